@@ -1,0 +1,244 @@
+/*
+ * webtensor: tensor compute on any GPU through WebGPU, with a CPU backend.
+ *
+ * The whole public C API. Conventions:
+ *  - Every fallible call returns a wt_status (WT_OK == 0, errors negative)
+ *    and writes its result through an out-pointer. On failure the
+ *    out-pointer is set to NULL (where it is a handle) and
+ *    wt_last_error() holds a message for the calling thread.
+ *  - A function that creates a handle returns one reference to it; drop it
+ *    with the matching _release/_destroy. Views share storage and keep it
+ *    alive.
+ *  - Ops never modify their inputs. Results are new, contiguous tensors.
+ *  - Thread safety: a context and the tensors made from it are used by one
+ *    thread at a time. Different contexts may be used concurrently.
+ *    wt_last_error() is per thread.
+ *  - Execution is deferred on the GPU: ops are recorded and submitted in
+ *    batches. wt_tensor_read() and wt_context_sync() wait for the work.
+ */
+#ifndef WEBTENSOR_H
+#define WEBTENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WT_VERSION_MAJOR 0
+#define WT_VERSION_MINOR 1
+#define WT_VERSION_PATCH 0
+#define WT_VERSION_STRING "0.1.0"
+
+/* Largest number of dimensions a tensor may have. */
+#define WT_MAX_DIMS 8
+
+#if defined(_WIN32) && defined(WT_BUILD_SHARED)
+#define WT_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define WT_API __attribute__((visibility("default")))
+#else
+#define WT_API
+#endif
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum wt_status {
+    WT_OK = 0,
+    WT_ERR_INVALID_ARGUMENT = -1, /* NULL where a value is needed, bad axis, bad dtype ... */
+    WT_ERR_SHAPE = -2,            /* shapes that do not fit together */
+    WT_ERR_OUT_OF_MEMORY = -3,    /* message says requested and available bytes */
+    WT_ERR_NO_DEVICE = -4,        /* no WebGPU library or no real adapter */
+    WT_ERR_DEVICE_LOST = -5,      /* the GPU device was lost; the context is unusable */
+    WT_ERR_UNSUPPORTED = -6,      /* op or dtype not available on this backend */
+    WT_ERR_SHADER = -7,           /* a shader failed to compile (message has the compiler's) */
+    WT_ERR_BACKEND = -8           /* any other error reported by the backend */
+} wt_status;
+
+/* Name of a status code ("WT_ERR_SHAPE"); never NULL. */
+WT_API const char *wt_status_string(wt_status s);
+/* Detail of the last failure on this thread; "" if none. Valid until the
+ * next failing call on this thread. */
+WT_API const char *wt_last_error(void);
+/* "MAJOR.MINOR.PATCH" of the library actually loaded. */
+WT_API const char *wt_version(void);
+
+/* ----------------------------------------------------------------- types */
+
+typedef enum wt_dtype { WT_F32 = 0, WT_F16 = 1, WT_I32 = 2 } wt_dtype;
+
+typedef enum wt_backend {
+    WT_BACKEND_AUTO = 0,   /* WebGPU if a real adapter exists, else CPU */
+    WT_BACKEND_CPU = 1,
+    WT_BACKEND_WEBGPU = 2  /* fails with WT_ERR_NO_DEVICE if there is none */
+} wt_backend;
+
+/* Which native GPU API the WebGPU implementation runs on. */
+typedef enum wt_gpu_api {
+    WT_GPU_API_AUTO = 0,    /* the best real adapter over any API */
+    WT_GPU_API_VULKAN = 1,
+    WT_GPU_API_OPENGLES = 2, /* WebGPU compatibility mode */
+    WT_GPU_API_METAL = 3,
+    WT_GPU_API_D3D12 = 4
+} wt_gpu_api;
+
+typedef struct wt_context wt_context;
+typedef struct wt_tensor wt_tensor;
+
+/* --------------------------------------------------------------- context */
+
+typedef struct wt_context_options {
+    /* Set by wt_context_options_init; lets later versions add fields. */
+    uint32_t struct_size;
+    wt_backend backend;
+    /* WebGPU only. */
+    wt_gpu_api gpu_api;
+    int adapter_index;           /* -1: AUTO's choice; else an index of wt_list_adapters */
+    const char *webgpu_library;  /* NULL: $WT_WEBGPU_LIB, the build's path, the system's */
+    uint32_t dispatches_per_submit; /* 0: default; ops recorded before a submit */
+    /* CPU only. */
+    int num_threads;             /* 0: one per core */
+} wt_context_options;
+
+WT_API void wt_context_options_init(wt_context_options *opts);
+
+/* opts may be NULL for defaults. */
+WT_API wt_status wt_context_create(const wt_context_options *opts, wt_context **out);
+/* Drops the caller's reference. Tensors still alive keep the context's
+ * resources until they are released; NULL is ignored. */
+WT_API void wt_context_destroy(wt_context *ctx);
+/* Waits for all recorded work; reports a device error that happened in it. */
+WT_API wt_status wt_context_sync(wt_context *ctx);
+/* The backend in use (what AUTO chose). WT_BACKEND_AUTO for NULL. */
+WT_API wt_backend wt_context_backend(const wt_context *ctx);
+
+typedef struct wt_memory_stats {
+    uint64_t live_bytes;   /* held by tensors now */
+    uint64_t peak_bytes;   /* highest live_bytes so far */
+    uint64_t pooled_bytes; /* freed by tensors, kept for reuse */
+    uint64_t live_tensors; /* storages alive */
+} wt_memory_stats;
+
+WT_API wt_status wt_context_memory_stats(const wt_context *ctx, wt_memory_stats *out);
+/* Frees the pooled (unused) memory of the context. */
+WT_API wt_status wt_context_trim(wt_context *ctx);
+
+/* -------------------------------------------------------------- adapters */
+
+typedef enum wt_adapter_type {
+    WT_ADAPTER_UNKNOWN = 0, WT_ADAPTER_DISCRETE_GPU = 1,
+    WT_ADAPTER_INTEGRATED_GPU = 2, WT_ADAPTER_CPU = 3
+} wt_adapter_type;
+
+typedef struct wt_adapter_info {
+    int index;                   /* for wt_context_options.adapter_index */
+    bool auto_choice;            /* the adapter WT_BACKEND_AUTO would take */
+    char name[256];
+    char vendor[128];
+    char architecture[128];
+    char driver[256];
+    uint32_t vendor_id, device_id;
+    wt_gpu_api api;
+    wt_adapter_type type;
+    bool compatibility_mode;     /* WebGPU compatibility feature level */
+    uint64_t max_buffer_size;
+    uint64_t max_storage_buffer_binding_size;
+    uint32_t max_compute_workgroup_storage_size;
+    uint32_t max_compute_invocations_per_workgroup;
+    uint32_t max_compute_workgroups_per_dimension;
+    uint32_t max_storage_buffers_per_shader_stage;
+    uint32_t subgroup_min_size, subgroup_max_size; /* 0 if unknown */
+    bool shader_f16, subgroups, timestamp_query, subgroup_matrix;
+} wt_adapter_info;
+
+/* Lists every real WebGPU adapter (never Dawn's Null adapter). Writes up to
+ * capacity entries and the total count. opts: NULL for defaults (only
+ * gpu_api and webgpu_library are read). WT_ERR_NO_DEVICE if the WebGPU
+ * library cannot be loaded; zero adapters is not an error. */
+WT_API wt_status wt_list_adapters(const wt_context_options *opts, wt_adapter_info *infos,
+                                  int capacity, int *count);
+/* The adapter a WebGPU context runs on; WT_ERR_UNSUPPORTED for a CPU one. */
+WT_API wt_status wt_context_adapter_info(const wt_context *ctx, wt_adapter_info *out);
+
+/* --------------------------------------------------------------- tensors */
+
+/* New tensor holding a copy of data (row-major, dtype elements). */
+WT_API wt_status wt_tensor_from_data(wt_context *ctx, wt_dtype dtype, int ndim,
+                                     const int64_t *shape, const void *data, wt_tensor **out);
+WT_API wt_status wt_tensor_zeros(wt_context *ctx, wt_dtype dtype, int ndim,
+                                 const int64_t *shape, wt_tensor **out);
+WT_API wt_status wt_tensor_full(wt_context *ctx, wt_dtype dtype, int ndim,
+                                const int64_t *shape, double value, wt_tensor **out);
+/* Copies the tensor's elements, row-major, into dst (views are gathered).
+ * dst_bytes must be at least numel * element size. Waits for the GPU. */
+WT_API wt_status wt_tensor_read(const wt_tensor *t, void *dst, size_t dst_bytes);
+
+WT_API int            wt_tensor_ndim(const wt_tensor *t);
+WT_API const int64_t *wt_tensor_shape(const wt_tensor *t);
+WT_API const int64_t *wt_tensor_strides(const wt_tensor *t); /* in elements */
+WT_API int64_t        wt_tensor_offset(const wt_tensor *t);  /* in elements */
+WT_API int64_t        wt_tensor_numel(const wt_tensor *t);
+WT_API wt_dtype       wt_tensor_dtype(const wt_tensor *t);
+WT_API bool           wt_tensor_is_contiguous(const wt_tensor *t);
+WT_API wt_context    *wt_tensor_context(const wt_tensor *t);
+WT_API size_t         wt_dtype_size(wt_dtype dtype); /* 0 for an unknown dtype */
+WT_API void wt_tensor_retain(wt_tensor *t);
+WT_API void wt_tensor_release(wt_tensor *t); /* NULL is ignored */
+
+/* ----------------------------------------------------------------- views
+ * Views share the input's storage; no data moves. */
+
+/* Same elements, new shape. One entry of shape may be -1 (inferred). A view
+ * of x when x is contiguous, else a view of a contiguous copy. */
+WT_API wt_status wt_reshape(const wt_tensor *x, int ndim, const int64_t *shape, wt_tensor **out);
+/* Axis i of the result is axis perm[i] of x. Negative axes count from the end. */
+WT_API wt_status wt_permute(const wt_tensor *x, const int *perm, wt_tensor **out);
+WT_API wt_status wt_transpose(const wt_tensor *x, int axis0, int axis1, wt_tensor **out);
+/* Elements start, start+step, ... < stop along axis (step >= 1; start and
+ * stop clamp like Python's slices, negative values count from the end). */
+WT_API wt_status wt_slice(const wt_tensor *x, int axis, int64_t start, int64_t stop,
+                          int64_t step, wt_tensor **out);
+/* Broadcasts x to shape (NumPy rules) as a view with zero strides. */
+WT_API wt_status wt_expand(const wt_tensor *x, int ndim, const int64_t *shape, wt_tensor **out);
+
+/* A new contiguous tensor with x's elements (always a copy). */
+WT_API wt_status wt_copy(const wt_tensor *x, wt_tensor **out);
+/* x itself (one more reference) if contiguous, else wt_copy. */
+WT_API wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out);
+
+/* ------------------------------------------------------------------- ops */
+
+/* Elementwise with NumPy broadcasting. */
+WT_API wt_status wt_add(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_sub(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_mul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_div(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+
+/* Elementwise unary. */
+WT_API wt_status wt_neg(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_exp(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_log(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_sqrt(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_relu(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_sigmoid(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_tanh(const wt_tensor *x, wt_tensor **out);
+
+/* NumPy matmul: 1-D operands are promoted and the added axis removed;
+ * batch axes broadcast. */
+WT_API wt_status wt_matmul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+
+/* Reductions over the listed axes (naxes 0: all axes). Negative axes count
+ * from the end; an axis may not repeat. Over all axes without keepdims the
+ * result is 0-d. max/min of an empty reduction is WT_ERR_SHAPE; the sum of
+ * nothing is 0 and its mean NaN. */
+WT_API wt_status wt_sum(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+WT_API wt_status wt_mean(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+WT_API wt_status wt_max(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+WT_API wt_status wt_min(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEBTENSOR_H */

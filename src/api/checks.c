@@ -1,0 +1,56 @@
+/* Argument checks shared by every front-end. */
+#include "api/api.h"
+
+#include <stdio.h>
+
+wt_status wt_check_input(const char *fn, const wt_tensor *x)
+{
+    if (!x) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: input tensor is NULL", fn);
+    if (x->dtype != WT_F32)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: dtype %d is not supported yet (only WT_F32)", fn,
+                       (int)x->dtype);
+    return WT_OK;
+}
+
+wt_status wt_check_out(const char *fn, wt_tensor **out)
+{
+    if (!out) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+    *out = NULL;
+    return WT_OK;
+}
+
+wt_status wt_check_same_context(const char *fn, const wt_tensor *a, const wt_tensor *b)
+{
+    if (a->storage->ctx != b->storage->ctx)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: tensors belong to different contexts", fn);
+    return WT_OK;
+}
+
+wt_status wt_check_shape(const char *fn, int ndim, const int64_t *shape)
+{
+    if (ndim < 0 || ndim > WT_MAX_DIMS)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: ndim %d is outside [0, %d]", fn, ndim, WT_MAX_DIMS);
+    if (ndim > 0 && !shape) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: shape is NULL", fn);
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] < 0)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: shape[%d] = %lld is negative", fn, i,
+                           (long long)shape[i]);
+    return WT_OK;
+}
+
+const char *wt_shape_str(int ndim, const int64_t *shape, char *buf, size_t size)
+{
+    size_t n = 0;
+    n += (size_t)snprintf(buf + n, size - n, "[");
+    for (int i = 0; i < ndim && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, i ? ",%lld" : "%lld", (long long)shape[i]);
+    if (n < size) snprintf(buf + n, size - n, "]");
+    return buf;
+}
+
+bool wt_norm_axis(int axis, int ndim, int *out)
+{
+    if (axis < -ndim || axis >= ndim) return false;
+    *out = axis < 0 ? axis + ndim : axis;
+    return true;
+}

@@ -1,0 +1,85 @@
+/* Making tensors from host data and reading them back. */
+#include "api/api.h"
+
+#include <string.h>
+
+static wt_status check_create(const char *fn, wt_context *ctx, wt_dtype dtype, int ndim,
+                              const int64_t *shape, wt_tensor **out)
+{
+    wt_status st = wt_check_out(fn, out);
+    if (st != WT_OK) return st;
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    if (wt_dtype_size(dtype) == 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown dtype %d", fn, (int)dtype);
+    if (dtype != WT_F32)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: dtype %d is not supported yet (only WT_F32)", fn, (int)dtype);
+    return wt_check_shape(fn, ndim, shape);
+}
+
+wt_status wt_tensor_from_data(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                              const void *data, wt_tensor **out)
+{
+    wt_status st = check_create("wt_tensor_from_data", ctx, dtype, ndim, shape, out);
+    if (st != WT_OK) return st;
+    wt_tensor *t;
+    st = wt_tensor_alloc(ctx, dtype, ndim, shape, &t);
+    if (st != WT_OK) return st;
+    size_t bytes = (size_t)t->numel * wt_dtype_size(dtype);
+    if (bytes > 0) {
+        if (!data) {
+            wt_tensor_release(t);
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_from_data: data is NULL");
+        }
+        st = ctx->ops->upload(ctx, t->storage, 0, data, bytes);
+        if (st != WT_OK) {
+            wt_tensor_release(t);
+            return st;
+        }
+    }
+    *out = t;
+    return WT_OK;
+}
+
+wt_status wt_tensor_full(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                         double value, wt_tensor **out)
+{
+    wt_status st = check_create("wt_tensor_full", ctx, dtype, ndim, shape, out);
+    if (st != WT_OK) return st;
+    wt_tensor *t;
+    st = wt_tensor_alloc(ctx, dtype, ndim, shape, &t);
+    if (st != WT_OK) return st;
+    if (t->numel > 0 && (st = ctx->ops->fill(ctx, t, (float)value)) != WT_OK) {
+        wt_tensor_release(t);
+        return st;
+    }
+    *out = t;
+    return WT_OK;
+}
+
+wt_status wt_tensor_zeros(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                          wt_tensor **out)
+{
+    return wt_tensor_full(ctx, dtype, ndim, shape, 0.0, out);
+}
+
+wt_status wt_tensor_read(const wt_tensor *t, void *dst, size_t dst_bytes)
+{
+    if (!t) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_read: tensor is NULL");
+    size_t esize = wt_dtype_size(t->dtype);
+    size_t bytes = (size_t)t->numel * esize;
+    if (bytes == 0) return WT_OK;
+    if (!dst) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_read: dst is NULL");
+    if (dst_bytes < bytes)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_read: dst holds %zu bytes, the tensor needs %zu",
+                       dst_bytes, bytes);
+    wt_context *ctx = wt_ctx_of(t);
+    if (wt_tensor_is_contiguous(t))
+        return ctx->ops->download(ctx, t->storage, (size_t)t->offset * esize, dst, bytes);
+    /* A view: gather it on the device first, then read the compact copy. */
+    wt_tensor *c;
+    wt_status st = wt_tensor_alloc(ctx, t->dtype, t->ndim, t->shape, &c);
+    if (st != WT_OK) return st;
+    st = ctx->ops->copy(ctx, t, c);
+    if (st == WT_OK) st = ctx->ops->download(ctx, c->storage, 0, dst, bytes);
+    wt_tensor_release(c);
+    return st;
+}

@@ -1,0 +1,146 @@
+/* Matrix product front-end: NumPy matmul rules, reduced to the backend's
+ * [B, M, K] x [B, K, N] contract. */
+#include "api/api.h"
+
+#include <string.h>
+
+/* The operands after promotion of 1-D inputs, as (batch..., rows, cols). */
+typedef struct operand {
+    int ndim;
+    int64_t shape[WT_MAX_DIMS];
+    int64_t strides[WT_MAX_DIMS];
+} operand;
+
+static void promote(const wt_tensor *t, bool is_left, operand *o)
+{
+    if (t->ndim == 1) {
+        o->ndim = 2;
+        if (is_left) { /* [K] -> [1, K] */
+            o->shape[0] = 1, o->strides[0] = 0;
+            o->shape[1] = t->shape[0], o->strides[1] = t->strides[0];
+        } else { /* [K] -> [K, 1] */
+            o->shape[0] = t->shape[0], o->strides[0] = t->strides[0];
+            o->shape[1] = 1, o->strides[1] = 0;
+        }
+        return;
+    }
+    o->ndim = t->ndim;
+    memcpy(o->shape, t->shape, sizeof o->shape);
+    memcpy(o->strides, t->strides, sizeof o->strides);
+}
+
+wt_status wt_matmul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out)
+{
+    const char *fn = "wt_matmul";
+    wt_status st = wt_check_out(fn, out);
+    if (st != WT_OK || (st = wt_check_input(fn, a)) != WT_OK || (st = wt_check_input(fn, b)) != WT_OK ||
+        (st = wt_check_same_context(fn, a, b)) != WT_OK)
+        return st;
+    char b1[160], b2[160];
+    if (a->ndim == 0 || b->ndim == 0)
+        return wt_fail(WT_ERR_SHAPE, "%s: operands must have at least 1 dimension (got %d and %d)", fn,
+                       a->ndim, b->ndim);
+    operand pa, pb;
+    promote(a, true, &pa);
+    promote(b, false, &pb);
+    int64_t M = pa.shape[pa.ndim - 2], K = pa.shape[pa.ndim - 1], N = pb.shape[pb.ndim - 1];
+    if (pb.shape[pb.ndim - 2] != K)
+        return wt_fail(WT_ERR_SHAPE, "%s: inner dimensions differ: a is %s, b is %s", fn,
+                       wt_shape_str(a->ndim, a->shape, b1, sizeof b1), wt_shape_str(b->ndim, b->shape, b2, sizeof b2));
+
+    /* Broadcast the batch axes. */
+    int nba = pa.ndim - 2, nbb = pb.ndim - 2, nb = nba > nbb ? nba : nbb;
+    int64_t bshape[WT_MAX_DIMS], bstr[3][WT_MAX_DIMS];
+    for (int i = 0; i < nb; i++) {
+        int ia = i - (nb - nba), ib = i - (nb - nbb);
+        int64_t sa = ia >= 0 ? pa.shape[ia] : 1, sb = ib >= 0 ? pb.shape[ib] : 1;
+        if (sa != sb && sa != 1 && sb != 1)
+            return wt_fail(WT_ERR_SHAPE, "%s: batch dimensions of %s and %s do not broadcast", fn,
+                           wt_shape_str(a->ndim, a->shape, b1, sizeof b1), wt_shape_str(b->ndim, b->shape, b2, sizeof b2));
+        bshape[i] = sa == 1 ? sb : sa;
+        bstr[0][i] = (ia >= 0 && sa != 1) ? pa.strides[ia] : 0;
+        bstr[1][i] = (ib >= 0 && sb != 1) ? pb.strides[ib] : 0;
+    }
+
+    /* The result's shape, with the promoted axes dropped again. */
+    int ondim = 0;
+    int64_t oshape[WT_MAX_DIMS];
+    for (int i = 0; i < nb; i++) oshape[ondim++] = bshape[i];
+    if (a->ndim > 1) oshape[ondim++] = M;
+    if (b->ndim > 1) oshape[ondim++] = N;
+    wt_context *ctx = wt_ctx_of(a);
+    wt_tensor *t = NULL, *va = NULL, *vb = NULL, *vo = NULL, *ca = NULL, *cb = NULL;
+    if ((st = wt_tensor_alloc(ctx, WT_F32, ondim, oshape, &t)) != WT_OK) return st;
+    if (t->numel == 0) goto done;
+
+    /* Fold the batch axes into one: possible when every operand steps
+     * uniformly across them; otherwise materialise the broadcast operands
+     * (contiguous copies fold always). */
+    int64_t B = 1;
+    for (int i = 0; i < nb; i++) B *= bshape[i];
+    int64_t ostr[WT_MAX_DIMS];
+    {
+        int64_t s = M * N;
+        for (int i = nb - 1; i >= 0; i--) ostr[i] = s, s *= bshape[i];
+    }
+    for (int i = 0; i < nb; i++) bstr[2][i] = ostr[i];
+    int nfold = nb;
+    int64_t fshape[WT_MAX_DIMS];
+    memcpy(fshape, bshape, sizeof fshape);
+    if (nfold > 0) wt_coalesce(&nfold, fshape, 3, bstr);
+    int64_t sba = 0, sbb = 0;
+    const wt_tensor *src_a = a, *src_b = b;
+    if (nb > 0 && nfold > 1) {
+        /* Materialise a and b expanded to the full batch shape. */
+        int64_t full[WT_MAX_DIMS];
+        memcpy(full, bshape, sizeof(int64_t) * (size_t)nb);
+        full[nb] = M, full[nb + 1] = K;
+        wt_tensor *ea = NULL, *eb = NULL;
+        int64_t stra[WT_MAX_DIMS], strb[WT_MAX_DIMS];
+        for (int i = 0; i < nb; i++) {
+            int ia = i - (nb - nba), ib = i - (nb - nbb);
+            stra[i] = (ia >= 0 && pa.shape[ia] != 1) ? pa.strides[ia] : 0;
+            strb[i] = (ib >= 0 && pb.shape[ib] != 1) ? pb.strides[ib] : 0;
+        }
+        stra[nb] = pa.strides[pa.ndim - 2], stra[nb + 1] = pa.strides[pa.ndim - 1];
+        if ((st = wt_tensor_view(a, nb + 2, full, stra, a->offset, &ea)) != WT_OK) goto done;
+        st = wt_copy(ea, &ca);
+        wt_tensor_release(ea);
+        if (st != WT_OK) goto done;
+        full[nb] = K, full[nb + 1] = N;
+        strb[nb] = pb.strides[pb.ndim - 2], strb[nb + 1] = pb.strides[pb.ndim - 1];
+        if ((st = wt_tensor_view(b, nb + 2, full, strb, b->offset, &eb)) != WT_OK) goto done;
+        st = wt_copy(eb, &cb);
+        wt_tensor_release(eb);
+        if (st != WT_OK) goto done;
+        src_a = ca, src_b = cb;
+        sba = M * K, sbb = K * N;
+    } else if (nb > 0) {
+        sba = bstr[0][0], sbb = bstr[1][0];
+    }
+    int64_t s3a[3] = {sba, pa.strides[pa.ndim - 2], pa.strides[pa.ndim - 1]};
+    int64_t s3b[3] = {sbb, pb.strides[pb.ndim - 2], pb.strides[pb.ndim - 1]};
+    if (src_a == ca) s3a[1] = K, s3a[2] = 1;
+    if (src_b == cb) s3b[1] = N, s3b[2] = 1;
+    int64_t sha[3] = {B, M, K}, shb[3] = {B, K, N}, sho[3] = {B, M, N}, s3o[3] = {M * N, N, 1};
+    if ((st = wt_tensor_view(src_a, 3, sha, s3a, src_a->offset, &va)) != WT_OK ||
+        (st = wt_tensor_view(src_b, 3, shb, s3b, src_b->offset, &vb)) != WT_OK ||
+        (st = wt_tensor_view(t, 3, sho, s3o, 0, &vo)) != WT_OK)
+        goto done;
+    if (K == 0)
+        st = ctx->ops->fill(ctx, vo, 0.0f);
+    else
+        st = ctx->ops->matmul(ctx, va, vb, vo);
+done:
+    wt_tensor_release(va);
+    wt_tensor_release(vb);
+    wt_tensor_release(vo);
+    wt_tensor_release(ca);
+    wt_tensor_release(cb);
+    if (st != WT_OK) {
+        wt_tensor_release(t);
+        return st;
+    }
+    *out = t;
+    return WT_OK;
+}

@@ -1,0 +1,153 @@
+/* Contexts: backend choice, lifetime (refcounted by live storages),
+ * memory statistics. */
+#include "core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void wt_context_options_init(wt_context_options *opts)
+{
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
+    opts->backend = WT_BACKEND_AUTO;
+    opts->gpu_api = WT_GPU_API_AUTO;
+    opts->adapter_index = -1;
+}
+
+/* Copies the caller's options, accepting structs from older headers
+ * (smaller struct_size) by keeping the defaults for the fields they lack. */
+static wt_status read_options(const wt_context_options *in, wt_context_options *out)
+{
+    wt_context_options_init(out);
+    if (!in) return WT_OK;
+    if (in->struct_size < offsetof(wt_context_options, gpu_api) || in->struct_size > sizeof *out)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                       "context options: struct_size %u is not valid (call wt_context_options_init)",
+                       in->struct_size);
+    memcpy(out, in, in->struct_size);
+    out->struct_size = sizeof *out;
+    if (out->backend < WT_BACKEND_AUTO || out->backend > WT_BACKEND_WEBGPU)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "context options: unknown backend %d", (int)out->backend);
+    if (out->gpu_api < WT_GPU_API_AUTO || out->gpu_api > WT_GPU_API_D3D12)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "context options: unknown gpu_api %d", (int)out->gpu_api);
+    if (out->adapter_index < -1)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "context options: adapter_index %d < -1", out->adapter_index);
+    if (out->num_threads < 0)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "context options: num_threads %d < 0", out->num_threads);
+    return WT_OK;
+}
+
+static wt_status create_with(const wt_backend_ops *ops, wt_backend kind,
+                             const wt_context_options *opts, wt_context **out)
+{
+    wt_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return wt_fail(WT_ERR_OUT_OF_MEMORY, "out of host memory");
+    ctx->refcount = 1;
+    ctx->kind = kind;
+    ctx->ops = ops;
+    ctx->opts = *opts;
+    wt_status st = ops->create(ctx, opts);
+    if (st != WT_OK) {
+        free(ctx);
+        return st;
+    }
+    *out = ctx;
+    return WT_OK;
+}
+
+wt_status wt_context_create(const wt_context_options *opts_in, wt_context **out)
+{
+    if (!out) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_create: out is NULL");
+    *out = NULL;
+    wt_context_options opts;
+    wt_status st = read_options(opts_in, &opts);
+    if (st != WT_OK) return st;
+    switch (opts.backend) {
+    case WT_BACKEND_CPU:
+        return create_with(&wt_cpu_backend, WT_BACKEND_CPU, &opts, out);
+    case WT_BACKEND_WEBGPU:
+        return create_with(&wt_webgpu_backend, WT_BACKEND_WEBGPU, &opts, out);
+    case WT_BACKEND_AUTO:
+        /* Only "no device" falls back to the CPU: any other failure of a
+         * device that exists is the caller's to see. */
+        st = create_with(&wt_webgpu_backend, WT_BACKEND_WEBGPU, &opts, out);
+        if (st != WT_ERR_NO_DEVICE) return st;
+        return create_with(&wt_cpu_backend, WT_BACKEND_CPU, &opts, out);
+    }
+    return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_create: unknown backend");
+}
+
+void wt_context_ref(wt_context *ctx) { ctx->refcount++; }
+
+void wt_context_unref(wt_context *ctx)
+{
+    if (--ctx->refcount > 0) return;
+    ctx->ops->destroy(ctx);
+    free(ctx);
+}
+
+void wt_context_destroy(wt_context *ctx)
+{
+    if (ctx) wt_context_unref(ctx);
+}
+
+wt_status wt_context_sync(wt_context *ctx)
+{
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_sync: ctx is NULL");
+    return ctx->ops->sync(ctx);
+}
+
+wt_backend wt_context_backend(const wt_context *ctx)
+{
+    return ctx ? ctx->kind : WT_BACKEND_AUTO;
+}
+
+void wt_stats_on_alloc(wt_context *ctx, size_t bytes)
+{
+    ctx->stats.live_bytes += bytes;
+    ctx->stats.live_tensors++;
+    if (ctx->stats.live_bytes > ctx->stats.peak_bytes) ctx->stats.peak_bytes = ctx->stats.live_bytes;
+}
+
+void wt_stats_on_free(wt_context *ctx, size_t bytes)
+{
+    ctx->stats.live_bytes -= bytes;
+    ctx->stats.live_tensors--;
+}
+
+wt_status wt_context_memory_stats(const wt_context *ctx, wt_memory_stats *out)
+{
+    if (!ctx || !out) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_memory_stats: NULL argument");
+    *out = ctx->stats;
+    return WT_OK;
+}
+
+wt_status wt_context_trim(wt_context *ctx)
+{
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_trim: ctx is NULL");
+    if (ctx->ops->trim) ctx->ops->trim(ctx);
+    return WT_OK;
+}
+
+wt_status wt_context_adapter_info(const wt_context *ctx, wt_adapter_info *out)
+{
+    if (!ctx || !out) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_adapter_info: NULL argument");
+    if (!ctx->ops->adapter_info)
+        return wt_fail(WT_ERR_UNSUPPORTED, "wt_context_adapter_info: the %s backend has no adapter",
+                       ctx->ops->name);
+    return ctx->ops->adapter_info(ctx, out);
+}
+
+wt_status wt_list_adapters(const wt_context_options *opts_in, wt_adapter_info *infos, int capacity,
+                           int *count)
+{
+    if (!count) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_list_adapters: count is NULL");
+    *count = 0;
+    if (capacity < 0 || (capacity > 0 && !infos))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_list_adapters: infos is NULL or capacity < 0");
+    wt_context_options opts;
+    wt_status st = read_options(opts_in, &opts);
+    if (st != WT_OK) return st;
+    return wt_webgpu_list_adapters(&opts, infos, capacity, count);
+}

@@ -1,0 +1,52 @@
+/* Status codes and the per-thread message behind wt_last_error(). */
+#include "core/internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static _Thread_local char last_error[1024];
+
+wt_status wt_fail(wt_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+void wt_error_prefix(const char *what)
+{
+    char tmp[sizeof last_error];
+    memcpy(tmp, last_error, sizeof tmp);
+    int n = snprintf(last_error, sizeof last_error, "%s: ", what);
+    if (n > 0 && (size_t)n < sizeof last_error)
+        snprintf(last_error + n, sizeof last_error - (size_t)n, "%.*s", (int)(sizeof last_error - (size_t)n - 1), tmp);
+}
+
+const char *wt_last_error(void) { return last_error; }
+
+const char *wt_version(void) { return WT_VERSION_STRING; }
+
+const char *wt_status_string(wt_status s)
+{
+    switch (s) {
+    case WT_OK: return "WT_OK";
+    case WT_ERR_INVALID_ARGUMENT: return "WT_ERR_INVALID_ARGUMENT";
+    case WT_ERR_SHAPE: return "WT_ERR_SHAPE";
+    case WT_ERR_OUT_OF_MEMORY: return "WT_ERR_OUT_OF_MEMORY";
+    case WT_ERR_NO_DEVICE: return "WT_ERR_NO_DEVICE";
+    case WT_ERR_DEVICE_LOST: return "WT_ERR_DEVICE_LOST";
+    case WT_ERR_UNSUPPORTED: return "WT_ERR_UNSUPPORTED";
+    case WT_ERR_SHADER: return "WT_ERR_SHADER";
+    case WT_ERR_BACKEND: return "WT_ERR_BACKEND";
+    }
+    return "WT_ERR_UNKNOWN";
+}
+
+bool wt_mul_size(size_t a, size_t b, size_t *out)
+{
+    if (a != 0 && b > SIZE_MAX / a) return false;
+    *out = a * b;
+    return true;
+}

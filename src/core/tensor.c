@@ -1,0 +1,168 @@
+/* Storage and tensor objects: lifetime, layout queries, views. */
+#include "core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+size_t wt_dtype_size(wt_dtype dtype)
+{
+    switch (dtype) {
+    case WT_F32: return 4;
+    case WT_F16: return 2;
+    case WT_I32: return 4;
+    }
+    return 0;
+}
+
+int64_t wt_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)
+{
+    int64_t n = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides[i] = n;
+        n *= shape[i];
+    }
+    return n;
+}
+
+bool wt_layout_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides)
+{
+    int64_t expect = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        if (shape[i] == 0) return true;
+        if (shape[i] != 1 && strides[i] != expect) return false;
+        expect *= shape[i];
+    }
+    return true;
+}
+
+static void storage_release(wt_storage *s)
+{
+    if (!s || --s->refcount > 0) return;
+    wt_context *ctx = s->ctx;
+    ctx->ops->storage_free(ctx, s);
+    wt_stats_on_free(ctx, s->bytes);
+    free(s);
+    wt_context_unref(ctx);
+}
+
+static wt_status storage_create(wt_context *ctx, size_t bytes, wt_storage **out)
+{
+    wt_storage *s = calloc(1, sizeof *s);
+    if (!s) return wt_fail(WT_ERR_OUT_OF_MEMORY, "out of host memory (%zu bytes requested)", sizeof *s);
+    s->refcount = 1;
+    s->ctx = ctx;
+    s->bytes = bytes;
+    wt_status st = ctx->ops->storage_alloc(ctx, s);
+    if (st != WT_OK) {
+        free(s);
+        return st;
+    }
+    wt_context_ref(ctx);
+    wt_stats_on_alloc(ctx, bytes);
+    *out = s;
+    return WT_OK;
+}
+
+wt_status wt_tensor_alloc(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                          wt_tensor **out)
+{
+    *out = NULL;
+    size_t esize = wt_dtype_size(dtype);
+    size_t numel = 1, bytes;
+    for (int i = 0; i < ndim; i++)
+        if (!wt_mul_size(numel, (size_t)shape[i], &numel))
+            return wt_fail(WT_ERR_OUT_OF_MEMORY, "tensor of more than SIZE_MAX elements requested");
+    if (!wt_mul_size(numel, esize, &bytes) || numel > (size_t)INT64_MAX / 8)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "tensor of %zu elements is too large", numel);
+    wt_tensor *t = calloc(1, sizeof *t);
+    if (!t) return wt_fail(WT_ERR_OUT_OF_MEMORY, "out of host memory");
+    wt_status st = storage_create(ctx, bytes, &t->storage);
+    if (st != WT_OK) {
+        free(t);
+        return st;
+    }
+    t->refcount = 1;
+    t->dtype = dtype;
+    t->ndim = ndim;
+    memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+    t->numel = wt_contiguous_strides(ndim, t->shape, t->strides);
+    *out = t;
+    return WT_OK;
+}
+
+wt_status wt_tensor_view(const wt_tensor *x, int ndim, const int64_t *shape,
+                         const int64_t *strides, int64_t offset, wt_tensor **out)
+{
+    *out = NULL;
+    wt_tensor *t = calloc(1, sizeof *t);
+    if (!t) return wt_fail(WT_ERR_OUT_OF_MEMORY, "out of host memory");
+    t->refcount = 1;
+    t->storage = x->storage;
+    t->storage->refcount++;
+    t->dtype = x->dtype;
+    t->ndim = ndim;
+    t->offset = offset;
+    t->numel = 1;
+    for (int i = 0; i < ndim; i++) {
+        t->shape[i] = shape[i];
+        t->strides[i] = strides[i];
+        t->numel *= shape[i];
+    }
+    *out = t;
+    return WT_OK;
+}
+
+void wt_tensor_retain(wt_tensor *t)
+{
+    if (t) t->refcount++;
+}
+
+void wt_tensor_release(wt_tensor *t)
+{
+    if (!t || --t->refcount > 0) return;
+    storage_release(t->storage);
+    free(t);
+}
+
+int wt_tensor_ndim(const wt_tensor *t) { return t ? t->ndim : 0; }
+const int64_t *wt_tensor_shape(const wt_tensor *t) { return t ? t->shape : NULL; }
+const int64_t *wt_tensor_strides(const wt_tensor *t) { return t ? t->strides : NULL; }
+int64_t wt_tensor_offset(const wt_tensor *t) { return t ? t->offset : 0; }
+int64_t wt_tensor_numel(const wt_tensor *t) { return t ? t->numel : 0; }
+wt_dtype wt_tensor_dtype(const wt_tensor *t) { return t ? t->dtype : WT_F32; }
+wt_context *wt_tensor_context(const wt_tensor *t) { return t ? t->storage->ctx : NULL; }
+
+bool wt_tensor_is_contiguous(const wt_tensor *t)
+{
+    return t && wt_layout_is_contiguous(t->ndim, t->shape, t->strides);
+}
+
+void wt_coalesce(int *ndim, int64_t *shape, int n, int64_t (*strides)[WT_MAX_DIMS])
+{
+    int out = 0;
+    for (int i = 0; i < *ndim; i++) {
+        if (shape[i] == 1) continue; /* size-1 axes never move the index */
+        if (out > 0) {
+            /* Axis i folds into the previous kept axis when, for every
+             * layout, stepping the previous axis once equals stepping
+             * axis i across its whole extent. */
+            bool mergeable = true;
+            for (int k = 0; k < n; k++)
+                if (strides[k][out - 1] != strides[k][i] * shape[i]) mergeable = false;
+            if (mergeable) {
+                shape[out - 1] *= shape[i];
+                for (int k = 0; k < n; k++) strides[k][out - 1] = strides[k][i];
+                continue;
+            }
+        }
+        shape[out] = shape[i];
+        for (int k = 0; k < n; k++) strides[k][out] = strides[k][i];
+        out++;
+    }
+    if (out == 0) {
+        shape[0] = 1;
+        for (int k = 0; k < n; k++) strides[k][0] = 1;
+        out = 1;
+    }
+    *ndim = out;
+}

@@ -1,0 +1,100 @@
+/* CPU backend: the ops table, context state and host memory. */
+#include "cpu/cpu.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 64 bytes: a cache line and a full AVX-512 vector. */
+#define CPU_ALIGNMENT 64
+
+static wt_status cpu_create(wt_context *ctx, const wt_context_options *opts) {
+    cpu_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes of context state",
+                       sizeof *st);
+    int n = opts ? opts->num_threads : 0;
+    if (n <= 0)
+        n = omp_get_num_procs();
+    st->num_threads = n > 0 ? n : 1;
+    ctx->impl = st;
+    return WT_OK;
+}
+
+static void cpu_destroy(wt_context *ctx) {
+    free(ctx->impl);
+    ctx->impl = NULL;
+}
+
+static wt_status cpu_sync(wt_context *ctx) {
+    (void)ctx;
+    return WT_OK; /* CPU ops finish before they return */
+}
+
+static wt_status cpu_storage_alloc(wt_context *ctx, wt_storage *s) {
+    (void)ctx;
+    /* aligned_alloc wants a multiple of the alignment, and a zero-byte
+     * storage still gets a real pointer so that views of it stay simple. */
+    size_t rounded = s->bytes + (CPU_ALIGNMENT - 1);
+    if (rounded < s->bytes)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes (size overflows)",
+                       s->bytes);
+    rounded -= rounded % CPU_ALIGNMENT;
+    if (rounded == 0)
+        rounded = CPU_ALIGNMENT;
+    void *p = aligned_alloc(CPU_ALIGNMENT, rounded);
+    if (!p)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes of host memory",
+                       s->bytes);
+    s->host = p;
+    return WT_OK;
+}
+
+static void cpu_storage_free(wt_context *ctx, wt_storage *s) {
+    (void)ctx;
+    free(s->host);
+    s->host = NULL;
+}
+
+static wt_status cpu_upload(wt_context *ctx, wt_storage *s, size_t offset, const void *src,
+                            size_t bytes) {
+    (void)ctx;
+    if (offset > s->bytes || bytes > s->bytes - offset)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                       "cpu: upload of %zu bytes at offset %zu exceeds a storage of %zu bytes",
+                       bytes, offset, s->bytes);
+    if (bytes)
+        memcpy((char *)s->host + offset, src, bytes);
+    return WT_OK;
+}
+
+static wt_status cpu_download(wt_context *ctx, wt_storage *s, size_t offset, void *dst,
+                              size_t bytes) {
+    (void)ctx;
+    if (offset > s->bytes || bytes > s->bytes - offset)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                       "cpu: download of %zu bytes at offset %zu exceeds a storage of %zu bytes",
+                       bytes, offset, s->bytes);
+    if (bytes)
+        memcpy(dst, (const char *)s->host + offset, bytes);
+    return WT_OK;
+}
+
+const wt_backend_ops wt_cpu_backend = {
+    .name = "cpu",
+    .create = cpu_create,
+    .destroy = cpu_destroy,
+    .sync = cpu_sync,
+    .storage_alloc = cpu_storage_alloc,
+    .storage_free = cpu_storage_free,
+    .upload = cpu_upload,
+    .download = cpu_download,
+    .fill = cpu_fill,
+    .copy = cpu_copy,
+    .unary = cpu_unary,
+    .binary = cpu_binary,
+    .matmul = cpu_matmul,
+    .reduce = cpu_reduce,
+    .adapter_info = NULL,
+    .trim = NULL,
+};

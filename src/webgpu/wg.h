@@ -1,0 +1,82 @@
+/* The WebGPU backend's runtime as its kernels see it: launching a WGSL
+ * compute shader over storage buffers, with small parameters.
+ *
+ * Shader conventions (every .wgsl in src/webgpu/wgsl follows them):
+ *  - @group(0) @binding(0): `var<uniform> p: Params;` the op's parameters
+ *    (at most WG_MAX_PARAMS bytes, placed in a shared uniform arena).
+ *  - @group(0) @binding(1..n): the storage buffers, in the order of the
+ *    bindings passed to wg_dispatch; read-only ones as
+ *    `var<storage, read>`, written ones as `var<storage, read_write>`.
+ *  - The entry point is `main`. Launches over 65,535 workgroups are folded
+ *    into 2-D: a shader computes its linear workgroup index as
+ *    `wid.x + wid.y * nwg.x` (nwg = @builtin(num_workgroups)) and must
+ *    tolerate indices past the end (the fold may round up).
+ *  - A shader variant is the source with a prelude of WGSL constants
+ *    prepended (e.g. "const OP: u32 = 2u;"); source name + prelude is the
+ *    pipeline cache key.
+ *  - Tensor element offsets are passed as parameters, not binding offsets
+ *    (binding offsets must be 256-byte aligned; views are not).
+ */
+#ifndef WT_WG_H
+#define WT_WG_H
+
+#include "core/internal.h"
+
+#define WG_MAX_PARAMS 256
+#define WG_MAX_BINDINGS 8
+
+typedef struct wg_context wg_context; /* ctx->impl of a WebGPU context */
+
+/* One storage buffer of a launch: a tensor's whole storage, or a scratch
+ * buffer from wg_scratch. */
+typedef struct wg_binding {
+    wt_storage *storage;
+    bool writable;
+} wg_binding;
+
+typedef struct wg_launch {
+    const char *shader;    /* file stem in src/webgpu/wgsl, e.g. "unary" */
+    const char *prelude;   /* WGSL prepended to the source; NULL for none */
+    const void *params;    /* copied; may be NULL when params_size is 0 */
+    size_t params_size;    /* <= WG_MAX_PARAMS */
+    wg_binding bindings[WG_MAX_BINDINGS];
+    int nbindings;
+    uint64_t workgroups;   /* total workgroups; folded into x and y */
+} wg_launch;
+
+/* Records one dispatch into the context's open compute pass; submits when
+ * the batch is full. 0 workgroups records nothing. */
+wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch);
+
+/* A temporary storage of at least bytes (e.g. partial sums), released with
+ * wg_scratch_release after the dispatches that use it are
+ * recorded (the pool keeps it alive until the GPU is done with it). */
+wt_status wg_scratch(wt_context *ctx, size_t bytes, wt_storage **out);
+void wg_scratch_release(wt_context *ctx, wt_storage *s);
+
+/* Limits and capabilities of the device in use. */
+typedef struct wg_caps {
+    uint64_t max_storage_binding;
+    uint32_t max_workgroups_per_dim;
+    uint32_t max_invocations;
+    uint32_t max_workgroup_storage;
+    bool subgroups;
+    bool shader_f16;
+    uint32_t subgroup_min_size, subgroup_max_size;
+} wg_caps;
+const wg_caps *wg_get_caps(const wt_context *ctx);
+
+/* Embedded shader sources (generated at build time from the wgsl folder). */
+const char *wg_shader_source(const char *name);
+
+/* Kernels (src/webgpu/kernels_*.c), the bodies of the backend ops. */
+wt_status wg_op_fill(wt_context *ctx, wt_tensor *out, float value);
+wt_status wg_op_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+wt_status wg_op_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
+wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
+                       const wt_tensor *b, wt_tensor *out);
+wt_status wg_op_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
+wt_status wg_op_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
+                       wt_tensor *out);
+
+#endif /* WT_WG_H */
