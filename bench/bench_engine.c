@@ -1,11 +1,504 @@
+/*
+ * `webtensor bench`: options, inputs, and the timing loop.
+ *
+ * Timing is wall time around a whole repetition: `inner` launches of the
+ * case, then wt_context_sync. Deferred GPU execution means a launch alone
+ * measures nothing; the sync at the end of each repetition makes the time
+ * include the work. `inner` grows until one repetition lasts long enough for
+ * the clock and the sync overhead not to dominate; the median over the
+ * repetitions is reported per op.
+ */
 #include "bench_engine.h"
 
-#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Inputs are rotated over several sets when one set is small, so that
+ * repeated runs do not find their inputs in a cache (CPU L2, GPU L2). */
+#define ROTATE_BYTES (64.0 * 1024 * 1024)
+#define MAX_SETS 4
+#define MAX_INNER 100
+
+typedef struct bench_options {
+    bench_size size;
+    bool want_cpu, want_webgpu;
+    bool webgpu_optional;  /* "all": go on with the CPU alone if WebGPU is absent */
+    wt_gpu_api gpu_api;
+    int adapter_index;
+    const char *filter;    /* comma-separated case names; NULL: all */
+    int reps;              /* 0: the size set's default */
+    bool check;            /* compare outputs between backends */
+    const char *csv_path, *json_path;
+} bench_options;
+
+/* How long to measure, per size set. */
+typedef struct bench_timing {
+    int warmup, reps;
+    double target_rep_s; /* a repetition should last at least this long */
+    double budget_s;     /* stop adding repetitions (beyond 3) past this */
+} bench_timing;
+
+static bench_timing timing_for(bench_size size)
+{
+    switch (size) {
+    case BENCH_SIZE_QUICK: return (bench_timing){2, 5, 0.005, 1.0};
+    case BENCH_SIZE_LARGE: return (bench_timing){3, 10, 0.020, 20.0};
+    default: return (bench_timing){3, 10, 0.020, 8.0};
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Uniform in [-1, 1): seeded, so every backend sees the same inputs. */
+static void fill_random(float *dst, int64_t n, uint64_t seed)
+{
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+    for (int64_t i = 0; i < n; i++) {
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        uint64_t r = s * 0x2545F4914F6CDD1Dull;
+        dst[i] = (float)(r >> 40) * (1.0f / 8388608.0f) - 1.0f;
+    }
+}
+
+static int64_t shape_numel(const bench_shape *s)
+{
+    int64_t n = 1;
+    for (int d = 0; d < s->ndim; d++) n *= s->dims[d];
+    return n;
+}
+
+/* Keeps the message on one line (compiler messages span several), so that
+ * it fits a table row and a CSV field. */
+static void record_error(bench_result *res, wt_status s, const char *what)
+{
+    char raw[sizeof res->error];
+    snprintf(raw, sizeof raw, "%s: %s: %s", what, wt_status_string(s), wt_last_error());
+    size_t j = 0;
+    for (size_t i = 0; raw[i]; i++) {
+        char ch = raw[i] == '\n' || raw[i] == '\t' || raw[i] == '\r' ? ' ' : raw[i];
+        if (ch == ' ' && (j == 0 || res->error[j - 1] == ' ')) continue;
+        res->error[j++] = ch;
+    }
+    res->error[j] = '\0';
+    res->status = s;
+}
+
+/* The inputs of one item on one backend: sets x ninputs tensors. */
+typedef struct bench_inputs {
+    int sets, ninputs;
+    wt_tensor *t[MAX_SETS][BENCH_MAX_INPUTS];
+} bench_inputs;
+
+static void inputs_release(bench_inputs *in)
+{
+    for (int s = 0; s < in->sets; s++)
+        for (int i = 0; i < in->ninputs; i++) wt_tensor_release(in->t[s][i]);
+    memset(in, 0, sizeof *in);
+}
+
+static wt_status inputs_create(wt_context *ctx, const bench_plan *plan, int item_index,
+                               bench_inputs *in, bench_result *res)
+{
+    double set_bytes = 0;
+    int64_t largest = 0;
+    for (int i = 0; i < plan->ninputs; i++) {
+        int64_t n = shape_numel(&plan->inputs[i]);
+        set_bytes += 4.0 * (double)n;
+        if (n > largest) largest = n;
+    }
+    int sets = set_bytes > 0 ? (int)ceil(ROTATE_BYTES / set_bytes) : 1;
+    if (sets < 1) sets = 1;
+    if (sets > MAX_SETS) sets = MAX_SETS;
+
+    memset(in, 0, sizeof *in);
+    in->ninputs = plan->ninputs;
+    float *host = malloc((size_t)(largest > 0 ? largest : 1) * sizeof(float));
+    if (!host) {
+        res->status = WT_ERR_OUT_OF_MEMORY;
+        snprintf(res->error, sizeof res->error, "inputs: no host memory for %lld floats",
+                 (long long)largest);
+        return res->status;
+    }
+    wt_status s = WT_OK;
+    for (int set = 0; set < sets && s == WT_OK; set++) {
+        in->sets = set + 1;
+        for (int i = 0; i < plan->ninputs && s == WT_OK; i++) {
+            const bench_shape *shape = &plan->inputs[i];
+            fill_random(host, shape_numel(shape),
+                        (uint64_t)item_index * 1000003u + (uint64_t)set * 101u + (uint64_t)i + 1u);
+            s = wt_tensor_from_data(ctx, WT_F32, shape->ndim, shape->dims, host, &in->t[set][i]);
+            if (s != WT_OK) record_error(res, s, "inputs");
+        }
+    }
+    free(host);
+    if (s != WT_OK) inputs_release(in);
+    return s;
+}
+
+/* Sum of |x| of a result: different backends must agree on it. */
+static wt_status output_checksum(const wt_tensor *out, double *sum)
+{
+    int64_t n = wt_tensor_numel(out);
+    float *host = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    if (!host) return WT_ERR_OUT_OF_MEMORY;
+    wt_status s = wt_tensor_read(out, host, (size_t)n * sizeof(float));
+    double acc = 0;
+    for (int64_t i = 0; s == WT_OK && i < n; i++) acc += fabs((double)host[i]);
+    free(host);
+    *sum = acc;
+    return s;
+}
+
+/* One timed run: launches of `inner` runs, rotating the input sets, then a
+ * sync. Returns the wall time. */
+static wt_status timed_rep(wt_context *ctx, const bench_case *c, const int64_t *params,
+                           const bench_inputs *in, int inner, int *cursor, double *seconds)
+{
+    double t0 = now_s();
+    for (int i = 0; i < inner; i++) {
+        wt_tensor *out = NULL;
+        wt_status s = c->run(in->t[*cursor], params, &out);
+        *cursor = (*cursor + 1) % in->sets;
+        wt_tensor_release(out);
+        if (s != WT_OK) return s;
+    }
+    wt_status s = wt_context_sync(ctx);
+    *seconds = now_s() - t0;
+    return s;
+}
+
+static void measure(wt_context *ctx, const bench_case *c, const bench_item *item, int item_index,
+                    const bench_plan *plan, const bench_options *opt, bench_result *res)
+{
+    bench_timing tm = timing_for(opt->size);
+    if (opt->reps > 0) tm.reps = opt->reps;
+    bench_inputs in;
+    res->ran = true;
+    if (inputs_create(ctx, plan, item_index, &in, res) != WT_OK) return;
+    res->sets = in.sets;
+
+    int cursor = 0;
+    double t = 0;
+    wt_status s = WT_OK;
+    for (int w = 0; w < tm.warmup && s == WT_OK; w++)
+        s = timed_rep(ctx, c, item->params, &in, 1, &cursor, &t);
+    if (s != WT_OK) {
+        record_error(res, s, "warm-up");
+        goto done;
+    }
+    if (opt->check) {
+        wt_tensor *out = NULL;
+        s = c->run(in.t[0], item->params, &out);
+        if (s == WT_OK) s = output_checksum(out, &res->checksum);
+        wt_tensor_release(out);
+        if (s != WT_OK) {
+            record_error(res, s, "check run");
+            goto done;
+        }
+    }
+
+    /* The last warm-up's time sizes the repetitions. */
+    int inner = t > 0 ? (int)ceil(tm.target_rep_s / t) : MAX_INNER;
+    if (inner < 1) inner = 1;
+    if (inner > MAX_INNER) inner = MAX_INNER;
+    res->inner = inner;
+
+    double *samples = malloc((size_t)tm.reps * sizeof(double));
+    if (!samples) {
+        res->status = WT_ERR_OUT_OF_MEMORY;
+        snprintf(res->error, sizeof res->error, "no memory for %d samples", tm.reps);
+        goto done;
+    }
+    double start = now_s();
+    int n = 0;
+    for (; n < tm.reps; n++) {
+        if (n >= 3 && now_s() - start > tm.budget_s) break;
+        s = timed_rep(ctx, c, item->params, &in, inner, &cursor, &t);
+        if (s != WT_OK) break;
+        samples[n] = t / ((double)inner * plan->ops_per_run);
+    }
+    if (s != WT_OK) {
+        record_error(res, s, "timed run");
+    } else {
+        qsort(samples, (size_t)n, sizeof(double), compare_double);
+        res->reps = n;
+        res->median_s = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+        /* GB/s or GFLOP/s */
+        res->rate = res->median_s > 0 ? plan->work / res->median_s / 1e9 : 0;
+    }
+    free(samples);
+done:
+    inputs_release(&in);
+}
+
+/* ------------------------------------------------------------ options */
+
+void bench_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: webtensor bench [options]\n"
+            "  --quick               small sizes (under a minute on a small CPU machine)\n"
+            "  --size quick|default|large\n"
+            "                        large (also --h200): sizes for a data-centre GPU\n"
+            "  --backend cpu|webgpu|all   (default all: WebGPU when an adapter exists)\n"
+            "  --api vulkan|gles     the GPU API WebGPU runs on (default: AUTO's choice)\n"
+            "  --adapter N           an adapter index from `webtensor info`\n"
+            "  --filter NAME[,NAME]  only these cases\n"
+            "  --reps N              timed repetitions per case\n"
+            "  --no-check            skip comparing outputs between backends\n"
+            "  --csv FILE            also write the results as CSV\n"
+            "  --json FILE           also write the results as JSON\n"
+            "cases:\n");
+    bench_print_cases(f);
+}
+
+static bool parse_int(const char *s, int *out)
+{
+    char *end = NULL;
+    long v = strtol(s, &end, 10);
+    if (!s[0] || *end || v < -1 || v > 1000000) return false;
+    *out = (int)v;
+    return true;
+}
+
+static bool known_cases(const char *filter)
+{
+    const char *p = filter;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        char word[64];
+        if (len >= sizeof word) return false;
+        memcpy(word, p, len);
+        word[len] = '\0';
+        if (len > 0 && !bench_find_case(word)) {
+            fprintf(stderr, "webtensor bench: no case named %s\n", word);
+            return false;
+        }
+        p += len;
+        if (*p == ',') p++;
+    }
+    return true;
+}
+
+#define VALUE_OPTIONS "--size --backend --api --adapter --reps --filter --csv --json"
+
+/* 0: ok; 2: bad usage (message printed). */
+static int parse_options(int argc, char **argv, bench_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->size = BENCH_SIZE_DEFAULT;
+    o->want_cpu = o->want_webgpu = o->webgpu_optional = true;
+    o->adapter_index = -1;
+    o->check = true;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool takes_value = true;
+        if (strcmp(a, "--quick") == 0) {
+            o->size = BENCH_SIZE_QUICK, takes_value = false;
+        } else if (strcmp(a, "--h200") == 0) {
+            o->size = BENCH_SIZE_LARGE, takes_value = false;
+        } else if (strcmp(a, "--no-check") == 0) {
+            o->check = false, takes_value = false;
+        } else if (!v) {
+            fprintf(stderr, "webtensor bench: %s: %s\n",
+                    a[0] == '-' && a[1] == '-' && strstr(VALUE_OPTIONS, a) ? "missing value for"
+                                                                         : "unknown option",
+                    a);
+            return 2;
+        } else if (strcmp(a, "--size") == 0) {
+            if (strcmp(v, "quick") == 0) o->size = BENCH_SIZE_QUICK;
+            else if (strcmp(v, "default") == 0) o->size = BENCH_SIZE_DEFAULT;
+            else if (strcmp(v, "large") == 0 || strcmp(v, "h200") == 0) o->size = BENCH_SIZE_LARGE;
+            else goto bad_value;
+        } else if (strcmp(a, "--backend") == 0) {
+            o->webgpu_optional = false;
+            if (strcmp(v, "cpu") == 0) o->want_cpu = true, o->want_webgpu = false;
+            else if (strcmp(v, "webgpu") == 0) o->want_cpu = false, o->want_webgpu = true;
+            else if (strcmp(v, "all") == 0) o->want_cpu = o->want_webgpu = o->webgpu_optional = true;
+            else goto bad_value;
+        } else if (strcmp(a, "--api") == 0) {
+            if (strcmp(v, "vulkan") == 0) o->gpu_api = WT_GPU_API_VULKAN;
+            else if (strcmp(v, "gles") == 0 || strcmp(v, "opengles") == 0) o->gpu_api = WT_GPU_API_OPENGLES;
+            else if (strcmp(v, "auto") == 0) o->gpu_api = WT_GPU_API_AUTO;
+            else goto bad_value;
+        } else if (strcmp(a, "--adapter") == 0) {
+            if (!parse_int(v, &o->adapter_index)) goto bad_value;
+        } else if (strcmp(a, "--reps") == 0) {
+            if (!parse_int(v, &o->reps) || o->reps < 1) goto bad_value;
+        } else if (strcmp(a, "--filter") == 0) {
+            if (!known_cases(v)) return 2;
+            o->filter = v;
+        } else if (strcmp(a, "--csv") == 0) {
+            o->csv_path = v;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json_path = v;
+        } else {
+            fprintf(stderr, "webtensor bench: unknown option: %s\n", a);
+            return 2;
+        }
+        if (takes_value) i++;
+        continue;
+    bad_value:
+        fprintf(stderr, "webtensor bench: bad value for %s: %s\n", a, v);
+        return 2;
+    }
+    return 0;
+}
+
+/* Is name one of the comma-separated names of filter? */
+static bool filter_matches(const char *filter, const char *name)
+{
+    if (!filter || !filter[0]) return true;
+    const char *p = filter;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        char word[64];
+        if (len > 0 && len < sizeof word) {
+            memcpy(word, p, len);
+            word[len] = '\0';
+            if (strcmp(name, word) == 0) return true;
+        }
+        p += len;
+        if (*p == ',') p++;
+    }
+    return false;
+}
+
+/* --------------------------------------------------------------- main */
+
+static wt_status open_backend(const bench_options *o, wt_backend backend, wt_context **ctx,
+                              bench_backend_run *run)
+{
+    wt_context_options copts;
+    wt_context_options_init(&copts);
+    copts.backend = backend;
+    if (backend == WT_BACKEND_WEBGPU) {
+        copts.gpu_api = o->gpu_api;
+        copts.adapter_index = o->adapter_index;
+    }
+    run->backend = backend;
+    run->name = backend == WT_BACKEND_CPU ? "cpu" : "webgpu";
+    snprintf(run->device, sizeof run->device, "CPU backend");
+    wt_status s = wt_context_create(&copts, ctx);
+    if (s != WT_OK) return s;
+    wt_adapter_info info;
+    if (backend == WT_BACKEND_WEBGPU && wt_context_adapter_info(*ctx, &info) == WT_OK)
+        snprintf(run->device, sizeof run->device, "%s", info.name);
+    return WT_OK;
+}
+
+/* Relative agreement of two checksums; results of different summation
+ * orders differ in the last bits, garbage differs in the first. */
+static bool checksums_agree(double a, double b, double atol)
+{
+    double scale = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+    return fabs(a - b) <= 1e-3 * scale + 1e-6 + atol;
+}
 
 int bench_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "webtensor bench: not implemented yet\n");
-    return 1;
+    bench_options opt;
+    int rc = parse_options(argc, argv, &opt);
+    if (rc) {
+        bench_usage(stderr);
+        return rc;
+    }
+
+    wt_context *ctx[BENCH_MAX_BACKENDS] = {NULL};
+    bench_backend_run runs[BENCH_MAX_BACKENDS];
+    int nb = 0;
+    if (opt.want_cpu) {
+        wt_status s = open_backend(&opt, WT_BACKEND_CPU, &ctx[nb], &runs[nb]);
+        if (s != WT_OK) {
+            fprintf(stderr, "webtensor bench: no CPU context: %s: %s\n", wt_status_string(s),
+                    wt_last_error());
+            return 1;
+        }
+        nb++;
+    }
+    if (opt.want_webgpu) {
+        wt_status s = open_backend(&opt, WT_BACKEND_WEBGPU, &ctx[nb], &runs[nb]);
+        if (s == WT_OK) {
+            nb++;
+        } else if (opt.webgpu_optional) {
+            printf("note: no WebGPU context (%s: %s); measuring the CPU alone\n",
+                   wt_status_string(s), wt_last_error());
+        } else {
+            fprintf(stderr, "webtensor bench: no WebGPU context: %s: %s\n", wt_status_string(s),
+                    wt_last_error());
+            for (int b = 0; b < nb; b++) wt_context_destroy(ctx[b]);
+            return 1;
+        }
+    }
+
+    bench_report report = {0};
+    report.nbackends = nb;
+    report.backends = runs;
+    rc = 0;
+    if (opt.csv_path && !(report.csv = fopen(opt.csv_path, "w"))) {
+        fprintf(stderr, "webtensor bench: cannot write %s\n", opt.csv_path);
+        rc = 1;
+    }
+    if (!rc && opt.json_path && !(report.json = fopen(opt.json_path, "w"))) {
+        fprintf(stderr, "webtensor bench: cannot write %s\n", opt.json_path);
+        rc = 1;
+    }
+
+    int count = 0, matched = 0;
+    const bench_item *items = bench_size_items(opt.size, &count);
+    /* rc so far: the output files could not be opened; later also any case
+     * that failed or disagreed between backends (all cases still run). */
+    bool files_ok = rc == 0;
+    if (files_ok) bench_report_header(&report, opt.size, opt.reps ? opt.reps : timing_for(opt.size).reps);
+    for (int i = 0; files_ok && i < count; i++) {
+        const bench_case *c = bench_find_case(items[i].case_name);
+        if (!c || !filter_matches(opt.filter, c->name)) continue;
+        matched++;
+        bench_plan plan;
+        memset(&plan, 0, sizeof plan);
+        plan.ops_per_run = 1;
+        c->plan(items[i].params, &plan);
+        bench_result results[BENCH_MAX_BACKENDS];
+        memset(results, 0, sizeof results);
+        for (int b = 0; b < nb; b++) measure(ctx[b], c, &items[i], i, &plan, &opt, &results[b]);
+        const char *check = "-";
+        for (int b = 0; b < nb; b++)
+            if (results[b].status != WT_OK) rc = 1;
+        if (opt.check && nb > 1 && results[0].status == WT_OK && results[1].status == WT_OK) {
+            check = "ok";
+            if (!checksums_agree(results[0].checksum, results[1].checksum, plan.check_atol)) {
+                check = "MISMATCH";
+                rc = 1;
+            }
+        }
+        bench_report_row(&report, c, &plan, results, check);
+        if (strcmp(check, "MISMATCH") == 0)
+            printf("    outputs differ: sum of |out| is %.9g on %s, %.9g on %s\n", results[0].checksum,
+                   runs[0].name, results[1].checksum, runs[1].name);
+    }
+    if (!matched && opt.filter) {
+        fprintf(stderr, "webtensor bench: no case matches --filter %s\n", opt.filter);
+        rc = 2;
+    }
+    bench_report_finish(&report);
+    if (report.csv) fclose(report.csv);
+    if (report.json) fclose(report.json);
+    for (int b = 0; b < nb; b++) wt_context_destroy(ctx[b]);
+    return rc;
 }

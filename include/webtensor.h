@@ -238,6 +238,17 @@ WT_API wt_status wt_mean(const wt_tensor *x, int naxes, const int *axes, bool ke
 WT_API wt_status wt_max(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
 WT_API wt_status wt_min(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
 
+/* Row-wise ops. softmax: exp(x - max) / sum along axis (NumPy/PyTorch
+ * semantics; axis may be negative). layernorm and rmsnorm normalise over
+ * the last axis of size C:
+ *   layernorm: (x - mean) / sqrt(var + eps) * weight + bias  (biased var)
+ *   rmsnorm:   x / sqrt(mean(x^2) + eps) * weight
+ * weight and bias are [C] tensors or NULL (1 and 0). eps >= 0. */
+WT_API wt_status wt_softmax(const wt_tensor *x, int axis, wt_tensor **out);
+WT_API wt_status wt_layernorm(const wt_tensor *x, const wt_tensor *weight, const wt_tensor *bias,
+                              float eps, wt_tensor **out);
+WT_API wt_status wt_rmsnorm(const wt_tensor *x, const wt_tensor *weight, float eps, wt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif

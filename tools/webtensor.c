@@ -1,17 +1,176 @@
+/*
+ * The `webtensor` command-line program: which WebGPU adapters this machine
+ * has and which one the library takes (`info`), and how fast the library
+ * runs here (`bench`, engine in bench/). Uses only the public API.
+ */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "bench_engine.h"
 #include "webtensor.h"
 
+#define MAX_ADAPTERS 32
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: webtensor <command> [options]\n"
+            "commands:\n"
+            "  info       list the WebGPU adapters and the backend a default context takes\n"
+            "  bench      time the library's ops on the CPU and WebGPU backends\n"
+            "             (webtensor bench --help for its options)\n"
+            "  version    print the library's version\n"
+            "  help       print this text\n"
+            "environment: WT_WEBGPU_LIB names the WebGPU library to load.\n");
+}
+
+static const char *api_name(wt_gpu_api api)
+{
+    switch (api) {
+    case WT_GPU_API_VULKAN: return "Vulkan";
+    case WT_GPU_API_OPENGLES: return "OpenGL ES";
+    case WT_GPU_API_METAL: return "Metal";
+    case WT_GPU_API_D3D12: return "D3D12";
+    default: return "unknown";
+    }
+}
+
+static const char *adapter_type_name(wt_adapter_type t)
+{
+    switch (t) {
+    case WT_ADAPTER_DISCRETE_GPU: return "discrete GPU";
+    case WT_ADAPTER_INTEGRATED_GPU: return "integrated GPU";
+    case WT_ADAPTER_CPU: return "CPU (software)";
+    default: return "unknown";
+    }
+}
+
+static const char *backend_name(wt_backend b)
+{
+    switch (b) {
+    case WT_BACKEND_CPU: return "cpu";
+    case WT_BACKEND_WEBGPU: return "webgpu";
+    default: return "none";
+    }
+}
+
+/* Sizes in the largest whole binary unit, as limits are usually powers of two. */
+static void format_bytes(uint64_t v, char *buf, size_t len)
+{
+    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    double x = (double)v;
+    while (x >= 1024.0 && u < 4) x /= 1024.0, u++;
+    snprintf(buf, len, "%.4g %s (%llu)", x, units[u], (unsigned long long)v);
+}
+
+static void print_adapter(const wt_adapter_info *a)
+{
+    char buf[64];
+    printf("adapter %d%s: %s\n", a->index, a->auto_choice ? " (AUTO's choice)" : "", a->name);
+    printf("  vendor:         %s (0x%04x), device 0x%04x\n", a->vendor[0] ? a->vendor : "-",
+           a->vendor_id, a->device_id);
+    printf("  architecture:   %s\n", a->architecture[0] ? a->architecture : "-");
+    printf("  driver:         %s\n", a->driver[0] ? a->driver : "-");
+    printf("  GPU API:        %s\n", api_name(a->api));
+    printf("  type:           %s\n", adapter_type_name(a->type));
+    printf("  feature level:  %s\n", a->compatibility_mode ? "compatibility" : "core");
+    printf("  limits:\n");
+    format_bytes(a->max_buffer_size, buf, sizeof buf);
+    printf("    max buffer size:                  %s\n", buf);
+    format_bytes(a->max_storage_buffer_binding_size, buf, sizeof buf);
+    printf("    max storage buffer binding:       %s\n", buf);
+    format_bytes(a->max_compute_workgroup_storage_size, buf, sizeof buf);
+    printf("    workgroup storage:                %s\n", buf);
+    printf("    invocations per workgroup:        %u\n", a->max_compute_invocations_per_workgroup);
+    printf("    workgroups per dimension:         %u\n", a->max_compute_workgroups_per_dimension);
+    printf("    storage buffers per shader stage: %u\n", a->max_storage_buffers_per_shader_stage);
+    printf("  features:\n");
+    printf("    shader-f16:       %s\n", a->shader_f16 ? "yes" : "no");
+    if (a->subgroups && a->subgroup_min_size)
+        printf("    subgroups:        yes (sizes %u..%u)\n", a->subgroup_min_size, a->subgroup_max_size);
+    else
+        printf("    subgroups:        %s\n", a->subgroups ? "yes (sizes unknown)" : "no");
+    printf("    timestamp-query:  %s\n", a->timestamp_query ? "yes" : "no");
+    printf("    subgroup-matrix:  %s\n", a->subgroup_matrix ? "yes" : "no");
+}
+
+/* Exit status: 0 when the library works (even with no GPU: the CPU backend
+ * is a working answer), 1 when a default context cannot be made. */
+static int cmd_info(void)
+{
+    printf("webtensor %s\n\n", wt_version());
+
+    wt_adapter_info adapters[MAX_ADAPTERS];
+    int count = 0;
+    wt_status s = wt_list_adapters(NULL, adapters, MAX_ADAPTERS, &count);
+    if (s == WT_ERR_NO_DEVICE) {
+        printf("WebGPU: not available: %s\n", wt_last_error());
+        printf("AUTO falls back to the CPU backend.\n");
+    } else if (s != WT_OK) {
+        printf("WebGPU: listing adapters failed: %s: %s\n", wt_status_string(s), wt_last_error());
+    } else {
+        printf("WebGPU adapters: %d\n", count);
+        const wt_adapter_info *auto_choice = NULL;
+        for (int i = 0; i < count && i < MAX_ADAPTERS; i++) {
+            printf("\n");
+            print_adapter(&adapters[i]);
+            if (adapters[i].auto_choice) auto_choice = &adapters[i];
+        }
+        printf("\n");
+        if (auto_choice)
+            printf("AUTO takes adapter %d: %s (%s).\n", auto_choice->index, auto_choice->name,
+                   api_name(auto_choice->api));
+        else
+            printf("AUTO takes no adapter and falls back to the CPU backend.\n");
+    }
+
+    wt_context *ctx = NULL;
+    s = wt_context_create(NULL, &ctx);
+    if (s != WT_OK) {
+        printf("default context: FAILED: %s: %s\n", wt_status_string(s), wt_last_error());
+        return 1;
+    }
+    wt_backend b = wt_context_backend(ctx);
+    wt_adapter_info info;
+    if (b == WT_BACKEND_WEBGPU && wt_context_adapter_info(ctx, &info) == WT_OK)
+        printf("default context: backend %s on adapter %d: %s (%s)\n", backend_name(b), info.index,
+               info.name, api_name(info.api));
+    else
+        printf("default context: backend %s\n", backend_name(b));
+    wt_context_destroy(ctx);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "version") == 0) {
-        printf("webtensor %s\n", WT_VERSION_STRING);
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "info") == 0 && argc == 2) return cmd_info();
+    if (strcmp(cmd, "version") == 0 && argc == 2) {
+        printf("webtensor %s (built against %s)\n", wt_version(), WT_VERSION_STRING);
         return 0;
     }
-    if (argc >= 2 && strcmp(argv[1], "bench") == 0)
+    if ((strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) &&
+        argc == 2) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "bench") == 0) {
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+                bench_usage(stdout);
+                return 0;
+            }
         return bench_main(argc - 2, argv + 2);
-    fprintf(stderr, "usage: webtensor info|bench|version|help\n");
+    }
+    bool known = strcmp(cmd, "info") == 0 || strcmp(cmd, "version") == 0 || strcmp(cmd, "help") == 0;
+    fprintf(stderr, "webtensor: unknown %s: %s\n", known ? "argument" : "command",
+            known ? argv[2] : cmd);
+    usage(stderr);
     return 2;
 }

@@ -65,6 +65,10 @@ typedef enum wt_binary_op {
     WT_BINARY_ADD, WT_BINARY_SUB, WT_BINARY_MUL, WT_BINARY_DIV, WT_BINARY_COUNT
 } wt_binary_op;
 
+typedef enum wt_rowwise_op {
+    WT_ROW_SOFTMAX, WT_ROW_LAYERNORM, WT_ROW_RMSNORM, WT_ROW_COUNT
+} wt_rowwise_op;
+
 typedef enum wt_reduce_op {
     WT_REDUCE_SUM, WT_REDUCE_MEAN, WT_REDUCE_MAX, WT_REDUCE_MIN, WT_REDUCE_COUNT
 } wt_reduce_op;
@@ -106,6 +110,12 @@ struct wt_backend_ops {
      * of reduced elements. The count is > 0 for max/min. */
     wt_status (*reduce)(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
                         wt_tensor *out);
+
+    /* out [R, C] contiguous = op applied to each row of x [R, C] (any
+     * strides; C > 0). weight and bias: contiguous [C] or NULL (1 and 0);
+     * bias only for layernorm. */
+    wt_status (*rowwise)(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
+                         const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
 
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);

@@ -95,6 +95,7 @@ const wt_backend_ops wt_cpu_backend = {
     .binary = cpu_binary,
     .matmul = cpu_matmul,
     .reduce = cpu_reduce,
+    .rowwise = cpu_rowwise,
     .adapter_info = NULL,
     .trim = NULL,
 };

@@ -18,6 +18,41 @@ static inline float *cpu_data(const wt_tensor *t) {
     return (float *)t->storage->host + t->offset;
 }
 
+/* Below this many elements a parallel region costs more than it saves. */
+#define CPU_PARALLEL_MIN 32768
+
+/* Function multiversioning: the hot loops are compiled for AVX-512, AVX2
+ * and baseline x86-64 and the loader picks the best for the running CPU,
+ * so the library stays portable while using the wide vectors it finds. */
+#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#define CPU_MULTIVERSION \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define CPU_MULTIVERSION
+#endif
+
+/* A strided view walked in row-major order: shape, strides (elements). */
+typedef struct cpu_layout {
+    int ndim;
+    int64_t shape[WT_MAX_DIMS];
+    int64_t strides[WT_MAX_DIMS];
+} cpu_layout;
+
+static inline int64_t cpu_layout_numel(const cpu_layout *l) {
+    int64_t n = 1;
+    for (int d = 0; d < l->ndim; d++)
+        n *= l->shape[d];
+    return n;
+}
+
+/* Copies elements [start, start + len) (row-major positions of l's shape)
+ * of the view at base into dst, contiguous. */
+void cpu_gather(const float *base, const cpu_layout *l, int64_t start, int64_t len,
+                float *dst);
+
+/* Rejects dtypes this backend does not compute. */
+wt_status cpu_check_f32(const char *what, const wt_tensor *t);
+
 wt_status cpu_fill(wt_context *ctx, wt_tensor *out, float value);
 wt_status cpu_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 wt_status cpu_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
@@ -26,5 +61,8 @@ wt_status cpu_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a, const
 wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
 wt_status cpu_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
                      wt_tensor *out);
+
+wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *weight,
+                      const wt_tensor *bias, float eps, wt_tensor *out);
 
 #endif /* WT_CPU_H */

@@ -1,28 +1,278 @@
-/* The WebGPU backend's ops table (skeleton: reports no device). */
-#include "webgpu/wg.h"
+/* The WebGPU backend as the API layer sees it: context lifetime, storage,
+ * host transfers, sync; the ops themselves are in kernels_*.c. */
+#include "webgpu/wg_runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *api_name(wt_gpu_api api)
+{
+    switch (api) {
+    case WT_GPU_API_VULKAN: return "Vulkan";
+    case WT_GPU_API_OPENGLES: return "OpenGL ES";
+    case WT_GPU_API_METAL: return "Metal";
+    case WT_GPU_API_D3D12: return "D3D12";
+    default: return "any GPU API";
+    }
+}
+
+static void webgpu_destroy(wt_context *ctx)
+{
+    wg_context *w = wg_ctx(ctx);
+    if (!w)
+        return;
+    const wgpu_procs *p = &w->lib.p;
+    if (w->device) {
+        /* Let queued work end before its buffers go; errors no longer
+         * have anyone to go to. */
+        if (!w->lost)
+            (void)wg_finish(ctx);
+        wg_pipeline_cache_destroy(ctx);
+        wg_pool_destroy(ctx);
+        wg_recorder_destroy(ctx);
+        if (w->queue)
+            p->QueueRelease(w->queue);
+        p->DeviceDestroy(w->device);
+        p->DeviceRelease(w->device);
+        /* The device-lost callback (reason Destroyed) is delivered here,
+         * while w is still alive. */
+        p->InstanceProcessEvents(w->instance);
+    }
+    if (w->adapter)
+        p->AdapterRelease(w->adapter);
+    if (w->instance)
+        p->InstanceRelease(w->instance);
+    wg_library_unload(&w->lib);
+    free(w);
+    ctx->impl = NULL;
+}
+
+static wt_status choose_adapter(wt_context *ctx, const wt_context_options *opts)
+{
+    wg_context *w = wg_ctx(ctx);
+    wg_adapter_entry *list = NULL;
+    int n = 0;
+    wt_status st = wg_adapters_enumerate(&w->lib, w->instance, opts->gpu_api, &list, &n);
+    if (st != WT_OK)
+        return st;
+    int index = opts->adapter_index < 0 ? 0 : opts->adapter_index;
+    if (n == 0)
+        st = wt_fail(WT_ERR_NO_DEVICE,
+                     "webgpu: no usable WebGPU adapter for %s (Dawn's Null adapter is never "
+                     "used; check the GPU driver, e.g. Vulkan ICD or EGL)",
+                     api_name(opts->gpu_api));
+    else if (index >= n)
+        st = wt_fail(WT_ERR_INVALID_ARGUMENT,
+                     "webgpu: adapter_index %d, but there are %d adapters for %s",
+                     opts->adapter_index, n, api_name(opts->gpu_api));
+    if (st == WT_OK) {
+        w->adapter = list[index].adapter;
+        w->info = list[index].info;
+        list[index].adapter = NULL; /* kept; the others are released */
+    }
+    wg_adapters_release(&w->lib, list, n);
+    return st;
+}
 
 static wt_status webgpu_create(wt_context *ctx, const wt_context_options *opts)
 {
-    (void)ctx;
-    (void)opts;
-    return wt_fail(WT_ERR_NO_DEVICE, "webgpu: backend not built yet");
+    wg_context *w = calloc(1, sizeof *w);
+    if (!w)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory");
+    ctx->impl = w;
+    wt_status st = wg_library_load(opts->webgpu_library, &w->lib);
+    if (st == WT_OK)
+        st = wg_instance_create(&w->lib, &w->instance);
+    if (st == WT_OK)
+        st = choose_adapter(ctx, opts);
+    if (st == WT_OK)
+        st = wg_device_create(ctx);
+    if (st == WT_OK)
+        st = wg_recorder_init(ctx, opts->dispatches_per_submit);
+    if (st != WT_OK) {
+        /* Keep the message: teardown may overwrite it. */
+        char message[1024];
+        snprintf(message, sizeof message, "%s", wt_last_error());
+        webgpu_destroy(ctx);
+        return wt_fail(st, "%s", message);
+    }
+    return WT_OK;
 }
 
-static void webgpu_destroy(wt_context *ctx) { (void)ctx; }
+static wt_status webgpu_sync(wt_context *ctx) { return wg_finish(ctx); }
+
+/* ------------------------------------------------------------ storage */
+
+static wt_status webgpu_storage_alloc(wt_context *ctx, wt_storage *s)
+{
+    wt_status st = wg_check_device(ctx);
+    if (st != WT_OK)
+        return st;
+    wg_buffer *b = NULL;
+    st = wg_pool_acquire(ctx, s->bytes, &b);
+    if (st == WT_OK)
+        s->device = b;
+    return st;
+}
+
+static void webgpu_storage_free(wt_context *ctx, wt_storage *s)
+{
+    wg_pool_release(ctx, s->device);
+    s->device = NULL;
+}
+
+static void on_mapped(WGPUMapAsyncStatus status, WGPUStringView message, void *userdata1,
+                      void *userdata2)
+{
+    (void)message;
+    (void)userdata2;
+    *(WGPUMapAsyncStatus *)userdata1 = status;
+}
+
+/* Copies [offset, offset + bytes) of b into dst; offset and size need not
+ * be multiples of 4 (the copy is widened to whole words). */
+static wt_status read_buffer(wt_context *ctx, wg_buffer *b, size_t offset, void *dst,
+                             size_t bytes)
+{
+    wg_context *w = wg_ctx(ctx);
+    const wgpu_procs *p = &w->lib.p;
+    uint64_t begin = offset & ~(uint64_t)3;
+    uint64_t end = ((uint64_t)offset + bytes + 3) & ~(uint64_t)3;
+    uint64_t len = end - begin;
+    if (end > b->size)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                       "webgpu: reading bytes %zu..%zu of a %llu-byte buffer", offset,
+                       offset + bytes, (unsigned long long)b->size);
+    wg_recorder *r = &w->rec;
+    if (r->readback_size < len) {
+        uint64_t size = 4096;
+        while (size < len)
+            size *= 2;
+        if (size > w->limits.maxBufferSize)
+            size = len;
+        WGPUBuffer rb = NULL;
+        wt_status st = wg_create_buffer(ctx, size, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
+                                        "webtensor readback", &rb);
+        if (st != WT_OK)
+            return st;
+        if (r->readback)
+            p->BufferRelease(r->readback);
+        r->readback = rb;
+        r->readback_size = size;
+    }
+    /* The copy goes after the pending dispatches, in the same submit. */
+    WGPUCommandEncoder enc = NULL;
+    wt_status st = wg_copy_encoder(ctx, &enc);
+    if (st != WT_OK)
+        return st;
+    p->CommandEncoderCopyBufferToBuffer(enc, b->buffer, begin, r->readback, 0, len);
+    if ((st = wg_flush(ctx)) != WT_OK)
+        return st;
+
+    WGPUMapAsyncStatus mapped = 0;
+    WGPUBufferMapCallbackInfo cb;
+    memset(&cb, 0, sizeof cb);
+    cb.mode = WGPUCallbackMode_WaitAnyOnly;
+    cb.callback = on_mapped;
+    cb.userdata1 = &mapped;
+    WGPUFuture f = p->BufferMapAsync(r->readback, WGPUMapMode_Read, 0, (size_t)len, cb);
+    if ((st = wg_wait(&w->lib, w->instance, f, "reading a buffer back")) != WT_OK)
+        return st;
+    if ((st = wg_check_device(ctx)) != WT_OK)
+        return st;
+    if (mapped != WGPUMapAsyncStatus_Success)
+        return wt_fail(WT_ERR_BACKEND, "webgpu: mapping the readback buffer failed (status %u)",
+                       (unsigned)mapped);
+    const uint8_t *src = p->BufferGetConstMappedRange(r->readback, 0, (size_t)len);
+    if (!src) {
+        p->BufferUnmap(r->readback);
+        return wt_fail(WT_ERR_BACKEND, "webgpu: the mapped readback range is not available");
+    }
+    memcpy(dst, src + (offset - begin), bytes);
+    p->BufferUnmap(r->readback);
+    return WT_OK;
+}
+
+static wt_status webgpu_download(wt_context *ctx, wt_storage *s, size_t offset, void *dst,
+                                 size_t bytes)
+{
+    wt_status st = wg_check_device(ctx);
+    if (st != WT_OK || bytes == 0)
+        return st;
+    return read_buffer(ctx, s->device, offset, dst, bytes);
+}
+
+static wt_status webgpu_upload(wt_context *ctx, wt_storage *s, size_t offset, const void *src,
+                               size_t bytes)
+{
+    wg_context *w = wg_ctx(ctx);
+    wg_buffer *b = s->device;
+    wt_status st = wg_check_device(ctx);
+    if (st != WT_OK || bytes == 0)
+        return st;
+    if ((uint64_t)offset + bytes > b->size)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu: writing bytes %zu..%zu of a %llu-byte buffer",
+                       offset, offset + bytes, (unsigned long long)b->size);
+    /* A queue write lands at submit order, i.e. before the commands still
+     * in the open encoder. If those use this (pooled, reused) buffer they
+     * must be submitted first, or the write would overtake them. */
+    if (b->last_batch == w->rec.batch && (st = wg_flush(ctx)) != WT_OK)
+        return st;
+    if (offset % 4 == 0 && bytes % 4 == 0) {
+        w->lib.p.QueueWriteBuffer(w->queue, b->buffer, offset, src, bytes);
+        return wg_check_device(ctx);
+    }
+    /* Queue writes need whole words: merge with the bytes around. */
+    size_t begin = offset & ~(size_t)3;
+    size_t end = (offset + bytes + 3) & ~(size_t)3;
+    uint8_t *words = malloc(end - begin);
+    if (!words)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory");
+    st = read_buffer(ctx, b, begin, words, end - begin);
+    if (st == WT_OK) {
+        memcpy(words + (offset - begin), src, bytes);
+        w->lib.p.QueueWriteBuffer(w->queue, b->buffer, begin, words, end - begin);
+        st = wg_check_device(ctx);
+    }
+    free(words);
+    return st;
+}
+
+/* -------------------------------------------------------------- misc */
+
+static wt_status webgpu_adapter_info(const wt_context *ctx, wt_adapter_info *out)
+{
+    *out = wg_ctx(ctx)->info;
+    return WT_OK;
+}
+
+static void webgpu_trim(wt_context *ctx)
+{
+    /* Bind groups keep buffers alive: with the pool gone they would only
+     * pin memory. */
+    wg_pool_trim(ctx);
+    wg_bind_groups_forget(ctx, NULL);
+}
+
+const wg_caps *wg_get_caps(const wt_context *ctx) { return &wg_ctx(ctx)->caps; }
 
 const wt_backend_ops wt_webgpu_backend = {
     .name = "webgpu",
     .create = webgpu_create,
     .destroy = webgpu_destroy,
+    .sync = webgpu_sync,
+    .storage_alloc = webgpu_storage_alloc,
+    .storage_free = webgpu_storage_free,
+    .upload = webgpu_upload,
+    .download = webgpu_download,
+    .fill = wg_op_fill,
+    .copy = wg_op_copy,
+    .unary = wg_op_unary,
+    .binary = wg_op_binary,
+    .matmul = wg_op_matmul,
+    .reduce = wg_op_reduce,
+    .rowwise = NULL,
+    .adapter_info = webgpu_adapter_info,
+    .trim = webgpu_trim,
 };
-
-wt_status wt_webgpu_list_adapters(const wt_context_options *opts, wt_adapter_info *infos,
-                                  int capacity, int *count)
-{
-    (void)opts;
-    (void)infos;
-    (void)capacity;
-    if (count)
-        *count = 0;
-    return wt_fail(WT_ERR_NO_DEVICE, "webgpu: backend not built yet");
-}

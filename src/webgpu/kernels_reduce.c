@@ -1,9 +1,271 @@
-/* WebGPU reductions (sum, mean, max, min) over the innermost axes. */
+/* WebGPU reductions (sum, mean, max, min) over the innermost axes.
+ *
+ * The work is seen as a [rows, row_len] matrix: element (o, r) at
+ * offset + o * row_stride + r * elem_stride, after merging the kept axes
+ * into one and the reduced axes into one. Layouts that do not merge are
+ * first gathered into a contiguous copy.
+ *
+ * Each pass reduces every row in chunks and writes one partial per
+ * (row, chunk); while a row has more than one chunk, another pass reduces
+ * the partials (no atomics, and the sums come out in a pairwise-like
+ * order, which keeps f32 sums accurate). Two kernels:
+ *  - reduce_rows(_subgroup): a workgroup per (row, chunk), for rows
+ *    contiguous in memory (elem_stride 1), vec4 loads;
+ *  - reduce_strided: a thread per (row, chunk), consecutive threads on
+ *    consecutive rows: coalesced for reductions over outer axes
+ *    (row_stride 1), and cheap for short rows.
+ */
 #include "webgpu/wg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Rows at most this long go to the strided kernel, one thread per row. */
+#define REDUCE_SHORT_ROW 64
+/* Elements each thread of reduce_rows combines before the workgroup's
+ * tree (serial f32 additions stay short). */
+#define REDUCE_ROWS_PER_THREAD 64
+/* reduce_strided: serial elements per thread, bounds. */
+#define REDUCE_STRIDED_MIN_CHUNK 256
+#define REDUCE_STRIDED_MAX_CHUNK 1024
+/* Threads worth having in flight; beyond it, longer chunks instead. */
+#define REDUCE_TARGET_THREADS (1u << 18)
+#define REDUCE_STRIDED_WG 256
+
+/* Shared by both shaders (same WGSL struct layout). */
+typedef struct reduce_params {
+    uint32_t work;        /* rows * chunks */
+    uint32_t chunks_or_rows; /* reduce_rows: chunks per row; reduce_strided: rows */
+    uint32_t chunk_len;
+    uint32_t row_len;
+    uint32_t row_stride;
+    uint32_t elem_stride;
+    uint32_t x_offset;
+    uint32_t out_offset;
+    float divisor;
+    uint32_t identity;
+    uint32_t pad[2];
+} reduce_params;
+
+/* One pass's input: a [rows, row_len] matrix inside a storage. */
+typedef struct reduce_matrix {
+    wt_storage *storage;
+    uint64_t offset, rows, row_len, row_stride, elem_stride;
+} reduce_matrix;
+
+static uint32_t shader_op(wt_reduce_op op)
+{
+    return op == WT_REDUCE_MAX ? 1u : op == WT_REDUCE_MIN ? 2u : 0u;
+}
+
+static uint32_t identity_bits(wt_reduce_op op)
+{
+    if (op == WT_REDUCE_MAX) return 0xff800000u; /* -inf */
+    if (op == WT_REDUCE_MIN) return 0x7f800000u; /* +inf */
+    return 0u;
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+/* Workgroup size of reduce_rows: 64 threads unless a row has work for
+ * more (each thread then still combines REDUCE_ROWS_PER_THREAD values);
+ * small workgroups finish their tree sooner and leave more of them to
+ * spread over the device. */
+static uint32_t rows_kernel_wg(uint64_t row_len)
+{
+    return row_len >= 256u * REDUCE_ROWS_PER_THREAD ? 256u : 64u;
+}
+
+/* Chunks per row for reduce_strided: serial runs of at most
+ * REDUCE_STRIDED_MAX_CHUNK, more chunks while the GPU would be short of
+ * threads, partials within one storage binding. */
+static uint64_t strided_chunks(const reduce_matrix *m, uint64_t max_binding)
+{
+    uint64_t R = m->row_len;
+    if (R <= REDUCE_SHORT_ROW) return 1;
+    uint64_t c = ceil_div(R, REDUCE_STRIDED_MAX_CHUNK);
+    uint64_t par = ceil_div(REDUCE_TARGET_THREADS, m->rows);
+    if (par > c) c = par;
+    uint64_t most = ceil_div(R, REDUCE_STRIDED_MIN_CHUNK);
+    if (c > most) c = most;
+    uint64_t fit = max_binding / (4 * m->rows);
+    if (c > fit) c = fit ? fit : 1;
+    return c;
+}
+
+/* Records one pass over m with output to (dst, dst_offset); fills *next
+ * with the layout of the partials it writes (rows * chunks of them). */
+static wt_status reduce_pass(wt_context *ctx, wt_reduce_op op, const reduce_matrix *m,
+                             wt_storage *dst, uint64_t dst_offset, float divisor,
+                             bool use_rows_kernel, uint64_t chunks, uint64_t chunk_len,
+                             reduce_matrix *next)
+{
+    const wg_caps *caps = wg_get_caps(ctx);
+    reduce_params p;
+    memset(&p, 0, sizeof p);
+    p.work = (uint32_t)(m->rows * chunks);
+    p.chunk_len = (uint32_t)chunk_len;
+    p.row_len = (uint32_t)m->row_len;
+    p.row_stride = (uint32_t)m->row_stride;
+    p.elem_stride = (uint32_t)m->elem_stride;
+    p.x_offset = (uint32_t)m->offset;
+    p.out_offset = (uint32_t)dst_offset;
+    p.divisor = divisor;
+    p.identity = identity_bits(op);
+
+    char prelude[160];
+    wg_launch l;
+    memset(&l, 0, sizeof l);
+    l.params = &p;
+    l.params_size = sizeof p;
+    l.prelude = prelude;
+    if (use_rows_kernel) {
+        uint32_t wg = rows_kernel_wg(m->row_len);
+        bool subgroups = caps->subgroups;
+        p.chunks_or_rows = (uint32_t)chunks;
+        snprintf(prelude, sizeof prelude, "%sconst OP: u32 = %uu;\nconst WG: u32 = %uu;\n",
+                 subgroups ? "enable subgroups;\n" : "", shader_op(op), wg);
+        l.shader = subgroups ? "reduce_rows_subgroup" : "reduce_rows";
+        l.bindings[0] = (wg_binding){m->storage, false}; /* as vec4s */
+        l.bindings[1] = (wg_binding){m->storage, false}; /* as scalars */
+        l.bindings[2] = (wg_binding){dst, true};
+        l.nbindings = 3;
+        l.workgroups = p.work;
+        /* Partials of row o are consecutive. */
+        *next = (reduce_matrix){dst, dst_offset, m->rows, chunks, chunks, 1};
+    } else {
+        p.chunks_or_rows = (uint32_t)m->rows;
+        snprintf(prelude, sizeof prelude, "const OP: u32 = %uu;\nconst WG: u32 = %uu;\n",
+                 shader_op(op), (unsigned)REDUCE_STRIDED_WG);
+        l.shader = "reduce_strided";
+        l.bindings[0] = (wg_binding){m->storage, false};
+        l.bindings[1] = (wg_binding){dst, true};
+        l.nbindings = 2;
+        l.workgroups = ceil_div(p.work, REDUCE_STRIDED_WG);
+        /* Partials form a [chunks, rows] matrix: row o is column o. */
+        *next = (reduce_matrix){dst, dst_offset, m->rows, chunks, 1, m->rows};
+    }
+    return wg_dispatch(ctx, &l);
+}
+
+/* Reduces m into out (contiguous, m->rows elements) through as many
+ * passes as it takes. */
+static wt_status reduce_matrix_run(wt_context *ctx, wt_reduce_op op, reduce_matrix m,
+                                   wt_tensor *out, double count)
+{
+    const wg_caps *caps = wg_get_caps(ctx);
+    wt_reduce_op pass_op = op == WT_REDUCE_MEAN ? WT_REDUCE_SUM : op;
+    wt_storage *held = NULL; /* scratch that m lives in, if any */
+    wt_status st = WT_OK;
+    for (;;) {
+        if (m.row_len == 1) m.elem_stride = 1; /* any stride walks one element */
+        if (m.rows == 1) m.row_stride = 0;
+        bool rows_kernel = m.elem_stride == 1 && m.row_len > REDUCE_SHORT_ROW;
+        uint64_t chunks;
+        if (rows_kernel) {
+            uint64_t wg = rows_kernel_wg(m.row_len);
+            chunks = ceil_div(m.row_len, wg * REDUCE_ROWS_PER_THREAD);
+        } else {
+            chunks = strided_chunks(&m, caps->max_storage_binding);
+        }
+        uint64_t chunk_len = ceil_div(m.row_len, chunks);
+        chunks = ceil_div(m.row_len, chunk_len);
+        bool last = chunks == 1;
+
+        wt_storage *dst = out->storage;
+        uint64_t dst_offset = (uint64_t)out->offset;
+        if (!last) {
+            if ((uint64_t)m.rows * chunks > UINT32_MAX / 2) {
+                st = wt_fail(WT_ERR_UNSUPPORTED, "reduce: %llu partial results are too many",
+                             (unsigned long long)(m.rows * chunks));
+                break;
+            }
+            if ((st = wg_scratch(ctx, (size_t)(m.rows * chunks * sizeof(float)), &dst)) != WT_OK)
+                break;
+            dst_offset = 0;
+        }
+        float divisor = (last && op == WT_REDUCE_MEAN) ? (float)count : 1.0f;
+        reduce_matrix next;
+        st = reduce_pass(ctx, pass_op, &m, dst, dst_offset, divisor, rows_kernel, chunks,
+                         chunk_len, &next);
+        if (held) wg_scratch_release(ctx, held);
+        held = last ? NULL : dst;
+        if (st != WT_OK || last) break;
+        m = next;
+    }
+    if (held) wg_scratch_release(ctx, held);
+    return st;
+}
+
+/* Folds axes [first, first + n) of t into one: false when they do not
+ * merge into a single stride. */
+static bool merge_axes(const wt_tensor *t, int first, int n, uint64_t *extent, uint64_t *stride)
+{
+    int nd = n;
+    int64_t shape[WT_MAX_DIMS], strides[1][WT_MAX_DIMS];
+    for (int i = 0; i < n; i++) {
+        shape[i] = t->shape[first + i];
+        strides[0][i] = t->strides[first + i];
+    }
+    if (nd == 0) {
+        *extent = 1, *stride = 0;
+        return true;
+    }
+    wt_coalesce(&nd, shape, 1, strides);
+    if (nd != 1 || strides[0][0] < 0) return false;
+    *extent = (uint64_t)shape[0];
+    *stride = (uint64_t)strides[0][0];
+    return true;
+}
+
+/* Elements of the storage, the bound for every index the shaders form. */
+static bool fits_u32_indexing(const wt_tensor *t)
+{
+    return t->storage->bytes / sizeof(float) < (1ull << 31);
+}
 
 wt_status wg_op_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
                        wt_tensor *out)
 {
-    (void)ctx; (void)op; (void)x; (void)nreduced; (void)out;
-    return wt_fail(WT_ERR_UNSUPPORTED, "reduce: not implemented on webgpu yet");
+    if (x->dtype != WT_F32 || out->dtype != WT_F32)
+        return wt_fail(WT_ERR_UNSUPPORTED, "reduce: only f32 is supported on webgpu");
+    if (nreduced < 0 || x->ndim != out->ndim + nreduced)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "reduce: x has %d axes, out %d, reducing %d",
+                       x->ndim, out->ndim, nreduced);
+    uint64_t rows = (uint64_t)out->numel, row_len = 1;
+    for (int i = out->ndim; i < x->ndim; i++) row_len *= (uint64_t)x->shape[i];
+    if (rows == 0) return WT_OK;
+    if (row_len == 0) {
+        if (op == WT_REDUCE_MAX || op == WT_REDUCE_MIN)
+            return wt_fail(WT_ERR_SHAPE, "reduce: max/min over no elements");
+        return wg_op_fill(ctx, out, op == WT_REDUCE_SUM ? 0.0f : NAN);
+    }
+    if (rows >= (1ull << 31) || row_len >= (1ull << 31) || !fits_u32_indexing(x) ||
+        !fits_u32_indexing(out))
+        return wt_fail(WT_ERR_UNSUPPORTED,
+                       "reduce: %llu rows of %llu elements exceed 32-bit indexing on webgpu",
+                       (unsigned long long)rows, (unsigned long long)row_len);
+
+    reduce_matrix m = {x->storage, (uint64_t)x->offset, rows, row_len, 0, 0};
+    uint64_t kept_extent, red_extent;
+    bool merged = merge_axes(x, 0, out->ndim, &kept_extent, &m.row_stride) &&
+                  merge_axes(x, out->ndim, nreduced, &red_extent, &m.elem_stride);
+    /* Neither unit stride: neither kernel reads coalesced; a gather pays. */
+    if (merged && row_len > REDUCE_SHORT_ROW && rows > 1 && m.row_stride != 1 &&
+        m.elem_stride != 1)
+        merged = false;
+    if (merged) return reduce_matrix_run(ctx, op, m, out, (double)row_len);
+
+    wt_tensor *packed = NULL;
+    wt_status st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &packed);
+    if (st != WT_OK) return st;
+    st = wg_op_copy(ctx, x, packed);
+    if (st == WT_OK) {
+        m = (reduce_matrix){packed->storage, (uint64_t)packed->offset, rows, row_len, row_len, 1};
+        st = reduce_matrix_run(ctx, op, m, out, (double)row_len);
+    }
+    wt_tensor_release(packed);
+    if (st != WT_OK) wt_error_prefix("reduce");
+    return st;
 }

@@ -1,0 +1,253 @@
+/*
+ * What `webtensor bench` measures: one table of cases, each a plan (input
+ * shapes, label, work) and a run (the ops), and one table of parameters per
+ * size set. bench/torch_peer.py times the same cases at the "large" sizes;
+ * keep the labels of both in step.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench_engine.h"
+
+static bench_shape shape1(int64_t a)
+{
+    bench_shape s = {1, {a}};
+    return s;
+}
+static bench_shape shape2(int64_t a, int64_t b)
+{
+    bench_shape s = {2, {a, b}};
+    return s;
+}
+static bench_shape shape3(int64_t a, int64_t b, int64_t c)
+{
+    bench_shape s = {3, {a, b, c}};
+    return s;
+}
+
+/* ------------------------------------------------------- elementwise */
+
+/* params: n */
+static void plan_binary(const int64_t *p, bench_plan *plan)
+{
+    plan->ninputs = 2;
+    plan->inputs[0] = plan->inputs[1] = shape1(p[0]);
+    snprintf(plan->label, sizeof plan->label, "%lld", (long long)p[0]);
+    plan->work = 3.0 * 4.0 * (double)p[0];
+}
+static wt_status run_add(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    return wt_add(in[0], in[1], out);
+}
+
+static void plan_unary(const int64_t *p, bench_plan *plan)
+{
+    plan->ninputs = 1;
+    plan->inputs[0] = shape1(p[0]);
+    snprintf(plan->label, sizeof plan->label, "%lld", (long long)p[0]);
+    plan->work = 2.0 * 4.0 * (double)p[0];
+}
+static wt_status run_exp(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    return wt_exp(in[0], out);
+}
+
+/* params: length of the chain, n. Each add depends on the previous one, so
+ * the time per op is the latency of a small op, not its throughput. */
+static void plan_add_chain(const int64_t *p, bench_plan *plan)
+{
+    plan->ninputs = 2;
+    plan->inputs[0] = plan->inputs[1] = shape1(p[1]);
+    snprintf(plan->label, sizeof plan->label, "%lldx%lld", (long long)p[0], (long long)p[1]);
+    plan->work = 3.0 * 4.0 * (double)p[1];
+    plan->ops_per_run = (int)p[0];
+}
+static wt_status run_add_chain(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    wt_tensor *x = NULL;
+    wt_status s = wt_add(in[0], in[1], &x);
+    for (int64_t i = 1; s == WT_OK && i < p[0]; i++) {
+        wt_tensor *next = NULL;
+        s = wt_add(x, in[1], &next);
+        wt_tensor_release(x);
+        x = next;
+    }
+    *out = x;
+    return s;
+}
+
+/* -------------------------------------------------------- reductions */
+
+static void plan_sum_all(const int64_t *p, bench_plan *plan)
+{
+    plan->ninputs = 1;
+    plan->inputs[0] = shape1(p[0]);
+    snprintf(plan->label, sizeof plan->label, "%lld", (long long)p[0]);
+    plan->work = 4.0 * (double)p[0] + 4.0;
+    /* One number summed in different orders: rounding grows with n, while
+     * the result itself (random signs) grows only like sqrt(n). */
+    plan->check_atol = 1e-6 * (double)p[0];
+}
+static wt_status run_sum_all(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    return wt_sum(in[0], 0, NULL, false, out);
+}
+
+/* params: rows, cols */
+static void plan_rows(const int64_t *p, bench_plan *plan)
+{
+    plan->ninputs = 1;
+    plan->inputs[0] = shape2(p[0], p[1]);
+    snprintf(plan->label, sizeof plan->label, "%lldx%lld", (long long)p[0], (long long)p[1]);
+    plan->work = 4.0 * (double)p[0] * (double)p[1] + 4.0 * (double)p[0];
+}
+static wt_status run_rowsum(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    const int axis = 1;
+    return wt_sum(in[0], 1, &axis, false, out);
+}
+
+/* ------------------------------------------------------------ layout */
+
+static void plan_transpose(const int64_t *p, bench_plan *plan)
+{
+    plan_rows(p, plan);
+    plan->work = 2.0 * 4.0 * (double)p[0] * (double)p[1];
+}
+static wt_status run_transpose(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    wt_tensor *view = NULL;
+    wt_status s = wt_transpose(in[0], 0, 1, &view);
+    if (s != WT_OK) return s;
+    s = wt_contiguous(view, out);
+    wt_tensor_release(view);
+    return s;
+}
+
+/* ------------------------------------------------------------ matmul */
+
+/* params: m, n, k */
+static void plan_matmul(const int64_t *p, bench_plan *plan)
+{
+    plan->ninputs = 2;
+    plan->inputs[0] = shape2(p[0], p[2]);
+    plan->inputs[1] = shape2(p[2], p[1]);
+    snprintf(plan->label, sizeof plan->label, "%lldx%lldx%lld", (long long)p[0], (long long)p[1],
+             (long long)p[2]);
+    plan->work = 2.0 * (double)p[0] * (double)p[1] * (double)p[2];
+}
+static wt_status run_matmul(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    return wt_matmul(in[0], in[1], out);
+}
+
+/* params: batch, m, n, k */
+static void plan_bmm(const int64_t *p, bench_plan *plan)
+{
+    plan->ninputs = 2;
+    plan->inputs[0] = shape3(p[0], p[1], p[3]);
+    plan->inputs[1] = shape3(p[0], p[3], p[2]);
+    snprintf(plan->label, sizeof plan->label, "%lldx%lldx%lldx%lld", (long long)p[0],
+             (long long)p[1], (long long)p[2], (long long)p[3]);
+    plan->work = 2.0 * (double)p[0] * (double)p[1] * (double)p[2] * (double)p[3];
+}
+
+/* params: rows, cols. Matrix [rows, cols] times vector [cols]: memory-bound,
+ * so counted in bytes like the decode step of a language model. */
+static void plan_gemv(const int64_t *p, bench_plan *plan)
+{
+    plan->ninputs = 2;
+    plan->inputs[0] = shape2(p[0], p[1]);
+    plan->inputs[1] = shape1(p[1]);
+    snprintf(plan->label, sizeof plan->label, "%lldx%lld", (long long)p[0], (long long)p[1]);
+    plan->work = 4.0 * ((double)p[0] * (double)p[1] + (double)p[0] + (double)p[1]);
+}
+
+/* ------------------------------------------------------------ tables */
+
+static const bench_case cases[] = {
+    {"add", "a + b, elementwise", BENCH_BYTES, plan_binary, run_add},
+    {"exp", "exp(x), elementwise", BENCH_BYTES, plan_unary, run_exp},
+    {"sum", "sum of all elements", BENCH_BYTES, plan_sum_all, run_sum_all},
+    {"rowsum", "sum over axis 1 of [rows, cols]", BENCH_BYTES, plan_rows, run_rowsum},
+    {"transpose", "transpose of [rows, cols] + contiguous copy", BENCH_BYTES, plan_transpose,
+     run_transpose},
+    {"matmul", "[m, k] @ [k, n]", BENCH_FLOPS, plan_matmul, run_matmul},
+    {"bmm", "batched [b, m, k] @ [b, k, n]", BENCH_FLOPS, plan_bmm, run_matmul},
+    {"gemv", "[rows, cols] @ [cols]", BENCH_BYTES, plan_gemv, run_matmul},
+    {"add_chain", "chain of dependent adds of small vectors: time per op", BENCH_BYTES,
+     plan_add_chain, run_add_chain},
+};
+
+/* Small enough for a 2-core machine with a software GPU in under a minute. */
+static const bench_item quick_items[] = {
+    {"add", {1 << 20}},
+    {"exp", {1 << 20}},
+    {"sum", {1 << 20}},
+    {"rowsum", {1024, 1024}},
+    {"transpose", {1024, 1024}},
+    {"matmul", {256, 256, 256}},
+    {"bmm", {16, 128, 128, 128}},
+    {"gemv", {1024, 1024}},
+    {"add_chain", {1000, 1024}},
+};
+
+/* Beyond CPU caches; within a 128 MiB storage binding. */
+static const bench_item default_items[] = {
+    {"add", {1 << 24}},
+    {"exp", {1 << 24}},
+    {"sum", {1 << 24}},
+    {"rowsum", {4096, 4096}},
+    {"transpose", {4096, 4096}},
+    {"matmul", {1024, 1024, 1024}},
+    {"bmm", {32, 256, 256, 256}},
+    {"gemv", {4096, 4096}},
+    {"add_chain", {1000, 1024}},
+};
+
+/* A data-centre GPU; the same shapes as bench/torch_peer.py. */
+static const bench_item large_items[] = {
+    {"add", {1 << 28}},
+    {"exp", {1 << 28}},
+    {"sum", {1 << 28}},
+    {"rowsum", {32768, 4096}},
+    {"transpose", {32768, 4096}},
+    {"matmul", {1024, 1024, 1024}},
+    {"matmul", {4096, 4096, 4096}},
+    {"bmm", {64, 512, 512, 512}},
+    {"gemv", {4096, 4096}},
+    {"add_chain", {1000, 1024}},
+};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+const bench_case *bench_find_case(const char *name)
+{
+    for (int i = 0; i < COUNT(cases); i++)
+        if (strcmp(cases[i].name, name) == 0) return &cases[i];
+    return NULL;
+}
+
+const bench_item *bench_size_items(bench_size size, int *count)
+{
+    switch (size) {
+    case BENCH_SIZE_QUICK: *count = COUNT(quick_items); return quick_items;
+    case BENCH_SIZE_LARGE: *count = COUNT(large_items); return large_items;
+    default: *count = COUNT(default_items); return default_items;
+    }
+}
+
+const char *bench_size_name(bench_size size)
+{
+    switch (size) {
+    case BENCH_SIZE_QUICK: return "quick";
+    case BENCH_SIZE_LARGE: return "large";
+    default: return "default";
+    }
+}
+
+void bench_print_cases(FILE *f)
+{
+    for (int i = 0; i < COUNT(cases); i++)
+        fprintf(f, "  %-10s %s\n", cases[i].name, cases[i].description);
+}

@@ -1,0 +1,155 @@
+/*
+ * Output of `webtensor bench`: a console table with one column group per
+ * backend (side by side), and optional CSV / JSON files with one row per
+ * case and backend. bench/compare.py reads the CSV; its columns are:
+ *   case,shape,backend,device,median_ms,metric,work,rate,unit,status,error
+ * metric is "bytes" (rate in GB/s) or "flops" (rate in GFLOP/s); status is
+ * "OK" or the wt_status name of the failure.
+ */
+#include "bench_engine.h"
+
+#include <string.h>
+
+void bench_format_time(double seconds, char *buf, size_t len)
+{
+    if (seconds < 1e-3) snprintf(buf, len, "%.2f us", seconds * 1e6);
+    else if (seconds < 1.0) snprintf(buf, len, "%.3f ms", seconds * 1e3);
+    else snprintf(buf, len, "%.3f s", seconds);
+}
+
+static void format_rate(const bench_case *c, double rate, char *buf, size_t len)
+{
+    if (c->metric == BENCH_BYTES) snprintf(buf, len, "%.1f GB/s", rate);
+    else if (rate >= 1000.0) snprintf(buf, len, "%.2f TFLOP/s", rate / 1000.0);
+    else snprintf(buf, len, "%.1f GFLOP/s", rate);
+}
+
+/* CSV field: quoted when it holds a comma, quote or newline. */
+static void csv_field(FILE *f, const char *s, bool last)
+{
+    if (strpbrk(s, ",\"\n")) {
+        fputc('"', f);
+        for (; *s; s++) {
+            if (*s == '"') fputc('"', f);
+            fputc(*s == '\n' ? ' ' : *s, f);
+        }
+        fputc('"', f);
+    } else {
+        fputs(s, f);
+    }
+    fputc(last ? '\n' : ',', f);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+        else fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+#define CASE_W 10
+#define SHAPE_W 18
+#define TIME_W 11
+#define RATE_W 15
+
+void bench_report_header(bench_report *r, bench_size size, int reps)
+{
+    printf("webtensor bench, sizes: %s, f32. Times are wall time around wt_context_sync,\n"
+           "median per op over up to %d repetitions (GB/s: inputs read once + output written once).\n",
+           bench_size_name(size), reps);
+    for (int b = 0; b < r->nbackends; b++)
+        printf("  %-7s %s\n", r->backends[b].name, r->backends[b].device);
+    printf("\n%-*s %-*s", CASE_W, "case", SHAPE_W, "shape");
+    for (int b = 0; b < r->nbackends; b++) {
+        char head[64];
+        snprintf(head, sizeof head, "%s wall", r->backends[b].name);
+        printf(" | %*s %*s", TIME_W, head, RATE_W, "rate");
+    }
+    printf("%s\n", r->nbackends > 1 ? " | check" : "");
+    int width = CASE_W + 1 + SHAPE_W + r->nbackends * (3 + TIME_W + 1 + RATE_W) +
+                (r->nbackends > 1 ? 8 : 0);
+    for (int i = 0; i < width; i++) putchar('-');
+    putchar('\n');
+    fflush(stdout);
+
+    if (r->csv) fprintf(r->csv, "case,shape,backend,device,median_ms,metric,work,rate,unit,status,error\n");
+    if (r->json) fprintf(r->json, "{\n  \"sizes\": \"%s\",\n  \"results\": [", bench_size_name(size));
+}
+
+static void write_files(bench_report *r, const bench_case *c, const bench_plan *plan,
+                        const bench_backend_run *run, const bench_result *res)
+{
+    const char *metric = c->metric == BENCH_BYTES ? "bytes" : "flops";
+    const char *unit = c->metric == BENCH_BYTES ? "GB/s" : "GFLOP/s";
+    const char *status = res->status == WT_OK ? "OK" : wt_status_string(res->status);
+    if (r->csv) {
+        char num[64];
+        csv_field(r->csv, c->name, false);
+        csv_field(r->csv, plan->label, false);
+        csv_field(r->csv, run->name, false);
+        csv_field(r->csv, run->device, false);
+        snprintf(num, sizeof num, "%.6f", res->median_s * 1e3);
+        csv_field(r->csv, res->status == WT_OK ? num : "", false);
+        csv_field(r->csv, metric, false);
+        snprintf(num, sizeof num, "%.0f", plan->work);
+        csv_field(r->csv, num, false);
+        snprintf(num, sizeof num, "%.3f", res->rate);
+        csv_field(r->csv, res->status == WT_OK ? num : "", false);
+        csv_field(r->csv, unit, false);
+        csv_field(r->csv, status, false);
+        csv_field(r->csv, res->error, true);
+        fflush(r->csv);
+    }
+    if (r->json) {
+        fprintf(r->json, "%s\n    {\"case\": ", r->json_rows++ ? "," : "");
+        json_string(r->json, c->name);
+        fprintf(r->json, ", \"shape\": ");
+        json_string(r->json, plan->label);
+        fprintf(r->json, ", \"backend\": ");
+        json_string(r->json, run->name);
+        fprintf(r->json, ", \"device\": ");
+        json_string(r->json, run->device);
+        if (res->status == WT_OK)
+            fprintf(r->json, ", \"median_ms\": %.6f, \"rate\": %.3f", res->median_s * 1e3, res->rate);
+        fprintf(r->json, ", \"metric\": \"%s\", \"work\": %.0f, \"unit\": \"%s\", \"reps\": %d, "
+                         "\"inner\": %d, \"input_sets\": %d, \"status\": \"%s\", \"error\": ",
+                metric, plan->work, unit, res->reps, res->inner, res->sets, status);
+        json_string(r->json, res->error);
+        fputc('}', r->json);
+    }
+}
+
+void bench_report_row(bench_report *r, const bench_case *c, const bench_plan *plan,
+                      const bench_result *results, const char *check)
+{
+    printf("%-*s %-*s", CASE_W, c->name, SHAPE_W, plan->label);
+    for (int b = 0; b < r->nbackends; b++) {
+        const bench_result *res = &results[b];
+        char t[32] = "n/a", rate[32] = "";
+        if (res->ran && res->status == WT_OK) {
+            bench_format_time(res->median_s, t, sizeof t);
+            format_rate(c, res->rate, rate, sizeof rate);
+        } else if (res->ran) {
+            snprintf(t, sizeof t, "FAILED");
+        }
+        printf(" | %*s %*s", TIME_W, t, RATE_W, rate);
+    }
+    printf("%s%s\n", r->nbackends > 1 ? " | " : "", r->nbackends > 1 ? check : "");
+    for (int b = 0; b < r->nbackends; b++) {
+        if (results[b].ran && results[b].status != WT_OK)
+            printf("    %s: %.200s%s\n", r->backends[b].name, results[b].error,
+                   strlen(results[b].error) > 200 ? " ..." : "");
+        write_files(r, c, plan, &r->backends[b], &results[b]);
+    }
+    fflush(stdout);
+}
+
+void bench_report_finish(bench_report *r)
+{
+    if (r->json) fprintf(r->json, "\n  ]\n}\n");
+}

@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""PyTorch peer of `webtensor bench`: the same cases at the same shapes.
+
+Run it on the same machine, in the same session, as
+`webtensor bench --size large --csv ours.csv`, then join the two files with
+bench/compare.py. Ratios from one run mean something; absolute times from
+two runs on a shared machine do not.
+
+Timing follows the webtensor engine: seeded uniform inputs in [-1, 1),
+rotated over up to 4 sets when one set is under 64 MiB, warm-up runs, then
+repetitions of `inner` launches each (inner sized so that a repetition lasts
+about 20 ms), median per op. A repetition is timed with CUDA events (the
+default) or with wall time around torch.cuda.synchronize() (--timer wall,
+which is what webtensor measures). TF32 is off: f32 means f32.
+
+Output: CSV with the columns of `webtensor bench --csv`:
+case,shape,backend,device,median_ms,metric,work,rate,unit,status,error
+"""
+import argparse
+import csv
+import math
+import statistics
+import sys
+import time
+
+import torch
+
+ROTATE_BYTES = 64 * 1024 * 1024
+MAX_SETS = 4
+MAX_INNER = 100
+
+
+# ------------------------------------------------------------------ cases
+# Each case: (metric, plan, run). plan(params) -> (input shapes, label,
+# work, ops per run); run(inputs, params) -> result. Keep the labels equal
+# to those of bench/bench_cases.c, since compare.py joins on them.
+
+def plan_binary(p):
+    (n,) = p
+    return [(n,), (n,)], f"{n}", 12.0 * n, 1
+
+
+def plan_unary(p):
+    (n,) = p
+    return [(n,)], f"{n}", 8.0 * n, 1
+
+
+def plan_sum_all(p):
+    (n,) = p
+    return [(n,)], f"{n}", 4.0 * n + 4.0, 1
+
+
+def plan_rows(p):
+    r, c = p
+    return [(r, c)], f"{r}x{c}", 4.0 * r * c + 4.0 * r, 1
+
+
+def plan_transpose(p):
+    r, c = p
+    return [(r, c)], f"{r}x{c}", 8.0 * r * c, 1
+
+
+def plan_matmul(p):
+    m, n, k = p
+    return [(m, k), (k, n)], f"{m}x{n}x{k}", 2.0 * m * n * k, 1
+
+
+def plan_bmm(p):
+    b, m, n, k = p
+    return [(b, m, k), (b, k, n)], f"{b}x{m}x{n}x{k}", 2.0 * b * m * n * k, 1
+
+
+def plan_gemv(p):
+    r, c = p
+    return [(r, c), (c,)], f"{r}x{c}", 4.0 * (r * c + r + c), 1
+
+
+def plan_add_chain(p):
+    length, n = p
+    return [(n,), (n,)], f"{length}x{n}", 12.0 * n, length
+
+
+def run_add_chain(x, p):
+    y = x[0] + x[1]
+    for _ in range(p[0] - 1):
+        y = y + x[1]
+    return y
+
+
+CASES = {
+    "add": ("bytes", plan_binary, lambda x, p: torch.add(x[0], x[1])),
+    "exp": ("bytes", plan_unary, lambda x, p: torch.exp(x[0])),
+    "sum": ("bytes", plan_sum_all, lambda x, p: x[0].sum()),
+    "rowsum": ("bytes", plan_rows, lambda x, p: x[0].sum(dim=1)),
+    "transpose": ("bytes", plan_transpose, lambda x, p: x[0].t().contiguous()),
+    "matmul": ("flops", plan_matmul, lambda x, p: torch.matmul(x[0], x[1])),
+    "bmm": ("flops", plan_bmm, lambda x, p: torch.matmul(x[0], x[1])),
+    "gemv": ("bytes", plan_gemv, lambda x, p: torch.matmul(x[0], x[1])),
+    "add_chain": ("bytes", plan_add_chain, run_add_chain),
+}
+
+SIZES = {
+    "quick": [
+        ("add", (1 << 20,)), ("exp", (1 << 20,)), ("sum", (1 << 20,)),
+        ("rowsum", (1024, 1024)), ("transpose", (1024, 1024)),
+        ("matmul", (256, 256, 256)), ("bmm", (16, 128, 128, 128)),
+        ("gemv", (1024, 1024)), ("add_chain", (1000, 1024)),
+    ],
+    "default": [
+        ("add", (1 << 24,)), ("exp", (1 << 24,)), ("sum", (1 << 24,)),
+        ("rowsum", (4096, 4096)), ("transpose", (4096, 4096)),
+        ("matmul", (1024, 1024, 1024)), ("bmm", (32, 256, 256, 256)),
+        ("gemv", (4096, 4096)), ("add_chain", (1000, 1024)),
+    ],
+    "large": [
+        ("add", (1 << 28,)), ("exp", (1 << 28,)), ("sum", (1 << 28,)),
+        ("rowsum", (32768, 4096)), ("transpose", (32768, 4096)),
+        ("matmul", (1024, 1024, 1024)), ("matmul", (4096, 4096, 4096)),
+        ("bmm", (64, 512, 512, 512)), ("gemv", (4096, 4096)),
+        ("add_chain", (1000, 1024)),
+    ],
+}
+
+
+# ----------------------------------------------------------------- timing
+
+class Timer:
+    """Times one repetition on the device: CUDA events, or wall time around
+    a synchronize (the only choice on the CPU)."""
+
+    def __init__(self, device, kind):
+        self.device = device
+        self.kind = kind if device.type == "cuda" else "wall"
+
+    def sync(self):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def time(self, fn):
+        if self.kind == "events":
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end) / 1e3
+        self.sync()
+        t0 = time.perf_counter()
+        fn()
+        self.sync()
+        return time.perf_counter() - t0
+
+
+def make_inputs(shapes, item_index, device):
+    set_bytes = sum(4 * math.prod(s) for s in shapes)
+    sets = max(1, min(MAX_SETS, math.ceil(ROTATE_BYTES / set_bytes))) if set_bytes else 1
+    gen = torch.Generator(device=device)
+    out = []
+    for s in range(sets):
+        gen.manual_seed(item_index * 1000003 + s * 101 + 1)
+        out.append([torch.rand(shape, generator=gen, device=device) * 2 - 1 for shape in shapes])
+    return out
+
+
+def measure(timer, run, params, inputs, ops_per_run, warmup, reps, target_s):
+    cursor = [0]
+
+    def launches(inner):
+        for _ in range(inner):
+            run(inputs[cursor[0]], params)
+            cursor[0] = (cursor[0] + 1) % len(inputs)
+
+    t = 0.0
+    for _ in range(warmup):
+        t = timer.time(lambda: launches(1))
+    inner = max(1, min(MAX_INNER, math.ceil(target_s / t))) if t > 0 else MAX_INNER
+    samples = [timer.time(lambda: launches(inner)) / (inner * ops_per_run) for _ in range(reps)]
+    return statistics.median(samples)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--size", choices=sorted(SIZES), default="large")
+    ap.add_argument("--filter", default="", help="comma-separated case names")
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--timer", choices=["events", "wall"], default="events")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--csv", default="-", help="output file ('-': stdout)")
+    args = ap.parse_args()
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    device = torch.device(args.device)
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    timer = Timer(device, args.timer)
+    words = [w for w in args.filter.split(",") if w]
+    print(f"# torch {torch.__version__} on {name}, timer {timer.kind}", file=sys.stderr)
+
+    out = sys.stdout if args.csv == "-" else open(args.csv, "w", newline="")
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["case", "shape", "backend", "device", "median_ms", "metric", "work", "rate",
+                "unit", "status", "error"])
+    failed = False
+    for index, (case, params) in enumerate(SIZES[args.size]):
+        if words and case not in words:
+            continue
+        metric, plan, run = CASES[case]
+        shapes, label, work, ops_per_run = plan(params)
+        unit = "GB/s" if metric == "bytes" else "GFLOP/s"
+        try:
+            with torch.no_grad():
+                inputs = make_inputs(shapes, index, device)
+                median = measure(timer, run, params, inputs, ops_per_run, args.warmup,
+                                 args.reps, 0.020)
+            del inputs
+            row = [case, label, "torch", name, f"{median * 1e3:.6f}", metric, f"{work:.0f}",
+                   f"{work / median / 1e9:.3f}", unit, "OK", ""]
+        except (RuntimeError, MemoryError) as e:  # out of memory and the like: go on
+            failed = True
+            row = [case, label, "torch", name, "", metric, f"{work:.0f}", "", unit, "FAILED",
+                   str(e).splitlines()[0] if str(e) else type(e).__name__]
+        w.writerow(row)
+        out.flush()
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    if out is not sys.stdout:
+        out.close()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

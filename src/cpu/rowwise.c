@@ -1,0 +1,74 @@
+/* Row-wise ops on the CPU: softmax, layernorm, rmsnorm. One pass to gather
+ * the row statistics (in double, so long rows stay accurate), one pass to
+ * write; rows run in parallel. */
+#include "cpu/cpu.h"
+#include "cpu/vmath.h"
+
+#include <math.h>
+
+static void softmax_row(const float *x, int64_t sx, float *o, int64_t C)
+{
+    float m = -INFINITY;
+    for (int64_t j = 0; j < C; j++) m = fmaxf(m, x[j * sx]);
+    /* A row of -inf (or all NaN) has no finite maximum; subtracting 0 keeps
+     * exp's result what the math gives (NaN for such rows). */
+    if (isinf(m)) m = m > 0 ? m : 0.0f;
+    double s = 0.0;
+    for (int64_t j = 0; j < C; j++) {
+        float e = vm_expf(x[j * sx] - m);
+        o[j] = e;
+        s += e;
+    }
+    float inv = (float)(1.0 / s);
+    for (int64_t j = 0; j < C; j++) o[j] *= inv;
+}
+
+static void norm_row(wt_rowwise_op op, const float *x, int64_t sx, const float *w, const float *b,
+                     float eps, float *o, int64_t C)
+{
+    double s = 0.0, s2 = 0.0;
+    for (int64_t j = 0; j < C; j++) {
+        double v = x[j * sx];
+        s += v;
+        s2 += v * v;
+    }
+    float mean = 0.0f, rstd;
+    if (op == WT_ROW_LAYERNORM) {
+        double mu = s / (double)C;
+        /* Second pass for the variance: E[x^2] - mu^2 cancels badly when
+         * the mean is large against the spread. */
+        double var = 0.0;
+        for (int64_t j = 0; j < C; j++) {
+            double d = x[j * sx] - mu;
+            var += d * d;
+        }
+        mean = (float)mu;
+        rstd = (float)(1.0 / sqrt(var / (double)C + eps));
+    } else {
+        rstd = (float)(1.0 / sqrt(s2 / (double)C + eps));
+    }
+    for (int64_t j = 0; j < C; j++) {
+        float v = (x[j * sx] - mean) * rstd;
+        if (w) v *= w[j];
+        if (b) v += b[j];
+        o[j] = v;
+    }
+}
+
+wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *weight,
+                      const wt_tensor *bias, float eps, wt_tensor *out)
+{
+    const int64_t R = x->shape[0], C = x->shape[1], sr = x->strides[0], sc = x->strides[1];
+    const float *xp = cpu_data(x);
+    const float *w = weight ? cpu_data(weight) : NULL, *b = bias ? cpu_data(bias) : NULL;
+    float *op_ = cpu_data(out);
+    int threads = R * C >= 32768 ? cpu_threads(ctx) : 1;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t r = 0; r < R; r++) {
+        if (op == WT_ROW_SOFTMAX)
+            softmax_row(xp + r * sr, sc, op_ + r * C, C);
+        else
+            norm_row(op, xp + r * sr, sc, w, b, eps, op_ + r * C, C);
+    }
+    return WT_OK;
+}

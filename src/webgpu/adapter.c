@@ -1,0 +1,273 @@
+/* Instance, adapters and device. There is no adapter enumeration in the
+ * standard C API, so adapters are requested once per GPU API and power
+ * preference and deduplicated. Dawn's Null adapter (which accepts every
+ * command and computes nothing) is never offered. */
+#include "webgpu/wg_runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+wt_status wg_instance_create(const wg_library *lib, WGPUInstance *out)
+{
+    /* Mesa's EGL needs a platform when there is no display; Dawn's OpenGL
+     * ES backend goes through it. A value the user set wins. */
+    setenv("EGL_PLATFORM", "surfaceless", 0);
+    WGPUInstanceDescriptor desc;
+    memset(&desc, 0, sizeof desc);
+    desc.capabilities.timedWaitAnyEnable = 1;
+    desc.capabilities.timedWaitAnyMaxCount = 0;
+    *out = lib->p.CreateInstance(&desc);
+    if (!*out)
+        return wt_fail(WT_ERR_NO_DEVICE, "webgpu: creating the WebGPU instance failed");
+    return WT_OK;
+}
+
+/* ---------------------------------------------------------- requests */
+
+typedef struct adapter_request_result {
+    WGPUAdapter adapter;
+    WGPURequestAdapterStatus status;
+} adapter_request_result;
+
+static void on_adapter(WGPURequestAdapterStatus status, WGPUAdapter adapter,
+                       WGPUStringView message, void *userdata1, void *userdata2)
+{
+    (void)message;
+    (void)userdata2;
+    adapter_request_result *r = userdata1;
+    r->status = status;
+    r->adapter = status == WGPURequestAdapterStatus_Success ? adapter : NULL;
+}
+
+static WGPUAdapter request_adapter(const wg_library *lib, WGPUInstance instance,
+                                   WGPUBackendType backend, WGPUFeatureLevel level,
+                                   WGPUPowerPreference power)
+{
+    WGPURequestAdapterOptions opts;
+    memset(&opts, 0, sizeof opts);
+    opts.backendType = backend;
+    opts.featureLevel = level;
+    opts.powerPreference = power;
+    adapter_request_result r = {NULL, 0};
+    WGPURequestAdapterCallbackInfo cb;
+    memset(&cb, 0, sizeof cb);
+    cb.mode = WGPUCallbackMode_WaitAnyOnly;
+    cb.callback = on_adapter;
+    cb.userdata1 = &r;
+    WGPUFuture f = lib->p.InstanceRequestAdapter(instance, &opts, cb);
+    if (wg_wait(lib, instance, f, "an adapter request") != WT_OK)
+        return NULL; /* no adapter of this kind; not an error for the caller */
+    return r.adapter;
+}
+
+/* ------------------------------------------------------------- info */
+
+static bool api_of_backend(WGPUBackendType backend, wt_gpu_api *api)
+{
+    switch (backend) {
+    case WGPUBackendType_Vulkan: *api = WT_GPU_API_VULKAN; return true;
+    case WGPUBackendType_OpenGLES:
+    case WGPUBackendType_OpenGL: *api = WT_GPU_API_OPENGLES; return true;
+    case WGPUBackendType_Metal: *api = WT_GPU_API_METAL; return true;
+    case WGPUBackendType_D3D12: *api = WT_GPU_API_D3D12; return true;
+    default: return false; /* Null, D3D11, WebGPU-on-WebGPU: not offered */
+    }
+}
+
+static wt_adapter_type type_of_adapter(WGPUAdapterType t)
+{
+    switch (t) {
+    case WGPUAdapterType_DiscreteGPU: return WT_ADAPTER_DISCRETE_GPU;
+    case WGPUAdapterType_IntegratedGPU: return WT_ADAPTER_INTEGRATED_GPU;
+    case WGPUAdapterType_CPU: return WT_ADAPTER_CPU;
+    default: return WT_ADAPTER_UNKNOWN;
+    }
+}
+
+/* Fills info; false for an adapter that must not be used (the Null one). */
+static bool describe_adapter(const wg_library *lib, WGPUAdapter adapter, wt_adapter_info *info)
+{
+    memset(info, 0, sizeof *info);
+    WGPUAdapterInfo ai;
+    memset(&ai, 0, sizeof ai);
+    if (lib->p.AdapterGetInfo(adapter, &ai) != WGPUStatus_Success)
+        return false;
+    wt_gpu_api api;
+    bool usable = api_of_backend(ai.backendType, &api);
+    wg_copy_string(info->name, sizeof info->name, ai.device);
+    wg_copy_string(info->vendor, sizeof info->vendor, ai.vendor);
+    wg_copy_string(info->architecture, sizeof info->architecture, ai.architecture);
+    wg_copy_string(info->driver, sizeof info->driver, ai.description);
+    if (!info->name[0])
+        snprintf(info->name, sizeof info->name, "%s", info->driver);
+    /* Dawn's Null adapter: backend Null, named "Null backend". */
+    if (strncasecmp(info->name, "null", 4) == 0)
+        usable = false;
+    info->vendor_id = ai.vendorID;
+    info->device_id = ai.deviceID;
+    info->api = usable ? api : WT_GPU_API_AUTO;
+    info->type = type_of_adapter(ai.adapterType);
+    info->subgroup_min_size = ai.subgroupMinSize;
+    info->subgroup_max_size = ai.subgroupMaxSize;
+    lib->p.AdapterInfoFreeMembers(ai);
+    if (!usable)
+        return false;
+
+    WGPULimits lim;
+    memset(&lim, 0, sizeof lim);
+    if (lib->p.AdapterGetLimits(adapter, &lim) != WGPUStatus_Success)
+        return false;
+    info->max_buffer_size = lim.maxBufferSize;
+    info->max_storage_buffer_binding_size = lim.maxStorageBufferBindingSize;
+    info->max_compute_workgroup_storage_size = lim.maxComputeWorkgroupStorageSize;
+    info->max_compute_invocations_per_workgroup = lim.maxComputeInvocationsPerWorkgroup;
+    info->max_compute_workgroups_per_dimension = lim.maxComputeWorkgroupsPerDimension;
+    info->max_storage_buffers_per_shader_stage = lim.maxStorageBuffersPerShaderStage;
+
+    info->compatibility_mode =
+        !lib->p.AdapterHasFeature(adapter, WGPUFeatureName_CoreFeaturesAndLimits);
+    info->shader_f16 = lib->p.AdapterHasFeature(adapter, WGPUFeatureName_ShaderF16);
+    info->subgroups = lib->p.AdapterHasFeature(adapter, WGPUFeatureName_Subgroups);
+    info->timestamp_query = lib->p.AdapterHasFeature(adapter, WGPUFeatureName_TimestampQuery);
+    info->subgroup_matrix =
+        lib->p.AdapterHasFeature(adapter, WGPUFeatureName_ChromiumExperimentalSubgroupMatrix);
+    if (!info->subgroups)
+        info->subgroup_min_size = info->subgroup_max_size = 0;
+    return true;
+}
+
+/* Lower is better: discrete, integrated, then CPU/unknown; native APIs
+ * before OpenGL ES (compatibility mode has fewer features). */
+static int adapter_rank(const wt_adapter_info *info)
+{
+    int type_rank = info->type == WT_ADAPTER_DISCRETE_GPU     ? 0
+                    : info->type == WT_ADAPTER_INTEGRATED_GPU ? 1
+                                                              : 2;
+    return type_rank * 2 + (info->api == WT_GPU_API_OPENGLES ? 1 : 0);
+}
+
+static bool same_adapter(const wt_adapter_info *a, const wt_adapter_info *b)
+{
+    return a->api == b->api && a->device_id == b->device_id && a->vendor_id == b->vendor_id &&
+           strcmp(a->name, b->name) == 0;
+}
+
+typedef struct request_plan {
+    WGPUBackendType backend;
+    WGPUFeatureLevel level;
+    wt_gpu_api api; /* AUTO: any */
+} request_plan;
+
+wt_status wg_adapters_enumerate(const wg_library *lib, WGPUInstance instance, wt_gpu_api gpu_api,
+                                wg_adapter_entry **out, int *count)
+{
+    static const request_plan plans[] = {
+        {WGPUBackendType_Vulkan, WGPUFeatureLevel_Core, WT_GPU_API_VULKAN},
+        {WGPUBackendType_Metal, WGPUFeatureLevel_Core, WT_GPU_API_METAL},
+        {WGPUBackendType_D3D12, WGPUFeatureLevel_Core, WT_GPU_API_D3D12},
+        {WGPUBackendType_Undefined, WGPUFeatureLevel_Core, WT_GPU_API_AUTO},
+        {WGPUBackendType_OpenGLES, WGPUFeatureLevel_Compatibility, WT_GPU_API_OPENGLES},
+    };
+    static const WGPUPowerPreference powers[] = {WGPUPowerPreference_HighPerformance,
+                                                 WGPUPowerPreference_LowPower};
+    *out = NULL;
+    *count = 0;
+    int cap = 16, n = 0;
+    wg_adapter_entry *list = calloc((size_t)cap, sizeof *list);
+    if (!list)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory listing adapters");
+
+    for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++) {
+        if (gpu_api != WT_GPU_API_AUTO && plans[i].api != gpu_api &&
+            plans[i].api != WT_GPU_API_AUTO)
+            continue;
+        for (size_t j = 0; j < sizeof powers / sizeof powers[0]; j++) {
+            WGPUAdapter a = request_adapter(lib, instance, plans[i].backend, plans[i].level,
+                                            powers[j]);
+            if (!a)
+                continue;
+            wt_adapter_info info;
+            bool keep = describe_adapter(lib, a, &info) &&
+                        (gpu_api == WT_GPU_API_AUTO || info.api == gpu_api);
+            for (int k = 0; keep && k < n; k++)
+                if (same_adapter(&list[k].info, &info))
+                    keep = false;
+            if (keep && n == cap) {
+                wg_adapter_entry *grown = realloc(list, (size_t)cap * 2 * sizeof *list);
+                if (!grown) {
+                    lib->p.AdapterRelease(a);
+                    wg_adapters_release(lib, list, n);
+                    return wt_fail(WT_ERR_OUT_OF_MEMORY,
+                                   "webgpu: out of host memory listing adapters");
+                }
+                list = grown;
+                cap *= 2;
+            }
+            if (!keep) {
+                lib->p.AdapterRelease(a);
+                continue;
+            }
+            list[n].adapter = a;
+            list[n].info = info;
+            n++;
+        }
+    }
+    /* Stable insertion sort by rank, so request order breaks ties. */
+    for (int i = 1; i < n; i++) {
+        wg_adapter_entry e = list[i];
+        int j = i - 1;
+        while (j >= 0 && adapter_rank(&list[j].info) > adapter_rank(&e.info)) {
+            list[j + 1] = list[j];
+            j--;
+        }
+        list[j + 1] = e;
+    }
+    for (int i = 0; i < n; i++) {
+        list[i].info.index = i;
+        list[i].info.auto_choice = i == 0;
+    }
+    *out = list;
+    *count = n;
+    return WT_OK;
+}
+
+void wg_adapters_release(const wg_library *lib, wg_adapter_entry *list, int count)
+{
+    for (int i = 0; list && i < count; i++)
+        if (list[i].adapter)
+            lib->p.AdapterRelease(list[i].adapter);
+    free(list);
+}
+
+/* Public listing: loads the library, lists, unloads. */
+wt_status wt_webgpu_list_adapters(const wt_context_options *opts, wt_adapter_info *infos,
+                                  int capacity, int *count)
+{
+    if (count)
+        *count = 0;
+    wg_library lib;
+    wt_status st = wg_library_load(opts ? opts->webgpu_library : NULL, &lib);
+    if (st != WT_OK)
+        return st;
+    WGPUInstance instance = NULL;
+    st = wg_instance_create(&lib, &instance);
+    if (st != WT_OK) {
+        wg_library_unload(&lib);
+        return st;
+    }
+    wg_adapter_entry *list = NULL;
+    int n = 0;
+    st = wg_adapters_enumerate(&lib, instance, opts ? opts->gpu_api : WT_GPU_API_AUTO, &list, &n);
+    if (st == WT_OK) {
+        for (int i = 0; infos && i < n && i < capacity; i++)
+            infos[i] = list[i].info;
+        if (count)
+            *count = n;
+    }
+    wg_adapters_release(&lib, list, n);
+    lib.p.InstanceRelease(instance);
+    wg_library_unload(&lib);
+    return st;
+}

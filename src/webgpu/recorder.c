@@ -1,0 +1,248 @@
+/* Deferred execution: launches are recorded into one open compute pass and
+ * submitted in batches (every per_submit dispatches, or when the host
+ * needs results). Per-launch parameters live in a uniform arena with one
+ * slot per dispatch of the batch, bound with a dynamic offset. */
+#include "webgpu/wg_runtime.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define WG_DEFAULT_DISPATCHES_PER_SUBMIT 64
+#define WG_MAX_DISPATCHES_PER_SUBMIT 4096
+
+wt_status wg_recorder_init(wt_context *ctx, uint32_t per_submit)
+{
+    wg_context *w = wg_ctx(ctx);
+    wg_recorder *r = &w->rec;
+    memset(r, 0, sizeof *r);
+    if (per_submit == 0)
+        per_submit = WG_DEFAULT_DISPATCHES_PER_SUBMIT;
+    if (per_submit > WG_MAX_DISPATCHES_PER_SUBMIT)
+        per_submit = WG_MAX_DISPATCHES_PER_SUBMIT;
+    r->per_submit = per_submit;
+    r->batch = 1;
+    uint32_t align = w->limits.minUniformBufferOffsetAlignment;
+    r->slot_size = WG_MAX_PARAMS;
+    while (align && r->slot_size % align)
+        r->slot_size += WG_MAX_PARAMS;
+    size_t arena_bytes = (size_t)r->slot_size * per_submit;
+    r->arena_host = calloc(1, arena_bytes);
+    if (!r->arena_host)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory");
+    return wg_create_buffer(ctx, arena_bytes, WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst,
+                            "webtensor params", &r->arena);
+}
+
+void wg_recorder_destroy(wt_context *ctx)
+{
+    wg_context *w = wg_ctx(ctx);
+    wg_recorder *r = &w->rec;
+    if (r->pass) {
+        w->lib.p.ComputePassEncoderEnd(r->pass);
+        w->lib.p.ComputePassEncoderRelease(r->pass);
+    }
+    if (r->encoder)
+        w->lib.p.CommandEncoderRelease(r->encoder);
+    if (r->arena)
+        w->lib.p.BufferRelease(r->arena);
+    if (r->readback)
+        w->lib.p.BufferRelease(r->readback);
+    free(r->arena_host);
+    memset(r, 0, sizeof *r);
+}
+
+static wt_status ensure_encoder(wg_context *w)
+{
+    if (w->rec.encoder)
+        return WT_OK;
+    WGPUCommandEncoderDescriptor desc;
+    memset(&desc, 0, sizeof desc);
+    w->rec.encoder = w->lib.p.DeviceCreateCommandEncoder(w->device, &desc);
+    if (!w->rec.encoder)
+        return wt_fail(WT_ERR_BACKEND, "webgpu: creating a command encoder failed");
+    return WT_OK;
+}
+
+static wt_status ensure_pass(wg_context *w)
+{
+    if (w->rec.pass)
+        return WT_OK;
+    wt_status st = ensure_encoder(w);
+    if (st != WT_OK)
+        return st;
+    WGPUComputePassDescriptor desc;
+    memset(&desc, 0, sizeof desc);
+    w->rec.pass = w->lib.p.CommandEncoderBeginComputePass(w->rec.encoder, &desc);
+    if (!w->rec.pass)
+        return wt_fail(WT_ERR_BACKEND, "webgpu: beginning a compute pass failed");
+    return WT_OK;
+}
+
+static void end_pass(wg_context *w)
+{
+    if (!w->rec.pass)
+        return;
+    w->lib.p.ComputePassEncoderEnd(w->rec.pass);
+    w->lib.p.ComputePassEncoderRelease(w->rec.pass);
+    w->rec.pass = NULL;
+}
+
+wt_status wg_copy_encoder(wt_context *ctx, WGPUCommandEncoder *out)
+{
+    wg_context *w = wg_ctx(ctx);
+    end_pass(w);
+    wt_status st = ensure_encoder(w);
+    *out = w->rec.encoder;
+    return st;
+}
+
+wt_status wg_flush(wt_context *ctx)
+{
+    wg_context *w = wg_ctx(ctx);
+    wg_recorder *r = &w->rec;
+    if (!r->encoder)
+        return wg_check_device(ctx);
+    end_pass(w);
+    /* The parameters go in queue order before the command buffer that
+     * reads them and after the previous batch, which read the same slots. */
+    if (r->dispatches)
+        w->lib.p.QueueWriteBuffer(w->queue, r->arena, 0, r->arena_host,
+                                  (size_t)r->dispatches * r->slot_size);
+    WGPUCommandBufferDescriptor desc;
+    memset(&desc, 0, sizeof desc);
+    WGPUCommandBuffer cmd = w->lib.p.CommandEncoderFinish(r->encoder, &desc);
+    w->lib.p.CommandEncoderRelease(r->encoder);
+    r->encoder = NULL;
+    r->dispatches = 0;
+    r->batch++;
+    if (!cmd) {
+        wt_status st = wg_check_device(ctx);
+        return st != WT_OK ? st
+                           : wt_fail(WT_ERR_BACKEND, "webgpu: finishing a command buffer failed");
+    }
+    w->lib.p.QueueSubmit(w->queue, 1, &cmd);
+    w->lib.p.CommandBufferRelease(cmd);
+    return wg_check_device(ctx);
+}
+
+static void on_work_done(WGPUQueueWorkDoneStatus status, WGPUStringView message, void *userdata1,
+                         void *userdata2)
+{
+    (void)message;
+    (void)userdata2;
+    *(WGPUQueueWorkDoneStatus *)userdata1 = status;
+}
+
+wt_status wg_finish(wt_context *ctx)
+{
+    wg_context *w = wg_ctx(ctx);
+    wt_status st = wg_flush(ctx);
+    if (st != WT_OK)
+        return st;
+    WGPUQueueWorkDoneStatus done = 0;
+    WGPUQueueWorkDoneCallbackInfo cb;
+    memset(&cb, 0, sizeof cb);
+    cb.mode = WGPUCallbackMode_WaitAnyOnly;
+    cb.callback = on_work_done;
+    cb.userdata1 = &done;
+    WGPUFuture f = w->lib.p.QueueOnSubmittedWorkDone(w->queue, cb);
+    st = wg_wait(&w->lib, w->instance, f, "the queue");
+    if (st != WT_OK)
+        return st;
+    st = wg_check_device(ctx);
+    if (st != WT_OK)
+        return st;
+    if (done != WGPUQueueWorkDoneStatus_Success)
+        return wt_fail(WT_ERR_BACKEND, "webgpu: waiting for the queue failed (status %u)",
+                       (unsigned)done);
+    return WT_OK;
+}
+
+/* ----------------------------------------------------------- launches */
+
+wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
+{
+    wg_context *w = wg_ctx(ctx);
+    wg_recorder *r = &w->rec;
+    wt_status st = wg_check_device(ctx);
+    if (st != WT_OK || launch->workgroups == 0)
+        return st;
+    if (launch->params_size > WG_MAX_PARAMS || launch->nbindings < 0 ||
+        launch->nbindings > WG_MAX_BINDINGS ||
+        (uint32_t)launch->nbindings > w->limits.maxStorageBuffersPerShaderStage)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                       "webgpu: launch of \"%s\": %zu parameter bytes and %d bindings are more "
+                       "than allowed (%d, %d)",
+                       launch->shader, launch->params_size, launch->nbindings, WG_MAX_PARAMS,
+                       WG_MAX_BINDINGS);
+    for (int i = 0; i < launch->nbindings; i++)
+        if (!launch->bindings[i].storage || !launch->bindings[i].storage->device)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                           "webgpu: launch of \"%s\": binding %d has no buffer", launch->shader,
+                           i + 1);
+
+    /* Fold into 2-D: x as wide as allowed, y rounds up (shaders skip the
+     * workgroups past the end). */
+    uint64_t max_dim = w->caps.max_workgroups_per_dim;
+    uint64_t x = launch->workgroups < max_dim ? launch->workgroups : max_dim;
+    uint64_t y = (launch->workgroups + x - 1) / x;
+    if (y > max_dim)
+        return wt_fail(WT_ERR_UNSUPPORTED,
+                       "webgpu: launch of \"%s\" needs %llu workgroups, more than %llu x %llu",
+                       launch->shader, (unsigned long long)launch->workgroups,
+                       (unsigned long long)max_dim, (unsigned long long)max_dim);
+
+    const wg_pipeline *pipe = NULL;
+    if ((st = wg_pipeline_get(ctx, launch, &pipe)) != WT_OK)
+        return st;
+    WGPUBindGroup group = NULL;
+    if ((st = wg_bind_group_get(ctx, pipe, launch, &group)) != WT_OK)
+        return st;
+    if ((st = ensure_pass(w)) != WT_OK)
+        return st;
+
+    uint32_t offset = r->dispatches * r->slot_size;
+    if (launch->params_size)
+        memcpy(r->arena_host + offset, launch->params, launch->params_size);
+    w->lib.p.ComputePassEncoderSetPipeline(r->pass, pipe->pipeline);
+    w->lib.p.ComputePassEncoderSetBindGroup(r->pass, 0, group, 1, &offset);
+    w->lib.p.ComputePassEncoderDispatchWorkgroups(r->pass, (uint32_t)x, (uint32_t)y, 1);
+    for (int i = 0; i < launch->nbindings; i++)
+        ((wg_buffer *)launch->bindings[i].storage->device)->last_batch = r->batch;
+    if (++r->dispatches >= r->per_submit)
+        return wg_flush(ctx);
+    return WT_OK;
+}
+
+/* ------------------------------------------------------------ scratch */
+
+wt_status wg_scratch(wt_context *ctx, size_t bytes, wt_storage **out)
+{
+    *out = NULL;
+    wt_storage *s = calloc(1, sizeof *s);
+    if (!s)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory");
+    wg_buffer *b = NULL;
+    wt_status st = wg_pool_acquire(ctx, bytes, &b);
+    if (st != WT_OK) {
+        free(s);
+        return st;
+    }
+    s->refcount = 1;
+    s->ctx = ctx;
+    s->bytes = bytes;
+    s->device = b;
+    *out = s;
+    return WT_OK;
+}
+
+void wg_scratch_release(wt_context *ctx, wt_storage *s)
+{
+    if (!s)
+        return;
+    /* Back to the pool at once: later launches that reuse the buffer are
+     * recorded after the ones that read it, and the GPU runs them in
+     * order. */
+    wg_pool_release(ctx, s->device);
+    free(s);
+}

@@ -1,0 +1,177 @@
+/* Internal state of the WebGPU runtime, shared by its files (loader,
+ * adapter, pool, pipeline cache, recorder, backend). Kernels do not include
+ * this; they see src/webgpu/wg.h only. */
+#ifndef WT_WG_RUNTIME_H
+#define WT_WG_RUNTIME_H
+
+#include "webgpu/wg.h"
+#include "webgpu/wgpu_abi.h"
+
+/* ------------------------------------------------------------- loader */
+
+typedef struct wg_library {
+    void *handle;
+    wgpu_procs p;
+} wg_library;
+
+/* dlopen + dlsym of every entry point; path order is in loader.c. */
+wt_status wg_library_load(const char *requested_path, wg_library *out);
+void wg_library_unload(wg_library *lib);
+
+/* Waits for one future (the instance has TimedWaitAny). */
+wt_status wg_wait(const wg_library *lib, WGPUInstance instance, WGPUFuture future,
+                  const char *what);
+
+/* A WGPUStringView copied into a nul-terminated buffer. */
+void wg_copy_string(char *dst, size_t cap, WGPUStringView s);
+
+/* ------------------------------------------------------------ adapter */
+
+/* The instance with the features this runtime needs; EGL_PLATFORM is set
+ * to surfaceless first (Mesa's EGL needs it without a display). */
+wt_status wg_instance_create(const wg_library *lib, WGPUInstance *out);
+
+typedef struct wg_adapter_entry {
+    WGPUAdapter adapter;
+    wt_adapter_info info;
+} wg_adapter_entry;
+
+/* Requests adapters over the GPU APIs gpu_api allows, drops Dawn's Null
+ * adapter and duplicates, sorts best first (entry 0 is AUTO's choice).
+ * The caller releases the adapters with wg_adapters_release. */
+wt_status wg_adapters_enumerate(const wg_library *lib, WGPUInstance instance, wt_gpu_api gpu_api,
+                                wg_adapter_entry **out, int *count);
+void wg_adapters_release(const wg_library *lib, wg_adapter_entry *list, int count);
+
+/* The device on w->adapter with the adapter's limits and the features the
+ * kernels use; fills w->device, queue, limits and caps. */
+wt_status wg_device_create(wt_context *ctx);
+
+/* ---------------------------------------------------------------- pool */
+
+/* The device object behind a wt_storage (s->device). */
+typedef struct wg_buffer {
+    WGPUBuffer buffer;
+    uint64_t size;       /* bytes of the buffer (its size class) */
+    uint64_t last_batch; /* recorder batch that last bound it */
+} wg_buffer;
+
+typedef struct wg_pool {
+    wg_buffer **free_list;
+    int count, capacity;
+    uint64_t pooled_bytes;
+} wg_pool;
+
+/* Storage buffer of at least bytes, from the pool or freshly created. */
+wt_status wg_pool_acquire(wt_context *ctx, size_t bytes, wg_buffer **out);
+void wg_pool_release(wt_context *ctx, wg_buffer *b);
+/* Releases every pooled buffer. */
+void wg_pool_trim(wt_context *ctx);
+void wg_pool_destroy(wt_context *ctx);
+/* Creates a buffer inside error scopes: OOM and validation errors come
+ * back as a status instead of an uncaptured error. */
+wt_status wg_create_buffer(wt_context *ctx, uint64_t size, WGPUBufferUsage usage,
+                           const char *label, WGPUBuffer *out);
+
+/* ----------------------------------------------------------- pipelines */
+
+typedef struct wg_pipeline {
+    char *key; /* shader stem + '\n' + binding signature + '\n' + prelude */
+    WGPUComputePipeline pipeline;
+    WGPUBindGroupLayout layout; /* owned by the layout cache */
+} wg_pipeline;
+
+typedef struct wg_layout {
+    uint32_t nbindings;   /* storage bindings after the uniform */
+    uint32_t writable;    /* bit i: binding i+1 is read_write */
+    WGPUBindGroupLayout layout;
+    WGPUPipelineLayout pipeline_layout;
+} wg_layout;
+
+#define WG_BIND_GROUP_CACHE 1024
+
+typedef struct wg_bind_group_slot {
+    WGPUBindGroupLayout layout;
+    WGPUBuffer buffers[WG_MAX_BINDINGS];
+    int nbuffers;
+    WGPUBindGroup group;
+} wg_bind_group_slot;
+
+typedef struct wg_pipeline_cache {
+    wg_pipeline *pipelines;
+    int npipelines, cap_pipelines;
+    wg_layout *layouts;
+    int nlayouts, cap_layouts;
+    wg_bind_group_slot *groups; /* direct-mapped by hash; WG_BIND_GROUP_CACHE */
+} wg_pipeline_cache;
+
+/* The pipeline for a launch (compiled on first use). */
+wt_status wg_pipeline_get(wt_context *ctx, const wg_launch *launch, const wg_pipeline **out);
+/* A bind group for (layout, arena, buffers), cached. */
+wt_status wg_bind_group_get(wt_context *ctx, const wg_pipeline *pipe, const wg_launch *launch,
+                            WGPUBindGroup *out);
+/* Forgets cached bind groups that hold buffer (NULL: all of them). */
+void wg_bind_groups_forget(wt_context *ctx, WGPUBuffer buffer);
+void wg_pipeline_cache_destroy(wt_context *ctx);
+
+/* ------------------------------------------------------------ recorder */
+
+typedef struct wg_recorder {
+    WGPUCommandEncoder encoder;
+    WGPUComputePassEncoder pass;
+    uint32_t dispatches;     /* recorded in the open batch */
+    uint32_t per_submit;     /* batch size */
+    uint64_t batch;          /* serial of the open batch, starts at 1 */
+    /* Uniform arena: one 256-byte-aligned slot per dispatch of a batch,
+     * staged in host memory and written just before the batch is
+     * submitted, so the write lands in queue order before the batch and
+     * after the previous one. */
+    WGPUBuffer arena;
+    uint8_t *arena_host;
+    uint32_t slot_size;
+    /* Readback staging buffer (MapRead), grown on demand. */
+    WGPUBuffer readback;
+    uint64_t readback_size;
+} wg_recorder;
+
+wt_status wg_recorder_init(wt_context *ctx, uint32_t per_submit);
+void wg_recorder_destroy(wt_context *ctx);
+/* Ends the open pass and submits the batch (nothing if empty). */
+wt_status wg_flush(wt_context *ctx);
+/* The open encoder with its compute pass ended, for copies that must run
+ * after the batch's dispatches; submitted by the next flush. */
+wt_status wg_copy_encoder(wt_context *ctx, WGPUCommandEncoder *out);
+/* Flushes, then waits for the queue to finish. */
+wt_status wg_finish(wt_context *ctx);
+
+/* ------------------------------------------------------------- context */
+
+struct wg_context {
+    wg_library lib;
+    WGPUInstance instance;
+    WGPUAdapter adapter;
+    WGPUDevice device;
+    WGPUQueue queue;
+    wt_adapter_info info;
+    WGPULimits limits;
+    wg_caps caps;
+    /* An error reported by a callback (device lost, uncaptured error),
+     * returned by the next call into the backend. */
+    wt_status pending_status;
+    bool lost;
+    char pending_message[1024];
+    wg_pool pool;
+    wg_pipeline_cache cache;
+    wg_recorder rec;
+};
+
+static inline wg_context *wg_ctx(const wt_context *ctx) { return (wg_context *)ctx->impl; }
+
+/* Returns (and clears, unless the device is lost) a recorded device error. */
+wt_status wg_check_device(wt_context *ctx);
+
+/* Runs inside a pushed error scope; returns the scope's error as a status
+ * (WT_OK when none). filter_status is the status for a captured error. */
+wt_status wg_pop_error_scope(wt_context *ctx, wt_status filter_status, const char *what);
+
+#endif /* WT_WG_RUNTIME_H */

@@ -1,0 +1,81 @@
+// out = op(x), elementwise. Three ways of walking the elements:
+//   MODE 2: x and out contiguous, offsets and n multiples of 4: one vec4
+//           per thread (T = vec4<f32>, n and offsets counted in vec4s);
+//   MODE 1: x and out contiguous: one element per thread (T = f32);
+//   MODE 0: x strided (shape / x_strides, ndim <= 8): one element per thread.
+// Prelude constants: OP (see apply), MODE, WG, and `alias T = ...;`.
+
+struct Params {
+    n: u32,
+    ndim: u32,
+    x_offset: u32,
+    out_offset: u32,
+    shape: array<vec4<u32>, 2>,
+    x_strides: array<vec4<u32>, 2>,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<T>;
+@group(0) @binding(2) var<storage, read_write> out: array<T>;
+
+// Built at run time: a constant NaN or infinity is a shader compile error.
+fn from_bits(bits: u32) -> T {
+    var b = bits;
+    return T(bitcast<f32>(b));
+}
+
+fn nan_of(v: T) -> T { return from_bits(0x7fc00000u); }
+
+fn apply(v: T) -> T {
+    let zero = T(0.0);
+    switch OP {
+        case 0u: { return -v; }
+        case 1u: { return exp(v); }
+        case 2u: {
+            // log is indeterminate for v <= 0 in WGSL: spell out -inf / NaN.
+            let neg_inf = from_bits(0xff800000u);
+            return select(select(log(v), neg_inf, v == zero), nan_of(v), v < zero);
+        }
+        case 3u: { return select(sqrt(v), nan_of(v), v < zero); }
+        case 4u: { return select(v, zero, v < zero); }  // keeps NaN
+        case 5u: {
+            // exp of -|v| never overflows: 1/(1+e) for v >= 0, e/(1+e) below.
+            let e = exp(-abs(v));
+            return select(e / (1.0 + e), 1.0 / (1.0 + e), v >= zero);
+        }
+        case 6u: {
+            // tanh(|v|) = (1-t)/(1+t) with t = exp(-2|v|) <= 1 (no overflow);
+            // beyond |v| = 10 the f32 result is 1 anyway. For tiny |v| the
+            // odd series keeps full relative precision.
+            let a = min(abs(v), T(10.0));
+            let t = exp(-2.0 * a);
+            let big = (1.0 - t) / (1.0 + t);
+            let small = a - a * a * a * (1.0 / 3.0);
+            let r = select(big, small, a < T(0.004));
+            return select(select(r, -r, v < zero), v, v != v); // NaN stays NaN
+        }
+        default: { return v; } // 100: plain copy
+    }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let i = (wid.x + wid.y * nwg.x) * WG + lid;
+    if (i >= p.n) {
+        return;
+    }
+    var src = p.x_offset + i;
+    if (MODE == 0u) {
+        var rem = i;
+        src = p.x_offset;
+        for (var d = p.ndim; d > 0u; d = d - 1u) {
+            let axis = d - 1u;
+            let extent = p.shape[axis / 4u][axis % 4u];
+            src = src + (rem % extent) * p.x_strides[axis / 4u][axis % 4u];
+            rem = rem / extent;
+        }
+    }
+    out[p.out_offset + i] = apply(x[src]);
+}

@@ -1,0 +1,224 @@
+#include "test_util.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int g_test_passed;
+int g_test_failed;
+
+bool test_check(bool ok, const char *file, int line, const char *fmt, ...)
+{
+    if (ok) {
+        g_test_passed++;
+        return true;
+    }
+    g_test_failed++;
+    fprintf(stdout, "FAIL %s:%d: ", file, line);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stdout, fmt, ap);
+    va_end(ap);
+    fputc('\n', stdout);
+    fflush(stdout);
+    return false;
+}
+
+int test_summary(const char *prefix)
+{
+    printf("%s: %d passed, %d failed\n", prefix, g_test_passed, g_test_failed);
+    fflush(stdout);
+    return g_test_failed == 0 ? 0 : 1;
+}
+
+/* ---------------------------------------------------------------- random */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+uint64_t test_seed(void)
+{
+    const char *env = getenv("WT_TEST_SEED");
+    if (env && *env)
+        return strtoull(env, NULL, 0);
+    return 20261121u;
+}
+
+void test_rng_seed(uint64_t seed) { rng_state = seed ^ 0x9E3779B97F4A7C15ull; }
+
+/* splitmix64: tiny, fast and good enough for test data. */
+uint64_t test_rng_next(void)
+{
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+float test_rng_uniform(float lo, float hi)
+{
+    for (;;) {
+        double u = (double)(test_rng_next() >> 11) * (1.0 / 9007199254740992.0);
+        float v = (float)(lo + (hi - lo) * u);
+        if (v != 0.0f && v >= lo && v < hi)
+            return v;
+    }
+}
+
+/* -------------------------------------------------------------- backends */
+
+test_backend test_parse_backend(const char *name)
+{
+    if (!name)
+        return TEST_BACKEND_INVALID;
+    if (!strcmp(name, "cpu"))
+        return TEST_BACKEND_CPU;
+    if (!strcmp(name, "vulkan"))
+        return TEST_BACKEND_VULKAN;
+    if (!strcmp(name, "gles"))
+        return TEST_BACKEND_GLES;
+    if (!strcmp(name, "webgpu"))
+        return TEST_BACKEND_WEBGPU_ANY;
+    return TEST_BACKEND_INVALID;
+}
+
+const char *test_backend_name(test_backend b)
+{
+    switch (b) {
+    case TEST_BACKEND_CPU: return "cpu";
+    case TEST_BACKEND_VULKAN: return "vulkan";
+    case TEST_BACKEND_GLES: return "gles";
+    case TEST_BACKEND_WEBGPU_ANY: return "webgpu";
+    default: return "?";
+    }
+}
+
+void test_backend_options(test_backend b, wt_context_options *opts)
+{
+    wt_context_options_init(opts);
+    switch (b) {
+    case TEST_BACKEND_CPU:
+        opts->backend = WT_BACKEND_CPU;
+        break;
+    case TEST_BACKEND_VULKAN:
+        opts->backend = WT_BACKEND_WEBGPU;
+        opts->gpu_api = WT_GPU_API_VULKAN;
+        break;
+    case TEST_BACKEND_GLES:
+        opts->backend = WT_BACKEND_WEBGPU;
+        opts->gpu_api = WT_GPU_API_OPENGLES;
+        break;
+    default:
+        opts->backend = WT_BACKEND_WEBGPU;
+        opts->gpu_api = WT_GPU_API_AUTO;
+        break;
+    }
+}
+
+static const char *gpu_api_name(wt_gpu_api api)
+{
+    switch (api) {
+    case WT_GPU_API_VULKAN: return "Vulkan";
+    case WT_GPU_API_OPENGLES: return "OpenGL ES";
+    case WT_GPU_API_METAL: return "Metal";
+    case WT_GPU_API_D3D12: return "D3D12";
+    default: return "auto/unknown";
+    }
+}
+
+wt_status test_create_context(test_backend b, wt_context **out)
+{
+    wt_context_options opts;
+    test_backend_options(b, &opts);
+    *out = NULL;
+    wt_context *ctx = NULL;
+    wt_status s = wt_context_create(&opts, &ctx);
+    if (!CHECK(s == WT_OK && ctx, "%s: context creation failed: %s (%s)", test_backend_name(b),
+               wt_status_string(s), wt_last_error()))
+        return s == WT_OK ? WT_ERR_BACKEND : s;
+    wt_backend want = b == TEST_BACKEND_CPU ? WT_BACKEND_CPU : WT_BACKEND_WEBGPU;
+    CHECK(wt_context_backend(ctx) == want, "%s: wt_context_backend is %d, expected %d",
+          test_backend_name(b), (int)wt_context_backend(ctx), (int)want);
+    if (b != TEST_BACKEND_CPU) {
+        wt_adapter_info info;
+        memset(&info, 0, sizeof info);
+        s = wt_context_adapter_info(ctx, &info);
+        if (CHECK(s == WT_OK, "%s: wt_context_adapter_info failed: %s (%s)", test_backend_name(b),
+                  wt_status_string(s), wt_last_error())) {
+            printf("%s: adapter \"%s\" (%s), api %s, type %d%s\n", test_backend_name(b),
+                   info.name, info.driver, gpu_api_name(info.api), (int)info.type,
+                   info.compatibility_mode ? ", compatibility mode" : "");
+            if (opts.gpu_api != WT_GPU_API_AUTO)
+                CHECK(info.api == opts.gpu_api, "%s: adapter runs on %s, requested %s",
+                      test_backend_name(b), gpu_api_name(info.api), gpu_api_name(opts.gpu_api));
+            CHECK(info.name[0] != '\0', "%s: adapter has no name", test_backend_name(b));
+            CHECK(info.max_compute_workgroups_per_dimension >= 65535 ||
+                      info.max_compute_workgroups_per_dimension == 0,
+                  "%s: adapter reports max %u workgroups per dimension", test_backend_name(b),
+                  info.max_compute_workgroups_per_dimension);
+        }
+    }
+    *out = ctx;
+    return WT_OK;
+}
+
+/* ----------------------------------------------------------------- reads */
+
+const uint32_t TEST_GUARD_BITS = 0x7FC0DEADu; /* a NaN no kernel produces */
+
+const char *test_shape_str(int ndim, const int64_t *shape, char *buf, size_t size)
+{
+    size_t n = 0;
+    n += (size_t)snprintf(buf + n, size - n, "[");
+    for (int i = 0; i < ndim && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%" PRId64, i ? "," : "", shape[i]);
+    if (n < size)
+        snprintf(buf + n, size - n, "]");
+    return buf;
+}
+
+float *test_read_guarded(const wt_tensor *t, const char *what)
+{
+    int64_t numel = wt_tensor_numel(t);
+    if (!CHECK(numel >= 0, "%s: numel %" PRId64, what, numel))
+        return NULL;
+    size_t total = (size_t)numel + TEST_GUARD_FLOATS;
+    float *buf = malloc(total * sizeof(float));
+    if (!buf) {
+        CHECK(false, "%s: test could not allocate %zu floats", what, total);
+        return NULL;
+    }
+    /* The whole buffer starts as guard: elements the read skips show up as
+     * mismatches, writes past numel as a touched guard. */
+    for (size_t i = 0; i < total; i++)
+        memcpy(&buf[i], &TEST_GUARD_BITS, sizeof(float));
+    wt_status s = wt_tensor_read(t, buf, total * sizeof(float));
+    if (!CHECK(s == WT_OK, "%s: wt_tensor_read failed: %s (%s)", what, wt_status_string(s),
+               wt_last_error())) {
+        free(buf);
+        return NULL;
+    }
+    for (size_t i = (size_t)numel; i < total; i++) {
+        uint32_t bits;
+        memcpy(&bits, &buf[i], sizeof bits);
+        if (!CHECK(bits == TEST_GUARD_BITS,
+                   "%s: wt_tensor_read wrote past the end (float %zu after numel %" PRId64 ")",
+                   what, i - (size_t)numel, numel)) {
+            free(buf);
+            return NULL;
+        }
+    }
+    return buf;
+}
+
+bool test_check_shape(const wt_tensor *t, int ndim, const int64_t *shape, const char *what)
+{
+    char want[160], got[160];
+    int nd = wt_tensor_ndim(t);
+    const int64_t *sh = wt_tensor_shape(t);
+    bool same = nd == ndim && (ndim == 0 || (sh && memcmp(sh, shape, (size_t)ndim * sizeof *sh) == 0));
+    return CHECK(same, "%s: result shape %s, expected %s", what,
+                 sh || nd == 0 ? test_shape_str(nd, sh, got, sizeof got) : "(null)",
+                 test_shape_str(ndim, shape, want, sizeof want));
+}

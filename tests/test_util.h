@@ -1,0 +1,69 @@
+/* Shared pieces of the test programs: seeded random numbers, pass/fail
+ * counting, backend selection from argv, guarded reads. */
+#ifndef WT_TEST_UTIL_H
+#define WT_TEST_UTIL_H
+
+#include "webtensor.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------ counting */
+
+extern int g_test_passed;
+extern int g_test_failed;
+
+/* Counts one check; on failure prints "FAIL <file>:<line>: <message>". */
+bool test_check(bool ok, const char *file, int line, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+#define CHECK(cond, ...) test_check((cond), __FILE__, __LINE__, __VA_ARGS__)
+
+/* Prints "<prefix>: N passed, M failed" and returns the exit status. */
+int test_summary(const char *prefix);
+
+/* --------------------------------------------------------------- random */
+
+/* The seed: $WT_TEST_SEED if set, else a fixed default (reproducible CI). */
+uint64_t test_seed(void);
+void test_rng_seed(uint64_t seed);
+uint64_t test_rng_next(void);
+/* Uniform in [lo, hi), never exactly 0 (zeros hide missing writes). */
+float test_rng_uniform(float lo, float hi);
+
+/* ------------------------------------------------------------- backends */
+
+typedef enum test_backend {
+    TEST_BACKEND_CPU, TEST_BACKEND_VULKAN, TEST_BACKEND_GLES, TEST_BACKEND_WEBGPU_ANY,
+    TEST_BACKEND_INVALID
+} test_backend;
+
+/* "cpu", "vulkan", "gles", "webgpu" (WebGPU on any API). */
+test_backend test_parse_backend(const char *name);
+const char *test_backend_name(test_backend b);
+void test_backend_options(test_backend b, wt_context_options *opts);
+/* Creates the context; for WebGPU also checks that the adapter runs on the
+ * requested API. Failure is reported (with wt_last_error) and counted. */
+wt_status test_create_context(test_backend b, wt_context **out);
+
+/* ---------------------------------------------------------------- reads */
+
+/* Floats after the end of a read buffer that must stay untouched. */
+#define TEST_GUARD_FLOATS 64
+extern const uint32_t TEST_GUARD_BITS;
+
+/* Reads t (f32) into a fresh buffer of numel + TEST_GUARD_FLOATS floats
+ * whose whole size is offered to wt_tensor_read; returns NULL (and counts
+ * a failure mentioning what) if the read fails or the guard is touched.
+ * The caller frees the result. */
+float *test_read_guarded(const wt_tensor *t, const char *what);
+
+/* Same shape as the expected one? Counts a failure naming what. */
+bool test_check_shape(const wt_tensor *t, int ndim, const int64_t *shape, const char *what);
+/* "[3,4,5]" into buf. */
+const char *test_shape_str(int ndim, const int64_t *shape, char *buf, size_t size);
+
+#endif /* WT_TEST_UTIL_H */
