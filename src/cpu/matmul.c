@@ -1,6 +1,139 @@
-/* CPU batched matrix product through CBLAS. */
+/* CPU batched matrix product through CBLAS.
+ *
+ * BLAS takes a matrix stored row-major or transposed, each with a leading
+ * dimension. A strided view that is neither (a slice with a step along the
+ * inner axis, an expanded axis) is gathered into a contiguous temporary
+ * first, once per distinct batch. */
 #include "cpu/cpu.h"
 
+#include <cblas.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How BLAS can read one operand: rows x cols with strides (rs, cs). */
+typedef struct blas_operand {
+    bool direct;     /* usable in place */
+    bool transposed; /* stored column-major: BLAS reads its transpose */
+    int ld;          /* leading dimension */
+} blas_operand;
+
+/* A size-1 axis never moves the index, so its stride may be anything; BLAS
+ * still wants a leading dimension of at least the other extent. */
+static blas_operand classify(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+    blas_operand o = {false, false, 0};
+    const int64_t max_ld = 0x7fffffff;
+    const bool unit_cols = cols == 1 || cs == 1;
+    const bool unit_rows = rows == 1 || rs == 1;
+    if (unit_cols) {
+        int64_t ld = rows == 1 ? cols : rs;
+        if (ld >= cols && ld >= 1 && ld <= max_ld) {
+            o.direct = true;
+            o.ld = (int)ld;
+            return o;
+        }
+    }
+    if (unit_rows) {
+        int64_t ld = cols == 1 ? rows : cs;
+        if (ld >= rows && ld >= 1 && ld <= max_ld) {
+            o.direct = true;
+            o.transposed = true;
+            o.ld = (int)ld;
+        }
+    }
+    return o;
+}
+
+/* One operand of the batched product: its data, per-batch stride, and how
+ * BLAS reads it (directly, or after gathering into scratch). */
+typedef struct mm_operand {
+    const float *data;
+    int64_t batch_stride;
+    cpu_layout matrix; /* the 2-D view of one batch */
+    blas_operand blas;
+    float *scratch;        /* rows * cols floats when gathered */
+    int64_t gathered_batch; /* which batch scratch holds; -1: none */
+} mm_operand;
+
+static wt_status prepare(const char *name, const wt_tensor *t, mm_operand *op) {
+    const int64_t rows = t->shape[1], cols = t->shape[2];
+    op->data = cpu_data(t);
+    op->batch_stride = t->strides[0];
+    op->matrix.ndim = 2;
+    op->matrix.shape[0] = rows;
+    op->matrix.shape[1] = cols;
+    op->matrix.strides[0] = t->strides[1];
+    op->matrix.strides[1] = t->strides[2];
+    op->blas = classify(rows, cols, t->strides[1], t->strides[2]);
+    op->scratch = NULL;
+    op->gathered_batch = -1;
+    if (op->blas.direct)
+        return WT_OK;
+    if (cols > 0x7fffffff)
+        return wt_fail(WT_ERR_UNSUPPORTED, "cpu: matmul: %s has %lld columns, more than BLAS takes",
+                       name, (long long)cols);
+    size_t bytes;
+    if (!wt_mul_size((size_t)rows, (size_t)cols, &bytes) ||
+        !wt_mul_size(bytes, sizeof(float), &bytes))
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: matmul: temporary for %s overflows", name);
+    op->scratch = malloc(bytes ? bytes : 1);
+    if (!op->scratch)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY,
+                       "cpu: matmul: cannot allocate %zu bytes to gather %s", bytes, name);
+    op->blas.ld = cols > 0 ? (int)cols : 1;
+    return WT_OK;
+}
+
+/* The matrix of batch b as BLAS reads it. */
+static const float *operand_matrix(mm_operand *op, int64_t b) {
+    const float *m = op->data + b * op->batch_stride;
+    if (op->blas.direct)
+        return m;
+    /* A broadcast batch (stride 0) is gathered only once. */
+    const int64_t key = op->batch_stride == 0 ? 0 : b;
+    if (op->gathered_batch != key) {
+        cpu_gather(m, &op->matrix, 0, op->matrix.shape[0] * op->matrix.shape[1], op->scratch);
+        op->gathered_batch = key;
+    }
+    return op->scratch;
+}
+
 wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out) {
-    return wt_fail(WT_ERR_UNSUPPORTED, "cpu: matmul is not implemented yet");
+    wt_status st = cpu_check_f32("matmul", a);
+    if (st != WT_OK || (st = cpu_check_f32("matmul", b)) != WT_OK ||
+        (st = cpu_check_f32("matmul", out)) != WT_OK)
+        return st;
+    if (a->ndim != 3 || b->ndim != 3 || out->ndim != 3)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "cpu: matmul wants 3-d operands (got %d, %d, %d)",
+                       a->ndim, b->ndim, out->ndim);
+    const int64_t B = out->shape[0], M = out->shape[1], N = out->shape[2], K = a->shape[2];
+    if (B == 0 || M == 0 || N == 0)
+        return WT_OK;
+    if (K == 0)
+        return cpu_fill(ctx, out, 0.0f);
+    const int64_t max_int = 0x7fffffff;
+    if (M > max_int || N > max_int || K > max_int)
+        return wt_fail(WT_ERR_UNSUPPORTED,
+                       "cpu: matmul of [%lld, %lld] x [%lld, %lld] exceeds BLAS's int sizes",
+                       (long long)M, (long long)K, (long long)K, (long long)N);
+
+    mm_operand pa, pb;
+    if ((st = prepare("a", a, &pa)) != WT_OK)
+        return st;
+    if ((st = prepare("b", b, &pb)) != WT_OK) {
+        free(pa.scratch);
+        return st;
+    }
+    float *c = cpu_data(out);
+    const CBLAS_TRANSPOSE ta = pa.blas.transposed ? CblasTrans : CblasNoTrans;
+    const CBLAS_TRANSPOSE tb = pb.blas.transposed ? CblasTrans : CblasNoTrans;
+    /* Batches run one after another; OpenBLAS threads each product. */
+    for (int64_t i = 0; i < B; i++) {
+        const float *am = operand_matrix(&pa, i);
+        const float *bm = operand_matrix(&pb, i);
+        cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0f, am, pa.blas.ld, bm,
+                    pb.blas.ld, 0.0f, c + i * M * N, (int)N);
+    }
+    free(pa.scratch);
+    free(pb.scratch);
+    return WT_OK;
 }
