@@ -107,6 +107,50 @@ static wt_status run_rowsum(wt_tensor *const *in, const int64_t *p, wt_tensor **
     return wt_sum(in[0], 1, &axis, false, out);
 }
 
+/* ---------------------------------------------------------- row-wise */
+
+/* params: rows, cols. Softmax and the norms work over the last axis; one
+ * pass over x in and one over the output is the least any kernel can move
+ * (weight and bias are [cols], read once as well). */
+static void plan_softmax(const int64_t *p, bench_plan *plan)
+{
+    plan->ninputs = 1;
+    plan->inputs[0] = shape2(p[0], p[1]);
+    snprintf(plan->label, sizeof plan->label, "%lldx%lld", (long long)p[0], (long long)p[1]);
+    plan->work = 2.0 * 4.0 * (double)p[0] * (double)p[1];
+}
+static wt_status run_softmax(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    return wt_softmax(in[0], -1, out);
+}
+
+#define LAYERNORM_EPS 1e-5f
+#define RMSNORM_EPS 1e-6f
+
+static void plan_layernorm(const int64_t *p, bench_plan *plan)
+{
+    plan_softmax(p, plan);
+    plan->ninputs = 3;
+    plan->inputs[1] = plan->inputs[2] = shape1(p[1]);
+    plan->work += 2.0 * 4.0 * (double)p[1];
+}
+static wt_status run_layernorm(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    return wt_layernorm(in[0], in[1], in[2], LAYERNORM_EPS, out);
+}
+
+static void plan_rmsnorm(const int64_t *p, bench_plan *plan)
+{
+    plan_softmax(p, plan);
+    plan->ninputs = 2;
+    plan->inputs[1] = shape1(p[1]);
+    plan->work += 4.0 * (double)p[1];
+}
+static wt_status run_rmsnorm(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    return wt_rmsnorm(in[0], in[1], RMSNORM_EPS, out);
+}
+
 /* ------------------------------------------------------------ layout */
 
 static void plan_transpose(const int64_t *p, bench_plan *plan)
@@ -170,6 +214,12 @@ static const bench_case cases[] = {
     {"exp", "exp(x), elementwise", BENCH_BYTES, plan_unary, run_exp},
     {"sum", "sum of all elements", BENCH_BYTES, plan_sum_all, run_sum_all},
     {"rowsum", "sum over axis 1 of [rows, cols]", BENCH_BYTES, plan_rows, run_rowsum},
+    {"softmax", "softmax over the last axis of [rows, cols]", BENCH_BYTES, plan_softmax,
+     run_softmax},
+    {"layernorm", "layernorm over the last axis, weight and bias [cols]", BENCH_BYTES,
+     plan_layernorm, run_layernorm},
+    {"rmsnorm", "rmsnorm over the last axis, weight [cols]", BENCH_BYTES, plan_rmsnorm,
+     run_rmsnorm},
     {"transpose", "transpose of [rows, cols] + contiguous copy", BENCH_BYTES, plan_transpose,
      run_transpose},
     {"matmul", "[m, k] @ [k, n]", BENCH_FLOPS, plan_matmul, run_matmul},
@@ -185,6 +235,9 @@ static const bench_item quick_items[] = {
     {"exp", {1 << 20}},
     {"sum", {1 << 20}},
     {"rowsum", {1024, 1024}},
+    {"softmax", {1024, 1024}},
+    {"layernorm", {1024, 1024}},
+    {"rmsnorm", {1024, 1024}},
     {"transpose", {1024, 1024}},
     {"matmul", {256, 256, 256}},
     {"bmm", {16, 128, 128, 128}},
@@ -198,6 +251,9 @@ static const bench_item default_items[] = {
     {"exp", {1 << 24}},
     {"sum", {1 << 24}},
     {"rowsum", {4096, 4096}},
+    {"softmax", {4096, 4096}},
+    {"layernorm", {4096, 4096}},
+    {"rmsnorm", {4096, 4096}},
     {"transpose", {4096, 4096}},
     {"matmul", {1024, 1024, 1024}},
     {"bmm", {32, 256, 256, 256}},
@@ -211,6 +267,9 @@ static const bench_item large_items[] = {
     {"exp", {1 << 28}},
     {"sum", {1 << 28}},
     {"rowsum", {32768, 4096}},
+    {"softmax", {32768, 4096}},
+    {"layernorm", {32768, 4096}},
+    {"rmsnorm", {32768, 4096}},
     {"transpose", {32768, 4096}},
     {"matmul", {1024, 1024, 1024}},
     {"matmul", {4096, 4096, 4096}},

@@ -2,11 +2,14 @@
  * `webtensor bench`: options, inputs, and the timing loop.
  *
  * Timing is wall time around a whole repetition: `inner` launches of the
- * case, then wt_context_sync. Deferred GPU execution means a launch alone
- * measures nothing; the sync at the end of each repetition makes the time
- * include the work. `inner` grows until one repetition lasts long enough for
- * the clock and the sync overhead not to dominate; the median over the
- * repetitions is reported per op.
+ * case back to back, then one wt_context_sync. Deferred GPU execution means
+ * a launch alone measures nothing; the sync at the end of each repetition
+ * makes the time include the work. `inner` is sized from a probe repetition
+ * (steady state, not the first launch) so that a repetition lasts long
+ * enough for the clock and the submit/sync overhead not to dominate; the
+ * large size set also asks for at least BENCH_MIN_INNER_LARGE launches, as
+ * the PyTorch peer times many launches between two CUDA events. The median
+ * over the repetitions is reported per op.
  */
 #include "bench_engine.h"
 
@@ -29,24 +32,43 @@ typedef struct bench_options {
     int adapter_index;
     const char *filter;    /* comma-separated case names; NULL: all */
     int reps;              /* 0: the size set's default */
+    int threads;           /* CPU backend threads; 0: one per core */
     bool check;            /* compare outputs between backends */
     const char *csv_path, *json_path;
 } bench_options;
+
+/* A repetition is not stretched past this by min_inner: a launch this long
+ * already dwarfs the submit and sync overhead. */
+#define MAX_MIN_INNER_REP_S 1.0
 
 /* How long to measure, per size set. */
 typedef struct bench_timing {
     int warmup, reps;
     double target_rep_s; /* a repetition should last at least this long */
     double budget_s;     /* stop adding repetitions (beyond 3) past this */
+    int min_inner;       /* launches per repetition at least (see MAX_MIN_INNER_REP_S) */
 } bench_timing;
 
 static bench_timing timing_for(bench_size size)
 {
     switch (size) {
-    case BENCH_SIZE_QUICK: return (bench_timing){2, 5, 0.005, 1.0};
-    case BENCH_SIZE_LARGE: return (bench_timing){3, 10, 0.020, 20.0};
-    default: return (bench_timing){3, 10, 0.020, 8.0};
+    case BENCH_SIZE_QUICK: return (bench_timing){2, 5, 0.005, 1.0, 1};
+    case BENCH_SIZE_LARGE: return (bench_timing){3, 10, 0.020, 20.0, BENCH_MIN_INNER_LARGE};
+    default: return (bench_timing){3, 10, 0.020, 8.0, 1};
     }
+}
+
+/* Launches per repetition for a launch of per_launch_s seconds. */
+static int inner_for(const bench_timing *tm, double per_launch_s)
+{
+    if (per_launch_s <= 0) return MAX_INNER;
+    double want = ceil(tm->target_rep_s / per_launch_s);
+    double floor_n = floor(MAX_MIN_INNER_REP_S / per_launch_s);
+    if (floor_n > tm->min_inner) floor_n = tm->min_inner;
+    if (want < floor_n) want = floor_n;
+    if (want < 1) want = 1;
+    if (want > MAX_INNER) want = MAX_INNER;
+    return (int)want;
 }
 
 static double now_s(void)
@@ -212,10 +234,18 @@ static void measure(wt_context *ctx, const bench_case *c, const bench_item *item
         }
     }
 
-    /* The last warm-up's time sizes the repetitions. */
-    int inner = t > 0 ? (int)ceil(tm.target_rep_s / t) : MAX_INNER;
-    if (inner < 1) inner = 1;
-    if (inner > MAX_INNER) inner = MAX_INNER;
+    /* A single launch's time includes one submit and one sync, so it
+     * overstates a launch in a stream of them: it only sizes a probe
+     * repetition, whose time per launch sizes the timed ones. */
+    int inner = inner_for(&tm, t);
+    if (inner > 1) {
+        s = timed_rep(ctx, c, item->params, &in, inner, &cursor, &t);
+        if (s != WT_OK) {
+            record_error(res, s, "probe run");
+            goto done;
+        }
+        inner = inner_for(&tm, t / inner);
+    }
     res->inner = inner;
 
     double *samples = malloc((size_t)tm.reps * sizeof(double));
@@ -260,6 +290,7 @@ void bench_usage(FILE *f)
             "  --adapter N           an adapter index from `webtensor info`\n"
             "  --filter NAME[,NAME]  only these cases\n"
             "  --reps N              timed repetitions per case\n"
+            "  --threads N           CPU backend threads (default: one per core)\n"
             "  --no-check            skip comparing outputs between backends\n"
             "  --csv FILE            also write the results as CSV\n"
             "  --json FILE           also write the results as JSON\n"
@@ -295,7 +326,7 @@ static bool known_cases(const char *filter)
     return true;
 }
 
-#define VALUE_OPTIONS "--size --backend --api --adapter --reps --filter --csv --json"
+#define VALUE_OPTIONS "--size --backend --api --adapter --reps --threads --filter --csv --json"
 
 /* 0: ok; 2: bad usage (message printed). */
 static int parse_options(int argc, char **argv, bench_options *o)
@@ -341,6 +372,8 @@ static int parse_options(int argc, char **argv, bench_options *o)
             if (!parse_int(v, &o->adapter_index)) goto bad_value;
         } else if (strcmp(a, "--reps") == 0) {
             if (!parse_int(v, &o->reps) || o->reps < 1) goto bad_value;
+        } else if (strcmp(a, "--threads") == 0) {
+            if (!parse_int(v, &o->threads) || o->threads < 1) goto bad_value;
         } else if (strcmp(a, "--filter") == 0) {
             if (!known_cases(v)) return 2;
             o->filter = v;
@@ -388,13 +421,18 @@ static wt_status open_backend(const bench_options *o, wt_backend backend, wt_con
     wt_context_options copts;
     wt_context_options_init(&copts);
     copts.backend = backend;
+    if (backend == WT_BACKEND_CPU) copts.num_threads = o->threads;
     if (backend == WT_BACKEND_WEBGPU) {
         copts.gpu_api = o->gpu_api;
         copts.adapter_index = o->adapter_index;
     }
     run->backend = backend;
     run->name = backend == WT_BACKEND_CPU ? "cpu" : "webgpu";
-    snprintf(run->device, sizeof run->device, "CPU backend");
+    if (o->threads > 0)
+        snprintf(run->device, sizeof run->device, "CPU backend, %d thread%s", o->threads,
+                 o->threads > 1 ? "s" : "");
+    else
+        snprintf(run->device, sizeof run->device, "CPU backend, one thread per core");
     wt_status s = wt_context_create(&copts, ctx);
     if (s != WT_OK) return s;
     wt_adapter_info info;
@@ -465,7 +503,11 @@ int bench_main(int argc, char **argv)
     /* rc so far: the output files could not be opened; later also any case
      * that failed or disagreed between backends (all cases still run). */
     bool files_ok = rc == 0;
-    if (files_ok) bench_report_header(&report, opt.size, opt.reps ? opt.reps : timing_for(opt.size).reps);
+    if (files_ok) {
+        bench_timing tm = timing_for(opt.size);
+        bench_report_header(&report, opt.size, opt.reps ? opt.reps : tm.reps, tm.target_rep_s,
+                            tm.min_inner, MAX_INNER);
+    }
     for (int i = 0; files_ok && i < count; i++) {
         const bench_case *c = bench_find_case(items[i].case_name);
         if (!c || !filter_matches(opt.filter, c->name)) continue;

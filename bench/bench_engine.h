@@ -22,6 +22,8 @@
 #define BENCH_MAX_INPUTS 4
 #define BENCH_MAX_PARAMS 4
 #define BENCH_MAX_BACKENDS 2
+/* Launches per timed repetition in the large size set, at least. */
+#define BENCH_MIN_INNER_LARGE 20
 
 /* What a case's throughput is counted in. */
 typedef enum bench_metric {
@@ -96,7 +98,10 @@ typedef struct bench_report {
     const bench_backend_run *backends;
 } bench_report;
 
-void bench_report_header(bench_report *r, bench_size size, int reps_hint);
+/* reps: repetitions at most; a repetition is sized to last target_rep_s,
+ * with between min_inner and max_inner launches. */
+void bench_report_header(bench_report *r, bench_size size, int reps, double target_rep_s,
+                         int min_inner, int max_inner);
 void bench_report_row(bench_report *r, const bench_case *c, const bench_plan *plan,
                       const bench_result *results, const char *check);
 void bench_report_finish(bench_report *r);

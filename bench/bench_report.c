@@ -56,22 +56,28 @@ static void json_string(FILE *f, const char *s)
 #define SHAPE_W 18
 #define TIME_W 11
 #define RATE_W 15
+#define INNER_W 3
 
-void bench_report_header(bench_report *r, bench_size size, int reps)
+void bench_report_header(bench_report *r, bench_size size, int reps, double target_rep_s,
+                         int min_inner, int max_inner)
 {
-    printf("webtensor bench, sizes: %s, f32. Times are wall time around wt_context_sync,\n"
-           "median per op over up to %d repetitions (GB/s: inputs read once + output written once).\n",
-           bench_size_name(size), reps);
+    char target[32];
+    bench_format_time(target_rep_s, target, sizeof target);
+    printf("webtensor bench, sizes: %s, f32.\n"
+           "A repetition is n launches back to back, then one wt_context_sync, timed by the wall\n"
+           "clock; n (%d to %d) makes it last about %s. Time per op: the median over up to %d\n"
+           "repetitions, divided by n. GB/s: inputs read once + output written once.\n",
+           bench_size_name(size), min_inner, max_inner, target, reps);
     for (int b = 0; b < r->nbackends; b++)
         printf("  %-7s %s\n", r->backends[b].name, r->backends[b].device);
     printf("\n%-*s %-*s", CASE_W, "case", SHAPE_W, "shape");
     for (int b = 0; b < r->nbackends; b++) {
         char head[64];
         snprintf(head, sizeof head, "%s wall", r->backends[b].name);
-        printf(" | %*s %*s", TIME_W, head, RATE_W, "rate");
+        printf(" | %*s %*s %*s", TIME_W, head, RATE_W, "rate", INNER_W, "n");
     }
     printf("%s\n", r->nbackends > 1 ? " | check" : "");
-    int width = CASE_W + 1 + SHAPE_W + r->nbackends * (3 + TIME_W + 1 + RATE_W) +
+    int width = CASE_W + 1 + SHAPE_W + r->nbackends * (3 + TIME_W + 1 + RATE_W + 1 + INNER_W) +
                 (r->nbackends > 1 ? 8 : 0);
     for (int i = 0; i < width; i++) putchar('-');
     putchar('\n');
@@ -130,14 +136,15 @@ void bench_report_row(bench_report *r, const bench_case *c, const bench_plan *pl
     printf("%-*s %-*s", CASE_W, c->name, SHAPE_W, plan->label);
     for (int b = 0; b < r->nbackends; b++) {
         const bench_result *res = &results[b];
-        char t[32] = "n/a", rate[32] = "";
+        char t[32] = "n/a", rate[32] = "", inner[16] = "";
         if (res->ran && res->status == WT_OK) {
             bench_format_time(res->median_s, t, sizeof t);
             format_rate(c, res->rate, rate, sizeof rate);
+            snprintf(inner, sizeof inner, "%d", res->inner);
         } else if (res->ran) {
             snprintf(t, sizeof t, "FAILED");
         }
-        printf(" | %*s %*s", TIME_W, t, RATE_W, rate);
+        printf(" | %*s %*s %*s", TIME_W, t, RATE_W, rate, INNER_W, inner);
     }
     printf("%s%s\n", r->nbackends > 1 ? " | " : "", r->nbackends > 1 ? check : "");
     for (int b = 0; b < r->nbackends; b++) {

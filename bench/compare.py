@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Join a `webtensor bench --csv` file with a peer's (bench/torch_peer.py)
-into one table: case, shape, both medians, both throughputs, and the ratio
-webtensor / peer in throughput (above 1: webtensor is faster).
+"""Join a `webtensor bench --csv` file with a peer's (bench/torch_peer.py,
+bench/numpy_peer.py) into one table: case, shape, both medians, both
+throughputs, and the ratio webtensor / peer in throughput (above 1:
+webtensor is faster).
 
-usage: compare.py WEBTENSOR.csv PEER.csv [--backend webgpu] [--markdown]
+usage: compare.py WEBTENSOR.csv PEER.csv [--backend webgpu] [--peer-backend torch]
+                  [--markdown]
 """
 import argparse
 import csv
@@ -39,6 +41,13 @@ def throughput(row):
     return rate, "GB/s"
 
 
+def fmt_rate(v, unit):
+    if v is None:
+        return "n/a"
+    digits = 0 if v >= 100 else 1 if v >= 10 else 2 if v >= 0.1 else 4
+    return f"{v:.{digits}f} {unit}"
+
+
 def median_ms(row):
     if row is None or row["status"] not in OK or not row["median_ms"]:
         return None
@@ -50,18 +59,22 @@ def main():
     ap.add_argument("webtensor_csv")
     ap.add_argument("peer_csv")
     ap.add_argument("--backend", help="webtensor backend to compare (default: webgpu if present)")
+    ap.add_argument("--peer-backend", help="backend column to take from the peer file "
+                    "(default: its first)")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = ap.parse_args()
 
     try:
         _, all_ours = read_rows(args.webtensor_csv)
-        peer, peer_rows = read_rows(args.peer_csv)
+        _, all_peer = read_rows(args.peer_csv)
     except (OSError, KeyError, csv.Error) as e:
         print(f"compare.py: cannot read the CSV files: {e}", file=sys.stderr)
         return 1
     backends = [r["backend"] for r in all_ours]
     backend = args.backend or ("webgpu" if "webgpu" in backends else (backends[0] if backends else None))
     ours, ours_rows = read_rows(args.webtensor_csv, backend)
+    peer_backend = args.peer_backend or (all_peer[0]["backend"] if all_peer else None)
+    peer, peer_rows = read_rows(args.peer_csv, peer_backend)
     if not ours_rows:
         print(f"compare.py: no rows for backend {backend} in {args.webtensor_csv}", file=sys.stderr)
         return 1
@@ -73,8 +86,7 @@ def main():
               f"{peer_name} rate", "ratio"]
     table = []
     ratios = []
-    keys = [(r["case"], r["shape"]) for r in ours_rows]
-    keys += [k for k in ((r["case"], r["shape"]) for r in peer_rows) if k not in ours]
+    keys = list(ours) + [k for k in peer if k not in ours]
     for key in keys:
         o, p = ours.get(key), peer.get(key)
         ov, unit = throughput(o)
@@ -84,8 +96,7 @@ def main():
         if ratio:
             ratios.append(ratio)
         table.append([key[0], key[1], fmt_time(median_ms(o)), fmt_time(median_ms(p)),
-                      f"{ov:.1f} {unit}" if ov is not None else "n/a",
-                      f"{pv:.1f} {unit}" if pv is not None else "n/a",
+                      fmt_rate(ov, unit), fmt_rate(pv, unit),
                       f"{ratio:.3f}" if ratio else "n/a"])
 
     print(f"webtensor {backend} on {ours_dev}  vs  {peer_name} on {peer_dev}")

@@ -9,7 +9,7 @@ two runs on a shared machine do not.
 Timing follows the webtensor engine: seeded uniform inputs in [-1, 1),
 rotated over up to 4 sets when one set is under 64 MiB, warm-up runs, then
 repetitions of `inner` launches each (inner sized so that a repetition lasts
-about 20 ms), median per op. A repetition is timed with CUDA events (the
+about 20 ms, at least 20 launches at the large sizes), median per op. A repetition is timed with CUDA events (the
 default) or with wall time around torch.cuda.synchronize() (--timer wall,
 which is what webtensor measures). TF32 is off: f32 means f32.
 
@@ -28,6 +28,12 @@ import torch
 ROTATE_BYTES = 64 * 1024 * 1024
 MAX_SETS = 4
 MAX_INNER = 100
+# As in bench/bench_engine.c: the large size set times at least this many
+# launches per repetition (unless that would pass MAX_MIN_INNER_REP_S).
+MIN_INNER_LARGE = 20
+MAX_MIN_INNER_REP_S = 1.0
+LAYERNORM_EPS = 1e-5
+RMSNORM_EPS = 1e-6
 
 
 # ------------------------------------------------------------------ cases
@@ -53,6 +59,32 @@ def plan_sum_all(p):
 def plan_rows(p):
     r, c = p
     return [(r, c)], f"{r}x{c}", 4.0 * r * c + 4.0 * r, 1
+
+
+def plan_softmax(p):
+    r, c = p
+    return [(r, c)], f"{r}x{c}", 8.0 * r * c, 1
+
+
+def plan_layernorm(p):
+    r, c = p
+    return [(r, c), (c,), (c,)], f"{r}x{c}", 8.0 * r * c + 8.0 * c, 1
+
+
+def plan_rmsnorm(p):
+    r, c = p
+    return [(r, c), (c,)], f"{r}x{c}", 8.0 * r * c + 4.0 * c, 1
+
+
+def run_layernorm(x, p):
+    return torch.nn.functional.layer_norm(x[0], (p[1],), x[1], x[2], eps=LAYERNORM_EPS)
+
+
+def run_rmsnorm(x, p):
+    if hasattr(torch.nn.functional, "rms_norm"):
+        return torch.nn.functional.rms_norm(x[0], (p[1],), x[1], eps=RMSNORM_EPS)
+    # Older torch: the same formula in three kernels (slower than a fused one).
+    return x[0] * torch.rsqrt(x[0].pow(2).mean(-1, keepdim=True) + RMSNORM_EPS) * x[1]
 
 
 def plan_transpose(p):
@@ -92,6 +124,9 @@ CASES = {
     "exp": ("bytes", plan_unary, lambda x, p: torch.exp(x[0])),
     "sum": ("bytes", plan_sum_all, lambda x, p: x[0].sum()),
     "rowsum": ("bytes", plan_rows, lambda x, p: x[0].sum(dim=1)),
+    "softmax": ("bytes", plan_softmax, lambda x, p: torch.softmax(x[0], -1)),
+    "layernorm": ("bytes", plan_layernorm, run_layernorm),
+    "rmsnorm": ("bytes", plan_rmsnorm, run_rmsnorm),
     "transpose": ("bytes", plan_transpose, lambda x, p: x[0].t().contiguous()),
     "matmul": ("flops", plan_matmul, lambda x, p: torch.matmul(x[0], x[1])),
     "bmm": ("flops", plan_bmm, lambda x, p: torch.matmul(x[0], x[1])),
@@ -102,19 +137,25 @@ CASES = {
 SIZES = {
     "quick": [
         ("add", (1 << 20,)), ("exp", (1 << 20,)), ("sum", (1 << 20,)),
-        ("rowsum", (1024, 1024)), ("transpose", (1024, 1024)),
+        ("rowsum", (1024, 1024)),
+        ("softmax", (1024, 1024)), ("layernorm", (1024, 1024)), ("rmsnorm", (1024, 1024)),
+        ("transpose", (1024, 1024)),
         ("matmul", (256, 256, 256)), ("bmm", (16, 128, 128, 128)),
         ("gemv", (1024, 1024)), ("add_chain", (1000, 1024)),
     ],
     "default": [
         ("add", (1 << 24,)), ("exp", (1 << 24,)), ("sum", (1 << 24,)),
-        ("rowsum", (4096, 4096)), ("transpose", (4096, 4096)),
+        ("rowsum", (4096, 4096)),
+        ("softmax", (4096, 4096)), ("layernorm", (4096, 4096)), ("rmsnorm", (4096, 4096)),
+        ("transpose", (4096, 4096)),
         ("matmul", (1024, 1024, 1024)), ("bmm", (32, 256, 256, 256)),
         ("gemv", (4096, 4096)), ("add_chain", (1000, 1024)),
     ],
     "large": [
         ("add", (1 << 28,)), ("exp", (1 << 28,)), ("sum", (1 << 28,)),
-        ("rowsum", (32768, 4096)), ("transpose", (32768, 4096)),
+        ("rowsum", (32768, 4096)),
+        ("softmax", (32768, 4096)), ("layernorm", (32768, 4096)), ("rmsnorm", (32768, 4096)),
+        ("transpose", (32768, 4096)),
         ("matmul", (1024, 1024, 1024)), ("matmul", (4096, 4096, 4096)),
         ("bmm", (64, 512, 512, 512)), ("gemv", (4096, 4096)),
         ("add_chain", (1000, 1024)),
@@ -163,7 +204,14 @@ def make_inputs(shapes, item_index, device):
     return out
 
 
-def measure(timer, run, params, inputs, ops_per_run, warmup, reps, target_s):
+def inner_for(per_launch_s, target_s, min_inner):
+    if per_launch_s <= 0:
+        return MAX_INNER
+    floor_n = min(min_inner, math.floor(MAX_MIN_INNER_REP_S / per_launch_s))
+    return max(1, min(MAX_INNER, max(math.ceil(target_s / per_launch_s), floor_n)))
+
+
+def measure(timer, run, params, inputs, ops_per_run, warmup, reps, target_s, min_inner):
     cursor = [0]
 
     def launches(inner):
@@ -174,7 +222,7 @@ def measure(timer, run, params, inputs, ops_per_run, warmup, reps, target_s):
     t = 0.0
     for _ in range(warmup):
         t = timer.time(lambda: launches(1))
-    inner = max(1, min(MAX_INNER, math.ceil(target_s / t))) if t > 0 else MAX_INNER
+    inner = inner_for(t, target_s, min_inner)
     samples = [timer.time(lambda: launches(inner)) / (inner * ops_per_run) for _ in range(reps)]
     return statistics.median(samples)
 
@@ -213,7 +261,8 @@ def main():
             with torch.no_grad():
                 inputs = make_inputs(shapes, index, device)
                 median = measure(timer, run, params, inputs, ops_per_run, args.warmup,
-                                 args.reps, 0.020)
+                                 args.reps, 0.020,
+                                 MIN_INNER_LARGE if args.size == "large" else 1)
             del inputs
             row = [case, label, "torch", name, f"{median * 1e3:.6f}", metric, f"{work:.0f}",
                    f"{work / median / 1e9:.3f}", unit, "OK", ""]

@@ -378,8 +378,6 @@ static void test_views(wt_context *ctx)
                           "neg of a 2^62-element view");
                 EXPECT_T2(wt_copy(v, &o), WT_ERR_OUT_OF_MEMORY, WT_ERR_INVALID_ARGUMENT,
                           "copy of a 2^62-element view");
-                EXPECT_T2(wt_sum(v, 0, NULL, false, &o), WT_OK, WT_ERR_UNSUPPORTED,
-                          "sum of a 2^62-element view (fine, or too long for a backend)");
                 float small[4];
                 expect_code(wt_tensor_read(v, small, sizeof small), WT_ERR_INVALID_ARGUMENT, WT_OK,
                             "read of a 2^62-element view into 16 bytes");

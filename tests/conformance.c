@@ -139,9 +139,10 @@ static void compare_values(case_ctx *c, const float *got, const ref_result *ref)
 static void check_unchanged(case_ctx *c, const wt_tensor *t, const host_tensor *h,
                             const char *which)
 {
-    float *got = test_read_guarded(t, which);
+    char err[300];
+    float *got = test_read_guarded(t, err, sizeof err);
     if (!got) {
-        case_fail(c, "%s: could not be read back after the op", which);
+        case_fail(c, "%s: reading it back after the op: %s", which, err);
         return;
     }
     if (h->numel > 0 && memcmp(got, h->data, (size_t)h->numel * sizeof(float)) != 0) {
@@ -181,9 +182,10 @@ static void check_result(case_ctx *c, const wt_tensor *out, const ref_result *re
         case_fail(c, "result dtype %d, expected WT_F32", (int)wt_tensor_dtype(out));
     if (contiguous && !wt_tensor_is_contiguous(out))
         case_fail(c, "result is not contiguous");
-    float *vals = test_read_guarded(out, "result");
+    char err[300];
+    float *vals = test_read_guarded(out, err, sizeof err);
     if (!vals) {
-        case_fail(c, "result read failed or wrote past the end: %s", wt_last_error());
+        case_fail(c, "reading the result: %s", err);
         return;
     }
     compare_values(c, vals, ref);
@@ -431,9 +433,9 @@ static void run_view(const op_entry *op, const view_case *vc)
                 case_fail(&c, "wt_neg of the view failed: %s (%s)", wt_status_string(s),
                           wt_last_error());
             } else {
-                float *vals = test_read_guarded(neg, "neg of view");
+                float *vals = test_read_guarded(neg, err, sizeof err);
                 if (!vals) {
-                    case_fail(&c, "reading neg of the view failed");
+                    case_fail(&c, "reading neg of the view: %s", err);
                 } else {
                     for (int64_t i = 0; i < want.numel; i++)
                         if (vals[i] != -want.data[i]) {

@@ -178,15 +178,17 @@ const char *test_shape_str(int ndim, const int64_t *shape, char *buf, size_t siz
     return buf;
 }
 
-float *test_read_guarded(const wt_tensor *t, const char *what)
+float *test_read_guarded(const wt_tensor *t, char *err, size_t err_size)
 {
     int64_t numel = wt_tensor_numel(t);
-    if (!CHECK(numel >= 0, "%s: numel %" PRId64, what, numel))
+    if (numel < 0) {
+        snprintf(err, err_size, "numel %" PRId64, numel);
         return NULL;
+    }
     size_t total = (size_t)numel + TEST_GUARD_FLOATS;
     float *buf = malloc(total * sizeof(float));
     if (!buf) {
-        CHECK(false, "%s: test could not allocate %zu floats", what, total);
+        snprintf(err, err_size, "test could not allocate %zu floats", total);
         return NULL;
     }
     /* The whole buffer starts as guard: elements the read skips show up as
@@ -194,31 +196,22 @@ float *test_read_guarded(const wt_tensor *t, const char *what)
     for (size_t i = 0; i < total; i++)
         memcpy(&buf[i], &TEST_GUARD_BITS, sizeof(float));
     wt_status s = wt_tensor_read(t, buf, total * sizeof(float));
-    if (!CHECK(s == WT_OK, "%s: wt_tensor_read failed: %s (%s)", what, wt_status_string(s),
-               wt_last_error())) {
+    if (s != WT_OK) {
+        snprintf(err, err_size, "wt_tensor_read failed: %s (%s)", wt_status_string(s),
+                 wt_last_error());
         free(buf);
         return NULL;
     }
     for (size_t i = (size_t)numel; i < total; i++) {
         uint32_t bits;
         memcpy(&bits, &buf[i], sizeof bits);
-        if (!CHECK(bits == TEST_GUARD_BITS,
-                   "%s: wt_tensor_read wrote past the end (float %zu after numel %" PRId64 ")",
-                   what, i - (size_t)numel, numel)) {
+        if (bits != TEST_GUARD_BITS) {
+            snprintf(err, err_size,
+                     "wt_tensor_read wrote past the end (float %zu after numel %" PRId64 ")",
+                     i - (size_t)numel, numel);
             free(buf);
             return NULL;
         }
     }
     return buf;
-}
-
-bool test_check_shape(const wt_tensor *t, int ndim, const int64_t *shape, const char *what)
-{
-    char want[160], got[160];
-    int nd = wt_tensor_ndim(t);
-    const int64_t *sh = wt_tensor_shape(t);
-    bool same = nd == ndim && (ndim == 0 || (sh && memcmp(sh, shape, (size_t)ndim * sizeof *sh) == 0));
-    return CHECK(same, "%s: result shape %s, expected %s", what,
-                 sh || nd == 0 ? test_shape_str(nd, sh, got, sizeof got) : "(null)",
-                 test_shape_str(ndim, shape, want, sizeof want));
 }

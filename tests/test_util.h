@@ -56,13 +56,11 @@ wt_status test_create_context(test_backend b, wt_context **out);
 extern const uint32_t TEST_GUARD_BITS;
 
 /* Reads t (f32) into a fresh buffer of numel + TEST_GUARD_FLOATS floats
- * whose whole size is offered to wt_tensor_read; returns NULL (and counts
- * a failure mentioning what) if the read fails or the guard is touched.
- * The caller frees the result. */
-float *test_read_guarded(const wt_tensor *t, const char *what);
+ * whose whole size is offered to wt_tensor_read; returns NULL with the
+ * reason in err if the read fails or touches the guard. The caller frees
+ * the result. */
+float *test_read_guarded(const wt_tensor *t, char *err, size_t err_size);
 
-/* Same shape as the expected one? Counts a failure naming what. */
-bool test_check_shape(const wt_tensor *t, int ndim, const int64_t *shape, const char *what);
 /* "[3,4,5]" into buf. */
 const char *test_shape_str(int ndim, const int64_t *shape, char *buf, size_t size);
 

@@ -97,9 +97,11 @@ static void print_adapter(const wt_adapter_info *a)
 }
 
 /* Exit status: 0 when the library works (even with no GPU: the CPU backend
- * is a working answer), 1 when a default context cannot be made. */
+ * is a working answer), 1 when listing fails for another reason than a
+ * missing WebGPU library, or a default context cannot be made. */
 static int cmd_info(void)
 {
+    int rc = 0;
     printf("webtensor %s\n\n", wt_version());
 
     wt_adapter_info adapters[MAX_ADAPTERS];
@@ -110,6 +112,7 @@ static int cmd_info(void)
         printf("AUTO falls back to the CPU backend.\n");
     } else if (s != WT_OK) {
         printf("WebGPU: listing adapters failed: %s: %s\n", wt_status_string(s), wt_last_error());
+        rc = 1;
     } else {
         printf("WebGPU adapters: %d\n", count);
         const wt_adapter_info *auto_choice = NULL;
@@ -140,7 +143,7 @@ static int cmd_info(void)
     else
         printf("default context: backend %s\n", backend_name(b));
     wt_context_destroy(ctx);
-    return 0;
+    return rc;
 }
 
 int main(int argc, char **argv)

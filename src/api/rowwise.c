@@ -23,16 +23,18 @@ static wt_status run_rows(const char *fn, wt_rowwise_op op, const wt_tensor *x, 
                           const wt_tensor *b, float eps, wt_tensor **out)
 {
     wt_context *ctx = wt_ctx_of(x);
-    if (!ctx->ops->rowwise)
-        return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
     wt_tensor *t = NULL, *rows = NULL, *orows = NULL, *cw = NULL, *cb = NULL;
-    wt_status st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &t);
-    if (st != WT_OK) return st;
-    if (t->numel == 0) goto done;
     int64_t C = x->ndim ? x->shape[x->ndim - 1] : 1;
+    wt_status st;
     if ((st = param_vector(fn, "weight", x, w, C, &cw)) != WT_OK ||
         (st = param_vector(fn, "bias", x, b, C, &cb)) != WT_OK)
         goto done;
+    if (!ctx->ops->rowwise) {
+        st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
+        goto done;
+    }
+    if ((st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &t)) != WT_OK) goto done;
+    if (t->numel == 0) goto done;
     /* [rows, C] views: rows fold when x's leading axes are contiguous
      * among themselves; otherwise gather x first. */
     const wt_tensor *src = x;

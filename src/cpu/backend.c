@@ -5,9 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 64 bytes: a cache line and a full AVX-512 vector. */
-#define CPU_ALIGNMENT 64
-
 static wt_status cpu_create(wt_context *ctx, const wt_context_options *opts) {
     cpu_state *st = calloc(1, sizeof *st);
     if (!st)
@@ -22,6 +19,7 @@ static wt_status cpu_create(wt_context *ctx, const wt_context_options *opts) {
 }
 
 static void cpu_destroy(wt_context *ctx) {
+    cpu_pool_trim(ctx);
     free(ctx->impl);
     ctx->impl = NULL;
 }
@@ -29,31 +27,6 @@ static void cpu_destroy(wt_context *ctx) {
 static wt_status cpu_sync(wt_context *ctx) {
     (void)ctx;
     return WT_OK; /* CPU ops finish before they return */
-}
-
-static wt_status cpu_storage_alloc(wt_context *ctx, wt_storage *s) {
-    (void)ctx;
-    /* aligned_alloc wants a multiple of the alignment, and a zero-byte
-     * storage still gets a real pointer so that views of it stay simple. */
-    size_t rounded = s->bytes + (CPU_ALIGNMENT - 1);
-    if (rounded < s->bytes)
-        return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes (size overflows)",
-                       s->bytes);
-    rounded -= rounded % CPU_ALIGNMENT;
-    if (rounded == 0)
-        rounded = CPU_ALIGNMENT;
-    void *p = aligned_alloc(CPU_ALIGNMENT, rounded);
-    if (!p)
-        return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes of host memory",
-                       s->bytes);
-    s->host = p;
-    return WT_OK;
-}
-
-static void cpu_storage_free(wt_context *ctx, wt_storage *s) {
-    (void)ctx;
-    free(s->host);
-    s->host = NULL;
 }
 
 static wt_status cpu_upload(wt_context *ctx, wt_storage *s, size_t offset, const void *src,
@@ -85,8 +58,8 @@ const wt_backend_ops wt_cpu_backend = {
     .create = cpu_create,
     .destroy = cpu_destroy,
     .sync = cpu_sync,
-    .storage_alloc = cpu_storage_alloc,
-    .storage_free = cpu_storage_free,
+    .storage_alloc = cpu_pool_alloc,
+    .storage_free = cpu_pool_free,
     .upload = cpu_upload,
     .download = cpu_download,
     .fill = cpu_fill,
@@ -97,5 +70,5 @@ const wt_backend_ops wt_cpu_backend = {
     .reduce = cpu_reduce,
     .rowwise = cpu_rowwise,
     .adapter_info = NULL,
-    .trim = NULL,
+    .trim = cpu_pool_trim,
 };

@@ -4,10 +4,29 @@
 
 #include "core/internal.h"
 
+/* Freed large blocks kept for reuse (pool.c): a fresh multi-megabyte
+ * block costs a page fault per 4 KiB on first touch, often more than the
+ * op that writes it. Blocks are matched by size class. */
+#define CPU_POOL_SLOTS 16
+typedef struct cpu_pool {
+    void *block[CPU_POOL_SLOTS];
+    size_t capacity[CPU_POOL_SLOTS];
+    int count;   /* oldest first */
+    size_t bytes;
+} cpu_pool;
+
 /* Per-context state of the CPU backend. */
 typedef struct cpu_state {
     int num_threads; /* OpenMP threads for this context's parallel regions */
+    cpu_pool pool;
 } cpu_state;
+
+/* Host memory of s->bytes, 64-byte aligned, from the pool when it has a
+ * block of that size class. */
+wt_status cpu_pool_alloc(wt_context *ctx, wt_storage *s);
+void cpu_pool_free(wt_context *ctx, wt_storage *s);
+/* Gives every pooled block back to the system. */
+void cpu_pool_trim(wt_context *ctx);
 
 static inline int cpu_threads(const wt_context *ctx) {
     return ((const cpu_state *)ctx->impl)->num_threads;

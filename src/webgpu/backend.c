@@ -272,7 +272,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .binary = wg_op_binary,
     .matmul = wg_op_matmul,
     .reduce = wg_op_reduce,
-    .rowwise = NULL,
+    .rowwise = wg_op_rowwise,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
 };

@@ -5,6 +5,7 @@
 #include "webgpu/wg_runtime.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void record_error(wg_context *w, wt_status st, const char *what, WGPUStringView message)
@@ -97,7 +98,115 @@ wt_status wg_pop_error_scope(wt_context *ctx, wt_status filter_status, const cha
     return wt_fail(filter_status, "webgpu: %s: %s", what, r.message);
 }
 
+/* ------------------------------------------------------------ toggles */
+
+/* Dawn's device toggles that change speed. Our defaults:
+ *  + disable_robustness: Dawn otherwise clamps every storage access in
+ *    every shader; our kernels guard their own indices.
+ *  - lazy_clear_resource_on_first_use: Dawn otherwise zero-fills each new
+ *    buffer on first use. Nothing here reads a byte it has not written:
+ *    tensors are written by an upload, a fill or an op before any read;
+ *    what else is read (the rest of a word around an unaligned upload or
+ *    readback, the rest of the last vec4 a kernel loads) is never used.
+ *  - timestamp_quantization: timestamps at full resolution.
+ * WT_DAWN_TOGGLES edits this set for measurements, a comma-separated list:
+ * "+name" enables a toggle, "-name" disables it, "=name" leaves it to
+ * Dawn's default, and "dawn" drops all of ours (Dawn's defaults only).
+ * Example: WT_DAWN_TOGGLES="=disable_robustness,+skip_validation". */
+
+#define WG_MAX_TOGGLES 16
+#define WG_TOGGLE_NAME 64
+
+typedef struct toggle_set {
+    char names[WG_MAX_TOGGLES][WG_TOGGLE_NAME];
+    signed char state[WG_MAX_TOGGLES]; /* +1 enable, -1 disable, 0 Dawn's choice */
+    int count;
+    const char *enabled[WG_MAX_TOGGLES], *disabled[WG_MAX_TOGGLES];
+    size_t nenabled, ndisabled;
+} toggle_set;
+
+static void toggle_set_state(toggle_set *t, const char *name, size_t len, int state)
+{
+    if (len == 0 || len >= WG_TOGGLE_NAME)
+        return;
+    for (int i = 0; i < t->count; i++)
+        if (strlen(t->names[i]) == len && memcmp(t->names[i], name, len) == 0) {
+            t->state[i] = (signed char)state;
+            return;
+        }
+    if (t->count == WG_MAX_TOGGLES)
+        return;
+    memcpy(t->names[t->count], name, len);
+    t->names[t->count][len] = '\0';
+    t->state[t->count++] = (signed char)state;
+}
+
+static void toggles_choose(toggle_set *t)
+{
+    memset(t, 0, sizeof *t);
+    toggle_set_state(t, "disable_robustness", strlen("disable_robustness"), +1);
+    toggle_set_state(t, "lazy_clear_resource_on_first_use",
+                     strlen("lazy_clear_resource_on_first_use"), -1);
+    toggle_set_state(t, "timestamp_quantization", strlen("timestamp_quantization"), -1);
+    const char *env = getenv("WT_DAWN_TOGGLES");
+    for (const char *s = env; s && *s;) {
+        size_t len = strcspn(s, ", ");
+        int state = +1;
+        const char *name = s;
+        size_t nlen = len;
+        if (len > 0 && (s[0] == '+' || s[0] == '-' || s[0] == '=')) {
+            state = s[0] == '+' ? +1 : s[0] == '-' ? -1 : 0;
+            name++;
+            nlen--;
+        }
+        if (nlen == 4 && memcmp(name, "dawn", 4) == 0)
+            t->count = 0;
+        else
+            toggle_set_state(t, name, nlen, state);
+        s += len;
+        s += strspn(s, ", ");
+    }
+    for (int i = 0; i < t->count; i++) {
+        if (t->state[i] > 0)
+            t->enabled[t->nenabled++] = t->names[i];
+        else if (t->state[i] < 0)
+            t->disabled[t->ndisabled++] = t->names[i];
+    }
+}
+
+/* One line naming the toggles asked for, for WT_WEBGPU_STATS. */
+static void toggles_describe(const toggle_set *t, char *dst, size_t cap)
+{
+    size_t used = 0;
+    dst[0] = '\0';
+    for (int i = 0; i < t->count && used + 1 < cap; i++) {
+        if (t->state[i] == 0)
+            continue;
+        int n = snprintf(dst + used, cap - used, "%s%c%s", used ? "," : "",
+                         t->state[i] > 0 ? '+' : '-', t->names[i]);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
+
 /* --------------------------------------------------------- the device */
+
+/* A tuning switch from the environment: one of the allowed values, else
+ * the default. */
+static uint32_t env_choice(const char *name, unsigned fallback, const unsigned *allowed,
+                           int nallowed)
+{
+    const char *env = getenv(name);
+    if (!env || !*env)
+        return fallback;
+    char *end = NULL;
+    unsigned long v = strtoul(env, &end, 10);
+    for (int i = 0; end && *end == '\0' && i < nallowed; i++)
+        if (v == allowed[i])
+            return (uint32_t)v;
+    return fallback;
+}
 
 typedef struct device_request_result {
     WGPURequestDeviceStatus status;
@@ -135,8 +244,20 @@ wt_status wg_device_create(wt_context *ctx)
     if (w->info.subgroups)
         features[nfeatures++] = WGPUFeatureName_Subgroups;
 
+    toggle_set toggles;
+    toggles_choose(&toggles);
+    toggles_describe(&toggles, w->toggles, sizeof w->toggles);
+    WGPUDawnTogglesDescriptor toggles_desc;
+    memset(&toggles_desc, 0, sizeof toggles_desc);
+    toggles_desc.chain.sType = WGPUSType_DawnTogglesDescriptor;
+    toggles_desc.enabledToggleCount = toggles.nenabled;
+    toggles_desc.enabledToggles = toggles.enabled;
+    toggles_desc.disabledToggleCount = toggles.ndisabled;
+    toggles_desc.disabledToggles = toggles.disabled;
+
     WGPUDeviceDescriptor desc;
     memset(&desc, 0, sizeof desc);
+    desc.nextInChain = &toggles_desc.chain;
     desc.label = (WGPUStringView){"webtensor", WGPU_STRLEN};
     desc.requiredFeatureCount = nfeatures;
     desc.requiredFeatures = features;
@@ -175,5 +296,7 @@ wt_status wg_device_create(wt_context *ctx)
     w->caps.shader_f16 = p->DeviceHasFeature(w->device, WGPUFeatureName_ShaderF16) != 0;
     w->caps.subgroup_min_size = w->caps.subgroups ? w->info.subgroup_min_size : 0;
     w->caps.subgroup_max_size = w->caps.subgroups ? w->info.subgroup_max_size : 0;
+    w->caps.vec4_per_thread = env_choice("WT_EW_VEC4_PER_THREAD", 4, (const unsigned[]){0, 1, 2, 4, 8}, 5);
+    w->caps.transpose_tile = env_choice("WT_TRANSPOSE_TILE", 32, (const unsigned[]){0, 32, 64}, 3);
     return WT_OK;
 }

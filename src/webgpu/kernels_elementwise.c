@@ -1,7 +1,12 @@
-/* Elementwise kernels: fill, copy (strided gather), unary and binary ops.
- * Each picks the cheapest way to walk its elements: vec4s when everything
- * is contiguous and 4-aligned, scalars when contiguous, else strided
- * index decoding (after merging axes with wt_coalesce). */
+/* Elementwise kernels: fill, copy, unary and binary ops. Each picks the
+ * cheapest way to walk its elements, after merging axes with wt_coalesce:
+ *  - linear, in vec4 units, when the tensors' offsets (and a broadcast
+ *    row's length) are multiples of 4; each thread moves several vec4s;
+ *  - linear, in f32 units, when the layout is linear but not 4-aligned;
+ *  - a tiled transpose, for copies whose source runs across out's rows;
+ *  - strided index decoding otherwise.
+ * Binary ops also stay linear when an operand is one scalar, a repeated
+ * row or a repeated column (the common broadcasts: bias, scale). */
 #include "webgpu/wg.h"
 
 #include <stdio.h>
@@ -9,7 +14,16 @@
 
 #define ELEMENTWISE_WG 256u
 
-enum walk_mode { WALK_STRIDED = 0, WALK_CONTIGUOUS = 1, WALK_VEC4 = 2 };
+enum walk_mode { WALK_STRIDED = 0, WALK_LINEAR = 1, WALK_VEC4 = 2 };
+
+/* How a binary operand is read in a linear walk (see binary.wgsl). */
+enum operand_walk {
+    OPERAND_STRIDED = -1,
+    OPERAND_CONTIGUOUS = 0,
+    OPERAND_SCALAR = 1,
+    OPERAND_ROW = 2,
+    OPERAND_COLUMN = 3
+};
 
 /* Value of the shader's OP for a plain copy (see unary.wgsl). */
 #define UNARY_SHADER_COPY 100u
@@ -17,7 +31,7 @@ enum walk_mode { WALK_STRIDED = 0, WALK_CONTIGUOUS = 1, WALK_VEC4 = 2 };
 typedef struct strided_layout {
     int ndim;
     int64_t shape[WT_MAX_DIMS];
-    int64_t strides[3][WT_MAX_DIMS]; /* per operand; out's is row-major */
+    int64_t strides[3][WT_MAX_DIMS]; /* out's (row-major), then the inputs' */
 } strided_layout;
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
@@ -56,20 +70,6 @@ static wt_status check_u32(const char *op, const wt_tensor *t)
     return WT_OK;
 }
 
-static void pack_u32x8(uint32_t dst[8], const int64_t *src, int n)
-{
-    memset(dst, 0, 8 * sizeof dst[0]);
-    for (int i = 0; i < n; i++)
-        dst[i] = (uint32_t)src[i];
-}
-
-static void set_prelude(char *buf, size_t cap, unsigned op, enum walk_mode mode)
-{
-    snprintf(buf, cap, "const OP: u32 = %uu;\nconst MODE: u32 = %uu;\nconst WG: u32 = %uu;\n"
-                       "alias T = %s;\n",
-             op, (unsigned)mode, ELEMENTWISE_WG, mode == WALK_VEC4 ? "vec4<f32>" : "f32");
-}
-
 static wt_status check_f32(const char *op, const wt_tensor *t)
 {
     if (t->dtype != WT_F32)
@@ -78,12 +78,52 @@ static wt_status check_f32(const char *op, const wt_tensor *t)
     return WT_OK;
 }
 
+static void pack_u32x8(uint32_t dst[8], const int64_t *src, int n)
+{
+    memset(dst, 0, 8 * sizeof dst[0]);
+    for (int i = 0; i < n; i++)
+        dst[i] = (uint32_t)src[i];
+}
+
+/* ------------------------------------------------------- linear walks */
+
+/* The extent of a linear walk: n whole units of T, then a last vec4 of
+ * which tail lanes are written (vec4 walks only). */
+typedef struct linear_extent {
+    uint32_t n, tail, vpt;
+    uint64_t workgroups;
+} linear_extent;
+
+static linear_extent linear_extent_of(const wt_context *ctx, int64_t numel, enum walk_mode mode)
+{
+    linear_extent e;
+    uint32_t vpt = wg_get_caps(ctx)->vec4_per_thread;
+    e.vpt = vpt ? vpt : 1;
+    e.n = (uint32_t)(mode == WALK_VEC4 ? numel / 4 : numel);
+    e.tail = (uint32_t)(mode == WALK_VEC4 ? numel % 4 : 0);
+    e.workgroups = ceil_div((uint64_t)e.n + (e.tail ? 1 : 0), (uint64_t)ELEMENTWISE_WG * e.vpt);
+    return e;
+}
+
+static bool vec4_enabled(const wt_context *ctx) { return wg_get_caps(ctx)->vec4_per_thread > 0; }
+
+/* The prelude shared by fill, unary and binary: T and LANES follow the
+ * walk's unit. Returns the length written. */
+static int unit_prelude(char *buf, size_t cap, unsigned op, enum walk_mode mode, uint32_t vpt)
+{
+    bool vec4 = mode == WALK_VEC4;
+    return snprintf(buf, cap,
+                    "const OP: u32 = %uu;\nconst MODE: u32 = %uu;\nconst WG: u32 = %uu;\n"
+                    "const VPT: u32 = %uu;\nalias T = %s;\nconst LANES = T(%s);\n",
+                    op, (unsigned)mode, ELEMENTWISE_WG, vpt, vec4 ? "vec4<f32>" : "f32",
+                    vec4 ? "0.0, 1.0, 2.0, 3.0" : "0.0");
+}
+
 /* --------------------------------------------------------------- fill */
 
 typedef struct fill_params {
-    uint32_t n, out_offset;
+    uint32_t n, tail, out_offset;
     float value;
-    uint32_t pad0;
 } fill_params;
 
 wt_status wg_op_fill(wt_context *ctx, wt_tensor *out, float value)
@@ -91,9 +131,15 @@ wt_status wg_op_fill(wt_context *ctx, wt_tensor *out, float value)
     wt_status st;
     if ((st = check_f32("fill", out)) != WT_OK || (st = check_u32("fill", out)) != WT_OK)
         return st;
-    fill_params p = {(uint32_t)out->numel, (uint32_t)out->offset, value, 0};
-    char prelude[64];
-    snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\n", ELEMENTWISE_WG);
+    if (out->numel == 0)
+        return WT_OK;
+    /* The API fills contiguous tensors; their elements are one run. */
+    enum walk_mode mode = vec4_enabled(ctx) && out->offset % 4 == 0 ? WALK_VEC4 : WALK_LINEAR;
+    linear_extent e = linear_extent_of(ctx, out->numel, mode);
+    uint32_t div = mode == WALK_VEC4 ? 4 : 1;
+    fill_params p = {e.n, e.tail, (uint32_t)(out->offset / div), value};
+    char prelude[256];
+    unit_prelude(prelude, sizeof prelude, 0, mode, e.vpt);
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "fill";
@@ -102,14 +148,95 @@ wt_status wg_op_fill(wt_context *ctx, wt_tensor *out, float value)
     l.params_size = sizeof p;
     l.bindings[0] = (wg_binding){out->storage, true};
     l.nbindings = 1;
-    l.workgroups = ceil_div((uint64_t)out->numel, ELEMENTWISE_WG);
+    l.workgroups = e.workgroups;
     return wg_dispatch(ctx, &l);
+}
+
+/* ---------------------------------------------------------- transpose */
+
+typedef struct transpose_params {
+    uint32_t rows, cols, x_row_stride, x_col_stride;
+    uint32_t out_row_stride, x_offset, out_offset, nbatch_dims;
+    uint32_t tiles_r, tiles_c, nbatch, pad0;
+    uint32_t batch_shape[8];
+    uint32_t batch_x_strides[8];
+    uint32_t batch_out_strides[8];
+} transpose_params;
+
+/* A copy whose source is contiguous along some axis other than out's
+ * innermost one, and strided along that innermost one: the tiled
+ * transpose reads and writes whole cache lines. Returns false (nothing
+ * recorded) when the layout is not of that kind or too small to gain. */
+static bool transpose_applies(const wt_context *ctx, const strided_layout *l, int *rows_axis)
+{
+    uint32_t tile = wg_get_caps(ctx)->transpose_tile;
+    int last = l->ndim - 1;
+    if (tile == 0 || l->ndim < 2 || l->strides[1][last] <= 1)
+        return false;
+    for (int d = last - 1; d >= 0; d--)
+        if (l->strides[1][d] == 1) {
+            /* Tiles much larger than the matrix leave most threads idle;
+             * the strided walk does as well there. */
+            if (l->shape[d] < 16 || l->shape[last] < 16)
+                return false;
+            *rows_axis = d;
+            return true;
+        }
+    return false;
+}
+
+static wt_status run_transpose(wt_context *ctx, const wt_tensor *x, wt_tensor *out,
+                               const strided_layout *l, int rows_axis)
+{
+    uint32_t tile = wg_get_caps(ctx)->transpose_tile;
+    int last = l->ndim - 1;
+    transpose_params p;
+    memset(&p, 0, sizeof p);
+    p.rows = (uint32_t)l->shape[rows_axis];
+    p.cols = (uint32_t)l->shape[last];
+    p.x_row_stride = (uint32_t)l->strides[1][rows_axis];
+    p.x_col_stride = (uint32_t)l->strides[1][last];
+    p.out_row_stride = (uint32_t)l->strides[0][rows_axis];
+    p.x_offset = (uint32_t)x->offset;
+    p.out_offset = (uint32_t)out->offset;
+    p.tiles_r = (uint32_t)ceil_div(p.rows, tile);
+    p.tiles_c = (uint32_t)ceil_div(p.cols, tile);
+    uint64_t nbatch = 1;
+    int nb = 0;
+    for (int d = 0; d < last; d++) {
+        if (d == rows_axis)
+            continue;
+        p.batch_shape[nb] = (uint32_t)l->shape[d];
+        p.batch_x_strides[nb] = (uint32_t)l->strides[1][d];
+        p.batch_out_strides[nb] = (uint32_t)l->strides[0][d];
+        nbatch *= (uint64_t)l->shape[d];
+        nb++;
+    }
+    p.nbatch_dims = (uint32_t)nb;
+    p.nbatch = (uint32_t)nbatch;
+    uint64_t workgroups = nbatch * p.tiles_r * p.tiles_c;
+    if (workgroups > UINT32_MAX)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu copy: %llu tiles are beyond 32-bit indexing",
+                       (unsigned long long)workgroups);
+    char prelude[48];
+    snprintf(prelude, sizeof prelude, "const TILE: u32 = %uu;\n", tile);
+    wg_launch launch;
+    memset(&launch, 0, sizeof launch);
+    launch.shader = "transpose";
+    launch.prelude = prelude;
+    launch.params = &p;
+    launch.params_size = sizeof p;
+    launch.bindings[0] = (wg_binding){x->storage, false};
+    launch.bindings[1] = (wg_binding){out->storage, true};
+    launch.nbindings = 2;
+    launch.workgroups = workgroups;
+    return wg_dispatch(ctx, &launch);
 }
 
 /* -------------------------------------------------------------- unary */
 
 typedef struct unary_params {
-    uint32_t n, ndim, x_offset, out_offset;
+    uint32_t n, tail, ndim, x_offset, out_offset, pad0, pad1, pad2;
     uint32_t shape[8];
     uint32_t x_strides[8];
 } unary_params;
@@ -127,34 +254,37 @@ static wt_status run_unary(wt_context *ctx, const char *name, unsigned shader_op
     merge_layout(out, x, NULL, &lay);
     enum walk_mode mode = WALK_STRIDED;
     if (is_unit_stride(&lay, 1))
-        mode = out->numel % 4 == 0 && x->offset % 4 == 0 && out->offset % 4 == 0
-                   ? WALK_VEC4
-                   : WALK_CONTIGUOUS;
+        mode = vec4_enabled(ctx) && x->offset % 4 == 0 && out->offset % 4 == 0 ? WALK_VEC4
+                                                                              : WALK_LINEAR;
+    int rows_axis = -1;
+    if (mode == WALK_STRIDED && shader_op == UNARY_SHADER_COPY &&
+        transpose_applies(ctx, &lay, &rows_axis))
+        return run_transpose(ctx, x, out, &lay, rows_axis);
+
+    linear_extent e = linear_extent_of(ctx, out->numel, mode);
     uint32_t div = mode == WALK_VEC4 ? 4 : 1;
     unary_params p;
     memset(&p, 0, sizeof p);
-    p.n = (uint32_t)(out->numel / div);
+    p.n = e.n;
+    p.tail = e.tail;
     p.ndim = (uint32_t)lay.ndim;
     p.x_offset = (uint32_t)(x->offset / div);
     p.out_offset = (uint32_t)(out->offset / div);
     pack_u32x8(p.shape, lay.shape, lay.ndim);
     pack_u32x8(p.x_strides, lay.strides[1], lay.ndim);
 
-    char prelude[160];
-    set_prelude(prelude, sizeof prelude, shader_op, mode);
+    char prelude[256];
+    unit_prelude(prelude, sizeof prelude, shader_op, mode, e.vpt);
     wg_launch l;
     memset(&l, 0, sizeof l);
-    /* The strided plain copy has its own shader without the op switch. */
-    l.shader = mode == WALK_STRIDED && shader_op == UNARY_SHADER_COPY ? "copy" : "unary";
-    if (strcmp(l.shader, "copy") == 0)
-        snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\n", ELEMENTWISE_WG);
+    l.shader = "unary";
     l.prelude = prelude;
     l.params = &p;
     l.params_size = sizeof p;
     l.bindings[0] = (wg_binding){x->storage, false};
     l.bindings[1] = (wg_binding){out->storage, true};
     l.nbindings = 2;
-    l.workgroups = ceil_div(p.n, ELEMENTWISE_WG);
+    l.workgroups = e.workgroups;
     return wg_dispatch(ctx, &l);
 }
 
@@ -174,11 +304,43 @@ wt_status wg_op_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_te
 /* ------------------------------------------------------------- binary */
 
 typedef struct binary_params {
-    uint32_t n, ndim, a_offset, b_offset, out_offset, pad0, pad1, pad2;
+    uint32_t n, tail, ndim, inner;
+    uint32_t a_offset, b_offset, out_offset, a_col_stride;
+    uint32_t b_col_stride, pad0, pad1, pad2;
     uint32_t shape[8];
     uint32_t a_strides[8];
     uint32_t b_strides[8];
 } binary_params;
+
+/* How operand k of a coalesced layout can be read in a linear walk. */
+static enum operand_walk classify_operand(const strided_layout *l, int k)
+{
+    const int64_t *s = l->strides[k];
+    if (l->ndim == 1)
+        return s[0] == 1 ? OPERAND_CONTIGUOUS : s[0] == 0 ? OPERAND_SCALAR : OPERAND_STRIDED;
+    if (l->ndim != 2)
+        return OPERAND_STRIDED;
+    if (s[1] == 1 && s[0] == l->shape[1])
+        return OPERAND_CONTIGUOUS;
+    if (s[1] == 1 && s[0] == 0)
+        return OPERAND_ROW;
+    if (s[1] == 0)
+        return s[0] == 0 ? OPERAND_SCALAR : OPERAND_COLUMN;
+    return OPERAND_STRIDED;
+}
+
+/* Whether an operand read as whole vec4s is aligned for it. */
+static bool operand_vec4_ok(enum operand_walk w, const wt_tensor *t)
+{
+    return (w != OPERAND_CONTIGUOUS && w != OPERAND_ROW) || t->offset % 4 == 0;
+}
+
+/* Offset parameter of an operand: in units of T where it is read as T,
+ * in elements where it is read as f32. */
+static uint32_t operand_offset(enum operand_walk w, const wt_tensor *t, uint32_t div)
+{
+    return (uint32_t)(w == OPERAND_CONTIGUOUS || w == OPERAND_ROW ? t->offset / div : t->offset);
+}
 
 wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
                        const wt_tensor *b, wt_tensor *out)
@@ -195,26 +357,54 @@ wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
         return WT_OK;
     strided_layout lay;
     merge_layout(out, a, b, &lay);
+    enum operand_walk wa = classify_operand(&lay, 1), wb = classify_operand(&lay, 2);
     enum walk_mode mode = WALK_STRIDED;
-    if (is_unit_stride(&lay, 1) && is_unit_stride(&lay, 2))
-        mode = out->numel % 4 == 0 && a->offset % 4 == 0 && b->offset % 4 == 0 &&
-                       out->offset % 4 == 0
-                   ? WALK_VEC4
-                   : WALK_CONTIGUOUS;
+    int64_t inner = lay.ndim == 2 ? lay.shape[1] : 1;
+    if (wa != OPERAND_STRIDED && wb != OPERAND_STRIDED) {
+        /* A vec4 must not straddle two rows of a 2-D walk. */
+        bool aligned = vec4_enabled(ctx) && out->offset % 4 == 0 &&
+                       (lay.ndim == 1 || inner % 4 == 0) &&
+                       operand_vec4_ok(wa, a) && operand_vec4_ok(wb, b);
+        mode = aligned ? WALK_VEC4 : WALK_LINEAR;
+    } else {
+        wa = wb = OPERAND_CONTIGUOUS; /* unused by the strided walk */
+    }
+    linear_extent e = linear_extent_of(ctx, out->numel, mode);
     uint32_t div = mode == WALK_VEC4 ? 4 : 1;
     binary_params p;
     memset(&p, 0, sizeof p);
-    p.n = (uint32_t)(out->numel / div);
+    p.n = e.n;
+    p.tail = e.tail;
     p.ndim = (uint32_t)lay.ndim;
-    p.a_offset = (uint32_t)(a->offset / div);
-    p.b_offset = (uint32_t)(b->offset / div);
+    p.inner = (uint32_t)(mode == WALK_STRIDED ? 1 : inner / div);
+    if (p.inner == 0)
+        p.inner = 1;
+    if (mode == WALK_STRIDED) {
+        p.a_offset = (uint32_t)a->offset;
+        p.b_offset = (uint32_t)b->offset;
+    } else {
+        p.a_offset = operand_offset(wa, a, div);
+        p.b_offset = operand_offset(wb, b, div);
+        p.a_col_stride = wa == OPERAND_COLUMN ? (uint32_t)lay.strides[1][0] : 0;
+        p.b_col_stride = wb == OPERAND_COLUMN ? (uint32_t)lay.strides[2][0] : 0;
+    }
     p.out_offset = (uint32_t)(out->offset / div);
     pack_u32x8(p.shape, lay.shape, lay.ndim);
     pack_u32x8(p.a_strides, lay.strides[1], lay.ndim);
     pack_u32x8(p.b_strides, lay.strides[2], lay.ndim);
 
-    char prelude[160];
-    set_prelude(prelude, sizeof prelude, (unsigned)op, mode);
+    /* Scalar and column operands are read element by element (f32) and
+     * splatted; contiguous and row operands in the walk's unit. */
+    const char *unit = mode == WALK_VEC4 ? "vec4<f32>" : "f32";
+    bool a_unit = wa == OPERAND_CONTIGUOUS || wa == OPERAND_ROW;
+    bool b_unit = wb == OPERAND_CONTIGUOUS || wb == OPERAND_ROW;
+    char prelude[384];
+    int used = unit_prelude(prelude, sizeof prelude, (unsigned)op, mode, e.vpt);
+    if (used > 0 && (size_t)used < sizeof prelude)
+        snprintf(prelude + used, sizeof prelude - (size_t)used,
+                 "const A_MODE: u32 = %uu;\nconst B_MODE: u32 = %uu;\nalias TA = %s;\n"
+                 "alias TB = %s;\n",
+                 (unsigned)wa, (unsigned)wb, a_unit ? unit : "f32", b_unit ? unit : "f32");
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "binary";
@@ -225,6 +415,6 @@ wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
     l.bindings[1] = (wg_binding){b->storage, false};
     l.bindings[2] = (wg_binding){out->storage, true};
     l.nbindings = 3;
-    l.workgroups = ceil_div(p.n, ELEMENTWISE_WG);
+    l.workgroups = e.workgroups;
     return wg_dispatch(ctx, &l);
 }

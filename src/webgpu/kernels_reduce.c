@@ -1,41 +1,114 @@
-/* WebGPU reductions (sum, mean, max, min) over the innermost axes.
+/* WebGPU reductions (sum, mean, max, min) over the innermost axes, and
+ * the row dot products that matrix-vector products are made of.
  *
  * The work is seen as a [rows, row_len] matrix: element (o, r) at
  * offset + o * row_stride + r * elem_stride, after merging the kept axes
  * into one and the reduced axes into one. Layouts that do not merge are
  * first gathered into a contiguous copy.
  *
- * Each pass reduces every row in chunks and writes one partial per
- * (row, chunk); while a row has more than one chunk, another pass reduces
- * the partials (no atomics, and the sums come out in a pairwise-like
- * order, which keeps f32 sums accurate). Two kernels:
+ * Two kernels:
  *  - reduce_rows(_subgroup): a workgroup per (row, chunk), for rows
- *    contiguous in memory (elem_stride 1), vec4 loads;
+ *    contiguous in memory (elem_stride 1), vec4 loads with several in
+ *    flight per thread. A row stays whole (one pass, no scratch) when it
+ *    is short enough or when the rows alone give the device enough
+ *    workgroups; otherwise it is cut into chunks so that about
+ *    `groups` workgroups stream it (a full reduction: pass 1 with
+ *    thousands of workgroups, pass 2 with one).
  *  - reduce_strided: a thread per (row, chunk), consecutive threads on
  *    consecutive rows: coalesced for reductions over outer axes
  *    (row_stride 1), and cheap for short rows.
+ * While a row has more than one chunk, another pass reduces the partials
+ * (no atomics; sums come out in a pairwise-like order, which keeps f32
+ * sums accurate).
+ *
+ * Tuning switches, read from the environment on each call so that one
+ * run can compare variants (an invalid value means the default):
+ *   WT_REDUCE_WG         threads per workgroup of reduce_rows: 32..1024,
+ *                        power of two (256; 64 on a CPU adapter)
+ *   WT_REDUCE_UNROLL     vec4 loads in flight per thread: 1, 2, 4, 8 (4)
+ *   WT_REDUCE_GROUPS     workgroups a split row pass aims for (4096)
+ *   WT_REDUCE_ONEPASS    rows up to this many elements are never split
+ *                        (16384)
+ *   WT_REDUCE_SUBGROUPS  0: workgroup-memory kernel even where subgroups
+ *                        exist (1)
  */
 #include "webgpu/wg.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Rows at most this long go to the strided kernel, one thread per row. */
 #define REDUCE_SHORT_ROW 64
-/* Elements each thread of reduce_rows combines before the workgroup's
- * tree (serial f32 additions stay short). */
-#define REDUCE_ROWS_PER_THREAD 64
 /* reduce_strided: serial elements per thread, bounds. */
 #define REDUCE_STRIDED_MIN_CHUNK 256
 #define REDUCE_STRIDED_MAX_CHUNK 1024
 /* Threads worth having in flight; beyond it, longer chunks instead. */
 #define REDUCE_TARGET_THREADS (1u << 18)
 #define REDUCE_STRIDED_WG 256
+/* A split row's chunks give each thread at least this many unrolled
+ * steps (fewer would spend more on the partials than on the loads). */
+#define REDUCE_MIN_STEPS 4
+
+typedef struct reduce_tuning {
+    uint32_t wg, unroll, groups, onepass;
+    bool subgroups;
+} reduce_tuning;
+
+/* A positive integer from the environment, else fallback. */
+static uint64_t env_number(const char *name, uint64_t fallback)
+{
+    const char *s = getenv(name);
+    if (!s || !*s) return fallback;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    return (end && *end == '\0' && v > 0) ? (uint64_t)v : fallback;
+}
+
+static bool is_pow2(uint64_t v) { return v && (v & (v - 1)) == 0; }
+
+/* The device's limits bound the workgroup size: invocations, and the
+ * partial array of WG floats in workgroup memory. */
+static uint32_t clamp_wg(const wg_caps *caps, uint64_t wg)
+{
+    while (wg > 32 && (wg > caps->max_invocations || wg * 4 > caps->max_workgroup_storage))
+        wg >>= 1;
+    return (uint32_t)wg;
+}
+
+/* A CPU adapter (llvmpipe, SwiftShader) runs a workgroup's invocations
+ * one SIMD batch after another and pays at every barrier: small
+ * workgroups suit it, where a GPU wants larger ones. */
+static bool on_cpu_adapter(const wt_context *ctx)
+{
+    wt_adapter_info info;
+    return ctx->ops->adapter_info && ctx->ops->adapter_info(ctx, &info) == WT_OK &&
+           info.type == WT_ADAPTER_CPU;
+}
+
+static reduce_tuning read_tuning(const wt_context *ctx)
+{
+    const wg_caps *caps = wg_get_caps(ctx);
+    reduce_tuning t;
+    uint64_t fallback = on_cpu_adapter(ctx) ? 64 : 256;
+    uint64_t wg = env_number("WT_REDUCE_WG", fallback);
+    if (!is_pow2(wg) || wg < 32 || wg > 1024) wg = fallback;
+    t.wg = clamp_wg(caps, wg);
+    uint64_t u = env_number("WT_REDUCE_UNROLL", 4);
+    t.unroll = (u == 1 || u == 2 || u == 4 || u == 8) ? (uint32_t)u : 4;
+    uint64_t g = env_number("WT_REDUCE_GROUPS", 4096);
+    t.groups = g > (1u << 20) ? (1u << 20) : (uint32_t)g;
+    uint64_t one = env_number("WT_REDUCE_ONEPASS", 16384);
+    t.onepass = one > (1u << 30) ? (1u << 30) : (uint32_t)one;
+    const char *sg = getenv("WT_REDUCE_SUBGROUPS");
+    t.subgroups = caps->subgroups && !(sg && strcmp(sg, "0") == 0);
+    return t;
+}
 
 /* Shared by both shaders (same WGSL struct layout). */
 typedef struct reduce_params {
-    uint32_t work;        /* rows * chunks */
+    uint32_t work;           /* rows * chunks */
     uint32_t chunks_or_rows; /* reduce_rows: chunks per row; reduce_strided: rows */
     uint32_t chunk_len;
     uint32_t row_len;
@@ -45,14 +118,34 @@ typedef struct reduce_params {
     uint32_t out_offset;
     float divisor;
     uint32_t identity;
+    uint32_t rows_per_batch;
+    uint32_t batch_stride;
+    uint32_t v_offset;
+    uint32_t v_batch_stride;
     uint32_t pad[2];
 } reduce_params;
 
-/* One pass's input: a [rows, row_len] matrix inside a storage. */
+/* One pass's input: a [rows, row_len] matrix inside a storage, its rows
+ * in batches (row o of batch o / rows_per_batch); with dot set, each
+ * element is multiplied by the matching element of the vector v first. */
 typedef struct reduce_matrix {
     wt_storage *storage;
     uint64_t offset, rows, row_len, row_stride, elem_stride;
+    uint64_t rows_per_batch, batch_stride;
+    wt_storage *dot;
+    uint64_t v_offset, v_batch_stride;
 } reduce_matrix;
+
+static reduce_matrix plain_matrix(wt_storage *s, uint64_t offset, uint64_t rows,
+                                  uint64_t row_len, uint64_t row_stride, uint64_t elem_stride)
+{
+    reduce_matrix m;
+    memset(&m, 0, sizeof m);
+    m.storage = s, m.offset = offset, m.rows = rows, m.row_len = row_len;
+    m.row_stride = row_stride, m.elem_stride = elem_stride;
+    m.rows_per_batch = rows;
+    return m;
+}
 
 static uint32_t shader_op(wt_reduce_op op)
 {
@@ -68,13 +161,16 @@ static uint32_t identity_bits(wt_reduce_op op)
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-/* Workgroup size of reduce_rows: 64 threads unless a row has work for
- * more (each thread then still combines REDUCE_ROWS_PER_THREAD values);
- * small workgroups finish their tree sooner and leave more of them to
- * spread over the device. */
-static uint32_t rows_kernel_wg(uint64_t row_len)
+/* Chunks per row for reduce_rows: one while the row is short or the rows
+ * alone fill the device; else enough for about t->groups workgroups, each
+ * thread still doing REDUCE_MIN_STEPS unrolled steps. */
+static uint64_t rows_chunks(const reduce_matrix *m, const reduce_tuning *t, uint32_t wg)
 {
-    return row_len >= 256u * REDUCE_ROWS_PER_THREAD ? 256u : 64u;
+    if (m->row_len <= t->onepass || m->rows >= t->groups) return 1;
+    uint64_t c = ceil_div(t->groups, m->rows);
+    uint64_t min_chunk = (uint64_t)wg * 4u * t->unroll * REDUCE_MIN_STEPS;
+    uint64_t most = ceil_div(m->row_len, min_chunk);
+    return c < most ? c : most;
 }
 
 /* Chunks per row for reduce_strided: serial runs of at most
@@ -97,11 +193,10 @@ static uint64_t strided_chunks(const reduce_matrix *m, uint64_t max_binding)
 /* Records one pass over m with output to (dst, dst_offset); fills *next
  * with the layout of the partials it writes (rows * chunks of them). */
 static wt_status reduce_pass(wt_context *ctx, wt_reduce_op op, const reduce_matrix *m,
-                             wt_storage *dst, uint64_t dst_offset, float divisor,
-                             bool use_rows_kernel, uint64_t chunks, uint64_t chunk_len,
-                             reduce_matrix *next)
+                             const reduce_tuning *t, uint32_t wg, wt_storage *dst,
+                             uint64_t dst_offset, float divisor, bool use_rows_kernel,
+                             uint64_t chunks, uint64_t chunk_len, reduce_matrix *next)
 {
-    const wg_caps *caps = wg_get_caps(ctx);
     reduce_params p;
     memset(&p, 0, sizeof p);
     p.work = (uint32_t)(m->rows * chunks);
@@ -113,6 +208,10 @@ static wt_status reduce_pass(wt_context *ctx, wt_reduce_op op, const reduce_matr
     p.out_offset = (uint32_t)dst_offset;
     p.divisor = divisor;
     p.identity = identity_bits(op);
+    p.rows_per_batch = (uint32_t)m->rows_per_batch;
+    p.batch_stride = (uint32_t)m->batch_stride;
+    p.v_offset = (uint32_t)m->v_offset;
+    p.v_batch_stride = (uint32_t)m->v_batch_stride;
 
     char prelude[160];
     wg_launch l;
@@ -121,19 +220,22 @@ static wt_status reduce_pass(wt_context *ctx, wt_reduce_op op, const reduce_matr
     l.params_size = sizeof p;
     l.prelude = prelude;
     if (use_rows_kernel) {
-        uint32_t wg = rows_kernel_wg(m->row_len);
-        bool subgroups = caps->subgroups;
         p.chunks_or_rows = (uint32_t)chunks;
-        snprintf(prelude, sizeof prelude, "%sconst OP: u32 = %uu;\nconst WG: u32 = %uu;\n",
-                 subgroups ? "enable subgroups;\n" : "", shader_op(op), wg);
-        l.shader = subgroups ? "reduce_rows_subgroup" : "reduce_rows";
+        snprintf(prelude, sizeof prelude,
+                 "%sconst OP: u32 = %uu;\nconst WG: u32 = %uu;\nconst UNROLL: u32 = %uu;\n"
+                 "const DOT: bool = %s;\n",
+                 t->subgroups ? "enable subgroups;\n" : "", shader_op(op), wg, t->unroll,
+                 m->dot ? "true" : "false");
+        l.shader = t->subgroups ? "reduce_rows_subgroup" : "reduce_rows";
         l.bindings[0] = (wg_binding){m->storage, false}; /* as vec4s */
         l.bindings[1] = (wg_binding){m->storage, false}; /* as scalars */
         l.bindings[2] = (wg_binding){dst, true};
-        l.nbindings = 3;
+        /* The shader declares v either way; a plain reduction never reads it. */
+        l.bindings[3] = (wg_binding){m->dot ? m->dot : m->storage, false};
+        l.nbindings = 4;
         l.workgroups = p.work;
         /* Partials of row o are consecutive. */
-        *next = (reduce_matrix){dst, dst_offset, m->rows, chunks, chunks, 1};
+        *next = plain_matrix(dst, dst_offset, m->rows, chunks, chunks, 1);
     } else {
         p.chunks_or_rows = (uint32_t)m->rows;
         snprintf(prelude, sizeof prelude, "const OP: u32 = %uu;\nconst WG: u32 = %uu;\n",
@@ -144,32 +246,36 @@ static wt_status reduce_pass(wt_context *ctx, wt_reduce_op op, const reduce_matr
         l.nbindings = 2;
         l.workgroups = ceil_div(p.work, REDUCE_STRIDED_WG);
         /* Partials form a [chunks, rows] matrix: row o is column o. */
-        *next = (reduce_matrix){dst, dst_offset, m->rows, chunks, 1, m->rows};
+        *next = plain_matrix(dst, dst_offset, m->rows, chunks, 1, m->rows);
     }
     return wg_dispatch(ctx, &l);
 }
 
 /* Reduces m into out (contiguous, m->rows elements) through as many
- * passes as it takes. */
+ * passes as it takes. wg: reduce_rows' workgroup size for the first pass
+ * (later passes, over partials, use the tuning's). */
 static wt_status reduce_matrix_run(wt_context *ctx, wt_reduce_op op, reduce_matrix m,
-                                   wt_tensor *out, double count)
+                                   wt_tensor *out, double count, uint32_t wg)
 {
     const wg_caps *caps = wg_get_caps(ctx);
+    reduce_tuning t = read_tuning(ctx);
+    if (!wg) wg = t.wg;
     wt_reduce_op pass_op = op == WT_REDUCE_MEAN ? WT_REDUCE_SUM : op;
     wt_storage *held = NULL; /* scratch that m lives in, if any */
     wt_status st = WT_OK;
     for (;;) {
         if (m.row_len == 1) m.elem_stride = 1; /* any stride walks one element */
         if (m.rows == 1) m.row_stride = 0;
-        bool rows_kernel = m.elem_stride == 1 && m.row_len > REDUCE_SHORT_ROW;
-        uint64_t chunks;
+        bool rows_kernel = m.dot || (m.elem_stride == 1 && m.row_len > REDUCE_SHORT_ROW);
+        uint64_t chunks, chunk_len;
         if (rows_kernel) {
-            uint64_t wg = rows_kernel_wg(m.row_len);
-            chunks = ceil_div(m.row_len, wg * REDUCE_ROWS_PER_THREAD);
+            chunks = rows_chunks(&m, &t, wg);
+            /* Multiples of 4 keep every chunk's vec4s aligned as the row's. */
+            chunk_len = ceil_div(ceil_div(m.row_len, chunks), 4) * 4;
         } else {
             chunks = strided_chunks(&m, caps->max_storage_binding);
+            chunk_len = ceil_div(m.row_len, chunks);
         }
-        uint64_t chunk_len = ceil_div(m.row_len, chunks);
         chunks = ceil_div(m.row_len, chunk_len);
         bool last = chunks == 1;
 
@@ -187,12 +293,13 @@ static wt_status reduce_matrix_run(wt_context *ctx, wt_reduce_op op, reduce_matr
         }
         float divisor = (last && op == WT_REDUCE_MEAN) ? (float)count : 1.0f;
         reduce_matrix next;
-        st = reduce_pass(ctx, pass_op, &m, dst, dst_offset, divisor, rows_kernel, chunks,
+        st = reduce_pass(ctx, pass_op, &m, &t, wg, dst, dst_offset, divisor, rows_kernel, chunks,
                          chunk_len, &next);
         if (held) wg_scratch_release(ctx, held);
         held = last ? NULL : dst;
         if (st != WT_OK || last) break;
         m = next;
+        wg = t.wg;
     }
     if (held) wg_scratch_release(ctx, held);
     return st;
@@ -247,7 +354,7 @@ wt_status wg_op_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int
                        "reduce: %llu rows of %llu elements exceed 32-bit indexing on webgpu",
                        (unsigned long long)rows, (unsigned long long)row_len);
 
-    reduce_matrix m = {x->storage, (uint64_t)x->offset, rows, row_len, 0, 0};
+    reduce_matrix m = plain_matrix(x->storage, (uint64_t)x->offset, rows, row_len, 0, 0);
     uint64_t kept_extent, red_extent;
     bool merged = merge_axes(x, 0, out->ndim, &kept_extent, &m.row_stride) &&
                   merge_axes(x, out->ndim, nreduced, &red_extent, &m.elem_stride);
@@ -255,17 +362,48 @@ wt_status wg_op_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int
     if (merged && row_len > REDUCE_SHORT_ROW && rows > 1 && m.row_stride != 1 &&
         m.elem_stride != 1)
         merged = false;
-    if (merged) return reduce_matrix_run(ctx, op, m, out, (double)row_len);
+    if (merged) return reduce_matrix_run(ctx, op, m, out, (double)row_len, 0);
 
     wt_tensor *packed = NULL;
     wt_status st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &packed);
     if (st != WT_OK) return st;
     st = wg_op_copy(ctx, x, packed);
     if (st == WT_OK) {
-        m = (reduce_matrix){packed->storage, (uint64_t)packed->offset, rows, row_len, row_len, 1};
-        st = reduce_matrix_run(ctx, op, m, out, (double)row_len);
+        m = plain_matrix(packed->storage, (uint64_t)packed->offset, rows, row_len, row_len, 1);
+        st = reduce_matrix_run(ctx, op, m, out, (double)row_len, 0);
     }
     wt_tensor_release(packed);
     if (st != WT_OK) wt_error_prefix("reduce");
     return st;
+}
+
+bool wg_dot_rows_fits(const wg_dot_rows *d)
+{
+    uint64_t all = d->u_offset | d->u_batch_stride | d->u_row_stride | d->v_offset |
+                   d->v_batch_stride | d->len;
+    if (all % 4 != 0 || d->rows == 0 || d->rows_per_batch == 0 || d->len == 0) return false;
+    /* Every index the shader forms stays below 2^31 elements. */
+    return d->u->bytes / sizeof(float) < (1ull << 31) &&
+           d->v->bytes / sizeof(float) < (1ull << 31) && d->rows < (1ull << 31) &&
+           d->len < (1ull << 31);
+}
+
+wt_status wg_reduce_dot_rows(wt_context *ctx, const wg_dot_rows *d, wt_tensor *out)
+{
+    if (!wg_dot_rows_fits(d) || out->numel != (int64_t)d->rows)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                       "dot rows: operands are not whole aligned vec4s, or out is not %llu long",
+                       (unsigned long long)d->rows);
+    reduce_matrix m = plain_matrix(d->u, d->u_offset, d->rows, d->len, d->u_row_stride, 1);
+    m.rows_per_batch = d->rows_per_batch;
+    m.batch_stride = d->u_batch_stride;
+    m.dot = d->v;
+    m.v_offset = d->v_offset;
+    m.v_batch_stride = d->v_batch_stride;
+    uint32_t wg = 0;
+    if (d->workgroup_size) {
+        uint64_t want = d->workgroup_size;
+        wg = is_pow2(want) && want >= 32 && want <= 1024 ? clamp_wg(wg_get_caps(ctx), want) : 0;
+    }
+    return reduce_matrix_run(ctx, WT_REDUCE_SUM, m, out, 1.0, wg);
 }

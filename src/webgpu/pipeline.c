@@ -93,6 +93,38 @@ static char *make_key(const wg_launch *launch)
     return key;
 }
 
+/* FNV-1a over the parts of the key, so that a cache hit allocates nothing. */
+static uint64_t fnv1a(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t key_hash(const wg_launch *launch)
+{
+    uint64_t h = fnv1a(0xcbf29ce484222325ull, launch->shader);
+    h = (h ^ (uint64_t)launch->nbindings) * 0x100000001b3ull;
+    h = (h ^ writable_mask(launch)) * 0x100000001b3ull;
+    return fnv1a(h, launch->prelude ? launch->prelude : "");
+}
+
+/* Whether a stored key is the one make_key would build for launch. */
+static bool key_matches(const char *key, const wg_launch *launch)
+{
+    char head[160];
+    int n = snprintf(head, sizeof head, "%s\n%d:%x\n", launch->shader, launch->nbindings,
+                     writable_mask(launch));
+    if (n < 0 || (size_t)n >= sizeof head) {
+        char *full = make_key(launch);
+        bool same = full && strcmp(full, key) == 0;
+        free(full);
+        return same;
+    }
+    return strncmp(key, head, (size_t)n) == 0 &&
+           strcmp(key + n, launch->prelude ? launch->prelude : "") == 0;
+}
+
 static wt_status compile(wt_context *ctx, const wg_launch *launch, const wg_layout *layout,
                          WGPUComputePipeline *out)
 {
@@ -154,15 +186,15 @@ static wt_status compile(wt_context *ctx, const wg_launch *launch, const wg_layo
 wt_status wg_pipeline_get(wt_context *ctx, const wg_launch *launch, const wg_pipeline **out)
 {
     wg_pipeline_cache *c = &wg_ctx(ctx)->cache;
-    char *key = make_key(launch);
-    if (!key)
-        return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory");
+    uint64_t hash = key_hash(launch);
     for (int i = 0; i < c->npipelines; i++)
-        if (strcmp(c->pipelines[i].key, key) == 0) {
-            free(key);
+        if (c->pipelines[i].hash == hash && key_matches(c->pipelines[i].key, launch)) {
             *out = &c->pipelines[i];
             return WT_OK;
         }
+    char *key = make_key(launch);
+    if (!key)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory");
     const wg_layout *layout = NULL;
     wt_status st = layout_get(ctx, (uint32_t)launch->nbindings, writable_mask(launch), &layout);
     WGPUComputePipeline pipeline = NULL;
@@ -184,6 +216,8 @@ wt_status wg_pipeline_get(wt_context *ctx, const wg_launch *launch, const wg_pip
         return st;
     }
     wg_pipeline *p = &c->pipelines[c->npipelines++];
+    wg_ctx(ctx)->counters.pipelines++;
+    p->hash = hash;
     p->key = key;
     p->pipeline = pipeline;
     p->layout = layout->layout;
@@ -219,6 +253,7 @@ wt_status wg_bind_group_get(wt_context *ctx, const wg_pipeline *pipe, const wg_l
     wg_bind_group_slot *slot = &c->groups[h % WG_BIND_GROUP_CACHE];
     if (slot->group && slot->layout == pipe->layout && slot->nbuffers == launch->nbindings &&
         memcmp(slot->buffers, buffers, (size_t)launch->nbindings * sizeof buffers[0]) == 0) {
+        w->counters.bind_group_hits++;
         *out = slot->group;
         return WT_OK;
     }
@@ -250,6 +285,7 @@ wt_status wg_bind_group_get(wt_context *ctx, const wg_pipeline *pipe, const wg_l
      * the encoder holds its own reference. */
     if (slot->group)
         w->lib.p.BindGroupRelease(slot->group);
+    w->counters.bind_groups_made++;
     slot->group = group;
     slot->layout = pipe->layout;
     slot->nbuffers = launch->nbindings;

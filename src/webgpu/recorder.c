@@ -4,6 +4,7 @@
  * slot per dispatch of the batch, bound with a dynamic offset. */
 #include "webgpu/wg_runtime.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,10 @@ wt_status wg_recorder_init(wt_context *ctx, uint32_t per_submit)
     wg_context *w = wg_ctx(ctx);
     wg_recorder *r = &w->rec;
     memset(r, 0, sizeof *r);
+    /* WT_DISPATCHES_PER_SUBMIT sets the default, for measurements. */
+    const char *env = getenv("WT_DISPATCHES_PER_SUBMIT");
+    if (per_submit == 0 && env && *env)
+        per_submit = (uint32_t)strtoul(env, NULL, 10);
     if (per_submit == 0)
         per_submit = WG_DEFAULT_DISPATCHES_PER_SUBMIT;
     if (per_submit > WG_MAX_DISPATCHES_PER_SUBMIT)
@@ -37,6 +42,17 @@ void wg_recorder_destroy(wt_context *ctx)
 {
     wg_context *w = wg_ctx(ctx);
     wg_recorder *r = &w->rec;
+    const char *stats = getenv("WT_WEBGPU_STATS");
+    if (stats && *stats && strcmp(stats, "0") != 0)
+        fprintf(stderr,
+                "webtensor webgpu: %llu dispatches in %llu submits (%u per submit), %llu "
+                "pipelines, bind groups %llu made / %llu reused, toggles %s\n",
+                (unsigned long long)w->counters.dispatches,
+                (unsigned long long)w->counters.submits, r->per_submit,
+                (unsigned long long)w->counters.pipelines,
+                (unsigned long long)w->counters.bind_groups_made,
+                (unsigned long long)w->counters.bind_group_hits,
+                w->toggles[0] ? w->toggles : "(Dawn's defaults)");
     if (r->pass) {
         w->lib.p.ComputePassEncoderEnd(r->pass);
         w->lib.p.ComputePassEncoderRelease(r->pass);
@@ -121,6 +137,7 @@ wt_status wg_flush(wt_context *ctx)
                            : wt_fail(WT_ERR_BACKEND, "webgpu: finishing a command buffer failed");
     }
     w->lib.p.QueueSubmit(w->queue, 1, &cmd);
+    w->counters.submits++;
     w->lib.p.CommandBufferRelease(cmd);
     return wg_check_device(ctx);
 }
@@ -209,6 +226,7 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
     w->lib.p.ComputePassEncoderDispatchWorkgroups(r->pass, (uint32_t)x, (uint32_t)y, 1);
     for (int i = 0; i < launch->nbindings; i++)
         ((wg_buffer *)launch->bindings[i].storage->device)->last_batch = r->batch;
+    w->counters.dispatches++;
     if (++r->dispatches >= r->per_submit)
         return wg_flush(ctx);
     return WT_OK;

@@ -63,6 +63,10 @@ typedef struct wg_caps {
     bool subgroups;
     bool shader_f16;
     uint32_t subgroup_min_size, subgroup_max_size;
+    /* Elementwise tuning, read from the environment when the device is
+     * made (device.c), so that one run can compare variants. */
+    uint32_t vec4_per_thread; /* WT_EW_VEC4_PER_THREAD: 1, 2, 4 or 8; 0: no vec4 kernels */
+    uint32_t transpose_tile;  /* WT_TRANSPOSE_TILE: 32 or 64; 0: no tiled transpose */
 } wg_caps;
 const wg_caps *wg_get_caps(const wt_context *ctx);
 
@@ -78,5 +82,22 @@ wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
 wt_status wg_op_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
 wt_status wg_op_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
                        wt_tensor *out);
+/* Matrix-vector products as row reductions (kernels_reduce.c): for
+ * o < rows, with b = o / rows_per_batch and r = o % rows_per_batch,
+ *   out[o] = sum_{k < len} u[u_offset + b * u_batch_stride + r * u_row_stride + k]
+ *                        * v[v_offset + b * v_batch_stride + k]
+ * into out (contiguous, rows elements). Every offset, stride and len must
+ * be a multiple of 4 (whole aligned vec4s); wg_dot_rows_fits says so. */
+typedef struct wg_dot_rows {
+    wt_storage *u, *v;
+    uint64_t u_offset, u_batch_stride, u_row_stride;
+    uint64_t v_offset, v_batch_stride;
+    uint64_t rows, rows_per_batch, len;
+    uint32_t workgroup_size; /* threads per row; 0 for the reductions' own */
+} wg_dot_rows;
+bool wg_dot_rows_fits(const wg_dot_rows *d);
+wt_status wg_reduce_dot_rows(wt_context *ctx, const wg_dot_rows *d, wt_tensor *out);
+wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
+                        const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
 
 #endif /* WT_WG_H */

@@ -76,6 +76,7 @@ wt_status wg_create_buffer(wt_context *ctx, uint64_t size, WGPUBufferUsage usage
 /* ----------------------------------------------------------- pipelines */
 
 typedef struct wg_pipeline {
+    uint64_t hash; /* of the key, compared first */
     char *key; /* shader stem + '\n' + binding signature + '\n' + prelude */
     WGPUComputePipeline pipeline;
     WGPUBindGroupLayout layout; /* owned by the layout cache */
@@ -163,6 +164,12 @@ struct wg_context {
     wg_pool pool;
     wg_pipeline_cache cache;
     wg_recorder rec;
+    /* Counts of what steady state should not do (device objects made per
+     * op) and of batching; printed at teardown when WT_WEBGPU_STATS is set. */
+    struct {
+        uint64_t dispatches, submits, pipelines, bind_groups_made, bind_group_hits;
+    } counters;
+    char toggles[256]; /* the Dawn toggles asked for, "+a,-b" */
 };
 
 static inline wg_context *wg_ctx(const wt_context *ctx) { return (wg_context *)ctx->impl; }

@@ -1,17 +1,34 @@
-// out = a op b, elementwise, a and b already expanded to out's shape
-// (broadcast axes have stride 0). Ways of walking the elements:
-//   MODE 2: a, b, out contiguous, offsets and n multiples of 4: one vec4
-//           per thread (T = vec4<f32>, n and offsets counted in vec4s);
-//   MODE 1: all contiguous: one element per thread (T = f32);
-//   MODE 0: strided (shape, a_strides, b_strides; ndim <= 8).
-// Prelude constants: OP (0 add, 1 sub, 2 mul, 3 div), MODE, WG, `alias T`.
+// out = a op b, elementwise, out contiguous; a and b are already expanded
+// to out's shape (broadcast axes have stride 0). Ways of walking:
+//   MODE 2: in vec4 units (T = vec4<f32>): n whole vec4s of out, then, when
+//           tail > 0, one last vec4 of which only the first tail lanes
+//           belong to out (the other lanes are read and written back
+//           unchanged);
+//   MODE 1: in f32 units (T = f32), tail 0;
+//   MODE 0: strided (shape, a_strides, b_strides; ndim <= 8), T = f32.
+// In MODE 1 and 2 each operand is read in one of four ways (A_MODE,
+// B_MODE), out being [rows, inner] (inner in units of T):
+//   0 contiguous like out: offset + i              (binding of T)
+//   1 one scalar:          element offset          (binding of f32, splat)
+//   2 a row repeated:      offset + i % inner      (binding of T)
+//   3 a column repeated:   element offset + (i / inner) * col_stride
+//                                                   (binding of f32, splat)
+// Each thread handles VPT units, WG apart; a workgroup whose units are all
+// in range loads them all before it stores any.
+// Prelude constants: OP (0 add, 1 sub, 2 mul, 3 div), MODE, WG, VPT,
+// A_MODE, B_MODE, `alias T / TA / TB = ...;` (element types of out, a, b)
+// and LANES (T(0, 1, 2, 3)).
 
 struct Params {
     n: u32,
+    tail: u32,
     ndim: u32,
+    inner: u32,
     a_offset: u32,
     b_offset: u32,
     out_offset: u32,
+    a_col_stride: u32,
+    b_col_stride: u32,
     pad0: u32,
     pad1: u32,
     pad2: u32,
@@ -21,8 +38,8 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<T>;
-@group(0) @binding(2) var<storage, read> b: array<T>;
+@group(0) @binding(1) var<storage, read> a: array<TA>;
+@group(0) @binding(2) var<storage, read> b: array<TB>;
 @group(0) @binding(3) var<storage, read_write> out: array<T>;
 
 fn apply(u: T, v: T) -> T {
@@ -34,28 +51,65 @@ fn apply(u: T, v: T) -> T {
     }
 }
 
+fn operand_index(mode: u32, offset: u32, col_stride: u32, i: u32) -> u32 {
+    switch mode {
+        case 0u: { return offset + i; }
+        case 1u: { return offset; }
+        case 2u: { return offset + i % p.inner; }
+        default: { return offset + (i / p.inner) * col_stride; }
+    }
+}
+
+// Indices into a and b of unit i of out.
+fn sources(i: u32) -> vec2<u32> {
+    if (MODE != 0u) {
+        return vec2<u32>(operand_index(A_MODE, p.a_offset, p.a_col_stride, i),
+                         operand_index(B_MODE, p.b_offset, p.b_col_stride, i));
+    }
+    var rem = i;
+    var ia = p.a_offset;
+    var ib = p.b_offset;
+    for (var d = p.ndim; d > 0u; d = d - 1u) {
+        let axis = d - 1u;
+        let extent = p.shape[axis / 4u][axis % 4u];
+        let c = rem % extent;
+        ia = ia + c * p.a_strides[axis / 4u][axis % 4u];
+        ib = ib + c * p.b_strides[axis / 4u][axis % 4u];
+        rem = rem / extent;
+    }
+    return vec2<u32>(ia, ib);
+}
+
+fn value(i: u32) -> T {
+    let s = sources(i);
+    return apply(T(a[s.x]), T(b[s.y]));
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * nwg.x) * WG + lid;
-    if (i >= p.n) {
+    let first = (wid.x + wid.y * nwg.x) * (WG * VPT) + lid;
+    if (first + (VPT - 1u) * WG < p.n) {
+        var u: array<T, VPT>;
+        var v: array<T, VPT>;
+        for (var k = 0u; k < VPT; k = k + 1u) {
+            let s = sources(first + k * WG);
+            u[k] = T(a[s.x]);
+            v[k] = T(b[s.y]);
+        }
+        for (var k = 0u; k < VPT; k = k + 1u) {
+            out[p.out_offset + first + k * WG] = apply(u[k], v[k]);
+        }
         return;
     }
-    var ia = p.a_offset + i;
-    var ib = p.b_offset + i;
-    if (MODE == 0u) {
-        var rem = i;
-        ia = p.a_offset;
-        ib = p.b_offset;
-        for (var d = p.ndim; d > 0u; d = d - 1u) {
-            let axis = d - 1u;
-            let extent = p.shape[axis / 4u][axis % 4u];
-            let c = rem % extent;
-            ia = ia + c * p.a_strides[axis / 4u][axis % 4u];
-            ib = ib + c * p.b_strides[axis / 4u][axis % 4u];
-            rem = rem / extent;
+    for (var k = 0u; k < VPT; k = k + 1u) {
+        let i = first + k * WG;
+        if (i < p.n) {
+            out[p.out_offset + i] = value(i);
+        } else if (i == p.n && p.tail != 0u) {
+            let keep = LANES >= T(f32(p.tail));
+            out[p.out_offset + i] = select(value(i), out[p.out_offset + i], keep);
         }
     }
-    out[p.out_offset + i] = apply(a[ia], b[ib]);
 }

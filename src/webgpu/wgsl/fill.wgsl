@@ -1,23 +1,34 @@
-// out[out_offset + i] = value for i < n.
-// Prelude constants: WG (threads per workgroup).
+// out[out_offset + i] = value, walked in units of T (f32, or vec4<f32> when
+// the offset is a multiple of 4): n whole units, then, when tail > 0, one
+// last vec4 of which only the first tail lanes belong to out (the other
+// lanes are read and written back unchanged).
+// Each thread writes VPT units, WG apart, so that a warp's stores stay
+// contiguous.
+// Prelude constants: WG, VPT, `alias T = ...;` and LANES (T(0, 1, 2, 3)).
 
 struct Params {
     n: u32,
+    tail: u32,
     out_offset: u32,
     value: f32,
-    pad0: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<storage, read_write> out: array<T>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * nwg.x) * WG + lid;
-    if (i >= p.n) {
-        return;
+    let first = (wid.x + wid.y * nwg.x) * (WG * VPT) + lid;
+    let value = T(p.value);
+    for (var k = 0u; k < VPT; k = k + 1u) {
+        let i = first + k * WG;
+        if (i < p.n) {
+            out[p.out_offset + i] = value;
+        } else if (i == p.n && p.tail != 0u) {
+            let keep = LANES >= T(f32(p.tail));
+            out[p.out_offset + i] = select(value, out[p.out_offset + i], keep);
+        }
     }
-    out[p.out_offset + i] = p.value;
 }

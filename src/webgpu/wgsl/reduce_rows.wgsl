@@ -1,27 +1,39 @@
 // Row reduction: one workgroup per (row, chunk) of a [rows, row_len] view
-// whose elements are contiguous along a row (row o starts at
-// x_offset + o * row_stride). Each thread walks the chunk with a stride of
-// WG, reading whole vec4s where the absolute element index allows it, then
-// the workgroup combines its threads' values as a tree in workgroup memory
-// (pairwise order: good accuracy for sums).
+// whose elements are contiguous along a row. Row o starts at
+//   x_offset + (o / rows_per_batch) * batch_stride + (o % rows_per_batch) * row_stride
+// (a plain reduction has one batch). Each thread walks the chunk with a
+// stride of WG, reading whole vec4s where the absolute element index allows
+// it, UNROLL independent loads per step so that several are in flight;
+// then the workgroup combines its threads' values as a tree in workgroup
+// memory (pairwise order: good accuracy for sums).
+//
+// With DOT, every vec4 is first multiplied by the matching vec4 of v (row
+// element k pairs with v[v_offset + batch * v_batch_stride + k]): a
+// matrix-vector product as a row reduction. The host then guarantees
+// whole, aligned vec4s (row starts, row_len, v's offsets multiples of 4),
+// so the scalar head and tail below are empty.
 //
 // Prelude constants: OP (0 sum, 1 max, 2 min), WG (threads per workgroup,
-// a power of two <= 256).
+// a power of two), UNROLL (vec4 loads per thread and step), DOT (bool).
 //
 // Work item w (the linear workgroup index) reduces chunk w % chunks of row
 // w / chunks and writes out[out_offset + w]; a later pass combines chunks.
 
 struct Params {
-    work: u32,        // rows * chunks
-    chunks: u32,      // chunks per row
-    chunk_len: u32,   // elements per chunk (the last one may be shorter)
+    work: u32,           // rows * chunks
+    chunks: u32,         // chunks per row
+    chunk_len: u32,      // elements per chunk (the last one may be shorter)
     row_len: u32,
     row_stride: u32,
-    elem_stride: u32, // unused here: rows are contiguous
+    elem_stride: u32,    // unused here: rows are contiguous
     x_offset: u32,
     out_offset: u32,
-    divisor: f32,     // the result is divided by it (count for a mean, else 1)
-    identity: u32,    // bits of the op's identity (0, -inf or +inf)
+    divisor: f32,        // the result is divided by it (count for a mean, else 1)
+    identity: u32,       // bits of the op's identity (0, -inf or +inf)
+    rows_per_batch: u32,
+    batch_stride: u32,
+    v_offset: u32,       // DOT only
+    v_batch_stride: u32, // DOT only
     pad0: u32,
     pad1: u32,
 }
@@ -32,19 +44,39 @@ struct Params {
 @group(0) @binding(1) var<storage, read> x4: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> x1: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
+// DOT's vector (a plain reduction binds x here too; it is never read).
+@group(0) @binding(4) var<storage, read> v4: array<vec4<f32>>;
 
 var<workgroup> partial: array<f32, WG>;
 
+// Bit tests: unlike x != x, they survive compilers that assume no NaNs.
+fn is_nan(a: f32) -> bool {
+    return (bitcast<u32>(a) & 0x7fffffffu) > 0x7f800000u;
+}
+
+fn is_nan4(a: vec4<f32>) -> vec4<bool> {
+    return (bitcast<vec4<u32>>(a) & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u);
+}
+
+// WGSL's max and min may return the other operand when one is a NaN;
+// NumPy's answer is NaN, which a + b gives.
 fn combine(a: f32, b: f32) -> f32 {
-    if (OP == 1u) { return max(a, b); }
-    if (OP == 2u) { return min(a, b); }
+    if (OP == 1u) { return select(max(a, b), a + b, is_nan(a) || is_nan(b)); }
+    if (OP == 2u) { return select(min(a, b), a + b, is_nan(a) || is_nan(b)); }
     return a + b;
 }
 
 fn combine4(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
-    if (OP == 1u) { return max(a, b); }
-    if (OP == 2u) { return min(a, b); }
+    if (OP == 1u) { return select(max(a, b), a + b, is_nan4(a) | is_nan4(b)); }
+    if (OP == 2u) { return select(min(a, b), a + b, is_nan4(a) | is_nan4(b)); }
     return a + b;
+}
+
+// The vec4 at index i of x, times v's matching vec4 for DOT (v_shift maps
+// x's vec4 index to v's; wrapping u32 arithmetic is intended).
+fn term(i: u32, v_shift: u32) -> vec4<f32> {
+    if (DOT) { return x4[i] * v4[i + v_shift]; }
+    return x4[i];
 }
 
 @compute @workgroup_size(WG)
@@ -56,10 +88,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
 
     let row = w / p.chunks;
     let chunk = w % p.chunks;
+    let batch = row / p.rows_per_batch;
+    let row_start = p.x_offset + batch * p.batch_stride + (row % p.rows_per_batch) * p.row_stride;
     let start = chunk * p.chunk_len;
     let end = min(p.row_len, start + p.chunk_len);
-    let s = p.x_offset + row * p.row_stride + start; // first element
-    let e = s + (end - start);                       // one past the last
+    let s = row_start + start; // first element
+    let e = row_start + end;   // one past the last
+    let v_shift = (p.v_offset + batch * p.v_batch_stride) / 4u - row_start / 4u;
 
     // [s, head_end) scalars, [v0, body_end) vec4s, [tail_start, e) scalars.
     let v0 = (s + 3u) / 4u;
@@ -69,19 +104,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let tail_start = max(body_end * 4u, head_end);
 
     let ident = bitcast<f32>(p.identity);
-    var acc4 = vec4<f32>(ident);
-    for (var i = v0 + lid; i < body_end; i += WG) {
-        acc4 = combine4(acc4, x4[i]);
+    var acc: array<vec4<f32>, UNROLL>;
+    for (var u = 0u; u < UNROLL; u++) { acc[u] = vec4<f32>(ident); }
+    var i = v0 + lid;
+    for (; i + (UNROLL - 1u) * WG < body_end; i += UNROLL * WG) {
+        for (var u = 0u; u < UNROLL; u++) {
+            acc[u] = combine4(acc[u], term(i + u * WG, v_shift));
+        }
     }
-    var acc = combine(combine(acc4.x, acc4.y), combine(acc4.z, acc4.w));
-    for (var i = s + lid; i < head_end; i += WG) {
-        acc = combine(acc, x1[i]);
+    for (; i < body_end; i += WG) {
+        acc[0] = combine4(acc[0], term(i, v_shift));
     }
-    for (var i = tail_start + lid; i < e; i += WG) {
-        acc = combine(acc, x1[i]);
+    for (var u = 1u; u < UNROLL; u++) { acc[0] = combine4(acc[0], acc[u]); }
+    var total = combine(combine(acc[0].x, acc[0].y), combine(acc[0].z, acc[0].w));
+    for (var j = s + lid; j < head_end; j += WG) {
+        total = combine(total, x1[j]);
+    }
+    for (var j = tail_start + lid; j < e; j += WG) {
+        total = combine(total, x1[j]);
     }
 
-    partial[lid] = acc;
+    partial[lid] = total;
     workgroupBarrier();
     for (var half = WG / 2u; half > 0u; half = half >> 1u) {
         if (lid < half) {

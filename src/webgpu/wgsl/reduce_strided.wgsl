@@ -19,6 +19,10 @@ struct Params {
     out_offset: u32,
     divisor: f32,     // the result is divided by it (count for a mean, else 1)
     identity: u32,    // bits of the op's identity (0, -inf or +inf)
+    rows_per_batch: u32, // the rest: reduce_rows' fields, unused here
+    batch_stride: u32,
+    v_offset: u32,
+    v_batch_stride: u32,
     pad0: u32,
     pad1: u32,
 }
@@ -27,9 +31,14 @@ struct Params {
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
+fn is_nan(a: f32) -> bool {
+    return (bitcast<u32>(a) & 0x7fffffffu) > 0x7f800000u;
+}
+
+// NaN-propagating max/min (NumPy's semantics; see reduce_rows.wgsl).
 fn combine(a: f32, b: f32) -> f32 {
-    if (OP == 1u) { return max(a, b); }
-    if (OP == 2u) { return min(a, b); }
+    if (OP == 1u) { return select(max(a, b), a + b, is_nan(a) || is_nan(b)); }
+    if (OP == 2u) { return select(min(a, b), a + b, is_nan(a) || is_nan(b)); }
     return a + b;
 }
 

@@ -1,0 +1,94 @@
+/* Host memory for CPU storages, with a small pool of large blocks. */
+#include "cpu/cpu.h"
+
+#include <stdlib.h>
+
+/* 64 bytes: a cache line and a full AVX-512 vector. */
+#define CPU_ALIGNMENT 64
+/* Below this, malloc's own free lists already reuse memory cheaply. */
+#define POOL_MIN_BYTES ((size_t)1 << 20)
+/* Large blocks are sized in 64 KiB steps, so that near sizes share. */
+#define POOL_GRANULE ((size_t)1 << 16)
+/* The pool never holds more than this; beyond, the oldest block goes. */
+#define POOL_MAX_BYTES ((size_t)1 << 30)
+
+/* The capacity actually allocated for a storage of `bytes`; 0 on
+ * overflow. Never 0 otherwise: an empty storage still gets a pointer. */
+static size_t block_capacity(size_t bytes) {
+    const size_t step = bytes >= POOL_MIN_BYTES ? POOL_GRANULE : CPU_ALIGNMENT;
+    if (bytes > SIZE_MAX - step)
+        return 0;
+    size_t cap = (bytes + step - 1) / step * step;
+    return cap ? cap : CPU_ALIGNMENT;
+}
+
+static cpu_pool *pool_of(wt_context *ctx) {
+    return &((cpu_state *)ctx->impl)->pool;
+}
+
+static void pool_remove(wt_context *ctx, int i) {
+    cpu_pool *p = pool_of(ctx);
+    p->bytes -= p->capacity[i];
+    for (int j = i; j + 1 < p->count; j++) {
+        p->block[j] = p->block[j + 1];
+        p->capacity[j] = p->capacity[j + 1];
+    }
+    p->count--;
+    ctx->stats.pooled_bytes = p->bytes;
+}
+
+wt_status cpu_pool_alloc(wt_context *ctx, wt_storage *s) {
+    const size_t cap = block_capacity(s->bytes);
+    if (cap == 0)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes (size overflows)",
+                       s->bytes);
+    cpu_pool *p = pool_of(ctx);
+    /* Newest first: the block freed last is the likeliest still cached. */
+    for (int i = p->count - 1; i >= 0; i--)
+        if (p->capacity[i] == cap) {
+            s->host = p->block[i];
+            pool_remove(ctx, i);
+            return WT_OK;
+        }
+    void *mem = aligned_alloc(CPU_ALIGNMENT, cap);
+    if (!mem && p->count > 0) {
+        /* Memory is short: give the pool back and try once more. */
+        cpu_pool_trim(ctx);
+        mem = aligned_alloc(CPU_ALIGNMENT, cap);
+    }
+    if (!mem)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes of host memory",
+                       s->bytes);
+    s->host = mem;
+    return WT_OK;
+}
+
+void cpu_pool_free(wt_context *ctx, wt_storage *s) {
+    void *mem = s->host;
+    s->host = NULL;
+    if (!mem)
+        return;
+    const size_t cap = block_capacity(s->bytes);
+    cpu_pool *p = pool_of(ctx);
+    if (cap < POOL_MIN_BYTES || cap > POOL_MAX_BYTES) {
+        free(mem);
+        return;
+    }
+    while (p->count > 0 && (p->count == CPU_POOL_SLOTS || p->bytes + cap > POOL_MAX_BYTES)) {
+        free(p->block[0]);
+        pool_remove(ctx, 0);
+    }
+    p->block[p->count] = mem;
+    p->capacity[p->count] = cap;
+    p->count++;
+    p->bytes += cap;
+    ctx->stats.pooled_bytes = p->bytes;
+}
+
+void cpu_pool_trim(wt_context *ctx) {
+    cpu_pool *p = pool_of(ctx);
+    while (p->count > 0) {
+        free(p->block[p->count - 1]);
+        pool_remove(ctx, p->count - 1);
+    }
+}

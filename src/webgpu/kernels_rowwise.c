@@ -1,0 +1,183 @@
+/* Row-wise WebGPU kernels: softmax, layernorm, rmsnorm over the rows of a
+ * [R, C] view (see rowwise.wgsl).
+ *
+ * Shape of a launch, chosen from the row length:
+ *  - rows that fit in registers (at most REGISTER_FLOATS floats per thread
+ *    with up to MAX_TPR threads per row) are read once and written once:
+ *    TPR threads per row, the smallest power of two that gives each thread
+ *    at most UNITS_PER_THREAD units, and short rows share a workgroup
+ *    (at least MIN_WG threads per workgroup);
+ *  - longer rows loop over global memory, one workgroup of MAX_TPR threads
+ *    per row.
+ * Units are vec4s when the rows are contiguous and every offset, stride
+ * and C are multiples of 4, else single elements (any inner stride).
+ * Workgroups of one row reduce with subgroup operations when the device
+ * has them; otherwise (and for shared workgroups) in workgroup memory.
+ *
+ * Two environment knobs let one build compare and test the variants:
+ * WT_ROWWISE_LOOPS=1 forces the loop kernel, WT_ROWWISE_SUBGROUPS=0 the
+ * workgroup-memory reductions. */
+#include "webgpu/wg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TPR 256u
+#define MIN_WG 128u
+#define REGISTER_FLOATS 32u
+#define UNITS_PER_THREAD 4u
+
+enum rowwise_mode { MODE_REGISTERS = 0, MODE_LOOPS = 1 };
+
+/* Same layout as rowwise.wgsl's Params. */
+typedef struct rowwise_params {
+    uint32_t rows, cols, row_stride, col_stride;
+    uint32_t x_offset, out_offset, w_offset, b_offset;
+    float eps, count;
+    uint32_t neg_inf, pad0;
+} rowwise_params;
+
+typedef struct rowwise_plan {
+    enum rowwise_mode mode;
+    bool vec4;
+    uint32_t tpr, rows_per_wg, vpt;
+    bool subgroups;
+} rowwise_plan;
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+static bool aligned4(const wt_tensor *t) { return !t || t->offset % 4 == 0; }
+
+static bool env_is(const char *name, const char *value)
+{
+    const char *v = getenv(name);
+    return v && strcmp(v, value) == 0;
+}
+
+static void plan_launch(const wt_context *ctx, const wt_tensor *x, const wt_tensor *weight,
+                        const wt_tensor *bias, const wt_tensor *out, rowwise_plan *plan)
+{
+    const uint64_t C = (uint64_t)x->shape[1];
+    memset(plan, 0, sizeof *plan);
+    plan->vec4 = x->strides[1] == 1 && C % 4 == 0 && (x->shape[0] == 1 || x->strides[0] % 4 == 0) &&
+                 aligned4(x) && aligned4(out) && aligned4(weight) && aligned4(bias);
+    const uint64_t width = plan->vec4 ? 4 : 1;
+    const uint64_t units = C / width;
+    const uint64_t max_vpt = REGISTER_FLOATS / width;
+    if (units > (uint64_t)MAX_TPR * max_vpt || env_is("WT_ROWWISE_LOOPS", "1")) {
+        plan->mode = MODE_LOOPS;
+        plan->tpr = MAX_TPR;
+        plan->rows_per_wg = 1;
+        plan->vpt = 1; /* unused */
+    } else {
+        plan->mode = MODE_REGISTERS;
+        uint32_t tpr = 1;
+        while (tpr < MAX_TPR && (uint64_t)tpr * UNITS_PER_THREAD < units) tpr *= 2;
+        plan->tpr = tpr;
+        plan->vpt = (uint32_t)ceil_div(units, tpr);
+        plan->rows_per_wg = tpr >= MIN_WG ? 1 : MIN_WG / tpr;
+    }
+    /* Subgroup reductions assume the workgroup is one row. */
+    plan->subgroups = wg_get_caps(ctx)->subgroups && plan->rows_per_wg == 1 &&
+                      !env_is("WT_ROWWISE_SUBGROUPS", "0");
+}
+
+/* The prelude: constants, T and its horizontal helpers, and the reduction
+ * library. Returns false if it does not fit. */
+static bool write_prelude(char *buf, size_t cap, wt_rowwise_op op, const rowwise_plan *plan,
+                          bool has_weight, bool has_bias, const char *reduce_lib)
+{
+    const char *helpers =
+        plan->vec4 ? "alias T = vec4<f32>;\n"
+                     "fn hsum(v: T) -> f32 { return (v.x + v.y) + (v.z + v.w); }\n"
+                     "fn hmax(v: T) -> f32 { return max(max(v.x, v.y), max(v.z, v.w)); }\n"
+                   : "alias T = f32;\n"
+                     "fn hsum(v: T) -> f32 { return v; }\n"
+                     "fn hmax(v: T) -> f32 { return v; }\n";
+    int n = snprintf(buf, cap,
+                     "%sconst OP: u32 = %uu;\nconst MODE: u32 = %uu;\nconst TPR: u32 = %uu;\n"
+                     "const ROWS: u32 = %uu;\nconst WG: u32 = %uu;\nconst VPT: u32 = %uu;\n"
+                     "const HAS_WEIGHT: bool = %s;\nconst HAS_BIAS: bool = %s;\n%s%s\n",
+                     plan->subgroups ? "enable subgroups;\n" : "", (unsigned)op,
+                     (unsigned)plan->mode, plan->tpr, plan->rows_per_wg,
+                     plan->tpr * plan->rows_per_wg, plan->vpt, has_weight ? "true" : "false",
+                     has_bias ? "true" : "false", helpers, reduce_lib);
+    return n > 0 && (size_t)n < cap;
+}
+
+static wt_status check_tensor(const char *what, const wt_tensor *t)
+{
+    if (!t) return WT_OK;
+    if (t->dtype != WT_F32)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rowwise: %s must be f32 on webgpu", what);
+    /* Every index the shader forms is a u32 count of elements. */
+    if (t->offset < 0 || t->storage->bytes / sizeof(float) >= (1ull << 31))
+        return wt_fail(WT_ERR_UNSUPPORTED,
+                       "webgpu rowwise: %s is too large for 32-bit indexing", what);
+    for (int d = 0; d < t->ndim; d++)
+        if (t->strides[d] < 0 || t->strides[d] > UINT32_MAX || t->shape[d] > UINT32_MAX)
+            return wt_fail(WT_ERR_UNSUPPORTED,
+                           "webgpu rowwise: %s has strides or shape beyond 32-bit indexing", what);
+    return WT_OK;
+}
+
+wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
+                        const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out)
+{
+    if ((unsigned)op >= WT_ROW_COUNT)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rowwise: unknown op %d", (int)op);
+    if (x->ndim != 2 || out->ndim != 2 || x->shape[0] != out->shape[0] ||
+        x->shape[1] != out->shape[1] || x->shape[1] <= 0)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu rowwise: x and out must be [R, C], C > 0");
+    if (op == WT_ROW_SOFTMAX) weight = bias = NULL; /* softmax takes neither */
+    if (op == WT_ROW_RMSNORM) bias = NULL;
+    wt_status st;
+    if ((st = check_tensor("x", x)) != WT_OK || (st = check_tensor("out", out)) != WT_OK ||
+        (st = check_tensor("weight", weight)) != WT_OK ||
+        (st = check_tensor("bias", bias)) != WT_OK)
+        return st;
+    const uint64_t R = (uint64_t)x->shape[0], C = (uint64_t)x->shape[1];
+    if (R == 0) return WT_OK;
+
+    rowwise_plan plan;
+    plan_launch(ctx, x, weight, bias, out, &plan);
+    const uint32_t div = plan.vec4 ? 4 : 1;
+
+    rowwise_params p;
+    memset(&p, 0, sizeof p);
+    p.rows = (uint32_t)R;
+    p.cols = (uint32_t)(C / div);
+    /* One row: its stride is never used to step, any value will do. */
+    p.row_stride = R == 1 ? 0 : (uint32_t)(x->strides[0] / div);
+    p.col_stride = plan.vec4 ? 1 : (uint32_t)x->strides[1];
+    p.x_offset = (uint32_t)(x->offset / div);
+    p.out_offset = (uint32_t)(out->offset / div);
+    p.w_offset = weight ? (uint32_t)(weight->offset / div) : 0;
+    p.b_offset = bias ? (uint32_t)(bias->offset / div) : 0;
+    p.eps = eps;
+    p.count = (float)C;
+    p.neg_inf = 0xff800000u;
+
+    const char *lib_name = plan.subgroups ? "rowwise_reduce_subgroup" : "rowwise_reduce_shared";
+    const char *lib = wg_shader_source(lib_name);
+    if (!lib) return wt_fail(WT_ERR_SHADER, "webgpu rowwise: no shader named \"%s\" is built in", lib_name);
+    char prelude[4096];
+    if (!write_prelude(prelude, sizeof prelude, op, &plan, weight != NULL, bias != NULL, lib))
+        return wt_fail(WT_ERR_BACKEND, "webgpu rowwise: shader prelude does not fit");
+
+    wg_launch l;
+    memset(&l, 0, sizeof l);
+    l.shader = "rowwise";
+    l.prelude = prelude;
+    l.params = &p;
+    l.params_size = sizeof p;
+    l.bindings[0] = (wg_binding){x->storage, false};
+    l.bindings[1] = (wg_binding){out->storage, true};
+    /* Absent weight or bias: x stands in (the shader never reads it). */
+    l.bindings[2] = (wg_binding){weight ? weight->storage : x->storage, false};
+    l.bindings[3] = (wg_binding){bias ? bias->storage : x->storage, false};
+    l.nbindings = 4;
+    l.workgroups = ceil_div(R, plan.rows_per_wg);
+    return wg_dispatch(ctx, &l);
+}

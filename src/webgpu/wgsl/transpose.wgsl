@@ -1,0 +1,85 @@
+// A copy whose source walks memory across the output's rows: out
+// (contiguous) seen as [batch..., rows, cols] where x's stride along rows
+// is small (typically 1) and along cols large, e.g. x = y^T. Reading x in
+// out's order would touch one element per cache line; instead each
+// workgroup stages a TILE x TILE tile in workgroup memory: it reads the
+// tile with neighbouring threads on neighbouring rows (x's contiguous
+// direction), then writes it with neighbouring threads on neighbouring
+// columns (out's contiguous direction). The tile rows are TILE + 1 floats
+// apart so that the column-wise reads of the second phase hit distinct
+// memory banks.
+// The axes of out are: batch axes (nbatch_dims of them, any order), the
+// rows axis and the cols axis (innermost in out).
+// Prelude constants: TILE (32 or 64). Workgroup: 32 x 8 threads.
+
+struct Params {
+    rows: u32,
+    cols: u32,
+    x_row_stride: u32,
+    x_col_stride: u32,
+    out_row_stride: u32,
+    x_offset: u32,
+    out_offset: u32,
+    nbatch_dims: u32,
+    tiles_r: u32,
+    tiles_c: u32,
+    nbatch: u32,
+    pad0: u32,
+    batch_shape: array<vec4<u32>, 2>,
+    batch_x_strides: array<vec4<u32>, 2>,
+    batch_out_strides: array<vec4<u32>, 2>,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+
+var<workgroup> tile: array<f32, TILE * (TILE + 1u)>;
+
+@compute @workgroup_size(32, 8)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_id) tid: vec3<u32>) {
+    let g = wid.x + wid.y * nwg.x;
+    let per_batch = p.tiles_r * p.tiles_c;
+    if (g >= per_batch * p.nbatch) {
+        return; // past the end of the 2-D fold; uniform per workgroup
+    }
+    let t = g % per_batch;
+    let r0 = (t / p.tiles_c) * TILE;
+    let c0 = (t % p.tiles_c) * TILE;
+
+    var rem = g / per_batch;
+    var xb = p.x_offset;
+    var ob = p.out_offset;
+    for (var d = p.nbatch_dims; d > 0u; d = d - 1u) {
+        let axis = d - 1u;
+        let extent = p.batch_shape[axis / 4u][axis % 4u];
+        let c = rem % extent;
+        xb = xb + c * p.batch_x_strides[axis / 4u][axis % 4u];
+        ob = ob + c * p.batch_out_strides[axis / 4u][axis % 4u];
+        rem = rem / extent;
+    }
+
+    // Read: tid.x runs along rows (x's contiguous direction).
+    for (var j = tid.y; j < TILE; j = j + 8u) {
+        for (var q = tid.x; q < TILE; q = q + 32u) {
+            let r = r0 + q;
+            let c = c0 + j;
+            if (r < p.rows && c < p.cols) {
+                tile[j * (TILE + 1u) + q] = x[xb + r * p.x_row_stride + c * p.x_col_stride];
+            }
+        }
+    }
+    workgroupBarrier();
+    // Write: tid.x runs along cols (out's contiguous direction).
+    for (var j = tid.y; j < TILE; j = j + 8u) {
+        for (var q = tid.x; q < TILE; q = q + 32u) {
+            let r = r0 + j;
+            let c = c0 + q;
+            if (r < p.rows && c < p.cols) {
+                out[ob + r * p.out_row_stride + c] = tile[q * (TILE + 1u) + j];
+            }
+        }
+    }
+}
