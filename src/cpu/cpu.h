@@ -43,7 +43,7 @@ static inline float *cpu_data(const wt_tensor *t) {
 /* Function multiversioning: the hot loops are compiled for AVX-512, AVX2
  * and baseline x86-64 and the loader picks the best for the running CPU,
  * so the library stays portable while using the wide vectors it finds. */
-#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
 #define CPU_MULTIVERSION \
     __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else

@@ -296,7 +296,8 @@ wt_status wg_device_create(wt_context *ctx)
     w->caps.shader_f16 = p->DeviceHasFeature(w->device, WGPUFeatureName_ShaderF16) != 0;
     w->caps.subgroup_min_size = w->caps.subgroups ? w->info.subgroup_min_size : 0;
     w->caps.subgroup_max_size = w->caps.subgroups ? w->info.subgroup_max_size : 0;
-    w->caps.vec4_per_thread = env_choice("WT_EW_VEC4_PER_THREAD", 4, (const unsigned[]){0, 1, 2, 4, 8}, 5);
-    w->caps.transpose_tile = env_choice("WT_TRANSPOSE_TILE", 32, (const unsigned[]){0, 32, 64}, 3);
+    static const unsigned vpt_choices[] = {0, 1, 2, 4, 8}, tile_choices[] = {0, 32, 64};
+    w->caps.vec4_per_thread = env_choice("WT_EW_VEC4_PER_THREAD", 4, vpt_choices, 5);
+    w->caps.transpose_tile = env_choice("WT_TRANSPOSE_TILE", 32, tile_choices, 3);
     return WT_OK;
 }

@@ -60,7 +60,7 @@ static bool is_pow2(uint64_t v) { return v && (v & (v - 1)) == 0; }
 /* Tuning of the matrix-vector kernels, read from the environment on each
  * call so that one run can compare variants:
  *   WT_GEMV_WG           threads per workgroup, 32..1024, power of two
- *                        (256; 64 on a CPU adapter); for A @ x it is
+ *                        (256; 32 on a CPU adapter); for A @ x it is
  *                        the threads per row
  *   WT_GEMV_COL_THREADS  x @ B: threads across the outputs (4 each) in a
  *                        workgroup, a power of two <= WT_GEMV_WG (32)
@@ -75,19 +75,22 @@ typedef struct gemv_tuning {
 
 /* A CPU adapter (llvmpipe, SwiftShader) runs a workgroup's invocations
  * one SIMD batch after another and pays at every barrier: small
- * workgroups suit it, where a GPU wants larger ones. */
+ * workgroups suit it, where a GPU wants larger ones. Dawn's OpenGL ES
+ * backend reports no adapter type, hence the names. */
 static bool on_cpu_adapter(const wt_context *ctx)
 {
     wt_adapter_info info;
-    return ctx->ops->adapter_info && ctx->ops->adapter_info(ctx, &info) == WT_OK &&
-           info.type == WT_ADAPTER_CPU;
+    if (!ctx->ops->adapter_info || ctx->ops->adapter_info(ctx, &info) != WT_OK) return false;
+    return info.type == WT_ADAPTER_CPU ||
+           (info.type == WT_ADAPTER_UNKNOWN &&
+            (strstr(info.name, "llvmpipe") || strstr(info.name, "SwiftShader")));
 }
 
 static gemv_tuning read_gemv_tuning(const wt_context *ctx)
 {
     const wg_caps *caps = wg_get_caps(ctx);
     gemv_tuning t;
-    uint64_t fallback = on_cpu_adapter(ctx) ? 64 : 256;
+    uint64_t fallback = on_cpu_adapter(ctx) ? 32 : 256;
     uint64_t wg = env_number("WT_GEMV_WG", fallback);
     if (!is_pow2(wg) || wg < 32 || wg > 1024) wg = fallback;
     /* The x @ B kernel keeps a vec4 per thread in workgroup memory. */

@@ -24,7 +24,7 @@
  * Tuning switches, read from the environment on each call so that one
  * run can compare variants (an invalid value means the default):
  *   WT_REDUCE_WG         threads per workgroup of reduce_rows: 32..1024,
- *                        power of two (256; 64 on a CPU adapter)
+ *                        power of two (256; 32 on a CPU adapter)
  *   WT_REDUCE_UNROLL     vec4 loads in flight per thread: 1, 2, 4, 8 (4)
  *   WT_REDUCE_GROUPS     workgroups a split row pass aims for (4096)
  *   WT_REDUCE_ONEPASS    rows up to this many elements are never split
@@ -79,19 +79,22 @@ static uint32_t clamp_wg(const wg_caps *caps, uint64_t wg)
 
 /* A CPU adapter (llvmpipe, SwiftShader) runs a workgroup's invocations
  * one SIMD batch after another and pays at every barrier: small
- * workgroups suit it, where a GPU wants larger ones. */
+ * workgroups suit it, where a GPU wants larger ones. Dawn's OpenGL ES
+ * backend reports no adapter type, hence the names. */
 static bool on_cpu_adapter(const wt_context *ctx)
 {
     wt_adapter_info info;
-    return ctx->ops->adapter_info && ctx->ops->adapter_info(ctx, &info) == WT_OK &&
-           info.type == WT_ADAPTER_CPU;
+    if (!ctx->ops->adapter_info || ctx->ops->adapter_info(ctx, &info) != WT_OK) return false;
+    return info.type == WT_ADAPTER_CPU ||
+           (info.type == WT_ADAPTER_UNKNOWN &&
+            (strstr(info.name, "llvmpipe") || strstr(info.name, "SwiftShader")));
 }
 
 static reduce_tuning read_tuning(const wt_context *ctx)
 {
     const wg_caps *caps = wg_get_caps(ctx);
     reduce_tuning t;
-    uint64_t fallback = on_cpu_adapter(ctx) ? 64 : 256;
+    uint64_t fallback = on_cpu_adapter(ctx) ? 32 : 256;
     uint64_t wg = env_number("WT_REDUCE_WG", fallback);
     if (!is_pow2(wg) || wg < 32 || wg > 1024) wg = fallback;
     t.wg = clamp_wg(caps, wg);
