@@ -9,8 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Pooled memory above this is given back to the device at once. */
-#define WG_POOL_MAX_BYTES (2ull << 30)
+/* Pooled memory is kept without a cap by default, like the caching
+ * allocators of other GPU tensor libraries: handing big buffers back to the
+ * driver and creating them again on the next op costs far more than the op
+ * (measured on an H200: 2^28-float adds with a 2 GiB cap churned a 1 GiB
+ * buffer per op, and the ops after that ran 100x slower while the freed
+ * memory was being reclaimed). An allocation that fails trims the pool and
+ * retries; wt_context_trim gives everything back; WT_WEBGPU_POOL_LIMIT_MB
+ * sets a cap. */
+static uint64_t pool_limit(wg_context *w)
+{
+    if (w->pool.limit == 0) { /* read once per context */
+        const char *v = getenv("WT_WEBGPU_POOL_LIMIT_MB");
+        char *end = NULL;
+        unsigned long long mb = v ? strtoull(v, &end, 10) : 0;
+        w->pool.limit = (v && *v && !*end && mb > 0) ? (uint64_t)mb << 20 : UINT64_MAX;
+    }
+    return w->pool.limit;
+}
 
 static uint64_t round_up(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
 
@@ -136,7 +152,7 @@ void wg_pool_release(wt_context *ctx, wg_buffer *b)
     wg_context *w = wg_ctx(ctx);
     if (!b)
         return;
-    if (w->pool.pooled_bytes + b->size > WG_POOL_MAX_BYTES) {
+    if (w->pool.pooled_bytes + b->size > pool_limit(w)) {
         buffer_free(ctx, b);
         return;
     }

@@ -60,6 +60,7 @@ typedef struct wg_pool {
     wg_buffer **free_list;
     int count, capacity;
     uint64_t pooled_bytes;
+    uint64_t limit; /* pooled bytes kept at most; 0 until read */
 } wg_pool;
 
 /* Storage buffer of at least bytes, from the pool or freshly created. */
