@@ -219,9 +219,14 @@ def measure(timer, run, params, inputs, ops_per_run, warmup, reps, target_s, min
             run(inputs[cursor[0]], params)
             cursor[0] = (cursor[0] + 1) % len(inputs)
 
+    # Warm up by count and for at least 0.3 s, like webtensor's engine: a
+    # GPU that idled while the inputs were made needs time to clock up.
     t = 0.0
-    for _ in range(warmup):
+    start = time.perf_counter()
+    n = 0
+    while n < warmup or time.perf_counter() - start < 0.3:
         t = timer.time(lambda: launches(1))
+        n += 1
     inner = inner_for(t, target_s, min_inner)
     samples = [timer.time(lambda: launches(inner)) / (inner * ops_per_run) for _ in range(reps)]
     return statistics.median(samples)

@@ -130,6 +130,9 @@ static void on_mapped(WGPUMapAsyncStatus status, WGPUStringView message, void *u
     *(WGPUMapAsyncStatus *)userdata1 = status;
 }
 
+/* Read-back staging buffers up to this size stay for the next read. */
+#define WG_READBACK_KEEP_BYTES (64ull << 20)
+
 /* Copies [offset, offset + bytes) of b into dst; offset and size need not
  * be multiples of 4 (the copy is widened to whole words). */
 static wt_status read_buffer(wt_context *ctx, wg_buffer *b, size_t offset, void *dst,
@@ -191,6 +194,15 @@ static wt_status read_buffer(wt_context *ctx, wg_buffer *b, size_t offset, void 
     }
     memcpy(dst, src + (offset - begin), bytes);
     p->BufferUnmap(r->readback);
+    /* A large staging buffer is not kept: holding host-visible memory the
+     * size of the biggest read ever made costs memory for the context's
+     * lifetime, and on the H200 the ops that followed a 1 GiB read ran up
+     * to 2x slower while it was kept. */
+    if (r->readback_size > WG_READBACK_KEEP_BYTES) {
+        p->BufferRelease(r->readback);
+        r->readback = NULL;
+        r->readback_size = 0;
+    }
     return WT_OK;
 }
 

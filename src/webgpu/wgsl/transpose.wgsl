@@ -61,24 +61,45 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         rem = rem / extent;
     }
 
+    // Whole tiles (all but the edges) skip the per-element bounds checks;
+    // the branch is uniform per workgroup.
+    let whole = r0 + TILE <= p.rows && c0 + TILE <= p.cols;
     // Read: tid.x runs along rows (x's contiguous direction).
-    for (var j = tid.y; j < TILE; j = j + 8u) {
-        for (var q = tid.x; q < TILE; q = q + 32u) {
-            let r = r0 + q;
-            let c = c0 + j;
-            if (r < p.rows && c < p.cols) {
-                tile[j * (TILE + 1u) + q] = x[xb + r * p.x_row_stride + c * p.x_col_stride];
+    if (whole) {
+        for (var j = tid.y; j < TILE; j = j + 8u) {
+            let xc = xb + (c0 + j) * p.x_col_stride + r0 * p.x_row_stride;
+            for (var q = tid.x; q < TILE; q = q + 32u) {
+                tile[j * (TILE + 1u) + q] = x[xc + q * p.x_row_stride];
+            }
+        }
+    } else {
+        for (var j = tid.y; j < TILE; j = j + 8u) {
+            for (var q = tid.x; q < TILE; q = q + 32u) {
+                let r = r0 + q;
+                let c = c0 + j;
+                if (r < p.rows && c < p.cols) {
+                    tile[j * (TILE + 1u) + q] = x[xb + r * p.x_row_stride + c * p.x_col_stride];
+                }
             }
         }
     }
     workgroupBarrier();
     // Write: tid.x runs along cols (out's contiguous direction).
-    for (var j = tid.y; j < TILE; j = j + 8u) {
-        for (var q = tid.x; q < TILE; q = q + 32u) {
-            let r = r0 + j;
-            let c = c0 + q;
-            if (r < p.rows && c < p.cols) {
-                out[ob + r * p.out_row_stride + c] = tile[q * (TILE + 1u) + j];
+    if (whole) {
+        for (var j = tid.y; j < TILE; j = j + 8u) {
+            let orow = ob + (r0 + j) * p.out_row_stride + c0;
+            for (var q = tid.x; q < TILE; q = q + 32u) {
+                out[orow + q] = tile[q * (TILE + 1u) + j];
+            }
+        }
+    } else {
+        for (var j = tid.y; j < TILE; j = j + 8u) {
+            for (var q = tid.x; q < TILE; q = q + 32u) {
+                let r = r0 + j;
+                let c = c0 + q;
+                if (r < p.rows && c < p.cols) {
+                    out[ob + r * p.out_row_stride + c] = tile[q * (TILE + 1u) + j];
+                }
             }
         }
     }
