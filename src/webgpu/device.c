@@ -299,5 +299,7 @@ wt_status wg_device_create(wt_context *ctx)
     static const unsigned vpt_choices[] = {0, 1, 2, 4, 8}, tile_choices[] = {0, 32, 64};
     w->caps.vec4_per_thread = env_choice("WT_EW_VEC4_PER_THREAD", 4, vpt_choices, 5);
     w->caps.transpose_tile = env_choice("WT_TRANSPOSE_TILE", 32, tile_choices, 3);
+    static const unsigned onoff[] = {0, 1};
+    w->caps.transpose_vec4 = env_choice("WT_TRANSPOSE_VEC4", 1, onoff, 2) != 0;
     return WT_OK;
 }

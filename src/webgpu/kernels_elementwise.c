@@ -185,6 +185,19 @@ static bool transpose_applies(const wt_context *ctx, const strided_layout *l, in
     return false;
 }
 
+/* The vec4 kernel needs 4 consecutive rows of x and 4 consecutive columns
+ * of out to be one aligned vec4 each. */
+static bool transpose_vec4_fits(const wt_context *ctx, const transpose_params *p)
+{
+    if (!wg_get_caps(ctx)->transpose_vec4 || p->x_row_stride != 1)
+        return false;
+    uint32_t any = p->rows | p->cols | p->x_col_stride | p->out_row_stride | p->x_offset |
+                   p->out_offset;
+    for (uint32_t d = 0; d < p->nbatch_dims; d++)
+        any |= p->batch_x_strides[d] | p->batch_out_strides[d];
+    return (any & 3u) == 0;
+}
+
 static wt_status run_transpose(wt_context *ctx, const wt_tensor *x, wt_tensor *out,
                                const strided_layout *l, int rows_axis)
 {
@@ -222,7 +235,7 @@ static wt_status run_transpose(wt_context *ctx, const wt_tensor *x, wt_tensor *o
     snprintf(prelude, sizeof prelude, "const TILE: u32 = %uu;\n", tile);
     wg_launch launch;
     memset(&launch, 0, sizeof launch);
-    launch.shader = "transpose";
+    launch.shader = transpose_vec4_fits(ctx, &p) ? "transpose_vec4" : "transpose";
     launch.prelude = prelude;
     launch.params = &p;
     launch.params_size = sizeof p;
