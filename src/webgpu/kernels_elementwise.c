@@ -94,10 +94,9 @@ typedef struct linear_extent {
     uint64_t workgroups;
 } linear_extent;
 
-static linear_extent linear_extent_of(const wt_context *ctx, int64_t numel, enum walk_mode mode)
+static linear_extent linear_extent_of(int64_t numel, enum walk_mode mode, uint32_t vpt)
 {
     linear_extent e;
-    uint32_t vpt = wg_get_caps(ctx)->vec4_per_thread;
     e.vpt = vpt ? vpt : 1;
     e.n = (uint32_t)(mode == WALK_VEC4 ? numel / 4 : numel);
     e.tail = (uint32_t)(mode == WALK_VEC4 ? numel % 4 : 0);
@@ -135,7 +134,7 @@ wt_status wg_op_fill(wt_context *ctx, wt_tensor *out, float value)
         return WT_OK;
     /* The API fills contiguous tensors; their elements are one run. */
     enum walk_mode mode = vec4_enabled(ctx) && out->offset % 4 == 0 ? WALK_VEC4 : WALK_LINEAR;
-    linear_extent e = linear_extent_of(ctx, out->numel, mode);
+    linear_extent e = linear_extent_of(out->numel, mode, wg_get_caps(ctx)->vec4_per_thread);
     uint32_t div = mode == WALK_VEC4 ? 4 : 1;
     fill_params p = {e.n, e.tail, (uint32_t)(out->offset / div), value};
     char prelude[256];
@@ -281,7 +280,7 @@ static wt_status run_unary(wt_context *ctx, const char *name, unsigned shader_op
         transpose_applies(ctx, &lay, &rows_axis))
         return run_transpose(ctx, x, out, &lay, rows_axis);
 
-    linear_extent e = linear_extent_of(ctx, out->numel, mode);
+    linear_extent e = linear_extent_of(out->numel, mode, wg_get_caps(ctx)->vec4_per_thread);
     uint32_t div = mode == WALK_VEC4 ? 4 : 1;
     unary_params p;
     memset(&p, 0, sizeof p);
@@ -389,7 +388,7 @@ wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
     } else {
         wa = wb = OPERAND_CONTIGUOUS; /* unused by the strided walk */
     }
-    linear_extent e = linear_extent_of(ctx, out->numel, mode);
+    linear_extent e = linear_extent_of(out->numel, mode, wg_get_caps(ctx)->binary_vec4_per_thread);
     uint32_t div = mode == WALK_VEC4 ? 4 : 1;
     binary_params p;
     memset(&p, 0, sizeof p);

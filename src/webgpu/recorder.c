@@ -198,11 +198,12 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
                            "webgpu: launch of \"%s\": binding %d has no buffer", launch->shader,
                            i + 1);
 
-    /* Fold into 2-D: x as wide as allowed, y rounds up (shaders skip the
-     * workgroups past the end). */
+    /* Fold into 2-D with rows as even as possible (shaders skip the few
+     * workgroups past the end): x = max_dim would leave up to a whole row
+     * with nothing to do (65,534 empty workgroups for 65,536). */
     uint64_t max_dim = w->caps.max_workgroups_per_dim;
-    uint64_t x = launch->workgroups < max_dim ? launch->workgroups : max_dim;
-    uint64_t y = (launch->workgroups + x - 1) / x;
+    uint64_t y = (launch->workgroups + max_dim - 1) / max_dim;
+    uint64_t x = (launch->workgroups + y - 1) / y;
     if (y > max_dim)
         return wt_fail(WT_ERR_UNSUPPORTED,
                        "webgpu: launch of \"%s\" needs %llu workgroups, more than %llu x %llu",

@@ -66,6 +66,7 @@ typedef struct wg_caps {
     /* Elementwise tuning, read from the environment when the device is
      * made (device.c), so that one run can compare variants. */
     uint32_t vec4_per_thread; /* WT_EW_VEC4_PER_THREAD: 1, 2, 4 or 8; 0: no vec4 kernels */
+    uint32_t binary_vec4_per_thread; /* the same for binary ops (WT_EW_BINARY_VEC4_PER_THREAD) */
     uint32_t transpose_tile;  /* WT_TRANSPOSE_TILE: 32 or 64; 0: no tiled transpose */
     bool transpose_vec4;      /* WT_TRANSPOSE_VEC4=0 turns the 16-byte transpose off */
 } wg_caps;
