@@ -296,6 +296,13 @@ wt_status wg_device_create(wt_context *ctx)
     w->caps.shader_f16 = p->DeviceHasFeature(w->device, WGPUFeatureName_ShaderF16) != 0;
     w->caps.subgroup_min_size = w->caps.subgroups ? w->info.subgroup_min_size : 0;
     w->caps.subgroup_max_size = w->caps.subgroups ? w->info.subgroup_max_size : 0;
+    /* A CPU adapter (llvmpipe, SwiftShader) runs a workgroup's invocations
+     * one SIMD batch after another and pays at every barrier: kernels pick
+     * small workgroups for it. Dawn's OpenGL ES backend reports no adapter
+     * type, hence the names. */
+    w->caps.cpu_adapter = w->info.type == WT_ADAPTER_CPU ||
+                          (w->info.type == WT_ADAPTER_UNKNOWN &&
+                           (strstr(w->info.name, "llvmpipe") || strstr(w->info.name, "SwiftShader")));
     static const unsigned vpt_choices[] = {0, 1, 2, 4, 8}, tile_choices[] = {0, 32, 64};
     w->caps.vec4_per_thread = env_choice("WT_EW_VEC4_PER_THREAD", 4, vpt_choices, 5);
     /* Binary ops carry two loads per unit; on the H200 8 vec4 per thread

@@ -59,9 +59,10 @@ static bool is_pow2(uint64_t v) { return v && (v & (v - 1)) == 0; }
 
 /* Tuning of the matrix-vector kernels, read from the environment on each
  * call so that one run can compare variants:
- *   WT_GEMV_WG           threads per workgroup, 32..1024, power of two
- *                        (256; 32 on a CPU adapter); for A @ x it is
- *                        the threads per row
+ *   WT_GEMV_ROW_WG       A @ x: threads per row (a workgroup), 32..1024,
+ *                        power of two (32)
+ *   WT_GEMV_WG           x @ B: threads per workgroup, 32..1024, power of
+ *                        two (256; 32 on a CPU adapter)
  *   WT_GEMV_COL_THREADS  x @ B: threads across the outputs (4 each) in a
  *                        workgroup, a power of two <= WT_GEMV_WG (32)
  *   WT_GEMV_GROUPS       x @ B: workgroups worth having; k is split across
@@ -69,36 +70,26 @@ static bool is_pow2(uint64_t v) { return v && (v & (v - 1)) == 0; }
  *   WT_GEMV_UNROLL       x @ B: rows in flight per lane: 1, 2, 4, 8 (4)
  *   WT_GEMV_FAST         0: the generic scalar kernel for every shape (1) */
 typedef struct gemv_tuning {
-    uint32_t wg, col_threads, groups, unroll;
+    uint32_t wg, row_wg, col_threads, groups, unroll;
     bool fast;
 } gemv_tuning;
-
-/* A CPU adapter (llvmpipe, SwiftShader) runs a workgroup's invocations
- * one SIMD batch after another and pays at every barrier: small
- * workgroups suit it, where a GPU wants larger ones. Dawn's OpenGL ES
- * backend reports no adapter type, hence the names. */
-static bool on_cpu_adapter(const wt_context *ctx)
-{
-    wt_adapter_info info;
-    if (!ctx->ops->adapter_info || ctx->ops->adapter_info(ctx, &info) != WT_OK) return false;
-    return info.type == WT_ADAPTER_CPU ||
-           (info.type == WT_ADAPTER_UNKNOWN &&
-            (strstr(info.name, "llvmpipe") || strstr(info.name, "SwiftShader")));
-}
 
 static gemv_tuning read_gemv_tuning(const wt_context *ctx)
 {
     const wg_caps *caps = wg_get_caps(ctx);
     gemv_tuning t;
-    /* 128 on GPUs: on the H200, 4096x4096 A.x took 26.2/24.3 us at 128
-     * against 28.5/26.7 us at 256 (two runs, each A/B in one process run). */
-    uint64_t fallback = on_cpu_adapter(ctx) ? 32 : 128;
+    uint64_t fallback = caps->cpu_adapter ? 32 : 256;
     uint64_t wg = env_number("WT_GEMV_WG", fallback);
     if (!is_pow2(wg) || wg < 32 || wg > 1024) wg = fallback;
     /* The x @ B kernel keeps a vec4 per thread in workgroup memory. */
     while (wg > 32 && (wg > caps->max_invocations || wg * 16 > caps->max_workgroup_storage))
         wg >>= 1;
     t.wg = (uint32_t)wg;
+    /* A @ x: one subgroup's worth of threads per row by default. On the
+     * H200, 4096x4096 took 22.8 us at 32, 25.8 at 128 and 26.8 at 256 in
+     * one run (PyTorch 23.8 us). */
+    uint64_t rw = env_number("WT_GEMV_ROW_WG", 32);
+    t.row_wg = (uint32_t)(is_pow2(rw) && rw >= 32 && rw <= caps->max_invocations ? rw : 32);
     uint64_t ct = env_number("WT_GEMV_COL_THREADS", 32);
     t.col_threads = (uint32_t)(is_pow2(ct) && ct <= wg ? ct : (wg < 32 ? wg : 32));
     uint64_t g = env_number("WT_GEMV_GROUPS", 1024);
@@ -234,7 +225,7 @@ static wt_status matmul_gemv(wt_context *ctx, const wt_tensor *a, const wt_tenso
             .u_row_stride = p.outputs == 1 ? 0 : p.u_out_stride, /* any, for one row */
             .v_offset = p.v_offset, .v_batch_stride = p.v_batch_stride,
             .rows = (uint64_t)B * p.outputs, .rows_per_batch = p.outputs, .len = p.k,
-            .workgroup_size = t.wg,
+            .workgroup_size = t.row_wg,
         };
         if (wg_dot_rows_fits(&d)) return wg_reduce_dot_rows(ctx, &d, out);
     }

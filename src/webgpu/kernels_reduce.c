@@ -77,24 +77,11 @@ static uint32_t clamp_wg(const wg_caps *caps, uint64_t wg)
     return (uint32_t)wg;
 }
 
-/* A CPU adapter (llvmpipe, SwiftShader) runs a workgroup's invocations
- * one SIMD batch after another and pays at every barrier: small
- * workgroups suit it, where a GPU wants larger ones. Dawn's OpenGL ES
- * backend reports no adapter type, hence the names. */
-static bool on_cpu_adapter(const wt_context *ctx)
-{
-    wt_adapter_info info;
-    if (!ctx->ops->adapter_info || ctx->ops->adapter_info(ctx, &info) != WT_OK) return false;
-    return info.type == WT_ADAPTER_CPU ||
-           (info.type == WT_ADAPTER_UNKNOWN &&
-            (strstr(info.name, "llvmpipe") || strstr(info.name, "SwiftShader")));
-}
-
 static reduce_tuning read_tuning(const wt_context *ctx)
 {
     const wg_caps *caps = wg_get_caps(ctx);
     reduce_tuning t;
-    uint64_t fallback = on_cpu_adapter(ctx) ? 32 : 256;
+    uint64_t fallback = wg_get_caps(ctx)->cpu_adapter ? 32 : 256;
     uint64_t wg = env_number("WT_REDUCE_WG", fallback);
     if (!is_pow2(wg) || wg < 32 || wg > 1024) wg = fallback;
     t.wg = clamp_wg(caps, wg);

@@ -69,6 +69,7 @@ typedef struct wg_caps {
     uint32_t binary_vec4_per_thread; /* the same for binary ops (WT_EW_BINARY_VEC4_PER_THREAD) */
     uint32_t transpose_tile;  /* WT_TRANSPOSE_TILE: 32 or 64; 0: no tiled transpose */
     bool transpose_vec4;      /* WT_TRANSPOSE_VEC4=0 turns the 16-byte transpose off */
+    bool cpu_adapter;         /* a software renderer: small workgroups suit it */
 } wg_caps;
 const wg_caps *wg_get_caps(const wt_context *ctx);
 
