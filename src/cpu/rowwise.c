@@ -1,43 +1,63 @@
 /* Row-wise ops on the CPU: softmax, layernorm, rmsnorm. One pass to gather
  * the row statistics (in double, so long rows stay accurate), one pass to
  * write; rows run in parallel. */
+/* As in elementwise.c: lets GCC turn vmath.h's selects into vector
+ * blends (these kernels never read the floating-point flags). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+
 #include "cpu/cpu.h"
 #include "cpu/vmath.h"
 
 #include <math.h>
 
-static void softmax_row(const float *x, int64_t sx, float *restrict o, int64_t C)
+CPU_MULTIVERSION
+static float row_max(const float *restrict x, int64_t n)
 {
     float m = -INFINITY;
-    if (sx == 1) {
 #pragma omp simd reduction(max : m)
-        for (int64_t j = 0; j < C; j++) m = fmaxf(m, x[j]);
-    } else {
-        for (int64_t j = 0; j < C; j++) m = fmaxf(m, x[j * sx]);
-    }
-    /* A row of -inf (or all NaN) has no finite maximum; subtracting 0 keeps
-     * exp's result what the math gives (NaN for such rows). */
-    if (isinf(m)) m = m > 0 ? m : 0.0f;
-    /* Every term is in [0, 1] after the shift, so a float sum split over
-     * the SIMD lanes loses nothing that matters at f32 output precision. */
+    for (int64_t j = 0; j < n; j++) m = fmaxf(m, x[j]);
+    return m;
+}
+
+/* o = exp(x - m), returning the sum. x may be o itself. */
+CPU_MULTIVERSION
+static float exp_shifted(const float *x, float m, float *o, int64_t n)
+{
     float s = 0.0f;
-    if (sx == 1) {
 #pragma omp simd reduction(+ : s)
-        for (int64_t j = 0; j < C; j++) {
-            float e = vm_expf(x[j] - m);
-            o[j] = e;
-            s += e;
-        }
-    } else {
-        for (int64_t j = 0; j < C; j++) {
-            float e = vm_expf(x[j * sx] - m);
-            o[j] = e;
-            s += e;
-        }
+    for (int64_t j = 0; j < n; j++) {
+        float e = vm_expf(x[j] - m);
+        o[j] = e;
+        s += e;
     }
-    float inv = 1.0f / s;
+    return s;
+}
+
+CPU_MULTIVERSION
+static void scale_row(float *restrict o, float f, int64_t n)
+{
 #pragma omp simd
-    for (int64_t j = 0; j < C; j++) o[j] *= inv;
+    for (int64_t j = 0; j < n; j++) o[j] *= f;
+}
+
+static void softmax_row(const float *x, int64_t sx, float *restrict o, int64_t C)
+{
+    /* A strided row is gathered into the output first, so the passes below
+     * always run over contiguous memory. */
+    if (sx != 1) {
+        for (int64_t j = 0; j < C; j++) o[j] = x[j * sx];
+        x = o;
+    }
+    float m = row_max(x, C);
+    /* A row of -inf (or all NaN) has no finite maximum; subtracting 0 keeps
+     * exp's result what the math gives (NaN for such rows). Every term is
+     * in [0, 1] after the shift, so a float sum split over the SIMD lanes
+     * loses nothing that matters at f32 output precision. */
+    if (isinf(m)) m = m > 0 ? m : 0.0f;
+    float s = exp_shifted(x, m, o, C);
+    scale_row(o, 1.0f / s, C);
 }
 
 static void norm_row(wt_rowwise_op op, const float *x, int64_t sx, const float *w, const float *b,
