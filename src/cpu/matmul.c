@@ -130,6 +130,21 @@ wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt
     for (int64_t i = 0; i < B; i++) {
         const float *am = operand_matrix(&pa, i);
         const float *bm = operand_matrix(&pb, i);
+        if (N == 1) {
+            /* Matrix times vector: sgemv reads A once, where sgemm with one
+             * column runs at a third of the speed (measured 4096x4096). The
+             * vector's elements are ld apart in a row-major [K, 1] operand,
+             * adjacent in a transposed one. The dimensions are A's as
+             * stored. */
+            const int incx = pb.blas.transposed ? 1 : pb.blas.ld;
+            if (pa.blas.transposed)
+                cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)M, 1.0f, am, pa.blas.ld, bm, incx,
+                            0.0f, c + i * M, 1);
+            else
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)M, (int)K, 1.0f, am, pa.blas.ld, bm,
+                            incx, 0.0f, c + i * M, 1);
+            continue;
+        }
         cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0f, am, pa.blas.ld, bm,
                     pb.blas.ld, 0.0f, c + i * M * N, (int)N);
     }

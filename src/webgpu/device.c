@@ -194,6 +194,16 @@ static void toggles_describe(const toggle_set *t, char *dst, size_t cap)
 
 /* A tuning switch from the environment: one of the allowed values, else
  * the default. */
+uint64_t wg_env_number(const char *name, uint64_t fallback)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return fallback;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    return (end && *end == '\0' && v > 0) ? (uint64_t)v : fallback;
+}
+
 static uint32_t env_choice(const char *name, unsigned fallback, const unsigned *allowed,
                            int nallowed)
 {

@@ -45,17 +45,6 @@ typedef struct gemv_cols_params {
     uint32_t k_chunk, pad[3];
 } gemv_cols_params;
 
-/* A positive integer from the environment, else fallback. */
-static uint64_t env_number(const char *name, uint64_t fallback)
-{
-    const char *s = getenv(name);
-    if (!s || !*s) return fallback;
-    char *end = NULL;
-    unsigned long long v = strtoull(s, &end, 10);
-    return (end && *end == '\0' && v > 0) ? (uint64_t)v : fallback;
-}
-
-static bool is_pow2(uint64_t v) { return v && (v & (v - 1)) == 0; }
 
 /* Tuning of the matrix-vector kernels, read from the environment on each
  * call so that one run can compare variants:
@@ -79,8 +68,8 @@ static gemv_tuning read_gemv_tuning(const wt_context *ctx)
     const wg_caps *caps = wg_get_caps(ctx);
     gemv_tuning t;
     uint64_t fallback = caps->cpu_adapter ? 32 : 256;
-    uint64_t wg = env_number("WT_GEMV_WG", fallback);
-    if (!is_pow2(wg) || wg < 32 || wg > 1024) wg = fallback;
+    uint64_t wg = wg_env_number("WT_GEMV_WG", fallback);
+    if (!wg_is_pow2(wg) || wg < 32 || wg > 1024) wg = fallback;
     /* The x @ B kernel keeps a vec4 per thread in workgroup memory. */
     while (wg > 32 && (wg > caps->max_invocations || wg * 16 > caps->max_workgroup_storage))
         wg >>= 1;
@@ -88,13 +77,13 @@ static gemv_tuning read_gemv_tuning(const wt_context *ctx)
     /* A @ x: one subgroup's worth of threads per row by default. On the
      * H200, 4096x4096 took 22.8 us at 32, 25.8 at 128 and 26.8 at 256 in
      * one run (PyTorch 23.8 us). */
-    uint64_t rw = env_number("WT_GEMV_ROW_WG", 32);
-    t.row_wg = (uint32_t)(is_pow2(rw) && rw >= 32 && rw <= caps->max_invocations ? rw : 32);
-    uint64_t ct = env_number("WT_GEMV_COL_THREADS", 32);
-    t.col_threads = (uint32_t)(is_pow2(ct) && ct <= wg ? ct : (wg < 32 ? wg : 32));
-    uint64_t g = env_number("WT_GEMV_GROUPS", 1024);
+    uint64_t rw = wg_env_number("WT_GEMV_ROW_WG", 32);
+    t.row_wg = (uint32_t)(wg_is_pow2(rw) && rw >= 32 && rw <= caps->max_invocations ? rw : 32);
+    uint64_t ct = wg_env_number("WT_GEMV_COL_THREADS", 32);
+    t.col_threads = (uint32_t)(wg_is_pow2(ct) && ct <= wg ? ct : (wg < 32 ? wg : 32));
+    uint64_t g = wg_env_number("WT_GEMV_GROUPS", 1024);
     t.groups = g > (1u << 20) ? (1u << 20) : (uint32_t)g;
-    uint64_t u = env_number("WT_GEMV_UNROLL", 4);
+    uint64_t u = wg_env_number("WT_GEMV_UNROLL", 4);
     t.unroll = (u == 1 || u == 2 || u == 4 || u == 8) ? (uint32_t)u : 4;
     const char *f = getenv("WT_GEMV_FAST");
     t.fast = !(f && strcmp(f, "0") == 0);

@@ -56,17 +56,6 @@ typedef struct reduce_tuning {
     bool subgroups;
 } reduce_tuning;
 
-/* A positive integer from the environment, else fallback. */
-static uint64_t env_number(const char *name, uint64_t fallback)
-{
-    const char *s = getenv(name);
-    if (!s || !*s) return fallback;
-    char *end = NULL;
-    unsigned long long v = strtoull(s, &end, 10);
-    return (end && *end == '\0' && v > 0) ? (uint64_t)v : fallback;
-}
-
-static bool is_pow2(uint64_t v) { return v && (v & (v - 1)) == 0; }
 
 /* The device's limits bound the workgroup size: invocations, and the
  * partial array of WG floats in workgroup memory. */
@@ -82,14 +71,14 @@ static reduce_tuning read_tuning(const wt_context *ctx)
     const wg_caps *caps = wg_get_caps(ctx);
     reduce_tuning t;
     uint64_t fallback = wg_get_caps(ctx)->cpu_adapter ? 32 : 256;
-    uint64_t wg = env_number("WT_REDUCE_WG", fallback);
-    if (!is_pow2(wg) || wg < 32 || wg > 1024) wg = fallback;
+    uint64_t wg = wg_env_number("WT_REDUCE_WG", fallback);
+    if (!wg_is_pow2(wg) || wg < 32 || wg > 1024) wg = fallback;
     t.wg = clamp_wg(caps, wg);
-    uint64_t u = env_number("WT_REDUCE_UNROLL", 4);
+    uint64_t u = wg_env_number("WT_REDUCE_UNROLL", 4);
     t.unroll = (u == 1 || u == 2 || u == 4 || u == 8) ? (uint32_t)u : 4;
-    uint64_t g = env_number("WT_REDUCE_GROUPS", 4096);
+    uint64_t g = wg_env_number("WT_REDUCE_GROUPS", 4096);
     t.groups = g > (1u << 20) ? (1u << 20) : (uint32_t)g;
-    uint64_t one = env_number("WT_REDUCE_ONEPASS", 16384);
+    uint64_t one = wg_env_number("WT_REDUCE_ONEPASS", 16384);
     t.onepass = one > (1u << 30) ? (1u << 30) : (uint32_t)one;
     const char *sg = getenv("WT_REDUCE_SUBGROUPS");
     t.subgroups = caps->subgroups && !(sg && strcmp(sg, "0") == 0);
@@ -393,7 +382,7 @@ wt_status wg_reduce_dot_rows(wt_context *ctx, const wg_dot_rows *d, wt_tensor *o
     uint32_t wg = 0;
     if (d->workgroup_size) {
         uint64_t want = d->workgroup_size;
-        wg = is_pow2(want) && want >= 32 && want <= 1024 ? clamp_wg(wg_get_caps(ctx), want) : 0;
+        wg = wg_is_pow2(want) && want >= 32 && want <= 1024 ? clamp_wg(wg_get_caps(ctx), want) : 0;
     }
     return reduce_matrix_run(ctx, WT_REDUCE_SUM, m, out, 1.0, wg);
 }
