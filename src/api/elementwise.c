@@ -30,7 +30,7 @@ static wt_status binary(const char *fn, wt_binary_op op, const wt_tensor *a, con
     if (st != WT_OK || (st = wt_check_input(fn, a)) != WT_OK || (st = wt_check_input(fn, b)) != WT_OK ||
         (st = wt_check_same_context(fn, a, b)) != WT_OK)
         return st;
-    int ndim;
+    int ndim = 0;
     int64_t shape[WT_MAX_DIMS];
     if ((st = broadcast_shape(fn, a, b, &ndim, shape)) != WT_OK) return st;
     wt_context *ctx = wt_ctx_of(a);
