@@ -92,7 +92,7 @@ bool ref_binary(double (*fn)(double, double), const host_tensor *a, const host_t
                 ref_result *out, char *err, size_t err_size)
 {
     int nd;
-    int64_t shape[WT_MAX_DIMS];
+    int64_t shape[WT_MAX_DIMS] = {0};
     if (!broadcast_shapes(a->ndim, a->shape, b->ndim, b->shape, &nd, shape)) {
         char ta[96], tb[96];
         shape_text(a->ndim, a->shape, ta, sizeof ta);
