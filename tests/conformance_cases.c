@@ -27,6 +27,10 @@ const unary_case g_unary_cases[] = {
     U("expanded", "[1,33].E(17,33)"),
     U("sliced + transposed", "[20,30].S(0,2,19,2).T(1,0)"),
     U("odd transposed", "[917,1029].T(0,1)"),
+    /* Extents, strides and offsets multiples of 4: the 16-byte tiled
+     * transpose, with partial edge tiles and a batch axis. */
+    U("aligned transposed", "[200,136].T(0,1)"),
+    U("aligned permuted 3-D", "[3,68,100].P(0,2,1)"),
     {.cls = "big", .x = "[" BIG "]", .big = true},
     {.cls = "big transposed", .x = "[4250001,4].T(0,1)", .big = true, .only = "copy"},
 };
