@@ -7,13 +7,16 @@
  * first gathered into a contiguous copy.
  *
  * Two kernels:
- *  - reduce_rows(_subgroup): a workgroup per (row, chunk), for rows
- *    contiguous in memory (elem_stride 1), vec4 loads with several in
- *    flight per thread. A row stays whole (one pass, no scratch) when it
- *    is short enough or when the rows alone give the device enough
- *    workgroups; otherwise it is cut into chunks so that about
- *    `groups` workgroups stream it (a full reduction: pass 1 with
- *    thousands of workgroups, pass 2 with one).
+ *  - reduce_rows: a workgroup per (row, chunk), for rows contiguous in
+ *    memory (elem_stride 1), vec4 loads with several in flight per
+ *    thread; the threads' values then meet through subgroup operations
+ *    where the device has them, else as a tree in workgroup memory (one
+ *    kernel body; the combine comes in the prelude from
+ *    reduce_combine_subgroup or reduce_combine_shared). A row stays
+ *    whole (one pass, no scratch) when it is short enough or when the
+ *    rows alone give the device enough workgroups; otherwise it is cut
+ *    into chunks so that about `groups` workgroups stream it (a full
+ *    reduction: pass 1 with thousands of workgroups, pass 2 with one).
  *  - reduce_strided: a thread per (row, chunk), consecutive threads on
  *    consecutive rows: coalesced for reductions over outer axes
  *    (row_stride 1), and cheap for short rows.
@@ -57,10 +60,12 @@ typedef struct reduce_tuning {
 } reduce_tuning;
 
 
-/* The device's limits bound the workgroup size: invocations, and the
- * partial array of WG floats in workgroup memory. */
-static uint32_t clamp_wg(const wg_caps *caps, uint64_t wg)
+/* A requested reduce_rows workgroup size: a power of two in 32..1024,
+ * lowered to the device's limits (invocations, and the partial array of
+ * WG floats in workgroup memory); 0 when the request is not valid. */
+static uint32_t usable_wg(const wg_caps *caps, uint64_t wg)
 {
+    if (!wg_is_pow2(wg) || wg < 32 || wg > 1024) return 0;
     while (wg > 32 && (wg > caps->max_invocations || wg * 4 > caps->max_workgroup_storage))
         wg >>= 1;
     return (uint32_t)wg;
@@ -70,10 +75,9 @@ static reduce_tuning read_tuning(const wt_context *ctx)
 {
     const wg_caps *caps = wg_get_caps(ctx);
     reduce_tuning t;
-    uint64_t fallback = wg_get_caps(ctx)->cpu_adapter ? 32 : 256;
-    uint64_t wg = wg_env_number("WT_REDUCE_WG", fallback);
-    if (!wg_is_pow2(wg) || wg < 32 || wg > 1024) wg = fallback;
-    t.wg = clamp_wg(caps, wg);
+    uint64_t fallback = caps->cpu_adapter ? 32 : 256;
+    t.wg = usable_wg(caps, wg_env_number("WT_REDUCE_WG", fallback));
+    if (!t.wg) t.wg = usable_wg(caps, fallback);
     uint64_t u = wg_env_number("WT_REDUCE_UNROLL", 4);
     t.unroll = (u == 1 || u == 2 || u == 4 || u == 8) ? (uint32_t)u : 4;
     uint64_t g = wg_env_number("WT_REDUCE_GROUPS", 4096);
@@ -192,7 +196,7 @@ static wt_status reduce_pass(wt_context *ctx, wt_reduce_op op, const reduce_matr
     p.v_offset = (uint32_t)m->v_offset;
     p.v_batch_stride = (uint32_t)m->v_batch_stride;
 
-    char prelude[160];
+    char prelude[4096];
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.params = &p;
@@ -200,12 +204,18 @@ static wt_status reduce_pass(wt_context *ctx, wt_reduce_op op, const reduce_matr
     l.prelude = prelude;
     if (use_rows_kernel) {
         p.chunks_or_rows = (uint32_t)chunks;
-        snprintf(prelude, sizeof prelude,
-                 "%sconst OP: u32 = %uu;\nconst WG: u32 = %uu;\nconst UNROLL: u32 = %uu;\n"
-                 "const DOT: bool = %s;\n",
-                 t->subgroups ? "enable subgroups;\n" : "", shader_op(op), wg, t->unroll,
-                 m->dot ? "true" : "false");
-        l.shader = t->subgroups ? "reduce_rows_subgroup" : "reduce_rows";
+        const char *lib_name = t->subgroups ? "reduce_combine_subgroup" : "reduce_combine_shared";
+        const char *lib = wg_shader_source(lib_name);
+        if (!lib)
+            return wt_fail(WT_ERR_SHADER, "reduce: no shader named \"%s\" is built in", lib_name);
+        int n = snprintf(prelude, sizeof prelude,
+                         "%sconst OP: u32 = %uu;\nconst WG: u32 = %uu;\nconst UNROLL: u32 = %uu;\n"
+                         "const DOT: bool = %s;\n%s\n",
+                         t->subgroups ? "enable subgroups;\n" : "", shader_op(op), wg, t->unroll,
+                         m->dot ? "true" : "false", lib);
+        if (n < 0 || (size_t)n >= sizeof prelude)
+            return wt_fail(WT_ERR_BACKEND, "reduce: shader prelude does not fit");
+        l.shader = "reduce_rows";
         l.bindings[0] = (wg_binding){m->storage, false}; /* as vec4s */
         l.bindings[1] = (wg_binding){m->storage, false}; /* as scalars */
         l.bindings[2] = (wg_binding){dst, true};
@@ -306,9 +316,9 @@ static bool merge_axes(const wt_tensor *t, int first, int n, uint64_t *extent, u
 }
 
 /* Elements of the storage, the bound for every index the shaders form. */
-static bool fits_u32_indexing(const wt_tensor *t)
+static bool fits_u32_indexing(const wt_storage *s)
 {
-    return t->storage->bytes / sizeof(float) < (1ull << 31);
+    return s->bytes / sizeof(float) < (1ull << 31);
 }
 
 wt_status wg_op_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
@@ -327,8 +337,8 @@ wt_status wg_op_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int
             return wt_fail(WT_ERR_SHAPE, "reduce: max/min over no elements");
         return wg_op_fill(ctx, out, op == WT_REDUCE_SUM ? 0.0f : NAN);
     }
-    if (rows >= (1ull << 31) || row_len >= (1ull << 31) || !fits_u32_indexing(x) ||
-        !fits_u32_indexing(out))
+    if (rows >= (1ull << 31) || row_len >= (1ull << 31) || !fits_u32_indexing(x->storage) ||
+        !fits_u32_indexing(out->storage))
         return wt_fail(WT_ERR_UNSUPPORTED,
                        "reduce: %llu rows of %llu elements exceed 32-bit indexing on webgpu",
                        (unsigned long long)rows, (unsigned long long)row_len);
@@ -362,8 +372,7 @@ bool wg_dot_rows_fits(const wg_dot_rows *d)
                    d->v_batch_stride | d->len;
     if (all % 4 != 0 || d->rows == 0 || d->rows_per_batch == 0 || d->len == 0) return false;
     /* Every index the shader forms stays below 2^31 elements. */
-    return d->u->bytes / sizeof(float) < (1ull << 31) &&
-           d->v->bytes / sizeof(float) < (1ull << 31) && d->rows < (1ull << 31) &&
+    return fits_u32_indexing(d->u) && fits_u32_indexing(d->v) && d->rows < (1ull << 31) &&
            d->len < (1ull << 31);
 }
 
@@ -379,10 +388,7 @@ wt_status wg_reduce_dot_rows(wt_context *ctx, const wg_dot_rows *d, wt_tensor *o
     m.dot = d->v;
     m.v_offset = d->v_offset;
     m.v_batch_stride = d->v_batch_stride;
-    uint32_t wg = 0;
-    if (d->workgroup_size) {
-        uint64_t want = d->workgroup_size;
-        wg = wg_is_pow2(want) && want >= 32 && want <= 1024 ? clamp_wg(wg_get_caps(ctx), want) : 0;
-    }
+    /* 0 (no or an invalid request): the tuning's size. */
+    uint32_t wg = usable_wg(wg_get_caps(ctx), d->workgroup_size);
     return reduce_matrix_run(ctx, WT_REDUCE_SUM, m, out, 1.0, wg);
 }

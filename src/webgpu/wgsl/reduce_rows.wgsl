@@ -4,8 +4,7 @@
 // (a plain reduction has one batch). Each thread walks the chunk with a
 // stride of WG, reading whole vec4s where the absolute element index allows
 // it, UNROLL independent loads per step so that several are in flight;
-// then the workgroup combines its threads' values as a tree in workgroup
-// memory (pairwise order: good accuracy for sums).
+// then the workgroup combines its threads' values (workgroup_combine).
 //
 // With DOT, every vec4 is first multiplied by the matching vec4 of v (row
 // element k pairs with v[v_offset + batch * v_batch_stride + k]): a
@@ -13,8 +12,15 @@
 // whole, aligned vec4s (row starts, row_len, v's offsets multiples of 4),
 // so the scalar head and tail below are empty.
 //
-// Prelude constants: OP (0 sum, 1 max, 2 min), WG (threads per workgroup,
-// a power of two), UNROLL (vec4 loads per thread and step), DOT (bool).
+// The prelude gives OP (0 sum, 1 max, 2 min), WG (threads per workgroup,
+// a power of two), UNROLL (vec4 loads per thread and step), DOT (bool),
+// and a combine library (reduce_combine_subgroup.wgsl, after
+// `enable subgroups;`, or reduce_combine_shared.wgsl) defining
+// `struct LaneIds` and
+//   fn workgroup_combine(total: f32, lid: u32, ids: LaneIds) -> f32
+// which combines one value per thread (called by every thread, from
+// uniform control flow) with combine() below, in an order fixed by lid
+// alone, and returns the workgroup's result at least to thread 0.
 //
 // Work item w (the linear workgroup index) reduces chunk w % chunks of row
 // w / chunks and writes out[out_offset + w]; a later pass combines chunks.
@@ -46,8 +52,6 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 // DOT's vector (a plain reduction binds x here too; it is never read).
 @group(0) @binding(4) var<storage, read> v4: array<vec4<f32>>;
-
-var<workgroup> partial: array<f32, WG>;
 
 // Bit tests: unlike x != x, they survive compilers that assume no NaNs.
 fn is_nan(a: f32) -> bool {
@@ -82,7 +86,8 @@ fn term(i: u32, v_shift: u32) -> vec4<f32> {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
+        @builtin(local_invocation_index) lid: u32,
+        ids: LaneIds) {
     let w = wid.x + wid.y * nwg.x;
     if (w >= p.work) { return; } // uniform: the whole workgroup leaves
 
@@ -124,15 +129,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         total = combine(total, x1[j]);
     }
 
-    partial[lid] = total;
-    workgroupBarrier();
-    for (var half = WG / 2u; half > 0u; half = half >> 1u) {
-        if (lid < half) {
-            partial[lid] = combine(partial[lid], partial[lid + half]);
-        }
-        workgroupBarrier();
-    }
+    let result = workgroup_combine(total, lid, ids);
     if (lid == 0u) {
-        out[p.out_offset + w] = partial[0] / p.divisor;
+        out[p.out_offset + w] = result / p.divisor;
     }
 }

@@ -1,0 +1,22 @@
+// workgroup_combine for reduce_rows.wgsl in workgroup memory only: the
+// threads' values combine as a tree (pairwise order: good accuracy for
+// sums). Spliced into the prelude of reduce_rows.wgsl.
+
+// The entry point takes a LaneIds; this variant needs no lane builtins.
+struct LaneIds {
+    @builtin(local_invocation_id) unused: vec3<u32>,
+}
+
+var<workgroup> partial: array<f32, WG>;
+
+fn workgroup_combine(total: f32, lid: u32, ids: LaneIds) -> f32 {
+    partial[lid] = total;
+    workgroupBarrier();
+    for (var half = WG / 2u; half > 0u; half = half >> 1u) {
+        if (lid < half) {
+            partial[lid] = combine(partial[lid], partial[lid + half]);
+        }
+        workgroupBarrier();
+    }
+    return partial[0];
+}

@@ -1,0 +1,36 @@
+// workgroup_combine for reduce_rows.wgsl with subgroup operations (the
+// prelude starts with `enable subgroups;`). Each subgroup combines its
+// lanes with one subgroup operation; the subgroup results meet in
+// workgroup memory, and every subgroup then combines them all
+// (redundantly), which keeps each subgroup operation in uniform control
+// flow. Nothing assumes that a subgroup is a contiguous range of
+// local_invocation_index. Spliced into the prelude of reduce_rows.wgsl.
+
+struct LaneIds {
+    @builtin(subgroup_invocation_id) lane: u32,
+    @builtin(subgroup_size) size: u32,
+}
+
+var<workgroup> partial: array<f32, WG>;
+
+// subgroupMax/Min leave NaNs unspecified: a NaN in any lane wins.
+fn subgroup_combine(a: f32) -> f32 {
+    let nan = bitcast<f32>(p.identity | 0x00400000u); // quiet NaN from the +-inf identity
+    if (OP == 1u) { return select(subgroupMax(a), nan, subgroupAny(is_nan(a))); }
+    if (OP == 2u) { return select(subgroupMin(a), nan, subgroupAny(is_nan(a))); }
+    return subgroupAdd(a);
+}
+
+// Lane 0 of each subgroup leaves its subgroup's value at its own local
+// index; every other slot holds the identity. Fixed positions keep the
+// order of the sum the same from run to run. Every thread gets the result.
+fn workgroup_combine(total: f32, lid: u32, ids: LaneIds) -> f32 {
+    let ident = bitcast<f32>(p.identity);
+    partial[lid] = select(ident, subgroup_combine(total), ids.lane == 0u);
+    workgroupBarrier();
+    var acc = ident;
+    for (var j = ids.lane; j < WG; j += ids.size) {
+        acc = combine(acc, partial[j]);
+    }
+    return subgroup_combine(acc);
+}
