@@ -1,15 +1,22 @@
 /*
  * `webtensor bench`: options, inputs, and the timing loop.
  *
- * Timing is wall time around a whole repetition: `inner` launches of the
- * case back to back, then one wt_context_sync. Deferred GPU execution means
- * a launch alone measures nothing; the sync at the end of each repetition
- * makes the time include the work. `inner` is sized from a probe repetition
+ * A repetition is `inner` launches of the case back to back, then a wait
+ * for the work. Where the backend has a GPU timer (WebGPU with timestamp
+ * queries) the repetition runs between wt_context_timer_begin and
+ * wt_context_timer_end, which waits like a sync: its time is the GPU's
+ * busy time in the repetition's compute passes, without the submit and
+ * sync overhead between them; the wall time around it is kept as well.
+ * Elsewhere the time is the wall clock around the launches and one
+ * wt_context_sync. Deferred GPU execution means a launch alone measures
+ * nothing; the wait at the end of each repetition makes the time include
+ * the work. `inner` is sized (by the wall clock) from a probe repetition
  * (steady state, not the first launch) so that a repetition lasts long
  * enough for the clock and the submit/sync overhead not to dominate; the
  * large size set also asks for at least BENCH_MIN_INNER_LARGE launches, as
  * the PyTorch peer times many launches between two CUDA events. The median
- * over the repetitions is reported per op.
+ * over the repetitions is reported per op: of the GPU times where there are
+ * some, else of the wall times.
  */
 #include "bench_engine.h"
 
@@ -34,6 +41,7 @@ typedef struct bench_options {
     int reps;              /* 0: the size set's default */
     int threads;           /* CPU backend threads; 0: one per core */
     bool check;            /* compare outputs between backends */
+    bool wall_clock;       /* --timer wall: no GPU timer even where there is one */
     const char *csv_path, *json_path;
 } bench_options;
 
@@ -188,25 +196,41 @@ static wt_status output_checksum(const wt_tensor *out, double *sum)
 }
 
 /* One timed run: launches of `inner` runs, rotating the input sets, then a
- * sync. Returns the wall time. */
+ * sync. Returns the wall time, and with gpu_seconds (not NULL) also the
+ * GPU time of the GPU timer around the run. */
 static wt_status timed_rep(wt_context *ctx, const bench_case *c, const int64_t *params,
-                           const bench_inputs *in, int inner, int *cursor, double *seconds)
+                           const bench_inputs *in, int inner, int *cursor, double *seconds,
+                           double *gpu_seconds)
 {
     double t0 = now_s();
-    for (int i = 0; i < inner; i++) {
+    wt_status s = gpu_seconds ? wt_context_timer_begin(ctx) : WT_OK;
+    bool timing = gpu_seconds && s == WT_OK;
+    for (int i = 0; i < inner && s == WT_OK; i++) {
         wt_tensor *out = NULL;
-        wt_status s = c->run(in->t[*cursor], params, &out);
+        s = c->run(in->t[*cursor], params, &out);
         *cursor = (*cursor + 1) % in->sets;
         wt_tensor_release(out);
-        if (s != WT_OK) return s;
     }
-    wt_status s = wt_context_sync(ctx);
+    if (timing) {
+        /* Waits like a sync; ends the timer after a failed launch too. */
+        wt_status end = wt_context_timer_end(ctx, gpu_seconds);
+        if (s == WT_OK) s = end;
+    } else if (s == WT_OK) {
+        s = wt_context_sync(ctx);
+    }
     *seconds = now_s() - t0;
     return s;
 }
 
-static void measure(wt_context *ctx, const bench_case *c, const bench_item *item, int item_index,
-                    const bench_plan *plan, const bench_options *opt, bench_result *res)
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), compare_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void measure(wt_context *ctx, bool gpu_timer, const bench_case *c, const bench_item *item,
+                    int item_index, const bench_plan *plan, const bench_options *opt,
+                    bench_result *res)
 {
     bench_timing tm = timing_for(opt->size);
     if (opt->reps > 0) tm.reps = opt->reps;
@@ -238,7 +262,7 @@ static void measure(wt_context *ctx, const bench_case *c, const bench_item *item
      * working clocks. */
     double warm_start = now_s();
     for (int w = 0; (w < tm.warmup || now_s() - warm_start < tm.warmup_s) && s == WT_OK; w++)
-        s = timed_rep(ctx, c, item->params, &in, 1, &cursor, &t);
+        s = timed_rep(ctx, c, item->params, &in, 1, &cursor, &t, NULL);
     if (s != WT_OK) {
         record_error(res, s, "warm-up");
         goto done;
@@ -248,7 +272,7 @@ static void measure(wt_context *ctx, const bench_case *c, const bench_item *item
      * repetition, whose time per launch sizes the timed ones. */
     int inner = inner_for(&tm, t);
     if (inner > 1) {
-        s = timed_rep(ctx, c, item->params, &in, inner, &cursor, &t);
+        s = timed_rep(ctx, c, item->params, &in, inner, &cursor, &t, NULL);
         if (s != WT_OK) {
             record_error(res, s, "probe run");
             goto done;
@@ -257,26 +281,31 @@ static void measure(wt_context *ctx, const bench_case *c, const bench_item *item
     }
     res->inner = inner;
 
-    double *samples = malloc((size_t)tm.reps * sizeof(double));
+    /* Per op: wall times, then GPU times. */
+    double *samples = malloc((size_t)tm.reps * 2 * sizeof(double));
     if (!samples) {
         res->status = WT_ERR_OUT_OF_MEMORY;
         snprintf(res->error, sizeof res->error, "no memory for %d samples", tm.reps);
         goto done;
     }
+    double *gpu_samples = samples + tm.reps;
     double start = now_s();
     int n = 0;
     for (; n < tm.reps; n++) {
         if (n >= 3 && now_s() - start > tm.budget_s) break;
-        s = timed_rep(ctx, c, item->params, &in, inner, &cursor, &t);
+        double gpu = 0;
+        s = timed_rep(ctx, c, item->params, &in, inner, &cursor, &t, gpu_timer ? &gpu : NULL);
         if (s != WT_OK) break;
-        samples[n] = t / ((double)inner * plan->ops_per_run);
+        double ops = (double)inner * plan->ops_per_run;
+        samples[n] = t / ops;
+        gpu_samples[n] = gpu / ops;
     }
     if (s != WT_OK) {
         record_error(res, s, "timed run");
     } else {
-        qsort(samples, (size_t)n, sizeof(double), compare_double);
         res->reps = n;
-        res->median_s = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+        res->wall_median_s = median_of(samples, n);
+        res->median_s = gpu_timer ? median_of(gpu_samples, n) : res->wall_median_s;
         /* GB/s or GFLOP/s */
         res->rate = res->median_s > 0 ? plan->work / res->median_s / 1e9 : 0;
     }
@@ -301,6 +330,8 @@ void bench_usage(FILE *f)
             "  --reps N              timed repetitions per case\n"
             "  --threads N           CPU backend threads (default: one per core)\n"
             "  --no-check            skip comparing outputs between backends\n"
+            "  --timer gpu|wall      gpu (default): GPU time from timestamp queries where the\n"
+            "                        device has them, else the wall clock; wall: wall clock only\n"
             "  --csv FILE            also write the results as CSV\n"
             "  --json FILE           also write the results as JSON\n"
             "cases:\n");
@@ -335,7 +366,7 @@ static bool known_cases(const char *filter)
     return true;
 }
 
-#define VALUE_OPTIONS "--size --backend --api --adapter --reps --threads --filter --csv --json"
+#define VALUE_OPTIONS "--size --backend --api --adapter --reps --threads --timer --filter --csv --json"
 
 /* 0: ok; 2: bad usage (message printed). */
 static int parse_options(int argc, char **argv, bench_options *o)
@@ -383,6 +414,10 @@ static int parse_options(int argc, char **argv, bench_options *o)
             if (!parse_int(v, &o->reps) || o->reps < 1) goto bad_value;
         } else if (strcmp(a, "--threads") == 0) {
             if (!parse_int(v, &o->threads) || o->threads < 1) goto bad_value;
+        } else if (strcmp(a, "--timer") == 0) {
+            if (strcmp(v, "wall") == 0) o->wall_clock = true;
+            else if (strcmp(v, "gpu") == 0) o->wall_clock = false;
+            else goto bad_value;
         } else if (strcmp(a, "--filter") == 0) {
             if (!known_cases(v)) return 2;
             o->filter = v;
@@ -436,6 +471,7 @@ static wt_status open_backend(const bench_options *o, wt_backend backend, wt_con
         copts.adapter_index = o->adapter_index;
     }
     run->backend = backend;
+    run->gpu_timer = false;
     run->name = backend == WT_BACKEND_CPU ? "cpu" : "webgpu";
     if (o->threads > 0)
         snprintf(run->device, sizeof run->device, "CPU backend, %d thread%s", o->threads,
@@ -447,6 +483,11 @@ static wt_status open_backend(const bench_options *o, wt_backend backend, wt_con
     wt_adapter_info info;
     if (backend == WT_BACKEND_WEBGPU && wt_context_adapter_info(*ctx, &info) == WT_OK)
         snprintf(run->device, sizeof run->device, "%s", info.name);
+    /* GPU time where the timer works (timestamp queries), else the wall
+     * clock: an empty timed section tells which. */
+    double gpu = 0;
+    if (!o->wall_clock && wt_context_timer_begin(*ctx) == WT_OK)
+        run->gpu_timer = wt_context_timer_end(*ctx, &gpu) == WT_OK;
     return WT_OK;
 }
 
@@ -527,7 +568,8 @@ int bench_main(int argc, char **argv)
         c->plan(items[i].params, &plan);
         bench_result results[BENCH_MAX_BACKENDS];
         memset(results, 0, sizeof results);
-        for (int b = 0; b < nb; b++) measure(ctx[b], c, &items[i], i, &plan, &opt, &results[b]);
+        for (int b = 0; b < nb; b++)
+            measure(ctx[b], runs[b].gpu_timer, c, &items[i], i, &plan, &opt, &results[b]);
         const char *check = "-";
         for (int b = 0; b < nb; b++)
             if (results[b].status != WT_OK) rc = 1;

@@ -77,7 +77,8 @@ typedef struct bench_result {
     bool ran;            /* the backend was asked to run it */
     wt_status status;    /* WT_OK or why it failed */
     char error[512];
-    double median_s;     /* per op */
+    double median_s;     /* per op: GPU time where the backend's timer works, else wall */
+    double wall_median_s; /* per op, wall clock (the same as median_s without a GPU timer) */
     double rate;         /* GB/s or GFLOP/s */
     int reps, inner, sets;
     double checksum;     /* sum of |output| of one run, for cross-backend checks */
@@ -87,6 +88,7 @@ typedef struct bench_backend_run {
     wt_backend backend;
     const char *name;    /* "cpu" / "webgpu" */
     char device[256];    /* adapter name or "cpu" */
+    bool gpu_timer;      /* repetitions are timed with wt_context_timer_* (GPU time) */
 } bench_backend_run;
 
 /* Report writers (bench_report.c). */

@@ -1,10 +1,14 @@
 /*
  * Output of `webtensor bench`: a console table with one column group per
  * backend (side by side), and optional CSV / JSON files with one row per
- * case and backend. bench/compare.py reads the CSV; its columns are:
- *   case,shape,backend,device,median_ms,metric,work,rate,unit,status,error
+ * case and backend. bench/compare.py reads the CSV (by column name); its
+ * columns are:
+ *   case,shape,backend,device,median_ms,metric,work,rate,unit,status,error,timer,wall_ms
  * metric is "bytes" (rate in GB/s) or "flops" (rate in GFLOP/s); status is
- * "OK" or the wt_status name of the failure.
+ * "OK" or the wt_status name of the failure. timer says what median_ms
+ * (and rate) is: "gpu", GPU time from timestamp queries, or "wall", the
+ * wall clock around the launches and a sync; wall_ms is the wall-clock
+ * median either way.
  */
 #include "bench_engine.h"
 
@@ -64,16 +68,21 @@ void bench_report_header(bench_report *r, bench_size size, int reps, double targ
     char target[32];
     bench_format_time(target_rep_s, target, sizeof target);
     printf("webtensor bench, sizes: %s, f32.\n"
-           "A repetition is n launches back to back, then one wt_context_sync, timed by the wall\n"
-           "clock; n (%d to %d) makes it last about %s. Time per op: the median over up to %d\n"
-           "repetitions, divided by n. GB/s: inputs read once + output written once.\n",
+           "A repetition is n launches back to back, then a wait for the work; n (%d to %d)\n"
+           "makes it last about %s of wall time. Time per op: the median over up to %d\n"
+           "repetitions, divided by n, of the GPU time from timestamp queries (\"gpu\": the sum\n"
+           "of the compute passes' durations, without the submit and sync gaps between them)\n"
+           "where the device has them, else of the wall clock around the launches and one\n"
+           "wt_context_sync (\"wall\"). GB/s: inputs read once + output written once.\n",
            bench_size_name(size), min_inner, max_inner, target, reps);
     for (int b = 0; b < r->nbackends; b++)
-        printf("  %-7s %s\n", r->backends[b].name, r->backends[b].device);
+        printf("  %-7s %s; %s\n", r->backends[b].name, r->backends[b].device,
+               r->backends[b].gpu_timer ? "GPU time from timestamp queries" : "wall clock");
     printf("\n%-*s %-*s", CASE_W, "case", SHAPE_W, "shape");
     for (int b = 0; b < r->nbackends; b++) {
         char head[64];
-        snprintf(head, sizeof head, "%s wall", r->backends[b].name);
+        snprintf(head, sizeof head, "%s %s", r->backends[b].name,
+                 r->backends[b].gpu_timer ? "gpu" : "wall");
         printf(" | %*s %*s %*s", TIME_W, head, RATE_W, "rate", INNER_W, "n");
     }
     printf("%s\n", r->nbackends > 1 ? " | check" : "");
@@ -83,7 +92,9 @@ void bench_report_header(bench_report *r, bench_size size, int reps, double targ
     putchar('\n');
     fflush(stdout);
 
-    if (r->csv) fprintf(r->csv, "case,shape,backend,device,median_ms,metric,work,rate,unit,status,error\n");
+    if (r->csv)
+        fprintf(r->csv,
+                "case,shape,backend,device,median_ms,metric,work,rate,unit,status,error,timer,wall_ms\n");
     if (r->json) fprintf(r->json, "{\n  \"sizes\": \"%s\",\n  \"results\": [", bench_size_name(size));
 }
 
@@ -93,6 +104,7 @@ static void write_files(bench_report *r, const bench_case *c, const bench_plan *
     const char *metric = c->metric == BENCH_BYTES ? "bytes" : "flops";
     const char *unit = c->metric == BENCH_BYTES ? "GB/s" : "GFLOP/s";
     const char *status = res->status == WT_OK ? "OK" : wt_status_string(res->status);
+    const char *timer = run->gpu_timer ? "gpu" : "wall";
     if (r->csv) {
         char num[64];
         csv_field(r->csv, c->name, false);
@@ -108,7 +120,10 @@ static void write_files(bench_report *r, const bench_case *c, const bench_plan *
         csv_field(r->csv, res->status == WT_OK ? num : "", false);
         csv_field(r->csv, unit, false);
         csv_field(r->csv, status, false);
-        csv_field(r->csv, res->error, true);
+        csv_field(r->csv, res->error, false);
+        csv_field(r->csv, timer, false);
+        snprintf(num, sizeof num, "%.6f", res->wall_median_s * 1e3);
+        csv_field(r->csv, res->status == WT_OK ? num : "", true);
         fflush(r->csv);
     }
     if (r->json) {
@@ -121,7 +136,9 @@ static void write_files(bench_report *r, const bench_case *c, const bench_plan *
         fprintf(r->json, ", \"device\": ");
         json_string(r->json, run->device);
         if (res->status == WT_OK)
-            fprintf(r->json, ", \"median_ms\": %.6f, \"rate\": %.3f", res->median_s * 1e3, res->rate);
+            fprintf(r->json, ", \"median_ms\": %.6f, \"rate\": %.3f, \"wall_ms\": %.6f",
+                    res->median_s * 1e3, res->rate, res->wall_median_s * 1e3);
+        fprintf(r->json, ", \"timer\": \"%s\"", timer);
         fprintf(r->json, ", \"metric\": \"%s\", \"work\": %.0f, \"unit\": \"%s\", \"reps\": %d, "
                          "\"inner\": %d, \"input_sets\": %d, \"status\": \"%s\", \"error\": ",
                 metric, plan->work, unit, res->reps, res->inner, res->sets, status);

@@ -79,6 +79,9 @@ def main():
         print(f"compare.py: no rows for backend {backend} in {args.webtensor_csv}", file=sys.stderr)
         return 1
     ours_dev = ours_rows[0]["device"]
+    # Files from before the timer column were timed by the wall clock.
+    ours_timer = ours_rows[0].get("timer") or "wall"
+    ours_timer_text = "GPU time from timestamp queries" if ours_timer == "gpu" else "wall clock"
     peer_dev = peer_rows[0]["device"] if peer_rows else "?"
     peer_name = peer_rows[0]["backend"] if peer_rows else "peer"
 
@@ -99,7 +102,7 @@ def main():
                       fmt_rate(ov, unit), fmt_rate(pv, unit),
                       f"{ratio:.3f}" if ratio else "n/a"])
 
-    print(f"webtensor {backend} on {ours_dev}  vs  {peer_name} on {peer_dev}")
+    print(f"webtensor {backend} on {ours_dev} ({ours_timer_text})  vs  {peer_name} on {peer_dev}")
     print("ratio = webtensor throughput / peer throughput (1.0 = as fast)")
     if args.markdown:
         print("| " + " | ".join(header) + " |")

@@ -111,6 +111,19 @@ WT_API wt_status wt_context_create(const wt_context_options *opts, wt_context **
 WT_API void wt_context_destroy(wt_context *ctx);
 /* Waits for all recorded work; reports a device error that happened in it. */
 WT_API wt_status wt_context_sync(wt_context *ctx);
+/* GPU time of the work recorded between wt_context_timer_begin and
+ * wt_context_timer_end, from the device's timestamp queries: the sum over
+ * the compute passes that work ran in of (pass end - pass start), i.e. the
+ * time the GPU was busy with it. Gaps between passes (submits, waits on
+ * the host) are not counted; wall time around wt_context_sync counts them.
+ * end waits for the work, like wt_context_sync, and writes *gpu_seconds
+ * (0 on failure). Work recorded before begin is not counted.
+ * WT_ERR_UNSUPPORTED on the CPU backend and on devices without the
+ * timestamp-query feature (wt_adapter_info.timestamp_query; e.g. OpenGL
+ * ES); WT_ERR_INVALID_ARGUMENT for begin while a timer runs, or end
+ * without a begin. */
+WT_API wt_status wt_context_timer_begin(wt_context *ctx);
+WT_API wt_status wt_context_timer_end(wt_context *ctx, double *gpu_seconds);
 /* The backend in use (what AUTO chose). WT_BACKEND_AUTO for NULL. */
 WT_API wt_backend wt_context_backend(const wt_context *ctx);
 

@@ -191,6 +191,57 @@ static void test_context(test_backend b, wt_context *ctx)
                     "wt_context_adapter_info(cpu context)");
 }
 
+/* ---------------------------------------------------------------- timer */
+
+/* The GPU timer's NULLs and ordering: begin twice, end without begin, and
+ * UNSUPPORTED where there are no timestamp queries (CPU, OpenGL ES). */
+static void test_timer(test_backend b, wt_context *ctx)
+{
+    double t = -1;
+    expect_code(wt_context_timer_begin(NULL), WT_ERR_INVALID_ARGUMENT, WT_OK,
+                "wt_context_timer_begin(NULL)");
+    expect_code(wt_context_timer_end(NULL, &t), WT_ERR_INVALID_ARGUMENT, WT_OK,
+                "wt_context_timer_end(NULL, &t)");
+    CHECK(t == 0, "wt_context_timer_end(NULL, &t) left %g in *gpu_seconds, expected 0", t);
+    expect_code(wt_context_timer_end(ctx, NULL), WT_ERR_INVALID_ARGUMENT, WT_OK,
+                "wt_context_timer_end(ctx, NULL)");
+
+    wt_adapter_info info;
+    bool timestamps = b != TEST_BACKEND_CPU && wt_context_adapter_info(ctx, &info) == WT_OK &&
+                      info.timestamp_query;
+    if (!timestamps) {
+        expect_code(wt_context_timer_begin(ctx), WT_ERR_UNSUPPORTED, WT_OK,
+                    "wt_context_timer_begin(no timestamp queries)");
+        t = -1;
+        expect_code(wt_context_timer_end(ctx, &t), WT_ERR_UNSUPPORTED, WT_OK,
+                    "wt_context_timer_end(no timestamp queries)");
+        CHECK(t == 0, "wt_context_timer_end failed but left %g in *gpu_seconds", t);
+        return;
+    }
+    t = -1;
+    expect_code(wt_context_timer_end(ctx, &t), WT_ERR_INVALID_ARGUMENT, WT_OK,
+                "wt_context_timer_end without begin");
+    CHECK(t == 0, "wt_context_timer_end failed but left %g in *gpu_seconds", t);
+    expect_code(wt_context_timer_begin(ctx), WT_OK, WT_OK, "wt_context_timer_begin");
+    expect_code(wt_context_timer_begin(ctx), WT_ERR_INVALID_ARGUMENT, WT_OK,
+                "wt_context_timer_begin while a timer runs");
+    /* The failed second begin leaves the first timer running. */
+    const int64_t s4[1] = {4};
+    wt_tensor *x = make(ctx, 1, s4), *y = NULL;
+    if (x)
+        CHECK(wt_exp(x, &y) == WT_OK, "exp under a timer: %s", wt_last_error());
+    t = -1;
+    expect_code(wt_context_timer_end(ctx, &t), WT_OK, WT_OK, "wt_context_timer_end");
+    /* Loose: llvmpipe compiles a shader when it first runs it, inside the
+     * pass, which takes seconds under valgrind. A misread timestamp is 0
+     * or astronomically large. */
+    CHECK(t > 0 && t < 600.0, "one timed exp took %g s on the GPU, expected (0, 600)", t);
+    expect_code(wt_context_timer_end(ctx, &t), WT_ERR_INVALID_ARGUMENT, WT_OK,
+                "wt_context_timer_end twice");
+    wt_tensor_release(y);
+    wt_tensor_release(x);
+}
+
 /* ------------------------------------------------------------- creation */
 
 static void test_creation(wt_context *ctx)
@@ -613,6 +664,7 @@ int main(int argc, char **argv)
         return test_summary(prefix);
     }
     test_context(b, ctx);
+    test_timer(b, ctx);
     test_creation(ctx);
     test_read_and_getters(ctx);
     test_views(ctx);

@@ -98,6 +98,29 @@ wt_status wt_context_sync(wt_context *ctx)
     return ctx->ops->sync(ctx);
 }
 
+wt_status wt_context_timer_begin(wt_context *ctx)
+{
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_timer_begin: ctx is NULL");
+    if (!ctx->ops->timer_begin)
+        return wt_fail(WT_ERR_UNSUPPORTED,
+                       "wt_context_timer_begin: the %s backend has no GPU timer; time with the "
+                       "wall clock around wt_context_sync instead",
+                       ctx->ops->name);
+    return ctx->ops->timer_begin(ctx);
+}
+
+wt_status wt_context_timer_end(wt_context *ctx, double *gpu_seconds)
+{
+    if (gpu_seconds) *gpu_seconds = 0;
+    if (!ctx || !gpu_seconds)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_timer_end: %s is NULL",
+                       !ctx ? "ctx" : "gpu_seconds");
+    if (!ctx->ops->timer_end)
+        return wt_fail(WT_ERR_UNSUPPORTED, "wt_context_timer_end: the %s backend has no GPU timer",
+                       ctx->ops->name);
+    return ctx->ops->timer_end(ctx, gpu_seconds);
+}
+
 wt_backend wt_context_backend(const wt_context *ctx)
 {
     return ctx ? ctx->kind : WT_BACKEND_AUTO;

@@ -83,6 +83,11 @@ struct wt_backend_ops {
     wt_status (*create)(wt_context *ctx, const wt_context_options *opts);
     void (*destroy)(wt_context *ctx);
     wt_status (*sync)(wt_context *ctx);
+    /* Optional (NULL: WT_ERR_UNSUPPORTED): GPU time of the work recorded
+     * between begin and end; end waits for that work. The API layer has
+     * checked ctx and gpu_seconds. */
+    wt_status (*timer_begin)(wt_context *ctx);
+    wt_status (*timer_end)(wt_context *ctx, double *gpu_seconds);
 
     /* Storage: alloc fills s->host or s->device for s->bytes (contents
      * undefined); free gives it back (to a pool, say). */

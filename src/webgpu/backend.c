@@ -31,6 +31,7 @@ static void webgpu_destroy(wt_context *ctx)
         wg_pipeline_cache_destroy(ctx);
         wg_pool_destroy(ctx);
         wg_recorder_destroy(ctx);
+        wg_timer_destroy(ctx);
         if (w->queue)
             p->QueueRelease(w->queue);
         p->DeviceDestroy(w->device);
@@ -274,6 +275,8 @@ const wt_backend_ops wt_webgpu_backend = {
     .create = webgpu_create,
     .destroy = webgpu_destroy,
     .sync = webgpu_sync,
+    .timer_begin = wg_timer_begin,
+    .timer_end = wg_timer_end,
     .storage_alloc = webgpu_storage_alloc,
     .storage_free = webgpu_storage_free,
     .upload = webgpu_upload,

@@ -253,6 +253,8 @@ wt_status wg_device_create(wt_context *ctx)
         features[nfeatures++] = WGPUFeatureName_ShaderF16;
     if (w->info.subgroups)
         features[nfeatures++] = WGPUFeatureName_Subgroups;
+    if (w->info.timestamp_query)
+        features[nfeatures++] = WGPUFeatureName_TimestampQuery; /* wt_context_timer_* */
 
     toggle_set toggles;
     toggles_choose(&toggles);
@@ -304,6 +306,7 @@ wt_status wg_device_create(wt_context *ctx)
     w->caps.max_workgroup_storage = w->limits.maxComputeWorkgroupStorageSize;
     w->caps.subgroups = p->DeviceHasFeature(w->device, WGPUFeatureName_Subgroups) != 0;
     w->caps.shader_f16 = p->DeviceHasFeature(w->device, WGPUFeatureName_ShaderF16) != 0;
+    w->timer.supported = p->DeviceHasFeature(w->device, WGPUFeatureName_TimestampQuery) != 0;
     w->caps.subgroup_min_size = w->caps.subgroups ? w->info.subgroup_min_size : 0;
     w->caps.subgroup_max_size = w->caps.subgroups ? w->info.subgroup_max_size : 0;
     /* A CPU adapter (llvmpipe, SwiftShader) runs a workgroup's invocations

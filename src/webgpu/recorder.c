@@ -79,15 +79,22 @@ static wt_status ensure_encoder(wg_context *w)
     return WT_OK;
 }
 
-static wt_status ensure_pass(wg_context *w)
+static wt_status ensure_pass(wt_context *ctx)
 {
+    wg_context *w = wg_ctx(ctx);
     if (w->rec.pass)
         return WT_OK;
-    wt_status st = ensure_encoder(w);
+    /* A running GPU timer has the pass write its start and end times. */
+    WGPUPassTimestampWrites writes;
+    bool timed = false;
+    wt_status st = wg_timer_pass_writes(ctx, &writes, &timed);
+    if (st == WT_OK)
+        st = ensure_encoder(w);
     if (st != WT_OK)
         return st;
     WGPUComputePassDescriptor desc;
     memset(&desc, 0, sizeof desc);
+    desc.timestampWrites = timed ? &writes : NULL;
     w->rec.pass = w->lib.p.CommandEncoderBeginComputePass(w->rec.encoder, &desc);
     if (!w->rec.pass)
         return wt_fail(WT_ERR_BACKEND, "webgpu: beginning a compute pass failed");
@@ -216,7 +223,7 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
     WGPUBindGroup group = NULL;
     if ((st = wg_bind_group_get(ctx, pipe, launch, &group)) != WT_OK)
         return st;
-    if ((st = ensure_pass(w)) != WT_OK)
+    if ((st = ensure_pass(ctx)) != WT_OK)
         return st;
 
     uint32_t offset = r->dispatches * r->slot_size;

@@ -146,6 +146,31 @@ wt_status wg_copy_encoder(wt_context *ctx, WGPUCommandEncoder *out);
 /* Flushes, then waits for the queue to finish. */
 wt_status wg_finish(wt_context *ctx);
 
+/* --------------------------------------------------------------- timer */
+
+/* GPU timing through timestamp queries (timer.c): while a timer runs,
+ * every compute pass the recorder begins writes its start and end
+ * timestamps into a query set; the timer sums end - start over the
+ * passes. */
+typedef struct wg_timer {
+    bool supported;          /* the device has the timestamp-query feature */
+    bool active;             /* between begin and end */
+    WGPUQuerySet queries;    /* made on first use, then kept */
+    WGPUBuffer resolved;     /* QueryResolve | CopySrc, one uint64 per query */
+    WGPUBuffer readback;     /* MapRead | CopyDst, the same size */
+    uint32_t used;           /* queries written since the last harvest */
+    uint64_t total_ns;       /* sum over harvested passes */
+    wt_status failed;        /* a harvest before the end failed */
+} wg_timer;
+
+/* Fills *writes for the pass about to begin and sets *timed; *timed is
+ * false when no timer runs. May first harvest a full query set (a flush
+ * and a wait). */
+wt_status wg_timer_pass_writes(wt_context *ctx, WGPUPassTimestampWrites *writes, bool *timed);
+wt_status wg_timer_begin(wt_context *ctx);
+wt_status wg_timer_end(wt_context *ctx, double *gpu_seconds);
+void wg_timer_destroy(wt_context *ctx);
+
 /* ------------------------------------------------------------- context */
 
 struct wg_context {
@@ -165,6 +190,7 @@ struct wg_context {
     wg_pool pool;
     wg_pipeline_cache cache;
     wg_recorder rec;
+    wg_timer timer;
     /* Counts of what steady state should not do (device objects made per
      * op) and of batching; printed at teardown when WT_WEBGPU_STATS is set. */
     struct {

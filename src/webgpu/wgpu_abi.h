@@ -29,6 +29,7 @@ typedef struct WGPUComputePipelineImpl *WGPUComputePipeline;
 typedef struct WGPUDeviceImpl *WGPUDevice;
 typedef struct WGPUInstanceImpl *WGPUInstance;
 typedef struct WGPUPipelineLayoutImpl *WGPUPipelineLayout;
+typedef struct WGPUQuerySetImpl *WGPUQuerySet;
 typedef struct WGPUQueueImpl *WGPUQueue;
 typedef struct WGPUShaderModuleImpl *WGPUShaderModule;
 
@@ -130,6 +131,10 @@ typedef uint32_t WGPUPowerPreference;
 #define WGPUPowerPreference_LowPower 0x00000001u
 #define WGPUPowerPreference_HighPerformance 0x00000002u
 
+typedef uint32_t WGPUQueryType;
+#define WGPUQueryType_Occlusion 0x00000001u
+#define WGPUQueryType_Timestamp 0x00000002u
+
 typedef uint32_t WGPUQueueWorkDoneStatus;
 #define WGPUQueueWorkDoneStatus_Success 0x00000001u
 #define WGPUQueueWorkDoneStatus_CallbackCancelled 0x00000002u
@@ -166,6 +171,7 @@ typedef uint32_t WGPUWaitStatus;
 #define WGPUBufferUsage_CopyDst ((WGPUBufferUsage)0x0008)
 #define WGPUBufferUsage_Uniform ((WGPUBufferUsage)0x0040)
 #define WGPUBufferUsage_Storage ((WGPUBufferUsage)0x0080)
+#define WGPUBufferUsage_QueryResolve ((WGPUBufferUsage)0x0200)
 
 #define WGPUMapMode_Read ((WGPUMapMode)0x0001)
 #define WGPUMapMode_Write ((WGPUMapMode)0x0002)
@@ -456,10 +462,26 @@ typedef struct WGPUCommandBufferDescriptor {
     WGPUStringView label;
 } WGPUCommandBufferDescriptor;
 
+typedef struct WGPUQuerySetDescriptor {
+    WGPUChainedStruct *nextInChain;
+    WGPUStringView label;
+    WGPUQueryType type;
+    uint32_t count;
+} WGPUQuerySetDescriptor;
+
+/* Where a pass writes its start and end timestamps (indices into a
+ * Timestamp query set; the two must differ). */
+typedef struct WGPUPassTimestampWrites {
+    WGPUChainedStruct *nextInChain;
+    WGPUQuerySet querySet;
+    uint32_t beginningOfPassWriteIndex;
+    uint32_t endOfPassWriteIndex;
+} WGPUPassTimestampWrites;
+
 typedef struct WGPUComputePassDescriptor {
     WGPUChainedStruct *nextInChain;
     WGPUStringView label;
-    const void *timestampWrites;
+    const WGPUPassTimestampWrites *timestampWrites;
 } WGPUComputePassDescriptor;
 
 /* --------------------------------------------------------- functions
@@ -503,6 +525,7 @@ typedef struct WGPUComputePassDescriptor {
       (WGPUDevice device, const WGPUPipelineLayoutDescriptor *desc))                            \
     X(DeviceCreateComputePipeline, WGPUComputePipeline,                                         \
       (WGPUDevice device, const WGPUComputePipelineDescriptor *desc))                           \
+    X(DeviceCreateQuerySet, WGPUQuerySet, (WGPUDevice device, const WGPUQuerySetDescriptor *desc)) \
     X(DeviceCreateCommandEncoder, WGPUCommandEncoder,                                           \
       (WGPUDevice device, const WGPUCommandEncoderDescriptor *desc))                            \
     X(DeviceDestroy, void, (WGPUDevice device))                                                 \
@@ -520,6 +543,8 @@ typedef struct WGPUComputePassDescriptor {
     X(BufferUnmap, void, (WGPUBuffer buffer))                                                   \
     X(BufferDestroy, void, (WGPUBuffer buffer))                                                 \
     X(BufferRelease, void, (WGPUBuffer buffer))                                                 \
+    X(QuerySetDestroy, void, (WGPUQuerySet querySet))                                           \
+    X(QuerySetRelease, void, (WGPUQuerySet querySet))                                           \
     X(ShaderModuleRelease, void, (WGPUShaderModule module))                                     \
     X(BindGroupLayoutRelease, void, (WGPUBindGroupLayout layout))                               \
     X(BindGroupRelease, void, (WGPUBindGroup group))                                            \
@@ -530,6 +555,9 @@ typedef struct WGPUComputePassDescriptor {
     X(CommandEncoderCopyBufferToBuffer, void,                                                   \
       (WGPUCommandEncoder encoder, WGPUBuffer source, uint64_t sourceOffset,                    \
        WGPUBuffer destination, uint64_t destinationOffset, uint64_t size))                      \
+    X(CommandEncoderResolveQuerySet, void,                                                      \
+      (WGPUCommandEncoder encoder, WGPUQuerySet querySet, uint32_t firstQuery,                  \
+       uint32_t queryCount, WGPUBuffer destination, uint64_t destinationOffset))                \
     X(CommandEncoderFinish, WGPUCommandBuffer,                                                  \
       (WGPUCommandEncoder encoder, const WGPUCommandBufferDescriptor *desc))                    \
     X(CommandEncoderRelease, void, (WGPUCommandEncoder encoder))                                \
