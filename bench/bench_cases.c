@@ -210,23 +210,23 @@ static void plan_gemv(const int64_t *p, bench_plan *plan)
 /* ------------------------------------------------------------ tables */
 
 static const bench_case cases[] = {
-    {"add", "a + b, elementwise", BENCH_BYTES, plan_binary, run_add},
-    {"exp", "exp(x), elementwise", BENCH_BYTES, plan_unary, run_exp},
-    {"sum", "sum of all elements", BENCH_BYTES, plan_sum_all, run_sum_all},
-    {"rowsum", "sum over axis 1 of [rows, cols]", BENCH_BYTES, plan_rows, run_rowsum},
+    {"add", "a + b, elementwise", BENCH_BYTES, plan_binary, run_add, false},
+    {"exp", "exp(x), elementwise", BENCH_BYTES, plan_unary, run_exp, false},
+    {"sum", "sum of all elements", BENCH_BYTES, plan_sum_all, run_sum_all, false},
+    {"rowsum", "sum over axis 1 of [rows, cols]", BENCH_BYTES, plan_rows, run_rowsum, false},
     {"softmax", "softmax over the last axis of [rows, cols]", BENCH_BYTES, plan_softmax,
-     run_softmax},
+     run_softmax, false},
     {"layernorm", "layernorm over the last axis, weight and bias [cols]", BENCH_BYTES,
-     plan_layernorm, run_layernorm},
+     plan_layernorm, run_layernorm, false},
     {"rmsnorm", "rmsnorm over the last axis, weight [cols]", BENCH_BYTES, plan_rmsnorm,
-     run_rmsnorm},
+     run_rmsnorm, false},
     {"transpose", "transpose of [rows, cols] + contiguous copy", BENCH_BYTES, plan_transpose,
-     run_transpose},
-    {"matmul", "[m, k] @ [k, n]", BENCH_FLOPS, plan_matmul, run_matmul},
-    {"bmm", "batched [b, m, k] @ [b, k, n]", BENCH_FLOPS, plan_bmm, run_matmul},
-    {"gemv", "[rows, cols] @ [cols]", BENCH_BYTES, plan_gemv, run_matmul},
+     run_transpose, false},
+    {"matmul", "[m, k] @ [k, n]", BENCH_FLOPS, plan_matmul, run_matmul, false},
+    {"bmm", "batched [b, m, k] @ [b, k, n]", BENCH_FLOPS, plan_bmm, run_matmul, false},
+    {"gemv", "[rows, cols] @ [cols]", BENCH_BYTES, plan_gemv, run_matmul, false},
     {"add_chain", "chain of dependent adds of small vectors: time per op", BENCH_BYTES,
-     plan_add_chain, run_add_chain},
+     plan_add_chain, run_add_chain, true},
 };
 
 /* Small enough for a 2-core machine with a software GPU in under a minute. */

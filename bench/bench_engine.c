@@ -306,6 +306,7 @@ static void measure(wt_context *ctx, bool gpu_timer, const bench_case *c, const 
         res->reps = n;
         res->wall_median_s = median_of(samples, n);
         res->median_s = gpu_timer ? median_of(gpu_samples, n) : res->wall_median_s;
+        res->gpu_timed = gpu_timer;
         /* GB/s or GFLOP/s */
         res->rate = res->median_s > 0 ? plan->work / res->median_s / 1e9 : 0;
     }
@@ -569,7 +570,8 @@ int bench_main(int argc, char **argv)
         bench_result results[BENCH_MAX_BACKENDS];
         memset(results, 0, sizeof results);
         for (int b = 0; b < nb; b++)
-            measure(ctx[b], runs[b].gpu_timer, c, &items[i], i, &plan, &opt, &results[b]);
+            measure(ctx[b], runs[b].gpu_timer && !c->latency, c, &items[i], i, &plan, &opt,
+                    &results[b]);
         const char *check = "-";
         for (int b = 0; b < nb; b++)
             if (results[b].status != WT_OK) rc = 1;

@@ -55,6 +55,9 @@ typedef struct bench_case {
     /* Launches the op(s) of one run on inputs; *out is the final result,
      * which the engine releases. */
     wt_status (*run)(wt_tensor *const *inputs, const int64_t *params, wt_tensor **out);
+    /* Time per op as the caller waits for it (recording and submission
+     * included): always the wall clock, never GPU busy time. */
+    bool latency;
 } bench_case;
 
 /* One row of a size set: a case at one set of parameters. */
@@ -82,6 +85,7 @@ typedef struct bench_result {
     double rate;         /* GB/s or GFLOP/s */
     int reps, inner, sets;
     double checksum;     /* sum of |output| of one run, for cross-backend checks */
+    bool gpu_timed;      /* median_s is GPU time (else wall clock) */
 } bench_result;
 
 typedef struct bench_backend_run {

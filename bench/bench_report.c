@@ -73,7 +73,8 @@ void bench_report_header(bench_report *r, bench_size size, int reps, double targ
            "repetitions, divided by n, of the GPU time from timestamp queries (\"gpu\": the sum\n"
            "of the compute passes' durations, without the submit and sync gaps between them)\n"
            "where the device has them, else of the wall clock around the launches and one\n"
-           "wt_context_sync (\"wall\"). GB/s: inputs read once + output written once.\n",
+           "wt_context_sync (\"wall\"). Latency cases (add_chain) always use the wall clock:\n"
+           "they measure what a caller waits. GB/s: inputs read once + output written once.\n",
            bench_size_name(size), min_inner, max_inner, target, reps);
     for (int b = 0; b < r->nbackends; b++)
         printf("  %-7s %s; %s\n", r->backends[b].name, r->backends[b].device,
@@ -104,7 +105,7 @@ static void write_files(bench_report *r, const bench_case *c, const bench_plan *
     const char *metric = c->metric == BENCH_BYTES ? "bytes" : "flops";
     const char *unit = c->metric == BENCH_BYTES ? "GB/s" : "GFLOP/s";
     const char *status = res->status == WT_OK ? "OK" : wt_status_string(res->status);
-    const char *timer = run->gpu_timer ? "gpu" : "wall";
+    const char *timer = res->gpu_timed ? "gpu" : "wall";
     if (r->csv) {
         char num[64];
         csv_field(r->csv, c->name, false);
