@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 
 static void record_error(wg_context *w, wt_status st, const char *what, WGPUStringView message)
@@ -194,9 +195,48 @@ static void toggles_describe(const toggle_set *t, char *dst, size_t cap)
 
 /* A tuning switch from the environment: one of the allowed values, else
  * the default. */
+/* Tuning knobs are read from the environment once per process: kernels ask
+ * on every launch (up to 6 names), and getenv walks the whole environment
+ * each time (about 20 ns a name with 37 variables here, more in a large
+ * environment). The names are string literals; the values are copied, so a
+ * later setenv cannot pull them away. */
+#define ENV_CACHE_SLOTS 48
+static struct {
+    const char *name;
+    bool present;
+    char value[64];
+} env_cache[ENV_CACHE_SLOTS];
+static int env_cached;
+static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *wg_env_string(const char *name)
+{
+    const char *found = NULL;
+    pthread_mutex_lock(&env_lock);
+    for (int i = 0; i < env_cached; i++)
+        if (strcmp(env_cache[i].name, name) == 0) {
+            found = env_cache[i].present ? env_cache[i].value : NULL;
+            pthread_mutex_unlock(&env_lock);
+            return found;
+        }
+    const char *v = getenv(name);
+    if (env_cached < ENV_CACHE_SLOTS && (!v || strlen(v) < sizeof env_cache[0].value)) {
+        env_cache[env_cached].name = name;
+        env_cache[env_cached].present = v != NULL;
+        if (v)
+            strcpy(env_cache[env_cached].value, v);
+        found = v ? env_cache[env_cached].value : NULL;
+        env_cached++;
+    } else {
+        found = NULL; /* too long to be a knob, or too many names: ignored */
+    }
+    pthread_mutex_unlock(&env_lock);
+    return found;
+}
+
 uint64_t wg_env_number(const char *name, uint64_t fallback)
 {
-    const char *s = getenv(name);
+    const char *s = wg_env_string(name);
     if (!s || !*s)
         return fallback;
     char *end = NULL;
@@ -207,7 +247,7 @@ uint64_t wg_env_number(const char *name, uint64_t fallback)
 static uint32_t env_choice(const char *name, unsigned fallback, const unsigned *allowed,
                            int nallowed)
 {
-    const char *env = getenv(name);
+    const char *env = wg_env_string(name);
     if (!env || !*env)
         return fallback;
     char *end = NULL;

@@ -46,8 +46,8 @@ typedef struct gemv_cols_params {
 } gemv_cols_params;
 
 
-/* Tuning of the matrix-vector kernels, read from the environment on each
- * call so that one run can compare variants:
+/* Tuning of the matrix-vector kernels, read from the environment (once per
+ * process) so that variants can be compared without a rebuild:
  *   WT_GEMV_ROW_WG       A @ x: threads per row (a workgroup), 32..1024,
  *                        power of two (32)
  *   WT_GEMV_WG           x @ B: threads per workgroup, 32..1024, power of
@@ -85,7 +85,7 @@ static gemv_tuning read_gemv_tuning(const wt_context *ctx)
     t.groups = g > (1u << 20) ? (1u << 20) : (uint32_t)g;
     uint64_t u = wg_env_number("WT_GEMV_UNROLL", 4);
     t.unroll = (u == 1 || u == 2 || u == 4 || u == 8) ? (uint32_t)u : 4;
-    const char *f = getenv("WT_GEMV_FAST");
+    const char *f = wg_env_string("WT_GEMV_FAST");
     t.fast = !(f && strcmp(f, "0") == 0);
     return t;
 }

@@ -24,8 +24,9 @@
  * (no atomics; sums come out in a pairwise-like order, which keeps f32
  * sums accurate).
  *
- * Tuning switches, read from the environment on each call so that one
- * run can compare variants (an invalid value means the default):
+ * Tuning switches, read from the environment (once per process) so that
+ * variants can be compared without a rebuild; an invalid value means the
+ * default:
  *   WT_REDUCE_WG         threads per workgroup of reduce_rows: 32..1024,
  *                        power of two (256; 32 on a CPU adapter)
  *   WT_REDUCE_UNROLL     vec4 loads in flight per thread: 1, 2, 4, 8 (4)
@@ -84,7 +85,7 @@ static reduce_tuning read_tuning(const wt_context *ctx)
     t.groups = g > (1u << 20) ? (1u << 20) : (uint32_t)g;
     uint64_t one = wg_env_number("WT_REDUCE_ONEPASS", 16384);
     t.onepass = one > (1u << 30) ? (1u << 30) : (uint32_t)one;
-    const char *sg = getenv("WT_REDUCE_SUBGROUPS");
+    const char *sg = wg_env_string("WT_REDUCE_SUBGROUPS");
     t.subgroups = caps->subgroups && !(sg && strcmp(sg, "0") == 0);
     return t;
 }

@@ -51,7 +51,7 @@ static bool aligned4(const wt_tensor *t) { return !t || t->offset % 4 == 0; }
 
 static bool env_is(const char *name, const char *value)
 {
-    const char *v = getenv(name);
+    const char *v = wg_env_string(name);
     return v && strcmp(v, value) == 0;
 }
 

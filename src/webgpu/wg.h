@@ -73,9 +73,11 @@ typedef struct wg_caps {
 } wg_caps;
 const wg_caps *wg_get_caps(const wt_context *ctx);
 
-/* Tuning knobs read from the environment (for measuring variants): a
- * positive integer, else fallback. */
+/* Tuning knobs read from the environment (for measuring variants), once
+ * per process: a positive integer, else fallback. */
 uint64_t wg_env_number(const char *name, uint64_t fallback);
+/* The variable's value as first read by this process, or NULL. */
+const char *wg_env_string(const char *name);
 static inline bool wg_is_pow2(uint64_t v) { return v && (v & (v - 1)) == 0; }
 
 /* Embedded shader sources (generated at build time from the wgsl folder). */
