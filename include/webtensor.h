@@ -49,7 +49,7 @@ typedef enum wt_status {
     WT_OK = 0,
     WT_ERR_INVALID_ARGUMENT = -1, /* NULL where a value is needed, bad axis, bad dtype ... */
     WT_ERR_SHAPE = -2,            /* shapes that do not fit together */
-    WT_ERR_OUT_OF_MEMORY = -3,    /* message says requested and available bytes */
+    WT_ERR_OUT_OF_MEMORY = -3,    /* message says the requested bytes (and the limit, where known) */
     WT_ERR_NO_DEVICE = -4,        /* no WebGPU library or no real adapter */
     WT_ERR_DEVICE_LOST = -5,      /* the GPU device was lost; the context is unusable */
     WT_ERR_UNSUPPORTED = -6,      /* op or dtype not available on this backend */
@@ -99,7 +99,7 @@ typedef struct wt_context_options {
     const char *webgpu_library;  /* NULL: $WT_WEBGPU_LIB, the build's path, the system's */
     uint32_t dispatches_per_submit; /* 0: default; ops recorded before a submit */
     /* CPU only. */
-    int num_threads;             /* 0: one per core */
+    int num_threads;             /* 0: one per core; at most 1024 */
 } wt_context_options;
 
 WT_API void wt_context_options_init(wt_context_options *opts);

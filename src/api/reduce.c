@@ -43,7 +43,10 @@ static wt_status reduce(const char *fn, wt_reduce_op op, const wt_tensor *x, int
         if (!reduced[i]) oshape[ondim++] = x->shape[i];
         else if (keepdims) oshape[ondim++] = 1;
     }
-    if (count == 0 && (op == WT_REDUCE_MAX || op == WT_REDUCE_MIN))
+    int64_t out_numel = 1;
+    for (int i = 0; i < ondim; i++) out_numel *= oshape[i];
+    /* Like NumPy: an error only when some output would need a value. */
+    if (count == 0 && out_numel > 0 && (op == WT_REDUCE_MAX || op == WT_REDUCE_MIN))
         return wt_fail(WT_ERR_SHAPE, "%s: reduction over an empty set of elements has no identity", fn);
 
     wt_context *ctx = wt_ctx_of(x);

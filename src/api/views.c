@@ -133,8 +133,12 @@ wt_status wt_slice(const wt_tensor *x, int axis, int64_t start, int64_t stop, in
     int64_t shape[WT_MAX_DIMS], strides[WT_MAX_DIMS];
     memcpy(shape, x->shape, sizeof shape);
     memcpy(strides, x->strides, sizeof strides);
-    shape[a] = (stop - start + step - 1) / step;
-    strides[a] = x->strides[a] * step;
+    /* Written so that a huge step cannot overflow: (stop - start - 1) is
+     * below n. */
+    shape[a] = stop > start ? 1 + (stop - start - 1) / step : 0;
+    /* One element or none: the stride never moves the index, and
+     * stride * step could overflow. */
+    strides[a] = shape[a] > 1 ? x->strides[a] * step : x->strides[a];
     int64_t offset = shape[a] > 0 ? x->offset + start * x->strides[a] : x->offset;
     return wt_tensor_view(x, x->ndim, shape, strides, offset, out);
 }
@@ -148,6 +152,12 @@ wt_status wt_expand(const wt_tensor *x, int ndim, const int64_t *shape, wt_tenso
     if (ndim < x->ndim)
         return wt_fail(WT_ERR_SHAPE, "%s: cannot expand %d dims to %d", fn, x->ndim, ndim);
     int64_t strides[WT_MAX_DIMS];
+    int64_t numel = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] > 0 && numel > INT64_MAX / shape[i])
+            return wt_fail(WT_ERR_SHAPE, "%s: the target shape has more than 2^63 elements", fn);
+        numel *= shape[i];
+    }
     int lead = ndim - x->ndim;
     for (int i = 0; i < ndim; i++) {
         if (i < lead) {

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Most CPU threads a context may ask for. */
+#define WT_MAX_THREADS 1024
+
 void wt_context_options_init(wt_context_options *opts)
 {
     if (!opts) return;
@@ -33,8 +36,11 @@ static wt_status read_options(const wt_context_options *in, wt_context_options *
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "context options: unknown gpu_api %d", (int)out->gpu_api);
     if (out->adapter_index < -1)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "context options: adapter_index %d < -1", out->adapter_index);
-    if (out->num_threads < 0)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "context options: num_threads %d < 0", out->num_threads);
+    /* OpenMP ends the process when it cannot start its threads: keep the
+     * count to something a machine can start. */
+    if (out->num_threads < 0 || out->num_threads > WT_MAX_THREADS)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "context options: num_threads %d is outside [0, %d]",
+                       out->num_threads, WT_MAX_THREADS);
     return WT_OK;
 }
 
