@@ -361,6 +361,45 @@ static void test_read_and_getters(wt_context *ctx)
 
 /* ----------------------------------------------------------------- views */
 
+/* Sizes at the edge of int64: found by review, each once a silent wrong
+ * result. */
+static void test_overflow_edges(wt_context *ctx)
+{
+    const int64_t s5[1] = {5}, s00[2] = {0, 0}, huge2[2] = {(int64_t)1 << 32, (int64_t)1 << 32};
+    wt_tensor *x = make(ctx, 1, s5);
+    wt_tensor *e = make(ctx, 2, s00);
+    if (x) {
+        wt_tensor *v = NULL;
+        /* x[0:5:INT64_MAX-1] is one element, not a negative count. */
+        if (expect_code(wt_slice(x, 0, 0, 5, INT64_MAX - 1, &v), WT_OK, WT_OK, "slice(huge step)")) {
+            CHECK(wt_tensor_numel(v) == 1 && wt_tensor_shape(v)[0] == 1,
+                  "slice(huge step) [%s]: numel %lld, expected 1", g_mode,
+                  (long long)wt_tensor_numel(v));
+            wt_tensor_release(v);
+        }
+        wt_tensor *x1 = NULL;
+        if (wt_slice(x, 0, 0, 1, 1, &x1) == WT_OK) {
+            EXPECT_T(wt_expand(x1, 2, huge2, &o), WT_ERR_SHAPE, "expand to 2^64 elements");
+            wt_tensor_release(x1);
+        }
+    }
+    if (e) {
+        /* max over an empty axis with an empty result is fine (NumPy). */
+        int axis = 1;
+        EXPECT_T(wt_max(e, 1, &axis, false, &o), WT_OK, "max([0,0], axis 1)");
+    }
+    wt_context_options opts;
+    wt_context_options_init(&opts);
+    opts.backend = WT_BACKEND_CPU;
+    opts.num_threads = 100000;
+    wt_context *c = (wt_context *)&opts;
+    expect_code(wt_context_create(&opts, &c), WT_ERR_INVALID_ARGUMENT, WT_OK,
+                "context_create(num_threads 100000)");
+    CHECK(c == NULL, "context_create(num_threads 100000) [%s]: ctx not NULL", g_mode);
+    wt_tensor_release(x);
+    wt_tensor_release(e);
+}
+
 static void test_views(wt_context *ctx)
 {
     const int64_t s23[2] = {2, 3}, s9[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
@@ -668,6 +707,7 @@ int main(int argc, char **argv)
     test_creation(ctx);
     test_read_and_getters(ctx);
     test_views(ctx);
+    test_overflow_edges(ctx);
     test_ops(ctx, other);
     if (b != TEST_BACKEND_CPU) {
         /* And of a context of another backend. */
