@@ -54,7 +54,9 @@ typedef enum wt_status {
     WT_ERR_DEVICE_LOST = -5,      /* the GPU device was lost; the context is unusable */
     WT_ERR_UNSUPPORTED = -6,      /* op or dtype not available on this backend */
     WT_ERR_SHADER = -7,           /* a shader failed to compile (message has the compiler's) */
-    WT_ERR_BACKEND = -8           /* any other error reported by the backend */
+    WT_ERR_BACKEND = -8           /* any other error reported by the backend; one the GPU
+                                     reports on its own (work was dropped) stays, like
+                                     WT_ERR_DEVICE_LOST: the context is unusable */
 } wt_status;
 
 /* Name of a status code ("WT_ERR_SHAPE"); never NULL. */

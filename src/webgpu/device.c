@@ -53,10 +53,11 @@ wt_status wg_check_device(wt_context *ctx)
     wg_context *w = wg_ctx(ctx);
     if (w->pending_status == WT_OK)
         return WT_OK;
-    wt_status st = wt_fail(w->pending_status, "%s", w->pending_message);
-    if (!w->lost)
-        w->pending_status = WT_OK;
-    return st;
+    /* The error stays, like device loss: an error the device reported on
+     * its own (not in one of our scopes) means a submitted batch was
+     * rejected and its ops never ran, so any later result of this context
+     * could be silently stale. */
+    return wt_fail(w->pending_status, "%s", w->pending_message);
 }
 
 /* ------------------------------------------------------- error scopes */

@@ -123,8 +123,10 @@ static int unit_prelude(char *buf, size_t cap, unsigned op, enum walk_mode mode,
     bool vec4 = mode == WALK_VEC4;
     return snprintf(buf, cap,
                     "const OP: u32 = %uu;\nconst MODE: u32 = %uu;\nconst WG: u32 = %uu;\n"
-                    "const VPT: u32 = %uu;\nalias T = %s;\nconst LANES = T(%s);\n",
+                    "const VPT: u32 = %uu;\nalias T = %s;\nalias U = %s;\nalias B = %s;\n"
+                    "const LANES = T(%s);\n",
                     op, (unsigned)mode, ELEMENTWISE_WG, vpt, vec4 ? "vec4<f32>" : "f32",
+                    vec4 ? "vec4<u32>" : "u32", vec4 ? "vec4<bool>" : "bool",
                     vec4 ? "0.0, 1.0, 2.0, 3.0" : "0.0");
 }
 

@@ -275,12 +275,21 @@ wt_status wg_bind_group_get(wt_context *ctx, const wg_pipeline *pipe, const wg_l
     desc.layout = pipe->layout;
     desc.entryCount = (size_t)launch->nbindings + 1;
     desc.entries = entries;
-    /* Invalid bind groups (a bug here, not the caller's) surface through
-     * the uncaptured-error callback at the next check. */
+    /* Checked here, in an error scope: an invalid bind group recorded into
+     * the pass would make the whole batch's submit fail, and every op in
+     * it would silently not run. Cache misses are rare, so the scope's
+     * round trip costs little. */
+    w->lib.p.DevicePushErrorScope(w->device, WGPUErrorFilter_Validation);
     WGPUBindGroup group = w->lib.p.DeviceCreateBindGroup(w->device, &desc);
-    if (!group)
-        return wt_fail(WT_ERR_BACKEND, "webgpu: creating a bind group for \"%s\" failed",
-                       launch->shader);
+    wt_status st = wg_pop_error_scope(ctx, WT_ERR_BACKEND, "creating a bind group");
+    if (st == WT_OK && !group)
+        st = wt_fail(WT_ERR_BACKEND, "webgpu: creating a bind group for \"%s\" failed",
+                     launch->shader);
+    if (st != WT_OK) {
+        if (group)
+            w->lib.p.BindGroupRelease(group);
+        return st;
+    }
     /* Evicting is safe while recorded commands still use the old group:
      * the encoder holds its own reference. */
     if (slot->group)

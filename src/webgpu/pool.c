@@ -120,6 +120,13 @@ wt_status wg_pool_acquire(wt_context *ctx, size_t bytes, wg_buffer **out)
                        "webgpu: a tensor of %zu bytes exceeds what one shader can bind on this "
                        "device (maxStorageBufferBindingSize %llu bytes)",
                        bytes, (unsigned long long)w->limits.maxStorageBufferBindingSize);
+    /* Buffers are whole multiples of 16 bytes (vec4 kernels read whole
+     * vectors) and bound whole: the rounded size must bind too. */
+    if (round_up(bytes, 16) > w->limits.maxStorageBufferBindingSize)
+        return wt_fail(WT_ERR_UNSUPPORTED,
+                       "webgpu: a tensor of %zu bytes, rounded to 16, exceeds what one shader can "
+                       "bind on this device (maxStorageBufferBindingSize %llu bytes)",
+                       bytes, (unsigned long long)w->limits.maxStorageBufferBindingSize);
     uint64_t size = size_class(bytes, w->limits.maxStorageBufferBindingSize);
     wg_buffer *b = take_pooled(w, size);
     if (b) {

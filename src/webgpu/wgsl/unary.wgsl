@@ -10,8 +10,9 @@
 // Each thread handles VPT units, WG apart (a warp's accesses stay
 // contiguous); a workgroup whose units are all in range loads them all
 // before it stores any.
-// Prelude constants: OP (see apply), MODE, WG, VPT, `alias T = ...;` and
-// LANES (T(0, 1, 2, 3)).
+// Prelude constants: OP (see apply), MODE, WG, VPT, `alias T / U / B = ...;`
+// (f32 or vec4<f32>, and the matching u32 and bool types) and LANES
+// (T(0, 1, 2, 3)).
 
 struct Params {
     n: u32,
@@ -38,6 +39,10 @@ fn from_bits(bits: u32) -> T {
 
 fn nan_of(v: T) -> T { return from_bits(0x7fc00000u); }
 
+// NaN tested on the bits: shader compilers may fold `v != v` to false and
+// turn a select against zero into max() (both seen on llvmpipe).
+fn is_nan(v: T) -> B { return (bitcast<U>(v) & U(0x7fffffffu)) > U(0x7f800000u); }
+
 fn apply(v: T) -> T {
     let zero = T(0.0);
     switch OP {
@@ -49,7 +54,7 @@ fn apply(v: T) -> T {
             return select(select(log(v), neg_inf, v == zero), nan_of(v), v < zero);
         }
         case 3u: { return select(sqrt(v), nan_of(v), v < zero); }
-        case 4u: { return select(v, zero, v < zero); }  // keeps NaN
+        case 4u: { return select(select(v, zero, v < zero), v, is_nan(v)); }
         case 5u: {
             // exp of -|v| never overflows: 1/(1+e) for v >= 0, e/(1+e) below.
             let e = exp(-abs(v));
@@ -64,7 +69,7 @@ fn apply(v: T) -> T {
             let big = (1.0 - t) / (1.0 + t);
             let small = a - a * a * a * (1.0 / 3.0);
             let r = select(big, small, a < T(0.004));
-            return select(select(r, -r, v < zero), v, v != v); // NaN stays NaN
+            return select(select(r, -r, v < zero), v, is_nan(v));
         }
         default: { return v; } // 100: plain copy
     }
