@@ -6,7 +6,7 @@ static double r_neg(double x) { return -x; }
 static double r_exp(double x) { return exp(x); }
 static double r_log(double x) { return log(x); }
 static double r_sqrt(double x) { return sqrt(x); }
-static double r_relu(double x) { return x > 0 ? x : 0.0; }
+static double r_relu(double x) { return x > 0 || isnan(x) ? x : 0.0; } /* NaN stays NaN (PyTorch) */
 static double r_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 static double r_tanh(double x) { return tanh(x); }
 static double r_add(double a, double b) { return a + b; }
@@ -18,13 +18,13 @@ static double r_div(double a, double b) { return a / b; }
  * where a formula overflows in an intermediate (tanh via exp(2x),
  * sigmoid via exp(-x)), exact points (log 1, sqrt 4). Kept inside the
  * domains WGSL defines, since the GPU backends follow WGSL's accuracy. */
-static const float s_neg[] = {1e30f, -1e-30f, 3.5f, -0.0f, 0.0f, 1.0f};
-static const float s_exp[] = {0.0f, -100.0f, -20.0f, 20.0f, 1.0f, -1.0f, 1e-6f};
-static const float s_log[] = {1.0f, 2.0f, 1e-30f, 1e30f, 0.5f, 3.4e38f};
-static const float s_sqrt[] = {0.0f, 1.0f, 4.0f, 1e-30f, 1e30f, 2.0f};
-static const float s_relu[] = {-1e30f, 1e30f, -1e-30f, 1e-30f, 0.0f, -3.0f};
-static const float s_sigmoid[] = {0.0f, -100.0f, 100.0f, -20.0f, 20.0f, 1e-6f};
-static const float s_tanh[] = {0.0f, -100.0f, 100.0f, 1e-4f, -20.0f, 20.0f, 0.5f};
+static const float s_neg[] = {1e30f, -1e-30f, 3.5f, -0.0f, 0.0f, 1.0f, NAN, INFINITY};
+static const float s_exp[] = {0.0f, -100.0f, -20.0f, 20.0f, 1.0f, -1.0f, 1e-6f, NAN, INFINITY, -INFINITY};
+static const float s_log[] = {1.0f, 2.0f, 1e-30f, 1e30f, 0.5f, 3.4e38f, NAN, INFINITY, 0.0f, -1.0f};
+static const float s_sqrt[] = {0.0f, 1.0f, 4.0f, 1e-30f, 1e30f, 2.0f, NAN, INFINITY, -1.0f};
+static const float s_relu[] = {-1e30f, 1e30f, -1e-30f, 1e-30f, 0.0f, -3.0f, NAN, INFINITY, -INFINITY};
+static const float s_sigmoid[] = {0.0f, -100.0f, 100.0f, -20.0f, 20.0f, 1e-6f, NAN, INFINITY, -INFINITY};
+static const float s_tanh[] = {0.0f, -100.0f, 100.0f, 1e-4f, -20.0f, 20.0f, 0.5f, NAN, INFINITY, -INFINITY};
 
 #define SPECIAL(a) a, (int)(sizeof(a) / sizeof((a)[0]))
 
