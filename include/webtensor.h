@@ -223,6 +223,20 @@ WT_API wt_status wt_copy(const wt_tensor *x, wt_tensor **out);
 /* x itself (one more reference) if contiguous, else wt_copy. */
 WT_API wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out);
 
+/* ----------------------------------------------------------------- dtypes
+ * WT_F16 tensors hold IEEE binary16 values (2 bytes each; host data for
+ * wt_tensor_from_data and from wt_tensor_read are uint16_t bit patterns).
+ * Ops on f16 inputs compute in f32 and round the result to f16; when an
+ * op mixes f16 and f32 inputs the result is f32. WT_I32 is not supported
+ * yet (WT_ERR_UNSUPPORTED). */
+
+/* A new contiguous tensor with x's elements converted to dtype (WT_F32 or
+ * WT_F16; the same dtype makes a copy). f32 -> f16 rounds to nearest, ties
+ * to even (f16 subnormals included); values beyond the f16 range become
+ * +-inf; a NaN stays a NaN. f16 -> f32 is exact. WT_ERR_INVALID_ARGUMENT
+ * for an unknown dtype, WT_ERR_UNSUPPORTED for WT_I32. */
+WT_API wt_status wt_cast(const wt_tensor *x, wt_dtype dtype, wt_tensor **out);
+
 /* ------------------------------------------------------------------- ops */
 
 /* Elementwise with NumPy broadcasting. */

@@ -17,6 +17,26 @@ const char *wt_shape_str(int ndim, const int64_t *shape, char *buf, size_t size)
 /* Normalises a possibly negative axis; false if out of range. */
 bool wt_norm_axis(int axis, int ndim, int *out);
 
+/* The f16 rule of the ops (cast.c). An op given an f16 input runs in f32:
+ *   if (wt_has_f16(a, b, NULL)) {
+ *       wt_lifted l; wt_tensor *r = NULL;
+ *       if ((st = wt_lift_f16(a, b, NULL, &l)) == WT_OK) st = op(l.in[0], l.in[1], &r);
+ *       wt_lifted_release(&l);
+ *       return wt_land(st, r, l.result, out);
+ *   }
+ * Inputs may be NULL (optional ones); the result is f16 only when every
+ * given input is f16. */
+typedef struct wt_lifted {
+    wt_tensor *in[3]; /* f32 versions (or the input itself, one more reference) */
+    wt_dtype result;
+} wt_lifted;
+bool wt_has_f16(const wt_tensor *a, const wt_tensor *b, const wt_tensor *c);
+/* On failure nothing is held (l->in all NULL). */
+wt_status wt_lift_f16(const wt_tensor *a, const wt_tensor *b, const wt_tensor *c, wt_lifted *l);
+void wt_lifted_release(wt_lifted *l);
+/* Takes r (the f32 result, or NULL when st failed): *out = r cast to dtype. */
+wt_status wt_land(wt_status st, wt_tensor *r, wt_dtype dtype, wt_tensor **out);
+
 static inline wt_context *wt_ctx_of(const wt_tensor *t) { return t->storage->ctx; }
 
 #endif

@@ -10,8 +10,9 @@ static wt_status check_create(const char *fn, wt_context *ctx, wt_dtype dtype, i
     if (st != WT_OK) return st;
     if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
     if (wt_dtype_size(dtype) == 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown dtype %d", fn, (int)dtype);
-    if (dtype != WT_F32)
-        return wt_fail(WT_ERR_UNSUPPORTED, "%s: dtype %d is not supported yet (only WT_F32)", fn, (int)dtype);
+    if (dtype != WT_F32 && dtype != WT_F16)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: dtype %d is not supported yet (only WT_F32 and WT_F16)", fn,
+                       (int)dtype);
     return wt_check_shape(fn, ndim, shape);
 }
 
@@ -45,6 +46,12 @@ wt_status wt_tensor_full(wt_context *ctx, wt_dtype dtype, int ndim, const int64_
     wt_status st = check_create("wt_tensor_full", ctx, dtype, ndim, shape, out);
     if (st != WT_OK) return st;
     wt_tensor *t;
+    if (dtype == WT_F16) { /* the backends fill f32: fill, then round once */
+        if ((st = wt_tensor_full(ctx, WT_F32, ndim, shape, value, &t)) != WT_OK) return st;
+        st = wt_cast(t, WT_F16, out);
+        wt_tensor_release(t);
+        return st;
+    }
     st = wt_tensor_alloc(ctx, dtype, ndim, shape, &t);
     if (st != WT_OK) return st;
     if (t->numel > 0 && (st = ctx->ops->fill(ctx, t, (float)value)) != WT_OK) {
@@ -81,7 +88,13 @@ wt_status wt_tensor_read(const wt_tensor *t, void *dst, size_t dst_bytes)
     wt_tensor *c;
     wt_status st = wt_tensor_alloc(ctx, t->dtype, t->ndim, t->shape, &c);
     if (st != WT_OK) return st;
-    st = ctx->ops->copy(ctx, t, c);
+    /* The backends' copy is f32's; cast copies any dtype. */
+    if (t->dtype == WT_F32)
+        st = ctx->ops->copy(ctx, t, c);
+    else
+        st = ctx->ops->cast ? ctx->ops->cast(ctx, t, c)
+                            : wt_fail(WT_ERR_UNSUPPORTED, "wt_tensor_read: no cast on the %s backend",
+                                      ctx->ops->name);
     if (st == WT_OK) st = ctx->ops->download(ctx, c->storage, 0, dst, bytes);
     wt_tensor_release(c);
     return st;

@@ -30,6 +30,13 @@ static wt_status binary(const char *fn, wt_binary_op op, const wt_tensor *a, con
     if (st != WT_OK || (st = wt_check_input(fn, a)) != WT_OK || (st = wt_check_input(fn, b)) != WT_OK ||
         (st = wt_check_same_context(fn, a, b)) != WT_OK)
         return st;
+    if (wt_has_f16(a, b, NULL)) {
+        wt_lifted l;
+        wt_tensor *r = NULL;
+        if ((st = wt_lift_f16(a, b, NULL, &l)) == WT_OK) st = binary(fn, op, l.in[0], l.in[1], &r);
+        wt_lifted_release(&l);
+        return wt_land(st, r, l.result, out);
+    }
     int ndim = 0;
     int64_t shape[WT_MAX_DIMS];
     if ((st = broadcast_shape(fn, a, b, &ndim, shape)) != WT_OK) return st;
@@ -54,6 +61,13 @@ static wt_status unary(const char *fn, wt_unary_op op, const wt_tensor *x, wt_te
 {
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
+    if (wt_has_f16(x, NULL, NULL)) {
+        wt_lifted l;
+        wt_tensor *r = NULL;
+        if ((st = wt_lift_f16(x, NULL, NULL, &l)) == WT_OK) st = unary(fn, op, l.in[0], &r);
+        wt_lifted_release(&l);
+        return wt_land(st, r, l.result, out);
+    }
     wt_context *ctx = wt_ctx_of(x);
     wt_tensor *t;
     if ((st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &t)) != WT_OK) return st;

@@ -36,6 +36,13 @@ wt_status wt_matmul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out)
     if (st != WT_OK || (st = wt_check_input(fn, a)) != WT_OK || (st = wt_check_input(fn, b)) != WT_OK ||
         (st = wt_check_same_context(fn, a, b)) != WT_OK)
         return st;
+    if (wt_has_f16(a, b, NULL)) {
+        wt_lifted l;
+        wt_tensor *r = NULL;
+        if ((st = wt_lift_f16(a, b, NULL, &l)) == WT_OK) st = wt_matmul(l.in[0], l.in[1], &r);
+        wt_lifted_release(&l);
+        return wt_land(st, r, l.result, out);
+    }
     char b1[160], b2[160];
     if (a->ndim == 0 || b->ndim == 0)
         return wt_fail(WT_ERR_SHAPE, "%s: operands must have at least 1 dimension (got %d and %d)", fn,

@@ -9,6 +9,13 @@ static wt_status reduce(const char *fn, wt_reduce_op op, const wt_tensor *x, int
 {
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
+    if (wt_has_f16(x, NULL, NULL)) {
+        wt_lifted l;
+        wt_tensor *r = NULL;
+        if ((st = wt_lift_f16(x, NULL, NULL, &l)) == WT_OK) st = reduce(fn, op, l.in[0], naxes, axes, keepdims, &r);
+        wt_lifted_release(&l);
+        return wt_land(st, r, l.result, out);
+    }
     if (naxes < 0 || naxes > x->ndim)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: naxes %d is outside [0, %d]", fn, naxes, x->ndim);
     if (naxes > 0 && !axes) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: axes is NULL", fn);

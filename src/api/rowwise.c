@@ -74,6 +74,13 @@ wt_status wt_softmax(const wt_tensor *x, int axis, wt_tensor **out)
     const char *fn = "wt_softmax";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
+    if (wt_has_f16(x, NULL, NULL)) {
+        wt_lifted l;
+        wt_tensor *r = NULL;
+        if ((st = wt_lift_f16(x, NULL, NULL, &l)) == WT_OK) st = wt_softmax(l.in[0], axis, &r);
+        wt_lifted_release(&l);
+        return wt_land(st, r, l.result, out);
+    }
     int a = 0;
     if (x->ndim > 0 && !wt_norm_axis(axis, x->ndim, &a))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: axis %d out of range for %d dims", fn, axis, x->ndim);
@@ -106,6 +113,13 @@ wt_status wt_layernorm(const wt_tensor *x, const wt_tensor *weight, const wt_ten
 {
     wt_status st = check_norm("wt_layernorm", x, eps, out);
     if (st != WT_OK) return st;
+    if (wt_has_f16(x, weight, bias)) {
+        wt_lifted l;
+        wt_tensor *r = NULL;
+        if ((st = wt_lift_f16(x, weight, bias, &l)) == WT_OK) st = wt_layernorm(l.in[0], l.in[1], l.in[2], eps, &r);
+        wt_lifted_release(&l);
+        return wt_land(st, r, l.result, out);
+    }
     return run_rows("wt_layernorm", WT_ROW_LAYERNORM, x, weight, bias, eps, out);
 }
 
@@ -113,5 +127,12 @@ wt_status wt_rmsnorm(const wt_tensor *x, const wt_tensor *weight, float eps, wt_
 {
     wt_status st = check_norm("wt_rmsnorm", x, eps, out);
     if (st != WT_OK) return st;
+    if (wt_has_f16(x, weight, NULL)) {
+        wt_lifted l;
+        wt_tensor *r = NULL;
+        if ((st = wt_lift_f16(x, weight, NULL, &l)) == WT_OK) st = wt_rmsnorm(l.in[0], l.in[1], eps, &r);
+        wt_lifted_release(&l);
+        return wt_land(st, r, l.result, out);
+    }
     return run_rows("wt_rmsnorm", WT_ROW_RMSNORM, x, weight, NULL, eps, out);
 }

@@ -7,6 +7,7 @@ wt_status wt_copy(const wt_tensor *x, wt_tensor **out)
 {
     wt_status st = wt_check_out("wt_copy", out);
     if (st != WT_OK || (st = wt_check_input("wt_copy", x)) != WT_OK) return st;
+    if (x->dtype != WT_F32) return wt_cast(x, x->dtype, out); /* the backends' copy is f32's */
     wt_context *ctx = wt_ctx_of(x);
     wt_tensor *t;
     if ((st = wt_tensor_alloc(ctx, x->dtype, x->ndim, x->shape, &t)) != WT_OK) return st;

@@ -101,6 +101,10 @@ struct wt_backend_ops {
     wt_status (*fill)(wt_context *ctx, wt_tensor *out, float value);
     /* out (contiguous, same shape) = x. */
     wt_status (*copy)(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+    /* out (contiguous, same shape) = x converted to out's dtype; x and out
+     * are f32 or f16 (same dtype: a bit-exact copy). f32 -> f16 rounds to
+     * nearest even, overflows to inf and keeps NaN a NaN. */
+    wt_status (*cast)(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
     /* out = op(x); x has out's shape. */
     wt_status (*unary)(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
     /* out = op(a, b); a and b are already expanded to out's shape

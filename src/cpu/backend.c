@@ -64,6 +64,7 @@ const wt_backend_ops wt_cpu_backend = {
     .download = cpu_download,
     .fill = cpu_fill,
     .copy = cpu_copy,
+    .cast = cpu_cast,
     .unary = cpu_unary,
     .binary = cpu_binary,
     .matmul = cpu_matmul,

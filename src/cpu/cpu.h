@@ -74,6 +74,7 @@ wt_status cpu_check_f32(const char *what, const wt_tensor *t);
 
 wt_status cpu_fill(wt_context *ctx, wt_tensor *out, float value);
 wt_status cpu_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+wt_status cpu_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 wt_status cpu_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
 wt_status cpu_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a, const wt_tensor *b,
                      wt_tensor *out);

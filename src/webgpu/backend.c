@@ -283,6 +283,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .download = webgpu_download,
     .fill = wg_op_fill,
     .copy = wg_op_copy,
+    .cast = wg_op_cast,
     .unary = wg_op_unary,
     .binary = wg_op_binary,
     .matmul = wg_op_matmul,

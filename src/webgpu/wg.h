@@ -86,6 +86,7 @@ const char *wg_shader_source(const char *name);
 /* Kernels (src/webgpu/kernels_*.c), the bodies of the backend ops. */
 wt_status wg_op_fill(wt_context *ctx, wt_tensor *out, float value);
 wt_status wg_op_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+wt_status wg_op_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
                        const wt_tensor *b, wt_tensor *out);
