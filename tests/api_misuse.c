@@ -302,8 +302,8 @@ static void test_creation(wt_context *ctx)
     EXPECT_T2(wt_tensor_full(ctx, WT_F32, 2, huge, 1.0, &o), WT_ERR_OUT_OF_MEMORY,
               WT_ERR_INVALID_ARGUMENT, "full(2^62 elements)");
 
-    /* F16 and I32 may not be implemented yet: success or UNSUPPORTED. */
-    EXPECT_T2(wt_tensor_zeros(ctx, WT_F16, 2, s23, &o), WT_OK, WT_ERR_UNSUPPORTED, "zeros(WT_F16)");
+    /* F16 is implemented; I32 may not be yet: success or UNSUPPORTED. */
+    EXPECT_T(wt_tensor_zeros(ctx, WT_F16, 2, s23, &o), WT_OK, "zeros(WT_F16)");
     EXPECT_T2(wt_tensor_zeros(ctx, WT_I32, 2, s23, &o), WT_OK, WT_ERR_UNSUPPORTED, "zeros(WT_I32)");
     EXPECT_T2(wt_tensor_from_data(ctx, WT_I32, 2, s23, data, &o), WT_OK, WT_ERR_UNSUPPORTED,
               "from_data(WT_I32)");
@@ -315,6 +315,17 @@ static void test_creation(wt_context *ctx)
                   "add(I32, F32)");
     }
     wt_tensor_release(i32);
+
+    /* wt_cast: NULLs, unknown and unsupported dtypes. */
+    EXPECT_T(wt_cast(NULL, WT_F16, &o), WT_ERR_INVALID_ARGUMENT, "cast(x NULL)");
+    if (f32) {
+        expect_code(wt_cast(f32, WT_F16, NULL), WT_ERR_INVALID_ARGUMENT, WT_OK, "cast(out NULL)");
+        EXPECT_T(wt_cast(f32, (wt_dtype)3, &o), WT_ERR_INVALID_ARGUMENT, "cast(dtype 3)");
+        EXPECT_T(wt_cast(f32, (wt_dtype)-1, &o), WT_ERR_INVALID_ARGUMENT, "cast(dtype -1)");
+        EXPECT_T(wt_cast(f32, WT_I32, &o), WT_ERR_UNSUPPORTED, "cast(to WT_I32)");
+        EXPECT_T(wt_cast(f32, WT_F16, &o), WT_OK, "cast(to WT_F16)");
+        EXPECT_T(wt_cast(f32, WT_F32, &o), WT_OK, "cast(to WT_F32)");
+    }
     wt_tensor_release(f32);
 }
 
