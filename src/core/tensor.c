@@ -84,7 +84,7 @@ wt_status wt_tensor_alloc(wt_context *ctx, wt_dtype dtype, int ndim, const int64
     t->refcount = 1;
     t->dtype = dtype;
     t->ndim = ndim;
-    memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+    if (ndim > 0) memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
     t->numel = wt_contiguous_strides(ndim, t->shape, t->strides);
     *out = t;
     return WT_OK;
