@@ -305,6 +305,153 @@ done:
     free_input(&m2);
 }
 
+/* ------------------------------------------------------------------------
+ * Unary and binary ops on contiguous f16 operands of one shape: the WebGPU
+ * backends compute these natively on packed halves (the CPU through f32).
+ * Every result must be within 1 f16 ulp of the f16 rounding of the exact
+ * op on the (f16) inputs; 2 ulp for exp, log, sigmoid and tanh, whose f32
+ * versions are approximations; 0 for neg, relu and mul (exact in f32). Inputs: half random bit patterns (every
+ * magnitude, subnormals, infinities and NaN), half uniform in [-8, 8]. */
+
+static double d_neg(double v) { return -v; }
+static double d_relu(double v) { return isnan(v) || v >= 0 ? v : 0.0; }
+static double d_sigmoid(double v) { return 1.0 / (1.0 + exp(-v)); }
+static double d_sub(double a, double b) { return a - b; }
+static double d_div(double a, double b) { return a / b; }
+
+/* Distance in f16 steps; +0 and -0 are one point. */
+static int64_t ulp_distance(uint16_t x, uint16_t y)
+{
+    int64_t ox = (x & 0x8000) ? -(int64_t)(x & 0x7fff) : (int64_t)(x & 0x7fff);
+    int64_t oy = (y & 0x8000) ? -(int64_t)(y & 0x7fff) : (int64_t)(y & 0x7fff);
+    return ox > oy ? ox - oy : oy - ox;
+}
+
+static bool is_half_nan(uint16_t h) { return (h & 0x7fff) > 0x7c00; }
+
+static uint16_t *random_halves(int64_t n)
+{
+    uint16_t *h = malloc((size_t)(n ? n : 1) * 2);
+    for (int64_t i = 0; h && i < n; i++)
+        h[i] = (test_rng_next() & 1) ? (uint16_t)(test_rng_next() >> 20)
+                                     : double_to_half(test_rng_uniform(-8.0f, 8.0f));
+    return h;
+}
+
+/* Compares n results with want(i), the f16 reference bits. */
+static void check_halves(const char *what, int64_t n, const wt_tensor *r, const uint16_t *want, int max_ulp)
+{
+    if (!CHECK(r != NULL, "%s: no result: %s", what, wt_last_error())) return;
+    CHECK(wt_tensor_dtype(r) == WT_F16 && wt_tensor_numel(r) == n, "%s: dtype %d, %lld elements", what,
+          (int)wt_tensor_dtype(r), (long long)wt_tensor_numel(r));
+    uint16_t *got = malloc((size_t)(n ? n : 1) * 2);
+    if (!got || !CHECK(wt_tensor_read(r, got, (size_t)n * 2) == WT_OK, "%s: read: %s", what, wt_last_error())) {
+        free(got);
+        return;
+    }
+    int64_t bad = 0, first = -1;
+    for (int64_t i = 0; i < n; i++) {
+        bool ok = is_half_nan(want[i]) ? is_half_nan(got[i])
+                                       : !is_half_nan(got[i]) && ulp_distance(got[i], want[i]) <= max_ulp;
+        if (!ok && bad++ == 0) first = i;
+    }
+    CHECK(bad == 0, "%s (n = %lld): %lld values wrong; first at %lld: got %04x, want %04x", what, (long long)n,
+          (long long)bad, (long long)first, first >= 0 ? got[first] : 0, first >= 0 ? want[first] : 0);
+    free(got);
+}
+
+/* add_only: just wt_add (for lengths where the host reference is slow). */
+static void test_native_elementwise_n(int64_t n, bool add_only)
+{
+    typedef wt_status (*unary_api)(const wt_tensor *, wt_tensor **);
+    typedef wt_status (*binary_api)(const wt_tensor *, const wt_tensor *, wt_tensor **);
+    static const struct { const char *name; unary_api api; double (*ref)(double); int ulp; } unary[] = {
+        {"neg", wt_neg, d_neg, 0},   {"exp", wt_exp, exp, 2},   {"log", wt_log, log, 2},
+        {"sqrt", wt_sqrt, sqrt, 1},  {"relu", wt_relu, d_relu, 0}, {"sigmoid", wt_sigmoid, d_sigmoid, 2},
+        {"tanh", wt_tanh, tanh, 2},
+    };
+    /* The f32 product of two halves is exact: mul rounds once, like neg
+     * and relu it must be exact. */
+    static const struct { const char *name; binary_api api; double (*ref)(double, double); int ulp; } binary[] = {
+        {"add", wt_add, ref_add, 1}, {"sub", wt_sub, d_sub, 1}, {"mul", wt_mul, ref_mul, 0}, {"div", wt_div, d_div, 1},
+    };
+    uint16_t *a = random_halves(n), *b = random_halves(n), *want = malloc((size_t)(n ? n : 1) * 2);
+    wt_tensor *ta = NULL, *tb = NULL, *r = NULL;
+    if (!CHECK(a && b && want, "out of host memory") ||
+        !CHECK(wt_tensor_from_data(g_ctx, WT_F16, 1, &n, a, &ta) == WT_OK &&
+                   wt_tensor_from_data(g_ctx, WT_F16, 1, &n, b, &tb) == WT_OK,
+               "from_data(WT_F16): %s", wt_last_error()))
+        goto done;
+    for (size_t k = 0; !add_only && k < sizeof unary / sizeof unary[0]; k++) {
+        for (int64_t i = 0; i < n; i++) want[i] = double_to_half(unary[k].ref(half_to_double(a[i])));
+        CHECK(unary[k].api(ta, &r) == WT_OK, "f16 %s: %s", unary[k].name, wt_last_error());
+        check_halves(unary[k].name, n, r, want, unary[k].ulp);
+        wt_tensor_release(r), r = NULL;
+    }
+    for (size_t k = 0; k < (add_only ? 1 : sizeof binary / sizeof binary[0]); k++) {
+        for (int64_t i = 0; i < n; i++)
+            want[i] = double_to_half(binary[k].ref(half_to_double(a[i]), half_to_double(b[i])));
+        CHECK(binary[k].api(ta, tb, &r) == WT_OK, "f16 %s: %s", binary[k].name, wt_last_error());
+        check_halves(binary[k].name, n, r, want, binary[k].ulp);
+        wt_tensor_release(r), r = NULL;
+    }
+done:
+    wt_tensor_release(ta);
+    wt_tensor_release(tb);
+    free(a);
+    free(b);
+    free(want);
+}
+
+/* Views at even offsets take the native path too, odd ones go through
+ * f32: both must give the same values. */
+static void test_native_elementwise_views(void)
+{
+    int64_t n = 301;
+    uint16_t *a = random_halves(n), *b = random_halves(n), *want = malloc((size_t)n * 2);
+    wt_tensor *ta = NULL, *tb = NULL, *va = NULL, *vb = NULL, *r = NULL;
+    if (!CHECK(a && b && want, "out of host memory") ||
+        !CHECK(wt_tensor_from_data(g_ctx, WT_F16, 1, &n, a, &ta) == WT_OK &&
+                   wt_tensor_from_data(g_ctx, WT_F16, 1, &n, b, &tb) == WT_OK,
+               "from_data(WT_F16): %s", wt_last_error()))
+        goto done;
+    for (int64_t start = 0; start < 4; start++) {
+        char what[64];
+        wt_status st = wt_slice(ta, 0, 2, 2 + 250, 1, &va);
+        if (st == WT_OK) st = wt_slice(tb, 0, start, start + 250, 1, &vb);
+        if (!CHECK(st == WT_OK, "slice: %s", wt_last_error())) break;
+        for (int64_t i = 0; i < 250; i++)
+            want[i] = double_to_half(half_to_double(a[2 + i]) * half_to_double(b[start + i]));
+        snprintf(what, sizeof what, "mul of views at offsets 2 and %lld", (long long)start);
+        CHECK(wt_mul(va, vb, &r) == WT_OK, "%s: %s", what, wt_last_error());
+        check_halves(what, 250, r, want, 0);
+        wt_tensor_release(r), r = NULL;
+        for (int64_t i = 0; i < 250; i++) want[i] = double_to_half(sqrt(half_to_double(b[start + i])));
+        snprintf(what, sizeof what, "sqrt of a view at offset %lld", (long long)start);
+        CHECK(wt_sqrt(vb, &r) == WT_OK, "%s: %s", what, wt_last_error());
+        check_halves(what, 250, r, want, 1);
+        wt_tensor_release(r), r = NULL;
+        wt_tensor_release(va), va = NULL;
+        wt_tensor_release(vb), vb = NULL;
+    }
+done:
+    wt_tensor_release(ta);
+    wt_tensor_release(tb);
+    free(a);
+    free(b);
+    free(want);
+}
+
+/* big: also a length past 65,535 workgroups of 256 words (a grid folded
+ * into two dimensions). */
+static void test_native_elementwise(bool big)
+{
+    const int64_t lengths[] = {1, 2, 7, 1029 * 917};
+    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) test_native_elementwise_n(lengths[i], false);
+    if (big) test_native_elementwise_n(2 * 256 * (int64_t)65536 + 3, true);
+    test_native_elementwise_views();
+}
+
 int main(int argc, char **argv)
 {
     test_backend be = test_parse_backend(argc > 1 ? argv[1] : NULL);
@@ -321,6 +468,7 @@ int main(int argc, char **argv)
     test_cast_values();
     test_all_halves_and_views();
     test_ops();
+    test_native_elementwise(be == TEST_BACKEND_VULKAN);
     wt_context_destroy(g_ctx);
     return test_summary(prefix);
 }

@@ -23,6 +23,49 @@ static wt_status broadcast_shape(const char *fn, const wt_tensor *a, const wt_te
     return WT_OK;
 }
 
+/* The layout the backends' native f16 kernels take: f16, contiguous, at
+ * an even element offset (their threads work on 2-element words). */
+static bool native_f16_layout(const wt_tensor *t)
+{
+    if (t->dtype != WT_F16 || t->offset % 2 != 0) return false;
+    int64_t expect = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->shape[d] != 1 && t->strides[d] != expect) return false;
+        expect *= t->shape[d];
+    }
+    return true;
+}
+
+static bool same_shape(const wt_tensor *a, const wt_tensor *b)
+{
+    return a->ndim == b->ndim && memcmp(a->shape, b->shape, sizeof a->shape[0] * (size_t)a->ndim) == 0;
+}
+
+/* f16 ops without the trip through f32, where the backend has them and the
+ * layout suits. *done says whether the result (or a failure) is final:
+ * WT_ERR_UNSUPPORTED from the backend means "use the f32 path". */
+static wt_status native_f16(wt_unary_op uop, wt_binary_op bop, const wt_tensor *a,
+                            const wt_tensor *b, wt_tensor **out, bool *done)
+{
+    *done = false;
+    wt_context *ctx = wt_ctx_of(a);
+    bool ok = b ? ctx->ops->binary_f16 && native_f16_layout(a) && native_f16_layout(b) && same_shape(a, b)
+                : ctx->ops->unary_f16 && native_f16_layout(a);
+    if (!ok) return WT_OK;
+    wt_tensor *t = NULL;
+    wt_status st = wt_tensor_alloc(ctx, WT_F16, a->ndim, a->shape, &t);
+    if (st == WT_OK && t->numel > 0)
+        st = b ? ctx->ops->binary_f16(ctx, bop, a, b, t) : ctx->ops->unary_f16(ctx, uop, a, t);
+    if (st == WT_OK) {
+        *out = t;
+        *done = true;
+        return WT_OK;
+    }
+    wt_tensor_release(t);
+    *done = st != WT_ERR_UNSUPPORTED;
+    return st;
+}
+
 static wt_status binary(const char *fn, wt_binary_op op, const wt_tensor *a, const wt_tensor *b,
                         wt_tensor **out)
 {
@@ -31,6 +74,9 @@ static wt_status binary(const char *fn, wt_binary_op op, const wt_tensor *a, con
         (st = wt_check_same_context(fn, a, b)) != WT_OK)
         return st;
     if (wt_has_f16(a, b, NULL)) {
+        bool done;
+        st = native_f16(WT_UNARY_COUNT, op, a, b, out, &done);
+        if (done) return st;
         wt_lifted l;
         wt_tensor *r = NULL;
         if ((st = wt_lift_f16(a, b, NULL, &l)) == WT_OK) st = binary(fn, op, l.in[0], l.in[1], &r);
@@ -62,6 +108,9 @@ static wt_status unary(const char *fn, wt_unary_op op, const wt_tensor *x, wt_te
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
     if (wt_has_f16(x, NULL, NULL)) {
+        bool done;
+        st = native_f16(op, WT_BINARY_COUNT, x, NULL, out, &done);
+        if (done) return st;
         wt_lifted l;
         wt_tensor *r = NULL;
         if ((st = wt_lift_f16(x, NULL, NULL, &l)) == WT_OK) st = unary(fn, op, l.in[0], &r);

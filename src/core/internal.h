@@ -111,6 +111,13 @@ struct wt_backend_ops {
      * (broadcast axes have stride 0). */
     wt_status (*binary)(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
                         const wt_tensor *b, wt_tensor *out);
+    /* Optional (NULL: the API computes f16 through f32): unary / binary on
+     * f16 operands and an f16 out, all contiguous, of one shape (no
+     * broadcast), at even element offsets. WT_ERR_UNSUPPORTED sends the API
+     * to the f32 path. */
+    wt_status (*unary_f16)(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
+    wt_status (*binary_f16)(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
+                            const wt_tensor *b, wt_tensor *out);
     /* a: [B, M, K], b: [B, K, N], out: [B, M, N] contiguous. Any strides,
      * batch strides may be 0 (broadcast). */
     wt_status (*matmul)(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);

@@ -87,6 +87,14 @@ const char *wg_shader_source(const char *name);
 wt_status wg_op_fill(wt_context *ctx, wt_tensor *out, float value);
 wt_status wg_op_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+/* out (f16, contiguous) = op(x) / op(a, b) on f16 inputs that are
+ * contiguous, of out's shape, at even element offsets (kernels_elementwise_f16.c). */
+wt_status wg_op_unary_f16(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
+wt_status wg_op_binary_f16(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
+                           const wt_tensor *b, wt_tensor *out);
+/* Appends the built-in WGSL library lib_name (e.g. "f16_bits") to the
+ * NUL-terminated prelude held in cap bytes; op names the caller in errors. */
+wt_status wg_prelude_append_library(const char *op, char *prelude, size_t cap, const char *lib_name);
 wt_status wg_op_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
                        const wt_tensor *b, wt_tensor *out);

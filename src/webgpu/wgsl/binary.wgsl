@@ -17,7 +17,7 @@
 // in range loads them all before it stores any.
 // Prelude constants: OP (0 add, 1 sub, 2 mul, 3 div), MODE, WG, VPT,
 // A_MODE, B_MODE, `alias T / TA / TB = ...;` (element types of out, a, b)
-// and LANES (T(0, 1, 2, 3)).
+// and LANES (T(0, 1, 2, 3)), then the binary_math library (apply).
 
 struct Params {
     n: u32,
@@ -41,15 +41,6 @@ struct Params {
 @group(0) @binding(1) var<storage, read> a: array<TA>;
 @group(0) @binding(2) var<storage, read> b: array<TB>;
 @group(0) @binding(3) var<storage, read_write> out: array<T>;
-
-fn apply(u: T, v: T) -> T {
-    switch OP {
-        case 0u: { return u + v; }
-        case 1u: { return u - v; }
-        case 2u: { return u * v; }
-        default: { return u / v; }
-    }
-}
 
 fn operand_index(mode: u32, offset: u32, col_stride: u32, i: u32) -> u32 {
     switch mode {

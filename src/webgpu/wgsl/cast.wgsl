@@ -8,7 +8,8 @@
 // With an f16 output each thread writes one whole word (2 elements), so no
 // two threads touch the same word; a last odd element keeps the other
 // half of its word. With an f32 output each thread writes one element.
-// Prelude constants: IN_F16, OUT_F16 (bool), WG.
+// Prelude constants: IN_F16, OUT_F16 (bool), WG, then the f16_bits
+// library (half_to_f32_bits, f32_bits_to_half).
 
 struct Params {
     n: u32,          // elements of out
@@ -38,54 +39,6 @@ fn source(i: u32) -> u32 {
 
 fn half_at(e: u32) -> u32 {
     return (x[e / 2u] >> ((e & 1u) * 16u)) & 0xffffu;
-}
-
-fn half_to_f32_bits(h: u32) -> u32 {
-    let sign = (h & 0x8000u) << 16u;
-    let e = (h >> 10u) & 0x1fu;
-    let m = h & 0x3ffu;
-    if (e == 0x1fu) {
-        return sign | 0x7f800000u | (m << 13u);
-    }
-    if (e != 0u) {
-        return sign | ((e + 112u) << 23u) | (m << 13u);
-    }
-    if (m == 0u) {
-        return sign;
-    }
-    // Subnormal: the leading one moves to bit 10.
-    let s = countLeadingZeros(m) - 21u;
-    return sign | ((113u - s) << 23u) | (((m << s) & 0x3ffu) << 13u);
-}
-
-// Round to nearest even; beyond 65504 to inf; NaN stays NaN.
-fn f32_bits_to_half(v: u32) -> u32 {
-    let sign = (v >> 16u) & 0x8000u;
-    let a = v & 0x7fffffffu;
-    if (a > 0x7f800000u) {
-        let m = (a >> 13u) & 0x3ffu;
-        return sign | 0x7c00u | select(0x200u, m, m != 0u);
-    }
-    if (a >= 0x477ff000u) {
-        return sign | 0x7c00u;
-    }
-    if (a >= 0x38800000u) {
-        var r = a - 0x38000000u;
-        r = r + 0xfffu + ((r >> 13u) & 1u);
-        return sign | (r >> 13u);
-    }
-    let shift = 126u - (a >> 23u);
-    if (shift > 24u) {
-        return sign;
-    }
-    let m = (a & 0x7fffffu) | 0x800000u;
-    var q = m >> shift;
-    let rem = m & ((1u << shift) - 1u);
-    let half = 1u << (shift - 1u);
-    if (rem > half || (rem == half && (q & 1u) == 1u)) {
-        q = q + 1u;
-    }
-    return sign | q;
 }
 
 // Position i of out as f16 bits.

@@ -1,0 +1,33 @@
+// out = a op b on f16 tensors read and written as u32 words of two halves:
+// a, b and out contiguous, of the same length n (no broadcast), each
+// starting at a word (even element offset). Thread t converts word t of a
+// and b to f32 (f16_bits), applies binary_math's apply to both halves and
+// writes the word back rounded to nearest even, so no two threads touch
+// one word. For odd n the upper half of the last word lies beyond out and
+// is written 0 (out is a fresh tensor that owns its whole buffer).
+// Prelude constants: OP, WG, `alias T = vec2<f32>`, then the f16_bits and
+// binary_math libraries.
+
+struct Params {
+    n: u32,        // elements
+    a_word: u32,   // first word of a
+    b_word: u32,   // first word of b
+    out_word: u32, // first word of out
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> a: array<u32>;
+@group(0) @binding(2) var<storage, read> b: array<u32>;
+@group(0) @binding(3) var<storage, read_write> out: array<u32>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let t = (wid.x + wid.y * nwg.x) * WG + lid;
+    if (t >= (p.n + 1u) / 2u) {
+        return;
+    }
+    let r = pack_halves(apply(unpack_halves(a[p.a_word + t]), unpack_halves(b[p.b_word + t])));
+    out[p.out_word + t] = select(r, r & 0xffffu, 2u * t + 1u == p.n);
+}
