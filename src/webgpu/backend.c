@@ -123,14 +123,6 @@ static void webgpu_storage_free(wt_context *ctx, wt_storage *s)
     s->device = NULL;
 }
 
-static void on_mapped(WGPUMapAsyncStatus status, WGPUStringView message, void *userdata1,
-                      void *userdata2)
-{
-    (void)message;
-    (void)userdata2;
-    *(WGPUMapAsyncStatus *)userdata1 = status;
-}
-
 /* Read-back staging buffers up to this size stay for the next read. */
 #define WG_READBACK_KEEP_BYTES (64ull << 20)
 
@@ -174,25 +166,10 @@ static wt_status read_buffer(wt_context *ctx, wg_buffer *b, size_t offset, void 
     if ((st = wg_flush(ctx)) != WT_OK)
         return st;
 
-    WGPUMapAsyncStatus mapped = 0;
-    WGPUBufferMapCallbackInfo cb;
-    memset(&cb, 0, sizeof cb);
-    cb.mode = WGPUCallbackMode_WaitAnyOnly;
-    cb.callback = on_mapped;
-    cb.userdata1 = &mapped;
-    WGPUFuture f = p->BufferMapAsync(r->readback, WGPUMapMode_Read, 0, (size_t)len, cb);
-    if ((st = wg_wait(&w->lib, w->instance, f, "reading a buffer back")) != WT_OK)
+    const uint8_t *src = NULL;
+    if ((st = wg_map_read(ctx, r->readback, len, "reading a buffer back", (const void **)&src)) !=
+        WT_OK)
         return st;
-    if ((st = wg_check_device(ctx)) != WT_OK)
-        return st;
-    if (mapped != WGPUMapAsyncStatus_Success)
-        return wt_fail(WT_ERR_BACKEND, "webgpu: mapping the readback buffer failed (status %u)",
-                       (unsigned)mapped);
-    const uint8_t *src = p->BufferGetConstMappedRange(r->readback, 0, (size_t)len);
-    if (!src) {
-        p->BufferUnmap(r->readback);
-        return wt_fail(WT_ERR_BACKEND, "webgpu: the mapped readback range is not available");
-    }
     memcpy(dst, src + (offset - begin), bytes);
     p->BufferUnmap(r->readback);
     /* A large staging buffer is not kept: holding host-visible memory the

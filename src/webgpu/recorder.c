@@ -272,3 +272,43 @@ void wg_scratch_release(wt_context *ctx, wt_storage *s)
     wg_pool_release(ctx, s->device);
     free(s);
 }
+
+/* ------------------------------------------------------------ map read */
+
+static void on_mapped(WGPUMapAsyncStatus status, WGPUStringView message, void *userdata1,
+                      void *userdata2)
+{
+    (void)message;
+    (void)userdata2;
+    *(WGPUMapAsyncStatus *)userdata1 = status;
+}
+
+wt_status wg_map_read(wt_context *ctx, WGPUBuffer buffer, uint64_t len, const char *what,
+                      const void **out)
+{
+    wg_context *w = wg_ctx(ctx);
+    const wgpu_procs *p = &w->lib.p;
+    *out = NULL;
+    WGPUMapAsyncStatus mapped = 0;
+    WGPUBufferMapCallbackInfo cb;
+    memset(&cb, 0, sizeof cb);
+    cb.mode = WGPUCallbackMode_WaitAnyOnly;
+    cb.callback = on_mapped;
+    cb.userdata1 = &mapped;
+    WGPUFuture f = p->BufferMapAsync(buffer, WGPUMapMode_Read, 0, (size_t)len, cb);
+    wt_status st = wg_wait(&w->lib, w->instance, f, what);
+    if (st != WT_OK)
+        return st;
+    if ((st = wg_check_device(ctx)) != WT_OK)
+        return st;
+    if (mapped != WGPUMapAsyncStatus_Success)
+        return wt_fail(WT_ERR_BACKEND, "webgpu: mapping failed while %s (status %u)", what,
+                       (unsigned)mapped);
+    const void *range = p->BufferGetConstMappedRange(buffer, 0, (size_t)len);
+    if (!range) {
+        p->BufferUnmap(buffer);
+        return wt_fail(WT_ERR_BACKEND, "webgpu: the mapped range is not available while %s", what);
+    }
+    *out = range;
+    return WT_OK;
+}

@@ -74,14 +74,6 @@ static wt_status create_objects(wt_context *ctx)
     return st;
 }
 
-static void on_mapped(WGPUMapAsyncStatus status, WGPUStringView message, void *userdata1,
-                      void *userdata2)
-{
-    (void)message;
-    (void)userdata2;
-    *(WGPUMapAsyncStatus *)userdata1 = status;
-}
-
 /* Resolves the queries written so far, submits everything recorded, and
  * adds the passes' durations to total_ns. The map waits for the submit,
  * so all work recorded before is done when this returns. */
@@ -104,25 +96,10 @@ static wt_status harvest(wt_context *ctx)
     if ((st = wg_flush(ctx)) != WT_OK)
         return st;
 
-    WGPUMapAsyncStatus mapped = 0;
-    WGPUBufferMapCallbackInfo cb;
-    memset(&cb, 0, sizeof cb);
-    cb.mode = WGPUCallbackMode_WaitAnyOnly;
-    cb.callback = on_mapped;
-    cb.userdata1 = &mapped;
-    WGPUFuture f = p->BufferMapAsync(t->readback, WGPUMapMode_Read, 0, (size_t)bytes, cb);
-    if ((st = wg_wait(&w->lib, w->instance, f, "reading the timestamps")) != WT_OK)
+    const uint64_t *stamps = NULL;
+    if ((st = wg_map_read(ctx, t->readback, bytes, "reading the timestamps",
+                          (const void **)&stamps)) != WT_OK)
         return st;
-    if ((st = wg_check_device(ctx)) != WT_OK)
-        return st;
-    if (mapped != WGPUMapAsyncStatus_Success)
-        return wt_fail(WT_ERR_BACKEND, "webgpu: mapping the timestamp buffer failed (status %u)",
-                       (unsigned)mapped);
-    const uint64_t *stamps = p->BufferGetConstMappedRange(t->readback, 0, (size_t)bytes);
-    if (!stamps) {
-        p->BufferUnmap(t->readback);
-        return wt_fail(WT_ERR_BACKEND, "webgpu: the mapped timestamp range is not available");
-    }
     /* A pass whose end reads earlier than its start (clocks of different
      * units, a reset in between) counts as zero rather than wrapping. */
     for (uint32_t i = 0; i + 1 < n; i += 2)

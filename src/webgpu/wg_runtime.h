@@ -145,6 +145,10 @@ wt_status wg_flush(wt_context *ctx);
 wt_status wg_copy_encoder(wt_context *ctx, WGPUCommandEncoder *out);
 /* Flushes, then waits for the queue to finish. */
 wt_status wg_finish(wt_context *ctx);
+/* Maps [0, len) of a MapRead buffer whose copies are submitted, waiting for
+ * them; *out is the mapped range, which the caller unmaps. */
+wt_status wg_map_read(wt_context *ctx, WGPUBuffer buffer, uint64_t len, const char *what,
+                      const void **out);
 
 /* --------------------------------------------------------------- timer */
 
