@@ -52,6 +52,20 @@ static wt_status run_exp(wt_tensor *const *in, const int64_t *p, wt_tensor **out
     return wt_exp(in[0], out);
 }
 
+/* The same ops on f16 inputs (and so f16 outputs): 2 bytes an element. */
+static void plan_binary_f16(const int64_t *p, bench_plan *plan)
+{
+    plan_binary(p, plan);
+    plan->input_dtype = WT_F16;
+    plan->work = 3.0 * 2.0 * (double)p[0];
+}
+static void plan_unary_f16(const int64_t *p, bench_plan *plan)
+{
+    plan_unary(p, plan);
+    plan->input_dtype = WT_F16;
+    plan->work = 2.0 * 2.0 * (double)p[0];
+}
+
 /* params: length of the chain, n. Each add depends on the previous one, so
  * the time per op is the latency of a small op, not its throughput. */
 static void plan_add_chain(const int64_t *p, bench_plan *plan)
@@ -212,6 +226,8 @@ static void plan_gemv(const int64_t *p, bench_plan *plan)
 static const bench_case cases[] = {
     {"add", "a + b, elementwise", BENCH_BYTES, plan_binary, run_add, false},
     {"exp", "exp(x), elementwise", BENCH_BYTES, plan_unary, run_exp, false},
+    {"add_f16", "a + b, elementwise, f16", BENCH_BYTES, plan_binary_f16, run_add, false},
+    {"exp_f16", "exp(x), elementwise, f16", BENCH_BYTES, plan_unary_f16, run_exp, false},
     {"sum", "sum of all elements", BENCH_BYTES, plan_sum_all, run_sum_all, false},
     {"rowsum", "sum over axis 1 of [rows, cols]", BENCH_BYTES, plan_rows, run_rowsum, false},
     {"softmax", "softmax over the last axis of [rows, cols]", BENCH_BYTES, plan_softmax,
@@ -233,6 +249,8 @@ static const bench_case cases[] = {
 static const bench_item quick_items[] = {
     {"add", {1 << 20}},
     {"exp", {1 << 20}},
+    {"add_f16", {1 << 20}},
+    {"exp_f16", {1 << 20}},
     {"sum", {1 << 20}},
     {"rowsum", {1024, 1024}},
     {"softmax", {1024, 1024}},
@@ -249,6 +267,8 @@ static const bench_item quick_items[] = {
 static const bench_item default_items[] = {
     {"add", {1 << 24}},
     {"exp", {1 << 24}},
+    {"add_f16", {1 << 24}},
+    {"exp_f16", {1 << 24}},
     {"sum", {1 << 24}},
     {"rowsum", {4096, 4096}},
     {"softmax", {4096, 4096}},
@@ -265,6 +285,8 @@ static const bench_item default_items[] = {
 static const bench_item large_items[] = {
     {"add", {1 << 28}},
     {"exp", {1 << 28}},
+    {"add_f16", {1 << 28}},
+    {"exp_f16", {1 << 28}},
     {"sum", {1 << 28}},
     {"rowsum", {32768, 4096}},
     {"softmax", {32768, 4096}},

@@ -142,6 +142,22 @@ static void inputs_release(bench_inputs *in)
     memset(in, 0, sizeof *in);
 }
 
+/* One input of dtype from f32 host values: an f16 input is the f32 tensor
+ * cast on the backend (made here, outside any timing). */
+static wt_status input_from_floats(wt_context *ctx, wt_dtype dtype, const bench_shape *shape,
+                                   const float *host, wt_tensor **out)
+{
+    wt_tensor *f32 = NULL;
+    wt_status s = wt_tensor_from_data(ctx, WT_F32, shape->ndim, shape->dims, host, &f32);
+    if (s != WT_OK || dtype == WT_F32) {
+        *out = f32;
+        return s;
+    }
+    s = wt_cast(f32, dtype, out);
+    wt_tensor_release(f32);
+    return s;
+}
+
 static wt_status inputs_create(wt_context *ctx, const bench_plan *plan, int item_index,
                                bench_inputs *in, bench_result *res)
 {
@@ -149,7 +165,7 @@ static wt_status inputs_create(wt_context *ctx, const bench_plan *plan, int item
     int64_t largest = 0;
     for (int i = 0; i < plan->ninputs; i++) {
         int64_t n = shape_numel(&plan->inputs[i]);
-        set_bytes += 4.0 * (double)n;
+        set_bytes += (plan->input_dtype == WT_F16 ? 2.0 : 4.0) * (double)n;
         if (n > largest) largest = n;
     }
     int sets = set_bytes > 0 ? (int)ceil(ROTATE_BYTES / set_bytes) : 1;
@@ -172,7 +188,7 @@ static wt_status inputs_create(wt_context *ctx, const bench_plan *plan, int item
             const bench_shape *shape = &plan->inputs[i];
             fill_random(host, shape_numel(shape),
                         (uint64_t)item_index * 1000003u + (uint64_t)set * 101u + (uint64_t)i + 1u);
-            s = wt_tensor_from_data(ctx, WT_F32, shape->ndim, shape->dims, host, &in->t[set][i]);
+            s = input_from_floats(ctx, plan->input_dtype, shape, host, &in->t[set][i]);
             if (s != WT_OK) record_error(res, s, "inputs");
         }
     }
@@ -181,15 +197,31 @@ static wt_status inputs_create(wt_context *ctx, const bench_plan *plan, int item
     return s;
 }
 
-/* Sum of |x| of a result: different backends must agree on it. */
+/* IEEE binary16 bits to float (exact: every half is a float). */
+static float half_to_float(uint16_t h)
+{
+    int exponent = (h >> 10) & 0x1f;
+    float mantissa = (float)(h & 0x3ff);
+    float v;
+    if (exponent == 0) v = ldexpf(mantissa, -24); /* zero or subnormal */
+    else if (exponent == 31) v = mantissa ? NAN : INFINITY;
+    else v = ldexpf(mantissa + 1024.0f, exponent - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+/* Sum of |x| of a result (f32 or f16): different backends must agree on it. */
 static wt_status output_checksum(const wt_tensor *out, double *sum)
 {
     int64_t n = wt_tensor_numel(out);
-    float *host = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    bool half = wt_tensor_dtype(out) == WT_F16;
+    size_t elem = half ? sizeof(uint16_t) : sizeof(float);
+    void *host = malloc((size_t)(n > 0 ? n : 1) * elem);
     if (!host) return WT_ERR_OUT_OF_MEMORY;
-    wt_status s = wt_tensor_read(out, host, (size_t)n * sizeof(float));
+    wt_status s = wt_tensor_read(out, host, (size_t)n * elem);
     double acc = 0;
-    for (int64_t i = 0; s == WT_OK && i < n; i++) acc += fabs((double)host[i]);
+    for (int64_t i = 0; s == WT_OK && i < n; i++)
+        acc += fabs(half ? (double)half_to_float(((const uint16_t *)host)[i])
+                         : (double)((const float *)host)[i]);
     free(host);
     *sum = acc;
     return s;

@@ -44,6 +44,7 @@ typedef struct bench_plan {
     double work;        /* bytes or flops of one op */
     int ops_per_run;    /* ops one run() performs (a dependent chain: its length) */
     double check_atol;  /* absolute slack when backends' outputs are compared */
+    wt_dtype input_dtype; /* of every input (WT_F32 unless the plan says otherwise) */
 } bench_plan;
 
 typedef struct bench_case {

@@ -67,7 +67,7 @@ void bench_report_header(bench_report *r, bench_size size, int reps, double targ
 {
     char target[32];
     bench_format_time(target_rep_s, target, sizeof target);
-    printf("webtensor bench, sizes: %s, f32.\n"
+    printf("webtensor bench, sizes: %s, f32 (f16 in the *_f16 cases).\n"
            "A repetition is n launches back to back, then a wait for the work; n (%d to %d)\n"
            "makes it last about %s of wall time. Time per op: the median over up to %d\n"
            "repetitions, divided by n, of the GPU time from timestamp queries (\"gpu\": the sum\n"

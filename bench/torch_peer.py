@@ -11,7 +11,9 @@ rotated over up to 4 sets when one set is under 64 MiB, warm-up runs, then
 repetitions of `inner` launches each (inner sized so that a repetition lasts
 about 20 ms, at least 20 launches at the large sizes), median per op. A repetition is timed with CUDA events (the
 default) or with wall time around torch.cuda.synchronize() (--timer wall,
-which is what webtensor measures). TF32 is off: f32 means f32.
+which is what webtensor measures). TF32 is off: f32 means f32. The *_f16
+cases run on float16 tensors (drawn in f32, then converted) and write into
+an out= buffer made once.
 
 Output: CSV with the columns of `webtensor bench --csv`:
 case,shape,backend,device,median_ms,metric,work,rate,unit,status,error
@@ -37,8 +39,9 @@ RMSNORM_EPS = 1e-6
 
 
 # ------------------------------------------------------------------ cases
-# Each case: (metric, plan, run). plan(params) -> (input shapes, label,
-# work, ops per run); run(inputs, params) -> result. Keep the labels equal
+# Each case: (metric, plan, run[, dtype]). plan(params) -> (input shapes,
+# label, work, ops per run); run(inputs, params) -> result; dtype of the
+# inputs, torch.float32 unless given. Keep the labels equal
 # to those of bench/bench_cases.c, since compare.py joins on them.
 
 def plan_binary(p):
@@ -49,6 +52,18 @@ def plan_binary(p):
 def plan_unary(p):
     (n,) = p
     return [(n,)], f"{n}", 8.0 * n, 1
+
+
+# f16 cases: 2 bytes an element; the result goes to an out= buffer made once
+# with the inputs (see make_inputs), the last tensor of each set.
+def plan_binary_f16(p):
+    (n,) = p
+    return [(n,), (n,)], f"{n}", 6.0 * n, 1
+
+
+def plan_unary_f16(p):
+    (n,) = p
+    return [(n,)], f"{n}", 4.0 * n, 1
 
 
 def plan_sum_all(p):
@@ -122,6 +137,9 @@ def run_add_chain(x, p):
 CASES = {
     "add": ("bytes", plan_binary, lambda x, p: torch.add(x[0], x[1])),
     "exp": ("bytes", plan_unary, lambda x, p: torch.exp(x[0])),
+    "add_f16": ("bytes", plan_binary_f16, lambda x, p: torch.add(x[0], x[1], out=x[2]),
+                torch.float16),
+    "exp_f16": ("bytes", plan_unary_f16, lambda x, p: torch.exp(x[0], out=x[1]), torch.float16),
     "sum": ("bytes", plan_sum_all, lambda x, p: x[0].sum()),
     "rowsum": ("bytes", plan_rows, lambda x, p: x[0].sum(dim=1)),
     "softmax": ("bytes", plan_softmax, lambda x, p: torch.softmax(x[0], -1)),
@@ -136,7 +154,8 @@ CASES = {
 
 SIZES = {
     "quick": [
-        ("add", (1 << 20,)), ("exp", (1 << 20,)), ("sum", (1 << 20,)),
+        ("add", (1 << 20,)), ("exp", (1 << 20,)),
+        ("add_f16", (1 << 20,)), ("exp_f16", (1 << 20,)), ("sum", (1 << 20,)),
         ("rowsum", (1024, 1024)),
         ("softmax", (1024, 1024)), ("layernorm", (1024, 1024)), ("rmsnorm", (1024, 1024)),
         ("transpose", (1024, 1024)),
@@ -144,7 +163,8 @@ SIZES = {
         ("gemv", (1024, 1024)), ("add_chain", (1000, 1024)),
     ],
     "default": [
-        ("add", (1 << 24,)), ("exp", (1 << 24,)), ("sum", (1 << 24,)),
+        ("add", (1 << 24,)), ("exp", (1 << 24,)),
+        ("add_f16", (1 << 24,)), ("exp_f16", (1 << 24,)), ("sum", (1 << 24,)),
         ("rowsum", (4096, 4096)),
         ("softmax", (4096, 4096)), ("layernorm", (4096, 4096)), ("rmsnorm", (4096, 4096)),
         ("transpose", (4096, 4096)),
@@ -152,7 +172,8 @@ SIZES = {
         ("gemv", (4096, 4096)), ("add_chain", (1000, 1024)),
     ],
     "large": [
-        ("add", (1 << 28,)), ("exp", (1 << 28,)), ("sum", (1 << 28,)),
+        ("add", (1 << 28,)), ("exp", (1 << 28,)),
+        ("add_f16", (1 << 28,)), ("exp_f16", (1 << 28,)), ("sum", (1 << 28,)),
         ("rowsum", (32768, 4096)),
         ("softmax", (32768, 4096)), ("layernorm", (32768, 4096)), ("rmsnorm", (32768, 4096)),
         ("transpose", (32768, 4096)),
@@ -193,14 +214,22 @@ class Timer:
         return time.perf_counter() - t0
 
 
-def make_inputs(shapes, item_index, device):
-    set_bytes = sum(4 * math.prod(s) for s in shapes)
+def make_inputs(shapes, item_index, device, dtype):
+    """Sets of inputs; an f16 set also gets its out= buffer, last (webtensor
+    reuses pooled memory for its outputs)."""
+    elem = torch.tensor([], dtype=dtype).element_size()
+    set_bytes = sum(elem * math.prod(s) for s in shapes)
     sets = max(1, min(MAX_SETS, math.ceil(ROTATE_BYTES / set_bytes))) if set_bytes else 1
     gen = torch.Generator(device=device)
     out = []
     for s in range(sets):
         gen.manual_seed(item_index * 1000003 + s * 101 + 1)
-        out.append([torch.rand(shape, generator=gen, device=device) * 2 - 1 for shape in shapes])
+        # Drawn in f32 and rounded, as webtensor casts its f32 inputs.
+        tensors = [(torch.rand(shape, generator=gen, device=device) * 2 - 1).to(dtype)
+                   for shape in shapes]
+        if dtype == torch.float16:
+            tensors.append(torch.empty_like(tensors[0]))
+        out.append(tensors)
     return out
 
 
@@ -259,12 +288,13 @@ def main():
     for index, (case, params) in enumerate(SIZES[args.size]):
         if words and case not in words:
             continue
-        metric, plan, run = CASES[case]
+        metric, plan, run, *dtype = CASES[case]
+        dtype = dtype[0] if dtype else torch.float32
         shapes, label, work, ops_per_run = plan(params)
         unit = "GB/s" if metric == "bytes" else "GFLOP/s"
         try:
             with torch.no_grad():
-                inputs = make_inputs(shapes, index, device)
+                inputs = make_inputs(shapes, index, device, dtype)
                 median = measure(timer, run, params, inputs, ops_per_run, args.warmup,
                                  args.reps, 0.020,
                                  MIN_INNER_LARGE if args.size == "large" else 1)
