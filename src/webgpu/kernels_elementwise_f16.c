@@ -49,7 +49,10 @@ static wt_status launch(wt_context *ctx, const char *op, const char *shader, uns
              "alias U = vec2<u32>;\nalias B = vec2<bool>;\n",
              shader_op, F16_WG);
     wt_status st;
-    if ((st = wg_prelude_append_library(op, prelude, sizeof prelude, "f16_bits")) != WT_OK ||
+    /* The GPU's own conversions where they were found exact, else the
+     * exact integer routines (f16_probe.c). */
+    const char *convert = wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits";
+    if ((st = wg_prelude_append_library(op, prelude, sizeof prelude, convert)) != WT_OK ||
         (st = wg_prelude_append_library(op, prelude, sizeof prelude, math_lib)) != WT_OK)
         return st;
     wg_launch l;

@@ -95,6 +95,10 @@ wt_status wg_op_binary_f16(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
 /* Appends the built-in WGSL library lib_name (e.g. "f16_bits") to the
  * NUL-terminated prelude held in cap bytes; op names the caller in errors. */
 wt_status wg_prelude_append_library(const char *op, char *prelude, size_t cap, const char *lib_name);
+/* Whether pack2x16float / unpack2x16float are exact on this device (every
+ * f16 value, every tie, the overflow edge), probed on the first call; false
+ * when the probe cannot run or WT_F16_HW=0. */
+bool wg_f16_hw_exact(wt_context *ctx);
 wt_status wg_op_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
                        const wt_tensor *b, wt_tensor *out);

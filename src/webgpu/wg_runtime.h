@@ -195,6 +195,8 @@ struct wg_context {
     wg_pipeline_cache cache;
     wg_recorder rec;
     wg_timer timer;
+    /* f16_probe.c: whether the GPU's f16 conversions are exact (probed once). */
+    bool f16_hw_probed, f16_hw_exact;
     /* Counts of what steady state should not do (device objects made per
      * op) and of batching; printed at teardown when WT_WEBGPU_STATS is set. */
     struct {
