@@ -16,10 +16,8 @@
 
 static bool probe(wt_context *ctx)
 {
-    char prelude[4096];
+    char prelude[64];
     snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\n", PROBE_WG);
-    if (wg_prelude_append_library("f16 probe", prelude, sizeof prelude, "f16_bits") != WT_OK)
-        return false;
     wt_storage *flags = NULL;
     if (wg_scratch(ctx, PROBE_VALUES * sizeof(uint32_t), &flags) != WT_OK)
         return false;
@@ -27,6 +25,7 @@ static bool probe(wt_context *ctx)
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "f16_probe";
+    l.libraries[0] = "f16_bits";
     l.prelude = prelude;
     l.params = params;
     l.params_size = sizeof params;

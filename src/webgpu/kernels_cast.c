@@ -67,18 +67,14 @@ wt_status wg_op_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out)
     }
     uint64_t threads = out_f16 ? ((uint64_t)out->numel + 1) / 2 : (uint64_t)out->numel;
 
-    const char *lib = wg_shader_source("f16_bits");
-    if (!lib)
-        return wt_fail(WT_ERR_SHADER, "webgpu cast: no shader named \"f16_bits\" is built in");
-    char prelude[4096];
-    int len = snprintf(prelude, sizeof prelude,
-                       "const IN_F16: bool = %s;\nconst OUT_F16: bool = %s;\nconst WG: u32 = %uu;\n%s\n",
-                       x->dtype == WT_F16 ? "true" : "false", out_f16 ? "true" : "false", CAST_WG, lib);
-    if (len < 0 || (size_t)len >= sizeof prelude)
-        return wt_fail(WT_ERR_BACKEND, "webgpu cast: shader prelude does not fit");
+    char prelude[128];
+    snprintf(prelude, sizeof prelude,
+             "const IN_F16: bool = %s;\nconst OUT_F16: bool = %s;\nconst WG: u32 = %uu;\n",
+             x->dtype == WT_F16 ? "true" : "false", out_f16 ? "true" : "false", CAST_WG);
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "cast";
+    l.libraries[0] = "f16_bits";
     l.prelude = prelude;
     l.params = &p;
     l.params_size = sizeof p;

@@ -130,18 +130,6 @@ static int unit_prelude(char *buf, size_t cap, unsigned op, enum walk_mode mode,
                     vec4 ? "0.0, 1.0, 2.0, 3.0" : "0.0");
 }
 
-wt_status wg_prelude_append_library(const char *op, char *prelude, size_t cap, const char *lib_name)
-{
-    const char *lib = wg_shader_source(lib_name);
-    if (!lib)
-        return wt_fail(WT_ERR_SHADER, "webgpu %s: no shader named \"%s\" is built in", op, lib_name);
-    size_t used = strlen(prelude);
-    int n = used < cap ? snprintf(prelude + used, cap - used, "%s\n", lib) : -1;
-    if (n < 0 || (size_t)n >= cap - used)
-        return wt_fail(WT_ERR_BACKEND, "webgpu %s: shader prelude does not fit", op);
-    return WT_OK;
-}
-
 /* --------------------------------------------------------------- fill */
 
 typedef struct fill_params {
@@ -316,13 +304,12 @@ static wt_status run_unary(wt_context *ctx, const char *name, unsigned shader_op
     pack_u32x8(p.shape, lay.shape, lay.ndim);
     pack_u32x8(p.x_strides, lay.strides[1], lay.ndim);
 
-    char prelude[4096];
+    char prelude[256];
     unit_prelude(prelude, sizeof prelude, shader_op, mode, e.vpt);
-    if ((st = wg_prelude_append_library(name, prelude, sizeof prelude, "unary_math")) != WT_OK)
-        return st;
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "unary";
+    l.libraries[0] = "unary_math";
     l.prelude = prelude;
     l.params = &p;
     l.params_size = sizeof p;
@@ -443,18 +430,17 @@ wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
     const char *unit = mode == WALK_VEC4 ? "vec4<f32>" : "f32";
     bool a_unit = wa == OPERAND_CONTIGUOUS || wa == OPERAND_ROW;
     bool b_unit = wb == OPERAND_CONTIGUOUS || wb == OPERAND_ROW;
-    char prelude[4096];
+    char prelude[512];
     int used = unit_prelude(prelude, sizeof prelude, (unsigned)op, mode, e.vpt);
     if (used > 0 && (size_t)used < sizeof prelude)
         snprintf(prelude + used, sizeof prelude - (size_t)used,
                  "const A_MODE: u32 = %uu;\nconst B_MODE: u32 = %uu;\nalias TA = %s;\n"
                  "alias TB = %s;\n",
                  (unsigned)wa, (unsigned)wb, a_unit ? unit : "f32", b_unit ? unit : "f32");
-    if ((st = wg_prelude_append_library("binary", prelude, sizeof prelude, "binary_math")) != WT_OK)
-        return st;
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "binary";
+    l.libraries[0] = "binary_math";
     l.prelude = prelude;
     l.params = &p;
     l.params_size = sizeof p;

@@ -43,21 +43,18 @@ static wt_status launch(wt_context *ctx, const char *op, const char *shader, uns
                         const char *math_lib, const void *params, size_t params_size,
                         const wt_tensor *const *inputs, int ninputs, wt_tensor *out)
 {
-    char prelude[8192];
+    char prelude[256];
     snprintf(prelude, sizeof prelude,
              "const OP: u32 = %uu;\nconst WG: u32 = %uu;\nalias T = vec2<f32>;\n"
              "alias U = vec2<u32>;\nalias B = vec2<bool>;\n",
              shader_op, F16_WG);
-    wt_status st;
-    /* The GPU's own conversions where they were found exact, else the
-     * exact integer routines (f16_probe.c). */
-    const char *convert = wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits";
-    if ((st = wg_prelude_append_library(op, prelude, sizeof prelude, convert)) != WT_OK ||
-        (st = wg_prelude_append_library(op, prelude, sizeof prelude, math_lib)) != WT_OK)
-        return st;
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = shader;
+    /* The GPU's own conversions where they were found exact, else the
+     * exact integer routines (f16_probe.c). */
+    l.libraries[0] = wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits";
+    l.libraries[1] = math_lib;
     l.prelude = prelude;
     l.params = params;
     l.params_size = params_size;

@@ -11,7 +11,7 @@
  *    memory (elem_stride 1), vec4 loads with several in flight per
  *    thread; the threads' values then meet through subgroup operations
  *    where the device has them, else as a tree in workgroup memory (one
- *    kernel body; the combine comes in the prelude from
+ *    kernel body; the combine comes as a library from
  *    reduce_combine_subgroup or reduce_combine_shared). A row stays
  *    whole (one pass, no scratch) when it is short enough or when the
  *    rows alone give the device enough workgroups; otherwise it is cut
@@ -197,7 +197,7 @@ static wt_status reduce_pass(wt_context *ctx, wt_reduce_op op, const reduce_matr
     p.v_offset = (uint32_t)m->v_offset;
     p.v_batch_stride = (uint32_t)m->v_batch_stride;
 
-    char prelude[4096];
+    char prelude[256];
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.params = &p;
@@ -205,18 +205,13 @@ static wt_status reduce_pass(wt_context *ctx, wt_reduce_op op, const reduce_matr
     l.prelude = prelude;
     if (use_rows_kernel) {
         p.chunks_or_rows = (uint32_t)chunks;
-        const char *lib_name = t->subgroups ? "reduce_combine_subgroup" : "reduce_combine_shared";
-        const char *lib = wg_shader_source(lib_name);
-        if (!lib)
-            return wt_fail(WT_ERR_SHADER, "reduce: no shader named \"%s\" is built in", lib_name);
-        int n = snprintf(prelude, sizeof prelude,
-                         "%sconst OP: u32 = %uu;\nconst WG: u32 = %uu;\nconst UNROLL: u32 = %uu;\n"
-                         "const DOT: bool = %s;\n%s\n",
-                         t->subgroups ? "enable subgroups;\n" : "", shader_op(op), wg, t->unroll,
-                         m->dot ? "true" : "false", lib);
-        if (n < 0 || (size_t)n >= sizeof prelude)
-            return wt_fail(WT_ERR_BACKEND, "reduce: shader prelude does not fit");
+        snprintf(prelude, sizeof prelude,
+                 "%sconst OP: u32 = %uu;\nconst WG: u32 = %uu;\nconst UNROLL: u32 = %uu;\n"
+                 "const DOT: bool = %s;\n",
+                 t->subgroups ? "enable subgroups;\n" : "", shader_op(op), wg, t->unroll,
+                 m->dot ? "true" : "false");
         l.shader = "reduce_rows";
+        l.libraries[0] = t->subgroups ? "reduce_combine_subgroup" : "reduce_combine_shared";
         l.bindings[0] = (wg_binding){m->storage, false}; /* as vec4s */
         l.bindings[1] = (wg_binding){m->storage, false}; /* as scalars */
         l.bindings[2] = (wg_binding){dst, true};

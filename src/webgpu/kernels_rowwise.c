@@ -86,7 +86,7 @@ static void plan_launch(const wt_context *ctx, const wt_tensor *x, const wt_tens
 /* The prelude: constants, T and its horizontal helpers, and the reduction
  * library. Returns false if it does not fit. */
 static bool write_prelude(char *buf, size_t cap, wt_rowwise_op op, const rowwise_plan *plan,
-                          bool has_weight, bool has_bias, const char *reduce_lib)
+                          bool has_weight, bool has_bias)
 {
     const char *helpers =
         plan->vec4 ? "alias T = vec4<f32>;\n"
@@ -98,11 +98,11 @@ static bool write_prelude(char *buf, size_t cap, wt_rowwise_op op, const rowwise
     int n = snprintf(buf, cap,
                      "%sconst OP: u32 = %uu;\nconst MODE: u32 = %uu;\nconst TPR: u32 = %uu;\n"
                      "const ROWS: u32 = %uu;\nconst WG: u32 = %uu;\nconst VPT: u32 = %uu;\n"
-                     "const HAS_WEIGHT: bool = %s;\nconst HAS_BIAS: bool = %s;\n%s%s\n",
+                     "const HAS_WEIGHT: bool = %s;\nconst HAS_BIAS: bool = %s;\n%s",
                      plan->subgroups ? "enable subgroups;\n" : "", (unsigned)op,
                      (unsigned)plan->mode, plan->tpr, plan->rows_per_wg,
                      plan->tpr * plan->rows_per_wg, plan->vpt, has_weight ? "true" : "false",
-                     has_bias ? "true" : "false", helpers, reduce_lib);
+                     has_bias ? "true" : "false", helpers);
     return n > 0 && (size_t)n < cap;
 }
 
@@ -159,16 +159,14 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
     p.count = (float)C;
     p.neg_inf = 0xff800000u;
 
-    const char *lib_name = plan.subgroups ? "rowwise_reduce_subgroup" : "rowwise_reduce_shared";
-    const char *lib = wg_shader_source(lib_name);
-    if (!lib) return wt_fail(WT_ERR_SHADER, "webgpu rowwise: no shader named \"%s\" is built in", lib_name);
-    char prelude[4096];
-    if (!write_prelude(prelude, sizeof prelude, op, &plan, weight != NULL, bias != NULL, lib))
+    char prelude[1024];
+    if (!write_prelude(prelude, sizeof prelude, op, &plan, weight != NULL, bias != NULL))
         return wt_fail(WT_ERR_BACKEND, "webgpu rowwise: shader prelude does not fit");
 
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "rowwise";
+    l.libraries[0] = plan.subgroups ? "rowwise_reduce_subgroup" : "rowwise_reduce_shared";
     l.prelude = prelude;
     l.params = &p;
     l.params_size = sizeof p;

@@ -82,14 +82,29 @@ static wt_status layout_get(wt_context *ctx, uint32_t nbindings, uint32_t writab
 
 /* ---------------------------------------------------------- pipelines */
 
+/* "lib1,lib2," for the launch's libraries. */
+static void library_names(const wg_launch *launch, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < WG_MAX_LIBRARIES && launch->libraries[i] && used < cap; i++) {
+        int n = snprintf(buf + used, cap - used, "%s,", launch->libraries[i]);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
+
 static char *make_key(const wg_launch *launch)
 {
     const char *prelude = launch->prelude ? launch->prelude : "";
-    size_t n = strlen(launch->shader) + strlen(prelude) + 32;
+    char libs[128];
+    library_names(launch, libs, sizeof libs);
+    size_t n = strlen(launch->shader) + strlen(libs) + strlen(prelude) + 32;
     char *key = malloc(n);
     if (key)
-        snprintf(key, n, "%s\n%d:%x\n%s", launch->shader, launch->nbindings,
-                 writable_mask(launch), prelude);
+        snprintf(key, n, "%s\n%d:%x\n%s\n%s", launch->shader, launch->nbindings,
+                 writable_mask(launch), libs, prelude);
     return key;
 }
 
@@ -106,15 +121,18 @@ static uint64_t key_hash(const wg_launch *launch)
     uint64_t h = fnv1a(0xcbf29ce484222325ull, launch->shader);
     h = (h ^ (uint64_t)launch->nbindings) * 0x100000001b3ull;
     h = (h ^ writable_mask(launch)) * 0x100000001b3ull;
+    for (int i = 0; i < WG_MAX_LIBRARIES && launch->libraries[i]; i++)
+        h = fnv1a(h, launch->libraries[i]);
     return fnv1a(h, launch->prelude ? launch->prelude : "");
 }
 
 /* Whether a stored key is the one make_key would build for launch. */
 static bool key_matches(const char *key, const wg_launch *launch)
 {
-    char head[160];
-    int n = snprintf(head, sizeof head, "%s\n%d:%x\n", launch->shader, launch->nbindings,
-                     writable_mask(launch));
+    char head[320], libs[128];
+    library_names(launch, libs, sizeof libs);
+    int n = snprintf(head, sizeof head, "%s\n%d:%x\n%s\n", launch->shader, launch->nbindings,
+                     writable_mask(launch), libs);
     if (n < 0 || (size_t)n >= sizeof head) {
         char *full = make_key(launch);
         bool same = full && strcmp(full, key) == 0;
@@ -134,11 +152,23 @@ static wt_status compile(wt_context *ctx, const wg_launch *launch, const wg_layo
         return wt_fail(WT_ERR_SHADER, "webgpu: no shader named \"%s\" is built in",
                        launch->shader);
     const char *prelude = launch->prelude ? launch->prelude : "";
+    const char *libs[WG_MAX_LIBRARIES] = {0};
     size_t n = strlen(prelude) + 1 + strlen(body) + 1;
+    for (int i = 0; i < WG_MAX_LIBRARIES && launch->libraries[i]; i++) {
+        if (!(libs[i] = wg_shader_source(launch->libraries[i])))
+            return wt_fail(WT_ERR_SHADER, "webgpu: no shader library named \"%s\" is built in",
+                           launch->libraries[i]);
+        n += strlen(libs[i]) + 1;
+    }
     char *source = malloc(n);
     if (!source)
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory");
-    snprintf(source, n, "%s\n%s", prelude, body);
+    /* Prelude first (enable directives, constants and aliases the
+     * libraries use), then the libraries, then the body. */
+    size_t used = (size_t)snprintf(source, n, "%s\n", prelude);
+    for (int i = 0; i < WG_MAX_LIBRARIES && libs[i]; i++)
+        used += (size_t)snprintf(source + used, n - used, "%s\n", libs[i]);
+    snprintf(source + used, n - used, "%s", body);
 
     WGPUShaderSourceWGSL wgsl;
     memset(&wgsl, 0, sizeof wgsl);

@@ -24,6 +24,7 @@
 
 #define WG_MAX_PARAMS 256
 #define WG_MAX_BINDINGS 8
+#define WG_MAX_LIBRARIES 2
 
 typedef struct wg_context wg_context; /* ctx->impl of a WebGPU context */
 
@@ -37,6 +38,10 @@ typedef struct wg_binding {
 typedef struct wg_launch {
     const char *shader;    /* file stem in src/webgpu/wgsl, e.g. "unary" */
     const char *prelude;   /* WGSL prepended to the source; NULL for none */
+    /* Built-in WGSL libraries (file stems, e.g. "f16_bits") placed between
+     * the prelude and the body; NULL ends the list. Part of the cache key
+     * by name, so a launch never hashes their text. */
+    const char *libraries[WG_MAX_LIBRARIES];
     const void *params;    /* copied; may be NULL when params_size is 0 */
     size_t params_size;    /* <= WG_MAX_PARAMS */
     wg_binding bindings[WG_MAX_BINDINGS];
@@ -92,9 +97,6 @@ wt_status wg_op_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_unary_f16(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_binary_f16(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
                            const wt_tensor *b, wt_tensor *out);
-/* Appends the built-in WGSL library lib_name (e.g. "f16_bits") to the
- * NUL-terminated prelude held in cap bytes; op names the caller in errors. */
-wt_status wg_prelude_append_library(const char *op, char *prelude, size_t cap, const char *lib_name);
 /* Whether pack2x16float / unpack2x16float are exact on this device (every
  * f16 value, every tie, the overflow edge), probed on the first call; false
  * when the probe cannot run or WT_F16_HW=0. */

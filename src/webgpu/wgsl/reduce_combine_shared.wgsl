@@ -1,6 +1,6 @@
 // workgroup_combine for reduce_rows.wgsl in workgroup memory only: the
 // threads' values combine as a tree (pairwise order: good accuracy for
-// sums). Spliced into the prelude of reduce_rows.wgsl.
+// sums). A library (wg_launch.libraries) of reduce_rows.wgsl.
 
 // The entry point takes a LaneIds; this variant needs no lane builtins.
 struct LaneIds {

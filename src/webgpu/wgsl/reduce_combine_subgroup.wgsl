@@ -4,7 +4,7 @@
 // workgroup memory, and every subgroup then combines them all
 // (redundantly), which keeps each subgroup operation in uniform control
 // flow. Nothing assumes that a subgroup is a contiguous range of
-// local_invocation_index. Spliced into the prelude of reduce_rows.wgsl.
+// local_invocation_index. A library (wg_launch.libraries) of reduce_rows.wgsl.
 
 struct LaneIds {
     @builtin(subgroup_invocation_id) lane: u32,

@@ -1,7 +1,7 @@
 // Row reductions for rowwise.wgsl in workgroup memory only (no subgroup
 // operations): the TPR threads of each row (a power of two, consecutive
-// local indices) combine their values as a tree. Spliced into the prelude
-// of rowwise.wgsl; the row's result goes to every thread. A kernel makes at
+// local indices) combine their values as a tree. A library (wg_launch.libraries) of
+// rowwise.wgsl; the row's result goes to every thread. A kernel makes at
 // most two reductions, each in its own slot of `red`, so no barrier is
 // needed to protect one reduction's data from the next.
 

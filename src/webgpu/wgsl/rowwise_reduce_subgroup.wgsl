@@ -4,7 +4,7 @@
 // own local index (every other slot holds the identity), and every
 // subgroup then combines all slots itself. That works for any subgroup
 // size and layout, and keeps every subgroup operation in uniform control
-// flow. Spliced into the prelude of rowwise.wgsl. A kernel makes at most
+// flow. A library (wg_launch.libraries) of rowwise.wgsl. A kernel makes at most
 // two reductions, each in its own slot of `red`, so one barrier each does.
 
 struct LaneIds {
