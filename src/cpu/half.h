@@ -5,19 +5,6 @@
 #define WT_CPU_HALF_H
 
 #include <stdint.h>
-#include <string.h>
-
-static inline uint32_t cpu_f32_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static inline float cpu_f32_from_bits(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 
 /* Exact: every binary16 value is a binary32 value. */
 static inline uint32_t cpu_half_to_f32_bits(uint16_t h) {
