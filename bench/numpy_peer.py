@@ -27,6 +27,8 @@ import time
 
 import numpy as np
 
+import peer_plans as plans
+
 ROTATE_BYTES = 64 * 1024 * 1024
 MAX_SETS = 4
 MAX_INNER = 100
@@ -42,70 +44,9 @@ TIMING = {
 
 
 # ------------------------------------------------------------------ cases
-# Each case: metric, plan(params) -> (input shapes, label, work, ops per
-# run), and make(params) -> run(inputs): make allocates the output buffers
-# once, run computes into them. Labels and work equal those of
-# bench/bench_cases.c, since compare.py joins on the labels.
-
-def plan_binary(p):
-    (n,) = p
-    return [(n,), (n,)], f"{n}", 12.0 * n, 1
-
-
-def plan_unary(p):
-    (n,) = p
-    return [(n,)], f"{n}", 8.0 * n, 1
-
-
-def plan_sum_all(p):
-    (n,) = p
-    return [(n,)], f"{n}", 4.0 * n + 4.0, 1
-
-
-def plan_rows(p):
-    r, c = p
-    return [(r, c)], f"{r}x{c}", 4.0 * r * c + 4.0 * r, 1
-
-
-def plan_softmax(p):
-    r, c = p
-    return [(r, c)], f"{r}x{c}", 8.0 * r * c, 1
-
-
-def plan_layernorm(p):
-    r, c = p
-    return [(r, c), (c,), (c,)], f"{r}x{c}", 8.0 * r * c + 8.0 * c, 1
-
-
-def plan_rmsnorm(p):
-    r, c = p
-    return [(r, c), (c,)], f"{r}x{c}", 8.0 * r * c + 4.0 * c, 1
-
-
-def plan_transpose(p):
-    r, c = p
-    return [(r, c)], f"{r}x{c}", 8.0 * r * c, 1
-
-
-def plan_matmul(p):
-    m, n, k = p
-    return [(m, k), (k, n)], f"{m}x{n}x{k}", 2.0 * m * n * k, 1
-
-
-def plan_bmm(p):
-    b, m, n, k = p
-    return [(b, m, k), (b, k, n)], f"{b}x{m}x{n}x{k}", 2.0 * b * m * n * k, 1
-
-
-def plan_gemv(p):
-    r, c = p
-    return [(r, c), (c,)], f"{r}x{c}", 4.0 * (r * c + r + c), 1
-
-
-def plan_add_chain(p):
-    length, n = p
-    return [(n,), (n,)], f"{length}x{n}", 12.0 * n, length
-
+# Each case: metric, plan (peer_plans.py, shared with torch_peer.py), and
+# make(params) -> run(inputs): make allocates the output buffers once, run
+# computes into them.
 
 def f32(shape):
     return np.empty(shape, dtype=np.float32)
@@ -214,18 +155,18 @@ def make_add_chain(p):
 
 
 CASES = {
-    "add": ("bytes", plan_binary, make_add),
-    "exp": ("bytes", plan_unary, make_exp),
-    "sum": ("bytes", plan_sum_all, make_sum_all),
-    "rowsum": ("bytes", plan_rows, make_rowsum),
-    "softmax": ("bytes", plan_softmax, make_softmax),
-    "layernorm": ("bytes", plan_layernorm, make_layernorm),
-    "rmsnorm": ("bytes", plan_rmsnorm, make_rmsnorm),
-    "transpose": ("bytes", plan_transpose, make_transpose),
-    "matmul": ("flops", plan_matmul, make_matmul),
-    "bmm": ("flops", plan_bmm, make_bmm),
-    "gemv": ("bytes", plan_gemv, make_gemv),
-    "add_chain": ("bytes", plan_add_chain, make_add_chain),
+    "add": ("bytes", plans.plan_binary, make_add),
+    "exp": ("bytes", plans.plan_unary, make_exp),
+    "sum": ("bytes", plans.plan_sum_all, make_sum_all),
+    "rowsum": ("bytes", plans.plan_rows, make_rowsum),
+    "softmax": ("bytes", plans.plan_softmax, make_softmax),
+    "layernorm": ("bytes", plans.plan_layernorm, make_layernorm),
+    "rmsnorm": ("bytes", plans.plan_rmsnorm, make_rmsnorm),
+    "transpose": ("bytes", plans.plan_transpose, make_transpose),
+    "matmul": ("flops", plans.plan_matmul, make_matmul),
+    "bmm": ("flops", plans.plan_bmm, make_bmm),
+    "gemv": ("bytes", plans.plan_gemv, make_gemv),
+    "add_chain": ("bytes", plans.plan_add_chain, make_add_chain),
 }
 
 # The CPU size sets of bench/bench_cases.c, in the same order.

@@ -27,6 +27,8 @@ import time
 
 import torch
 
+import peer_plans as plans
+
 ROTATE_BYTES = 64 * 1024 * 1024
 MAX_SETS = 4
 MAX_INNER = 100
@@ -39,57 +41,11 @@ RMSNORM_EPS = 1e-6
 
 
 # ------------------------------------------------------------------ cases
-# Each case: (metric, plan, run[, dtype]). plan(params) -> (input shapes,
-# label, work, ops per run); run(inputs, params) -> result; dtype of the
-# inputs, torch.float32 unless given. Keep the labels equal
-# to those of bench/bench_cases.c, since compare.py joins on them.
-
-def plan_binary(p):
-    (n,) = p
-    return [(n,), (n,)], f"{n}", 12.0 * n, 1
-
-
-def plan_unary(p):
-    (n,) = p
-    return [(n,)], f"{n}", 8.0 * n, 1
-
-
-# f16 cases: 2 bytes an element; the result goes to an out= buffer made once
-# with the inputs (see make_inputs), the last tensor of each set.
-def plan_binary_f16(p):
-    (n,) = p
-    return [(n,), (n,)], f"{n}", 6.0 * n, 1
-
-
-def plan_unary_f16(p):
-    (n,) = p
-    return [(n,)], f"{n}", 4.0 * n, 1
-
-
-def plan_sum_all(p):
-    (n,) = p
-    return [(n,)], f"{n}", 4.0 * n + 4.0, 1
-
-
-def plan_rows(p):
-    r, c = p
-    return [(r, c)], f"{r}x{c}", 4.0 * r * c + 4.0 * r, 1
-
-
-def plan_softmax(p):
-    r, c = p
-    return [(r, c)], f"{r}x{c}", 8.0 * r * c, 1
-
-
-def plan_layernorm(p):
-    r, c = p
-    return [(r, c), (c,), (c,)], f"{r}x{c}", 8.0 * r * c + 8.0 * c, 1
-
-
-def plan_rmsnorm(p):
-    r, c = p
-    return [(r, c), (c,)], f"{r}x{c}", 8.0 * r * c + 4.0 * c, 1
-
+# Each case: (metric, plan, run[, dtype]). plan comes from peer_plans.py
+# (shared with numpy_peer.py); run(inputs, params) -> result; dtype of the
+# inputs, torch.float32 unless given. The f16 cases write into an out=
+# buffer made once with the inputs (see make_inputs), the last tensor of
+# each set.
 
 def run_layernorm(x, p):
     return torch.nn.functional.layer_norm(x[0], (p[1],), x[1], x[2], eps=LAYERNORM_EPS)
@@ -102,31 +58,6 @@ def run_rmsnorm(x, p):
     return x[0] * torch.rsqrt(x[0].pow(2).mean(-1, keepdim=True) + RMSNORM_EPS) * x[1]
 
 
-def plan_transpose(p):
-    r, c = p
-    return [(r, c)], f"{r}x{c}", 8.0 * r * c, 1
-
-
-def plan_matmul(p):
-    m, n, k = p
-    return [(m, k), (k, n)], f"{m}x{n}x{k}", 2.0 * m * n * k, 1
-
-
-def plan_bmm(p):
-    b, m, n, k = p
-    return [(b, m, k), (b, k, n)], f"{b}x{m}x{n}x{k}", 2.0 * b * m * n * k, 1
-
-
-def plan_gemv(p):
-    r, c = p
-    return [(r, c), (c,)], f"{r}x{c}", 4.0 * (r * c + r + c), 1
-
-
-def plan_add_chain(p):
-    length, n = p
-    return [(n,), (n,)], f"{length}x{n}", 12.0 * n, length
-
-
 def run_add_chain(x, p):
     y = x[0] + x[1]
     for _ in range(p[0] - 1):
@@ -135,21 +66,21 @@ def run_add_chain(x, p):
 
 
 CASES = {
-    "add": ("bytes", plan_binary, lambda x, p: torch.add(x[0], x[1])),
-    "exp": ("bytes", plan_unary, lambda x, p: torch.exp(x[0])),
-    "add_f16": ("bytes", plan_binary_f16, lambda x, p: torch.add(x[0], x[1], out=x[2]),
+    "add": ("bytes", plans.plan_binary, lambda x, p: torch.add(x[0], x[1])),
+    "exp": ("bytes", plans.plan_unary, lambda x, p: torch.exp(x[0])),
+    "add_f16": ("bytes", plans.plan_binary_f16, lambda x, p: torch.add(x[0], x[1], out=x[2]),
                 torch.float16),
-    "exp_f16": ("bytes", plan_unary_f16, lambda x, p: torch.exp(x[0], out=x[1]), torch.float16),
-    "sum": ("bytes", plan_sum_all, lambda x, p: x[0].sum()),
-    "rowsum": ("bytes", plan_rows, lambda x, p: x[0].sum(dim=1)),
-    "softmax": ("bytes", plan_softmax, lambda x, p: torch.softmax(x[0], -1)),
-    "layernorm": ("bytes", plan_layernorm, run_layernorm),
-    "rmsnorm": ("bytes", plan_rmsnorm, run_rmsnorm),
-    "transpose": ("bytes", plan_transpose, lambda x, p: x[0].t().contiguous()),
-    "matmul": ("flops", plan_matmul, lambda x, p: torch.matmul(x[0], x[1])),
-    "bmm": ("flops", plan_bmm, lambda x, p: torch.matmul(x[0], x[1])),
-    "gemv": ("bytes", plan_gemv, lambda x, p: torch.matmul(x[0], x[1])),
-    "add_chain": ("bytes", plan_add_chain, run_add_chain),
+    "exp_f16": ("bytes", plans.plan_unary_f16, lambda x, p: torch.exp(x[0], out=x[1]), torch.float16),
+    "sum": ("bytes", plans.plan_sum_all, lambda x, p: x[0].sum()),
+    "rowsum": ("bytes", plans.plan_rows, lambda x, p: x[0].sum(dim=1)),
+    "softmax": ("bytes", plans.plan_softmax, lambda x, p: torch.softmax(x[0], -1)),
+    "layernorm": ("bytes", plans.plan_layernorm, run_layernorm),
+    "rmsnorm": ("bytes", plans.plan_rmsnorm, run_rmsnorm),
+    "transpose": ("bytes", plans.plan_transpose, lambda x, p: x[0].t().contiguous()),
+    "matmul": ("flops", plans.plan_matmul, lambda x, p: torch.matmul(x[0], x[1])),
+    "bmm": ("flops", plans.plan_bmm, lambda x, p: torch.matmul(x[0], x[1])),
+    "gemv": ("bytes", plans.plan_gemv, lambda x, p: torch.matmul(x[0], x[1])),
+    "add_chain": ("bytes", plans.plan_add_chain, run_add_chain),
 }
 
 SIZES = {
