@@ -70,6 +70,10 @@ const wt_backend_ops wt_cpu_backend = {
     .matmul = cpu_matmul,
     .reduce = cpu_reduce,
     .rowwise = cpu_rowwise,
+    /* --- reductions, scans, random numbers --- */
+    .argreduce = cpu_argreduce,
+    .scan = cpu_scan,
+    .random = cpu_random,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
 };

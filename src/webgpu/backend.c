@@ -268,6 +268,10 @@ const wt_backend_ops wt_webgpu_backend = {
     .matmul = wg_op_matmul,
     .reduce = wg_op_reduce,
     .rowwise = wg_op_rowwise,
+    /* --- reductions, scans, random numbers --- */
+    .argreduce = wg_op_argreduce,
+    .scan = wg_op_scan,
+    .random = wg_op_random,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
 };
