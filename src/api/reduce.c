@@ -6,7 +6,6 @@
 #include "api/api.h"
 
 #include <math.h>
-#include <stdlib.h>
 
 /* The axes of a reduction, resolved. */
 typedef struct reduce_plan {
@@ -85,18 +84,13 @@ static double finish_host(wt_reduce_op op, double n)
     return NAN;
 }
 
-/* Fills t (contiguous; f32, i32 or bool) with value from the host. */
-static wt_status fill_host(wt_tensor *t, double value)
+/* Fills t (contiguous; f32, i32 or bool) with value. */
+static wt_status fill_value(wt_tensor *t, double value)
 {
     if (t->numel == 0) return WT_OK;
     wt_context *ctx = wt_ctx_of(t);
-    if (t->dtype == WT_F32) return ctx->ops->fill(ctx, t, (float)value);
-    int32_t *buf = malloc((size_t)t->numel * sizeof *buf);
-    if (!buf) return wt_fail(WT_ERR_OUT_OF_MEMORY, "reduce: no host memory for %lld values", (long long)t->numel);
-    for (int64_t i = 0; i < t->numel; i++) buf[i] = (int32_t)value;
-    wt_status st = ctx->ops->upload(ctx, t->storage, 0, buf, (size_t)t->numel * sizeof *buf);
-    free(buf);
-    return st;
+    if (t->dtype == WT_F32) return wt_fill_f32(ctx, t, (float)value);
+    return ctx->ops->fill_bits(ctx, t, (uint32_t)(int32_t)value);
 }
 
 static unsigned dtype_class(wt_dtype d)
@@ -152,7 +146,7 @@ static wt_status reduce(const char *fn, wt_reduce_op op, const wt_tensor *x, int
     if ((st = wt_tensor_alloc(ctx, x->dtype, pl.ondim, pl.oshape, &t)) != WT_OK) goto done;
     if (t->numel == 0) goto done;
     if (pl.count == 0) {
-        st = fill_host(t, finish_host(op, n));
+        st = fill_value(t, finish_host(op, n));
         goto done;
     }
     if ((st = kept_view(t, &pl, &kv)) != WT_OK) goto done;
@@ -248,7 +242,7 @@ static wt_status argreduce(const char *fn, bool is_min, const wt_tensor *x, int 
         if (st == WT_OK) *out = r;
         return st;
     }
-    if (wt_dtype_size(x->dtype) != 4)
+    if (wt_dtype_storage_size(x->dtype) != 4)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown dtype %d", fn, (int)x->dtype);
     reduce_plan pl;
     if ((st = plan_axes(fn, x, naxes, axes, keepdims, &pl)) != WT_OK) return st;

@@ -31,7 +31,7 @@ static void arg_i32(const int32_t *x, int64_t n, int64_t step, bool is_min, int6
 
 wt_status cpu_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced, wt_tensor *out)
 {
-    if (out->dtype != WT_I32 || wt_dtype_size(x->dtype) != 4 || x->dtype == WT_F16)
+    if (out->dtype != WT_I32 || wt_dtype_storage_size(x->dtype) != 4 || x->dtype == WT_F16)
         return wt_fail(WT_ERR_UNSUPPORTED, "cpu: argmax/argmin of dtype %d", (int)x->dtype);
     cpu_layout kept, red;
     cpu_reduce_layouts(x, out, nreduced, &kept, &red);

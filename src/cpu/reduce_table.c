@@ -159,7 +159,7 @@ wt_status cpu_reduce_table(wt_context *ctx, const wt_reduce_args *r, const wt_te
                            int nreduced, wt_tensor *out)
 {
     job j = {.info = wt_reduce_info_of(r->op), .op = r->op};
-    if (x->dtype != out->dtype || wt_dtype_size(x->dtype) != 4 || x->dtype == WT_F16)
+    if (x->dtype != out->dtype || wt_dtype_storage_size(x->dtype) != 4 || x->dtype == WT_F16)
         return wt_fail(WT_ERR_UNSUPPORTED, "cpu: reduction of dtype %d into %d", (int)x->dtype,
                        (int)out->dtype);
     j.integer = x->dtype != WT_F32;

@@ -38,7 +38,7 @@ static bool merge_run(const wt_tensor *t, int first, int n, uint64_t *stride)
 
 wt_status wg_op_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced, wt_tensor *out)
 {
-    if (out->dtype != WT_I32 || wt_dtype_size(x->dtype) != 4 || x->dtype == WT_F16)
+    if (out->dtype != WT_I32 || wt_dtype_storage_size(x->dtype) != 4 || x->dtype == WT_F16)
         return wt_fail(WT_ERR_UNSUPPORTED, "argreduce: dtype %d on webgpu", (int)x->dtype);
     const uint64_t rows = (uint64_t)out->numel;
     uint64_t row_len = 1;

@@ -369,7 +369,7 @@ wt_status wg_op_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor
                        wt_tensor *out)
 {
     const wt_reduce_info *info = wt_reduce_info_of(r->op);
-    if (!info || x->dtype != out->dtype || wt_dtype_size(x->dtype) != 4)
+    if (!info || x->dtype != out->dtype || wt_dtype_storage_size(x->dtype) != 4)
         return wt_fail(WT_ERR_UNSUPPORTED, "reduce: op %d of dtype %d into %d on webgpu", (int)r->op,
                        (int)x->dtype, (int)out->dtype);
     reduce_variant v = {info, x->dtype != WT_F32, r->shift ? r->shift->storage : NULL,
