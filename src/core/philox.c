@@ -52,7 +52,7 @@ static double normal_quantile(double p)
             (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
     }
     double e = 0.5 * erfc(-z / sqrt(2.0)) - p;
-    double u = e * sqrt(2 * M_PI) * exp(z * z / 2);
+    double u = e * 2.5066282746310002 * exp(z * z / 2); /* sqrt(2 pi) */
     return z - u / (1 + z * u / 2);
 }
 
