@@ -92,21 +92,6 @@ static void check_kat(void)
 
 /* ------------------------------------------------------------- helpers */
 
-static float half_to_float(uint16_t h)
-{
-    uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31, m = h & 1023, bits;
-    if (e == 31) bits = s | 0x7f800000u | (m << 13);
-    else if (e) bits = s | ((e + 112) << 23) | (m << 13);
-    else {
-        float f = ldexpf((float)m, -24);
-        memcpy(&bits, &f, 4);
-        bits |= s;
-    }
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
 /* Reads t (f32, f16 or i32) as floats; NULL on failure (counted). */
 static float *read_floats(const wt_tensor *t)
 {
@@ -123,7 +108,7 @@ static float *read_floats(const wt_tensor *t)
     }
     for (int64_t i = 0; i < n; i++) {
         if (d == WT_F32) f[i] = ((float *)raw)[i];
-        else if (d == WT_F16) f[i] = half_to_float(((uint16_t *)raw)[i]);
+        else if (d == WT_F16) f[i] = (float)test_half_to_double(((uint16_t *)raw)[i]);
         else f[i] = (float)((int32_t *)raw)[i];
     }
     free(raw);
@@ -155,19 +140,8 @@ static void check_values(const wt_tensor *t, wt_dtype dtype, int ndim, const int
 static float round_to(wt_dtype d, double v)
 {
     if (d == WT_I32) return (float)(int32_t)v;
-    float f = (float)v;
-    if (d != WT_F16) return f;
-    /* f32 -> f16 -> f32, nearest even (no overflow in these tests). */
-    uint32_t bits;
-    memcpy(&bits, &f, 4);
-    int e = (int)((bits >> 23) & 255) - 127;
-    if (f == 0 || e >= 16) return f;
-    int shift = e < -14 ? 13 + (-14 - e) : 13;
-    if (shift > 24) return 0.0f * f;
-    uint32_t mant = (bits & 0x7fffff) | 0x800000, half = 1u << (shift - 1), low = mant & ((1u << shift) - 1);
-    mant >>= shift;
-    if (low > half || (low == half && (mant & 1))) mant++;
-    return copysignf(ldexpf((float)mant, e - 23 + shift), f);
+    if (d == WT_F16) return (float)test_half_to_double(test_double_to_half((double)(float)v));
+    return (float)v;
 }
 
 /* ------------------------------------------------------------ creation */

@@ -295,22 +295,6 @@ static void case_end(void)
     else g_cases_passed++;
 }
 
-static float half_to_float(uint16_t h)
-{
-    uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31, m = h & 1023, bits;
-    if (e == 31) bits = s | 0x7f800000u | (m << 13);
-    else if (e) bits = s | ((e + 112) << 23) | (m << 13);
-    else if (!m) bits = s;
-    else {
-        float f = ldexpf((float)m, -24);
-        memcpy(&bits, &f, 4);
-        bits |= s;
-    }
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
 /* Reads t (any dtype) as doubles; for 4-byte dtypes with guards after the
  * data. NULL (reported) on failure. */
 static double *read_values(const wt_tensor *t)
@@ -347,7 +331,7 @@ static double *read_values(const wt_tensor *t)
         if (es == 2) {
             uint16_t h;
             memcpy(&h, raw + 2 * i, 2);
-            v[i] = half_to_float(h);
+            v[i] = (float)test_half_to_double(h);
         } else {
             v[i] = raw[i];
         }

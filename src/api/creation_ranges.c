@@ -15,6 +15,24 @@ static wt_status check_dtype(const char *fn, wt_dtype dtype, bool allow_i32)
     return WT_OK;
 }
 
+/* Takes t (f32, or already dtype), the result of a step that returned st:
+ * *out = t, cast to f16 when dtype is f16. */
+static wt_status land(wt_status st, wt_tensor *t, wt_dtype dtype, wt_tensor **out)
+{
+    if (st == WT_OK && dtype == WT_F16 && t->dtype != WT_F16) {
+        wt_tensor *h = NULL;
+        st = wt_cast(t, WT_F16, &h);
+        wt_tensor_release(t);
+        t = h;
+    }
+    if (st != WT_OK) {
+        wt_tensor_release(t);
+        return st;
+    }
+    *out = t;
+    return WT_OK;
+}
+
 /* A 1-D or 2-D tensor of dtype from n doubles: f32 (or i32) uploaded, f16
  * through one rounding cast of the f32 values. vals is freed. */
 static wt_status from_values(const char *fn, wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
@@ -34,18 +52,7 @@ static wt_status from_values(const char *fn, wt_context *ctx, wt_dtype dtype, in
     wt_status st = wt_tensor_alloc(ctx, dtype == WT_F16 ? WT_F32 : dtype, ndim, shape, &t);
     if (st == WT_OK && n > 0) st = ctx->ops->upload(ctx, t->storage, 0, buf, (size_t)n * 4);
     free(buf);
-    if (st == WT_OK && dtype == WT_F16) {
-        wt_tensor *h = NULL;
-        st = wt_cast(t, WT_F16, &h);
-        wt_tensor_release(t);
-        t = h;
-    }
-    if (st != WT_OK) {
-        wt_tensor_release(t);
-        return st;
-    }
-    *out = t;
-    return WT_OK;
+    return land(st, t, dtype, out);
 }
 
 static wt_status values(const char *fn, int64_t n, double **vals)
@@ -132,19 +139,8 @@ static wt_status random_tensor(const char *fn, wt_context *ctx, wt_dtype dtype, 
     wt_tensor *t = NULL;
     wt_status st = wt_tensor_alloc(ctx, WT_F32, ndim, shape, &t);
     if (st == WT_OK && t->numel > 0) st = ctx->ops->random(ctx, r, x, t);
-    if (st == WT_OK && dtype == WT_F16) {
-        wt_tensor *h = NULL;
-        st = wt_cast(t, WT_F16, &h);
-        wt_tensor_release(t);
-        t = h;
-    }
-    if (st != WT_OK) {
-        wt_tensor_release(t);
-        wt_error_prefix(fn);
-        return st;
-    }
-    *out = t;
-    return WT_OK;
+    if (st != WT_OK) wt_error_prefix(fn);
+    return land(st, t, dtype, out);
 }
 
 static wt_status check_random(const char *fn, wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,

@@ -20,22 +20,6 @@ typedef struct arg_params {
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-/* Folds axes [first, first + n) of t into one run; false if they do not. */
-static bool merge_run(const wt_tensor *t, int first, int n, uint64_t *stride)
-{
-    int nd = n;
-    int64_t shape[WT_MAX_DIMS], strides[1][WT_MAX_DIMS];
-    for (int i = 0; i < n; i++) shape[i] = t->shape[first + i], strides[0][i] = t->strides[first + i];
-    if (nd == 0) {
-        *stride = 0;
-        return true;
-    }
-    wt_coalesce(&nd, shape, 1, strides);
-    if (nd != 1 || strides[0][0] < 0) return false;
-    *stride = (uint64_t)strides[0][0];
-    return true;
-}
-
 wt_status wg_op_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced, wt_tensor *out)
 {
     if (out->dtype != WT_I32 || wt_dtype_storage_size(x->dtype) != 4 || x->dtype == WT_F16)
@@ -51,8 +35,9 @@ wt_status wg_op_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int 
     wt_status st = WT_OK;
     wt_tensor *packed = NULL;
     const wt_storage *src = x->storage;
-    uint64_t x_offset = (uint64_t)x->offset, row_stride, elem_stride;
-    if (!merge_run(x, 0, out->ndim, &row_stride) || !merge_run(x, out->ndim, nreduced, &elem_stride)) {
+    uint64_t x_offset = (uint64_t)x->offset, row_stride, elem_stride, extent;
+    if (!wg_merge_axes(x, 0, out->ndim, &extent, &row_stride) ||
+        !wg_merge_axes(x, out->ndim, nreduced, &extent, &elem_stride)) {
         if ((st = wt_tensor_alloc(ctx, x->dtype, x->ndim, x->shape, &packed)) != WT_OK) return st;
         if ((st = is_float ? wg_op_copy(ctx, x, packed) : wg_op_cast(ctx, x, packed)) != WT_OK) {
             wt_tensor_release(packed);

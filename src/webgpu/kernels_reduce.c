@@ -338,9 +338,7 @@ static wt_status reduce_matrix_run(wt_context *ctx, const reduce_variant *v, red
     return st;
 }
 
-/* Folds axes [first, first + n) of t into one: false when they do not
- * merge into a single stride. */
-static bool merge_axes(const wt_tensor *t, int first, int n, uint64_t *extent, uint64_t *stride)
+bool wg_merge_axes(const wt_tensor *t, int first, int n, uint64_t *extent, uint64_t *stride)
 {
     int nd = n;
     int64_t shape[WT_MAX_DIMS], strides[1][WT_MAX_DIMS];
@@ -391,8 +389,8 @@ wt_status wg_op_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor
 
     reduce_matrix m = plain_matrix(x->storage, (uint64_t)x->offset, rows, row_len, 0, 0);
     uint64_t kept_extent, red_extent;
-    bool merged = merge_axes(x, 0, out->ndim, &kept_extent, &m.row_stride) &&
-                  merge_axes(x, out->ndim, nreduced, &red_extent, &m.elem_stride);
+    bool merged = wg_merge_axes(x, 0, out->ndim, &kept_extent, &m.row_stride) &&
+                  wg_merge_axes(x, out->ndim, nreduced, &red_extent, &m.elem_stride);
     /* Neither unit stride: neither kernel reads coalesced; a gather pays. */
     if (merged && row_len > REDUCE_SHORT_ROW && rows > 1 && m.row_stride != 1 &&
         m.elem_stride != 1)

@@ -125,6 +125,9 @@ typedef struct wg_dot_rows {
 bool wg_dot_rows_fits(const wg_dot_rows *d);
 wt_status wg_reduce_dot_rows(wt_context *ctx, const wg_dot_rows *d, wt_tensor *out);
 /* --- reductions, scans, random numbers --- */
+/* Folds axes [first, first + n) of t into one run (kernels_reduce.c): false
+ * when they do not merge into a single non-negative stride. */
+bool wg_merge_axes(const wt_tensor *t, int first, int n, uint64_t *extent, uint64_t *stride);
 wt_status wg_op_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
                           wt_tensor *out);
 wt_status wg_op_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n, int64_t inner,
