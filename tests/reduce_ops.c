@@ -634,6 +634,91 @@ static void run_scan(bool prod, const scan_case *sc)
     case_end();
 }
 
+/* ------------------------------------------------------------------- f16 */
+
+/* f16 inputs reduce in f32 and round once to f16: the reference is the
+ * float64 result of the f16 values, within half an f16 ulp plus the f32
+ * allowance (argmax exact, i32). */
+static void run_f16(const red_entry *e, const char *text, int naxes, const int *axes)
+{
+    case_begin("op=%s(%g) f16 x=%s naxes=%d", e->name, e->param, text, naxes);
+    input_spec spec;
+    char err[256];
+    test_input in;
+    if (!spec_parse(text, &spec, err, sizeof err) ||
+        input_build(g_ctx, &spec, e->lo, e->hi, NULL, 0, &in, err, sizeof err) != WT_OK) {
+        fail("building the input: %s", err);
+        case_end();
+        return;
+    }
+    wt_tensor *h = NULL, *out = NULL;
+    wt_status s = wt_cast(in.dev, WT_F16, &h);
+    for (int64_t i = 0; i < in.host.numel; i++)
+        in.host.data[i] = (float)test_half_to_double(test_double_to_half(in.host.data[i]));
+    groups g;
+    make_groups(&in.host, naxes, axes, false, &g);
+    if (s == WT_OK) s = e->call(h, naxes, axes, false, &out);
+    if (s != WT_OK) {
+        fail("returned %s (%s)", wt_status_string(s), wt_last_error());
+    } else {
+        wt_dtype want_dtype = e->out == WT_I32 ? WT_I32 : WT_F16;
+        check_shape(out, g.ndim, g.shape, want_dtype);
+        double *want = malloc((size_t)(g.nout ? g.nout : 1) * sizeof(double));
+        double *scale = malloc((size_t)(g.nout ? g.nout : 1) * sizeof(double));
+        for (int64_t o = 0; o < g.nout; o++) {
+            want[o] = e->ref(g.vals + o * g.count, g.count, e->param, &scale[o]);
+            /* Half an f16 ulp of the result, as a share of the op's scale. */
+            if (want_dtype == WT_F16) scale[o] += fabs(want[o]) * 50.0;
+        }
+        double *got = read_values(out);
+        tol_kind tol = want_dtype == WT_I32 ? TOL_EXACT : e->tol == TOL_EXACT ? TOL_SUM : e->tol;
+        if (got) compare(got, want, scale, g.nout, g.count, tol);
+        free(got), free(want), free(scale);
+    }
+    free(g.vals);
+    wt_tensor_release(h);
+    wt_tensor_release(out);
+    input_free(&in);
+    case_end();
+}
+
+static void run_scan_f16(void)
+{
+    case_begin("op=cumsum f16 x=[37,53] axis=1");
+    const int64_t shape[2] = {37, 53};
+    uint16_t bits[37 * 53];
+    double vals[37 * 53];
+    for (int i = 0; i < 37 * 53; i++) {
+        bits[i] = test_double_to_half((double)((i * 37) % 101 - 50) / 16.0);
+        vals[i] = test_half_to_double(bits[i]);
+    }
+    wt_tensor *x = NULL, *out = NULL;
+    wt_status s = wt_tensor_from_data(g_ctx, WT_F16, 2, shape, bits, &x);
+    if (s == WT_OK) s = wt_cumsum(x, 1, &out);
+    if (s != WT_OK) {
+        fail("returned %s (%s)", wt_status_string(s), wt_last_error());
+    } else {
+        check_shape(out, 2, shape, WT_F16);
+        double *got = read_values(out);
+        for (int r = 0; got && r < 37; r++) {
+            double acc = 0;
+            for (int c = 0; c < 53; c++) {
+                acc += vals[r * 53 + c]; /* sums of sixteenths: exact in f32, then one f16 rounding */
+                double want = test_half_to_double(test_double_to_half(acc));
+                if (got[r * 53 + c] != want) {
+                    fail("element [%d,%d]: got %.9g, want %.9g", r, c, got[r * 53 + c], want);
+                    r = 37;
+                    break;
+                }
+            }
+        }
+        free(got);
+    }
+    wt_tensor_release(x);
+    wt_tensor_release(out);
+    case_end();
+}
+
 /* -------------------------------------------------------------- bad input */
 
 static void expect(wt_status got, wt_status want, wt_tensor *out, const char *what)
@@ -730,6 +815,13 @@ int main(int argc, char **argv)
         if (e->big) run_reduction(e, "many rows", "[70001,65]", 1, (const int[]){1}, false, e->lo, e->hi);
         if (e->in == WT_F32) run_specials(e);
     }
+    for (int i = 0; i < g_nred; i++) {
+        if (g_red[i].in != WT_F32) continue;
+        const int ax1 = 1;
+        run_f16(&g_red[i], "[37,53]", 1, &ax1);
+        run_f16(&g_red[i], "[29,31].T(0,1)", 0, NULL);
+    }
+    run_scan_f16();
     for (int p = 0; p < 2; p++)
         for (size_t i = 0; i < sizeof g_scan_cases / sizeof g_scan_cases[0]; i++) run_scan(p == 1, &g_scan_cases[i]);
     run_bad_input();
