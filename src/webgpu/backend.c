@@ -268,6 +268,12 @@ const wt_backend_ops wt_webgpu_backend = {
     .matmul = wg_op_matmul,
     .reduce = wg_op_reduce,
     .rowwise = wg_op_rowwise,
+    /* --- data movement --- */
+    .remap = wg_op_remap,
+    .copy_into = wg_op_copy_into,
+    .gather = wg_op_gather,
+    .scatter_add = wg_op_scatter_add,
+    .argsort_rows = wg_op_argsort_rows,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
 };
