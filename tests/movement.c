@@ -419,7 +419,7 @@ int main(int argc, char **argv)
     if (test_create_context(g_backend, &g_ctx) != WT_OK) return test_summary("movement");
     /* i32 needs the integer dtype; without it the f32/f16 cases run. */
     wt_tensor *probe = NULL;
-    if (wt_tensor_zeros(g_ctx, WT_I32, 1, (int64_t[]){1}, &probe) != WT_OK) {
+    if (wt_tensor_from_data(g_ctx, WT_I32, 1, (int64_t[]){1}, (int32_t[]){1}, &probe) != WT_OK) {
         printf("note: WT_I32 tensors are not available; i32 cases skipped\n");
         g_ndtypes = 2;
     }
