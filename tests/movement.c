@@ -6,6 +6,7 @@
  * gets its expected code. */
 #include "mv_util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,12 @@ static void test_views(wt_dtype dt)
     wt_tensor_release(t);
     mv_expect_code("unsqueeze axis 5", wt_unsqueeze(x.dev, 5, &t), WT_ERR_INVALID_ARGUMENT);
     mv_expect_code("squeeze axis 3", wt_squeeze(x.dev, 1, (int[]){3}, &t), WT_ERR_INVALID_ARGUMENT);
+    mv_expect_code("squeeze NULL x", wt_squeeze(NULL, 0, NULL, &t), WT_ERR_INVALID_ARGUMENT);
+    mv_expect_code("flip NULL out", wt_flip(x.dev, 0, NULL, NULL), WT_ERR_INVALID_ARGUMENT);
+    mv_expect_code("pad NULL x", wt_pad(NULL, 0, NULL, WT_PAD_CONSTANT, 0, &t), WT_ERR_INVALID_ARGUMENT);
+    mv_expect_code("copy_into NULL src", wt_copy_into(x.dev, NULL), WT_ERR_INVALID_ARGUMENT);
+    mv_expect_code("concat NULL entry", wt_concat(2, (const wt_tensor *[]){x.dev, NULL}, 0, &t),
+                   WT_ERR_INVALID_ARGUMENT);
     mv_free(&x);
 
     /* flatten of a transposed view: a copy, in the view's order. */
@@ -204,6 +211,22 @@ static void test_pad(wt_dtype dt)
         wt_tensor_release(t);
         free(e);
     }
+    /* A slice starting at an odd element offset (f16: inside a word). */
+    wt_tensor *odd_view = NULL;
+    if (CHECK(wt_slice(x.dev, 1, 1, 4, 1, &odd_view) == WT_OK, "slice")) { /* [5, 3] at offset 1 */
+        hview ho = hv_of(x.bits, odd_view);
+        const int64_t po[2] = {2, 1}, os[2] = {5, 6};
+        uint32_t e[30];
+        for (int64_t r = 0; r < 5; r++)
+            for (int64_t c = 0; c < 6; c++) {
+                int64_t co[2] = {r, pad_source(WT_PAD_REFLECT, c, 2, 3)};
+                e[r * 6 + c] = hv_at(&ho, co);
+            }
+        CHECK(wt_pad(odd_view, 2, po, WT_PAD_REFLECT, 0, &t) == WT_OK, "pad odd offset: %s", wt_last_error());
+        mv_expect(WHAT("%s reflect pad of a view at an odd offset", dn), t, dt, 2, os, e);
+        wt_tensor_release(t);
+    }
+    wt_tensor_release(odd_view);
     /* Only the last axis, of a 1-element tensor, and of an empty one. */
     const int64_t p1[2] = {2, 3};
     const int64_t es[2] = {0, 3};
@@ -371,6 +394,25 @@ static void test_copy_into(wt_dtype dt)
     CHECK(wt_copy_into(b, a) == WT_OK, "copy_into overlapping: %s", wt_last_error());
     mv_expect(WHAT("%s copy_into overlapping (shift right)", dn), cache.dev, dt, 2, cs, e2);
     mv_expect_code("copy_into shape mismatch", wt_copy_into(dst, cache.dev), WT_ERR_SHAPE);
+    /* A 0-d src fills the view; an f32 src converts into an f16 dst. */
+    mv_input sc;
+    if (mv_make_from(dt, 0, NULL, (uint32_t[]){mv_bits_of(dt, 3)}, &sc)) {
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 4; c++) e2[(1 + r) * 9 + 1 + 2 * c] = mv_bits_of(dt, 3);
+        CHECK(wt_copy_into(dst, sc.dev) == WT_OK, "copy_into 0-d: %s", wt_last_error());
+        mv_expect(WHAT("%s copy_into from a 0-d src", dn), cache.dev, dt, 2, cs, e2);
+        mv_free(&sc);
+    }
+    if (dt == WT_F16 && mv_make_from(WT_F32, 1, &four, (uint32_t[]){mv_bits_of(WT_F32, 1.5), mv_bits_of(WT_F32, -2),
+                                                                   mv_bits_of(WT_F32, 0.25), mv_bits_of(WT_F32, 1e6)},
+                                     &sc)) {
+        const double vals[4] = {1.5, -2, 0.25, INFINITY};
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 4; c++) e2[(1 + r) * 9 + 1 + 2 * c] = mv_bits_of(WT_F16, vals[c]);
+        CHECK(wt_copy_into(dst, sc.dev) == WT_OK, "copy_into f32 -> f16: %s", wt_last_error());
+        mv_expect("f16 copy_into from an f32 src (converted)", cache.dev, dt, 2, cs, e2);
+        mv_free(&sc);
+    }
     wt_tensor *exp = NULL;
     const int64_t o1 = 1, e34[2] = {3, 4};
     mv_input o;
