@@ -1,6 +1,6 @@
 /* movement <cpu|vulkan|gles>: views (squeeze, unsqueeze, flatten, split,
  * chunk), concat / stack, pad, repeat / tile, flip, roll, tril / triu and
- * copy_into, for f32, f16 and i32, against host references computed here
+ * copy_into, for f32, f16, i32 and bool, against host references computed here
  * on the elements' bits (data movement must be exact). Inputs include
  * transposed, strided and expanded views and empty tensors; bad input
  * gets its expected code. */
@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const wt_dtype k_dtypes[] = {WT_F32, WT_F16, WT_I32};
-static int g_ndtypes = 3;
+static const wt_dtype k_dtypes[] = {WT_F32, WT_F16, WT_I32, WT_BOOL};
 static char g_what[256];
 
 #define WHAT(...) (snprintf(g_what, sizeof g_what, __VA_ARGS__), g_what)
@@ -459,14 +458,7 @@ int main(int argc, char **argv)
     printf("movement %s: seed %llu\n", test_backend_name(g_backend), (unsigned long long)seed);
     test_rng_seed(seed);
     if (test_create_context(g_backend, &g_ctx) != WT_OK) return test_summary("movement");
-    /* i32 needs the integer dtype; without it the f32/f16 cases run. */
-    wt_tensor *probe = NULL;
-    if (wt_tensor_from_data(g_ctx, WT_I32, 1, (int64_t[]){1}, (int32_t[]){1}, &probe) != WT_OK) {
-        printf("note: WT_I32 tensors are not available; i32 cases skipped\n");
-        g_ndtypes = 2;
-    }
-    wt_tensor_release(probe);
-    for (int i = 0; i < g_ndtypes; i++) {
+    for (int i = 0; i < 4; i++) {
         wt_dtype dt = k_dtypes[i];
         test_views(dt);
         test_split_chunk(dt);

@@ -1,6 +1,7 @@
 /* movement_index <cpu|vulkan|gles>: the index-driven ops (gather,
  * index_select, embedding, scatter_add, index_add, one_hot) and sorting
- * (sort, argsort, topk), for f32, f16 and i32 data, against host
+ * (sort, argsort, topk), for f32, f16, i32 and bool data (scatter: not
+ * bool), against host
  * references computed here; out-of-range and float indices, bad axes and
  * mismatched shapes get their expected codes. */
 #include "mv_util.h"
@@ -10,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const wt_dtype k_dtypes[] = {WT_F32, WT_F16, WT_I32};
+static const wt_dtype k_dtypes[] = {WT_F32, WT_F16, WT_I32, WT_BOOL};
 static char g_what[256];
 
 #define WHAT(...) (snprintf(g_what, sizeof g_what, __VA_ARGS__), g_what)
@@ -226,6 +227,17 @@ static void test_scatter(wt_dtype dt)
     mv_free(&src);
 }
 
+static void test_scatter_bool(void)
+{
+    mv_input x;
+    const int64_t two = 2;
+    if (!mv_make(WT_BOOL, 1, &two, &x)) return;
+    wt_tensor *idx = make_index(1, &two, (int32_t[]){0, 1}), *t = NULL;
+    mv_expect_code("scatter_add of bool", wt_scatter_add(x.dev, 0, idx, x.dev, &t), WT_ERR_UNSUPPORTED);
+    wt_tensor_release(idx);
+    mv_free(&x);
+}
+
 static void test_one_hot(void)
 {
     const int64_t is[2] = {2, 3};
@@ -282,6 +294,7 @@ static uint32_t special_bits(wt_dtype dt)
 {
     uint64_t r = test_rng_next() % 16;
     if (dt == WT_I32) return (uint32_t)((int32_t)(test_rng_next() % 9) - 4 + (r == 0 ? INT32_MIN / 2 : 0));
+    if (dt == WT_BOOL) return (uint32_t)(r & 1);
     double v = (double)((int)(test_rng_next() % 9) - 4) * 0.5;
     if (r == 0) v = NAN;
     if (r == 1) v = INFINITY;
@@ -393,20 +406,14 @@ int main(int argc, char **argv)
     printf("movement_index %s: seed %llu\n", test_backend_name(g_backend), (unsigned long long)seed);
     test_rng_seed(seed);
     if (test_create_context(g_backend, &g_ctx) != WT_OK) return test_summary("movement_index");
-    /* Index tensors need the integer dtype; without it only the sorts run. */
-    wt_tensor *probe = NULL;
-    bool have_i32 = wt_tensor_from_data(g_ctx, WT_I32, 1, (int64_t[]){1}, (int32_t[]){1}, &probe) == WT_OK;
-    wt_tensor_release(probe);
-    if (!have_i32) printf("note: WT_I32 tensors are not available; index cases skipped\n");
-    for (int i = 0; i < (have_i32 ? 3 : 2); i++) {
-        if (have_i32) {
-            test_gather(k_dtypes[i]);
-            test_embedding(k_dtypes[i]);
-            test_scatter(k_dtypes[i]);
-        }
+    for (int i = 0; i < 4; i++) {
+        test_gather(k_dtypes[i]);
+        test_embedding(k_dtypes[i]);
+        if (k_dtypes[i] != WT_BOOL) test_scatter(k_dtypes[i]);
         test_sort(k_dtypes[i]);
     }
-    if (have_i32) test_one_hot();
+    test_scatter_bool();
+    test_one_hot();
     test_long_sort();
     wt_context_destroy(g_ctx);
     return test_summary("movement_index");

@@ -34,6 +34,7 @@ uint32_t mv_bits_of(wt_dtype dtype, double v)
 {
     if (dtype == WT_F32) return f32_bits((float)v);
     if (dtype == WT_F16) return half_of_exact(v);
+    if (dtype == WT_BOOL) return v != 0;
     return (uint32_t)(int32_t)v;
 }
 
@@ -56,7 +57,7 @@ double mv_value_of(wt_dtype dtype, uint32_t bits)
 
 const char *mv_dtype_name(wt_dtype dtype)
 {
-    return dtype == WT_F32 ? "f32" : dtype == WT_F16 ? "f16" : dtype == WT_I32 ? "i32" : "other";
+    return wt_dtype_name(dtype);
 }
 
 int64_t mv_numel(int ndim, const int64_t *shape)
@@ -89,6 +90,7 @@ bool mv_make_from(wt_dtype dtype, int ndim, const int64_t *shape, const uint32_t
     for (int64_t i = 0; i < in->numel; i++) {
         in->bits[i] = bits[i];
         if (dtype == WT_F16) ((uint16_t *)data)[i] = (uint16_t)bits[i];
+        else if (dtype == WT_BOOL) ((uint8_t *)data)[i] = (uint8_t)bits[i];
         else ((uint32_t *)data)[i] = bits[i];
     }
     wt_status st = wt_tensor_from_data(g_ctx, dtype, ndim, shape, data, &in->dev);
@@ -108,7 +110,9 @@ bool mv_make(wt_dtype dtype, int ndim, const int64_t *shape, mv_input *in)
             uint32_t h = (uint32_t)(r & 0xffff);
             if ((h & 0x7c00) == 0x7c00) h &= 0xbfff; /* no inf / NaN */
             b[i] = h;
-        } else
+        } else if (dtype == WT_BOOL)
+            b[i] = (uint32_t)(r & 1);
+        else
             b[i] = (uint32_t)((int32_t)(r % 2000) - 1000);
     }
     bool ok = mv_make_from(dtype, ndim, shape, b, in);
@@ -144,6 +148,11 @@ uint32_t hv_at(const hview *v, const int64_t *coord)
 
 #define GUARD_BYTES 64
 
+static uint32_t host_elem(const unsigned char *buf, size_t es, int64_t i)
+{
+    return es == 1 ? buf[i] : es == 2 ? ((const uint16_t *)buf)[i] : ((const uint32_t *)buf)[i];
+}
+
 bool mv_expect(const char *what, const wt_tensor *t, wt_dtype dtype, int ndim, const int64_t *shape,
                const uint32_t *expect)
 {
@@ -166,14 +175,14 @@ bool mv_expect(const char *what, const wt_tensor *t, wt_dtype dtype, int ndim, c
         if (buf[i] != 0xA5) ok = CHECK(false, "%s: read wrote past the end", what);
     int64_t bad = 0, first = -1;
     for (int64_t i = 0; ok && i < n; i++) {
-        uint32_t got = es == 2 ? ((uint16_t *)buf)[i] : ((uint32_t *)buf)[i];
+        uint32_t got = host_elem(buf, es, i);
         if (got != expect[i]) {
             if (first < 0) first = i;
             bad++;
         }
     }
     if (ok && bad) {
-        uint32_t got = es == 2 ? ((uint16_t *)buf)[first] : ((uint32_t *)buf)[first];
+        uint32_t got = host_elem(buf, es, first);
         ok = CHECK(false, "%s: %lld of %lld elements differ; first at %lld: got 0x%x, expected 0x%x", what,
                    (long long)bad, (long long)n, (long long)first, got, expect[first]);
     } else if (ok) {

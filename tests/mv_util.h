@@ -10,7 +10,7 @@ extern wt_context *g_ctx;
 extern test_backend g_backend;
 
 /* A device tensor and its elements' bits (one uint32 each: f32 bits, f16
- * bits in the low half, i32 as two's complement). */
+ * bits in the low half, i32 as two's complement, bool 0 or 1). */
 typedef struct mv_input {
     wt_tensor *dev;
     uint32_t *bits;
@@ -19,7 +19,7 @@ typedef struct mv_input {
 } mv_input;
 
 /* Random elements: f32 / f16 finite values of both signs (f16 random bit
- * patterns, NaN and inf excluded), i32 in [-1000, 1000). */
+ * patterns, NaN and inf excluded), i32 in [-1000, 1000), bool 0 / 1. */
 bool mv_make(wt_dtype dtype, int ndim, const int64_t *shape, mv_input *in);
 /* From given bits. */
 bool mv_make_from(wt_dtype dtype, int ndim, const int64_t *shape, const uint32_t *bits, mv_input *in);

@@ -277,10 +277,8 @@ wt_status wt_one_hot(const wt_tensor *index, int64_t num_classes, wt_tensor **ou
     /* zeros [index..., C], then 1 added at each index along the last axis. */
     wt_tensor *z = NULL, *one = NULL, *ones = NULL, *iv = NULL;
     const int32_t one_value = 1;
-    /* Filled as f32 0.0, whose bits are i32 0, then labelled i32. */
-    if ((st = wt_tensor_alloc(ctx, WT_F32, nd, shape, &z)) == WT_OK && z->numel > 0)
-        st = ctx->ops->fill(ctx, z, 0.0f);
-    if (z) z->dtype = WT_I32;
+    if ((st = wt_tensor_alloc(ctx, WT_I32, nd, shape, &z)) == WT_OK && z->numel > 0)
+        st = ctx->ops->fill_bits(ctx, z, 0);
     if (st == WT_OK && index->numel > 0) {
         if ((st = wt_tensor_alloc(ctx, WT_I32, 0, NULL, &one)) == WT_OK &&
             (st = ctx->ops->upload(ctx, one->storage, 0, &one_value, sizeof one_value)) == WT_OK &&

@@ -373,7 +373,7 @@ static bool may_overlap(const wt_tensor *a, const wt_tensor *b)
     int64_t a0, a1, b0, b1;
     extent_of(a, &a0, &a1);
     extent_of(b, &b0, &b1);
-    size_t ea = wt_dtype_size(a->dtype), eb = wt_dtype_size(b->dtype);
+    size_t ea = wt_dtype_storage_size(a->dtype), eb = wt_dtype_storage_size(b->dtype);
     /* In bytes, since a cast source may have another element size. */
     return a0 * (int64_t)ea < (b1 + 1) * (int64_t)eb && b0 * (int64_t)eb < (a1 + 1) * (int64_t)ea;
 }

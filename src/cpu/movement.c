@@ -50,7 +50,7 @@ static inline int64_t remap_axis(const wt_remap *r, int d, int64_t o, int64_t n)
 
 wt_status cpu_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out)
 {
-    const size_t es = wt_dtype_size(x->dtype);
+    const size_t es = wt_dtype_storage_size(x->dtype);
     const void *src = x->storage->host;
     void *dst = out->storage->host;
     const int nd = out->ndim;
@@ -79,7 +79,7 @@ wt_status cpu_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_t
 
 wt_status cpu_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst)
 {
-    const size_t es = wt_dtype_size(dst->dtype);
+    const size_t es = wt_dtype_storage_size(dst->dtype);
     int nd = dst->ndim;
     int64_t shape[WT_MAX_DIMS], strides[2][WT_MAX_DIMS];
     memcpy(shape, dst->shape, sizeof shape);
@@ -124,7 +124,7 @@ wt_status cpu_gather_index(wt_context *ctx, const wt_tensor *x, int axis, const 
     (void)trusted;
     wt_status st = check_indices(index, x->shape[axis]);
     if (st != WT_OK) return st;
-    const size_t es = wt_dtype_size(x->dtype);
+    const size_t es = wt_dtype_storage_size(x->dtype);
     const int32_t *iv = (const int32_t *)index->storage->host;
     const void *src = x->storage->host;
     void *dst = out->storage->host;
@@ -199,7 +199,7 @@ static int pair_cmp(const void *pa, const void *pb)
 wt_status cpu_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k,
                                   wt_tensor *out)
 {
-    const size_t es = wt_dtype_size(x->dtype);
+    const size_t es = wt_dtype_storage_size(x->dtype);
     const int nd = x->ndim;
     const int64_t n = x->shape[nd - 1], rows = x->numel / n, step = x->strides[nd - 1];
     if (n > UINT32_MAX) return wt_fail(WT_ERR_UNSUPPORTED, "cpu sort: rows of more than 2^32 elements");

@@ -30,7 +30,7 @@ wt_status wg_mv_check_indexing(const char *what, const wt_tensor *t)
     return WT_OK;
 }
 
-static bool elem2(const wt_tensor *t) { return wt_dtype_size(t->dtype) == 2; }
+static bool elem2(const wt_tensor *t) { return wt_dtype_storage_size(t->dtype) == 2; }
 
 static void copy_dims(uint32_t *dst, const int64_t *src, int n)
 {
@@ -138,13 +138,12 @@ wt_status wg_op_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst)
 
 /* ------------------------------------------------------ gather / scatter */
 
-/* A zeroed 2-word flag buffer (as an f32 tensor, so the fill kernel
- * clears it: 0.0f is all-zero bits). */
+/* A zeroed 2-word flag buffer. */
 static wt_status flag_create(wt_context *ctx, wt_tensor **flag)
 {
     const int64_t two = 2;
-    wt_status st = wt_tensor_alloc(ctx, WT_F32, 1, &two, flag);
-    if (st == WT_OK && (st = wg_op_fill(ctx, *flag, 0.0f)) != WT_OK) {
+    wt_status st = wt_tensor_alloc(ctx, WT_I32, 1, &two, flag);
+    if (st == WT_OK && (st = wg_op_fill_bits(ctx, *flag, 0)) != WT_OK) {
         wt_tensor_release(*flag);
         *flag = NULL;
     }
