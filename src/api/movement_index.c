@@ -30,7 +30,7 @@ wt_status mv_scatter_add(const char *fn, const wt_tensor *x, int axis, const wt_
     wt_status st = mv_need(fn, ctx, (const void *)ctx->ops->scatter_add);
     if (st != WT_OK) return st;
     if (x->dtype != WT_F32 && x->dtype != WT_F16 && x->dtype != WT_I32)
-        return wt_fail(WT_ERR_UNSUPPORTED, "%s: dtype %d cannot be added to (f32, f16, i32)", fn, (int)x->dtype);
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: %s cannot be added to (f32, f16, i32)", fn, wt_dtype_name(x->dtype));
     wt_tensor *t;
     if ((st = mv_materialize(x, &t)) != WT_OK) return st;
     if (index->numel > 0 && (st = ctx->ops->scatter_add(ctx, t, axis, index, src)) != WT_OK) {
@@ -42,15 +42,45 @@ wt_status mv_scatter_add(const char *fn, const wt_tensor *x, int axis, const wt_
     return WT_OK;
 }
 
-wt_status wt_gather(const wt_tensor *x, int axis, const wt_tensor *index, wt_tensor **out)
+/* The checks every op here starts with: out, x (and src, when given, of
+ * x's dtype and context), an i32 index of x's context, axis -> *a (a 0-d x
+ * counts as 1-d). */
+static wt_status check_indexed(const char *fn, const wt_tensor *x, int axis, const wt_tensor *index,
+                               const wt_tensor *src, wt_tensor **out, int *a)
 {
-    const char *fn = "wt_gather";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = mv_check_input(fn, x)) != WT_OK || (st = mv_check_index(fn, x, index)) != WT_OK)
         return st;
-    int a;
-    if (!wt_norm_axis(axis, x->ndim > 0 ? x->ndim : 1, &a))
+    if (src) {
+        if ((st = mv_check_input(fn, src)) != WT_OK || (st = wt_check_same_context(fn, x, src)) != WT_OK)
+            return st;
+        if (src->dtype != x->dtype)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: src is %s, x is %s", fn, wt_dtype_name(src->dtype),
+                           wt_dtype_name(x->dtype));
+    }
+    if (!wt_norm_axis(axis, x->ndim > 0 ? x->ndim : 1, a))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: axis %d out of range for %d dims", fn, axis, x->ndim);
+    return WT_OK;
+}
+
+/* *out = r (taken), back to 0-d when x was 0-d. */
+static wt_status land_like(const wt_tensor *x, wt_status st, wt_tensor *r, wt_tensor **out)
+{
+    if (st == WT_OK && x->ndim == 0) {
+        st = wt_tensor_view(r, 0, NULL, NULL, 0, out);
+        wt_tensor_release(r);
+        return st;
+    }
+    *out = r;
+    return st;
+}
+
+wt_status wt_gather(const wt_tensor *x, int axis, const wt_tensor *index, wt_tensor **out)
+{
+    const char *fn = "wt_gather";
+    int a;
+    wt_status st = check_indexed(fn, x, axis, index, NULL, out, &a);
+    if (st != WT_OK) return st;
     char b1[160], b2[160];
     bool fits = index->ndim == x->ndim;
     for (int d = 0; fits && d < x->ndim; d++)
@@ -64,26 +94,17 @@ wt_status wt_gather(const wt_tensor *x, int axis, const wt_tensor *index, wt_ten
         st = mv_gather(fn, xv, a, iv, &r);
     wt_tensor_release(xv);
     wt_tensor_release(iv);
-    if (st == WT_OK && index->ndim == 0) { /* back to 0-d */
-        st = wt_tensor_view(r, 0, NULL, NULL, 0, out);
-        wt_tensor_release(r);
-        return st;
-    }
-    *out = r;
-    return st;
+    return land_like(index, st, r, out);
 }
 
 wt_status wt_index_select(const wt_tensor *x, int axis, const wt_tensor *index, wt_tensor **out)
 {
     const char *fn = "wt_index_select";
-    wt_status st = wt_check_out(fn, out);
-    if (st != WT_OK || (st = mv_check_input(fn, x)) != WT_OK || (st = mv_check_index(fn, x, index)) != WT_OK)
-        return st;
+    int a;
+    wt_status st = check_indexed(fn, x, axis, index, NULL, out, &a);
+    if (st != WT_OK) return st;
     if (index->ndim > 1)
         return wt_fail(WT_ERR_SHAPE, "%s: index must be 1-D or 0-d (it has %d dims)", fn, index->ndim);
-    int a;
-    if (!wt_norm_axis(axis, x->ndim > 0 ? x->ndim : 1, &a))
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: axis %d out of range for %d dims", fn, axis, x->ndim);
     wt_tensor *xv, *iv = NULL, *r = NULL;
     if ((st = mv_at_least_1d(x, &xv)) != WT_OK) return st;
     int64_t shape[WT_MAX_DIMS], strides[WT_MAX_DIMS] = {0};
@@ -94,13 +115,7 @@ wt_status wt_index_select(const wt_tensor *x, int axis, const wt_tensor *index, 
         st = mv_gather(fn, xv, a, iv, &r);
     wt_tensor_release(xv);
     wt_tensor_release(iv);
-    if (st == WT_OK && x->ndim == 0) {
-        st = wt_tensor_view(r, 0, NULL, NULL, 0, out);
-        wt_tensor_release(r);
-        return st;
-    }
-    *out = r;
-    return st;
+    return land_like(x, st, r, out);
 }
 
 wt_status wt_embedding(const wt_tensor *table, const wt_tensor *index, wt_tensor **out)
@@ -149,16 +164,9 @@ wt_status wt_scatter_add(const wt_tensor *x, int axis, const wt_tensor *index, c
                          wt_tensor **out)
 {
     const char *fn = "wt_scatter_add";
-    wt_status st = wt_check_out(fn, out);
-    if (st != WT_OK || (st = mv_check_input(fn, x)) != WT_OK || (st = mv_check_input(fn, src)) != WT_OK ||
-        (st = mv_check_index(fn, x, index)) != WT_OK || (st = wt_check_same_context(fn, x, src)) != WT_OK)
-        return st;
-    if (src->dtype != x->dtype)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: src has dtype %d, x dtype %d", fn, (int)src->dtype,
-                       (int)x->dtype);
     int a;
-    if (!wt_norm_axis(axis, x->ndim > 0 ? x->ndim : 1, &a))
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: axis %d out of range for %d dims", fn, axis, x->ndim);
+    wt_status st = check_indexed(fn, x, axis, index, src, out, &a);
+    if (st != WT_OK) return st;
     bool fits = index->ndim == x->ndim && src->ndim == x->ndim;
     for (int d = 0; fits && d < x->ndim; d++)
         if (index->shape[d] > src->shape[d] || (d != a && index->shape[d] > x->shape[d])) fits = false;
@@ -180,31 +188,18 @@ wt_status wt_scatter_add(const wt_tensor *x, int axis, const wt_tensor *index, c
     wt_tensor_release(xv);
     wt_tensor_release(iv);
     wt_tensor_release(sv);
-    if (st == WT_OK && x->ndim == 0) {
-        st = wt_tensor_view(r, 0, NULL, NULL, 0, out);
-        wt_tensor_release(r);
-        return st;
-    }
-    *out = r;
-    return st;
+    return land_like(x, st, r, out);
 }
 
 wt_status wt_index_add(const wt_tensor *x, int axis, const wt_tensor *index, const wt_tensor *src,
                        wt_tensor **out)
 {
     const char *fn = "wt_index_add";
-    wt_status st = wt_check_out(fn, out);
-    if (st != WT_OK || (st = mv_check_input(fn, x)) != WT_OK || (st = mv_check_input(fn, src)) != WT_OK ||
-        (st = mv_check_index(fn, x, index)) != WT_OK || (st = wt_check_same_context(fn, x, src)) != WT_OK)
-        return st;
-    if (src->dtype != x->dtype)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: src has dtype %d, x dtype %d", fn, (int)src->dtype,
-                       (int)x->dtype);
+    int a;
+    wt_status st = check_indexed(fn, x, axis, index, src, out, &a);
+    if (st != WT_OK) return st;
     if (index->ndim > 1)
         return wt_fail(WT_ERR_SHAPE, "%s: index must be 1-D or 0-d (it has %d dims)", fn, index->ndim);
-    int a;
-    if (!wt_norm_axis(axis, x->ndim > 0 ? x->ndim : 1, &a))
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: axis %d out of range for %d dims", fn, axis, x->ndim);
     wt_tensor *xv = NULL, *iv = NULL, *sv = NULL, *r = NULL;
     if ((st = mv_at_least_1d(x, &xv)) != WT_OK) return st;
     int64_t want[WT_MAX_DIMS], strides[WT_MAX_DIMS] = {0};
@@ -227,13 +222,7 @@ wt_status wt_index_add(const wt_tensor *x, int axis, const wt_tensor *index, con
     wt_tensor_release(xv);
     wt_tensor_release(iv);
     wt_tensor_release(sv);
-    if (st == WT_OK && x->ndim == 0) {
-        st = wt_tensor_view(r, 0, NULL, NULL, 0, out);
-        wt_tensor_release(r);
-        return st;
-    }
-    *out = r;
-    return st;
+    return land_like(x, st, r, out);
 }
 
 /* max(index) + 1 from the host copy of index (the GPU waits). */

@@ -18,8 +18,8 @@ wt_status mv_check_index(const char *fn, const wt_tensor *x, const wt_tensor *in
 {
     if (!index) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: index tensor is NULL", fn);
     if (index->dtype != WT_I32)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: indices must be WT_I32 (got dtype %d)", fn,
-                       (int)index->dtype);
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: indices must be i32 (got %s)", fn,
+                       wt_dtype_name(index->dtype));
     return x ? wt_check_same_context(fn, x, index) : WT_OK;
 }
 
@@ -252,8 +252,8 @@ wt_status wt_concat(int n, const wt_tensor *const *xs, int axis, wt_tensor **out
         if ((st = mv_check_input(fn, xs[i])) != WT_OK) return st;
         if ((st = wt_check_same_context(fn, xs[0], xs[i])) != WT_OK) return st;
         if (xs[i]->dtype != xs[0]->dtype)
-            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: tensor %d has dtype %d, tensor 0 dtype %d", fn, i,
-                           (int)xs[i]->dtype, (int)xs[0]->dtype);
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: tensor %d is %s, tensor 0 is %s", fn, i,
+                           wt_dtype_name(xs[i]->dtype), wt_dtype_name(xs[0]->dtype));
     }
     const wt_tensor *x0 = xs[0];
     int a;

@@ -82,7 +82,7 @@ wt_status wg_op_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt
     elem_prelude(prelude, sizeof prelude, x);
     uint64_t threads = elem2(out) ? ((uint64_t)out->numel + 1) / 2 : (uint64_t)out->numel;
     wg_launch l = {
-        .shader = "mv_remap", .prelude = prelude, .params = &p, .params_size = sizeof p,
+        .shader = "mv_remap", .prelude = prelude, .libraries = {"mv_words"}, .params = &p, .params_size = sizeof p,
         .bindings = {{x->storage, false}, {out->storage, true}}, .nbindings = 2,
         .workgroups = groups_for(threads),
     };
@@ -150,15 +150,21 @@ static wt_status flag_create(wt_context *ctx, wt_tensor **flag)
     return st;
 }
 
-/* Waits for the kernel and reports the flag it raised, if any. */
-static wt_status flag_check(wt_context *ctx, wt_tensor *flag, int64_t extent)
+/* Dispatches l with a zeroed flag buffer as its last binding; unless
+ * trusted, waits for the kernel and reports the flag it raised, if any. */
+static wt_status dispatch_checked(wt_context *ctx, wg_launch *l, int64_t extent, bool trusted)
 {
+    wt_tensor *flag;
+    wt_status st = flag_create(ctx, &flag);
+    if (st != WT_OK) return st;
+    l->bindings[l->nbindings++] = (wg_binding){flag->storage, true};
     uint32_t words[2] = {0, 0};
-    wt_status st = ctx->ops->download(ctx, flag->storage, 0, words, sizeof words);
-    if (st == WT_OK && words[0] != 0)
+    if ((st = wg_dispatch(ctx, l)) == WT_OK && !trusted &&
+        (st = ctx->ops->download(ctx, flag->storage, 0, words, sizeof words)) == WT_OK && words[0] != 0)
         st = wt_fail(WT_ERR_INVALID_ARGUMENT,
                      "index %d is out of range for an axis of extent %lld (found on the GPU; nothing was "
                      "read or written out of bounds)", (int32_t)words[1], (long long)extent);
+    wt_tensor_release(flag);
     return st;
 }
 
@@ -185,21 +191,16 @@ wt_status wg_op_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_t
     copy_dims(p.shape, out->shape, out->ndim);
     copy_dims(p.x_strides, x->strides, x->ndim);
     copy_dims(p.idx_strides, index->strides, index->ndim);
-    wt_tensor *flag;
-    if ((st = flag_create(ctx, &flag)) != WT_OK) return st;
     char prelude[96];
     elem_prelude(prelude, sizeof prelude, x);
     uint64_t threads = elem2(out) ? ((uint64_t)out->numel + 1) / 2 : (uint64_t)out->numel;
     wg_launch l = {
-        .shader = "mv_gather", .prelude = prelude, .params = &p, .params_size = sizeof p,
-        .bindings = {{x->storage, false}, {index->storage, false}, {out->storage, true}, {flag->storage, true}},
-        .nbindings = 4,
+        .shader = "mv_gather", .prelude = prelude, .libraries = {"mv_words"}, .params = &p, .params_size = sizeof p,
+        .bindings = {{x->storage, false}, {index->storage, false}, {out->storage, true}},
+        .nbindings = 3,
         .workgroups = groups_for(threads),
     };
-    st = wg_dispatch(ctx, &l);
-    if (st == WT_OK && !trusted) st = flag_check(ctx, flag, x->shape[axis]);
-    wt_tensor_release(flag);
-    return st;
+    return dispatch_checked(ctx, &l, x->shape[axis], trusted);
 }
 
 typedef struct scatter_params {
@@ -231,19 +232,14 @@ wt_status wg_op_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_
     copy_dims(p.out_strides, out->strides, out->ndim);
     copy_dims(p.idx_strides, index->strides, index->ndim);
     copy_dims(p.src_strides, src->strides, src->ndim);
-    wt_tensor *flag;
-    if ((st = flag_create(ctx, &flag)) != WT_OK) return st;
     char prelude[96];
     snprintf(prelude, sizeof prelude, "const KIND: u32 = %uu;\nconst WG: u32 = %uu;\n", kind, MV_WG);
     wg_launch l = {
         .shader = "mv_scatter_add", .prelude = prelude, .libraries = {"f16_bits"},
         .params = &p, .params_size = sizeof p,
-        .bindings = {{index->storage, false}, {src->storage, false}, {out->storage, true}, {flag->storage, true}},
-        .nbindings = 4,
+        .bindings = {{index->storage, false}, {src->storage, false}, {out->storage, true}},
+        .nbindings = 3,
         .workgroups = groups_for(index->numel),
     };
-    st = wg_dispatch(ctx, &l);
-    if (st == WT_OK) st = flag_check(ctx, flag, out->shape[axis]);
-    wt_tensor_release(flag);
-    return st;
+    return dispatch_checked(ctx, &l, out->shape[axis], false);
 }

@@ -2,8 +2,7 @@
 // axis AXIS (torch.gather); on the other axes position i of index reads
 // position i of x. An index outside [0, extent) sets flag[0] = 1 and
 // flag[1] = the index, and reads a clamped position (never out of bounds).
-// Elements move as bits; with ELEM2 each thread writes one whole output
-// word (two 2-byte elements).
+// Elements move as bits (library mv_words).
 // Prelude constants: ELEM2 (bool), WG.
 
 struct Params {
@@ -49,32 +48,12 @@ fn value(i: u32) -> u32 {
         }
     }
     let j = u32(clamp(v, 0, i32(p.extent) - 1));
-    e = e + j * p.x_strides[p.axis / 4u][p.axis % 4u];
-    if (ELEM2) {
-        return (x[e / 2u] >> ((e & 1u) * 16u)) & 0xffffu;
-    }
-    return x[e];
+    return x_elem(e + j * p.x_strides[p.axis / 4u][p.axis % 4u]);
 }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let t = (wid.x + wid.y * nwg.x) * WG + lid;
-    if (ELEM2) {
-        let i = 2u * t;
-        if (i >= p.n) {
-            return;
-        }
-        let lo = value(i);
-        if (i + 1u < p.n) {
-            out[t] = lo | (value(i + 1u) << 16u);
-        } else {
-            out[t] = (out[t] & 0xffff0000u) | lo;
-        }
-        return;
-    }
-    if (t < p.n) {
-        out[t] = value(t);
-    }
+    write_outputs((wid.x + wid.y * nwg.x) * WG + lid);
 }

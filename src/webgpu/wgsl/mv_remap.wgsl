@@ -5,10 +5,7 @@
 // flipped); then tri 1 / 2 keeps the lower / upper triangle of the last
 // two axes (col - row <= / >= diag) and fills the rest. Every index is
 // clamped into x, whatever the parameters.
-// Elements are moved as bits: 4-byte ones as u32 words; with ELEM2 (2-byte
-// elements) element e is the low (e even) or high half of word e / 2, and
-// each thread writes one whole output word (two elements), so no two
-// threads share a word.
+// Elements are moved as bits (library mv_words).
 // Prelude constants: ELEM2 (bool), WG.
 
 struct Params {
@@ -30,13 +27,6 @@ struct Params {
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
-
-fn elem(e: u32) -> u32 {
-    if (ELEM2) {
-        return (x[e / 2u] >> ((e & 1u) * 16u)) & 0xffffu;
-    }
-    return x[e];
-}
 
 // The bits of out's element i.
 fn value(i: u32) -> u32 {
@@ -83,28 +73,12 @@ fn value(i: u32) -> u32 {
     if (fill) {
         return p.fill;
     }
-    return elem(src);
+    return x_elem(src);
 }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let t = (wid.x + wid.y * nwg.x) * WG + lid;
-    if (ELEM2) {
-        let i = 2u * t;
-        if (i >= p.n) {
-            return;
-        }
-        let lo = value(i);
-        if (i + 1u < p.n) {
-            out[t] = lo | (value(i + 1u) << 16u);
-        } else {
-            out[t] = (out[t] & 0xffff0000u) | lo;
-        }
-        return;
-    }
-    if (t < p.n) {
-        out[t] = value(t);
-    }
+    write_outputs((wid.x + wid.y * nwg.x) * WG + lid);
 }
