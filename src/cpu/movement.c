@@ -48,29 +48,37 @@ static inline int64_t remap_axis(const wt_remap *r, int d, int64_t o, int64_t n)
     return j < 0 ? 0 : j >= n ? n - 1 : j;
 }
 
-wt_status cpu_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out)
+wt_status cpu_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *map, wt_tensor *out)
 {
     const size_t es = wt_dtype_storage_size(x->dtype);
     const void *src = x->storage->host;
     void *dst = out->storage->host;
-    const int nd = out->ndim;
-    const int64_t n = out->numel;
-#pragma omp parallel for num_threads(cpu_threads(ctx)) if (n >= CPU_PARALLEL_MIN) schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        int64_t rem = i, e = x->offset, row = 0, col = 0;
+    if (out->ndim == 0) {
+        store(dst, es, out->offset, load(src, es, x->offset));
+        return WT_OK;
+    }
+    /* By rows of the last axis: the outer axes' source once per row. */
+    const int nd = out->ndim, last = nd - 1;
+    const int64_t inner = out->shape[last], rows = out->numel / inner;
+#pragma omp parallel for num_threads(cpu_threads(ctx)) if (out->numel >= CPU_PARALLEL_MIN) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t rem = r, e = x->offset, row = 0;
         bool fill = false;
-        for (int d = nd - 1; d >= 0; d--) {
+        for (int d = last - 1; d >= 0; d--) {
             int64_t o = rem % out->shape[d];
             rem /= out->shape[d];
-            if (d == nd - 1) col = o;
-            if (d == nd - 2) row = o;
-            int64_t j = remap_axis(r, d, o, x->shape[d]);
+            if (d == last - 1) row = o;
+            int64_t j = remap_axis(map, d, o, x->shape[d]);
             if (j < 0) fill = true;
             else e += j * x->strides[d];
         }
-        if (r->tri == WT_TRI_LOWER && col - row > r->diag) fill = true;
-        if (r->tri == WT_TRI_UPPER && col - row < r->diag) fill = true;
-        store(dst, es, out->offset + i, fill ? r->fill_bits : load(src, es, e));
+        const int64_t o0 = out->offset + r * inner;
+        for (int64_t c = 0; c < inner; c++) {
+            int64_t j = fill ? -1 : remap_axis(map, last, c, x->shape[last]);
+            bool f = j < 0 || (map->tri == WT_TRI_LOWER && c - row > map->diag) ||
+                     (map->tri == WT_TRI_UPPER && c - row < map->diag);
+            store(dst, es, o0 + c, f ? map->fill_bits : load(src, es, e + j * x->strides[last]));
+        }
     }
     return WT_OK;
 }
@@ -128,19 +136,37 @@ wt_status cpu_gather_index(wt_context *ctx, const wt_tensor *x, int axis, const 
     const int32_t *iv = (const int32_t *)index->storage->host;
     const void *src = x->storage->host;
     void *dst = out->storage->host;
-    const int nd = out->ndim;
-    const int64_t n = out->numel;
-#pragma omp parallel for num_threads(cpu_threads(ctx)) if (n >= CPU_PARALLEL_MIN) schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        int64_t rem = i, e = x->offset, ie = index->offset;
-        for (int d = nd - 1; d >= 0; d--) {
+    /* Walked by rows of the last axis: the row's start once, then a run
+     * (an embedding row is one memcpy: the index is fixed along it). */
+    const int nd = out->ndim, last = nd - 1;
+    const int64_t inner = out->shape[last], rows = out->numel / inner;
+    const int64_t xs = x->strides[last], is = index->strides[last];
+    const bool fixed_index = last != axis && is == 0;
+#pragma omp parallel for num_threads(cpu_threads(ctx)) if (out->numel >= CPU_PARALLEL_MIN) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t rem = r, e = x->offset, ie = index->offset;
+        for (int d = last - 1; d >= 0; d--) {
             int64_t o = rem % out->shape[d];
             rem /= out->shape[d];
             ie += o * index->strides[d];
             if (d != axis) e += o * x->strides[d];
         }
-        e += (int64_t)iv[ie] * x->strides[axis];
-        store(dst, es, out->offset + i, load(src, es, e));
+        const int64_t o0 = out->offset + r * inner;
+        if (fixed_index) {
+            e += (int64_t)iv[ie] * x->strides[axis];
+            if (xs == 1) {
+                memcpy((char *)dst + o0 * (int64_t)es, (const char *)src + e * (int64_t)es, (size_t)inner * es);
+                continue;
+            }
+            for (int64_t c = 0; c < inner; c++) store(dst, es, o0 + c, load(src, es, e + c * xs));
+        } else if (last == axis) {
+            for (int64_t c = 0; c < inner; c++)
+                store(dst, es, o0 + c, load(src, es, e + (int64_t)iv[ie + c * is] * xs));
+        } else {
+            for (int64_t c = 0; c < inner; c++)
+                store(dst, es, o0 + c,
+                      load(src, es, e + c * xs + (int64_t)iv[ie + c * is] * x->strides[axis]));
+        }
     }
     return WT_OK;
 }
