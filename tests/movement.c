@@ -430,6 +430,33 @@ static void test_copy_into(wt_dtype dt)
     mv_free(&s);
 }
 
+/* 0-d tensors through the remap ops and copy_into. */
+static void test_zero_d(wt_dtype dt)
+{
+    const char *dn = mv_dtype_name(dt);
+    mv_input x, y;
+    if (!mv_make(dt, 0, NULL, &x) || !mv_make(dt, 0, NULL, &y)) return;
+    wt_tensor *t = NULL;
+    CHECK(wt_flip(x.dev, 0, NULL, &t) == WT_OK, "flip 0-d: %s", wt_last_error());
+    mv_expect(WHAT("%s flip of 0-d", dn), t, dt, 0, NULL, x.bits);
+    wt_tensor_release(t);
+    CHECK(wt_pad(x.dev, 0, NULL, WT_PAD_REFLECT, 0, &t) == WT_OK, "pad 0-d: %s", wt_last_error());
+    mv_expect(WHAT("%s pad of 0-d", dn), t, dt, 0, NULL, x.bits);
+    wt_tensor_release(t);
+    const int64_t two[2] = {2, 3};
+    const uint32_t six[6] = {x.bits[0], x.bits[0], x.bits[0], x.bits[0], x.bits[0], x.bits[0]};
+    CHECK(wt_tile(x.dev, 2, two, &t) == WT_OK, "tile 0-d: %s", wt_last_error());
+    mv_expect(WHAT("%s tile of 0-d", dn), t, dt, 2, two, six);
+    wt_tensor_release(t);
+    CHECK(wt_copy_into(y.dev, x.dev) == WT_OK, "copy_into 0-d: %s", wt_last_error());
+    mv_expect(WHAT("%s copy_into 0-d", dn), y.dev, dt, 0, NULL, x.bits);
+    CHECK(wt_unsqueeze(x.dev, 0, &t) == WT_OK, "unsqueeze 0-d");
+    mv_expect(WHAT("%s unsqueeze of 0-d", dn), t, dt, 1, (int64_t[]){1}, x.bits);
+    wt_tensor_release(t);
+    mv_free(&x);
+    mv_free(&y);
+}
+
 /* More than 65,535 workgroups: a tile of f32 with 256 * 65535 + 6 elements
  * (one thread each). */
 static void test_large(void)
@@ -467,6 +494,7 @@ int main(int argc, char **argv)
         test_repeat_flip_roll(dt);
         test_tri(dt);
         test_copy_into(dt);
+        test_zero_d(dt);
     }
     if (g_backend == TEST_BACKEND_VULKAN) test_large();
     wt_context_destroy(g_ctx);

@@ -388,6 +388,31 @@ static void test_sort(wt_dtype dt)
     }
 }
 
+/* 0-d x and index: gather, index_select, sort keep 0-d results. */
+static void test_zero_d(wt_dtype dt)
+{
+    const char *dn = mv_dtype_name(dt);
+    mv_input x;
+    if (!mv_make(dt, 0, NULL, &x)) return;
+    wt_tensor *i0 = make_index(0, NULL, (int32_t[]){0}), *t = NULL, *i = NULL;
+    CHECK(wt_gather(x.dev, 0, i0, &t) == WT_OK, "gather 0-d: %s", wt_last_error());
+    mv_expect(WHAT("%s gather of 0-d", dn), t, dt, 0, NULL, x.bits);
+    wt_tensor_release(t);
+    CHECK(wt_index_select(x.dev, -1, i0, &t) == WT_OK, "index_select 0-d: %s", wt_last_error());
+    mv_expect(WHAT("%s index_select of 0-d", dn), t, dt, 0, NULL, x.bits);
+    wt_tensor_release(t);
+    CHECK(wt_sort(x.dev, 0, true, &t, &i) == WT_OK, "sort 0-d: %s", wt_last_error());
+    mv_expect(WHAT("%s sort of 0-d", dn), t, dt, 0, NULL, x.bits);
+    mv_expect(WHAT("%s sort of 0-d: index", dn), i, WT_I32, 0, NULL, (uint32_t[]){0});
+    wt_tensor_release(t);
+    wt_tensor_release(i);
+    wt_tensor *bad = make_index(0, NULL, (int32_t[]){1});
+    mv_expect_code("gather 0-d out of range", wt_gather(x.dev, 0, bad, &t), WT_ERR_INVALID_ARGUMENT);
+    wt_tensor_release(bad);
+    wt_tensor_release(i0);
+    mv_free(&x);
+}
+
 /* A long row: several global bitonic stages on the GPU. */
 static void test_long_sort(void)
 {
@@ -411,6 +436,7 @@ int main(int argc, char **argv)
         test_embedding(k_dtypes[i]);
         if (k_dtypes[i] != WT_BOOL) test_scatter(k_dtypes[i]);
         test_sort(k_dtypes[i]);
+        test_zero_d(k_dtypes[i]);
     }
     test_scatter_bool();
     test_one_hot();
