@@ -42,7 +42,7 @@ static wt_status fill_bits(const char *fn, wt_dtype dtype, double value, uint32_
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: value %g does not fit in i32", fn, value);
         *bits = (uint32_t)(int32_t)value;
     } else
-        *bits = value != 0.0; /* the mask type: one word of 0 or 1 */
+        *bits = value != 0.0; /* bool: one word of 0 or 1 */
     return WT_OK;
 }
 
