@@ -308,7 +308,7 @@ WT_API wt_status wt_rmsnorm(const wt_tensor *x, const wt_tensor *weight, float e
 
 /* --- data movement ---
  * Shape and data-movement ops. They move elements as they are, so every
- * dtype works (f32, f16, i32 and the mask type) and results are exact.
+ * dtype works (f32, f16, i32, bool) and results are exact.
  * Axes may be negative (counted from the end). Index tensors are WT_I32
  * (another dtype: WT_ERR_INVALID_ARGUMENT); an index outside its axis
  * (negative ones included: they do not wrap) is WT_ERR_INVALID_ARGUMENT and
@@ -379,7 +379,7 @@ WT_API wt_status wt_one_hot(const wt_tensor *index, int64_t num_classes, wt_tens
  * order: (before, after) of the last axis, then of the one before it ...
  * Pads are >= 0 (negative: WT_ERR_INVALID_ARGUMENT). CONSTANT fills with
  * value (converted to x's dtype: f16 rounds to nearest even, i32 truncates
- * toward zero); REFLECT mirrors without repeating the edge and needs each
+ * toward zero and must fit, bool is value != 0); REFLECT mirrors without repeating the edge and needs each
  * pad < the axis's extent (else WT_ERR_INVALID_ARGUMENT, as PyTorch);
  * REPLICATE repeats the edge and needs a non-empty axis where it pads. */
 typedef enum wt_pad_mode { WT_PAD_CONSTANT = 0, WT_PAD_REFLECT = 1, WT_PAD_REPLICATE = 2 } wt_pad_mode;
@@ -402,7 +402,7 @@ WT_API wt_status wt_tril(const wt_tensor *x, int64_t diagonal, wt_tensor **out);
 WT_API wt_status wt_triu(const wt_tensor *x, int64_t diagonal, wt_tensor **out);
 
 /* Sorting. Order: numbers by value, -0 equal to +0, NaN above +inf (NaNs
- * equal); descending reverses it (NaN first). Sorts are stable: equal
+ * equal), false before true; descending reverses it (NaN first). Sorts are stable: equal
  * elements keep their order, so ties give the lower index first, also for
  * descending and for topk. sort writes the sorted values and, when indices
  * is not NULL, their positions (i32) along axis; argsort only the
