@@ -379,9 +379,10 @@ WT_API wt_status wt_one_hot(const wt_tensor *index, int64_t num_classes, wt_tens
  * order: (before, after) of the last axis, then of the one before it ...
  * Pads are >= 0 (negative: WT_ERR_INVALID_ARGUMENT). CONSTANT fills with
  * value (converted to x's dtype: f16 rounds to nearest even, i32 truncates
- * toward zero and must fit, bool is value != 0); REFLECT mirrors without repeating the edge and needs each
- * pad < the axis's extent (else WT_ERR_INVALID_ARGUMENT, as PyTorch);
- * REPLICATE repeats the edge and needs a non-empty axis where it pads. */
+ * toward zero and must fit, bool is value != 0); REFLECT mirrors without
+ * repeating the edge and needs each pad < the axis's extent (else
+ * WT_ERR_INVALID_ARGUMENT, as PyTorch); REPLICATE repeats the edge and
+ * needs a non-empty axis where it pads. */
 typedef enum wt_pad_mode { WT_PAD_CONSTANT = 0, WT_PAD_REFLECT = 1, WT_PAD_REPLICATE = 2 } wt_pad_mode;
 WT_API wt_status wt_pad(const wt_tensor *x, int npads, const int64_t *pads, wt_pad_mode mode,
                         double value, wt_tensor **out);
