@@ -60,6 +60,7 @@ static void test_views(wt_dtype dt)
     wt_tensor_release(t);
     mv_expect_code("unsqueeze axis 5", wt_unsqueeze(x.dev, 5, &t), WT_ERR_INVALID_ARGUMENT);
     mv_expect_code("squeeze axis 3", wt_squeeze(x.dev, 1, (int[]){3}, &t), WT_ERR_INVALID_ARGUMENT);
+    mv_expect_code("squeeze repeated axis", wt_squeeze(x.dev, 2, (int[]){0, -3}, &t), WT_ERR_INVALID_ARGUMENT);
     mv_expect_code("squeeze NULL x", wt_squeeze(NULL, 0, NULL, &t), WT_ERR_INVALID_ARGUMENT);
     mv_expect_code("flip NULL out", wt_flip(x.dev, 0, NULL, NULL), WT_ERR_INVALID_ARGUMENT);
     mv_expect_code("pad NULL x", wt_pad(NULL, 0, NULL, WT_PAD_CONSTANT, 0, &t), WT_ERR_INVALID_ARGUMENT);
@@ -393,6 +394,17 @@ static void test_copy_into(wt_dtype dt)
     CHECK(wt_copy_into(b, a) == WT_OK, "copy_into overlapping: %s", wt_last_error());
     mv_expect(WHAT("%s copy_into overlapping (shift right)", dn), cache.dev, dt, 2, cs, e2);
     mv_expect_code("copy_into shape mismatch", wt_copy_into(dst, cache.dev), WT_ERR_SHAPE);
+    /* Row 0 into row 4: one storage, apart (no temporary needed on the
+     * CPU; a GPU binds one buffer once). */
+    wt_tensor *r0 = NULL, *r4 = NULL;
+    if (CHECK(wt_slice(cache.dev, 0, 0, 1, 1, &r0) == WT_OK && wt_slice(cache.dev, 0, 4, 5, 1, &r4) == WT_OK,
+              "slices")) {
+        memcpy(e2 + 36, e2, 9 * sizeof *e2);
+        CHECK(wt_copy_into(r4, r0) == WT_OK, "copy_into same storage: %s", wt_last_error());
+        mv_expect(WHAT("%s copy_into between rows of one tensor", dn), cache.dev, dt, 2, cs, e2);
+    }
+    wt_tensor_release(r0);
+    wt_tensor_release(r4);
     /* A 0-d src fills the view; an f32 src converts into an f16 dst. */
     mv_input sc;
     if (mv_make_from(dt, 0, NULL, (uint32_t[]){mv_bits_of(dt, 3)}, &sc)) {

@@ -70,14 +70,15 @@ wt_status wt_squeeze(const wt_tensor *x, int naxes, const int *axes, wt_tensor *
     if (st != WT_OK || (st = mv_check_input(fn, x)) != WT_OK) return st;
     if (naxes < 0 || naxes > WT_MAX_DIMS || (naxes > 0 && !axes))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: bad axis list (naxes %d)", fn, naxes);
-    bool drop[WT_MAX_DIMS] = {0};
+    bool drop[WT_MAX_DIMS] = {0}, seen[WT_MAX_DIMS] = {0};
     for (int i = 0; i < naxes; i++) {
         int a;
         /* A 0-d tensor accepts axis 0 / -1 as PyTorch does. */
         if (x->ndim == 0 && (axes[i] == 0 || axes[i] == -1)) continue;
         if (!wt_norm_axis(axes[i], x->ndim, &a))
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: axis %d out of range for %d dims", fn, axes[i], x->ndim);
-        if (drop[a]) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: axis %d repeats", fn, axes[i]);
+        if (seen[a]) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: axis %d repeats", fn, axes[i]);
+        seen[a] = true;
         drop[a] = x->shape[a] == 1;
     }
     int64_t shape[WT_MAX_DIMS], strides[WT_MAX_DIMS];
