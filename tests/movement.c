@@ -405,6 +405,19 @@ static void test_copy_into(wt_dtype dt)
     }
     wt_tensor_release(r0);
     wt_tensor_release(r4);
+    /* A contiguous run at an odd offset with an odd count (2-byte
+     * elements: both end words are shared with elements outside). */
+    wt_tensor *flat = NULL, *run = NULL, *from = NULL;
+    if (CHECK(wt_flatten(cache.dev, 0, -1, &flat) == WT_OK && wt_slice(flat, 0, 5, 12, 1, &run) == WT_OK &&
+                  wt_slice(flat, 0, 21, 42, 3, &from) == WT_OK,
+              "views")) {
+        for (int i = 0; i < 7; i++) e2[5 + i] = e2[21 + 3 * i];
+        CHECK(wt_copy_into(run, from) == WT_OK, "copy_into odd run: %s", wt_last_error());
+        mv_expect(WHAT("%s copy_into a run at an odd offset", dn), cache.dev, dt, 2, cs, e2);
+    }
+    wt_tensor_release(flat);
+    wt_tensor_release(run);
+    wt_tensor_release(from);
     /* A 0-d src fills the view; an f32 src converts into an f16 dst. */
     mv_input sc;
     if (mv_make_from(dt, 0, NULL, (uint32_t[]){mv_bits_of(dt, 3)}, &sc)) {

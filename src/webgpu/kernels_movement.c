@@ -126,12 +126,18 @@ wt_status wg_op_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst)
     copy_dims(p.shape, shape, nd);
     copy_dims(p.src_strides, strides[0], nd);
     copy_dims(p.dst_strides, strides[1], nd);
+    /* Plain stores unless 2-byte elements land in a scattered dst, where
+     * two threads could own the halves of one word. */
+    bool words = !elem2(dst) || wt_tensor_is_contiguous(dst);
+    uint64_t threads = (uint64_t)dst->numel;
+    if (elem2(dst) && words)
+        threads = ((uint64_t)dst->offset + (uint64_t)dst->numel + 1) / 2 - (uint64_t)dst->offset / 2;
     char prelude[96];
     elem_prelude(prelude, sizeof prelude, dst);
     wg_launch l = {
-        .shader = "mv_copy_into", .prelude = prelude, .params = &p, .params_size = sizeof p,
-        .bindings = {{src->storage, false}, {dst->storage, true}}, .nbindings = 2,
-        .workgroups = groups_for(dst->numel),
+        .shader = words ? "mv_copy_words" : "mv_copy_into", .prelude = prelude, .params = &p,
+        .params_size = sizeof p, .bindings = {{src->storage, false}, {dst->storage, true}}, .nbindings = 2,
+        .workgroups = groups_for(threads),
     };
     return wg_dispatch(ctx, &l);
 }

@@ -1,8 +1,9 @@
-// dst (any view without repeated elements) = src (dst's shape, any strides,
-// broadcast axes with stride 0), as bits. dst is written through atomics:
-// with ELEM2 (2-byte elements) two threads may own the two halves of one
-// word, and atomicAnd / atomicOr on the word keep each other's half.
-// Prelude constants: ELEM2 (bool), WG.
+// dst (2-byte elements, any view without repeated elements that is not one
+// contiguous run) = src (dst's shape, any strides, broadcast axes with
+// stride 0), as bits. Two threads may own the two halves of one dst word,
+// so dst is written through atomics: atomicAnd / atomicOr on the word keep
+// each other's half. (4-byte elements and contiguous runs: mv_copy_words.)
+// Prelude constants: WG (ELEM2 is true here).
 
 struct Params {
     n: u32,
@@ -37,12 +38,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         se = se + o * p.src_strides[a / 4u][a % 4u];
         de = de + o * p.dst_strides[a / 4u][a % 4u];
     }
-    if (ELEM2) {
-        let v = (src[se / 2u] >> ((se & 1u) * 16u)) & 0xffffu;
-        let sh = (de & 1u) * 16u;
-        atomicAnd(&dst[de / 2u], ~(0xffffu << sh));
-        atomicOr(&dst[de / 2u], v << sh);
-        return;
-    }
-    atomicStore(&dst[de], src[se]);
+    let v = (src[se / 2u] >> ((se & 1u) * 16u)) & 0xffffu;
+    let sh = (de & 1u) * 16u;
+    atomicAnd(&dst[de / 2u], ~(0xffffu << sh));
+    atomicOr(&dst[de / 2u], v << sh);
 }
