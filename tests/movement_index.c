@@ -420,6 +420,41 @@ static void test_long_sort(void)
     check_sort(WT_F16, 2, 5000, true, false);
 }
 
+/* Every "movement" op of the catalogue is exercised by movement.c or this
+ * program (a new row without a test fails here), and the support the
+ * catalogue states for each dtype matches what the op does. */
+static void test_catalogue(void)
+{
+    static const char *tested[] = {"concat", "stack", "copy_into", "pad", "repeat", "tile", "flip", "roll",
+                                   "tril", "triu", "gather", "index_select", "embedding", "scatter_add",
+                                   "index_add", "one_hot", "sort", "argsort", "topk"};
+    int found = 0;
+    for (int op = 0; op < wt_op_count(); op++) {
+        if (strcmp(wt_op_family(op), "movement") != 0) continue;
+        bool known = false;
+        for (size_t i = 0; i < sizeof tested / sizeof *tested; i++) known |= strcmp(tested[i], wt_op_name(op)) == 0;
+        CHECK(known, "catalogue op %s has no test in movement / movement_index", wt_op_name(op));
+        found++;
+        for (int dt = WT_F32; dt <= WT_BOOL; dt++) {
+            wt_support sup = WT_SUPPORT_NONE;
+            CHECK(wt_op_support(g_ctx, op, (wt_dtype)dt, &sup) == WT_OK, "wt_op_support");
+            bool refused = (strstr(wt_op_name(op), "_add") && dt == WT_BOOL) ||
+                           (strcmp(wt_op_name(op), "one_hot") == 0 && dt != WT_I32);
+            CHECK((sup == WT_SUPPORT_NONE) == refused, "%s on %s: catalogue says %d", wt_op_name(op),
+                  mv_dtype_name((wt_dtype)dt), (int)sup);
+        }
+    }
+    CHECK(found == (int)(sizeof tested / sizeof *tested), "%d movement ops in the catalogue, %d tested", found,
+          (int)(sizeof tested / sizeof *tested));
+    /* one_hot takes i32 only: a float index is refused. */
+    mv_input f;
+    wt_tensor *t = NULL;
+    if (mv_make(WT_F32, 1, (int64_t[]){3}, &f)) {
+        mv_expect_code("one_hot of f32", wt_one_hot(f.dev, 4, &t), WT_ERR_INVALID_ARGUMENT);
+        mv_free(&f);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_backend = test_parse_backend(argc > 1 ? argv[1] : "cpu");
@@ -440,6 +475,7 @@ int main(int argc, char **argv)
     }
     test_scatter_bool();
     test_one_hot();
+    test_catalogue();
     test_long_sort();
     wt_context_destroy(g_ctx);
     return test_summary("movement_index");
