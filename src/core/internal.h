@@ -172,6 +172,47 @@ typedef struct wt_random_args {
     uint32_t bits;  /* uniform: the top `bits` bits of a word, times 2^-bits (24 for f32) */
     float p, scale; /* dropout: drop where uniform(24 bits) < p, else x * scale */
 } wt_random_args;
+/* --- data movement --- */
+/* How a remap reads x for output position (o_0, ..., o_{ndim-1}): along
+ * axis d the source index is j = start[d] + (flip[d] ? -o_d : o_d); a j
+ * outside [0, x->shape[d]) is resolved by mode[d]: CONSTANT gives the
+ * element fill_bits, REFLECT mirrors without repeating the edge (the caller
+ * keeps j within one bounce), REPLICATE clamps, CIRCULAR wraps. Then, with
+ * tri set, an element of the last two axes (row, col) with col - row > diag
+ * (tri == WT_TRI_LOWER) or < diag (WT_TRI_UPPER) becomes fill_bits. Out has
+ * x's ndim. This one map gives pad, flip, roll, tile/repeat, tril/triu. */
+typedef enum wt_remap_mode {
+    WT_REMAP_CONSTANT, WT_REMAP_REFLECT, WT_REMAP_REPLICATE, WT_REMAP_CIRCULAR
+} wt_remap_mode;
+typedef enum wt_tri_kind { WT_TRI_NONE, WT_TRI_LOWER, WT_TRI_UPPER } wt_tri_kind;
+typedef struct wt_remap {
+    int64_t start[WT_MAX_DIMS];
+    bool flip[WT_MAX_DIMS];
+    wt_remap_mode mode[WT_MAX_DIMS];
+    uint32_t fill_bits; /* an element's bits (low 16 for 2-byte dtypes) */
+    wt_tri_kind tri;
+    int64_t diag;
+} wt_remap;
+
+/* The order sort/topk use, as an unsigned key of an element's bits:
+ * floats by value with -0 == +0 and every NaN above +inf (equal to each
+ * other), i32 by value, bool false < true. */
+static inline uint32_t wt_sort_key(wt_dtype dtype, uint32_t bits)
+{
+    if (dtype == WT_F16) {
+        uint32_t h = bits & 0xffffu;
+        if ((h & 0x7fffu) > 0x7c00u) return 0xffffffffu; /* NaN */
+        if ((h & 0x7fffu) == 0) return 0x80000000u;      /* -0 as +0 */
+        uint32_t k = (h & 0x8000u) ? (~h & 0xffffu) : (h | 0x8000u);
+        return k << 16;
+    }
+    if (dtype == WT_F32) {
+        if ((bits & 0x7fffffffu) > 0x7f800000u) return 0xffffffffu;
+        if ((bits & 0x7fffffffu) == 0) return 0x80000000u;
+        return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+    }
+    return (dtype == WT_I32) ? bits ^ 0x80000000u : bits;
+}
 
 /* What the API layer asks of a backend. The API layer has checked every
  * argument; outputs are fresh contiguous tensors of the backend's own
@@ -250,6 +291,33 @@ struct wt_backend_ops {
      * input (f32, contiguous, out's shape), else NULL. */
     wt_status (*random)(wt_context *ctx, const wt_random_args *r, const wt_tensor *x,
                         wt_tensor *out);
+    /* --- data movement (src/api/movement*.c). Elements are moved as bit
+     * patterns of 2 or 4 bytes, so these serve every dtype. Optional (NULL:
+     * WT_ERR_UNSUPPORTED). --- */
+    /* out (contiguous) = x read through r (see wt_remap). */
+    wt_status (*remap)(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
+    /* dst (any view without repeated elements) = src, which has dst's shape
+     * (broadcast axes have stride 0) and dtype and does not overlap dst. */
+    wt_status (*copy_into)(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
+    /* out (contiguous, index's shape) = x[..., index[i], ...] along axis
+     * (torch.gather): index is i32 of x's ndim; on the other axes position
+     * i of index reads position i of x (x's extent >= index's). An index
+     * outside [0, x->shape[axis]) fails with WT_ERR_INVALID_ARGUMENT and
+     * nothing is read or written out of bounds. trusted: the library made
+     * the indices (sort), so a GPU need not read its flag back. */
+    wt_status (*gather)(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index,
+                        bool trusted, wt_tensor *out);
+    /* out (contiguous, holding the values to add to) [..., index[i], ...]
+     * += src[i] along axis; index and src have one shape (src may be a
+     * broadcast view); out's dtype is f32, f16 or i32. Errors as gather. */
+    wt_status (*scatter_add)(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
+                             const wt_tensor *src);
+    /* For each row of x along its last axis (any ndim >= 1, any strides;
+     * the last extent n > 0), the positions of its k first elements in
+     * ascending order (descending: reversed order) of wt_sort_key, ties by
+     * position, as i32 into out (contiguous, x's shape with k last). */
+    wt_status (*argsort_rows)(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k,
+                              wt_tensor *out);
 
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);

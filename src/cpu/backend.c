@@ -75,6 +75,12 @@ const wt_backend_ops wt_cpu_backend = {
     .argreduce = cpu_argreduce,
     .scan = cpu_scan,
     .random = cpu_random,
+    /* --- data movement --- */
+    .remap = cpu_remap,
+    .copy_into = cpu_copy_into,
+    .gather = cpu_gather_index,
+    .scatter_add = cpu_scatter_add,
+    .argsort_rows = cpu_argsort_rows,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
 };

@@ -104,4 +104,14 @@ wt_status cpu_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *
 wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *weight,
                       const wt_tensor *bias, float eps, wt_tensor *out);
 
+/* --- data movement (movement.c) --- */
+wt_status cpu_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
+wt_status cpu_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
+wt_status cpu_gather_index(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index, bool trusted,
+                     wt_tensor *out);
+wt_status cpu_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
+                          const wt_tensor *src);
+wt_status cpu_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k,
+                           wt_tensor *out);
+
 #endif /* WT_CPU_H */

@@ -270,6 +270,12 @@ const wt_backend_ops wt_webgpu_backend = {
     .argreduce = wg_op_argreduce,
     .scan = wg_op_scan,
     .random = wg_op_random,
+    /* --- data movement --- */
+    .remap = wg_op_remap,
+    .copy_into = wg_op_copy_into,
+    .gather = wg_op_gather,
+    .scatter_add = wg_op_scatter_add,
+    .argsort_rows = wg_op_argsort_rows,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
 };

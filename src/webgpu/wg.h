@@ -146,4 +146,16 @@ wt_status wg_op_random(wt_context *ctx, const wt_random_args *r, const wt_tensor
 wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                         const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
 
+/* --- data movement (kernels_movement.c, kernels_sort.c) --- */
+/* WT_ERR_UNSUPPORTED unless every index of t fits the shaders' 32-bit
+ * (and signed 32-bit position) arithmetic. */
+wt_status wg_mv_check_indexing(const char *what, const wt_tensor *t);
+wt_status wg_op_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
+wt_status wg_op_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
+wt_status wg_op_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index, bool trusted,
+                       wt_tensor *out);
+wt_status wg_op_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
+                            const wt_tensor *src);
+wt_status wg_op_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k, wt_tensor *out);
+
 #endif /* WT_WG_H */
