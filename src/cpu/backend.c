@@ -70,6 +70,10 @@ const wt_backend_ops wt_cpu_backend = {
     .matmul = cpu_matmul,
     .reduce = cpu_reduce,
     .rowwise = cpu_rowwise,
+    /* --- convolution and pooling --- */
+    .im2col = cpu_im2col,
+    .col2im = cpu_col2im,
+    .pool2d = cpu_pool2d,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
 };

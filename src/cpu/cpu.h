@@ -85,4 +85,12 @@ wt_status cpu_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int n
 wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *weight,
                       const wt_tensor *bias, float eps, wt_tensor *out);
 
+/* --- convolution and pooling --- */
+wt_status cpu_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
+                     int64_t rows, wt_tensor *col);
+wt_status cpu_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
+                     const wt_window2d *win, wt_tensor *out);
+wt_status cpu_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
+                     wt_tensor *out, wt_tensor *indices);
+
 #endif /* WT_CPU_H */

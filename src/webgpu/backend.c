@@ -268,6 +268,10 @@ const wt_backend_ops wt_webgpu_backend = {
     .matmul = wg_op_matmul,
     .reduce = wg_op_reduce,
     .rowwise = wg_op_rowwise,
+    /* --- convolution and pooling --- */
+    .im2col = wg_op_im2col,
+    .col2im = wg_op_col2im,
+    .pool2d = wg_op_pool2d,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
 };

@@ -125,4 +125,12 @@ wt_status wg_reduce_dot_rows(wt_context *ctx, const wg_dot_rows *d, wt_tensor *o
 wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                         const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
 
+/* --- convolution and pooling (kernels_conv.c) --- */
+wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
+                       int64_t rows, wt_tensor *col);
+wt_status wg_op_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
+                       const wt_window2d *win, wt_tensor *out);
+wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
+                       wt_tensor *out, wt_tensor *indices);
+
 #endif /* WT_WG_H */
