@@ -1,7 +1,7 @@
 /* Convolution, pooling and normalisation against float64 references
  * written here with direct loops (independent of the library's im2col /
  * col2im formulation: the transposed convolution's reference scatters,
- * the library gathers). Usage: nn_conv <cpu|vulkan|gles>. */
+ * the library gathers). Usage: nn_conv <cpu|vulkan|gles> [conv]. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_util.h"
 
@@ -722,6 +722,12 @@ int main(int argc, char **argv)
     run_conv1d("conv1d stride dil asym groups", 2, 4, 17, 6, 3, 2, 1, 3, 2, 2, false, true);
     run_conv1d("conv1d same", 1, 3, 10, 2, 4, 1, 0, 0, 1, 1, true, false);
     run_conv1d("conv1d depthwise", 3, 5, 9, 5, 3, 3, 2, 2, 1, 5, false, true);
+    /* "conv": the convolutions alone (run again with another kernel choice,
+     * e.g. WT_CONV_DIRECT_MAX_CG=64: every conv2d through the direct one). */
+    if (argc > 2 && strcmp(argv[2], "conv") == 0) {
+        wt_context_destroy(g_ctx);
+        return test_summary("nn_conv");
+    }
     test_conv_transpose2d();
     test_pooling();
     run_adaptive(2, 3, 7, 10, 3, 4, false);

@@ -140,7 +140,8 @@ static wt_status forward_axis(const char *fn, const char *axis, int64_t in, int6
 
 /* ------------------------------------------------------------- conv2d */
 
-/* out [N, O, OH, OW] = conv of x [N, C, H, W] with w [O, C/G, KH, KW]. */
+/* out [N, O, OH, OW] = conv of x [N, C, H, W] with w [O, C/G, KH, KW]
+ * (contiguous) through im2col and the backend's matmul. */
 static wt_status conv_forward(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                               const wt_window2d *win, int64_t G, wt_tensor *out)
 {
@@ -157,10 +158,9 @@ static wt_status conv_forward(const wt_tensor *x, const wt_tensor *w, const wt_t
         rows = budget / (per_col * OW);
         rows = rows < 1 ? 1 : min64(rows, OH);
     }
-    wt_tensor *wc = NULL, *wv = NULL;
-    wt_status st = wt_contiguous(w, &wc);
+    wt_tensor *wv = NULL;
     int64_t wshape[3] = {G, Og, KG}, wstr[3] = {Og * KG, KG, 1};
-    if (st == WT_OK) st = wt_tensor_view(wc, 3, wshape, wstr, wc->offset, &wv);
+    wt_status st = wt_tensor_view(w, 3, wshape, wstr, w->offset, &wv);
     for (int64_t n0 = 0; st == WT_OK && n0 < N; n0 += nimg) {
         const int64_t ni = min64(nimg, N - n0);
         for (int64_t oy0 = 0; st == WT_OK && oy0 < OH; oy0 += rows) {
@@ -202,7 +202,6 @@ static wt_status conv_forward(const wt_tensor *x, const wt_tensor *w, const wt_t
         }
     }
     wt_tensor_release(wv);
-    wt_tensor_release(wc);
     return st;
 }
 
@@ -211,7 +210,7 @@ static wt_status conv_run(const char *fn, const wt_tensor *x, const wt_tensor *w
                           const wt_tensor *bias, const wt_conv_options *o, int spatial,
                           wt_tensor **out)
 {
-    wt_tensor *x4 = NULL, *w4 = NULL, *bc = NULL, *t = NULL;
+    wt_tensor *x4 = NULL, *w4 = NULL, *wc = NULL, *bc = NULL, *t = NULL;
     bool unbatched = false;
     char b1[160], b2[160];
     wt_status st = as_4d(fn, x, w, spatial, &x4, &w4, &unbatched);
@@ -247,8 +246,11 @@ static wt_status conv_run(const char *fn, const wt_tensor *x, const wt_tensor *w
             st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
             goto done;
         }
-        if ((!bias || (st = wt_contiguous(bias, &bc)) == WT_OK))
-            st = conv_forward(x4, w4, bc, &win, G, t);
+        if ((!bias || (st = wt_contiguous(bias, &bc)) == WT_OK) && (st = wt_contiguous(w4, &wc)) == WT_OK) {
+            /* The backend's own kernel where it has one for this shape. */
+            st = ctx->ops->conv2d ? ctx->ops->conv2d(ctx, x4, wc, bc, &win, G, t) : WT_ERR_UNSUPPORTED;
+            if (st == WT_ERR_UNSUPPORTED) st = conv_forward(x4, wc, bc, &win, G, t);
+        }
         if (st != WT_OK) goto done;
     }
     /* Back to the caller's rank: drop the added axes. */
@@ -262,6 +264,7 @@ static wt_status conv_run(const char *fn, const wt_tensor *x, const wt_tensor *w
 done:
     wt_tensor_release(x4);
     wt_tensor_release(w4);
+    wt_tensor_release(wc);
     wt_tensor_release(bc);
     wt_tensor_release(t);
     return st;

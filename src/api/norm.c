@@ -1,7 +1,8 @@
-/* Batch and group normalisation, composed from the reductions, the
- * elementwise ops and the row-wise layer norm. Statistics are computed in
- * two passes (mean, then the mean of squared deviations), so a large mean
- * costs no precision. */
+/* Batch and group normalisation: statistics from the reductions (batch
+ * norm) or the row-wise layer norm (group norm), then one pass of the
+ * backend's per-channel affine map. Batch statistics take two passes
+ * (mean, then the mean of squared deviations), so a large mean costs no
+ * precision. */
 #include "api/api.h"
 
 #include <math.h>
@@ -35,24 +36,65 @@ static wt_status check_channels(const char *fn, const char *what, const wt_tenso
     return WT_OK;
 }
 
-/* out = (d * scale + bias), scale and bias [C] (either may be NULL: 1, 0),
- * broadcast along axis 1 of d. Takes d. */
-static wt_status channel_affine(wt_tensor *d, const wt_tensor *scale, const wt_tensor *bias, wt_tensor **out)
+/* x [N, C, ...] as [N, C, S]: a view when the trailing axes step as one,
+ * else a view of a contiguous copy. */
+static wt_status as_ncs(const wt_tensor *x, wt_tensor **out)
 {
-    wt_tensor *sv = NULL, *bv = NULL, *m = NULL;
-    wt_status st = WT_OK;
-    if (scale && (st = per_channel(scale, d->ndim, &sv)) == WT_OK && (st = wt_mul(d, sv, &m)) == WT_OK) {
-        wt_tensor_release(d);
-        d = m;
+    int n = x->ndim - 2;
+    int64_t shape[WT_MAX_DIMS], str[1][WT_MAX_DIMS];
+    for (int i = 0; i < n; i++) shape[i] = x->shape[i + 2], str[0][i] = x->strides[i + 2];
+    if (n > 0) wt_coalesce(&n, shape, 1, str);
+    int64_t S = x->numel / (x->shape[0] * x->shape[1]);
+    int64_t vshape[3] = {x->shape[0], x->shape[1], S}, vstr[3] = {x->strides[0], x->strides[1], 1};
+    if (n == 1) {
+        vstr[2] = str[0][0];
+        return wt_tensor_view(x, 3, vshape, vstr, x->offset, out);
     }
-    if (st == WT_OK && bias && (st = per_channel(bias, d->ndim, &bv)) == WT_OK)
-        st = wt_add(d, bv, out);
-    else if (st == WT_OK)
-        wt_tensor_retain(*out = d);
-    wt_tensor_release(d);
-    wt_tensor_release(sv);
-    wt_tensor_release(bv);
+    wt_tensor *c = NULL;
+    wt_status st = wt_contiguous(x, &c);
+    if (st == WT_OK) {
+        vstr[0] = x->shape[1] * S, vstr[1] = S;
+        st = wt_tensor_view(c, 3, vshape, vstr, c->offset, out);
+    }
+    wt_tensor_release(c);
     return st;
+}
+
+/* out = (x - shift[c]) * scale[c] + bias[c] along axis 1 of x, in one
+ * pass; shift, scale and bias are [C] or NULL (0, 1, 0). */
+static wt_status channel_affine(const wt_tensor *x, const wt_tensor *shift, const wt_tensor *scale,
+                                const wt_tensor *bias, wt_tensor **out)
+{
+    wt_context *ctx = wt_ctx_of(x);
+    const int64_t C = x->shape[1];
+    if (!ctx->ops->channel_affine)
+        return wt_fail(WT_ERR_UNSUPPORTED, "normalisation: not available on the %s backend", ctx->ops->name);
+    wt_tensor *t = NULL, *coef = NULL, *xv = NULL, *tv = NULL;
+    wt_status st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &t);
+    if (st != WT_OK || t->numel == 0) goto done;
+    int64_t cshape[2] = {3, C};
+    if ((st = wt_tensor_alloc(ctx, WT_F32, 2, cshape, &coef)) != WT_OK) goto done;
+    const wt_tensor *rows[3] = {shift, scale, bias};
+    for (int k = 0; k < 3 && st == WT_OK; k++) {
+        wt_tensor *row = NULL;
+        int64_t one = 1;
+        if ((st = wt_tensor_view(coef, 1, &C, &one, k * C, &row)) == WT_OK)
+            st = rows[k] ? ctx->ops->copy(ctx, rows[k], row) : ctx->ops->fill(ctx, row, k == 1 ? 1.0f : 0.0f);
+        wt_tensor_release(row);
+    }
+    if (st == WT_OK && (st = as_ncs(x, &xv)) == WT_OK &&
+        (st = wt_tensor_view(t, 3, xv->shape, (int64_t[3]){C * xv->shape[2], xv->shape[2], 1}, 0, &tv)) == WT_OK)
+        st = ctx->ops->channel_affine(ctx, xv, coef, tv);
+done:
+    wt_tensor_release(coef);
+    wt_tensor_release(xv);
+    wt_tensor_release(tv);
+    if (st != WT_OK) {
+        wt_tensor_release(t);
+        return st;
+    }
+    *out = t;
+    return WT_OK;
 }
 
 static wt_status scalar(wt_context *ctx, double v, wt_tensor **out)
@@ -116,9 +158,7 @@ static wt_status batch_norm_f32(const char *fn, const wt_tensor *x, wt_tensor *r
         if (st == WT_OK && rm) st = update_running(rm, mean, o->momentum, 1.0);
         if (st == WT_OK && rv) st = update_running(rv, var, o->momentum, (double)n / (double)(n - 1));
     } else {
-        if ((st = wt_cast(rm, WT_F32, &mean)) == WT_OK && (st = wt_cast(rv, WT_F32, &var)) == WT_OK &&
-            (st = per_channel(mean, x->ndim, &mv)) == WT_OK)
-            st = wt_sub(x, mv, &d);
+        if ((st = wt_cast(rm, WT_F32, &mean)) == WT_OK) st = wt_cast(rv, WT_F32, &var);
     }
     /* scale = weight / sqrt(var + eps) */
     if (st == WT_OK) st = scalar(ctx, o->eps, &eps);
@@ -126,10 +166,7 @@ static wt_status batch_norm_f32(const char *fn, const wt_tensor *x, wt_tensor *r
     if (st == WT_OK) st = wt_sqrt(ve, &root);
     if (st == WT_OK && weight) st = wt_div(weight, root, &scale);
     if (st == WT_OK && !weight && (st = scalar(ctx, 1.0, &one)) == WT_OK) st = wt_div(one, root, &scale);
-    if (st == WT_OK) {
-        st = channel_affine(d, scale, bias, out);
-        d = NULL;
-    }
+    if (st == WT_OK) st = channel_affine(x, mean, scale, bias, out);
     if (st == WT_OK && o->training) {
         if (bm) wt_tensor_retain(*bm = mean);
         if (bvar) wt_tensor_retain(*bvar = var);
@@ -222,8 +259,10 @@ wt_status wt_group_norm(const wt_tensor *x, int64_t num_groups, const wt_tensor 
         if ((st = wt_contiguous(xf, &xc)) == WT_OK && (st = wt_reshape(xc, 2, rshape, &rows)) == WT_OK &&
             (st = wt_layernorm(rows, NULL, NULL, eps, &normed)) == WT_OK &&
             (st = wt_reshape(normed, xf->ndim, xf->shape, &back)) == WT_OK) {
-            st = channel_affine(back, l.in[1], l.in[2], &r);
-            back = NULL;
+            if (l.in[1] || l.in[2])
+                st = channel_affine(back, NULL, l.in[1], l.in[2], &r);
+            else
+                wt_tensor_retain(r = back);
         }
     }
     if (st != WT_OK) wt_error_prefix(fn);

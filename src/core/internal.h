@@ -176,6 +176,19 @@ struct wt_backend_ops {
      * have taken from each position. */
     wt_status (*col2im)(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
                         const wt_window2d *win, wt_tensor *out);
+    /* Optional (NULL or WT_ERR_UNSUPPORTED: the API runs im2col + matmul +
+     * col2im): out [N, O, OH, OW] contiguous = the convolution of x
+     * [N, C, H, W] (any strides) with w [O, C/groups, KH, KW] and bias [O]
+     * (both contiguous; bias may be NULL). A backend takes the shapes its
+     * own kernel serves best and refuses the others. */
+    wt_status (*conv2d)(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
+                        const wt_tensor *bias, const wt_window2d *win, int64_t groups,
+                        wt_tensor *out);
+    /* out [N, C, S] contiguous = (x[n, c, s] - coef[0, c]) * coef[1, c] +
+     * coef[2, c]: x [N, C, S] any strides, coef [3, C] contiguous (the
+     * per-channel affine map of the normalisations). */
+    wt_status (*channel_affine)(wt_context *ctx, const wt_tensor *x, const wt_tensor *coef,
+                                wt_tensor *out);
     /* out [N, C, OH, OW] contiguous = the pooled windows of x [N, C, H, W]
      * (any strides); indices (WT_I32, out's shape, contiguous) or NULL
      * receives the argmax of max pooling as y*W + x. */

@@ -272,6 +272,8 @@ const wt_backend_ops wt_webgpu_backend = {
     .im2col = wg_op_im2col,
     .col2im = wg_op_col2im,
     .pool2d = wg_op_pool2d,
+    .conv2d = wg_op_conv2d,
+    .channel_affine = wg_op_channel_affine,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
 };

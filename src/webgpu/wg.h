@@ -132,5 +132,12 @@ wt_status wg_op_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *b
                        const wt_window2d *win, wt_tensor *out);
 wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
                        wt_tensor *out, wt_tensor *indices);
+/* Direct convolution for few input channels per group (depthwise); other
+ * shapes are WT_ERR_UNSUPPORTED (the API then runs im2col + matmul). */
+wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
+                       const wt_tensor *bias, const wt_window2d *win, int64_t groups,
+                       wt_tensor *out);
+wt_status wg_op_channel_affine(wt_context *ctx, const wt_tensor *x, const wt_tensor *coef,
+                               wt_tensor *out);
 
 #endif /* WT_WG_H */
