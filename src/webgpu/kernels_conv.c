@@ -11,25 +11,53 @@
 
 #define CONV_WG 256u
 
+/* Same layouts as window.wgsl's Window and View4. */
+typedef struct window_params {
+    int32_t in_h, in_w, out_h, out_w, kernel_h, kernel_w, stride_h, stride_w;
+    int32_t pad_top, pad_left, pad_bottom, pad_right, dil_h, dil_w, pad0, pad1;
+} window_params;
+
+typedef struct view4_params {
+    uint32_t offset, pad0, pad1, pad2;
+    uint32_t strides[4];
+} view4_params;
+
 /* Same layout as im2col.wgsl's Params. */
 typedef struct im2col_params {
-    uint32_t total, ncols, ow, rows;
-    uint32_t kh, kw, row0, x_offset;
-    int32_t h, w, stride_h, stride_w;
-    int32_t pad_top, pad_left, dil_h, dil_w;
-    uint32_t xs_n, xs_c, xs_h, xs_w;
+    window_params win;
+    view4_params x;
+    uint32_t total, ncols, rows, row0;
 } im2col_params;
 
 /* Same layout as col2im.wgsl's Params. */
 typedef struct col2im_params {
-    uint32_t total, c, h, w;
-    uint32_t kh, kw, oh, ow;
-    int32_t stride_h, stride_w, pad_top, pad_left;
-    int32_t dil_h, dil_w;
-    uint32_t ncols, out_offset;
-    uint32_t os_n, os_c, os_h, os_w;
-    uint32_t bias_offset, bias_stride, pad0, pad1;
+    window_params win;
+    view4_params out;
+    uint32_t total, c, bias_offset, bias_stride;
 } col2im_params;
+
+/* Callers have checked window_fits_i32 and fits_u32. */
+static window_params window_of(const wt_window2d *w)
+{
+    return (window_params){
+        .in_h = (int32_t)w->in_h, .in_w = (int32_t)w->in_w,
+        .out_h = (int32_t)w->out_h, .out_w = (int32_t)w->out_w,
+        .kernel_h = (int32_t)w->kernel_h, .kernel_w = (int32_t)w->kernel_w,
+        .stride_h = (int32_t)w->stride_h, .stride_w = (int32_t)w->stride_w,
+        .pad_top = (int32_t)w->pad_top, .pad_left = (int32_t)w->pad_left,
+        .pad_bottom = (int32_t)w->pad_bottom, .pad_right = (int32_t)w->pad_right,
+        .dil_h = (int32_t)w->dilation_h, .dil_w = (int32_t)w->dilation_w,
+    };
+}
+
+static view4_params view_of(const wt_tensor *t)
+{
+    return (view4_params){
+        .offset = (uint32_t)t->offset,
+        .strides = {(uint32_t)t->strides[0], (uint32_t)t->strides[1], (uint32_t)t->strides[2],
+                    (uint32_t)t->strides[3]},
+    };
+}
 
 static bool fits_u32(const wt_tensor *t)
 {
@@ -70,6 +98,7 @@ static wt_status launch(wt_context *ctx, const char *shader, const char *extra, 
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = shader;
+    l.libraries[0] = strcmp(shader, "channel_affine") ? "window" : NULL;
     l.prelude = prelude;
     l.params = params;
     l.params_size = size;
@@ -89,15 +118,8 @@ wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *w
     const int64_t ncols = x->shape[0] * rows * win->out_w;
     if (col->numel == 0) return WT_OK;
     im2col_params p = {
-        .total = (uint32_t)col->numel, .ncols = (uint32_t)ncols, .ow = (uint32_t)win->out_w,
-        .rows = (uint32_t)rows, .kh = (uint32_t)win->kernel_h, .kw = (uint32_t)win->kernel_w,
-        .row0 = (uint32_t)row0, .x_offset = (uint32_t)x->offset,
-        .h = (int32_t)x->shape[2], .w = (int32_t)x->shape[3],
-        .stride_h = (int32_t)win->stride_h, .stride_w = (int32_t)win->stride_w,
-        .pad_top = (int32_t)win->pad_top, .pad_left = (int32_t)win->pad_left,
-        .dil_h = (int32_t)win->dilation_h, .dil_w = (int32_t)win->dilation_w,
-        .xs_n = (uint32_t)x->strides[0], .xs_c = (uint32_t)x->strides[1],
-        .xs_h = (uint32_t)x->strides[2], .xs_w = (uint32_t)x->strides[3],
+        .win = window_of(win), .x = view_of(x), .total = (uint32_t)col->numel,
+        .ncols = (uint32_t)ncols, .rows = (uint32_t)rows, .row0 = (uint32_t)row0,
     };
     wg_binding b[2] = {{x->storage, false}, {col->storage, true}};
     if (col->offset != 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu im2col: col must start its storage");
@@ -114,18 +136,8 @@ wt_status wg_op_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *b
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu col2im: sizes beyond 32-bit indexing");
     if (out->numel == 0) return WT_OK;
     col2im_params p = {
-        .total = (uint32_t)out->numel, .c = (uint32_t)out->shape[1],
-        .h = (uint32_t)out->shape[2], .w = (uint32_t)out->shape[3],
-        .kh = (uint32_t)win->kernel_h, .kw = (uint32_t)win->kernel_w,
-        .oh = (uint32_t)win->out_h, .ow = (uint32_t)win->out_w,
-        .stride_h = (int32_t)win->stride_h, .stride_w = (int32_t)win->stride_w,
-        .pad_top = (int32_t)win->pad_top, .pad_left = (int32_t)win->pad_left,
-        .dil_h = (int32_t)win->dilation_h, .dil_w = (int32_t)win->dilation_w,
-        .ncols = (uint32_t)(out->shape[0] * win->out_h * win->out_w),
-        .out_offset = (uint32_t)out->offset,
-        .os_n = (uint32_t)out->strides[0], .os_c = (uint32_t)out->strides[1],
-        .os_h = (uint32_t)out->strides[2], .os_w = (uint32_t)out->strides[3],
-        .bias_offset = bias ? (uint32_t)bias->offset : 0,
+        .win = window_of(win), .out = view_of(out), .total = (uint32_t)out->numel,
+        .c = (uint32_t)out->shape[1], .bias_offset = bias ? (uint32_t)bias->offset : 0,
         .bias_stride = bias ? (uint32_t)bias->strides[0] : 0,
     };
     if (col->offset != 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu col2im: col must start its storage");
@@ -138,13 +150,10 @@ wt_status wg_op_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *b
 
 /* Same layout as pool2d.wgsl's Params. */
 typedef struct pool_params {
-    uint32_t total, c, h, w;
-    uint32_t oh, ow, kh, kw;
-    int32_t stride_h, stride_w, pad_top, pad_left;
-    int32_t pad_bottom, pad_right, dil_h, dil_w;
-    uint32_t x_offset, xs_n, xs_c, xs_h;
-    uint32_t xs_w, divisor, neg_inf, out_offset;
-    uint32_t idx_offset, pad0, pad1, pad2;
+    window_params win;
+    view4_params x;
+    uint32_t total, c, divisor, neg_inf;
+    uint32_t out_offset, idx_offset, pad0, pad1;
 } pool_params;
 
 wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *d, const wt_tensor *x, wt_tensor *out,
@@ -161,19 +170,9 @@ wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *d, const wt_tensor
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu pool2d: sizes beyond 32-bit indexing");
     if (out->numel == 0) return WT_OK;
     pool_params p = {
-        .total = (uint32_t)out->numel, .c = (uint32_t)x->shape[1],
-        .h = (uint32_t)x->shape[2], .w = (uint32_t)x->shape[3],
-        .oh = (uint32_t)w->out_h, .ow = (uint32_t)w->out_w,
-        .kh = (uint32_t)w->kernel_h, .kw = (uint32_t)w->kernel_w,
-        .stride_h = (int32_t)w->stride_h, .stride_w = (int32_t)w->stride_w,
-        .pad_top = (int32_t)w->pad_top, .pad_left = (int32_t)w->pad_left,
-        .pad_bottom = (int32_t)w->pad_bottom, .pad_right = (int32_t)w->pad_right,
-        .dil_h = (int32_t)w->dilation_h, .dil_w = (int32_t)w->dilation_w,
-        .x_offset = (uint32_t)x->offset, .xs_n = (uint32_t)x->strides[0],
-        .xs_c = (uint32_t)x->strides[1], .xs_h = (uint32_t)x->strides[2],
-        .xs_w = (uint32_t)x->strides[3], .divisor = (uint32_t)d->divisor,
-        .neg_inf = 0xff800000u, .out_offset = (uint32_t)out->offset,
-        .idx_offset = indices ? (uint32_t)indices->offset : 0,
+        .win = window_of(w), .x = view_of(x), .total = (uint32_t)out->numel,
+        .c = (uint32_t)x->shape[1], .divisor = (uint32_t)d->divisor, .neg_inf = 0xff800000u,
+        .out_offset = (uint32_t)out->offset, .idx_offset = indices ? (uint32_t)indices->offset : 0,
     };
     char extra[320];
     snprintf(extra, sizeof extra, "const OP: u32 = %uu;\nconst COUNT_PAD: bool = %s;\n%s", (unsigned)d->op,
@@ -188,12 +187,10 @@ wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *d, const wt_tensor
 
 /* Same layout as conv2d_direct.wgsl's Params. */
 typedef struct direct_params {
-    uint32_t total, o, oh, ow;
-    uint32_t cg, og, kh, kw;
-    int32_t h, w, stride_h, stride_w;
-    int32_t pad_top, pad_left, dil_h, dil_w;
-    uint32_t x_offset, xs_n, xs_c, xs_h;
-    uint32_t xs_w, w_offset, bias_offset, out_offset;
+    window_params win;
+    view4_params x;
+    uint32_t total, o, cg, og;
+    uint32_t w_offset, bias_offset, out_offset, pad0;
 } direct_params;
 
 /* Input channels per group up to which a thread per output beats the
@@ -218,16 +215,8 @@ wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, 
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: sizes beyond 32-bit indexing");
     if (out->numel == 0) return WT_OK;
     direct_params p = {
-        .total = (uint32_t)out->numel, .o = (uint32_t)O, .oh = (uint32_t)win->out_h,
-        .ow = (uint32_t)win->out_w, .cg = (uint32_t)cg, .og = (uint32_t)(O / groups),
-        .kh = (uint32_t)win->kernel_h, .kw = (uint32_t)win->kernel_w,
-        .h = (int32_t)win->in_h, .w = (int32_t)win->in_w,
-        .stride_h = (int32_t)win->stride_h, .stride_w = (int32_t)win->stride_w,
-        .pad_top = (int32_t)win->pad_top, .pad_left = (int32_t)win->pad_left,
-        .dil_h = (int32_t)win->dilation_h, .dil_w = (int32_t)win->dilation_w,
-        .x_offset = (uint32_t)x->offset, .xs_n = (uint32_t)x->strides[0],
-        .xs_c = (uint32_t)x->strides[1], .xs_h = (uint32_t)x->strides[2],
-        .xs_w = (uint32_t)x->strides[3], .w_offset = (uint32_t)w->offset,
+        .win = window_of(win), .x = view_of(x), .total = (uint32_t)out->numel, .o = (uint32_t)O,
+        .cg = (uint32_t)cg, .og = (uint32_t)(O / groups), .w_offset = (uint32_t)w->offset,
         .bias_offset = bias ? (uint32_t)bias->offset : 0, .out_offset = (uint32_t)out->offset,
     };
     /* Without a bias, w stands in for it (the shader never reads it). */

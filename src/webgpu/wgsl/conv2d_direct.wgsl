@@ -4,37 +4,23 @@
 //   out[n, o, y, x] = bias[o] + sum over c < CG, ky, kx of
 //     x[n, g*CG + c, y*stride_h - pad_top + ky*dil_h, x*stride_w - pad_left + kx*dil_w]
 //     * w[o, c, ky, kx],   g = o / OG,
-// zero outside x. x any strides; w [O, CG, KH, KW] and bias contiguous
-// from their offsets; out contiguous. Consecutive threads take
-// consecutive output columns: their loads of x are neighbours, and every
-// thread of a row reads the same weights.
-// Prelude constants: WG, HAS_BIAS.
+// zero outside x. x any strides (p.x); w [O, CG, KH, KW] and bias
+// contiguous from their offsets; out contiguous. Consecutive threads take
+// consecutive output columns: their loads of x are neighbours, and the
+// threads of a row read the same weights.
+// Prelude constants: WG, HAS_BIAS; library: window.
 
 struct Params {
+    win: Window,
+    x: View4,
     total: u32,
     o: u32,
-    oh: u32,
-    ow: u32,
     cg: u32,
     og: u32,
-    kh: u32,
-    kw: u32,
-    h: i32,
-    w: i32,
-    stride_h: i32,
-    stride_w: i32,
-    pad_top: i32,
-    pad_left: i32,
-    dil_h: i32,
-    dil_w: i32,
-    x_offset: u32,
-    xs_n: u32,
-    xs_c: u32,
-    xs_h: u32,
-    xs_w: u32,
     w_offset: u32,
     bias_offset: u32,
     out_offset: u32,
+    pad0: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -51,30 +37,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     if (t >= p.total) {
         return;
     }
-    let ox = i32(t % p.ow);
-    let oy = i32((t / p.ow) % p.oh);
-    let o = (t / (p.ow * p.oh)) % p.o;
-    let n = t / (p.ow * p.oh * p.o);
+    let w = p.win;
+    let ow = u32(w.out_w);
+    let oh = u32(w.out_h);
+    let o = (t / (ow * oh)) % p.o;
+    let n = t / (ow * oh * p.o);
     let g = o / p.og;
     var sum = 0.0;
     if (HAS_BIAS) {
         sum = bias[p.bias_offset + o];
     }
-    let y0 = oy * p.stride_h - p.pad_top;
-    let x0 = ox * p.stride_w - p.pad_left;
+    let y0 = i32((t / ow) % oh) * w.stride_h - w.pad_top;
+    let x0 = i32(t % ow) * w.stride_w - w.pad_left;
+    let kk = u32(w.kernel_h * w.kernel_w);
     for (var c = 0u; c < p.cg; c++) {
-        let plane = p.x_offset + n * p.xs_n + (g * p.cg + c) * p.xs_c;
-        let taps = p.w_offset + (o * p.cg + c) * p.kh * p.kw;
-        for (var ky = 0u; ky < p.kh; ky++) {
-            let iy = y0 + i32(ky) * p.dil_h;
-            if (iy < 0 || iy >= p.h) {
+        let taps = p.w_offset + (o * p.cg + c) * kk;
+        for (var ky = 0; ky < w.kernel_h; ky++) {
+            let iy = y0 + ky * w.dil_h;
+            if (iy < 0 || iy >= w.in_h) {
                 continue;
             }
-            let row = plane + u32(iy) * p.xs_h;
-            for (var kx = 0u; kx < p.kw; kx++) {
-                let ix = x0 + i32(kx) * p.dil_w;
-                if (ix >= 0 && ix < p.w) {
-                    sum = fma(x[row + u32(ix) * p.xs_w], wt[taps + ky * p.kw + kx], sum);
+            for (var kx = 0; kx < w.kernel_w; kx++) {
+                let ix = x0 + kx * w.dil_w;
+                if (ix >= 0 && ix < w.in_w) {
+                    let v = x[view4_at(p.x, n, g * p.cg + c, u32(iy), u32(ix))];
+                    sum = fma(v, wt[taps + u32(ky * w.kernel_w + kx)], sum);
                 }
             }
         }

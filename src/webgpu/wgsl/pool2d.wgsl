@@ -10,37 +10,19 @@
 //   adaptive: window rows [floor(oy*H/OH), ceil((oy+1)*H/OH)).
 // Prelude constants: WG, OP (0 max, 1 avg, 2 adaptive max, 3 adaptive
 // avg), COUNT_PAD, and store_index(o, v), which writes the position of a
-// maximum to the indices binding (3) when there is one.
+// maximum to the indices binding (3) when there is one; library: window.
 
 struct Params {
+    win: Window,
+    x: View4,
     total: u32,
     c: u32,
-    h: u32,
-    w: u32,
-    oh: u32,
-    ow: u32,
-    kh: u32,
-    kw: u32,
-    stride_h: i32,
-    stride_w: i32,
-    pad_top: i32,
-    pad_left: i32,
-    pad_bottom: i32,
-    pad_right: i32,
-    dil_h: i32,
-    dil_w: i32,
-    x_offset: u32,
-    xs_n: u32,
-    xs_c: u32,
-    xs_h: u32,
-    xs_w: u32,
     divisor: u32,
     neg_inf: u32,
     out_offset: u32,
     idx_offset: u32,
     pad0: u32,
     pad1: u32,
-    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -63,7 +45,7 @@ struct Span {
     padded: i32,
 }
 
-fn span(o: u32, n: u32, outs: u32, k: u32, s: i32, before: i32, after: i32, d: i32) -> Span {
+fn span(o: u32, n: u32, outs: u32, k: i32, s: i32, before: i32, after: i32, d: i32) -> Span {
     var r: Span;
     if (ADAPTIVE) {
         r.lo = i32(o * n / outs);
@@ -73,9 +55,9 @@ fn span(o: u32, n: u32, outs: u32, k: u32, s: i32, before: i32, after: i32, d: i
         return r;
     }
     r.start = i32(o) * s - before;
-    var end = r.start + (i32(k) - 1) * d + 1;
+    var end = r.start + (k - 1) * d + 1;
     if (!IS_MAX) {
-        end = min(r.start + i32(k), i32(n) + after);
+        end = min(r.start + k, i32(n) + after);
     }
     r.padded = end - r.start;
     r.lo = max(r.start, 0);
@@ -91,17 +73,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     if (t >= p.total) {
         return;
     }
-    let ox = t % p.ow;
-    let oy = (t / p.ow) % p.oh;
-    let plane = t / (p.ow * p.oh);
-    let base = p.x_offset + (plane / p.c) * p.xs_n + (plane % p.c) * p.xs_c;
-    let sy = span(oy, p.h, p.oh, p.kh, p.stride_h, p.pad_top, p.pad_bottom, p.dil_h);
-    let sx = span(ox, p.w, p.ow, p.kw, p.stride_w, p.pad_left, p.pad_right, p.dil_w);
+    let w = p.win;
+    let ow = u32(w.out_w);
+    let oh = u32(w.out_h);
+    let ox = t % ow;
+    let oy = (t / ow) % oh;
+    let plane = t / (ow * oh);
+    let base = view4_at(p.x, plane / p.c, plane % p.c, 0u, 0u);
+    let sy = span(oy, u32(w.in_h), oh, w.kernel_h, w.stride_h, w.pad_top, w.pad_bottom, w.dil_h);
+    let sx = span(ox, u32(w.in_w), ow, w.kernel_w, w.stride_w, w.pad_left, w.pad_right, w.dil_w);
     if (!IS_MAX) {
         var sum = 0.0;
         for (var y = sy.lo; y < sy.hi; y++) {
             for (var xx = sx.lo; xx < sx.hi; xx++) {
-                sum += x[base + u32(y) * p.xs_h + u32(xx) * p.xs_w];
+                sum += x[base + u32(y) * p.x.strides.z + u32(xx) * p.x.strides.w];
             }
         }
         var div = f32((sy.hi - sy.lo) * (sx.hi - sx.lo));
@@ -116,8 +101,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     var dy = 1;
     var dx = 1;
     if (!ADAPTIVE) {
-        dy = p.dil_h;
-        dx = p.dil_w;
+        dy = w.dil_h;
+        dx = w.dil_w;
     }
     // The first tap inside the plane along each axis.
     var y0 = sy.start;
@@ -129,13 +114,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         x0 += ((-x0 + dx - 1) / dx) * dx;
     }
     var m = bitcast<f32>(p.neg_inf);
-    var best = y0 * i32(p.w) + x0;
+    var best = y0 * w.in_w + x0;
     for (var y = y0; y < sy.hi; y += dy) {
         for (var xx = x0; xx < sx.hi; xx += dx) {
-            let v = x[base + u32(y) * p.xs_h + u32(xx) * p.xs_w];
+            let v = x[base + u32(y) * p.x.strides.z + u32(xx) * p.x.strides.w];
             if (v > m || is_nan(v)) {
                 m = v;
-                best = y * i32(p.w) + xx;
+                best = y * w.in_w + xx;
             }
         }
     }
