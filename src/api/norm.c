@@ -79,7 +79,7 @@ static wt_status channel_affine(const wt_tensor *x, const wt_tensor *shift, cons
         wt_tensor *row = NULL;
         int64_t one = 1;
         if ((st = wt_tensor_view(coef, 1, &C, &one, k * C, &row)) == WT_OK)
-            st = rows[k] ? ctx->ops->copy(ctx, rows[k], row) : ctx->ops->fill(ctx, row, k == 1 ? 1.0f : 0.0f);
+            st = rows[k] ? ctx->ops->copy(ctx, rows[k], row) : wt_fill_f32(ctx, row, k == 1 ? 1.0f : 0.0f);
         wt_tensor_release(row);
     }
     if (st == WT_OK && (st = as_ncs(x, &xv)) == WT_OK &&
