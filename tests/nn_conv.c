@@ -167,6 +167,8 @@ static void test_conv2d(void)
         {"conv groups bigpad",  3, 4, 5,  6, 6, 3, 3, 2, 1, 3, 3, 3, 3, 1, 1, 2, true, false, false, false, NULL},
         {"conv depthwise",      2, 5, 9,  7, 5, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 5, true, false, false, false, NULL},
         {"conv depth mult",     1, 3, 8,  8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3, false, false, false, false, NULL},
+        {"conv depthwise views",2, 4, 9,  8, 8, 3, 2, 2, 1, 2, 0, 0, 3, 2, 2, 4, true, true, false, false, NULL},
+        {"conv depthwise s3",   1, 3, 10, 11, 3, 2, 3, 3, 2, 0, 1, 1, 0, 1, 1, 3, false, false, false, true, NULL},
         {"conv same s2 d2",     2, 3, 11, 8, 4, 4, 3, 2, 2, 0, 0, 0, 0, 2, 1, 1, true, false, true, false, NULL},
         {"conv same s1",        1, 2, 6,  5, 3, 4, 2, 1, 1, 0, 0, 0, 0, 1, 3, 1, false, false, true, false, NULL},
         {"conv strided views",  2, 4, 6,  7, 4, 3, 2, 1, 2, 1, 0, 2, 1, 1, 1, 2, true, true, false, false, NULL},
