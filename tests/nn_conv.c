@@ -613,6 +613,64 @@ static void test_f16(void)
     wt_tensor_release(o), wt_tensor_release(ref), wt_tensor_release(p), wt_tensor_release(pi);
 }
 
+/* Outputs of more than 65,535 x 256 elements: the GPU folds the launch
+ * into two dimensions (every kernel here uses the same fold). Values are
+ * small integers, so every result is exact. Run on Vulkan only: the fold
+ * does not depend on the API, and these sizes take seconds on a software
+ * renderer. */
+static void test_large(void)
+{
+    const int64_t side = 4100, n = side * side; /* 16.8M > 65,535 * 256 */
+    float *x = malloc(sizeof(float) * (size_t)n * 2);
+    for (int64_t i = 0; i < 2 * n; i++) x[i] = (float)(i % 7) - 3.0f;
+    double *ref = malloc(sizeof(double) * (size_t)n), *tol = calloc((size_t)n, sizeof(double));
+    int64_t xs[4] = {1, 1, side, side};
+    wt_tensor *tx = make(x, 4, xs, 0), *out = NULL;
+    /* Average pooling with a 1x1 window: the identity. */
+    wt_pool_options po;
+    wt_pool_options_init(&po);
+    po.kernel[0] = po.kernel[1] = 1;
+    for (int64_t i = 0; i < n; i++) ref[i] = x[i];
+    if (CHECK(wt_avg_pool2d(tx, &po, &out) == WT_OK, "large avg_pool2d: %s", wt_last_error()))
+        compare("large avg_pool2d", out, 4, xs, ref, tol, n);
+    wt_tensor_release(out), out = NULL;
+    /* Depthwise 1x1 convolution (the direct kernel): 2x + 1. */
+    float two = 2.0f, one = 1.0f;
+    int64_t ws[4] = {1, 1, 1, 1}, bs[1] = {1};
+    wt_tensor *tw = make(&two, 4, ws, 0), *tb = make(&one, 1, bs, 0);
+    for (int64_t i = 0; i < n; i++) ref[i] = 2.0 * x[i] + 1.0;
+    if (CHECK(wt_conv2d(tx, tw, tb, NULL, &out) == WT_OK, "large conv2d: %s", wt_last_error()))
+        compare("large conv2d direct", out, 4, xs, ref, tol, n);
+    wt_tensor_release(out), out = NULL;
+    /* Batch norm in inference (the channel map): (x - 1) / sqrt(4) = (x - 1) / 2. */
+    wt_tensor *rm = make(&one, 1, bs, 0), *rv = NULL;
+    wt_tensor_full(g_ctx, WT_F32, 1, bs, 4.0, &rv);
+    wt_batch_norm_options bo;
+    wt_batch_norm_options_init(&bo);
+    bo.eps = 0.0f;
+    for (int64_t i = 0; i < n; i++) ref[i] = (x[i] - 1.0) / 2.0;
+    if (CHECK(wt_batch_norm(tx, rm, rv, NULL, NULL, &bo, &out, NULL, NULL) == WT_OK, "large batch_norm: %s",
+              wt_last_error()))
+        compare("large batch_norm", out, 4, xs, ref, tol, n);
+    wt_tensor_release(out), out = NULL;
+    /* Two channels into one through im2col + matmul, with a chunk large
+     * enough for the whole column matrix (2 * 2900^2 > 65,535 * 256
+     * elements): x0 - x1 + 1. */
+    const int64_t side2 = 2900, n2 = side2 * side2;
+    int64_t x2s[4] = {1, 2, side2, side2}, w2s[4] = {1, 2, 1, 1}, o2s[4] = {1, 1, side2, side2};
+    float w2[2] = {1.0f, -1.0f};
+    wt_tensor *tx2 = make(x, 4, x2s, 0), *tw2 = make(w2, 4, w2s, 0);
+    for (int64_t i = 0; i < n2; i++) ref[i] = (double)x[i] - x[n2 + i] + 1.0;
+    setenv("WT_CONV_CHUNK_BYTES", "400000000", 1);
+    if (CHECK(wt_conv2d(tx2, tw2, tb, NULL, &out) == WT_OK, "large conv2d im2col: %s", wt_last_error()))
+        compare("large conv2d im2col", out, 4, o2s, ref, tol, n2);
+    unsetenv("WT_CONV_CHUNK_BYTES");
+    wt_tensor_release(out);
+    wt_tensor_release(tx), wt_tensor_release(tw), wt_tensor_release(tb), wt_tensor_release(rm);
+    wt_tensor_release(rv), wt_tensor_release(tx2), wt_tensor_release(tw2);
+    free(x), free(ref), free(tol);
+}
+
 /* ----------------------------------------------------------- bad input */
 
 static void test_errors(void)
@@ -770,6 +828,7 @@ int main(int argc, char **argv)
     test_group_norm(2, 6, 5, 3, 3, true);
     test_group_norm(3, 4, 7, 1, 4, false);
     test_f16();
+    if (be == TEST_BACKEND_VULKAN) test_large();
     test_errors();
     wt_context_destroy(g_ctx);
     return test_summary("nn_conv");
