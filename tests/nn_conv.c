@@ -613,6 +613,62 @@ static void test_f16(void)
     wt_tensor_release(o), wt_tensor_release(ref), wt_tensor_release(p), wt_tensor_release(pi);
 }
 
+/* Empty batches give empty results of the right shape; an empty plane
+ * with padding gives the bias alone. */
+static void test_empty(void)
+{
+    char b1[64];
+    float v[4] = {0.5f, 0.5f, 0.5f, 0.5f};
+    int64_t xs[4] = {0, 3, 5, 5}, o_pool[4] = {0, 3, 2, 2}, o_adapt[4] = {0, 3, 3, 1}, o_glob[4] = {0, 3, 1, 1};
+    int64_t cs[1] = {3};
+    wt_tensor *x = NULL, *out = NULL, *idx = NULL, *rm = make(v, 1, cs, 0), *rv = make(v, 1, cs, 0);
+    wt_tensor_zeros(g_ctx, WT_F32, 4, xs, &x);
+    wt_pool_options po;
+    wt_pool_options_init(&po);
+    po.kernel[0] = po.kernel[1] = 2;
+#define EXPECT_SHAPE(call, shape, what)                                                                  \
+    do {                                                                                               \
+        wt_status st_ = (call);                                                                        \
+        if (CHECK(st_ == WT_OK, "%s: %s", what, wt_last_error()))                                      \
+            CHECK(wt_tensor_ndim(out) == 4 && !memcmp(wt_tensor_shape(out), shape, sizeof(int64_t) * 4), \
+                  "%s: shape %s", what, test_shape_str(wt_tensor_ndim(out), wt_tensor_shape(out), b1, sizeof b1)); \
+        wt_tensor_release(out), out = NULL;                                                            \
+    } while (0)
+    EXPECT_SHAPE(wt_max_pool2d(x, &po, &out, &idx), o_pool, "empty max_pool2d");
+    CHECK(idx && wt_tensor_numel(idx) == 0 && wt_tensor_dtype(idx) == WT_I32, "empty max_pool2d: indices");
+    wt_tensor_release(idx);
+    EXPECT_SHAPE(wt_avg_pool2d(x, &po, &out), o_pool, "empty avg_pool2d");
+    EXPECT_SHAPE(wt_adaptive_avg_pool2d(x, 3, 1, &out), o_adapt, "empty adaptive_avg_pool2d");
+    EXPECT_SHAPE(wt_global_max_pool2d(x, &out), o_glob, "empty global_max_pool2d");
+    EXPECT_SHAPE(wt_global_avg_pool2d(x, &out), o_glob, "empty global_avg_pool2d");
+    wt_batch_norm_options bo;
+    wt_batch_norm_options_init(&bo);
+    EXPECT_SHAPE(wt_batch_norm(x, rm, rv, NULL, NULL, &bo, &out, NULL, NULL), xs, "empty batch_norm");
+    EXPECT_SHAPE(wt_group_norm(x, 3, NULL, NULL, 1e-5f, &out), xs, "empty group_norm");
+    int64_t wts[4] = {3, 2, 3, 3}, o_t[4] = {0, 2, 11, 11};
+    wt_tensor *wt = NULL;
+    wt_tensor_zeros(g_ctx, WT_F32, 4, wts, &wt);
+    wt_conv_options co;
+    wt_conv_options_init(&co);
+    co.stride[0] = co.stride[1] = 2;
+    EXPECT_SHAPE(wt_conv_transpose2d(x, wt, NULL, &co, &out), o_t, "empty conv_transpose2d");
+    /* A plane of no rows, padded: every output is the bias. */
+    int64_t ps[4] = {1, 1, 0, 3}, ws[4] = {2, 1, 1, 1}, bs[1] = {2}, o_pad[4] = {1, 2, 2, 3};
+    float bias[2] = {1.5f, -2.0f}, w1[2] = {3.0f, 4.0f};
+    wt_tensor *px = NULL, *pw = make(w1, 4, ws, 0), *pb = make(bias, 1, bs, 0);
+    wt_tensor_zeros(g_ctx, WT_F32, 4, ps, &px);
+    co.stride[0] = co.stride[1] = 1;
+    co.padding[0] = co.padding[1] = 1;
+    double ref[12], tol[12] = {0};
+    for (int i = 0; i < 12; i++) ref[i] = bias[i / 6];
+    if (CHECK(wt_conv2d(px, pw, pb, &co, &out) == WT_OK, "conv2d of an empty plane: %s", wt_last_error()))
+        compare("conv2d of an empty plane", out, 4, o_pad, ref, tol, 12);
+    wt_tensor_release(out);
+#undef EXPECT_SHAPE
+    wt_tensor_release(x), wt_tensor_release(rm), wt_tensor_release(rv), wt_tensor_release(wt);
+    wt_tensor_release(px), wt_tensor_release(pw), wt_tensor_release(pb);
+}
+
 /* Outputs of more than 65,535 x 256 elements: the GPU folds the launch
  * into two dimensions (every kernel here uses the same fold). Values are
  * small integers, so every result is exact. Run on Vulkan only: the fold
@@ -828,6 +884,7 @@ int main(int argc, char **argv)
     test_group_norm(2, 6, 5, 3, 3, true);
     test_group_norm(3, 4, 7, 1, 4, false);
     test_f16();
+    test_empty();
     if (be == TEST_BACKEND_VULKAN) test_large();
     test_errors();
     wt_context_destroy(g_ctx);
