@@ -202,6 +202,8 @@ static void test_conv2d(void)
         {"conv chunk rows",     2, 3, 13, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, true, false, false, "2000"},
         {"conv chunk images",   5, 2, 4,  5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, false, false, false, "2000"},
         {"conv chunk nobias",   3, 2, 6,  5, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1, false, false, false, false, "600"},
+        {"conv batch nobias",   3, 3, 6,  7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, 1, false, false, NULL},
+        {"conv 2 of 3 images",  3, 3, 6,  7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, 0, false, false, "11000"},
         {"conv empty batch",    0, 3, 5,  5, 2, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, false, false, false, NULL},
         {"conv larger",         2, 16, 17, 15, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false, false, NULL},
     };

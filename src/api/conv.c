@@ -158,30 +158,39 @@ static wt_status conv_forward(const wt_tensor *x, const wt_tensor *w, const wt_t
         rows = budget / (per_col * OW);
         rows = rows < 1 ? 1 : min64(rows, OH);
     }
-    wt_tensor *wv = NULL;
-    int64_t wshape[3] = {G, Og, KG}, wstr[3] = {Og * KG, KG, 1};
-    wt_status st = wt_tensor_view(w, 3, wshape, wstr, w->offset, &wv);
+    wt_status st = WT_OK;
     for (int64_t n0 = 0; st == WT_OK && n0 < N; n0 += nimg) {
         const int64_t ni = min64(nimg, N - n0);
         for (int64_t oy0 = 0; st == WT_OK && oy0 < OH; oy0 += rows) {
             const int64_t nr = min64(rows, OH - oy0), ncols = ni * nr * OW;
-            wt_tensor *xv = NULL, *col = NULL, *colv = NULL, *prod = NULL, *pv = NULL, *ov = NULL;
+            wt_tensor *xv = NULL, *col = NULL, *av = NULL, *colv = NULL, *prod = NULL, *pv = NULL, *ov = NULL;
             int64_t xshape[4] = {ni, C, x->shape[2], x->shape[3]};
             int64_t cshape[2] = {C * win->kernel_h * win->kernel_w, ncols};
-            int64_t bshape[3] = {G, KG, ncols}, bstr[3] = {KG * ncols, ncols, 1};
-            int64_t pshape[3] = {G, Og, ncols}, pstr[3] = {Og * ncols, ncols, 1};
-            /* One whole image and no bias: the product lands in out. */
-            const bool direct = !bias && ni == 1 && nr == OH;
+            /* Batched over the groups: [G, Og, KG] @ [G, KG, ncols]. */
+            int64_t ash[3] = {G, Og, KG}, ast[3] = {Og * KG, KG, 1};
+            int64_t bsh[3] = {G, KG, ncols}, bst[3] = {KG * ncols, ncols, 1};
+            int64_t psh[3] = {G, Og, ncols}, pst[3] = {Og * ncols, ncols, 1};
+            /* Whole images and no bias: the product lands in out. With one
+             * group it is batched over the images instead, image i's
+             * columns P apart, so that it lands in NCHW order. */
+            const bool direct = !bias && nr == OH && (ni == 1 || G == 1);
+            if (direct && ni > 1) {
+                ash[0] = bsh[0] = psh[0] = ni;
+                ast[0] = 0;
+                bsh[2] = psh[2] = P, bst[0] = P;
+                pst[0] = O * P, pst[1] = P;
+            }
             if ((st = wt_tensor_view(x, 4, xshape, x->strides, x->offset + n0 * x->strides[0], &xv)) != WT_OK ||
                 (st = wt_tensor_alloc(ctx, WT_F32, 2, cshape, &col)) != WT_OK ||
                 (st = ctx->ops->im2col(ctx, xv, win, oy0, nr, col)) != WT_OK ||
-                (st = wt_tensor_view(col, 3, bshape, bstr, 0, &colv)) != WT_OK)
+                (st = wt_tensor_view(w, 3, ash, ast, w->offset, &av)) != WT_OK ||
+                (st = wt_tensor_view(col, 3, bsh, bst, 0, &colv)) != WT_OK)
                 goto next;
             if (direct)
-                st = wt_tensor_view(out, 3, pshape, pstr, n0 * O * P, &pv);
-            else if ((st = wt_tensor_alloc(ctx, WT_F32, 3, pshape, &prod)) == WT_OK)
-                st = wt_tensor_view(prod, 3, pshape, pstr, 0, &pv);
-            if (st != WT_OK || (st = ctx->ops->matmul(ctx, wv, colv, pv)) != WT_OK || direct) goto next;
+                st = wt_tensor_view(out, 3, psh, pst, n0 * O * P, &pv);
+            else if ((st = wt_tensor_alloc(ctx, WT_F32, 3, psh, &prod)) == WT_OK)
+                st = wt_tensor_view(prod, 3, psh, pst, 0, &pv);
+            if (st != WT_OK || (st = ctx->ops->matmul(ctx, av, colv, pv)) != WT_OK || direct) goto next;
             /* The product [O, ni * nr * OW] into out's rows, plus the bias:
              * col2im with a 1x1 window is that store. */
             {
@@ -195,13 +204,13 @@ static wt_status conv_forward(const wt_tensor *x, const wt_tensor *w, const wt_t
         next:
             wt_tensor_release(xv);
             wt_tensor_release(col);
+            wt_tensor_release(av);
             wt_tensor_release(colv);
             wt_tensor_release(prod);
             wt_tensor_release(pv);
             wt_tensor_release(ov);
         }
     }
-    wt_tensor_release(wv);
     return st;
 }
 
