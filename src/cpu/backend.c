@@ -81,6 +81,12 @@ const wt_backend_ops wt_cpu_backend = {
     .gather = cpu_gather_index,
     .scatter_add = cpu_scatter_add,
     .argsort_rows = cpu_argsort_rows,
+    /* --- convolution and pooling --- */
+    .im2col = cpu_im2col,
+    .col2im = cpu_col2im,
+    .pool2d = cpu_pool2d,
+    .conv2d = cpu_conv2d,
+    .channel_affine = cpu_channel_affine,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
 };

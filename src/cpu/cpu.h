@@ -113,5 +113,16 @@ wt_status cpu_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_te
                           const wt_tensor *src);
 wt_status cpu_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k,
                            wt_tensor *out);
+/* --- convolution and pooling --- */
+wt_status cpu_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
+                     int64_t rows, wt_tensor *col);
+wt_status cpu_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
+                     const wt_window2d *win, wt_tensor *out);
+wt_status cpu_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
+                     wt_tensor *out, wt_tensor *indices);
+wt_status cpu_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                     const wt_window2d *win, int64_t groups, wt_tensor *out);
+wt_status cpu_channel_affine(wt_context *ctx, const wt_tensor *x, const wt_tensor *coef,
+                             wt_tensor *out);
 
 #endif /* WT_CPU_H */

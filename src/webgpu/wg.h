@@ -157,5 +157,19 @@ wt_status wg_op_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_t
 wt_status wg_op_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
                             const wt_tensor *src);
 wt_status wg_op_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k, wt_tensor *out);
+/* --- convolution and pooling (kernels_conv.c) --- */
+wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
+                       int64_t rows, wt_tensor *col);
+wt_status wg_op_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
+                       const wt_window2d *win, wt_tensor *out);
+wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
+                       wt_tensor *out, wt_tensor *indices);
+/* Direct convolution for few input channels per group (depthwise); other
+ * shapes are WT_ERR_UNSUPPORTED (the API then runs im2col + matmul). */
+wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
+                       const wt_tensor *bias, const wt_window2d *win, int64_t groups,
+                       wt_tensor *out);
+wt_status wg_op_channel_affine(wt_context *ctx, const wt_tensor *x, const wt_tensor *coef,
+                               wt_tensor *out);
 
 #endif /* WT_WG_H */
