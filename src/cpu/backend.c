@@ -70,6 +70,10 @@ const wt_backend_ops wt_cpu_backend = {
     .matmul = cpu_matmul,
     .reduce = cpu_reduce,
     .rowwise = cpu_rowwise,
+    /* --- transformer ops --- */
+    .softmax_axis = cpu_softmax_axis,
+    .attention = cpu_attention,
+    .rope = cpu_rope,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
 };

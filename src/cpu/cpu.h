@@ -85,4 +85,9 @@ wt_status cpu_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int n
 wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *weight,
                       const wt_tensor *bias, float eps, wt_tensor *out);
 
+/* --- transformer ops --- */
+wt_status cpu_attention(wt_context *ctx, const wt_attention_args *a);
+wt_status cpu_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
+wt_status cpu_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset, wt_tensor *out);
+
 #endif /* WT_CPU_H */

@@ -268,6 +268,10 @@ const wt_backend_ops wt_webgpu_backend = {
     .matmul = wg_op_matmul,
     .reduce = wg_op_reduce,
     .rowwise = wg_op_rowwise,
+    /* --- transformer ops --- */
+    .softmax_axis = wg_op_softmax_axis,
+    .attention = wg_op_attention,
+    .rope = wg_op_rope,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
 };
