@@ -332,8 +332,8 @@ WT_API wt_status wt_rms_norm(const wt_tensor *x, int normalized_ndim, const wt_t
  * h / (Hq / Hkv) (PyTorch's enable_gqa, repeat_interleave order).
  * mask: NULL, or broadcastable (NumPy rules, up to 4 dims) to
  *   [B, Hq, Sq, Skv]: WT_F32/WT_F16 values are added to the scores
- *   (-inf masks); a boolean mask, once the library has one, keeps
- *   the keys where it is true.
+ *   (-inf masks); a WT_BOOL mask keeps the keys where it is true
+ *   (PyTorch's boolean attn_mask).
  * causal: query i sees key j only if j <= i + (Skv - Sq): the causal
  *   triangle is aligned to the END of the keys (bottom-right), which is
  *   what a KV cache needs (decode: Sq = 1 sees every key). PyTorch's
@@ -346,7 +346,7 @@ WT_API wt_status wt_rms_norm(const wt_tensor *x, int normalized_ndim, const wt_t
  * f16 inputs compute in f32 (result f16 only if q, k, v are all f16).
  * Errors: WT_ERR_SHAPE for ranks other than 3/4, mismatched batch, D or
  * Skv, Hkv not dividing Hq, a mask that does not broadcast;
- * WT_ERR_INVALID_ARGUMENT for a NaN/inf scale or a mask of another dtype.
+ * WT_ERR_INVALID_ARGUMENT for a NaN/inf scale or an i32 mask.
  * The WebGPU kernel holds a query tile and a key tile in workgroup memory:
  * D and Dv up to 1024 there (WT_ERR_UNSUPPORTED beyond). */
 WT_API wt_status wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k,

@@ -173,6 +173,8 @@ static void ref_attention(const attn_case *c, const double *q, const double *k, 
     free(s);
 }
 
+static bool g_bool_mask; /* run_attention gives the mask as WT_BOOL */
+
 static void run_attention(const attn_case *c)
 {
     int64_t qs[4] = {c->B, c->Hq, c->Sq, c->D}, ks[4] = {c->B, c->Hkv, c->Skv, c->D},
@@ -209,13 +211,25 @@ static void run_attention(const attn_case *c)
             wt_tensor_release(m.t);
             m.t = upload(m.v, m.ndim, m.shape);
         }
+        if (g_bool_mask) { /* the same mask as WT_BOOL: -inf -> false, else true (and 0 added) */
+            unsigned char *bits = malloc((size_t)m.n + 1);
+            for (int64_t i = 0; i < m.n; i++) {
+                bits[i] = m.v[i] != -INFINITY;
+                if (bits[i]) m.v[i] = 0;
+            }
+            wt_tensor_release(m.t);
+            m.t = NULL;
+            CHECK(wt_tensor_from_data(g_ctx, WT_BOOL, m.ndim, m.shape, bits, &m.t) == WT_OK, "bool mask: %s",
+                  wt_last_error());
+            free(bits);
+        }
     }
     double *ref = malloc(sizeof(double) * (size_t)(count(4, os) ? count(4, os) : 1));
     ref_attention(c, q.v, k.v, v.v, c->mask_ndim ? m.v : NULL, m.shape, ref);
     wt_tensor *out = NULL;
     wt_status st = wt_scaled_dot_product_attention(qv, k.t, v.t, m.t, c->causal, c->scale, &out);
     char what[160];
-    snprintf(what, sizeof what, "attention %s", c->name);
+    snprintf(what, sizeof what, "attention %s%s", c->name, g_bool_mask ? " (bool mask)" : "");
     compare(what, st, out, 4, os, ref, 2e-5, 2e-4);
     wt_tensor_release(out);
     wt_tensor_release(qv);
@@ -242,6 +256,11 @@ static void test_attention(void)
         {"Sq=0", 1, 2, 1, 0, 5, 8, 8, true, 0, 0, {0}, 0, false, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_attention(&cases[i]);
+    /* The masked cases again with WT_BOOL masks (true = attend). */
+    g_bool_mask = true;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (cases[i].mask_neg_inf_frac > 0) run_attention(&cases[i]);
+    g_bool_mask = false;
 
     /* 3-D inputs [H, S, D] and f16 inputs. */
     int64_t s3[3] = {2, 5, 8};
@@ -291,6 +310,13 @@ static void test_attention(void)
     out = NULL;
     expect_code("attention mask [4,5]", wt_scaled_dot_product_attention(q4, q4, q4, mbad, false, 0, &out),
                 WT_ERR_SHAPE, out);
+    out = NULL;
+    wt_tensor *mi32 = NULL;
+    wt_tensor_zeros(g_ctx, WT_I32, 4, s4, &mi32);
+    out = NULL;
+    expect_code("attention i32 mask", wt_scaled_dot_product_attention(q4, q4, q4, mi32, false, 0, &out),
+                WT_ERR_INVALID_ARGUMENT, out);
+    wt_tensor_release(mi32);
     out = NULL;
     expect_code("attention NaN scale", wt_scaled_dot_product_attention(q4, q4, q4, NULL, false, NAN, &out),
                 WT_ERR_INVALID_ARGUMENT, out);

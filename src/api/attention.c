@@ -37,13 +37,7 @@ static wt_status expand_mask(const char *fn, const wt_tensor *m, const int64_t *
     return wt_tensor_view(m, 4, shape, strides, m->offset, out);
 }
 
-static bool mask_dtype_ok(wt_dtype d)
-{
-#ifdef WT_HAS_BOOL_DTYPE
-    if (d == WT_BOOL) return true;
-#endif
-    return d == WT_F32 || d == WT_F16;
-}
+static bool mask_dtype_ok(wt_dtype d) { return d == WT_BOOL || d == WT_F32 || d == WT_F16; }
 
 static wt_status check_shapes(const char *fn, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v)
 {
@@ -87,7 +81,7 @@ static wt_status run(const char *fn, const wt_tensor *q, const wt_tensor *k, con
     if (st != WT_OK) return st;
     if (t->numel == 0) goto done;
     if (Skv == 0) { /* no key for any query: PyTorch's zeros */
-        st = ctx->ops->fill(ctx, t, 0.0f);
+        st = wt_fill_f32(ctx, t, 0.0f);
         goto done;
     }
     if (!ctx->ops->attention) {
@@ -130,8 +124,8 @@ wt_status wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k
         return st;
     if (mask) {
         if (!mask_dtype_ok(mask->dtype))
-            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: mask must be f32, f16 or bool (got dtype %d)", fn,
-                           (int)mask->dtype);
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: mask must be f32, f16 or bool (got %s)", fn,
+                           wt_dtype_name(mask->dtype));
         if ((st = wt_check_same_context(fn, q, mask)) != WT_OK) return st;
     }
     if (!isfinite(scale)) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: scale must be finite", fn);
