@@ -90,6 +90,16 @@ typedef enum wt_gpu_api {
 typedef struct wt_context wt_context;
 typedef struct wt_tensor wt_tensor;
 
+/* How a backend computes an op on inputs of a dtype (wt_op_support). */
+typedef enum wt_support {
+    WT_SUPPORT_NONE = 0,    /* refused (WT_ERR_UNSUPPORTED or WT_ERR_INVALID_ARGUMENT) */
+    WT_SUPPORT_NATIVE = 1,  /* a kernel for that dtype */
+    WT_SUPPORT_VIA_F32 = 2, /* inputs cast to f32, computed in f32 (result cast back
+                               to f16 for an f16 op) */
+    WT_SUPPORT_VIA_CAST = 3 /* inputs cast to another dtype first (e.g. logical ops
+                               on numbers through bool; floor of i32 is a copy) */
+} wt_support;
+
 /* --------------------------------------------------------------- context */
 
 typedef struct wt_context_options {
@@ -265,15 +275,92 @@ WT_API wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out);
  * WT_ERR_INVALID_ARGUMENT for an unknown dtype. */
 WT_API wt_status wt_cast(const wt_tensor *x, wt_dtype dtype, wt_tensor **out);
 
-/* ------------------------------------------------------------------- ops */
+/* ------------------------------------------------------------------- ops
+ * The op catalogue: every op, its family and how each backend computes it
+ * per dtype (what `webtensor ops` prints). op is an index in
+ * [0, wt_op_count()); indices may change between versions, names do not. */
+WT_API int wt_op_count(void);
+/* "add", "conv2d" ...; NULL for an index out of range. */
+WT_API const char *wt_op_name(int op);
+/* "elementwise", "reduce", "nn" ...; NULL for an index out of range. */
+WT_API const char *wt_op_family(int op);
+/* How ctx's backend computes op on inputs of dtype. WT_ERR_INVALID_ARGUMENT
+ * for a NULL ctx or out, an unknown op or dtype. */
+WT_API wt_status wt_op_support(const wt_context *ctx, int op, wt_dtype dtype, wt_support *out);
 
-/* Elementwise with NumPy broadcasting. */
+/* ------------------------------------------------------------ elementwise
+ * Broadcasting: NumPy's, for every operand (0-d tensors are scalars).
+ * Promotion of two operands of different dtypes (NumPy-like, without
+ * f64): bool < i32 < f16 < f32, and i32 with f16 gives f32 (f16 cannot
+ * hold every i32; NumPy would give f64, PyTorch f16). A bool operand of
+ * arithmetic counts as 0/1 of the other operand's dtype; arithmetic on two
+ * bools is refused (WT_ERR_INVALID_ARGUMENT: use the logical ops).
+ * Results are new contiguous tensors of the promoted dtype unless stated.
+ *
+ * dtypes, per op (see also wt_op_support):
+ *  - float math (exp log sqrt sigmoid tanh reciprocal rsqrt sin cos exp2
+ *    log2 log1p expm1 erf gelu gelu_tanh silu softplus mish hardsigmoid
+ *    hardswish leaky_relu elu; div pow fmod atan2): f32, f16; i32 and
+ *    bool inputs are computed in f32 and give f32 (NumPy's true
+ *    division; pow of integers is not kept integral).
+ *  - neg abs sign square relu clamp; add sub mul maximum minimum
+ *    floor_divide remainder: f32, f16, i32 (i32 results); bool refused
+ *    (unary) or promoted (binary, see above).
+ *  - floor ceil round: f32, f16; i32 is returned unchanged; bool refused.
+ *  - comparisons eq ne lt le gt ge: any dtypes (promoted), WT_BOOL result.
+ *  - logical_and/or/xor/not: any dtypes, x != 0 is true; WT_BOOL result.
+ * i32 arithmetic wraps around (two's complement): add, sub, mul, neg,
+ * square, abs(INT32_MIN) = INT32_MIN, INT32_MIN // -1 = INT32_MIN.
+ *
+ * Special values follow NumPy / C99: NaN propagates through every float op
+ * (maximum/minimum/clamp/relu included: NaN in, NaN out); comparisons with
+ * NaN are false except ne (defined on every backend: the GPU kernels test
+ * NaN on the bits); round() ties to even; sign(+-0) = +-0, sign(NaN) = NaN.
+ * gelu, silu, mish of -inf are NaN (x * 0, as PyTorch's formulas).
+ * Accuracy: f32 ops agree with a float64 reference within 1.2e-5 relative
+ * + 1e-6 absolute (tested on the CPU, Vulkan and OpenGL ES); exact: neg,
+ * abs, sign, relu, square (i32), floor, ceil, round, clamp, maximum,
+ * minimum, comparisons, logical ops. On GPUs the transcendental ops build
+ * on WGSL's built-ins, whose accuracy the WebGPU spec bounds loosely
+ * (e.g. sin/cos by an absolute error); sin and cos reduce their argument
+ * first and are accurate for |x| up to about 1e4; pow is
+ * exp2(b * log2|a|) there, with a relative error growing with |b log2 a|;
+ * pow of a negative base is defined for integral exponents only (NaN
+ * otherwise), as in C. */
+
+/* Binary, NumPy broadcasting. */
 WT_API wt_status wt_add(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 WT_API wt_status wt_sub(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 WT_API wt_status wt_mul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 WT_API wt_status wt_div(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+/* NaN-propagating maximum / minimum (NumPy's maximum, not fmax). */
+WT_API wt_status wt_maximum(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_minimum(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+/* a ** b (C's pow: pow(x, 0) = 1 even for NaN x, pow(1, y) = 1). */
+WT_API wt_status wt_pow(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+/* C's fmod: a - b * trunc(a / b), the sign of a; fmod(a, 0) = NaN. */
+WT_API wt_status wt_fmod(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_atan2(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+/* Python's // and % (NumPy floor_divide / remainder): the quotient
+ * rounded toward -inf and the remainder with the sign of b. Floats:
+ * floor(a / b), and fmod(a, b) moved into b's sign. i32: exact; division
+ * by zero gives 0 for both (NumPy also gives 0, with a warning). */
+WT_API wt_status wt_floor_divide(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_remainder(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+/* Comparisons: WT_BOOL results. */
+WT_API wt_status wt_eq(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_ne(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_lt(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_le(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_gt(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_ge(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+/* Logical ops: WT_BOOL results. */
+WT_API wt_status wt_logical_and(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_logical_or(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_logical_xor(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_logical_not(const wt_tensor *x, wt_tensor **out);
 
-/* Elementwise unary. */
+/* Unary. */
 WT_API wt_status wt_neg(const wt_tensor *x, wt_tensor **out);
 WT_API wt_status wt_exp(const wt_tensor *x, wt_tensor **out);
 WT_API wt_status wt_log(const wt_tensor *x, wt_tensor **out);
@@ -281,6 +368,56 @@ WT_API wt_status wt_sqrt(const wt_tensor *x, wt_tensor **out);
 WT_API wt_status wt_relu(const wt_tensor *x, wt_tensor **out);
 WT_API wt_status wt_sigmoid(const wt_tensor *x, wt_tensor **out);
 WT_API wt_status wt_tanh(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_abs(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_sign(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_floor(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_ceil(const wt_tensor *x, wt_tensor **out);
+/* Round half to even (NumPy's round, PyTorch's round). */
+WT_API wt_status wt_round(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_square(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_reciprocal(const wt_tensor *x, wt_tensor **out);
+/* 1 / sqrt(x). */
+WT_API wt_status wt_rsqrt(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_sin(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_cos(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_exp2(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_log2(const wt_tensor *x, wt_tensor **out);
+/* log(1 + x) and exp(x) - 1, accurate near 0. */
+WT_API wt_status wt_log1p(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_expm1(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_erf(const wt_tensor *x, wt_tensor **out);
+/* x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) (PyTorch's gelu, approximate="none"). */
+WT_API wt_status wt_gelu(const wt_tensor *x, wt_tensor **out);
+/* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (approximate="tanh"). */
+WT_API wt_status wt_gelu_tanh(const wt_tensor *x, wt_tensor **out);
+/* x * sigmoid(x). */
+WT_API wt_status wt_silu(const wt_tensor *x, wt_tensor **out);
+/* log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-|x|)) (no overflow). */
+WT_API wt_status wt_softplus(const wt_tensor *x, wt_tensor **out);
+/* x * tanh(softplus(x)). */
+WT_API wt_status wt_mish(const wt_tensor *x, wt_tensor **out);
+/* relu6(x + 3) / 6 and x * relu6(x + 3) / 6 (PyTorch's). */
+WT_API wt_status wt_hardsigmoid(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_hardswish(const wt_tensor *x, wt_tensor **out);
+/* x < 0 ? alpha * x : x. */
+WT_API wt_status wt_leaky_relu(const wt_tensor *x, double alpha, wt_tensor **out);
+/* x > 0 ? x : alpha * (exp(x) - 1). */
+WT_API wt_status wt_elu(const wt_tensor *x, double alpha, wt_tensor **out);
+/* min(max(x, lo), hi) (hi where lo > hi, like NumPy's clip); NaN stays NaN.
+ * For i32 x the bounds are rounded inward to integers (ceil lo, floor
+ * hi) and saturated to the i32 range. WT_ERR_INVALID_ARGUMENT for a NaN
+ * bound. */
+WT_API wt_status wt_clamp(const wt_tensor *x, double lo, double hi, wt_tensor **out);
+
+/* mask ? a : b, all three broadcast together (NumPy's where). mask must be
+ * WT_BOOL (WT_ERR_INVALID_ARGUMENT otherwise); a and b are promoted. */
+WT_API wt_status wt_where(const wt_tensor *mask, const wt_tensor *a, const wt_tensor *b,
+                          wt_tensor **out);
+/* x with value where mask is true (PyTorch's masked_fill); mask (WT_BOOL)
+ * broadcasts to x's shape; the result has x's shape and dtype (value
+ * converted like wt_tensor_full). */
+WT_API wt_status wt_masked_fill(const wt_tensor *x, const wt_tensor *mask, double value,
+                                wt_tensor **out);
 
 /* NumPy matmul: 1-D operands are promoted and the added axis removed;
  * batch axes broadcast. */

@@ -19,6 +19,11 @@ wt_status wt_check_same_context(const char *fn, const wt_tensor *a, const wt_ten
 wt_status wt_check_shape(const char *fn, int ndim, const int64_t *shape);
 /* Writes "[2,3,4]" into buf. */
 const char *wt_shape_str(int ndim, const int64_t *shape, char *buf, size_t size);
+/* The dtype of an op on a and b (webtensor.h, "elementwise"): bool < i32
+ * < f16 < f32, and i32 with f16 gives f32. */
+wt_dtype wt_promote(wt_dtype a, wt_dtype b);
+/* NumPy broadcast of the shapes of n tensors into ndim / shape. */
+wt_status wt_broadcast_shapes(const char *fn, int n, const wt_tensor *const *t, int *ndim, int64_t *shape);
 /* Normalises a possibly negative axis; false if out of range. */
 bool wt_norm_axis(int axis, int ndim, int *out);
 

@@ -61,14 +61,66 @@ struct wt_context {
 
 /* ------------------------------------------------------------- backends */
 
-typedef enum wt_unary_op {
-    WT_UNARY_NEG, WT_UNARY_EXP, WT_UNARY_LOG, WT_UNARY_SQRT,
-    WT_UNARY_RELU, WT_UNARY_SIGMOID, WT_UNARY_TANH, WT_UNARY_COUNT
-} wt_unary_op;
+/* Every op, from the catalogue (core/ops.def): WT_OP_ADD, WT_OP_CONV2D ... */
+typedef enum wt_op {
+#define WT_UNARY(NAME, ...) WT_OP_##NAME,
+#define WT_BINARY(NAME, ...) WT_OP_##NAME,
+#define WT_KERNEL(NAME, ...) WT_OP_##NAME,
+#include "core/ops.def"
+    WT_OP_COUNT
+} wt_op;
 
-typedef enum wt_binary_op {
-    WT_BINARY_ADD, WT_BINARY_SUB, WT_BINARY_MUL, WT_BINARY_DIV, WT_BINARY_COUNT
-} wt_binary_op;
+/* The dtype rules of the elementwise rows (ops.def). "Lanes" are what a
+ * kernel computes in: f32 (f16 natively where a backend can), i32, or
+ * bool as i32 lanes holding 0/1.
+ *   FLOAT  float math: f32/f16 lanes; i32 and bool inputs are cast to
+ *          f32 first (the result is f32).
+ *   NUM    numbers: f32/f16/i32 lanes, the result of the input's dtype;
+ *          bool refused (WT_ERR_INVALID_ARGUMENT).
+ *   ROUND  floor/ceil/round: f32/f16 lanes; i32 is returned unchanged (a
+ *          copy); bool refused.
+ *   LOGIC  logical ops: inputs are cast to bool (x != 0), bool lanes,
+ *          bool result.
+ *   ARITH  binary arithmetic: inputs promoted (WT_PROMOTE below) and
+ *          computed in the common dtype; two bools refused.
+ *   INTDIV floor_divide/remainder: as ARITH.
+ *   CMP    comparisons: inputs promoted, bool result (two bools compare
+ *          as 0/1). */
+typedef enum wt_rule {
+    WT_RULE_FLOAT, WT_RULE_NUM, WT_RULE_ROUND, WT_RULE_LOGIC, WT_RULE_ARITH, WT_RULE_INTDIV,
+    WT_RULE_CMP, WT_RULE_KERNEL
+} wt_rule;
+
+/* One row of the catalogue (core/ops.c). */
+typedef struct wt_op_info {
+    const char *name;    /* "add": the public function is wt_add */
+    const char *family;  /* "elementwise", "reduce", "nn" ... */
+    int arity;           /* 1, 2 for elementwise rows; 0 for kernel rows */
+    int nparams;         /* scalar parameters of a unary row */
+    wt_rule rule;
+    wt_support support[4]; /* the catalogue's answer per dtype (f32, f16, i32, bool) */
+} wt_op_info;
+
+extern const wt_op_info wt_op_table[WT_OP_COUNT];
+
+/* How ctx's backend computes op on inputs of dtype: the catalogue's
+ * answer, corrected by the backend's supports() hook. The elementwise
+ * front-ends act on it, and `webtensor ops` prints it. */
+wt_support wt_op_support_on(const wt_context *ctx, wt_op op, wt_dtype dtype);
+
+/* One elementwise op for a backend: out = op(in[0] [, in[1]]; params).
+ * The inputs are expanded to out's shape (zero strides where broadcast)
+ * and of the dtype the op computes in (one the backend answered NATIVE
+ * for; the API has done the casts); out is contiguous, of the op's result
+ * dtype (a comparison's is bool). params are 32-bit patterns of scalars
+ * in the lane type (f32 bits, or i32 for i32 lanes). */
+typedef struct wt_ew_args {
+    wt_op op;
+    int nin;
+    const wt_tensor *in[2];
+    uint32_t params[2];
+    wt_tensor *out;
+} wt_ew_args;
 
 typedef enum wt_rowwise_op {
     WT_ROW_SOFTMAX, WT_ROW_LAYERNORM, WT_ROW_RMSNORM,
@@ -129,19 +181,18 @@ struct wt_backend_ops {
      * f32, f16, i32, bool (same dtype: a bit-exact copy), by the rules of
      * wt_cast in webtensor.h. */
     wt_status (*cast)(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
-    /* out = op(x); x has out's shape. */
-    wt_status (*unary)(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
-    /* out = op(a, b); a and b are already expanded to out's shape
-     * (broadcast axes have stride 0). */
-    wt_status (*binary)(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
-                        const wt_tensor *b, wt_tensor *out);
-    /* Optional (NULL: the API computes f16 through f32): unary / binary on
-     * f16 operands and an f16 out, all contiguous, of one shape (no
-     * broadcast), at even element offsets. WT_ERR_UNSUPPORTED sends the API
-     * to the f32 path. */
-    wt_status (*unary_f16)(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
-    wt_status (*binary_f16)(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
-                            const wt_tensor *b, wt_tensor *out);
+    /* An elementwise op of the catalogue (see wt_ew_args). With f16
+     * lanes (answered NATIVE by supports) WT_ERR_UNSUPPORTED for a layout
+     * the kernel does not take sends the API to the f32 path. */
+    wt_status (*elementwise)(wt_context *ctx, const wt_ew_args *args);
+    /* out = mask ? a : b elementwise; mask bool, a, b and out of one
+     * 4-byte dtype, all expanded to out's shape (out contiguous). a NULL:
+     * the scalar whose 32-bit pattern is a_bits instead. */
+    wt_status (*where)(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a,
+                       const wt_tensor *b, uint32_t a_bits, wt_tensor *out);
+    /* Optional (NULL: the catalogue's answers): how this backend computes
+     * op on inputs of dtype, given the catalogue's answer. */
+    wt_support (*supports)(const wt_context *ctx, wt_op op, wt_dtype dtype, wt_support catalogue);
     /* a: [B, M, K], b: [B, K, N], out: [B, M, N] contiguous. Any strides,
      * batch strides may be 0 (broadcast). */
     wt_status (*matmul)(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);

@@ -77,9 +77,10 @@ wt_status cpu_fill_bits(wt_context *ctx, wt_tensor *out, uint32_t bits);
 wt_status cpu_fill(wt_context *ctx, wt_tensor *out, float value);
 wt_status cpu_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 wt_status cpu_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
-wt_status cpu_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
-wt_status cpu_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a, const wt_tensor *b,
-                     wt_tensor *out);
+wt_status cpu_elementwise(wt_context *ctx, const wt_ew_args *args);
+wt_status cpu_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a, const wt_tensor *b,
+                    uint32_t a_bits, wt_tensor *out);
+wt_support cpu_supports(const wt_context *ctx, wt_op op, wt_dtype dtype, wt_support catalogue);
 wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
 wt_status cpu_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
                      wt_tensor *out);

@@ -94,18 +94,28 @@ wt_status wg_op_fill_bits(wt_context *ctx, wt_tensor *out, uint32_t bits);
 wt_status wg_op_fill(wt_context *ctx, wt_tensor *out, float value);
 wt_status wg_op_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
-/* out (f16, contiguous) = op(x) / op(a, b) on f16 inputs that are
- * contiguous, of out's shape, at even element offsets (kernels_elementwise_f16.c). */
-wt_status wg_op_unary_f16(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
-wt_status wg_op_binary_f16(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
-                           const wt_tensor *b, wt_tensor *out);
+/* An elementwise op of the catalogue (kernels_elementwise.c); f16 lanes
+ * go to wg_ew_f16. */
+wt_status wg_op_elementwise(wt_context *ctx, const wt_ew_args *args);
+/* The same on f16 inputs that are contiguous, of out's shape, at even
+ * element offsets, and an f16 out (kernels_elementwise_f16.c);
+ * WT_ERR_UNSUPPORTED for anything else. */
+wt_status wg_ew_f16(wt_context *ctx, const wt_ew_args *args);
+/* out = mask ? a : b (kernels_where.c; see wt_backend_ops.where). */
+wt_status wg_op_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a,
+                      const wt_tensor *b, uint32_t a_bits, wt_tensor *out);
+/* WGSL of an elementwise launch (ew_wgsl.c): `alias S / T / TO` for lanes
+ * of dtype lanes and an output of dtype out, in units of width (1, 2 or
+ * 4) elements, and apply() from op's row of ops.def (op < 0: a copy).
+ * Returns the length written, -1 when cap is too small. The launch adds
+ * MODE/WG/... and U, B; apply's parameters are p.p0 and p.p1. */
+int wg_ew_prelude(char *buf, size_t cap, int op, wt_dtype lanes, wt_dtype out, int width);
+/* The helper library of those lanes: "ew_float", "ew_int" or "ew_bool". */
+const char *wg_ew_library(wt_dtype lanes);
 /* Whether pack2x16float / unpack2x16float are exact on this device (every
  * f16 value, every tie, the overflow edge), probed on the first call; false
  * when the probe cannot run or WT_F16_HW=0. */
 bool wg_f16_hw_exact(wt_context *ctx);
-wt_status wg_op_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
-wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
-                       const wt_tensor *b, wt_tensor *out);
 wt_status wg_op_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
 wt_status wg_op_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
                        wt_tensor *out);
