@@ -5,22 +5,6 @@
 
 #include <math.h>
 
-/* Axes [first, last) of x as one (size, stride); false if they do not fold. */
-static bool fold(const wt_tensor *x, int first, int last, int64_t *size, int64_t *stride)
-{
-    int n = last - first;
-    int64_t shape[WT_MAX_DIMS], str[1][WT_MAX_DIMS];
-    *size = 1, *stride = 0;
-    for (int i = 0; i < n; i++) {
-        shape[i] = x->shape[first + i], str[0][i] = x->strides[first + i];
-        *size *= shape[i];
-    }
-    if (n == 0) return true;
-    wt_coalesce(&n, shape, 1, str);
-    *stride = str[0][0];
-    return n <= 1;
-}
-
 static wt_status run(const char *fn, const wt_tensor *x, double theta, int64_t offset, int seq_axis,
                      wt_tensor **out)
 {
@@ -33,13 +17,13 @@ static wt_status run(const char *fn, const wt_tensor *x, double theta, int64_t o
         goto done;
     }
     int64_t A, sa, C, sc;
-    if (fold(x, 0, seq_axis, &A, &sa) && fold(x, seq_axis + 1, x->ndim - 1, &C, &sc)) {
+    if (wt_fold_axes(x, 0, seq_axis, &A, &sa) && wt_fold_axes(x, seq_axis + 1, x->ndim - 1, &C, &sc)) {
         wt_tensor_retain((wt_tensor *)x);
         src = (wt_tensor *)x;
     } else {
         if ((st = wt_copy(x, &src)) != WT_OK) goto done;
-        fold(src, 0, seq_axis, &A, &sa);
-        fold(src, seq_axis + 1, src->ndim - 1, &C, &sc);
+        wt_fold_axes(src, 0, seq_axis, &A, &sa);
+        wt_fold_axes(src, seq_axis + 1, src->ndim - 1, &C, &sc);
     }
     const int64_t S = x->shape[seq_axis], D = x->shape[x->ndim - 1];
     int64_t shape4[4] = {A, S, C, D};

@@ -69,26 +69,6 @@ done:
     return WT_OK;
 }
 
-/* Axes [first, last) of x as one axis (size, stride), or false when their
- * strides do not fold into one. */
-static bool fold_axes(const wt_tensor *x, int first, int last, int64_t *size, int64_t *stride)
-{
-    int n = last - first;
-    int64_t shape[WT_MAX_DIMS], str[1][WT_MAX_DIMS];
-    *size = 1;
-    for (int i = 0; i < n; i++) {
-        shape[i] = x->shape[first + i], str[0][i] = x->strides[first + i];
-        *size *= shape[i];
-    }
-    if (n == 0) {
-        *stride = 1;
-        return true;
-    }
-    wt_coalesce(&n, shape, 1, str);
-    *stride = str[0][0];
-    return n <= 1;
-}
-
 /* softmax / log_softmax along axis a of x (f32). The last axis (or one
  * followed only by size-1 axes) runs as rows; another runs in place as
  * [outer, C, inner] through the backend's softmax_axis. */
@@ -106,13 +86,13 @@ static wt_status softmax_any(const char *fn, wt_rowwise_op op, const wt_tensor *
     if (st != WT_OK || t->numel == 0) goto done;
     int64_t O, so, I, si;
     const int64_t C = x->shape[a];
-    if (fold_axes(x, 0, a, &O, &so) && fold_axes(x, a + 1, x->ndim, &I, &si)) {
+    if (wt_fold_axes(x, 0, a, &O, &so) && wt_fold_axes(x, a + 1, x->ndim, &I, &si)) {
         wt_tensor_retain((wt_tensor *)x);
         src = (wt_tensor *)x;
     } else { /* axes that do not fold: gather once */
         if ((st = wt_copy(x, &src)) != WT_OK) goto done;
-        fold_axes(src, 0, a, &O, &so);
-        fold_axes(src, a + 1, src->ndim, &I, &si);
+        wt_fold_axes(src, 0, a, &O, &so);
+        wt_fold_axes(src, a + 1, src->ndim, &I, &si);
     }
     if (I == 1) { /* only size-1 axes after it: rows */
         int64_t shape2[2] = {O, C}, str2[2] = {so, src->strides[a]};
