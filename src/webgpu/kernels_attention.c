@@ -29,7 +29,7 @@ typedef struct attn_plan {
 
 static uint64_t tile_bytes(const attn_plan *t, uint64_t D)
 {
-    return 4u * ((uint64_t)t->bq * D + (uint64_t)t->bk * t->ks + 2u * (uint64_t)t->bq * t->bk);
+    return 4u * ((uint64_t)t->bq * (D + 1) + (uint64_t)t->bk * t->ks + 2u * (uint64_t)t->bq * (t->bk + 1));
 }
 
 static bool plan_tiles(uint64_t rows, uint64_t D, uint64_t Dv, uint64_t limit, attn_plan *t)
@@ -98,11 +98,12 @@ wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
     char prelude[512];
     int n = snprintf(prelude, sizeof prelude,
                      "const D: u32 = %lluu;\nconst DV: u32 = %lluu;\nconst KS: u32 = %uu;\n"
+                     "const QS: u32 = %lluu;\nconst PS: u32 = %uu;\n"
                      "const BQ: u32 = %uu;\nconst BK: u32 = %uu;\nconst TPQ: u32 = %uu;\n"
                      "const WG: u32 = %uu;\nconst KPT: u32 = %uu;\nconst DVT: u32 = %uu;\n"
                      "const DV_EXACT: bool = %s;\nconst MASK: u32 = %uu;\nconst CAUSAL: bool = %s;\n"
                      "alias MT = %s;\n",
-                     (unsigned long long)D, (unsigned long long)Dv, t.ks, t.bq, t.bk, t.tpq, t.bq * t.tpq,
+                     (unsigned long long)D, (unsigned long long)Dv, t.ks, (unsigned long long)D + 1, t.bk + 1, t.bq, t.bk, t.tpq, t.bq * t.tpq,
                      t.bk / t.tpq, dvt, (uint64_t)dvt * t.tpq == Dv ? "true" : "false", mask_kind,
                      a->causal ? "true" : "false", mask_kind == 2 ? "u32" : "f32");
     if (n <= 0 || (size_t)n >= sizeof prelude)

@@ -7,7 +7,9 @@
 // workgroup loads. A workgroup takes BQ consecutive rows with TPQ threads
 // each (WG = BQ * TPQ) and walks the keys in tiles of BK:
 //   1. K tile -> kv_tile (workgroup memory, rows padded to KS floats so
-//      that lanes reading different keys hit different banks);
+//      that lanes reading different keys hit different banks; q_tile,
+//      s_tile and p_tile rows are padded likewise, to QS and PS, for the
+//      lanes of different rows);
 //   2. each thread scores its KPT keys of the tile for its row (scale,
 //      causal limit, mask) -> s_tile;
 //   3. V tile -> kv_tile (K is no longer needed); each thread takes the
@@ -17,7 +19,7 @@
 //      (lane, lane + TPQ, ...) and the row sum.
 // Causal blocks stop at the last key their last row sees.
 //
-// Prelude: D, DV, KS, BQ, BK, TPQ, WG, KPT, DVT, DV_EXACT (DV == DVT * TPQ),
+// Prelude: D, DV, KS, QS, PS, BQ, BK, TPQ, WG, KPT, DVT, DV_EXACT (DV == DVT * TPQ),
 // MASK (0 none, 1 added f32, 2 bool words), CAUSAL, and `alias MT` (the
 // mask's element type). The loops over D and over a tile's keys take
 // their bounds from the parameters (p.d, p.bk: the same values) so that
@@ -43,10 +45,10 @@ struct Params {
 @group(0) @binding(4) var<storage, read> mask: array<MT>;
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
 
-var<workgroup> q_tile: array<f32, BQ * D>;
+var<workgroup> q_tile: array<f32, BQ * QS>;
 var<workgroup> kv_tile: array<f32, BK * KS>;
-var<workgroup> s_tile: array<f32, BQ * BK>;
-var<workgroup> p_tile: array<f32, BQ * BK>;
+var<workgroup> s_tile: array<f32, BQ * PS>;
+var<workgroup> p_tile: array<f32, BQ * PS>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
@@ -74,7 +76,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     for (var e = lid; e < BQ * D; e += WG) {
         let er = min(row0 + e / D, rows - 1u);
         let eh = kvh * p.group + er % p.group;
-        q_tile[e] = q[p.q_off + b * p.q_sb + eh * p.q_sh + (er / p.group) * p.q_ss + (e % D) * p.q_sd] * p.scale;
+        q_tile[(e / D) * QS + e % D] = q[p.q_off + b * p.q_sb + eh * p.q_sh + (er / p.group) * p.q_ss + (e % D) * p.q_sd] * p.scale;
     }
 
     var kend = p.skv;
@@ -102,14 +104,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
             let kk = lane + c * TPQ;
             let j = t0 + kk;
             var sc = 0.0;
-            for (var d = 0u; d < p.d; d++) { sc += q_tile[lr * D + d] * kv_tile[kk * KS + d]; }
+            for (var d = 0u; d < p.d; d++) { sc += q_tile[lr * QS + d] * kv_tile[kk * KS + d]; }
             var visible = j < kend;
             if (CAUSAL) { visible = visible && i32(j) <= i32(qi) + shift_causal; }
             if (MASK != 0u && j < kend) {
                 let mv = mask[m_base + j * p.m_sk];
                 if (MASK == 1u) { sc += f32(mv); } else { visible = visible && u32(mv) != 0u; }
             }
-            s_tile[lr * BK + kk] = select(neg_inf, sc, visible);
+            s_tile[lr * PS + kk] = select(neg_inf, sc, visible);
         }
         workgroupBarrier();
 
@@ -120,21 +122,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
             kv_tile[(e / DV) * KS + e % DV] = x;
         }
         var tmax = neg_inf;
-        for (var kk = 0u; kk < p.bk; kk++) { tmax = max(tmax, s_tile[lr * BK + kk]); }
+        for (var kk = 0u; kk < p.bk; kk++) { tmax = max(tmax, s_tile[lr * PS + kk]); }
         let m_new = max(m, tmax);
         // Nothing seen yet: subtract 0, so exp(-inf) gives 0 instead of NaN.
         let shift = select(m_new, 0.0, m_new == neg_inf);
         let alpha = exp(m - shift);
         for (var c = 0u; c < KPT; c++) {
             let kk = lane + c * TPQ;
-            p_tile[lr * BK + kk] = exp(s_tile[lr * BK + kk] - shift);
+            p_tile[lr * PS + kk] = exp(s_tile[lr * PS + kk] - shift);
         }
         workgroupBarrier();
 
         for (var c = 0u; c < DVT; c++) { acc[c] *= alpha; }
         var psum = 0.0;
         for (var kk = 0u; kk < p.bk; kk++) {
-            let pk = p_tile[lr * BK + kk];
+            let pk = p_tile[lr * PS + kk];
             psum += pk;
             for (var c = 0u; c < DVT; c++) {
                 let d = lane + c * TPQ;
