@@ -769,6 +769,75 @@ WT_API wt_status wt_batch_norm(const wt_tensor *x, wt_tensor *running_mean, wt_t
  * dtype. */
 WT_API wt_status wt_group_norm(const wt_tensor *x, int64_t num_groups, const wt_tensor *weight,
                                const wt_tensor *bias, float eps, wt_tensor **out);
+/* --- transformer ops --- */
+
+/* log(softmax(x)) along axis, computed as x - max - log(sum(exp(x - max)))
+ * (no overflow for large inputs, no log of an underflowed 0). A row of
+ * -inf gives NaN, as in PyTorch. Any axis; negative axes count from the end. */
+WT_API wt_status wt_log_softmax(const wt_tensor *x, int axis, wt_tensor **out);
+
+/* Layer norm and RMS norm over the last normalized_ndim axes of x (PyTorch's
+ * normalized_shape = x.shape[-normalized_ndim:]); weight and bias have that
+ * shape or are NULL (1 and 0). Statistics are over all normalised elements
+ * together; layer norm uses the biased variance. normalized_ndim in
+ * [1, x's ndim], eps finite and >= 0. wt_layernorm / wt_rmsnorm are these
+ * with normalized_ndim = 1. */
+WT_API wt_status wt_layer_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight,
+                               const wt_tensor *bias, float eps, wt_tensor **out);
+WT_API wt_status wt_rms_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight,
+                             float eps, wt_tensor **out);
+
+/* Attention, fused (no [Sq, Skv] score matrix is stored):
+ *   out = softmax(q @ k^T * scale + mask) @ v
+ * q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv] -> out
+ * [B, Hq, Sq, Dv] (3-D inputs are [H, S, D], B = 1, and give a 3-D result).
+ * Grouped-query attention: Hkv divides Hq, and q head h reads k/v head
+ * h / (Hq / Hkv) (PyTorch's enable_gqa, repeat_interleave order).
+ * mask: NULL, or broadcastable (NumPy rules, up to 4 dims) to
+ *   [B, Hq, Sq, Skv]: WT_F32/WT_F16 values are added to the scores
+ *   (-inf masks); a WT_BOOL mask keeps the keys where it is true
+ *   (PyTorch's boolean attn_mask).
+ * causal: query i sees key j only if j <= i + (Skv - Sq): the causal
+ *   triangle is aligned to the END of the keys (bottom-right), which is
+ *   what a KV cache needs (decode: Sq = 1 sees every key). PyTorch's
+ *   is_causal aligns it top-left; the two agree when Sq == Skv. causal and
+ *   a mask may be combined (a key must pass both); PyTorch refuses that.
+ * scale: 0 for 1/sqrt(D), else any finite value.
+ * A query row that sees no key (every score -inf: fully masked, or
+ *   causal with Sq > Skv, or Skv = 0) gives 0s, as PyTorch's
+ *   scaled_dot_product_attention does (not NaN).
+ * f16 inputs compute in f32 (result f16 only if q, k, v are all f16).
+ * Errors: WT_ERR_SHAPE for ranks other than 3/4, mismatched batch, D or
+ * Skv, Hkv not dividing Hq, a mask that does not broadcast;
+ * WT_ERR_INVALID_ARGUMENT for a NaN/inf scale or an i32 mask.
+ * The WebGPU kernel holds a query tile and a key tile in workgroup memory:
+ * D and Dv up to 1024 there (WT_ERR_UNSUPPORTED beyond). */
+WT_API wt_status wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k,
+                                                 const wt_tensor *v, const wt_tensor *mask,
+                                                 bool causal, float scale, wt_tensor **out);
+
+/* Rotary position embedding, Llama / Hugging Face convention
+ * ("rotate_half"): with D the last axis (even), h = D / 2, p = offset + s
+ * the position of sequence index s, and f_i = theta^(-2i / D), i < h:
+ *   out[i]     = x[i] * cos(p f_i) - x[i + h] * sin(p f_i)
+ *   out[i + h] = x[i + h] * cos(p f_i) + x[i] * sin(p f_i)
+ * layout names the sequence axis: WT_ROPE_BHSD ([..., S, D], the axis
+ * before D, as q/k of wt_scaled_dot_product_attention) or WT_ROPE_BSHD
+ * ([..., S, H, D], two before D, the layout of a projection's output).
+ * theta > 0 (10000 for Llama 2, 500000 for Llama 3), offset >= 0 (the
+ * position of the first token, e.g. the KV-cache length when decoding).
+ * Angles are computed to within ~1e-6 rad for positions up to 2^24 (more
+ * accurate than a float32 cos/sin cache). */
+typedef enum wt_rope_layout { WT_ROPE_BHSD = 0, WT_ROPE_BSHD = 1 } wt_rope_layout;
+WT_API wt_status wt_rope(const wt_tensor *x, double theta, int64_t offset, wt_rope_layout layout,
+                         wt_tensor **out);
+
+/* out = x @ w^T + bias, with w in [out_features, in_features] layout (the
+ * PyTorch / safetensors convention), read in place through a transposed
+ * view (never copied). x: [..., in_features]; bias: [out_features] or
+ * NULL. Result [..., out_features]. */
+WT_API wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                           wt_tensor **out);
 
 #ifdef __cplusplus
 }

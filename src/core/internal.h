@@ -123,7 +123,9 @@ typedef struct wt_ew_args {
 } wt_ew_args;
 
 typedef enum wt_rowwise_op {
-    WT_ROW_SOFTMAX, WT_ROW_LAYERNORM, WT_ROW_RMSNORM, WT_ROW_COUNT
+    WT_ROW_SOFTMAX, WT_ROW_LAYERNORM, WT_ROW_RMSNORM,
+    WT_ROW_LOG_SOFTMAX, /* transformer ops */
+    WT_ROW_COUNT
 } wt_rowwise_op;
 
 /* --- reductions, scans, random numbers --- */
@@ -132,6 +134,20 @@ typedef enum wt_rowwise_op {
 typedef enum wt_combine { WT_COMBINE_ADD, WT_COMBINE_MUL, WT_COMBINE_MAX, WT_COMBINE_MIN } wt_combine;
 typedef enum wt_shift { WT_SHIFT_NONE, WT_SHIFT_MEAN, WT_SHIFT_MAX } wt_shift;
 enum { WT_RD_FLOAT = 1, WT_RD_I32 = 2, WT_RD_BOOL = 4 };
+/* --- transformer ops --- */
+/* One attention call as the API layer hands it to a backend:
+ * q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], any strides;
+ * Hkv divides Hq. mask: NULL or a [B, Hq, Sq, Skv] view (stride 0 on
+ * broadcast axes) of f32 scores to add, or of 0/1 words when mask_is_bool
+ * (nonzero: attend). out: [B, Hq, Sq, Dv] contiguous. Query i sees key j
+ * only if j <= i + Skv - Sq when causal. scale is final (never 0). A row
+ * without a visible key (all scores -inf) is written as 0s. */
+typedef struct wt_attention_args {
+    const wt_tensor *q, *k, *v, *mask;
+    bool mask_is_bool, causal;
+    float scale;
+    wt_tensor *out;
+} wt_attention_args;
 
 typedef enum wt_reduce_op {
 #define WT_REDUCE_OP(ID, ...) WT_REDUCE_##ID,
@@ -378,6 +394,17 @@ struct wt_backend_ops {
      * receives the argmax of max pooling as y*W + x. */
     wt_status (*pool2d)(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
                         wt_tensor *out, wt_tensor *indices);
+    /* --- transformer ops --- */
+    /* Softmax or log-softmax (WT_ROW_SOFTMAX / WT_ROW_LOG_SOFTMAX) along
+     * axis 1 of x [O, C, I] (any strides, C > 0, I > 1) into out [O, C, I]
+     * contiguous. (I == 1 goes to rowwise.) */
+    wt_status (*softmax_axis)(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
+    wt_status (*attention)(wt_context *ctx, const wt_attention_args *a);
+    /* Rotary embedding of x [A, S, C, D] (any strides, D even) into out of
+     * the same shape, contiguous; sequence index s has position offset + s
+     * (see wt_rope). */
+    wt_status (*rope)(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset,
+                      wt_tensor *out);
 
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);

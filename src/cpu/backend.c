@@ -87,6 +87,10 @@ const wt_backend_ops wt_cpu_backend = {
     .pool2d = cpu_pool2d,
     .conv2d = cpu_conv2d,
     .channel_affine = cpu_channel_affine,
+    /* --- transformer ops --- */
+    .softmax_axis = cpu_softmax_axis,
+    .attention = cpu_attention,
+    .rope = cpu_rope,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
 };

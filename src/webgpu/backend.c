@@ -282,6 +282,10 @@ const wt_backend_ops wt_webgpu_backend = {
     .pool2d = wg_op_pool2d,
     .conv2d = wg_op_conv2d,
     .channel_affine = wg_op_channel_affine,
+    /* --- transformer ops --- */
+    .softmax_axis = wg_op_softmax_axis,
+    .attention = wg_op_attention,
+    .rope = wg_op_rope,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
 };

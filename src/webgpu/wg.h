@@ -171,5 +171,9 @@ wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
                        wt_tensor *out);
 wt_status wg_op_channel_affine(wt_context *ctx, const wt_tensor *x, const wt_tensor *coef,
                                wt_tensor *out);
+/* --- transformer ops --- */
+wt_status wg_op_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
+wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a);
+wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset, wt_tensor *out);
 
 #endif /* WT_WG_H */
