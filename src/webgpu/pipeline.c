@@ -289,15 +289,23 @@ wt_status wg_bind_group_get(wt_context *ctx, const wg_pipeline *pipe, const wg_l
             return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory");
     }
     WGPUBuffer buffers[WG_MAX_BINDINGS];
+    uint64_t offsets[WG_MAX_BINDINGS] = {0}, sizes[WG_MAX_BINDINGS] = {0};
     uint64_t h = hash_mix(0, (uint64_t)(uintptr_t)pipe->layout);
     for (int i = 0; i < launch->nbindings; i++) {
         const wg_buffer *b = launch->bindings[i].storage->device;
         buffers[i] = b->buffer;
+        /* A window binds its range; a whole buffer binds all of it. */
+        offsets[i] = b->parent ? b->offset : 0;
+        sizes[i] = b->parent ? b->size : WGPU_WHOLE_SIZE;
         h = hash_mix(h, (uint64_t)(uintptr_t)b->buffer);
+        h = hash_mix(h, offsets[i] ^ (sizes[i] << 1));
     }
+    size_t nb = (size_t)launch->nbindings;
     wg_bind_group_slot *slot = &c->groups[h % WG_BIND_GROUP_CACHE];
     if (slot->group && slot->layout == pipe->layout && slot->nbuffers == launch->nbindings &&
-        memcmp(slot->buffers, buffers, (size_t)launch->nbindings * sizeof buffers[0]) == 0) {
+        memcmp(slot->buffers, buffers, nb * sizeof buffers[0]) == 0 &&
+        memcmp(slot->offsets, offsets, nb * sizeof offsets[0]) == 0 &&
+        memcmp(slot->sizes, sizes, nb * sizeof sizes[0]) == 0) {
         w->counters.bind_group_hits++;
         *out = slot->group;
         return WT_OK;
@@ -312,8 +320,8 @@ wt_status wg_bind_group_get(wt_context *ctx, const wg_pipeline *pipe, const wg_l
     for (int i = 0; i < launch->nbindings; i++) {
         entries[i + 1].binding = (uint32_t)i + 1;
         entries[i + 1].buffer = buffers[i];
-        entries[i + 1].offset = 0;
-        entries[i + 1].size = WGPU_WHOLE_SIZE;
+        entries[i + 1].offset = offsets[i];
+        entries[i + 1].size = sizes[i];
     }
     WGPUBindGroupDescriptor desc;
     memset(&desc, 0, sizeof desc);
@@ -343,7 +351,9 @@ wt_status wg_bind_group_get(wt_context *ctx, const wg_pipeline *pipe, const wg_l
     slot->group = group;
     slot->layout = pipe->layout;
     slot->nbuffers = launch->nbindings;
-    memcpy(slot->buffers, buffers, (size_t)launch->nbindings * sizeof buffers[0]);
+    memcpy(slot->buffers, buffers, nb * sizeof buffers[0]);
+    memcpy(slot->offsets, offsets, nb * sizeof offsets[0]);
+    memcpy(slot->sizes, sizes, nb * sizeof sizes[0]);
     *out = group;
     return WT_OK;
 }

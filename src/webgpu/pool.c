@@ -117,19 +117,16 @@ wt_status wg_pool_acquire(wt_context *ctx, size_t bytes, wg_buffer **out)
                        bytes, (unsigned long long)w->max_buffer,
                        w->max_buffer < w->limits.maxBufferSize ? "max_buffer_size option"
                                                                : "the device's maxBufferSize");
-    if (bytes > w->limits.maxStorageBufferBindingSize)
-        return wt_fail(WT_ERR_UNSUPPORTED,
-                       "webgpu: a tensor of %zu bytes exceeds what one shader can bind on this "
-                       "device (maxStorageBufferBindingSize %llu bytes)",
-                       bytes, (unsigned long long)w->limits.maxStorageBufferBindingSize);
-    /* Buffers are whole multiples of 16 bytes (vec4 kernels read whole
-     * vectors) and bound whole: the rounded size must bind too. */
-    if (round_up(bytes, 16) > w->limits.maxStorageBufferBindingSize)
-        return wt_fail(WT_ERR_UNSUPPORTED,
-                       "webgpu: a tensor of %zu bytes, rounded to 16, exceeds what one shader can "
-                       "bind on this device (maxStorageBufferBindingSize %llu bytes)",
-                       bytes, (unsigned long long)w->limits.maxStorageBufferBindingSize);
+    /* Tensors past maxStorageBufferBindingSize live in one buffer and are
+     * bound in windows (windows.c). */
     uint64_t size = size_class(bytes, w->limits.maxStorageBufferBindingSize);
+    if (size > w->max_buffer)
+        size = round_up(bytes, 16);
+    if (size > w->max_buffer)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY,
+                       "webgpu: requested %zu bytes (%llu rounded to 16), available %llu: more "
+                       "than the largest buffer of this context",
+                       bytes, (unsigned long long)size, (unsigned long long)w->max_buffer);
     wg_buffer *b = take_pooled(w, size);
     if (b) {
         ctx->stats.pooled_bytes = w->pool.pooled_bytes;

@@ -199,11 +199,22 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
                        "than allowed (%d, %d)",
                        launch->shader, launch->params_size, launch->nbindings, WG_MAX_PARAMS,
                        WG_MAX_BINDINGS);
-    for (int i = 0; i < launch->nbindings; i++)
+    for (int i = 0; i < launch->nbindings; i++) {
         if (!launch->bindings[i].storage || !launch->bindings[i].storage->device)
             return wt_fail(WT_ERR_INVALID_ARGUMENT,
                            "webgpu: launch of \"%s\": binding %d has no buffer", launch->shader,
                            i + 1);
+        /* Kernels reach tensors past the binding limit through windows
+         * (windows.c); a whole buffer that large cannot be bound. */
+        const wg_buffer *b = launch->bindings[i].storage->device;
+        if (b->size > w->limits.maxStorageBufferBindingSize)
+            return wt_fail(WT_ERR_UNSUPPORTED,
+                           "webgpu: launch of \"%s\": binding %d is %llu bytes, more than one "
+                           "binding may hold here (maxStorageBufferBindingSize %llu); the op "
+                           "must go through wg_windowed",
+                           launch->shader, i + 1, (unsigned long long)b->size,
+                           (unsigned long long)w->limits.maxStorageBufferBindingSize);
+    }
 
     /* Fold into 2-D with rows as even as possible (shaders skip the few
      * workgroups past the end): x = max_dim would leave up to a whole row
@@ -232,8 +243,12 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
     w->lib.p.ComputePassEncoderSetPipeline(r->pass, pipe->pipeline);
     w->lib.p.ComputePassEncoderSetBindGroup(r->pass, 0, group, 1, &offset);
     w->lib.p.ComputePassEncoderDispatchWorkgroups(r->pass, (uint32_t)x, (uint32_t)y, 1);
-    for (int i = 0; i < launch->nbindings; i++)
-        ((wg_buffer *)launch->bindings[i].storage->device)->last_batch = r->batch;
+    for (int i = 0; i < launch->nbindings; i++) {
+        wg_buffer *b = launch->bindings[i].storage->device;
+        b->last_batch = r->batch;
+        if (b->parent)
+            b->parent->last_batch = r->batch;
+    }
     w->counters.dispatches++;
     /* Validation mode: each op runs alone, so an error names its op. */
     if (w->opts.validation) {

@@ -59,6 +59,37 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch);
 wt_status wg_scratch(wt_context *ctx, size_t bytes, wt_storage **out);
 void wg_scratch_release(wt_context *ctx, wt_storage *s);
 
+/* --- runtime: tensors past one binding (windows.c) ---
+ * A piece of an op: in[] and out are views small enough to bind (large
+ * storages come as windows). */
+typedef wt_status (*wg_piece_fn)(wt_context *ctx, const wt_tensor *const *in, wt_tensor *out,
+                                 const void *arg);
+/* Runs fn on out and the nin inputs directly when every storage fits one
+ * binding; else on pieces cut along out's leading axes, where input i
+ * follows out's first shared[i] axes (its axis d is out's axis d) and is
+ * whole along the others. A new op family whose output element depends
+ * on its inputs at the same leading indices gets tensors up to
+ * maxBufferSize by routing its backend entry through this. */
+wt_status wg_windowed(wt_context *ctx, wt_tensor *out, int nin, const wt_tensor *const *in,
+                      const int *shared, wg_piece_fn fn, const void *arg);
+/* Whether t's storage is too large to bind whole. */
+bool wg_needs_windows(const wt_context *ctx, const wt_tensor *t);
+/* The backend table's entries: the wg_op_* kernels below, windowed. */
+wt_status wg_win_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
+wt_status wg_win_unary_f16(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
+wt_status wg_win_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a, const wt_tensor *b,
+                        wt_tensor *out);
+wt_status wg_win_binary_f16(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
+                            const wt_tensor *b, wt_tensor *out);
+wt_status wg_win_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+wt_status wg_win_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+wt_status wg_win_fill(wt_context *ctx, wt_tensor *out, float value);
+wt_status wg_win_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
+wt_status wg_win_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
+                         const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
+wt_status wg_win_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
+                        wt_tensor *out);
+
 /* Limits and capabilities of the device in use. */
 typedef struct wg_caps {
     uint64_t max_storage_binding;

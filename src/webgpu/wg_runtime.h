@@ -64,8 +64,12 @@ wt_status wg_device_create(wt_context *ctx);
 /* The device object behind a wt_storage (s->device). */
 typedef struct wg_buffer {
     WGPUBuffer buffer;
-    uint64_t size;       /* bytes of the buffer (its size class) */
+    uint64_t size;       /* bytes of the buffer (its size class); of the window for a window */
     uint64_t last_batch; /* recorder batch that last bound it */
+    /* A window (windows.c): bytes [offset, offset + size) of parent's
+     * buffer, bound as one binding. 0 and NULL for a whole buffer. */
+    uint64_t offset;
+    struct wg_buffer *parent;
 } wg_buffer;
 
 typedef struct wg_pool {
@@ -107,6 +111,7 @@ typedef struct wg_layout {
 typedef struct wg_bind_group_slot {
     WGPUBindGroupLayout layout;
     WGPUBuffer buffers[WG_MAX_BINDINGS];
+    uint64_t offsets[WG_MAX_BINDINGS], sizes[WG_MAX_BINDINGS]; /* windows */
     int nbuffers;
     WGPUBindGroup group;
 } wg_bind_group_slot;
