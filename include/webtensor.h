@@ -168,10 +168,22 @@ typedef struct wt_memory_stats {
     uint64_t peak_bytes;   /* highest live_bytes so far */
     uint64_t pooled_bytes; /* freed by tensors, kept for reuse */
     uint64_t live_tensors; /* storages alive */
+    /* --- runtime --- */
+    uint64_t buffers;           /* WebGPU buffers held (live and pooled); 0 on the CPU backend */
+    uint64_t bytes_to_device;   /* copied host -> tensors (uploads) since the context began */
+    uint64_t bytes_from_device; /* copied tensors -> host (reads) */
+    uint64_t memory_limit;      /* wt_context_options.memory_limit; 0: none */
 } wt_memory_stats;
 
 WT_API wt_status wt_context_memory_stats(const wt_context *ctx, wt_memory_stats *out);
-/* Frees the pooled (unused) memory of the context. */
+/* Frees the pooled (unused) memory of the context.
+ *
+ * Out of memory: an allocation past the largest buffer (maxBufferSize or
+ * the max_buffer_size option), past the memory_limit option, or that the
+ * device cannot satisfy fails with WT_ERR_OUT_OF_MEMORY; the message gives
+ * the requested and the available bytes (where the implementation knows
+ * them). Pooled memory is given back and the allocation retried first.
+ * Nothing is held after such a failure and the context stays usable. */
 WT_API wt_status wt_context_trim(wt_context *ctx);
 
 /* -------------------------------------------------------------- adapters */

@@ -164,7 +164,22 @@ wt_status wt_context_memory_stats(const wt_context *ctx, wt_memory_stats *out)
 {
     if (!ctx || !out) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_memory_stats: NULL argument");
     *out = ctx->stats;
+    out->memory_limit = ctx->opts.memory_limit;
     return WT_OK;
+}
+
+wt_status wt_memory_limit_check(wt_context *ctx, size_t bytes)
+{
+    uint64_t limit = ctx->opts.memory_limit;
+    if (!limit) return WT_OK;
+    if (ctx->stats.live_bytes + ctx->stats.pooled_bytes + bytes > limit && ctx->ops->trim)
+        ctx->ops->trim(ctx);
+    if (ctx->stats.live_bytes + bytes <= limit) return WT_OK;
+    return wt_fail(WT_ERR_OUT_OF_MEMORY,
+                   "out of memory: requested %zu bytes, available %llu of the context's "
+                   "memory_limit of %llu bytes (%llu held by live tensors)",
+                   bytes, (unsigned long long)(limit > ctx->stats.live_bytes ? limit - ctx->stats.live_bytes : 0),
+                   (unsigned long long)limit, (unsigned long long)ctx->stats.live_bytes);
 }
 
 wt_status wt_context_trim(wt_context *ctx)

@@ -164,6 +164,11 @@ wt_status wt_tensor_view(const wt_tensor *x, int ndim, const int64_t *shape,
 int64_t wt_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 bool wt_layout_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides);
 
+/* --- runtime --- */
+/* WT_ERR_OUT_OF_MEMORY when bytes more would pass the context's
+ * memory_limit (after trimming the pool); WT_OK otherwise. */
+wt_status wt_memory_limit_check(wt_context *ctx, size_t bytes);
+
 /* Memory accounting, called by storage create/destroy. */
 void wt_stats_on_alloc(wt_context *ctx, size_t bytes);
 void wt_stats_on_free(wt_context *ctx, size_t bytes);

@@ -52,7 +52,8 @@ static wt_status storage_create(wt_context *ctx, size_t bytes, wt_storage **out)
     s->refcount = 1;
     s->ctx = ctx;
     s->bytes = bytes;
-    wt_status st = ctx->ops->storage_alloc(ctx, s);
+    wt_status st = wt_memory_limit_check(ctx, bytes);
+    if (st == WT_OK) st = ctx->ops->storage_alloc(ctx, s);
     if (st != WT_OK) {
         free(s);
         return st;

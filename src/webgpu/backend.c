@@ -228,7 +228,10 @@ static wt_status webgpu_download(wt_context *ctx, wt_storage *s, size_t offset, 
     wt_status st = wg_check_device(ctx);
     if (st != WT_OK || bytes == 0)
         return st;
-    return read_buffer(ctx, s->device, offset, dst, bytes);
+    st = read_buffer(ctx, s->device, offset, dst, bytes);
+    if (st == WT_OK)
+        ctx->stats.bytes_from_device += bytes;
+    return st;
 }
 
 static wt_status webgpu_upload(wt_context *ctx, wt_storage *s, size_t offset, const void *src,
@@ -247,6 +250,7 @@ static wt_status webgpu_upload(wt_context *ctx, wt_storage *s, size_t offset, co
      * must be submitted first, or the write would overtake them. */
     if (b->last_batch == w->rec.batch && (st = wg_flush(ctx)) != WT_OK)
         return st;
+    ctx->stats.bytes_to_device += bytes;
     if (offset % 4 == 0 && bytes % 4 == 0) {
         w->lib.p.QueueWriteBuffer(w->queue, b->buffer, offset, src, bytes);
         return wg_check_device(ctx);

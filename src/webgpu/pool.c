@@ -69,8 +69,11 @@ wt_status wg_create_buffer(wt_context *ctx, uint64_t size, WGPUBufferUsage usage
         if (st == WT_ERR_OUT_OF_MEMORY) {
             char detail[512];
             snprintf(detail, sizeof detail, "%s", wt_last_error());
-            wt_fail(st, "webgpu: out of device memory: requested a buffer of %llu bytes (%s)",
-                    (unsigned long long)size, detail);
+            wt_fail(st,
+                    "webgpu: out of device memory: requested a buffer of %llu bytes, available: "
+                    "not reported by WebGPU (this context holds %llu bytes live, %llu pooled) (%s)",
+                    (unsigned long long)size, (unsigned long long)ctx->stats.live_bytes,
+                    (unsigned long long)ctx->stats.pooled_bytes, detail);
         }
         if (b)
             w->lib.p.BufferRelease(b);
@@ -89,6 +92,7 @@ static void buffer_free(wt_context *ctx, wg_buffer *b)
     wg_bind_groups_forget(ctx, b->buffer);
     w->lib.p.BufferRelease(b->buffer);
     free(b);
+    ctx->stats.buffers--;
 }
 
 static wg_buffer *take_pooled(wg_context *w, uint64_t size)
@@ -149,6 +153,7 @@ wt_status wg_pool_acquire(wt_context *ctx, size_t bytes, wg_buffer **out)
         return st;
     }
     b->size = size;
+    ctx->stats.buffers++;
     *out = b;
     return WT_OK;
 }
