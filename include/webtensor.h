@@ -223,6 +223,39 @@ WT_API wt_status wt_list_adapters(const wt_context_options *opts, wt_adapter_inf
 /* The adapter a WebGPU context runs on; WT_ERR_UNSUPPORTED for a CPU one. */
 WT_API wt_status wt_context_adapter_info(const wt_context *ctx, wt_adapter_info *out);
 
+/* --- runtime: errors and recovery ---
+ *
+ * The last error of a context (like sqlite3_errmsg): failures the device
+ * reports (device lost, a validation or out-of-memory error found at a
+ * later submit or sync, maybe on another thread than the op that caused
+ * it), failed allocations and failed syncs on the context. "" and WT_OK
+ * (through status, which may be NULL) if none; valid until the next error
+ * on the context. Errors the implementation reports are never dropped:
+ * one it reports on its own (outside a call that checks for it) means
+ * recorded work did not run, and stays, like a device loss, until
+ * wt_context_recover.
+ *
+ * Device loss: once the device is lost (driver reset, GPU removed, or
+ * wt_context_lose_device), every call on the context that touches the
+ * device fails with WT_ERR_DEVICE_LOST and the reason; results of work
+ * recorded since the last successful sync are lost. Views, shapes and
+ * releases still work.
+ *
+ * wt_context_recover makes a new device on the same adapter (WT_OK with
+ * nothing done when the device is fine, and on the CPU backend). Tensors
+ * made before the loss keep their handles, shapes and dtypes, but their
+ * memory is gone: any op, read or write on them fails with
+ * WT_ERR_DEVICE_LOST ("made on a device this context lost"); release them
+ * and make them again (the host data is the caller's to keep). Memory
+ * statistics count them until they are released. Tensors made after the
+ * recovery work as usual. If no device can be made, the context stays
+ * lost and recover returns WT_ERR_DEVICE_LOST. */
+WT_API const char *wt_context_last_error(const wt_context *ctx, wt_status *status);
+WT_API wt_status wt_context_recover(wt_context *ctx);
+/* Destroys the context's device as a driver reset would, to test the
+ * recovery path of a program. WT_ERR_UNSUPPORTED on the CPU backend. */
+WT_API wt_status wt_context_lose_device(wt_context *ctx);
+
 /* --- runtime: what a context runs on, and why --- */
 typedef struct wt_context_info {
     wt_backend backend;        /* what AUTO chose */

@@ -116,7 +116,9 @@ void wt_context_destroy(wt_context *ctx)
 wt_status wt_context_sync(wt_context *ctx)
 {
     if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_sync: ctx is NULL");
-    return ctx->ops->sync(ctx);
+    wt_status st = ctx->ops->sync(ctx);
+    if (st != WT_OK) wt_context_record_error(ctx, st);
+    return st;
 }
 
 wt_status wt_context_timer_begin(wt_context *ctx)
@@ -227,4 +229,34 @@ wt_status wt_context_get_info(const wt_context *ctx, wt_context_info *out)
     if (ctx->ops->context_info)
         ctx->ops->context_info(ctx, out);
     return WT_OK;
+}
+
+void wt_context_record_error(wt_context *ctx, wt_status st)
+{
+    ctx->last_status = st;
+    snprintf(ctx->last_error, sizeof ctx->last_error, "%s", wt_last_error());
+}
+
+const char *wt_context_last_error(const wt_context *ctx, wt_status *status)
+{
+    if (status) *status = ctx ? ctx->last_status : WT_OK;
+    return ctx ? ctx->last_error : "";
+}
+
+wt_status wt_context_lose_device(wt_context *ctx)
+{
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_lose_device: ctx is NULL");
+    if (!ctx->ops->lose_device)
+        return wt_fail(WT_ERR_UNSUPPORTED, "wt_context_lose_device: the %s backend has no device",
+                       ctx->ops->name);
+    return ctx->ops->lose_device(ctx);
+}
+
+wt_status wt_context_recover(wt_context *ctx)
+{
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_recover: ctx is NULL");
+    if (!ctx->ops->recover) return WT_OK;
+    wt_status st = ctx->ops->recover(ctx);
+    if (st != WT_OK) wt_context_record_error(ctx, st);
+    return st;
 }

@@ -54,6 +54,8 @@ struct wt_context {
     wt_memory_stats stats;
     /* --- runtime --- */
     char reason[512]; /* why this backend (wt_context_info.reason) */
+    wt_status last_status;  /* wt_context_last_error */
+    char last_error[1024];
 };
 
 /* ------------------------------------------------------------- backends */
@@ -143,6 +145,10 @@ struct wt_backend_ops {
     /* Optional: the backend's part of wt_context_get_info (the core has
      * filled backend, reason, validation and memory_limit). */
     void (*context_info)(const wt_context *ctx, wt_context_info *out);
+    /* Optional (NULL: nothing to lose / recover): destroy the device as a
+     * driver reset would; bring up a new one after a loss. */
+    wt_status (*lose_device)(wt_context *ctx);
+    wt_status (*recover)(wt_context *ctx);
 };
 
 extern const wt_backend_ops wt_cpu_backend;
@@ -165,6 +171,8 @@ int64_t wt_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 bool wt_layout_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides);
 
 /* --- runtime --- */
+/* Keeps wt_last_error() as the context's last error (st: its status). */
+void wt_context_record_error(wt_context *ctx, wt_status st);
 /* WT_ERR_OUT_OF_MEMORY when bytes more would pass the context's
  * memory_limit (after trimming the pool); WT_OK otherwise. */
 wt_status wt_memory_limit_check(wt_context *ctx, size_t bytes);

@@ -55,6 +55,7 @@ static wt_status storage_create(wt_context *ctx, size_t bytes, wt_storage **out)
     wt_status st = wt_memory_limit_check(ctx, bytes);
     if (st == WT_OK) st = ctx->ops->storage_alloc(ctx, s);
     if (st != WT_OK) {
+        wt_context_record_error(ctx, st);
         free(s);
         return st;
     }

@@ -23,15 +23,15 @@ static void webgpu_destroy(wt_context *ctx)
     if (!w)
         return;
     const wgpu_procs *p = &w->lib.p;
+    /* Let queued work end before its buffers go; errors no longer have
+     * anyone to go to. */
+    if (w->device && !w->lost)
+        (void)wg_finish(ctx);
+    wg_pipeline_cache_destroy(ctx);
+    wg_pool_destroy(ctx);
+    wg_recorder_destroy(ctx);
+    wg_timer_destroy(ctx);
     if (w->device) {
-        /* Let queued work end before its buffers go; errors no longer
-         * have anyone to go to. */
-        if (!w->lost)
-            (void)wg_finish(ctx);
-        wg_pipeline_cache_destroy(ctx);
-        wg_pool_destroy(ctx);
-        wg_recorder_destroy(ctx);
-        wg_timer_destroy(ctx);
         if (w->queue)
             p->QueueRelease(w->queue);
         p->DeviceDestroy(w->device);
@@ -226,6 +226,8 @@ static wt_status webgpu_download(wt_context *ctx, wt_storage *s, size_t offset, 
                                  size_t bytes)
 {
     wt_status st = wg_check_device(ctx);
+    if (st == WT_OK)
+        st = wg_check_buffer(ctx, s->device, "reading a tensor");
     if (st != WT_OK || bytes == 0)
         return st;
     st = read_buffer(ctx, s->device, offset, dst, bytes);
@@ -240,6 +242,8 @@ static wt_status webgpu_upload(wt_context *ctx, wt_storage *s, size_t offset, co
     wg_context *w = wg_ctx(ctx);
     wg_buffer *b = s->device;
     wt_status st = wg_check_device(ctx);
+    if (st == WT_OK)
+        st = wg_check_buffer(ctx, b, "writing a tensor");
     if (st != WT_OK || bytes == 0)
         return st;
     if ((uint64_t)offset + bytes > b->size)
@@ -335,4 +339,6 @@ const wt_backend_ops wt_webgpu_backend = {
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
     .context_info = webgpu_context_info,
+    .lose_device = wg_lose_device,
+    .recover = wg_recover,
 };

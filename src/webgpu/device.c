@@ -25,11 +25,12 @@ static void on_device_lost(const WGPUDevice *device, WGPUDeviceLostReason reason
 {
     (void)device;
     (void)userdata2;
-    /* Destroyed / cancelled: our own teardown, not an error. */
-    if (reason == WGPUDeviceLostReason_Destroyed ||
-        reason == WGPUDeviceLostReason_CallbackCancelled)
-        return;
     wg_context *w = userdata1;
+    /* Destroyed / cancelled: our own teardown, not an error, unless the
+     * device was destroyed on purpose to test recovery. */
+    if (reason == WGPUDeviceLostReason_CallbackCancelled ||
+        (reason == WGPUDeviceLostReason_Destroyed && !w->losing_on_purpose))
+        return;
     w->lost = true;
     w->pending_status = WT_OK; /* device loss outranks an earlier error */
     record_error(w, WT_ERR_DEVICE_LOST, "device lost", message);
@@ -58,7 +59,9 @@ wt_status wg_check_device(wt_context *ctx)
      * its own (not in one of our scopes) means a submitted batch was
      * rejected and its ops never ran, so any later result of this context
      * could be silently stale. */
-    return wt_fail(w->pending_status, "%s", w->pending_message);
+    wt_status st = wt_fail(w->pending_status, "%s", w->pending_message);
+    wt_context_record_error(ctx, st);
+    return st;
 }
 
 /* ------------------------------------------------------- error scopes */

@@ -153,6 +153,7 @@ wt_status wg_pool_acquire(wt_context *ctx, size_t bytes, wg_buffer **out)
         return st;
     }
     b->size = size;
+    b->generation = w->generation;
     ctx->stats.buffers++;
     *out = b;
     return WT_OK;
@@ -163,7 +164,7 @@ void wg_pool_release(wt_context *ctx, wg_buffer *b)
     wg_context *w = wg_ctx(ctx);
     if (!b)
         return;
-    if (w->pool.pooled_bytes + b->size > pool_limit(w)) {
+    if (wg_buffer_stale(w, b) || w->pool.pooled_bytes + b->size > pool_limit(w)) {
         buffer_free(ctx, b);
         return;
     }

@@ -207,6 +207,8 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
         /* Kernels reach tensors past the binding limit through windows
          * (windows.c); a whole buffer that large cannot be bound. */
         const wg_buffer *b = launch->bindings[i].storage->device;
+        if ((st = wg_check_buffer(ctx, b, launch->shader)) != WT_OK)
+            return st;
         if (b->size > w->limits.maxStorageBufferBindingSize)
             return wt_fail(WT_ERR_UNSUPPORTED,
                            "webgpu: launch of \"%s\": binding %d is %llu bytes, more than one "

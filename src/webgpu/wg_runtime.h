@@ -70,6 +70,7 @@ typedef struct wg_buffer {
      * buffer, bound as one binding. 0 and NULL for a whole buffer. */
     uint64_t offset;
     struct wg_buffer *parent;
+    uint32_t generation; /* of the device it was made on (recovery.c) */
 } wg_buffer;
 
 typedef struct wg_pool {
@@ -224,7 +225,15 @@ struct wg_context {
     wt_context_options opts; /* as the context was made (for recovery) */
     char features[768];      /* which features are on and why (context info) */
     uint64_t max_buffer;     /* effective largest buffer */
+    /* recovery.c: wt_context_lose_device destroys the device on purpose;
+     * each device made for this context (the first, and one per recovery)
+     * has a generation, and buffers remember theirs. */
+    bool losing_on_purpose;
+    uint32_t generation;
 };
+
+/* A buffer made on a device this context has since lost (recovery.c). */
+static inline bool wg_buffer_stale(const wg_context *w, const struct wg_buffer *b);
 
 static inline wg_context *wg_ctx(const wt_context *ctx) { return (wg_context *)ctx->impl; }
 
@@ -234,5 +243,16 @@ wt_status wg_check_device(wt_context *ctx);
 /* Runs inside a pushed error scope; returns the scope's error as a status
  * (WT_OK when none). filter_status is the status for a captured error. */
 wt_status wg_pop_error_scope(wt_context *ctx, wt_status filter_status, const char *what);
+
+static inline bool wg_buffer_stale(const wg_context *w, const struct wg_buffer *b)
+{
+    return (b->parent ? b->parent->generation : b->generation) != w->generation;
+}
+/* WT_ERR_DEVICE_LOST for a tensor whose buffer died with a lost device. */
+wt_status wg_check_buffer(wt_context *ctx, const wg_buffer *b, const char *what);
+
+/* recovery.c */
+wt_status wg_lose_device(wt_context *ctx);
+wt_status wg_recover(wt_context *ctx);
 
 #endif /* WT_WG_RUNTIME_H */
