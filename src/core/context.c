@@ -260,3 +260,13 @@ wt_status wt_context_recover(wt_context *ctx)
     if (st != WT_OK) wt_context_record_error(ctx, st);
     return st;
 }
+
+wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_stats *out)
+{
+    if (!ctx || !out)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_pipeline_stats: %s is NULL",
+                       !ctx ? "ctx" : "out");
+    memset(out, 0, sizeof *out);
+    if (ctx->ops->pipeline_stats) ctx->ops->pipeline_stats(ctx, out);
+    return WT_OK;
+}

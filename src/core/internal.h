@@ -149,6 +149,24 @@ struct wt_backend_ops {
      * driver reset would; bring up a new one after a loss. */
     wt_status (*lose_device)(wt_context *ctx);
     wt_status (*recover)(wt_context *ctx);
+    /* Optional (NULL: zeros): wt_context_pipeline_stats. */
+    void (*pipeline_stats)(const wt_context *ctx, wt_pipeline_stats *out);
+    /* Optional (NULL: WT_ERR_UNSUPPORTED): custom kernels. The API layer
+     * (src/api/kernel.c) has checked the descriptor and the arguments'
+     * counts and contexts. */
+    wt_status (*kernel_compile)(wt_context *ctx, const wt_kernel *k);
+    wt_status (*kernel_dispatch)(wt_context *ctx, const wt_kernel *k, wt_tensor *const *tensors,
+                                 const void *params, const uint32_t groups[3]);
+};
+
+/* A custom kernel (wt_kernel_create); its strings are owned copies. */
+struct wt_kernel {
+    wt_context *ctx; /* holds a context reference */
+    char *source;
+    char *entry_point;
+    int num_tensors;
+    uint32_t writable_mask;
+    size_t params_size;
 };
 
 extern const wt_backend_ops wt_cpu_backend;

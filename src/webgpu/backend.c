@@ -304,6 +304,19 @@ static void webgpu_context_info(const wt_context *ctx, wt_context_info *out)
     out->max_binding_size = w->limits.maxStorageBufferBindingSize;
 }
 
+static void webgpu_pipeline_stats(const wt_context *ctx, wt_pipeline_stats *out)
+{
+    const wg_context *w = wg_ctx(ctx);
+    out->variants = (uint64_t)w->cache.npipelines;
+    out->compiles = w->counters.pipelines;
+    out->hits = w->counters.pipeline_hits;
+    out->compile_seconds = w->counters.compile_seconds;
+    out->bind_groups_made = w->counters.bind_groups_made;
+    out->bind_group_hits = w->counters.bind_group_hits;
+    out->dispatches = w->counters.dispatches;
+    out->submits = w->counters.submits;
+}
+
 static void webgpu_trim(wt_context *ctx)
 {
     /* Bind groups keep buffers alive: with the pool gone they would only
@@ -341,4 +354,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .context_info = webgpu_context_info,
     .lose_device = wg_lose_device,
     .recover = wg_recover,
+    .pipeline_stats = webgpu_pipeline_stats,
+    .kernel_compile = wg_kernel_compile,
+    .kernel_dispatch = wg_kernel_dispatch,
 };

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static uint32_t writable_mask(const wg_launch *launch)
 {
@@ -147,7 +148,9 @@ static wt_status compile(wt_context *ctx, const wg_launch *launch, const wg_layo
                          WGPUComputePipeline *out)
 {
     wg_context *w = wg_ctx(ctx);
-    const char *body = wg_shader_source(launch->shader);
+    bool custom = strncmp(launch->shader, WG_CUSTOM_PREFIX, strlen(WG_CUSTOM_PREFIX)) == 0;
+    const char *entry = custom ? launch->shader + strlen(WG_CUSTOM_PREFIX) : "main";
+    const char *body = custom ? "" : wg_shader_source(launch->shader);
     if (!body)
         return wt_fail(WT_ERR_SHADER, "webgpu: no shader named \"%s\" is built in",
                        launch->shader);
@@ -182,6 +185,8 @@ static wt_status compile(wt_context *ctx, const wg_launch *launch, const wg_layo
     /* Compile errors arrive as validation errors (with the compiler's
      * message); a driver that fails to build the pipeline reports an
      * internal error. Both mean the shader cannot run here. */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     w->lib.p.DevicePushErrorScope(w->device, WGPUErrorFilter_Internal);
     w->lib.p.DevicePushErrorScope(w->device, WGPUErrorFilter_Validation);
     WGPUShaderModule module = w->lib.p.DeviceCreateShaderModule(w->device, &mdesc);
@@ -190,7 +195,7 @@ static wt_status compile(wt_context *ctx, const wg_launch *launch, const wg_layo
     pdesc.label = mdesc.label;
     pdesc.layout = layout->pipeline_layout;
     pdesc.compute.module = module;
-    pdesc.compute.entryPoint = (WGPUStringView){"main", WGPU_STRLEN};
+    pdesc.compute.entryPoint = (WGPUStringView){entry, WGPU_STRLEN};
     WGPUComputePipeline pipeline =
         module ? w->lib.p.DeviceCreateComputePipeline(w->device, &pdesc) : NULL;
     char what[160];
@@ -199,6 +204,9 @@ static wt_status compile(wt_context *ctx, const wg_launch *launch, const wg_layo
     wt_status internal = wg_pop_error_scope(ctx, WT_ERR_SHADER, what);
     if (st == WT_OK)
         st = internal;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    w->counters.compile_seconds +=
+        (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (st == WT_OK && !pipeline)
         st = wt_fail(WT_ERR_SHADER, "webgpu: %s failed", what);
     if (module)
@@ -234,6 +242,7 @@ wt_status wg_pipeline_get(wt_context *ctx, const wg_launch *launch, const wg_pip
                 hit->pipeline = fresh;
                 wg_ctx(ctx)->counters.pipelines++;
             }
+            wg_ctx(ctx)->counters.pipeline_hits++;
             *out = hit;
             return WT_OK;
         }

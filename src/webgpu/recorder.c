@@ -223,7 +223,12 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
      * with nothing to do (65,534 empty workgroups for 65,536). */
     uint64_t max_dim = w->caps.max_workgroups_per_dim;
     uint64_t y = (launch->workgroups + max_dim - 1) / max_dim;
-    uint64_t x = (launch->workgroups + y - 1) / y;
+    uint64_t x = (launch->workgroups + y - 1) / y, z = 1;
+    if (launch->grid[0]) { /* exact grid (custom kernels check it against the limits) */
+        x = launch->grid[0];
+        y = launch->grid[1] ? launch->grid[1] : 1;
+        z = launch->grid[2] ? launch->grid[2] : 1;
+    }
     if (y > max_dim)
         return wt_fail(WT_ERR_UNSUPPORTED,
                        "webgpu: launch of \"%s\" needs %llu workgroups, more than %llu x %llu",
@@ -244,7 +249,7 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
         memcpy(r->arena_host + offset, launch->params, launch->params_size);
     w->lib.p.ComputePassEncoderSetPipeline(r->pass, pipe->pipeline);
     w->lib.p.ComputePassEncoderSetBindGroup(r->pass, 0, group, 1, &offset);
-    w->lib.p.ComputePassEncoderDispatchWorkgroups(r->pass, (uint32_t)x, (uint32_t)y, 1);
+    w->lib.p.ComputePassEncoderDispatchWorkgroups(r->pass, (uint32_t)x, (uint32_t)y, (uint32_t)z);
     for (int i = 0; i < launch->nbindings; i++) {
         wg_buffer *b = launch->bindings[i].storage->device;
         b->last_batch = r->batch;

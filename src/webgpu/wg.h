@@ -47,7 +47,13 @@ typedef struct wg_launch {
     wg_binding bindings[WG_MAX_BINDINGS];
     int nbindings;
     uint64_t workgroups;   /* total workgroups; folded into x and y */
+    /* --- runtime: custom kernels --- */
+    uint32_t grid[3];      /* nonzero grid[0]: dispatch exactly x, y, z (no fold) */
 } wg_launch;
+
+/* A launch whose shader is "custom:<entry point>" compiles its prelude as
+ * the whole WGSL source (custom kernels, custom_kernel.c). */
+#define WG_CUSTOM_PREFIX "custom:"
 
 /* Records one dispatch into the context's open compute pass; submits when
  * the batch is full. 0 workgroups records nothing. */

@@ -219,6 +219,8 @@ struct wg_context {
      * op) and of batching; printed at teardown when WT_WEBGPU_STATS is set. */
     struct {
         uint64_t dispatches, submits, pipelines, bind_groups_made, bind_group_hits;
+        uint64_t pipeline_hits;  /* --- runtime: wt_context_pipeline_stats --- */
+        double compile_seconds;
     } counters;
     char toggles[256]; /* the Dawn toggles asked for, "+a,-b" */
     /* --- runtime --- */
@@ -250,6 +252,11 @@ static inline bool wg_buffer_stale(const wg_context *w, const struct wg_buffer *
 }
 /* WT_ERR_DEVICE_LOST for a tensor whose buffer died with a lost device. */
 wt_status wg_check_buffer(wt_context *ctx, const wg_buffer *b, const char *what);
+
+/* custom_kernel.c */
+wt_status wg_kernel_compile(wt_context *ctx, const wt_kernel *k);
+wt_status wg_kernel_dispatch(wt_context *ctx, const wt_kernel *k, wt_tensor *const *tensors,
+                             const void *params, const uint32_t groups[3]);
 
 /* recovery.c */
 wt_status wg_lose_device(wt_context *ctx);
