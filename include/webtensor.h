@@ -274,6 +274,33 @@ WT_API wt_status wt_kernel_dispatch(wt_kernel *k, int ntensors, wt_tensor *const
                                     const void *params, size_t params_size, uint32_t groups_x,
                                     uint32_t groups_y, uint32_t groups_z);
 
+/* --- runtime: asynchronous work ---
+ *
+ * GPU ops are recorded and submitted in batches (dispatches_per_submit of
+ * wt_context_options sets the batch; a full batch is submitted without
+ * waiting). wt_context_flush submits what is recorded now, without
+ * waiting. An event marks the point of the stream where it is recorded:
+ * it completes when everything recorded before it has run.
+ * wt_tensor_read_async starts a read of the tensor as it is after the ops
+ * recorded so far (later ops never change what it reads) and returns at
+ * once; dst must stay valid, and is filled, when the event completes
+ * (wt_event_query says done, or wt_event_wait returns). Recording may go
+ * on meanwhile. On the CPU backend work is done when a call returns:
+ * events are complete when recorded and reads are synchronous.
+ * An event belongs to its context (one thread at a time) and keeps it
+ * alive; destroying a pending event waits for it. A device error or loss
+ * is returned by the query/wait of every pending event. */
+typedef struct wt_event wt_event;
+WT_API wt_status wt_context_flush(wt_context *ctx);
+WT_API wt_status wt_event_record(wt_context *ctx, wt_event **out);
+/* Never blocks: *done says whether the event has completed. */
+WT_API wt_status wt_event_query(wt_event *e, bool *done);
+WT_API wt_status wt_event_wait(wt_event *e);
+WT_API void wt_event_destroy(wt_event *e); /* NULL is ignored */
+/* Like wt_tensor_read (views are gathered first), but returns at once. */
+WT_API wt_status wt_tensor_read_async(const wt_tensor *t, void *dst, size_t dst_bytes,
+                                      wt_event **done);
+
 /* --- runtime: pipeline cache statistics ---
  * Shader variants compiled and reused by a WebGPU context (all zero on the
  * CPU backend). */

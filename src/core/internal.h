@@ -149,6 +149,16 @@ struct wt_backend_ops {
      * driver reset would; bring up a new one after a loss. */
     wt_status (*lose_device)(wt_context *ctx);
     wt_status (*recover)(wt_context *ctx);
+    /* Optional (NULL: work is done when calls return): asynchronous work.
+     * event_start fills e->impl for a marker (dst NULL) or a read of
+     * bytes at offset of s into dst; event_poll completes it when it can
+     * (wait: blocks until then) and sets e->done; event_release frees
+     * e->impl (after waiting if pending). */
+    wt_status (*flush)(wt_context *ctx);
+    wt_status (*event_start)(wt_context *ctx, wt_event *e, wt_storage *s, size_t offset,
+                             void *dst, size_t bytes);
+    wt_status (*event_poll)(wt_context *ctx, wt_event *e, bool wait);
+    void (*event_release)(wt_context *ctx, wt_event *e);
     /* Optional (NULL: zeros): wt_context_pipeline_stats. */
     void (*pipeline_stats)(const wt_context *ctx, wt_pipeline_stats *out);
     /* Optional (NULL: WT_ERR_UNSUPPORTED): custom kernels. The API layer
@@ -157,6 +167,14 @@ struct wt_backend_ops {
     wt_status (*kernel_compile)(wt_context *ctx, const wt_kernel *k);
     wt_status (*kernel_dispatch)(wt_context *ctx, const wt_kernel *k, wt_tensor *const *tensors,
                                  const void *params, const uint32_t groups[3]);
+};
+
+/* An event (wt_event_record, wt_tensor_read_async). */
+struct wt_event {
+    wt_context *ctx; /* holds a context reference */
+    void *impl;      /* backend state; NULL once complete */
+    bool done;
+    wt_status status; /* of the completion */
 };
 
 /* A custom kernel (wt_kernel_create); its strings are owned copies. */

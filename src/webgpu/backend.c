@@ -355,6 +355,10 @@ const wt_backend_ops wt_webgpu_backend = {
     .lose_device = wg_lose_device,
     .recover = wg_recover,
     .pipeline_stats = webgpu_pipeline_stats,
+    .flush = wg_flush,
+    .event_start = wg_event_start,
+    .event_poll = wg_event_poll,
+    .event_release = wg_event_release,
     .kernel_compile = wg_kernel_compile,
     .kernel_dispatch = wg_kernel_dispatch,
 };

@@ -258,6 +258,12 @@ wt_status wg_kernel_compile(wt_context *ctx, const wt_kernel *k);
 wt_status wg_kernel_dispatch(wt_context *ctx, const wt_kernel *k, wt_tensor *const *tensors,
                              const void *params, const uint32_t groups[3]);
 
+/* events.c */
+wt_status wg_event_start(wt_context *ctx, wt_event *e, wt_storage *s, size_t offset, void *dst,
+                         size_t bytes);
+wt_status wg_event_poll(wt_context *ctx, wt_event *e, bool wait);
+void wg_event_release(wt_context *ctx, wt_event *e);
+
 /* recovery.c */
 wt_status wg_lose_device(wt_context *ctx);
 wt_status wg_recover(wt_context *ctx);
