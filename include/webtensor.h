@@ -301,6 +301,37 @@ WT_API void wt_event_destroy(wt_event *e); /* NULL is ignored */
 WT_API wt_status wt_tensor_read_async(const wt_tensor *t, void *dst, size_t dst_bytes,
                                       wt_event **done);
 
+/* --- runtime: profiling ---
+ *
+ * Between begin and end every op the context runs is timed: on the GPU
+ * through timestamp queries where the device has them (each op then runs
+ * in a compute pass of its own), else on the host around each op, which
+ * is then submitted and waited for on its own (gpu_timed says which).
+ * Profiling changes how work is batched; time a whole workload with
+ * wt_context_timer_* instead. Ops are named by the kernel that ran them
+ * (one library op may run several, e.g. "reduce_rows" twice for a large
+ * sum; custom kernels are "custom:<entry point>"). end waits for the work.
+ * The summary lists one entry per kernel name, largest total first, with
+ * count, total and mean seconds and the share of all profiled time;
+ * *count is the number of names (entries written: at most capacity).
+ * WebGPU only (WT_ERR_UNSUPPORTED on the CPU backend).
+ *
+ * Setting WT_TRACE=<file> in the environment profiles every WebGPU
+ * context of the process from its creation and writes each op as an event
+ * of the Chrome trace-event JSON format (opens in Perfetto or
+ * chrome://tracing) to <file> when the context is destroyed; the file is
+ * completed at process exit. */
+typedef struct wt_profile_entry {
+    char name[64];
+    uint64_t count;
+    double total_seconds, mean_seconds;
+    double share; /* of the profile's total, 0..1 */
+} wt_profile_entry;
+WT_API wt_status wt_context_profile_begin(wt_context *ctx);
+WT_API wt_status wt_context_profile_end(wt_context *ctx);
+WT_API wt_status wt_context_profile_summary(const wt_context *ctx, wt_profile_entry *entries,
+                                            int capacity, int *count, bool *gpu_timed);
+
 /* --- runtime: pipeline cache statistics ---
  * Shader variants compiled and reused by a WebGPU context (all zero on the
  * CPU backend). */

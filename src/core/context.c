@@ -270,3 +270,33 @@ wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_stats *ou
     if (ctx->ops->pipeline_stats) ctx->ops->pipeline_stats(ctx, out);
     return WT_OK;
 }
+
+wt_status wt_context_profile_begin(wt_context *ctx)
+{
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_profile_begin: ctx is NULL");
+    if (!ctx->ops->profile_begin)
+        return wt_fail(WT_ERR_UNSUPPORTED, "wt_context_profile_begin: the %s backend has no profiler",
+                       ctx->ops->name);
+    return ctx->ops->profile_begin(ctx);
+}
+
+wt_status wt_context_profile_end(wt_context *ctx)
+{
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_profile_end: ctx is NULL");
+    if (!ctx->ops->profile_end)
+        return wt_fail(WT_ERR_UNSUPPORTED, "wt_context_profile_end: the %s backend has no profiler",
+                       ctx->ops->name);
+    return ctx->ops->profile_end(ctx);
+}
+
+wt_status wt_context_profile_summary(const wt_context *ctx, wt_profile_entry *entries,
+                                     int capacity, int *count, bool *gpu_timed)
+{
+    if (count) *count = 0;
+    if (!ctx || !count || capacity < 0 || (capacity > 0 && !entries))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_profile_summary: bad arguments");
+    if (!ctx->ops->profile_summary)
+        return wt_fail(WT_ERR_UNSUPPORTED, "wt_context_profile_summary: the %s backend has no profiler",
+                       ctx->ops->name);
+    return ctx->ops->profile_summary(ctx, entries, capacity, count, gpu_timed);
+}

@@ -159,6 +159,11 @@ struct wt_backend_ops {
                              void *dst, size_t bytes);
     wt_status (*event_poll)(wt_context *ctx, wt_event *e, bool wait);
     void (*event_release)(wt_context *ctx, wt_event *e);
+    /* Optional (NULL: WT_ERR_UNSUPPORTED): per-op profiling. */
+    wt_status (*profile_begin)(wt_context *ctx);
+    wt_status (*profile_end)(wt_context *ctx);
+    wt_status (*profile_summary)(const wt_context *ctx, wt_profile_entry *out, int capacity,
+                                 int *count, bool *gpu_timed);
     /* Optional (NULL: zeros): wt_context_pipeline_stats. */
     void (*pipeline_stats)(const wt_context *ctx, wt_pipeline_stats *out);
     /* Optional (NULL: WT_ERR_UNSUPPORTED): custom kernels. The API layer

@@ -23,6 +23,7 @@ static void webgpu_destroy(wt_context *ctx)
     if (!w)
         return;
     const wgpu_procs *p = &w->lib.p;
+    wg_profile_destroy(ctx); /* harvests and writes the trace first */
     /* Let queued work end before its buffers go; errors no longer have
      * anyone to go to. */
     if (w->device && !w->lost)
@@ -129,6 +130,10 @@ static wt_status webgpu_create(wt_context *ctx, const wt_context_options *opts)
     }
     if (st == WT_OK)
         st = wg_recorder_init(ctx, opts->dispatches_per_submit);
+    if (st == WT_OK && wg_trace_wanted()) { /* WT_TRACE: profile from the start */
+        w->prof.trace = true;
+        st = wg_profile_begin(ctx);
+    }
     if (st != WT_OK) {
         /* Keep the message: teardown may overwrite it. */
         char message[1024];
@@ -355,6 +360,9 @@ const wt_backend_ops wt_webgpu_backend = {
     .lose_device = wg_lose_device,
     .recover = wg_recover,
     .pipeline_stats = webgpu_pipeline_stats,
+    .profile_begin = wg_profile_begin,
+    .profile_end = wg_profile_end,
+    .profile_summary = wg_profile_summary,
     .flush = wg_flush,
     .event_start = wg_event_start,
     .event_poll = wg_event_poll,

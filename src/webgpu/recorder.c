@@ -241,6 +241,13 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
     WGPUBindGroup group = NULL;
     if ((st = wg_bind_group_get(ctx, pipe, launch, &group)) != WT_OK)
         return st;
+    /* Profiling: each dispatch in a pass of its own, timed by the pass. */
+    double host_start = 0;
+    if (w->prof.active) {
+        end_pass(w);
+        w->prof.next_name = wg_profile_intern(ctx, launch->shader);
+        host_start = wg_now_us();
+    }
     if ((st = ensure_pass(ctx)) != WT_OK)
         return st;
 
@@ -257,6 +264,14 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
             b->parent->last_batch = r->batch;
     }
     w->counters.dispatches++;
+    if (w->prof.active) {
+        end_pass(w);
+        r->dispatches++;
+        st = wg_profile_after_dispatch(ctx, launch->shader, host_start);
+        if (st != WT_OK || r->dispatches >= r->per_submit)
+            return st != WT_OK ? st : wg_flush(ctx);
+        return WT_OK;
+    }
     /* Validation mode: each op runs alone, so an error names its op. */
     if (w->opts.validation) {
         r->dispatches++;

@@ -68,6 +68,7 @@ wt_status wg_recover(wt_context *ctx)
     char reason[sizeof w->pending_message];
     snprintf(reason, sizeof reason, "%s", w->pending_message);
     uint32_t per_submit = w->rec.per_submit;
+    w->prof.active = false; /* its query set goes with the device */
     drop_device(ctx);
     w->generation++;
     w->lost = false;

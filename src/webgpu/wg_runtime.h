@@ -183,7 +183,52 @@ typedef struct wg_timer {
     uint32_t used;           /* queries written since the last harvest */
     uint64_t total_ns;       /* sum over harvested passes */
     wt_status failed;        /* a harvest before the end failed */
+    /* --- runtime: profiling (profile.c) --- */
+    const char *pass_names[2048]; /* the op of each timed pass (query index / 2) */
 } wg_timer;
+
+/* --- runtime: per-op profiling (profile.c) --- */
+typedef struct wg_profile_entry {
+    char name[64];    /* the launch's shader stem (custom kernels: "custom:<entry>") */
+    uint64_t count;
+    uint64_t total_ns;
+} wg_profile_entry;
+
+typedef struct wg_trace_event {
+    const char *name;
+    double ts_us, dur_us;
+} wg_trace_event;
+
+typedef struct wg_profile {
+    bool active;             /* per-op timing on */
+    bool gpu;                /* timestamps (else host time around each op) */
+    bool trace;              /* WT_TRACE: keep events for the trace file */
+    wg_profile_entry **entries; /* each allocated once: names stay put */
+    int nentries, cap_entries;
+    wg_trace_event *events;
+    size_t nevents, cap_events;
+    double host_base_us;     /* host time of the first timed pass */
+    uint64_t gpu_base_ns;    /* its GPU timestamp */
+    bool have_base;
+    const char *next_name;   /* the op whose pass the recorder opens next */
+} wg_profile;
+
+/* A stable copy of an op name (NULL when out of memory). */
+const char *wg_profile_intern(wt_context *ctx, const char *name);
+/* Called by the timer's harvest for each timed pass. */
+void wg_profile_pass(wt_context *ctx, const char *name, uint64_t begin_ns, uint64_t end_ns);
+/* Around one dispatch while profiling (recorder.c). */
+wt_status wg_profile_after_dispatch(wt_context *ctx, const char *name, double host_start_us);
+double wg_now_us(void);
+wt_status wg_profile_begin(wt_context *ctx);
+wt_status wg_profile_end(wt_context *ctx);
+void wg_profile_destroy(wt_context *ctx);
+wt_status wg_profile_summary(const wt_context *ctx, wt_profile_entry *out, int capacity,
+                             int *count, bool *gpu_timed);
+bool wg_trace_wanted(void);
+/* Harvests outstanding timestamps; makes the query set (timer.c). */
+wt_status wg_timer_harvest(wt_context *ctx);
+wt_status wg_timer_objects(wt_context *ctx);
 
 /* Fills *writes for the pass about to begin and sets *timed; *timed is
  * false when no timer runs. May first harvest a full query set (a flush
@@ -213,6 +258,7 @@ struct wg_context {
     wg_pipeline_cache cache;
     wg_recorder rec;
     wg_timer timer;
+    wg_profile prof;
     /* f16_probe.c: whether the GPU's f16 conversions are exact (probed once). */
     bool f16_hw_probed, f16_hw_exact;
     /* Counts of what steady state should not do (device objects made per
