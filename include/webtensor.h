@@ -301,6 +301,18 @@ WT_API void wt_event_destroy(wt_event *e); /* NULL is ignored */
 WT_API wt_status wt_tensor_read_async(const wt_tensor *t, void *dst, size_t dst_bytes,
                                       wt_event **done);
 
+/* --- runtime: several devices ---
+ *
+ * One context per adapter (wt_list_adapters, then adapter_index); tensors
+ * of different contexts do not mix in ops (WT_ERR_INVALID_ARGUMENT).
+ * wt_tensor_to makes a new contiguous tensor on dst with x's elements,
+ * whatever the two contexts are (CPU <-> GPU, GPU <-> GPU, the same
+ * context: a copy). Between two devices the data goes through host
+ * memory (WebGPU has no peer copies): it waits for the work that writes x
+ * on its context; dst's work is not waited for. Both contexts must be
+ * usable by the calling thread for the duration of the call. */
+WT_API wt_status wt_tensor_to(const wt_tensor *x, wt_context *dst, wt_tensor **out);
+
 /* --- runtime: profiling ---
  *
  * Between begin and end every op the context runs is timed: on the GPU

@@ -14,9 +14,7 @@
 
 wt_status wg_instance_create_with(const wg_library *lib, bool allow_unsafe, WGPUInstance *out)
 {
-    /* Mesa's EGL needs a platform when there is no display; Dawn's OpenGL
-     * ES backend goes through it. A value the user set wins. */
-    setenv("EGL_PLATFORM", "surfaceless", 0);
+    /* EGL_PLATFORM was set when the library was loaded (loader.c). */
     static const char *const unsafe[] = {"allow_unsafe_apis"};
     WGPUDawnTogglesDescriptor toggles;
     memset(&toggles, 0, sizeof toggles);
