@@ -10,9 +10,16 @@
  *    with the matching _release/_destroy. Views share storage and keep it
  *    alive.
  *  - Ops never modify their inputs. Results are new, contiguous tensors.
- *  - Thread safety: a context and the tensors made from it are used by one
- *    thread at a time. Different contexts may be used concurrently.
- *    wt_last_error() is per thread.
+ *  - Thread safety, per object: a context and everything made from it
+ *    (tensors, views, kernels, events) are used by one thread at a time;
+ *    a context may move between threads between calls. Different contexts
+ *    may be used concurrently from different threads, and created from
+ *    several threads at once (the library's global state, the loaded
+ *    WebGPU library, the EGL loader and the environment reads, is set up
+ *    under pthread_once and a lock). wt_tensor_to uses two contexts: both
+ *    must be free for the calling thread. wt_list_adapters may run from any
+ *    thread at any time. wt_last_error() is per thread;
+ *    wt_context_last_error() is per context.
  *  - Execution is deferred on the GPU: ops are recorded and submitted in
  *    batches. wt_tensor_read() and wt_context_sync() wait for the work.
  */
@@ -72,7 +79,8 @@ WT_API const char *wt_version(void);
 typedef enum wt_dtype { WT_F32 = 0, WT_F16 = 1, WT_I32 = 2 } wt_dtype;
 
 typedef enum wt_backend {
-    WT_BACKEND_AUTO = 0,   /* WebGPU if a real adapter exists, else CPU */
+    WT_BACKEND_AUTO = 0,   /* WebGPU on a real GPU, else CPU (never a software
+                              renderer: wt_context_info.reason says why) */
     WT_BACKEND_CPU = 1,
     WT_BACKEND_WEBGPU = 2  /* fails with WT_ERR_NO_DEVICE if there is none */
 } wt_backend;
