@@ -33,6 +33,32 @@ static void check_usable(wt_context *ctx, const char *what)
     wt_tensor_release(u);
 }
 
+/* A real exhaustion (GPU machines only: "runtime_memory vulkan exhaust"):
+ * 8 GiB tensors until the device says no, then everything released and
+ * the context still usable. Stops at 192 GiB. */
+static void exhaust(wt_context *ctx)
+{
+    enum { MAX = 24 };
+    wt_tensor *t[MAX] = {0};
+    int64_t n = (int64_t)1 << 31; /* 8 GiB of f32 */
+    wt_status s = WT_OK;
+    int k = 0;
+    for (; k < MAX && s == WT_OK; k++) {
+        s = wt_tensor_zeros(ctx, WT_F32, 1, &n, &t[k]);
+        if (s == WT_OK) s = wt_context_sync(ctx);
+    }
+    printf("exhaust: %d tensors of 8 GiB made, then %s: %s\n", k - 1, wt_status_string(s), wt_last_error());
+    CHECK(s == WT_ERR_OUT_OF_MEMORY, "the device runs out: %s", wt_status_string(s));
+    CHECK(strstr(wt_last_error(), "requested") && strstr(wt_last_error(), "available"),
+          "message with the sizes");
+    for (int i = 0; i < MAX; i++) wt_tensor_release(t[i]);
+    CHECK(wt_context_trim(ctx) == WT_OK, "trim");
+    wt_memory_stats m = stats(ctx);
+    CHECK(m.live_bytes == 0 && m.pooled_bytes == 0, "nothing held: live %llu pooled %llu",
+          (unsigned long long)m.live_bytes, (unsigned long long)m.pooled_bytes);
+    check_usable(ctx, "after exhausting the device");
+}
+
 int main(int argc, char **argv)
 {
     test_backend b = test_parse_backend(argc > 1 ? argv[1] : "");
@@ -43,6 +69,11 @@ int main(int argc, char **argv)
     bool gpu = b != TEST_BACKEND_CPU;
     wt_context *ctx = NULL;
     if (test_create_context(b, &ctx) != WT_OK) return test_summary("runtime_memory");
+    if (gpu && argc > 2 && strcmp(argv[2], "exhaust") == 0) {
+        exhaust(ctx);
+        wt_context_destroy(ctx);
+        return test_summary("runtime_memory exhaust");
+    }
 
     /* Statistics follow uploads, reads, frees and trims. */
     wt_memory_stats m0 = stats(ctx);
