@@ -57,6 +57,10 @@ struct wt_context {
     void *impl; /* backend state */
     wt_context_options opts;
     wt_memory_stats stats;
+    /* --- runtime --- */
+    char reason[512]; /* why this backend (wt_context_info.reason) */
+    wt_status last_status;  /* wt_context_last_error */
+    char last_error[1024];
 };
 
 /* ------------------------------------------------------------- backends */
@@ -410,6 +414,55 @@ struct wt_backend_ops {
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);
     /* Optional: release pooled memory. */
     void (*trim)(wt_context *ctx);
+    /* --- runtime --- */
+    /* Optional: the backend's part of wt_context_get_info (the core has
+     * filled backend, reason, validation and memory_limit). */
+    void (*context_info)(const wt_context *ctx, wt_context_info *out);
+    /* Optional (NULL: nothing to lose / recover): destroy the device as a
+     * driver reset would; bring up a new one after a loss. */
+    wt_status (*lose_device)(wt_context *ctx);
+    wt_status (*recover)(wt_context *ctx);
+    /* Optional (NULL: work is done when calls return): asynchronous work.
+     * event_start fills e->impl for a marker (dst NULL) or a read of
+     * bytes at offset of s into dst; event_poll completes it when it can
+     * (wait: blocks until then) and sets e->done; event_release frees
+     * e->impl (after waiting if pending). */
+    wt_status (*flush)(wt_context *ctx);
+    wt_status (*event_start)(wt_context *ctx, wt_event *e, wt_storage *s, size_t offset,
+                             void *dst, size_t bytes);
+    wt_status (*event_poll)(wt_context *ctx, wt_event *e, bool wait);
+    void (*event_release)(wt_context *ctx, wt_event *e);
+    /* Optional (NULL: WT_ERR_UNSUPPORTED): per-op profiling. */
+    wt_status (*profile_begin)(wt_context *ctx);
+    wt_status (*profile_end)(wt_context *ctx);
+    wt_status (*profile_summary)(const wt_context *ctx, wt_profile_entry *out, int capacity,
+                                 int *count, bool *gpu_timed);
+    /* Optional (NULL: zeros): wt_context_pipeline_stats. */
+    void (*pipeline_stats)(const wt_context *ctx, wt_pipeline_stats *out);
+    /* Optional (NULL: WT_ERR_UNSUPPORTED): custom kernels. The API layer
+     * (src/api/kernel.c) has checked the descriptor and the arguments'
+     * counts and contexts. */
+    wt_status (*kernel_compile)(wt_context *ctx, const wt_kernel *k);
+    wt_status (*kernel_dispatch)(wt_context *ctx, const wt_kernel *k, wt_tensor *const *tensors,
+                                 const void *params, const uint32_t groups[3]);
+};
+
+/* An event (wt_event_record, wt_tensor_read_async). */
+struct wt_event {
+    wt_context *ctx; /* holds a context reference */
+    void *impl;      /* backend state; NULL once complete */
+    bool done;
+    wt_status status; /* of the completion */
+};
+
+/* A custom kernel (wt_kernel_create); its strings are owned copies. */
+struct wt_kernel {
+    wt_context *ctx; /* holds a context reference */
+    char *source;
+    char *entry_point;
+    int num_tensors;
+    uint32_t writable_mask;
+    size_t params_size;
 };
 
 extern const wt_backend_ops wt_cpu_backend;
@@ -430,6 +483,13 @@ wt_status wt_tensor_view(const wt_tensor *x, int ndim, const int64_t *shape,
 /* Row-major strides for shape; returns the element count. */
 int64_t wt_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 bool wt_layout_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides);
+
+/* --- runtime --- */
+/* Keeps wt_last_error() as the context's last error (st: its status). */
+void wt_context_record_error(wt_context *ctx, wt_status st);
+/* WT_ERR_OUT_OF_MEMORY when bytes more would pass the context's
+ * memory_limit (after trimming the pool); WT_OK otherwise. */
+wt_status wt_memory_limit_check(wt_context *ctx, size_t bytes);
 
 /* Memory accounting, called by storage create/destroy. */
 void wt_stats_on_alloc(wt_context *ctx, size_t bytes);
