@@ -69,6 +69,13 @@ typedef enum wt_rowwise_op {
     WT_ROW_SOFTMAX, WT_ROW_LAYERNORM, WT_ROW_RMSNORM, WT_ROW_COUNT
 } wt_rowwise_op;
 
+/* --- matrix products --- */
+/* The activation a matrix product's epilogue applies (wt_matmul_fused). */
+typedef enum wt_matmul_act {
+    WT_MATMUL_ACT_NONE, WT_MATMUL_ACT_RELU, WT_MATMUL_ACT_GELU, WT_MATMUL_ACT_GELU_TANH,
+    WT_MATMUL_ACT_COUNT
+} wt_matmul_act;
+
 typedef enum wt_reduce_op {
     WT_REDUCE_SUM, WT_REDUCE_MEAN, WT_REDUCE_MAX, WT_REDUCE_MIN, WT_REDUCE_COUNT
 } wt_reduce_op;
@@ -132,6 +139,14 @@ struct wt_backend_ops {
      * bias only for layernorm. */
     wt_status (*rowwise)(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                          const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
+
+    /* --- matrix products --- */
+    /* Optional (NULL: the API adds the bias and applies act with its own
+     * ops): out = act(a @ b + bias), shapes as for matmul; bias NULL or a
+     * [N] view. a, b, bias and out share one dtype; WT_ERR_UNSUPPORTED
+     * (a dtype, a layout) sends the API to the f32 path. */
+    wt_status (*matmul_fused)(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
+                              const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
 
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);

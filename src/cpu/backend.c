@@ -68,6 +68,7 @@ const wt_backend_ops wt_cpu_backend = {
     .unary = cpu_unary,
     .binary = cpu_binary,
     .matmul = cpu_matmul,
+    .matmul_fused = cpu_matmul_fused,
     .reduce = cpu_reduce,
     .rowwise = cpu_rowwise,
     .adapter_info = NULL,

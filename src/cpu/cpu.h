@@ -79,6 +79,8 @@ wt_status cpu_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tens
 wt_status cpu_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a, const wt_tensor *b,
                      wt_tensor *out);
 wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
+wt_status cpu_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
+                           const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
 wt_status cpu_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
                      wt_tensor *out);
 

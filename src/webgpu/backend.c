@@ -266,6 +266,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .unary_f16 = wg_op_unary_f16,
     .binary_f16 = wg_op_binary_f16,
     .matmul = wg_op_matmul,
+    .matmul_fused = wg_op_matmul_fused,
     .reduce = wg_op_reduce,
     .rowwise = wg_op_rowwise,
     .adapter_info = webgpu_adapter_info,

@@ -24,7 +24,7 @@
 
 #define WG_MAX_PARAMS 256
 #define WG_MAX_BINDINGS 8
-#define WG_MAX_LIBRARIES 2
+#define WG_MAX_LIBRARIES 3
 
 typedef struct wg_context wg_context; /* ctx->impl of a WebGPU context */
 
@@ -105,6 +105,14 @@ wt_status wg_op_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_te
 wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
                        const wt_tensor *b, wt_tensor *out);
 wt_status wg_op_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
+/* --- matrix products (kernels_gemm.c) --- */
+wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
+                             const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
+/* Tests: force tile configuration `config` (0 .. wg_gemm_config_count() - 1;
+ * -1: the usual choice) and k split into `splits` (0: the usual choice)
+ * for every later product of the process. */
+void wg_gemm_force(int config, int splits);
+int wg_gemm_config_count(void);
 wt_status wg_op_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
                        wt_tensor *out);
 /* Matrix-vector products as row reductions (kernels_reduce.c): for
