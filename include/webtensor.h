@@ -77,6 +77,18 @@ typedef enum wt_backend {
     WT_BACKEND_WEBGPU = 2  /* fails with WT_ERR_NO_DEVICE if there is none */
 } wt_backend;
 
+/* Which adapter ranks first when a machine has several real GPUs. */
+typedef enum wt_power_preference {
+    WT_POWER_DEFAULT = 0,          /* discrete GPUs first */
+    WT_POWER_HIGH_PERFORMANCE = 1, /* the same, said explicitly */
+    WT_POWER_LOW_POWER = 2         /* integrated GPUs first */
+} wt_power_preference;
+
+/* wt_context_options.experimental bits. */
+#define WT_EXPERIMENTAL_SUBGROUP_MATRIX 0x1u /* matrix units through Dawn's
+    chromium_experimental_subgroup_matrix (turns on Dawn's allow_unsafe_apis
+    and, on Vulkan, use_vulkan_memory_model) */
+
 /* Which native GPU API the WebGPU implementation runs on. */
 typedef enum wt_gpu_api {
     WT_GPU_API_AUTO = 0,    /* the best real adapter over any API */
@@ -102,6 +114,28 @@ typedef struct wt_context_options {
     uint32_t dispatches_per_submit; /* 0: default; ops recorded before a submit */
     /* CPU only. */
     int num_threads;             /* 0: one per core; at most 1024 */
+    /* --- runtime: device choice and configuration (WebGPU only) --- */
+    wt_power_preference power_preference; /* which GPU ranks first when there are several */
+    /* Debug mode: every recorded op is submitted and waited for, so an
+     * error the implementation reports names the op that caused it (slow). */
+    bool validation;
+    /* Largest single buffer (tensor storage) the context may make; 0: the
+     * adapter's maxBufferSize. Larger requests fail with WT_ERR_OUT_OF_MEMORY. */
+    uint64_t max_buffer_size;
+    /* Compile every shader variant on each use instead of keeping it
+     * (for measuring compile cost); the default keeps them. */
+    bool disable_pipeline_cache;
+    /* Dawn device toggles applied after the library's own choice, a
+     * comma-separated list: "+name" enables, "-name" disables, "=name"
+     * leaves it to Dawn (the environment's WT_DAWN_TOGGLES comes first). */
+    const char *toggles;
+    /* WT_EXPERIMENTAL_* bits: features the implementation hides behind its
+     * unsafe-API switch. Off by default. */
+    uint32_t experimental;
+    /* Bytes of live tensor storage the context may hold at once (its
+     * pooled memory is trimmed before this is enforced); 0: no limit.
+     * Past it, allocations fail with WT_ERR_OUT_OF_MEMORY. Both backends. */
+    uint64_t memory_limit;
 } wt_context_options;
 
 WT_API void wt_context_options_init(wt_context_options *opts);
@@ -176,6 +210,33 @@ WT_API wt_status wt_list_adapters(const wt_context_options *opts, wt_adapter_inf
                                   int capacity, int *count);
 /* The adapter a WebGPU context runs on; WT_ERR_UNSUPPORTED for a CPU one. */
 WT_API wt_status wt_context_adapter_info(const wt_context *ctx, wt_adapter_info *out);
+
+/* --- runtime: what a context runs on, and why --- */
+typedef struct wt_context_info {
+    wt_backend backend;        /* what AUTO chose */
+    /* Why this backend and adapter, e.g. "AUTO: the only WebGPU adapters
+     * are software renderers (llvmpipe ... on Vulkan); the CPU backend is
+     * faster (ask for WT_BACKEND_WEBGPU to use them)". */
+    char reason[512];
+    bool has_adapter;          /* WebGPU: adapter below is filled */
+    wt_adapter_info adapter;
+    /* Device features turned on (WebGPU); `features` says why each is on
+     * or off, e.g. "shader-f16: on (vulkan_enable_f16_on_nvidia)". */
+    bool shader_f16, subgroups, timestamp_query, subgroup_matrix;
+    char features[768];
+    char toggles[256];         /* Dawn device toggles asked for, "+a,-b" */
+    uint32_t dispatches_per_submit;
+    bool validation;           /* debug mode (wt_context_options.validation) */
+    bool pipeline_cache;
+    uint64_t max_buffer_size;  /* largest tensor storage, bytes */
+    uint64_t max_binding_size; /* largest one shader binds at once; larger
+                                  tensors are bound in windows (README) */
+    uint64_t memory_limit;     /* 0: none */
+    int num_threads;           /* CPU backend */
+} wt_context_info;
+
+/* Fills *out for any context (CPU or WebGPU). */
+WT_API wt_status wt_context_get_info(const wt_context *ctx, wt_context_info *out);
 
 /* --------------------------------------------------------------- tensors */
 

@@ -52,6 +52,8 @@ struct wt_context {
     void *impl; /* backend state */
     wt_context_options opts;
     wt_memory_stats stats;
+    /* --- runtime --- */
+    char reason[512]; /* why this backend (wt_context_info.reason) */
 };
 
 /* ------------------------------------------------------------- backends */
@@ -152,6 +154,10 @@ struct wt_backend_ops {
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);
     /* Optional: release pooled memory. */
     void (*trim)(wt_context *ctx);
+    /* --- runtime --- */
+    /* Optional: the backend's part of wt_context_get_info (the core has
+     * filled backend, reason, validation and memory_limit). */
+    void (*context_info)(const wt_context *ctx, wt_context_info *out);
 };
 
 extern const wt_backend_ops wt_cpu_backend;

@@ -53,6 +53,12 @@ static wt_status cpu_download(wt_context *ctx, wt_storage *s, size_t offset, voi
     return WT_OK;
 }
 
+static void cpu_context_info(const wt_context *ctx, wt_context_info *out) {
+    out->num_threads = ((const cpu_state *)ctx->impl)->num_threads;
+    out->max_buffer_size = SIZE_MAX;
+    out->max_binding_size = SIZE_MAX;
+}
+
 const wt_backend_ops wt_cpu_backend = {
     .name = "cpu",
     .create = cpu_create,
@@ -73,4 +79,5 @@ const wt_backend_ops wt_cpu_backend = {
     .rowwise = cpu_rowwise,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
+    .context_info = cpu_context_info,
 };

@@ -49,12 +49,23 @@ static void webgpu_destroy(wt_context *ctx)
     ctx->impl = NULL;
 }
 
+/* AUTO (no backend, API or adapter named) takes a real GPU only: on a
+ * software renderer every op runs slower than on the CPU backend, so
+ * that case is "no device" and the core falls back to the CPU. */
+static bool explicit_request(const wt_context_options *opts)
+{
+    return opts->backend == WT_BACKEND_WEBGPU || opts->gpu_api != WT_GPU_API_AUTO ||
+           opts->adapter_index >= 0;
+}
+
 static wt_status choose_adapter(wt_context *ctx, const wt_context_options *opts)
 {
     wg_context *w = wg_ctx(ctx);
     wg_adapter_entry *list = NULL;
     int n = 0;
-    wt_status st = wg_adapters_enumerate(&w->lib, w->instance, opts->gpu_api, &list, &n);
+    wg_adapter_query q = {opts->gpu_api, opts->power_preference,
+                          (opts->experimental & WT_EXPERIMENTAL_SUBGROUP_MATRIX) != 0};
+    wt_status st = wg_adapters_enumerate(&w->lib, w->instance, &q, &list, &n);
     if (st != WT_OK)
         return st;
     int index = opts->adapter_index < 0 ? 0 : opts->adapter_index;
@@ -67,10 +78,28 @@ static wt_status choose_adapter(wt_context *ctx, const wt_context_options *opts)
         st = wt_fail(WT_ERR_INVALID_ARGUMENT,
                      "webgpu: adapter_index %d, but there are %d adapters for %s",
                      opts->adapter_index, n, api_name(opts->gpu_api));
+    else if (!explicit_request(opts) && wg_adapter_is_software(&list[0].info))
+        st = wt_fail(WT_ERR_NO_DEVICE,
+                     "the only WebGPU adapters are software renderers (%s on %s); the CPU "
+                     "backend is faster (ask for WT_BACKEND_WEBGPU, a gpu_api or an "
+                     "adapter_index to use them)",
+                     list[0].info.name, api_name(list[0].info.api));
     if (st == WT_OK) {
         w->adapter = list[index].adapter;
         w->info = list[index].info;
         list[index].adapter = NULL; /* kept; the others are released */
+        if (opts->adapter_index >= 0)
+            snprintf(ctx->reason, sizeof ctx->reason, "adapter %d of %d, as asked (adapter_index)",
+                     index, n);
+        else
+            snprintf(ctx->reason, sizeof ctx->reason,
+                     "%s: the best of %d adapter%s for %s (%s%s)",
+                     opts->backend == WT_BACKEND_AUTO ? "AUTO" : "WT_BACKEND_WEBGPU", n,
+                     n == 1 ? "" : "s", api_name(opts->gpu_api),
+                     wg_adapter_is_software(&w->info) ? "a software renderer" :
+                     w->info.type == WT_ADAPTER_DISCRETE_GPU ? "discrete GPU" :
+                     w->info.type == WT_ADAPTER_INTEGRATED_GPU ? "integrated GPU" : "GPU",
+                     opts->power_preference == WT_POWER_LOW_POWER ? ", low power preferred" : "");
     }
     wg_adapters_release(&w->lib, list, n);
     return st;
@@ -82,13 +111,22 @@ static wt_status webgpu_create(wt_context *ctx, const wt_context_options *opts)
     if (!w)
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory");
     ctx->impl = w;
+    w->opts = *opts;
+    w->opts.webgpu_library = NULL; /* the caller's string is not kept */
+    w->opts.toggles = NULL;
     wt_status st = wg_library_load(opts->webgpu_library, &w->lib);
     if (st == WT_OK)
-        st = wg_instance_create(&w->lib, &w->instance);
+        st = wg_instance_create_with(&w->lib,
+                                     (opts->experimental & WT_EXPERIMENTAL_SUBGROUP_MATRIX) != 0,
+                                     &w->instance);
     if (st == WT_OK)
         st = choose_adapter(ctx, opts);
-    if (st == WT_OK)
+    if (st == WT_OK) {
+        /* The device reads the caller's toggles while it is made. */
+        w->opts.toggles = opts->toggles;
         st = wg_device_create(ctx);
+        w->opts.toggles = NULL;
+    }
     if (st == WT_OK)
         st = wg_recorder_init(ctx, opts->dispatches_per_submit);
     if (st != WT_OK) {
@@ -237,6 +275,27 @@ static wt_status webgpu_adapter_info(const wt_context *ctx, wt_adapter_info *out
     return WT_OK;
 }
 
+static void webgpu_context_info(const wt_context *ctx, wt_context_info *out)
+{
+    const wg_context *w = wg_ctx(ctx);
+    out->has_adapter = true;
+    out->adapter = w->info;
+    out->shader_f16 = w->caps.shader_f16;
+    out->subgroups = w->caps.subgroups;
+    out->timestamp_query = w->timer.supported;
+    out->subgroup_matrix = w->caps.subgroup_matrix;
+    snprintf(out->features, sizeof out->features, "%s", w->features);
+    if (w->info.api == WT_GPU_API_OPENGLES) {
+        strncat(out->features, "; ", sizeof out->features - strlen(out->features) - 1);
+        strncat(out->features, wg_egl_note(), sizeof out->features - strlen(out->features) - 1);
+    }
+    snprintf(out->toggles, sizeof out->toggles, "%s", w->toggles);
+    out->dispatches_per_submit = w->rec.per_submit;
+    out->pipeline_cache = !w->opts.disable_pipeline_cache;
+    out->max_buffer_size = w->max_buffer;
+    out->max_binding_size = w->limits.maxStorageBufferBindingSize;
+}
+
 static void webgpu_trim(wt_context *ctx)
 {
     /* Bind groups keep buffers alive: with the pool gone they would only
@@ -271,4 +330,5 @@ const wt_backend_ops wt_webgpu_backend = {
     .rowwise = wg_op_rowwise,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
+    .context_info = webgpu_context_info,
 };

@@ -219,7 +219,22 @@ wt_status wg_pipeline_get(wt_context *ctx, const wg_launch *launch, const wg_pip
     uint64_t hash = key_hash(launch);
     for (int i = 0; i < c->npipelines; i++)
         if (c->pipelines[i].hash == hash && key_matches(c->pipelines[i].key, launch)) {
-            *out = &c->pipelines[i];
+            wg_pipeline *hit = &c->pipelines[i];
+            if (wg_ctx(ctx)->opts.disable_pipeline_cache) {
+                /* Compiled anew; the old one lives on in recorded commands. */
+                const wg_layout *layout = NULL;
+                WGPUComputePipeline fresh = NULL;
+                wt_status st = layout_get(ctx, (uint32_t)launch->nbindings, writable_mask(launch),
+                                          &layout);
+                if (st == WT_OK)
+                    st = compile(ctx, launch, layout, &fresh);
+                if (st != WT_OK)
+                    return st;
+                wg_ctx(ctx)->lib.p.ComputePipelineRelease(hit->pipeline);
+                hit->pipeline = fresh;
+                wg_ctx(ctx)->counters.pipelines++;
+            }
+            *out = hit;
             return WT_OK;
         }
     char *key = make_key(launch);

@@ -110,11 +110,13 @@ wt_status wg_pool_acquire(wt_context *ctx, size_t bytes, wg_buffer **out)
 {
     wg_context *w = wg_ctx(ctx);
     *out = NULL;
-    if (bytes > w->limits.maxBufferSize)
+    if (bytes > w->max_buffer)
         return wt_fail(WT_ERR_OUT_OF_MEMORY,
-                       "webgpu: requested %zu bytes, more than the device's largest buffer "
-                       "(maxBufferSize %llu bytes)",
-                       bytes, (unsigned long long)w->limits.maxBufferSize);
+                       "webgpu: requested %zu bytes, available %llu: more than the largest buffer "
+                       "of this context (%s)",
+                       bytes, (unsigned long long)w->max_buffer,
+                       w->max_buffer < w->limits.maxBufferSize ? "max_buffer_size option"
+                                                               : "the device's maxBufferSize");
     if (bytes > w->limits.maxStorageBufferBindingSize)
         return wt_fail(WT_ERR_UNSUPPORTED,
                        "webgpu: a tensor of %zu bytes exceeds what one shader can bind on this "

@@ -235,6 +235,14 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
     for (int i = 0; i < launch->nbindings; i++)
         ((wg_buffer *)launch->bindings[i].storage->device)->last_batch = r->batch;
     w->counters.dispatches++;
+    /* Validation mode: each op runs alone, so an error names its op. */
+    if (w->opts.validation) {
+        r->dispatches++;
+        st = wg_finish(ctx);
+        if (st != WT_OK)
+            wt_error_prefix(launch->shader);
+        return st;
+    }
     if (++r->dispatches >= r->per_submit)
         return wg_flush(ctx);
     return WT_OK;

@@ -75,6 +75,16 @@ typedef struct wg_caps {
     uint32_t transpose_tile;  /* WT_TRANSPOSE_TILE: 32 or 64; 0: no tiled transpose */
     bool transpose_vec4;      /* WT_TRANSPOSE_VEC4=0 turns the 16-byte transpose off */
     bool cpu_adapter;         /* a software renderer: small workgroups suit it */
+    /* --- runtime: experimental features --- */
+    /* Subgroup matrices (WGSL `enable chromium_experimental_subgroup_matrix;`),
+     * on only when the context asked for WT_EXPERIMENTAL_SUBGROUP_MATRIX and
+     * the adapter has them; the shapes the device offers. Component types
+     * as in Dawn: 1 f32, 2 f16, 3 u32, 4 i32. */
+    bool subgroup_matrix;
+    uint32_t matrix_config_count;
+    struct {
+        uint32_t component, result, m, n, k;
+    } matrix_configs[16];
 } wg_caps;
 const wg_caps *wg_get_caps(const wt_context *ctx);
 

@@ -28,8 +28,20 @@ void wg_copy_string(char *dst, size_t cap, WGPUStringView s);
 /* ------------------------------------------------------------ adapter */
 
 /* The instance with the features this runtime needs; EGL_PLATFORM is set
- * to surfaceless first (Mesa's EGL needs it without a display). */
+ * to surfaceless first (Mesa's EGL needs it without a display).
+ * allow_unsafe: Dawn's allow_unsafe_apis (experimental features). */
 wt_status wg_instance_create(const wg_library *lib, WGPUInstance *out);
+wt_status wg_instance_create_with(const wg_library *lib, bool allow_unsafe, WGPUInstance *out);
+/* Where the OpenGL ES path's EGL comes from ("EGL from libEGL.so.1"). */
+const char *wg_egl_note(void);
+/* A software renderer (llvmpipe, lavapipe, SwiftShader): never AUTO's choice. */
+bool wg_adapter_is_software(const wt_adapter_info *info);
+
+typedef struct wg_adapter_query {
+    wt_gpu_api gpu_api;
+    wt_power_preference power;
+    bool experimental; /* WT_EXPERIMENTAL_SUBGROUP_MATRIX asked for */
+} wg_adapter_query;
 
 typedef struct wg_adapter_entry {
     WGPUAdapter adapter;
@@ -39,8 +51,8 @@ typedef struct wg_adapter_entry {
 /* Requests adapters over the GPU APIs gpu_api allows, drops Dawn's Null
  * adapter and duplicates, sorts best first (entry 0 is AUTO's choice).
  * The caller releases the adapters with wg_adapters_release. */
-wt_status wg_adapters_enumerate(const wg_library *lib, WGPUInstance instance, wt_gpu_api gpu_api,
-                                wg_adapter_entry **out, int *count);
+wt_status wg_adapters_enumerate(const wg_library *lib, WGPUInstance instance,
+                                const wg_adapter_query *q, wg_adapter_entry **out, int *count);
 void wg_adapters_release(const wg_library *lib, wg_adapter_entry *list, int count);
 
 /* The device on w->adapter with the adapter's limits and the features the
@@ -203,6 +215,10 @@ struct wg_context {
         uint64_t dispatches, submits, pipelines, bind_groups_made, bind_group_hits;
     } counters;
     char toggles[256]; /* the Dawn toggles asked for, "+a,-b" */
+    /* --- runtime --- */
+    wt_context_options opts; /* as the context was made (for recovery) */
+    char features[768];      /* which features are on and why (context info) */
+    uint64_t max_buffer;     /* effective largest buffer */
 };
 
 static inline wg_context *wg_ctx(const wt_context *ctx) { return (wg_context *)ctx->impl; }
