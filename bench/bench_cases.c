@@ -321,9 +321,6 @@ static const bench_item default_items[] = {
     {"bmm", {32, 256, 256, 256}},
     {"gemv", {4096, 4096}},
     {"add_chain", {1000, 1024}},
-    {"matmul_f16", {4096, 4096, 4096}},
-    {"matmul_nt", {8192, 4096, 4096}},
-    {"gemv_f16", {4096, 4096}},
     {"matmul_f16", {1024, 1024, 1024}},
     {"matmul_nt", {1024, 1024, 1024}},
     {"gemv_f16", {4096, 4096}},
@@ -346,6 +343,9 @@ static const bench_item large_items[] = {
     {"bmm", {64, 512, 512, 512}},
     {"gemv", {4096, 4096}},
     {"add_chain", {1000, 1024}},
+    {"matmul_f16", {4096, 4096, 4096}},
+    {"matmul_nt", {8192, 4096, 4096}},
+    {"gemv_f16", {4096, 4096}},
 };
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))

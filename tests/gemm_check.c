@@ -40,6 +40,14 @@ static const gcase cases[] = {
     {"f16 plain", 1, 70, 132, 36, false, false, false, false, WT_MATMUL_ACT_NONE, true},
     {"f16 linear layout, bias, gelu", 2, 37, 66, 41, false, true, false, true, WT_MATMUL_ACT_GELU, true},
     {"f16 a^T, odd n", 1, 20, 33, 24, true, false, false, false, WT_MATMUL_ACT_NONE, true},
+    /* Matrix-vector products in f16: the bandwidth kernel (k % 8 == 0),
+     * odd row counts, and the fallback. */
+    {"f16 A @ x, 37 rows", 2, 37, 1, 48, false, false, false, false, WT_MATMUL_ACT_NONE, true},
+    {"f16 decode x @ w^T", 1, 1, 70, 64, false, true, false, false, WT_MATMUL_ACT_NONE, true},
+    {"f16 x @ w^T, k % 8 != 0", 1, 1, 6, 20, false, true, false, false, WT_MATMUL_ACT_NONE, true},
+    /* Whole 16 x 16 tiles: the matrix units where the context has them. */
+    {"f16 aligned 256x128x64", 1, 256, 128, 64, false, false, false, true, WT_MATMUL_ACT_NONE, true},
+    {"f16 aligned linear layout, gelu", 2, 48, 80, 32, false, true, true, true, WT_MATMUL_ACT_GELU, true},
 };
 
 static float f16_round(float x) /* x rounded to the nearest f16, as a float */
@@ -141,6 +149,48 @@ static void run_case(wt_context *ctx, const gcase *c, const char *tag)
     free(a), free(b), free(bias), free(ref), free(mag);
 }
 
+/* `perf`: GPU time of the fused linear layer of the benchmark issue,
+ * x [8192, 4096] @ w^T ([4096, 4096] stored [out, in]) + bias, gelu, in
+ * f32 and f16: median of 5 repetitions of 10 launches. Not a test. */
+static void perf(wt_context *ctx)
+{
+    int64_t M = 8192, N = 4096, K = 4096;
+    float *h = malloc(sizeof(float) * (size_t)(M * K));
+    for (int64_t i = 0; i < M * K; i++) h[i] = test_rng_uniform(-1, 1);
+    for (int f16 = 0; f16 < 2; f16++)
+        for (int fused = 0; fused < 2; fused++) {
+            int64_t sx[2] = {M, K}, sw[2] = {N, K};
+            wt_tensor *x = upload(ctx, f16, 2, sx, h), *w = upload(ctx, f16, 2, sw, h);
+            wt_tensor *bias = upload(ctx, f16, 1, &N, h), *wt = NULL;
+            if (!x || !w || !bias || wt_transpose(w, 0, 1, &wt) != WT_OK) {
+                printf("perf: setup failed: %s\n", wt_last_error());
+                return;
+            }
+            double t[5];
+            for (int rep = -1; rep < 5; rep++) {
+                wt_context_timer_begin(ctx);
+                for (int i = 0; i < 10; i++) {
+                    wt_tensor *o = NULL;
+                    if (wt_matmul_fused(x, wt, fused ? bias : NULL,
+                                        fused ? WT_MATMUL_ACT_GELU : WT_MATMUL_ACT_NONE, &o) != WT_OK)
+                        printf("perf: %s\n", wt_last_error());
+                    wt_tensor_release(o);
+                }
+                double sec = 0;
+                wt_context_timer_end(ctx, &sec);
+                if (rep >= 0) t[rep] = sec / 10;
+            }
+            for (int i = 0; i < 5; i++)
+                for (int j = i + 1; j < 5; j++)
+                    if (t[j] < t[i]) { double z = t[i]; t[i] = t[j]; t[j] = z; }
+            printf("perf linear %s %lldx%lldx%lld %s: %.3f ms, %.1f TFLOP/s\n", f16 ? "f16" : "f32",
+                   (long long)M, (long long)N, (long long)K, fused ? "+ bias + gelu (fused)" : "(product only)",
+                   t[2] * 1e3, 2.0 * M * N * K / t[2] / 1e12);
+            wt_tensor_release(x), wt_tensor_release(w), wt_tensor_release(bias), wt_tensor_release(wt);
+        }
+    free(h);
+}
+
 int main(int argc, char **argv)
 {
     test_backend be = test_parse_backend(argc > 1 ? argv[1] : NULL);
@@ -151,25 +201,53 @@ int main(int argc, char **argv)
     test_rng_seed(test_seed());
     printf("gemm_check %s: seed %llu\n", test_backend_name(be), (unsigned long long)test_seed());
     wt_context *ctx = NULL;
-    if (test_create_context(be, &ctx) != WT_OK) {
+    wt_context_options opts;
+    test_backend_options(be, &opts);
+    /* WT_TEST_SUBGROUP_MATRIX=1: the experimental matrix-unit kernel too. */
+    const char *sm = getenv("WT_TEST_SUBGROUP_MATRIX");
+    if (sm && strcmp(sm, "1") == 0) opts.experimental |= WT_EXPERIMENTAL_SUBGROUP_MATRIX;
+    if (wt_context_create(&opts, &ctx) != WT_OK) {
         printf("FAIL context: %s\n", wt_last_error());
         return 1;
     }
+    if (be != TEST_BACKEND_CPU) {
+        const wg_caps *caps = wg_get_caps(ctx);
+        printf("matrix units (subgroup matrices): %s; shader-f16 %s; subgroups %u..%u; configs:",
+               caps->subgroup_matrix ? "on" : "off", caps->shader_f16 ? "on" : "off",
+               caps->subgroup_min_size, caps->subgroup_max_size);
+        for (uint32_t i = 0; i < caps->matrix_config_count; i++)
+            printf(" %ux%ux%u (%u->%u)", caps->matrix_configs[i].m, caps->matrix_configs[i].n,
+                   caps->matrix_configs[i].k, caps->matrix_configs[i].component,
+                   caps->matrix_configs[i].result);
+        printf("\n");
+    }
+    if (argc > 2 && strcmp(argv[2], "perf") == 0) {
+        perf(ctx);
+        wt_context_destroy(ctx);
+        return 0;
+    }
     int ncfg = be == TEST_BACKEND_CPU ? 0 : wg_gemm_config_count();
-    /* A software renderer compiles each variant slowly: there, the forced
-     * configurations run three cases (an odd linear layout with the
-     * epilogue, the 16-byte loads, f16) and split-k one configuration. */
+    /* A software renderer compiles each variant slowly (about a second of
+     * CPU each on llvmpipe): there, the usual choice skips four cases that
+     * add little on it, each forced configuration runs an odd linear
+     * layout with the epilogue, and split-k runs on one configuration
+     * with that case and f16. */
     bool brief = be != TEST_BACKEND_CPU && wg_get_caps(ctx)->cpu_adapter;
-    static const int brief_cases[] = {1, 4, 10};
+    static const int brief_cases[] = {1, 10};
+    /* WT_GEMM_CHECK_CONFIGS="-1,3": only these (-1: the usual choice). */
+    const char *only = getenv("WT_GEMM_CHECK_CONFIGS");
     for (int cfg = -1; cfg < ncfg; cfg++)
-        for (int splits = 0; splits <= (cfg < 0 || (brief && cfg != 1) ? 0 : 3); splits += 3) {
-            char tag[64];
+        for (int splits = 0; splits <= (cfg < 0 || (brief && cfg != 3) ? 0 : 3); splits += 3) {
+            char tag[64], key[16];
+            snprintf(key, sizeof key, "%d", cfg);
+            if (only && !strstr(only, key)) continue;
             snprintf(tag, sizeof tag, "config %d, splits %d", cfg, splits);
             if (be != TEST_BACKEND_CPU) wg_gemm_force(cfg, splits);
             if (brief && cfg >= 0)
-                for (int i = 0; i < 3; i++) run_case(ctx, &cases[brief_cases[i]], tag);
+                for (int i = 0; i < (splits ? 2 : 1); i++) run_case(ctx, &cases[brief_cases[i]], tag);
             else
-                for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(ctx, &cases[i], tag);
+                for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+                    if (!brief || !(i == 5 || i == 6 || i == 15 || i == 16)) run_case(ctx, &cases[i], tag);
         }
     if (be != TEST_BACKEND_CPU) wg_gemm_force(-1, 0);
     /* Bad input. */

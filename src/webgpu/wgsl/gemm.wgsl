@@ -22,7 +22,8 @@
 // the loads walk k (for a) / n (for b) fastest, else m / k; A_VEC / B_VEC:
 // the fast axis has unit stride, an extent that is a multiple of 4 and
 // 4-aligned starts, so four elements are one aligned load; SPLIT, BIAS,
-// ACT, OUT_F16 (pairs of halves; needs N and out_offset even).
+// ACT, OUT_F16 (pairs of halves; needs N and out_offset even), STAGED (the
+// epilogue through workgroup memory; for BIAS or ACT).
 // Libraries: gemm_io_f32 or gemm_io_f16 (+ its f16 library), gemm_epilogue.
 
 struct Params {
@@ -59,6 +60,9 @@ const A_LOADS: u32 = BM * BK / 4u / WG; // four-element loads per thread and sla
 const B_LOADS: u32 = BN * BK / 4u / WG;
 const QM: u32 = TM / 4u;
 const QN: u32 = TN / 4u;
+// The staged epilogue parks one row of every thread's quads in a_stage.
+const_assert TY * BQ <= 2u * BK * AQ;
+const_assert (TY * BQ) % WG == 0u;
 
 // Two stages each, [k][m / 4] and [k][n / 4].
 var<workgroup> a_stage: array<vec4<f32>, 2u * BK * AQ>;
@@ -141,6 +145,28 @@ fn store_b(stage: u32, e: u32, v: vec4<f32>) {
     }
 }
 
+// Outputs (gm, gn .. gn + 3) of slice zb (a batch entry, or a split's
+// batch entry) from their sums; gm < M and gn < N.
+fn finish(zb: u32, gm: u32, gn: u32, sums: vec4<f32>) {
+    let row = p.out_offset + (zb * p.m + gm) * p.n;
+    var v = sums;
+    if (!SPLIT) {
+        for (var c = 0u; c < 4u; c++) {
+            if (BIAS && gn + c < p.n) { v[c] += bias_at(p.bias_offset + gn + c); }
+            v[c] = activate(v[c]);
+        }
+    }
+    if (OUT_F16 && !SPLIT) {
+        // n even: the pairs (gn, gn + 1), (gn + 2, gn + 3) are whole words.
+        store_halves((row + gn) / 2u, v.xy);
+        if (gn + 2u < p.n) { store_halves((row + gn) / 2u + 1u, v.zw); }
+    } else {
+        for (var c = 0u; c < 4u; c++) {
+            if (gn + c < p.n) { store_f32(row + gn + c, v[c]); }
+        }
+    }
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
@@ -216,30 +242,34 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         stage = 1u - stage;
     }
 
+    if (STAGED) {
+        // The epilogue through workgroup memory, one row of each thread's
+        // quads at a time: the loops that index acc stay small enough to
+        // be unrolled (with gelu inlined into them, the H200's compiler
+        // kept acc in local memory and the whole product ran 15x slower),
+        // and consecutive threads store consecutive quads.
+        for (var i = 0u; i < QM; i++) {
+            for (var r = 0u; r < 4u; r++) {
+                workgroupBarrier();
+                for (var j = 0u; j < QN; j++) { a_stage[ty * BQ + tx + j * TX] = acc[(i * 4u + r) * QN + j]; }
+                workgroupBarrier();
+                for (var q = 0u; q < TY * BQ / WG; q++) {
+                    let e = lid + q * WG;
+                    let gm = m0 + (e / BQ + i * TY) * 4u + r;
+                    let gn = n0 + (e % BQ) * 4u;
+                    if (gm < p.m && gn < p.n) { finish(zb, gm, gn, a_stage[e]); }
+                }
+            }
+        }
+        return;
+    }
     for (var i = 0u; i < QM; i++) {
         for (var r = 0u; r < 4u; r++) {
             let gm = m0 + (ty + i * TY) * 4u + r;
             if (gm >= p.m) { continue; }
-            let row = p.out_offset + (zb * p.m + gm) * p.n;
             for (var j = 0u; j < QN; j++) {
                 let gn = n0 + (tx + j * TX) * 4u;
-                if (gn >= p.n) { continue; }
-                var v = acc[(i * 4u + r) * QN + j];
-                if (!SPLIT) {
-                    for (var c = 0u; c < 4u; c++) {
-                        if (BIAS && gn + c < p.n) { v[c] += bias_at(p.bias_offset + gn + c); }
-                        v[c] = activate(v[c]);
-                    }
-                }
-                if (OUT_F16 && !SPLIT) {
-                    // n even: the pairs (gn, gn + 1), (gn + 2, gn + 3) are whole words.
-                    store_halves((row + gn) / 2u, v.xy);
-                    if (gn + 2u < p.n) { store_halves((row + gn) / 2u + 1u, v.zw); }
-                } else {
-                    for (var c = 0u; c < 4u; c++) {
-                        if (gn + c < p.n) { store_f32(row + gn + c, v[c]); }
-                    }
-                }
+                if (gn < p.n) { finish(zb, gm, gn, acc[(i * 4u + r) * QN + j]); }
             }
         }
     }
