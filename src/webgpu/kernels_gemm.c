@@ -381,7 +381,10 @@ wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tenso
                           : vec_ok(b->offset, b->strides[0], b->strides[2], K);
     if (M == 1) a_vec = a_vec && a_k_fast; /* one row: its "m stride" means nothing */
     if (N == 1) b_vec = b_vec && !b_n_fast;
-    bool split = pl.splits > 1;
+    /* A bias or an activation on the large tiles: a second pass (see
+     * gemm.wgsl), through the split-k route with one split. */
+    bool epilogue_pass = (bias || act != WT_MATMUL_ACT_NONE) && pl.cfg->tm * pl.cfg->tn >= 64;
+    bool split = pl.splits > 1 || epilogue_pass;
 
     wt_storage *partials = NULL;
     wt_status st;
@@ -395,13 +398,11 @@ wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tenso
              "const TM: u32 = %uu;\nconst TN: u32 = %uu;\n"
              "const A_K_FAST: bool = %s;\nconst B_N_FAST: bool = %s;\n"
              "const A_VEC: bool = %s;\nconst B_VEC: bool = %s;\nconst SPLIT: bool = %s;\n"
-             "const BIAS: bool = %s;\nconst ACT: u32 = %uu;\nconst OUT_F16: bool = %s;\n"
-             "const STAGED: bool = %s;\n",
+             "const BIAS: bool = %s;\nconst ACT: u32 = %uu;\nconst OUT_F16: bool = %s;\n",
              c->bm, c->bn, c->bk, c->tm, c->tn, a_k_fast ? "true" : "false",
              b_n_fast ? "true" : "false", a_vec ? "true" : "false", b_vec ? "true" : "false",
              split ? "true" : "false", bias && !split ? "true" : "false",
-             split ? 0u : (unsigned)act, f16 && !split ? "true" : "false",
-             !split && (bias || act != WT_MATMUL_ACT_NONE) ? "true" : "false");
+             split ? 0u : (unsigned)act, f16 && !split ? "true" : "false");
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "gemm";
