@@ -42,6 +42,7 @@ typedef struct bench_options {
     int threads;           /* CPU backend threads; 0: one per core */
     bool check;            /* compare outputs between backends */
     bool wall_clock;       /* --timer wall: no GPU timer even where there is one */
+    bool subgroup_matrix;  /* --subgroup-matrix: WT_EXPERIMENTAL_SUBGROUP_MATRIX */
     const char *csv_path, *json_path;
     bool profile;          /* --profile: per-op table of the WebGPU backend */
 } bench_options;
@@ -366,6 +367,8 @@ void bench_usage(FILE *f)
             "  --no-check            skip comparing outputs between backends\n"
             "  --profile             per-kernel GPU time table and pipeline-cache statistics\n"
             "                        of the WebGPU backend (ops then run one per pass)\n"
+            "  --subgroup-matrix     WebGPU: the matrix units where the adapter has them\n"
+            "                        (experimental: WT_EXPERIMENTAL_SUBGROUP_MATRIX)\n"
             "  --timer gpu|wall      gpu (default): GPU time from timestamp queries where the\n"
             "                        device has them, else the wall clock; wall: wall clock only\n"
             "  --csv FILE            also write the results as CSV\n"
@@ -448,6 +451,8 @@ static int parse_options(int argc, char **argv, bench_options *o)
             o->size = BENCH_SIZE_QUICK, takes_value = false;
         } else if (strcmp(a, "--h200") == 0) {
             o->size = BENCH_SIZE_LARGE, takes_value = false;
+        } else if (strcmp(a, "--subgroup-matrix") == 0) {
+            o->subgroup_matrix = true, takes_value = false;
         } else if (strcmp(a, "--no-check") == 0) {
             o->check = false, takes_value = false;
         } else if (strcmp(a, "--profile") == 0) {
@@ -535,6 +540,7 @@ static wt_status open_backend(const bench_options *o, wt_backend backend, wt_con
     if (backend == WT_BACKEND_WEBGPU) {
         copts.gpu_api = o->gpu_api;
         copts.adapter_index = o->adapter_index;
+        if (o->subgroup_matrix) copts.experimental |= WT_EXPERIMENTAL_SUBGROUP_MATRIX;
     }
     run->backend = backend;
     run->gpu_timer = false;

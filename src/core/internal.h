@@ -152,6 +152,12 @@ typedef struct wt_attention_args {
     float scale;
     wt_tensor *out;
 } wt_attention_args;
+/* --- matrix products --- */
+/* The activation a matrix product's epilogue applies (wt_matmul_fused). */
+typedef enum wt_matmul_act {
+    WT_MATMUL_ACT_NONE, WT_MATMUL_ACT_RELU, WT_MATMUL_ACT_GELU, WT_MATMUL_ACT_GELU_TANH,
+    WT_MATMUL_ACT_COUNT
+} wt_matmul_act;
 
 typedef enum wt_reduce_op {
 #define WT_REDUCE_OP(ID, ...) WT_REDUCE_##ID,
@@ -409,6 +415,13 @@ struct wt_backend_ops {
      * (see wt_rope). */
     wt_status (*rope)(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset,
                       wt_tensor *out);
+    /* --- matrix products --- */
+    /* Optional (NULL: the API adds the bias and applies act with its own
+     * ops): out = act(a @ b + bias), shapes as for matmul; bias NULL or a
+     * [N] view. a, b, bias and out share one dtype; WT_ERR_UNSUPPORTED
+     * (a dtype, a layout) sends the API to the f32 path. */
+    wt_status (*matmul_fused)(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
+                              const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
 
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);

@@ -75,6 +75,7 @@ const wt_backend_ops wt_cpu_backend = {
     .where = cpu_where,
     .supports = cpu_supports,
     .matmul = cpu_matmul,
+    .matmul_fused = cpu_matmul_fused,
     .reduce = cpu_reduce,
     .rowwise = cpu_rowwise,
     /* --- reductions, scans, random numbers --- */

@@ -82,6 +82,8 @@ wt_status cpu_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a, 
                     uint32_t a_bits, wt_tensor *out);
 wt_support cpu_supports(const wt_context *ctx, wt_op op, wt_dtype dtype, wt_support catalogue);
 wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
+wt_status cpu_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
+                           const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
 wt_status cpu_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                      wt_tensor *out);
 

@@ -350,6 +350,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .elementwise = wg_win_elementwise,
     .where = wg_win_where,
     .matmul = wg_win_matmul,
+    .matmul_fused = wg_op_matmul_fused,
     .reduce = wg_win_reduce,
     .rowwise = wg_win_rowwise,
     /* --- reductions, scans, random numbers --- */

@@ -24,7 +24,7 @@
 
 #define WG_MAX_PARAMS 256
 #define WG_MAX_BINDINGS 8
-#define WG_MAX_LIBRARIES 2
+#define WG_MAX_LIBRARIES 3
 
 typedef struct wg_context wg_context; /* ctx->impl of a WebGPU context */
 
@@ -161,6 +161,14 @@ const char *wg_ew_library(wt_dtype lanes);
  * when the probe cannot run or WT_F16_HW=0. */
 bool wg_f16_hw_exact(wt_context *ctx);
 wt_status wg_op_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
+/* --- matrix products (kernels_gemm.c) --- */
+wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
+                             const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
+/* Tests: force tile configuration `config` (0 .. wg_gemm_config_count() - 1;
+ * -1: the usual choice) and k split into `splits` (0: the usual choice)
+ * for every later product of the process. */
+void wg_gemm_force(int config, int splits);
+int wg_gemm_config_count(void);
 wt_status wg_op_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                        wt_tensor *out);
 /* Matrix-vector products as row reductions (kernels_reduce.c): for
