@@ -3,7 +3,7 @@ BUILD ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test install clean
+.PHONY: all deps build run test test-sanitize install clean
 
 all: build
 
@@ -20,9 +20,17 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j1
+	@if [ "$(CI)" = true ]; then $(MAKE) --no-print-directory test-sanitize; fi
+
+# The tests labelled "sanitize" under AddressSanitizer + UBSan + LeakSanitizer,
+# in a build folder of their own (tests/RELIABILITY.md).
+test-sanitize: deps
+	cmake -S . -B $(BUILD)-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWT_SANITIZE=ON
+	cmake --build $(BUILD)-sanitize -j$(JOBS)
+	cd $(BUILD)-sanitize && ctest --output-on-failure -j1 -L sanitize
 
 install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-sanitize
