@@ -22,8 +22,14 @@ fn apply(v: T) -> T {
         case 1u: { return exp(v); }
         case 2u: {
             // log is indeterminate for v <= 0 in WGSL: spell out -inf / NaN.
+            // Below the smallest normal, lavapipe's log reads a subnormal's
+            // exponent as the minimum (log(1e-40) = -88.0, not -92.1):
+            // scale by 2^23 into the normal range and subtract 23 ln 2. A
+            // GPU that flushes subnormals sees v == 0 and gives -inf.
             let neg_inf = from_bits(0xff800000u);
-            return select(select(log(v), neg_inf, v == zero), nan_of(v), v < zero);
+            let tiny = v < T(1.17549435e-38);
+            let lg = select(log(v), log(v * 8388608.0) - 15.942385, tiny);
+            return select(select(lg, neg_inf, v == zero), nan_of(v), v < zero);
         }
         case 3u: { return select(sqrt(v), nan_of(v), v < zero); }
         case 4u: { return select(select(v, zero, v < zero), v, is_nan(v)); }
