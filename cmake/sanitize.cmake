@@ -8,3 +8,17 @@ if(WT_SANITIZE)
                       -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
 endif()
+
+# WT_FUZZ=ON (clang only) instruments everything for libFuzzer, with ASan
+# and UBSan, and makes tests/fuzz/fuzz_diff a fuzz target (`make test-fuzz`).
+option(WT_FUZZ "Build the libFuzzer targets (clang)" OFF)
+if(WT_FUZZ)
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "WT_FUZZ needs clang (CC=clang)")
+  endif()
+  # -Wno-pass-failed: with the sanitizers' checks some `omp simd` loops
+  # cannot vectorise, which clang reports as a warning.
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+                      -fno-omit-frame-pointer -Wno-pass-failed)
+  add_link_options(-fsanitize=address,undefined)
+endif()
