@@ -69,7 +69,8 @@ WT_API const char *wt_version(void);
 
 /* ----------------------------------------------------------------- types */
 
-typedef enum wt_dtype { WT_F32 = 0, WT_F16 = 1, WT_I32 = 2 } wt_dtype;
+/* Element types (see "dtypes" below for storage, promotion and casts). */
+typedef enum wt_dtype { WT_F32 = 0, WT_F16 = 1, WT_I32 = 2, WT_BOOL = 3 } wt_dtype;
 
 typedef enum wt_backend {
     WT_BACKEND_AUTO = 0,   /* WebGPU if a real adapter exists, else CPU */
@@ -88,6 +89,16 @@ typedef enum wt_gpu_api {
 
 typedef struct wt_context wt_context;
 typedef struct wt_tensor wt_tensor;
+
+/* How a backend computes an op on inputs of a dtype (wt_op_support). */
+typedef enum wt_support {
+    WT_SUPPORT_NONE = 0,    /* refused (WT_ERR_UNSUPPORTED or WT_ERR_INVALID_ARGUMENT) */
+    WT_SUPPORT_NATIVE = 1,  /* a kernel for that dtype */
+    WT_SUPPORT_VIA_F32 = 2, /* inputs cast to f32, computed in f32 (result cast back
+                               to f16 for an f16 op) */
+    WT_SUPPORT_VIA_CAST = 3 /* inputs cast to another dtype first (e.g. logical ops
+                               on numbers through bool; floor of i32 is a copy) */
+} wt_support;
 
 /* --------------------------------------------------------------- context */
 
@@ -179,15 +190,60 @@ WT_API wt_status wt_context_adapter_info(const wt_context *ctx, wt_adapter_info 
 
 /* --------------------------------------------------------------- tensors */
 
-/* New tensor holding a copy of data (row-major, dtype elements). */
+/* New tensor holding a copy of data (row-major, dtype elements as the host
+ * sees them: float, uint16_t f16 bits, int32_t, or one byte per WT_BOOL
+ * element where any nonzero byte is true). */
 WT_API wt_status wt_tensor_from_data(wt_context *ctx, wt_dtype dtype, int ndim,
                                      const int64_t *shape, const void *data, wt_tensor **out);
 WT_API wt_status wt_tensor_zeros(wt_context *ctx, wt_dtype dtype, int ndim,
                                  const int64_t *shape, wt_tensor **out);
+/* Every element = value, converted to dtype: f32/f16 round to nearest;
+ * WT_I32 truncates toward zero (WT_ERR_INVALID_ARGUMENT for NaN or a value
+ * outside the i32 range); WT_BOOL is value != 0 (NaN is true). */
 WT_API wt_status wt_tensor_full(wt_context *ctx, wt_dtype dtype, int ndim,
                                 const int64_t *shape, double value, wt_tensor **out);
+/* --- creation and random numbers ---
+ * Like wt_tensor_full: dtype WT_F32, WT_F16 (or WT_I32 where said). Values
+ * are computed in double on the host and rounded once to the dtype. */
+WT_API wt_status wt_tensor_ones(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                                wt_tensor **out);
+/* 1-D: start, start + step, ... while < stop (> stop for a negative step);
+ * NumPy's length ceil((stop - start) / step), 0 when negative. Element i is
+ * start + i * step in double, rounded to dtype (f32, f16, i32: i32 needs
+ * integral start and step). step 0, a non-finite argument or a length
+ * beyond 2^31 elements: WT_ERR_INVALID_ARGUMENT. */
+WT_API wt_status wt_arange(wt_context *ctx, double start, double stop, double step, wt_dtype dtype,
+                           wt_tensor **out);
+/* 1-D, num values evenly spaced from start to stop (endpoint: stop is the
+ * last; else num intervals that end before it). NumPy's rule: element i is
+ * start + i * delta, the last one exactly stop when endpoint. num >= 0. */
+WT_API wt_status wt_linspace(wt_context *ctx, double start, double stop, int64_t num, bool endpoint,
+                             wt_dtype dtype, wt_tensor **out);
+/* [n, m] with ones on diagonal k (0 main, > 0 above, < 0 below), zeros
+ * elsewhere. n, m >= 0. */
+WT_API wt_status wt_eye(wt_context *ctx, int64_t n, int64_t m, int64_t k, wt_dtype dtype,
+                        wt_tensor **out);
+/* Random tensors from a 64-bit seed through Philox4x32-10 (counter-based:
+ * element i of the row-major result takes word i % 4 of the block
+ * Philox(counter = (i / 4, 0), key = seed)). The same seed and shape give
+ * the same bits on the CPU and on every GPU, and element i does not depend
+ * on the shape. wt_rand: uniform in [0, 1) on a grid of 2^-24 (f32) or
+ * 2^-11 (f16). wt_randn: standard normal by an inverse-CDF table in
+ * integer arithmetic (within 2e-6 of the exact quantile, on a grid of
+ * 2^-21, |value| <= 6.24); f16 results are the f32 values rounded. */
+WT_API wt_status wt_rand(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                         uint64_t seed, wt_tensor **out);
+WT_API wt_status wt_randn(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                          uint64_t seed, wt_tensor **out);
+/* Inverted dropout: element i is 0 where wt_rand(seed)'s element i (f32) is
+ * below p, else x * (1 / (1 - p)) (the scale rounded to f32 first). p = 0:
+ * a copy of x; p = 1: zeros. A dropped element is 0 even when x is NaN or
+ * inf. p outside [0, 1] or NaN: WT_ERR_INVALID_ARGUMENT. f32 and f16. */
+WT_API wt_status wt_dropout(const wt_tensor *x, float p, uint64_t seed, wt_tensor **out);
+
 /* Copies the tensor's elements, row-major, into dst (views are gathered).
- * dst_bytes must be at least numel * element size. Waits for the GPU. */
+ * dst_bytes must be at least numel * wt_dtype_size(dtype) (WT_BOOL: one
+ * byte per element, 0 or 1). Waits for the GPU. */
 WT_API wt_status wt_tensor_read(const wt_tensor *t, void *dst, size_t dst_bytes);
 
 WT_API int            wt_tensor_ndim(const wt_tensor *t);
@@ -198,7 +254,12 @@ WT_API int64_t        wt_tensor_numel(const wt_tensor *t);
 WT_API wt_dtype       wt_tensor_dtype(const wt_tensor *t);
 WT_API bool           wt_tensor_is_contiguous(const wt_tensor *t);
 WT_API wt_context    *wt_tensor_context(const wt_tensor *t);
-WT_API size_t         wt_dtype_size(wt_dtype dtype); /* 0 for an unknown dtype */
+/* Bytes of one element as the host sees it (wt_tensor_from_data,
+ * wt_tensor_read): 4, 2, 4, 1 for f32, f16, i32, bool; 0 for an unknown
+ * dtype. */
+WT_API size_t         wt_dtype_size(wt_dtype dtype);
+/* "f32", "f16", "i32", "bool"; "?" for an unknown dtype. */
+WT_API const char    *wt_dtype_name(wt_dtype dtype);
 WT_API void wt_tensor_retain(wt_tensor *t);
 WT_API void wt_tensor_release(wt_tensor *t); /* NULL is ignored */
 
@@ -224,17 +285,33 @@ WT_API wt_status wt_copy(const wt_tensor *x, wt_tensor **out);
 WT_API wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out);
 
 /* ----------------------------------------------------------------- dtypes
- * WT_F16 tensors hold IEEE binary16 values (2 bytes each; host data for
- * wt_tensor_from_data and from wt_tensor_read are uint16_t bit patterns).
+ * WT_F32: IEEE binary32. WT_F16: IEEE binary16 (host data are uint16_t bit
+ * patterns). WT_I32: int32_t. WT_BOOL: a mask, true or false; on the host
+ * one byte per element (0 or 1, like NumPy's bool; from_data takes any
+ * nonzero byte as true); on every backend one 4-byte word per element
+ * (0 or 1), so that the 4-byte kernels (copy, gather, concat ...) serve
+ * it and GPU threads never share a word.
+ *
+ * Views, copies, wt_tensor_read/from_data/zeros/full and wt_cast take every
+ * dtype. Other ops state the dtypes they take; one given a dtype it does
+ * not take fails with WT_ERR_UNSUPPORTED (or WT_ERR_INVALID_ARGUMENT where
+ * the op has no meaning for it) and a message naming op and dtype.
  * Ops on f16 inputs compute in f32 and round the result to f16; when an
- * op mixes f16 and f32 inputs the result is f32. WT_I32 is not supported
- * yet (WT_ERR_UNSUPPORTED). */
+ * op mixes f16 and f32 inputs the result is f32. */
 
-/* A new contiguous tensor with x's elements converted to dtype (WT_F32 or
- * WT_F16; the same dtype makes a copy). f32 -> f16 rounds to nearest, ties
- * to even (f16 subnormals included); values beyond the f16 range become
- * +-inf; a NaN stays a NaN. f16 -> f32 is exact. WT_ERR_INVALID_ARGUMENT
- * for an unknown dtype, WT_ERR_UNSUPPORTED for WT_I32. */
+/* A new contiguous tensor with x's elements converted to dtype (the same
+ * dtype makes a copy). Every pair of f32, f16, i32, bool converts:
+ *  - f32 -> f16 rounds to nearest, ties to even (f16 subnormals included);
+ *    values beyond the f16 range become +-inf; a NaN stays a NaN. f16 ->
+ *    f32 is exact.
+ *  - f32/f16 -> i32 truncates toward zero; NaN becomes 0 and values beyond
+ *    the i32 range saturate to INT32_MIN / INT32_MAX (NumPy leaves these
+ *    undefined; PyTorch's CPU gives INT32_MIN).
+ *  - i32 -> f32 rounds to nearest even (exact up to 2^24); i32 -> f16
+ *    rounds once to nearest even, beyond +-65504 (after rounding) +-inf.
+ *  - anything -> bool is x != 0 (NaN is true, -0 false, like NumPy);
+ *    bool -> numbers is 0 or 1.
+ * WT_ERR_INVALID_ARGUMENT for an unknown dtype. */
 WT_API wt_status wt_cast(const wt_tensor *x, wt_dtype dtype, wt_tensor **out);
 
 /* f32 subnormals (|x| < 2^-126). The CPU backend follows IEEE 754: it
@@ -246,15 +323,92 @@ WT_API wt_status wt_cast(const wt_tensor *x, wt_dtype dtype, wt_tensor **out);
  * wt_cast to the same dtype) keeps every bit on both backends. Results
  * with normal inputs and normal exact results do not differ for this. */
 
-/* ------------------------------------------------------------------- ops */
+/* ------------------------------------------------------------------- ops
+ * The op catalogue: every op, its family and how each backend computes it
+ * per dtype (what `webtensor ops` prints). op is an index in
+ * [0, wt_op_count()); indices may change between versions, names do not. */
+WT_API int wt_op_count(void);
+/* "add", "conv2d" ...; NULL for an index out of range. */
+WT_API const char *wt_op_name(int op);
+/* "elementwise", "reduce", "nn" ...; NULL for an index out of range. */
+WT_API const char *wt_op_family(int op);
+/* How ctx's backend computes op on inputs of dtype. WT_ERR_INVALID_ARGUMENT
+ * for a NULL ctx or out, an unknown op or dtype. */
+WT_API wt_status wt_op_support(const wt_context *ctx, int op, wt_dtype dtype, wt_support *out);
 
-/* Elementwise with NumPy broadcasting. */
+/* ------------------------------------------------------------ elementwise
+ * Broadcasting: NumPy's, for every operand (0-d tensors are scalars).
+ * Promotion of two operands of different dtypes (NumPy-like, without
+ * f64): bool < i32 < f16 < f32, and i32 with f16 gives f32 (f16 cannot
+ * hold every i32; NumPy would give f64, PyTorch f16). A bool operand of
+ * arithmetic counts as 0/1 of the other operand's dtype; arithmetic on two
+ * bools is refused (WT_ERR_INVALID_ARGUMENT: use the logical ops).
+ * Results are new contiguous tensors of the promoted dtype unless stated.
+ *
+ * dtypes, per op (see also wt_op_support):
+ *  - float math (exp log sqrt sigmoid tanh reciprocal rsqrt sin cos exp2
+ *    log2 log1p expm1 erf gelu gelu_tanh silu softplus mish hardsigmoid
+ *    hardswish leaky_relu elu; div pow fmod atan2): f32, f16; i32 and
+ *    bool inputs are computed in f32 and give f32 (NumPy's true
+ *    division; pow of integers is not kept integral).
+ *  - neg abs sign square relu clamp; add sub mul maximum minimum
+ *    floor_divide remainder: f32, f16, i32 (i32 results); bool refused
+ *    (unary) or promoted (binary, see above).
+ *  - floor ceil round: f32, f16; i32 is returned unchanged; bool refused.
+ *  - comparisons eq ne lt le gt ge: any dtypes (promoted), WT_BOOL result.
+ *  - logical_and/or/xor/not: any dtypes, x != 0 is true; WT_BOOL result.
+ * i32 arithmetic wraps around (two's complement): add, sub, mul, neg,
+ * square, abs(INT32_MIN) = INT32_MIN, INT32_MIN // -1 = INT32_MIN.
+ *
+ * Special values follow NumPy / C99: NaN propagates through every float op
+ * (maximum/minimum/clamp/relu included: NaN in, NaN out); comparisons with
+ * NaN are false except ne (defined on every backend: the GPU kernels test
+ * NaN on the bits); round() ties to even; sign(+-0) = +-0, sign(NaN) = NaN.
+ * gelu, silu, mish of -inf are NaN (x * 0, as PyTorch's formulas).
+ * Accuracy: f32 ops agree with a float64 reference within 1.2e-5 relative
+ * + 1e-6 absolute (tested on the CPU, Vulkan and OpenGL ES); exact: neg,
+ * abs, sign, relu, square (i32), floor, ceil, round, clamp, maximum,
+ * minimum, comparisons, logical ops. On GPUs the transcendental ops build
+ * on WGSL's built-ins, whose accuracy the WebGPU spec bounds loosely
+ * (e.g. sin/cos by an absolute error); sin and cos reduce their argument
+ * first and are accurate for |x| up to about 1e4; pow is
+ * exp2(b * log2|a|) there, with a relative error growing with |b log2 a|;
+ * pow of a negative base is defined for integral exponents only (NaN
+ * otherwise), as in C. */
+
+/* Binary, NumPy broadcasting. */
 WT_API wt_status wt_add(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 WT_API wt_status wt_sub(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 WT_API wt_status wt_mul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 WT_API wt_status wt_div(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+/* NaN-propagating maximum / minimum (NumPy's maximum, not fmax). */
+WT_API wt_status wt_maximum(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_minimum(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+/* a ** b (C's pow: pow(x, 0) = 1 even for NaN x, pow(1, y) = 1). */
+WT_API wt_status wt_pow(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+/* C's fmod: a - b * trunc(a / b), the sign of a; fmod(a, 0) = NaN. */
+WT_API wt_status wt_fmod(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_atan2(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+/* Python's // and % (NumPy floor_divide / remainder): the quotient
+ * rounded toward -inf and the remainder with the sign of b. Floats:
+ * floor(a / b), and fmod(a, b) moved into b's sign. i32: exact; division
+ * by zero gives 0 for both (NumPy also gives 0, with a warning). */
+WT_API wt_status wt_floor_divide(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_remainder(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+/* Comparisons: WT_BOOL results. */
+WT_API wt_status wt_eq(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_ne(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_lt(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_le(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_gt(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_ge(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+/* Logical ops: WT_BOOL results. */
+WT_API wt_status wt_logical_and(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_logical_or(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_logical_xor(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+WT_API wt_status wt_logical_not(const wt_tensor *x, wt_tensor **out);
 
-/* Elementwise unary. */
+/* Unary. */
 WT_API wt_status wt_neg(const wt_tensor *x, wt_tensor **out);
 WT_API wt_status wt_exp(const wt_tensor *x, wt_tensor **out);
 WT_API wt_status wt_log(const wt_tensor *x, wt_tensor **out);
@@ -262,6 +416,56 @@ WT_API wt_status wt_sqrt(const wt_tensor *x, wt_tensor **out);
 WT_API wt_status wt_relu(const wt_tensor *x, wt_tensor **out);
 WT_API wt_status wt_sigmoid(const wt_tensor *x, wt_tensor **out);
 WT_API wt_status wt_tanh(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_abs(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_sign(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_floor(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_ceil(const wt_tensor *x, wt_tensor **out);
+/* Round half to even (NumPy's round, PyTorch's round). */
+WT_API wt_status wt_round(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_square(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_reciprocal(const wt_tensor *x, wt_tensor **out);
+/* 1 / sqrt(x). */
+WT_API wt_status wt_rsqrt(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_sin(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_cos(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_exp2(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_log2(const wt_tensor *x, wt_tensor **out);
+/* log(1 + x) and exp(x) - 1, accurate near 0. */
+WT_API wt_status wt_log1p(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_expm1(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_erf(const wt_tensor *x, wt_tensor **out);
+/* x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) (PyTorch's gelu, approximate="none"). */
+WT_API wt_status wt_gelu(const wt_tensor *x, wt_tensor **out);
+/* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (approximate="tanh"). */
+WT_API wt_status wt_gelu_tanh(const wt_tensor *x, wt_tensor **out);
+/* x * sigmoid(x). */
+WT_API wt_status wt_silu(const wt_tensor *x, wt_tensor **out);
+/* log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-|x|)) (no overflow). */
+WT_API wt_status wt_softplus(const wt_tensor *x, wt_tensor **out);
+/* x * tanh(softplus(x)). */
+WT_API wt_status wt_mish(const wt_tensor *x, wt_tensor **out);
+/* relu6(x + 3) / 6 and x * relu6(x + 3) / 6 (PyTorch's). */
+WT_API wt_status wt_hardsigmoid(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_hardswish(const wt_tensor *x, wt_tensor **out);
+/* x < 0 ? alpha * x : x. */
+WT_API wt_status wt_leaky_relu(const wt_tensor *x, double alpha, wt_tensor **out);
+/* x > 0 ? x : alpha * (exp(x) - 1). */
+WT_API wt_status wt_elu(const wt_tensor *x, double alpha, wt_tensor **out);
+/* min(max(x, lo), hi) (hi where lo > hi, like NumPy's clip); NaN stays NaN.
+ * For i32 x the bounds are rounded inward to integers (ceil lo, floor
+ * hi) and saturated to the i32 range. WT_ERR_INVALID_ARGUMENT for a NaN
+ * bound. */
+WT_API wt_status wt_clamp(const wt_tensor *x, double lo, double hi, wt_tensor **out);
+
+/* mask ? a : b, all three broadcast together (NumPy's where). mask must be
+ * WT_BOOL (WT_ERR_INVALID_ARGUMENT otherwise); a and b are promoted. */
+WT_API wt_status wt_where(const wt_tensor *mask, const wt_tensor *a, const wt_tensor *b,
+                          wt_tensor **out);
+/* x with value where mask is true (PyTorch's masked_fill); mask (WT_BOOL)
+ * broadcasts to x's shape; the result has x's shape and dtype (value
+ * converted like wt_tensor_full). */
+WT_API wt_status wt_masked_fill(const wt_tensor *x, const wt_tensor *mask, double value,
+                                wt_tensor **out);
 
 /* NumPy matmul: 1-D operands are promoted and the added axis removed;
  * batch axes broadcast. */
@@ -275,6 +479,65 @@ WT_API wt_status wt_sum(const wt_tensor *x, int naxes, const int *axes, bool kee
 WT_API wt_status wt_mean(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
 WT_API wt_status wt_max(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
 WT_API wt_status wt_min(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+
+/* --- reductions, scans ---
+ * More reductions, with the axes, keepdims and empty rules of wt_sum. Each
+ * is one row of the library's reduction table (core/reduce_ops.def).
+ * dtypes: f32 and f16 (f16 inputs are reduced in f32 and the result
+ * rounded to f16); f32 results accumulate in f32 or better: double on the
+ * CPU; on the GPU f32 with pairwise-like partials (tree order), so a sum of
+ * K terms is within about 1e-7 * sqrt(K) * sum|terms| in practice and
+ * never worse than K * 6e-8 * sum|terms|. A long f16 sum is therefore as
+ * precise as the f32 sum of the same values, then rounded once to f16
+ * (relative 4.9e-4); it overflows to inf only when the result exceeds
+ * 65504.
+ * WT_I32 inputs: sum, prod, max and min give WT_I32 results, sums and
+ * products wrapping modulo 2^32 (two's complement; NumPy's
+ * np.sum(x, dtype=np.int32)); the other reductions of an i32 tensor run on
+ * its f32 values and give f32 (NumPy's mean). Empty reductions: sum 0,
+ * prod 1, mean/var/std NaN, logsumexp -inf, norms 0, all true, any false;
+ * max, min, argmax and argmin of nothing are WT_ERR_SHAPE. */
+WT_API wt_status wt_prod(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+/* var = sum((x - mean)^2) / (N - correction) over the N reduced elements
+ * (correction 1: Bessel's, the sample variance; 0: the population one);
+ * std = sqrt(var). correction >= 0 and finite, else
+ * WT_ERR_INVALID_ARGUMENT; correction >= N divides by 0 like NumPy: inf,
+ * or NaN where the sum is 0. Two passes (the mean, then the squares about
+ * it): no cancellation. */
+WT_API wt_status wt_var(const wt_tensor *x, int naxes, const int *axes, double correction,
+                        bool keepdims, wt_tensor **out);
+WT_API wt_status wt_std(const wt_tensor *x, int naxes, const int *axes, double correction,
+                        bool keepdims, wt_tensor **out);
+/* log(sum(exp(x))), computed as m + log(sum(exp(x - m))) with m the
+ * maximum (0 where the maximum is infinite): never overflows; all -inf
+ * gives -inf, a +inf gives +inf, a NaN gives NaN. */
+WT_API wt_status wt_logsumexp(const wt_tensor *x, int naxes, const int *axes, bool keepdims,
+                              wt_tensor **out);
+/* Vector norm over the listed axes taken together (torch.linalg.vector_norm):
+ * ord 1: sum |x|; ord 2: sqrt(sum x^2) (no rescaling: on the GPU squares
+ * beyond the f32 range overflow to inf); ord INFINITY: max |x|. Other ord:
+ * WT_ERR_INVALID_ARGUMENT. */
+WT_API wt_status wt_norm(const wt_tensor *x, double ord, int naxes, const int *axes, bool keepdims,
+                         wt_tensor **out);
+/* Whether all (any) elements of a WT_BOOL mask are true; the result is a
+ * WT_BOOL tensor. Other dtypes: WT_ERR_INVALID_ARGUMENT (compare first). */
+WT_API wt_status wt_all(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+WT_API wt_status wt_any(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+/* Index (WT_I32) of the first maximum (minimum) over the listed axes: naxes
+ * 0 gives the index into the flattened tensor (NumPy's axis=None), one axis
+ * the index along it; several axes the row-major index within the block
+ * they span. Ties: the first index. NaN: like NumPy, the first NaN's index
+ * (a NaN counts as the maximum and as the minimum). f32, f16, i32 and bool
+ * inputs. An empty reduction is WT_ERR_SHAPE; more than 2^31 - 1 elements
+ * per output WT_ERR_UNSUPPORTED. */
+WT_API wt_status wt_argmax(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+WT_API wt_status wt_argmin(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+/* Inclusive cumulative sum (product) along axis (negative counts from the
+ * end); the result has x's shape. A 0-d x is treated as [1]. f32 and f16
+ * (computed in f32: a double running value on the CPU, a blocked parallel
+ * scan in f32 on the GPU). */
+WT_API wt_status wt_cumsum(const wt_tensor *x, int axis, wt_tensor **out);
+WT_API wt_status wt_cumprod(const wt_tensor *x, int axis, wt_tensor **out);
 
 /* Row-wise ops. softmax: exp(x - max) / sum along axis (NumPy/PyTorch
  * semantics; axis may be negative). layernorm and rmsnorm normalise over

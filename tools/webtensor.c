@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bench_engine.h"
+#include "ops_matrix.h"
 #include "webtensor.h"
 
 #define MAX_ADAPTERS 32
@@ -18,6 +19,7 @@ static void usage(FILE *f)
             "usage: webtensor <command> [options]\n"
             "commands:\n"
             "  info       list the WebGPU adapters and the backend a default context takes\n"
+            "  ops        print the support matrix: op x backend x dtype\n"
             "  bench      time the library's ops on the CPU and WebGPU backends\n"
             "             (webtensor bench --help for its options)\n"
             "  version    print the library's version\n"
@@ -154,6 +156,7 @@ int main(int argc, char **argv)
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "info") == 0 && argc == 2) return cmd_info();
+    if (strcmp(cmd, "ops") == 0 && argc == 2) return ops_matrix_main();
     if (strcmp(cmd, "version") == 0 && argc == 2) {
         printf("webtensor %s (built against %s)\n", wt_version(), WT_VERSION_STRING);
         return 0;
@@ -171,7 +174,8 @@ int main(int argc, char **argv)
             }
         return bench_main(argc - 2, argv + 2);
     }
-    bool known = strcmp(cmd, "info") == 0 || strcmp(cmd, "version") == 0 || strcmp(cmd, "help") == 0;
+    bool known = strcmp(cmd, "info") == 0 || strcmp(cmd, "version") == 0 || strcmp(cmd, "help") == 0 ||
+                 strcmp(cmd, "ops") == 0;
     fprintf(stderr, "webtensor: unknown %s: %s\n", known ? "argument" : "command",
             known ? argv[2] : cmd);
     usage(stderr);

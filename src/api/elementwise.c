@@ -1,100 +1,97 @@
-/* Elementwise front-ends: NumPy broadcasting for binary ops. */
+/* Elementwise front-ends: one engine for every unary and binary row of the
+ * catalogue (core/ops.def), whose public wrappers are generated at the end
+ * of this file. The engine applies the row's dtype rule (which dtype the
+ * op computes in and returns), NumPy broadcasting, and the backend's
+ * answer for that dtype (native, or through f32), then calls the backend's
+ * elementwise kernel. where and masked_fill have kernels of their own. */
 #include "api/api.h"
 
+#include <math.h>
 #include <string.h>
 
-/* NumPy broadcast of two shapes (aligned at the right). */
-static wt_status broadcast_shape(const char *fn, const wt_tensor *a, const wt_tensor *b, int *ndim,
-                                 int64_t *shape)
+wt_dtype wt_promote(wt_dtype a, wt_dtype b)
 {
-    int n = a->ndim > b->ndim ? a->ndim : b->ndim;
-    for (int i = 0; i < n; i++) {
-        int ia = i - (n - a->ndim), ib = i - (n - b->ndim);
-        int64_t sa = ia >= 0 ? a->shape[ia] : 1, sb = ib >= 0 ? b->shape[ib] : 1;
-        if (sa != sb && sa != 1 && sb != 1) {
-            char b1[160], b2[160];
-            return wt_fail(WT_ERR_SHAPE, "%s: shapes %s and %s do not broadcast (axis %d: %lld vs %lld)", fn,
-                           wt_shape_str(a->ndim, a->shape, b1, sizeof b1),
-                           wt_shape_str(b->ndim, b->shape, b2, sizeof b2), i, (long long)sa, (long long)sb);
+    static const int rank[4] = {[WT_BOOL] = 0, [WT_I32] = 1, [WT_F16] = 2, [WT_F32] = 3};
+    if (a == b) return a;
+    if ((a == WT_I32 && b == WT_F16) || (a == WT_F16 && b == WT_I32)) return WT_F32;
+    return rank[a] > rank[b] ? a : b;
+}
+
+wt_status wt_broadcast_shapes(const char *fn, int n, const wt_tensor *const *t, int *ndim, int64_t *shape)
+{
+    int nd = 0;
+    for (int k = 0; k < n; k++)
+        if (t[k]->ndim > nd) nd = t[k]->ndim;
+    for (int i = 0; i < nd; i++) {
+        int64_t s = 1;
+        for (int k = 0; k < n; k++) {
+            int ik = i - (nd - t[k]->ndim);
+            int64_t sk = ik >= 0 ? t[k]->shape[ik] : 1;
+            if (sk != 1 && s != 1 && sk != s) {
+                char b1[160], b2[160];
+                return wt_fail(WT_ERR_SHAPE, "%s: shapes %s and %s do not broadcast (axis %d: %lld vs %lld)", fn,
+                               wt_shape_str(t[0]->ndim, t[0]->shape, b1, sizeof b1),
+                               wt_shape_str(t[k]->ndim, t[k]->shape, b2, sizeof b2), i, (long long)s, (long long)sk);
+            }
+            if (sk != 1) s = sk;
         }
-        shape[i] = sa == 1 ? sb : sa;
+        shape[i] = s;
     }
-    *ndim = n;
+    *ndim = nd;
     return WT_OK;
 }
 
-/* The layout the backends' native f16 kernels take: f16, contiguous, at
- * an even element offset (their threads work on 2-element words). */
-static bool native_f16_layout(const wt_tensor *t)
+/* x converted to dtype (x itself, one more reference, when it is already). */
+static wt_status as_dtype(const wt_tensor *x, wt_dtype dtype, wt_tensor **out)
 {
-    if (t->dtype != WT_F16 || t->offset % 2 != 0) return false;
-    int64_t expect = 1;
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        if (t->shape[d] != 1 && t->strides[d] != expect) return false;
-        expect *= t->shape[d];
-    }
-    return true;
+    if (x->dtype != dtype) return wt_cast(x, dtype, out);
+    wt_tensor_retain((wt_tensor *)x);
+    *out = (wt_tensor *)x;
+    return WT_OK;
 }
 
-static bool same_shape(const wt_tensor *a, const wt_tensor *b)
+/* A scalar parameter as the 32-bit pattern of its lane type. */
+static wt_status param_bits(const char *fn, wt_op op, int k, double v, wt_dtype lanes, uint32_t *bits)
 {
-    return a->ndim == b->ndim && memcmp(a->shape, b->shape, sizeof a->shape[0] * (size_t)a->ndim) == 0;
-}
-
-/* f16 ops without the trip through f32, where the backend has them and the
- * layout suits. *done says whether the result (or a failure) is final:
- * WT_ERR_UNSUPPORTED from the backend means "use the f32 path". */
-static wt_status native_f16(wt_unary_op uop, wt_binary_op bop, const wt_tensor *a,
-                            const wt_tensor *b, wt_tensor **out, bool *done)
-{
-    *done = false;
-    wt_context *ctx = wt_ctx_of(a);
-    bool ok = b ? ctx->ops->binary_f16 && native_f16_layout(a) && native_f16_layout(b) && same_shape(a, b)
-                : ctx->ops->unary_f16 && native_f16_layout(a);
-    if (!ok) return WT_OK;
-    wt_tensor *t = NULL;
-    wt_status st = wt_tensor_alloc(ctx, WT_F16, a->ndim, a->shape, &t);
-    if (st == WT_OK && t->numel > 0)
-        st = b ? ctx->ops->binary_f16(ctx, bop, a, b, t) : ctx->ops->unary_f16(ctx, uop, a, t);
-    if (st == WT_OK) {
-        *out = t;
-        *done = true;
+    if (op == WT_OP_CLAMP && isnan(v)) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: a bound is NaN", fn);
+    if (lanes != WT_I32) {
+        float f = (float)v;
+        memcpy(bits, &f, sizeof f);
         return WT_OK;
     }
-    wt_tensor_release(t);
-    *done = st != WT_ERR_UNSUPPORTED;
-    return st;
+    /* i32 clamp: the bounds rounded inward (ceil lo, floor hi), saturated. */
+    double r = op == WT_OP_CLAMP ? (k == 0 ? ceil(v) : floor(v)) : trunc(v);
+    int32_t i = r >= 2147483647.0 ? INT32_MAX : r <= -2147483648.0 ? INT32_MIN : (int32_t)r;
+    memcpy(bits, &i, sizeof i);
+    return WT_OK;
 }
 
-static wt_status binary(const char *fn, wt_binary_op op, const wt_tensor *a, const wt_tensor *b,
-                        wt_tensor **out)
+/* out = op(in...) computed in lanes (the inputs are cast to it) and
+ * returned as out_dtype; the shape is the inputs' broadcast. */
+static wt_status compute(const char *fn, wt_op op, int nin, const wt_tensor *const *in, const double *params,
+                         wt_dtype lanes, wt_dtype out_dtype, wt_tensor **out)
 {
-    wt_status st = wt_check_out(fn, out);
-    if (st != WT_OK || (st = wt_check_input(fn, a)) != WT_OK || (st = wt_check_input(fn, b)) != WT_OK ||
-        (st = wt_check_same_context(fn, a, b)) != WT_OK)
-        return st;
-    if (wt_has_f16(a, b, NULL)) {
-        bool done;
-        st = native_f16(WT_UNARY_COUNT, op, a, b, out, &done);
-        if (done) return st;
-        wt_lifted l;
-        wt_tensor *r = NULL;
-        if ((st = wt_lift_f16(a, b, NULL, &l)) == WT_OK) st = binary(fn, op, l.in[0], l.in[1], &r);
-        wt_lifted_release(&l);
-        return wt_land(st, r, l.result, out);
-    }
+    wt_context *ctx = wt_ctx_of(in[0]);
     int ndim = 0;
     int64_t shape[WT_MAX_DIMS];
-    if ((st = broadcast_shape(fn, a, b, &ndim, shape)) != WT_OK) return st;
-    wt_context *ctx = wt_ctx_of(a);
-    wt_tensor *ea = NULL, *eb = NULL, *t = NULL;
-    if ((st = wt_expand(a, ndim, shape, &ea)) != WT_OK || (st = wt_expand(b, ndim, shape, &eb)) != WT_OK ||
-        (st = wt_tensor_alloc(ctx, WT_F32, ndim, shape, &t)) != WT_OK)
-        goto done;
-    if (t->numel > 0) st = ctx->ops->binary(ctx, op, ea, eb, t);
-done:
-    wt_tensor_release(ea);
-    wt_tensor_release(eb);
+    wt_status st = wt_broadcast_shapes(fn, nin, in, &ndim, shape);
+    if (st != WT_OK) return st;
+    wt_ew_args args = {.op = op, .nin = nin};
+    for (int k = 0; k < 2 && st == WT_OK; k++)
+        st = param_bits(fn, op, k, params ? params[k] : 0.0, lanes, &args.params[k]);
+    wt_tensor *cast[2] = {NULL, NULL}, *t = NULL;
+    for (int k = 0; k < nin && st == WT_OK; k++) {
+        wt_tensor *c = NULL;
+        if ((st = as_dtype(in[k], lanes, &c)) == WT_OK) {
+            st = wt_expand(c, ndim, shape, &cast[k]);
+            wt_tensor_release(c);
+        }
+        args.in[k] = cast[k];
+    }
+    if (st == WT_OK) st = wt_tensor_alloc(ctx, out_dtype, ndim, shape, &t);
+    args.out = t;
+    if (st == WT_OK && t->numel > 0) st = ctx->ops->elementwise(ctx, &args);
+    for (int k = 0; k < nin; k++) wt_tensor_release(cast[k]);
     if (st != WT_OK) {
         wt_tensor_release(t);
         return st;
@@ -103,24 +100,104 @@ done:
     return WT_OK;
 }
 
-static wt_status unary(const char *fn, wt_unary_op op, const wt_tensor *x, wt_tensor **out)
+/* The dtype rules (core/internal.h, wt_rule): the lanes an op computes in
+ * and its result, for inputs whose promoted dtype is `in`. */
+static wt_status resolve(const char *fn, const wt_op_info *info, const wt_tensor *a, const wt_tensor *b,
+                         wt_dtype *lanes, wt_dtype *result)
 {
-    wt_status st = wt_check_out(fn, out);
-    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
-    if (wt_has_f16(x, NULL, NULL)) {
-        bool done;
-        st = native_f16(op, WT_BINARY_COUNT, x, NULL, out, &done);
-        if (done) return st;
-        wt_lifted l;
-        wt_tensor *r = NULL;
-        if ((st = wt_lift_f16(x, NULL, NULL, &l)) == WT_OK) st = unary(fn, op, l.in[0], &r);
-        wt_lifted_release(&l);
-        return wt_land(st, r, l.result, out);
+    wt_dtype in = b ? wt_promote(a->dtype, b->dtype) : a->dtype;
+    bool is_float = in == WT_F32 || in == WT_F16;
+    *lanes = *result = in;
+    switch (info->rule) {
+    case WT_RULE_FLOAT:
+        *lanes = *result = is_float ? in : WT_F32;
+        return WT_OK;
+    case WT_RULE_NUM:
+    case WT_RULE_ROUND:
+        if (in == WT_BOOL)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: dtype bool is not a number (cast it first)", fn);
+        return WT_OK;
+    case WT_RULE_LOGIC:
+        *lanes = *result = WT_BOOL;
+        return WT_OK;
+    case WT_RULE_ARITH:
+    case WT_RULE_INTDIV:
+        if (in == WT_BOOL)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                           "%s: arithmetic on two bool tensors (use the logical ops, or cast)", fn);
+        return WT_OK;
+    case WT_RULE_CMP:
+        *result = WT_BOOL;
+        return WT_OK;
+    case WT_RULE_KERNEL:
+        break;
     }
-    wt_context *ctx = wt_ctx_of(x);
-    wt_tensor *t;
-    if ((st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &t)) != WT_OK) return st;
-    if (t->numel > 0 && (st = ctx->ops->unary(ctx, op, x, t)) != WT_OK) {
+    return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: not an elementwise op", fn);
+}
+
+static wt_status ew_run(const char *fn, wt_op op, const wt_tensor *a, const wt_tensor *b, const double *params,
+                        wt_tensor **out)
+{
+    const wt_op_info *info = &wt_op_table[op];
+    wt_status st = wt_check_out(fn, out);
+    if (st != WT_OK || (st = wt_check_tensor(fn, a)) != WT_OK) return st;
+    if (info->arity == 2 && ((st = wt_check_tensor(fn, b)) != WT_OK || (st = wt_check_same_context(fn, a, b)) != WT_OK))
+        return st;
+    wt_dtype lanes, result;
+    if ((st = resolve(fn, info, a, b, &lanes, &result)) != WT_OK) return st;
+    if (info->rule == WT_RULE_ROUND && lanes == WT_I32) return wt_copy(a, out); /* integers are already round */
+    const wt_tensor *in[2] = {a, b};
+    wt_context *ctx = wt_ctx_of(a);
+    wt_support sup = wt_op_support_on(ctx, op, lanes);
+    if (sup == WT_SUPPORT_NATIVE && lanes == WT_F16) {
+        /* The backend's f16 kernels take some layouts only; WT_ERR_UNSUPPORTED
+         * means "through f32". */
+        st = compute(fn, op, info->arity, in, params, lanes, result, out);
+        if (st != WT_ERR_UNSUPPORTED) return st;
+        sup = WT_SUPPORT_VIA_F32;
+    }
+    if (sup == WT_SUPPORT_VIA_F32 && lanes == WT_F16) {
+        wt_tensor *r = NULL;
+        st = compute(fn, op, info->arity, in, params, WT_F32, result == WT_F16 ? WT_F32 : result, &r);
+        return wt_land(st, r, result == WT_F16 ? WT_F16 : WT_F32, out);
+    }
+    if (sup != WT_SUPPORT_NATIVE)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: dtype %s is not supported on the %s backend", fn,
+                       wt_dtype_name(lanes), ctx->ops->name);
+    return compute(fn, op, info->arity, in, params, lanes, result, out);
+}
+
+/* ------------------------------------------------------ where, masked_fill */
+
+static wt_status check_mask(const char *fn, const wt_tensor *mask)
+{
+    wt_status st = wt_check_tensor(fn, mask);
+    if (st == WT_OK && mask->dtype != WT_BOOL)
+        st = wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: the mask is %s, not bool (compare, or cast it)", fn,
+                     wt_dtype_name(mask->dtype));
+    return st;
+}
+
+/* mask ? a : b with a (NULL: the scalar a_bits) and b of dtype (4-byte). */
+static wt_status where_run(const char *fn, const wt_tensor *mask, const wt_tensor *a, const wt_tensor *b,
+                           uint32_t a_bits, wt_dtype dtype, int ndim, const int64_t *shape, wt_tensor **out)
+{
+    wt_context *ctx = wt_ctx_of(b);
+    const wt_tensor *in[3] = {mask, a, b};
+    wt_tensor *ex[3] = {NULL, NULL, NULL}, *t = NULL;
+    wt_status st = WT_OK;
+    for (int k = 0; k < 3 && st == WT_OK; k++) {
+        if (!in[k]) continue;
+        wt_tensor *c = NULL;
+        if ((st = as_dtype(in[k], k == 0 ? WT_BOOL : dtype, &c)) == WT_OK) {
+            st = wt_expand(c, ndim, shape, &ex[k]);
+            wt_tensor_release(c);
+        }
+    }
+    if (st == WT_OK) st = wt_tensor_alloc(ctx, dtype, ndim, shape, &t);
+    if (st == WT_OK && t->numel > 0) st = ctx->ops->where(ctx, ex[0], ex[1], ex[2], a_bits, t);
+    for (int k = 0; k < 3; k++) wt_tensor_release(ex[k]);
+    if (st != WT_OK) {
         wt_tensor_release(t);
         return st;
     }
@@ -128,15 +205,90 @@ static wt_status unary(const char *fn, wt_unary_op op, const wt_tensor *x, wt_te
     return WT_OK;
 }
 
-wt_status wt_add(const wt_tensor *a, const wt_tensor *b, wt_tensor **out) { return binary("wt_add", WT_BINARY_ADD, a, b, out); }
-wt_status wt_sub(const wt_tensor *a, const wt_tensor *b, wt_tensor **out) { return binary("wt_sub", WT_BINARY_SUB, a, b, out); }
-wt_status wt_mul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out) { return binary("wt_mul", WT_BINARY_MUL, a, b, out); }
-wt_status wt_div(const wt_tensor *a, const wt_tensor *b, wt_tensor **out) { return binary("wt_div", WT_BINARY_DIV, a, b, out); }
+wt_status wt_where(const wt_tensor *mask, const wt_tensor *a, const wt_tensor *b, wt_tensor **out)
+{
+    const char *fn = "wt_where";
+    wt_status st = wt_check_out(fn, out);
+    if (st != WT_OK || (st = check_mask(fn, mask)) != WT_OK || (st = wt_check_tensor(fn, a)) != WT_OK ||
+        (st = wt_check_tensor(fn, b)) != WT_OK || (st = wt_check_same_context(fn, mask, a)) != WT_OK ||
+        (st = wt_check_same_context(fn, a, b)) != WT_OK)
+        return st;
+    const wt_tensor *all[3] = {mask, a, b};
+    int ndim = 0;
+    int64_t shape[WT_MAX_DIMS];
+    if ((st = wt_broadcast_shapes(fn, 3, all, &ndim, shape)) != WT_OK) return st;
+    wt_dtype dtype = wt_promote(a->dtype, b->dtype);
+    if (wt_op_support_on(wt_ctx_of(a), WT_OP_WHERE, dtype) == WT_SUPPORT_NATIVE)
+        return where_run(fn, mask, a, b, 0, dtype, ndim, shape, out);
+    /* f16: selected as f32 (exact both ways). */
+    wt_tensor *r = NULL;
+    st = where_run(fn, mask, a, b, 0, WT_F32, ndim, shape, &r);
+    return wt_land(st, r, dtype, out);
+}
 
-wt_status wt_neg(const wt_tensor *x, wt_tensor **out) { return unary("wt_neg", WT_UNARY_NEG, x, out); }
-wt_status wt_exp(const wt_tensor *x, wt_tensor **out) { return unary("wt_exp", WT_UNARY_EXP, x, out); }
-wt_status wt_log(const wt_tensor *x, wt_tensor **out) { return unary("wt_log", WT_UNARY_LOG, x, out); }
-wt_status wt_sqrt(const wt_tensor *x, wt_tensor **out) { return unary("wt_sqrt", WT_UNARY_SQRT, x, out); }
-wt_status wt_relu(const wt_tensor *x, wt_tensor **out) { return unary("wt_relu", WT_UNARY_RELU, x, out); }
-wt_status wt_sigmoid(const wt_tensor *x, wt_tensor **out) { return unary("wt_sigmoid", WT_UNARY_SIGMOID, x, out); }
-wt_status wt_tanh(const wt_tensor *x, wt_tensor **out) { return unary("wt_tanh", WT_UNARY_TANH, x, out); }
+wt_status wt_masked_fill(const wt_tensor *x, const wt_tensor *mask, double value, wt_tensor **out)
+{
+    const char *fn = "wt_masked_fill";
+    wt_status st = wt_check_out(fn, out);
+    if (st != WT_OK || (st = wt_check_tensor(fn, x)) != WT_OK || (st = check_mask(fn, mask)) != WT_OK ||
+        (st = wt_check_same_context(fn, x, mask)) != WT_OK)
+        return st;
+    const wt_tensor *all[2] = {x, mask};
+    int ndim = 0;
+    int64_t shape[WT_MAX_DIMS];
+    if ((st = wt_broadcast_shapes(fn, 2, all, &ndim, shape)) != WT_OK) return st;
+    if (ndim != x->ndim || memcmp(shape, x->shape, sizeof shape[0] * (size_t)ndim) != 0) {
+        char b1[160], b2[160];
+        return wt_fail(WT_ERR_SHAPE, "%s: a mask of %s does not broadcast to x's shape %s", fn,
+                       wt_shape_str(mask->ndim, mask->shape, b1, sizeof b1),
+                       wt_shape_str(x->ndim, x->shape, b2, sizeof b2));
+    }
+    wt_dtype dtype = x->dtype == WT_F16 ? WT_F32 : x->dtype; /* f16: selected as f32, exact */
+    uint32_t bits;
+    if (dtype == WT_I32) {
+        if (isnan(value) || value <= -2147483649.0 || value >= 2147483648.0)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: %g is not an i32 value", fn, value);
+        int32_t i = (int32_t)value;
+        memcpy(&bits, &i, sizeof bits);
+    } else if (dtype == WT_BOOL) {
+        bits = value != 0.0;
+    } else {
+        /* An f16 x gets value rounded to f16 (by the cast of the result). */
+        float f = (float)value;
+        memcpy(&bits, &f, sizeof bits);
+    }
+    wt_tensor *r = NULL;
+    st = where_run(fn, mask, NULL, x, bits, dtype, ndim, shape, &r);
+    if (x->dtype != WT_F16) {
+        if (st == WT_OK) *out = r;
+        return st;
+    }
+    return wt_land(st, r, WT_F16, out);
+}
+
+/* ------------------------------------------------- the generated wrappers */
+
+#define WT_UNARY(NAME, name, rule, nparams, c_f32, c_i32, wgsl) WRAP_UNARY_##nparams(NAME, name)
+#define WRAP_UNARY_0(NAME, name)                                                            \
+    wt_status wt_##name(const wt_tensor *x, wt_tensor **out)                                \
+    {                                                                                       \
+        return ew_run("wt_" #name, WT_OP_##NAME, x, NULL, NULL, out);                       \
+    }
+#define WRAP_UNARY_1(NAME, name)                                                            \
+    wt_status wt_##name(const wt_tensor *x, double p0, wt_tensor **out)                     \
+    {                                                                                       \
+        const double p[2] = {p0, 0.0};                                                      \
+        return ew_run("wt_" #name, WT_OP_##NAME, x, NULL, p, out);                          \
+    }
+#define WRAP_UNARY_2(NAME, name)                                                            \
+    wt_status wt_##name(const wt_tensor *x, double p0, double p1, wt_tensor **out)          \
+    {                                                                                       \
+        const double p[2] = {p0, p1};                                                       \
+        return ew_run("wt_" #name, WT_OP_##NAME, x, NULL, p, out);                          \
+    }
+#define WT_BINARY(NAME, name, rule, c_f32, c_i32, wgsl)                                     \
+    wt_status wt_##name(const wt_tensor *a, const wt_tensor *b, wt_tensor **out)            \
+    {                                                                                       \
+        return ew_run("wt_" #name, WT_OP_##NAME, a, b, NULL, out);                          \
+    }
+#include "core/ops.def"

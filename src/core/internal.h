@@ -18,6 +18,11 @@ wt_status wt_fail(wt_status s, const char *fmt, ...)
 /* Prefixes the current message with "what: " (for errors bubbling up). */
 void wt_error_prefix(const char *what);
 
+/* Bytes of one element in a backend's storage: 4, 2, 4, 4 for f32, f16,
+ * i32, bool (a bool is a 4-byte word 0 or 1 on every backend; the host
+ * size, wt_dtype_size, is 1). Every count of storage bytes uses this. */
+size_t wt_dtype_storage_size(wt_dtype dtype);
+
 /* Overflow-checked arithmetic for sizes (false on overflow). */
 bool wt_mul_size(size_t a, size_t b, size_t *out);
 
@@ -56,22 +61,117 @@ struct wt_context {
 
 /* ------------------------------------------------------------- backends */
 
-typedef enum wt_unary_op {
-    WT_UNARY_NEG, WT_UNARY_EXP, WT_UNARY_LOG, WT_UNARY_SQRT,
-    WT_UNARY_RELU, WT_UNARY_SIGMOID, WT_UNARY_TANH, WT_UNARY_COUNT
-} wt_unary_op;
+/* Every op, from the catalogue (core/ops.def): WT_OP_ADD, WT_OP_CONV2D ... */
+typedef enum wt_op {
+#define WT_UNARY(NAME, ...) WT_OP_##NAME,
+#define WT_BINARY(NAME, ...) WT_OP_##NAME,
+#define WT_KERNEL(NAME, ...) WT_OP_##NAME,
+#include "core/ops.def"
+    WT_OP_COUNT
+} wt_op;
 
-typedef enum wt_binary_op {
-    WT_BINARY_ADD, WT_BINARY_SUB, WT_BINARY_MUL, WT_BINARY_DIV, WT_BINARY_COUNT
-} wt_binary_op;
+/* The dtype rules of the elementwise rows (ops.def). "Lanes" are what a
+ * kernel computes in: f32 (f16 natively where a backend can), i32, or
+ * bool as i32 lanes holding 0/1.
+ *   FLOAT  float math: f32/f16 lanes; i32 and bool inputs are cast to
+ *          f32 first (the result is f32).
+ *   NUM    numbers: f32/f16/i32 lanes, the result of the input's dtype;
+ *          bool refused (WT_ERR_INVALID_ARGUMENT).
+ *   ROUND  floor/ceil/round: f32/f16 lanes; i32 is returned unchanged (a
+ *          copy); bool refused.
+ *   LOGIC  logical ops: inputs are cast to bool (x != 0), bool lanes,
+ *          bool result.
+ *   ARITH  binary arithmetic: inputs promoted (WT_PROMOTE below) and
+ *          computed in the common dtype; two bools refused.
+ *   INTDIV floor_divide/remainder: as ARITH.
+ *   CMP    comparisons: inputs promoted, bool result (two bools compare
+ *          as 0/1). */
+typedef enum wt_rule {
+    WT_RULE_FLOAT, WT_RULE_NUM, WT_RULE_ROUND, WT_RULE_LOGIC, WT_RULE_ARITH, WT_RULE_INTDIV,
+    WT_RULE_CMP, WT_RULE_KERNEL
+} wt_rule;
+
+/* One row of the catalogue (core/ops.c). */
+typedef struct wt_op_info {
+    const char *name;    /* "add": the public function is wt_add */
+    const char *family;  /* "elementwise", "reduce", "nn" ... */
+    int arity;           /* 1, 2 for elementwise rows; 0 for kernel rows */
+    int nparams;         /* scalar parameters of a unary row */
+    wt_rule rule;
+    wt_support support[4]; /* the catalogue's answer per dtype (f32, f16, i32, bool) */
+} wt_op_info;
+
+extern const wt_op_info wt_op_table[WT_OP_COUNT];
+
+/* How ctx's backend computes op on inputs of dtype: the catalogue's
+ * answer, corrected by the backend's supports() hook. The elementwise
+ * front-ends act on it, and `webtensor ops` prints it. */
+wt_support wt_op_support_on(const wt_context *ctx, wt_op op, wt_dtype dtype);
+
+/* One elementwise op for a backend: out = op(in[0] [, in[1]]; params).
+ * The inputs are expanded to out's shape (zero strides where broadcast)
+ * and of the dtype the op computes in (one the backend answered NATIVE
+ * for; the API has done the casts); out is contiguous, of the op's result
+ * dtype (a comparison's is bool). params are 32-bit patterns of scalars
+ * in the lane type (f32 bits, or i32 for i32 lanes). */
+typedef struct wt_ew_args {
+    wt_op op;
+    int nin;
+    const wt_tensor *in[2];
+    uint32_t params[2];
+    wt_tensor *out;
+} wt_ew_args;
 
 typedef enum wt_rowwise_op {
     WT_ROW_SOFTMAX, WT_ROW_LAYERNORM, WT_ROW_RMSNORM, WT_ROW_COUNT
 } wt_rowwise_op;
 
+/* --- reductions, scans, random numbers --- */
+
+/* The reduction family, one row per op in core/reduce_ops.def. */
+typedef enum wt_combine { WT_COMBINE_ADD, WT_COMBINE_MUL, WT_COMBINE_MAX, WT_COMBINE_MIN } wt_combine;
+typedef enum wt_shift { WT_SHIFT_NONE, WT_SHIFT_MEAN, WT_SHIFT_MAX } wt_shift;
+enum { WT_RD_FLOAT = 1, WT_RD_I32 = 2, WT_RD_BOOL = 4 };
+
 typedef enum wt_reduce_op {
-    WT_REDUCE_SUM, WT_REDUCE_MEAN, WT_REDUCE_MAX, WT_REDUCE_MIN, WT_REDUCE_COUNT
+#define WT_REDUCE_OP(ID, ...) WT_REDUCE_##ID,
+#include "core/reduce_ops.def"
+#undef WT_REDUCE_OP
+    WT_REDUCE_COUNT
 } wt_reduce_op;
+
+typedef struct wt_reduce_info {
+    const char *name; /* "sum": the public function is wt_sum */
+    wt_combine combine;
+    double identity;
+    wt_shift shift;
+    bool empty_ok;
+    unsigned dtypes; /* WT_RD_* */
+    const char *map_wgsl, *finish_wgsl;
+} wt_reduce_info;
+/* The row of op (core/reduce_table.c); NULL for an unknown op. */
+const wt_reduce_info *wt_reduce_info_of(wt_reduce_op op);
+
+/* One reduction as a backend sees it: shift (NULL unless the op's row
+ * asks for one) is contiguous with out's element count, one value per
+ * output; n is the count finish divides by. */
+typedef struct wt_reduce_args {
+    wt_reduce_op op;
+    const wt_tensor *shift;
+    double n;
+} wt_reduce_args;
+
+typedef enum wt_scan_op { WT_SCAN_SUM, WT_SCAN_PROD } wt_scan_op;
+
+typedef enum wt_random_kind { WT_RANDOM_UNIFORM, WT_RANDOM_NORMAL, WT_RANDOM_DROPOUT } wt_random_kind;
+/* Philox4x32-10, key = seed, counter = (element index / 4, 0): element i
+ * takes word i % 4 of its block (core/philox.c). */
+typedef struct wt_random_args {
+    wt_random_kind kind;
+    uint64_t seed;
+    uint32_t bits;  /* uniform: the top `bits` bits of a word, times 2^-bits (24 for f32) */
+    float p, scale; /* dropout: drop where uniform(24 bits) < p, else x * scale */
+} wt_random_args;
 
 /* What the API layer asks of a backend. The API layer has checked every
  * argument; outputs are fresh contiguous tensors of the backend's own
@@ -97,34 +197,36 @@ struct wt_backend_ops {
     /* Waits for pending work that writes s, then copies out. */
     wt_status (*download)(wt_context *ctx, wt_storage *s, size_t offset, void *dst, size_t bytes);
 
-    /* out (contiguous) = value everywhere. */
-    wt_status (*fill)(wt_context *ctx, wt_tensor *out, float value);
-    /* out (contiguous, same shape) = x. */
+    /* out (contiguous, of a 4-byte dtype: f32, i32, bool) = the 32-bit
+     * pattern bits in every element (wt_fill_f32 in api.h for a float). */
+    wt_status (*fill_bits)(wt_context *ctx, wt_tensor *out, uint32_t bits);
+    /* out (contiguous, same shape) = x; f32 only (other dtypes copy through
+     * cast). */
     wt_status (*copy)(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
-    /* out (contiguous, same shape) = x converted to out's dtype; x and out
-     * are f32 or f16 (same dtype: a bit-exact copy). f32 -> f16 rounds to
-     * nearest even, overflows to inf and keeps NaN a NaN. */
+    /* out (contiguous, same shape) = x converted to out's dtype, any pair of
+     * f32, f16, i32, bool (same dtype: a bit-exact copy), by the rules of
+     * wt_cast in webtensor.h. */
     wt_status (*cast)(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
-    /* out = op(x); x has out's shape. */
-    wt_status (*unary)(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
-    /* out = op(a, b); a and b are already expanded to out's shape
-     * (broadcast axes have stride 0). */
-    wt_status (*binary)(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
-                        const wt_tensor *b, wt_tensor *out);
-    /* Optional (NULL: the API computes f16 through f32): unary / binary on
-     * f16 operands and an f16 out, all contiguous, of one shape (no
-     * broadcast), at even element offsets. WT_ERR_UNSUPPORTED sends the API
-     * to the f32 path. */
-    wt_status (*unary_f16)(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
-    wt_status (*binary_f16)(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
-                            const wt_tensor *b, wt_tensor *out);
+    /* An elementwise op of the catalogue (see wt_ew_args). With f16
+     * lanes (answered NATIVE by supports) WT_ERR_UNSUPPORTED for a layout
+     * the kernel does not take sends the API to the f32 path. */
+    wt_status (*elementwise)(wt_context *ctx, const wt_ew_args *args);
+    /* out = mask ? a : b elementwise; mask bool, a, b and out of one
+     * 4-byte dtype, all expanded to out's shape (out contiguous). a NULL:
+     * the scalar whose 32-bit pattern is a_bits instead. */
+    wt_status (*where)(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a,
+                       const wt_tensor *b, uint32_t a_bits, wt_tensor *out);
+    /* Optional (NULL: the catalogue's answers): how this backend computes
+     * op on inputs of dtype, given the catalogue's answer. */
+    wt_support (*supports)(const wt_context *ctx, wt_op op, wt_dtype dtype, wt_support catalogue);
     /* a: [B, M, K], b: [B, K, N], out: [B, M, N] contiguous. Any strides,
      * batch strides may be 0 (broadcast). */
     wt_status (*matmul)(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
     /* x: ndim = out->ndim + nreduced; its first out->ndim axes match out's
-     * shape, its last nreduced axes are reduced. Mean divides by the count
-     * of reduced elements. The count is > 0 for max/min. */
-    wt_status (*reduce)(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
+     * shape, its last nreduced axes are reduced (at least one element),
+     * as the op's row of core/reduce_ops.def says. x and out have one
+     * dtype (f32, i32 or bool). */
+    wt_status (*reduce)(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                         wt_tensor *out);
 
     /* out [R, C] contiguous = op applied to each row of x [R, C] (any
@@ -132,6 +234,22 @@ struct wt_backend_ops {
      * bias only for layernorm. */
     wt_status (*rowwise)(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                          const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
+
+    /* --- reductions, scans, random numbers --- */
+    /* out (i32, contiguous) = the index of the first maximum (is_min:
+     * minimum) of each output's reduced elements, row-major over the
+     * reduced axes; a NaN counts as larger (smaller) than everything, the
+     * first NaN wins. x (f32 or i32) as for reduce, at least one element. */
+    wt_status (*argreduce)(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
+                           wt_tensor *out);
+    /* x and out contiguous, one shape, seen as [outer, n, inner]: out is
+     * the inclusive scan of x along n (f32). */
+    wt_status (*scan)(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n,
+                      int64_t inner, wt_tensor *out);
+    /* out (f32, contiguous) from Philox (wt_random_args); x: dropout's
+     * input (f32, contiguous, out's shape), else NULL. */
+    wt_status (*random)(wt_context *ctx, const wt_random_args *r, const wt_tensor *x,
+                        wt_tensor *out);
 
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);

@@ -72,15 +72,34 @@ void cpu_gather(const float *base, const cpu_layout *l, int64_t start, int64_t l
 /* Rejects dtypes this backend does not compute. */
 wt_status cpu_check_f32(const char *what, const wt_tensor *t);
 
+/* out (4-byte dtype) = bits everywhere; cpu_fill is its f32 form. */
+wt_status cpu_fill_bits(wt_context *ctx, wt_tensor *out, uint32_t bits);
 wt_status cpu_fill(wt_context *ctx, wt_tensor *out, float value);
 wt_status cpu_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 wt_status cpu_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
-wt_status cpu_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
-wt_status cpu_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a, const wt_tensor *b,
-                     wt_tensor *out);
+wt_status cpu_elementwise(wt_context *ctx, const wt_ew_args *args);
+wt_status cpu_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a, const wt_tensor *b,
+                    uint32_t a_bits, wt_tensor *out);
+wt_support cpu_supports(const wt_context *ctx, wt_op op, wt_dtype dtype, wt_support catalogue);
 wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
-wt_status cpu_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
+wt_status cpu_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                      wt_tensor *out);
+
+/* --- reductions, scans, random numbers --- */
+/* The kept and reduced axes of a reduction (x: kept first), each group
+ * merged where it can be walked as one (reduce.c). */
+void cpu_reduce_layouts(const wt_tensor *x, const wt_tensor *out, int nreduced, cpu_layout *kept,
+                        cpu_layout *red);
+/* Offset in x of kept position p (row-major over kept's shape). */
+int64_t cpu_kept_offset(const cpu_layout *kept, int64_t p);
+/* Any row of core/reduce_ops.def, any dtype it accepts (reduce_table.c). */
+wt_status cpu_reduce_table(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x,
+                           int nreduced, wt_tensor *out);
+wt_status cpu_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
+                        wt_tensor *out);
+wt_status cpu_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n, int64_t inner,
+                   wt_tensor *out);
+wt_status cpu_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out);
 
 wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *weight,
                       const wt_tensor *bias, float eps, wt_tensor *out);

@@ -6,135 +6,184 @@
  * gathered block by block into a small buffer first, so the math itself
  * only ever runs over contiguous spans, where it vectorises. */
 
-/* These kernels never read the floating-point exception flags, so GCC may
- * evaluate both sides of a select: only then do the branch-free selects of
- * vmath.h become vector blends (results are unchanged). Set before the
- * includes so that vmath.h's functions share the options and inline. */
+/* These kernels never read the floating-point exception flags or errno,
+ * so GCC may evaluate both sides of a select (only then do the branch-free
+ * selects of vmath.h become vector blends) and use the square root
+ * instruction without a libm call for negatives; results are unchanged.
+ * Set before the includes so that the inline helpers share the options. */
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-trapping-math")
+#pragma GCC optimize("no-trapping-math", "no-math-errno")
 #endif
 
 #include "cpu/cpu.h"
-#include "cpu/vmath.h"
+#include "cpu/ew_math.h"
 
 #include <string.h>
-#if defined(__SSE2__)
-#include <immintrin.h>
-#endif
 
 /* Elements per block: two gathered operands fit in L1/L2 (2 x 16 KiB). */
 #define EW_BLOCK 4096
 
-typedef enum ew_kind { EW_FILL, EW_COPY, EW_UNARY, EW_BINARY } ew_kind;
+typedef enum ew_kind { EW_FILL, EW_COPY, EW_OP, EW_WHERE } ew_kind;
+
+/* i32 and bool lanes are read and written through these: the data are
+ * gathered as 4-byte floats (plain moves, bit exact), so the int views of
+ * the same memory must be allowed to alias them. */
+#if defined(__GNUC__)
+typedef int32_t ew_i32 __attribute__((may_alias));
+typedef uint32_t ew_u32 __attribute__((may_alias));
+#else
+typedef int32_t ew_i32;
+typedef uint32_t ew_u32;
+#endif
+
+#define EW_MAX_IN 3
 
 typedef struct ew_job {
     ew_kind kind;
-    int op;            /* wt_unary_op or wt_binary_op */
-    float value;       /* fill */
+    wt_op op;          /* EW_OP */
+    bool i32_lanes;    /* EW_OP: i32 (or bool) lanes, else f32 */
+    uint32_t bits;     /* fill: the 32-bit word of every element; where: the scalar a */
+    uint32_t params[2];
     int nin;
-    const float *in[2];
-    bool in_contiguous[2];
-    cpu_layout in_layout[2];
+    const float *in[EW_MAX_IN];
+    bool in_contiguous[EW_MAX_IN];
+    cpu_layout in_layout[EW_MAX_IN];
     float *out;
     int64_t n;
 } ew_job;
 
-/* sqrtf may set errno, so without -fno-math-errno GCC keeps it scalar with
- * a libm call for every negative input; the SSE instruction (x86-64's
- * baseline) gives the same results, NaN for negatives, four at a time. */
-static inline void sqrt_span(const float *restrict x, float *restrict y, int64_t n) {
-    int64_t i = 0;
-#if defined(__SSE2__)
-    for (; i + 4 <= n; i += 4)
-        _mm_storeu_ps(y + i, _mm_sqrt_ps(_mm_loadu_ps(x + i)));
-#endif
-    for (; i < n; i++)
-        y[i] = x[i] < 0.0f ? NAN : __builtin_sqrtf(x[i]);
-}
+/* The elementwise rows of core/ops.def, generated. Each row becomes two
+ * scalar functions, ewf_<name> on f32 lanes and ewi_<name> on i32 lanes
+ * (a comparison returns the int 0/1 of a bool), and a case of each lane
+ * type's span switch: per dtype rule, a loop writing float or int
+ * results, or nothing where the rule has no such lanes. */
+#define RET_F32_FLOAT float
+#define RET_F32_NUM float
+#define RET_F32_ROUND float
+#define RET_F32_LOGIC int32_t
+#define RET_F32_ARITH float
+#define RET_F32_INTDIV float
+#define RET_F32_CMP int32_t
 
-CPU_MULTIVERSION
-static void unary_span(wt_unary_op op, const float *restrict x, float *restrict y, int64_t n) {
-    switch (op) {
-    case WT_UNARY_NEG:
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++)
-            y[i] = -x[i];
-        break;
-    case WT_UNARY_EXP:
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++)
-            y[i] = vm_expf(x[i]);
-        break;
-    case WT_UNARY_LOG:
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++)
-            y[i] = vm_logf(x[i]);
-        break;
-    case WT_UNARY_SQRT:
-        sqrt_span(x, y, n);
-        break;
-    case WT_UNARY_RELU:
-        /* NaN stays NaN (NumPy's maximum(x, 0) propagates it). */
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++)
-            y[i] = x[i] < 0.0f ? 0.0f : x[i];
-        break;
-    case WT_UNARY_SIGMOID:
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++)
-            y[i] = vm_sigmoidf(x[i]);
-        break;
-    case WT_UNARY_TANH:
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++)
-            y[i] = vm_tanhf(x[i]);
-        break;
-    default:
-        break; /* rejected before any work starts */
+#define WT_UNARY(NAME, name, rule, nparams, c_f32, c_i32, wgsl)                                   \
+    static inline RET_F32_##rule ewf_##name(float x, float p0, float p1) {                        \
+        (void)p0, (void)p1;                                                                        \
+        return (RET_F32_##rule)(c_f32);                                                            \
+    }                                                                                              \
+    static inline int32_t ewi_##name(int32_t x, int32_t p0, int32_t p1) {                         \
+        (void)x, (void)p0, (void)p1;                                                               \
+        return (int32_t)(c_i32);                                                                   \
     }
-}
+#define WT_BINARY(NAME, name, rule, c_f32, c_i32, wgsl)                                           \
+    static inline RET_F32_##rule ewf_##name(float a, float b) { return (RET_F32_##rule)(c_f32); } \
+    static inline int32_t ewi_##name(int32_t a, int32_t b) {                                      \
+        (void)a, (void)b;                                                                          \
+        return (int32_t)(c_i32);                                                                   \
+    }
+#include "core/ops.def"
 
+#define EW_LOOP(OUT, E)                                                                            \
+    _Pragma("omp simd") for (int64_t i = 0; i < n; i++) OUT[i] = (E);
+#define F32_UNARY_FLOAT(E) EW_LOOP(yf, E)
+#define F32_UNARY_NUM(E) EW_LOOP(yf, E)
+#define F32_UNARY_ROUND(E) EW_LOOP(yf, E)
+#define F32_UNARY_LOGIC(E)
+#define I32_UNARY_FLOAT(E)
+#define I32_UNARY_NUM(E) EW_LOOP(yi, E)
+#define I32_UNARY_ROUND(E)
+#define I32_UNARY_LOGIC(E) EW_LOOP(yi, E)
+#define F32_BINARY_FLOAT(E) EW_LOOP(yf, E)
+#define F32_BINARY_ARITH(E) EW_LOOP(yf, E)
+#define F32_BINARY_INTDIV(E) EW_LOOP(yf, E)
+#define F32_BINARY_CMP(E) EW_LOOP(yi, E)
+#define F32_BINARY_LOGIC(E)
+#define I32_BINARY_FLOAT(E)
+#define I32_BINARY_ARITH(E) EW_LOOP(yi, E)
+#define I32_BINARY_INTDIV(E) EW_LOOP(yi, E)
+#define I32_BINARY_CMP(E) EW_LOOP(yi, E)
+#define I32_BINARY_LOGIC(E) EW_LOOP(yi, E)
+
+/* y = op(a[, b]) over n f32 lanes; y is float or int by the row's rule. */
 CPU_MULTIVERSION
-static void binary_span(wt_binary_op op, const float *restrict a, const float *restrict b,
-                        float *restrict y, int64_t n) {
+static void span_f32(wt_op op, const float *restrict a, const float *restrict b, const uint32_t prm[2],
+                     void *restrict out, int64_t n) {
+    float *restrict yf = out;
+    ew_i32 *restrict yi = out;
+    float p0, p1;
+    memcpy(&p0, &prm[0], sizeof p0);
+    memcpy(&p1, &prm[1], sizeof p1);
     switch (op) {
-    case WT_BINARY_ADD:
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++)
-            y[i] = a[i] + b[i];
-        break;
-    case WT_BINARY_SUB:
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++)
-            y[i] = a[i] - b[i];
-        break;
-    case WT_BINARY_MUL:
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++)
-            y[i] = a[i] * b[i];
-        break;
-    case WT_BINARY_DIV:
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++)
-            y[i] = a[i] / b[i];
-        break;
-    default:
+#define WT_UNARY(NAME, name, rule, nparams, c_f32, c_i32, wgsl)                                   \
+    case WT_OP_##NAME:                                                                             \
+        F32_UNARY_##rule(ewf_##name(a[i], p0, p1)) break;
+#define WT_BINARY(NAME, name, rule, c_f32, c_i32, wgsl)                                           \
+    case WT_OP_##NAME:                                                                             \
+        F32_BINARY_##rule(ewf_##name(a[i], b[i])) break;
+#define WT_KERNEL(NAME, ...) case WT_OP_##NAME:
+#include "core/ops.def"
+    case WT_OP_COUNT:
         break;
     }
 }
 
+/* The same over i32 lanes (bools are i32 lanes of 0/1). */
 CPU_MULTIVERSION
-static void fill_span(float value, float *restrict y, int64_t n) {
+static void span_i32(wt_op op, const ew_i32 *restrict a, const ew_i32 *restrict b, const uint32_t prm[2],
+                     void *restrict out, int64_t n) {
+    ew_i32 *restrict yi = out;
+    const int32_t p0 = (int32_t)prm[0], p1 = (int32_t)prm[1];
+    switch (op) {
+#define WT_UNARY(NAME, name, rule, nparams, c_f32, c_i32, wgsl)                                   \
+    case WT_OP_##NAME:                                                                             \
+        I32_UNARY_##rule(ewi_##name(a[i], p0, p1)) break;
+#define WT_BINARY(NAME, name, rule, c_f32, c_i32, wgsl)                                           \
+    case WT_OP_##NAME:                                                                             \
+        I32_BINARY_##rule(ewi_##name(a[i], b[i])) break;
+#define WT_KERNEL(NAME, ...) case WT_OP_##NAME:
+#include "core/ops.def"
+    case WT_OP_COUNT:
+        break;
+    }
+}
+
+/* y = mask ? a : b on 32-bit words; a NULL: the word a_bits. */
+CPU_MULTIVERSION
+static void span_where(const ew_u32 *restrict m, const ew_u32 *restrict a, uint32_t a_bits,
+                       const ew_u32 *restrict b, ew_u32 *restrict y, int64_t n) {
+    if (a) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++)
+            y[i] = m[i] ? a[i] : b[i];
+    } else {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++)
+            y[i] = m[i] ? a_bits : b[i];
+    }
+}
+
+CPU_MULTIVERSION
+static void fill_span(uint32_t bits, uint32_t *restrict y, int64_t n) {
 #pragma omp simd
     for (int64_t i = 0; i < n; i++)
-        y[i] = value;
+        y[i] = bits;
+}
+
+/* The op of job on n gathered lanes src[], into y. */
+static void compute_span(const ew_job *job, const float *const *src, float *y, int64_t n) {
+    if (job->kind == EW_WHERE)
+        span_where((const ew_u32 *)src[0], (const ew_u32 *)src[1], job->bits,
+                   (const ew_u32 *)src[2], (ew_u32 *)y, n);
+    else if (job->i32_lanes)
+        span_i32(job->op, (const ew_i32 *)src[0], (const ew_i32 *)src[1], job->params, y, n);
+    else
+        span_f32(job->op, src[0], src[1], job->params, y, n);
 }
 
 static void run_block(const ew_job *job, int64_t start, int64_t len,
                       float (*scratch)[EW_BLOCK]) {
     float *y = job->out + start;
     if (job->kind == EW_FILL) {
-        fill_span(job->value, y, len);
+        fill_span(job->bits, (uint32_t *)(void *)y, len);
         return;
     }
     if (job->kind == EW_COPY) {
@@ -144,19 +193,18 @@ static void run_block(const ew_job *job, int64_t start, int64_t len,
             cpu_gather(job->in[0], &job->in_layout[0], start, len, y);
         return;
     }
-    const float *src[2] = {NULL, NULL};
+    const float *src[EW_MAX_IN] = {NULL, NULL, NULL};
     for (int k = 0; k < job->nin; k++) {
-        if (job->in_contiguous[k]) {
+        if (!job->in[k]) {
+            continue; /* where's scalar a */
+        } else if (job->in_contiguous[k]) {
             src[k] = job->in[k] + start;
         } else {
             cpu_gather(job->in[k], &job->in_layout[k], start, len, scratch[k]);
             src[k] = scratch[k];
         }
     }
-    if (job->kind == EW_UNARY)
-        unary_span((wt_unary_op)job->op, src[0], y, len);
-    else
-        binary_span((wt_binary_op)job->op, src[0], src[1], y, len);
+    compute_span(job, src, y, len);
 }
 
 /* Tiles of the transposed path: EW_TILE x EW_TILE floats, one scratch. */
@@ -172,7 +220,8 @@ static bool wants_tiles(const ew_job *job) {
     const int last = job->in_layout[0].ndim - 1;
     for (int k = 0; k < job->nin; k++) {
         const int64_t *st = job->in_layout[k].strides;
-        if (!job->in_contiguous[k] && st[last] != 1 && st[last] != 0 && st[last - 1] == 1)
+        if (job->in[k] && !job->in_contiguous[k] && st[last] != 1 && st[last] != 0 &&
+            st[last - 1] == 1)
             return true;
     }
     return false;
@@ -185,8 +234,10 @@ static void run_tile(const ew_job *job, int64_t outer, int64_t r0, int64_t c0, i
     const cpu_layout *l0 = &job->in_layout[0];
     const int last = l0->ndim - 1;
     const int64_t R = l0->shape[last - 1], C = l0->shape[last];
-    const float *src[2] = {NULL, NULL};
+    const float *src[EW_MAX_IN] = {NULL, NULL, NULL};
     for (int k = 0; k < job->nin; k++) {
+        if (!job->in[k])
+            continue;
         const cpu_layout *l = &job->in_layout[k];
         /* The outer axes' offset of this input, then the tile's corner. */
         int64_t off = 0, rem = outer;
@@ -211,12 +262,14 @@ static void run_tile(const ew_job *job, int64_t outer, int64_t r0, int64_t c0, i
     }
     float *y = job->out + outer * R * C + r0 * C + c0;
     for (int64_t r = 0; r < th; r++, y += C) {
-        if (job->kind == EW_COPY)
+        if (job->kind == EW_COPY) {
             memcpy(y, src[0] + r * tw, (size_t)tw * sizeof *y);
-        else if (job->kind == EW_UNARY)
-            unary_span((wt_unary_op)job->op, src[0] + r * tw, y, tw);
-        else
-            binary_span((wt_binary_op)job->op, src[0] + r * tw, src[1] + r * tw, y, tw);
+            continue;
+        }
+        const float *row[EW_MAX_IN];
+        for (int k = 0; k < EW_MAX_IN; k++)
+            row[k] = src[k] ? src[k] + r * tw : NULL;
+        compute_span(job, row, y, tw);
     }
 }
 
@@ -230,7 +283,7 @@ static void run_tiled(wt_context *ctx, const ew_job *job) {
     const bool parallel = job->n > CPU_PARALLEL_MIN;
 #pragma omp parallel for num_threads(cpu_threads(ctx)) if (parallel) schedule(static)
     for (int64_t t = 0; t < ntiles; t++) {
-        _Alignas(64) float scratch[2][EW_BLOCK];
+        _Alignas(64) float scratch[EW_MAX_IN][EW_BLOCK];
         const int64_t outer = t / (tr * tc), r0 = (t / tc) % tr * EW_TILE,
                       c0 = t % tc * EW_TILE;
         const int64_t th = R - r0 < EW_TILE ? R - r0 : EW_TILE;
@@ -250,7 +303,7 @@ static void run_job(wt_context *ctx, const ew_job *job) {
      * which keeps the hardware prefetchers streaming. */
 #pragma omp parallel for num_threads(cpu_threads(ctx)) if (parallel) schedule(static)
     for (int64_t blk = 0; blk < nblocks; blk++) {
-        _Alignas(64) float scratch[2][EW_BLOCK];
+        _Alignas(64) float scratch[EW_MAX_IN][EW_BLOCK];
         const int64_t start = blk * EW_BLOCK;
         const int64_t len = job->n - start < EW_BLOCK ? job->n - start : EW_BLOCK;
         run_block(job, start, len, scratch);
@@ -262,31 +315,38 @@ static void run_job(wt_context *ctx, const ew_job *job) {
 static void describe_inputs(ew_job *job, const wt_tensor *const *ins, const wt_tensor *out) {
     int ndim = out->ndim;
     int64_t shape[WT_MAX_DIMS];
-    int64_t strides[3][WT_MAX_DIMS];
+    int64_t strides[EW_MAX_IN + 1][WT_MAX_DIMS] = {{0}};
     memcpy(shape, out->shape, sizeof(int64_t) * (size_t)ndim);
     memcpy(strides[0], out->strides, sizeof(int64_t) * (size_t)ndim);
     for (int k = 0; k < job->nin; k++)
-        memcpy(strides[k + 1], ins[k]->strides, sizeof(int64_t) * (size_t)ndim);
+        if (ins[k]) /* NULL: where's scalar, stride 0 */
+            memcpy(strides[k + 1], ins[k]->strides, sizeof(int64_t) * (size_t)ndim);
     wt_coalesce(&ndim, shape, job->nin + 1, strides);
     for (int k = 0; k < job->nin; k++) {
         cpu_layout *l = &job->in_layout[k];
         l->ndim = ndim;
         memcpy(l->shape, shape, sizeof(int64_t) * (size_t)ndim);
         memcpy(l->strides, strides[k + 1], sizeof(int64_t) * (size_t)ndim);
-        job->in[k] = cpu_data(ins[k]);
+        job->in[k] = ins[k] ? cpu_data(ins[k]) : NULL;
         /* out is contiguous, so a single merged axis of stride 1 means the
          * input matches it element for element. */
-        job->in_contiguous[k] = (ndim == 1 && l->strides[0] == 1) || job->n <= 1;
+        job->in_contiguous[k] = ins[k] && ((ndim == 1 && l->strides[0] == 1) || job->n <= 1);
     }
 }
 
-wt_status cpu_fill(wt_context *ctx, wt_tensor *out, float value) {
-    wt_status st = cpu_check_f32("fill", out);
-    if (st != WT_OK)
-        return st;
-    ew_job job = {.kind = EW_FILL, .value = value, .out = cpu_data(out), .n = out->numel};
+wt_status cpu_fill_bits(wt_context *ctx, wt_tensor *out, uint32_t bits) {
+    if (wt_dtype_storage_size(out->dtype) != 4)
+        return wt_fail(WT_ERR_UNSUPPORTED, "cpu: fill of dtype %s (4-byte dtypes only)",
+                       wt_dtype_name(out->dtype));
+    ew_job job = {.kind = EW_FILL, .bits = bits, .out = cpu_data(out), .n = out->numel};
     run_job(ctx, &job);
     return WT_OK;
+}
+
+wt_status cpu_fill(wt_context *ctx, wt_tensor *out, float value) {
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    return cpu_fill_bits(ctx, out, bits);
 }
 
 wt_status cpu_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out) {
@@ -301,33 +361,50 @@ wt_status cpu_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out) {
     return WT_OK;
 }
 
-wt_status cpu_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out) {
-    if ((unsigned)op >= WT_UNARY_COUNT)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "cpu: unknown unary op %d", (int)op);
-    wt_status st = cpu_check_f32("unary op", x);
-    if (st != WT_OK || (st = cpu_check_f32("unary op", out)) != WT_OK)
-        return st;
-    ew_job job = {.kind = EW_UNARY, .op = op, .nin = 1, .out = cpu_data(out), .n = out->numel};
+/* The lanes a dtype computes in: f32, or i32 for i32 and bool. */
+static bool lanes_i32(wt_dtype d) { return d == WT_I32 || d == WT_BOOL; }
+
+wt_status cpu_elementwise(wt_context *ctx, const wt_ew_args *args) {
+    const wt_tensor *x = args->in[0];
+    if ((unsigned)args->op >= WT_OP_COUNT || wt_op_table[args->op].arity != args->nin)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "cpu: op %d is not an elementwise op of %d inputs",
+                       (int)args->op, args->nin);
+    for (int k = 0; k < args->nin; k++)
+        if (args->in[k]->dtype != x->dtype || (x->dtype != WT_F32 && !lanes_i32(x->dtype)))
+            return wt_fail(WT_ERR_UNSUPPORTED, "cpu %s: inputs of dtype %s (f32, i32 and bool lanes only)",
+                           wt_op_table[args->op].name, wt_dtype_name(args->in[k]->dtype));
+    if (wt_dtype_storage_size(args->out->dtype) != 4)
+        return wt_fail(WT_ERR_UNSUPPORTED, "cpu %s: an output of dtype %s", wt_op_table[args->op].name,
+                       wt_dtype_name(args->out->dtype));
+    ew_job job = {.kind = EW_OP, .op = args->op, .i32_lanes = lanes_i32(x->dtype), .nin = args->nin,
+                  .out = cpu_data(args->out), .n = args->out->numel};
+    memcpy(job.params, args->params, sizeof job.params);
     if (job.n == 0)
         return WT_OK;
-    describe_inputs(&job, &x, out);
+    describe_inputs(&job, args->in, args->out);
     run_job(ctx, &job);
     return WT_OK;
 }
 
-wt_status cpu_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a, const wt_tensor *b,
-                     wt_tensor *out) {
-    if ((unsigned)op >= WT_BINARY_COUNT)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "cpu: unknown binary op %d", (int)op);
-    wt_status st = cpu_check_f32("binary op", a);
-    if (st != WT_OK || (st = cpu_check_f32("binary op", b)) != WT_OK ||
-        (st = cpu_check_f32("binary op", out)) != WT_OK)
-        return st;
-    ew_job job = {.kind = EW_BINARY, .op = op, .nin = 2, .out = cpu_data(out), .n = out->numel};
+wt_status cpu_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a, const wt_tensor *b,
+                    uint32_t a_bits, wt_tensor *out) {
+    if (mask->dtype != WT_BOOL || wt_dtype_storage_size(b->dtype) != 4 || (a && a->dtype != b->dtype) ||
+        out->dtype != b->dtype)
+        return wt_fail(WT_ERR_UNSUPPORTED, "cpu where: a bool mask and 4-byte values of one dtype only");
+    ew_job job = {.kind = EW_WHERE, .bits = a_bits, .nin = 3, .out = cpu_data(out), .n = out->numel};
     if (job.n == 0)
         return WT_OK;
-    const wt_tensor *ins[2] = {a, b};
+    const wt_tensor *ins[3] = {mask, a, b};
     describe_inputs(&job, ins, out);
     run_job(ctx, &job);
     return WT_OK;
+}
+
+/* f16 lanes go through f32: this backend has no f16 arithmetic. */
+wt_support cpu_supports(const wt_context *ctx, wt_op op, wt_dtype dtype, wt_support catalogue) {
+    (void)ctx;
+    (void)op;
+    return dtype == WT_F16 && catalogue == WT_SUPPORT_NATIVE && wt_op_table[op].arity > 0
+               ? WT_SUPPORT_VIA_F32
+               : catalogue;
 }

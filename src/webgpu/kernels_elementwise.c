@@ -25,9 +25,6 @@ enum operand_walk {
     OPERAND_COLUMN = 3
 };
 
-/* Value of the shader's OP for a plain copy (see unary.wgsl). */
-#define UNARY_SHADER_COPY 100u
-
 typedef struct strided_layout {
     int ndim;
     int64_t shape[WT_MAX_DIMS];
@@ -70,11 +67,12 @@ static wt_status check_u32(const char *op, const wt_tensor *t)
     return WT_OK;
 }
 
-static wt_status check_f32(const char *op, const wt_tensor *t)
+/* The lanes these kernels compute in: f32, i32, bool (4-byte words). */
+static wt_status check_lanes(const char *op, const wt_tensor *t)
 {
-    if (t->dtype != WT_F32)
-        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu %s: only f32 tensors are supported so far",
-                       op);
+    if (t->dtype != WT_F32 && t->dtype != WT_I32 && t->dtype != WT_BOOL)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu %s: dtype %s (f32, i32 and bool lanes only)", op,
+                       wt_dtype_name(t->dtype));
     return WT_OK;
 }
 
@@ -116,31 +114,47 @@ static linear_extent linear_extent_of(int64_t numel, enum walk_mode mode, uint32
 
 static bool vec4_enabled(const wt_context *ctx) { return wg_get_caps(ctx)->vec4_per_thread > 0; }
 
-/* The prelude shared by fill, unary and binary: T and LANES follow the
- * walk's unit. Returns the length written. */
-static int unit_prelude(char *buf, size_t cap, unsigned op, enum walk_mode mode, uint32_t vpt)
+/* The prelude shared by fill, unary and binary: U, B and LANES follow the
+ * walk's unit; then, for an op (not fill), the lanes' aliases and apply()
+ * of wg_ew_prelude (op < 0: a copy). Returns the length written, -1 when
+ * it does not fit. */
+static int unit_prelude(char *buf, size_t cap, enum walk_mode mode, uint32_t vpt, bool with_op, int op,
+                        wt_dtype lanes, wt_dtype out)
 {
     bool vec4 = mode == WALK_VEC4;
-    return snprintf(buf, cap,
-                    "const OP: u32 = %uu;\nconst MODE: u32 = %uu;\nconst WG: u32 = %uu;\n"
-                    "const VPT: u32 = %uu;\nalias T = %s;\nalias U = %s;\nalias B = %s;\n"
-                    "const LANES = T(%s);\n",
-                    op, (unsigned)mode, ELEMENTWISE_WG, vpt, vec4 ? "vec4<f32>" : "f32",
-                    vec4 ? "vec4<u32>" : "u32", vec4 ? "vec4<bool>" : "bool",
-                    vec4 ? "0.0, 1.0, 2.0, 3.0" : "0.0");
+    int n = snprintf(buf, cap,
+                     "const MODE: u32 = %uu;\nconst WG: u32 = %uu;\nconst VPT: u32 = %uu;\n"
+                     "alias U = %s;\nalias B = %s;\nconst LANES = U(%s);\n",
+                     (unsigned)mode, ELEMENTWISE_WG, vpt, vec4 ? "vec4<u32>" : "u32",
+                     vec4 ? "vec4<bool>" : "bool", vec4 ? "0u, 1u, 2u, 3u" : "0u");
+    if (n < 0 || (size_t)n >= cap)
+        return -1;
+    if (!with_op)
+        return n;
+    int m = wg_ew_prelude(buf + n, cap - (size_t)n, op, lanes, out, vec4 ? 4 : 1);
+    return m < 0 ? -1 : n + m;
 }
 
 /* --------------------------------------------------------------- fill */
 
 typedef struct fill_params {
-    uint32_t n, tail, out_offset;
-    float value;
+    uint32_t n, tail, out_offset, bits;
 } fill_params;
 
 wt_status wg_op_fill(wt_context *ctx, wt_tensor *out, float value)
 {
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    return wg_op_fill_bits(ctx, out, bits);
+}
+
+wt_status wg_op_fill_bits(wt_context *ctx, wt_tensor *out, uint32_t bits)
+{
     wt_status st;
-    if ((st = check_f32("fill", out)) != WT_OK || (st = check_u32("fill", out)) != WT_OK)
+    if (wt_dtype_storage_size(out->dtype) != 4)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu fill: dtype %s (4-byte dtypes only)",
+                       wt_dtype_name(out->dtype));
+    if ((st = check_u32("fill", out)) != WT_OK)
         return st;
     if (out->numel == 0)
         return WT_OK;
@@ -148,9 +162,11 @@ wt_status wg_op_fill(wt_context *ctx, wt_tensor *out, float value)
     enum walk_mode mode = vec4_enabled(ctx) && out->offset % 4 == 0 ? WALK_VEC4 : WALK_LINEAR;
     linear_extent e = linear_extent_of(out->numel, mode, wg_get_caps(ctx)->vec4_per_thread);
     uint32_t div = mode == WALK_VEC4 ? 4 : 1;
-    fill_params p = {e.n, e.tail, (uint32_t)(out->offset / div), value};
+    fill_params p = {e.n, e.tail, (uint32_t)(out->offset / div), bits};
     char prelude[256];
-    unit_prelude(prelude, sizeof prelude, 0, mode, e.vpt);
+    int used = unit_prelude(prelude, sizeof prelude, mode, e.vpt, false, 0, WT_F32, WT_F32);
+    if (used < 0 || snprintf(prelude + used, sizeof prelude - (size_t)used, "alias T = U;\n") < 0)
+        return wt_fail(WT_ERR_BACKEND, "webgpu fill: prelude too long");
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "fill";
@@ -267,16 +283,17 @@ static wt_status run_transpose(wt_context *ctx, const wt_tensor *x, wt_tensor *o
 /* -------------------------------------------------------------- unary */
 
 typedef struct unary_params {
-    uint32_t n, tail, ndim, x_offset, out_offset, pad0, pad1, pad2;
+    uint32_t n, tail, ndim, x_offset, out_offset, p0, p1, pad0;
     uint32_t shape[8];
     uint32_t x_strides[8];
 } unary_params;
 
-static wt_status run_unary(wt_context *ctx, const char *name, unsigned shader_op,
-                           const wt_tensor *x, wt_tensor *out)
+/* out = op(x) (op < 0: a copy, which may take the tiled transpose). */
+static wt_status run_unary(wt_context *ctx, const char *name, int op, const wt_tensor *x,
+                           const uint32_t *params, wt_tensor *out)
 {
     wt_status st;
-    if ((st = check_f32(name, x)) != WT_OK || (st = check_f32(name, out)) != WT_OK ||
+    if ((st = check_lanes(name, x)) != WT_OK || (st = check_lanes(name, out)) != WT_OK ||
         (st = check_u32(name, x)) != WT_OK || (st = check_u32(name, out)) != WT_OK)
         return st;
     if (out->numel == 0)
@@ -288,8 +305,7 @@ static wt_status run_unary(wt_context *ctx, const char *name, unsigned shader_op
         mode = vec4_enabled(ctx) && x->offset % 4 == 0 && out->offset % 4 == 0 ? WALK_VEC4
                                                                               : WALK_LINEAR;
     int rows_axis = -1;
-    if (mode == WALK_STRIDED && shader_op == UNARY_SHADER_COPY &&
-        transpose_applies(ctx, &lay, &rows_axis))
+    if (mode == WALK_STRIDED && op < 0 && transpose_applies(ctx, &lay, &rows_axis))
         return run_transpose(ctx, x, out, &lay, rows_axis);
 
     linear_extent e = linear_extent_of(out->numel, mode, wg_get_caps(ctx)->vec4_per_thread);
@@ -301,15 +317,20 @@ static wt_status run_unary(wt_context *ctx, const char *name, unsigned shader_op
     p.ndim = (uint32_t)lay.ndim;
     p.x_offset = (uint32_t)(x->offset / div);
     p.out_offset = (uint32_t)(out->offset / div);
+    if (params) {
+        p.p0 = params[0];
+        p.p1 = params[1];
+    }
     pack_u32x8(p.shape, lay.shape, lay.ndim);
     pack_u32x8(p.x_strides, lay.strides[1], lay.ndim);
 
-    char prelude[256];
-    unit_prelude(prelude, sizeof prelude, shader_op, mode, e.vpt);
+    char prelude[768];
+    if (unit_prelude(prelude, sizeof prelude, mode, e.vpt, true, op, x->dtype, out->dtype) < 0)
+        return wt_fail(WT_ERR_BACKEND, "webgpu %s: prelude too long", name);
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "unary";
-    l.libraries[0] = "unary_math";
+    l.libraries[0] = wg_ew_library(x->dtype);
     l.prelude = prelude;
     l.params = &p;
     l.params_size = sizeof p;
@@ -322,15 +343,7 @@ static wt_status run_unary(wt_context *ctx, const char *name, unsigned shader_op
 
 wt_status wg_op_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out)
 {
-    return run_unary(ctx, "copy", UNARY_SHADER_COPY, x, out);
-}
-
-wt_status wg_op_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out)
-{
-    /* The shader's OP numbers follow wt_unary_op. */
-    if ((unsigned)op >= WT_UNARY_COUNT)
-        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu unary: unknown op %d", (int)op);
-    return run_unary(ctx, "unary", (unsigned)op, x, out);
+    return run_unary(ctx, "copy", -1, x, NULL, out);
 }
 
 /* ------------------------------------------------------------- binary */
@@ -374,16 +387,13 @@ static uint32_t operand_offset(enum operand_walk w, const wt_tensor *t, uint32_t
     return (uint32_t)(w == OPERAND_CONTIGUOUS || w == OPERAND_ROW ? t->offset / div : t->offset);
 }
 
-wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
-                       const wt_tensor *b, wt_tensor *out)
+static wt_status run_binary(wt_context *ctx, const char *name, wt_op op, const wt_tensor *a,
+                            const wt_tensor *b, wt_tensor *out)
 {
     wt_status st;
-    if ((unsigned)op >= WT_BINARY_COUNT)
-        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu binary: unknown op %d", (int)op);
     const wt_tensor *all[3] = {a, b, out};
     for (int i = 0; i < 3; i++)
-        if ((st = check_f32("binary", all[i])) != WT_OK ||
-            (st = check_u32("binary", all[i])) != WT_OK)
+        if ((st = check_lanes(name, all[i])) != WT_OK || (st = check_u32(name, all[i])) != WT_OK)
             return st;
     if (out->numel == 0)
         return WT_OK;
@@ -425,22 +435,21 @@ wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
     pack_u32x8(p.a_strides, lay.strides[1], lay.ndim);
     pack_u32x8(p.b_strides, lay.strides[2], lay.ndim);
 
-    /* Scalar and column operands are read element by element (f32) and
-     * splatted; contiguous and row operands in the walk's unit. */
-    const char *unit = mode == WALK_VEC4 ? "vec4<f32>" : "f32";
+    /* Scalar and column operands are read element by element (S) and
+     * splatted; contiguous and row operands in the walk's unit (T). */
     bool a_unit = wa == OPERAND_CONTIGUOUS || wa == OPERAND_ROW;
     bool b_unit = wb == OPERAND_CONTIGUOUS || wb == OPERAND_ROW;
-    char prelude[512];
-    int used = unit_prelude(prelude, sizeof prelude, (unsigned)op, mode, e.vpt);
-    if (used > 0 && (size_t)used < sizeof prelude)
+    char prelude[768];
+    int used = unit_prelude(prelude, sizeof prelude, mode, e.vpt, true, (int)op, a->dtype, out->dtype);
+    if (used < 0 ||
         snprintf(prelude + used, sizeof prelude - (size_t)used,
-                 "const A_MODE: u32 = %uu;\nconst B_MODE: u32 = %uu;\nalias TA = %s;\n"
-                 "alias TB = %s;\n",
-                 (unsigned)wa, (unsigned)wb, a_unit ? unit : "f32", b_unit ? unit : "f32");
+                 "const A_MODE: u32 = %uu;\nconst B_MODE: u32 = %uu;\nalias TA = %s;\nalias TB = %s;\n",
+                 (unsigned)wa, (unsigned)wb, a_unit ? "T" : "S", b_unit ? "T" : "S") < 0)
+        return wt_fail(WT_ERR_BACKEND, "webgpu %s: prelude too long", name);
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "binary";
-    l.libraries[0] = "binary_math";
+    l.libraries[0] = wg_ew_library(a->dtype);
     l.prelude = prelude;
     l.params = &p;
     l.params_size = sizeof p;
@@ -450,4 +459,23 @@ wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
     l.nbindings = 3;
     l.workgroups = e.workgroups;
     return wg_dispatch(ctx, &l);
+}
+
+/* ------------------------------------------------------- the dispatch */
+
+wt_status wg_op_elementwise(wt_context *ctx, const wt_ew_args *args)
+{
+    if ((unsigned)args->op >= WT_OP_COUNT || wt_op_table[args->op].arity != args->nin)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu: op %d is not an elementwise op of %d inputs",
+                       (int)args->op, args->nin);
+    const char *name = wt_op_table[args->op].name;
+    const wt_tensor *x = args->in[0];
+    if (args->nin == 2 && args->in[1]->dtype != x->dtype)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu %s: inputs of dtypes %s and %s", name,
+                       wt_dtype_name(x->dtype), wt_dtype_name(args->in[1]->dtype));
+    if (x->dtype == WT_F16)
+        return wg_ew_f16(ctx, args);
+    if (args->nin == 1)
+        return run_unary(ctx, name, (int)args->op, x, args->params, args->out);
+    return run_binary(ctx, name, args->op, x, args->in[1], args->out);
 }

@@ -89,23 +89,35 @@ static inline bool wg_is_pow2(uint64_t v) { return v && (v & (v - 1)) == 0; }
 const char *wg_shader_source(const char *name);
 
 /* Kernels (src/webgpu/kernels_*.c), the bodies of the backend ops. */
+/* out (4-byte dtype) = bits everywhere; wg_op_fill is its f32 form. */
+wt_status wg_op_fill_bits(wt_context *ctx, wt_tensor *out, uint32_t bits);
 wt_status wg_op_fill(wt_context *ctx, wt_tensor *out, float value);
 wt_status wg_op_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
-/* out (f16, contiguous) = op(x) / op(a, b) on f16 inputs that are
- * contiguous, of out's shape, at even element offsets (kernels_elementwise_f16.c). */
-wt_status wg_op_unary_f16(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
-wt_status wg_op_binary_f16(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
-                           const wt_tensor *b, wt_tensor *out);
+/* An elementwise op of the catalogue (kernels_elementwise.c); f16 lanes
+ * go to wg_ew_f16. */
+wt_status wg_op_elementwise(wt_context *ctx, const wt_ew_args *args);
+/* The same on f16 inputs that are contiguous, of out's shape, at even
+ * element offsets, and an f16 out (kernels_elementwise_f16.c);
+ * WT_ERR_UNSUPPORTED for anything else. */
+wt_status wg_ew_f16(wt_context *ctx, const wt_ew_args *args);
+/* out = mask ? a : b (kernels_where.c; see wt_backend_ops.where). */
+wt_status wg_op_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a,
+                      const wt_tensor *b, uint32_t a_bits, wt_tensor *out);
+/* WGSL of an elementwise launch (ew_wgsl.c): `alias S / T / TO` for lanes
+ * of dtype lanes and an output of dtype out, in units of width (1, 2 or
+ * 4) elements, and apply() from op's row of ops.def (op < 0: a copy).
+ * Returns the length written, -1 when cap is too small. The launch adds
+ * MODE/WG/... and U, B; apply's parameters are p.p0 and p.p1. */
+int wg_ew_prelude(char *buf, size_t cap, int op, wt_dtype lanes, wt_dtype out, int width);
+/* The helper library of those lanes: "ew_float", "ew_int" or "ew_bool". */
+const char *wg_ew_library(wt_dtype lanes);
 /* Whether pack2x16float / unpack2x16float are exact on this device (every
  * f16 value, every tie, the overflow edge), probed on the first call; false
  * when the probe cannot run or WT_F16_HW=0. */
 bool wg_f16_hw_exact(wt_context *ctx);
-wt_status wg_op_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);
-wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
-                       const wt_tensor *b, wt_tensor *out);
 wt_status wg_op_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
-wt_status wg_op_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
+wt_status wg_op_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                        wt_tensor *out);
 /* Matrix-vector products as row reductions (kernels_reduce.c): for
  * o < rows, with b = o / rows_per_batch and r = o % rows_per_batch,
@@ -122,6 +134,15 @@ typedef struct wg_dot_rows {
 } wg_dot_rows;
 bool wg_dot_rows_fits(const wg_dot_rows *d);
 wt_status wg_reduce_dot_rows(wt_context *ctx, const wg_dot_rows *d, wt_tensor *out);
+/* --- reductions, scans, random numbers --- */
+/* Folds axes [first, first + n) of t into one run (kernels_reduce.c): false
+ * when they do not merge into a single non-negative stride. */
+bool wg_merge_axes(const wt_tensor *t, int first, int n, uint64_t *extent, uint64_t *stride);
+wt_status wg_op_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
+                          wt_tensor *out);
+wt_status wg_op_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n, int64_t inner,
+                     wt_tensor *out);
+wt_status wg_op_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                         const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
 

@@ -1,23 +1,25 @@
-// out = a op b, elementwise, out contiguous; a and b are already expanded
-// to out's shape (broadcast axes have stride 0). Ways of walking:
-//   MODE 2: in vec4 units (T = vec4<f32>): n whole vec4s of out, then, when
+// out = apply(a, b), elementwise, out contiguous; a and b are already
+// expanded to out's shape (broadcast axes have stride 0). Ways of walking:
+//   MODE 2: in vec4 units (T = vec4<S>): n whole vec4s of out, then, when
 //           tail > 0, one last vec4 of which only the first tail lanes
 //           belong to out (the other lanes are read and written back
 //           unchanged);
-//   MODE 1: in f32 units (T = f32), tail 0;
-//   MODE 0: strided (shape, a_strides, b_strides; ndim <= 8), T = f32.
+//   MODE 1: in scalar units (T = S), tail 0;
+//   MODE 0: strided (shape, a_strides, b_strides; ndim <= 8), T = S.
 // In MODE 1 and 2 each operand is read in one of four ways (A_MODE,
 // B_MODE), out being [rows, inner] (inner in units of T):
 //   0 contiguous like out: offset + i              (binding of T)
-//   1 one scalar:          element offset          (binding of f32, splat)
+//   1 one scalar:          element offset          (binding of S, splat)
 //   2 a row repeated:      offset + i % inner      (binding of T)
 //   3 a column repeated:   element offset + (i / inner) * col_stride
-//                                                   (binding of f32, splat)
+//                                                   (binding of S, splat)
 // Each thread handles VPT units, WG apart; a workgroup whose units are all
 // in range loads them all before it stores any.
-// Prelude constants: OP (0 add, 1 sub, 2 mul, 3 div), MODE, WG, VPT,
-// A_MODE, B_MODE, `alias T / TA / TB = ...;` (element types of out, a, b)
-// and LANES (T(0, 1, 2, 3)), then the binary_math library (apply).
+// Prelude: MODE, WG, VPT, A_MODE, B_MODE, `alias S / T / U / B / TO / TA /
+// TB = ...;` (lane scalar and unit, the matching u32 and bool units, the
+// output unit, the binding types of a and b), LANES (U(0, 1, 2, 3)) and
+// `fn apply(u: T, v: T) -> TO` (generated from the op's row of ops.def),
+// then the helper library of the lanes (ew_float, ew_int or ew_bool).
 
 struct Params {
     n: u32,
@@ -40,7 +42,7 @@ struct Params {
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> a: array<TA>;
 @group(0) @binding(2) var<storage, read> b: array<TB>;
-@group(0) @binding(3) var<storage, read_write> out: array<T>;
+@group(0) @binding(3) var<storage, read_write> out: array<TO>;
 
 fn operand_index(mode: u32, offset: u32, col_stride: u32, i: u32) -> u32 {
     switch mode {
@@ -71,7 +73,7 @@ fn sources(i: u32) -> vec2<u32> {
     return vec2<u32>(ia, ib);
 }
 
-fn value(i: u32) -> T {
+fn value(i: u32) -> TO {
     let s = sources(i);
     return apply(T(a[s.x]), T(b[s.y]));
 }
@@ -99,7 +101,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         if (i < p.n) {
             out[p.out_offset + i] = value(i);
         } else if (i == p.n && p.tail != 0u) {
-            let keep = LANES >= T(f32(p.tail));
+            let keep = LANES >= U(p.tail);
             out[p.out_offset + i] = select(value(i), out[p.out_offset + i], keep);
         }
     }

@@ -1,12 +1,13 @@
 // out = a op b on f16 tensors read and written as u32 words of two halves:
 // a, b and out contiguous, of the same length n (no broadcast), each
 // starting at a word (even element offset). Thread t converts word t of a
-// and b to f32 (f16_bits), applies binary_math's apply to both halves and
+// and b to f32 (f16_bits), applies the generated apply to both halves and
 // writes the word back rounded to nearest even, so no two threads touch
 // one word. For odd n the upper half of the last word lies beyond out and
 // is written 0 (out is a fresh tensor that owns its whole buffer).
-// Prelude constants: OP, WG, `alias T = vec2<f32>`, then the f16_bits and
-// binary_math libraries.
+// Prelude: WG, `alias S / T / U / B / TO` (f32, vec2 of f32 / u32 / bool,
+// vec2<f32>) and the generated `fn apply(u: T, v: T) -> TO`, then the
+// f16_bits (or f16_hw) and ew_float libraries.
 
 struct Params {
     n: u32,        // elements

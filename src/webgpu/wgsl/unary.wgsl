@@ -1,12 +1,12 @@
-// out = op(x), elementwise, out contiguous. Ways of walking the elements:
+// out = apply(x), elementwise, out contiguous. Ways of walking the elements:
 //   MODE 2: x and out contiguous with offsets that are multiples of 4, in
-//           vec4 units (T = vec4<f32>): n whole vec4s, then, when tail > 0,
+//           vec4 units (T = vec4<S>): n whole vec4s, then, when tail > 0,
 //           one last vec4 of which only the first tail lanes belong to out
 //           (the other lanes of out are read and written back unchanged;
 //           those of x are read within its buffer, whose size is a
 //           multiple of 16 bytes, and dropped);
-//   MODE 1: x and out contiguous, in f32 units (T = f32), tail 0;
-//   MODE 0: x strided (shape / x_strides, ndim <= 8), T = f32.
+//   MODE 1: x and out contiguous, in scalar units (T = S), tail 0;
+//   MODE 0: x strided (shape / x_strides, ndim <= 8), T = S.
 // Each thread handles VPT units, WG apart (a warp's accesses stay
 // contiguous); a workgroup whose units are all in range loads them all
 // before it stores any.
@@ -20,16 +20,16 @@ struct Params {
     ndim: u32,
     x_offset: u32,   // in units of T
     out_offset: u32, // in units of T
+    p0: u32,         // the op's parameters (bits of S)
+    p1: u32,
     pad0: u32,
-    pad1: u32,
-    pad2: u32,
     shape: array<vec4<u32>, 2>,     // uniform arrays need 16-byte elements
     x_strides: array<vec4<u32>, 2>,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<T>;
-@group(0) @binding(2) var<storage, read_write> out: array<T>;
+@group(0) @binding(2) var<storage, read_write> out: array<TO>;
 
 // Where unit i of out comes from in x.
 fn source(i: u32) -> u32 {
@@ -67,7 +67,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         if (i < p.n) {
             out[p.out_offset + i] = apply(x[source(i)]);
         } else if (i == p.n && p.tail != 0u) {
-            let keep = LANES >= T(f32(p.tail));
+            let keep = LANES >= U(p.tail);
             out[p.out_offset + i] = select(apply(x[p.x_offset + i]), out[p.out_offset + i], keep);
         }
     }

@@ -1,18 +1,23 @@
 // out = op(x) on f16 tensors read and written as u32 words of two halves:
 // x and out contiguous, of the same length n, each starting at a word
 // (even element offset). Thread t converts word t to f32 (f16_bits),
-// applies unary_math's apply to both halves and writes the word back
+// applies the generated apply to both halves and writes the word back
 // rounded to nearest even, so no two threads touch one word. For odd n the
 // upper half of the last word lies beyond out and is written 0 (out is a
 // fresh tensor that owns its whole buffer).
-// Prelude constants: OP, WG, `alias T / U / B` (vec2 of f32 / u32 / bool),
-// then the f16_bits and unary_math libraries.
+// Prelude: WG, `alias S / T / U / B / TO` (f32, vec2 of f32 / u32 / bool,
+// vec2<f32>) and the generated `fn apply(v: T) -> TO`, then the f16_bits
+// (or f16_hw) and ew_float libraries.
 
 struct Params {
     n: u32,        // elements
     x_word: u32,   // first word of x
     out_word: u32, // first word of out
     pad0: u32,
+    p0: u32,       // the op's parameters (f32 bits)
+    p1: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
