@@ -38,9 +38,22 @@ typedef enum sig {
     SIG_PERMUTE,     /* (x, perm, out) */
     SIG_TRANSPOSE,   /* (x, axis0, axis1, out) */
     SIG_SLICE,       /* (x, axis, start, stop, step, out) */
+    SIG_SCALAR,      /* (x, double alpha, out) */
+    SIG_CLAMP,       /* (x, double lo, double hi, out) */
+    SIG_WHERE,       /* (mask, a, b, out) */
+    SIG_MASKED_FILL, /* (x, mask, double value, out) */
+    SIG_VAR,         /* (x, naxes, axes, double correction, keepdims, out) */
+    SIG_NORM,        /* (x, double ord, naxes, axes, keepdims, out) */
+    SIG_DROPOUT,     /* (x, float p, uint64_t seed, out) */
+    SIG_CUM,         /* (x, axis, out): cumsum, cumprod */
     SIG_FROM_DATA,   /* (ctx, dtype, ndim, shape, data, out) */
     SIG_CREATE,      /* (ctx, dtype, ndim, shape, out) */
     SIG_FULL,        /* (ctx, dtype, ndim, shape, value, out) */
+    SIG_RANDOM,      /* (ctx, dtype, ndim, shape, seed, out) */
+    SIG_ARANGE,      /* (ctx, start, stop, step, dtype, out) */
+    SIG_LINSPACE,    /* (ctx, start, stop, num, endpoint, dtype, out) */
+    SIG_EYE,         /* (ctx, n, m, k, dtype, out) */
+    SIG_OP_SUPPORT,  /* (ctx, op, dtype, wt_support *) */
     SIG_READ,        /* (t, dst, bytes) */
     SIG_CTX,         /* (ctx) */
     SIG_CTX_STATS,   /* (ctx, wt_memory_stats *) */
@@ -58,10 +71,12 @@ typedef struct fn_row {
     any_fn fn;
     /* The valid call may also return this (e.g. no GPU timer on the CPU). */
     wt_status valid_alt;
+    bool bool_input; /* the valid first input is a WT_BOOL mask (all, any) */
 } fn_row;
 
-#define ROW(s, f) {#f, s, (any_fn)f, WT_OK}
-#define ROW_ALT(s, f, alt) {#f, s, (any_fn)f, alt}
+#define ROW(s, f) {#f, s, (any_fn)f, WT_OK, false}
+#define ROW_ALT(s, f, alt) {#f, s, (any_fn)f, alt, false}
+#define ROW_BOOL(s, f) {#f, s, (any_fn)f, WT_OK, true}
 
 /* Every public function that returns a wt_status. The getters, retain,
  * release and destroy take NULL silently (checked at the end). */
@@ -71,6 +86,29 @@ static const fn_row FUNCTIONS[] = {
     ROW(SIG_UNARY, wt_tanh), ROW(SIG_UNARY, wt_copy), ROW(SIG_UNARY, wt_contiguous),
     ROW(SIG_BINARY, wt_add), ROW(SIG_BINARY, wt_sub), ROW(SIG_BINARY, wt_mul),
     ROW(SIG_BINARY, wt_div),
+    /* --- added with the op catalogue --- */
+    ROW(SIG_UNARY, wt_abs), ROW(SIG_UNARY, wt_sign), ROW(SIG_UNARY, wt_floor),
+    ROW(SIG_UNARY, wt_ceil), ROW(SIG_UNARY, wt_round), ROW(SIG_UNARY, wt_square),
+    ROW(SIG_UNARY, wt_reciprocal), ROW(SIG_UNARY, wt_rsqrt), ROW(SIG_UNARY, wt_sin),
+    ROW(SIG_UNARY, wt_cos), ROW(SIG_UNARY, wt_exp2), ROW(SIG_UNARY, wt_log2),
+    ROW(SIG_UNARY, wt_log1p), ROW(SIG_UNARY, wt_expm1), ROW(SIG_UNARY, wt_erf),
+    ROW(SIG_UNARY, wt_gelu), ROW(SIG_UNARY, wt_gelu_tanh), ROW(SIG_UNARY, wt_silu),
+    ROW(SIG_UNARY, wt_softplus), ROW(SIG_UNARY, wt_mish), ROW(SIG_UNARY, wt_hardsigmoid),
+    ROW(SIG_UNARY, wt_hardswish), ROW(SIG_UNARY, wt_logical_not),
+    ROW(SIG_SCALAR, wt_leaky_relu), ROW(SIG_SCALAR, wt_elu), ROW(SIG_CLAMP, wt_clamp),
+    ROW(SIG_BINARY, wt_maximum), ROW(SIG_BINARY, wt_minimum), ROW(SIG_BINARY, wt_pow),
+    ROW(SIG_BINARY, wt_fmod), ROW(SIG_BINARY, wt_atan2), ROW(SIG_BINARY, wt_floor_divide),
+    ROW(SIG_BINARY, wt_remainder), ROW(SIG_BINARY, wt_eq), ROW(SIG_BINARY, wt_ne),
+    ROW(SIG_BINARY, wt_lt), ROW(SIG_BINARY, wt_le), ROW(SIG_BINARY, wt_gt), ROW(SIG_BINARY, wt_ge),
+    ROW(SIG_BINARY, wt_logical_and), ROW(SIG_BINARY, wt_logical_or), ROW(SIG_BINARY, wt_logical_xor),
+    ROW(SIG_WHERE, wt_where), ROW(SIG_MASKED_FILL, wt_masked_fill),
+    ROW(SIG_REDUCE, wt_prod), ROW_BOOL(SIG_REDUCE, wt_all), ROW_BOOL(SIG_REDUCE, wt_any),
+    ROW(SIG_REDUCE, wt_argmax), ROW(SIG_REDUCE, wt_argmin), ROW(SIG_REDUCE, wt_logsumexp),
+    ROW(SIG_VAR, wt_var), ROW(SIG_VAR, wt_std), ROW(SIG_NORM, wt_norm),
+    ROW(SIG_CUM, wt_cumsum), ROW(SIG_CUM, wt_cumprod),
+    ROW(SIG_CREATE, wt_tensor_ones), ROW(SIG_RANDOM, wt_rand), ROW(SIG_RANDOM, wt_randn),
+    ROW(SIG_DROPOUT, wt_dropout), ROW(SIG_ARANGE, wt_arange), ROW(SIG_LINSPACE, wt_linspace),
+    ROW(SIG_EYE, wt_eye), ROW(SIG_OP_SUPPORT, wt_op_support),
     ROW(SIG_MATMUL, wt_matmul),
     ROW(SIG_REDUCE, wt_sum), ROW(SIG_REDUCE, wt_mean), ROW(SIG_REDUCE, wt_max),
     ROW(SIG_REDUCE, wt_min),
@@ -132,6 +170,9 @@ typedef struct call_args {
     size_t bytes;
     int capacity;
     const wt_context_options *opts;
+    double scalar, scalar2; /* alpha, lo/hi, value, correction, ord, p, start/stop */
+    int64_t n, m2, k2;      /* linspace num; eye n, m, k */
+    int op;                 /* wt_op_support */
     wt_status want, want2; /* want2 == WT_OK: only want */
     char what[96];
 } call_args;
@@ -142,6 +183,7 @@ typedef struct call_args {
 typedef struct env {
     wt_context *ctx, *other;
     wt_tensor *x, *x16, *v, *m, *ox, *ov, *om;
+    wt_tensor *xi, *xb; /* [3,5] i32 and bool */
 } env;
 
 static const int64_t SHAPE_35[2] = {3, 5}, SHAPE_15[2] = {1, 5}, SHAPE_5[1] = {5};
@@ -163,6 +205,20 @@ static float g_data[64], g_dst[64];
 
 /* Fills variant k of class b for signature s; false when there is no
  * such variant. The base of every case is a valid call. */
+static bool g_bool_input; /* the row's valid first input is a mask */
+
+/* Where the catalogue (wt_op_support) and the op disagree today, each
+ * reported: sum, mean, max and min take i32 inputs (the reductions
+ * module), while the catalogue's rows still say "none". Remove a line when
+ * the catalogue follows. */
+static bool known_catalogue_gap(const char *fn, wt_dtype dtype)
+{
+    static const char *const i32_reductions[] = {"wt_sum", "wt_mean", "wt_max", "wt_min"};
+    for (size_t i = 0; i < sizeof i32_reductions / sizeof i32_reductions[0]; i++)
+        if (dtype == WT_I32 && !strcmp(fn, i32_reductions[i])) return true;
+    return false;
+}
+
 static bool gen_case(sig s, bad b, int k, const env *e, call_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -178,11 +234,20 @@ static bool gen_case(sig s, bad b, int k, const env *e, call_args *a)
     a->axis1 = 0;
     a->start = 0, a->stop = 3, a->step = 1;
     a->dtype = WT_F16;
-    a->eps = 1e-5f;
+    a->eps = s == SIG_ARANGE ? 1.0f : 1e-5f;
     a->data = g_data;
     a->dst = g_dst;
     a->bytes = 15 * sizeof(float);
     a->capacity = 0;
+    a->scalar = 0.5, a->scalar2 = 2.0;
+    a->n = 4, a->m2 = 3, a->k2 = 0;
+    a->op = 0;
+    if (s == SIG_WHERE) { a->t[0] = e->xb; a->t[1] = e->x; a->t[2] = e->x; }
+    if (g_bool_input) a->t[0] = e->xb;
+    if (s == SIG_MASKED_FILL) a->t[1] = e->xb;
+    if (s == SIG_VAR) a->scalar = 1.0;
+    if (s == SIG_NORM) a->scalar = 2.0;
+    if (s == SIG_ARANGE) a->scalar = 0.0, a->scalar2 = 3.0; /* step: a->eps below */
     const wt_status INV = WT_ERR_INVALID_ARGUMENT;
     if (s == SIG_SHAPE_VIEW) a->shape = SHAPE_35; /* reshape to itself, expand to itself */
     if (b == BAD_NONE) {
@@ -190,9 +255,12 @@ static bool gen_case(sig s, bad b, int k, const env *e, call_args *a)
         SET(a, WT_OK, WT_OK, "valid");
         return true;
     }
-    bool tensor_in = s <= SIG_SLICE || s == SIG_READ;
-    int ntensors = s == SIG_BINARY || s == SIG_MATMUL ? 2 : s == SIG_LAYERNORM ? 3 : s == SIG_RMSNORM ? 2 : 1;
-    bool ctx_in = s >= SIG_FROM_DATA && s <= SIG_FULL ? true : s >= SIG_CTX && s <= SIG_CTX_SECONDS;
+    bool tensor_in = s <= SIG_CUM || s == SIG_READ;
+    int ntensors = s == SIG_BINARY || s == SIG_MATMUL || s == SIG_MASKED_FILL ? 2
+                   : s == SIG_LAYERNORM || s == SIG_WHERE                ? 3
+                   : s == SIG_RMSNORM                                    ? 2
+                                                                         : 1;
+    bool ctx_in = (s >= SIG_FROM_DATA && s <= SIG_OP_SUPPORT) || (s >= SIG_CTX && s <= SIG_CTX_SECONDS);
     bool has_out = s != SIG_READ && s != SIG_CTX && s != SIG_LIST;
     switch (b) {
     case BAD_NULL:
@@ -217,12 +285,13 @@ static bool gen_case(sig s, bad b, int k, const env *e, call_args *a)
             SET(a, INV, WT_OK, "out NULL");
             return true;
         }
-        if (k == 4 && (s == SIG_SHAPE_VIEW || s == SIG_FROM_DATA || s == SIG_CREATE || s == SIG_FULL)) {
+        if (k == 4 && (s == SIG_SHAPE_VIEW || s == SIG_FROM_DATA || s == SIG_CREATE || s == SIG_FULL ||
+                       s == SIG_RANDOM)) {
             a->shape = NULL;
             SET(a, INV, WT_OK, "shape NULL");
             return true;
         }
-        if (k == 4 && s == SIG_REDUCE) {
+        if (k == 4 && (s == SIG_REDUCE || s == SIG_VAR || s == SIG_NORM)) {
             a->axes = NULL;
             SET(a, INV, WT_OK, "axes NULL with naxes 1");
             return true;
@@ -260,15 +329,27 @@ static bool gen_case(sig s, bad b, int k, const env *e, call_args *a)
         SET(a, INV, WT_OK, "input %d of another context", k);
         return true;
     case BAD_DTYPE: {
-        static const int dts[3] = {99, -1, WT_I32};
-        if (k >= 3) return false;
-        if (s != SIG_CAST && s != SIG_FROM_DATA && s != SIG_CREATE && s != SIG_FULL) return false;
-        a->dtype = (wt_dtype)dts[k];
-        SET(a, k < 2 ? INV : WT_ERR_UNSUPPORTED, WT_OK, "dtype %d", dts[k]);
-        return true;
+        /* A dtype argument that is no dtype. */
+        static const int dts[2] = {99, -1};
+        bool dtype_arg = s == SIG_CAST || (s >= SIG_FROM_DATA && s <= SIG_OP_SUPPORT);
+        if (dtype_arg && k < 2) {
+            a->dtype = (wt_dtype)dts[k];
+            SET(a, INV, WT_OK, "dtype %d", dts[k]);
+            return true;
+        }
+        /* An input of each other dtype: the expected code is read from the
+         * catalogue (wt_op_support) in main, where the row's name is known. */
+        if (tensor_in && s != SIG_READ && s != SIG_WHERE && s != SIG_MASKED_FILL && (k == 2 || k == 3)) {
+            a->t[0] = k == 2 ? e->xi : e->xb;
+            if (s == SIG_BINARY) a->t[1] = a->t[0];
+            SET(a, WT_OK, WT_OK, "input of dtype %s", k == 2 ? "i32" : "bool");
+            a->op = -2; /* marks "look up the catalogue" */
+            return true;
+        }
+        return false;
     }
     case BAD_AXIS:
-        if (s == SIG_REDUCE) {
+        if (s == SIG_REDUCE || s == SIG_VAR || s == SIG_NORM) {
             const int *ax[4] = {AX_BIG, AX_NEG, AX_REP, AX_MIN};
             if (k >= 5) return false;
             if (k == 4) {
@@ -281,7 +362,7 @@ static bool gen_case(sig s, bad b, int k, const env *e, call_args *a)
             SET(a, INV, WT_OK, "axes {%d%s}", ax[k][0], k == 2 ? ", -1" : "");
             return true;
         }
-        if (s == SIG_AXIS || s == SIG_SLICE || s == SIG_TRANSPOSE) {
+        if (s == SIG_AXIS || s == SIG_CUM || s == SIG_SLICE || s == SIG_TRANSPOSE) {
             const int axs[3] = {2, -3, INT_MIN};
             if (k >= (s == SIG_TRANSPOSE ? 6 : 3)) return false;
             if (k < 3) a->axis = axs[k]; else a->axis1 = axs[k - 3];
@@ -296,7 +377,8 @@ static bool gen_case(sig s, bad b, int k, const env *e, call_args *a)
         }
         return false;
     case BAD_SIZE:
-        if (s == SIG_SHAPE_VIEW || s == SIG_FROM_DATA || s == SIG_CREATE || s == SIG_FULL) {
+        if (s == SIG_SHAPE_VIEW || s == SIG_FROM_DATA || s == SIG_CREATE || s == SIG_FULL ||
+            s == SIG_RANDOM) {
             switch (k) {
             case 0: a->ndim = -1; SET(a, INV, WT_OK, "ndim -1"); return true;
             case 1: a->ndim = 9; a->shape = SHAPE_9; SET(a, INV, WT_OK, "ndim 9"); return true;
@@ -325,6 +407,26 @@ static bool gen_case(sig s, bad b, int k, const env *e, call_args *a)
                 return true;
             }
             return false;
+        }
+        if (s == SIG_LINSPACE && k == 0) {
+            a->n = -1;
+            SET(a, INV, WT_OK, "num -1");
+            return true;
+        }
+        if (s == SIG_EYE && k < 2) {
+            if (k == 0) a->n = -1; else a->m2 = -1;
+            SET(a, INV, WT_OK, "%s -1", k == 0 ? "n" : "m");
+            return true;
+        }
+        if (s == SIG_ARANGE && k == 0) {
+            a->scalar2 = 1e300; /* more elements than any memory */
+            SET(a, WT_ERR_OUT_OF_MEMORY, INV, "arange(0, 1e300)");
+            return true;
+        }
+        if ((s == SIG_WHERE || s == SIG_MASKED_FILL) && k == 0) {
+            a->t[s == SIG_WHERE ? 1 : 0] = e->m; /* [5,4] against a [3,5] mask */
+            SET(a, WT_ERR_SHAPE, WT_OK, "[5,4] with a [3,5] mask");
+            return true;
         }
         if (s == SIG_BINARY && k == 0) {
             a->t[1] = e->m; /* [3,5] with [5,4] */
@@ -357,6 +459,32 @@ static bool gen_case(sig s, bad b, int k, const env *e, call_args *a)
         if (s == SIG_SLICE && k < 2) {
             a->step = k == 0 ? 0 : -1;
             SET(a, INV, WT_OK, "step %lld", (long long)a->step);
+            return true;
+        }
+        if (s == SIG_DROPOUT && k < 3) {
+            const double ps[3] = {-0.1, 1.5, NAN};
+            a->scalar = ps[k];
+            SET(a, INV, WT_OK, "p %g", ps[k]);
+            return true;
+        }
+        if (s == SIG_ARANGE && k == 0) {
+            a->eps = 0; /* step 0 */
+            SET(a, INV, WT_OK, "step 0");
+            return true;
+        }
+        if (s == SIG_ARANGE && k == 1) {
+            a->scalar = NAN;
+            SET(a, INV, WT_OK, "start NaN");
+            return true;
+        }
+        if (s == SIG_OP_SUPPORT && k < 2) {
+            a->op = k == 0 ? -1 : 1 << 20;
+            SET(a, INV, WT_OK, "op %d", a->op);
+            return true;
+        }
+        if (s == SIG_CLAMP && k == 0) {
+            a->scalar = NAN;
+            SET(a, WT_OK, INV, "lo NaN");
             return true;
         }
         if (s == SIG_LIST && k == 0) {
@@ -393,6 +521,18 @@ typedef wt_status (*f_ctx_adapter)(const wt_context *, wt_adapter_info *);
 typedef wt_status (*f_ctx_seconds)(wt_context *, double *);
 typedef wt_status (*f_ctx_create)(const wt_context_options *, wt_context **);
 typedef wt_status (*f_list)(const wt_context_options *, wt_adapter_info *, int, int *);
+typedef wt_status (*f_scalar)(const wt_tensor *, double, wt_tensor **);
+typedef wt_status (*f_clamp)(const wt_tensor *, double, double, wt_tensor **);
+typedef wt_status (*f_where)(const wt_tensor *, const wt_tensor *, const wt_tensor *, wt_tensor **);
+typedef wt_status (*f_masked_fill)(const wt_tensor *, const wt_tensor *, double, wt_tensor **);
+typedef wt_status (*f_var)(const wt_tensor *, int, const int *, double, bool, wt_tensor **);
+typedef wt_status (*f_norm)(const wt_tensor *, double, int, const int *, bool, wt_tensor **);
+typedef wt_status (*f_dropout)(const wt_tensor *, float, uint64_t, wt_tensor **);
+typedef wt_status (*f_random)(wt_context *, wt_dtype, int, const int64_t *, uint64_t, wt_tensor **);
+typedef wt_status (*f_arange)(wt_context *, double, double, double, wt_dtype, wt_tensor **);
+typedef wt_status (*f_linspace)(wt_context *, double, double, int64_t, bool, wt_dtype, wt_tensor **);
+typedef wt_status (*f_eye)(wt_context *, int64_t, int64_t, int64_t, wt_dtype, wt_tensor **);
+typedef wt_status (*f_op_support)(const wt_context *, int, wt_dtype, wt_support *);
 
 static wt_status call_row(const fn_row *r, const call_args *a, wt_tensor **made, wt_context **made_ctx)
 {
@@ -420,6 +560,32 @@ static wt_status call_row(const fn_row *r, const call_args *a, wt_tensor **made,
     case SIG_CREATE: st = ((f_create)r->fn)(a->ctx, a->dtype == WT_F16 ? WT_F32 : a->dtype, a->ndim, a->shape, out); break;
     case SIG_FULL: st = ((f_full)r->fn)(a->ctx, a->dtype == WT_F16 ? WT_F32 : a->dtype, a->ndim, a->shape, 1.0, out); break;
     case SIG_READ: st = ((f_read)r->fn)(a->t[0], a->dst, a->bytes); break;
+    case SIG_SCALAR: st = ((f_scalar)r->fn)(a->t[0], a->scalar, out); break;
+    case SIG_CLAMP: st = ((f_clamp)r->fn)(a->t[0], a->scalar, a->scalar2, out); break;
+    case SIG_WHERE: st = ((f_where)r->fn)(a->t[0], a->t[1], a->t[2], out); break;
+    case SIG_MASKED_FILL: st = ((f_masked_fill)r->fn)(a->t[0], a->t[1], a->scalar, out); break;
+    case SIG_VAR: st = ((f_var)r->fn)(a->t[0], a->naxes, a->axes, a->scalar, true, out); break;
+    case SIG_NORM: st = ((f_norm)r->fn)(a->t[0], a->scalar, a->naxes, a->axes, true, out); break;
+    case SIG_DROPOUT: st = ((f_dropout)r->fn)(a->t[0], (float)a->scalar, 7, out); break;
+    case SIG_CUM: st = ((f_axis)r->fn)(a->t[0], a->axis, out); break;
+    case SIG_RANDOM:
+        st = ((f_random)r->fn)(a->ctx, a->dtype == WT_F16 ? WT_F32 : a->dtype, a->ndim, a->shape, 7, out);
+        break;
+    case SIG_ARANGE:
+        st = ((f_arange)r->fn)(a->ctx, a->scalar, a->scalar2, a->eps, a->dtype == WT_F16 ? WT_F32 : a->dtype, out);
+        break;
+    case SIG_LINSPACE:
+        st = ((f_linspace)r->fn)(a->ctx, 0.0, 1.0, a->n, true, a->dtype == WT_F16 ? WT_F32 : a->dtype, out);
+        break;
+    case SIG_EYE:
+        st = ((f_eye)r->fn)(a->ctx, a->n, a->m2, a->k2, a->dtype == WT_F16 ? WT_F32 : a->dtype, out);
+        break;
+    case SIG_OP_SUPPORT: {
+        wt_support sup;
+        st = ((f_op_support)r->fn)(a->ctx, a->op < 0 && a->op != -1 ? 0 : a->op, a->dtype,
+                                   a->null_out ? NULL : &sup);
+        break;
+    }
     case SIG_CTX: st = ((f_ctx)r->fn)(a->ctx); break;
     case SIG_CTX_STATS: {
         wt_memory_stats ms;
@@ -460,7 +626,7 @@ static wt_status call_row(const fn_row *r, const call_args *a, wt_tensor **made,
 /* The out-pointer a failing call must clear is a tensor or a context. */
 static bool writes_tensor(sig s)
 {
-    return s <= SIG_FULL;
+    return s <= SIG_EYE;
 }
 
 int main(int argc, char **argv)
@@ -492,6 +658,7 @@ int main(int argc, char **argv)
                 wt_tensor_from_data(e.other, WT_F32, 1, SHAPE_5, g_data, &e.ov) == WT_OK &&
                 wt_tensor_from_data(e.other, WT_F32, 2, s54, g_data, &e.om) == WT_OK;
     wt_tensor_release(x32);
+    made = made && wt_cast(e.x, WT_I32, &e.xi) == WT_OK && wt_cast(e.x, WT_BOOL, &e.xb) == WT_OK;
     (void)SHAPE_15;
     if (!CHECK(made, "inputs [%s]: %s", mode, wt_last_error())) return test_summary("bad_input");
 
@@ -504,10 +671,26 @@ int main(int argc, char **argv)
         for (int b = 0; b < BAD_CLASSES; b++) {
             for (int k = 0; k < 8; k++) {
                 call_args a;
+                g_bool_input = r->bool_input;
                 if (!gen_case(r->sig, (bad)b, k, &e, &a)) continue;
                 /* The f16 input instead of x on the valid call too: every op
                  * takes both dtypes. */
-                for (int f16 = 0; f16 < (b == BAD_NONE && r->sig <= SIG_SLICE ? 2 : 1); f16++) {
+                /* The catalogue says what an input of another dtype gets. */
+                if (a.op == -2) {
+                    int idx = -1;
+                    for (int o = 0; o < wt_op_count(); o++)
+                        if (!strcmp(wt_op_name(o), r->name + 3)) idx = o;
+                    if (idx < 0) continue; /* not in the catalogue */
+                    if (known_catalogue_gap(r->name, wt_tensor_dtype(a.t[0]))) continue;
+                    wt_support sup = WT_SUPPORT_NONE;
+                    wt_op_support(e.ctx, idx, wt_tensor_dtype(a.t[0]), &sup);
+                    if (sup == WT_SUPPORT_NONE) {
+                        a.want = WT_ERR_UNSUPPORTED;
+                        a.want2 = WT_ERR_INVALID_ARGUMENT;
+                    }
+                }
+                bool data_first = r->sig <= SIG_CUM && r->sig != SIG_WHERE && !r->bool_input;
+                for (int f16 = 0; f16 < (b == BAD_NONE && data_first ? 2 : 1); f16++) {
                     if (f16) a.t[0] = e.x16;
                     if (f16 && r->sig == SIG_LAYERNORM) a.t[1] = a.t[2] = NULL;
                     if (f16 && r->sig == SIG_RMSNORM) a.t[1] = NULL;
@@ -562,7 +745,7 @@ int main(int argc, char **argv)
         printf(" %s %d%s", BAD_NAMES[b], per_class[b], b + 1 < BAD_CLASSES ? "," : "");
     printf(" (+14 NULL getters)\n");
 
-    wt_tensor *all[] = {e.x, e.x16, e.v, e.m, e.ox, e.ov, e.om};
+    wt_tensor *all[] = {e.x, e.x16, e.v, e.m, e.ox, e.ov, e.om, e.xi, e.xb};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         wt_tensor_release(all[i]);
     wt_context_destroy(e.other);
