@@ -148,20 +148,56 @@ typedef enum op {
     OP_SOFTMAX, OP_LAYERNORM, OP_RMSNORM,
     OP_CAST, OP_COPY, OP_CONTIGUOUS,
     OP_RESHAPE, OP_PERMUTE, OP_TRANSPOSE, OP_SLICE, OP_EXPAND,
+    OP_UNARY_EXTRA, /* one of UNARY_EXTRA, chosen by a byte */
+    OP_BINARY_EXTRA, /* one of BINARY_EXTRA */
     OP_COUNT
 } op;
+
+/* How results are compared. */
+typedef enum tol_kind {
+    TOL_EXACT, TOL_ARITH, TOL_TRANSCENDENTAL, TOL_ACCUMULATE, TOL_NORM,
+    TOL_TRIG,     /* WGSL bounds sin/cos only on [-pi, pi] (absolute 2^-11) */
+    TOL_FLOORING  /* floor(a / b): one division rounding apart can move it by one step */
+} tol_kind;
+
+typedef wt_status (*unary_fn)(const wt_tensor *, wt_tensor **);
+typedef wt_status (*binary_fn)(const wt_tensor *, const wt_tensor *, wt_tensor **);
+
+/* The ops of the catalogue beyond the first set: a row each. */
+static const struct { const char *name; unary_fn fn; tol_kind tol; } UNARY_EXTRA[] = {
+    {"abs", wt_abs, TOL_EXACT}, {"sign", wt_sign, TOL_EXACT}, {"floor", wt_floor, TOL_EXACT},
+    {"ceil", wt_ceil, TOL_EXACT}, {"round", wt_round, TOL_EXACT}, {"square", wt_square, TOL_ARITH},
+    {"reciprocal", wt_reciprocal, TOL_ARITH}, {"rsqrt", wt_rsqrt, TOL_TRANSCENDENTAL},
+    {"sin", wt_sin, TOL_TRIG}, {"cos", wt_cos, TOL_TRIG}, {"exp2", wt_exp2, TOL_TRANSCENDENTAL},
+    {"log2", wt_log2, TOL_TRANSCENDENTAL}, {"log1p", wt_log1p, TOL_TRANSCENDENTAL},
+    {"expm1", wt_expm1, TOL_TRANSCENDENTAL}, {"erf", wt_erf, TOL_TRANSCENDENTAL},
+    {"gelu", wt_gelu, TOL_TRANSCENDENTAL}, {"gelu_tanh", wt_gelu_tanh, TOL_TRANSCENDENTAL},
+    {"silu", wt_silu, TOL_TRANSCENDENTAL}, {"softplus", wt_softplus, TOL_TRANSCENDENTAL},
+    {"mish", wt_mish, TOL_TRANSCENDENTAL}, {"hardsigmoid", wt_hardsigmoid, TOL_ARITH},
+    {"hardswish", wt_hardswish, TOL_ARITH}, {"logical_not", wt_logical_not, TOL_EXACT},
+};
+static const struct { const char *name; binary_fn fn; tol_kind tol; } BINARY_EXTRA[] = {
+    {"maximum", wt_maximum, TOL_EXACT}, {"minimum", wt_minimum, TOL_EXACT},
+    {"pow", wt_pow, TOL_TRANSCENDENTAL}, {"fmod", wt_fmod, TOL_FLOORING},
+    {"atan2", wt_atan2, TOL_TRANSCENDENTAL}, {"floor_divide", wt_floor_divide, TOL_FLOORING},
+    {"remainder", wt_remainder, TOL_FLOORING}, {"eq", wt_eq, TOL_EXACT}, {"ne", wt_ne, TOL_EXACT},
+    {"lt", wt_lt, TOL_EXACT}, {"le", wt_le, TOL_EXACT}, {"gt", wt_gt, TOL_EXACT},
+    {"ge", wt_ge, TOL_EXACT}, {"logical_and", wt_logical_and, TOL_EXACT},
+    {"logical_or", wt_logical_or, TOL_EXACT}, {"logical_xor", wt_logical_xor, TOL_EXACT},
+};
+#define N_UNARY_EXTRA ((int)(sizeof UNARY_EXTRA / sizeof UNARY_EXTRA[0]))
+#define N_BINARY_EXTRA ((int)(sizeof BINARY_EXTRA / sizeof BINARY_EXTRA[0]))
 
 static const char *const OP_NAMES[OP_COUNT] = {
     "neg", "exp", "log", "sqrt", "relu", "sigmoid", "tanh", "add", "sub", "mul", "div", "matmul",
     "sum", "mean", "max", "min", "softmax", "layernorm", "rmsnorm", "cast", "copy", "contiguous",
-    "reshape", "permute", "transpose", "slice", "expand"};
+    "reshape", "permute", "transpose", "slice", "expand", "unary*", "binary*"};
 
-/* How results are compared. */
-typedef enum tol_kind { TOL_EXACT, TOL_ARITH, TOL_TRANSCENDENTAL, TOL_ACCUMULATE, TOL_NORM } tol_kind;
-
-static tol_kind op_tolerance(op o)
+static tol_kind op_tolerance(op o, int extra)
 {
     switch (o) {
+    case OP_UNARY_EXTRA: return UNARY_EXTRA[extra].tol;
+    case OP_BINARY_EXTRA: return BINARY_EXTRA[extra].tol;
     case OP_NEG: case OP_RELU: case OP_MAX: case OP_MIN: case OP_CAST: case OP_COPY:
     case OP_CONTIGUOUS: case OP_RESHAPE: case OP_PERMUTE: case OP_TRANSPOSE: case OP_SLICE:
     case OP_EXPAND:
@@ -181,6 +217,7 @@ static tol_kind op_tolerance(op o)
 
 typedef struct step_args {
     op o;
+    int extra; /* the row of UNARY_EXTRA / BINARY_EXTRA */
     int view;            /* 0 none, 1 transpose, 2 slice, 3 expand, 4 reshape to 1-D */
     unsigned view_arg[4];
     int axis, axis1;
@@ -295,6 +332,8 @@ static wt_status run_step(wt_context *ctx, const step_args *a, const host_tensor
     case OP_TRANSPOSE: st = wt_transpose(x, a->axis, a->axis1, out); break;
     case OP_SLICE: st = wt_slice(x, a->axis, a->start, a->stop, a->step, out); break;
     case OP_EXPAND: st = wt_expand(x, a->ndim, a->shape, out); break;
+    case OP_UNARY_EXTRA: st = UNARY_EXTRA[a->extra].fn(x, out); break;
+    case OP_BINARY_EXTRA: st = BINARY_EXTRA[a->extra].fn(x, y, out); break;
     case OP_COUNT: break;
     }
 done:
@@ -335,7 +374,7 @@ static bool has_nonfinite(const host_tensor *h)
 static void compare(const step_args *a, wt_dtype dtype, const float *c, const float *g, int64_t n,
                     const host_tensor *ha, const host_tensor *hb, int64_t reduce_len)
 {
-    tol_kind tk = op_tolerance(a->o);
+    tol_kind tk = op_tolerance(a->o, a->extra);
     double rtol = 0, atol = 0;
     double scale = max_abs(ha) > max_abs(hb) ? max_abs(ha) : max_abs(hb);
     switch (tk) {
@@ -347,6 +386,11 @@ static void compare(const step_args *a, wt_dtype dtype, const float *c, const fl
         atol = 1e-5 * (double)reduce_len * (a->o == OP_MATMUL ? scale * scale : scale);
         break;
     case TOL_NORM: rtol = 1e-4; atol = 1e-4 * (1 + scale); break;
+    case TOL_TRIG:
+        if (scale > 3.14159265) return; /* outside [-pi, pi] WGSL promises nothing */
+        atol = 1e-3;
+        break;
+    case TOL_FLOORING: rtol = 1e-6; atol = 1e-6 * (1 + scale); break;
     }
     if (dtype == WT_F16 && tk != TOL_EXACT) {
         rtol += 1e-3; /* one f16 rounding apart */
@@ -375,6 +419,13 @@ static void compare(const step_args *a, wt_dtype dtype, const float *c, const fl
         double d = fabs((double)x - (double)y);
         if (d <= atol + rtol * fabs((double)x)) continue;
         if (special && (tk == TOL_ACCUMULATE || tk == TOL_NORM)) continue;
+        /* floor(a / b) one step apart: a quotient within an f32 rounding of
+         * an integer, which WGSL's division (2.5 ulp) may put either side. */
+        if (tk == TOL_FLOORING) {
+            double step = a->o == OP_BINARY_EXTRA && BINARY_EXTRA[a->extra].fn == wt_floor_divide
+                              ? 1.0 : (double)max_abs(hb);
+            if (fabs(d - step) <= 1e-5 * (1 + step) || fabs(d) <= 1e-5 * (1 + scale)) continue;
+        }
         fail("element %lld: cpu %.9g, webgpu %.9g (|diff| %.3g > %.3g)", (long long)i, (double)x,
              (double)y, d, atol + rtol * fabs((double)x));
     }
@@ -385,6 +436,7 @@ static void compare(const step_args *a, wt_dtype dtype, const float *c, const fl
 static wt_context *g_cpu, *g_gpu;
 static long g_steps, g_ok_steps;
 static long g_op_ok[OP_COUNT], g_op_err[OP_COUNT];
+static long g_unary_ok[N_UNARY_EXTRA], g_binary_ok[N_BINARY_EXTRA];
 
 static bool make_contexts(void)
 {
@@ -407,6 +459,8 @@ static void decode_args(reader *r, step_args *a, const host_tensor *ha)
 {
     memset(a, 0, sizeof *a);
     a->o = (op)(rd(r) % OP_COUNT);
+    unsigned x = rd(r);
+    a->extra = a->o == OP_UNARY_EXTRA ? (int)(x % N_UNARY_EXTRA) : (int)(x % N_BINARY_EXTRA);
     unsigned v = rd(r);
     a->view = (int)(v % 8 < 5 ? v % 8 : 0);
     for (int i = 0; i < 4; i++)
@@ -483,7 +537,7 @@ static void run_program(const uint8_t *data, size_t size)
         }
         step_args a;
         decode_args(&r, &a, operand[0]);
-        bool binary = a.o >= OP_ADD && a.o <= OP_MATMUL;
+        bool binary = (a.o >= OP_ADD && a.o <= OP_MATMUL) || a.o == OP_BINARY_EXTRA;
         bool norm = a.o == OP_LAYERNORM || a.o == OP_RMSNORM;
         /* Mostly, a second operand that fits the first (broadcast, inner
          * dimension, [C]), so that the ops run rather than all failing. */
@@ -520,7 +574,10 @@ static void run_program(const uint8_t *data, size_t size)
         const host_tensor *hb = binary ? operand[1] : NULL;
         const host_tensor *hw = norm ? operand[2] : NULL;
         snprintf(g_step, sizeof g_step, "step %d: %s of a %dd %s tensor (view %d) axis %d,%d naxes %d",
-                 s, OP_NAMES[a.o], operand[0]->ndim, operand[0]->dtype == WT_F16 ? "f16" : "f32", a.view,
+                 s,
+                 a.o == OP_UNARY_EXTRA    ? UNARY_EXTRA[a.extra].name
+                 : a.o == OP_BINARY_EXTRA ? BINARY_EXTRA[a.extra].name
+                                          : OP_NAMES[a.o], operand[0]->ndim, operand[0]->dtype == WT_F16 ? "f16" : "f32", a.view,
                  a.axis, a.axis1, a.naxes);
         wt_tensor *tc = NULL, *tg = NULL;
         wt_status sc = run_step(g_cpu, &a, operand[0], hb, hw, &tc);
@@ -535,6 +592,8 @@ static void run_program(const uint8_t *data, size_t size)
         if (sc == WT_OK) {
             g_ok_steps++;
             g_op_ok[a.o]++;
+            if (a.o == OP_UNARY_EXTRA) g_unary_ok[a.extra]++;
+            if (a.o == OP_BINARY_EXTRA) g_binary_ok[a.extra]++;
             int nd = wt_tensor_ndim(tc);
             if (nd != wt_tensor_ndim(tg) || wt_tensor_dtype(tc) != wt_tensor_dtype(tg) ||
                 memcmp(wt_tensor_shape(tc), wt_tensor_shape(tg), sizeof(int64_t) * (size_t)nd))
@@ -605,10 +664,14 @@ int main(int argc, char **argv)
     wt_context_destroy(g_gpu);
     wt_context_destroy(g_cpu);
     int ran = 0;
-    for (int o = 0; o < OP_COUNT; o++)
+    for (int o = 0; o < OP_UNARY_EXTRA; o++)
         ran += g_op_ok[o] > 0;
+    for (int o = 0; o < N_UNARY_EXTRA; o++)
+        ran += g_unary_ok[o] > 0;
+    for (int o = 0; o < N_BINARY_EXTRA; o++)
+        ran += g_binary_ok[o] > 0;
     printf("fuzz_diff: %d inputs, %ld steps (%ld succeeded on both), %d of %d ops ran; cpu and webgpu "
-           "agree\n", files, g_steps, g_ok_steps, ran, OP_COUNT);
+           "agree\n", files, g_steps, g_ok_steps, ran, OP_UNARY_EXTRA + N_UNARY_EXTRA + N_BINARY_EXTRA);
     if (getenv("WT_FUZZ_VERBOSE"))
         for (int o = 0; o < OP_COUNT; o++)
             printf("  %-10s ok %ld, same error %ld\n", OP_NAMES[o], g_op_ok[o], g_op_err[o]);
