@@ -562,6 +562,15 @@ WT_API wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out);
  * WT_ERR_INVALID_ARGUMENT for an unknown dtype. */
 WT_API wt_status wt_cast(const wt_tensor *x, wt_dtype dtype, wt_tensor **out);
 
+/* f32 subnormals (|x| < 2^-126). The CPU backend follows IEEE 754: it
+ * keeps them as inputs and as results. WGSL lets a GPU flush them to zero
+ * in arithmetic (as input or result), so on WebGPU an op whose inputs or
+ * exact result are subnormal may compute as if they were +-0: x / x of a
+ * subnormal x is 1 on the CPU and may be NaN (0 / 0) on a GPU; x * 2^-10
+ * may be 0. Data movement (wt_copy, views, wt_contiguous, wt_tensor_read,
+ * wt_cast to the same dtype) keeps every bit on both backends. Results
+ * with normal inputs and normal exact results do not differ for this. */
+
 /* ------------------------------------------------------------------- ops
  * The op catalogue: every op, its family and how each backend computes it
  * per dtype (what `webtensor ops` prints). op is an index in

@@ -60,6 +60,12 @@ need=()
 for p in gcc g++ make cmake pkg-config libopenblas-dev libvulkan1 libegl1 libgles2 libegl-mesa0; do
     have_pkg "$p" || need+=("$p")
 done
+# --fuzz (make test-fuzz): clang and its libFuzzer runtime, only then.
+if [ "${1:-}" = --fuzz ]; then
+    for p in clang libclang-rt-dev; do
+        have_pkg "$p" || need+=("$p")
+    done
+fi
 if [ ${#need[@]} -gt 0 ] || ! mesa_ok; then
     export DEBIAN_FRONTEND=noninteractive
     if ! mesa_ok; then add_backports; fi
