@@ -73,6 +73,21 @@ typedef enum wt_reduce_op {
     WT_REDUCE_SUM, WT_REDUCE_MEAN, WT_REDUCE_MAX, WT_REDUCE_MIN, WT_REDUCE_COUNT
 } wt_reduce_op;
 
+/* One in-place optimizer update, elementwise over n elements of param,
+ * grad, m (SGD: the momentum buffer) and v (AdamW only); every tensor f32
+ * and contiguous; m/v NULL when unused. */
+typedef enum wt_optimizer_kind { WT_OPT_SGD, WT_OPT_ADAMW } wt_optimizer_kind;
+typedef struct wt_optimizer_update {
+    wt_optimizer_kind kind;
+    wt_tensor *param, *m, *v;
+    const wt_tensor *grad;
+    float lr, weight_decay;
+    float momentum, dampening; /* SGD */
+    bool nesterov;             /* SGD */
+    float beta1, beta2, eps;   /* AdamW */
+    float bias1, bias2;        /* AdamW: 1 - beta^step */
+} wt_optimizer_update;
+
 /* What the API layer asks of a backend. The API layer has checked every
  * argument; outputs are fresh contiguous tensors of the backend's own
  * storage; inputs may be any strided view (zero strides included). Every
@@ -132,6 +147,27 @@ struct wt_backend_ops {
      * bias only for layernorm. */
     wt_status (*rowwise)(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                          const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
+
+    /* --- training --- (src/api/train.c) Inputs contiguous unless said.
+     * out = dy * act'(x); dy, x, out f32 of one shape. */
+    wt_status (*act_backward)(wt_context *ctx, wt_activation act, const wt_tensor *dy,
+                              const wt_tensor *x, wt_tensor *out);
+    /* logits [N, C] f32, labels [N] i32: loss[n] = logsumexp(row n) -
+     * row n[label] (0 where label == ignore; NaN for a label outside
+     * [0, C)), valid[n] = 1 or 0 (ignored). */
+    wt_status (*cross_entropy)(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
+                               int32_t ignore, wt_tensor *loss, wt_tensor *valid);
+    /* out [N, C] = (softmax(row n) - onehot(label n)) * scale[n]; rows of
+     * ignored labels 0. scale: [N] f32 (a view, stride 0 allowed). */
+    wt_status (*cross_entropy_backward)(wt_context *ctx, const wt_tensor *logits,
+                                        const wt_tensor *labels, int32_t ignore,
+                                        const wt_tensor *scale, wt_tensor *out);
+    /* out [V, D] (zeros on entry) += dy [N, D] rows at indices [N] (i32;
+     * outside [0, V): skipped). */
+    wt_status (*embedding_backward)(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices,
+                                    wt_tensor *out);
+    /* One in-place optimizer update (see wt_optimizer_update). */
+    wt_status (*optimizer_step)(wt_context *ctx, const wt_optimizer_update *u);
 
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);

@@ -70,6 +70,12 @@ const wt_backend_ops wt_cpu_backend = {
     .matmul = cpu_matmul,
     .reduce = cpu_reduce,
     .rowwise = cpu_rowwise,
+    /* --- training --- */
+    .act_backward = cpu_act_backward,
+    .cross_entropy = cpu_cross_entropy,
+    .cross_entropy_backward = cpu_cross_entropy_backward,
+    .embedding_backward = cpu_embedding_backward,
+    .optimizer_step = cpu_optimizer_step,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
 };

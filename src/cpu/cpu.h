@@ -85,4 +85,14 @@ wt_status cpu_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int n
 wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *weight,
                       const wt_tensor *bias, float eps, wt_tensor *out);
 
+/* --- training --- (train.c) */
+wt_status cpu_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *dy, const wt_tensor *x,
+                           wt_tensor *out);
+wt_status cpu_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels, int32_t ignore,
+                            wt_tensor *loss, wt_tensor *valid);
+wt_status cpu_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
+                                     int32_t ignore, const wt_tensor *scale, wt_tensor *out);
+wt_status cpu_embedding_backward(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, wt_tensor *out);
+wt_status cpu_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
+
 #endif /* WT_CPU_H */

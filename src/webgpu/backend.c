@@ -268,6 +268,12 @@ const wt_backend_ops wt_webgpu_backend = {
     .matmul = wg_op_matmul,
     .reduce = wg_op_reduce,
     .rowwise = wg_op_rowwise,
+    /* --- training --- */
+    .act_backward = wg_op_act_backward,
+    .cross_entropy = wg_op_cross_entropy,
+    .cross_entropy_backward = wg_op_cross_entropy_backward,
+    .embedding_backward = wg_op_embedding_backward,
+    .optimizer_step = wg_op_optimizer_step,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
 };

@@ -125,4 +125,14 @@ wt_status wg_reduce_dot_rows(wt_context *ctx, const wg_dot_rows *d, wt_tensor *o
 wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                         const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
 
+/* --- training --- (kernels_train.c) */
+wt_status wg_op_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *dy, const wt_tensor *x,
+                             wt_tensor *out);
+wt_status wg_op_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels, int32_t ignore,
+                              wt_tensor *loss, wt_tensor *valid);
+wt_status wg_op_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
+                                       int32_t ignore, const wt_tensor *scale, wt_tensor *out);
+wt_status wg_op_embedding_backward(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, wt_tensor *out);
+wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
+
 #endif /* WT_WG_H */
