@@ -35,7 +35,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     valid[p.valid_offset + r] = 1.0;
     if (y < 0 || u32(y) >= p.cols) {
-        loss[p.loss_offset + r] = bitcast<f32>(0x7fc00000u);
+        loss[p.loss_offset + r] = bitcast<f32>(p.neg_inf | 0x00400000u);
         return;
     }
     loss[p.loss_offset + r] = st.x + log(st.y) - x[base + u32(y)];

@@ -34,7 +34,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         return;
     }
     if (y < 0 || u32(y) >= p.cols) {
-        for (var j = lid; j < p.cols; j = j + WG) { out[obase + j] = bitcast<f32>(0x7fc00000u); }
+        for (var j = lid; j < p.cols; j = j + WG) { out[obase + j] = bitcast<f32>(p.neg_inf | 0x00400000u); }
         return;
     }
     let g = scale[p.s_offset + r * p.s_stride];
