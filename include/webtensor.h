@@ -407,6 +407,115 @@ WT_API void wt_adamw_options_init(wt_adamw_options *opts);
  * m and v start as zeros. */
 WT_API wt_status wt_adamw_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *m, wt_tensor *v,
                                int64_t step, const wt_adamw_options *opts);
+/* --- convolution, pooling, normalisation ---
+ * Layout NCHW: x is [N, C, H, W] (conv1d: [N, C, L]); an unbatched
+ * input ([C, H, W], conv1d [C, L]) gives an unbatched result. Inputs may
+ * be any strided view; f16 inputs compute in f32 (result f16 when every
+ * given tensor is f16). Errors: WT_ERR_INVALID_ARGUMENT for NULLs, bad
+ * options (zero or negative stride, kernel or dilation, negative padding,
+ * groups that do not divide the channels), WT_ERR_SHAPE for shapes that do
+ * not fit (weight or bias against x, a kernel larger than the padded
+ * input), WT_ERR_UNSUPPORTED for dtypes other than f32/f16. */
+
+typedef struct wt_conv_options {
+    uint32_t struct_size;       /* set by wt_conv_options_init */
+    int64_t stride[2];          /* (h, w); 1 */
+    int64_t padding[4];         /* top, bottom, left, right; 0. conv1d: left, right */
+    int64_t dilation[2];        /* (h, w); 1 */
+    int64_t groups;             /* 1; C and the output channels are multiples */
+    /* "same" (conv2d, conv1d): padding is ignored; the output has
+     * ceil(in / stride) positions and the padding is
+     * total = max((out - 1)*stride + dilation*(k - 1) + 1 - in, 0),
+     * total / 2 before and the rest after (ONNX's SAME_UPPER; with stride
+     * 1 PyTorch's padding="same", which allows no other stride). */
+    bool same;
+    int64_t output_padding[2];  /* conv_transpose2d: rows/columns added after; < stride or < dilation */
+} wt_conv_options;
+WT_API void wt_conv_options_init(wt_conv_options *opts);
+
+/* out[n, o, y, x] = bias[o] + sum over c in o's group, ky, kx of
+ *   x[n, c, y*sh - pad_top + ky*dh, x*sw - pad_left + kx*dw] * w[o, c', ky, kx]
+ * (cross-correlation, as PyTorch), zero outside x. w: [O, C/groups, KH,
+ * KW]; bias: [O] or NULL; opts NULL for the defaults. Output size
+ * (H + top + bottom - dh*(KH-1) - 1) / sh + 1 (floor). groups == C == O
+ * is a depthwise convolution. */
+WT_API wt_status wt_conv2d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                           const wt_conv_options *opts, wt_tensor **out);
+/* conv2d along one axis: x [N, C, L], w [O, C/groups, K]; reads stride[0],
+ * dilation[0], padding[0] (left) and padding[1] (right). */
+WT_API wt_status wt_conv1d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                           const wt_conv_options *opts, wt_tensor **out);
+/* The transpose (adjoint) of conv2d, as PyTorch's conv_transpose2d:
+ * x [N, C, H, W], w [C, O/groups, KH, KW], bias [O] or NULL; output
+ *   (H - 1)*sh - top - bottom + dh*(KH - 1) + output_padding[0] + 1
+ * rows (columns alike). Padding may be asymmetric; `same` is refused. */
+WT_API wt_status wt_conv_transpose2d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                     const wt_conv_options *opts, wt_tensor **out);
+
+typedef struct wt_pool_options {
+    uint32_t struct_size;     /* set by wt_pool_options_init */
+    int64_t kernel[2];        /* (h, w); must be set (> 0) */
+    int64_t stride[2];        /* 0 (the default): the kernel size */
+    int64_t padding[2];       /* (h, w), on both sides; at most half the (dilated) kernel */
+    int64_t dilation[2];      /* max_pool2d only; 1 */
+    bool ceil_mode;           /* round the output size up; a window must start inside
+                                 the input or its leading padding (PyTorch) */
+    bool count_include_pad;   /* avg_pool2d: padding counts in the divisor; true */
+    int64_t divisor_override; /* avg_pool2d: > 0 divides every window; 0 */
+} wt_pool_options;
+WT_API void wt_pool_options_init(wt_pool_options *opts);
+
+/* Max over each window (padding never wins; NaN propagates; ties give the
+ * first position). indices: NULL, or receives a WT_I32 tensor of out's
+ * shape holding the position y*W + x of each maximum in its input plane
+ * (PyTorch's return_indices). x [N, C, H, W] or [C, H, W]. */
+WT_API wt_status wt_max_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out,
+                               wt_tensor **indices);
+/* Mean over each window, as PyTorch's avg_pool2d: divisor_override, else
+ * the window clipped to the padded input (count_include_pad) or to the
+ * input (windows past the padded edge in ceil_mode count only what lies
+ * inside). dilation must be 1. */
+WT_API wt_status wt_avg_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out);
+/* Output [.., out_h, out_w]; window oy covers rows floor(oy*H/out_h) to
+ * ceil((oy+1)*H/out_h) (exclusive), columns alike. out_h, out_w > 0. */
+WT_API wt_status wt_adaptive_avg_pool2d(const wt_tensor *x, int64_t out_h, int64_t out_w,
+                                        wt_tensor **out);
+WT_API wt_status wt_adaptive_max_pool2d(const wt_tensor *x, int64_t out_h, int64_t out_w,
+                                        wt_tensor **out, wt_tensor **indices);
+/* Mean / max over the two last axes, keeping them as size 1 ([N, C, 1, 1]). */
+WT_API wt_status wt_global_avg_pool2d(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_global_max_pool2d(const wt_tensor *x, wt_tensor **out);
+
+typedef struct wt_batch_norm_options {
+    uint32_t struct_size; /* set by wt_batch_norm_options_init */
+    bool training;        /* false: normalise with the running statistics */
+    float momentum;       /* 0.1: running = (1 - momentum) * running + momentum * batch */
+    float eps;            /* 1e-5 */
+} wt_batch_norm_options;
+WT_API void wt_batch_norm_options_init(wt_batch_norm_options *opts);
+
+/* x [N, C, ...] (at least 2 axes), normalised per channel c:
+ *   out = (x - mean[c]) / sqrt(var[c] + eps) * weight[c] + bias[c]
+ * weight, bias: [C] or NULL (1 and 0). Inference: mean and var are
+ * running_mean and running_var ([C], required). Training: the biased
+ * mean and variance of x over every axis but 1 (at least 2 values per
+ * channel, else WT_ERR_SHAPE); running_mean and running_var, if given
+ * (both or neither; contiguous [C], f32 or f16), are updated in place
+ * with PyTorch's rule: the running variance takes the UNBIASED batch
+ * variance (times n / (n - 1)). batch_mean and batch_var may be NULL; in
+ * training they receive the batch mean and the biased batch variance
+ * ([C], f32), in inference NULL. */
+WT_API wt_status wt_batch_norm(const wt_tensor *x, wt_tensor *running_mean, wt_tensor *running_var,
+                               const wt_tensor *weight, const wt_tensor *bias,
+                               const wt_batch_norm_options *opts, wt_tensor **out,
+                               wt_tensor **batch_mean, wt_tensor **batch_var);
+/* x [N, C, ...]: the channels split into num_groups groups; each (n,
+ * group) is normalised by its own mean and biased variance, then
+ * out = normalised * weight[c] + bias[c] (weight, bias [C] or NULL).
+ * batch_norm and group_norm compute f16 through f32; the result has x's
+ * dtype. */
+WT_API wt_status wt_group_norm(const wt_tensor *x, int64_t num_groups, const wt_tensor *weight,
+                               const wt_tensor *bias, float eps, wt_tensor **out);
 
 #ifdef __cplusplus
 }

@@ -92,6 +92,33 @@ typedef struct wt_optimizer_update {
     float beta1, beta2, eps;   /* AdamW */
     float bias1, bias2;        /* AdamW: 1 - beta^step */
 } wt_optimizer_update;
+/* --- convolution and pooling --- */
+/* A 2-D sliding window from an [in_h, in_w] plane to an [out_h, out_w]
+ * one, every value resolved by the API layer: output (oy, ox) reads input
+ * rows oy*stride_h - pad_top + ky*dilation_h for ky < kernel_h (columns
+ * alike). pad_bottom / pad_right only bound average pooling's divisor. */
+typedef struct wt_window2d {
+    int64_t in_h, in_w, out_h, out_w;
+    int64_t kernel_h, kernel_w, stride_h, stride_w;
+    int64_t pad_top, pad_left, pad_bottom, pad_right;
+    int64_t dilation_h, dilation_w;
+} wt_window2d;
+
+typedef enum wt_pool_op {
+    WT_POOL_MAX, WT_POOL_AVG, WT_POOL_ADAPTIVE_MAX, WT_POOL_ADAPTIVE_AVG, WT_POOL_COUNT
+} wt_pool_op;
+
+/* Max: NaN wins, else the first largest (PyTorch). Avg: divisor > 0
+ * divides every window; else the window's size clipped to the padded
+ * plane (count_include_pad) or to the plane. Adaptive: window oy spans
+ * rows [floor(oy*H/OH), ceil((oy+1)*H/OH)) (kernel, stride, padding
+ * unused). */
+typedef struct wt_pool2d_desc {
+    wt_pool_op op;
+    wt_window2d win;
+    bool count_include_pad;
+    int64_t divisor;
+} wt_pool2d_desc;
 
 /* What the API layer asks of a backend. The API layer has checked every
  * argument; outputs are fresh contiguous tensors of the backend's own
@@ -175,6 +202,26 @@ struct wt_backend_ops {
                                     wt_tensor *out);
     /* One in-place optimizer update (see wt_optimizer_update). */
     wt_status (*optimizer_step)(wt_context *ctx, const wt_optimizer_update *u);
+    /* --- convolution and pooling (the geometry in wt_window2d) --- */
+    /* col [C*KH*KW, n*rows*OW] contiguous = the windows of x [n, C, H, W]
+     * (any strides) at output rows [row0, row0 + rows) of every image:
+     * row (c*KH + ky)*KW + kx, column (i*rows + r)*OW + ox holds
+     * x[i, c, (row0+r)*sh - pad_top + ky*dh, ox*sw - pad_left + kx*dw], 0
+     * in the padding. */
+    wt_status (*im2col)(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
+                        int64_t rows, wt_tensor *col);
+    /* The adjoint of im2col, plus a bias: out [n, C, H, W] (any strides,
+     * no two elements at one place; H, W = win->in_h, in_w) =
+     * bias[c] (0 when NULL) + the sum of the col [C*KH*KW, n*OH*OW]
+     * (contiguous; OH, OW = win->out_h, out_w) entries that im2col would
+     * have taken from each position. */
+    wt_status (*col2im)(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
+                        const wt_window2d *win, wt_tensor *out);
+    /* out [N, C, OH, OW] contiguous = the pooled windows of x [N, C, H, W]
+     * (any strides); indices (WT_I32, out's shape, contiguous) or NULL
+     * receives the argmax of max pooling as y*W + x. */
+    wt_status (*pool2d)(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
+                        wt_tensor *out, wt_tensor *indices);
 
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);

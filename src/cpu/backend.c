@@ -76,6 +76,10 @@ const wt_backend_ops wt_cpu_backend = {
     .cross_entropy_backward = cpu_cross_entropy_backward,
     .embedding_backward = cpu_embedding_backward,
     .optimizer_step = cpu_optimizer_step,
+    /* --- convolution and pooling --- */
+    .im2col = cpu_im2col,
+    .col2im = cpu_col2im,
+    .pool2d = cpu_pool2d,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
 };

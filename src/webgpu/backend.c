@@ -274,6 +274,10 @@ const wt_backend_ops wt_webgpu_backend = {
     .cross_entropy_backward = wg_op_cross_entropy_backward,
     .embedding_backward = wg_op_embedding_backward,
     .optimizer_step = wg_op_optimizer_step,
+    /* --- convolution and pooling --- */
+    .im2col = wg_op_im2col,
+    .col2im = wg_op_col2im,
+    .pool2d = wg_op_pool2d,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
 };

@@ -136,5 +136,12 @@ wt_status wg_op_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits,
                                        int32_t ignore, const wt_tensor *scale, wt_tensor *out);
 wt_status wg_op_embedding_backward(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, wt_tensor *out);
 wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
+/* --- convolution and pooling (kernels_conv.c) --- */
+wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
+                       int64_t rows, wt_tensor *col);
+wt_status wg_op_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
+                       const wt_window2d *win, wt_tensor *out);
+wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
+                       wt_tensor *out, wt_tensor *indices);
 
 #endif /* WT_WG_H */
