@@ -517,6 +517,26 @@ WT_API wt_status wt_batch_norm(const wt_tensor *x, wt_tensor *running_mean, wt_t
 WT_API wt_status wt_group_norm(const wt_tensor *x, int64_t num_groups, const wt_tensor *weight,
                                const wt_tensor *bias, float eps, wt_tensor **out);
 
+/* --- training: convolution and pooling backward ---
+ * x, w, dy are 4-D (N, C, H, W); gradients are f32. */
+
+/* Backward of wt_conv2d(x, w, bias, opts) given dy (its output's
+ * gradient): dx like x, dw like w, dbias [O]; any may be NULL to skip it.
+ * Composed from wt_conv_transpose2d and wt_conv2d, so it runs wherever
+ * they do. */
+WT_API wt_status wt_conv2d_backward(const wt_tensor *x, const wt_tensor *w, const wt_tensor *dy,
+                                    const wt_conv_options *opts, wt_tensor **dx, wt_tensor **dw,
+                                    wt_tensor **dbias);
+/* Backward of wt_max_pool2d from the indices it returned: dx (x's shape)
+ * receives each dy at the position its index names, summed where windows
+ * overlap (in index order on the CPU; by atomic adds on the GPU). */
+WT_API wt_status wt_max_pool2d_backward(const wt_tensor *dy, const wt_tensor *indices, const wt_tensor *x,
+                                        wt_tensor **dx);
+/* Backward of wt_avg_pool2d(x, opts): each dy spread evenly over its
+ * window, divided by the divisor the forward pass used. */
+WT_API wt_status wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x, const wt_pool_options *opts,
+                                        wt_tensor **dx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,65 +3,12 @@
  * layer-norm and batch-norm backward (composed from public ops), and the
  * in-place SGD and AdamW steps. */
 #include "api/api.h"
+#include "api/chain.h"
 
 #include <math.h>
 #include <string.h>
 
 /* ------------------------------------------------------------- helpers */
-
-/* Temporaries of a composed computation: each step runs only while every
- * earlier one succeeded, and everything is released at the end. */
-typedef struct chain {
-    wt_status st;
-    int n;
-    wt_tensor *t[48];
-    wt_tensor *tmp;
-} chain;
-
-static wt_tensor *chain_keep(chain *c)
-{
-    wt_tensor *r = c->tmp;
-    c->tmp = NULL;
-    if (!r) return NULL;
-    if (c->n == (int)(sizeof c->t / sizeof c->t[0])) {
-        wt_tensor_release(r);
-        c->st = wt_fail(WT_ERR_BACKEND, "training: too many temporaries");
-        return NULL;
-    }
-    c->t[c->n++] = r;
-    return r;
-}
-
-static void chain_release(chain *c)
-{
-    for (int i = 0; i < c->n; i++) wt_tensor_release(c->t[i]);
-    c->n = 0;
-}
-
-/* R = fn(args..., &out) kept in the chain; NULL once anything failed. */
-#define STEP(c, fn, ...) \
-    ((c)->st == WT_OK ? ((c)->st = fn(__VA_ARGS__, &(c)->tmp), chain_keep(c)) : NULL)
-
-/* Hands a chain's tensor to the caller (one more reference). */
-static void give(wt_tensor *t, wt_tensor **out)
-{
-    if (!out) return;
-    wt_tensor_retain(t);
-    *out = t;
-}
-
-/* An f32 version of x (x itself when it is f32 and contiguous), kept in c. */
-static wt_tensor *f32_contiguous(chain *c, const wt_tensor *x)
-{
-    if (c->st != WT_OK) return NULL;
-    if (x->dtype == WT_F32) return STEP(c, wt_contiguous, x);
-    return STEP(c, wt_cast, x, WT_F32);
-}
-
-static wt_tensor *scalar(chain *c, wt_context *ctx, double v)
-{
-    return STEP(c, wt_tensor_full, ctx, WT_F32, 0, NULL, v);
-}
 
 static wt_status check_float(const char *fn, const char *what, const wt_tensor *t)
 {
@@ -232,7 +179,7 @@ wt_status wt_embedding_backward(const wt_tensor *dy, const wt_tensor *indices, i
     for (int i = 0; ok && i < indices->ndim; i++) ok = dy->shape[i] == indices->shape[i];
     if (!ok) return wt_fail(WT_ERR_SHAPE, "%s: dy must be [*indices.shape, D]", fn);
     wt_context *ctx = wt_ctx_of(dy);
-    if ((st = need_op(fn, (const void *)ctx->ops->embedding_backward, ctx)) != WT_OK) return st;
+    if ((st = need_op(fn, (const void *)ctx->ops->scatter_add_rows, ctx)) != WT_OK) return st;
     int64_t d = dy->shape[dy->ndim - 1], n = indices->numel;
     int64_t wshape[2] = {num_embeddings, d}, g2[2] = {n, d};
     chain c = {0};
@@ -241,7 +188,7 @@ wt_status wt_embedding_backward(const wt_tensor *dy, const wt_tensor *indices, i
     wt_tensor *idx = STEP(&c, wt_contiguous, indices);
     wt_tensor *idx1 = STEP(&c, wt_reshape, idx, 1, &n);
     wt_tensor *out = STEP(&c, wt_tensor_zeros, ctx, WT_F32, 2, wshape);
-    if (c.st == WT_OK && n > 0 && out->numel > 0) c.st = ctx->ops->embedding_backward(ctx, g2d, idx1, out);
+    if (c.st == WT_OK && n > 0 && out->numel > 0) c.st = ctx->ops->scatter_add_rows(ctx, g2d, idx1, 0, 0, out);
     if (c.st == WT_OK) give(out, dweight);
     chain_release(&c);
     return c.st;

@@ -196,10 +196,13 @@ struct wt_backend_ops {
     wt_status (*cross_entropy_backward)(wt_context *ctx, const wt_tensor *logits,
                                         const wt_tensor *labels, int32_t ignore,
                                         const wt_tensor *scale, wt_tensor *out);
-    /* out [V, D] (zeros on entry) += dy [N, D] rows at indices [N] (i32;
-     * outside [0, V): skipped). */
-    wt_status (*embedding_backward)(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices,
-                                    wt_tensor *out);
+    /* out [V, D] (zeros on entry): out[row(i)] += dy[i, :] for i < N, with
+     * row(i) = indices[i] + (plane ? i / plane * plane_rows : 0); an index
+     * outside [0, plane ? plane_rows : V) is skipped. plane > 0 scatters
+     * into independent planes (max-pool backward: plane = outputs per
+     * channel, plane_rows = inputs per channel). indices i32 [N]. */
+    wt_status (*scatter_add_rows)(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices,
+                                  int64_t plane, int64_t plane_rows, wt_tensor *out);
     /* One in-place optimizer update (see wt_optimizer_update). */
     wt_status (*optimizer_step)(wt_context *ctx, const wt_optimizer_update *u);
     /* --- convolution and pooling (the geometry in wt_window2d) --- */

@@ -74,7 +74,7 @@ const wt_backend_ops wt_cpu_backend = {
     .act_backward = cpu_act_backward,
     .cross_entropy = cpu_cross_entropy,
     .cross_entropy_backward = cpu_cross_entropy_backward,
-    .embedding_backward = cpu_embedding_backward,
+    .scatter_add_rows = cpu_scatter_add_rows,
     .optimizer_step = cpu_optimizer_step,
     /* --- convolution and pooling --- */
     .im2col = cpu_im2col,

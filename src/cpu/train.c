@@ -116,12 +116,22 @@ wt_status cpu_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits, c
     return WT_OK;
 }
 
-wt_status cpu_embedding_backward(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, wt_tensor *out)
+wt_status cpu_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, int64_t plane,
+                               int64_t plane_rows, wt_tensor *out)
 {
     int64_t n = dy->shape[0], d = dy->shape[1], v = out->shape[0];
     const float *g = cpu_data(dy);
     const int32_t *idx = labels_of(indices);
     float *o = cpu_data(out);
+    if (plane > 0) {
+        /* Planes are independent: one thread per plane, in index order. */
+#pragma omp parallel for num_threads(cpu_threads(ctx)) if (n * d >= CPU_PARALLEL_MIN)
+        for (int64_t pl = 0; pl < n / plane; pl++)
+            for (int64_t i = pl * plane; i < (pl + 1) * plane; i++)
+                if (idx[i] >= 0 && idx[i] < plane_rows)
+                    for (int64_t j = 0; j < d; j++) o[(pl * plane_rows + idx[i]) * d + j] += g[i * d + j];
+        return WT_OK;
+    }
     /* Threads split the columns, so each output element has one writer
      * and the sums run in index order: deterministic. */
 #pragma omp parallel for num_threads(cpu_threads(ctx)) if (n * d >= CPU_PARALLEL_MIN)

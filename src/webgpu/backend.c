@@ -272,7 +272,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .act_backward = wg_op_act_backward,
     .cross_entropy = wg_op_cross_entropy,
     .cross_entropy_backward = wg_op_cross_entropy_backward,
-    .embedding_backward = wg_op_embedding_backward,
+    .scatter_add_rows = wg_op_scatter_add_rows,
     .optimizer_step = wg_op_optimizer_step,
     /* --- convolution and pooling --- */
     .im2col = wg_op_im2col,

@@ -91,19 +91,20 @@ wt_status wg_op_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits,
     return launch(ctx, "cross_entropy_backward", "ce_row", ROW_PRELUDE, &p, sizeof p, b, 4, (uint64_t)logits->shape[0]);
 }
 
-wt_status wg_op_embedding_backward(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, wt_tensor *out)
+wt_status wg_op_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, int64_t plane,
+                                 int64_t plane_rows, wt_tensor *out)
 {
-    const char *fn = "webgpu embedding_backward";
+    const char *fn = "webgpu scatter_add_rows";
     wt_status st;
     if ((st = fits_u32(fn, dy)) != WT_OK || (st = fits_u32(fn, indices)) != WT_OK || (st = fits_u32(fn, out)) != WT_OK)
         return st;
-    struct { uint32_t n, d, v, dy_offset, idx_offset, out_offset; } p = {
+    struct { uint32_t n, d, v, dy_offset, idx_offset, out_offset, plane, plane_rows; } p = {
         (uint32_t)dy->shape[0], (uint32_t)dy->shape[1], (uint32_t)out->shape[0], (uint32_t)dy->offset,
-        (uint32_t)indices->offset, (uint32_t)out->offset};
+        (uint32_t)indices->offset, (uint32_t)out->offset, (uint32_t)plane, (uint32_t)plane_rows};
     char prelude[48];
     snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\n", ELEM_WG);
     wg_binding b[3] = {{dy->storage, false}, {indices->storage, false}, {out->storage, true}};
-    return launch(ctx, "embedding_backward", NULL, prelude, &p, sizeof p, b, 3, ceil_div((uint64_t)dy->numel, ELEM_WG));
+    return launch(ctx, "scatter_add_rows", NULL, prelude, &p, sizeof p, b, 3, ceil_div((uint64_t)dy->numel, ELEM_WG));
 }
 
 wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)

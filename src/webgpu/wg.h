@@ -134,7 +134,8 @@ wt_status wg_op_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt
                               wt_tensor *loss, wt_tensor *valid);
 wt_status wg_op_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
                                        int32_t ignore, const wt_tensor *scale, wt_tensor *out);
-wt_status wg_op_embedding_backward(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, wt_tensor *out);
+wt_status wg_op_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, int64_t plane,
+                                 int64_t plane_rows, wt_tensor *out);
 wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
 /* --- convolution and pooling (kernels_conv.c) --- */
 wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,

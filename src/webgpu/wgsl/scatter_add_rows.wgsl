@@ -1,7 +1,9 @@
-// Embedding backward: out[idx[i], j] += dy[i, j] for i < n, j < d, with
-// f32 atomic adds built from compare-and-swap on the bits (WGSL has no
-// float atomics). Indices outside [0, v) are skipped. One thread per
-// (i, j); out starts as zeros.
+// Scatter-add of rows (embedding and max-pool backward):
+// out[row(i), j] += dy[i, j] for i < n, j < d, row(i) = idx[i] (+ the
+// plane's first row when plane > 0: (i / plane) * plane_rows), with f32
+// atomic adds built from compare-and-swap on the bits (WGSL has no float
+// atomics). Indices outside [0, v) (planes: [0, plane_rows)) are skipped.
+// One thread per (i, j); out starts as zeros.
 
 struct Params {
     n: u32,
@@ -10,6 +12,8 @@ struct Params {
     dy_offset: u32,
     idx_offset: u32,
     out_offset: u32,
+    plane: u32,
+    plane_rows: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -25,9 +29,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let i = t / p.d;
     let j = t % p.d;
     let row = idx[p.idx_offset + i];
-    if (row < 0 || u32(row) >= p.v) { return; }
+    let limit = select(p.v, p.plane_rows, p.plane > 0u);
+    if (row < 0 || u32(row) >= limit) { return; }
+    var base = 0u;
+    if (p.plane > 0u) { base = (i / p.plane) * p.plane_rows; }
     let g = dy[p.dy_offset + t];
-    let k = p.out_offset + u32(row) * p.d + j;
+    let k = p.out_offset + (base + u32(row)) * p.d + j;
     var old = atomicLoad(&out[k]);
     loop {
         let r = atomicCompareExchangeWeak(&out[k], old, bitcast<u32>(bitcast<f32>(old) + g));
