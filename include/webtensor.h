@@ -192,6 +192,45 @@ WT_API wt_status wt_tensor_zeros(wt_context *ctx, wt_dtype dtype, int ndim,
  * outside the i32 range); WT_BOOL is value != 0 (NaN is true). */
 WT_API wt_status wt_tensor_full(wt_context *ctx, wt_dtype dtype, int ndim,
                                 const int64_t *shape, double value, wt_tensor **out);
+/* --- creation and random numbers ---
+ * Like wt_tensor_full: dtype WT_F32, WT_F16 (or WT_I32 where said). Values
+ * are computed in double on the host and rounded once to the dtype. */
+WT_API wt_status wt_tensor_ones(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                                wt_tensor **out);
+/* 1-D: start, start + step, ... while < stop (> stop for a negative step);
+ * NumPy's length ceil((stop - start) / step), 0 when negative. Element i is
+ * start + i * step in double, rounded to dtype (f32, f16, i32: i32 needs
+ * integral start and step). step 0, a non-finite argument or a length
+ * beyond 2^31 elements: WT_ERR_INVALID_ARGUMENT. */
+WT_API wt_status wt_arange(wt_context *ctx, double start, double stop, double step, wt_dtype dtype,
+                           wt_tensor **out);
+/* 1-D, num values evenly spaced from start to stop (endpoint: stop is the
+ * last; else num intervals that end before it). NumPy's rule: element i is
+ * start + i * delta, the last one exactly stop when endpoint. num >= 0. */
+WT_API wt_status wt_linspace(wt_context *ctx, double start, double stop, int64_t num, bool endpoint,
+                             wt_dtype dtype, wt_tensor **out);
+/* [n, m] with ones on diagonal k (0 main, > 0 above, < 0 below), zeros
+ * elsewhere. n, m >= 0. */
+WT_API wt_status wt_eye(wt_context *ctx, int64_t n, int64_t m, int64_t k, wt_dtype dtype,
+                        wt_tensor **out);
+/* Random tensors from a 64-bit seed through Philox4x32-10 (counter-based:
+ * element i of the row-major result takes word i % 4 of the block
+ * Philox(counter = (i / 4, 0), key = seed)). The same seed and shape give
+ * the same bits on the CPU and on every GPU, and element i does not depend
+ * on the shape. wt_rand: uniform in [0, 1) on a grid of 2^-24 (f32) or
+ * 2^-11 (f16). wt_randn: standard normal by an inverse-CDF table in
+ * integer arithmetic (within 2e-6 of the exact quantile, on a grid of
+ * 2^-21, |value| <= 6.24); f16 results are the f32 values rounded. */
+WT_API wt_status wt_rand(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                         uint64_t seed, wt_tensor **out);
+WT_API wt_status wt_randn(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                          uint64_t seed, wt_tensor **out);
+/* Inverted dropout: element i is 0 where wt_rand(seed)'s element i (f32) is
+ * below p, else x * (1 / (1 - p)) (the scale rounded to f32 first). p = 0:
+ * a copy of x; p = 1: zeros. A dropped element is 0 even when x is NaN or
+ * inf. p outside [0, 1] or NaN: WT_ERR_INVALID_ARGUMENT. f32 and f16. */
+WT_API wt_status wt_dropout(const wt_tensor *x, float p, uint64_t seed, wt_tensor **out);
+
 /* Copies the tensor's elements, row-major, into dst (views are gathered).
  * dst_bytes must be at least numel * wt_dtype_size(dtype) (WT_BOOL: one
  * byte per element, 0 or 1). Waits for the GPU. */
@@ -294,6 +333,65 @@ WT_API wt_status wt_sum(const wt_tensor *x, int naxes, const int *axes, bool kee
 WT_API wt_status wt_mean(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
 WT_API wt_status wt_max(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
 WT_API wt_status wt_min(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+
+/* --- reductions, scans ---
+ * More reductions, with the axes, keepdims and empty rules of wt_sum. Each
+ * is one row of the library's reduction table (core/reduce_ops.def).
+ * dtypes: f32 and f16 (f16 inputs are reduced in f32 and the result
+ * rounded to f16); f32 results accumulate in f32 or better: double on the
+ * CPU; on the GPU f32 with pairwise-like partials (tree order), so a sum of
+ * K terms is within about 1e-7 * sqrt(K) * sum|terms| in practice and
+ * never worse than K * 6e-8 * sum|terms|. A long f16 sum is therefore as
+ * precise as the f32 sum of the same values, then rounded once to f16
+ * (relative 4.9e-4); it overflows to inf only when the result exceeds
+ * 65504.
+ * WT_I32 inputs: sum, prod, max and min give WT_I32 results, sums and
+ * products wrapping modulo 2^32 (two's complement; NumPy's
+ * np.sum(x, dtype=np.int32)); the other reductions of an i32 tensor run on
+ * its f32 values and give f32 (NumPy's mean). Empty reductions: sum 0,
+ * prod 1, mean/var/std NaN, logsumexp -inf, norms 0, all true, any false;
+ * max, min, argmax and argmin of nothing are WT_ERR_SHAPE. */
+WT_API wt_status wt_prod(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+/* var = sum((x - mean)^2) / (N - correction) over the N reduced elements
+ * (correction 1: Bessel's, the sample variance; 0: the population one);
+ * std = sqrt(var). correction >= 0 and finite, else
+ * WT_ERR_INVALID_ARGUMENT; correction >= N divides by 0 like NumPy: inf,
+ * or NaN where the sum is 0. Two passes (the mean, then the squares about
+ * it): no cancellation. */
+WT_API wt_status wt_var(const wt_tensor *x, int naxes, const int *axes, double correction,
+                        bool keepdims, wt_tensor **out);
+WT_API wt_status wt_std(const wt_tensor *x, int naxes, const int *axes, double correction,
+                        bool keepdims, wt_tensor **out);
+/* log(sum(exp(x))), computed as m + log(sum(exp(x - m))) with m the
+ * maximum (0 where the maximum is infinite): never overflows; all -inf
+ * gives -inf, a +inf gives +inf, a NaN gives NaN. */
+WT_API wt_status wt_logsumexp(const wt_tensor *x, int naxes, const int *axes, bool keepdims,
+                              wt_tensor **out);
+/* Vector norm over the listed axes taken together (torch.linalg.vector_norm):
+ * ord 1: sum |x|; ord 2: sqrt(sum x^2) (no rescaling: on the GPU squares
+ * beyond the f32 range overflow to inf); ord INFINITY: max |x|. Other ord:
+ * WT_ERR_INVALID_ARGUMENT. */
+WT_API wt_status wt_norm(const wt_tensor *x, double ord, int naxes, const int *axes, bool keepdims,
+                         wt_tensor **out);
+/* Whether all (any) elements of a WT_BOOL mask are true; the result is a
+ * WT_BOOL tensor. Other dtypes: WT_ERR_INVALID_ARGUMENT (compare first). */
+WT_API wt_status wt_all(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+WT_API wt_status wt_any(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+/* Index (WT_I32) of the first maximum (minimum) over the listed axes: naxes
+ * 0 gives the index into the flattened tensor (NumPy's axis=None), one axis
+ * the index along it; several axes the row-major index within the block
+ * they span. Ties: the first index. NaN: like NumPy, the first NaN's index
+ * (a NaN counts as the maximum and as the minimum). f32, f16, i32 and bool
+ * inputs. An empty reduction is WT_ERR_SHAPE; more than 2^31 - 1 elements
+ * per output WT_ERR_UNSUPPORTED. */
+WT_API wt_status wt_argmax(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+WT_API wt_status wt_argmin(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+/* Inclusive cumulative sum (product) along axis (negative counts from the
+ * end); the result has x's shape. A 0-d x is treated as [1]. f32 and f16
+ * (computed in f32: a double running value on the CPU, a blocked parallel
+ * scan in f32 on the GPU). */
+WT_API wt_status wt_cumsum(const wt_tensor *x, int axis, wt_tensor **out);
+WT_API wt_status wt_cumprod(const wt_tensor *x, int axis, wt_tensor **out);
 
 /* Row-wise ops. softmax: exp(x - max) / sum along axis (NumPy/PyTorch
  * semantics; axis may be negative). layernorm and rmsnorm normalise over

@@ -74,8 +74,18 @@ typedef enum wt_rowwise_op {
     WT_ROW_SOFTMAX, WT_ROW_LAYERNORM, WT_ROW_RMSNORM, WT_ROW_COUNT
 } wt_rowwise_op;
 
+/* --- reductions, scans, random numbers --- */
+
+/* The reduction family, one row per op in core/reduce_ops.def. */
+typedef enum wt_combine { WT_COMBINE_ADD, WT_COMBINE_MUL, WT_COMBINE_MAX, WT_COMBINE_MIN } wt_combine;
+typedef enum wt_shift { WT_SHIFT_NONE, WT_SHIFT_MEAN, WT_SHIFT_MAX } wt_shift;
+enum { WT_RD_FLOAT = 1, WT_RD_I32 = 2, WT_RD_BOOL = 4 };
+
 typedef enum wt_reduce_op {
-    WT_REDUCE_SUM, WT_REDUCE_MEAN, WT_REDUCE_MAX, WT_REDUCE_MIN, WT_REDUCE_COUNT
+#define WT_REDUCE_OP(ID, ...) WT_REDUCE_##ID,
+#include "core/reduce_ops.def"
+#undef WT_REDUCE_OP
+    WT_REDUCE_COUNT
 } wt_reduce_op;
 
 /* One in-place optimizer update, elementwise over n elements of param,
@@ -119,6 +129,38 @@ typedef struct wt_pool2d_desc {
     bool count_include_pad;
     int64_t divisor;
 } wt_pool2d_desc;
+typedef struct wt_reduce_info {
+    const char *name; /* "sum": the public function is wt_sum */
+    wt_combine combine;
+    double identity;
+    wt_shift shift;
+    bool empty_ok;
+    unsigned dtypes; /* WT_RD_* */
+    const char *map_wgsl, *finish_wgsl;
+} wt_reduce_info;
+/* The row of op (core/reduce_table.c); NULL for an unknown op. */
+const wt_reduce_info *wt_reduce_info_of(wt_reduce_op op);
+
+/* One reduction as a backend sees it: shift (NULL unless the op's row
+ * asks for one) is contiguous with out's element count, one value per
+ * output; n is the count finish divides by. */
+typedef struct wt_reduce_args {
+    wt_reduce_op op;
+    const wt_tensor *shift;
+    double n;
+} wt_reduce_args;
+
+typedef enum wt_scan_op { WT_SCAN_SUM, WT_SCAN_PROD } wt_scan_op;
+
+typedef enum wt_random_kind { WT_RANDOM_UNIFORM, WT_RANDOM_NORMAL, WT_RANDOM_DROPOUT } wt_random_kind;
+/* Philox4x32-10, key = seed, counter = (element index / 4, 0): element i
+ * takes word i % 4 of its block (core/philox.c). */
+typedef struct wt_random_args {
+    wt_random_kind kind;
+    uint64_t seed;
+    uint32_t bits;  /* uniform: the top `bits` bits of a word, times 2^-bits (24 for f32) */
+    float p, scale; /* dropout: drop where uniform(24 bits) < p, else x * scale */
+} wt_random_args;
 
 /* What the API layer asks of a backend. The API layer has checked every
  * argument; outputs are fresh contiguous tensors of the backend's own
@@ -171,9 +213,10 @@ struct wt_backend_ops {
      * batch strides may be 0 (broadcast). */
     wt_status (*matmul)(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
     /* x: ndim = out->ndim + nreduced; its first out->ndim axes match out's
-     * shape, its last nreduced axes are reduced. Mean divides by the count
-     * of reduced elements. The count is > 0 for max/min. */
-    wt_status (*reduce)(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
+     * shape, its last nreduced axes are reduced (at least one element),
+     * as the op's row of core/reduce_ops.def says. x and out have one
+     * dtype (f32, i32 or bool). */
+    wt_status (*reduce)(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                         wt_tensor *out);
 
     /* out [R, C] contiguous = op applied to each row of x [R, C] (any
@@ -225,6 +268,21 @@ struct wt_backend_ops {
      * receives the argmax of max pooling as y*W + x. */
     wt_status (*pool2d)(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
                         wt_tensor *out, wt_tensor *indices);
+    /* --- reductions, scans, random numbers --- */
+    /* out (i32, contiguous) = the index of the first maximum (is_min:
+     * minimum) of each output's reduced elements, row-major over the
+     * reduced axes; a NaN counts as larger (smaller) than everything, the
+     * first NaN wins. x (f32 or i32) as for reduce, at least one element. */
+    wt_status (*argreduce)(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
+                           wt_tensor *out);
+    /* x and out contiguous, one shape, seen as [outer, n, inner]: out is
+     * the inclusive scan of x along n (f32). */
+    wt_status (*scan)(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n,
+                      int64_t inner, wt_tensor *out);
+    /* out (f32, contiguous) from Philox (wt_random_args); x: dropout's
+     * input (f32, contiguous, out's shape), else NULL. */
+    wt_status (*random)(wt_context *ctx, const wt_random_args *r, const wt_tensor *x,
+                        wt_tensor *out);
 
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);

@@ -80,6 +80,10 @@ const wt_backend_ops wt_cpu_backend = {
     .im2col = cpu_im2col,
     .col2im = cpu_col2im,
     .pool2d = cpu_pool2d,
+    /* --- reductions, scans, random numbers --- */
+    .argreduce = cpu_argreduce,
+    .scan = cpu_scan,
+    .random = cpu_random,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
 };

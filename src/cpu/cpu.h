@@ -81,8 +81,24 @@ wt_status cpu_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tens
 wt_status cpu_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a, const wt_tensor *b,
                      wt_tensor *out);
 wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
-wt_status cpu_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
+wt_status cpu_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                      wt_tensor *out);
+
+/* --- reductions, scans, random numbers --- */
+/* The kept and reduced axes of a reduction (x: kept first), each group
+ * merged where it can be walked as one (reduce.c). */
+void cpu_reduce_layouts(const wt_tensor *x, const wt_tensor *out, int nreduced, cpu_layout *kept,
+                        cpu_layout *red);
+/* Offset in x of kept position p (row-major over kept's shape). */
+int64_t cpu_kept_offset(const cpu_layout *kept, int64_t p);
+/* Any row of core/reduce_ops.def, any dtype it accepts (reduce_table.c). */
+wt_status cpu_reduce_table(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x,
+                           int nreduced, wt_tensor *out);
+wt_status cpu_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
+                        wt_tensor *out);
+wt_status cpu_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n, int64_t inner,
+                   wt_tensor *out);
+wt_status cpu_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out);
 
 wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *weight,
                       const wt_tensor *bias, float eps, wt_tensor *out);

@@ -278,6 +278,10 @@ const wt_backend_ops wt_webgpu_backend = {
     .im2col = wg_op_im2col,
     .col2im = wg_op_col2im,
     .pool2d = wg_op_pool2d,
+    /* --- reductions, scans, random numbers --- */
+    .argreduce = wg_op_argreduce,
+    .scan = wg_op_scan,
+    .random = wg_op_random,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
 };

@@ -107,7 +107,7 @@ wt_status wg_op_unary(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_te
 wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
                        const wt_tensor *b, wt_tensor *out);
 wt_status wg_op_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
-wt_status wg_op_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
+wt_status wg_op_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                        wt_tensor *out);
 /* Matrix-vector products as row reductions (kernels_reduce.c): for
  * o < rows, with b = o / rows_per_batch and r = o % rows_per_batch,
@@ -124,6 +124,12 @@ typedef struct wg_dot_rows {
 } wg_dot_rows;
 bool wg_dot_rows_fits(const wg_dot_rows *d);
 wt_status wg_reduce_dot_rows(wt_context *ctx, const wg_dot_rows *d, wt_tensor *out);
+/* --- reductions, scans, random numbers --- */
+wt_status wg_op_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
+                          wt_tensor *out);
+wt_status wg_op_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n, int64_t inner,
+                     wt_tensor *out);
+wt_status wg_op_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                         const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
 
