@@ -1096,6 +1096,127 @@ WT_API wt_status wt_rope(const wt_tensor *x, double theta, int64_t offset, wt_ro
 WT_API wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                            wt_tensor **out);
 
+/* -------------------------------------------------------------- training
+ * Backward ops, a fused loss and in-place optimizer steps. Gradients are
+ * f32 (f16 inputs are computed through f32, like the forward ops).
+ *
+ * In place: wt_sgd_step and wt_adamw_step write into the tensors they are
+ * given (param and the optimizer state) and allocate nothing. Those
+ * tensors must be f32 and contiguous (views with an offset are fine), of
+ * one context and one shape, and must not share storage with each other
+ * or with grad (WT_ERR_INVALID_ARGUMENT): an update reads each element
+ * once and writes it once, so aliasing would make it depend on order. */
+
+typedef enum wt_activation {
+    WT_ACT_RELU = 0,      /* dx = dy * (x > 0)  (0 at x == 0 and for NaN, like PyTorch) */
+    WT_ACT_SIGMOID = 1,   /* dx = dy * s * (1 - s), s = sigmoid(x) */
+    WT_ACT_TANH = 2,      /* dx = dy * (1 - tanh(x)^2) */
+    WT_ACT_SILU = 3,      /* dx = dy * s * (1 + x * (1 - s)) */
+    WT_ACT_GELU = 4,      /* exact form: dx = dy * (Phi(x) + x * phi(x)) */
+    WT_ACT_GELU_TANH = 5  /* the tanh approximation's derivative */
+} wt_activation;
+
+/* dx = dy * act'(x), from the forward op's input x; dy and x of one shape. */
+WT_API wt_status wt_activation_backward(wt_activation act, const wt_tensor *dy, const wt_tensor *x,
+                                        wt_tensor **dx);
+
+typedef enum wt_reduction { WT_REDUCTION_MEAN = 0, WT_REDUCTION_SUM = 1, WT_REDUCTION_NONE = 2 } wt_reduction;
+
+typedef struct wt_cross_entropy_options {
+    uint32_t struct_size;    /* set by _init */
+    wt_reduction reduction;  /* default WT_REDUCTION_MEAN */
+    int32_t ignore_index;    /* rows with this label count for nothing; default -100 */
+} wt_cross_entropy_options;
+WT_API void wt_cross_entropy_options_init(wt_cross_entropy_options *opts);
+
+/* Softmax cross-entropy of logits [N, C] against i32 class labels [N]
+ * (PyTorch's cross_entropy): per row logsumexp(x) - x[label]; mean over
+ * the rows whose label is not ignore_index (NaN when there are none, like
+ * PyTorch), their sum, or the [N] row losses (0 for ignored rows). A label
+ * outside [0, C) that is not ignore_index makes its row's loss and
+ * gradient NaN on every backend (no host round trip is spent checking
+ * labels on the GPU). opts NULL: defaults. */
+WT_API wt_status wt_cross_entropy(const wt_tensor *logits, const wt_tensor *labels,
+                                  const wt_cross_entropy_options *opts, wt_tensor **loss);
+/* d loss / d logits [N, C], scaled by dloss: NULL (1), or a tensor of the
+ * loss's shape (0-d for mean and sum, [N] for none). */
+WT_API wt_status wt_cross_entropy_backward(const wt_tensor *logits, const wt_tensor *labels,
+                                           const wt_tensor *dloss,
+                                           const wt_cross_entropy_options *opts, wt_tensor **dlogits);
+
+/* Gradient of an embedding lookup: dweight [num_embeddings, D] with
+ * dweight[indices[i]] += dy[i, :] over every position i. dy is
+ * [*indices.shape, D]; indices i32. An index outside [0, num_embeddings)
+ * contributes nothing. On the GPU the sums use atomic adds, so their
+ * order (and the last bits of a sum over repeated indices) may vary. */
+WT_API wt_status wt_embedding_backward(const wt_tensor *dy, const wt_tensor *indices,
+                                       int64_t num_embeddings, wt_tensor **dweight);
+
+/* Backward of wt_layernorm over the last axis (weight, bias [C] or NULL),
+ * from x, dy and eps: any of dx, dweight, dbias may be NULL to skip it
+ * (dweight/dbias need weight/bias given). */
+WT_API wt_status wt_layernorm_backward(const wt_tensor *x, const wt_tensor *weight, const wt_tensor *dy,
+                                       float eps, wt_tensor **dx, wt_tensor **dweight, wt_tensor **dbias);
+/* Backward of batch normalisation of x [N, C, ...] over every axis but 1.
+ * training: the statistics are the batch's (biased variance), as in the
+ * forward pass in training mode; else running_mean/running_var [C] were
+ * used. weight [C] or NULL. Any output may be NULL to skip it. */
+WT_API wt_status wt_batch_norm_backward(const wt_tensor *x, const wt_tensor *weight,
+                                        const wt_tensor *running_mean, const wt_tensor *running_var,
+                                        bool training, float eps, const wt_tensor *dy, wt_tensor **dx,
+                                        wt_tensor **dweight, wt_tensor **dbias);
+
+typedef struct wt_sgd_options {
+    uint32_t struct_size;
+    float lr;            /* default 0.01 */
+    float momentum;      /* default 0: no momentum buffer needed */
+    float dampening;     /* default 0 */
+    float weight_decay;  /* L2, added to the gradient; default 0 */
+    bool nesterov;       /* default false */
+} wt_sgd_options;
+WT_API void wt_sgd_options_init(wt_sgd_options *opts);
+/* PyTorch's SGD step, in place: g = grad + wd * param; with momentum,
+ * buf = momentum * buf + (1 - dampening) * g and g = buf (nesterov:
+ * g + momentum * buf); param -= lr * g. momentum_buf (may be NULL when
+ * momentum is 0) starts as zeros, so with dampening > 0 the first step
+ * differs from PyTorch's, which starts it at the first gradient. */
+WT_API wt_status wt_sgd_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *momentum_buf,
+                             const wt_sgd_options *opts);
+
+typedef struct wt_adamw_options {
+    uint32_t struct_size;
+    float lr;            /* default 1e-3 */
+    float beta1, beta2;  /* default 0.9, 0.999 */
+    float eps;           /* default 1e-8 */
+    float weight_decay;  /* decoupled; default 0.01 */
+} wt_adamw_options;
+WT_API void wt_adamw_options_init(wt_adamw_options *opts);
+/* PyTorch's AdamW step number step (1, 2, ...), in place:
+ * param *= 1 - lr * wd; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+ * param -= lr * (m / (1 - b1^step)) / (sqrt(v / (1 - b2^step)) + eps).
+ * m and v start as zeros. */
+WT_API wt_status wt_adamw_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *m, wt_tensor *v,
+                               int64_t step, const wt_adamw_options *opts);
+/* --- training: convolution and pooling backward ---
+ * x, w, dy are 4-D (N, C, H, W); gradients are f32. */
+
+/* Backward of wt_conv2d(x, w, bias, opts) given dy (its output's
+ * gradient): dx like x, dw like w, dbias [O]; any may be NULL to skip it.
+ * Composed from wt_conv_transpose2d and wt_conv2d, so it runs wherever
+ * they do. */
+WT_API wt_status wt_conv2d_backward(const wt_tensor *x, const wt_tensor *w, const wt_tensor *dy,
+                                    const wt_conv_options *opts, wt_tensor **dx, wt_tensor **dw,
+                                    wt_tensor **dbias);
+/* Backward of wt_max_pool2d from the indices it returned: dx (x's shape)
+ * receives each dy at the position its index names, summed where windows
+ * overlap (in index order on the CPU; by atomic adds on the GPU). */
+WT_API wt_status wt_max_pool2d_backward(const wt_tensor *dy, const wt_tensor *indices, const wt_tensor *x,
+                                        wt_tensor **dx);
+/* Backward of wt_avg_pool2d(x, opts): each dy spread evenly over its
+ * window, divided by the divisor the forward pass used. */
+WT_API wt_status wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x, const wt_pool_options *opts,
+                                        wt_tensor **dx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -267,6 +267,21 @@ typedef struct wt_pool2d_desc {
     int64_t divisor;
 } wt_pool2d_desc;
 
+/* One in-place optimizer update, elementwise over n elements of param,
+ * grad, m (SGD: the momentum buffer) and v (AdamW only); every tensor f32
+ * and contiguous; m/v NULL when unused. */
+typedef enum wt_optimizer_kind { WT_OPT_SGD, WT_OPT_ADAMW } wt_optimizer_kind;
+typedef struct wt_optimizer_update {
+    wt_optimizer_kind kind;
+    wt_tensor *param, *m, *v;
+    const wt_tensor *grad;
+    float lr, weight_decay;
+    float momentum, dampening; /* SGD */
+    bool nesterov;             /* SGD */
+    float beta1, beta2, eps;   /* AdamW */
+    float bias1, bias2;        /* AdamW: 1 - beta^step */
+} wt_optimizer_update;
+
 /* What the API layer asks of a backend. The API layer has checked every
  * argument; outputs are fresh contiguous tensors of the backend's own
  * storage; inputs may be any strided view (zero strides included). Every
@@ -422,6 +437,30 @@ struct wt_backend_ops {
      * (a dtype, a layout) sends the API to the f32 path. */
     wt_status (*matmul_fused)(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
                               const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
+
+    /* --- training --- (src/api/train.c) Inputs contiguous unless said.
+     * out = dy * act'(x); dy, x, out f32 of one shape. */
+    wt_status (*act_backward)(wt_context *ctx, wt_activation act, const wt_tensor *dy,
+                              const wt_tensor *x, wt_tensor *out);
+    /* logits [N, C] f32, labels [N] i32: loss[n] = logsumexp(row n) -
+     * row n[label] (0 where label == ignore; NaN for a label outside
+     * [0, C)), valid[n] = 1 or 0 (ignored). */
+    wt_status (*cross_entropy)(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
+                               int32_t ignore, wt_tensor *loss, wt_tensor *valid);
+    /* out [N, C] = (softmax(row n) - onehot(label n)) * scale[n]; rows of
+     * ignored labels 0. scale: [N] f32 (a view, stride 0 allowed). */
+    wt_status (*cross_entropy_backward)(wt_context *ctx, const wt_tensor *logits,
+                                        const wt_tensor *labels, int32_t ignore,
+                                        const wt_tensor *scale, wt_tensor *out);
+    /* out [V, D] (zeros on entry): out[row(i)] += dy[i, :] for i < N, with
+     * row(i) = indices[i] + (plane ? i / plane * plane_rows : 0); an index
+     * outside [0, plane ? plane_rows : V) is skipped. plane > 0 scatters
+     * into independent planes (max-pool backward: plane = outputs per
+     * channel, plane_rows = inputs per channel). indices i32 [N]. */
+    wt_status (*scatter_add_rows)(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices,
+                                  int64_t plane, int64_t plane_rows, wt_tensor *out);
+    /* One in-place optimizer update (see wt_optimizer_update). */
+    wt_status (*optimizer_step)(wt_context *ctx, const wt_optimizer_update *u);
 
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);

@@ -98,6 +98,12 @@ const wt_backend_ops wt_cpu_backend = {
     .softmax_axis = cpu_softmax_axis,
     .attention = cpu_attention,
     .rope = cpu_rope,
+    /* --- training --- */
+    .act_backward = cpu_act_backward,
+    .cross_entropy = cpu_cross_entropy,
+    .cross_entropy_backward = cpu_cross_entropy_backward,
+    .scatter_add_rows = cpu_scatter_add_rows,
+    .optimizer_step = cpu_optimizer_step,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
     .context_info = cpu_context_info,

@@ -373,6 +373,12 @@ const wt_backend_ops wt_webgpu_backend = {
     .softmax_axis = wg_op_softmax_axis,
     .attention = wg_op_attention,
     .rope = wg_op_rope,
+    /* --- training --- */
+    .act_backward = wg_op_act_backward,
+    .cross_entropy = wg_op_cross_entropy,
+    .cross_entropy_backward = wg_op_cross_entropy_backward,
+    .scatter_add_rows = wg_op_scatter_add_rows,
+    .optimizer_step = wg_op_optimizer_step,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
     .context_info = webgpu_context_info,

@@ -228,4 +228,15 @@ wt_status wg_op_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor 
 wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a);
 wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset, wt_tensor *out);
 
+/* --- training --- (kernels_train.c) */
+wt_status wg_op_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *dy, const wt_tensor *x,
+                             wt_tensor *out);
+wt_status wg_op_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels, int32_t ignore,
+                              wt_tensor *loss, wt_tensor *valid);
+wt_status wg_op_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
+                                       int32_t ignore, const wt_tensor *scale, wt_tensor *out);
+wt_status wg_op_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, int64_t plane,
+                                 int64_t plane_rows, wt_tensor *out);
+wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
+
 #endif /* WT_WG_H */
