@@ -69,7 +69,8 @@ WT_API const char *wt_version(void);
 
 /* ----------------------------------------------------------------- types */
 
-typedef enum wt_dtype { WT_F32 = 0, WT_F16 = 1, WT_I32 = 2 } wt_dtype;
+/* Element types (see "dtypes" below for storage, promotion and casts). */
+typedef enum wt_dtype { WT_F32 = 0, WT_F16 = 1, WT_I32 = 2, WT_BOOL = 3 } wt_dtype;
 
 typedef enum wt_backend {
     WT_BACKEND_AUTO = 0,   /* WebGPU if a real adapter exists, else CPU */
@@ -179,15 +180,21 @@ WT_API wt_status wt_context_adapter_info(const wt_context *ctx, wt_adapter_info 
 
 /* --------------------------------------------------------------- tensors */
 
-/* New tensor holding a copy of data (row-major, dtype elements). */
+/* New tensor holding a copy of data (row-major, dtype elements as the host
+ * sees them: float, uint16_t f16 bits, int32_t, or one byte per WT_BOOL
+ * element where any nonzero byte is true). */
 WT_API wt_status wt_tensor_from_data(wt_context *ctx, wt_dtype dtype, int ndim,
                                      const int64_t *shape, const void *data, wt_tensor **out);
 WT_API wt_status wt_tensor_zeros(wt_context *ctx, wt_dtype dtype, int ndim,
                                  const int64_t *shape, wt_tensor **out);
+/* Every element = value, converted to dtype: f32/f16 round to nearest;
+ * WT_I32 truncates toward zero (WT_ERR_INVALID_ARGUMENT for NaN or a value
+ * outside the i32 range); WT_BOOL is value != 0 (NaN is true). */
 WT_API wt_status wt_tensor_full(wt_context *ctx, wt_dtype dtype, int ndim,
                                 const int64_t *shape, double value, wt_tensor **out);
 /* Copies the tensor's elements, row-major, into dst (views are gathered).
- * dst_bytes must be at least numel * element size. Waits for the GPU. */
+ * dst_bytes must be at least numel * wt_dtype_size(dtype) (WT_BOOL: one
+ * byte per element, 0 or 1). Waits for the GPU. */
 WT_API wt_status wt_tensor_read(const wt_tensor *t, void *dst, size_t dst_bytes);
 
 WT_API int            wt_tensor_ndim(const wt_tensor *t);
@@ -198,7 +205,12 @@ WT_API int64_t        wt_tensor_numel(const wt_tensor *t);
 WT_API wt_dtype       wt_tensor_dtype(const wt_tensor *t);
 WT_API bool           wt_tensor_is_contiguous(const wt_tensor *t);
 WT_API wt_context    *wt_tensor_context(const wt_tensor *t);
-WT_API size_t         wt_dtype_size(wt_dtype dtype); /* 0 for an unknown dtype */
+/* Bytes of one element as the host sees it (wt_tensor_from_data,
+ * wt_tensor_read): 4, 2, 4, 1 for f32, f16, i32, bool; 0 for an unknown
+ * dtype. */
+WT_API size_t         wt_dtype_size(wt_dtype dtype);
+/* "f32", "f16", "i32", "bool"; "?" for an unknown dtype. */
+WT_API const char    *wt_dtype_name(wt_dtype dtype);
 WT_API void wt_tensor_retain(wt_tensor *t);
 WT_API void wt_tensor_release(wt_tensor *t); /* NULL is ignored */
 
@@ -224,17 +236,33 @@ WT_API wt_status wt_copy(const wt_tensor *x, wt_tensor **out);
 WT_API wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out);
 
 /* ----------------------------------------------------------------- dtypes
- * WT_F16 tensors hold IEEE binary16 values (2 bytes each; host data for
- * wt_tensor_from_data and from wt_tensor_read are uint16_t bit patterns).
+ * WT_F32: IEEE binary32. WT_F16: IEEE binary16 (host data are uint16_t bit
+ * patterns). WT_I32: int32_t. WT_BOOL: a mask, true or false; on the host
+ * one byte per element (0 or 1, like NumPy's bool; from_data takes any
+ * nonzero byte as true); on every backend one 4-byte word per element
+ * (0 or 1), so that the 4-byte kernels (copy, gather, concat ...) serve
+ * it and GPU threads never share a word.
+ *
+ * Views, copies, wt_tensor_read/from_data/zeros/full and wt_cast take every
+ * dtype. Other ops state the dtypes they take; one given a dtype it does
+ * not take fails with WT_ERR_UNSUPPORTED (or WT_ERR_INVALID_ARGUMENT where
+ * the op has no meaning for it) and a message naming op and dtype.
  * Ops on f16 inputs compute in f32 and round the result to f16; when an
- * op mixes f16 and f32 inputs the result is f32. WT_I32 is not supported
- * yet (WT_ERR_UNSUPPORTED). */
+ * op mixes f16 and f32 inputs the result is f32. */
 
-/* A new contiguous tensor with x's elements converted to dtype (WT_F32 or
- * WT_F16; the same dtype makes a copy). f32 -> f16 rounds to nearest, ties
- * to even (f16 subnormals included); values beyond the f16 range become
- * +-inf; a NaN stays a NaN. f16 -> f32 is exact. WT_ERR_INVALID_ARGUMENT
- * for an unknown dtype, WT_ERR_UNSUPPORTED for WT_I32. */
+/* A new contiguous tensor with x's elements converted to dtype (the same
+ * dtype makes a copy). Every pair of f32, f16, i32, bool converts:
+ *  - f32 -> f16 rounds to nearest, ties to even (f16 subnormals included);
+ *    values beyond the f16 range become +-inf; a NaN stays a NaN. f16 ->
+ *    f32 is exact.
+ *  - f32/f16 -> i32 truncates toward zero; NaN becomes 0 and values beyond
+ *    the i32 range saturate to INT32_MIN / INT32_MAX (NumPy leaves these
+ *    undefined; PyTorch's CPU gives INT32_MIN).
+ *  - i32 -> f32 rounds to nearest even (exact up to 2^24); i32 -> f16
+ *    rounds once to nearest even, beyond +-65504 (after rounding) +-inf.
+ *  - anything -> bool is x != 0 (NaN is true, -0 false, like NumPy);
+ *    bool -> numbers is 0 or 1.
+ * WT_ERR_INVALID_ARGUMENT for an unknown dtype. */
 WT_API wt_status wt_cast(const wt_tensor *x, wt_dtype dtype, wt_tensor **out);
 
 /* ------------------------------------------------------------------- ops */

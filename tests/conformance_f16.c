@@ -15,37 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Host f16 <-> double: exact decode; encode by scaling to the f16 grid and
- * rounding to nearest even with rint (the default rounding mode). */
-static double half_to_double(uint16_t h)
-{
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    double s = (h & 0x8000) ? -1.0 : 1.0;
-    if (e == 0x1f) return m ? NAN : s * INFINITY;
-    if (e == 0) return s * ldexp(m, -24);
-    return s * ldexp(1024 + m, e - 25);
-}
-
-static uint16_t double_to_half(double v)
-{
-    uint16_t sign = signbit(v) ? 0x8000 : 0;
-    double a = fabs(v);
-    if (isnan(v)) return 0x7e00;
-    if (a >= 65520.0) return sign | 0x7c00;
-    int e;
-    frexp(a, &e); /* a = f * 2^e, f in [0.5, 1) */
-    int q = e - 11 < -24 ? -24 : e - 11; /* the grid step 2^q of a's binade */
-    double units = rint(ldexp(a, -q));
-    double r = ldexp(units, q);
-    /* Re-encode from the rounded value (exact, it is on the grid). */
-    if (r == 0) return sign;
-    if (r < ldexp(1, -14)) return sign | (uint16_t)ldexp(r, 24);
-    int re;
-    double f = frexp(r, &re);                       /* r = f * 2^re */
-    uint16_t man = (uint16_t)(ldexp(f, 11) - 1024); /* 1.man * 2^(re-1) */
-    return sign | (uint16_t)((re - 1 + 15) << 10) | man;
-}
-
 static wt_context *g_ctx;
 
 /* A random f16 tensor: device tensor and the host values it holds. */
@@ -61,8 +30,8 @@ static bool make_input(int ndim, const int64_t *shape, float lo, float hi, f16_i
     uint16_t *bits = malloc((size_t)(in->host.numel ? in->host.numel : 1) * 2);
     if (!bits) return false;
     for (int64_t i = 0; i < in->host.numel; i++) {
-        bits[i] = double_to_half(test_rng_uniform(lo, hi));
-        in->host.data[i] = (float)half_to_double(bits[i]);
+        bits[i] = test_double_to_half(test_rng_uniform(lo, hi));
+        in->host.data[i] = (float)test_half_to_double(bits[i]);
     }
     wt_status st = wt_tensor_from_data(g_ctx, WT_F16, ndim, shape, bits, &in->dev);
     free(bits);
@@ -100,7 +69,7 @@ static void check_against(const char *what, const wt_tensor *t, wt_dtype want_dt
     CHECK(guard_ok, "%s: the read wrote past the result", what);
     int64_t bad = 0, worst = -1;
     for (int64_t i = 0; i < ref->numel; i++) {
-        got[i] = esize == 2 ? half_to_double(((uint16_t *)raw)[i]) : ((float *)raw)[i];
+        got[i] = esize == 2 ? test_half_to_double(((uint16_t *)raw)[i]) : ((float *)raw)[i];
         double want = ref->value[i];
         double allowed = 1e-6 + rtol * fabs(want) + rtol_terms * (ref->abs_terms ? ref->abs_terms[i] : 0);
         bool ok = isnan(want) ? isnan(got[i]) : fabs(got[i] - want) <= allowed;
@@ -141,7 +110,7 @@ static void test_cast_values(void)
     if (CHECK(wt_cast(h, WT_F32, &back) == WT_OK && wt_tensor_read(back, gotf, sizeof gotf) == WT_OK,
               "cast back: %s", wt_last_error()))
         for (int64_t i = 0; i < n; i++) {
-            double w = half_to_double(want[i]);
+            double w = test_half_to_double(want[i]);
             CHECK(isnan(w) ? isnan(gotf[i]) : (double)gotf[i] == w, "cast f16 %04x -> f32: %a", want[i],
                   (double)gotf[i]);
         }
@@ -168,7 +137,7 @@ static void test_all_halves_and_views(void)
         goto done;
     int bad = 0;
     for (int i = 0; i < 65536; i++) {
-        double w = half_to_double(all[i]);
+        double w = test_half_to_double(all[i]);
         bool nan = isnan(w);
         if (nan ? !isnan(f[i]) || got[i] != all[i] : (double)f[i] != w || got[i] != all[i]) bad++;
     }
@@ -334,7 +303,7 @@ static uint16_t *random_halves(int64_t n)
     uint16_t *h = malloc((size_t)(n ? n : 1) * 2);
     for (int64_t i = 0; h && i < n; i++)
         h[i] = (test_rng_next() & 1) ? (uint16_t)(test_rng_next() >> 20)
-                                     : double_to_half(test_rng_uniform(-8.0f, 8.0f));
+                                     : test_double_to_half(test_rng_uniform(-8.0f, 8.0f));
     return h;
 }
 
@@ -383,14 +352,14 @@ static void test_native_elementwise_n(int64_t n, bool add_only)
                "from_data(WT_F16): %s", wt_last_error()))
         goto done;
     for (size_t k = 0; !add_only && k < sizeof unary / sizeof unary[0]; k++) {
-        for (int64_t i = 0; i < n; i++) want[i] = double_to_half(unary[k].ref(half_to_double(a[i])));
+        for (int64_t i = 0; i < n; i++) want[i] = test_double_to_half(unary[k].ref(test_half_to_double(a[i])));
         CHECK(unary[k].api(ta, &r) == WT_OK, "f16 %s: %s", unary[k].name, wt_last_error());
         check_halves(unary[k].name, n, r, want, unary[k].ulp);
         wt_tensor_release(r), r = NULL;
     }
     for (size_t k = 0; k < (add_only ? 1 : sizeof binary / sizeof binary[0]); k++) {
         for (int64_t i = 0; i < n; i++)
-            want[i] = double_to_half(binary[k].ref(half_to_double(a[i]), half_to_double(b[i])));
+            want[i] = test_double_to_half(binary[k].ref(test_half_to_double(a[i]), test_half_to_double(b[i])));
         CHECK(binary[k].api(ta, tb, &r) == WT_OK, "f16 %s: %s", binary[k].name, wt_last_error());
         check_halves(binary[k].name, n, r, want, binary[k].ulp);
         wt_tensor_release(r), r = NULL;
@@ -421,12 +390,12 @@ static void test_native_elementwise_views(void)
         if (st == WT_OK) st = wt_slice(tb, 0, start, start + 250, 1, &vb);
         if (!CHECK(st == WT_OK, "slice: %s", wt_last_error())) break;
         for (int64_t i = 0; i < 250; i++)
-            want[i] = double_to_half(half_to_double(a[2 + i]) * half_to_double(b[start + i]));
+            want[i] = test_double_to_half(test_half_to_double(a[2 + i]) * test_half_to_double(b[start + i]));
         snprintf(what, sizeof what, "mul of views at offsets 2 and %lld", (long long)start);
         CHECK(wt_mul(va, vb, &r) == WT_OK, "%s: %s", what, wt_last_error());
         check_halves(what, 250, r, want, 0);
         wt_tensor_release(r), r = NULL;
-        for (int64_t i = 0; i < 250; i++) want[i] = double_to_half(sqrt(half_to_double(b[start + i])));
+        for (int64_t i = 0; i < 250; i++) want[i] = test_double_to_half(sqrt(test_half_to_double(b[start + i])));
         snprintf(what, sizeof what, "sqrt of a view at offset %lld", (long long)start);
         CHECK(wt_sqrt(vb, &r) == WT_OK, "%s: %s", what, wt_last_error());
         check_halves(what, 250, r, want, 1);

@@ -1,6 +1,7 @@
 #include "test_util.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,4 +215,37 @@ float *test_read_guarded(const wt_tensor *t, char *err, size_t err_size)
         }
     }
     return buf;
+}
+
+/* ------------------------------------------------------------------ f16 */
+
+/* Host f16 <-> double: exact decode; encode by scaling to the f16 grid and
+ * rounding to nearest even with rint (the default rounding mode). */
+double test_half_to_double(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double s = (h & 0x8000) ? -1.0 : 1.0;
+    if (e == 0x1f) return m ? NAN : s * INFINITY;
+    if (e == 0) return s * ldexp(m, -24);
+    return s * ldexp(1024 + m, e - 25);
+}
+
+uint16_t test_double_to_half(double v)
+{
+    uint16_t sign = signbit(v) ? 0x8000 : 0;
+    double a = fabs(v);
+    if (isnan(v)) return 0x7e00;
+    if (a >= 65520.0) return sign | 0x7c00;
+    int e;
+    frexp(a, &e); /* a = f * 2^e, f in [0.5, 1) */
+    int q = e - 11 < -24 ? -24 : e - 11; /* the grid step 2^q of a's binade */
+    double units = rint(ldexp(a, -q));
+    double r = ldexp(units, q);
+    /* Re-encode from the rounded value (exact, it is on the grid). */
+    if (r == 0) return sign;
+    if (r < ldexp(1, -14)) return sign | (uint16_t)ldexp(r, 24);
+    int re;
+    double f = frexp(r, &re);                       /* r = f * 2^re */
+    uint16_t man = (uint16_t)(ldexp(f, 11) - 1024); /* 1.man * 2^(re-1) */
+    return sign | (uint16_t)((re - 1 + 15) << 10) | man;
 }

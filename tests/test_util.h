@@ -64,4 +64,11 @@ float *test_read_guarded(const wt_tensor *t, char *err, size_t err_size);
 /* "[3,4,5]" into buf. */
 const char *test_shape_str(int ndim, const int64_t *shape, char *buf, size_t size);
 
+/* ------------------------------------------------------------------ f16 */
+
+/* Host f16 <-> double, written independently of the library: exact decode;
+ * encode rounds to nearest even (overflow to inf, NaN to 0x7e00). */
+double test_half_to_double(uint16_t h);
+uint16_t test_double_to_half(double v);
+
 #endif /* WT_TEST_UTIL_H */

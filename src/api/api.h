@@ -4,7 +4,12 @@
 
 #include "core/internal.h"
 
-/* x is non-NULL and of a dtype the ops support. */
+#include <string.h>
+
+/* x is non-NULL (any dtype: views, copies, casts). */
+wt_status wt_check_tensor(const char *fn, const wt_tensor *x);
+/* x is non-NULL and floating point (f32 or f16): the check of ops that
+ * compute in floating point only; WT_ERR_UNSUPPORTED names fn and dtype. */
 wt_status wt_check_input(const char *fn, const wt_tensor *x);
 /* out is non-NULL; sets *out to NULL. */
 wt_status wt_check_out(const char *fn, wt_tensor **out);
@@ -38,5 +43,13 @@ void wt_lifted_release(wt_lifted *l);
 wt_status wt_land(wt_status st, wt_tensor *r, wt_dtype dtype, wt_tensor **out);
 
 static inline wt_context *wt_ctx_of(const wt_tensor *t) { return t->storage->ctx; }
+
+/* The backend's fill of an f32 tensor with value (its bits, NaN kept). */
+static inline wt_status wt_fill_f32(wt_context *ctx, wt_tensor *t, float value)
+{
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    return ctx->ops->fill_bits(ctx, t, bits);
+}
 
 #endif

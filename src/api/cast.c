@@ -8,12 +8,9 @@ wt_status wt_cast(const wt_tensor *x, wt_dtype dtype, wt_tensor **out)
 {
     const char *fn = "wt_cast";
     wt_status st = wt_check_out(fn, out);
-    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
+    if (st != WT_OK || (st = wt_check_tensor(fn, x)) != WT_OK) return st;
     if (wt_dtype_size(dtype) == 0)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown dtype %d", fn, (int)dtype);
-    if (dtype != WT_F32 && dtype != WT_F16)
-        return wt_fail(WT_ERR_UNSUPPORTED, "%s: dtype %d is not supported (only WT_F32 and WT_F16)", fn,
-                       (int)dtype);
     wt_context *ctx = wt_ctx_of(x);
     if (!ctx->ops->cast)
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);

@@ -3,12 +3,18 @@
 
 #include <stdio.h>
 
+wt_status wt_check_tensor(const char *fn, const wt_tensor *x)
+{
+    if (!x) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: input tensor is NULL", fn);
+    return WT_OK;
+}
+
 wt_status wt_check_input(const char *fn, const wt_tensor *x)
 {
     if (!x) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: input tensor is NULL", fn);
     if (x->dtype != WT_F32 && x->dtype != WT_F16)
-        return wt_fail(WT_ERR_UNSUPPORTED, "%s: dtype %d is not supported yet (only WT_F32 and WT_F16)",
-                       fn, (int)x->dtype);
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: dtype %s is not supported (f32 and f16 only)", fn,
+                       wt_dtype_name(x->dtype));
     return WT_OK;
 }
 

@@ -1,6 +1,8 @@
 /* Making tensors from host data and reading them back. */
 #include "api/api.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static wt_status check_create(const char *fn, wt_context *ctx, wt_dtype dtype, int ndim,
@@ -10,10 +12,20 @@ static wt_status check_create(const char *fn, wt_context *ctx, wt_dtype dtype, i
     if (st != WT_OK) return st;
     if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
     if (wt_dtype_size(dtype) == 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown dtype %d", fn, (int)dtype);
-    if (dtype != WT_F32 && dtype != WT_F16)
-        return wt_fail(WT_ERR_UNSUPPORTED, "%s: dtype %d is not supported yet (only WT_F32 and WT_F16)", fn,
-                       (int)dtype);
     return wt_check_shape(fn, ndim, shape);
+}
+
+/* Host bools (one byte, nonzero = true) as the backends' 4-byte words. */
+static wt_status upload_bools(wt_context *ctx, wt_storage *s, const uint8_t *data, size_t n)
+{
+    uint32_t *words = malloc(n * sizeof *words);
+    if (!words)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "wt_tensor_from_data: out of host memory (%zu bytes)",
+                       n * sizeof *words);
+    for (size_t i = 0; i < n; i++) words[i] = data[i] != 0;
+    wt_status st = ctx->ops->upload(ctx, s, 0, words, n * sizeof *words);
+    free(words);
+    return st;
 }
 
 wt_status wt_tensor_from_data(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
@@ -30,7 +42,8 @@ wt_status wt_tensor_from_data(wt_context *ctx, wt_dtype dtype, int ndim, const i
             wt_tensor_release(t);
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_from_data: data is NULL");
         }
-        st = ctx->ops->upload(ctx, t->storage, 0, data, bytes);
+        st = dtype == WT_BOOL ? upload_bools(ctx, t->storage, data, (size_t)t->numel)
+                              : ctx->ops->upload(ctx, t->storage, 0, data, bytes);
         if (st != WT_OK) {
             wt_tensor_release(t);
             return st;
@@ -52,9 +65,22 @@ wt_status wt_tensor_full(wt_context *ctx, wt_dtype dtype, int ndim, const int64_
         wt_tensor_release(t);
         return st;
     }
+    /* The value as the 32-bit word every element holds. */
+    uint32_t bits;
+    if (dtype == WT_I32) {
+        if (isnan(value) || value <= -2147483649.0 || value >= 2147483648.0)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_full: %g is not an i32 value", value);
+        int32_t i = (int32_t)value; /* truncates toward zero */
+        memcpy(&bits, &i, sizeof bits);
+    } else if (dtype == WT_BOOL) {
+        bits = value != 0.0; /* NaN is true */
+    } else {
+        float f = (float)value;
+        memcpy(&bits, &f, sizeof bits);
+    }
     st = wt_tensor_alloc(ctx, dtype, ndim, shape, &t);
     if (st != WT_OK) return st;
-    if (t->numel > 0 && (st = ctx->ops->fill(ctx, t, (float)value)) != WT_OK) {
+    if (t->numel > 0 && (st = ctx->ops->fill_bits(ctx, t, bits)) != WT_OK) {
         wt_tensor_release(t);
         return st;
     }
@@ -66,6 +92,24 @@ wt_status wt_tensor_zeros(wt_context *ctx, wt_dtype dtype, int ndim, const int64
                           wt_tensor **out)
 {
     return wt_tensor_full(ctx, dtype, ndim, shape, 0.0, out);
+}
+
+/* Reads n contiguous bools at element offset of s (4-byte words) as bytes. */
+static wt_status download_bools(wt_context *ctx, wt_storage *s, size_t offset, uint8_t *dst, size_t n)
+{
+    uint32_t *words = malloc(n * sizeof *words);
+    if (!words)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "wt_tensor_read: out of host memory (%zu bytes)", n * sizeof *words);
+    wt_status st = ctx->ops->download(ctx, s, offset * sizeof *words, words, n * sizeof *words);
+    for (size_t i = 0; st == WT_OK && i < n; i++) dst[i] = words[i] != 0;
+    free(words);
+    return st;
+}
+
+static wt_status download(wt_context *ctx, const wt_tensor *t, void *dst, size_t bytes)
+{
+    if (t->dtype == WT_BOOL) return download_bools(ctx, t->storage, (size_t)t->offset, dst, (size_t)t->numel);
+    return ctx->ops->download(ctx, t->storage, (size_t)t->offset * wt_dtype_storage_size(t->dtype), dst, bytes);
 }
 
 wt_status wt_tensor_read(const wt_tensor *t, void *dst, size_t dst_bytes)
@@ -82,8 +126,7 @@ wt_status wt_tensor_read(const wt_tensor *t, void *dst, size_t dst_bytes)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_read: dst holds %zu bytes, the tensor needs %zu",
                        dst_bytes, bytes);
     wt_context *ctx = wt_ctx_of(t);
-    if (wt_tensor_is_contiguous(t))
-        return ctx->ops->download(ctx, t->storage, (size_t)t->offset * esize, dst, bytes);
+    if (wt_tensor_is_contiguous(t)) return download(ctx, t, dst, bytes);
     /* A view: gather it on the device first, then read the compact copy. */
     wt_tensor *c;
     wt_status st = wt_tensor_alloc(ctx, t->dtype, t->ndim, t->shape, &c);
@@ -95,7 +138,7 @@ wt_status wt_tensor_read(const wt_tensor *t, void *dst, size_t dst_bytes)
         st = ctx->ops->cast ? ctx->ops->cast(ctx, t, c)
                             : wt_fail(WT_ERR_UNSUPPORTED, "wt_tensor_read: no cast on the %s backend",
                                       ctx->ops->name);
-    if (st == WT_OK) st = ctx->ops->download(ctx, c->storage, 0, dst, bytes);
+    if (st == WT_OK) st = download(ctx, c, dst, bytes);
     wt_tensor_release(c);
     return st;
 }

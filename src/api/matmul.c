@@ -135,7 +135,7 @@ wt_status wt_matmul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out)
         (st = wt_tensor_view(t, 3, sho, s3o, 0, &vo)) != WT_OK)
         goto done;
     if (K == 0)
-        st = ctx->ops->fill(ctx, vo, 0.0f);
+        st = wt_fill_f32(ctx, vo, 0.0f);
     else
         st = ctx->ops->matmul(ctx, va, vb, vo);
 done:

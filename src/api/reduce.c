@@ -61,7 +61,7 @@ static wt_status reduce(const char *fn, wt_reduce_op op, const wt_tensor *x, int
     if ((st = wt_tensor_alloc(ctx, WT_F32, ondim, oshape, &t)) != WT_OK) return st;
     if (t->numel == 0) goto done;
     if (count == 0) { /* the sum of nothing is 0, its mean 0/0 */
-        st = ctx->ops->fill(ctx, t, op == WT_REDUCE_SUM ? 0.0f : NAN);
+        st = wt_fill_f32(ctx, t, op == WT_REDUCE_SUM ? 0.0f : NAN);
         goto done;
     }
     int64_t kstrides[WT_MAX_DIMS];

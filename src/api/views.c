@@ -6,7 +6,7 @@
 wt_status wt_copy(const wt_tensor *x, wt_tensor **out)
 {
     wt_status st = wt_check_out("wt_copy", out);
-    if (st != WT_OK || (st = wt_check_input("wt_copy", x)) != WT_OK) return st;
+    if (st != WT_OK || (st = wt_check_tensor("wt_copy", x)) != WT_OK) return st;
     if (x->dtype != WT_F32) return wt_cast(x, x->dtype, out); /* the backends' copy is f32's */
     wt_context *ctx = wt_ctx_of(x);
     wt_tensor *t;
@@ -22,7 +22,7 @@ wt_status wt_copy(const wt_tensor *x, wt_tensor **out)
 wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out)
 {
     wt_status st = wt_check_out("wt_contiguous", out);
-    if (st != WT_OK || (st = wt_check_input("wt_contiguous", x)) != WT_OK) return st;
+    if (st != WT_OK || (st = wt_check_tensor("wt_contiguous", x)) != WT_OK) return st;
     if (!wt_tensor_is_contiguous(x)) return wt_copy(x, out);
     wt_tensor_retain((wt_tensor *)x);
     *out = (wt_tensor *)x;
@@ -33,7 +33,7 @@ wt_status wt_reshape(const wt_tensor *x, int ndim, const int64_t *shape_in, wt_t
 {
     const char *fn = "wt_reshape";
     wt_status st = wt_check_out(fn, out);
-    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
+    if (st != WT_OK || (st = wt_check_tensor(fn, x)) != WT_OK) return st;
     if (ndim < 0 || ndim > WT_MAX_DIMS)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: ndim %d is outside [0, %d]", fn, ndim, WT_MAX_DIMS);
     if (ndim > 0 && !shape_in) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: shape is NULL", fn);
@@ -81,7 +81,7 @@ wt_status wt_permute(const wt_tensor *x, const int *perm, wt_tensor **out)
 {
     const char *fn = "wt_permute";
     wt_status st = wt_check_out(fn, out);
-    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
+    if (st != WT_OK || (st = wt_check_tensor(fn, x)) != WT_OK) return st;
     if (x->ndim > 0 && !perm) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: perm is NULL", fn);
     int64_t shape[WT_MAX_DIMS], strides[WT_MAX_DIMS];
     bool seen[WT_MAX_DIMS] = {0};
@@ -101,7 +101,7 @@ wt_status wt_transpose(const wt_tensor *x, int axis0, int axis1, wt_tensor **out
 {
     const char *fn = "wt_transpose";
     wt_status st = wt_check_out(fn, out);
-    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
+    if (st != WT_OK || (st = wt_check_tensor(fn, x)) != WT_OK) return st;
     int a0, a1;
     if (!wt_norm_axis(axis0, x->ndim, &a0) || !wt_norm_axis(axis1, x->ndim, &a1))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: axes (%d, %d) out of range for %d dims", fn, axis0,
@@ -118,7 +118,7 @@ wt_status wt_slice(const wt_tensor *x, int axis, int64_t start, int64_t stop, in
 {
     const char *fn = "wt_slice";
     wt_status st = wt_check_out(fn, out);
-    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
+    if (st != WT_OK || (st = wt_check_tensor(fn, x)) != WT_OK) return st;
     int a;
     if (!wt_norm_axis(axis, x->ndim, &a))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: axis %d out of range for %d dims", fn, axis, x->ndim);
@@ -148,7 +148,7 @@ wt_status wt_expand(const wt_tensor *x, int ndim, const int64_t *shape, wt_tenso
 {
     const char *fn = "wt_expand";
     wt_status st = wt_check_out(fn, out);
-    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
+    if (st != WT_OK || (st = wt_check_tensor(fn, x)) != WT_OK) return st;
     if ((st = wt_check_shape(fn, ndim, shape)) != WT_OK) return st;
     if (ndim < x->ndim)
         return wt_fail(WT_ERR_SHAPE, "%s: cannot expand %d dims to %d", fn, x->ndim, ndim);

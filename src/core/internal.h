@@ -18,6 +18,11 @@ wt_status wt_fail(wt_status s, const char *fmt, ...)
 /* Prefixes the current message with "what: " (for errors bubbling up). */
 void wt_error_prefix(const char *what);
 
+/* Bytes of one element in a backend's storage: 4, 2, 4, 4 for f32, f16,
+ * i32, bool (a bool is a 4-byte word 0 or 1 on every backend; the host
+ * size, wt_dtype_size, is 1). Every count of storage bytes uses this. */
+size_t wt_dtype_storage_size(wt_dtype dtype);
+
 /* Overflow-checked arithmetic for sizes (false on overflow). */
 bool wt_mul_size(size_t a, size_t b, size_t *out);
 
@@ -97,13 +102,15 @@ struct wt_backend_ops {
     /* Waits for pending work that writes s, then copies out. */
     wt_status (*download)(wt_context *ctx, wt_storage *s, size_t offset, void *dst, size_t bytes);
 
-    /* out (contiguous) = value everywhere. */
-    wt_status (*fill)(wt_context *ctx, wt_tensor *out, float value);
-    /* out (contiguous, same shape) = x. */
+    /* out (contiguous, of a 4-byte dtype: f32, i32, bool) = the 32-bit
+     * pattern bits in every element (wt_fill_f32 in api.h for a float). */
+    wt_status (*fill_bits)(wt_context *ctx, wt_tensor *out, uint32_t bits);
+    /* out (contiguous, same shape) = x; f32 only (other dtypes copy through
+     * cast). */
     wt_status (*copy)(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
-    /* out (contiguous, same shape) = x converted to out's dtype; x and out
-     * are f32 or f16 (same dtype: a bit-exact copy). f32 -> f16 rounds to
-     * nearest even, overflows to inf and keeps NaN a NaN. */
+    /* out (contiguous, same shape) = x converted to out's dtype, any pair of
+     * f32, f16, i32, bool (same dtype: a bit-exact copy), by the rules of
+     * wt_cast in webtensor.h. */
     wt_status (*cast)(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
     /* out = op(x); x has out's shape. */
     wt_status (*unary)(wt_context *ctx, wt_unary_op op, const wt_tensor *x, wt_tensor *out);

@@ -10,8 +10,25 @@ size_t wt_dtype_size(wt_dtype dtype)
     case WT_F32: return 4;
     case WT_F16: return 2;
     case WT_I32: return 4;
+    case WT_BOOL: return 1;
     }
     return 0;
+}
+
+size_t wt_dtype_storage_size(wt_dtype dtype)
+{
+    return dtype == WT_BOOL ? 4 : wt_dtype_size(dtype);
+}
+
+const char *wt_dtype_name(wt_dtype dtype)
+{
+    switch (dtype) {
+    case WT_F32: return "f32";
+    case WT_F16: return "f16";
+    case WT_I32: return "i32";
+    case WT_BOOL: return "bool";
+    }
+    return "?";
 }
 
 int64_t wt_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)
@@ -67,7 +84,7 @@ wt_status wt_tensor_alloc(wt_context *ctx, wt_dtype dtype, int ndim, const int64
                           wt_tensor **out)
 {
     *out = NULL;
-    size_t esize = wt_dtype_size(dtype);
+    size_t esize = wt_dtype_storage_size(dtype);
     size_t numel = 1, bytes;
     for (int i = 0; i < ndim; i++)
         if (!wt_mul_size(numel, (size_t)shape[i], &numel))

@@ -1,43 +1,84 @@
-/* CPU cast: f32 <-> f16 conversion (and same-dtype copies) from any strided
- * view into a contiguous output. The output is walked row by row of the
+/* CPU cast: conversions between f32, f16, i32 and bool (and same-dtype
+ * copies) from any strided view into a contiguous output. The output is walked row by row of the
  * merged layout; each row is one tight loop over the input's last axis. */
 #include "cpu/cpu.h"
 #include "cpu/half.h"
 
+#include <stdint.h>
 #include <string.h>
+
+/* Element conversions by the rules of wt_cast (webtensor.h). Floats are
+ * handled as their bits where the value must not depend on the
+ * floating-point environment. */
+static inline uint32_t f32_bits(float f) {
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+
+static inline float bits_f32(uint32_t b) {
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+/* Truncation toward zero; NaN -> 0, beyond the range saturates. */
+static inline int32_t f32_to_i32(uint32_t b) {
+    if ((b & 0x7fffffffu) > 0x7f800000u)
+        return 0;
+    float f = bits_f32(b);
+    if (f >= 2147483648.0f)
+        return INT32_MAX;
+    if (f <= -2147483648.0f)
+        return INT32_MIN;
+    return (int32_t)f;
+}
+
+static inline uint32_t i32_to_f32_bits(int32_t i) { return f32_bits((float)i); }
 
 /* Converts n elements, the input stepping by step elements. */
 static void cast_run(wt_dtype from, wt_dtype to, const void *src, int64_t step, void *dst,
                      int64_t n) {
-    if (from == WT_F16 && to == WT_F32) {
-        const uint16_t *s = src;
-        uint32_t *d = dst;
-        for (int64_t i = 0; i < n; i++)
-            d[i] = cpu_half_to_f32_bits(s[i * step]);
-    } else if (from == WT_F32 && to == WT_F16) {
-        const uint32_t *s = src;
-        uint16_t *d = dst;
-        for (int64_t i = 0; i < n; i++)
-            d[i] = cpu_f32_bits_to_half(s[i * step]);
-    } else if (from == WT_F16) {
-        const uint16_t *s = src;
-        uint16_t *d = dst;
-        for (int64_t i = 0; i < n; i++)
-            d[i] = s[i * step];
-    } else {
-        const uint32_t *s = src;
-        uint32_t *d = dst;
-        for (int64_t i = 0; i < n; i++)
-            d[i] = s[i * step];
+#define CAST_LOOP(TS, TD, EXPR)                                                                    \
+    do {                                                                                           \
+        const TS *s = src;                                                                         \
+        TD *d = dst;                                                                               \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            const TS v = s[i * step];                                                              \
+            d[i] = (EXPR);                                                                         \
+        }                                                                                          \
+    } while (0)
+    /* bool is a 4-byte word 0/1; i32 data are read as int32_t. */
+    switch (from * 4 + to) {
+    case WT_F32 * 4 + WT_F32: CAST_LOOP(uint32_t, uint32_t, v); break;
+    case WT_F32 * 4 + WT_F16: CAST_LOOP(uint32_t, uint16_t, cpu_f32_bits_to_half(v)); break;
+    case WT_F32 * 4 + WT_I32: CAST_LOOP(uint32_t, int32_t, f32_to_i32(v)); break;
+    case WT_F32 * 4 + WT_BOOL: CAST_LOOP(uint32_t, uint32_t, (v & 0x7fffffffu) != 0); break;
+    case WT_F16 * 4 + WT_F32: CAST_LOOP(uint16_t, uint32_t, cpu_half_to_f32_bits(v)); break;
+    case WT_F16 * 4 + WT_F16: CAST_LOOP(uint16_t, uint16_t, v); break;
+    case WT_F16 * 4 + WT_I32: CAST_LOOP(uint16_t, int32_t, f32_to_i32(cpu_half_to_f32_bits(v))); break;
+    case WT_F16 * 4 + WT_BOOL: CAST_LOOP(uint16_t, uint32_t, (v & 0x7fffu) != 0); break;
+    /* An i32 is exact in f32 up to 2^24 and every i32 of f16 range is, so
+     * i32 -> f16 rounds once. */
+    case WT_I32 * 4 + WT_F32: CAST_LOOP(int32_t, uint32_t, i32_to_f32_bits(v)); break;
+    case WT_I32 * 4 + WT_F16: CAST_LOOP(int32_t, uint16_t, cpu_f32_bits_to_half(i32_to_f32_bits(v))); break;
+    case WT_I32 * 4 + WT_I32: CAST_LOOP(int32_t, int32_t, v); break;
+    case WT_I32 * 4 + WT_BOOL: CAST_LOOP(int32_t, uint32_t, v != 0); break;
+    case WT_BOOL * 4 + WT_F32: CAST_LOOP(uint32_t, uint32_t, v ? 0x3f800000u : 0u); break;
+    case WT_BOOL * 4 + WT_F16: CAST_LOOP(uint32_t, uint16_t, (uint16_t)(v ? 0x3c00u : 0u)); break;
+    case WT_BOOL * 4 + WT_I32: CAST_LOOP(uint32_t, int32_t, v != 0); break;
+    case WT_BOOL * 4 + WT_BOOL: CAST_LOOP(uint32_t, uint32_t, v != 0); break;
+    default: break; /* rejected by cpu_cast */
     }
+#undef CAST_LOOP
 }
 
-static bool castable(wt_dtype d) { return d == WT_F32 || d == WT_F16; }
+static bool castable(wt_dtype d) { return d == WT_F32 || d == WT_F16 || d == WT_I32 || d == WT_BOOL; }
 
 wt_status cpu_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out) {
     if (!castable(x->dtype) || !castable(out->dtype))
-        return wt_fail(WT_ERR_UNSUPPORTED, "cpu cast: dtypes %d -> %d are not supported",
-                       (int)x->dtype, (int)out->dtype);
+        return wt_fail(WT_ERR_UNSUPPORTED, "cpu cast: %s -> %s is not supported",
+                       wt_dtype_name(x->dtype), wt_dtype_name(out->dtype));
     if (out->numel == 0)
         return WT_OK;
     int ndim = out->ndim;
@@ -47,7 +88,7 @@ wt_status cpu_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out) {
     memcpy(strides[1], x->strides, sizeof strides[1]);
     wt_coalesce(&ndim, shape, 2, strides);
 
-    const size_t in_size = wt_dtype_size(x->dtype), out_size = wt_dtype_size(out->dtype);
+    const size_t in_size = wt_dtype_storage_size(x->dtype), out_size = wt_dtype_storage_size(out->dtype);
     const char *in_base = (const char *)x->storage->host + (size_t)x->offset * in_size;
     char *out_base = (char *)out->storage->host + (size_t)out->offset * out_size;
     const int last = ndim - 1;

@@ -72,6 +72,8 @@ void cpu_gather(const float *base, const cpu_layout *l, int64_t start, int64_t l
 /* Rejects dtypes this backend does not compute. */
 wt_status cpu_check_f32(const char *what, const wt_tensor *t);
 
+/* out (4-byte dtype) = bits everywhere; cpu_fill is its f32 form. */
+wt_status cpu_fill_bits(wt_context *ctx, wt_tensor *out, uint32_t bits);
 wt_status cpu_fill(wt_context *ctx, wt_tensor *out, float value);
 wt_status cpu_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 wt_status cpu_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out);

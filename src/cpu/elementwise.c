@@ -30,7 +30,7 @@ typedef enum ew_kind { EW_FILL, EW_COPY, EW_UNARY, EW_BINARY } ew_kind;
 typedef struct ew_job {
     ew_kind kind;
     int op;            /* wt_unary_op or wt_binary_op */
-    float value;       /* fill */
+    uint32_t bits;     /* fill: the 32-bit word of every element */
     int nin;
     const float *in[2];
     bool in_contiguous[2];
@@ -124,17 +124,17 @@ static void binary_span(wt_binary_op op, const float *restrict a, const float *r
 }
 
 CPU_MULTIVERSION
-static void fill_span(float value, float *restrict y, int64_t n) {
+static void fill_span(uint32_t bits, uint32_t *restrict y, int64_t n) {
 #pragma omp simd
     for (int64_t i = 0; i < n; i++)
-        y[i] = value;
+        y[i] = bits;
 }
 
 static void run_block(const ew_job *job, int64_t start, int64_t len,
                       float (*scratch)[EW_BLOCK]) {
     float *y = job->out + start;
     if (job->kind == EW_FILL) {
-        fill_span(job->value, y, len);
+        fill_span(job->bits, (uint32_t *)(void *)y, len);
         return;
     }
     if (job->kind == EW_COPY) {
@@ -280,13 +280,19 @@ static void describe_inputs(ew_job *job, const wt_tensor *const *ins, const wt_t
     }
 }
 
-wt_status cpu_fill(wt_context *ctx, wt_tensor *out, float value) {
-    wt_status st = cpu_check_f32("fill", out);
-    if (st != WT_OK)
-        return st;
-    ew_job job = {.kind = EW_FILL, .value = value, .out = cpu_data(out), .n = out->numel};
+wt_status cpu_fill_bits(wt_context *ctx, wt_tensor *out, uint32_t bits) {
+    if (wt_dtype_storage_size(out->dtype) != 4)
+        return wt_fail(WT_ERR_UNSUPPORTED, "cpu: fill of dtype %s (4-byte dtypes only)",
+                       wt_dtype_name(out->dtype));
+    ew_job job = {.kind = EW_FILL, .bits = bits, .out = cpu_data(out), .n = out->numel};
     run_job(ctx, &job);
     return WT_OK;
+}
+
+wt_status cpu_fill(wt_context *ctx, wt_tensor *out, float value) {
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    return cpu_fill_bits(ctx, out, bits);
 }
 
 wt_status cpu_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out) {

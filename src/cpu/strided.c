@@ -51,7 +51,7 @@ void cpu_gather(const float *base, const cpu_layout *l, int64_t start, int64_t l
 
 wt_status cpu_check_f32(const char *what, const wt_tensor *t) {
     if (t->dtype != WT_F32)
-        return wt_fail(WT_ERR_UNSUPPORTED, "cpu: %s supports f32 only (got dtype %d)", what,
-                       (int)t->dtype);
+        return wt_fail(WT_ERR_UNSUPPORTED, "cpu: %s supports f32 only (got %s)", what,
+                       wt_dtype_name(t->dtype));
     return WT_OK;
 }

@@ -1,6 +1,6 @@
-/* Cast kernel: f32 <-> f16 conversion and same-dtype copies (cast.wgsl),
- * from any strided view into a contiguous output. f16 needs no device
- * feature: the shader works on u32 words. */
+/* Cast kernel: conversions between f32, f16, i32 and bool, and same-dtype
+ * copies (cast.wgsl), from any strided view into a contiguous output. f16
+ * needs no device feature: the shader works on u32 words. */
 #include "webgpu/wg.h"
 
 #include <stdio.h>
@@ -14,7 +14,10 @@ typedef struct cast_params {
     uint32_t x_strides[8];
 } cast_params;
 
-static bool castable(wt_dtype d) { return d == WT_F32 || d == WT_F16; }
+static bool castable(wt_dtype d) { return d == WT_F32 || d == WT_F16 || d == WT_I32 || d == WT_BOOL; }
+
+/* The shader's IN_KIND / OUT_KIND: the dtype's value. */
+_Static_assert(WT_F32 == 0 && WT_F16 == 1 && WT_I32 == 2 && WT_BOOL == 3, "cast.wgsl's kinds");
 
 /* Every index the shader computes is a u32 (for f16, element 2t + 1 of
  * thread t too). Bindings are smaller than 4 GiB, so this only fails for
@@ -34,8 +37,8 @@ static wt_status check_indexing(const wt_tensor *t)
 wt_status wg_op_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out)
 {
     if (!castable(x->dtype) || !castable(out->dtype))
-        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu cast: dtypes %d -> %d are not supported",
-                       (int)x->dtype, (int)out->dtype);
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu cast: %s -> %s is not supported",
+                       wt_dtype_name(x->dtype), wt_dtype_name(out->dtype));
     wt_status st;
     if ((st = check_indexing(x)) != WT_OK || (st = check_indexing(out)) != WT_OK)
         return st;
@@ -69,8 +72,8 @@ wt_status wg_op_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out)
 
     char prelude[128];
     snprintf(prelude, sizeof prelude,
-             "const IN_F16: bool = %s;\nconst OUT_F16: bool = %s;\nconst WG: u32 = %uu;\n",
-             x->dtype == WT_F16 ? "true" : "false", out_f16 ? "true" : "false", CAST_WG);
+             "const IN_KIND: u32 = %uu;\nconst OUT_KIND: u32 = %uu;\nconst WG: u32 = %uu;\n",
+             (unsigned)x->dtype, (unsigned)out->dtype, CAST_WG);
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "cast";

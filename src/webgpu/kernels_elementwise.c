@@ -116,31 +116,41 @@ static linear_extent linear_extent_of(int64_t numel, enum walk_mode mode, uint32
 
 static bool vec4_enabled(const wt_context *ctx) { return wg_get_caps(ctx)->vec4_per_thread > 0; }
 
-/* The prelude shared by fill, unary and binary: T and LANES follow the
- * walk's unit. Returns the length written. */
-static int unit_prelude(char *buf, size_t cap, unsigned op, enum walk_mode mode, uint32_t vpt)
+/* The prelude shared by fill, unary and binary: T (of scalar type elem),
+ * U, B and LANES follow the walk's unit. Returns the length written. */
+static int unit_prelude(char *buf, size_t cap, unsigned op, enum walk_mode mode, uint32_t vpt,
+                        const char *elem)
 {
     bool vec4 = mode == WALK_VEC4;
     return snprintf(buf, cap,
                     "const OP: u32 = %uu;\nconst MODE: u32 = %uu;\nconst WG: u32 = %uu;\n"
-                    "const VPT: u32 = %uu;\nalias T = %s;\nalias U = %s;\nalias B = %s;\n"
-                    "const LANES = T(%s);\n",
-                    op, (unsigned)mode, ELEMENTWISE_WG, vpt, vec4 ? "vec4<f32>" : "f32",
-                    vec4 ? "vec4<u32>" : "u32", vec4 ? "vec4<bool>" : "bool",
-                    vec4 ? "0.0, 1.0, 2.0, 3.0" : "0.0");
+                    "const VPT: u32 = %uu;\nalias T = %s%s%s;\nalias U = %s;\nalias B = %s;\n"
+                    "const LANES = U(%s);\n",
+                    op, (unsigned)mode, ELEMENTWISE_WG, vpt, vec4 ? "vec4<" : "", elem,
+                    vec4 ? ">" : "", vec4 ? "vec4<u32>" : "u32", vec4 ? "vec4<bool>" : "bool",
+                    vec4 ? "0u, 1u, 2u, 3u" : "0u");
 }
 
 /* --------------------------------------------------------------- fill */
 
 typedef struct fill_params {
-    uint32_t n, tail, out_offset;
-    float value;
+    uint32_t n, tail, out_offset, bits;
 } fill_params;
 
 wt_status wg_op_fill(wt_context *ctx, wt_tensor *out, float value)
 {
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    return wg_op_fill_bits(ctx, out, bits);
+}
+
+wt_status wg_op_fill_bits(wt_context *ctx, wt_tensor *out, uint32_t bits)
+{
     wt_status st;
-    if ((st = check_f32("fill", out)) != WT_OK || (st = check_u32("fill", out)) != WT_OK)
+    if (wt_dtype_storage_size(out->dtype) != 4)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu fill: dtype %s (4-byte dtypes only)",
+                       wt_dtype_name(out->dtype));
+    if ((st = check_u32("fill", out)) != WT_OK)
         return st;
     if (out->numel == 0)
         return WT_OK;
@@ -148,9 +158,9 @@ wt_status wg_op_fill(wt_context *ctx, wt_tensor *out, float value)
     enum walk_mode mode = vec4_enabled(ctx) && out->offset % 4 == 0 ? WALK_VEC4 : WALK_LINEAR;
     linear_extent e = linear_extent_of(out->numel, mode, wg_get_caps(ctx)->vec4_per_thread);
     uint32_t div = mode == WALK_VEC4 ? 4 : 1;
-    fill_params p = {e.n, e.tail, (uint32_t)(out->offset / div), value};
+    fill_params p = {e.n, e.tail, (uint32_t)(out->offset / div), bits};
     char prelude[256];
-    unit_prelude(prelude, sizeof prelude, 0, mode, e.vpt);
+    unit_prelude(prelude, sizeof prelude, 0, mode, e.vpt, "u32");
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "fill";
@@ -305,7 +315,7 @@ static wt_status run_unary(wt_context *ctx, const char *name, unsigned shader_op
     pack_u32x8(p.x_strides, lay.strides[1], lay.ndim);
 
     char prelude[256];
-    unit_prelude(prelude, sizeof prelude, shader_op, mode, e.vpt);
+    unit_prelude(prelude, sizeof prelude, shader_op, mode, e.vpt, "f32");
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "unary";
@@ -431,7 +441,7 @@ wt_status wg_op_binary(wt_context *ctx, wt_binary_op op, const wt_tensor *a,
     bool a_unit = wa == OPERAND_CONTIGUOUS || wa == OPERAND_ROW;
     bool b_unit = wb == OPERAND_CONTIGUOUS || wb == OPERAND_ROW;
     char prelude[512];
-    int used = unit_prelude(prelude, sizeof prelude, (unsigned)op, mode, e.vpt);
+    int used = unit_prelude(prelude, sizeof prelude, (unsigned)op, mode, e.vpt, "f32");
     if (used > 0 && (size_t)used < sizeof prelude)
         snprintf(prelude + used, sizeof prelude - (size_t)used,
                  "const A_MODE: u32 = %uu;\nconst B_MODE: u32 = %uu;\nalias TA = %s;\n"

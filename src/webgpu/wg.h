@@ -89,6 +89,8 @@ static inline bool wg_is_pow2(uint64_t v) { return v && (v & (v - 1)) == 0; }
 const char *wg_shader_source(const char *name);
 
 /* Kernels (src/webgpu/kernels_*.c), the bodies of the backend ops. */
+/* out (4-byte dtype) = bits everywhere; wg_op_fill is its f32 form. */
+wt_status wg_op_fill_bits(wt_context *ctx, wt_tensor *out, uint32_t bits);
 wt_status wg_op_fill(wt_context *ctx, wt_tensor *out, float value);
 wt_status wg_op_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out);

@@ -17,7 +17,7 @@
 // in range loads them all before it stores any.
 // Prelude constants: OP (0 add, 1 sub, 2 mul, 3 div), MODE, WG, VPT,
 // A_MODE, B_MODE, `alias T / TA / TB = ...;` (element types of out, a, b)
-// and LANES (T(0, 1, 2, 3)), then the binary_math library (apply).
+// and LANES (U(0, 1, 2, 3)), then the binary_math library (apply).
 
 struct Params {
     n: u32,
@@ -99,7 +99,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         if (i < p.n) {
             out[p.out_offset + i] = value(i);
         } else if (i == p.n && p.tail != 0u) {
-            let keep = LANES >= T(f32(p.tail));
+            let keep = LANES >= U(p.tail);
             out[p.out_offset + i] = select(value(i), out[p.out_offset + i], keep);
         }
     }

@@ -67,7 +67,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         if (i < p.n) {
             out[p.out_offset + i] = apply(x[source(i)]);
         } else if (i == p.n && p.tail != 0u) {
-            let keep = LANES >= T(f32(p.tail));
+            let keep = LANES >= U(p.tail);
             out[p.out_offset + i] = select(apply(x[p.x_offset + i]), out[p.out_offset + i], keep);
         }
     }
