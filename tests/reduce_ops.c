@@ -802,6 +802,22 @@ int main(int argc, char **argv)
         CHECK(found, "reduction %s of src/core/reduce_ops.def has no row in tests/reduce_ops.c", g_table_names[i]);
     }
 
+    /* The catalogue (webtensor ops) says each tested dtype is computed. */
+    for (int i = 0; i < g_nred; i++) {
+        const char *name = strncmp(g_red[i].name, "norm", 4) == 0 ? "norm" : g_red[i].name;
+        wt_support sup = WT_SUPPORT_NONE;
+        int op = 0;
+        while (op < wt_op_count() && strcmp(wt_op_name(op), name) != 0) op++;
+        CHECK(op < wt_op_count() && wt_op_support(g_ctx, op, g_red[i].in, &sup) == WT_OK && sup != WT_SUPPORT_NONE,
+              "catalogue: %s on dtype %d is not listed as supported", name, (int)g_red[i].in);
+    }
+    const char *scans[2] = {"cumsum", "cumprod"};
+    for (int i = 0; i < 2; i++) {
+        int op = 0;
+        while (op < wt_op_count() && strcmp(wt_op_name(op), scans[i]) != 0) op++;
+        CHECK(op < wt_op_count(), "catalogue: no %s", scans[i]);
+    }
+
     for (int i = 0; i < g_nred; i++) {
         const red_entry *e = &g_red[i];
         for (int c = 0; c < g_n_reduce_cases; c++) {
