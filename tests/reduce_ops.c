@@ -829,6 +829,11 @@ int main(int argc, char **argv)
         }
         /* One workgroup per row: more than 65,535 of them. */
         if (e->big) run_reduction(e, "many rows", "[70001,65]", 1, (const int[]){1}, false, e->lo, e->hi);
+        /* Rows whose starts are 16-byte aligned: argmax's vec4 reads. */
+        if (e->out == WT_I32) {
+            run_reduction(e, "aligned rows", "[64,1000]", 1, (const int[]){1}, false, e->lo, e->hi);
+            run_reduction(e, "aligned long rows", "[3,40004]", 1, (const int[]){-1}, true, e->lo, e->hi);
+        }
         if (e->in == WT_F32) run_specials(e);
     }
     for (int i = 0; i < g_nred; i++) {
