@@ -238,6 +238,8 @@ static const red_entry g_red[] = {
     ROW("all", wt_all, r_all, 0, WT_BOOL, WT_BOOL, TOL_EXACT, 0, 1, true, false),
     ROW("any", wt_any, r_any, 0, WT_BOOL, WT_BOOL, TOL_EXACT, 0, 1, true, false),
     ROW("argmin", wt_argmin, r_argmin, 0, WT_BOOL, WT_I32, TOL_EXACT, 0, 1, false, false),
+    /* The sum of a mask counts its true elements (i32). */
+    ROW("sum", wt_sum, r_isum, 0, WT_BOOL, WT_I32, TOL_EXACT, 0, 1, true, false),
     /* i32 mean runs on the f32 values. */
     ROW("mean", wt_mean, r_mean, 0, WT_I32, WT_F32, TOL_SUM, -1000, 1000, true, false),
 };
@@ -766,6 +768,15 @@ static void run_bad_input(void)
     expect(wt_all(x, 0, NULL, false, &o), WT_ERR_INVALID_ARGUMENT, o, "all of an f32 tensor"), o = NULL;
     expect(wt_any(x, 0, NULL, false, &o), WT_ERR_INVALID_ARGUMENT, o, "any of an f32 tensor"), o = NULL;
     expect(wt_cumsum(NULL, 0, &o), WT_ERR_INVALID_ARGUMENT, o, "cumsum NULL input"), o = NULL;
+    const unsigned char mask[4] = {1, 0, 1, 1};
+    const int64_t four = 4;
+    wt_tensor *m = NULL;
+    if (wt_tensor_from_data(g_ctx, WT_BOOL, 1, &four, mask, &m) == WT_OK) {
+        expect(wt_mean(m, 0, NULL, false, &o), WT_ERR_INVALID_ARGUMENT, o, "mean of a mask"), o = NULL;
+        expect(wt_max(m, 0, NULL, false, &o), WT_ERR_INVALID_ARGUMENT, o, "max of a mask"), o = NULL;
+        expect(wt_cumsum(m, 0, &o), WT_ERR_UNSUPPORTED, o, "cumsum of a mask"), o = NULL;
+    }
+    wt_tensor_release(m);
 
     /* correction >= N divides by 0 (NumPy): inf, or NaN where the sum is 0. */
     case_begin("var with correction >= count");

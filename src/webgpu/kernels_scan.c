@@ -12,7 +12,13 @@ typedef struct scan_params {
     uint32_t rows, n, inner, blocks, x_offset, out_offset, pad0, pad1;
 } scan_params;
 
-#define SCAN_ITEMS 4u
+/* Elements per thread (a block is WG of them): WT_SCAN_ITEMS, 1..32, a
+ * power of two, for measuring; an invalid value means the default. */
+static uint32_t scan_items(void)
+{
+    uint64_t v = wg_env_number("WT_SCAN_ITEMS", 4);
+    return wg_is_pow2(v) && v <= 32 ? (uint32_t)v : 4u;
+}
 
 static uint32_t scan_wg(const wt_context *ctx) { return wg_get_caps(ctx)->cpu_adapter ? 64u : 256u; }
 
@@ -26,7 +32,7 @@ static wt_status scan_launch(wt_context *ctx, wt_scan_op op, wt_storage *x, uint
     snprintf(prelude, sizeof prelude,
              "const OP: u32 = %uu;\nconst WG: u32 = %uu;\nconst ITEMS: u32 = %uu;\n"
              "const CARRY: bool = %s;\nconst TOTALS: bool = %s;\n",
-             op == WT_SCAN_PROD ? 1u : 0u, scan_wg(ctx), SCAN_ITEMS, carry ? "true" : "false",
+             op == WT_SCAN_PROD ? 1u : 0u, scan_wg(ctx), scan_items(), carry ? "true" : "false",
              totals ? "true" : "false");
     wg_launch l = {.shader = "scan", .prelude = prelude, .params = &p, .params_size = sizeof p,
                    .bindings = {{x, false}, {out, true}, {carry ? carry : x, false}},
@@ -38,7 +44,7 @@ static wt_status scan_launch(wt_context *ctx, wt_scan_op op, wt_storage *x, uint
 static wt_status scan_rows(wt_context *ctx, wt_scan_op op, wt_storage *x, uint64_t x_offset,
                            wt_storage *out, uint64_t out_offset, uint64_t rows, uint64_t n, uint64_t inner)
 {
-    const uint64_t B = (uint64_t)scan_wg(ctx) * SCAN_ITEMS;
+    const uint64_t B = (uint64_t)scan_wg(ctx) * scan_items();
     const uint64_t blocks = (n + B - 1) / B;
     if (blocks == 1)
         return scan_launch(ctx, op, x, x_offset, out, out_offset, NULL, false, rows, n, inner, 1);
