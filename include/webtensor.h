@@ -529,7 +529,8 @@ WT_API wt_status wt_argmin(const wt_tensor *x, int naxes, const int *axes, bool 
 /* Inclusive cumulative sum (product) along axis (negative counts from the
  * end); the result has x's shape. A 0-d x is treated as [1]. f32 and f16
  * (computed in f32: a double running value on the CPU, a blocked parallel
- * scan in f32 on the GPU). */
+ * scan in f32 on the GPU); i32 gives i32, wrapping modulo 2^32; a WT_BOOL
+ * mask gives i32 (the running count of true elements). */
 WT_API wt_status wt_cumsum(const wt_tensor *x, int axis, wt_tensor **out);
 WT_API wt_status wt_cumprod(const wt_tensor *x, int axis, wt_tensor **out);
 
