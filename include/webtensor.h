@@ -742,7 +742,10 @@ WT_API wt_status wt_min(const wt_tensor *x, int naxes, const int *axes, bool kee
  * WT_I32 inputs: sum, prod, max and min give WT_I32 results, sums and
  * products wrapping modulo 2^32 (two's complement; NumPy's
  * np.sum(x, dtype=np.int32)); the other reductions of an i32 tensor run on
- * its f32 values and give f32 (NumPy's mean). Empty reductions: sum 0,
+ * its f32 values and give f32 (NumPy's mean). The sum and product of a
+ * WT_BOOL mask are WT_I32 (the sum counts the true elements); the other
+ * reductions refuse bool (WT_ERR_INVALID_ARGUMENT) except all, any, argmax
+ * and argmin. Empty reductions: sum 0,
  * prod 1, mean/var/std NaN, logsumexp -inf, norms 0, all true, any false;
  * max, min, argmax and argmin of nothing are WT_ERR_SHAPE. */
 WT_API wt_status wt_prod(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
@@ -783,7 +786,8 @@ WT_API wt_status wt_argmin(const wt_tensor *x, int naxes, const int *axes, bool 
 /* Inclusive cumulative sum (product) along axis (negative counts from the
  * end); the result has x's shape. A 0-d x is treated as [1]. f32 and f16
  * (computed in f32: a double running value on the CPU, a blocked parallel
- * scan in f32 on the GPU). */
+ * scan in f32 on the GPU); i32 gives i32, wrapping modulo 2^32; a WT_BOOL
+ * mask gives i32 (the running count of true elements). */
 WT_API wt_status wt_cumsum(const wt_tensor *x, int axis, wt_tensor **out);
 WT_API wt_status wt_cumprod(const wt_tensor *x, int axis, wt_tensor **out);
 

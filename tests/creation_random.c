@@ -463,6 +463,15 @@ int main(int argc, char **argv)
         wt_context_destroy(g_ctx);
         return test_summary("creation_random");
     }
+    /* Listed in the catalogue (webtensor ops), f32 native. */
+    const char *names[] = {"tensor_ones", "arange", "linspace", "eye", "rand", "randn", "dropout"};
+    for (int i = 0; i < 7; i++) {
+        int op = 0;
+        wt_support sup = WT_SUPPORT_NONE;
+        while (op < wt_op_count() && strcmp(wt_op_name(op), names[i]) != 0) op++;
+        CHECK(op < wt_op_count() && wt_op_support(g_ctx, op, WT_F32, &sup) == WT_OK && sup == WT_SUPPORT_NATIVE,
+              "catalogue: %s is not listed, or not native on f32", names[i]);
+    }
     check_kat();
     run_creation();
     const int64_t s0[1] = {0}, s1[1] = {7}, s3[3] = {3, 5, 7}, s2[2] = {1029, 917};

@@ -238,6 +238,8 @@ static const red_entry g_red[] = {
     ROW("all", wt_all, r_all, 0, WT_BOOL, WT_BOOL, TOL_EXACT, 0, 1, true, false),
     ROW("any", wt_any, r_any, 0, WT_BOOL, WT_BOOL, TOL_EXACT, 0, 1, true, false),
     ROW("argmin", wt_argmin, r_argmin, 0, WT_BOOL, WT_I32, TOL_EXACT, 0, 1, false, false),
+    /* The sum of a mask counts its true elements (i32). */
+    ROW("sum", wt_sum, r_isum, 0, WT_BOOL, WT_I32, TOL_EXACT, 0, 1, true, false),
     /* i32 mean runs on the f32 values. */
     ROW("mean", wt_mean, r_mean, 0, WT_I32, WT_F32, TOL_SUM, -1000, 1000, true, false),
 };
@@ -634,6 +636,45 @@ static void run_scan(bool prod, const scan_case *sc)
     case_end();
 }
 
+/* Integer scans: i32 wraps modulo 2^32; a mask scans as its 0/1 in i32. */
+static void run_scan_int(bool prod, wt_dtype dtype, const char *cls, const char *text, int axis, int lo, int hi)
+{
+    case_begin("op=%s dtype=%d class=\"%s\" x=%s axis=%d", prod ? "cumprod" : "cumsum", (int)dtype, cls, text, axis);
+    test_input in;
+    if (!build_int_input(text, dtype, lo, hi, &in)) {
+        case_end();
+        return;
+    }
+    const host_tensor *h = &in.host;
+    int nd = h->ndim, a = axis < 0 ? axis + nd : axis;
+    wt_tensor *out = NULL;
+    wt_status s = (prod ? wt_cumprod : wt_cumsum)(in.dev, axis, &out);
+    if (s != WT_OK) {
+        fail("returned %s (%s)", wt_status_string(s), wt_last_error());
+    } else {
+        check_shape(out, nd, h->shape, WT_I32);
+        int64_t n = h->shape[a], inner = 1;
+        for (int i = a + 1; i < nd; i++) inner *= h->shape[i];
+        double *want = malloc((size_t)(h->numel ? h->numel : 1) * sizeof(double));
+        double *zero = calloc((size_t)(h->numel ? h->numel : 1), sizeof(double));
+        for (int64_t c = 0; n && c < h->numel / n; c++) {
+            int64_t start = (c / inner) * n * inner + c % inner;
+            uint32_t acc = prod ? 1u : 0u;
+            for (int64_t k = 0; k < n; k++) {
+                uint32_t v = (uint32_t)(int32_t)h->data[start + k * inner];
+                acc = prod ? acc * v : acc + v;
+                want[start + k * inner] = (double)(int32_t)acc;
+            }
+        }
+        double *got = read_values(out);
+        if (got) compare(got, want, zero, h->numel, n, TOL_EXACT);
+        free(got), free(want), free(zero);
+    }
+    wt_tensor_release(out);
+    input_free(&in);
+    case_end();
+}
+
 /* ------------------------------------------------------------------- f16 */
 
 /* f16 inputs reduce in f32 and round once to f16: the reference is the
@@ -766,6 +807,15 @@ static void run_bad_input(void)
     expect(wt_all(x, 0, NULL, false, &o), WT_ERR_INVALID_ARGUMENT, o, "all of an f32 tensor"), o = NULL;
     expect(wt_any(x, 0, NULL, false, &o), WT_ERR_INVALID_ARGUMENT, o, "any of an f32 tensor"), o = NULL;
     expect(wt_cumsum(NULL, 0, &o), WT_ERR_INVALID_ARGUMENT, o, "cumsum NULL input"), o = NULL;
+    const unsigned char mask[4] = {1, 0, 1, 1};
+    const int64_t four = 4;
+    wt_tensor *m = NULL;
+    if (wt_tensor_from_data(g_ctx, WT_BOOL, 1, &four, mask, &m) == WT_OK) {
+        expect(wt_mean(m, 0, NULL, false, &o), WT_ERR_INVALID_ARGUMENT, o, "mean of a mask"), o = NULL;
+        expect(wt_max(m, 0, NULL, false, &o), WT_ERR_INVALID_ARGUMENT, o, "max of a mask"), o = NULL;
+
+    }
+    wt_tensor_release(m);
 
     /* correction >= N divides by 0 (NumPy): inf, or NaN where the sum is 0. */
     case_begin("var with correction >= count");
@@ -802,6 +852,22 @@ int main(int argc, char **argv)
         CHECK(found, "reduction %s of src/core/reduce_ops.def has no row in tests/reduce_ops.c", g_table_names[i]);
     }
 
+    /* The catalogue (webtensor ops) says each tested dtype is computed. */
+    for (int i = 0; i < g_nred; i++) {
+        const char *name = strncmp(g_red[i].name, "norm", 4) == 0 ? "norm" : g_red[i].name;
+        wt_support sup = WT_SUPPORT_NONE;
+        int op = 0;
+        while (op < wt_op_count() && strcmp(wt_op_name(op), name) != 0) op++;
+        CHECK(op < wt_op_count() && wt_op_support(g_ctx, op, g_red[i].in, &sup) == WT_OK && sup != WT_SUPPORT_NONE,
+              "catalogue: %s on dtype %d is not listed as supported", name, (int)g_red[i].in);
+    }
+    const char *scans[2] = {"cumsum", "cumprod"};
+    for (int i = 0; i < 2; i++) {
+        int op = 0;
+        while (op < wt_op_count() && strcmp(wt_op_name(op), scans[i]) != 0) op++;
+        CHECK(op < wt_op_count(), "catalogue: no %s", scans[i]);
+    }
+
     for (int i = 0; i < g_nred; i++) {
         const red_entry *e = &g_red[i];
         for (int c = 0; c < g_n_reduce_cases; c++) {
@@ -813,6 +879,11 @@ int main(int argc, char **argv)
         }
         /* One workgroup per row: more than 65,535 of them. */
         if (e->big) run_reduction(e, "many rows", "[70001,65]", 1, (const int[]){1}, false, e->lo, e->hi);
+        /* Rows whose starts are 16-byte aligned: argmax's vec4 reads. */
+        if (e->out == WT_I32) {
+            run_reduction(e, "aligned rows", "[64,1000]", 1, (const int[]){1}, false, e->lo, e->hi);
+            run_reduction(e, "aligned long rows", "[3,40004]", 1, (const int[]){-1}, true, e->lo, e->hi);
+        }
         if (e->in == WT_F32) run_specials(e);
     }
     for (int i = 0; i < g_nred; i++) {
@@ -824,6 +895,13 @@ int main(int argc, char **argv)
     run_scan_f16();
     for (int p = 0; p < 2; p++)
         for (size_t i = 0; i < sizeof g_scan_cases / sizeof g_scan_cases[0]; i++) run_scan(p == 1, &g_scan_cases[i]);
+    run_scan_int(false, WT_I32, "rows", "[5,7]", 1, -16777216, 16777216);
+    run_scan_int(false, WT_I32, "long rows, wrapping", "[3,100003]", 1, -16777216, 16777216);
+    run_scan_int(false, WT_I32, "odd, first axis", "[1029,917]", 0, -1000, 1000);
+    run_scan_int(false, WT_I32, "transposed", "[37,53].T(0,1)", -1, -1000, 1000);
+    run_scan_int(true, WT_I32, "products, wrapping", "[4,1000]", 1, -3, 3);
+    run_scan_int(false, WT_BOOL, "mask counts", "[3,100003]", 1, 0, 1);
+    run_scan_int(false, WT_BOOL, "mask counts, many rows", "[70001,5]", -1, 0, 1);
     run_bad_input();
 
     wt_context_destroy(g_ctx);

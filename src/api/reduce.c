@@ -110,10 +110,15 @@ static wt_status reduce(const char *fn, wt_reduce_op op, const wt_tensor *x, int
     if (!x) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: input tensor is NULL", fn);
     const wt_reduce_info *info = wt_reduce_info_of(op);
     if (!(info->dtypes & dtype_class(x->dtype))) {
-        if (x->dtype == WT_I32 && (info->dtypes & WT_RD_FLOAT)) {
-            /* A float-valued reduction of integers runs on their f32 values (NumPy's mean). */
+        /* A float-valued reduction of integers runs on their f32 values
+         * (NumPy's mean); the sum and product of a mask on its 0/1 as i32
+         * (NumPy's count of true elements). */
+        wt_dtype via = x->dtype == WT_I32 && (info->dtypes & WT_RD_FLOAT) ? WT_F32
+                     : x->dtype == WT_BOOL && (op == WT_REDUCE_SUM || op == WT_REDUCE_PROD) ? WT_I32
+                     : x->dtype;
+        if (via != x->dtype) {
             wt_tensor *f = NULL, *r = NULL;
-            if ((st = wt_cast(x, WT_F32, &f)) == WT_OK) st = reduce(fn, op, f, naxes, axes, keepdims, correction, &r);
+            if ((st = wt_cast(x, via, &f)) == WT_OK) st = reduce(fn, op, f, naxes, axes, keepdims, correction, &r);
             wt_tensor_release(f);
             if (st == WT_OK) *out = r;
             return st;

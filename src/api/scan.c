@@ -7,11 +7,18 @@ static wt_status scan(const char *fn, wt_scan_op op, const wt_tensor *x, int axi
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK) return st;
     if (!x) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: input tensor is NULL", fn);
-    if (x->dtype != WT_F32 && x->dtype != WT_F16)
-        return wt_fail(WT_ERR_UNSUPPORTED, "%s: dtype %d is not supported (f32 and f16)", fn, (int)x->dtype);
+    if (x->dtype != WT_F32 && x->dtype != WT_F16 && x->dtype != WT_I32 && x->dtype != WT_BOOL)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown dtype %d", fn, (int)x->dtype);
     int a = 0;
     if (x->ndim == 0 ? (axis != 0 && axis != -1) : !wt_norm_axis(axis, x->ndim, &a))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: axis %d out of range for %d dims", fn, axis, x->ndim);
+    if (x->dtype == WT_BOOL) { /* a mask counts as its 0/1 in i32 */
+        wt_tensor *i = NULL, *r = NULL;
+        if ((st = wt_cast(x, WT_I32, &i)) == WT_OK) st = scan(fn, op, i, axis, &r);
+        wt_tensor_release(i);
+        if (st == WT_OK) *out = r;
+        return st;
+    }
     if (x->dtype == WT_F16) {
         wt_lifted l;
         wt_tensor *r = NULL;
@@ -23,7 +30,7 @@ static wt_status scan(const char *fn, wt_scan_op op, const wt_tensor *x, int axi
     for (int i = a + 1; i < x->ndim; i++) inner *= x->shape[i];
     wt_context *ctx = wt_ctx_of(x);
     wt_tensor *c = NULL, *t = NULL;
-    if ((st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &t)) != WT_OK) return st;
+    if ((st = wt_tensor_alloc(ctx, x->dtype, x->ndim, x->shape, &t)) != WT_OK) return st;
     if (t->numel > 0 && (st = wt_contiguous(x, &c)) == WT_OK)
         st = ctx->ops->scan(ctx, op, c, n, inner, t);
     wt_tensor_release(c);

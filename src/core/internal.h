@@ -351,8 +351,8 @@ struct wt_backend_ops {
      * first NaN wins. x (f32 or i32) as for reduce, at least one element. */
     wt_status (*argreduce)(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
                            wt_tensor *out);
-    /* x and out contiguous, one shape, seen as [outer, n, inner]: out is
-     * the inclusive scan of x along n (f32). */
+    /* x and out contiguous, one shape and dtype (f32, or i32: wrapping),
+     * seen as [outer, n, inner]: out is the inclusive scan of x along n. */
     wt_status (*scan)(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n,
                       int64_t inner, wt_tensor *out);
     /* out (f32, contiguous) from Philox (wt_random_args); x: dropout's

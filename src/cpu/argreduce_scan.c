@@ -76,10 +76,24 @@ wt_status cpu_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nr
 wt_status cpu_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n, int64_t inner,
                    wt_tensor *out)
 {
-    wt_status st = cpu_check_f32("scan", x);
-    if (st != WT_OK || (st = cpu_check_f32("scan", out)) != WT_OK) return st;
+    if (x->dtype != out->dtype || (x->dtype != WT_F32 && x->dtype != WT_I32))
+        return wt_fail(WT_ERR_UNSUPPORTED, "cpu: scan of dtype %d", (int)x->dtype);
     if (n == 0 || inner == 0 || x->numel == 0) return WT_OK;
     const int64_t outer = x->numel / (n * inner);
+    if (x->dtype == WT_I32) { /* wrapping, in unsigned arithmetic */
+        const uint32_t *xi = (const uint32_t *)x->storage->host + x->offset;
+        uint32_t *oi = (uint32_t *)out->storage->host + out->offset;
+#pragma omp parallel for num_threads(cpu_threads(ctx)) if (x->numel > CPU_PARALLEL_MIN && outer * inner > 1) schedule(static)
+        for (int64_t c = 0; c < outer * inner; c++) {
+            const int64_t start = (c / inner) * n * inner + c % inner;
+            uint32_t acc = op == WT_SCAN_SUM ? 0u : 1u;
+            for (int64_t k = 0; k < n; k++) {
+                acc = op == WT_SCAN_SUM ? acc + xi[start + k * inner] : acc * xi[start + k * inner];
+                oi[start + k * inner] = acc;
+            }
+        }
+        return WT_OK;
+    }
     const float *xd = cpu_data(x);
     float *o = cpu_data(out);
     /* Each (outer, inner) column runs serially with a double running value. */

@@ -62,7 +62,8 @@ wt_status wg_op_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int 
             uint64_t most = ceil_div(row_len, ARG_MIN_CHUNK);
             if (chunks > most) chunks = most;
         }
-        const uint64_t chunk_len = ceil_div(row_len, chunks);
+        /* Multiples of 4 keep every chunk's vec4s aligned as the row's. */
+        const uint64_t chunk_len = ceil_div(ceil_div(row_len, chunks), 4) * 4;
         chunks = ceil_div(row_len, chunk_len);
         const bool last = chunks == 1;
         /* The last pass writes no values: a small scratch stands in for
@@ -76,19 +77,21 @@ wt_status wg_op_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int 
         arg_params p = {(uint32_t)(rows * chunks), (uint32_t)chunks, (uint32_t)chunk_len, (uint32_t)row_len,
                         (uint32_t)row_stride, (uint32_t)elem_stride, (uint32_t)x_offset,
                         (uint32_t)out->offset, ident, 0, 0, 0};
+        const bool vec4 = first && elem_stride == 1 && x_offset % 4 == 0 && (rows == 1 || row_stride % 4 == 0);
         char prelude[256];
         snprintf(prelude, sizeof prelude,
                  "alias T = %s;\nconst FLOAT: bool = %s;\nconst IS_MIN: bool = %s;\nconst FIRST: bool = %s;\n"
-                 "const LAST: bool = %s;\nconst WG: u32 = %uu;\n",
+                 "const LAST: bool = %s;\nconst VEC4: bool = %s;\nconst WG: u32 = %uu;\n",
                  is_float ? "f32" : "i32", is_float ? "true" : "false", is_min ? "true" : "false",
-                 first ? "true" : "false", last ? "true" : "false", wg);
+                 first ? "true" : "false", last ? "true" : "false", vec4 ? "true" : "false", wg);
         wg_launch l = {
             .shader = "argreduce", .prelude = prelude, .params = &p, .params_size = sizeof p,
             .bindings = {{first ? (wt_storage *)src : pv, false},
                          {first ? (wt_storage *)src : pi, false},
                          {nv, true},
-                         {last ? out->storage : ni, true}},
-            .nbindings = 4, .workgroups = rows * chunks};
+                         {last ? out->storage : ni, true},
+                         {first ? (wt_storage *)src : pv, false}},
+            .nbindings = 5, .workgroups = rows * chunks};
         st = wg_dispatch(ctx, &l);
         if (pv) wg_scratch_release(ctx, pv);
         if (pi) wg_scratch_release(ctx, pi);

@@ -9,7 +9,10 @@
 // index) pairs of the previous one, row o's at o * row_len. The last pass
 // (LAST) writes the index to out[out_offset + o]; others write pairs to
 // pv/pi at w = o * chunks + chunk.
-// Prelude: T (f32 or i32), FLOAT, IS_MIN, FIRST, LAST, WG.
+// With VEC4 (first pass, rows contiguous and 16-byte aligned, chunk_len a
+// multiple of 4) the threads read whole vec4s, the last partial one as
+// scalars.
+// Prelude: T (f32 or i32), FLOAT, IS_MIN, FIRST, LAST, VEC4, WG.
 
 struct Params {
     work: u32,       // rows * chunks
@@ -31,6 +34,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> in_i: array<u32>;     // later passes: partial indices
 @group(0) @binding(3) var<storage, read_write> out_v: array<T>;
 @group(0) @binding(4) var<storage, read_write> out_i: array<u32>;
+@group(0) @binding(5) var<storage, read> x4: array<vec4<T>>;          // x again, as vec4s
 
 var<workgroup> wv: array<T, WG>;
 var<workgroup> wi: array<u32, WG>;
@@ -62,7 +66,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
 
     var bv = bitcast<T>(p.ident);
     var bi = 0xffffffffu;
-    for (var r = start + lid; r < end; r += WG) {
+    var r = start + lid;
+    if (VEC4) {
+        let base = p.x_offset + row * p.row_stride; // a multiple of 4
+        let vend = end / 4u;
+        for (var q = start / 4u + lid; q < vend; q += WG) {
+            let v = x4[(base / 4u) + q];
+            for (var k = 0u; k < 4u; k++) {
+                if (better(bv, bi, v[k], q * 4u + k)) { bv = v[k]; bi = q * 4u + k; }
+            }
+        }
+        r = vend * 4u + lid;
+    }
+    for (; r < end; r += WG) {
         var v: T;
         var i: u32;
         if (FIRST) {

@@ -10,7 +10,8 @@
 // inclusive scan of the block totals of the row (carry[r * blocks + b])
 // supplies the prefix of the blocks before. TOTALS: only write block b's
 // total to out[r * blocks + b] (the first phase of a long row).
-// Prelude: OP, WG, ITEMS, CARRY, TOTALS.
+// Prelude: T (f32, or i32: wrapping sums and products), OP, WG, ITEMS,
+// CARRY, TOTALS.
 
 struct Params {
     rows: u32,
@@ -24,22 +25,22 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
-@group(0) @binding(3) var<storage, read> carry: array<f32>; // x when not CARRY
+@group(0) @binding(1) var<storage, read> x: array<T>;
+@group(0) @binding(2) var<storage, read_write> out: array<T>;
+@group(0) @binding(3) var<storage, read> carry: array<T>; // x when not CARRY
 
 const B: u32 = WG * ITEMS;
-var<workgroup> tile: array<f32, B>;
-var<workgroup> sums: array<f32, WG>;
+var<workgroup> tile: array<T, B>;
+var<workgroup> sums: array<T, WG>;
 
-fn op(a: f32, b: f32) -> f32 {
+fn op(a: T, b: T) -> T {
     if (OP == 1u) { return a * b; }
     return a + b;
 }
 
-fn identity() -> f32 {
-    if (OP == 1u) { return 1.0; }
-    return 0.0;
+fn identity() -> T {
+    if (OP == 1u) { return T(1); }
+    return T(0);
 }
 
 @compute @workgroup_size(WG)
@@ -63,7 +64,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     workgroupBarrier();
 
     // Serial scan of this thread's ITEMS neighbours.
-    var local: array<f32, ITEMS>;
+    var local: array<T, ITEMS>;
     var run = identity();
     for (var j = 0u; j < ITEMS; j++) {
         run = op(run, tile[lid * ITEMS + j]);
