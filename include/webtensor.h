@@ -547,7 +547,7 @@ WT_API wt_status wt_triu(const wt_tensor *x, int64_t diagonal, wt_tensor **out);
  * positions. topk: the k largest (or smallest) along the last axis, sorted,
  * values and i32 positions (indices may be NULL); 0 <= k <= extent.
  * The GPU sorts (key, position) pairs with a bitonic network: rows up to
- * 1024 in workgroup memory, longer rows with global merge passes. */
+ * 2048 in workgroup memory, longer rows with global merge passes. */
 WT_API wt_status wt_sort(const wt_tensor *x, int axis, bool descending, wt_tensor **values,
                          wt_tensor **indices);
 WT_API wt_status wt_argsort(const wt_tensor *x, int axis, bool descending, wt_tensor **out);

@@ -369,7 +369,7 @@ static void test_sort(wt_dtype dt)
     check_sort(dt, 3, 1, false, false);
     check_sort(dt, 5, 7, false, false);
     check_sort(dt, 4, 37, true, false);
-    check_sort(dt, 2, 1025, true, false);  /* past one tile */
+    check_sort(dt, 2, 2049, true, false);  /* past one tile of 2048 */
     check_sort(dt, 9, 300, false, true);   /* axis 0 of a transposed view */
     wt_tensor *t = NULL, *i = NULL;
     mv_input x;

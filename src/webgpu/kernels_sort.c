@@ -16,7 +16,8 @@
 #include <string.h>
 
 #define SORT_WG 256u
-#define SORT_TILE (4u * SORT_WG)
+/* 2048 pairs: 16 KiB, the workgroup memory every WebGPU device offers. */
+#define SORT_TILE (8u * SORT_WG)
 
 typedef struct keys_params {
     uint32_t total, n, log2_p, ndim, x_offset, inner, pad0, pad1;
