@@ -202,6 +202,45 @@ WT_API wt_status wt_tensor_zeros(wt_context *ctx, wt_dtype dtype, int ndim,
  * outside the i32 range); WT_BOOL is value != 0 (NaN is true). */
 WT_API wt_status wt_tensor_full(wt_context *ctx, wt_dtype dtype, int ndim,
                                 const int64_t *shape, double value, wt_tensor **out);
+/* --- creation and random numbers ---
+ * Like wt_tensor_full: dtype WT_F32, WT_F16 (or WT_I32 where said). Values
+ * are computed in double on the host and rounded once to the dtype. */
+WT_API wt_status wt_tensor_ones(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                                wt_tensor **out);
+/* 1-D: start, start + step, ... while < stop (> stop for a negative step);
+ * NumPy's length ceil((stop - start) / step), 0 when negative. Element i is
+ * start + i * step in double, rounded to dtype (f32, f16, i32: i32 needs
+ * integral start and step). step 0, a non-finite argument or a length
+ * beyond 2^31 elements: WT_ERR_INVALID_ARGUMENT. */
+WT_API wt_status wt_arange(wt_context *ctx, double start, double stop, double step, wt_dtype dtype,
+                           wt_tensor **out);
+/* 1-D, num values evenly spaced from start to stop (endpoint: stop is the
+ * last; else num intervals that end before it). NumPy's rule: element i is
+ * start + i * delta, the last one exactly stop when endpoint. num >= 0. */
+WT_API wt_status wt_linspace(wt_context *ctx, double start, double stop, int64_t num, bool endpoint,
+                             wt_dtype dtype, wt_tensor **out);
+/* [n, m] with ones on diagonal k (0 main, > 0 above, < 0 below), zeros
+ * elsewhere. n, m >= 0. */
+WT_API wt_status wt_eye(wt_context *ctx, int64_t n, int64_t m, int64_t k, wt_dtype dtype,
+                        wt_tensor **out);
+/* Random tensors from a 64-bit seed through Philox4x32-10 (counter-based:
+ * element i of the row-major result takes word i % 4 of the block
+ * Philox(counter = (i / 4, 0), key = seed)). The same seed and shape give
+ * the same bits on the CPU and on every GPU, and element i does not depend
+ * on the shape. wt_rand: uniform in [0, 1) on a grid of 2^-24 (f32) or
+ * 2^-11 (f16). wt_randn: standard normal by an inverse-CDF table in
+ * integer arithmetic (within 2e-6 of the exact quantile, on a grid of
+ * 2^-21, |value| <= 6.24); f16 results are the f32 values rounded. */
+WT_API wt_status wt_rand(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                         uint64_t seed, wt_tensor **out);
+WT_API wt_status wt_randn(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                          uint64_t seed, wt_tensor **out);
+/* Inverted dropout: element i is 0 where wt_rand(seed)'s element i (f32) is
+ * below p, else x * (1 / (1 - p)) (the scale rounded to f32 first). p = 0:
+ * a copy of x; p = 1: zeros. A dropped element is 0 even when x is NaN or
+ * inf. p outside [0, 1] or NaN: WT_ERR_INVALID_ARGUMENT. f32 and f16. */
+WT_API wt_status wt_dropout(const wt_tensor *x, float p, uint64_t seed, wt_tensor **out);
+
 /* Copies the tensor's elements, row-major, into dst (views are gathered).
  * dst_bytes must be at least numel * wt_dtype_size(dtype) (WT_BOOL: one
  * byte per element, 0 or 1). Waits for the GPU. */
@@ -432,6 +471,65 @@ WT_API wt_status wt_mean(const wt_tensor *x, int naxes, const int *axes, bool ke
 WT_API wt_status wt_max(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
 WT_API wt_status wt_min(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
 
+/* --- reductions, scans ---
+ * More reductions, with the axes, keepdims and empty rules of wt_sum. Each
+ * is one row of the library's reduction table (core/reduce_ops.def).
+ * dtypes: f32 and f16 (f16 inputs are reduced in f32 and the result
+ * rounded to f16); f32 results accumulate in f32 or better: double on the
+ * CPU; on the GPU f32 with pairwise-like partials (tree order), so a sum of
+ * K terms is within about 1e-7 * sqrt(K) * sum|terms| in practice and
+ * never worse than K * 6e-8 * sum|terms|. A long f16 sum is therefore as
+ * precise as the f32 sum of the same values, then rounded once to f16
+ * (relative 4.9e-4); it overflows to inf only when the result exceeds
+ * 65504.
+ * WT_I32 inputs: sum, prod, max and min give WT_I32 results, sums and
+ * products wrapping modulo 2^32 (two's complement; NumPy's
+ * np.sum(x, dtype=np.int32)); the other reductions of an i32 tensor run on
+ * its f32 values and give f32 (NumPy's mean). Empty reductions: sum 0,
+ * prod 1, mean/var/std NaN, logsumexp -inf, norms 0, all true, any false;
+ * max, min, argmax and argmin of nothing are WT_ERR_SHAPE. */
+WT_API wt_status wt_prod(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+/* var = sum((x - mean)^2) / (N - correction) over the N reduced elements
+ * (correction 1: Bessel's, the sample variance; 0: the population one);
+ * std = sqrt(var). correction >= 0 and finite, else
+ * WT_ERR_INVALID_ARGUMENT; correction >= N divides by 0 like NumPy: inf,
+ * or NaN where the sum is 0. Two passes (the mean, then the squares about
+ * it): no cancellation. */
+WT_API wt_status wt_var(const wt_tensor *x, int naxes, const int *axes, double correction,
+                        bool keepdims, wt_tensor **out);
+WT_API wt_status wt_std(const wt_tensor *x, int naxes, const int *axes, double correction,
+                        bool keepdims, wt_tensor **out);
+/* log(sum(exp(x))), computed as m + log(sum(exp(x - m))) with m the
+ * maximum (0 where the maximum is infinite): never overflows; all -inf
+ * gives -inf, a +inf gives +inf, a NaN gives NaN. */
+WT_API wt_status wt_logsumexp(const wt_tensor *x, int naxes, const int *axes, bool keepdims,
+                              wt_tensor **out);
+/* Vector norm over the listed axes taken together (torch.linalg.vector_norm):
+ * ord 1: sum |x|; ord 2: sqrt(sum x^2) (no rescaling: on the GPU squares
+ * beyond the f32 range overflow to inf); ord INFINITY: max |x|. Other ord:
+ * WT_ERR_INVALID_ARGUMENT. */
+WT_API wt_status wt_norm(const wt_tensor *x, double ord, int naxes, const int *axes, bool keepdims,
+                         wt_tensor **out);
+/* Whether all (any) elements of a WT_BOOL mask are true; the result is a
+ * WT_BOOL tensor. Other dtypes: WT_ERR_INVALID_ARGUMENT (compare first). */
+WT_API wt_status wt_all(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+WT_API wt_status wt_any(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+/* Index (WT_I32) of the first maximum (minimum) over the listed axes: naxes
+ * 0 gives the index into the flattened tensor (NumPy's axis=None), one axis
+ * the index along it; several axes the row-major index within the block
+ * they span. Ties: the first index. NaN: like NumPy, the first NaN's index
+ * (a NaN counts as the maximum and as the minimum). f32, f16, i32 and bool
+ * inputs. An empty reduction is WT_ERR_SHAPE; more than 2^31 - 1 elements
+ * per output WT_ERR_UNSUPPORTED. */
+WT_API wt_status wt_argmax(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+WT_API wt_status wt_argmin(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+/* Inclusive cumulative sum (product) along axis (negative counts from the
+ * end); the result has x's shape. A 0-d x is treated as [1]. f32 and f16
+ * (computed in f32: a double running value on the CPU, a blocked parallel
+ * scan in f32 on the GPU). */
+WT_API wt_status wt_cumsum(const wt_tensor *x, int axis, wt_tensor **out);
+WT_API wt_status wt_cumprod(const wt_tensor *x, int axis, wt_tensor **out);
+
 /* Row-wise ops. softmax: exp(x - max) / sum along axis (NumPy/PyTorch
  * semantics; axis may be negative). layernorm and rmsnorm normalise over
  * the last axis of size C:
@@ -562,6 +660,115 @@ WT_API wt_status wt_topk(const wt_tensor *x, int64_t k, bool largest, wt_tensor 
  * ranges overlap, src is first copied to a temporary, so the result is as
  * if src were read entirely before dst is written. */
 WT_API wt_status wt_copy_into(wt_tensor *dst, const wt_tensor *src);
+/* --- convolution, pooling, normalisation ---
+ * Layout NCHW: x is [N, C, H, W] (conv1d: [N, C, L]); an unbatched
+ * input ([C, H, W], conv1d [C, L]) gives an unbatched result. Inputs may
+ * be any strided view; f16 inputs compute in f32 (result f16 when every
+ * given tensor is f16). Errors: WT_ERR_INVALID_ARGUMENT for NULLs, bad
+ * options (zero or negative stride, kernel or dilation, negative padding,
+ * groups that do not divide the channels), WT_ERR_SHAPE for shapes that do
+ * not fit (weight or bias against x, a kernel larger than the padded
+ * input), WT_ERR_UNSUPPORTED for dtypes other than f32/f16. */
+
+typedef struct wt_conv_options {
+    uint32_t struct_size;       /* set by wt_conv_options_init */
+    int64_t stride[2];          /* (h, w); 1 */
+    int64_t padding[4];         /* top, bottom, left, right; 0. conv1d: left, right */
+    int64_t dilation[2];        /* (h, w); 1 */
+    int64_t groups;             /* 1; C and the output channels are multiples */
+    /* "same" (conv2d, conv1d): padding is ignored; the output has
+     * ceil(in / stride) positions and the padding is
+     * total = max((out - 1)*stride + dilation*(k - 1) + 1 - in, 0),
+     * total / 2 before and the rest after (ONNX's SAME_UPPER; with stride
+     * 1 PyTorch's padding="same", which allows no other stride). */
+    bool same;
+    int64_t output_padding[2];  /* conv_transpose2d: rows/columns added after; < stride or < dilation */
+} wt_conv_options;
+WT_API void wt_conv_options_init(wt_conv_options *opts);
+
+/* out[n, o, y, x] = bias[o] + sum over c in o's group, ky, kx of
+ *   x[n, c, y*sh - pad_top + ky*dh, x*sw - pad_left + kx*dw] * w[o, c', ky, kx]
+ * (cross-correlation, as PyTorch), zero outside x. w: [O, C/groups, KH,
+ * KW]; bias: [O] or NULL; opts NULL for the defaults. Output size
+ * (H + top + bottom - dh*(KH-1) - 1) / sh + 1 (floor). groups == C == O
+ * is a depthwise convolution. */
+WT_API wt_status wt_conv2d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                           const wt_conv_options *opts, wt_tensor **out);
+/* conv2d along one axis: x [N, C, L], w [O, C/groups, K]; reads stride[0],
+ * dilation[0], padding[0] (left) and padding[1] (right). */
+WT_API wt_status wt_conv1d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                           const wt_conv_options *opts, wt_tensor **out);
+/* The transpose (adjoint) of conv2d, as PyTorch's conv_transpose2d:
+ * x [N, C, H, W], w [C, O/groups, KH, KW], bias [O] or NULL; output
+ *   (H - 1)*sh - top - bottom + dh*(KH - 1) + output_padding[0] + 1
+ * rows (columns alike). Padding may be asymmetric; `same` is refused. */
+WT_API wt_status wt_conv_transpose2d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                     const wt_conv_options *opts, wt_tensor **out);
+
+typedef struct wt_pool_options {
+    uint32_t struct_size;     /* set by wt_pool_options_init */
+    int64_t kernel[2];        /* (h, w); must be set (> 0) */
+    int64_t stride[2];        /* 0 (the default): the kernel size */
+    int64_t padding[2];       /* (h, w), on both sides; at most half the (dilated) kernel */
+    int64_t dilation[2];      /* max_pool2d only; 1 */
+    bool ceil_mode;           /* round the output size up; a window must start inside
+                                 the input or its leading padding (PyTorch) */
+    bool count_include_pad;   /* avg_pool2d: padding counts in the divisor; true */
+    int64_t divisor_override; /* avg_pool2d: > 0 divides every window; 0 */
+} wt_pool_options;
+WT_API void wt_pool_options_init(wt_pool_options *opts);
+
+/* Max over each window (padding never wins; NaN propagates; ties give the
+ * first position). indices: NULL, or receives a WT_I32 tensor of out's
+ * shape holding the position y*W + x of each maximum in its input plane
+ * (PyTorch's return_indices). x [N, C, H, W] or [C, H, W]. */
+WT_API wt_status wt_max_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out,
+                               wt_tensor **indices);
+/* Mean over each window, as PyTorch's avg_pool2d: divisor_override, else
+ * the window clipped to the padded input (count_include_pad) or to the
+ * input (windows past the padded edge in ceil_mode count only what lies
+ * inside). dilation must be 1. */
+WT_API wt_status wt_avg_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out);
+/* Output [.., out_h, out_w]; window oy covers rows floor(oy*H/out_h) to
+ * ceil((oy+1)*H/out_h) (exclusive), columns alike. out_h, out_w > 0. */
+WT_API wt_status wt_adaptive_avg_pool2d(const wt_tensor *x, int64_t out_h, int64_t out_w,
+                                        wt_tensor **out);
+WT_API wt_status wt_adaptive_max_pool2d(const wt_tensor *x, int64_t out_h, int64_t out_w,
+                                        wt_tensor **out, wt_tensor **indices);
+/* Mean / max over the two last axes, keeping them as size 1 ([N, C, 1, 1]). */
+WT_API wt_status wt_global_avg_pool2d(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_global_max_pool2d(const wt_tensor *x, wt_tensor **out);
+
+typedef struct wt_batch_norm_options {
+    uint32_t struct_size; /* set by wt_batch_norm_options_init */
+    bool training;        /* false: normalise with the running statistics */
+    float momentum;       /* 0.1: running = (1 - momentum) * running + momentum * batch */
+    float eps;            /* 1e-5 */
+} wt_batch_norm_options;
+WT_API void wt_batch_norm_options_init(wt_batch_norm_options *opts);
+
+/* x [N, C, ...] (at least 2 axes), normalised per channel c:
+ *   out = (x - mean[c]) / sqrt(var[c] + eps) * weight[c] + bias[c]
+ * weight, bias: [C] or NULL (1 and 0). Inference: mean and var are
+ * running_mean and running_var ([C], required). Training: the biased
+ * mean and variance of x over every axis but 1 (at least 2 values per
+ * channel, else WT_ERR_SHAPE); running_mean and running_var, if given
+ * (both or neither; contiguous [C], f32 or f16), are updated in place
+ * with PyTorch's rule: the running variance takes the UNBIASED batch
+ * variance (times n / (n - 1)). batch_mean and batch_var may be NULL; in
+ * training they receive the batch mean and the biased batch variance
+ * ([C], f32), in inference NULL. */
+WT_API wt_status wt_batch_norm(const wt_tensor *x, wt_tensor *running_mean, wt_tensor *running_var,
+                               const wt_tensor *weight, const wt_tensor *bias,
+                               const wt_batch_norm_options *opts, wt_tensor **out,
+                               wt_tensor **batch_mean, wt_tensor **batch_var);
+/* x [N, C, ...]: the channels split into num_groups groups; each (n,
+ * group) is normalised by its own mean and biased variance, then
+ * out = normalised * weight[c] + bias[c] (weight, bias [C] or NULL).
+ * batch_norm and group_norm compute f16 through f32; the result has x's
+ * dtype. */
+WT_API wt_status wt_group_norm(const wt_tensor *x, int64_t num_groups, const wt_tensor *weight,
+                               const wt_tensor *bias, float eps, wt_tensor **out);
 
 #ifdef __cplusplus
 }

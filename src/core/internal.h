@@ -126,10 +126,52 @@ typedef enum wt_rowwise_op {
     WT_ROW_SOFTMAX, WT_ROW_LAYERNORM, WT_ROW_RMSNORM, WT_ROW_COUNT
 } wt_rowwise_op;
 
+/* --- reductions, scans, random numbers --- */
+
+/* The reduction family, one row per op in core/reduce_ops.def. */
+typedef enum wt_combine { WT_COMBINE_ADD, WT_COMBINE_MUL, WT_COMBINE_MAX, WT_COMBINE_MIN } wt_combine;
+typedef enum wt_shift { WT_SHIFT_NONE, WT_SHIFT_MEAN, WT_SHIFT_MAX } wt_shift;
+enum { WT_RD_FLOAT = 1, WT_RD_I32 = 2, WT_RD_BOOL = 4 };
+
 typedef enum wt_reduce_op {
-    WT_REDUCE_SUM, WT_REDUCE_MEAN, WT_REDUCE_MAX, WT_REDUCE_MIN, WT_REDUCE_COUNT
+#define WT_REDUCE_OP(ID, ...) WT_REDUCE_##ID,
+#include "core/reduce_ops.def"
+#undef WT_REDUCE_OP
+    WT_REDUCE_COUNT
 } wt_reduce_op;
 
+typedef struct wt_reduce_info {
+    const char *name; /* "sum": the public function is wt_sum */
+    wt_combine combine;
+    double identity;
+    wt_shift shift;
+    bool empty_ok;
+    unsigned dtypes; /* WT_RD_* */
+    const char *map_wgsl, *finish_wgsl;
+} wt_reduce_info;
+/* The row of op (core/reduce_table.c); NULL for an unknown op. */
+const wt_reduce_info *wt_reduce_info_of(wt_reduce_op op);
+
+/* One reduction as a backend sees it: shift (NULL unless the op's row
+ * asks for one) is contiguous with out's element count, one value per
+ * output; n is the count finish divides by. */
+typedef struct wt_reduce_args {
+    wt_reduce_op op;
+    const wt_tensor *shift;
+    double n;
+} wt_reduce_args;
+
+typedef enum wt_scan_op { WT_SCAN_SUM, WT_SCAN_PROD } wt_scan_op;
+
+typedef enum wt_random_kind { WT_RANDOM_UNIFORM, WT_RANDOM_NORMAL, WT_RANDOM_DROPOUT } wt_random_kind;
+/* Philox4x32-10, key = seed, counter = (element index / 4, 0): element i
+ * takes word i % 4 of its block (core/philox.c). */
+typedef struct wt_random_args {
+    wt_random_kind kind;
+    uint64_t seed;
+    uint32_t bits;  /* uniform: the top `bits` bits of a word, times 2^-bits (24 for f32) */
+    float p, scale; /* dropout: drop where uniform(24 bits) < p, else x * scale */
+} wt_random_args;
 /* --- data movement --- */
 /* How a remap reads x for output position (o_0, ..., o_{ndim-1}): along
  * axis d the source index is j = start[d] + (flip[d] ? -o_d : o_d); a j
@@ -171,6 +213,33 @@ static inline uint32_t wt_sort_key(wt_dtype dtype, uint32_t bits)
     }
     return (dtype == WT_I32) ? bits ^ 0x80000000u : bits;
 }
+/* --- convolution and pooling --- */
+/* A 2-D sliding window from an [in_h, in_w] plane to an [out_h, out_w]
+ * one, every value resolved by the API layer: output (oy, ox) reads input
+ * rows oy*stride_h - pad_top + ky*dilation_h for ky < kernel_h (columns
+ * alike). pad_bottom / pad_right only bound average pooling's divisor. */
+typedef struct wt_window2d {
+    int64_t in_h, in_w, out_h, out_w;
+    int64_t kernel_h, kernel_w, stride_h, stride_w;
+    int64_t pad_top, pad_left, pad_bottom, pad_right;
+    int64_t dilation_h, dilation_w;
+} wt_window2d;
+
+typedef enum wt_pool_op {
+    WT_POOL_MAX, WT_POOL_AVG, WT_POOL_ADAPTIVE_MAX, WT_POOL_ADAPTIVE_AVG, WT_POOL_COUNT
+} wt_pool_op;
+
+/* Max: NaN wins, else the first largest (PyTorch). Avg: divisor > 0
+ * divides every window; else the window's size clipped to the padded
+ * plane (count_include_pad) or to the plane. Adaptive: window oy spans
+ * rows [floor(oy*H/OH), ceil((oy+1)*H/OH)) (kernel, stride, padding
+ * unused). */
+typedef struct wt_pool2d_desc {
+    wt_pool_op op;
+    wt_window2d win;
+    bool count_include_pad;
+    int64_t divisor;
+} wt_pool2d_desc;
 
 /* What the API layer asks of a backend. The API layer has checked every
  * argument; outputs are fresh contiguous tensors of the backend's own
@@ -222,9 +291,10 @@ struct wt_backend_ops {
      * batch strides may be 0 (broadcast). */
     wt_status (*matmul)(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
     /* x: ndim = out->ndim + nreduced; its first out->ndim axes match out's
-     * shape, its last nreduced axes are reduced. Mean divides by the count
-     * of reduced elements. The count is > 0 for max/min. */
-    wt_status (*reduce)(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
+     * shape, its last nreduced axes are reduced (at least one element),
+     * as the op's row of core/reduce_ops.def says. x and out have one
+     * dtype (f32, i32 or bool). */
+    wt_status (*reduce)(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                         wt_tensor *out);
 
     /* out [R, C] contiguous = op applied to each row of x [R, C] (any
@@ -233,6 +303,21 @@ struct wt_backend_ops {
     wt_status (*rowwise)(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                          const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
 
+    /* --- reductions, scans, random numbers --- */
+    /* out (i32, contiguous) = the index of the first maximum (is_min:
+     * minimum) of each output's reduced elements, row-major over the
+     * reduced axes; a NaN counts as larger (smaller) than everything, the
+     * first NaN wins. x (f32 or i32) as for reduce, at least one element. */
+    wt_status (*argreduce)(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
+                           wt_tensor *out);
+    /* x and out contiguous, one shape, seen as [outer, n, inner]: out is
+     * the inclusive scan of x along n (f32). */
+    wt_status (*scan)(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n,
+                      int64_t inner, wt_tensor *out);
+    /* out (f32, contiguous) from Philox (wt_random_args); x: dropout's
+     * input (f32, contiguous, out's shape), else NULL. */
+    wt_status (*random)(wt_context *ctx, const wt_random_args *r, const wt_tensor *x,
+                        wt_tensor *out);
     /* --- data movement (src/api/movement*.c). Elements are moved as bit
      * patterns of 2 or 4 bytes, so these serve every dtype. Optional (NULL:
      * WT_ERR_UNSUPPORTED). --- */
@@ -260,6 +345,39 @@ struct wt_backend_ops {
      * position, as i32 into out (contiguous, x's shape with k last). */
     wt_status (*argsort_rows)(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k,
                               wt_tensor *out);
+    /* --- convolution and pooling (the geometry in wt_window2d) --- */
+    /* col [C*KH*KW, n*rows*OW] contiguous = the windows of x [n, C, H, W]
+     * (any strides) at output rows [row0, row0 + rows) of every image:
+     * row (c*KH + ky)*KW + kx, column (i*rows + r)*OW + ox holds
+     * x[i, c, (row0+r)*sh - pad_top + ky*dh, ox*sw - pad_left + kx*dw], 0
+     * in the padding. */
+    wt_status (*im2col)(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
+                        int64_t rows, wt_tensor *col);
+    /* The adjoint of im2col, plus a bias: out [n, C, H, W] (any strides,
+     * no two elements at one place; H, W = win->in_h, in_w) =
+     * bias[c] (0 when NULL) + the sum of the col [C*KH*KW, n*OH*OW]
+     * (contiguous; OH, OW = win->out_h, out_w) entries that im2col would
+     * have taken from each position. */
+    wt_status (*col2im)(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
+                        const wt_window2d *win, wt_tensor *out);
+    /* Optional (NULL or WT_ERR_UNSUPPORTED: the API runs im2col + matmul +
+     * col2im): out [N, O, OH, OW] contiguous = the convolution of x
+     * [N, C, H, W] (any strides) with w [O, C/groups, KH, KW] and bias [O]
+     * (both contiguous; bias may be NULL). A backend takes the shapes its
+     * own kernel serves best and refuses the others. */
+    wt_status (*conv2d)(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
+                        const wt_tensor *bias, const wt_window2d *win, int64_t groups,
+                        wt_tensor *out);
+    /* out [N, C, S] contiguous = (x[n, c, s] - coef[0, c]) * coef[1, c] +
+     * coef[2, c]: x [N, C, S] any strides, coef [3, C] contiguous (the
+     * per-channel affine map of the normalisations). */
+    wt_status (*channel_affine)(wt_context *ctx, const wt_tensor *x, const wt_tensor *coef,
+                                wt_tensor *out);
+    /* out [N, C, OH, OW] contiguous = the pooled windows of x [N, C, H, W]
+     * (any strides); indices (WT_I32, out's shape, contiguous) or NULL
+     * receives the argmax of max pooling as y*W + x. */
+    wt_status (*pool2d)(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
+                        wt_tensor *out, wt_tensor *indices);
 
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);

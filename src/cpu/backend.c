@@ -71,12 +71,22 @@ const wt_backend_ops wt_cpu_backend = {
     .matmul = cpu_matmul,
     .reduce = cpu_reduce,
     .rowwise = cpu_rowwise,
+    /* --- reductions, scans, random numbers --- */
+    .argreduce = cpu_argreduce,
+    .scan = cpu_scan,
+    .random = cpu_random,
     /* --- data movement --- */
     .remap = cpu_remap,
     .copy_into = cpu_copy_into,
     .gather = cpu_gather_index,
     .scatter_add = cpu_scatter_add,
     .argsort_rows = cpu_argsort_rows,
+    /* --- convolution and pooling --- */
+    .im2col = cpu_im2col,
+    .col2im = cpu_col2im,
+    .pool2d = cpu_pool2d,
+    .conv2d = cpu_conv2d,
+    .channel_affine = cpu_channel_affine,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
 };

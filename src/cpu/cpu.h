@@ -82,8 +82,24 @@ wt_status cpu_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a, 
                     uint32_t a_bits, wt_tensor *out);
 wt_support cpu_supports(const wt_context *ctx, wt_op op, wt_dtype dtype, wt_support catalogue);
 wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
-wt_status cpu_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
+wt_status cpu_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                      wt_tensor *out);
+
+/* --- reductions, scans, random numbers --- */
+/* The kept and reduced axes of a reduction (x: kept first), each group
+ * merged where it can be walked as one (reduce.c). */
+void cpu_reduce_layouts(const wt_tensor *x, const wt_tensor *out, int nreduced, cpu_layout *kept,
+                        cpu_layout *red);
+/* Offset in x of kept position p (row-major over kept's shape). */
+int64_t cpu_kept_offset(const cpu_layout *kept, int64_t p);
+/* Any row of core/reduce_ops.def, any dtype it accepts (reduce_table.c). */
+wt_status cpu_reduce_table(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x,
+                           int nreduced, wt_tensor *out);
+wt_status cpu_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
+                        wt_tensor *out);
+wt_status cpu_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n, int64_t inner,
+                   wt_tensor *out);
+wt_status cpu_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out);
 
 wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *weight,
                       const wt_tensor *bias, float eps, wt_tensor *out);
@@ -97,5 +113,16 @@ wt_status cpu_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_te
                           const wt_tensor *src);
 wt_status cpu_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k,
                            wt_tensor *out);
+/* --- convolution and pooling --- */
+wt_status cpu_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
+                     int64_t rows, wt_tensor *col);
+wt_status cpu_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
+                     const wt_window2d *win, wt_tensor *out);
+wt_status cpu_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
+                     wt_tensor *out, wt_tensor *indices);
+wt_status cpu_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                     const wt_window2d *win, int64_t groups, wt_tensor *out);
+wt_status cpu_channel_affine(wt_context *ctx, const wt_tensor *x, const wt_tensor *coef,
+                             wt_tensor *out);
 
 #endif /* WT_CPU_H */
