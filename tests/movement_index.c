@@ -409,6 +409,9 @@ static void test_zero_d(wt_dtype dt)
     wt_tensor *bad = make_index(0, NULL, (int32_t[]){1});
     mv_expect_code("gather 0-d out of range", wt_gather(x.dev, 0, bad, &t), WT_ERR_INVALID_ARGUMENT);
     wt_tensor_release(bad);
+    bad = make_index(1, (int64_t[]){2}, (int32_t[]){0, 0});
+    mv_expect_code("index_select of 0-d with two indices", wt_index_select(x.dev, 0, bad, &t), WT_ERR_SHAPE);
+    wt_tensor_release(bad);
     wt_tensor_release(i0);
     mv_free(&x);
 }

@@ -105,6 +105,8 @@ wt_status wt_index_select(const wt_tensor *x, int axis, const wt_tensor *index, 
     if (st != WT_OK) return st;
     if (index->ndim > 1)
         return wt_fail(WT_ERR_SHAPE, "%s: index must be 1-D or 0-d (it has %d dims)", fn, index->ndim);
+    if (x->ndim == 0 && index->numel != 1)
+        return wt_fail(WT_ERR_SHAPE, "%s: a 0-d x takes exactly one index (got %lld)", fn, (long long)index->numel);
     wt_tensor *xv, *iv = NULL, *r = NULL;
     if ((st = mv_at_least_1d(x, &xv)) != WT_OK) return st;
     int64_t shape[WT_MAX_DIMS], strides[WT_MAX_DIMS] = {0};
