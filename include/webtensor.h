@@ -585,7 +585,8 @@ WT_API wt_status wt_chunk(const wt_tensor *x, int axis, int chunks, int *nout, w
  * index has x's ndim and, on every other axis, an extent <= x's. */
 WT_API wt_status wt_gather(const wt_tensor *x, int axis, const wt_tensor *index, wt_tensor **out);
 /* torch.index_select: index is 1-D (or 0-d, one entry); out is x with the
- * axis's extent replaced by the index count. */
+ * axis's extent replaced by the index count (a 0-d x takes one index and
+ * gives a 0-d result). */
 WT_API wt_status wt_index_select(const wt_tensor *x, int axis, const wt_tensor *index,
                                  wt_tensor **out);
 /* Embedding lookup: table [V, D], index of any shape -> [index..., D]. */
