@@ -846,7 +846,8 @@ WT_API wt_status wt_chunk(const wt_tensor *x, int axis, int chunks, int *nout, w
  * index has x's ndim and, on every other axis, an extent <= x's. */
 WT_API wt_status wt_gather(const wt_tensor *x, int axis, const wt_tensor *index, wt_tensor **out);
 /* torch.index_select: index is 1-D (or 0-d, one entry); out is x with the
- * axis's extent replaced by the index count. */
+ * axis's extent replaced by the index count (a 0-d x takes one index and
+ * gives a 0-d result). */
 WT_API wt_status wt_index_select(const wt_tensor *x, int axis, const wt_tensor *index,
                                  wt_tensor **out);
 /* Embedding lookup: table [V, D], index of any shape -> [index..., D]. */
@@ -906,7 +907,7 @@ WT_API wt_status wt_triu(const wt_tensor *x, int64_t diagonal, wt_tensor **out);
  * positions. topk: the k largest (or smallest) along the last axis, sorted,
  * values and i32 positions (indices may be NULL); 0 <= k <= extent.
  * The GPU sorts (key, position) pairs with a bitonic network: rows up to
- * 1024 in workgroup memory, longer rows with global merge passes. */
+ * 2048 in workgroup memory, longer rows with global merge passes. */
 WT_API wt_status wt_sort(const wt_tensor *x, int axis, bool descending, wt_tensor **values,
                          wt_tensor **indices);
 WT_API wt_status wt_argsort(const wt_tensor *x, int axis, bool descending, wt_tensor **out);

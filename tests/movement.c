@@ -294,6 +294,28 @@ static void test_repeat_flip_roll(wt_dtype dt)
     mv_expect(WHAT("%s flip", dn), t, dt, 2, vs, e);
     wt_tensor_release(t);
     mv_expect_code("flip repeated axis", wt_flip(v, 2, (int[]){1, -1}, &t), WT_ERR_INVALID_ARGUMENT);
+    /* An expanded input: row 1 of v broadcast to [3, 3], flipped along
+     * its columns, and concatenated after v. */
+    wt_tensor *row = NULL, *ex = NULL;
+    if (CHECK(wt_slice(v, 0, 1, 2, 1, &row) == WT_OK && wt_expand(row, 2, (int64_t[]){3, 3}, &ex) == WT_OK,
+              "expand")) {
+        for (int64_t i = 0; i < 9; i++) {
+            int64_t co[2] = {1, 2 - i % 3};
+            e[i] = hv_at(&h, co);
+        }
+        CHECK(wt_flip(ex, 1, (int[]){1}, &t) == WT_OK, "flip expanded: %s", wt_last_error());
+        mv_expect(WHAT("%s flip of an expanded view", dn), t, dt, 2, (int64_t[]){3, 3}, e);
+        wt_tensor_release(t);
+        for (int64_t i = 0; i < 15; i++) {
+            int64_t co[2] = {i < 6 ? i / 3 : 1, i % 3};
+            e[i] = hv_at(&h, co);
+        }
+        CHECK(wt_concat(2, (const wt_tensor *[]){v, ex}, 0, &t) == WT_OK, "concat expanded: %s", wt_last_error());
+        mv_expect(WHAT("%s concat with an expanded view", dn), t, dt, 2, (int64_t[]){5, 3}, e);
+        wt_tensor_release(t);
+    }
+    wt_tensor_release(row);
+    wt_tensor_release(ex);
 
     /* roll by (-4, 1) along (1, 0), and flattened by 2 */
     for (int64_t i = 0; i < 6; i++) {

@@ -369,7 +369,7 @@ static void test_sort(wt_dtype dt)
     check_sort(dt, 3, 1, false, false);
     check_sort(dt, 5, 7, false, false);
     check_sort(dt, 4, 37, true, false);
-    check_sort(dt, 2, 1025, true, false);  /* past one tile */
+    check_sort(dt, 2, 2049, true, false);  /* past one tile of 2048 */
     check_sort(dt, 9, 300, false, true);   /* axis 0 of a transposed view */
     wt_tensor *t = NULL, *i = NULL;
     mv_input x;
@@ -408,6 +408,9 @@ static void test_zero_d(wt_dtype dt)
     wt_tensor_release(i);
     wt_tensor *bad = make_index(0, NULL, (int32_t[]){1});
     mv_expect_code("gather 0-d out of range", wt_gather(x.dev, 0, bad, &t), WT_ERR_INVALID_ARGUMENT);
+    wt_tensor_release(bad);
+    bad = make_index(1, (int64_t[]){2}, (int32_t[]){0, 0});
+    mv_expect_code("index_select of 0-d with two indices", wt_index_select(x.dev, 0, bad, &t), WT_ERR_SHAPE);
     wt_tensor_release(bad);
     wt_tensor_release(i0);
     mv_free(&x);
@@ -455,6 +458,50 @@ static void test_catalogue(void)
     }
 }
 
+/* Every public function of the area: NULL inputs and NULL outputs are
+ * WT_ERR_INVALID_ARGUMENT, and outputs stay NULL. */
+static void test_nulls(void)
+{
+    mv_input x;
+    if (!mv_make(WT_F32, 2, (int64_t[]){2, 3}, &x)) return;
+    wt_tensor *i = make_index(2, (int64_t[]){2, 3}, (int32_t[]){0, 1, 0, 1, 0, 1}), *t = NULL, *u = NULL;
+    wt_tensor *parts[2] = {0};
+    const wt_tensor *one[1] = {NULL};
+    int n = 0;
+    const wt_status want = WT_ERR_INVALID_ARGUMENT;
+    mv_expect_code("squeeze NULL out", wt_squeeze(x.dev, 0, NULL, NULL), want);
+    mv_expect_code("unsqueeze NULL", wt_unsqueeze(NULL, 0, &t), want);
+    mv_expect_code("flatten NULL", wt_flatten(NULL, 0, -1, &t), want);
+    mv_expect_code("split NULL", wt_split(NULL, 0, 1, (int64_t[]){2}, parts), want);
+    mv_expect_code("split NULL outs", wt_split(x.dev, 0, 1, (int64_t[]){2}, NULL), want);
+    mv_expect_code("chunk NULL", wt_chunk(NULL, 0, 2, &n, parts), want);
+    mv_expect_code("concat NULL list", wt_concat(1, NULL, 0, &t), want);
+    mv_expect_code("stack NULL entry", wt_stack(1, one, 0, &t), want);
+    mv_expect_code("gather NULL x", wt_gather(NULL, 0, i, &t), want);
+    mv_expect_code("gather NULL index", wt_gather(x.dev, 0, NULL, &t), want);
+    mv_expect_code("index_select NULL out", wt_index_select(x.dev, 0, i, NULL), want);
+    mv_expect_code("embedding NULL", wt_embedding(NULL, i, &t), want);
+    mv_expect_code("scatter_add NULL src", wt_scatter_add(x.dev, 0, i, NULL, &t), want);
+    mv_expect_code("index_add NULL x", wt_index_add(NULL, 0, i, x.dev, &t), want);
+    mv_expect_code("one_hot NULL", wt_one_hot(NULL, 3, &t), want);
+    mv_expect_code("pad NULL out", wt_pad(x.dev, 0, NULL, WT_PAD_CONSTANT, 0, NULL), want);
+    mv_expect_code("repeat NULL", wt_repeat(NULL, 0, NULL, &t), want);
+    mv_expect_code("tile NULL counts", wt_tile(x.dev, 2, NULL, &t), want);
+    mv_expect_code("flip NULL axes", wt_flip(x.dev, 1, NULL, &t), want);
+    mv_expect_code("roll NULL shifts", wt_roll(x.dev, 1, NULL, (int[]){0}, &t), want);
+    mv_expect_code("tril NULL", wt_tril(NULL, 0, &t), want);
+    mv_expect_code("triu NULL out", wt_triu(x.dev, 0, NULL), want);
+    mv_expect_code("sort NULL values", wt_sort(x.dev, 0, false, NULL, &u), want);
+    mv_expect_code("argsort NULL", wt_argsort(NULL, 0, false, &t), want);
+    mv_expect_code("topk NULL", wt_topk(NULL, 1, true, &t, &u), want);
+    mv_expect_code("copy_into NULL dst", wt_copy_into(NULL, x.dev), want);
+    CHECK(t == NULL && u == NULL && parts[0] == NULL, "outputs stay NULL on failure");
+    mv_expect_code("pad bad mode", wt_pad(x.dev, 0, NULL, (wt_pad_mode)7, 0, &t), want);
+    mv_expect_code("pad i32 value out of range", wt_pad(i, 2, (int64_t[]){1, 1}, WT_PAD_CONSTANT, 1e10, &t), want);
+    wt_tensor_release(i);
+    mv_free(&x);
+}
+
 int main(int argc, char **argv)
 {
     g_backend = test_parse_backend(argc > 1 ? argv[1] : "cpu");
@@ -476,6 +523,7 @@ int main(int argc, char **argv)
     test_scatter_bool();
     test_one_hot();
     test_catalogue();
+    test_nulls();
     test_long_sort();
     wt_context_destroy(g_ctx);
     return test_summary("movement_index");

@@ -42,16 +42,16 @@ wt_status mv_scatter_add(const char *fn, const wt_tensor *x, int axis, const wt_
     return WT_OK;
 }
 
-/* The checks every op here starts with: out, x (and src, when given, of
- * x's dtype and context), an i32 index of x's context, axis -> *a (a 0-d x
+/* The checks every op here starts with: out, x (and, with_src, src of x's
+ * dtype and context), an i32 index of x's context, axis -> *a (a 0-d x
  * counts as 1-d). */
 static wt_status check_indexed(const char *fn, const wt_tensor *x, int axis, const wt_tensor *index,
-                               const wt_tensor *src, wt_tensor **out, int *a)
+                               bool with_src, const wt_tensor *src, wt_tensor **out, int *a)
 {
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = mv_check_input(fn, x)) != WT_OK || (st = mv_check_index(fn, x, index)) != WT_OK)
         return st;
-    if (src) {
+    if (with_src) {
         if ((st = mv_check_input(fn, src)) != WT_OK || (st = wt_check_same_context(fn, x, src)) != WT_OK)
             return st;
         if (src->dtype != x->dtype)
@@ -79,7 +79,7 @@ wt_status wt_gather(const wt_tensor *x, int axis, const wt_tensor *index, wt_ten
 {
     const char *fn = "wt_gather";
     int a;
-    wt_status st = check_indexed(fn, x, axis, index, NULL, out, &a);
+    wt_status st = check_indexed(fn, x, axis, index, false, NULL, out, &a);
     if (st != WT_OK) return st;
     char b1[160], b2[160];
     bool fits = index->ndim == x->ndim;
@@ -101,10 +101,12 @@ wt_status wt_index_select(const wt_tensor *x, int axis, const wt_tensor *index, 
 {
     const char *fn = "wt_index_select";
     int a;
-    wt_status st = check_indexed(fn, x, axis, index, NULL, out, &a);
+    wt_status st = check_indexed(fn, x, axis, index, false, NULL, out, &a);
     if (st != WT_OK) return st;
     if (index->ndim > 1)
         return wt_fail(WT_ERR_SHAPE, "%s: index must be 1-D or 0-d (it has %d dims)", fn, index->ndim);
+    if (x->ndim == 0 && index->numel != 1)
+        return wt_fail(WT_ERR_SHAPE, "%s: a 0-d x takes exactly one index (got %lld)", fn, (long long)index->numel);
     wt_tensor *xv, *iv = NULL, *r = NULL;
     if ((st = mv_at_least_1d(x, &xv)) != WT_OK) return st;
     int64_t shape[WT_MAX_DIMS], strides[WT_MAX_DIMS] = {0};
@@ -165,7 +167,7 @@ wt_status wt_scatter_add(const wt_tensor *x, int axis, const wt_tensor *index, c
 {
     const char *fn = "wt_scatter_add";
     int a;
-    wt_status st = check_indexed(fn, x, axis, index, src, out, &a);
+    wt_status st = check_indexed(fn, x, axis, index, true, src, out, &a);
     if (st != WT_OK) return st;
     bool fits = index->ndim == x->ndim && src->ndim == x->ndim;
     for (int d = 0; fits && d < x->ndim; d++)
@@ -196,7 +198,7 @@ wt_status wt_index_add(const wt_tensor *x, int axis, const wt_tensor *index, con
 {
     const char *fn = "wt_index_add";
     int a;
-    wt_status st = check_indexed(fn, x, axis, index, src, out, &a);
+    wt_status st = check_indexed(fn, x, axis, index, true, src, out, &a);
     if (st != WT_OK) return st;
     if (index->ndim > 1)
         return wt_fail(WT_ERR_SHAPE, "%s: index must be 1-D or 0-d (it has %d dims)", fn, index->ndim);

@@ -68,7 +68,8 @@ wt_status wg_op_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt
     p.x_offset = (uint32_t)x->offset;
     p.fill = r->fill_bits;
     p.tri = (uint32_t)r->tri;
-    p.diag = (int32_t)r->diag; /* the API clamps it to the extents */
+    /* The API clamps diag to the extents; this keeps it an i32 too. */
+    p.diag = (int32_t)(r->diag > INT32_MAX ? INT32_MAX : r->diag < -INT32_MAX ? -INT32_MAX : r->diag);
     copy_dims(p.out_shape, out->shape, out->ndim);
     copy_dims(p.x_shape, x->shape, x->ndim);
     copy_dims(p.x_strides, x->strides, x->ndim);

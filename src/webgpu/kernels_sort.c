@@ -4,11 +4,13 @@
  *   sort_local    sorts tiles of SORT_TILE pairs in workgroup memory (rows
  *                 up to SORT_TILE are done in this one pass);
  *   sort_global   for longer rows, the steps of a stage with distance >=
- *                 SORT_TILE, one dispatch each, each stage finished by a
- *                 sort_local merge of the smaller distances;
+ *                 SORT_TILE, two steps a dispatch (each thread owns four
+ *                 pairs), each stage finished by a sort_local merge of
+ *                 the smaller distances;
  *   sort_extract  the first k positions of each row.
- * A row of n elements takes 2 + log2(P / TILE) * (log2(P / TILE) + 3) / 2
- * dispatches, O(n log^2 n) work. Positions break ties, so the order is
+ * Rows of P > TILE take log2(P / TILE) stages past the first local pass;
+ * stage s makes ceil(s / 2) global passes and one local one: O(n log^2 n)
+ * work. Positions break ties, so the order is
  * total: the sort is stable and the same on every device. */
 #include "webgpu/wg.h"
 
@@ -16,7 +18,8 @@
 #include <string.h>
 
 #define SORT_WG 256u
-#define SORT_TILE (4u * SORT_WG)
+/* 2048 pairs: 16 KiB, the workgroup memory every WebGPU device offers. */
+#define SORT_TILE (8u * SORT_WG)
 
 typedef struct keys_params {
     uint32_t total, n, log2_p, ndim, x_offset, inner, pad0, pad1;
@@ -85,13 +88,21 @@ wt_status wg_op_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descendin
     snprintf(local_prelude, sizeof local_prelude, "const TILE: u32 = %uu;\nconst WG: u32 = %uu;\n", SORT_TILE,
              SORT_WG);
     snprintf(wg_prelude, sizeof wg_prelude, "const WG: u32 = %uu;\n", SORT_WG);
+    char global1_prelude[64], global2_prelude[64];
+    snprintf(global1_prelude, sizeof global1_prelude, "const TWO: bool = false;\nconst WG: u32 = %uu;\n", SORT_WG);
+    snprintf(global2_prelude, sizeof global2_prelude, "const TWO: bool = true;\nconst WG: u32 = %uu;\n", SORT_WG);
     step_params sp = {(uint32_t)total, (uint32_t)P, 0, 0};
     const uint64_t tiles = groups_for(total, SORT_TILE);
     if (st == WT_OK) st = dispatch_pairs(ctx, "sort_local", local_prelude, &sp, pairs, tiles);
     for (uint64_t kk = 2 * (uint64_t)SORT_TILE; st == WT_OK && kk <= P; kk <<= 1) {
-        for (uint64_t j = kk / 2; st == WT_OK && j >= SORT_TILE; j >>= 1) {
-            step_params gp = {(uint32_t)(total / 2), (uint32_t)P, (uint32_t)kk, (uint32_t)j};
-            st = dispatch_pairs(ctx, "sort_global", wg_prelude, &gp, pairs, groups_for(total / 2, SORT_WG));
+        /* Two steps a pass while two are left above the tile, then one. */
+        for (uint64_t j = kk / 2; st == WT_OK && j >= SORT_TILE;) {
+            bool two = j >= 2 * (uint64_t)SORT_TILE;
+            uint64_t threads = two ? total / 4 : total / 2;
+            step_params gp = {(uint32_t)threads, (uint32_t)P, (uint32_t)kk, (uint32_t)j};
+            st = dispatch_pairs(ctx, "sort_global", two ? global2_prelude : global1_prelude, &gp, pairs,
+                                groups_for(threads, SORT_WG));
+            j >>= two ? 2 : 1;
         }
         step_params mp = {(uint32_t)total, (uint32_t)P, (uint32_t)kk, 0};
         if (st == WT_OK) st = dispatch_pairs(ctx, "sort_local", local_prelude, &mp, pairs, tiles);

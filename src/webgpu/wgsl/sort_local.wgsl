@@ -9,7 +9,7 @@
 // is 0 (descending otherwise); at k == P every row ends ascending. Pairs
 // compare by key, then position, so the order is total and the sort
 // stable.
-// Prelude constants: TILE, WG (TILE = 4 * WG).
+// Prelude constants: TILE, WG (TILE a multiple of 2 * WG).
 
 struct Params {
     total: u32,
