@@ -76,7 +76,7 @@ const wt_backend_ops wt_cpu_backend = {
     .col2im = cpu_col2im,
     .pool2d = cpu_pool2d,
     .conv2d = cpu_conv2d,
-    .channel_affine = cpu_channel_affine,
+    .channel_norm = cpu_channel_norm,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
 };

@@ -271,7 +271,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .col2im = wg_op_col2im,
     .pool2d = wg_op_pool2d,
     .conv2d = wg_op_conv2d,
-    .channel_affine = wg_op_channel_affine,
+    .channel_norm = wg_op_channel_norm,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
 };

@@ -98,7 +98,7 @@ static wt_status launch(wt_context *ctx, const char *shader, const char *extra, 
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = shader;
-    l.libraries[0] = strcmp(shader, "channel_affine") ? "window" : NULL;
+    l.libraries[0] = strcmp(shader, "channel_norm") ? "window" : NULL;
     l.prelude = prelude;
     l.params = params;
     l.params_size = size;
@@ -227,28 +227,38 @@ wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, 
                   sizeof p, b, 4, (uint64_t)out->numel);
 }
 
-/* Same layout as channel_affine.wgsl's Params. */
-typedef struct affine_params {
+/* Same layout as channel_norm.wgsl's Params. */
+typedef struct channel_norm_params {
     uint32_t total, c, s, x_offset;
-    uint32_t xs_n, xs_c, xs_s, coef_offset;
-    uint32_t out_offset, pad0, pad1, pad2;
-} affine_params;
+    uint32_t xs_n, xs_c, xs_s, stats_offset;
+    uint32_t out_offset;
+    float eps;
+    uint32_t pad0, pad1;
+} channel_norm_params;
 
-wt_status wg_op_channel_affine(wt_context *ctx, const wt_tensor *x, const wt_tensor *coef, wt_tensor *out)
+wt_status wg_op_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats, float eps,
+                             wt_tensor *out)
 {
-    wt_status st = check("channel_affine", x);
-    if (st != WT_OK || (st = check("channel_affine", coef)) != WT_OK ||
-        (st = check("channel_affine", out)) != WT_OK)
+    wt_status st = check("channel_norm", x);
+    if (st != WT_OK || (st = check("channel_norm", stats)) != WT_OK ||
+        (st = check("channel_norm", out)) != WT_OK)
         return st;
     if (out->numel >= (1ll << 32))
-        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu channel_affine: sizes beyond 32-bit indexing");
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu channel_norm: sizes beyond 32-bit indexing");
     if (out->numel == 0) return WT_OK;
-    affine_params p = {
-        .total = (uint32_t)out->numel, .c = (uint32_t)x->shape[1], .s = (uint32_t)x->shape[2],
-        .x_offset = (uint32_t)x->offset, .xs_n = (uint32_t)x->strides[0],
-        .xs_c = (uint32_t)x->strides[1], .xs_s = (uint32_t)x->strides[2],
-        .coef_offset = (uint32_t)coef->offset, .out_offset = (uint32_t)out->offset,
+    const int64_t C = x->shape[1], S = x->shape[2];
+    /* Whole vec4s of one channel when x is contiguous and aligned. */
+    const bool vec4 = S % 4 == 0 && x->strides[2] == 1 && x->strides[1] == S &&
+                      (x->shape[0] == 1 || x->strides[0] == C * S) && x->offset % 4 == 0 &&
+                      out->offset % 4 == 0;
+    const uint32_t u = vec4 ? 4 : 1;
+    channel_norm_params p = {
+        .total = (uint32_t)(out->numel / u), .c = (uint32_t)C, .s = (uint32_t)(S / u),
+        .x_offset = (uint32_t)(x->offset / u), .xs_n = (uint32_t)(x->strides[0] / u),
+        .xs_c = (uint32_t)(x->strides[1] / u), .xs_s = vec4 ? 1 : (uint32_t)x->strides[2],
+        .stats_offset = (uint32_t)stats->offset, .out_offset = (uint32_t)(out->offset / u), .eps = eps,
     };
-    wg_binding b[3] = {{x->storage, false}, {coef->storage, false}, {out->storage, true}};
-    return launch(ctx, "channel_affine", "", &p, sizeof p, b, 3, (uint64_t)out->numel);
+    wg_binding b[3] = {{x->storage, false}, {stats->storage, false}, {out->storage, true}};
+    return launch(ctx, "channel_norm", vec4 ? "alias T = vec4<f32>;\n" : "alias T = f32;\n", &p, sizeof p, b,
+                  3, (uint64_t)p.total);
 }
