@@ -529,7 +529,7 @@ static void test_batch_norm(bool training, bool affine, int64_t H, int64_t W, in
     wt_batch_norm_options o;
     wt_batch_norm_options_init(&o);
     o.training = training, o.momentum = (float)momentum, o.eps = (float)eps;
-    const char *name = training ? (affine ? "batch_norm train" : "batch_norm train plain")
+    const char *name = training ? (affine ? (H > 5 ? "batch_norm train chunked" : "batch_norm train") : "batch_norm train plain")
                                 : (affine ? "batch_norm eval" : "batch_norm eval plain");
     wt_status st = wt_batch_norm(tx, trm, trv, tg, tb, &o, &out, &bm, &bv);
     if (CHECK(st == WT_OK, "%s: %s", name, wt_last_error())) {
@@ -885,6 +885,7 @@ int main(int argc, char **argv)
     test_batch_norm(false, false, 4, 4, 0);
     test_batch_norm(true, true, 5, 3, 2);
     test_batch_norm(true, false, 2, 4, 0);
+    test_batch_norm(true, true, 40, 41, 1); /* > 4096 values a channel: the GPU sums in chunks */
     test_group_norm(2, 6, 5, 3, 3, true);
     test_group_norm(3, 4, 7, 1, 4, false);
     test_f16();

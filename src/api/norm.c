@@ -1,8 +1,8 @@
-/* Batch and group normalisation: statistics from the reductions (batch
- * norm) or the row-wise layer norm (group norm), then one pass of the
- * backend's per-channel map (channel_norm). Batch statistics take two passes
- * (mean, then the mean of squared deviations), so a large mean costs no
- * precision. */
+/* Batch and group normalisation: statistics from the backend's
+ * channel_moments (batch norm) or the row-wise layer norm (group norm),
+ * then one pass of the backend's per-channel map (channel_norm). Batch
+ * statistics take two passes over x (mean, then squared deviations from
+ * it), so a large mean costs no precision. */
 #include "api/api.h"
 
 #include <math.h>
@@ -15,14 +15,6 @@ void wt_batch_norm_options_init(wt_batch_norm_options *opts)
     opts->struct_size = sizeof *opts;
     opts->momentum = 0.1f;
     opts->eps = 1e-5f;
-}
-
-/* t ([C]) as [1, C, 1, ...] to broadcast along axis 1 of an ndim tensor. */
-static wt_status per_channel(const wt_tensor *t, int ndim, wt_tensor **out)
-{
-    int64_t shape[WT_MAX_DIMS];
-    for (int i = 0; i < ndim; i++) shape[i] = i == 1 ? t->shape[0] : 1;
-    return wt_reshape(t, ndim, shape, out);
 }
 
 static wt_status check_channels(const char *fn, const char *what, const wt_tensor *x, const wt_tensor *p,
@@ -142,19 +134,21 @@ static wt_status batch_norm_f32(const char *fn, const wt_tensor *x, wt_tensor *r
                                 wt_tensor **bvar)
 {
     const int64_t C = x->shape[1];
-    int axes[WT_MAX_DIMS], naxes = 0;
-    for (int i = 0; i < x->ndim; i++)
-        if (i != 1) axes[naxes++] = i;
-    wt_tensor *mean = NULL, *var = NULL, *mv = NULL, *d = NULL, *sq = NULL;
+    wt_tensor *mean = NULL, *var = NULL, *xv = NULL, *moments = NULL;
     wt_status st = WT_OK;
     if (o->training) {
         const int64_t n = C ? x->numel / C : 0;
         if (n < 2)
             return wt_fail(WT_ERR_SHAPE, "%s: training needs more than one value per channel (got %lld)", fn,
                            (long long)n);
-        if ((st = wt_mean(x, naxes, axes, false, &mean)) == WT_OK && (st = per_channel(mean, x->ndim, &mv)) == WT_OK &&
-            (st = wt_sub(x, mv, &d)) == WT_OK && (st = wt_mul(d, d, &sq)) == WT_OK)
-            st = wt_mean(sq, naxes, axes, false, &var);
+        wt_context *ctx = wt_ctx_of(x);
+        int64_t mshape[2] = {2, C}, one = 1;
+        if (!ctx->ops->channel_moments)
+            st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
+        if (st == WT_OK && (st = as_ncs(x, &xv)) == WT_OK && (st = wt_tensor_alloc(ctx, WT_F32, 2, mshape, &moments)) == WT_OK &&
+            (st = ctx->ops->channel_moments(ctx, xv, moments)) == WT_OK &&
+            (st = wt_tensor_view(moments, 1, &C, &one, 0, &mean)) == WT_OK)
+            st = wt_tensor_view(moments, 1, &C, &one, C, &var);
         if (st == WT_OK && rm) st = update_running(rm, mean, o->momentum, 1.0);
         if (st == WT_OK && rv) st = update_running(rv, var, o->momentum, (double)n / (double)(n - 1));
         if (st == WT_OK) st = channel_norm(x, mean, var, weight, bias, o->eps, out);
@@ -167,9 +161,8 @@ static wt_status batch_norm_f32(const char *fn, const wt_tensor *x, wt_tensor *r
     }
     wt_tensor_release(mean);
     wt_tensor_release(var);
-    wt_tensor_release(mv);
-    wt_tensor_release(d);
-    wt_tensor_release(sq);
+    wt_tensor_release(xv);
+    wt_tensor_release(moments);
     return st;
 }
 

@@ -248,6 +248,10 @@ struct wt_backend_ops {
      * mean, var, weight, bias). */
     wt_status (*channel_norm)(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats,
                               float eps, wt_tensor *out);
+    /* out [2, C] contiguous = the mean (row 0) and biased variance (row 1)
+     * of each channel of x [N, C, S] (any strides; N*S > 0), the variance
+     * from squared deviations (two passes over x). */
+    wt_status (*channel_moments)(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
     /* out [N, C, OH, OW] contiguous = the pooled windows of x [N, C, H, W]
      * (any strides); indices (WT_I32, out's shape, contiguous) or NULL
      * receives the argmax of max pooling as y*W + x. */

@@ -77,6 +77,7 @@ const wt_backend_ops wt_cpu_backend = {
     .pool2d = cpu_pool2d,
     .conv2d = cpu_conv2d,
     .channel_norm = cpu_channel_norm,
+    .channel_moments = cpu_channel_moments,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
 };

@@ -28,3 +28,32 @@ wt_status cpu_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor 
     }
     return WT_OK;
 }
+
+wt_status cpu_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out)
+{
+    wt_status st = cpu_check_f32("channel_moments", x);
+    if (st != WT_OK || (st = cpu_check_f32("channel_moments", out)) != WT_OK) return st;
+    const int64_t N = x->shape[0], C = x->shape[1], S = x->shape[2];
+    const int64_t s0 = x->strides[0], s1 = x->strides[1], s2 = x->strides[2];
+    const float *xd = cpu_data(x);
+    float *od = cpu_data(out);
+    const double count = (double)(N * S);
+    /* A channel per task, summed in double: two passes, the second over
+     * squared deviations from the first's mean. */
+#pragma omp parallel for num_threads(cpu_threads(ctx)) schedule(static) if (N * C * S >= CPU_PARALLEL_MIN)
+    for (int64_t c = 0; c < C; c++) {
+        double sum = 0.0, sq = 0.0;
+        for (int64_t n = 0; n < N; n++) {
+            const float *v = xd + n * s0 + c * s1;
+            for (int64_t i = 0; i < S; i++) sum += v[i * s2];
+        }
+        const double mean = sum / count;
+        for (int64_t n = 0; n < N; n++) {
+            const float *v = xd + n * s0 + c * s1;
+            for (int64_t i = 0; i < S; i++) sq += (v[i * s2] - mean) * (v[i * s2] - mean);
+        }
+        od[c] = (float)mean;
+        od[C + c] = (float)(sq / count);
+    }
+    return WT_OK;
+}

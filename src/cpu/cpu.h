@@ -99,5 +99,6 @@ wt_status cpu_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, co
                      const wt_window2d *win, int64_t groups, wt_tensor *out);
 wt_status cpu_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats, float eps,
                            wt_tensor *out);
+wt_status cpu_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 
 #endif /* WT_CPU_H */

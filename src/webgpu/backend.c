@@ -272,6 +272,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .pool2d = wg_op_pool2d,
     .conv2d = wg_op_conv2d,
     .channel_norm = wg_op_channel_norm,
+    .channel_moments = wg_op_channel_moments,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
 };

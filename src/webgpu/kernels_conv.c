@@ -262,3 +262,43 @@ wt_status wg_op_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tenso
     return launch(ctx, "channel_norm", vec4 ? "alias T = vec4<f32>;\n" : "alias T = f32;\n", &p, sizeof p, b,
                   3, (uint64_t)p.total);
 }
+
+/* Same layout as channel_moments.wgsl's Params. */
+typedef struct moments_params {
+    uint32_t c, s, count, chunks;
+    uint32_t chunk_len, x_offset, xs_n, xs_c;
+    uint32_t xs_s, out_offset, pad0, pad1;
+} moments_params;
+
+/* Elements a workgroup of channel_moments sums at least (16 a thread),
+ * and the most workgroups a channel is cut into. */
+#define MOMENTS_CHUNK 4096u
+#define MOMENTS_MAX_CHUNKS 1024u
+
+wt_status wg_op_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out)
+{
+    wt_status st = check("channel_moments", x);
+    if (st != WT_OK || (st = check("channel_moments", out)) != WT_OK) return st;
+    const uint64_t C = (uint64_t)x->shape[1], count = (uint64_t)(x->shape[0] * x->shape[2]);
+    if (count >= (1ull << 32) || C == 0) 
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu channel_moments: %llu values per channel", (unsigned long long)count);
+    uint64_t chunks = (count + MOMENTS_CHUNK - 1) / MOMENTS_CHUNK;
+    if (chunks > MOMENTS_MAX_CHUNKS) chunks = MOMENTS_MAX_CHUNKS;
+    if (chunks == 0) chunks = 1;
+    moments_params p = {
+        .c = (uint32_t)C, .s = (uint32_t)x->shape[2], .count = (uint32_t)count, .chunks = (uint32_t)chunks,
+        .chunk_len = (uint32_t)((count + chunks - 1) / chunks), .x_offset = (uint32_t)x->offset,
+        .xs_n = (uint32_t)x->strides[0], .xs_c = (uint32_t)x->strides[1], .xs_s = (uint32_t)x->strides[2],
+        .out_offset = (uint32_t)out->offset,
+    };
+    wt_storage *part = NULL;
+    if ((st = wg_scratch(ctx, (size_t)(2 * C * chunks) * sizeof(float), &part)) != WT_OK) return st;
+    const char *modes[3] = {"const MODE: u32 = 0u;\n", "const MODE: u32 = 1u;\n", "const MODE: u32 = 2u;\n"};
+    for (int m = 0; m < 3 && st == WT_OK; m++) {
+        wg_binding b[2] = {{m < 2 ? x->storage : part, false}, {m < 2 ? part : out->storage, true}};
+        /* launch() counts threads: MODE 0 and 1 take a workgroup per chunk. */
+        st = launch(ctx, "channel_moments", modes[m], &p, sizeof p, b, 2, m < 2 ? C * chunks * CONV_WG : C);
+    }
+    wg_scratch_release(ctx, part);
+    return st;
+}

@@ -151,5 +151,6 @@ wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
                        wt_tensor *out);
 wt_status wg_op_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats,
                              float eps, wt_tensor *out);
+wt_status wg_op_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 
 #endif /* WT_WG_H */
