@@ -613,6 +613,36 @@ static void test_f16(void)
     wt_tensor *pi = NULL;
     if (CHECK(wt_max_pool2d(x16, &po, &p, &pi) == WT_OK, "max_pool2d f16: %s", wt_last_error()))
         CHECK(wt_tensor_dtype(p) == WT_F16 && wt_tensor_dtype(pi) == WT_I32, "max_pool2d f16: dtypes");
+    /* Norms on f16 x with f32 statistics: the result is f16, equal to the
+     * f32 result rounded once. */
+    {
+        int64_t cs[1] = {2};
+        float rm[2] = {0.5f, -0.25f}, rv[2] = {4.0f, 0.25f};
+        wt_tensor *trm = make(rm, 1, cs, 0), *trv = make(rv, 1, cs, 0), *b16 = NULL, *b32 = NULL, *g16 = NULL,
+                  *g32 = NULL;
+        wt_batch_norm_options bo;
+        wt_batch_norm_options_init(&bo);
+        bo.eps = 0.0f;
+        if (CHECK(wt_batch_norm(x16, trm, trv, NULL, NULL, &bo, &b16, NULL, NULL) == WT_OK &&
+                      wt_batch_norm(x32, trm, trv, NULL, NULL, &bo, &b32, NULL, NULL) == WT_OK &&
+                      wt_group_norm(x16, 2, NULL, NULL, 1e-5f, &g16) == WT_OK &&
+                      wt_group_norm(x32, 2, NULL, NULL, 1e-5f, &g32) == WT_OK,
+                  "norms f16: %s", wt_last_error())) {
+            CHECK(wt_tensor_dtype(b16) == WT_F16 && wt_tensor_dtype(g16) == WT_F16, "norms f16: result dtypes");
+            wt_tensor *pairs[2][2] = {{b16, b32}, {g16, g32}};
+            for (int k = 0; k < 2; k++) {
+                wt_tensor *r16 = NULL;
+                uint16_t h[50], hr[50];
+                if (wt_cast(pairs[k][1], WT_F16, &r16) == WT_OK && wt_tensor_read(pairs[k][0], h, sizeof h) == WT_OK &&
+                    wt_tensor_read(r16, hr, sizeof hr) == WT_OK)
+                    CHECK(memcmp(h, hr, sizeof h) == 0, "%s f16: differs from the f32 result rounded",
+                          k ? "group_norm" : "batch_norm");
+                wt_tensor_release(r16);
+            }
+        }
+        wt_tensor_release(trm), wt_tensor_release(trv), wt_tensor_release(b16), wt_tensor_release(b32);
+        wt_tensor_release(g16), wt_tensor_release(g32);
+    }
     wt_tensor_release(x32), wt_tensor_release(w32), wt_tensor_release(x16), wt_tensor_release(w16);
     wt_tensor_release(o), wt_tensor_release(ref), wt_tensor_release(p), wt_tensor_release(pi);
 }
