@@ -647,6 +647,41 @@ static void test_f16(void)
     wt_tensor_release(o), wt_tensor_release(ref), wt_tensor_release(p), wt_tensor_release(pi);
 }
 
+/* Unbatched [C, H, W] input: [C, OH, OW] results. */
+static void test_unbatched_pool(void)
+{
+    const int64_t C = 2, H = 5, W = 6, OH = 2, OW = 3;
+    float *x = random_floats(C * H * W, -1, 1);
+    double ref[12], tol[12] = {0};
+    int32_t ref_idx[12];
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t oy = 0; oy < OH; oy++)
+            for (int64_t ox = 0; ox < OW; ox++) {
+                double m = -INFINITY;
+                int32_t best = 0;
+                for (int64_t ky = 0; ky < 2; ky++)
+                    for (int64_t kx = 0; kx < 2; kx++) {
+                        int64_t y = oy * 2 + ky, xx = ox * 2 + kx;
+                        if (x[(c * H + y) * W + xx] > m) m = x[(c * H + y) * W + xx], best = (int32_t)(y * W + xx);
+                    }
+                ref[(c * OH + oy) * OW + ox] = m, ref_idx[(c * OH + oy) * OW + ox] = best;
+            }
+    int64_t xs[3] = {C, H, W}, os[3] = {C, OH, OW};
+    wt_tensor *tx = make(x, 3, xs, 1), *out = NULL, *idx = NULL;
+    wt_pool_options po;
+    wt_pool_options_init(&po);
+    po.kernel[0] = po.kernel[1] = 2;
+    if (CHECK(wt_max_pool2d(tx, &po, &out, &idx) == WT_OK, "unbatched max_pool2d: %s", wt_last_error()) &&
+        compare("unbatched max_pool2d", out, 3, os, ref, tol, 12)) {
+        int32_t got[12];
+        CHECK(wt_tensor_ndim(idx) == 3 && wt_tensor_read(idx, got, sizeof got) == WT_OK &&
+                  memcmp(got, ref_idx, sizeof got) == 0,
+              "unbatched max_pool2d: indices");
+    }
+    wt_tensor_release(tx), wt_tensor_release(out), wt_tensor_release(idx);
+    free(x);
+}
+
 /* Empty batches give empty results of the right shape; an empty plane
  * with padding gives the bias alone. */
 static void test_empty(void)
@@ -919,6 +954,7 @@ int main(int argc, char **argv)
     test_group_norm(2, 6, 5, 3, 3, true);
     test_group_norm(3, 4, 7, 1, 4, false);
     test_f16();
+    test_unbatched_pool();
     test_empty();
     if (be == TEST_BACKEND_VULKAN) test_large();
     test_errors();
