@@ -202,6 +202,45 @@ WT_API wt_status wt_tensor_zeros(wt_context *ctx, wt_dtype dtype, int ndim,
  * outside the i32 range); WT_BOOL is value != 0 (NaN is true). */
 WT_API wt_status wt_tensor_full(wt_context *ctx, wt_dtype dtype, int ndim,
                                 const int64_t *shape, double value, wt_tensor **out);
+/* --- creation and random numbers ---
+ * Like wt_tensor_full: dtype WT_F32, WT_F16 (or WT_I32 where said). Values
+ * are computed in double on the host and rounded once to the dtype. */
+WT_API wt_status wt_tensor_ones(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                                wt_tensor **out);
+/* 1-D: start, start + step, ... while < stop (> stop for a negative step);
+ * NumPy's length ceil((stop - start) / step), 0 when negative. Element i is
+ * start + i * step in double, rounded to dtype (f32, f16, i32: i32 needs
+ * integral start and step). step 0, a non-finite argument or a length
+ * beyond 2^31 elements: WT_ERR_INVALID_ARGUMENT. */
+WT_API wt_status wt_arange(wt_context *ctx, double start, double stop, double step, wt_dtype dtype,
+                           wt_tensor **out);
+/* 1-D, num values evenly spaced from start to stop (endpoint: stop is the
+ * last; else num intervals that end before it). NumPy's rule: element i is
+ * start + i * delta, the last one exactly stop when endpoint. num >= 0. */
+WT_API wt_status wt_linspace(wt_context *ctx, double start, double stop, int64_t num, bool endpoint,
+                             wt_dtype dtype, wt_tensor **out);
+/* [n, m] with ones on diagonal k (0 main, > 0 above, < 0 below), zeros
+ * elsewhere. n, m >= 0. */
+WT_API wt_status wt_eye(wt_context *ctx, int64_t n, int64_t m, int64_t k, wt_dtype dtype,
+                        wt_tensor **out);
+/* Random tensors from a 64-bit seed through Philox4x32-10 (counter-based:
+ * element i of the row-major result takes word i % 4 of the block
+ * Philox(counter = (i / 4, 0), key = seed)). The same seed and shape give
+ * the same bits on the CPU and on every GPU, and element i does not depend
+ * on the shape. wt_rand: uniform in [0, 1) on a grid of 2^-24 (f32) or
+ * 2^-11 (f16). wt_randn: standard normal by an inverse-CDF table in
+ * integer arithmetic (within 2e-6 of the exact quantile, on a grid of
+ * 2^-21, |value| <= 6.24); f16 results are the f32 values rounded. */
+WT_API wt_status wt_rand(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                         uint64_t seed, wt_tensor **out);
+WT_API wt_status wt_randn(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                          uint64_t seed, wt_tensor **out);
+/* Inverted dropout: element i is 0 where wt_rand(seed)'s element i (f32) is
+ * below p, else x * (1 / (1 - p)) (the scale rounded to f32 first). p = 0:
+ * a copy of x; p = 1: zeros. A dropped element is 0 even when x is NaN or
+ * inf. p outside [0, 1] or NaN: WT_ERR_INVALID_ARGUMENT. f32 and f16. */
+WT_API wt_status wt_dropout(const wt_tensor *x, float p, uint64_t seed, wt_tensor **out);
+
 /* Copies the tensor's elements, row-major, into dst (views are gathered).
  * dst_bytes must be at least numel * wt_dtype_size(dtype) (WT_BOOL: one
  * byte per element, 0 or 1). Waits for the GPU. */
@@ -432,6 +471,65 @@ WT_API wt_status wt_mean(const wt_tensor *x, int naxes, const int *axes, bool ke
 WT_API wt_status wt_max(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
 WT_API wt_status wt_min(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
 
+/* --- reductions, scans ---
+ * More reductions, with the axes, keepdims and empty rules of wt_sum. Each
+ * is one row of the library's reduction table (core/reduce_ops.def).
+ * dtypes: f32 and f16 (f16 inputs are reduced in f32 and the result
+ * rounded to f16); f32 results accumulate in f32 or better: double on the
+ * CPU; on the GPU f32 with pairwise-like partials (tree order), so a sum of
+ * K terms is within about 1e-7 * sqrt(K) * sum|terms| in practice and
+ * never worse than K * 6e-8 * sum|terms|. A long f16 sum is therefore as
+ * precise as the f32 sum of the same values, then rounded once to f16
+ * (relative 4.9e-4); it overflows to inf only when the result exceeds
+ * 65504.
+ * WT_I32 inputs: sum, prod, max and min give WT_I32 results, sums and
+ * products wrapping modulo 2^32 (two's complement; NumPy's
+ * np.sum(x, dtype=np.int32)); the other reductions of an i32 tensor run on
+ * its f32 values and give f32 (NumPy's mean). Empty reductions: sum 0,
+ * prod 1, mean/var/std NaN, logsumexp -inf, norms 0, all true, any false;
+ * max, min, argmax and argmin of nothing are WT_ERR_SHAPE. */
+WT_API wt_status wt_prod(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+/* var = sum((x - mean)^2) / (N - correction) over the N reduced elements
+ * (correction 1: Bessel's, the sample variance; 0: the population one);
+ * std = sqrt(var). correction >= 0 and finite, else
+ * WT_ERR_INVALID_ARGUMENT; correction >= N divides by 0 like NumPy: inf,
+ * or NaN where the sum is 0. Two passes (the mean, then the squares about
+ * it): no cancellation. */
+WT_API wt_status wt_var(const wt_tensor *x, int naxes, const int *axes, double correction,
+                        bool keepdims, wt_tensor **out);
+WT_API wt_status wt_std(const wt_tensor *x, int naxes, const int *axes, double correction,
+                        bool keepdims, wt_tensor **out);
+/* log(sum(exp(x))), computed as m + log(sum(exp(x - m))) with m the
+ * maximum (0 where the maximum is infinite): never overflows; all -inf
+ * gives -inf, a +inf gives +inf, a NaN gives NaN. */
+WT_API wt_status wt_logsumexp(const wt_tensor *x, int naxes, const int *axes, bool keepdims,
+                              wt_tensor **out);
+/* Vector norm over the listed axes taken together (torch.linalg.vector_norm):
+ * ord 1: sum |x|; ord 2: sqrt(sum x^2) (no rescaling: on the GPU squares
+ * beyond the f32 range overflow to inf); ord INFINITY: max |x|. Other ord:
+ * WT_ERR_INVALID_ARGUMENT. */
+WT_API wt_status wt_norm(const wt_tensor *x, double ord, int naxes, const int *axes, bool keepdims,
+                         wt_tensor **out);
+/* Whether all (any) elements of a WT_BOOL mask are true; the result is a
+ * WT_BOOL tensor. Other dtypes: WT_ERR_INVALID_ARGUMENT (compare first). */
+WT_API wt_status wt_all(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+WT_API wt_status wt_any(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+/* Index (WT_I32) of the first maximum (minimum) over the listed axes: naxes
+ * 0 gives the index into the flattened tensor (NumPy's axis=None), one axis
+ * the index along it; several axes the row-major index within the block
+ * they span. Ties: the first index. NaN: like NumPy, the first NaN's index
+ * (a NaN counts as the maximum and as the minimum). f32, f16, i32 and bool
+ * inputs. An empty reduction is WT_ERR_SHAPE; more than 2^31 - 1 elements
+ * per output WT_ERR_UNSUPPORTED. */
+WT_API wt_status wt_argmax(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+WT_API wt_status wt_argmin(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
+/* Inclusive cumulative sum (product) along axis (negative counts from the
+ * end); the result has x's shape. A 0-d x is treated as [1]. f32 and f16
+ * (computed in f32: a double running value on the CPU, a blocked parallel
+ * scan in f32 on the GPU). */
+WT_API wt_status wt_cumsum(const wt_tensor *x, int axis, wt_tensor **out);
+WT_API wt_status wt_cumprod(const wt_tensor *x, int axis, wt_tensor **out);
+
 /* Row-wise ops. softmax: exp(x - max) / sum along axis (NumPy/PyTorch
  * semantics; axis may be negative). layernorm and rmsnorm normalise over
  * the last axis of size C:
@@ -443,6 +541,125 @@ WT_API wt_status wt_layernorm(const wt_tensor *x, const wt_tensor *weight, const
                               float eps, wt_tensor **out);
 WT_API wt_status wt_rmsnorm(const wt_tensor *x, const wt_tensor *weight, float eps, wt_tensor **out);
 
+/* --- data movement ---
+ * Shape and data-movement ops. They move elements as they are, so every
+ * dtype works (f32, f16, i32, bool) and results are exact.
+ * Axes may be negative (counted from the end). Index tensors are WT_I32
+ * (another dtype: WT_ERR_INVALID_ARGUMENT); an index outside its axis
+ * (negative ones included: they do not wrap) is WT_ERR_INVALID_ARGUMENT and
+ * never reads or writes out of bounds. On the CPU indices are checked as
+ * they are read. On the GPU every access is clamped and a bad index raises
+ * a flag in a small device buffer that the op reads back before it
+ * returns; so gather, index_select, embedding, scatter_add, index_add and
+ * one_hot wait for the GPU (one round trip each). The wait buys an error at
+ * the call that caused it, with no result escaping; ops that cannot fail
+ * on data (everything else here) stay deferred. */
+
+/* Views. squeeze drops the listed axes of size 1 (a listed axis of another
+ * size stays, as in PyTorch); naxes 0 drops every size-1 axis. unsqueeze
+ * inserts an axis of size 1 at position axis in [-ndim-1, ndim]. flatten
+ * merges axes start..end (inclusive) into one: a view when x is contiguous,
+ * else of a contiguous copy (like wt_reshape); a 0-d x becomes [1]. */
+WT_API wt_status wt_squeeze(const wt_tensor *x, int naxes, const int *axes, wt_tensor **out);
+WT_API wt_status wt_unsqueeze(const wt_tensor *x, int axis, wt_tensor **out);
+WT_API wt_status wt_flatten(const wt_tensor *x, int start_axis, int end_axis, wt_tensor **out);
+
+/* concat joins n >= 1 tensors of one dtype and context along an existing
+ * axis (other extents equal); stack along a new axis at position axis in
+ * [-ndim-1, ndim] (shapes equal). The result is a new tensor.
+ * WT_ERR_SHAPE for extents that differ, WT_ERR_INVALID_ARGUMENT for dtypes
+ * that differ, bad axes, n < 1 or a NULL entry. */
+WT_API wt_status wt_concat(int n, const wt_tensor *const *xs, int axis, wt_tensor **out);
+WT_API wt_status wt_stack(int n, const wt_tensor *const *xs, int axis, wt_tensor **out);
+/* split writes n views of x into outs[0..n-1]: sizes[i] consecutive
+ * elements along axis each (sizes >= 0 summing to the extent, else
+ * WT_ERR_SHAPE). chunk splits into at most chunks pieces of
+ * ceil(extent / chunks) elements (the last smaller), as torch.chunk: it
+ * writes *nout <= chunks views into outs (capacity chunks). On failure no
+ * view is returned (outs entries NULL). */
+WT_API wt_status wt_split(const wt_tensor *x, int axis, int n, const int64_t *sizes,
+                          wt_tensor **outs);
+WT_API wt_status wt_chunk(const wt_tensor *x, int axis, int chunks, int *nout, wt_tensor **outs);
+
+/* torch.gather: out (index's shape) = x[..., index[i], ...] along axis;
+ * index has x's ndim and, on every other axis, an extent <= x's. */
+WT_API wt_status wt_gather(const wt_tensor *x, int axis, const wt_tensor *index, wt_tensor **out);
+/* torch.index_select: index is 1-D (or 0-d, one entry); out is x with the
+ * axis's extent replaced by the index count. */
+WT_API wt_status wt_index_select(const wt_tensor *x, int axis, const wt_tensor *index,
+                                 wt_tensor **out);
+/* Embedding lookup: table [V, D], index of any shape -> [index..., D]. */
+WT_API wt_status wt_embedding(const wt_tensor *table, const wt_tensor *index, wt_tensor **out);
+/* torch.scatter_add: out = x with src[i] added at [..., index[i], ...]
+ * along axis (index has x's ndim; its extents are <= src's on every axis
+ * and <= x's on the others; src elements past index's extents are not
+ * used). index_add: out = x with src's slice i added at slice index[i]
+ * along axis (index 1-D; src is x's shape with that extent = the index
+ * count). Dtypes f32, f16 (each addition rounds to f16) and i32 (wraps);
+ * src has x's dtype. Repeated indices accumulate. Determinism: the CPU
+ * adds in index order; the GPU adds with atomic compare-and-swap loops, so
+ * float sums over repeated indices may differ in the last bits between
+ * runs (i32 sums are exact). */
+WT_API wt_status wt_scatter_add(const wt_tensor *x, int axis, const wt_tensor *index,
+                                const wt_tensor *src, wt_tensor **out);
+WT_API wt_status wt_index_add(const wt_tensor *x, int axis, const wt_tensor *index,
+                              const wt_tensor *src, wt_tensor **out);
+/* one_hot: i32 index of any shape -> i32 [index..., num_classes] with 1 at
+ * each index and 0 elsewhere. num_classes -1: max(index) + 1 (reads the
+ * index back, a wait on the GPU). An index outside [0, num_classes):
+ * WT_ERR_INVALID_ARGUMENT. */
+WT_API wt_status wt_one_hot(const wt_tensor *index, int64_t num_classes, wt_tensor **out);
+
+/* pad: pads holds npads (even, <= 2 * ndim) extents in torch.nn.functional.pad
+ * order: (before, after) of the last axis, then of the one before it ...
+ * Pads are >= 0 (negative: WT_ERR_INVALID_ARGUMENT). CONSTANT fills with
+ * value (converted to x's dtype: f16 rounds to nearest even, i32 truncates
+ * toward zero and must fit, bool is value != 0); REFLECT mirrors without
+ * repeating the edge and needs each pad < the axis's extent (else
+ * WT_ERR_INVALID_ARGUMENT, as PyTorch); REPLICATE repeats the edge and
+ * needs a non-empty axis where it pads. */
+typedef enum wt_pad_mode { WT_PAD_CONSTANT = 0, WT_PAD_REFLECT = 1, WT_PAD_REPLICATE = 2 } wt_pad_mode;
+WT_API wt_status wt_pad(const wt_tensor *x, int npads, const int64_t *pads, wt_pad_mode mode,
+                        double value, wt_tensor **out);
+/* torch.Tensor.repeat: n >= ndim counts (>= 0); x is first viewed with
+ * n - ndim leading axes of size 1. tile (numpy.tile / torch.tile): the same
+ * with counts padded with leading 1s when n < ndim. */
+WT_API wt_status wt_repeat(const wt_tensor *x, int n, const int64_t *repeats, wt_tensor **out);
+WT_API wt_status wt_tile(const wt_tensor *x, int n, const int64_t *reps, wt_tensor **out);
+/* flip reverses the listed axes (no repeats). roll shifts elements along
+ * each listed axis (torch.roll; elements leaving one end enter the other);
+ * naxes 0 rolls the flattened tensor by shifts[0] and keeps the shape. */
+WT_API wt_status wt_flip(const wt_tensor *x, int naxes, const int *axes, wt_tensor **out);
+WT_API wt_status wt_roll(const wt_tensor *x, int naxes, const int64_t *shifts, const int *axes,
+                         wt_tensor **out);
+/* tril / triu of the last two axes (ndim >= 2): keep elements with
+ * col - row <= diagonal (tril) or >= diagonal (triu), zero the others. */
+WT_API wt_status wt_tril(const wt_tensor *x, int64_t diagonal, wt_tensor **out);
+WT_API wt_status wt_triu(const wt_tensor *x, int64_t diagonal, wt_tensor **out);
+
+/* Sorting. Order: numbers by value, -0 equal to +0, NaN above +inf (NaNs
+ * equal), false before true; descending reverses it (NaN first). Sorts are stable: equal
+ * elements keep their order, so ties give the lower index first, also for
+ * descending and for topk. sort writes the sorted values and, when indices
+ * is not NULL, their positions (i32) along axis; argsort only the
+ * positions. topk: the k largest (or smallest) along the last axis, sorted,
+ * values and i32 positions (indices may be NULL); 0 <= k <= extent.
+ * The GPU sorts (key, position) pairs with a bitonic network: rows up to
+ * 1024 in workgroup memory, longer rows with global merge passes. */
+WT_API wt_status wt_sort(const wt_tensor *x, int axis, bool descending, wt_tensor **values,
+                         wt_tensor **indices);
+WT_API wt_status wt_argsort(const wt_tensor *x, int axis, bool descending, wt_tensor **out);
+WT_API wt_status wt_topk(const wt_tensor *x, int64_t k, bool largest, wt_tensor **values,
+                         wt_tensor **indices);
+
+/* In place: dst = src, src broadcast to dst's shape (NumPy rules; dst's
+ * shape does not change). dst may be any view (a slice of a KV cache, a
+ * transposed view) but must not repeat elements (an expanded view:
+ * WT_ERR_INVALID_ARGUMENT). A src of another float dtype is converted as
+ * wt_cast does. Aliasing: when src and dst share storage and their element
+ * ranges overlap, src is first copied to a temporary, so the result is as
+ * if src were read entirely before dst is written. */
+WT_API wt_status wt_copy_into(wt_tensor *dst, const wt_tensor *src);
 /* --- convolution, pooling, normalisation ---
  * Layout NCHW: x is [N, C, H, W] (conv1d: [N, C, L]); an unbatched
  * input ([C, H, W], conv1d [C, L]) gives an unbatched result. Inputs may
@@ -555,6 +772,75 @@ WT_API wt_status wt_batch_norm(const wt_tensor *x, wt_tensor *running_mean, wt_t
  * dtype. */
 WT_API wt_status wt_group_norm(const wt_tensor *x, int64_t num_groups, const wt_tensor *weight,
                                const wt_tensor *bias, float eps, wt_tensor **out);
+/* --- transformer ops --- */
+
+/* log(softmax(x)) along axis, computed as x - max - log(sum(exp(x - max)))
+ * (no overflow for large inputs, no log of an underflowed 0). A row of
+ * -inf gives NaN, as in PyTorch. Any axis; negative axes count from the end. */
+WT_API wt_status wt_log_softmax(const wt_tensor *x, int axis, wt_tensor **out);
+
+/* Layer norm and RMS norm over the last normalized_ndim axes of x (PyTorch's
+ * normalized_shape = x.shape[-normalized_ndim:]); weight and bias have that
+ * shape or are NULL (1 and 0). Statistics are over all normalised elements
+ * together; layer norm uses the biased variance. normalized_ndim in
+ * [1, x's ndim], eps finite and >= 0. wt_layernorm / wt_rmsnorm are these
+ * with normalized_ndim = 1. */
+WT_API wt_status wt_layer_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight,
+                               const wt_tensor *bias, float eps, wt_tensor **out);
+WT_API wt_status wt_rms_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight,
+                             float eps, wt_tensor **out);
+
+/* Attention, fused (no [Sq, Skv] score matrix is stored):
+ *   out = softmax(q @ k^T * scale + mask) @ v
+ * q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv] -> out
+ * [B, Hq, Sq, Dv] (3-D inputs are [H, S, D], B = 1, and give a 3-D result).
+ * Grouped-query attention: Hkv divides Hq, and q head h reads k/v head
+ * h / (Hq / Hkv) (PyTorch's enable_gqa, repeat_interleave order).
+ * mask: NULL, or broadcastable (NumPy rules, up to 4 dims) to
+ *   [B, Hq, Sq, Skv]: WT_F32/WT_F16 values are added to the scores
+ *   (-inf masks); a WT_BOOL mask keeps the keys where it is true
+ *   (PyTorch's boolean attn_mask).
+ * causal: query i sees key j only if j <= i + (Skv - Sq): the causal
+ *   triangle is aligned to the END of the keys (bottom-right), which is
+ *   what a KV cache needs (decode: Sq = 1 sees every key). PyTorch's
+ *   is_causal aligns it top-left; the two agree when Sq == Skv. causal and
+ *   a mask may be combined (a key must pass both); PyTorch refuses that.
+ * scale: 0 for 1/sqrt(D), else any finite value.
+ * A query row that sees no key (every score -inf: fully masked, or
+ *   causal with Sq > Skv, or Skv = 0) gives 0s, as PyTorch's
+ *   scaled_dot_product_attention does (not NaN).
+ * f16 inputs compute in f32 (result f16 only if q, k, v are all f16).
+ * Errors: WT_ERR_SHAPE for ranks other than 3/4, mismatched batch, D or
+ * Skv, Hkv not dividing Hq, a mask that does not broadcast;
+ * WT_ERR_INVALID_ARGUMENT for a NaN/inf scale or an i32 mask.
+ * The WebGPU kernel holds a query tile and a key tile in workgroup memory:
+ * D and Dv up to 1024 there (WT_ERR_UNSUPPORTED beyond). */
+WT_API wt_status wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k,
+                                                 const wt_tensor *v, const wt_tensor *mask,
+                                                 bool causal, float scale, wt_tensor **out);
+
+/* Rotary position embedding, Llama / Hugging Face convention
+ * ("rotate_half"): with D the last axis (even), h = D / 2, p = offset + s
+ * the position of sequence index s, and f_i = theta^(-2i / D), i < h:
+ *   out[i]     = x[i] * cos(p f_i) - x[i + h] * sin(p f_i)
+ *   out[i + h] = x[i + h] * cos(p f_i) + x[i] * sin(p f_i)
+ * layout names the sequence axis: WT_ROPE_BHSD ([..., S, D], the axis
+ * before D, as q/k of wt_scaled_dot_product_attention) or WT_ROPE_BSHD
+ * ([..., S, H, D], two before D, the layout of a projection's output).
+ * theta > 0 (10000 for Llama 2, 500000 for Llama 3), offset >= 0 (the
+ * position of the first token, e.g. the KV-cache length when decoding).
+ * Angles are computed to within ~1e-6 rad for positions up to 2^24 (more
+ * accurate than a float32 cos/sin cache). */
+typedef enum wt_rope_layout { WT_ROPE_BHSD = 0, WT_ROPE_BSHD = 1 } wt_rope_layout;
+WT_API wt_status wt_rope(const wt_tensor *x, double theta, int64_t offset, wt_rope_layout layout,
+                         wt_tensor **out);
+
+/* out = x @ w^T + bias, with w in [out_features, in_features] layout (the
+ * PyTorch / safetensors convention), read in place through a transposed
+ * view (never copied). x: [..., in_features]; bias: [out_features] or
+ * NULL. Result [..., out_features]. */
+WT_API wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                           wt_tensor **out);
 
 #ifdef __cplusplus
 }

@@ -57,4 +57,10 @@ static inline wt_status wt_fill_f32(wt_context *ctx, wt_tensor *t, float value)
     return ctx->ops->fill_bits(ctx, t, bits);
 }
 
+/* --- transformer ops --- */
+/* Axes [first, last) of x as one axis: *size their product, *stride the
+ * step of the merged axis (1 when there is none). False when their strides
+ * do not fold into one (the caller gathers x first). */
+bool wt_fold_axes(const wt_tensor *x, int first, int last, int64_t *size, int64_t *stride);
+
 #endif

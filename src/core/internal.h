@@ -123,13 +123,112 @@ typedef struct wt_ew_args {
 } wt_ew_args;
 
 typedef enum wt_rowwise_op {
-    WT_ROW_SOFTMAX, WT_ROW_LAYERNORM, WT_ROW_RMSNORM, WT_ROW_COUNT
+    WT_ROW_SOFTMAX, WT_ROW_LAYERNORM, WT_ROW_RMSNORM,
+    WT_ROW_LOG_SOFTMAX, /* transformer ops */
+    WT_ROW_COUNT
 } wt_rowwise_op;
 
+/* --- reductions, scans, random numbers --- */
+
+/* The reduction family, one row per op in core/reduce_ops.def. */
+typedef enum wt_combine { WT_COMBINE_ADD, WT_COMBINE_MUL, WT_COMBINE_MAX, WT_COMBINE_MIN } wt_combine;
+typedef enum wt_shift { WT_SHIFT_NONE, WT_SHIFT_MEAN, WT_SHIFT_MAX } wt_shift;
+enum { WT_RD_FLOAT = 1, WT_RD_I32 = 2, WT_RD_BOOL = 4 };
+/* --- transformer ops --- */
+/* One attention call as the API layer hands it to a backend:
+ * q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], any strides;
+ * Hkv divides Hq. mask: NULL or a [B, Hq, Sq, Skv] view (stride 0 on
+ * broadcast axes) of f32 scores to add, or of 0/1 words when mask_is_bool
+ * (nonzero: attend). out: [B, Hq, Sq, Dv] contiguous. Query i sees key j
+ * only if j <= i + Skv - Sq when causal. scale is final (never 0). A row
+ * without a visible key (all scores -inf) is written as 0s. */
+typedef struct wt_attention_args {
+    const wt_tensor *q, *k, *v, *mask;
+    bool mask_is_bool, causal;
+    float scale;
+    wt_tensor *out;
+} wt_attention_args;
+
 typedef enum wt_reduce_op {
-    WT_REDUCE_SUM, WT_REDUCE_MEAN, WT_REDUCE_MAX, WT_REDUCE_MIN, WT_REDUCE_COUNT
+#define WT_REDUCE_OP(ID, ...) WT_REDUCE_##ID,
+#include "core/reduce_ops.def"
+#undef WT_REDUCE_OP
+    WT_REDUCE_COUNT
 } wt_reduce_op;
 
+typedef struct wt_reduce_info {
+    const char *name; /* "sum": the public function is wt_sum */
+    wt_combine combine;
+    double identity;
+    wt_shift shift;
+    bool empty_ok;
+    unsigned dtypes; /* WT_RD_* */
+    const char *map_wgsl, *finish_wgsl;
+} wt_reduce_info;
+/* The row of op (core/reduce_table.c); NULL for an unknown op. */
+const wt_reduce_info *wt_reduce_info_of(wt_reduce_op op);
+
+/* One reduction as a backend sees it: shift (NULL unless the op's row
+ * asks for one) is contiguous with out's element count, one value per
+ * output; n is the count finish divides by. */
+typedef struct wt_reduce_args {
+    wt_reduce_op op;
+    const wt_tensor *shift;
+    double n;
+} wt_reduce_args;
+
+typedef enum wt_scan_op { WT_SCAN_SUM, WT_SCAN_PROD } wt_scan_op;
+
+typedef enum wt_random_kind { WT_RANDOM_UNIFORM, WT_RANDOM_NORMAL, WT_RANDOM_DROPOUT } wt_random_kind;
+/* Philox4x32-10, key = seed, counter = (element index / 4, 0): element i
+ * takes word i % 4 of its block (core/philox.c). */
+typedef struct wt_random_args {
+    wt_random_kind kind;
+    uint64_t seed;
+    uint32_t bits;  /* uniform: the top `bits` bits of a word, times 2^-bits (24 for f32) */
+    float p, scale; /* dropout: drop where uniform(24 bits) < p, else x * scale */
+} wt_random_args;
+/* --- data movement --- */
+/* How a remap reads x for output position (o_0, ..., o_{ndim-1}): along
+ * axis d the source index is j = start[d] + (flip[d] ? -o_d : o_d); a j
+ * outside [0, x->shape[d]) is resolved by mode[d]: CONSTANT gives the
+ * element fill_bits, REFLECT mirrors without repeating the edge (the caller
+ * keeps j within one bounce), REPLICATE clamps, CIRCULAR wraps. Then, with
+ * tri set, an element of the last two axes (row, col) with col - row > diag
+ * (tri == WT_TRI_LOWER) or < diag (WT_TRI_UPPER) becomes fill_bits. Out has
+ * x's ndim. This one map gives pad, flip, roll, tile/repeat, tril/triu. */
+typedef enum wt_remap_mode {
+    WT_REMAP_CONSTANT, WT_REMAP_REFLECT, WT_REMAP_REPLICATE, WT_REMAP_CIRCULAR
+} wt_remap_mode;
+typedef enum wt_tri_kind { WT_TRI_NONE, WT_TRI_LOWER, WT_TRI_UPPER } wt_tri_kind;
+typedef struct wt_remap {
+    int64_t start[WT_MAX_DIMS];
+    bool flip[WT_MAX_DIMS];
+    wt_remap_mode mode[WT_MAX_DIMS];
+    uint32_t fill_bits; /* an element's bits (low 16 for 2-byte dtypes) */
+    wt_tri_kind tri;
+    int64_t diag;
+} wt_remap;
+
+/* The order sort/topk use, as an unsigned key of an element's bits:
+ * floats by value with -0 == +0 and every NaN above +inf (equal to each
+ * other), i32 by value, bool false < true. */
+static inline uint32_t wt_sort_key(wt_dtype dtype, uint32_t bits)
+{
+    if (dtype == WT_F16) {
+        uint32_t h = bits & 0xffffu;
+        if ((h & 0x7fffu) > 0x7c00u) return 0xffffffffu; /* NaN */
+        if ((h & 0x7fffu) == 0) return 0x80000000u;      /* -0 as +0 */
+        uint32_t k = (h & 0x8000u) ? (~h & 0xffffu) : (h | 0x8000u);
+        return k << 16;
+    }
+    if (dtype == WT_F32) {
+        if ((bits & 0x7fffffffu) > 0x7f800000u) return 0xffffffffu;
+        if ((bits & 0x7fffffffu) == 0) return 0x80000000u;
+        return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+    }
+    return (dtype == WT_I32) ? bits ^ 0x80000000u : bits;
+}
 /* --- convolution and pooling --- */
 /* A 2-D sliding window from an [in_h, in_w] plane to an [out_h, out_w]
  * one, every value resolved by the API layer: output (oy, ox) reads input
@@ -208,9 +307,10 @@ struct wt_backend_ops {
      * batch strides may be 0 (broadcast). */
     wt_status (*matmul)(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
     /* x: ndim = out->ndim + nreduced; its first out->ndim axes match out's
-     * shape, its last nreduced axes are reduced. Mean divides by the count
-     * of reduced elements. The count is > 0 for max/min. */
-    wt_status (*reduce)(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
+     * shape, its last nreduced axes are reduced (at least one element),
+     * as the op's row of core/reduce_ops.def says. x and out have one
+     * dtype (f32, i32 or bool). */
+    wt_status (*reduce)(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                         wt_tensor *out);
 
     /* out [R, C] contiguous = op applied to each row of x [R, C] (any
@@ -219,6 +319,48 @@ struct wt_backend_ops {
     wt_status (*rowwise)(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                          const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
 
+    /* --- reductions, scans, random numbers --- */
+    /* out (i32, contiguous) = the index of the first maximum (is_min:
+     * minimum) of each output's reduced elements, row-major over the
+     * reduced axes; a NaN counts as larger (smaller) than everything, the
+     * first NaN wins. x (f32 or i32) as for reduce, at least one element. */
+    wt_status (*argreduce)(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
+                           wt_tensor *out);
+    /* x and out contiguous, one shape, seen as [outer, n, inner]: out is
+     * the inclusive scan of x along n (f32). */
+    wt_status (*scan)(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n,
+                      int64_t inner, wt_tensor *out);
+    /* out (f32, contiguous) from Philox (wt_random_args); x: dropout's
+     * input (f32, contiguous, out's shape), else NULL. */
+    wt_status (*random)(wt_context *ctx, const wt_random_args *r, const wt_tensor *x,
+                        wt_tensor *out);
+    /* --- data movement (src/api/movement*.c). Elements are moved as bit
+     * patterns of 2 or 4 bytes, so these serve every dtype. Optional (NULL:
+     * WT_ERR_UNSUPPORTED). --- */
+    /* out (contiguous) = x read through r (see wt_remap). */
+    wt_status (*remap)(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
+    /* dst (any view without repeated elements) = src, which has dst's shape
+     * (broadcast axes have stride 0) and dtype and does not overlap dst. */
+    wt_status (*copy_into)(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
+    /* out (contiguous, index's shape) = x[..., index[i], ...] along axis
+     * (torch.gather): index is i32 of x's ndim; on the other axes position
+     * i of index reads position i of x (x's extent >= index's). An index
+     * outside [0, x->shape[axis]) fails with WT_ERR_INVALID_ARGUMENT and
+     * nothing is read or written out of bounds. trusted: the library made
+     * the indices (sort), so a GPU need not read its flag back. */
+    wt_status (*gather)(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index,
+                        bool trusted, wt_tensor *out);
+    /* out (contiguous, holding the values to add to) [..., index[i], ...]
+     * += src[i] along axis; index and src have one shape (src may be a
+     * broadcast view); out's dtype is f32, f16 or i32. Errors as gather. */
+    wt_status (*scatter_add)(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
+                             const wt_tensor *src);
+    /* For each row of x along its last axis (any ndim >= 1, any strides;
+     * the last extent n > 0), the positions of its k first elements in
+     * ascending order (descending: reversed order) of wt_sort_key, ties by
+     * position, as i32 into out (contiguous, x's shape with k last). */
+    wt_status (*argsort_rows)(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k,
+                              wt_tensor *out);
     /* --- convolution and pooling (the geometry in wt_window2d) --- */
     /* col [C*KH*KW, n*rows*OW] contiguous = the windows of x [n, C, H, W]
      * (any strides) at output rows [row0, row0 + rows) of every image:
@@ -257,6 +399,17 @@ struct wt_backend_ops {
      * receives the argmax of max pooling as y*W + x. */
     wt_status (*pool2d)(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
                         wt_tensor *out, wt_tensor *indices);
+    /* --- transformer ops --- */
+    /* Softmax or log-softmax (WT_ROW_SOFTMAX / WT_ROW_LOG_SOFTMAX) along
+     * axis 1 of x [O, C, I] (any strides, C > 0, I > 1) into out [O, C, I]
+     * contiguous. (I == 1 goes to rowwise.) */
+    wt_status (*softmax_axis)(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
+    wt_status (*attention)(wt_context *ctx, const wt_attention_args *a);
+    /* Rotary embedding of x [A, S, C, D] (any strides, D even) into out of
+     * the same shape, contiguous; sequence index s has position offset + s
+     * (see wt_rope). */
+    wt_status (*rope)(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset,
+                      wt_tensor *out);
 
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);

@@ -71,6 +71,16 @@ const wt_backend_ops wt_cpu_backend = {
     .matmul = cpu_matmul,
     .reduce = cpu_reduce,
     .rowwise = cpu_rowwise,
+    /* --- reductions, scans, random numbers --- */
+    .argreduce = cpu_argreduce,
+    .scan = cpu_scan,
+    .random = cpu_random,
+    /* --- data movement --- */
+    .remap = cpu_remap,
+    .copy_into = cpu_copy_into,
+    .gather = cpu_gather_index,
+    .scatter_add = cpu_scatter_add,
+    .argsort_rows = cpu_argsort_rows,
     /* --- convolution and pooling --- */
     .im2col = cpu_im2col,
     .col2im = cpu_col2im,
@@ -78,6 +88,10 @@ const wt_backend_ops wt_cpu_backend = {
     .conv2d = cpu_conv2d,
     .channel_norm = cpu_channel_norm,
     .channel_moments = cpu_channel_moments,
+    /* --- transformer ops --- */
+    .softmax_axis = cpu_softmax_axis,
+    .attention = cpu_attention,
+    .rope = cpu_rope,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
 };

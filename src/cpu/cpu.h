@@ -82,12 +82,37 @@ wt_status cpu_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a, 
                     uint32_t a_bits, wt_tensor *out);
 wt_support cpu_supports(const wt_context *ctx, wt_op op, wt_dtype dtype, wt_support catalogue);
 wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
-wt_status cpu_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
+wt_status cpu_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                      wt_tensor *out);
+
+/* --- reductions, scans, random numbers --- */
+/* The kept and reduced axes of a reduction (x: kept first), each group
+ * merged where it can be walked as one (reduce.c). */
+void cpu_reduce_layouts(const wt_tensor *x, const wt_tensor *out, int nreduced, cpu_layout *kept,
+                        cpu_layout *red);
+/* Offset in x of kept position p (row-major over kept's shape). */
+int64_t cpu_kept_offset(const cpu_layout *kept, int64_t p);
+/* Any row of core/reduce_ops.def, any dtype it accepts (reduce_table.c). */
+wt_status cpu_reduce_table(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x,
+                           int nreduced, wt_tensor *out);
+wt_status cpu_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
+                        wt_tensor *out);
+wt_status cpu_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n, int64_t inner,
+                   wt_tensor *out);
+wt_status cpu_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out);
 
 wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *weight,
                       const wt_tensor *bias, float eps, wt_tensor *out);
 
+/* --- data movement (movement.c) --- */
+wt_status cpu_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
+wt_status cpu_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
+wt_status cpu_gather_index(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index, bool trusted,
+                     wt_tensor *out);
+wt_status cpu_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
+                          const wt_tensor *src);
+wt_status cpu_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k,
+                           wt_tensor *out);
 /* --- convolution and pooling --- */
 wt_status cpu_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
                      int64_t rows, wt_tensor *col);
@@ -100,5 +125,9 @@ wt_status cpu_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, co
 wt_status cpu_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats, float eps,
                            wt_tensor *out);
 wt_status cpu_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+/* --- transformer ops --- */
+wt_status cpu_attention(wt_context *ctx, const wt_attention_args *a);
+wt_status cpu_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
+wt_status cpu_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset, wt_tensor *out);
 
 #endif /* WT_CPU_H */

@@ -250,37 +250,49 @@ static void reduce_columns(wt_context *ctx, wt_reduce_op op, const float *x,
     }
 }
 
-wt_status cpu_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
-                     wt_tensor *out) {
-    if ((unsigned)op >= WT_REDUCE_COUNT)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "cpu: unknown reduction %d", (int)op);
-    wt_status st = cpu_check_f32("reduction", x);
-    if (st != WT_OK || (st = cpu_check_f32("reduction", out)) != WT_OK)
-        return st;
-    const int nkept = out->ndim;
-    if (nreduced < 0 || nkept + nreduced != x->ndim)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT,
-                       "cpu: reduction of %d axes from %d dims into %d dims", nreduced, x->ndim,
-                       nkept);
-
+void cpu_reduce_layouts(const wt_tensor *x, const wt_tensor *out, int nreduced, cpu_layout *kept,
+                        cpu_layout *red) {
     /* Kept axes merge together with out's (contiguous) layout, reduced axes
      * among themselves; never across the boundary. */
-    cpu_layout kept = {.ndim = nkept}, red = {.ndim = nreduced};
+    const int nkept = out->ndim;
+    kept->ndim = nkept, red->ndim = nreduced;
     int64_t kstrides[2][WT_MAX_DIMS];
     for (int d = 0; d < nkept; d++) {
-        kept.shape[d] = x->shape[d];
+        kept->shape[d] = x->shape[d];
         kstrides[0][d] = out->strides[d];
         kstrides[1][d] = x->strides[d];
     }
-    wt_coalesce(&kept.ndim, kept.shape, 2, kstrides);
-    memcpy(kept.strides, kstrides[1], sizeof kept.strides);
+    wt_coalesce(&kept->ndim, kept->shape, 2, kstrides);
+    memcpy(kept->strides, kstrides[1], sizeof kept->strides);
     int64_t rstrides[1][WT_MAX_DIMS];
     for (int d = 0; d < nreduced; d++) {
-        red.shape[d] = x->shape[nkept + d];
+        red->shape[d] = x->shape[nkept + d];
         rstrides[0][d] = x->strides[nkept + d];
     }
-    wt_coalesce(&red.ndim, red.shape, 1, rstrides);
-    memcpy(red.strides, rstrides[0], sizeof red.strides);
+    wt_coalesce(&red->ndim, red->shape, 1, rstrides);
+    memcpy(red->strides, rstrides[0], sizeof red->strides);
+}
+
+int64_t cpu_kept_offset(const cpu_layout *kept, int64_t p) { return kept_offset(kept, p); }
+
+wt_status cpu_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
+                     wt_tensor *out) {
+    const wt_reduce_op op = r->op;
+    if ((unsigned)op >= WT_REDUCE_COUNT)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "cpu: unknown reduction %d", (int)op);
+    if (nreduced < 0 || out->ndim + nreduced != x->ndim)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                       "cpu: reduction of %d axes from %d dims into %d dims", nreduced, x->ndim,
+                       out->ndim);
+    /* The planned kernels below serve the four classic reductions of f32;
+     * every other row of the table runs through reduce_table.c. */
+    if (op > WT_REDUCE_MIN || x->dtype != WT_F32 || r->shift)
+        return cpu_reduce_table(ctx, r, x, nreduced, out);
+    wt_status st = cpu_check_f32("reduction", x);
+    if (st != WT_OK || (st = cpu_check_f32("reduction", out)) != WT_OK)
+        return st;
+    cpu_layout kept, red;
+    cpu_reduce_layouts(x, out, nreduced, &kept, &red);
 
     const int64_t P = cpu_layout_numel(&kept), Q = cpu_layout_numel(&red);
     float *o = cpu_data(out);

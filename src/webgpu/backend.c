@@ -266,6 +266,16 @@ const wt_backend_ops wt_webgpu_backend = {
     .matmul = wg_op_matmul,
     .reduce = wg_op_reduce,
     .rowwise = wg_op_rowwise,
+    /* --- reductions, scans, random numbers --- */
+    .argreduce = wg_op_argreduce,
+    .scan = wg_op_scan,
+    .random = wg_op_random,
+    /* --- data movement --- */
+    .remap = wg_op_remap,
+    .copy_into = wg_op_copy_into,
+    .gather = wg_op_gather,
+    .scatter_add = wg_op_scatter_add,
+    .argsort_rows = wg_op_argsort_rows,
     /* --- convolution and pooling --- */
     .im2col = wg_op_im2col,
     .col2im = wg_op_col2im,
@@ -273,6 +283,10 @@ const wt_backend_ops wt_webgpu_backend = {
     .conv2d = wg_op_conv2d,
     .channel_norm = wg_op_channel_norm,
     .channel_moments = wg_op_channel_moments,
+    /* --- transformer ops --- */
+    .softmax_axis = wg_op_softmax_axis,
+    .attention = wg_op_attention,
+    .rope = wg_op_rope,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
 };

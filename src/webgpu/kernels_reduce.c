@@ -1,5 +1,7 @@
-/* WebGPU reductions (sum, mean, max, min) over the innermost axes, and
- * the row dot products that matrix-vector products are made of.
+/* WebGPU reductions (every row of core/reduce_ops.def) over the innermost
+ * axes, and the row dot products that matrix-vector products are made of.
+ * A row's map, combine and finish become the shaders' prelude, so a new
+ * row needs no code here. f32, i32 and bool (0/1 words, as i32) elements.
  *
  * The work is seen as a [rows, row_len] matrix: element (o, r) at
  * offset + o * row_stride + r * elem_stride, after merging the kept axes
@@ -106,7 +108,8 @@ typedef struct reduce_params {
     uint32_t batch_stride;
     uint32_t v_offset;
     uint32_t v_batch_stride;
-    uint32_t pad[2];
+    uint32_t shift_offset;
+    uint32_t pad1;
 } reduce_params;
 
 /* One pass's input: a [rows, row_len] matrix inside a storage, its rows
@@ -131,16 +134,54 @@ static reduce_matrix plain_matrix(wt_storage *s, uint64_t offset, uint64_t rows,
     return m;
 }
 
-static uint32_t shader_op(wt_reduce_op op)
+/* What every pass of one reduction shares: the table row, the element
+ * type, the shifts (one per row), finish's n. */
+typedef struct reduce_variant {
+    const wt_reduce_info *info;
+    bool integer;
+    wt_storage *shift;
+    uint64_t shift_offset;
+    float n;
+} reduce_variant;
+
+static uint32_t shader_op(wt_combine c)
 {
-    return op == WT_REDUCE_MAX ? 1u : op == WT_REDUCE_MIN ? 2u : 0u;
+    switch (c) {
+    case WT_COMBINE_ADD: return 0u;
+    case WT_COMBINE_MAX: return 1u;
+    case WT_COMBINE_MIN: return 2u;
+    case WT_COMBINE_MUL: return 3u;
+    }
+    return 0u;
 }
 
-static uint32_t identity_bits(wt_reduce_op op)
+static uint32_t identity_bits(const reduce_variant *v)
 {
-    if (op == WT_REDUCE_MAX) return 0xff800000u; /* -inf */
-    if (op == WT_REDUCE_MIN) return 0x7f800000u; /* +inf */
-    return 0u;
+    const double id = v->info->identity;
+    if (v->integer) {
+        int32_t i = id == -INFINITY ? INT32_MIN : id == INFINITY ? INT32_MAX : (int32_t)id;
+        return (uint32_t)i;
+    }
+    float f = (float)id;
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return bits;
+}
+
+/* The prelude of one pass: types, the combine, and the row's map (first
+ * pass only) and finish (last pass only). */
+static void variant_prelude(char *buf, size_t size, const reduce_variant *v, bool first, bool last)
+{
+    const char *t = v->integer ? "i32" : "f32";
+    const char *map = first ? v->info->map_wgsl : "v", *fin = last ? v->info->finish_wgsl : "a";
+    snprintf(buf, size,
+             "alias T = %s;\nalias T4 = vec4<%s>;\nconst FLOAT: bool = %s;\nconst OP: u32 = %uu;\n"
+             "const SHIFT: bool = %s;\n"
+             "fn map(v: T, s: T) -> T { return %s; }\n"
+             "fn map4(v: T4, s: T) -> T4 { return %s; }\n"
+             "fn finish(a: T, s: T) -> T { return %s; }\n",
+             t, t, v->integer ? "false" : "true", shader_op(v->info->combine),
+             v->shift ? "true" : "false", map, map, fin);
 }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
@@ -176,9 +217,9 @@ static uint64_t strided_chunks(const reduce_matrix *m, uint64_t max_binding)
 
 /* Records one pass over m with output to (dst, dst_offset); fills *next
  * with the layout of the partials it writes (rows * chunks of them). */
-static wt_status reduce_pass(wt_context *ctx, wt_reduce_op op, const reduce_matrix *m,
-                             const reduce_tuning *t, uint32_t wg, wt_storage *dst,
-                             uint64_t dst_offset, float divisor, bool use_rows_kernel,
+static wt_status reduce_pass(wt_context *ctx, const reduce_variant *v, bool first, bool last,
+                             const reduce_matrix *m, const reduce_tuning *t, uint32_t wg,
+                             wt_storage *dst, uint64_t dst_offset, bool use_rows_kernel,
                              uint64_t chunks, uint64_t chunk_len, reduce_matrix *next)
 {
     reduce_params p;
@@ -190,14 +231,16 @@ static wt_status reduce_pass(wt_context *ctx, wt_reduce_op op, const reduce_matr
     p.elem_stride = (uint32_t)m->elem_stride;
     p.x_offset = (uint32_t)m->offset;
     p.out_offset = (uint32_t)dst_offset;
-    p.divisor = divisor;
-    p.identity = identity_bits(op);
+    p.divisor = v->n;
+    p.identity = identity_bits(v);
+    p.shift_offset = (uint32_t)v->shift_offset;
     p.rows_per_batch = (uint32_t)m->rows_per_batch;
     p.batch_stride = (uint32_t)m->batch_stride;
     p.v_offset = (uint32_t)m->v_offset;
     p.v_batch_stride = (uint32_t)m->v_batch_stride;
 
-    char prelude[256];
+    char prelude[1024], head[640];
+    variant_prelude(head, sizeof head, v, first, last);
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.params = &p;
@@ -205,30 +248,35 @@ static wt_status reduce_pass(wt_context *ctx, wt_reduce_op op, const reduce_matr
     l.prelude = prelude;
     if (use_rows_kernel) {
         p.chunks_or_rows = (uint32_t)chunks;
+        /* No subgroupMul: products combine in workgroup memory. */
+        bool subgroups = t->subgroups && v->info->combine != WT_COMBINE_MUL;
         snprintf(prelude, sizeof prelude,
-                 "%sconst OP: u32 = %uu;\nconst WG: u32 = %uu;\nconst UNROLL: u32 = %uu;\n"
-                 "const DOT: bool = %s;\n",
-                 t->subgroups ? "enable subgroups;\n" : "", shader_op(op), wg, t->unroll,
+                 "%s%sconst WG: u32 = %uu;\nconst UNROLL: u32 = %uu;\nconst DOT: bool = %s;\n",
+                 subgroups ? "enable subgroups;\n" : "", head, wg, t->unroll,
                  m->dot ? "true" : "false");
         l.shader = "reduce_rows";
-        l.libraries[0] = t->subgroups ? "reduce_combine_subgroup" : "reduce_combine_shared";
+        l.libraries[0] = "reduce_terms";
+        l.libraries[1] = subgroups ? "reduce_combine_subgroup" : "reduce_combine_shared";
         l.bindings[0] = (wg_binding){m->storage, false}; /* as vec4s */
         l.bindings[1] = (wg_binding){m->storage, false}; /* as scalars */
         l.bindings[2] = (wg_binding){dst, true};
         /* The shader declares v either way; a plain reduction never reads it. */
         l.bindings[3] = (wg_binding){m->dot ? m->dot : m->storage, false};
-        l.nbindings = 4;
+        l.bindings[4] = (wg_binding){v->shift ? v->shift : m->storage, false};
+        l.nbindings = 5;
         l.workgroups = p.work;
         /* Partials of row o are consecutive. */
         *next = plain_matrix(dst, dst_offset, m->rows, chunks, chunks, 1);
     } else {
         p.chunks_or_rows = (uint32_t)m->rows;
-        snprintf(prelude, sizeof prelude, "const OP: u32 = %uu;\nconst WG: u32 = %uu;\n",
-                 shader_op(op), (unsigned)REDUCE_STRIDED_WG);
+        snprintf(prelude, sizeof prelude, "%sconst WG: u32 = %uu;\n", head,
+                 (unsigned)REDUCE_STRIDED_WG);
         l.shader = "reduce_strided";
+        l.libraries[0] = "reduce_terms";
         l.bindings[0] = (wg_binding){m->storage, false};
         l.bindings[1] = (wg_binding){dst, true};
-        l.nbindings = 2;
+        l.bindings[2] = (wg_binding){v->shift ? v->shift : m->storage, false};
+        l.nbindings = 3;
         l.workgroups = ceil_div(p.work, REDUCE_STRIDED_WG);
         /* Partials form a [chunks, rows] matrix: row o is column o. */
         *next = plain_matrix(dst, dst_offset, m->rows, chunks, 1, m->rows);
@@ -239,13 +287,13 @@ static wt_status reduce_pass(wt_context *ctx, wt_reduce_op op, const reduce_matr
 /* Reduces m into out (contiguous, m->rows elements) through as many
  * passes as it takes. wg: reduce_rows' workgroup size for the first pass
  * (later passes, over partials, use the tuning's). */
-static wt_status reduce_matrix_run(wt_context *ctx, wt_reduce_op op, reduce_matrix m,
-                                   wt_tensor *out, double count, uint32_t wg)
+static wt_status reduce_matrix_run(wt_context *ctx, const reduce_variant *v, reduce_matrix m,
+                                   wt_tensor *out, uint32_t wg)
 {
     const wg_caps *caps = wg_get_caps(ctx);
     reduce_tuning t = read_tuning(ctx);
     if (!wg) wg = t.wg;
-    wt_reduce_op pass_op = op == WT_REDUCE_MEAN ? WT_REDUCE_SUM : op;
+    bool first = true;
     wt_storage *held = NULL; /* scratch that m lives in, if any */
     wt_status st = WT_OK;
     for (;;) {
@@ -276,10 +324,10 @@ static wt_status reduce_matrix_run(wt_context *ctx, wt_reduce_op op, reduce_matr
                 break;
             dst_offset = 0;
         }
-        float divisor = (last && op == WT_REDUCE_MEAN) ? (float)count : 1.0f;
         reduce_matrix next;
-        st = reduce_pass(ctx, pass_op, &m, &t, wg, dst, dst_offset, divisor, rows_kernel, chunks,
+        st = reduce_pass(ctx, v, first, last, &m, &t, wg, dst, dst_offset, rows_kernel, chunks,
                          chunk_len, &next);
+        first = false;
         if (held) wg_scratch_release(ctx, held);
         held = last ? NULL : dst;
         if (st != WT_OK || last) break;
@@ -290,9 +338,7 @@ static wt_status reduce_matrix_run(wt_context *ctx, wt_reduce_op op, reduce_matr
     return st;
 }
 
-/* Folds axes [first, first + n) of t into one: false when they do not
- * merge into a single stride. */
-static bool merge_axes(const wt_tensor *t, int first, int n, uint64_t *extent, uint64_t *stride)
+bool wg_merge_axes(const wt_tensor *t, int first, int n, uint64_t *extent, uint64_t *stride)
 {
     int nd = n;
     int64_t shape[WT_MAX_DIMS], strides[1][WT_MAX_DIMS];
@@ -317,11 +363,15 @@ static bool fits_u32_indexing(const wt_storage *s)
     return s->bytes / sizeof(float) < (1ull << 31);
 }
 
-wt_status wg_op_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
+wt_status wg_op_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                        wt_tensor *out)
 {
-    if (x->dtype != WT_F32 || out->dtype != WT_F32)
-        return wt_fail(WT_ERR_UNSUPPORTED, "reduce: only f32 is supported on webgpu");
+    const wt_reduce_info *info = wt_reduce_info_of(r->op);
+    if (!info || x->dtype != out->dtype || wt_dtype_storage_size(x->dtype) != 4)
+        return wt_fail(WT_ERR_UNSUPPORTED, "reduce: op %d of dtype %d into %d on webgpu", (int)r->op,
+                       (int)x->dtype, (int)out->dtype);
+    reduce_variant v = {info, x->dtype != WT_F32, r->shift ? r->shift->storage : NULL,
+                        r->shift ? (uint64_t)r->shift->offset : 0, (float)r->n};
     if (nreduced < 0 || x->ndim != out->ndim + nreduced)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "reduce: x has %d axes, out %d, reducing %d",
                        x->ndim, out->ndim, nreduced);
@@ -329,9 +379,7 @@ wt_status wg_op_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int
     for (int i = out->ndim; i < x->ndim; i++) row_len *= (uint64_t)x->shape[i];
     if (rows == 0) return WT_OK;
     if (row_len == 0) {
-        if (op == WT_REDUCE_MAX || op == WT_REDUCE_MIN)
-            return wt_fail(WT_ERR_SHAPE, "reduce: max/min over no elements");
-        return wg_op_fill(ctx, out, op == WT_REDUCE_SUM ? 0.0f : NAN);
+        return WT_OK; /* the API fills empty reductions */
     }
     if (rows >= (1ull << 31) || row_len >= (1ull << 31) || !fits_u32_indexing(x->storage) ||
         !fits_u32_indexing(out->storage))
@@ -341,21 +389,23 @@ wt_status wg_op_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int
 
     reduce_matrix m = plain_matrix(x->storage, (uint64_t)x->offset, rows, row_len, 0, 0);
     uint64_t kept_extent, red_extent;
-    bool merged = merge_axes(x, 0, out->ndim, &kept_extent, &m.row_stride) &&
-                  merge_axes(x, out->ndim, nreduced, &red_extent, &m.elem_stride);
+    bool merged = wg_merge_axes(x, 0, out->ndim, &kept_extent, &m.row_stride) &&
+                  wg_merge_axes(x, out->ndim, nreduced, &red_extent, &m.elem_stride);
     /* Neither unit stride: neither kernel reads coalesced; a gather pays. */
     if (merged && row_len > REDUCE_SHORT_ROW && rows > 1 && m.row_stride != 1 &&
         m.elem_stride != 1)
         merged = false;
-    if (merged) return reduce_matrix_run(ctx, op, m, out, (double)row_len, 0);
+    if (merged) return reduce_matrix_run(ctx, &v, m, out, 0);
 
+    /* i32 and bool words go through the cast kernel's same-dtype copy
+     * (bit-exact; an f32 copy could flush their denormal-looking bits). */
     wt_tensor *packed = NULL;
-    wt_status st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &packed);
+    wt_status st = wt_tensor_alloc(ctx, x->dtype, x->ndim, x->shape, &packed);
     if (st != WT_OK) return st;
-    st = wg_op_copy(ctx, x, packed);
+    st = v.integer ? wg_op_cast(ctx, x, packed) : wg_op_copy(ctx, x, packed);
     if (st == WT_OK) {
         m = plain_matrix(packed->storage, (uint64_t)packed->offset, rows, row_len, row_len, 1);
-        st = reduce_matrix_run(ctx, op, m, out, (double)row_len, 0);
+        st = reduce_matrix_run(ctx, &v, m, out, 0);
     }
     wt_tensor_release(packed);
     if (st != WT_OK) wt_error_prefix("reduce");
@@ -386,5 +436,6 @@ wt_status wg_reduce_dot_rows(wt_context *ctx, const wg_dot_rows *d, wt_tensor *o
     m.v_batch_stride = d->v_batch_stride;
     /* 0 (no or an invalid request): the tuning's size. */
     uint32_t wg = usable_wg(wg_get_caps(ctx), d->workgroup_size);
-    return reduce_matrix_run(ctx, WT_REDUCE_SUM, m, out, 1.0, wg);
+    reduce_variant v = {wt_reduce_info_of(WT_REDUCE_SUM), false, NULL, 0, 1.0f};
+    return reduce_matrix_run(ctx, &v, m, out, wg);
 }

@@ -117,7 +117,7 @@ const char *wg_ew_library(wt_dtype lanes);
  * when the probe cannot run or WT_F16_HW=0. */
 bool wg_f16_hw_exact(wt_context *ctx);
 wt_status wg_op_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
-wt_status wg_op_reduce(wt_context *ctx, wt_reduce_op op, const wt_tensor *x, int nreduced,
+wt_status wg_op_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                        wt_tensor *out);
 /* Matrix-vector products as row reductions (kernels_reduce.c): for
  * o < rows, with b = o / rows_per_batch and r = o % rows_per_batch,
@@ -134,9 +134,29 @@ typedef struct wg_dot_rows {
 } wg_dot_rows;
 bool wg_dot_rows_fits(const wg_dot_rows *d);
 wt_status wg_reduce_dot_rows(wt_context *ctx, const wg_dot_rows *d, wt_tensor *out);
+/* --- reductions, scans, random numbers --- */
+/* Folds axes [first, first + n) of t into one run (kernels_reduce.c): false
+ * when they do not merge into a single non-negative stride. */
+bool wg_merge_axes(const wt_tensor *t, int first, int n, uint64_t *extent, uint64_t *stride);
+wt_status wg_op_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
+                          wt_tensor *out);
+wt_status wg_op_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n, int64_t inner,
+                     wt_tensor *out);
+wt_status wg_op_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                         const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
 
+/* --- data movement (kernels_movement.c, kernels_sort.c) --- */
+/* WT_ERR_UNSUPPORTED unless every index of t fits the shaders' 32-bit
+ * (and signed 32-bit position) arithmetic. */
+wt_status wg_mv_check_indexing(const char *what, const wt_tensor *t);
+wt_status wg_op_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
+wt_status wg_op_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
+wt_status wg_op_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index, bool trusted,
+                       wt_tensor *out);
+wt_status wg_op_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
+                            const wt_tensor *src);
+wt_status wg_op_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k, wt_tensor *out);
 /* --- convolution and pooling (kernels_conv.c) --- */
 wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
                        int64_t rows, wt_tensor *col);
@@ -152,5 +172,9 @@ wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
 wt_status wg_op_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats,
                              float eps, wt_tensor *out);
 wt_status wg_op_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+/* --- transformer ops --- */
+wt_status wg_op_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
+wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a);
+wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset, wt_tensor *out);
 
 #endif /* WT_WG_H */

@@ -7,9 +7,9 @@ struct LaneIds {
     @builtin(local_invocation_id) unused: vec3<u32>,
 }
 
-var<workgroup> partial: array<f32, WG>;
+var<workgroup> partial: array<T, WG>;
 
-fn workgroup_combine(total: f32, lid: u32, ids: LaneIds) -> f32 {
+fn workgroup_combine(total: T, lid: u32, ids: LaneIds) -> T {
     partial[lid] = total;
     workgroupBarrier();
     for (var half = WG / 2u; half > 0u; half = half >> 1u) {

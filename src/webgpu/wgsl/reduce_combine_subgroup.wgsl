@@ -11,11 +11,12 @@ struct LaneIds {
     @builtin(subgroup_size) size: u32,
 }
 
-var<workgroup> partial: array<f32, WG>;
+var<workgroup> partial: array<T, WG>;
 
-// subgroupMax/Min leave NaNs unspecified: a NaN in any lane wins.
-fn subgroup_combine(a: f32) -> f32 {
-    let nan = bitcast<f32>(p.identity | 0x00400000u); // quiet NaN from the +-inf identity
+// subgroupMax/Min leave NaNs unspecified: a NaN in any lane wins. (Products
+// never come here: the host picks reduce_combine_shared for them.)
+fn subgroup_combine(a: T) -> T {
+    let nan = bitcast<T>(p.identity | 0x7fc00000u); // a quiet NaN, made at run time
     if (OP == 1u) { return select(subgroupMax(a), nan, subgroupAny(is_nan(a))); }
     if (OP == 2u) { return select(subgroupMin(a), nan, subgroupAny(is_nan(a))); }
     return subgroupAdd(a);
@@ -24,8 +25,8 @@ fn subgroup_combine(a: f32) -> f32 {
 // Lane 0 of each subgroup leaves its subgroup's value at its own local
 // index; every other slot holds the identity. Fixed positions keep the
 // order of the sum the same from run to run. Every thread gets the result.
-fn workgroup_combine(total: f32, lid: u32, ids: LaneIds) -> f32 {
-    let ident = bitcast<f32>(p.identity);
+fn workgroup_combine(total: T, lid: u32, ids: LaneIds) -> T {
+    let ident = bitcast<T>(p.identity);
     partial[lid] = select(ident, subgroup_combine(total), ids.lane == 0u);
     workgroupBarrier();
     var acc = ident;

@@ -12,12 +12,16 @@
 // whole, aligned vec4s (row starts, row_len, v's offsets multiples of 4),
 // so the scalar head and tail below are empty.
 //
-// The prelude gives OP (0 sum, 1 max, 2 min), WG (threads per workgroup,
-// a power of two), UNROLL (vec4 loads per thread and step), DOT (bool),
-// and a combine library (reduce_combine_subgroup.wgsl, after
+// The prelude gives the element types T and T4 (f32 or i32, and vec4s of
+// them), FLOAT, OP (see reduce_terms.wgsl), the op's map(v, s), map4(v, s)
+// and finish(a, s) (identities where this pass is not the first or the
+// last; s is the output's shift, sh[shift_offset + row], when SHIFT),
+// WG (threads per workgroup, a power of two), UNROLL (vec4 loads per
+// thread and step), DOT (bool); the libraries reduce_terms.wgsl and a
+// combine library (reduce_combine_subgroup.wgsl, after
 // `enable subgroups;`, or reduce_combine_shared.wgsl) defining
 // `struct LaneIds` and
-//   fn workgroup_combine(total: f32, lid: u32, ids: LaneIds) -> f32
+//   fn workgroup_combine(total: T, lid: u32, ids: LaneIds) -> T
 // which combines one value per thread (called by every thread, from
 // uniform control flow) with combine() below, in an order fixed by lid
 // alone, and returns the workgroup's result at least to thread 0.
@@ -34,53 +38,32 @@ struct Params {
     elem_stride: u32,    // unused here: rows are contiguous
     x_offset: u32,
     out_offset: u32,
-    divisor: f32,        // the result is divided by it (count for a mean, else 1)
-    identity: u32,       // bits of the op's identity (0, -inf or +inf)
+    divisor: f32,        // n of the op's finish (the count a mean divides by)
+    identity: u32,       // bits of the op's identity
     rows_per_batch: u32,
     batch_stride: u32,
     v_offset: u32,       // DOT only
     v_batch_stride: u32, // DOT only
-    pad0: u32,
+    shift_offset: u32,   // SHIFT only
     pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 // The same storage twice: vec4 view for the aligned body of a chunk,
 // scalar view for its unaligned ends.
-@group(0) @binding(1) var<storage, read> x4: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> x1: array<f32>;
-@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<storage, read> x4: array<T4>;
+@group(0) @binding(2) var<storage, read> x1: array<T>;
+@group(0) @binding(3) var<storage, read_write> out: array<T>;
 // DOT's vector (a plain reduction binds x here too; it is never read).
-@group(0) @binding(4) var<storage, read> v4: array<vec4<f32>>;
-
-// Bit tests: unlike x != x, they survive compilers that assume no NaNs.
-fn is_nan(a: f32) -> bool {
-    return (bitcast<u32>(a) & 0x7fffffffu) > 0x7f800000u;
-}
-
-fn is_nan4(a: vec4<f32>) -> vec4<bool> {
-    return (bitcast<vec4<u32>>(a) & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u);
-}
-
-// WGSL's max and min may return the other operand when one is a NaN;
-// NumPy's answer is NaN, which a + b gives.
-fn combine(a: f32, b: f32) -> f32 {
-    if (OP == 1u) { return select(max(a, b), a + b, is_nan(a) || is_nan(b)); }
-    if (OP == 2u) { return select(min(a, b), a + b, is_nan(a) || is_nan(b)); }
-    return a + b;
-}
-
-fn combine4(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
-    if (OP == 1u) { return select(max(a, b), a + b, is_nan4(a) | is_nan4(b)); }
-    if (OP == 2u) { return select(min(a, b), a + b, is_nan4(a) | is_nan4(b)); }
-    return a + b;
-}
+@group(0) @binding(4) var<storage, read> v4: array<T4>;
+// The shifts (without SHIFT x is bound here; it is never read).
+@group(0) @binding(5) var<storage, read> sh: array<T>;
 
 // The vec4 at index i of x, times v's matching vec4 for DOT (v_shift maps
 // x's vec4 index to v's; wrapping u32 arithmetic is intended).
-fn term(i: u32, v_shift: u32) -> vec4<f32> {
+fn term(i: u32, v_shift: u32, shv: T) -> T4 {
     if (DOT) { return x4[i] * v4[i + v_shift]; }
-    return x4[i];
+    return map4(x4[i], shv);
 }
 
 @compute @workgroup_size(WG)
@@ -108,29 +91,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let body_end = max(v0, v1);
     let tail_start = max(body_end * 4u, head_end);
 
-    let ident = bitcast<f32>(p.identity);
-    var acc: array<vec4<f32>, UNROLL>;
-    for (var u = 0u; u < UNROLL; u++) { acc[u] = vec4<f32>(ident); }
+    let ident = bitcast<T>(p.identity);
+    var shv = T(0);
+    if (SHIFT) { shv = sh[p.shift_offset + row]; }
+    var acc: array<T4, UNROLL>;
+    for (var u = 0u; u < UNROLL; u++) { acc[u] = T4(ident); }
     var i = v0 + lid;
     for (; i + (UNROLL - 1u) * WG < body_end; i += UNROLL * WG) {
         for (var u = 0u; u < UNROLL; u++) {
-            acc[u] = combine4(acc[u], term(i + u * WG, v_shift));
+            acc[u] = combine4(acc[u], term(i + u * WG, v_shift, shv));
         }
     }
     for (; i < body_end; i += WG) {
-        acc[0] = combine4(acc[0], term(i, v_shift));
+        acc[0] = combine4(acc[0], term(i, v_shift, shv));
     }
     for (var u = 1u; u < UNROLL; u++) { acc[0] = combine4(acc[0], acc[u]); }
     var total = combine(combine(acc[0].x, acc[0].y), combine(acc[0].z, acc[0].w));
     for (var j = s + lid; j < head_end; j += WG) {
-        total = combine(total, x1[j]);
+        total = combine(total, map(x1[j], shv));
     }
     for (var j = tail_start + lid; j < e; j += WG) {
-        total = combine(total, x1[j]);
+        total = combine(total, map(x1[j], shv));
     }
 
     let result = workgroup_combine(total, lid, ids);
     if (lid == 0u) {
-        out[p.out_offset + w] = result / p.divisor;
+        out[p.out_offset + w] = finish(result, shv);
     }
 }

@@ -6,7 +6,9 @@
 // Each thread combines its chunk serially and writes out[out_offset + g],
 // so the partials of one pass form a [chunks, rows] matrix for the next.
 //
-// Prelude constants: OP (0 sum, 1 max, 2 min), WG (threads per workgroup).
+// The prelude gives T, T4, FLOAT, OP, SHIFT, map, map4, finish as for
+// reduce_rows.wgsl, and WG (threads per workgroup); the library
+// reduce_terms.wgsl the combine.
 
 struct Params {
     work: u32,        // rows * chunks
@@ -17,30 +19,20 @@ struct Params {
     elem_stride: u32,
     x_offset: u32,
     out_offset: u32,
-    divisor: f32,     // the result is divided by it (count for a mean, else 1)
-    identity: u32,    // bits of the op's identity (0, -inf or +inf)
+    divisor: f32,     // n of the op's finish
+    identity: u32,    // bits of the op's identity
     rows_per_batch: u32, // the rest: reduce_rows' fields, unused here
     batch_stride: u32,
     v_offset: u32,
     v_batch_stride: u32,
-    pad0: u32,
+    shift_offset: u32,
     pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
-
-fn is_nan(a: f32) -> bool {
-    return (bitcast<u32>(a) & 0x7fffffffu) > 0x7f800000u;
-}
-
-// NaN-propagating max/min (NumPy's semantics; see reduce_rows.wgsl).
-fn combine(a: f32, b: f32) -> f32 {
-    if (OP == 1u) { return select(max(a, b), a + b, is_nan(a) || is_nan(b)); }
-    if (OP == 2u) { return select(min(a, b), a + b, is_nan(a) || is_nan(b)); }
-    return a + b;
-}
+@group(0) @binding(1) var<storage, read> x: array<T>;
+@group(0) @binding(2) var<storage, read_write> out: array<T>;
+@group(0) @binding(3) var<storage, read> sh: array<T>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
@@ -56,16 +48,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     var at = p.x_offset + row * p.row_stride + start * p.elem_stride;
     // Two accumulators halve the serial dependency chain (and, for sums,
     // the length of each f32 running total).
-    var acc0 = bitcast<f32>(p.identity);
+    var shv = T(0);
+    if (SHIFT) { shv = sh[p.shift_offset + row]; }
+    var acc0 = bitcast<T>(p.identity);
     var acc1 = acc0;
     var r = start;
     for (; r + 1u < end; r += 2u) {
-        acc0 = combine(acc0, x[at]);
-        acc1 = combine(acc1, x[at + p.elem_stride]);
+        acc0 = combine(acc0, map(x[at], shv));
+        acc1 = combine(acc1, map(x[at + p.elem_stride], shv));
         at += 2u * p.elem_stride;
     }
     if (r < end) {
-        acc0 = combine(acc0, x[at]);
+        acc0 = combine(acc0, map(x[at], shv));
     }
-    out[p.out_offset + g] = combine(acc0, acc1) / p.divisor;
+    out[p.out_offset + g] = finish(combine(acc0, acc1), shv);
 }

@@ -1,0 +1,46 @@
+/* Cumulative sums and products along one axis. The backends scan a
+ * contiguous [outer, n, inner] block; a view is made contiguous first. */
+#include "api/api.h"
+
+static wt_status scan(const char *fn, wt_scan_op op, const wt_tensor *x, int axis, wt_tensor **out)
+{
+    wt_status st = wt_check_out(fn, out);
+    if (st != WT_OK) return st;
+    if (!x) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: input tensor is NULL", fn);
+    if (x->dtype != WT_F32 && x->dtype != WT_F16)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: dtype %d is not supported (f32 and f16)", fn, (int)x->dtype);
+    int a = 0;
+    if (x->ndim == 0 ? (axis != 0 && axis != -1) : !wt_norm_axis(axis, x->ndim, &a))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: axis %d out of range for %d dims", fn, axis, x->ndim);
+    if (x->dtype == WT_F16) {
+        wt_lifted l;
+        wt_tensor *r = NULL;
+        if ((st = wt_lift_f16(x, NULL, NULL, &l)) == WT_OK) st = scan(fn, op, l.in[0], axis, &r);
+        wt_lifted_release(&l);
+        return wt_land(st, r, l.result, out);
+    }
+    int64_t n = x->ndim ? x->shape[a] : 1, inner = 1;
+    for (int i = a + 1; i < x->ndim; i++) inner *= x->shape[i];
+    wt_context *ctx = wt_ctx_of(x);
+    wt_tensor *c = NULL, *t = NULL;
+    if ((st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &t)) != WT_OK) return st;
+    if (t->numel > 0 && (st = wt_contiguous(x, &c)) == WT_OK)
+        st = ctx->ops->scan(ctx, op, c, n, inner, t);
+    wt_tensor_release(c);
+    if (st != WT_OK) {
+        wt_tensor_release(t);
+        return st;
+    }
+    *out = t;
+    return WT_OK;
+}
+
+wt_status wt_cumsum(const wt_tensor *x, int axis, wt_tensor **out)
+{
+    return scan("wt_cumsum", WT_SCAN_SUM, x, axis, out);
+}
+
+wt_status wt_cumprod(const wt_tensor *x, int axis, wt_tensor **out)
+{
+    return scan("wt_cumprod", WT_SCAN_PROD, x, axis, out);
+}
