@@ -666,9 +666,13 @@ WT_API wt_status wt_copy_into(wt_tensor *dst, const wt_tensor *src);
  * be any strided view; f16 inputs compute in f32 (result f16 when every
  * given tensor is f16). Errors: WT_ERR_INVALID_ARGUMENT for NULLs, bad
  * options (zero or negative stride, kernel or dilation, negative padding,
- * groups that do not divide the channels), WT_ERR_SHAPE for shapes that do
- * not fit (weight or bias against x, a kernel larger than the padded
- * input), WT_ERR_UNSUPPORTED for dtypes other than f32/f16. */
+ * groups that do not divide the channels; a pooling stride of 0 means the
+ * kernel size), WT_ERR_SHAPE for shapes that do not fit (weight or bias
+ * against x, a kernel larger than the padded input), WT_ERR_UNSUPPORTED
+ * for dtypes other than f32/f16. The convolutions run as matrix products
+ * over the input's windows (im2col), cut in chunks whose temporaries take
+ * up to WT_CONV_CHUNK_BYTES (64 MiB) beside the result; depthwise ones
+ * (one input channel per group) run directly. */
 
 typedef struct wt_conv_options {
     uint32_t struct_size;       /* set by wt_conv_options_init */
