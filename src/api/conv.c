@@ -143,6 +143,44 @@ static wt_status forward_axis(const char *fn, const char *axis, int64_t in, int6
 
 /* ------------------------------------------------------------- conv2d */
 
+/* A 1x1 convolution with unit stride and no padding over planes stored
+ * row after row is a matrix product on x itself, without im2col: batched
+ * over the images with one group (w's batch stride 0), over the groups
+ * with one image. No bias: the product lands in out as it is. */
+static bool pointwise_fits(const wt_tensor *x, const wt_window2d *win, const wt_tensor *bias, int64_t G)
+{
+    return !bias && (G == 1 || x->shape[0] == 1) && win->kernel_h == 1 && win->kernel_w == 1 &&
+           win->stride_h == 1 && win->stride_w == 1 && win->pad_top == 0 && win->pad_bottom == 0 &&
+           win->pad_left == 0 && win->pad_right == 0 && x->strides[3] == 1 &&
+           (x->shape[2] == 1 || x->strides[2] == x->shape[3]);
+}
+
+static wt_status conv_pointwise(const wt_tensor *x, const wt_tensor *w, int64_t G, wt_tensor *out)
+{
+    wt_context *ctx = wt_ctx_of(x);
+    const int64_t N = x->shape[0], C = x->shape[1], P = x->shape[2] * x->shape[3], O = w->shape[0];
+    const int64_t Cg = C / G, Og = O / G;
+    int64_t ash[3] = {N, O, C}, ast[3] = {0, C, 1};
+    int64_t bsh[3] = {N, C, P}, bst[3] = {x->strides[0], x->strides[1], 1};
+    int64_t osh[3] = {N, O, P}, ost[3] = {O * P, P, 1};
+    if (G > 1) { /* one image */
+        ash[0] = bsh[0] = osh[0] = G;
+        ash[1] = osh[1] = Og, ash[2] = bsh[1] = Cg;
+        ast[0] = Og * Cg, ast[1] = Cg;
+        bst[0] = Cg * x->strides[1];
+        ost[0] = Og * P;
+    }
+    wt_tensor *av = NULL, *bv = NULL, *ov = NULL;
+    wt_status st = wt_tensor_view(w, 3, ash, ast, w->offset, &av);
+    if (st == WT_OK) st = wt_tensor_view(x, 3, bsh, bst, x->offset, &bv);
+    if (st == WT_OK) st = wt_tensor_view(out, 3, osh, ost, 0, &ov);
+    if (st == WT_OK) st = ctx->ops->matmul(ctx, av, bv, ov);
+    wt_tensor_release(av);
+    wt_tensor_release(bv);
+    wt_tensor_release(ov);
+    return st;
+}
+
 /* out [N, O, OH, OW] = conv of x [N, C, H, W] with w [O, C/G, KH, KW]
  * (contiguous) through im2col and the backend's matmul. */
 static wt_status conv_forward(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
@@ -261,7 +299,8 @@ static wt_status conv_run(const char *fn, const wt_tensor *x, const wt_tensor *w
         if ((!bias || (st = wt_contiguous(bias, &bc)) == WT_OK) && (st = wt_contiguous(w4, &wc)) == WT_OK) {
             /* The backend's own kernel where it has one for this shape. */
             st = ctx->ops->conv2d ? ctx->ops->conv2d(ctx, x4, wc, bc, &win, G, t) : WT_ERR_UNSUPPORTED;
-            if (st == WT_ERR_UNSUPPORTED) st = conv_forward(x4, wc, bc, &win, G, t);
+            if (st == WT_ERR_UNSUPPORTED && pointwise_fits(x4, &win, bc, G)) st = conv_pointwise(x4, wc, G, t);
+            else if (st == WT_ERR_UNSUPPORTED) st = conv_forward(x4, wc, bc, &win, G, t);
         }
         if (st != WT_OK) goto done;
     }
