@@ -6,6 +6,7 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -844,6 +845,15 @@ static void test_errors(void)
     expect_code(wt_conv2d(x, c4, NULL, &o, &out), WT_ERR_SHAPE, "conv2d 1-D weight");
     o.struct_size = 3;
     expect_code(wt_conv2d(x, w, NULL, &o, &out), WT_ERR_INVALID_ARGUMENT, "conv2d options not initialised");
+    /* A struct from an older header (up to `same`): the later fields keep
+     * their defaults, whatever the memory beyond holds. */
+    wt_conv_options_init(&o);
+    o.struct_size = (uint32_t)offsetof(wt_conv_options, same);
+    o.same = true;
+    if (CHECK(wt_conv2d(x, w, NULL, &o, &out) == WT_OK, "conv2d older options: %s", wt_last_error()))
+        CHECK(wt_tensor_shape(out)[2] == 3, "conv2d older options: `same` beyond struct_size was read");
+    wt_tensor_release(out);
+    out = NULL;
     int32_t ints[100] = {0};
     if (wt_tensor_from_data(g_ctx, WT_I32, 4, xs, ints, &xi) == WT_OK) {
         expect_code(wt_conv2d(xi, w, NULL, NULL, &out), WT_ERR_UNSUPPORTED, "conv2d i32 x");

@@ -12,6 +12,7 @@
  * its own would take over here, behind the same front-end. */
 #include "api/api.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,13 +44,10 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static wt_status read_options(const char *fn, const wt_conv_options *opts, wt_conv_options *o)
 {
     wt_conv_options_init(o);
-    if (opts) {
-        if (opts->struct_size != sizeof *opts)
-            return wt_fail(WT_ERR_INVALID_ARGUMENT,
-                           "%s: options not set up by wt_conv_options_init (struct_size %u)", fn,
-                           (unsigned)opts->struct_size);
-        *o = *opts;
-    }
+    wt_status st;
+    if (opts && (st = wt_read_options(fn, "wt_conv_options_init", opts, offsetof(wt_conv_options, same), o,
+                                      sizeof *o)) != WT_OK)
+        return st;
     for (int i = 0; i < 2; i++) {
         if (o->stride[i] <= 0 || o->dilation[i] <= 0)
             return wt_fail(WT_ERR_INVALID_ARGUMENT,

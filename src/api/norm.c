@@ -32,20 +32,16 @@ static wt_status check_channels(const char *fn, const char *what, const wt_tenso
  * else a view of a contiguous copy. */
 static wt_status as_ncs(const wt_tensor *x, wt_tensor **out)
 {
-    int n = x->ndim - 2;
-    int64_t shape[WT_MAX_DIMS], str[1][WT_MAX_DIMS];
-    for (int i = 0; i < n; i++) shape[i] = x->shape[i + 2], str[0][i] = x->strides[i + 2];
-    if (n > 0) wt_coalesce(&n, shape, 1, str);
-    int64_t S = x->numel / (x->shape[0] * x->shape[1]);
-    int64_t vshape[3] = {x->shape[0], x->shape[1], S}, vstr[3] = {x->strides[0], x->strides[1], 1};
-    if (n == 1) {
-        vstr[2] = str[0][0];
+    int64_t S, step;
+    int64_t vshape[3] = {x->shape[0], x->shape[1], 0}, vstr[3] = {x->strides[0], x->strides[1], 0};
+    if (wt_fold_axes(x, 2, x->ndim, &S, &step)) {
+        vshape[2] = S, vstr[2] = step;
         return wt_tensor_view(x, 3, vshape, vstr, x->offset, out);
     }
     wt_tensor *c = NULL;
     wt_status st = wt_contiguous(x, &c);
     if (st == WT_OK) {
-        vstr[0] = x->shape[1] * S, vstr[1] = S;
+        vshape[2] = S, vstr[0] = x->shape[1] * S, vstr[1] = S, vstr[2] = 1;
         st = wt_tensor_view(c, 3, vshape, vstr, c->offset, out);
     }
     wt_tensor_release(c);
@@ -177,11 +173,8 @@ wt_status wt_batch_norm(const wt_tensor *x, wt_tensor *running_mean, wt_tensor *
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
     wt_batch_norm_options o;
     wt_batch_norm_options_init(&o);
-    if (opts) {
-        if (opts->struct_size != sizeof *opts)
-            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not set up by wt_batch_norm_options_init", fn);
-        o = *opts;
-    }
+    if (opts && (st = wt_read_options(fn, "wt_batch_norm_options_init", opts, sizeof o, &o, sizeof o)) != WT_OK)
+        return st;
     if (!(o.eps >= 0.0f) || isinf(o.eps) || !isfinite(o.momentum))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: eps must be finite and >= 0, momentum finite", fn);
     char b[160];
