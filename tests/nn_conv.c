@@ -789,7 +789,8 @@ static void test_large(void)
     const int64_t side2 = 2900, n2 = side2 * side2;
     int64_t x2s[4] = {1, 2, side2, side2}, w2s[4] = {1, 2, 1, 1}, o2s[4] = {1, 1, side2, side2};
     float w2[2] = {1.0f, -1.0f};
-    wt_tensor *tx2 = make(x, 4, x2s, 0), *tw2 = make(w2, 4, w2s, 0);
+    /* (a view with a row stride past W: not the 1x1 shortcut on x itself) */
+    wt_tensor *tx2 = make(x, 4, x2s, 1), *tw2 = make(w2, 4, w2s, 0);
     for (int64_t i = 0; i < n2; i++) ref[i] = (double)x[i] - x[n2 + i] + 1.0;
     setenv("WT_CONV_CHUNK_BYTES", "400000000", 1);
     if (CHECK(wt_conv2d(tx2, tw2, tb, NULL, &out) == WT_OK, "large conv2d im2col: %s", wt_last_error()))

@@ -70,5 +70,11 @@ bool wt_fold_axes(const wt_tensor *x, int first, int last, int64_t *size, int64_
  * they lack. what names the init function for the message. */
 wt_status wt_read_options(const char *fn, const char *what, const void *in, size_t min_size, void *out,
                           size_t size);
+/* out (new, x's shape) = (x - mean[c]) / sqrt(var[c] + eps) * weight[c]
+ * + bias[c] along axis 1 of x (f32, at least 2 axes), in one backend
+ * pass; mean, var, weight, bias are [C] (f32 or f16) or NULL (0, 1, 1, 0).
+ * With bias alone it adds a per-channel bias (api/norm.c). */
+wt_status wt_channel_norm(const wt_tensor *x, const wt_tensor *mean, const wt_tensor *var,
+                          const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor **out);
 
 #endif

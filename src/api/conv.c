@@ -144,10 +144,11 @@ static wt_status forward_axis(const char *fn, const char *axis, int64_t in, int6
 /* A 1x1 convolution with unit stride and no padding over planes stored
  * row after row is a matrix product on x itself, without im2col: batched
  * over the images with one group (w's batch stride 0), over the groups
- * with one image. No bias: the product lands in out as it is. */
-static bool pointwise_fits(const wt_tensor *x, const wt_window2d *win, const wt_tensor *bias, int64_t G)
+ * with one image. The product lands in out as it is (a bias is added
+ * after, in one pass). */
+static bool pointwise_fits(const wt_tensor *x, const wt_window2d *win, int64_t G)
 {
-    return !bias && (G == 1 || x->shape[0] == 1) && win->kernel_h == 1 && win->kernel_w == 1 &&
+    return (G == 1 || x->shape[0] == 1) && win->kernel_h == 1 && win->kernel_w == 1 &&
            win->stride_h == 1 && win->stride_w == 1 && win->pad_top == 0 && win->pad_bottom == 0 &&
            win->pad_left == 0 && win->pad_right == 0 && x->strides[3] == 1 &&
            (x->shape[2] == 1 || x->strides[2] == x->shape[3]);
@@ -297,8 +298,16 @@ static wt_status conv_run(const char *fn, const wt_tensor *x, const wt_tensor *w
         if ((!bias || (st = wt_contiguous(bias, &bc)) == WT_OK) && (st = wt_contiguous(w4, &wc)) == WT_OK) {
             /* The backend's own kernel where it has one for this shape. */
             st = ctx->ops->conv2d ? ctx->ops->conv2d(ctx, x4, wc, bc, &win, G, t) : WT_ERR_UNSUPPORTED;
-            if (st == WT_ERR_UNSUPPORTED && pointwise_fits(x4, &win, bc, G)) st = conv_pointwise(x4, wc, G, t);
-            else if (st == WT_ERR_UNSUPPORTED) st = conv_forward(x4, wc, bc, &win, G, t);
+            if (st == WT_ERR_UNSUPPORTED && pointwise_fits(x4, &win, G)) {
+                if ((st = conv_pointwise(x4, wc, G, t)) == WT_OK && bc) {
+                    wt_tensor *biased = NULL;
+                    st = wt_channel_norm(t, NULL, NULL, NULL, bc, 0.0f, &biased);
+                    wt_tensor_release(t);
+                    t = biased;
+                }
+            } else if (st == WT_ERR_UNSUPPORTED) {
+                st = conv_forward(x4, wc, bc, &win, G, t);
+            }
         }
         if (st != WT_OK) goto done;
     }

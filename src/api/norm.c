@@ -51,8 +51,8 @@ static wt_status as_ncs(const wt_tensor *x, wt_tensor **out)
 /* out = (x - mean[c]) / sqrt(var[c] + eps) * weight[c] + bias[c] along
  * axis 1 of x, in one pass; mean, var, weight, bias are [C] (f32 or f16)
  * or NULL (0, 1, 1, 0). */
-static wt_status channel_norm(const wt_tensor *x, const wt_tensor *mean, const wt_tensor *var,
-                              const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor **out)
+wt_status wt_channel_norm(const wt_tensor *x, const wt_tensor *mean, const wt_tensor *var,
+                          const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor **out)
 {
     wt_context *ctx = wt_ctx_of(x);
     const int64_t C = x->shape[1];
@@ -147,9 +147,9 @@ static wt_status batch_norm_f32(const char *fn, const wt_tensor *x, wt_tensor *r
             st = wt_tensor_view(moments, 1, &C, &one, C, &var);
         if (st == WT_OK && rm) st = update_running(rm, mean, o->momentum, 1.0);
         if (st == WT_OK && rv) st = update_running(rv, var, o->momentum, (double)n / (double)(n - 1));
-        if (st == WT_OK) st = channel_norm(x, mean, var, weight, bias, o->eps, out);
+        if (st == WT_OK) st = wt_channel_norm(x, mean, var, weight, bias, o->eps, out);
     } else {
-        st = channel_norm(x, rm, rv, weight, bias, o->eps, out);
+        st = wt_channel_norm(x, rm, rv, weight, bias, o->eps, out);
     }
     if (st == WT_OK && o->training) {
         if (bm) wt_tensor_retain(*bm = mean);
@@ -235,7 +235,7 @@ wt_status wt_group_norm(const wt_tensor *x, int64_t num_groups, const wt_tensor 
             (st = wt_layernorm(rows, NULL, NULL, eps, &normed)) == WT_OK &&
             (st = wt_reshape(normed, xf->ndim, xf->shape, &back)) == WT_OK) {
             if (l.in[1] || l.in[2])
-                st = channel_norm(back, NULL, NULL, l.in[1], l.in[2], 0.0f, &r);
+                st = wt_channel_norm(back, NULL, NULL, l.in[1], l.in[2], 0.0f, &r);
             else
                 wt_tensor_retain(r = back);
         }
