@@ -881,6 +881,26 @@ static void test_errors(void)
     wt_conv_options_init(&o);
     expect_code(wt_conv1d(x, w, NULL, &o, &out), WT_ERR_SHAPE, "conv1d with 4-D input");
 
+    /* Tensors of another context. */
+    wt_context_options co;
+    wt_context_options_init(&co);
+    co.backend = WT_BACKEND_CPU;
+    wt_context *other = NULL;
+    if (CHECK(wt_context_create(&co, &other) == WT_OK, "second context: %s", wt_last_error())) {
+        wt_tensor *wo = NULL, *co4 = NULL;
+        wt_tensor_from_data(other, WT_F32, 4, ws, data, &wo);
+        wt_tensor_from_data(other, WT_F32, 1, s1, data, &co4);
+        expect_code(wt_conv2d(x, wo, NULL, NULL, &out), WT_ERR_INVALID_ARGUMENT, "conv2d weight of another context");
+        wt_batch_norm_options bo2;
+        wt_batch_norm_options_init(&bo2);
+        expect_code(wt_batch_norm(x, co4, co4, NULL, NULL, &bo2, &out, NULL, NULL), WT_ERR_INVALID_ARGUMENT,
+                    "batch_norm statistics of another context");
+        expect_code(wt_group_norm(x, 2, co4, NULL, 1e-5f, &out), WT_ERR_INVALID_ARGUMENT,
+                    "group_norm weight of another context");
+        wt_tensor_release(wo), wt_tensor_release(co4);
+        wt_context_destroy(other);
+    }
+
     wt_pool_options po;
     wt_pool_options_init(&po);
     expect_code(wt_max_pool2d(x, &po, &out, &idx), WT_ERR_INVALID_ARGUMENT, "max_pool2d no kernel");
