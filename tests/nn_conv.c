@@ -993,6 +993,11 @@ int main(int argc, char **argv)
     test_empty();
     if (be == TEST_BACKEND_VULKAN) test_large();
     test_errors();
+    /* Every tensor of the tests is released: a storage still alive is one
+     * the library leaked (temporaries, error paths). */
+    wt_memory_stats ms;
+    if (CHECK(wt_context_memory_stats(g_ctx, &ms) == WT_OK, "memory stats: %s", wt_last_error()))
+        CHECK(ms.live_tensors == 0, "%llu storages left alive", (unsigned long long)ms.live_tensors);
     wt_context_destroy(g_ctx);
     return test_summary("nn_conv");
 }
