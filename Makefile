@@ -3,7 +3,7 @@ BUILD ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test install clean
+.PHONY: all deps build run test test-sanitize test-fuzz install clean
 
 all: build
 
@@ -20,9 +20,31 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j1
+	@if [ "$(CI)" = true ]; then $(MAKE) --no-print-directory test-sanitize test-fuzz; fi
+
+# The tests labelled "sanitize" under AddressSanitizer + UBSan + LeakSanitizer,
+# in a build folder of their own (tests/RELIABILITY.md).
+test-sanitize: deps
+	cmake -S . -B $(BUILD)-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWT_SANITIZE=ON
+	cmake --build $(BUILD)-sanitize -j$(JOBS)
+	cd $(BUILD)-sanitize && ctest --output-on-failure -j1 -L sanitize
+
+# CPU-against-WebGPU differential fuzzing for FUZZ_SECONDS (clang,
+# libFuzzer, ASan + UBSan), from the seed corpus in tests/fuzz/corpus; new
+# inputs go to $(BUILD)-fuzz/corpus, a finding to $(BUILD)-fuzz/crash-*.
+FUZZ_SECONDS ?= 60
+test-fuzz:
+	./scripts/install-deps.sh --fuzz
+	CC=clang cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWT_FUZZ=ON
+	cmake --build $(BUILD)-fuzz -j$(JOBS) --target fuzz_diff
+	mkdir -p $(BUILD)-fuzz/corpus
+	cd $(BUILD)-fuzz && EGL_PLATFORM=surfaceless \
+	  ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0 \
+	  tests/fuzz_diff corpus $(CURDIR)/tests/fuzz/corpus -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=512 -rss_limit_mb=4096 -print_final_stats=1
 
 install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-sanitize $(BUILD)-fuzz

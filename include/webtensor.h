@@ -10,9 +10,16 @@
  *    with the matching _release/_destroy. Views share storage and keep it
  *    alive.
  *  - Ops never modify their inputs. Results are new, contiguous tensors.
- *  - Thread safety: a context and the tensors made from it are used by one
- *    thread at a time. Different contexts may be used concurrently.
- *    wt_last_error() is per thread.
+ *  - Thread safety, per object: a context and everything made from it
+ *    (tensors, views, kernels, events) are used by one thread at a time;
+ *    a context may move between threads between calls. Different contexts
+ *    may be used concurrently from different threads, and created from
+ *    several threads at once (the library's global state, the loaded
+ *    WebGPU library, the EGL loader and the environment reads, is set up
+ *    under pthread_once and a lock). wt_tensor_to uses two contexts: both
+ *    must be free for the calling thread. wt_list_adapters may run from any
+ *    thread at any time. wt_last_error() is per thread;
+ *    wt_context_last_error() is per context.
  *  - Execution is deferred on the GPU: ops are recorded and submitted in
  *    batches. wt_tensor_read() and wt_context_sync() wait for the work.
  */
@@ -73,10 +80,23 @@ WT_API const char *wt_version(void);
 typedef enum wt_dtype { WT_F32 = 0, WT_F16 = 1, WT_I32 = 2, WT_BOOL = 3 } wt_dtype;
 
 typedef enum wt_backend {
-    WT_BACKEND_AUTO = 0,   /* WebGPU if a real adapter exists, else CPU */
+    WT_BACKEND_AUTO = 0,   /* WebGPU on a real GPU, else CPU (never a software
+                              renderer: wt_context_info.reason says why) */
     WT_BACKEND_CPU = 1,
     WT_BACKEND_WEBGPU = 2  /* fails with WT_ERR_NO_DEVICE if there is none */
 } wt_backend;
+
+/* Which adapter ranks first when a machine has several real GPUs. */
+typedef enum wt_power_preference {
+    WT_POWER_DEFAULT = 0,          /* discrete GPUs first */
+    WT_POWER_HIGH_PERFORMANCE = 1, /* the same, said explicitly */
+    WT_POWER_LOW_POWER = 2         /* integrated GPUs first */
+} wt_power_preference;
+
+/* wt_context_options.experimental bits. */
+#define WT_EXPERIMENTAL_SUBGROUP_MATRIX 0x1u /* matrix units through Dawn's
+    chromium_experimental_subgroup_matrix (turns on Dawn's allow_unsafe_apis
+    and, on Vulkan, use_vulkan_memory_model) */
 
 /* Which native GPU API the WebGPU implementation runs on. */
 typedef enum wt_gpu_api {
@@ -113,6 +133,28 @@ typedef struct wt_context_options {
     uint32_t dispatches_per_submit; /* 0: default; ops recorded before a submit */
     /* CPU only. */
     int num_threads;             /* 0: one per core; at most 1024 */
+    /* --- runtime: device choice and configuration (WebGPU only) --- */
+    wt_power_preference power_preference; /* which GPU ranks first when there are several */
+    /* Debug mode: every recorded op is submitted and waited for, so an
+     * error the implementation reports names the op that caused it (slow). */
+    bool validation;
+    /* Largest single buffer (tensor storage) the context may make; 0: the
+     * adapter's maxBufferSize. Larger requests fail with WT_ERR_OUT_OF_MEMORY. */
+    uint64_t max_buffer_size;
+    /* Compile every shader variant on each use instead of keeping it
+     * (for measuring compile cost); the default keeps them. */
+    bool disable_pipeline_cache;
+    /* Dawn device toggles applied after the library's own choice, a
+     * comma-separated list: "+name" enables, "-name" disables, "=name"
+     * leaves it to Dawn (the environment's WT_DAWN_TOGGLES comes first). */
+    const char *toggles;
+    /* WT_EXPERIMENTAL_* bits: features the implementation hides behind its
+     * unsafe-API switch. Off by default. */
+    uint32_t experimental;
+    /* Bytes of live tensor storage the context may hold at once (its
+     * pooled memory is trimmed before this is enforced); 0: no limit.
+     * Past it, allocations fail with WT_ERR_OUT_OF_MEMORY. Both backends. */
+    uint64_t memory_limit;
 } wt_context_options;
 
 WT_API void wt_context_options_init(wt_context_options *opts);
@@ -145,10 +187,22 @@ typedef struct wt_memory_stats {
     uint64_t peak_bytes;   /* highest live_bytes so far */
     uint64_t pooled_bytes; /* freed by tensors, kept for reuse */
     uint64_t live_tensors; /* storages alive */
+    /* --- runtime --- */
+    uint64_t buffers;           /* WebGPU buffers held (live and pooled); 0 on the CPU backend */
+    uint64_t bytes_to_device;   /* copied host -> tensors (uploads) since the context began */
+    uint64_t bytes_from_device; /* copied tensors -> host (reads) */
+    uint64_t memory_limit;      /* wt_context_options.memory_limit; 0: none */
 } wt_memory_stats;
 
 WT_API wt_status wt_context_memory_stats(const wt_context *ctx, wt_memory_stats *out);
-/* Frees the pooled (unused) memory of the context. */
+/* Frees the pooled (unused) memory of the context.
+ *
+ * Out of memory: an allocation past the largest buffer (maxBufferSize or
+ * the max_buffer_size option), past the memory_limit option, or that the
+ * device cannot satisfy fails with WT_ERR_OUT_OF_MEMORY; the message gives
+ * the requested and the available bytes (where the implementation knows
+ * them). Pooled memory is given back and the allocation retried first.
+ * Nothing is held after such a failure and the context stays usable. */
 WT_API wt_status wt_context_trim(wt_context *ctx);
 
 /* -------------------------------------------------------------- adapters */
@@ -187,6 +241,200 @@ WT_API wt_status wt_list_adapters(const wt_context_options *opts, wt_adapter_inf
                                   int capacity, int *count);
 /* The adapter a WebGPU context runs on; WT_ERR_UNSUPPORTED for a CPU one. */
 WT_API wt_status wt_context_adapter_info(const wt_context *ctx, wt_adapter_info *out);
+
+/* --- runtime: custom WGSL kernels ---
+ *
+ * A compute shader of your own, run on tensors like any op: recorded into
+ * the context's batch of work (so it runs after the ops recorded before it
+ * and before those after it, without a sync). WebGPU contexts only; on a
+ * CPU context create and dispatch return WT_ERR_UNSUPPORTED.
+ *
+ * The shader's interface:
+ *   @group(0) @binding(0) var<uniform> p: P;   the params block (params_size
+ *                                              bytes, at most 256; may be
+ *                                              left undeclared when 0)
+ *   @group(0) @binding(1 + i)                  tensor i of the dispatch:
+ *       var<storage, read_write> for i in writable_mask, else
+ *       var<storage, read>; e.g. array<f32> for a WT_F32 tensor.
+ * Each tensor binds its whole storage: a view's element offset and strides
+ * (wt_tensor_offset, wt_tensor_strides) are for the shader to apply, e.g.
+ * passed in the params. Outputs are made beforehand (wt_tensor_zeros).
+ * A storage may be bound twice only when neither binding is writable.
+ *
+ * Errors: bad WGSL or an entry point that is missing or not a compute
+ * shader gives WT_ERR_SHADER with the compiler's messages (line:column,
+ * counted from the first line of source); a workgroup size past the
+ * device's limits (maxComputeInvocationsPerWorkgroup, the per-dimension
+ * sizes, workgroup storage) gives WT_ERR_SHADER from the compiler at
+ * create. At dispatch: tensors from another context, a tensor count other
+ * than num_tensors, a params size other than params_size, a workgroup
+ * count past maxComputeWorkgroupsPerDimension, or an aliased writable
+ * binding give WT_ERR_INVALID_ARGUMENT; a tensor larger than one binding
+ * (maxStorageBufferBindingSize) WT_ERR_UNSUPPORTED. None of these reach
+ * the device. Compiled pipelines are cached by (source, entry point,
+ * bindings): creating the same kernel again costs no compile.
+ * Thread safety: a kernel belongs to its context (one thread at a time). */
+typedef struct wt_kernel wt_kernel;
+
+typedef struct wt_kernel_desc {
+    const char *source;      /* WGSL */
+    const char *entry_point; /* NULL: "main" */
+    int num_tensors;         /* storage bindings 1..num_tensors (at most 8) */
+    uint32_t writable_mask;  /* bit i: tensor i is read_write */
+    size_t params_size;      /* bytes of the uniform block; 0: none */
+} wt_kernel_desc;
+
+WT_API wt_status wt_kernel_create(wt_context *ctx, const wt_kernel_desc *desc, wt_kernel **out);
+/* NULL is ignored. The kernel keeps its context alive until destroyed. */
+WT_API void wt_kernel_destroy(wt_kernel *k);
+/* Records one dispatch of groups_x * groups_y * groups_z workgroups (each
+ * at least 1). params: params_size bytes (NULL when 0). */
+WT_API wt_status wt_kernel_dispatch(wt_kernel *k, int ntensors, wt_tensor *const *tensors,
+                                    const void *params, size_t params_size, uint32_t groups_x,
+                                    uint32_t groups_y, uint32_t groups_z);
+
+/* --- runtime: asynchronous work ---
+ *
+ * GPU ops are recorded and submitted in batches (dispatches_per_submit of
+ * wt_context_options sets the batch; a full batch is submitted without
+ * waiting). wt_context_flush submits what is recorded now, without
+ * waiting. An event marks the point of the stream where it is recorded:
+ * it completes when everything recorded before it has run.
+ * wt_tensor_read_async starts a read of the tensor as it is after the ops
+ * recorded so far (later ops never change what it reads) and returns at
+ * once; dst must stay valid, and is filled, when the event completes
+ * (wt_event_query says done, or wt_event_wait returns). Recording may go
+ * on meanwhile. On the CPU backend work is done when a call returns:
+ * events are complete when recorded and reads are synchronous.
+ * An event belongs to its context (one thread at a time) and keeps it
+ * alive; destroying a pending event waits for it. A device error or loss
+ * is returned by the query/wait of every pending event. */
+typedef struct wt_event wt_event;
+WT_API wt_status wt_context_flush(wt_context *ctx);
+WT_API wt_status wt_event_record(wt_context *ctx, wt_event **out);
+/* Never blocks: *done says whether the event has completed. */
+WT_API wt_status wt_event_query(wt_event *e, bool *done);
+WT_API wt_status wt_event_wait(wt_event *e);
+WT_API void wt_event_destroy(wt_event *e); /* NULL is ignored */
+/* Like wt_tensor_read (views are gathered first), but returns at once. */
+WT_API wt_status wt_tensor_read_async(const wt_tensor *t, void *dst, size_t dst_bytes,
+                                      wt_event **done);
+
+/* --- runtime: several devices ---
+ *
+ * One context per adapter (wt_list_adapters, then adapter_index); tensors
+ * of different contexts do not mix in ops (WT_ERR_INVALID_ARGUMENT).
+ * wt_tensor_to makes a new contiguous tensor on dst with x's elements,
+ * whatever the two contexts are (CPU <-> GPU, GPU <-> GPU, the same
+ * context: a copy). Between two devices the data goes through host
+ * memory (WebGPU has no peer copies): it waits for the work that writes x
+ * on its context; dst's work is not waited for. Both contexts must be
+ * usable by the calling thread for the duration of the call. */
+WT_API wt_status wt_tensor_to(const wt_tensor *x, wt_context *dst, wt_tensor **out);
+
+/* --- runtime: profiling ---
+ *
+ * Between begin and end every op the context runs is timed: on the GPU
+ * through timestamp queries where the device has them (each op then runs
+ * in a compute pass of its own), else on the host around each op, which
+ * is then submitted and waited for on its own (gpu_timed says which).
+ * Profiling changes how work is batched; time a whole workload with
+ * wt_context_timer_* instead. Ops are named by the kernel that ran them
+ * (one library op may run several, e.g. "reduce_rows" twice for a large
+ * sum; custom kernels are "custom:<entry point>"). end waits for the work.
+ * The summary lists one entry per kernel name, largest total first, with
+ * count, total and mean seconds and the share of all profiled time;
+ * *count is the number of names (entries written: at most capacity).
+ * WebGPU only (WT_ERR_UNSUPPORTED on the CPU backend).
+ *
+ * Setting WT_TRACE=<file> in the environment profiles every WebGPU
+ * context of the process from its creation and writes each op as an event
+ * of the Chrome trace-event JSON format (opens in Perfetto or
+ * chrome://tracing) to <file> when the context is destroyed; the file is
+ * completed at process exit. */
+typedef struct wt_profile_entry {
+    char name[64];
+    uint64_t count;
+    double total_seconds, mean_seconds;
+    double share; /* of the profile's total, 0..1 */
+} wt_profile_entry;
+WT_API wt_status wt_context_profile_begin(wt_context *ctx);
+WT_API wt_status wt_context_profile_end(wt_context *ctx);
+WT_API wt_status wt_context_profile_summary(const wt_context *ctx, wt_profile_entry *entries,
+                                            int capacity, int *count, bool *gpu_timed);
+
+/* --- runtime: pipeline cache statistics ---
+ * Shader variants compiled and reused by a WebGPU context (all zero on the
+ * CPU backend). */
+typedef struct wt_pipeline_stats {
+    uint64_t variants;        /* compiled pipelines held (built-in variants and custom kernels) */
+    uint64_t compiles;        /* compiles done (more than variants with the cache off) */
+    uint64_t hits;            /* launches and kernel creations served from the cache */
+    double compile_seconds;   /* host time spent compiling */
+    uint64_t bind_groups_made, bind_group_hits;
+    uint64_t dispatches, submits;
+} wt_pipeline_stats;
+WT_API wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_stats *out);
+
+/* --- runtime: errors and recovery ---
+ *
+ * The last error of a context (like sqlite3_errmsg): failures the device
+ * reports (device lost, a validation or out-of-memory error found at a
+ * later submit or sync, maybe on another thread than the op that caused
+ * it), failed allocations and failed syncs on the context. "" and WT_OK
+ * (through status, which may be NULL) if none; valid until the next error
+ * on the context. Errors the implementation reports are never dropped:
+ * one it reports on its own (outside a call that checks for it) means
+ * recorded work did not run, and stays, like a device loss, until
+ * wt_context_recover.
+ *
+ * Device loss: once the device is lost (driver reset, GPU removed, or
+ * wt_context_lose_device), every call on the context that touches the
+ * device fails with WT_ERR_DEVICE_LOST and the reason; results of work
+ * recorded since the last successful sync are lost. Views, shapes and
+ * releases still work.
+ *
+ * wt_context_recover makes a new device on the same adapter (WT_OK with
+ * nothing done when the device is fine, and on the CPU backend). Tensors
+ * made before the loss keep their handles, shapes and dtypes, but their
+ * memory is gone: any op, read or write on them fails with
+ * WT_ERR_DEVICE_LOST ("made on a device this context lost"); release them
+ * and make them again (the host data is the caller's to keep). Memory
+ * statistics count them until they are released. Tensors made after the
+ * recovery work as usual. If no device can be made, the context stays
+ * lost and recover returns WT_ERR_DEVICE_LOST. */
+WT_API const char *wt_context_last_error(const wt_context *ctx, wt_status *status);
+WT_API wt_status wt_context_recover(wt_context *ctx);
+/* Destroys the context's device as a driver reset would, to test the
+ * recovery path of a program. WT_ERR_UNSUPPORTED on the CPU backend. */
+WT_API wt_status wt_context_lose_device(wt_context *ctx);
+
+/* --- runtime: what a context runs on, and why --- */
+typedef struct wt_context_info {
+    wt_backend backend;        /* what AUTO chose */
+    /* Why this backend and adapter, e.g. "AUTO: the only WebGPU adapters
+     * are software renderers (llvmpipe ... on Vulkan); the CPU backend is
+     * faster (ask for WT_BACKEND_WEBGPU to use them)". */
+    char reason[512];
+    bool has_adapter;          /* WebGPU: adapter below is filled */
+    wt_adapter_info adapter;
+    /* Device features turned on (WebGPU); `features` says why each is on
+     * or off, e.g. "shader-f16: on (vulkan_enable_f16_on_nvidia)". */
+    bool shader_f16, subgroups, timestamp_query, subgroup_matrix;
+    char features[768];
+    char toggles[256];         /* Dawn device toggles asked for, "+a,-b" */
+    uint32_t dispatches_per_submit;
+    bool validation;           /* debug mode (wt_context_options.validation) */
+    bool pipeline_cache;
+    uint64_t max_buffer_size;  /* largest tensor storage, bytes */
+    uint64_t max_binding_size; /* largest one shader binds at once; larger
+                                  tensors are bound in windows (README) */
+    uint64_t memory_limit;     /* 0: none */
+    int num_threads;           /* CPU backend */
+} wt_context_info;
+
+/* Fills *out for any context (CPU or WebGPU). */
+WT_API wt_status wt_context_get_info(const wt_context *ctx, wt_context_info *out);
 
 /* --------------------------------------------------------------- tensors */
 
@@ -313,6 +561,15 @@ WT_API wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out);
  *    bool -> numbers is 0 or 1.
  * WT_ERR_INVALID_ARGUMENT for an unknown dtype. */
 WT_API wt_status wt_cast(const wt_tensor *x, wt_dtype dtype, wt_tensor **out);
+
+/* f32 subnormals (|x| < 2^-126). The CPU backend follows IEEE 754: it
+ * keeps them as inputs and as results. WGSL lets a GPU flush them to zero
+ * in arithmetic (as input or result), so on WebGPU an op whose inputs or
+ * exact result are subnormal may compute as if they were +-0: x / x of a
+ * subnormal x is 1 on the CPU and may be NaN (0 / 0) on a GPU; x * 2^-10
+ * may be 0. Data movement (wt_copy, views, wt_contiguous, wt_tensor_read,
+ * wt_cast to the same dtype) keeps every bit on both backends. Results
+ * with normal inputs and normal exact results do not differ for this. */
 
 /* ------------------------------------------------------------------- ops
  * The op catalogue: every op, its family and how each backend computes it
@@ -845,6 +1102,127 @@ WT_API wt_status wt_rope(const wt_tensor *x, double theta, int64_t offset, wt_ro
  * NULL. Result [..., out_features]. */
 WT_API wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                            wt_tensor **out);
+
+/* -------------------------------------------------------------- training
+ * Backward ops, a fused loss and in-place optimizer steps. Gradients are
+ * f32 (f16 inputs are computed through f32, like the forward ops).
+ *
+ * In place: wt_sgd_step and wt_adamw_step write into the tensors they are
+ * given (param and the optimizer state) and allocate nothing. Those
+ * tensors must be f32 and contiguous (views with an offset are fine), of
+ * one context and one shape, and must not share storage with each other
+ * or with grad (WT_ERR_INVALID_ARGUMENT): an update reads each element
+ * once and writes it once, so aliasing would make it depend on order. */
+
+typedef enum wt_activation {
+    WT_ACT_RELU = 0,      /* dx = dy * (x > 0)  (0 at x == 0 and for NaN, like PyTorch) */
+    WT_ACT_SIGMOID = 1,   /* dx = dy * s * (1 - s), s = sigmoid(x) */
+    WT_ACT_TANH = 2,      /* dx = dy * (1 - tanh(x)^2) */
+    WT_ACT_SILU = 3,      /* dx = dy * s * (1 + x * (1 - s)) */
+    WT_ACT_GELU = 4,      /* exact form: dx = dy * (Phi(x) + x * phi(x)) */
+    WT_ACT_GELU_TANH = 5  /* the tanh approximation's derivative */
+} wt_activation;
+
+/* dx = dy * act'(x), from the forward op's input x; dy and x of one shape. */
+WT_API wt_status wt_activation_backward(wt_activation act, const wt_tensor *dy, const wt_tensor *x,
+                                        wt_tensor **dx);
+
+typedef enum wt_reduction { WT_REDUCTION_MEAN = 0, WT_REDUCTION_SUM = 1, WT_REDUCTION_NONE = 2 } wt_reduction;
+
+typedef struct wt_cross_entropy_options {
+    uint32_t struct_size;    /* set by _init */
+    wt_reduction reduction;  /* default WT_REDUCTION_MEAN */
+    int32_t ignore_index;    /* rows with this label count for nothing; default -100 */
+} wt_cross_entropy_options;
+WT_API void wt_cross_entropy_options_init(wt_cross_entropy_options *opts);
+
+/* Softmax cross-entropy of logits [N, C] against i32 class labels [N]
+ * (PyTorch's cross_entropy): per row logsumexp(x) - x[label]; mean over
+ * the rows whose label is not ignore_index (NaN when there are none, like
+ * PyTorch), their sum, or the [N] row losses (0 for ignored rows). A label
+ * outside [0, C) that is not ignore_index makes its row's loss and
+ * gradient NaN on every backend (no host round trip is spent checking
+ * labels on the GPU). opts NULL: defaults. */
+WT_API wt_status wt_cross_entropy(const wt_tensor *logits, const wt_tensor *labels,
+                                  const wt_cross_entropy_options *opts, wt_tensor **loss);
+/* d loss / d logits [N, C], scaled by dloss: NULL (1), or a tensor of the
+ * loss's shape (0-d for mean and sum, [N] for none). */
+WT_API wt_status wt_cross_entropy_backward(const wt_tensor *logits, const wt_tensor *labels,
+                                           const wt_tensor *dloss,
+                                           const wt_cross_entropy_options *opts, wt_tensor **dlogits);
+
+/* Gradient of an embedding lookup: dweight [num_embeddings, D] with
+ * dweight[indices[i]] += dy[i, :] over every position i. dy is
+ * [*indices.shape, D]; indices i32. An index outside [0, num_embeddings)
+ * contributes nothing. On the GPU the sums use atomic adds, so their
+ * order (and the last bits of a sum over repeated indices) may vary. */
+WT_API wt_status wt_embedding_backward(const wt_tensor *dy, const wt_tensor *indices,
+                                       int64_t num_embeddings, wt_tensor **dweight);
+
+/* Backward of wt_layernorm over the last axis (weight, bias [C] or NULL),
+ * from x, dy and eps: any of dx, dweight, dbias may be NULL to skip it
+ * (dweight/dbias need weight/bias given). */
+WT_API wt_status wt_layernorm_backward(const wt_tensor *x, const wt_tensor *weight, const wt_tensor *dy,
+                                       float eps, wt_tensor **dx, wt_tensor **dweight, wt_tensor **dbias);
+/* Backward of batch normalisation of x [N, C, ...] over every axis but 1.
+ * training: the statistics are the batch's (biased variance), as in the
+ * forward pass in training mode; else running_mean/running_var [C] were
+ * used. weight [C] or NULL. Any output may be NULL to skip it. */
+WT_API wt_status wt_batch_norm_backward(const wt_tensor *x, const wt_tensor *weight,
+                                        const wt_tensor *running_mean, const wt_tensor *running_var,
+                                        bool training, float eps, const wt_tensor *dy, wt_tensor **dx,
+                                        wt_tensor **dweight, wt_tensor **dbias);
+
+typedef struct wt_sgd_options {
+    uint32_t struct_size;
+    float lr;            /* default 0.01 */
+    float momentum;      /* default 0: no momentum buffer needed */
+    float dampening;     /* default 0 */
+    float weight_decay;  /* L2, added to the gradient; default 0 */
+    bool nesterov;       /* default false */
+} wt_sgd_options;
+WT_API void wt_sgd_options_init(wt_sgd_options *opts);
+/* PyTorch's SGD step, in place: g = grad + wd * param; with momentum,
+ * buf = momentum * buf + (1 - dampening) * g and g = buf (nesterov:
+ * g + momentum * buf); param -= lr * g. momentum_buf (may be NULL when
+ * momentum is 0) starts as zeros, so with dampening > 0 the first step
+ * differs from PyTorch's, which starts it at the first gradient. */
+WT_API wt_status wt_sgd_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *momentum_buf,
+                             const wt_sgd_options *opts);
+
+typedef struct wt_adamw_options {
+    uint32_t struct_size;
+    float lr;            /* default 1e-3 */
+    float beta1, beta2;  /* default 0.9, 0.999 */
+    float eps;           /* default 1e-8 */
+    float weight_decay;  /* decoupled; default 0.01 */
+} wt_adamw_options;
+WT_API void wt_adamw_options_init(wt_adamw_options *opts);
+/* PyTorch's AdamW step number step (1, 2, ...), in place:
+ * param *= 1 - lr * wd; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+ * param -= lr * (m / (1 - b1^step)) / (sqrt(v / (1 - b2^step)) + eps).
+ * m and v start as zeros. */
+WT_API wt_status wt_adamw_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *m, wt_tensor *v,
+                               int64_t step, const wt_adamw_options *opts);
+/* --- training: convolution and pooling backward ---
+ * x, w, dy are 4-D (N, C, H, W); gradients are f32. */
+
+/* Backward of wt_conv2d(x, w, bias, opts) given dy (its output's
+ * gradient): dx like x, dw like w, dbias [O]; any may be NULL to skip it.
+ * Composed from wt_conv_transpose2d and wt_conv2d, so it runs wherever
+ * they do. */
+WT_API wt_status wt_conv2d_backward(const wt_tensor *x, const wt_tensor *w, const wt_tensor *dy,
+                                    const wt_conv_options *opts, wt_tensor **dx, wt_tensor **dw,
+                                    wt_tensor **dbias);
+/* Backward of wt_max_pool2d from the indices it returned: dx (x's shape)
+ * receives each dy at the position its index names, summed where windows
+ * overlap (in index order on the CPU; by atomic adds on the GPU). */
+WT_API wt_status wt_max_pool2d_backward(const wt_tensor *dy, const wt_tensor *indices, const wt_tensor *x,
+                                        wt_tensor **dx);
+/* Backward of wt_avg_pool2d(x, opts): each dy spread evenly over its
+ * window, divided by the divisor the forward pass used. */
+WT_API wt_status wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x, const wt_pool_options *opts,
+                                        wt_tensor **dx);
 
 #ifdef __cplusplus
 }

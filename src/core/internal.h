@@ -57,6 +57,10 @@ struct wt_context {
     void *impl; /* backend state */
     wt_context_options opts;
     wt_memory_stats stats;
+    /* --- runtime --- */
+    char reason[512]; /* why this backend (wt_context_info.reason) */
+    wt_status last_status;  /* wt_context_last_error */
+    char last_error[1024];
 };
 
 /* ------------------------------------------------------------- backends */
@@ -148,6 +152,12 @@ typedef struct wt_attention_args {
     float scale;
     wt_tensor *out;
 } wt_attention_args;
+/* --- matrix products --- */
+/* The activation a matrix product's epilogue applies (wt_matmul_fused). */
+typedef enum wt_matmul_act {
+    WT_MATMUL_ACT_NONE, WT_MATMUL_ACT_RELU, WT_MATMUL_ACT_GELU, WT_MATMUL_ACT_GELU_TANH,
+    WT_MATMUL_ACT_COUNT
+} wt_matmul_act;
 
 typedef enum wt_reduce_op {
 #define WT_REDUCE_OP(ID, ...) WT_REDUCE_##ID,
@@ -256,6 +266,21 @@ typedef struct wt_pool2d_desc {
     bool count_include_pad;
     int64_t divisor;
 } wt_pool2d_desc;
+
+/* One in-place optimizer update, elementwise over n elements of param,
+ * grad, m (SGD: the momentum buffer) and v (AdamW only); every tensor f32
+ * and contiguous; m/v NULL when unused. */
+typedef enum wt_optimizer_kind { WT_OPT_SGD, WT_OPT_ADAMW } wt_optimizer_kind;
+typedef struct wt_optimizer_update {
+    wt_optimizer_kind kind;
+    wt_tensor *param, *m, *v;
+    const wt_tensor *grad;
+    float lr, weight_decay;
+    float momentum, dampening; /* SGD */
+    bool nesterov;             /* SGD */
+    float beta1, beta2, eps;   /* AdamW */
+    float bias1, bias2;        /* AdamW: 1 - beta^step */
+} wt_optimizer_update;
 
 /* What the API layer asks of a backend. The API layer has checked every
  * argument; outputs are fresh contiguous tensors of the backend's own
@@ -410,11 +435,91 @@ struct wt_backend_ops {
      * (see wt_rope). */
     wt_status (*rope)(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset,
                       wt_tensor *out);
+    /* --- matrix products --- */
+    /* Optional (NULL: the API adds the bias and applies act with its own
+     * ops): out = act(a @ b + bias), shapes as for matmul; bias NULL or a
+     * [N] view. a, b, bias and out share one dtype; WT_ERR_UNSUPPORTED
+     * (a dtype, a layout) sends the API to the f32 path. */
+    wt_status (*matmul_fused)(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
+                              const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
+
+    /* --- training --- (src/api/train.c) Inputs contiguous unless said.
+     * out = dy * act'(x); dy, x, out f32 of one shape. */
+    wt_status (*act_backward)(wt_context *ctx, wt_activation act, const wt_tensor *dy,
+                              const wt_tensor *x, wt_tensor *out);
+    /* logits [N, C] f32, labels [N] i32: loss[n] = logsumexp(row n) -
+     * row n[label] (0 where label == ignore; NaN for a label outside
+     * [0, C)), valid[n] = 1 or 0 (ignored). */
+    wt_status (*cross_entropy)(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
+                               int32_t ignore, wt_tensor *loss, wt_tensor *valid);
+    /* out [N, C] = (softmax(row n) - onehot(label n)) * scale[n]; rows of
+     * ignored labels 0. scale: [N] f32 (a view, stride 0 allowed). */
+    wt_status (*cross_entropy_backward)(wt_context *ctx, const wt_tensor *logits,
+                                        const wt_tensor *labels, int32_t ignore,
+                                        const wt_tensor *scale, wt_tensor *out);
+    /* out [V, D] (zeros on entry): out[row(i)] += dy[i, :] for i < N, with
+     * row(i) = indices[i] + (plane ? i / plane * plane_rows : 0); an index
+     * outside [0, plane ? plane_rows : V) is skipped. plane > 0 scatters
+     * into independent planes (max-pool backward: plane = outputs per
+     * channel, plane_rows = inputs per channel). indices i32 [N]. */
+    wt_status (*scatter_add_rows)(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices,
+                                  int64_t plane, int64_t plane_rows, wt_tensor *out);
+    /* One in-place optimizer update (see wt_optimizer_update). */
+    wt_status (*optimizer_step)(wt_context *ctx, const wt_optimizer_update *u);
 
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);
     /* Optional: release pooled memory. */
     void (*trim)(wt_context *ctx);
+    /* --- runtime --- */
+    /* Optional: the backend's part of wt_context_get_info (the core has
+     * filled backend, reason, validation and memory_limit). */
+    void (*context_info)(const wt_context *ctx, wt_context_info *out);
+    /* Optional (NULL: nothing to lose / recover): destroy the device as a
+     * driver reset would; bring up a new one after a loss. */
+    wt_status (*lose_device)(wt_context *ctx);
+    wt_status (*recover)(wt_context *ctx);
+    /* Optional (NULL: work is done when calls return): asynchronous work.
+     * event_start fills e->impl for a marker (dst NULL) or a read of
+     * bytes at offset of s into dst; event_poll completes it when it can
+     * (wait: blocks until then) and sets e->done; event_release frees
+     * e->impl (after waiting if pending). */
+    wt_status (*flush)(wt_context *ctx);
+    wt_status (*event_start)(wt_context *ctx, wt_event *e, wt_storage *s, size_t offset,
+                             void *dst, size_t bytes);
+    wt_status (*event_poll)(wt_context *ctx, wt_event *e, bool wait);
+    void (*event_release)(wt_context *ctx, wt_event *e);
+    /* Optional (NULL: WT_ERR_UNSUPPORTED): per-op profiling. */
+    wt_status (*profile_begin)(wt_context *ctx);
+    wt_status (*profile_end)(wt_context *ctx);
+    wt_status (*profile_summary)(const wt_context *ctx, wt_profile_entry *out, int capacity,
+                                 int *count, bool *gpu_timed);
+    /* Optional (NULL: zeros): wt_context_pipeline_stats. */
+    void (*pipeline_stats)(const wt_context *ctx, wt_pipeline_stats *out);
+    /* Optional (NULL: WT_ERR_UNSUPPORTED): custom kernels. The API layer
+     * (src/api/kernel.c) has checked the descriptor and the arguments'
+     * counts and contexts. */
+    wt_status (*kernel_compile)(wt_context *ctx, const wt_kernel *k);
+    wt_status (*kernel_dispatch)(wt_context *ctx, const wt_kernel *k, wt_tensor *const *tensors,
+                                 const void *params, const uint32_t groups[3]);
+};
+
+/* An event (wt_event_record, wt_tensor_read_async). */
+struct wt_event {
+    wt_context *ctx; /* holds a context reference */
+    void *impl;      /* backend state; NULL once complete */
+    bool done;
+    wt_status status; /* of the completion */
+};
+
+/* A custom kernel (wt_kernel_create); its strings are owned copies. */
+struct wt_kernel {
+    wt_context *ctx; /* holds a context reference */
+    char *source;
+    char *entry_point;
+    int num_tensors;
+    uint32_t writable_mask;
+    size_t params_size;
 };
 
 extern const wt_backend_ops wt_cpu_backend;
@@ -435,6 +540,13 @@ wt_status wt_tensor_view(const wt_tensor *x, int ndim, const int64_t *shape,
 /* Row-major strides for shape; returns the element count. */
 int64_t wt_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 bool wt_layout_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides);
+
+/* --- runtime --- */
+/* Keeps wt_last_error() as the context's last error (st: its status). */
+void wt_context_record_error(wt_context *ctx, wt_status st);
+/* WT_ERR_OUT_OF_MEMORY when bytes more would pass the context's
+ * memory_limit (after trimming the pool); WT_OK otherwise. */
+wt_status wt_memory_limit_check(wt_context *ctx, size_t bytes);
 
 /* Memory accounting, called by storage create/destroy. */
 void wt_stats_on_alloc(wt_context *ctx, size_t bytes);

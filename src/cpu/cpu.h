@@ -82,6 +82,8 @@ wt_status cpu_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a, 
                     uint32_t a_bits, wt_tensor *out);
 wt_support cpu_supports(const wt_context *ctx, wt_op op, wt_dtype dtype, wt_support catalogue);
 wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
+wt_status cpu_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
+                           const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
 wt_status cpu_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                      wt_tensor *out);
 
@@ -129,5 +131,16 @@ wt_status cpu_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *ou
 wt_status cpu_attention(wt_context *ctx, const wt_attention_args *a);
 wt_status cpu_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
 wt_status cpu_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset, wt_tensor *out);
+
+/* --- training --- (train.c) */
+wt_status cpu_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *dy, const wt_tensor *x,
+                           wt_tensor *out);
+wt_status cpu_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels, int32_t ignore,
+                            wt_tensor *loss, wt_tensor *valid);
+wt_status cpu_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
+                                     int32_t ignore, const wt_tensor *scale, wt_tensor *out);
+wt_status cpu_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, int64_t plane,
+                               int64_t plane_rows, wt_tensor *out);
+wt_status cpu_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
 
 #endif /* WT_CPU_H */

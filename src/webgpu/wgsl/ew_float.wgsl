@@ -29,8 +29,16 @@ fn log_edges(r: T, v: T) -> T {
     let zero = T(0.0);
     return keep_nan(select(select(r, -wt_inf(), v == zero), wt_nan(), v < zero), v);
 }
-fn wt_log(v: T) -> T { return log_edges(log(v), v); }
-fn wt_log2(v: T) -> T { return log_edges(log2(v), v); }
+// Below the smallest normal, lavapipe's log reads a subnormal's exponent as
+// the minimum (log(1e-40) = -88.0, not -92.1): scale by 2^23 into the normal
+// range first. A GPU that flushes subnormals sees v == 0 and gives -inf.
+fn is_tiny(v: T) -> B { return (v > T(0.0)) & (v < T(1.17549435e-38)); }
+fn wt_log(v: T) -> T {
+    return log_edges(select(log(v), log(v * 8388608.0) - 15.942385, is_tiny(v)), v);
+}
+fn wt_log2(v: T) -> T {
+    return log_edges(select(log2(v), log2(v * 8388608.0) - 23.0, is_tiny(v)), v);
+}
 
 fn wt_sqrt(v: T) -> T { return select(sqrt(v), wt_nan(), v < T(0.0)); }
 

@@ -1,0 +1,568 @@
+/* fault_injection <cpu|vulkan|gles>: failures injected into a workload at
+ * every point where it can fail, one point per run.
+ *
+ *  - Host memory: the program is linked with -Wl,--wrap for malloc,
+ *    calloc, realloc and aligned_alloc (tests/CMakeLists.txt), which
+ *    reroutes the library's own allocations (it is linked statically) to
+ *    the hooks below; nothing of this is in the library. For N = 1, 2, ...
+ *    the Nth allocation of the workload fails, until a run makes fewer
+ *    than N. Context creation is part of the workload.
+ *  - Device objects (WebGPU): the context's table of WebGPU entry points
+ *    is patched so that the Nth buffer, shader module, compute pipeline or
+ *    bind group is made and then reported failed (OutOfMemory for buffers,
+ *    Validation for the rest) through Dawn's wgpuDeviceInjectError, inside
+ *    the library's own error scope, as a real failure would be.
+ *  - Device loss in the middle of a batch (wgpuDeviceForceLoss).
+ *
+ * Each failing run must return the right code (out of memory, shader,
+ * backend), set its out-pointer to NULL, leave no tensor and no host block
+ * alive, and leave the context usable: the same workload, run again,
+ * gives the same numbers. A lost device must make every later call fail
+ * with WT_ERR_DEVICE_LOST, tear down cleanly, and a new context must work.
+ * The counts of injection points are printed. */
+#include "test_util.h"
+#include "webgpu/wg_runtime.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *g_mode;
+
+/* --------------------------------------------------- host allocation hook */
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t align, size_t n);
+void __real_free(void *p);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+void *__wrap_aligned_alloc(size_t align, size_t n);
+void __wrap_free(void *p);
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static long g_allocs;   /* allocations since the last arm */
+static long g_fail_at;  /* 0: never fail */
+static long g_injected; /* failures injected since the last arm */
+static bool g_fail_all_aligned; /* every aligned_alloc fails (the CPU's tensor memory) */
+
+/* Blocks handed out through the hooks and not yet freed: an open-addressed
+ * set of pointers (deleted slots are tombstones). */
+#define LIVE_SLOTS (1u << 16)
+#define TOMBSTONE ((void *)1)
+static void *g_live[LIVE_SLOTS];
+static long g_nlive;
+
+static size_t slot_of(const void *p) { return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull >> 48); }
+
+static void live_add(void *p)
+{
+    if (!p) return;
+    for (size_t i = slot_of(p), k = 0; k < LIVE_SLOTS; k++, i = (i + 1) & (LIVE_SLOTS - 1))
+        if (!g_live[i] || g_live[i] == TOMBSTONE) {
+            g_live[i] = p;
+            g_nlive++;
+            return;
+        }
+}
+
+static void live_remove(void *p)
+{
+    if (!p) return;
+    for (size_t i = slot_of(p), k = 0; k < LIVE_SLOTS && g_live[i]; k++, i = (i + 1) & (LIVE_SLOTS - 1))
+        if (g_live[i] == p) {
+            g_live[i] = TOMBSTONE;
+            g_nlive--;
+            return;
+        }
+}
+
+/* True when this allocation is to fail. Called with g_lock held. */
+static bool should_fail(void)
+{
+    g_allocs++;
+    if (g_fail_at > 0 && g_allocs == g_fail_at) {
+        g_injected++;
+        return true;
+    }
+    return false;
+}
+
+void *__wrap_malloc(size_t n)
+{
+    pthread_mutex_lock(&g_lock);
+    void *p = should_fail() ? NULL : __real_malloc(n);
+    live_add(p);
+    pthread_mutex_unlock(&g_lock);
+    return p;
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    pthread_mutex_lock(&g_lock);
+    void *p = should_fail() ? NULL : __real_calloc(n, size);
+    live_add(p);
+    pthread_mutex_unlock(&g_lock);
+    return p;
+}
+
+void *__wrap_aligned_alloc(size_t align, size_t n)
+{
+    pthread_mutex_lock(&g_lock);
+    bool fail = should_fail() || g_fail_all_aligned;
+    g_injected += g_fail_all_aligned;
+    void *p = fail ? NULL : __real_aligned_alloc(align, n);
+    live_add(p);
+    pthread_mutex_unlock(&g_lock);
+    return p;
+}
+
+void *__wrap_realloc(void *old, size_t n)
+{
+    pthread_mutex_lock(&g_lock);
+    void *p = should_fail() ? NULL : __real_realloc(old, n);
+    if (p) {
+        live_remove(old);
+        live_add(p);
+    }
+    pthread_mutex_unlock(&g_lock);
+    return p;
+}
+
+void __wrap_free(void *p)
+{
+    pthread_mutex_lock(&g_lock);
+    live_remove(p);
+    __real_free(p);
+    pthread_mutex_unlock(&g_lock);
+}
+
+static void host_arm(long fail_at)
+{
+    pthread_mutex_lock(&g_lock);
+    g_allocs = 0;
+    g_injected = 0;
+    g_fail_at = fail_at;
+    pthread_mutex_unlock(&g_lock);
+}
+
+static long host_live(void)
+{
+    pthread_mutex_lock(&g_lock);
+    long n = g_nlive;
+    pthread_mutex_unlock(&g_lock);
+    return n;
+}
+
+/* ------------------------------------------------ device-object injection */
+
+typedef enum dev_kind { DEV_BUFFER, DEV_SHADER_MODULE, DEV_PIPELINE, DEV_BIND_GROUP, DEV_KINDS } dev_kind;
+static const char *const dev_kind_name[DEV_KINDS] = {"buffer", "shader module", "compute pipeline",
+                                                     "bind group"};
+static const wt_status dev_kind_code[DEV_KINDS] = {WT_ERR_OUT_OF_MEMORY, WT_ERR_SHADER, WT_ERR_SHADER,
+                                                   WT_ERR_BACKEND};
+
+typedef void (*inject_error_fn)(WGPUDevice, WGPUErrorType, WGPUStringView);
+typedef void (*force_loss_fn)(WGPUDevice, WGPUDeviceLostReason, WGPUStringView);
+static inject_error_fn g_inject_error;
+static force_loss_fn g_force_loss;
+static wgpu_procs g_real; /* the entry points before patching */
+static dev_kind g_dev_kind;
+static long g_dev_count, g_dev_fail_at, g_dev_injected;
+
+static void dev_maybe_fail(WGPUDevice device, dev_kind kind)
+{
+    if (kind != g_dev_kind || g_dev_fail_at == 0) return;
+    if (++g_dev_count != g_dev_fail_at) return;
+    g_dev_injected++;
+    static const char msg[] = "injected by fault_injection";
+    g_inject_error(device, kind == DEV_BUFFER ? WGPUErrorType_OutOfMemory : WGPUErrorType_Validation,
+                   (WGPUStringView){msg, sizeof msg - 1});
+}
+
+static WGPUBuffer hook_create_buffer(WGPUDevice d, const WGPUBufferDescriptor *desc)
+{
+    WGPUBuffer b = g_real.DeviceCreateBuffer(d, desc);
+    dev_maybe_fail(d, DEV_BUFFER);
+    return b;
+}
+
+static WGPUShaderModule hook_create_shader_module(WGPUDevice d, const WGPUShaderModuleDescriptor *desc)
+{
+    WGPUShaderModule m = g_real.DeviceCreateShaderModule(d, desc);
+    dev_maybe_fail(d, DEV_SHADER_MODULE);
+    return m;
+}
+
+static WGPUComputePipeline hook_create_pipeline(WGPUDevice d, const WGPUComputePipelineDescriptor *desc)
+{
+    WGPUComputePipeline p = g_real.DeviceCreateComputePipeline(d, desc);
+    dev_maybe_fail(d, DEV_PIPELINE);
+    return p;
+}
+
+static WGPUBindGroup hook_create_bind_group(WGPUDevice d, const WGPUBindGroupDescriptor *desc)
+{
+    WGPUBindGroup g = g_real.DeviceCreateBindGroup(d, desc);
+    dev_maybe_fail(d, DEV_BIND_GROUP);
+    return g;
+}
+
+/* Points the context's entry points at the hooks (and finds Dawn's
+ * injection functions in the library the context loaded). */
+static bool patch_device(wt_context *ctx)
+{
+    wg_context *w = wg_ctx(ctx);
+    if (!g_inject_error) {
+        g_inject_error = (inject_error_fn)(uintptr_t)dlsym(w->lib.handle, "wgpuDeviceInjectError");
+        g_force_loss = (force_loss_fn)(uintptr_t)dlsym(w->lib.handle, "wgpuDeviceForceLoss");
+    }
+    if (!g_inject_error || !g_force_loss) return false;
+    g_real = w->lib.p;
+    w->lib.p.DeviceCreateBuffer = hook_create_buffer;
+    w->lib.p.DeviceCreateShaderModule = hook_create_shader_module;
+    w->lib.p.DeviceCreateComputePipeline = hook_create_pipeline;
+    w->lib.p.DeviceCreateBindGroup = hook_create_bind_group;
+    return true;
+}
+
+/* ---------------------------------------------------------------- workload */
+
+#define OUT_FLOATS 9
+
+/* A little of everything: creation, broadcast, views, matmul, reductions,
+ * row-wise ops, f16 casts, a read. Writes 9 floats. Every tensor is
+ * released on every path; a failing call's out-pointer must be NULL. */
+static wt_status workload(wt_context *ctx, float *result, bool *out_was_null)
+{
+    enum { A, B, W, S1, AT, AC, MM, SM, LN, RM, H, HF, EX, LG, SUM, MX, DV, SQ, NT };
+    wt_tensor *t[NT];
+    for (int i = 0; i < NT; i++)
+        t[i] = NULL;
+    static const float da[15] = {0.5f, -1, 2, 3, -0.25f, 1, 1.5f, -2, 0.75f, 4, -3, 2.5f, 0.125f, 1, -1};
+    static const float db[5] = {1, 2, 3, 4, 5};
+    const int64_t sa[2] = {3, 5}, sb[1] = {5};
+    int axis1 = 1;
+    wt_status st;
+    *out_was_null = true;
+#define STEP(call, slot)                                                  \
+    do {                                                                  \
+        t[slot] = (wt_tensor *)(uintptr_t)0x10;                           \
+        st = (call);                                                      \
+        if (st != WT_OK) {                                                \
+            if (t[slot] != NULL) *out_was_null = false;                   \
+            t[slot] = NULL;                                               \
+            goto out;                                                     \
+        }                                                                 \
+    } while (0)
+    STEP(wt_tensor_from_data(ctx, WT_F32, 2, sa, da, &t[A]), A);
+    STEP(wt_tensor_from_data(ctx, WT_F32, 1, sb, db, &t[B]), B);
+    STEP(wt_tensor_full(ctx, WT_F32, 1, sb, 0.5, &t[W]), W);
+    STEP(wt_add(t[A], t[B], &t[S1]), S1);
+    STEP(wt_transpose(t[S1], 0, 1, &t[AT]), AT);
+    STEP(wt_contiguous(t[AT], &t[AC]), AC);
+    STEP(wt_matmul(t[S1], t[AC], &t[MM]), MM);
+    STEP(wt_softmax(t[MM], -1, &t[SM]), SM);
+    STEP(wt_layernorm(t[S1], t[W], t[B], 1e-5f, &t[LN]), LN);
+    STEP(wt_rmsnorm(t[LN], t[W], 1e-6f, &t[RM]), RM);
+    STEP(wt_cast(t[RM], WT_F16, &t[H]), H);
+    STEP(wt_cast(t[H], WT_F32, &t[HF]), HF);
+    STEP(wt_exp(t[HF], &t[EX]), EX);
+    STEP(wt_log(t[EX], &t[LG]), LG);
+    STEP(wt_sum(t[LG], 1, &axis1, false, &t[SUM]), SUM);
+    STEP(wt_max(t[SM], 0, NULL, false, &t[MX]), MX);
+    STEP(wt_div(t[SUM], t[MX], &t[DV]), DV);
+    STEP(wt_sqrt(t[SM], &t[SQ]), SQ);
+    float sm[9], dv[3];
+    st = wt_tensor_read(t[SQ], sm, sizeof sm);
+    if (st == WT_OK) st = wt_tensor_read(t[DV], dv, sizeof dv);
+    if (st == WT_OK)
+        for (int i = 0; i < OUT_FLOATS; i++)
+            result[i] = sm[i] + (i < 3 ? dv[i] : 0);
+#undef STEP
+out:
+    for (int i = 0; i < NT; i++)
+        wt_tensor_release(t[i]);
+    return st;
+}
+
+static bool same_result(const float *a, const float *b)
+{
+    for (int i = 0; i < OUT_FLOATS; i++)
+        if (!(a[i] == b[i])) return false;
+    return true;
+}
+
+/* After a failed (or recovered) run: no tensor alive, no more host blocks
+ * than before, and the workload gives the reference numbers again. */
+static void check_recovered(wt_context *ctx, long live_before, const float *ref, const char *what)
+{
+    wt_memory_stats ms;
+    if (wt_context_memory_stats(ctx, &ms) == WT_OK)
+        CHECK(ms.live_tensors == 0 && ms.live_bytes == 0,
+              "%s [%s]: %llu storages (%llu bytes) still alive", what, g_mode,
+              (unsigned long long)ms.live_tensors, (unsigned long long)ms.live_bytes);
+    wt_context_trim(ctx);
+    long live = host_live();
+    CHECK(live <= live_before, "%s [%s]: %ld host blocks alive after trim, %ld before", what, g_mode,
+          live, live_before);
+    float again[OUT_FLOATS];
+    bool null_ok;
+    wt_status st = workload(ctx, again, &null_ok);
+    CHECK(st == WT_OK && same_result(again, ref), "%s [%s]: rerun: %s (%s)", what, g_mode,
+          wt_status_string(st), st == WT_OK ? "different numbers" : wt_last_error());
+}
+
+static wt_context *make_context(test_backend be)
+{
+    wt_context_options o;
+    test_backend_options(be, &o);
+    wt_context *ctx = NULL;
+    if (wt_context_create(&o, &ctx) != WT_OK) return NULL;
+    return ctx;
+}
+
+/* Host allocations: creation of a context and the workload in it. */
+static void host_phase(test_backend be, const float *ref)
+{
+    long points = 0, recovered = 0, total = -1;
+    /* Context creation (CPU: cheap, so every point; WebGPU: the library's
+     * own allocations around Dawn's). */
+    for (long n = 1;; n++) {
+        long live_before = host_live();
+        host_arm(n);
+        wt_context_options o;
+        test_backend_options(be, &o);
+        wt_context *ctx = (wt_context *)(uintptr_t)0x10;
+        wt_status st = wt_context_create(&o, &ctx);
+        long injected = g_injected;
+        host_arm(0);
+        if (injected == 0) {
+            CHECK(st == WT_OK, "create [%s]: %s", g_mode, wt_last_error());
+            wt_context_destroy(ctx);
+            total = n - 1;
+            break;
+        }
+        points++;
+        if (st == WT_OK) {
+            recovered++;
+            wt_context_destroy(ctx);
+        } else {
+            CHECK(st == WT_ERR_OUT_OF_MEMORY, "create, allocation %ld failing [%s]: %s (%s)", n,
+                  g_mode, wt_status_string(st), wt_last_error());
+            CHECK(ctx == NULL, "create, allocation %ld failing [%s]: *out not NULL", n, g_mode);
+        }
+        CHECK(host_live() <= live_before, "create, allocation %ld failing [%s]: %ld host blocks leaked",
+              n, g_mode, host_live() - live_before);
+    }
+    printf("host allocations of wt_context_create [%s]: %ld, each failed once: %ld failures, "
+           "%ld recovered inside the call\n", g_mode, total, points, recovered);
+
+    wt_context *ctx = make_context(be);
+    if (!CHECK(ctx != NULL, "context [%s]: %s", g_mode, wt_last_error())) return;
+    float warm[OUT_FLOATS];
+    bool warm_null;
+    CHECK(workload(ctx, warm, &warm_null) == WT_OK, "warm-up [%s]: %s", g_mode, wt_last_error());
+    points = recovered = 0;
+    for (long n = 1;; n++) {
+        wt_context_trim(ctx); /* so that the pool does not hide allocations */
+        long live_before = host_live();
+        float got[OUT_FLOATS];
+        bool null_ok = true;
+        host_arm(n);
+        wt_status st = workload(ctx, got, &null_ok);
+        long injected = g_injected;
+        host_arm(0);
+        if (injected == 0) {
+            CHECK(st == WT_OK && same_result(got, ref), "workload [%s]: %s", g_mode, wt_last_error());
+            total = n - 1;
+            break;
+        }
+        points++;
+        char what[96];
+        snprintf(what, sizeof what, "workload, allocation %ld failing", n);
+        if (st == WT_OK) {
+            recovered++;
+            CHECK(same_result(got, ref), "%s [%s]: recovered with different numbers", what, g_mode);
+        } else {
+            CHECK(st == WT_ERR_OUT_OF_MEMORY, "%s [%s]: %s (%s)", what, g_mode, wt_status_string(st),
+                  wt_last_error());
+            CHECK(null_ok, "%s [%s]: *out not NULL on failure", what, g_mode);
+            CHECK(wt_last_error()[0] != 0, "%s [%s]: no message", what, g_mode);
+        }
+        check_recovered(ctx, live_before, ref, what);
+    }
+    wt_context_destroy(ctx);
+    printf("host allocations of the workload [%s]: %ld, each failed once: %ld failures, "
+           "%ld recovered inside the call\n", g_mode, total, points, recovered);
+}
+
+/* CPU tensor memory refused at every size class (with a full pool, which
+ * the allocator gives back before it gives up): WT_ERR_OUT_OF_MEMORY, the
+ * bytes in the message, nothing alive after. */
+static void cpu_size_classes(void)
+{
+    wt_context *ctx = make_context(TEST_BACKEND_CPU);
+    if (!CHECK(ctx != NULL, "cpu context: %s", wt_last_error())) return;
+    int classes = 0;
+    for (int64_t n = 1; n <= ((int64_t)1 << 28); n *= 8, classes++) {
+        const int64_t keep_shape[1] = {64};
+        wt_tensor *keep = NULL, *t = (wt_tensor *)(uintptr_t)0x10;
+        wt_tensor_zeros(ctx, WT_F32, 1, keep_shape, &keep);
+        wt_tensor_release(keep); /* now pooled */
+        pthread_mutex_lock(&g_lock);
+        g_fail_all_aligned = true;
+        g_injected = 0;
+        pthread_mutex_unlock(&g_lock);
+        const int64_t shape[1] = {n};
+        wt_status st = wt_tensor_zeros(ctx, WT_F32, 1, shape, &t);
+        pthread_mutex_lock(&g_lock);
+        g_fail_all_aligned = false;
+        long injected = g_injected;
+        pthread_mutex_unlock(&g_lock);
+        char bytes[32];
+        snprintf(bytes, sizeof bytes, "%lld", (long long)(n * 4));
+        CHECK(st == WT_ERR_OUT_OF_MEMORY && t == NULL && strstr(wt_last_error(), bytes) != NULL &&
+                  injected >= 1,
+              "cpu tensor of %s bytes with aligned_alloc failing: %s (%s)", bytes, wt_status_string(st),
+              wt_last_error());
+        wt_memory_stats ms;
+        CHECK(wt_context_memory_stats(ctx, &ms) == WT_OK && ms.live_tensors == 0,
+              "cpu tensor of %s bytes refused: storages still alive", bytes);
+        if (st == WT_OK) wt_tensor_release(t);
+    }
+    wt_context_destroy(ctx);
+    printf("cpu tensor memory refused at %d size classes (4 B to 1 GiB): WT_ERR_OUT_OF_MEMORY\n", classes);
+}
+
+/* Device objects. Pipelines (and their shader modules) are cached for the
+ * context's life, so each of their points gets a fresh context; buffers
+ * and the bind groups that name them are made again after a trim, so one
+ * warm context serves. */
+static void device_phase(test_backend be, const float *ref)
+{
+    for (int k = 0; k < DEV_KINDS; k++) {
+        long points = 0, total = -1;
+        bool fresh = k == DEV_SHADER_MODULE || k == DEV_PIPELINE;
+        wt_context *ctx = NULL;
+        for (long n = 1;; n++) {
+            if (!ctx) {
+                ctx = make_context(be);
+                if (!CHECK(ctx != NULL, "context [%s]: %s", g_mode, wt_last_error())) return;
+                if (!CHECK(patch_device(ctx), "[%s] Dawn exports no wgpuDeviceInjectError/ForceLoss",
+                           g_mode)) {
+                    wt_context_destroy(ctx);
+                    return;
+                }
+                float warm[OUT_FLOATS];
+                bool warm_null;
+                if (!fresh)
+                    CHECK(workload(ctx, warm, &warm_null) == WT_OK, "warm-up [%s]", g_mode);
+            }
+            wt_context_trim(ctx);
+            g_dev_kind = (dev_kind)k;
+            g_dev_count = g_dev_injected = 0;
+            g_dev_fail_at = n;
+            float got[OUT_FLOATS];
+            bool null_ok = true;
+            wt_status st = workload(ctx, got, &null_ok);
+            g_dev_fail_at = 0;
+            char what[96];
+            snprintf(what, sizeof what, "workload, %s %ld failing", dev_kind_name[k], n);
+            if (g_dev_injected == 0) {
+                CHECK(st == WT_OK && same_result(got, ref), "%s [%s]: %s", what, g_mode, wt_last_error());
+                total = n - 1;
+                wt_context_destroy(ctx);
+                break;
+            }
+            points++;
+            CHECK(st == dev_kind_code[k], "%s [%s]: %s, expected %s (%s)", what, g_mode,
+                  wt_status_string(st), wt_status_string(dev_kind_code[k]), wt_last_error());
+            CHECK(null_ok, "%s [%s]: *out not NULL on failure", what, g_mode);
+            check_recovered(ctx, host_live(), ref, what);
+            if (fresh) {
+                wt_context_destroy(ctx);
+                ctx = NULL;
+            }
+        }
+        printf("device %ss made by the workload [%s]: %ld, each failed once: %ld failures\n",
+               dev_kind_name[k], g_mode, total, points);
+    }
+}
+
+/* Device loss after `after` ops of a batch: the call that sees it and every
+ * later one fail with WT_ERR_DEVICE_LOST; teardown is clean; a new context
+ * works. */
+static void loss_phase(test_backend be, const float *ref)
+{
+    wt_context *ctx = make_context(be);
+    if (!CHECK(ctx != NULL && patch_device(ctx), "context [%s]: %s", g_mode, wt_last_error())) {
+        wt_context_destroy(ctx);
+        return;
+    }
+    const int64_t shape[1] = {1000};
+    wt_tensor *x = NULL, *y = NULL, *z = NULL;
+    CHECK(wt_tensor_full(ctx, WT_F32, 1, shape, 2.0, &x) == WT_OK, "full [%s]", g_mode);
+    CHECK(wt_exp(x, &y) == WT_OK, "exp before the loss [%s]", g_mode); /* recorded, not submitted */
+    static const char msg[] = "forced by fault_injection";
+    g_force_loss(wg_ctx(ctx)->device, WGPUDeviceLostReason_Unknown, (WGPUStringView){msg, sizeof msg - 1});
+    /* Recording may still succeed; reading must not. */
+    wt_status st = wt_add(x, y, &z);
+    CHECK(st == WT_OK || st == WT_ERR_DEVICE_LOST, "add after the loss [%s]: %s", g_mode,
+          wt_status_string(st));
+    float buf[1000];
+    st = wt_tensor_read(z ? z : y, buf, sizeof buf);
+    CHECK(st == WT_ERR_DEVICE_LOST, "read after the loss [%s]: %s, expected WT_ERR_DEVICE_LOST (%s)",
+          g_mode, wt_status_string(st), wt_last_error());
+    CHECK(wt_context_sync(ctx) == WT_ERR_DEVICE_LOST, "sync after the loss [%s]", g_mode);
+    wt_tensor *w2 = (wt_tensor *)(uintptr_t)0x10;
+    st = wt_mul(x, x, &w2);
+    CHECK(st == WT_ERR_DEVICE_LOST && w2 == NULL, "mul after the loss [%s]: %s", g_mode,
+          wt_status_string(st));
+    if (st == WT_OK) wt_tensor_release(w2);
+    wt_tensor_release(z);
+    wt_tensor_release(y);
+    wt_tensor_release(x);
+    wt_context_destroy(ctx);
+    printf("device lost in the middle of a batch [%s]: later calls fail with WT_ERR_DEVICE_LOST\n", g_mode);
+
+    ctx = make_context(be);
+    float got[OUT_FLOATS];
+    bool null_ok;
+    CHECK(ctx && workload(ctx, got, &null_ok) == WT_OK && same_result(got, ref),
+          "a new context after a device loss [%s]: %s", g_mode, wt_last_error());
+    wt_context_destroy(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    test_backend be = argc > 1 ? test_parse_backend(argv[1]) : TEST_BACKEND_INVALID;
+    if (be == TEST_BACKEND_INVALID || be == TEST_BACKEND_WEBGPU_ANY) {
+        fprintf(stderr, "usage: %s cpu|vulkan|gles\n", argv[0]);
+        return 2;
+    }
+    g_mode = argv[1];
+    /* The reference numbers: the workload without faults. */
+    wt_context *ctx = NULL;
+    if (test_create_context(be, &ctx) != WT_OK) return test_summary("fault_injection");
+    float ref[OUT_FLOATS];
+    bool null_ok;
+    wt_status st = workload(ctx, ref, &null_ok);
+    wt_context_destroy(ctx);
+    if (!CHECK(st == WT_OK, "workload without faults [%s]: %s", g_mode, wt_last_error()))
+        return test_summary("fault_injection");
+
+    host_phase(be, ref);
+    if (be == TEST_BACKEND_CPU) cpu_size_classes();
+    if (be != TEST_BACKEND_CPU) {
+        device_phase(be, ref);
+        loss_phase(be, ref);
+    }
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "fault_injection %s", g_mode);
+    return test_summary(prefix);
+}
