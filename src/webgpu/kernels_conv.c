@@ -81,12 +81,17 @@ static bool window_fits_i32(const wt_window2d *w)
     return true;
 }
 
-static wt_status check(const char *what, const wt_tensor *t)
+/* These kernels bind whole storages: a tensor past one binding (see
+ * windows.c) is refused here rather than at the dispatch. */
+static wt_status check(const wt_context *ctx, const char *what, const wt_tensor *t)
 {
     if (t && t->dtype != WT_F32)
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu %s: f32 only", what);
     if (t && !fits_u32(t))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu %s: tensor beyond 32-bit indexing", what);
+    if (t && wg_needs_windows(ctx, t))
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu %s: a tensor of %zu bytes is larger than one binding",
+                       what, t->storage->bytes);
     return WT_OK;
 }
 
@@ -111,8 +116,8 @@ static wt_status launch(wt_context *ctx, const char *shader, const char *extra, 
 wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
                        int64_t rows, wt_tensor *col)
 {
-    wt_status st = check("im2col", x);
-    if (st != WT_OK || (st = check("im2col", col)) != WT_OK) return st;
+    wt_status st = check(ctx, "im2col", x);
+    if (st != WT_OK || (st = check(ctx, "im2col", col)) != WT_OK) return st;
     if (!window_fits_i32(win) || col->numel >= (1ll << 32) || row0 + rows > win->out_h)
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu im2col: sizes beyond 32-bit indexing");
     const int64_t ncols = x->shape[0] * rows * win->out_w;
@@ -129,8 +134,8 @@ wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *w
 wt_status wg_op_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
                        const wt_window2d *win, wt_tensor *out)
 {
-    wt_status st = check("col2im", col);
-    if (st != WT_OK || (st = check("col2im", out)) != WT_OK || (st = check("col2im", bias)) != WT_OK)
+    wt_status st = check(ctx, "col2im", col);
+    if (st != WT_OK || (st = check(ctx, "col2im", out)) != WT_OK || (st = check(ctx, "col2im", bias)) != WT_OK)
         return st;
     if (!window_fits_i32(win) || out->numel >= (1ll << 32) || col->numel >= (1ll << 31))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu col2im: sizes beyond 32-bit indexing");
@@ -159,8 +164,8 @@ typedef struct pool_params {
 wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *d, const wt_tensor *x, wt_tensor *out,
                        wt_tensor *indices)
 {
-    wt_status st = check("pool2d", x);
-    if (st != WT_OK || (st = check("pool2d", out)) != WT_OK) return st;
+    wt_status st = check(ctx, "pool2d", x);
+    if (st != WT_OK || (st = check(ctx, "pool2d", out)) != WT_OK) return st;
     if (indices && (indices->dtype != WT_I32 || !fits_u32(indices)))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu pool2d: indices must be i32 within 32-bit indexing");
     const wt_window2d *w = &d->win;
@@ -207,9 +212,9 @@ wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, 
     const long long max_cg = knob && *knob ? atoll(knob) : DIRECT_MAX_CG;
     if (cg > max_cg)
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: %lld channels per group go to im2col", (long long)cg);
-    wt_status st = check("conv2d", x);
-    if (st != WT_OK || (st = check("conv2d", w)) != WT_OK || (st = check("conv2d", bias)) != WT_OK ||
-        (st = check("conv2d", out)) != WT_OK)
+    wt_status st = check(ctx, "conv2d", x);
+    if (st != WT_OK || (st = check(ctx, "conv2d", w)) != WT_OK || (st = check(ctx, "conv2d", bias)) != WT_OK ||
+        (st = check(ctx, "conv2d", out)) != WT_OK)
         return st;
     if (!window_fits_i32(win) || out->numel >= (1ll << 32))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: sizes beyond 32-bit indexing");
@@ -239,9 +244,9 @@ typedef struct channel_norm_params {
 wt_status wg_op_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats, float eps,
                              wt_tensor *out)
 {
-    wt_status st = check("channel_norm", x);
-    if (st != WT_OK || (st = check("channel_norm", stats)) != WT_OK ||
-        (st = check("channel_norm", out)) != WT_OK)
+    wt_status st = check(ctx, "channel_norm", x);
+    if (st != WT_OK || (st = check(ctx, "channel_norm", stats)) != WT_OK ||
+        (st = check(ctx, "channel_norm", out)) != WT_OK)
         return st;
     if (out->numel >= (1ll << 32))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu channel_norm: sizes beyond 32-bit indexing");
@@ -277,8 +282,8 @@ typedef struct moments_params {
 
 wt_status wg_op_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out)
 {
-    wt_status st = check("channel_moments", x);
-    if (st != WT_OK || (st = check("channel_moments", out)) != WT_OK) return st;
+    wt_status st = check(ctx, "channel_moments", x);
+    if (st != WT_OK || (st = check(ctx, "channel_moments", out)) != WT_OK) return st;
     const uint64_t C = (uint64_t)x->shape[1], count = (uint64_t)(x->shape[0] * x->shape[2]);
     if (count >= (1ull << 32) || C == 0) 
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu channel_moments: %llu values per channel", (unsigned long long)count);
