@@ -928,9 +928,13 @@ WT_API wt_status wt_copy_into(wt_tensor *dst, const wt_tensor *src);
  * be any strided view; f16 inputs compute in f32 (result f16 when every
  * given tensor is f16). Errors: WT_ERR_INVALID_ARGUMENT for NULLs, bad
  * options (zero or negative stride, kernel or dilation, negative padding,
- * groups that do not divide the channels), WT_ERR_SHAPE for shapes that do
- * not fit (weight or bias against x, a kernel larger than the padded
- * input), WT_ERR_UNSUPPORTED for dtypes other than f32/f16. */
+ * groups that do not divide the channels; a pooling stride of 0 means the
+ * kernel size), WT_ERR_SHAPE for shapes that do not fit (weight or bias
+ * against x, a kernel larger than the padded input), WT_ERR_UNSUPPORTED
+ * for dtypes other than f32/f16. The convolutions run as matrix products
+ * over the input's windows (im2col), cut in chunks whose temporaries take
+ * up to WT_CONV_CHUNK_BYTES (64 MiB) beside the result; depthwise ones
+ * (one input channel per group) run directly. */
 
 typedef struct wt_conv_options {
     uint32_t struct_size;       /* set by wt_conv_options_init */
@@ -980,10 +984,11 @@ typedef struct wt_pool_options {
 } wt_pool_options;
 WT_API void wt_pool_options_init(wt_pool_options *opts);
 
-/* Max over each window (padding never wins; NaN propagates; ties give the
- * first position). indices: NULL, or receives a WT_I32 tensor of out's
- * shape holding the position y*W + x of each maximum in its input plane
- * (PyTorch's return_indices). x [N, C, H, W] or [C, H, W]. */
+/* Max over each window (padding never wins; ties give the first position;
+ * a NaN wins, the window's last NaN giving the index, as PyTorch).
+ * indices: NULL, or receives a WT_I32 tensor of out's shape holding the
+ * position y*W + x of each maximum in its input plane (PyTorch's
+ * return_indices). x [N, C, H, W] or [C, H, W]. */
 WT_API wt_status wt_max_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out,
                                wt_tensor **indices);
 /* Mean over each window, as PyTorch's avg_pool2d: divisor_override, else
@@ -1015,11 +1020,13 @@ WT_API void wt_batch_norm_options_init(wt_batch_norm_options *opts);
  * running_mean and running_var ([C], required). Training: the biased
  * mean and variance of x over every axis but 1 (at least 2 values per
  * channel, else WT_ERR_SHAPE); running_mean and running_var, if given
- * (both or neither; contiguous [C], f32 or f16), are updated in place
+ * (both or neither; [C], f32 or f16, contiguous), are updated in place
  * with PyTorch's rule: the running variance takes the UNBIASED batch
  * variance (times n / (n - 1)). batch_mean and batch_var may be NULL; in
  * training they receive the batch mean and the biased batch variance
- * ([C], f32), in inference NULL. */
+ * ([C] f32 views of one [2, C] tensor), in inference NULL. Statistics are
+ * two-pass (squared deviations from the mean): a large mean costs no
+ * precision. */
 WT_API wt_status wt_batch_norm(const wt_tensor *x, wt_tensor *running_mean, wt_tensor *running_var,
                                const wt_tensor *weight, const wt_tensor *bias,
                                const wt_batch_norm_options *opts, wt_tensor **out,

@@ -6,6 +6,7 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,10 @@ static void test_conv2d(void)
         {"conv same s1",        1, 2, 6,  5, 3, 4, 2, 1, 1, 0, 0, 0, 0, 1, 3, 1, false, false, true, false, NULL},
         {"conv strided views",  2, 4, 6,  7, 4, 3, 2, 1, 2, 1, 0, 2, 1, 1, 1, 2, true, true, false, false, NULL},
         {"conv 1x1",            3, 8, 5,  5, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, false, false, false, NULL},
+        {"conv 1x1 nobias",     3, 8, 5,  7, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, false, 0, false, false, NULL},
+        {"conv 1x1 groups",     1, 8, 3,  5, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, false, 0, false, true, NULL},
+        {"conv 1x1 row view",   2, 4, 1,  9, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, false, 1, false, false, NULL},
+        {"conv 1x1 sliced",     2, 4, 3,  6, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, false, 1, false, false, NULL},
         {"conv unbatched",      1, 3, 6,  6, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false, true, NULL},
         {"conv chunk rows",     2, 3, 13, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, true, false, false, "2000"},
         {"conv chunk images",   5, 2, 4,  5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, false, false, false, "2000"},
@@ -492,13 +497,15 @@ static void test_global(void)
 
 /* ------------------------------------------------------- normalisation */
 
-static void test_batch_norm(bool training, bool affine)
+/* view: make()'s kind for x; with 0 and H * W a multiple of 4 the GPU
+ * takes whole vec4s. */
+static void test_batch_norm(bool training, bool affine, int64_t H, int64_t W, int view)
 {
-    const int64_t N = 3, C = 4, H = 5, W = 3, S = H * W, n = N * S;
+    const int64_t N = 3, C = 4, S = H * W, n = N * S;
     float *x = random_floats(N * C * S, -2, 2), *g = random_floats(C, 0.5f, 1.5f), *b = random_floats(C, -1, 1);
     float *rm = random_floats(C, -0.5f, 0.5f), *rv = random_floats(C, 0.5f, 2.0f);
     for (int64_t i = 0; i < N * C * S; i++) x[i] += 100.0f; /* a large mean */
-    double mean[4], var[4], new_rm[4], new_rv[4], tolc[4];
+    double mean[4], var[4], new_rm[4], new_rv[4], tolc[4]; /* C = 4 */
     const double momentum = 0.25, eps = 1e-3;
     for (int64_t c = 0; c < C; c++) {
         double s = 0, q = 0;
@@ -521,13 +528,13 @@ static void test_batch_norm(bool training, bool affine)
                 ref[(i * C + c) * S + j] = y, tol[(i * C + c) * S + j] = 2e-4;
             }
     int64_t xs[4] = {N, C, H, W}, cs[1] = {C};
-    wt_tensor *tx = make(x, 4, xs, training ? 2 : 1), *tg = affine ? make(g, 1, cs, false) : NULL;
+    wt_tensor *tx = make(x, 4, xs, view), *tg = affine ? make(g, 1, cs, false) : NULL;
     wt_tensor *tb = affine ? make(b, 1, cs, false) : NULL, *trm = make(rm, 1, cs, false), *trv = make(rv, 1, cs, false);
     wt_tensor *out = NULL, *bm = NULL, *bv = NULL;
     wt_batch_norm_options o;
     wt_batch_norm_options_init(&o);
     o.training = training, o.momentum = (float)momentum, o.eps = (float)eps;
-    const char *name = training ? (affine ? "batch_norm train" : "batch_norm train plain")
+    const char *name = training ? (affine ? (H > 5 ? "batch_norm train chunked" : "batch_norm train") : "batch_norm train plain")
                                 : (affine ? "batch_norm eval" : "batch_norm eval plain");
     wt_status st = wt_batch_norm(tx, trm, trv, tg, tb, &o, &out, &bm, &bv);
     if (CHECK(st == WT_OK, "%s: %s", name, wt_last_error())) {
@@ -611,8 +618,73 @@ static void test_f16(void)
     wt_tensor *pi = NULL;
     if (CHECK(wt_max_pool2d(x16, &po, &p, &pi) == WT_OK, "max_pool2d f16: %s", wt_last_error()))
         CHECK(wt_tensor_dtype(p) == WT_F16 && wt_tensor_dtype(pi) == WT_I32, "max_pool2d f16: dtypes");
+    /* Norms on f16 x with f32 statistics: the result is f16, equal to the
+     * f32 result rounded once. */
+    {
+        int64_t cs[1] = {2};
+        float rm[2] = {0.5f, -0.25f}, rv[2] = {4.0f, 0.25f};
+        wt_tensor *trm = make(rm, 1, cs, 0), *trv = make(rv, 1, cs, 0), *b16 = NULL, *b32 = NULL, *g16 = NULL,
+                  *g32 = NULL;
+        wt_batch_norm_options bo;
+        wt_batch_norm_options_init(&bo);
+        bo.eps = 0.0f;
+        if (CHECK(wt_batch_norm(x16, trm, trv, NULL, NULL, &bo, &b16, NULL, NULL) == WT_OK &&
+                      wt_batch_norm(x32, trm, trv, NULL, NULL, &bo, &b32, NULL, NULL) == WT_OK &&
+                      wt_group_norm(x16, 2, NULL, NULL, 1e-5f, &g16) == WT_OK &&
+                      wt_group_norm(x32, 2, NULL, NULL, 1e-5f, &g32) == WT_OK,
+                  "norms f16: %s", wt_last_error())) {
+            CHECK(wt_tensor_dtype(b16) == WT_F16 && wt_tensor_dtype(g16) == WT_F16, "norms f16: result dtypes");
+            wt_tensor *pairs[2][2] = {{b16, b32}, {g16, g32}};
+            for (int k = 0; k < 2; k++) {
+                wt_tensor *r16 = NULL;
+                uint16_t h[50], hr[50];
+                if (wt_cast(pairs[k][1], WT_F16, &r16) == WT_OK && wt_tensor_read(pairs[k][0], h, sizeof h) == WT_OK &&
+                    wt_tensor_read(r16, hr, sizeof hr) == WT_OK)
+                    CHECK(memcmp(h, hr, sizeof h) == 0, "%s f16: differs from the f32 result rounded",
+                          k ? "group_norm" : "batch_norm");
+                wt_tensor_release(r16);
+            }
+        }
+        wt_tensor_release(trm), wt_tensor_release(trv), wt_tensor_release(b16), wt_tensor_release(b32);
+        wt_tensor_release(g16), wt_tensor_release(g32);
+    }
     wt_tensor_release(x32), wt_tensor_release(w32), wt_tensor_release(x16), wt_tensor_release(w16);
     wt_tensor_release(o), wt_tensor_release(ref), wt_tensor_release(p), wt_tensor_release(pi);
+}
+
+/* Unbatched [C, H, W] input: [C, OH, OW] results. */
+static void test_unbatched_pool(void)
+{
+    const int64_t C = 2, H = 5, W = 6, OH = 2, OW = 3;
+    float *x = random_floats(C * H * W, -1, 1);
+    double ref[12], tol[12] = {0};
+    int32_t ref_idx[12];
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t oy = 0; oy < OH; oy++)
+            for (int64_t ox = 0; ox < OW; ox++) {
+                double m = -INFINITY;
+                int32_t best = 0;
+                for (int64_t ky = 0; ky < 2; ky++)
+                    for (int64_t kx = 0; kx < 2; kx++) {
+                        int64_t y = oy * 2 + ky, xx = ox * 2 + kx;
+                        if (x[(c * H + y) * W + xx] > m) m = x[(c * H + y) * W + xx], best = (int32_t)(y * W + xx);
+                    }
+                ref[(c * OH + oy) * OW + ox] = m, ref_idx[(c * OH + oy) * OW + ox] = best;
+            }
+    int64_t xs[3] = {C, H, W}, os[3] = {C, OH, OW};
+    wt_tensor *tx = make(x, 3, xs, 1), *out = NULL, *idx = NULL;
+    wt_pool_options po;
+    wt_pool_options_init(&po);
+    po.kernel[0] = po.kernel[1] = 2;
+    if (CHECK(wt_max_pool2d(tx, &po, &out, &idx) == WT_OK, "unbatched max_pool2d: %s", wt_last_error()) &&
+        compare("unbatched max_pool2d", out, 3, os, ref, tol, 12)) {
+        int32_t got[12];
+        CHECK(wt_tensor_ndim(idx) == 3 && wt_tensor_read(idx, got, sizeof got) == WT_OK &&
+                  memcmp(got, ref_idx, sizeof got) == 0,
+              "unbatched max_pool2d: indices");
+    }
+    wt_tensor_release(tx), wt_tensor_release(out), wt_tensor_release(idx);
+    free(x);
 }
 
 /* Empty batches give empty results of the right shape; an empty plane
@@ -717,7 +789,8 @@ static void test_large(void)
     const int64_t side2 = 2900, n2 = side2 * side2;
     int64_t x2s[4] = {1, 2, side2, side2}, w2s[4] = {1, 2, 1, 1}, o2s[4] = {1, 1, side2, side2};
     float w2[2] = {1.0f, -1.0f};
-    wt_tensor *tx2 = make(x, 4, x2s, 0), *tw2 = make(w2, 4, w2s, 0);
+    /* (a view with a row stride past W: not the 1x1 shortcut on x itself) */
+    wt_tensor *tx2 = make(x, 4, x2s, 1), *tw2 = make(w2, 4, w2s, 0);
     for (int64_t i = 0; i < n2; i++) ref[i] = (double)x[i] - x[n2 + i] + 1.0;
     setenv("WT_CONV_CHUNK_BYTES", "400000000", 1);
     if (CHECK(wt_conv2d(tx2, tw2, tb, NULL, &out) == WT_OK, "large conv2d im2col: %s", wt_last_error()))
@@ -773,6 +846,15 @@ static void test_errors(void)
     expect_code(wt_conv2d(x, c4, NULL, &o, &out), WT_ERR_SHAPE, "conv2d 1-D weight");
     o.struct_size = 3;
     expect_code(wt_conv2d(x, w, NULL, &o, &out), WT_ERR_INVALID_ARGUMENT, "conv2d options not initialised");
+    /* A struct from an older header (up to `same`): the later fields keep
+     * their defaults, whatever the memory beyond holds. */
+    wt_conv_options_init(&o);
+    o.struct_size = (uint32_t)offsetof(wt_conv_options, same);
+    o.same = true;
+    if (CHECK(wt_conv2d(x, w, NULL, &o, &out) == WT_OK, "conv2d older options: %s", wt_last_error()))
+        CHECK(wt_tensor_shape(out)[2] == 3, "conv2d older options: `same` beyond struct_size was read");
+    wt_tensor_release(out);
+    out = NULL;
     int32_t ints[100] = {0};
     if (wt_tensor_from_data(g_ctx, WT_I32, 4, xs, ints, &xi) == WT_OK) {
         expect_code(wt_conv2d(xi, w, NULL, NULL, &out), WT_ERR_UNSUPPORTED, "conv2d i32 x");
@@ -798,6 +880,26 @@ static void test_errors(void)
     expect_code(wt_conv_transpose2d(x, wt, NULL, &o, &out), WT_ERR_INVALID_ARGUMENT, "conv_transpose2d groups");
     wt_conv_options_init(&o);
     expect_code(wt_conv1d(x, w, NULL, &o, &out), WT_ERR_SHAPE, "conv1d with 4-D input");
+
+    /* Tensors of another context. */
+    wt_context_options co;
+    wt_context_options_init(&co);
+    co.backend = WT_BACKEND_CPU;
+    wt_context *other = NULL;
+    if (CHECK(wt_context_create(&co, &other) == WT_OK, "second context: %s", wt_last_error())) {
+        wt_tensor *wo = NULL, *co4 = NULL;
+        wt_tensor_from_data(other, WT_F32, 4, ws, data, &wo);
+        wt_tensor_from_data(other, WT_F32, 1, s1, data, &co4);
+        expect_code(wt_conv2d(x, wo, NULL, NULL, &out), WT_ERR_INVALID_ARGUMENT, "conv2d weight of another context");
+        wt_batch_norm_options bo2;
+        wt_batch_norm_options_init(&bo2);
+        expect_code(wt_batch_norm(x, co4, co4, NULL, NULL, &bo2, &out, NULL, NULL), WT_ERR_INVALID_ARGUMENT,
+                    "batch_norm statistics of another context");
+        expect_code(wt_group_norm(x, 2, co4, NULL, 1e-5f, &out), WT_ERR_INVALID_ARGUMENT,
+                    "group_norm weight of another context");
+        wt_tensor_release(wo), wt_tensor_release(co4);
+        wt_context_destroy(other);
+    }
 
     wt_pool_options po;
     wt_pool_options_init(&po);
@@ -879,16 +981,23 @@ int main(int argc, char **argv)
     run_adaptive(1, 2, 5, 5, 7, 2, false); /* more outputs than inputs along rows */
     run_adaptive(1, 2, 5, 5, 7, 2, true);
     test_global();
-    test_batch_norm(false, true);
-    test_batch_norm(false, false);
-    test_batch_norm(true, true);
-    test_batch_norm(true, false);
+    test_batch_norm(false, true, 5, 3, 1);
+    test_batch_norm(false, false, 4, 4, 0);
+    test_batch_norm(true, true, 5, 3, 2);
+    test_batch_norm(true, false, 2, 4, 0);
+    test_batch_norm(true, true, 40, 41, 1); /* > 4096 values a channel: the GPU sums in chunks */
     test_group_norm(2, 6, 5, 3, 3, true);
     test_group_norm(3, 4, 7, 1, 4, false);
     test_f16();
+    test_unbatched_pool();
     test_empty();
     if (be == TEST_BACKEND_VULKAN) test_large();
     test_errors();
+    /* Every tensor of the tests is released: a storage still alive is one
+     * the library leaked (temporaries, error paths). */
+    wt_memory_stats ms;
+    if (CHECK(wt_context_memory_stats(g_ctx, &ms) == WT_OK, "memory stats: %s", wt_last_error()))
+        CHECK(ms.live_tensors == 0, "%llu storages left alive", (unsigned long long)ms.live_tensors);
     wt_context_destroy(g_ctx);
     return test_summary("nn_conv");
 }

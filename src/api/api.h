@@ -73,4 +73,18 @@ static inline wt_status wt_fill_f32(wt_context *ctx, wt_tensor *t, float value)
  * do not fold into one (the caller gathers x first). */
 bool wt_fold_axes(const wt_tensor *x, int first, int last, int64_t *size, int64_t *stride);
 
+/* --- convolution, pooling, normalisation --- */
+/* Copies a caller's options struct (its first field a uint32_t
+ * struct_size) over out, which holds the defaults: structs of older
+ * headers (struct_size down to min_size) keep the defaults of the fields
+ * they lack. what names the init function for the message. */
+wt_status wt_read_options(const char *fn, const char *what, const void *in, size_t min_size, void *out,
+                          size_t size);
+/* out (new, x's shape) = (x - mean[c]) / sqrt(var[c] + eps) * weight[c]
+ * + bias[c] along axis 1 of x (f32, at least 2 axes), in one backend
+ * pass; mean, var, weight, bias are [C] (f32 or f16) or NULL (0, 1, 1, 0).
+ * With bias alone it adds a per-channel bias (api/norm.c). */
+wt_status wt_channel_norm(const wt_tensor *x, const wt_tensor *mean, const wt_tensor *var,
+                          const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor **out);
+
 #endif

@@ -2,6 +2,7 @@
 #include "api/api.h"
 
 #include <stdio.h>
+#include <string.h>
 
 wt_status wt_check_tensor(const char *fn, const wt_tensor *x)
 {
@@ -76,4 +77,18 @@ bool wt_fold_axes(const wt_tensor *x, int first, int last, int64_t *size, int64_
     wt_coalesce(&n, shape, 1, str);
     if (n == 1) *stride = str[0][0];
     return n <= 1;
+}
+
+/* --- convolution, pooling, normalisation --- */
+wt_status wt_read_options(const char *fn, const char *what, const void *in, size_t min_size, void *out,
+                          size_t size)
+{
+    uint32_t given;
+    memcpy(&given, in, sizeof given);
+    if (given < min_size || given > size)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options struct_size %u is not valid (call %s)", fn,
+                       (unsigned)given, what);
+    memcpy(out, in, given);
+    memcpy(out, &(uint32_t){(uint32_t)size}, sizeof(uint32_t));
+    return WT_OK;
 }

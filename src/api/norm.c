@@ -1,8 +1,8 @@
-/* Batch and group normalisation: statistics from the reductions (batch
- * norm) or the row-wise layer norm (group norm), then one pass of the
- * backend's per-channel affine map. Batch statistics take two passes
- * (mean, then the mean of squared deviations), so a large mean costs no
- * precision. */
+/* Batch and group normalisation: statistics from the backend's
+ * channel_moments (batch norm) or the row-wise layer norm (group norm),
+ * then one pass of the backend's per-channel map (channel_norm). Batch
+ * statistics take two passes over x (mean, then squared deviations from
+ * it), so a large mean costs no precision. */
 #include "api/api.h"
 
 #include <math.h>
@@ -15,14 +15,6 @@ void wt_batch_norm_options_init(wt_batch_norm_options *opts)
     opts->struct_size = sizeof *opts;
     opts->momentum = 0.1f;
     opts->eps = 1e-5f;
-}
-
-/* t ([C]) as [1, C, 1, ...] to broadcast along axis 1 of an ndim tensor. */
-static wt_status per_channel(const wt_tensor *t, int ndim, wt_tensor **out)
-{
-    int64_t shape[WT_MAX_DIMS];
-    for (int i = 0; i < ndim; i++) shape[i] = i == 1 ? t->shape[0] : 1;
-    return wt_reshape(t, ndim, shape, out);
 }
 
 static wt_status check_channels(const char *fn, const char *what, const wt_tensor *x, const wt_tensor *p,
@@ -40,53 +32,50 @@ static wt_status check_channels(const char *fn, const char *what, const wt_tenso
  * else a view of a contiguous copy. */
 static wt_status as_ncs(const wt_tensor *x, wt_tensor **out)
 {
-    int n = x->ndim - 2;
-    int64_t shape[WT_MAX_DIMS], str[1][WT_MAX_DIMS];
-    for (int i = 0; i < n; i++) shape[i] = x->shape[i + 2], str[0][i] = x->strides[i + 2];
-    if (n > 0) wt_coalesce(&n, shape, 1, str);
-    int64_t S = x->numel / (x->shape[0] * x->shape[1]);
-    int64_t vshape[3] = {x->shape[0], x->shape[1], S}, vstr[3] = {x->strides[0], x->strides[1], 1};
-    if (n == 1) {
-        vstr[2] = str[0][0];
+    int64_t S, step;
+    int64_t vshape[3] = {x->shape[0], x->shape[1], 0}, vstr[3] = {x->strides[0], x->strides[1], 0};
+    if (wt_fold_axes(x, 2, x->ndim, &S, &step)) {
+        vshape[2] = S, vstr[2] = step;
         return wt_tensor_view(x, 3, vshape, vstr, x->offset, out);
     }
     wt_tensor *c = NULL;
     wt_status st = wt_contiguous(x, &c);
     if (st == WT_OK) {
-        vstr[0] = x->shape[1] * S, vstr[1] = S;
+        vshape[2] = S, vstr[0] = x->shape[1] * S, vstr[1] = S, vstr[2] = 1;
         st = wt_tensor_view(c, 3, vshape, vstr, c->offset, out);
     }
     wt_tensor_release(c);
     return st;
 }
 
-/* out = (x - shift[c]) * scale[c] + bias[c] along axis 1 of x, in one
- * pass; shift, scale and bias are [C] or NULL (0, 1, 0). */
-static wt_status channel_affine(const wt_tensor *x, const wt_tensor *shift, const wt_tensor *scale,
-                                const wt_tensor *bias, wt_tensor **out)
+/* out = (x - mean[c]) / sqrt(var[c] + eps) * weight[c] + bias[c] along
+ * axis 1 of x, in one pass; mean, var, weight, bias are [C] (f32 or f16)
+ * or NULL (0, 1, 1, 0). */
+wt_status wt_channel_norm(const wt_tensor *x, const wt_tensor *mean, const wt_tensor *var,
+                          const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor **out)
 {
     wt_context *ctx = wt_ctx_of(x);
     const int64_t C = x->shape[1];
-    if (!ctx->ops->channel_affine)
+    if (!ctx->ops->channel_norm)
         return wt_fail(WT_ERR_UNSUPPORTED, "normalisation: not available on the %s backend", ctx->ops->name);
-    wt_tensor *t = NULL, *coef = NULL, *xv = NULL, *tv = NULL;
+    wt_tensor *t = NULL, *stats = NULL, *xv = NULL, *tv = NULL;
     wt_status st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &t);
     if (st != WT_OK || t->numel == 0) goto done;
-    int64_t cshape[2] = {3, C};
-    if ((st = wt_tensor_alloc(ctx, WT_F32, 2, cshape, &coef)) != WT_OK) goto done;
-    const wt_tensor *rows[3] = {shift, scale, bias};
-    for (int k = 0; k < 3 && st == WT_OK; k++) {
+    int64_t sshape[2] = {4, C};
+    if ((st = wt_tensor_alloc(ctx, WT_F32, 2, sshape, &stats)) != WT_OK) goto done;
+    const wt_tensor *rows[4] = {mean, var, weight, bias};
+    for (int k = 0; k < 4 && st == WT_OK; k++) {
         wt_tensor *row = NULL;
         int64_t one = 1;
-        if ((st = wt_tensor_view(coef, 1, &C, &one, k * C, &row)) == WT_OK)
-            st = rows[k] ? ctx->ops->copy(ctx, rows[k], row) : wt_fill_f32(ctx, row, k == 1 ? 1.0f : 0.0f);
+        if ((st = wt_tensor_view(stats, 1, &C, &one, k * C, &row)) == WT_OK)
+            st = rows[k] ? ctx->ops->cast(ctx, rows[k], row) : wt_fill_f32(ctx, row, k == 1 || k == 2 ? 1.0f : 0.0f);
         wt_tensor_release(row);
     }
     if (st == WT_OK && (st = as_ncs(x, &xv)) == WT_OK &&
         (st = wt_tensor_view(t, 3, xv->shape, (int64_t[3]){C * xv->shape[2], xv->shape[2], 1}, 0, &tv)) == WT_OK)
-        st = ctx->ops->channel_affine(ctx, xv, coef, tv);
+        st = ctx->ops->channel_norm(ctx, xv, stats, eps, tv);
 done:
-    wt_tensor_release(coef);
+    wt_tensor_release(stats);
     wt_tensor_release(xv);
     wt_tensor_release(tv);
     if (st != WT_OK) {
@@ -124,11 +113,12 @@ static wt_status update_running(wt_tensor *running, const wt_tensor *batch, doub
     return st;
 }
 
+/* Running statistics are updated in place in training: contiguous. */
 static wt_status check_running(const char *fn, const wt_tensor *x, const wt_tensor *r, const char *what,
-                               int64_t C)
+                               int64_t C, bool training)
 {
     wt_status st = check_channels(fn, what, x, r, C);
-    if (st == WT_OK && !wt_tensor_is_contiguous(r))
+    if (st == WT_OK && training && !wt_tensor_is_contiguous(r))
         st = wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: %s is updated in place and must be contiguous", fn, what);
     return st;
 }
@@ -139,48 +129,36 @@ static wt_status batch_norm_f32(const char *fn, const wt_tensor *x, wt_tensor *r
                                 const wt_batch_norm_options *o, wt_tensor **out, wt_tensor **bm,
                                 wt_tensor **bvar)
 {
-    wt_context *ctx = wt_ctx_of(x);
     const int64_t C = x->shape[1];
-    int axes[WT_MAX_DIMS], naxes = 0;
-    for (int i = 0; i < x->ndim; i++)
-        if (i != 1) axes[naxes++] = i;
-    wt_tensor *mean = NULL, *var = NULL, *mv = NULL, *d = NULL, *sq = NULL, *ve = NULL, *eps = NULL,
-              *root = NULL, *scale = NULL, *one = NULL;
+    wt_tensor *mean = NULL, *var = NULL, *xv = NULL, *moments = NULL;
     wt_status st = WT_OK;
     if (o->training) {
         const int64_t n = C ? x->numel / C : 0;
         if (n < 2)
             return wt_fail(WT_ERR_SHAPE, "%s: training needs more than one value per channel (got %lld)", fn,
                            (long long)n);
-        if ((st = wt_mean(x, naxes, axes, false, &mean)) == WT_OK && (st = per_channel(mean, x->ndim, &mv)) == WT_OK &&
-            (st = wt_sub(x, mv, &d)) == WT_OK && (st = wt_mul(d, d, &sq)) == WT_OK)
-            st = wt_mean(sq, naxes, axes, false, &var);
+        wt_context *ctx = wt_ctx_of(x);
+        int64_t mshape[2] = {2, C}, one = 1;
+        if (!ctx->ops->channel_moments)
+            st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
+        if (st == WT_OK && (st = as_ncs(x, &xv)) == WT_OK && (st = wt_tensor_alloc(ctx, WT_F32, 2, mshape, &moments)) == WT_OK &&
+            (st = ctx->ops->channel_moments(ctx, xv, moments)) == WT_OK &&
+            (st = wt_tensor_view(moments, 1, &C, &one, 0, &mean)) == WT_OK)
+            st = wt_tensor_view(moments, 1, &C, &one, C, &var);
         if (st == WT_OK && rm) st = update_running(rm, mean, o->momentum, 1.0);
         if (st == WT_OK && rv) st = update_running(rv, var, o->momentum, (double)n / (double)(n - 1));
+        if (st == WT_OK) st = wt_channel_norm(x, mean, var, weight, bias, o->eps, out);
     } else {
-        if ((st = wt_cast(rm, WT_F32, &mean)) == WT_OK) st = wt_cast(rv, WT_F32, &var);
+        st = wt_channel_norm(x, rm, rv, weight, bias, o->eps, out);
     }
-    /* scale = weight / sqrt(var + eps) */
-    if (st == WT_OK) st = scalar(ctx, o->eps, &eps);
-    if (st == WT_OK) st = wt_add(var, eps, &ve);
-    if (st == WT_OK) st = wt_sqrt(ve, &root);
-    if (st == WT_OK && weight) st = wt_div(weight, root, &scale);
-    if (st == WT_OK && !weight && (st = scalar(ctx, 1.0, &one)) == WT_OK) st = wt_div(one, root, &scale);
-    if (st == WT_OK) st = channel_affine(x, mean, scale, bias, out);
     if (st == WT_OK && o->training) {
         if (bm) wt_tensor_retain(*bm = mean);
         if (bvar) wt_tensor_retain(*bvar = var);
     }
     wt_tensor_release(mean);
     wt_tensor_release(var);
-    wt_tensor_release(mv);
-    wt_tensor_release(d);
-    wt_tensor_release(sq);
-    wt_tensor_release(ve);
-    wt_tensor_release(eps);
-    wt_tensor_release(root);
-    wt_tensor_release(scale);
-    wt_tensor_release(one);
+    wt_tensor_release(xv);
+    wt_tensor_release(moments);
     return st;
 }
 
@@ -195,11 +173,8 @@ wt_status wt_batch_norm(const wt_tensor *x, wt_tensor *running_mean, wt_tensor *
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
     wt_batch_norm_options o;
     wt_batch_norm_options_init(&o);
-    if (opts) {
-        if (opts->struct_size != sizeof *opts)
-            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not set up by wt_batch_norm_options_init", fn);
-        o = *opts;
-    }
+    if (opts && (st = wt_read_options(fn, "wt_batch_norm_options_init", opts, sizeof o, &o, sizeof o)) != WT_OK)
+        return st;
     if (!(o.eps >= 0.0f) || isinf(o.eps) || !isfinite(o.momentum))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: eps must be finite and >= 0, momentum finite", fn);
     char b[160];
@@ -213,8 +188,8 @@ wt_status wt_batch_norm(const wt_tensor *x, wt_tensor *running_mean, wt_tensor *
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: give both running_mean and running_var, or neither", fn);
     if (!o.training && !running_mean)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: inference needs running_mean and running_var", fn);
-    if (running_mean && ((st = check_running(fn, x, running_mean, "running_mean", C)) != WT_OK ||
-                         (st = check_running(fn, x, running_var, "running_var", C)) != WT_OK))
+    if (running_mean && ((st = check_running(fn, x, running_mean, "running_mean", C, o.training)) != WT_OK ||
+                         (st = check_running(fn, x, running_var, "running_var", C, o.training)) != WT_OK))
         return st;
     wt_lifted l;
     if ((st = wt_lift_f16(x, weight, bias, &l)) != WT_OK) return st;
@@ -260,7 +235,7 @@ wt_status wt_group_norm(const wt_tensor *x, int64_t num_groups, const wt_tensor 
             (st = wt_layernorm(rows, NULL, NULL, eps, &normed)) == WT_OK &&
             (st = wt_reshape(normed, xf->ndim, xf->shape, &back)) == WT_OK) {
             if (l.in[1] || l.in[2])
-                st = channel_affine(back, NULL, l.in[1], l.in[2], &r);
+                st = wt_channel_norm(back, NULL, NULL, l.in[1], l.in[2], 0.0f, &r);
             else
                 wt_tensor_retain(r = back);
         }

@@ -116,8 +116,11 @@ static wt_status windowed(const char *fn, bool is_max, const wt_tensor *x, const
 {
     wt_status st = check_args(fn, x, out, indices);
     if (st != WT_OK) return st;
-    if (!opts || opts->struct_size != sizeof *opts)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options missing or not set up by wt_pool_options_init", fn);
+    if (!opts) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options are NULL (the kernel size is needed)", fn);
+    wt_pool_options o;
+    wt_pool_options_init(&o);
+    if ((st = wt_read_options(fn, "wt_pool_options_init", opts, sizeof o, &o, sizeof o)) != WT_OK) return st;
+    opts = &o;
     if (!is_max && (opts->dilation[0] != 1 || opts->dilation[1] != 1))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: average pooling takes no dilation", fn);
     if (!is_max && opts->divisor_override < 0)

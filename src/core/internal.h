@@ -409,11 +409,16 @@ struct wt_backend_ops {
     wt_status (*conv2d)(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
                         const wt_tensor *bias, const wt_window2d *win, int64_t groups,
                         wt_tensor *out);
-    /* out [N, C, S] contiguous = (x[n, c, s] - coef[0, c]) * coef[1, c] +
-     * coef[2, c]: x [N, C, S] any strides, coef [3, C] contiguous (the
-     * per-channel affine map of the normalisations). */
-    wt_status (*channel_affine)(wt_context *ctx, const wt_tensor *x, const wt_tensor *coef,
-                                wt_tensor *out);
+    /* The per-channel map that ends batch and group norm: out [N, C, S]
+     * contiguous = (x[n, c, s] - mean[c]) / sqrt(var[c] + eps) * weight[c]
+     * + bias[c], x [N, C, S] any strides, stats [4, C] contiguous (rows
+     * mean, var, weight, bias). */
+    wt_status (*channel_norm)(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats,
+                              float eps, wt_tensor *out);
+    /* out [2, C] contiguous = the mean (row 0) and biased variance (row 1)
+     * of each channel of x [N, C, S] (any strides; N*S > 0), the variance
+     * from squared deviations (two passes over x). */
+    wt_status (*channel_moments)(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
     /* out [N, C, OH, OW] contiguous = the pooled windows of x [N, C, H, W]
      * (any strides); indices (WT_I32, out's shape, contiguous) or NULL
      * receives the argmax of max pooling as y*W + x. */

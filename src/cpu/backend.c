@@ -93,7 +93,8 @@ const wt_backend_ops wt_cpu_backend = {
     .col2im = cpu_col2im,
     .pool2d = cpu_pool2d,
     .conv2d = cpu_conv2d,
-    .channel_affine = cpu_channel_affine,
+    .channel_norm = cpu_channel_norm,
+    .channel_moments = cpu_channel_moments,
     /* --- transformer ops --- */
     .softmax_axis = cpu_softmax_axis,
     .attention = cpu_attention,

@@ -368,7 +368,8 @@ const wt_backend_ops wt_webgpu_backend = {
     .col2im = wg_op_col2im,
     .pool2d = wg_op_pool2d,
     .conv2d = wg_op_conv2d,
-    .channel_affine = wg_op_channel_affine,
+    .channel_norm = wg_op_channel_norm,
+    .channel_moments = wg_op_channel_moments,
     /* --- transformer ops --- */
     .softmax_axis = wg_op_softmax_axis,
     .attention = wg_op_attention,

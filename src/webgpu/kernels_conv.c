@@ -81,12 +81,17 @@ static bool window_fits_i32(const wt_window2d *w)
     return true;
 }
 
-static wt_status check(const char *what, const wt_tensor *t)
+/* These kernels bind whole storages: a tensor past one binding (see
+ * windows.c) is refused here rather than at the dispatch. */
+static wt_status check(const wt_context *ctx, const char *what, const wt_tensor *t)
 {
     if (t && t->dtype != WT_F32)
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu %s: f32 only", what);
     if (t && !fits_u32(t))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu %s: tensor beyond 32-bit indexing", what);
+    if (t && wg_needs_windows(ctx, t))
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu %s: a tensor of %zu bytes is larger than one binding",
+                       what, t->storage->bytes);
     return WT_OK;
 }
 
@@ -98,7 +103,7 @@ static wt_status launch(wt_context *ctx, const char *shader, const char *extra, 
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = shader;
-    l.libraries[0] = strcmp(shader, "channel_affine") ? "window" : NULL;
+    l.libraries[0] = strcmp(shader, "channel_norm") ? "window" : NULL;
     l.prelude = prelude;
     l.params = params;
     l.params_size = size;
@@ -111,8 +116,8 @@ static wt_status launch(wt_context *ctx, const char *shader, const char *extra, 
 wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
                        int64_t rows, wt_tensor *col)
 {
-    wt_status st = check("im2col", x);
-    if (st != WT_OK || (st = check("im2col", col)) != WT_OK) return st;
+    wt_status st = check(ctx, "im2col", x);
+    if (st != WT_OK || (st = check(ctx, "im2col", col)) != WT_OK) return st;
     if (!window_fits_i32(win) || col->numel >= (1ll << 32) || row0 + rows > win->out_h)
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu im2col: sizes beyond 32-bit indexing");
     const int64_t ncols = x->shape[0] * rows * win->out_w;
@@ -129,8 +134,8 @@ wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *w
 wt_status wg_op_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
                        const wt_window2d *win, wt_tensor *out)
 {
-    wt_status st = check("col2im", col);
-    if (st != WT_OK || (st = check("col2im", out)) != WT_OK || (st = check("col2im", bias)) != WT_OK)
+    wt_status st = check(ctx, "col2im", col);
+    if (st != WT_OK || (st = check(ctx, "col2im", out)) != WT_OK || (st = check(ctx, "col2im", bias)) != WT_OK)
         return st;
     if (!window_fits_i32(win) || out->numel >= (1ll << 32) || col->numel >= (1ll << 31))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu col2im: sizes beyond 32-bit indexing");
@@ -159,8 +164,8 @@ typedef struct pool_params {
 wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *d, const wt_tensor *x, wt_tensor *out,
                        wt_tensor *indices)
 {
-    wt_status st = check("pool2d", x);
-    if (st != WT_OK || (st = check("pool2d", out)) != WT_OK) return st;
+    wt_status st = check(ctx, "pool2d", x);
+    if (st != WT_OK || (st = check(ctx, "pool2d", out)) != WT_OK) return st;
     if (indices && (indices->dtype != WT_I32 || !fits_u32(indices)))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu pool2d: indices must be i32 within 32-bit indexing");
     const wt_window2d *w = &d->win;
@@ -207,9 +212,9 @@ wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, 
     const long long max_cg = knob && *knob ? atoll(knob) : DIRECT_MAX_CG;
     if (cg > max_cg)
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: %lld channels per group go to im2col", (long long)cg);
-    wt_status st = check("conv2d", x);
-    if (st != WT_OK || (st = check("conv2d", w)) != WT_OK || (st = check("conv2d", bias)) != WT_OK ||
-        (st = check("conv2d", out)) != WT_OK)
+    wt_status st = check(ctx, "conv2d", x);
+    if (st != WT_OK || (st = check(ctx, "conv2d", w)) != WT_OK || (st = check(ctx, "conv2d", bias)) != WT_OK ||
+        (st = check(ctx, "conv2d", out)) != WT_OK)
         return st;
     if (!window_fits_i32(win) || out->numel >= (1ll << 32))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: sizes beyond 32-bit indexing");
@@ -227,28 +232,78 @@ wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, 
                   sizeof p, b, 4, (uint64_t)out->numel);
 }
 
-/* Same layout as channel_affine.wgsl's Params. */
-typedef struct affine_params {
+/* Same layout as channel_norm.wgsl's Params. */
+typedef struct channel_norm_params {
     uint32_t total, c, s, x_offset;
-    uint32_t xs_n, xs_c, xs_s, coef_offset;
-    uint32_t out_offset, pad0, pad1, pad2;
-} affine_params;
+    uint32_t xs_n, xs_c, xs_s, stats_offset;
+    uint32_t out_offset;
+    float eps;
+    uint32_t pad0, pad1;
+} channel_norm_params;
 
-wt_status wg_op_channel_affine(wt_context *ctx, const wt_tensor *x, const wt_tensor *coef, wt_tensor *out)
+wt_status wg_op_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats, float eps,
+                             wt_tensor *out)
 {
-    wt_status st = check("channel_affine", x);
-    if (st != WT_OK || (st = check("channel_affine", coef)) != WT_OK ||
-        (st = check("channel_affine", out)) != WT_OK)
+    wt_status st = check(ctx, "channel_norm", x);
+    if (st != WT_OK || (st = check(ctx, "channel_norm", stats)) != WT_OK ||
+        (st = check(ctx, "channel_norm", out)) != WT_OK)
         return st;
     if (out->numel >= (1ll << 32))
-        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu channel_affine: sizes beyond 32-bit indexing");
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu channel_norm: sizes beyond 32-bit indexing");
     if (out->numel == 0) return WT_OK;
-    affine_params p = {
-        .total = (uint32_t)out->numel, .c = (uint32_t)x->shape[1], .s = (uint32_t)x->shape[2],
-        .x_offset = (uint32_t)x->offset, .xs_n = (uint32_t)x->strides[0],
-        .xs_c = (uint32_t)x->strides[1], .xs_s = (uint32_t)x->strides[2],
-        .coef_offset = (uint32_t)coef->offset, .out_offset = (uint32_t)out->offset,
+    const int64_t C = x->shape[1], S = x->shape[2];
+    /* Whole vec4s of one channel when x is contiguous and aligned. */
+    const bool vec4 = S % 4 == 0 && x->strides[2] == 1 && x->strides[1] == S &&
+                      (x->shape[0] == 1 || x->strides[0] == C * S) && x->offset % 4 == 0 &&
+                      out->offset % 4 == 0;
+    const uint32_t u = vec4 ? 4 : 1;
+    channel_norm_params p = {
+        .total = (uint32_t)(out->numel / u), .c = (uint32_t)C, .s = (uint32_t)(S / u),
+        .x_offset = (uint32_t)(x->offset / u), .xs_n = (uint32_t)(x->strides[0] / u),
+        .xs_c = (uint32_t)(x->strides[1] / u), .xs_s = vec4 ? 1 : (uint32_t)x->strides[2],
+        .stats_offset = (uint32_t)stats->offset, .out_offset = (uint32_t)(out->offset / u), .eps = eps,
     };
-    wg_binding b[3] = {{x->storage, false}, {coef->storage, false}, {out->storage, true}};
-    return launch(ctx, "channel_affine", "", &p, sizeof p, b, 3, (uint64_t)out->numel);
+    wg_binding b[3] = {{x->storage, false}, {stats->storage, false}, {out->storage, true}};
+    return launch(ctx, "channel_norm", vec4 ? "alias T = vec4<f32>;\n" : "alias T = f32;\n", &p, sizeof p, b,
+                  3, (uint64_t)p.total);
+}
+
+/* Same layout as channel_moments.wgsl's Params. */
+typedef struct moments_params {
+    uint32_t c, s, count, chunks;
+    uint32_t chunk_len, x_offset, xs_n, xs_c;
+    uint32_t xs_s, out_offset, pad0, pad1;
+} moments_params;
+
+/* Elements a workgroup of channel_moments sums at least (16 a thread),
+ * and the most workgroups a channel is cut into. */
+#define MOMENTS_CHUNK 4096u
+#define MOMENTS_MAX_CHUNKS 1024u
+
+wt_status wg_op_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out)
+{
+    wt_status st = check(ctx, "channel_moments", x);
+    if (st != WT_OK || (st = check(ctx, "channel_moments", out)) != WT_OK) return st;
+    const uint64_t C = (uint64_t)x->shape[1], count = (uint64_t)(x->shape[0] * x->shape[2]);
+    if (count >= (1ull << 32) || C == 0) 
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu channel_moments: %llu values per channel", (unsigned long long)count);
+    uint64_t chunks = (count + MOMENTS_CHUNK - 1) / MOMENTS_CHUNK;
+    if (chunks > MOMENTS_MAX_CHUNKS) chunks = MOMENTS_MAX_CHUNKS;
+    if (chunks == 0) chunks = 1;
+    moments_params p = {
+        .c = (uint32_t)C, .s = (uint32_t)x->shape[2], .count = (uint32_t)count, .chunks = (uint32_t)chunks,
+        .chunk_len = (uint32_t)((count + chunks - 1) / chunks), .x_offset = (uint32_t)x->offset,
+        .xs_n = (uint32_t)x->strides[0], .xs_c = (uint32_t)x->strides[1], .xs_s = (uint32_t)x->strides[2],
+        .out_offset = (uint32_t)out->offset,
+    };
+    wt_storage *part = NULL;
+    if ((st = wg_scratch(ctx, (size_t)(2 * C * chunks) * sizeof(float), &part)) != WT_OK) return st;
+    const char *modes[3] = {"const MODE: u32 = 0u;\n", "const MODE: u32 = 1u;\n", "const MODE: u32 = 2u;\n"};
+    for (int m = 0; m < 3 && st == WT_OK; m++) {
+        wg_binding b[2] = {{m < 2 ? x->storage : part, false}, {m < 2 ? part : out->storage, true}};
+        /* launch() counts threads: MODE 0 and 1 take a workgroup per chunk. */
+        st = launch(ctx, "channel_moments", modes[m], &p, sizeof p, b, 2, m < 2 ? C * chunks * CONV_WG : C);
+    }
+    wg_scratch_release(ctx, part);
+    return st;
 }

@@ -221,8 +221,9 @@ wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_ten
 wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
                        const wt_tensor *bias, const wt_window2d *win, int64_t groups,
                        wt_tensor *out);
-wt_status wg_op_channel_affine(wt_context *ctx, const wt_tensor *x, const wt_tensor *coef,
-                               wt_tensor *out);
+wt_status wg_op_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats,
+                             float eps, wt_tensor *out);
+wt_status wg_op_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 /* --- transformer ops --- */
 wt_status wg_op_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a);
