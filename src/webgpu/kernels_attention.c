@@ -6,7 +6,12 @@
  * fewer rows per workgroup and more threads per row, e.g. one row of 64
  * threads with key tiles of 64, so a lone query still splits its keys and
  * output columns over a whole workgroup. The tiles are shrunk until they
- * fit the device's workgroup memory (16 KiB at least in WebGPU). */
+ * fit the device's workgroup memory (16 KiB at least in WebGPU).
+ *
+ * When (batch x kv heads x row blocks) gives too few workgroups for the
+ * GPU, as in decoding, the keys are split into chunks across workgroups
+ * (flash-decoding) and a second small dispatch merges the partial softmax
+ * states (wgsl/attention_combine.wgsl). */
 #include "webgpu/wg.h"
 
 #include <stdio.h>
@@ -20,8 +25,32 @@ typedef struct attn_params {
     uint32_t hq, hkv, sq, skv;
     uint32_t group, blocks, workgroups, neg_inf;
     float scale;
-    uint32_t d, bk, pad0;
+    uint32_t d, bk, rows_total;
+    uint32_t splits, chunk, pad[2];
 } attn_params;
+
+/* Same layout as attention_combine.wgsl's Params. */
+typedef struct combine_params {
+    uint32_t rows, splits, neg_inf, pad0;
+} combine_params;
+
+#define COMBINE_WG 256u
+
+/* Key chunks per (batch, kv head, row block): enough workgroups to fill
+ * the GPU (a decode step alone has only B x Hkv of them), but at least
+ * MIN_TILES_PER_SPLIT key tiles each. WT_ATTN_SPLITS=1 turns it off. */
+#define TARGET_WORKGROUPS 1024u
+#define TARGET_WORKGROUPS_CPU 16u
+#define MIN_TILES_PER_SPLIT 4u
+
+static uint32_t choose_splits(const wt_context *ctx, uint64_t workgroups, uint64_t tiles)
+{
+    if (wg_env_number("WT_ATTN_SPLITS", 0) == 1) return 1;
+    const uint64_t target = wg_get_caps(ctx)->cpu_adapter ? TARGET_WORKGROUPS_CPU : TARGET_WORKGROUPS;
+    uint32_t splits = 1;
+    while (workgroups * splits * 2 <= target && tiles / (splits * 2u) >= MIN_TILES_PER_SPLIT) splits *= 2;
+    return splits;
+}
 
 typedef struct attn_plan {
     uint32_t bq, bk, tpq, ks;
@@ -84,14 +113,23 @@ wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
                        "webgpu attention: head dims D = %llu, Dv = %llu do not fit the device's %u bytes of workgroup memory",
                        (unsigned long long)D, (unsigned long long)Dv, wg_get_caps(ctx)->max_workgroup_storage);
     const uint64_t blocks = (rows + t.bq - 1) / t.bq, workgroups = B * Hkv * blocks;
-    if (workgroups > UINT32_MAX)
+    if (workgroups > UINT32_MAX / 64)
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention: %llu workgroups exceed 32-bit indexing",
                        (unsigned long long)workgroups);
     p.hq = (uint32_t)Hq, p.hkv = (uint32_t)Hkv, p.sq = (uint32_t)Sq, p.skv = (uint32_t)Skv;
-    p.group = (uint32_t)group, p.blocks = (uint32_t)blocks, p.workgroups = (uint32_t)workgroups;
+    p.group = (uint32_t)group, p.blocks = (uint32_t)blocks;
     p.neg_inf = 0xff800000u;
     p.scale = a->scale;
     p.d = (uint32_t)D, p.bk = t.bk;
+    const uint64_t tiles = (Skv + t.bk - 1) / t.bk;
+    const uint32_t splits = choose_splits(ctx, workgroups, tiles);
+    const uint64_t rows_total = B * Hq * Sq;
+    if (rows_total * splits * (Dv + 2) > UINT32_MAX) /* partials beyond 32-bit indexing */
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention: operands too large for 32-bit indexing");
+    p.rows_total = (uint32_t)rows_total;
+    p.splits = splits;
+    p.chunk = (uint32_t)((tiles + splits - 1) / splits * t.bk);
+    p.workgroups = (uint32_t)(workgroups * splits);
 
     const uint32_t dvt = (uint32_t)((Dv + t.tpq - 1) / t.tpq);
     const unsigned mask_kind = !m ? 0u : a->mask_is_bool ? 2u : 1u;
@@ -102,10 +140,10 @@ wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
                      "const BQ: u32 = %uu;\nconst BK: u32 = %uu;\nconst TPQ: u32 = %uu;\n"
                      "const WG: u32 = %uu;\nconst KPT: u32 = %uu;\nconst DVT: u32 = %uu;\n"
                      "const DV_EXACT: bool = %s;\nconst MASK: u32 = %uu;\nconst CAUSAL: bool = %s;\n"
-                     "alias MT = %s;\n",
+                     "const SPLIT: bool = %s;\nalias MT = %s;\n",
                      (unsigned long long)D, (unsigned long long)Dv, t.ks, (unsigned long long)D + 1, t.bk + 1, t.bq, t.bk, t.tpq, t.bq * t.tpq,
                      t.bk / t.tpq, dvt, (uint64_t)dvt * t.tpq == Dv ? "true" : "false", mask_kind,
-                     a->causal ? "true" : "false", mask_kind == 2 ? "u32" : "f32");
+                     a->causal ? "true" : "false", splits > 1 ? "true" : "false", mask_kind == 2 ? "u32" : "f32");
     if (n <= 0 || (size_t)n >= sizeof prelude)
         return wt_fail(WT_ERR_BACKEND, "webgpu attention: shader prelude does not fit");
 
@@ -119,8 +157,34 @@ wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
     l.bindings[1] = (wg_binding){k->storage, false};
     l.bindings[2] = (wg_binding){v->storage, false};
     l.bindings[3] = (wg_binding){m ? m->storage : q->storage, false};
-    l.bindings[4] = (wg_binding){a->out->storage, true};
     l.nbindings = 5;
-    l.workgroups = workgroups;
-    return wg_dispatch(ctx, &l);
+    l.workgroups = workgroups * splits;
+    if (splits == 1) {
+        l.bindings[4] = (wg_binding){a->out->storage, true};
+        return wg_dispatch(ctx, &l);
+    }
+    wt_storage *part = NULL;
+    wt_status st = wg_scratch(ctx, sizeof(float) * rows_total * splits * (Dv + 2), &part);
+    if (st != WT_OK) return st;
+    l.bindings[4] = (wg_binding){part, true};
+    st = wg_dispatch(ctx, &l);
+    if (st == WT_OK) {
+        combine_params cp = {(uint32_t)rows_total, splits, 0xff800000u, 0};
+        char cprelude[64];
+        snprintf(cprelude, sizeof cprelude, "const WG: u32 = %uu;\nconst DV: u32 = %lluu;\n", COMBINE_WG,
+                 (unsigned long long)Dv);
+        wg_launch c;
+        memset(&c, 0, sizeof c);
+        c.shader = "attention_combine";
+        c.prelude = cprelude;
+        c.params = &cp;
+        c.params_size = sizeof cp;
+        c.bindings[0] = (wg_binding){part, false};
+        c.bindings[1] = (wg_binding){a->out->storage, true};
+        c.nbindings = 2;
+        c.workgroups = (rows_total * Dv + COMBINE_WG - 1) / COMBINE_WG;
+        st = wg_dispatch(ctx, &c);
+    }
+    wg_scratch_release(ctx, part);
+    return st;
 }

@@ -18,8 +18,11 @@
 //   4. each thread adds p_tile @ V to its DVT output columns
 //      (lane, lane + TPQ, ...) and the row sum.
 // Causal blocks stop at the last key their last row sees.
+// SPLIT (few workgroups for many keys, as in decoding): the keys are cut
+// into p.splits chunks, one workgroup each, which leave their partial
+// state; attention_combine.wgsl merges the chunks.
 //
-// Prelude: D, DV, KS, QS, PS, BQ, BK, TPQ, WG, KPT, DVT, DV_EXACT (DV == DVT * TPQ),
+// Prelude: D, DV, KS, QS, PS, BQ, BK, SPLIT, TPQ, WG, KPT, DVT, DV_EXACT (DV == DVT * TPQ),
 // MASK (0 none, 1 added f32, 2 bool words), CAUSAL, and `alias MT` (the
 // mask's element type). The loops over D and over a tile's keys take
 // their bounds from the parameters (p.d, p.bk: the same values) so that
@@ -34,7 +37,8 @@ struct Params {
     m_sb: u32, m_sh: u32, m_ss: u32, m_sk: u32,
     hq: u32, hkv: u32, sq: u32, skv: u32,
     group: u32, blocks: u32, workgroups: u32, neg_inf: u32, // bits of -inf
-    scale: f32, d: u32, bk: u32, pad0: u32, // d == D, bk == BK
+    scale: f32, d: u32, bk: u32, rows_total: u32, // d == D, bk == BK
+    splits: u32, chunk: u32, pad0: u32, pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -43,6 +47,8 @@ struct Params {
 @group(0) @binding(3) var<storage, read> v: array<f32>;
 // Without a mask, q is bound here (never read).
 @group(0) @binding(4) var<storage, read> mask: array<MT>;
+// SPLIT: partial results, DV + 2 floats per (split, output row): the
+// unnormalised sums, then the row's max and sum of exps.
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
 
 var<workgroup> q_tile: array<f32, BQ * QS>;
@@ -57,9 +63,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let g = wid.x + wid.y * nwg.x;
     if (g >= p.workgroups) { return; } // uniform: the whole workgroup leaves
     let neg_inf = bitcast<f32>(p.neg_inf);
-    let blk = g % p.blocks;
-    let kvh = (g / p.blocks) % p.hkv;
-    let b = g / (p.blocks * p.hkv);
+    let split = g % p.splits;
+    let gb = g / p.splits;
+    let blk = gb % p.blocks;
+    let kvh = (gb / p.blocks) % p.hkv;
+    let b = gb / (p.blocks * p.hkv);
     let rows = p.group * p.sq;
     let row0 = blk * BQ;
 
@@ -84,6 +92,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         let last_q = i32((min(row0 + BQ, rows) - 1u) / p.group);
         kend = u32(clamp(last_q + shift_causal + 1, 0, i32(p.skv)));
     }
+    // This workgroup's share of the keys: [k_lo, kend).
+    let k_lo = split * p.chunk;
+    kend = min(kend, k_lo + p.chunk);
     let k_base = p.k_off + b * p.k_sb + kvh * p.k_sh;
     let v_base = p.v_off + b * p.v_sb + kvh * p.v_sh;
     let m_base = p.m_off + b * p.m_sb + h * p.m_sh + qi * p.m_ss;
@@ -91,7 +102,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     var m = neg_inf; // running maximum of the row's scores
     var l = 0.0;     // running sum of exp(score - m)
     var acc: array<f32, DVT>;
-    for (var t0 = 0u; t0 < kend; t0 += BK) {
+    for (var t0 = k_lo; t0 < kend; t0 += BK) {
         for (var e = lid; e < BK * D; e += WG) {
             let j = t0 + e / D;
             var x = 0.0;
@@ -148,10 +159,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         workgroupBarrier();
     }
 
+    let orow = (b * p.hq + h) * p.sq + qi;
+    if (SPLIT) {
+        if (live) {
+            let o = (split * p.rows_total + orow) * (DV + 2u);
+            for (var c = 0u; c < DVT; c++) {
+                let d = lane + c * TPQ;
+                if (DV_EXACT || d < DV) { out[o + d] = acc[c]; }
+            }
+            if (lane == 0u) {
+                out[o + DV] = m;
+                out[o + DV + 1u] = l;
+            }
+        }
+        return;
+    }
     if (live) {
         // No visible key (l == 0): PyTorch's zeros.
         let inv = select(1.0 / l, 0.0, l == 0.0);
-        let o = ((b * p.hq + h) * p.sq + qi) * DV;
+        let o = orow * DV;
         for (var c = 0u; c < DVT; c++) {
             let d = lane + c * TPQ;
             if (DV_EXACT || d < DV) { out[o + d] = acc[c] * inv; }
