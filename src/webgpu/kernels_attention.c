@@ -25,7 +25,7 @@ typedef struct attn_params {
     uint32_t hq, hkv, sq, skv;
     uint32_t group, blocks, workgroups, neg_inf;
     float scale;
-    uint32_t d, bk, rows_total;
+    uint32_t dw, bk, rows_total;
     uint32_t splits, chunk, pad[2];
 } attn_params;
 
@@ -52,13 +52,16 @@ static uint32_t choose_splits(const wt_context *ctx, uint64_t workgroups, uint64
     return splits;
 }
 
+/* Units of w floats (4: vec4 tiles); qs and ks are the padded row
+ * lengths of the query and K/V tiles in units. */
 typedef struct attn_plan {
-    uint32_t bq, bk, tpq, ks;
+    uint32_t bq, bk, tpq, w, qs, ks;
 } attn_plan;
 
-static uint64_t tile_bytes(const attn_plan *t, uint64_t D)
+static uint64_t tile_bytes(const attn_plan *t)
 {
-    return 4u * ((uint64_t)t->bq * (D + 1) + (uint64_t)t->bk * t->ks + 2u * (uint64_t)t->bq * (t->bk + 1));
+    return 4u * ((uint64_t)t->w * ((uint64_t)t->bq * t->qs + (uint64_t)t->bk * t->ks) +
+                 2u * (uint64_t)t->bq * (t->bk + 1));
 }
 
 static bool plan_tiles(uint64_t rows, uint64_t D, uint64_t Dv, uint64_t limit, attn_plan *t)
@@ -67,8 +70,10 @@ static bool plan_tiles(uint64_t rows, uint64_t D, uint64_t Dv, uint64_t limit, a
     while (t->bq > 1 && t->bq / 2 >= rows) t->bq /= 2;
     t->tpq = ATTN_WG / t->bq;
     t->bk = t->tpq > 32 ? t->tpq : 32;
-    t->ks = (uint32_t)((D > Dv ? D : Dv) + 1);
-    while (tile_bytes(t, D) > limit) {
+    t->w = D % 4 == 0 && Dv % 4 == 0 ? 4 : 1;
+    t->qs = (uint32_t)(D / t->w + 1);
+    t->ks = (uint32_t)((D > Dv ? D : Dv) / t->w + 1);
+    while (tile_bytes(t) > limit) {
         if (t->bk > t->tpq)
             t->bk /= 2;
         else if (t->bq > 1)
@@ -120,7 +125,7 @@ wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
     p.group = (uint32_t)group, p.blocks = (uint32_t)blocks;
     p.neg_inf = 0xff800000u;
     p.scale = a->scale;
-    p.d = (uint32_t)D, p.bk = t.bk;
+    p.dw = (uint32_t)(D / t.w), p.bk = t.bk;
     const uint64_t tiles = (Skv + t.bk - 1) / t.bk;
     const uint32_t splits = choose_splits(ctx, workgroups, tiles);
     const uint64_t rows_total = B * Hq * Sq;
@@ -131,18 +136,32 @@ wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
     p.chunk = (uint32_t)((tiles + splits - 1) / splits * t.bk);
     p.workgroups = (uint32_t)(workgroups * splits);
 
-    const uint32_t dvt = (uint32_t)((Dv + t.tpq - 1) / t.tpq);
+    const uint64_t dvw = Dv / t.w;
+    const uint32_t dvt = (uint32_t)((dvw + t.tpq - 1) / t.tpq);
     const unsigned mask_kind = !m ? 0u : a->mask_is_bool ? 2u : 1u;
-    char prelude[512];
+    const char *units =
+        t.w == 4 ? "alias V = vec4<f32>;\n"
+                   "fn vdot(a: V, b: V) -> f32 { return dot(a, b); }\n"
+                   "fn unit(v: V, i: u32) -> f32 { return v[i]; }\n"
+                   "fn put_q(i: u32, c: u32, x: f32) { q_tile[i][c] = x; }\n"
+                   "fn put_kv(i: u32, c: u32, x: f32) { kv_tile[i][c] = x; }\n"
+                 : "alias V = f32;\n"
+                   "fn vdot(a: V, b: V) -> f32 { return a * b; }\n"
+                   "fn unit(v: V, i: u32) -> f32 { return v; }\n"
+                   "fn put_q(i: u32, c: u32, x: f32) { q_tile[i] = x; }\n"
+                   "fn put_kv(i: u32, c: u32, x: f32) { kv_tile[i] = x; }\n";
+    char prelude[1024];
     int n = snprintf(prelude, sizeof prelude,
+                     "%sconst W: u32 = %uu;\nconst DVW: u32 = %lluu;\n"
                      "const D: u32 = %lluu;\nconst DV: u32 = %lluu;\nconst KS: u32 = %uu;\n"
-                     "const QS: u32 = %lluu;\nconst PS: u32 = %uu;\n"
+                     "const QS: u32 = %uu;\nconst PS: u32 = %uu;\n"
                      "const BQ: u32 = %uu;\nconst BK: u32 = %uu;\nconst TPQ: u32 = %uu;\n"
                      "const WG: u32 = %uu;\nconst KPT: u32 = %uu;\nconst DVT: u32 = %uu;\n"
                      "const DV_EXACT: bool = %s;\nconst MASK: u32 = %uu;\nconst CAUSAL: bool = %s;\n"
                      "const SPLIT: bool = %s;\nalias MT = %s;\n",
-                     (unsigned long long)D, (unsigned long long)Dv, t.ks, (unsigned long long)D + 1, t.bk + 1, t.bq, t.bk, t.tpq, t.bq * t.tpq,
-                     t.bk / t.tpq, dvt, (uint64_t)dvt * t.tpq == Dv ? "true" : "false", mask_kind,
+                     units, t.w, (unsigned long long)dvw, (unsigned long long)D, (unsigned long long)Dv, t.ks, t.qs,
+                     t.bk + 1, t.bq, t.bk, t.tpq, t.bq * t.tpq, t.bk / t.tpq, dvt,
+                     (uint64_t)dvt * t.tpq == dvw ? "true" : "false", mask_kind,
                      a->causal ? "true" : "false", splits > 1 ? "true" : "false", mask_kind == 2 ? "u32" : "f32");
     if (n <= 0 || (size_t)n >= sizeof prelude)
         return wt_fail(WT_ERR_BACKEND, "webgpu attention: shader prelude does not fit");
