@@ -174,12 +174,28 @@ static void ref_attention(const attn_case *c, const double *q, const double *k, 
 }
 
 static bool g_bool_mask; /* run_attention gives the mask as WT_BOOL */
+static bool g_kv_sliced; /* run_attention gives k as a view at odd offsets */
 
 static void run_attention(const attn_case *c)
 {
     int64_t qs[4] = {c->B, c->Hq, c->Sq, c->D}, ks[4] = {c->B, c->Hkv, c->Skv, c->D},
             vs[4] = {c->B, c->Hkv, c->Skv, c->Dv}, os[4] = {c->B, c->Hq, c->Sq, c->Dv};
-    tin q, k = make(4, ks, -1, 1), v = make(4, vs, -1, 1), m;
+    tin q, k, v = make(4, vs, -1, 1), m;
+    if (g_kv_sliced) {
+        /* k as a view [..., 1:D+1] of [B, Hkv, Skv, D+1]: rows at odd
+         * offsets and strides (no vector loads). The reference takes the
+         * viewed values. */
+        int64_t wide[4] = {c->B, c->Hkv, c->Skv, c->D + 1};
+        k = make(4, wide, -1, 1);
+        wt_tensor *view = NULL;
+        CHECK(wt_slice(k.t, 3, 1, c->D + 1, 1, &view) == WT_OK, "slice k");
+        for (int64_t r = 0; r < k.n / (c->D + 1); r++)
+            for (int64_t d = 0; d < c->D; d++) k.v[r * c->D + d] = k.v[r * (c->D + 1) + 1 + d];
+        wt_tensor_release(k.t);
+        k.t = view;
+    } else {
+        k = make(4, ks, -1, 1);
+    }
     memset(&m, 0, sizeof m);
     wt_tensor *qv = NULL;
     if (c->q_permuted) {
@@ -229,7 +245,8 @@ static void run_attention(const attn_case *c)
     wt_tensor *out = NULL;
     wt_status st = wt_scaled_dot_product_attention(qv, k.t, v.t, m.t, c->causal, c->scale, &out);
     char what[160];
-    snprintf(what, sizeof what, "attention %s%s", c->name, g_bool_mask ? " (bool mask)" : "");
+    snprintf(what, sizeof what, "attention %s%s%s", c->name, g_bool_mask ? " (bool mask)" : "",
+             g_kv_sliced ? " (k a sliced view)" : "");
     compare(what, st, out, 4, os, ref, 2e-5, 2e-4);
     wt_tensor_release(out);
     wt_tensor_release(qv);
@@ -261,6 +278,10 @@ static void test_attention(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (cases[i].mask_neg_inf_frac > 0) run_attention(&cases[i]);
     g_bool_mask = false;
+    g_kv_sliced = true; /* decode (split keys) and prefill with k read through odd strides */
+    run_attention(&cases[1]);
+    run_attention(&cases[4]);
+    g_kv_sliced = false;
 
     /* 3-D inputs [H, S, D] and f16 inputs. */
     int64_t s3[3] = {2, 5, 8};

@@ -86,6 +86,16 @@ static bool plan_tiles(uint64_t rows, uint64_t D, uint64_t Dv, uint64_t limit, a
     return true;
 }
 
+/* Rows (the last axis) of a 4-D view are whole vec4s at 16-byte
+ * boundaries: unit stride, and the offset and the other strides multiples
+ * of 4. */
+static bool aligned_rows(const wt_tensor *t)
+{
+    bool ok = t->strides[3] == 1 && t->offset % 4 == 0;
+    for (int d = 0; d < 3; d++) ok = ok && (t->shape[d] == 1 || t->strides[d] % 4 == 0);
+    return ok;
+}
+
 /* Offset and four strides of a 4-D view as u32, or false. */
 static bool pack_view(const wt_tensor *t, uint32_t *dst)
 {
@@ -150,16 +160,29 @@ wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
                    "fn unit(v: V, i: u32) -> f32 { return v; }\n"
                    "fn put_q(i: u32, c: u32, x: f32) { q_tile[i] = x; }\n"
                    "fn put_kv(i: u32, c: u32, x: f32) { kv_tile[i] = x; }\n";
-    char prelude[1024];
+    /* K and V rows as whole aligned vec4s: 16-byte global loads. */
+    const bool gv = t.w == 4 && aligned_rows(k) && aligned_rows(v);
+    const char *loads =
+        gv ? "alias KT = vec4<f32>;\n"
+             "fn k_at(i: u32) -> f32 { return k[i / 4u][i % 4u]; }\n"
+             "fn v_at(i: u32) -> f32 { return v[i / 4u][i % 4u]; }\n"
+             "fn k_unit(i: u32) -> V { return k[i / 4u]; }\n"
+             "fn v_unit(i: u32) -> V { return v[i / 4u]; }\n"
+           : "alias KT = f32;\n"
+             "fn k_at(i: u32) -> f32 { return k[i]; }\n"
+             "fn v_at(i: u32) -> f32 { return v[i]; }\n"
+             "fn k_unit(i: u32) -> V { return V(k[i]); }\n"
+             "fn v_unit(i: u32) -> V { return V(v[i]); }\n";
+    char prelude[2048];
     int n = snprintf(prelude, sizeof prelude,
-                     "%sconst W: u32 = %uu;\nconst DVW: u32 = %lluu;\n"
+                     "%s%sconst GV: bool = %s;\nconst W: u32 = %uu;\nconst DVW: u32 = %lluu;\n"
                      "const D: u32 = %lluu;\nconst DV: u32 = %lluu;\nconst KS: u32 = %uu;\n"
                      "const QS: u32 = %uu;\nconst PS: u32 = %uu;\n"
                      "const BQ: u32 = %uu;\nconst BK: u32 = %uu;\nconst TPQ: u32 = %uu;\n"
                      "const WG: u32 = %uu;\nconst KPT: u32 = %uu;\nconst DVT: u32 = %uu;\n"
                      "const DV_EXACT: bool = %s;\nconst MASK: u32 = %uu;\nconst CAUSAL: bool = %s;\n"
                      "const SPLIT: bool = %s;\nalias MT = %s;\n",
-                     units, t.w, (unsigned long long)dvw, (unsigned long long)D, (unsigned long long)Dv, t.ks, t.qs,
+                     units, loads, gv ? "true" : "false", t.w, (unsigned long long)dvw, (unsigned long long)D, (unsigned long long)Dv, t.ks, t.qs,
                      t.bk + 1, t.bq, t.bk, t.tpq, t.bq * t.tpq, t.bk / t.tpq, dvt,
                      (uint64_t)dvt * t.tpq == dvw ? "true" : "false", mask_kind,
                      a->causal ? "true" : "false", splits > 1 ? "true" : "false", mask_kind == 2 ? "u32" : "f32");

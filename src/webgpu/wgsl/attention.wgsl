@@ -25,9 +25,10 @@
 // into p.splits chunks, one workgroup each, which leave their partial
 // state; attention_combine.wgsl merges the chunks.
 //
-// Prelude: D, DV, W, DVW (DV / W), KS, QS, PS, BQ, BK, SPLIT, TPQ, WG,
-// KPT, DVT, DV_EXACT (DVW == DVT * TPQ), `alias V`, the helpers vdot,
-// unit, put_q and put_kv (see kernels_attention.c),
+// Prelude: D, DV, W, DVW (DV / W), KS, QS, PS, BQ, BK, SPLIT, GV, TPQ,
+// WG, KPT, DVT, DV_EXACT (DVW == DVT * TPQ), `alias V`, `alias KT`, the
+// helpers vdot, unit, put_q, put_kv, k_at, v_at, k_unit, v_unit (see
+// kernels_attention.c),
 // MASK (0 none, 1 added f32, 2 bool words), CAUSAL, and `alias MT` (the
 // mask's element type). The loops over D and over a tile's keys take
 // their bounds from the parameters (p.dw, p.bk: the same values) so that
@@ -48,8 +49,10 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<f32>;
-@group(0) @binding(3) var<storage, read> v: array<f32>;
+// KT: vec4<f32> when GV (K and V rows are whole aligned vec4s), else f32;
+// k_at / v_at read one float, k_unit / v_unit one unit at a float index.
+@group(0) @binding(2) var<storage, read> k: array<KT>;
+@group(0) @binding(3) var<storage, read> v: array<KT>;
 // Without a mask, q is bound here (never read).
 @group(0) @binding(4) var<storage, read> mask: array<MT>;
 // SPLIT: partial results, DV + 2 floats per (split, output row): the
@@ -111,19 +114,35 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     var l = 0.0;     // running sum of exp(score - m)
     var acc: array<V, DVT>;
     for (var t0 = k_lo; t0 < kend; t0 += BK) {
-        for (var e = lid; e < BK * D; e += WG) {
-            let j = t0 + e / D;
-            var x = 0.0;
-            if (j < kend) { x = k[k_base + j * p.k_ss + (e % D) * p.k_sd]; }
-            put_kv((e / D) * KS + (e % D) / W, (e % D) % W, x);
+        if (GV) {
+            for (var e = lid; e < BK * (D / W); e += WG) {
+                let j = t0 + e / (D / W);
+                var x = V(0.0);
+                if (j < kend) { x = k_unit(k_base + j * p.k_ss + (e % (D / W)) * W); }
+                kv_tile[(e / (D / W)) * KS + e % (D / W)] = x;
+            }
+        } else {
+            for (var e = lid; e < BK * D; e += WG) {
+                let j = t0 + e / D;
+                var x = 0.0;
+                if (j < kend) { x = k_at(k_base + j * p.k_ss + (e % D) * p.k_sd); }
+                put_kv((e / D) * KS + (e % D) / W, (e % D) % W, x);
+            }
         }
         workgroupBarrier();
 
+        // The row's query unit is read once per d for all KPT keys.
+        var scs: array<f32, KPT>;
+        // Zeroed explicitly: some compilers keep the last tile's values.
+        for (var c = 0u; c < KPT; c++) { scs[c] = 0.0; }
+        for (var d = 0u; d < p.dw; d++) {
+            let qv = q_tile[lr * QS + d];
+            for (var c = 0u; c < KPT; c++) { scs[c] += vdot(qv, kv_tile[(lane + c * TPQ) * KS + d]); }
+        }
         for (var c = 0u; c < KPT; c++) {
             let kk = lane + c * TPQ;
             let j = t0 + kk;
-            var sc = 0.0;
-            for (var d = 0u; d < p.dw; d++) { sc += vdot(q_tile[lr * QS + d], kv_tile[kk * KS + d]); }
+            var sc = scs[c];
             var visible = j < kend;
             if (CAUSAL) { visible = visible && i32(j) <= i32(qi) + shift_causal; }
             if (MASK != 0u && j < kend) {
@@ -134,11 +153,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         }
         workgroupBarrier();
 
-        for (var e = lid; e < BK * DV; e += WG) {
-            let j = t0 + e / DV;
-            var x = 0.0;
-            if (j < kend) { x = v[v_base + j * p.v_ss + (e % DV) * p.v_sd]; }
-            put_kv((e / DV) * KS + (e % DV) / W, (e % DV) % W, x);
+        if (GV) {
+            for (var e = lid; e < BK * DVW; e += WG) {
+                let j = t0 + e / DVW;
+                var x = V(0.0);
+                if (j < kend) { x = v_unit(v_base + j * p.v_ss + (e % DVW) * W); }
+                kv_tile[(e / DVW) * KS + e % DVW] = x;
+            }
+        } else {
+            for (var e = lid; e < BK * DV; e += WG) {
+                let j = t0 + e / DV;
+                var x = 0.0;
+                if (j < kend) { x = v_at(v_base + j * p.v_ss + (e % DV) * p.v_sd); }
+                put_kv((e / DV) * KS + (e % DV) / W, (e % DV) % W, x);
+            }
         }
         var tmax = neg_inf;
         for (var kk = 0u; kk < p.bk; kk++) { tmax = max(tmax, s_tile[lr * PS + kk]); }
