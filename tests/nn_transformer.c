@@ -622,6 +622,72 @@ static void test_norms(void)
     wt_tensor_release(x), wt_tensor_release(w);
 }
 
+/* f16 inputs: the ops run in f32 and round the result to f16. The
+ * reference takes the inputs as rounded to f16 (read back through an exact
+ * f16 -> f32 cast). */
+static bool to_f16(tin *x, wt_tensor **h)
+{
+    wt_tensor *back = NULL;
+    bool ok = CHECK(wt_cast(x->t, WT_F16, h) == WT_OK && wt_cast(*h, WT_F32, &back) == WT_OK, "cast: %s",
+                    wt_last_error());
+    float *f = malloc(sizeof(float) * (size_t)x->n);
+    ok = ok && CHECK(wt_tensor_read(back, f, sizeof(float) * (size_t)x->n) == WT_OK, "read");
+    for (int64_t i = 0; ok && i < x->n; i++) x->v[i] = f[i];
+    free(f);
+    wt_tensor_release(back);
+    return ok;
+}
+
+static void compare_f16(const char *what, wt_status st, wt_tensor *t, int ndim, const int64_t *shape, const double *ref)
+{
+    wt_tensor *f = NULL;
+    if (!CHECK(st == WT_OK && wt_tensor_dtype(t) == WT_F16, "%s: %s", what, wt_last_error())) return;
+    if (CHECK(wt_cast(t, WT_F32, &f) == WT_OK, "%s: cast", what)) compare(what, WT_OK, f, ndim, shape, ref, 2e-3, 2e-3);
+    wt_tensor_release(f);
+}
+
+static void test_f16(void)
+{
+    int64_t s3[3] = {3, 40, 6}, s4[4] = {2, 3, 5, 8}, ws[2] = {7, 6};
+    tin x = make(3, s3, -3, 3), r = make(4, s4, -1, 1), w = make(2, ws, -1, 1);
+    wt_tensor *xh = NULL, *rh = NULL, *wh = NULL, *out = NULL;
+    double *ref = malloc(sizeof(double) * 840); /* the largest result: linear, 120 x 7 */
+    if (to_f16(&x, &xh) && to_f16(&r, &rh) && to_f16(&w, &wh)) {
+        ref_softmax_axis(true, x.v, 3, s3, 1, ref);
+        wt_status st = wt_log_softmax(xh, 1, &out);
+        compare_f16("log_softmax f16 axis 1", st, out, 3, s3, ref);
+        wt_tensor_release(out);
+        ref_rope(r.v, s4, 4, 2, 10000, 5, ref);
+        st = wt_rope(rh, 10000, 5, WT_ROPE_BHSD, &out);
+        compare_f16("rope f16", st, out, 4, s4, ref);
+        wt_tensor_release(out);
+        for (int64_t i = 0; i < 120; i++) /* layer norm over the last 2 axes, no affine */ {
+            double mu = 0, var = 0;
+            const double *xr = x.v + (i / 40) * 240;
+            if (i % 40) continue;
+            for (int j = 0; j < 240; j++) mu += xr[j] / 240;
+            for (int j = 0; j < 240; j++) var += (xr[j] - mu) * (xr[j] - mu) / 240;
+            for (int j = 0; j < 240; j++) ref[(i / 40) * 240 + j] = (xr[j] - mu) / sqrt(var + 1e-5);
+        }
+        st = wt_layer_norm(xh, 2, NULL, NULL, 1e-5f, &out);
+        compare_f16("layer_norm f16 k=2", st, out, 3, s3, ref);
+        wt_tensor_release(out);
+        for (int64_t rr = 0; rr < 120; rr++)
+            for (int o = 0; o < 7; o++) {
+                double acc = 0;
+                for (int i = 0; i < 6; i++) acc += x.v[rr * 6 + i] * w.v[o * 6 + i];
+                ref[rr * 7 + o] = acc;
+            }
+        int64_t os[3] = {3, 40, 7};
+        st = wt_linear(xh, wh, NULL, &out);
+        compare_f16("linear f16", st, out, 3, os, ref);
+        wt_tensor_release(out);
+    }
+    free(ref);
+    wt_tensor_release(xh), wt_tensor_release(rh), wt_tensor_release(wh);
+    drop(&x), drop(&r), drop(&w);
+}
+
 int main(int argc, char **argv)
 {
     test_backend be = test_parse_backend(argc > 1 ? argv[1] : NULL);
@@ -637,7 +703,7 @@ int main(int argc, char **argv)
     if (test_create_context(be, &g_ctx) != WT_OK) return test_summary(prefix);
     struct { const char *name; void (*fn)(void); } groups[] = {
         {"attention", test_attention}, {"rope", test_rope}, {"linear", test_linear},
-        {"softmax", test_softmax}, {"norms", test_norms},
+        {"softmax", test_softmax}, {"norms", test_norms}, {"f16", test_f16},
     };
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
         double t0 = now_s();
