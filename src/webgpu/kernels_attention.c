@@ -64,12 +64,26 @@ static uint64_t tile_bytes(const attn_plan *t)
                  2u * (uint64_t)t->bq * (t->bk + 1));
 }
 
-static bool plan_tiles(uint64_t rows, uint64_t D, uint64_t Dv, uint64_t limit, attn_plan *t)
+/* Tuning knobs, read once per process, for comparing tile shapes without a
+ * rebuild: WT_ATTN_WG (threads per workgroup, 32..256, 64), WT_ATTN_BQ
+ * (rows per workgroup at most, 1..WG, 16), WT_ATTN_BK (keys per tile at
+ * least, 4..256, 32); powers of two. */
+static uint32_t knob(const char *name, uint32_t fallback, uint32_t lo, uint32_t hi)
 {
-    t->bq = 16;
+    uint64_t v = wg_env_number(name, fallback);
+    return wg_is_pow2(v) && v >= lo && v <= hi ? (uint32_t)v : fallback;
+}
+
+static bool plan_tiles(const wt_context *ctx, uint64_t rows, uint64_t D, uint64_t Dv, attn_plan *t)
+{
+    const uint64_t limit = wg_get_caps(ctx)->max_workgroup_storage;
+    uint32_t wg = knob("WT_ATTN_WG", ATTN_WG, 32, 256);
+    if (wg > wg_get_caps(ctx)->max_invocations) wg = ATTN_WG;
+    t->bq = knob("WT_ATTN_BQ", 16, 1, wg);
     while (t->bq > 1 && t->bq / 2 >= rows) t->bq /= 2;
-    t->tpq = ATTN_WG / t->bq;
-    t->bk = t->tpq > 32 ? t->tpq : 32;
+    t->tpq = wg / t->bq;
+    const uint32_t bk = knob("WT_ATTN_BK", 32, 4, 256);
+    t->bk = t->tpq > bk ? t->tpq : bk;
     t->w = D % 4 == 0 && Dv % 4 == 0 ? 4 : 1;
     t->qs = (uint32_t)(D / t->w + 1);
     t->ks = (uint32_t)((D > Dv ? D : Dv) / t->w + 1);
@@ -123,7 +137,7 @@ wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention: q, k, v must be f32");
     const uint64_t group = Hq / Hkv, rows = group * Sq;
     attn_plan t;
-    if (!plan_tiles(rows, D, Dv, wg_get_caps(ctx)->max_workgroup_storage, &t))
+    if (!plan_tiles(ctx, rows, D, Dv, &t))
         return wt_fail(WT_ERR_UNSUPPORTED,
                        "webgpu attention: head dims D = %llu, Dv = %llu do not fit the device's %u bytes of workgroup memory",
                        (unsigned long long)D, (unsigned long long)Dv, wg_get_caps(ctx)->max_workgroup_storage);
