@@ -475,6 +475,25 @@ static void test_linear(void)
     wt_status st = wt_linear(xt, w.t, NULL, &out);
     compare("linear transposed x", st, out, 2, os, ref, 1e-5, 1e-4);
     wt_tensor_release(out);
+    {   /* a 3-D x whose leading axes do not fold: [4, 3, 6] transposed to [3, 4, 6] */
+        int64_t x3s[3] = {4, 3, 6}, w3s[2] = {5, 6}, b3s[1] = {5}, o3s[3] = {3, 4, 5};
+        tin x3 = make(3, x3s, -1, 1), w3 = make(2, w3s, -1, 1), b3 = make(1, b3s, -1, 1);
+        wt_tensor *x3t = NULL, *o3 = NULL;
+        CHECK(wt_transpose(x3.t, 0, 1, &x3t) == WT_OK, "transpose");
+        double r3[60];
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 4; j++)
+                for (int o = 0; o < 5; o++) {
+                    double acc = b3.v[o];
+                    for (int k = 0; k < 6; k++) acc += x3.v[(j * 3 + i) * 6 + k] * w3.v[o * 6 + k];
+                    r3[(i * 4 + j) * 5 + o] = acc;
+                }
+        wt_status s3 = wt_linear(x3t, w3.t, b3.t, &o3);
+        compare("linear 3-D transposed x, bias", s3, o3, 3, o3s, r3, 1e-5, 1e-4);
+        wt_tensor_release(o3);
+        wt_tensor_release(x3t);
+        drop(&x3), drop(&w3), drop(&b3);
+    }
     out = NULL;
     expect_code("linear in_features differ", wt_linear(x.t, w.t, NULL, &out), WT_ERR_SHAPE, out);
     out = NULL;
