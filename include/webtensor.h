@@ -1040,9 +1040,11 @@ WT_API wt_status wt_group_norm(const wt_tensor *x, int64_t num_groups, const wt_
                                const wt_tensor *bias, float eps, wt_tensor **out);
 /* --- transformer ops --- */
 
-/* log(softmax(x)) along axis, computed as x - max - log(sum(exp(x - max)))
+/* log(softmax(x)) along axis, computed as (x - max) - log(sum(exp(x - max)))
  * (no overflow for large inputs, no log of an underflowed 0). A row of
- * -inf gives NaN, as in PyTorch. Any axis; negative axes count from the end. */
+ * -inf gives NaN, as in PyTorch. Any axis; negative axes count from the end;
+ * wt_softmax and wt_log_softmax read a middle axis in place (no transpose).
+ * f32 and f16 (through f32); WT_ERR_UNSUPPORTED for i32 and bool. */
 WT_API wt_status wt_log_softmax(const wt_tensor *x, int axis, wt_tensor **out);
 
 /* Layer norm and RMS norm over the last normalized_ndim axes of x (PyTorch's
@@ -1075,12 +1077,14 @@ WT_API wt_status wt_rms_norm(const wt_tensor *x, int normalized_ndim, const wt_t
  * A query row that sees no key (every score -inf: fully masked, or
  *   causal with Sq > Skv, or Skv = 0) gives 0s, as PyTorch's
  *   scaled_dot_product_attention does (not NaN).
- * f16 inputs compute in f32 (result f16 only if q, k, v are all f16).
+ * q, k, v: f32, or f16 computed in f32 (the result is f16 only if q, k
+ * and v all are); WT_ERR_UNSUPPORTED for i32 and bool.
  * Errors: WT_ERR_SHAPE for ranks other than 3/4, mismatched batch, D or
  * Skv, Hkv not dividing Hq, a mask that does not broadcast;
  * WT_ERR_INVALID_ARGUMENT for a NaN/inf scale or an i32 mask.
- * The WebGPU kernel holds a query tile and a key tile in workgroup memory:
- * D and Dv up to 1024 there (WT_ERR_UNSUPPORTED beyond). */
+ * The WebGPU kernel holds a query tile and a key/value tile in workgroup
+ * memory, which bounds D and Dv (about D + max(D, Dv) <= 4000 with
+ * WebGPU's minimum 16 KiB; tested up to 256): WT_ERR_UNSUPPORTED beyond. */
 WT_API wt_status wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k,
                                                  const wt_tensor *v, const wt_tensor *mask,
                                                  bool causal, float scale, wt_tensor **out);
@@ -1095,8 +1099,10 @@ WT_API wt_status wt_scaled_dot_product_attention(const wt_tensor *q, const wt_te
  * ([..., S, H, D], two before D, the layout of a projection's output).
  * theta > 0 (10000 for Llama 2, 500000 for Llama 3), offset >= 0 (the
  * position of the first token, e.g. the KV-cache length when decoding).
- * Angles are computed to within ~1e-6 rad for positions up to 2^24 (more
- * accurate than a float32 cos/sin cache). */
+ * Angles are exact to about 2e-6 rad (the CPU computes them in double;
+ * WebGPU reduces them exactly in turns, for positions below 2^24, and
+ * refuses larger ones with WT_ERR_UNSUPPORTED): more accurate than a
+ * float32 cos/sin cache at long positions. f32 and f16 (through f32). */
 typedef enum wt_rope_layout { WT_ROPE_BHSD = 0, WT_ROPE_BSHD = 1 } wt_rope_layout;
 WT_API wt_status wt_rope(const wt_tensor *x, double theta, int64_t offset, wt_rope_layout layout,
                          wt_tensor **out);

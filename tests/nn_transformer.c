@@ -174,12 +174,28 @@ static void ref_attention(const attn_case *c, const double *q, const double *k, 
 }
 
 static bool g_bool_mask; /* run_attention gives the mask as WT_BOOL */
+static bool g_kv_sliced; /* run_attention gives k as a view at odd offsets */
 
 static void run_attention(const attn_case *c)
 {
     int64_t qs[4] = {c->B, c->Hq, c->Sq, c->D}, ks[4] = {c->B, c->Hkv, c->Skv, c->D},
             vs[4] = {c->B, c->Hkv, c->Skv, c->Dv}, os[4] = {c->B, c->Hq, c->Sq, c->Dv};
-    tin q, k = make(4, ks, -1, 1), v = make(4, vs, -1, 1), m;
+    tin q, k, v = make(4, vs, -1, 1), m;
+    if (g_kv_sliced) {
+        /* k as a view [..., 1:D+1] of [B, Hkv, Skv, D+1]: rows at odd
+         * offsets and strides (no vector loads). The reference takes the
+         * viewed values. */
+        int64_t wide[4] = {c->B, c->Hkv, c->Skv, c->D + 1};
+        k = make(4, wide, -1, 1);
+        wt_tensor *view = NULL;
+        CHECK(wt_slice(k.t, 3, 1, c->D + 1, 1, &view) == WT_OK, "slice k");
+        for (int64_t r = 0; r < k.n / (c->D + 1); r++)
+            for (int64_t d = 0; d < c->D; d++) k.v[r * c->D + d] = k.v[r * (c->D + 1) + 1 + d];
+        wt_tensor_release(k.t);
+        k.t = view;
+    } else {
+        k = make(4, ks, -1, 1);
+    }
     memset(&m, 0, sizeof m);
     wt_tensor *qv = NULL;
     if (c->q_permuted) {
@@ -229,7 +245,8 @@ static void run_attention(const attn_case *c)
     wt_tensor *out = NULL;
     wt_status st = wt_scaled_dot_product_attention(qv, k.t, v.t, m.t, c->causal, c->scale, &out);
     char what[160];
-    snprintf(what, sizeof what, "attention %s%s", c->name, g_bool_mask ? " (bool mask)" : "");
+    snprintf(what, sizeof what, "attention %s%s%s", c->name, g_bool_mask ? " (bool mask)" : "",
+             g_kv_sliced ? " (k a sliced view)" : "");
     compare(what, st, out, 4, os, ref, 2e-5, 2e-4);
     wt_tensor_release(out);
     wt_tensor_release(qv);
@@ -245,7 +262,7 @@ static void test_attention(void)
         {"causal Sq<Skv, 3 key tiles+", 1, 4, 1, 5, 333, 64, 64, true, 0, 0, {0}, 0, false, false},
         {"causal Sq>Skv (empty rows)", 1, 2, 1, 6, 4, 8, 8, true, 0, 0, {0}, 0, false, false},
         {"decode Sq=1 GQA", 2, 8, 2, 1, 517, 64, 64, true, 0, 0, {0}, 0, false, false},
-        {"decode + padding mask", 2, 4, 4, 1, 301, 32, 32, false, 0, 4, {2, 1, 1, 301}, 0.2, false, false},
+        {"decode + padding mask", 2, 4, 4, 1, 701, 32, 32, false, 0, 4, {2, 1, 1, 701}, 0.2, false, false},
         {"odd D, Dv != D, 2-D mask", 2, 3, 3, 9, 11, 13, 7, false, 0.3f, 2, {9, 11}, 0, false, false},
         {"mask [Hq,1,Skv] + causal", 1, 4, 2, 17, 17, 24, 24, true, 0, 3, {4, 1, 17}, 0.1, false, false},
         {"fully masked rows", 1, 2, 2, 5, 6, 8, 8, false, 0, 4, {1, 2, 5, 6}, 0.5, false, true},
@@ -261,6 +278,10 @@ static void test_attention(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (cases[i].mask_neg_inf_frac > 0) run_attention(&cases[i]);
     g_bool_mask = false;
+    g_kv_sliced = true; /* decode (split keys) and prefill with k read through odd strides */
+    run_attention(&cases[1]);
+    run_attention(&cases[4]);
+    g_kv_sliced = false;
 
     /* 3-D inputs [H, S, D] and f16 inputs. */
     int64_t s3[3] = {2, 5, 8};
@@ -454,6 +475,25 @@ static void test_linear(void)
     wt_status st = wt_linear(xt, w.t, NULL, &out);
     compare("linear transposed x", st, out, 2, os, ref, 1e-5, 1e-4);
     wt_tensor_release(out);
+    {   /* a 3-D x whose leading axes do not fold: [4, 3, 6] transposed to [3, 4, 6] */
+        int64_t x3s[3] = {4, 3, 6}, w3s[2] = {5, 6}, b3s[1] = {5}, o3s[3] = {3, 4, 5};
+        tin x3 = make(3, x3s, -1, 1), w3 = make(2, w3s, -1, 1), b3 = make(1, b3s, -1, 1);
+        wt_tensor *x3t = NULL, *o3 = NULL;
+        CHECK(wt_transpose(x3.t, 0, 1, &x3t) == WT_OK, "transpose");
+        double r3[60];
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 4; j++)
+                for (int o = 0; o < 5; o++) {
+                    double acc = b3.v[o];
+                    for (int k = 0; k < 6; k++) acc += x3.v[(j * 3 + i) * 6 + k] * w3.v[o * 6 + k];
+                    r3[(i * 4 + j) * 5 + o] = acc;
+                }
+        wt_status s3 = wt_linear(x3t, w3.t, b3.t, &o3);
+        compare("linear 3-D transposed x, bias", s3, o3, 3, o3s, r3, 1e-5, 1e-4);
+        wt_tensor_release(o3);
+        wt_tensor_release(x3t);
+        drop(&x3), drop(&w3), drop(&b3);
+    }
     out = NULL;
     expect_code("linear in_features differ", wt_linear(x.t, w.t, NULL, &out), WT_ERR_SHAPE, out);
     out = NULL;
@@ -601,6 +641,72 @@ static void test_norms(void)
     wt_tensor_release(x), wt_tensor_release(w);
 }
 
+/* f16 inputs: the ops run in f32 and round the result to f16. The
+ * reference takes the inputs as rounded to f16 (read back through an exact
+ * f16 -> f32 cast). */
+static bool to_f16(tin *x, wt_tensor **h)
+{
+    wt_tensor *back = NULL;
+    bool ok = CHECK(wt_cast(x->t, WT_F16, h) == WT_OK && wt_cast(*h, WT_F32, &back) == WT_OK, "cast: %s",
+                    wt_last_error());
+    float *f = malloc(sizeof(float) * (size_t)x->n);
+    ok = ok && CHECK(wt_tensor_read(back, f, sizeof(float) * (size_t)x->n) == WT_OK, "read");
+    for (int64_t i = 0; ok && i < x->n; i++) x->v[i] = f[i];
+    free(f);
+    wt_tensor_release(back);
+    return ok;
+}
+
+static void compare_f16(const char *what, wt_status st, wt_tensor *t, int ndim, const int64_t *shape, const double *ref)
+{
+    wt_tensor *f = NULL;
+    if (!CHECK(st == WT_OK && wt_tensor_dtype(t) == WT_F16, "%s: %s", what, wt_last_error())) return;
+    if (CHECK(wt_cast(t, WT_F32, &f) == WT_OK, "%s: cast", what)) compare(what, WT_OK, f, ndim, shape, ref, 2e-3, 2e-3);
+    wt_tensor_release(f);
+}
+
+static void test_f16(void)
+{
+    int64_t s3[3] = {3, 40, 6}, s4[4] = {2, 3, 5, 8}, ws[2] = {7, 6};
+    tin x = make(3, s3, -3, 3), r = make(4, s4, -1, 1), w = make(2, ws, -1, 1);
+    wt_tensor *xh = NULL, *rh = NULL, *wh = NULL, *out = NULL;
+    double *ref = malloc(sizeof(double) * 840); /* the largest result: linear, 120 x 7 */
+    if (to_f16(&x, &xh) && to_f16(&r, &rh) && to_f16(&w, &wh)) {
+        ref_softmax_axis(true, x.v, 3, s3, 1, ref);
+        wt_status st = wt_log_softmax(xh, 1, &out);
+        compare_f16("log_softmax f16 axis 1", st, out, 3, s3, ref);
+        wt_tensor_release(out);
+        ref_rope(r.v, s4, 4, 2, 10000, 5, ref);
+        st = wt_rope(rh, 10000, 5, WT_ROPE_BHSD, &out);
+        compare_f16("rope f16", st, out, 4, s4, ref);
+        wt_tensor_release(out);
+        for (int64_t i = 0; i < 120; i++) /* layer norm over the last 2 axes, no affine */ {
+            double mu = 0, var = 0;
+            const double *xr = x.v + (i / 40) * 240;
+            if (i % 40) continue;
+            for (int j = 0; j < 240; j++) mu += xr[j] / 240;
+            for (int j = 0; j < 240; j++) var += (xr[j] - mu) * (xr[j] - mu) / 240;
+            for (int j = 0; j < 240; j++) ref[(i / 40) * 240 + j] = (xr[j] - mu) / sqrt(var + 1e-5);
+        }
+        st = wt_layer_norm(xh, 2, NULL, NULL, 1e-5f, &out);
+        compare_f16("layer_norm f16 k=2", st, out, 3, s3, ref);
+        wt_tensor_release(out);
+        for (int64_t rr = 0; rr < 120; rr++)
+            for (int o = 0; o < 7; o++) {
+                double acc = 0;
+                for (int i = 0; i < 6; i++) acc += x.v[rr * 6 + i] * w.v[o * 6 + i];
+                ref[rr * 7 + o] = acc;
+            }
+        int64_t os[3] = {3, 40, 7};
+        st = wt_linear(xh, wh, NULL, &out);
+        compare_f16("linear f16", st, out, 3, os, ref);
+        wt_tensor_release(out);
+    }
+    free(ref);
+    wt_tensor_release(xh), wt_tensor_release(rh), wt_tensor_release(wh);
+    drop(&x), drop(&r), drop(&w);
+}
+
 int main(int argc, char **argv)
 {
     test_backend be = test_parse_backend(argc > 1 ? argv[1] : NULL);
@@ -616,7 +722,7 @@ int main(int argc, char **argv)
     if (test_create_context(be, &g_ctx) != WT_OK) return test_summary(prefix);
     struct { const char *name; void (*fn)(void); } groups[] = {
         {"attention", test_attention}, {"rope", test_rope}, {"linear", test_linear},
-        {"softmax", test_softmax}, {"norms", test_norms},
+        {"softmax", test_softmax}, {"norms", test_norms}, {"f16", test_f16},
     };
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
         double t0 = now_s();

@@ -1,7 +1,8 @@
 /* linear: x @ w^T + bias with w stored [out_features, in_features]. w^T is
  * a transposed view handed to wt_matmul, whose backends read any strides,
  * so the weight is never copied; x's leading axes fold into one matrix
- * when x is contiguous (one GEMM instead of a batch of them). */
+ * (one GEMM instead of a batch of them; a non-contiguous x is gathered
+ * for that, never w). */
 #include "api/api.h"
 
 wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias, wt_tensor **out)
@@ -28,7 +29,10 @@ wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bia
     wt_tensor *wt = NULL, *x2 = NULL, *y = NULL, *y2 = NULL;
     if ((st = wt_transpose(w, 0, 1, &wt)) != WT_OK) return st;
     const wt_tensor *xa = x;
-    if (x->ndim > 2 && wt_tensor_is_contiguous(x)) {
+    if (x->ndim > 2) {
+        /* One [rows, in] matrix (x gathered first if its leading axes do
+         * not fold: a batched product over unfoldable axes would expand
+         * w^T over the batch, copying w). */
         const int64_t shape2[2] = {-1, x->shape[x->ndim - 1]};
         if ((st = wt_reshape(x, 2, shape2, &x2)) != WT_OK) goto done;
         xa = x2;

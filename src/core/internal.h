@@ -426,8 +426,8 @@ struct wt_backend_ops {
                         wt_tensor *out, wt_tensor *indices);
     /* --- transformer ops --- */
     /* Softmax or log-softmax (WT_ROW_SOFTMAX / WT_ROW_LOG_SOFTMAX) along
-     * axis 1 of x [O, C, I] (any strides, C > 0, I > 1) into out [O, C, I]
-     * contiguous. (I == 1 goes to rowwise.) */
+     * axis 1 of x [O, C, I] (any strides, C > 0) into out [O, C, I]
+     * contiguous at offset 0. (The API sends I == 1 to rowwise.) */
     wt_status (*softmax_axis)(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
     wt_status (*attention)(wt_context *ctx, const wt_attention_args *a);
     /* Rotary embedding of x [A, S, C, D] (any strides, D even) into out of

@@ -1,18 +1,23 @@
 /* WebGPU attention: one fused dispatch (wgsl/attention.wgsl).
  *
- * Tile shape, chosen per call: a workgroup of up to 64 threads holds BQ
+ * Tile shape, chosen per call: a workgroup of up to 128 threads holds BQ
  * rows (query x grouped q head) with TPQ threads each. Many rows
- * (prefill): BQ = 16, TPQ = 4, key tiles of 32. Few rows (decode, Sq = 1):
- * fewer rows per workgroup and more threads per row, e.g. one row of 64
- * threads with key tiles of 64, so a lone query still splits its keys and
+ * (prefill): BQ = 32, TPQ = 4, key tiles of 32. Few rows (decode, Sq = 1):
+ * fewer rows per workgroup and more threads per row, e.g. one row of 128
+ * threads with key tiles of 128, so a lone query still splits its keys and
  * output columns over a whole workgroup. The tiles are shrunk until they
- * fit the device's workgroup memory (16 KiB at least in WebGPU). */
+ * fit the device's workgroup memory (16 KiB at least in WebGPU).
+ *
+ * When (batch x kv heads x row blocks) gives too few workgroups for the
+ * GPU, as in decoding, the keys are split into chunks across workgroups
+ * (flash-decoding) and a second small dispatch merges the partial softmax
+ * states (wgsl/attention_combine.wgsl). */
 #include "webgpu/wg.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#define ATTN_WG 64u
+#define ATTN_WG 128u
 
 /* Same layout as attention.wgsl's Params. */
 typedef struct attn_params {
@@ -20,26 +25,74 @@ typedef struct attn_params {
     uint32_t hq, hkv, sq, skv;
     uint32_t group, blocks, workgroups, neg_inf;
     float scale;
-    uint32_t d, bk, pad0;
+    uint32_t dw, bk, rows_total;
+    uint32_t splits, chunk, pad[2];
 } attn_params;
 
-typedef struct attn_plan {
-    uint32_t bq, bk, tpq, ks;
-} attn_plan;
+/* Same layout as attention_combine.wgsl's Params. */
+typedef struct combine_params {
+    uint32_t rows, splits, neg_inf, pad0;
+} combine_params;
 
-static uint64_t tile_bytes(const attn_plan *t, uint64_t D)
+#define COMBINE_WG 256u
+
+/* Key chunks per (batch, kv head, row block): enough workgroups to fill
+ * the GPU (a decode step alone has only B x Hkv of them), but at least
+ * MIN_TILES_PER_SPLIT key tiles each. WT_ATTN_SPLITS=1 turns it off. */
+#define TARGET_WORKGROUPS 1024u
+#define TARGET_WORKGROUPS_CPU 16u
+#define MIN_TILES_PER_SPLIT 4u
+
+static uint32_t choose_splits(const wt_context *ctx, uint64_t workgroups, uint64_t tiles)
 {
-    return 4u * ((uint64_t)t->bq * (D + 1) + (uint64_t)t->bk * t->ks + 2u * (uint64_t)t->bq * (t->bk + 1));
+    if (wg_env_number("WT_ATTN_SPLITS", 0) == 1) return 1;
+    const uint64_t target = wg_get_caps(ctx)->cpu_adapter ? TARGET_WORKGROUPS_CPU : TARGET_WORKGROUPS;
+    uint32_t splits = 1;
+    while (workgroups * splits * 2 <= target && tiles / (splits * 2u) >= MIN_TILES_PER_SPLIT) splits *= 2;
+    return splits;
 }
 
-static bool plan_tiles(uint64_t rows, uint64_t D, uint64_t Dv, uint64_t limit, attn_plan *t)
+/* Units of w floats (4: vec4 tiles); qs and ks are the padded row
+ * lengths of the query and K/V tiles in units. */
+typedef struct attn_plan {
+    uint32_t bq, bk, tpq, w, qs, ks;
+} attn_plan;
+
+static uint64_t tile_bytes(const attn_plan *t)
 {
-    t->bq = 16;
+    return 4u * ((uint64_t)t->w * ((uint64_t)t->bq * t->qs + (uint64_t)t->bk * t->ks) +
+                 2u * (uint64_t)t->bq * (t->bk + 1));
+}
+
+/* Tuning knobs, read once per process, for comparing tile shapes without a
+ * rebuild: WT_ATTN_WG (threads per workgroup, 32..256; 128, 64 on a
+ * software adapter), WT_ATTN_BQ (rows per workgroup at most, 1..WG; 32,
+ * 16 on a software adapter), WT_ATTN_BK (keys per tile at least, 4..256,
+ * 32); powers of two. On the H200 (Vulkan, f32), 128 / 32 / 32 took
+ * 3.9 ms for causal prefill B=1 Hq=32 Hkv=8 S=2048 D=128, 64 / 16 / 32
+ * 8.1 ms (PyTorch's fp32 SDPA 3.2 ms); decode steps were within noise. */
+static uint32_t knob(const char *name, uint32_t fallback, uint32_t lo, uint32_t hi)
+{
+    uint64_t v = wg_env_number(name, fallback);
+    return wg_is_pow2(v) && v >= lo && v <= hi ? (uint32_t)v : fallback;
+}
+
+static bool plan_tiles(const wt_context *ctx, uint64_t rows, uint64_t D, uint64_t Dv, attn_plan *t)
+{
+    const uint64_t limit = wg_get_caps(ctx)->max_workgroup_storage;
+    /* A software adapter runs small workgroups best. */
+    const bool soft = wg_get_caps(ctx)->cpu_adapter;
+    uint32_t wg = knob("WT_ATTN_WG", soft ? 64 : ATTN_WG, 32, 256);
+    if (wg > wg_get_caps(ctx)->max_invocations) wg = 64;
+    t->bq = knob("WT_ATTN_BQ", soft ? 16 : 32, 1, wg);
     while (t->bq > 1 && t->bq / 2 >= rows) t->bq /= 2;
-    t->tpq = ATTN_WG / t->bq;
-    t->bk = t->tpq > 32 ? t->tpq : 32;
-    t->ks = (uint32_t)((D > Dv ? D : Dv) + 1);
-    while (tile_bytes(t, D) > limit) {
+    t->tpq = wg / t->bq;
+    const uint32_t bk = knob("WT_ATTN_BK", 32, 4, 256);
+    t->bk = t->tpq > bk ? t->tpq : bk;
+    t->w = D % 4 == 0 && Dv % 4 == 0 ? 4 : 1;
+    t->qs = (uint32_t)(D / t->w + 1);
+    t->ks = (uint32_t)((D > Dv ? D : Dv) / t->w + 1);
+    while (tile_bytes(t) > limit) {
         if (t->bk > t->tpq)
             t->bk /= 2;
         else if (t->bq > 1)
@@ -50,6 +103,16 @@ static bool plan_tiles(uint64_t rows, uint64_t D, uint64_t Dv, uint64_t limit, a
             return false;
     }
     return true;
+}
+
+/* Rows (the last axis) of a 4-D view are whole vec4s at 16-byte
+ * boundaries: unit stride, and the offset and the other strides multiples
+ * of 4. */
+static bool aligned_rows(const wt_tensor *t)
+{
+    bool ok = t->strides[3] == 1 && t->offset % 4 == 0;
+    for (int d = 0; d < 3; d++) ok = ok && (t->shape[d] == 1 || t->strides[d] % 4 == 0);
+    return ok;
 }
 
 /* Offset and four strides of a 4-D view as u32, or false. */
@@ -79,33 +142,69 @@ wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention: q, k, v must be f32");
     const uint64_t group = Hq / Hkv, rows = group * Sq;
     attn_plan t;
-    if (!plan_tiles(rows, D, Dv, wg_get_caps(ctx)->max_workgroup_storage, &t))
+    if (!plan_tiles(ctx, rows, D, Dv, &t))
         return wt_fail(WT_ERR_UNSUPPORTED,
                        "webgpu attention: head dims D = %llu, Dv = %llu do not fit the device's %u bytes of workgroup memory",
                        (unsigned long long)D, (unsigned long long)Dv, wg_get_caps(ctx)->max_workgroup_storage);
     const uint64_t blocks = (rows + t.bq - 1) / t.bq, workgroups = B * Hkv * blocks;
-    if (workgroups > UINT32_MAX)
+    if (workgroups > UINT32_MAX / 64)
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention: %llu workgroups exceed 32-bit indexing",
                        (unsigned long long)workgroups);
     p.hq = (uint32_t)Hq, p.hkv = (uint32_t)Hkv, p.sq = (uint32_t)Sq, p.skv = (uint32_t)Skv;
-    p.group = (uint32_t)group, p.blocks = (uint32_t)blocks, p.workgroups = (uint32_t)workgroups;
+    p.group = (uint32_t)group, p.blocks = (uint32_t)blocks;
     p.neg_inf = 0xff800000u;
     p.scale = a->scale;
-    p.d = (uint32_t)D, p.bk = t.bk;
+    p.dw = (uint32_t)(D / t.w), p.bk = t.bk;
+    const uint64_t tiles = (Skv + t.bk - 1) / t.bk;
+    const uint32_t splits = choose_splits(ctx, workgroups, tiles);
+    const uint64_t rows_total = B * Hq * Sq;
+    if (rows_total * splits * (Dv + 2) > UINT32_MAX) /* partials beyond 32-bit indexing */
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention: operands too large for 32-bit indexing");
+    p.rows_total = (uint32_t)rows_total;
+    p.splits = splits;
+    p.chunk = (uint32_t)((tiles + splits - 1) / splits * t.bk);
+    p.workgroups = (uint32_t)(workgroups * splits);
 
-    const uint32_t dvt = (uint32_t)((Dv + t.tpq - 1) / t.tpq);
+    const uint64_t dvw = Dv / t.w;
+    const uint32_t dvt = (uint32_t)((dvw + t.tpq - 1) / t.tpq);
     const unsigned mask_kind = !m ? 0u : a->mask_is_bool ? 2u : 1u;
-    char prelude[512];
+    const char *units =
+        t.w == 4 ? "alias V = vec4<f32>;\n"
+                   "fn vdot(a: V, b: V) -> f32 { return dot(a, b); }\n"
+                   "fn unit(v: V, i: u32) -> f32 { return v[i]; }\n"
+                   "fn put_q(i: u32, c: u32, x: f32) { q_tile[i][c] = x; }\n"
+                   "fn put_kv(i: u32, c: u32, x: f32) { kv_tile[i][c] = x; }\n"
+                 : "alias V = f32;\n"
+                   "fn vdot(a: V, b: V) -> f32 { return a * b; }\n"
+                   "fn unit(v: V, i: u32) -> f32 { return v; }\n"
+                   "fn put_q(i: u32, c: u32, x: f32) { q_tile[i] = x; }\n"
+                   "fn put_kv(i: u32, c: u32, x: f32) { kv_tile[i] = x; }\n";
+    /* K and V rows as whole aligned vec4s: 16-byte global loads. */
+    const bool gv = t.w == 4 && aligned_rows(k) && aligned_rows(v);
+    const char *loads =
+        gv ? "alias KT = vec4<f32>;\n"
+             "fn k_at(i: u32) -> f32 { return k[i / 4u][i % 4u]; }\n"
+             "fn v_at(i: u32) -> f32 { return v[i / 4u][i % 4u]; }\n"
+             "fn k_unit(i: u32) -> V { return k[i / 4u]; }\n"
+             "fn v_unit(i: u32) -> V { return v[i / 4u]; }\n"
+           : "alias KT = f32;\n"
+             "fn k_at(i: u32) -> f32 { return k[i]; }\n"
+             "fn v_at(i: u32) -> f32 { return v[i]; }\n"
+             "fn k_unit(i: u32) -> V { return V(k[i]); }\n"
+             "fn v_unit(i: u32) -> V { return V(v[i]); }\n";
+    char prelude[2048];
     int n = snprintf(prelude, sizeof prelude,
+                     "%s%sconst GV: bool = %s;\nconst W: u32 = %uu;\nconst DVW: u32 = %lluu;\n"
                      "const D: u32 = %lluu;\nconst DV: u32 = %lluu;\nconst KS: u32 = %uu;\n"
-                     "const QS: u32 = %lluu;\nconst PS: u32 = %uu;\n"
+                     "const QS: u32 = %uu;\nconst PS: u32 = %uu;\n"
                      "const BQ: u32 = %uu;\nconst BK: u32 = %uu;\nconst TPQ: u32 = %uu;\n"
                      "const WG: u32 = %uu;\nconst KPT: u32 = %uu;\nconst DVT: u32 = %uu;\n"
                      "const DV_EXACT: bool = %s;\nconst MASK: u32 = %uu;\nconst CAUSAL: bool = %s;\n"
-                     "alias MT = %s;\n",
-                     (unsigned long long)D, (unsigned long long)Dv, t.ks, (unsigned long long)D + 1, t.bk + 1, t.bq, t.bk, t.tpq, t.bq * t.tpq,
-                     t.bk / t.tpq, dvt, (uint64_t)dvt * t.tpq == Dv ? "true" : "false", mask_kind,
-                     a->causal ? "true" : "false", mask_kind == 2 ? "u32" : "f32");
+                     "const SPLIT: bool = %s;\nalias MT = %s;\n",
+                     units, loads, gv ? "true" : "false", t.w, (unsigned long long)dvw, (unsigned long long)D, (unsigned long long)Dv, t.ks, t.qs,
+                     t.bk + 1, t.bq, t.bk, t.tpq, t.bq * t.tpq, t.bk / t.tpq, dvt,
+                     (uint64_t)dvt * t.tpq == dvw ? "true" : "false", mask_kind,
+                     a->causal ? "true" : "false", splits > 1 ? "true" : "false", mask_kind == 2 ? "u32" : "f32");
     if (n <= 0 || (size_t)n >= sizeof prelude)
         return wt_fail(WT_ERR_BACKEND, "webgpu attention: shader prelude does not fit");
 
@@ -119,8 +218,34 @@ wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
     l.bindings[1] = (wg_binding){k->storage, false};
     l.bindings[2] = (wg_binding){v->storage, false};
     l.bindings[3] = (wg_binding){m ? m->storage : q->storage, false};
-    l.bindings[4] = (wg_binding){a->out->storage, true};
     l.nbindings = 5;
-    l.workgroups = workgroups;
-    return wg_dispatch(ctx, &l);
+    l.workgroups = workgroups * splits;
+    if (splits == 1) {
+        l.bindings[4] = (wg_binding){a->out->storage, true};
+        return wg_dispatch(ctx, &l);
+    }
+    wt_storage *part = NULL;
+    wt_status st = wg_scratch(ctx, sizeof(float) * rows_total * splits * (Dv + 2), &part);
+    if (st != WT_OK) return st;
+    l.bindings[4] = (wg_binding){part, true};
+    st = wg_dispatch(ctx, &l);
+    if (st == WT_OK) {
+        combine_params cp = {(uint32_t)rows_total, splits, 0xff800000u, 0};
+        char cprelude[64];
+        snprintf(cprelude, sizeof cprelude, "const WG: u32 = %uu;\nconst DV: u32 = %lluu;\n", COMBINE_WG,
+                 (unsigned long long)Dv);
+        wg_launch c;
+        memset(&c, 0, sizeof c);
+        c.shader = "attention_combine";
+        c.prelude = cprelude;
+        c.params = &cp;
+        c.params_size = sizeof cp;
+        c.bindings[0] = (wg_binding){part, false};
+        c.bindings[1] = (wg_binding){a->out->storage, true};
+        c.nbindings = 2;
+        c.workgroups = (rows_total * Dv + COMBINE_WG - 1) / COMBINE_WG;
+        st = wg_dispatch(ctx, &c);
+    }
+    wg_scratch_release(ctx, part);
+    return st;
 }

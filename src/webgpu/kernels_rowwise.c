@@ -139,6 +139,21 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
         return st;
     const uint64_t R = (uint64_t)x->shape[0], C = (uint64_t)x->shape[1];
     if (R == 0) return WT_OK;
+    /* --- transformer ops --- */
+    /* A few long rows would leave most of the GPU idle at one workgroup a
+     * row: the softmax-axis kernel cuts them over several. */
+    if ((op == WT_ROW_SOFTMAX || op == WT_ROW_LOG_SOFTMAX) && C >= 8192 && out->offset == 0 &&
+        R < (wg_get_caps(ctx)->cpu_adapter ? 8u : 512u)) {
+        const int64_t shape3[3] = {x->shape[0], x->shape[1], 1}, xs[3] = {x->strides[0], x->strides[1], 1},
+                      os[3] = {x->shape[1], 1, 1};
+        wt_tensor *x3 = NULL, *o3 = NULL;
+        if ((st = wt_tensor_view(x, 3, shape3, xs, x->offset, &x3)) == WT_OK &&
+            (st = wt_tensor_view(out, 3, shape3, os, 0, &o3)) == WT_OK)
+            st = wg_op_softmax_axis(ctx, op, x3, o3);
+        wt_tensor_release(x3);
+        wt_tensor_release(o3);
+        return st;
+    }
 
     rowwise_plan plan;
     plan_launch(ctx, x, weight, bias, out, &plan);

@@ -15,14 +15,23 @@
 //   3. V tile -> kv_tile (K is no longer needed); each thread takes the
 //      tile's row maximum, rescales its running state and writes
 //      exp(score - max) of its keys -> p_tile;
-//   4. each thread adds p_tile @ V to its DVT output columns
+//   4. each thread adds p_tile @ V to its DVT output units
 //      (lane, lane + TPQ, ...) and the row sum.
+// Units: vec4<f32> (W = 4) when D and DV are multiples of 4, so the dot
+// products and the P @ V updates read workgroup memory 16 bytes at a
+// time; else f32 (W = 1). Global loads stay scalar and coalesced.
 // Causal blocks stop at the last key their last row sees.
+// SPLIT (few workgroups for many keys, as in decoding): the keys are cut
+// into p.splits chunks, one workgroup each, which leave their partial
+// state; attention_combine.wgsl merges the chunks.
 //
-// Prelude: D, DV, KS, QS, PS, BQ, BK, TPQ, WG, KPT, DVT, DV_EXACT (DV == DVT * TPQ),
+// Prelude: D, DV, W, DVW (DV / W), KS, QS, PS, BQ, BK, SPLIT, GV, TPQ,
+// WG, KPT, DVT, DV_EXACT (DVW == DVT * TPQ), `alias V`, `alias KT`, the
+// helpers vdot, unit, put_q, put_kv, k_at, v_at, k_unit, v_unit (see
+// kernels_attention.c),
 // MASK (0 none, 1 added f32, 2 bool words), CAUSAL, and `alias MT` (the
 // mask's element type). The loops over D and over a tile's keys take
-// their bounds from the parameters (p.d, p.bk: the same values) so that
+// their bounds from the parameters (p.dw, p.bk: the same values) so that
 // shader compilers do not unroll them whole: fully unrolled, a variant
 // took seconds to compile on a software Vulkan.
 
@@ -34,19 +43,26 @@ struct Params {
     m_sb: u32, m_sh: u32, m_ss: u32, m_sk: u32,
     hq: u32, hkv: u32, sq: u32, skv: u32,
     group: u32, blocks: u32, workgroups: u32, neg_inf: u32, // bits of -inf
-    scale: f32, d: u32, bk: u32, pad0: u32, // d == D, bk == BK
+    scale: f32, dw: u32, bk: u32, rows_total: u32, // dw == D / W, bk == BK
+    splits: u32, chunk: u32, pad0: u32, pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<f32>;
-@group(0) @binding(3) var<storage, read> v: array<f32>;
+// KT: vec4<f32> when GV (K and V rows are whole aligned vec4s), else f32;
+// k_at / v_at read one float, k_unit / v_unit one unit at a float index.
+@group(0) @binding(2) var<storage, read> k: array<KT>;
+@group(0) @binding(3) var<storage, read> v: array<KT>;
 // Without a mask, q is bound here (never read).
 @group(0) @binding(4) var<storage, read> mask: array<MT>;
+// SPLIT: partial results, DV + 2 floats per (split, output row): the
+// unnormalised sums, then the row's max and sum of exps.
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
 
-var<workgroup> q_tile: array<f32, BQ * QS>;
-var<workgroup> kv_tile: array<f32, BK * KS>;
+// Query and K/V tiles hold units of V (vec4<f32> or f32, W floats); QS
+// and KS count units.
+var<workgroup> q_tile: array<V, BQ * QS>;
+var<workgroup> kv_tile: array<V, BK * KS>;
 var<workgroup> s_tile: array<f32, BQ * PS>;
 var<workgroup> p_tile: array<f32, BQ * PS>;
 
@@ -57,9 +73,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let g = wid.x + wid.y * nwg.x;
     if (g >= p.workgroups) { return; } // uniform: the whole workgroup leaves
     let neg_inf = bitcast<f32>(p.neg_inf);
-    let blk = g % p.blocks;
-    let kvh = (g / p.blocks) % p.hkv;
-    let b = g / (p.blocks * p.hkv);
+    let split = g % p.splits;
+    let gb = g / p.splits;
+    let blk = gb % p.blocks;
+    let kvh = (gb / p.blocks) % p.hkv;
+    let b = gb / (p.blocks * p.hkv);
     let rows = p.group * p.sq;
     let row0 = blk * BQ;
 
@@ -76,7 +94,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     for (var e = lid; e < BQ * D; e += WG) {
         let er = min(row0 + e / D, rows - 1u);
         let eh = kvh * p.group + er % p.group;
-        q_tile[(e / D) * QS + e % D] = q[p.q_off + b * p.q_sb + eh * p.q_sh + (er / p.group) * p.q_ss + (e % D) * p.q_sd] * p.scale;
+        let x = q[p.q_off + b * p.q_sb + eh * p.q_sh + (er / p.group) * p.q_ss + (e % D) * p.q_sd] * p.scale;
+        put_q((e / D) * QS + (e % D) / W, (e % D) % W, x);
     }
 
     var kend = p.skv;
@@ -84,27 +103,46 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         let last_q = i32((min(row0 + BQ, rows) - 1u) / p.group);
         kend = u32(clamp(last_q + shift_causal + 1, 0, i32(p.skv)));
     }
+    // This workgroup's share of the keys: [k_lo, kend).
+    let k_lo = split * p.chunk;
+    kend = min(kend, k_lo + p.chunk);
     let k_base = p.k_off + b * p.k_sb + kvh * p.k_sh;
     let v_base = p.v_off + b * p.v_sb + kvh * p.v_sh;
     let m_base = p.m_off + b * p.m_sb + h * p.m_sh + qi * p.m_ss;
 
     var m = neg_inf; // running maximum of the row's scores
     var l = 0.0;     // running sum of exp(score - m)
-    var acc: array<f32, DVT>;
-    for (var t0 = 0u; t0 < kend; t0 += BK) {
-        for (var e = lid; e < BK * D; e += WG) {
-            let j = t0 + e / D;
-            var x = 0.0;
-            if (j < kend) { x = k[k_base + j * p.k_ss + (e % D) * p.k_sd]; }
-            kv_tile[(e / D) * KS + e % D] = x;
+    var acc: array<V, DVT>;
+    for (var t0 = k_lo; t0 < kend; t0 += BK) {
+        if (GV) {
+            for (var e = lid; e < BK * (D / W); e += WG) {
+                let j = t0 + e / (D / W);
+                var x = V(0.0);
+                if (j < kend) { x = k_unit(k_base + j * p.k_ss + (e % (D / W)) * W); }
+                kv_tile[(e / (D / W)) * KS + e % (D / W)] = x;
+            }
+        } else {
+            for (var e = lid; e < BK * D; e += WG) {
+                let j = t0 + e / D;
+                var x = 0.0;
+                if (j < kend) { x = k_at(k_base + j * p.k_ss + (e % D) * p.k_sd); }
+                put_kv((e / D) * KS + (e % D) / W, (e % D) % W, x);
+            }
         }
         workgroupBarrier();
 
+        // The row's query unit is read once per d for all KPT keys.
+        var scs: array<f32, KPT>;
+        // Zeroed explicitly: some compilers keep the last tile's values.
+        for (var c = 0u; c < KPT; c++) { scs[c] = 0.0; }
+        for (var d = 0u; d < p.dw; d++) {
+            let qv = q_tile[lr * QS + d];
+            for (var c = 0u; c < KPT; c++) { scs[c] += vdot(qv, kv_tile[(lane + c * TPQ) * KS + d]); }
+        }
         for (var c = 0u; c < KPT; c++) {
             let kk = lane + c * TPQ;
             let j = t0 + kk;
-            var sc = 0.0;
-            for (var d = 0u; d < p.d; d++) { sc += q_tile[lr * QS + d] * kv_tile[kk * KS + d]; }
+            var sc = scs[c];
             var visible = j < kend;
             if (CAUSAL) { visible = visible && i32(j) <= i32(qi) + shift_causal; }
             if (MASK != 0u && j < kend) {
@@ -115,11 +153,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         }
         workgroupBarrier();
 
-        for (var e = lid; e < BK * DV; e += WG) {
-            let j = t0 + e / DV;
-            var x = 0.0;
-            if (j < kend) { x = v[v_base + j * p.v_ss + (e % DV) * p.v_sd]; }
-            kv_tile[(e / DV) * KS + e % DV] = x;
+        if (GV) {
+            for (var e = lid; e < BK * DVW; e += WG) {
+                let j = t0 + e / DVW;
+                var x = V(0.0);
+                if (j < kend) { x = v_unit(v_base + j * p.v_ss + (e % DVW) * W); }
+                kv_tile[(e / DVW) * KS + e % DVW] = x;
+            }
+        } else {
+            for (var e = lid; e < BK * DV; e += WG) {
+                let j = t0 + e / DV;
+                var x = 0.0;
+                if (j < kend) { x = v_at(v_base + j * p.v_ss + (e % DV) * p.v_sd); }
+                put_kv((e / DV) * KS + (e % DV) / W, (e % DV) % W, x);
+            }
         }
         var tmax = neg_inf;
         for (var kk = 0u; kk < p.bk; kk++) { tmax = max(tmax, s_tile[lr * PS + kk]); }
@@ -140,7 +187,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
             psum += pk;
             for (var c = 0u; c < DVT; c++) {
                 let d = lane + c * TPQ;
-                if (DV_EXACT || d < DV) { acc[c] += pk * kv_tile[kk * KS + d]; }
+                if (DV_EXACT || d < DVW) { acc[c] += pk * kv_tile[kk * KS + d]; }
             }
         }
         l = l * alpha + psum;
@@ -148,13 +195,32 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         workgroupBarrier();
     }
 
+    let orow = (b * p.hq + h) * p.sq + qi;
+    if (SPLIT) {
+        if (live) {
+            let o = (split * p.rows_total + orow) * (DV + 2u);
+            for (var c = 0u; c < DVT; c++) {
+                let d = lane + c * TPQ;
+                if (DV_EXACT || d < DVW) {
+                    for (var i = 0u; i < W; i++) { out[o + d * W + i] = unit(acc[c], i); }
+                }
+            }
+            if (lane == 0u) {
+                out[o + DV] = m;
+                out[o + DV + 1u] = l;
+            }
+        }
+        return;
+    }
     if (live) {
         // No visible key (l == 0): PyTorch's zeros.
         let inv = select(1.0 / l, 0.0, l == 0.0);
-        let o = ((b * p.hq + h) * p.sq + qi) * DV;
+        let o = orow * DV;
         for (var c = 0u; c < DVT; c++) {
             let d = lane + c * TPQ;
-            if (DV_EXACT || d < DV) { out[o + d] = acc[c] * inv; }
+            if (DV_EXACT || d < DVW) {
+                for (var i = 0u; i < W; i++) { out[o + d * W + i] = unit(acc[c], i) * inv; }
+            }
         }
     }
 }
