@@ -142,6 +142,11 @@ def make_gemv(p):
     return lambda x: np.matmul(x[0], x[1], out=out)
 
 
+def make_matmul_nt(p):
+    out = f32((p[0], p[1]))
+    return lambda x: np.matmul(x[0], x[1].T, out=out)
+
+
 def make_add_chain(p):
     length, n = p
     bufs = (f32(n), f32(n))
@@ -167,6 +172,7 @@ CASES = {
     "bmm": ("flops", plans.plan_bmm, make_bmm),
     "gemv": ("bytes", plans.plan_gemv, make_gemv),
     "add_chain": ("bytes", plans.plan_add_chain, make_add_chain),
+    "matmul_nt": ("flops", plans.plan_matmul_nt, make_matmul_nt),
 }
 
 # The CPU size sets of bench/bench_cases.c, in the same order.
@@ -178,6 +184,7 @@ SIZES = {
         ("transpose", (1024, 1024)),
         ("matmul", (256, 256, 256)), ("bmm", (16, 128, 128, 128)),
         ("gemv", (1024, 1024)), ("add_chain", (1000, 1024)),
+        ("matmul_nt", (256, 256, 256)),
     ],
     "default": [
         ("add", (1 << 24,)), ("exp", (1 << 24,)), ("sum", (1 << 24,)),
@@ -186,6 +193,7 @@ SIZES = {
         ("transpose", (4096, 4096)),
         ("matmul", (1024, 1024, 1024)), ("bmm", (32, 256, 256, 256)),
         ("gemv", (4096, 4096)), ("add_chain", (1000, 1024)),
+        ("matmul_nt", (1024, 1024, 1024)),
     ],
 }
 

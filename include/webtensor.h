@@ -716,7 +716,12 @@ WT_API wt_status wt_masked_fill(const wt_tensor *x, const wt_tensor *mask, doubl
                                 wt_tensor **out);
 
 /* NumPy matmul: 1-D operands are promoted and the added axis removed;
- * batch axes broadcast. */
+ * batch axes broadcast. Transposed, sliced and broadcast views are read
+ * through their strides (no copy on WebGPU unless batch axes do not fold
+ * into one). f16 operands give an f16 result accumulated in f32 and
+ * rounded once (on the CPU backend: computed in f32, then rounded).
+ * WT_ERR_SHAPE when the inner extents or the batch axes do not fit;
+ * WT_ERR_UNSUPPORTED beyond 32-bit indexing on WebGPU. */
 WT_API wt_status wt_matmul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 
 /* Reductions over the listed axes (naxes 0: all axes). Negative axes count

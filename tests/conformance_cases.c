@@ -99,6 +99,11 @@ const binary_case g_matmul_cases[] = {
     B("expanded vector", "[1,6].E(4,6)", "[6,3].S(1,0,3,2)"),
     /* Small, but one or more workgroups per batch: over 65,535 of them. */
     B("many batches", "[70001,1,3]", "[70001,3,2]"),
+    /* --- matrix products: tile edges --- */
+    /* One past 128 and 64 (the GEMM tiles) in every extent; a linear
+     * layer's layout with 16-byte-aligned rows and a partial edge tile. */
+    B("edge tiles 129x131x65", "[129,65]", "[65,131]"),
+    B("aligned, transposed right", "[2,68,132]", "[2,136,132].P(0,2,1)"),
 };
 const int g_n_matmul_cases = COUNT(g_matmul_cases);
 

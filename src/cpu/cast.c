@@ -3,6 +3,7 @@
  * merged layout; each row is one tight loop over the input's last axis. */
 #include "cpu/cpu.h"
 #include "cpu/half.h"
+#include "cpu/half_simd.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -48,6 +49,8 @@ static void cast_run(wt_dtype from, wt_dtype to, const void *src, int64_t step, 
             d[i] = (EXPR);                                                                         \
         }                                                                                          \
     } while (0)
+    if (step == 1 && cpu_halves_convert(from, to, src, dst, n)) /* F16C: memory speed */
+        return;
     /* bool is a 4-byte word 0/1; i32 data are read as int32_t. */
     switch (from * 4 + to) {
     case WT_F32 * 4 + WT_F32: CAST_LOOP(uint32_t, uint32_t, v); break;

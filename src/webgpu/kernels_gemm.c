@@ -432,13 +432,12 @@ wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tenso
         l.shader = "gemm_splitk";
         l.params = &q;
         l.params_size = sizeof q;
-        /* a and b are the io library's; the pass reads neither. */
+        /* The partial sums as the io library's a; its b goes unread. */
         l.bindings[0] = (wg_binding){partials, false};
         l.bindings[1] = (wg_binding){partials, false};
         l.bindings[2] = (wg_binding){out->storage, true};
         l.bindings[3] = (wg_binding){bias ? bias->storage : partials, false};
-        l.bindings[4] = (wg_binding){partials, false};
-        l.nbindings = 5;
+        l.nbindings = 4;
         l.workgroups = ceil_div(ceil_div((uint64_t)B * M * N, 2), 256);
         st = wg_dispatch(ctx, &l);
     }

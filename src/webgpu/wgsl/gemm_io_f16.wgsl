@@ -13,5 +13,7 @@ fn b4(i: u32) -> vec4<f32> { let w = b[i >> 2u]; return vec4<f32>(unpack_halves(
 fn a1(i: u32) -> f32 { return unpack_halves(a[i >> 2u][(i >> 1u) & 1u])[i & 1u]; }
 fn b1(i: u32) -> f32 { return unpack_halves(b[i >> 2u][(i >> 1u) & 1u])[i & 1u]; }
 fn bias_at(i: u32) -> f32 { return unpack_halves(bias[i >> 1u])[i & 1u]; }
+// gemm_splitk.wgsl reads the partial sums (f32 bits) through a's binding.
+fn part_at(i: u32) -> f32 { return bitcast<f32>(a[i >> 1u][i & 1u]); }
 fn store_f32(i: u32, v: f32) { out[i] = bitcast<u32>(v); }
 fn store_halves(w: u32, v: vec2<f32>) { out[w] = pack_halves(v); }

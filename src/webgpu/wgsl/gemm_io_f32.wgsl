@@ -14,6 +14,8 @@ fn b4(i: u32) -> vec4<f32> { return b[i >> 2u]; }
 fn a1(i: u32) -> f32 { return a[i >> 2u][i & 3u]; }
 fn b1(i: u32) -> f32 { return b[i >> 2u][i & 3u]; }
 fn bias_at(i: u32) -> f32 { return bias[i]; }
+// gemm_splitk.wgsl reads the partial sums (f32) through a's binding.
+fn part_at(i: u32) -> f32 { return a[i >> 2u][i & 3u]; }
 fn store_f32(i: u32, v: f32) { out[i] = v; }
 // f16 results only (never chosen with this library).
 fn store_halves(w: u32, v: vec2<f32>) { out[w] = v.x; }

@@ -13,6 +13,9 @@
 // epilogue goes through workgroup memory, one 16 x 16 f32 block per
 // subgroup at a time, to add the bias, apply the activation and round to
 // f16 pairs.
+// Not yet run on any adapter: it needs shader-f16 beside the subgroup
+// matrices, and the pinned Dawn offers no shader-f16 on NVIDIA (the only
+// adapter here with subgroup matrices); gemm_check runs it where it can.
 // Prelude constants: SG_M, SG_N, WG_M, WG_N, B_T, BIAS, ACT.
 // Libraries: gemm_epilogue, f16_hw or f16_bits (pack_halves).
 

@@ -2,6 +2,8 @@
 // act(sum over s of part[s * count + i] + bias[i % n]) for the count =
 // batch * M * N outputs. Thread t makes outputs 2t and 2t + 1 (one word of
 // two halves with OUT_F16; n is then even).
+// The partial sums are bound as the io library's a (read with part_at), so
+// the pass binds four storage buffers, the fewest any adapter offers.
 // Prelude: WG, BIAS, ACT, OUT_F16. Libraries: gemm_io_f32 or gemm_io_f16, gemm_epilogue.
 
 struct Params {
@@ -16,11 +18,10 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(5) var<storage, read> part: array<f32>;
 
 fn finish(i: u32) -> f32 {
     var s = 0.0;
-    for (var z = 0u; z < p.splits; z++) { s += part[z * p.count + i]; }
+    for (var z = 0u; z < p.splits; z++) { s += part_at(z * p.count + i); }
     if (BIAS) { s += bias_at(p.bias_offset + i % p.n); }
     return activate(s);
 }
