@@ -67,6 +67,9 @@ typedef struct llama {
     uint64_t decode_bytes; /* weight bytes one decode step reads */
 } llama;
 
+/* A failure found by the example itself (wt_last_error() has the library's). */
+static char example_error[256];
+
 #define CK(call)                                  \
     do {                                          \
         if ((st = (call)) != WT_OK) goto done;    \
@@ -171,8 +174,11 @@ static wt_status load_weight(const wt_safetensors *f, wt_context *ctx, wt_dtype 
     if (st != WT_OK) return st;
     const int64_t *s = wt_tensor_shape(*out);
     if (wt_tensor_ndim(*out) != ndim || s[0] != d0 || (ndim == 2 && s[1] != d1)) {
-        fprintf(stderr, "error: %s has the wrong shape for the config (expected [%lld%s%lld])\n", name,
-                (long long)d0, ndim == 2 ? ", " : "", ndim == 2 ? (long long)d1 : 0LL);
+        char want[64];
+        if (ndim == 2) snprintf(want, sizeof want, "[%lld, %lld]", (long long)d0, (long long)d1);
+        else snprintf(want, sizeof want, "[%lld]", (long long)d0);
+        snprintf(example_error, sizeof example_error, "%s has the wrong shape for the config (expected %s)",
+                 name, want);
         wt_tensor_release(*out);
         *out = NULL;
         return WT_ERR_SHAPE;
@@ -655,7 +661,7 @@ int main(int argc, char **argv)
     if (ref_tokens && !compare_tokens(toks, ntok, ref_tokens)) rc = 1;
 done:
     if (st != WT_OK) {
-        fprintf(stderr, "error: %s\n", wt_last_error());
+        fprintf(stderr, "error: %s\n", example_error[0] ? example_error : wt_last_error());
         rc = 1;
     }
     free(toks);
