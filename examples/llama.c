@@ -13,10 +13,10 @@
  * (model.layers.N.self_attn.q_proj.weight, ...), e.g. as written by
  * bench/llama_ref.py make. Every weight is loaded once onto the device in
  * --dtype and stays there; activations have that dtype too (f16 ops
- * accumulate in f32), the KV cache is f32. The KV cache of each layer is
- * allocated once, [1, KV heads, prompt + tokens, head_dim]; each step writes its keys
- * and values into a slice of it with wt_copy_into and attends over the
- * filled prefix (a view, never copied). The prompt runs in one pass
+ * accumulate in f32). The KV cache of each layer (f32) is allocated once,
+ * [1, KV heads, prompt + tokens, head_dim]; each step writes its keys and
+ * values into a slice of it with wt_copy_into and attends over the filled
+ * prefix (a view, never copied). The prompt runs in one pass
  * (prefill); then one token per step. The chosen token never leaves the
  * device between steps: argmax writes it into the next step's input.
  * After the first decode step every intermediate comes from the context's
