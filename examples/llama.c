@@ -1,0 +1,677 @@
+/*
+ * A Llama-architecture decoder on webtensor: token embedding, RMSNorm,
+ * rotary position embedding (Hugging Face "rotate_half"), grouped-query
+ * attention with a causal mask and a KV cache, SwiGLU MLP, final norm and
+ * LM head; greedy decoding from a prompt of token ids.
+ *
+ *   llama --model DIR [--backend auto|cpu|webgpu|vulkan|gles] [--dtype f32|f16]
+ *         [--prompt "1 15 42 ..."] [--prompt-len N] [--tokens 64]
+ *         [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T]
+ *
+ * DIR holds config.json (the flat keys of a Hugging Face LlamaConfig) and
+ * model.safetensors in the Hugging Face Llama naming
+ * (model.layers.N.self_attn.q_proj.weight, ...), e.g. as written by
+ * bench/llama_ref.py make. Every weight is loaded once onto the device in
+ * --dtype and stays there; activations have that dtype too (f16 ops
+ * accumulate in f32). The KV cache of each layer (f32) is allocated once,
+ * [1, KV heads, prompt + tokens, head_dim]; each step writes its keys and
+ * values into a slice of it with wt_copy_into and attends over the filled
+ * prefix (a view, never copied). The prompt runs in one pass
+ * (prefill); then one token per step. The chosen token never leaves the
+ * device between steps: argmax writes it into the next step's input.
+ * After the first decode step every intermediate comes from the context's
+ * pool, so live bytes, peak bytes, tensors and buffers stay constant; the
+ * example checks this and fails if they move.
+ *
+ * --prompt-len N replaces the prompt by N ids (i * 7919 + 1) % vocab, for
+ * speed runs at a chosen prompt length.
+ *
+ * With --ref-logits (float32 [prompt_len, vocab], the prompt's logits from
+ * the reference) and --ref-tokens (the greedy tokens, one line) it exits 1
+ * unless max |a - b| / max |b| <= tol over the prompt's logits (default
+ * 1e-3 for f32 weights; 2e-2 for f16 weights, where f16 rounding of the
+ * weights and activations alone gives ~1e-3 on the tiny test model) and
+ * every generated token equals the reference's.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "webtensor.h"
+#include "webtensor_io.h"
+
+#define MAX_PROMPT 4096
+
+typedef struct llama_config {
+    int64_t vocab, dim, hidden, layers, heads, kv_heads, head_dim, max_pos;
+    double eps, theta;
+} llama_config;
+
+typedef struct llama_layer {
+    wt_tensor *in_norm, *q, *k, *v, *o, *post_norm, *gate, *up, *down;
+    wt_tensor *k_cache, *v_cache; /* [1, KV, max_seq, head_dim] */
+} llama_layer;
+
+typedef struct llama {
+    llama_config c;
+    wt_dtype dtype;
+    wt_tensor *embed, *norm, *head;
+    llama_layer *layer;
+    uint64_t weight_bytes; /* every weight on the device */
+    uint64_t decode_bytes; /* weight bytes one decode step reads */
+} llama;
+
+/* A failure found by the example itself (wt_last_error() has the library's). */
+static char example_error[256];
+
+#define CK(call)                                  \
+    do {                                          \
+        if ((st = (call)) != WT_OK) goto done;    \
+    } while (0)
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------ config.json */
+
+static char *read_text(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (n + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 65536;
+            char *nb = realloc(buf, cap);
+            if (!nb) { free(buf); fclose(f); return NULL; }
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, 4096, f);
+        n += got;
+        if (got < 4096) break;
+    }
+    fclose(f);
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
+/* The number after "key": in a flat JSON object (the keys of a
+ * LlamaConfig are unique, and none is a suffix of another in quotes). */
+static bool json_number(const char *json, const char *key, double *out)
+{
+    char pat[96];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *p = strstr(json, pat);
+    if (!p) return false;
+    p += strlen(pat);
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    if (*p++ != ':') return false;
+    char *end;
+    errno = 0;
+    double v = strtod(p, &end);
+    if (end == p || errno != 0 || !isfinite(v)) return false;
+    *out = v;
+    return true;
+}
+
+static bool load_config(const char *dir, llama_config *c)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    char *json = read_text(path, NULL);
+    if (!json) {
+        fprintf(stderr, "error: cannot read %s\n", path);
+        return false;
+    }
+    static const char *const keys[] = {"vocab_size", "hidden_size", "intermediate_size",
+                                       "num_hidden_layers", "num_attention_heads",
+                                       "max_position_embeddings"};
+    int64_t *dst[] = {&c->vocab, &c->dim, &c->hidden, &c->layers, &c->heads, &c->max_pos};
+    bool ok = true;
+    for (int i = 0; i < 6 && ok; i++) {
+        double v;
+        if (!json_number(json, keys[i], &v) || v < 1 || v > 1e9 || v != floor(v)) {
+            fprintf(stderr, "error: %s: \"%s\" missing or not a positive integer\n", path, keys[i]);
+            ok = false;
+        } else {
+            *dst[i] = (int64_t)v;
+        }
+    }
+    double v;
+    c->kv_heads = ok && json_number(json, "num_key_value_heads", &v) ? (int64_t)v : c->heads;
+    c->eps = json_number(json, "rms_norm_eps", &v) ? v : 1e-6;
+    c->theta = json_number(json, "rope_theta", &v) ? v : 10000.0;
+    free(json);
+    if (!ok) return false;
+    if (c->dim % c->heads != 0 || c->kv_heads < 1 || c->heads % c->kv_heads != 0 ||
+        (c->dim / c->heads) % 2 != 0 || c->eps < 0 || c->theta <= 0) {
+        fprintf(stderr, "error: %s: inconsistent config (hidden_size %lld, %lld heads, %lld KV heads)\n",
+                path, (long long)c->dim, (long long)c->heads, (long long)c->kv_heads);
+        return false;
+    }
+    c->head_dim = c->dim / c->heads;
+    return true;
+}
+
+/* ---------------------------------------------------------------- weights */
+
+static wt_status load_weight(const wt_safetensors *f, wt_context *ctx, wt_dtype dtype, const char *name,
+                             int ndim, int64_t d0, int64_t d1, wt_tensor **out)
+{
+    wt_status st = wt_safetensors_load(f, ctx, name, dtype, out);
+    if (st != WT_OK) return st;
+    const int64_t *s = wt_tensor_shape(*out);
+    if (wt_tensor_ndim(*out) != ndim || s[0] != d0 || (ndim == 2 && s[1] != d1)) {
+        char want[64];
+        if (ndim == 2) snprintf(want, sizeof want, "[%lld, %lld]", (long long)d0, (long long)d1);
+        else snprintf(want, sizeof want, "[%lld]", (long long)d0);
+        snprintf(example_error, sizeof example_error, "%s has the wrong shape for the config (expected %s)",
+                 name, want);
+        wt_tensor_release(*out);
+        *out = NULL;
+        return WT_ERR_SHAPE;
+    }
+    return WT_OK;
+}
+
+static void llama_free(llama *m)
+{
+    if (m->layer) {
+        for (int64_t l = 0; l < m->c.layers; l++) {
+            llama_layer *y = &m->layer[l];
+            wt_tensor *all[] = {y->in_norm, y->q, y->k, y->v, y->o, y->post_norm,
+                                y->gate, y->up, y->down, y->k_cache, y->v_cache};
+            for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
+        }
+        free(m->layer);
+    }
+    wt_tensor_release(m->embed);
+    wt_tensor_release(m->norm);
+    wt_tensor_release(m->head);
+    memset(m, 0, sizeof *m);
+}
+
+static wt_status llama_load(const char *dir, wt_context *ctx, wt_dtype dtype, int64_t max_seq, llama *m)
+{
+    llama_config c = m->c;
+    wt_safetensors *f = NULL;
+    char path[4096], name[256];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    wt_status st = wt_safetensors_open(path, &f);
+    if (st != WT_OK) return st;
+    m->dtype = dtype;
+    m->layer = calloc((size_t)c.layers, sizeof *m->layer);
+    if (!m->layer) { st = WT_ERR_OUT_OF_MEMORY; goto done; }
+    const int64_t D = c.dim, I = c.hidden, qd = c.heads * c.head_dim, kd = c.kv_heads * c.head_dim;
+    CK(load_weight(f, ctx, dtype, "model.embed_tokens.weight", 2, c.vocab, D, &m->embed));
+    CK(load_weight(f, ctx, dtype, "model.norm.weight", 1, D, 0, &m->norm));
+    CK(load_weight(f, ctx, dtype, "lm_head.weight", 2, c.vocab, D, &m->head));
+    for (int64_t l = 0; l < c.layers; l++) {
+        llama_layer *y = &m->layer[l];
+        struct { const char *suffix; int ndim; int64_t d0, d1; wt_tensor **dst; } w[] = {
+            {"input_layernorm.weight", 1, D, 0, &y->in_norm},
+            {"self_attn.q_proj.weight", 2, qd, D, &y->q},
+            {"self_attn.k_proj.weight", 2, kd, D, &y->k},
+            {"self_attn.v_proj.weight", 2, kd, D, &y->v},
+            {"self_attn.o_proj.weight", 2, D, qd, &y->o},
+            {"post_attention_layernorm.weight", 1, D, 0, &y->post_norm},
+            {"mlp.gate_proj.weight", 2, I, D, &y->gate},
+            {"mlp.up_proj.weight", 2, I, D, &y->up},
+            {"mlp.down_proj.weight", 2, D, I, &y->down},
+        };
+        for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+            snprintf(name, sizeof name, "model.layers.%lld.%s", (long long)l, w[i].suffix);
+            CK(load_weight(f, ctx, dtype, name, w[i].ndim, w[i].d0, w[i].d1, w[i].dst));
+            m->decode_bytes += (uint64_t)wt_tensor_numel(*w[i].dst) * wt_dtype_size(dtype);
+        }
+        /* The cache is f32 for f16 weights too: the f16 keys and values
+         * are exact in f32, and attention over f16 keys would convert the
+         * whole cached prefix to f32 on every step. */
+        const int64_t cache_shape[4] = {1, c.kv_heads, max_seq, c.head_dim};
+        CK(wt_tensor_zeros(ctx, WT_F32, 4, cache_shape, &y->k_cache));
+        CK(wt_tensor_zeros(ctx, WT_F32, 4, cache_shape, &y->v_cache));
+    }
+    /* A decode step reads one row of the embedding table and all the rest. */
+    m->decode_bytes += (uint64_t)(D + D + c.vocab * D) * wt_dtype_size(dtype);
+    m->weight_bytes = m->decode_bytes + (uint64_t)(c.vocab - 1) * D * wt_dtype_size(dtype);
+done:
+    wt_safetensors_close(f);
+    if (st != WT_OK) llama_free(m);
+    m->c = c;
+    return st;
+}
+
+/* ---------------------------------------------------------------- forward */
+
+/* h [S, D] -> heads [1, n, S, head_dim] (a transposed view), rotated when
+ * rope: positions start .. start + S - 1. */
+static wt_status project_heads(const llama *m, const wt_tensor *h, const wt_tensor *w, int64_t n,
+                               bool rope, int64_t start, wt_tensor **out)
+{
+    wt_tensor *y = NULL, *y4 = NULL, *r = NULL;
+    wt_status st;
+    const int64_t S = wt_tensor_shape(h)[0];
+    const int64_t shape[4] = {1, S, n, m->c.head_dim};
+    CK(wt_linear(h, w, NULL, &y));
+    CK(wt_reshape(y, 4, shape, &y4));
+    if (rope) CK(wt_rope(y4, m->c.theta, start, WT_ROPE_BSHD, &r));
+    CK(wt_transpose(r ? r : y4, 1, 2, out));
+done:
+    wt_tensor_release(y);
+    wt_tensor_release(y4);
+    wt_tensor_release(r);
+    return st;
+}
+
+/* out = o_proj(attention(input_layernorm(x))), writing this step's keys
+ * and values into the cache at positions start .. start + S - 1. */
+static wt_status attention(const llama *m, const llama_layer *ly, const wt_tensor *x, int64_t start,
+                           wt_tensor **out)
+{
+    const llama_config *c = &m->c;
+    const int64_t S = wt_tensor_shape(x)[0];
+    wt_tensor *h = NULL, *q = NULL, *k = NULL, *v = NULL, *kdst = NULL, *vdst = NULL, *kall = NULL,
+              *vall = NULL, *a = NULL, *at = NULL, *ac = NULL, *a2 = NULL;
+    wt_status st;
+    CK(wt_rmsnorm(x, ly->in_norm, (float)c->eps, &h));
+    CK(project_heads(m, h, ly->q, c->heads, true, start, &q));
+    CK(project_heads(m, h, ly->k, c->kv_heads, true, start, &k));
+    CK(project_heads(m, h, ly->v, c->kv_heads, false, start, &v));
+    CK(wt_slice(ly->k_cache, 2, start, start + S, 1, &kdst));
+    CK(wt_slice(ly->v_cache, 2, start, start + S, 1, &vdst));
+    CK(wt_copy_into(kdst, k));
+    CK(wt_copy_into(vdst, v));
+    CK(wt_slice(ly->k_cache, 2, 0, start + S, 1, &kall));
+    CK(wt_slice(ly->v_cache, 2, 0, start + S, 1, &vall));
+    /* Causal, aligned to the end of the keys: query s sees keys <= start + s. */
+    CK(wt_scaled_dot_product_attention(q, kall, vall, NULL, true, 0.0f, &a));
+    CK(wt_transpose(a, 1, 2, &at)); /* [1, S, H, head_dim] */
+    CK(wt_cast(at, m->dtype, &ac)); /* contiguous, in the weights' dtype */
+    const int64_t shape2[2] = {S, c->heads * c->head_dim};
+    CK(wt_reshape(ac, 2, shape2, &a2));
+    CK(wt_linear(a2, ly->o, NULL, out));
+done:
+    wt_tensor_release(h);
+    wt_tensor_release(q);
+    wt_tensor_release(k);
+    wt_tensor_release(v);
+    wt_tensor_release(kdst);
+    wt_tensor_release(vdst);
+    wt_tensor_release(kall);
+    wt_tensor_release(vall);
+    wt_tensor_release(a);
+    wt_tensor_release(at);
+    wt_tensor_release(ac);
+    wt_tensor_release(a2);
+    return st;
+}
+
+/* out = down(silu(gate(h)) * up(h)), h = post_attention_layernorm(x). */
+static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, wt_tensor **out)
+{
+    wt_tensor *h = NULL, *g = NULL, *u = NULL, *sg = NULL, *p = NULL;
+    wt_status st;
+    CK(wt_rmsnorm(x, ly->post_norm, (float)m->c.eps, &h));
+    CK(wt_linear(h, ly->gate, NULL, &g));
+    CK(wt_linear(h, ly->up, NULL, &u));
+    CK(wt_silu(g, &sg));
+    CK(wt_mul(sg, u, &p));
+    CK(wt_linear(p, ly->down, NULL, out));
+done:
+    wt_tensor_release(h);
+    wt_tensor_release(g);
+    wt_tensor_release(u);
+    wt_tensor_release(sg);
+    wt_tensor_release(p);
+    return st;
+}
+
+/* x += f(x), replacing *x. */
+static wt_status residual(wt_tensor **x, wt_tensor *fx, wt_status st)
+{
+    wt_tensor *sum = NULL;
+    if (st == WT_OK) st = wt_add(*x, fx, &sum);
+    wt_tensor_release(fx);
+    if (st != WT_OK) return st;
+    wt_tensor_release(*x);
+    *x = sum;
+    return WT_OK;
+}
+
+/* Logits [S, V] of the S token ids in ids (i32 [S]) at positions start..,
+ * extending every layer's KV cache. */
+static wt_status forward(const llama *m, const wt_tensor *ids, int64_t start, wt_tensor **logits)
+{
+    wt_tensor *x = NULL, *xn = NULL;
+    wt_status st;
+    CK(wt_embedding(m->embed, ids, &x));
+    for (int64_t l = 0; l < m->c.layers; l++) {
+        wt_tensor *fx = NULL;
+        st = attention(m, &m->layer[l], x, start, &fx);
+        CK(residual(&x, fx, st));
+        fx = NULL;
+        st = mlp(m, &m->layer[l], x, &fx);
+        CK(residual(&x, fx, st));
+    }
+    CK(wt_rmsnorm(x, m->norm, (float)m->c.eps, &xn));
+    CK(wt_linear(xn, m->head, NULL, logits));
+done:
+    wt_tensor_release(x);
+    wt_tensor_release(xn);
+    return st;
+}
+
+/* The greedy choice of logits' last row, written into next (i32 [1]) and
+ * into tokens[i]. */
+static wt_status choose(const wt_tensor *logits, wt_tensor *next, wt_tensor *tokens, int64_t i)
+{
+    wt_tensor *row = NULL, *am = NULL, *slot = NULL;
+    wt_status st;
+    const int64_t S = wt_tensor_shape(logits)[0];
+    const int axis = 1;
+    CK(wt_slice(logits, 0, S - 1, S, 1, &row));
+    CK(wt_argmax(row, 1, &axis, false, &am));
+    CK(wt_copy_into(next, am));
+    CK(wt_slice(tokens, 0, i, i + 1, 1, &slot));
+    CK(wt_copy_into(slot, am));
+done:
+    wt_tensor_release(row);
+    wt_tensor_release(am);
+    wt_tensor_release(slot);
+    return st;
+}
+
+/* ---------------------------------------------------------------- driver */
+
+static int make_context(const char *name, wt_context **ctx)
+{
+    wt_context_options o;
+    wt_context_options_init(&o);
+    if (strcmp(name, "cpu") == 0) o.backend = WT_BACKEND_CPU;
+    else if (strcmp(name, "webgpu") == 0) o.backend = WT_BACKEND_WEBGPU;
+    else if (strcmp(name, "vulkan") == 0) o.backend = WT_BACKEND_WEBGPU, o.gpu_api = WT_GPU_API_VULKAN;
+    else if (strcmp(name, "gles") == 0) o.backend = WT_BACKEND_WEBGPU, o.gpu_api = WT_GPU_API_OPENGLES;
+    else if (strcmp(name, "auto") != 0) {
+        fprintf(stderr, "unknown backend '%s'\n", name);
+        return 0;
+    }
+    if (wt_context_create(&o, ctx) != WT_OK) {
+        fprintf(stderr, "error: no %s context: %s\n", name, wt_last_error());
+        return 0;
+    }
+    wt_adapter_info info;
+    if (wt_context_adapter_info(*ctx, &info) == WT_OK)
+        printf("backend %s: WebGPU adapter \"%s\"\n", name, info.name);
+    else
+        printf("backend %s: CPU\n", name);
+    return 1;
+}
+
+/* Up to max integers separated by spaces or commas; -1 on a bad entry. */
+static int parse_ids(const char *s, int32_t *ids, int max)
+{
+    int n = 0;
+    while (*s) {
+        while (*s == ' ' || *s == ',' || *s == '\n' || *s == '\t' || *s == '\r') s++;
+        if (!*s) break;
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 0 || v > INT32_MAX || n == max) return -1;
+        ids[n++] = (int32_t)v;
+        s = end;
+    }
+    return n;
+}
+
+/* max |a - b| / max |b| of the prompt's logits against the reference. */
+static int compare_logits(wt_context *ctx, const wt_tensor *logits, const char *ref_path, double tol)
+{
+    wt_tensor *ref = NULL, *mine = NULL;
+    float *a = NULL, *b = NULL;
+    int ok = 0;
+    if (wt_npy_load(ctx, ref_path, &ref) != WT_OK || wt_cast(logits, WT_F32, &mine) != WT_OK) {
+        fprintf(stderr, "error: reference logits %s: %s\n", ref_path, wt_last_error());
+        goto done;
+    }
+    const int64_t *rs = wt_tensor_shape(ref), *ms = wt_tensor_shape(mine);
+    if (wt_tensor_dtype(ref) != WT_F32 || wt_tensor_ndim(ref) != 2 || rs[0] != ms[0] || rs[1] != ms[1]) {
+        fprintf(stderr, "error: %s: expected float32 [%lld, %lld]\n", ref_path, (long long)ms[0],
+                (long long)ms[1]);
+        goto done;
+    }
+    const size_t n = (size_t)wt_tensor_numel(ref);
+    a = malloc(n * sizeof *a);
+    b = malloc(n * sizeof *b);
+    if (!a || !b || wt_tensor_read(mine, a, n * sizeof *a) != WT_OK ||
+        wt_tensor_read(ref, b, n * sizeof *b) != WT_OK) {
+        fprintf(stderr, "error: reading logits: %s\n", wt_last_error());
+        goto done;
+    }
+    double diff = 0, scale = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]);
+        if (!(d <= diff)) diff = d; /* NaN sticks */
+        if (fabs(b[i]) > scale) scale = fabs(b[i]);
+    }
+    double rel = diff / (scale > 0 ? scale : 1);
+    ok = rel <= tol;
+    printf("prompt logits vs reference: max |a-b| / max |b| = %.3g (bound %.g): %s\n", rel, tol,
+           ok ? "ok" : "FAIL");
+done:
+    free(a);
+    free(b);
+    wt_tensor_release(ref);
+    wt_tensor_release(mine);
+    return ok;
+}
+
+static int compare_tokens(const int32_t *toks, int n, const char *ref_path)
+{
+    char *text = read_text(ref_path, NULL);
+    if (!text) {
+        fprintf(stderr, "error: cannot read %s\n", ref_path);
+        return 0;
+    }
+    int32_t *ref = malloc(sizeof *ref * MAX_PROMPT);
+    int nref = ref ? parse_ids(text, ref, MAX_PROMPT) : -1;
+    free(text);
+    int ok = nref >= n, first_bad = -1;
+    for (int i = 0; ok && i < n; i++)
+        if (toks[i] != ref[i]) first_bad = i, ok = 0;
+    if (nref < n)
+        printf("generated tokens vs reference: %s has %d tokens, fewer than %d: FAIL\n", ref_path, nref, n);
+    else if (first_bad >= 0)
+        printf("generated tokens vs reference: token %d is %d, the reference's %d: FAIL\n", first_bad,
+               toks[first_bad], ref[first_bad]);
+    else
+        printf("generated tokens vs reference: all %d equal: ok\n", n);
+    free(ref);
+    return ok;
+}
+
+static bool same_stats(const wt_memory_stats *a, const wt_memory_stats *b)
+{
+    return a->live_bytes == b->live_bytes && a->peak_bytes == b->peak_bytes &&
+           a->live_tensors == b->live_tensors && a->buffers == b->buffers;
+}
+
+static void print_stats(const char *when, const wt_memory_stats *s)
+{
+    printf("memory %s: live %.3f MB in %llu tensors, peak %.3f MB, pooled %.3f MB, %llu buffers\n", when,
+           s->live_bytes / 1e6, (unsigned long long)s->live_tensors, s->peak_bytes / 1e6,
+           s->pooled_bytes / 1e6, (unsigned long long)s->buffers);
+}
+
+int main(int argc, char **argv)
+{
+    const char *model_dir = NULL, *backend = "auto", *dtype_name = "f32", *ref_logits = NULL,
+               *ref_tokens = NULL, *prompt_text = "1 15 42 7 99 3 200 11 64 128 5 250 17 33 71 2";
+    int ntok = 64, prompt_len = 0;
+    double tol = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) { fprintf(stderr, "%s needs a value\n", a); return 2; }
+        if (strcmp(a, "--model") == 0) model_dir = v;
+        else if (strcmp(a, "--backend") == 0) backend = v;
+        else if (strcmp(a, "--dtype") == 0) dtype_name = v;
+        else if (strcmp(a, "--prompt") == 0) prompt_text = v;
+        else if (strcmp(a, "--prompt-len") == 0) prompt_len = atoi(v);
+        else if (strcmp(a, "--tokens") == 0) ntok = atoi(v);
+        else if (strcmp(a, "--ref-logits") == 0) ref_logits = v;
+        else if (strcmp(a, "--ref-tokens") == 0) ref_tokens = v;
+        else if (strcmp(a, "--tol") == 0) tol = atof(v);
+        else { fprintf(stderr, "unknown option %s\n", a); return 2; }
+        i++;
+    }
+    if (!model_dir) {
+        fprintf(stderr, "usage: llama --model DIR [--backend auto|cpu|webgpu|vulkan|gles] [--dtype f32|f16]\n"
+                        "             [--prompt \"ids\"] [--prompt-len N] [--tokens N]\n"
+                        "             [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T]\n");
+        return 2;
+    }
+    wt_dtype dtype;
+    if (strcmp(dtype_name, "f32") == 0) dtype = WT_F32;
+    else if (strcmp(dtype_name, "f16") == 0) dtype = WT_F16;
+    else { fprintf(stderr, "--dtype takes f32 or f16\n"); return 2; }
+    if (tol <= 0) tol = dtype == WT_F32 ? 1e-3 : 2e-2;
+    if (ntok < 1 || prompt_len < 0 || prompt_len > MAX_PROMPT) {
+        fprintf(stderr, "--tokens must be >= 1 and --prompt-len in [0, %d]\n", MAX_PROMPT);
+        return 2;
+    }
+
+    llama m;
+    memset(&m, 0, sizeof m);
+    if (!load_config(model_dir, &m.c)) return 1;
+    int32_t *prompt = malloc(sizeof *prompt * MAX_PROMPT);
+    if (!prompt) return 1;
+    int P = prompt_len;
+    if (P > 0) {
+        for (int i = 0; i < P; i++) prompt[i] = (int32_t)(((int64_t)i * 7919 + 1) % m.c.vocab);
+    } else {
+        P = parse_ids(prompt_text, prompt, MAX_PROMPT);
+        if (P < 1) { fprintf(stderr, "--prompt: give token ids separated by spaces or commas\n"); free(prompt); return 2; }
+    }
+    for (int i = 0; i < P; i++)
+        if (prompt[i] >= m.c.vocab) {
+            fprintf(stderr, "--prompt: id %d is outside the vocabulary (%lld)\n", prompt[i], (long long)m.c.vocab);
+            free(prompt);
+            return 2;
+        }
+    const int64_t max_seq = (int64_t)P + ntok;
+    if (max_seq > m.c.max_pos) {
+        fprintf(stderr, "prompt + tokens = %lld exceeds max_position_embeddings %lld\n", (long long)max_seq,
+                (long long)m.c.max_pos);
+        free(prompt);
+        return 2;
+    }
+
+    wt_context *ctx = NULL;
+    if (!make_context(backend, &ctx)) { free(prompt); return 1; }
+    int rc = 1;
+    wt_status st = WT_OK;
+    wt_tensor *ids = NULL, *next = NULL, *tokens = NULL, *prefill_logits = NULL, *logits = NULL;
+    int32_t *toks = NULL;
+    double t0 = now();
+    CK(llama_load(model_dir, ctx, dtype, max_seq, &m));
+    CK(wt_context_sync(ctx));
+    printf("model %s: %lld layers, dim %lld, %lld heads (%lld KV), MLP %lld, vocab %lld; "
+           "%.1f MB of %s weights loaded in %.2f s\n",
+           model_dir, (long long)m.c.layers, (long long)m.c.dim, (long long)m.c.heads, (long long)m.c.kv_heads,
+           (long long)m.c.hidden, (long long)m.c.vocab, m.weight_bytes / 1e6, dtype_name, now() - t0);
+
+    const int64_t pshape[1] = {P}, one[1] = {1}, tshape[1] = {ntok};
+    CK(wt_tensor_from_data(ctx, WT_I32, 1, pshape, prompt, &ids));
+    CK(wt_tensor_zeros(ctx, WT_I32, 1, one, &next));
+    CK(wt_tensor_zeros(ctx, WT_I32, 1, tshape, &tokens));
+
+    /* Prefill, once untimed (shader compilation) and once timed; the
+     * second writes the same keys and values into the cache again. */
+    CK(forward(&m, ids, 0, &prefill_logits));
+    wt_tensor_release(prefill_logits);
+    prefill_logits = NULL;
+    CK(wt_context_sync(ctx));
+    t0 = now();
+    CK(forward(&m, ids, 0, &prefill_logits));
+    CK(choose(prefill_logits, next, tokens, 0));
+    CK(wt_context_sync(ctx));
+    const double prefill_s = now() - t0;
+
+    /* Decode: the first step settles the pool; from the second on the
+     * memory statistics must not move. */
+    wt_memory_stats first, cur;
+    memset(&first, 0, sizeof first);
+    double t_decode = 0;
+    bool stable = true;
+    for (int i = 1; i < ntok; i++) {
+        CK(forward(&m, next, (int64_t)P + i - 1, &logits));
+        CK(choose(logits, next, tokens, i));
+        wt_tensor_release(logits);
+        logits = NULL;
+        if (i == 1) {
+            CK(wt_context_sync(ctx));
+            CK(wt_context_memory_stats(ctx, &first));
+            t_decode = now();
+        } else {
+            CK(wt_context_memory_stats(ctx, &cur));
+            if (stable && !same_stats(&first, &cur)) {
+                print_stats("after decode step 1", &first);
+                char when[64];
+                snprintf(when, sizeof when, "after decode step %d", i);
+                print_stats(when, &cur);
+                stable = false;
+            }
+        }
+    }
+    CK(wt_context_sync(ctx));
+    const int timed = ntok - 2;
+    t_decode = timed > 0 ? now() - t_decode : 0;
+
+    toks = malloc(sizeof *toks * (size_t)ntok);
+    if (!toks) { st = WT_ERR_OUT_OF_MEMORY; goto done; }
+    CK(wt_tensor_read(tokens, toks, sizeof *toks * (size_t)ntok));
+    printf("tokens:");
+    for (int i = 0; i < ntok; i++) printf(" %d", toks[i]);
+    printf("\n");
+    printf("prefill: %d tokens in %.4f s = %.1f tokens/s\n", P, prefill_s, P / prefill_s);
+    if (timed > 0) {
+        const double tps = timed / t_decode;
+        printf("decode: %d tokens in %.4f s = %.2f tokens/s; %.2f MB of weights read per token = %.2f GB/s\n",
+               timed, t_decode, tps, m.decode_bytes / 1e6, m.decode_bytes * tps / 1e9);
+    }
+    if (ntok > 1) {
+        CK(wt_context_memory_stats(ctx, &cur));
+        print_stats("after the last decode step", &cur);
+        printf("memory per token after the first decode step: %s\n",
+               stable ? "constant (nothing allocated)" : "CHANGED: FAIL");
+    }
+    rc = stable ? 0 : 1;
+    if (ref_logits && !compare_logits(ctx, prefill_logits, ref_logits, tol)) rc = 1;
+    if (ref_tokens && !compare_tokens(toks, ntok, ref_tokens)) rc = 1;
+done:
+    if (st != WT_OK) {
+        fprintf(stderr, "error: %s\n", example_error[0] ? example_error : wt_last_error());
+        rc = 1;
+    }
+    free(toks);
+    free(prompt);
+    wt_tensor_release(ids);
+    wt_tensor_release(next);
+    wt_tensor_release(tokens);
+    wt_tensor_release(prefill_logits);
+    wt_tensor_release(logits);
+    llama_free(&m);
+    wt_context_destroy(ctx);
+    return rc;
+}
