@@ -338,7 +338,8 @@ WT_API wt_status wt_maximum(const wt_tensor *a, const wt_tensor *b, wt_tensor **
 WT_API wt_status wt_minimum(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 /* a ** b (C's pow: pow(x, 0) = 1 even for NaN x, pow(1, y) = 1). */
 WT_API wt_status wt_pow(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
-/* C's fmod: a - b * trunc(a / b), the sign of a; fmod(a, 0) = NaN. */
+/* C's fmod: a - b * trunc(a / b), exact, with the sign of a; fmod(a, 0)
+ * and fmod(inf, b) are NaN, fmod(a, inf) = a. */
 WT_API wt_status wt_fmod(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 WT_API wt_status wt_atan2(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 /* Python's // and % (NumPy floor_divide / remainder): the quotient

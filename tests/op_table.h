@@ -46,11 +46,18 @@ typedef struct op_entry {
     const float *special;
     int nspecial;
     /* Run the case over 65,535 workgroups for this op (slow on software
-     * renderers, so only a few ops). */
+     * renderers, so only a few ops; see op_runs_big_cases). */
     bool big;
+    /* The result is WT_BOOL (compared as 0/1). */
+    bool out_bool;
 } op_entry;
 
 extern const op_entry g_ops[];
 extern const int g_nops;
+
+/* Whether op runs the cases marked heavy (a million elements or more) and
+ * the big ones. */
+bool op_runs_heavy_cases(const op_entry *op);
+bool op_runs_big_cases(const op_entry *op);
 
 #endif /* WT_TEST_OP_TABLE_H */
