@@ -520,6 +520,137 @@ static void test_special_pairs(void)
     wt_tensor_release(b);
 }
 
+/* ------------------------------------------------------- scalar path */
+
+/* wt_<op>_scalar(a, s) against wt_<op>(a, 0-d tensor of s's weak dtype):
+ * the same dtype and the same values, for every binary row, on a
+ * transposed f32 view, i32 with an integer and a fractional scalar, bool
+ * and f16 tensors. */
+static void test_scalar_path(void)
+{
+    int64_t shape[2] = {7, 5};
+    for (int k = 0; k < g_nops; k++) {
+        const op_entry *op = &g_ops[k];
+        if (op->kind != OP_BINARY) continue;
+        float fv[35];
+        for (int i = 0; i < 35; i++) fv[i] = test_rng_uniform(op->lo, op->hi);
+        int32_t iv[35];
+        uint8_t bv[35];
+        for (int i = 0; i < 35; i++) iv[i] = (i * 7) % 11 - 5, bv[i] = (uint8_t)(i % 3 == 0);
+        wt_tensor *f = make(WT_F32, 2, shape, fv), *ft = NULL, *ti = make(WT_I32, 2, shape, iv);
+        wt_tensor *tb = make(WT_BOOL, 2, shape, bv), *th = NULL;
+        wt_transpose(f, 0, 1, &ft);
+        wt_cast(f, WT_F16, &th);
+        struct { const wt_tensor *a; double s; wt_dtype s_dt; } cases[] = {
+            {ft, 0.5 * (op->lo2 + op->hi2) + 0.37, WT_F32}, {ft, NAN, WT_F32}, {ft, -2.0, WT_F32},
+            {ti, 3.0, WT_I32}, {ti, -2.5, WT_F32}, {tb, 1.0, WT_I32}, {tb, 0.25, WT_F32}, {th, 1.5, WT_F16}};
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            wt_tensor *sv = NULL, *r1 = NULL, *r2 = NULL;
+            if (!cases[c].a) continue;
+            wt_tensor_full(g_ctx, cases[c].s_dt, 0, NULL, cases[c].s, &sv);
+            wt_status s1 = op->binary_scalar(cases[c].a, cases[c].s, &r1);
+            wt_status s2 = op->binary(cases[c].a, sv, &r2);
+            CHECK(s1 == s2, "%s_scalar(%s, %g): %s, with a 0-d tensor %s", op->name,
+                  wt_dtype_name(wt_tensor_dtype(cases[c].a)), cases[c].s, wt_status_string(s1), wt_status_string(s2));
+            if (s1 == WT_OK && s2 == WT_OK) {
+                CHECK(wt_tensor_dtype(r1) == wt_tensor_dtype(r2), "%s_scalar dtype %s, with a tensor %s", op->name,
+                      wt_dtype_name(wt_tensor_dtype(r1)), wt_dtype_name(wt_tensor_dtype(r2)));
+                double *g1 = read_doubles(r1), *g2 = read_doubles(r2);
+                int bad = 0;
+                for (int i = 0; g1 && g2 && i < 35; i++) bad += !same(g1[i], g2[i], 0);
+                CHECK(bad == 0, "%s_scalar(%s, %g): %d values differ from the 0-d tensor's", op->name,
+                      wt_dtype_name(wt_tensor_dtype(cases[c].a)), cases[c].s, bad);
+                free(g1);
+                free(g2);
+            }
+            wt_tensor_release(sv);
+            wt_tensor_release(r1);
+            wt_tensor_release(r2);
+        }
+        wt_tensor *o = NULL;
+        CHECK(op->binary_scalar(NULL, 1.0, &o) == WT_ERR_INVALID_ARGUMENT && !o, "%s_scalar(NULL)", op->name);
+        CHECK(op->binary_scalar(f, 1.0, NULL) == WT_ERR_INVALID_ARGUMENT, "%s_scalar(out NULL)", op->name);
+        wt_tensor *list[] = {f, ft, ti, tb, th};
+        for (int i = 0; i < 5; i++) wt_tensor_release(list[i]);
+    }
+}
+
+/* ------------------------------------------------------------- misuse */
+
+/* Every elementwise row: NULLs, shapes that do not broadcast, tensors of
+ * two contexts; and the catalogue's queries. */
+static void test_misuse(bool gpu)
+{
+    wt_context *other = NULL;
+    wt_context_options o;
+    wt_context_options_init(&o);
+    o.backend = WT_BACKEND_CPU;
+    CHECK(wt_context_create(&o, &other) == WT_OK, "a second (CPU) context");
+    int64_t s23[2] = {2, 3}, s32[2] = {3, 2};
+    wt_tensor *a = NULL, *b = NULL, *f = NULL;
+    wt_tensor_full(g_ctx, WT_F32, 2, s23, 1.0, &a);
+    wt_tensor_full(g_ctx, WT_F32, 2, s32, 1.0, &b);
+    if (other) wt_tensor_full(other, WT_F32, 2, s23, 1.0, &f);
+    for (int k = 0; a && b && k < g_nops; k++) {
+        const op_entry *op = &g_ops[k];
+        wt_tensor *out = (wt_tensor *)&out;
+        if (op->kind == OP_UNARY) {
+            CHECK(op->unary(NULL, &out) == WT_ERR_INVALID_ARGUMENT && out == NULL, "%s(NULL)", op->name);
+            CHECK(op->unary(a, NULL) == WT_ERR_INVALID_ARGUMENT, "%s(out NULL)", op->name);
+        } else if (op->kind == OP_BINARY) {
+            CHECK(op->binary(NULL, a, &out) == WT_ERR_INVALID_ARGUMENT && out == NULL, "%s(NULL, b)", op->name);
+            out = (wt_tensor *)&out;
+            CHECK(op->binary(a, NULL, &out) == WT_ERR_INVALID_ARGUMENT && out == NULL, "%s(a, NULL)", op->name);
+            CHECK(op->binary(a, a, NULL) == WT_ERR_INVALID_ARGUMENT, "%s(out NULL)", op->name);
+            out = (wt_tensor *)&out;
+            wt_status s = op->binary(a, b, &out);
+            CHECK(s == WT_ERR_SHAPE && out == NULL && strstr(wt_last_error(), op->name),
+                  "%s([2,3], [3,2]): %s \"%s\"", op->name, wt_status_string(s), wt_last_error());
+            if (f) {
+                out = (wt_tensor *)&out;
+                CHECK(op->binary(a, f, &out) == WT_ERR_INVALID_ARGUMENT && out == NULL, "%s of two contexts",
+                      op->name);
+            }
+        }
+    }
+    wt_tensor *out = NULL;
+    CHECK(a && wt_clamp(a, NAN, 1.0, &out) == WT_ERR_INVALID_ARGUMENT && !out, "clamp with a NaN bound");
+    wt_tensor_release(a);
+    wt_tensor_release(b);
+    wt_tensor_release(f);
+    wt_context_destroy(other);
+
+    /* The catalogue. */
+    wt_support sup = WT_SUPPORT_NATIVE;
+    CHECK(wt_op_support(NULL, 0, WT_F32, &sup) == WT_ERR_INVALID_ARGUMENT && sup == WT_SUPPORT_NONE,
+          "wt_op_support(NULL ctx)");
+    CHECK(wt_op_support(g_ctx, -1, WT_F32, &sup) == WT_ERR_INVALID_ARGUMENT, "wt_op_support(op -1)");
+    CHECK(wt_op_support(g_ctx, wt_op_count(), WT_F32, &sup) == WT_ERR_INVALID_ARGUMENT, "wt_op_support(op count)");
+    CHECK(wt_op_support(g_ctx, 0, (wt_dtype)9, &sup) == WT_ERR_INVALID_ARGUMENT, "wt_op_support(dtype 9)");
+    CHECK(wt_op_support(g_ctx, 0, WT_F32, NULL) == WT_ERR_INVALID_ARGUMENT, "wt_op_support(out NULL)");
+    CHECK(wt_op_name(-1) == NULL && wt_op_name(wt_op_count()) == NULL && wt_op_family(-1) == NULL,
+          "names out of range");
+    int add = -1;
+    for (int i = 0; i < wt_op_count(); i++) {
+        CHECK(wt_op_name(i) && wt_op_name(i)[0] && wt_op_family(i), "op %d has a name and a family", i);
+        for (int j = 0; j < i; j++)
+            CHECK(strcmp(wt_op_name(i), wt_op_name(j)) != 0, "op name %s repeats", wt_op_name(i));
+        if (!strcmp(wt_op_name(i), "add")) add = i;
+    }
+    /* Every elementwise row of the tests is in the catalogue. */
+    for (int k = 0; k < g_nops; k++) {
+        bool found = false;
+        for (int i = 0; i < wt_op_count(); i++) found |= !strcmp(wt_op_name(i), g_ops[k].name);
+        CHECK(found, "%s is not in the catalogue", g_ops[k].name);
+    }
+    CHECK(add >= 0 && wt_op_support(g_ctx, add, WT_F32, &sup) == WT_OK && sup == WT_SUPPORT_NATIVE, "add f32 native");
+    CHECK(wt_op_support(g_ctx, add, WT_I32, &sup) == WT_OK && sup == WT_SUPPORT_NATIVE, "add i32 native");
+    CHECK(wt_op_support(g_ctx, add, WT_BOOL, &sup) == WT_OK && sup == WT_SUPPORT_NONE, "add of bools refused");
+    CHECK(wt_op_support(g_ctx, add, WT_F16, &sup) == WT_OK &&
+              sup == (gpu ? WT_SUPPORT_NATIVE : WT_SUPPORT_VIA_F32),
+          "add f16: %d", (int)sup);
+}
+
 int main(int argc, char **argv)
 {
     test_backend be = test_parse_backend(argc > 1 ? argv[1] : NULL);
@@ -536,6 +667,8 @@ int main(int argc, char **argv)
     test_where();
     test_f16_rows();
     test_special_pairs();
+    test_scalar_path();
+    test_misuse(be != TEST_BACKEND_CPU);
     wt_status s = wt_context_sync(g_ctx);
     CHECK(s == WT_OK, "sync: %s", wt_last_error());
     wt_memory_stats st;

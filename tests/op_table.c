@@ -88,11 +88,11 @@ const op_entry g_ops[] = {
     {.name = #nm, .kind = OP_UNARY, .tol = TOL_EXACT, .unary = wt_##nm, .ref1 = r_##nm, .lo = lo_,      \
      .hi = hi_, .special = SPECIAL(s_##nm), .out_bool = true},
 #define T_BINARY(nm, tolc, lo_, hi_, lo2_, hi2_, expr)                                                \
-    {.name = #nm, .kind = OP_BINARY, .tol = tolc, .binary = wt_##nm, .ref2 = r_##nm, .lo = lo_, .hi = hi_, \
-     .lo2 = lo2_, .hi2 = hi2_},
+    {.name = #nm, .kind = OP_BINARY, .tol = tolc, .binary = wt_##nm, .binary_scalar = wt_##nm##_scalar,   \
+     .ref2 = r_##nm, .lo = lo_, .hi = hi_, .lo2 = lo2_, .hi2 = hi2_},
 #define T_BINARY_BOOL(nm, lo_, hi_, lo2_, hi2_, expr)                                                 \
-    {.name = #nm, .kind = OP_BINARY, .tol = TOL_EXACT, .binary = wt_##nm, .ref2 = r_##nm, .lo = lo_,    \
-     .hi = hi_, .lo2 = lo2_, .hi2 = hi2_, .out_bool = true},
+    {.name = #nm, .kind = OP_BINARY, .tol = TOL_EXACT, .binary = wt_##nm, .binary_scalar = wt_##nm##_scalar, \
+     .ref2 = r_##nm, .lo = lo_, .hi = hi_, .lo2 = lo2_, .hi2 = hi2_, .out_bool = true},
 #include "ew_refs.def"
 
     {.name = "matmul", .kind = OP_MATMUL, .tol = TOL_ACCUMULATE, .binary = wt_matmul, .lo = -1,
