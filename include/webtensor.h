@@ -254,9 +254,11 @@ WT_API wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out);
  * it and GPU threads never share a word.
  *
  * Views, copies, wt_tensor_read/from_data/zeros/full and wt_cast take every
- * dtype. Other ops state the dtypes they take; one given a dtype it does
- * not take fails with WT_ERR_UNSUPPORTED (or WT_ERR_INVALID_ARGUMENT where
- * the op has no meaning for it) and a message naming op and dtype.
+ * dtype; the elementwise ops state theirs below; matmul, the reductions
+ * (sum, mean, max, min) and the row-wise ops take f32 and f16. An op given
+ * a dtype it does not take fails with WT_ERR_UNSUPPORTED (or
+ * WT_ERR_INVALID_ARGUMENT where the op has no meaning for it) and a message
+ * naming op and dtype; wt_op_support and `webtensor ops` list them all.
  * Ops on f16 inputs compute in f32 and round the result to f16; when an
  * op mixes f16 and f32 inputs the result is f32. */
 
