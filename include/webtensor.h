@@ -541,9 +541,11 @@ WT_API wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out);
  * it and GPU threads never share a word.
  *
  * Views, copies, wt_tensor_read/from_data/zeros/full and wt_cast take every
- * dtype. Other ops state the dtypes they take; one given a dtype it does
- * not take fails with WT_ERR_UNSUPPORTED (or WT_ERR_INVALID_ARGUMENT where
- * the op has no meaning for it) and a message naming op and dtype.
+ * dtype; the elementwise ops state theirs below; matmul, the reductions
+ * (sum, mean, max, min) and the row-wise ops take f32 and f16. An op given
+ * a dtype it does not take fails with WT_ERR_UNSUPPORTED (or
+ * WT_ERR_INVALID_ARGUMENT where the op has no meaning for it) and a message
+ * naming op and dtype; wt_op_support and `webtensor ops` list them all.
  * Ops on f16 inputs compute in f32 and round the result to f16; when an
  * op mixes f16 and f32 inputs the result is f32. */
 
@@ -624,7 +626,9 @@ WT_API wt_status wt_op_support(const wt_context *ctx, int op, wt_dtype dtype, wt
  * pow of a negative base is defined for integral exponents only (NaN
  * otherwise), as in C. */
 
-/* Binary, NumPy broadcasting. */
+/* Binary, NumPy broadcasting. div on a GPU divides as WGSL does: IEEE
+ * results on the devices tested, but WGSL promises its accuracy only for
+ * divisors of magnitude in [2^-126, 2^126] (not 0 or inf). */
 WT_API wt_status wt_add(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 WT_API wt_status wt_sub(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 WT_API wt_status wt_mul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
@@ -634,13 +638,15 @@ WT_API wt_status wt_maximum(const wt_tensor *a, const wt_tensor *b, wt_tensor **
 WT_API wt_status wt_minimum(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 /* a ** b (C's pow: pow(x, 0) = 1 even for NaN x, pow(1, y) = 1). */
 WT_API wt_status wt_pow(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
-/* C's fmod: a - b * trunc(a / b), the sign of a; fmod(a, 0) = NaN. */
+/* C's fmod: a - b * trunc(a / b), exact, with the sign of a; fmod(a, 0)
+ * and fmod(inf, b) are NaN, fmod(a, inf) = a. */
 WT_API wt_status wt_fmod(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 WT_API wt_status wt_atan2(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 /* Python's // and % (NumPy floor_divide / remainder): the quotient
- * rounded toward -inf and the remainder with the sign of b. Floats:
- * floor(a / b), and fmod(a, b) moved into b's sign. i32: exact; division
- * by zero gives 0 for both (NumPy also gives 0, with a warning). */
+ * rounded toward -inf and the remainder with the sign of b, computed as
+ * NumPy does (from fmod, so the quotient is the floor of the exact one).
+ * Division by zero: floats give +-inf or NaN (a // 0) and NaN (a % 0),
+ * like NumPy; i32 gives 0 for both (NumPy also gives 0, with a warning). */
 WT_API wt_status wt_floor_divide(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 WT_API wt_status wt_remainder(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 /* Comparisons: WT_BOOL results. */
@@ -655,6 +661,33 @@ WT_API wt_status wt_logical_and(const wt_tensor *a, const wt_tensor *b, wt_tenso
 WT_API wt_status wt_logical_or(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 WT_API wt_status wt_logical_xor(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
 WT_API wt_status wt_logical_not(const wt_tensor *x, wt_tensor **out);
+
+/* The binary ops with a scalar b that needs no tensor (no upload: on a
+ * GPU the value travels with the kernel's parameters): the same results as
+ * with a 0-d tensor b, except that b is "weak", as PyTorch's Python
+ * numbers: it takes a's dtype when a is f32 or f16; beside an i32 or bool
+ * tensor it is i32 when it is an integer in the i32 range, else f32
+ * (i32 + 2.5 is f32). For the logical ops b is b != 0. */
+WT_API wt_status wt_add_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_sub_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_mul_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_div_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_maximum_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_minimum_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_pow_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_fmod_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_atan2_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_floor_divide_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_remainder_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_eq_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_ne_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_lt_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_le_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_gt_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_ge_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_logical_and_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_logical_or_scalar(const wt_tensor *a, double b, wt_tensor **out);
+WT_API wt_status wt_logical_xor_scalar(const wt_tensor *a, double b, wt_tensor **out);
 
 /* Unary. */
 WT_API wt_status wt_neg(const wt_tensor *x, wt_tensor **out);

@@ -178,12 +178,26 @@ static void check_result(case_ctx *c, const wt_tensor *out, const ref_result *re
                   test_shape_str(ref->ndim, ref->shape, want, sizeof want));
         return;
     }
-    if (wt_tensor_dtype(out) != WT_F32)
-        case_fail(c, "result dtype %d, expected WT_F32", (int)wt_tensor_dtype(out));
+    wt_dtype want_dtype = c->op->out_bool ? WT_BOOL : WT_F32;
+    if (wt_tensor_dtype(out) != want_dtype)
+        case_fail(c, "result dtype %s, expected %s", wt_dtype_name(wt_tensor_dtype(out)),
+                  wt_dtype_name(want_dtype));
     if (contiguous && !wt_tensor_is_contiguous(out))
         case_fail(c, "result is not contiguous");
+    /* A bool result is read as 0/1 floats (wt_cast is checked on its own
+     * in the dtypes suite). */
+    wt_tensor *as_f32 = NULL;
+    if (wt_tensor_dtype(out) == WT_BOOL) {
+        wt_status s = wt_cast(out, WT_F32, &as_f32);
+        if (s != WT_OK) {
+            case_fail(c, "casting the bool result to f32: %s", wt_last_error());
+            return;
+        }
+        out = as_f32;
+    }
     char err[300];
     float *vals = test_read_guarded(out, err, sizeof err);
+    wt_tensor_release(as_f32);
     if (!vals) {
         case_fail(c, "reading the result: %s", err);
         return;
@@ -465,7 +479,8 @@ static void run_op(const op_entry *op)
     case OP_COPY:
         for (int i = 0; i < g_n_unary_cases; i++) {
             const unary_case *uc = &g_unary_cases[i];
-            if ((uc->big && !op->big) || (uc->only && strcmp(uc->only, op->name)))
+            if ((uc->big && !op_runs_big_cases(op)) || (uc->heavy && !op_runs_heavy_cases(op)) ||
+                (uc->only && strcmp(uc->only, op->name)))
                 continue;
             run_unary(op, uc->cls, uc->x, NULL, 0);
         }
@@ -480,7 +495,7 @@ static void run_op(const op_entry *op)
         const binary_case *cases = op->kind == OP_MATMUL ? g_matmul_cases : g_binary_cases;
         int n = op->kind == OP_MATMUL ? g_n_matmul_cases : g_n_binary_cases;
         for (int i = 0; i < n; i++)
-            if (!cases[i].big || op->big)
+            if ((!cases[i].big || op_runs_big_cases(op)) && (!cases[i].heavy || op_runs_heavy_cases(op)))
                 run_binary(op, &cases[i]);
         break;
     }
@@ -540,7 +555,7 @@ int main(int argc, char **argv)
         clock_t t0 = clock();
         int failed0 = g_cases_failed, passed0 = g_cases_passed;
         run_op(op);
-        printf("  %-10s %3d cases, %d failed (%.2f s cpu)\n", op->name,
+        printf("  %-12s %3d cases, %d failed (%.2f s cpu)\n", op->name,
                g_cases_passed - passed0 + g_cases_failed - failed0, g_cases_failed - failed0,
                (double)(clock() - t0) / CLOCKS_PER_SEC);
         fflush(stdout);

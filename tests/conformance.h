@@ -11,12 +11,14 @@
 typedef struct unary_case {
     const char *cls, *x;
     bool big;         /* run only for ops flagged big */
+    bool heavy;       /* a million elements or more: see op_runs_heavy_cases */
     const char *only; /* run only for this op (NULL: all of the kind) */
 } unary_case;
 
 typedef struct binary_case {
     const char *cls, *a, *b;
     bool big;
+    bool heavy;
 } binary_case;
 
 typedef struct reduce_case {

@@ -24,6 +24,7 @@ typedef enum tol_class {
 typedef wt_status (*unary_fn)(const wt_tensor *, wt_tensor **);
 typedef wt_status (*binary_fn)(const wt_tensor *, const wt_tensor *, wt_tensor **);
 typedef wt_status (*reduce_fn)(const wt_tensor *, int, const int *, bool, wt_tensor **);
+typedef wt_status (*scalar_fn)(const wt_tensor *, double, wt_tensor **);
 
 typedef struct op_entry {
     const char *name;
@@ -32,6 +33,7 @@ typedef struct op_entry {
     /* The library's entry point; one of these is set, by kind. */
     unary_fn unary;   /* OP_UNARY, OP_COPY */
     binary_fn binary; /* OP_BINARY, OP_MATMUL */
+    scalar_fn binary_scalar; /* OP_BINARY: the op with a scalar b (wt_<op>_scalar) */
     reduce_fn reduce; /* OP_REDUCE */
     view_kind view;   /* OP_VIEW: which view step of a case string it tests */
     rowwise_op row;   /* OP_ROWWISE: which of softmax, layernorm, rmsnorm */
@@ -46,11 +48,18 @@ typedef struct op_entry {
     const float *special;
     int nspecial;
     /* Run the case over 65,535 workgroups for this op (slow on software
-     * renderers, so only a few ops). */
+     * renderers, so only a few ops; see op_runs_big_cases). */
     bool big;
+    /* The result is WT_BOOL (compared as 0/1). */
+    bool out_bool;
 } op_entry;
 
 extern const op_entry g_ops[];
 extern const int g_nops;
+
+/* Whether op runs the cases marked heavy (a million elements or more) and
+ * the big ones. */
+bool op_runs_heavy_cases(const op_entry *op);
+bool op_runs_big_cases(const op_entry *op);
 
 #endif /* WT_TEST_OP_TABLE_H */

@@ -54,9 +54,13 @@ static wt_status as_dtype(const wt_tensor *x, wt_dtype dtype, wt_tensor **out)
 static wt_status param_bits(const char *fn, wt_op op, int k, double v, wt_dtype lanes, uint32_t *bits)
 {
     if (op == WT_OP_CLAMP && isnan(v)) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: a bound is NaN", fn);
-    if (lanes != WT_I32) {
+    if (lanes == WT_F32 || lanes == WT_F16) {
         float f = (float)v;
         memcpy(bits, &f, sizeof f);
+        return WT_OK;
+    }
+    if (lanes == WT_BOOL) {
+        *bits = v != 0.0; /* NaN is true */
         return WT_OK;
     }
     /* i32 clamp: the bounds rounded inward (ceil lo, floor hi), saturated. */
@@ -74,13 +78,15 @@ static wt_status compute(const char *fn, wt_op op, int nin, const wt_tensor *con
     wt_context *ctx = wt_ctx_of(in[0]);
     int ndim = 0;
     int64_t shape[WT_MAX_DIMS];
-    wt_status st = wt_broadcast_shapes(fn, nin, in, &ndim, shape);
+    /* in[1] NULL: a binary op's scalar b, params[1]. */
+    int ntensors = nin == 2 && !in[1] ? 1 : nin;
+    wt_status st = wt_broadcast_shapes(fn, ntensors, in, &ndim, shape);
     if (st != WT_OK) return st;
     wt_ew_args args = {.op = op, .nin = nin};
     for (int k = 0; k < 2 && st == WT_OK; k++)
         st = param_bits(fn, op, k, params ? params[k] : 0.0, lanes, &args.params[k]);
     wt_tensor *cast[2] = {NULL, NULL}, *t = NULL;
-    for (int k = 0; k < nin && st == WT_OK; k++) {
+    for (int k = 0; k < ntensors && st == WT_OK; k++) {
         wt_tensor *c = NULL;
         if ((st = as_dtype(in[k], lanes, &c)) == WT_OK) {
             st = wt_expand(c, ndim, shape, &cast[k]);
@@ -102,10 +108,8 @@ static wt_status compute(const char *fn, wt_op op, int nin, const wt_tensor *con
 
 /* The dtype rules (core/internal.h, wt_rule): the lanes an op computes in
  * and its result, for inputs whose promoted dtype is `in`. */
-static wt_status resolve(const char *fn, const wt_op_info *info, const wt_tensor *a, const wt_tensor *b,
-                         wt_dtype *lanes, wt_dtype *result)
+static wt_status resolve(const char *fn, const wt_op_info *info, wt_dtype in, wt_dtype *lanes, wt_dtype *result)
 {
-    wt_dtype in = b ? wt_promote(a->dtype, b->dtype) : a->dtype;
     bool is_float = in == WT_F32 || in == WT_F16;
     *lanes = *result = in;
     switch (info->rule) {
@@ -135,36 +139,63 @@ static wt_status resolve(const char *fn, const wt_op_info *info, const wt_tensor
     return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: not an elementwise op", fn);
 }
 
-static wt_status ew_run(const char *fn, wt_op op, const wt_tensor *a, const wt_tensor *b, const double *params,
-                        wt_tensor **out)
+/* The dtype a scalar b takes beside a tensor of dtype a (a "weak" scalar,
+ * as PyTorch's Python numbers): a float tensor's own; beside i32 or bool,
+ * i32 when b is an integer in the i32 range, else f32. */
+static wt_dtype scalar_dtype(wt_dtype a, double b)
+{
+    if (a == WT_F32 || a == WT_F16) return a;
+    return b == trunc(b) && b >= -2147483648.0 && b <= 2147483647.0 ? WT_I32 : WT_F32;
+}
+
+/* op(a, b), b a tensor or (b NULL) the scalar *scalar, or op(a; params). */
+static wt_status ew_run_any(const char *fn, wt_op op, const wt_tensor *a, const wt_tensor *b, const double *scalar,
+                            const double *params, wt_tensor **out)
 {
     const wt_op_info *info = &wt_op_table[op];
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_tensor(fn, a)) != WT_OK) return st;
-    if (info->arity == 2 && ((st = wt_check_tensor(fn, b)) != WT_OK || (st = wt_check_same_context(fn, a, b)) != WT_OK))
+    if (info->arity == 2 && !scalar &&
+        ((st = wt_check_tensor(fn, b)) != WT_OK || (st = wt_check_same_context(fn, a, b)) != WT_OK))
         return st;
+    wt_dtype in = a->dtype;
+    if (info->arity == 2) in = scalar ? wt_promote(a->dtype, scalar_dtype(a->dtype, *scalar))
+                                      : wt_promote(a->dtype, b->dtype);
+    /* A scalar beside a bool tensor counts as a number (bool + 1 is i32),
+     * except for the logical ops. */
     wt_dtype lanes, result;
-    if ((st = resolve(fn, info, a, b, &lanes, &result)) != WT_OK) return st;
+    if ((st = resolve(fn, info, in, &lanes, &result)) != WT_OK) return st;
     if (info->rule == WT_RULE_ROUND && lanes == WT_I32) return wt_copy(a, out); /* integers are already round */
-    const wt_tensor *in[2] = {a, b};
+    const wt_tensor *in_t[2] = {a, b};
+    double p[2] = {params ? params[0] : 0.0, scalar ? *scalar : (params ? params[1] : 0.0)};
     wt_context *ctx = wt_ctx_of(a);
     wt_support sup = wt_op_support_on(ctx, op, lanes);
+    if (scalar && lanes == WT_F16 && sup == WT_SUPPORT_NATIVE)
+        sup = WT_SUPPORT_VIA_F32; /* the f16 kernels take tensors only */
+    const wt_tensor *const *in_ = in_t;
+    const double *params_ = p;
     if (sup == WT_SUPPORT_NATIVE && lanes == WT_F16) {
         /* The backend's f16 kernels take some layouts only; WT_ERR_UNSUPPORTED
          * means "through f32". */
-        st = compute(fn, op, info->arity, in, params, lanes, result, out);
+        st = compute(fn, op, info->arity, in_, params_, lanes, result, out);
         if (st != WT_ERR_UNSUPPORTED) return st;
         sup = WT_SUPPORT_VIA_F32;
     }
     if (sup == WT_SUPPORT_VIA_F32 && lanes == WT_F16) {
         wt_tensor *r = NULL;
-        st = compute(fn, op, info->arity, in, params, WT_F32, result == WT_F16 ? WT_F32 : result, &r);
+        st = compute(fn, op, info->arity, in_, params_, WT_F32, result == WT_F16 ? WT_F32 : result, &r);
         return wt_land(st, r, result == WT_F16 ? WT_F16 : WT_F32, out);
     }
     if (sup != WT_SUPPORT_NATIVE)
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: dtype %s is not supported on the %s backend", fn,
                        wt_dtype_name(lanes), ctx->ops->name);
-    return compute(fn, op, info->arity, in, params, lanes, result, out);
+    return compute(fn, op, info->arity, in_, params_, lanes, result, out);
+}
+
+static wt_status ew_run(const char *fn, wt_op op, const wt_tensor *a, const wt_tensor *b, const double *params,
+                        wt_tensor **out)
+{
+    return ew_run_any(fn, op, a, b, NULL, params, out);
 }
 
 /* ------------------------------------------------------ where, masked_fill */
@@ -290,5 +321,9 @@ wt_status wt_masked_fill(const wt_tensor *x, const wt_tensor *mask, double value
     wt_status wt_##name(const wt_tensor *a, const wt_tensor *b, wt_tensor **out)            \
     {                                                                                       \
         return ew_run("wt_" #name, WT_OP_##NAME, a, b, NULL, out);                          \
+    }                                                                                       \
+    wt_status wt_##name##_scalar(const wt_tensor *a, double b, wt_tensor **out)             \
+    {                                                                                       \
+        return ew_run_any("wt_" #name "_scalar", WT_OP_##NAME, a, NULL, &b, NULL, out);     \
     }
 #include "core/ops.def"

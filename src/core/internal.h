@@ -117,7 +117,9 @@ wt_support wt_op_support_on(const wt_context *ctx, wt_op op, wt_dtype dtype);
  * and of the dtype the op computes in (one the backend answered NATIVE
  * for; the API has done the casts); out is contiguous, of the op's result
  * dtype (a comparison's is bool). params are 32-bit patterns of scalars
- * in the lane type (f32 bits, or i32 for i32 lanes). */
+ * in the lane type (f32 bits, or i32 for i32 lanes): a unary op's
+ * parameters; for a binary op with in[1] NULL, params[1] is the scalar b
+ * (wt_<op>_scalar: no tensor, no upload). */
 typedef struct wt_ew_args {
     wt_op op;
     int nin;

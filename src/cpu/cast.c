@@ -4,6 +4,7 @@
 #include "cpu/cpu.h"
 #include "cpu/half.h"
 #include "cpu/half_simd.h"
+#include "cpu/vmath.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -11,23 +12,11 @@
 /* Element conversions by the rules of wt_cast (webtensor.h). Floats are
  * handled as their bits where the value must not depend on the
  * floating-point environment. */
-static inline uint32_t f32_bits(float f) {
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
-}
-
-static inline float bits_f32(uint32_t b) {
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
-}
-
 /* Truncation toward zero; NaN -> 0, beyond the range saturates. */
 static inline int32_t f32_to_i32(uint32_t b) {
     if ((b & 0x7fffffffu) > 0x7f800000u)
         return 0;
-    float f = bits_f32(b);
+    float f = vm_float(b);
     if (f >= 2147483648.0f)
         return INT32_MAX;
     if (f <= -2147483648.0f)
@@ -35,7 +24,7 @@ static inline int32_t f32_to_i32(uint32_t b) {
     return (int32_t)f;
 }
 
-static inline uint32_t i32_to_f32_bits(int32_t i) { return f32_bits((float)i); }
+static inline uint32_t i32_to_f32_bits(int32_t i) { return vm_bits((float)i); }
 
 /* Converts n elements, the input stepping by step elements. */
 static void cast_run(wt_dtype from, wt_dtype to, const void *src, int64_t step, void *dst,

@@ -162,7 +162,7 @@ static void span_where(const ew_u32 *restrict m, const ew_u32 *restrict a, uint3
 }
 
 CPU_MULTIVERSION
-static void fill_span(uint32_t bits, uint32_t *restrict y, int64_t n) {
+static void fill_span(uint32_t bits, ew_u32 *restrict y, int64_t n) {
 #pragma omp simd
     for (int64_t i = 0; i < n; i++)
         y[i] = bits;
@@ -183,7 +183,7 @@ static void run_block(const ew_job *job, int64_t start, int64_t len,
                       float (*scratch)[EW_BLOCK]) {
     float *y = job->out + start;
     if (job->kind == EW_FILL) {
-        fill_span(job->bits, (uint32_t *)(void *)y, len);
+        fill_span(job->bits, (ew_u32 *)(void *)y, len);
         return;
     }
     if (job->kind == EW_COPY) {
@@ -196,7 +196,12 @@ static void run_block(const ew_job *job, int64_t start, int64_t len,
     const float *src[EW_MAX_IN] = {NULL, NULL, NULL};
     for (int k = 0; k < job->nin; k++) {
         if (!job->in[k]) {
-            continue; /* where's scalar a */
+            /* where's scalar a is read by its span; a binary op's scalar b
+             * is spread over a scratch row. */
+            if (job->kind == EW_OP) {
+                fill_span(job->params[1], (ew_u32 *)scratch[k], len);
+                src[k] = scratch[k];
+            }
         } else if (job->in_contiguous[k]) {
             src[k] = job->in[k] + start;
         } else {
@@ -236,8 +241,13 @@ static void run_tile(const ew_job *job, int64_t outer, int64_t r0, int64_t c0, i
     const int64_t R = l0->shape[last - 1], C = l0->shape[last];
     const float *src[EW_MAX_IN] = {NULL, NULL, NULL};
     for (int k = 0; k < job->nin; k++) {
-        if (!job->in[k])
+        if (!job->in[k]) {
+            if (job->kind == EW_OP) { /* a binary op's scalar b */
+                fill_span(job->params[1], (ew_u32 *)scratch[k], th * tw);
+                src[k] = scratch[k];
+            }
             continue;
+        }
         const cpu_layout *l = &job->in_layout[k];
         /* The outer axes' offset of this input, then the tile's corner. */
         int64_t off = 0, rem = outer;
@@ -370,9 +380,9 @@ wt_status cpu_elementwise(wt_context *ctx, const wt_ew_args *args) {
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "cpu: op %d is not an elementwise op of %d inputs",
                        (int)args->op, args->nin);
     for (int k = 0; k < args->nin; k++)
-        if (args->in[k]->dtype != x->dtype || (x->dtype != WT_F32 && !lanes_i32(x->dtype)))
+        if ((args->in[k] && args->in[k]->dtype != x->dtype) || (x->dtype != WT_F32 && !lanes_i32(x->dtype)))
             return wt_fail(WT_ERR_UNSUPPORTED, "cpu %s: inputs of dtype %s (f32, i32 and bool lanes only)",
-                           wt_op_table[args->op].name, wt_dtype_name(args->in[k]->dtype));
+                           wt_op_table[args->op].name, wt_dtype_name(x->dtype));
     if (wt_dtype_storage_size(args->out->dtype) != 4)
         return wt_fail(WT_ERR_UNSUPPORTED, "cpu %s: an output of dtype %s", wt_op_table[args->op].name,
                        wt_dtype_name(args->out->dtype));

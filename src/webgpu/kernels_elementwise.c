@@ -22,7 +22,8 @@ enum operand_walk {
     OPERAND_CONTIGUOUS = 0,
     OPERAND_SCALAR = 1,
     OPERAND_ROW = 2,
-    OPERAND_COLUMN = 3
+    OPERAND_COLUMN = 3,
+    OPERAND_IMMEDIATE = 4 /* b only: a scalar in the parameters */
 };
 
 typedef struct strided_layout {
@@ -58,12 +59,8 @@ static bool is_unit_stride(const strided_layout *l, int operand)
  * so this only fails for layouts that could not be bound anyway. */
 static wt_status check_u32(const char *op, const wt_tensor *t)
 {
-    if (t->offset < 0 || t->offset > UINT32_MAX || t->numel > UINT32_MAX)
+    if (!wg_fits_u32(t))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu %s: tensor too large for 32-bit indexing", op);
-    for (int d = 0; d < t->ndim; d++)
-        if (t->strides[d] < 0 || t->strides[d] > UINT32_MAX || t->shape[d] > UINT32_MAX)
-            return wt_fail(WT_ERR_UNSUPPORTED,
-                           "webgpu %s: strides or shape beyond 32-bit indexing", op);
     return WT_OK;
 }
 
@@ -351,7 +348,7 @@ wt_status wg_op_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out)
 typedef struct binary_params {
     uint32_t n, tail, ndim, inner;
     uint32_t a_offset, b_offset, out_offset, a_col_stride;
-    uint32_t b_col_stride, pad0, pad1, pad2;
+    uint32_t b_col_stride, b_bits, pad1, pad2;
     uint32_t shape[8];
     uint32_t a_strides[8];
     uint32_t b_strides[8];
@@ -387,19 +384,20 @@ static uint32_t operand_offset(enum operand_walk w, const wt_tensor *t, uint32_t
     return (uint32_t)(w == OPERAND_CONTIGUOUS || w == OPERAND_ROW ? t->offset / div : t->offset);
 }
 
+/* out = op(a, b); b NULL: the scalar whose bits are b_bits. */
 static wt_status run_binary(wt_context *ctx, const char *name, wt_op op, const wt_tensor *a,
-                            const wt_tensor *b, wt_tensor *out)
+                            const wt_tensor *b, uint32_t b_bits, wt_tensor *out)
 {
     wt_status st;
     const wt_tensor *all[3] = {a, b, out};
     for (int i = 0; i < 3; i++)
-        if ((st = check_lanes(name, all[i])) != WT_OK || (st = check_u32(name, all[i])) != WT_OK)
+        if (all[i] && ((st = check_lanes(name, all[i])) != WT_OK || (st = check_u32(name, all[i])) != WT_OK))
             return st;
     if (out->numel == 0)
         return WT_OK;
     strided_layout lay;
     merge_layout(out, a, b, &lay);
-    enum operand_walk wa = classify_operand(&lay, 1), wb = classify_operand(&lay, 2);
+    enum operand_walk wa = classify_operand(&lay, 1), wb = b ? classify_operand(&lay, 2) : OPERAND_SCALAR;
     enum walk_mode mode = WALK_STRIDED;
     int64_t inner = lay.ndim == 2 ? lay.shape[1] : 1;
     if (wa != OPERAND_STRIDED && wb != OPERAND_STRIDED) {
@@ -411,6 +409,8 @@ static wt_status run_binary(wt_context *ctx, const char *name, wt_op op, const w
     } else {
         wa = wb = OPERAND_CONTIGUOUS; /* unused by the strided walk */
     }
+    if (!b)
+        wb = OPERAND_IMMEDIATE;
     linear_extent e = linear_extent_of(out->numel, mode, wg_get_caps(ctx)->binary_vec4_per_thread);
     uint32_t div = mode == WALK_VEC4 ? 4 : 1;
     binary_params p;
@@ -423,14 +423,15 @@ static wt_status run_binary(wt_context *ctx, const char *name, wt_op op, const w
         p.inner = 1;
     if (mode == WALK_STRIDED) {
         p.a_offset = (uint32_t)a->offset;
-        p.b_offset = (uint32_t)b->offset;
+        p.b_offset = b ? (uint32_t)b->offset : 0;
     } else {
         p.a_offset = operand_offset(wa, a, div);
-        p.b_offset = operand_offset(wb, b, div);
+        p.b_offset = b ? operand_offset(wb, b, div) : 0;
         p.a_col_stride = wa == OPERAND_COLUMN ? (uint32_t)lay.strides[1][0] : 0;
         p.b_col_stride = wb == OPERAND_COLUMN ? (uint32_t)lay.strides[2][0] : 0;
     }
     p.out_offset = (uint32_t)(out->offset / div);
+    p.b_bits = b_bits;
     pack_u32x8(p.shape, lay.shape, lay.ndim);
     pack_u32x8(p.a_strides, lay.strides[1], lay.ndim);
     pack_u32x8(p.b_strides, lay.strides[2], lay.ndim);
@@ -454,7 +455,8 @@ static wt_status run_binary(wt_context *ctx, const char *name, wt_op op, const w
     l.params = &p;
     l.params_size = sizeof p;
     l.bindings[0] = (wg_binding){a->storage, false};
-    l.bindings[1] = (wg_binding){b->storage, false};
+    /* A scalar b still needs a binding: a's storage stands in. */
+    l.bindings[1] = (wg_binding){b ? b->storage : a->storage, false};
     l.bindings[2] = (wg_binding){out->storage, true};
     l.nbindings = 3;
     l.workgroups = e.workgroups;
@@ -470,12 +472,12 @@ wt_status wg_op_elementwise(wt_context *ctx, const wt_ew_args *args)
                        (int)args->op, args->nin);
     const char *name = wt_op_table[args->op].name;
     const wt_tensor *x = args->in[0];
-    if (args->nin == 2 && args->in[1]->dtype != x->dtype)
+    if (args->nin == 2 && args->in[1] && args->in[1]->dtype != x->dtype)
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu %s: inputs of dtypes %s and %s", name,
                        wt_dtype_name(x->dtype), wt_dtype_name(args->in[1]->dtype));
     if (x->dtype == WT_F16)
         return wg_ew_f16(ctx, args);
     if (args->nin == 1)
         return run_unary(ctx, name, (int)args->op, x, args->params, args->out);
-    return run_binary(ctx, name, args->op, x, args->in[1], args->out);
+    return run_binary(ctx, name, args->op, x, args->in[1], args->params[1], args->out);
 }

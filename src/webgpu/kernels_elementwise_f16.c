@@ -46,7 +46,7 @@ wt_status wg_ew_f16(wt_context *ctx, const wt_ew_args *args)
     const char *name = wt_op_table[args->op].name;
     bool fits = operand_fits(out, out);
     for (int k = 0; k < args->nin; k++)
-        fits = fits && operand_fits(args->in[k], out);
+        fits = fits && args->in[k] && operand_fits(args->in[k], out);
     if (!fits)
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu %s: f16 lanes need contiguous f16 operands of one shape", name);
     if (out->numel == 0)

@@ -15,16 +15,6 @@ typedef struct where_params {
     uint32_t strides[3][8];
 } where_params;
 
-static bool fits_u32(const wt_tensor *t)
-{
-    if (t->offset < 0 || t->offset > UINT32_MAX || t->numel > UINT32_MAX)
-        return false;
-    for (int d = 0; d < t->ndim; d++)
-        if (t->strides[d] < 0 || t->strides[d] > UINT32_MAX || t->shape[d] > UINT32_MAX)
-            return false;
-    return true;
-}
-
 wt_status wg_op_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a, const wt_tensor *b,
                       uint32_t a_bits, wt_tensor *out)
 {
@@ -33,9 +23,9 @@ wt_status wg_op_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu where: a bool mask and 4-byte values of one dtype only");
     const wt_tensor *in[3] = {mask, a, b};
     for (int k = 0; k < 3; k++)
-        if (in[k] && !fits_u32(in[k]))
+        if (in[k] && !wg_fits_u32(in[k]))
             return wt_fail(WT_ERR_UNSUPPORTED, "webgpu where: tensor too large for 32-bit indexing");
-    if (!fits_u32(out))
+    if (!wg_fits_u32(out))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu where: tensor too large for 32-bit indexing");
     if (out->numel == 0)
         return WT_OK;

@@ -128,6 +128,17 @@ uint64_t wg_env_number(const char *name, uint64_t fallback);
 /* The variable's value as first read by this process, or NULL. */
 const char *wg_env_string(const char *name);
 static inline bool wg_is_pow2(uint64_t v) { return v && (v & (v - 1)) == 0; }
+/* Whether every index of t's layout (offset, extents, strides, numel) is
+ * a u32, as the kernels compute them. */
+static inline bool wg_fits_u32(const wt_tensor *t)
+{
+    if (t->offset < 0 || t->offset > UINT32_MAX || t->numel > UINT32_MAX)
+        return false;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->strides[d] < 0 || t->strides[d] > UINT32_MAX || t->shape[d] > UINT32_MAX)
+            return false;
+    return true;
+}
 
 /* Embedded shader sources (generated at build time from the wgsl folder). */
 const char *wg_shader_source(const char *name);

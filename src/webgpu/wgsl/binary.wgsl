@@ -13,6 +13,8 @@
 //   2 a row repeated:      offset + i % inner      (binding of T)
 //   3 a column repeated:   element offset + (i / inner) * col_stride
 //                                                   (binding of S, splat)
+//   4 (b only) a scalar given in p.b_bits, the bits of an S (the binding
+//     of b is not read).
 // Each thread handles VPT units, WG apart; a workgroup whose units are all
 // in range loads them all before it stores any.
 // Prelude: MODE, WG, VPT, A_MODE, B_MODE, `alias S / T / U / B / TO / TA /
@@ -31,7 +33,7 @@ struct Params {
     out_offset: u32,
     a_col_stride: u32,
     b_col_stride: u32,
-    pad0: u32,
+    b_bits: u32,
     pad1: u32,
     pad2: u32,
     shape: array<vec4<u32>, 2>,
@@ -73,9 +75,16 @@ fn sources(i: u32) -> vec2<u32> {
     return vec2<u32>(ia, ib);
 }
 
+fn load_b(index: u32) -> T {
+    if (B_MODE == 4u) {
+        return T(bitcast<S>(p.b_bits));
+    }
+    return T(b[index]);
+}
+
 fn value(i: u32) -> TO {
     let s = sources(i);
-    return apply(T(a[s.x]), T(b[s.y]));
+    return apply(T(a[s.x]), load_b(s.y));
 }
 
 @compute @workgroup_size(WG)
@@ -89,7 +98,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         for (var k = 0u; k < VPT; k = k + 1u) {
             let s = sources(first + k * WG);
             u[k] = T(a[s.x]);
-            v[k] = T(b[s.y]);
+            v[k] = load_b(s.y);
         }
         for (var k = 0u; k < VPT; k = k + 1u) {
             out[p.out_offset + first + k * WG] = apply(u[k], v[k]);

@@ -184,11 +184,11 @@ fn split_hi(x: T) -> T {
     return c - (c - x);
 }
 
-// C's fmod: u - v trunc(u / v), exactly when |u / v| < 2^24: the product
+// u - v trunc(u / v) for v > 0, exactly when |u / v| < 2^23: the product
 // q v is formed without rounding (Dekker's two-product, no FMA needed),
 // so u - q v rounds once, to the exact remainder; a quotient rounded up
 // to the next integer is corrected afterwards.
-fn wt_fmod(u: T, v: T) -> T {
+fn fmod_small(u: T, v: T) -> T {
     let q = trunc(u / v);
     let p = q * v;
     let qh = split_hi(q);
@@ -197,10 +197,24 @@ fn wt_fmod(u: T, v: T) -> T {
     let vl = v - vh;
     let err = ((qh * vh - p) + qh * vl + ql * vh) + ql * vl;
     var r = (u - p) - err;
+    r = select(r, r + with_sign(v, u), (r != T(0.0)) & (sign_bit(r) != sign_bit(u)));
+    r = select(r, r - with_sign(v, u), abs(r) >= v);
+    return select(r, u, abs(u) < v);
+}
+
+// C's fmod, exact: the remainder modulo |v| 2^k (a multiple of v, exact
+// as a float) brings the quotient below 2^23 for the next step, so at
+// most 12 steps cover the f32 range (a step is the identity once the
+// quotient is small).
+fn wt_fmod(u: T, v: T) -> T {
     let av = abs(v);
-    r = select(r, r + with_sign(av, u), (r != T(0.0)) & (sign_bit(r) != sign_bit(u)));
-    r = select(r, r - with_sign(av, u), abs(r) >= av);
-    r = select(r, u, abs(u) < av);
+    let eb = bitcast<U>(av) >> U(23u);
+    var r = u;
+    for (var step = 0; step < 12; step = step + 1) {
+        let er = bitcast<U>(abs(r)) >> U(23u);
+        let k = select(U(0u), er - eb - U(22u), er > eb + U(22u));
+        r = fmod_small(r, bitcast<T>(bitcast<U>(av) + (k << U(23u))));
+    }
     r = select(r, u, is_inf(v) & !is_inf(u));
     return select(r, wt_nan(), (v == T(0.0)) | is_inf(u) | is_nan(u) | is_nan(v));
 }
