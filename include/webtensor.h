@@ -220,6 +220,9 @@ typedef struct wt_adapter_info {
     uint32_t max_storage_buffers_per_shader_stage;
     uint32_t subgroup_min_size, subgroup_max_size; /* 0 if unknown */
     bool shader_f16, subgroups, timestamp_query, subgroup_matrix;
+    /* --- runtime --- */
+    uint64_t memory_bytes;       /* device-local memory where the implementation
+                                    reports it (Dawn's memory heaps); 0: unknown */
 } wt_adapter_info;
 
 /* Lists every real WebGPU adapter (never Dawn's Null adapter). Writes up to

@@ -150,6 +150,8 @@ static void test_vulkan(void)
     CHECK(wt_context_get_info(ctx, &ci) == WT_OK, "info");
     printf("Vulkan: %s\n  %s\n  toggles %s\n", ci.adapter.name, ci.features, ci.toggles);
     CHECK(ci.shader_f16 == list[0].shader_f16, "shader-f16 on exactly when the adapter offers it");
+    /* Dawn reports memory heaps on Vulkan (lavapipe: the host's memory). */
+    CHECK(list[0].memory_bytes > 0, "memory size reported: %llu", (unsigned long long)list[0].memory_bytes);
     if (list[0].vendor_id == 0x10de)
         CHECK(ci.shader_f16, "NVIDIA: shader-f16 on (vulkan_enable_f16_on_nvidia)");
     CHECK(!ci.subgroup_matrix && strstr(ci.features, "subgroup-matrix: off (experimental") != NULL,

@@ -206,6 +206,33 @@ static wt_adapter_type type_of_adapter(WGPUAdapterType t)
     }
 }
 
+/* The device-local heaps' total, where Dawn reports heaps; 0 otherwise. */
+static uint64_t device_local_bytes(const wg_library *lib, WGPUAdapter adapter)
+{
+    if (!lib->p.AdapterHasFeature(adapter, WGPUFeatureName_AdapterPropertiesMemoryHeaps))
+        return 0;
+    WGPUAdapterPropertiesMemoryHeaps heaps;
+    memset(&heaps, 0, sizeof heaps);
+    heaps.chain.sType = WGPUSType_AdapterPropertiesMemoryHeaps;
+    WGPUAdapterInfo ai;
+    memset(&ai, 0, sizeof ai);
+    ai.nextInChain = &heaps.chain;
+    if (lib->p.AdapterGetInfo(adapter, &ai) != WGPUStatus_Success)
+        return 0;
+    uint64_t total = 0;
+    for (size_t i = 0; heaps.heapInfo && i < heaps.heapCount && i < 64; i++)
+        if (heaps.heapInfo[i].properties & WGPUHeapProperty_DeviceLocal)
+            total += heaps.heapInfo[i].size;
+    void *sym = lib->handle ? dlsym(lib->handle, "wgpuAdapterPropertiesMemoryHeapsFreeMembers") : NULL;
+    if (sym) {
+        void (*free_heaps)(WGPUAdapterPropertiesMemoryHeaps);
+        memcpy(&free_heaps, &sym, sizeof sym);
+        free_heaps(heaps);
+    }
+    lib->p.AdapterInfoFreeMembers(ai);
+    return total;
+}
+
 /* Fills info; false for an adapter that must not be used (the Null one). */
 static bool describe_adapter(const wg_library *lib, WGPUAdapter adapter, wt_adapter_info *info)
 {
@@ -255,6 +282,7 @@ static bool describe_adapter(const wg_library *lib, WGPUAdapter adapter, wt_adap
         lib->p.AdapterHasFeature(adapter, WGPUFeatureName_ChromiumExperimentalSubgroupMatrix);
     if (!info->subgroups)
         info->subgroup_min_size = info->subgroup_max_size = 0;
+    info->memory_bytes = device_local_bytes(lib, adapter);
     return true;
 }
 
