@@ -411,7 +411,7 @@ typedef struct wt_context_info {
     bool has_adapter;          /* WebGPU: adapter below is filled */
     wt_adapter_info adapter;
     /* Device features turned on (WebGPU); `features` says why each is on
-     * or off, e.g. "shader-f16: on (vulkan_enable_f16_on_nvidia)". */
+     * or off, e.g. "shader-f16: off (the adapter does not offer it)". */
     bool shader_f16, subgroups, timestamp_query, subgroup_matrix;
     char features[768];
     char toggles[256];         /* Dawn device toggles asked for, "+a,-b" */

@@ -85,11 +85,13 @@ static void on_adapter(WGPURequestAdapterStatus status, WGPUAdapter adapter,
     r->adapter = status == WGPURequestAdapterStatus_Success ? adapter : NULL;
 }
 
-/* The request options with their chain: adapter toggles (NVIDIA's Vulkan
- * driver offers shader-f16 in Dawn only with vulkan_enable_f16_on_nvidia,
- * harmless elsewhere; the subgroup-matrix feature needs the unsafe APIs
- * and, on Vulkan, the Vulkan memory model: only when asked for) and, for
- * OpenGL ES, the EGL entry point. */
+/* The request options with their chain: adapter toggles (Dawn builds that
+ * have vulkan_enable_f16_on_nvidia offer shader-f16 on NVIDIA's Vulkan
+ * driver only with it; the pinned build has no such toggle, ignores the
+ * name, and offers no shader-f16 on the H200 (seen 2026-11-22); the
+ * subgroup-matrix feature needs the unsafe APIs and, on Vulkan, the
+ * Vulkan memory model: only when asked for) and, for OpenGL ES, the EGL
+ * entry point. */
 typedef struct request_options {
     WGPURequestAdapterOptions opts;
     WGPUDawnTogglesDescriptor toggles;
