@@ -45,6 +45,7 @@ typedef struct bench_options {
     bool subgroup_matrix;  /* --subgroup-matrix: WT_EXPERIMENTAL_SUBGROUP_MATRIX */
     const char *csv_path, *json_path;
     bool profile;          /* --profile: per-op table of the WebGPU backend */
+    bool backend_given;    /* --backend named: software adapters count too */
 } bench_options;
 
 /* A repetition is not stretched past this by min_inner: a launch this long
@@ -358,7 +359,8 @@ void bench_usage(FILE *f)
             "  --quick               small sizes (under a minute on a small CPU machine)\n"
             "  --size quick|default|large\n"
             "                        large (also --h200): sizes for a data-centre GPU\n"
-            "  --backend cpu|webgpu|all   (default all: WebGPU when an adapter exists)\n"
+            "  --backend cpu|webgpu|all   (default: the CPU, and WebGPU on a real GPU; all: any\n"
+            "                        adapter, software renderers too)\n"
             "  --api vulkan|gles     the GPU API WebGPU runs on (default: AUTO's choice)\n"
             "  --adapter N           an adapter index from `webtensor info`\n"
             "  --filter NAME[,NAME]  only these cases\n"
@@ -470,6 +472,7 @@ static int parse_options(int argc, char **argv, bench_options *o)
             else goto bad_value;
         } else if (strcmp(a, "--backend") == 0) {
             o->webgpu_optional = false;
+            o->backend_given = true;
             if (strcmp(v, "cpu") == 0) o->want_cpu = true, o->want_webgpu = false;
             else if (strcmp(v, "webgpu") == 0) o->want_cpu = false, o->want_webgpu = true;
             else if (strcmp(v, "all") == 0) o->want_cpu = o->want_webgpu = o->webgpu_optional = true;
@@ -591,6 +594,25 @@ int bench_main(int argc, char **argv)
             return 1;
         }
         nb++;
+    }
+    /* --- runtime: by default WebGPU is measured where AUTO would take it
+     * (a real GPU); a software renderer only with --backend. */
+    if (opt.want_webgpu && !opt.backend_given && opt.adapter_index < 0) {
+        wt_context_options lo;
+        wt_context_options_init(&lo);
+        lo.gpu_api = opt.gpu_api;
+        wt_adapter_info ad[16];
+        int na = 0;
+        bool real = false;
+        if (wt_list_adapters(&lo, ad, 16, &na) == WT_OK)
+            for (int i = 0; i < na && i < 16; i++) real = real || ad[i].auto_choice;
+        if (!real && na > 0) {
+            printf("note: the only WebGPU adapters are software renderers (%s), slower than the CPU "
+                   "backend, which AUTO takes; measuring the CPU alone (--backend all measures "
+                   "both)\n",
+                   ad[0].name);
+            opt.want_webgpu = false;
+        }
     }
     if (opt.want_webgpu) {
         wt_status s = open_backend(&opt, WT_BACKEND_WEBGPU, &ctx[nb], &runs[nb]);

@@ -231,6 +231,9 @@ typedef struct wt_adapter_info {
     uint32_t max_storage_buffers_per_shader_stage;
     uint32_t subgroup_min_size, subgroup_max_size; /* 0 if unknown */
     bool shader_f16, subgroups, timestamp_query, subgroup_matrix;
+    /* --- runtime --- */
+    uint64_t memory_bytes;       /* device-local memory where the implementation
+                                    reports it (Dawn's memory heaps); 0: unknown */
 } wt_adapter_info;
 
 /* Lists every real WebGPU adapter (never Dawn's Null adapter). Writes up to
@@ -419,7 +422,7 @@ typedef struct wt_context_info {
     bool has_adapter;          /* WebGPU: adapter below is filled */
     wt_adapter_info adapter;
     /* Device features turned on (WebGPU); `features` says why each is on
-     * or off, e.g. "shader-f16: on (vulkan_enable_f16_on_nvidia)". */
+     * or off, e.g. "shader-f16: off (the adapter does not offer it)". */
     bool shader_f16, subgroups, timestamp_query, subgroup_matrix;
     char features[768];
     char toggles[256];         /* Dawn device toggles asked for, "+a,-b" */

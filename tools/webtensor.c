@@ -80,6 +80,12 @@ static void print_adapter(const wt_adapter_info *a)
     printf("  GPU API:        %s\n", api_name(a->api));
     printf("  type:           %s\n", adapter_type_name(a->type));
     printf("  feature level:  %s\n", a->compatibility_mode ? "compatibility" : "core");
+    if (a->memory_bytes) {
+        format_bytes(a->memory_bytes, buf, sizeof buf);
+        printf("  memory:         %s (device-local heaps)\n", buf);
+    } else {
+        printf("  memory:         not reported\n");
+    }
     printf("  limits:\n");
     format_bytes(a->max_buffer_size, buf, sizeof buf);
     printf("    max buffer size:                  %s\n", buf);

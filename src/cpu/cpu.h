@@ -43,7 +43,11 @@ static inline float *cpu_data(const wt_tensor *t) {
 /* Function multiversioning: the hot loops are compiled for AVX-512, AVX2
  * and baseline x86-64 and the loader picks the best for the running CPU,
  * so the library stays portable while using the wide vectors it finds. */
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
+/* Not under ThreadSanitizer: the loader runs the clones' resolvers while
+ * relocating the library, before the sanitizer's runtime is set up, and
+ * an instrumented resolver crashes there. */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__)
 #define CPU_MULTIVERSION \
     __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else

@@ -85,48 +85,103 @@ static void on_adapter(WGPURequestAdapterStatus status, WGPUAdapter adapter,
     r->adapter = status == WGPURequestAdapterStatus_Success ? adapter : NULL;
 }
 
+/* The request options with their chain: adapter toggles (Dawn builds that
+ * have vulkan_enable_f16_on_nvidia offer shader-f16 on NVIDIA's Vulkan
+ * driver only with it; the pinned build has no such toggle, ignores the
+ * name, and offers no shader-f16 on the H200 (seen 2026-11-22); the
+ * subgroup-matrix feature needs the unsafe APIs and, on Vulkan, the
+ * Vulkan memory model: only when asked for) and, for OpenGL ES, the EGL
+ * entry point. */
+typedef struct request_options {
+    WGPURequestAdapterOptions opts;
+    WGPUDawnTogglesDescriptor toggles;
+    WGPURequestAdapterOptionsGetGLProc gl;
+} request_options;
+
+static void request_options_fill(request_options *r, WGPUBackendType backend,
+                                 WGPUFeatureLevel level, WGPUPowerPreference power,
+                                 bool experimental)
+{
+    static const char *const plain[] = {"vulkan_enable_f16_on_nvidia"};
+    static const char *const unsafe[] = {"vulkan_enable_f16_on_nvidia", "allow_unsafe_apis",
+                                         "use_vulkan_memory_model"};
+    memset(r, 0, sizeof *r);
+    r->toggles.chain.sType = WGPUSType_DawnTogglesDescriptor;
+    r->toggles.enabledToggleCount = experimental ? 3 : 1;
+    r->toggles.enabledToggles = experimental ? unsafe : plain;
+    if (backend == WGPUBackendType_OpenGLES || backend == WGPUBackendType_OpenGL) {
+        (void)wg_egl_note();
+        if (egl_get_proc) {
+            r->gl.chain.sType = WGPUSType_RequestAdapterOptionsGetGLProc;
+            r->gl.getProc = egl_get_proc;
+            r->toggles.chain.next = &r->gl.chain;
+        }
+    }
+    r->opts.nextInChain = &r->toggles.chain;
+    r->opts.backendType = backend;
+    r->opts.featureLevel = level;
+    r->opts.powerPreference = power;
+}
+
 static WGPUAdapter request_adapter(const wg_library *lib, WGPUInstance instance,
                                    WGPUBackendType backend, WGPUFeatureLevel level,
                                    WGPUPowerPreference power, bool experimental)
 {
-    /* Adapter toggles. NVIDIA's Vulkan driver offers shader-f16 in Dawn
-     * only with vulkan_enable_f16_on_nvidia (harmless elsewhere). The
-     * subgroup-matrix feature needs the unsafe APIs and, on Vulkan, the
-     * Vulkan memory model: only when asked for. */
-    static const char *const plain[] = {"vulkan_enable_f16_on_nvidia"};
-    static const char *const unsafe[] = {"vulkan_enable_f16_on_nvidia", "allow_unsafe_apis",
-                                         "use_vulkan_memory_model"};
-    WGPUDawnTogglesDescriptor toggles;
-    memset(&toggles, 0, sizeof toggles);
-    toggles.chain.sType = WGPUSType_DawnTogglesDescriptor;
-    toggles.enabledToggleCount = experimental ? 3 : 1;
-    toggles.enabledToggles = experimental ? unsafe : plain;
-    WGPURequestAdapterOptionsGetGLProc gl;
-    memset(&gl, 0, sizeof gl);
-    if (backend == WGPUBackendType_OpenGLES || backend == WGPUBackendType_OpenGL) {
-        (void)wg_egl_note();
-        if (egl_get_proc) {
-            gl.chain.sType = WGPUSType_RequestAdapterOptionsGetGLProc;
-            gl.getProc = egl_get_proc;
-            toggles.chain.next = &gl.chain;
-        }
-    }
-    WGPURequestAdapterOptions opts;
-    memset(&opts, 0, sizeof opts);
-    opts.nextInChain = &toggles.chain;
-    opts.backendType = backend;
-    opts.featureLevel = level;
-    opts.powerPreference = power;
+    request_options ro;
+    request_options_fill(&ro, backend, level, power, experimental);
     adapter_request_result r = {NULL, 0};
     WGPURequestAdapterCallbackInfo cb;
     memset(&cb, 0, sizeof cb);
     cb.mode = WGPUCallbackMode_WaitAnyOnly;
     cb.callback = on_adapter;
     cb.userdata1 = &r;
-    WGPUFuture f = lib->p.InstanceRequestAdapter(instance, &opts, cb);
+    WGPUFuture f = lib->p.InstanceRequestAdapter(instance, &ro.opts, cb);
     if (wg_wait(lib, instance, f, "an adapter request") != WT_OK)
         return NULL; /* no adapter of this kind; not an error for the caller */
     return r.adapter;
+}
+
+/* Every adapter of one backend. The standard API hands out one adapter per
+ * request, so two identical GPUs would look like one; Dawn's native
+ * InstanceBase::EnumerateAdapters lists them all. It is C++: a member
+ * function returning std::vector<Ref<AdapterBase>>, which the x86-64 and
+ * AArch64 C++ ABIs return through a hidden pointer passed before `this`
+ * (a WGPUInstance is the InstanceBase); a Ref is one pointer holding one
+ * reference (a WGPUAdapter we then own); the vector's storage is freed
+ * with the C++ runtime's operator delete. Where the symbols are missing
+ * (another WebGPU implementation), *n is -1 and requests are used. */
+typedef struct cxx_pointer_vector {
+    void **begin, **end, **capacity;
+} cxx_pointer_vector;
+
+static void enumerate_backend(const wg_library *lib, WGPUInstance instance,
+                              WGPUBackendType backend, WGPUFeatureLevel level, bool experimental,
+                              WGPUAdapter *out, int cap, int *n)
+{
+    *n = -1;
+    void *sym = lib->handle ? dlsym(lib->handle, "_ZN4dawn6native12InstanceBase17Enumerate"
+                                                 "AdaptersEPKNS0_21RequestAdapterOptionsE")
+                            : NULL;
+    void *del = lib->handle ? dlsym(lib->handle, "_ZdlPv") : NULL;
+    if (!sym || !del || getenv("WT_NO_ENUMERATE"))
+        return;
+    void (*enumerate)(cxx_pointer_vector *, WGPUInstance, const WGPURequestAdapterOptions *);
+    void (*cxx_delete)(void *);
+    memcpy(&enumerate, &sym, sizeof sym);
+    memcpy(&cxx_delete, &del, sizeof del);
+    request_options ro;
+    request_options_fill(&ro, backend, level, WGPUPowerPreference_HighPerformance, experimental);
+    cxx_pointer_vector v = {NULL, NULL, NULL};
+    enumerate(&v, instance, &ro.opts);
+    *n = 0;
+    for (void **p = v.begin; p && p < v.end; p++) {
+        if (*n < cap)
+            out[(*n)++] = (WGPUAdapter)*p;
+        else
+            lib->p.AdapterRelease((WGPUAdapter)*p);
+    }
+    if (v.begin)
+        cxx_delete(v.begin);
 }
 
 /* ------------------------------------------------------------- info */
@@ -151,6 +206,33 @@ static wt_adapter_type type_of_adapter(WGPUAdapterType t)
     case WGPUAdapterType_CPU: return WT_ADAPTER_CPU;
     default: return WT_ADAPTER_UNKNOWN;
     }
+}
+
+/* The device-local heaps' total, where Dawn reports heaps; 0 otherwise. */
+static uint64_t device_local_bytes(const wg_library *lib, WGPUAdapter adapter)
+{
+    if (!lib->p.AdapterHasFeature(adapter, WGPUFeatureName_AdapterPropertiesMemoryHeaps))
+        return 0;
+    WGPUAdapterPropertiesMemoryHeaps heaps;
+    memset(&heaps, 0, sizeof heaps);
+    heaps.chain.sType = WGPUSType_AdapterPropertiesMemoryHeaps;
+    WGPUAdapterInfo ai;
+    memset(&ai, 0, sizeof ai);
+    ai.nextInChain = &heaps.chain;
+    if (lib->p.AdapterGetInfo(adapter, &ai) != WGPUStatus_Success)
+        return 0;
+    uint64_t total = 0;
+    for (size_t i = 0; heaps.heapInfo && i < heaps.heapCount && i < 64; i++)
+        if (heaps.heapInfo[i].properties & WGPUHeapProperty_DeviceLocal)
+            total += heaps.heapInfo[i].size;
+    void *sym = lib->handle ? dlsym(lib->handle, "wgpuAdapterPropertiesMemoryHeapsFreeMembers") : NULL;
+    if (sym) {
+        void (*free_heaps)(WGPUAdapterPropertiesMemoryHeaps);
+        memcpy(&free_heaps, &sym, sizeof sym);
+        free_heaps(heaps);
+    }
+    lib->p.AdapterInfoFreeMembers(ai);
+    return total;
 }
 
 /* Fills info; false for an adapter that must not be used (the Null one). */
@@ -202,6 +284,7 @@ static bool describe_adapter(const wg_library *lib, WGPUAdapter adapter, wt_adap
         lib->p.AdapterHasFeature(adapter, WGPUFeatureName_ChromiumExperimentalSubgroupMatrix);
     if (!info->subgroups)
         info->subgroup_min_size = info->subgroup_max_size = 0;
+    info->memory_bytes = device_local_bytes(lib, adapter);
     return true;
 }
 
@@ -233,6 +316,8 @@ static bool same_adapter(const wt_adapter_info *a, const wt_adapter_info *b)
            strcmp(a->name, b->name) == 0;
 }
 
+#define WG_MAX_ENUMERATED 32
+
 typedef struct request_plan {
     WGPUBackendType backend;
     WGPUFeatureLevel level;
@@ -255,6 +340,7 @@ wt_status wg_adapters_enumerate(const wg_library *lib, WGPUInstance instance,
     *out = NULL;
     *count = 0;
     int cap = 16, n = 0;
+    bool enumerated_any = false;
     wg_adapter_entry *list = calloc((size_t)cap, sizeof *list);
     if (!list)
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory listing adapters");
@@ -263,21 +349,41 @@ wt_status wg_adapters_enumerate(const wg_library *lib, WGPUInstance instance,
         if (gpu_api != WT_GPU_API_AUTO && plans[i].api != gpu_api &&
             plans[i].api != WT_GPU_API_AUTO)
             continue;
-        for (size_t j = 0; j < sizeof powers / sizeof powers[0]; j++) {
+        /* Every adapter of the backend where Dawn can list them (identical
+         * GPUs are distinct entries then); else one request per power
+         * preference, deduplicated. */
+        WGPUAdapter found[WG_MAX_ENUMERATED];
+        int nfound = -1;
+        bool listed = false;
+        if (plans[i].backend != WGPUBackendType_Undefined)
+            enumerate_backend(lib, instance, plans[i].backend, plans[i].level, q->experimental,
+                              found, WG_MAX_ENUMERATED, &nfound);
+        if (nfound >= 0)
+            listed = true;
+        else if (plans[i].backend == WGPUBackendType_Undefined && enumerated_any)
+            continue; /* the backends were listed one by one already */
+        else
+            nfound = 0;
+        for (size_t j = 0; !listed && j < sizeof powers / sizeof powers[0]; j++) {
             WGPUAdapter a = request_adapter(lib, instance, plans[i].backend, plans[i].level,
                                             powers[j], q->experimental);
-            if (!a)
-                continue;
+            if (a)
+                found[nfound++] = a;
+        }
+        enumerated_any = enumerated_any || listed;
+        for (int f = 0; f < nfound; f++) {
+            WGPUAdapter a = found[f];
             wt_adapter_info info;
             bool keep = describe_adapter(lib, a, &info) &&
                         (gpu_api == WT_GPU_API_AUTO || info.api == gpu_api);
-            for (int k = 0; keep && k < n; k++)
+            for (int k = 0; keep && !listed && k < n; k++)
                 if (same_adapter(&list[k].info, &info))
                     keep = false;
             if (keep && n == cap) {
                 wg_adapter_entry *grown = realloc(list, (size_t)cap * 2 * sizeof *list);
                 if (!grown) {
-                    lib->p.AdapterRelease(a);
+                    for (int r = f; r < nfound; r++)
+                        lib->p.AdapterRelease(found[r]);
                     wg_adapters_release(lib, list, n);
                     return wt_fail(WT_ERR_OUT_OF_MEMORY,
                                    "webgpu: out of host memory listing adapters");

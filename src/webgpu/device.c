@@ -322,7 +322,9 @@ static void describe_features(wg_context *w, bool want_matrix)
              "shader-f16: %s; subgroups: %s; timestamp-query: %s; subgroup-matrix: %s",
              c->shader_f16 ? (nvidia_vk ? "on (NVIDIA: adapter toggle vulkan_enable_f16_on_nvidia)"
                                         : "on")
-                           : "off (the adapter does not offer it)",
+                           : nvidia_vk ? "off (the adapter does not offer it; this Dawn build has "
+                                         "no vulkan_enable_f16_on_nvidia toggle)"
+                                       : "off (the adapter does not offer it)",
              c->subgroups ? "on" : "off (the adapter does not offer it)",
              w->timer.supported ? "on (GPU timers, profiling)"
                                 : "off (the adapter does not offer it; host timing instead)",

@@ -239,6 +239,25 @@ typedef struct WGPUAdapterPropertiesSubgroupMatrixConfigs {
     const WGPUSubgroupMatrixConfig *configs;
 } WGPUAdapterPropertiesSubgroupMatrixConfigs;
 
+/* Dawn's memory heaps, chained on WGPUAdapterInfo where the adapter has
+ * the feature; freed with wgpuAdapterPropertiesMemoryHeapsFreeMembers.
+ * In the pinned build: sType 0x00050013 (checked by probing every Dawn
+ * sType on AdapterGetInfo), feature 0x00050017 (Dawn headers of the same
+ * sType numbering say 0x00050014; this build's features sit 3 higher,
+ * as ChromiumExperimentalSubgroupMatrix does). */
+#define WGPUSType_AdapterPropertiesMemoryHeaps 0x00050013u
+#define WGPUFeatureName_AdapterPropertiesMemoryHeaps 0x00050017u
+#define WGPUHeapProperty_DeviceLocal 0x1u
+typedef struct WGPUMemoryHeapInfo {
+    uint64_t properties;
+    uint64_t size;
+} WGPUMemoryHeapInfo;
+typedef struct WGPUAdapterPropertiesMemoryHeaps {
+    WGPUChainedStruct chain;
+    size_t heapCount;
+    const WGPUMemoryHeapInfo *heapInfo;
+} WGPUAdapterPropertiesMemoryHeaps;
+
 typedef struct WGPURequestAdapterOptionsGetGLProc {
     WGPUChainedStruct chain;
     void *(*getProc)(const char *name); /* eglGetProcAddress */

@@ -14,10 +14,11 @@
  * same leading indices (elementwise, copy, cast, fill, rows of rowwise
  * ops, batches and rows of matmul, the kept axes of reductions) is split
  * here; a reduction whose reduced part alone is too large is split along
- * its reduced axes into partial results that are reduced again. An
- * operand that no such cut makes small enough (one row of a rowwise op
- * past the limit, a matmul's B matrix past it) is WT_ERR_UNSUPPORTED with
- * the sizes. */
+ * its reduced axes into partial results that are reduced again. A strided
+ * input that no cut makes small enough (its rows span the buffer) is first
+ * copied contiguous. An operand that still does not fit (one contiguous
+ * row of a rowwise op past the limit, a matmul's B matrix past it) is
+ * WT_ERR_UNSUPPORTED with the sizes. */
 #include "webgpu/wg_runtime.h"
 
 #include <stdio.h>
@@ -110,6 +111,7 @@ typedef struct split_job {
     const int *shared;
     wg_piece_fn fn;
     const void *arg;
+    bool no_cut; /* split failed for want of a cut (not a kernel's failure) */
 } split_job;
 
 static wt_status run_piece(const split_job *j, wt_tensor *out, const wt_tensor *const *in)
@@ -150,6 +152,7 @@ static wt_status split(const split_job *j, const wt_tensor *out, const wt_tensor
     while (d < out->ndim && out->shape[d] <= 1)
         d++;
     if (d >= out->ndim) {
+        ((split_job *)j)->no_cut = true;
         uint64_t worst = span_bytes(out);
         for (int i = 0; i < j->nin; i++)
             if (in[i] && span_bytes(in[i]) > worst)
@@ -205,13 +208,39 @@ wt_status wg_windowed(wt_context *ctx, wt_tensor *out, int nin, const wt_tensor 
     if (nin > MAX_OPERANDS)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu: wg_windowed takes at most %d inputs",
                        MAX_OPERANDS);
-    split_job j = {ctx, lim, nin, shared, fn, arg};
-    return split(&j, out, in, 0);
-}
-
-bool wg_needs_windows(const wt_context *ctx, const wt_tensor *t)
-{
-    return t->storage->bytes > limits_of(ctx).binding;
+    split_job j = {ctx, lim, nin, shared, fn, arg, false};
+    wt_status st = split(&j, out, in, 0);
+    if (st != WT_ERR_UNSUPPORTED || !j.no_cut)
+        return st;
+    /* No cut works for a strided input whose rows span the buffer (e.g. a
+     * softmax along axis 0 sees columns): a contiguous copy of it (the
+     * copy itself is cut along both axes) usually does. Pieces that ran
+     * before the failure run again: out = f(in) writes the same values. */
+    const wt_tensor *packed_in[MAX_OPERANDS];
+    wt_tensor *copies[MAX_OPERANDS] = {0};
+    bool any = false;
+    st = WT_OK;
+    for (int i = 0; i < nin && st == WT_OK; i++) {
+        packed_in[i] = in[i];
+        if (!in[i] || in[i]->storage->bytes <= lim.binding ||
+            wt_layout_is_contiguous(in[i]->ndim, in[i]->shape, in[i]->strides))
+            continue;
+        st = wt_tensor_alloc(ctx, in[i]->dtype, in[i]->ndim, in[i]->shape, &copies[i]);
+        if (st == WT_OK)
+            st = in[i]->dtype == WT_F32 ? wg_win_copy(ctx, in[i], copies[i])
+                                        : wg_win_cast(ctx, in[i], copies[i]);
+        packed_in[i] = copies[i];
+        any = true;
+    }
+    if (st == WT_OK && any) {
+        j.no_cut = false;
+        st = split(&j, out, packed_in, 0);
+    } else if (st == WT_OK) {
+        st = WT_ERR_UNSUPPORTED; /* nothing to copy: the first failure's message stands */
+    }
+    for (int i = 0; i < nin; i++)
+        wt_tensor_release(copies[i]);
+    return st;
 }
 
 /* ------------------------------------------- the backend ops, windowed */
