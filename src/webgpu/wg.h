@@ -78,6 +78,9 @@ typedef wt_status (*wg_piece_fn)(wt_context *ctx, const wt_tensor *const *in, wt
  * maxBufferSize by routing its backend entry through this. */
 wt_status wg_windowed(wt_context *ctx, wt_tensor *out, int nin, const wt_tensor *const *in,
                       const int *shared, wg_piece_fn fn, const void *arg);
+/* Whether t's storage is too large to bind whole (a kernel outside the
+ * windowed entries refuses such tensors with WT_ERR_UNSUPPORTED). */
+bool wg_needs_windows(const wt_context *ctx, const wt_tensor *t);
 /* The backend table's entries: the wg_op_* kernels below, windowed. */
 wt_status wg_win_elementwise(wt_context *ctx, const wt_ew_args *args);
 wt_status wg_win_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a,

@@ -243,6 +243,11 @@ wt_status wg_windowed(wt_context *ctx, wt_tensor *out, int nin, const wt_tensor 
     return st;
 }
 
+bool wg_needs_windows(const wt_context *ctx, const wt_tensor *t)
+{
+    return t->storage->bytes > limits_of(ctx).binding;
+}
+
 /* ------------------------------------------- the backend ops, windowed */
 
 typedef struct op_arg {
