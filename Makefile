@@ -17,6 +17,8 @@ build: deps
 run: build
 	$(BUILD)/tools/webtensor info
 	$(BUILD)/tools/webtensor bench --quick
+	@echo "Training a short epoch of the Fashion-MNIST example on the best backend here:"
+	$(BUILD)/train_fashion_mnist --backend auto --epochs 1 --train-limit 12800 --eval-limit 2000
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j1
