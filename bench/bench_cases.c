@@ -221,6 +221,40 @@ static void plan_gemv(const int64_t *p, bench_plan *plan)
     plan->work = 4.0 * ((double)p[0] * (double)p[1] + (double)p[0] + (double)p[1]);
 }
 
+/* --- matrix products: f16, and the linear layout --- */
+
+/* params: m, n, k. f16 operands, f32 accumulation, f16 result. */
+static void plan_matmul_f16(const int64_t *p, bench_plan *plan)
+{
+    plan_matmul(p, plan);
+    plan->input_dtype = WT_F16;
+}
+
+/* params: rows, cols: [rows, cols] @ [cols] in f16, bytes at 2 each. */
+static void plan_gemv_f16(const int64_t *p, bench_plan *plan)
+{
+    plan_gemv(p, plan);
+    plan->input_dtype = WT_F16;
+    plan->work /= 2.0;
+}
+
+/* params: m, n, k. x [m, k] @ w^T for w stored [n, k]: a linear layer's
+ * layout, read through a transposed view (no copy). */
+static void plan_matmul_nt(const int64_t *p, bench_plan *plan)
+{
+    plan_matmul(p, plan);
+    plan->inputs[1] = shape2(p[1], p[2]);
+}
+static wt_status run_matmul_nt(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    (void)p;
+    wt_tensor *wt = NULL;
+    wt_status st = wt_transpose(in[1], 0, 1, &wt);
+    if (st == WT_OK) st = wt_matmul(in[0], wt, out);
+    wt_tensor_release(wt);
+    return st;
+}
+
 /* ------------------------------------------------------------ tables */
 
 static const bench_case cases[] = {
@@ -241,6 +275,11 @@ static const bench_case cases[] = {
     {"matmul", "[m, k] @ [k, n]", BENCH_FLOPS, plan_matmul, run_matmul, false},
     {"bmm", "batched [b, m, k] @ [b, k, n]", BENCH_FLOPS, plan_bmm, run_matmul, false},
     {"gemv", "[rows, cols] @ [cols]", BENCH_BYTES, plan_gemv, run_matmul, false},
+    {"matmul_f16", "[m, k] @ [k, n], f16 (f32 accumulation)", BENCH_FLOPS, plan_matmul_f16,
+     run_matmul, false},
+    {"matmul_nt", "[m, k] @ [n, k]^T, the linear layout", BENCH_FLOPS, plan_matmul_nt,
+     run_matmul_nt, false},
+    {"gemv_f16", "[rows, cols] @ [cols], f16", BENCH_BYTES, plan_gemv_f16, run_matmul, false},
     {"add_chain", "chain of dependent adds of small vectors: time per op", BENCH_BYTES,
      plan_add_chain, run_add_chain, true},
 };
@@ -261,6 +300,9 @@ static const bench_item quick_items[] = {
     {"bmm", {16, 128, 128, 128}},
     {"gemv", {1024, 1024}},
     {"add_chain", {1000, 1024}},
+    {"matmul_f16", {256, 256, 256}},
+    {"matmul_nt", {256, 256, 256}},
+    {"gemv_f16", {1024, 1024}},
 };
 
 /* Beyond CPU caches; within a 128 MiB storage binding. */
@@ -279,6 +321,9 @@ static const bench_item default_items[] = {
     {"bmm", {32, 256, 256, 256}},
     {"gemv", {4096, 4096}},
     {"add_chain", {1000, 1024}},
+    {"matmul_f16", {1024, 1024, 1024}},
+    {"matmul_nt", {1024, 1024, 1024}},
+    {"gemv_f16", {4096, 4096}},
 };
 
 /* A data-centre GPU; the same shapes as bench/torch_peer.py. */
@@ -298,6 +343,9 @@ static const bench_item large_items[] = {
     {"bmm", {64, 512, 512, 512}},
     {"gemv", {4096, 4096}},
     {"add_chain", {1000, 1024}},
+    {"matmul_f16", {4096, 4096, 4096}},
+    {"matmul_nt", {8192, 4096, 4096}},
+    {"gemv_f16", {4096, 4096}},
 };
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))

@@ -42,7 +42,9 @@ typedef struct bench_options {
     int threads;           /* CPU backend threads; 0: one per core */
     bool check;            /* compare outputs between backends */
     bool wall_clock;       /* --timer wall: no GPU timer even where there is one */
+    bool subgroup_matrix;  /* --subgroup-matrix: WT_EXPERIMENTAL_SUBGROUP_MATRIX */
     const char *csv_path, *json_path;
+    bool profile;          /* --profile: per-op table of the WebGPU backend */
 } bench_options;
 
 /* A repetition is not stretched past this by min_inner: a launch this long
@@ -363,6 +365,10 @@ void bench_usage(FILE *f)
             "  --reps N              timed repetitions per case\n"
             "  --threads N           CPU backend threads (default: one per core)\n"
             "  --no-check            skip comparing outputs between backends\n"
+            "  --profile             per-kernel GPU time table and pipeline-cache statistics\n"
+            "                        of the WebGPU backend (ops then run one per pass)\n"
+            "  --subgroup-matrix     WebGPU: the matrix units where the adapter has them\n"
+            "                        (experimental: WT_EXPERIMENTAL_SUBGROUP_MATRIX)\n"
             "  --timer gpu|wall      gpu (default): GPU time from timestamp queries where the\n"
             "                        device has them, else the wall clock; wall: wall clock only\n"
             "  --csv FILE            also write the results as CSV\n"
@@ -399,6 +405,34 @@ static bool known_cases(const char *filter)
     return true;
 }
 
+/* The per-op table and the pipeline cache of a profiled context. */
+static void bench_print_profile(wt_context *ctx, const char *name)
+{
+    enum { MAX_ENTRIES = 64 };
+    wt_profile_entry e[MAX_ENTRIES];
+    int n = 0;
+    bool gpu = false;
+    if (wt_context_profile_end(ctx) != WT_OK ||
+        wt_context_profile_summary(ctx, e, MAX_ENTRIES, &n, &gpu) != WT_OK) {
+        printf("profile of %s: %s\n", name, wt_last_error());
+        return;
+    }
+    printf("\nprofile of %s (%s), by kernel:\n", name,
+           gpu ? "GPU time from timestamp queries" : "host time around each op");
+    printf("  %-28s %10s %12s %12s %7s\n", "kernel", "count", "total ms", "mean us", "share");
+    for (int i = 0; i < n && i < MAX_ENTRIES; i++)
+        printf("  %-28s %10llu %12.3f %12.2f %6.1f%%\n", e[i].name, (unsigned long long)e[i].count,
+               e[i].total_seconds * 1e3, e[i].mean_seconds * 1e6, e[i].share * 100);
+    wt_pipeline_stats ps;
+    if (wt_context_pipeline_stats(ctx, &ps) == WT_OK)
+        printf("pipeline cache: %llu variants, %llu compiles in %.3f s, %llu hits; bind groups "
+               "%llu made, %llu reused; %llu dispatches in %llu submits\n",
+               (unsigned long long)ps.variants, (unsigned long long)ps.compiles, ps.compile_seconds,
+               (unsigned long long)ps.hits, (unsigned long long)ps.bind_groups_made,
+               (unsigned long long)ps.bind_group_hits, (unsigned long long)ps.dispatches,
+               (unsigned long long)ps.submits);
+}
+
 #define VALUE_OPTIONS "--size --backend --api --adapter --reps --threads --timer --filter --csv --json"
 
 /* 0: ok; 2: bad usage (message printed). */
@@ -417,8 +451,12 @@ static int parse_options(int argc, char **argv, bench_options *o)
             o->size = BENCH_SIZE_QUICK, takes_value = false;
         } else if (strcmp(a, "--h200") == 0) {
             o->size = BENCH_SIZE_LARGE, takes_value = false;
+        } else if (strcmp(a, "--subgroup-matrix") == 0) {
+            o->subgroup_matrix = true, takes_value = false;
         } else if (strcmp(a, "--no-check") == 0) {
             o->check = false, takes_value = false;
+        } else if (strcmp(a, "--profile") == 0) {
+            o->profile = true, takes_value = false;
         } else if (!v) {
             fprintf(stderr, "webtensor bench: %s: %s\n",
                     a[0] == '-' && a[1] == '-' && strstr(VALUE_OPTIONS, a) ? "missing value for"
@@ -502,6 +540,7 @@ static wt_status open_backend(const bench_options *o, wt_backend backend, wt_con
     if (backend == WT_BACKEND_WEBGPU) {
         copts.gpu_api = o->gpu_api;
         copts.adapter_index = o->adapter_index;
+        if (o->subgroup_matrix) copts.experimental |= WT_EXPERIMENTAL_SUBGROUP_MATRIX;
     }
     run->backend = backend;
     run->gpu_timer = false;
@@ -591,6 +630,11 @@ int bench_main(int argc, char **argv)
         bench_report_header(&report, opt.size, opt.reps ? opt.reps : tm.reps, tm.target_rep_s,
                             tm.min_inner, MAX_INNER);
     }
+    /* --- runtime: --profile times every op of the WebGPU backend (each
+     * in a pass of its own, so its timings above include that cost). */
+    for (int b = 0; opt.profile && b < nb; b++)
+        if (runs[b].backend == WT_BACKEND_WEBGPU && wt_context_profile_begin(ctx[b]) != WT_OK)
+            printf("note: no profile on %s: %s\n", runs[b].name, wt_last_error());
     for (int i = 0; files_ok && i < count; i++) {
         const bench_case *c = bench_find_case(items[i].case_name);
         if (!c || !filter_matches(opt.filter, c->name)) continue;
@@ -624,6 +668,8 @@ int bench_main(int argc, char **argv)
         rc = 2;
     }
     bench_report_finish(&report);
+    for (int b = 0; opt.profile && b < nb; b++)
+        if (runs[b].backend == WT_BACKEND_WEBGPU) bench_print_profile(ctx[b], runs[b].name);
     if (report.csv) fclose(report.csv);
     if (report.json) fclose(report.json);
     for (int b = 0; b < nb; b++) wt_context_destroy(ctx[b]);

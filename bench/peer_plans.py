@@ -73,3 +73,19 @@ def plan_gemv(p):
 def plan_add_chain(p):
     length, n = p
     return [(n,), (n,)], f"{length}x{n}", 12.0 * n, length
+
+
+# --- matrix products: f16, and the linear layout ---
+
+def plan_matmul_f16(p):
+    return plan_matmul(p)
+
+
+def plan_gemv_f16(p):
+    r, c = p
+    return [(r, c), (c,)], f"{r}x{c}", 2.0 * (r * c + r + c), 1
+
+
+def plan_matmul_nt(p):
+    m, n, k = p
+    return [(m, k), (n, k)], f"{m}x{n}x{k}", 2.0 * m * n * k, 1

@@ -81,6 +81,9 @@ CASES = {
     "bmm": ("flops", plans.plan_bmm, lambda x, p: torch.matmul(x[0], x[1])),
     "gemv": ("bytes", plans.plan_gemv, lambda x, p: torch.matmul(x[0], x[1])),
     "add_chain": ("bytes", plans.plan_add_chain, run_add_chain),
+    "matmul_f16": ("flops", plans.plan_matmul_f16, lambda x, p: torch.matmul(x[0], x[1]), torch.float16),
+    "matmul_nt": ("flops", plans.plan_matmul_nt, lambda x, p: torch.matmul(x[0], x[1].t())),
+    "gemv_f16": ("bytes", plans.plan_gemv_f16, lambda x, p: torch.matmul(x[0], x[1]), torch.float16),
 }
 
 SIZES = {
@@ -92,6 +95,7 @@ SIZES = {
         ("transpose", (1024, 1024)),
         ("matmul", (256, 256, 256)), ("bmm", (16, 128, 128, 128)),
         ("gemv", (1024, 1024)), ("add_chain", (1000, 1024)),
+        ("matmul_f16", (256, 256, 256)), ("matmul_nt", (256, 256, 256)), ("gemv_f16", (1024, 1024)),
     ],
     "default": [
         ("add", (1 << 24,)), ("exp", (1 << 24,)),
@@ -101,6 +105,7 @@ SIZES = {
         ("transpose", (4096, 4096)),
         ("matmul", (1024, 1024, 1024)), ("bmm", (32, 256, 256, 256)),
         ("gemv", (4096, 4096)), ("add_chain", (1000, 1024)),
+        ("matmul_f16", (1024, 1024, 1024)), ("matmul_nt", (1024, 1024, 1024)), ("gemv_f16", (4096, 4096)),
     ],
     "large": [
         ("add", (1 << 28,)), ("exp", (1 << 28,)),
@@ -111,6 +116,7 @@ SIZES = {
         ("matmul", (1024, 1024, 1024)), ("matmul", (4096, 4096, 4096)),
         ("bmm", (64, 512, 512, 512)), ("gemv", (4096, 4096)),
         ("add_chain", (1000, 1024)),
+        ("matmul_f16", (4096, 4096, 4096)), ("matmul_nt", (8192, 4096, 4096)), ("gemv_f16", (4096, 4096)),
     ],
 }
 

@@ -10,9 +10,16 @@
  *    with the matching _release/_destroy. Views share storage and keep it
  *    alive.
  *  - Ops never modify their inputs. Results are new, contiguous tensors.
- *  - Thread safety: a context and the tensors made from it are used by one
- *    thread at a time. Different contexts may be used concurrently.
- *    wt_last_error() is per thread.
+ *  - Thread safety, per object: a context and everything made from it
+ *    (tensors, views, kernels, events) are used by one thread at a time;
+ *    a context may move between threads between calls. Different contexts
+ *    may be used concurrently from different threads, and created from
+ *    several threads at once (the library's global state, the loaded
+ *    WebGPU library, the EGL loader and the environment reads, is set up
+ *    under pthread_once and a lock). wt_tensor_to uses two contexts: both
+ *    must be free for the calling thread. wt_list_adapters may run from any
+ *    thread at any time. wt_last_error() is per thread;
+ *    wt_context_last_error() is per context.
  *  - Execution is deferred on the GPU: ops are recorded and submitted in
  *    batches. wt_tensor_read() and wt_context_sync() wait for the work.
  */
@@ -73,10 +80,23 @@ WT_API const char *wt_version(void);
 typedef enum wt_dtype { WT_F32 = 0, WT_F16 = 1, WT_I32 = 2, WT_BOOL = 3 } wt_dtype;
 
 typedef enum wt_backend {
-    WT_BACKEND_AUTO = 0,   /* WebGPU if a real adapter exists, else CPU */
+    WT_BACKEND_AUTO = 0,   /* WebGPU on a real GPU, else CPU (never a software
+                              renderer: wt_context_info.reason says why) */
     WT_BACKEND_CPU = 1,
     WT_BACKEND_WEBGPU = 2  /* fails with WT_ERR_NO_DEVICE if there is none */
 } wt_backend;
+
+/* Which adapter ranks first when a machine has several real GPUs. */
+typedef enum wt_power_preference {
+    WT_POWER_DEFAULT = 0,          /* discrete GPUs first */
+    WT_POWER_HIGH_PERFORMANCE = 1, /* the same, said explicitly */
+    WT_POWER_LOW_POWER = 2         /* integrated GPUs first */
+} wt_power_preference;
+
+/* wt_context_options.experimental bits. */
+#define WT_EXPERIMENTAL_SUBGROUP_MATRIX 0x1u /* matrix units through Dawn's
+    chromium_experimental_subgroup_matrix (turns on Dawn's allow_unsafe_apis
+    and, on Vulkan, use_vulkan_memory_model) */
 
 /* Which native GPU API the WebGPU implementation runs on. */
 typedef enum wt_gpu_api {
@@ -113,6 +133,28 @@ typedef struct wt_context_options {
     uint32_t dispatches_per_submit; /* 0: default; ops recorded before a submit */
     /* CPU only. */
     int num_threads;             /* 0: one per core; at most 1024 */
+    /* --- runtime: device choice and configuration (WebGPU only) --- */
+    wt_power_preference power_preference; /* which GPU ranks first when there are several */
+    /* Debug mode: every recorded op is submitted and waited for, so an
+     * error the implementation reports names the op that caused it (slow). */
+    bool validation;
+    /* Largest single buffer (tensor storage) the context may make; 0: the
+     * adapter's maxBufferSize. Larger requests fail with WT_ERR_OUT_OF_MEMORY. */
+    uint64_t max_buffer_size;
+    /* Compile every shader variant on each use instead of keeping it
+     * (for measuring compile cost); the default keeps them. */
+    bool disable_pipeline_cache;
+    /* Dawn device toggles applied after the library's own choice, a
+     * comma-separated list: "+name" enables, "-name" disables, "=name"
+     * leaves it to Dawn (the environment's WT_DAWN_TOGGLES comes first). */
+    const char *toggles;
+    /* WT_EXPERIMENTAL_* bits: features the implementation hides behind its
+     * unsafe-API switch. Off by default. */
+    uint32_t experimental;
+    /* Bytes of live tensor storage the context may hold at once (its
+     * pooled memory is trimmed before this is enforced); 0: no limit.
+     * Past it, allocations fail with WT_ERR_OUT_OF_MEMORY. Both backends. */
+    uint64_t memory_limit;
 } wt_context_options;
 
 WT_API void wt_context_options_init(wt_context_options *opts);
@@ -145,10 +187,22 @@ typedef struct wt_memory_stats {
     uint64_t peak_bytes;   /* highest live_bytes so far */
     uint64_t pooled_bytes; /* freed by tensors, kept for reuse */
     uint64_t live_tensors; /* storages alive */
+    /* --- runtime --- */
+    uint64_t buffers;           /* WebGPU buffers held (live and pooled); 0 on the CPU backend */
+    uint64_t bytes_to_device;   /* copied host -> tensors (uploads) since the context began */
+    uint64_t bytes_from_device; /* copied tensors -> host (reads) */
+    uint64_t memory_limit;      /* wt_context_options.memory_limit; 0: none */
 } wt_memory_stats;
 
 WT_API wt_status wt_context_memory_stats(const wt_context *ctx, wt_memory_stats *out);
-/* Frees the pooled (unused) memory of the context. */
+/* Frees the pooled (unused) memory of the context.
+ *
+ * Out of memory: an allocation past the largest buffer (maxBufferSize or
+ * the max_buffer_size option), past the memory_limit option, or that the
+ * device cannot satisfy fails with WT_ERR_OUT_OF_MEMORY; the message gives
+ * the requested and the available bytes (where the implementation knows
+ * them). Pooled memory is given back and the allocation retried first.
+ * Nothing is held after such a failure and the context stays usable. */
 WT_API wt_status wt_context_trim(wt_context *ctx);
 
 /* -------------------------------------------------------------- adapters */
@@ -187,6 +241,200 @@ WT_API wt_status wt_list_adapters(const wt_context_options *opts, wt_adapter_inf
                                   int capacity, int *count);
 /* The adapter a WebGPU context runs on; WT_ERR_UNSUPPORTED for a CPU one. */
 WT_API wt_status wt_context_adapter_info(const wt_context *ctx, wt_adapter_info *out);
+
+/* --- runtime: custom WGSL kernels ---
+ *
+ * A compute shader of your own, run on tensors like any op: recorded into
+ * the context's batch of work (so it runs after the ops recorded before it
+ * and before those after it, without a sync). WebGPU contexts only; on a
+ * CPU context create and dispatch return WT_ERR_UNSUPPORTED.
+ *
+ * The shader's interface:
+ *   @group(0) @binding(0) var<uniform> p: P;   the params block (params_size
+ *                                              bytes, at most 256; may be
+ *                                              left undeclared when 0)
+ *   @group(0) @binding(1 + i)                  tensor i of the dispatch:
+ *       var<storage, read_write> for i in writable_mask, else
+ *       var<storage, read>; e.g. array<f32> for a WT_F32 tensor.
+ * Each tensor binds its whole storage: a view's element offset and strides
+ * (wt_tensor_offset, wt_tensor_strides) are for the shader to apply, e.g.
+ * passed in the params. Outputs are made beforehand (wt_tensor_zeros).
+ * A storage may be bound twice only when neither binding is writable.
+ *
+ * Errors: bad WGSL or an entry point that is missing or not a compute
+ * shader gives WT_ERR_SHADER with the compiler's messages (line:column,
+ * counted from the first line of source); a workgroup size past the
+ * device's limits (maxComputeInvocationsPerWorkgroup, the per-dimension
+ * sizes, workgroup storage) gives WT_ERR_SHADER from the compiler at
+ * create. At dispatch: tensors from another context, a tensor count other
+ * than num_tensors, a params size other than params_size, a workgroup
+ * count past maxComputeWorkgroupsPerDimension, or an aliased writable
+ * binding give WT_ERR_INVALID_ARGUMENT; a tensor larger than one binding
+ * (maxStorageBufferBindingSize) WT_ERR_UNSUPPORTED. None of these reach
+ * the device. Compiled pipelines are cached by (source, entry point,
+ * bindings): creating the same kernel again costs no compile.
+ * Thread safety: a kernel belongs to its context (one thread at a time). */
+typedef struct wt_kernel wt_kernel;
+
+typedef struct wt_kernel_desc {
+    const char *source;      /* WGSL */
+    const char *entry_point; /* NULL: "main" */
+    int num_tensors;         /* storage bindings 1..num_tensors (at most 8) */
+    uint32_t writable_mask;  /* bit i: tensor i is read_write */
+    size_t params_size;      /* bytes of the uniform block; 0: none */
+} wt_kernel_desc;
+
+WT_API wt_status wt_kernel_create(wt_context *ctx, const wt_kernel_desc *desc, wt_kernel **out);
+/* NULL is ignored. The kernel keeps its context alive until destroyed. */
+WT_API void wt_kernel_destroy(wt_kernel *k);
+/* Records one dispatch of groups_x * groups_y * groups_z workgroups (each
+ * at least 1). params: params_size bytes (NULL when 0). */
+WT_API wt_status wt_kernel_dispatch(wt_kernel *k, int ntensors, wt_tensor *const *tensors,
+                                    const void *params, size_t params_size, uint32_t groups_x,
+                                    uint32_t groups_y, uint32_t groups_z);
+
+/* --- runtime: asynchronous work ---
+ *
+ * GPU ops are recorded and submitted in batches (dispatches_per_submit of
+ * wt_context_options sets the batch; a full batch is submitted without
+ * waiting). wt_context_flush submits what is recorded now, without
+ * waiting. An event marks the point of the stream where it is recorded:
+ * it completes when everything recorded before it has run.
+ * wt_tensor_read_async starts a read of the tensor as it is after the ops
+ * recorded so far (later ops never change what it reads) and returns at
+ * once; dst must stay valid, and is filled, when the event completes
+ * (wt_event_query says done, or wt_event_wait returns). Recording may go
+ * on meanwhile. On the CPU backend work is done when a call returns:
+ * events are complete when recorded and reads are synchronous.
+ * An event belongs to its context (one thread at a time) and keeps it
+ * alive; destroying a pending event waits for it. A device error or loss
+ * is returned by the query/wait of every pending event. */
+typedef struct wt_event wt_event;
+WT_API wt_status wt_context_flush(wt_context *ctx);
+WT_API wt_status wt_event_record(wt_context *ctx, wt_event **out);
+/* Never blocks: *done says whether the event has completed. */
+WT_API wt_status wt_event_query(wt_event *e, bool *done);
+WT_API wt_status wt_event_wait(wt_event *e);
+WT_API void wt_event_destroy(wt_event *e); /* NULL is ignored */
+/* Like wt_tensor_read (views are gathered first), but returns at once. */
+WT_API wt_status wt_tensor_read_async(const wt_tensor *t, void *dst, size_t dst_bytes,
+                                      wt_event **done);
+
+/* --- runtime: several devices ---
+ *
+ * One context per adapter (wt_list_adapters, then adapter_index); tensors
+ * of different contexts do not mix in ops (WT_ERR_INVALID_ARGUMENT).
+ * wt_tensor_to makes a new contiguous tensor on dst with x's elements,
+ * whatever the two contexts are (CPU <-> GPU, GPU <-> GPU, the same
+ * context: a copy). Between two devices the data goes through host
+ * memory (WebGPU has no peer copies): it waits for the work that writes x
+ * on its context; dst's work is not waited for. Both contexts must be
+ * usable by the calling thread for the duration of the call. */
+WT_API wt_status wt_tensor_to(const wt_tensor *x, wt_context *dst, wt_tensor **out);
+
+/* --- runtime: profiling ---
+ *
+ * Between begin and end every op the context runs is timed: on the GPU
+ * through timestamp queries where the device has them (each op then runs
+ * in a compute pass of its own), else on the host around each op, which
+ * is then submitted and waited for on its own (gpu_timed says which).
+ * Profiling changes how work is batched; time a whole workload with
+ * wt_context_timer_* instead. Ops are named by the kernel that ran them
+ * (one library op may run several, e.g. "reduce_rows" twice for a large
+ * sum; custom kernels are "custom:<entry point>"). end waits for the work.
+ * The summary lists one entry per kernel name, largest total first, with
+ * count, total and mean seconds and the share of all profiled time;
+ * *count is the number of names (entries written: at most capacity).
+ * WebGPU only (WT_ERR_UNSUPPORTED on the CPU backend).
+ *
+ * Setting WT_TRACE=<file> in the environment profiles every WebGPU
+ * context of the process from its creation and writes each op as an event
+ * of the Chrome trace-event JSON format (opens in Perfetto or
+ * chrome://tracing) to <file> when the context is destroyed; the file is
+ * completed at process exit. */
+typedef struct wt_profile_entry {
+    char name[64];
+    uint64_t count;
+    double total_seconds, mean_seconds;
+    double share; /* of the profile's total, 0..1 */
+} wt_profile_entry;
+WT_API wt_status wt_context_profile_begin(wt_context *ctx);
+WT_API wt_status wt_context_profile_end(wt_context *ctx);
+WT_API wt_status wt_context_profile_summary(const wt_context *ctx, wt_profile_entry *entries,
+                                            int capacity, int *count, bool *gpu_timed);
+
+/* --- runtime: pipeline cache statistics ---
+ * Shader variants compiled and reused by a WebGPU context (all zero on the
+ * CPU backend). */
+typedef struct wt_pipeline_stats {
+    uint64_t variants;        /* compiled pipelines held (built-in variants and custom kernels) */
+    uint64_t compiles;        /* compiles done (more than variants with the cache off) */
+    uint64_t hits;            /* launches and kernel creations served from the cache */
+    double compile_seconds;   /* host time spent compiling */
+    uint64_t bind_groups_made, bind_group_hits;
+    uint64_t dispatches, submits;
+} wt_pipeline_stats;
+WT_API wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_stats *out);
+
+/* --- runtime: errors and recovery ---
+ *
+ * The last error of a context (like sqlite3_errmsg): failures the device
+ * reports (device lost, a validation or out-of-memory error found at a
+ * later submit or sync, maybe on another thread than the op that caused
+ * it), failed allocations and failed syncs on the context. "" and WT_OK
+ * (through status, which may be NULL) if none; valid until the next error
+ * on the context. Errors the implementation reports are never dropped:
+ * one it reports on its own (outside a call that checks for it) means
+ * recorded work did not run, and stays, like a device loss, until
+ * wt_context_recover.
+ *
+ * Device loss: once the device is lost (driver reset, GPU removed, or
+ * wt_context_lose_device), every call on the context that touches the
+ * device fails with WT_ERR_DEVICE_LOST and the reason; results of work
+ * recorded since the last successful sync are lost. Views, shapes and
+ * releases still work.
+ *
+ * wt_context_recover makes a new device on the same adapter (WT_OK with
+ * nothing done when the device is fine, and on the CPU backend). Tensors
+ * made before the loss keep their handles, shapes and dtypes, but their
+ * memory is gone: any op, read or write on them fails with
+ * WT_ERR_DEVICE_LOST ("made on a device this context lost"); release them
+ * and make them again (the host data is the caller's to keep). Memory
+ * statistics count them until they are released. Tensors made after the
+ * recovery work as usual. If no device can be made, the context stays
+ * lost and recover returns WT_ERR_DEVICE_LOST. */
+WT_API const char *wt_context_last_error(const wt_context *ctx, wt_status *status);
+WT_API wt_status wt_context_recover(wt_context *ctx);
+/* Destroys the context's device as a driver reset would, to test the
+ * recovery path of a program. WT_ERR_UNSUPPORTED on the CPU backend. */
+WT_API wt_status wt_context_lose_device(wt_context *ctx);
+
+/* --- runtime: what a context runs on, and why --- */
+typedef struct wt_context_info {
+    wt_backend backend;        /* what AUTO chose */
+    /* Why this backend and adapter, e.g. "AUTO: the only WebGPU adapters
+     * are software renderers (llvmpipe ... on Vulkan); the CPU backend is
+     * faster (ask for WT_BACKEND_WEBGPU to use them)". */
+    char reason[512];
+    bool has_adapter;          /* WebGPU: adapter below is filled */
+    wt_adapter_info adapter;
+    /* Device features turned on (WebGPU); `features` says why each is on
+     * or off, e.g. "shader-f16: on (vulkan_enable_f16_on_nvidia)". */
+    bool shader_f16, subgroups, timestamp_query, subgroup_matrix;
+    char features[768];
+    char toggles[256];         /* Dawn device toggles asked for, "+a,-b" */
+    uint32_t dispatches_per_submit;
+    bool validation;           /* debug mode (wt_context_options.validation) */
+    bool pipeline_cache;
+    uint64_t max_buffer_size;  /* largest tensor storage, bytes */
+    uint64_t max_binding_size; /* largest one shader binds at once; larger
+                                  tensors are bound in windows (README) */
+    uint64_t memory_limit;     /* 0: none */
+    int num_threads;           /* CPU backend */
+} wt_context_info;
+
+/* Fills *out for any context (CPU or WebGPU). */
+WT_API wt_status wt_context_get_info(const wt_context *ctx, wt_context_info *out);
 
 /* --------------------------------------------------------------- tensors */
 
@@ -549,6 +797,425 @@ WT_API wt_status wt_softmax(const wt_tensor *x, int axis, wt_tensor **out);
 WT_API wt_status wt_layernorm(const wt_tensor *x, const wt_tensor *weight, const wt_tensor *bias,
                               float eps, wt_tensor **out);
 WT_API wt_status wt_rmsnorm(const wt_tensor *x, const wt_tensor *weight, float eps, wt_tensor **out);
+
+/* --- data movement ---
+ * Shape and data-movement ops. They move elements as they are, so every
+ * dtype works (f32, f16, i32, bool) and results are exact.
+ * Axes may be negative (counted from the end). Index tensors are WT_I32
+ * (another dtype: WT_ERR_INVALID_ARGUMENT); an index outside its axis
+ * (negative ones included: they do not wrap) is WT_ERR_INVALID_ARGUMENT and
+ * never reads or writes out of bounds. On the CPU indices are checked as
+ * they are read. On the GPU every access is clamped and a bad index raises
+ * a flag in a small device buffer that the op reads back before it
+ * returns; so gather, index_select, embedding, scatter_add, index_add and
+ * one_hot wait for the GPU (one round trip each). The wait buys an error at
+ * the call that caused it, with no result escaping; ops that cannot fail
+ * on data (everything else here) stay deferred. */
+
+/* Views. squeeze drops the listed axes of size 1 (a listed axis of another
+ * size stays, as in PyTorch); naxes 0 drops every size-1 axis. unsqueeze
+ * inserts an axis of size 1 at position axis in [-ndim-1, ndim]. flatten
+ * merges axes start..end (inclusive) into one: a view when x is contiguous,
+ * else of a contiguous copy (like wt_reshape); a 0-d x becomes [1]. */
+WT_API wt_status wt_squeeze(const wt_tensor *x, int naxes, const int *axes, wt_tensor **out);
+WT_API wt_status wt_unsqueeze(const wt_tensor *x, int axis, wt_tensor **out);
+WT_API wt_status wt_flatten(const wt_tensor *x, int start_axis, int end_axis, wt_tensor **out);
+
+/* concat joins n >= 1 tensors of one dtype and context along an existing
+ * axis (other extents equal); stack along a new axis at position axis in
+ * [-ndim-1, ndim] (shapes equal). The result is a new tensor.
+ * WT_ERR_SHAPE for extents that differ, WT_ERR_INVALID_ARGUMENT for dtypes
+ * that differ, bad axes, n < 1 or a NULL entry. */
+WT_API wt_status wt_concat(int n, const wt_tensor *const *xs, int axis, wt_tensor **out);
+WT_API wt_status wt_stack(int n, const wt_tensor *const *xs, int axis, wt_tensor **out);
+/* split writes n views of x into outs[0..n-1]: sizes[i] consecutive
+ * elements along axis each (sizes >= 0 summing to the extent, else
+ * WT_ERR_SHAPE). chunk splits into at most chunks pieces of
+ * ceil(extent / chunks) elements (the last smaller), as torch.chunk: it
+ * writes *nout <= chunks views into outs (capacity chunks). On failure no
+ * view is returned (outs entries NULL). */
+WT_API wt_status wt_split(const wt_tensor *x, int axis, int n, const int64_t *sizes,
+                          wt_tensor **outs);
+WT_API wt_status wt_chunk(const wt_tensor *x, int axis, int chunks, int *nout, wt_tensor **outs);
+
+/* torch.gather: out (index's shape) = x[..., index[i], ...] along axis;
+ * index has x's ndim and, on every other axis, an extent <= x's. */
+WT_API wt_status wt_gather(const wt_tensor *x, int axis, const wt_tensor *index, wt_tensor **out);
+/* torch.index_select: index is 1-D (or 0-d, one entry); out is x with the
+ * axis's extent replaced by the index count. */
+WT_API wt_status wt_index_select(const wt_tensor *x, int axis, const wt_tensor *index,
+                                 wt_tensor **out);
+/* Embedding lookup: table [V, D], index of any shape -> [index..., D]. */
+WT_API wt_status wt_embedding(const wt_tensor *table, const wt_tensor *index, wt_tensor **out);
+/* torch.scatter_add: out = x with src[i] added at [..., index[i], ...]
+ * along axis (index has x's ndim; its extents are <= src's on every axis
+ * and <= x's on the others; src elements past index's extents are not
+ * used). index_add: out = x with src's slice i added at slice index[i]
+ * along axis (index 1-D; src is x's shape with that extent = the index
+ * count). Dtypes f32, f16 (each addition rounds to f16) and i32 (wraps);
+ * src has x's dtype. Repeated indices accumulate. Determinism: the CPU
+ * adds in index order; the GPU adds with atomic compare-and-swap loops, so
+ * float sums over repeated indices may differ in the last bits between
+ * runs (i32 sums are exact). */
+WT_API wt_status wt_scatter_add(const wt_tensor *x, int axis, const wt_tensor *index,
+                                const wt_tensor *src, wt_tensor **out);
+WT_API wt_status wt_index_add(const wt_tensor *x, int axis, const wt_tensor *index,
+                              const wt_tensor *src, wt_tensor **out);
+/* one_hot: i32 index of any shape -> i32 [index..., num_classes] with 1 at
+ * each index and 0 elsewhere. num_classes -1: max(index) + 1 (reads the
+ * index back, a wait on the GPU). An index outside [0, num_classes):
+ * WT_ERR_INVALID_ARGUMENT. */
+WT_API wt_status wt_one_hot(const wt_tensor *index, int64_t num_classes, wt_tensor **out);
+
+/* pad: pads holds npads (even, <= 2 * ndim) extents in torch.nn.functional.pad
+ * order: (before, after) of the last axis, then of the one before it ...
+ * Pads are >= 0 (negative: WT_ERR_INVALID_ARGUMENT). CONSTANT fills with
+ * value (converted to x's dtype: f16 rounds to nearest even, i32 truncates
+ * toward zero and must fit, bool is value != 0); REFLECT mirrors without
+ * repeating the edge and needs each pad < the axis's extent (else
+ * WT_ERR_INVALID_ARGUMENT, as PyTorch); REPLICATE repeats the edge and
+ * needs a non-empty axis where it pads. */
+typedef enum wt_pad_mode { WT_PAD_CONSTANT = 0, WT_PAD_REFLECT = 1, WT_PAD_REPLICATE = 2 } wt_pad_mode;
+WT_API wt_status wt_pad(const wt_tensor *x, int npads, const int64_t *pads, wt_pad_mode mode,
+                        double value, wt_tensor **out);
+/* torch.Tensor.repeat: n >= ndim counts (>= 0); x is first viewed with
+ * n - ndim leading axes of size 1. tile (numpy.tile / torch.tile): the same
+ * with counts padded with leading 1s when n < ndim. */
+WT_API wt_status wt_repeat(const wt_tensor *x, int n, const int64_t *repeats, wt_tensor **out);
+WT_API wt_status wt_tile(const wt_tensor *x, int n, const int64_t *reps, wt_tensor **out);
+/* flip reverses the listed axes (no repeats). roll shifts elements along
+ * each listed axis (torch.roll; elements leaving one end enter the other);
+ * naxes 0 rolls the flattened tensor by shifts[0] and keeps the shape. */
+WT_API wt_status wt_flip(const wt_tensor *x, int naxes, const int *axes, wt_tensor **out);
+WT_API wt_status wt_roll(const wt_tensor *x, int naxes, const int64_t *shifts, const int *axes,
+                         wt_tensor **out);
+/* tril / triu of the last two axes (ndim >= 2): keep elements with
+ * col - row <= diagonal (tril) or >= diagonal (triu), zero the others. */
+WT_API wt_status wt_tril(const wt_tensor *x, int64_t diagonal, wt_tensor **out);
+WT_API wt_status wt_triu(const wt_tensor *x, int64_t diagonal, wt_tensor **out);
+
+/* Sorting. Order: numbers by value, -0 equal to +0, NaN above +inf (NaNs
+ * equal), false before true; descending reverses it (NaN first). Sorts are stable: equal
+ * elements keep their order, so ties give the lower index first, also for
+ * descending and for topk. sort writes the sorted values and, when indices
+ * is not NULL, their positions (i32) along axis; argsort only the
+ * positions. topk: the k largest (or smallest) along the last axis, sorted,
+ * values and i32 positions (indices may be NULL); 0 <= k <= extent.
+ * The GPU sorts (key, position) pairs with a bitonic network: rows up to
+ * 1024 in workgroup memory, longer rows with global merge passes. */
+WT_API wt_status wt_sort(const wt_tensor *x, int axis, bool descending, wt_tensor **values,
+                         wt_tensor **indices);
+WT_API wt_status wt_argsort(const wt_tensor *x, int axis, bool descending, wt_tensor **out);
+WT_API wt_status wt_topk(const wt_tensor *x, int64_t k, bool largest, wt_tensor **values,
+                         wt_tensor **indices);
+
+/* In place: dst = src, src broadcast to dst's shape (NumPy rules; dst's
+ * shape does not change). dst may be any view (a slice of a KV cache, a
+ * transposed view) but must not repeat elements (an expanded view:
+ * WT_ERR_INVALID_ARGUMENT). A src of another float dtype is converted as
+ * wt_cast does. Aliasing: when src and dst share storage and their element
+ * ranges overlap, src is first copied to a temporary, so the result is as
+ * if src were read entirely before dst is written. */
+WT_API wt_status wt_copy_into(wt_tensor *dst, const wt_tensor *src);
+/* --- convolution, pooling, normalisation ---
+ * Layout NCHW: x is [N, C, H, W] (conv1d: [N, C, L]); an unbatched
+ * input ([C, H, W], conv1d [C, L]) gives an unbatched result. Inputs may
+ * be any strided view; f16 inputs compute in f32 (result f16 when every
+ * given tensor is f16). Errors: WT_ERR_INVALID_ARGUMENT for NULLs, bad
+ * options (zero or negative stride, kernel or dilation, negative padding,
+ * groups that do not divide the channels), WT_ERR_SHAPE for shapes that do
+ * not fit (weight or bias against x, a kernel larger than the padded
+ * input), WT_ERR_UNSUPPORTED for dtypes other than f32/f16. */
+
+typedef struct wt_conv_options {
+    uint32_t struct_size;       /* set by wt_conv_options_init */
+    int64_t stride[2];          /* (h, w); 1 */
+    int64_t padding[4];         /* top, bottom, left, right; 0. conv1d: left, right */
+    int64_t dilation[2];        /* (h, w); 1 */
+    int64_t groups;             /* 1; C and the output channels are multiples */
+    /* "same" (conv2d, conv1d): padding is ignored; the output has
+     * ceil(in / stride) positions and the padding is
+     * total = max((out - 1)*stride + dilation*(k - 1) + 1 - in, 0),
+     * total / 2 before and the rest after (ONNX's SAME_UPPER; with stride
+     * 1 PyTorch's padding="same", which allows no other stride). */
+    bool same;
+    int64_t output_padding[2];  /* conv_transpose2d: rows/columns added after; < stride or < dilation */
+} wt_conv_options;
+WT_API void wt_conv_options_init(wt_conv_options *opts);
+
+/* out[n, o, y, x] = bias[o] + sum over c in o's group, ky, kx of
+ *   x[n, c, y*sh - pad_top + ky*dh, x*sw - pad_left + kx*dw] * w[o, c', ky, kx]
+ * (cross-correlation, as PyTorch), zero outside x. w: [O, C/groups, KH,
+ * KW]; bias: [O] or NULL; opts NULL for the defaults. Output size
+ * (H + top + bottom - dh*(KH-1) - 1) / sh + 1 (floor). groups == C == O
+ * is a depthwise convolution. */
+WT_API wt_status wt_conv2d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                           const wt_conv_options *opts, wt_tensor **out);
+/* conv2d along one axis: x [N, C, L], w [O, C/groups, K]; reads stride[0],
+ * dilation[0], padding[0] (left) and padding[1] (right). */
+WT_API wt_status wt_conv1d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                           const wt_conv_options *opts, wt_tensor **out);
+/* The transpose (adjoint) of conv2d, as PyTorch's conv_transpose2d:
+ * x [N, C, H, W], w [C, O/groups, KH, KW], bias [O] or NULL; output
+ *   (H - 1)*sh - top - bottom + dh*(KH - 1) + output_padding[0] + 1
+ * rows (columns alike). Padding may be asymmetric; `same` is refused. */
+WT_API wt_status wt_conv_transpose2d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                     const wt_conv_options *opts, wt_tensor **out);
+
+typedef struct wt_pool_options {
+    uint32_t struct_size;     /* set by wt_pool_options_init */
+    int64_t kernel[2];        /* (h, w); must be set (> 0) */
+    int64_t stride[2];        /* 0 (the default): the kernel size */
+    int64_t padding[2];       /* (h, w), on both sides; at most half the (dilated) kernel */
+    int64_t dilation[2];      /* max_pool2d only; 1 */
+    bool ceil_mode;           /* round the output size up; a window must start inside
+                                 the input or its leading padding (PyTorch) */
+    bool count_include_pad;   /* avg_pool2d: padding counts in the divisor; true */
+    int64_t divisor_override; /* avg_pool2d: > 0 divides every window; 0 */
+} wt_pool_options;
+WT_API void wt_pool_options_init(wt_pool_options *opts);
+
+/* Max over each window (padding never wins; NaN propagates; ties give the
+ * first position). indices: NULL, or receives a WT_I32 tensor of out's
+ * shape holding the position y*W + x of each maximum in its input plane
+ * (PyTorch's return_indices). x [N, C, H, W] or [C, H, W]. */
+WT_API wt_status wt_max_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out,
+                               wt_tensor **indices);
+/* Mean over each window, as PyTorch's avg_pool2d: divisor_override, else
+ * the window clipped to the padded input (count_include_pad) or to the
+ * input (windows past the padded edge in ceil_mode count only what lies
+ * inside). dilation must be 1. */
+WT_API wt_status wt_avg_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out);
+/* Output [.., out_h, out_w]; window oy covers rows floor(oy*H/out_h) to
+ * ceil((oy+1)*H/out_h) (exclusive), columns alike. out_h, out_w > 0. */
+WT_API wt_status wt_adaptive_avg_pool2d(const wt_tensor *x, int64_t out_h, int64_t out_w,
+                                        wt_tensor **out);
+WT_API wt_status wt_adaptive_max_pool2d(const wt_tensor *x, int64_t out_h, int64_t out_w,
+                                        wt_tensor **out, wt_tensor **indices);
+/* Mean / max over the two last axes, keeping them as size 1 ([N, C, 1, 1]). */
+WT_API wt_status wt_global_avg_pool2d(const wt_tensor *x, wt_tensor **out);
+WT_API wt_status wt_global_max_pool2d(const wt_tensor *x, wt_tensor **out);
+
+typedef struct wt_batch_norm_options {
+    uint32_t struct_size; /* set by wt_batch_norm_options_init */
+    bool training;        /* false: normalise with the running statistics */
+    float momentum;       /* 0.1: running = (1 - momentum) * running + momentum * batch */
+    float eps;            /* 1e-5 */
+} wt_batch_norm_options;
+WT_API void wt_batch_norm_options_init(wt_batch_norm_options *opts);
+
+/* x [N, C, ...] (at least 2 axes), normalised per channel c:
+ *   out = (x - mean[c]) / sqrt(var[c] + eps) * weight[c] + bias[c]
+ * weight, bias: [C] or NULL (1 and 0). Inference: mean and var are
+ * running_mean and running_var ([C], required). Training: the biased
+ * mean and variance of x over every axis but 1 (at least 2 values per
+ * channel, else WT_ERR_SHAPE); running_mean and running_var, if given
+ * (both or neither; contiguous [C], f32 or f16), are updated in place
+ * with PyTorch's rule: the running variance takes the UNBIASED batch
+ * variance (times n / (n - 1)). batch_mean and batch_var may be NULL; in
+ * training they receive the batch mean and the biased batch variance
+ * ([C], f32), in inference NULL. */
+WT_API wt_status wt_batch_norm(const wt_tensor *x, wt_tensor *running_mean, wt_tensor *running_var,
+                               const wt_tensor *weight, const wt_tensor *bias,
+                               const wt_batch_norm_options *opts, wt_tensor **out,
+                               wt_tensor **batch_mean, wt_tensor **batch_var);
+/* x [N, C, ...]: the channels split into num_groups groups; each (n,
+ * group) is normalised by its own mean and biased variance, then
+ * out = normalised * weight[c] + bias[c] (weight, bias [C] or NULL).
+ * batch_norm and group_norm compute f16 through f32; the result has x's
+ * dtype. */
+WT_API wt_status wt_group_norm(const wt_tensor *x, int64_t num_groups, const wt_tensor *weight,
+                               const wt_tensor *bias, float eps, wt_tensor **out);
+/* --- transformer ops --- */
+
+/* log(softmax(x)) along axis, computed as x - max - log(sum(exp(x - max)))
+ * (no overflow for large inputs, no log of an underflowed 0). A row of
+ * -inf gives NaN, as in PyTorch. Any axis; negative axes count from the end. */
+WT_API wt_status wt_log_softmax(const wt_tensor *x, int axis, wt_tensor **out);
+
+/* Layer norm and RMS norm over the last normalized_ndim axes of x (PyTorch's
+ * normalized_shape = x.shape[-normalized_ndim:]); weight and bias have that
+ * shape or are NULL (1 and 0). Statistics are over all normalised elements
+ * together; layer norm uses the biased variance. normalized_ndim in
+ * [1, x's ndim], eps finite and >= 0. wt_layernorm / wt_rmsnorm are these
+ * with normalized_ndim = 1. */
+WT_API wt_status wt_layer_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight,
+                               const wt_tensor *bias, float eps, wt_tensor **out);
+WT_API wt_status wt_rms_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight,
+                             float eps, wt_tensor **out);
+
+/* Attention, fused (no [Sq, Skv] score matrix is stored):
+ *   out = softmax(q @ k^T * scale + mask) @ v
+ * q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv] -> out
+ * [B, Hq, Sq, Dv] (3-D inputs are [H, S, D], B = 1, and give a 3-D result).
+ * Grouped-query attention: Hkv divides Hq, and q head h reads k/v head
+ * h / (Hq / Hkv) (PyTorch's enable_gqa, repeat_interleave order).
+ * mask: NULL, or broadcastable (NumPy rules, up to 4 dims) to
+ *   [B, Hq, Sq, Skv]: WT_F32/WT_F16 values are added to the scores
+ *   (-inf masks); a WT_BOOL mask keeps the keys where it is true
+ *   (PyTorch's boolean attn_mask).
+ * causal: query i sees key j only if j <= i + (Skv - Sq): the causal
+ *   triangle is aligned to the END of the keys (bottom-right), which is
+ *   what a KV cache needs (decode: Sq = 1 sees every key). PyTorch's
+ *   is_causal aligns it top-left; the two agree when Sq == Skv. causal and
+ *   a mask may be combined (a key must pass both); PyTorch refuses that.
+ * scale: 0 for 1/sqrt(D), else any finite value.
+ * A query row that sees no key (every score -inf: fully masked, or
+ *   causal with Sq > Skv, or Skv = 0) gives 0s, as PyTorch's
+ *   scaled_dot_product_attention does (not NaN).
+ * f16 inputs compute in f32 (result f16 only if q, k, v are all f16).
+ * Errors: WT_ERR_SHAPE for ranks other than 3/4, mismatched batch, D or
+ * Skv, Hkv not dividing Hq, a mask that does not broadcast;
+ * WT_ERR_INVALID_ARGUMENT for a NaN/inf scale or an i32 mask.
+ * The WebGPU kernel holds a query tile and a key tile in workgroup memory:
+ * D and Dv up to 1024 there (WT_ERR_UNSUPPORTED beyond). */
+WT_API wt_status wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k,
+                                                 const wt_tensor *v, const wt_tensor *mask,
+                                                 bool causal, float scale, wt_tensor **out);
+
+/* Rotary position embedding, Llama / Hugging Face convention
+ * ("rotate_half"): with D the last axis (even), h = D / 2, p = offset + s
+ * the position of sequence index s, and f_i = theta^(-2i / D), i < h:
+ *   out[i]     = x[i] * cos(p f_i) - x[i + h] * sin(p f_i)
+ *   out[i + h] = x[i + h] * cos(p f_i) + x[i] * sin(p f_i)
+ * layout names the sequence axis: WT_ROPE_BHSD ([..., S, D], the axis
+ * before D, as q/k of wt_scaled_dot_product_attention) or WT_ROPE_BSHD
+ * ([..., S, H, D], two before D, the layout of a projection's output).
+ * theta > 0 (10000 for Llama 2, 500000 for Llama 3), offset >= 0 (the
+ * position of the first token, e.g. the KV-cache length when decoding).
+ * Angles are computed to within ~1e-6 rad for positions up to 2^24 (more
+ * accurate than a float32 cos/sin cache). */
+typedef enum wt_rope_layout { WT_ROPE_BHSD = 0, WT_ROPE_BSHD = 1 } wt_rope_layout;
+WT_API wt_status wt_rope(const wt_tensor *x, double theta, int64_t offset, wt_rope_layout layout,
+                         wt_tensor **out);
+
+/* out = x @ w^T + bias, with w in [out_features, in_features] layout (the
+ * PyTorch / safetensors convention), read in place through a transposed
+ * view (never copied). x: [..., in_features]; bias: [out_features] or
+ * NULL. Result [..., out_features]. */
+WT_API wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                           wt_tensor **out);
+
+/* -------------------------------------------------------------- training
+ * Backward ops, a fused loss and in-place optimizer steps. Gradients are
+ * f32 (f16 inputs are computed through f32, like the forward ops).
+ *
+ * In place: wt_sgd_step and wt_adamw_step write into the tensors they are
+ * given (param and the optimizer state) and allocate nothing. Those
+ * tensors must be f32 and contiguous (views with an offset are fine), of
+ * one context and one shape, and must not share storage with each other
+ * or with grad (WT_ERR_INVALID_ARGUMENT): an update reads each element
+ * once and writes it once, so aliasing would make it depend on order. */
+
+typedef enum wt_activation {
+    WT_ACT_RELU = 0,      /* dx = dy * (x > 0)  (0 at x == 0 and for NaN, like PyTorch) */
+    WT_ACT_SIGMOID = 1,   /* dx = dy * s * (1 - s), s = sigmoid(x) */
+    WT_ACT_TANH = 2,      /* dx = dy * (1 - tanh(x)^2) */
+    WT_ACT_SILU = 3,      /* dx = dy * s * (1 + x * (1 - s)) */
+    WT_ACT_GELU = 4,      /* exact form: dx = dy * (Phi(x) + x * phi(x)) */
+    WT_ACT_GELU_TANH = 5  /* the tanh approximation's derivative */
+} wt_activation;
+
+/* dx = dy * act'(x), from the forward op's input x; dy and x of one shape. */
+WT_API wt_status wt_activation_backward(wt_activation act, const wt_tensor *dy, const wt_tensor *x,
+                                        wt_tensor **dx);
+
+typedef enum wt_reduction { WT_REDUCTION_MEAN = 0, WT_REDUCTION_SUM = 1, WT_REDUCTION_NONE = 2 } wt_reduction;
+
+typedef struct wt_cross_entropy_options {
+    uint32_t struct_size;    /* set by _init */
+    wt_reduction reduction;  /* default WT_REDUCTION_MEAN */
+    int32_t ignore_index;    /* rows with this label count for nothing; default -100 */
+} wt_cross_entropy_options;
+WT_API void wt_cross_entropy_options_init(wt_cross_entropy_options *opts);
+
+/* Softmax cross-entropy of logits [N, C] against i32 class labels [N]
+ * (PyTorch's cross_entropy): per row logsumexp(x) - x[label]; mean over
+ * the rows whose label is not ignore_index (NaN when there are none, like
+ * PyTorch), their sum, or the [N] row losses (0 for ignored rows). A label
+ * outside [0, C) that is not ignore_index makes its row's loss and
+ * gradient NaN on every backend (no host round trip is spent checking
+ * labels on the GPU). opts NULL: defaults. */
+WT_API wt_status wt_cross_entropy(const wt_tensor *logits, const wt_tensor *labels,
+                                  const wt_cross_entropy_options *opts, wt_tensor **loss);
+/* d loss / d logits [N, C], scaled by dloss: NULL (1), or a tensor of the
+ * loss's shape (0-d for mean and sum, [N] for none). */
+WT_API wt_status wt_cross_entropy_backward(const wt_tensor *logits, const wt_tensor *labels,
+                                           const wt_tensor *dloss,
+                                           const wt_cross_entropy_options *opts, wt_tensor **dlogits);
+
+/* Gradient of an embedding lookup: dweight [num_embeddings, D] with
+ * dweight[indices[i]] += dy[i, :] over every position i. dy is
+ * [*indices.shape, D]; indices i32. An index outside [0, num_embeddings)
+ * contributes nothing. On the GPU the sums use atomic adds, so their
+ * order (and the last bits of a sum over repeated indices) may vary. */
+WT_API wt_status wt_embedding_backward(const wt_tensor *dy, const wt_tensor *indices,
+                                       int64_t num_embeddings, wt_tensor **dweight);
+
+/* Backward of wt_layernorm over the last axis (weight, bias [C] or NULL),
+ * from x, dy and eps: any of dx, dweight, dbias may be NULL to skip it
+ * (dweight/dbias need weight/bias given). */
+WT_API wt_status wt_layernorm_backward(const wt_tensor *x, const wt_tensor *weight, const wt_tensor *dy,
+                                       float eps, wt_tensor **dx, wt_tensor **dweight, wt_tensor **dbias);
+/* Backward of batch normalisation of x [N, C, ...] over every axis but 1.
+ * training: the statistics are the batch's (biased variance), as in the
+ * forward pass in training mode; else running_mean/running_var [C] were
+ * used. weight [C] or NULL. Any output may be NULL to skip it. */
+WT_API wt_status wt_batch_norm_backward(const wt_tensor *x, const wt_tensor *weight,
+                                        const wt_tensor *running_mean, const wt_tensor *running_var,
+                                        bool training, float eps, const wt_tensor *dy, wt_tensor **dx,
+                                        wt_tensor **dweight, wt_tensor **dbias);
+
+typedef struct wt_sgd_options {
+    uint32_t struct_size;
+    float lr;            /* default 0.01 */
+    float momentum;      /* default 0: no momentum buffer needed */
+    float dampening;     /* default 0 */
+    float weight_decay;  /* L2, added to the gradient; default 0 */
+    bool nesterov;       /* default false */
+} wt_sgd_options;
+WT_API void wt_sgd_options_init(wt_sgd_options *opts);
+/* PyTorch's SGD step, in place: g = grad + wd * param; with momentum,
+ * buf = momentum * buf + (1 - dampening) * g and g = buf (nesterov:
+ * g + momentum * buf); param -= lr * g. momentum_buf (may be NULL when
+ * momentum is 0) starts as zeros, so with dampening > 0 the first step
+ * differs from PyTorch's, which starts it at the first gradient. */
+WT_API wt_status wt_sgd_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *momentum_buf,
+                             const wt_sgd_options *opts);
+
+typedef struct wt_adamw_options {
+    uint32_t struct_size;
+    float lr;            /* default 1e-3 */
+    float beta1, beta2;  /* default 0.9, 0.999 */
+    float eps;           /* default 1e-8 */
+    float weight_decay;  /* decoupled; default 0.01 */
+} wt_adamw_options;
+WT_API void wt_adamw_options_init(wt_adamw_options *opts);
+/* PyTorch's AdamW step number step (1, 2, ...), in place:
+ * param *= 1 - lr * wd; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+ * param -= lr * (m / (1 - b1^step)) / (sqrt(v / (1 - b2^step)) + eps).
+ * m and v start as zeros. */
+WT_API wt_status wt_adamw_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *m, wt_tensor *v,
+                               int64_t step, const wt_adamw_options *opts);
+/* --- training: convolution and pooling backward ---
+ * x, w, dy are 4-D (N, C, H, W); gradients are f32. */
+
+/* Backward of wt_conv2d(x, w, bias, opts) given dy (its output's
+ * gradient): dx like x, dw like w, dbias [O]; any may be NULL to skip it.
+ * Composed from wt_conv_transpose2d and wt_conv2d, so it runs wherever
+ * they do. */
+WT_API wt_status wt_conv2d_backward(const wt_tensor *x, const wt_tensor *w, const wt_tensor *dy,
+                                    const wt_conv_options *opts, wt_tensor **dx, wt_tensor **dw,
+                                    wt_tensor **dbias);
+/* Backward of wt_max_pool2d from the indices it returned: dx (x's shape)
+ * receives each dy at the position its index names, summed where windows
+ * overlap (in index order on the CPU; by atomic adds on the GPU). */
+WT_API wt_status wt_max_pool2d_backward(const wt_tensor *dy, const wt_tensor *indices, const wt_tensor *x,
+                                        wt_tensor **dx);
+/* Backward of wt_avg_pool2d(x, opts): each dy spread evenly over its
+ * window, divided by the divisor the forward pass used. */
+WT_API wt_status wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x, const wt_pool_options *opts,
+                                        wt_tensor **dx);
 
 #ifdef __cplusplus
 }

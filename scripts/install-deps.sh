@@ -3,7 +3,8 @@
 # run on a ready machine does nothing but check.
 #   - Debian packages: compiler, cmake, OpenBLAS, the Vulkan loader, Mesa's
 #     lavapipe new enough for Dawn (from the distribution's backports suite),
-#     EGL/GLES for the OpenGL ES path.
+#     EGL/GLES for the OpenGL ES path; zlib and Fashion-MNIST for the
+#     training example.
 #   - Dawn (libwebgpu_wrapper.so) from the pinned npm package, into
 #     third_party/dawn/node_modules (git ignores it).
 set -euo pipefail
@@ -57,7 +58,10 @@ mesa_ok() {
 }
 
 need=()
-for p in gcc g++ make cmake pkg-config libopenblas-dev libvulkan1 libegl1 libgles2 libegl-mesa0; do
+# zlib and dataset-fashion-mnist: the Fashion-MNIST training example (and
+# its CI-sized run in the test suite).
+for p in gcc g++ make cmake pkg-config libopenblas-dev libvulkan1 libegl1 libgles2 libegl-mesa0 \
+         zlib1g-dev dataset-fashion-mnist; do
     have_pkg "$p" || need+=("$p")
 done
 # --fuzz (make test-fuzz): clang and its libFuzzer runtime, only then.

@@ -426,21 +426,29 @@ static void test_refusals(void)
         CHECK(wt_tensor_zeros(g_ctx, WT_F32, 2, shape, &f) == WT_OK, "zeros");
         if (!x || !f) continue;
         int axis = 0;
-        struct { const char *name; wt_status s; } r[] = {
-            {"wt_matmul", wt_matmul(x, f, &o)},
-            {"wt_matmul", wt_matmul(f, x, &o)},
-            {"wt_sum", wt_sum(x, 1, &axis, false, &o)},
-            {"wt_mean", wt_mean(x, 0, NULL, false, &o)},
-            {"wt_max", wt_max(x, 0, NULL, true, &o)},
-            {"wt_min", wt_min(x, 1, &axis, false, &o)},
-            {"wt_softmax", wt_softmax(x, -1, &o)},
-            {"wt_layernorm", wt_layernorm(x, NULL, NULL, 1e-5f, &o)},
-            {"wt_rmsnorm", wt_rmsnorm(x, NULL, 1e-5f, &o)},
-        };
-        for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
-            CHECK(r[i].s == WT_ERR_UNSUPPORTED || r[i].s == WT_ERR_INVALID_ARGUMENT,
-                  "%s of %s: %s, want a refusal", r[i].name, wt_dtype_name(dt), wt_status_string(r[i].s));
-            CHECK(o == NULL, "%s of %s set out", r[i].name, wt_dtype_name(dt));
+        /* One call at a time: a call that unexpectedly succeeds must not
+         * have its result overwritten by the next. i32 reductions are
+         * supported (the reduction table's rows), so only bool's are
+         * refused here. */
+        const char *names[] = {"wt_matmul", "wt_matmul", "wt_softmax", "wt_layernorm", "wt_rmsnorm",
+                               "wt_sum", "wt_mean", "wt_max", "wt_min"};
+        int nchecks = dt == WT_BOOL ? 9 : 5;
+        for (int i = 0; i < nchecks; i++) {
+            wt_status s = WT_OK;
+            switch (i) {
+            case 0: s = wt_matmul(x, f, &o); break;
+            case 1: s = wt_matmul(f, x, &o); break;
+            case 2: s = wt_softmax(x, -1, &o); break;
+            case 3: s = wt_layernorm(x, NULL, NULL, 1e-5f, &o); break;
+            case 4: s = wt_rmsnorm(x, NULL, 1e-5f, &o); break;
+            case 5: s = wt_sum(x, 1, &axis, false, &o); break;
+            case 6: s = wt_mean(x, 0, NULL, false, &o); break;
+            case 7: s = wt_max(x, 0, NULL, true, &o); break;
+            default: s = wt_min(x, 1, &axis, false, &o); break;
+            }
+            CHECK(s == WT_ERR_UNSUPPORTED || s == WT_ERR_INVALID_ARGUMENT,
+                  "%s of %s: %s, want a refusal", names[i], wt_dtype_name(dt), wt_status_string(s));
+            CHECK(o == NULL, "%s of %s set out", names[i], wt_dtype_name(dt));
             wt_tensor_release(o);
             o = NULL;
         }

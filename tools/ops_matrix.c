@@ -42,9 +42,12 @@ int ops_matrix_main(void)
            "C through a cast to another dtype, - refused (WT_ERR_UNSUPPORTED or INVALID_ARGUMENT).\n"
            "WebGPU f16 N: contiguous operands of one shape; other layouts go through f32.\n\n",
            wt_version(), wt_op_count());
-    printf("%-14s", "");
+    int w = 14; /* the name column: as wide as the longest name */
+    for (int op = 0; op < wt_op_count(); op++)
+        if ((int)strlen(wt_op_name(op)) > w) w = (int)strlen(wt_op_name(op));
+    printf("%-*s", w, "");
     for (int b = 0; b < NBACKENDS; b++) printf("  %-17s", k_backend_names[b]);
-    printf("\n%-14s", "op");
+    printf("\n%-*s", w, "op");
     for (int b = 0; b < NBACKENDS; b++) printf("  f32 f16 i32 bool ");
     printf("\n");
     int holes[NBACKENDS][NDTYPES] = {{0}};
@@ -59,7 +62,7 @@ int ops_matrix_main(void)
         printf("-- %s\n", family);
         for (int op = first; op < wt_op_count(); op++) {
             if (strcmp(wt_op_family(op), family) != 0) continue;
-            printf("%-14s", wt_op_name(op));
+            printf("%-*s", w, wt_op_name(op));
             for (int b = 0; b < NBACKENDS; b++) {
                 printf("  ");
                 for (int d = 0; d < NDTYPES; d++) {

@@ -18,7 +18,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: webtensor <command> [options]\n"
             "commands:\n"
-            "  info       list the WebGPU adapters and the backend a default context takes\n"
+            "  info       list the WebGPU adapters and the backend a default context takes,\n"
+            "             with why and the features turned on (--experimental: also the\n"
+            "             features behind WT_EXPERIMENTAL_SUBGROUP_MATRIX)\n"
             "  ops        print the support matrix: op x backend x dtype\n"
             "  bench      time the library's ops on the CPU and WebGPU backends\n"
             "             (webtensor bench --help for its options)\n"
@@ -98,17 +100,46 @@ static void print_adapter(const wt_adapter_info *a)
     printf("    subgroup-matrix:  %s\n", a->subgroup_matrix ? "yes" : "no");
 }
 
+/* What a context runs on and why (wt_context_get_info). */
+static void print_context(const wt_context *ctx, const char *label)
+{
+    wt_context_info ci;
+    if (wt_context_get_info(ctx, &ci) != WT_OK) {
+        printf("%s: no info: %s\n", label, wt_last_error());
+        return;
+    }
+    if (ci.has_adapter)
+        printf("%s: backend %s on adapter %d: %s (%s)\n", label, backend_name(ci.backend),
+               ci.adapter.index, ci.adapter.name, api_name(ci.adapter.api));
+    else
+        printf("%s: backend %s (%d threads)\n", label, backend_name(ci.backend), ci.num_threads);
+    printf("  why:       %s\n", ci.reason);
+    if (!ci.has_adapter) return;
+    char buf[64], buf2[64];
+    printf("  features:  %s\n", ci.features);
+    printf("  toggles:   %s\n", ci.toggles[0] ? ci.toggles : "(Dawn's defaults)");
+    format_bytes(ci.max_buffer_size, buf, sizeof buf);
+    format_bytes(ci.max_binding_size, buf2, sizeof buf2);
+    printf("  buffers:   largest %s; one binding %s\n", buf, buf2);
+    printf("  batching:  %u dispatches per submit%s; pipeline cache %s\n", ci.dispatches_per_submit,
+           ci.validation ? ", validation mode (submit and wait per op)" : "",
+           ci.pipeline_cache ? "on" : "off");
+}
+
 /* Exit status: 0 when the library works (even with no GPU: the CPU backend
  * is a working answer), 1 when listing fails for another reason than a
  * missing WebGPU library, or a default context cannot be made. */
-static int cmd_info(void)
+static int cmd_info(bool experimental)
 {
     int rc = 0;
     printf("webtensor %s\n\n", wt_version());
 
+    wt_context_options opts;
+    wt_context_options_init(&opts);
+    if (experimental) opts.experimental = WT_EXPERIMENTAL_SUBGROUP_MATRIX;
     wt_adapter_info adapters[MAX_ADAPTERS];
     int count = 0;
-    wt_status s = wt_list_adapters(NULL, adapters, MAX_ADAPTERS, &count);
+    wt_status s = wt_list_adapters(&opts, adapters, MAX_ADAPTERS, &count);
     if (s == WT_ERR_NO_DEVICE) {
         printf("WebGPU: not available: %s\n", wt_last_error());
         printf("AUTO falls back to the CPU backend.\n");
@@ -128,22 +159,17 @@ static int cmd_info(void)
             printf("AUTO takes adapter %d: %s (%s).\n", auto_choice->index, auto_choice->name,
                    api_name(auto_choice->api));
         else
-            printf("AUTO takes no adapter and falls back to the CPU backend.\n");
+            printf("AUTO takes no adapter (%s) and falls back to the CPU backend.\n",
+                   count ? "only software renderers, slower than the CPU backend" : "none");
     }
 
     wt_context *ctx = NULL;
-    s = wt_context_create(NULL, &ctx);
+    s = wt_context_create(&opts, &ctx);
     if (s != WT_OK) {
         printf("default context: FAILED: %s: %s\n", wt_status_string(s), wt_last_error());
         return 1;
     }
-    wt_backend b = wt_context_backend(ctx);
-    wt_adapter_info info;
-    if (b == WT_BACKEND_WEBGPU && wt_context_adapter_info(ctx, &info) == WT_OK)
-        printf("default context: backend %s on adapter %d: %s (%s)\n", backend_name(b), info.index,
-               info.name, api_name(info.api));
-    else
-        printf("default context: backend %s\n", backend_name(b));
+    print_context(ctx, "default context");
     wt_context_destroy(ctx);
     return rc;
 }
@@ -155,7 +181,9 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "info") == 0 && argc == 2) return cmd_info();
+    if (strcmp(cmd, "info") == 0 && argc == 2) return cmd_info(false);
+    if (strcmp(cmd, "info") == 0 && argc == 3 && strcmp(argv[2], "--experimental") == 0)
+        return cmd_info(true);
     if (strcmp(cmd, "ops") == 0 && argc == 2) return ops_matrix_main();
     if (strcmp(cmd, "version") == 0 && argc == 2) {
         printf("webtensor %s (built against %s)\n", wt_version(), WT_VERSION_STRING);

@@ -47,6 +47,16 @@ void wt_lifted_release(wt_lifted *l);
 /* Takes r (the f32 result, or NULL when st failed): *out = r cast to dtype. */
 wt_status wt_land(wt_status st, wt_tensor *r, wt_dtype dtype, wt_tensor **out);
 
+/* --- matrix products --- */
+/* out = act(a @ b + bias), one pass on the GPU: wt_matmul's rules for a and
+ * b; bias NULL or 1-D of the result's last extent N, added to every row
+ * (WT_ERR_SHAPE otherwise); act a wt_matmul_act. f16 operands (bias too)
+ * give an f16 result, accumulated in f32. A linear layer x @ w^T + bias is
+ * this with b a transposed view of w ([out, in] -> [in, out] by a stride
+ * swap, wt_tensor_view): the kernels read w through its strides, no copy. */
+wt_status wt_matmul_fused(const wt_tensor *a, const wt_tensor *b, const wt_tensor *bias,
+                          wt_matmul_act act, wt_tensor **out);
+
 static inline wt_context *wt_ctx_of(const wt_tensor *t) { return t->storage->ctx; }
 
 /* The backend's fill of an f32 tensor with value (its bits, NaN kept). */
@@ -56,5 +66,11 @@ static inline wt_status wt_fill_f32(wt_context *ctx, wt_tensor *t, float value)
     memcpy(&bits, &value, sizeof bits);
     return ctx->ops->fill_bits(ctx, t, bits);
 }
+
+/* --- transformer ops --- */
+/* Axes [first, last) of x as one axis: *size their product, *stride the
+ * step of the merged axis (1 when there is none). False when their strides
+ * do not fold into one (the caller gathers x first). */
+bool wt_fold_axes(const wt_tensor *x, int first, int last, int64_t *size, int64_t *stride);
 
 #endif

@@ -60,3 +60,20 @@ bool wt_norm_axis(int axis, int ndim, int *out)
     *out = axis < 0 ? axis + ndim : axis;
     return true;
 }
+
+/* --- transformer ops --- */
+bool wt_fold_axes(const wt_tensor *x, int first, int last, int64_t *size, int64_t *stride)
+{
+    int n = last - first;
+    int64_t shape[WT_MAX_DIMS], str[1][WT_MAX_DIMS];
+    *size = 1;
+    for (int i = 0; i < n; i++) {
+        shape[i] = x->shape[first + i], str[0][i] = x->strides[first + i];
+        *size *= shape[i];
+    }
+    *stride = 1;
+    if (n == 0) return true;
+    wt_coalesce(&n, shape, 1, str);
+    if (n == 1) *stride = str[0][0];
+    return n <= 1;
+}

@@ -29,20 +29,12 @@ static void promote(const wt_tensor *t, bool is_left, operand *o)
     memcpy(o->strides, t->strides, sizeof o->strides);
 }
 
-wt_status wt_matmul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out)
+/* The product in the operands' own dtype (f32, or f16 where the backend
+ * takes it natively): see wt_matmul_fused. */
+static wt_status matmul_typed(const char *fn, const wt_tensor *a, const wt_tensor *b,
+                              const wt_tensor *bias, wt_matmul_act act, wt_tensor **out)
 {
-    const char *fn = "wt_matmul";
-    wt_status st = wt_check_out(fn, out);
-    if (st != WT_OK || (st = wt_check_input(fn, a)) != WT_OK || (st = wt_check_input(fn, b)) != WT_OK ||
-        (st = wt_check_same_context(fn, a, b)) != WT_OK)
-        return st;
-    if (wt_has_f16(a, b, NULL)) {
-        wt_lifted l;
-        wt_tensor *r = NULL;
-        if ((st = wt_lift_f16(a, b, NULL, &l)) == WT_OK) st = wt_matmul(l.in[0], l.in[1], &r);
-        wt_lifted_release(&l);
-        return wt_land(st, r, l.result, out);
-    }
+    wt_status st;
     char b1[160], b2[160];
     if (a->ndim == 0 || b->ndim == 0)
         return wt_fail(WT_ERR_SHAPE, "%s: operands must have at least 1 dimension (got %d and %d)", fn,
@@ -76,8 +68,11 @@ wt_status wt_matmul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out)
     if (a->ndim > 1) oshape[ondim++] = M;
     if (b->ndim > 1) oshape[ondim++] = N;
     wt_context *ctx = wt_ctx_of(a);
-    wt_tensor *t = NULL, *va = NULL, *vb = NULL, *vo = NULL, *ca = NULL, *cb = NULL;
-    if ((st = wt_tensor_alloc(ctx, WT_F32, ondim, oshape, &t)) != WT_OK) return st;
+    wt_tensor *t = NULL, *va = NULL, *vb = NULL, *vo = NULL, *ca = NULL, *cb = NULL, *cbias = NULL;
+    if (bias && (bias->ndim != 1 || bias->shape[0] != N))
+        return wt_fail(WT_ERR_SHAPE, "%s: bias must be 1-D of the result's last extent %lld, got %s",
+                       fn, (long long)N, wt_shape_str(bias->ndim, bias->shape, b1, sizeof b1));
+    if ((st = wt_tensor_alloc(ctx, a->dtype, ondim, oshape, &t)) != WT_OK) return st;
     if (t->numel == 0) goto done;
 
     /* Fold the batch axes into one: possible when every operand steps
@@ -134,7 +129,14 @@ wt_status wt_matmul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out)
         (st = wt_tensor_view(src_b, 3, shb, s3b, src_b->offset, &vb)) != WT_OK ||
         (st = wt_tensor_view(t, 3, sho, s3o, 0, &vo)) != WT_OK)
         goto done;
-    if (K == 0)
+    if (bias && bias->strides[0] != 1 && N > 1) { /* the kernels read a contiguous bias */
+        if ((st = wt_copy(bias, &cbias)) != WT_OK) goto done;
+        bias = cbias;
+    }
+    if (bias || act != WT_MATMUL_ACT_NONE || a->dtype != WT_F32)
+        st = ctx->ops->matmul_fused ? ctx->ops->matmul_fused(ctx, va, vb, bias, act, vo)
+                                    : wt_fail(WT_ERR_UNSUPPORTED, "%s: no fused product here", fn);
+    else if (K == 0)
         st = wt_fill_f32(ctx, vo, 0.0f);
     else
         st = ctx->ops->matmul(ctx, va, vb, vo);
@@ -144,10 +146,43 @@ done:
     wt_tensor_release(vo);
     wt_tensor_release(ca);
     wt_tensor_release(cb);
+    wt_tensor_release(cbias);
     if (st != WT_OK) {
         wt_tensor_release(t);
         return st;
     }
     *out = t;
     return WT_OK;
+}
+
+wt_status wt_matmul_fused(const wt_tensor *a, const wt_tensor *b, const wt_tensor *bias,
+                          wt_matmul_act act, wt_tensor **out)
+{
+    const char *fn = "wt_matmul";
+    wt_status st = wt_check_out(fn, out);
+    if (st != WT_OK || (st = wt_check_input(fn, a)) != WT_OK || (st = wt_check_input(fn, b)) != WT_OK ||
+        (st = wt_check_same_context(fn, a, b)) != WT_OK)
+        return st;
+    if (bias && ((st = wt_check_input(fn, bias)) != WT_OK ||
+                 (st = wt_check_same_context(fn, a, bias)) != WT_OK))
+        return st;
+    if ((int)act < 0 || act >= WT_MATMUL_ACT_COUNT)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown activation %d", fn, (int)act);
+    if (!wt_has_f16(a, b, bias)) return matmul_typed(fn, a, b, bias, act, out);
+    /* f16 operands: natively where the backend takes them (f32
+     * accumulation, one rounding at the end), else through f32. */
+    if (a->dtype == WT_F16 && b->dtype == WT_F16 && (!bias || bias->dtype == WT_F16)) {
+        st = matmul_typed(fn, a, b, bias, act, out);
+        if (st != WT_ERR_UNSUPPORTED) return st;
+    }
+    wt_lifted l;
+    wt_tensor *r = NULL;
+    if ((st = wt_lift_f16(a, b, bias, &l)) == WT_OK) st = matmul_typed(fn, l.in[0], l.in[1], l.in[2], act, &r);
+    wt_lifted_release(&l);
+    return wt_land(st, r, l.result, out);
+}
+
+wt_status wt_matmul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out)
+{
+    return wt_matmul_fused(a, b, NULL, WT_MATMUL_ACT_NONE, out);
 }

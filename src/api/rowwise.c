@@ -69,34 +69,85 @@ done:
     return WT_OK;
 }
 
-wt_status wt_softmax(const wt_tensor *x, int axis, wt_tensor **out)
+/* softmax / log_softmax along axis a of x (f32). The last axis (or one
+ * followed only by size-1 axes) runs as rows; another runs in place as
+ * [outer, C, inner] through the backend's softmax_axis. */
+static wt_status softmax_any(const char *fn, wt_rowwise_op op, const wt_tensor *x, int axis, wt_tensor **out)
 {
-    const char *fn = "wt_softmax";
-    wt_status st = wt_check_out(fn, out);
-    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
-    if (wt_has_f16(x, NULL, NULL)) {
-        wt_lifted l;
-        wt_tensor *r = NULL;
-        if ((st = wt_lift_f16(x, NULL, NULL, &l)) == WT_OK) st = wt_softmax(l.in[0], axis, &r);
-        wt_lifted_release(&l);
-        return wt_land(st, r, l.result, out);
-    }
     int a = 0;
     if (x->ndim > 0 && !wt_norm_axis(axis, x->ndim, &a))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: axis %d out of range for %d dims", fn, axis, x->ndim);
     if (x->ndim == 0 && axis != 0 && axis != -1)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: axis %d out of range for a 0-d tensor", fn, axis);
-    if (x->ndim == 0 || a == x->ndim - 1) return run_rows(fn, WT_ROW_SOFTMAX, x, NULL, NULL, 0.0f, out);
-    /* Another axis: move it last, run, and move it back. */
-    wt_tensor *moved = NULL, *res = NULL, *back = NULL;
-    if ((st = wt_transpose(x, a, -1, &moved)) == WT_OK &&
-        (st = run_rows(fn, WT_ROW_SOFTMAX, moved, NULL, NULL, 0.0f, &res)) == WT_OK &&
-        (st = wt_transpose(res, a, -1, &back)) == WT_OK)
-        st = wt_copy(back, out);
-    wt_tensor_release(moved);
-    wt_tensor_release(res);
-    wt_tensor_release(back);
-    return st;
+    if (x->ndim == 0 || a == x->ndim - 1) return run_rows(fn, op, x, NULL, NULL, 0.0f, out);
+    wt_context *ctx = wt_ctx_of(x);
+    wt_tensor *t = NULL, *src = NULL, *vx = NULL, *vo = NULL, *rows = NULL;
+    wt_status st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &t);
+    if (st != WT_OK || t->numel == 0) goto done;
+    int64_t O, so, I, si;
+    const int64_t C = x->shape[a];
+    if (wt_fold_axes(x, 0, a, &O, &so) && wt_fold_axes(x, a + 1, x->ndim, &I, &si)) {
+        wt_tensor_retain((wt_tensor *)x);
+        src = (wt_tensor *)x;
+    } else { /* axes that do not fold: gather once */
+        if ((st = wt_copy(x, &src)) != WT_OK) goto done;
+        wt_fold_axes(src, 0, a, &O, &so);
+        wt_fold_axes(src, a + 1, src->ndim, &I, &si);
+    }
+    if (I == 1) { /* only size-1 axes after it: rows */
+        int64_t shape2[2] = {O, C}, str2[2] = {so, src->strides[a]};
+        if ((st = wt_tensor_view(src, 2, shape2, str2, src->offset, &vx)) != WT_OK ||
+            (st = run_rows(fn, op, vx, NULL, NULL, 0.0f, &rows)) != WT_OK)
+            goto done;
+        wt_tensor_release(t);
+        t = NULL;
+        st = wt_reshape(rows, x->ndim, x->shape, &t);
+        goto done;
+    }
+    if (!ctx->ops->softmax_axis) {
+        st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
+        goto done;
+    }
+    int64_t shape3[3] = {O, C, I}, str3[3] = {so, src->strides[a], si}, ostr[3] = {C * I, I, 1};
+    if ((st = wt_tensor_view(src, 3, shape3, str3, src->offset, &vx)) != WT_OK ||
+        (st = wt_tensor_view(t, 3, shape3, ostr, 0, &vo)) != WT_OK)
+        goto done;
+    st = ctx->ops->softmax_axis(ctx, op, vx, vo);
+done:
+    wt_tensor_release(src);
+    wt_tensor_release(vx);
+    wt_tensor_release(vo);
+    wt_tensor_release(rows);
+    if (st != WT_OK) {
+        wt_tensor_release(t);
+        return st;
+    }
+    *out = t;
+    return WT_OK;
+}
+
+static wt_status softmax_front(const char *fn, wt_rowwise_op op, const wt_tensor *x, int axis, wt_tensor **out)
+{
+    wt_status st = wt_check_out(fn, out);
+    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
+    if (wt_has_f16(x, NULL, NULL)) {
+        wt_lifted l;
+        wt_tensor *r = NULL;
+        if ((st = wt_lift_f16(x, NULL, NULL, &l)) == WT_OK) st = softmax_any(fn, op, l.in[0], axis, &r);
+        wt_lifted_release(&l);
+        return wt_land(st, r, l.result, out);
+    }
+    return softmax_any(fn, op, x, axis, out);
+}
+
+wt_status wt_softmax(const wt_tensor *x, int axis, wt_tensor **out)
+{
+    return softmax_front("wt_softmax", WT_ROW_SOFTMAX, x, axis, out);
+}
+
+wt_status wt_log_softmax(const wt_tensor *x, int axis, wt_tensor **out)
+{
+    return softmax_front("wt_log_softmax", WT_ROW_LOG_SOFTMAX, x, axis, out);
 }
 
 static wt_status check_norm(const char *fn, const wt_tensor *x, float eps, wt_tensor **out)
@@ -135,4 +186,77 @@ wt_status wt_rmsnorm(const wt_tensor *x, const wt_tensor *weight, float eps, wt_
         return wt_land(st, r, l.result, out);
     }
     return run_rows("wt_rmsnorm", WT_ROW_RMSNORM, x, weight, NULL, eps, out);
+}
+
+/* --- transformer ops: norms over the last k axes --- */
+
+/* p (weight or bias) must have x's last k extents; gives it as a [C] view
+ * (contiguous first when needed). */
+static wt_status flat_param(const char *fn, const char *what, const wt_tensor *x, int k, const wt_tensor *p,
+                            int64_t C, wt_tensor **out)
+{
+    *out = NULL;
+    if (!p) return WT_OK;
+    wt_status st = wt_check_input(fn, p);
+    if (st != WT_OK || (st = wt_check_same_context(fn, x, p)) != WT_OK) return st;
+    bool ok = p->ndim == k;
+    for (int i = 0; ok && i < k; i++) ok = p->shape[i] == x->shape[x->ndim - k + i];
+    if (!ok) {
+        char b1[160], b2[160];
+        return wt_fail(WT_ERR_SHAPE, "%s: %s has shape %s, expected the normalised shape %s", fn, what,
+                       wt_shape_str(p->ndim, p->shape, b1, sizeof b1),
+                       wt_shape_str(k, x->shape + x->ndim - k, b2, sizeof b2));
+    }
+    const int64_t shape1[1] = {C};
+    return wt_reshape(p, 1, shape1, out);
+}
+
+/* layer norm (bias may be given) or rms norm over the last k axes. */
+static wt_status norm_last_k(const char *fn, wt_rowwise_op op, const wt_tensor *x, int k, const wt_tensor *w,
+                             const wt_tensor *b, float eps, wt_tensor **out)
+{
+    wt_status st = check_norm(fn, x, eps, out);
+    if (st != WT_OK) return st;
+    if (k < 1 || k > x->ndim)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: normalized_ndim %d is outside [1, %d]", fn, k, x->ndim);
+    if (wt_has_f16(x, w, b)) {
+        wt_lifted l;
+        wt_tensor *r = NULL;
+        if ((st = wt_lift_f16(x, w, b, &l)) == WT_OK) st = norm_last_k(fn, op, l.in[0], k, l.in[1], l.in[2], eps, &r);
+        wt_lifted_release(&l);
+        return wt_land(st, r, l.result, out);
+    }
+    wt_tensor *fw = NULL, *fb = NULL, *fx = NULL, *r = NULL;
+    int64_t C = 1;
+    for (int i = x->ndim - k; i < x->ndim; i++) C *= x->shape[i];
+    if ((st = flat_param(fn, "weight", x, k, w, C, &fw)) != WT_OK ||
+        (st = flat_param(fn, "bias", x, k, b, C, &fb)) != WT_OK)
+        goto done;
+    int64_t fshape[WT_MAX_DIMS];
+    for (int i = 0; i < x->ndim - k; i++) fshape[i] = x->shape[i];
+    fshape[x->ndim - k] = C;
+    if (k == 1) /* rows read any strides: no reshape (which may copy) */
+        wt_tensor_retain((wt_tensor *)x), fx = (wt_tensor *)x;
+    else if ((st = wt_reshape(x, x->ndim - k + 1, fshape, &fx)) != WT_OK)
+        goto done;
+    if ((st = run_rows(fn, op, fx, fw, fb, eps, &r)) != WT_OK)
+        goto done;
+    st = wt_reshape(r, x->ndim, x->shape, out);
+done:
+    wt_tensor_release(fw);
+    wt_tensor_release(fb);
+    wt_tensor_release(fx);
+    wt_tensor_release(r);
+    return st;
+}
+
+wt_status wt_layer_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight, const wt_tensor *bias,
+                        float eps, wt_tensor **out)
+{
+    return norm_last_k("wt_layer_norm", WT_ROW_LAYERNORM, x, normalized_ndim, weight, bias, eps, out);
+}
+
+wt_status wt_rms_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight, float eps, wt_tensor **out)
+{
+    return norm_last_k("wt_rms_norm", WT_ROW_RMSNORM, x, normalized_ndim, weight, NULL, eps, out);
 }

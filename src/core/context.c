@@ -2,6 +2,7 @@
  * memory statistics. */
 #include "core/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,12 @@ static wt_status read_options(const wt_context_options *in, wt_context_options *
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "context options: unknown backend %d", (int)out->backend);
     if (out->gpu_api < WT_GPU_API_AUTO || out->gpu_api > WT_GPU_API_D3D12)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "context options: unknown gpu_api %d", (int)out->gpu_api);
+    if (out->power_preference < WT_POWER_DEFAULT || out->power_preference > WT_POWER_LOW_POWER)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "context options: unknown power_preference %d",
+                       (int)out->power_preference);
+    if (out->experimental & ~WT_EXPERIMENTAL_SUBGROUP_MATRIX)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "context options: unknown experimental bits 0x%x",
+                       out->experimental & ~WT_EXPERIMENTAL_SUBGROUP_MATRIX);
     if (out->adapter_index < -1)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "context options: adapter_index %d < -1", out->adapter_index);
     /* OpenMP ends the process when it cannot start its threads: keep the
@@ -45,7 +52,7 @@ static wt_status read_options(const wt_context_options *in, wt_context_options *
 }
 
 static wt_status create_with(const wt_backend_ops *ops, wt_backend kind,
-                             const wt_context_options *opts, wt_context **out)
+                             const wt_context_options *opts, const char *reason, wt_context **out)
 {
     wt_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return wt_fail(WT_ERR_OUT_OF_MEMORY, "out of host memory");
@@ -53,6 +60,10 @@ static wt_status create_with(const wt_backend_ops *ops, wt_backend kind,
     ctx->kind = kind;
     ctx->ops = ops;
     ctx->opts = *opts;
+    ctx->opts.webgpu_library = NULL; /* the caller's strings are not kept */
+    ctx->opts.toggles = NULL;
+    if (reason)
+        snprintf(ctx->reason, sizeof ctx->reason, "%s", reason);
     wt_status st = ops->create(ctx, opts);
     if (st != WT_OK) {
         free(ctx);
@@ -71,15 +82,19 @@ wt_status wt_context_create(const wt_context_options *opts_in, wt_context **out)
     if (st != WT_OK) return st;
     switch (opts.backend) {
     case WT_BACKEND_CPU:
-        return create_with(&wt_cpu_backend, WT_BACKEND_CPU, &opts, out);
+        return create_with(&wt_cpu_backend, WT_BACKEND_CPU, &opts, "WT_BACKEND_CPU, as asked", out);
     case WT_BACKEND_WEBGPU:
-        return create_with(&wt_webgpu_backend, WT_BACKEND_WEBGPU, &opts, out);
-    case WT_BACKEND_AUTO:
+        return create_with(&wt_webgpu_backend, WT_BACKEND_WEBGPU, &opts, NULL, out);
+    case WT_BACKEND_AUTO: {
         /* Only "no device" falls back to the CPU: any other failure of a
-         * device that exists is the caller's to see. */
-        st = create_with(&wt_webgpu_backend, WT_BACKEND_WEBGPU, &opts, out);
+         * device that exists is the caller's to see. A software renderer
+         * counts as no device here (src/webgpu/backend.c). */
+        st = create_with(&wt_webgpu_backend, WT_BACKEND_WEBGPU, &opts, NULL, out);
         if (st != WT_ERR_NO_DEVICE) return st;
-        return create_with(&wt_cpu_backend, WT_BACKEND_CPU, &opts, out);
+        char reason[512];
+        snprintf(reason, sizeof reason, "AUTO: CPU backend, because %s", wt_last_error());
+        return create_with(&wt_cpu_backend, WT_BACKEND_CPU, &opts, reason, out);
+    }
     }
     return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_create: unknown backend");
 }
@@ -101,7 +116,9 @@ void wt_context_destroy(wt_context *ctx)
 wt_status wt_context_sync(wt_context *ctx)
 {
     if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_sync: ctx is NULL");
-    return ctx->ops->sync(ctx);
+    wt_status st = ctx->ops->sync(ctx);
+    if (st != WT_OK) wt_context_record_error(ctx, st);
+    return st;
 }
 
 wt_status wt_context_timer_begin(wt_context *ctx)
@@ -149,7 +166,22 @@ wt_status wt_context_memory_stats(const wt_context *ctx, wt_memory_stats *out)
 {
     if (!ctx || !out) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_memory_stats: NULL argument");
     *out = ctx->stats;
+    out->memory_limit = ctx->opts.memory_limit;
     return WT_OK;
+}
+
+wt_status wt_memory_limit_check(wt_context *ctx, size_t bytes)
+{
+    uint64_t limit = ctx->opts.memory_limit;
+    if (!limit) return WT_OK;
+    if (ctx->stats.live_bytes + ctx->stats.pooled_bytes + bytes > limit && ctx->ops->trim)
+        ctx->ops->trim(ctx);
+    if (ctx->stats.live_bytes + bytes <= limit) return WT_OK;
+    return wt_fail(WT_ERR_OUT_OF_MEMORY,
+                   "out of memory: requested %zu bytes, available %llu of the context's "
+                   "memory_limit of %llu bytes (%llu held by live tensors)",
+                   bytes, (unsigned long long)(limit > ctx->stats.live_bytes ? limit - ctx->stats.live_bytes : 0),
+                   (unsigned long long)limit, (unsigned long long)ctx->stats.live_bytes);
 }
 
 wt_status wt_context_trim(wt_context *ctx)
@@ -179,4 +211,92 @@ wt_status wt_list_adapters(const wt_context_options *opts_in, wt_adapter_info *i
     wt_status st = read_options(opts_in, &opts);
     if (st != WT_OK) return st;
     return wt_webgpu_list_adapters(&opts, infos, capacity, count);
+}
+
+/* --- runtime --- */
+wt_status wt_context_get_info(const wt_context *ctx, wt_context_info *out)
+{
+    if (!ctx || !out)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_get_info: %s is NULL",
+                       !ctx ? "ctx" : "out");
+    memset(out, 0, sizeof *out);
+    out->backend = ctx->kind;
+    snprintf(out->reason, sizeof out->reason, "%s", ctx->reason);
+    out->validation = ctx->opts.validation;
+    out->memory_limit = ctx->opts.memory_limit;
+    out->pipeline_cache = true;
+    out->adapter.index = -1;
+    if (ctx->ops->context_info)
+        ctx->ops->context_info(ctx, out);
+    return WT_OK;
+}
+
+void wt_context_record_error(wt_context *ctx, wt_status st)
+{
+    ctx->last_status = st;
+    snprintf(ctx->last_error, sizeof ctx->last_error, "%s", wt_last_error());
+}
+
+const char *wt_context_last_error(const wt_context *ctx, wt_status *status)
+{
+    if (status) *status = ctx ? ctx->last_status : WT_OK;
+    return ctx ? ctx->last_error : "";
+}
+
+wt_status wt_context_lose_device(wt_context *ctx)
+{
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_lose_device: ctx is NULL");
+    if (!ctx->ops->lose_device)
+        return wt_fail(WT_ERR_UNSUPPORTED, "wt_context_lose_device: the %s backend has no device",
+                       ctx->ops->name);
+    return ctx->ops->lose_device(ctx);
+}
+
+wt_status wt_context_recover(wt_context *ctx)
+{
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_recover: ctx is NULL");
+    if (!ctx->ops->recover) return WT_OK;
+    wt_status st = ctx->ops->recover(ctx);
+    if (st != WT_OK) wt_context_record_error(ctx, st);
+    return st;
+}
+
+wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_stats *out)
+{
+    if (!ctx || !out)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_pipeline_stats: %s is NULL",
+                       !ctx ? "ctx" : "out");
+    memset(out, 0, sizeof *out);
+    if (ctx->ops->pipeline_stats) ctx->ops->pipeline_stats(ctx, out);
+    return WT_OK;
+}
+
+wt_status wt_context_profile_begin(wt_context *ctx)
+{
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_profile_begin: ctx is NULL");
+    if (!ctx->ops->profile_begin)
+        return wt_fail(WT_ERR_UNSUPPORTED, "wt_context_profile_begin: the %s backend has no profiler",
+                       ctx->ops->name);
+    return ctx->ops->profile_begin(ctx);
+}
+
+wt_status wt_context_profile_end(wt_context *ctx)
+{
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_profile_end: ctx is NULL");
+    if (!ctx->ops->profile_end)
+        return wt_fail(WT_ERR_UNSUPPORTED, "wt_context_profile_end: the %s backend has no profiler",
+                       ctx->ops->name);
+    return ctx->ops->profile_end(ctx);
+}
+
+wt_status wt_context_profile_summary(const wt_context *ctx, wt_profile_entry *entries,
+                                     int capacity, int *count, bool *gpu_timed)
+{
+    if (count) *count = 0;
+    if (!ctx || !count || capacity < 0 || (capacity > 0 && !entries))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_profile_summary: bad arguments");
+    if (!ctx->ops->profile_summary)
+        return wt_fail(WT_ERR_UNSUPPORTED, "wt_context_profile_summary: the %s backend has no profiler",
+                       ctx->ops->name);
+    return ctx->ops->profile_summary(ctx, entries, capacity, count, gpu_timed);
 }

@@ -57,6 +57,10 @@ struct wt_context {
     void *impl; /* backend state */
     wt_context_options opts;
     wt_memory_stats stats;
+    /* --- runtime --- */
+    char reason[512]; /* why this backend (wt_context_info.reason) */
+    wt_status last_status;  /* wt_context_last_error */
+    char last_error[1024];
 };
 
 /* ------------------------------------------------------------- backends */
@@ -123,7 +127,9 @@ typedef struct wt_ew_args {
 } wt_ew_args;
 
 typedef enum wt_rowwise_op {
-    WT_ROW_SOFTMAX, WT_ROW_LAYERNORM, WT_ROW_RMSNORM, WT_ROW_COUNT
+    WT_ROW_SOFTMAX, WT_ROW_LAYERNORM, WT_ROW_RMSNORM,
+    WT_ROW_LOG_SOFTMAX, /* transformer ops */
+    WT_ROW_COUNT
 } wt_rowwise_op;
 
 /* --- reductions, scans, random numbers --- */
@@ -132,6 +138,26 @@ typedef enum wt_rowwise_op {
 typedef enum wt_combine { WT_COMBINE_ADD, WT_COMBINE_MUL, WT_COMBINE_MAX, WT_COMBINE_MIN } wt_combine;
 typedef enum wt_shift { WT_SHIFT_NONE, WT_SHIFT_MEAN, WT_SHIFT_MAX } wt_shift;
 enum { WT_RD_FLOAT = 1, WT_RD_I32 = 2, WT_RD_BOOL = 4 };
+/* --- transformer ops --- */
+/* One attention call as the API layer hands it to a backend:
+ * q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], any strides;
+ * Hkv divides Hq. mask: NULL or a [B, Hq, Sq, Skv] view (stride 0 on
+ * broadcast axes) of f32 scores to add, or of 0/1 words when mask_is_bool
+ * (nonzero: attend). out: [B, Hq, Sq, Dv] contiguous. Query i sees key j
+ * only if j <= i + Skv - Sq when causal. scale is final (never 0). A row
+ * without a visible key (all scores -inf) is written as 0s. */
+typedef struct wt_attention_args {
+    const wt_tensor *q, *k, *v, *mask;
+    bool mask_is_bool, causal;
+    float scale;
+    wt_tensor *out;
+} wt_attention_args;
+/* --- matrix products --- */
+/* The activation a matrix product's epilogue applies (wt_matmul_fused). */
+typedef enum wt_matmul_act {
+    WT_MATMUL_ACT_NONE, WT_MATMUL_ACT_RELU, WT_MATMUL_ACT_GELU, WT_MATMUL_ACT_GELU_TANH,
+    WT_MATMUL_ACT_COUNT
+} wt_matmul_act;
 
 typedef enum wt_reduce_op {
 #define WT_REDUCE_OP(ID, ...) WT_REDUCE_##ID,
@@ -172,6 +198,89 @@ typedef struct wt_random_args {
     uint32_t bits;  /* uniform: the top `bits` bits of a word, times 2^-bits (24 for f32) */
     float p, scale; /* dropout: drop where uniform(24 bits) < p, else x * scale */
 } wt_random_args;
+/* --- data movement --- */
+/* How a remap reads x for output position (o_0, ..., o_{ndim-1}): along
+ * axis d the source index is j = start[d] + (flip[d] ? -o_d : o_d); a j
+ * outside [0, x->shape[d]) is resolved by mode[d]: CONSTANT gives the
+ * element fill_bits, REFLECT mirrors without repeating the edge (the caller
+ * keeps j within one bounce), REPLICATE clamps, CIRCULAR wraps. Then, with
+ * tri set, an element of the last two axes (row, col) with col - row > diag
+ * (tri == WT_TRI_LOWER) or < diag (WT_TRI_UPPER) becomes fill_bits. Out has
+ * x's ndim. This one map gives pad, flip, roll, tile/repeat, tril/triu. */
+typedef enum wt_remap_mode {
+    WT_REMAP_CONSTANT, WT_REMAP_REFLECT, WT_REMAP_REPLICATE, WT_REMAP_CIRCULAR
+} wt_remap_mode;
+typedef enum wt_tri_kind { WT_TRI_NONE, WT_TRI_LOWER, WT_TRI_UPPER } wt_tri_kind;
+typedef struct wt_remap {
+    int64_t start[WT_MAX_DIMS];
+    bool flip[WT_MAX_DIMS];
+    wt_remap_mode mode[WT_MAX_DIMS];
+    uint32_t fill_bits; /* an element's bits (low 16 for 2-byte dtypes) */
+    wt_tri_kind tri;
+    int64_t diag;
+} wt_remap;
+
+/* The order sort/topk use, as an unsigned key of an element's bits:
+ * floats by value with -0 == +0 and every NaN above +inf (equal to each
+ * other), i32 by value, bool false < true. */
+static inline uint32_t wt_sort_key(wt_dtype dtype, uint32_t bits)
+{
+    if (dtype == WT_F16) {
+        uint32_t h = bits & 0xffffu;
+        if ((h & 0x7fffu) > 0x7c00u) return 0xffffffffu; /* NaN */
+        if ((h & 0x7fffu) == 0) return 0x80000000u;      /* -0 as +0 */
+        uint32_t k = (h & 0x8000u) ? (~h & 0xffffu) : (h | 0x8000u);
+        return k << 16;
+    }
+    if (dtype == WT_F32) {
+        if ((bits & 0x7fffffffu) > 0x7f800000u) return 0xffffffffu;
+        if ((bits & 0x7fffffffu) == 0) return 0x80000000u;
+        return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+    }
+    return (dtype == WT_I32) ? bits ^ 0x80000000u : bits;
+}
+/* --- convolution and pooling --- */
+/* A 2-D sliding window from an [in_h, in_w] plane to an [out_h, out_w]
+ * one, every value resolved by the API layer: output (oy, ox) reads input
+ * rows oy*stride_h - pad_top + ky*dilation_h for ky < kernel_h (columns
+ * alike). pad_bottom / pad_right only bound average pooling's divisor. */
+typedef struct wt_window2d {
+    int64_t in_h, in_w, out_h, out_w;
+    int64_t kernel_h, kernel_w, stride_h, stride_w;
+    int64_t pad_top, pad_left, pad_bottom, pad_right;
+    int64_t dilation_h, dilation_w;
+} wt_window2d;
+
+typedef enum wt_pool_op {
+    WT_POOL_MAX, WT_POOL_AVG, WT_POOL_ADAPTIVE_MAX, WT_POOL_ADAPTIVE_AVG, WT_POOL_COUNT
+} wt_pool_op;
+
+/* Max: NaN wins, else the first largest (PyTorch). Avg: divisor > 0
+ * divides every window; else the window's size clipped to the padded
+ * plane (count_include_pad) or to the plane. Adaptive: window oy spans
+ * rows [floor(oy*H/OH), ceil((oy+1)*H/OH)) (kernel, stride, padding
+ * unused). */
+typedef struct wt_pool2d_desc {
+    wt_pool_op op;
+    wt_window2d win;
+    bool count_include_pad;
+    int64_t divisor;
+} wt_pool2d_desc;
+
+/* One in-place optimizer update, elementwise over n elements of param,
+ * grad, m (SGD: the momentum buffer) and v (AdamW only); every tensor f32
+ * and contiguous; m/v NULL when unused. */
+typedef enum wt_optimizer_kind { WT_OPT_SGD, WT_OPT_ADAMW } wt_optimizer_kind;
+typedef struct wt_optimizer_update {
+    wt_optimizer_kind kind;
+    wt_tensor *param, *m, *v;
+    const wt_tensor *grad;
+    float lr, weight_decay;
+    float momentum, dampening; /* SGD */
+    bool nesterov;             /* SGD */
+    float beta1, beta2, eps;   /* AdamW */
+    float bias1, bias2;        /* AdamW: 1 - beta^step */
+} wt_optimizer_update;
 
 /* What the API layer asks of a backend. The API layer has checked every
  * argument; outputs are fresh contiguous tensors of the backend's own
@@ -250,11 +359,162 @@ struct wt_backend_ops {
      * input (f32, contiguous, out's shape), else NULL. */
     wt_status (*random)(wt_context *ctx, const wt_random_args *r, const wt_tensor *x,
                         wt_tensor *out);
+    /* --- data movement (src/api/movement*.c). Elements are moved as bit
+     * patterns of 2 or 4 bytes, so these serve every dtype. Optional (NULL:
+     * WT_ERR_UNSUPPORTED). --- */
+    /* out (contiguous) = x read through r (see wt_remap). */
+    wt_status (*remap)(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
+    /* dst (any view without repeated elements) = src, which has dst's shape
+     * (broadcast axes have stride 0) and dtype and does not overlap dst. */
+    wt_status (*copy_into)(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
+    /* out (contiguous, index's shape) = x[..., index[i], ...] along axis
+     * (torch.gather): index is i32 of x's ndim; on the other axes position
+     * i of index reads position i of x (x's extent >= index's). An index
+     * outside [0, x->shape[axis]) fails with WT_ERR_INVALID_ARGUMENT and
+     * nothing is read or written out of bounds. trusted: the library made
+     * the indices (sort), so a GPU need not read its flag back. */
+    wt_status (*gather)(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index,
+                        bool trusted, wt_tensor *out);
+    /* out (contiguous, holding the values to add to) [..., index[i], ...]
+     * += src[i] along axis; index and src have one shape (src may be a
+     * broadcast view); out's dtype is f32, f16 or i32. Errors as gather. */
+    wt_status (*scatter_add)(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
+                             const wt_tensor *src);
+    /* For each row of x along its last axis (any ndim >= 1, any strides;
+     * the last extent n > 0), the positions of its k first elements in
+     * ascending order (descending: reversed order) of wt_sort_key, ties by
+     * position, as i32 into out (contiguous, x's shape with k last). */
+    wt_status (*argsort_rows)(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k,
+                              wt_tensor *out);
+    /* --- convolution and pooling (the geometry in wt_window2d) --- */
+    /* col [C*KH*KW, n*rows*OW] contiguous = the windows of x [n, C, H, W]
+     * (any strides) at output rows [row0, row0 + rows) of every image:
+     * row (c*KH + ky)*KW + kx, column (i*rows + r)*OW + ox holds
+     * x[i, c, (row0+r)*sh - pad_top + ky*dh, ox*sw - pad_left + kx*dw], 0
+     * in the padding. */
+    wt_status (*im2col)(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
+                        int64_t rows, wt_tensor *col);
+    /* The adjoint of im2col, plus a bias: out [n, C, H, W] (any strides,
+     * no two elements at one place; H, W = win->in_h, in_w) =
+     * bias[c] (0 when NULL) + the sum of the col [C*KH*KW, n*OH*OW]
+     * (contiguous; OH, OW = win->out_h, out_w) entries that im2col would
+     * have taken from each position. */
+    wt_status (*col2im)(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
+                        const wt_window2d *win, wt_tensor *out);
+    /* Optional (NULL or WT_ERR_UNSUPPORTED: the API runs im2col + matmul +
+     * col2im): out [N, O, OH, OW] contiguous = the convolution of x
+     * [N, C, H, W] (any strides) with w [O, C/groups, KH, KW] and bias [O]
+     * (both contiguous; bias may be NULL). A backend takes the shapes its
+     * own kernel serves best and refuses the others. */
+    wt_status (*conv2d)(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
+                        const wt_tensor *bias, const wt_window2d *win, int64_t groups,
+                        wt_tensor *out);
+    /* out [N, C, S] contiguous = (x[n, c, s] - coef[0, c]) * coef[1, c] +
+     * coef[2, c]: x [N, C, S] any strides, coef [3, C] contiguous (the
+     * per-channel affine map of the normalisations). */
+    wt_status (*channel_affine)(wt_context *ctx, const wt_tensor *x, const wt_tensor *coef,
+                                wt_tensor *out);
+    /* out [N, C, OH, OW] contiguous = the pooled windows of x [N, C, H, W]
+     * (any strides); indices (WT_I32, out's shape, contiguous) or NULL
+     * receives the argmax of max pooling as y*W + x. */
+    wt_status (*pool2d)(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
+                        wt_tensor *out, wt_tensor *indices);
+    /* --- transformer ops --- */
+    /* Softmax or log-softmax (WT_ROW_SOFTMAX / WT_ROW_LOG_SOFTMAX) along
+     * axis 1 of x [O, C, I] (any strides, C > 0, I > 1) into out [O, C, I]
+     * contiguous. (I == 1 goes to rowwise.) */
+    wt_status (*softmax_axis)(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
+    wt_status (*attention)(wt_context *ctx, const wt_attention_args *a);
+    /* Rotary embedding of x [A, S, C, D] (any strides, D even) into out of
+     * the same shape, contiguous; sequence index s has position offset + s
+     * (see wt_rope). */
+    wt_status (*rope)(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset,
+                      wt_tensor *out);
+    /* --- matrix products --- */
+    /* Optional (NULL: the API adds the bias and applies act with its own
+     * ops): out = act(a @ b + bias), shapes as for matmul; bias NULL or a
+     * [N] view. a, b, bias and out share one dtype; WT_ERR_UNSUPPORTED
+     * (a dtype, a layout) sends the API to the f32 path. */
+    wt_status (*matmul_fused)(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
+                              const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
+
+    /* --- training --- (src/api/train.c) Inputs contiguous unless said.
+     * out = dy * act'(x); dy, x, out f32 of one shape. */
+    wt_status (*act_backward)(wt_context *ctx, wt_activation act, const wt_tensor *dy,
+                              const wt_tensor *x, wt_tensor *out);
+    /* logits [N, C] f32, labels [N] i32: loss[n] = logsumexp(row n) -
+     * row n[label] (0 where label == ignore; NaN for a label outside
+     * [0, C)), valid[n] = 1 or 0 (ignored). */
+    wt_status (*cross_entropy)(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
+                               int32_t ignore, wt_tensor *loss, wt_tensor *valid);
+    /* out [N, C] = (softmax(row n) - onehot(label n)) * scale[n]; rows of
+     * ignored labels 0. scale: [N] f32 (a view, stride 0 allowed). */
+    wt_status (*cross_entropy_backward)(wt_context *ctx, const wt_tensor *logits,
+                                        const wt_tensor *labels, int32_t ignore,
+                                        const wt_tensor *scale, wt_tensor *out);
+    /* out [V, D] (zeros on entry): out[row(i)] += dy[i, :] for i < N, with
+     * row(i) = indices[i] + (plane ? i / plane * plane_rows : 0); an index
+     * outside [0, plane ? plane_rows : V) is skipped. plane > 0 scatters
+     * into independent planes (max-pool backward: plane = outputs per
+     * channel, plane_rows = inputs per channel). indices i32 [N]. */
+    wt_status (*scatter_add_rows)(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices,
+                                  int64_t plane, int64_t plane_rows, wt_tensor *out);
+    /* One in-place optimizer update (see wt_optimizer_update). */
+    wt_status (*optimizer_step)(wt_context *ctx, const wt_optimizer_update *u);
 
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);
     /* Optional: release pooled memory. */
     void (*trim)(wt_context *ctx);
+    /* --- runtime --- */
+    /* Optional: the backend's part of wt_context_get_info (the core has
+     * filled backend, reason, validation and memory_limit). */
+    void (*context_info)(const wt_context *ctx, wt_context_info *out);
+    /* Optional (NULL: nothing to lose / recover): destroy the device as a
+     * driver reset would; bring up a new one after a loss. */
+    wt_status (*lose_device)(wt_context *ctx);
+    wt_status (*recover)(wt_context *ctx);
+    /* Optional (NULL: work is done when calls return): asynchronous work.
+     * event_start fills e->impl for a marker (dst NULL) or a read of
+     * bytes at offset of s into dst; event_poll completes it when it can
+     * (wait: blocks until then) and sets e->done; event_release frees
+     * e->impl (after waiting if pending). */
+    wt_status (*flush)(wt_context *ctx);
+    wt_status (*event_start)(wt_context *ctx, wt_event *e, wt_storage *s, size_t offset,
+                             void *dst, size_t bytes);
+    wt_status (*event_poll)(wt_context *ctx, wt_event *e, bool wait);
+    void (*event_release)(wt_context *ctx, wt_event *e);
+    /* Optional (NULL: WT_ERR_UNSUPPORTED): per-op profiling. */
+    wt_status (*profile_begin)(wt_context *ctx);
+    wt_status (*profile_end)(wt_context *ctx);
+    wt_status (*profile_summary)(const wt_context *ctx, wt_profile_entry *out, int capacity,
+                                 int *count, bool *gpu_timed);
+    /* Optional (NULL: zeros): wt_context_pipeline_stats. */
+    void (*pipeline_stats)(const wt_context *ctx, wt_pipeline_stats *out);
+    /* Optional (NULL: WT_ERR_UNSUPPORTED): custom kernels. The API layer
+     * (src/api/kernel.c) has checked the descriptor and the arguments'
+     * counts and contexts. */
+    wt_status (*kernel_compile)(wt_context *ctx, const wt_kernel *k);
+    wt_status (*kernel_dispatch)(wt_context *ctx, const wt_kernel *k, wt_tensor *const *tensors,
+                                 const void *params, const uint32_t groups[3]);
+};
+
+/* An event (wt_event_record, wt_tensor_read_async). */
+struct wt_event {
+    wt_context *ctx; /* holds a context reference */
+    void *impl;      /* backend state; NULL once complete */
+    bool done;
+    wt_status status; /* of the completion */
+};
+
+/* A custom kernel (wt_kernel_create); its strings are owned copies. */
+struct wt_kernel {
+    wt_context *ctx; /* holds a context reference */
+    char *source;
+    char *entry_point;
+    int num_tensors;
+    uint32_t writable_mask;
+    size_t params_size;
 };
 
 extern const wt_backend_ops wt_cpu_backend;
@@ -275,6 +535,13 @@ wt_status wt_tensor_view(const wt_tensor *x, int ndim, const int64_t *shape,
 /* Row-major strides for shape; returns the element count. */
 int64_t wt_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 bool wt_layout_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides);
+
+/* --- runtime --- */
+/* Keeps wt_last_error() as the context's last error (st: its status). */
+void wt_context_record_error(wt_context *ctx, wt_status st);
+/* WT_ERR_OUT_OF_MEMORY when bytes more would pass the context's
+ * memory_limit (after trimming the pool); WT_OK otherwise. */
+wt_status wt_memory_limit_check(wt_context *ctx, size_t bytes);
 
 /* Memory accounting, called by storage create/destroy. */
 void wt_stats_on_alloc(wt_context *ctx, size_t bytes);

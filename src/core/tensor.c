@@ -69,8 +69,10 @@ static wt_status storage_create(wt_context *ctx, size_t bytes, wt_storage **out)
     s->refcount = 1;
     s->ctx = ctx;
     s->bytes = bytes;
-    wt_status st = ctx->ops->storage_alloc(ctx, s);
+    wt_status st = wt_memory_limit_check(ctx, bytes);
+    if (st == WT_OK) st = ctx->ops->storage_alloc(ctx, s);
     if (st != WT_OK) {
+        wt_context_record_error(ctx, st);
         free(s);
         return st;
     }

@@ -82,6 +82,8 @@ wt_status cpu_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a, 
                     uint32_t a_bits, wt_tensor *out);
 wt_support cpu_supports(const wt_context *ctx, wt_op op, wt_dtype dtype, wt_support catalogue);
 wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
+wt_status cpu_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
+                           const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
 wt_status cpu_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                      wt_tensor *out);
 
@@ -103,5 +105,41 @@ wt_status cpu_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *
 
 wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *weight,
                       const wt_tensor *bias, float eps, wt_tensor *out);
+
+/* --- data movement (movement.c) --- */
+wt_status cpu_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
+wt_status cpu_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
+wt_status cpu_gather_index(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index, bool trusted,
+                     wt_tensor *out);
+wt_status cpu_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
+                          const wt_tensor *src);
+wt_status cpu_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k,
+                           wt_tensor *out);
+/* --- convolution and pooling --- */
+wt_status cpu_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
+                     int64_t rows, wt_tensor *col);
+wt_status cpu_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
+                     const wt_window2d *win, wt_tensor *out);
+wt_status cpu_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
+                     wt_tensor *out, wt_tensor *indices);
+wt_status cpu_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                     const wt_window2d *win, int64_t groups, wt_tensor *out);
+wt_status cpu_channel_affine(wt_context *ctx, const wt_tensor *x, const wt_tensor *coef,
+                             wt_tensor *out);
+/* --- transformer ops --- */
+wt_status cpu_attention(wt_context *ctx, const wt_attention_args *a);
+wt_status cpu_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
+wt_status cpu_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset, wt_tensor *out);
+
+/* --- training --- (train.c) */
+wt_status cpu_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *dy, const wt_tensor *x,
+                           wt_tensor *out);
+wt_status cpu_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels, int32_t ignore,
+                            wt_tensor *loss, wt_tensor *valid);
+wt_status cpu_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
+                                     int32_t ignore, const wt_tensor *scale, wt_tensor *out);
+wt_status cpu_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, int64_t plane,
+                               int64_t plane_rows, wt_tensor *out);
+wt_status cpu_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
 
 #endif /* WT_CPU_H */

@@ -7,6 +7,7 @@
 #include "cpu/cpu.h"
 
 #include <cblas.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,5 +151,45 @@ wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt
     }
     free(pa.scratch);
     free(pb.scratch);
+    return WT_OK;
+}
+
+/* --- matrix products: the epilogue --- */
+
+/* gelu(x) = x/2 erfc(-x / sqrt 2), as the WebGPU epilogue computes it. */
+static float act_apply(wt_matmul_act act, float x) {
+    switch (act) {
+    case WT_MATMUL_ACT_RELU:
+        return x < 0.0f ? 0.0f : x;
+    case WT_MATMUL_ACT_GELU:
+        return 0.5f * x * erfcf(-x * 0.70710678118654752f);
+    case WT_MATMUL_ACT_GELU_TANH: {
+        float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+        return 0.5f * x * (1.0f + tanhf(u));
+    }
+    case WT_MATMUL_ACT_NONE:
+    case WT_MATMUL_ACT_COUNT:
+        break;
+    }
+    return x;
+}
+
+wt_status cpu_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
+                           const wt_tensor *bias, wt_matmul_act act, wt_tensor *out) {
+    wt_status st = WT_OK;
+    if (bias && (st = cpu_check_f32("matmul", bias)) != WT_OK)
+        return st;
+    if ((st = cpu_matmul(ctx, a, b, out)) != WT_OK || (!bias && act == WT_MATMUL_ACT_NONE))
+        return st;
+    const int64_t N = out->shape[2], rows = out->numel / (N ? N : 1);
+    float *c = cpu_data(out);
+    const float *bv = bias ? cpu_data(bias) : NULL;
+    const int64_t bs = bias ? bias->strides[0] : 0;
+#pragma omp parallel for num_threads(cpu_threads(ctx)) if (out->numel > CPU_PARALLEL_MIN) schedule(static)
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < N; j++) {
+            float v = c[r * N + j] + (bv ? bv[j * bs] : 0.0f);
+            c[r * N + j] = act_apply(act, v);
+        }
     return WT_OK;
 }

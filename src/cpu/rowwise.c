@@ -60,6 +60,23 @@ static void softmax_row(const float *x, int64_t sx, float *restrict o, int64_t C
     scale_row(o, 1.0f / s, C);
 }
 
+/* log_softmax: (x - max) - log(sum(exp(x - max))), the sum in double so
+ * that rows of 100,000s stay accurate; x - max first, exact near the max
+ * however large x is. */
+static void log_softmax_row(const float *x, int64_t sx, float *restrict o, int64_t C)
+{
+    if (sx != 1) {
+        for (int64_t j = 0; j < C; j++) o[j] = x[j * sx];
+        x = o;
+    }
+    float m = row_max(x, C);
+    if (isinf(m)) m = m > 0 ? m : 0.0f; /* as softmax_row: a row of -inf gives NaN */
+    double s = 0.0;
+    for (int64_t j = 0; j < C; j++) s += vm_expf(x[j] - m);
+    const float ls = (float)log(s);
+    for (int64_t j = 0; j < C; j++) o[j] = (x[j] - m) - ls;
+}
+
 static void norm_row(wt_rowwise_op op, const float *x, int64_t sx, const float *w, const float *b,
                      float eps, float *o, int64_t C)
 {
@@ -104,6 +121,8 @@ wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, con
     for (int64_t r = 0; r < R; r++) {
         if (op == WT_ROW_SOFTMAX)
             softmax_row(xp + r * sr, sc, op_ + r * C, C);
+        else if (op == WT_ROW_LOG_SOFTMAX)
+            log_softmax_row(xp + r * sr, sc, op_ + r * C, C);
         else
             norm_row(op, xp + r * sr, sc, w, b, eps, op_ + r * C, C);
     }

@@ -9,13 +9,21 @@
 #include <string.h>
 #include <strings.h>
 
-wt_status wg_instance_create(const wg_library *lib, WGPUInstance *out)
+#include <dlfcn.h>
+#include <pthread.h>
+
+wt_status wg_instance_create_with(const wg_library *lib, bool allow_unsafe, WGPUInstance *out)
 {
-    /* Mesa's EGL needs a platform when there is no display; Dawn's OpenGL
-     * ES backend goes through it. A value the user set wins. */
-    setenv("EGL_PLATFORM", "surfaceless", 0);
+    /* EGL_PLATFORM was set when the library was loaded (loader.c). */
+    static const char *const unsafe[] = {"allow_unsafe_apis"};
+    WGPUDawnTogglesDescriptor toggles;
+    memset(&toggles, 0, sizeof toggles);
+    toggles.chain.sType = WGPUSType_DawnTogglesDescriptor;
+    toggles.enabledToggleCount = 1;
+    toggles.enabledToggles = unsafe;
     WGPUInstanceDescriptor desc;
     memset(&desc, 0, sizeof desc);
+    desc.nextInChain = allow_unsafe ? &toggles.chain : NULL;
     desc.capabilities.timedWaitAnyEnable = 1;
     desc.capabilities.timedWaitAnyMaxCount = 0;
     *out = lib->p.CreateInstance(&desc);
@@ -24,7 +32,43 @@ wt_status wg_instance_create(const wg_library *lib, WGPUInstance *out)
     return WT_OK;
 }
 
+wt_status wg_instance_create(const wg_library *lib, WGPUInstance *out)
+{
+    return wg_instance_create_with(lib, false, out);
+}
+
 /* ---------------------------------------------------------- requests */
+
+/* Dawn's OpenGL ES backend dlopens "libEGL.so", a name only the EGL
+ * development package provides; machines with just the runtime package
+ * have "libEGL.so.1". Loading the runtime library here and handing Dawn
+ * its eglGetProcAddress (Dawn's RequestAdapterOptionsGetGLProc) makes the
+ * development package unnecessary. WT_EGL_LIB names another library. */
+static pthread_once_t egl_once = PTHREAD_ONCE_INIT;
+static void *(*egl_get_proc)(const char *name);
+static char egl_note[256];
+
+static void egl_load(void)
+{
+    const char *env = getenv("WT_EGL_LIB");
+    const char *names[] = {env && *env ? env : "libEGL.so.1", "libEGL.so"};
+    for (size_t i = 0; i < 2 && !egl_get_proc; i++) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        void *sym = h ? dlsym(h, "eglGetProcAddress") : NULL;
+        if (sym) {
+            memcpy(&egl_get_proc, &sym, sizeof sym);
+            snprintf(egl_note, sizeof egl_note, "EGL from %s", names[i]);
+        }
+    }
+    if (!egl_get_proc)
+        snprintf(egl_note, sizeof egl_note, "no EGL library (libEGL.so.1) could be loaded");
+}
+
+const char *wg_egl_note(void)
+{
+    pthread_once(&egl_once, egl_load);
+    return egl_note;
+}
 
 typedef struct adapter_request_result {
     WGPUAdapter adapter;
@@ -43,10 +87,33 @@ static void on_adapter(WGPURequestAdapterStatus status, WGPUAdapter adapter,
 
 static WGPUAdapter request_adapter(const wg_library *lib, WGPUInstance instance,
                                    WGPUBackendType backend, WGPUFeatureLevel level,
-                                   WGPUPowerPreference power)
+                                   WGPUPowerPreference power, bool experimental)
 {
+    /* Adapter toggles. NVIDIA's Vulkan driver offers shader-f16 in Dawn
+     * only with vulkan_enable_f16_on_nvidia (harmless elsewhere). The
+     * subgroup-matrix feature needs the unsafe APIs and, on Vulkan, the
+     * Vulkan memory model: only when asked for. */
+    static const char *const plain[] = {"vulkan_enable_f16_on_nvidia"};
+    static const char *const unsafe[] = {"vulkan_enable_f16_on_nvidia", "allow_unsafe_apis",
+                                         "use_vulkan_memory_model"};
+    WGPUDawnTogglesDescriptor toggles;
+    memset(&toggles, 0, sizeof toggles);
+    toggles.chain.sType = WGPUSType_DawnTogglesDescriptor;
+    toggles.enabledToggleCount = experimental ? 3 : 1;
+    toggles.enabledToggles = experimental ? unsafe : plain;
+    WGPURequestAdapterOptionsGetGLProc gl;
+    memset(&gl, 0, sizeof gl);
+    if (backend == WGPUBackendType_OpenGLES || backend == WGPUBackendType_OpenGL) {
+        (void)wg_egl_note();
+        if (egl_get_proc) {
+            gl.chain.sType = WGPUSType_RequestAdapterOptionsGetGLProc;
+            gl.getProc = egl_get_proc;
+            toggles.chain.next = &gl.chain;
+        }
+    }
     WGPURequestAdapterOptions opts;
     memset(&opts, 0, sizeof opts);
+    opts.nextInChain = &toggles.chain;
     opts.backendType = backend;
     opts.featureLevel = level;
     opts.powerPreference = power;
@@ -138,13 +205,25 @@ static bool describe_adapter(const wg_library *lib, WGPUAdapter adapter, wt_adap
     return true;
 }
 
-/* Lower is better: discrete, integrated, then CPU/unknown; native APIs
- * before OpenGL ES (compatibility mode has fewer features). */
-static int adapter_rank(const wt_adapter_info *info)
+bool wg_adapter_is_software(const wt_adapter_info *info)
 {
-    int type_rank = info->type == WT_ADAPTER_DISCRETE_GPU     ? 0
-                    : info->type == WT_ADAPTER_INTEGRATED_GPU ? 1
-                                                              : 2;
+    /* Dawn's OpenGL ES backend reports no adapter type, hence the names. */
+    if (info->type == WT_ADAPTER_CPU)
+        return true;
+    return info->type == WT_ADAPTER_UNKNOWN &&
+           (strstr(info->name, "llvmpipe") || strstr(info->name, "lavapipe") ||
+            strstr(info->name, "softpipe") || strstr(info->name, "SwiftShader"));
+}
+
+/* Lower is better: real GPUs (discrete first, or integrated first for low
+ * power), then GPUs of unknown type, then software renderers; native APIs
+ * before OpenGL ES (compatibility mode has fewer features). */
+static int adapter_rank(const wt_adapter_info *info, wt_power_preference power)
+{
+    int type_rank = wg_adapter_is_software(info)                ? 3
+                    : info->type == WT_ADAPTER_DISCRETE_GPU     ? (power == WT_POWER_LOW_POWER ? 1 : 0)
+                    : info->type == WT_ADAPTER_INTEGRATED_GPU   ? (power == WT_POWER_LOW_POWER ? 0 : 1)
+                                                                : 2;
     return type_rank * 2 + (info->api == WT_GPU_API_OPENGLES ? 1 : 0);
 }
 
@@ -160,9 +239,10 @@ typedef struct request_plan {
     wt_gpu_api api; /* AUTO: any */
 } request_plan;
 
-wt_status wg_adapters_enumerate(const wg_library *lib, WGPUInstance instance, wt_gpu_api gpu_api,
-                                wg_adapter_entry **out, int *count)
+wt_status wg_adapters_enumerate(const wg_library *lib, WGPUInstance instance,
+                                const wg_adapter_query *q, wg_adapter_entry **out, int *count)
 {
+    const wt_gpu_api gpu_api = q->gpu_api;
     static const request_plan plans[] = {
         {WGPUBackendType_Vulkan, WGPUFeatureLevel_Core, WT_GPU_API_VULKAN},
         {WGPUBackendType_Metal, WGPUFeatureLevel_Core, WT_GPU_API_METAL},
@@ -185,7 +265,7 @@ wt_status wg_adapters_enumerate(const wg_library *lib, WGPUInstance instance, wt
             continue;
         for (size_t j = 0; j < sizeof powers / sizeof powers[0]; j++) {
             WGPUAdapter a = request_adapter(lib, instance, plans[i].backend, plans[i].level,
-                                            powers[j]);
+                                            powers[j], q->experimental);
             if (!a)
                 continue;
             wt_adapter_info info;
@@ -218,15 +298,17 @@ wt_status wg_adapters_enumerate(const wg_library *lib, WGPUInstance instance, wt
     for (int i = 1; i < n; i++) {
         wg_adapter_entry e = list[i];
         int j = i - 1;
-        while (j >= 0 && adapter_rank(&list[j].info) > adapter_rank(&e.info)) {
+        while (j >= 0 && adapter_rank(&list[j].info, q->power) > adapter_rank(&e.info, q->power)) {
             list[j + 1] = list[j];
             j--;
         }
         list[j + 1] = e;
     }
+    /* AUTO takes the first adapter only when it is a real GPU: a software
+     * renderer is slower than the CPU backend. */
     for (int i = 0; i < n; i++) {
         list[i].info.index = i;
-        list[i].info.auto_choice = i == 0;
+        list[i].info.auto_choice = i == 0 && !wg_adapter_is_software(&list[i].info);
     }
     *out = list;
     *count = n;
@@ -251,15 +333,18 @@ wt_status wt_webgpu_list_adapters(const wt_context_options *opts, wt_adapter_inf
     wt_status st = wg_library_load(opts ? opts->webgpu_library : NULL, &lib);
     if (st != WT_OK)
         return st;
+    bool experimental = opts && (opts->experimental & WT_EXPERIMENTAL_SUBGROUP_MATRIX);
     WGPUInstance instance = NULL;
-    st = wg_instance_create(&lib, &instance);
+    st = wg_instance_create_with(&lib, experimental, &instance);
     if (st != WT_OK) {
         wg_library_unload(&lib);
         return st;
     }
     wg_adapter_entry *list = NULL;
     int n = 0;
-    st = wg_adapters_enumerate(&lib, instance, opts ? opts->gpu_api : WT_GPU_API_AUTO, &list, &n);
+    wg_adapter_query q = {opts ? opts->gpu_api : WT_GPU_API_AUTO,
+                          opts ? opts->power_preference : WT_POWER_DEFAULT, experimental};
+    st = wg_adapters_enumerate(&lib, instance, &q, &list, &n);
     if (st == WT_OK) {
         for (int i = 0; infos && i < n && i < capacity; i++)
             infos[i] = list[i].info;

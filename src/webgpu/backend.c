@@ -23,15 +23,16 @@ static void webgpu_destroy(wt_context *ctx)
     if (!w)
         return;
     const wgpu_procs *p = &w->lib.p;
+    wg_profile_destroy(ctx); /* harvests and writes the trace first */
+    /* Let queued work end before its buffers go; errors no longer have
+     * anyone to go to. */
+    if (w->device && !w->lost)
+        (void)wg_finish(ctx);
+    wg_pipeline_cache_destroy(ctx);
+    wg_pool_destroy(ctx);
+    wg_recorder_destroy(ctx);
+    wg_timer_destroy(ctx);
     if (w->device) {
-        /* Let queued work end before its buffers go; errors no longer
-         * have anyone to go to. */
-        if (!w->lost)
-            (void)wg_finish(ctx);
-        wg_pipeline_cache_destroy(ctx);
-        wg_pool_destroy(ctx);
-        wg_recorder_destroy(ctx);
-        wg_timer_destroy(ctx);
         if (w->queue)
             p->QueueRelease(w->queue);
         p->DeviceDestroy(w->device);
@@ -49,12 +50,23 @@ static void webgpu_destroy(wt_context *ctx)
     ctx->impl = NULL;
 }
 
+/* AUTO (no backend, API or adapter named) takes a real GPU only: on a
+ * software renderer every op runs slower than on the CPU backend, so
+ * that case is "no device" and the core falls back to the CPU. */
+static bool explicit_request(const wt_context_options *opts)
+{
+    return opts->backend == WT_BACKEND_WEBGPU || opts->gpu_api != WT_GPU_API_AUTO ||
+           opts->adapter_index >= 0;
+}
+
 static wt_status choose_adapter(wt_context *ctx, const wt_context_options *opts)
 {
     wg_context *w = wg_ctx(ctx);
     wg_adapter_entry *list = NULL;
     int n = 0;
-    wt_status st = wg_adapters_enumerate(&w->lib, w->instance, opts->gpu_api, &list, &n);
+    wg_adapter_query q = {opts->gpu_api, opts->power_preference,
+                          (opts->experimental & WT_EXPERIMENTAL_SUBGROUP_MATRIX) != 0};
+    wt_status st = wg_adapters_enumerate(&w->lib, w->instance, &q, &list, &n);
     if (st != WT_OK)
         return st;
     int index = opts->adapter_index < 0 ? 0 : opts->adapter_index;
@@ -67,10 +79,28 @@ static wt_status choose_adapter(wt_context *ctx, const wt_context_options *opts)
         st = wt_fail(WT_ERR_INVALID_ARGUMENT,
                      "webgpu: adapter_index %d, but there are %d adapters for %s",
                      opts->adapter_index, n, api_name(opts->gpu_api));
+    else if (!explicit_request(opts) && wg_adapter_is_software(&list[0].info))
+        st = wt_fail(WT_ERR_NO_DEVICE,
+                     "the only WebGPU adapters are software renderers (%s on %s); the CPU "
+                     "backend is faster (ask for WT_BACKEND_WEBGPU, a gpu_api or an "
+                     "adapter_index to use them)",
+                     list[0].info.name, api_name(list[0].info.api));
     if (st == WT_OK) {
         w->adapter = list[index].adapter;
         w->info = list[index].info;
         list[index].adapter = NULL; /* kept; the others are released */
+        if (opts->adapter_index >= 0)
+            snprintf(ctx->reason, sizeof ctx->reason, "adapter %d of %d, as asked (adapter_index)",
+                     index, n);
+        else
+            snprintf(ctx->reason, sizeof ctx->reason,
+                     "%s: the best of %d adapter%s for %s (%s%s)",
+                     opts->backend == WT_BACKEND_AUTO ? "AUTO" : "WT_BACKEND_WEBGPU", n,
+                     n == 1 ? "" : "s", api_name(opts->gpu_api),
+                     wg_adapter_is_software(&w->info) ? "a software renderer" :
+                     w->info.type == WT_ADAPTER_DISCRETE_GPU ? "discrete GPU" :
+                     w->info.type == WT_ADAPTER_INTEGRATED_GPU ? "integrated GPU" : "GPU",
+                     opts->power_preference == WT_POWER_LOW_POWER ? ", low power preferred" : "");
     }
     wg_adapters_release(&w->lib, list, n);
     return st;
@@ -82,15 +112,28 @@ static wt_status webgpu_create(wt_context *ctx, const wt_context_options *opts)
     if (!w)
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory");
     ctx->impl = w;
+    w->opts = *opts;
+    w->opts.webgpu_library = NULL; /* the caller's string is not kept */
+    w->opts.toggles = NULL;
     wt_status st = wg_library_load(opts->webgpu_library, &w->lib);
     if (st == WT_OK)
-        st = wg_instance_create(&w->lib, &w->instance);
+        st = wg_instance_create_with(&w->lib,
+                                     (opts->experimental & WT_EXPERIMENTAL_SUBGROUP_MATRIX) != 0,
+                                     &w->instance);
     if (st == WT_OK)
         st = choose_adapter(ctx, opts);
-    if (st == WT_OK)
+    if (st == WT_OK) {
+        /* The device reads the caller's toggles while it is made. */
+        w->opts.toggles = opts->toggles;
         st = wg_device_create(ctx);
+        w->opts.toggles = NULL;
+    }
     if (st == WT_OK)
         st = wg_recorder_init(ctx, opts->dispatches_per_submit);
+    if (st == WT_OK && wg_trace_wanted()) { /* WT_TRACE: profile from the start */
+        w->prof.trace = true;
+        st = wg_profile_begin(ctx);
+    }
     if (st != WT_OK) {
         /* Keep the message: teardown may overwrite it. */
         char message[1024];
@@ -188,9 +231,14 @@ static wt_status webgpu_download(wt_context *ctx, wt_storage *s, size_t offset, 
                                  size_t bytes)
 {
     wt_status st = wg_check_device(ctx);
+    if (st == WT_OK)
+        st = wg_check_buffer(ctx, s->device, "reading a tensor");
     if (st != WT_OK || bytes == 0)
         return st;
-    return read_buffer(ctx, s->device, offset, dst, bytes);
+    st = read_buffer(ctx, s->device, offset, dst, bytes);
+    if (st == WT_OK)
+        ctx->stats.bytes_from_device += bytes;
+    return st;
 }
 
 static wt_status webgpu_upload(wt_context *ctx, wt_storage *s, size_t offset, const void *src,
@@ -199,6 +247,8 @@ static wt_status webgpu_upload(wt_context *ctx, wt_storage *s, size_t offset, co
     wg_context *w = wg_ctx(ctx);
     wg_buffer *b = s->device;
     wt_status st = wg_check_device(ctx);
+    if (st == WT_OK)
+        st = wg_check_buffer(ctx, b, "writing a tensor");
     if (st != WT_OK || bytes == 0)
         return st;
     if ((uint64_t)offset + bytes > b->size)
@@ -209,6 +259,7 @@ static wt_status webgpu_upload(wt_context *ctx, wt_storage *s, size_t offset, co
      * must be submitted first, or the write would overtake them. */
     if (b->last_batch == w->rec.batch && (st = wg_flush(ctx)) != WT_OK)
         return st;
+    ctx->stats.bytes_to_device += bytes;
     if (offset % 4 == 0 && bytes % 4 == 0) {
         w->lib.p.QueueWriteBuffer(w->queue, b->buffer, offset, src, bytes);
         return wg_check_device(ctx);
@@ -237,6 +288,40 @@ static wt_status webgpu_adapter_info(const wt_context *ctx, wt_adapter_info *out
     return WT_OK;
 }
 
+static void webgpu_context_info(const wt_context *ctx, wt_context_info *out)
+{
+    const wg_context *w = wg_ctx(ctx);
+    out->has_adapter = true;
+    out->adapter = w->info;
+    out->shader_f16 = w->caps.shader_f16;
+    out->subgroups = w->caps.subgroups;
+    out->timestamp_query = w->timer.supported;
+    out->subgroup_matrix = w->caps.subgroup_matrix;
+    snprintf(out->features, sizeof out->features, "%s", w->features);
+    if (w->info.api == WT_GPU_API_OPENGLES) {
+        strncat(out->features, "; ", sizeof out->features - strlen(out->features) - 1);
+        strncat(out->features, wg_egl_note(), sizeof out->features - strlen(out->features) - 1);
+    }
+    snprintf(out->toggles, sizeof out->toggles, "%s", w->toggles);
+    out->dispatches_per_submit = w->rec.per_submit;
+    out->pipeline_cache = !w->opts.disable_pipeline_cache;
+    out->max_buffer_size = w->max_buffer;
+    out->max_binding_size = w->limits.maxStorageBufferBindingSize;
+}
+
+static void webgpu_pipeline_stats(const wt_context *ctx, wt_pipeline_stats *out)
+{
+    const wg_context *w = wg_ctx(ctx);
+    out->variants = (uint64_t)w->cache.npipelines;
+    out->compiles = w->counters.pipelines;
+    out->hits = w->counters.pipeline_hits;
+    out->compile_seconds = w->counters.compile_seconds;
+    out->bind_groups_made = w->counters.bind_groups_made;
+    out->bind_group_hits = w->counters.bind_group_hits;
+    out->dispatches = w->counters.dispatches;
+    out->submits = w->counters.submits;
+}
+
 static void webgpu_trim(wt_context *ctx)
 {
     /* Bind groups keep buffers alive: with the pool gone they would only
@@ -258,18 +343,55 @@ const wt_backend_ops wt_webgpu_backend = {
     .storage_free = webgpu_storage_free,
     .upload = webgpu_upload,
     .download = webgpu_download,
-    .fill_bits = wg_op_fill_bits,
-    .copy = wg_op_copy,
-    .cast = wg_op_cast,
-    .elementwise = wg_op_elementwise,
-    .where = wg_op_where,
-    .matmul = wg_op_matmul,
-    .reduce = wg_op_reduce,
-    .rowwise = wg_op_rowwise,
+    /* These go through windows.c: tensors past one binding work. */
+    .fill_bits = wg_win_fill_bits,
+    .copy = wg_win_copy,
+    .cast = wg_win_cast,
+    .elementwise = wg_win_elementwise,
+    .where = wg_win_where,
+    .matmul = wg_win_matmul,
+    .matmul_fused = wg_op_matmul_fused,
+    .reduce = wg_win_reduce,
+    .rowwise = wg_win_rowwise,
     /* --- reductions, scans, random numbers --- */
     .argreduce = wg_op_argreduce,
     .scan = wg_op_scan,
     .random = wg_op_random,
+    /* --- data movement --- */
+    .remap = wg_op_remap,
+    .copy_into = wg_op_copy_into,
+    .gather = wg_op_gather,
+    .scatter_add = wg_op_scatter_add,
+    .argsort_rows = wg_op_argsort_rows,
+    /* --- convolution and pooling --- */
+    .im2col = wg_op_im2col,
+    .col2im = wg_op_col2im,
+    .pool2d = wg_op_pool2d,
+    .conv2d = wg_op_conv2d,
+    .channel_affine = wg_op_channel_affine,
+    /* --- transformer ops --- */
+    .softmax_axis = wg_op_softmax_axis,
+    .attention = wg_op_attention,
+    .rope = wg_op_rope,
+    /* --- training --- */
+    .act_backward = wg_op_act_backward,
+    .cross_entropy = wg_op_cross_entropy,
+    .cross_entropy_backward = wg_op_cross_entropy_backward,
+    .scatter_add_rows = wg_op_scatter_add_rows,
+    .optimizer_step = wg_op_optimizer_step,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
+    .context_info = webgpu_context_info,
+    .lose_device = wg_lose_device,
+    .recover = wg_recover,
+    .pipeline_stats = webgpu_pipeline_stats,
+    .profile_begin = wg_profile_begin,
+    .profile_end = wg_profile_end,
+    .profile_summary = wg_profile_summary,
+    .flush = wg_flush,
+    .event_start = wg_event_start,
+    .event_poll = wg_event_poll,
+    .event_release = wg_event_release,
+    .kernel_compile = wg_kernel_compile,
+    .kernel_dispatch = wg_kernel_dispatch,
 };

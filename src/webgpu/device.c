@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -24,11 +25,12 @@ static void on_device_lost(const WGPUDevice *device, WGPUDeviceLostReason reason
 {
     (void)device;
     (void)userdata2;
-    /* Destroyed / cancelled: our own teardown, not an error. */
-    if (reason == WGPUDeviceLostReason_Destroyed ||
-        reason == WGPUDeviceLostReason_CallbackCancelled)
-        return;
     wg_context *w = userdata1;
+    /* Destroyed / cancelled: our own teardown, not an error, unless the
+     * device was destroyed on purpose to test recovery. */
+    if (reason == WGPUDeviceLostReason_CallbackCancelled ||
+        (reason == WGPUDeviceLostReason_Destroyed && !w->losing_on_purpose))
+        return;
     w->lost = true;
     w->pending_status = WT_OK; /* device loss outranks an earlier error */
     record_error(w, WT_ERR_DEVICE_LOST, "device lost", message);
@@ -57,7 +59,9 @@ wt_status wg_check_device(wt_context *ctx)
      * its own (not in one of our scopes) means a submitted batch was
      * rejected and its ops never ran, so any later result of this context
      * could be silently stale. */
-    return wt_fail(w->pending_status, "%s", w->pending_message);
+    wt_status st = wt_fail(w->pending_status, "%s", w->pending_message);
+    wt_context_record_error(ctx, st);
+    return st;
 }
 
 /* ------------------------------------------------------- error scopes */
@@ -143,15 +147,9 @@ static void toggle_set_state(toggle_set *t, const char *name, size_t len, int st
     t->state[t->count++] = (signed char)state;
 }
 
-static void toggles_choose(toggle_set *t)
+static void toggles_apply(toggle_set *t, const char *list)
 {
-    memset(t, 0, sizeof *t);
-    toggle_set_state(t, "disable_robustness", strlen("disable_robustness"), +1);
-    toggle_set_state(t, "lazy_clear_resource_on_first_use",
-                     strlen("lazy_clear_resource_on_first_use"), -1);
-    toggle_set_state(t, "timestamp_quantization", strlen("timestamp_quantization"), -1);
-    const char *env = getenv("WT_DAWN_TOGGLES");
-    for (const char *s = env; s && *s;) {
+    for (const char *s = list; s && *s;) {
         size_t len = strcspn(s, ", ");
         int state = +1;
         const char *name = s;
@@ -168,6 +166,21 @@ static void toggles_choose(toggle_set *t)
         s += len;
         s += strspn(s, ", ");
     }
+}
+
+/* Ours, then WT_DAWN_TOGGLES, then the context's options; experimental
+ * features need allow_unsafe_apis on the device too. */
+static void toggles_choose(toggle_set *t, const wt_context_options *opts)
+{
+    memset(t, 0, sizeof *t);
+    toggle_set_state(t, "disable_robustness", strlen("disable_robustness"), +1);
+    toggle_set_state(t, "lazy_clear_resource_on_first_use",
+                     strlen("lazy_clear_resource_on_first_use"), -1);
+    toggle_set_state(t, "timestamp_quantization", strlen("timestamp_quantization"), -1);
+    if (opts->experimental & WT_EXPERIMENTAL_SUBGROUP_MATRIX)
+        toggle_set_state(t, "allow_unsafe_apis", strlen("allow_unsafe_apis"), +1);
+    toggles_apply(t, getenv("WT_DAWN_TOGGLES"));
+    toggles_apply(t, opts->toggles);
     for (int i = 0; i < t->count; i++) {
         if (t->state[i] > 0)
             t->enabled[t->nenabled++] = t->names[i];
@@ -259,6 +272,65 @@ static uint32_t env_choice(const char *name, unsigned fallback, const unsigned *
     return fallback;
 }
 
+/* The subgroup-matrix shapes, chained on the adapter's info. */
+static void read_matrix_configs(wg_context *w)
+{
+    WGPUAdapterPropertiesSubgroupMatrixConfigs cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.chain.sType = WGPUSType_AdapterPropertiesSubgroupMatrixConfigs;
+    WGPUAdapterInfo ai;
+    memset(&ai, 0, sizeof ai);
+    ai.nextInChain = &cfg.chain;
+    if (w->lib.p.AdapterGetInfo(w->adapter, &ai) != WGPUStatus_Success)
+        return;
+    for (size_t i = 0; i < cfg.configCount && w->caps.matrix_config_count < 16; i++) {
+        uint32_t n = w->caps.matrix_config_count++;
+        w->caps.matrix_configs[n].component = cfg.configs[i].componentType;
+        w->caps.matrix_configs[n].result = cfg.configs[i].resultComponentType;
+        w->caps.matrix_configs[n].m = cfg.configs[i].M;
+        w->caps.matrix_configs[n].n = cfg.configs[i].N;
+        w->caps.matrix_configs[n].k = cfg.configs[i].K;
+    }
+    /* The configs are Dawn's memory: its own free function, where present. */
+    void *sym = w->lib.handle ? dlsym(w->lib.handle, "wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers") : NULL;
+    if (sym) {
+        void (*free_configs)(WGPUAdapterPropertiesSubgroupMatrixConfigs);
+        memcpy(&free_configs, &sym, sizeof sym);
+        free_configs(cfg);
+    }
+    w->lib.p.AdapterInfoFreeMembers(ai);
+}
+
+/* One line per feature: on or off, and why (wt_context_info.features). */
+static void describe_features(wg_context *w, bool want_matrix)
+{
+    const wg_caps *c = &w->caps;
+    bool nvidia_vk = w->info.vendor_id == 0x10de && w->info.api == WT_GPU_API_VULKAN;
+    char matrix[256] = "";
+    size_t used = 0;
+    for (uint32_t i = 0; i < c->matrix_config_count && used < sizeof matrix; i++) {
+        static const char *const kinds[] = {"?", "f32", "f16", "u32", "i32"};
+        unsigned a = c->matrix_configs[i].component, r = c->matrix_configs[i].result;
+        int n = snprintf(matrix + used, sizeof matrix - used, "%s%s->%s %ux%ux%u", i ? ", " : "",
+                         a < 5 ? kinds[a] : "?", r < 5 ? kinds[r] : "?", c->matrix_configs[i].m,
+                         c->matrix_configs[i].n, c->matrix_configs[i].k);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    snprintf(w->features, sizeof w->features,
+             "shader-f16: %s; subgroups: %s; timestamp-query: %s; subgroup-matrix: %s",
+             c->shader_f16 ? (nvidia_vk ? "on (NVIDIA: adapter toggle vulkan_enable_f16_on_nvidia)"
+                                        : "on")
+                           : "off (the adapter does not offer it)",
+             c->subgroups ? "on" : "off (the adapter does not offer it)",
+             w->timer.supported ? "on (GPU timers, profiling)"
+                                : "off (the adapter does not offer it; host timing instead)",
+             c->subgroup_matrix ? (matrix[0] ? matrix : "on")
+             : !want_matrix ? "off (experimental: ask with WT_EXPERIMENTAL_SUBGROUP_MATRIX)"
+                            : "off (asked for, but the adapter does not offer it)");
+}
+
 typedef struct device_request_result {
     WGPURequestDeviceStatus status;
     WGPUDevice device;
@@ -288,7 +360,8 @@ wt_status wg_device_create(wt_context *ctx)
         return wt_fail(WT_ERR_BACKEND, "webgpu: reading the adapter's limits failed");
     required.nextInChain = NULL;
 
-    WGPUFeatureName features[4];
+    bool want_matrix = (w->opts.experimental & WT_EXPERIMENTAL_SUBGROUP_MATRIX) != 0;
+    WGPUFeatureName features[5];
     size_t nfeatures = 0;
     if (w->info.shader_f16)
         features[nfeatures++] = WGPUFeatureName_ShaderF16;
@@ -296,9 +369,11 @@ wt_status wg_device_create(wt_context *ctx)
         features[nfeatures++] = WGPUFeatureName_Subgroups;
     if (w->info.timestamp_query)
         features[nfeatures++] = WGPUFeatureName_TimestampQuery; /* wt_context_timer_* */
+    if (want_matrix && w->info.subgroup_matrix)
+        features[nfeatures++] = WGPUFeatureName_ChromiumExperimentalSubgroupMatrix;
 
     toggle_set toggles;
-    toggles_choose(&toggles);
+    toggles_choose(&toggles, &w->opts);
     toggles_describe(&toggles, w->toggles, sizeof w->toggles);
     WGPUDawnTogglesDescriptor toggles_desc;
     memset(&toggles_desc, 0, sizeof toggles_desc);
@@ -354,9 +429,7 @@ wt_status wg_device_create(wt_context *ctx)
      * one SIMD batch after another and pays at every barrier: kernels pick
      * small workgroups for it. Dawn's OpenGL ES backend reports no adapter
      * type, hence the names. */
-    w->caps.cpu_adapter = w->info.type == WT_ADAPTER_CPU ||
-                          (w->info.type == WT_ADAPTER_UNKNOWN &&
-                           (strstr(w->info.name, "llvmpipe") || strstr(w->info.name, "SwiftShader")));
+    w->caps.cpu_adapter = wg_adapter_is_software(&w->info);
     static const unsigned vpt_choices[] = {0, 1, 2, 4, 8}, tile_choices[] = {0, 32, 64};
     w->caps.vec4_per_thread = env_choice("WT_EW_VEC4_PER_THREAD", 4, vpt_choices, 5);
     /* Binary ops carry two loads per unit; on the H200 8 vec4 per thread
@@ -366,5 +439,15 @@ wt_status wg_device_create(wt_context *ctx)
     w->caps.transpose_tile = env_choice("WT_TRANSPOSE_TILE", 32, tile_choices, 3);
     static const unsigned onoff[] = {0, 1};
     w->caps.transpose_vec4 = env_choice("WT_TRANSPOSE_VEC4", 1, onoff, 2) != 0;
+    /* A lower buffer limit the caller asked for (wt_context_options) is
+     * ours to enforce: WebGPU raises requested limits below its defaults. */
+    w->max_buffer = w->limits.maxBufferSize;
+    if (w->opts.max_buffer_size && w->opts.max_buffer_size < w->max_buffer)
+        w->max_buffer = w->opts.max_buffer_size;
+    w->caps.subgroup_matrix =
+        want_matrix && p->DeviceHasFeature(w->device, WGPUFeatureName_ChromiumExperimentalSubgroupMatrix);
+    if (w->caps.subgroup_matrix)
+        read_matrix_configs(w);
+    describe_features(w, want_matrix);
     return WT_OK;
 }

@@ -130,7 +130,7 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
     if (x->ndim != 2 || out->ndim != 2 || x->shape[0] != out->shape[0] ||
         x->shape[1] != out->shape[1] || x->shape[1] <= 0)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu rowwise: x and out must be [R, C], C > 0");
-    if (op == WT_ROW_SOFTMAX) weight = bias = NULL; /* softmax takes neither */
+    if (op == WT_ROW_SOFTMAX || op == WT_ROW_LOG_SOFTMAX) weight = bias = NULL; /* softmax takes neither */
     if (op == WT_ROW_RMSNORM) bias = NULL;
     wt_status st;
     if ((st = check_tensor("x", x)) != WT_OK || (st = check_tensor("out", out)) != WT_OK ||

@@ -4,6 +4,7 @@
 #include "webgpu/wg_runtime.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +29,18 @@ static wt_status resolve_procs(void *handle, const char *path, wgpu_procs *p)
     return WT_OK;
 }
 
+/* Process-wide set-up, once, before any environment read of this
+ * library: setenv is not safe beside a getenv of another thread, so it
+ * happens here, under pthread_once, which every context creation and
+ * adapter listing passes first. Mesa's EGL needs a platform when there is
+ * no display (Dawn's OpenGL ES backend goes through it); a value the user
+ * set wins. */
+static pthread_once_t process_once = PTHREAD_ONCE_INIT;
+static void process_setup(void) { setenv("EGL_PLATFORM", "surfaceless", 0); }
+
 wt_status wg_library_load(const char *requested_path, wg_library *out)
 {
+    pthread_once(&process_once, process_setup);
     memset(out, 0, sizeof *out);
     /* A library the caller names is the only one tried: silently running
      * on another implementation would hide the mistake. */

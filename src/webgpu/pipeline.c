@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static uint32_t writable_mask(const wg_launch *launch)
 {
@@ -147,7 +148,9 @@ static wt_status compile(wt_context *ctx, const wg_launch *launch, const wg_layo
                          WGPUComputePipeline *out)
 {
     wg_context *w = wg_ctx(ctx);
-    const char *body = wg_shader_source(launch->shader);
+    bool custom = strncmp(launch->shader, WG_CUSTOM_PREFIX, strlen(WG_CUSTOM_PREFIX)) == 0;
+    const char *entry = custom ? launch->shader + strlen(WG_CUSTOM_PREFIX) : "main";
+    const char *body = custom ? "" : wg_shader_source(launch->shader);
     if (!body)
         return wt_fail(WT_ERR_SHADER, "webgpu: no shader named \"%s\" is built in",
                        launch->shader);
@@ -182,6 +185,8 @@ static wt_status compile(wt_context *ctx, const wg_launch *launch, const wg_layo
     /* Compile errors arrive as validation errors (with the compiler's
      * message); a driver that fails to build the pipeline reports an
      * internal error. Both mean the shader cannot run here. */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     w->lib.p.DevicePushErrorScope(w->device, WGPUErrorFilter_Internal);
     w->lib.p.DevicePushErrorScope(w->device, WGPUErrorFilter_Validation);
     WGPUShaderModule module = w->lib.p.DeviceCreateShaderModule(w->device, &mdesc);
@@ -190,7 +195,7 @@ static wt_status compile(wt_context *ctx, const wg_launch *launch, const wg_layo
     pdesc.label = mdesc.label;
     pdesc.layout = layout->pipeline_layout;
     pdesc.compute.module = module;
-    pdesc.compute.entryPoint = (WGPUStringView){"main", WGPU_STRLEN};
+    pdesc.compute.entryPoint = (WGPUStringView){entry, WGPU_STRLEN};
     WGPUComputePipeline pipeline =
         module ? w->lib.p.DeviceCreateComputePipeline(w->device, &pdesc) : NULL;
     char what[160];
@@ -199,6 +204,9 @@ static wt_status compile(wt_context *ctx, const wg_launch *launch, const wg_layo
     wt_status internal = wg_pop_error_scope(ctx, WT_ERR_SHADER, what);
     if (st == WT_OK)
         st = internal;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    w->counters.compile_seconds +=
+        (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (st == WT_OK && !pipeline)
         st = wt_fail(WT_ERR_SHADER, "webgpu: %s failed", what);
     if (module)
@@ -219,7 +227,23 @@ wt_status wg_pipeline_get(wt_context *ctx, const wg_launch *launch, const wg_pip
     uint64_t hash = key_hash(launch);
     for (int i = 0; i < c->npipelines; i++)
         if (c->pipelines[i].hash == hash && key_matches(c->pipelines[i].key, launch)) {
-            *out = &c->pipelines[i];
+            wg_pipeline *hit = &c->pipelines[i];
+            if (wg_ctx(ctx)->opts.disable_pipeline_cache) {
+                /* Compiled anew; the old one lives on in recorded commands. */
+                const wg_layout *layout = NULL;
+                WGPUComputePipeline fresh = NULL;
+                wt_status st = layout_get(ctx, (uint32_t)launch->nbindings, writable_mask(launch),
+                                          &layout);
+                if (st == WT_OK)
+                    st = compile(ctx, launch, layout, &fresh);
+                if (st != WT_OK)
+                    return st;
+                wg_ctx(ctx)->lib.p.ComputePipelineRelease(hit->pipeline);
+                hit->pipeline = fresh;
+                wg_ctx(ctx)->counters.pipelines++;
+            }
+            wg_ctx(ctx)->counters.pipeline_hits++;
+            *out = hit;
             return WT_OK;
         }
     char *key = make_key(launch);
@@ -274,15 +298,23 @@ wt_status wg_bind_group_get(wt_context *ctx, const wg_pipeline *pipe, const wg_l
             return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory");
     }
     WGPUBuffer buffers[WG_MAX_BINDINGS];
+    uint64_t offsets[WG_MAX_BINDINGS] = {0}, sizes[WG_MAX_BINDINGS] = {0};
     uint64_t h = hash_mix(0, (uint64_t)(uintptr_t)pipe->layout);
     for (int i = 0; i < launch->nbindings; i++) {
         const wg_buffer *b = launch->bindings[i].storage->device;
         buffers[i] = b->buffer;
+        /* A window binds its range; a whole buffer binds all of it. */
+        offsets[i] = b->parent ? b->offset : 0;
+        sizes[i] = b->parent ? b->size : WGPU_WHOLE_SIZE;
         h = hash_mix(h, (uint64_t)(uintptr_t)b->buffer);
+        h = hash_mix(h, offsets[i] ^ (sizes[i] << 1));
     }
+    size_t nb = (size_t)launch->nbindings;
     wg_bind_group_slot *slot = &c->groups[h % WG_BIND_GROUP_CACHE];
     if (slot->group && slot->layout == pipe->layout && slot->nbuffers == launch->nbindings &&
-        memcmp(slot->buffers, buffers, (size_t)launch->nbindings * sizeof buffers[0]) == 0) {
+        memcmp(slot->buffers, buffers, nb * sizeof buffers[0]) == 0 &&
+        memcmp(slot->offsets, offsets, nb * sizeof offsets[0]) == 0 &&
+        memcmp(slot->sizes, sizes, nb * sizeof sizes[0]) == 0) {
         w->counters.bind_group_hits++;
         *out = slot->group;
         return WT_OK;
@@ -297,8 +329,8 @@ wt_status wg_bind_group_get(wt_context *ctx, const wg_pipeline *pipe, const wg_l
     for (int i = 0; i < launch->nbindings; i++) {
         entries[i + 1].binding = (uint32_t)i + 1;
         entries[i + 1].buffer = buffers[i];
-        entries[i + 1].offset = 0;
-        entries[i + 1].size = WGPU_WHOLE_SIZE;
+        entries[i + 1].offset = offsets[i];
+        entries[i + 1].size = sizes[i];
     }
     WGPUBindGroupDescriptor desc;
     memset(&desc, 0, sizeof desc);
@@ -328,7 +360,9 @@ wt_status wg_bind_group_get(wt_context *ctx, const wg_pipeline *pipe, const wg_l
     slot->group = group;
     slot->layout = pipe->layout;
     slot->nbuffers = launch->nbindings;
-    memcpy(slot->buffers, buffers, (size_t)launch->nbindings * sizeof buffers[0]);
+    memcpy(slot->buffers, buffers, nb * sizeof buffers[0]);
+    memcpy(slot->offsets, offsets, nb * sizeof offsets[0]);
+    memcpy(slot->sizes, sizes, nb * sizeof sizes[0]);
     *out = group;
     return WT_OK;
 }

@@ -69,8 +69,11 @@ wt_status wg_create_buffer(wt_context *ctx, uint64_t size, WGPUBufferUsage usage
         if (st == WT_ERR_OUT_OF_MEMORY) {
             char detail[512];
             snprintf(detail, sizeof detail, "%s", wt_last_error());
-            wt_fail(st, "webgpu: out of device memory: requested a buffer of %llu bytes (%s)",
-                    (unsigned long long)size, detail);
+            wt_fail(st,
+                    "webgpu: out of device memory: requested a buffer of %llu bytes, available: "
+                    "not reported by WebGPU (this context holds %llu bytes live, %llu pooled) (%s)",
+                    (unsigned long long)size, (unsigned long long)ctx->stats.live_bytes,
+                    (unsigned long long)ctx->stats.pooled_bytes, detail);
         }
         if (b)
             w->lib.p.BufferRelease(b);
@@ -89,6 +92,7 @@ static void buffer_free(wt_context *ctx, wg_buffer *b)
     wg_bind_groups_forget(ctx, b->buffer);
     w->lib.p.BufferRelease(b->buffer);
     free(b);
+    ctx->stats.buffers--;
 }
 
 static wg_buffer *take_pooled(wg_context *w, uint64_t size)
@@ -110,24 +114,23 @@ wt_status wg_pool_acquire(wt_context *ctx, size_t bytes, wg_buffer **out)
 {
     wg_context *w = wg_ctx(ctx);
     *out = NULL;
-    if (bytes > w->limits.maxBufferSize)
+    if (bytes > w->max_buffer)
         return wt_fail(WT_ERR_OUT_OF_MEMORY,
-                       "webgpu: requested %zu bytes, more than the device's largest buffer "
-                       "(maxBufferSize %llu bytes)",
-                       bytes, (unsigned long long)w->limits.maxBufferSize);
-    if (bytes > w->limits.maxStorageBufferBindingSize)
-        return wt_fail(WT_ERR_UNSUPPORTED,
-                       "webgpu: a tensor of %zu bytes exceeds what one shader can bind on this "
-                       "device (maxStorageBufferBindingSize %llu bytes)",
-                       bytes, (unsigned long long)w->limits.maxStorageBufferBindingSize);
-    /* Buffers are whole multiples of 16 bytes (vec4 kernels read whole
-     * vectors) and bound whole: the rounded size must bind too. */
-    if (round_up(bytes, 16) > w->limits.maxStorageBufferBindingSize)
-        return wt_fail(WT_ERR_UNSUPPORTED,
-                       "webgpu: a tensor of %zu bytes, rounded to 16, exceeds what one shader can "
-                       "bind on this device (maxStorageBufferBindingSize %llu bytes)",
-                       bytes, (unsigned long long)w->limits.maxStorageBufferBindingSize);
+                       "webgpu: requested %zu bytes, available %llu: more than the largest buffer "
+                       "of this context (%s)",
+                       bytes, (unsigned long long)w->max_buffer,
+                       w->max_buffer < w->limits.maxBufferSize ? "max_buffer_size option"
+                                                               : "the device's maxBufferSize");
+    /* Tensors past maxStorageBufferBindingSize live in one buffer and are
+     * bound in windows (windows.c). */
     uint64_t size = size_class(bytes, w->limits.maxStorageBufferBindingSize);
+    if (size > w->max_buffer)
+        size = round_up(bytes, 16);
+    if (size > w->max_buffer)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY,
+                       "webgpu: requested %zu bytes (%llu rounded to 16), available %llu: more "
+                       "than the largest buffer of this context",
+                       bytes, (unsigned long long)size, (unsigned long long)w->max_buffer);
     wg_buffer *b = take_pooled(w, size);
     if (b) {
         ctx->stats.pooled_bytes = w->pool.pooled_bytes;
@@ -150,6 +153,8 @@ wt_status wg_pool_acquire(wt_context *ctx, size_t bytes, wg_buffer **out)
         return st;
     }
     b->size = size;
+    b->generation = w->generation;
+    ctx->stats.buffers++;
     *out = b;
     return WT_OK;
 }
@@ -159,7 +164,7 @@ void wg_pool_release(wt_context *ctx, wg_buffer *b)
     wg_context *w = wg_ctx(ctx);
     if (!b)
         return;
-    if (w->pool.pooled_bytes + b->size > pool_limit(w)) {
+    if (wg_buffer_stale(w, b) || w->pool.pooled_bytes + b->size > pool_limit(w)) {
         buffer_free(ctx, b);
         return;
     }

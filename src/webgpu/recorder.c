@@ -199,18 +199,36 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
                        "than allowed (%d, %d)",
                        launch->shader, launch->params_size, launch->nbindings, WG_MAX_PARAMS,
                        WG_MAX_BINDINGS);
-    for (int i = 0; i < launch->nbindings; i++)
+    for (int i = 0; i < launch->nbindings; i++) {
         if (!launch->bindings[i].storage || !launch->bindings[i].storage->device)
             return wt_fail(WT_ERR_INVALID_ARGUMENT,
                            "webgpu: launch of \"%s\": binding %d has no buffer", launch->shader,
                            i + 1);
+        /* Kernels reach tensors past the binding limit through windows
+         * (windows.c); a whole buffer that large cannot be bound. */
+        const wg_buffer *b = launch->bindings[i].storage->device;
+        if ((st = wg_check_buffer(ctx, b, launch->shader)) != WT_OK)
+            return st;
+        if (b->size > w->limits.maxStorageBufferBindingSize)
+            return wt_fail(WT_ERR_UNSUPPORTED,
+                           "webgpu: launch of \"%s\": binding %d is %llu bytes, more than one "
+                           "binding may hold here (maxStorageBufferBindingSize %llu); the op "
+                           "must go through wg_windowed",
+                           launch->shader, i + 1, (unsigned long long)b->size,
+                           (unsigned long long)w->limits.maxStorageBufferBindingSize);
+    }
 
     /* Fold into 2-D with rows as even as possible (shaders skip the few
      * workgroups past the end): x = max_dim would leave up to a whole row
      * with nothing to do (65,534 empty workgroups for 65,536). */
     uint64_t max_dim = w->caps.max_workgroups_per_dim;
     uint64_t y = (launch->workgroups + max_dim - 1) / max_dim;
-    uint64_t x = (launch->workgroups + y - 1) / y;
+    uint64_t x = (launch->workgroups + y - 1) / y, z = 1;
+    if (launch->grid[0]) { /* exact grid (custom kernels check it against the limits) */
+        x = launch->grid[0];
+        y = launch->grid[1] ? launch->grid[1] : 1;
+        z = launch->grid[2] ? launch->grid[2] : 1;
+    }
     if (y > max_dim)
         return wt_fail(WT_ERR_UNSUPPORTED,
                        "webgpu: launch of \"%s\" needs %llu workgroups, more than %llu x %llu",
@@ -223,6 +241,13 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
     WGPUBindGroup group = NULL;
     if ((st = wg_bind_group_get(ctx, pipe, launch, &group)) != WT_OK)
         return st;
+    /* Profiling: each dispatch in a pass of its own, timed by the pass. */
+    double host_start = 0;
+    if (w->prof.active) {
+        end_pass(w);
+        w->prof.next_name = wg_profile_intern(ctx, launch->shader);
+        host_start = wg_now_us();
+    }
     if ((st = ensure_pass(ctx)) != WT_OK)
         return st;
 
@@ -231,10 +256,30 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
         memcpy(r->arena_host + offset, launch->params, launch->params_size);
     w->lib.p.ComputePassEncoderSetPipeline(r->pass, pipe->pipeline);
     w->lib.p.ComputePassEncoderSetBindGroup(r->pass, 0, group, 1, &offset);
-    w->lib.p.ComputePassEncoderDispatchWorkgroups(r->pass, (uint32_t)x, (uint32_t)y, 1);
-    for (int i = 0; i < launch->nbindings; i++)
-        ((wg_buffer *)launch->bindings[i].storage->device)->last_batch = r->batch;
+    w->lib.p.ComputePassEncoderDispatchWorkgroups(r->pass, (uint32_t)x, (uint32_t)y, (uint32_t)z);
+    for (int i = 0; i < launch->nbindings; i++) {
+        wg_buffer *b = launch->bindings[i].storage->device;
+        b->last_batch = r->batch;
+        if (b->parent)
+            b->parent->last_batch = r->batch;
+    }
     w->counters.dispatches++;
+    if (w->prof.active) {
+        end_pass(w);
+        r->dispatches++;
+        st = wg_profile_after_dispatch(ctx, launch->shader, host_start);
+        if (st != WT_OK || r->dispatches >= r->per_submit)
+            return st != WT_OK ? st : wg_flush(ctx);
+        return WT_OK;
+    }
+    /* Validation mode: each op runs alone, so an error names its op. */
+    if (w->opts.validation) {
+        r->dispatches++;
+        st = wg_finish(ctx);
+        if (st != WT_OK)
+            wt_error_prefix(launch->shader);
+        return st;
+    }
     if (++r->dispatches >= r->per_submit)
         return wg_flush(ctx);
     return WT_OK;

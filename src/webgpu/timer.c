@@ -44,6 +44,9 @@ void wg_timer_destroy(wt_context *ctx)
 }
 
 /* The query set and its two buffers, made on the first begin and kept. */
+static wt_status create_objects(wt_context *ctx);
+wt_status wg_timer_objects(wt_context *ctx) { return create_objects(ctx); }
+
 static wt_status create_objects(wt_context *ctx)
 {
     wg_context *w = wg_ctx(ctx);
@@ -77,7 +80,10 @@ static wt_status create_objects(wt_context *ctx)
 /* Resolves the queries written so far, submits everything recorded, and
  * adds the passes' durations to total_ns. The map waits for the submit,
  * so all work recorded before is done when this returns. */
-static wt_status harvest(wt_context *ctx)
+wt_status wg_timer_harvest(wt_context *ctx);
+static wt_status harvest(wt_context *ctx) { return wg_timer_harvest(ctx); }
+
+wt_status wg_timer_harvest(wt_context *ctx)
 {
     wg_context *w = wg_ctx(ctx);
     const wgpu_procs *p = &w->lib.p;
@@ -102,9 +108,12 @@ static wt_status harvest(wt_context *ctx)
         return st;
     /* A pass whose end reads earlier than its start (clocks of different
      * units, a reset in between) counts as zero rather than wrapping. */
-    for (uint32_t i = 0; i + 1 < n; i += 2)
+    for (uint32_t i = 0; i + 1 < n; i += 2) {
         if (stamps[i + 1] > stamps[i])
             t->total_ns += stamps[i + 1] - stamps[i];
+        if (w->prof.active && t->pass_names[i / 2])
+            wg_profile_pass(ctx, t->pass_names[i / 2], stamps[i], stamps[i + 1]);
+    }
     p->BufferUnmap(t->readback);
     return WT_OK;
 }
@@ -113,7 +122,8 @@ wt_status wg_timer_pass_writes(wt_context *ctx, WGPUPassTimestampWrites *writes,
 {
     wg_timer *t = &wg_ctx(ctx)->timer;
     *timed = false;
-    if (!t->active || t->failed != WT_OK)
+    bool profiling = wg_ctx(ctx)->prof.active && wg_ctx(ctx)->prof.gpu;
+    if ((!t->active && !profiling) || t->failed != WT_OK)
         return WT_OK;
     if (t->used + 2 > WG_TIMER_QUERIES) {
         wt_status st = harvest(ctx);
@@ -126,6 +136,7 @@ wt_status wg_timer_pass_writes(wt_context *ctx, WGPUPassTimestampWrites *writes,
     writes->querySet = t->queries;
     writes->beginningOfPassWriteIndex = t->used;
     writes->endOfPassWriteIndex = t->used + 1;
+    t->pass_names[t->used / 2] = wg_ctx(ctx)->prof.next_name;
     t->used += 2;
     *timed = true;
     return WT_OK;
@@ -148,6 +159,8 @@ wt_status wg_timer_begin(wt_context *ctx)
     wt_status st = wg_check_device(ctx);
     if (st == WT_OK)
         st = create_objects(ctx);
+    if (st == WT_OK && t->used > 0) /* a profile's passes: account them first */
+        st = harvest(ctx);
     /* Work recorded before begin is not timed: submit it, so that the next
      * launch opens a new, timed pass. */
     if (st == WT_OK)

@@ -24,7 +24,7 @@
 
 #define WG_MAX_PARAMS 256
 #define WG_MAX_BINDINGS 8
-#define WG_MAX_LIBRARIES 2
+#define WG_MAX_LIBRARIES 3
 
 typedef struct wg_context wg_context; /* ctx->impl of a WebGPU context */
 
@@ -47,7 +47,13 @@ typedef struct wg_launch {
     wg_binding bindings[WG_MAX_BINDINGS];
     int nbindings;
     uint64_t workgroups;   /* total workgroups; folded into x and y */
+    /* --- runtime: custom kernels --- */
+    uint32_t grid[3];      /* nonzero grid[0]: dispatch exactly x, y, z (no fold) */
 } wg_launch;
+
+/* A launch whose shader is "custom:<entry point>" compiles its prelude as
+ * the whole WGSL source (custom kernels, custom_kernel.c). */
+#define WG_CUSTOM_PREFIX "custom:"
 
 /* Records one dispatch into the context's open compute pass; submits when
  * the batch is full. 0 workgroups records nothing. */
@@ -58,6 +64,34 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch);
  * recorded (the pool keeps it alive until the GPU is done with it). */
 wt_status wg_scratch(wt_context *ctx, size_t bytes, wt_storage **out);
 void wg_scratch_release(wt_context *ctx, wt_storage *s);
+
+/* --- runtime: tensors past one binding (windows.c) ---
+ * A piece of an op: in[] and out are views small enough to bind (large
+ * storages come as windows). */
+typedef wt_status (*wg_piece_fn)(wt_context *ctx, const wt_tensor *const *in, wt_tensor *out,
+                                 const void *arg);
+/* Runs fn on out and the nin inputs directly when every storage fits one
+ * binding; else on pieces cut along out's leading axes, where input i
+ * follows out's first shared[i] axes (its axis d is out's axis d) and is
+ * whole along the others. A new op family whose output element depends
+ * on its inputs at the same leading indices gets tensors up to
+ * maxBufferSize by routing its backend entry through this. */
+wt_status wg_windowed(wt_context *ctx, wt_tensor *out, int nin, const wt_tensor *const *in,
+                      const int *shared, wg_piece_fn fn, const void *arg);
+/* Whether t's storage is too large to bind whole. */
+bool wg_needs_windows(const wt_context *ctx, const wt_tensor *t);
+/* The backend table's entries: the wg_op_* kernels below, windowed. */
+wt_status wg_win_elementwise(wt_context *ctx, const wt_ew_args *args);
+wt_status wg_win_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a,
+                       const wt_tensor *b, uint32_t a_bits, wt_tensor *out);
+wt_status wg_win_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+wt_status wg_win_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+wt_status wg_win_fill_bits(wt_context *ctx, wt_tensor *out, uint32_t bits);
+wt_status wg_win_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
+wt_status wg_win_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
+                         const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
+wt_status wg_win_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
+                        wt_tensor *out);
 
 /* Limits and capabilities of the device in use. */
 typedef struct wg_caps {
@@ -75,6 +109,16 @@ typedef struct wg_caps {
     uint32_t transpose_tile;  /* WT_TRANSPOSE_TILE: 32 or 64; 0: no tiled transpose */
     bool transpose_vec4;      /* WT_TRANSPOSE_VEC4=0 turns the 16-byte transpose off */
     bool cpu_adapter;         /* a software renderer: small workgroups suit it */
+    /* --- runtime: experimental features --- */
+    /* Subgroup matrices (WGSL `enable chromium_experimental_subgroup_matrix;`),
+     * on only when the context asked for WT_EXPERIMENTAL_SUBGROUP_MATRIX and
+     * the adapter has them; the shapes the device offers. Component types
+     * as in Dawn: 1 f32, 2 f16, 3 u32, 4 i32. */
+    bool subgroup_matrix;
+    uint32_t matrix_config_count;
+    struct {
+        uint32_t component, result, m, n, k;
+    } matrix_configs[16];
 } wg_caps;
 const wg_caps *wg_get_caps(const wt_context *ctx);
 
@@ -117,6 +161,14 @@ const char *wg_ew_library(wt_dtype lanes);
  * when the probe cannot run or WT_F16_HW=0. */
 bool wg_f16_hw_exact(wt_context *ctx);
 wt_status wg_op_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
+/* --- matrix products (kernels_gemm.c) --- */
+wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
+                             const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
+/* Tests: force tile configuration `config` (0 .. wg_gemm_config_count() - 1;
+ * -1: the usual choice) and k split into `splits` (0: the usual choice)
+ * for every later product of the process. */
+void wg_gemm_force(int config, int splits);
+int wg_gemm_config_count(void);
 wt_status wg_op_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                        wt_tensor *out);
 /* Matrix-vector products as row reductions (kernels_reduce.c): for
@@ -145,5 +197,46 @@ wt_status wg_op_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t
 wt_status wg_op_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                         const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
+
+/* --- data movement (kernels_movement.c, kernels_sort.c) --- */
+/* WT_ERR_UNSUPPORTED unless every index of t fits the shaders' 32-bit
+ * (and signed 32-bit position) arithmetic. */
+wt_status wg_mv_check_indexing(const char *what, const wt_tensor *t);
+wt_status wg_op_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
+wt_status wg_op_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
+wt_status wg_op_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index, bool trusted,
+                       wt_tensor *out);
+wt_status wg_op_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
+                            const wt_tensor *src);
+wt_status wg_op_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k, wt_tensor *out);
+/* --- convolution and pooling (kernels_conv.c) --- */
+wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
+                       int64_t rows, wt_tensor *col);
+wt_status wg_op_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
+                       const wt_window2d *win, wt_tensor *out);
+wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
+                       wt_tensor *out, wt_tensor *indices);
+/* Direct convolution for few input channels per group (depthwise); other
+ * shapes are WT_ERR_UNSUPPORTED (the API then runs im2col + matmul). */
+wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
+                       const wt_tensor *bias, const wt_window2d *win, int64_t groups,
+                       wt_tensor *out);
+wt_status wg_op_channel_affine(wt_context *ctx, const wt_tensor *x, const wt_tensor *coef,
+                               wt_tensor *out);
+/* --- transformer ops --- */
+wt_status wg_op_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
+wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a);
+wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset, wt_tensor *out);
+
+/* --- training --- (kernels_train.c) */
+wt_status wg_op_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *dy, const wt_tensor *x,
+                             wt_tensor *out);
+wt_status wg_op_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels, int32_t ignore,
+                              wt_tensor *loss, wt_tensor *valid);
+wt_status wg_op_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
+                                       int32_t ignore, const wt_tensor *scale, wt_tensor *out);
+wt_status wg_op_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, int64_t plane,
+                                 int64_t plane_rows, wt_tensor *out);
+wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
 
 #endif /* WT_WG_H */

@@ -28,8 +28,20 @@ void wg_copy_string(char *dst, size_t cap, WGPUStringView s);
 /* ------------------------------------------------------------ adapter */
 
 /* The instance with the features this runtime needs; EGL_PLATFORM is set
- * to surfaceless first (Mesa's EGL needs it without a display). */
+ * to surfaceless first (Mesa's EGL needs it without a display).
+ * allow_unsafe: Dawn's allow_unsafe_apis (experimental features). */
 wt_status wg_instance_create(const wg_library *lib, WGPUInstance *out);
+wt_status wg_instance_create_with(const wg_library *lib, bool allow_unsafe, WGPUInstance *out);
+/* Where the OpenGL ES path's EGL comes from ("EGL from libEGL.so.1"). */
+const char *wg_egl_note(void);
+/* A software renderer (llvmpipe, lavapipe, SwiftShader): never AUTO's choice. */
+bool wg_adapter_is_software(const wt_adapter_info *info);
+
+typedef struct wg_adapter_query {
+    wt_gpu_api gpu_api;
+    wt_power_preference power;
+    bool experimental; /* WT_EXPERIMENTAL_SUBGROUP_MATRIX asked for */
+} wg_adapter_query;
 
 typedef struct wg_adapter_entry {
     WGPUAdapter adapter;
@@ -39,8 +51,8 @@ typedef struct wg_adapter_entry {
 /* Requests adapters over the GPU APIs gpu_api allows, drops Dawn's Null
  * adapter and duplicates, sorts best first (entry 0 is AUTO's choice).
  * The caller releases the adapters with wg_adapters_release. */
-wt_status wg_adapters_enumerate(const wg_library *lib, WGPUInstance instance, wt_gpu_api gpu_api,
-                                wg_adapter_entry **out, int *count);
+wt_status wg_adapters_enumerate(const wg_library *lib, WGPUInstance instance,
+                                const wg_adapter_query *q, wg_adapter_entry **out, int *count);
 void wg_adapters_release(const wg_library *lib, wg_adapter_entry *list, int count);
 
 /* The device on w->adapter with the adapter's limits and the features the
@@ -52,8 +64,13 @@ wt_status wg_device_create(wt_context *ctx);
 /* The device object behind a wt_storage (s->device). */
 typedef struct wg_buffer {
     WGPUBuffer buffer;
-    uint64_t size;       /* bytes of the buffer (its size class) */
+    uint64_t size;       /* bytes of the buffer (its size class); of the window for a window */
     uint64_t last_batch; /* recorder batch that last bound it */
+    /* A window (windows.c): bytes [offset, offset + size) of parent's
+     * buffer, bound as one binding. 0 and NULL for a whole buffer. */
+    uint64_t offset;
+    struct wg_buffer *parent;
+    uint32_t generation; /* of the device it was made on (recovery.c) */
 } wg_buffer;
 
 typedef struct wg_pool {
@@ -95,6 +112,7 @@ typedef struct wg_layout {
 typedef struct wg_bind_group_slot {
     WGPUBindGroupLayout layout;
     WGPUBuffer buffers[WG_MAX_BINDINGS];
+    uint64_t offsets[WG_MAX_BINDINGS], sizes[WG_MAX_BINDINGS]; /* windows */
     int nbuffers;
     WGPUBindGroup group;
 } wg_bind_group_slot;
@@ -165,7 +183,52 @@ typedef struct wg_timer {
     uint32_t used;           /* queries written since the last harvest */
     uint64_t total_ns;       /* sum over harvested passes */
     wt_status failed;        /* a harvest before the end failed */
+    /* --- runtime: profiling (profile.c) --- */
+    const char *pass_names[2048]; /* the op of each timed pass (query index / 2) */
 } wg_timer;
+
+/* --- runtime: per-op profiling (profile.c) --- */
+typedef struct wg_profile_entry {
+    char name[64];    /* the launch's shader stem (custom kernels: "custom:<entry>") */
+    uint64_t count;
+    uint64_t total_ns;
+} wg_profile_entry;
+
+typedef struct wg_trace_event {
+    const char *name;
+    double ts_us, dur_us;
+} wg_trace_event;
+
+typedef struct wg_profile {
+    bool active;             /* per-op timing on */
+    bool gpu;                /* timestamps (else host time around each op) */
+    bool trace;              /* WT_TRACE: keep events for the trace file */
+    wg_profile_entry **entries; /* each allocated once: names stay put */
+    int nentries, cap_entries;
+    wg_trace_event *events;
+    size_t nevents, cap_events;
+    double host_base_us;     /* host time of the first timed pass */
+    uint64_t gpu_base_ns;    /* its GPU timestamp */
+    bool have_base;
+    const char *next_name;   /* the op whose pass the recorder opens next */
+} wg_profile;
+
+/* A stable copy of an op name (NULL when out of memory). */
+const char *wg_profile_intern(wt_context *ctx, const char *name);
+/* Called by the timer's harvest for each timed pass. */
+void wg_profile_pass(wt_context *ctx, const char *name, uint64_t begin_ns, uint64_t end_ns);
+/* Around one dispatch while profiling (recorder.c). */
+wt_status wg_profile_after_dispatch(wt_context *ctx, const char *name, double host_start_us);
+double wg_now_us(void);
+wt_status wg_profile_begin(wt_context *ctx);
+wt_status wg_profile_end(wt_context *ctx);
+void wg_profile_destroy(wt_context *ctx);
+wt_status wg_profile_summary(const wt_context *ctx, wt_profile_entry *out, int capacity,
+                             int *count, bool *gpu_timed);
+bool wg_trace_wanted(void);
+/* Harvests outstanding timestamps; makes the query set (timer.c). */
+wt_status wg_timer_harvest(wt_context *ctx);
+wt_status wg_timer_objects(wt_context *ctx);
 
 /* Fills *writes for the pass about to begin and sets *timed; *timed is
  * false when no timer runs. May first harvest a full query set (a flush
@@ -195,15 +258,30 @@ struct wg_context {
     wg_pipeline_cache cache;
     wg_recorder rec;
     wg_timer timer;
+    wg_profile prof;
     /* f16_probe.c: whether the GPU's f16 conversions are exact (probed once). */
     bool f16_hw_probed, f16_hw_exact;
     /* Counts of what steady state should not do (device objects made per
      * op) and of batching; printed at teardown when WT_WEBGPU_STATS is set. */
     struct {
         uint64_t dispatches, submits, pipelines, bind_groups_made, bind_group_hits;
+        uint64_t pipeline_hits;  /* --- runtime: wt_context_pipeline_stats --- */
+        double compile_seconds;
     } counters;
     char toggles[256]; /* the Dawn toggles asked for, "+a,-b" */
+    /* --- runtime --- */
+    wt_context_options opts; /* as the context was made (for recovery) */
+    char features[768];      /* which features are on and why (context info) */
+    uint64_t max_buffer;     /* effective largest buffer */
+    /* recovery.c: wt_context_lose_device destroys the device on purpose;
+     * each device made for this context (the first, and one per recovery)
+     * has a generation, and buffers remember theirs. */
+    bool losing_on_purpose;
+    uint32_t generation;
 };
+
+/* A buffer made on a device this context has since lost (recovery.c). */
+static inline bool wg_buffer_stale(const wg_context *w, const struct wg_buffer *b);
 
 static inline wg_context *wg_ctx(const wt_context *ctx) { return (wg_context *)ctx->impl; }
 
@@ -213,5 +291,27 @@ wt_status wg_check_device(wt_context *ctx);
 /* Runs inside a pushed error scope; returns the scope's error as a status
  * (WT_OK when none). filter_status is the status for a captured error. */
 wt_status wg_pop_error_scope(wt_context *ctx, wt_status filter_status, const char *what);
+
+static inline bool wg_buffer_stale(const wg_context *w, const struct wg_buffer *b)
+{
+    return (b->parent ? b->parent->generation : b->generation) != w->generation;
+}
+/* WT_ERR_DEVICE_LOST for a tensor whose buffer died with a lost device. */
+wt_status wg_check_buffer(wt_context *ctx, const wg_buffer *b, const char *what);
+
+/* custom_kernel.c */
+wt_status wg_kernel_compile(wt_context *ctx, const wt_kernel *k);
+wt_status wg_kernel_dispatch(wt_context *ctx, const wt_kernel *k, wt_tensor *const *tensors,
+                             const void *params, const uint32_t groups[3]);
+
+/* events.c */
+wt_status wg_event_start(wt_context *ctx, wt_event *e, wt_storage *s, size_t offset, void *dst,
+                         size_t bytes);
+wt_status wg_event_poll(wt_context *ctx, wt_event *e, bool wait);
+void wg_event_release(wt_context *ctx, wt_event *e);
+
+/* recovery.c */
+wt_status wg_lose_device(wt_context *ctx);
+wt_status wg_recover(wt_context *ctx);
 
 #endif /* WT_WG_RUNTIME_H */

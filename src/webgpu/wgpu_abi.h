@@ -159,6 +159,10 @@ typedef uint32_t WGPUSType;
 #define WGPUSType_ShaderSourceWGSL 0x00000002u
 #define WGPUSType_DawnTogglesDescriptor 0x0005000Au
 #define WGPUSType_AdapterPropertiesSubgroupMatrixConfigs 0x0005003Bu
+/* Dawn: {chain, getProc, display} on WGPURequestAdapterOptions; lets the
+ * OpenGL ES backend use an EGL the caller loaded (0x0005000D in every Dawn
+ * header since the v1 API). */
+#define WGPUSType_RequestAdapterOptionsGetGLProc 0x0005000Du
 
 typedef uint32_t WGPUWaitStatus;
 #define WGPUWaitStatus_Success 0x00000001u
@@ -218,6 +222,28 @@ typedef struct WGPUDawnTogglesDescriptor {
     size_t disabledToggleCount;
     const char *const *disabledToggles;
 } WGPUDawnTogglesDescriptor;
+
+/* Chained on WGPUAdapterInfo (output) when the adapter has the
+ * subgroup-matrix feature; freed with
+ * wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers. Component types:
+ * 1 f32, 2 f16, 3 u32, 4 i32 (and 8-bit kinds in later Dawn). */
+typedef struct WGPUSubgroupMatrixConfig {
+    uint32_t componentType;
+    uint32_t resultComponentType;
+    uint32_t M, N, K;
+} WGPUSubgroupMatrixConfig;
+
+typedef struct WGPUAdapterPropertiesSubgroupMatrixConfigs {
+    WGPUChainedStruct chain;
+    size_t configCount;
+    const WGPUSubgroupMatrixConfig *configs;
+} WGPUAdapterPropertiesSubgroupMatrixConfigs;
+
+typedef struct WGPURequestAdapterOptionsGetGLProc {
+    WGPUChainedStruct chain;
+    void *(*getProc)(const char *name); /* eglGetProcAddress */
+    void *display;                      /* EGLDisplay; NULL: EGL_DEFAULT_DISPLAY */
+} WGPURequestAdapterOptionsGetGLProc;
 
 typedef struct WGPURequestAdapterOptions {
     WGPUChainedStruct *nextInChain;

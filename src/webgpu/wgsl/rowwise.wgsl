@@ -2,6 +2,7 @@
 //   OP 0 softmax:   exp(x - max) / sum(exp(x - max))
 //   OP 1 layernorm: (x - mean) / sqrt(var + eps) * w + b   (biased var)
 //   OP 2 rmsnorm:   x / sqrt(mean(x^2) + eps) * w
+//   OP 3 log_softmax: x - max - log(sum(exp(x - max)))
 //
 // A workgroup holds ROWS rows of TPR threads each (WG = ROWS * TPR). Row
 // data is counted in units of T: vec4<f32> when the row is contiguous and
@@ -73,7 +74,7 @@ fn rows_in_registers(r: u32, t: u32, live: bool, lid: u32, ids: LaneIds) {
         if (u < p.cols) { v[k] = load(r, u); } else { v[k] = T(0.0); }
     }
 
-    if (OP == 0u) {
+    if (OP == 0u || OP == 3u) {
         var m = neg_inf;
         for (var k = 0u; k < VPT; k++) {
             if (t + k * TPR < p.cols) { m = max(m, hmax(v[k])); }
@@ -82,15 +83,26 @@ fn rows_in_registers(r: u32, t: u32, live: bool, lid: u32, ids: LaneIds) {
         var s = 0.0;
         for (var k = 0u; k < VPT; k++) {
             if (t + k * TPR < p.cols) {
-                v[k] = exp(v[k] - shift);
-                s += hsum(v[k]);
+                let e = exp(v[k] - shift);
+                if (OP == 0u) { v[k] = e; }
+                s += hsum(e);
             }
         }
-        let inv = 1.0 / row_sum(s, lid, ids, 1u);
+        let total = row_sum(s, lid, ids, 1u);
+        // softmax scales the exps; log_softmax is (x - max) - log(sum)
+        // (x - max first: exact for x near the max, whatever its size).
+        let inv = 1.0 / total;
+        let log_total = log(total);
         if (live) {
             for (var k = 0u; k < VPT; k++) {
                 let u = t + k * TPR;
-                if (u < p.cols) { out[p.out_offset + r * p.cols + u] = v[k] * inv; }
+                if (u < p.cols) {
+                    if (OP == 0u) {
+                        out[p.out_offset + r * p.cols + u] = v[k] * inv;
+                    } else {
+                        out[p.out_offset + r * p.cols + u] = (v[k] - shift) - log_total;
+                    }
+                }
             }
         }
         return;
@@ -120,7 +132,7 @@ fn rows_in_registers(r: u32, t: u32, live: bool, lid: u32, ids: LaneIds) {
 
 fn rows_in_loops(r: u32, t: u32, live: bool, lid: u32, ids: LaneIds) {
     let neg_inf = bitcast<f32>(p.neg_inf);
-    if (OP == 0u) {
+    if (OP == 0u || OP == 3u) {
         // Online softmax: running max m and sum s of exp(x - m).
         var m = neg_inf;
         var s = 0.0;
@@ -132,10 +144,16 @@ fn rows_in_loops(r: u32, t: u32, live: bool, lid: u32, ids: LaneIds) {
             m = nm;
         }
         let shift = softmax_shift(row_max(m, lid, ids, 0u));
-        let inv = 1.0 / row_sum(s * exp(m - shift), lid, ids, 1u);
+        let total = row_sum(s * exp(m - shift), lid, ids, 1u);
+        let inv = 1.0 / total;
+        let log_total = log(total);
         if (live) {
             for (var u = t; u < p.cols; u += TPR) {
-                out[p.out_offset + r * p.cols + u] = exp(load(r, u) - shift) * inv;
+                if (OP == 0u) {
+                    out[p.out_offset + r * p.cols + u] = exp(load(r, u) - shift) * inv;
+                } else {
+                    out[p.out_offset + r * p.cols + u] = (load(r, u) - shift) - log_total;
+                }
             }
         }
         return;

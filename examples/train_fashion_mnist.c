@@ -1,0 +1,526 @@
+/* Trains a LeNet-style CNN on Fashion-MNIST with webtensor, on the GPU or
+ * the CPU backend:
+ *
+ *   conv 5x5 (1 -> 16, pad 2) - relu - max-pool 2
+ *   conv 5x5 (16 -> 32, pad 2) - relu - max-pool 2
+ *   linear 1568 -> 128 - relu - linear 128 -> 10, softmax cross-entropy
+ *
+ * AdamW, minibatches shuffled with the library's seeded random numbers
+ * (the same on every backend), weights initialised like PyTorch's layers
+ * (uniform in +-1/sqrt(fan_in)) from the same generator.
+ *
+ *   train_fashion_mnist [--backend auto|cpu|webgpu|vulkan|gles] [--epochs 5]
+ *                       [--batch 64] [--lr 1e-3] [--seed 1] [--data DIR]
+ *                       [--train-limit N] [--steps N] [--max-loss X]
+ *                       [--compare BACKEND,BACKEND] [--eval-limit N]
+ *
+ * --steps stops after that many steps, --max-loss then fails (exit 1)
+ * unless the mean loss of the last 50 steps is below X. --compare trains
+ * on two backends in lockstep and fails unless every step's loss agrees
+ * within 1e-3 (relative). --eval-limit N evaluates on the first N images
+ * of each split after every epoch (default: all; 0: none). The data are the four .gz files of Debian's
+ * dataset-fashion-mnist package (/usr/share/datasets/fashion-mnist), or
+ * of --data DIR / $WT_FASHION_MNIST_DIR.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <webtensor.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zlib.h>
+
+#define IMG 784
+#define CLASSES 10
+
+/* ------------------------------------------------------------------ data */
+
+typedef struct dataset {
+    int n;
+    float *images; /* n x 784, scaled to [0, 1] */
+    int32_t *labels;
+} dataset;
+
+static unsigned char *gunzip_file(const char *path, size_t *size)
+{
+    gzFile f = gzopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 20, n = 0;
+    unsigned char *buf = malloc(cap);
+    for (;;) {
+        if (n == cap) {
+            unsigned char *b = realloc(buf, cap *= 2);
+            if (!b) break;
+            buf = b;
+        }
+        int got = gzread(f, buf + n, (unsigned)(cap - n));
+        if (got <= 0) break;
+        n += (size_t)got;
+    }
+    gzclose(f);
+    *size = n;
+    return buf;
+}
+
+static uint32_t be32(const unsigned char *p) { return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3]; }
+
+static int load_split(const char *dir, const char *prefix, dataset *d)
+{
+    char ip[1024], lp[1024];
+    snprintf(ip, sizeof ip, "%s/%s-images-idx3-ubyte.gz", dir, prefix);
+    snprintf(lp, sizeof lp, "%s/%s-labels-idx1-ubyte.gz", dir, prefix);
+    size_t isz = 0, lsz = 0;
+    unsigned char *im = gunzip_file(ip, &isz), *lb = gunzip_file(lp, &lsz);
+    int ok = im && lb && isz >= 16 && lsz >= 8 && be32(im) == 2051 && be32(lb) == 2049 &&
+             be32(im + 4) == be32(lb + 4) && be32(im + 8) == 28 && be32(im + 12) == 28 &&
+             isz >= 16 + (size_t)be32(im + 4) * IMG && lsz >= 8 + be32(lb + 4);
+    if (ok) {
+        d->n = (int)be32(im + 4);
+        d->images = malloc((size_t)d->n * IMG * sizeof(float));
+        d->labels = malloc((size_t)d->n * sizeof(int32_t));
+        for (size_t i = 0; i < (size_t)d->n * IMG; i++) d->images[i] = im[16 + i] / 255.0f;
+        for (int i = 0; i < d->n; i++) d->labels[i] = lb[8 + i];
+    }
+    free(im);
+    free(lb);
+    return ok;
+}
+
+/* ----------------------------------------------------- a per-step arena */
+
+/* Every tensor made in a step, released together at its end. */
+typedef struct arena {
+    wt_tensor *t[256];
+    int n;
+    int failed;
+    wt_status st;
+    wt_tensor *tmp;
+} arena;
+
+static wt_tensor *keep(arena *a, wt_status st, wt_tensor *t)
+{
+    if (st != WT_OK) {
+        if (!a->failed) fprintf(stderr, "error: %s\n", wt_last_error());
+        a->failed = 1;
+        return NULL;
+    }
+    if (a->n < 256) a->t[a->n++] = t;
+    return t;
+}
+
+static void arena_release(arena *a)
+{
+    for (int i = 0; i < a->n; i++) wt_tensor_release(a->t[i]);
+    a->n = 0;
+}
+
+/* R = op(args..., &out), kept in the arena; NULL (and nothing run) once a
+ * step failed. */
+#define OP(a, fn, ...) \
+    ((a)->failed ? NULL : ((a)->st = fn(__VA_ARGS__, &(a)->tmp), keep((a), (a)->st, (a)->tmp)))
+
+/* ------------------------------------------------------------------ model */
+
+enum { C1W, C1B, C2W, C2B, F1W, F1B, F2W, F2B, NPARAM };
+static const int64_t PSHAPE[NPARAM][4] = {
+    {16, 1, 5, 5}, {16}, {32, 16, 5, 5}, {32}, {128, 1568}, {128}, {CLASSES, 128}, {CLASSES},
+};
+static const int PNDIM[NPARAM] = {4, 1, 4, 1, 2, 1, 2, 1};
+static const int FAN_IN[NPARAM] = {25, 25, 400, 400, 1568, 1568, 128, 128};
+
+typedef struct model {
+    wt_context *ctx;
+    wt_tensor *p[NPARAM], *m[NPARAM], *v[NPARAM];
+    wt_adamw_options adam;
+    int64_t step;
+} model;
+
+static int model_init(model *md, wt_context *ctx, uint64_t seed, float lr)
+{
+    memset(md, 0, sizeof *md);
+    md->ctx = ctx;
+    wt_adamw_options_init(&md->adam);
+    md->adam.lr = lr;
+    md->adam.weight_decay = 0.0f;
+    for (int i = 0; i < NPARAM; i++) {
+        wt_tensor *r = NULL, *s = NULL, *o = NULL, *t = NULL;
+        double bound = 1.0 / sqrt((double)FAN_IN[i]);
+        /* uniform(-bound, bound) = rand * 2 bound - bound */
+        if (wt_rand(ctx, WT_F32, PNDIM[i], PSHAPE[i], seed * 1000 + (uint64_t)i, &r) != WT_OK ||
+            wt_tensor_full(ctx, WT_F32, 0, NULL, 2 * bound, &s) != WT_OK ||
+            wt_tensor_full(ctx, WT_F32, 0, NULL, bound, &o) != WT_OK || wt_mul(r, s, &t) != WT_OK ||
+            wt_sub(t, o, &md->p[i]) != WT_OK || wt_tensor_zeros(ctx, WT_F32, PNDIM[i], PSHAPE[i], &md->m[i]) != WT_OK ||
+            wt_tensor_zeros(ctx, WT_F32, PNDIM[i], PSHAPE[i], &md->v[i]) != WT_OK) {
+            fprintf(stderr, "error: initialising the model: %s\n", wt_last_error());
+            return 0;
+        }
+        wt_tensor_release(r);
+        wt_tensor_release(s);
+        wt_tensor_release(o);
+        wt_tensor_release(t);
+    }
+    return 1;
+}
+
+static void model_free(model *md)
+{
+    for (int i = 0; i < NPARAM; i++) {
+        wt_tensor_release(md->p[i]);
+        wt_tensor_release(md->m[i]);
+        wt_tensor_release(md->v[i]);
+    }
+}
+
+/* x @ w^T + b for w [out, in] (no copy of w: a transposed view). */
+static wt_tensor *linear(arena *a, const wt_tensor *x, const wt_tensor *w, const wt_tensor *b)
+{
+    wt_tensor *wt = OP(a, wt_transpose, w, 0, 1);
+    wt_tensor *y = OP(a, wt_matmul, x, wt);
+    return OP(a, wt_add, y, b);
+}
+
+typedef struct activations {
+    wt_tensor *x, *a1, *r1, *p1, *i1, *a2, *r2, *p2, *i2, *f, *h, *hr, *logits;
+} activations;
+
+static wt_tensor *forward(arena *a, model *md, wt_tensor *x, activations *s)
+{
+    wt_conv_options co;
+    wt_conv_options_init(&co);
+    co.padding[0] = co.padding[1] = co.padding[2] = co.padding[3] = 2;
+    wt_pool_options po;
+    wt_pool_options_init(&po);
+    po.kernel[0] = po.kernel[1] = 2;
+    s->x = x;
+    s->a1 = OP(a, wt_conv2d, x, md->p[C1W], md->p[C1B], &co);
+    s->r1 = OP(a, wt_relu, s->a1);
+    s->i1 = NULL;
+    if (!a->failed && wt_max_pool2d(s->r1, &po, &s->p1, &s->i1) == WT_OK) {
+        keep(a, WT_OK, s->p1);
+        keep(a, WT_OK, s->i1);
+    } else {
+        keep(a, WT_ERR_BACKEND, NULL);
+    }
+    s->a2 = OP(a, wt_conv2d, s->p1, md->p[C2W], md->p[C2B], &co);
+    s->r2 = OP(a, wt_relu, s->a2);
+    if (!a->failed && wt_max_pool2d(s->r2, &po, &s->p2, &s->i2) == WT_OK) {
+        keep(a, WT_OK, s->p2);
+        keep(a, WT_OK, s->i2);
+    } else {
+        keep(a, WT_ERR_BACKEND, NULL);
+    }
+    int64_t fs[2] = {-1, 1568};
+    s->f = OP(a, wt_reshape, s->p2, 2, fs);
+    s->h = linear(a, s->f, md->p[F1W], md->p[F1B]);
+    s->hr = OP(a, wt_relu, s->h);
+    s->logits = linear(a, s->hr, md->p[F2W], md->p[F2B]);
+    return s->logits;
+}
+
+/* One training step on a batch; returns the loss tensor (0-d) in the arena. */
+static wt_tensor *train_step(arena *a, model *md, wt_tensor *x, wt_tensor *y)
+{
+    activations s;
+    wt_tensor *logits = forward(a, md, x, &s);
+    wt_tensor *loss = OP(a, wt_cross_entropy, logits, y, NULL);
+    wt_tensor *g[NPARAM] = {0};
+    int rows = 0;
+    wt_tensor *dlogits = OP(a, wt_cross_entropy_backward, logits, y, NULL, NULL);
+    /* Dense layers: dW = dY^T X, db = sum(dY, 0), dX = dY W. */
+    wt_tensor *dlt = OP(a, wt_transpose, dlogits, 0, 1);
+    g[F2W] = OP(a, wt_matmul, dlt, s.hr);
+    g[F2B] = OP(a, wt_sum, dlogits, 1, &rows, false);
+    wt_tensor *dhr = OP(a, wt_matmul, dlogits, md->p[F2W]);
+    wt_tensor *dh = OP(a, wt_activation_backward, WT_ACT_RELU, dhr, s.h);
+    wt_tensor *dht = OP(a, wt_transpose, dh, 0, 1);
+    g[F1W] = OP(a, wt_matmul, dht, s.f);
+    g[F1B] = OP(a, wt_sum, dh, 1, &rows, false);
+    wt_tensor *df = OP(a, wt_matmul, dh, md->p[F1W]);
+    wt_tensor *dp2 = OP(a, wt_reshape, df, 4, wt_tensor_shape(s.p2));
+    wt_tensor *dr2 = OP(a, wt_max_pool2d_backward, dp2, s.i2, s.r2);
+    wt_tensor *da2 = OP(a, wt_activation_backward, WT_ACT_RELU, dr2, s.a2);
+    wt_conv_options co;
+    wt_conv_options_init(&co);
+    co.padding[0] = co.padding[1] = co.padding[2] = co.padding[3] = 2;
+    wt_tensor *dp1 = NULL;
+    if (!a->failed && wt_conv2d_backward(s.p1, md->p[C2W], da2, &co, &dp1, &g[C2W], &g[C2B]) == WT_OK) {
+        keep(a, WT_OK, dp1);
+        keep(a, WT_OK, g[C2W]);
+        keep(a, WT_OK, g[C2B]);
+    } else {
+        keep(a, WT_ERR_BACKEND, NULL);
+    }
+    wt_tensor *dr1 = OP(a, wt_max_pool2d_backward, dp1, s.i1, s.r1);
+    wt_tensor *da1 = OP(a, wt_activation_backward, WT_ACT_RELU, dr1, s.a1);
+    if (!a->failed && wt_conv2d_backward(x, md->p[C1W], da1, &co, NULL, &g[C1W], &g[C1B]) == WT_OK) {
+        keep(a, WT_OK, g[C1W]);
+        keep(a, WT_OK, g[C1B]);
+    } else {
+        keep(a, WT_ERR_BACKEND, NULL);
+    }
+    if (a->failed) return NULL;
+    md->step++;
+    for (int i = 0; i < NPARAM; i++)
+        if (wt_adamw_step(md->p[i], g[i], md->m[i], md->v[i], md->step, &md->adam) != WT_OK) {
+            keep(a, WT_ERR_BACKEND, NULL);
+            return NULL;
+        }
+    return loss;
+}
+
+/* A batch of images [n, 1, 28, 28] and labels [n] of order[start..). */
+static int make_batch(wt_context *ctx, const dataset *d, const int *order, int start, int n, float *xbuf,
+                      int32_t *ybuf, wt_tensor **x, wt_tensor **y)
+{
+    for (int i = 0; i < n; i++) {
+        int k = order ? order[start + i] : start + i;
+        memcpy(xbuf + (size_t)i * IMG, d->images + (size_t)k * IMG, IMG * sizeof(float));
+        ybuf[i] = d->labels[k];
+    }
+    int64_t xs[4] = {n, 1, 28, 28}, ys[1] = {n};
+    if (wt_tensor_from_data(ctx, WT_F32, 4, xs, xbuf, x) != WT_OK ||
+        wt_tensor_from_data(ctx, WT_I32, 1, ys, ybuf, y) != WT_OK) {
+        fprintf(stderr, "error: %s\n", wt_last_error());
+        return 0;
+    }
+    return 1;
+}
+
+/* Accuracy over the first `limit` examples of d. */
+static double evaluate(model *md, const dataset *d, int limit)
+{
+    int n = limit < d->n ? limit : d->n, correct = 0;
+    const int chunk = 1000;
+    float *xbuf = malloc((size_t)chunk * IMG * sizeof(float));
+    int32_t *ybuf = malloc(chunk * sizeof(int32_t)), *pred = malloc(chunk * sizeof(int32_t));
+    for (int s = 0; s < n; s += chunk) {
+        int b = n - s < chunk ? n - s : chunk;
+        arena a = {0};
+        wt_tensor *x = NULL, *y = NULL;
+        if (!make_batch(md->ctx, d, NULL, s, b, xbuf, ybuf, &x, &y)) break;
+        keep(&a, WT_OK, x);
+        keep(&a, WT_OK, y);
+        activations st;
+        wt_tensor *logits = forward(&a, md, x, &st);
+        int axis = 1;
+        wt_tensor *am = OP(&a, wt_argmax, logits, 1, &axis, false);
+        if (am && wt_tensor_read(am, pred, (size_t)b * sizeof(int32_t)) == WT_OK)
+            for (int i = 0; i < b; i++) correct += pred[i] == ybuf[i];
+        arena_release(&a);
+    }
+    free(xbuf);
+    free(ybuf);
+    free(pred);
+    return n ? (double)correct / n : 0.0;
+}
+
+/* A shuffled order of 0..n-1 from the library's generator: sort indices
+ * by wt_rand's values (bit-identical on every backend). */
+typedef struct keyed { float key; int idx; } keyed;
+static int by_key(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key ? 1 : x->idx - y->idx;
+}
+
+static int shuffle(wt_context *ctx, int n, uint64_t seed, int *order)
+{
+    int64_t s[1] = {n};
+    wt_tensor *r = NULL;
+    float *v = malloc((size_t)n * sizeof(float));
+    keyed *k = malloc((size_t)n * sizeof(keyed));
+    int ok = wt_rand(ctx, WT_F32, 1, s, seed, &r) == WT_OK && wt_tensor_read(r, v, (size_t)n * sizeof(float)) == WT_OK;
+    if (ok) {
+        for (int i = 0; i < n; i++) k[i] = (keyed){v[i], i};
+        qsort(k, (size_t)n, sizeof *k, by_key);
+        for (int i = 0; i < n; i++) order[i] = k[i].idx;
+    }
+    wt_tensor_release(r);
+    free(v);
+    free(k);
+    return ok;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int make_context(const char *name, wt_context **ctx)
+{
+    wt_context_options o;
+    wt_context_options_init(&o);
+    if (strcmp(name, "cpu") == 0) o.backend = WT_BACKEND_CPU;
+    else if (strcmp(name, "webgpu") == 0) o.backend = WT_BACKEND_WEBGPU;
+    else if (strcmp(name, "vulkan") == 0) o.backend = WT_BACKEND_WEBGPU, o.gpu_api = WT_GPU_API_VULKAN;
+    else if (strcmp(name, "gles") == 0) o.backend = WT_BACKEND_WEBGPU, o.gpu_api = WT_GPU_API_OPENGLES;
+    else if (strcmp(name, "auto") != 0) {
+        fprintf(stderr, "unknown backend '%s'\n", name);
+        return 0;
+    }
+    if (wt_context_create(&o, ctx) != WT_OK) {
+        fprintf(stderr, "error: no %s context: %s\n", name, wt_last_error());
+        return 0;
+    }
+    wt_adapter_info info;
+    if (wt_context_adapter_info(*ctx, &info) == WT_OK)
+        printf("backend %s: WebGPU adapter \"%s\"\n", name, info.name);
+    else
+        printf("backend %s: CPU\n", name);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *backend = "auto", *data = getenv("WT_FASHION_MNIST_DIR"), *compare = NULL;
+    int epochs = 5, batch = 64, train_limit = 0, steps = 0, eval_limit = -1;
+    double lr = 1e-3, max_loss = 0;
+    uint64_t seed = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) { fprintf(stderr, "option %s needs a value\n", a); return 2; }
+        if (strcmp(a, "--backend") == 0) backend = v;
+        else if (strcmp(a, "--epochs") == 0) epochs = atoi(v);
+        else if (strcmp(a, "--batch") == 0) batch = atoi(v);
+        else if (strcmp(a, "--lr") == 0) lr = atof(v);
+        else if (strcmp(a, "--seed") == 0) seed = strtoull(v, NULL, 10);
+        else if (strcmp(a, "--data") == 0) data = v;
+        else if (strcmp(a, "--train-limit") == 0) train_limit = atoi(v);
+        else if (strcmp(a, "--steps") == 0) steps = atoi(v);
+        else if (strcmp(a, "--max-loss") == 0) max_loss = atof(v);
+        else if (strcmp(a, "--compare") == 0) compare = v;
+        else if (strcmp(a, "--eval-limit") == 0) eval_limit = atoi(v);
+        else { fprintf(stderr, "unknown option %s (see the comment at the top of the source)\n", a); return 2; }
+        i++;
+    }
+    if (!data) data = "/usr/share/datasets/fashion-mnist";
+    if (batch <= 0 || epochs <= 0) { fprintf(stderr, "batch and epochs must be positive\n"); return 2; }
+    dataset train = {0}, test = {0};
+    if (!load_split(data, "train", &train) || !load_split(data, "t10k", &test)) {
+        fprintf(stderr,
+                "Fashion-MNIST not found in %s.\n"
+                "Install Debian's package (apt-get install dataset-fashion-mnist), or point --data or\n"
+                "$WT_FASHION_MNIST_DIR at a folder with train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz,\n"
+                "t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz.\n",
+                data);
+        return 2;
+    }
+    int ntrain = train_limit > 0 && train_limit < train.n ? train_limit : train.n;
+
+    /* One model, or two in lockstep for --compare. */
+    char names[2][32] = {{0}};
+    int nmodels = 1;
+    if (compare) {
+        const char *comma = strchr(compare, ',');
+        if (!comma) { fprintf(stderr, "--compare takes two backends: cpu,vulkan\n"); return 2; }
+        snprintf(names[0], sizeof names[0], "%.*s", (int)(comma - compare), compare);
+        snprintf(names[1], sizeof names[1], "%s", comma + 1);
+        nmodels = 2;
+    } else {
+        snprintf(names[0], sizeof names[0], "%s", backend);
+    }
+    wt_context *ctx[2] = {0};
+    model md[2];
+    for (int k = 0; k < nmodels; k++)
+        if (!make_context(names[k], &ctx[k]) || !model_init(&md[k], ctx[k], seed, (float)lr)) return 1;
+
+    int *order = malloc((size_t)ntrain * sizeof(int));
+    float *xbuf = malloc((size_t)batch * IMG * sizeof(float));
+    int32_t *ybuf = malloc((size_t)batch * sizeof(int32_t));
+    double recent[50] = {0};
+    int done_steps = 0, status = 0, nrecent = 0;
+    double worst_rel = 0;
+    for (int epoch = 0; epoch < epochs && status == 0; epoch++) {
+        if (!shuffle(ctx[0], ntrain, seed * 7919 + (uint64_t)epoch, order)) { status = 1; break; }
+        double t0 = now(), loss_sum = 0;
+        int nb = 0;
+        wt_tensor *acc[2] = {NULL, NULL};
+        for (int s = 0; s + batch <= ntrain && status == 0; s += batch) {
+            float lv[2] = {0, 0};
+            for (int k = 0; k < nmodels; k++) {
+                arena a = {0};
+                wt_tensor *x = NULL, *y = NULL;
+                if (!make_batch(ctx[k], &train, order, s, batch, xbuf, ybuf, &x, &y)) { status = 1; break; }
+                keep(&a, WT_OK, x);
+                keep(&a, WT_OK, y);
+                wt_tensor *loss = train_step(&a, &md[k], x, y);
+                if (!loss) { status = 1; arena_release(&a); break; }
+                if (nmodels == 2 || steps > 0) {
+                    /* Lockstep comparison and CI runs read every loss. */
+                    if (wt_tensor_read(loss, &lv[k], sizeof lv[k]) != WT_OK) status = 1;
+                } else {
+                    /* Otherwise losses add up on the device, read once an epoch. */
+                    wt_tensor *sum = NULL;
+                    if (acc[k] ? wt_add(acc[k], loss, &sum) == WT_OK : (wt_tensor_retain(loss), sum = loss, 1)) {
+                        wt_tensor_release(acc[k]);
+                        acc[k] = sum;
+                    } else {
+                        status = 1;
+                    }
+                }
+                arena_release(&a);
+            }
+            if (status) break;
+            if (nmodels == 2) {
+                double rel = fabs(lv[0] - lv[1]) / fmax(fabs(lv[0]), 1e-6);
+                if (rel > worst_rel) worst_rel = rel;
+                if (rel > 1e-3) {
+                    fprintf(stderr, "step %d: loss %s %.6f vs %s %.6f\n", done_steps, names[0], lv[0], names[1], lv[1]);
+                    status = 1;
+                }
+            }
+            if (nmodels == 2 || steps > 0) {
+                loss_sum += lv[0];
+                recent[nrecent++ % 50] = lv[0];
+            }
+            nb++;
+            if (++done_steps == steps) break;
+        }
+        if (status) break;
+        if (acc[0]) {
+            float total = 0;
+            if (wt_tensor_read(acc[0], &total, sizeof total) != WT_OK) status = 1;
+            loss_sum = total;
+        }
+        for (int k = 0; k < 2; k++) wt_tensor_release(acc[k]);
+        double secs = now() - t0;
+        printf("epoch %d: loss %.4f, %.0f images/s (%.1f s)", epoch + 1, nb ? loss_sum / nb : 0.0, nb * batch / secs,
+               secs);
+        if (eval_limit != 0) {
+            int lim_train = eval_limit < 0 ? 10000 : eval_limit, lim_test = eval_limit < 0 ? test.n : eval_limit;
+            double train_acc = evaluate(&md[0], &train, lim_train), test_acc = evaluate(&md[0], &test, lim_test);
+            printf(", train accuracy %.2f%% (first %d), test accuracy %.2f%% (%d images)", 100 * train_acc,
+                   lim_train < train.n ? lim_train : train.n, 100 * test_acc, lim_test < test.n ? lim_test : test.n);
+        }
+        printf("\n");
+        fflush(stdout);
+        if (steps > 0 && done_steps == steps) break;
+    }
+    if (status == 0 && nmodels == 2)
+        printf("%d steps in lockstep: largest relative loss difference %.2e (%s vs %s)\n", done_steps, worst_rel,
+               names[0], names[1]);
+    if (status == 0 && max_loss > 0) {
+        int k = nrecent < 50 ? nrecent : 50;
+        double m = 0;
+        for (int i = 0; i < k; i++) m += recent[i];
+        m = k ? m / k : INFINITY;
+        printf("mean loss of the last %d steps: %.4f (must be below %.4f)\n", k, m, max_loss);
+        if (!(m < max_loss)) status = 1;
+    }
+    free(order);
+    free(xbuf);
+    free(ybuf);
+    for (int k = 0; k < nmodels; k++) {
+        model_free(&md[k]);
+        wt_context_destroy(ctx[k]);
+    }
+    free(train.images);
+    free(train.labels);
+    free(test.images);
+    free(test.labels);
+    return status;
+}

@@ -1,0 +1,149 @@
+/* Scaled dot-product attention front-end: checks, grouped-query shapes,
+ * the mask broadcast to [B, Hq, Sq, Skv] as a view, and the f16 rule; the
+ * backend runs one fused kernel. */
+#include "api/api.h"
+
+#include <math.h>
+#include <string.h>
+
+/* x as a 4-D view: itself, or [1, H, S, D] for a 3-D x. */
+static wt_status as_4d(const wt_tensor *x, wt_tensor **out)
+{
+    int64_t shape[4], strides[4];
+    int lead = 4 - x->ndim;
+    for (int i = 0; i < 4; i++) {
+        shape[i] = i < lead ? 1 : x->shape[i - lead];
+        strides[i] = i < lead ? 0 : x->strides[i - lead];
+    }
+    return wt_tensor_view(x, 4, shape, strides, x->offset, out);
+}
+
+/* The mask broadcast to shape (NumPy rules) as a view with zero strides. */
+static wt_status expand_mask(const char *fn, const wt_tensor *m, const int64_t *shape, wt_tensor **out)
+{
+    char b1[160], b2[160];
+    int64_t strides[4];
+    if (m->ndim > 4)
+        return wt_fail(WT_ERR_SHAPE, "%s: mask %s has more than 4 dims", fn,
+                       wt_shape_str(m->ndim, m->shape, b1, sizeof b1));
+    int lead = 4 - m->ndim;
+    for (int i = 0; i < 4; i++) {
+        int64_t s = i < lead ? 1 : m->shape[i - lead];
+        if (s != shape[i] && s != 1)
+            return wt_fail(WT_ERR_SHAPE, "%s: mask %s does not broadcast to the scores %s", fn,
+                           wt_shape_str(m->ndim, m->shape, b1, sizeof b1), wt_shape_str(4, shape, b2, sizeof b2));
+        strides[i] = (i < lead || s == 1) ? 0 : m->strides[i - lead];
+    }
+    return wt_tensor_view(m, 4, shape, strides, m->offset, out);
+}
+
+static bool mask_dtype_ok(wt_dtype d) { return d == WT_BOOL || d == WT_F32 || d == WT_F16; }
+
+static wt_status check_shapes(const char *fn, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v)
+{
+    char b1[160], b2[160], b3[160];
+    if ((q->ndim != 3 && q->ndim != 4) || k->ndim != q->ndim || v->ndim != q->ndim)
+        return wt_fail(WT_ERR_SHAPE, "%s: q, k, v must all be 4-D [B, H, S, D] (or all 3-D [H, S, D]); got %s, %s, %s",
+                       fn, wt_shape_str(q->ndim, q->shape, b1, sizeof b1),
+                       wt_shape_str(k->ndim, k->shape, b2, sizeof b2), wt_shape_str(v->ndim, v->shape, b3, sizeof b3));
+    const int o = q->ndim - 3; /* index of the heads axis */
+    bool ok = true;
+    const char *what = "";
+    if (o == 1 && (k->shape[0] != q->shape[0] || v->shape[0] != q->shape[0]))
+        ok = false, what = "batch sizes differ";
+    else if (k->shape[o] != v->shape[o])
+        ok = false, what = "k and v have different head counts";
+    else if (k->shape[o] == 0 ? q->shape[o] != 0 : q->shape[o] % k->shape[o] != 0)
+        ok = false, what = "k/v heads must divide q heads";
+    else if (k->shape[o + 1] != v->shape[o + 1])
+        ok = false, what = "k and v have different sequence lengths";
+    else if (k->shape[o + 2] != q->shape[o + 2])
+        ok = false, what = "q and k have different head dims";
+    if (!ok)
+        return wt_fail(WT_ERR_SHAPE, "%s: %s: q %s, k %s, v %s", fn, what,
+                       wt_shape_str(q->ndim, q->shape, b1, sizeof b1),
+                       wt_shape_str(k->ndim, k->shape, b2, sizeof b2), wt_shape_str(v->ndim, v->shape, b3, sizeof b3));
+    return WT_OK;
+}
+
+static wt_status run(const char *fn, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
+                     const wt_tensor *mask, bool causal, float scale, wt_tensor **out)
+{
+    wt_context *ctx = wt_ctx_of(q);
+    wt_tensor *q4 = NULL, *k4 = NULL, *v4 = NULL, *m4 = NULL, *t = NULL, *o4 = NULL;
+    const int o = q->ndim - 3;
+    const int64_t Hq = q->shape[o], Sq = q->shape[o + 1], D = q->shape[o + 2];
+    const int64_t Skv = k->shape[o + 1], Dv = v->shape[o + 2];
+    int64_t oshape[4];
+    memcpy(oshape, q->shape, sizeof(int64_t) * (size_t)q->ndim);
+    oshape[q->ndim - 1] = Dv;
+    wt_status st = wt_tensor_alloc(ctx, WT_F32, q->ndim, oshape, &t);
+    if (st != WT_OK) return st;
+    if (t->numel == 0) goto done;
+    if (Skv == 0) { /* no key for any query: PyTorch's zeros */
+        st = wt_fill_f32(ctx, t, 0.0f);
+        goto done;
+    }
+    if (!ctx->ops->attention) {
+        st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
+        goto done;
+    }
+    if ((st = as_4d(q, &q4)) != WT_OK || (st = as_4d(k, &k4)) != WT_OK || (st = as_4d(v, &v4)) != WT_OK ||
+        (st = as_4d(t, &o4)) != WT_OK)
+        goto done;
+    int64_t sshape[4] = {q4->shape[0], Hq, Sq, Skv};
+    if (mask && (st = expand_mask(fn, mask, sshape, &m4)) != WT_OK) goto done;
+    wt_attention_args a = {
+        .q = q4, .k = k4, .v = v4, .mask = m4, .mask_is_bool = mask && mask->dtype != WT_F32,
+        .causal = causal, .scale = scale != 0.0f ? scale : (D > 0 ? (float)(1.0 / sqrt((double)D)) : 1.0f),
+        .out = o4,
+    };
+    st = ctx->ops->attention(ctx, &a);
+done:
+    wt_tensor_release(q4);
+    wt_tensor_release(k4);
+    wt_tensor_release(v4);
+    wt_tensor_release(m4);
+    wt_tensor_release(o4);
+    if (st != WT_OK) {
+        wt_tensor_release(t);
+        return st;
+    }
+    *out = t;
+    return WT_OK;
+}
+
+wt_status wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
+                                          const wt_tensor *mask, bool causal, float scale, wt_tensor **out)
+{
+    const char *fn = "wt_scaled_dot_product_attention";
+    wt_status st = wt_check_out(fn, out);
+    if (st != WT_OK || (st = wt_check_input(fn, q)) != WT_OK || (st = wt_check_input(fn, k)) != WT_OK ||
+        (st = wt_check_input(fn, v)) != WT_OK || (st = wt_check_same_context(fn, q, k)) != WT_OK ||
+        (st = wt_check_same_context(fn, q, v)) != WT_OK)
+        return st;
+    if (mask) {
+        if (!mask_dtype_ok(mask->dtype))
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: mask must be f32, f16 or bool (got %s)", fn,
+                           wt_dtype_name(mask->dtype));
+        if ((st = wt_check_same_context(fn, q, mask)) != WT_OK) return st;
+    }
+    if (!isfinite(scale)) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: scale must be finite", fn);
+    if ((st = check_shapes(fn, q, k, v)) != WT_OK) return st;
+    if (mask && mask->dtype == WT_F16) {
+        wt_tensor *m32 = NULL;
+        if ((st = wt_cast(mask, WT_F32, &m32)) != WT_OK) return st;
+        st = wt_scaled_dot_product_attention(q, k, v, m32, causal, scale, out);
+        wt_tensor_release(m32);
+        return st;
+    }
+    if (wt_has_f16(q, k, v)) {
+        wt_lifted l;
+        wt_tensor *r = NULL;
+        if ((st = wt_lift_f16(q, k, v, &l)) == WT_OK)
+            st = run(fn, l.in[0], l.in[1], l.in[2], mask, causal, scale, &r);
+        wt_lifted_release(&l);
+        return wt_land(st, r, l.result, out);
+    }
+    return run(fn, q, k, v, mask, causal, scale, out);
+}

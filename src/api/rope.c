@@ -1,0 +1,74 @@
+/* Rotary position embedding front-end: x seen as [A, S, C, D] (A the axes
+ * before the sequence axis, C those between it and D), read in place when
+ * those axes fold, else gathered once. */
+#include "api/api.h"
+
+#include <math.h>
+
+static wt_status run(const char *fn, const wt_tensor *x, double theta, int64_t offset, int seq_axis,
+                     wt_tensor **out)
+{
+    wt_context *ctx = wt_ctx_of(x);
+    wt_tensor *t = NULL, *src = NULL, *vx = NULL, *vo = NULL;
+    wt_status st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &t);
+    if (st != WT_OK || t->numel == 0) goto done;
+    if (!ctx->ops->rope) {
+        st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
+        goto done;
+    }
+    int64_t A, sa, C, sc;
+    if (wt_fold_axes(x, 0, seq_axis, &A, &sa) && wt_fold_axes(x, seq_axis + 1, x->ndim - 1, &C, &sc)) {
+        wt_tensor_retain((wt_tensor *)x);
+        src = (wt_tensor *)x;
+    } else {
+        if ((st = wt_copy(x, &src)) != WT_OK) goto done;
+        wt_fold_axes(src, 0, seq_axis, &A, &sa);
+        wt_fold_axes(src, seq_axis + 1, src->ndim - 1, &C, &sc);
+    }
+    const int64_t S = x->shape[seq_axis], D = x->shape[x->ndim - 1];
+    int64_t shape4[4] = {A, S, C, D};
+    int64_t sx[4] = {sa, src->strides[seq_axis], sc, src->strides[src->ndim - 1]};
+    int64_t so[4] = {S * C * D, C * D, D, 1};
+    if ((st = wt_tensor_view(src, 4, shape4, sx, src->offset, &vx)) != WT_OK ||
+        (st = wt_tensor_view(t, 4, shape4, so, 0, &vo)) != WT_OK)
+        goto done;
+    st = ctx->ops->rope(ctx, vx, theta, offset, vo);
+done:
+    wt_tensor_release(src);
+    wt_tensor_release(vx);
+    wt_tensor_release(vo);
+    if (st != WT_OK) {
+        wt_tensor_release(t);
+        return st;
+    }
+    *out = t;
+    return WT_OK;
+}
+
+wt_status wt_rope(const wt_tensor *x, double theta, int64_t offset, wt_rope_layout layout, wt_tensor **out)
+{
+    const char *fn = "wt_rope";
+    wt_status st = wt_check_out(fn, out);
+    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
+    if (layout != WT_ROPE_BHSD && layout != WT_ROPE_BSHD)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown layout %d", fn, (int)layout);
+    if (!(theta > 0.0) || isinf(theta))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: theta must be finite and > 0", fn);
+    if (offset < 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: offset %lld is negative", fn, (long long)offset);
+    const int need = layout == WT_ROPE_BHSD ? 2 : 3;
+    if (x->ndim < need)
+        return wt_fail(WT_ERR_SHAPE, "%s: x needs at least %d dims for layout %s (got %d)", fn, need,
+                       layout == WT_ROPE_BHSD ? "BHSD" : "BSHD", x->ndim);
+    if (x->shape[x->ndim - 1] % 2 != 0)
+        return wt_fail(WT_ERR_SHAPE, "%s: the last axis (%lld) must be even", fn, (long long)x->shape[x->ndim - 1]);
+    if (offset > INT64_MAX - x->shape[x->ndim - need])
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: offset %lld overflows the positions", fn, (long long)offset);
+    if (wt_has_f16(x, NULL, NULL)) {
+        wt_lifted l;
+        wt_tensor *r = NULL;
+        if ((st = wt_lift_f16(x, NULL, NULL, &l)) == WT_OK) st = run(fn, l.in[0], theta, offset, x->ndim - need, &r);
+        wt_lifted_release(&l);
+        return wt_land(st, r, l.result, out);
+    }
+    return run(fn, x, theta, offset, x->ndim - need, out);
+}

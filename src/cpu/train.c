@@ -1,0 +1,173 @@
+/* CPU kernels of the training ops (front-ends in api/train.c). Inputs are
+ * contiguous f32 (labels and indices i32) unless said. */
+#include "cpu/cpu.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+
+static float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+static float act_grad(wt_activation act, float x)
+{
+    switch (act) {
+    case WT_ACT_RELU: return x > 0.0f ? 1.0f : 0.0f;
+    case WT_ACT_SIGMOID: {
+        float s = sigmoidf_(x);
+        return s * (1.0f - s);
+    }
+    case WT_ACT_TANH: {
+        float t = tanhf(x);
+        return 1.0f - t * t;
+    }
+    case WT_ACT_SILU: {
+        float s = sigmoidf_(x);
+        return s * (1.0f + x * (1.0f - s));
+    }
+    case WT_ACT_GELU: {
+        const float inv_sqrt2 = 0.70710678118654752f, inv_sqrt_2pi = 0.39894228040143268f;
+        return 0.5f * (1.0f + erff(x * inv_sqrt2)) + x * inv_sqrt_2pi * expf(-0.5f * x * x);
+    }
+    case WT_ACT_GELU_TANH: {
+        const float k = 0.79788456080286536f, c = 0.044715f;
+        float u = k * (x + c * x * x * x), t = tanhf(u);
+        return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * k * (1.0f + 3.0f * c * x * x);
+    }
+    }
+    return NAN;
+}
+
+wt_status cpu_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *dy, const wt_tensor *x,
+                           wt_tensor *out)
+{
+    const float *g = cpu_data(dy), *xv = cpu_data(x);
+    float *o = cpu_data(out);
+    int64_t n = out->numel;
+#pragma omp parallel for num_threads(cpu_threads(ctx)) if (n >= CPU_PARALLEL_MIN)
+    for (int64_t i = 0; i < n; i++) o[i] = g[i] * act_grad(act, xv[i]);
+    return WT_OK;
+}
+
+static const int32_t *labels_of(const wt_tensor *t) { return (const int32_t *)t->storage->host + t->offset; }
+
+/* max and sum of exp(x - max) of one row. */
+static void row_stats(const float *x, int64_t c, float *mx, float *sum)
+{
+    float m = -INFINITY;
+    for (int64_t j = 0; j < c; j++) m = x[j] > m || isnan(x[j]) ? x[j] : m;
+    double s = 0;
+    for (int64_t j = 0; j < c; j++) s += expf(x[j] - m);
+    *mx = m;
+    *sum = (float)s;
+}
+
+wt_status cpu_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels, int32_t ignore,
+                            wt_tensor *loss, wt_tensor *valid)
+{
+    int64_t n = logits->shape[0], c = logits->shape[1];
+    const float *x = cpu_data(logits);
+    const int32_t *y = labels_of(labels);
+    float *l = cpu_data(loss), *v = cpu_data(valid);
+#pragma omp parallel for num_threads(cpu_threads(ctx)) if (n * c >= CPU_PARALLEL_MIN)
+    for (int64_t i = 0; i < n; i++) {
+        const float *row = x + i * c;
+        if (y[i] == ignore) {
+            l[i] = 0.0f;
+            v[i] = 0.0f;
+            continue;
+        }
+        v[i] = 1.0f;
+        if (y[i] < 0 || y[i] >= c) {
+            l[i] = NAN;
+            continue;
+        }
+        float m, s;
+        row_stats(row, c, &m, &s);
+        l[i] = m + logf(s) - row[y[i]];
+    }
+    return WT_OK;
+}
+
+wt_status cpu_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
+                                     int32_t ignore, const wt_tensor *scale, wt_tensor *out)
+{
+    int64_t n = logits->shape[0], c = logits->shape[1];
+    const float *x = cpu_data(logits), *sc = cpu_data(scale);
+    int64_t sstride = scale->strides[0];
+    const int32_t *y = labels_of(labels);
+    float *o = cpu_data(out);
+#pragma omp parallel for num_threads(cpu_threads(ctx)) if (n * c >= CPU_PARALLEL_MIN)
+    for (int64_t i = 0; i < n; i++) {
+        const float *row = x + i * c;
+        float *orow = o + i * c;
+        if (y[i] == ignore) {
+            for (int64_t j = 0; j < c; j++) orow[j] = 0.0f;
+            continue;
+        }
+        if (y[i] < 0 || y[i] >= c) {
+            for (int64_t j = 0; j < c; j++) orow[j] = NAN;
+            continue;
+        }
+        float m, s, g = sc[i * sstride];
+        row_stats(row, c, &m, &s);
+        float inv = 1.0f / s;
+        for (int64_t j = 0; j < c; j++) orow[j] = (expf(row[j] - m) * inv - (j == y[i] ? 1.0f : 0.0f)) * g;
+    }
+    return WT_OK;
+}
+
+wt_status cpu_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, int64_t plane,
+                               int64_t plane_rows, wt_tensor *out)
+{
+    int64_t n = dy->shape[0], d = dy->shape[1], v = out->shape[0];
+    const float *g = cpu_data(dy);
+    const int32_t *idx = labels_of(indices);
+    float *o = cpu_data(out);
+    if (plane > 0) {
+        /* Planes are independent: one thread per plane, in index order. */
+#pragma omp parallel for num_threads(cpu_threads(ctx)) if (n * d >= CPU_PARALLEL_MIN)
+        for (int64_t pl = 0; pl < n / plane; pl++)
+            for (int64_t i = pl * plane; i < (pl + 1) * plane; i++)
+                if (idx[i] >= 0 && idx[i] < plane_rows)
+                    for (int64_t j = 0; j < d; j++) o[(pl * plane_rows + idx[i]) * d + j] += g[i * d + j];
+        return WT_OK;
+    }
+    /* Threads split the columns, so each output element has one writer
+     * and the sums run in index order: deterministic. */
+#pragma omp parallel for num_threads(cpu_threads(ctx)) if (n * d >= CPU_PARALLEL_MIN)
+    for (int64_t j = 0; j < d; j++)
+        for (int64_t i = 0; i < n; i++)
+            if (idx[i] >= 0 && idx[i] < v) o[idx[i] * d + j] += g[i * d + j];
+    return WT_OK;
+}
+
+wt_status cpu_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
+{
+    float *p = cpu_data(u->param), *m = u->m ? cpu_data(u->m) : NULL, *v = u->v ? cpu_data(u->v) : NULL;
+    const float *g = cpu_data(u->grad);
+    int64_t n = u->param->numel;
+    if (u->kind == WT_OPT_SGD) {
+#pragma omp parallel for num_threads(cpu_threads(ctx)) if (n >= CPU_PARALLEL_MIN)
+        for (int64_t i = 0; i < n; i++) {
+            float gi = g[i] + u->weight_decay * p[i];
+            if (m) {
+                float b = u->momentum * m[i] + (1.0f - u->dampening) * gi;
+                m[i] = b;
+                gi = u->nesterov ? gi + u->momentum * b : b;
+            }
+            p[i] -= u->lr * gi;
+        }
+    } else {
+#pragma omp parallel for num_threads(cpu_threads(ctx)) if (n >= CPU_PARALLEL_MIN)
+        for (int64_t i = 0; i < n; i++) {
+            float gi = g[i];
+            float pi = p[i] * (1.0f - u->lr * u->weight_decay);
+            float mi = u->beta1 * m[i] + (1.0f - u->beta1) * gi;
+            float vi = u->beta2 * v[i] + (1.0f - u->beta2) * gi * gi;
+            m[i] = mi;
+            v[i] = vi;
+            p[i] = pi - u->lr * (mi / u->bias1) / (sqrtf(vi / u->bias2) + u->eps);
+        }
+    }
+    return WT_OK;
+}

@@ -1,0 +1,447 @@
+/* WebGPU matrix products with M, N > 1: a [B, M, K] @ b [B, K, N] (+ bias
+ * [N], activation) -> out [B, M, N], through one register-tiled kernel
+ * (wgsl/gemm.wgsl) of several tile configurations.
+ *
+ * Operands are read through their strides, so a transposed operand (the
+ * weight of a linear layer, a @ w^T) or a broadcast batch (stride 0) needs
+ * no copy; each operand's loads walk its unit-stride axis and are 16-byte
+ * loads where that axis allows it (unit stride, extent and starts
+ * multiples of 4). f16 operands are read as halves and accumulated in f32.
+ * When the output tiles are too few to fill the GPU and K is long, k is
+ * split across workgroups and a second pass (wgsl/gemm_splitk.wgsl) adds
+ * the partial sums and applies the epilogue.
+ *
+ * Tile configurations, as BM x BN x BK / TM x TN (workgroup tile, k slab,
+ * per-thread block): chosen per adapter and shape (gemm_choose), or forced
+ * with WT_GEMM_TILE (e.g. "64x64x16/4x4") and WT_GEMM_SPLITK (1 = never)
+ * for measurements; a configuration the device cannot run falls back to the
+ * small one, which every adapter runs (64 threads, 4 KiB of workgroup
+ * memory). */
+#include "webgpu/wg.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct gemm_config {
+    uint32_t bm, bn, bk, tm, tn;
+} gemm_config;
+
+/* The small configuration comes first: the fallback. On the H200
+ * (2026-11-22, one run each, GPU time): 4096^3 took 4.77 ms with 64x64x16,
+ * 4.23 with 128x64x16, 3.75 with 128x128x8 and 4.26 with 128x128x16;
+ * 1024^3 86.9 us with 64x64x16 and 80.1 us with 128x64x16 split in two. */
+static const gemm_config gemm_configs[] = {
+    {32, 32, 8, 4, 4},     /* every adapter; CPU adapters (small workgroups) */
+    {64, 64, 16, 4, 4},    /* 256 threads: mid-size outputs */
+    {128, 64, 16, 8, 4},   /* 256 threads */
+    {128, 128, 8, 8, 8},   /* 256 threads, 64 outputs each: large outputs */
+    {64, 128, 8, 8, 8},    /* 128 threads, 64 outputs each */
+    {128, 64, 8, 8, 8},
+};
+#define GEMM_NCONFIGS ((int)(sizeof gemm_configs / sizeof gemm_configs[0]))
+
+/* Mirrors gemm.wgsl's Params. */
+typedef struct gemm_params {
+    uint32_t batch, m, n, k;
+    uint32_t a_offset, a_batch_stride, a_row_stride, a_col_stride;
+    uint32_t b_offset, b_batch_stride, b_row_stride, b_col_stride;
+    uint32_t out_offset, tiles_m, tiles_n, k_chunk;
+    uint32_t splits, bias_offset, pad0, pad1;
+} gemm_params;
+
+/* Mirrors gemm_splitk.wgsl's Params. */
+typedef struct splitk_params {
+    uint32_t count, n, splits, out_offset;
+    uint32_t bias_offset, pad0, pad1, pad2;
+} splitk_params;
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+static uint32_t config_threads(const gemm_config *c) { return (c->bm / c->tm) * (c->bn / c->tn); }
+
+static uint32_t config_bytes(const gemm_config *c) { return 2u * c->bk * (c->bm + c->bn) * 4u; }
+
+static bool config_fits(const wg_caps *caps, const gemm_config *c)
+{
+    return config_threads(c) <= caps->max_invocations && config_bytes(c) <= caps->max_workgroup_storage;
+}
+
+static int forced_config = -1; /* wg_gemm_force (tests) */
+static int forced_splits = 0;
+
+void wg_gemm_force(int config, int splits)
+{
+    forced_config = config < GEMM_NCONFIGS ? config : -1;
+    forced_splits = splits;
+}
+
+int wg_gemm_config_count(void) { return GEMM_NCONFIGS; }
+
+/* WT_GEMM_TILE as a configuration index, or -1. */
+static int env_config(void)
+{
+    const char *s = wg_env_string("WT_GEMM_TILE");
+    unsigned bm, bn, bk, tm, tn;
+    if (!s || sscanf(s, "%ux%ux%u/%ux%u", &bm, &bn, &bk, &tm, &tn) != 5)
+        return -1;
+    for (int i = 0; i < GEMM_NCONFIGS; i++) {
+        const gemm_config *c = &gemm_configs[i];
+        if (c->bm == bm && c->bn == bn && c->bk == bk && c->tm == tm && c->tn == tn)
+            return i;
+    }
+    return -1;
+}
+
+/* Workgroups worth having in flight on a discrete GPU: a few per
+ * multiprocessor of a large one (WebGPU does not say how many it has). */
+#define GEMM_FILL 256u
+
+typedef struct gemm_plan {
+    const gemm_config *cfg;
+    uint64_t tiles_m, tiles_n;
+    uint32_t splits, k_chunk;
+} gemm_plan;
+
+static void plan_with(const gemm_config *c, uint64_t B, uint64_t M, uint64_t N, uint64_t K,
+                      gemm_plan *pl)
+{
+    pl->cfg = c;
+    pl->tiles_m = ceil_div(M, c->bm);
+    pl->tiles_n = ceil_div(N, c->bn);
+    pl->splits = 1;
+    pl->k_chunk = (uint32_t)K;
+}
+
+/* The first tile of the preference list (per dtype and layout, from the
+ * H200's measurements above) that gives GEMM_FILL workgroups; else, for a
+ * long k, 128 x 64 tiles with k split to make up the count (1024^3: 80 us
+ * against 87 us unsplit with 64 x 64); else 64 x 64 tiles. */
+static void gemm_choose(const wg_caps *caps, bool f16, bool b_n_fast, uint64_t B, uint64_t M,
+                        uint64_t N, uint64_t K, gemm_plan *pl)
+{
+    int forced = forced_config >= 0 ? forced_config : env_config();
+    uint64_t splits = 1;
+    if (forced >= 0 && config_fits(caps, &gemm_configs[forced])) {
+        plan_with(&gemm_configs[forced], B, M, N, K, pl);
+    } else if (caps->cpu_adapter || !config_fits(caps, &gemm_configs[1])) {
+        plan_with(&gemm_configs[0], B, M, N, K, pl);
+    } else {
+        /* 4096^3 f16: 3.43 ms with 64 x 128 x 8, 3.85 with 128 x 64 x 16,
+         * 5.23 with 128 x 128 x 8; f32 bmm 64 x 512^3 477 us with
+         * 64 x 128 x 8, 497 with 128 x 128 x 8; a @ w^T (b read along k)
+         * 8192 x 4096 x 4096 7.54 ms with 128 x 128 x 8, 7.91 with 64 x 128 x 8. */
+        static const int prefer_f16[] = {4, 2}, prefer_n_fast[] = {4, 3, 2}, prefer_k_fast[] = {3, 4, 2};
+        const int *prefer = f16 ? prefer_f16 : b_n_fast ? prefer_n_fast : prefer_k_fast;
+        int nprefer = f16 ? 2 : 3, pick = -1;
+        for (int i = 0; i < nprefer && pick < 0; i++) {
+            const gemm_config *c = &gemm_configs[prefer[i]];
+            if (config_fits(caps, c) && B * ceil_div(M, c->bm) * ceil_div(N, c->bn) >= GEMM_FILL)
+                pick = prefer[i];
+        }
+        if (pick < 0) {
+            pick = config_fits(caps, &gemm_configs[2]) && K >= 1024 ? 2 : 1;
+            uint64_t groups = B * ceil_div(M, gemm_configs[pick].bm) * ceil_div(N, gemm_configs[pick].bn);
+            if (groups < GEMM_FILL && K >= 1024) {
+                splits = ceil_div(GEMM_FILL, groups);
+                if (splits > K / 512) splits = K / 512;
+            }
+        }
+        plan_with(&gemm_configs[pick], B, M, N, K, pl);
+    }
+    int want = forced_splits > 0 ? forced_splits : (int)wg_env_number("WT_GEMM_SPLITK", 0);
+    if (want > 0) splits = (uint64_t)want;
+    if (splits > K) splits = K;
+    if (splits > 1) {
+        uint64_t chunk = ceil_div(ceil_div(K, splits), pl->cfg->bk) * pl->cfg->bk;
+        pl->splits = (uint32_t)ceil_div(K, chunk);
+        pl->k_chunk = (uint32_t)chunk;
+    }
+}
+
+/* The shaders index with u32: every element of every storage they bind
+ * must be reachable below 2^31, and every extent and stride too. */
+static bool fits_u32(const wt_tensor *t)
+{
+    size_t esize = t->dtype == WT_F16 ? 2 : 4;
+    if (t->storage->bytes / esize >= (1ull << 31)) return false;
+    for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] >= (1ll << 31) || t->strides[i] < 0 || t->strides[i] >= (1ll << 31))
+            return false;
+    return t->offset >= 0 && t->offset < (1ll << 31);
+}
+
+/* Four elements along the fast axis are one aligned load. */
+static bool vec_ok(int64_t offset, int64_t batch_stride, int64_t slow_stride, int64_t fast_extent)
+{
+    return ((offset | batch_stride | slow_stride | fast_extent) & 3) == 0;
+}
+
+/* ------------------------------------------------- the matrix units */
+
+/* Mirrors gemm_matrix.wgsl's Params. */
+typedef struct matrix_params {
+    uint32_t batch, m, n, k;
+    uint32_t a_offset, a_batch_stride, lda, b_offset;
+    uint32_t b_batch_stride, ldb, out_offset, tiles_m;
+    uint32_t tiles_n, bias_offset, pad0, pad1;
+} matrix_params;
+
+/* Per subgroup SG_M x SG_N result matrices of 16 x 16, WG_M x WG_N
+ * subgroups a workgroup; the first whose tile divides the output runs. */
+static const uint32_t matrix_tiles[][4] = {
+    {4, 2, 2, 2}, {2, 2, 2, 2}, {2, 1, 2, 2}, {1, 1, 2, 2}, {1, 1, 1, 1},
+};
+
+static bool has_matrix_config(const wg_caps *caps)
+{
+    if (!caps->subgroup_matrix || !caps->shader_f16 || caps->subgroup_min_size != 32 ||
+        caps->subgroup_max_size != 32)
+        return false;
+    for (uint32_t i = 0; i < caps->matrix_config_count; i++)
+        if (caps->matrix_configs[i].component == 2 && caps->matrix_configs[i].result == 1 &&
+            caps->matrix_configs[i].m == 16 && caps->matrix_configs[i].n == 16 &&
+            caps->matrix_configs[i].k == 16)
+            return true;
+    return false;
+}
+
+/* f16 on the matrix units (the context asked for them with
+ * WT_EXPERIMENTAL_SUBGROUP_MATRIX): whole 16 x 16 tiles, a row-major a,
+ * b row-major or stored [n, k], 16-byte aligned rows. Returns
+ * WT_ERR_UNSUPPORTED (nothing recorded) for anything else. */
+static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
+                             const wt_tensor *bias, wt_matmul_act act, wt_tensor *out)
+{
+    const wg_caps *caps = wg_get_caps(ctx);
+    int64_t B = out->shape[0], M = out->shape[1], N = out->shape[2], K = a->shape[2];
+    bool b_t = b->strides[1] == 1 && b->strides[2] != 1;
+    int64_t lda = a->strides[1], ldb = b_t ? b->strides[2] : b->strides[1];
+    if (!has_matrix_config(caps) || a->dtype != WT_F16 || wg_env_number("WT_GEMM_MATRIX_OFF", 0) ||
+        a->strides[2] != 1 || (!b_t && b->strides[2] != 1) || M % 16 || N % 16 || K % 16 || K == 0 ||
+        ((a->offset | a->strides[0] | lda | b->offset | b->strides[0] | ldb) & 7) || out->offset % 2)
+        return WT_ERR_UNSUPPORTED;
+    const uint32_t *t = NULL;
+    /* WT_GEMM_MATRIX_TILE="SG_M,SG_N,WG_M,WG_N" for measurements. */
+    static uint32_t env_tile[4];
+    const char *e = wg_env_string("WT_GEMM_MATRIX_TILE");
+    if (e && sscanf(e, "%u,%u,%u,%u", &env_tile[0], &env_tile[1], &env_tile[2], &env_tile[3]) == 4 &&
+        env_tile[0] * env_tile[1] * env_tile[2] * env_tile[3] > 0 &&
+        M % (16 * env_tile[0] * env_tile[2]) == 0 && N % (16 * env_tile[1] * env_tile[3]) == 0 &&
+        32 * env_tile[2] * env_tile[3] <= caps->max_invocations)
+        t = env_tile;
+    for (size_t i = 0; i < sizeof matrix_tiles / sizeof matrix_tiles[0] && !t; i++) {
+        const uint32_t *c = matrix_tiles[i];
+        if (M % (16 * c[0] * c[2]) == 0 && N % (16 * c[1] * c[3]) == 0 &&
+            32 * c[2] * c[3] <= caps->max_invocations)
+            t = c;
+    }
+    if (!t) return WT_ERR_UNSUPPORTED;
+    uint64_t tiles_m = (uint64_t)M / (16 * t[0] * t[2]), tiles_n = (uint64_t)N / (16 * t[1] * t[3]);
+    matrix_params p = {
+        .batch = (uint32_t)B, .m = (uint32_t)M, .n = (uint32_t)N, .k = (uint32_t)K,
+        .a_offset = (uint32_t)a->offset, .a_batch_stride = (uint32_t)a->strides[0],
+        .lda = (uint32_t)lda, .b_offset = (uint32_t)b->offset,
+        .b_batch_stride = (uint32_t)b->strides[0], .ldb = (uint32_t)ldb,
+        .out_offset = (uint32_t)out->offset, .tiles_m = (uint32_t)tiles_m,
+        .tiles_n = (uint32_t)tiles_n, .bias_offset = bias ? (uint32_t)bias->offset : 0,
+    };
+    char prelude[400];
+    snprintf(prelude, sizeof prelude,
+             "enable f16;\nenable chromium_experimental_subgroup_matrix;\n"
+             "const SG_M: u32 = %uu;\nconst SG_N: u32 = %uu;\nconst WG_M: u32 = %uu;\n"
+             "const WG_N: u32 = %uu;\nconst B_T: bool = %s;\nconst BIAS: bool = %s;\n"
+             "const ACT: u32 = %uu;\n",
+             t[0], t[1], t[2], t[3], b_t ? "true" : "false", bias ? "true" : "false",
+             (unsigned)act);
+    wg_launch l = {
+        .shader = "gemm_matrix",
+        .prelude = prelude,
+        .libraries = {"gemm_epilogue", wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits"},
+        .params = &p,
+        .params_size = sizeof p,
+        .bindings = {{a->storage, false}, {b->storage, false}, {out->storage, true},
+                     {bias ? bias->storage : a->storage, false}},
+        .nbindings = 4,
+        .workgroups = (uint64_t)B * tiles_m * tiles_n,
+    };
+    return wg_dispatch(ctx, &l);
+}
+
+/* ------------------------------------------------ f16 matrix-vector */
+
+/* Mirrors gemv_f16.wgsl's Params. */
+typedef struct gemv_f16_params {
+    uint32_t rows, rows_per_batch, k, out_word;
+    uint32_t u_offset, u_batch_stride, u_row_stride, v_offset;
+    uint32_t v_batch_stride, pad0, pad1, pad2;
+} gemv_f16_params;
+
+/* M == 1 or N == 1 in f16 where the matrix's rows run along k (A @ x, or
+ * x @ w^T: the decode step of a language model): a bandwidth-bound pass
+ * of 16-byte loads. WT_ERR_UNSUPPORTED (nothing recorded) otherwise. */
+static wt_status gemv_f16(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out)
+{
+    int64_t B = out->shape[0], M = out->shape[1], N = out->shape[2], K = a->shape[2];
+    const wt_tensor *u = M == 1 ? b : a, *v = M == 1 ? a : b;
+    int64_t outputs = M == 1 ? N : M;
+    int64_t u_row = M == 1 ? b->strides[2] : a->strides[1], u_k = M == 1 ? b->strides[1] : a->strides[2];
+    int64_t v_k = M == 1 ? a->strides[2] : b->strides[1];
+    if ((u_k != 1 && K > 1) || (v_k != 1 && K > 1) || K % 8 || K == 0 || out->offset % 2 ||
+        ((u->offset | u->strides[0] | (outputs > 1 ? u_row : 0) | v->offset | v->strides[0]) & 7))
+        return WT_ERR_UNSUPPORTED;
+    /* Threads a row: 4096 x 4096 took 11.59 us with 64, 11.87 with 32,
+     * 12.14 with 128 and 14.13 with 16 on the H200 (one run each). */
+    uint32_t tpr = (uint32_t)wg_env_number("WT_GEMV_F16_TPR", 64);
+    if (!wg_is_pow2(tpr) || tpr < 2 || tpr > 256) tpr = 64;
+    uint32_t wg = 256;
+    gemv_f16_params p = {
+        .rows = (uint32_t)(B * outputs), .rows_per_batch = (uint32_t)outputs, .k = (uint32_t)K,
+        .out_word = (uint32_t)(out->offset / 2), .u_offset = (uint32_t)u->offset,
+        .u_batch_stride = (uint32_t)u->strides[0], .u_row_stride = (uint32_t)(outputs > 1 ? u_row : 0),
+        .v_offset = (uint32_t)v->offset, .v_batch_stride = (uint32_t)v->strides[0],
+    };
+    char prelude[96];
+    snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\nconst TPR: u32 = %uu;\n", wg, tpr);
+    wg_launch l = {
+        .shader = "gemv_f16",
+        .prelude = prelude,
+        .libraries = {wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits"},
+        .params = &p,
+        .params_size = sizeof p,
+        .bindings = {{u->storage, false}, {v->storage, false}, {out->storage, true}},
+        .nbindings = 3,
+        .workgroups = ceil_div((uint64_t)B * outputs, wg / tpr),
+    };
+    return wg_dispatch(ctx, &l);
+}
+
+wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
+                             const wt_tensor *bias, wt_matmul_act act, wt_tensor *out)
+{
+    bool f16 = a->dtype == WT_F16;
+    if (a->dtype != b->dtype || (a->dtype != WT_F32 && a->dtype != WT_F16) ||
+        (bias && bias->dtype != a->dtype) || out->dtype != a->dtype)
+        return wt_fail(WT_ERR_UNSUPPORTED, "matmul: webgpu takes f32 or f16 operands of one dtype");
+    if (a->ndim != 3 || b->ndim != 3 || out->ndim != 3 || (bias && bias->ndim != 1))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "matmul: expects 3-d operands, got %d, %d, %d",
+                       a->ndim, b->ndim, out->ndim);
+    int64_t B = out->shape[0], M = out->shape[1], N = out->shape[2], K = a->shape[2];
+    if (a->shape[0] != B || b->shape[0] != B || a->shape[1] != M || b->shape[1] != K ||
+        b->shape[2] != N || (bias && bias->shape[0] != N))
+        return wt_fail(WT_ERR_SHAPE, "matmul: operand shapes do not fit [B, M, K] @ [B, K, N]");
+    if (B == 0 || M == 0 || N == 0) return WT_OK;
+    if (f16 && (M == 1 || N == 1) && !bias && act == WT_MATMUL_ACT_NONE && fits_u32(a) &&
+        fits_u32(b) && fits_u32(out)) {
+        wt_status vst = gemv_f16(ctx, a, b, out);
+        if (vst != WT_ERR_UNSUPPORTED) return vst;
+    }
+    if (f16 && (N % 2 != 0 || out->offset % 2 != 0 || (bias && bias->offset % 2 != 0)))
+        return wt_fail(WT_ERR_UNSUPPORTED, "matmul: f16 results in whole words of two halves only");
+    if (bias && bias->strides[0] != 1 && N > 1)
+        return wt_fail(WT_ERR_UNSUPPORTED, "matmul: a contiguous bias only");
+    if (!fits_u32(a) || !fits_u32(b) || !fits_u32(out))
+        return wt_fail(WT_ERR_UNSUPPORTED,
+                       "matmul: operands of [%lld, %lld, %lld] @ [%lld, %lld, %lld] exceed "
+                       "32-bit indexing on webgpu",
+                       (long long)B, (long long)M, (long long)K, (long long)B, (long long)K,
+                       (long long)N);
+
+    if (f16) {
+        wt_status mst = gemm_matrix(ctx, a, b, bias, act, out);
+        if (mst != WT_ERR_UNSUPPORTED) return mst;
+    }
+    /* Walk k fastest in a unless a is stored column-major (unit m stride);
+     * walk n fastest in b unless b is (unit k stride). */
+    bool a_k_fast = !(a->strides[1] == 1 && a->strides[2] != 1);
+    bool b_n_fast = !(b->strides[1] == 1 && b->strides[2] != 1);
+    const wg_caps *caps = wg_get_caps(ctx);
+    gemm_plan pl;
+    gemm_choose(caps, f16, b_n_fast, (uint64_t)B, (uint64_t)M, (uint64_t)N, (uint64_t)(K ? K : 1), &pl);
+    if (K == 0) pl.splits = 1, pl.k_chunk = 0;
+    uint64_t work = pl.splits * (uint64_t)B * pl.tiles_m * pl.tiles_n;
+    if (work >= (1ull << 32) || (pl.splits > 1 && (uint64_t)pl.splits * B * M * N >= (1ull << 31)))
+        return wt_fail(WT_ERR_UNSUPPORTED, "matmul: %llu output tiles are too many",
+                       (unsigned long long)work);
+
+    gemm_params p;
+    memset(&p, 0, sizeof p);
+    p.batch = (uint32_t)B, p.m = (uint32_t)M, p.n = (uint32_t)N, p.k = (uint32_t)K;
+    p.a_offset = (uint32_t)a->offset, p.a_batch_stride = (uint32_t)a->strides[0];
+    p.a_row_stride = (uint32_t)a->strides[1], p.a_col_stride = (uint32_t)a->strides[2];
+    p.b_offset = (uint32_t)b->offset, p.b_batch_stride = (uint32_t)b->strides[0];
+    p.b_row_stride = (uint32_t)b->strides[1], p.b_col_stride = (uint32_t)b->strides[2];
+    p.out_offset = (uint32_t)out->offset;
+    p.tiles_m = (uint32_t)pl.tiles_m, p.tiles_n = (uint32_t)pl.tiles_n;
+    p.k_chunk = pl.k_chunk, p.splits = pl.splits;
+    p.bias_offset = bias ? (uint32_t)bias->offset : 0;
+
+    bool a_vec = a_k_fast ? a->strides[2] == 1 && vec_ok(a->offset, a->strides[0], a->strides[1], K)
+                          : vec_ok(a->offset, a->strides[0], a->strides[2], M);
+    bool b_vec = b_n_fast ? b->strides[2] == 1 && vec_ok(b->offset, b->strides[0], b->strides[1], N)
+                          : vec_ok(b->offset, b->strides[0], b->strides[2], K);
+    if (M == 1) a_vec = a_vec && a_k_fast; /* one row: its "m stride" means nothing */
+    if (N == 1) b_vec = b_vec && !b_n_fast;
+    /* A bias or an activation on the large tiles: a second pass (see
+     * gemm.wgsl), through the split-k route with one split. */
+    bool epilogue_pass = (bias || act != WT_MATMUL_ACT_NONE) && pl.cfg->tm * pl.cfg->tn >= 64;
+    bool split = pl.splits > 1 || epilogue_pass;
+
+    wt_storage *partials = NULL;
+    wt_status st;
+    if (split && (st = wg_scratch(ctx, (size_t)pl.splits * B * M * N * sizeof(float), &partials)) != WT_OK)
+        return st;
+
+    const gemm_config *c = pl.cfg;
+    char prelude[512];
+    snprintf(prelude, sizeof prelude,
+             "const BM: u32 = %uu;\nconst BN: u32 = %uu;\nconst BK: u32 = %uu;\n"
+             "const TM: u32 = %uu;\nconst TN: u32 = %uu;\n"
+             "const A_K_FAST: bool = %s;\nconst B_N_FAST: bool = %s;\n"
+             "const A_VEC: bool = %s;\nconst B_VEC: bool = %s;\nconst SPLIT: bool = %s;\n"
+             "const BIAS: bool = %s;\nconst ACT: u32 = %uu;\nconst OUT_F16: bool = %s;\n",
+             c->bm, c->bn, c->bk, c->tm, c->tn, a_k_fast ? "true" : "false",
+             b_n_fast ? "true" : "false", a_vec ? "true" : "false", b_vec ? "true" : "false",
+             split ? "true" : "false", bias && !split ? "true" : "false",
+             split ? 0u : (unsigned)act, f16 && !split ? "true" : "false");
+    wg_launch l;
+    memset(&l, 0, sizeof l);
+    l.shader = "gemm";
+    l.prelude = prelude;
+    l.libraries[0] = f16 ? "gemm_io_f16" : "gemm_io_f32";
+    l.libraries[1] = "gemm_epilogue";
+    if (f16) l.libraries[2] = wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits";
+    l.params = &p;
+    l.params_size = sizeof p;
+    l.bindings[0] = (wg_binding){a->storage, false};
+    l.bindings[1] = (wg_binding){b->storage, false};
+    l.bindings[2] = (wg_binding){split ? partials : out->storage, true};
+    l.bindings[3] = (wg_binding){bias && !split ? bias->storage : a->storage, false};
+    l.nbindings = 4;
+    l.workgroups = work;
+    if (split) p.out_offset = 0;
+    st = wg_dispatch(ctx, &l);
+    if (st == WT_OK && split) {
+        splitk_params q;
+        memset(&q, 0, sizeof q);
+        q.count = (uint32_t)(B * M * N), q.n = (uint32_t)N, q.splits = pl.splits;
+        q.out_offset = (uint32_t)out->offset, q.bias_offset = p.bias_offset;
+        snprintf(prelude, sizeof prelude,
+                 "const WG: u32 = 256u;\nconst BIAS: bool = %s;\nconst ACT: u32 = %uu;\n"
+                 "const OUT_F16: bool = %s;\n",
+                 bias ? "true" : "false", (unsigned)act, f16 ? "true" : "false");
+        l.shader = "gemm_splitk";
+        l.params = &q;
+        l.params_size = sizeof q;
+        /* a and b are the io library's; the pass reads neither. */
+        l.bindings[0] = (wg_binding){partials, false};
+        l.bindings[1] = (wg_binding){partials, false};
+        l.bindings[2] = (wg_binding){out->storage, true};
+        l.bindings[3] = (wg_binding){bias ? bias->storage : partials, false};
+        l.bindings[4] = (wg_binding){partials, false};
+        l.nbindings = 5;
+        l.workgroups = ceil_div(ceil_div((uint64_t)B * M * N, 2), 256);
+        st = wg_dispatch(ctx, &l);
+    }
+    if (partials) wg_scratch_release(ctx, partials);
+    return st;
+}

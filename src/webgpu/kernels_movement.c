@@ -1,0 +1,251 @@
+/* Data-movement kernels (mv_*.wgsl): remap, copy_into, gather and
+ * scatter_add. Elements move as 2- or 4-byte bit patterns in u32 words, so
+ * one shader serves every dtype and needs no device feature.
+ *
+ * Out-of-range indices (gather, scatter_add): every access is clamped (or
+ * skipped) in the shader, which raises a flag in a 2-word buffer; the
+ * kernel reads the flag back before it returns, so the caller gets the
+ * error from the op that caused it. That costs one wait for the GPU per
+ * checked op, which an embedding lookup per forward pass can afford; a
+ * deferred check at the next sync would save it but report the error away
+ * from its cause, after the bad result had been used. */
+#include "webgpu/wg.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MV_WG 256u
+
+/* Every index the shaders compute is a u32 (positions as i32 in remap);
+ * bindings are smaller than 4 GiB, so this fails only for layouts that
+ * could not be bound anyway. */
+wt_status wg_mv_check_indexing(const char *what, const wt_tensor *t)
+{
+    const int64_t limit = INT32_MAX - 1;
+    if (t->offset < 0 || t->offset > limit || t->numel > limit)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu %s: tensor too large for 32-bit indexing", what);
+    for (int d = 0; d < t->ndim; d++)
+        if (t->strides[d] < 0 || t->strides[d] > limit || t->shape[d] > limit)
+            return wt_fail(WT_ERR_UNSUPPORTED, "webgpu %s: strides or shape beyond 32-bit indexing", what);
+    return WT_OK;
+}
+
+static bool elem2(const wt_tensor *t) { return wt_dtype_storage_size(t->dtype) == 2; }
+
+static void copy_dims(uint32_t *dst, const int64_t *src, int n)
+{
+    for (int d = 0; d < n; d++) dst[d] = (uint32_t)src[d];
+}
+
+static uint64_t groups_for(uint64_t threads) { return (threads + MV_WG - 1) / MV_WG; }
+
+static void elem_prelude(char *buf, size_t size, const wt_tensor *t)
+{
+    snprintf(buf, size, "const ELEM2: bool = %s;\nconst WG: u32 = %uu;\n", elem2(t) ? "true" : "false", MV_WG);
+}
+
+/* --------------------------------------------------------------- remap */
+
+typedef struct remap_params {
+    uint32_t n, ndim, x_offset, fill;
+    uint32_t tri;
+    int32_t diag;
+    uint32_t pad0, pad1;
+    uint32_t out_shape[8], x_shape[8], x_strides[8];
+    int32_t start[8];
+    uint32_t axis_mode[8];
+} remap_params;
+
+wt_status wg_op_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out)
+{
+    wt_status st;
+    if ((st = wg_mv_check_indexing("remap", x)) != WT_OK || (st = wg_mv_check_indexing("remap", out)) != WT_OK)
+        return st;
+    remap_params p;
+    memset(&p, 0, sizeof p);
+    p.n = (uint32_t)out->numel;
+    p.ndim = (uint32_t)out->ndim;
+    p.x_offset = (uint32_t)x->offset;
+    p.fill = r->fill_bits;
+    p.tri = (uint32_t)r->tri;
+    p.diag = (int32_t)r->diag; /* the API clamps it to the extents */
+    copy_dims(p.out_shape, out->shape, out->ndim);
+    copy_dims(p.x_shape, x->shape, x->ndim);
+    copy_dims(p.x_strides, x->strides, x->ndim);
+    for (int d = 0; d < out->ndim; d++) {
+        if (r->start[d] < INT32_MIN + 1 || r->start[d] > INT32_MAX - 1)
+            return wt_fail(WT_ERR_UNSUPPORTED, "webgpu remap: offsets beyond 32-bit indexing");
+        p.start[d] = (int32_t)r->start[d];
+        p.axis_mode[d] = (uint32_t)r->mode[d] | (r->flip[d] ? 4u : 0u);
+    }
+    char prelude[96];
+    elem_prelude(prelude, sizeof prelude, x);
+    uint64_t threads = elem2(out) ? ((uint64_t)out->numel + 1) / 2 : (uint64_t)out->numel;
+    wg_launch l = {
+        .shader = "mv_remap", .prelude = prelude, .libraries = {"mv_words"}, .params = &p, .params_size = sizeof p,
+        .bindings = {{x->storage, false}, {out->storage, true}}, .nbindings = 2,
+        .workgroups = groups_for(threads),
+    };
+    return wg_dispatch(ctx, &l);
+}
+
+/* ----------------------------------------------------------- copy_into */
+
+typedef struct copy_params {
+    uint32_t n, ndim, src_offset, dst_offset;
+    uint32_t shape[8], src_strides[8], dst_strides[8];
+} copy_params;
+
+wt_status wg_op_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst)
+{
+    wt_status st;
+    if ((st = wg_mv_check_indexing("copy_into", src)) != WT_OK ||
+        (st = wg_mv_check_indexing("copy_into", dst)) != WT_OK)
+        return st;
+    if (src->storage == dst->storage) {
+        /* One buffer cannot be bound read-only and writable in a dispatch:
+         * through a temporary (the API made sure the views are apart). */
+        wt_tensor *tmp;
+        if ((st = wt_tensor_alloc(ctx, src->dtype, src->ndim, src->shape, &tmp)) != WT_OK) return st;
+        if ((st = wg_op_copy_into(ctx, src, tmp)) == WT_OK) st = wg_op_copy_into(ctx, tmp, dst);
+        wt_tensor_release(tmp);
+        return st;
+    }
+    int nd = dst->ndim;
+    int64_t shape[WT_MAX_DIMS], strides[2][WT_MAX_DIMS];
+    memcpy(shape, dst->shape, sizeof shape);
+    memcpy(strides[0], src->strides, sizeof strides[0]);
+    memcpy(strides[1], dst->strides, sizeof strides[1]);
+    wt_coalesce(&nd, shape, 2, strides);
+    copy_params p;
+    memset(&p, 0, sizeof p);
+    p.n = (uint32_t)dst->numel;
+    p.ndim = (uint32_t)nd;
+    p.src_offset = (uint32_t)src->offset;
+    p.dst_offset = (uint32_t)dst->offset;
+    copy_dims(p.shape, shape, nd);
+    copy_dims(p.src_strides, strides[0], nd);
+    copy_dims(p.dst_strides, strides[1], nd);
+    /* Plain stores unless 2-byte elements land in a scattered dst, where
+     * two threads could own the halves of one word. */
+    bool words = !elem2(dst) || wt_tensor_is_contiguous(dst);
+    uint64_t threads = (uint64_t)dst->numel;
+    if (elem2(dst) && words)
+        threads = ((uint64_t)dst->offset + (uint64_t)dst->numel + 1) / 2 - (uint64_t)dst->offset / 2;
+    char prelude[96];
+    elem_prelude(prelude, sizeof prelude, dst);
+    wg_launch l = {
+        .shader = words ? "mv_copy_words" : "mv_copy_into", .prelude = prelude, .params = &p,
+        .params_size = sizeof p, .bindings = {{src->storage, false}, {dst->storage, true}}, .nbindings = 2,
+        .workgroups = groups_for(threads),
+    };
+    return wg_dispatch(ctx, &l);
+}
+
+/* ------------------------------------------------------ gather / scatter */
+
+/* A zeroed 2-word flag buffer. */
+static wt_status flag_create(wt_context *ctx, wt_tensor **flag)
+{
+    const int64_t two = 2;
+    wt_status st = wt_tensor_alloc(ctx, WT_I32, 1, &two, flag);
+    if (st == WT_OK && (st = wg_op_fill_bits(ctx, *flag, 0)) != WT_OK) {
+        wt_tensor_release(*flag);
+        *flag = NULL;
+    }
+    return st;
+}
+
+/* Dispatches l with a zeroed flag buffer as its last binding; unless
+ * trusted, waits for the kernel and reports the flag it raised, if any. */
+static wt_status dispatch_checked(wt_context *ctx, wg_launch *l, int64_t extent, bool trusted)
+{
+    wt_tensor *flag;
+    wt_status st = flag_create(ctx, &flag);
+    if (st != WT_OK) return st;
+    l->bindings[l->nbindings++] = (wg_binding){flag->storage, true};
+    uint32_t words[2] = {0, 0};
+    if ((st = wg_dispatch(ctx, l)) == WT_OK && !trusted &&
+        (st = ctx->ops->download(ctx, flag->storage, 0, words, sizeof words)) == WT_OK && words[0] != 0)
+        st = wt_fail(WT_ERR_INVALID_ARGUMENT,
+                     "index %d is out of range for an axis of extent %lld (found on the GPU; nothing was "
+                     "read or written out of bounds)", (int32_t)words[1], (long long)extent);
+    wt_tensor_release(flag);
+    return st;
+}
+
+typedef struct gather_params {
+    uint32_t n, ndim, axis, x_offset, idx_offset, extent, pad0, pad1;
+    uint32_t shape[8], x_strides[8], idx_strides[8];
+} gather_params;
+
+wt_status wg_op_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index, bool trusted,
+                       wt_tensor *out)
+{
+    wt_status st;
+    if ((st = wg_mv_check_indexing("gather", x)) != WT_OK || (st = wg_mv_check_indexing("gather", index)) != WT_OK ||
+        (st = wg_mv_check_indexing("gather", out)) != WT_OK)
+        return st;
+    gather_params p;
+    memset(&p, 0, sizeof p);
+    p.n = (uint32_t)out->numel;
+    p.ndim = (uint32_t)out->ndim;
+    p.axis = (uint32_t)axis;
+    p.x_offset = (uint32_t)x->offset;
+    p.idx_offset = (uint32_t)index->offset;
+    p.extent = (uint32_t)x->shape[axis];
+    copy_dims(p.shape, out->shape, out->ndim);
+    copy_dims(p.x_strides, x->strides, x->ndim);
+    copy_dims(p.idx_strides, index->strides, index->ndim);
+    char prelude[96];
+    elem_prelude(prelude, sizeof prelude, x);
+    uint64_t threads = elem2(out) ? ((uint64_t)out->numel + 1) / 2 : (uint64_t)out->numel;
+    wg_launch l = {
+        .shader = "mv_gather", .prelude = prelude, .libraries = {"mv_words"}, .params = &p, .params_size = sizeof p,
+        .bindings = {{x->storage, false}, {index->storage, false}, {out->storage, true}},
+        .nbindings = 3,
+        .workgroups = groups_for(threads),
+    };
+    return dispatch_checked(ctx, &l, x->shape[axis], trusted);
+}
+
+typedef struct scatter_params {
+    uint32_t n, ndim, axis, out_offset, idx_offset, src_offset, extent, pad0;
+    uint32_t shape[8], out_strides[8], idx_strides[8], src_strides[8];
+} scatter_params;
+
+wt_status wg_op_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
+                            const wt_tensor *src)
+{
+    wt_status st;
+    if ((st = wg_mv_check_indexing("scatter_add", out)) != WT_OK ||
+        (st = wg_mv_check_indexing("scatter_add", index)) != WT_OK ||
+        (st = wg_mv_check_indexing("scatter_add", src)) != WT_OK)
+        return st;
+    unsigned kind = out->dtype == WT_F32 ? 0 : out->dtype == WT_F16 ? 1 : out->dtype == WT_I32 ? 2 : 3;
+    if (kind == 3)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu scatter_add: dtype %d", (int)out->dtype);
+    scatter_params p;
+    memset(&p, 0, sizeof p);
+    p.n = (uint32_t)index->numel;
+    p.ndim = (uint32_t)index->ndim;
+    p.axis = (uint32_t)axis;
+    p.out_offset = (uint32_t)out->offset;
+    p.idx_offset = (uint32_t)index->offset;
+    p.src_offset = (uint32_t)src->offset;
+    p.extent = (uint32_t)out->shape[axis];
+    copy_dims(p.shape, index->shape, index->ndim);
+    copy_dims(p.out_strides, out->strides, out->ndim);
+    copy_dims(p.idx_strides, index->strides, index->ndim);
+    copy_dims(p.src_strides, src->strides, src->ndim);
+    char prelude[96];
+    snprintf(prelude, sizeof prelude, "const KIND: u32 = %uu;\nconst WG: u32 = %uu;\n", kind, MV_WG);
+    wg_launch l = {
+        .shader = "mv_scatter_add", .prelude = prelude, .libraries = {"f16_bits"},
+        .params = &p, .params_size = sizeof p,
+        .bindings = {{index->storage, false}, {src->storage, false}, {out->storage, true}},
+        .nbindings = 3,
+        .workgroups = groups_for(index->numel),
+    };
+    return dispatch_checked(ctx, &l, out->shape[axis], false);
+}

@@ -1,0 +1,72 @@
+/* WebGPU rotary position embedding (wgsl/rope.wgsl). The per-frequency
+ * table (f_i / 2 pi as a hi + lo pair of f32) is made on the host in
+ * double and uploaded into a scratch buffer: D/2 pairs, a few hundred
+ * bytes. */
+#include "webgpu/wg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ROPE_WG 256u
+
+/* Same layout as rope.wgsl's Params. */
+typedef struct rope_params {
+    uint32_t a_n, s_n, c_n, half;
+    uint32_t x_offset, sa, ss, sc;
+    uint32_t sd, offset, pairs, pad0;
+} rope_params;
+
+wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset, wt_tensor *out)
+{
+    const uint64_t A = (uint64_t)x->shape[0], S = (uint64_t)x->shape[1], C = (uint64_t)x->shape[2],
+                   D = (uint64_t)x->shape[3], H = D / 2;
+    if (x->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope: x must be f32");
+    if (H == 0 || A * S * C == 0) return WT_OK;
+    bool fits = x->offset >= 0 && x->offset <= UINT32_MAX && x->storage->bytes / 4 <= UINT32_MAX &&
+                out->storage->bytes / 4 <= UINT32_MAX && A * S * C * H <= UINT32_MAX;
+    for (int d = 0; d < 4; d++) fits = fits && x->strides[d] >= 0 && x->strides[d] <= UINT32_MAX;
+    if (!fits) return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope: x is too large for 32-bit indexing");
+    if ((uint64_t)offset + S > (1u << 24))
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope: positions up to %llu exceed 2^24",
+                       (unsigned long long)((uint64_t)offset + S));
+
+    float *tab = malloc(sizeof(float) * 2 * H);
+    if (!tab) return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu rope: out of host memory");
+    for (uint64_t i = 0; i < H; i++) {
+        const double f = pow(theta, -2.0 * (double)i / (double)D) / (2.0 * M_PI);
+        tab[2 * i] = (float)f;
+        tab[2 * i + 1] = (float)(f - (double)tab[2 * i]);
+    }
+    wt_storage *freq = NULL;
+    wt_status st = wg_scratch(ctx, sizeof(float) * 2 * H, &freq);
+    if (st == WT_OK) st = ctx->ops->upload(ctx, freq, 0, tab, sizeof(float) * 2 * H);
+    free(tab);
+    if (st != WT_OK) {
+        if (freq) wg_scratch_release(ctx, freq);
+        return st;
+    }
+    rope_params p = {
+        .a_n = (uint32_t)A, .s_n = (uint32_t)S, .c_n = (uint32_t)C, .half = (uint32_t)H,
+        .x_offset = (uint32_t)x->offset, .sa = (uint32_t)x->strides[0], .ss = (uint32_t)x->strides[1],
+        .sc = (uint32_t)x->strides[2], .sd = (uint32_t)x->strides[3], .offset = (uint32_t)offset,
+        .pairs = (uint32_t)(A * S * C * H),
+    };
+    char prelude[48];
+    snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\n", ROPE_WG);
+    wg_launch l;
+    memset(&l, 0, sizeof l);
+    l.shader = "rope";
+    l.prelude = prelude;
+    l.params = &p;
+    l.params_size = sizeof p;
+    l.bindings[0] = (wg_binding){x->storage, false};
+    l.bindings[1] = (wg_binding){freq, false};
+    l.bindings[2] = (wg_binding){out->storage, true};
+    l.nbindings = 3;
+    l.workgroups = (A * S * C * H + ROPE_WG - 1) / ROPE_WG;
+    st = wg_dispatch(ctx, &l);
+    wg_scratch_release(ctx, freq);
+    return st;
+}

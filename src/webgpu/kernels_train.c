@@ -1,0 +1,148 @@
+/* WebGPU kernels of the training ops (front-ends in api/train.c): the
+ * activation backward, cross-entropy rows and gradient, embedding
+ * backward (float atomics from compare-and-swap) and the in-place
+ * optimizer steps. Inputs are contiguous; offsets go in the parameters. */
+#include "webgpu/wg.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define ELEM_WG 256u
+#define ROW_WG 64u
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+/* Every index the shaders form is a u32 element count. */
+static wt_status fits_u32(const char *fn, const wt_tensor *t)
+{
+    if (!t) return WT_OK;
+    if (t->offset < 0 || (uint64_t)t->offset + (uint64_t)t->numel >= UINT32_MAX)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: tensor too large for 32-bit indexing", fn);
+    return WT_OK;
+}
+
+static wt_status launch(wt_context *ctx, const char *shader, const char *library, const char *prelude,
+                        const void *params, size_t params_size, const wg_binding *b, int nb, uint64_t workgroups)
+{
+    wg_launch l;
+    memset(&l, 0, sizeof l);
+    l.shader = shader;
+    l.libraries[0] = library;
+    l.prelude = prelude;
+    l.params = params;
+    l.params_size = params_size;
+    for (int i = 0; i < nb; i++) l.bindings[i] = b[i];
+    l.nbindings = nb;
+    l.workgroups = workgroups;
+    return wg_dispatch(ctx, &l);
+}
+
+wt_status wg_op_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *dy, const wt_tensor *x,
+                             wt_tensor *out)
+{
+    const char *fn = "webgpu activation backward";
+    wt_status st;
+    if ((st = fits_u32(fn, dy)) != WT_OK || (st = fits_u32(fn, x)) != WT_OK || (st = fits_u32(fn, out)) != WT_OK)
+        return st;
+    struct { uint32_t n, dy_offset, x_offset, out_offset; } p = {
+        (uint32_t)out->numel, (uint32_t)dy->offset, (uint32_t)x->offset, (uint32_t)out->offset};
+    char prelude[96];
+    snprintf(prelude, sizeof prelude, "const ACT: u32 = %uu;\nconst WG: u32 = %uu;\n", (unsigned)act, ELEM_WG);
+    wg_binding b[3] = {{dy->storage, false}, {x->storage, false}, {out->storage, true}};
+    return launch(ctx, "act_backward", NULL, prelude, &p, sizeof p, b, 3, ceil_div((uint64_t)out->numel, ELEM_WG));
+}
+
+static const char ROW_PRELUDE[] = "const WG: u32 = 64u;\n";
+
+wt_status wg_op_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels, int32_t ignore,
+                              wt_tensor *loss, wt_tensor *valid)
+{
+    const char *fn = "webgpu cross_entropy";
+    wt_status st;
+    if ((st = fits_u32(fn, logits)) != WT_OK || (st = fits_u32(fn, labels)) != WT_OK ||
+        (st = fits_u32(fn, loss)) != WT_OK || (st = fits_u32(fn, valid)) != WT_OK)
+        return st;
+    /* Field order of cross_entropy.wgsl's Params. */
+    struct { uint32_t rows, cols; int32_t ignore; uint32_t x_offset, y_offset, loss_offset, valid_offset, neg_inf; } p = {
+        (uint32_t)logits->shape[0], (uint32_t)logits->shape[1], ignore, (uint32_t)logits->offset,
+        (uint32_t)labels->offset, (uint32_t)loss->offset, (uint32_t)valid->offset, 0xff800000u};
+    wg_binding b[4] = {{logits->storage, false}, {labels->storage, false}, {loss->storage, true}, {valid->storage, true}};
+    return launch(ctx, "cross_entropy", "ce_row", ROW_PRELUDE, &p, sizeof p, b, 4, (uint64_t)logits->shape[0]);
+}
+
+wt_status wg_op_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
+                                       int32_t ignore, const wt_tensor *scale, wt_tensor *out)
+{
+    const char *fn = "webgpu cross_entropy_backward";
+    wt_status st;
+    if ((st = fits_u32(fn, logits)) != WT_OK || (st = fits_u32(fn, labels)) != WT_OK ||
+        (st = fits_u32(fn, out)) != WT_OK || (st = fits_u32(fn, scale)) != WT_OK)
+        return st;
+    if (scale->strides[0] < 0 || scale->strides[0] > 1)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: scale stride must be 0 or 1", fn);
+    struct {
+        uint32_t rows, cols;
+        int32_t ignore;
+        uint32_t x_offset, y_offset, out_offset, s_offset, s_stride, neg_inf;
+    } p = {(uint32_t)logits->shape[0], (uint32_t)logits->shape[1], ignore, (uint32_t)logits->offset,
+           (uint32_t)labels->offset, (uint32_t)out->offset, (uint32_t)scale->offset, (uint32_t)scale->strides[0],
+           0xff800000u};
+    wg_binding b[4] = {{logits->storage, false}, {labels->storage, false}, {scale->storage, false}, {out->storage, true}};
+    return launch(ctx, "cross_entropy_backward", "ce_row", ROW_PRELUDE, &p, sizeof p, b, 4, (uint64_t)logits->shape[0]);
+}
+
+wt_status wg_op_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, int64_t plane,
+                                 int64_t plane_rows, wt_tensor *out)
+{
+    const char *fn = "webgpu scatter_add_rows";
+    wt_status st;
+    if ((st = fits_u32(fn, dy)) != WT_OK || (st = fits_u32(fn, indices)) != WT_OK || (st = fits_u32(fn, out)) != WT_OK)
+        return st;
+    struct { uint32_t n, d, v, dy_offset, idx_offset, out_offset, plane, plane_rows; } p = {
+        (uint32_t)dy->shape[0], (uint32_t)dy->shape[1], (uint32_t)out->shape[0], (uint32_t)dy->offset,
+        (uint32_t)indices->offset, (uint32_t)out->offset, (uint32_t)plane, (uint32_t)plane_rows};
+    char prelude[48];
+    snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\n", ELEM_WG);
+    wg_binding b[3] = {{dy->storage, false}, {indices->storage, false}, {out->storage, true}};
+    return launch(ctx, "scatter_add_rows", NULL, prelude, &p, sizeof p, b, 3, ceil_div((uint64_t)dy->numel, ELEM_WG));
+}
+
+wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
+{
+    const char *fn = "webgpu optimizer step";
+    wt_status st;
+    if ((st = fits_u32(fn, u->param)) != WT_OK || (st = fits_u32(fn, u->grad)) != WT_OK ||
+        (st = fits_u32(fn, u->m)) != WT_OK || (st = fits_u32(fn, u->v)) != WT_OK)
+        return st;
+    struct {
+        uint32_t n, p_offset, g_offset, m_offset, v_offset, nesterov;
+        float lr, weight_decay, momentum, dampening, beta1, beta2, eps, bias1, bias2;
+        uint32_t pad0;
+    } p = {(uint32_t)u->param->numel, (uint32_t)u->param->offset, (uint32_t)u->grad->offset,
+           u->m ? (uint32_t)u->m->offset : 0, u->v ? (uint32_t)u->v->offset : 0, u->nesterov,
+           u->lr, u->weight_decay, u->momentum, u->dampening, u->beta1, u->beta2, u->eps, u->bias1, u->bias2, 0};
+    /* Absent state: a small scratch buffer stands in (never touched). */
+    wt_storage *dummy = NULL;
+    if (!u->m || !u->v) {
+        if ((st = wg_scratch(ctx, 16, &dummy)) != WT_OK) return st;
+    }
+    char prelude[96];
+    snprintf(prelude, sizeof prelude, "const OP: u32 = %uu;\nconst HAS_M: bool = %s;\nconst WG: u32 = %uu;\n",
+             u->kind == WT_OPT_SGD ? 0u : 1u, u->m ? "true" : "false", ELEM_WG);
+    wg_binding b[4] = {{u->param->storage, true}, {u->grad->storage, false},
+                       {u->m ? u->m->storage : dummy, true}, {u->v ? u->v->storage : dummy, true}};
+    /* SGD without momentum: m and v share the scratch; bind it once per
+     * slot is two writable bindings of one buffer, which WebGPU refuses. */
+    wt_storage *dummy2 = NULL;
+    if (!u->m && !u->v) {
+        if ((st = wg_scratch(ctx, 16, &dummy2)) != WT_OK) {
+            wg_scratch_release(ctx, dummy);
+            return st;
+        }
+        b[3].storage = dummy2;
+    }
+    st = launch(ctx, "optimizer", NULL, prelude, &p, sizeof p, b, 4, ceil_div((uint64_t)u->param->numel, ELEM_WG));
+    if (dummy) wg_scratch_release(ctx, dummy);
+    if (dummy2) wg_scratch_release(ctx, dummy2);
+    return st;
+}

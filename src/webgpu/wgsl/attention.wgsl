@@ -1,0 +1,160 @@
+// Fused scaled dot-product attention with an online softmax
+// (flash-attention's scheme): no score matrix leaves the workgroup.
+//
+// For one (batch, kv head), the rows are the (query, q head) pairs that
+// share that kv head: row r is query r / group of q head
+// kvh * group + r % group, so grouped-query heads share every K/V tile a
+// workgroup loads. A workgroup takes BQ consecutive rows with TPQ threads
+// each (WG = BQ * TPQ) and walks the keys in tiles of BK:
+//   1. K tile -> kv_tile (workgroup memory, rows padded to KS floats so
+//      that lanes reading different keys hit different banks; q_tile,
+//      s_tile and p_tile rows are padded likewise, to QS and PS, for the
+//      lanes of different rows);
+//   2. each thread scores its KPT keys of the tile for its row (scale,
+//      causal limit, mask) -> s_tile;
+//   3. V tile -> kv_tile (K is no longer needed); each thread takes the
+//      tile's row maximum, rescales its running state and writes
+//      exp(score - max) of its keys -> p_tile;
+//   4. each thread adds p_tile @ V to its DVT output columns
+//      (lane, lane + TPQ, ...) and the row sum.
+// Causal blocks stop at the last key their last row sees.
+//
+// Prelude: D, DV, KS, QS, PS, BQ, BK, TPQ, WG, KPT, DVT, DV_EXACT (DV == DVT * TPQ),
+// MASK (0 none, 1 added f32, 2 bool words), CAUSAL, and `alias MT` (the
+// mask's element type). The loops over D and over a tile's keys take
+// their bounds from the parameters (p.d, p.bk: the same values) so that
+// shader compilers do not unroll them whole: fully unrolled, a variant
+// took seconds to compile on a software Vulkan.
+
+struct Params {
+    q_off: u32, q_sb: u32, q_sh: u32, q_ss: u32,
+    q_sd: u32, k_off: u32, k_sb: u32, k_sh: u32,
+    k_ss: u32, k_sd: u32, v_off: u32, v_sb: u32,
+    v_sh: u32, v_ss: u32, v_sd: u32, m_off: u32,
+    m_sb: u32, m_sh: u32, m_ss: u32, m_sk: u32,
+    hq: u32, hkv: u32, sq: u32, skv: u32,
+    group: u32, blocks: u32, workgroups: u32, neg_inf: u32, // bits of -inf
+    scale: f32, d: u32, bk: u32, pad0: u32, // d == D, bk == BK
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> k: array<f32>;
+@group(0) @binding(3) var<storage, read> v: array<f32>;
+// Without a mask, q is bound here (never read).
+@group(0) @binding(4) var<storage, read> mask: array<MT>;
+@group(0) @binding(5) var<storage, read_write> out: array<f32>;
+
+var<workgroup> q_tile: array<f32, BQ * QS>;
+var<workgroup> kv_tile: array<f32, BK * KS>;
+var<workgroup> s_tile: array<f32, BQ * PS>;
+var<workgroup> p_tile: array<f32, BQ * PS>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let g = wid.x + wid.y * nwg.x;
+    if (g >= p.workgroups) { return; } // uniform: the whole workgroup leaves
+    let neg_inf = bitcast<f32>(p.neg_inf);
+    let blk = g % p.blocks;
+    let kvh = (g / p.blocks) % p.hkv;
+    let b = g / (p.blocks * p.hkv);
+    let rows = p.group * p.sq;
+    let row0 = blk * BQ;
+
+    // Threads of rows past the end work on the last row (every thread
+    // reaches every barrier) and write nothing.
+    let lr = lid / TPQ;
+    let lane = lid % TPQ;
+    let live = row0 + lr < rows;
+    let r = min(row0 + lr, rows - 1u);
+    let qi = r / p.group;
+    let h = kvh * p.group + r % p.group;
+    let shift_causal = i32(p.skv) - i32(p.sq); // query i sees keys j <= i + shift
+
+    for (var e = lid; e < BQ * D; e += WG) {
+        let er = min(row0 + e / D, rows - 1u);
+        let eh = kvh * p.group + er % p.group;
+        q_tile[(e / D) * QS + e % D] = q[p.q_off + b * p.q_sb + eh * p.q_sh + (er / p.group) * p.q_ss + (e % D) * p.q_sd] * p.scale;
+    }
+
+    var kend = p.skv;
+    if (CAUSAL) {
+        let last_q = i32((min(row0 + BQ, rows) - 1u) / p.group);
+        kend = u32(clamp(last_q + shift_causal + 1, 0, i32(p.skv)));
+    }
+    let k_base = p.k_off + b * p.k_sb + kvh * p.k_sh;
+    let v_base = p.v_off + b * p.v_sb + kvh * p.v_sh;
+    let m_base = p.m_off + b * p.m_sb + h * p.m_sh + qi * p.m_ss;
+
+    var m = neg_inf; // running maximum of the row's scores
+    var l = 0.0;     // running sum of exp(score - m)
+    var acc: array<f32, DVT>;
+    for (var t0 = 0u; t0 < kend; t0 += BK) {
+        for (var e = lid; e < BK * D; e += WG) {
+            let j = t0 + e / D;
+            var x = 0.0;
+            if (j < kend) { x = k[k_base + j * p.k_ss + (e % D) * p.k_sd]; }
+            kv_tile[(e / D) * KS + e % D] = x;
+        }
+        workgroupBarrier();
+
+        for (var c = 0u; c < KPT; c++) {
+            let kk = lane + c * TPQ;
+            let j = t0 + kk;
+            var sc = 0.0;
+            for (var d = 0u; d < p.d; d++) { sc += q_tile[lr * QS + d] * kv_tile[kk * KS + d]; }
+            var visible = j < kend;
+            if (CAUSAL) { visible = visible && i32(j) <= i32(qi) + shift_causal; }
+            if (MASK != 0u && j < kend) {
+                let mv = mask[m_base + j * p.m_sk];
+                if (MASK == 1u) { sc += f32(mv); } else { visible = visible && u32(mv) != 0u; }
+            }
+            s_tile[lr * PS + kk] = select(neg_inf, sc, visible);
+        }
+        workgroupBarrier();
+
+        for (var e = lid; e < BK * DV; e += WG) {
+            let j = t0 + e / DV;
+            var x = 0.0;
+            if (j < kend) { x = v[v_base + j * p.v_ss + (e % DV) * p.v_sd]; }
+            kv_tile[(e / DV) * KS + e % DV] = x;
+        }
+        var tmax = neg_inf;
+        for (var kk = 0u; kk < p.bk; kk++) { tmax = max(tmax, s_tile[lr * PS + kk]); }
+        let m_new = max(m, tmax);
+        // Nothing seen yet: subtract 0, so exp(-inf) gives 0 instead of NaN.
+        let shift = select(m_new, 0.0, m_new == neg_inf);
+        let alpha = exp(m - shift);
+        for (var c = 0u; c < KPT; c++) {
+            let kk = lane + c * TPQ;
+            p_tile[lr * PS + kk] = exp(s_tile[lr * PS + kk] - shift);
+        }
+        workgroupBarrier();
+
+        for (var c = 0u; c < DVT; c++) { acc[c] *= alpha; }
+        var psum = 0.0;
+        for (var kk = 0u; kk < p.bk; kk++) {
+            let pk = p_tile[lr * PS + kk];
+            psum += pk;
+            for (var c = 0u; c < DVT; c++) {
+                let d = lane + c * TPQ;
+                if (DV_EXACT || d < DV) { acc[c] += pk * kv_tile[kk * KS + d]; }
+            }
+        }
+        l = l * alpha + psum;
+        m = m_new;
+        workgroupBarrier();
+    }
+
+    if (live) {
+        // No visible key (l == 0): PyTorch's zeros.
+        let inv = select(1.0 / l, 0.0, l == 0.0);
+        let o = ((b * p.hq + h) * p.sq + qi) * DV;
+        for (var c = 0u; c < DVT; c++) {
+            let d = lane + c * TPQ;
+            if (DV_EXACT || d < DV) { out[o + d] = acc[c] * inv; }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+// Second pass of a split-k matrix product (gemm.wgsl with SPLIT): out[i] =
+// act(sum over s of part[s * count + i] + bias[i % n]) for the count =
+// batch * M * N outputs. Thread t makes outputs 2t and 2t + 1 (one word of
+// two halves with OUT_F16; n is then even).
+// Prelude: WG, BIAS, ACT, OUT_F16. Libraries: gemm_io_f32 or gemm_io_f16, gemm_epilogue.
+
+struct Params {
+    count: u32,
+    n: u32,
+    splits: u32,
+    out_offset: u32,
+    bias_offset: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(5) var<storage, read> part: array<f32>;
+
+fn finish(i: u32) -> f32 {
+    var s = 0.0;
+    for (var z = 0u; z < p.splits; z++) { s += part[z * p.count + i]; }
+    if (BIAS) { s += bias_at(p.bias_offset + i % p.n); }
+    return activate(s);
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let t = (wid.x + wid.y * nwg.x) * WG + lid;
+    let i = 2u * t;
+    if (i >= p.count) { return; }
+    if (OUT_F16) {
+        store_halves((p.out_offset + i) / 2u, vec2<f32>(finish(i), finish(i + 1u)));
+    } else {
+        store_f32(p.out_offset + i, finish(i));
+        if (i + 1u < p.count) { store_f32(p.out_offset + i + 1u, finish(i + 1u)); }
+    }
+}

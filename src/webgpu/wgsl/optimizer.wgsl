@@ -1,0 +1,52 @@
+// In-place optimizer steps, one thread per element. The prelude gives OP
+// (0 SGD, 1 AdamW), HAS_M (SGD with a momentum buffer) and WG. Absent
+// state buffers are bound to a scratch buffer that is never touched.
+
+struct Params {
+    n: u32,
+    p_offset: u32,
+    g_offset: u32,
+    m_offset: u32,
+    v_offset: u32,
+    nesterov: u32,
+    lr: f32,
+    weight_decay: f32,
+    momentum: f32,
+    dampening: f32,
+    beta1: f32,
+    beta2: f32,
+    eps: f32,
+    bias1: f32,
+    bias2: f32,
+    pad0: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read_write> param: array<f32>;
+@group(0) @binding(2) var<storage, read> grad: array<f32>;
+@group(0) @binding(3) var<storage, read_write> m: array<f32>;
+@group(0) @binding(4) var<storage, read_write> v: array<f32>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let i = (wid.x + wid.y * nwg.x) * WG + lid;
+    if (i >= p.n) { return; }
+    let g = grad[p.g_offset + i];
+    let w = param[p.p_offset + i];
+    if (OP == 0u) {
+        var gi = g + p.weight_decay * w;
+        if (HAS_M) {
+            let b = p.momentum * m[p.m_offset + i] + (1.0 - p.dampening) * gi;
+            m[p.m_offset + i] = b;
+            gi = select(b, gi + p.momentum * b, p.nesterov != 0u);
+        }
+        param[p.p_offset + i] = w - p.lr * gi;
+    } else {
+        let mi = p.beta1 * m[p.m_offset + i] + (1.0 - p.beta1) * g;
+        let vi = p.beta2 * v[p.v_offset + i] + (1.0 - p.beta2) * g * g;
+        m[p.m_offset + i] = mi;
+        v[p.v_offset + i] = vi;
+        param[p.p_offset + i] = w * (1.0 - p.lr * p.weight_decay) - p.lr * (mi / p.bias1) / (sqrt(vi / p.bias2) + p.eps);
+    }
+}

@@ -1,0 +1,271 @@
+/* The matrix-product kernels against float64 references, through every
+ * tile configuration of the WebGPU backend (forced one after another, with
+ * and without split-k), on shapes that are not multiples of any tile:
+ * transposed operands (the linear layout a @ w^T included), broadcast
+ * batches, bias and activations in the epilogue, f16 operands, K = 0, and
+ * the 16-byte-load variants. A tile edge computed wrong, a stage read
+ * before it is written, a split counted twice: each shows as a wrong
+ * element. Usage: gemm_check cpu|vulkan|gles. */
+#include "api/api.h"
+#include "test_util.h"
+#include "webgpu/wg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int g_failed, g_passed;
+
+typedef struct gcase {
+    const char *name;
+    int64_t batch, m, n, k;
+    bool a_t, b_t;   /* operand stored transposed, passed as a transposed view */
+    bool a_bcast;    /* a 2-D, broadcast over b's batch */
+    bool bias;
+    wt_matmul_act act;
+    bool f16;
+} gcase;
+
+static const gcase cases[] = {
+    {"plain 130x131x37", 1, 130, 131, 37, false, false, false, false, WT_MATMUL_ACT_NONE, false},
+    {"linear layout, bias, gelu", 2, 67, 129, 64, false, true, false, true, WT_MATMUL_ACT_GELU, false},
+    {"a^T, broadcast a, relu", 3, 33, 68, 20, true, false, true, false, WT_MATMUL_ACT_RELU, false},
+    {"both transposed, odd", 2, 45, 37, 29, true, true, false, true, WT_MATMUL_ACT_NONE, false},
+    {"aligned 136x132x72", 1, 136, 132, 72, false, false, false, true, WT_MATMUL_ACT_GELU_TANH, false},
+    {"aligned, a^T and b^T", 2, 68, 72, 40, true, true, false, false, WT_MATMUL_ACT_NONE, false},
+    {"long k 9x10x1000", 1, 9, 10, 1000, false, true, false, true, WT_MATMUL_ACT_NONE, false},
+    {"K = 0 with bias", 2, 5, 6, 0, false, false, false, true, WT_MATMUL_ACT_RELU, false},
+    {"one row with bias", 1, 1, 70, 33, false, true, false, true, WT_MATMUL_ACT_GELU, false},
+    {"f16 plain", 1, 70, 132, 36, false, false, false, false, WT_MATMUL_ACT_NONE, true},
+    {"f16 linear layout, bias, gelu", 2, 37, 66, 41, false, true, false, true, WT_MATMUL_ACT_GELU, true},
+    {"f16 a^T, odd n", 1, 20, 33, 24, true, false, false, false, WT_MATMUL_ACT_NONE, true},
+    /* Matrix-vector products in f16: the bandwidth kernel (k % 8 == 0),
+     * odd row counts, and the fallback. */
+    {"f16 A @ x, 37 rows", 2, 37, 1, 48, false, false, false, false, WT_MATMUL_ACT_NONE, true},
+    {"f16 decode x @ w^T", 1, 1, 70, 64, false, true, false, false, WT_MATMUL_ACT_NONE, true},
+    {"f16 x @ w^T, k % 8 != 0", 1, 1, 6, 20, false, true, false, false, WT_MATMUL_ACT_NONE, true},
+    /* Whole 16 x 16 tiles: the matrix units where the context has them. */
+    {"f16 aligned 256x128x64", 1, 256, 128, 64, false, false, false, true, WT_MATMUL_ACT_NONE, true},
+    {"f16 aligned linear layout, gelu", 2, 48, 80, 32, false, true, true, true, WT_MATMUL_ACT_GELU, true},
+};
+
+static float f16_round(float x) /* x rounded to the nearest f16, as a float */
+{
+    if (!(fabsf(x) < 65520.0f)) return x;
+    int e;
+    frexpf(x, &e);
+    if (e < -13) e = -13; /* subnormal spacing 2^-24 */
+    float q = ldexpf(1.0f, e - 11);
+    return nearbyintf(x / q) * q;
+}
+
+static double act_ref(wt_matmul_act act, double x)
+{
+    switch (act) {
+    case WT_MATMUL_ACT_RELU: return x < 0 ? 0 : x;
+    case WT_MATMUL_ACT_GELU: return 0.5 * x * erfc(-x / sqrt(2.0));
+    case WT_MATMUL_ACT_GELU_TANH: return 0.5 * x * (1 + tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
+    default: return x;
+    }
+}
+
+static wt_tensor *upload(wt_context *ctx, bool f16, int ndim, const int64_t *shape, const float *v)
+{
+    wt_tensor *t = NULL, *h = NULL;
+    if (wt_tensor_from_data(ctx, WT_F32, ndim, shape, v, &t) != WT_OK) return NULL;
+    if (!f16) return t;
+    wt_status st = wt_cast(t, WT_F16, &h);
+    wt_tensor_release(t);
+    return st == WT_OK ? h : NULL;
+}
+
+static void run_case(wt_context *ctx, const gcase *c, const char *tag)
+{
+    int64_t B = c->batch, M = c->m, N = c->n, K = c->k;
+    int64_t na = (c->a_bcast ? 1 : B) * M * K, nb = B * K * N;
+    float *a = malloc(sizeof(float) * (size_t)(na + 1)), *b = malloc(sizeof(float) * (size_t)(nb + 1));
+    float *bias = malloc(sizeof(float) * (size_t)N);
+    double *ref = malloc(sizeof(double) * (size_t)(B * M * N)), *mag = malloc(sizeof(double) * (size_t)(B * M * N));
+    for (int64_t i = 0; i < na; i++) a[i] = test_rng_uniform(-1, 1);
+    for (int64_t i = 0; i < nb; i++) b[i] = test_rng_uniform(-1, 1);
+    for (int64_t i = 0; i < N; i++) bias[i] = test_rng_uniform(-1, 1);
+    if (c->f16) {
+        for (int64_t i = 0; i < na; i++) a[i] = f16_round(a[i]);
+        for (int64_t i = 0; i < nb; i++) b[i] = f16_round(b[i]);
+        for (int64_t i = 0; i < N; i++) bias[i] = f16_round(bias[i]);
+    }
+    /* Stored layouts: a as [.., M, K] or [.., K, M] (a_t); b as [B, K, N] or [B, N, K] (b_t). */
+    for (int64_t z = 0; z < B; z++)
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double s = 0, m = 0;
+                int64_t za = c->a_bcast ? 0 : z;
+                for (int64_t k = 0; k < K; k++) {
+                    double x = c->a_t ? a[(za * K + k) * M + i] : a[(za * M + i) * K + k];
+                    double y = c->b_t ? b[(z * N + j) * K + k] : b[(z * K + k) * N + j];
+                    s += x * y, m += fabs(x * y);
+                }
+                if (c->bias) s += bias[j], m += fabs(bias[j]);
+                ref[(z * M + i) * N + j] = act_ref(c->act, s);
+                mag[(z * M + i) * N + j] = m;
+            }
+    int64_t sa[3] = {B, c->a_t ? K : M, c->a_t ? M : K}, sb[3] = {B, c->b_t ? N : K, c->b_t ? K : N};
+    int a_nd = c->a_bcast ? 2 : 3;
+    wt_tensor *ta = upload(ctx, c->f16, a_nd, c->a_bcast ? sa + 1 : sa, a);
+    wt_tensor *tb = upload(ctx, c->f16, 3, sb, b);
+    wt_tensor *tbias = c->bias ? upload(ctx, c->f16, 1, &N, bias) : NULL;
+    wt_tensor *va = NULL, *vb = NULL, *out = NULL, *out32 = NULL;
+    char what[200];
+    snprintf(what, sizeof what, "%s: %s", tag, c->name);
+    bool ok = ta && tb && (!c->bias || tbias);
+    if (ok && c->a_t) ok = wt_transpose(ta, a_nd - 2, a_nd - 1, &va) == WT_OK;
+    else if (ok) va = ta, wt_tensor_retain(ta);
+    if (ok && c->b_t) ok = wt_transpose(tb, 1, 2, &vb) == WT_OK;
+    else if (ok) vb = tb, wt_tensor_retain(tb);
+    wt_status st = ok ? wt_matmul_fused(va, vb, tbias, c->act, &out) : WT_ERR_BACKEND;
+    if (st == WT_OK && c->f16) st = wt_cast(out, WT_F32, &out32);
+    else if (st == WT_OK) out32 = out, wt_tensor_retain(out);
+    char err[256] = "";
+    float *got = st == WT_OK ? test_read_guarded(out32, err, sizeof err) : NULL;
+    if (!got) {
+        printf("FAIL %s: %s %s\n", what, wt_last_error(), err);
+        g_failed++;
+    } else {
+        double rtol = c->f16 ? 1.5e-3 : 2e-6, mtol = c->f16 ? 1e-4 : 2e-6;
+        int64_t bad = -1;
+        for (int64_t i = 0; i < B * M * N && bad < 0; i++)
+            if (!(fabs(got[i] - ref[i]) <= rtol * fabs(ref[i]) + mtol * (mag[i] + 1e-3))) bad = i;
+        if (bad >= 0) {
+            printf("FAIL %s: element %lld = %.8g, want %.8g\n", what, (long long)bad, got[bad], ref[bad]);
+            g_failed++;
+        } else {
+            g_passed++;
+        }
+    }
+    free(got);
+    wt_tensor_release(out32), wt_tensor_release(out), wt_tensor_release(va), wt_tensor_release(vb);
+    wt_tensor_release(ta), wt_tensor_release(tb), wt_tensor_release(tbias);
+    free(a), free(b), free(bias), free(ref), free(mag);
+}
+
+/* `perf`: GPU time of the fused linear layer of the benchmark issue,
+ * x [8192, 4096] @ w^T ([4096, 4096] stored [out, in]) + bias, gelu, in
+ * f32 and f16: median of 5 repetitions of 10 launches. Not a test. */
+static void perf(wt_context *ctx)
+{
+    int64_t M = 8192, N = 4096, K = 4096;
+    float *h = malloc(sizeof(float) * (size_t)(M * K));
+    for (int64_t i = 0; i < M * K; i++) h[i] = test_rng_uniform(-1, 1);
+    for (int f16 = 0; f16 < 2; f16++)
+        for (int fused = 0; fused < 2; fused++) {
+            int64_t sx[2] = {M, K}, sw[2] = {N, K};
+            wt_tensor *x = upload(ctx, f16, 2, sx, h), *w = upload(ctx, f16, 2, sw, h);
+            wt_tensor *bias = upload(ctx, f16, 1, &N, h), *wt = NULL;
+            if (!x || !w || !bias || wt_transpose(w, 0, 1, &wt) != WT_OK) {
+                printf("perf: setup failed: %s\n", wt_last_error());
+                return;
+            }
+            double t[5];
+            for (int rep = -1; rep < 5; rep++) {
+                wt_context_timer_begin(ctx);
+                for (int i = 0; i < 10; i++) {
+                    wt_tensor *o = NULL;
+                    if (wt_matmul_fused(x, wt, fused ? bias : NULL,
+                                        fused ? WT_MATMUL_ACT_GELU : WT_MATMUL_ACT_NONE, &o) != WT_OK)
+                        printf("perf: %s\n", wt_last_error());
+                    wt_tensor_release(o);
+                }
+                double sec = 0;
+                wt_context_timer_end(ctx, &sec);
+                if (rep >= 0) t[rep] = sec / 10;
+            }
+            for (int i = 0; i < 5; i++)
+                for (int j = i + 1; j < 5; j++)
+                    if (t[j] < t[i]) { double z = t[i]; t[i] = t[j]; t[j] = z; }
+            printf("perf linear %s %lldx%lldx%lld %s: %.3f ms, %.1f TFLOP/s\n", f16 ? "f16" : "f32",
+                   (long long)M, (long long)N, (long long)K, fused ? "+ bias + gelu (fused)" : "(product only)",
+                   t[2] * 1e3, 2.0 * M * N * K / t[2] / 1e12);
+            wt_tensor_release(x), wt_tensor_release(w), wt_tensor_release(bias), wt_tensor_release(wt);
+        }
+    free(h);
+}
+
+int main(int argc, char **argv)
+{
+    test_backend be = test_parse_backend(argc > 1 ? argv[1] : NULL);
+    if (be == TEST_BACKEND_INVALID) {
+        fprintf(stderr, "usage: %s cpu|vulkan|gles\n", argv[0]);
+        return 2;
+    }
+    test_rng_seed(test_seed());
+    printf("gemm_check %s: seed %llu\n", test_backend_name(be), (unsigned long long)test_seed());
+    wt_context *ctx = NULL;
+    wt_context_options opts;
+    test_backend_options(be, &opts);
+    /* WT_TEST_SUBGROUP_MATRIX=1: the experimental matrix-unit kernel too. */
+    const char *sm = getenv("WT_TEST_SUBGROUP_MATRIX");
+    if (sm && strcmp(sm, "1") == 0) opts.experimental |= WT_EXPERIMENTAL_SUBGROUP_MATRIX;
+    if (wt_context_create(&opts, &ctx) != WT_OK) {
+        printf("FAIL context: %s\n", wt_last_error());
+        return 1;
+    }
+    if (be != TEST_BACKEND_CPU) {
+        const wg_caps *caps = wg_get_caps(ctx);
+        printf("matrix units (subgroup matrices): %s; shader-f16 %s; subgroups %u..%u; configs:",
+               caps->subgroup_matrix ? "on" : "off", caps->shader_f16 ? "on" : "off",
+               caps->subgroup_min_size, caps->subgroup_max_size);
+        for (uint32_t i = 0; i < caps->matrix_config_count; i++)
+            printf(" %ux%ux%u (%u->%u)", caps->matrix_configs[i].m, caps->matrix_configs[i].n,
+                   caps->matrix_configs[i].k, caps->matrix_configs[i].component,
+                   caps->matrix_configs[i].result);
+        printf("\n");
+    }
+    if (argc > 2 && strcmp(argv[2], "perf") == 0) {
+        perf(ctx);
+        wt_context_destroy(ctx);
+        return 0;
+    }
+    int ncfg = be == TEST_BACKEND_CPU ? 0 : wg_gemm_config_count();
+    /* A software renderer compiles each variant slowly (about a second of
+     * CPU each on llvmpipe): there, the usual choice skips four cases that
+     * add little on it, each forced configuration runs an odd linear
+     * layout with the epilogue, and split-k runs on one configuration
+     * with that case and f16. */
+    bool brief = be != TEST_BACKEND_CPU && wg_get_caps(ctx)->cpu_adapter;
+    static const int brief_cases[] = {1, 10};
+    /* WT_GEMM_CHECK_CONFIGS="-1,3": only these (-1: the usual choice). */
+    const char *only = getenv("WT_GEMM_CHECK_CONFIGS");
+    for (int cfg = -1; cfg < ncfg; cfg++)
+        for (int splits = 0; splits <= (cfg < 0 || (brief && cfg != 3) ? 0 : 3); splits += 3) {
+            char tag[64], key[16];
+            snprintf(key, sizeof key, "%d", cfg);
+            if (only && !strstr(only, key)) continue;
+            snprintf(tag, sizeof tag, "config %d, splits %d", cfg, splits);
+            if (be != TEST_BACKEND_CPU) wg_gemm_force(cfg, splits);
+            if (brief && cfg >= 0)
+                for (int i = 0; i < (splits ? 2 : 1); i++) run_case(ctx, &cases[brief_cases[i]], tag);
+            else
+                for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+                    if (!brief || !(i == 5 || i == 6 || i == 15 || i == 16)) run_case(ctx, &cases[i], tag);
+        }
+    if (be != TEST_BACKEND_CPU) wg_gemm_force(-1, 0);
+    /* Bad input. */
+    {
+        int64_t s2[2] = {3, 4}, s1[1] = {5};
+        float z[12] = {0};
+        wt_tensor *x = NULL, *bad = NULL, *o = NULL;
+        wt_tensor_from_data(ctx, WT_F32, 2, s2, z, &x);
+        wt_tensor_from_data(ctx, WT_F32, 1, s1, z, &bad);
+        wt_tensor *xt = NULL;
+        wt_transpose(x, 0, 1, &xt);
+        bool ok = wt_matmul_fused(x, xt, bad, WT_MATMUL_ACT_NONE, &o) == WT_ERR_SHAPE && !o &&
+                  wt_matmul_fused(x, xt, NULL, (wt_matmul_act)99, &o) == WT_ERR_INVALID_ARGUMENT && !o;
+        printf("%s bad bias / activation codes\n", ok ? "ok" : "FAIL");
+        ok ? g_passed++ : g_failed++;
+        wt_tensor_release(x), wt_tensor_release(bad), wt_tensor_release(xt);
+    }
+    wt_context_destroy(ctx);
+    printf("gemm_check %s: %d passed, %d failed\n", test_backend_name(be), g_passed, g_failed);
+    return g_failed ? 1 : 0;
+}
