@@ -46,6 +46,7 @@ typedef enum sig {
     SIG_NORM,        /* (x, double ord, naxes, axes, keepdims, out) */
     SIG_DROPOUT,     /* (x, float p, uint64_t seed, out) */
     SIG_CUM,         /* (x, axis, out): cumsum, cumprod */
+    SIG_COPY_INTO,   /* (dst, src): in place, dst must not repeat elements */
     SIG_FROM_DATA,   /* (ctx, dtype, ndim, shape, data, out) */
     SIG_CREATE,      /* (ctx, dtype, ndim, shape, out) */
     SIG_FULL,        /* (ctx, dtype, ndim, shape, value, out) */
@@ -109,6 +110,8 @@ static const fn_row FUNCTIONS[] = {
     ROW(SIG_CREATE, wt_tensor_ones), ROW(SIG_RANDOM, wt_rand), ROW(SIG_RANDOM, wt_randn),
     ROW(SIG_DROPOUT, wt_dropout), ROW(SIG_ARANGE, wt_arange), ROW(SIG_LINSPACE, wt_linspace),
     ROW(SIG_EYE, wt_eye), ROW(SIG_OP_SUPPORT, wt_op_support),
+    /* --- added with the runtime and the nn ops --- */
+    ROW(SIG_CTX, wt_context_flush), ROW(SIG_AXIS, wt_log_softmax), ROW(SIG_COPY_INTO, wt_copy_into),
     ROW(SIG_MATMUL, wt_matmul),
     ROW(SIG_REDUCE, wt_sum), ROW(SIG_REDUCE, wt_mean), ROW(SIG_REDUCE, wt_max),
     ROW(SIG_REDUCE, wt_min),
@@ -184,6 +187,7 @@ typedef struct env {
     wt_context *ctx, *other;
     wt_tensor *x, *x16, *v, *m, *ox, *ov, *om;
     wt_tensor *xi, *xb; /* [3,5] i32 and bool */
+    wt_tensor *dst, *xe; /* [3,5] written by copy_into; v expanded to [3,5] (repeats elements) */
 } env;
 
 static const int64_t SHAPE_35[2] = {3, 5}, SHAPE_15[2] = {1, 5}, SHAPE_5[1] = {5};
@@ -244,6 +248,7 @@ static bool gen_case(sig s, bad b, int k, const env *e, call_args *a)
     a->op = 0;
     if (s == SIG_WHERE) { a->t[0] = e->xb; a->t[1] = e->x; a->t[2] = e->x; }
     if (g_bool_input) a->t[0] = e->xb;
+    if (s == SIG_COPY_INTO) { a->t[0] = e->dst; a->t[1] = e->v; }
     if (s == SIG_MASKED_FILL) a->t[1] = e->xb;
     if (s == SIG_VAR) a->scalar = 1.0;
     if (s == SIG_NORM) a->scalar = 2.0;
@@ -255,13 +260,13 @@ static bool gen_case(sig s, bad b, int k, const env *e, call_args *a)
         SET(a, WT_OK, WT_OK, "valid");
         return true;
     }
-    bool tensor_in = s <= SIG_CUM || s == SIG_READ;
-    int ntensors = s == SIG_BINARY || s == SIG_MATMUL || s == SIG_MASKED_FILL ? 2
+    bool tensor_in = s <= SIG_COPY_INTO || s == SIG_READ;
+    int ntensors = s == SIG_BINARY || s == SIG_MATMUL || s == SIG_MASKED_FILL || s == SIG_COPY_INTO ? 2
                    : s == SIG_LAYERNORM || s == SIG_WHERE                ? 3
                    : s == SIG_RMSNORM                                    ? 2
                                                                          : 1;
     bool ctx_in = (s >= SIG_FROM_DATA && s <= SIG_OP_SUPPORT) || (s >= SIG_CTX && s <= SIG_CTX_SECONDS);
-    bool has_out = s != SIG_READ && s != SIG_CTX && s != SIG_LIST;
+    bool has_out = s != SIG_READ && s != SIG_CTX && s != SIG_LIST && s != SIG_COPY_INTO;
     switch (b) {
     case BAD_NULL:
         if (tensor_in && k < ntensors) {
@@ -428,6 +433,11 @@ static bool gen_case(sig s, bad b, int k, const env *e, call_args *a)
             SET(a, WT_ERR_SHAPE, WT_OK, "[5,4] with a [3,5] mask");
             return true;
         }
+        if (s == SIG_COPY_INTO && k == 0) {
+            a->t[1] = e->m; /* [5,4] into [3,5] */
+            SET(a, WT_ERR_SHAPE, WT_OK, "[5,4] into [3,5]");
+            return true;
+        }
         if (s == SIG_BINARY && k == 0) {
             a->t[1] = e->m; /* [3,5] with [5,4] */
             SET(a, WT_ERR_SHAPE, WT_OK, "[3,5] with [5,4]");
@@ -445,6 +455,11 @@ static bool gen_case(sig s, bad b, int k, const env *e, call_args *a)
             return true;
         }
         return false;
+    case BAD_ALIAS:
+        if (s != SIG_COPY_INTO || k > 0) return false;
+        a->t[0] = e->xe; /* a destination that repeats elements */
+        SET(a, INV, WT_OK, "dst an expanded view");
+        return true;
     case BAD_BUFFER:
         if (s != SIG_READ || k >= 2) return false;
         a->bytes = k == 0 ? 15 * sizeof(float) - 1 : 0;
@@ -568,6 +583,9 @@ static wt_status call_row(const fn_row *r, const call_args *a, wt_tensor **made,
     case SIG_NORM: st = ((f_norm)r->fn)(a->t[0], a->scalar, a->naxes, a->axes, true, out); break;
     case SIG_DROPOUT: st = ((f_dropout)r->fn)(a->t[0], (float)a->scalar, 7, out); break;
     case SIG_CUM: st = ((f_axis)r->fn)(a->t[0], a->axis, out); break;
+    case SIG_COPY_INTO:
+        st = ((wt_status(*)(wt_tensor *, const wt_tensor *))r->fn)((wt_tensor *)a->t[0], a->t[1]);
+        break;
     case SIG_RANDOM:
         st = ((f_random)r->fn)(a->ctx, a->dtype == WT_F16 ? WT_F32 : a->dtype, a->ndim, a->shape, 7, out);
         break;
@@ -626,7 +644,7 @@ static wt_status call_row(const fn_row *r, const call_args *a, wt_tensor **made,
 /* The out-pointer a failing call must clear is a tensor or a context. */
 static bool writes_tensor(sig s)
 {
-    return s <= SIG_EYE;
+    return s <= SIG_EYE && s != SIG_COPY_INTO;
 }
 
 int main(int argc, char **argv)
@@ -658,7 +676,9 @@ int main(int argc, char **argv)
                 wt_tensor_from_data(e.other, WT_F32, 1, SHAPE_5, g_data, &e.ov) == WT_OK &&
                 wt_tensor_from_data(e.other, WT_F32, 2, s54, g_data, &e.om) == WT_OK;
     wt_tensor_release(x32);
-    made = made && wt_cast(e.x, WT_I32, &e.xi) == WT_OK && wt_cast(e.x, WT_BOOL, &e.xb) == WT_OK;
+    made = made && wt_cast(e.x, WT_I32, &e.xi) == WT_OK && wt_cast(e.x, WT_BOOL, &e.xb) == WT_OK &&
+           wt_tensor_zeros(e.ctx, WT_F32, 2, SHAPE_35, &e.dst) == WT_OK &&
+           wt_expand(e.v, 2, SHAPE_35, &e.xe) == WT_OK;
     (void)SHAPE_15;
     if (!CHECK(made, "inputs [%s]: %s", mode, wt_last_error())) return test_summary("bad_input");
 
@@ -690,6 +710,7 @@ int main(int argc, char **argv)
                     }
                 }
                 bool data_first = r->sig <= SIG_CUM && r->sig != SIG_WHERE && !r->bool_input;
+                if (a.op == -2 && r->sig == SIG_COPY_INTO) continue; /* not a catalogue op */
                 for (int f16 = 0; f16 < (b == BAD_NONE && data_first ? 2 : 1); f16++) {
                     if (f16) a.t[0] = e.x16;
                     if (f16 && r->sig == SIG_LAYERNORM) a.t[1] = a.t[2] = NULL;
@@ -745,7 +766,7 @@ int main(int argc, char **argv)
         printf(" %s %d%s", BAD_NAMES[b], per_class[b], b + 1 < BAD_CLASSES ? "," : "");
     printf(" (+14 NULL getters)\n");
 
-    wt_tensor *all[] = {e.x, e.x16, e.v, e.m, e.ox, e.ov, e.om, e.xi, e.xb};
+    wt_tensor *all[] = {e.x, e.x16, e.v, e.m, e.ox, e.ov, e.om, e.xi, e.xb, e.dst, e.xe};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         wt_tensor_release(all[i]);
     wt_context_destroy(e.other);

@@ -69,7 +69,8 @@ static void test_round_trips(void)
         int32_t *iv = malloc((size_t)(n ? n : 1) * 4);
         uint8_t *bv = malloc((size_t)(n ? n : 1));
         for (int64_t i = 0; i < n; i++) {
-            iv[i] = k_ints[i % NINTS] + (int32_t)(i / NINTS);
+            /* wraps past INT32_MAX on purpose: unsigned, no UB */
+            iv[i] = (int32_t)((uint32_t)k_ints[i % NINTS] + (uint32_t)(i / NINTS));
             bv[i] = (uint8_t)(i % 3 == 0 ? 0 : i % 3 == 1 ? 1 : 0x80 + i);
         }
         wt_tensor *ti = make(WT_I32, ndims[c], shapes[c], iv);

