@@ -162,7 +162,12 @@ static void enumerate_backend(const wg_library *lib, WGPUInstance instance,
     void *sym = lib->handle ? dlsym(lib->handle, "_ZN4dawn6native12InstanceBase17Enumerate"
                                                  "AdaptersEPKNS0_21RequestAdapterOptionsE")
                             : NULL;
-    void *del = lib->handle ? dlsym(lib->handle, "_ZdlPv") : NULL;
+    /* The operator delete that pairs with the operator new Dawn called:
+     * the global one when the process has one (a sanitizer's, which then
+     * also served Dawn's new), else the C++ runtime Dawn brought. */
+    void *del = dlsym(RTLD_DEFAULT, "_ZdlPv");
+    if (!del && lib->handle)
+        del = dlsym(lib->handle, "_ZdlPv");
     if (!sym || !del || getenv("WT_NO_ENUMERATE"))
         return;
     void (*enumerate)(cxx_pointer_vector *, WGPUInstance, const WGPURequestAdapterOptions *);
