@@ -42,7 +42,13 @@ fn wt_log2(v: T) -> T {
 
 fn wt_sqrt(v: T) -> T { return select(sqrt(v), wt_nan(), v < T(0.0)); }
 
-fn wt_relu(v: T) -> T { return select(select(v, T(0.0), v < T(0.0)), v, is_nan(v)); }
+// Negative by the bits, not by v < 0: a GPU that flushes subnormals (NVIDIA)
+// compares -1e-45 < 0 as false, and relu must still give 0. -0 and NaN stay.
+fn wt_relu(v: T) -> T {
+    let b = bitcast<U>(v);
+    let negative = ((b & U(0x80000000u)) != U(0u)) & ((b & U(0x7fffffffu)) != U(0u));
+    return select(v, T(0.0), negative & !is_nan(v));
+}
 fn wt_relu6(v: T) -> T { return select(min(max(v, T(0.0)), T(6.0)), v, is_nan(v)); }
 
 fn wt_clamp(v: T, lo: T, hi: T) -> T {
@@ -222,8 +228,10 @@ fn wt_fmod(u: T, v: T) -> T {
 fn wt_atan2(u: T, v: T) -> T {
     let pi = T(3.14159265358979323846);
     var r = atan2(u, v);
-    let both_zero = (u == T(0.0)) & (v == T(0.0));
-    r = select(r, with_sign(select(T(0.0), pi, sign_bit(v)), u), both_zero);
+    // y = +-0 (by the bits): +-0 toward x >= +0, +-pi toward x <= -0, the
+    // sign of y kept. Some drivers (NVIDIA's GLES) drop the sign of a zero y.
+    let u_zero = (bitcast<U>(u) & U(0x7fffffffu)) == U(0u);
+    r = select(r, with_sign(select(T(0.0), pi, sign_bit(v)), u), u_zero);
     let both_inf = is_inf(u) & is_inf(v);
     r = select(r, with_sign(select(T(0.25) * pi, T(0.75) * pi, v < T(0.0)), u), both_inf);
     return select(r, wt_nan(), is_nan(u) | is_nan(v));
