@@ -9,6 +9,7 @@
 #include "cpu/half.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 
 __attribute__((target("avx,f16c"))) static void to_f32(const uint16_t *s, uint32_t *d, int64_t n)
@@ -45,13 +46,25 @@ __attribute__((target("avx,f16c"))) static void to_f16(const uint32_t *s, uint16
         d[i] = cpu_f32_bits_to_half(s[i]);
 }
 
+/* AVX and F16C from CPUID, and the OS saving the YMM registers (XGETBV):
+ * read directly, since not every compiler's __builtin_cpu_supports knows
+ * "f16c" (clang 14 does not). */
+static bool cpu_reports_f16c(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    const unsigned osxsave = 1u << 27, avx = 1u << 28, f16c = 1u << 29;
+    if ((c & (osxsave | avx | f16c)) != (osxsave | avx | f16c)) return false;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    return (lo & 6u) == 6u;
+}
+
 static bool have_f16c(void)
 {
     static int known = -1; /* a benign race: every thread computes the same */
-    if (known < 0) {
-        __builtin_cpu_init();
-        known = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
-    }
+    if (known < 0) known = cpu_reports_f16c();
     return known > 0;
 }
 
