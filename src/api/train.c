@@ -147,9 +147,10 @@ wt_status wt_cross_entropy_backward(const wt_tensor *logits, const wt_tensor *la
      * (sum) for every row. */
     wt_tensor *g = dloss ? f32_contiguous(&c, dloss) : scalar(&c, ctx, 1.0);
     if (o.reduction == WT_REDUCTION_MEAN) {
-        wt_tensor *rows, *valid;
-        ce_rows(&c, logits, labels, o.ignore_index, &rows, &valid);
-        wt_tensor *count = STEP(&c, wt_sum, valid, 0, NULL, false);
+        /* The rows that count, from the labels alone: no second softmax
+         * pass over the logits (the gradient kernel makes its own). */
+        wt_tensor *counted = STEP(&c, wt_ne_scalar, labels, (double)o.ignore_index);
+        wt_tensor *count = STEP(&c, wt_sum, counted, 0, NULL, false); /* i32 */
         g = STEP(&c, wt_div, g, count);
     }
     wt_tensor *scale = g;
