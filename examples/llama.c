@@ -46,6 +46,8 @@
 #include "webtensor.h"
 #include "webtensor_io.h"
 
+#include "example_context.h"
+
 #define MAX_PROMPT 4096
 
 typedef struct llama_config {
@@ -394,30 +396,6 @@ done:
 }
 
 /* ---------------------------------------------------------------- driver */
-
-static int make_context(const char *name, wt_context **ctx)
-{
-    wt_context_options o;
-    wt_context_options_init(&o);
-    if (strcmp(name, "cpu") == 0) o.backend = WT_BACKEND_CPU;
-    else if (strcmp(name, "webgpu") == 0) o.backend = WT_BACKEND_WEBGPU;
-    else if (strcmp(name, "vulkan") == 0) o.backend = WT_BACKEND_WEBGPU, o.gpu_api = WT_GPU_API_VULKAN;
-    else if (strcmp(name, "gles") == 0) o.backend = WT_BACKEND_WEBGPU, o.gpu_api = WT_GPU_API_OPENGLES;
-    else if (strcmp(name, "auto") != 0) {
-        fprintf(stderr, "unknown backend '%s'\n", name);
-        return 0;
-    }
-    if (wt_context_create(&o, ctx) != WT_OK) {
-        fprintf(stderr, "error: no %s context: %s\n", name, wt_last_error());
-        return 0;
-    }
-    wt_adapter_info info;
-    if (wt_context_adapter_info(*ctx, &info) == WT_OK)
-        printf("backend %s: WebGPU adapter \"%s\"\n", name, info.name);
-    else
-        printf("backend %s: CPU\n", name);
-    return 1;
-}
 
 /* Up to max integers separated by spaces or commas; -1 on a bad entry. */
 static int parse_ids(const char *s, int32_t *ids, int max)

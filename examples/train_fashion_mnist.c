@@ -25,6 +25,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include <webtensor.h>
 
+#include "example_context.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,30 +350,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int make_context(const char *name, wt_context **ctx)
-{
-    wt_context_options o;
-    wt_context_options_init(&o);
-    if (strcmp(name, "cpu") == 0) o.backend = WT_BACKEND_CPU;
-    else if (strcmp(name, "webgpu") == 0) o.backend = WT_BACKEND_WEBGPU;
-    else if (strcmp(name, "vulkan") == 0) o.backend = WT_BACKEND_WEBGPU, o.gpu_api = WT_GPU_API_VULKAN;
-    else if (strcmp(name, "gles") == 0) o.backend = WT_BACKEND_WEBGPU, o.gpu_api = WT_GPU_API_OPENGLES;
-    else if (strcmp(name, "auto") != 0) {
-        fprintf(stderr, "unknown backend '%s'\n", name);
-        return 0;
-    }
-    if (wt_context_create(&o, ctx) != WT_OK) {
-        fprintf(stderr, "error: no %s context: %s\n", name, wt_last_error());
-        return 0;
-    }
-    wt_adapter_info info;
-    if (wt_context_adapter_info(*ctx, &info) == WT_OK)
-        printf("backend %s: WebGPU adapter \"%s\"\n", name, info.name);
-    else
-        printf("backend %s: CPU\n", name);
-    return 1;
 }
 
 int main(int argc, char **argv)
