@@ -3,42 +3,12 @@
  *
  *   training_conv <cpu|vulkan|gles>
  */
-#include "test_util.h"
+#include "grad_check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static wt_context *g_ctx;
-
-static wt_tensor *make(int ndim, const int64_t *shape, const float *data)
-{
-    wt_tensor *t = NULL;
-    if (wt_tensor_from_data(g_ctx, WT_F32, ndim, shape, data, &t) != WT_OK)
-        CHECK(false, "from_data: %s", wt_last_error());
-    return t;
-}
-
-static float *read_all(const wt_tensor *t, size_t n)
-{
-    float *b = malloc((n ? n : 1) * sizeof *b);
-    if (!t || wt_tensor_read(t, b, n * sizeof *b) != WT_OK) {
-        CHECK(false, "read: %s", wt_last_error());
-        free(b);
-        return NULL;
-    }
-    return b;
-}
-
-static bool close_all(const char *what, const float *got, const double *want, size_t n, double rtol, double atol)
-{
-    if (!got) return CHECK(false, "%s: no result", what);
-    for (size_t i = 0; i < n; i++)
-        if (!(fabs(got[i] - want[i]) <= atol + rtol * fabs(want[i])))
-            return CHECK(false, "%s: element %zu is %.8g, expected %.8g", what, i, got[i], want[i]);
-    return CHECK(true, "%s", what);
-}
 
 static double *to_double(const float *f, size_t n)
 {
