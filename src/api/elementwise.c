@@ -89,8 +89,13 @@ static wt_status compute(const char *fn, wt_op op, int nin, const wt_tensor *con
     for (int k = 0; k < ntensors && st == WT_OK; k++) {
         wt_tensor *c = NULL;
         if ((st = as_dtype(in[k], lanes, &c)) == WT_OK) {
-            st = wt_expand(c, ndim, shape, &cast[k]);
-            wt_tensor_release(c);
+            /* Already of the broadcast shape (the common case): no view. */
+            if (c->ndim == ndim && memcmp(c->shape, shape, sizeof shape[0] * (size_t)ndim) == 0) {
+                cast[k] = c;
+            } else {
+                st = wt_expand(c, ndim, shape, &cast[k]);
+                wt_tensor_release(c);
+            }
         }
         args.in[k] = cast[k];
     }

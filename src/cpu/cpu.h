@@ -8,11 +8,19 @@
  * block costs a page fault per 4 KiB on first touch, often more than the
  * op that writes it. Blocks are matched by size class. */
 #define CPU_POOL_SLOTS 16
+/* Small blocks (a few KiB: the outputs of small ops) are kept apart, so
+ * that a run of small ops reuses them without evicting the large ones:
+ * an aligned malloc and free cost as much as an add of a thousand floats. */
+#define CPU_POOL_SMALL_SLOTS 8
 typedef struct cpu_pool {
     void *block[CPU_POOL_SLOTS];
     size_t capacity[CPU_POOL_SLOTS];
     int count;   /* oldest first */
     size_t bytes;
+    void *small_block[CPU_POOL_SMALL_SLOTS];
+    size_t small_capacity[CPU_POOL_SMALL_SLOTS];
+    int small_count; /* oldest first */
+    size_t small_bytes;
 } cpu_pool;
 
 /* Per-context state of the CPU backend. */

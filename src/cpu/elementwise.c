@@ -335,6 +335,14 @@ static void run_job(wt_context *ctx, const ew_job *job) {
     }
     const int64_t nblocks = (job->n + EW_BLOCK - 1) / EW_BLOCK;
     const bool parallel = job->n > CPU_PARALLEL_MIN;
+    if (!parallel) {
+        /* Inline: even a parallel region of one thread costs about as much
+         * as an add of a thousand floats. */
+        _Alignas(64) float scratch[EW_MAX_IN][EW_BLOCK];
+        for (int64_t start = 0; start < job->n; start += EW_BLOCK)
+            run_block(job, start, job->n - start < EW_BLOCK ? job->n - start : EW_BLOCK, scratch);
+        return;
+    }
     /* Static schedule: each thread gets one run of neighbouring blocks,
      * which keeps the hardware prefetchers streaming. */
 #pragma omp parallel for num_threads(cpu_threads(ctx)) if (parallel) schedule(static)
