@@ -1,11 +1,14 @@
-/* ew_f16_layouts <cpu|vulkan|gles>: f16 elementwise ops on the layouts the
- * native f16 kernels walk differently: contiguous runs of every length
- * around the 8-half unit and the workgroup's span (empty, 0-d, odd),
- * slices starting at odd and unaligned elements, steps, broadcasts (a
- * row, a column, a 0-d tensor, a Python-style scalar), transposed views
- * and a unary op with parameters. Each result is compared, half by half,
- * with the float64 reference of the same f16 inputs rounded to f16: one
- * f16 ulp at most (the kernels compute in f32, which may round twice). */
+/* f16_layouts <cpu|vulkan|gles>: f16 elementwise ops and reductions on the
+ * layouts the native f16 kernels walk differently: contiguous runs of
+ * every length around the 8-half unit and the workgroup's span (empty,
+ * 0-d, odd), slices starting at odd and unaligned elements, steps,
+ * broadcasts (a row, a column, a 0-d tensor, a Python-style scalar),
+ * transposed views and a unary op with parameters; reductions over long
+ * rows (split into chunks), columns and sliced rows. Each elementwise
+ * result is compared, half by half, with the float64 reference of the same
+ * f16 inputs rounded to f16: one f16 ulp at most (the kernels compute in
+ * f32, which may round twice); a reduction's within one f16 ulp plus the
+ * f32 sum's rounding. */
 #include "test_util.h"
 
 #include <math.h>
@@ -181,6 +184,74 @@ static void test_broadcasts(void)
     wt_tensor_release(t), wt_tensor_release(tt);
 }
 
+/* sum, mean, max and var over axis 1 of a [rows, cols] f16 view of a
+ * [rows, base_cols] tensor from column c0 (c0 > 0: rows start at odd and
+ * unaligned elements), and sum over axis 0. */
+static void check_reductions(int64_t rows, int64_t base_cols, int64_t c0, int64_t cols)
+{
+    int64_t shape[2] = {rows, base_cols};
+    uint16_t *h = random_halves(rows * base_cols, -2, 2);
+    wt_tensor *base = make_f16(2, shape, h), *x = NULL;
+    CHECK(wt_slice(base, 1, c0, c0 + cols, 1, &x) == WT_OK, "slice: %s", wt_last_error());
+    for (int k = 0; k < 5; k++) {
+        const int axis = k == 4 ? 0 : 1;
+        const int64_t nout = axis == 1 ? rows : cols, len = axis == 1 ? cols : rows;
+        wt_tensor *o = NULL;
+        wt_status st = k == 0 || k == 4 ? wt_sum(x, 1, &axis, false, &o)
+                     : k == 1           ? wt_mean(x, 1, &axis, false, &o)
+                     : k == 2           ? wt_max(x, 1, &axis, false, &o)
+                                        : wt_var(x, 1, &axis, 1.0, false, &o);
+        static const char *names[5] = {"sum", "mean", "max", "var", "sum over axis 0"};
+        if (!CHECK(st == WT_OK && wt_tensor_dtype(o) == WT_F16 && wt_tensor_numel(o) == nout,
+                   "%s of [%lld,%lld] from column %lld: %s", names[k], (long long)rows, (long long)cols,
+                   (long long)c0, wt_last_error())) {
+            wt_tensor_release(o);
+            continue;
+        }
+        uint16_t *g = malloc((size_t)nout * 2);
+        int64_t bad = 0;
+        CHECK(wt_tensor_read(o, g, (size_t)nout * 2) == WT_OK, "read: %s", wt_last_error());
+        for (int64_t r = 0; r < nout; r++) {
+            double s = 0, s2 = 0, m = -INFINITY, scale = 0;
+            for (int64_t j = 0; j < len; j++) {
+                double v = test_half_to_double(axis == 1 ? h[r * base_cols + c0 + j] : h[j * base_cols + c0 + r]);
+                s += v, s2 += v * v, m = v > m ? v : m, scale += fabs(v);
+            }
+            double mean = s / (double)len, want = k == 1 ? mean : k == 2 ? m : k == 3 ? 0 : s;
+            if (k == 3) {
+                for (int64_t j = 0; j < len; j++) {
+                    double d = test_half_to_double(h[r * base_cols + c0 + j]) - mean;
+                    want += d * d;
+                }
+                want /= (double)(len - 1);
+                scale = s2 / (double)(len - 1);
+            } else if (k == 1) {
+                scale /= (double)len;
+            }
+            double got = test_half_to_double(g[r]);
+            /* One f16 ulp of the result, plus f32 rounding over the terms. */
+            double tol = fabs(want) / 1024.0 + 1e-6 * scale * (k == 2 ? 0 : 1) + 1e-7;
+            if (fabs(got - want) > tol && bad++ == 0)
+                CHECK(false, "%s of [%lld,%lld] from column %lld, output %lld: got %.6g, want %.6g", names[k],
+                      (long long)rows, (long long)cols, (long long)c0, (long long)r, got, want);
+        }
+        CHECK(bad == 0, "%s of [%lld,%lld] from column %lld: %lld outputs wrong", names[k], (long long)rows,
+              (long long)cols, (long long)c0, (long long)bad);
+        free(g);
+        wt_tensor_release(o);
+    }
+    free(h);
+    wt_tensor_release(base), wt_tensor_release(x);
+}
+
+static void test_reductions(void)
+{
+    check_reductions(3, 40003, 0, 40003); /* long rows: chunks and a second pass */
+    check_reductions(5, 3001, 3, 2995);   /* rows from odd, unaligned elements */
+    check_reductions(67, 203, 1, 201);    /* many rows */
+    check_reductions(1, 9, 0, 9);         /* a short row */
+}
+
 int main(int argc, char **argv)
 {
     test_backend be = test_parse_backend(argc > 1 ? argv[1] : NULL);
@@ -189,12 +260,13 @@ int main(int argc, char **argv)
         return 2;
     }
     char prefix[64];
-    snprintf(prefix, sizeof prefix, "ew_f16_layouts %s", test_backend_name(be));
+    snprintf(prefix, sizeof prefix, "f16_layouts %s", test_backend_name(be));
     test_rng_seed(test_seed());
     if (test_create_context(be, &g_ctx) != WT_OK) return test_summary(prefix);
     test_lengths();
     test_slices();
     test_broadcasts();
+    test_reductions();
     CHECK(wt_context_sync(g_ctx) == WT_OK, "sync: %s", wt_last_error());
     wt_memory_stats st;
     CHECK(wt_context_memory_stats(g_ctx, &st) == WT_OK && st.live_tensors == 0, "%llu storages left alive",
