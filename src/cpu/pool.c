@@ -30,25 +30,26 @@ static cpu_pool *pool_of(wt_context *ctx) {
     return &((cpu_state *)ctx->impl)->pool;
 }
 
+/* Removes slot i of one pool's arrays (blocks, capacities, count, bytes),
+ * keeping the order. */
+static void slot_remove(void **block, size_t *capacity, int *count, size_t *bytes, int i) {
+    *bytes -= capacity[i];
+    for (int j = i; j + 1 < *count; j++) {
+        block[j] = block[j + 1];
+        capacity[j] = capacity[j + 1];
+    }
+    (*count)--;
+}
+
 static void pool_remove(wt_context *ctx, int i) {
     cpu_pool *p = pool_of(ctx);
-    p->bytes -= p->capacity[i];
-    for (int j = i; j + 1 < p->count; j++) {
-        p->block[j] = p->block[j + 1];
-        p->capacity[j] = p->capacity[j + 1];
-    }
-    p->count--;
+    slot_remove(p->block, p->capacity, &p->count, &p->bytes, i);
     ctx->stats.pooled_bytes = p->bytes + p->small_bytes;
 }
 
 static void small_remove(wt_context *ctx, int i) {
     cpu_pool *p = pool_of(ctx);
-    p->small_bytes -= p->small_capacity[i];
-    for (int j = i; j + 1 < p->small_count; j++) {
-        p->small_block[j] = p->small_block[j + 1];
-        p->small_capacity[j] = p->small_capacity[j + 1];
-    }
-    p->small_count--;
+    slot_remove(p->small_block, p->small_capacity, &p->small_count, &p->small_bytes, i);
     ctx->stats.pooled_bytes = p->bytes + p->small_bytes;
 }
 

@@ -19,6 +19,7 @@
 #define F16_X8_VPT 1u      /* vec4 units a thread (WT_F16_VPT: 1-8, for sweeps; 1, 2 and 4 within 2 % on the H200) */
 #define F16_STRIDED_VPT 2u /* words a thread */
 
+/* ew_f16_io.wgsl's Params. */
 typedef struct f16_params {
     uint32_t n, units, ndim, a_offset, b_offset, out_offset, p0, p1;
     uint32_t shape[8], a_strides[8], b_strides[8];
@@ -102,8 +103,8 @@ wt_status wg_ew_f16(wt_context *ctx, const wt_ew_args *args)
     char prelude[1024];
     int used = snprintf(prelude, sizeof prelude,
                         "const WG: u32 = %uu;\nconst VPT: u32 = %uu;\nconst B_READ: bool = %s;\n"
-                        "alias U = vec%d<u32>;\nalias B = vec%d<bool>;\n",
-                        F16_WG, vpt, b ? "true" : "false", x8 ? 4 : 2, x8 ? 4 : 2);
+                        "alias U = vec%d<u32>;\nalias B = vec%d<bool>;\nalias W = %s;\n",
+                        F16_WG, vpt, b ? "true" : "false", x8 ? 4 : 2, x8 ? 4 : 2, x8 ? "vec4<u32>" : "u32");
     int more = used < 0 ? -1
                         : wg_ew_prelude(prelude + used, sizeof prelude - (size_t)used, (int)args->op, WT_F32,
                                         WT_F32, x8 ? 4 : 2);
@@ -116,6 +117,8 @@ wt_status wg_ew_f16(wt_context *ctx, const wt_ew_args *args)
     launch.shader = x8 ? "ew_f16_x8" : "ew_f16_strided";
     launch.libraries[0] = wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits";
     launch.libraries[1] = "ew_float";
+    launch.libraries[2] = "ew_f16_io";
+    launch.libraries[3] = x8 ? NULL : "ew_strided_index";
     launch.prelude = prelude;
     launch.params = &p;
     launch.params_size = sizeof p;

@@ -24,7 +24,7 @@
 
 #define WG_MAX_PARAMS 256
 #define WG_MAX_BINDINGS 8
-#define WG_MAX_LIBRARIES 3
+#define WG_MAX_LIBRARIES 4
 
 typedef struct wg_context wg_context; /* ctx->impl of a WebGPU context */
 

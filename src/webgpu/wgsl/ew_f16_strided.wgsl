@@ -4,52 +4,18 @@
 // halves); each half's element of a and b is decoded from the strides and
 // read out of its word. The upper half of a last word beyond n is
 // written 0 (out owns its buffer).
-// Prelude as ew_f16_x8.wgsl's, with T = vec2<f32>.
-
-struct Params {
-    n: u32,          // elements of out
-    units: u32,      // units of out
-    ndim: u32,
-    a_offset: u32,   // in elements
-    b_offset: u32,
-    out_offset: u32, // in words
-    p0: u32,         // the op's parameters (f32 bits); p1 is a scalar b
-    p1: u32,
-    shape: array<vec4<u32>, 2>,
-    a_strides: array<vec4<u32>, 2>,
-    b_strides: array<vec4<u32>, 2>,
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<u32>;
-@group(0) @binding(2) var<storage, read> b: array<u32>;
-@group(0) @binding(3) var<storage, read_write> out: array<u32>;
+// Prelude as ew_f16_x8.wgsl's, with T = vec2<f32> and W = u32; libraries
+// as its, a and b offsets in elements, and ew_strided_index.
 
 fn half_of(w: u32, e: u32) -> u32 {
     return (w >> ((e & 1u) * 16u)) & 0xffffu;
 }
 
-// Elements of a and b behind element e of out.
-fn sources(e: u32) -> vec2<u32> {
-    var rem = e;
-    var ia = p.a_offset;
-    var ib = p.b_offset;
-    for (var d = p.ndim; d > 0u; d = d - 1u) {
-        let axis = d - 1u;
-        let extent = p.shape[axis / 4u][axis % 4u];
-        let c = rem % extent;
-        ia = ia + c * p.a_strides[axis / 4u][axis % 4u];
-        ib = ib + c * p.b_strides[axis / 4u][axis % 4u];
-        rem = rem / extent;
-    }
-    return vec2<u32>(ia, ib);
-}
-
 fn unit2(t: u32) -> u32 {
     let e0 = 2u * t;
     let e1 = min(e0 + 1u, p.n - 1u); // a second half beyond n repeats the first
-    let s0 = sources(e0);
-    let s1 = sources(e1);
+    let s0 = strided_sources(e0);
+    let s1 = strided_sources(e1);
     let wa = half_of(a[s0.x / 2u], s0.x) | (half_of(a[s1.x / 2u], s1.x) << 16u);
     let x = unpack_halves(wa);
     var y = x;

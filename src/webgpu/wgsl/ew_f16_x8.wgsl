@@ -12,27 +12,10 @@
 // a unary op has no b (the binding of a stands in). ew_f16_strided.wgsl
 // takes every other layout.
 // Prelude: WG, VPT, B_READ, `alias S / T / U / B / TO` (f32 lanes, T =
-// vec4<f32>) and `fn apply2(u: T, v: T) -> TO` (the op's row; v unused by
-// unary ops), then the f16_bits (or f16_hw) and ew_float libraries.
-
-struct Params {
-    n: u32,          // elements of out
-    units: u32,      // units of out
-    ndim: u32,
-    a_offset: u32,   // in units
-    b_offset: u32,
-    out_offset: u32, // in units
-    p0: u32,         // the op's parameters (f32 bits); p1 is a scalar b
-    p1: u32,
-    shape: array<vec4<u32>, 2>,
-    a_strides: array<vec4<u32>, 2>,
-    b_strides: array<vec4<u32>, 2>,
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read> b: array<vec4<u32>>;
-@group(0) @binding(3) var<storage, read_write> out: array<vec4<u32>>;
+// vec4<f32>), `alias W = vec4<u32>;` and `fn apply2(u: T, v: T) -> TO` (the
+// op's row; v unused by unary ops), then the f16_bits (or f16_hw),
+// ew_float and ew_f16_io (parameters and bindings; offsets in units)
+// libraries.
 
 fn widen(w: vec4<u32>) -> array<vec4<f32>, 2> {
     return array<vec4<f32>, 2>(vec4<f32>(unpack_halves(w.x), unpack_halves(w.y)),
