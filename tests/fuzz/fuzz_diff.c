@@ -415,11 +415,6 @@ static void compare(const step_args *a, wt_dtype dtype, const float *c, const fl
     /* Inputs with infinities or NaN: accumulated results may differ in how
      * they became non-finite, not whether. */
     bool special = has_nonfinite(ha) || has_nonfinite(hb);
-    /* Known difference, not fixed yet (tests/RELIABILITY.md): WebGPU's
-     * layernorm and rmsnorm sum squares in f32, which overflows once an
-     * |x| passes 2^64 (the CPU sums in double): 0 or NaN where the CPU
-     * gives finite values or inf. */
-    if ((a->o == OP_LAYERNORM || a->o == OP_RMSNORM) && scale > 1.8e19) return;
     for (int64_t i = 0; i < n; i++) {
         float x = c[i], y = g[i];
         if (isnan(x) || isnan(y)) {
