@@ -584,12 +584,12 @@ wt_status wt_safetensors_load_many(const wt_safetensors *f, wt_context *ctx, int
 {
     const char *fn = "wt_safetensors_load_many";
     if (!out) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+    for (int i = 0; i < n; i++) out[i] = NULL; /* before any failure that knows n */
     wt_status st = check_load_args(fn, f, ctx, float_dtype);
     if (st != WT_OK) return st;
     if (n < 0 || (!names && n != f->count))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: n is %d; without names it must be the count (%d)", fn, n,
                        f->count);
-    for (int i = 0; i < n; i++) out[i] = NULL;
     for (int i = 0; i < n && st == WT_OK; i++) {
         int k = i;
         if (names) {
