@@ -284,31 +284,24 @@ static wt_context *ctx_slot(M *m, const char *name, wt_context *valid)
 }
 #define CTX(name, v) ctx_slot(m, name, v)
 
-/* A path to read (missing file: an I/O error) or to write (a folder that
- * does not exist). */
-static const char *path_slot(M *m, const char *name, const char *valid)
+/* A string argument: NULL, then a value that names nothing (a path in a
+ * folder that does not exist: an I/O error; a tensor not in the file). */
+static const char *string_slot(M *m, kind k, const char *name, const char *valid)
 {
-    if (!take(m, K_PATH, name) || m->variant >= 2) return valid;
+    if (!take(m, k, name) || m->variant >= 2) return valid;
     if (m->variant == 0) {
         expect(m, CLASS_NULL, WT_ERR_INVALID_ARGUMENT, WT_OK, "%s NULL", name);
         return NULL;
     }
-    expect(m, CLASS_VALUE, WT_ERR_BACKEND, WT_ERR_INVALID_ARGUMENT, "%s in a missing folder", name);
-    return "/nonexistent-folder-of-webtensor/x";
-}
-#define PATH(name, v) path_slot(m, name, v)
-
-static const char *name_slot(M *m, const char *name, const char *valid)
-{
-    if (!take(m, K_NAME, name) || m->variant >= 2) return valid;
-    if (m->variant == 0) {
-        expect(m, CLASS_NULL, WT_ERR_INVALID_ARGUMENT, WT_OK, "%s NULL", name);
-        return NULL;
+    if (k == K_PATH) {
+        expect(m, CLASS_VALUE, WT_ERR_BACKEND, WT_ERR_INVALID_ARGUMENT, "%s in a missing folder", name);
+        return "/nonexistent-folder-of-webtensor/x";
     }
     expect(m, CLASS_VALUE, WT_ERR_INVALID_ARGUMENT, WT_OK, "%s not in the file", name);
     return "no such tensor";
 }
-#define NAME(name, v) name_slot(m, name, v)
+#define PATH(name, v) string_slot(m, K_PATH, name, v)
+#define NAME(name, v) string_slot(m, K_NAME, name, v)
 
 /* Options structs: NULL (defaults for convolutions; pooling needs a
  * kernel), then each field a caller can get wrong. */

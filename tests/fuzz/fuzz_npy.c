@@ -18,11 +18,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    wt_context_options o;
-    wt_context_options_init(&o);
-    o.backend = WT_BACKEND_CPU;
-    o.num_threads = 1;
-    if (wt_context_create(&o, &g_ctx) != WT_OK) abort();
+    g_ctx = fuzz_cpu_context();
     return 0;
 }
 

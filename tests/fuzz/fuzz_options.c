@@ -50,11 +50,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     unsetenv("WT_CONV_CHUNK_BYTES");
-    wt_context_options o;
-    wt_context_options_init(&o);
-    o.backend = WT_BACKEND_CPU;
-    o.num_threads = 1;
-    if (wt_context_create(&o, &g_cpu) != WT_OK || small_conv(g_cpu, g_conv_ref) != WT_OK) abort();
+    g_cpu = fuzz_cpu_context();
+    if (small_conv(g_cpu, g_conv_ref) != WT_OK) abort();
     return 0;
 }
 
