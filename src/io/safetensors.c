@@ -385,7 +385,9 @@ static wt_status check_entries(const char *fn, wt_safetensors *f, uint64_t data_
                            "%s: tensor '%s': %llu data bytes for a %s tensor of %zu elements (%zu bytes)", fn,
                            e->name, (unsigned long long)(e->end - e->begin), e->dtype, numel, bytes);
     }
-    qsort(f->entries, (size_t)f->count, sizeof *f->entries, by_offset);
+    /* A file of metadata alone has no entries (and entries may be NULL,
+     * which qsort must not be given even for 0 elements). */
+    if (f->count > 1) qsort(f->entries, (size_t)f->count, sizeof *f->entries, by_offset);
     for (int i = 1; i < f->count; i++)
         if (f->entries[i].begin < f->entries[i - 1].end)
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: tensors '%s' and '%s' overlap", fn,
