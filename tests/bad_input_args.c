@@ -36,7 +36,7 @@ enum { CLASS_VALID, CLASS_NULL, CLASS_OTHER_CTX, CLASS_DTYPE, CLASS_AXIS, CLASS_
 
 typedef enum kind {
     K_T, K_TI, K_TO, K_TA, K_TW, K_OUT, K_OUTO, K_AX, K_POS, K_CTX, K_PTR, K_PTRO, K_EPS, K_DT,
-    K_BYTES, K_PATH, K_NAME, K_CONV, K_POOL, K_INDEX, K_NONNEG, K_TFREE, K_NEG2
+    K_BYTES, K_PATH, K_NAME, K_CONV, K_POOL, K_INDEX, K_NONNEG, K_TFREE, K_NEG2, K_KDESC, K_VALUE
 } kind;
 
 #define MAX_SLOTS 16
@@ -615,10 +615,27 @@ static const char KERNEL_WGSL[] =
     "@group(0) @binding(1) var<storage, read_write> a: array<f32>;\n"
     "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) i: vec3<u32>) {\n"
     "  if (i.x < arrayLength(&a)) { a[i.x] = a[i.x] * 2.0; }\n}\n";
+/* The kernel description: NULL, then each field a caller can get wrong. */
+static const wt_kernel_desc *kdesc_slot(M *m, const char *name, wt_kernel_desc *d)
+{
+    if (!take(m, K_KDESC, name)) return d;
+    const wt_status INV = WT_ERR_INVALID_ARGUMENT;
+    switch (m->variant) {
+    case 0: expect(m, CLASS_NULL, INV, WT_OK, "%s NULL", name); return NULL;
+    case 1: d->source = NULL; expect(m, CLASS_NULL, INV, WT_OK, "%s source NULL", name); break;
+    case 2: d->source = "fn main( {"; expect(m, CLASS_VALUE, WT_ERR_SHADER, WT_OK, "%s bad WGSL", name); break;
+    case 3: d->entry_point = "absent"; expect(m, CLASS_VALUE, WT_ERR_SHADER, INV, "%s entry point absent", name); break;
+    case 4: d->num_tensors = 9; expect(m, CLASS_SIZE, INV, WT_OK, "%s 9 tensors", name); break;
+    case 5: d->num_tensors = -1; expect(m, CLASS_SIZE, INV, WT_OK, "%s -1 tensors", name); break;
+    case 6: d->params_size = 257; expect(m, CLASS_SIZE, INV, WT_OK, "%s params of 257 bytes", name); break;
+    }
+    return d;
+}
+
 ROWFN(kernel_create)
 {
     wt_kernel_desc d = {KERNEL_WGSL, NULL, 1, 1u, 0};
-    return wt_kernel_create(CTX("ctx", e->ctx), PTR("desc", &d), out_kernel(m, "out"));
+    return wt_kernel_create(CTX("ctx", e->ctx), kdesc_slot(m, "desc", &d), out_kernel(m, "out"));
 }
 /* On the CPU no kernel can be made: the row then passes NULL, and its
  * valid call is the NULL case (WT_ERR_INVALID_ARGUMENT, the row's alt). */
@@ -634,7 +651,15 @@ ROWFN(kernel_dispatch)
         return WT_ERR_BACKEND;
     }
     wt_tensor *ts[1] = {a};
-    wt_status st = wt_kernel_dispatch(PTR("k", k), (int)POS("ntensors", 1), PTR("tensors", ts), NULL, 0, 1, 1, 1);
+    static const uint32_t params[1] = {0};
+    /* params: none was declared, so 4 bytes of them are a size mismatch;
+     * groups: past maxComputeWorkgroupsPerDimension (65535 at least). */
+    const bool bad_params = take(m, K_VALUE, "params") && m->variant == 0;
+    if (bad_params) expect(m, CLASS_SIZE, WT_ERR_INVALID_ARGUMENT, WT_OK, "%s of 4 bytes, none declared", "params");
+    const bool bad_groups = take(m, K_VALUE, "groups_x") && m->variant == 0;
+    if (bad_groups) expect(m, CLASS_SIZE, WT_ERR_INVALID_ARGUMENT, WT_OK, "%s 2^31", "groups_x");
+    wt_status st = wt_kernel_dispatch(PTR("k", k), (int)POS("ntensors", 1), PTR("tensors", ts), bad_params ? params : NULL,
+                                      bad_params ? sizeof params : 0, bad_groups ? 1u << 31 : 1, 1, 1);
     wt_tensor_release(a);
     wt_kernel_destroy(k);
     return st;
