@@ -93,23 +93,25 @@ static void norm_row(wt_rowwise_op op, const float *x, int64_t sx, const float *
         s += v;
         s2 += v * v;
     }
-    float mean = 0.0f, rstd;
+    /* The statistics stay in double to the end: (x - mean) * rstd in
+     * float would overflow for rows near the top of the f32 range whose
+     * normalised values are ordinary. */
+    double mean = 0.0, rstd;
     if (op == WT_ROW_LAYERNORM) {
-        double mu = s / (double)C;
+        mean = s / (double)C;
         /* Second pass for the variance: E[x^2] - mu^2 cancels badly when
          * the mean is large against the spread. */
         double var = 0.0;
         for (int64_t j = 0; j < C; j++) {
-            double d = x[j * sx] - mu;
+            double d = x[j * sx] - mean;
             var += d * d;
         }
-        mean = (float)mu;
-        rstd = (float)(1.0 / sqrt(var / (double)C + eps));
+        rstd = 1.0 / sqrt(var / (double)C + eps);
     } else {
-        rstd = (float)(1.0 / sqrt(s2 / (double)C + eps));
+        rstd = 1.0 / sqrt(s2 / (double)C + eps);
     }
     for (int64_t j = 0; j < C; j++) {
-        float v = (x[j * sx] - mean) * rstd;
+        float v = (float)((x[j * sx] - mean) * rstd);
         if (w) v *= w[j];
         if (b) v += b[j];
         o[j] = v;
