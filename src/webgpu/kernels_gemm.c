@@ -129,10 +129,16 @@ static void gemm_choose(const wg_caps *caps, bool f16, bool b_n_fast, uint64_t B
         /* 4096^3 f16: 3.43 ms with 64 x 128 x 8, 3.85 with 128 x 64 x 16,
          * 5.23 with 128 x 128 x 8; f32 bmm 64 x 512^3 477 us with
          * 64 x 128 x 8, 497 with 128 x 128 x 8; a @ w^T (b read along k)
-         * 8192 x 4096 x 4096 7.54 ms with 128 x 128 x 8, 7.91 with 64 x 128 x 8. */
+         * 8192 x 4096 x 4096 7.54 ms with 128 x 128 x 8, 7.91 with 64 x 128 x 8.
+         * With the fragments read a step ahead (gemm.wgsl), f32 4096^3 took
+         * 3.562 ms with 128 x 128 x 8 and 3.643 with 64 x 128 x 8, the bmm
+         * (k 512) 470.8 and 461.5 us: the large tile for a long k; f16
+         * 4096^3 3.260 ms with 128 x 128 x 8, 3.478 with 64 x 128 x 8. */
         static const int prefer_f16[] = {4, 2}, prefer_n_fast[] = {4, 3, 2}, prefer_k_fast[] = {3, 4, 2};
-        const int *prefer = f16 ? prefer_f16 : b_n_fast ? prefer_n_fast : prefer_k_fast;
-        int nprefer = f16 ? 2 : 3, pick = -1;
+        bool long_k = K >= 2048;
+        const int *prefer = f16 ? (b_n_fast && long_k ? prefer_k_fast : prefer_f16)
+                                : (b_n_fast && !long_k ? prefer_n_fast : prefer_k_fast);
+        int nprefer = prefer == prefer_f16 ? 2 : 3, pick = -1;
         for (int i = 0; i < nprefer && pick < 0; i++) {
             const gemm_config *c = &gemm_configs[prefer[i]];
             if (config_fits(caps, c) && B * ceil_div(M, c->bm) * ceil_div(N, c->bn) >= GEMM_FILL)
