@@ -254,11 +254,14 @@ static wt_status conv_forward(const wt_tensor *x, const wt_tensor *w, const wt_t
     return st;
 }
 
-/* The shared body of conv2d and conv1d on 4-D views and 2-D options. */
+/* The shared body of conv2d and conv1d on 4-D views and 2-D options.
+ * f16 operands (all of them) go to the backend's own kernel alone: its
+ * WT_ERR_UNSUPPORTED comes back, and the caller reruns the work in f32. */
 static wt_status conv_run(const char *fn, const wt_tensor *x, const wt_tensor *w,
                           const wt_tensor *bias, const wt_conv_options *o, int spatial,
                           wt_tensor **out)
 {
+    const wt_dtype dt = x->dtype;
     wt_tensor *x4 = NULL, *w4 = NULL, *wc = NULL, *bc = NULL, *t = NULL;
     bool unbatched = false;
     char b1[160], b2[160];
@@ -289,16 +292,16 @@ static wt_status conv_run(const char *fn, const wt_tensor *x, const wt_tensor *w
         goto done;
     wt_context *ctx = wt_ctx_of(x);
     int64_t oshape[4] = {x4->shape[0], O, win.out_h, win.out_w};
-    if ((st = wt_tensor_alloc(ctx, WT_F32, 4, oshape, &t)) != WT_OK) goto done;
+    if ((st = wt_tensor_alloc(ctx, dt, 4, oshape, &t)) != WT_OK) goto done;
     if (t->numel > 0) {
-        if (!ctx->ops->im2col || !ctx->ops->col2im) {
-            st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
-            goto done;
-        }
         if ((!bias || (st = wt_contiguous(bias, &bc)) == WT_OK) && (st = wt_contiguous(w4, &wc)) == WT_OK) {
             /* The backend's own kernel where it has one for this shape. */
             st = ctx->ops->conv2d ? ctx->ops->conv2d(ctx, x4, wc, bc, &win, G, t) : WT_ERR_UNSUPPORTED;
-            if (st == WT_ERR_UNSUPPORTED && pointwise_fits(x4, &win, G)) {
+            if (st == WT_ERR_UNSUPPORTED && dt != WT_F32) {
+                /* the caller reruns it in f32 */
+            } else if (st == WT_ERR_UNSUPPORTED && (!ctx->ops->im2col || !ctx->ops->col2im)) {
+                st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
+            } else if (st == WT_ERR_UNSUPPORTED && pointwise_fits(x4, &win, G)) {
                 if ((st = conv_pointwise(x4, wc, G, t)) == WT_OK && bc) {
                     wt_tensor *biased = NULL;
                     st = wt_channel_norm(t, NULL, NULL, NULL, bc, 0.0f, &biased);
@@ -355,16 +358,24 @@ static wt_status conv_lifted(conv_fn f, const wt_tensor *x, const wt_tensor *w, 
     return wt_land(st, r, l.result, out);
 }
 
+/* Every operand f16: the backend may run it natively (conv_run). */
+static bool all_f16(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias)
+{
+    return x->dtype == WT_F16 && w->dtype == WT_F16 && (!bias || bias->dtype == WT_F16);
+}
+
 wt_status wt_conv2d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                     const wt_conv_options *opts, wt_tensor **out)
 {
     const char *fn = "wt_conv2d";
     wt_status st = conv_prologue(fn, x, w, bias, out);
     if (st != WT_OK) return st;
-    if (wt_has_f16(x, w, bias)) return conv_lifted(wt_conv2d, x, w, bias, opts, out);
+    if (wt_has_f16(x, w, bias) && !all_f16(x, w, bias)) return conv_lifted(wt_conv2d, x, w, bias, opts, out);
     wt_conv_options o;
     if ((st = read_options(fn, opts, &o)) != WT_OK) return st;
-    return conv_run(fn, x, w, bias, &o, 2, out);
+    st = conv_run(fn, x, w, bias, &o, 2, out);
+    if (st == WT_ERR_UNSUPPORTED && x->dtype == WT_F16) return conv_lifted(wt_conv2d, x, w, bias, opts, out);
+    return st;
 }
 
 wt_status wt_conv1d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
@@ -373,7 +384,7 @@ wt_status wt_conv1d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bia
     const char *fn = "wt_conv1d";
     wt_status st = conv_prologue(fn, x, w, bias, out);
     if (st != WT_OK) return st;
-    if (wt_has_f16(x, w, bias)) return conv_lifted(wt_conv1d, x, w, bias, opts, out);
+    if (wt_has_f16(x, w, bias) && !all_f16(x, w, bias)) return conv_lifted(wt_conv1d, x, w, bias, opts, out);
     wt_conv_options o, o2;
     if ((st = read_options(fn, opts, &o)) != WT_OK) return st;
     /* The one axis becomes the columns of a plane of height 1. */
@@ -384,7 +395,9 @@ wt_status wt_conv1d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bia
     o2.padding[3] = o.padding[1];
     o2.groups = o.groups;
     o2.same = o.same;
-    return conv_run(fn, x, w, bias, &o2, 1, out);
+    st = conv_run(fn, x, w, bias, &o2, 1, out);
+    if (st == WT_ERR_UNSUPPORTED && x->dtype == WT_F16) return conv_lifted(wt_conv1d, x, w, bias, opts, out);
+    return st;
 }
 
 /* --------------------------------------------------- conv_transpose2d */
