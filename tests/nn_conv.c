@@ -127,7 +127,27 @@ static void same_pad(int64_t in, int64_t k, int64_t s, int64_t d, int64_t *befor
     *before = total / 2, *after = total - *before;
 }
 
-static void run_conv2d(const conv_case *c)
+/* t (f32) as an f16 tensor of the same shape and strides (a view of a
+ * cast of its whole storage span), or NULL. */
+static wt_tensor *as_f16(wt_tensor *t)
+{
+    if (!t) return NULL;
+    wt_tensor *h = NULL;
+    if (wt_cast(t, WT_F16, &h) != WT_OK) printf("cast: %s\n", wt_last_error());
+    wt_tensor_release(t);
+    return h;
+}
+
+/* Values as f16 holds them (round to nearest even). */
+static void round_f16(float *v, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) v[i] = (float)test_half_to_double(test_double_to_half(v[i]));
+}
+
+/* f16: every operand f16 (inputs rounded to f16 first, so that the
+ * float64 reference sees the same values); the result is f16, within its
+ * rounding (2^-11 relative) plus the f32 sums' error. */
+static void run_conv2d_as(const conv_case *c, bool f16)
 {
     conv_case k = *c;
     if (k.same) {
@@ -139,6 +159,7 @@ static void run_conv2d(const conv_case *c)
     const int64_t OW = (k.W + k.pl + k.pr - k.dw * (k.KW - 1) - 1) / k.sw + 1;
     const int64_t nx = k.N * k.C * k.H * k.W, nw = k.O * Cg * k.KH * k.KW, no = k.N * k.O * OH * OW;
     float *x = random_floats(nx, -1, 1), *w = random_floats(nw, -1, 1), *b = random_floats(k.O, -1, 1);
+    if (f16) round_f16(x, nx), round_f16(w, nw), round_f16(b, k.O);
     double *ref = calloc((size_t)no + 1, sizeof(double)), *tol = calloc((size_t)no + 1, sizeof(double));
     for (int64_t n = 0; n < k.N; n++)
         for (int64_t o = 0; o < k.O; o++)
@@ -156,13 +177,14 @@ static void run_conv2d(const conv_case *c)
                                 s += v, mag += fabs(v);
                             }
                     int64_t i = ((n * k.O + o) * OH + oy) * OW + ox;
-                    ref[i] = s, tol[i] = 1e-5 * mag + 1e-6;
+                    ref[i] = s, tol[i] = 1e-5 * mag + 1e-6 + (f16 ? fabs(s) / 2048.0 + 6e-8 : 0.0);
                 }
     int64_t xs[4] = {k.N, k.C, k.H, k.W}, ws[4] = {k.O, Cg, k.KH, k.KW}, bs[1] = {k.O};
     int64_t os[4] = {k.N, k.O, OH, OW};
     const int off = k.unbatched ? 1 : 0;
     wt_tensor *tx = make(x, 4 - off, xs + off, k.strided), *tw = make(w, 4, ws, k.strided != 0);
     wt_tensor *tb = k.bias ? make(b, 1, bs, false) : NULL, *out = NULL;
+    if (f16) tx = as_f16(tx), tw = as_f16(tw), tb = as_f16(tb);
     wt_conv_options o;
     wt_conv_options_init(&o);
     o.stride[0] = c->sh, o.stride[1] = c->sw;
@@ -173,8 +195,15 @@ static void run_conv2d(const conv_case *c)
     if (c->chunk) setenv("WT_CONV_CHUNK_BYTES", c->chunk, 1);
     wt_status st = wt_conv2d(tx, tw, tb, &o, &out);
     if (c->chunk) unsetenv("WT_CONV_CHUNK_BYTES");
-    if (CHECK(st == WT_OK, "conv2d %s: %s", c->name, wt_last_error()))
+    if (CHECK(st == WT_OK, "conv2d %s: %s", c->name, wt_last_error()) && f16 &&
+        CHECK(wt_tensor_dtype(out) == WT_F16, "conv2d %s: result dtype %d", c->name, (int)wt_tensor_dtype(out))) {
+        wt_tensor *o32 = NULL;
+        if (CHECK(wt_cast(out, WT_F32, &o32) == WT_OK, "conv2d %s: cast: %s", c->name, wt_last_error()))
+            compare(c->name, o32, 4 - off, os + off, ref, tol, no);
+        wt_tensor_release(o32);
+    } else if (st == WT_OK) {
         compare(c->name, out, 4 - off, os + off, ref, tol, no);
+    }
     wt_tensor_release(tx);
     wt_tensor_release(tw);
     wt_tensor_release(tb);
@@ -212,7 +241,35 @@ static void test_conv2d(void)
         {"conv empty batch",    0, 3, 5,  5, 2, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, false, false, false, NULL},
         {"conv larger",         2, 16, 17, 15, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false, false, NULL},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_conv2d(&cases[i]);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_conv2d_as(&cases[i], false);
+}
+
+/* Shapes at the edges of the implicit matrix product's tiles (output
+ * channels, planes and k = C/G * KH * KW not multiples of any tile; several
+ * images and groups at once; a long k), in f32 and f16. The f16 ones
+ * whose plane has an odd size run through f32 on WebGPU. */
+static void test_conv2d_tiles(void)
+{
+    static const conv_case cases[] = {
+        /* name                 N  C  H   W  O  KH KW sh sw pt pb pl pr dh dw G  bias  strided same  unb */
+        {"tiles odd",           3, 5, 13, 11, 67, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false, false, NULL},
+        {"tiles groups images", 2, 12, 9, 10, 18, 3, 2, 2, 1, 1, 0, 2, 1, 1, 2, 3, true, 1, false, false, NULL},
+        {"tiles long k",        1, 130, 6, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false, false, NULL},
+        {"tiles 1x1 planes",    2, 9, 12, 11, 33, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, false, false, false, NULL},
+        {"tiles 1x1 groups",    3, 8, 4, 4, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, false, false, false, false, NULL},
+        {"tiles wide plane",    1, 3, 3, 150, 5, 2, 5, 1, 2, 0, 1, 2, 2, 1, 1, 1, false, 2, false, true, NULL},
+    };
+    char name[96];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (int f16 = 0; f16 < 2; f16++) {
+            conv_case c = cases[i];
+            snprintf(name, sizeof name, "%s %s", c.name, f16 ? "f16" : "f32");
+            c.name = name;
+            run_conv2d_as(&c, f16);
+        }
+    }
+    conv_case basic = {"conv basic f16", 2, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false, false, NULL};
+    run_conv2d_as(&basic, true);
 }
 
 /* conv1d through its own reference: stride, dilation, asymmetric padding,
@@ -964,7 +1021,14 @@ int main(int argc, char **argv)
     printf("nn_conv %s: seed %llu\n", test_backend_name(be), (unsigned long long)seed);
     test_rng_seed(seed);
     if (test_create_context(be, &g_ctx) != WT_OK) return test_summary("nn_conv");
+    /* "tiles": the tile-edge shapes alone (run again with other tiles). */
+    if (argc > 2 && strcmp(argv[2], "tiles") == 0) {
+        test_conv2d_tiles();
+        wt_context_destroy(g_ctx);
+        return test_summary("nn_conv");
+    }
     test_conv2d();
+    test_conv2d_tiles();
     run_conv1d("conv1d stride dil asym groups", 2, 4, 17, 6, 3, 2, 1, 3, 2, 2, false, true);
     run_conv1d("conv1d same", 1, 3, 10, 2, 4, 1, 0, 0, 1, 1, true, false);
     run_conv1d("conv1d depthwise", 3, 5, 9, 5, 3, 3, 2, 2, 1, 5, false, true);

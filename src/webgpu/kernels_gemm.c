@@ -411,6 +411,8 @@ static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
                  bias ? "true" : "false", (unsigned)j->act, f16 ? "true" : "false",
                  j->bias_rows ? "true" : "false");
         l.shader = "gemm_splitk";
+        l.libraries[2] = l.libraries[3]; /* no b operand library */
+        l.libraries[3] = NULL;
         l.params = &q;
         l.params_size = sizeof q;
         /* The partial sums as the io library's a; its b goes unread. */
