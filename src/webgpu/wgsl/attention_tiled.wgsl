@@ -8,7 +8,10 @@
 // and tx + 16 of each tile for the scores, and output quads tx, tx + 16,
 // ... of its rows:
 //   1. K tile -> kv_tile ([key][d quad], rows padded by one quad: the
-//      lanes reading different keys hit different banks);
+//      lanes reading different keys hit different banks); each K and V
+//      tile is loaded into registers one stage ahead (V during the
+//      scores, the next K during P V) and stored after a barrier, so the
+//      global loads overlap the arithmetic;
 //   2. scores S = (scale q) k^T for the thread's 4 x 2 entries, out of the
 //      query tile (loaded once) and kv_tile, -inf where causality or the
 //      end of the keys hides them -> s_tile ([key][row quad]);
@@ -43,6 +46,7 @@ const TX: u32 = 16u;
 const WG: u32 = 128u;
 const QS: u32 = DQ + 1u;   // padded row length, in quads
 const RQ: u32 = BQ / 4u;   // row quads of a tile
+const LOADS: u32 = (BK * DQ + WG - 1u) / WG; // quads of a K or V tile a thread moves
 
 var<workgroup> q_tile: array<vec4<f32>, BQ * QS>;
 var<workgroup> kv_tile: array<vec4<f32>, BK * QS>;
@@ -89,14 +93,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     var m = vec4<f32>(neg_inf); // running maxima of the four rows
     var l = vec4<f32>(0.0);     // running sums of exp(score - m)
     var acc: array<vec4<f32>, 4u * DVT>; // [row][quad]
-    for (var t0 = 0u; t0 < kend; t0 += BK) {
-        for (var e = lid; e < BK * DQ; e += WG) {
-            let j = t0 + e / DQ;
+    // The first K tile; later ones come through registers (below).
+    var stage: array<vec4<f32>, LOADS>;
+    for (var i = 0u; i < LOADS; i++) {
+        let e = lid + i * WG;
+        if (e < BK * DQ) {
             var x = vec4<f32>(0.0);
-            if (j < kend) { x = k4(k_base + j * p.k_ss + (e % DQ) * 4u); }
+            if (e / DQ < kend) { x = k4(k_base + (e / DQ) * p.k_ss + (e % DQ) * 4u); }
             kv_tile[(e / DQ) * QS + e % DQ] = x;
         }
-        workgroupBarrier();
+    }
+    workgroupBarrier();
+    for (var t0 = 0u; t0 < kend; t0 += BK) {
+        // This tile's V into registers: in flight while the scores run.
+        for (var i = 0u; i < LOADS; i++) {
+            let e = lid + i * WG;
+            stage[i] = vec4<f32>(0.0);
+            if (e < BK * DQ && t0 + e / DQ < kend) { stage[i] = v4(v_base + (t0 + e / DQ) * p.v_ss + (e % DQ) * 4u); }
+        }
 
         var s0 = vec4<f32>(0.0); // key tx, rows 0..3
         var s1 = vec4<f32>(0.0); // key tx + 16
@@ -119,11 +133,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         s_tile[(tx + TX) * RQ + ty] = s1;
         workgroupBarrier();
 
-        for (var e = lid; e < BK * DQ; e += WG) {
-            let j = t0 + e / DQ;
-            var x = vec4<f32>(0.0);
-            if (j < kend) { x = v4(v_base + j * p.v_ss + (e % DQ) * 4u); }
-            kv_tile[(e / DQ) * QS + e % DQ] = x;
+        for (var i = 0u; i < LOADS; i++) {
+            let e = lid + i * WG;
+            if (e < BK * DQ) { kv_tile[(e / DQ) * QS + e % DQ] = stage[i]; }
         }
         var tmax = vec4<f32>(neg_inf);
         for (var kk = 0u; kk < p.bk; kk++) { tmax = max(tmax, s_tile[kk * RQ + ty]); }
@@ -135,6 +147,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         p_tile[(tx + TX) * RQ + ty] = exp(s1 - shift);
         workgroupBarrier();
 
+        // The next K tile into registers: in flight while P V runs.
+        let t1 = t0 + BK;
+        for (var i = 0u; i < LOADS; i++) {
+            let e = lid + i * WG;
+            stage[i] = vec4<f32>(0.0);
+            if (e < BK * DQ && t1 + e / DQ < kend) { stage[i] = k4(k_base + (t1 + e / DQ) * p.k_ss + (e % DQ) * 4u); }
+        }
         for (var i = 0u; i < 4u; i++) {
             for (var c = 0u; c < DVT; c++) { acc[i * DVT + c] *= alpha[i]; }
         }
@@ -152,6 +171,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         }
         l = l * alpha + psum;
         m = m_new;
+        workgroupBarrier();
+        for (var i = 0u; i < LOADS; i++) {
+            let e = lid + i * WG;
+            if (e < BK * DQ) { kv_tile[(e / DQ) * QS + e % DQ] = stage[i]; }
+        }
         workgroupBarrier();
     }
 
