@@ -185,10 +185,17 @@ static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a)
         return WT_ERR_UNSUPPORTED;
     p.workgroups = (uint32_t)workgroups;
     const uint32_t dvt = (uint32_t)((dq + TILED_TX - 1) / TILED_TX);
-    char prelude[160];
+    /* Constant loop bounds on a GPU (WT_ATTN_UNROLL=0: from the
+     * parameters, as on a software adapter, where unrolled loops compile
+     * slowly). */
+    const char *unroll = wg_env_string("WT_ATTN_UNROLL");
+    const bool unrolled = unroll && *unroll ? strcmp(unroll, "0") != 0 : !wg_get_caps(ctx)->cpu_adapter;
+    char prelude[192];
     snprintf(prelude, sizeof prelude,
-             "const DQ: u32 = %lluu;\nconst DVT: u32 = %uu;\nconst DV_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n",
-             (unsigned long long)dq, dvt, dvt * TILED_TX == dq ? "true" : "false", a->causal ? "true" : "false");
+             "const DQ: u32 = %lluu;\nconst DVT: u32 = %uu;\nconst DV_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"
+             "const UNROLL: bool = %s;\n",
+             (unsigned long long)dq, dvt, dvt * TILED_TX == dq ? "true" : "false", a->causal ? "true" : "false",
+             unrolled ? "true" : "false");
     wg_launch l = {
         .shader = "attention_tiled",
         .prelude = prelude,

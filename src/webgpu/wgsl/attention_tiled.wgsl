@@ -26,7 +26,7 @@
 // of 4) and writes the result (store4).
 //
 // Prelude: DQ (head dim / 4), DVT (quads of a row per thread:
-// ceil(DQ / TX)), DV_EXACT (DQ == DVT * TX), CAUSAL. Library:
+// ceil(DQ / TX)), DV_EXACT (DQ == DVT * TX), CAUSAL, UNROLL. Library:
 // attention_io_f32 or attention_io_f16 (+ its f16 library).
 
 struct Params {
@@ -68,6 +68,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let tx = lid % TX;
     let ty = lid / TX;
     let shift_causal = i32(p.skv) - i32(p.sq); // query i sees keys j <= i + shift
+    // Loop bounds: constants the compiler may unroll (UNROLL), or the same
+    // values from the parameters, which a software adapter compiles fast.
+    let dn = select(p.dq, DQ, UNROLL);
+    let kn = select(p.bk, BK, UNROLL);
 
     // The query tile, scaled; rows past the end repeat the last row.
     for (var e = lid; e < BQ * DQ; e += WG) {
@@ -114,7 +118,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
 
         var s0 = vec4<f32>(0.0); // key tx, rows 0..3
         var s1 = vec4<f32>(0.0); // key tx + 16
-        for (var d = 0u; d < p.dq; d++) {
+        for (var d = 0u; d < dn; d++) {
             let k0 = kv_tile[tx * QS + d];
             let k1 = kv_tile[(tx + TX) * QS + d];
             for (var i = 0u; i < 4u; i++) {
@@ -138,7 +142,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
             if (e < BK * DQ) { kv_tile[(e / DQ) * QS + e % DQ] = stage[i]; }
         }
         var tmax = vec4<f32>(neg_inf);
-        for (var kk = 0u; kk < p.bk; kk++) { tmax = max(tmax, s_tile[kk * RQ + ty]); }
+        for (var kk = 0u; kk < kn; kk++) { tmax = max(tmax, s_tile[kk * RQ + ty]); }
         let m_new = max(m, tmax);
         // Nothing seen yet: subtract 0, so exp(-inf) gives 0 instead of NaN.
         let shift = select(m_new, vec4<f32>(0.0), m_new == vec4<f32>(neg_inf));
@@ -158,7 +162,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
             for (var c = 0u; c < DVT; c++) { acc[i * DVT + c] *= alpha[i]; }
         }
         var psum = vec4<f32>(0.0);
-        for (var kk = 0u; kk < p.bk; kk++) {
+        for (var kk = 0u; kk < kn; kk++) {
             let pv = p_tile[kk * RQ + ty];
             psum += pv;
             for (var c = 0u; c < DVT; c++) {
