@@ -246,8 +246,8 @@ static void test_conv2d(void)
 
 /* Shapes at the edges of the implicit matrix product's tiles (output
  * channels, planes and k = C/G * KH * KW not multiples of any tile; several
- * images and groups at once; a long k), in f32 and f16. The f16 ones
- * whose plane has an odd size run through f32 on WebGPU. */
+ * images and groups at once; a long k), in f32 and f16. An f16 result
+ * plane of odd size runs through f32 on WebGPU ("conv basic f16"). */
 static void test_conv2d_tiles(void)
 {
     static const conv_case cases[] = {
@@ -256,12 +256,14 @@ static void test_conv2d_tiles(void)
         {"tiles groups images", 2, 12, 9, 10, 18, 3, 2, 2, 1, 1, 0, 2, 1, 1, 2, 3, true, 1, false, false, NULL},
         {"tiles long k",        1, 130, 6, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false, false, NULL},
         {"tiles 1x1 planes",    2, 9, 12, 11, 33, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, false, false, false, NULL},
-        {"tiles 1x1 groups",    3, 8, 4, 4, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, false, false, false, false, NULL},
         {"tiles wide plane",    1, 3, 3, 150, 5, 2, 5, 1, 2, 0, 1, 2, 2, 1, 1, 1, false, 2, false, true, NULL},
     };
+    /* f16 where the plane has an even size (the f16 kernel's own path);
+     * the odd ones would repeat the f32 run. */
+    static const bool f16_too[] = {false, true, true, true, false};
     char name[96];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        for (int f16 = 0; f16 < 2; f16++) {
+        for (int f16 = 0; f16 < (f16_too[i] ? 2 : 1); f16++) {
             conv_case c = cases[i];
             snprintf(name, sizeof name, "%s %s", c.name, f16 ? "f16" : "f32");
             c.name = name;
