@@ -973,13 +973,13 @@ WT_API wt_status wt_copy_into(wt_tensor *dst, const wt_tensor *src);
  * kernel size), WT_ERR_SHAPE for shapes that do not fit (weight or bias
  * against x, a kernel larger than the padded input), WT_ERR_UNSUPPORTED
  * for dtypes other than f32/f16. The convolutions run as matrix products
- * over the input's windows (im2col). On WebGPU, conv2d and conv1d gather
- * the windows inside the product's loads (no column matrix in memory;
- * f16 operands stay f16 with f32 sums, except an f16 result plane of odd
- * size, which goes through f32) and depthwise ones (one input channel per
- * group) run directly; elsewhere, and for conv_transpose2d, the column
- * matrix is cut in chunks whose temporaries take up to
- * WT_CONV_CHUNK_BYTES (64 MiB) beside the result. */
+ * over the input's windows (im2col). On WebGPU the convolutions (and
+ * conv_transpose2d, whose windows are those of the adjoint) gather the
+ * windows inside the product's loads: no column matrix in memory, and f16
+ * operands stay f16 with f32 sums (an f16 result plane of odd size goes
+ * through f32); depthwise conv2d (one input channel per group) runs
+ * directly. Elsewhere the column matrix is cut in chunks whose
+ * temporaries take up to WT_CONV_CHUNK_BYTES (64 MiB) beside the result. */
 
 typedef struct wt_conv_options {
     uint32_t struct_size;       /* set by wt_conv_options_init */

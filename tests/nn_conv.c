@@ -318,7 +318,7 @@ typedef struct convt_case {
     const char *chunk;
 } convt_case;
 
-static void run_convt(const convt_case *k)
+static void run_convt_as(const convt_case *k, bool f16)
 {
     const int64_t Cg = k->C / k->G, Og = k->O / k->G;
     const int64_t OH = (k->H - 1) * k->sh - k->pt - k->pb + k->dh * (k->KH - 1) + k->oph + 1;
@@ -326,6 +326,7 @@ static void run_convt(const convt_case *k)
     const int64_t no = k->N * k->O * OH * OW;
     float *x = random_floats(k->N * k->C * k->H * k->W, -1, 1);
     float *w = random_floats(k->C * Og * k->KH * k->KW, -1, 1), *b = random_floats(k->O, -1, 1);
+    if (f16) round_f16(x, k->N * k->C * k->H * k->W), round_f16(w, k->C * Og * k->KH * k->KW), round_f16(b, k->O);
     double *ref = calloc((size_t)no, sizeof(double)), *mag = calloc((size_t)no, sizeof(double));
     /* Scatter: every input pixel adds its kernel into the output. */
     for (int64_t n = 0; n < k->N; n++)
@@ -348,11 +349,12 @@ static void run_convt(const convt_case *k)
                                            w[((c * Og + og) * k->KH + ky) * k->KW + kx];
                                 ref[i] += v, mag[i] += fabs(v);
                             }
-    for (int64_t i = 0; i < no; i++) mag[i] = 1e-5 * mag[i] + 1e-6;
+    for (int64_t i = 0; i < no; i++) mag[i] = 1e-5 * mag[i] + 1e-6 + (f16 ? fabs(ref[i]) / 2048.0 + 6e-8 : 0.0);
     int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->C, Og, k->KH, k->KW}, bs[1] = {k->O};
     int64_t os[4] = {k->N, k->O, OH, OW};
     wt_tensor *tx = make(x, 4, xs, k->N > 1 ? (k->G > 1 ? 2 : 1) : 0), *tw = make(w, 4, ws, false);
     wt_tensor *tb = k->bias ? make(b, 1, bs, false) : NULL, *out = NULL;
+    if (f16) tx = as_f16(tx), tw = as_f16(tw), tb = as_f16(tb);
     wt_conv_options o;
     wt_conv_options_init(&o);
     o.stride[0] = k->sh, o.stride[1] = k->sw;
@@ -363,8 +365,12 @@ static void run_convt(const convt_case *k)
     if (k->chunk) setenv("WT_CONV_CHUNK_BYTES", k->chunk, 1);
     wt_status st = wt_conv_transpose2d(tx, tw, tb, &o, &out);
     if (k->chunk) unsetenv("WT_CONV_CHUNK_BYTES");
-    if (CHECK(st == WT_OK, "conv_transpose2d %s: %s", k->name, wt_last_error()))
-        compare(k->name, out, 4, os, ref, mag, no);
+    wt_tensor *o32 = NULL;
+    if (CHECK(st == WT_OK, "conv_transpose2d %s: %s", k->name, wt_last_error()) &&
+        (!f16 || CHECK(wt_tensor_dtype(out) == WT_F16 && wt_cast(out, WT_F32, &o32) == WT_OK,
+                       "conv_transpose2d %s: f16 result: %s", k->name, wt_last_error())))
+        compare(k->name, f16 ? o32 : out, 4, os, ref, mag, no);
+    wt_tensor_release(o32);
     wt_tensor_release(tx), wt_tensor_release(tw), wt_tensor_release(tb), wt_tensor_release(out);
     free(x), free(w), free(b), free(ref), free(mag);
 }
@@ -381,7 +387,21 @@ static void test_conv_transpose2d(void)
         {"convT chunk imgs",  4, 3, 4, 4, 2, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0, 1, 1, 1, true, "1000"},
         {"convT chunk chans", 2, 4, 5, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 2, true, "400"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_convt(&cases[i]);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_convt_as(&cases[i], false);
+}
+
+/* The transposed convolution at the edges of the implicit product's
+ * tiles (odd channels, strides with rows no tap reaches, groups and
+ * several images), in f32 and f16. */
+static void test_conv_transpose2d_tiles(void)
+{
+    static const convt_case cases[] = {
+        /* name                 N  C  H  W  O   KH KW sh sw pt pb pl pr oph opw dh dw G bias chunk */
+        {"convT tiles f32",     2, 6, 7, 5, 70, 3, 4, 2, 3, 1, 2, 0, 1, 1, 0, 1, 1, 2, true, NULL},
+        {"convT tiles f16",     3, 9, 5, 6, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 1, true, NULL},
+    };
+    run_convt_as(&cases[0], false);
+    run_convt_as(&cases[1], true);
 }
 
 /* ------------------------------------------------------------- pooling */
@@ -1026,6 +1046,7 @@ int main(int argc, char **argv)
     /* "tiles": the tile-edge shapes alone (run again with other tiles). */
     if (argc > 2 && strcmp(argv[2], "tiles") == 0) {
         test_conv2d_tiles();
+        test_conv_transpose2d_tiles();
         wt_context_destroy(g_ctx);
         return test_summary("nn_conv");
     }
@@ -1034,13 +1055,14 @@ int main(int argc, char **argv)
     run_conv1d("conv1d stride dil asym groups", 2, 4, 17, 6, 3, 2, 1, 3, 2, 2, false, true);
     run_conv1d("conv1d same", 1, 3, 10, 2, 4, 1, 0, 0, 1, 1, true, false);
     run_conv1d("conv1d depthwise", 3, 5, 9, 5, 3, 3, 2, 2, 1, 5, false, true);
+    test_conv_transpose2d();
+    test_conv_transpose2d_tiles();
     /* "conv": the convolutions alone (run again with another kernel choice,
      * e.g. WT_CONV_DIRECT_MAX_CG=64: every conv2d through the direct one). */
     if (argc > 2 && strcmp(argv[2], "conv") == 0) {
         wt_context_destroy(g_ctx);
         return test_summary("nn_conv");
     }
-    test_conv_transpose2d();
     test_pooling();
     run_adaptive(2, 3, 7, 10, 3, 4, false);
     run_adaptive(2, 3, 7, 10, 3, 4, true);

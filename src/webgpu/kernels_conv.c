@@ -209,7 +209,7 @@ typedef struct direct_params {
 /* The other shapes: the implicit matrix product (kernels_gemm.c), unless
  * WT_CONV_GEMM=0 sends them back to the API's im2col + matmul. */
 static wt_status conv_gemm(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
-                           const wt_window2d *win, int64_t groups, wt_tensor *out)
+                           const wt_window2d *win, int64_t groups, bool transposed, wt_tensor *out)
 {
     const char *knob = wg_env_string("WT_CONV_GEMM");
     if (knob && strcmp(knob, "0") == 0)
@@ -221,7 +221,14 @@ static wt_status conv_gemm(wt_context *ctx, const wt_tensor *x, const wt_tensor 
                            all[i]->storage->bytes);
     if (!window_fits_i32(win))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: sizes beyond 32-bit indexing");
-    return wg_gemm_conv2d(ctx, x, w, bias, win, groups, out);
+    return transposed ? wg_gemm_conv_transpose2d(ctx, x, w, bias, win, groups, out)
+                      : wg_gemm_conv2d(ctx, x, w, bias, win, groups, out);
+}
+
+wt_status wg_op_conv_transpose2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                 const wt_window2d *win, int64_t groups, wt_tensor *out)
+{
+    return conv_gemm(ctx, x, w, bias, win, groups, true, out);
 }
 
 wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
@@ -230,7 +237,7 @@ wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, 
     const int64_t C = x->shape[1], O = w->shape[0], cg = C / groups;
     const char *knob = wg_env_string("WT_CONV_DIRECT_MAX_CG");
     const long long max_cg = knob && *knob ? atoll(knob) : DIRECT_MAX_CG;
-    if (cg > max_cg) return conv_gemm(ctx, x, w, bias, win, groups, out);
+    if (cg > max_cg) return conv_gemm(ctx, x, w, bias, win, groups, false, out);
     wt_status st = check(ctx, "conv2d", x);
     if (st != WT_OK || (st = check(ctx, "conv2d", w)) != WT_OK || (st = check(ctx, "conv2d", bias)) != WT_OK ||
         (st = check(ctx, "conv2d", out)) != WT_OK)

@@ -334,7 +334,7 @@ typedef struct gemm_job {
     wt_matmul_act act;
     uint64_t B, M, N, K;
     bool a_k_fast, b_n_fast, a_vec, b_vec;
-    bool conv, pointwise, bias_rows;
+    bool conv, pointwise, bias_rows, transposed;
 } gemm_job;
 
 /* Records the product (and its split-k pass); p holds b's fields and the
@@ -380,12 +380,13 @@ static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
              "const A_K_FAST: bool = %s;\nconst B_N_FAST: bool = %s;\n"
              "const A_VEC: bool = %s;\nconst B_VEC: bool = %s;\nconst SPLIT: bool = %s;\n"
              "const BIAS: bool = %s;\nconst ACT: u32 = %uu;\nconst OUT_F16: bool = %s;\n"
-             "const BIAS_ROWS: bool = %s;\nconst POINTWISE: bool = %s;\n",
+             "const BIAS_ROWS: bool = %s;\nconst POINTWISE: bool = %s;\nconst TRANSPOSED: bool = %s;\n",
              c->bm, c->bn, c->bk, c->tm, c->tn, j->a_k_fast ? "true" : "false",
              j->b_n_fast ? "true" : "false", j->a_vec ? "true" : "false", j->b_vec ? "true" : "false",
              split ? "true" : "false", bias && !split ? "true" : "false",
              split ? 0u : (unsigned)j->act, f16 && !split ? "true" : "false",
-             j->bias_rows ? "true" : "false", j->pointwise ? "true" : "false");
+             j->bias_rows ? "true" : "false", j->pointwise ? "true" : "false",
+             j->transposed ? "true" : "false");
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "gemm";
@@ -492,17 +493,19 @@ wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tenso
 
 /* ------------------------------------------ convolution as a product */
 
-/* out [N, O, OH, OW] = conv of x [N, C, H, W] (any strides) with w [O, Cg,
- * KH, KW] (contiguous) plus bias [O]: per image and group, w_g [Og, Cg KH
- * KW] @ im2col(x_g) [Cg KH KW, OH OW], with the columns gathered from x
- * inside the product's loads (gemm_b_conv.wgsl) instead of a column
- * matrix in memory. f32, or f16 throughout (f32 sums). */
-wt_status wg_gemm_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
-                         const wt_window2d *win, int64_t groups, wt_tensor *out)
+/* out [N, O, OH', OW'] = conv (or, transposed, its adjoint) of x [N, C, .,
+ * .] (any strides) with w [O, Cg, KH, KW] (contiguous) plus bias [O]: per
+ * image and group, w_g [Og, Cg KH KW] @ im2col(x_g) [Cg KH KW, OH' OW'],
+ * with the columns gathered from x inside the product's loads
+ * (gemm_b_conv.wgsl) instead of a column matrix in memory. x's plane is
+ * win's input (conv) or output (transposed). f32, or f16 throughout (f32
+ * sums). */
+static wt_status gemm_conv(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                           const wt_window2d *win, int64_t groups, bool transposed, wt_tensor *out)
 {
     const wt_dtype dt = x->dtype;
     const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], Cg = C / groups, Og = O / groups;
-    const int64_t KK = win->kernel_h * win->kernel_w, K = Cg * KK, P = win->out_h * win->out_w;
+    const int64_t KK = win->kernel_h * win->kernel_w, K = Cg * KK, P = out->shape[2] * out->shape[3];
     const bool f16 = dt == WT_F16;
     if ((dt != WT_F32 && dt != WT_F16) || w->dtype != dt || out->dtype != dt || (bias && bias->dtype != dt))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: f32 or f16 operands of one dtype");
@@ -518,27 +521,39 @@ wt_status wg_gemm_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w
     wt_status st = wt_tensor_view(w, 3, ash, ast, w->offset, &a);
     if (st != WT_OK) return st;
     const int64_t *xs = x->strides;
-    const bool pointwise = KK == 1 && win->stride_h == 1 && win->stride_w == 1 && win->pad_top == 0 &&
-                           win->pad_left == 0 && win->out_h == win->in_h && win->out_w == win->in_w &&
-                           xs[3] == 1 && (win->in_h == 1 || xs[2] == win->in_w);
+    const bool pointwise = !transposed && KK == 1 && win->stride_h == 1 && win->stride_w == 1 &&
+                           win->pad_top == 0 && win->pad_left == 0 && win->out_h == win->in_h &&
+                           win->out_w == win->in_w && xs[3] == 1 && (win->in_h == 1 || xs[2] == win->in_w);
     gemm_job job = {
         .a = a, .b = x, .bias = bias, .out = out, .act = WT_MATMUL_ACT_NONE,
         .B = (uint64_t)(N * groups), .M = (uint64_t)Og, .N = (uint64_t)P, .K = (uint64_t)K,
         .a_k_fast = true, .b_n_fast = true, .a_vec = vec_ok(w->offset, Og * K, K, K),
         .b_vec = pointwise && vec_ok(x->offset, xs[0], Cg * xs[1], P) && xs[1] % 4 == 0,
-        .conv = true, .pointwise = pointwise, .bias_rows = true,
+        .conv = true, .pointwise = pointwise, .bias_rows = true, .transposed = transposed,
     };
     gemm_params p = {
         .b_offset = (uint32_t)x->offset, .a_batch_mod = (uint32_t)groups, .bias_rows = (uint32_t)O,
-        .c_kk = (uint32_t)KK, .c_kw = (uint32_t)win->kernel_w, .c_ow = (uint32_t)win->out_w,
+        .c_kk = (uint32_t)KK, .c_kw = (uint32_t)win->kernel_w, .c_ow = (uint32_t)out->shape[3],
         .c_groups = (uint32_t)groups, .c_sh = (uint32_t)win->stride_h, .c_sw = (uint32_t)win->stride_w,
         .c_dh = (uint32_t)win->dilation_h, .c_dw = (uint32_t)win->dilation_w,
         .c_pt = (uint32_t)win->pad_top, .c_pl = (uint32_t)win->pad_left,
-        .c_in_h = (uint32_t)win->in_h, .c_in_w = (uint32_t)win->in_w,
+        .c_in_h = (uint32_t)x->shape[2], .c_in_w = (uint32_t)x->shape[3],
         .c_xs_n = (uint32_t)xs[0], .c_xs_c = (uint32_t)xs[1], .c_xs_h = (uint32_t)xs[2],
         .c_xs_w = (uint32_t)xs[3], .c_cg = (uint32_t)Cg,
     };
     st = gemm_run(ctx, &job, &p);
     wt_tensor_release(a);
     return st;
+}
+
+wt_status wg_gemm_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                         const wt_window2d *win, int64_t groups, wt_tensor *out)
+{
+    return gemm_conv(ctx, x, w, bias, win, groups, false, out);
+}
+
+wt_status wg_gemm_conv_transpose2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                   const wt_window2d *win, int64_t groups, wt_tensor *out)
+{
+    return gemm_conv(ctx, x, w, bias, win, groups, true, out);
 }

@@ -187,6 +187,10 @@ int wg_gemm_config_count(void);
  * all f16 (f32 sums), without an im2col matrix in memory. */
 wt_status wg_gemm_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                          const wt_window2d *win, int64_t groups, wt_tensor *out);
+/* The same product for the transposed convolution (the ops table's
+ * conv_transpose2d: w regrouped as [O, C/groups, KH, KW]). */
+wt_status wg_gemm_conv_transpose2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                   const wt_window2d *win, int64_t groups, wt_tensor *out);
 wt_status wg_op_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                        wt_tensor *out);
 /* Matrix-vector products as row reductions (kernels_reduce.c): for
@@ -241,6 +245,9 @@ wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_ten
 wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
                        const wt_tensor *bias, const wt_window2d *win, int64_t groups,
                        wt_tensor *out);
+wt_status wg_op_conv_transpose2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
+                                 const wt_tensor *bias, const wt_window2d *win, int64_t groups,
+                                 wt_tensor *out);
 wt_status wg_op_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats,
                              float eps, wt_tensor *out);
 wt_status wg_op_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out);

@@ -4,6 +4,10 @@
 // image's output plane. The product's batch entry is image * groups +
 // group, so the result lands in NCHW order; a (the weights) is
 // [groups, O / groups, k], its batch entry batch % groups.
+// TRANSPOSED: the adjoint (conv_transpose2d): column n is a pixel of the
+// result, whose tap (ky, kx) reads x where y + pad_top - ky dh is a
+// multiple of the stride (c_ow: the result's width; c_in_h, c_in_w: x's
+// plane).
 // Needs B_N_FAST (four consecutive output pixels a load) and POINTWISE:
 // a 1x1 window with unit stride and no padding over rows stored back to
 // back with unit column stride, where column n is element n of the plane
@@ -34,6 +38,24 @@ fn fetch_b(base: u32, gk: u32, gn: u32, kend: u32) -> vec4<f32> {
     let dy = i32(ky * p.c_dh) - i32(p.c_pt);
     let dx = i32(kx * p.c_dw) - i32(p.c_pl);
     let plane = base + c * p.c_xs_c;
+    if (TRANSPOSED) {
+        let ty = i32(p.c_pt) - i32(ky * p.c_dh);
+        let tx = i32(p.c_pl) - i32(kx * p.c_dw);
+        for (var e = 0u; e < 4u; e++) {
+            let n = gn + e;
+            if (n < p.n) {
+                let y = n / p.c_ow;
+                let sy = i32(y) + ty;
+                let sx = i32(n - y * p.c_ow) + tx;
+                if (sy >= 0 && sx >= 0 && u32(sy) % p.c_sh == 0u && u32(sx) % p.c_sw == 0u) {
+                    let iy = u32(sy) / p.c_sh;
+                    let ix = u32(sx) / p.c_sw;
+                    if (iy < p.c_in_h && ix < p.c_in_w) { v[e] = b1(plane + iy * p.c_xs_h + ix * p.c_xs_w); }
+                }
+            }
+        }
+        return v;
+    }
     for (var e = 0u; e < 4u; e++) {
         let n = gn + e;
         if (n < p.n) {
