@@ -248,7 +248,7 @@ static void test_conv2d(void)
  * channels, planes and k = C/G * KH * KW not multiples of any tile; several
  * images and groups at once; a long k), in f32 and f16. An f16 result
  * plane of odd size runs through f32 on WebGPU ("conv basic f16"). */
-static void test_conv2d_tiles(void)
+static void test_conv2d_tiles(bool all)
 {
     static const conv_case cases[] = {
         /* name                 N  C  H   W  O  KH KW sh sw pt pb pl pr dh dw G  bias  strided same  unb */
@@ -261,9 +261,12 @@ static void test_conv2d_tiles(void)
     /* f16 where the plane has an even size (the f16 kernel's own path);
      * the odd ones would repeat the f32 run. */
     static const bool f16_too[] = {false, true, true, true, false};
+    /* !all: one case of each kind (odd sizes, f16 with groups, a long k). */
+    static const bool in_short[] = {true, true, true, false, false};
     char name[96];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        for (int f16 = 0; f16 < (f16_too[i] ? 2 : 1); f16++) {
+        if (!all && !in_short[i]) continue;
+        for (int f16 = (all ? 0 : i == 1); f16 < (f16_too[i] ? 2 : 1); f16++) {
             conv_case c = cases[i];
             snprintf(name, sizeof name, "%s %s", c.name, f16 ? "f16" : "f32");
             c.name = name;
@@ -271,7 +274,7 @@ static void test_conv2d_tiles(void)
         }
     }
     conv_case basic = {"conv basic f16", 2, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false, false, NULL};
-    run_conv2d_as(&basic, true);
+    if (all) run_conv2d_as(&basic, true);
 }
 
 /* conv1d through its own reference: stride, dilation, asymmetric padding,
@@ -393,14 +396,14 @@ static void test_conv_transpose2d(void)
 /* The transposed convolution at the edges of the implicit product's
  * tiles (odd channels, strides with rows no tap reaches, groups and
  * several images), in f32 and f16. */
-static void test_conv_transpose2d_tiles(void)
+static void test_conv_transpose2d_tiles(bool all)
 {
     static const convt_case cases[] = {
         /* name                 N  C  H  W  O   KH KW sh sw pt pb pl pr oph opw dh dw G bias chunk */
         {"convT tiles f32",     2, 6, 7, 5, 70, 3, 4, 2, 3, 1, 2, 0, 1, 1, 0, 1, 1, 2, true, NULL},
         {"convT tiles f16",     3, 9, 5, 6, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 1, true, NULL},
     };
-    run_convt_as(&cases[0], false);
+    if (all) run_convt_as(&cases[0], false);
     run_convt_as(&cases[1], true);
 }
 
@@ -1043,23 +1046,27 @@ int main(int argc, char **argv)
     printf("nn_conv %s: seed %llu\n", test_backend_name(be), (unsigned long long)seed);
     test_rng_seed(seed);
     if (test_create_context(be, &g_ctx) != WT_OK) return test_summary("nn_conv");
-    /* "tiles": the tile-edge shapes alone (run again with other tiles). */
+    /* "tiles": a few tile-edge shapes alone (run again with other tiles). */
     if (argc > 2 && strcmp(argv[2], "tiles") == 0) {
-        test_conv2d_tiles();
-        test_conv_transpose2d_tiles();
+        test_conv2d_tiles(false);
+        test_conv_transpose2d_tiles(false);
         wt_context_destroy(g_ctx);
         return test_summary("nn_conv");
     }
     test_conv2d();
-    test_conv2d_tiles();
+    test_conv2d_tiles(true);
     run_conv1d("conv1d stride dil asym groups", 2, 4, 17, 6, 3, 2, 1, 3, 2, 2, false, true);
     run_conv1d("conv1d same", 1, 3, 10, 2, 4, 1, 0, 0, 1, 1, true, false);
     run_conv1d("conv1d depthwise", 3, 5, 9, 5, 3, 3, 2, 2, 1, 5, false, true);
-    test_conv_transpose2d();
-    test_conv_transpose2d_tiles();
-    /* "conv": the convolutions alone (run again with another kernel choice,
-     * e.g. WT_CONV_DIRECT_MAX_CG=64: every conv2d through the direct one). */
-    if (argc > 2 && strcmp(argv[2], "conv") == 0) {
+    /* "conv": conv2d and conv1d alone (run again with another kernel
+     * choice, e.g. WT_CONV_DIRECT_MAX_CG=64: every conv2d through the
+     * direct one); "convolutions": the transposed one too. */
+    const bool transposed_too = argc <= 2 || strcmp(argv[2], "conv") != 0;
+    if (transposed_too) {
+        test_conv_transpose2d();
+        test_conv_transpose2d_tiles(true);
+    }
+    if (argc > 2 && (strcmp(argv[2], "conv") == 0 || strcmp(argv[2], "convolutions") == 0)) {
         wt_context_destroy(g_ctx);
         return test_summary("nn_conv");
     }
