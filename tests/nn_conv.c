@@ -12,6 +12,17 @@
 #include <string.h>
 
 static wt_context *g_ctx;
+static bool g_make_f16; /* make() builds f16 tensors (views of an f16 cast) */
+
+/* t as f16 when g_make_f16 (t released), else t. */
+static wt_tensor *maybe_f16(wt_tensor *t)
+{
+    if (!g_make_f16 || !t) return t;
+    wt_tensor *h = NULL;
+    if (wt_cast(t, WT_F16, &h) != WT_OK) printf("cast: %s\n", wt_last_error());
+    wt_tensor_release(t);
+    return h;
+}
 
 /* ------------------------------------------------------------ helpers */
 
@@ -37,7 +48,8 @@ static wt_tensor *make_transposed(const float *data, int ndim, const int64_t *sh
         for (int64_t r = 0; r < R; r++)
             for (int64_t c = 0; c < C; c++) buf[(o * C + c) * R + r] = data[(o * R + r) * C + c];
     wt_tensor *s = NULL, *t = NULL;
-    if (wt_tensor_from_data(g_ctx, WT_F32, ndim, st, buf, &s) == WT_OK) wt_transpose(s, -1, -2, &t);
+    if (wt_tensor_from_data(g_ctx, WT_F32, ndim, st, buf, &s) == WT_OK && (s = maybe_f16(s)))
+        wt_transpose(s, -1, -2, &t);
     wt_tensor_release(s);
     free(buf);
     return t;
@@ -52,7 +64,7 @@ static wt_tensor *make(const float *data, int ndim, const int64_t *shape, int st
     if (!strided) {
         if (wt_tensor_from_data(g_ctx, WT_F32, ndim, shape, data, &t) != WT_OK)
             printf("from_data: %s\n", wt_last_error());
-        return t;
+        return maybe_f16(t);
     }
     int64_t wide[8];
     memcpy(wide, shape, sizeof(int64_t) * (size_t)ndim);
@@ -66,7 +78,7 @@ static wt_tensor *make(const float *data, int ndim, const int64_t *shape, int st
         memcpy(buf + r * (inner + pad) + pad, data + r * inner, sizeof(float) * (size_t)inner);
     }
     wt_tensor *w = NULL;
-    if (wt_tensor_from_data(g_ctx, WT_F32, ndim, wide, buf, &w) == WT_OK)
+    if (wt_tensor_from_data(g_ctx, WT_F32, ndim, wide, buf, &w) == WT_OK && (w = maybe_f16(w)))
         wt_slice(w, ndim - 1, pad, pad + inner, 1, &t);
     wt_tensor_release(w);
     free(buf);
@@ -127,17 +139,6 @@ static void same_pad(int64_t in, int64_t k, int64_t s, int64_t d, int64_t *befor
     *before = total / 2, *after = total - *before;
 }
 
-/* t (f32) as an f16 tensor of the same shape and strides (a view of a
- * cast of its whole storage span), or NULL. */
-static wt_tensor *as_f16(wt_tensor *t)
-{
-    if (!t) return NULL;
-    wt_tensor *h = NULL;
-    if (wt_cast(t, WT_F16, &h) != WT_OK) printf("cast: %s\n", wt_last_error());
-    wt_tensor_release(t);
-    return h;
-}
-
 /* Values as f16 holds them (round to nearest even). */
 static void round_f16(float *v, int64_t n)
 {
@@ -182,9 +183,10 @@ static void run_conv2d_as(const conv_case *c, bool f16)
     int64_t xs[4] = {k.N, k.C, k.H, k.W}, ws[4] = {k.O, Cg, k.KH, k.KW}, bs[1] = {k.O};
     int64_t os[4] = {k.N, k.O, OH, OW};
     const int off = k.unbatched ? 1 : 0;
+    g_make_f16 = f16; /* f16 views of the same layouts */
     wt_tensor *tx = make(x, 4 - off, xs + off, k.strided), *tw = make(w, 4, ws, k.strided != 0);
     wt_tensor *tb = k.bias ? make(b, 1, bs, false) : NULL, *out = NULL;
-    if (f16) tx = as_f16(tx), tw = as_f16(tw), tb = as_f16(tb);
+    g_make_f16 = false;
     wt_conv_options o;
     wt_conv_options_init(&o);
     o.stride[0] = c->sh, o.stride[1] = c->sw;
@@ -355,9 +357,10 @@ static void run_convt_as(const convt_case *k, bool f16)
     for (int64_t i = 0; i < no; i++) mag[i] = 1e-5 * mag[i] + 1e-6 + (f16 ? fabs(ref[i]) / 2048.0 + 6e-8 : 0.0);
     int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->C, Og, k->KH, k->KW}, bs[1] = {k->O};
     int64_t os[4] = {k->N, k->O, OH, OW};
+    g_make_f16 = f16;
     wt_tensor *tx = make(x, 4, xs, k->N > 1 ? (k->G > 1 ? 2 : 1) : 0), *tw = make(w, 4, ws, false);
     wt_tensor *tb = k->bias ? make(b, 1, bs, false) : NULL, *out = NULL;
-    if (f16) tx = as_f16(tx), tw = as_f16(tw), tb = as_f16(tb);
+    g_make_f16 = false;
     wt_conv_options o;
     wt_conv_options_init(&o);
     o.stride[0] = k->sh, o.stride[1] = k->sw;
