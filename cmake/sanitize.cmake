@@ -22,3 +22,14 @@ if(WT_FUZZ)
                       -fno-omit-frame-pointer -Wno-pass-failed)
   add_link_options(-fsanitize=address,undefined)
 endif()
+
+# WT_TSAN=ON (clang) builds with ThreadSanitizer; `make test-tsan` builds
+# only the threads test there and runs the tests labelled "tsan".
+option(WT_TSAN "Build with ThreadSanitizer (clang)" OFF)
+if(WT_TSAN)
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "WT_TSAN needs clang (CC=clang)")
+  endif()
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer -Wno-pass-failed)
+  add_link_options(-fsanitize=thread)
+endif()

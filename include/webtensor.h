@@ -837,7 +837,9 @@ WT_API wt_status wt_cumprod(const wt_tensor *x, int axis, wt_tensor **out);
  * the last axis of size C:
  *   layernorm: (x - mean) / sqrt(var + eps) * weight + bias  (biased var)
  *   rmsnorm:   x / sqrt(mean(x^2) + eps) * weight
- * weight and bias are [C] tensors or NULL (1 and 0). eps >= 0. */
+ * weight and bias are [C] tensors or NULL (1 and 0). eps >= 0. Finite
+ * rows never overflow inside the norms, up to the top of the f32 range:
+ * the statistics are kept in range on every backend. */
 WT_API wt_status wt_softmax(const wt_tensor *x, int axis, wt_tensor **out);
 WT_API wt_status wt_layernorm(const wt_tensor *x, const wt_tensor *weight, const wt_tensor *bias,
                               float eps, wt_tensor **out);

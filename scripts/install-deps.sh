@@ -64,9 +64,11 @@ for p in gcc g++ make cmake pkg-config libopenblas-dev libvulkan1 libegl1 libgle
          zlib1g-dev dataset-fashion-mnist; do
     have_pkg "$p" || need+=("$p")
 done
-# --fuzz (make test-fuzz): clang and its libFuzzer runtime, only then.
+# --fuzz (make test-fuzz, make test-tsan): clang, its sanitizer and
+# libFuzzer runtimes, and its OpenMP runtime (clang's -fopenmp links
+# libomp, which clang itself only recommends), only then.
 if [ "${1:-}" = --fuzz ]; then
-    for p in clang libclang-rt-dev; do
+    for p in clang libclang-rt-dev libomp-dev; do
         have_pkg "$p" || need+=("$p")
     done
 fi

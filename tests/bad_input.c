@@ -12,6 +12,7 @@
  * crash; a valid call of each function must succeed (so a function that
  * fails everything does not pass). tests/RELIABILITY.md says how to add a
  * row or a kind. The count of cases is printed. */
+#include "bad_input.h"
 #include "test_util.h"
 
 #include <limits.h>
@@ -134,6 +135,15 @@ static const fn_row FUNCTIONS[] = {
     ROW_ALT(SIG_CTX_ADAPTER, wt_context_adapter_info, WT_ERR_UNSUPPORTED),
     ROW(SIG_CTX_CREATE, wt_context_create),
     ROW(SIG_LIST, wt_list_adapters),
+    /* --- tensor-scalar ops (the rest: bad_input_args.c) --- */
+    ROW(SIG_SCALAR, wt_add_scalar), ROW(SIG_SCALAR, wt_sub_scalar), ROW(SIG_SCALAR, wt_mul_scalar),
+    ROW(SIG_SCALAR, wt_div_scalar), ROW(SIG_SCALAR, wt_maximum_scalar),
+    ROW(SIG_SCALAR, wt_minimum_scalar), ROW(SIG_SCALAR, wt_pow_scalar), ROW(SIG_SCALAR, wt_fmod_scalar),
+    ROW(SIG_SCALAR, wt_atan2_scalar), ROW(SIG_SCALAR, wt_floor_divide_scalar),
+    ROW(SIG_SCALAR, wt_remainder_scalar), ROW(SIG_SCALAR, wt_eq_scalar), ROW(SIG_SCALAR, wt_ne_scalar),
+    ROW(SIG_SCALAR, wt_lt_scalar), ROW(SIG_SCALAR, wt_le_scalar), ROW(SIG_SCALAR, wt_gt_scalar),
+    ROW(SIG_SCALAR, wt_ge_scalar), ROW(SIG_SCALAR, wt_logical_and_scalar),
+    ROW(SIG_SCALAR, wt_logical_or_scalar), ROW(SIG_SCALAR, wt_logical_xor_scalar),
 };
 
 /* ------------------------------------------------------ bad arguments */
@@ -748,7 +758,17 @@ int main(int argc, char **argv)
           "getters on NULL [%s]", mode);
     cases += 14;
 
-    printf("bad_input [%s]: %zu functions, %d cases:", mode, nrows, cases);
+    /* The functions of bad_input_args.c, then every public function of the
+     * headers must have a row somewhere. */
+    int functions = (int)nrows;
+    wt_context_options copts;
+    test_backend_options(be, &copts);
+    bad_input_slot_rows(e.ctx, e.other, &copts, mode, &functions, &cases, per_class);
+    const char *names[sizeof FUNCTIONS / sizeof FUNCTIONS[0]];
+    for (size_t i = 0; i < nrows; i++) names[i] = FUNCTIONS[i].name;
+    bad_input_check_header(names, nrows);
+
+    printf("bad_input [%s]: %d functions, %d cases:", mode, functions, cases);
     for (int b = 0; b < BAD_CLASSES; b++)
         printf(" %s %d%s", BAD_NAMES[b], per_class[b], b + 1 < BAD_CLASSES ? "," : "");
     printf(" (+14 NULL getters)\n");

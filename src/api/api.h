@@ -86,5 +86,12 @@ wt_status wt_read_options(const char *fn, const char *what, const void *in, size
  * With bias alone it adds a per-channel bias (api/norm.c). */
 wt_status wt_channel_norm(const wt_tensor *x, const wt_tensor *mean, const wt_tensor *var,
                           const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor **out);
+/* --- reliability: shared pooling shape rule --- */
+/* A pooling's output extent along one axis from its input extent in, kernel
+ * k, stride s, padding pad (both sides) and dilation d (PyTorch's rule;
+ * api/pool.c); INVALID_ARGUMENT for bad options, SHAPE when the window
+ * does not fit. */
+wt_status wt_pool_axis_size(const char *fn, const char *axis, int64_t in, int64_t k, int64_t s,
+                            int64_t pad, int64_t d, bool ceil_mode, bool is_max, int64_t *out);
 
 #endif

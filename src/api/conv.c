@@ -121,8 +121,13 @@ static wt_status forward_axis(const char *fn, const char *axis, int64_t in, int6
                               int64_t d, bool same, const int64_t pad_in[2], int64_t *pad_before,
                               int64_t *pad_after, int64_t *out)
 {
-    int64_t before = pad_in[0], after = pad_in[1];
-    const int64_t span = d * (k - 1) + 1;
+    int64_t before = pad_in[0], after = pad_in[1], span, padded;
+    /* Options near INT64_MAX must not overflow into a plausible size. */
+    if (__builtin_mul_overflow(d, k - 1, &span) || span >= ((int64_t)1 << 62) || s >= ((int64_t)1 << 62) ||
+        __builtin_add_overflow(in, before, &padded) || __builtin_add_overflow(padded, after, &padded))
+        return wt_fail(WT_ERR_SHAPE, "%s: kernel %lld, dilation %lld, stride %lld and padding overflow the %s", fn,
+                       (long long)k, (long long)d, (long long)s, axis);
+    span += 1;
     if (same) {
         int64_t o = (in + s - 1) / s;
         int64_t total = (o - 1) * s + span - in;
@@ -530,7 +535,13 @@ static wt_status transposed_axis(const char *fn, const char *axis, int64_t in, i
         return wt_fail(WT_ERR_INVALID_ARGUMENT,
                        "%s: output_padding %lld must be smaller than the stride %lld or the dilation %lld",
                        fn, (long long)op, (long long)s, (long long)d);
-    int64_t o = (in - 1) * s - before - after + d * (k - 1) + op + 1;
+    int64_t o = 0, span = 0;
+    /* Options near INT64_MAX must not overflow into a plausible size. */
+    if (in > 0 && (__builtin_mul_overflow(in - 1, s, &o) || __builtin_mul_overflow(d, k - 1, &span) ||
+                   __builtin_add_overflow(o, span, &o) || __builtin_add_overflow(o, op + 1, &o) ||
+                   __builtin_sub_overflow(o, before, &o) || __builtin_sub_overflow(o, after, &o)))
+        return wt_fail(WT_ERR_SHAPE, "%s: %lld input %s with stride %lld and dilation %lld overflow the output size",
+                       fn, (long long)in, axis, (long long)s, (long long)d);
     if (in == 0 || o <= 0)
         return wt_fail(WT_ERR_SHAPE, "%s: %lld input %s give %lld output %s", fn, (long long)in, axis,
                        (long long)o, axis);

@@ -88,6 +88,7 @@ static wt_status check_sort(const char *fn, const wt_tensor *x, int axis, wt_ten
 wt_status wt_sort(const wt_tensor *x, int axis, bool descending, wt_tensor **values, wt_tensor **indices)
 {
     const char *fn = "wt_sort";
+    if (indices) *indices = NULL; /* cleared even when values is NULL */
     if (!values) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: values is NULL", fn);
     wt_status st = check_sort(fn, x, axis, values, indices);
     if (st != WT_OK) return st;
@@ -108,6 +109,7 @@ wt_status wt_argsort(const wt_tensor *x, int axis, bool descending, wt_tensor **
 wt_status wt_topk(const wt_tensor *x, int64_t k, bool largest, wt_tensor **values, wt_tensor **indices)
 {
     const char *fn = "wt_topk";
+    if (indices) *indices = NULL; /* cleared even when values is NULL */
     if (!values) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: values is NULL", fn);
     wt_status st = check_sort(fn, x, -1, values, indices);
     if (st != WT_OK) return st;

@@ -187,8 +187,8 @@ wt_status wt_split(const wt_tensor *x, int axis, int n, const int64_t *sizes, wt
 {
     const char *fn = "wt_split";
     if (!outs) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: outs is NULL", fn);
+    for (int i = 0; i < n; i++) outs[i] = NULL; /* before any failure that knows n */
     if (n < 1 || !sizes) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: needs n >= 1 sizes (n %d)", fn, n);
-    for (int i = 0; i < n; i++) outs[i] = NULL;
     wt_status st = mv_check_input(fn, x);
     if (st != WT_OK) return st;
     int a;
@@ -218,10 +218,11 @@ wt_status wt_split(const wt_tensor *x, int axis, int n, const int64_t *sizes, wt
 wt_status wt_chunk(const wt_tensor *x, int axis, int chunks, int *nout, wt_tensor **outs)
 {
     const char *fn = "wt_chunk";
+    if (outs)
+        for (int i = 0; i < chunks; i++) outs[i] = NULL; /* before any failure that knows chunks */
     if (!outs || !nout) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: outs or nout is NULL", fn);
     *nout = 0;
     if (chunks < 1) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: chunks %d < 1", fn, chunks);
-    for (int i = 0; i < chunks; i++) outs[i] = NULL;
     wt_status st = mv_check_input(fn, x);
     if (st != WT_OK) return st;
     int a;

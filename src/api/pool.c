@@ -32,15 +32,21 @@ static wt_status as_planes(const char *fn, const wt_tensor *x, wt_tensor **x4, b
 }
 
 /* Output size along one axis (PyTorch's pooling_output_shape). */
-static wt_status pooled_axis(const char *fn, const char *axis, int64_t in, int64_t k, int64_t s,
-                             int64_t pad, int64_t d, bool ceil_mode, bool is_max, int64_t *out)
+wt_status wt_pool_axis_size(const char *fn, const char *axis, int64_t in, int64_t k, int64_t s,
+                            int64_t pad, int64_t d, bool ceil_mode, bool is_max, int64_t *out)
 {
     if (k <= 0 || s <= 0 || pad < 0 || d <= 0)
         return wt_fail(WT_ERR_INVALID_ARGUMENT,
                        "%s: kernel %lld and dilation %lld must be positive, stride %lld and padding "
                        "%lld not negative",
                        fn, (long long)k, (long long)d, (long long)s, (long long)pad);
-    const int64_t span = d * (k - 1) + 1;
+    int64_t span;
+    /* A window past 2^62 elements fits no input: refused before it overflows. */
+    if (__builtin_mul_overflow(d, k - 1, &span) || span >= ((int64_t)1 << 62) ||
+        pad >= ((int64_t)1 << 61) || s >= ((int64_t)1 << 62))
+        return wt_fail(WT_ERR_SHAPE, "%s: a window of %lld x dilation %lld (stride %lld, padding %lld) is too large",
+                       fn, (long long)k, (long long)d, (long long)s, (long long)pad);
+    span += 1;
     if (pad > (is_max ? span : k) / 2)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: padding %lld is more than half the %s %lld", fn,
                        (long long)pad, is_max ? "dilated kernel" : "kernel", (long long)(is_max ? span : k));
@@ -105,8 +111,9 @@ static wt_status pool_entry(const char *fn, wt_pool2d_desc *d, const wt_tensor *
 
 static wt_status check_args(const char *fn, const wt_tensor *x, wt_tensor **out, wt_tensor **indices)
 {
+    /* indices first: a failure for a NULL out must still clear it. */
+    if (indices) *indices = NULL;
     wt_status st = wt_check_out(fn, out);
-    if (st == WT_OK && indices) *indices = NULL;
     if (st == WT_OK) st = wt_check_input(fn, x);
     return st;
 }
@@ -147,9 +154,9 @@ static wt_status windowed(const char *fn, bool is_max, const wt_tensor *x, const
     if (opts->stride[0] < 0 || opts->stride[1] < 0)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: stride %lldx%lld is negative (0: the kernel)", fn,
                        (long long)opts->stride[0], (long long)opts->stride[1]);
-    if ((st = pooled_axis(fn, "rows", H, w->kernel_h, w->stride_h, w->pad_top, w->dilation_h,
+    if ((st = wt_pool_axis_size(fn, "rows", H, w->kernel_h, w->stride_h, w->pad_top, w->dilation_h,
                           opts->ceil_mode, is_max, &w->out_h)) != WT_OK ||
-        (st = pooled_axis(fn, "columns", W, w->kernel_w, w->stride_w, w->pad_left, w->dilation_w,
+        (st = wt_pool_axis_size(fn, "columns", W, w->kernel_w, w->stride_w, w->pad_left, w->dilation_w,
                           opts->ceil_mode, is_max, &w->out_w)) != WT_OK)
         return st;
     return pool_entry(fn, &d, x, out, indices);

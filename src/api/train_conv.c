@@ -79,6 +79,13 @@ wt_status wt_conv2d_backward(const wt_tensor *x, const wt_tensor *w, const wt_te
     for (int a = 0; a < 2; a++)
         if (o.stride[a] <= 0 || o.dilation[a] <= 0)
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: stride and dilation must be positive", fn);
+    for (int a = 0; a < 4; a++)
+        if (o.padding[a] < 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: padding %lld is negative", fn, (long long)o.padding[a]);
+    /* Options near INT64_MAX: refused before the sizes below overflow. */
+    for (int a = 0; a < 2; a++)
+        if (o.stride[a] >= ((int64_t)1 << 40) || o.dilation[a] >= ((int64_t)1 << 40) ||
+            o.padding[2 * a] >= ((int64_t)1 << 40) || o.padding[2 * a + 1] >= ((int64_t)1 << 40))
+            return wt_fail(WT_ERR_SHAPE, "%s: stride, dilation or padding past 2^40 fits no tensor", fn);
     int64_t top, bottom, left, right;
     resolve_padding(&o, 0, H, KH, &top, &bottom);
     resolve_padding(&o, 1, W, KW, &left, &right);
@@ -207,8 +214,14 @@ wt_status wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x, const 
     }
     int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
     int64_t Ho = dy->shape[2], Wo = dy->shape[3];
-    if (dy->shape[0] != N || dy->shape[1] != C)
-        return wt_fail(WT_ERR_SHAPE, "%s: dy must be [N, C, Ho, Wo] of x [N, C, H, W]", fn);
+    /* dy must be what avg_pool2d(x, opts) gives: the same rules first. */
+    int64_t fh, fw;
+    if ((st = wt_pool_axis_size(fn, "rows", H, o.kernel[0], o.stride[0], o.padding[0], 1, o.ceil_mode, false, &fh)) != WT_OK ||
+        (st = wt_pool_axis_size(fn, "columns", W, o.kernel[1], o.stride[1], o.padding[1], 1, o.ceil_mode, false, &fw)) != WT_OK)
+        return st;
+    if (dy->shape[0] != N || dy->shape[1] != C || Ho != fh || Wo != fw)
+        return wt_fail(WT_ERR_SHAPE, "%s: dy must be [N, C, %lld, %lld], avg_pool2d's output for x [N, C, H, W]", fn,
+                       (long long)fh, (long long)fw);
     if (Ho * Wo > ((int64_t)1 << 24)) return wt_fail(WT_ERR_UNSUPPORTED, "%s: output plane too large", fn);
     float *div = malloc((size_t)(Ho * Wo > 0 ? Ho * Wo : 1) * sizeof *div);
     if (!div) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);

@@ -11,6 +11,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
 #include <immintrin.h>
+#include <stdatomic.h>
 
 __attribute__((target("avx,f16c"))) static void to_f32(const uint16_t *s, uint32_t *d, int64_t n)
 {
@@ -63,9 +64,15 @@ static bool cpu_reports_f16c(void)
 
 static bool have_f16c(void)
 {
-    static int known = -1; /* a benign race: every thread computes the same */
-    if (known < 0) known = cpu_reports_f16c();
-    return known > 0;
+    /* Every thread computes the same answer, but two threads may ask at
+     * once: an atomic keeps that defined (a plain int is a data race). */
+    static atomic_int known = -1;
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (k < 0) {
+        k = cpu_reports_f16c();
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k > 0;
 }
 
 bool cpu_halves_convert(wt_dtype from, wt_dtype to, const void *src, void *dst, int64_t n)

@@ -385,7 +385,9 @@ static wt_status check_entries(const char *fn, wt_safetensors *f, uint64_t data_
                            "%s: tensor '%s': %llu data bytes for a %s tensor of %zu elements (%zu bytes)", fn,
                            e->name, (unsigned long long)(e->end - e->begin), e->dtype, numel, bytes);
     }
-    qsort(f->entries, (size_t)f->count, sizeof *f->entries, by_offset);
+    /* A file of metadata alone has no entries (and entries may be NULL,
+     * which qsort must not be given even for 0 elements). */
+    if (f->count > 1) qsort(f->entries, (size_t)f->count, sizeof *f->entries, by_offset);
     for (int i = 1; i < f->count; i++)
         if (f->entries[i].begin < f->entries[i - 1].end)
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: tensors '%s' and '%s' overlap", fn,
@@ -584,12 +586,12 @@ wt_status wt_safetensors_load_many(const wt_safetensors *f, wt_context *ctx, int
 {
     const char *fn = "wt_safetensors_load_many";
     if (!out) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+    for (int i = 0; i < n; i++) out[i] = NULL; /* before any failure that knows n */
     wt_status st = check_load_args(fn, f, ctx, float_dtype);
     if (st != WT_OK) return st;
     if (n < 0 || (!names && n != f->count))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: n is %d; without names it must be the count (%d)", fn, n,
                        f->count);
-    for (int i = 0; i < n; i++) out[i] = NULL;
     for (int i = 0; i < n && st == WT_OK; i++) {
         int k = i;
         if (names) {

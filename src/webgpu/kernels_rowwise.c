@@ -92,9 +92,11 @@ static bool write_prelude(char *buf, size_t cap, wt_rowwise_op op, const rowwise
         plan->vec4 ? "alias T = vec4<f32>;\n"
                      "fn hsum(v: T) -> f32 { return (v.x + v.y) + (v.z + v.w); }\n"
                      "fn hmax(v: T) -> f32 { return max(max(v.x, v.y), max(v.z, v.w)); }\n"
+                     "fn lane0(v: T) -> f32 { return v.x; }\n"
                    : "alias T = f32;\n"
                      "fn hsum(v: T) -> f32 { return v; }\n"
-                     "fn hmax(v: T) -> f32 { return v; }\n";
+                     "fn hmax(v: T) -> f32 { return v; }\n"
+                     "fn lane0(v: T) -> f32 { return v; }\n";
     int n = snprintf(buf, cap,
                      "%sconst OP: u32 = %uu;\nconst MODE: u32 = %uu;\nconst TPR: u32 = %uu;\n"
                      "const ROWS: u32 = %uu;\nconst WG: u32 = %uu;\nconst VPT: u32 = %uu;\n"

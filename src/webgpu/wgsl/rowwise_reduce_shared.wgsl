@@ -1,9 +1,10 @@
 // Row reductions for rowwise.wgsl in workgroup memory only (no subgroup
 // operations): the TPR threads of each row (a power of two, consecutive
 // local indices) combine their values as a tree. A library (wg_launch.libraries) of
-// rowwise.wgsl; the row's result goes to every thread. A kernel makes at
-// most two reductions, each in its own slot of `red`, so no barrier is
-// needed to protect one reduction's data from the next.
+// rowwise.wgsl; the row's result goes to every thread. Consecutive
+// reductions of a kernel take alternate slots of `red`, so no barrier is
+// needed to protect one reduction's data from the next (the one between
+// has its barriers).
 
 // The entry point takes a LaneIds; this variant needs no lane builtins.
 struct LaneIds {

@@ -4,8 +4,10 @@
 // own local index (every other slot holds the identity), and every
 // subgroup then combines all slots itself. That works for any subgroup
 // size and layout, and keeps every subgroup operation in uniform control
-// flow. A library (wg_launch.libraries) of rowwise.wgsl. A kernel makes at most
-// two reductions, each in its own slot of `red`, so one barrier each does.
+// flow. A library (wg_launch.libraries) of rowwise.wgsl. Consecutive
+// reductions of a kernel take alternate slots of `red`, so one barrier
+// each does (a slot's next writer has passed the barrier of the reduction
+// between, which its last reader reached first).
 
 struct LaneIds {
     @builtin(subgroup_invocation_id) lane: u32,

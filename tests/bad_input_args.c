@@ -1,0 +1,1032 @@
+/* The bad-input matrix for functions whose signatures are their own
+ * (convolution, pooling, norms, attention, shape and index ops, sorting,
+ * training, runtime, model files). Each row is a small function that
+ * makes one valid call, wrapping every argument in a slot helper that
+ * names its kind:
+ *
+ *   T   a tensor input (f32)         TI  an i32 index tensor
+ *   TO  an optional tensor (NULL ok)  TA  a tensor of any dtype
+ *   TW  a tensor written in place     OUT / OUTO  an out-pointer (optional)
+ *   AX  an axis   POS  a count > 0    CTX a context   PTR / PTRO a pointer
+ *   EPS an eps >= 0   DT a dtype   BYTES a buffer size   PATH  NAME
+ *   CONV / POOL  an options struct with its bad fields
+ *
+ * The driver calls the row once to learn its slots, then again for each
+ * slot and each bad value of that slot's kind (NULL, a tensor of the
+ * other context, of another dtype, a view that repeats elements, an axis
+ * out of range, -1 for a count, NaN for eps, a buffer one byte short ...),
+ * and checks the code, the message and that every out-pointer is NULL on
+ * failure. A slot is the order the compiler evaluates the arguments in,
+ * which is the same on every call of one build. */
+#define _POSIX_C_SOURCE 200809L
+#include "bad_input.h"
+#include "test_util.h"
+#include "webtensor_io.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { CLASS_VALID, CLASS_NULL, CLASS_OTHER_CTX, CLASS_DTYPE, CLASS_AXIS, CLASS_SIZE, CLASS_BUFFER,
+       CLASS_VALUE, CLASS_ALIAS };
+
+typedef enum kind {
+    K_T, K_TI, K_TO, K_TA, K_TW, K_OUT, K_OUTO, K_AX, K_POS, K_CTX, K_PTR, K_PTRO, K_EPS, K_DT,
+    K_BYTES, K_PATH, K_NAME, K_CONV, K_POOL, K_INDEX, K_NONNEG, K_TFREE, K_NEG2, K_KDESC, K_VALUE
+} kind;
+
+#define MAX_SLOTS 16
+#define POISON_PTR ((void *)(uintptr_t)0x10)
+
+/* An out-pointer's target: whatever the function makes. */
+typedef enum out_type { OUT_TENSOR, OUT_EVENT, OUT_KERNEL, OUT_FILE } out_type;
+typedef struct out_slot {
+    out_type type;
+    union {
+        wt_tensor *t;
+        wt_event *ev;
+        wt_kernel *k;
+        wt_safetensors *f;
+    } u;
+    bool passed; /* given to the call (not replaced by NULL) */
+    const char *name;
+} out_slot;
+
+/* What the rows draw from. */
+typedef struct env2 {
+    wt_context *ctx, *other;
+    const wt_context_options *opts;
+    wt_tensor *x4, *w4, *b4, *dy4, *x3, *w3, *c3, *c3pos, *m35, *v5, *w45, *b4v, *idx35, *idx2,
+        *lab3, *q, *pool_dy, *pool_idx, *p5, *g5, *s5a, *s5b, *s5c, *table, *dy25, *one;
+    char npy_path[64], st_path[64], dir_path[64];
+    void *npy_bytes, *st_bytes;
+    size_t npy_size, st_size;
+} env2;
+
+typedef struct M {
+    const env2 *e;
+    int slot, target, variant;
+    bool discover, hit;
+    kind kinds[MAX_SLOTS];
+    const char *names[MAX_SLOTS];
+    int nslots, ntensor_slots;
+    wt_status want, want2;
+    int cls;
+    char what[96];
+    out_slot outs[6];
+    int nouts;
+    wt_tensor *arr[4]; /* split / chunk / load_many outputs */
+    int narr;
+    wt_tensor *made[4]; /* tensors made for the case (casts, other context) */
+    int nmade;
+    wt_conv_options conv;
+    wt_pool_options pool;
+    bool shape_too; /* bad options may also show as a dy of the wrong shape */
+} M;
+
+/* Counts slot kinds on discovery; true when this slot is the one to break. */
+static bool take(M *m, kind k, const char *name)
+{
+    int i = m->slot++;
+    if (i >= MAX_SLOTS) return false;
+    if (m->discover) {
+        m->kinds[i] = k;
+        m->names[i] = name;
+        m->nslots = m->slot;
+        if (k == K_T || k == K_TI || k == K_TO || k == K_TA || k == K_TW || k == K_CTX) m->ntensor_slots++;
+    }
+    return i == m->target;
+}
+
+static void expect(M *m, int cls, wt_status want, wt_status want2, const char *fmt, const char *name)
+{
+    m->hit = true;
+    m->cls = cls;
+    m->want = want;
+    m->want2 = want2;
+    snprintf(m->what, sizeof m->what, fmt, name);
+}
+
+static wt_tensor *keep(M *m, wt_tensor *t)
+{
+    if (t && m->nmade < 4) m->made[m->nmade++] = t;
+    return t;
+}
+
+static const wt_tensor *tensor_slot(M *m, kind k, const char *name, const wt_tensor *valid)
+{
+    if (!take(m, k, name)) return valid;
+    const wt_status INV = WT_ERR_INVALID_ARGUMENT, UNS = WT_ERR_UNSUPPORTED;
+    wt_tensor *t = NULL;
+    switch (m->variant) {
+    case 0:
+        expect(m, CLASS_NULL, k == K_TO ? WT_OK : INV, WT_OK, "%s NULL", name);
+        return NULL;
+    case 1: /* only where a second input or a context could disagree */
+        if (k == K_TFREE || m->ntensor_slots < 2) return valid;
+        if (wt_tensor_to(valid, m->e->other, &t) != WT_OK) return valid;
+        expect(m, CLASS_OTHER_CTX, INV, WT_OK, "%s of another context", name);
+        return keep(m, t);
+    case 2:
+    case 3: {
+        if (k == K_TA || k == K_TFREE) return valid;
+        wt_dtype to = k == K_TI ? (m->variant == 2 ? WT_F32 : WT_BOOL) : (m->variant == 2 ? WT_I32 : WT_BOOL);
+        if (wt_cast(valid, to, &t) != WT_OK) return valid;
+        expect(m, CLASS_DTYPE, INV, UNS, to == WT_F32 ? "%s f32" : to == WT_I32 ? "%s i32" : "%s bool",
+               name);
+        return keep(m, t);
+    }
+    case 4: {
+        /* Written in place: a view that repeats one element must be refused. */
+        if (k != K_TW) return valid;
+        wt_tensor *one = NULL;
+        const int64_t ones[WT_MAX_DIMS] = {1, 1, 1, 1, 1, 1, 1, 1};
+        if (wt_tensor_full(m->e->ctx, WT_F32, wt_tensor_ndim(valid), ones, 0.0, &one) != WT_OK) return valid;
+        keep(m, one);
+        if (wt_expand(one, wt_tensor_ndim(valid), wt_tensor_shape(valid), &t) != WT_OK) return valid;
+        expect(m, CLASS_ALIAS, INV, WT_OK, "%s an expanded view", name);
+        return keep(m, t);
+    }
+    }
+    return valid;
+}
+#define T(name, v) tensor_slot(m, K_T, name, v)
+#define TI(name, v) tensor_slot(m, K_TI, name, v)
+#define TO(name, v) tensor_slot(m, K_TO, name, v)
+#define TA(name, v) tensor_slot(m, K_TA, name, v)
+#define TFREE(name, v) tensor_slot(m, K_TFREE, name, v)
+#define TW(name, v) ((wt_tensor *)tensor_slot(m, K_TW, name, v))
+
+static out_slot *out_slot_take(M *m, kind k, const char *name, out_type type, bool *null)
+{
+    out_slot *o = &m->outs[m->nouts++];
+    o->type = type;
+    o->u.t = POISON_PTR;
+    o->passed = true;
+    o->name = name;
+    *null = false;
+    if (take(m, k, name) && m->variant == 0) {
+        expect(m, CLASS_NULL, k == K_OUTO ? WT_OK : WT_ERR_INVALID_ARGUMENT, WT_OK, "%s NULL", name);
+        o->passed = false;
+        *null = true;
+    }
+    return o;
+}
+static wt_tensor **out_tensor(M *m, kind k, const char *name)
+{
+    bool null;
+    out_slot *o = out_slot_take(m, k, name, OUT_TENSOR, &null);
+    return null ? NULL : &o->u.t;
+}
+#define OUT(name) out_tensor(m, K_OUT, name)
+#define OUTO(name) out_tensor(m, K_OUTO, name)
+static wt_event **out_event(M *m, const char *name)
+{
+    bool null;
+    out_slot *o = out_slot_take(m, K_OUT, name, OUT_EVENT, &null);
+    return null ? NULL : &o->u.ev;
+}
+static wt_kernel **out_kernel(M *m, const char *name)
+{
+    bool null;
+    out_slot *o = out_slot_take(m, K_OUT, name, OUT_KERNEL, &null);
+    return null ? NULL : &o->u.k;
+}
+static wt_safetensors **out_file(M *m, const char *name)
+{
+    bool null;
+    out_slot *o = out_slot_take(m, K_OUT, name, OUT_FILE, &null);
+    return null ? NULL : &o->u.f;
+}
+
+/* An array of n out-tensors (split, chunk, load_many): on failure every
+ * entry must be NULL. */
+static wt_tensor **out_array(M *m, const char *name, int n)
+{
+    m->narr = n;
+    for (int i = 0; i < n; i++) m->arr[i] = POISON_PTR;
+    if (take(m, K_OUT, name) && m->variant == 0) {
+        expect(m, CLASS_NULL, WT_ERR_INVALID_ARGUMENT, WT_OK, "%s NULL", name);
+        m->narr = 0;
+        return NULL;
+    }
+    return m->arr;
+}
+
+static int64_t scalar_slot(M *m, kind k, const char *name, int64_t valid)
+{
+    if (!take(m, k, name)) return valid;
+    const wt_status INV = WT_ERR_INVALID_ARGUMENT;
+    if (k == K_AX && m->variant < 2) {
+        const int64_t v = m->variant == 0 ? 9 : INT_MIN;
+        expect(m, CLASS_AXIS, INV, WT_OK, m->variant == 0 ? "%s 9" : "%s INT_MIN", name);
+        return v;
+    }
+    if (k == K_POS && m->variant == 0) {
+        expect(m, CLASS_SIZE, INV, WT_ERR_SHAPE, "%s -1", name);
+        return -1;
+    }
+    if (k == K_NEG2 && m->variant == 0) {
+        expect(m, CLASS_SIZE, INV, WT_OK, "%s -2", name);
+        return -2;
+    }
+    if (k == K_NONNEG && m->variant == 0) {
+        expect(m, CLASS_VALUE, INV, WT_OK, "%s -1", name);
+        return -1;
+    }
+    if (k == K_INDEX && m->variant < 2) {
+        expect(m, CLASS_VALUE, INV, WT_OK, m->variant == 0 ? "%s -1" : "%s past the end", name);
+        return m->variant == 0 ? -1 : 1000;
+    }
+    if (k == K_DT && m->variant < 2) {
+        expect(m, CLASS_DTYPE, INV, WT_OK, m->variant == 0 ? "%s 99" : "%s -1", name);
+        return m->variant == 0 ? 99 : -1;
+    }
+    if (k == K_BYTES && m->variant < 2) {
+        expect(m, CLASS_BUFFER, INV, WT_OK, m->variant == 0 ? "%s one byte short" : "%s 0", name);
+        return m->variant == 0 ? valid - 1 : 0;
+    }
+    return valid;
+}
+#define AX(name, v) ((int)scalar_slot(m, K_AX, name, v))
+#define POS(name, v) scalar_slot(m, K_POS, name, v)
+#define NONNEG(name, v) scalar_slot(m, K_NONNEG, name, v)
+#define INDEX(name, v) ((int)scalar_slot(m, K_INDEX, name, v))
+#define DT(name, v) ((wt_dtype)scalar_slot(m, K_DT, name, v))
+#define BYTES(name, v) ((size_t)scalar_slot(m, K_BYTES, name, (int64_t)(v)))
+
+static float eps_slot(M *m, const char *name, float valid)
+{
+    if (!take(m, K_EPS, name) || m->variant >= 2) return valid;
+    expect(m, CLASS_VALUE, WT_ERR_INVALID_ARGUMENT, WT_OK, m->variant == 0 ? "%s -1" : "%s NaN", name);
+    return m->variant == 0 ? -1.0f : NAN;
+}
+#define EPS(name, v) eps_slot(m, name, v)
+
+static void *ptr_slot(M *m, kind k, const char *name, const void *valid)
+{
+    if (!take(m, k, name) || m->variant > 0) return (void *)(uintptr_t)valid;
+    expect(m, CLASS_NULL, k == K_PTRO ? WT_OK : WT_ERR_INVALID_ARGUMENT, WT_OK, "%s NULL", name);
+    return NULL;
+}
+#define PTR(name, v) ptr_slot(m, K_PTR, name, v)
+#define PTRO(name, v) ptr_slot(m, K_PTRO, name, v)
+
+static wt_context *ctx_slot(M *m, const char *name, wt_context *valid)
+{
+    if (!take(m, K_CTX, name) || m->variant > 0) return valid;
+    expect(m, CLASS_NULL, WT_ERR_INVALID_ARGUMENT, WT_OK, "%s NULL", name);
+    return NULL;
+}
+#define CTX(name, v) ctx_slot(m, name, v)
+
+/* A string argument: NULL, then a value that names nothing (a path in a
+ * folder that does not exist: an I/O error; a tensor not in the file). */
+static const char *string_slot(M *m, kind k, const char *name, const char *valid)
+{
+    if (!take(m, k, name) || m->variant >= 2) return valid;
+    if (m->variant == 0) {
+        expect(m, CLASS_NULL, WT_ERR_INVALID_ARGUMENT, WT_OK, "%s NULL", name);
+        return NULL;
+    }
+    if (k == K_PATH) {
+        expect(m, CLASS_VALUE, WT_ERR_BACKEND, WT_ERR_INVALID_ARGUMENT, "%s in a missing folder", name);
+        return "/nonexistent-folder-of-webtensor/x";
+    }
+    expect(m, CLASS_VALUE, WT_ERR_INVALID_ARGUMENT, WT_OK, "%s not in the file", name);
+    return "no such tensor";
+}
+#define PATH(name, v) string_slot(m, K_PATH, name, v)
+#define NAME(name, v) string_slot(m, K_NAME, name, v)
+
+/* Options structs: NULL (defaults for convolutions; pooling needs a
+ * kernel), then each field a caller can get wrong. */
+static const wt_conv_options *conv_slot(M *m, const char *name)
+{
+    wt_conv_options_init(&m->conv);
+    if (!take(m, K_CONV, name)) return &m->conv;
+    const wt_status INV = WT_ERR_INVALID_ARGUMENT;
+    switch (m->variant) {
+    case 0: expect(m, CLASS_NULL, WT_OK, WT_OK, "%s NULL (defaults)", name); return NULL;
+    case 1: m->conv.stride[0] = 0; expect(m, CLASS_VALUE, INV, WT_OK, "%s stride 0", name); break;
+    case 2: m->conv.dilation[1] = -1; expect(m, CLASS_VALUE, INV, WT_OK, "%s dilation -1", name); break;
+    case 3: m->conv.padding[2] = -1; expect(m, CLASS_VALUE, INV, WT_OK, "%s padding -1", name); break;
+    case 4: m->conv.groups = 2; expect(m, CLASS_VALUE, INV, WT_ERR_SHAPE, "%s groups 2 for 3 channels", name); break;
+    case 5: m->conv.stride[0] = INT64_MAX; expect(m, CLASS_VALUE, WT_ERR_SHAPE, WT_OK, "%s stride 2^63-1", name); break;
+    case 6: m->conv.struct_size = 0; expect(m, CLASS_VALUE, INV, WT_OK, "%s not initialised", name); break;
+    case 7: m->conv.dilation[0] = INT64_MAX; expect(m, CLASS_VALUE, WT_ERR_SHAPE, WT_OK, "%s dilation 2^63-1", name); break;
+    case 8: m->conv.padding[1] = INT64_MAX; expect(m, CLASS_VALUE, WT_ERR_SHAPE, WT_OK, "%s padding 2^63-1", name); break;
+    }
+    /* The backward pass checks dy against the forward's output size too:
+     * with bad options either code is right. */
+    if (m->hit && m->want == INV && m->shape_too) m->want2 = WT_ERR_SHAPE;
+    return &m->conv;
+}
+#define CONV(name) conv_slot(m, name)
+
+static const wt_pool_options *pool_slot(M *m, const char *name)
+{
+    wt_pool_options_init(&m->pool);
+    m->pool.kernel[0] = m->pool.kernel[1] = 2;
+    if (!take(m, K_POOL, name)) return &m->pool;
+    const wt_status INV = WT_ERR_INVALID_ARGUMENT;
+    switch (m->variant) {
+    case 0: expect(m, CLASS_NULL, INV, WT_OK, "%s NULL", name); return NULL;
+    case 1: m->pool.kernel[1] = 0; expect(m, CLASS_VALUE, INV, WT_OK, "%s kernel 0", name); break;
+    case 2: m->pool.stride[0] = -1; expect(m, CLASS_VALUE, INV, WT_OK, "%s stride -1", name); break;
+    case 3: m->pool.padding[0] = 2; expect(m, CLASS_VALUE, INV, WT_OK, "%s padding past half the kernel", name); break;
+    case 4: m->pool.kernel[0] = 100; expect(m, CLASS_VALUE, WT_ERR_SHAPE, INV, "%s kernel past the input", name); break;
+    case 5: m->pool.struct_size = 0; expect(m, CLASS_VALUE, INV, WT_OK, "%s not initialised", name); break;
+    }
+    if (m->hit && m->want == INV && m->shape_too) m->want2 = WT_ERR_SHAPE;
+    return &m->pool;
+}
+#define POOL(name) pool_slot(m, name)
+
+/* ---------------------------------------------------------------- rows */
+
+typedef wt_status (*row_fn)(M *m, const env2 *e);
+typedef struct slot_row {
+    const char *name;
+    row_fn fn;
+    wt_status valid_alt; /* a valid call may also return this (e.g. CPU: no kernels) */
+} slot_row;
+
+#define ROWFN(f) static wt_status row_##f(M *m, const env2 *e)
+
+/* shape ops */
+ROWFN(squeeze) { static const int ax[1] = {0}; return wt_squeeze(TA("x", e->one), 1, PTR("axes", ax), OUT("out")); }
+ROWFN(unsqueeze) { return wt_unsqueeze(TA("x", e->m35), AX("axis", 1), OUT("out")); }
+ROWFN(flatten) { return wt_flatten(TA("x", e->x4), AX("start", 1), AX("end", -1), OUT("out")); }
+ROWFN(concat)
+{
+    const wt_tensor *xs[2] = {TA("xs[0]", e->m35), T("xs[1]", e->m35)};
+    return wt_concat((int)POS("n", 2), PTR("xs", xs), AX("axis", 0), OUT("out"));
+}
+ROWFN(stack)
+{
+    const wt_tensor *xs[2] = {TA("xs[0]", e->m35), T("xs[1]", e->m35)};
+    return wt_stack((int)POS("n", 2), PTR("xs", xs), AX("axis", 0), OUT("out"));
+}
+ROWFN(split)
+{
+    static const int64_t sizes[2] = {2, 3};
+    return wt_split(TA("x", e->m35), AX("axis", 1), (int)POS("n", 2), PTR("sizes", sizes), out_array(m, "outs", 2));
+}
+ROWFN(chunk)
+{
+    int nout = 0;
+    return wt_chunk(TA("x", e->m35), AX("axis", 1), (int)POS("chunks", 2), PTR("nout", &nout), out_array(m, "outs", 2));
+}
+ROWFN(gather) { return wt_gather(TA("x", e->m35), AX("axis", 0), TI("index", e->idx35), OUT("out")); }
+ROWFN(index_select) { return wt_index_select(TA("x", e->m35), AX("axis", 0), TI("index", e->idx2), OUT("out")); }
+ROWFN(embedding) { return wt_embedding(TA("table", e->table), TI("index", e->idx2), OUT("out")); }
+ROWFN(scatter_add)
+{
+    return wt_scatter_add(T("x", e->m35), AX("axis", 0), TI("index", e->idx35), T("src", e->m35), OUT("out"));
+}
+ROWFN(index_add)
+{
+    return wt_index_add(T("x", e->table), AX("axis", 0), TI("index", e->idx2), T("src", e->dy25), OUT("out"));
+}
+/* num_classes -1 means max(index) + 1: -2 is the bad count. */
+ROWFN(one_hot) { return wt_one_hot(TI("index", e->idx2), scalar_slot(m, K_NEG2, "num_classes", 4), OUT("out")); }
+ROWFN(pad)
+{
+    static const int64_t pads[2] = {1, 2};
+    return wt_pad(TA("x", e->m35), (int)POS("npads", 2), PTR("pads", pads), WT_PAD_CONSTANT, 0.0, OUT("out"));
+}
+ROWFN(repeat)
+{
+    static const int64_t reps[2] = {2, 1};
+    return wt_repeat(TA("x", e->m35), (int)POS("n", 2), PTR("repeats", reps), OUT("out"));
+}
+ROWFN(tile)
+{
+    static const int64_t reps[2] = {2, 1};
+    return wt_tile(TA("x", e->m35), (int)POS("n", 2), PTR("reps", reps), OUT("out"));
+}
+ROWFN(flip) { static const int ax[1] = {1}; return wt_flip(TA("x", e->m35), (int)POS("naxes", 1), PTR("axes", ax), OUT("out")); }
+ROWFN(roll)
+{
+    static const int ax[1] = {1};
+    static const int64_t sh[1] = {2};
+    return wt_roll(TA("x", e->m35), (int)POS("naxes", 1), PTR("shifts", sh), PTR("axes", ax), OUT("out"));
+}
+ROWFN(tril) { return wt_tril(TA("x", e->m35), 0, OUT("out")); }
+ROWFN(triu) { return wt_triu(TA("x", e->m35), 0, OUT("out")); }
+ROWFN(sort) { return wt_sort(TA("x", e->m35), AX("axis", 1), false, OUT("values"), OUTO("indices")); }
+ROWFN(argsort) { return wt_argsort(TA("x", e->m35), AX("axis", 1), true, OUT("out")); }
+ROWFN(topk) { return wt_topk(TA("x", e->m35), INDEX("k", 2), true, OUT("values"), OUTO("indices")); }
+
+/* convolution, pooling, normalisation */
+ROWFN(conv2d) { return wt_conv2d(T("x", e->x4), T("w", e->w4), TO("bias", e->b4v), CONV("opts"), OUT("out")); }
+ROWFN(conv1d) { return wt_conv1d(T("x", e->x3), T("w", e->w3), TO("bias", e->b4v), CONV("opts"), OUT("out")); }
+ROWFN(conv_transpose2d)
+{
+    return wt_conv_transpose2d(T("x", e->dy4), T("w", e->w4), TO("bias", e->c3), CONV("opts"), OUT("out"));
+}
+ROWFN(max_pool2d) { return wt_max_pool2d(T("x", e->x4), POOL("opts"), OUT("out"), OUTO("indices")); }
+ROWFN(avg_pool2d) { return wt_avg_pool2d(T("x", e->x4), POOL("opts"), OUT("out")); }
+ROWFN(adaptive_avg_pool2d) { return wt_adaptive_avg_pool2d(T("x", e->x4), POS("out_h", 2), POS("out_w", 3), OUT("out")); }
+ROWFN(adaptive_max_pool2d)
+{
+    return wt_adaptive_max_pool2d(T("x", e->x4), POS("out_h", 2), POS("out_w", 3), OUT("out"), OUTO("indices"));
+}
+ROWFN(global_avg_pool2d) { return wt_global_avg_pool2d(T("x", e->x4), OUT("out")); }
+ROWFN(global_max_pool2d) { return wt_global_max_pool2d(T("x", e->x4), OUT("out")); }
+ROWFN(batch_norm)
+{
+    wt_batch_norm_options o;
+    wt_batch_norm_options_init(&o);
+    o.training = true;
+    /* Running statistics of their own for each call (updated in place). */
+    wt_tensor *rm = NULL, *rv = NULL;
+    const int64_t c = 3;
+    if (wt_tensor_zeros(e->ctx, WT_F32, 1, &c, &rm) != WT_OK || wt_tensor_ones(e->ctx, WT_F32, 1, &c, &rv) != WT_OK) {
+        wt_tensor_release(rm);
+        return WT_ERR_BACKEND;
+    }
+    wt_status st = wt_batch_norm(T("x", e->x4), TW("running_mean", rm), TW("running_var", rv), TO("weight", e->c3),
+                                 TO("bias", e->c3), PTRO("opts", &o), OUT("out"), OUTO("batch_mean"),
+                                 OUTO("batch_var"));
+    wt_tensor_release(rm);
+    wt_tensor_release(rv);
+    return st;
+}
+ROWFN(group_norm)
+{
+    return wt_group_norm(T("x", e->x4), POS("num_groups", 3), TO("weight", e->c3), TO("bias", e->c3), EPS("eps", 1e-5f),
+                         OUT("out"));
+}
+ROWFN(layer_norm)
+{
+    return wt_layer_norm(T("x", e->m35), (int)POS("normalized_ndim", 1), TO("weight", e->v5), TO("bias", e->v5),
+                         EPS("eps", 1e-5f), OUT("out"));
+}
+ROWFN(rms_norm)
+{
+    return wt_rms_norm(T("x", e->m35), (int)POS("normalized_ndim", 1), TO("weight", e->v5), EPS("eps", 1e-5f), OUT("out"));
+}
+ROWFN(scaled_dot_product_attention)
+{
+    return wt_scaled_dot_product_attention(T("q", e->q), T("k", e->q), T("v", e->q), TO("mask", NULL), false, 0.0f,
+                                           OUT("out"));
+}
+ROWFN(rope) { return wt_rope(T("x", e->q), 10000.0, NONNEG("offset", 0), WT_ROPE_BHSD, OUT("out")); }
+ROWFN(linear) { return wt_linear(T("x", e->m35), T("w", e->w45), TO("bias", e->b4v), OUT("out")); }
+
+/* training */
+ROWFN(activation_backward) { return wt_activation_backward(WT_ACT_SILU, T("dy", e->m35), T("x", e->m35), OUT("dx")); }
+ROWFN(cross_entropy)
+{
+    wt_cross_entropy_options o;
+    wt_cross_entropy_options_init(&o);
+    return wt_cross_entropy(T("logits", e->m35), TI("labels", e->lab3), PTRO("opts", &o), OUT("loss"));
+}
+ROWFN(cross_entropy_backward)
+{
+    return wt_cross_entropy_backward(T("logits", e->m35), TI("labels", e->lab3), TO("dloss", NULL), PTRO("opts", NULL),
+                                     OUT("dlogits"));
+}
+ROWFN(embedding_backward)
+{
+    return wt_embedding_backward(T("dy", e->dy25), TI("indices", e->idx2), POS("num_embeddings", 3), OUT("dweight"));
+}
+ROWFN(layernorm_backward)
+{
+    return wt_layernorm_backward(T("x", e->m35), T("weight", e->v5), T("dy", e->m35), EPS("eps", 1e-5f), OUTO("dx"),
+                                 OUTO("dweight"), OUTO("dbias"));
+}
+ROWFN(batch_norm_backward)
+{
+    return wt_batch_norm_backward(T("x", e->x4), T("weight", e->c3), T("running_mean", e->c3), T("running_var", e->c3pos),
+                                  false, EPS("eps", 1e-5f), T("dy", e->x4), OUTO("dx"), OUTO("dweight"), OUTO("dbias"));
+}
+ROWFN(sgd_step)
+{
+    wt_sgd_options o;
+    wt_sgd_options_init(&o);
+    o.momentum = 0.9f;
+    return wt_sgd_step(TW("param", e->s5a), T("grad", e->g5), TW("momentum_buf", e->s5b), PTRO("opts", &o));
+}
+ROWFN(adamw_step)
+{
+    wt_adamw_options o;
+    wt_adamw_options_init(&o);
+    return wt_adamw_step(TW("param", e->s5a), T("grad", e->g5), TW("m", e->s5b), TW("v", e->s5c), POS("step", 1),
+                         PTRO("opts", &o));
+}
+ROWFN(conv2d_backward)
+{
+    m->shape_too = true;
+    return wt_conv2d_backward(T("x", e->x4), T("w", e->w4), T("dy", e->dy4), CONV("opts"), OUTO("dx"), OUTO("dw"),
+                              OUTO("dbias"));
+}
+ROWFN(max_pool2d_backward)
+{
+    return wt_max_pool2d_backward(T("dy", e->pool_dy), TI("indices", e->pool_idx), T("x", e->x4), OUT("dx"));
+}
+ROWFN(avg_pool2d_backward) { m->shape_too = true; return wt_avg_pool2d_backward(T("dy", e->pool_dy), T("x", e->x4), POOL("opts"), OUT("dx")); }
+
+/* runtime */
+ROWFN(event_record) { return wt_event_record(CTX("ctx", e->ctx), out_event(m, "out")); }
+ROWFN(event_query)
+{
+    wt_event *ev = NULL;
+    bool done = false;
+    if (wt_event_record(e->ctx, &ev) != WT_OK) return WT_ERR_BACKEND;
+    wt_status st = wt_event_query(PTR("e", ev), PTR("done", &done));
+    wt_event_destroy(ev);
+    return st;
+}
+ROWFN(event_wait)
+{
+    wt_event *ev = NULL;
+    if (wt_event_record(e->ctx, &ev) != WT_OK) return WT_ERR_BACKEND;
+    wt_status st = wt_event_wait(PTR("e", ev));
+    wt_event_destroy(ev);
+    return st;
+}
+ROWFN(tensor_read_async)
+{
+    float dst[15];
+    wt_event **done = out_event(m, "done");
+    wt_status st = wt_tensor_read_async(TA("t", e->m35), PTR("dst", dst), BYTES("dst_bytes", sizeof dst), done);
+    /* dst must stay valid until the read completes. */
+    if (st == WT_OK && done && *done) wt_event_wait(*done);
+    return st;
+}
+ROWFN(tensor_to) { return wt_tensor_to(TFREE("x", e->m35), CTX("dst", e->other), OUT("out")); }
+ROWFN(context_profile_begin)
+{
+    wt_status st = wt_context_profile_begin(CTX("ctx", e->ctx));
+    if (st == WT_OK) wt_context_profile_end(e->ctx);
+    return st;
+}
+ROWFN(context_profile_end)
+{
+    wt_context_profile_begin(e->ctx);
+    wt_status st = wt_context_profile_end(CTX("ctx", e->ctx));
+    if (st != WT_OK) wt_context_profile_end(e->ctx);
+    return st;
+}
+ROWFN(context_profile_summary)
+{
+    wt_profile_entry entries[4];
+    int count = 0;
+    bool gpu = false;
+    return wt_context_profile_summary(CTX("ctx", e->ctx), PTR("entries", entries), (int)NONNEG("capacity", 4),
+                                      PTR("count", &count), PTRO("gpu_timed", &gpu));
+}
+ROWFN(context_pipeline_stats)
+{
+    wt_pipeline_stats s;
+    return wt_context_pipeline_stats(CTX("ctx", e->ctx), PTR("out", &s));
+}
+ROWFN(context_get_info)
+{
+    wt_context_info info;
+    return wt_context_get_info(CTX("ctx", e->ctx), PTR("out", &info));
+}
+/* Device loss and recovery on a context of their own. */
+ROWFN(context_lose_device)
+{
+    wt_context *c = NULL;
+    if (wt_context_create(e->opts, &c) != WT_OK) return WT_ERR_BACKEND;
+    wt_status st = wt_context_lose_device(CTX("ctx", c));
+    wt_context_destroy(c);
+    return st;
+}
+ROWFN(context_recover)
+{
+    wt_context *c = NULL;
+    if (wt_context_create(e->opts, &c) != WT_OK) return WT_ERR_BACKEND;
+    wt_context_lose_device(c); /* UNSUPPORTED on the CPU: recover of a live context */
+    wt_status st = wt_context_recover(CTX("ctx", c));
+    wt_context_destroy(c);
+    return st;
+}
+static const char KERNEL_WGSL[] =
+    "@group(0) @binding(1) var<storage, read_write> a: array<f32>;\n"
+    "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) i: vec3<u32>) {\n"
+    "  if (i.x < arrayLength(&a)) { a[i.x] = a[i.x] * 2.0; }\n}\n";
+/* The kernel description: NULL, then each field a caller can get wrong. */
+static const wt_kernel_desc *kdesc_slot(M *m, const char *name, wt_kernel_desc *d)
+{
+    if (!take(m, K_KDESC, name)) return d;
+    const wt_status INV = WT_ERR_INVALID_ARGUMENT;
+    switch (m->variant) {
+    case 0: expect(m, CLASS_NULL, INV, WT_OK, "%s NULL", name); return NULL;
+    case 1: d->source = NULL; expect(m, CLASS_NULL, INV, WT_OK, "%s source NULL", name); break;
+    case 2: d->source = "fn main( {"; expect(m, CLASS_VALUE, WT_ERR_SHADER, WT_OK, "%s bad WGSL", name); break;
+    case 3: d->entry_point = "absent"; expect(m, CLASS_VALUE, WT_ERR_SHADER, INV, "%s entry point absent", name); break;
+    case 4: d->num_tensors = 9; expect(m, CLASS_SIZE, INV, WT_OK, "%s 9 tensors", name); break;
+    case 5: d->num_tensors = -1; expect(m, CLASS_SIZE, INV, WT_OK, "%s -1 tensors", name); break;
+    case 6: d->params_size = 257; expect(m, CLASS_SIZE, INV, WT_OK, "%s params of 257 bytes", name); break;
+    }
+    return d;
+}
+
+ROWFN(kernel_create)
+{
+    wt_kernel_desc d = {KERNEL_WGSL, NULL, 1, 1u, 0};
+    return wt_kernel_create(CTX("ctx", e->ctx), kdesc_slot(m, "desc", &d), out_kernel(m, "out"));
+}
+/* On the CPU no kernel can be made: the row then passes NULL, and its
+ * valid call is the NULL case (WT_ERR_INVALID_ARGUMENT, the row's alt). */
+ROWFN(kernel_dispatch)
+{
+    wt_kernel_desc d = {KERNEL_WGSL, NULL, 1, 1u, 0};
+    wt_kernel *k = NULL;
+    wt_kernel_create(e->ctx, &d, &k);
+    wt_tensor *a = NULL;
+    const int64_t n = 15;
+    if (wt_tensor_zeros(e->ctx, WT_F32, 1, &n, &a) != WT_OK) {
+        wt_kernel_destroy(k);
+        return WT_ERR_BACKEND;
+    }
+    wt_tensor *ts[1] = {a};
+    static const uint32_t params[1] = {0};
+    /* params: none was declared, so 4 bytes of them are a size mismatch;
+     * groups: past maxComputeWorkgroupsPerDimension (65535 at least). */
+    const bool bad_params = take(m, K_VALUE, "params") && m->variant == 0;
+    if (bad_params) expect(m, CLASS_SIZE, WT_ERR_INVALID_ARGUMENT, WT_OK, "%s of 4 bytes, none declared", "params");
+    const bool bad_groups = take(m, K_VALUE, "groups_x") && m->variant == 0;
+    if (bad_groups) expect(m, CLASS_SIZE, WT_ERR_INVALID_ARGUMENT, WT_OK, "%s 2^31", "groups_x");
+    wt_status st = wt_kernel_dispatch(PTR("k", k), (int)POS("ntensors", 1), PTR("tensors", ts), bad_params ? params : NULL,
+                                      bad_params ? sizeof params : 0, bad_groups ? 1u << 31 : 1, 1, 1);
+    wt_tensor_release(a);
+    wt_kernel_destroy(k);
+    return st;
+}
+
+/* model files */
+ROWFN(npy_save) { return wt_npy_save(PATH("path", e->dir_path), TA("t", e->m35)); }
+ROWFN(npy_load) { return wt_npy_load(CTX("ctx", e->ctx), PATH("path", e->npy_path), OUT("out")); }
+ROWFN(npy_load_memory)
+{
+    return wt_npy_load_memory(CTX("ctx", e->ctx), PTR("data", e->npy_bytes), BYTES("size", e->npy_size), OUT("out"));
+}
+ROWFN(safetensors_open) { return wt_safetensors_open(PATH("path", e->st_path), out_file(m, "out")); }
+ROWFN(safetensors_open_memory)
+{
+    return wt_safetensors_open_memory(PTR("data", e->st_bytes), BYTES("size", e->st_size), out_file(m, "out"));
+}
+static wt_safetensors *open_st(const env2 *e)
+{
+    wt_safetensors *f = NULL;
+    wt_safetensors_open_memory(e->st_bytes, e->st_size, &f);
+    return f;
+}
+ROWFN(safetensors_entry_at)
+{
+    wt_safetensors *f = open_st(e);
+    wt_safetensors_entry ent;
+    wt_status st = wt_safetensors_entry_at(PTR("f", f), INDEX("i", 1), PTR("out", &ent));
+    wt_safetensors_close(f);
+    return st;
+}
+ROWFN(safetensors_find)
+{
+    wt_safetensors *f = open_st(e);
+    int idx = 0;
+    wt_status st = wt_safetensors_find(PTR("f", f), NAME("name", "b"), PTR("index", &idx));
+    wt_safetensors_close(f);
+    return st;
+}
+ROWFN(safetensors_load)
+{
+    wt_safetensors *f = open_st(e);
+    wt_status st = wt_safetensors_load(PTR("f", f), CTX("ctx", e->ctx), NAME("name", "a"), DT("float_dtype", WT_F16),
+                                       OUT("out"));
+    wt_safetensors_close(f);
+    return st;
+}
+ROWFN(safetensors_load_many)
+{
+    wt_safetensors *f = open_st(e);
+    static const char *const names[2] = {"a", "b"};
+    wt_status st = wt_safetensors_load_many(PTR("f", f), CTX("ctx", e->ctx), (int)POS("n", 2), PTRO("names", names),
+                                            DT("float_dtype", WT_F32), out_array(m, "out", 2));
+    wt_safetensors_close(f);
+    return st;
+}
+ROWFN(safetensors_save)
+{
+    static const char *const names[2] = {"a", "b"};
+    static const char *const keys[1] = {"format"}, *const values[1] = {"pt"};
+    const wt_tensor *ts[2] = {TFREE("tensors[0]", e->m35), TFREE("tensors[1]", e->v5)};
+    return wt_safetensors_save(PATH("path", e->dir_path), (int)POS("n", 2), PTR("names", names), PTR("tensors", ts), 1,
+                               PTR("meta_keys", keys), PTR("meta_values", values));
+}
+
+#define R(f) {"wt_" #f, row_##f, WT_OK}
+#define R_ALT(f, alt) {"wt_" #f, row_##f, alt}
+static const slot_row ROWS[] = {
+    /* --- shape and index ops, sorting --- */
+    R(squeeze), R(unsqueeze), R(flatten), R(concat), R(stack), R(split), R(chunk), R(gather),
+    R(index_select), R(embedding), R(scatter_add), R(index_add), R(one_hot), R(pad), R(repeat),
+    R(tile), R(flip), R(roll), R(tril), R(triu), R(sort), R(argsort), R(topk),
+    /* --- convolution, pooling, normalisation, transformer ops --- */
+    R(conv2d), R(conv1d), R(conv_transpose2d), R(max_pool2d), R(avg_pool2d), R(adaptive_avg_pool2d),
+    R(adaptive_max_pool2d), R(global_avg_pool2d), R(global_max_pool2d), R(batch_norm), R(group_norm),
+    R(layer_norm), R(rms_norm), R(scaled_dot_product_attention), R(rope), R(linear),
+    /* --- training --- */
+    R(activation_backward), R(cross_entropy), R(cross_entropy_backward), R(embedding_backward),
+    R(layernorm_backward), R(batch_norm_backward), R(sgd_step), R(adamw_step), R(conv2d_backward),
+    R(max_pool2d_backward), R(avg_pool2d_backward),
+    /* --- runtime --- */
+    R(event_record), R(event_query), R(event_wait), R(tensor_read_async), R(tensor_to),
+    R_ALT(context_profile_begin, WT_ERR_UNSUPPORTED), R_ALT(context_profile_end, WT_ERR_UNSUPPORTED),
+    R_ALT(context_profile_summary, WT_ERR_UNSUPPORTED),
+    R(context_pipeline_stats), R(context_get_info), R_ALT(context_lose_device, WT_ERR_UNSUPPORTED),
+    R(context_recover), R_ALT(kernel_create, WT_ERR_UNSUPPORTED),
+    R_ALT(kernel_dispatch, WT_ERR_INVALID_ARGUMENT),
+    /* --- model files --- */
+    R(npy_save), R(npy_load), R(npy_load_memory), R(safetensors_open), R(safetensors_open_memory),
+    R(safetensors_entry_at), R(safetensors_find), R(safetensors_load), R(safetensors_load_many),
+    R(safetensors_save),
+};
+
+/* Functions without a status: called with NULL or an out-of-range value,
+ * they must neither crash nor claim success. */
+static const char *const NO_STATUS[] = {
+    "wt_status_string", "wt_last_error", "wt_version", "wt_context_options_init", "wt_context_destroy",
+    "wt_context_backend", "wt_kernel_destroy", "wt_event_destroy", "wt_context_last_error",
+    "wt_tensor_ndim", "wt_tensor_shape", "wt_tensor_strides", "wt_tensor_offset", "wt_tensor_numel",
+    "wt_tensor_dtype", "wt_tensor_is_contiguous", "wt_tensor_context", "wt_dtype_size", "wt_dtype_name",
+    "wt_tensor_retain", "wt_tensor_release", "wt_op_count", "wt_op_name", "wt_op_family",
+    "wt_conv_options_init", "wt_pool_options_init", "wt_batch_norm_options_init",
+    "wt_cross_entropy_options_init", "wt_sgd_options_init", "wt_adamw_options_init",
+    "wt_safetensors_close", "wt_safetensors_count", "wt_safetensors_metadata",
+};
+
+static int no_status_checks(void)
+{
+    wt_kernel_destroy(NULL);
+    wt_event_destroy(NULL);
+    wt_conv_options_init(NULL);
+    wt_pool_options_init(NULL);
+    wt_batch_norm_options_init(NULL);
+    wt_cross_entropy_options_init(NULL);
+    wt_sgd_options_init(NULL);
+    wt_adamw_options_init(NULL);
+    wt_safetensors_close(NULL);
+    wt_status s = WT_OK;
+    CHECK(wt_version() && wt_last_error() && wt_context_last_error(NULL, &s) != NULL,
+          "version, last_error, context_last_error(NULL) give strings");
+    CHECK(wt_tensor_dtype(NULL) != WT_F32 || true, "tensor_dtype(NULL) returns");
+    CHECK(wt_dtype_name((wt_dtype)99) != NULL, "dtype_name(99) gives a string");
+    CHECK(wt_op_count() > 0 && wt_op_name(-1) == NULL && wt_op_name(wt_op_count()) == NULL &&
+              wt_op_family(-1) == NULL,
+          "op_name/op_family out of range: NULL");
+    CHECK(wt_safetensors_count(NULL) == 0 && wt_safetensors_metadata(NULL, "k") == NULL,
+          "safetensors count/metadata of NULL");
+    return 14;
+}
+
+/* ------------------------------------------------------------- driver */
+
+static void release_case(M *m)
+{
+    for (int i = 0; i < m->nmade; i++) wt_tensor_release(m->made[i]);
+    m->nmade = 0;
+}
+
+/* Checks the outputs of one call and releases what it made. */
+static void check_outputs(M *m, const char *fn, const char *mode, wt_status st)
+{
+    for (int i = 0; i < m->nouts; i++) {
+        out_slot *o = &m->outs[i];
+        if (!o->passed) continue;
+        if (st != WT_OK) {
+            CHECK(o->u.t == NULL, "%s(%s) [%s]: %s not NULL on failure", fn, m->what, mode, o->name);
+            continue;
+        }
+        if (o->u.t == POISON_PTR || o->u.t == NULL) continue;
+        switch (o->type) {
+        case OUT_TENSOR: wt_tensor_release(o->u.t); break;
+        case OUT_EVENT: wt_event_destroy(o->u.ev); break;
+        case OUT_KERNEL: wt_kernel_destroy(o->u.k); break;
+        case OUT_FILE: wt_safetensors_close(o->u.f); break;
+        }
+    }
+    /* With a bad count the function cannot know how many entries to clear. */
+    const bool count_bad = m->target >= 0 && m->kinds[m->target] == K_POS;
+    for (int i = 0; i < m->narr; i++) {
+        if (st != WT_OK && !count_bad)
+            CHECK(m->arr[i] == NULL, "%s(%s) [%s]: outs[%d] not NULL on failure", fn, m->what, mode, i);
+        else if (m->arr[i] != POISON_PTR)
+            wt_tensor_release(m->arr[i]);
+    }
+}
+
+static wt_tensor *from(wt_context *c, wt_dtype dt, int ndim, const int64_t *shape, float scale, int mod)
+{
+    float buf[256];
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    for (int64_t i = 0; i < n && i < 256; i++) buf[i] = scale * (float)((i * 7) % mod) + (mod > 3 ? 0.25f : 0.0f);
+    wt_tensor *t = NULL, *f = NULL;
+    if (wt_tensor_from_data(c, WT_F32, ndim, shape, buf, &f) != WT_OK) return NULL;
+    if (dt == WT_F32) return f;
+    wt_cast(f, dt, &t);
+    wt_tensor_release(f);
+    return t;
+}
+
+static bool read_file(const char *path, void **data, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    char *buf = malloc(1 << 16);
+    size_t n = buf ? fread(buf, 1, 1 << 16, f) : 0;
+    fclose(f);
+    *data = buf;
+    *size = n;
+    return buf && n > 0;
+}
+
+static bool make_env(env2 *e)
+{
+    const int64_t s4[4] = {2, 3, 6, 6}, sw4[4] = {4, 3, 3, 3}, sdy4[4] = {2, 4, 4, 4}, s3[3] = {2, 3, 8},
+                  sw3[3] = {4, 3, 3}, c3 = 3, c4 = 4, c5 = 5, s35[2] = {3, 5}, s45[2] = {4, 5}, n2 = 2,
+                  sq[4] = {1, 2, 4, 8}, s25[2] = {2, 5}, s11[2] = {1, 5};
+    wt_context *c = e->ctx;
+    e->x4 = from(c, WT_F32, 4, s4, 0.5f, 11);
+    e->w4 = from(c, WT_F32, 4, sw4, 0.25f, 5);
+    e->dy4 = from(c, WT_F32, 4, sdy4, 0.5f, 7);
+    e->x3 = from(c, WT_F32, 3, s3, 0.5f, 9);
+    e->w3 = from(c, WT_F32, 3, sw3, 0.25f, 5);
+    e->c3 = from(c, WT_F32, 1, &c3, 0.5f, 5);
+    e->c3pos = from(c, WT_F32, 1, &c3, 1.0f, 5);
+    e->b4v = from(c, WT_F32, 1, &c4, 0.5f, 5);
+    e->m35 = from(c, WT_F32, 2, s35, 0.5f, 9);
+    e->v5 = from(c, WT_F32, 1, &c5, 0.5f, 5);
+    e->w45 = from(c, WT_F32, 2, s45, 0.25f, 5);
+    e->idx35 = from(c, WT_I32, 2, s35, 1.0f, 3);
+    e->idx2 = from(c, WT_I32, 1, &n2, 1.0f, 3);
+    e->lab3 = from(c, WT_I32, 1, &c3, 1.0f, 3);
+    e->q = from(c, WT_F32, 4, sq, 0.125f, 9);
+    e->table = from(c, WT_F32, 2, s35, 0.5f, 9);
+    e->dy25 = from(c, WT_F32, 2, s25, 0.5f, 9);
+    e->one = from(c, WT_F32, 2, s11, 0.5f, 9);
+    e->p5 = from(c, WT_F32, 1, &c5, 0.5f, 5);
+    e->g5 = from(c, WT_F32, 1, &c5, 0.5f, 5);
+    e->s5a = from(c, WT_F32, 1, &c5, 0.5f, 5);
+    e->s5b = from(c, WT_F32, 1, &c5, 0.0f, 5);
+    e->s5c = from(c, WT_F32, 1, &c5, 0.0f, 5);
+    wt_pool_options po;
+    wt_pool_options_init(&po);
+    po.kernel[0] = po.kernel[1] = 2;
+    if (!e->x4 || wt_max_pool2d(e->x4, &po, &e->pool_dy, &e->pool_idx) != WT_OK) return false;
+    /* Files: an .npy and a safetensors file with tensors "a" [3,5] and "b" [5]. */
+    snprintf(e->dir_path, sizeof e->dir_path, "/tmp/wt_bad_input_%d.out", (int)getpid());
+    snprintf(e->npy_path, sizeof e->npy_path, "/tmp/wt_bad_input_%d.npy", (int)getpid());
+    snprintf(e->st_path, sizeof e->st_path, "/tmp/wt_bad_input_%d.safetensors", (int)getpid());
+    const char *names[2] = {"a", "b"};
+    const wt_tensor *ts[2] = {e->m35, e->v5};
+    return e->m35 && e->v5 && wt_npy_save(e->npy_path, e->m35) == WT_OK &&
+           wt_safetensors_save(e->st_path, 2, names, ts, 0, NULL, NULL) == WT_OK &&
+           read_file(e->npy_path, &e->npy_bytes, &e->npy_size) && read_file(e->st_path, &e->st_bytes, &e->st_size);
+}
+
+static void free_env(env2 *e)
+{
+    wt_tensor *all[] = {e->x4, e->w4, e->b4, e->dy4, e->x3, e->w3, e->c3, e->c3pos, e->m35, e->v5, e->w45,
+                        e->b4v, e->idx35, e->idx2, e->lab3, e->q, e->pool_dy, e->pool_idx, e->p5, e->g5,
+                        e->s5a, e->s5b, e->s5c, e->table, e->dy25, e->one};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
+    free(e->npy_bytes);
+    free(e->st_bytes);
+    remove(e->npy_path);
+    remove(e->st_path);
+    remove(e->dir_path);
+}
+
+void bad_input_slot_rows(wt_context *ctx, wt_context *other, const wt_context_options *opts,
+                         const char *mode, int *functions, int *cases, int *per_class)
+{
+    env2 e;
+    memset(&e, 0, sizeof e);
+    e.ctx = ctx;
+    e.other = other;
+    e.opts = opts;
+    if (!CHECK(make_env(&e), "slot rows: inputs [%s]: %s", mode, wt_last_error())) {
+        free_env(&e);
+        return;
+    }
+    const size_t nrows = sizeof ROWS / sizeof ROWS[0];
+    for (size_t r = 0; r < nrows; r++) {
+        const slot_row *row = &ROWS[r];
+        M m;
+        memset(&m, 0, sizeof m);
+        m.e = &e;
+        m.discover = true;
+        m.target = -1;
+        wt_status st = row->fn(&m, &e);
+        snprintf(m.what, sizeof m.what, "valid");
+        CHECK(st == WT_OK || st == row->valid_alt, "%s(valid) [%s]: %s: %s", row->name, mode,
+              wt_status_string(st), wt_last_error());
+        check_outputs(&m, row->name, mode, st);
+        release_case(&m);
+        per_class[CLASS_VALID]++;
+        int row_cases = 1;
+        const int nslots = m.nslots;
+        for (int s = 0; s < nslots; s++) {
+            for (int v = 0; v < 10; v++) {
+                m.discover = false;
+                m.slot = 0;
+                m.target = s;
+                m.variant = v;
+                m.hit = false;
+                m.nouts = 0;
+                m.narr = 0;
+                st = row->fn(&m, &e);
+                if (!m.hit) {
+                    check_outputs(&m, row->name, mode, st);
+                    release_case(&m);
+                    continue;
+                }
+                bool ok = st == m.want || (m.want2 != WT_OK && st == m.want2) ||
+                          (row->valid_alt != WT_OK && st == row->valid_alt);
+                CHECK(ok, "%s(%s) [%s]: returned %s, expected %s%s%s (%s)", row->name, m.what, mode,
+                      wt_status_string(st), wt_status_string(m.want), m.want2 != WT_OK ? " or " : "",
+                      m.want2 != WT_OK ? wt_status_string(m.want2) : "", st != WT_OK ? wt_last_error() : "");
+                if (st != WT_OK)
+                    CHECK(wt_last_error()[0] != 0, "%s(%s) [%s]: failed without a message", row->name, m.what, mode);
+                check_outputs(&m, row->name, mode, st);
+                release_case(&m);
+                per_class[m.cls]++;
+                row_cases++;
+            }
+        }
+        CHECK(row_cases > 1, "%s: no bad-argument case generated", row->name);
+        *cases += row_cases;
+    }
+    *cases += no_status_checks();
+    *functions += (int)nrows;
+    free_env(&e);
+}
+
+/* ------------------------------------------------------ header check */
+
+static bool listed(const char *name, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(names[i], name)) return true;
+    return false;
+}
+
+void bad_input_check_header(const char *const *names, size_t n)
+{
+    static const char *const headers[2] = {WT_INCLUDE_DIR "/webtensor.h", WT_INCLUDE_DIR "/webtensor_io.h"};
+    int total = 0, missing = 0;
+    for (int h = 0; h < 2; h++) {
+        void *data = NULL;
+        size_t size = 0;
+        FILE *f = fopen(headers[h], "rb");
+        if (!CHECK(f != NULL, "header %s not found", headers[h])) continue;
+        fseek(f, 0, SEEK_END);
+        long len = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        data = malloc((size_t)len + 1);
+        size = data ? fread(data, 1, (size_t)len, f) : 0;
+        fclose(f);
+        if (!data) continue;
+        char *text = data;
+        text[size] = '\0';
+        /* Each "WT_API <type> <name>(": the identifier before the first '('
+         * (the #define of WT_API itself has none before its line ends). */
+        for (char *p = strstr(text, "WT_API "); p; p = strstr(p + 1, "WT_API ")) {
+            char *paren = strchr(p, '(');
+            char *semi = strchr(p, ';');
+            char *eol = strchr(p, '\n');
+            if (!paren || (semi && semi < paren) || (eol && eol < paren)) continue;
+            char *end = paren;
+            while (end > p && end[-1] == ' ') end--;
+            char *begin = end;
+            while (begin > p && (begin[-1] == '_' || (begin[-1] >= 'a' && begin[-1] <= 'z') ||
+                                 (begin[-1] >= '0' && begin[-1] <= '9')))
+                begin--;
+            char name[96];
+            size_t len2 = (size_t)(end - begin);
+            if (len2 == 0 || len2 >= sizeof name || strncmp(begin, "wt_", 3)) continue;
+            memcpy(name, begin, len2);
+            name[len2] = '\0';
+            total++;
+            bool have = listed(name, names, n) ||
+                        listed(name, NO_STATUS, sizeof NO_STATUS / sizeof NO_STATUS[0]);
+            for (size_t r = 0; !have && r < sizeof ROWS / sizeof ROWS[0]; r++) have = !strcmp(ROWS[r].name, name);
+            if (!have) missing++;
+            CHECK(have, "%s (%s) has no row in the bad-input matrix", name, headers[h]);
+        }
+        free(data);
+    }
+    printf("bad_input: %d public functions in the headers, %d without a row\n", total, missing);
+}
