@@ -262,6 +262,55 @@ static wt_status run_matmul_nt(wt_tensor *const *in, const int64_t *p, wt_tensor
     return st;
 }
 
+/* --- convolution and attention --- */
+
+/* params: n, c, side, o. x [n, c, side, side] conv w [o, c, 3, 3], padding
+ * 1 (the output has x's plane); FLOPs 2 n o side^2 c 9. */
+static void plan_conv2d(const int64_t *p, bench_plan *plan)
+{
+    plan->ninputs = 2;
+    plan->inputs[0] = (bench_shape){4, {p[0], p[1], p[2], p[2]}};
+    plan->inputs[1] = (bench_shape){4, {p[3], p[1], 3, 3}};
+    snprintf(plan->label, sizeof plan->label, "%lldx%lldx%lldx%lldx%lld", (long long)p[0], (long long)p[1],
+             (long long)p[2], (long long)p[2], (long long)p[3]);
+    plan->work = 2.0 * (double)p[0] * (double)p[3] * (double)p[2] * (double)p[2] * (double)p[1] * 9.0;
+}
+static void plan_conv2d_f16(const int64_t *p, bench_plan *plan)
+{
+    plan_conv2d(p, plan);
+    plan->input_dtype = WT_F16;
+}
+static wt_status run_conv2d(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    (void)p;
+    wt_conv_options o;
+    wt_conv_options_init(&o);
+    o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
+    return wt_conv2d(in[0], in[1], NULL, &o, out);
+}
+
+/* params: batch, q heads, kv heads, sequence. Causal self-attention with
+ * head dim 128; FLOPs of the visible half: 4 b hq s^2 128 / 2. */
+static void plan_attention(const int64_t *p, bench_plan *plan)
+{
+    plan->ninputs = 3;
+    plan->inputs[0] = (bench_shape){4, {p[0], p[1], p[3], 128}};
+    plan->inputs[1] = plan->inputs[2] = (bench_shape){4, {p[0], p[2], p[3], 128}};
+    snprintf(plan->label, sizeof plan->label, "%lldx%lldx%lldx%lldx128", (long long)p[0], (long long)p[1],
+             (long long)p[2], (long long)p[3]);
+    plan->work = 2.0 * (double)p[0] * (double)p[1] * (double)p[3] * (double)p[3] * 128.0;
+}
+static void plan_attention_f16(const int64_t *p, bench_plan *plan)
+{
+    plan_attention(p, plan);
+    plan->input_dtype = WT_F16;
+}
+static wt_status run_attention(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    (void)p;
+    return wt_scaled_dot_product_attention(in[0], in[1], in[2], NULL, true, 0.0f, out);
+}
+
 /* ------------------------------------------------------------ tables */
 
 static const bench_case cases[] = {
@@ -290,6 +339,11 @@ static const bench_case cases[] = {
     {"gemv_f16", "[rows, cols] @ [cols], f16", BENCH_BYTES, plan_gemv_f16, run_matmul, false},
     {"add_chain", "chain of dependent adds of small vectors: time per op", BENCH_BYTES,
      plan_add_chain, run_add_chain, true},
+    {"conv2d", "conv2d [n, c, h, w] * [o, c, 3, 3], padding 1", BENCH_FLOPS, plan_conv2d, run_conv2d, false},
+    {"conv2d_f16", "conv2d, f16 (f32 accumulation)", BENCH_FLOPS, plan_conv2d_f16, run_conv2d, false},
+    {"attention", "causal attention [b, hq, s, 128], hkv kv heads", BENCH_FLOPS, plan_attention,
+     run_attention, false},
+    {"attention_f16", "causal attention, f16", BENCH_FLOPS, plan_attention_f16, run_attention, false},
 };
 
 /* Small enough for a 2-core machine with a software GPU in under a minute. */
@@ -312,6 +366,7 @@ static const bench_item quick_items[] = {
     {"matmul_f16", {256, 256, 256}},
     {"matmul_nt", {256, 256, 256}},
     {"gemv_f16", {1024, 1024}},
+    {"conv2d", {2, 16, 28, 16}},
 };
 
 /* Beyond CPU caches; within a 128 MiB storage binding. */
@@ -334,6 +389,7 @@ static const bench_item default_items[] = {
     {"matmul_f16", {1024, 1024, 1024}},
     {"matmul_nt", {1024, 1024, 1024}},
     {"gemv_f16", {4096, 4096}},
+    {"conv2d", {8, 64, 56, 64}},
 };
 
 /* A data-centre GPU; the same shapes as bench/torch_peer.py. */
@@ -357,6 +413,10 @@ static const bench_item large_items[] = {
     {"matmul_f16", {4096, 4096, 4096}},
     {"matmul_nt", {8192, 4096, 4096}},
     {"gemv_f16", {4096, 4096}},
+    {"conv2d", {32, 64, 56, 64}},
+    {"conv2d_f16", {32, 64, 56, 64}},
+    {"attention", {1, 32, 8, 2048}},
+    {"attention_f16", {8, 32, 32, 2048}},
 };
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))

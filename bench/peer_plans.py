@@ -94,3 +94,16 @@ def plan_gemv_f16(p):
 def plan_matmul_nt(p):
     m, n, k = p
     return [(m, k), (n, k)], f"{m}x{n}x{k}", 2.0 * m * n * k, 1
+
+
+# --- convolution and attention ---
+
+def plan_conv2d(p):
+    n, c, side, o = p
+    return [(n, c, side, side), (o, c, 3, 3)], f"{n}x{c}x{side}x{side}x{o}", 2.0 * n * o * side * side * c * 9, 1
+
+
+def plan_attention(p):
+    b, hq, hkv, s = p
+    return ([(b, hq, s, 128), (b, hkv, s, 128), (b, hkv, s, 128)], f"{b}x{hq}x{hkv}x{s}x128",
+            2.0 * b * hq * s * s * 128, 1)

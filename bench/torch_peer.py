@@ -65,6 +65,11 @@ def run_add_chain(x, p):
     return y
 
 
+def run_attention(x, p):
+    return torch.nn.functional.scaled_dot_product_attention(x[0], x[1], x[2], is_causal=True,
+                                                            enable_gqa=p[1] != p[2])
+
+
 CASES = {
     "add": ("bytes", plans.plan_binary, lambda x, p: torch.add(x[0], x[1])),
     "exp": ("bytes", plans.plan_unary, lambda x, p: torch.exp(x[0])),
@@ -85,6 +90,12 @@ CASES = {
     "matmul_f16": ("flops", plans.plan_matmul_f16, lambda x, p: torch.matmul(x[0], x[1]), torch.float16),
     "matmul_nt": ("flops", plans.plan_matmul_nt, lambda x, p: torch.matmul(x[0], x[1].t())),
     "gemv_f16": ("bytes", plans.plan_gemv_f16, lambda x, p: torch.matmul(x[0], x[1]), torch.float16),
+    # --- convolution and attention ---
+    "conv2d": ("flops", plans.plan_conv2d, lambda x, p: torch.nn.functional.conv2d(x[0], x[1], padding=1)),
+    "conv2d_f16": ("flops", plans.plan_conv2d, lambda x, p: torch.nn.functional.conv2d(x[0], x[1], padding=1),
+                   torch.float16),
+    "attention": ("flops", plans.plan_attention, run_attention),
+    "attention_f16": ("flops", plans.plan_attention, run_attention, torch.float16),
 }
 
 SIZES = {
@@ -97,6 +108,7 @@ SIZES = {
         ("matmul", (256, 256, 256)), ("bmm", (16, 128, 128, 128)),
         ("gemv", (1024, 1024)), ("add_chain", (1000, 1024)),
         ("matmul_f16", (256, 256, 256)), ("matmul_nt", (256, 256, 256)), ("gemv_f16", (1024, 1024)),
+        ("conv2d", (2, 16, 28, 16)),
     ],
     "default": [
         ("add", (1 << 24,)), ("exp", (1 << 24,)),
@@ -107,6 +119,7 @@ SIZES = {
         ("matmul", (1024, 1024, 1024)), ("bmm", (32, 256, 256, 256)),
         ("gemv", (4096, 4096)), ("add_chain", (1000, 1024)),
         ("matmul_f16", (1024, 1024, 1024)), ("matmul_nt", (1024, 1024, 1024)), ("gemv_f16", (4096, 4096)),
+        ("conv2d", (8, 64, 56, 64)),
     ],
     "large": [
         ("add", (1 << 28,)), ("exp", (1 << 28,)),
@@ -118,6 +131,8 @@ SIZES = {
         ("bmm", (64, 512, 512, 512)), ("gemv", (4096, 4096)),
         ("add_chain", (1000, 1024)),
         ("matmul_f16", (4096, 4096, 4096)), ("matmul_nt", (8192, 4096, 4096)), ("gemv_f16", (4096, 4096)),
+        ("conv2d", (32, 64, 56, 64)), ("conv2d_f16", (32, 64, 56, 64)),
+        ("attention", (1, 32, 8, 2048)), ("attention_f16", (8, 32, 32, 2048)),
     ],
 }
 

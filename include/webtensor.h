@@ -975,9 +975,13 @@ WT_API wt_status wt_copy_into(wt_tensor *dst, const wt_tensor *src);
  * kernel size), WT_ERR_SHAPE for shapes that do not fit (weight or bias
  * against x, a kernel larger than the padded input), WT_ERR_UNSUPPORTED
  * for dtypes other than f32/f16. The convolutions run as matrix products
- * over the input's windows (im2col), cut in chunks whose temporaries take
- * up to WT_CONV_CHUNK_BYTES (64 MiB) beside the result; depthwise ones
- * (one input channel per group) run directly. */
+ * over the input's windows (im2col). On WebGPU the convolutions (and
+ * conv_transpose2d, whose windows are those of the adjoint) gather the
+ * windows inside the product's loads: no column matrix in memory, and f16
+ * operands stay f16 with f32 sums (an f16 result plane of odd size goes
+ * through f32); depthwise conv2d (one input channel per group) runs
+ * directly. Elsewhere the column matrix is cut in chunks whose
+ * temporaries take up to WT_CONV_CHUNK_BYTES (64 MiB) beside the result. */
 
 typedef struct wt_conv_options {
     uint32_t struct_size;       /* set by wt_conv_options_init */
@@ -1125,9 +1129,13 @@ WT_API wt_status wt_rms_norm(const wt_tensor *x, int normalized_ndim, const wt_t
  * Errors: WT_ERR_SHAPE for ranks other than 3/4, mismatched batch, D or
  * Skv, Hkv not dividing Hq, a mask that does not broadcast;
  * WT_ERR_INVALID_ARGUMENT for a NaN/inf scale or an i32 mask.
- * The WebGPU kernel holds a query tile and a key/value tile in workgroup
+ * The WebGPU kernels hold a query tile and a key/value tile in workgroup
  * memory, which bounds D and Dv (about D + max(D, Dv) <= 4000 with
- * WebGPU's minimum 16 KiB; tested up to 256): WT_ERR_UNSUPPORTED beyond. */
+ * WebGPU's minimum 16 KiB; tested up to 256): WT_ERR_UNSUPPORTED beyond.
+ * On WebGPU, work without a mask with D == Dv a multiple of 4 and rows
+ * of q, k, v aligned to 4 elements (prefill) runs a register-tiled kernel
+ * that reads f16 q, k, v as f16 (f32 sums, f16 result); other f16 work
+ * is computed through f32 copies. */
 WT_API wt_status wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k,
                                                  const wt_tensor *v, const wt_tensor *mask,
                                                  bool causal, float scale, wt_tensor **out);

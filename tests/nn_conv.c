@@ -12,6 +12,17 @@
 #include <string.h>
 
 static wt_context *g_ctx;
+static bool g_make_f16; /* make() builds f16 tensors (views of an f16 cast) */
+
+/* t as f16 when g_make_f16 (t released), else t. */
+static wt_tensor *maybe_f16(wt_tensor *t)
+{
+    if (!g_make_f16 || !t) return t;
+    wt_tensor *h = NULL;
+    if (wt_cast(t, WT_F16, &h) != WT_OK) printf("cast: %s\n", wt_last_error());
+    wt_tensor_release(t);
+    return h;
+}
 
 /* ------------------------------------------------------------ helpers */
 
@@ -37,7 +48,8 @@ static wt_tensor *make_transposed(const float *data, int ndim, const int64_t *sh
         for (int64_t r = 0; r < R; r++)
             for (int64_t c = 0; c < C; c++) buf[(o * C + c) * R + r] = data[(o * R + r) * C + c];
     wt_tensor *s = NULL, *t = NULL;
-    if (wt_tensor_from_data(g_ctx, WT_F32, ndim, st, buf, &s) == WT_OK) wt_transpose(s, -1, -2, &t);
+    if (wt_tensor_from_data(g_ctx, WT_F32, ndim, st, buf, &s) == WT_OK && (s = maybe_f16(s)))
+        wt_transpose(s, -1, -2, &t);
     wt_tensor_release(s);
     free(buf);
     return t;
@@ -52,7 +64,7 @@ static wt_tensor *make(const float *data, int ndim, const int64_t *shape, int st
     if (!strided) {
         if (wt_tensor_from_data(g_ctx, WT_F32, ndim, shape, data, &t) != WT_OK)
             printf("from_data: %s\n", wt_last_error());
-        return t;
+        return maybe_f16(t);
     }
     int64_t wide[8];
     memcpy(wide, shape, sizeof(int64_t) * (size_t)ndim);
@@ -66,7 +78,7 @@ static wt_tensor *make(const float *data, int ndim, const int64_t *shape, int st
         memcpy(buf + r * (inner + pad) + pad, data + r * inner, sizeof(float) * (size_t)inner);
     }
     wt_tensor *w = NULL;
-    if (wt_tensor_from_data(g_ctx, WT_F32, ndim, wide, buf, &w) == WT_OK)
+    if (wt_tensor_from_data(g_ctx, WT_F32, ndim, wide, buf, &w) == WT_OK && (w = maybe_f16(w)))
         wt_slice(w, ndim - 1, pad, pad + inner, 1, &t);
     wt_tensor_release(w);
     free(buf);
@@ -127,7 +139,16 @@ static void same_pad(int64_t in, int64_t k, int64_t s, int64_t d, int64_t *befor
     *before = total / 2, *after = total - *before;
 }
 
-static void run_conv2d(const conv_case *c)
+/* Values as f16 holds them (round to nearest even). */
+static void round_f16(float *v, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) v[i] = (float)test_half_to_double(test_double_to_half(v[i]));
+}
+
+/* f16: every operand f16 (inputs rounded to f16 first, so that the
+ * float64 reference sees the same values); the result is f16, within its
+ * rounding (2^-11 relative) plus the f32 sums' error. */
+static void run_conv2d_as(const conv_case *c, bool f16)
 {
     conv_case k = *c;
     if (k.same) {
@@ -139,6 +160,7 @@ static void run_conv2d(const conv_case *c)
     const int64_t OW = (k.W + k.pl + k.pr - k.dw * (k.KW - 1) - 1) / k.sw + 1;
     const int64_t nx = k.N * k.C * k.H * k.W, nw = k.O * Cg * k.KH * k.KW, no = k.N * k.O * OH * OW;
     float *x = random_floats(nx, -1, 1), *w = random_floats(nw, -1, 1), *b = random_floats(k.O, -1, 1);
+    if (f16) round_f16(x, nx), round_f16(w, nw), round_f16(b, k.O);
     double *ref = calloc((size_t)no + 1, sizeof(double)), *tol = calloc((size_t)no + 1, sizeof(double));
     for (int64_t n = 0; n < k.N; n++)
         for (int64_t o = 0; o < k.O; o++)
@@ -156,13 +178,15 @@ static void run_conv2d(const conv_case *c)
                                 s += v, mag += fabs(v);
                             }
                     int64_t i = ((n * k.O + o) * OH + oy) * OW + ox;
-                    ref[i] = s, tol[i] = 1e-5 * mag + 1e-6;
+                    ref[i] = s, tol[i] = 1e-5 * mag + 1e-6 + (f16 ? fabs(s) / 2048.0 + 6e-8 : 0.0);
                 }
     int64_t xs[4] = {k.N, k.C, k.H, k.W}, ws[4] = {k.O, Cg, k.KH, k.KW}, bs[1] = {k.O};
     int64_t os[4] = {k.N, k.O, OH, OW};
     const int off = k.unbatched ? 1 : 0;
+    g_make_f16 = f16; /* f16 views of the same layouts */
     wt_tensor *tx = make(x, 4 - off, xs + off, k.strided), *tw = make(w, 4, ws, k.strided != 0);
     wt_tensor *tb = k.bias ? make(b, 1, bs, false) : NULL, *out = NULL;
+    g_make_f16 = false;
     wt_conv_options o;
     wt_conv_options_init(&o);
     o.stride[0] = c->sh, o.stride[1] = c->sw;
@@ -173,8 +197,15 @@ static void run_conv2d(const conv_case *c)
     if (c->chunk) setenv("WT_CONV_CHUNK_BYTES", c->chunk, 1);
     wt_status st = wt_conv2d(tx, tw, tb, &o, &out);
     if (c->chunk) unsetenv("WT_CONV_CHUNK_BYTES");
-    if (CHECK(st == WT_OK, "conv2d %s: %s", c->name, wt_last_error()))
+    if (CHECK(st == WT_OK, "conv2d %s: %s", c->name, wt_last_error()) && f16 &&
+        CHECK(wt_tensor_dtype(out) == WT_F16, "conv2d %s: result dtype %d", c->name, (int)wt_tensor_dtype(out))) {
+        wt_tensor *o32 = NULL;
+        if (CHECK(wt_cast(out, WT_F32, &o32) == WT_OK, "conv2d %s: cast: %s", c->name, wt_last_error()))
+            compare(c->name, o32, 4 - off, os + off, ref, tol, no);
+        wt_tensor_release(o32);
+    } else if (st == WT_OK) {
         compare(c->name, out, 4 - off, os + off, ref, tol, no);
+    }
     wt_tensor_release(tx);
     wt_tensor_release(tw);
     wt_tensor_release(tb);
@@ -212,7 +243,40 @@ static void test_conv2d(void)
         {"conv empty batch",    0, 3, 5,  5, 2, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, false, false, false, NULL},
         {"conv larger",         2, 16, 17, 15, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false, false, NULL},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_conv2d(&cases[i]);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_conv2d_as(&cases[i], false);
+}
+
+/* Shapes at the edges of the implicit matrix product's tiles (output
+ * channels, planes and k = C/G * KH * KW not multiples of any tile; several
+ * images and groups at once; a long k), in f32 and f16. An f16 result
+ * plane of odd size runs through f32 on WebGPU ("conv basic f16"). */
+static void test_conv2d_tiles(bool all)
+{
+    static const conv_case cases[] = {
+        /* name                 N  C  H   W  O  KH KW sh sw pt pb pl pr dh dw G  bias  strided same  unb */
+        {"tiles odd",           3, 5, 13, 11, 67, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false, false, NULL},
+        {"tiles groups images", 2, 12, 9, 10, 18, 3, 2, 2, 1, 1, 0, 2, 1, 1, 2, 3, true, 1, false, false, NULL},
+        {"tiles long k",        1, 130, 6, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false, false, NULL},
+        {"tiles 1x1 planes",    2, 9, 12, 11, 33, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, false, false, false, NULL},
+        {"tiles wide plane",    1, 3, 3, 150, 5, 2, 5, 1, 2, 0, 1, 2, 2, 1, 1, 1, false, 2, false, true, NULL},
+    };
+    /* f16 where the plane has an even size (the f16 kernel's own path);
+     * the odd ones would repeat the f32 run. */
+    static const bool f16_too[] = {false, true, true, true, false};
+    /* !all: one case of each kind (odd sizes, f16 with groups, a long k). */
+    static const bool in_short[] = {true, true, true, false, false};
+    char name[96];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (!all && !in_short[i]) continue;
+        for (int f16 = (all ? 0 : i == 1); f16 < (f16_too[i] ? 2 : 1); f16++) {
+            conv_case c = cases[i];
+            snprintf(name, sizeof name, "%s %s", c.name, f16 ? "f16" : "f32");
+            c.name = name;
+            run_conv2d_as(&c, f16);
+        }
+    }
+    conv_case basic = {"conv basic f16", 2, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false, false, NULL};
+    if (all) run_conv2d_as(&basic, true);
 }
 
 /* conv1d through its own reference: stride, dilation, asymmetric padding,
@@ -259,7 +323,7 @@ typedef struct convt_case {
     const char *chunk;
 } convt_case;
 
-static void run_convt(const convt_case *k)
+static void run_convt_as(const convt_case *k, bool f16)
 {
     const int64_t Cg = k->C / k->G, Og = k->O / k->G;
     const int64_t OH = (k->H - 1) * k->sh - k->pt - k->pb + k->dh * (k->KH - 1) + k->oph + 1;
@@ -267,6 +331,7 @@ static void run_convt(const convt_case *k)
     const int64_t no = k->N * k->O * OH * OW;
     float *x = random_floats(k->N * k->C * k->H * k->W, -1, 1);
     float *w = random_floats(k->C * Og * k->KH * k->KW, -1, 1), *b = random_floats(k->O, -1, 1);
+    if (f16) round_f16(x, k->N * k->C * k->H * k->W), round_f16(w, k->C * Og * k->KH * k->KW), round_f16(b, k->O);
     double *ref = calloc((size_t)no, sizeof(double)), *mag = calloc((size_t)no, sizeof(double));
     /* Scatter: every input pixel adds its kernel into the output. */
     for (int64_t n = 0; n < k->N; n++)
@@ -289,11 +354,13 @@ static void run_convt(const convt_case *k)
                                            w[((c * Og + og) * k->KH + ky) * k->KW + kx];
                                 ref[i] += v, mag[i] += fabs(v);
                             }
-    for (int64_t i = 0; i < no; i++) mag[i] = 1e-5 * mag[i] + 1e-6;
+    for (int64_t i = 0; i < no; i++) mag[i] = 1e-5 * mag[i] + 1e-6 + (f16 ? fabs(ref[i]) / 2048.0 + 6e-8 : 0.0);
     int64_t xs[4] = {k->N, k->C, k->H, k->W}, ws[4] = {k->C, Og, k->KH, k->KW}, bs[1] = {k->O};
     int64_t os[4] = {k->N, k->O, OH, OW};
+    g_make_f16 = f16;
     wt_tensor *tx = make(x, 4, xs, k->N > 1 ? (k->G > 1 ? 2 : 1) : 0), *tw = make(w, 4, ws, false);
     wt_tensor *tb = k->bias ? make(b, 1, bs, false) : NULL, *out = NULL;
+    g_make_f16 = false;
     wt_conv_options o;
     wt_conv_options_init(&o);
     o.stride[0] = k->sh, o.stride[1] = k->sw;
@@ -304,8 +371,12 @@ static void run_convt(const convt_case *k)
     if (k->chunk) setenv("WT_CONV_CHUNK_BYTES", k->chunk, 1);
     wt_status st = wt_conv_transpose2d(tx, tw, tb, &o, &out);
     if (k->chunk) unsetenv("WT_CONV_CHUNK_BYTES");
-    if (CHECK(st == WT_OK, "conv_transpose2d %s: %s", k->name, wt_last_error()))
-        compare(k->name, out, 4, os, ref, mag, no);
+    wt_tensor *o32 = NULL;
+    if (CHECK(st == WT_OK, "conv_transpose2d %s: %s", k->name, wt_last_error()) &&
+        (!f16 || CHECK(wt_tensor_dtype(out) == WT_F16 && wt_cast(out, WT_F32, &o32) == WT_OK,
+                       "conv_transpose2d %s: f16 result: %s", k->name, wt_last_error())))
+        compare(k->name, f16 ? o32 : out, 4, os, ref, mag, no);
+    wt_tensor_release(o32);
     wt_tensor_release(tx), wt_tensor_release(tw), wt_tensor_release(tb), wt_tensor_release(out);
     free(x), free(w), free(b), free(ref), free(mag);
 }
@@ -322,7 +393,21 @@ static void test_conv_transpose2d(void)
         {"convT chunk imgs",  4, 3, 4, 4, 2, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0, 1, 1, 1, true, "1000"},
         {"convT chunk chans", 2, 4, 5, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 2, true, "400"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_convt(&cases[i]);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_convt_as(&cases[i], false);
+}
+
+/* The transposed convolution at the edges of the implicit product's
+ * tiles (odd channels, strides with rows no tap reaches, groups and
+ * several images), in f32 and f16. */
+static void test_conv_transpose2d_tiles(bool all)
+{
+    static const convt_case cases[] = {
+        /* name                 N  C  H  W  O   KH KW sh sw pt pb pl pr oph opw dh dw G bias chunk */
+        {"convT tiles f32",     2, 6, 7, 5, 70, 3, 4, 2, 3, 1, 2, 0, 1, 1, 0, 1, 1, 2, true, NULL},
+        {"convT tiles f16",     3, 9, 5, 6, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 1, true, NULL},
+    };
+    if (all) run_convt_as(&cases[0], false);
+    run_convt_as(&cases[1], true);
 }
 
 /* ------------------------------------------------------------- pooling */
@@ -964,17 +1049,30 @@ int main(int argc, char **argv)
     printf("nn_conv %s: seed %llu\n", test_backend_name(be), (unsigned long long)seed);
     test_rng_seed(seed);
     if (test_create_context(be, &g_ctx) != WT_OK) return test_summary("nn_conv");
-    test_conv2d();
-    run_conv1d("conv1d stride dil asym groups", 2, 4, 17, 6, 3, 2, 1, 3, 2, 2, false, true);
-    run_conv1d("conv1d same", 1, 3, 10, 2, 4, 1, 0, 0, 1, 1, true, false);
-    run_conv1d("conv1d depthwise", 3, 5, 9, 5, 3, 3, 2, 2, 1, 5, false, true);
-    /* "conv": the convolutions alone (run again with another kernel choice,
-     * e.g. WT_CONV_DIRECT_MAX_CG=64: every conv2d through the direct one). */
-    if (argc > 2 && strcmp(argv[2], "conv") == 0) {
+    /* "tiles": a few tile-edge shapes alone (run again with other tiles). */
+    if (argc > 2 && strcmp(argv[2], "tiles") == 0) {
+        test_conv2d_tiles(false);
+        test_conv_transpose2d_tiles(false);
         wt_context_destroy(g_ctx);
         return test_summary("nn_conv");
     }
-    test_conv_transpose2d();
+    test_conv2d();
+    test_conv2d_tiles(true);
+    run_conv1d("conv1d stride dil asym groups", 2, 4, 17, 6, 3, 2, 1, 3, 2, 2, false, true);
+    run_conv1d("conv1d same", 1, 3, 10, 2, 4, 1, 0, 0, 1, 1, true, false);
+    run_conv1d("conv1d depthwise", 3, 5, 9, 5, 3, 3, 2, 2, 1, 5, false, true);
+    /* "conv": conv2d and conv1d alone (run again with another kernel
+     * choice, e.g. WT_CONV_DIRECT_MAX_CG=64: every conv2d through the
+     * direct one); "convolutions": the transposed one too. */
+    const bool transposed_too = argc <= 2 || strcmp(argv[2], "conv") != 0;
+    if (transposed_too) {
+        test_conv_transpose2d();
+        test_conv_transpose2d_tiles(true);
+    }
+    if (argc > 2 && (strcmp(argv[2], "conv") == 0 || strcmp(argv[2], "convolutions") == 0)) {
+        wt_context_destroy(g_ctx);
+        return test_summary("nn_conv");
+    }
     test_pooling();
     run_adaptive(2, 3, 7, 10, 3, 4, false);
     run_adaptive(2, 3, 7, 10, 3, 4, true);

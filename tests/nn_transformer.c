@@ -665,6 +665,41 @@ static void compare_f16(const char *what, wt_status st, wt_tensor *t, int ndim, 
     wt_tensor_release(f);
 }
 
+/* Shapes for the register-tiled kernel (prefill without a mask): several
+ * row blocks and key tiles, none whole; grouped heads; causal with fewer
+ * and with more queries than keys; head dims that leave some threads
+ * without output quads (one head dim for the causal ones: one shader
+ * variant each). In f32, then in f16 (inputs rounded to f16 first,
+ * so that the reference sees the same values; the result is f16). */
+static void test_attention_tiled(void)
+{
+    const attn_case cases[] = {
+        {"tiled causal GQA D=40", 2, 6, 2, 45, 45, 40, 40, true, 0, 0, {0}, 0, false, false},
+        {"tiled causal Sq<Skv D=40", 1, 4, 4, 33, 97, 40, 40, true, 0, 0, {0}, 0, false, false},
+        {"tiled causal Sq>Skv D=40", 1, 3, 1, 40, 21, 40, 40, true, 0, 0, {0}, 0, false, false},
+        {"tiled odd D=12 scale", 1, 2, 1, 70, 37, 12, 12, false, 0.7f, 0, {0}, 0, false, false},
+    };
+    char what[96];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const attn_case *c = &cases[i];
+        run_attention(c);
+        int64_t qs[4] = {c->B, c->Hq, c->Sq, c->D}, ks[4] = {c->B, c->Hkv, c->Skv, c->D},
+                os[4] = {c->B, c->Hq, c->Sq, c->Dv};
+        tin q = make(4, qs, -1, 1), k = make(4, ks, -1, 1), v = make(4, ks, -1, 1);
+        wt_tensor *qh = NULL, *kh = NULL, *vh = NULL, *out = NULL;
+        double *ref = malloc(sizeof(double) * (size_t)count(4, os));
+        if (to_f16(&q, &qh) && to_f16(&k, &kh) && to_f16(&v, &vh)) {
+            ref_attention(c, q.v, k.v, v.v, NULL, NULL, ref);
+            wt_status st = wt_scaled_dot_product_attention(qh, kh, vh, NULL, c->causal, c->scale, &out);
+            snprintf(what, sizeof what, "attention %s f16", c->name);
+            compare_f16(what, st, out, 4, os, ref);
+        }
+        free(ref);
+        wt_tensor_release(qh), wt_tensor_release(kh), wt_tensor_release(vh), wt_tensor_release(out);
+        drop(&q), drop(&k), drop(&v);
+    }
+}
+
 static void test_f16(void)
 {
     int64_t s3[3] = {3, 40, 6}, s4[4] = {2, 3, 5, 8}, ws[2] = {7, 6};
@@ -721,7 +756,7 @@ int main(int argc, char **argv)
     test_rng_seed(seed);
     if (test_create_context(be, &g_ctx) != WT_OK) return test_summary(prefix);
     struct { const char *name; void (*fn)(void); } groups[] = {
-        {"attention", test_attention}, {"rope", test_rope}, {"linear", test_linear},
+        {"attention", test_attention}, {"attention tiled", test_attention_tiled}, {"rope", test_rope}, {"linear", test_linear},
         {"softmax", test_softmax}, {"norms", test_norms}, {"f16", test_f16},
     };
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {

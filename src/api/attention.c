@@ -77,9 +77,13 @@ static wt_status run(const char *fn, const wt_tensor *q, const wt_tensor *k, con
     int64_t oshape[4];
     memcpy(oshape, q->shape, sizeof(int64_t) * (size_t)q->ndim);
     oshape[q->ndim - 1] = Dv;
-    wt_status st = wt_tensor_alloc(ctx, WT_F32, q->ndim, oshape, &t);
+    wt_status st = wt_tensor_alloc(ctx, q->dtype, q->ndim, oshape, &t);
     if (st != WT_OK) return st;
     if (t->numel == 0) goto done;
+    if (q->dtype != WT_F32 && (Skv == 0 || !ctx->ops->attention)) {
+        st = WT_ERR_UNSUPPORTED; /* the caller reruns it in f32 */
+        goto done;
+    }
     if (Skv == 0) { /* no key for any query: PyTorch's zeros */
         st = wt_fill_f32(ctx, t, 0.0f);
         goto done;
@@ -137,6 +141,11 @@ wt_status wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k
         wt_tensor_release(m32);
         return st;
     }
+    /* f16 throughout: the backend's own kernel where it has one (its
+     * WT_ERR_UNSUPPORTED: the work again in f32). */
+    if (q->dtype == WT_F16 && k->dtype == WT_F16 && v->dtype == WT_F16 &&
+        (st = run(fn, q, k, v, mask, causal, scale, out)) != WT_ERR_UNSUPPORTED)
+        return st;
     if (wt_has_f16(q, k, v)) {
         wt_lifted l;
         wt_tensor *r = NULL;

@@ -259,11 +259,14 @@ static wt_status conv_forward(const wt_tensor *x, const wt_tensor *w, const wt_t
     return st;
 }
 
-/* The shared body of conv2d and conv1d on 4-D views and 2-D options. */
+/* The shared body of conv2d and conv1d on 4-D views and 2-D options.
+ * f16 operands (all of them) go to the backend's own kernel alone: its
+ * WT_ERR_UNSUPPORTED comes back, and the caller reruns the work in f32. */
 static wt_status conv_run(const char *fn, const wt_tensor *x, const wt_tensor *w,
                           const wt_tensor *bias, const wt_conv_options *o, int spatial,
                           wt_tensor **out)
 {
+    const wt_dtype dt = x->dtype;
     wt_tensor *x4 = NULL, *w4 = NULL, *wc = NULL, *bc = NULL, *t = NULL;
     bool unbatched = false;
     char b1[160], b2[160];
@@ -294,16 +297,16 @@ static wt_status conv_run(const char *fn, const wt_tensor *x, const wt_tensor *w
         goto done;
     wt_context *ctx = wt_ctx_of(x);
     int64_t oshape[4] = {x4->shape[0], O, win.out_h, win.out_w};
-    if ((st = wt_tensor_alloc(ctx, WT_F32, 4, oshape, &t)) != WT_OK) goto done;
+    if ((st = wt_tensor_alloc(ctx, dt, 4, oshape, &t)) != WT_OK) goto done;
     if (t->numel > 0) {
-        if (!ctx->ops->im2col || !ctx->ops->col2im) {
-            st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
-            goto done;
-        }
         if ((!bias || (st = wt_contiguous(bias, &bc)) == WT_OK) && (st = wt_contiguous(w4, &wc)) == WT_OK) {
             /* The backend's own kernel where it has one for this shape. */
             st = ctx->ops->conv2d ? ctx->ops->conv2d(ctx, x4, wc, bc, &win, G, t) : WT_ERR_UNSUPPORTED;
-            if (st == WT_ERR_UNSUPPORTED && pointwise_fits(x4, &win, G)) {
+            if (st == WT_ERR_UNSUPPORTED && dt != WT_F32) {
+                /* the caller reruns it in f32 */
+            } else if (st == WT_ERR_UNSUPPORTED && (!ctx->ops->im2col || !ctx->ops->col2im)) {
+                st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
+            } else if (st == WT_ERR_UNSUPPORTED && pointwise_fits(x4, &win, G)) {
                 if ((st = conv_pointwise(x4, wc, G, t)) == WT_OK && bc) {
                     wt_tensor *biased = NULL;
                     st = wt_channel_norm(t, NULL, NULL, NULL, bc, 0.0f, &biased);
@@ -360,16 +363,24 @@ static wt_status conv_lifted(conv_fn f, const wt_tensor *x, const wt_tensor *w, 
     return wt_land(st, r, l.result, out);
 }
 
+/* Every operand f16: the backend may run it natively (conv_run). */
+static bool all_f16(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias)
+{
+    return x->dtype == WT_F16 && w->dtype == WT_F16 && (!bias || bias->dtype == WT_F16);
+}
+
 wt_status wt_conv2d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                     const wt_conv_options *opts, wt_tensor **out)
 {
     const char *fn = "wt_conv2d";
     wt_status st = conv_prologue(fn, x, w, bias, out);
     if (st != WT_OK) return st;
-    if (wt_has_f16(x, w, bias)) return conv_lifted(wt_conv2d, x, w, bias, opts, out);
+    if (wt_has_f16(x, w, bias) && !all_f16(x, w, bias)) return conv_lifted(wt_conv2d, x, w, bias, opts, out);
     wt_conv_options o;
     if ((st = read_options(fn, opts, &o)) != WT_OK) return st;
-    return conv_run(fn, x, w, bias, &o, 2, out);
+    st = conv_run(fn, x, w, bias, &o, 2, out);
+    if (st == WT_ERR_UNSUPPORTED && x->dtype == WT_F16) return conv_lifted(wt_conv2d, x, w, bias, opts, out);
+    return st;
 }
 
 wt_status wt_conv1d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
@@ -378,7 +389,7 @@ wt_status wt_conv1d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bia
     const char *fn = "wt_conv1d";
     wt_status st = conv_prologue(fn, x, w, bias, out);
     if (st != WT_OK) return st;
-    if (wt_has_f16(x, w, bias)) return conv_lifted(wt_conv1d, x, w, bias, opts, out);
+    if (wt_has_f16(x, w, bias) && !all_f16(x, w, bias)) return conv_lifted(wt_conv1d, x, w, bias, opts, out);
     wt_conv_options o, o2;
     if ((st = read_options(fn, opts, &o)) != WT_OK) return st;
     /* The one axis becomes the columns of a plane of height 1. */
@@ -389,7 +400,9 @@ wt_status wt_conv1d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bia
     o2.padding[3] = o.padding[1];
     o2.groups = o.groups;
     o2.same = o.same;
-    return conv_run(fn, x, w, bias, &o2, 1, out);
+    st = conv_run(fn, x, w, bias, &o2, 1, out);
+    if (st == WT_ERR_UNSUPPORTED && x->dtype == WT_F16) return conv_lifted(wt_conv1d, x, w, bias, opts, out);
+    return st;
 }
 
 /* --------------------------------------------------- conv_transpose2d */
@@ -488,6 +501,32 @@ static wt_status conv_transposed(const wt_tensor *x, const wt_tensor *w, const w
     return st;
 }
 
+/* The backend's own transposed convolution, with w [C, O/G, KH, KW]
+ * regrouped as [O, C/G, KH, KW] (what it takes); WT_ERR_UNSUPPORTED when
+ * it has none for this shape. */
+static wt_status transposed_own(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                const wt_window2d *win, int64_t G, wt_tensor *out)
+{
+    wt_context *ctx = wt_ctx_of(x);
+    if (!ctx->ops->conv_transpose2d) return WT_ERR_UNSUPPORTED;
+    const int64_t C = w->shape[0], Og = w->shape[1], KH = w->shape[2], KW = w->shape[3], Cg = C / G;
+    int64_t vsh[5] = {G, Og, Cg, KH, KW};
+    int64_t vst[5] = {Cg * w->strides[0], w->strides[1], w->strides[0], w->strides[2], w->strides[3]};
+    int64_t rsh[4] = {G * Og, Cg, KH, KW};
+    wt_tensor *v = NULL, *c = NULL, *r = NULL;
+    wt_status st = wt_tensor_view(w, 5, vsh, vst, w->offset, &v);
+    if (st == WT_OK) st = wt_contiguous(v, &c);
+    if (st == WT_OK) st = wt_reshape(c, 4, rsh, &r);
+    if (st == WT_OK) st = ctx->ops->conv_transpose2d(ctx, x, r, bias, win, G, out);
+    wt_tensor_release(v);
+    wt_tensor_release(c);
+    wt_tensor_release(r);
+    return st;
+}
+
+static wt_status transpose_run(const char *fn, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                               const wt_conv_options *opts, wt_tensor **out);
+
 static wt_status transposed_axis(const char *fn, const char *axis, int64_t in, int64_t k,
                                  int64_t s, int64_t d, int64_t before, int64_t after, int64_t op,
                                  int64_t *out)
@@ -516,7 +555,16 @@ wt_status wt_conv_transpose2d(const wt_tensor *x, const wt_tensor *w, const wt_t
     const char *fn = "wt_conv_transpose2d";
     wt_status st = conv_prologue(fn, x, w, bias, out);
     if (st != WT_OK) return st;
-    if (wt_has_f16(x, w, bias)) return conv_lifted(wt_conv_transpose2d, x, w, bias, opts, out);
+    if (wt_has_f16(x, w, bias) && !all_f16(x, w, bias)) return conv_lifted(wt_conv_transpose2d, x, w, bias, opts, out);
+    st = transpose_run(fn, x, w, bias, opts, out);
+    if (st == WT_ERR_UNSUPPORTED && x->dtype == WT_F16) return conv_lifted(wt_conv_transpose2d, x, w, bias, opts, out);
+    return st;
+}
+
+static wt_status transpose_run(const char *fn, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                               const wt_conv_options *opts, wt_tensor **out)
+{
+    wt_status st;
     wt_conv_options o;
     if ((st = read_options(fn, opts, &o)) != WT_OK) return st;
     if (o.same) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: \"same\" padding is not defined here", fn);
@@ -550,14 +598,15 @@ wt_status wt_conv_transpose2d(const wt_tensor *x, const wt_tensor *w, const wt_t
         goto done;
     wt_context *ctx = wt_ctx_of(x);
     int64_t oshape[4] = {x4->shape[0], O, win.in_h, win.in_w};
-    if ((st = wt_tensor_alloc(ctx, WT_F32, 4, oshape, &t)) != WT_OK) goto done;
+    if ((st = wt_tensor_alloc(ctx, x->dtype, 4, oshape, &t)) != WT_OK) goto done;
     if (t->numel > 0) {
-        if (!ctx->ops->col2im) {
-            st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
-            goto done;
+        if (!bias || (st = wt_contiguous(bias, &bc)) == WT_OK)
+            st = transposed_own(x4, w4, bc, &win, G, t);
+        if (st == WT_ERR_UNSUPPORTED && x->dtype == WT_F32) {
+            st = ctx->ops->col2im ? conv_transposed(x4, w4, bc, &win, G, t)
+                                  : wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn,
+                                            ctx->ops->name);
         }
-        if ((!bias || (st = wt_contiguous(bias, &bc)) == WT_OK))
-            st = conv_transposed(x4, w4, bc, &win, G, t);
         if (st != WT_OK) goto done;
     }
     st = wt_reshape(t, unbatched ? 3 : 4, unbatched ? oshape + 1 : oshape, out);

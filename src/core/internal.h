@@ -411,6 +411,15 @@ struct wt_backend_ops {
     wt_status (*conv2d)(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
                         const wt_tensor *bias, const wt_window2d *win, int64_t groups,
                         wt_tensor *out);
+    /* --- convolution: the transposed one as a product of its own --- */
+    /* Optional, like conv2d (NULL or WT_ERR_UNSUPPORTED: matmul + col2im):
+     * out [N, O, H, W] contiguous = the transposed convolution of x [N, C,
+     * OH, OW] (any strides) with w [C, O/groups, KH, KW] and bias [O] (both
+     * contiguous; bias may be NULL): the adjoint of the conv2d of window
+     * win (H, W = win->in_h, in_w; OH, OW = win->out_h, out_w). */
+    wt_status (*conv_transpose2d)(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
+                                  const wt_tensor *bias, const wt_window2d *win, int64_t groups,
+                                  wt_tensor *out);
     /* The per-channel map that ends batch and group norm: out [N, C, S]
      * contiguous = (x[n, c, s] - mean[c]) / sqrt(var[c] + eps) * weight[c]
      * + bias[c], x [N, C, S] any strides, stats [4, C] contiguous (rows

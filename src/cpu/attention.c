@@ -88,6 +88,10 @@ static void attend_row(const wt_attention_args *a, const attn_dims *n, int64_t b
 
 wt_status cpu_attention(wt_context *ctx, const wt_attention_args *a)
 {
+    wt_status st = cpu_check_f32("attention", a->q);
+    if (st != WT_OK || (st = cpu_check_f32("attention", a->k)) != WT_OK ||
+        (st = cpu_check_f32("attention", a->v)) != WT_OK || (st = cpu_check_f32("attention", a->out)) != WT_OK)
+        return st; /* f16: the API runs it in f32 */
     attn_dims n = {a->q->shape[0], a->q->shape[1], a->q->shape[2], a->q->shape[3],
                    a->k->shape[1], a->k->shape[2], a->v->shape[3], 0};
     n.group = n.Hq / n.Hkv;

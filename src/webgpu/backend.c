@@ -368,6 +368,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .col2im = wg_op_col2im,
     .pool2d = wg_op_pool2d,
     .conv2d = wg_op_conv2d,
+    .conv_transpose2d = wg_op_conv_transpose2d,
     .channel_norm = wg_op_channel_norm,
     .channel_moments = wg_op_channel_moments,
     /* --- transformer ops --- */

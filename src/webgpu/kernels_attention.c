@@ -1,4 +1,7 @@
-/* WebGPU attention: one fused dispatch (wgsl/attention.wgsl).
+/* WebGPU attention: one fused dispatch. Prefill-sized work without a
+ * mask (f32 or f16) goes to the register-tiled kernel
+ * (wgsl/attention_tiled.wgsl, at the end of this file); the rest to
+ * wgsl/attention.wgsl (f32), described here.
  *
  * Tile shape, chosen per call: a workgroup of up to 128 threads holds BQ
  * rows (query x grouped q head) with TPQ threads each. Many rows
@@ -127,8 +130,90 @@ static bool pack_view(const wt_tensor *t, uint32_t *dst)
     return true;
 }
 
+/* ------------------------------------------------ the tiled kernel */
+
+/* Same layout as attention_tiled.wgsl's Params. */
+typedef struct tiled_params {
+    uint32_t q[4], k[4], v[4]; /* offset, then strides of b, h, s (d: 1) */
+    uint32_t hq, hkv, sq, skv;
+    uint32_t group, blocks, workgroups, neg_inf;
+    float scale;
+    uint32_t dq, bk, pad0;
+} tiled_params;
+
+#define TILED_BQ 32u
+#define TILED_BK 32u
+#define TILED_TX 16u
+
+/* attention_tiled.wgsl for prefill-sized work without a mask, D == Dv a
+ * multiple of 4, rows of q, k, v whole aligned vec4s, f32 or f16
+ * throughout; WT_ERR_UNSUPPORTED (nothing recorded) otherwise, and for
+ * few rows with many keys (decoding: the split kernel below). On the
+ * H200 (f32, causal, B=1 Hq=32 Hkv=8 S=2048 D=128): see bench/RESULTS.md.
+ * WT_ATTN_TILED=0 turns it off, =1 takes it whenever it can. */
+static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a)
+{
+    const wt_tensor *q = a->q, *k = a->k, *v = a->v;
+    const uint64_t B = (uint64_t)q->shape[0], Hq = (uint64_t)q->shape[1], Sq = (uint64_t)q->shape[2],
+                   D = (uint64_t)q->shape[3], Hkv = (uint64_t)k->shape[1], Skv = (uint64_t)k->shape[2];
+    const wt_dtype dt = q->dtype;
+    const char *knob = wg_env_string("WT_ATTN_TILED");
+    const bool off = knob && strcmp(knob, "0") == 0, always = knob && strcmp(knob, "1") == 0;
+    if (off || a->mask || (dt != WT_F32 && dt != WT_F16) || k->dtype != dt || v->dtype != dt ||
+        a->out->dtype != dt || D % 4 || (uint64_t)v->shape[3] != D || !aligned_rows(q) || !aligned_rows(k) ||
+        !aligned_rows(v) || a->out->offset != 0)
+        return WT_ERR_UNSUPPORTED;
+    const uint64_t dq = D / 4, bytes = 16u * (dq + 1) * (TILED_BQ + TILED_BK) + 2u * 16u * TILED_BK * TILED_BQ / 4;
+    if (bytes > wg_get_caps(ctx)->max_workgroup_storage || wg_get_caps(ctx)->max_invocations < 128)
+        return WT_ERR_UNSUPPORTED;
+    const uint64_t group = Hq / Hkv, rows = group * Sq, blocks = (rows + TILED_BQ - 1) / TILED_BQ;
+    const uint64_t workgroups = B * Hkv * blocks, tiles = (Skv + TILED_BK - 1) / TILED_BK;
+    if (!always && (rows < 8 || choose_splits(ctx, workgroups, tiles) > 1)) return WT_ERR_UNSUPPORTED;
+    tiled_params p = {.hq = (uint32_t)Hq, .hkv = (uint32_t)Hkv, .sq = (uint32_t)Sq, .skv = (uint32_t)Skv,
+                      .group = (uint32_t)group, .blocks = (uint32_t)blocks, .neg_inf = 0xff800000u,
+                      .scale = a->scale, .dq = (uint32_t)dq, .bk = TILED_BK};
+    uint32_t view[5];
+    const wt_tensor *ops[3] = {q, k, v};
+    uint32_t *dst[3] = {p.q, p.k, p.v};
+    const size_t esize = dt == WT_F16 ? 2 : 4;
+    for (int i = 0; i < 3; i++) {
+        if (!pack_view(ops[i], view) || ops[i]->storage->bytes / esize > UINT32_MAX)
+            return WT_ERR_UNSUPPORTED;
+        memcpy(dst[i], view, sizeof(uint32_t) * 4);
+    }
+    if (workgroups > UINT32_MAX / 64 || B * Hq * Sq * D > UINT32_MAX || Skv > INT32_MAX)
+        return WT_ERR_UNSUPPORTED;
+    p.workgroups = (uint32_t)workgroups;
+    const uint32_t dvt = (uint32_t)((dq + TILED_TX - 1) / TILED_TX);
+    /* Constant loop bounds on a GPU (WT_ATTN_UNROLL=0: from the
+     * parameters, as on a software adapter, where unrolled loops compile
+     * slowly). */
+    const char *unroll = wg_env_string("WT_ATTN_UNROLL");
+    const bool unrolled = unroll && *unroll ? strcmp(unroll, "0") != 0 : !wg_get_caps(ctx)->cpu_adapter;
+    char prelude[192];
+    snprintf(prelude, sizeof prelude,
+             "const DQ: u32 = %lluu;\nconst DVT: u32 = %uu;\nconst DV_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"
+             "const UNROLL: bool = %s;\n",
+             (unsigned long long)dq, dvt, dvt * TILED_TX == dq ? "true" : "false", a->causal ? "true" : "false",
+             unrolled ? "true" : "false");
+    wg_launch l = {
+        .shader = "attention_tiled",
+        .prelude = prelude,
+        .libraries = {dt == WT_F16 ? "attention_io_f16" : "attention_io_f32",
+                      dt == WT_F16 ? (wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits") : NULL},
+        .params = &p,
+        .params_size = sizeof p,
+        .bindings = {{q->storage, false}, {k->storage, false}, {v->storage, false}, {a->out->storage, true}},
+        .nbindings = 4,
+        .workgroups = workgroups,
+    };
+    return wg_dispatch(ctx, &l);
+}
+
 wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
 {
+    wt_status tst = attention_tiled(ctx, a);
+    if (tst != WT_ERR_UNSUPPORTED) return tst;
     const wt_tensor *q = a->q, *k = a->k, *v = a->v, *m = a->mask;
     const uint64_t B = (uint64_t)q->shape[0], Hq = (uint64_t)q->shape[1], Sq = (uint64_t)q->shape[2],
                    D = (uint64_t)q->shape[3], Hkv = (uint64_t)k->shape[1], Skv = (uint64_t)k->shape[2],

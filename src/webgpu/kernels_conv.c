@@ -1,8 +1,10 @@
-/* WebGPU im2col and col2im (wgsl/im2col.wgsl, wgsl/col2im.wgsl): the data
- * movement around the convolutions' matrix products, which run on the
- * backend's matmul (api/conv.c cuts the work in chunks). A direct
- * convolution kernel would replace this pair behind the same front-end.
- * And 2-D pooling (wgsl/pool2d.wgsl), which shares their window. */
+/* WebGPU convolutions: a direct kernel for depthwise shapes
+ * (wgsl/conv2d_direct.wgsl), the implicit matrix product for the others
+ * (kernels_gemm.c), and im2col and col2im (wgsl/im2col.wgsl,
+ * wgsl/col2im.wgsl), the data movement around the matrix products of what
+ * those two do not take (api/conv.c cuts that work in chunks) and of the
+ * transposed convolution. And 2-D pooling (wgsl/pool2d.wgsl), which shares
+ * their window. */
 #include "webgpu/wg.h"
 
 #include <stdio.h>
@@ -204,14 +206,38 @@ typedef struct direct_params {
  * through im2col + matmul, against PyTorch's 0.13. */
 #define DIRECT_MAX_CG 1
 
+/* The other shapes: the implicit matrix product (kernels_gemm.c), unless
+ * WT_CONV_GEMM=0 sends them back to the API's im2col + matmul. */
+static wt_status conv_gemm(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                           const wt_window2d *win, int64_t groups, bool transposed, wt_tensor *out)
+{
+    const char *knob = wg_env_string("WT_CONV_GEMM");
+    if (knob && strcmp(knob, "0") == 0)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: WT_CONV_GEMM=0 sends it to im2col");
+    const wt_tensor *all[4] = {x, w, bias, out};
+    for (int i = 0; i < 4; i++)
+        if (all[i] && wg_needs_windows(ctx, all[i]))
+            return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: a tensor of %zu bytes is larger than one binding",
+                           all[i]->storage->bytes);
+    if (!window_fits_i32(win))
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: sizes beyond 32-bit indexing");
+    return transposed ? wg_gemm_conv_transpose2d(ctx, x, w, bias, win, groups, out)
+                      : wg_gemm_conv2d(ctx, x, w, bias, win, groups, out);
+}
+
+wt_status wg_op_conv_transpose2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                 const wt_window2d *win, int64_t groups, wt_tensor *out)
+{
+    return conv_gemm(ctx, x, w, bias, win, groups, true, out);
+}
+
 wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                        const wt_window2d *win, int64_t groups, wt_tensor *out)
 {
     const int64_t C = x->shape[1], O = w->shape[0], cg = C / groups;
     const char *knob = wg_env_string("WT_CONV_DIRECT_MAX_CG");
     const long long max_cg = knob && *knob ? atoll(knob) : DIRECT_MAX_CG;
-    if (cg > max_cg)
-        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: %lld channels per group go to im2col", (long long)cg);
+    if (cg > max_cg) return conv_gemm(ctx, x, w, bias, win, groups, false, out);
     wt_status st = check(ctx, "conv2d", x);
     if (st != WT_OK || (st = check(ctx, "conv2d", w)) != WT_OK || (st = check(ctx, "conv2d", bias)) != WT_OK ||
         (st = check(ctx, "conv2d", out)) != WT_OK)

@@ -46,13 +46,19 @@ typedef struct gemm_params {
     uint32_t a_offset, a_batch_stride, a_row_stride, a_col_stride;
     uint32_t b_offset, b_batch_stride, b_row_stride, b_col_stride;
     uint32_t out_offset, tiles_m, tiles_n, k_chunk;
-    uint32_t splits, bias_offset, pad0, pad1;
+    uint32_t splits, bias_offset, a_batch_mod, bias_rows;
+    /* The convolution's window (gemm_b_conv.wgsl), zero otherwise. */
+    uint32_t c_kk, c_kw, c_ow, c_groups;
+    uint32_t c_sh, c_sw, c_dh, c_dw;
+    uint32_t c_pt, c_pl, c_in_h, c_in_w;
+    uint32_t c_xs_n, c_xs_c, c_xs_h, c_xs_w;
+    uint32_t c_cg, c_pad0, c_pad1, c_pad2;
 } gemm_params;
 
 /* Mirrors gemm_splitk.wgsl's Params. */
 typedef struct splitk_params {
     uint32_t count, n, splits, out_offset;
-    uint32_t bias_offset, pad0, pad1, pad2;
+    uint32_t bias_offset, bias_rows, pad1, pad2;
 } splitk_params;
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
@@ -116,7 +122,7 @@ static void plan_with(const gemm_config *c, uint64_t B, uint64_t M, uint64_t N, 
  * H200's measurements above) that gives GEMM_FILL workgroups; else, for a
  * long k, 128 x 64 tiles with k split to make up the count (1024^3: 80 us
  * against 87 us unsplit with 64 x 64); else 64 x 64 tiles. */
-static void gemm_choose(const wg_caps *caps, bool f16, bool b_n_fast, uint64_t B, uint64_t M,
+static void gemm_choose(const wg_caps *caps, bool f16, bool b_n_fast, bool conv, uint64_t B, uint64_t M,
                         uint64_t N, uint64_t K, gemm_plan *pl)
 {
     int forced = forced_config >= 0 ? forced_config : env_config();
@@ -135,10 +141,14 @@ static void gemm_choose(const wg_caps *caps, bool f16, bool b_n_fast, uint64_t B
          * (k 512) 470.8 and 461.5 us: the large tile for a long k; f16
          * 4096^3 3.260 ms with 128 x 128 x 8, 3.478 with 64 x 128 x 8. */
         static const int prefer_f16[] = {4, 2}, prefer_n_fast[] = {4, 3, 2}, prefer_k_fast[] = {3, 4, 2};
+        /* A convolution's gathered b: 32 x 64 x 56^2 x 64 3x3 took 351 us
+         * with 64 x 64 x 16 / 4 x 4 (f16 380), 494 with 64 x 128 x 8,
+         * 547 with 128 x 64 x 16, 622 with 128 x 128 x 8 (H200). */
+        static const int prefer_conv[] = {1};
         bool long_k = K >= 2048;
-        const int *prefer = f16 ? (b_n_fast && long_k ? prefer_k_fast : prefer_f16)
-                                : (b_n_fast && !long_k ? prefer_n_fast : prefer_k_fast);
-        int nprefer = prefer == prefer_f16 ? 2 : 3, pick = -1;
+        const int *prefer = conv ? prefer_conv : f16 ? (b_n_fast && long_k ? prefer_k_fast : prefer_f16)
+                                                     : (b_n_fast && !long_k ? prefer_n_fast : prefer_k_fast);
+        int nprefer = conv ? 1 : prefer == prefer_f16 ? 2 : 3, pick = -1;
         for (int i = 0; i < nprefer && pick < 0; i++) {
             const gemm_config *c = &gemm_configs[prefer[i]];
             if (config_fits(caps, c) && B * ceil_div(M, c->bm) * ceil_div(N, c->bn) >= GEMM_FILL)
@@ -321,6 +331,114 @@ static wt_status gemv_f16(wt_context *ctx, const wt_tensor *a, const wt_tensor *
     return wg_dispatch(ctx, &l);
 }
 
+/* One product as gemm.wgsl takes it: a [B, M, K] through its strides (its
+ * batch entry modulo p->a_batch_mod), b through its strides or, with conv,
+ * a convolution's input read as its im2col matrix (gemm_b_conv.wgsl); out
+ * [B, M, N] contiguous from its offset. Checked by the callers. */
+typedef struct gemm_job {
+    const wt_tensor *a, *b, *bias, *out;
+    wt_matmul_act act;
+    uint64_t B, M, N, K;
+    bool a_k_fast, b_n_fast, a_vec, b_vec;
+    bool conv, pointwise, bias_rows, transposed;
+} gemm_job;
+
+/* Records the product (and its split-k pass); p holds b's fields and the
+ * window, the rest is filled in here. */
+static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
+{
+    const wt_tensor *a = j->a, *bias = j->bias, *out = j->out;
+    const uint64_t B = j->B, M = j->M, N = j->N, K = j->K;
+    const bool f16 = a->dtype == WT_F16;
+    const wg_caps *caps = wg_get_caps(ctx);
+    gemm_plan pl;
+    gemm_choose(caps, f16, j->b_n_fast, j->conv, B, M, N, K ? K : 1, &pl);
+    if (K == 0) pl.splits = 1, pl.k_chunk = 0;
+    uint64_t work = pl.splits * B * pl.tiles_m * pl.tiles_n;
+    if (work >= (1ull << 32) || (pl.splits > 1 && (uint64_t)pl.splits * B * M * N >= (1ull << 31)))
+        return wt_fail(WT_ERR_UNSUPPORTED, "matmul: %llu output tiles are too many",
+                       (unsigned long long)work);
+
+    p->batch = (uint32_t)B, p->m = (uint32_t)M, p->n = (uint32_t)N, p->k = (uint32_t)K;
+    p->a_offset = (uint32_t)a->offset, p->a_batch_stride = (uint32_t)a->strides[0];
+    p->a_row_stride = (uint32_t)a->strides[1], p->a_col_stride = (uint32_t)a->strides[2];
+    p->out_offset = (uint32_t)out->offset;
+    p->tiles_m = (uint32_t)pl.tiles_m, p->tiles_n = (uint32_t)pl.tiles_n;
+    p->k_chunk = pl.k_chunk, p->splits = pl.splits;
+    p->bias_offset = bias ? (uint32_t)bias->offset : 0;
+    if (!j->bias_rows) p->bias_rows = 1;
+
+    /* A bias or an activation on the large tiles: a second pass (see
+     * gemm.wgsl), through the split-k route with one split. */
+    bool epilogue_pass = (bias || j->act != WT_MATMUL_ACT_NONE) && pl.cfg->tm * pl.cfg->tn >= 64;
+    bool split = pl.splits > 1 || epilogue_pass;
+
+    wt_storage *partials = NULL;
+    wt_status st;
+    if (split && (st = wg_scratch(ctx, (size_t)pl.splits * B * M * N * sizeof(float), &partials)) != WT_OK)
+        return st;
+
+    const gemm_config *c = pl.cfg;
+    char prelude[640];
+    snprintf(prelude, sizeof prelude,
+             "const BM: u32 = %uu;\nconst BN: u32 = %uu;\nconst BK: u32 = %uu;\n"
+             "const TM: u32 = %uu;\nconst TN: u32 = %uu;\n"
+             "const A_K_FAST: bool = %s;\nconst B_N_FAST: bool = %s;\n"
+             "const A_VEC: bool = %s;\nconst B_VEC: bool = %s;\nconst SPLIT: bool = %s;\n"
+             "const BIAS: bool = %s;\nconst ACT: u32 = %uu;\nconst OUT_F16: bool = %s;\n"
+             "const BIAS_ROWS: bool = %s;\nconst POINTWISE: bool = %s;\nconst TRANSPOSED: bool = %s;\n",
+             c->bm, c->bn, c->bk, c->tm, c->tn, j->a_k_fast ? "true" : "false",
+             j->b_n_fast ? "true" : "false", j->a_vec ? "true" : "false", j->b_vec ? "true" : "false",
+             split ? "true" : "false", bias && !split ? "true" : "false",
+             split ? 0u : (unsigned)j->act, f16 && !split ? "true" : "false",
+             j->bias_rows ? "true" : "false", j->pointwise ? "true" : "false",
+             j->transposed ? "true" : "false");
+    wg_launch l;
+    memset(&l, 0, sizeof l);
+    l.shader = "gemm";
+    l.prelude = prelude;
+    l.libraries[0] = f16 ? "gemm_io_f16" : "gemm_io_f32";
+    l.libraries[1] = "gemm_epilogue";
+    l.libraries[2] = j->conv ? "gemm_b_conv" : "gemm_b_strided";
+    if (f16) l.libraries[3] = wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits";
+    l.params = p;
+    l.params_size = sizeof *p;
+    l.bindings[0] = (wg_binding){a->storage, false};
+    l.bindings[1] = (wg_binding){j->b->storage, false};
+    l.bindings[2] = (wg_binding){split ? partials : out->storage, true};
+    l.bindings[3] = (wg_binding){bias && !split ? bias->storage : a->storage, false};
+    l.nbindings = 4;
+    l.workgroups = work;
+    if (split) p->out_offset = 0;
+    st = wg_dispatch(ctx, &l);
+    if (st == WT_OK && split) {
+        splitk_params q;
+        memset(&q, 0, sizeof q);
+        q.count = (uint32_t)(B * M * N), q.n = (uint32_t)N, q.splits = pl.splits;
+        q.out_offset = (uint32_t)out->offset, q.bias_offset = p->bias_offset, q.bias_rows = p->bias_rows;
+        snprintf(prelude, sizeof prelude,
+                 "const WG: u32 = 256u;\nconst BIAS: bool = %s;\nconst ACT: u32 = %uu;\n"
+                 "const OUT_F16: bool = %s;\nconst BIAS_ROWS: bool = %s;\n",
+                 bias ? "true" : "false", (unsigned)j->act, f16 ? "true" : "false",
+                 j->bias_rows ? "true" : "false");
+        l.shader = "gemm_splitk";
+        l.libraries[2] = l.libraries[3]; /* no b operand library */
+        l.libraries[3] = NULL;
+        l.params = &q;
+        l.params_size = sizeof q;
+        /* The partial sums as the io library's a; its b goes unread. */
+        l.bindings[0] = (wg_binding){partials, false};
+        l.bindings[1] = (wg_binding){partials, false};
+        l.bindings[2] = (wg_binding){out->storage, true};
+        l.bindings[3] = (wg_binding){bias ? bias->storage : partials, false};
+        l.nbindings = 4;
+        l.workgroups = ceil_div(ceil_div((uint64_t)B * M * N, 2), 256);
+        st = wg_dispatch(ctx, &l);
+    }
+    if (partials) wg_scratch_release(ctx, partials);
+    return st;
+}
+
 wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
                              const wt_tensor *bias, wt_matmul_act act, wt_tensor *out)
 {
@@ -360,93 +478,88 @@ wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tenso
      * walk n fastest in b unless b is (unit k stride). */
     bool a_k_fast = !(a->strides[1] == 1 && a->strides[2] != 1);
     bool b_n_fast = !(b->strides[1] == 1 && b->strides[2] != 1);
-    const wg_caps *caps = wg_get_caps(ctx);
-    gemm_plan pl;
-    gemm_choose(caps, f16, b_n_fast, (uint64_t)B, (uint64_t)M, (uint64_t)N, (uint64_t)(K ? K : 1), &pl);
-    if (K == 0) pl.splits = 1, pl.k_chunk = 0;
-    uint64_t work = pl.splits * (uint64_t)B * pl.tiles_m * pl.tiles_n;
-    if (work >= (1ull << 32) || (pl.splits > 1 && (uint64_t)pl.splits * B * M * N >= (1ull << 31)))
-        return wt_fail(WT_ERR_UNSUPPORTED, "matmul: %llu output tiles are too many",
-                       (unsigned long long)work);
-
-    gemm_params p;
-    memset(&p, 0, sizeof p);
-    p.batch = (uint32_t)B, p.m = (uint32_t)M, p.n = (uint32_t)N, p.k = (uint32_t)K;
-    p.a_offset = (uint32_t)a->offset, p.a_batch_stride = (uint32_t)a->strides[0];
-    p.a_row_stride = (uint32_t)a->strides[1], p.a_col_stride = (uint32_t)a->strides[2];
-    p.b_offset = (uint32_t)b->offset, p.b_batch_stride = (uint32_t)b->strides[0];
-    p.b_row_stride = (uint32_t)b->strides[1], p.b_col_stride = (uint32_t)b->strides[2];
-    p.out_offset = (uint32_t)out->offset;
-    p.tiles_m = (uint32_t)pl.tiles_m, p.tiles_n = (uint32_t)pl.tiles_n;
-    p.k_chunk = pl.k_chunk, p.splits = pl.splits;
-    p.bias_offset = bias ? (uint32_t)bias->offset : 0;
-
     bool a_vec = a_k_fast ? a->strides[2] == 1 && vec_ok(a->offset, a->strides[0], a->strides[1], K)
                           : vec_ok(a->offset, a->strides[0], a->strides[2], M);
     bool b_vec = b_n_fast ? b->strides[2] == 1 && vec_ok(b->offset, b->strides[0], b->strides[1], N)
                           : vec_ok(b->offset, b->strides[0], b->strides[2], K);
     if (M == 1) a_vec = a_vec && a_k_fast; /* one row: its "m stride" means nothing */
     if (N == 1) b_vec = b_vec && !b_n_fast;
-    /* A bias or an activation on the large tiles: a second pass (see
-     * gemm.wgsl), through the split-k route with one split. */
-    bool epilogue_pass = (bias || act != WT_MATMUL_ACT_NONE) && pl.cfg->tm * pl.cfg->tn >= 64;
-    bool split = pl.splits > 1 || epilogue_pass;
+    gemm_job job = {
+        .a = a, .b = b, .bias = bias, .out = out, .act = act,
+        .B = (uint64_t)B, .M = (uint64_t)M, .N = (uint64_t)N, .K = (uint64_t)K,
+        .a_k_fast = a_k_fast, .b_n_fast = b_n_fast, .a_vec = a_vec, .b_vec = b_vec,
+    };
+    gemm_params p = {
+        .b_offset = (uint32_t)b->offset, .b_batch_stride = (uint32_t)b->strides[0],
+        .b_row_stride = (uint32_t)b->strides[1], .b_col_stride = (uint32_t)b->strides[2],
+        .a_batch_mod = (uint32_t)B,
+    };
+    return gemm_run(ctx, &job, &p);
+}
 
-    wt_storage *partials = NULL;
-    wt_status st;
-    if (split && (st = wg_scratch(ctx, (size_t)pl.splits * B * M * N * sizeof(float), &partials)) != WT_OK)
-        return st;
+/* ------------------------------------------ convolution as a product */
 
-    const gemm_config *c = pl.cfg;
-    char prelude[512];
-    snprintf(prelude, sizeof prelude,
-             "const BM: u32 = %uu;\nconst BN: u32 = %uu;\nconst BK: u32 = %uu;\n"
-             "const TM: u32 = %uu;\nconst TN: u32 = %uu;\n"
-             "const A_K_FAST: bool = %s;\nconst B_N_FAST: bool = %s;\n"
-             "const A_VEC: bool = %s;\nconst B_VEC: bool = %s;\nconst SPLIT: bool = %s;\n"
-             "const BIAS: bool = %s;\nconst ACT: u32 = %uu;\nconst OUT_F16: bool = %s;\n",
-             c->bm, c->bn, c->bk, c->tm, c->tn, a_k_fast ? "true" : "false",
-             b_n_fast ? "true" : "false", a_vec ? "true" : "false", b_vec ? "true" : "false",
-             split ? "true" : "false", bias && !split ? "true" : "false",
-             split ? 0u : (unsigned)act, f16 && !split ? "true" : "false");
-    wg_launch l;
-    memset(&l, 0, sizeof l);
-    l.shader = "gemm";
-    l.prelude = prelude;
-    l.libraries[0] = f16 ? "gemm_io_f16" : "gemm_io_f32";
-    l.libraries[1] = "gemm_epilogue";
-    if (f16) l.libraries[2] = wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits";
-    l.params = &p;
-    l.params_size = sizeof p;
-    l.bindings[0] = (wg_binding){a->storage, false};
-    l.bindings[1] = (wg_binding){b->storage, false};
-    l.bindings[2] = (wg_binding){split ? partials : out->storage, true};
-    l.bindings[3] = (wg_binding){bias && !split ? bias->storage : a->storage, false};
-    l.nbindings = 4;
-    l.workgroups = work;
-    if (split) p.out_offset = 0;
-    st = wg_dispatch(ctx, &l);
-    if (st == WT_OK && split) {
-        splitk_params q;
-        memset(&q, 0, sizeof q);
-        q.count = (uint32_t)(B * M * N), q.n = (uint32_t)N, q.splits = pl.splits;
-        q.out_offset = (uint32_t)out->offset, q.bias_offset = p.bias_offset;
-        snprintf(prelude, sizeof prelude,
-                 "const WG: u32 = 256u;\nconst BIAS: bool = %s;\nconst ACT: u32 = %uu;\n"
-                 "const OUT_F16: bool = %s;\n",
-                 bias ? "true" : "false", (unsigned)act, f16 ? "true" : "false");
-        l.shader = "gemm_splitk";
-        l.params = &q;
-        l.params_size = sizeof q;
-        /* The partial sums as the io library's a; its b goes unread. */
-        l.bindings[0] = (wg_binding){partials, false};
-        l.bindings[1] = (wg_binding){partials, false};
-        l.bindings[2] = (wg_binding){out->storage, true};
-        l.bindings[3] = (wg_binding){bias ? bias->storage : partials, false};
-        l.nbindings = 4;
-        l.workgroups = ceil_div(ceil_div((uint64_t)B * M * N, 2), 256);
-        st = wg_dispatch(ctx, &l);
-    }
-    if (partials) wg_scratch_release(ctx, partials);
+/* out [N, O, OH', OW'] = conv (or, transposed, its adjoint) of x [N, C, .,
+ * .] (any strides) with w [O, Cg, KH, KW] (contiguous) plus bias [O]: per
+ * image and group, w_g [Og, Cg KH KW] @ im2col(x_g) [Cg KH KW, OH' OW'],
+ * with the columns gathered from x inside the product's loads
+ * (gemm_b_conv.wgsl) instead of a column matrix in memory. x's plane is
+ * win's input (conv) or output (transposed). f32, or f16 throughout (f32
+ * sums). */
+static wt_status gemm_conv(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                           const wt_window2d *win, int64_t groups, bool transposed, wt_tensor *out)
+{
+    const wt_dtype dt = x->dtype;
+    const int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], Cg = C / groups, Og = O / groups;
+    const int64_t KK = win->kernel_h * win->kernel_w, K = Cg * KK, P = out->shape[2] * out->shape[3];
+    const bool f16 = dt == WT_F16;
+    if ((dt != WT_F32 && dt != WT_F16) || w->dtype != dt || out->dtype != dt || (bias && bias->dtype != dt))
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: f32 or f16 operands of one dtype");
+    if (f16 && (P % 2 || out->offset % 2 || (bias && bias->offset % 2)))
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: f16 planes of an even size only");
+    if (!fits_u32(x) || !fits_u32(w) || !fits_u32(out) || (bias && !fits_u32(bias)) || K >= (1ll << 31) ||
+        N * groups >= (1ll << 31) || P >= (1ll << 31))
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: sizes beyond 32-bit indexing");
+    if (out->numel == 0) return WT_OK;
+    /* w as [groups, Og, K]. */
+    int64_t ash[3] = {groups, Og, K}, ast[3] = {Og * K, K, 1};
+    wt_tensor *a = NULL;
+    wt_status st = wt_tensor_view(w, 3, ash, ast, w->offset, &a);
+    if (st != WT_OK) return st;
+    const int64_t *xs = x->strides;
+    const bool pointwise = !transposed && KK == 1 && win->stride_h == 1 && win->stride_w == 1 &&
+                           win->pad_top == 0 && win->pad_left == 0 && win->out_h == win->in_h &&
+                           win->out_w == win->in_w && xs[3] == 1 && (win->in_h == 1 || xs[2] == win->in_w);
+    gemm_job job = {
+        .a = a, .b = x, .bias = bias, .out = out, .act = WT_MATMUL_ACT_NONE,
+        .B = (uint64_t)(N * groups), .M = (uint64_t)Og, .N = (uint64_t)P, .K = (uint64_t)K,
+        .a_k_fast = true, .b_n_fast = true, .a_vec = vec_ok(w->offset, Og * K, K, K),
+        .b_vec = pointwise && vec_ok(x->offset, xs[0], Cg * xs[1], P) && xs[1] % 4 == 0,
+        .conv = true, .pointwise = pointwise, .bias_rows = true, .transposed = transposed,
+    };
+    gemm_params p = {
+        .b_offset = (uint32_t)x->offset, .a_batch_mod = (uint32_t)groups, .bias_rows = (uint32_t)O,
+        .c_kk = (uint32_t)KK, .c_kw = (uint32_t)win->kernel_w, .c_ow = (uint32_t)out->shape[3],
+        .c_groups = (uint32_t)groups, .c_sh = (uint32_t)win->stride_h, .c_sw = (uint32_t)win->stride_w,
+        .c_dh = (uint32_t)win->dilation_h, .c_dw = (uint32_t)win->dilation_w,
+        .c_pt = (uint32_t)win->pad_top, .c_pl = (uint32_t)win->pad_left,
+        .c_in_h = (uint32_t)x->shape[2], .c_in_w = (uint32_t)x->shape[3],
+        .c_xs_n = (uint32_t)xs[0], .c_xs_c = (uint32_t)xs[1], .c_xs_h = (uint32_t)xs[2],
+        .c_xs_w = (uint32_t)xs[3], .c_cg = (uint32_t)Cg,
+    };
+    st = gemm_run(ctx, &job, &p);
+    wt_tensor_release(a);
     return st;
+}
+
+wt_status wg_gemm_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                         const wt_window2d *win, int64_t groups, wt_tensor *out)
+{
+    return gemm_conv(ctx, x, w, bias, win, groups, false, out);
+}
+
+wt_status wg_gemm_conv_transpose2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                   const wt_window2d *win, int64_t groups, wt_tensor *out)
+{
+    return gemm_conv(ctx, x, w, bias, win, groups, true, out);
 }

@@ -181,6 +181,16 @@ wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tenso
  * for every later product of the process. */
 void wg_gemm_force(int config, int splits);
 int wg_gemm_config_count(void);
+/* --- convolution as an implicit matrix product (kernels_gemm.c) --- */
+/* out [N, O, OH, OW] (contiguous) = conv of x [N, C, H, W] (any strides)
+ * with w [O, C/groups, KH, KW] (contiguous) + bias [O] (or NULL), f32 or
+ * all f16 (f32 sums), without an im2col matrix in memory. */
+wt_status wg_gemm_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                         const wt_window2d *win, int64_t groups, wt_tensor *out);
+/* The same product for the transposed convolution (the ops table's
+ * conv_transpose2d: w regrouped as [O, C/groups, KH, KW]). */
+wt_status wg_gemm_conv_transpose2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                   const wt_window2d *win, int64_t groups, wt_tensor *out);
 wt_status wg_op_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                        wt_tensor *out);
 /* Matrix-vector products as row reductions (kernels_reduce.c): for
@@ -228,11 +238,16 @@ wt_status wg_op_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *b
                        const wt_window2d *win, wt_tensor *out);
 wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
                        wt_tensor *out, wt_tensor *indices);
-/* Direct convolution for few input channels per group (depthwise); other
- * shapes are WT_ERR_UNSUPPORTED (the API then runs im2col + matmul). */
+/* Direct convolution for few input channels per group (depthwise), an
+ * implicit matrix product for the others (f32, or f16 throughout);
+ * WT_ERR_UNSUPPORTED (the API then runs im2col + matmul in f32) for what
+ * neither takes. */
 wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
                        const wt_tensor *bias, const wt_window2d *win, int64_t groups,
                        wt_tensor *out);
+wt_status wg_op_conv_transpose2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
+                                 const wt_tensor *bias, const wt_window2d *win, int64_t groups,
+                                 wt_tensor *out);
 wt_status wg_op_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats,
                              float eps, wt_tensor *out);
 wt_status wg_op_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out);

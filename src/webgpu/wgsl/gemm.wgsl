@@ -25,8 +25,13 @@
 // the loads walk k (for a) / n (for b) fastest, else m / k; A_VEC / B_VEC:
 // the fast axis has unit stride, an extent that is a multiple of 4 and
 // 4-aligned starts, so four elements are one aligned load; SPLIT, BIAS,
-// ACT, OUT_F16 (pairs of halves; needs N and out_offset even).
-// Libraries: gemm_io_f32 or gemm_io_f16 (+ its f16 library), gemm_epilogue.
+// ACT, OUT_F16 (pairs of halves; needs N and out_offset even), BIAS_ROWS
+// (a bias per output row, as a convolution's per channel, instead of per
+// column).
+// Libraries: gemm_io_f32 or gemm_io_f16 (+ its f16 library), gemm_epilogue,
+// and the b operand's: gemm_b_strided (a tensor through its strides) or
+// gemm_b_conv (a convolution's input read as its im2col matrix). Either
+// gives b_batch_base(batch) and fetch_b(base, gk, gn, kend).
 
 struct Params {
     batch: u32,
@@ -47,8 +52,14 @@ struct Params {
     k_chunk: u32,        // k per split (a multiple of BK), or k
     splits: u32,
     bias_offset: u32,
-    pad0: u32,
-    pad1: u32,
+    a_batch_mod: u32,    // a's batch entry is batch % a_batch_mod
+    bias_rows: u32,      // BIAS_ROWS: the bias entry of output row r is r % bias_rows
+    // The convolution's input window, read by gemm_b_conv (zero otherwise).
+    c_kk: u32, c_kw: u32, c_ow: u32, c_groups: u32,
+    c_sh: u32, c_sw: u32, c_dh: u32, c_dw: u32,
+    c_pt: u32, c_pl: u32, c_in_h: u32, c_in_w: u32,
+    c_xs_n: u32, c_xs_c: u32, c_xs_h: u32, c_xs_w: u32,
+    c_cg: u32, c_pad0: u32, c_pad1: u32, c_pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -101,28 +112,6 @@ fn fetch_a(base: u32, gm: u32, gk: u32, kend: u32) -> vec4<f32> {
     return v;
 }
 
-fn fetch_b(base: u32, gk: u32, gn: u32, kend: u32) -> vec4<f32> {
-    var v = vec4<f32>(0.0);
-    if (B_N_FAST) {
-        if (B_VEC) {
-            if (gn < p.n && gk < kend) { v = b4(base + gk * p.b_row_stride + gn); }
-        } else {
-            for (var c = 0u; c < 4u; c++) {
-                if (gn + c < p.n && gk < kend) { v[c] = b1(base + gk * p.b_row_stride + (gn + c) * p.b_col_stride); }
-            }
-        }
-    } else {
-        if (B_VEC) {
-            if (gn < p.n && gk < kend) { v = b4(base + gn * p.b_col_stride + gk); }
-        } else {
-            for (var c = 0u; c < 4u; c++) {
-                if (gn < p.n && gk + c < kend) { v[c] = b1(base + (gk + c) * p.b_row_stride + gn * p.b_col_stride); }
-            }
-        }
-    }
-    return v;
-}
-
 fn store_a(stage: u32, e: u32, v: vec4<f32>) {
     let s = a_slot(e);
     let base = stage * BK * AQ;
@@ -151,7 +140,9 @@ fn finish(zb: u32, gm: u32, gn: u32, sums: vec4<f32>) {
     var v = sums;
     if (!SPLIT) {
         for (var c = 0u; c < 4u; c++) {
-            if (BIAS && gn + c < p.n) { v[c] += bias_at(p.bias_offset + gn + c); }
+            if (BIAS && gn + c < p.n) {
+                v[c] += bias_at(p.bias_offset + select(gn + c, (zb * p.m + gm) % p.bias_rows, BIAS_ROWS));
+            }
             v[c] = activate(v[c]);
         }
     }
@@ -180,8 +171,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let tile = w % tiles;
     let m0 = (tile / p.tiles_n) * BM;
     let n0 = (tile % p.tiles_n) * BN;
-    let a_base = p.a_offset + batch * p.a_batch_stride;
-    let b_base = p.b_offset + batch * p.b_batch_stride;
+    let a_base = p.a_offset + (batch % p.a_batch_mod) * p.a_batch_stride;
+    let b_base = b_batch_base(batch);
     let kbeg = split * p.k_chunk;
     let kend = min(p.k, kbeg + p.k_chunk);
     let tx = lid % TX;

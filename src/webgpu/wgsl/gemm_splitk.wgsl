@@ -1,10 +1,10 @@
 // Second pass of a split-k matrix product (gemm.wgsl with SPLIT): out[i] =
-// act(sum over s of part[s * count + i] + bias[i % n]) for the count =
+// act(sum over s of part[s * count + i] + bias[i % n], or per row) for the count =
 // batch * M * N outputs. Thread t makes outputs 2t and 2t + 1 (one word of
 // two halves with OUT_F16; n is then even).
 // The partial sums are bound as the io library's a (read with part_at), so
 // the pass binds four storage buffers, the fewest any adapter offers.
-// Prelude: WG, BIAS, ACT, OUT_F16. Libraries: gemm_io_f32 or gemm_io_f16, gemm_epilogue.
+// Prelude: WG, BIAS, BIAS_ROWS (a bias per output row, see gemm.wgsl), ACT, OUT_F16. Libraries: gemm_io_f32 or gemm_io_f16, gemm_epilogue.
 
 struct Params {
     count: u32,
@@ -12,7 +12,7 @@ struct Params {
     splits: u32,
     out_offset: u32,
     bias_offset: u32,
-    pad0: u32,
+    bias_rows: u32,      // BIAS_ROWS: the bias entry of output row r is r % bias_rows
     pad1: u32,
     pad2: u32,
 }
@@ -22,7 +22,7 @@ struct Params {
 fn finish(i: u32) -> f32 {
     var s = 0.0;
     for (var z = 0u; z < p.splits; z++) { s += part_at(z * p.count + i); }
-    if (BIAS) { s += bias_at(p.bias_offset + i % p.n); }
+    if (BIAS) { s += bias_at(p.bias_offset + select(i % p.n, (i / p.n) % p.bias_rows, BIAS_ROWS)); }
     return activate(s);
 }
 
