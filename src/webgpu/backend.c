@@ -350,7 +350,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .elementwise = wg_win_elementwise,
     .where = wg_win_where,
     .matmul = wg_win_matmul,
-    .matmul_fused = wg_op_matmul_fused,
+    .matmul_fused = wg_win_matmul_fused,
     .reduce = wg_win_reduce,
     .rowwise = wg_win_rowwise,
     /* --- reductions, scans, random numbers --- */
@@ -358,21 +358,21 @@ const wt_backend_ops wt_webgpu_backend = {
     .scan = wg_op_scan,
     .random = wg_op_random,
     /* --- data movement --- */
-    .remap = wg_op_remap,
-    .copy_into = wg_op_copy_into,
-    .gather = wg_op_gather,
+    .remap = wg_win_remap,
+    .copy_into = wg_win_copy_into,
+    .gather = wg_win_gather,
     .scatter_add = wg_op_scatter_add,
     .argsort_rows = wg_op_argsort_rows,
     /* --- convolution and pooling --- */
     .im2col = wg_op_im2col,
     .col2im = wg_op_col2im,
-    .pool2d = wg_op_pool2d,
-    .conv2d = wg_op_conv2d,
-    .channel_norm = wg_op_channel_norm,
+    .pool2d = wg_win_pool2d,
+    .conv2d = wg_win_conv2d,
+    .channel_norm = wg_win_channel_norm,
     .channel_moments = wg_op_channel_moments,
     /* --- transformer ops --- */
-    .softmax_axis = wg_op_softmax_axis,
-    .attention = wg_op_attention,
+    .softmax_axis = wg_win_softmax_axis,
+    .attention = wg_win_attention,
     .rope = wg_op_rope,
     /* --- training --- */
     .act_backward = wg_op_act_backward,

@@ -67,9 +67,37 @@ void wg_scratch_release(wt_context *ctx, wt_storage *s);
 
 /* --- runtime: tensors past one binding (windows.c) ---
  * A piece of an op: in[] and out are views small enough to bind (large
- * storages come as windows). */
+ * storages come as windows); start is the piece's first position in the
+ * whole output. */
 typedef wt_status (*wg_piece_fn)(wt_context *ctx, const wt_tensor *const *in, wt_tensor *out,
-                                 const void *arg);
+                                 const int64_t *start, const void *arg);
+#define WG_WINDOW_MAX_IN 6
+/* What a piece's kernel takes as its output: any view, a contiguous one,
+ * or a contiguous one at offset 0 of its binding (else the piece runs
+ * into a temporary that is copied into place). */
+typedef enum wg_out_layout { WG_OUT_ANY, WG_OUT_CONTIGUOUS, WG_OUT_AT_ZERO } wg_out_layout;
+/* How an op is cut into pieces along its output's axes. */
+typedef struct wg_window_plan {
+    int nin;
+    /* Input i follows the output along the axes in follow[i] (its axis d
+     * is out's axis d: a cut of out cuts it alike) and is whole along
+     * the others; view (optional) replaces that rule: input i's view for
+     * the piece of out at start. */
+    uint32_t follow[WG_WINDOW_MAX_IN];
+    void (*view)(const void *arg, int i, const wt_tensor *in, const int64_t *start,
+                 const wt_tensor *piece, wt_tensor *v);
+    /* Inputs in own the piece windows itself (wg_window_of); probe
+     * (optional) gives the part of such an input that must fit. */
+    uint32_t own;
+    void (*probe)(const void *arg, int i, const wt_tensor *in, wt_tensor *part);
+    uint32_t keep;                   /* out axes never cut */
+    int64_t quantum[WT_MAX_DIMS];    /* cuts along d in multiples of this (0: 1) */
+    wg_out_layout out_layout;
+    wg_piece_fn fn;
+    const void *arg;
+} wg_window_plan;
+wt_status wg_windowed_plan(wt_context *ctx, wt_tensor *out, const wt_tensor *const *in,
+                           const wg_window_plan *plan);
 /* Runs fn on out and the nin inputs directly when every storage fits one
  * binding; else on pieces cut along out's leading axes, where input i
  * follows out's first shared[i] axes (its axis d is out's axis d) and is
@@ -78,6 +106,18 @@ typedef wt_status (*wg_piece_fn)(wt_context *ctx, const wt_tensor *const *in, wt
  * maxBufferSize by routing its backend entry through this. */
 wt_status wg_windowed(wt_context *ctx, wt_tensor *out, int nin, const wt_tensor *const *in,
                       const int *shared, wg_piece_fn fn, const void *arg);
+/* Helpers for pieces: the default view rule; t cut along axis; whether
+ * t's span fits one binding; a window over t's storage (t itself when
+ * the storage fits whole) in caller memory; the bytes a window spans. */
+void wg_window_follow(const wt_tensor *in, uint32_t follow, const int64_t *start,
+                      const wt_tensor *piece, wt_tensor *view);
+wt_tensor wg_window_slice(const wt_tensor *t, int axis, int64_t start, int64_t count);
+bool wg_window_fits(const wt_context *ctx, const wt_tensor *t);
+typedef struct wg_window_buf {
+    _Alignas(16) unsigned char bytes[1024];
+} wg_window_buf;
+const wt_tensor *wg_window_of(const wt_context *ctx, const wt_tensor *t, wg_window_buf *buf);
+uint64_t wg_window_usable(const wt_context *ctx);
 /* Whether t's storage is too large to bind whole (a kernel outside the
  * windowed entries refuses such tensors with WT_ERR_UNSUPPORTED). */
 bool wg_needs_windows(const wt_context *ctx, const wt_tensor *t);
@@ -93,6 +133,22 @@ wt_status wg_win_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                          const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
 wt_status wg_win_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                         wt_tensor *out);
+/* (windows_ops.c) */
+wt_status wg_win_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index,
+                        bool trusted, wt_tensor *out);
+wt_status wg_win_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
+                              const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
+wt_status wg_win_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
+wt_status wg_win_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
+wt_status wg_win_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
+wt_status wg_win_attention(wt_context *ctx, const wt_attention_args *a);
+wt_status wg_win_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
+                        const wt_tensor *bias, const wt_window2d *win, int64_t groups,
+                        wt_tensor *out);
+wt_status wg_win_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
+                        wt_tensor *out, wt_tensor *indices);
+wt_status wg_win_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats,
+                              float eps, wt_tensor *out);
 
 /* Limits and capabilities of the device in use. */
 typedef struct wg_caps {
@@ -218,6 +274,11 @@ wt_status wg_op_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt
 wt_status wg_op_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
 wt_status wg_op_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index, bool trusted,
                        wt_tensor *out);
+/* The gather of the elements whose index falls in [base, base + the
+ * extent of x along axis) of an axis of extent: x holds just that part;
+ * out keeps its other elements. Every index is checked against extent. */
+wt_status wg_op_gather_part(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index,
+                            bool trusted, int64_t base, int64_t extent, wt_tensor *out);
 wt_status wg_op_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
                             const wt_tensor *src);
 wt_status wg_op_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k, wt_tensor *out);

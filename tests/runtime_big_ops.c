@@ -1,0 +1,442 @@
+/* The op families past one binding beyond the elementwise ones
+ * (src/webgpu/windows_ops.c), on tensors of 136 MB against lavapipe's
+ * 128 MiB maxStorageBufferBindingSize, checked against float64
+ * references:
+ *   an f16 table [34000, 2000]: embedding, index_select along both axes,
+ *   linear (a decode-time GEMV on the table as the weight: cut along N),
+ *   matmul with the table as a row-major b (cut along K), and copies of
+ *   views of it: concat, a strided column slice, a transposed block, pad
+ *   (constant and reflect), flip, tril;
+ *   an f32 tensor of 34M elements: attention over it as a KV cache
+ *   (grouped heads), softmax along axis 0 of a strided view, max pooling
+ *   with indices and a strided convolution over it as images.
+ * Only one large tensor lives at a time (about 140 MB of device memory,
+ * plus the host copy made to upload it).
+ *
+ *   runtime_big_ops vulkan|gles|cpu
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define V 34000
+#define D 2000 /* 34000 x 2000 f16 = 136,000,000 bytes */
+#define NX 34000000LL /* f32: 136,000,000 bytes */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Exact in f16: k / 256 with |k| <= 1000. */
+static double val(int64_t i) { return (double)((i * 7919) % 2001 - 1000) / 256.0; }
+static double tab(int64_t r, int64_t c) { return val(r * D + c); }
+
+/* t's elements as doubles (f16, f32 or i32), row-major; NULL on failure. */
+static double *read_all(const wt_tensor *t, const char *what)
+{
+    int64_t n = 1;
+    for (int d = 0; d < wt_tensor_ndim(t); d++) n *= wt_tensor_shape(t)[d];
+    wt_dtype dt = wt_tensor_dtype(t);
+    size_t es = dt == WT_F16 ? 2 : 4;
+    void *raw = malloc((size_t)n * es + 1);
+    double *out = malloc((size_t)n * sizeof(double) + 1);
+    wt_status s = raw && out ? wt_tensor_read(t, raw, (size_t)n * es) : WT_ERR_OUT_OF_MEMORY;
+    if (!CHECK(s == WT_OK, "%s: read: %s %s", what, wt_status_string(s), wt_last_error())) {
+        free(raw);
+        free(out);
+        return NULL;
+    }
+    for (int64_t i = 0; i < n; i++)
+        out[i] = dt == WT_F16 ? test_half_to_double(((uint16_t *)raw)[i])
+                 : dt == WT_F32 ? (double)((float *)raw)[i]
+                                : (double)((int32_t *)raw)[i];
+    free(raw);
+    return out;
+}
+
+static bool ok(wt_status s, const char *what)
+{
+    return CHECK(s == WT_OK, "%s: %s %s", what, wt_status_string(s), wt_last_error());
+}
+
+/* Checks t against ref(i) (n elements) within tol(i). */
+typedef double (*ref_fn)(int64_t i, const void *arg, double *tol);
+static void expect(wt_tensor *t, int64_t n, ref_fn ref, const void *arg, const char *what,
+                   double t0)
+{
+    wt_context_sync(wt_tensor_context(t));
+    double secs = now() - t0;
+    double *got = read_all(t, what);
+    if (!got) return;
+    int64_t bad = 0, first = -1;
+    for (int64_t i = 0; i < n; i++) {
+        double tol = 0, r = ref(i, arg, &tol);
+        if (!(fabs(got[i] - r) <= tol) && !(isnan(r) && isnan(got[i]))) {
+            if (first < 0) first = i;
+            bad++;
+        }
+    }
+    CHECK(bad == 0, "%s: %lld of %lld wrong (first at %lld: %g)", what, (long long)bad, (long long)n,
+          (long long)first, first >= 0 ? got[first] : 0.0);
+    printf("  %-34s %.3f s\n", what, secs);
+    free(got);
+}
+
+/* ------------------------------------------------ references, f16 table */
+
+static const int32_t EMB_IDX[5] = {0, 33999, 17000, 5, 33999};
+static double ref_embedding(int64_t i, const void *a, double *tol)
+{
+    (void)a;
+    *tol = 0;
+    return tab(EMB_IDX[i / D], i % D);
+}
+static const int32_t COL_IDX[3] = {1999, 0, 7};
+static double ref_select_cols(int64_t i, const void *a, double *tol)
+{
+    (void)a;
+    *tol = 0;
+    return tab(i / 3, COL_IDX[i % 3]);
+}
+static double xin(int64_t j) { return (double)(j % 13 - 6) / 8.0; }
+static double ref_linear(int64_t n, const void *a, double *tol)
+{
+    (void)a;
+    double s = 0, m = 0;
+    for (int64_t j = 0; j < D; j++) s += xin(j) * tab(n, j), m += fabs(xin(j) * tab(n, j));
+    *tol = 2e-3 * m + 1e-3;
+    return s;
+}
+static double ain(int64_t r, int64_t k) { return (double)((k + 3 * r) % 9 - 4) / 16.0; }
+static double ref_matmul_k(int64_t i, const void *a, double *tol)
+{
+    (void)a;
+    int64_t r = i / D, c = i % D;
+    double s = 0, m = 0;
+    for (int64_t k = 0; k < V; k++) s += ain(r, k) * tab(k, c), m += fabs(ain(r, k) * tab(k, c));
+    *tol = 2e-3 * m + 1e-3;
+    return s;
+}
+static double ref_concat(int64_t i, const void *a, double *tol)
+{
+    (void)a;
+    *tol = 0;
+    int64_t r = i / D, c = i % D;
+    return tab(r < 2 ? 33998 + r : 0, c);
+}
+static double ref_strided(int64_t i, const void *a, double *tol)
+{
+    (void)a;
+    *tol = 0;
+    return tab(i / 3, 1000 + i % 3);
+}
+static double ref_transposed(int64_t i, const void *a, double *tol)
+{
+    (void)a;
+    *tol = 0;
+    return tab(100 + i % 200, i / 200); /* [50, 200] = T[100:300, 0:50]^T */
+}
+/* pad (1, 1) of the columns and (2, 2) of the rows of T[33990:34000, 1990:2000]. */
+static double ref_pad(int64_t i, const void *a, double *tol)
+{
+    *tol = 0;
+    bool reflect = *(const int *)a;
+    int64_t r = i / 12 - 2, c = i % 12 - 1;
+    if (!reflect && (r < 0 || r >= 10 || c < 0 || c >= 10)) return 7.0;
+    r = r < 0 ? -r : r >= 10 ? 18 - r : r;
+    c = c < 0 ? -c : c >= 10 ? 18 - c : c;
+    return tab(33990 + r, 1990 + c);
+}
+static double ref_flip(int64_t i, const void *a, double *tol)
+{
+    (void)a;
+    *tol = 0;
+    return tab(4 - i / D, i % D);
+}
+static double ref_tril(int64_t i, const void *a, double *tol)
+{
+    (void)a;
+    *tol = 0;
+    int64_t r = i / 10, c = i % 10;
+    return c - r <= 1 ? tab(10 + r, 5 + c) : 0.0;
+}
+
+static void f16_table_ops(wt_context *ctx)
+{
+    printf("f16 table [%d, %d] (%lld bytes):\n", V, D, (long long)V * D * 2);
+    uint16_t *h = malloc((size_t)V * D * 2);
+    if (!CHECK(h != NULL, "host memory")) return;
+    uint16_t lut[2001]; /* val takes 2001 values */
+    for (int k = 0; k < 2001; k++) lut[k] = test_double_to_half((double)(k - 1000) / 256.0);
+    for (int64_t i = 0; i < (int64_t)V * D; i++) h[i] = lut[(i * 7919) % 2001];
+    int64_t shape[2] = {V, D};
+    wt_tensor *T = NULL;
+    wt_status s = wt_tensor_from_data(ctx, WT_F16, 2, shape, h, &T);
+    free(h);
+    if (!ok(s, "upload the table")) return;
+    wt_tensor *idx = NULL, *r = NULL, *v1 = NULL, *v2 = NULL, *x = NULL;
+    double t0;
+
+    int64_t n5 = 5, n3 = 3;
+    if (ok(wt_tensor_from_data(ctx, WT_I32, 1, &n5, EMB_IDX, &idx), "index")) {
+        t0 = now();
+        if (ok(wt_embedding(T, idx, &r), "embedding"))
+            expect(r, 5 * D, ref_embedding, NULL, "embedding (5 rows)", t0);
+        wt_tensor_release(r), r = NULL;
+        /* An index past the table is an error, found in the first part. */
+        int32_t badi[2] = {1, V};
+        wt_tensor *bad = NULL;
+        int64_t n2 = 2;
+        if (ok(wt_tensor_from_data(ctx, WT_I32, 1, &n2, badi, &bad), "bad index")) {
+            s = wt_embedding(T, bad, &r);
+            CHECK(s == WT_ERR_INVALID_ARGUMENT && r == NULL, "embedding of index %d: %s", V,
+                  wt_status_string(s));
+        }
+        wt_tensor_release(bad);
+    }
+    wt_tensor_release(idx), idx = NULL;
+    if (ok(wt_tensor_from_data(ctx, WT_I32, 1, &n3, COL_IDX, &idx), "index")) {
+        t0 = now();
+        if (ok(wt_index_select(T, 1, idx, &r), "index_select axis 1"))
+            expect(r, (int64_t)V * 3, ref_select_cols, NULL, "index_select (axis 1)", t0);
+        wt_tensor_release(r), r = NULL;
+    }
+    wt_tensor_release(idx), idx = NULL;
+
+    /* linear: x [1, D] @ T^T (a decode step on a vocabulary projection). */
+    uint16_t hx[D];
+    for (int j = 0; j < D; j++) hx[j] = test_double_to_half(xin(j));
+    int64_t xs[2] = {1, D};
+    t0 = now();
+    if (ok(wt_tensor_from_data(ctx, WT_F16, 2, xs, hx, &x), "x") && ok(wt_linear(x, T, NULL, &r), "linear"))
+        expect(r, V, ref_linear, NULL, "linear GEMV (cut along N)", t0);
+    wt_tensor_release(x), x = NULL;
+    wt_tensor_release(r), r = NULL;
+
+    /* matmul: a [1, V] @ T (T row-major as b: cut along K). */
+    uint16_t *ha = malloc(V * 2);
+    for (int64_t i = 0; ha && i < V; i++) ha[i] = test_double_to_half(ain(0, i));
+    int64_t as[2] = {1, V};
+    t0 = now();
+    if (ha && ok(wt_tensor_from_data(ctx, WT_F16, 2, as, ha, &x), "a") && ok(wt_matmul(x, T, &r), "matmul"))
+        expect(r, D, ref_matmul_k, NULL, "matmul [1,V]@T (cut along K)", t0);
+    free(ha);
+    wt_tensor_release(x), x = NULL;
+    wt_tensor_release(r), r = NULL;
+
+    /* Copies of views of the table. */
+    t0 = now();
+    if (ok(wt_slice(T, 0, V - 2, V, 1, &v1), "slice") && ok(wt_slice(T, 0, 0, 1, 1, &v2), "slice")) {
+        const wt_tensor *parts[2] = {v1, v2};
+        if (ok(wt_concat(2, parts, 0, &r), "concat")) expect(r, 3 * D, ref_concat, NULL, "concat of rows", t0);
+    }
+    wt_tensor_release(v1), wt_tensor_release(v2), wt_tensor_release(r);
+    v1 = v2 = r = NULL;
+    t0 = now();
+    if (ok(wt_slice(T, 1, 1000, 1003, 1, &v1), "slice") && ok(wt_copy(v1, &r), "copy"))
+        expect(r, (int64_t)V * 3, ref_strided, NULL, "copy of T[:, 1000:1003]", t0);
+    wt_tensor_release(v1), wt_tensor_release(r);
+    v1 = r = NULL;
+    wt_tensor *v3 = NULL;
+    t0 = now();
+    if (ok(wt_slice(T, 0, 100, 300, 1, &v1), "slice") && ok(wt_slice(v1, 1, 0, 50, 1, &v2), "slice") &&
+        ok(wt_transpose(v2, 0, 1, &v3), "transpose") && ok(wt_copy(v3, &r), "copy"))
+        expect(r, 50 * 200, ref_transposed, NULL, "copy of a transposed block", t0);
+    wt_tensor_release(v1), wt_tensor_release(v2), wt_tensor_release(v3), wt_tensor_release(r);
+    v1 = v2 = v3 = r = NULL;
+    int64_t pads[4] = {1, 1, 2, 2};
+    for (int reflect = 0; reflect < 2; reflect++) {
+        t0 = now();
+        if (ok(wt_slice(T, 0, 33990, V, 1, &v1), "slice") && ok(wt_slice(v1, 1, 1990, D, 1, &v2), "slice") &&
+            ok(wt_pad(v2, 4, pads, reflect ? WT_PAD_REFLECT : WT_PAD_CONSTANT, 7.0, &r), "pad"))
+            expect(r, 14 * 12, ref_pad, &reflect, reflect ? "pad (reflect) of a corner" : "pad (constant) of a corner", t0);
+        wt_tensor_release(v1), wt_tensor_release(v2), wt_tensor_release(r);
+        v1 = v2 = r = NULL;
+    }
+    int axis0 = 0;
+    t0 = now();
+    if (ok(wt_slice(T, 0, 0, 5, 1, &v1), "slice") && ok(wt_flip(v1, 1, &axis0, &r), "flip"))
+        expect(r, 5 * D, ref_flip, NULL, "flip of 5 rows", t0);
+    wt_tensor_release(v1), wt_tensor_release(r);
+    v1 = r = NULL;
+    t0 = now();
+    if (ok(wt_slice(T, 0, 10, 20, 1, &v1), "slice") && ok(wt_slice(v1, 1, 5, 15, 1, &v2), "slice") &&
+        ok(wt_tril(v2, 1, &r), "tril"))
+        expect(r, 100, ref_tril, NULL, "tril of a block", t0);
+    wt_tensor_release(v1), wt_tensor_release(v2), wt_tensor_release(r);
+    wt_tensor_release(T);
+}
+
+/* ------------------------------------------------ references, f32 tensor */
+
+#define HKV 125
+#define SKV 4250
+#define HD 64 /* 125 * 4250 * 64 = NX */
+#define HQ 250
+
+static double qin(int64_t h, int64_t d) { return (double)((h * 31 + d * 7) % 17 - 8) / 64.0; }
+static double ref_attention(int64_t i, const void *a, double *tol)
+{
+    (void)a;
+    int64_t h = i / HD, d = i % HD, kh = h / (HQ / HKV);
+    static int64_t cached = -1;
+    static double p[SKV], z;
+    if (cached != h) { /* the head's probabilities (elements come in order) */
+        double m = -INFINITY;
+        for (int64_t j = 0; j < SKV; j++) {
+            double dot = 0;
+            for (int64_t e = 0; e < HD; e++) dot += qin(h, e) * val((kh * SKV + j) * HD + e);
+            p[j] = dot * 0.125;
+            m = fmax(m, p[j]);
+        }
+        z = 0;
+        for (int64_t j = 0; j < SKV; j++) z += (p[j] = exp(p[j] - m));
+        cached = h;
+    }
+    double s = 0;
+    for (int64_t j = 0; j < SKV; j++) s += p[j] * val((kh * SKV + j) * HD + d);
+    *tol = 1e-4 + 1e-4 * fabs(s / z);
+    return s / z;
+}
+#define SR 17000 /* X as [SR, D] */
+static double ref_softmax0(int64_t i, const void *a, double *tol)
+{
+    const double *colstats = a; /* max, sum per column */
+    int64_t r = i / 3, c = i % 3;
+    *tol = 1e-6 + 1e-4 * exp(val(r * D + c) - colstats[2 * c]) / colstats[2 * c + 1];
+    return exp(val(r * D + c) - colstats[2 * c]) / colstats[2 * c + 1];
+}
+/* X as images [1700, 1, 100, 200]: 2x2 max pooling, 4x4 stride-4 conv. */
+#define NI 1700
+#define IH 100
+#define IW 200
+static double ref_pool(int64_t i, const void *a, double *tol)
+{
+    bool want_index = *(const int *)a;
+    *tol = 0;
+    int64_t n = i / (50 * 100), oy = i / 100 % 50, ox = i % 100;
+    double best = -INFINITY;
+    int64_t at = 0;
+    for (int ky = 0; ky < 2; ky++)
+        for (int kx = 0; kx < 2; kx++) {
+            int64_t y = 2 * oy + ky, x = 2 * ox + kx;
+            double v = val(n * IH * IW + y * IW + x);
+            if (v > best) best = v, at = y * IW + x;
+        }
+    return want_index ? (double)at : best;
+}
+static double wconv(int ky, int kx) { return (double)(ky * 4 + kx - 7) / 8.0; }
+static double ref_conv(int64_t i, const void *a, double *tol)
+{
+    (void)a;
+    int64_t n = i / (25 * 50), oy = i / 50 % 25, ox = i % 50;
+    double s = 0, m = 0;
+    for (int ky = 0; ky < 4; ky++)
+        for (int kx = 0; kx < 4; kx++) {
+            double t = wconv(ky, kx) * val(n * IH * IW + (4 * oy + ky) * IW + 4 * ox + kx);
+            s += t, m += fabs(t);
+        }
+    *tol = 1e-5 * m + 1e-6;
+    return s;
+}
+
+static void f32_tensor_ops(wt_context *ctx)
+{
+    printf("f32 tensor of %lld elements (%lld bytes):\n", NX, NX * 4);
+    float *h = malloc((size_t)NX * 4);
+    if (!CHECK(h != NULL, "host memory")) return;
+    for (int64_t i = 0; i < NX; i++) h[i] = (float)val(i);
+    int64_t n1 = NX;
+    wt_tensor *X = NULL, *kv = NULL, *q = NULL, *r = NULL, *v1 = NULL, *ri = NULL, *w = NULL;
+    wt_status s = wt_tensor_from_data(ctx, WT_F32, 1, &n1, h, &X);
+    free(h);
+    if (!ok(s, "upload the tensor")) return;
+    double t0;
+
+    /* Attention: one query per head over a KV cache of 4250 positions,
+     * two query heads per key head. */
+    int64_t kvs[4] = {1, HKV, SKV, HD}, qs[4] = {1, HQ, 1, HD};
+    float hq[HQ * HD];
+    for (int64_t i = 0; i < HQ * HD; i++) hq[i] = (float)qin(i / HD, i % HD);
+    t0 = now();
+    if (ok(wt_reshape(X, 4, kvs, &kv), "reshape") && ok(wt_tensor_from_data(ctx, WT_F32, 4, qs, hq, &q), "q") &&
+        ok(wt_scaled_dot_product_attention(q, kv, kv, NULL, false, 0.125f, &r), "attention"))
+        expect(r, HQ * HD, ref_attention, NULL, "attention over a KV cache", t0);
+    wt_tensor_release(kv), wt_tensor_release(q), wt_tensor_release(r);
+    kv = q = r = NULL;
+
+    /* softmax along axis 0 of X[:, 0:3] seen as [SR, D]. */
+    double stats[6];
+    for (int c = 0; c < 3; c++) {
+        double m = -INFINITY, z = 0;
+        for (int64_t i = 0; i < SR; i++) m = fmax(m, val(i * D + c));
+        for (int64_t i = 0; i < SR; i++) z += exp(val(i * D + c) - m);
+        stats[2 * c] = m, stats[2 * c + 1] = z;
+    }
+    int64_t xs2[2] = {SR, D};
+    t0 = now();
+    if (ok(wt_reshape(X, 2, xs2, &kv), "reshape") && ok(wt_slice(kv, 1, 0, 3, 1, &v1), "slice") &&
+        ok(wt_softmax(v1, 0, &r), "softmax"))
+        expect(r, (int64_t)SR * 3, ref_softmax0, stats, "softmax along axis 0 (strided)", t0);
+    wt_tensor_release(kv), wt_tensor_release(v1), wt_tensor_release(r);
+    kv = v1 = r = NULL;
+
+    /* X as images: max pooling with indices, a strided convolution. */
+    int64_t is[4] = {NI, 1, IH, IW};
+    wt_pool_options po;
+    wt_pool_options_init(&po);
+    po.kernel[0] = po.kernel[1] = 2;
+    t0 = now();
+    int want = 0;
+    if (ok(wt_reshape(X, 4, is, &kv), "reshape") && ok(wt_max_pool2d(kv, &po, &r, &ri), "max_pool2d")) {
+        expect(r, (int64_t)NI * 50 * 100, ref_pool, &want, "max_pool2d with indices", t0);
+        want = 1;
+        expect(ri, (int64_t)NI * 50 * 100, ref_pool, &want, "  (its indices)", now());
+    }
+    wt_tensor_release(r), wt_tensor_release(ri);
+    r = ri = NULL;
+    float hw[16];
+    for (int i = 0; i < 16; i++) hw[i] = (float)wconv(i / 4, i % 4);
+    int64_t ws[4] = {1, 1, 4, 4};
+    wt_conv_options co;
+    wt_conv_options_init(&co);
+    co.stride[0] = co.stride[1] = 4;
+    t0 = now();
+    if (kv && ok(wt_tensor_from_data(ctx, WT_F32, 4, ws, hw, &w), "w") &&
+        ok(wt_conv2d(kv, w, NULL, &co, &r), "conv2d"))
+        expect(r, (int64_t)NI * 25 * 50, ref_conv, NULL, "conv2d 4x4 stride 4", t0);
+    wt_tensor_release(w), wt_tensor_release(r), wt_tensor_release(kv);
+    wt_tensor_release(X);
+}
+
+int main(int argc, char **argv)
+{
+    test_backend b = test_parse_backend(argc > 1 ? argv[1] : "");
+    if (b == TEST_BACKEND_INVALID) {
+        fprintf(stderr, "usage: runtime_big_ops cpu|vulkan|gles\n");
+        return 2;
+    }
+    wt_context *ctx = NULL;
+    if (test_create_context(b, &ctx) != WT_OK) return test_summary("runtime_big_ops");
+    wt_context_info ci;
+    wt_context_get_info(ctx, &ci);
+    printf("one binding holds %llu bytes\n", (unsigned long long)ci.max_binding_size);
+    const char *forced = getenv("WT_WINDOW_BYTES");
+    if (b != TEST_BACKEND_CPU)
+        CHECK((uint64_t)NX * 4 > ci.max_binding_size || (forced && (uint64_t)atoll(forced) < (uint64_t)NX * 4),
+              "the cases must exceed the binding limit (or WT_WINDOW_BYTES)");
+    double t0 = now();
+    f16_table_ops(ctx);
+    f32_tensor_ops(ctx);
+    printf("all: %.1f s (%s)\n", now() - t0, test_backend_name(b));
+    wt_context_destroy(ctx);
+    return test_summary("runtime_big_ops");
+}
