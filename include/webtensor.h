@@ -348,10 +348,14 @@ WT_API wt_status wt_tensor_to(const wt_tensor *x, wt_context *dst, wt_tensor **o
  * The summary lists one entry per kernel name, largest total first, with
  * count, total and mean seconds and the share of all profiled time;
  * *count is the number of names (entries written: at most capacity).
- * WebGPU only (WT_ERR_UNSUPPORTED on the CPU backend).
+ * On the CPU backend each op is timed on the host around the backend's
+ * kernel (gpu_timed false) and named by op ("add", "sum", "matmul",
+ * "softmax", "conv2d" ...; an op made of several kernels lists each,
+ * e.g. "cast" and "add" for an f16 add computed in f32); outside a
+ * profile the CPU runs untimed, at no cost.
  *
- * Setting WT_TRACE=<file> in the environment profiles every WebGPU
- * context of the process from its creation and writes each op as an event
+ * Setting WT_TRACE=<file> in the environment profiles every context
+ * (WebGPU and CPU) of the process from its creation and writes each op as an event
  * of the Chrome trace-event JSON format (opens in Perfetto or
  * chrome://tracing) to <file> when the context is destroyed; the file is
  * completed at process exit. */

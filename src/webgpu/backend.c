@@ -131,7 +131,7 @@ static wt_status webgpu_create(wt_context *ctx, const wt_context_options *opts)
     if (st == WT_OK)
         st = wg_recorder_init(ctx, opts->dispatches_per_submit);
     if (st == WT_OK && wg_trace_wanted()) { /* WT_TRACE: profile from the start */
-        w->prof.trace = true;
+        w->prof.log.trace = true;
         st = wg_profile_begin(ctx);
     }
     if (st != WT_OK) {
