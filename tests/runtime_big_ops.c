@@ -9,9 +9,12 @@
  *   (constant and reflect), flip, tril;
  *   an f32 tensor of 34M elements: attention over it as a KV cache
  *   (grouped heads), softmax along axis 0 of a strided view, max pooling
- *   with indices and a strided convolution over it as images.
- * Only one large tensor lives at a time (about 140 MB of device memory,
- * plus the host copy made to upload it).
+ *   with indices and a strided convolution over it as images, argmax and
+ *   cross-entropy of its rows, the gradients of cross-entropy and rope
+ *   on slices of it, and a relu gradient over all of it;
+ *   wt_rand of 34M elements against the CPU backend's.
+ * At most two large tensors live at a time (272 MB; the host copy made
+ * to upload one is freed first).
  *
  *   runtime_big_ops vulkan|gles|cpu
  */
@@ -348,6 +351,82 @@ static double ref_conv(int64_t i, const void *a, double *tol)
     return s;
 }
 
+static double ref_argmax(int64_t r, const void *a, double *tol)
+{
+    (void)a;
+    *tol = 0;
+    int64_t best = 0;
+    for (int64_t c = 1; c < D; c++)
+        if (val(r * D + c) > val(r * D + best)) best = c;
+    return (double)best;
+}
+static double ref_cross_entropy(int64_t r, const void *a, double *tol)
+{
+    (void)a;
+    double m = -INFINITY, z = 0;
+    for (int64_t c = 0; c < D; c++) m = fmax(m, val(r * D + c));
+    for (int64_t c = 0; c < D; c++) z += exp(val(r * D + c) - m);
+    double loss = m + log(z) - val(r * D + r % D);
+    *tol = 1e-5 * (1 + fabs(loss));
+    return loss;
+}
+/* d loss / d logits of rows 0..7 (reduction none, dloss 1). */
+static double ref_ce_backward(int64_t i, const void *a, double *tol)
+{
+    (void)a;
+    int64_t r = i / D, c = i % D;
+    double m = -INFINITY, z = 0;
+    for (int64_t k = 0; k < D; k++) m = fmax(m, val(r * D + k));
+    for (int64_t k = 0; k < D; k++) z += exp(val(r * D + k) - m);
+    *tol = 1e-6;
+    return exp(val(r * D + c) - m) / z - (c == r % D ? 1.0 : 0.0);
+}
+/* rope (theta 10000, offset 3) of rows 16990..16999 seen as [1, 10, D]. */
+static double ref_rope(int64_t i, const void *a, double *tol)
+{
+    (void)a;
+    int64_t s = i / D, d = i % D, h = D / 2, k = d % h;
+    double f = pow(10000.0, -2.0 * (double)k / D), ang = (double)(3 + s) * f;
+    double x0 = val((16990 + s) * D + k), x1 = val((16990 + s) * D + k + h);
+    *tol = 2e-5 * (fabs(x0) + fabs(x1)) + 1e-6;
+    return d < h ? x0 * cos(ang) - x1 * sin(ang) : x1 * cos(ang) + x0 * sin(ang);
+}
+
+/* Compares a [NX] tensor with ref (or with the tensor other) slice by
+ * slice, so that no host buffer holds all of it. */
+static void expect_chunked(wt_tensor *t, wt_tensor *other, double (*ref)(int64_t), const char *what,
+                           double t0)
+{
+    wt_context_sync(wt_tensor_context(t));
+    double secs = now() - t0;
+    const int64_t step = 1 << 22;
+    float *got = malloc((size_t)step * 4), *want = malloc((size_t)step * 4);
+    int64_t bad = 0, first = -1;
+    for (int64_t a = 0; got && want && a < NX; a += step) {
+        int64_t b = a + step < NX ? a + step : NX;
+        wt_tensor *v = NULL, *w = NULL;
+        if (!ok(wt_slice(t, 0, a, b, 1, &v), "slice") || !ok(wt_tensor_read(v, got, (size_t)(b - a) * 4), what) ||
+            (other && (!ok(wt_slice(other, 0, a, b, 1, &w), "slice") ||
+                       !ok(wt_tensor_read(w, want, (size_t)(b - a) * 4), what)))) {
+            bad = -1;
+            wt_tensor_release(v), wt_tensor_release(w);
+            break;
+        }
+        for (int64_t i = a; i < b; i++) {
+            double r = other ? (double)want[i - a] : ref(i);
+            if (!(fabs(got[i - a] - r) <= 1e-6 * (1 + fabs(r)))) {
+                if (first < 0) first = i;
+                bad++;
+            }
+        }
+        wt_tensor_release(v), wt_tensor_release(w);
+    }
+    CHECK(got && want && bad == 0, "%s: %lld wrong (first at %lld)", what, (long long)bad, (long long)first);
+    printf("  %-34s %.3f s\n", what, secs);
+    free(got), free(want);
+}
+static double ref_relu_backward(int64_t i) { return val(i) > 0 ? val(i) : 0.0; }
+
 static void f32_tensor_ops(wt_context *ctx)
 {
     printf("f32 tensor of %lld elements (%lld bytes):\n", NX, NX * 4);
@@ -414,7 +493,67 @@ static void f32_tensor_ops(wt_context *ctx)
         ok(wt_conv2d(kv, w, NULL, &co, &r), "conv2d"))
         expect(r, (int64_t)NI * 25 * 50, ref_conv, NULL, "conv2d 4x4 stride 4", t0);
     wt_tensor_release(w), wt_tensor_release(r), wt_tensor_release(kv);
+    w = r = kv = NULL;
+
+    /* X as [SR, D]: argmax of rows, cross-entropy of rows (and its
+     * gradient and rope on slices of the big storage). */
+    int one = 1;
+    t0 = now();
+    if (ok(wt_reshape(X, 2, xs2, &kv), "reshape") && ok(wt_argmax(kv, 1, &one, false, &r), "argmax"))
+        expect(r, SR, ref_argmax, NULL, "argmax of rows", t0);
+    wt_tensor_release(r), r = NULL;
+    int32_t *lab = malloc(SR * 4);
+    for (int64_t i = 0; lab && i < SR; i++) lab[i] = (int32_t)(i % D);
+    int64_t nsr = SR;
+    wt_cross_entropy_options ce;
+    wt_cross_entropy_options_init(&ce);
+    ce.reduction = WT_REDUCTION_NONE;
+    wt_tensor *labels = NULL, *l8 = NULL;
+    t0 = now();
+    if (lab && ok(wt_tensor_from_data(ctx, WT_I32, 1, &nsr, lab, &labels), "labels") &&
+        ok(wt_cross_entropy(kv, labels, &ce, &r), "cross_entropy"))
+        expect(r, SR, ref_cross_entropy, NULL, "cross_entropy of rows", t0);
+    free(lab);
+    wt_tensor_release(r), r = NULL;
+    t0 = now();
+    if (labels && ok(wt_slice(kv, 0, 0, 8, 1, &v1), "slice") && ok(wt_slice(labels, 0, 0, 8, 1, &l8), "slice") &&
+        ok(wt_cross_entropy_backward(v1, l8, NULL, &ce, &r), "cross_entropy_backward"))
+        expect(r, 8 * D, ref_ce_backward, NULL, "cross_entropy_backward (8 rows)", t0);
+    wt_tensor_release(v1), wt_tensor_release(l8), wt_tensor_release(labels), wt_tensor_release(r);
+    v1 = r = NULL;
+    wt_tensor *v2 = NULL;
+    int64_t rs[3] = {1, 10, D};
+    t0 = now();
+    if (ok(wt_slice(kv, 0, SR - 10, SR, 1, &v1), "slice") && ok(wt_reshape(v1, 3, rs, &v2), "reshape") &&
+        ok(wt_rope(v2, 10000.0, 3, WT_ROPE_BHSD, &r), "rope"))
+        expect(r, 10 * D, ref_rope, NULL, "rope of 10 rows", t0);
+    wt_tensor_release(v1), wt_tensor_release(v2), wt_tensor_release(r), wt_tensor_release(kv);
+    v1 = r = kv = NULL;
+
+    /* An activation gradient over all of X (a second 136 MB tensor). */
+    t0 = now();
+    if (ok(wt_activation_backward(WT_ACT_RELU, X, X, &r), "activation_backward"))
+        expect_chunked(r, NULL, ref_relu_backward, "relu backward (136 MB out)", t0);
+    wt_tensor_release(r);
     wt_tensor_release(X);
+}
+
+/* wt_rand past one binding gives the CPU backend's numbers, element for
+ * element (one Philox stream; the GPU makes it in parts). */
+static void random_ops(wt_context *ctx)
+{
+    wt_context_options o;
+    wt_context_options_init(&o);
+    o.backend = WT_BACKEND_CPU;
+    wt_context *cpu = NULL;
+    if (!ok(wt_context_create(&o, &cpu), "CPU context")) return;
+    int64_t n = NX;
+    wt_tensor *g = NULL, *c = NULL;
+    double t0 = now();
+    if (ok(wt_rand(ctx, WT_F32, 1, &n, 1234, &g), "rand") && ok(wt_rand(cpu, WT_F32, 1, &n, 1234, &c), "CPU rand"))
+        expect_chunked(g, c, NULL, "rand (136 MB) = the CPU's", t0);
+    wt_tensor_release(g), wt_tensor_release(c);
+    wt_context_destroy(cpu);
 }
 
 int main(int argc, char **argv)
@@ -436,6 +575,7 @@ int main(int argc, char **argv)
     double t0 = now();
     f16_table_ops(ctx);
     f32_tensor_ops(ctx);
+    random_ops(ctx);
     printf("all: %.1f s (%s)\n", now() - t0, test_backend_name(b));
     wt_context_destroy(ctx);
     return test_summary("runtime_big_ops");

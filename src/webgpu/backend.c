@@ -354,9 +354,9 @@ const wt_backend_ops wt_webgpu_backend = {
     .reduce = wg_win_reduce,
     .rowwise = wg_win_rowwise,
     /* --- reductions, scans, random numbers --- */
-    .argreduce = wg_op_argreduce,
+    .argreduce = wg_win_argreduce,
     .scan = wg_op_scan,
-    .random = wg_op_random,
+    .random = wg_win_random,
     /* --- data movement --- */
     .remap = wg_win_remap,
     .copy_into = wg_win_copy_into,
@@ -373,13 +373,13 @@ const wt_backend_ops wt_webgpu_backend = {
     /* --- transformer ops --- */
     .softmax_axis = wg_win_softmax_axis,
     .attention = wg_win_attention,
-    .rope = wg_op_rope,
+    .rope = wg_win_rope,
     /* --- training --- */
-    .act_backward = wg_op_act_backward,
-    .cross_entropy = wg_op_cross_entropy,
-    .cross_entropy_backward = wg_op_cross_entropy_backward,
+    .act_backward = wg_win_act_backward,
+    .cross_entropy = wg_win_cross_entropy,
+    .cross_entropy_backward = wg_win_cross_entropy_backward,
     .scatter_add_rows = wg_op_scatter_add_rows,
-    .optimizer_step = wg_op_optimizer_step,
+    .optimizer_step = wg_win_optimizer_step,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
     .context_info = webgpu_context_info,

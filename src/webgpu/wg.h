@@ -149,6 +149,19 @@ wt_status wg_win_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_te
                         wt_tensor *out, wt_tensor *indices);
 wt_status wg_win_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats,
                               float eps, wt_tensor *out);
+wt_status wg_win_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out);
+wt_status wg_win_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset,
+                      wt_tensor *out);
+wt_status wg_win_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
+                           wt_tensor *out);
+wt_status wg_win_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *dy,
+                              const wt_tensor *x, wt_tensor *out);
+wt_status wg_win_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
+wt_status wg_win_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
+                               int32_t ignore, wt_tensor *loss, wt_tensor *valid);
+wt_status wg_win_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits,
+                                        const wt_tensor *labels, int32_t ignore,
+                                        const wt_tensor *scale, wt_tensor *out);
 
 /* Limits and capabilities of the device in use. */
 typedef struct wg_caps {
@@ -263,6 +276,10 @@ wt_status wg_op_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int 
 wt_status wg_op_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n, int64_t inner,
                      wt_tensor *out);
 wt_status wg_op_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out);
+/* Elements [4 * first_block, ...) of the stream into out (x: dropout's
+ * input for the same elements): a part of a tensor past one binding. */
+wt_status wg_op_random_part(wt_context *ctx, const wt_random_args *r, const wt_tensor *x,
+                            uint64_t first_block, wt_tensor *out);
 wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                         const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
 

@@ -450,3 +450,184 @@ wt_status wg_win_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tens
     };
     return wg_windowed_plan(ctx, out, in, &plan);
 }
+
+/* ------------------------------- random numbers, rope, arg-reductions */
+
+/* A contiguous t as one axis of numel elements. */
+static wt_tensor flat_of(const wt_tensor *t)
+{
+    wt_tensor v = *t;
+    v.ndim = 1;
+    v.shape[0] = t->numel;
+    v.strides[0] = 1;
+    return v;
+}
+
+typedef struct random_arg {
+    const wt_random_args *r;
+    bool has_x;
+} random_arg;
+
+static wt_status piece_random(wt_context *ctx, const wt_tensor *const *in, wt_tensor *out,
+                              const int64_t *start, const void *arg)
+{
+    const random_arg *a = arg;
+    return wg_op_random_part(ctx, a->r, a->has_x ? in[0] : NULL, (uint64_t)start[0] / 4, out);
+}
+
+wt_status wg_win_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out)
+{
+    /* Pieces of whole Philox blocks (4 elements) of the flat tensor. */
+    wt_tensor fo = flat_of(out), fx = x ? flat_of(x) : fo;
+    const wt_tensor *in[1] = {&fx};
+    random_arg a = {r, x != NULL};
+    wg_window_plan plan = {
+        .nin = x ? 1 : 0, .follow = {1u}, .out_layout = WG_OUT_CONTIGUOUS, .fn = piece_random,
+        .arg = &a,
+    };
+    plan.quantum[0] = 4;
+    return wg_windowed_plan(ctx, &fo, in, &plan);
+}
+
+typedef struct rope_arg {
+    double theta;
+    int64_t offset;
+} rope_arg;
+
+static wt_status piece_rope(wt_context *ctx, const wt_tensor *const *in, wt_tensor *out,
+                            const int64_t *start, const void *arg)
+{
+    const rope_arg *a = arg;
+    return wg_op_rope(ctx, in[0], a->theta, a->offset + start[1], out); /* positions follow S */
+}
+
+wt_status wg_win_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset,
+                      wt_tensor *out)
+{
+    /* [A, S, C, D]: pieces along A, S and C, each with whole rows of D. */
+    rope_arg a = {theta, offset};
+    wg_window_plan plan = {
+        .nin = 1, .follow = {15u}, .keep = 8u, .out_layout = WG_OUT_AT_ZERO, .fn = piece_rope,
+        .arg = &a,
+    };
+    return wg_windowed_plan(ctx, out, &x, &plan);
+}
+
+typedef struct argreduce_arg {
+    bool is_min;
+    int nreduced;
+} argreduce_arg;
+
+static wt_status piece_argreduce(wt_context *ctx, const wt_tensor *const *in, wt_tensor *out,
+                                 const int64_t *start, const void *arg)
+{
+    (void)start;
+    const argreduce_arg *a = arg;
+    return wg_op_argreduce(ctx, a->is_min, in[0], a->nreduced, out);
+}
+
+wt_status wg_win_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
+                           wt_tensor *out)
+{
+    /* x follows out's axes; the reduced ones stay whole. */
+    argreduce_arg a = {is_min, nreduced};
+    wg_window_plan plan = {
+        .nin = 1, .follow = {first_axes(out->ndim)}, .out_layout = WG_OUT_CONTIGUOUS,
+        .fn = piece_argreduce, .arg = &a,
+    };
+    return wg_windowed_plan(ctx, out, &x, &plan);
+}
+
+/* ------------------------------------------------------------ training */
+
+static wt_status piece_act_backward(wt_context *ctx, const wt_tensor *const *in, wt_tensor *out,
+                                    const int64_t *start, const void *arg)
+{
+    (void)start;
+    return wg_op_act_backward(ctx, *(const wt_activation *)arg, in[0], in[1], out);
+}
+
+wt_status wg_win_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *dy,
+                              const wt_tensor *x, wt_tensor *out)
+{
+    wt_tensor fo = flat_of(out), fdy = flat_of(dy), fx = flat_of(x);
+    const wt_tensor *in[2] = {&fdy, &fx};
+    wg_window_plan plan = {
+        .nin = 2, .follow = {1u, 1u}, .out_layout = WG_OUT_CONTIGUOUS, .fn = piece_act_backward,
+        .arg = &act,
+    };
+    return wg_windowed_plan(ctx, &fo, in, &plan);
+}
+
+/* param is the output (updated in place); grad, m and v follow it (m and
+ * v written through their windows). */
+static wt_status piece_optimizer(wt_context *ctx, const wt_tensor *const *in, wt_tensor *out,
+                                 const int64_t *start, const void *arg)
+{
+    (void)start;
+    wt_optimizer_update u = *(const wt_optimizer_update *)arg;
+    u.param = out;
+    u.grad = in[0];
+    u.m = (wt_tensor *)in[1];
+    u.v = (wt_tensor *)in[2];
+    return wg_op_optimizer_step(ctx, &u);
+}
+
+wt_status wg_win_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
+{
+    wt_tensor fp = flat_of(u->param), fg = flat_of(u->grad), fm, fv;
+    if (u->m) fm = flat_of(u->m);
+    if (u->v) fv = flat_of(u->v);
+    const wt_tensor *in[3] = {&fg, u->m ? &fm : NULL, u->v ? &fv : NULL};
+    wg_window_plan plan = {
+        .nin = 3, .follow = {1u, 1u, 1u}, .out_layout = WG_OUT_CONTIGUOUS, .fn = piece_optimizer,
+        .arg = u,
+    };
+    return wg_windowed_plan(ctx, &fp, in, &plan);
+}
+
+typedef struct ce_arg {
+    int32_t ignore;
+} ce_arg;
+
+static wt_status piece_cross_entropy(wt_context *ctx, const wt_tensor *const *in, wt_tensor *out,
+                                     const int64_t *start, const void *arg)
+{
+    (void)start;
+    return wg_op_cross_entropy(ctx, in[0], in[1], ((const ce_arg *)arg)->ignore, out,
+                               (wt_tensor *)in[2]);
+}
+
+wt_status wg_win_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
+                               int32_t ignore, wt_tensor *loss, wt_tensor *valid)
+{
+    /* Pieces of whole rows: logits, labels and valid (written) follow N. */
+    ce_arg a = {ignore};
+    const wt_tensor *in[3] = {logits, labels, valid};
+    wg_window_plan plan = {
+        .nin = 3, .follow = {1u, 1u, 1u}, .out_layout = WG_OUT_CONTIGUOUS,
+        .fn = piece_cross_entropy, .arg = &a,
+    };
+    return wg_windowed_plan(ctx, loss, in, &plan);
+}
+
+static wt_status piece_ce_backward(wt_context *ctx, const wt_tensor *const *in, wt_tensor *out,
+                                   const int64_t *start, const void *arg)
+{
+    (void)start;
+    return wg_op_cross_entropy_backward(ctx, in[0], in[1], ((const ce_arg *)arg)->ignore, in[2], out);
+}
+
+wt_status wg_win_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits,
+                                        const wt_tensor *labels, int32_t ignore,
+                                        const wt_tensor *scale, wt_tensor *out)
+{
+    /* out [N, C]: pieces of whole rows. */
+    ce_arg a = {ignore};
+    const wt_tensor *in[3] = {logits, labels, scale};
+    wg_window_plan plan = {
+        .nin = 3, .follow = {1u, 1u, 1u}, .keep = 2u, .out_layout = WG_OUT_CONTIGUOUS,
+        .fn = piece_ce_backward, .arg = &a,
+    };
+    return wg_windowed_plan(ctx, out, in, &plan);
+}
