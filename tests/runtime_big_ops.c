@@ -12,7 +12,8 @@
  *   with indices and a strided convolution over it as images, argmax and
  *   cross-entropy of its rows, the gradients of cross-entropy and rope
  *   on slices of it, and a relu gradient over all of it;
- *   wt_rand of 34M elements against the CPU backend's.
+ *   the gradient of a 136 MB f32 embedding table; wt_rand of 34M elements
+ *   against the CPU backend's.
  * At most two large tensors live at a time (272 MB; the host copy made
  * to upload one is freed first).
  *
@@ -538,6 +539,46 @@ static void f32_tensor_ops(wt_context *ctx)
     wt_tensor_release(X);
 }
 
+/* The gradient of an embedding table [SR, D] f32 (136 MB) from 6 rows,
+ * two of them twice: the sums land in their rows, the others stay 0. */
+static void embedding_backward_op(wt_context *ctx)
+{
+    static const int32_t rows[6] = {0, SR - 1, 8500, 0, SR - 1, 42};
+    float *hdy = malloc(6 * D * 4);
+    for (int64_t i = 0; hdy && i < 6 * D; i++) hdy[i] = (float)val(i + 77);
+    int64_t ds[2] = {6, D}, n6 = 6;
+    wt_tensor *dy = NULL, *idx = NULL, *g = NULL;
+    double t0 = now();
+    if (hdy && ok(wt_tensor_from_data(ctx, WT_F32, 2, ds, hdy, &dy), "dy") &&
+        ok(wt_tensor_from_data(ctx, WT_I32, 1, &n6, rows, &idx), "indices") &&
+        ok(wt_embedding_backward(dy, idx, SR, &g), "embedding_backward")) {
+        wt_context_sync(ctx);
+        double secs = now() - t0;
+        static const int64_t look[6] = {0, SR - 1, 8500, 42, 1, 9000};
+        float got[D];
+        int64_t bad = 0;
+        for (int k = 0; k < 6; k++) {
+            wt_tensor *v = NULL;
+            if (!ok(wt_slice(g, 0, look[k], look[k] + 1, 1, &v), "slice") ||
+                !ok(wt_tensor_read(v, got, sizeof got), "read a row")) {
+                bad++;
+            } else {
+                for (int64_t c = 0; c < D; c++) {
+                    double want = 0;
+                    for (int i = 0; i < 6; i++)
+                        if (rows[i] == look[k]) want += (double)(float)val(i * D + c + 77);
+                    bad += fabs(got[c] - want) > 1e-6 * (1 + fabs(want));
+                }
+            }
+            wt_tensor_release(v);
+        }
+        CHECK(bad == 0, "embedding_backward: %lld wrong", (long long)bad);
+        printf("  %-34s %.3f s\n", "embedding_backward (136 MB table)", secs);
+    }
+    free(hdy);
+    wt_tensor_release(dy), wt_tensor_release(idx), wt_tensor_release(g);
+}
+
 /* wt_rand past one binding gives the CPU backend's numbers, element for
  * element (one Philox stream; the GPU makes it in parts). */
 static void random_ops(wt_context *ctx)
@@ -575,6 +616,7 @@ int main(int argc, char **argv)
     double t0 = now();
     f16_table_ops(ctx);
     f32_tensor_ops(ctx);
+    embedding_backward_op(ctx);
     random_ops(ctx);
     printf("all: %.1f s (%s)\n", now() - t0, test_backend_name(b));
     wt_context_destroy(ctx);

@@ -157,6 +157,8 @@ wt_status wg_win_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int
 wt_status wg_win_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *dy,
                               const wt_tensor *x, wt_tensor *out);
 wt_status wg_win_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
+wt_status wg_win_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices,
+                                  int64_t plane, int64_t plane_rows, wt_tensor *out);
 wt_status wg_win_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
                                int32_t ignore, wt_tensor *loss, wt_tensor *valid);
 wt_status wg_win_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits,
@@ -328,6 +330,12 @@ wt_status wg_op_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits,
                                        int32_t ignore, const wt_tensor *scale, wt_tensor *out);
 wt_status wg_op_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, int64_t plane,
                                  int64_t plane_rows, wt_tensor *out);
+/* The adds that land in rows [first_row, first_row + out's rows) of an
+ * out of total_rows rows, out holding just those (a part of an out past
+ * one binding). */
+wt_status wg_op_scatter_add_rows_part(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices,
+                                      int64_t plane, int64_t plane_rows, int64_t first_row, int64_t total_rows,
+                                      wt_tensor *out);
 wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
 
 #endif /* WT_WG_H */

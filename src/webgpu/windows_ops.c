@@ -631,3 +631,31 @@ wt_status wg_win_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits
     };
     return wg_windowed_plan(ctx, out, in, &plan);
 }
+
+/* Embedding (and max-pool) gradients into an out [V, D] past one
+ * binding: out in blocks of rows, every block taking the adds that land
+ * in it. dy and the indices are bound whole (a dy past one binding is
+ * refused by the dispatch). */
+wt_status wg_win_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices,
+                                  int64_t plane, int64_t plane_rows, wt_tensor *out)
+{
+    if (!wg_needs_windows(ctx, out) || out->numel == 0)
+        return wg_op_scatter_add_rows(ctx, dy, indices, plane, plane_rows, out);
+    const int64_t V = out->shape[0];
+    int64_t c = V;
+    for (;;) {
+        wt_tensor part = wg_window_slice(out, 0, 0, c);
+        if (c == 1 || wg_window_fits(ctx, &part))
+            break;
+        c = (c + 1) / 2;
+    }
+    wg_window_buf bo, bd, bi;
+    wt_status st = WT_OK;
+    for (int64_t r0 = 0; r0 < V && st == WT_OK; r0 += c) {
+        wt_tensor part = wg_window_slice(out, 0, r0, V - r0 < c ? V - r0 : c);
+        st = wg_op_scatter_add_rows_part(ctx, wg_window_of(ctx, dy, &bd), wg_window_of(ctx, indices, &bi),
+                                         plane, plane_rows, r0, V,
+                                         (wt_tensor *)wg_window_of(ctx, &part, &bo));
+    }
+    return st;
+}
