@@ -428,6 +428,25 @@ static void expect_chunked(wt_tensor *t, wt_tensor *other, double (*ref)(int64_t
 }
 static double ref_relu_backward(int64_t i) { return val(i) > 0 ? val(i) : 0.0; }
 
+/* X as [425, 4, 100, 200] images: a 3x3 stride-3 convolution of four
+ * channels into two, with a bias (the im2col path), of the last 45
+ * images (their views lie past the first 128 MiB of the storage). */
+static double wconv4(int64_t o, int64_t c, int ky, int kx) { return (double)((o * 5 + c * 3 + ky * 2 + kx) % 7 - 3) / 8.0; }
+static double ref_conv_im2col(int64_t i, const void *a, double *tol)
+{
+    (void)a;
+    int64_t n = 380 + i / (2 * 33 * 66), o = i / (33 * 66) % 2, oy = i / 66 % 33, ox = i % 66;
+    double s = o ? -0.5 : 0.25, m = fabs(s);
+    for (int64_t c = 0; c < 4; c++)
+        for (int ky = 0; ky < 3; ky++)
+            for (int kx = 0; kx < 3; kx++) {
+                double t = wconv4(o, c, ky, kx) * val(((n * 4 + c) * IH + 3 * oy + ky) * IW + 3 * ox + kx);
+                s += t, m += fabs(t);
+            }
+    *tol = 1e-5 * m + 1e-6;
+    return s;
+}
+
 static void f32_tensor_ops(wt_context *ctx)
 {
     printf("f32 tensor of %lld elements (%lld bytes):\n", NX, NX * 4);
@@ -494,6 +513,20 @@ static void f32_tensor_ops(wt_context *ctx)
         ok(wt_conv2d(kv, w, NULL, &co, &r), "conv2d"))
         expect(r, (int64_t)NI * 25 * 50, ref_conv, NULL, "conv2d 4x4 stride 4", t0);
     wt_tensor_release(w), wt_tensor_release(r), wt_tensor_release(kv);
+    w = r = kv = NULL;
+    int64_t is4[4] = {425, 4, IH, IW}, ws4[4] = {2, 4, 3, 3}, two = 2;
+    float hw4[72], hb[2] = {0.25f, -0.5f};
+    for (int i = 0; i < 72; i++) hw4[i] = (float)wconv4(i / 36, i / 9 % 4, i / 3 % 3, i % 3);
+    wt_tensor *bias = NULL;
+    co.stride[0] = co.stride[1] = 3;
+    t0 = now();
+    if (ok(wt_reshape(X, 4, is4, &v1), "reshape") && ok(wt_slice(v1, 0, 380, 425, 1, &kv), "slice") &&
+        ok(wt_tensor_from_data(ctx, WT_F32, 4, ws4, hw4, &w), "w") &&
+        ok(wt_tensor_from_data(ctx, WT_F32, 1, &two, hb, &bias), "bias") &&
+        ok(wt_conv2d(kv, w, bias, &co, &r), "conv2d (im2col)"))
+        expect(r, 45LL * 2 * 33 * 66, ref_conv_im2col, NULL, "conv2d 4->2 channels (im2col)", t0);
+    wt_tensor_release(w), wt_tensor_release(r), wt_tensor_release(kv), wt_tensor_release(bias);
+    wt_tensor_release(v1), v1 = NULL;
     w = r = kv = NULL;
 
     /* X as [SR, D]: argmax of rows, cross-entropy of rows (and its

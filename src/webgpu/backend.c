@@ -364,8 +364,8 @@ const wt_backend_ops wt_webgpu_backend = {
     .scatter_add = wg_op_scatter_add,
     .argsort_rows = wg_op_argsort_rows,
     /* --- convolution and pooling --- */
-    .im2col = wg_op_im2col,
-    .col2im = wg_op_col2im,
+    .im2col = wg_win_im2col,
+    .col2im = wg_win_col2im,
     .pool2d = wg_win_pool2d,
     .conv2d = wg_win_conv2d,
     .channel_norm = wg_win_channel_norm,

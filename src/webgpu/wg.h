@@ -159,6 +159,10 @@ wt_status wg_win_act_backward(wt_context *ctx, wt_activation act, const wt_tenso
 wt_status wg_win_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
 wt_status wg_win_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices,
                                   int64_t plane, int64_t plane_rows, wt_tensor *out);
+wt_status wg_win_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
+                        int64_t rows, wt_tensor *col);
+wt_status wg_win_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
+                        const wt_window2d *win, wt_tensor *out);
 wt_status wg_win_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
                                int32_t ignore, wt_tensor *loss, wt_tensor *valid);
 wt_status wg_win_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits,

@@ -659,3 +659,43 @@ wt_status wg_win_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt
     }
     return st;
 }
+
+/* im2col and col2im run on views the API keeps small (a few images or
+ * rows at a time) of tensors that may be past one binding: each runs
+ * whole, on windows of the large storages (no cut). */
+typedef struct cols_arg {
+    const wt_window2d *win;
+    int64_t row0, rows;
+} cols_arg;
+
+static wt_status piece_im2col(wt_context *ctx, const wt_tensor *const *in, wt_tensor *out,
+                              const int64_t *start, const void *arg)
+{
+    (void)start;
+    const cols_arg *c = arg;
+    return wg_op_im2col(ctx, in[0], c->win, c->row0, c->rows, out);
+}
+
+wt_status wg_win_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
+                        int64_t rows, wt_tensor *col)
+{
+    cols_arg c = {win, row0, rows};
+    wg_window_plan plan = {.nin = 1, .keep = ~0u, .fn = piece_im2col, .arg = &c};
+    return wg_windowed_plan(ctx, col, &x, &plan);
+}
+
+static wt_status piece_col2im(wt_context *ctx, const wt_tensor *const *in, wt_tensor *out,
+                              const int64_t *start, const void *arg)
+{
+    (void)start;
+    return wg_op_col2im(ctx, in[0], in[1], ((const cols_arg *)arg)->win, out);
+}
+
+wt_status wg_win_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
+                        const wt_window2d *win, wt_tensor *out)
+{
+    cols_arg c = {win, 0, 0};
+    const wt_tensor *in[2] = {col, bias};
+    wg_window_plan plan = {.nin = 2, .keep = ~0u, .fn = piece_col2im, .arg = &c};
+    return wg_windowed_plan(ctx, out, in, &plan);
+}
