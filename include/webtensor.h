@@ -443,6 +443,38 @@ typedef struct wt_context_info {
 /* Fills *out for any context (CPU or WebGPU). */
 WT_API wt_status wt_context_get_info(const wt_context *ctx, wt_context_info *out);
 
+/* --- runtime: tensors past one binding ---
+ * On WebGPU a tensor may be as large as max_buffer_size although one
+ * shader binds at most max_binding_size bytes (128 MiB on lavapipe and in
+ * many browsers): ops run in pieces, each on windows of the large buffers.
+ * An op refuses with WT_ERR_UNSUPPORTED (and the sizes) only where one
+ * indivisible unit of its work spans more than one binding:
+ *  - row-wise ops (softmax, log_softmax, layernorm, rmsnorm), cross-entropy
+ *    and its gradient: one row; softmax along another axis: one line along
+ *    that axis; rope: one vector of D;
+ *  - reductions: sum, mean, max, min, prod, all, any, norm1 and norminf
+ *    reduce a part past one binding in partial results; var, std,
+ *    logsumexp, norm2, argmax and argmin: the elements of one output;
+ *  - matmul: one row of a; b past one binding is cut along N when its
+ *    columns lie apart (w^T in wt_linear: blocks of w's rows), else along
+ *    K with the parts summed (wt_matmul_fused with a bias or an activation
+ *    then refuses);
+ *  - gather, index_select, embedding: x cut to one index along the axis
+ *    (one row of an embedding table); larger tables are read in parts;
+ *  - scaled_dot_product_attention: one (batch, key head)'s K or V, or the
+ *    queries of one head (the query axis is never cut);
+ *  - conv2d: one image (direct kernel) or the few images the im2col path
+ *    takes at once; pooling and batch/group-norm application: one image
+ *    (pooling: one plane); pad/flip/roll/repeat/tril: an axis read with
+ *    reflect, replicate or circular wrapping is read whole;
+ *  - embedding gradient: dy and the indices (the table is done in blocks
+ *    of rows).
+ * Still refused whenever a tensor's storage is past one binding:
+ * cumsum/cumprod, sort/argsort/topk, scatter_add/index_add, the statistics
+ * of batch and group norm (and their gradients), and custom kernels (each
+ * tensor binds its whole storage). WT_WINDOW_BYTES=<n> in the environment
+ * lowers the window size (to test this on small tensors). */
+
 /* --------------------------------------------------------------- tensors */
 
 /* New tensor holding a copy of data (row-major, dtype elements as the host
