@@ -399,7 +399,10 @@ WT_API wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_st
  * wt_context_lose_device), every call on the context that touches the
  * device fails with WT_ERR_DEVICE_LOST and the reason; results of work
  * recorded since the last successful sync are lost. Views, shapes and
- * releases still work.
+ * releases still work. A kernel that never ends is not a device loss
+ * where the driver has no watchdog: on lavapipe (Vulkan and GLES) and on
+ * an NVIDIA H200 without a display, a custom kernel looping forever kept
+ * wt_context_sync waiting until the process was killed (45-100 s tried).
  *
  * wt_context_recover makes a new device on the same adapter (WT_OK with
  * nothing done when the device is fine, and on the CPU backend). Tensors
