@@ -455,9 +455,9 @@ WT_API wt_status wt_context_get_info(const wt_context *ctx, wt_context_info *out
  *  - row-wise ops (softmax, log_softmax, layernorm, rmsnorm), cross-entropy
  *    and its gradient: one row; softmax along another axis: one line along
  *    that axis; rope: one vector of D;
- *  - reductions: sum, mean, max, min, prod, all, any, norm1 and norminf
- *    reduce a part past one binding in partial results; var, std,
- *    logsumexp, norm2, argmax and argmin: the elements of one output;
+ *  - reductions (sum, mean, max, min, prod, all, any, var, std,
+ *    logsumexp, the norms) reduce a part past one binding in partial
+ *    results; argmax and argmin: the elements of one output;
  *  - matmul: one row of a; b past one binding is cut along N when its
  *    columns lie apart (w^T in wt_linear: blocks of w's rows), else along
  *    K with the parts summed (wt_matmul_fused with a bias or an activation

@@ -564,6 +564,27 @@ static void f32_tensor_ops(wt_context *ctx)
     wt_tensor_release(v1), wt_tensor_release(v2), wt_tensor_release(r), wt_tensor_release(kv);
     v1 = r = kv = NULL;
 
+    /* Reductions of all of X, whose one output's part is past one binding:
+     * norm2, logsumexp, var and std in partial results. */
+    double sum = 0, sq = 0, mx = -INFINITY;
+    for (int64_t i = 0; i < NX; i++) sum += val(i), sq += val(i) * val(i), mx = fmax(mx, val(i));
+    double mean = sum / (double)NX, dev = 0, ez = 0;
+    for (int64_t i = 0; i < NX; i++) dev += (val(i) - mean) * (val(i) - mean), ez += exp(val(i) - mx);
+    const char *names[4] = {"norm2 of all", "logsumexp of all", "var of all", "std of all"};
+    const double expected[4] = {sqrt(sq), mx + log(ez), dev / (double)(NX - 1), sqrt(dev / (double)(NX - 1))};
+    for (int k = 0; k < 4; k++) {
+        t0 = now();
+        s = k == 0 ? wt_norm(X, 2.0, 0, NULL, false, &r)
+            : k == 1 ? wt_logsumexp(X, 0, NULL, false, &r)
+            : k == 2 ? wt_var(X, 0, NULL, 1.0, false, &r) : wt_std(X, 0, NULL, 1.0, false, &r);
+        float got = 0;
+        if (ok(s, names[k]) && ok(wt_tensor_read(r, &got, 4), names[k])) {
+            CHECK(fabs(got - expected[k]) <= 1e-4 * fabs(expected[k]), "%s: %.9g, reference %.9g", names[k], got, expected[k]);
+            printf("  %-34s %.3f s\n", names[k], now() - t0);
+        }
+        wt_tensor_release(r), r = NULL;
+    }
+
     /* An activation gradient over all of X (a second 136 MB tensor). */
     t0 = now();
     if (ok(wt_activation_backward(WT_ACT_RELU, X, X, &r), "activation_backward"))

@@ -113,9 +113,7 @@ void wg_window_follow(const wt_tensor *in, uint32_t follow, const int64_t *start
                       const wt_tensor *piece, wt_tensor *view);
 wt_tensor wg_window_slice(const wt_tensor *t, int axis, int64_t start, int64_t count);
 bool wg_window_fits(const wt_context *ctx, const wt_tensor *t);
-typedef struct wg_window_buf {
-    _Alignas(16) unsigned char bytes[1024];
-} wg_window_buf;
+typedef struct wg_window_buf wg_window_buf; /* defined in wg_runtime.h */
 const wt_tensor *wg_window_of(const wt_context *ctx, const wt_tensor *t, wg_window_buf *buf);
 uint64_t wg_window_usable(const wt_context *ctx);
 /* Whether t's storage is too large to bind whole (a kernel outside the

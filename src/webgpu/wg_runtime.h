@@ -74,6 +74,14 @@ typedef struct wg_buffer {
     uint32_t generation; /* of the device it was made on (recovery.c) */
 } wg_buffer;
 
+/* A window over a large storage and a view through it (windows.c): a
+ * storage that is never released and a buffer that is bytes of another. */
+struct wg_window_buf {
+    wt_storage storage;
+    wg_buffer buffer;
+    wt_tensor tensor;
+};
+
 typedef struct wg_pool {
     wg_buffer **free_list;
     int count, capacity;

@@ -67,15 +67,9 @@ static bool fits(const wt_tensor *t, const window_limits *l)
     return t->storage->bytes <= l->binding || span_bytes(t) <= l->usable;
 }
 
-/* A window over t's storage and a view of it, both in *ws / *wt (caller
- * memory), when t's storage is too large to bind whole; else *view = t. */
-typedef struct windowed_operand {
-    wt_storage storage;
-    wg_buffer buffer;
-    wt_tensor tensor;
-} windowed_operand;
-
-_Static_assert(sizeof(windowed_operand) <= sizeof(wg_window_buf), "wg_window_buf too small");
+/* A window over t's storage and a view of it, both in *w (caller
+ * memory), when t's storage is too large to bind whole; else t. */
+typedef wg_window_buf windowed_operand;
 
 static const wt_tensor *make_window(const wt_tensor *t, const window_limits *l,
                                     windowed_operand *w)
@@ -334,7 +328,7 @@ bool wg_window_fits(const wt_context *ctx, const wt_tensor *t)
 const wt_tensor *wg_window_of(const wt_context *ctx, const wt_tensor *t, wg_window_buf *buf)
 {
     window_limits l = limits_of(ctx);
-    return make_window(t, &l, (windowed_operand *)buf);
+    return make_window(t, &l, buf);
 }
 
 bool wg_needs_windows(const wt_context *ctx, const wt_tensor *t)
@@ -450,27 +444,43 @@ wt_status wg_win_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
     return wg_windowed(ctx, out, 3, in, shared, piece_rowwise, &a);
 }
 
-/* The op that combines partial results of op, when one exists: the
- * reductions whose rows map by v (or |v|) and finish by a (or a / n):
- * partial results of the same op reduce again with the combine's own op.
- * A mean is a sum of sums, scaled at the end. */
-static bool parts_op(wt_reduce_op op, wt_reduce_op *part, wt_reduce_op *combine)
+/* How partial results of op over parts of the reduced elements combine:
+ * each part reduces with part (given the op's shift, when shifted, and a
+ * divisor of 1), the stacked parts with combine (a logsumexp keeps the
+ * shift: the overall maximum bounds every part's exponent), then scaled
+ * divides by the op's n and root takes the square root. A mean is a sum of
+ * sums, a variance the sum of the parts' squared deviations about the
+ * overall mean, a norm2 the norm2 of the parts' norm2s. */
+typedef struct reduce_parts {
+    wt_reduce_op part, combine;
+    bool shifted, scaled, root;
+} reduce_parts;
+
+static bool parts_of(wt_reduce_op op, reduce_parts *p)
 {
+    *p = (reduce_parts){op, op, false, false, false};
     switch (op) {
     case WT_REDUCE_SUM: case WT_REDUCE_MAX: case WT_REDUCE_MIN: case WT_REDUCE_PROD:
-    case WT_REDUCE_ALL: case WT_REDUCE_ANY:
-        *part = *combine = op;
+    case WT_REDUCE_ALL: case WT_REDUCE_ANY: case WT_REDUCE_NORM2:
         return true;
     case WT_REDUCE_MEAN:
-        *part = *combine = WT_REDUCE_SUM;
+        p->part = p->combine = WT_REDUCE_SUM;
+        p->scaled = true;
         return true;
     case WT_REDUCE_NORM1:
-        *part = op;
-        *combine = WT_REDUCE_SUM;
+        p->combine = WT_REDUCE_SUM;
         return true;
     case WT_REDUCE_NORMINF:
-        *part = op;
-        *combine = WT_REDUCE_MAX;
+        p->combine = WT_REDUCE_MAX;
+        return true;
+    case WT_REDUCE_LOGSUMEXP:
+        p->shifted = true;
+        return true;
+    case WT_REDUCE_VAR: case WT_REDUCE_STD:
+        p->part = WT_REDUCE_VAR;
+        p->combine = WT_REDUCE_SUM;
+        p->shifted = p->scaled = true;
+        p->root = op == WT_REDUCE_STD;
         return true;
     default:
         return false;
@@ -484,12 +494,11 @@ static bool parts_op(wt_reduce_op op, wt_reduce_op *part, wt_reduce_op *combine)
 static wt_status reduce_in_parts(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x,
                                  int nreduced, wt_tensor *out, const window_limits *lim)
 {
-    wt_reduce_op part_op, combine_op;
-    if (!parts_op(r->op, &part_op, &combine_op) || r->shift)
+    reduce_parts rp;
+    if (!parts_of(r->op, &rp) || (r->shift && !rp.shifted))
         return wt_fail(WT_ERR_UNSUPPORTED,
                        "webgpu: this reduction over more than one binding (%llu bytes) per output "
-                       "element is not supported; sum, mean, max, min, prod, all, any and the "
-                       "L1/max norms are",
+                       "element is not supported",
                        (unsigned long long)lim->usable);
     int k = out->ndim;
     while (k < x->ndim && x->shape[k] <= 1)
@@ -514,7 +523,7 @@ static wt_status reduce_in_parts(wt_context *ctx, const wt_reduce_args *r, const
     wt_status st = wt_tensor_alloc(ctx, out->dtype, out->ndim + 1, sshape, &stack);
     if (st == WT_OK)
         st = wt_tensor_alloc(ctx, out->dtype, out->ndim, out->shape, &partial);
-    wt_reduce_args pr = {.op = part_op, .shift = NULL, .n = 1};
+    wt_reduce_args pr = {.op = rp.part, .shift = rp.shifted ? r->shift : NULL, .n = 1};
     for (int64_t p = 0; st == WT_OK && p < parts; p++) {
         int64_t count = n - p * c < c ? n - p * c : c;
         wt_tensor chunk = slice_axis(x, k, p * c, count);
@@ -538,11 +547,15 @@ static wt_status reduce_in_parts(wt_context *ctx, const wt_reduce_args *r, const
         sv.shape[out->ndim] = parts;
         sv.strides[out->ndim] = stack->strides[0];
     }
-    wt_reduce_args cr = {.op = combine_op, .shift = NULL, .n = 1};
-    if (st == WT_OK && r->op != WT_REDUCE_MEAN) {
+    wt_reduce_args cr = {.op = rp.combine,
+                         .shift = rp.combine == WT_REDUCE_LOGSUMEXP ? r->shift : NULL, .n = 1};
+    wt_tensor *scaled = NULL;
+    if (st == WT_OK && !rp.scaled) {
         st = wg_win_reduce(ctx, &cr, &sv, 1, out);
     } else if (st == WT_OK) {
         st = wg_win_reduce(ctx, &cr, &sv, 1, partial);
+        if (st == WT_OK && rp.root)
+            st = wt_tensor_alloc(ctx, out->dtype, out->ndim, out->shape, &scaled);
         wt_tensor *scale = NULL;
         int64_t one = 1;
         if (st == WT_OK)
@@ -560,11 +573,17 @@ static wt_status reduce_in_parts(wt_context *ctx, const wt_reduce_args *r, const
                 sc.strides[d] = 0;
             }
             sc.numel = out->numel;
-            wt_ew_args mul = {.op = WT_OP_MUL, .nin = 2, .in = {partial, &sc}, .out = out};
+            wt_ew_args mul = {.op = WT_OP_MUL, .nin = 2, .in = {partial, &sc},
+                              .out = rp.root ? scaled : out};
             st = wg_win_elementwise(ctx, &mul);
+        }
+        if (st == WT_OK && rp.root) {
+            wt_ew_args root = {.op = WT_OP_SQRT, .nin = 1, .in = {scaled}, .out = out};
+            st = wg_win_elementwise(ctx, &root);
         }
         wt_tensor_release(scale);
     }
+    wt_tensor_release(scaled);
     wt_tensor_release(partial);
     wt_tensor_release(stack);
     return st;

@@ -16,7 +16,7 @@
  *   channel_norm (cut along images, and channels where they are apart).
  * What stays refused: see wt_context_info's max_binding_size in
  * webtensor.h. */
-#include "webgpu/wg.h"
+#include "webgpu/wg_runtime.h"
 
 #include <string.h>
 
