@@ -395,6 +395,33 @@ static double ref_rope(int64_t i, const void *a, double *tol)
     return d < h ? x0 * cos(ang) - x1 * sin(ang) : x1 * cos(ang) + x0 * sin(ang);
 }
 
+/* cumsum along the rows 16000..16999 of X as [SR, D]. */
+static double ref_cumsum(int64_t i, const void *a, double *tol)
+{
+    (void)a;
+    int64_t r = 16000 + i / D, c = i % D;
+    double s = 0, m = 0;
+    for (int64_t k = 0; k <= c; k++) s += val(r * D + k), m += fabs(val(r * D + k));
+    *tol = 1e-5 * m + 1e-6;
+    return s;
+}
+/* The 5 largest of each of the rows 16990..16999: values, descending. */
+static int cmp_desc(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? 1 : a > b ? -1 : 0;
+}
+static double ref_topk(int64_t i, const void *a, double *tol)
+{
+    (void)a;
+    *tol = 0;
+    double row[D];
+    int64_t r = 16990 + i / 5;
+    for (int64_t c = 0; c < D; c++) row[c] = val(r * D + c);
+    qsort(row, D, sizeof row[0], cmp_desc);
+    return row[i % 5];
+}
+
 /* Compares a [NX] tensor with ref (or with the tensor other) slice by
  * slice, so that no host buffer holds all of it. */
 static void expect_chunked(wt_tensor *t, wt_tensor *other, double (*ref)(int64_t), const char *what,
@@ -565,6 +592,27 @@ static void f32_tensor_ops(wt_context *ctx)
         expect(r, 10 * D, ref_rope, NULL, "rope of 10 rows", t0);
     wt_tensor_release(v1), wt_tensor_release(v2), wt_tensor_release(r), wt_tensor_release(kv);
     v1 = r = kv = NULL;
+
+    /* cumsum and topk along rows that lie past the first 128 MiB. */
+    t0 = now();
+    wt_tensor *kv2 = NULL, *ti = NULL;
+    if (ok(wt_reshape(X, 2, xs2, &kv2), "reshape") && ok(wt_slice(kv2, 0, 16000, SR, 1, &v1), "slice") &&
+        ok(wt_cumsum(v1, 1, &r), "cumsum"))
+        expect(r, 1000LL * D, ref_cumsum, NULL, "cumsum of 1000 rows", t0);
+    wt_tensor_release(v1), wt_tensor_release(r);
+    v1 = r = NULL;
+    t0 = now();
+    if (kv2 && ok(wt_slice(kv2, 0, SR - 10, SR, 1, &v1), "slice") && ok(wt_topk(v1, 5, true, &r, &ti), "topk")) {
+        expect(r, 50, ref_topk, NULL, "topk of 10 rows", t0);
+        int32_t hi[50];
+        float hv[50];
+        if (ok(wt_tensor_read(ti, hi, sizeof hi), "read topk indices") && ok(wt_tensor_read(r, hv, sizeof hv), "read"))
+            for (int i = 0; i < 50; i++)
+                CHECK(hi[i] >= 0 && hi[i] < D && (float)val((SR - 10 + i / 5) * D + hi[i]) == hv[i],
+                      "topk index %d points at its value", i);
+    }
+    wt_tensor_release(v1), wt_tensor_release(r), wt_tensor_release(ti), wt_tensor_release(kv2);
+    v1 = r = NULL;
 
     /* Reductions of all of X, whose one output's part is past one binding:
      * norm2, logsumexp, var and std in partial results. */

@@ -355,14 +355,14 @@ const wt_backend_ops wt_webgpu_backend = {
     .rowwise = wg_win_rowwise,
     /* --- reductions, scans, random numbers --- */
     .argreduce = wg_win_argreduce,
-    .scan = wg_op_scan,
+    .scan = wg_win_scan,
     .random = wg_win_random,
     /* --- data movement --- */
     .remap = wg_win_remap,
     .copy_into = wg_win_copy_into,
     .gather = wg_win_gather,
     .scatter_add = wg_op_scatter_add,
-    .argsort_rows = wg_op_argsort_rows,
+    .argsort_rows = wg_win_argsort_rows,
     /* --- convolution and pooling --- */
     .im2col = wg_win_im2col,
     .col2im = wg_win_col2im,

@@ -161,6 +161,10 @@ wt_status wg_win_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *
                         int64_t rows, wt_tensor *col);
 wt_status wg_win_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
                         const wt_window2d *win, wt_tensor *out);
+wt_status wg_win_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n,
+                      int64_t inner, wt_tensor *out);
+wt_status wg_win_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k,
+                              wt_tensor *out);
 wt_status wg_win_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
                                int32_t ignore, wt_tensor *loss, wt_tensor *valid);
 wt_status wg_win_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits,

@@ -699,3 +699,65 @@ wt_status wg_win_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *
     wg_window_plan plan = {.nin = 2, .keep = ~0u, .fn = piece_col2im, .arg = &c};
     return wg_windowed_plan(ctx, out, in, &plan);
 }
+
+/* ------------------------------------------------ scans and sorting */
+
+typedef struct scan_arg {
+    wt_scan_op op;
+    int64_t n, inner;
+} scan_arg;
+
+static wt_status piece_scan(wt_context *ctx, const wt_tensor *const *in, wt_tensor *out,
+                            const int64_t *start, const void *arg)
+{
+    (void)start;
+    const scan_arg *a = arg;
+    return wg_op_scan(ctx, a->op, in[0], a->n, a->inner, out);
+}
+
+wt_status wg_win_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n,
+                      int64_t inner, wt_tensor *out)
+{
+    /* x and out contiguous, seen as [outer, n, inner]: pieces of whole
+     * [n, inner] slabs. */
+    if (n <= 0 || inner <= 0 || x->numel == 0)
+        return wg_op_scan(ctx, op, x, n, inner, out);
+    wt_tensor x3 = *x, o3 = *out;
+    const int64_t shape[3] = {x->numel / (n * inner), n, inner}, strides[3] = {n * inner, inner, 1};
+    x3.ndim = o3.ndim = 3;
+    memcpy(x3.shape, shape, sizeof shape), memcpy(o3.shape, shape, sizeof shape);
+    memcpy(x3.strides, strides, sizeof strides), memcpy(o3.strides, strides, sizeof strides);
+    scan_arg a = {op, n, inner};
+    const wt_tensor *in[1] = {&x3};
+    wg_window_plan plan = {
+        .nin = 1, .follow = {1u}, .keep = 6u, .out_layout = WG_OUT_CONTIGUOUS, .fn = piece_scan,
+        .arg = &a,
+    };
+    return wg_windowed_plan(ctx, &o3, in, &plan);
+}
+
+typedef struct sort_arg {
+    bool descending;
+    int64_t k;
+} sort_arg;
+
+static wt_status piece_argsort(wt_context *ctx, const wt_tensor *const *in, wt_tensor *out,
+                               const int64_t *start, const void *arg)
+{
+    (void)start;
+    const sort_arg *a = arg;
+    return wg_op_argsort_rows(ctx, in[0], a->descending, a->k, out);
+}
+
+wt_status wg_win_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k,
+                              wt_tensor *out)
+{
+    /* Pieces of whole rows: x follows out's leading axes. */
+    sort_arg a = {descending, k};
+    const int last = out->ndim - 1;
+    wg_window_plan plan = {
+        .nin = 1, .follow = {first_axes(last)}, .keep = 1u << last, .out_layout = WG_OUT_AT_ZERO,
+        .fn = piece_argsort, .arg = &a,
+    };
+    return wg_windowed_plan(ctx, out, &x, &plan);
+}
