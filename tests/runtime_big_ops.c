@@ -11,7 +11,9 @@
  *   (grouped heads), softmax along axis 0 of a strided view, max pooling
  *   with indices and a strided convolution over it as images, argmax and
  *   cross-entropy of its rows, the gradients of cross-entropy and rope
- *   on slices of it, and a relu gradient over all of it;
+ *   on slices of it, cumsum and topk of rows past its first 128 MiB,
+ *   norm2/logsumexp/var/std of all of it, and a relu gradient and an SGD
+ *   step (in place) over all of it;
  *   the gradient of a 136 MB f32 embedding table; wt_rand of 34M elements
  *   against the CPU backend's.
  * At most two large tensors live at a time (272 MB; the host copy made
@@ -456,6 +458,7 @@ static void expect_chunked(wt_tensor *t, wt_tensor *other, double (*ref)(int64_t
     free(got), free(want);
 }
 static double ref_relu_backward(int64_t i) { return val(i) > 0 ? val(i) : 0.0; }
+static double ref_sgd(int64_t i) { return (double)((float)val(i) - 0.5f * (float)ref_relu_backward(i)); }
 
 /* X as [425, 4, 100, 200] images: a 3x3 stride-3 convolution of four
  * channels into two, with a bias (the im2col path), of the last 45
@@ -637,8 +640,16 @@ static void f32_tensor_ops(wt_context *ctx)
 
     /* An activation gradient over all of X (a second 136 MB tensor). */
     t0 = now();
-    if (ok(wt_activation_backward(WT_ACT_RELU, X, X, &r), "activation_backward"))
+    if (ok(wt_activation_backward(WT_ACT_RELU, X, X, &r), "activation_backward")) {
         expect_chunked(r, NULL, ref_relu_backward, "relu backward (136 MB out)", t0);
+        /* An SGD step on X (in place) with that gradient. */
+        wt_sgd_options so;
+        wt_sgd_options_init(&so);
+        so.lr = 0.5f;
+        t0 = now();
+        if (ok(wt_sgd_step(X, r, NULL, &so), "sgd_step"))
+            expect_chunked(X, NULL, ref_sgd, "sgd step on 136 MB in place", t0);
+    }
     wt_tensor_release(r);
     wt_tensor_release(X);
 }
