@@ -457,6 +457,12 @@ static void expect_chunked(wt_tensor *t, wt_tensor *other, double (*ref)(int64_t
     printf("  %-34s %.3f s\n", what, secs);
     free(got), free(want);
 }
+static double bn_mean[4], bn_var[4];
+static double ref_batch_norm(int64_t i)
+{
+    int k = (int)(i / (IH * IW) % 4);
+    return (val(i) - bn_mean[k]) / sqrt(bn_var[k] + 1e-5);
+}
 static double ref_relu_backward(int64_t i) { return val(i) > 0 ? val(i) : 0.0; }
 static double ref_sgd(int64_t i) { return (double)((float)val(i) - 0.5f * (float)ref_relu_backward(i)); }
 
@@ -637,6 +643,34 @@ static void f32_tensor_ops(wt_context *ctx)
         }
         wt_tensor_release(r), r = NULL;
     }
+
+    /* Batch norm (training) of X as [425, 4, 100, 200]: its statistics in
+     * blocks of images, then the normalised 136 MB output. */
+    for (int k = 0; k < 4; k++) bn_mean[k] = bn_var[k] = 0;
+    for (int64_t i = 0; i < NX; i++) bn_mean[i / (IH * IW) % 4] += val(i);
+    for (int k = 0; k < 4; k++) bn_mean[k] /= (double)(NX / 4);
+    for (int64_t i = 0; i < NX; i++) {
+        double d = val(i) - bn_mean[i / (IH * IW) % 4];
+        bn_var[i / (IH * IW) % 4] += d * d;
+    }
+    for (int k = 0; k < 4; k++) bn_var[k] /= (double)(NX / 4);
+    wt_batch_norm_options bo;
+    wt_batch_norm_options_init(&bo);
+    bo.training = true;
+    wt_tensor *bm = NULL, *bvv = NULL, *flat = NULL;
+    t0 = now();
+    if (ok(wt_reshape(X, 4, is4, &kv), "reshape") && ok(wt_batch_norm(kv, NULL, NULL, NULL, NULL, &bo, &r, &bm, &bvv), "batch_norm")) {
+        float hm[4], hv[4];
+        if (ok(wt_tensor_read(bm, hm, sizeof hm), "read mean") && ok(wt_tensor_read(bvv, hv, sizeof hv), "read var"))
+            for (int k = 0; k < 4; k++)
+                CHECK(fabs(hm[k] - bn_mean[k]) <= 1e-5 * sqrt(bn_var[k]) && fabs(hv[k] - bn_var[k]) <= 1e-5 * bn_var[k],
+                      "batch statistics of channel %d: %g %g, reference %g %g", k, hm[k], hv[k], bn_mean[k], bn_var[k]);
+        int64_t nx = NX;
+        if (ok(wt_reshape(r, 1, &nx, &flat), "reshape"))
+            expect_chunked(flat, NULL, ref_batch_norm, "batch_norm (training, 136 MB)", t0);
+    }
+    wt_tensor_release(kv), wt_tensor_release(r), wt_tensor_release(bm), wt_tensor_release(bvv), wt_tensor_release(flat);
+    kv = r = NULL;
 
     /* An activation gradient over all of X (a second 136 MB tensor). */
     t0 = now();

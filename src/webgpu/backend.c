@@ -369,7 +369,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .pool2d = wg_win_pool2d,
     .conv2d = wg_win_conv2d,
     .channel_norm = wg_win_channel_norm,
-    .channel_moments = wg_op_channel_moments,
+    .channel_moments = wg_win_channel_moments,
     /* --- transformer ops --- */
     .softmax_axis = wg_win_softmax_axis,
     .attention = wg_win_attention,

@@ -165,6 +165,7 @@ wt_status wg_win_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_
                       int64_t inner, wt_tensor *out);
 wt_status wg_win_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k,
                               wt_tensor *out);
+wt_status wg_win_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 wt_status wg_win_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
                                int32_t ignore, wt_tensor *loss, wt_tensor *valid);
 wt_status wg_win_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits,
