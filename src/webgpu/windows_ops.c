@@ -13,9 +13,14 @@
  * - copy_into (copies of views, concat, slice assignment), remap (pad,
  *   flip, roll, repeat, tril/triu), softmax along an axis, attention
  *   (cut along batches and heads), direct conv2d, pool2d and
- *   channel_norm (cut along images, and channels where they are apart).
- * What stays refused: see wt_context_info's max_binding_size in
- * webtensor.h. */
+ *   channel_norm (cut along images, pooling also along channels).
+ * - random numbers (parts of one Philox stream), rope, arg-reductions,
+ *   scans (whole slabs), sorting (whole rows), the training kernels
+ *   (activation gradients and optimizer steps as flat arrays,
+ *   cross-entropy by rows, the embedding gradient by blocks of the
+ *   table's rows), im2col/col2im (whole, on windows), and batch-norm
+ *   statistics (blocks of images combined on the host).
+ * What stays refused: "tensors past one binding" in webtensor.h. */
 #include "webgpu/wg_runtime.h"
 
 #include <stdlib.h>
