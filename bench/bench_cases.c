@@ -106,6 +106,13 @@ static wt_status run_sum_all(wt_tensor *const *in, const int64_t *p, wt_tensor *
 {
     return wt_sum(in[0], 0, NULL, false, out);
 }
+/* The same on f16 input (f32 accumulation, an f16 result). */
+static void plan_sum_all_f16(const int64_t *p, bench_plan *plan)
+{
+    plan_sum_all(p, plan);
+    plan->input_dtype = WT_F16;
+    plan->work = 2.0 * (double)p[0] + 2.0;
+}
 
 /* params: rows, cols */
 static void plan_rows(const int64_t *p, bench_plan *plan)
@@ -263,6 +270,7 @@ static const bench_case cases[] = {
     {"add_f16", "a + b, elementwise, f16", BENCH_BYTES, plan_binary_f16, run_add, false},
     {"exp_f16", "exp(x), elementwise, f16", BENCH_BYTES, plan_unary_f16, run_exp, false},
     {"sum", "sum of all elements", BENCH_BYTES, plan_sum_all, run_sum_all, false},
+    {"sum_f16", "sum of all elements, f16", BENCH_BYTES, plan_sum_all_f16, run_sum_all, false},
     {"rowsum", "sum over axis 1 of [rows, cols]", BENCH_BYTES, plan_rows, run_rowsum, false},
     {"softmax", "softmax over the last axis of [rows, cols]", BENCH_BYTES, plan_softmax,
      run_softmax, false},
@@ -291,6 +299,7 @@ static const bench_item quick_items[] = {
     {"add_f16", {1 << 20}},
     {"exp_f16", {1 << 20}},
     {"sum", {1 << 20}},
+    {"sum_f16", {1 << 20}},
     {"rowsum", {1024, 1024}},
     {"softmax", {1024, 1024}},
     {"layernorm", {1024, 1024}},
@@ -312,6 +321,7 @@ static const bench_item default_items[] = {
     {"add_f16", {1 << 24}},
     {"exp_f16", {1 << 24}},
     {"sum", {1 << 24}},
+    {"sum_f16", {1 << 24}},
     {"rowsum", {4096, 4096}},
     {"softmax", {4096, 4096}},
     {"layernorm", {4096, 4096}},
@@ -333,6 +343,7 @@ static const bench_item large_items[] = {
     {"add_f16", {1 << 28}},
     {"exp_f16", {1 << 28}},
     {"sum", {1 << 28}},
+    {"sum_f16", {1 << 28}},
     {"rowsum", {32768, 4096}},
     {"softmax", {32768, 4096}},
     {"layernorm", {32768, 4096}},

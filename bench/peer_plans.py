@@ -30,6 +30,11 @@ def plan_sum_all(p):
     return [(n,)], f"{n}", 4.0 * n + 4.0, 1
 
 
+def plan_sum_all_f16(p):
+    (n,) = p
+    return [(n,)], f"{n}", 2.0 * n + 2.0, 1
+
+
 def plan_rows(p):
     r, c = p
     return [(r, c)], f"{r}x{c}", 4.0 * r * c + 4.0 * r, 1

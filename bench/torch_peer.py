@@ -72,6 +72,7 @@ CASES = {
                 torch.float16),
     "exp_f16": ("bytes", plans.plan_unary_f16, lambda x, p: torch.exp(x[0], out=x[1]), torch.float16),
     "sum": ("bytes", plans.plan_sum_all, lambda x, p: x[0].sum()),
+    "sum_f16": ("bytes", plans.plan_sum_all_f16, lambda x, p: x[0].sum(), torch.float16),
     "rowsum": ("bytes", plans.plan_rows, lambda x, p: x[0].sum(dim=1)),
     "softmax": ("bytes", plans.plan_softmax, lambda x, p: torch.softmax(x[0], -1)),
     "layernorm": ("bytes", plans.plan_layernorm, run_layernorm),
@@ -89,7 +90,7 @@ CASES = {
 SIZES = {
     "quick": [
         ("add", (1 << 20,)), ("exp", (1 << 20,)),
-        ("add_f16", (1 << 20,)), ("exp_f16", (1 << 20,)), ("sum", (1 << 20,)),
+        ("add_f16", (1 << 20,)), ("exp_f16", (1 << 20,)), ("sum", (1 << 20,)), ("sum_f16", (1 << 20,)),
         ("rowsum", (1024, 1024)),
         ("softmax", (1024, 1024)), ("layernorm", (1024, 1024)), ("rmsnorm", (1024, 1024)),
         ("transpose", (1024, 1024)),
@@ -99,7 +100,7 @@ SIZES = {
     ],
     "default": [
         ("add", (1 << 24,)), ("exp", (1 << 24,)),
-        ("add_f16", (1 << 24,)), ("exp_f16", (1 << 24,)), ("sum", (1 << 24,)),
+        ("add_f16", (1 << 24,)), ("exp_f16", (1 << 24,)), ("sum", (1 << 24,)), ("sum_f16", (1 << 24,)),
         ("rowsum", (4096, 4096)),
         ("softmax", (4096, 4096)), ("layernorm", (4096, 4096)), ("rmsnorm", (4096, 4096)),
         ("transpose", (4096, 4096)),
@@ -109,7 +110,7 @@ SIZES = {
     ],
     "large": [
         ("add", (1 << 28,)), ("exp", (1 << 28,)),
-        ("add_f16", (1 << 28,)), ("exp_f16", (1 << 28,)), ("sum", (1 << 28,)),
+        ("add_f16", (1 << 28,)), ("exp_f16", (1 << 28,)), ("sum", (1 << 28,)), ("sum_f16", (1 << 28,)),
         ("rowsum", (32768, 4096)),
         ("softmax", (32768, 4096)), ("layernorm", (32768, 4096)), ("rmsnorm", (32768, 4096)),
         ("transpose", (32768, 4096)),

@@ -647,7 +647,7 @@ static void test_misuse(bool gpu)
     CHECK(wt_op_support(g_ctx, add, WT_I32, &sup) == WT_OK && sup == WT_SUPPORT_NATIVE, "add i32 native");
     CHECK(wt_op_support(g_ctx, add, WT_BOOL, &sup) == WT_OK && sup == WT_SUPPORT_NONE, "add of bools refused");
     CHECK(wt_op_support(g_ctx, add, WT_F16, &sup) == WT_OK &&
-              sup == (gpu ? WT_SUPPORT_NATIVE : WT_SUPPORT_VIA_F32),
+              sup == WT_SUPPORT_NATIVE,
           "add f16: %d", (int)sup);
 }
 

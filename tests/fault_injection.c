@@ -410,7 +410,9 @@ static void cpu_size_classes(void)
     if (!CHECK(ctx != NULL, "cpu context: %s", wt_last_error())) return;
     int classes = 0;
     for (int64_t n = 1; n <= ((int64_t)1 << 28); n *= 8, classes++) {
-        const int64_t keep_shape[1] = {64};
+        /* 192 bytes: a pooled block of no size class below, which the
+         * pool must give back (not hand out) before it gives up. */
+        const int64_t keep_shape[1] = {48};
         wt_tensor *keep = NULL, *t = (wt_tensor *)(uintptr_t)0x10;
         wt_tensor_zeros(ctx, WT_F32, 1, keep_shape, &keep);
         wt_tensor_release(keep); /* now pooled */

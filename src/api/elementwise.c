@@ -89,8 +89,13 @@ static wt_status compute(const char *fn, wt_op op, int nin, const wt_tensor *con
     for (int k = 0; k < ntensors && st == WT_OK; k++) {
         wt_tensor *c = NULL;
         if ((st = as_dtype(in[k], lanes, &c)) == WT_OK) {
-            st = wt_expand(c, ndim, shape, &cast[k]);
-            wt_tensor_release(c);
+            /* Already of the broadcast shape (the common case): no view. */
+            if (c->ndim == ndim && memcmp(c->shape, shape, sizeof shape[0] * (size_t)ndim) == 0) {
+                cast[k] = c;
+            } else {
+                st = wt_expand(c, ndim, shape, &cast[k]);
+                wt_tensor_release(c);
+            }
         }
         args.in[k] = cast[k];
     }
@@ -170,8 +175,6 @@ static wt_status ew_run_any(const char *fn, wt_op op, const wt_tensor *a, const 
     double p[2] = {params ? params[0] : 0.0, scalar ? *scalar : (params ? params[1] : 0.0)};
     wt_context *ctx = wt_ctx_of(a);
     wt_support sup = wt_op_support_on(ctx, op, lanes);
-    if (scalar && lanes == WT_F16 && sup == WT_SUPPORT_NATIVE)
-        sup = WT_SUPPORT_VIA_F32; /* the f16 kernels take tensors only */
     const wt_tensor *const *in_ = in_t;
     const double *params_ = p;
     if (sup == WT_SUPPORT_NATIVE && lanes == WT_F16) {

@@ -102,6 +102,9 @@ static unsigned dtype_class(wt_dtype d)
     }
 }
 
+static wt_status reduce_into(const char *fn, wt_reduce_op op, const wt_tensor *x, int naxes, const int *axes,
+                             bool keepdims, double correction, wt_dtype result, wt_tensor **out);
+
 static wt_status reduce(const char *fn, wt_reduce_op op, const wt_tensor *x, int naxes,
                         const int *axes, bool keepdims, double correction, wt_tensor **out)
 {
@@ -127,13 +130,28 @@ static wt_status reduce(const char *fn, wt_reduce_op op, const wt_tensor *x, int
                        info->dtypes == WT_RD_BOOL ? "a WT_BOOL mask is needed" : "a numeric tensor is needed");
     }
     if (wt_has_f16(x, NULL, NULL)) {
-        wt_lifted l;
+        /* The backend reads the halves itself where it can (an f32 result,
+         * rounded once at the end); else through an f32 copy. */
         wt_tensor *r = NULL;
-        if ((st = wt_lift_f16(x, NULL, NULL, &l)) == WT_OK)
-            st = reduce(fn, op, l.in[0], naxes, axes, keepdims, correction, &r);
-        wt_lifted_release(&l);
-        return wt_land(st, r, l.result, out);
+        st = reduce_into(fn, op, x, naxes, axes, keepdims, correction, WT_F32, &r);
+        if (st == WT_ERR_UNSUPPORTED) {
+            wt_lifted l;
+            if ((st = wt_lift_f16(x, NULL, NULL, &l)) == WT_OK)
+                st = reduce(fn, op, l.in[0], naxes, axes, keepdims, correction, &r);
+            wt_lifted_release(&l);
+        }
+        return wt_land(st, r, WT_F16, out);
     }
+    return reduce_into(fn, op, x, naxes, axes, keepdims, correction, x->dtype, out);
+}
+
+/* The reduction of x (of an accepted dtype) into a fresh tensor of dtype
+ * result: x's own, or f32 for f16 x. */
+static wt_status reduce_into(const char *fn, wt_reduce_op op, const wt_tensor *x, int naxes, const int *axes,
+                             bool keepdims, double correction, wt_dtype result, wt_tensor **out)
+{
+    const wt_reduce_info *info = wt_reduce_info_of(op);
+    wt_status st;
     if (!(correction >= 0) || isinf(correction))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: correction %g is not a finite value >= 0", fn, correction);
     reduce_plan pl;
@@ -148,7 +166,7 @@ static wt_status reduce(const char *fn, wt_reduce_op op, const wt_tensor *x, int
 
     wt_context *ctx = wt_ctx_of(x);
     wt_tensor *t = NULL, *kv = NULL, *shift = NULL;
-    if ((st = wt_tensor_alloc(ctx, x->dtype, pl.ondim, pl.oshape, &t)) != WT_OK) goto done;
+    if ((st = wt_tensor_alloc(ctx, result, pl.ondim, pl.oshape, &t)) != WT_OK) goto done;
     if (t->numel == 0) goto done;
     if (pl.count == 0) {
         st = fill_value(t, finish_host(op, n));

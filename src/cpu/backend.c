@@ -75,7 +75,6 @@ const wt_backend_ops wt_cpu_backend = {
     .cast = cpu_cast,
     .elementwise = cpu_elementwise,
     .where = cpu_where,
-    .supports = cpu_supports,
     .matmul = cpu_matmul,
     .matmul_fused = cpu_matmul_fused,
     .reduce = cpu_reduce,

@@ -26,8 +26,7 @@ static inline int32_t f32_to_i32(uint32_t b) {
 
 static inline uint32_t i32_to_f32_bits(int32_t i) { return vm_bits((float)i); }
 
-/* Converts n elements, the input stepping by step elements. */
-static void cast_run(wt_dtype from, wt_dtype to, const void *src, int64_t step, void *dst,
+void cpu_cast_run(wt_dtype from, wt_dtype to, const void *src, int64_t step, void *dst,
                      int64_t n) {
 #define CAST_LOOP(TS, TD, EXPR)                                                                    \
     do {                                                                                           \
@@ -95,7 +94,7 @@ wt_status cpu_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out) {
             off += (rem % shape[d]) * xs[d];
             rem /= shape[d];
         }
-        cast_run(from, to, in_base + off * (int64_t)in_size, xs[last],
+        cpu_cast_run(from, to, in_base + off * (int64_t)in_size, xs[last],
                  out_base + r * inner * (int64_t)out_size, inner);
     }
     return WT_OK;

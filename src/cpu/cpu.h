@@ -9,11 +9,19 @@
  * block costs a page fault per 4 KiB on first touch, often more than the
  * op that writes it. Blocks are matched by size class. */
 #define CPU_POOL_SLOTS 16
+/* Small blocks (a few KiB: the outputs of small ops) are kept apart, so
+ * that a run of small ops reuses them without evicting the large ones:
+ * an aligned malloc and free cost as much as an add of a thousand floats. */
+#define CPU_POOL_SMALL_SLOTS 8
 typedef struct cpu_pool {
     void *block[CPU_POOL_SLOTS];
     size_t capacity[CPU_POOL_SLOTS];
     int count;   /* oldest first */
     size_t bytes;
+    void *small_block[CPU_POOL_SMALL_SLOTS];
+    size_t small_capacity[CPU_POOL_SMALL_SLOTS];
+    int small_count; /* oldest first */
+    size_t small_bytes;
 } cpu_pool;
 
 /* Per-context state of the CPU backend. */
@@ -89,6 +97,13 @@ static inline int64_t cpu_layout_numel(const cpu_layout *l) {
 void cpu_gather(const float *base, const cpu_layout *l, int64_t start, int64_t len,
                 float *dst);
 
+/* --- f16 elementwise lanes --- */
+/* The same, from f16 data, each element widened to f32 (strided.c). */
+void cpu_gather_f16(const uint16_t *base, const cpu_layout *l, int64_t start, int64_t len, float *dst);
+/* Converts n elements between the dtypes of wt_cast, the input stepping by
+ * step elements, into dst, contiguous (cast.c). */
+void cpu_cast_run(wt_dtype from, wt_dtype to, const void *src, int64_t step, void *dst, int64_t n);
+
 /* Rejects dtypes this backend does not compute. */
 wt_status cpu_check_f32(const char *what, const wt_tensor *t);
 
@@ -100,7 +115,6 @@ wt_status cpu_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 wt_status cpu_elementwise(wt_context *ctx, const wt_ew_args *args);
 wt_status cpu_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a, const wt_tensor *b,
                     uint32_t a_bits, wt_tensor *out);
-wt_support cpu_supports(const wt_context *ctx, wt_op op, wt_dtype dtype, wt_support catalogue);
 wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
 wt_status cpu_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
                            const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);

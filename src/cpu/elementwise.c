@@ -50,6 +50,11 @@ typedef struct ew_job {
     cpu_layout in_layout[EW_MAX_IN];
     float *out;
     int64_t n;
+    /* f16 operands and out (EW_OP, f32 lanes): each block is widened into
+     * the scratch rows, computed there and narrowed into out_h. */
+    bool f16;
+    const uint16_t *in_h[EW_MAX_IN];
+    uint16_t *out_h;
 } ew_job;
 
 /* The elementwise rows of core/ops.def, generated. Each row becomes two
@@ -179,8 +184,29 @@ static void compute_span(const ew_job *job, const float *const *src, float *y, i
         span_f32(job->op, src[0], src[1], job->params, y, n);
 }
 
+/* A block of f16 operands: widened to f32 (F16C where the processor has
+ * it), the f32 span, then rounded to nearest even into out: the bits of
+ * the path through f32 casts, without its three full passes. */
+static void run_block_f16(const ew_job *job, int64_t start, int64_t len, float (*scratch)[EW_BLOCK]) {
+    for (int k = 0; k < job->nin; k++) {
+        if (!job->in_h[k]) /* a binary op's scalar b */
+            fill_span(job->params[1], (ew_u32 *)scratch[k], len);
+        else if (job->in_contiguous[k])
+            cpu_cast_run(WT_F16, WT_F32, job->in_h[k] + start, 1, scratch[k], len);
+        else
+            cpu_gather_f16(job->in_h[k], &job->in_layout[k], start, len, scratch[k]);
+    }
+    float *y = scratch[EW_MAX_IN - 1];
+    span_f32(job->op, scratch[0], scratch[1], job->params, y, len);
+    cpu_cast_run(WT_F32, WT_F16, y, 1, job->out_h + start, len);
+}
+
 static void run_block(const ew_job *job, int64_t start, int64_t len,
                       float (*scratch)[EW_BLOCK]) {
+    if (job->f16) {
+        run_block_f16(job, start, len, scratch);
+        return;
+    }
     float *y = job->out + start;
     if (job->kind == EW_FILL) {
         fill_span(job->bits, (ew_u32 *)(void *)y, len);
@@ -220,7 +246,7 @@ _Static_assert(EW_TILE * EW_TILE <= EW_BLOCK, "a tile fits one scratch buffer");
  * the last: a transposed view) would touch one cache line and one page per
  * element in run order. Square tiles read it in contiguous runs instead. */
 static bool wants_tiles(const ew_job *job) {
-    if (job->kind == EW_FILL || job->in_layout[0].ndim < 2)
+    if (job->kind == EW_FILL || job->f16 || job->in_layout[0].ndim < 2)
         return false;
     const int last = job->in_layout[0].ndim - 1;
     for (int k = 0; k < job->nin; k++) {
@@ -309,6 +335,14 @@ static void run_job(wt_context *ctx, const ew_job *job) {
     }
     const int64_t nblocks = (job->n + EW_BLOCK - 1) / EW_BLOCK;
     const bool parallel = job->n > CPU_PARALLEL_MIN;
+    if (!parallel) {
+        /* Inline: even a parallel region of one thread costs about as much
+         * as an add of a thousand floats. */
+        _Alignas(64) float scratch[EW_MAX_IN][EW_BLOCK];
+        for (int64_t start = 0; start < job->n; start += EW_BLOCK)
+            run_block(job, start, job->n - start < EW_BLOCK ? job->n - start : EW_BLOCK, scratch);
+        return;
+    }
     /* Static schedule: each thread gets one run of neighbouring blocks,
      * which keeps the hardware prefetchers streaming. */
 #pragma omp parallel for num_threads(cpu_threads(ctx)) if (parallel) schedule(static)
@@ -337,7 +371,10 @@ static void describe_inputs(ew_job *job, const wt_tensor *const *ins, const wt_t
         l->ndim = ndim;
         memcpy(l->shape, shape, sizeof(int64_t) * (size_t)ndim);
         memcpy(l->strides, strides[k + 1], sizeof(int64_t) * (size_t)ndim);
-        job->in[k] = ins[k] ? cpu_data(ins[k]) : NULL;
+        if (job->f16)
+            job->in_h[k] = ins[k] ? (const uint16_t *)ins[k]->storage->host + ins[k]->offset : NULL;
+        else
+            job->in[k] = ins[k] ? cpu_data(ins[k]) : NULL;
         /* out is contiguous, so a single merged axis of stride 1 means the
          * input matches it element for element. */
         job->in_contiguous[k] = ins[k] && ((ndim == 1 && l->strides[0] == 1) || job->n <= 1);
@@ -379,15 +416,21 @@ wt_status cpu_elementwise(wt_context *ctx, const wt_ew_args *args) {
     if ((unsigned)args->op >= WT_OP_COUNT || wt_op_table[args->op].arity != args->nin)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "cpu: op %d is not an elementwise op of %d inputs",
                        (int)args->op, args->nin);
+    const bool f16 = x->dtype == WT_F16;
     for (int k = 0; k < args->nin; k++)
-        if ((args->in[k] && args->in[k]->dtype != x->dtype) || (x->dtype != WT_F32 && !lanes_i32(x->dtype)))
-            return wt_fail(WT_ERR_UNSUPPORTED, "cpu %s: inputs of dtype %s (f32, i32 and bool lanes only)",
+        if ((args->in[k] && args->in[k]->dtype != x->dtype) ||
+            (x->dtype != WT_F32 && !f16 && !lanes_i32(x->dtype)))
+            return wt_fail(WT_ERR_UNSUPPORTED, "cpu %s: inputs of dtype %s (f32, f16, i32 and bool lanes only)",
                            wt_op_table[args->op].name, wt_dtype_name(x->dtype));
-    if (wt_dtype_storage_size(args->out->dtype) != 4)
+    if (f16 ? args->out->dtype != WT_F16 : wt_dtype_storage_size(args->out->dtype) != 4)
         return wt_fail(WT_ERR_UNSUPPORTED, "cpu %s: an output of dtype %s", wt_op_table[args->op].name,
                        wt_dtype_name(args->out->dtype));
     ew_job job = {.kind = EW_OP, .op = args->op, .i32_lanes = lanes_i32(x->dtype), .nin = args->nin,
-                  .out = cpu_data(args->out), .n = args->out->numel};
+                  .n = args->out->numel, .f16 = f16};
+    if (f16)
+        job.out_h = (uint16_t *)args->out->storage->host + args->out->offset;
+    else
+        job.out = cpu_data(args->out);
     memcpy(job.params, args->params, sizeof job.params);
     if (job.n == 0)
         return WT_OK;
@@ -408,13 +451,4 @@ wt_status cpu_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a, 
     describe_inputs(&job, ins, out);
     run_job(ctx, &job);
     return WT_OK;
-}
-
-/* f16 lanes go through f32: this backend has no f16 arithmetic. */
-wt_support cpu_supports(const wt_context *ctx, wt_op op, wt_dtype dtype, wt_support catalogue) {
-    (void)ctx;
-    (void)op;
-    return dtype == WT_F16 && catalogue == WT_SUPPORT_NATIVE && wt_op_table[op].arity > 0
-               ? WT_SUPPORT_VIA_F32
-               : catalogue;
 }

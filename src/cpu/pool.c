@@ -1,4 +1,5 @@
-/* Host memory for CPU storages, with a small pool of large blocks. */
+/* Host memory for CPU storages, with small pools of large and of small
+ * blocks. */
 #include "cpu/cpu.h"
 
 #include <stdio.h>
@@ -6,8 +7,11 @@
 
 /* 64 bytes: a cache line and a full AVX-512 vector. */
 #define CPU_ALIGNMENT 64
-/* Below this, malloc's own free lists already reuse memory cheaply. */
+/* The large blocks' pool starts here; up to POOL_SMALL_MAX_BYTES blocks
+ * go to the small blocks' slots, and between the two to malloc's own free
+ * lists. */
 #define POOL_MIN_BYTES ((size_t)1 << 20)
+#define POOL_SMALL_MAX_BYTES ((size_t)1 << 16)
 /* Large blocks are sized in 64 KiB steps, so that near sizes share. */
 #define POOL_GRANULE ((size_t)1 << 16)
 /* The pool never holds more than this; beyond, the oldest block goes. */
@@ -27,15 +31,27 @@ static cpu_pool *pool_of(wt_context *ctx) {
     return &((cpu_state *)ctx->impl)->pool;
 }
 
+/* Removes slot i of one pool's arrays (blocks, capacities, count, bytes),
+ * keeping the order. */
+static void slot_remove(void **block, size_t *capacity, int *count, size_t *bytes, int i) {
+    *bytes -= capacity[i];
+    for (int j = i; j + 1 < *count; j++) {
+        block[j] = block[j + 1];
+        capacity[j] = capacity[j + 1];
+    }
+    (*count)--;
+}
+
 static void pool_remove(wt_context *ctx, int i) {
     cpu_pool *p = pool_of(ctx);
-    p->bytes -= p->capacity[i];
-    for (int j = i; j + 1 < p->count; j++) {
-        p->block[j] = p->block[j + 1];
-        p->capacity[j] = p->capacity[j + 1];
-    }
-    p->count--;
-    ctx->stats.pooled_bytes = p->bytes;
+    slot_remove(p->block, p->capacity, &p->count, &p->bytes, i);
+    ctx->stats.pooled_bytes = p->bytes + p->small_bytes;
+}
+
+static void small_remove(wt_context *ctx, int i) {
+    cpu_pool *p = pool_of(ctx);
+    slot_remove(p->small_block, p->small_capacity, &p->small_count, &p->small_bytes, i);
+    ctx->stats.pooled_bytes = p->bytes + p->small_bytes;
 }
 
 /* The host's available memory in bytes (MemAvailable), 0 when unknown. */
@@ -65,6 +81,12 @@ wt_status cpu_pool_alloc(wt_context *ctx, wt_storage *s) {
     if (cap == 0)
         return out_of_memory(s->bytes);
     cpu_pool *p = pool_of(ctx);
+    for (int i = p->small_count - 1; i >= 0; i--)
+        if (p->small_capacity[i] == cap) {
+            s->host = p->small_block[i];
+            small_remove(ctx, i);
+            return WT_OK;
+        }
     /* Newest first: the block freed last is the likeliest still cached. */
     for (int i = p->count - 1; i >= 0; i--)
         if (p->capacity[i] == cap) {
@@ -73,7 +95,7 @@ wt_status cpu_pool_alloc(wt_context *ctx, wt_storage *s) {
             return WT_OK;
         }
     void *mem = aligned_alloc(CPU_ALIGNMENT, cap);
-    if (!mem && p->count > 0) {
+    if (!mem && (p->count > 0 || p->small_count > 0)) {
         /* Memory is short: give the pool back and try once more. */
         cpu_pool_trim(ctx);
         mem = aligned_alloc(CPU_ALIGNMENT, cap);
@@ -91,6 +113,18 @@ void cpu_pool_free(wt_context *ctx, wt_storage *s) {
         return;
     const size_t cap = block_capacity(s->bytes);
     cpu_pool *p = pool_of(ctx);
+    if (cap <= POOL_SMALL_MAX_BYTES) {
+        if (p->small_count == CPU_POOL_SMALL_SLOTS) {
+            free(p->small_block[0]);
+            small_remove(ctx, 0);
+        }
+        p->small_block[p->small_count] = mem;
+        p->small_capacity[p->small_count] = cap;
+        p->small_count++;
+        p->small_bytes += cap;
+        ctx->stats.pooled_bytes = p->bytes + p->small_bytes;
+        return;
+    }
     if (cap < POOL_MIN_BYTES || cap > POOL_MAX_BYTES) {
         free(mem);
         return;
@@ -103,7 +137,7 @@ void cpu_pool_free(wt_context *ctx, wt_storage *s) {
     p->capacity[p->count] = cap;
     p->count++;
     p->bytes += cap;
-    ctx->stats.pooled_bytes = p->bytes;
+    ctx->stats.pooled_bytes = p->bytes + p->small_bytes;
 }
 
 void cpu_pool_trim(wt_context *ctx) {
@@ -111,5 +145,9 @@ void cpu_pool_trim(wt_context *ctx) {
     while (p->count > 0) {
         free(p->block[p->count - 1]);
         pool_remove(ctx, p->count - 1);
+    }
+    while (p->small_count > 0) {
+        free(p->small_block[p->small_count - 1]);
+        small_remove(ctx, p->small_count - 1);
     }
 }

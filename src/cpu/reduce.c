@@ -172,16 +172,26 @@ static void reduce_split(wt_context *ctx, wt_reduce_op op, const float *x,
     }
 }
 
+/* Output p of reduce_rows. */
+static void reduce_one(wt_reduce_op op, const float *x, const cpu_layout *kept, const cpu_layout *red,
+                       int64_t Q, int64_t p, float *out) {
+    partial acc = partial_init(op);
+    reduce_range(op, x + kept_offset(kept, p), red, 0, Q, &acc);
+    out[p] = partial_result(op, acc, Q);
+}
+
 /* Many outputs: threads split the outputs. */
 static void reduce_rows(wt_context *ctx, wt_reduce_op op, const float *x, const cpu_layout *kept,
                         const cpu_layout *red, int64_t P, int64_t Q, float *out) {
-    const bool parallel = P > 1 && P * Q > CPU_PARALLEL_MIN;
-#pragma omp parallel for num_threads(cpu_threads(ctx)) if (parallel) schedule(static)
-    for (int64_t p = 0; p < P; p++) {
-        partial acc = partial_init(op);
-        reduce_range(op, x + kept_offset(kept, p), red, 0, Q, &acc);
-        out[p] = partial_result(op, acc, Q);
+    if (P == 1 || P * Q <= CPU_PARALLEL_MIN) {
+        /* Inline: no parallel region for a small reduction. */
+        for (int64_t p = 0; p < P; p++)
+            reduce_one(op, x, kept, red, Q, p, out);
+        return;
     }
+#pragma omp parallel for num_threads(cpu_threads(ctx)) schedule(static)
+    for (int64_t p = 0; p < P; p++)
+        reduce_one(op, x, kept, red, Q, p, out);
 }
 
 /* Outputs per column task: its double accumulators stay in L1. */

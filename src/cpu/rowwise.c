@@ -12,12 +12,19 @@
 
 #include <math.h>
 
+/* The largest non-NaN element (-inf for none). A compare and select, not
+ * fmaxf: GCC calls libm's fmaxf once an element (its NaN rule keeps it
+ * out of vector code), which made this pass the slowest of softmax's
+ * three. NaNs need no care here: they reach the output through exp. */
 CPU_MULTIVERSION
 static float row_max(const float *restrict x, int64_t n)
 {
     float m = -INFINITY;
 #pragma omp simd reduction(max : m)
-    for (int64_t j = 0; j < n; j++) m = fmaxf(m, x[j]);
+    for (int64_t j = 0; j < n; j++) {
+        const float v = x[j];
+        m = v > m ? v : m;
+    }
     return m;
 }
 
@@ -109,6 +116,17 @@ static void norm_row(wt_rowwise_op op, const float *x, int64_t sx, const float *
     }
 }
 
+static void one_row(wt_rowwise_op op, const float *x, int64_t sx, const float *w, const float *b, float eps,
+                    float *o, int64_t C)
+{
+    if (op == WT_ROW_SOFTMAX)
+        softmax_row(x, sx, o, C);
+    else if (op == WT_ROW_LOG_SOFTMAX)
+        log_softmax_row(x, sx, o, C);
+    else
+        norm_row(op, x, sx, w, b, eps, o, C);
+}
+
 wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *weight,
                       const wt_tensor *bias, float eps, wt_tensor *out)
 {
@@ -116,15 +134,15 @@ wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, con
     const float *xp = cpu_data(x);
     const float *w = weight ? cpu_data(weight) : NULL, *b = bias ? cpu_data(bias) : NULL;
     float *op_ = cpu_data(out);
-    int threads = R * C >= 32768 ? cpu_threads(ctx) : 1;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t r = 0; r < R; r++) {
-        if (op == WT_ROW_SOFTMAX)
-            softmax_row(xp + r * sr, sc, op_ + r * C, C);
-        else if (op == WT_ROW_LOG_SOFTMAX)
-            log_softmax_row(xp + r * sr, sc, op_ + r * C, C);
-        else
-            norm_row(op, xp + r * sr, sc, w, b, eps, op_ + r * C, C);
+    if (R * C < CPU_PARALLEL_MIN) {
+        /* Inline: a parallel region, even of one thread, costs more than a
+         * small op. */
+        for (int64_t r = 0; r < R; r++)
+            one_row(op, xp + r * sr, sc, w, b, eps, op_ + r * C, C);
+        return WT_OK;
     }
+#pragma omp parallel for num_threads(cpu_threads(ctx)) schedule(static)
+    for (int64_t r = 0; r < R; r++)
+        one_row(op, xp + r * sr, sc, w, b, eps, op_ + r * C, C);
     return WT_OK;
 }

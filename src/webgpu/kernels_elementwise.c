@@ -451,6 +451,7 @@ static wt_status run_binary(wt_context *ctx, const char *name, wt_op op, const w
     memset(&l, 0, sizeof l);
     l.shader = "binary";
     l.libraries[0] = wg_ew_library(a->dtype);
+    l.libraries[1] = "ew_strided_index";
     l.prelude = prelude;
     l.params = &p;
     l.params_size = sizeof p;

@@ -1,7 +1,10 @@
 /* WebGPU reductions (every row of core/reduce_ops.def) over the innermost
  * axes, and the row dot products that matrix-vector products are made of.
  * A row's map, combine and finish become the shaders' prelude, so a new
- * row needs no code here. f32, i32 and bool (0/1 words, as i32) elements.
+ * row needs no code here. f32, i32 and bool (0/1 words, as i32) elements;
+ * f16 input is read as words of halves and widened to f32 in the first
+ * pass (f32 partials and result: a fifth of the traffic of casting it to
+ * f32 first).
  *
  * The work is seen as a [rows, row_len] matrix: element (o, r) at
  * offset + o * row_stride + r * elem_stride, after merging the kept axes
@@ -139,6 +142,7 @@ static reduce_matrix plain_matrix(wt_storage *s, uint64_t offset, uint64_t rows,
 typedef struct reduce_variant {
     const wt_reduce_info *info;
     bool integer;
+    bool half; /* the first pass reads f16 */
     wt_storage *shift;
     uint64_t shift_offset;
     float n;
@@ -168,20 +172,32 @@ static uint32_t identity_bits(const reduce_variant *v)
     return bits;
 }
 
-/* The prelude of one pass: types, the combine, and the row's map (first
- * pass only) and finish (last pass only). */
-static void variant_prelude(char *buf, size_t size, const reduce_variant *v, bool first, bool last)
+/* The loads of one pass (x1, and x4 for reduce_rows): the elements
+ * themselves, or f16 input's words widened to f32 (f16_bits / f16_hw). */
+static const char *k_load_plain = "alias X1 = T;\nalias X4 = T4;\nfn load1(j: u32) -> T { return x1[j]; }\n";
+static const char *k_load4_plain = "fn load4(i: u32) -> T4 { return x4[i]; }\n";
+static const char *k_load_half = "alias X1 = u32;\nalias X4 = vec2<u32>;\n"
+                                 "fn load1(j: u32) -> T { return unpack_halves(x1[j / 2u])[j % 2u]; }\n";
+static const char *k_load4_half =
+    "fn load4(i: u32) -> T4 { let w = x4[i]; return T4(unpack_halves(w.x), unpack_halves(w.y)); }\n";
+
+/* The prelude of one pass: types, the combine, the loads, and the row's
+ * map (first pass only) and finish (last pass only). */
+static void variant_prelude(char *buf, size_t size, const reduce_variant *v, bool first, bool last,
+                            bool rows_kernel)
 {
     const char *t = v->integer ? "i32" : "f32";
     const char *map = first ? v->info->map_wgsl : "v", *fin = last ? v->info->finish_wgsl : "a";
+    const bool half = first && v->half;
     snprintf(buf, size,
              "alias T = %s;\nalias T4 = vec4<%s>;\nconst FLOAT: bool = %s;\nconst OP: u32 = %uu;\n"
              "const SHIFT: bool = %s;\n"
              "fn map(v: T, s: T) -> T { return %s; }\n"
              "fn map4(v: T4, s: T) -> T4 { return %s; }\n"
-             "fn finish(a: T, s: T) -> T { return %s; }\n",
+             "fn finish(a: T, s: T) -> T { return %s; }\n%s%s",
              t, t, v->integer ? "false" : "true", shader_op(v->info->combine),
-             v->shift ? "true" : "false", map, map, fin);
+             v->shift ? "true" : "false", map, map, fin, half ? k_load_half : k_load_plain,
+             !rows_kernel ? "" : half ? k_load4_half : k_load4_plain);
 }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
@@ -239,8 +255,9 @@ static wt_status reduce_pass(wt_context *ctx, const reduce_variant *v, bool firs
     p.v_offset = (uint32_t)m->v_offset;
     p.v_batch_stride = (uint32_t)m->v_batch_stride;
 
-    char prelude[1024], head[640];
-    variant_prelude(head, sizeof head, v, first, last);
+    char prelude[1536], head[1024];
+    variant_prelude(head, sizeof head, v, first, last, use_rows_kernel);
+    const char *half_lib = first && v->half ? (wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits") : NULL;
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.params = &p;
@@ -257,6 +274,7 @@ static wt_status reduce_pass(wt_context *ctx, const reduce_variant *v, bool firs
         l.shader = "reduce_rows";
         l.libraries[0] = "reduce_terms";
         l.libraries[1] = subgroups ? "reduce_combine_subgroup" : "reduce_combine_shared";
+        l.libraries[2] = half_lib;
         l.bindings[0] = (wg_binding){m->storage, false}; /* as vec4s */
         l.bindings[1] = (wg_binding){m->storage, false}; /* as scalars */
         l.bindings[2] = (wg_binding){dst, true};
@@ -273,6 +291,7 @@ static wt_status reduce_pass(wt_context *ctx, const reduce_variant *v, bool firs
                  (unsigned)REDUCE_STRIDED_WG);
         l.shader = "reduce_strided";
         l.libraries[0] = "reduce_terms";
+        l.libraries[1] = half_lib;
         l.bindings[0] = (wg_binding){m->storage, false};
         l.bindings[1] = (wg_binding){dst, true};
         l.bindings[2] = (wg_binding){v->shift ? v->shift : m->storage, false};
@@ -357,20 +376,22 @@ bool wg_merge_axes(const wt_tensor *t, int first, int n, uint64_t *extent, uint6
     return true;
 }
 
-/* Elements of the storage, the bound for every index the shaders form. */
-static bool fits_u32_indexing(const wt_storage *s)
+/* Elements of the storage (of element_size bytes each), the bound for
+ * every index the shaders form. */
+static bool fits_u32_indexing(const wt_storage *s, size_t element_size)
 {
-    return s->bytes / sizeof(float) < (1ull << 31);
+    return s->bytes / element_size < (1ull << 31);
 }
 
 wt_status wg_op_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                        wt_tensor *out)
 {
     const wt_reduce_info *info = wt_reduce_info_of(r->op);
-    if (!info || x->dtype != out->dtype || wt_dtype_storage_size(x->dtype) != 4)
+    const bool half = x->dtype == WT_F16 && out->dtype == WT_F32;
+    if (!info || (!half && (x->dtype != out->dtype || wt_dtype_storage_size(x->dtype) != 4)))
         return wt_fail(WT_ERR_UNSUPPORTED, "reduce: op %d of dtype %d into %d on webgpu", (int)r->op,
                        (int)x->dtype, (int)out->dtype);
-    reduce_variant v = {info, x->dtype != WT_F32, r->shift ? r->shift->storage : NULL,
+    reduce_variant v = {info, !half && x->dtype != WT_F32, half, r->shift ? r->shift->storage : NULL,
                         r->shift ? (uint64_t)r->shift->offset : 0, (float)r->n};
     if (nreduced < 0 || x->ndim != out->ndim + nreduced)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "reduce: x has %d axes, out %d, reducing %d",
@@ -381,8 +402,8 @@ wt_status wg_op_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor
     if (row_len == 0) {
         return WT_OK; /* the API fills empty reductions */
     }
-    if (rows >= (1ull << 31) || row_len >= (1ull << 31) || !fits_u32_indexing(x->storage) ||
-        !fits_u32_indexing(out->storage))
+    if (rows >= (1ull << 31) || row_len >= (1ull << 31) ||
+        !fits_u32_indexing(x->storage, wt_dtype_storage_size(x->dtype)) || !fits_u32_indexing(out->storage, 4))
         return wt_fail(WT_ERR_UNSUPPORTED,
                        "reduce: %llu rows of %llu elements exceed 32-bit indexing on webgpu",
                        (unsigned long long)rows, (unsigned long long)row_len);
@@ -396,6 +417,8 @@ wt_status wg_op_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor
         m.elem_stride != 1)
         merged = false;
     if (merged) return reduce_matrix_run(ctx, &v, m, out, 0);
+    if (half) /* the copy below moves 4-byte elements */
+        return wt_fail(WT_ERR_UNSUPPORTED, "reduce: f16 input of a layout that does not merge");
 
     /* i32 and bool words go through the cast kernel's same-dtype copy
      * (bit-exact; an f32 copy could flush their denormal-looking bits). */
@@ -418,7 +441,7 @@ bool wg_dot_rows_fits(const wg_dot_rows *d)
                    d->v_batch_stride | d->len;
     if (all % 4 != 0 || d->rows == 0 || d->rows_per_batch == 0 || d->len == 0) return false;
     /* Every index the shader forms stays below 2^31 elements. */
-    return fits_u32_indexing(d->u) && fits_u32_indexing(d->v) && d->rows < (1ull << 31) &&
+    return fits_u32_indexing(d->u, 4) && fits_u32_indexing(d->v, 4) && d->rows < (1ull << 31) &&
            d->len < (1ull << 31);
 }
 
@@ -436,6 +459,6 @@ wt_status wg_reduce_dot_rows(wt_context *ctx, const wg_dot_rows *d, wt_tensor *o
     m.v_batch_stride = d->v_batch_stride;
     /* 0 (no or an invalid request): the tuning's size. */
     uint32_t wg = usable_wg(wg_get_caps(ctx), d->workgroup_size);
-    reduce_variant v = {wt_reduce_info_of(WT_REDUCE_SUM), false, NULL, 0, 1.0f};
+    reduce_variant v = {wt_reduce_info_of(WT_REDUCE_SUM), false, false, NULL, 0, 1.0f};
     return reduce_matrix_run(ctx, &v, m, out, wg);
 }

@@ -24,7 +24,7 @@
 
 #define WG_MAX_PARAMS 256
 #define WG_MAX_BINDINGS 8
-#define WG_MAX_LIBRARIES 3
+#define WG_MAX_LIBRARIES 4
 
 typedef struct wg_context wg_context; /* ctx->impl of a WebGPU context */
 
@@ -231,9 +231,9 @@ wt_status wg_op_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 /* An elementwise op of the catalogue (kernels_elementwise.c); f16 lanes
  * go to wg_ew_f16. */
 wt_status wg_op_elementwise(wt_context *ctx, const wt_ew_args *args);
-/* The same on f16 inputs that are contiguous, of out's shape, at even
- * element offsets, and an f16 out (kernels_elementwise_f16.c);
- * WT_ERR_UNSUPPORTED for anything else. */
+/* The same on f16 inputs of any layout (expanded to out's shape; a NULL b
+ * is the scalar params[1]) and an f16 out at an even element offset
+ * (kernels_elementwise_f16.c); WT_ERR_UNSUPPORTED for anything else. */
 wt_status wg_ew_f16(wt_context *ctx, const wt_ew_args *args);
 /* out = mask ? a : b (kernels_where.c; see wt_backend_ops.where). */
 wt_status wg_op_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a,

@@ -21,7 +21,8 @@
 // TB = ...;` (lane scalar and unit, the matching u32 and bool units, the
 // output unit, the binding types of a and b), LANES (U(0, 1, 2, 3)) and
 // `fn apply(u: T, v: T) -> TO` (generated from the op's row of ops.def),
-// then the helper library of the lanes (ew_float, ew_int or ew_bool).
+// then the helper library of the lanes (ew_float, ew_int or ew_bool) and
+// ew_strided_index (MODE 0's walk).
 
 struct Params {
     n: u32,
@@ -61,18 +62,7 @@ fn sources(i: u32) -> vec2<u32> {
         return vec2<u32>(operand_index(A_MODE, p.a_offset, p.a_col_stride, i),
                          operand_index(B_MODE, p.b_offset, p.b_col_stride, i));
     }
-    var rem = i;
-    var ia = p.a_offset;
-    var ib = p.b_offset;
-    for (var d = p.ndim; d > 0u; d = d - 1u) {
-        let axis = d - 1u;
-        let extent = p.shape[axis / 4u][axis % 4u];
-        let c = rem % extent;
-        ia = ia + c * p.a_strides[axis / 4u][axis % 4u];
-        ib = ib + c * p.b_strides[axis / 4u][axis % 4u];
-        rem = rem / extent;
-    }
-    return vec2<u32>(ia, ib);
+    return strided_sources(i);
 }
 
 fn load_b(index: u32) -> T {

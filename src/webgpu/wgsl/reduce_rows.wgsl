@@ -13,7 +13,10 @@
 // so the scalar head and tail below are empty.
 //
 // The prelude gives the element types T and T4 (f32 or i32, and vec4s of
-// them), FLOAT, OP (see reduce_terms.wgsl), the op's map(v, s), map4(v, s)
+// them), the storage types X1 and X4 with fn load1(j) -> T (element j)
+// and fn load4(i) -> T4 (elements 4i..4i+3) reading x1 and x4 (T and T4
+// themselves, or for f16 input u32 and vec2<u32> words of halves widened
+// to f32), FLOAT, OP (see reduce_terms.wgsl), the op's map(v, s), map4(v, s)
 // and finish(a, s) (identities where this pass is not the first or the
 // last; s is the output's shift, sh[shift_offset + row], when SHIFT),
 // WG (threads per workgroup, a power of two), UNROLL (vec4 loads per
@@ -51,8 +54,8 @@ struct Params {
 @group(0) @binding(0) var<uniform> p: Params;
 // The same storage twice: vec4 view for the aligned body of a chunk,
 // scalar view for its unaligned ends.
-@group(0) @binding(1) var<storage, read> x4: array<T4>;
-@group(0) @binding(2) var<storage, read> x1: array<T>;
+@group(0) @binding(1) var<storage, read> x4: array<X4>;
+@group(0) @binding(2) var<storage, read> x1: array<X1>;
 @group(0) @binding(3) var<storage, read_write> out: array<T>;
 // DOT's vector (a plain reduction binds x here too; it is never read).
 @group(0) @binding(4) var<storage, read> v4: array<T4>;
@@ -62,8 +65,8 @@ struct Params {
 // The vec4 at index i of x, times v's matching vec4 for DOT (v_shift maps
 // x's vec4 index to v's; wrapping u32 arithmetic is intended).
 fn term(i: u32, v_shift: u32, shv: T) -> T4 {
-    if (DOT) { return x4[i] * v4[i + v_shift]; }
-    return map4(x4[i], shv);
+    if (DOT) { return load4(i) * v4[i + v_shift]; }
+    return map4(load4(i), shv);
 }
 
 @compute @workgroup_size(WG)
@@ -108,10 +111,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     for (var u = 1u; u < UNROLL; u++) { acc[0] = combine4(acc[0], acc[u]); }
     var total = combine(combine(acc[0].x, acc[0].y), combine(acc[0].z, acc[0].w));
     for (var j = s + lid; j < head_end; j += WG) {
-        total = combine(total, map(x1[j], shv));
+        total = combine(total, map(load1(j), shv));
     }
     for (var j = tail_start + lid; j < e; j += WG) {
-        total = combine(total, map(x1[j], shv));
+        total = combine(total, map(load1(j), shv));
     }
 
     let result = workgroup_combine(total, lid, ids);

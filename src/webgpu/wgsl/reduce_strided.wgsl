@@ -6,9 +6,9 @@
 // Each thread combines its chunk serially and writes out[out_offset + g],
 // so the partials of one pass form a [chunks, rows] matrix for the next.
 //
-// The prelude gives T, T4, FLOAT, OP, SHIFT, map, map4, finish as for
-// reduce_rows.wgsl, and WG (threads per workgroup); the library
-// reduce_terms.wgsl the combine.
+// The prelude gives T, T4, FLOAT, OP, SHIFT, map, map4, finish, X1 and
+// load1 as for reduce_rows.wgsl, and WG (threads per workgroup); the
+// library reduce_terms.wgsl the combine.
 
 struct Params {
     work: u32,        // rows * chunks
@@ -30,7 +30,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<T>;
+@group(0) @binding(1) var<storage, read> x1: array<X1>;
 @group(0) @binding(2) var<storage, read_write> out: array<T>;
 @group(0) @binding(3) var<storage, read> sh: array<T>;
 
@@ -54,12 +54,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     var acc1 = acc0;
     var r = start;
     for (; r + 1u < end; r += 2u) {
-        acc0 = combine(acc0, map(x[at], shv));
-        acc1 = combine(acc1, map(x[at + p.elem_stride], shv));
+        acc0 = combine(acc0, map(load1(at), shv));
+        acc1 = combine(acc1, map(load1(at + p.elem_stride), shv));
         at += 2u * p.elem_stride;
     }
     if (r < end) {
-        acc0 = combine(acc0, map(x[at], shv));
+        acc0 = combine(acc0, map(load1(at), shv));
     }
     out[p.out_offset + g] = finish(combine(acc0, acc1), shv);
 }
