@@ -475,10 +475,11 @@ WT_API wt_status wt_context_get_info(const wt_context *ctx, wt_context_info *out
  *  - cumsum/cumprod: the elements along the axis and after it for one
  *    index of the axes before it (a cumsum of a flat tensor is one unit);
  *    sort/argsort/topk: one row; the statistics of batch and group norm:
- *    one image.
- * Still refused whenever a tensor's storage is past one binding:
- * scatter_add/index_add/one_hot, and custom kernels (each tensor binds its
- * whole storage). WT_WINDOW_BYTES=<n> in the environment
+ *    one image;
+ *  - scatter_add, index_add, one_hot: the index and src (an out past one
+ *    binding is added to in parts along the axis: one index's slab).
+ * Custom kernels refuse any tensor whose storage is past one binding
+ * (each tensor binds its whole storage). WT_WINDOW_BYTES=<n> in the environment
  * lowers the window size (to test this on small tensors). */
 
 /* --------------------------------------------------------------- tensors */

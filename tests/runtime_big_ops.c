@@ -12,8 +12,8 @@
  *   with indices and a strided convolution over it as images, argmax and
  *   cross-entropy of its rows, the gradients of cross-entropy and rope
  *   on slices of it, cumsum and topk of rows past its first 128 MiB,
- *   norm2/logsumexp/var/std of all of it, and a relu gradient and an SGD
- *   step (in place) over all of it;
+ *   norm2/logsumexp/var/std of all of it, batch norm, index_add of its
+ *   rows, and a relu gradient and an SGD step (in place) over all of it;
  *   the gradient of a 136 MB f32 embedding table; wt_rand of 34M elements
  *   against the CPU backend's.
  * At most two large tensors live at a time (272 MB; the host copy made
@@ -671,6 +671,43 @@ static void f32_tensor_ops(wt_context *ctx)
     }
     wt_tensor_release(kv), wt_tensor_release(r), wt_tensor_release(bm), wt_tensor_release(bvv), wt_tensor_release(flat);
     kv = r = NULL;
+
+    /* index_add along the rows of X as [SR, D] (a 136 MB result, added
+     * to in parts along the axis). */
+    {
+        static const int32_t ia[3] = {0, SR - 1, 0};
+        float *hs = malloc(3 * D * 4);
+        for (int64_t i = 0; hs && i < 3 * D; i++) hs[i] = (float)val(i + 5);
+        int64_t ss[2] = {3, D}, n3 = 3;
+        wt_tensor *src = NULL, *ix = NULL;
+        t0 = now();
+        if (hs && ok(wt_reshape(X, 2, xs2, &kv), "reshape") && ok(wt_tensor_from_data(ctx, WT_F32, 2, ss, hs, &src), "src") &&
+            ok(wt_tensor_from_data(ctx, WT_I32, 1, &n3, ia, &ix), "index") && ok(wt_index_add(kv, 0, ix, src, &r), "index_add")) {
+            wt_context_sync(ctx);
+            double secs = now() - t0;
+            static const int64_t look[3] = {0, SR - 1, 1};
+            float got[D];
+            int64_t bad = 0;
+            for (int k = 0; k < 3; k++) {
+                wt_tensor *v = NULL;
+                if (ok(wt_slice(r, 0, look[k], look[k] + 1, 1, &v), "slice") && ok(wt_tensor_read(v, got, sizeof got), "read"))
+                    for (int64_t c = 0; c < D; c++) {
+                        double expect_v = (float)val(look[k] * D + c);
+                        for (int i = 0; i < 3; i++)
+                            if (ia[i] == look[k]) expect_v += (double)(float)val(i * D + c + 5);
+                        bad += fabs(got[c] - expect_v) > 1e-5 * (1 + fabs(expect_v));
+                    }
+                else
+                    bad++;
+                wt_tensor_release(v);
+            }
+            CHECK(bad == 0, "index_add: %lld wrong", (long long)bad);
+            printf("  %-34s %.3f s\n", "index_add (136 MB)", secs);
+        }
+        free(hs);
+        wt_tensor_release(src), wt_tensor_release(ix), wt_tensor_release(kv), wt_tensor_release(r);
+        kv = r = NULL;
+    }
 
     /* An activation gradient over all of X (a second 136 MB tensor). */
     t0 = now();

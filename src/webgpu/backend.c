@@ -361,7 +361,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .remap = wg_win_remap,
     .copy_into = wg_win_copy_into,
     .gather = wg_win_gather,
-    .scatter_add = wg_op_scatter_add,
+    .scatter_add = wg_win_scatter_add,
     .argsort_rows = wg_win_argsort_rows,
     /* --- convolution and pooling --- */
     .im2col = wg_win_im2col,

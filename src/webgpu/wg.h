@@ -166,6 +166,8 @@ wt_status wg_win_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_
 wt_status wg_win_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k,
                               wt_tensor *out);
 wt_status wg_win_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+wt_status wg_win_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
+                             const wt_tensor *src);
 wt_status wg_win_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
                                int32_t ignore, wt_tensor *loss, wt_tensor *valid);
 wt_status wg_win_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits,
@@ -307,6 +309,11 @@ wt_status wg_op_gather_part(wt_context *ctx, const wt_tensor *x, int axis, const
                             bool trusted, int64_t base, int64_t extent, wt_tensor *out);
 wt_status wg_op_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
                             const wt_tensor *src);
+/* The adds whose index falls in [base, base + out's extent along axis) of
+ * an axis of extent: out holds just that part (a part of an out past one
+ * binding). Every index is checked against extent unless trusted. */
+wt_status wg_op_scatter_add_part(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
+                                 const wt_tensor *src, int64_t base, int64_t extent, bool trusted);
 wt_status wg_op_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k, wt_tensor *out);
 /* --- convolution and pooling (kernels_conv.c) --- */
 wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,

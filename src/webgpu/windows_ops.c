@@ -822,3 +822,30 @@ wt_status wg_win_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor 
     free(m), free(res);
     return st;
 }
+
+/* scatter_add / index_add / one_hot into an out past one binding: out in
+ * parts along the axis, each taking the adds whose index falls in it
+ * (index and src are bound whole; the first part checks the indices). */
+wt_status wg_win_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
+                             const wt_tensor *src)
+{
+    wg_window_buf bo, bi, bs;
+    const wt_tensor *wi = wg_window_of(ctx, index, &bi), *ws = wg_window_of(ctx, src, &bs);
+    const int64_t n = out->shape[axis];
+    if (wg_window_fits(ctx, out) || n == 0)
+        return wg_op_scatter_add(ctx, (wt_tensor *)wg_window_of(ctx, out, &bo), axis, wi, ws);
+    int64_t c = n;
+    for (;;) {
+        wt_tensor part = wg_window_slice(out, axis, 0, c);
+        if (c == 1 || wg_window_fits(ctx, &part))
+            break;
+        c = (c + 1) / 2;
+    }
+    wt_status st = WT_OK;
+    for (int64_t b = 0; b < n && st == WT_OK; b += c) {
+        wt_tensor part = wg_window_slice(out, axis, b, n - b < c ? n - b : c);
+        st = wg_op_scatter_add_part(ctx, (wt_tensor *)wg_window_of(ctx, &part, &bo), axis, wi, ws, b,
+                                    n, b > 0);
+    }
+    return st;
+}
