@@ -44,7 +44,7 @@ typedef struct bench_options {
     bool wall_clock;       /* --timer wall: no GPU timer even where there is one */
     bool subgroup_matrix;  /* --subgroup-matrix: WT_EXPERIMENTAL_SUBGROUP_MATRIX */
     const char *csv_path, *json_path;
-    bool profile;          /* --profile: per-op table of the WebGPU backend */
+    bool profile;          /* --profile: per-op table of every backend */
     bool backend_given;    /* --backend named: software adapters count too */
 } bench_options;
 
@@ -367,8 +367,9 @@ void bench_usage(FILE *f)
             "  --reps N              timed repetitions per case\n"
             "  --threads N           CPU backend threads (default: one per core)\n"
             "  --no-check            skip comparing outputs between backends\n"
-            "  --profile             per-kernel GPU time table and pipeline-cache statistics\n"
-            "                        of the WebGPU backend (ops then run one per pass)\n"
+            "  --profile             per-op time table of every backend (WebGPU: GPU time by\n"
+            "                        kernel, ops then run one per pass, and pipeline-cache\n"
+            "                        statistics; CPU: host time by op)\n"
             "  --subgroup-matrix     WebGPU: the matrix units where the adapter has them\n"
             "                        (experimental: WT_EXPERIMENTAL_SUBGROUP_MATRIX)\n"
             "  --timer gpu|wall      gpu (default): GPU time from timestamp queries where the\n"
@@ -419,14 +420,15 @@ static void bench_print_profile(wt_context *ctx, const char *name)
         printf("profile of %s: %s\n", name, wt_last_error());
         return;
     }
-    printf("\nprofile of %s (%s), by kernel:\n", name,
-           gpu ? "GPU time from timestamp queries" : "host time around each op");
-    printf("  %-28s %10s %12s %12s %7s\n", "kernel", "count", "total ms", "mean us", "share");
+    bool cpu = wt_context_backend(ctx) == WT_BACKEND_CPU;
+    printf("\nprofile of %s (%s), by %s:\n", name,
+           gpu ? "GPU time from timestamp queries" : "host time around each op", cpu ? "op" : "kernel");
+    printf("  %-28s %10s %12s %12s %7s\n", cpu ? "op" : "kernel", "count", "total ms", "mean us", "share");
     for (int i = 0; i < n && i < MAX_ENTRIES; i++)
         printf("  %-28s %10llu %12.3f %12.2f %6.1f%%\n", e[i].name, (unsigned long long)e[i].count,
                e[i].total_seconds * 1e3, e[i].mean_seconds * 1e6, e[i].share * 100);
     wt_pipeline_stats ps;
-    if (wt_context_pipeline_stats(ctx, &ps) == WT_OK)
+    if (!cpu && wt_context_pipeline_stats(ctx, &ps) == WT_OK)
         printf("pipeline cache: %llu variants, %llu compiles in %.3f s, %llu hits; bind groups "
                "%llu made, %llu reused; %llu dispatches in %llu submits\n",
                (unsigned long long)ps.variants, (unsigned long long)ps.compiles, ps.compile_seconds,
@@ -652,10 +654,10 @@ int bench_main(int argc, char **argv)
         bench_report_header(&report, opt.size, opt.reps ? opt.reps : tm.reps, tm.target_rep_s,
                             tm.min_inner, MAX_INNER);
     }
-    /* --- runtime: --profile times every op of the WebGPU backend (each
-     * in a pass of its own, so its timings above include that cost). */
+    /* --- runtime: --profile times every op of every backend (WebGPU:
+     * each in a pass of its own, so its timings above include that cost). */
     for (int b = 0; opt.profile && b < nb; b++)
-        if (runs[b].backend == WT_BACKEND_WEBGPU && wt_context_profile_begin(ctx[b]) != WT_OK)
+        if (wt_context_profile_begin(ctx[b]) != WT_OK)
             printf("note: no profile on %s: %s\n", runs[b].name, wt_last_error());
     for (int i = 0; files_ok && i < count; i++) {
         const bench_case *c = bench_find_case(items[i].case_name);
@@ -690,8 +692,7 @@ int bench_main(int argc, char **argv)
         rc = 2;
     }
     bench_report_finish(&report);
-    for (int b = 0; opt.profile && b < nb; b++)
-        if (runs[b].backend == WT_BACKEND_WEBGPU) bench_print_profile(ctx[b], runs[b].name);
+    for (int b = 0; opt.profile && b < nb; b++) bench_print_profile(ctx[b], runs[b].name);
     if (report.csv) fclose(report.csv);
     if (report.json) fclose(report.json);
     for (int b = 0; b < nb; b++) wt_context_destroy(ctx[b]);

@@ -348,10 +348,14 @@ WT_API wt_status wt_tensor_to(const wt_tensor *x, wt_context *dst, wt_tensor **o
  * The summary lists one entry per kernel name, largest total first, with
  * count, total and mean seconds and the share of all profiled time;
  * *count is the number of names (entries written: at most capacity).
- * WebGPU only (WT_ERR_UNSUPPORTED on the CPU backend).
+ * On the CPU backend each op is timed on the host around the backend's
+ * kernel (gpu_timed false) and named by op ("add", "sum", "matmul",
+ * "softmax", "conv2d" ...; an op made of several kernels lists each,
+ * e.g. "cast" and "add" for an f16 add computed in f32); outside a
+ * profile the CPU runs untimed, at no cost.
  *
- * Setting WT_TRACE=<file> in the environment profiles every WebGPU
- * context of the process from its creation and writes each op as an event
+ * Setting WT_TRACE=<file> in the environment profiles every context
+ * (WebGPU and CPU) of the process from its creation and writes each op as an event
  * of the Chrome trace-event JSON format (opens in Perfetto or
  * chrome://tracing) to <file> when the context is destroyed; the file is
  * completed at process exit. */
@@ -395,7 +399,10 @@ WT_API wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_st
  * wt_context_lose_device), every call on the context that touches the
  * device fails with WT_ERR_DEVICE_LOST and the reason; results of work
  * recorded since the last successful sync are lost. Views, shapes and
- * releases still work.
+ * releases still work. A kernel that never ends is not a device loss
+ * where the driver has no watchdog: on lavapipe (Vulkan and GLES) and on
+ * an NVIDIA H200 without a display, a custom kernel looping forever kept
+ * wt_context_sync waiting until the process was killed (45-100 s tried).
  *
  * wt_context_recover makes a new device on the same adapter (WT_OK with
  * nothing done when the device is fine, and on the CPU backend). Tensors
@@ -438,6 +445,42 @@ typedef struct wt_context_info {
 
 /* Fills *out for any context (CPU or WebGPU). */
 WT_API wt_status wt_context_get_info(const wt_context *ctx, wt_context_info *out);
+
+/* --- runtime: tensors past one binding ---
+ * On WebGPU a tensor may be as large as max_buffer_size although one
+ * shader binds at most max_binding_size bytes (128 MiB on lavapipe and in
+ * many browsers): ops run in pieces, each on windows of the large buffers.
+ * An op refuses with WT_ERR_UNSUPPORTED (and the sizes) only where one
+ * indivisible unit of its work spans more than one binding:
+ *  - row-wise ops (softmax, log_softmax, layernorm, rmsnorm), cross-entropy
+ *    and its gradient: one row; softmax along another axis: one line along
+ *    that axis; rope: one vector of D;
+ *  - reductions (sum, mean, max, min, prod, all, any, var, std,
+ *    logsumexp, the norms) reduce a part past one binding in partial
+ *    results; argmax and argmin: the elements of one output;
+ *  - matmul: one row of a; b past one binding is cut along N when its
+ *    columns lie apart (w^T in wt_linear: blocks of w's rows), else along
+ *    K with the parts summed (wt_matmul_fused with a bias or an activation
+ *    then refuses);
+ *  - gather, index_select, embedding: x cut to one index along the axis
+ *    (one row of an embedding table); larger tables are read in parts;
+ *  - scaled_dot_product_attention: one (batch, key head)'s K or V, or the
+ *    queries of one head (the query axis is never cut);
+ *  - conv2d: one image (direct kernel) or the few images the im2col path
+ *    takes at once; pooling and batch/group-norm application: one image
+ *    (pooling: one plane); pad/flip/roll/repeat/tril: an axis read with
+ *    reflect, replicate or circular wrapping is read whole;
+ *  - embedding gradient: dy and the indices (the table is done in blocks
+ *    of rows);
+ *  - cumsum/cumprod: the elements along the axis and after it for one
+ *    index of the axes before it (a cumsum of a flat tensor is one unit);
+ *    sort/argsort/topk: one row; the statistics of batch and group norm:
+ *    one image;
+ *  - scatter_add, index_add, one_hot: the index and src (an out past one
+ *    binding is added to in parts along the axis: one index's slab).
+ * Custom kernels refuse any tensor whose storage is past one binding
+ * (each tensor binds its whole storage). WT_WINDOW_BYTES=<n> in the environment
+ * lowers the window size (to test this on small tensors). */
 
 /* --------------------------------------------------------------- tensors */
 

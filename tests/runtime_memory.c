@@ -124,6 +124,16 @@ int main(int argc, char **argv)
                   m5.live_tensors == m4.live_tensors,
               "nothing held after the failure");
         check_usable(ctx, "after out of memory");
+    } else { /* --- runtime: host memory runs out (2^60 bytes) --- */
+        int64_t big = (int64_t)1 << 58;
+        wt_tensor *x = NULL;
+        wt_status s = wt_tensor_zeros(ctx, WT_F32, 1, &big, &x);
+        CHECK(s == WT_ERR_OUT_OF_MEMORY && !x, "past host memory: %s", wt_status_string(s));
+        CHECK(strstr(wt_last_error(), "requested 1152921504606846976 bytes") &&
+                  strstr(wt_last_error(), "available"),
+              "the message has the sizes: %s", wt_last_error());
+        CHECK(stats(ctx).live_bytes == m4.live_bytes, "nothing held after the failure");
+        check_usable(ctx, "after out of memory");
     }
     wt_context_destroy(ctx);
 

@@ -59,7 +59,12 @@ static void check_trace(test_backend b, const char *exe)
     for (const char *p = text; (p = strstr(p, "\"ph\":\"X\"")); p++) events++;
     CHECK(text[0] == '[' && strstr(text, "]\n") == text + len - 2, "a JSON array, closed");
     CHECK(events >= 6, "at least the 6 ops as complete events: %d", events);
-    CHECK(strstr(text, "\"name\":\"binary\"") || strstr(text, "\"name\":\"binary_"), "adds named");
+    if (b == TEST_BACKEND_CPU)
+        CHECK(strstr(text, "\"name\":\"add\"") && strstr(text, "\"name\":\"exp\"") &&
+                  strstr(text, "\"name\":\"sum\"") && strstr(text, "\"cat\":\"cpu\""),
+              "CPU ops named add, exp, sum");
+    else
+        CHECK(strstr(text, "\"name\":\"binary\"") || strstr(text, "\"name\":\"binary_"), "adds named");
     CHECK(strstr(text, "\"ts\":") && strstr(text, "\"dur\":"), "timestamps and durations");
 }
 
@@ -78,10 +83,41 @@ int main(int argc, char **argv)
         return test_summary("runtime_profile child");
     }
     if (b == TEST_BACKEND_CPU) {
-        CHECK(wt_context_profile_begin(ctx) == WT_ERR_UNSUPPORTED, "CPU: no profiler");
+        /* Host time per op, named by op: exactly the workload's ops. */
+        CHECK(wt_context_profile_end(ctx) == WT_ERR_INVALID_ARGUMENT, "end before begin");
+        CHECK(wt_context_profile_begin(ctx) == WT_OK, "CPU begin: %s", wt_last_error());
+        wt_profile_entry e[32];
+        int n = 0;
+        bool gpu = true;
+        CHECK(wt_context_profile_summary(ctx, e, 32, &n, &gpu) == WT_ERR_INVALID_ARGUMENT,
+              "no summary while it runs");
+        workload(ctx);
+        CHECK(wt_context_profile_end(ctx) == WT_OK, "CPU end: %s", wt_last_error());
+        CHECK(wt_context_profile_summary(ctx, e, 32, &n, &gpu) == WT_OK && !gpu, "CPU summary, host time");
+        uint64_t add = 0, ex = 0, sum = 0, other = 0;
+        double share = 0;
+        for (int i = 0; i < n && i < 32; i++) {
+            printf("  %-20s %4llu  %9.3f ms  %5.1f%%\n", e[i].name, (unsigned long long)e[i].count,
+                   e[i].total_seconds * 1e3, e[i].share * 100);
+            uint64_t *slot = !strcmp(e[i].name, "add") ? &add : !strcmp(e[i].name, "exp") ? &ex
+                           : !strcmp(e[i].name, "sum") ? &sum : &other;
+            *slot += e[i].count;
+            share += e[i].share;
+            CHECK(e[i].total_seconds >= 0 && fabs(e[i].mean_seconds * (double)e[i].count - e[i].total_seconds) <=
+                      1e-9 + 1e-6 * e[i].total_seconds, "mean = total / count");
+            if (i) CHECK(e[i - 1].total_seconds >= e[i].total_seconds, "largest first");
+        }
+        CHECK(add == 3 && ex == 2 && sum == 1 && other == 0, "CPU counts: add %llu, exp %llu, sum %llu, other %llu",
+              (unsigned long long)add, (unsigned long long)ex, (unsigned long long)sum, (unsigned long long)other);
+        CHECK(fabs(share - 1.0) < 1e-6 || n == 0, "shares add to 1: %g", share);
+        /* After the end, ops are not counted. */
+        workload(ctx);
+        int n2 = 0;
+        CHECK(wt_context_profile_summary(ctx, e, 32, &n2, &gpu) == WT_OK && n2 == n, "nothing counted after end");
         wt_pipeline_stats ps;
         CHECK(wt_context_pipeline_stats(ctx, &ps) == WT_OK && ps.variants == 0, "CPU: no pipelines");
         wt_context_destroy(ctx);
+        check_trace(b, argv[0]);
         return test_summary("runtime_profile");
     }
     wt_adapter_info ai;

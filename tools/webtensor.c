@@ -176,7 +176,22 @@ static int cmd_info(bool experimental)
         return 1;
     }
     print_context(ctx, "default context");
+    /* --- runtime: where AUTO took the CPU over adapters that exist, what
+     * a WebGPU context asked for would run with (features, toggles). */
+    bool cpu_default = wt_context_backend(ctx) == WT_BACKEND_CPU;
     wt_context_destroy(ctx);
+    if (cpu_default && count > 0) {
+        wt_context_options wopts = opts;
+        wopts.backend = WT_BACKEND_WEBGPU;
+        printf("\n");
+        if ((s = wt_context_create(&wopts, &ctx)) == WT_OK) {
+            print_context(ctx, "WebGPU context (WT_BACKEND_WEBGPU)");
+            wt_context_destroy(ctx);
+        } else {
+            printf("WebGPU context (WT_BACKEND_WEBGPU): FAILED: %s: %s\n", wt_status_string(s),
+                   wt_last_error());
+        }
+    }
     return rc;
 }
 

@@ -15,10 +15,12 @@ static wt_status cpu_create(wt_context *ctx, const wt_context_options *opts) {
         n = omp_get_num_procs();
     st->num_threads = n > 0 ? n : 1;
     ctx->impl = st;
+    cpu_profile_create(ctx);
     return WT_OK;
 }
 
 static void cpu_destroy(wt_context *ctx) {
+    cpu_profile_destroy(ctx);
     cpu_pool_trim(ctx);
     free(ctx->impl);
     ctx->impl = NULL;
@@ -107,4 +109,8 @@ const wt_backend_ops wt_cpu_backend = {
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
     .context_info = cpu_context_info,
+    /* --- runtime: per-op host time (cpu/profile.c) --- */
+    .profile_begin = cpu_profile_begin,
+    .profile_end = cpu_profile_end,
+    .profile_summary = cpu_profile_summary,
 };

@@ -3,6 +3,7 @@
 #define WT_CPU_H
 
 #include "core/internal.h"
+#include "core/profile.h"
 
 /* Freed large blocks kept for reuse (pool.c): a fresh multi-megabyte
  * block costs a page fault per 4 KiB on first touch, often more than the
@@ -24,10 +25,25 @@ typedef struct cpu_pool {
 } cpu_pool;
 
 /* Per-context state of the CPU backend. */
+/* --- runtime: per-op profiling (cpu/profile.c) --- */
+typedef struct cpu_prof {
+    bool active; /* ops run through the timed table */
+    int depth;   /* of timed calls in progress (inner ones count in the outer) */
+    wt_prof_log log;
+} cpu_prof;
+
 typedef struct cpu_state {
     int num_threads; /* OpenMP threads for this context's parallel regions */
     cpu_pool pool;
+    cpu_prof prof;
 } cpu_state;
+
+void cpu_profile_create(wt_context *ctx);  /* WT_TRACE: profiles from the start */
+void cpu_profile_destroy(wt_context *ctx); /* writes the trace's events */
+wt_status cpu_profile_begin(wt_context *ctx);
+wt_status cpu_profile_end(wt_context *ctx);
+wt_status cpu_profile_summary(const wt_context *ctx, wt_profile_entry *out, int capacity, int *count,
+                              bool *gpu_timed);
 
 /* Host memory of s->bytes, 64-byte aligned, from the pool when it has a
  * block of that size class. */

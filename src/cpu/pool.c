@@ -2,6 +2,7 @@
  * blocks. */
 #include "cpu/cpu.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /* 64 bytes: a cache line and a full AVX-512 vector. */
@@ -53,11 +54,32 @@ static void small_remove(wt_context *ctx, int i) {
     ctx->stats.pooled_bytes = p->bytes + p->small_bytes;
 }
 
+/* The host's available memory in bytes (MemAvailable), 0 when unknown. */
+static unsigned long long host_available(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    unsigned long long kib = 0;
+    char line[128];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib * 1024;
+}
+
+static wt_status out_of_memory(size_t bytes) {
+    unsigned long long avail = host_available();
+    if (avail)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY,
+                       "cpu: out of host memory: requested %zu bytes, available %llu", bytes, avail);
+    return wt_fail(WT_ERR_OUT_OF_MEMORY,
+                   "cpu: out of host memory: requested %zu bytes, available: unknown", bytes);
+}
+
 wt_status cpu_pool_alloc(wt_context *ctx, wt_storage *s) {
     const size_t cap = block_capacity(s->bytes);
     if (cap == 0)
-        return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes (size overflows)",
-                       s->bytes);
+        return out_of_memory(s->bytes);
     cpu_pool *p = pool_of(ctx);
     for (int i = p->small_count - 1; i >= 0; i--)
         if (p->small_capacity[i] == cap) {
@@ -79,8 +101,7 @@ wt_status cpu_pool_alloc(wt_context *ctx, wt_storage *s) {
         mem = aligned_alloc(CPU_ALIGNMENT, cap);
     }
     if (!mem)
-        return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes of host memory",
-                       s->bytes);
+        return out_of_memory(s->bytes);
     s->host = mem;
     return WT_OK;
 }

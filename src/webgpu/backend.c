@@ -131,7 +131,7 @@ static wt_status webgpu_create(wt_context *ctx, const wt_context_options *opts)
     if (st == WT_OK)
         st = wg_recorder_init(ctx, opts->dispatches_per_submit);
     if (st == WT_OK && wg_trace_wanted()) { /* WT_TRACE: profile from the start */
-        w->prof.trace = true;
+        w->prof.log.trace = true;
         st = wg_profile_begin(ctx);
     }
     if (st != WT_OK) {
@@ -350,37 +350,37 @@ const wt_backend_ops wt_webgpu_backend = {
     .elementwise = wg_win_elementwise,
     .where = wg_win_where,
     .matmul = wg_win_matmul,
-    .matmul_fused = wg_op_matmul_fused,
+    .matmul_fused = wg_win_matmul_fused,
     .reduce = wg_win_reduce,
     .rowwise = wg_win_rowwise,
     /* --- reductions, scans, random numbers --- */
-    .argreduce = wg_op_argreduce,
-    .scan = wg_op_scan,
-    .random = wg_op_random,
+    .argreduce = wg_win_argreduce,
+    .scan = wg_win_scan,
+    .random = wg_win_random,
     /* --- data movement --- */
-    .remap = wg_op_remap,
-    .copy_into = wg_op_copy_into,
-    .gather = wg_op_gather,
-    .scatter_add = wg_op_scatter_add,
-    .argsort_rows = wg_op_argsort_rows,
+    .remap = wg_win_remap,
+    .copy_into = wg_win_copy_into,
+    .gather = wg_win_gather,
+    .scatter_add = wg_win_scatter_add,
+    .argsort_rows = wg_win_argsort_rows,
     /* --- convolution and pooling --- */
-    .im2col = wg_op_im2col,
-    .col2im = wg_op_col2im,
-    .pool2d = wg_op_pool2d,
-    .conv2d = wg_op_conv2d,
+    .im2col = wg_win_im2col,
+    .col2im = wg_win_col2im,
+    .pool2d = wg_win_pool2d,
+    .conv2d = wg_win_conv2d,
     .conv_transpose2d = wg_op_conv_transpose2d,
-    .channel_norm = wg_op_channel_norm,
-    .channel_moments = wg_op_channel_moments,
+    .channel_norm = wg_win_channel_norm,
+    .channel_moments = wg_win_channel_moments,
     /* --- transformer ops --- */
-    .softmax_axis = wg_op_softmax_axis,
-    .attention = wg_op_attention,
-    .rope = wg_op_rope,
+    .softmax_axis = wg_win_softmax_axis,
+    .attention = wg_win_attention,
+    .rope = wg_win_rope,
     /* --- training --- */
-    .act_backward = wg_op_act_backward,
-    .cross_entropy = wg_op_cross_entropy,
-    .cross_entropy_backward = wg_op_cross_entropy_backward,
-    .scatter_add_rows = wg_op_scatter_add_rows,
-    .optimizer_step = wg_op_optimizer_step,
+    .act_backward = wg_win_act_backward,
+    .cross_entropy = wg_win_cross_entropy,
+    .cross_entropy_backward = wg_win_cross_entropy_backward,
+    .scatter_add_rows = wg_win_scatter_add_rows,
+    .optimizer_step = wg_win_optimizer_step,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
     .context_info = webgpu_context_info,

@@ -176,12 +176,18 @@ static wt_status dispatch_checked(wt_context *ctx, wg_launch *l, int64_t extent,
 }
 
 typedef struct gather_params {
-    uint32_t n, ndim, axis, x_offset, idx_offset, extent, pad0, pad1;
+    uint32_t n, ndim, axis, x_offset, idx_offset, extent, base, count;
     uint32_t shape[8], x_strides[8], idx_strides[8];
 } gather_params;
 
 wt_status wg_op_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index, bool trusted,
                        wt_tensor *out)
+{
+    return wg_op_gather_part(ctx, x, axis, index, trusted, 0, x->shape[axis], out);
+}
+
+wt_status wg_op_gather_part(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index,
+                            bool trusted, int64_t base, int64_t extent, wt_tensor *out)
 {
     wt_status st;
     if ((st = wg_mv_check_indexing("gather", x)) != WT_OK || (st = wg_mv_check_indexing("gather", index)) != WT_OK ||
@@ -194,7 +200,12 @@ wt_status wg_op_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_t
     p.axis = (uint32_t)axis;
     p.x_offset = (uint32_t)x->offset;
     p.idx_offset = (uint32_t)index->offset;
-    p.extent = (uint32_t)x->shape[axis];
+    if (base < 0 || base + x->shape[axis] > extent || extent > INT32_MAX)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu gather: a part [%lld, +%lld) outside an axis of %lld",
+                       (long long)base, (long long)x->shape[axis], (long long)extent);
+    p.extent = (uint32_t)extent;
+    p.base = (uint32_t)base;
+    p.count = (uint32_t)x->shape[axis];
     copy_dims(p.shape, out->shape, out->ndim);
     copy_dims(p.x_strides, x->strides, x->ndim);
     copy_dims(p.idx_strides, index->strides, index->ndim);
@@ -207,16 +218,23 @@ wt_status wg_op_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_t
         .nbindings = 3,
         .workgroups = groups_for(threads),
     };
-    return dispatch_checked(ctx, &l, x->shape[axis], trusted);
+    return dispatch_checked(ctx, &l, extent, trusted);
 }
 
 typedef struct scatter_params {
-    uint32_t n, ndim, axis, out_offset, idx_offset, src_offset, extent, pad0;
+    uint32_t n, ndim, axis, out_offset, idx_offset, src_offset, extent, base;
+    uint32_t count, pad0, pad1, pad2;
     uint32_t shape[8], out_strides[8], idx_strides[8], src_strides[8];
 } scatter_params;
 
 wt_status wg_op_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
                             const wt_tensor *src)
+{
+    return wg_op_scatter_add_part(ctx, out, axis, index, src, 0, out->shape[axis], false);
+}
+
+wt_status wg_op_scatter_add_part(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
+                                 const wt_tensor *src, int64_t base, int64_t extent, bool trusted)
 {
     wt_status st;
     if ((st = wg_mv_check_indexing("scatter_add", out)) != WT_OK ||
@@ -234,7 +252,12 @@ wt_status wg_op_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_
     p.out_offset = (uint32_t)out->offset;
     p.idx_offset = (uint32_t)index->offset;
     p.src_offset = (uint32_t)src->offset;
-    p.extent = (uint32_t)out->shape[axis];
+    if (base < 0 || base + out->shape[axis] > extent || extent > INT32_MAX)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu scatter_add: a part [%lld, +%lld) outside an axis of %lld",
+                       (long long)base, (long long)out->shape[axis], (long long)extent);
+    p.extent = (uint32_t)extent;
+    p.base = (uint32_t)base;
+    p.count = (uint32_t)out->shape[axis];
     copy_dims(p.shape, index->shape, index->ndim);
     copy_dims(p.out_strides, out->strides, out->ndim);
     copy_dims(p.idx_strides, index->strides, index->ndim);
@@ -248,5 +271,5 @@ wt_status wg_op_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_
         .nbindings = 3,
         .workgroups = groups_for(index->numel),
     };
-    return dispatch_checked(ctx, &l, out->shape[axis], false);
+    return dispatch_checked(ctx, &l, extent, trusted);
 }

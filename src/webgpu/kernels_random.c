@@ -9,17 +9,23 @@
 typedef struct random_params {
     uint32_t n, key0, key1, shift;
     float unit, p, scale;
-    uint32_t x_offset, out_offset, pad0, pad1, pad2;
+    uint32_t x_offset, out_offset, first_block, pad1, pad2;
 } random_params;
 
 #define RANDOM_WG 64u
 
 wt_status wg_op_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out)
 {
+    return wg_op_random_part(ctx, r, x, 0, out);
+}
+
+wt_status wg_op_random_part(wt_context *ctx, const wt_random_args *r, const wt_tensor *x,
+                            uint64_t first_block, wt_tensor *out)
+{
     if (out->dtype != WT_F32 || (x && x->dtype != WT_F32))
         return wt_fail(WT_ERR_UNSUPPORTED, "random: only f32 on webgpu");
     if (out->numel == 0) return WT_OK;
-    if ((uint64_t)out->numel >= (1ull << 32) - 4)
+    if ((uint64_t)out->numel + 4 * first_block >= (1ull << 32) - 4)
         return wt_fail(WT_ERR_UNSUPPORTED, "random: %lld elements exceed 32-bit indexing on webgpu",
                        (long long)out->numel);
     wt_status st = WT_OK;
@@ -34,7 +40,7 @@ wt_status wg_op_random(wt_context *ctx, const wt_random_args *r, const wt_tensor
     }
     random_params p = {(uint32_t)out->numel, (uint32_t)r->seed, (uint32_t)(r->seed >> 32), 32u - r->bits,
                        1.0f / (float)(1u << r->bits), r->p, r->scale, x ? (uint32_t)x->offset : 0,
-                       (uint32_t)out->offset, 0, 0, 0};
+                       (uint32_t)out->offset, (uint32_t)first_block, 0, 0};
     char prelude[96];
     snprintf(prelude, sizeof prelude, "const KIND: u32 = %uu;\nconst WG: u32 = %uu;\n", (unsigned)r->kind,
              RANDOM_WG);

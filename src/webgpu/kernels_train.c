@@ -94,13 +94,24 @@ wt_status wg_op_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits,
 wt_status wg_op_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, int64_t plane,
                                  int64_t plane_rows, wt_tensor *out)
 {
+    return wg_op_scatter_add_rows_part(ctx, dy, indices, plane, plane_rows, 0, out->shape[0], out);
+}
+
+wt_status wg_op_scatter_add_rows_part(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices,
+                                      int64_t plane, int64_t plane_rows, int64_t first_row, int64_t total_rows,
+                                      wt_tensor *out)
+{
     const char *fn = "webgpu scatter_add_rows";
     wt_status st;
     if ((st = fits_u32(fn, dy)) != WT_OK || (st = fits_u32(fn, indices)) != WT_OK || (st = fits_u32(fn, out)) != WT_OK)
         return st;
-    struct { uint32_t n, d, v, dy_offset, idx_offset, out_offset, plane, plane_rows; } p = {
-        (uint32_t)dy->shape[0], (uint32_t)dy->shape[1], (uint32_t)out->shape[0], (uint32_t)dy->offset,
-        (uint32_t)indices->offset, (uint32_t)out->offset, (uint32_t)plane, (uint32_t)plane_rows};
+    if (first_row < 0 || first_row + out->shape[0] > total_rows || total_rows > UINT32_MAX)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: rows [%lld, +%lld) outside %lld", fn, (long long)first_row,
+                       (long long)out->shape[0], (long long)total_rows);
+    struct { uint32_t n, d, v, dy_offset, idx_offset, out_offset, plane, plane_rows, first_row, rows, pad0, pad1; } p = {
+        (uint32_t)dy->shape[0], (uint32_t)dy->shape[1], (uint32_t)total_rows, (uint32_t)dy->offset,
+        (uint32_t)indices->offset, (uint32_t)out->offset, (uint32_t)plane, (uint32_t)plane_rows,
+        (uint32_t)first_row, (uint32_t)out->shape[0], 0, 0};
     char prelude[48];
     snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\n", ELEM_WG);
     wg_binding b[3] = {{dy->storage, false}, {indices->storage, false}, {out->storage, true}};

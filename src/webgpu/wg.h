@@ -67,9 +67,37 @@ void wg_scratch_release(wt_context *ctx, wt_storage *s);
 
 /* --- runtime: tensors past one binding (windows.c) ---
  * A piece of an op: in[] and out are views small enough to bind (large
- * storages come as windows). */
+ * storages come as windows); start is the piece's first position in the
+ * whole output. */
 typedef wt_status (*wg_piece_fn)(wt_context *ctx, const wt_tensor *const *in, wt_tensor *out,
-                                 const void *arg);
+                                 const int64_t *start, const void *arg);
+#define WG_WINDOW_MAX_IN 6
+/* What a piece's kernel takes as its output: any view, a contiguous one,
+ * or a contiguous one at offset 0 of its binding (else the piece runs
+ * into a temporary that is copied into place). */
+typedef enum wg_out_layout { WG_OUT_ANY, WG_OUT_CONTIGUOUS, WG_OUT_AT_ZERO } wg_out_layout;
+/* How an op is cut into pieces along its output's axes. */
+typedef struct wg_window_plan {
+    int nin;
+    /* Input i follows the output along the axes in follow[i] (its axis d
+     * is out's axis d: a cut of out cuts it alike) and is whole along
+     * the others; view (optional) replaces that rule: input i's view for
+     * the piece of out at start. */
+    uint32_t follow[WG_WINDOW_MAX_IN];
+    void (*view)(const void *arg, int i, const wt_tensor *in, const int64_t *start,
+                 const wt_tensor *piece, wt_tensor *v);
+    /* Inputs in own the piece windows itself (wg_window_of); probe
+     * (optional) gives the part of such an input that must fit. */
+    uint32_t own;
+    void (*probe)(const void *arg, int i, const wt_tensor *in, wt_tensor *part);
+    uint32_t keep;                   /* out axes never cut */
+    int64_t quantum[WT_MAX_DIMS];    /* cuts along d in multiples of this (0: 1) */
+    wg_out_layout out_layout;
+    wg_piece_fn fn;
+    const void *arg;
+} wg_window_plan;
+wt_status wg_windowed_plan(wt_context *ctx, wt_tensor *out, const wt_tensor *const *in,
+                           const wg_window_plan *plan);
 /* Runs fn on out and the nin inputs directly when every storage fits one
  * binding; else on pieces cut along out's leading axes, where input i
  * follows out's first shared[i] axes (its axis d is out's axis d) and is
@@ -78,6 +106,16 @@ typedef wt_status (*wg_piece_fn)(wt_context *ctx, const wt_tensor *const *in, wt
  * maxBufferSize by routing its backend entry through this. */
 wt_status wg_windowed(wt_context *ctx, wt_tensor *out, int nin, const wt_tensor *const *in,
                       const int *shared, wg_piece_fn fn, const void *arg);
+/* Helpers for pieces: the default view rule; t cut along axis; whether
+ * t's span fits one binding; a window over t's storage (t itself when
+ * the storage fits whole) in caller memory; the bytes a window spans. */
+void wg_window_follow(const wt_tensor *in, uint32_t follow, const int64_t *start,
+                      const wt_tensor *piece, wt_tensor *view);
+wt_tensor wg_window_slice(const wt_tensor *t, int axis, int64_t start, int64_t count);
+bool wg_window_fits(const wt_context *ctx, const wt_tensor *t);
+typedef struct wg_window_buf wg_window_buf; /* defined in wg_runtime.h */
+const wt_tensor *wg_window_of(const wt_context *ctx, const wt_tensor *t, wg_window_buf *buf);
+uint64_t wg_window_usable(const wt_context *ctx);
 /* Whether t's storage is too large to bind whole (a kernel outside the
  * windowed entries refuses such tensors with WT_ERR_UNSUPPORTED). */
 bool wg_needs_windows(const wt_context *ctx, const wt_tensor *t);
@@ -93,6 +131,48 @@ wt_status wg_win_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                          const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
 wt_status wg_win_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                         wt_tensor *out);
+/* (windows_ops.c) */
+wt_status wg_win_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index,
+                        bool trusted, wt_tensor *out);
+wt_status wg_win_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
+                              const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
+wt_status wg_win_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
+wt_status wg_win_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
+wt_status wg_win_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
+wt_status wg_win_attention(wt_context *ctx, const wt_attention_args *a);
+wt_status wg_win_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
+                        const wt_tensor *bias, const wt_window2d *win, int64_t groups,
+                        wt_tensor *out);
+wt_status wg_win_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
+                        wt_tensor *out, wt_tensor *indices);
+wt_status wg_win_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats,
+                              float eps, wt_tensor *out);
+wt_status wg_win_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out);
+wt_status wg_win_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset,
+                      wt_tensor *out);
+wt_status wg_win_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
+                           wt_tensor *out);
+wt_status wg_win_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *dy,
+                              const wt_tensor *x, wt_tensor *out);
+wt_status wg_win_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
+wt_status wg_win_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices,
+                                  int64_t plane, int64_t plane_rows, wt_tensor *out);
+wt_status wg_win_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
+                        int64_t rows, wt_tensor *col);
+wt_status wg_win_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
+                        const wt_window2d *win, wt_tensor *out);
+wt_status wg_win_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n,
+                      int64_t inner, wt_tensor *out);
+wt_status wg_win_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k,
+                              wt_tensor *out);
+wt_status wg_win_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+wt_status wg_win_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
+                             const wt_tensor *src);
+wt_status wg_win_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
+                               int32_t ignore, wt_tensor *loss, wt_tensor *valid);
+wt_status wg_win_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits,
+                                        const wt_tensor *labels, int32_t ignore,
+                                        const wt_tensor *scale, wt_tensor *out);
 
 /* Limits and capabilities of the device in use. */
 typedef struct wg_caps {
@@ -217,6 +297,10 @@ wt_status wg_op_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int 
 wt_status wg_op_scan(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n, int64_t inner,
                      wt_tensor *out);
 wt_status wg_op_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out);
+/* Elements [4 * first_block, ...) of the stream into out (x: dropout's
+ * input for the same elements): a part of a tensor past one binding. */
+wt_status wg_op_random_part(wt_context *ctx, const wt_random_args *r, const wt_tensor *x,
+                            uint64_t first_block, wt_tensor *out);
 wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                         const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
 
@@ -228,8 +312,18 @@ wt_status wg_op_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt
 wt_status wg_op_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
 wt_status wg_op_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index, bool trusted,
                        wt_tensor *out);
+/* The gather of the elements whose index falls in [base, base + the
+ * extent of x along axis) of an axis of extent: x holds just that part;
+ * out keeps its other elements. Every index is checked against extent. */
+wt_status wg_op_gather_part(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index,
+                            bool trusted, int64_t base, int64_t extent, wt_tensor *out);
 wt_status wg_op_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
                             const wt_tensor *src);
+/* The adds whose index falls in [base, base + out's extent along axis) of
+ * an axis of extent: out holds just that part (a part of an out past one
+ * binding). Every index is checked against extent unless trusted. */
+wt_status wg_op_scatter_add_part(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
+                                 const wt_tensor *src, int64_t base, int64_t extent, bool trusted);
 wt_status wg_op_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k, wt_tensor *out);
 /* --- convolution and pooling (kernels_conv.c) --- */
 wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
@@ -265,6 +359,12 @@ wt_status wg_op_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits,
                                        int32_t ignore, const wt_tensor *scale, wt_tensor *out);
 wt_status wg_op_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices, int64_t plane,
                                  int64_t plane_rows, wt_tensor *out);
+/* The adds that land in rows [first_row, first_row + out's rows) of an
+ * out of total_rows rows, out holding just those (a part of an out past
+ * one binding). */
+wt_status wg_op_scatter_add_rows_part(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices,
+                                      int64_t plane, int64_t plane_rows, int64_t first_row, int64_t total_rows,
+                                      wt_tensor *out);
 wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
 
 #endif /* WT_WG_H */

@@ -6,6 +6,7 @@
 
 #include "webgpu/wg.h"
 #include "webgpu/wgpu_abi.h"
+#include "core/profile.h"
 
 /* ------------------------------------------------------------- loader */
 
@@ -72,6 +73,14 @@ typedef struct wg_buffer {
     struct wg_buffer *parent;
     uint32_t generation; /* of the device it was made on (recovery.c) */
 } wg_buffer;
+
+/* A window over a large storage and a view through it (windows.c): a
+ * storage that is never released and a buffer that is bytes of another. */
+struct wg_window_buf {
+    wt_storage storage;
+    wg_buffer buffer;
+    wt_tensor tensor;
+};
 
 typedef struct wg_pool {
     wg_buffer **free_list;
@@ -188,25 +197,10 @@ typedef struct wg_timer {
 } wg_timer;
 
 /* --- runtime: per-op profiling (profile.c) --- */
-typedef struct wg_profile_entry {
-    char name[64];    /* the launch's shader stem (custom kernels: "custom:<entry>") */
-    uint64_t count;
-    uint64_t total_ns;
-} wg_profile_entry;
-
-typedef struct wg_trace_event {
-    const char *name;
-    double ts_us, dur_us;
-} wg_trace_event;
-
 typedef struct wg_profile {
     bool active;             /* per-op timing on */
     bool gpu;                /* timestamps (else host time around each op) */
-    bool trace;              /* WT_TRACE: keep events for the trace file */
-    wg_profile_entry **entries; /* each allocated once: names stay put */
-    int nentries, cap_entries;
-    wg_trace_event *events;
-    size_t nevents, cap_events;
+    wt_prof_log log;         /* the summary and the trace's events (core/profile.h) */
     double host_base_us;     /* host time of the first timed pass */
     uint64_t gpu_base_ns;    /* its GPU timestamp */
     bool have_base;

@@ -2,7 +2,10 @@
 // axis AXIS (torch.gather); on the other axes position i of index reads
 // position i of x. An index outside [0, extent) sets flag[0] = 1 and
 // flag[1] = the index, and reads a clamped position (never out of bounds).
-// Elements move as bits (library mv_words).
+// Elements move as bits (library mv_words). x may hold only the part
+// [base, base + count) of the axis (a tensor past one binding is gathered
+// part by part): an element whose index falls outside the part keeps
+// what out holds.
 // Prelude constants: ELEM2 (bool), WG.
 
 struct Params {
@@ -12,8 +15,8 @@ struct Params {
     x_offset: u32,
     idx_offset: u32,
     extent: u32,
-    pad0: u32,
-    pad1: u32,
+    base: u32,
+    count: u32,
     shape: array<vec4<u32>, 2>,
     x_strides: array<vec4<u32>, 2>,
     idx_strides: array<vec4<u32>, 2>,
@@ -48,7 +51,15 @@ fn value(i: u32) -> u32 {
         }
     }
     let j = u32(clamp(v, 0, i32(p.extent) - 1));
-    return x_elem(e + j * p.x_strides[p.axis / 4u][p.axis % 4u]);
+    if (j < p.base || j - p.base >= p.count) {
+        // Another part's element: the bits out holds (read before this
+        // thread writes its word).
+        if (ELEM2) {
+            return (out[i / 2u] >> ((i & 1u) * 16u)) & 0xffffu;
+        }
+        return out[i];
+    }
+    return x_elem(e + (j - p.base) * p.x_strides[p.axis / 4u][p.axis % 4u]);
 }
 
 @compute @workgroup_size(WG)

@@ -5,7 +5,9 @@
 // the sum rounded to f16), so concurrent additions to one element are
 // never lost; their order, and so float rounding, varies between runs.
 // An index outside [0, extent) sets flag[0] = 1 and flag[1] = the index
-// and adds nothing.
+// and adds nothing. out may hold only the part [base, base + count) of
+// the axis (an out past one binding is added to part by part): an index
+// outside the part adds nothing here.
 // Prelude constants: KIND (0 f32, 1 f16, 2 i32), WG; library f16_bits.
 
 struct Params {
@@ -16,7 +18,11 @@ struct Params {
     idx_offset: u32,
     src_offset: u32,
     extent: u32,
+    base: u32,
+    count: u32,
     pad0: u32,
+    pad1: u32,
+    pad2: u32,
     shape: array<vec4<u32>, 2>,
     out_strides: array<vec4<u32>, 2>,
     idx_strides: array<vec4<u32>, 2>,
@@ -63,7 +69,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         atomicOr(&flag[0], 1u);
         return;
     }
-    e = e + u32(v) * p.out_strides[p.axis / 4u][p.axis % 4u];
+    let j = u32(v);
+    if (j < p.base || j - p.base >= p.count) {
+        return;
+    }
+    e = e + (j - p.base) * p.out_strides[p.axis / 4u][p.axis % 4u];
     if (KIND == 2u) {
         atomicAdd(&out[e], src[se]);
         return;

@@ -1,6 +1,7 @@
 // Philox4x32-10 random numbers (see src/core/philox.h): thread g computes
-// block g (counter (g, 0, 0, 0), key (key0, key1)) and writes elements
-// 4g .. 4g + 3 below n. Integer arithmetic only, so every GPU gives the
+// block first_block + g (counter (first_block + g, 0, 0, 0), key (key0,
+// key1)) and writes elements 4g .. 4g + 3 below n of out (a tensor past
+// one binding is made in parts that start at first_block). Integer arithmetic only, so every GPU gives the
 // CPU's bits. Prelude: KIND (0 uniform, 1 normal, 2 dropout), WG.
 
 struct Params {
@@ -13,7 +14,7 @@ struct Params {
     scale: f32,      // dropout
     x_offset: u32,   // dropout
     out_offset: u32,
-    pad0: u32,
+    first_block: u32,
     pad1: u32,
     pad2: u32,
 }
@@ -78,7 +79,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let g = (wid.x + wid.y * nwg.x) * WG + lid;
     if (g * 4u >= p.n) { return; }
-    let w = philox(vec4<u32>(g, 0u, 0u, 0u), vec2<u32>(p.key0, p.key1));
+    let w = philox(vec4<u32>(p.first_block + g, 0u, 0u, 0u), vec2<u32>(p.key0, p.key1));
     for (var k = 0u; k < 4u; k++) {
         let i = g * 4u + k;
         if (i >= p.n) { break; }

@@ -3,7 +3,9 @@
 // plane's first row when plane > 0: (i / plane) * plane_rows), with f32
 // atomic adds built from compare-and-swap on the bits (WGSL has no float
 // atomics). Indices outside [0, v) (planes: [0, plane_rows)) are skipped.
-// One thread per (i, j); out starts as zeros.
+// One thread per (i, j); out starts as zeros. out may hold only the rows
+// [first_row, first_row + rows) of the whole (an out past one binding is
+// added to part by part); rows outside it are skipped.
 
 struct Params {
     n: u32,
@@ -14,6 +16,10 @@ struct Params {
     out_offset: u32,
     plane: u32,
     plane_rows: u32,
+    first_row: u32,
+    rows: u32,
+    pad0: u32,
+    pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -33,8 +39,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (row < 0 || u32(row) >= limit) { return; }
     var base = 0u;
     if (p.plane > 0u) { base = (i / p.plane) * p.plane_rows; }
+    let r = base + u32(row) - p.first_row; // wraps past rows when below first_row
+    if (r >= p.rows) { return; }
     let g = dy[p.dy_offset + t];
-    let k = p.out_offset + (base + u32(row)) * p.d + j;
+    let k = p.out_offset + r * p.d + j;
     var old = atomicLoad(&out[k]);
     loop {
         let r = atomicCompareExchangeWeak(&out[k], old, bitcast<u32>(bitcast<f32>(old) + g));
