@@ -1,8 +1,8 @@
 // Runs test programs compiled to WebAssembly (tests/wasm) and fails unless
 // every one ends with exit status 0 and "N passed, 0 failed".
 //
-//   node tests/web/run_suites.mjs node     BUILD_DIR prog:backend ...
-//   node tests/web/run_suites.mjs chromium BUILD_DIR prog:backend ...
+//   node tests/web/run_suites.mjs node     BUILD_DIR prog:backend[:arg,arg...] ...
+//   node tests/web/run_suites.mjs chromium BUILD_DIR prog:backend[:arg,arg...] ...
 //
 // node: each program in its own Node process, WebGPU from the npm "webgpu"
 // package (Dawn; lavapipe here), see wasm_prelude.js.
@@ -32,17 +32,17 @@ function verdict(job, status, output, seconds) {
   const ok = status === 0 && m && Number(m[2]) === 0 && Number(m[1]) > 0;
   const summary = m ? `${m[1]} passed, ${m[2]} failed` : 'no summary line';
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${mode} ${job}: ${summary}, status ${status} (${seconds.toFixed(1)} s)`);
-  if (!ok) {
+  if (!ok || process.env.WT_WASM_TEST_VERBOSE) {
     const lines = process.env.WT_WASM_TEST_VERBOSE ? [] : output.split('\n').filter((l) => /FAIL|rror|bort|xception/.test(l));
     console.log((lines.length ? lines : output.split('\n')).slice(-40).map((l) => '    ' + l).join('\n'));
   }
   return ok;
 }
 
-function runNode(prog, backend) {
+function runNode(prog, args) {
   return new Promise((resolve) => {
     const nodePath = [path.join(here, 'node_modules'), process.env.NODE_PATH].filter(Boolean).join(':');
-    const child = spawn(process.execPath, [path.join(progDir, `${prog}.js`), backend], {
+    const child = spawn(process.execPath, [path.join(progDir, `${prog}.js`), ...args], {
       cwd: progDir, env: { ...process.env, NODE_PATH: nodePath } });
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
@@ -72,7 +72,7 @@ function serve() {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-async function runChromium(browser, port, prog, backend) {
+async function runChromium(browser, port, prog, args) {
   const page = await browser.newPage();
   let out = '';
   let finish;
@@ -85,7 +85,8 @@ async function runChromium(browser, port, prog, backend) {
   });
   page.on('pageerror', (err) => { out += `page error: ${err.message}\n`; finish(-1); });
   const timer = setTimeout(() => { out += 'timed out\n'; finish(-1); }, timeoutMs);
-  await page.goto(`http://127.0.0.1:${port}/suite.html?prog=${prog}&arg=${backend}`);
+  const query = new URLSearchParams([['prog', prog], ...args.map((a) => ['arg', a])]);
+  await page.goto(`http://127.0.0.1:${port}/suite.html?${query}`);
   const status = await done;
   clearTimeout(timer);
   await page.close();
@@ -106,11 +107,12 @@ if (mode === 'chromium') {
 }
 try {
   for (const job of jobs) {
-    const [prog, backend] = job.split(':');
+    const [prog, backend, extra] = job.split(':');
+    const args = [backend, ...(extra ? extra.split(',') : [])];
     const start = Date.now();
-    const r = mode === 'node' ? await runNode(prog, backend)
-                              : await runChromium(browser, server.address().port, prog, backend);
-    if (!verdict(job, r.status, r.output, (Date.now() - start) / 1000)) failed++;
+    const r = mode === 'node' ? await runNode(prog, args)
+                              : await runChromium(browser, server.address().port, prog, args);
+    if (!verdict(job.length > 60 ? job.slice(0, 57) + '...' : job, r.status, r.output, (Date.now() - start) / 1000)) failed++;
   }
 } finally {
   if (browser) await browser.close();
