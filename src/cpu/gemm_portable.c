@@ -143,12 +143,19 @@ void wt_portable_sgemv(int order, int trans, int m, int n, float alpha, const fl
         for (int i = 0; i < m; i++) {
             const float *row = a + (size_t)i * (size_t)lda;
             float s = 0.0f;
-            if (incx == 1)
-                for (int j = 0; j < n; j++)
-                    s += row[j] * x[j];
-            else
-                for (int j = 0; j < n; j++)
-                    s += row[j] * x[(size_t)j * (size_t)incx];
+            int j = 0;
+            if (incx == 1) {
+                /* Eight partial sums: a vector's lanes (a single running
+                 * sum would be a serial chain the compiler may not split). */
+                float part[8] = {0};
+                for (; j + 8 <= n; j += 8)
+                    for (int l = 0; l < 8; l++)
+                        part[l] += row[j + l] * x[j + l];
+                for (int l = 0; l < 8; l++)
+                    s += part[l];
+            }
+            for (; j < n; j++)
+                s += row[j] * x[(size_t)j * (size_t)incx];
             y[(size_t)i * (size_t)incy] += alpha * s;
         }
         return;
