@@ -310,19 +310,41 @@ static int g_nfutures, g_cap_futures;
 static br_device *g_devices;
 static int g_ndevices, g_cap_devices;
 
+/* Room for one more of count items of size bytes in *items (capacity
+ * *cap): false when out of memory (the list stays as it was). Used as
+ * BR_RESERVE(list, cap, count). */
+static bool br_reserve(void **items, int *cap, int count, size_t size)
+{
+    if (count < *cap)
+        return true;
+    int grown_cap = *cap ? 2 * *cap : 8;
+    void *grown = realloc(*items, (size_t)grown_cap * size);
+    if (!grown)
+        return false;
+    *items = grown;
+    *cap = grown_cap;
+    return true;
+}
+#define BR_RESERVE(list, cap, count) \
+    br_reserve_into((void *)&(list), &(cap), (count), sizeof *(list))
+/* Goes through a void * copy: the list is never accessed as a void *. */
+static bool br_reserve_into(void *list_ptr, int *cap, int count, size_t size)
+{
+    void *items;
+    memcpy(&items, list_ptr, sizeof items);
+    if (!br_reserve(&items, cap, count, size))
+        return false;
+    memcpy(list_ptr, &items, sizeof items);
+    return true;
+}
+
 /* A future whose callback could not be recorded (out of memory) is still
  * a future: it completes with no callback. */
 static WGPUFuture br_future_add(uint32_t id, enum br_kind kind, WGPUCallbackMode mode, br_fn fn,
                                 void *u1, void *u2)
 {
-    if (g_nfutures == g_cap_futures) {
-        int cap = g_cap_futures ? 2 * g_cap_futures : 16;
-        br_future *grown = realloc(g_futures, (size_t)cap * sizeof *grown);
-        if (!grown)
-            return (WGPUFuture){id};
-        g_futures = grown;
-        g_cap_futures = cap;
-    }
+    if (!BR_RESERVE(g_futures, g_cap_futures, g_nfutures))
+        return (WGPUFuture){id};
     g_futures[g_nfutures++] = (br_future){id, kind, mode, fn, u1, u2};
     return (WGPUFuture){id};
 }
@@ -681,14 +703,8 @@ static WGPUFuture br_AdapterRequestDevice(WGPUAdapter adapter,
     WGPUFuture f =
         br_future_add(id, BR_DEVICE, cb.mode, (br_fn)cb.callback, cb.userdata1, cb.userdata2);
     if (desc && (desc->deviceLostCallbackInfo.callback || desc->uncapturedErrorCallbackInfo.callback)) {
-        if (g_ndevices == g_cap_devices) {
-            int cap = g_cap_devices ? 2 * g_cap_devices : 4;
-            br_device *grown = realloc(g_devices, (size_t)cap * sizeof *grown);
-            if (!grown)
-                return f;
-            g_devices = grown;
-            g_cap_devices = cap;
-        }
+        if (!BR_RESERVE(g_devices, g_cap_devices, g_ndevices))
+            return f;
         g_devices[g_ndevices++] =
             (br_device){id | 0x80000000u, desc->deviceLostCallbackInfo,
                         desc->uncapturedErrorCallbackInfo};
@@ -755,14 +771,8 @@ static const void *br_BufferGetConstMappedRange(WGPUBuffer buffer, size_t offset
     double len = br_js_mapped_copy(BR_ID(buffer), (double)offset, want, NULL, 0);
     if (len < 0 || len > (double)(SIZE_MAX - 1))
         return NULL;
-    if (g_nmirrors == g_cap_mirrors) {
-        int cap = g_cap_mirrors ? 2 * g_cap_mirrors : 8;
-        br_mirror *grown = realloc(g_mirrors, (size_t)cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        g_mirrors = grown;
-        g_cap_mirrors = cap;
-    }
+    if (!BR_RESERVE(g_mirrors, g_cap_mirrors, g_nmirrors))
+        return NULL;
     void *data = malloc(len > 0 ? (size_t)len : 1);
     if (!data)
         return NULL;
