@@ -3,7 +3,7 @@ BUILD ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test test-sanitize test-fuzz test-tsan install clean
+.PHONY: all deps build run test test-sanitize test-fuzz test-tsan install clean wasm test-wasm
 
 all: build
 
@@ -22,6 +22,7 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j1
+	$(MAKE) --no-print-directory test-wasm
 	@if [ "$(CI)" = true ]; then $(MAKE) --no-print-directory test-sanitize test-fuzz test-tsan; fi
 
 # The tests labelled "sanitize" under AddressSanitizer + UBSan + LeakSanitizer,
@@ -68,8 +69,41 @@ test-tsan:
 	cmake --build $(BUILD)-tsan -j$(JOBS) --target runtime_multi
 	cd $(BUILD)-tsan && ctest --output-on-failure -j1 -L tsan
 
+# --- WebAssembly: the library for wasm32 (Emscripten) in $(WASM_BUILD),
+# its suites run in Node (npm webgpu: Dawn on lavapipe) and in headless
+# Chromium (SwiftShader). Emscripten 3.1.6's own JS tools need Debian's
+# node modules when the node on PATH is another build.
+WASM_BUILD ?= build-wasm
+WASM_ENV = NODE_PATH=/usr/share/nodejs$(if $(NODE_PATH),:$(NODE_PATH))
+wasm:
+	./scripts/install-deps.sh --wasm
+	$(WASM_ENV) emcmake cmake -S . -B $(WASM_BUILD) -DCMAKE_BUILD_TYPE=Release
+	$(WASM_ENV) cmake --build $(WASM_BUILD) -j$(JOBS)
+
+# The wasm suites: every program on the CPU backend and on WebGPU in Node
+# (Dawn on lavapipe), and on WebGPU in headless Chromium (SwiftShader).
+WASM_NODE_RUNS = gemm_portable:cpu core_api_check:cpu core_api_check:webgpu api_misuse:cpu api_misuse:webgpu \
+                 bad_input:cpu bad_input:webgpu conformance:cpu conformance:webgpu \
+                 WT_NODE_WEBGPU=backend=null@no_real_adapter:webgpu \
+                 WT_NODE_WEBGPU=none@no_real_adapter:webgpu
+# In Chromium the conformance suite runs without its eight slowest ops
+# (add sum exp matmul copy layernorm softmax rmsnorm: two thirds of its
+# time, SwiftShader being slow at their large cases); they run in Node.
+WASM_CONFORMANCE_BROWSER_OPS = neg log sqrt relu sigmoid tanh abs sign floor ceil round square \
+  reciprocal rsqrt sin cos exp2 log2 log1p expm1 erf gelu gelu_tanh silu softplus mish \
+  hardsigmoid hardswish leaky_relu elu clamp logical_not sub mul div maximum minimum pow fmod \
+  atan2 floor_divide remainder eq ne lt le gt ge logical_and logical_or logical_xor mean max min \
+  transpose permute reshape slice expand contiguous
+wasm_empty :=
+wasm_comma := ,
+WASM_CHROMIUM_RUNS = core_api_check:webgpu api_misuse:webgpu bad_input:webgpu \
+                     conformance:webgpu:$(subst $(wasm_empty) $(wasm_empty),$(wasm_comma),$(strip $(WASM_CONFORMANCE_BROWSER_OPS)))
+test-wasm: wasm
+	node tests/web/run_suites.mjs node $(WASM_BUILD) $(WASM_NODE_RUNS)
+	node tests/web/run_suites.mjs chromium $(WASM_BUILD) $(WASM_CHROMIUM_RUNS)
+
 install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-sanitize $(BUILD)-fuzz $(BUILD)-tsan
+	rm -rf $(BUILD) $(BUILD)-sanitize $(BUILD)-fuzz $(BUILD)-tsan $(WASM_BUILD)
