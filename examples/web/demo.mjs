@@ -49,10 +49,16 @@ async function run(wt) {
   const tensors = [];
   const keep = (t) => { tensors.push(t); return t; };
   // Seeded weights: the same on every backend.
+  const scaledRandn = async (shape, seed, scale) => {
+    const r = await wt.randn(shape, seed);
+    const s = await r.mul(scale);
+    r.dispose();
+    return s;
+  };
   const x = keep(await wt.randn([N, D], 1));
-  const w1 = keep(await (await wt.randn([H, D], 2)).mul(1 / 16));
+  const w1 = keep(await scaledRandn([H, D], 2, 1 / 16));
   const b1 = keep(await wt.randn([H], 3));
-  const w2 = keep(await (await wt.randn([C, H], 4)).mul(1 / 22));
+  const w2 = keep(await scaledRandn([C, H], 4, 1 / 22));
   const b2 = keep(await wt.randn([C], 5));
   const forward = async () => {
     const h = await wt.linear(x, w1, b1);

@@ -1,0 +1,164 @@
+// The JavaScript API's contract: bad input gives a WebtensorError with the
+// status and the library's message and leaks nothing; disposal, the
+// garbage-collection backstop, async reads and the device-lost event.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { wt, BACKENDS, context } from './harness.mjs';
+
+const { WebtensorError } = wt;
+
+async function rejectsWith(promise, status, pattern) {
+  await assert.rejects(promise, (e) => {
+    assert.ok(e instanceof WebtensorError, `not a WebtensorError: ${e && e.stack}`);
+    assert.ok(e instanceof Error);
+    assert.equal(e.status, status, e.message);
+    if (pattern) assert.match(e.message, pattern);
+    return true;
+  });
+}
+
+for (const backend of BACKENDS) {
+  describe(`API contract on ${backend}`, () => {
+    let ctx;
+    let other;
+    let base;
+    before(async () => {
+      ctx = await context(backend);
+      other = await context(backend);
+      base = await ctx.memoryStats();
+    });
+    after(() => { ctx.destroy(); other.destroy(); });
+
+    it('reports its backend and adapter', async () => {
+      const info = await ctx.info();
+      assert.equal(info.backend, backend);
+      assert.ok(info.reason.length > 0);
+      if (backend === 'webgpu') {
+        assert.ok(ctx.adapter && (ctx.adapter.name || ctx.adapter.vendor), 'adapter named');
+        assert.ok(info.maxBufferSize > 0);
+      } else {
+        assert.equal(ctx.adapter, null);
+      }
+      assert.match(wt.version(), /^\d+\.\d+\.\d+$/);
+    });
+
+    it('refuses bad host data with a clear error', async () => {
+      await rejectsWith(ctx.tensor(new Float64Array(4)), 'WT_ERR_INVALID_ARGUMENT', /Float64Array is not a webtensor dtype/);
+      await rejectsWith(ctx.tensor(new Float32Array(4), [4], 'i32'), 'WT_ERR_INVALID_ARGUMENT', /holds f32 elements, not i32/);
+      await rejectsWith(ctx.tensor(new Float32Array(5), [2, 3]), 'WT_ERR_SHAPE', /holds 6 elements, the data has 5/);
+      await rejectsWith(ctx.tensor(new Int32Array(4), [2, -2]), 'WT_ERR_INVALID_ARGUMENT', /shape/);
+      await rejectsWith(ctx.tensor([[1, 2], [3]]), 'WT_ERR_SHAPE', /ragged/);
+      await rejectsWith(ctx.tensor('abc'), 'WT_ERR_INVALID_ARGUMENT');
+      await rejectsWith(ctx.tensor([1, 2], [2], 'f64'), 'WT_ERR_INVALID_ARGUMENT', /dtype/);
+    });
+
+    it('carries the library\'s status and message', async () => {
+      const a = await ctx.tensor(new Float32Array(6), [2, 3]);
+      const b = await ctx.tensor(new Float32Array(8), [4, 2]);
+      await rejectsWith(ctx.matmul(a, b), 'WT_ERR_SHAPE', /matmul: inner dimensions differ: a is \[2,3\], b is \[4,2\]/);
+      await rejectsWith(a.sum(5), 'WT_ERR_INVALID_ARGUMENT', /axis/);
+      await rejectsWith(a.reshape([4, 4]), 'WT_ERR_SHAPE');
+      const mask = await a.cast('bool');
+      await rejectsWith(ctx.neg(mask), 'WT_ERR_INVALID_ARGUMENT', /wt_neg: dtype bool/);
+      mask.dispose();
+      await rejectsWith(a.permute([0]), 'WT_ERR_INVALID_ARGUMENT', /2 axes/);
+      await rejectsWith(a.add('x'), 'WT_ERR_INVALID_ARGUMENT', /b must be a Tensor, got String/);
+      const pending = a.exp();
+      await rejectsWith(a.add(pending), 'WT_ERR_INVALID_ARGUMENT', /got Promise \(await/);
+      (await pending).dispose();
+      await rejectsWith(a.sum(0.5), 'WT_ERR_INVALID_ARGUMENT', /integer/);
+      await rejectsWith(ctx.softmax(a, -1, 3), 'WT_ERR_INVALID_ARGUMENT', /at most 2 arguments/);
+      await rejectsWith(ctx.matmul(a), 'WT_ERR_INVALID_ARGUMENT', /argument b is missing/);
+      await rejectsWith(ctx.pad(a, [1, 1], 'mirror'), 'WT_ERR_INVALID_ARGUMENT', /constant, reflect, replicate/);
+      await rejectsWith(ctx.max_pool2d(a, {}), 'WT_ERR_INVALID_ARGUMENT', /kernelSize/);
+      a.dispose();
+      b.dispose();
+      await ctx.sync();
+      const s = await ctx.memoryStats();
+      assert.equal(s.liveTensors, base.liveTensors, 'tensors leaked on error paths');
+      assert.equal(s.liveBytes, base.liveBytes);
+    });
+
+    it('refuses disposed tensors and tensors of another context', async () => {
+      const a = await ctx.tensor([1, 2, 3]);
+      const foreign = await other.tensor([1, 2, 3]);
+      await rejectsWith(ctx.add(a, foreign), 'WT_ERR_INVALID_ARGUMENT', /b belongs to another context/);
+      await rejectsWith(foreign.add(a), 'WT_ERR_INVALID_ARGUMENT', /belongs to another context/);
+      await rejectsWith(ctx.concat([a, foreign]), 'WT_ERR_INVALID_ARGUMENT', /tensors\[1\] belongs to another context/);
+      a.dispose();
+      assert.equal(a.disposed, true);
+      a.dispose(); // a second dispose does nothing
+      await rejectsWith(a.read(), 'WT_ERR_INVALID_ARGUMENT', /disposed/);
+      await rejectsWith(ctx.exp(a), 'WT_ERR_INVALID_ARGUMENT', /x was disposed/);
+      foreign.dispose();
+      assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors);
+      assert.equal((await other.memoryStats()).liveTensors, 0);
+    });
+
+    it('keeps memory at its baseline over many ops, disposed in any order', async () => {
+      const x = await ctx.randn([16, 16], 3);
+      const ts = [];
+      for (let i = 0; i < 20; i++) ts.push(await (i % 2 ? x.exp() : ctx.matmul(x, x)));
+      for (const t of ts.reverse()) t.dispose();
+      x.dispose();
+      const s = await ctx.memoryStats();
+      assert.equal(s.liveTensors, base.liveTensors);
+      assert.equal(s.liveBytes, base.liveBytes);
+    });
+
+    it('reads without blocking: other tasks run while a read waits', async () => {
+      const x = await ctx.randn([256, 256], 4);
+      const y = await ctx.matmul(x, x);
+      const pending = y.read();
+      assert.ok(pending instanceof Promise);
+      const data = await pending;
+      assert.equal(data.length, 256 * 256);
+      assert.ok(Number.isFinite(data[0]));
+      // Many reads in flight at once are served in order.
+      const all = await Promise.all([x.read(), y.read(), x.sum().then((s) => s.read().finally(() => s.dispose()))]);
+      assert.equal(all[0].length, 65536);
+      x.dispose();
+      y.dispose();
+    });
+
+    it('warns about and releases tensors dropped without dispose()', async () => {
+      assert.equal(typeof globalThis.gc, 'function', 'run with --expose-gc');
+      const warnings = [];
+      const warn = console.warn;
+      console.warn = (m) => warnings.push(String(m));
+      try {
+        await (async () => { await ctx.tensor(new Float32Array(1000)); })();
+        for (let i = 0; i < 50 && !warnings.length; i++) {
+          globalThis.gc();
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      } finally {
+        console.warn = warn;
+      }
+      assert.ok(warnings.some((w) => /garbage-collected without dispose\(\)/.test(w) && /f32\[1000\]/.test(w)), warnings.join('\n'));
+      const s = await ctx.memoryStats();
+      assert.equal(s.liveTensors, base.liveTensors);
+    });
+
+    if (backend === 'webgpu') {
+      it('announces a lost device as an event, and recovers', async () => {
+        const lost = await context(backend);
+        const x = await lost.tensor([1, 2, 3]);
+        const events = [];
+        lost.addEventListener('devicelost', (e) => events.push(e));
+        await lost.loseDevice();
+        await rejectsWith(x.exp(), 'WT_ERR_DEVICE_LOST');
+        assert.equal(events.length, 1);
+        assert.ok(events[0] instanceof wt.DeviceLostEvent);
+        assert.ok(events[0].message.length > 0);
+        assert.equal(lost.lost, true);
+        await lost.recover();
+        assert.equal(lost.lost, false);
+        x.dispose();
+        const y = await lost.tensor([1, 2, 3]);
+        assert.deepEqual(Array.from(await (await y.mul(2)).read()), [2, 4, 6]);
+        lost.destroy();
+      });
+    }
+  });
+}

@@ -1,0 +1,70 @@
+// The demo page (examples/web) in headless Chromium on its own WebGPU
+// adapter (SwiftShader here): served from the build folder on 127.0.0.1,
+// screenshot saved as <build>/web/demo.png, and what it shows checked: an
+// adapter name, every result row "correct", no error text. A browser
+// without an adapter fails this test.
+import { it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { webDir } from './harness.mjs';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const CHROMIUM = process.env.WT_CHROMIUM || '/usr/bin/chromium';
+
+function serve(dir) {
+  return new Promise((resolve, reject) => {
+    const server = spawn('python3', ['-u', '-m', 'http.server', '--bind', '127.0.0.1', '0'],
+      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    server.stdout.on('data', (d) => {
+      text += d;
+      const m = text.match(/port (\d+)/);
+      if (m) resolve({ server, port: Number(m[1]) });
+    });
+    server.on('error', reject);
+    server.on('exit', (code) => reject(new Error(`http.server exited (${code}): ${text}`)));
+  });
+}
+
+it('the demo page runs on the browser\'s WebGPU and shows correct results', { timeout: 240000 }, async () => {
+  const puppeteer = createRequire(join(root, 'tests', 'web', 'package.json'))('puppeteer-core');
+  const { server, port } = await serve(webDir);
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM, headless: true,
+    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--window-size=1000,900'],
+  });
+  const lines = [];
+  try {
+    const page = await browser.newPage();
+    await page.setViewport({ width: 1000, height: 900 });
+    const finished = new Promise((resolve) => {
+      page.on('console', (m) => {
+        lines.push(m.text());
+        if (/^webtensor demo: (done|failed)/.test(m.text())) resolve(m.text());
+      });
+      page.on('pageerror', (e) => { lines.push(`pageerror: ${e.message}`); resolve(`failed: ${e.message}`); });
+    });
+    await page.goto(`http://127.0.0.1:${port}/index.html`);
+    const last = await Promise.race([finished,
+      new Promise((resolve) => setTimeout(() => resolve('timed out'), 200000))]);
+    await page.screenshot({ path: join(webDir, 'demo.png'), fullPage: true });
+    const shown = await page.evaluate(() => ({
+      adapter: document.getElementById('adapter').innerText,
+      results: [...document.querySelectorAll('#results tr')].slice(1).map((r) => r.innerText),
+      body: document.body.innerText,
+    }));
+    assert.equal(last, 'webtensor demo: done', lines.join('\n'));
+    assert.match(shown.adapter, /adapter\s+\S+/, 'the adapter has a name');
+    assert.doesNotMatch(shown.adapter, /adapter\s+\(not given\)/);
+    assert.equal(shown.results.length, 2, shown.body);
+    assert.match(shown.results[0], /^webgpu/);
+    for (const r of shown.results) assert.match(r, /correct/);
+    assert.doesNotMatch(shown.body, /Error|WRONG|device lost/);
+  } finally {
+    await browser.close();
+    server.kill();
+  }
+});
