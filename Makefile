@@ -22,6 +22,7 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j1
+	$(MAKE) --no-print-directory test-js
 	@if [ "$(CI)" = true ]; then $(MAKE) --no-print-directory test-sanitize test-fuzz; fi
 
 # The tests labelled "sanitize" under AddressSanitizer + UBSan + LeakSanitizer,
@@ -44,6 +45,21 @@ test-fuzz:
 	  ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0 \
 	  tests/fuzz_diff corpus $(CURDIR)/tests/fuzz/corpus -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=512 -rss_limit_mb=4096 -print_final_stats=1
+
+# --- JavaScript API: its tests (Node's test runner: the CPU backend and
+# WebGPU through the npm webgpu package; the demo page in headless
+# Chromium) and the demo page, served on 127.0.0.1.
+WEB_PORT ?= 8000
+JS_TESTS = tests/js/ops.test.mjs tests/js/api.test.mjs tests/js/readme.test.mjs tests/js/page.test.mjs
+.PHONY: test-js web
+test-js: wasm
+	WT_WEB_DIR=$(CURDIR)/$(WASM_BUILD)/web node --expose-gc --test --test-concurrency=1 $(JS_TESTS)
+
+web: wasm
+	@echo "The demo page: http://127.0.0.1:$(WEB_PORT)/index.html"
+	@echo "Open it with:  chromium --enable-unsafe-webgpu http://127.0.0.1:$(WEB_PORT)/index.html"
+	@echo "(WebGPU on Linux needs --enable-unsafe-webgpu; Ctrl-C stops the server.)"
+	cd $(WASM_BUILD)/web && python3 -m http.server --bind 127.0.0.1 $(WEB_PORT)
 
 install: build
 	cmake --install $(BUILD)

@@ -126,9 +126,10 @@ async function main() {
 }
 
 main().catch((e) => {
+  const what = `${e.status ? e.status + ': ' : ''}${e.message}`;
   const p = document.createElement('p');
   p.className = 'bad';
-  p.textContent = `Error: ${e.message}`;
+  p.textContent = `Error: ${what}`;
   document.body.appendChild(p);
-  log(`webtensor demo: failed: ${e.message}`);
+  log(`webtensor demo: failed: ${what}`);
 });

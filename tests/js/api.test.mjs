@@ -3,7 +3,10 @@
 // garbage-collection backstop, async reads and the device-lost event.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { wt, BACKENDS, context } from './harness.mjs';
+import { execFileSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { wt, BACKENDS, context, webDir } from './harness.mjs';
 
 const { WebtensorError } = wt;
 
@@ -162,3 +165,19 @@ for (const backend of BACKENDS) {
     }
   });
 }
+
+it('WebGPU without an adapter fails (WT_ERR_NO_DEVICE); AUTO takes the CPU', () => {
+  // A fresh process without navigator.gpu: no WebGPU at all.
+  const mod = pathToFileURL(join(webDir, 'webtensor.mjs')).href;
+  const script = `
+    const wt = await import(${JSON.stringify(mod)});
+    const auto = await wt.init({ backend: 'auto' });
+    let status = 'resolved';
+    try { await wt.init({ backend: 'webgpu' }); } catch (e) { status = e.status + ': ' + e.message; }
+    console.log(JSON.stringify({ auto: auto.backend, status }));`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script],
+    { encoding: 'utf8', timeout: 60000 });
+  const r = JSON.parse(out.trim().split('\n').pop());
+  assert.equal(r.auto, 'cpu');
+  assert.match(r.status, /^WT_ERR_NO_DEVICE: ./);
+});

@@ -29,13 +29,8 @@ function serve(dir) {
   });
 }
 
-it('the demo page runs on the browser\'s WebGPU and shows correct results', { timeout: 240000 }, async () => {
-  const puppeteer = createRequire(join(root, 'tests', 'web', 'package.json'))('puppeteer-core');
-  const { server, port } = await serve(webDir);
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM, headless: true,
-    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--window-size=1000,900'],
-  });
+async function runPage(puppeteer, port, args, timeoutMs) {
+  const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args });
   const lines = [];
   try {
     const page = await browser.newPage();
@@ -49,13 +44,34 @@ it('the demo page runs on the browser\'s WebGPU and shows correct results', { ti
     });
     await page.goto(`http://127.0.0.1:${port}/index.html`);
     const last = await Promise.race([finished,
-      new Promise((resolve) => setTimeout(() => resolve('timed out'), 200000))]);
-    await page.screenshot({ path: join(webDir, 'demo.png'), fullPage: true });
+      new Promise((resolve) => setTimeout(() => resolve('timed out'), timeoutMs))]);
     const shown = await page.evaluate(() => ({
       adapter: document.getElementById('adapter').innerText,
       results: [...document.querySelectorAll('#results tr')].slice(1).map((r) => r.innerText),
       body: document.body.innerText,
     }));
+    return { page, browser, last, shown, lines };
+  } catch (e) {
+    await browser.close();
+    throw e;
+  }
+}
+
+it('the demo page runs on the browser\'s WebGPU and shows correct results', { timeout: 240000 }, async () => {
+  const puppeteer = createRequire(join(root, 'tests', 'web', 'package.json'))('puppeteer-core');
+  const { server, port } = await serve(webDir);
+  try {
+    // Without --enable-unsafe-webgpu Chromium has no adapter: the page
+    // must say so, not pass on the CPU alone.
+    const off = await runPage(puppeteer, port, ['--no-sandbox'], 60000);
+    await off.browser.close();
+    assert.match(off.last, /^webtensor demo: failed: WT_ERR_NO_DEVICE: ./, off.lines.join('\n'));
+    assert.match(off.shown.body, /Error: WT_ERR_NO_DEVICE/);
+
+    const { page, browser, last, shown, lines } =
+      await runPage(puppeteer, port, ['--no-sandbox', '--enable-unsafe-webgpu'], 200000);
+    await page.screenshot({ path: join(webDir, 'demo.png'), fullPage: true });
+    await browser.close();
     assert.equal(last, 'webtensor demo: done', lines.join('\n'));
     assert.match(shown.adapter, /adapter\s+\S+/, 'the adapter has a name');
     assert.doesNotMatch(shown.adapter, /adapter\s+\(not given\)/);
@@ -64,7 +80,6 @@ it('the demo page runs on the browser\'s WebGPU and shows correct results', { ti
     for (const r of shown.results) assert.match(r, /correct/);
     assert.doesNotMatch(shown.body, /Error|WRONG|device lost/);
   } finally {
-    await browser.close();
     server.kill();
   }
 });
