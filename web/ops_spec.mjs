@@ -135,7 +135,7 @@ export const CORE_FUNCTIONS = [
   'wt_tensor_context', 'wt_tensor_release', 'wt_dtype_size',
   'wt_op_count', 'wt_op_name', 'wt_op_family',
   'wt_add_scalar', // the scalar forms of every binary op are added by the generator
-  'wt_split', 'wt_chunk', 'wt_roll',
+  'wt_split', 'wt_chunk', 'wt_roll', 'wt_tensor_to',
   'wt_conv_options_init', 'wt_pool_options_init', 'wt_batch_norm_options_init',
   'wt_cross_entropy_options_init',
   'wtjs_layout',

@@ -211,6 +211,20 @@ export class Tensor {
     return build(0, 0);
   }
 
+  // A copy on another context (CPU <-> GPU, or another device).
+  async to(context) {
+    if (!(context instanceof Context)) throw invalid('to: the target must be a Context');
+    const ptr = this._handle('to', null, 'the tensor');
+    const dst = context._ctx('to');
+    const rt = this.context._rt;
+    return rt.exclusive(async () => {
+      const out = rt.alloc(4);
+      const st = await rt.call('wt_tensor_to', [ptr, dst, out]);
+      if (st !== 0) throw context._failed(st, 'to');
+      return new Tensor(context, rt.u32(out));
+    });
+  }
+
   toString() {
     return `Tensor(${describe(this.shape, this.dtype)}${this.disposed ? ', disposed' : ''})`;
   }
@@ -218,12 +232,18 @@ export class Tensor {
 
 // --------------------------------------------------------------- context
 
+const lostContexts = new FinalizationRegistry(({ rt, ptr }) => {
+  console.warn('webtensor: a context was garbage-collected without destroy()');
+  rt.exclusive(() => rt.call('wt_context_destroy', [ptr]));
+});
+
 export class Context extends EventTarget {
   #ptr;
   constructor(rt, ptr) {
     super();
     this._rt = rt;
     this.#ptr = ptr;
+    lostContexts.register(this, { rt, ptr }, this);
     this.lost = false;
     this.backend = 'cpu';
     this.adapter = null;
@@ -315,6 +335,7 @@ export class Context extends EventTarget {
     const ptr = this.#ptr;
     if (ptr === 0) return;
     this.#ptr = 0;
+    lostContexts.unregister(this);
     this._rt.exclusive(() => this._rt.call('wt_context_destroy', [ptr]));
   }
 

@@ -93,7 +93,14 @@ for (const backend of BACKENDS) {
       a.dispose(); // a second dispose does nothing
       await rejectsWith(a.read(), 'WT_ERR_INVALID_ARGUMENT', /disposed/);
       await rejectsWith(ctx.exp(a), 'WT_ERR_INVALID_ARGUMENT', /x was disposed/);
+      const moved = await foreign.to(ctx);
+      assert.equal(moved.context, ctx);
+      const sum = await ctx.add(moved, 1);
+      assert.deepEqual(Array.from(await sum.read()), [2, 3, 4]);
+      sum.dispose();
+      moved.dispose();
       foreign.dispose();
+      await ctx.sync();
       assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors);
       assert.equal((await other.memoryStats()).liveTensors, 0);
     });
@@ -159,7 +166,9 @@ for (const backend of BACKENDS) {
         assert.equal(lost.lost, false);
         x.dispose();
         const y = await lost.tensor([1, 2, 3]);
-        assert.deepEqual(Array.from(await (await y.mul(2)).read()), [2, 4, 6]);
+        const twice = await y.mul(2);
+        assert.deepEqual(Array.from(await twice.read()), [2, 4, 6]);
+        for (const t of [y, twice]) t.dispose();
         lost.destroy();
       });
     }
