@@ -3,7 +3,7 @@ BUILD ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test test-sanitize test-fuzz install clean
+.PHONY: all deps build run test test-sanitize test-fuzz install clean wasm test-wasm
 
 all: build
 
@@ -46,6 +46,17 @@ test-fuzz:
 	  tests/fuzz_diff corpus $(CURDIR)/tests/fuzz/corpus -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=512 -rss_limit_mb=4096 -print_final_stats=1
 
+# --- WebAssembly: the library for wasm32 (Emscripten) in $(WASM_BUILD),
+# its suites run in Node (npm webgpu: Dawn on lavapipe) and in headless
+# Chromium (SwiftShader). Emscripten 3.1.6's own JS tools need Debian's
+# node modules when the node on PATH is another build.
+WASM_BUILD ?= build-wasm
+WASM_ENV = NODE_PATH=/usr/share/nodejs$(if $(NODE_PATH),:$(NODE_PATH))
+wasm:
+	./scripts/install-deps.sh --wasm
+	$(WASM_ENV) emcmake cmake -S . -B $(WASM_BUILD) -DCMAKE_BUILD_TYPE=Release
+	$(WASM_ENV) cmake --build $(WASM_BUILD) -j$(JOBS)
+
 # --- JavaScript API: its tests (Node's test runner: the CPU backend and
 # WebGPU through the npm webgpu package; the demo page in headless
 # Chromium) and the demo page, served on 127.0.0.1.
@@ -65,4 +76,4 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-sanitize $(BUILD)-fuzz
+	rm -rf $(BUILD) $(BUILD)-sanitize $(BUILD)-fuzz $(WASM_BUILD)

@@ -70,6 +70,15 @@ if [ "${1:-}" = --fuzz ]; then
         have_pkg "$p" || need+=("$p")
     done
 fi
+# --wasm (make wasm, make test-wasm): Emscripten and Chromium from Debian,
+# Node and npm where missing (any Node >= 18 already there is kept).
+if [ "${1:-}" = --wasm ]; then
+    for p in emscripten chromium; do
+        have_pkg "$p" || need+=("$p")
+    done
+    command -v node >/dev/null || need+=(nodejs)
+    command -v npm >/dev/null || need+=(npm)
+fi
 if [ ${#need[@]} -gt 0 ] || ! mesa_ok; then
     export DEBIAN_FRONTEND=noninteractive
     if ! mesa_ok; then add_backports; fi
@@ -93,3 +102,14 @@ if [ ! -f "$so" ]; then
 fi
 [ -f "$so" ] || { echo "install-deps: Dawn library missing after npm ci: $so" >&2; exit 1; }
 echo "install-deps: ready (mesa $(pkg_version mesa-vulkan-drivers), dawn $so)"
+
+# --- WebAssembly: the npm packages of the wasm test runs, pinned by
+# tests/web/package-lock.json: Dawn for Node (webgpu) and puppeteer-core.
+if [ "${1:-}" = --wasm ]; then
+    web="$here/tests/web"
+    if [ ! -d "$web/node_modules/webgpu" ] || [ ! -d "$web/node_modules/puppeteer-core" ] ||
+       [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
+        (cd "$web" && npm ci --no-audit --no-fund --ignore-scripts)
+    fi
+    echo "install-deps: wasm ready ($(emcc --version 2>/dev/null | sed -n 1p), node $(node --version))"
+fi

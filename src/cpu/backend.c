@@ -1,7 +1,9 @@
 /* CPU backend: the ops table, context state and host memory. */
 #include "cpu/cpu.h"
 
+#ifdef _OPENMP
 #include <omp.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,8 +13,12 @@ static wt_status cpu_create(wt_context *ctx, const wt_context_options *opts) {
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes of context state",
                        sizeof *st);
     int n = opts ? opts->num_threads : 0;
+#ifdef _OPENMP
     if (n <= 0)
         n = omp_get_num_procs();
+#else
+    n = 1; /* a build without threads (WebAssembly) runs every op on one */
+#endif
     st->num_threads = n > 0 ? n : 1;
     ctx->impl = st;
     return WT_OK;

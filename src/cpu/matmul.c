@@ -1,4 +1,5 @@
-/* CPU batched matrix product through CBLAS.
+/* CPU batched matrix product through CBLAS (or its portable stand-in,
+ * cpu/blas.h).
  *
  * BLAS takes a matrix stored row-major or transposed, each with a leading
  * dimension. A strided view that is neither (a slice with a step along the
@@ -6,7 +7,7 @@
  * first, once per distinct batch. */
 #include "cpu/cpu.h"
 
-#include <cblas.h>
+#include "cpu/blas.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,6 @@
 #include "cpu/cpu.h"
 
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 
 static float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }

@@ -1,0 +1,20 @@
+// Prepended to every test program compiled to WebAssembly (--pre-js).
+// In Node: WebGPU comes from the npm "webgpu" package (Dawn), found through
+// NODE_PATH (tests/web/node_modules); the wasm file is read from disk, not
+// fetched. In a browser nothing is needed: navigator.gpu is the page's.
+if (typeof process === 'object' && process.versions && process.versions.node) {
+  // Emscripten 3.1.6 prefers fetch() when it exists, which cannot read a
+  // file path.
+  delete globalThis.fetch;
+  if (!(globalThis.navigator && globalThis.navigator.gpu)) {
+    try {
+      const webgpu = require('webgpu');
+      Object.assign(globalThis, webgpu.globals);
+      Object.defineProperty(globalThis, 'navigator', {
+        value: { gpu: webgpu.create([]) }, configurable: true, writable: true });
+    } catch (e) {
+      // No WebGPU here: the CPU backend still runs; a WebGPU run fails
+      // with "no adapter".
+    }
+  }
+}
