@@ -812,6 +812,6 @@ export function catalogue() {
 export const notBound = NOT_BOUND;
 
 export default {
-  init, version, catalogue, float16ToFloat32, float32ToFloat16,
+  init, version, catalogue, notBound, float16ToFloat32, float32ToFloat16,
   WebtensorError, Tensor, Context, DeviceLostEvent,
 };

@@ -42,6 +42,18 @@ for (const backend of BACKENDS) {
       ctx.destroy();
     });
 
+    it('offers every op of the catalogue (or lists it as not offered), on contexts and tensors', () => {
+      for (const { name } of wt.catalogue()) {
+        assert.ok(typeof ctx[name] === 'function' || wt.notBound.includes(name), `${name} is missing`);
+      }
+      for (const s of OPS) {
+        if (s.method) assert.equal(typeof wt.Tensor.prototype[s.name], 'function', s.name);
+      }
+      for (const alias of ['logSoftmax', 'subtract', 'clip', 'cat', 'concatenate', 'scaledDotProductAttention']) {
+        assert.equal(typeof ctx[alias], 'function', alias);
+      }
+    });
+
     it('offers every elementwise op of the catalogue, with a reference here', () => {
       const elementwise = wt.catalogue().filter((e) => e.family === 'elementwise').map((e) => e.name);
       const specs = Object.fromEntries(OPS.map((s) => [s.name, s]));
