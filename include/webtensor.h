@@ -104,7 +104,11 @@ typedef enum wt_gpu_api {
     WT_GPU_API_VULKAN = 1,
     WT_GPU_API_OPENGLES = 2, /* WebGPU compatibility mode */
     WT_GPU_API_METAL = 3,
-    WT_GPU_API_D3D12 = 4
+    WT_GPU_API_D3D12 = 4,
+    /* --- WebAssembly build --- */
+    WT_GPU_API_BROWSER = 5 /* the host's WebGPU (a browser's navigator.gpu, or Node's): the
+                              only API of the WebAssembly build, which cannot see the native
+                              API underneath */
 } wt_gpu_api;
 
 typedef struct wt_context wt_context;

@@ -124,6 +124,7 @@ static const char *gpu_api_name(wt_gpu_api api)
     case WT_GPU_API_OPENGLES: return "OpenGL ES";
     case WT_GPU_API_METAL: return "Metal";
     case WT_GPU_API_D3D12: return "D3D12";
+    case WT_GPU_API_BROWSER: return "browser";
     default: return "auto/unknown";
     }
 }

@@ -36,6 +36,7 @@ static const char *api_name(wt_gpu_api api)
     case WT_GPU_API_OPENGLES: return "OpenGL ES";
     case WT_GPU_API_METAL: return "Metal";
     case WT_GPU_API_D3D12: return "D3D12";
+    case WT_GPU_API_BROWSER: return "browser";
     default: return "unknown";
     }
 }

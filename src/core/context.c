@@ -33,7 +33,7 @@ static wt_status read_options(const wt_context_options *in, wt_context_options *
     out->struct_size = sizeof *out;
     if (out->backend < WT_BACKEND_AUTO || out->backend > WT_BACKEND_WEBGPU)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "context options: unknown backend %d", (int)out->backend);
-    if (out->gpu_api < WT_GPU_API_AUTO || out->gpu_api > WT_GPU_API_D3D12)
+    if (out->gpu_api < WT_GPU_API_AUTO || out->gpu_api > WT_GPU_API_BROWSER)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "context options: unknown gpu_api %d", (int)out->gpu_api);
     if (out->power_preference < WT_POWER_DEFAULT || out->power_preference > WT_POWER_LOW_POWER)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "context options: unknown power_preference %d",

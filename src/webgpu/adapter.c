@@ -50,6 +50,9 @@ static char egl_note[256];
 
 static void egl_load(void)
 {
+#ifdef WT_BROWSER_WEBGPU
+    snprintf(egl_note, sizeof egl_note, "no EGL: the host's WebGPU is used");
+#else
     const char *env = getenv("WT_EGL_LIB");
     const char *names[] = {env && *env ? env : "libEGL.so.1", "libEGL.so"};
     for (size_t i = 0; i < 2 && !egl_get_proc; i++) {
@@ -62,6 +65,7 @@ static void egl_load(void)
     }
     if (!egl_get_proc)
         snprintf(egl_note, sizeof egl_note, "no EGL library (libEGL.so.1) could be loaded");
+#endif
 }
 
 const char *wg_egl_note(void)
@@ -159,15 +163,14 @@ static void enumerate_backend(const wg_library *lib, WGPUInstance instance,
                               WGPUAdapter *out, int cap, int *n)
 {
     *n = -1;
-    void *sym = lib->handle ? dlsym(lib->handle, "_ZN4dawn6native12InstanceBase17Enumerate"
-                                                 "AdaptersEPKNS0_21RequestAdapterOptionsE")
-                            : NULL;
+    void *sym = wg_library_symbol(lib, "_ZN4dawn6native12InstanceBase17Enumerate"
+                                       "AdaptersEPKNS0_21RequestAdapterOptionsE");
     /* The operator delete that pairs with the operator new Dawn called:
      * the global one when the process has one (a sanitizer's, which then
      * also served Dawn's new), else the C++ runtime Dawn brought. */
-    void *del = dlsym(RTLD_DEFAULT, "_ZdlPv");
-    if (!del && lib->handle)
-        del = dlsym(lib->handle, "_ZdlPv");
+    void *del = sym ? wg_process_symbol("_ZdlPv") : NULL;
+    if (!del)
+        del = wg_library_symbol(lib, "_ZdlPv");
     if (!sym || !del || getenv("WT_NO_ENUMERATE"))
         return;
     void (*enumerate)(cxx_pointer_vector *, WGPUInstance, const WGPURequestAdapterOptions *);
@@ -199,6 +202,9 @@ static bool api_of_backend(WGPUBackendType backend, wt_gpu_api *api)
     case WGPUBackendType_OpenGL: *api = WT_GPU_API_OPENGLES; return true;
     case WGPUBackendType_Metal: *api = WT_GPU_API_METAL; return true;
     case WGPUBackendType_D3D12: *api = WT_GPU_API_D3D12; return true;
+#ifdef WT_BROWSER_WEBGPU
+    case WGPUBackendType_WebGPU: *api = WT_GPU_API_BROWSER; return true; /* the host's */
+#endif
     default: return false; /* Null, D3D11, WebGPU-on-WebGPU: not offered */
     }
 }
@@ -230,7 +236,7 @@ static uint64_t device_local_bytes(const wg_library *lib, WGPUAdapter adapter)
     for (size_t i = 0; heaps.heapInfo && i < heaps.heapCount && i < 64; i++)
         if (heaps.heapInfo[i].properties & WGPUHeapProperty_DeviceLocal)
             total += heaps.heapInfo[i].size;
-    void *sym = lib->handle ? dlsym(lib->handle, "wgpuAdapterPropertiesMemoryHeapsFreeMembers") : NULL;
+    void *sym = wg_library_symbol(lib, "wgpuAdapterPropertiesMemoryHeapsFreeMembers");
     if (sym) {
         void (*free_heaps)(WGPUAdapterPropertiesMemoryHeaps);
         memcpy(&free_heaps, &sym, sizeof sym);

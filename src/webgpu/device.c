@@ -6,7 +6,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -292,7 +291,7 @@ static void read_matrix_configs(wg_context *w)
         w->caps.matrix_configs[n].k = cfg.configs[i].K;
     }
     /* The configs are Dawn's memory: its own free function, where present. */
-    void *sym = w->lib.handle ? dlsym(w->lib.handle, "wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers") : NULL;
+    void *sym = wg_library_symbol(&w->lib, "wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers");
     if (sym) {
         void (*free_configs)(WGPUAdapterPropertiesSubgroupMatrixConfigs);
         memcpy(&free_configs, &sym, sizeof sym);

@@ -13,6 +13,7 @@
 #define WT_DEFAULT_WEBGPU_LIB ""
 #endif
 
+#ifndef WT_BROWSER_WEBGPU /* the WebAssembly build binds the host's WebGPU (browser/) */
 static wt_status resolve_procs(void *handle, const char *path, wgpu_procs *p)
 {
 #define WG_RESOLVE(name, ret, params)                                                          \
@@ -86,6 +87,27 @@ void wg_library_unload(wg_library *lib)
      * dlopen counts references, so loading again is cheap. */
     memset(lib, 0, sizeof *lib);
 }
+
+void *wg_library_symbol(const wg_library *lib, const char *name)
+{
+    return lib->handle ? dlsym(lib->handle, name) : NULL;
+}
+
+void *wg_process_symbol(const char *name) { return dlsym(RTLD_DEFAULT, name); }
+#else
+void *wg_library_symbol(const wg_library *lib, const char *name)
+{
+    (void)lib;
+    (void)name;
+    return NULL; /* no library, no extras beyond the standard entry points */
+}
+
+void *wg_process_symbol(const char *name)
+{
+    (void)name;
+    return NULL;
+}
+#endif
 
 wt_status wg_wait(const wg_library *lib, WGPUInstance instance, WGPUFuture future,
                   const char *what)

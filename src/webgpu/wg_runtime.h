@@ -17,6 +17,11 @@ typedef struct wg_library {
 /* dlopen + dlsym of every entry point; path order is in loader.c. */
 wt_status wg_library_load(const char *requested_path, wg_library *out);
 void wg_library_unload(wg_library *lib);
+/* An extra symbol of the loaded library (Dawn's C++ and free functions
+ * outside the standard table), or of the whole process; NULL where there
+ * is none, as in the WebAssembly build. */
+void *wg_library_symbol(const wg_library *lib, const char *name);
+void *wg_process_symbol(const char *name);
 
 /* Waits for one future (the instance has TimedWaitAny). */
 wt_status wg_wait(const wg_library *lib, WGPUInstance instance, WGPUFuture future,
