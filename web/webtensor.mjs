@@ -649,6 +649,9 @@ function bindArgs(spec, ctx, args) {
 function makeOp(spec) {
   return async function (...args) {
     const ctx = this;
+    if (!(ctx instanceof Context)) {
+      throw invalid(`${spec.name}: call it on a context (ctx.${spec.name}(...)) or a tensor`);
+    }
     const ctxPtr = ctx._ctx(spec.name);
     const bound = bindArgs(spec, ctx, args);
     const rt = ctx._rt;
