@@ -40,6 +40,17 @@ export class DeviceLostEvent extends Event {
 
 // ------------------------------------------------------------- the module
 
+// 64-bit integers cross into the module as two 32-bit words (low, high):
+// the module is built without WASM_BIGINT, because ASYNCIFY's rewind calls
+// the suspended export again without arguments, which a BigInt parameter
+// refuses.
+const i64Words = (v) => [Number(BigInt.asIntN(32, v)), Number(BigInt.asIntN(32, v >> 32n))];
+function setI64(M, addr, v) {
+  const [lo, hi] = i64Words(v);
+  M.HEAP32[addr >> 2] = lo;
+  M.HEAP32[(addr >> 2) + 1] = hi;
+}
+
 // One module per page: every context lives in it and shares its queue.
 class Runtime {
   constructor(M) {
@@ -92,11 +103,11 @@ class Runtime {
   }
   i64s(values) {
     const p = this.alloc(8 * Math.max(values.length, 1));
-    values.forEach((v, i) => { this.M.HEAP64[(p >> 3) + i] = v; });
+    values.forEach((v, i) => setI64(this.M, p + 8 * i, v));
     return p;
   }
   u32(p) { return this.M.HEAPU32[p >> 2]; }
-  u64(p) { return Number(this.M.HEAPU64[p >> 3]); }
+  u64(p) { return this.M.HEAPU32[(p >> 2) + 1] * 4294967296 + this.M.HEAPU32[p >> 2]; }
   str(p) { return this.M.UTF8ToString(p); }
 
   error(code, fallback) {
@@ -152,7 +163,7 @@ export class Tensor {
     this.context = context;
     this.ndim = M._wt_tensor_ndim(ptr);
     const sp = M._wt_tensor_shape(ptr);
-    this.shape = Array.from({ length: this.ndim }, (_, i) => Number(M.HEAP64[(sp >> 3) + i]));
+    this.shape = Array.from({ length: this.ndim }, (_, i) => M.HEAPU32[(sp >> 2) + 2 * i]);
     this.dtype = DTYPES[M._wt_tensor_dtype(ptr)];
     this.size = this.shape.reduce((a, b) => a * b, 1);
     Object.freeze(this.shape);
@@ -457,7 +468,7 @@ const OPTION_WRITERS = {
     rt.M._wt_conv_options_init(p);
     if (!o) return p;
     const put = (field, vals) => vals.forEach((v, i) => {
-      rt.M.HEAP64[((p + L[`wt_conv_options.${field}`]) >> 3) + i] = v;
+      setI64(rt.M, p + L[`wt_conv_options.${field}`] + 8 * i, v);
     });
     put('stride', pair(op, 'stride', o.stride, 1n));
     put('dilation', pair(op, 'dilation', o.dilation, 1n));
@@ -482,7 +493,7 @@ const OPTION_WRITERS = {
     const p = rt.alloc(L.wt_pool_options);
     rt.M._wt_pool_options_init(p);
     const put = (field, vals) => vals.forEach((v, i) => {
-      rt.M.HEAP64[((p + L[`wt_pool_options.${field}`]) >> 3) + i] = v;
+      setI64(rt.M, p + L[`wt_pool_options.${field}`] + 8 * i, v);
     });
     put('kernel', pair(op, 'kernelSize', o.kernelSize, 0n));
     put('stride', pair(op, 'stride', o.stride, 0n));
@@ -634,6 +645,7 @@ function bindArgs(spec, ctx, args) {
           case 'axes': cargs.push(v.length, v.length ? rt.i32s(v) : 0); break;
           case 'perm': cargs.push(rt.i32s(v)); break;
           case 'shape': case 'i64s': cargs.push(v.length, rt.i64s(v)); break;
+          case 'I': case 'U64': cargs.push(...i64Words(v)); break;
           case 'tensors': cargs.push(v.length, rt.i32s(v)); break;
           case 'conv': case 'pool': case 'bnorm': case 'xent':
             cargs.push(OPTION_WRITERS[kinds[tok]](rt, op, v));
@@ -788,7 +800,7 @@ export async function init(options = {}) {
     rt.M._wt_context_options_init(o);
     rt.M.HEAP32[(o + L['wt_context_options.backend']) >> 2] = code;
     if (options.memoryLimit) {
-      rt.M.HEAPU64[(o + L['wt_context_options.memory_limit']) >> 3] = BigInt(options.memoryLimit);
+      setI64(rt.M, o + L['wt_context_options.memory_limit'], BigInt(options.memoryLimit));
     }
     const out = rt.alloc(4);
     const st = await rt.call('wt_context_create', [o, out]);
