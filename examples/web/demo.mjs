@@ -8,6 +8,7 @@ const log = (line) => { $('log').textContent += line + '\n'; console.log(line); 
 const cell = (tr, text, cls) => { const td = tr.insertCell(); td.textContent = text; if (cls) td.className = cls; };
 
 const N = 64, D = 256, H = 512, C = 10;
+const M = 256; // the timed square matmul
 
 // float64 reference of softmax(gelu(x W1^T + b1) W2^T + b2).
 function reference(x, w1, b1, w2, b2) {
@@ -76,18 +77,18 @@ async function run(wt) {
   for (let i = 0; i < got.length; i++) maxErr = Math.max(maxErr, Math.abs(got[i] - ref[i]));
 
   // Timing: the forward pass and one square matmul, each read back.
-  const reps = 5;
+  const reps = 3;
   let t0 = performance.now();
   for (let r = 0; r < reps; r++) { const p = await forward(); await p.read(); p.dispose(); }
   const mlpMs = (performance.now() - t0) / reps;
-  const a = keep(await wt.randn([512, 512], 7));
+  const a = keep(await wt.randn([M, M], 7));
   const warm = await wt.matmul(a, a); await warm.read(); warm.dispose();
   t0 = performance.now();
   for (let r = 0; r < reps; r++) { const m = await wt.matmul(a, a); await m.read(); m.dispose(); }
   const mmMs = (performance.now() - t0) / reps;
   for (const t of tensors) t.dispose();
   const stats = await wt.memoryStats();
-  return { maxErr, mlpMs, mmMs, gflops: 2 * 512 ** 3 / mmMs / 1e6, live: stats.liveTensors, first: got.slice(0, 4) };
+  return { maxErr, mlpMs, mmMs, gflops: 2 * M ** 3 / mmMs / 1e6, live: stats.liveTensors, first: got.slice(0, 4) };
 }
 
 async function main() {

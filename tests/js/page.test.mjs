@@ -43,8 +43,10 @@ async function runPage(puppeteer, port, args, timeoutMs) {
       page.on('pageerror', (e) => { lines.push(`pageerror: ${e.message}`); resolve(`failed: ${e.message}`); });
     });
     await page.goto(`http://127.0.0.1:${port}/index.html`);
+    let timer;
     const last = await Promise.race([finished,
-      new Promise((resolve) => setTimeout(() => resolve('timed out'), timeoutMs))]);
+      new Promise((resolve) => { timer = setTimeout(() => resolve('timed out'), timeoutMs); })]);
+    clearTimeout(timer);
     const shown = await page.evaluate(() => ({
       adapter: document.getElementById('adapter').innerText,
       results: [...document.querySelectorAll('#results tr')].slice(1).map((r) => r.innerText),
