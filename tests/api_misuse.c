@@ -695,8 +695,8 @@ static void test_refcounts(test_backend b, wt_context *ctx)
 int main(int argc, char **argv)
 {
     test_backend b = test_parse_backend(argc > 1 ? argv[1] : NULL);
-    if (b != TEST_BACKEND_CPU && b != TEST_BACKEND_VULKAN && b != TEST_BACKEND_GLES) {
-        fprintf(stderr, "usage: %s cpu|vulkan|gles\n", argv[0]);
+    if (b == TEST_BACKEND_INVALID) {
+        fprintf(stderr, "usage: %s cpu|vulkan|gles|webgpu\n", argv[0]);
         return 2;
     }
     g_mode = test_backend_name(b);

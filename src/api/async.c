@@ -96,7 +96,7 @@ wt_status wt_tensor_read_async(const wt_tensor *t, void *dst, size_t dst_bytes, 
     *done = NULL;
     if (!t) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_read_async: tensor is NULL");
     size_t esize = wt_dtype_size(t->dtype), bytes;
-    if (!wt_mul_size((size_t)t->numel, esize, &bytes))
+    if (!wt_bytes_of(t->numel, esize, &bytes))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_read_async: too many elements");
     if (bytes > 0 && !dst) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_read_async: dst is NULL");
     if (dst_bytes < bytes)

@@ -117,7 +117,7 @@ wt_status wt_tensor_read(const wt_tensor *t, void *dst, size_t dst_bytes)
     if (!t) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_read: tensor is NULL");
     size_t esize = wt_dtype_size(t->dtype);
     size_t bytes;
-    if (!wt_mul_size((size_t)t->numel, esize, &bytes))
+    if (!wt_bytes_of(t->numel, esize, &bytes))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_read: %lld elements do not fit in memory",
                        (long long)t->numel);
     if (bytes == 0) return WT_OK;

@@ -232,9 +232,10 @@ static wt_status infer_classes(const char *fn, const wt_tensor *index, int64_t *
 {
     if (index->numel == 0)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: cannot infer num_classes from an empty index", fn);
-    int32_t *v = malloc((size_t)index->numel * sizeof *v);
+    size_t bytes;
+    int32_t *v = wt_bytes_of(index->numel, sizeof *v, &bytes) ? malloc(bytes) : NULL;
     if (!v) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
-    wt_status st = wt_tensor_read(index, v, (size_t)index->numel * sizeof *v);
+    wt_status st = wt_tensor_read(index, v, bytes);
     int64_t m = -1;
     for (int64_t i = 0; st == WT_OK && i < index->numel; i++)
         if (v[i] > m) m = v[i];

@@ -11,7 +11,7 @@ wt_status wt_tensor_to(const wt_tensor *x, wt_context *dst, wt_tensor **out)
     if (!dst) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_to: dst is NULL");
     if (wt_ctx_of(x) == dst) return wt_copy(x, out);
     size_t bytes;
-    if (!wt_mul_size((size_t)x->numel, wt_dtype_size(x->dtype), &bytes))
+    if (!wt_bytes_of(x->numel, wt_dtype_size(x->dtype), &bytes))
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "wt_tensor_to: %lld elements are too many",
                        (long long)x->numel);
     void *host = malloc(bytes ? bytes : 1);

@@ -50,3 +50,20 @@ bool wt_mul_size(size_t a, size_t b, size_t *out)
     *out = a * b;
     return true;
 }
+
+/* --- 32-bit sizes (WebAssembly) --- */
+bool wt_size_of_i64(int64_t v, size_t *out)
+{
+    if (v < 0) return false;
+#if SIZE_MAX < UINT64_MAX
+    if ((uint64_t)v > (uint64_t)SIZE_MAX) return false;
+#endif
+    *out = (size_t)v;
+    return true;
+}
+
+bool wt_bytes_of(int64_t count, size_t esize, size_t *out)
+{
+    size_t n;
+    return wt_size_of_i64(count, &n) && wt_mul_size(n, esize, out);
+}

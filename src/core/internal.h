@@ -25,6 +25,14 @@ size_t wt_dtype_storage_size(wt_dtype dtype);
 
 /* Overflow-checked arithmetic for sizes (false on overflow). */
 bool wt_mul_size(size_t a, size_t b, size_t *out);
+/* --- 32-bit sizes (WebAssembly) --- */
+/* count elements of esize bytes as a byte count; false when count is
+ * negative or the bytes do not fit a size_t. Every int64 element count
+ * becomes a size through this, never a bare (size_t) cast, which on a
+ * 32-bit size_t drops the high bits (2^32 elements became 0). */
+bool wt_bytes_of(int64_t count, size_t esize, size_t *out);
+/* v as a size_t; false when negative or too large for one. */
+bool wt_size_of_i64(int64_t v, size_t *out);
 
 /* --------------------------------------------------------------- storage */
 

@@ -88,10 +88,12 @@ wt_status wt_tensor_alloc(wt_context *ctx, wt_dtype dtype, int ndim, const int64
     *out = NULL;
     size_t esize = wt_dtype_storage_size(dtype);
     size_t numel = 1, bytes;
-    for (int i = 0; i < ndim; i++)
-        if (!wt_mul_size(numel, (size_t)shape[i], &numel))
+    for (int i = 0; i < ndim; i++) {
+        size_t dim;
+        if (!wt_size_of_i64(shape[i], &dim) || !wt_mul_size(numel, dim, &numel))
             return wt_fail(WT_ERR_OUT_OF_MEMORY, "tensor of more than SIZE_MAX elements requested");
-    if (!wt_mul_size(numel, esize, &bytes) || numel > (size_t)INT64_MAX / 8)
+    }
+    if (!wt_mul_size(numel, esize, &bytes) || (uint64_t)numel > (uint64_t)INT64_MAX / 8)
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "tensor of %zu elements is too large", numel);
     wt_tensor *t = calloc(1, sizeof *t);
     if (!t) return wt_fail(WT_ERR_OUT_OF_MEMORY, "out of host memory");

@@ -193,9 +193,11 @@ wt_status io_load_tensor(const char *fn, const char *what, const io_source *src,
 {
     *out = NULL;
     size_t numel = 1, in_bytes, out_bytes;
-    for (int i = 0; i < ndim; i++)
-        if (shape[i] < 0 || !wt_mul_size(numel, (size_t)shape[i], &numel))
+    for (int i = 0; i < ndim; i++) {
+        size_t dim;
+        if (!wt_size_of_i64(shape[i], &dim) || !wt_mul_size(numel, dim, &numel))
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: %s: shape overflows", fn, what);
+    }
     size_t es = io_kind_size(k), ts = wt_dtype_size(target);
     if (es == 0 || ts == 0) return wt_fail(WT_ERR_UNSUPPORTED, "%s: %s: unsupported dtype", fn, what);
     if (!wt_mul_size(numel, es, &in_bytes) || !wt_mul_size(numel, ts, &out_bytes))
@@ -232,7 +234,7 @@ wt_status io_read_tensor(const char *fn, const wt_tensor *t, void **data, size_t
     *bytes = 0;
     if (!t) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: tensor is NULL", fn);
     size_t es = wt_dtype_size(wt_tensor_dtype(t)), n;
-    if (!wt_mul_size((size_t)wt_tensor_numel(t), es, &n))
+    if (!wt_bytes_of(wt_tensor_numel(t), es, &n))
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: tensor too large", fn);
     void *buf = malloc(n ? n : 1);
     if (!buf) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory (%zu bytes)", fn, n);

@@ -369,9 +369,11 @@ static wt_status check_entries(const char *fn, wt_safetensors *f, uint64_t data_
     for (int i = 0; i < f->count; i++) {
         st_entry *e = &f->entries[i];
         size_t numel = 1, bytes;
-        for (int d = 0; d < e->ndim; d++)
-            if (!wt_mul_size(numel, (size_t)e->shape[d], &numel))
+        for (int d = 0; d < e->ndim; d++) {
+            size_t dim;
+            if (!wt_size_of_i64(e->shape[d], &dim) || !wt_mul_size(numel, dim, &numel))
                 return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: tensor '%s': shape overflows", fn, e->name);
+        }
         size_t es = e->kind == IO_UNSUPPORTED ? unsupported_size(e->dtype) : io_kind_size(e->kind);
         if (!wt_mul_size(numel, es, &bytes))
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: tensor '%s': size overflows", fn, e->name);
