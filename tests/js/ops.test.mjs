@@ -5,22 +5,11 @@ import assert from 'node:assert/strict';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { wt, BACKENDS, context, randomF32, assertClose, webDir } from './harness.mjs';
-import { UNARY, BINARY } from './references.mjs';
+import { UNARY, BINARY, inputs } from './references.mjs';
 
 const { OPS } = await import(pathToFileURL(join(webDir, 'webtensor_ops.mjs')).href);
 const RTOL = 1.2e-5;
 const ATOL = 1e-6;
-
-function inputs(n, seed, dom) {
-  const x = randomF32(n, seed);
-  for (let i = 0; i < n; i++) {
-    if (dom === 'pos') x[i] = Math.abs(x[i]) + 0.125;
-    else if (dom === 'int') x[i] = Math.round(x[i] * 4) || 3;
-    else if (dom === 'halves') x[i] = Math.round(x[i] * 4) / 2;
-    else if (dom === 'bool') x[i] = i % 3 === 0 ? 0 : x[i];
-  }
-  return x;
-}
 
 for (const backend of BACKENDS) {
   describe(`ops on ${backend}`, () => {

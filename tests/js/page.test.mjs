@@ -6,6 +6,7 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { copyFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +28,48 @@ function serve(dir) {
     server.on('error', reject);
     server.on('exit', (code) => reject(new Error(`http.server exited (${code}): ${text}`)));
   });
+}
+
+// Runs in the page: every elementwise op of references.mjs on WebGPU.
+async function browserBattery() {
+  const wt = await import('./webtensor.mjs');
+  const R = await import('./references.mjs');
+  const ctx = await wt.init({ backend: 'webgpu' });
+  const fails = [];
+  let checked = 0;
+  const check = async (name, t, want) => {
+    const r = R.closeness(await t.read(), want, 1.2e-5, 1e-6);
+    t.dispose();
+    checked++;
+    if (!(r.worst <= 0)) fails.push({ name, at: r.at, got: r.g, want: r.w });
+  };
+  for (const [name, ref] of Object.entries(R.UNARY)) {
+    const x = R.inputs(37, 11, ref.dom).map((v) => v * (ref.scale || 1));
+    const params = ref.params || [];
+    const tx = await ctx.tensor(x);
+    await check(name, await ctx[name](tx, ...params), Array.from(x, (v) => ref.f(v, ...params)));
+    tx.dispose();
+  }
+  for (const [name, ref] of Object.entries(R.BINARY)) {
+    const a = R.inputs(20, 21, ref.dom);
+    const b = R.inputs(20, 22, ref.dom);
+    const ta = await ctx.tensor(a);
+    const tb = await ctx.tensor(b);
+    await check(name, await ctx[name](ta, tb), Array.from(a, (v, i) => ref.f(v, b[i])));
+    for (const t of [ta, tb]) t.dispose();
+  }
+  const contract = {};
+  const m = await ctx.tensor(new Float32Array(6), [2, 3]);
+  try {
+    await ctx.matmul(m, m);
+    contract.error = 'none';
+  } catch (e) {
+    contract.error = `${e.constructor.name} ${e.status}`;
+  }
+  m.dispose();
+  contract.liveTensors = (await ctx.memoryStats()).liveTensors;
+  ctx.destroy();
+  return { checked, fails, contract };
 }
 
 async function runPage(puppeteer, port, args, timeoutMs) {
@@ -73,7 +116,13 @@ it('the demo page runs on the browser\'s WebGPU and shows correct results', { ti
     const { page, browser, last, shown, lines } =
       await runPage(puppeteer, port, ['--no-sandbox', '--enable-unsafe-webgpu'], 200000);
     await page.screenshot({ path: join(webDir, 'demo.png'), fullPage: true });
-    await browser.close();
+    // The elementwise ops against the float64 references of the Node
+    // suite, and the API's error and memory contract, on the same page.
+    copyFileSync(new URL('./references.mjs', import.meta.url), join(webDir, 'references.mjs'));
+    const battery = await page.evaluate(browserBattery).finally(() => browser.close());
+    assert.deepEqual(battery.fails, [], JSON.stringify(battery.fails, null, 1));
+    assert.ok(battery.checked >= 50, `${battery.checked} ops checked`);
+    assert.deepEqual(battery.contract, { error: 'WebtensorError WT_ERR_SHAPE', liveTensors: 0 });
     assert.equal(last, 'webtensor demo: done', lines.join('\n'));
     assert.match(shown.adapter, /adapter\s+\S+/, 'the adapter has a name');
     assert.doesNotMatch(shown.adapter, /adapter\s+\(not given\)/);

@@ -1,8 +1,65 @@
 // float64 references of the elementwise ops, keyed by the op's name in
 // src/core/ops.def. An elementwise op added there needs a line here (the
 // test says which one is missing). dom: the inputs' domain ('pos': > 0,
-// 'int': small integers as floats, 'bool': 0/1 values).
-import { erf } from './harness.mjs';
+// 'int': small integers as floats, 'halves': multiples of 0.5, 'bool':
+// some zeros). Plain JavaScript: the browser test loads it too.
+
+// float64 error function (series near 0, continued fraction beyond).
+export function erf(z) {
+  const t = Math.abs(z);
+  if (Number.isNaN(z)) return NaN;
+  if (t < 2.5) {
+    let sum = t;
+    let term = t;
+    for (let k = 1; k < 80; k++) { term *= -t * t / k; sum += term / (2 * k + 1); }
+    return Math.sign(z) * 2 / Math.sqrt(Math.PI) * sum;
+  }
+  let f = 0;
+  for (let k = 60; k >= 1; k--) f = k / 2 / (t + f);
+  return Math.sign(z) * (1 - Math.exp(-t * t) / Math.sqrt(Math.PI) / (t + f));
+}
+
+// Seeded uniform values in [lo, hi), as float32.
+export function randomF32(n, seed, lo = -2, hi = 2) {
+  let s = seed >>> 0 || 1;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
+    out[i] = lo + (hi - lo) * (s / 4294967296);
+  }
+  return out;
+}
+
+// Largest violation of |got - want| <= atol + rtol |want| (0 when all
+// pass); NaN and infinities must match exactly.
+export function closeness(got, want, rtol, atol) {
+  if (got.length !== want.length) throw new Error(`length ${got.length}, want ${want.length}`);
+  let worst = 0;
+  let at = -1;
+  for (let i = 0; i < want.length; i++) {
+    const g = Number(got[i]);
+    const w = Number(want[i]);
+    if (Number.isNaN(w) || !Number.isFinite(w)) {
+      if (!Object.is(g, w) && !(Number.isNaN(g) && Number.isNaN(w))) return { worst: Infinity, at: i, g, w };
+      continue;
+    }
+    const excess = Math.abs(g - w) - (atol + rtol * Math.abs(w));
+    if (!(excess <= worst)) { worst = Number.isNaN(excess) ? Infinity : excess; at = i; }
+  }
+  return { worst, at, g: got[at], w: want[at] };
+}
+
+// Inputs of an op's domain (see dom above).
+export function inputs(n, seed, dom) {
+  const x = randomF32(n, seed);
+  for (let i = 0; i < n; i++) {
+    if (dom === 'pos') x[i] = Math.abs(x[i]) + 0.125;
+    else if (dom === 'int') x[i] = Math.round(x[i] * 4) || 3;
+    else if (dom === 'halves') x[i] = Math.round(x[i] * 4) / 2;
+    else if (dom === 'bool') x[i] = i % 3 === 0 ? 0 : x[i];
+  }
+  return x;
+}
 
 const sig = (x) => 1 / (1 + Math.exp(-x));
 const softplus = (x) => Math.max(x, 0) + Math.log1p(Math.exp(-Math.abs(x)));
