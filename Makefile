@@ -22,6 +22,7 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j1
+	$(MAKE) --no-print-directory test-wasm
 	$(MAKE) --no-print-directory test-js
 	@if [ "$(CI)" = true ]; then $(MAKE) --no-print-directory test-sanitize test-fuzz; fi
 
@@ -56,6 +57,26 @@ wasm:
 	./scripts/install-deps.sh --wasm
 	$(WASM_ENV) emcmake cmake -S . -B $(WASM_BUILD) -DCMAKE_BUILD_TYPE=Release
 	$(WASM_ENV) cmake --build $(WASM_BUILD) -j$(JOBS)
+
+# The wasm suites: every program on the CPU backend and on WebGPU in Node
+# (Dawn on lavapipe), and on WebGPU in headless Chromium (SwiftShader).
+WASM_NODE_RUNS = gemm_portable:cpu core_api_check:cpu core_api_check:webgpu api_misuse:cpu api_misuse:webgpu \
+                 bad_input:cpu bad_input:webgpu conformance:cpu conformance:webgpu
+# In Chromium the conformance suite runs without its eight slowest ops
+# (add sum exp matmul copy layernorm softmax rmsnorm: two thirds of its
+# time, SwiftShader being slow at their large cases); they run in Node.
+WASM_CONFORMANCE_BROWSER_OPS = neg log sqrt relu sigmoid tanh abs sign floor ceil round square \
+  reciprocal rsqrt sin cos exp2 log2 log1p expm1 erf gelu gelu_tanh silu softplus mish \
+  hardsigmoid hardswish leaky_relu elu clamp logical_not sub mul div maximum minimum pow fmod \
+  atan2 floor_divide remainder eq ne lt le gt ge logical_and logical_or logical_xor mean max min \
+  transpose permute reshape slice expand contiguous
+wasm_empty :=
+wasm_comma := ,
+WASM_CHROMIUM_RUNS = core_api_check:webgpu api_misuse:webgpu bad_input:webgpu \
+                     conformance:webgpu:$(subst $(wasm_empty) $(wasm_empty),$(wasm_comma),$(strip $(WASM_CONFORMANCE_BROWSER_OPS)))
+test-wasm: wasm
+	node tests/web/run_suites.mjs node $(WASM_BUILD) $(WASM_NODE_RUNS)
+	node tests/web/run_suites.mjs chromium $(WASM_BUILD) $(WASM_CHROMIUM_RUNS)
 
 # --- JavaScript API: its tests (Node's test runner: the CPU backend and
 # WebGPU through the npm webgpu package; the demo page in headless
