@@ -53,6 +53,11 @@ for (const backend of BACKENDS) {
       await rejectsWith(ctx.tensor([[1, 2], [3]]), 'WT_ERR_SHAPE', /ragged/);
       await rejectsWith(ctx.tensor('abc'), 'WT_ERR_INVALID_ARGUMENT');
       await rejectsWith(ctx.tensor([1, 2], [2], 'f64'), 'WT_ERR_INVALID_ARGUMENT', /dtype/);
+      // Sizes past a 32-bit size_t (the module is wasm32).
+      await rejectsWith(ctx.zeros([65536, 65536, 2]), 'WT_ERR_OUT_OF_MEMORY', /SIZE_MAX/);
+      await rejectsWith(ctx.zeros([2 ** 40]), 'WT_ERR_OUT_OF_MEMORY');
+      await rejectsWith(ctx.zeros([2.5]), 'WT_ERR_INVALID_ARGUMENT', /integer/);
+      assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors);
     });
 
     it('carries the library\'s status and message', async () => {
