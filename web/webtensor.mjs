@@ -65,6 +65,7 @@ class Runtime {
       this.layout[M.UTF8ToString(name)] = M.HEAP32[(p + 4) >> 2];
     }
     this.version = M.UTF8ToString(M._wt_version());
+    this.contexts = new Set(); // WeakRefs of the live contexts
     this.catalogue = [];
     for (let i = 0, n = M._wt_op_count(); i < n; i++) {
       this.catalogue.push({ name: M.UTF8ToString(M._wt_op_name(i)), family: M.UTF8ToString(M._wt_op_family(i)) });
@@ -109,6 +110,28 @@ class Runtime {
   u32(p) { return this.M.HEAPU32[p >> 2]; }
   u64(p) { return this.M.HEAPU32[(p >> 2) + 1] * 4294967296 + this.M.HEAPU32[p >> 2]; }
   str(p) { return this.M.UTF8ToString(p); }
+
+  // The browser binding queues a device's loss in Module.wtgpu.events for
+  // the library to take at its next wait; a sync of every WebGPU context
+  // then lets an idle page hear 'devicelost' without making another call.
+  watchDeviceLoss() {
+    const W = this.M.wtgpu; // made by the first WebGPU context
+    if (!W || !Array.isArray(W.events) || W.events.wtWatched) return;
+    W.events.wtWatched = true;
+    const push = W.events.push.bind(W.events);
+    W.events.push = (...evs) => {
+      const n = push(...evs);
+      if (evs.some((e) => e && e.kind === 1)) {
+        setTimeout(() => {
+          for (const ref of this.contexts) {
+            const ctx = ref.deref();
+            if (ctx && ctx.backend === 'webgpu' && !ctx.lost && !ctx.destroyed) ctx.sync().catch(() => {});
+          }
+        }, 0);
+      }
+      return n;
+    };
+  }
 
   error(code, fallback) {
     const msg = this.str(this.M._wt_last_error()) || fallback;
@@ -258,7 +281,11 @@ export class Context extends EventTarget {
     this.lost = false;
     this.backend = 'cpu';
     this.adapter = null;
+    this._ref = new WeakRef(this);
+    rt.contexts.add(this._ref);
   }
+
+  get destroyed() { return this.#ptr === 0; }
 
   _ctx(op) {
     if (this.#ptr === 0) throw invalid(`${op}: the context was destroyed`);
@@ -347,6 +374,7 @@ export class Context extends EventTarget {
     if (ptr === 0) return;
     this.#ptr = 0;
     lostContexts.unregister(this);
+    this._rt.contexts.delete(this._ref);
     this._rt.exclusive(() => this._rt.call('wt_context_destroy', [ptr]));
   }
 
@@ -806,6 +834,7 @@ export async function init(options = {}) {
     const st = await rt.call('wt_context_create', [o, out]);
     if (st !== 0) throw rt.error(st, `init: no context (${STATUS_NAMES[st] || st})`);
     const ctx = new Context(rt, rt.u32(out));
+    rt.watchDeviceLoss();
     rt.top = 0;
     const info = await ctx._readInfo();
     ctx.backend = info.backend;

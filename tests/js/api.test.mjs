@@ -162,6 +162,9 @@ for (const backend of BACKENDS) {
         const events = [];
         lost.addEventListener('devicelost', (e) => events.push(e));
         await lost.loseDevice();
+        // Heard without another call on the context.
+        for (let i = 0; i < 100 && !events.length; i++) await new Promise((r) => setTimeout(r, 10));
+        assert.equal(events.length, 1, 'devicelost fired while idle');
         await rejectsWith(x.exp(), 'WT_ERR_DEVICE_LOST');
         await rejectsWith(lost.tensor([1]), 'WT_ERR_DEVICE_LOST');
         assert.equal(events.length, 1);
