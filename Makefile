@@ -61,7 +61,9 @@ wasm:
 # The wasm suites: every program on the CPU backend and on WebGPU in Node
 # (Dawn on lavapipe), and on WebGPU in headless Chromium (SwiftShader).
 WASM_NODE_RUNS = gemm_portable:cpu core_api_check:cpu core_api_check:webgpu api_misuse:cpu api_misuse:webgpu \
-                 bad_input:cpu bad_input:webgpu conformance:cpu conformance:webgpu
+                 bad_input:cpu bad_input:webgpu conformance:cpu conformance:webgpu \
+                 WT_NODE_WEBGPU=backend=null@no_real_adapter:webgpu \
+                 WT_NODE_WEBGPU=none@no_real_adapter:webgpu
 # In Chromium the conformance suite runs without its eight slowest ops
 # (add sum exp matmul copy layernorm softmax rmsnorm: two thirds of its
 # time, SwiftShader being slow at their large cases); they run in Node.

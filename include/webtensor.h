@@ -631,7 +631,13 @@ WT_API wt_status wt_op_support(const wt_context *ctx, int op, wt_dtype dtype, wt
  * first and are accurate for |x| up to about 1e4; pow is
  * exp2(b * log2|a|) there, with a relative error growing with |b log2 a|;
  * pow of a negative base is defined for integral exponents only (NaN
- * otherwise), as in C. */
+ * otherwise), as in C.
+ * --- WebAssembly build --- In a browser the GPU is whatever the page's
+ * WebGPU offers (SwiftShader, a CPU renderer, in headless Chromium); WGSL
+ * promises no NaN or inf behaviour, so NaN/inf results of the
+ * transcendental ops (exp/log of special values) are the adapter's own
+ * there. Chromium 156's SwiftShader gave the values above in every case of
+ * the conformance suite (make test-wasm). */
 
 /* Binary, NumPy broadcasting. div on a GPU divides as WGSL does: IEEE
  * results on the devices tested, but WGSL promises its accuracy only for

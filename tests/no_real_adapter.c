@@ -1,6 +1,7 @@
 /* Run with every Vulkan driver and EGL vendor hidden (see CMakeLists.txt):
  * Dawn then offers only its Null adapter, which accepts work and computes
- * nothing. The library must refuse it: no adapters listed, a WebGPU
+ * nothing. The WebAssembly build runs it in Node on Dawn's Null backend
+ * and with no navigator.gpu at all (tests/web/wasm_prelude.js). The library must refuse it: no adapters listed, a WebGPU
  * context fails with WT_ERR_NO_DEVICE, and AUTO falls back to the CPU. */
 #include <stdio.h>
 #include <webtensor.h>
@@ -17,8 +18,10 @@ static void expect(int ok, const char *what)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    (void)argc;
+    (void)argv;
     wt_adapter_info infos[8];
     int count = -1;
     wt_status st = wt_list_adapters(NULL, infos, 8, &count);

@@ -4,6 +4,8 @@
 //   node tests/web/run_suites.mjs node     BUILD_DIR prog:backend[:arg,arg...] ...
 //   node tests/web/run_suites.mjs chromium BUILD_DIR prog:backend[:arg,arg...] ...
 //
+// A job "NAME=VALUE@prog:backend" runs with that environment variable (Node).
+//
 // node: each program in its own Node process, WebGPU from the npm "webgpu"
 // package (Dawn; lavapipe here), see wasm_prelude.js.
 // chromium: each program on a page (suite.html) of a local HTTP server on
@@ -39,11 +41,11 @@ function verdict(job, status, output, seconds) {
   return ok;
 }
 
-function runNode(prog, args) {
+function runNode(prog, args, env) {
   return new Promise((resolve) => {
     const nodePath = [path.join(here, 'node_modules'), process.env.NODE_PATH].filter(Boolean).join(':');
     const child = spawn(process.execPath, [path.join(progDir, `${prog}.js`), ...args], {
-      cwd: progDir, env: { ...process.env, NODE_PATH: nodePath } });
+      cwd: progDir, env: { ...process.env, ...env, NODE_PATH: nodePath } });
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { out += d; });
@@ -107,10 +109,16 @@ if (mode === 'chromium') {
 }
 try {
   for (const job of jobs) {
-    const [prog, backend, extra] = job.split(':');
+    const at = job.indexOf('@');
+    const env = {};
+    if (at > 0) {
+      const setting = job.slice(0, at), eq = setting.indexOf('=');
+      env[setting.slice(0, eq)] = setting.slice(eq + 1);
+    }
+    const [prog, backend, extra] = job.slice(at + 1).split(':');
     const args = [backend, ...(extra ? extra.split(',') : [])];
     const start = Date.now();
-    const r = mode === 'node' ? await runNode(prog, args)
+    const r = mode === 'node' ? await runNode(prog, args, env)
                               : await runChromium(browser, server.address().port, prog, args);
     if (!verdict(job.length > 60 ? job.slice(0, 57) + '...' : job, r.status, r.output, (Date.now() - start) / 1000)) failed++;
   }

@@ -6,12 +6,16 @@ if (typeof process === 'object' && process.versions && process.versions.node) {
   // Emscripten 3.1.6 prefers fetch() when it exists, which cannot read a
   // file path.
   delete globalThis.fetch;
-  if (!(globalThis.navigator && globalThis.navigator.gpu)) {
+  // WT_NODE_WEBGPU: Dawn's flags for create() (comma-separated, e.g.
+  // "backend=null"), or "none" for a host without navigator.gpu.
+  const flags = process.env.WT_NODE_WEBGPU || '';
+  if (flags !== 'none' && !(globalThis.navigator && globalThis.navigator.gpu)) {
     try {
       const webgpu = require('webgpu');
       Object.assign(globalThis, webgpu.globals);
       Object.defineProperty(globalThis, 'navigator', {
-        value: { gpu: webgpu.create([]) }, configurable: true, writable: true });
+        value: { gpu: webgpu.create(flags ? flags.split(',') : []) },
+        configurable: true, writable: true });
     } catch (e) {
       // No WebGPU here: the CPU backend still runs; a WebGPU run fails
       // with "no adapter".
