@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
-import { wt, BACKENDS, context, webDir } from './harness.mjs';
+import { wt, BACKENDS, context, webDir, root } from './harness.mjs';
 
 const { WebtensorError } = wt;
 
@@ -193,18 +193,27 @@ for (const backend of BACKENDS) {
   });
 }
 
-it('WebGPU without an adapter fails (WT_ERR_NO_DEVICE); AUTO takes the CPU', () => {
-  // A fresh process without navigator.gpu: no WebGPU at all.
-  const mod = pathToFileURL(join(webDir, 'webtensor.mjs')).href;
-  const script = `
-    const wt = await import(${JSON.stringify(mod)});
-    const auto = await wt.init({ backend: 'auto' });
-    let status = 'resolved';
-    try { await wt.init({ backend: 'webgpu' }); } catch (e) { status = e.status + ': ' + e.message; }
-    console.log(JSON.stringify({ auto: auto.backend, status }));`;
-  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script],
-    { encoding: 'utf8', timeout: 60000 });
-  const r = JSON.parse(out.trim().split('\n').pop());
-  assert.equal(r.auto, 'cpu');
-  assert.match(r.status, /^WT_ERR_NO_DEVICE: ./);
-});
+// A fresh process whose host has no WebGPU (no navigator.gpu), or only
+// Dawn's Null adapter, which computes nothing: WebGPU is refused, AUTO
+// takes the CPU.
+for (const host of ['no navigator.gpu', 'Dawn\'s Null adapter']) {
+  it(`WebGPU on a host with ${host} fails (WT_ERR_NO_DEVICE); AUTO takes the CPU`, () => {
+    const mod = pathToFileURL(join(webDir, 'webtensor.mjs')).href;
+    const install = host === 'no navigator.gpu' ? '' : `
+      const { createRequire } = await import('node:module');
+      const webgpu = createRequire(${JSON.stringify(join(root, 'tests', 'web', 'package.json'))})('webgpu');
+      Object.assign(globalThis, webgpu.globals);
+      Object.defineProperty(globalThis, 'navigator', { value: { gpu: webgpu.create(['backend=null']) } });`;
+    const script = `${install}
+      const wt = await import(${JSON.stringify(mod)});
+      const auto = await wt.init({ backend: 'auto' });
+      let status = 'resolved';
+      try { await wt.init({ backend: 'webgpu' }); } catch (e) { status = e.status + ': ' + e.message; }
+      console.log(JSON.stringify({ auto: auto.backend, status }));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script],
+      { encoding: 'utf8', timeout: 60000 });
+    const r = JSON.parse(out.trim().split('\n').pop());
+    assert.equal(r.auto, 'cpu');
+    assert.match(r.status, /^WT_ERR_NO_DEVICE: ./);
+  });
+}

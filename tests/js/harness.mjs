@@ -10,7 +10,7 @@ import { closeness } from './references.mjs';
 
 export { erf, randomF32, closeness, inputs } from './references.mjs';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+export const root = fileURLToPath(new URL('../../', import.meta.url));
 export const webDir = resolve(process.env.WT_WEB_DIR || join(root, 'build-wasm', 'web'));
 export const wt = await import(pathToFileURL(join(webDir, 'webtensor.mjs')).href);
 export const BACKENDS = (process.env.WT_JS_BACKENDS || 'cpu,webgpu').split(',');
