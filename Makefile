@@ -23,6 +23,7 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j1
 	$(MAKE) --no-print-directory test-wasm
+	$(MAKE) --no-print-directory test-js
 	@if [ "$(CI)" = true ]; then $(MAKE) --no-print-directory test-sanitize test-fuzz test-tsan; fi
 
 # The tests labelled "sanitize" under AddressSanitizer + UBSan + LeakSanitizer,
@@ -101,6 +102,21 @@ WASM_CHROMIUM_RUNS = core_api_check:webgpu api_misuse:webgpu bad_input:webgpu \
 test-wasm: wasm
 	node tests/web/run_suites.mjs node $(WASM_BUILD) $(WASM_NODE_RUNS)
 	node tests/web/run_suites.mjs chromium $(WASM_BUILD) $(WASM_CHROMIUM_RUNS)
+
+# --- JavaScript API: its tests (Node's test runner: the CPU backend and
+# WebGPU through the npm webgpu package; the demo page in headless
+# Chromium) and the demo page, served on 127.0.0.1.
+WEB_PORT ?= 8000
+JS_TESTS = tests/js/ops.test.mjs tests/js/api.test.mjs tests/js/readme.test.mjs tests/js/page.test.mjs
+.PHONY: test-js web
+test-js: wasm
+	WT_WEB_DIR=$(CURDIR)/$(WASM_BUILD)/web node --expose-gc --test --test-concurrency=1 $(JS_TESTS)
+
+web: wasm
+	@echo "The demo page: http://127.0.0.1:$(WEB_PORT)/index.html"
+	@echo "Open it with:  chromium --enable-unsafe-webgpu http://127.0.0.1:$(WEB_PORT)/index.html"
+	@echo "(WebGPU on Linux needs --enable-unsafe-webgpu; Ctrl-C stops the server.)"
+	cd $(WASM_BUILD)/web && python3 -m http.server --bind 127.0.0.1 $(WEB_PORT)
 
 install: build
 	cmake --install $(BUILD)

@@ -1,0 +1,219 @@
+// The JavaScript API's contract: bad input gives a WebtensorError with the
+// status and the library's message and leaks nothing; disposal, the
+// garbage-collection backstop, async reads and the device-lost event.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { wt, BACKENDS, context, webDir, root } from './harness.mjs';
+
+const { WebtensorError } = wt;
+
+async function rejectsWith(promise, status, pattern) {
+  await assert.rejects(promise, (e) => {
+    assert.ok(e instanceof WebtensorError, `not a WebtensorError: ${e && e.stack}`);
+    assert.ok(e instanceof Error);
+    assert.equal(e.status, status, e.message);
+    if (pattern) assert.match(e.message, pattern);
+    return true;
+  });
+}
+
+for (const backend of BACKENDS) {
+  describe(`API contract on ${backend}`, () => {
+    let ctx;
+    let other;
+    let base;
+    before(async () => {
+      ctx = await context(backend);
+      other = await context(backend);
+      base = await ctx.memoryStats();
+    });
+    after(() => { ctx.destroy(); other.destroy(); });
+
+    it('reports its backend and adapter', async () => {
+      const info = await ctx.info();
+      assert.equal(info.backend, backend);
+      assert.ok(info.reason.length > 0);
+      if (backend === 'webgpu') {
+        assert.ok(ctx.adapter && (ctx.adapter.name || ctx.adapter.vendor), 'adapter named');
+        assert.ok(info.maxBufferSize > 0);
+      } else {
+        assert.equal(ctx.adapter, null);
+      }
+      assert.match(wt.version(), /^\d+\.\d+\.\d+$/);
+    });
+
+    it('refuses bad host data with a clear error', async () => {
+      await rejectsWith(ctx.tensor(new Float64Array(4)), 'WT_ERR_INVALID_ARGUMENT', /Float64Array is not a webtensor dtype/);
+      await rejectsWith(ctx.tensor(new Float32Array(4), [4], 'i32'), 'WT_ERR_INVALID_ARGUMENT', /holds f32 elements, not i32/);
+      await rejectsWith(ctx.tensor(new Float32Array(5), [2, 3]), 'WT_ERR_SHAPE', /holds 6 elements, the data has 5/);
+      await rejectsWith(ctx.tensor(new Int32Array(4), [2, -2]), 'WT_ERR_INVALID_ARGUMENT', /shape/);
+      await rejectsWith(ctx.tensor([[1, 2], [3]]), 'WT_ERR_SHAPE', /ragged/);
+      await rejectsWith(ctx.tensor('abc'), 'WT_ERR_INVALID_ARGUMENT');
+      await rejectsWith(ctx.tensor([1, 2], [2], 'f64'), 'WT_ERR_INVALID_ARGUMENT', /dtype/);
+      // Sizes past a 32-bit size_t (the module is wasm32).
+      await rejectsWith(ctx.zeros([65536, 65536, 2]), 'WT_ERR_OUT_OF_MEMORY', /SIZE_MAX/);
+      await rejectsWith(ctx.zeros([2 ** 40]), 'WT_ERR_OUT_OF_MEMORY');
+      await rejectsWith(ctx.zeros([2.5]), 'WT_ERR_INVALID_ARGUMENT', /integer/);
+      assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors);
+    });
+
+    it('carries the library\'s status and message', async () => {
+      const a = await ctx.tensor(new Float32Array(6), [2, 3]);
+      const b = await ctx.tensor(new Float32Array(8), [4, 2]);
+      await rejectsWith(ctx.matmul(a, b), 'WT_ERR_SHAPE', /matmul: inner dimensions differ: a is \[2,3\], b is \[4,2\]/);
+      await rejectsWith(a.sum(5), 'WT_ERR_INVALID_ARGUMENT', /axis/);
+      await rejectsWith(a.reshape([4, 4]), 'WT_ERR_SHAPE');
+      const mask = await a.cast('bool');
+      await rejectsWith(ctx.neg(mask), 'WT_ERR_INVALID_ARGUMENT', /wt_neg: dtype bool/);
+      mask.dispose();
+      await rejectsWith(a.permute([0]), 'WT_ERR_INVALID_ARGUMENT', /2 axes/);
+      await rejectsWith(a.add('x'), 'WT_ERR_INVALID_ARGUMENT', /b must be a Tensor, got String/);
+      const pending = a.exp();
+      await rejectsWith(a.add(pending), 'WT_ERR_INVALID_ARGUMENT', /got Promise \(await/);
+      (await pending).dispose();
+      await rejectsWith(a.sum(0.5), 'WT_ERR_INVALID_ARGUMENT', /integer/);
+      await rejectsWith(ctx.softmax(a, -1, 3), 'WT_ERR_INVALID_ARGUMENT', /at most 2 arguments/);
+      await rejectsWith(ctx.matmul(a), 'WT_ERR_INVALID_ARGUMENT', /argument b is missing/);
+      await rejectsWith(ctx.pad(a, [1, 1], 'mirror'), 'WT_ERR_INVALID_ARGUMENT', /constant, reflect, replicate/);
+      await rejectsWith(ctx.max_pool2d(a, {}), 'WT_ERR_INVALID_ARGUMENT', /kernelSize/);
+      a.dispose();
+      b.dispose();
+      await ctx.sync();
+      const s = await ctx.memoryStats();
+      assert.equal(s.liveTensors, base.liveTensors, 'tensors leaked on error paths');
+      assert.equal(s.liveBytes, base.liveBytes);
+    });
+
+    it('refuses disposed tensors and tensors of another context', async () => {
+      const a = await ctx.tensor([1, 2, 3]);
+      const foreign = await other.tensor([1, 2, 3]);
+      await rejectsWith(ctx.add(a, foreign), 'WT_ERR_INVALID_ARGUMENT', /b belongs to another context/);
+      await rejectsWith(foreign.add(a), 'WT_ERR_INVALID_ARGUMENT', /belongs to another context/);
+      await rejectsWith(ctx.concat([a, foreign]), 'WT_ERR_INVALID_ARGUMENT', /tensors\[1\] belongs to another context/);
+      a.dispose();
+      assert.equal(a.disposed, true);
+      a.dispose(); // a second dispose does nothing
+      await rejectsWith(a.read(), 'WT_ERR_INVALID_ARGUMENT', /disposed/);
+      await rejectsWith(ctx.exp(a), 'WT_ERR_INVALID_ARGUMENT', /x was disposed/);
+      const moved = await foreign.to(ctx);
+      assert.equal(moved.context, ctx);
+      const sum = await ctx.add(moved, 1);
+      assert.deepEqual(Array.from(await sum.read()), [2, 3, 4]);
+      sum.dispose();
+      moved.dispose();
+      foreign.dispose();
+      await ctx.sync();
+      assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors);
+      assert.equal((await other.memoryStats()).liveTensors, 0);
+    });
+
+    it('keeps memory at its baseline over many ops, disposed in any order', async () => {
+      const x = await ctx.randn([16, 16], 3);
+      const ts = [];
+      for (let i = 0; i < 20; i++) ts.push(await (i % 2 ? x.exp() : ctx.matmul(x, x)));
+      for (const t of ts.reverse()) t.dispose();
+      x.dispose();
+      const s = await ctx.memoryStats();
+      assert.equal(s.liveTensors, base.liveTensors);
+      assert.equal(s.liveBytes, base.liveBytes);
+    });
+
+    it('reads without blocking: other tasks run while a read waits', async () => {
+      const x = await ctx.randn([256, 256], 4);
+      const y = await ctx.matmul(x, x);
+      const pending = y.read();
+      assert.ok(pending instanceof Promise);
+      const data = await pending;
+      assert.equal(data.length, 256 * 256);
+      assert.ok(Number.isFinite(data[0]));
+      // Many reads in flight at once are served in order.
+      const all = await Promise.all([x.read(), y.read(), x.sum().then((s) => s.read().finally(() => s.dispose()))]);
+      assert.equal(all[0].length, 65536);
+      x.dispose();
+      y.dispose();
+    });
+
+    it('warns about and releases tensors dropped without dispose()', async () => {
+      assert.equal(typeof globalThis.gc, 'function', 'run with --expose-gc');
+      const warnings = [];
+      const warn = console.warn;
+      console.warn = (m) => warnings.push(String(m));
+      try {
+        await (async () => { await ctx.tensor(new Float32Array(1000)); })();
+        for (let i = 0; i < 50 && !warnings.length; i++) {
+          globalThis.gc();
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      } finally {
+        console.warn = warn;
+      }
+      assert.ok(warnings.some((w) => /garbage-collected without dispose\(\)/.test(w) && /f32\[1000\]/.test(w)), warnings.join('\n'));
+      const s = await ctx.memoryStats();
+      assert.equal(s.liveTensors, base.liveTensors);
+    });
+
+    if (backend === 'webgpu') {
+      it('announces a lost device as an event; later calls fail with WT_ERR_DEVICE_LOST', async () => {
+        const lost = await context(backend);
+        const x = await lost.tensor([1, 2, 3]);
+        const events = [];
+        lost.addEventListener('devicelost', (e) => events.push(e));
+        await lost.loseDevice();
+        // Heard without another call on the context.
+        for (let i = 0; i < 100 && !events.length; i++) await new Promise((r) => setTimeout(r, 10));
+        assert.equal(events.length, 1, 'devicelost fired while idle');
+        await rejectsWith(x.exp(), 'WT_ERR_DEVICE_LOST');
+        await rejectsWith(lost.tensor([1]), 'WT_ERR_DEVICE_LOST');
+        assert.equal(events.length, 1);
+        assert.ok(events[0] instanceof wt.DeviceLostEvent);
+        assert.ok(events[0].message.length > 0);
+        assert.equal(lost.lost, true);
+        x.dispose();
+        lost.destroy();
+      });
+
+      // The WebGPU spec lets an adapter make one device: recovery must ask
+      // navigator.gpu for a new adapter, which the browser binding does not
+      // do yet (Dawn for Node and Chromium refuse a second device).
+      it('recovers from a lost device', { todo: 'recovery in the browser binding needs a new adapter' }, async () => {
+        const lost = await context(backend);
+        await lost.loseDevice();
+        await lost.recover();
+        assert.equal(lost.lost, false);
+        const y = await lost.tensor([1, 2, 3]);
+        const twice = await y.mul(2);
+        assert.deepEqual(Array.from(await twice.read()), [2, 4, 6]);
+        for (const t of [y, twice]) t.dispose();
+        lost.destroy();
+      });
+    }
+  });
+}
+
+// A fresh process whose host has no WebGPU (no navigator.gpu), or only
+// Dawn's Null adapter, which computes nothing: WebGPU is refused, AUTO
+// takes the CPU.
+for (const host of ['no navigator.gpu', 'Dawn\'s Null adapter']) {
+  it(`WebGPU on a host with ${host} fails (WT_ERR_NO_DEVICE); AUTO takes the CPU`, () => {
+    const mod = pathToFileURL(join(webDir, 'webtensor.mjs')).href;
+    const install = host === 'no navigator.gpu' ? '' : `
+      const { createRequire } = await import('node:module');
+      const webgpu = createRequire(${JSON.stringify(join(root, 'tests', 'web', 'package.json'))})('webgpu');
+      Object.assign(globalThis, webgpu.globals);
+      Object.defineProperty(globalThis, 'navigator', { value: { gpu: webgpu.create(['backend=null']) } });`;
+    const script = `${install}
+      const wt = await import(${JSON.stringify(mod)});
+      const auto = await wt.init({ backend: 'auto' });
+      let status = 'resolved';
+      try { await wt.init({ backend: 'webgpu' }); } catch (e) { status = e.status + ': ' + e.message; }
+      console.log(JSON.stringify({ auto: auto.backend, status }));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script],
+      { encoding: 'utf8', timeout: 60000 });
+    const r = JSON.parse(out.trim().split('\n').pop());
+    assert.equal(r.auto, 'cpu');
+    assert.match(r.status, /^WT_ERR_NO_DEVICE: ./);
+  });
+}

@@ -1,0 +1,142 @@
+// The JavaScript signatures of webtensor's ops that are not generated from
+// the op tables (src/core/ops.def, src/core/reduce_ops.def): one line each.
+//
+//   name: 'kind:param[=default] ... | C argument order'
+//
+// The parameters are in JavaScript order; the C order after '|' names them
+// again, with 'ctx' for the context, '@out' for each result tensor the C
+// function writes and 'NULL' for an output pointer left unused. Without
+// '|' the C order is the JavaScript order followed by one '@out'.
+// Kinds (web/gen_ops.mjs maps them to TypeScript, web/webtensor.mjs to C):
+//   T tensor, T? tensor or null, i int, I int64, U64 uint64 seed, d double,
+//   f float, b bool, dtype 'f32'|'f16'|'i32'|'bool', axes (number, array
+//   or null: int naxes + int*), shape (array: int n + int64_t*), perm
+//   (array: int*), tensors (array: int n + wt_tensor**), conv / pool /
+//   bnorm / xent (options objects), and the enums padmode, ropelayout, act.
+// A default '@name' is the value of parameter name.
+
+export const KERNEL_OPS = {
+  // elementwise with kernels of their own
+  where: 'T:mask T:a T:b',
+  masked_fill: 'T:x T:mask d:value',
+  cast: 'T:x dtype:dtype',
+  // views and copies
+  reshape: 'T:x shape:shape',
+  permute: 'T:x perm:dims',
+  transpose: 'T:x i:axis0=-2 i:axis1=-1',
+  slice: 'T:x i:axis I:start I:stop=Infinity I:step=1',
+  expand: 'T:x shape:shape',
+  copy: 'T:x',
+  contiguous: 'T:x',
+  // linear algebra
+  matmul: 'T:a T:b',
+  // reductions with parameters of their own, scans
+  var: 'T:x axes:axis=null d:correction=1 b:keepdims=false',
+  std: 'T:x axes:axis=null d:correction=1 b:keepdims=false',
+  norm: 'T:x d:ord=2 axes:axis=null b:keepdims=false | x ord axis keepdims @out',
+  cumsum: 'T:x i:axis',
+  cumprod: 'T:x i:axis',
+  // creation and random numbers (methods of the context)
+  zeros: 'shape:shape dtype:dtype=f32 | ctx dtype shape @out',
+  ones: 'shape:shape dtype:dtype=f32 | ctx dtype shape @out',
+  full: 'shape:shape d:value dtype:dtype=f32 | ctx dtype shape value @out',
+  arange: 'd:start d:stop d:step=1 dtype:dtype=f32 | ctx start stop step dtype @out',
+  linspace: 'd:start d:stop I:num b:endpoint=true dtype:dtype=f32 | ctx start stop num endpoint dtype @out',
+  eye: 'I:n I:m=@n I:k=0 dtype:dtype=f32 | ctx n m k dtype @out',
+  rand: 'shape:shape U64:seed=0 dtype:dtype=f32 | ctx dtype shape seed @out',
+  randn: 'shape:shape U64:seed=0 dtype:dtype=f32 | ctx dtype shape seed @out',
+  dropout: 'T:x f:p U64:seed=0',
+  // data movement
+  squeeze: 'T:x axes:axis=null',
+  unsqueeze: 'T:x i:axis',
+  flatten: 'T:x i:start_axis=0 i:end_axis=-1',
+  concat: 'tensors:tensors i:axis=0',
+  stack: 'tensors:tensors i:axis=0',
+  copy_into: 'T:dst T:src | dst src',
+  pad: 'T:x i64s:pad padmode:mode=constant d:value=0',
+  repeat: 'T:x i64s:repeats',
+  tile: 'T:x i64s:reps',
+  flip: 'T:x axes:axis',
+  tril: 'T:x I:diagonal=0',
+  triu: 'T:x I:diagonal=0',
+  gather: 'T:x i:axis T:index',
+  index_select: 'T:x i:axis T:index',
+  embedding: 'T:table T:index',
+  scatter_add: 'T:x i:axis T:index T:src',
+  index_add: 'T:x i:axis T:index T:src',
+  one_hot: 'T:index I:num_classes=-1',
+  sort: 'T:x i:axis=-1 b:descending=false | x axis descending @out @out',
+  argsort: 'T:x i:axis=-1 b:descending=false',
+  topk: 'T:x I:k b:largest=true | x k largest @out @out',
+  // nn: convolution, pooling, normalisation
+  conv2d: 'T:x T:weight T?:bias=null conv:options=null',
+  conv1d: 'T:x T:weight T?:bias=null conv:options=null',
+  conv_transpose2d: 'T:x T:weight T?:bias=null conv:options=null',
+  max_pool2d: 'T:x pool:options | x options @out NULL',
+  avg_pool2d: 'T:x pool:options',
+  adaptive_avg_pool2d: 'T:x I:out_h I:out_w',
+  adaptive_max_pool2d: 'T:x I:out_h I:out_w | x out_h out_w @out NULL',
+  global_avg_pool2d: 'T:x',
+  global_max_pool2d: 'T:x',
+  batch_norm: 'T:x T?:running_mean T?:running_var T?:weight=null T?:bias=null bnorm:options=null | x running_mean running_var weight bias options @out NULL NULL',
+  group_norm: 'T:x I:num_groups T?:weight=null T?:bias=null f:eps=1e-5',
+  // nn: attention, rope, linear, softmax and norms
+  softmax: 'T:x i:axis=-1',
+  log_softmax: 'T:x i:axis=-1',
+  layernorm: 'T:x T?:weight=null T?:bias=null f:eps=1e-5',
+  rmsnorm: 'T:x T?:weight=null f:eps=1e-6',
+  layer_norm: 'T:x i:normalized_ndim T?:weight=null T?:bias=null f:eps=1e-5',
+  rms_norm: 'T:x i:normalized_ndim T?:weight=null f:eps=1e-6',
+  scaled_dot_product_attention: 'T:q T:k T:v T?:mask=null b:causal=false f:scale=0',
+  rope: 'T:x d:theta=10000 I:offset=0 ropelayout:layout=bhsd',
+  linear: 'T:x T:weight T?:bias=null',
+  // training
+  activation_backward: 'act:activation T:dy T:x',
+  cross_entropy: 'T:logits T:labels xent:options=null',
+  cross_entropy_backward: 'T:logits T:labels T?:dloss=null xent:options=null | logits labels dloss options @out',
+};
+
+// Ops of the catalogue with a JavaScript form written by hand in
+// web/webtensor.mjs (several results, or arguments no line above says).
+export const HAND_WRITTEN = ['split', 'chunk', 'roll'];
+
+// Ops of the catalogue not offered in JavaScript yet: in-place optimizer
+// steps and the backward passes of training, which need in-place tensors
+// and several optional results.
+export const NOT_BOUND = [
+  'tensor_ones', // offered as ones()
+  'embedding_backward', 'layernorm_backward', 'batch_norm_backward', 'conv2d_backward',
+  'max_pool2d_backward', 'avg_pool2d_backward', 'sgd_step', 'adamw_step',
+];
+
+// C functions whose names are not wt_<name>.
+export const C_NAMES = { zeros: 'wt_tensor_zeros', ones: 'wt_tensor_ones', full: 'wt_tensor_full' };
+
+// Reductions whose signature is not the plain (x, axis, keepdims).
+export const REDUCE_SPECIAL = ['var', 'std', 'norm'];
+
+// Enums of the C API by their JavaScript names.
+export const ENUMS = {
+  dtype: { f32: 0, f16: 1, i32: 2, bool: 3 },
+  padmode: { constant: 0, reflect: 1, replicate: 2 },
+  ropelayout: { bhsd: 0, bshd: 1 },
+  act: { relu: 0, sigmoid: 1, tanh: 2, silu: 3, gelu: 4, gelu_tanh: 5 },
+  reduction: { mean: 0, sum: 1, none: 2 },
+  backend: { auto: 0, cpu: 1, webgpu: 2 },
+};
+
+// C functions the JavaScript layer calls besides the ops.
+export const CORE_FUNCTIONS = [
+  'wt_status_string', 'wt_last_error', 'wt_version',
+  'wt_context_options_init', 'wt_context_create', 'wt_context_destroy', 'wt_context_sync',
+  'wt_context_backend', 'wt_context_memory_stats', 'wt_context_trim', 'wt_context_get_info',
+  'wt_context_last_error', 'wt_context_recover', 'wt_context_lose_device',
+  'wt_tensor_from_data', 'wt_tensor_read', 'wt_tensor_ndim', 'wt_tensor_shape', 'wt_tensor_dtype',
+  'wt_tensor_context', 'wt_tensor_release', 'wt_dtype_size',
+  'wt_op_count', 'wt_op_name', 'wt_op_family',
+  'wt_add_scalar', // the scalar forms of every binary op are added by the generator
+  'wt_split', 'wt_chunk', 'wt_roll', 'wt_tensor_to',
+  'wt_conv_options_init', 'wt_pool_options_init', 'wt_batch_norm_options_init',
+  'wt_cross_entropy_options_init',
+  'wtjs_layout',
+];
