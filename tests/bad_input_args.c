@@ -976,6 +976,17 @@ void bad_input_slot_rows(wt_context *ctx, wt_context *other, const wt_context_op
 
 /* ------------------------------------------------------ header check */
 
+/* The WebAssembly programs have no host files to read: the header check
+ * is a property of the sources, run by the native build of this test. */
+#ifdef __EMSCRIPTEN__
+void bad_input_check_header(const char *const *names, size_t n)
+{
+    (void)names;
+    (void)n;
+    printf("header check: run by the native build\n");
+}
+#else
+
 static bool listed(const char *name, const char *const *names, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -1030,3 +1041,4 @@ void bad_input_check_header(const char *const *names, size_t n)
     }
     printf("bad_input: %d public functions in the headers, %d without a row\n", total, missing);
 }
+#endif
