@@ -86,7 +86,8 @@ wasm:
 WASM_NODE_RUNS = gemm_portable:cpu core_api_check:cpu core_api_check:webgpu api_misuse:cpu api_misuse:webgpu \
                  bad_input:cpu bad_input:webgpu conformance:cpu conformance:webgpu \
                  WT_NODE_WEBGPU=backend=null@no_real_adapter:webgpu \
-                 WT_NODE_WEBGPU=none@no_real_adapter:webgpu
+                 WT_NODE_WEBGPU=none@no_real_adapter:webgpu \
+                 runtime_errors:cpu runtime_errors:webgpu
 # In Chromium the conformance suite runs without its eight slowest ops
 # (add sum exp matmul copy layernorm softmax rmsnorm: two thirds of its
 # time, SwiftShader being slow at their large cases); they run in Node.
@@ -97,7 +98,7 @@ WASM_CONFORMANCE_BROWSER_OPS = neg log sqrt relu sigmoid tanh abs sign floor cei
   transpose permute reshape slice expand contiguous
 wasm_empty :=
 wasm_comma := ,
-WASM_CHROMIUM_RUNS = core_api_check:webgpu api_misuse:webgpu bad_input:webgpu \
+WASM_CHROMIUM_RUNS = core_api_check:webgpu api_misuse:webgpu bad_input:webgpu runtime_errors:webgpu \
                      conformance:webgpu:$(subst $(wasm_empty) $(wasm_empty),$(wasm_comma),$(strip $(WASM_CONFORMANCE_BROWSER_OPS)))
 test-wasm: wasm
 	node tests/web/run_suites.mjs node $(WASM_BUILD) $(WASM_NODE_RUNS)

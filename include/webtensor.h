@@ -409,7 +409,10 @@ WT_API wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_st
  * wt_context_sync waiting until the process was killed (45-100 s tried).
  *
  * wt_context_recover makes a new device on the same adapter (WT_OK with
- * nothing done when the device is fine, and on the CPU backend). Tensors
+ * nothing done when the device is fine, and on the CPU backend); in the
+ * WebAssembly build, where a WebGPU adapter makes one device, on a fresh
+ * adapter of the host (same options, the same vendor and architecture
+ * preferred). Tensors
  * made before the loss keep their handles, shapes and dtypes, but their
  * memory is gone: any op, read or write on them fails with
  * WT_ERR_DEVICE_LOST ("made on a device this context lost"); release them

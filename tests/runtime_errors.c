@@ -1,6 +1,6 @@
 /* Device loss and recovery, and the context's last error.
  *
- *   runtime_errors cpu|vulkan|gles
+ *   runtime_errors cpu|vulkan|gles (webgpu in the WebAssembly build)
  */
 #include "test_util.h"
 

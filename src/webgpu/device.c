@@ -4,6 +4,7 @@
  * buffer creation) are caught with error scopes instead. */
 #include "webgpu/wg_runtime.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <pthread.h>
@@ -247,14 +248,30 @@ const char *wg_env_string(const char *name)
     return found;
 }
 
+/* Decimal digits only (no sign, spaces or suffix): whether s is one. */
+static bool env_parse(const char *s, uint64_t *v)
+{
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = strtoull(s, &end, 10);
+    if (errno || !end || *end != '\0')
+        return false;
+    *v = (uint64_t)n;
+    return true;
+}
+
 uint64_t wg_env_number(const char *name, uint64_t fallback)
 {
-    const char *s = wg_env_string(name);
-    if (!s || !*s)
-        return fallback;
-    char *end = NULL;
-    unsigned long long v = strtoull(s, &end, 10);
-    return (end && *end == '\0' && v > 0) ? (uint64_t)v : fallback;
+    uint64_t v;
+    return env_parse(wg_env_string(name), &v) && v > 0 ? v : fallback;
+}
+
+uint64_t wg_env_count(const char *name, uint64_t fallback)
+{
+    uint64_t v;
+    return env_parse(wg_env_string(name), &v) ? v : fallback;
 }
 
 static uint32_t env_choice(const char *name, unsigned fallback, const unsigned *allowed,

@@ -13,7 +13,7 @@
  *
  * Tile configurations, as BM x BN x BK / TM x TN (workgroup tile, k slab,
  * per-thread block): chosen per adapter and shape (gemm_choose), or forced
- * with WT_GEMM_TILE (e.g. "64x64x16/4x4") and WT_GEMM_SPLITK (1 = never)
+ * with WT_GEMM_TILE (e.g. "64x64x16/4x4") and WT_GEMM_SPLITK (0 or 1 = never)
  * for measurements; a configuration the device cannot run falls back to the
  * small one, which every adapter runs (64 threads, 4 KiB of workgroup
  * memory). */
@@ -164,8 +164,9 @@ static void gemm_choose(const wg_caps *caps, bool f16, bool b_n_fast, bool conv,
         }
         plan_with(&gemm_configs[pick], B, M, N, K, pl);
     }
-    int want = forced_splits > 0 ? forced_splits : (int)wg_env_number("WT_GEMM_SPLITK", 0);
-    if (want > 0) splits = (uint64_t)want;
+    /* WT_GEMM_SPLITK=0 means never, as 1 does; unset keeps the choice. */
+    uint64_t want = forced_splits > 0 ? (uint64_t)forced_splits : wg_env_count("WT_GEMM_SPLITK", UINT64_MAX);
+    if (want != UINT64_MAX) splits = want > 1 ? want : 1;
     if (splits > K) splits = K;
     if (splits > 1) {
         uint64_t chunk = ceil_div(ceil_div(K, splits), pl->cfg->bk) * pl->cfg->bk;

@@ -38,7 +38,8 @@ typedef struct gemv_cols_params {
  *   WT_GEMV_COL_THREADS  x @ B: threads across the outputs (4 each) in a
  *                        workgroup, a power of two <= WT_GEMV_WG (32)
  *   WT_GEMV_GROUPS       x @ B: workgroups worth having; k is split across
- *                        workgroups (and a second pass adds up) below (1024)
+ *                        workgroups (and a second pass adds up) below;
+ *                        0: k is never split (1024)
  *   WT_GEMV_UNROLL       x @ B: rows in flight per lane: 1, 2, 4, 8 (4)
  *   WT_GEMV_FAST         0: the generic scalar kernel for every shape (1) */
 typedef struct gemv_tuning {
@@ -64,7 +65,7 @@ static gemv_tuning read_gemv_tuning(const wt_context *ctx)
     t.row_wg = (uint32_t)(wg_is_pow2(rw) && rw >= 32 && rw <= caps->max_invocations ? rw : 32);
     uint64_t ct = wg_env_number("WT_GEMV_COL_THREADS", 32);
     t.col_threads = (uint32_t)(wg_is_pow2(ct) && ct <= wg ? ct : (wg < 32 ? wg : 32));
-    uint64_t g = wg_env_number("WT_GEMV_GROUPS", 1024);
+    uint64_t g = wg_env_count("WT_GEMV_GROUPS", 1024);
     t.groups = g > (1u << 20) ? (1u << 20) : (uint32_t)g;
     uint64_t u = wg_env_number("WT_GEMV_UNROLL", 4);
     t.unroll = (u == 1 || u == 2 || u == 4 || u == 8) ? (uint32_t)u : 4;

@@ -35,9 +35,10 @@
  *   WT_REDUCE_WG         threads per workgroup of reduce_rows: 32..1024,
  *                        power of two (256; 32 on a CPU adapter)
  *   WT_REDUCE_UNROLL     vec4 loads in flight per thread: 1, 2, 4, 8 (4)
- *   WT_REDUCE_GROUPS     workgroups a split row pass aims for (4096)
- *   WT_REDUCE_ONEPASS    rows up to this many elements are never split
- *                        (16384)
+ *   WT_REDUCE_GROUPS     workgroups a split row pass aims for; 0: rows
+ *                        are never split (4096)
+ *   WT_REDUCE_ONEPASS    rows up to this many elements are never split;
+ *                        0: any row may be (16384)
  *   WT_REDUCE_SUBGROUPS  0: workgroup-memory kernel even where subgroups
  *                        exist (1)
  */
@@ -86,9 +87,9 @@ static reduce_tuning read_tuning(const wt_context *ctx)
     if (!t.wg) t.wg = usable_wg(caps, fallback);
     uint64_t u = wg_env_number("WT_REDUCE_UNROLL", 4);
     t.unroll = (u == 1 || u == 2 || u == 4 || u == 8) ? (uint32_t)u : 4;
-    uint64_t g = wg_env_number("WT_REDUCE_GROUPS", 4096);
+    uint64_t g = wg_env_count("WT_REDUCE_GROUPS", 4096);
     t.groups = g > (1u << 20) ? (1u << 20) : (uint32_t)g;
-    uint64_t one = wg_env_number("WT_REDUCE_ONEPASS", 16384);
+    uint64_t one = wg_env_count("WT_REDUCE_ONEPASS", 16384);
     t.onepass = one > (1u << 30) ? (1u << 30) : (uint32_t)one;
     const char *sg = wg_env_string("WT_REDUCE_SUBGROUPS");
     t.subgroups = caps->subgroups && !(sg && strcmp(sg, "0") == 0);

@@ -1,7 +1,9 @@
 /* Device loss and recovery. A lost device (driver reset, GPU removed, or
  * wt_context_lose_device) makes every later call on the context fail with
  * WT_ERR_DEVICE_LOST and the reason. wg_recover brings up a new device on
- * the same adapter; tensors made before stay as handles whose memory is
+ * the same adapter (the browser binding answers that request with a fresh
+ * adapter of the host, as a WebGPU adapter makes one device: see
+ * br_js_request_device); tensors made before stay as handles whose memory is
  * gone: using them fails with WT_ERR_DEVICE_LOST ("made on a device that
  * was lost"), releasing them is fine. Each device has a generation and
  * every buffer keeps the generation it was made in. */

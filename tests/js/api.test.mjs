@@ -175,18 +175,24 @@ for (const backend of BACKENDS) {
         lost.destroy();
       });
 
-      // The WebGPU spec lets an adapter make one device: recovery must ask
-      // navigator.gpu for a new adapter, which the browser binding does not
-      // do yet (Dawn for Node and Chromium refuse a second device).
-      it('recovers from a lost device', { todo: 'recovery in the browser binding needs a new adapter' }, async () => {
+      // The WebGPU spec lets an adapter make one device, so recovery asks
+      // navigator.gpu for a fresh adapter; twice, as the second recovery
+      // must not reuse the first fresh adapter either.
+      it('recovers from a lost device, twice; tensors of the lost device fail', async () => {
         const lost = await context(backend);
-        await lost.loseDevice();
-        await lost.recover();
-        assert.equal(lost.lost, false);
-        const y = await lost.tensor([1, 2, 3]);
-        const twice = await y.mul(2);
-        assert.deepEqual(Array.from(await twice.read()), [2, 4, 6]);
-        for (const t of [y, twice]) t.dispose();
+        const old = await lost.tensor([5, 6]);
+        for (let round = 0; round < 2; round++) {
+          await lost.loseDevice();
+          await rejectsWith(lost.tensor([1]), 'WT_ERR_DEVICE_LOST');
+          await lost.recover();
+          assert.equal(lost.lost, false);
+          const y = await lost.tensor([1, 2, 3]);
+          const twice = await y.mul(2);
+          assert.deepEqual(Array.from(await twice.read()), [2, 4, 6]);
+          for (const t of [y, twice]) t.dispose();
+        }
+        await rejectsWith(old.exp(), 'WT_ERR_DEVICE_LOST');
+        old.dispose();
         lost.destroy();
       });
     }

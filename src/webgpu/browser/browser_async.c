@@ -131,7 +131,8 @@ EM_JS(uint32_t, br_js_request_adapter, (int power, int fallback), {
     if (power == 2) opts.powerPreference = "high-performance";
     if (fallback) opts.forceFallbackAdapter = true;
     return W.track(navigator.gpu.requestAdapter(opts),
-        function(a) { return a ? { status: 1, handle: W.add(a) }
+        function(a) { if (a) a.wtOpts = opts; /* for a fresh adapter on recovery */
+                      return a ? { status: 1, handle: W.add(a) }
                                : { status: 3, msg: "navigator.gpu.requestAdapter() returned null" }; },
         function(e) { return { status: 4, msg: W.message(e) }; });
 });
@@ -180,21 +181,59 @@ EM_JS(int, br_js_is_compat, (uint32_t id), {
 });
 
 /* The device with the named features (comma-separated) and every limit
- * the adapter reports raised to the adapter's value. */
+ * the adapter reports raised to the adapter's value.
+ *
+ * The JavaScript API lets an adapter make one device: a second request
+ * (wt_context_recover after a loss) would fail with "adapter consumed". So
+ * the second time, a fresh adapter is requested with the original's
+ * options, preferring one of the same vendor and architecture (the same
+ * GPU, as far as the host tells), and takes the old one's place under
+ * the same id, so the C handle stays valid. The features asked for stay
+ * those the original offered: a fresh adapter without one refuses the
+ * device, and recovery fails with the host's reason rather than running
+ * on a device the backend misjudges. */
 EM_JS(uint32_t, br_js_request_device, (uint32_t adapter, const char *features, const char *label,
                                        int label_len), {
     var W = Module.wtgpu, a = W.get(adapter);
     if (!a) return W.settled(3, 0, "no such adapter");
     var names = UTF8ToString(features).split(",").filter(function(x) { return !!x; });
-    var limits = {};
-    for (var k in a.limits) {
-        var v = a.limits[k];
-        if (typeof v == "number") limits[k] = v;
+    var text = W.str(label, label_len);
+    function ask(ad) {
+        var limits = {};
+        for (var k in ad.limits) {
+            var v = ad.limits[k];
+            if (typeof v == "number") limits[k] = v;
+        }
+        ad.wtUsed = true;
+        return ad.requestDevice({ label: text, requiredFeatures: names, requiredLimits: limits });
+    }
+    function fresh(old) {
+        var opts = old.wtOpts || {}, want = old.info || {}, first = null;
+        var tries = [opts, Object.assign({}, opts, { powerPreference: "high-performance" }),
+                     Object.assign({}, opts, { powerPreference: "low-power" })];
+        function same(b) {
+            var i = b.info || {};
+            return i.vendor == want.vendor && i.architecture == want.architecture;
+        }
+        function next(k) {
+            if (k == tries.length) {
+                if (first) return first;
+                throw new Error("navigator.gpu.requestAdapter() returned null: no adapter for a new device");
+            }
+            return navigator.gpu.requestAdapter(tries[k]).then(function(b) {
+                if (b && same(b)) return b;
+                if (b && !first) first = b;
+                return next(k + 1);
+            });
+        }
+        return next(0);
     }
     var p;
     try {
-        p = a.requestDevice({ label: W.str(label, label_len), requiredFeatures: names,
-                              requiredLimits: limits });
+        p = !a.wtUsed ? ask(a) : fresh(a).then(function(b) {
+            W.objs.set(adapter, b);
+            return ask(b);
+        });
     } catch (e) { p = Promise.reject(e); }
     return W.track(p, function(d) {
         var id = W.add(d);
