@@ -41,6 +41,9 @@ test-sanitize: deps
 # (not for options: its WebGPU contexts load drivers, whose leaks LSan
 # cannot name without the sanitized build's keep-loaded preload).
 FUZZ_SECONDS ?= 60
+# A fixed seed: the same mutations on every CI run (a longer run, with
+# another FUZZ_SEED, explores further: tests/RELIABILITY.md).
+FUZZ_SEED ?= 1
 PARSE_FUZZ_SECONDS ?= 20
 PARSE_FUZZERS = npy safetensors options
 test-fuzz:
@@ -50,13 +53,13 @@ test-fuzz:
 	mkdir -p $(BUILD)-fuzz/corpus
 	cd $(BUILD)-fuzz && EGL_PLATFORM=surfaceless \
 	  ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0 \
-	  tests/fuzz_diff corpus $(CURDIR)/tests/fuzz/corpus -max_total_time=$(FUZZ_SECONDS) \
+	  tests/fuzz_diff corpus $(CURDIR)/tests/fuzz/corpus -max_total_time=$(FUZZ_SECONDS) -seed=$(FUZZ_SEED) \
 	  -max_len=512 -rss_limit_mb=4096 -print_final_stats=1
 	for t in $(PARSE_FUZZERS); do \
 	  mkdir -p $(BUILD)-fuzz/corpus_$$t && \
 	  (cd $(BUILD)-fuzz && EGL_PLATFORM=surfaceless \
 	    ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=$$([ $$t = options ] && echo 0 || echo 1) \
-	    tests/fuzz_$$t corpus_$$t $(CURDIR)/tests/fuzz/corpus_$$t -max_total_time=$(PARSE_FUZZ_SECONDS) \
+	    tests/fuzz_$$t corpus_$$t $(CURDIR)/tests/fuzz/corpus_$$t -max_total_time=$(PARSE_FUZZ_SECONDS) -seed=$(FUZZ_SEED) \
 	    -max_len=4096 -rss_limit_mb=2048 -print_final_stats=1) || exit 1; \
 	done
 

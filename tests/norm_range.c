@@ -137,6 +137,13 @@ int main(int argc, char **argv)
     /* eps 0 on a big row: no eps to hide a lost variance. */
     run_case(true, 2, 9, 1e30f, false, false, false, 0.0f);
     run_case(false, 2, 9, 1e30f, false, false, false, 0.0f);
+    /* eps 0 on tiny rows: the squares underflow f32 (found by fuzz_diff:
+     * a row [-1.74e-30, 0] normalised to inf on WebGPU). */
+    const int64_t tiny_cols[] = {2, 9, 8197};
+    for (size_t ci = 0; ci < sizeof tiny_cols / sizeof tiny_cols[0]; ci++) {
+        run_case(true, 2, tiny_cols[ci], 1e-30f, false, false, true, 0.0f);
+        run_case(false, 2, tiny_cols[ci], 1e-30f, false, false, true, 0.0f);
+    }
 
     wt_context_destroy(g_ctx);
     return test_summary("norm_range");

@@ -29,7 +29,10 @@
 //
 // The norms cannot overflow for finite input: a row whose max |x| passes
 // 2^44 is scaled by a power of two first (exact), so the squares of up
-// to 2^31 elements stay below 2^121, and eps is scaled with them.
+// to 2^31 elements stay below 2^121, and eps is scaled with them. Nor do
+// their squares underflow: a row whose max |x| is below 2^-20 is scaled up
+// so that its max lies in [1, 2) (a nonzero deviation is then at least
+// 2^-24, its square a normal number).
 // layernorm also subtracts the row's first element (scaled) before the
 // mean, so a row of equal values has exactly zero deviations.
 
@@ -78,13 +81,17 @@ fn softmax_shift(m: f32) -> f32 {
     return select(m, 0.0, m == bitcast<f32>(p.neg_inf));
 }
 
-// 2^-k with k the smallest power that brings max |x| (m) below 2^45; 1
-// for rows below 2^44 and for rows with inf or NaN (m's exponent field
-// all ones), which keep the unscaled arithmetic and its non-finite results.
+// 2^-k with k the smallest power that brings max |x| (m) below 2^45, or
+// 2^-e (e = m's exponent) for rows below 2^-20; 1 for the rows between,
+// for zero and subnormal maxima, and for rows with inf or NaN (m's
+// exponent field all ones), which keep the unscaled arithmetic and its
+// non-finite results. An eps scaled up past f32 gives rstd 0: the exact
+// result there is within 2^-20 / sqrt(eps) of the bias.
 fn norm_scale(m: f32) -> f32 {
     let e = i32((bitcast<u32>(m) >> 23u) & 0xffu) - 127;
-    if (e <= 44 || e > 127) { return 1.0; }
-    return bitcast<f32>(u32(127 - (e - 44)) << 23u); // a normal number: e - 44 <= 83
+    if (e > 44 && e <= 127) { return bitcast<f32>(u32(127 - (e - 44)) << 23u); } // e - 44 <= 83
+    if (e < -20 && e > -127) { return bitcast<f32>(u32(127 - e) << 23u); }      // 2^-e <= 2^126
+    return 1.0;
 }
 
 // 1 / sqrt(var + eps) in the scaled units (var_s = var * s^2). When eps
