@@ -64,7 +64,7 @@ static inline wt_status wt_fill_f32(wt_context *ctx, wt_tensor *t, float value)
 {
     uint32_t bits;
     memcpy(&bits, &value, sizeof bits);
-    return ctx->ops->fill_bits(ctx, t, bits);
+    return wt_node_run(ctx, &(wt_node){.kind = WT_NODE_FILL, .out = {t}, .p.bits = bits});
 }
 
 /* --- transformer ops --- */

@@ -80,7 +80,7 @@ static wt_status run(const char *fn, const wt_tensor *q, const wt_tensor *k, con
     wt_status st = wt_tensor_alloc(ctx, q->dtype, q->ndim, oshape, &t);
     if (st != WT_OK) return st;
     if (t->numel == 0) goto done;
-    if (q->dtype != WT_F32 && (Skv == 0 || !ctx->ops->attention)) {
+    if (q->dtype != WT_F32 && (Skv == 0 || !wt_backend_runs(ctx, WT_NODE_ATTENTION))) {
         st = WT_ERR_UNSUPPORTED; /* the caller reruns it in f32 */
         goto done;
     }
@@ -88,7 +88,7 @@ static wt_status run(const char *fn, const wt_tensor *q, const wt_tensor *k, con
         st = wt_fill_f32(ctx, t, 0.0f);
         goto done;
     }
-    if (!ctx->ops->attention) {
+    if (!wt_backend_runs(ctx, WT_NODE_ATTENTION)) {
         st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
         goto done;
     }
@@ -102,7 +102,7 @@ static wt_status run(const char *fn, const wt_tensor *q, const wt_tensor *k, con
         .causal = causal, .scale = scale != 0.0f ? scale : (D > 0 ? (float)(1.0 / sqrt((double)D)) : 1.0f),
         .out = o4,
     };
-    st = ctx->ops->attention(ctx, &a);
+    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ATTENTION, .in = {a.q, a.k, a.v, a.mask}, .out = {a.out}, .p.attention = {a.mask_is_bool, a.causal, a.scale}});
 done:
     wt_tensor_release(q4);
     wt_tensor_release(k4);

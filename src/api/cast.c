@@ -12,11 +12,11 @@ wt_status wt_cast(const wt_tensor *x, wt_dtype dtype, wt_tensor **out)
     if (wt_dtype_size(dtype) == 0)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown dtype %d", fn, (int)dtype);
     wt_context *ctx = wt_ctx_of(x);
-    if (!ctx->ops->cast)
+    if (!wt_backend_runs(ctx, WT_NODE_CAST))
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
     wt_tensor *t;
     if ((st = wt_tensor_alloc(ctx, dtype, x->ndim, x->shape, &t)) != WT_OK) return st;
-    if (t->numel > 0 && (st = ctx->ops->cast(ctx, x, t)) != WT_OK) {
+    if (t->numel > 0 && (st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_CAST, .in = {x}, .out = {t}})) != WT_OK) {
         wt_tensor_release(t);
         return st;
     }

@@ -178,7 +178,7 @@ static wt_status conv_pointwise(const wt_tensor *x, const wt_tensor *w, int64_t 
     wt_status st = wt_tensor_view(w, 3, ash, ast, w->offset, &av);
     if (st == WT_OK) st = wt_tensor_view(x, 3, bsh, bst, x->offset, &bv);
     if (st == WT_OK) st = wt_tensor_view(out, 3, osh, ost, 0, &ov);
-    if (st == WT_OK) st = ctx->ops->matmul(ctx, av, bv, ov);
+    if (st == WT_OK) st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_MATMUL, .in = {av, bv}, .out = {ov}});
     wt_tensor_release(av);
     wt_tensor_release(bv);
     wt_tensor_release(ov);
@@ -227,7 +227,7 @@ static wt_status conv_forward(const wt_tensor *x, const wt_tensor *w, const wt_t
             }
             if ((st = wt_tensor_view(x, 4, xshape, x->strides, x->offset + n0 * x->strides[0], &xv)) != WT_OK ||
                 (st = wt_tensor_alloc(ctx, WT_F32, 2, cshape, &col)) != WT_OK ||
-                (st = ctx->ops->im2col(ctx, xv, win, oy0, nr, col)) != WT_OK ||
+                (st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_IM2COL, .in = {xv}, .out = {col}, .p.window = {*win, oy0, nr, 0}})) != WT_OK ||
                 (st = wt_tensor_view(w, 3, ash, ast, w->offset, &av)) != WT_OK ||
                 (st = wt_tensor_view(col, 3, bsh, bst, 0, &colv)) != WT_OK)
                 goto next;
@@ -235,7 +235,7 @@ static wt_status conv_forward(const wt_tensor *x, const wt_tensor *w, const wt_t
                 st = wt_tensor_view(out, 3, psh, pst, n0 * O * P, &pv);
             else if ((st = wt_tensor_alloc(ctx, WT_F32, 3, psh, &prod)) == WT_OK)
                 st = wt_tensor_view(prod, 3, psh, pst, 0, &pv);
-            if (st != WT_OK || (st = ctx->ops->matmul(ctx, av, colv, pv)) != WT_OK || direct) goto next;
+            if (st != WT_OK || (st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_MATMUL, .in = {av, colv}, .out = {pv}})) != WT_OK || direct) goto next;
             /* The product [O, ni * nr * OW] into out's rows, plus the bias:
              * col2im with a 1x1 window is that store. */
             {
@@ -244,7 +244,7 @@ static wt_status conv_forward(const wt_tensor *x, const wt_tensor *w, const wt_t
                                   .kernel_h = 1, .kernel_w = 1, .stride_h = 1, .stride_w = 1,
                                   .dilation_h = 1, .dilation_w = 1};
                 if ((st = wt_tensor_view(out, 4, oshape, out->strides, n0 * O * P + oy0 * OW, &ov)) == WT_OK)
-                    st = ctx->ops->col2im(ctx, prod, bias, &id, ov);
+                    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_COL2IM, .in = {prod, bias}, .out = {ov}, .p.window = {id, 0, 0, 0}});
             }
         next:
             wt_tensor_release(xv);
@@ -301,10 +301,10 @@ static wt_status conv_run(const char *fn, const wt_tensor *x, const wt_tensor *w
     if (t->numel > 0) {
         if ((!bias || (st = wt_contiguous(bias, &bc)) == WT_OK) && (st = wt_contiguous(w4, &wc)) == WT_OK) {
             /* The backend's own kernel where it has one for this shape. */
-            st = ctx->ops->conv2d ? ctx->ops->conv2d(ctx, x4, wc, bc, &win, G, t) : WT_ERR_UNSUPPORTED;
+            st = wt_backend_runs(ctx, WT_NODE_CONV2D) ? wt_node_run(ctx, &(wt_node){.kind = WT_NODE_CONV2D, .in = {x4, wc, bc}, .out = {t}, .p.window = {win, 0, 0, G}}) : WT_ERR_UNSUPPORTED;
             if (st == WT_ERR_UNSUPPORTED && dt != WT_F32) {
                 /* the caller reruns it in f32 */
-            } else if (st == WT_ERR_UNSUPPORTED && (!ctx->ops->im2col || !ctx->ops->col2im)) {
+            } else if (st == WT_ERR_UNSUPPORTED && (!wt_backend_runs(ctx, WT_NODE_IM2COL) || !wt_backend_runs(ctx, WT_NODE_COL2IM))) {
                 st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
             } else if (st == WT_ERR_UNSUPPORTED && pointwise_fits(x4, &win, G)) {
                 if ((st = conv_pointwise(x4, wc, G, t)) == WT_OK && bc) {
@@ -425,7 +425,7 @@ static wt_status transposed_block(const wt_tensor *xg, const wt_tensor *w, const
     wt_tensor *av = NULL, *col = NULL, *ov = NULL, *bv = NULL;
     wt_status st = wt_tensor_view(w, 3, ashape, astr, w->offset + g0 * Cg * Og * KK + o0 * KK, &av);
     if (st == WT_OK) st = wt_tensor_alloc(ctx, WT_F32, 3, cshape, &col);
-    if (st == WT_OK) st = ctx->ops->matmul(ctx, av, xg, col);
+    if (st == WT_OK) st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_MATMUL, .in = {av, xg}, .out = {col}});
     const int64_t c0 = g0 * Og + o0;
     if (st == WT_OK && bias) {
         int64_t bshape[1] = {gn * ob};
@@ -433,7 +433,7 @@ static wt_status transposed_block(const wt_tensor *xg, const wt_tensor *w, const
     }
     if (st == WT_OK)
         st = wt_tensor_view(out, 4, oshape, out->strides, n0 * out->strides[0] + c0 * out->strides[1], &ov);
-    if (st == WT_OK) st = ctx->ops->col2im(ctx, col, bv, win, ov);
+    if (st == WT_OK) st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_COL2IM, .in = {col, bv}, .out = {ov}, .p.window = {*win, 0, 0, 0}});
     wt_tensor_release(av);
     wt_tensor_release(col);
     wt_tensor_release(ov);
@@ -508,7 +508,7 @@ static wt_status transposed_own(const wt_tensor *x, const wt_tensor *w, const wt
                                 const wt_window2d *win, int64_t G, wt_tensor *out)
 {
     wt_context *ctx = wt_ctx_of(x);
-    if (!ctx->ops->conv_transpose2d) return WT_ERR_UNSUPPORTED;
+    if (!wt_backend_runs(ctx, WT_NODE_CONV_TRANSPOSE2D)) return WT_ERR_UNSUPPORTED;
     const int64_t C = w->shape[0], Og = w->shape[1], KH = w->shape[2], KW = w->shape[3], Cg = C / G;
     int64_t vsh[5] = {G, Og, Cg, KH, KW};
     int64_t vst[5] = {Cg * w->strides[0], w->strides[1], w->strides[0], w->strides[2], w->strides[3]};
@@ -517,7 +517,7 @@ static wt_status transposed_own(const wt_tensor *x, const wt_tensor *w, const wt
     wt_status st = wt_tensor_view(w, 5, vsh, vst, w->offset, &v);
     if (st == WT_OK) st = wt_contiguous(v, &c);
     if (st == WT_OK) st = wt_reshape(c, 4, rsh, &r);
-    if (st == WT_OK) st = ctx->ops->conv_transpose2d(ctx, x, r, bias, win, G, out);
+    if (st == WT_OK) st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_CONV_TRANSPOSE2D, .in = {x, r, bias}, .out = {out}, .p.window = {*win, 0, 0, G}});
     wt_tensor_release(v);
     wt_tensor_release(c);
     wt_tensor_release(r);
@@ -603,7 +603,7 @@ static wt_status transpose_run(const char *fn, const wt_tensor *x, const wt_tens
         if (!bias || (st = wt_contiguous(bias, &bc)) == WT_OK)
             st = transposed_own(x4, w4, bc, &win, G, t);
         if (st == WT_ERR_UNSUPPORTED && x->dtype == WT_F32) {
-            st = ctx->ops->col2im ? conv_transposed(x4, w4, bc, &win, G, t)
+            st = wt_backend_runs(ctx, WT_NODE_COL2IM) ? conv_transposed(x4, w4, bc, &win, G, t)
                                   : wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn,
                                             ctx->ops->name);
         }

@@ -80,7 +80,7 @@ wt_status wt_tensor_full(wt_context *ctx, wt_dtype dtype, int ndim, const int64_
     }
     st = wt_tensor_alloc(ctx, dtype, ndim, shape, &t);
     if (st != WT_OK) return st;
-    if (t->numel > 0 && (st = ctx->ops->fill_bits(ctx, t, bits)) != WT_OK) {
+    if (t->numel > 0 && (st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_FILL, .out = {t}, .p.bits = bits})) != WT_OK) {
         wt_tensor_release(t);
         return st;
     }
@@ -133,9 +133,9 @@ wt_status wt_tensor_read(const wt_tensor *t, void *dst, size_t dst_bytes)
     if (st != WT_OK) return st;
     /* The backends' copy is f32's; cast copies any dtype. */
     if (t->dtype == WT_F32)
-        st = ctx->ops->copy(ctx, t, c);
+        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_COPY, .in = {t}, .out = {c}});
     else
-        st = ctx->ops->cast ? ctx->ops->cast(ctx, t, c)
+        st = wt_backend_runs(ctx, WT_NODE_CAST) ? wt_node_run(ctx, &(wt_node){.kind = WT_NODE_CAST, .in = {t}, .out = {c}})
                             : wt_fail(WT_ERR_UNSUPPORTED, "wt_tensor_read: no cast on the %s backend",
                                       ctx->ops->name);
     if (st == WT_OK) st = download(ctx, c, dst, bytes);

@@ -138,7 +138,7 @@ static wt_status random_tensor(const char *fn, wt_context *ctx, wt_dtype dtype, 
 {
     wt_tensor *t = NULL;
     wt_status st = wt_tensor_alloc(ctx, WT_F32, ndim, shape, &t);
-    if (st == WT_OK && t->numel > 0) st = ctx->ops->random(ctx, r, x, t);
+    if (st == WT_OK && t->numel > 0) st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_RANDOM, .in = {x}, .out = {t}, .p.random = *r});
     if (st != WT_OK) wt_error_prefix(fn);
     return land(st, t, dtype, out);
 }

@@ -101,7 +101,7 @@ static wt_status compute(const char *fn, wt_op op, int nin, const wt_tensor *con
     }
     if (st == WT_OK) st = wt_tensor_alloc(ctx, out_dtype, ndim, shape, &t);
     args.out = t;
-    if (st == WT_OK && t->numel > 0) st = ctx->ops->elementwise(ctx, &args);
+    if (st == WT_OK && t->numel > 0) st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ELEMENTWISE, .in = {args.in[0], args.in[1]}, .out = {args.out}, .p.ew = {args.op, args.nin, {args.params[0], args.params[1]}}});
     for (int k = 0; k < nin; k++) wt_tensor_release(cast[k]);
     if (st != WT_OK) {
         wt_tensor_release(t);
@@ -229,7 +229,7 @@ static wt_status where_run(const char *fn, const wt_tensor *mask, const wt_tenso
         }
     }
     if (st == WT_OK) st = wt_tensor_alloc(ctx, dtype, ndim, shape, &t);
-    if (st == WT_OK && t->numel > 0) st = ctx->ops->where(ctx, ex[0], ex[1], ex[2], a_bits, t);
+    if (st == WT_OK && t->numel > 0) st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_WHERE, .in = {ex[0], ex[1], ex[2]}, .out = {t}, .p.bits = a_bits});
     for (int k = 0; k < 3; k++) wt_tensor_release(ex[k]);
     if (st != WT_OK) {
         wt_tensor_release(t);

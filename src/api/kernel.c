@@ -110,7 +110,7 @@ wt_status wt_kernel_dispatch(wt_kernel *k, int ntensors, wt_tensor *const *tenso
                                j, i);
     }
     const uint32_t groups[3] = {groups_x, groups_y, groups_z};
-    wt_status st = k->ctx->ops->kernel_dispatch(k->ctx, k, tensors, params, groups);
+    wt_status st = wt_node_run(k->ctx, &(wt_node){.kind = WT_NODE_KERNEL_DISPATCH, .p.kernel = {k, tensors, params, {groups[0], groups[1], groups[2]}}});
     if (st != WT_OK) wt_context_record_error(k->ctx, st);
     return st;
 }

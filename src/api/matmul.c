@@ -134,12 +134,12 @@ static wt_status matmul_typed(const char *fn, const wt_tensor *a, const wt_tenso
         bias = cbias;
     }
     if (bias || act != WT_MATMUL_ACT_NONE || a->dtype != WT_F32)
-        st = ctx->ops->matmul_fused ? ctx->ops->matmul_fused(ctx, va, vb, bias, act, vo)
+        st = wt_backend_runs(ctx, WT_NODE_MATMUL_FUSED) ? wt_node_run(ctx, &(wt_node){.kind = WT_NODE_MATMUL_FUSED, .in = {va, vb, bias}, .out = {vo}, .p.act = act})
                                     : wt_fail(WT_ERR_UNSUPPORTED, "%s: no fused product here", fn);
     else if (K == 0)
         st = wt_fill_f32(ctx, vo, 0.0f);
     else
-        st = ctx->ops->matmul(ctx, va, vb, vo);
+        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_MATMUL, .in = {va, vb}, .out = {vo}});
 done:
     wt_tensor_release(va);
     wt_tensor_release(vb);

@@ -8,8 +8,8 @@
 wt_status mv_check_input(const char *fn, const wt_tensor *x);
 /* index is non-NULL, of x's context and WT_I32. */
 wt_status mv_check_index(const char *fn, const wt_tensor *x, const wt_tensor *index);
-/* The backend op is there (NULL: WT_ERR_UNSUPPORTED). */
-wt_status mv_need(const char *fn, const wt_context *ctx, const void *op);
+/* The backend runs nodes of kind (else WT_ERR_UNSUPPORTED). */
+wt_status mv_need(const char *fn, const wt_context *ctx, wt_node_kind kind);
 /* A fresh contiguous tensor with x's elements (any dtype). */
 wt_status mv_materialize(const wt_tensor *x, wt_tensor **out);
 /* x itself (one more reference) when contiguous, else mv_materialize. */

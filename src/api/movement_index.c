@@ -10,11 +10,11 @@
 wt_status mv_gather(const char *fn, const wt_tensor *x, int axis, const wt_tensor *index, wt_tensor **out)
 {
     wt_context *ctx = wt_ctx_of(x);
-    wt_status st = mv_need(fn, ctx, (const void *)ctx->ops->gather);
+    wt_status st = mv_need(fn, ctx, WT_NODE_GATHER);
     if (st != WT_OK) return st;
     wt_tensor *t;
     if ((st = wt_tensor_alloc(ctx, x->dtype, index->ndim, index->shape, &t)) != WT_OK) return st;
-    if (t->numel > 0 && (st = ctx->ops->gather(ctx, x, axis, index, false, t)) != WT_OK) {
+    if (t->numel > 0 && (st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_GATHER, .in = {x, index}, .out = {t}, .p.index = {axis, false}})) != WT_OK) {
         wt_tensor_release(t);
         wt_error_prefix(fn);
         return st;
@@ -27,13 +27,13 @@ wt_status mv_scatter_add(const char *fn, const wt_tensor *x, int axis, const wt_
                          const wt_tensor *src, wt_tensor **out)
 {
     wt_context *ctx = wt_ctx_of(x);
-    wt_status st = mv_need(fn, ctx, (const void *)ctx->ops->scatter_add);
+    wt_status st = mv_need(fn, ctx, WT_NODE_SCATTER_ADD);
     if (st != WT_OK) return st;
     if (x->dtype != WT_F32 && x->dtype != WT_F16 && x->dtype != WT_I32)
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: %s cannot be added to (f32, f16, i32)", fn, wt_dtype_name(x->dtype));
     wt_tensor *t;
     if ((st = mv_materialize(x, &t)) != WT_OK) return st;
-    if (index->numel > 0 && (st = ctx->ops->scatter_add(ctx, t, axis, index, src)) != WT_OK) {
+    if (index->numel > 0 && (st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_SCATTER_ADD, .in = {index, src}, .out = {t}, .p.index = {axis, false}})) != WT_OK) {
         wt_tensor_release(t);
         wt_error_prefix(fn);
         return st;
@@ -270,14 +270,14 @@ wt_status wt_one_hot(const wt_tensor *index, int64_t num_classes, wt_tensor **ou
     wt_tensor *z = NULL, *one = NULL, *ones = NULL, *iv = NULL;
     const int32_t one_value = 1;
     if ((st = wt_tensor_alloc(ctx, WT_I32, nd, shape, &z)) == WT_OK && z->numel > 0)
-        st = ctx->ops->fill_bits(ctx, z, 0);
+        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_FILL, .out = {z}, .p.bits = 0});
     if (st == WT_OK && index->numel > 0) {
         if ((st = wt_tensor_alloc(ctx, WT_I32, 0, NULL, &one)) == WT_OK &&
             (st = ctx->ops->upload(ctx, one->storage, 0, &one_value, sizeof one_value)) == WT_OK &&
             (st = wt_tensor_view(one, nd, ishape, zeros, 0, &ones)) == WT_OK &&
             (st = wt_tensor_view(index, nd, ishape, istrides, index->offset, &iv)) == WT_OK &&
-            (st = mv_need(fn, ctx, (const void *)ctx->ops->scatter_add)) == WT_OK &&
-            (st = ctx->ops->scatter_add(ctx, z, nd - 1, iv, ones)) != WT_OK)
+            (st = mv_need(fn, ctx, WT_NODE_SCATTER_ADD)) == WT_OK &&
+            (st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_SCATTER_ADD, .in = {iv, ones}, .out = {z}, .p.index = {nd - 1, false}})) != WT_OK)
             wt_error_prefix(fn);
     }
     wt_tensor_release(one);

@@ -16,11 +16,11 @@ static wt_status run_remap(const char *fn, const wt_tensor *x, const int64_t *sh
                            wt_tensor **out)
 {
     wt_context *ctx = wt_ctx_of(x);
-    wt_status st = mv_need(fn, ctx, (const void *)ctx->ops->remap);
+    wt_status st = mv_need(fn, ctx, WT_NODE_REMAP);
     if (st != WT_OK) return st;
     wt_tensor *t;
     if ((st = wt_tensor_alloc(ctx, x->dtype, x->ndim, shape, &t)) != WT_OK) return st;
-    if (t->numel > 0 && (st = ctx->ops->remap(ctx, x, r, t)) != WT_OK) {
+    if (t->numel > 0 && (st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_REMAP, .in = {x}, .out = {t}, .p.remap = *r})) != WT_OK) {
         wt_tensor_release(t);
         wt_error_prefix(fn);
         return st;

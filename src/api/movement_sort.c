@@ -19,7 +19,7 @@ static wt_status sort_impl(const char *fn, const wt_tensor *x0, int axis, bool d
                            wt_tensor **values, wt_tensor **indices)
 {
     wt_context *ctx = wt_ctx_of(x0);
-    wt_status st = mv_need(fn, ctx, (const void *)ctx->ops->argsort_rows);
+    wt_status st = mv_need(fn, ctx, WT_NODE_ARGSORT);
     if (st != WT_OK) return st;
     wt_tensor *x = NULL, *xl = NULL, *il = NULL, *idx = NULL, *iv = NULL, *v = NULL;
     if ((st = mv_at_least_1d(x0, &x)) != WT_OK) return st;
@@ -37,7 +37,7 @@ static wt_status sort_impl(const char *fn, const wt_tensor *x0, int axis, bool d
     if ((st = wt_tensor_view(x, nd, shape, strides, x->offset, &xl)) != WT_OK) goto done;
     shape[nd - 1] = k;
     if ((st = wt_tensor_alloc(ctx, WT_I32, nd, shape, &il)) != WT_OK) goto done;
-    if (il->numel > 0 && (st = ctx->ops->argsort_rows(ctx, xl, descending, k, il)) != WT_OK) goto done;
+    if (il->numel > 0 && (st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ARGSORT, .in = {xl}, .out = {il}, .p.sort = {descending, k}})) != WT_OK) goto done;
     /* il back into x's axis order: the inverse permutation as a view. */
     int64_t ishape[WT_MAX_DIMS], istrides[WT_MAX_DIMS];
     for (int d = 0; d < nd; d++) {
@@ -48,7 +48,7 @@ static wt_status sort_impl(const char *fn, const wt_tensor *x0, int axis, bool d
     if ((st = mv_contiguous(iv, &idx)) != WT_OK) goto done;
     if (values) {
         if ((st = wt_tensor_alloc(ctx, x->dtype, nd, idx->shape, &v)) != WT_OK) goto done;
-        if (v->numel > 0 && (st = ctx->ops->gather(ctx, x, a, idx, true, v)) != WT_OK) goto done;
+        if (v->numel > 0 && (st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_GATHER, .in = {x, idx}, .out = {v}, .p.index = {a, true}})) != WT_OK) goto done;
         if ((st = back_to_0d(x0, &v)) != WT_OK) goto done;
     }
     if (indices && (st = back_to_0d(x0, &idx)) != WT_OK) goto done;

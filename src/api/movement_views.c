@@ -23,9 +23,9 @@ wt_status mv_check_index(const char *fn, const wt_tensor *x, const wt_tensor *in
     return x ? wt_check_same_context(fn, x, index) : WT_OK;
 }
 
-wt_status mv_need(const char *fn, const wt_context *ctx, const void *op)
+wt_status mv_need(const char *fn, const wt_context *ctx, wt_node_kind kind)
 {
-    if (!op)
+    if (!wt_backend_runs(ctx, kind))
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
     return WT_OK;
 }
@@ -34,11 +34,11 @@ wt_status mv_materialize(const wt_tensor *x, wt_tensor **out)
 {
     *out = NULL;
     wt_context *ctx = wt_ctx_of(x);
-    wt_status st = mv_need("copy", ctx, (const void *)ctx->ops->copy_into);
+    wt_status st = mv_need("copy", ctx, WT_NODE_COPY_INTO);
     if (st != WT_OK) return st;
     wt_tensor *t;
     if ((st = wt_tensor_alloc(ctx, x->dtype, x->ndim, x->shape, &t)) != WT_OK) return st;
-    if (t->numel > 0 && (st = ctx->ops->copy_into(ctx, x, t)) != WT_OK) {
+    if (t->numel > 0 && (st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_COPY_INTO, .in = {x}, .out = {t}})) != WT_OK) {
         wt_tensor_release(t);
         return st;
     }
@@ -278,7 +278,7 @@ wt_status wt_concat(int n, const wt_tensor *const *xs, int axis, wt_tensor **out
         shape[a] += xs[i]->shape[a];
     }
     wt_context *ctx = wt_ctx_of(x0);
-    if ((st = mv_need(fn, ctx, (const void *)ctx->ops->copy_into)) != WT_OK) return st;
+    if ((st = mv_need(fn, ctx, WT_NODE_COPY_INTO)) != WT_OK) return st;
     wt_tensor *t;
     if ((st = wt_tensor_alloc(ctx, x0->dtype, x0->ndim, shape, &t)) != WT_OK) return st;
     int64_t start = 0;
@@ -286,7 +286,7 @@ wt_status wt_concat(int n, const wt_tensor *const *xs, int axis, wt_tensor **out
         if (xs[i]->numel == 0) continue;
         wt_tensor *part;
         if ((st = narrow(t, a, start, xs[i]->shape[a], &part)) != WT_OK) break;
-        st = ctx->ops->copy_into(ctx, xs[i], part);
+        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_COPY_INTO, .in = {xs[i]}, .out = {part}});
         wt_tensor_release(part);
         start += xs[i]->shape[a];
     }
@@ -390,7 +390,7 @@ wt_status wt_copy_into(wt_tensor *dst, const wt_tensor *src)
         return wt_fail(WT_ERR_INVALID_ARGUMENT,
                        "%s: dst repeats elements (an expanded view); writes to it would collide", fn);
     wt_context *ctx = wt_ctx_of(dst);
-    if ((st = mv_need(fn, ctx, (const void *)ctx->ops->copy_into)) != WT_OK) return st;
+    if ((st = mv_need(fn, ctx, WT_NODE_COPY_INTO)) != WT_OK) return st;
     wt_tensor *s = NULL, *tmp = NULL;
     if ((st = wt_expand(src, dst->ndim, dst->shape, &s)) != WT_OK) return st;
     if (dst->numel == 0) {
@@ -406,7 +406,7 @@ wt_status wt_copy_into(wt_tensor *dst, const wt_tensor *src)
         wt_tensor_release(s);
         s = tmp;
     }
-    if (st == WT_OK) st = ctx->ops->copy_into(ctx, s, dst);
+    if (st == WT_OK) st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_COPY_INTO, .in = {s}, .out = {dst}});
     wt_tensor_release(s);
     if (st != WT_OK) wt_error_prefix(fn);
     return st;

@@ -56,7 +56,7 @@ wt_status wt_channel_norm(const wt_tensor *x, const wt_tensor *mean, const wt_te
 {
     wt_context *ctx = wt_ctx_of(x);
     const int64_t C = x->shape[1];
-    if (!ctx->ops->channel_norm)
+    if (!wt_backend_runs(ctx, WT_NODE_CHANNEL_NORM))
         return wt_fail(WT_ERR_UNSUPPORTED, "normalisation: not available on the %s backend", ctx->ops->name);
     wt_tensor *t = NULL, *stats = NULL, *xv = NULL, *tv = NULL;
     wt_status st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &t);
@@ -68,12 +68,12 @@ wt_status wt_channel_norm(const wt_tensor *x, const wt_tensor *mean, const wt_te
         wt_tensor *row = NULL;
         int64_t one = 1;
         if ((st = wt_tensor_view(stats, 1, &C, &one, k * C, &row)) == WT_OK)
-            st = rows[k] ? ctx->ops->cast(ctx, rows[k], row) : wt_fill_f32(ctx, row, k == 1 || k == 2 ? 1.0f : 0.0f);
+            st = rows[k] ? wt_node_run(ctx, &(wt_node){.kind = WT_NODE_CAST, .in = {rows[k]}, .out = {row}}) : wt_fill_f32(ctx, row, k == 1 || k == 2 ? 1.0f : 0.0f);
         wt_tensor_release(row);
     }
     if (st == WT_OK && (st = as_ncs(x, &xv)) == WT_OK &&
         (st = wt_tensor_view(t, 3, xv->shape, (int64_t[3]){C * xv->shape[2], xv->shape[2], 1}, 0, &tv)) == WT_OK)
-        st = ctx->ops->channel_norm(ctx, xv, stats, eps, tv);
+        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_CHANNEL_NORM, .in = {xv, stats}, .out = {tv}, .p.eps = eps});
 done:
     wt_tensor_release(stats);
     wt_tensor_release(xv);
@@ -103,7 +103,7 @@ static wt_status update_running(wt_tensor *running, const wt_tensor *batch, doub
     if (st == WT_OK) st = wt_mul(batch, take, &b);
     if (st == WT_OK) st = wt_add(a, b, &sum);
     /* Recorded after every read of running, so the GPU keeps the order. */
-    if (st == WT_OK) st = ctx->ops->cast(ctx, sum, running);
+    if (st == WT_OK) st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_CAST, .in = {sum}, .out = {running}});
     wt_tensor_release(r32);
     wt_tensor_release(keep);
     wt_tensor_release(take);
@@ -139,10 +139,10 @@ static wt_status batch_norm_f32(const char *fn, const wt_tensor *x, wt_tensor *r
                            (long long)n);
         wt_context *ctx = wt_ctx_of(x);
         int64_t mshape[2] = {2, C}, one = 1;
-        if (!ctx->ops->channel_moments)
+        if (!wt_backend_runs(ctx, WT_NODE_CHANNEL_MOMENTS))
             st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
         if (st == WT_OK && (st = as_ncs(x, &xv)) == WT_OK && (st = wt_tensor_alloc(ctx, WT_F32, 2, mshape, &moments)) == WT_OK &&
-            (st = ctx->ops->channel_moments(ctx, xv, moments)) == WT_OK &&
+            (st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_CHANNEL_MOMENTS, .in = {xv}, .out = {moments}})) == WT_OK &&
             (st = wt_tensor_view(moments, 1, &C, &one, 0, &mean)) == WT_OK)
             st = wt_tensor_view(moments, 1, &C, &one, C, &var);
         if (st == WT_OK && rm) st = update_running(rm, mean, o->momentum, 1.0);

@@ -71,11 +71,11 @@ static wt_status pool_run(const char *fn, wt_pool2d_desc *d, const wt_tensor *x,
     if (st != WT_OK) return st;
     d->win.in_h = x4->shape[2], d->win.in_w = x4->shape[3];
     int64_t shape[4] = {x4->shape[0], x4->shape[1], d->win.out_h, d->win.out_w};
-    if (!ctx->ops->pool2d)
+    if (!wt_backend_runs(ctx, WT_NODE_POOL2D))
         st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
     if (st == WT_OK) st = wt_tensor_alloc(ctx, WT_F32, 4, shape, &t);
     if (st == WT_OK && indices) st = wt_tensor_alloc(ctx, WT_I32, 4, shape, &ti);
-    if (st == WT_OK && t->numel > 0) st = ctx->ops->pool2d(ctx, d, x4, t, ti);
+    if (st == WT_OK && t->numel > 0) st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_POOL2D, .in = {x4}, .out = {t, ti}, .p.pool = *d});
     /* Unbatched: drop the added axis (a view; reshape would refuse i32). */
     const int nd = unbatched ? 3 : 4;
     if (st == WT_OK) st = wt_tensor_view(t, nd, shape + (4 - nd), t->strides + (4 - nd), 0, out);

@@ -90,7 +90,7 @@ static wt_status fill_value(wt_tensor *t, double value)
     if (t->numel == 0) return WT_OK;
     wt_context *ctx = wt_ctx_of(t);
     if (t->dtype == WT_F32) return wt_fill_f32(ctx, t, (float)value);
-    return ctx->ops->fill_bits(ctx, t, (uint32_t)(int32_t)value);
+    return wt_node_run(ctx, &(wt_node){.kind = WT_NODE_FILL, .out = {t}, .p.bits = (uint32_t)(int32_t)value});
 }
 
 static unsigned dtype_class(wt_dtype d)
@@ -178,11 +178,11 @@ static wt_status reduce_into(const char *fn, wt_reduce_op op, const wt_tensor *x
         wt_reduce_args first = {info->shift == WT_SHIFT_MEAN ? WT_REDUCE_MEAN : WT_REDUCE_MAX, NULL,
                                 (double)pl.count};
         if ((st = wt_tensor_alloc(ctx, WT_F32, pl.nkept, pl.kshape, &shift)) != WT_OK ||
-            (st = ctx->ops->reduce(ctx, &first, pl.view, pl.nred, shift)) != WT_OK)
+            (st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_REDUCE, .in = {pl.view, first.shift}, .out = {shift}, .p.reduce = {first.op, first.n, pl.nred}})) != WT_OK)
             goto done;
         args.shift = shift;
     }
-    st = ctx->ops->reduce(ctx, &args, pl.view, pl.nred, kv);
+    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_REDUCE, .in = {pl.view, args.shift}, .out = {kv}, .p.reduce = {args.op, args.n, pl.nred}});
 done:
     wt_tensor_release(pl.view);
     wt_tensor_release(kv);
@@ -282,7 +282,7 @@ static wt_status argreduce(const char *fn, bool is_min, const wt_tensor *x, int 
     wt_tensor *t = NULL, *kv = NULL;
     if ((st = wt_tensor_alloc(ctx, WT_I32, pl.ondim, pl.oshape, &t)) == WT_OK && t->numel > 0 &&
         (st = kept_view(t, &pl, &kv)) == WT_OK)
-        st = ctx->ops->argreduce(ctx, is_min, pl.view, pl.nred, kv);
+        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ARGREDUCE, .in = {pl.view}, .out = {kv}, .p.argreduce = {is_min, pl.nred}});
     wt_tensor_release(pl.view);
     wt_tensor_release(kv);
     if (st != WT_OK) {

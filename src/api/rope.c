@@ -12,7 +12,7 @@ static wt_status run(const char *fn, const wt_tensor *x, double theta, int64_t o
     wt_tensor *t = NULL, *src = NULL, *vx = NULL, *vo = NULL;
     wt_status st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &t);
     if (st != WT_OK || t->numel == 0) goto done;
-    if (!ctx->ops->rope) {
+    if (!wt_backend_runs(ctx, WT_NODE_ROPE)) {
         st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
         goto done;
     }
@@ -32,7 +32,7 @@ static wt_status run(const char *fn, const wt_tensor *x, double theta, int64_t o
     if ((st = wt_tensor_view(src, 4, shape4, sx, src->offset, &vx)) != WT_OK ||
         (st = wt_tensor_view(t, 4, shape4, so, 0, &vo)) != WT_OK)
         goto done;
-    st = ctx->ops->rope(ctx, vx, theta, offset, vo);
+    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ROPE, .in = {vx}, .out = {vo}, .p.rope = {theta, offset}});
 done:
     wt_tensor_release(src);
     wt_tensor_release(vx);

@@ -29,7 +29,7 @@ static wt_status run_rows(const char *fn, wt_rowwise_op op, const wt_tensor *x, 
     if ((st = param_vector(fn, "weight", x, w, C, &cw)) != WT_OK ||
         (st = param_vector(fn, "bias", x, b, C, &cb)) != WT_OK)
         goto done;
-    if (!ctx->ops->rowwise) {
+    if (!wt_backend_runs(ctx, WT_NODE_ROWWISE)) {
         st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
         goto done;
     }
@@ -55,7 +55,7 @@ static wt_status run_rows(const char *fn, wt_rowwise_op op, const wt_tensor *x, 
     st = wt_tensor_view(src, 2, shape2, sx, src->offset, &rows);
     wt_tensor_release(gathered);
     if (st != WT_OK || (st = wt_tensor_view(t, 2, shape2, so, 0, &orows)) != WT_OK) goto done;
-    st = ctx->ops->rowwise(ctx, op, rows, cw, cb, eps, orows);
+    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ROWWISE, .in = {rows, cw, cb}, .out = {orows}, .p.row = {op, eps}});
 done:
     wt_tensor_release(rows);
     wt_tensor_release(orows);
@@ -104,7 +104,7 @@ static wt_status softmax_any(const char *fn, wt_rowwise_op op, const wt_tensor *
         st = wt_reshape(rows, x->ndim, x->shape, &t);
         goto done;
     }
-    if (!ctx->ops->softmax_axis) {
+    if (!wt_backend_runs(ctx, WT_NODE_SOFTMAX_AXIS)) {
         st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
         goto done;
     }
@@ -112,7 +112,7 @@ static wt_status softmax_any(const char *fn, wt_rowwise_op op, const wt_tensor *
     if ((st = wt_tensor_view(src, 3, shape3, str3, src->offset, &vx)) != WT_OK ||
         (st = wt_tensor_view(t, 3, shape3, ostr, 0, &vo)) != WT_OK)
         goto done;
-    st = ctx->ops->softmax_axis(ctx, op, vx, vo);
+    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_SOFTMAX_AXIS, .in = {vx}, .out = {vo}, .p.row = {op, 0}});
 done:
     wt_tensor_release(src);
     wt_tensor_release(vx);

@@ -32,7 +32,7 @@ static wt_status scan(const char *fn, wt_scan_op op, const wt_tensor *x, int axi
     wt_tensor *c = NULL, *t = NULL;
     if ((st = wt_tensor_alloc(ctx, x->dtype, x->ndim, x->shape, &t)) != WT_OK) return st;
     if (t->numel > 0 && (st = wt_contiguous(x, &c)) == WT_OK)
-        st = ctx->ops->scan(ctx, op, c, n, inner, t);
+        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_SCAN, .in = {c}, .out = {t}, .p.scan = {op, n, inner}});
     wt_tensor_release(c);
     if (st != WT_OK) {
         wt_tensor_release(t);

@@ -26,9 +26,9 @@ static bool same_shape(const wt_tensor *a, const wt_tensor *b)
     return true;
 }
 
-static wt_status need_op(const char *fn, const void *slot, const wt_context *ctx)
+static wt_status need_op(const char *fn, wt_node_kind kind, const wt_context *ctx)
 {
-    if (!slot) return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
+    if (!wt_backend_runs(ctx, kind)) return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
     return WT_OK;
 }
 
@@ -44,11 +44,11 @@ wt_status wt_activation_backward(wt_activation act, const wt_tensor *dy, const w
     if ((unsigned)act > WT_ACT_GELU_TANH) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown activation %d", fn, (int)act);
     if (!same_shape(dy, x)) return wt_fail(WT_ERR_SHAPE, "%s: dy and x differ in shape", fn);
     wt_context *ctx = wt_ctx_of(x);
-    if ((st = need_op(fn, (const void *)ctx->ops->act_backward, ctx)) != WT_OK) return st;
+    if ((st = need_op(fn, WT_NODE_ACT_BACKWARD, ctx)) != WT_OK) return st;
     chain c = {0};
     wt_tensor *g = f32_contiguous(&c, dy), *xs = f32_contiguous(&c, x);
     wt_tensor *out = STEP(&c, wt_tensor_alloc, ctx, WT_F32, x->ndim, x->shape);
-    if (c.st == WT_OK && out->numel > 0) c.st = ctx->ops->act_backward(ctx, act, g, xs, out);
+    if (c.st == WT_OK && out->numel > 0) c.st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ACT_BACKWARD, .in = {g, xs}, .out = {out}, .p.act_backward = act});
     if (c.st == WT_OK) give(out, dx);
     chain_release(&c);
     return c.st;
@@ -84,7 +84,7 @@ static wt_status ce_check(const char *fn, const wt_tensor *logits, const wt_tens
     }
     if ((unsigned)o->reduction > WT_REDUCTION_NONE) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown reduction", fn);
     wt_context *ctx = wt_ctx_of(logits);
-    if ((st = need_op(fn, (const void *)ctx->ops->cross_entropy, ctx)) != WT_OK) return st;
+    if ((st = need_op(fn, WT_NODE_CROSS_ENTROPY, ctx)) != WT_OK) return st;
     return WT_OK;
 }
 
@@ -97,7 +97,7 @@ static void ce_rows(chain *c, const wt_tensor *logits, const wt_tensor *labels, 
     wt_tensor *x = f32_contiguous(c, logits), *y = STEP(c, wt_contiguous, labels);
     *loss = STEP(c, wt_tensor_alloc, ctx, WT_F32, 1, &n);
     *valid = STEP(c, wt_tensor_alloc, ctx, WT_F32, 1, &n);
-    if (c->st == WT_OK && n > 0) c->st = ctx->ops->cross_entropy(ctx, x, y, ignore, *loss, *valid);
+    if (c->st == WT_OK && n > 0) c->st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_CROSS_ENTROPY, .in = {x, y}, .out = {*loss, *valid}, .p.ignore = ignore});
 }
 
 wt_status wt_cross_entropy(const wt_tensor *logits, const wt_tensor *labels, const wt_cross_entropy_options *opts,
@@ -158,7 +158,7 @@ wt_status wt_cross_entropy_backward(const wt_tensor *logits, const wt_tensor *la
     wt_tensor *x = f32_contiguous(&c, logits), *y = STEP(&c, wt_contiguous, labels);
     wt_tensor *out = STEP(&c, wt_tensor_alloc, ctx, WT_F32, 2, logits->shape);
     if (c.st == WT_OK && out->numel > 0)
-        c.st = ctx->ops->cross_entropy_backward(ctx, x, y, o.ignore_index, scale, out);
+        c.st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_CROSS_ENTROPY_BACKWARD, .in = {x, y, scale}, .out = {out}, .p.ignore = o.ignore_index});
     if (c.st == WT_OK) give(out, dlogits);
     chain_release(&c);
     return c.st;
@@ -180,7 +180,7 @@ wt_status wt_embedding_backward(const wt_tensor *dy, const wt_tensor *indices, i
     for (int i = 0; ok && i < indices->ndim; i++) ok = dy->shape[i] == indices->shape[i];
     if (!ok) return wt_fail(WT_ERR_SHAPE, "%s: dy must be [*indices.shape, D]", fn);
     wt_context *ctx = wt_ctx_of(dy);
-    if ((st = need_op(fn, (const void *)ctx->ops->scatter_add_rows, ctx)) != WT_OK) return st;
+    if ((st = need_op(fn, WT_NODE_SCATTER_ADD_ROWS, ctx)) != WT_OK) return st;
     int64_t d = dy->shape[dy->ndim - 1], n = indices->numel;
     int64_t wshape[2] = {num_embeddings, d}, g2[2] = {n, d};
     chain c = {0};
@@ -189,7 +189,7 @@ wt_status wt_embedding_backward(const wt_tensor *dy, const wt_tensor *indices, i
     wt_tensor *idx = STEP(&c, wt_contiguous, indices);
     wt_tensor *idx1 = STEP(&c, wt_reshape, idx, 1, &n);
     wt_tensor *out = STEP(&c, wt_tensor_zeros, ctx, WT_F32, 2, wshape);
-    if (c.st == WT_OK && n > 0 && out->numel > 0) c.st = ctx->ops->scatter_add_rows(ctx, g2d, idx1, 0, 0, out);
+    if (c.st == WT_OK && n > 0 && out->numel > 0) c.st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_SCATTER_ADD_ROWS, .in = {g2d, idx1}, .out = {out}, .p.rows = {0, 0}});
     if (c.st == WT_OK) give(out, dweight);
     chain_release(&c);
     return c.st;
@@ -390,13 +390,13 @@ static wt_status check_state(const char *fn, const char *what, const wt_tensor *
 static wt_status run_update(const char *fn, wt_optimizer_update *u)
 {
     wt_context *ctx = wt_ctx_of(u->param);
-    wt_status st = need_op(fn, (const void *)ctx->ops->optimizer_step, ctx);
+    wt_status st = need_op(fn, WT_NODE_OPTIMIZER_STEP, ctx);
     if (st != WT_OK || u->param->numel == 0) return st;
     /* grad may be any view: the kernels take it contiguous. */
     wt_tensor *g = NULL;
     if ((st = wt_contiguous(u->grad, &g)) != WT_OK) return st;
     u->grad = g;
-    st = ctx->ops->optimizer_step(ctx, u);
+    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_OPTIMIZER_STEP, .in = {u->grad}, .out = {u->param, u->m, u->v}, .p.opt = *u});
     wt_tensor_release(g);
     return st;
 }

@@ -162,7 +162,7 @@ wt_status wt_max_pool2d_backward(const wt_tensor *dy, const wt_tensor *indices, 
     for (int i = 0; ok && i < 4; i++) ok = indices->shape[i] == dy->shape[i];
     if (!ok) return wt_fail(WT_ERR_SHAPE, "%s: dy and indices must be [N, C, Ho, Wo] of x [N, C, H, W]", fn);
     wt_context *ctx = wt_ctx_of(dy);
-    if (!ctx->ops->scatter_add_rows)
+    if (!wt_backend_runs(ctx, WT_NODE_SCATTER_ADD_ROWS))
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
     int64_t plane = dy->shape[2] * dy->shape[3], plane_rows = x->shape[2] * x->shape[3];
     int64_t n = dy->numel, g2[2] = {n, 1}, rows[2] = {x->numel, 1};
@@ -173,7 +173,7 @@ wt_status wt_max_pool2d_backward(const wt_tensor *dy, const wt_tensor *indices, 
     wt_tensor *idx1 = STEP(&c, wt_reshape, idx, 1, &n);
     wt_tensor *out = STEP(&c, wt_tensor_zeros, ctx, WT_F32, 2, rows);
     if (c.st == WT_OK && n > 0 && plane > 0)
-        c.st = ctx->ops->scatter_add_rows(ctx, gg, idx1, plane, plane_rows, out);
+        c.st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_SCATTER_ADD_ROWS, .in = {gg, idx1}, .out = {out}, .p.rows = {plane, plane_rows}});
     wt_tensor *r = STEP(&c, wt_reshape, out, 4, x->shape);
     if (c.st == WT_OK) give(r, dx);
     chain_release(&c);

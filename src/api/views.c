@@ -11,7 +11,7 @@ wt_status wt_copy(const wt_tensor *x, wt_tensor **out)
     wt_context *ctx = wt_ctx_of(x);
     wt_tensor *t;
     if ((st = wt_tensor_alloc(ctx, x->dtype, x->ndim, x->shape, &t)) != WT_OK) return st;
-    if (t->numel > 0 && (st = ctx->ops->copy(ctx, x, t)) != WT_OK) {
+    if (t->numel > 0 && (st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_COPY, .in = {x}, .out = {t}})) != WT_OK) {
         wt_tensor_release(t);
         return st;
     }

@@ -69,18 +69,16 @@ struct wt_context {
     char reason[512]; /* why this backend (wt_context_info.reason) */
     wt_status last_status;  /* wt_context_last_error */
     char last_error[1024];
+    /* --- nodes (core/node.c) --- */
+    const struct wt_node *node; /* the node running now (names GPU passes) */
+    unsigned id;                /* this context's number (its trace track) */
 };
 
 /* ------------------------------------------------------------- backends */
 
-/* Every op, from the catalogue (core/ops.def): WT_OP_ADD, WT_OP_CONV2D ... */
-typedef enum wt_op {
-#define WT_UNARY(NAME, ...) WT_OP_##NAME,
-#define WT_BINARY(NAME, ...) WT_OP_##NAME,
-#define WT_KERNEL(NAME, ...) WT_OP_##NAME,
-#include "core/ops.def"
-    WT_OP_COUNT
-} wt_op;
+struct wt_prof_log; /* core/profile.h */
+
+#include "core/node.h"
 
 /* The dtype rules of the elementwise rows (ops.def). "Lanes" are what a
  * kernel computes in: f32 (f16 natively where a backend can), i32, or
@@ -120,178 +118,6 @@ extern const wt_op_info wt_op_table[WT_OP_COUNT];
  * front-ends act on it, and `webtensor ops` prints it. */
 wt_support wt_op_support_on(const wt_context *ctx, wt_op op, wt_dtype dtype);
 
-/* One elementwise op for a backend: out = op(in[0] [, in[1]]; params).
- * The inputs are expanded to out's shape (zero strides where broadcast)
- * and of the dtype the op computes in (one the backend answered NATIVE
- * for; the API has done the casts); out is contiguous, of the op's result
- * dtype (a comparison's is bool). params are 32-bit patterns of scalars
- * in the lane type (f32 bits, or i32 for i32 lanes): a unary op's
- * parameters; for a binary op with in[1] NULL, params[1] is the scalar b
- * (wt_<op>_scalar: no tensor, no upload). */
-typedef struct wt_ew_args {
-    wt_op op;
-    int nin;
-    const wt_tensor *in[2];
-    uint32_t params[2];
-    wt_tensor *out;
-} wt_ew_args;
-
-typedef enum wt_rowwise_op {
-    WT_ROW_SOFTMAX, WT_ROW_LAYERNORM, WT_ROW_RMSNORM,
-    WT_ROW_LOG_SOFTMAX, /* transformer ops */
-    WT_ROW_COUNT
-} wt_rowwise_op;
-
-/* --- reductions, scans, random numbers --- */
-
-/* The reduction family, one row per op in core/reduce_ops.def. */
-typedef enum wt_combine { WT_COMBINE_ADD, WT_COMBINE_MUL, WT_COMBINE_MAX, WT_COMBINE_MIN } wt_combine;
-typedef enum wt_shift { WT_SHIFT_NONE, WT_SHIFT_MEAN, WT_SHIFT_MAX } wt_shift;
-enum { WT_RD_FLOAT = 1, WT_RD_I32 = 2, WT_RD_BOOL = 4 };
-/* --- transformer ops --- */
-/* One attention call as the API layer hands it to a backend:
- * q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], any strides;
- * Hkv divides Hq. mask: NULL or a [B, Hq, Sq, Skv] view (stride 0 on
- * broadcast axes) of f32 scores to add, or of 0/1 words when mask_is_bool
- * (nonzero: attend). out: [B, Hq, Sq, Dv] contiguous. Query i sees key j
- * only if j <= i + Skv - Sq when causal. scale is final (never 0). A row
- * without a visible key (all scores -inf) is written as 0s. */
-typedef struct wt_attention_args {
-    const wt_tensor *q, *k, *v, *mask;
-    bool mask_is_bool, causal;
-    float scale;
-    wt_tensor *out;
-} wt_attention_args;
-/* --- matrix products --- */
-/* The activation a matrix product's epilogue applies (wt_matmul_fused). */
-typedef enum wt_matmul_act {
-    WT_MATMUL_ACT_NONE, WT_MATMUL_ACT_RELU, WT_MATMUL_ACT_GELU, WT_MATMUL_ACT_GELU_TANH,
-    WT_MATMUL_ACT_COUNT
-} wt_matmul_act;
-
-typedef enum wt_reduce_op {
-#define WT_REDUCE_OP(ID, ...) WT_REDUCE_##ID,
-#include "core/reduce_ops.def"
-#undef WT_REDUCE_OP
-    WT_REDUCE_COUNT
-} wt_reduce_op;
-
-typedef struct wt_reduce_info {
-    const char *name; /* "sum": the public function is wt_sum */
-    wt_combine combine;
-    double identity;
-    wt_shift shift;
-    bool empty_ok;
-    unsigned dtypes; /* WT_RD_* */
-    const char *map_wgsl, *finish_wgsl;
-} wt_reduce_info;
-/* The row of op (core/reduce_table.c); NULL for an unknown op. */
-const wt_reduce_info *wt_reduce_info_of(wt_reduce_op op);
-
-/* One reduction as a backend sees it: shift (NULL unless the op's row
- * asks for one) is contiguous with out's element count, one value per
- * output; n is the count finish divides by. */
-typedef struct wt_reduce_args {
-    wt_reduce_op op;
-    const wt_tensor *shift;
-    double n;
-} wt_reduce_args;
-
-typedef enum wt_scan_op { WT_SCAN_SUM, WT_SCAN_PROD } wt_scan_op;
-
-typedef enum wt_random_kind { WT_RANDOM_UNIFORM, WT_RANDOM_NORMAL, WT_RANDOM_DROPOUT } wt_random_kind;
-/* Philox4x32-10, key = seed, counter = (element index / 4, 0): element i
- * takes word i % 4 of its block (core/philox.c). */
-typedef struct wt_random_args {
-    wt_random_kind kind;
-    uint64_t seed;
-    uint32_t bits;  /* uniform: the top `bits` bits of a word, times 2^-bits (24 for f32) */
-    float p, scale; /* dropout: drop where uniform(24 bits) < p, else x * scale */
-} wt_random_args;
-/* --- data movement --- */
-/* How a remap reads x for output position (o_0, ..., o_{ndim-1}): along
- * axis d the source index is j = start[d] + (flip[d] ? -o_d : o_d); a j
- * outside [0, x->shape[d]) is resolved by mode[d]: CONSTANT gives the
- * element fill_bits, REFLECT mirrors without repeating the edge (the caller
- * keeps j within one bounce), REPLICATE clamps, CIRCULAR wraps. Then, with
- * tri set, an element of the last two axes (row, col) with col - row > diag
- * (tri == WT_TRI_LOWER) or < diag (WT_TRI_UPPER) becomes fill_bits. Out has
- * x's ndim. This one map gives pad, flip, roll, tile/repeat, tril/triu. */
-typedef enum wt_remap_mode {
-    WT_REMAP_CONSTANT, WT_REMAP_REFLECT, WT_REMAP_REPLICATE, WT_REMAP_CIRCULAR
-} wt_remap_mode;
-typedef enum wt_tri_kind { WT_TRI_NONE, WT_TRI_LOWER, WT_TRI_UPPER } wt_tri_kind;
-typedef struct wt_remap {
-    int64_t start[WT_MAX_DIMS];
-    bool flip[WT_MAX_DIMS];
-    wt_remap_mode mode[WT_MAX_DIMS];
-    uint32_t fill_bits; /* an element's bits (low 16 for 2-byte dtypes) */
-    wt_tri_kind tri;
-    int64_t diag;
-} wt_remap;
-
-/* The order sort/topk use, as an unsigned key of an element's bits:
- * floats by value with -0 == +0 and every NaN above +inf (equal to each
- * other), i32 by value, bool false < true. */
-static inline uint32_t wt_sort_key(wt_dtype dtype, uint32_t bits)
-{
-    if (dtype == WT_F16) {
-        uint32_t h = bits & 0xffffu;
-        if ((h & 0x7fffu) > 0x7c00u) return 0xffffffffu; /* NaN */
-        if ((h & 0x7fffu) == 0) return 0x80000000u;      /* -0 as +0 */
-        uint32_t k = (h & 0x8000u) ? (~h & 0xffffu) : (h | 0x8000u);
-        return k << 16;
-    }
-    if (dtype == WT_F32) {
-        if ((bits & 0x7fffffffu) > 0x7f800000u) return 0xffffffffu;
-        if ((bits & 0x7fffffffu) == 0) return 0x80000000u;
-        return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
-    }
-    return (dtype == WT_I32) ? bits ^ 0x80000000u : bits;
-}
-/* --- convolution and pooling --- */
-/* A 2-D sliding window from an [in_h, in_w] plane to an [out_h, out_w]
- * one, every value resolved by the API layer: output (oy, ox) reads input
- * rows oy*stride_h - pad_top + ky*dilation_h for ky < kernel_h (columns
- * alike). pad_bottom / pad_right only bound average pooling's divisor. */
-typedef struct wt_window2d {
-    int64_t in_h, in_w, out_h, out_w;
-    int64_t kernel_h, kernel_w, stride_h, stride_w;
-    int64_t pad_top, pad_left, pad_bottom, pad_right;
-    int64_t dilation_h, dilation_w;
-} wt_window2d;
-
-typedef enum wt_pool_op {
-    WT_POOL_MAX, WT_POOL_AVG, WT_POOL_ADAPTIVE_MAX, WT_POOL_ADAPTIVE_AVG, WT_POOL_COUNT
-} wt_pool_op;
-
-/* Max: NaN wins, else the first largest (PyTorch). Avg: divisor > 0
- * divides every window; else the window's size clipped to the padded
- * plane (count_include_pad) or to the plane. Adaptive: window oy spans
- * rows [floor(oy*H/OH), ceil((oy+1)*H/OH)) (kernel, stride, padding
- * unused). */
-typedef struct wt_pool2d_desc {
-    wt_pool_op op;
-    wt_window2d win;
-    bool count_include_pad;
-    int64_t divisor;
-} wt_pool2d_desc;
-
-/* One in-place optimizer update, elementwise over n elements of param,
- * grad, m (SGD: the momentum buffer) and v (AdamW only); every tensor f32
- * and contiguous; m/v NULL when unused. */
-typedef enum wt_optimizer_kind { WT_OPT_SGD, WT_OPT_ADAMW } wt_optimizer_kind;
-typedef struct wt_optimizer_update {
-    wt_optimizer_kind kind;
-    wt_tensor *param, *m, *v;
-    const wt_tensor *grad;
-    float lr, weight_decay;
-    float momentum, dampening; /* SGD */
-    bool nesterov;             /* SGD */
-    float beta1, beta2, eps;   /* AdamW */
-    float bias1, bias2;        /* AdamW: 1 - beta^step */
-} wt_optimizer_update;
-
 /* What the API layer asks of a backend. The API layer has checked every
  * argument; outputs are fresh contiguous tensors of the backend's own
  * storage; inputs may be any strided view (zero strides included). Every
@@ -316,175 +142,21 @@ struct wt_backend_ops {
     /* Waits for pending work that writes s, then copies out. */
     wt_status (*download)(wt_context *ctx, wt_storage *s, size_t offset, void *dst, size_t bytes);
 
-    /* out (contiguous, of a 4-byte dtype: f32, i32, bool) = the 32-bit
-     * pattern bits in every element (wt_fill_f32 in api.h for a float). */
-    wt_status (*fill_bits)(wt_context *ctx, wt_tensor *out, uint32_t bits);
-    /* out (contiguous, same shape) = x; f32 only (other dtypes copy through
-     * cast). */
-    wt_status (*copy)(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
-    /* out (contiguous, same shape) = x converted to out's dtype, any pair of
-     * f32, f16, i32, bool (same dtype: a bit-exact copy), by the rules of
-     * wt_cast in webtensor.h. */
-    wt_status (*cast)(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
-    /* An elementwise op of the catalogue (see wt_ew_args). With f16
-     * lanes (answered NATIVE by supports) WT_ERR_UNSUPPORTED for a layout
-     * the kernel does not take sends the API to the f32 path. */
-    wt_status (*elementwise)(wt_context *ctx, const wt_ew_args *args);
-    /* out = mask ? a : b elementwise; mask bool, a, b and out of one
-     * 4-byte dtype, all expanded to out's shape (out contiguous). a NULL:
-     * the scalar whose 32-bit pattern is a_bits instead. */
-    wt_status (*where)(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a,
-                       const wt_tensor *b, uint32_t a_bits, wt_tensor *out);
+    /* Runs one node (core/node.h): the only op entry of a backend. The
+     * API layer has checked every argument, and wt_node_run has checked
+     * that the kind is one this backend runs (bit WT_NODE_BIT(kind) of
+     * runs). A backend may still answer WT_ERR_UNSUPPORTED for a dtype or
+     * layout it does not take where the kind says the API has a fallback
+     * (ELEMENTWISE on f16 lanes, MATMUL_FUSED, CONV2D, CONV_TRANSPOSE2D). */
+    wt_status (*run)(wt_context *ctx, const wt_node *node);
+    uint64_t runs;
     /* Optional (NULL: the catalogue's answers): how this backend computes
      * op on inputs of dtype, given the catalogue's answer. */
     wt_support (*supports)(const wt_context *ctx, wt_op op, wt_dtype dtype, wt_support catalogue);
-    /* a: [B, M, K], b: [B, K, N], out: [B, M, N] contiguous. Any strides,
-     * batch strides may be 0 (broadcast). */
-    wt_status (*matmul)(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
-    /* x: ndim = out->ndim + nreduced; its first out->ndim axes match out's
-     * shape, its last nreduced axes are reduced (at least one element),
-     * as the op's row of core/reduce_ops.def says. x and out have one
-     * dtype (f32, i32 or bool). */
-    wt_status (*reduce)(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
-                        wt_tensor *out);
-
-    /* out [R, C] contiguous = op applied to each row of x [R, C] (any
-     * strides; C > 0). weight and bias: contiguous [C] or NULL (1 and 0);
-     * bias only for layernorm. */
-    wt_status (*rowwise)(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
-                         const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
-
-    /* --- reductions, scans, random numbers --- */
-    /* out (i32, contiguous) = the index of the first maximum (is_min:
-     * minimum) of each output's reduced elements, row-major over the
-     * reduced axes; a NaN counts as larger (smaller) than everything, the
-     * first NaN wins. x (f32 or i32) as for reduce, at least one element. */
-    wt_status (*argreduce)(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
-                           wt_tensor *out);
-    /* x and out contiguous, one shape and dtype (f32, or i32: wrapping),
-     * seen as [outer, n, inner]: out is the inclusive scan of x along n. */
-    wt_status (*scan)(wt_context *ctx, wt_scan_op op, const wt_tensor *x, int64_t n,
-                      int64_t inner, wt_tensor *out);
-    /* out (f32, contiguous) from Philox (wt_random_args); x: dropout's
-     * input (f32, contiguous, out's shape), else NULL. */
-    wt_status (*random)(wt_context *ctx, const wt_random_args *r, const wt_tensor *x,
-                        wt_tensor *out);
-    /* --- data movement (src/api/movement*.c). Elements are moved as bit
-     * patterns of 2 or 4 bytes, so these serve every dtype. Optional (NULL:
-     * WT_ERR_UNSUPPORTED). --- */
-    /* out (contiguous) = x read through r (see wt_remap). */
-    wt_status (*remap)(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
-    /* dst (any view without repeated elements) = src, which has dst's shape
-     * (broadcast axes have stride 0) and dtype and does not overlap dst. */
-    wt_status (*copy_into)(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
-    /* out (contiguous, index's shape) = x[..., index[i], ...] along axis
-     * (torch.gather): index is i32 of x's ndim; on the other axes position
-     * i of index reads position i of x (x's extent >= index's). An index
-     * outside [0, x->shape[axis]) fails with WT_ERR_INVALID_ARGUMENT and
-     * nothing is read or written out of bounds. trusted: the library made
-     * the indices (sort), so a GPU need not read its flag back. */
-    wt_status (*gather)(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index,
-                        bool trusted, wt_tensor *out);
-    /* out (contiguous, holding the values to add to) [..., index[i], ...]
-     * += src[i] along axis; index and src have one shape (src may be a
-     * broadcast view); out's dtype is f32, f16 or i32. Errors as gather. */
-    wt_status (*scatter_add)(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
-                             const wt_tensor *src);
-    /* For each row of x along its last axis (any ndim >= 1, any strides;
-     * the last extent n > 0), the positions of its k first elements in
-     * ascending order (descending: reversed order) of wt_sort_key, ties by
-     * position, as i32 into out (contiguous, x's shape with k last). */
-    wt_status (*argsort_rows)(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k,
-                              wt_tensor *out);
-    /* --- convolution and pooling (the geometry in wt_window2d) --- */
-    /* col [C*KH*KW, n*rows*OW] contiguous = the windows of x [n, C, H, W]
-     * (any strides) at output rows [row0, row0 + rows) of every image:
-     * row (c*KH + ky)*KW + kx, column (i*rows + r)*OW + ox holds
-     * x[i, c, (row0+r)*sh - pad_top + ky*dh, ox*sw - pad_left + kx*dw], 0
-     * in the padding. */
-    wt_status (*im2col)(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
-                        int64_t rows, wt_tensor *col);
-    /* The adjoint of im2col, plus a bias: out [n, C, H, W] (any strides,
-     * no two elements at one place; H, W = win->in_h, in_w) =
-     * bias[c] (0 when NULL) + the sum of the col [C*KH*KW, n*OH*OW]
-     * (contiguous; OH, OW = win->out_h, out_w) entries that im2col would
-     * have taken from each position. */
-    wt_status (*col2im)(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
-                        const wt_window2d *win, wt_tensor *out);
-    /* Optional (NULL or WT_ERR_UNSUPPORTED: the API runs im2col + matmul +
-     * col2im): out [N, O, OH, OW] contiguous = the convolution of x
-     * [N, C, H, W] (any strides) with w [O, C/groups, KH, KW] and bias [O]
-     * (both contiguous; bias may be NULL). A backend takes the shapes its
-     * own kernel serves best and refuses the others. */
-    wt_status (*conv2d)(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
-                        const wt_tensor *bias, const wt_window2d *win, int64_t groups,
-                        wt_tensor *out);
-    /* --- convolution: the transposed one as a product of its own --- */
-    /* Optional, like conv2d (NULL or WT_ERR_UNSUPPORTED: matmul + col2im):
-     * out [N, O, H, W] contiguous = the transposed convolution of x [N, C,
-     * OH, OW] (any strides) with w [C, O/groups, KH, KW] and bias [O] (both
-     * contiguous; bias may be NULL): the adjoint of the conv2d of window
-     * win (H, W = win->in_h, in_w; OH, OW = win->out_h, out_w). */
-    wt_status (*conv_transpose2d)(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
-                                  const wt_tensor *bias, const wt_window2d *win, int64_t groups,
-                                  wt_tensor *out);
-    /* The per-channel map that ends batch and group norm: out [N, C, S]
-     * contiguous = (x[n, c, s] - mean[c]) / sqrt(var[c] + eps) * weight[c]
-     * + bias[c], x [N, C, S] any strides, stats [4, C] contiguous (rows
-     * mean, var, weight, bias). */
-    wt_status (*channel_norm)(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats,
-                              float eps, wt_tensor *out);
-    /* out [2, C] contiguous = the mean (row 0) and biased variance (row 1)
-     * of each channel of x [N, C, S] (any strides; N*S > 0), the variance
-     * from squared deviations (two passes over x). */
-    wt_status (*channel_moments)(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
-    /* out [N, C, OH, OW] contiguous = the pooled windows of x [N, C, H, W]
-     * (any strides); indices (WT_I32, out's shape, contiguous) or NULL
-     * receives the argmax of max pooling as y*W + x. */
-    wt_status (*pool2d)(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,
-                        wt_tensor *out, wt_tensor *indices);
-    /* --- transformer ops --- */
-    /* Softmax or log-softmax (WT_ROW_SOFTMAX / WT_ROW_LOG_SOFTMAX) along
-     * axis 1 of x [O, C, I] (any strides, C > 0) into out [O, C, I]
-     * contiguous at offset 0. (The API sends I == 1 to rowwise.) */
-    wt_status (*softmax_axis)(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
-    wt_status (*attention)(wt_context *ctx, const wt_attention_args *a);
-    /* Rotary embedding of x [A, S, C, D] (any strides, D even) into out of
-     * the same shape, contiguous; sequence index s has position offset + s
-     * (see wt_rope). */
-    wt_status (*rope)(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset,
-                      wt_tensor *out);
-    /* --- matrix products --- */
-    /* Optional (NULL: the API adds the bias and applies act with its own
-     * ops): out = act(a @ b + bias), shapes as for matmul; bias NULL or a
-     * [N] view. a, b, bias and out share one dtype; WT_ERR_UNSUPPORTED
-     * (a dtype, a layout) sends the API to the f32 path. */
-    wt_status (*matmul_fused)(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
-                              const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
-
-    /* --- training --- (src/api/train.c) Inputs contiguous unless said.
-     * out = dy * act'(x); dy, x, out f32 of one shape. */
-    wt_status (*act_backward)(wt_context *ctx, wt_activation act, const wt_tensor *dy,
-                              const wt_tensor *x, wt_tensor *out);
-    /* logits [N, C] f32, labels [N] i32: loss[n] = logsumexp(row n) -
-     * row n[label] (0 where label == ignore; NaN for a label outside
-     * [0, C)), valid[n] = 1 or 0 (ignored). */
-    wt_status (*cross_entropy)(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels,
-                               int32_t ignore, wt_tensor *loss, wt_tensor *valid);
-    /* out [N, C] = (softmax(row n) - onehot(label n)) * scale[n]; rows of
-     * ignored labels 0. scale: [N] f32 (a view, stride 0 allowed). */
-    wt_status (*cross_entropy_backward)(wt_context *ctx, const wt_tensor *logits,
-                                        const wt_tensor *labels, int32_t ignore,
-                                        const wt_tensor *scale, wt_tensor *out);
-    /* out [V, D] (zeros on entry): out[row(i)] += dy[i, :] for i < N, with
-     * row(i) = indices[i] + (plane ? i / plane * plane_rows : 0); an index
-     * outside [0, plane ? plane_rows : V) is skipped. plane > 0 scatters
-     * into independent planes (max-pool backward: plane = outputs per
-     * channel, plane_rows = inputs per channel). indices i32 [N]. */
-    wt_status (*scatter_add_rows)(wt_context *ctx, const wt_tensor *dy, const wt_tensor *indices,
-                                  int64_t plane, int64_t plane_rows, wt_tensor *out);
-    /* One in-place optimizer update (see wt_optimizer_update). */
-    wt_status (*optimizer_step)(wt_context *ctx, const wt_optimizer_update *u);
+    /* Optional (NULL: the wrapper does not time): true when an op's work
+     * is done when run returns and a profile is on, so that wt_node_run
+     * times it on the host into *log (the CPU; GPUs time their passes). */
+    bool (*host_timed)(wt_context *ctx, struct wt_prof_log **log);
 
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);
@@ -519,8 +191,6 @@ struct wt_backend_ops {
      * (src/api/kernel.c) has checked the descriptor and the arguments'
      * counts and contexts. */
     wt_status (*kernel_compile)(wt_context *ctx, const wt_kernel *k);
-    wt_status (*kernel_dispatch)(wt_context *ctx, const wt_kernel *k, wt_tensor *const *tensors,
-                                 const void *params, const uint32_t groups[3]);
 };
 
 /* An event (wt_event_record, wt_tensor_read_async). */

@@ -67,6 +67,74 @@ static void cpu_context_info(const wt_context *ctx, wt_context_info *out) {
     out->max_binding_size = SIZE_MAX;
 }
 
+/* The CPU's one op entry: each node kind to its kernel. */
+static wt_status cpu_run(wt_context *ctx, const wt_node *n)
+{
+    const wt_tensor *const *in = n->in;
+    wt_tensor *const *out = n->out;
+    switch (n->kind) {
+    case WT_NODE_FILL: return cpu_fill_bits(ctx, out[0], n->p.bits);
+    case WT_NODE_COPY: return cpu_copy(ctx, in[0], out[0]);
+    case WT_NODE_CAST: return cpu_cast(ctx, in[0], out[0]);
+    case WT_NODE_ELEMENTWISE: {
+        wt_ew_args a = wt_node_ew_args(n);
+        return cpu_elementwise(ctx, &a);
+    }
+    case WT_NODE_WHERE: return cpu_where(ctx, in[0], in[1], in[2], n->p.bits, out[0]);
+    case WT_NODE_MATMUL: return cpu_matmul(ctx, in[0], in[1], out[0]);
+    case WT_NODE_MATMUL_FUSED: return cpu_matmul_fused(ctx, in[0], in[1], in[2], n->p.act, out[0]);
+    case WT_NODE_REDUCE: {
+        wt_reduce_args r = {.op = n->p.reduce.op, .shift = in[1], .n = n->p.reduce.n};
+        return cpu_reduce(ctx, &r, in[0], n->p.reduce.nreduced, out[0]);
+    }
+    case WT_NODE_ROWWISE:
+        return cpu_rowwise(ctx, n->p.row.op, in[0], in[1], in[2], n->p.row.eps, out[0]);
+    case WT_NODE_ARGREDUCE:
+        return cpu_argreduce(ctx, n->p.argreduce.is_min, in[0], n->p.argreduce.nreduced, out[0]);
+    case WT_NODE_SCAN: return cpu_scan(ctx, n->p.scan.op, in[0], n->p.scan.n, n->p.scan.inner, out[0]);
+    case WT_NODE_RANDOM: return cpu_random(ctx, &n->p.random, in[0], out[0]);
+    case WT_NODE_REMAP: return cpu_remap(ctx, in[0], &n->p.remap, out[0]);
+    case WT_NODE_COPY_INTO: return cpu_copy_into(ctx, in[0], out[0]);
+    case WT_NODE_GATHER:
+        return cpu_gather_index(ctx, in[0], n->p.index.axis, in[1], n->p.index.trusted, out[0]);
+    case WT_NODE_SCATTER_ADD: return cpu_scatter_add(ctx, out[0], n->p.index.axis, in[0], in[1]);
+    case WT_NODE_ARGSORT: return cpu_argsort_rows(ctx, in[0], n->p.sort.descending, n->p.sort.k, out[0]);
+    case WT_NODE_IM2COL:
+        return cpu_im2col(ctx, in[0], &n->p.window.win, n->p.window.row0, n->p.window.rows, out[0]);
+    case WT_NODE_COL2IM: return cpu_col2im(ctx, in[0], in[1], &n->p.window.win, out[0]);
+    case WT_NODE_CONV2D:
+        return cpu_conv2d(ctx, in[0], in[1], in[2], &n->p.window.win, n->p.window.groups, out[0]);
+    case WT_NODE_CHANNEL_NORM: return cpu_channel_norm(ctx, in[0], in[1], n->p.eps, out[0]);
+    case WT_NODE_CHANNEL_MOMENTS: return cpu_channel_moments(ctx, in[0], out[0]);
+    case WT_NODE_POOL2D: return cpu_pool2d(ctx, &n->p.pool, in[0], out[0], out[1]);
+    case WT_NODE_SOFTMAX_AXIS: return cpu_softmax_axis(ctx, n->p.row.op, in[0], out[0]);
+    case WT_NODE_ATTENTION: {
+        wt_attention_args a = wt_node_attention_args(n);
+        return cpu_attention(ctx, &a);
+    }
+    case WT_NODE_ROPE: return cpu_rope(ctx, in[0], n->p.rope.theta, n->p.rope.offset, out[0]);
+    case WT_NODE_ACT_BACKWARD: return cpu_act_backward(ctx, n->p.act_backward, in[0], in[1], out[0]);
+    case WT_NODE_CROSS_ENTROPY:
+        return cpu_cross_entropy(ctx, in[0], in[1], n->p.ignore, out[0], out[1]);
+    case WT_NODE_CROSS_ENTROPY_BACKWARD:
+        return cpu_cross_entropy_backward(ctx, in[0], in[1], n->p.ignore, in[2], out[0]);
+    case WT_NODE_SCATTER_ADD_ROWS:
+        return cpu_scatter_add_rows(ctx, in[0], in[1], n->p.rows.plane, n->p.rows.plane_rows, out[0]);
+    case WT_NODE_OPTIMIZER_STEP: {
+        wt_optimizer_update u = wt_node_optimizer_update(n);
+        return cpu_optimizer_step(ctx, &u);
+    }
+    default:
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the cpu backend", wt_node_label(n));
+    }
+}
+
+/* Every kind but those the CPU leaves to the API's fallbacks
+ * (conv_transpose2d: matmul + col2im) and custom WGSL kernels. */
+#define CPU_RUNS                                                                          \
+    ((WT_NODE_BIT(WT_NODE_KIND_COUNT) - 1) &                                              \
+     ~(WT_NODE_BIT(WT_NODE_CONV_TRANSPOSE2D) | WT_NODE_BIT(WT_NODE_KERNEL_DISPATCH)))
+
 const wt_backend_ops wt_cpu_backend = {
     .name = "cpu",
     .create = cpu_create,
@@ -76,42 +144,9 @@ const wt_backend_ops wt_cpu_backend = {
     .storage_free = cpu_pool_free,
     .upload = cpu_upload,
     .download = cpu_download,
-    .fill_bits = cpu_fill_bits,
-    .copy = cpu_copy,
-    .cast = cpu_cast,
-    .elementwise = cpu_elementwise,
-    .where = cpu_where,
-    .matmul = cpu_matmul,
-    .matmul_fused = cpu_matmul_fused,
-    .reduce = cpu_reduce,
-    .rowwise = cpu_rowwise,
-    /* --- reductions, scans, random numbers --- */
-    .argreduce = cpu_argreduce,
-    .scan = cpu_scan,
-    .random = cpu_random,
-    /* --- data movement --- */
-    .remap = cpu_remap,
-    .copy_into = cpu_copy_into,
-    .gather = cpu_gather_index,
-    .scatter_add = cpu_scatter_add,
-    .argsort_rows = cpu_argsort_rows,
-    /* --- convolution and pooling --- */
-    .im2col = cpu_im2col,
-    .col2im = cpu_col2im,
-    .pool2d = cpu_pool2d,
-    .conv2d = cpu_conv2d,
-    .channel_norm = cpu_channel_norm,
-    .channel_moments = cpu_channel_moments,
-    /* --- transformer ops --- */
-    .softmax_axis = cpu_softmax_axis,
-    .attention = cpu_attention,
-    .rope = cpu_rope,
-    /* --- training --- */
-    .act_backward = cpu_act_backward,
-    .cross_entropy = cpu_cross_entropy,
-    .cross_entropy_backward = cpu_cross_entropy_backward,
-    .scatter_add_rows = cpu_scatter_add_rows,
-    .optimizer_step = cpu_optimizer_step,
+    .run = cpu_run,
+    .runs = CPU_RUNS,
+    .host_timed = cpu_host_timed,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
     .context_info = cpu_context_info,

@@ -333,6 +333,75 @@ static void webgpu_trim(wt_context *ctx)
 
 const wg_caps *wg_get_caps(const wt_context *ctx) { return &wg_ctx(ctx)->caps; }
 
+/* WebGPU's one op entry: each node kind to its kernel, through the
+ * windows layer (windows.c) so that tensors past one binding work. */
+static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
+{
+    const wt_tensor *const *in = n->in;
+    wt_tensor *const *out = n->out;
+    switch (n->kind) {
+    case WT_NODE_FILL: return wg_win_fill_bits(ctx, out[0], n->p.bits);
+    case WT_NODE_COPY: return wg_win_copy(ctx, in[0], out[0]);
+    case WT_NODE_CAST: return wg_win_cast(ctx, in[0], out[0]);
+    case WT_NODE_ELEMENTWISE: {
+        wt_ew_args a = wt_node_ew_args(n);
+        return wg_win_elementwise(ctx, &a);
+    }
+    case WT_NODE_WHERE: return wg_win_where(ctx, in[0], in[1], in[2], n->p.bits, out[0]);
+    case WT_NODE_MATMUL: return wg_win_matmul(ctx, in[0], in[1], out[0]);
+    case WT_NODE_MATMUL_FUSED: return wg_win_matmul_fused(ctx, in[0], in[1], in[2], n->p.act, out[0]);
+    case WT_NODE_REDUCE: {
+        wt_reduce_args r = {.op = n->p.reduce.op, .shift = in[1], .n = n->p.reduce.n};
+        return wg_win_reduce(ctx, &r, in[0], n->p.reduce.nreduced, out[0]);
+    }
+    case WT_NODE_ROWWISE:
+        return wg_win_rowwise(ctx, n->p.row.op, in[0], in[1], in[2], n->p.row.eps, out[0]);
+    case WT_NODE_ARGREDUCE:
+        return wg_win_argreduce(ctx, n->p.argreduce.is_min, in[0], n->p.argreduce.nreduced, out[0]);
+    case WT_NODE_SCAN: return wg_win_scan(ctx, n->p.scan.op, in[0], n->p.scan.n, n->p.scan.inner, out[0]);
+    case WT_NODE_RANDOM: return wg_win_random(ctx, &n->p.random, in[0], out[0]);
+    case WT_NODE_REMAP: return wg_win_remap(ctx, in[0], &n->p.remap, out[0]);
+    case WT_NODE_COPY_INTO: return wg_win_copy_into(ctx, in[0], out[0]);
+    case WT_NODE_GATHER:
+        return wg_win_gather(ctx, in[0], n->p.index.axis, in[1], n->p.index.trusted, out[0]);
+    case WT_NODE_SCATTER_ADD: return wg_win_scatter_add(ctx, out[0], n->p.index.axis, in[0], in[1]);
+    case WT_NODE_ARGSORT: return wg_win_argsort_rows(ctx, in[0], n->p.sort.descending, n->p.sort.k, out[0]);
+    case WT_NODE_IM2COL:
+        return wg_win_im2col(ctx, in[0], &n->p.window.win, n->p.window.row0, n->p.window.rows, out[0]);
+    case WT_NODE_COL2IM: return wg_win_col2im(ctx, in[0], in[1], &n->p.window.win, out[0]);
+    case WT_NODE_CONV2D:
+        return wg_win_conv2d(ctx, in[0], in[1], in[2], &n->p.window.win, n->p.window.groups, out[0]);
+    case WT_NODE_CHANNEL_NORM: return wg_win_channel_norm(ctx, in[0], in[1], n->p.eps, out[0]);
+    case WT_NODE_CHANNEL_MOMENTS: return wg_win_channel_moments(ctx, in[0], out[0]);
+    case WT_NODE_POOL2D: return wg_win_pool2d(ctx, &n->p.pool, in[0], out[0], out[1]);
+    case WT_NODE_SOFTMAX_AXIS: return wg_win_softmax_axis(ctx, n->p.row.op, in[0], out[0]);
+    case WT_NODE_ATTENTION: {
+        wt_attention_args a = wt_node_attention_args(n);
+        return wg_win_attention(ctx, &a);
+    }
+    case WT_NODE_ROPE: return wg_win_rope(ctx, in[0], n->p.rope.theta, n->p.rope.offset, out[0]);
+    case WT_NODE_ACT_BACKWARD: return wg_win_act_backward(ctx, n->p.act_backward, in[0], in[1], out[0]);
+    case WT_NODE_CROSS_ENTROPY:
+        return wg_win_cross_entropy(ctx, in[0], in[1], n->p.ignore, out[0], out[1]);
+    case WT_NODE_CROSS_ENTROPY_BACKWARD:
+        return wg_win_cross_entropy_backward(ctx, in[0], in[1], n->p.ignore, in[2], out[0]);
+    case WT_NODE_SCATTER_ADD_ROWS:
+        return wg_win_scatter_add_rows(ctx, in[0], in[1], n->p.rows.plane, n->p.rows.plane_rows, out[0]);
+    case WT_NODE_OPTIMIZER_STEP: {
+        wt_optimizer_update u = wt_node_optimizer_update(n);
+        return wg_win_optimizer_step(ctx, &u);
+    }
+    case WT_NODE_CONV_TRANSPOSE2D:
+        return wg_op_conv_transpose2d(ctx, in[0], in[1], in[2], &n->p.window.win, n->p.window.groups,
+                                      out[0]);
+    case WT_NODE_KERNEL_DISPATCH:
+        return wg_kernel_dispatch(ctx, n->p.kernel.k, n->p.kernel.tensors, n->p.kernel.params,
+                                  n->p.kernel.groups);
+    default:
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the webgpu backend", wt_node_label(n));
+    }
+}
+
 const wt_backend_ops wt_webgpu_backend = {
     .name = "webgpu",
     .create = webgpu_create,
@@ -344,44 +413,8 @@ const wt_backend_ops wt_webgpu_backend = {
     .storage_free = webgpu_storage_free,
     .upload = webgpu_upload,
     .download = webgpu_download,
-    /* These go through windows.c: tensors past one binding work. */
-    .fill_bits = wg_win_fill_bits,
-    .copy = wg_win_copy,
-    .cast = wg_win_cast,
-    .elementwise = wg_win_elementwise,
-    .where = wg_win_where,
-    .matmul = wg_win_matmul,
-    .matmul_fused = wg_win_matmul_fused,
-    .reduce = wg_win_reduce,
-    .rowwise = wg_win_rowwise,
-    /* --- reductions, scans, random numbers --- */
-    .argreduce = wg_win_argreduce,
-    .scan = wg_win_scan,
-    .random = wg_win_random,
-    /* --- data movement --- */
-    .remap = wg_win_remap,
-    .copy_into = wg_win_copy_into,
-    .gather = wg_win_gather,
-    .scatter_add = wg_win_scatter_add,
-    .argsort_rows = wg_win_argsort_rows,
-    /* --- convolution and pooling --- */
-    .im2col = wg_win_im2col,
-    .col2im = wg_win_col2im,
-    .pool2d = wg_win_pool2d,
-    .conv2d = wg_win_conv2d,
-    .conv_transpose2d = wg_op_conv_transpose2d,
-    .channel_norm = wg_win_channel_norm,
-    .channel_moments = wg_win_channel_moments,
-    /* --- transformer ops --- */
-    .softmax_axis = wg_win_softmax_axis,
-    .attention = wg_win_attention,
-    .rope = wg_win_rope,
-    /* --- training --- */
-    .act_backward = wg_win_act_backward,
-    .cross_entropy = wg_win_cross_entropy,
-    .cross_entropy_backward = wg_win_cross_entropy_backward,
-    .scatter_add_rows = wg_win_scatter_add_rows,
-    .optimizer_step = wg_win_optimizer_step,
+    .run = webgpu_run,
+    .runs = WT_NODE_BIT(WT_NODE_KIND_COUNT) - 1, /* every kind */
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
     .context_info = webgpu_context_info,
@@ -396,5 +429,4 @@ const wt_backend_ops wt_webgpu_backend = {
     .event_poll = wg_event_poll,
     .event_release = wg_event_release,
     .kernel_compile = wg_kernel_compile,
-    .kernel_dispatch = wg_kernel_dispatch,
 };

@@ -1,0 +1,111 @@
+/* Running nodes: the one path from every op's front-end to its backend
+ * (core/node.h), and the names a node goes by in profiles and traces. */
+#include "core/internal.h"
+#include "core/profile.h"
+
+static const char *const kind_names[WT_NODE_KIND_COUNT] = {
+#define WT_NODE_KIND_NAME(ID, name) #name,
+    WT_NODE_KINDS(WT_NODE_KIND_NAME)
+#undef WT_NODE_KIND_NAME
+};
+
+const char *wt_node_kind_name(wt_node_kind kind)
+{
+    return (int)kind >= 0 && kind < WT_NODE_KIND_COUNT ? kind_names[kind] : "node";
+}
+
+static const char *op_name(wt_op op)
+{
+    return (int)op >= 0 && op < WT_OP_COUNT ? wt_op_table[op].name : NULL;
+}
+
+static const char *row_name(wt_rowwise_op op)
+{
+    switch (op) {
+    case WT_ROW_SOFTMAX: return "softmax";
+    case WT_ROW_LAYERNORM: return "layer_norm";
+    case WT_ROW_RMSNORM: return "rms_norm";
+    case WT_ROW_LOG_SOFTMAX: return "log_softmax";
+    default: return NULL;
+    }
+}
+
+const char *wt_node_label(const wt_node *n)
+{
+    const char *name = NULL;
+    switch (n->kind) {
+    case WT_NODE_ELEMENTWISE: name = op_name(n->p.ew.op); break;
+    case WT_NODE_REDUCE: {
+        const wt_reduce_info *r = wt_reduce_info_of(n->p.reduce.op);
+        name = r ? r->name : NULL;
+        break;
+    }
+    case WT_NODE_ROWWISE:
+    case WT_NODE_SOFTMAX_AXIS: name = row_name(n->p.row.op); break;
+    case WT_NODE_ARGREDUCE: name = n->p.argreduce.is_min ? "argmin" : "argmax"; break;
+    case WT_NODE_SCAN: name = n->p.scan.op == WT_SCAN_SUM ? "cumsum" : "cumprod"; break;
+    case WT_NODE_RANDOM: name = n->p.random.kind == WT_RANDOM_DROPOUT ? "dropout" : "random"; break;
+    case WT_NODE_OPTIMIZER_STEP: name = n->p.opt.kind == WT_OPT_SGD ? "sgd_step" : "adamw_step"; break;
+    case WT_NODE_FILL: name = "fill"; break;
+    default: break;
+    }
+    return name ? name : wt_node_kind_name(n->kind);
+}
+
+wt_ew_args wt_node_ew_args(const wt_node *n)
+{
+    wt_ew_args a = {.op = n->p.ew.op, .nin = n->p.ew.nin, .out = n->out[0]};
+    a.in[0] = n->in[0];
+    a.in[1] = n->in[1];
+    a.params[0] = n->p.ew.params[0];
+    a.params[1] = n->p.ew.params[1];
+    return a;
+}
+
+wt_attention_args wt_node_attention_args(const wt_node *n)
+{
+    wt_attention_args a = {.q = n->in[0], .k = n->in[1], .v = n->in[2], .mask = n->in[3],
+                           .mask_is_bool = n->p.attention.mask_is_bool,
+                           .causal = n->p.attention.causal, .scale = n->p.attention.scale,
+                           .out = n->out[0]};
+    return a;
+}
+
+wt_optimizer_update wt_node_optimizer_update(const wt_node *n)
+{
+    wt_optimizer_update u = n->p.opt;
+    u.param = n->out[0];
+    u.m = n->out[1];
+    u.v = n->out[2];
+    u.grad = n->in[0];
+    return u;
+}
+
+bool wt_backend_runs(const wt_context *ctx, wt_node_kind kind)
+{
+    return (int)kind >= 0 && kind < WT_NODE_KIND_COUNT && ctx->ops->run &&
+           (ctx->ops->runs & WT_NODE_BIT(kind));
+}
+
+wt_status wt_node_run(wt_context *ctx, const wt_node *n)
+{
+    if (!wt_backend_runs(ctx, n->kind))
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", wt_node_label(n),
+                       ctx->ops->name);
+    const wt_node *outer = ctx->node;
+    ctx->node = n;
+    wt_prof_log *log = NULL;
+    wt_status st;
+    /* Host time for a backend whose work is done when run returns; a node
+     * run inside another counts once, as the outer one. */
+    if (!outer && ctx->ops->host_timed && ctx->ops->host_timed(ctx, &log) && log) {
+        double t0 = wt_now_us();
+        st = ctx->ops->run(ctx, n);
+        double t1 = wt_now_us();
+        wt_prof_record(log, wt_node_label(n), t0, (uint64_t)((t1 - t0) * 1e3));
+    } else {
+        st = ctx->ops->run(ctx, n);
+    }
+    ctx->node = outer;
+    return st;
+}

@@ -1,0 +1,327 @@
+/* The op node: what the API layer hands a backend to compute.
+ *
+ * Every op, after its front-end has checked the arguments, resolved
+ * broadcasting and dtypes and allocated the outputs, becomes one or more
+ * nodes: a kernel kind (below), its input and output tensors and a
+ * parameter block (which names the catalogue op where a kind serves many:
+ * p.ew.op, p.reduce.op ...). A backend runs nodes through one entry point (wt_backend_ops.run);
+ * what goes around every kernel - naming, host timing, recording - is
+ * written once, in wt_node_run (core/node.c).
+ *
+ * Conventions of every node: inputs may be any strided view (zero strides
+ * included) unless the kind says otherwise; outputs are fresh contiguous
+ * tensors of the backend's storage, except for the kinds that update a
+ * tensor in place (COPY_INTO, SCATTER_ADD, SCATTER_ADD_ROWS,
+ * OPTIMIZER_STEP, KERNEL_DISPATCH), whose mutated tensors are outputs too. */
+#ifndef WT_NODE_H
+#define WT_NODE_H
+
+#include "webtensor.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Every op, from the catalogue (core/ops.def): WT_OP_ADD, WT_OP_CONV2D ... */
+typedef enum wt_op {
+#define WT_UNARY(NAME, ...) WT_OP_##NAME,
+#define WT_BINARY(NAME, ...) WT_OP_##NAME,
+#define WT_KERNEL(NAME, ...) WT_OP_##NAME,
+#include "core/ops.def"
+    WT_OP_COUNT
+} wt_op;
+
+
+/* One elementwise op for a backend: out = op(in[0] [, in[1]]; params).
+ * The inputs are expanded to out's shape (zero strides where broadcast)
+ * and of the dtype the op computes in (one the backend answered NATIVE
+ * for; the API has done the casts); out is contiguous, of the op's result
+ * dtype (a comparison's is bool). params are 32-bit patterns of scalars
+ * in the lane type (f32 bits, or i32 for i32 lanes): a unary op's
+ * parameters; for a binary op with in[1] NULL, params[1] is the scalar b
+ * (wt_<op>_scalar: no tensor, no upload). */
+typedef struct wt_ew_args {
+    wt_op op;
+    int nin;
+    const wt_tensor *in[2];
+    uint32_t params[2];
+    wt_tensor *out;
+} wt_ew_args;
+
+typedef enum wt_rowwise_op {
+    WT_ROW_SOFTMAX, WT_ROW_LAYERNORM, WT_ROW_RMSNORM,
+    WT_ROW_LOG_SOFTMAX, /* transformer ops */
+    WT_ROW_COUNT
+} wt_rowwise_op;
+
+/* --- reductions, scans, random numbers --- */
+
+/* The reduction family, one row per op in core/reduce_ops.def. */
+typedef enum wt_combine { WT_COMBINE_ADD, WT_COMBINE_MUL, WT_COMBINE_MAX, WT_COMBINE_MIN } wt_combine;
+typedef enum wt_shift { WT_SHIFT_NONE, WT_SHIFT_MEAN, WT_SHIFT_MAX } wt_shift;
+enum { WT_RD_FLOAT = 1, WT_RD_I32 = 2, WT_RD_BOOL = 4 };
+/* --- transformer ops --- */
+/* One attention call as the API layer hands it to a backend:
+ * q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], any strides;
+ * Hkv divides Hq. mask: NULL or a [B, Hq, Sq, Skv] view (stride 0 on
+ * broadcast axes) of f32 scores to add, or of 0/1 words when mask_is_bool
+ * (nonzero: attend). out: [B, Hq, Sq, Dv] contiguous. Query i sees key j
+ * only if j <= i + Skv - Sq when causal. scale is final (never 0). A row
+ * without a visible key (all scores -inf) is written as 0s. */
+typedef struct wt_attention_args {
+    const wt_tensor *q, *k, *v, *mask;
+    bool mask_is_bool, causal;
+    float scale;
+    wt_tensor *out;
+} wt_attention_args;
+/* --- matrix products --- */
+/* The activation a matrix product's epilogue applies (wt_matmul_fused). */
+typedef enum wt_matmul_act {
+    WT_MATMUL_ACT_NONE, WT_MATMUL_ACT_RELU, WT_MATMUL_ACT_GELU, WT_MATMUL_ACT_GELU_TANH,
+    WT_MATMUL_ACT_COUNT
+} wt_matmul_act;
+
+typedef enum wt_reduce_op {
+#define WT_REDUCE_OP(ID, ...) WT_REDUCE_##ID,
+#include "core/reduce_ops.def"
+#undef WT_REDUCE_OP
+    WT_REDUCE_COUNT
+} wt_reduce_op;
+
+typedef struct wt_reduce_info {
+    const char *name; /* "sum": the public function is wt_sum */
+    wt_combine combine;
+    double identity;
+    wt_shift shift;
+    bool empty_ok;
+    unsigned dtypes; /* WT_RD_* */
+    const char *map_wgsl, *finish_wgsl;
+} wt_reduce_info;
+/* The row of op (core/reduce_table.c); NULL for an unknown op. */
+const wt_reduce_info *wt_reduce_info_of(wt_reduce_op op);
+
+/* One reduction as a backend sees it: shift (NULL unless the op's row
+ * asks for one) is contiguous with out's element count, one value per
+ * output; n is the count finish divides by. */
+typedef struct wt_reduce_args {
+    wt_reduce_op op;
+    const wt_tensor *shift;
+    double n;
+} wt_reduce_args;
+
+typedef enum wt_scan_op { WT_SCAN_SUM, WT_SCAN_PROD } wt_scan_op;
+
+typedef enum wt_random_kind { WT_RANDOM_UNIFORM, WT_RANDOM_NORMAL, WT_RANDOM_DROPOUT } wt_random_kind;
+/* Philox4x32-10, key = seed, counter = (element index / 4, 0): element i
+ * takes word i % 4 of its block (core/philox.c). */
+typedef struct wt_random_args {
+    wt_random_kind kind;
+    uint64_t seed;
+    uint32_t bits;  /* uniform: the top `bits` bits of a word, times 2^-bits (24 for f32) */
+    float p, scale; /* dropout: drop where uniform(24 bits) < p, else x * scale */
+} wt_random_args;
+/* --- data movement --- */
+/* How a remap reads x for output position (o_0, ..., o_{ndim-1}): along
+ * axis d the source index is j = start[d] + (flip[d] ? -o_d : o_d); a j
+ * outside [0, x->shape[d]) is resolved by mode[d]: CONSTANT gives the
+ * element fill_bits, REFLECT mirrors without repeating the edge (the caller
+ * keeps j within one bounce), REPLICATE clamps, CIRCULAR wraps. Then, with
+ * tri set, an element of the last two axes (row, col) with col - row > diag
+ * (tri == WT_TRI_LOWER) or < diag (WT_TRI_UPPER) becomes fill_bits. Out has
+ * x's ndim. This one map gives pad, flip, roll, tile/repeat, tril/triu. */
+typedef enum wt_remap_mode {
+    WT_REMAP_CONSTANT, WT_REMAP_REFLECT, WT_REMAP_REPLICATE, WT_REMAP_CIRCULAR
+} wt_remap_mode;
+typedef enum wt_tri_kind { WT_TRI_NONE, WT_TRI_LOWER, WT_TRI_UPPER } wt_tri_kind;
+typedef struct wt_remap {
+    int64_t start[WT_MAX_DIMS];
+    bool flip[WT_MAX_DIMS];
+    wt_remap_mode mode[WT_MAX_DIMS];
+    uint32_t fill_bits; /* an element's bits (low 16 for 2-byte dtypes) */
+    wt_tri_kind tri;
+    int64_t diag;
+} wt_remap;
+
+/* The order sort/topk use, as an unsigned key of an element's bits:
+ * floats by value with -0 == +0 and every NaN above +inf (equal to each
+ * other), i32 by value, bool false < true. */
+static inline uint32_t wt_sort_key(wt_dtype dtype, uint32_t bits)
+{
+    if (dtype == WT_F16) {
+        uint32_t h = bits & 0xffffu;
+        if ((h & 0x7fffu) > 0x7c00u) return 0xffffffffu; /* NaN */
+        if ((h & 0x7fffu) == 0) return 0x80000000u;      /* -0 as +0 */
+        uint32_t k = (h & 0x8000u) ? (~h & 0xffffu) : (h | 0x8000u);
+        return k << 16;
+    }
+    if (dtype == WT_F32) {
+        if ((bits & 0x7fffffffu) > 0x7f800000u) return 0xffffffffu;
+        if ((bits & 0x7fffffffu) == 0) return 0x80000000u;
+        return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+    }
+    return (dtype == WT_I32) ? bits ^ 0x80000000u : bits;
+}
+/* --- convolution and pooling --- */
+/* A 2-D sliding window from an [in_h, in_w] plane to an [out_h, out_w]
+ * one, every value resolved by the API layer: output (oy, ox) reads input
+ * rows oy*stride_h - pad_top + ky*dilation_h for ky < kernel_h (columns
+ * alike). pad_bottom / pad_right only bound average pooling's divisor. */
+typedef struct wt_window2d {
+    int64_t in_h, in_w, out_h, out_w;
+    int64_t kernel_h, kernel_w, stride_h, stride_w;
+    int64_t pad_top, pad_left, pad_bottom, pad_right;
+    int64_t dilation_h, dilation_w;
+} wt_window2d;
+
+typedef enum wt_pool_op {
+    WT_POOL_MAX, WT_POOL_AVG, WT_POOL_ADAPTIVE_MAX, WT_POOL_ADAPTIVE_AVG, WT_POOL_COUNT
+} wt_pool_op;
+
+/* Max: NaN wins, else the first largest (PyTorch). Avg: divisor > 0
+ * divides every window; else the window's size clipped to the padded
+ * plane (count_include_pad) or to the plane. Adaptive: window oy spans
+ * rows [floor(oy*H/OH), ceil((oy+1)*H/OH)) (kernel, stride, padding
+ * unused). */
+typedef struct wt_pool2d_desc {
+    wt_pool_op op;
+    wt_window2d win;
+    bool count_include_pad;
+    int64_t divisor;
+} wt_pool2d_desc;
+
+/* One in-place optimizer update, elementwise over n elements of param,
+ * grad, m (SGD: the momentum buffer) and v (AdamW only); every tensor f32
+ * and contiguous; m/v NULL when unused. */
+typedef enum wt_optimizer_kind { WT_OPT_SGD, WT_OPT_ADAMW } wt_optimizer_kind;
+typedef struct wt_optimizer_update {
+    wt_optimizer_kind kind;
+    wt_tensor *param, *m, *v;
+    const wt_tensor *grad;
+    float lr, weight_decay;
+    float momentum, dampening; /* SGD */
+    bool nesterov;             /* SGD */
+    float beta1, beta2, eps;   /* AdamW */
+    float bias1, bias2;        /* AdamW: 1 - beta^step */
+} wt_optimizer_update;
+
+
+/* --- the node --- */
+
+/* The kernels a backend runs, with the tensors each takes (in[i], out[i])
+ * and its parameter block (wt_node.p.<field>):
+ *   FILL           out0 (4-byte dtype) = the 32-bit pattern p.bits
+ *   COPY           out0 = in0 (f32; other dtypes copy through CAST)
+ *   CAST           out0 = in0 converted to out0's dtype (wt_cast's rules)
+ *   ELEMENTWISE    out0 = op(in0 [, in1]); p.ew (see wt_ew_args)
+ *   WHERE          out0 = in0 ? in1 : in2; in1 NULL: the scalar p.bits
+ *   MATMUL         out0 [B,M,N] = in0 [B,M,K] @ in1 [B,K,N]
+ *   MATMUL_FUSED   out0 = act(in0 @ in1 + in2); in2 NULL or [N]; p.act
+ *   REDUCE         out0 = p.reduce.op over the last p.reduce.nreduced
+ *                  axes of in0; in1: the shift (or NULL)
+ *   ROWWISE        out0 [R,C] = p.row.op of each row of in0; in1 weight,
+ *                  in2 bias (NULL: 1, 0); p.row.eps
+ *   ARGREDUCE      out0 (i32) = arg-min/max; p.argreduce
+ *   SCAN           out0 = the inclusive scan of in0; p.scan
+ *   RANDOM         out0 from Philox; in0: dropout's input; p.random
+ *   REMAP          out0 = in0 read through p.remap
+ *   COPY_INTO      out0 (a view, updated) = in0
+ *   GATHER         out0 = in0 gathered along p.index.axis by in1
+ *   SCATTER_ADD    out0 (updated) [.., in0[i], ..] += in1[i]; p.index.axis
+ *   ARGSORT        out0 (i32) = the first p.sort.k positions of each row
+ *   IM2COL         out0 (col) = the windows of in0; p.window (row0, rows)
+ *   COL2IM         out0 = in1 (bias or NULL) + the adjoint of im2col of in0
+ *   CONV2D         out0 = conv(in0, in1 weight, in2 bias); p.window, groups
+ *   CONV_TRANSPOSE2D  the transposed convolution; as CONV2D
+ *   CHANNEL_NORM   out0 = the per-channel map of in0 by in1 stats; p.eps
+ *   CHANNEL_MOMENTS out0 [2,C] = mean and variance per channel of in0
+ *   POOL2D         out0 pooled, out1 (i32 argmax or NULL); p.pool
+ *   SOFTMAX_AXIS   out0 = p.row.op along axis 1 of in0 [O,C,I]
+ *   ATTENTION      out0 = attention(in0 q, in1 k, in2 v, in3 mask); p.attention
+ *   ROPE           out0 = rotary embedding of in0; p.rope
+ *   ACT_BACKWARD   out0 = in0 (dy) * act'(in1 x); p.act_backward
+ *   CROSS_ENTROPY  out0 loss, out1 valid from in0 logits, in1 labels; p.ignore
+ *   CROSS_ENTROPY_BACKWARD out0 from in0 logits, in1 labels, in2 scale; p.ignore
+ *   SCATTER_ADD_ROWS out0 (updated) [row(i)] += in0[i] by in1 indices; p.rows
+ *   OPTIMIZER_STEP out0 param, out1 m, out2 v (updated) by in0 grad; p.opt
+ *   KERNEL_DISPATCH a custom kernel over p.kernel.tensors (any of them
+ *                  written, as the kernel's writable mask says)
+ * The backend-facing rules of each kind are those of wt_backend_ops before
+ * nodes (the comments at the argument types above). */
+#define WT_NODE_KINDS(X)                                                                   \
+    X(FILL, fill) X(COPY, copy) X(CAST, cast) X(ELEMENTWISE, elementwise) X(WHERE, where)     \
+    X(MATMUL, matmul) X(MATMUL_FUSED, matmul_fused) X(REDUCE, reduce) X(ROWWISE, rowwise)     \
+    X(ARGREDUCE, argreduce) X(SCAN, scan) X(RANDOM, random) X(REMAP, remap)                   \
+    X(COPY_INTO, copy_into) X(GATHER, gather) X(SCATTER_ADD, scatter_add)                     \
+    X(ARGSORT, argsort) X(IM2COL, im2col) X(COL2IM, col2im) X(CONV2D, conv2d)                 \
+    X(CONV_TRANSPOSE2D, conv_transpose2d) X(CHANNEL_NORM, channel_norm)                       \
+    X(CHANNEL_MOMENTS, channel_moments) X(POOL2D, pool2d) X(SOFTMAX_AXIS, softmax_axis)       \
+    X(ATTENTION, attention) X(ROPE, rope) X(ACT_BACKWARD, act_backward)                       \
+    X(CROSS_ENTROPY, cross_entropy) X(CROSS_ENTROPY_BACKWARD, cross_entropy_backward)         \
+    X(SCATTER_ADD_ROWS, scatter_add_rows) X(OPTIMIZER_STEP, optimizer_step)                   \
+    X(KERNEL_DISPATCH, kernel)
+
+typedef enum wt_node_kind {
+#define WT_NODE_KIND_ENUM(ID, name) WT_NODE_##ID,
+    WT_NODE_KINDS(WT_NODE_KIND_ENUM)
+#undef WT_NODE_KIND_ENUM
+    WT_NODE_KIND_COUNT
+} wt_node_kind;
+
+/* The bit of kind in wt_backend_ops.runs. */
+#define WT_NODE_BIT(kind) (UINT64_C(1) << (kind))
+
+enum { WT_NODE_MAX_IN = 4, WT_NODE_MAX_OUT = 3 };
+
+typedef struct wt_node {
+    wt_node_kind kind;
+    const wt_tensor *in[WT_NODE_MAX_IN];
+    wt_tensor *out[WT_NODE_MAX_OUT];
+    union {
+        uint32_t bits; /* FILL, WHERE */
+        struct { wt_op op; int nin; uint32_t params[2]; } ew;
+        wt_matmul_act act;
+        struct { wt_reduce_op op; double n; int nreduced; } reduce;
+        struct { wt_rowwise_op op; float eps; } row;
+        struct { bool is_min; int nreduced; } argreduce;
+        struct { wt_scan_op op; int64_t n, inner; } scan;
+        wt_random_args random;
+        wt_remap remap;
+        struct { int axis; bool trusted; } index; /* GATHER, SCATTER_ADD */
+        struct { bool descending; int64_t k; } sort;
+        struct { wt_window2d win; int64_t row0, rows, groups; } window;
+        float eps; /* CHANNEL_NORM */
+        wt_pool2d_desc pool;
+        struct { bool mask_is_bool, causal; float scale; } attention;
+        struct { double theta; int64_t offset; } rope;
+        wt_activation act_backward;
+        int32_t ignore; /* CROSS_ENTROPY(_BACKWARD) */
+        struct { int64_t plane, plane_rows; } rows;
+        wt_optimizer_update opt; /* its tensors: out0, out1, out2, in0 */
+        struct {
+            const wt_kernel *k;
+            wt_tensor *const *tensors;
+            const void *params;
+            uint32_t groups[3];
+        } kernel;
+    } p;
+} wt_node;
+
+/* The kernel's name ("matmul", "reduce" ...). */
+const char *wt_node_kind_name(wt_node_kind kind);
+/* What profiles and traces call the node: the most specific name its
+ * parameters give (the catalogue op of an elementwise node ("sum", "softmax",
+ * "cumsum", "dropout", "adamw_step" ...), else its kernel's. */
+const char *wt_node_label(const wt_node *n);
+/* The node's tensors as a kernel's argument structs expect them. */
+wt_ew_args wt_node_ew_args(const wt_node *n);
+wt_attention_args wt_node_attention_args(const wt_node *n);
+wt_optimizer_update wt_node_optimizer_update(const wt_node *n);
+
+/* Runs n on ctx's backend, with everything that goes around a kernel:
+ * the context's current node (GPU profiles name their passes by it), host
+ * timing while a host-timed profile runs, and a refusal of a kind the
+ * backend does not run (WT_ERR_UNSUPPORTED). Every op goes through here. */
+wt_status wt_node_run(wt_context *ctx, const wt_node *n);
+/* Whether ctx's backend runs nodes of kind. */
+bool wt_backend_runs(const wt_context *ctx, wt_node_kind kind);
+
+#endif /* WT_NODE_H */
