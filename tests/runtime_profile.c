@@ -59,12 +59,14 @@ static void check_trace(test_backend b, const char *exe)
     for (const char *p = text; (p = strstr(p, "\"ph\":\"X\"")); p++) events++;
     CHECK(text[0] == '[' && strstr(text, "]\n") == text + len - 2, "a JSON array, closed");
     CHECK(events >= 6, "at least the 6 ops as complete events: %d", events);
-    if (b == TEST_BACKEND_CPU)
-        CHECK(strstr(text, "\"name\":\"add\"") && strstr(text, "\"name\":\"exp\"") &&
-                  strstr(text, "\"name\":\"sum\"") && strstr(text, "\"cat\":\"cpu\""),
-              "CPU ops named add, exp, sum");
-    else
-        CHECK(strstr(text, "\"name\":\"binary\"") || strstr(text, "\"name\":\"binary_"), "adds named");
+    /* Every backend names an event by its op, with the node's shapes. */
+    CHECK(strstr(text, "\"name\":\"add\"") && strstr(text, "\"name\":\"exp\"") &&
+              strstr(text, "\"name\":\"sum\""),
+          "ops named add, exp, sum");
+    if (b == TEST_BACKEND_CPU) CHECK(strstr(text, "\"cat\":\"cpu\"") != NULL, "CPU category");
+    CHECK(strstr(text, "\"shapes\":\"[1000] [1000] -> [1000]\"") != NULL, "the add's shapes");
+    CHECK(strstr(text, "\"shapes\":\"[1000] -> [1]\"") || strstr(text, "\"shapes\":\"[1000] -> []\""),
+          "the sum's shapes");
     CHECK(strstr(text, "\"ts\":") && strstr(text, "\"dur\":"), "timestamps and durations");
 }
 

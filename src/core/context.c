@@ -56,6 +56,9 @@ static wt_status create_with(const wt_backend_ops *ops, wt_backend kind,
 {
     wt_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return wt_fail(WT_ERR_OUT_OF_MEMORY, "out of host memory");
+    /* Contexts are numbered in creation order (their trace tracks). */
+    static _Atomic unsigned next_id = 1;
+    ctx->id = next_id++;
     ctx->refcount = 1;
     ctx->kind = kind;
     ctx->ops = ops;
@@ -82,18 +85,18 @@ wt_status wt_context_create(const wt_context_options *opts_in, wt_context **out)
     if (st != WT_OK) return st;
     switch (opts.backend) {
     case WT_BACKEND_CPU:
-        return create_with(&wt_cpu_backend, WT_BACKEND_CPU, &opts, "WT_BACKEND_CPU, as asked", out);
+        return create_with(wt_backend_ops_of(WT_BACKEND_CPU), WT_BACKEND_CPU, &opts, "WT_BACKEND_CPU, as asked", out);
     case WT_BACKEND_WEBGPU:
-        return create_with(&wt_webgpu_backend, WT_BACKEND_WEBGPU, &opts, NULL, out);
+        return create_with(wt_backend_ops_of(WT_BACKEND_WEBGPU), WT_BACKEND_WEBGPU, &opts, NULL, out);
     case WT_BACKEND_AUTO: {
         /* Only "no device" falls back to the CPU: any other failure of a
          * device that exists is the caller's to see. A software renderer
          * counts as no device here (src/webgpu/backend.c). */
-        st = create_with(&wt_webgpu_backend, WT_BACKEND_WEBGPU, &opts, NULL, out);
+        st = create_with(wt_backend_ops_of(WT_BACKEND_WEBGPU), WT_BACKEND_WEBGPU, &opts, NULL, out);
         if (st != WT_ERR_NO_DEVICE) return st;
         char reason[512];
         snprintf(reason, sizeof reason, "AUTO: CPU backend, because %s", wt_last_error());
-        return create_with(&wt_cpu_backend, WT_BACKEND_CPU, &opts, reason, out);
+        return create_with(wt_backend_ops_of(WT_BACKEND_CPU), WT_BACKEND_CPU, &opts, reason, out);
     }
     }
     return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_create: unknown backend");
@@ -210,7 +213,8 @@ wt_status wt_list_adapters(const wt_context_options *opts_in, wt_adapter_info *i
     wt_context_options opts;
     wt_status st = read_options(opts_in, &opts);
     if (st != WT_OK) return st;
-    return wt_webgpu_list_adapters(&opts, infos, capacity, count);
+    const wt_backend_ops *gpu = wt_backend_ops_of(WT_BACKEND_WEBGPU);
+    return gpu && gpu->list_adapters ? gpu->list_adapters(&opts, infos, capacity, count) : WT_OK;
 }
 
 /* --- runtime --- */

@@ -191,6 +191,10 @@ struct wt_backend_ops {
      * (src/api/kernel.c) has checked the descriptor and the arguments'
      * counts and contexts. */
     wt_status (*kernel_compile)(wt_context *ctx, const wt_kernel *k);
+    /* Optional (NULL: no adapters): the adapters this backend could use
+     * with opts, without a context (wt_list_adapters). */
+    wt_status (*list_adapters)(const wt_context_options *opts, wt_adapter_info *infos, int capacity,
+                               int *count);
 };
 
 /* An event (wt_event_record, wt_tensor_read_async). */
@@ -211,12 +215,10 @@ struct wt_kernel {
     size_t params_size;
 };
 
-extern const wt_backend_ops wt_cpu_backend;
-extern const wt_backend_ops wt_webgpu_backend;
-
-/* WebGPU adapter listing (src/webgpu), used by wt_list_adapters. */
-wt_status wt_webgpu_list_adapters(const wt_context_options *opts, wt_adapter_info *infos,
-                                  int capacity, int *count);
+/* The table of a backend kind (CPU or WebGPU; NULL for AUTO or an unknown
+ * kind), from the backend registry (src/registry/backends.c): the core
+ * names no backend. */
+const wt_backend_ops *wt_backend_ops_of(wt_backend kind);
 
 /* ----------------------------------------------------- tensor internals */
 

@@ -102,7 +102,11 @@ wt_status wt_node_run(wt_context *ctx, const wt_node *n)
         double t0 = wt_now_us();
         st = ctx->ops->run(ctx, n);
         double t1 = wt_now_us();
-        wt_prof_record(log, wt_node_label(n), t0, (uint64_t)((t1 - t0) * 1e3));
+        char shapes[160];
+        if (log->trace)
+            wt_node_shapes(n, shapes, sizeof shapes);
+        wt_prof_record_detail(log, wt_node_label(n), log->trace ? shapes : NULL, t0,
+                              (uint64_t)((t1 - t0) * 1e3));
     } else {
         st = ctx->ops->run(ctx, n);
     }

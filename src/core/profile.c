@@ -63,6 +63,71 @@ const char *wt_prof_intern(wt_prof_log *log, const char *name)
 
 void wt_prof_record(wt_prof_log *log, const char *name, double ts_us, uint64_t dur_ns)
 {
+    wt_prof_record_detail(log, name, NULL, ts_us, dur_ns);
+}
+
+/* Distinct shapes of a long run are few; a bound keeps a pathological one
+ * (a new shape every step) from growing the pool without end. */
+enum { MAX_DETAILS = 4096 };
+
+const char *wt_prof_detail(wt_prof_log *log, const char *detail)
+{
+    if (!log->trace || !detail)
+        return NULL;
+    for (int i = log->ndetails - 1; i >= 0; i--)
+        if (strcmp(log->details[i], detail) == 0)
+            return log->details[i];
+    if (log->ndetails >= MAX_DETAILS)
+        return NULL;
+    if (log->ndetails == log->cap_details) {
+        int cap = log->cap_details ? log->cap_details * 2 : 64;
+        char **grown = realloc(log->details, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        log->details = grown;
+        log->cap_details = cap;
+    }
+    char *copy = strdup(detail);
+    if (copy)
+        log->details[log->ndetails++] = copy;
+    return copy;
+}
+
+static void shape_text(const wt_tensor *t, char *buf, size_t size, size_t *k)
+{
+    if (*k + 1 >= size)
+        return;
+    int w = snprintf(buf + *k, size - *k, "%s[", *k ? " " : "");
+    *k = w > 0 && (size_t)w < size - *k ? *k + (size_t)w : size - 1;
+    for (int d = 0; d < t->ndim && *k + 1 < size; d++) {
+        w = snprintf(buf + *k, size - *k, d ? ",%lld" : "%lld", (long long)t->shape[d]);
+        *k = w > 0 && (size_t)w < size - *k ? *k + (size_t)w : size - 1;
+    }
+    if (*k + 1 < size) {
+        buf[(*k)++] = ']';
+        buf[*k] = '\0';
+    }
+}
+
+void wt_node_shapes(const wt_node *n, char *buf, size_t size)
+{
+    size_t k = 0;
+    if (!size)
+        return;
+    buf[0] = '\0';
+    for (int i = 0; i < WT_NODE_MAX_IN; i++)
+        if (n->in[i])
+            shape_text(n->in[i], buf, size, &k);
+    int w = snprintf(buf + k, size - k, "%s->", k ? " " : "");
+    k = w > 0 && (size_t)w < size - k ? k + (size_t)w : size - 1;
+    for (int i = 0; i < WT_NODE_MAX_OUT; i++)
+        if (n->out[i])
+            shape_text(n->out[i], buf, size, &k);
+}
+
+void wt_prof_record_detail(wt_prof_log *log, const char *name, const char *detail, double ts_us,
+                           uint64_t dur_ns)
+{
     wt_prof_entry *e = entry_of(log, name);
     if (e) {
         e->count++;
@@ -78,7 +143,8 @@ void wt_prof_record(wt_prof_log *log, const char *name, double ts_us, uint64_t d
         log->events = grown;
         log->cap_events = cap;
     }
-    log->events[log->nevents++] = (wt_trace_event){e->name, ts_us, (double)dur_ns * 1e-3};
+    log->events[log->nevents++] =
+        (wt_trace_event){e->name, wt_prof_detail(log, detail), ts_us, (double)dur_ns * 1e-3};
 }
 
 void wt_prof_reset(wt_prof_log *log)
@@ -168,8 +234,8 @@ static void trace_write(const wt_prof_log *log, const wt_context *ctx, const cha
         }
     }
     if (trace_file) {
-        /* One track per context: tid is the context's address, hashed small. */
-        unsigned tid = (unsigned)(((uintptr_t)ctx >> 4) & 0xffff);
+        /* One track per context: tid is the context's number. */
+        unsigned tid = ctx->id;
         char label[160];
         json_safe(label, sizeof label, track);
         fprintf(trace_file,
@@ -177,13 +243,14 @@ static void trace_write(const wt_prof_log *log, const wt_context *ctx, const cha
                 "\"args\":{\"name\":\"%s\"}},\n",
                 (int)getpid(), tid, label);
         for (size_t i = 0; i < log->nevents; i++) {
-            char name[80];
+            char name[80], shapes[160];
             json_safe(name, sizeof name, log->events[i].name);
+            json_safe(shapes, sizeof shapes, log->events[i].detail ? log->events[i].detail : "");
             fprintf(trace_file,
                     "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,"
-                    "\"ts\":%.3f,\"dur\":%.3f},\n",
+                    "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"shapes\":\"%s\"}},\n",
                     name, category, (int)getpid(), tid, log->events[i].ts_us,
-                    log->events[i].dur_us);
+                    log->events[i].dur_us, shapes);
         }
         fflush(trace_file);
     }
@@ -197,5 +264,8 @@ void wt_prof_finish(wt_prof_log *log, const wt_context *ctx, const char *track, 
         free(log->entries[i]);
     free(log->entries);
     free(log->events);
+    for (int i = 0; i < log->ndetails; i++)
+        free(log->details[i]);
+    free(log->details);
     memset(log, 0, sizeof *log);
 }

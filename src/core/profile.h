@@ -15,7 +15,8 @@ typedef struct wt_prof_entry {
 } wt_prof_entry;
 
 typedef struct wt_trace_event {
-    const char *name; /* an entry's name */
+    const char *name;   /* an entry's name */
+    const char *detail; /* the node's shapes (a detail string), or NULL */
     double ts_us, dur_us;
 } wt_trace_event;
 
@@ -25,6 +26,8 @@ typedef struct wt_prof_log {
     int nentries, cap_entries;
     wt_trace_event *events;
     size_t nevents, cap_events;
+    char **details; /* distinct detail strings of the trace's events */
+    int ndetails, cap_details;
 } wt_prof_log;
 
 /* Host time in microseconds (monotonic). */
@@ -35,6 +38,14 @@ const char *wt_trace_path(void);
 const char *wt_prof_intern(wt_prof_log *log, const char *name);
 /* One op: its name, start (host microseconds) and duration. */
 void wt_prof_record(wt_prof_log *log, const char *name, double ts_us, uint64_t dur_ns);
+/* The same with a detail for the trace (NULL: none). */
+void wt_prof_record_detail(wt_prof_log *log, const char *name, const char *detail, double ts_us,
+                           uint64_t dur_ns);
+/* A stable copy of a detail string (the trace's only: NULL when the log
+ * keeps no trace, when out of memory, or past a bound of distinct ones). */
+const char *wt_prof_detail(wt_prof_log *log, const char *detail);
+/* The shapes of n's tensors, "[2,3] [3] -> [2,3]", into buf. */
+void wt_node_shapes(const wt_node *n, char *buf, size_t size);
 /* Every count back to zero (a new profile). */
 void wt_prof_reset(wt_prof_log *log);
 /* The summary of wt_context_profile_summary (largest total first). */

@@ -429,4 +429,5 @@ const wt_backend_ops wt_webgpu_backend = {
     .event_poll = wg_event_poll,
     .event_release = wg_event_release,
     .kernel_compile = wg_kernel_compile,
+    .list_adapters = wt_webgpu_list_adapters,
 };

@@ -1,8 +1,9 @@
 /* Per-op profiling. While a profile runs, every dispatch gets a compute
  * pass of its own whose timestamps (the timer's query set, timer.c) give
  * the op's GPU time; without the timestamp-query feature each op is
- * submitted and waited for, and timed on the host. Ops are named by their
- * shader (e.g. "binary", "reduce_rows", "custom:main"). The summary sums
+ * submitted and waited for, and timed on the host. Passes are named by
+ * the node that dispatched them (its op: "add", "sum", "matmul" ...;
+ * core/node.c), and by their shader outside a node. The summary sums
  * by name; WT_TRACE=<file> keeps every op as a Chrome trace event
  * ("ph":"X") and appends them to the file when the context ends. */
 #include "webgpu/wg_runtime.h"
@@ -13,12 +14,21 @@
 
 double wg_now_us(void) { return wt_now_us(); }
 
-const char *wg_profile_intern(wt_context *ctx, const char *name)
+void wg_profile_name_next(wt_context *ctx, const char *shader)
 {
-    return wt_prof_intern(&wg_ctx(ctx)->prof.log, name);
+    wg_profile *pr = &wg_ctx(ctx)->prof;
+    const wt_node *n = ctx->node;
+    pr->next_name = wt_prof_intern(&pr->log, n ? wt_node_label(n) : shader);
+    pr->next_detail = NULL;
+    if (n && pr->log.trace) {
+        char shapes[160];
+        wt_node_shapes(n, shapes, sizeof shapes);
+        pr->next_detail = wt_prof_detail(&pr->log, shapes);
+    }
 }
 
-void wg_profile_pass(wt_context *ctx, const char *name, uint64_t begin_ns, uint64_t end_ns)
+void wg_profile_pass(wt_context *ctx, const char *name, const char *detail, uint64_t begin_ns,
+                     uint64_t end_ns)
 {
     wg_profile *pr = &wg_ctx(ctx)->prof;
     uint64_t dur = end_ns > begin_ns ? end_ns - begin_ns : 0;
@@ -27,18 +37,20 @@ void wg_profile_pass(wt_context *ctx, const char *name, uint64_t begin_ns, uint6
         pr->gpu_base_ns = begin_ns;
     }
     /* GPU clock placed on the host's: the first pass at the profile's start. */
-    wt_prof_record(&pr->log, name, pr->host_base_us + (double)(begin_ns - pr->gpu_base_ns) * 1e-3,
-                   dur);
+    wt_prof_record_detail(&pr->log, name, detail,
+                          pr->host_base_us + (double)(begin_ns - pr->gpu_base_ns) * 1e-3, dur);
 }
 
-wt_status wg_profile_after_dispatch(wt_context *ctx, const char *name, double host_start_us)
+wt_status wg_profile_after_dispatch(wt_context *ctx, double host_start_us)
 {
     wg_profile *pr = &wg_ctx(ctx)->prof;
     if (pr->gpu)
         return WT_OK; /* timed by its pass, harvested later */
     wt_status st = wg_finish(ctx);
     double end = wg_now_us();
-    wt_prof_record(&pr->log, name, host_start_us, (uint64_t)((end - host_start_us) * 1e3));
+    if (pr->next_name)
+        wt_prof_record_detail(&pr->log, pr->next_name, pr->next_detail, host_start_us,
+                              (uint64_t)((end - host_start_us) * 1e3));
     return st;
 }
 

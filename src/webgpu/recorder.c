@@ -245,7 +245,7 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
     double host_start = 0;
     if (w->prof.active) {
         end_pass(w);
-        w->prof.next_name = wg_profile_intern(ctx, launch->shader);
+        wg_profile_name_next(ctx, launch->shader);
         host_start = wg_now_us();
     }
     if ((st = ensure_pass(ctx)) != WT_OK)
@@ -267,7 +267,7 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
     if (w->prof.active) {
         end_pass(w);
         r->dispatches++;
-        st = wg_profile_after_dispatch(ctx, launch->shader, host_start);
+        st = wg_profile_after_dispatch(ctx, host_start);
         if (st != WT_OK || r->dispatches >= r->per_submit)
             return st != WT_OK ? st : wg_flush(ctx);
         return WT_OK;

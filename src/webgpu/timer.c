@@ -112,7 +112,8 @@ wt_status wg_timer_harvest(wt_context *ctx)
         if (stamps[i + 1] > stamps[i])
             t->total_ns += stamps[i + 1] - stamps[i];
         if (w->prof.active && t->pass_names[i / 2])
-            wg_profile_pass(ctx, t->pass_names[i / 2], stamps[i], stamps[i + 1]);
+            wg_profile_pass(ctx, t->pass_names[i / 2], t->pass_details[i / 2], stamps[i],
+                            stamps[i + 1]);
     }
     p->BufferUnmap(t->readback);
     return WT_OK;
@@ -137,6 +138,7 @@ wt_status wg_timer_pass_writes(wt_context *ctx, WGPUPassTimestampWrites *writes,
     writes->beginningOfPassWriteIndex = t->used;
     writes->endOfPassWriteIndex = t->used + 1;
     t->pass_names[t->used / 2] = wg_ctx(ctx)->prof.next_name;
+    t->pass_details[t->used / 2] = wg_ctx(ctx)->prof.next_detail;
     t->used += 2;
     *timed = true;
     return WT_OK;

@@ -198,7 +198,8 @@ typedef struct wg_timer {
     uint64_t total_ns;       /* sum over harvested passes */
     wt_status failed;        /* a harvest before the end failed */
     /* --- runtime: profiling (profile.c) --- */
-    const char *pass_names[2048]; /* the op of each timed pass (query index / 2) */
+    const char *pass_names[2048];   /* the op of each timed pass (query index / 2) */
+    const char *pass_details[2048]; /* its shapes (the trace's), or NULL */
 } wg_timer;
 
 /* --- runtime: per-op profiling (profile.c) --- */
@@ -210,14 +211,20 @@ typedef struct wg_profile {
     uint64_t gpu_base_ns;    /* its GPU timestamp */
     bool have_base;
     const char *next_name;   /* the op whose pass the recorder opens next */
+    const char *next_detail; /* its shapes, kept for the trace (or NULL) */
 } wg_profile;
 
-/* A stable copy of an op name (NULL when out of memory). */
-const char *wg_profile_intern(wt_context *ctx, const char *name);
+/* The adapters of the WebGPU backend (wt_list_adapters, adapter.c). */
+wt_status wt_webgpu_list_adapters(const wt_context_options *opts, wt_adapter_info *infos,
+                                  int capacity, int *count);
+/* Names the pass the recorder opens next: by the running node (its op and,
+ * for the trace, its shapes), else by the shader. */
+void wg_profile_name_next(wt_context *ctx, const char *shader);
 /* Called by the timer's harvest for each timed pass. */
-void wg_profile_pass(wt_context *ctx, const char *name, uint64_t begin_ns, uint64_t end_ns);
+void wg_profile_pass(wt_context *ctx, const char *name, const char *detail, uint64_t begin_ns,
+                     uint64_t end_ns);
 /* Around one dispatch while profiling (recorder.c). */
-wt_status wg_profile_after_dispatch(wt_context *ctx, const char *name, double host_start_us);
+wt_status wg_profile_after_dispatch(wt_context *ctx, double host_start_us);
 double wg_now_us(void);
 wt_status wg_profile_begin(wt_context *ctx);
 wt_status wg_profile_end(wt_context *ctx);
