@@ -127,7 +127,15 @@ wt_status cpu_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *
 void cpu_reduce_layouts(const wt_tensor *x, const wt_tensor *out, int nreduced, cpu_layout *kept,
                         cpu_layout *red);
 /* Offset in x of kept position p (row-major over kept's shape). */
-int64_t cpu_kept_offset(const cpu_layout *kept, int64_t p);
+static inline int64_t cpu_kept_offset(const cpu_layout *kept, int64_t p)
+{
+    int64_t off = 0;
+    for (int d = kept->ndim - 1; d >= 0; d--) {
+        off += (p % kept->shape[d]) * kept->strides[d];
+        p /= kept->shape[d];
+    }
+    return off;
+}
 /* Any row of core/reduce_ops.def, any dtype it accepts (reduce_table.c). */
 wt_status cpu_reduce_table(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x,
                            int nreduced, wt_tensor *out);

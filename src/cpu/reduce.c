@@ -134,16 +134,6 @@ static void reduce_range(wt_reduce_op op, const float *base, const cpu_layout *r
     }
 }
 
-/* Offset in x of kept position p (row-major over kept's shape). */
-static int64_t kept_offset(const cpu_layout *kept, int64_t p) {
-    int64_t off = 0;
-    for (int d = kept->ndim - 1; d >= 0; d--) {
-        off += (p % kept->shape[d]) * kept->strides[d];
-        p /= kept->shape[d];
-    }
-    return off;
-}
-
 /* ------------------------------------------------------------- plans */
 
 /* Few outputs, many elements each: threads split each output's range. */
@@ -157,7 +147,7 @@ static void reduce_split(wt_context *ctx, wt_reduce_op op, const float *x,
     if (nchunks < 1)
         nchunks = 1;
     for (int64_t p = 0; p < P; p++) {
-        const float *base = x + kept_offset(kept, p);
+        const float *base = x + cpu_kept_offset(kept, p);
         partial parts[MAX_CHUNKS];
 #pragma omp parallel for num_threads(cpu_threads(ctx)) schedule(static)
         for (int64_t c = 0; c < nchunks; c++) {
@@ -176,7 +166,7 @@ static void reduce_split(wt_context *ctx, wt_reduce_op op, const float *x,
 static void reduce_one(wt_reduce_op op, const float *x, const cpu_layout *kept, const cpu_layout *red,
                        int64_t Q, int64_t p, float *out) {
     partial acc = partial_init(op);
-    reduce_range(op, x + kept_offset(kept, p), red, 0, Q, &acc);
+    reduce_range(op, x + cpu_kept_offset(kept, p), red, 0, Q, &acc);
     out[p] = partial_result(op, acc, Q);
 }
 
@@ -232,7 +222,7 @@ static void reduce_columns(wt_context *ctx, wt_reduce_op op, const float *x,
         const int64_t orow = t / blocks_per_row;
         const int64_t j0 = (t % blocks_per_row) * COL_BLOCK;
         const int64_t n = L - j0 < COL_BLOCK ? L - j0 : COL_BLOCK;
-        const float *base = x + kept_offset(&outer, orow) + j0;
+        const float *base = x + cpu_kept_offset(&outer, orow) + j0;
         double sum[COL_BLOCK];
         float ext[COL_BLOCK];
         const partial init = partial_init(op);
@@ -259,31 +249,6 @@ static void reduce_columns(wt_context *ctx, wt_reduce_op op, const float *x,
         }
     }
 }
-
-void cpu_reduce_layouts(const wt_tensor *x, const wt_tensor *out, int nreduced, cpu_layout *kept,
-                        cpu_layout *red) {
-    /* Kept axes merge together with out's (contiguous) layout, reduced axes
-     * among themselves; never across the boundary. */
-    const int nkept = out->ndim;
-    kept->ndim = nkept, red->ndim = nreduced;
-    int64_t kstrides[2][WT_MAX_DIMS];
-    for (int d = 0; d < nkept; d++) {
-        kept->shape[d] = x->shape[d];
-        kstrides[0][d] = out->strides[d];
-        kstrides[1][d] = x->strides[d];
-    }
-    wt_coalesce(&kept->ndim, kept->shape, 2, kstrides);
-    memcpy(kept->strides, kstrides[1], sizeof kept->strides);
-    int64_t rstrides[1][WT_MAX_DIMS];
-    for (int d = 0; d < nreduced; d++) {
-        red->shape[d] = x->shape[nkept + d];
-        rstrides[0][d] = x->strides[nkept + d];
-    }
-    wt_coalesce(&red->ndim, red->shape, 1, rstrides);
-    memcpy(red->strides, rstrides[0], sizeof red->strides);
-}
-
-int64_t cpu_kept_offset(const cpu_layout *kept, int64_t p) { return kept_offset(kept, p); }
 
 wt_status cpu_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                      wt_tensor *out) {
