@@ -82,9 +82,9 @@ static wt_status compute(const char *fn, wt_op op, int nin, const wt_tensor *con
     int ntensors = nin == 2 && !in[1] ? 1 : nin;
     wt_status st = wt_broadcast_shapes(fn, ntensors, in, &ndim, shape);
     if (st != WT_OK) return st;
-    wt_ew_args args = {.op = op, .nin = nin};
+    wt_node node = {.kind = WT_NODE_ELEMENTWISE, .p.ew = {.op = op, .nin = nin}};
     for (int k = 0; k < 2 && st == WT_OK; k++)
-        st = param_bits(fn, op, k, params ? params[k] : 0.0, lanes, &args.params[k]);
+        st = param_bits(fn, op, k, params ? params[k] : 0.0, lanes, &node.p.ew.params[k]);
     wt_tensor *cast[2] = {NULL, NULL}, *t = NULL;
     for (int k = 0; k < ntensors && st == WT_OK; k++) {
         wt_tensor *c = NULL;
@@ -97,11 +97,11 @@ static wt_status compute(const char *fn, wt_op op, int nin, const wt_tensor *con
                 wt_tensor_release(c);
             }
         }
-        args.in[k] = cast[k];
+        node.in[k] = cast[k];
     }
     if (st == WT_OK) st = wt_tensor_alloc(ctx, out_dtype, ndim, shape, &t);
-    args.out = t;
-    if (st == WT_OK && t->numel > 0) st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ELEMENTWISE, .in = {args.in[0], args.in[1]}, .out = {args.out}, .p.ew = {args.op, args.nin, {args.params[0], args.params[1]}}});
+    node.out[0] = t;
+    if (st == WT_OK && t->numel > 0) st = wt_node_run(ctx, &node);
     for (int k = 0; k < nin; k++) wt_tensor_release(cast[k]);
     if (st != WT_OK) {
         wt_tensor_release(t);

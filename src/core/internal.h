@@ -71,6 +71,9 @@ struct wt_context {
     char last_error[1024];
     /* --- nodes (core/node.c) --- */
     const struct wt_node *node; /* the node running now (names GPU passes) */
+    /* Set by a backend whose work is done when run returns (the CPU) while
+     * a profile runs: wt_node_run times every node on the host into it. */
+    struct wt_prof_log *host_log;
     unsigned id;                /* this context's number (its trace track) */
 };
 
@@ -153,11 +156,6 @@ struct wt_backend_ops {
     /* Optional (NULL: the catalogue's answers): how this backend computes
      * op on inputs of dtype, given the catalogue's answer. */
     wt_support (*supports)(const wt_context *ctx, wt_op op, wt_dtype dtype, wt_support catalogue);
-    /* Optional (NULL: the wrapper does not time): true when an op's work
-     * is done when run returns and a profile is on, so that wt_node_run
-     * times it on the host into *log (the CPU; GPUs time their passes). */
-    bool (*host_timed)(wt_context *ctx, struct wt_prof_log **log);
-
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);
     /* Optional: release pooled memory. */

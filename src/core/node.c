@@ -52,16 +52,6 @@ const char *wt_node_label(const wt_node *n)
     return name ? name : wt_node_kind_name(n->kind);
 }
 
-wt_ew_args wt_node_ew_args(const wt_node *n)
-{
-    wt_ew_args a = {.op = n->p.ew.op, .nin = n->p.ew.nin, .out = n->out[0]};
-    a.in[0] = n->in[0];
-    a.in[1] = n->in[1];
-    a.params[0] = n->p.ew.params[0];
-    a.params[1] = n->p.ew.params[1];
-    return a;
-}
-
 wt_attention_args wt_node_attention_args(const wt_node *n)
 {
     wt_attention_args a = {.q = n->in[0], .k = n->in[1], .v = n->in[2], .mask = n->in[3],
@@ -83,8 +73,25 @@ wt_optimizer_update wt_node_optimizer_update(const wt_node *n)
 
 bool wt_backend_runs(const wt_context *ctx, wt_node_kind kind)
 {
-    return (int)kind >= 0 && kind < WT_NODE_KIND_COUNT && ctx->ops->run &&
-           (ctx->ops->runs & WT_NODE_BIT(kind));
+    return (unsigned)kind < WT_NODE_KIND_COUNT && (ctx->ops->runs & WT_NODE_BIT(kind));
+}
+
+/* Host time around the node, for a backend whose work is done when run
+ * returns (ctx->host_log is set while its profile runs). */
+static wt_status run_timed(wt_context *ctx, const wt_node *n)
+{
+    wt_prof_log *log = ctx->host_log;
+    ctx->node = n;
+    double t0 = wt_now_us();
+    wt_status st = ctx->ops->run(ctx, n);
+    double t1 = wt_now_us();
+    ctx->node = NULL;
+    char shapes[160];
+    if (log->trace)
+        wt_node_shapes(n, shapes, sizeof shapes);
+    wt_prof_record_detail(log, wt_node_label(n), log->trace ? shapes : NULL, t0,
+                          (uint64_t)((t1 - t0) * 1e3));
+    return st;
 }
 
 wt_status wt_node_run(wt_context *ctx, const wt_node *n)
@@ -93,23 +100,11 @@ wt_status wt_node_run(wt_context *ctx, const wt_node *n)
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", wt_node_label(n),
                        ctx->ops->name);
     const wt_node *outer = ctx->node;
+    /* A node run inside another counts once, as the outer one. */
+    if (ctx->host_log && !outer)
+        return run_timed(ctx, n);
     ctx->node = n;
-    wt_prof_log *log = NULL;
-    wt_status st;
-    /* Host time for a backend whose work is done when run returns; a node
-     * run inside another counts once, as the outer one. */
-    if (!outer && ctx->ops->host_timed && ctx->ops->host_timed(ctx, &log) && log) {
-        double t0 = wt_now_us();
-        st = ctx->ops->run(ctx, n);
-        double t1 = wt_now_us();
-        char shapes[160];
-        if (log->trace)
-            wt_node_shapes(n, shapes, sizeof shapes);
-        wt_prof_record_detail(log, wt_node_label(n), log->trace ? shapes : NULL, t0,
-                              (uint64_t)((t1 - t0) * 1e3));
-    } else {
-        st = ctx->ops->run(ctx, n);
-    }
+    wt_status st = ctx->ops->run(ctx, n);
     ctx->node = outer;
     return st;
 }

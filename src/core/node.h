@@ -308,18 +308,23 @@ typedef struct wt_node {
 /* The kernel's name ("matmul", "reduce" ...). */
 const char *wt_node_kind_name(wt_node_kind kind);
 /* What profiles and traces call the node: the most specific name its
- * parameters give (the catalogue op of an elementwise node ("sum", "softmax",
+ * parameters give (an elementwise node's catalogue op, "sum", "softmax",
  * "cumsum", "dropout", "adamw_step" ...), else its kernel's. */
 const char *wt_node_label(const wt_node *n);
 /* The node's tensors as a kernel's argument structs expect them. */
-wt_ew_args wt_node_ew_args(const wt_node *n);
+static inline wt_ew_args wt_node_ew_args(const wt_node *n)
+{
+    wt_ew_args a = {.op = n->p.ew.op, .nin = n->p.ew.nin, .in = {n->in[0], n->in[1]},
+                    .params = {n->p.ew.params[0], n->p.ew.params[1]}, .out = n->out[0]};
+    return a;
+}
 wt_attention_args wt_node_attention_args(const wt_node *n);
 wt_optimizer_update wt_node_optimizer_update(const wt_node *n);
 
 /* Runs n on ctx's backend, with everything that goes around a kernel:
  * the context's current node (GPU profiles name their passes by it), host
- * timing while a host-timed profile runs, and a refusal of a kind the
- * backend does not run (WT_ERR_UNSUPPORTED). Every op goes through here. */
+ * timing while ctx->host_log is set, and a refusal of a kind the backend
+ * does not run (WT_ERR_UNSUPPORTED). Every op goes through here. */
 wt_status wt_node_run(wt_context *ctx, const wt_node *n);
 /* Whether ctx's backend runs nodes of kind. */
 bool wt_backend_runs(const wt_context *ctx, wt_node_kind kind);

@@ -146,7 +146,6 @@ const wt_backend_ops wt_cpu_backend = {
     .download = cpu_download,
     .run = cpu_run,
     .runs = CPU_RUNS,
-    .host_timed = cpu_host_timed,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
     .context_info = cpu_context_info,

@@ -40,7 +40,6 @@ typedef struct cpu_state {
 void cpu_profile_create(wt_context *ctx);  /* WT_TRACE: profiles from the start */
 void cpu_profile_destroy(wt_context *ctx); /* writes the trace's events */
 wt_status cpu_profile_begin(wt_context *ctx);
-bool cpu_host_timed(wt_context *ctx, wt_prof_log **log);
 wt_status cpu_profile_end(wt_context *ctx);
 wt_status cpu_profile_summary(const wt_context *ctx, wt_profile_entry *out, int capacity, int *count,
                               bool *gpu_timed);

@@ -3,23 +3,21 @@
  * "matmul", "softmax" ...), in the summary and trace of core/profile.h.
  *
  * While a profile runs (or from creation under WT_TRACE) wt_node_run
- * (core/node.c) times every node through cpu_host_timed; otherwise
- * profiling costs one test per node. */
+ * (core/node.c) times every node into the log that ctx->host_log points
+ * to; otherwise profiling costs one test per node. */
 #include "core/profile.h"
 #include "cpu/cpu.h"
 
 #include <stdio.h>
 
-/* While a profile runs, wt_node_run times every node on the host into
- * the context's log (CPU ops finish before they return). */
-bool cpu_host_timed(wt_context *ctx, wt_prof_log **log)
+/* While a profile runs, wt_node_run times every node on the host into the
+ * context's log (CPU ops finish before they return). */
+static void set_timed(wt_context *ctx, bool on)
 {
     cpu_prof *p = &((cpu_state *)ctx->impl)->prof;
-    *log = p->active ? &p->log : NULL;
-    return p->active;
+    p->active = on;
+    ctx->host_log = on ? &p->log : NULL;
 }
-
-static void set_timed(wt_context *ctx, bool on) { ((cpu_state *)ctx->impl)->prof.active = on; }
 
 void cpu_profile_create(wt_context *ctx)
 {
