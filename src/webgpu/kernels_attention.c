@@ -16,26 +16,12 @@
  * (flash-decoding) and a second small dispatch merges the partial softmax
  * states (wgsl/attention_combine.wgsl). */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #define ATTN_WG 128u
-
-/* Same layout as attention.wgsl's Params. */
-typedef struct attn_params {
-    uint32_t q[5], k[5], v[5], m[5]; /* offset, then strides of b, h, s, d */
-    uint32_t hq, hkv, sq, skv;
-    uint32_t group, blocks, workgroups, neg_inf;
-    float scale;
-    uint32_t dw, bk, rows_total;
-    uint32_t splits, chunk, pad[2];
-} attn_params;
-
-/* Same layout as attention_combine.wgsl's Params. */
-typedef struct combine_params {
-    uint32_t rows, splits, neg_inf, pad0;
-} combine_params;
 
 #define COMBINE_WG 256u
 
@@ -131,15 +117,6 @@ static bool pack_view(const wt_tensor *t, uint32_t *dst)
 }
 
 /* ------------------------------------------------ the tiled kernel */
-
-/* Same layout as attention_tiled.wgsl's Params. */
-typedef struct tiled_params {
-    uint32_t q[4], k[4], v[4]; /* offset, then strides of b, h, s (d: 1) */
-    uint32_t hq, hkv, sq, skv;
-    uint32_t group, blocks, workgroups, neg_inf;
-    float scale;
-    uint32_t dq, bk, pad0;
-} tiled_params;
 
 #define TILED_BQ 32u
 #define TILED_BK 32u

@@ -18,6 +18,7 @@
  * small one, which every adapter runs (64 threads, 4 KiB of workgroup
  * memory). */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -39,27 +40,6 @@ static const gemm_config gemm_configs[] = {
     {128, 64, 8, 8, 8},
 };
 #define GEMM_NCONFIGS ((int)(sizeof gemm_configs / sizeof gemm_configs[0]))
-
-/* Mirrors gemm.wgsl's Params. */
-typedef struct gemm_params {
-    uint32_t batch, m, n, k;
-    uint32_t a_offset, a_batch_stride, a_row_stride, a_col_stride;
-    uint32_t b_offset, b_batch_stride, b_row_stride, b_col_stride;
-    uint32_t out_offset, tiles_m, tiles_n, k_chunk;
-    uint32_t splits, bias_offset, a_batch_mod, bias_rows;
-    /* The convolution's window (gemm_b_conv.wgsl), zero otherwise. */
-    uint32_t c_kk, c_kw, c_ow, c_groups;
-    uint32_t c_sh, c_sw, c_dh, c_dw;
-    uint32_t c_pt, c_pl, c_in_h, c_in_w;
-    uint32_t c_xs_n, c_xs_c, c_xs_h, c_xs_w;
-    uint32_t c_cg, c_pad0, c_pad1, c_pad2;
-} gemm_params;
-
-/* Mirrors gemm_splitk.wgsl's Params. */
-typedef struct splitk_params {
-    uint32_t count, n, splits, out_offset;
-    uint32_t bias_offset, bias_rows, pad1, pad2;
-} splitk_params;
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -195,14 +175,6 @@ static bool vec_ok(int64_t offset, int64_t batch_stride, int64_t slow_stride, in
 
 /* ------------------------------------------------- the matrix units */
 
-/* Mirrors gemm_matrix.wgsl's Params. */
-typedef struct matrix_params {
-    uint32_t batch, m, n, k;
-    uint32_t a_offset, a_batch_stride, lda, b_offset;
-    uint32_t b_batch_stride, ldb, out_offset, tiles_m;
-    uint32_t tiles_n, bias_offset, pad0, pad1;
-} matrix_params;
-
 /* Per subgroup SG_M x SG_N result matrices of 16 x 16, WG_M x WG_N
  * subgroups a workgroup; the first whose tile divides the output runs. */
 static const uint32_t matrix_tiles[][4] = {
@@ -285,13 +257,6 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
 }
 
 /* ------------------------------------------------ f16 matrix-vector */
-
-/* Mirrors gemv_f16.wgsl's Params. */
-typedef struct gemv_f16_params {
-    uint32_t rows, rows_per_batch, k, out_word;
-    uint32_t u_offset, u_batch_stride, u_row_stride, v_offset;
-    uint32_t v_batch_stride, pad0, pad1, pad2;
-} gemv_f16_params;
 
 /* M == 1 or N == 1 in f16 where the matrix's rows run along k (A @ x, or
  * x @ w^T: the decode step of a language model): a bandwidth-bound pass

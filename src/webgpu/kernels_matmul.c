@@ -6,27 +6,13 @@
  * outputs; any other layout wgsl/matmul_gemv.wgsl, scalar loads.
  */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Mirrors matmul_gemv.wgsl's Params. */
-typedef struct gemv_params {
-    uint32_t batch, outputs, k, out_offset;
-    uint32_t u_offset, u_batch_stride, u_out_stride, u_k_stride;
-    uint32_t v_offset, v_batch_stride, v_k_stride, groups_per_batch;
-} gemv_params;
-
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
-/* Mirrors matmul_gemv_cols.wgsl's Params. */
-typedef struct gemv_cols_params {
-    uint32_t batch, n, k, out_offset;
-    uint32_t u_offset, u_batch_stride, u_k_stride, v_offset;
-    uint32_t v_batch_stride, v_k_stride, col_groups, k_splits;
-    uint32_t k_chunk, pad[3];
-} gemv_cols_params;
 
 
 /* Tuning of the matrix-vector kernels, read from the environment (once per

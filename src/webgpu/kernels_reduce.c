@@ -43,6 +43,7 @@
  *                        exist (1)
  */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -95,26 +96,6 @@ static reduce_tuning read_tuning(const wt_context *ctx)
     t.subgroups = caps->subgroups && !(sg && strcmp(sg, "0") == 0);
     return t;
 }
-
-/* Shared by both shaders (same WGSL struct layout). */
-typedef struct reduce_params {
-    uint32_t work;           /* rows * chunks */
-    uint32_t chunks_or_rows; /* reduce_rows: chunks per row; reduce_strided: rows */
-    uint32_t chunk_len;
-    uint32_t row_len;
-    uint32_t row_stride;
-    uint32_t elem_stride;
-    uint32_t x_offset;
-    uint32_t out_offset;
-    float divisor;
-    uint32_t identity;
-    uint32_t rows_per_batch;
-    uint32_t batch_stride;
-    uint32_t v_offset;
-    uint32_t v_batch_stride;
-    uint32_t shift_offset;
-    uint32_t pad1;
-} reduce_params;
 
 /* One pass's input: a [rows, row_len] matrix inside a storage, its rows
  * in batches (row o of batch o / rows_per_batch); with dot set, each

@@ -18,6 +18,7 @@
  * WT_ROWWISE_LOOPS=1 forces the loop kernel, WT_ROWWISE_SUBGROUPS=0 the
  * workgroup-memory reductions. */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,14 +30,6 @@
 #define UNITS_PER_THREAD 4u
 
 enum rowwise_mode { MODE_REGISTERS = 0, MODE_LOOPS = 1 };
-
-/* Same layout as rowwise.wgsl's Params. */
-typedef struct rowwise_params {
-    uint32_t rows, cols, row_stride, col_stride;
-    uint32_t x_offset, out_offset, w_offset, b_offset;
-    float eps, count;
-    uint32_t neg_inf, pad0;
-} rowwise_params;
 
 typedef struct rowwise_plan {
     enum rowwise_mode mode;

@@ -5,12 +5,9 @@
  * scanned again with the total of the blocks before it as its carry. Work
  * is parallel across blocks at every level; no thread walks a row. */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
-
-typedef struct scan_params {
-    uint32_t rows, n, inner, blocks, x_offset, out_offset, pad0, pad1;
-} scan_params;
 
 /* Elements per thread (a block is WG of them): WT_SCAN_ITEMS, 1..32, a
  * power of two, for measuring; an invalid value means the default, 8
