@@ -171,7 +171,7 @@ wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *d, const wt_tensor
 static wt_status conv_gemm(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                            const wt_window2d *win, int64_t groups, bool transposed, wt_tensor *out)
 {
-    const char *knob = wg_env_string("WT_CONV_GEMM");
+    const char *knob = wt_knob_text(WT_KNOB_CONV_GEMM);
     if (knob && strcmp(knob, "0") == 0)
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: WT_CONV_GEMM=0 sends it to im2col");
     const wt_tensor *all[4] = {x, w, bias, out};
@@ -195,7 +195,7 @@ wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, 
                        const wt_window2d *win, int64_t groups, wt_tensor *out)
 {
     const int64_t C = x->shape[1], O = w->shape[0], cg = C / groups;
-    const char *knob = wg_env_string("WT_CONV_DIRECT_MAX_CG");
+    const char *knob = wt_knob_text(WT_KNOB_CONV_DIRECT_MAX_CG);
     const long long max_cg = knob && *knob ? atoll(knob) : DIRECT_MAX_CG;
     if (cg > max_cg) return conv_gemm(ctx, x, w, bias, win, groups, false, out);
     wt_status st = check(ctx, "conv2d", x);

@@ -78,7 +78,7 @@ wt_status wg_ew_f16(wt_context *ctx, const wt_ew_args *args)
         p.a_offset = (uint32_t)(a->offset / 8);
         p.b_offset = b ? (uint32_t)(b->offset / 8) : 0;
         p.out_offset = (uint32_t)(out->offset / 8);
-        uint64_t v = wg_env_number("WT_F16_VPT", F16_X8_VPT);
+        uint64_t v = wt_knob_number(WT_KNOB_F16_VPT, F16_X8_VPT);
         vpt = v <= 8 ? (uint32_t)v : F16_X8_VPT;
     } else {
         p.units = (uint32_t)((out->numel + 1) / 2);

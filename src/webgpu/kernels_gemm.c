@@ -66,7 +66,7 @@ int wg_gemm_config_count(void) { return GEMM_NCONFIGS; }
 /* WT_GEMM_TILE as a configuration index, or -1. */
 static int env_config(void)
 {
-    const char *s = wg_env_string("WT_GEMM_TILE");
+    const char *s = wt_knob_text(WT_KNOB_GEMM_TILE);
     unsigned bm, bn, bk, tm, tn;
     if (!s || sscanf(s, "%ux%ux%u/%ux%u", &bm, &bn, &bk, &tm, &tn) != 5)
         return -1;
@@ -145,7 +145,7 @@ static void gemm_choose(const wg_caps *caps, bool f16, bool b_n_fast, bool conv,
         plan_with(&gemm_configs[pick], B, M, N, K, pl);
     }
     /* WT_GEMM_SPLITK=0 means never, as 1 does; unset keeps the choice. */
-    uint64_t want = forced_splits > 0 ? (uint64_t)forced_splits : wg_env_count("WT_GEMM_SPLITK", UINT64_MAX);
+    uint64_t want = forced_splits > 0 ? (uint64_t)forced_splits : wt_knob_count(WT_KNOB_GEMM_SPLITK, UINT64_MAX);
     if (want != UINT64_MAX) splits = want > 1 ? want : 1;
     if (splits > K) splits = K;
     if (splits > 1) {
@@ -205,14 +205,14 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
     int64_t B = out->shape[0], M = out->shape[1], N = out->shape[2], K = a->shape[2];
     bool b_t = b->strides[1] == 1 && b->strides[2] != 1;
     int64_t lda = a->strides[1], ldb = b_t ? b->strides[2] : b->strides[1];
-    if (!has_matrix_config(caps) || a->dtype != WT_F16 || wg_env_number("WT_GEMM_MATRIX_OFF", 0) ||
+    if (!has_matrix_config(caps) || a->dtype != WT_F16 || wt_knob_number(WT_KNOB_GEMM_MATRIX_OFF, 0) ||
         a->strides[2] != 1 || (!b_t && b->strides[2] != 1) || M % 16 || N % 16 || K % 16 || K == 0 ||
         ((a->offset | a->strides[0] | lda | b->offset | b->strides[0] | ldb) & 7) || out->offset % 2)
         return WT_ERR_UNSUPPORTED;
     const uint32_t *t = NULL;
     /* WT_GEMM_MATRIX_TILE="SG_M,SG_N,WG_M,WG_N" for measurements. */
     static uint32_t env_tile[4];
-    const char *e = wg_env_string("WT_GEMM_MATRIX_TILE");
+    const char *e = wt_knob_text(WT_KNOB_GEMM_MATRIX_TILE);
     if (e && sscanf(e, "%u,%u,%u,%u", &env_tile[0], &env_tile[1], &env_tile[2], &env_tile[3]) == 4 &&
         env_tile[0] * env_tile[1] * env_tile[2] * env_tile[3] > 0 &&
         M % (16 * env_tile[0] * env_tile[2]) == 0 && N % (16 * env_tile[1] * env_tile[3]) == 0 &&
@@ -273,7 +273,7 @@ static wt_status gemv_f16(wt_context *ctx, const wt_tensor *a, const wt_tensor *
         return WT_ERR_UNSUPPORTED;
     /* Threads a row: 4096 x 4096 took 11.59 us with 64, 11.87 with 32,
      * 12.14 with 128 and 14.13 with 16 on the H200 (one run each). */
-    uint32_t tpr = (uint32_t)wg_env_number("WT_GEMV_F16_TPR", 64);
+    uint32_t tpr = (uint32_t)wt_knob_number(WT_KNOB_GEMV_F16_TPR, 64);
     if (!wg_is_pow2(tpr) || tpr < 2 || tpr > 256) tpr = 64;
     uint32_t wg = 256;
     gemv_f16_params p = {

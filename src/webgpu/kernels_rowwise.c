@@ -42,9 +42,9 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 static bool aligned4(const wt_tensor *t) { return !t || t->offset % 4 == 0; }
 
-static bool env_is(const char *name, const char *value)
+static bool env_is(wt_knob id, const char *value)
 {
-    const char *v = wg_env_string(name);
+    const char *v = wt_knob_text(id);
     return v && strcmp(v, value) == 0;
 }
 
@@ -58,7 +58,7 @@ static void plan_launch(const wt_context *ctx, const wt_tensor *x, const wt_tens
     const uint64_t width = plan->vec4 ? 4 : 1;
     const uint64_t units = C / width;
     const uint64_t max_vpt = REGISTER_FLOATS / width;
-    if (units > (uint64_t)MAX_TPR * max_vpt || env_is("WT_ROWWISE_LOOPS", "1")) {
+    if (units > (uint64_t)MAX_TPR * max_vpt || env_is(WT_KNOB_ROWWISE_LOOPS, "1")) {
         plan->mode = MODE_LOOPS;
         plan->tpr = MAX_TPR;
         plan->rows_per_wg = 1;
@@ -73,7 +73,7 @@ static void plan_launch(const wt_context *ctx, const wt_tensor *x, const wt_tens
     }
     /* Subgroup reductions assume the workgroup is one row. */
     plan->subgroups = wg_get_caps(ctx)->subgroups && plan->rows_per_wg == 1 &&
-                      !env_is("WT_ROWWISE_SUBGROUPS", "0");
+                      !env_is(WT_KNOB_ROWWISE_SUBGROUPS, "0");
 }
 
 /* The prelude: constants, T and its horizontal helpers, and the reduction

@@ -15,7 +15,7 @@
  * threads' serial scans in workgroup memory). */
 static uint32_t scan_items(void)
 {
-    uint64_t v = wg_env_number("WT_SCAN_ITEMS", 8);
+    uint64_t v = wt_knob_number(WT_KNOB_SCAN_ITEMS, 8);
     return wg_is_pow2(v) && v <= 32 ? (uint32_t)v : 8u;
 }
 
