@@ -9,7 +9,7 @@
  * offsets, array strides of 16) are checked too. A Params block with no
  * row in the table below, a row whose block is gone, or a struct type
  * used inside a Params with no row of its own, fails. CPU only. */
-#define _DEFAULT_SOURCE /* DT_REG-free readdir is enough; strdup */
+#define _DEFAULT_SOURCE /* opendir / readdir under strict C11 */
 #include "webgpu/wg_params.h"
 
 #include <ctype.h>
