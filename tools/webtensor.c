@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bench_engine.h"
+#include "core/knobs.h"
 #include "ops_matrix.h"
 #include "webtensor.h"
 
@@ -136,6 +137,21 @@ static void print_context(const wt_context *ctx, const char *label)
 /* Exit status: 0 when the library works (even with no GPU: the CPU backend
  * is a working answer), 1 when listing fails for another reason than a
  * missing WebGPU library, or a default context cannot be made. */
+/* Every WT_* environment variable the library reads (src/core/knobs.def):
+ * its value here, default, range and meaning. */
+static void print_knobs(void)
+{
+    static const char *const scopes[] = {"process", "context", "call"};
+    printf("\nKnobs (environment variables; scope: when the library reads them):\n");
+    for (int k = 0; k < WT_KNOB_COUNT; k++) {
+        const wt_knob_spec *s = wt_knob_spec_of((wt_knob)k);
+        const char *v = wt_knob_text((wt_knob)k);
+        printf("  %-30s %s%s%s\n", s->name, v ? "= \"" : "(unset)", v ? v : "", v ? "\"" : "");
+        printf("  %-30s   default %s; range %s; read per %s\n", "", s->default_text, s->range, scopes[s->scope]);
+        printf("  %-30s   %s\n", "", s->meaning);
+    }
+}
+
 static int cmd_info(bool experimental)
 {
     int rc = 0;
@@ -174,6 +190,7 @@ static int cmd_info(bool experimental)
     s = wt_context_create(&opts, &ctx);
     if (s != WT_OK) {
         printf("default context: FAILED: %s: %s\n", wt_status_string(s), wt_last_error());
+        print_knobs();
         return 1;
     }
     print_context(ctx, "default context");
@@ -193,6 +210,7 @@ static int cmd_info(bool experimental)
                    wt_last_error());
         }
     }
+    print_knobs();
     return rc;
 }
 

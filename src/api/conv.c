@@ -29,7 +29,7 @@ void wt_conv_options_init(wt_conv_options *opts)
 /* Floats the column matrix (plus the product) of one chunk may take. */
 static int64_t chunk_floats(void)
 {
-    const char *v = getenv("WT_CONV_CHUNK_BYTES");
+    const char *v = wt_knob_text(WT_KNOB_CONV_CHUNK_BYTES);
     long long b = v ? atoll(v) : 0;
     /* 64 MiB: the column matrix stays inside the 128 MiB every WebGPU
      * device can bind; on an H200 a 32x64x56x56 3x3 conv took 0.78 ms with

@@ -3,6 +3,7 @@
 #define WT_INTERNAL_H
 
 #include "webtensor.h"
+#include "core/knobs.h"
 
 #include <stdarg.h>
 

@@ -23,7 +23,7 @@ static char trace_path_buf[4096];
 
 static void read_trace_path(void)
 {
-    const char *v = getenv("WT_TRACE");
+    const char *v = wt_knob_text(WT_KNOB_TRACE);
     if (v && strlen(v) < sizeof trace_path_buf)
         strcpy(trace_path_buf, v);
 }

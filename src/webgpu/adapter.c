@@ -53,7 +53,7 @@ static void egl_load(void)
 #ifdef WT_BROWSER_WEBGPU
     snprintf(egl_note, sizeof egl_note, "no EGL: the host's WebGPU is used");
 #else
-    const char *env = getenv("WT_EGL_LIB");
+    const char *env = wt_knob_text(WT_KNOB_EGL_LIB);
     const char *names[] = {env && *env ? env : "libEGL.so.1", "libEGL.so"};
     for (size_t i = 0; i < 2 && !egl_get_proc; i++) {
         void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
@@ -171,7 +171,7 @@ static void enumerate_backend(const wg_library *lib, WGPUInstance instance,
     void *del = sym ? wg_process_symbol("_ZdlPv") : NULL;
     if (!del)
         del = wg_library_symbol(lib, "_ZdlPv");
-    if (!sym || !del || getenv("WT_NO_ENUMERATE"))
+    if (!sym || !del || wt_knob_text(WT_KNOB_NO_ENUMERATE))
         return;
     void (*enumerate)(cxx_pointer_vector *, WGPUInstance, const WGPURequestAdapterOptions *);
     void (*cxx_delete)(void *);

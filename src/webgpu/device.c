@@ -179,7 +179,7 @@ static void toggles_choose(toggle_set *t, const wt_context_options *opts)
     toggle_set_state(t, "timestamp_quantization", strlen("timestamp_quantization"), -1);
     if (opts->experimental & WT_EXPERIMENTAL_SUBGROUP_MATRIX)
         toggle_set_state(t, "allow_unsafe_apis", strlen("allow_unsafe_apis"), +1);
-    toggles_apply(t, getenv("WT_DAWN_TOGGLES"));
+    toggles_apply(t, wt_knob_text(WT_KNOB_DAWN_TOGGLES));
     toggles_apply(t, opts->toggles);
     for (int i = 0; i < t->count; i++) {
         if (t->state[i] > 0)
@@ -209,75 +209,10 @@ static void toggles_describe(const toggle_set *t, char *dst, size_t cap)
 
 /* A tuning switch from the environment: one of the allowed values, else
  * the default. */
-/* Tuning knobs are read from the environment once per process: kernels ask
- * on every launch (up to 6 names), and getenv walks the whole environment
- * each time (about 20 ns a name with 37 variables here, more in a large
- * environment). The names are string literals; the values are copied, so a
- * later setenv cannot pull them away. */
-#define ENV_CACHE_SLOTS 48
-static struct {
-    const char *name;
-    bool present;
-    char value[64];
-} env_cache[ENV_CACHE_SLOTS];
-static int env_cached;
-static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
-
-const char *wg_env_string(const char *name)
-{
-    const char *found = NULL;
-    pthread_mutex_lock(&env_lock);
-    for (int i = 0; i < env_cached; i++)
-        if (strcmp(env_cache[i].name, name) == 0) {
-            found = env_cache[i].present ? env_cache[i].value : NULL;
-            pthread_mutex_unlock(&env_lock);
-            return found;
-        }
-    const char *v = getenv(name);
-    if (env_cached < ENV_CACHE_SLOTS && (!v || strlen(v) < sizeof env_cache[0].value)) {
-        env_cache[env_cached].name = name;
-        env_cache[env_cached].present = v != NULL;
-        if (v)
-            strcpy(env_cache[env_cached].value, v);
-        found = v ? env_cache[env_cached].value : NULL;
-        env_cached++;
-    } else {
-        found = NULL; /* too long to be a knob, or too many names: ignored */
-    }
-    pthread_mutex_unlock(&env_lock);
-    return found;
-}
-
-/* Decimal digits only (no sign, spaces or suffix): whether s is one. */
-static bool env_parse(const char *s, uint64_t *v)
-{
-    if (!s || *s < '0' || *s > '9')
-        return false;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long n = strtoull(s, &end, 10);
-    if (errno || !end || *end != '\0')
-        return false;
-    *v = (uint64_t)n;
-    return true;
-}
-
-uint64_t wg_env_number(const char *name, uint64_t fallback)
-{
-    uint64_t v;
-    return env_parse(wg_env_string(name), &v) && v > 0 ? v : fallback;
-}
-
-uint64_t wg_env_count(const char *name, uint64_t fallback)
-{
-    uint64_t v;
-    return env_parse(wg_env_string(name), &v) ? v : fallback;
-}
-
-static uint32_t env_choice(const char *name, unsigned fallback, const unsigned *allowed,
+static uint32_t env_choice(wt_knob id, unsigned fallback, const unsigned *allowed,
                            int nallowed)
 {
-    const char *env = wg_env_string(name);
+    const char *env = wt_knob_text(id);
     if (!env || !*env)
         return fallback;
     char *end = NULL;
@@ -449,14 +384,14 @@ wt_status wg_device_create(wt_context *ctx)
      * type, hence the names. */
     w->caps.cpu_adapter = wg_adapter_is_software(&w->info);
     static const unsigned vpt_choices[] = {0, 1, 2, 4, 8}, tile_choices[] = {0, 32, 64};
-    w->caps.vec4_per_thread = env_choice("WT_EW_VEC4_PER_THREAD", 4, vpt_choices, 5);
+    w->caps.vec4_per_thread = env_choice(WT_KNOB_EW_VEC4_PER_THREAD, 4, vpt_choices, 5);
     /* Binary ops carry two loads per unit; on the H200 8 vec4 per thread
      * ran a 2^28 add in 781/774 us against 800/804 us with 4 (two runs),
      * while exp with 8 was slower (929/983 against 563/561 us). */
-    w->caps.binary_vec4_per_thread = env_choice("WT_EW_BINARY_VEC4_PER_THREAD", 8, vpt_choices, 5);
-    w->caps.transpose_tile = env_choice("WT_TRANSPOSE_TILE", 32, tile_choices, 3);
+    w->caps.binary_vec4_per_thread = env_choice(WT_KNOB_EW_BINARY_VEC4_PER_THREAD, 8, vpt_choices, 5);
+    w->caps.transpose_tile = env_choice(WT_KNOB_TRANSPOSE_TILE, 32, tile_choices, 3);
     static const unsigned onoff[] = {0, 1};
-    w->caps.transpose_vec4 = env_choice("WT_TRANSPOSE_VEC4", 1, onoff, 2) != 0;
+    w->caps.transpose_vec4 = env_choice(WT_KNOB_TRANSPOSE_VEC4, 1, onoff, 2) != 0;
     /* A lower buffer limit the caller asked for (wt_context_options) is
      * ours to enforce: WebGPU raises requested limits below its defaults. */
     w->max_buffer = w->limits.maxBufferSize;

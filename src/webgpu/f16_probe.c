@@ -50,7 +50,7 @@ bool wg_f16_hw_exact(wt_context *ctx)
 {
     wg_context *w = wg_ctx(ctx);
     if (!w->f16_hw_probed) {
-        const char *off = wg_env_string("WT_F16_HW");
+        const char *off = wt_knob_text(WT_KNOB_F16_HW);
         w->f16_hw_exact = !(off && strcmp(off, "0") == 0) && probe(ctx);
         w->f16_hw_probed = true;
     }

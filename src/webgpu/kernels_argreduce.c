@@ -3,16 +3,11 @@
  * layouts are gathered first); long rows with few of them are cut into
  * chunks whose (value, index) partials a further pass combines. */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-typedef struct arg_params {
-    uint32_t work, chunks, chunk_len, row_len;
-    uint32_t row_stride, elem_stride, x_offset, out_offset;
-    uint32_t ident, pad0, pad1, pad2;
-} arg_params;
 
 /* Workgroups worth having; a chunk is at least MIN_CHUNK elements. */
 #define ARG_GROUPS 2048u

@@ -16,26 +16,12 @@
  * (flash-decoding) and a second small dispatch merges the partial softmax
  * states (wgsl/attention_combine.wgsl). */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #define ATTN_WG 128u
-
-/* Same layout as attention.wgsl's Params. */
-typedef struct attn_params {
-    uint32_t q[5], k[5], v[5], m[5]; /* offset, then strides of b, h, s, d */
-    uint32_t hq, hkv, sq, skv;
-    uint32_t group, blocks, workgroups, neg_inf;
-    float scale;
-    uint32_t dw, bk, rows_total;
-    uint32_t splits, chunk, pad[2];
-} attn_params;
-
-/* Same layout as attention_combine.wgsl's Params. */
-typedef struct combine_params {
-    uint32_t rows, splits, neg_inf, pad0;
-} combine_params;
 
 #define COMBINE_WG 256u
 
@@ -48,7 +34,7 @@ typedef struct combine_params {
 
 static uint32_t choose_splits(const wt_context *ctx, uint64_t workgroups, uint64_t tiles)
 {
-    if (wg_env_number("WT_ATTN_SPLITS", 0) == 1) return 1;
+    if (wt_knob_number(WT_KNOB_ATTN_SPLITS, 0) == 1) return 1;
     const uint64_t target = wg_get_caps(ctx)->cpu_adapter ? TARGET_WORKGROUPS_CPU : TARGET_WORKGROUPS;
     uint32_t splits = 1;
     while (workgroups * splits * 2 <= target && tiles / (splits * 2u) >= MIN_TILES_PER_SPLIT) splits *= 2;
@@ -74,9 +60,9 @@ static uint64_t tile_bytes(const attn_plan *t)
  * 32); powers of two. On the H200 (Vulkan, f32), 128 / 32 / 32 took
  * 3.9 ms for causal prefill B=1 Hq=32 Hkv=8 S=2048 D=128, 64 / 16 / 32
  * 8.1 ms (PyTorch's fp32 SDPA 3.2 ms); decode steps were within noise. */
-static uint32_t knob(const char *name, uint32_t fallback, uint32_t lo, uint32_t hi)
+static uint32_t knob(wt_knob id, uint32_t fallback, uint32_t lo, uint32_t hi)
 {
-    uint64_t v = wg_env_number(name, fallback);
+    uint64_t v = wt_knob_number(id, fallback);
     return wg_is_pow2(v) && v >= lo && v <= hi ? (uint32_t)v : fallback;
 }
 
@@ -85,12 +71,12 @@ static bool plan_tiles(const wt_context *ctx, uint64_t rows, uint64_t D, uint64_
     const uint64_t limit = wg_get_caps(ctx)->max_workgroup_storage;
     /* A software adapter runs small workgroups best. */
     const bool soft = wg_get_caps(ctx)->cpu_adapter;
-    uint32_t wg = knob("WT_ATTN_WG", soft ? 64 : ATTN_WG, 32, 256);
+    uint32_t wg = knob(WT_KNOB_ATTN_WG, soft ? 64 : ATTN_WG, 32, 256);
     if (wg > wg_get_caps(ctx)->max_invocations) wg = 64;
-    t->bq = knob("WT_ATTN_BQ", soft ? 16 : 32, 1, wg);
+    t->bq = knob(WT_KNOB_ATTN_BQ, soft ? 16 : 32, 1, wg);
     while (t->bq > 1 && t->bq / 2 >= rows) t->bq /= 2;
     t->tpq = wg / t->bq;
-    const uint32_t bk = knob("WT_ATTN_BK", 32, 4, 256);
+    const uint32_t bk = knob(WT_KNOB_ATTN_BK, 32, 4, 256);
     t->bk = t->tpq > bk ? t->tpq : bk;
     t->w = D % 4 == 0 && Dv % 4 == 0 ? 4 : 1;
     t->qs = (uint32_t)(D / t->w + 1);
@@ -132,15 +118,6 @@ static bool pack_view(const wt_tensor *t, uint32_t *dst)
 
 /* ------------------------------------------------ the tiled kernel */
 
-/* Same layout as attention_tiled.wgsl's Params. */
-typedef struct tiled_params {
-    uint32_t q[4], k[4], v[4]; /* offset, then strides of b, h, s (d: 1) */
-    uint32_t hq, hkv, sq, skv;
-    uint32_t group, blocks, workgroups, neg_inf;
-    float scale;
-    uint32_t dq, bk, pad0;
-} tiled_params;
-
 #define TILED_BQ 32u
 #define TILED_BK 32u
 #define TILED_TX 16u
@@ -157,7 +134,7 @@ static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a)
     const uint64_t B = (uint64_t)q->shape[0], Hq = (uint64_t)q->shape[1], Sq = (uint64_t)q->shape[2],
                    D = (uint64_t)q->shape[3], Hkv = (uint64_t)k->shape[1], Skv = (uint64_t)k->shape[2];
     const wt_dtype dt = q->dtype;
-    const char *knob = wg_env_string("WT_ATTN_TILED");
+    const char *knob = wt_knob_text(WT_KNOB_ATTN_TILED);
     const bool off = knob && strcmp(knob, "0") == 0, always = knob && strcmp(knob, "1") == 0;
     if (off || a->mask || (dt != WT_F32 && dt != WT_F16) || k->dtype != dt || v->dtype != dt ||
         a->out->dtype != dt || D % 4 || (uint64_t)v->shape[3] != D || !aligned_rows(q) || !aligned_rows(k) ||
@@ -188,7 +165,7 @@ static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a)
     /* Constant loop bounds on a GPU (WT_ATTN_UNROLL=0: from the
      * parameters, as on a software adapter, where unrolled loops compile
      * slowly). */
-    const char *unroll = wg_env_string("WT_ATTN_UNROLL");
+    const char *unroll = wt_knob_text(WT_KNOB_ATTN_UNROLL);
     const bool unrolled = unroll && *unroll ? strcmp(unroll, "0") != 0 : !wg_get_caps(ctx)->cpu_adapter;
     char prelude[192];
     snprintf(prelude, sizeof prelude,

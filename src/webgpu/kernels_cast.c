@@ -2,17 +2,12 @@
  * copies (cast.wgsl), from any strided view into a contiguous output. f16
  * needs no device feature: the shader works on u32 words. */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #define CAST_WG 256u
-
-typedef struct cast_params {
-    uint32_t n, ndim, x_offset, out_offset;
-    uint32_t shape[8];
-    uint32_t x_strides[8];
-} cast_params;
 
 static bool castable(wt_dtype d) { return d == WT_F32 || d == WT_F16 || d == WT_I32 || d == WT_BOOL; }
 

@@ -6,37 +6,13 @@
  * transposed convolution. And 2-D pooling (wgsl/pool2d.wgsl), which shares
  * their window. */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CONV_WG 256u
-
-/* Same layouts as window.wgsl's Window and View4. */
-typedef struct window_params {
-    int32_t in_h, in_w, out_h, out_w, kernel_h, kernel_w, stride_h, stride_w;
-    int32_t pad_top, pad_left, pad_bottom, pad_right, dil_h, dil_w, pad0, pad1;
-} window_params;
-
-typedef struct view4_params {
-    uint32_t offset, pad0, pad1, pad2;
-    uint32_t strides[4];
-} view4_params;
-
-/* Same layout as im2col.wgsl's Params. */
-typedef struct im2col_params {
-    window_params win;
-    view4_params x;
-    uint32_t total, ncols, rows, row0;
-} im2col_params;
-
-/* Same layout as col2im.wgsl's Params. */
-typedef struct col2im_params {
-    window_params win;
-    view4_params out;
-    uint32_t total, c, bias_offset, bias_stride;
-} col2im_params;
 
 /* Callers have checked window_fits_i32 and fits_u32. */
 static window_params window_of(const wt_window2d *w)
@@ -155,14 +131,6 @@ wt_status wg_op_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *b
                   &p, sizeof p, b, 3, (uint64_t)out->numel);
 }
 
-/* Same layout as pool2d.wgsl's Params. */
-typedef struct pool_params {
-    window_params win;
-    view4_params x;
-    uint32_t total, c, divisor, neg_inf;
-    uint32_t out_offset, idx_offset, pad0, pad1;
-} pool_params;
-
 wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *d, const wt_tensor *x, wt_tensor *out,
                        wt_tensor *indices)
 {
@@ -192,14 +160,6 @@ wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *d, const wt_tensor
     return launch(ctx, "pool2d", extra, &p, sizeof p, b, indices ? 3 : 2, (uint64_t)out->numel);
 }
 
-/* Same layout as conv2d_direct.wgsl's Params. */
-typedef struct direct_params {
-    window_params win;
-    view4_params x;
-    uint32_t total, o, cg, og;
-    uint32_t w_offset, bias_offset, out_offset, pad0;
-} direct_params;
-
 /* Input channels per group up to which a thread per output beats the
  * matrix product (WT_CONV_DIRECT_MAX_CG overrides, 0 turns the direct
  * kernel off). On an H100 a depthwise 3x3 over 32x128x56x56 took 1.2 ms
@@ -211,7 +171,7 @@ typedef struct direct_params {
 static wt_status conv_gemm(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                            const wt_window2d *win, int64_t groups, bool transposed, wt_tensor *out)
 {
-    const char *knob = wg_env_string("WT_CONV_GEMM");
+    const char *knob = wt_knob_text(WT_KNOB_CONV_GEMM);
     if (knob && strcmp(knob, "0") == 0)
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: WT_CONV_GEMM=0 sends it to im2col");
     const wt_tensor *all[4] = {x, w, bias, out};
@@ -235,7 +195,7 @@ wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, 
                        const wt_window2d *win, int64_t groups, wt_tensor *out)
 {
     const int64_t C = x->shape[1], O = w->shape[0], cg = C / groups;
-    const char *knob = wg_env_string("WT_CONV_DIRECT_MAX_CG");
+    const char *knob = wt_knob_text(WT_KNOB_CONV_DIRECT_MAX_CG);
     const long long max_cg = knob && *knob ? atoll(knob) : DIRECT_MAX_CG;
     if (cg > max_cg) return conv_gemm(ctx, x, w, bias, win, groups, false, out);
     wt_status st = check(ctx, "conv2d", x);
@@ -257,15 +217,6 @@ wt_status wg_op_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, 
                   bias ? "const HAS_BIAS: bool = true;\n" : "const HAS_BIAS: bool = false;\n", &p,
                   sizeof p, b, 4, (uint64_t)out->numel);
 }
-
-/* Same layout as channel_norm.wgsl's Params. */
-typedef struct channel_norm_params {
-    uint32_t total, c, s, x_offset;
-    uint32_t xs_n, xs_c, xs_s, stats_offset;
-    uint32_t out_offset;
-    float eps;
-    uint32_t pad0, pad1;
-} channel_norm_params;
 
 wt_status wg_op_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats, float eps,
                              wt_tensor *out)
@@ -293,13 +244,6 @@ wt_status wg_op_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tenso
     return launch(ctx, "channel_norm", vec4 ? "alias T = vec4<f32>;\n" : "alias T = f32;\n", &p, sizeof p, b,
                   3, (uint64_t)p.total);
 }
-
-/* Same layout as channel_moments.wgsl's Params. */
-typedef struct moments_params {
-    uint32_t c, s, count, chunks;
-    uint32_t chunk_len, x_offset, xs_n, xs_c;
-    uint32_t xs_s, out_offset, pad0, pad1;
-} moments_params;
 
 /* Elements a workgroup of channel_moments sums at least (16 a thread),
  * and the most workgroups a channel is cut into. */

@@ -8,6 +8,7 @@
  * Binary ops also stay linear when an operand is one scalar, a repeated
  * row or a repeated column (the common broadcasts: bias, scale). */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -134,10 +135,6 @@ static int unit_prelude(char *buf, size_t cap, enum walk_mode mode, uint32_t vpt
 
 /* --------------------------------------------------------------- fill */
 
-typedef struct fill_params {
-    uint32_t n, tail, out_offset, bits;
-} fill_params;
-
 wt_status wg_op_fill(wt_context *ctx, wt_tensor *out, float value)
 {
     uint32_t bits;
@@ -177,15 +174,6 @@ wt_status wg_op_fill_bits(wt_context *ctx, wt_tensor *out, uint32_t bits)
 }
 
 /* ---------------------------------------------------------- transpose */
-
-typedef struct transpose_params {
-    uint32_t rows, cols, x_row_stride, x_col_stride;
-    uint32_t out_row_stride, x_offset, out_offset, nbatch_dims;
-    uint32_t tiles_r, tiles_c, nbatch, pad0;
-    uint32_t batch_shape[8];
-    uint32_t batch_x_strides[8];
-    uint32_t batch_out_strides[8];
-} transpose_params;
 
 /* A copy whose source is contiguous along some axis other than out's
  * innermost one, and strided along that innermost one: the tiled
@@ -279,12 +267,6 @@ static wt_status run_transpose(wt_context *ctx, const wt_tensor *x, wt_tensor *o
 
 /* -------------------------------------------------------------- unary */
 
-typedef struct unary_params {
-    uint32_t n, tail, ndim, x_offset, out_offset, p0, p1, pad0;
-    uint32_t shape[8];
-    uint32_t x_strides[8];
-} unary_params;
-
 /* out = op(x) (op < 0: a copy, which may take the tiled transpose). */
 static wt_status run_unary(wt_context *ctx, const char *name, int op, const wt_tensor *x,
                            const uint32_t *params, wt_tensor *out)
@@ -344,15 +326,6 @@ wt_status wg_op_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out)
 }
 
 /* ------------------------------------------------------------- binary */
-
-typedef struct binary_params {
-    uint32_t n, tail, ndim, inner;
-    uint32_t a_offset, b_offset, out_offset, a_col_stride;
-    uint32_t b_col_stride, b_bits, pad1, pad2;
-    uint32_t shape[8];
-    uint32_t a_strides[8];
-    uint32_t b_strides[8];
-} binary_params;
 
 /* How operand k of a coalesced layout can be read in a linear walk. */
 static enum operand_walk classify_operand(const strided_layout *l, int k)

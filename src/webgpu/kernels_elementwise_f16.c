@@ -11,6 +11,7 @@
  *    views, a scalar b), one word of out a thread, each half's source
  *    decoded from the merged strides. */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,12 +19,6 @@
 #define F16_WG 256u
 #define F16_X8_VPT 1u      /* vec4 units a thread (WT_F16_VPT: 1-8, for sweeps; 1, 2 and 4 within 2 % on the H200) */
 #define F16_STRIDED_VPT 2u /* words a thread */
-
-/* ew_f16_io.wgsl's Params. */
-typedef struct f16_params {
-    uint32_t n, units, ndim, a_offset, b_offset, out_offset, p0, p1;
-    uint32_t shape[8], a_strides[8], b_strides[8];
-} f16_params;
 
 /* Out and its (expanded) inputs with their axes merged; a NULL b (a scalar
  * or a unary op) keeps zero strides. */
@@ -83,7 +78,7 @@ wt_status wg_ew_f16(wt_context *ctx, const wt_ew_args *args)
         p.a_offset = (uint32_t)(a->offset / 8);
         p.b_offset = b ? (uint32_t)(b->offset / 8) : 0;
         p.out_offset = (uint32_t)(out->offset / 8);
-        uint64_t v = wg_env_number("WT_F16_VPT", F16_X8_VPT);
+        uint64_t v = wt_knob_number(WT_KNOB_F16_VPT, F16_X8_VPT);
         vpt = v <= 8 ? (uint32_t)v : F16_X8_VPT;
     } else {
         p.units = (uint32_t)((out->numel + 1) / 2);

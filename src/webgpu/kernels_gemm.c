@@ -18,6 +18,7 @@
  * small one, which every adapter runs (64 threads, 4 KiB of workgroup
  * memory). */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -39,27 +40,6 @@ static const gemm_config gemm_configs[] = {
     {128, 64, 8, 8, 8},
 };
 #define GEMM_NCONFIGS ((int)(sizeof gemm_configs / sizeof gemm_configs[0]))
-
-/* Mirrors gemm.wgsl's Params. */
-typedef struct gemm_params {
-    uint32_t batch, m, n, k;
-    uint32_t a_offset, a_batch_stride, a_row_stride, a_col_stride;
-    uint32_t b_offset, b_batch_stride, b_row_stride, b_col_stride;
-    uint32_t out_offset, tiles_m, tiles_n, k_chunk;
-    uint32_t splits, bias_offset, a_batch_mod, bias_rows;
-    /* The convolution's window (gemm_b_conv.wgsl), zero otherwise. */
-    uint32_t c_kk, c_kw, c_ow, c_groups;
-    uint32_t c_sh, c_sw, c_dh, c_dw;
-    uint32_t c_pt, c_pl, c_in_h, c_in_w;
-    uint32_t c_xs_n, c_xs_c, c_xs_h, c_xs_w;
-    uint32_t c_cg, c_pad0, c_pad1, c_pad2;
-} gemm_params;
-
-/* Mirrors gemm_splitk.wgsl's Params. */
-typedef struct splitk_params {
-    uint32_t count, n, splits, out_offset;
-    uint32_t bias_offset, bias_rows, pad1, pad2;
-} splitk_params;
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -86,7 +66,7 @@ int wg_gemm_config_count(void) { return GEMM_NCONFIGS; }
 /* WT_GEMM_TILE as a configuration index, or -1. */
 static int env_config(void)
 {
-    const char *s = wg_env_string("WT_GEMM_TILE");
+    const char *s = wt_knob_text(WT_KNOB_GEMM_TILE);
     unsigned bm, bn, bk, tm, tn;
     if (!s || sscanf(s, "%ux%ux%u/%ux%u", &bm, &bn, &bk, &tm, &tn) != 5)
         return -1;
@@ -165,7 +145,7 @@ static void gemm_choose(const wg_caps *caps, bool f16, bool b_n_fast, bool conv,
         plan_with(&gemm_configs[pick], B, M, N, K, pl);
     }
     /* WT_GEMM_SPLITK=0 means never, as 1 does; unset keeps the choice. */
-    uint64_t want = forced_splits > 0 ? (uint64_t)forced_splits : wg_env_count("WT_GEMM_SPLITK", UINT64_MAX);
+    uint64_t want = forced_splits > 0 ? (uint64_t)forced_splits : wt_knob_count(WT_KNOB_GEMM_SPLITK, UINT64_MAX);
     if (want != UINT64_MAX) splits = want > 1 ? want : 1;
     if (splits > K) splits = K;
     if (splits > 1) {
@@ -194,14 +174,6 @@ static bool vec_ok(int64_t offset, int64_t batch_stride, int64_t slow_stride, in
 }
 
 /* ------------------------------------------------- the matrix units */
-
-/* Mirrors gemm_matrix.wgsl's Params. */
-typedef struct matrix_params {
-    uint32_t batch, m, n, k;
-    uint32_t a_offset, a_batch_stride, lda, b_offset;
-    uint32_t b_batch_stride, ldb, out_offset, tiles_m;
-    uint32_t tiles_n, bias_offset, pad0, pad1;
-} matrix_params;
 
 /* Per subgroup SG_M x SG_N result matrices of 16 x 16, WG_M x WG_N
  * subgroups a workgroup; the first whose tile divides the output runs. */
@@ -233,14 +205,14 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
     int64_t B = out->shape[0], M = out->shape[1], N = out->shape[2], K = a->shape[2];
     bool b_t = b->strides[1] == 1 && b->strides[2] != 1;
     int64_t lda = a->strides[1], ldb = b_t ? b->strides[2] : b->strides[1];
-    if (!has_matrix_config(caps) || a->dtype != WT_F16 || wg_env_number("WT_GEMM_MATRIX_OFF", 0) ||
+    if (!has_matrix_config(caps) || a->dtype != WT_F16 || wt_knob_number(WT_KNOB_GEMM_MATRIX_OFF, 0) ||
         a->strides[2] != 1 || (!b_t && b->strides[2] != 1) || M % 16 || N % 16 || K % 16 || K == 0 ||
         ((a->offset | a->strides[0] | lda | b->offset | b->strides[0] | ldb) & 7) || out->offset % 2)
         return WT_ERR_UNSUPPORTED;
     const uint32_t *t = NULL;
     /* WT_GEMM_MATRIX_TILE="SG_M,SG_N,WG_M,WG_N" for measurements. */
     static uint32_t env_tile[4];
-    const char *e = wg_env_string("WT_GEMM_MATRIX_TILE");
+    const char *e = wt_knob_text(WT_KNOB_GEMM_MATRIX_TILE);
     if (e && sscanf(e, "%u,%u,%u,%u", &env_tile[0], &env_tile[1], &env_tile[2], &env_tile[3]) == 4 &&
         env_tile[0] * env_tile[1] * env_tile[2] * env_tile[3] > 0 &&
         M % (16 * env_tile[0] * env_tile[2]) == 0 && N % (16 * env_tile[1] * env_tile[3]) == 0 &&
@@ -286,13 +258,6 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
 
 /* ------------------------------------------------ f16 matrix-vector */
 
-/* Mirrors gemv_f16.wgsl's Params. */
-typedef struct gemv_f16_params {
-    uint32_t rows, rows_per_batch, k, out_word;
-    uint32_t u_offset, u_batch_stride, u_row_stride, v_offset;
-    uint32_t v_batch_stride, pad0, pad1, pad2;
-} gemv_f16_params;
-
 /* M == 1 or N == 1 in f16 where the matrix's rows run along k (A @ x, or
  * x @ w^T: the decode step of a language model): a bandwidth-bound pass
  * of 16-byte loads. WT_ERR_UNSUPPORTED (nothing recorded) otherwise. */
@@ -308,7 +273,7 @@ static wt_status gemv_f16(wt_context *ctx, const wt_tensor *a, const wt_tensor *
         return WT_ERR_UNSUPPORTED;
     /* Threads a row: 4096 x 4096 took 11.59 us with 64, 11.87 with 32,
      * 12.14 with 128 and 14.13 with 16 on the H200 (one run each). */
-    uint32_t tpr = (uint32_t)wg_env_number("WT_GEMV_F16_TPR", 64);
+    uint32_t tpr = (uint32_t)wt_knob_number(WT_KNOB_GEMV_F16_TPR, 64);
     if (!wg_is_pow2(tpr) || tpr < 2 || tpr > 256) tpr = 64;
     uint32_t wg = 256;
     gemv_f16_params p = {

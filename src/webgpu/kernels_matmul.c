@@ -6,27 +6,13 @@
  * outputs; any other layout wgsl/matmul_gemv.wgsl, scalar loads.
  */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Mirrors matmul_gemv.wgsl's Params. */
-typedef struct gemv_params {
-    uint32_t batch, outputs, k, out_offset;
-    uint32_t u_offset, u_batch_stride, u_out_stride, u_k_stride;
-    uint32_t v_offset, v_batch_stride, v_k_stride, groups_per_batch;
-} gemv_params;
-
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
-/* Mirrors matmul_gemv_cols.wgsl's Params. */
-typedef struct gemv_cols_params {
-    uint32_t batch, n, k, out_offset;
-    uint32_t u_offset, u_batch_stride, u_k_stride, v_offset;
-    uint32_t v_batch_stride, v_k_stride, col_groups, k_splits;
-    uint32_t k_chunk, pad[3];
-} gemv_cols_params;
 
 
 /* Tuning of the matrix-vector kernels, read from the environment (once per
@@ -52,7 +38,7 @@ static gemv_tuning read_gemv_tuning(const wt_context *ctx)
     const wg_caps *caps = wg_get_caps(ctx);
     gemv_tuning t;
     uint64_t fallback = caps->cpu_adapter ? 32 : 256;
-    uint64_t wg = wg_env_number("WT_GEMV_WG", fallback);
+    uint64_t wg = wt_knob_number(WT_KNOB_GEMV_WG, fallback);
     if (!wg_is_pow2(wg) || wg < 32 || wg > 1024) wg = fallback;
     /* The x @ B kernel keeps a vec4 per thread in workgroup memory. */
     while (wg > 32 && (wg > caps->max_invocations || wg * 16 > caps->max_workgroup_storage))
@@ -61,15 +47,15 @@ static gemv_tuning read_gemv_tuning(const wt_context *ctx)
     /* A @ x: one subgroup's worth of threads per row by default. On the
      * H200, 4096x4096 took 22.8 us at 32, 25.8 at 128 and 26.8 at 256 in
      * one run (PyTorch 23.8 us). */
-    uint64_t rw = wg_env_number("WT_GEMV_ROW_WG", 32);
+    uint64_t rw = wt_knob_number(WT_KNOB_GEMV_ROW_WG, 32);
     t.row_wg = (uint32_t)(wg_is_pow2(rw) && rw >= 32 && rw <= caps->max_invocations ? rw : 32);
-    uint64_t ct = wg_env_number("WT_GEMV_COL_THREADS", 32);
+    uint64_t ct = wt_knob_number(WT_KNOB_GEMV_COL_THREADS, 32);
     t.col_threads = (uint32_t)(wg_is_pow2(ct) && ct <= wg ? ct : (wg < 32 ? wg : 32));
-    uint64_t g = wg_env_count("WT_GEMV_GROUPS", 1024);
+    uint64_t g = wt_knob_count(WT_KNOB_GEMV_GROUPS, 1024);
     t.groups = g > (1u << 20) ? (1u << 20) : (uint32_t)g;
-    uint64_t u = wg_env_number("WT_GEMV_UNROLL", 4);
+    uint64_t u = wt_knob_number(WT_KNOB_GEMV_UNROLL, 4);
     t.unroll = (u == 1 || u == 2 || u == 4 || u == 8) ? (uint32_t)u : 4;
-    const char *f = wg_env_string("WT_GEMV_FAST");
+    const char *f = wt_knob_text(WT_KNOB_GEMV_FAST);
     t.fast = !(f && strcmp(f, "0") == 0);
     return t;
 }

@@ -10,6 +10,7 @@
  * deferred check at the next sync would save it but report the error away
  * from its cause, after the bad result had been used. */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -46,16 +47,6 @@ static void elem_prelude(char *buf, size_t size, const wt_tensor *t)
 
 /* --------------------------------------------------------------- remap */
 
-typedef struct remap_params {
-    uint32_t n, ndim, x_offset, fill;
-    uint32_t tri;
-    int32_t diag;
-    uint32_t pad0, pad1;
-    uint32_t out_shape[8], x_shape[8], x_strides[8];
-    int32_t start[8];
-    uint32_t axis_mode[8];
-} remap_params;
-
 wt_status wg_op_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out)
 {
     wt_status st;
@@ -91,11 +82,6 @@ wt_status wg_op_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt
 }
 
 /* ----------------------------------------------------------- copy_into */
-
-typedef struct copy_params {
-    uint32_t n, ndim, src_offset, dst_offset;
-    uint32_t shape[8], src_strides[8], dst_strides[8];
-} copy_params;
 
 wt_status wg_op_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst)
 {
@@ -175,11 +161,6 @@ static wt_status dispatch_checked(wt_context *ctx, wg_launch *l, int64_t extent,
     return st;
 }
 
-typedef struct gather_params {
-    uint32_t n, ndim, axis, x_offset, idx_offset, extent, base, count;
-    uint32_t shape[8], x_strides[8], idx_strides[8];
-} gather_params;
-
 wt_status wg_op_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index, bool trusted,
                        wt_tensor *out)
 {
@@ -220,12 +201,6 @@ wt_status wg_op_gather_part(wt_context *ctx, const wt_tensor *x, int axis, const
     };
     return dispatch_checked(ctx, &l, extent, trusted);
 }
-
-typedef struct scatter_params {
-    uint32_t n, ndim, axis, out_offset, idx_offset, src_offset, extent, base;
-    uint32_t count, pad0, pad1, pad2;
-    uint32_t shape[8], out_strides[8], idx_strides[8], src_strides[8];
-} scatter_params;
 
 wt_status wg_op_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
                             const wt_tensor *src)

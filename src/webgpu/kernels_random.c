@@ -3,14 +3,9 @@
  * quantile table is uploaded with each wt_randn call (24 KiB). */
 #include "core/philox.h"
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
-
-typedef struct random_params {
-    uint32_t n, key0, key1, shift;
-    float unit, p, scale;
-    uint32_t x_offset, out_offset, first_block, pad1, pad2;
-} random_params;
 
 #define RANDOM_WG 64u
 

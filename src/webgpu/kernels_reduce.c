@@ -43,6 +43,7 @@
  *                        exist (1)
  */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -83,38 +84,18 @@ static reduce_tuning read_tuning(const wt_context *ctx)
     const wg_caps *caps = wg_get_caps(ctx);
     reduce_tuning t;
     uint64_t fallback = caps->cpu_adapter ? 32 : 256;
-    t.wg = usable_wg(caps, wg_env_number("WT_REDUCE_WG", fallback));
+    t.wg = usable_wg(caps, wt_knob_number(WT_KNOB_REDUCE_WG, fallback));
     if (!t.wg) t.wg = usable_wg(caps, fallback);
-    uint64_t u = wg_env_number("WT_REDUCE_UNROLL", 4);
+    uint64_t u = wt_knob_number(WT_KNOB_REDUCE_UNROLL, 4);
     t.unroll = (u == 1 || u == 2 || u == 4 || u == 8) ? (uint32_t)u : 4;
-    uint64_t g = wg_env_count("WT_REDUCE_GROUPS", 4096);
+    uint64_t g = wt_knob_count(WT_KNOB_REDUCE_GROUPS, 4096);
     t.groups = g > (1u << 20) ? (1u << 20) : (uint32_t)g;
-    uint64_t one = wg_env_count("WT_REDUCE_ONEPASS", 16384);
+    uint64_t one = wt_knob_count(WT_KNOB_REDUCE_ONEPASS, 16384);
     t.onepass = one > (1u << 30) ? (1u << 30) : (uint32_t)one;
-    const char *sg = wg_env_string("WT_REDUCE_SUBGROUPS");
+    const char *sg = wt_knob_text(WT_KNOB_REDUCE_SUBGROUPS);
     t.subgroups = caps->subgroups && !(sg && strcmp(sg, "0") == 0);
     return t;
 }
-
-/* Shared by both shaders (same WGSL struct layout). */
-typedef struct reduce_params {
-    uint32_t work;           /* rows * chunks */
-    uint32_t chunks_or_rows; /* reduce_rows: chunks per row; reduce_strided: rows */
-    uint32_t chunk_len;
-    uint32_t row_len;
-    uint32_t row_stride;
-    uint32_t elem_stride;
-    uint32_t x_offset;
-    uint32_t out_offset;
-    float divisor;
-    uint32_t identity;
-    uint32_t rows_per_batch;
-    uint32_t batch_stride;
-    uint32_t v_offset;
-    uint32_t v_batch_stride;
-    uint32_t shift_offset;
-    uint32_t pad1;
-} reduce_params;
 
 /* One pass's input: a [rows, row_len] matrix inside a storage, its rows
  * in batches (row o of batch o / rows_per_batch); with dot set, each

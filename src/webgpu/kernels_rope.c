@@ -3,6 +3,7 @@
  * double and uploaded into a scratch buffer: D/2 pairs, a few hundred
  * bytes. */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -10,13 +11,6 @@
 #include <string.h>
 
 #define ROPE_WG 256u
-
-/* Same layout as rope.wgsl's Params. */
-typedef struct rope_params {
-    uint32_t a_n, s_n, c_n, half;
-    uint32_t x_offset, sa, ss, sc;
-    uint32_t sd, offset, pairs, pad0;
-} rope_params;
 
 wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset, wt_tensor *out)
 {

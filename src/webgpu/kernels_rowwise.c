@@ -18,6 +18,7 @@
  * WT_ROWWISE_LOOPS=1 forces the loop kernel, WT_ROWWISE_SUBGROUPS=0 the
  * workgroup-memory reductions. */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,14 +31,6 @@
 
 enum rowwise_mode { MODE_REGISTERS = 0, MODE_LOOPS = 1 };
 
-/* Same layout as rowwise.wgsl's Params. */
-typedef struct rowwise_params {
-    uint32_t rows, cols, row_stride, col_stride;
-    uint32_t x_offset, out_offset, w_offset, b_offset;
-    float eps, count;
-    uint32_t neg_inf, pad0;
-} rowwise_params;
-
 typedef struct rowwise_plan {
     enum rowwise_mode mode;
     bool vec4;
@@ -49,9 +42,9 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 static bool aligned4(const wt_tensor *t) { return !t || t->offset % 4 == 0; }
 
-static bool env_is(const char *name, const char *value)
+static bool env_is(wt_knob id, const char *value)
 {
-    const char *v = wg_env_string(name);
+    const char *v = wt_knob_text(id);
     return v && strcmp(v, value) == 0;
 }
 
@@ -65,7 +58,7 @@ static void plan_launch(const wt_context *ctx, const wt_tensor *x, const wt_tens
     const uint64_t width = plan->vec4 ? 4 : 1;
     const uint64_t units = C / width;
     const uint64_t max_vpt = REGISTER_FLOATS / width;
-    if (units > (uint64_t)MAX_TPR * max_vpt || env_is("WT_ROWWISE_LOOPS", "1")) {
+    if (units > (uint64_t)MAX_TPR * max_vpt || env_is(WT_KNOB_ROWWISE_LOOPS, "1")) {
         plan->mode = MODE_LOOPS;
         plan->tpr = MAX_TPR;
         plan->rows_per_wg = 1;
@@ -80,7 +73,7 @@ static void plan_launch(const wt_context *ctx, const wt_tensor *x, const wt_tens
     }
     /* Subgroup reductions assume the workgroup is one row. */
     plan->subgroups = wg_get_caps(ctx)->subgroups && plan->rows_per_wg == 1 &&
-                      !env_is("WT_ROWWISE_SUBGROUPS", "0");
+                      !env_is(WT_KNOB_ROWWISE_SUBGROUPS, "0");
 }
 
 /* The prelude: constants, T and its horizontal helpers, and the reduction

@@ -5,12 +5,9 @@
  * scanned again with the total of the blocks before it as its carry. Work
  * is parallel across blocks at every level; no thread walks a row. */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
-
-typedef struct scan_params {
-    uint32_t rows, n, inner, blocks, x_offset, out_offset, pad0, pad1;
-} scan_params;
 
 /* Elements per thread (a block is WG of them): WT_SCAN_ITEMS, 1..32, a
  * power of two, for measuring; an invalid value means the default, 8
@@ -18,7 +15,7 @@ typedef struct scan_params {
  * threads' serial scans in workgroup memory). */
 static uint32_t scan_items(void)
 {
-    uint64_t v = wg_env_number("WT_SCAN_ITEMS", 8);
+    uint64_t v = wt_knob_number(WT_KNOB_SCAN_ITEMS, 8);
     return wg_is_pow2(v) && v <= 32 ? (uint32_t)v : 8u;
 }
 

@@ -7,16 +7,10 @@
  * and two dispatches run (chunk statistics, then merge and write). Also
  * serves wg_op_rowwise's softmax of a few long rows (I = 1). */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <string.h>
-
-/* Same layout as softmax_axis.wgsl's Params. */
-typedef struct softmax_axis_params {
-    uint32_t outer, cols, inner, x_offset;
-    uint32_t so, sc, si, col_groups;
-    uint32_t neg_inf, chunks, chunk_len, pad0;
-} softmax_axis_params;
 
 /* Workgroups worth having before C is cut into chunks, and the least a
  * thread should walk of one chunk. */

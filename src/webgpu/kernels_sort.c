@@ -13,6 +13,7 @@
  * work. Positions break ties, so the order is
  * total: the sort is stable and the same on every device. */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -20,15 +21,6 @@
 #define SORT_WG 256u
 /* 2048 pairs: 16 KiB, the workgroup memory every WebGPU device offers. */
 #define SORT_TILE (8u * SORT_WG)
-
-typedef struct keys_params {
-    uint32_t total, n, log2_p, ndim, x_offset, inner, pad0, pad1;
-    uint32_t shape[8], strides[8];
-} keys_params;
-
-typedef struct step_params {
-    uint32_t a, p, k, j;
-} step_params;
 
 static uint64_t groups_for(uint64_t threads, uint32_t per_group) { return (threads + per_group - 1) / per_group; }
 

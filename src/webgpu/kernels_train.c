@@ -3,6 +3,7 @@
  * backward (float atomics from compare-and-swap) and the in-place
  * optimizer steps. Inputs are contiguous; offsets go in the parameters. */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -44,7 +45,7 @@ wt_status wg_op_act_backward(wt_context *ctx, wt_activation act, const wt_tensor
     wt_status st;
     if ((st = fits_u32(fn, dy)) != WT_OK || (st = fits_u32(fn, x)) != WT_OK || (st = fits_u32(fn, out)) != WT_OK)
         return st;
-    struct { uint32_t n, dy_offset, x_offset, out_offset; } p = {
+    act_backward_params p = {
         (uint32_t)out->numel, (uint32_t)dy->offset, (uint32_t)x->offset, (uint32_t)out->offset};
     char prelude[96];
     snprintf(prelude, sizeof prelude, "const ACT: u32 = %uu;\nconst WG: u32 = %uu;\n", (unsigned)act, ELEM_WG);
@@ -62,8 +63,7 @@ wt_status wg_op_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt
     if ((st = fits_u32(fn, logits)) != WT_OK || (st = fits_u32(fn, labels)) != WT_OK ||
         (st = fits_u32(fn, loss)) != WT_OK || (st = fits_u32(fn, valid)) != WT_OK)
         return st;
-    /* Field order of cross_entropy.wgsl's Params. */
-    struct { uint32_t rows, cols; int32_t ignore; uint32_t x_offset, y_offset, loss_offset, valid_offset, neg_inf; } p = {
+    cross_entropy_params p = {
         (uint32_t)logits->shape[0], (uint32_t)logits->shape[1], ignore, (uint32_t)logits->offset,
         (uint32_t)labels->offset, (uint32_t)loss->offset, (uint32_t)valid->offset, 0xff800000u};
     wg_binding b[4] = {{logits->storage, false}, {labels->storage, false}, {loss->storage, true}, {valid->storage, true}};
@@ -80,11 +80,7 @@ wt_status wg_op_cross_entropy_backward(wt_context *ctx, const wt_tensor *logits,
         return st;
     if (scale->strides[0] < 0 || scale->strides[0] > 1)
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: scale stride must be 0 or 1", fn);
-    struct {
-        uint32_t rows, cols;
-        int32_t ignore;
-        uint32_t x_offset, y_offset, out_offset, s_offset, s_stride, neg_inf;
-    } p = {(uint32_t)logits->shape[0], (uint32_t)logits->shape[1], ignore, (uint32_t)logits->offset,
+    cross_entropy_backward_params p = {(uint32_t)logits->shape[0], (uint32_t)logits->shape[1], ignore, (uint32_t)logits->offset,
            (uint32_t)labels->offset, (uint32_t)out->offset, (uint32_t)scale->offset, (uint32_t)scale->strides[0],
            0xff800000u};
     wg_binding b[4] = {{logits->storage, false}, {labels->storage, false}, {scale->storage, false}, {out->storage, true}};
@@ -108,7 +104,7 @@ wt_status wg_op_scatter_add_rows_part(wt_context *ctx, const wt_tensor *dy, cons
     if (first_row < 0 || first_row + out->shape[0] > total_rows || total_rows > UINT32_MAX)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: rows [%lld, +%lld) outside %lld", fn, (long long)first_row,
                        (long long)out->shape[0], (long long)total_rows);
-    struct { uint32_t n, d, v, dy_offset, idx_offset, out_offset, plane, plane_rows, first_row, rows, pad0, pad1; } p = {
+    scatter_rows_params p = {
         (uint32_t)dy->shape[0], (uint32_t)dy->shape[1], (uint32_t)total_rows, (uint32_t)dy->offset,
         (uint32_t)indices->offset, (uint32_t)out->offset, (uint32_t)plane, (uint32_t)plane_rows,
         (uint32_t)first_row, (uint32_t)out->shape[0], 0, 0};
@@ -125,11 +121,7 @@ wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
     if ((st = fits_u32(fn, u->param)) != WT_OK || (st = fits_u32(fn, u->grad)) != WT_OK ||
         (st = fits_u32(fn, u->m)) != WT_OK || (st = fits_u32(fn, u->v)) != WT_OK)
         return st;
-    struct {
-        uint32_t n, p_offset, g_offset, m_offset, v_offset, nesterov;
-        float lr, weight_decay, momentum, dampening, beta1, beta2, eps, bias1, bias2;
-        uint32_t pad0;
-    } p = {(uint32_t)u->param->numel, (uint32_t)u->param->offset, (uint32_t)u->grad->offset,
+    optimizer_params p = {(uint32_t)u->param->numel, (uint32_t)u->param->offset, (uint32_t)u->grad->offset,
            u->m ? (uint32_t)u->m->offset : 0, u->v ? (uint32_t)u->v->offset : 0, u->nesterov,
            u->lr, u->weight_decay, u->momentum, u->dampening, u->beta1, u->beta2, u->eps, u->bias1, u->bias2, 0};
     /* Absent state: a small scratch buffer stands in (never touched). */

@@ -2,18 +2,12 @@
  * mask and both values as strided views, or a scalar in place of a (the
  * value of masked_fill, passed in the parameters: no upload). */
 #include "webgpu/wg.h"
+#include "webgpu/wg_params.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #define WHERE_WG 256u
-
-typedef struct where_params {
-    uint32_t n, ndim, a_bits, out_offset;
-    uint32_t offsets[4];
-    uint32_t shape[8];
-    uint32_t strides[3][8];
-} where_params;
 
 wt_status wg_op_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a, const wt_tensor *b,
                       uint32_t a_bits, wt_tensor *out)

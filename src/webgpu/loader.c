@@ -45,7 +45,7 @@ wt_status wg_library_load(const char *requested_path, wg_library *out)
     memset(out, 0, sizeof *out);
     /* A library the caller names is the only one tried: silently running
      * on another implementation would hide the mistake. */
-    const char *env = getenv("WT_WEBGPU_LIB");
+    const char *env = wt_knob_text(WT_KNOB_WEBGPU_LIB);
     const char *chain[] = {
         env, WT_DEFAULT_WEBGPU_LIB, "libwebgpu_dawn.so", "libwgpu_native.so",
     };

@@ -20,7 +20,7 @@
 static uint64_t pool_limit(wg_context *w)
 {
     if (w->pool.limit == 0) { /* read once per context */
-        const char *v = getenv("WT_WEBGPU_POOL_LIMIT_MB");
+        const char *v = wt_knob_text(WT_KNOB_WEBGPU_POOL_LIMIT_MB);
         char *end = NULL;
         unsigned long long mb = v ? strtoull(v, &end, 10) : 0;
         w->pool.limit = (v && *v && !*end && mb > 0) ? (uint64_t)mb << 20 : UINT64_MAX;

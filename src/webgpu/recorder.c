@@ -17,7 +17,7 @@ wt_status wg_recorder_init(wt_context *ctx, uint32_t per_submit)
     wg_recorder *r = &w->rec;
     memset(r, 0, sizeof *r);
     /* WT_DISPATCHES_PER_SUBMIT sets the default, for measurements. */
-    const char *env = getenv("WT_DISPATCHES_PER_SUBMIT");
+    const char *env = wt_knob_text(WT_KNOB_DISPATCHES_PER_SUBMIT);
     if (per_submit == 0 && env && *env)
         per_submit = (uint32_t)strtoul(env, NULL, 10);
     if (per_submit == 0)
@@ -42,7 +42,7 @@ void wg_recorder_destroy(wt_context *ctx)
 {
     wg_context *w = wg_ctx(ctx);
     wg_recorder *r = &w->rec;
-    const char *stats = getenv("WT_WEBGPU_STATS");
+    const char *stats = wt_knob_text(WT_KNOB_WEBGPU_STATS);
     if (stats && *stats && strcmp(stats, "0") != 0)
         fprintf(stderr,
                 "webtensor webgpu: %llu dispatches in %llu submits (%u per submit), %llu "

@@ -203,18 +203,7 @@ typedef struct wg_caps {
 } wg_caps;
 const wg_caps *wg_get_caps(const wt_context *ctx);
 
-/* Tuning knobs read from the environment (for measuring variants), once
- * per process, as decimal digits; anything else (unset, empty, a sign,
- * trailing text, overflow) gives fallback. wg_env_number takes a positive
- * integer and treats 0 as unset: for knobs where 0 is no valid setting
- * (sizes, powers of two, counts of threads) or means the default.
- * wg_env_count also takes 0: for knobs where 0 is a setting of its own
- * ("never split", "no one-pass rows"); a caller that must tell unset from
- * every value passes a fallback no value can be (e.g. UINT64_MAX). */
-uint64_t wg_env_number(const char *name, uint64_t fallback);
-uint64_t wg_env_count(const char *name, uint64_t fallback);
-/* The variable's value as first read by this process, or NULL. */
-const char *wg_env_string(const char *name);
+/* Tuning knobs: core/knobs.h (wt_knob_number, wt_knob_count, wt_knob_text). */
 static inline bool wg_is_pow2(uint64_t v) { return v && (v & (v - 1)) == 0; }
 /* Whether every index of t's layout (offset, extents, strides, numel) is
  * a u32, as the kernels compute them. */

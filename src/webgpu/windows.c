@@ -54,7 +54,7 @@ static window_limits limits_of(const wt_context *ctx)
     /* Leading slack up to the alignment, trailing up to a whole vec4. */
     l.usable = l.binding > l.align + 32 ? l.binding - l.align - 32 : 0;
     /* WT_WINDOW_BYTES lowers the limit, so tests reach windows cheaply. */
-    uint64_t forced = wg_env_number("WT_WINDOW_BYTES", 0);
+    uint64_t forced = wt_knob_number(WT_KNOB_WINDOW_BYTES, 0);
     if (forced && forced < l.usable) {
         l.usable = forced;
         l.binding = forced + l.align + 32;
