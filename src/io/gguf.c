@@ -211,7 +211,8 @@ static wt_status read_string(wt_gguf *g, cur *c, const char *what, bool nul_ok, 
         snprintf(w, sizeof w, "%s of length %" PRIu64, what, n);
         return past_end(c, at, n > UINT64_MAX - 8 ? UINT64_MAX : 8 + n, w);
     }
-    char *s = arena_alloc(&g->mem, (size_t)n + 1);
+    /* (a file source may be larger than the address space) */
+    char *s = n < SIZE_MAX ? arena_alloc(&g->mem, (size_t)n + 1) : NULL;
     if (!s) return oom(c->fn);
     if ((st = cur_read(c, s, n, what)) != WT_OK) return st;
     s[n] = 0;
@@ -294,6 +295,7 @@ static wt_status read_value(wt_gguf *g, cur *c, wt_gguf_type type, wt_gguf_value
         snprintf(w, sizeof w, "an array of %" PRIu64 " %s values", v->count, type_name(v->elem_type));
         return past_end(c, at, v->count > UINT64_MAX / least ? UINT64_MAX : v->count * least, w);
     }
+    if (v->count > SIZE_MAX / sizeof(wt_gguf_value)) return oom(c->fn);
     if (ees) {
         void *e = arena_alloc(&g->mem, (size_t)(v->count * ees));
         if (!e) return oom(c->fn);
