@@ -36,7 +36,7 @@ test-sanitize: deps
 # CPU-against-WebGPU differential fuzzing for FUZZ_SECONDS (clang,
 # libFuzzer, ASan + UBSan), from the seed corpus in tests/fuzz/corpus; new
 # inputs go to $(BUILD)-fuzz/corpus, a finding to $(BUILD)-fuzz/crash-*.
-# Then the parsers (.npy, safetensors, options and knobs) for
+# Then the parsers (.npy, safetensors, GGUF, options and knobs) for
 # PARSE_FUZZ_SECONDS each, from tests/fuzz/corpus_<name>, with leak checks
 # (not for options: its WebGPU contexts load drivers, whose leaks LSan
 # cannot name without the sanitized build's keep-loaded preload).
@@ -45,7 +45,7 @@ FUZZ_SECONDS ?= 60
 # another FUZZ_SEED, explores further: tests/RELIABILITY.md).
 FUZZ_SEED ?= 1
 PARSE_FUZZ_SECONDS ?= 20
-PARSE_FUZZERS = npy safetensors options
+PARSE_FUZZERS = npy safetensors gguf options
 test-fuzz:
 	./scripts/install-deps.sh --fuzz
 	CC=clang cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWT_FUZZ=ON

@@ -103,6 +103,13 @@ if [ ! -f "$so" ]; then
     (cd "$dawn" && npm ci --no-audit --no-fund --ignore-scripts)
 fi
 [ -f "$so" ] || { echo "install-deps: Dawn library missing after npm ci: $so" >&2; exit 1; }
+# The independent GGUF reader of the cross-check test (gguf_js_crosscheck),
+# pinned by tests/gguf_js/package-lock.json.
+gguf_js="$here/tests/gguf_js"
+if [ ! -d "$gguf_js/node_modules/@huggingface/gguf" ] ||
+   [ "$gguf_js/package-lock.json" -nt "$gguf_js/node_modules/.package-lock.json" ]; then
+    (cd "$gguf_js" && npm ci --no-audit --no-fund --ignore-scripts)
+fi
 echo "install-deps: ready (mesa $(pkg_version mesa-vulkan-drivers), dawn $so)"
 
 # --- WebAssembly: the npm packages of the wasm test runs, pinned by

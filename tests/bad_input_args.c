@@ -43,7 +43,7 @@ typedef enum kind {
 #define POISON_PTR ((void *)(uintptr_t)0x10)
 
 /* An out-pointer's target: whatever the function makes. */
-typedef enum out_type { OUT_TENSOR, OUT_EVENT, OUT_KERNEL, OUT_FILE } out_type;
+typedef enum out_type { OUT_TENSOR, OUT_EVENT, OUT_KERNEL, OUT_FILE, OUT_GGUF, OUT_GGUF_WRITER } out_type;
 typedef struct out_slot {
     out_type type;
     union {
@@ -51,6 +51,8 @@ typedef struct out_slot {
         wt_event *ev;
         wt_kernel *k;
         wt_safetensors *f;
+        wt_gguf *g;
+        wt_gguf_writer *w;
     } u;
     bool passed; /* given to the call (not replaced by NULL) */
     const char *name;
@@ -62,9 +64,9 @@ typedef struct env2 {
     const wt_context_options *opts;
     wt_tensor *x4, *w4, *b4, *dy4, *x3, *w3, *c3, *c3pos, *m35, *v5, *w45, *b4v, *idx35, *idx2,
         *lab3, *q, *pool_dy, *pool_idx, *p5, *g5, *s5a, *s5b, *s5c, *table, *dy25, *one;
-    char npy_path[64], st_path[64], dir_path[64];
-    void *npy_bytes, *st_bytes;
-    size_t npy_size, st_size;
+    char npy_path[64], st_path[64], gguf_path[64], dir_path[64];
+    void *npy_bytes, *st_bytes, *gguf_bytes;
+    size_t npy_size, st_size, gguf_size;
 } env2;
 
 typedef struct M {
@@ -201,6 +203,18 @@ static wt_safetensors **out_file(M *m, const char *name)
     bool null;
     out_slot *o = out_slot_take(m, K_OUT, name, OUT_FILE, &null);
     return null ? NULL : &o->u.f;
+}
+static wt_gguf **out_gguf(M *m, const char *name)
+{
+    bool null;
+    out_slot *o = out_slot_take(m, K_OUT, name, OUT_GGUF, &null);
+    return null ? NULL : &o->u.g;
+}
+static wt_gguf_writer **out_gguf_writer(M *m, const char *name)
+{
+    bool null;
+    out_slot *o = out_slot_take(m, K_OUT, name, OUT_GGUF_WRITER, &null);
+    return null ? NULL : &o->u.w;
 }
 
 /* An array of n out-tensors (split, chunk, load_many): on failure every
@@ -725,6 +739,198 @@ ROWFN(safetensors_save)
                                PTR("meta_keys", keys), PTR("meta_values", values));
 }
 
+/* GGUF: the file has tensors "a" [3,5] f32 and "b" [1,2,4,8] f32, keys
+ * "n" (u32), "x" (f32), "flag" (bool), "s" (string), "arr" (u32 array). */
+static bool bad_value(M *m, const char *name, wt_status want, const char *what)
+{
+    if (!take(m, K_VALUE, name) || m->variant != 0) return false;
+    expect(m, CLASS_VALUE, want, WT_OK, what, name);
+    return true;
+}
+ROWFN(gguf_type_info)
+{
+    const char *name;
+    int block, size;
+    uint32_t type = bad_value(m, "ggml_type", WT_ERR_UNSUPPORTED, "%s 4 (removed)") ? 4 : 12;
+    return wt_gguf_type_info(type, PTRO("name", &name), PTRO("block_size", &block), PTRO("type_size", &size));
+}
+ROWFN(gguf_open) { return wt_gguf_open(PATH("path", e->gguf_path), out_gguf(m, "out")); }
+ROWFN(gguf_open_memory)
+{
+    return wt_gguf_open_memory(PTR("data", e->gguf_bytes), BYTES("size", e->gguf_size), out_gguf(m, "out"));
+}
+static wt_gguf *open_gguf(const env2 *e)
+{
+    wt_gguf *f = NULL;
+    wt_gguf_open_memory(e->gguf_bytes, e->gguf_size, &f);
+    return f;
+}
+ROWFN(gguf_kv_at)
+{
+    wt_gguf *f = open_gguf(e);
+    const char *key;
+    wt_gguf_value v;
+    wt_status st = wt_gguf_kv_at(PTR("f", f), INDEX("i", 1), PTR("key", &key), PTR("value", &v));
+    wt_gguf_close(f);
+    return st;
+}
+ROWFN(gguf_find_kv)
+{
+    wt_gguf *f = open_gguf(e);
+    wt_gguf_value v;
+    wt_status st = wt_gguf_find_kv(PTR("f", f), NAME("key", "s"), PTR("value", &v));
+    wt_gguf_close(f);
+    return st;
+}
+ROWFN(gguf_get_int)
+{
+    wt_gguf *f = open_gguf(e);
+    int64_t v;
+    const char *key = bad_value(m, "key type", WT_ERR_INVALID_ARGUMENT, "%s a string") ? "s" : "n";
+    wt_status st = wt_gguf_get_int(PTR("f", f), NAME("key", key), PTR("out", &v));
+    wt_gguf_close(f);
+    return st;
+}
+ROWFN(gguf_get_float)
+{
+    wt_gguf *f = open_gguf(e);
+    double v;
+    const char *key = bad_value(m, "key type", WT_ERR_INVALID_ARGUMENT, "%s a u32") ? "n" : "x";
+    wt_status st = wt_gguf_get_float(PTR("f", f), NAME("key", key), PTR("out", &v));
+    wt_gguf_close(f);
+    return st;
+}
+ROWFN(gguf_get_bool)
+{
+    wt_gguf *f = open_gguf(e);
+    bool v;
+    const char *key = bad_value(m, "key type", WT_ERR_INVALID_ARGUMENT, "%s an f32") ? "x" : "flag";
+    wt_status st = wt_gguf_get_bool(PTR("f", f), NAME("key", key), PTR("out", &v));
+    wt_gguf_close(f);
+    return st;
+}
+ROWFN(gguf_get_string)
+{
+    wt_gguf *f = open_gguf(e);
+    const char *v;
+    size_t len;
+    const char *key = bad_value(m, "key type", WT_ERR_INVALID_ARGUMENT, "%s a bool") ? "flag" : "s";
+    wt_status st = wt_gguf_get_string(PTR("f", f), NAME("key", key), PTR("out", &v), PTRO("len", &len));
+    wt_gguf_close(f);
+    return st;
+}
+ROWFN(gguf_get_array)
+{
+    wt_gguf *f = open_gguf(e);
+    wt_gguf_value v;
+    wt_gguf_type et = WT_GGUF_U32;
+    if (bad_value(m, "elem_type", WT_ERR_INVALID_ARGUMENT, "%s 99")) et = (wt_gguf_type)99;
+    if (bad_value(m, "elem_type", WT_ERR_INVALID_ARGUMENT, "%s i32 for a u32 array")) et = WT_GGUF_I32;
+    wt_status st = wt_gguf_get_array(PTR("f", f), NAME("key", "arr"), et, PTR("out", &v));
+    wt_gguf_close(f);
+    return st;
+}
+ROWFN(gguf_tensor_at)
+{
+    wt_gguf *f = open_gguf(e);
+    wt_gguf_tensor_info info;
+    wt_status st = wt_gguf_tensor_at(PTR("f", f), INDEX("i", 1), PTR("out", &info));
+    wt_gguf_close(f);
+    return st;
+}
+ROWFN(gguf_find_tensor)
+{
+    wt_gguf *f = open_gguf(e);
+    int idx = 0;
+    wt_status st = wt_gguf_find_tensor(PTR("f", f), NAME("name", "b"), PTR("index", &idx));
+    wt_gguf_close(f);
+    return st;
+}
+ROWFN(gguf_load)
+{
+    wt_gguf *f = open_gguf(e);
+    wt_status st = wt_gguf_load(PTR("f", f), CTX("ctx", e->ctx), NAME("name", "a"), OUT("out"));
+    wt_gguf_close(f);
+    return st;
+}
+ROWFN(gguf_read_raw)
+{
+    wt_gguf *f = open_gguf(e);
+    float buf[15];
+    wt_status st = wt_gguf_read_raw(PTR("f", f), NAME("name", "a"), PTR("dst", buf), BYTES("size", sizeof buf));
+    wt_gguf_close(f);
+    return st;
+}
+ROWFN(gguf_writer_create) { return wt_gguf_writer_create(out_gguf_writer(m, "out")); }
+static wt_gguf_writer *new_writer(void)
+{
+    wt_gguf_writer *w = NULL;
+    wt_gguf_writer_create(&w);
+    return w;
+}
+ROWFN(gguf_writer_set)
+{
+    (void)e;
+    wt_gguf_writer *w = new_writer();
+    static const uint32_t three[3] = {1, 2, 3};
+    wt_gguf_value v = {.type = WT_GGUF_ARRAY, .elem_type = WT_GGUF_U32, .count = 3, .elems = three};
+    if (bad_value(m, "value.elem_type", WT_ERR_INVALID_ARGUMENT, "%s 13")) v.elem_type = (wt_gguf_type)13;
+    if (bad_value(m, "value.elems", WT_ERR_INVALID_ARGUMENT, "%s NULL with count 3")) v.elems = NULL;
+    const char *key = bad_value(m, "key", WT_ERR_INVALID_ARGUMENT, "%s general.alignment for an array")
+                          ? "general.alignment"
+                          : "k";
+    wt_status st = wt_gguf_writer_set(PTR("w", w), PTR("key", key), PTR("value", &v));
+    wt_gguf_writer_destroy(w);
+    return st;
+}
+ROWFN(gguf_writer_set_u32)
+{
+    (void)e;
+    wt_gguf_writer *w = new_writer();
+    const bool bad = bad_value(m, "v", WT_ERR_INVALID_ARGUMENT, "%s 3 for general.alignment");
+    wt_status st = wt_gguf_writer_set_u32(PTR("w", w), PTR("key", "general.alignment"), bad ? 3 : 64);
+    wt_gguf_writer_destroy(w);
+    return st;
+}
+ROWFN(gguf_writer_set_string)
+{
+    (void)e;
+    wt_gguf_writer *w = new_writer();
+    wt_status st = wt_gguf_writer_set_string(PTR("w", w), PTR("key", "general.name"), PTR("s", "tiny"));
+    wt_gguf_writer_destroy(w);
+    return st;
+}
+ROWFN(gguf_writer_add_tensor)
+{
+    wt_gguf_writer *w = new_writer();
+    const char *name = bad_value(m, "name", WT_ERR_INVALID_ARGUMENT, "%s empty") ? "" : "a";
+    wt_status st = wt_gguf_writer_add_tensor(PTR("w", w), PTR("name", name), TFREE("t", e->m35));
+    wt_gguf_writer_destroy(w);
+    return st;
+}
+ROWFN(gguf_writer_add_raw)
+{
+    (void)e;
+    wt_gguf_writer *w = new_writer();
+    static const uint64_t dims[2] = {32, 2};
+    static const uint8_t blocks[68];
+    uint32_t type = bad_value(m, "ggml_type", WT_ERR_UNSUPPORTED, "%s 99") ? 99 : 8; /* Q8_0 */
+    int n_dims = bad_value(m, "n_dims", WT_ERR_INVALID_ARGUMENT, "%s 5") ? 5 : 2;
+    wt_status st = wt_gguf_writer_add_raw(PTR("w", w), PTR("name", "q"), type, n_dims, PTR("dims", dims),
+                                          PTR("data", blocks), BYTES("bytes", sizeof blocks));
+    wt_gguf_writer_destroy(w);
+    return st;
+}
+ROWFN(gguf_writer_save)
+{
+    wt_gguf_writer *w = new_writer();
+    wt_gguf_writer_set_u32(w, "n", 7);
+    wt_gguf_writer_add_tensor(w, "a", e->m35);
+    wt_status st = wt_gguf_writer_save(PTR("w", w), PATH("path", e->dir_path));
+    wt_gguf_writer_destroy(w);
+    return st;
+}
+
 #define R(f) {"wt_" #f, row_##f, WT_OK}
 #define R_ALT(f, alt) {"wt_" #f, row_##f, alt}
 static const slot_row ROWS[] = {
@@ -750,7 +956,11 @@ static const slot_row ROWS[] = {
     /* --- model files --- */
     R(npy_save), R(npy_load), R(npy_load_memory), R(safetensors_open), R(safetensors_open_memory),
     R(safetensors_entry_at), R(safetensors_find), R(safetensors_load), R(safetensors_load_many),
-    R(safetensors_save),
+    R(safetensors_save), R(gguf_type_info), R(gguf_open), R(gguf_open_memory), R(gguf_kv_at), R(gguf_find_kv),
+    R(gguf_get_int), R(gguf_get_float), R(gguf_get_bool), R(gguf_get_string), R(gguf_get_array),
+    R(gguf_tensor_at), R(gguf_find_tensor), R(gguf_load), R(gguf_read_raw), R(gguf_writer_create),
+    R(gguf_writer_set), R(gguf_writer_set_u32), R(gguf_writer_set_string), R(gguf_writer_add_tensor),
+    R(gguf_writer_add_raw), R(gguf_writer_save),
 };
 
 /* Functions without a status: called with NULL or an out-of-range value,
@@ -764,6 +974,8 @@ static const char *const NO_STATUS[] = {
     "wt_conv_options_init", "wt_pool_options_init", "wt_batch_norm_options_init",
     "wt_cross_entropy_options_init", "wt_sgd_options_init", "wt_adamw_options_init",
     "wt_safetensors_close", "wt_safetensors_count", "wt_safetensors_metadata",
+    "wt_gguf_close", "wt_gguf_version", "wt_gguf_alignment", "wt_gguf_kv_count", "wt_gguf_tensor_count",
+    "wt_gguf_writer_destroy",
 };
 
 static int no_status_checks(void)
@@ -777,6 +989,8 @@ static int no_status_checks(void)
     wt_sgd_options_init(NULL);
     wt_adamw_options_init(NULL);
     wt_safetensors_close(NULL);
+    wt_gguf_close(NULL);
+    wt_gguf_writer_destroy(NULL);
     wt_status s = WT_OK;
     CHECK(wt_version() && wt_last_error() && wt_context_last_error(NULL, &s) != NULL,
           "version, last_error, context_last_error(NULL) give strings");
@@ -787,7 +1001,10 @@ static int no_status_checks(void)
           "op_name/op_family out of range: NULL");
     CHECK(wt_safetensors_count(NULL) == 0 && wt_safetensors_metadata(NULL, "k") == NULL,
           "safetensors count/metadata of NULL");
-    return 14;
+    CHECK(wt_gguf_version(NULL) == 0 && wt_gguf_alignment(NULL) == 0 && wt_gguf_kv_count(NULL) == 0 &&
+              wt_gguf_tensor_count(NULL) == 0,
+          "gguf version/alignment/counts of NULL");
+    return 15;
 }
 
 /* ------------------------------------------------------------- driver */
@@ -814,6 +1031,8 @@ static void check_outputs(M *m, const char *fn, const char *mode, wt_status st)
         case OUT_EVENT: wt_event_destroy(o->u.ev); break;
         case OUT_KERNEL: wt_kernel_destroy(o->u.k); break;
         case OUT_FILE: wt_safetensors_close(o->u.f); break;
+        case OUT_GGUF: wt_gguf_close(o->u.g); break;
+        case OUT_GGUF_WRITER: wt_gguf_writer_destroy(o->u.w); break;
         }
     }
     /* With a bad count the function cannot know how many entries to clear. */
@@ -889,11 +1108,25 @@ static bool make_env(env2 *e)
     snprintf(e->dir_path, sizeof e->dir_path, "/tmp/wt_bad_input_%d.out", (int)getpid());
     snprintf(e->npy_path, sizeof e->npy_path, "/tmp/wt_bad_input_%d.npy", (int)getpid());
     snprintf(e->st_path, sizeof e->st_path, "/tmp/wt_bad_input_%d.safetensors", (int)getpid());
+    snprintf(e->gguf_path, sizeof e->gguf_path, "/tmp/wt_bad_input_%d.gguf", (int)getpid());
     const char *names[2] = {"a", "b"};
     const wt_tensor *ts[2] = {e->m35, e->v5};
-    return e->m35 && e->v5 && wt_npy_save(e->npy_path, e->m35) == WT_OK &&
+    /* GGUF: "b" last and 256 bytes long, so the file ends where its data
+     * does and a size one byte short cuts into it. */
+    wt_gguf_writer *w = NULL;
+    static const uint32_t arr[3] = {1, 2, 3};
+    const wt_gguf_value av = {.type = WT_GGUF_ARRAY, .elem_type = WT_GGUF_U32, .count = 3, .elems = arr};
+    const wt_gguf_value xv = {.type = WT_GGUF_F32, .f = 0.5}, fv = {.type = WT_GGUF_BOOL, .u = 1};
+    bool gguf_ok = wt_gguf_writer_create(&w) == WT_OK && wt_gguf_writer_set_u32(w, "n", 7) == WT_OK &&
+                   wt_gguf_writer_set(w, "x", &xv) == WT_OK && wt_gguf_writer_set(w, "flag", &fv) == WT_OK &&
+                   wt_gguf_writer_set_string(w, "s", "text") == WT_OK && wt_gguf_writer_set(w, "arr", &av) == WT_OK &&
+                   wt_gguf_writer_add_tensor(w, "a", e->m35) == WT_OK && e->q &&
+                   wt_gguf_writer_add_tensor(w, "b", e->q) == WT_OK && wt_gguf_writer_save(w, e->gguf_path) == WT_OK;
+    wt_gguf_writer_destroy(w);
+    return e->m35 && e->v5 && gguf_ok && wt_npy_save(e->npy_path, e->m35) == WT_OK &&
            wt_safetensors_save(e->st_path, 2, names, ts, 0, NULL, NULL) == WT_OK &&
-           read_file(e->npy_path, &e->npy_bytes, &e->npy_size) && read_file(e->st_path, &e->st_bytes, &e->st_size);
+           read_file(e->npy_path, &e->npy_bytes, &e->npy_size) && read_file(e->st_path, &e->st_bytes, &e->st_size) &&
+           read_file(e->gguf_path, &e->gguf_bytes, &e->gguf_size);
 }
 
 static void free_env(env2 *e)
@@ -904,6 +1137,8 @@ static void free_env(env2 *e)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
     free(e->npy_bytes);
     free(e->st_bytes);
+    free(e->gguf_bytes);
+    remove(e->gguf_path);
     remove(e->npy_path);
     remove(e->st_path);
     remove(e->dir_path);
