@@ -257,24 +257,27 @@ done:
 
 /* ---------------------------------------------------------------- forward */
 
+/* The forward pass makes its temporaries inside scopes (webtensor.h,
+ * "scopes"): a function below returns its result in the caller's scope,
+ * and an early return on failure leaks nothing. */
+#define TRY(call)                                 \
+    do {                                          \
+        wt_status st_ = (call);                   \
+        if (st_ != WT_OK) return st_;             \
+    } while (0)
+
 /* h [S, D] -> heads [1, n, S, head_dim] (a transposed view), rotated when
  * rope: positions start .. start + S - 1. */
 static wt_status project_heads(const llama *m, const wt_tensor *h, const wt_tensor *w, int64_t n,
                                bool rope, int64_t start, wt_tensor **out)
 {
-    wt_tensor *y = NULL, *y4 = NULL, *r = NULL;
-    wt_status st;
+    wt_tensor *y, *y4, *r = NULL;
     const int64_t S = wt_tensor_shape(h)[0];
     const int64_t shape[4] = {1, S, n, m->c.head_dim};
-    CK(wt_linear(h, w, NULL, &y));
-    CK(wt_reshape(y, 4, shape, &y4));
-    if (rope) CK(wt_rope(y4, m->c.theta, start, WT_ROPE_BSHD, &r));
-    CK(wt_transpose(r ? r : y4, 1, 2, out));
-done:
-    wt_tensor_release(y);
-    wt_tensor_release(y4);
-    wt_tensor_release(r);
-    return st;
+    TRY(wt_linear(h, w, NULL, &y));
+    TRY(wt_reshape(y, 4, shape, &y4));
+    if (rope) TRY(wt_rope(y4, m->c.theta, start, WT_ROPE_BSHD, &r));
+    return wt_transpose(r ? r : y4, 1, 2, out);
 }
 
 /* out = o_proj(attention(input_layernorm(x))), writing this step's keys
@@ -284,94 +287,75 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
 {
     const llama_config *c = &m->c;
     const int64_t S = wt_tensor_shape(x)[0];
-    wt_tensor *h = NULL, *q = NULL, *k = NULL, *v = NULL, *kdst = NULL, *vdst = NULL, *kall = NULL,
-              *vall = NULL, *a = NULL, *at = NULL, *ac = NULL, *a2 = NULL;
-    wt_status st;
-    CK(wt_rmsnorm(x, ly->in_norm, (float)c->eps, &h));
-    CK(project_heads(m, h, ly->q, c->heads, true, start, &q));
-    CK(project_heads(m, h, ly->k, c->kv_heads, true, start, &k));
-    CK(project_heads(m, h, ly->v, c->kv_heads, false, start, &v));
-    CK(wt_slice(ly->k_cache, 2, start, start + S, 1, &kdst));
-    CK(wt_slice(ly->v_cache, 2, start, start + S, 1, &vdst));
-    CK(wt_copy_into(kdst, k));
-    CK(wt_copy_into(vdst, v));
-    CK(wt_slice(ly->k_cache, 2, 0, start + S, 1, &kall));
-    CK(wt_slice(ly->v_cache, 2, 0, start + S, 1, &vall));
+    wt_tensor *h, *q, *k, *v, *kdst, *vdst, *kall, *vall, *a, *at, *ac, *a2;
+    TRY(wt_rmsnorm(x, ly->in_norm, (float)c->eps, &h));
+    TRY(project_heads(m, h, ly->q, c->heads, true, start, &q));
+    TRY(project_heads(m, h, ly->k, c->kv_heads, true, start, &k));
+    TRY(project_heads(m, h, ly->v, c->kv_heads, false, start, &v));
+    TRY(wt_slice(ly->k_cache, 2, start, start + S, 1, &kdst));
+    TRY(wt_slice(ly->v_cache, 2, start, start + S, 1, &vdst));
+    TRY(wt_copy_into(kdst, k));
+    TRY(wt_copy_into(vdst, v));
+    TRY(wt_slice(ly->k_cache, 2, 0, start + S, 1, &kall));
+    TRY(wt_slice(ly->v_cache, 2, 0, start + S, 1, &vall));
     /* Causal, aligned to the end of the keys: query s sees keys <= start + s. */
-    CK(wt_scaled_dot_product_attention(q, kall, vall, NULL, true, 0.0f, &a));
-    CK(wt_transpose(a, 1, 2, &at)); /* [1, S, H, head_dim] */
-    CK(wt_cast(at, m->dtype, &ac)); /* contiguous, in the weights' dtype */
+    TRY(wt_scaled_dot_product_attention(q, kall, vall, NULL, true, 0.0f, &a));
+    TRY(wt_transpose(a, 1, 2, &at)); /* [1, S, H, head_dim] */
+    TRY(wt_cast(at, m->dtype, &ac)); /* contiguous, in the weights' dtype */
     const int64_t shape2[2] = {S, c->heads * c->head_dim};
-    CK(wt_reshape(ac, 2, shape2, &a2));
-    CK(wt_linear(a2, ly->o, NULL, out));
-done:
-    wt_tensor_release(h);
-    wt_tensor_release(q);
-    wt_tensor_release(k);
-    wt_tensor_release(v);
-    wt_tensor_release(kdst);
-    wt_tensor_release(vdst);
-    wt_tensor_release(kall);
-    wt_tensor_release(vall);
-    wt_tensor_release(a);
-    wt_tensor_release(at);
-    wt_tensor_release(ac);
-    wt_tensor_release(a2);
-    return st;
+    TRY(wt_reshape(ac, 2, shape2, &a2));
+    return wt_linear(a2, ly->o, NULL, out);
 }
 
 /* out = down(silu(gate(h)) * up(h)), h = post_attention_layernorm(x). */
 static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, wt_tensor **out)
 {
-    wt_tensor *h = NULL, *g = NULL, *u = NULL, *sg = NULL, *p = NULL;
-    wt_status st;
-    CK(wt_rmsnorm(x, ly->post_norm, (float)m->c.eps, &h));
-    CK(wt_linear(h, ly->gate, NULL, &g));
-    CK(wt_linear(h, ly->up, NULL, &u));
-    CK(wt_silu(g, &sg));
-    CK(wt_mul(sg, u, &p));
-    CK(wt_linear(p, ly->down, NULL, out));
-done:
-    wt_tensor_release(h);
-    wt_tensor_release(g);
-    wt_tensor_release(u);
-    wt_tensor_release(sg);
-    wt_tensor_release(p);
-    return st;
+    wt_tensor *h, *g, *u, *sg, *p;
+    TRY(wt_rmsnorm(x, ly->post_norm, (float)m->c.eps, &h));
+    TRY(wt_linear(h, ly->gate, NULL, &g));
+    TRY(wt_linear(h, ly->up, NULL, &u));
+    TRY(wt_silu(g, &sg));
+    TRY(wt_mul(sg, u, &p));
+    return wt_linear(p, ly->down, NULL, out);
 }
 
-/* x += f(x), replacing *x. */
-static wt_status residual(wt_tensor **x, wt_tensor *fx, wt_status st)
+/* One decoder layer: out = x1 + mlp(x1), x1 = x + attention(x). */
+static wt_status layer(const llama *m, const llama_layer *ly, const wt_tensor *x, int64_t start,
+                       wt_tensor **out)
 {
-    wt_tensor *sum = NULL;
-    if (st == WT_OK) st = wt_add(*x, fx, &sum);
-    wt_tensor_release(fx);
-    if (st != WT_OK) return st;
-    wt_tensor_release(*x);
-    *x = sum;
-    return WT_OK;
+    wt_tensor *fa, *x1, *fm;
+    TRY(attention(m, ly, x, start, &fa));
+    TRY(wt_add(x, fa, &x1));
+    TRY(mlp(m, ly, x1, &fm));
+    return wt_add(x1, fm, out);
 }
 
 /* Logits [S, V] of the S token ids in ids (i32 [S]) at positions start..,
- * extending every layer's KV cache. */
+ * extending every layer's KV cache. Each layer runs in a scope of its own,
+ * so that its temporaries go as soon as it is done. */
 static wt_status forward(const llama *m, const wt_tensor *ids, int64_t start, wt_tensor **logits)
 {
-    wt_tensor *x = NULL, *xn = NULL;
-    wt_status st;
-    CK(wt_embedding(m->embed, ids, &x));
-    for (int64_t l = 0; l < m->c.layers; l++) {
-        wt_tensor *fx = NULL;
-        st = attention(m, &m->layer[l], x, start, &fx);
-        CK(residual(&x, fx, st));
-        fx = NULL;
-        st = mlp(m, &m->layer[l], x, &fx);
-        CK(residual(&x, fx, st));
+    wt_context *ctx = wt_tensor_context(ids);
+    wt_scope *all, *one;
+    wt_tensor *x, *xn;
+    *logits = NULL;
+    TRY(wt_scope_begin(ctx, &all));
+    wt_status st = wt_embedding(m->embed, ids, &x);
+    for (int64_t l = 0; l < m->c.layers && st == WT_OK; l++) {
+        wt_tensor *next = NULL;
+        if ((st = wt_scope_begin(ctx, &one)) != WT_OK) break;
+        if ((st = layer(m, &m->layer[l], x, start, &next)) == WT_OK) st = wt_scope_keep(one, next);
+        wt_scope_end(one);
+        if (st == WT_OK) {
+            wt_tensor_release(x); /* the previous layer's output, done with */
+            x = next;
+        }
     }
-    CK(wt_rmsnorm(x, m->norm, (float)m->c.eps, &xn));
-    CK(wt_linear(xn, m->head, NULL, logits));
-done:
-    wt_tensor_release(x);
-    wt_tensor_release(xn);
+    if (st == WT_OK) st = wt_rmsnorm(x, m->norm, (float)m->c.eps, &xn);
+    if (st == WT_OK) st = wt_linear(xn, m->head, NULL, logits);
+    if (st == WT_OK) st = wt_scope_keep(all, *logits);
+    wt_scope_end(all);
+    if (st != WT_OK) *logits = NULL;
     return st;
 }
 
