@@ -308,8 +308,9 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
 }
 
 /* out = down(silu(gate(h)) * up(h)), h = post_attention_layernorm(x). */
-static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, wt_tensor **out)
+static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, int64_t start, wt_tensor **out)
 {
+    (void)start;
     wt_tensor *h, *g, *u, *sg, *p;
     TRY(wt_rmsnorm(x, ly->post_norm, (float)m->c.eps, &h));
     TRY(wt_linear(h, ly->gate, NULL, &g));
@@ -319,42 +320,45 @@ static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, 
     return wt_linear(p, ly->down, NULL, out);
 }
 
-/* One decoder layer: out = x1 + mlp(x1), x1 = x + attention(x). */
-static wt_status layer(const llama *m, const llama_layer *ly, const wt_tensor *x, int64_t start,
-                       wt_tensor **out)
+typedef wt_status (*block_fn)(const llama *m, const llama_layer *ly, const wt_tensor *x, int64_t start,
+                              wt_tensor **out);
+
+/* x += block(x), replacing *x. The block's temporaries live in a scope of
+ * their own, which ends before the sum is made (the memory's peak). */
+static wt_status residual(const llama *m, const llama_layer *ly, block_fn block, int64_t start, wt_tensor **x)
 {
-    wt_tensor *fa, *x1, *fm;
-    TRY(attention(m, ly, x, start, &fa));
-    TRY(wt_add(x, fa, &x1));
-    TRY(mlp(m, ly, x1, &fm));
-    return wt_add(x1, fm, out);
+    wt_scope *s;
+    wt_tensor *fx, *sum;
+    TRY(wt_scope_begin(wt_tensor_context(*x), &s));
+    wt_status st = block(m, ly, *x, start, &fx);
+    if (st == WT_OK) st = wt_scope_keep(s, fx); /* into the forward pass's scope */
+    wt_scope_end(s);
+    if (st != WT_OK) return st;
+    st = wt_add(*x, fx, &sum);
+    wt_tensor_release(fx);
+    if (st != WT_OK) return st;
+    wt_tensor_release(*x);
+    *x = sum;
+    return WT_OK;
 }
 
 /* Logits [S, V] of the S token ids in ids (i32 [S]) at positions start..,
- * extending every layer's KV cache. Each layer runs in a scope of its own,
- * so that its temporaries go as soon as it is done. */
+ * extending every layer's KV cache. */
 static wt_status forward(const llama *m, const wt_tensor *ids, int64_t start, wt_tensor **logits)
 {
-    wt_context *ctx = wt_tensor_context(ids);
-    wt_scope *all, *one;
+    wt_scope *s;
     wt_tensor *x, *xn;
     *logits = NULL;
-    TRY(wt_scope_begin(ctx, &all));
+    TRY(wt_scope_begin(wt_tensor_context(ids), &s));
     wt_status st = wt_embedding(m->embed, ids, &x);
     for (int64_t l = 0; l < m->c.layers && st == WT_OK; l++) {
-        wt_tensor *next = NULL;
-        if ((st = wt_scope_begin(ctx, &one)) != WT_OK) break;
-        if ((st = layer(m, &m->layer[l], x, start, &next)) == WT_OK) st = wt_scope_keep(one, next);
-        wt_scope_end(one);
-        if (st == WT_OK) {
-            wt_tensor_release(x); /* the previous layer's output, done with */
-            x = next;
-        }
+        st = residual(m, &m->layer[l], attention, start, &x);
+        if (st == WT_OK) st = residual(m, &m->layer[l], mlp, start, &x);
     }
     if (st == WT_OK) st = wt_rmsnorm(x, m->norm, (float)m->c.eps, &xn);
     if (st == WT_OK) st = wt_linear(xn, m->head, NULL, logits);
-    if (st == WT_OK) st = wt_scope_keep(all, *logits);
-    wt_scope_end(all);
+    if (st == WT_OK) st = wt_scope_keep(s, *logits);
+    wt_scope_end(s);
     if (st != WT_OK) *logits = NULL;
     return st;
 }

@@ -238,9 +238,7 @@ WT_API wt_status wt_context_trim(wt_context *ctx);
  *    when it ends, unless kept again), else to the caller, who releases it
  *    with wt_tensor_release. t must be owned by s (made while s was the
  *    innermost scope, or kept into s from a scope inside it), else
- *    WT_ERR_INVALID_ARGUMENT. A tensor the scope owns twice (e.g.
- *    wt_contiguous of a contiguous tensor returns that tensor again) is
- *    kept once per call.
+ *    WT_ERR_INVALID_ARGUMENT.
  *  - wt_tensor_retain adds a reference of the caller's own: the tensor
  *    then outlives the scope (one release of the caller's is due).
  *  - Releasing a tensor by hand inside the scope is allowed: the scope
@@ -252,8 +250,11 @@ WT_API wt_status wt_context_trim(wt_context *ctx);
  *  - wt_scope_end frees the handle (a later use of it is a use after
  *    free, like a second wt_tensor_release). A scope keeps its context
  *    alive: it may end after wt_context_destroy.
- *  - Ops inside the library make and release their own temporaries; only
- *    what a call returns is the scope's.
+ *  - Every tensor a call returns inside a scope is a new handle the scope
+ *    owns (wt_contiguous gives a view rather than its input); ops inside
+ *    the library make and release their own temporaries, and take no
+ *    lasting reference to their inputs, so a tensor made outside the scope
+ *    is never released by it.
  *  - Thread safety: a scope belongs to its context (one thread at a time).
  *    Tensors of other contexts are not affected by it.
  *  - Costs: one pointer per tensor owned; a tensor made outside any scope
@@ -639,7 +640,9 @@ WT_API wt_status wt_expand(const wt_tensor *x, int ndim, const int64_t *shape, w
 
 /* A new contiguous tensor with x's elements (always a copy). */
 WT_API wt_status wt_copy(const wt_tensor *x, wt_tensor **out);
-/* x itself (one more reference) if contiguous, else wt_copy. */
+/* x itself (one more reference) if contiguous, else wt_copy. Inside a
+ * scope (see "scopes") a contiguous x gives a new view of it instead,
+ * which the scope owns like any other result. */
 WT_API wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out);
 
 /* ----------------------------------------------------------------- dtypes

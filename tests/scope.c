@@ -86,15 +86,22 @@ static void test_hand_release_and_retain(void)
     wt_tensor_release(a); /* by hand: gone now, and not released again at the end */
     CHECK(live() == base + 2, "a released by hand is gone at once [%s]", g_mode);
     wt_tensor_retain(b); /* the caller's own reference: b outlives the scope */
-    /* x was made outside: wt_contiguous hands it out again, and the scope
-     * owns that reference only. */
-    CHECK(wt_contiguous(x, &same) == WT_OK && same == x, "contiguous of a contiguous tensor is itself [%s]", g_mode);
-    CHECK(wt_contiguous(c, &same2) == WT_OK && same2 == c, "contiguous of c [%s]", g_mode);
+    /* x was made outside: wt_contiguous gives a view of it that the scope
+     * owns; ops on x (which take and drop references to their inputs) do
+     * not make the scope own x. */
+    CHECK(wt_contiguous(x, &same) == WT_OK && same != x && reads(same, xv, 3),
+          "contiguous of a contiguous tensor in a scope: a view with its values [%s]", g_mode);
+    CHECK(wt_contiguous(c, &same2) == WT_OK && same2 != c, "contiguous of c [%s]", g_mode);
+    wt_tensor *ln = NULL, *sm = NULL;
+    CHECK(wt_layernorm(x, NULL, NULL, 1e-5f, &ln) == WT_OK && wt_softmax(x, 0, &sm) == WT_OK,
+          "ops that take x contiguous as it is [%s]: %s", g_mode, wt_last_error());
+    CHECK(live() == base + 4, "c, b, ln, sm alive, the views of x and c share storage [%s]: %llu", g_mode,
+          (unsigned long long)(live() - base));
     CHECK(wt_scope_end(s) == WT_OK, "end [%s]: %s", g_mode, wt_last_error());
     const float want_b[3] = {-1, -2, -3};
     CHECK(live() == base + 1 && reads(b, want_b, 3), "after end only the retained b stays [%s]: %llu", g_mode,
           (unsigned long long)(live() - base));
-    CHECK(reads(x, xv, 3), "x, handed out again inside the scope, is still the caller's [%s]", g_mode);
+    CHECK(reads(x, xv, 3), "x, made before the scope, is still the caller's [%s]", g_mode);
     wt_tensor_release(b);
     CHECK(live() == base, "baseline [%s]", g_mode);
     wt_tensor_release(x);

@@ -88,8 +88,9 @@ struct wt_scope {
 wt_status wt_scope_adopt(wt_context *ctx, wt_tensor *t);
 /* t is being freed: clears the slots of open scopes that still name it. */
 void wt_scope_forget(wt_tensor *t);
-/* One more reference to x for a caller, owned by the innermost open scope
- * like a new tensor (ops that return their input unchanged). */
+/* x for a caller, for ops that return their input unchanged: x itself
+ * (one more reference) outside scopes; inside one a new view of x, which
+ * the scope owns like any result. */
 wt_status wt_tensor_share(const wt_tensor *x, wt_tensor **out);
 
 /* ------------------------------------------------------------- backends */

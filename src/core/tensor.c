@@ -146,15 +146,12 @@ wt_status wt_tensor_view(const wt_tensor *x, int ndim, const int64_t *shape,
 
 wt_status wt_tensor_share(const wt_tensor *x, wt_tensor **out)
 {
-    wt_tensor *t = (wt_tensor *)x;
-    t->refcount++;
-    wt_status st = wt_scope_adopt(t->storage->ctx, t);
-    if (st != WT_OK) {
-        t->refcount--;
-        *out = NULL;
-        return st;
-    }
-    *out = t;
+    /* Inside a scope, a new handle: one more reference to x itself would
+     * be owned by nobody, since ops also take and drop such references on
+     * their inputs (a weight made outside the scope must not go with it). */
+    if (x->storage->ctx->scope) return wt_tensor_view(x, x->ndim, x->shape, x->strides, x->offset, out);
+    wt_tensor_retain((wt_tensor *)x);
+    *out = (wt_tensor *)x;
     return WT_OK;
 }
 
