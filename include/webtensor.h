@@ -62,10 +62,11 @@ typedef enum wt_status {
     WT_ERR_DEVICE_LOST = -5,      /* the GPU device was lost; the context is unusable */
     WT_ERR_UNSUPPORTED = -6,      /* op or dtype not available on this backend */
     WT_ERR_SHADER = -7,           /* a shader failed to compile (message has the compiler's) */
-    WT_ERR_BACKEND = -8,          /* the backend failed in a way that leaves the context
-                                     unusable (a failure the GPU reports on its own, work
-                                     that was dropped); it stays, like WT_ERR_DEVICE_LOST,
-                                     until wt_context_recover */
+    WT_ERR_BACKEND = -8,          /* the GPU implementation failed (an error it reported,
+                                     a wait that failed). One it reports on its own (work
+                                     was dropped) stays, like WT_ERR_DEVICE_LOST: the
+                                     context is unusable until wt_context_recover. Files
+                                     and names have codes of their own (below) */
     WT_ERR_IO = -9,               /* a file could not be opened, read or written (the
                                      message has the path and the system's reason) */
     WT_ERR_NOT_FOUND = -10        /* a name or key that is not there (a tensor name of
