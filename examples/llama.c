@@ -257,24 +257,27 @@ done:
 
 /* ---------------------------------------------------------------- forward */
 
+/* The forward pass makes its temporaries inside scopes (webtensor.h,
+ * "scopes"): a function below returns its result in the caller's scope,
+ * and an early return on failure leaks nothing. */
+#define TRY(call)                                 \
+    do {                                          \
+        wt_status st_ = (call);                   \
+        if (st_ != WT_OK) return st_;             \
+    } while (0)
+
 /* h [S, D] -> heads [1, n, S, head_dim] (a transposed view), rotated when
  * rope: positions start .. start + S - 1. */
 static wt_status project_heads(const llama *m, const wt_tensor *h, const wt_tensor *w, int64_t n,
                                bool rope, int64_t start, wt_tensor **out)
 {
-    wt_tensor *y = NULL, *y4 = NULL, *r = NULL;
-    wt_status st;
+    wt_tensor *y, *y4, *r = NULL;
     const int64_t S = wt_tensor_shape(h)[0];
     const int64_t shape[4] = {1, S, n, m->c.head_dim};
-    CK(wt_linear(h, w, NULL, &y));
-    CK(wt_reshape(y, 4, shape, &y4));
-    if (rope) CK(wt_rope(y4, m->c.theta, start, WT_ROPE_BSHD, &r));
-    CK(wt_transpose(r ? r : y4, 1, 2, out));
-done:
-    wt_tensor_release(y);
-    wt_tensor_release(y4);
-    wt_tensor_release(r);
-    return st;
+    TRY(wt_linear(h, w, NULL, &y));
+    TRY(wt_reshape(y, 4, shape, &y4));
+    if (rope) TRY(wt_rope(y4, m->c.theta, start, WT_ROPE_BSHD, &r));
+    return wt_transpose(r ? r : y4, 1, 2, out);
 }
 
 /* out = o_proj(attention(input_layernorm(x))), writing this step's keys
@@ -284,67 +287,54 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
 {
     const llama_config *c = &m->c;
     const int64_t S = wt_tensor_shape(x)[0];
-    wt_tensor *h = NULL, *q = NULL, *k = NULL, *v = NULL, *kdst = NULL, *vdst = NULL, *kall = NULL,
-              *vall = NULL, *a = NULL, *at = NULL, *ac = NULL, *a2 = NULL;
-    wt_status st;
-    CK(wt_rmsnorm(x, ly->in_norm, (float)c->eps, &h));
-    CK(project_heads(m, h, ly->q, c->heads, true, start, &q));
-    CK(project_heads(m, h, ly->k, c->kv_heads, true, start, &k));
-    CK(project_heads(m, h, ly->v, c->kv_heads, false, start, &v));
-    CK(wt_slice(ly->k_cache, 2, start, start + S, 1, &kdst));
-    CK(wt_slice(ly->v_cache, 2, start, start + S, 1, &vdst));
-    CK(wt_copy_into(kdst, k));
-    CK(wt_copy_into(vdst, v));
-    CK(wt_slice(ly->k_cache, 2, 0, start + S, 1, &kall));
-    CK(wt_slice(ly->v_cache, 2, 0, start + S, 1, &vall));
+    wt_tensor *h, *q, *k, *v, *kdst, *vdst, *kall, *vall, *a, *at, *ac, *a2;
+    TRY(wt_rmsnorm(x, ly->in_norm, (float)c->eps, &h));
+    TRY(project_heads(m, h, ly->q, c->heads, true, start, &q));
+    TRY(project_heads(m, h, ly->k, c->kv_heads, true, start, &k));
+    TRY(project_heads(m, h, ly->v, c->kv_heads, false, start, &v));
+    TRY(wt_slice(ly->k_cache, 2, start, start + S, 1, &kdst));
+    TRY(wt_slice(ly->v_cache, 2, start, start + S, 1, &vdst));
+    TRY(wt_copy_into(kdst, k));
+    TRY(wt_copy_into(vdst, v));
+    TRY(wt_slice(ly->k_cache, 2, 0, start + S, 1, &kall));
+    TRY(wt_slice(ly->v_cache, 2, 0, start + S, 1, &vall));
     /* Causal, aligned to the end of the keys: query s sees keys <= start + s. */
-    CK(wt_scaled_dot_product_attention(q, kall, vall, NULL, true, 0.0f, &a));
-    CK(wt_transpose(a, 1, 2, &at)); /* [1, S, H, head_dim] */
-    CK(wt_cast(at, m->dtype, &ac)); /* contiguous, in the weights' dtype */
+    TRY(wt_scaled_dot_product_attention(q, kall, vall, NULL, true, 0.0f, &a));
+    TRY(wt_transpose(a, 1, 2, &at)); /* [1, S, H, head_dim] */
+    TRY(wt_cast(at, m->dtype, &ac)); /* contiguous, in the weights' dtype */
     const int64_t shape2[2] = {S, c->heads * c->head_dim};
-    CK(wt_reshape(ac, 2, shape2, &a2));
-    CK(wt_linear(a2, ly->o, NULL, out));
-done:
-    wt_tensor_release(h);
-    wt_tensor_release(q);
-    wt_tensor_release(k);
-    wt_tensor_release(v);
-    wt_tensor_release(kdst);
-    wt_tensor_release(vdst);
-    wt_tensor_release(kall);
-    wt_tensor_release(vall);
-    wt_tensor_release(a);
-    wt_tensor_release(at);
-    wt_tensor_release(ac);
-    wt_tensor_release(a2);
-    return st;
+    TRY(wt_reshape(ac, 2, shape2, &a2));
+    return wt_linear(a2, ly->o, NULL, out);
 }
 
 /* out = down(silu(gate(h)) * up(h)), h = post_attention_layernorm(x). */
-static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, wt_tensor **out)
+static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, int64_t start, wt_tensor **out)
 {
-    wt_tensor *h = NULL, *g = NULL, *u = NULL, *sg = NULL, *p = NULL;
-    wt_status st;
-    CK(wt_rmsnorm(x, ly->post_norm, (float)m->c.eps, &h));
-    CK(wt_linear(h, ly->gate, NULL, &g));
-    CK(wt_linear(h, ly->up, NULL, &u));
-    CK(wt_silu(g, &sg));
-    CK(wt_mul(sg, u, &p));
-    CK(wt_linear(p, ly->down, NULL, out));
-done:
-    wt_tensor_release(h);
-    wt_tensor_release(g);
-    wt_tensor_release(u);
-    wt_tensor_release(sg);
-    wt_tensor_release(p);
-    return st;
+    (void)start;
+    wt_tensor *h, *g, *u, *sg, *p;
+    TRY(wt_rmsnorm(x, ly->post_norm, (float)m->c.eps, &h));
+    TRY(wt_linear(h, ly->gate, NULL, &g));
+    TRY(wt_linear(h, ly->up, NULL, &u));
+    TRY(wt_silu(g, &sg));
+    TRY(wt_mul(sg, u, &p));
+    return wt_linear(p, ly->down, NULL, out);
 }
 
-/* x += f(x), replacing *x. */
-static wt_status residual(wt_tensor **x, wt_tensor *fx, wt_status st)
+typedef wt_status (*block_fn)(const llama *m, const llama_layer *ly, const wt_tensor *x, int64_t start,
+                              wt_tensor **out);
+
+/* x += block(x), replacing *x. The block's temporaries live in a scope of
+ * their own, which ends before the sum is made (the memory's peak). */
+static wt_status residual(const llama *m, const llama_layer *ly, block_fn block, int64_t start, wt_tensor **x)
 {
-    wt_tensor *sum = NULL;
-    if (st == WT_OK) st = wt_add(*x, fx, &sum);
+    wt_scope *s;
+    wt_tensor *fx, *sum;
+    TRY(wt_scope_begin(wt_tensor_context(*x), &s));
+    wt_status st = block(m, ly, *x, start, &fx);
+    if (st == WT_OK) st = wt_scope_keep(s, fx); /* into the forward pass's scope */
+    wt_scope_end(s);
+    if (st != WT_OK) return st;
+    st = wt_add(*x, fx, &sum);
     wt_tensor_release(fx);
     if (st != WT_OK) return st;
     wt_tensor_release(*x);
@@ -356,22 +346,20 @@ static wt_status residual(wt_tensor **x, wt_tensor *fx, wt_status st)
  * extending every layer's KV cache. */
 static wt_status forward(const llama *m, const wt_tensor *ids, int64_t start, wt_tensor **logits)
 {
-    wt_tensor *x = NULL, *xn = NULL;
-    wt_status st;
-    CK(wt_embedding(m->embed, ids, &x));
-    for (int64_t l = 0; l < m->c.layers; l++) {
-        wt_tensor *fx = NULL;
-        st = attention(m, &m->layer[l], x, start, &fx);
-        CK(residual(&x, fx, st));
-        fx = NULL;
-        st = mlp(m, &m->layer[l], x, &fx);
-        CK(residual(&x, fx, st));
+    wt_scope *s;
+    wt_tensor *x, *xn;
+    *logits = NULL;
+    TRY(wt_scope_begin(wt_tensor_context(ids), &s));
+    wt_status st = wt_embedding(m->embed, ids, &x);
+    for (int64_t l = 0; l < m->c.layers && st == WT_OK; l++) {
+        st = residual(m, &m->layer[l], attention, start, &x);
+        if (st == WT_OK) st = residual(m, &m->layer[l], mlp, start, &x);
     }
-    CK(wt_rmsnorm(x, m->norm, (float)m->c.eps, &xn));
-    CK(wt_linear(xn, m->head, NULL, logits));
-done:
-    wt_tensor_release(x);
-    wt_tensor_release(xn);
+    if (st == WT_OK) st = wt_rmsnorm(x, m->norm, (float)m->c.eps, &xn);
+    if (st == WT_OK) st = wt_linear(xn, m->head, NULL, logits);
+    if (st == WT_OK) st = wt_scope_keep(s, *logits);
+    wt_scope_end(s);
+    if (st != WT_OK) *logits = NULL;
     return st;
 }
 

@@ -90,38 +90,42 @@ static int load_split(const char *dir, const char *prefix, dataset *d)
     return ok;
 }
 
-/* ----------------------------------------------------- a per-step arena */
+/* ------------------------------------------------------------ a step */
 
-/* Every tensor made in a step, released together at its end. */
-typedef struct arena {
-    wt_tensor *t[256];
-    int n;
-    int failed;
+/* The work of one step: every tensor made in it belongs to a scope
+ * (webtensor.h, "scopes"), released together at its end; after the first
+ * failure the step runs nothing more. */
+typedef struct step {
+    wt_scope *scope;
     wt_status st;
     wt_tensor *tmp;
-} arena;
+} step;
 
-static wt_tensor *keep(arena *a, wt_status st, wt_tensor *t)
+/* Records st (the first failure is printed); true while the step is fine. */
+static bool ok(step *a, wt_status st)
 {
-    if (st != WT_OK) {
-        if (!a->failed) fprintf(stderr, "error: %s\n", wt_last_error());
-        a->failed = 1;
-        return NULL;
+    if (a->st == WT_OK && st != WT_OK) {
+        a->st = st;
+        fprintf(stderr, "error: %s\n", wt_last_error());
     }
-    if (a->n < 256) a->t[a->n++] = t;
-    return t;
+    return a->st == WT_OK;
 }
 
-static void arena_release(arena *a)
+static bool step_begin(step *a, wt_context *ctx)
 {
-    for (int i = 0; i < a->n; i++) wt_tensor_release(a->t[i]);
-    a->n = 0;
+    a->scope = NULL;
+    a->st = WT_OK;
+    return ok(a, wt_scope_begin(ctx, &a->scope));
 }
 
-/* R = op(args..., &out), kept in the arena; NULL (and nothing run) once a
- * step failed. */
-#define OP(a, fn, ...) \
-    ((a)->failed ? NULL : ((a)->st = fn(__VA_ARGS__, &(a)->tmp), keep((a), (a)->st, (a)->tmp)))
+static void step_end(step *a)
+{
+    if (a->scope) wt_scope_end(a->scope);
+    a->scope = NULL;
+}
+
+/* R = op(args..., &out); NULL (and nothing run) once the step failed. */
+#define OP(a, fn, ...) ((a)->st != WT_OK ? NULL : ok((a), fn(__VA_ARGS__, &(a)->tmp)) ? (a)->tmp : NULL)
 
 /* ------------------------------------------------------------------ model */
 
@@ -176,7 +180,7 @@ static void model_free(model *md)
 }
 
 /* x @ w^T + b for w [out, in] (no copy of w: a transposed view). */
-static wt_tensor *linear(arena *a, const wt_tensor *x, const wt_tensor *w, const wt_tensor *b)
+static wt_tensor *linear(step *a, const wt_tensor *x, const wt_tensor *w, const wt_tensor *b)
 {
     wt_tensor *wt = OP(a, wt_transpose, w, 0, 1);
     wt_tensor *y = OP(a, wt_matmul, x, wt);
@@ -187,7 +191,7 @@ typedef struct activations {
     wt_tensor *x, *a1, *r1, *p1, *i1, *a2, *r2, *p2, *i2, *f, *h, *hr, *logits;
 } activations;
 
-static wt_tensor *forward(arena *a, model *md, wt_tensor *x, activations *s)
+static wt_tensor *forward(step *a, model *md, wt_tensor *x, activations *s)
 {
     wt_conv_options co;
     wt_conv_options_init(&co);
@@ -198,21 +202,11 @@ static wt_tensor *forward(arena *a, model *md, wt_tensor *x, activations *s)
     s->x = x;
     s->a1 = OP(a, wt_conv2d, x, md->p[C1W], md->p[C1B], &co);
     s->r1 = OP(a, wt_relu, s->a1);
-    s->i1 = NULL;
-    if (!a->failed && wt_max_pool2d(s->r1, &po, &s->p1, &s->i1) == WT_OK) {
-        keep(a, WT_OK, s->p1);
-        keep(a, WT_OK, s->i1);
-    } else {
-        keep(a, WT_ERR_BACKEND, NULL);
-    }
+    s->p1 = s->i1 = s->p2 = s->i2 = NULL;
+    if (a->st == WT_OK) ok(a, wt_max_pool2d(s->r1, &po, &s->p1, &s->i1));
     s->a2 = OP(a, wt_conv2d, s->p1, md->p[C2W], md->p[C2B], &co);
     s->r2 = OP(a, wt_relu, s->a2);
-    if (!a->failed && wt_max_pool2d(s->r2, &po, &s->p2, &s->i2) == WT_OK) {
-        keep(a, WT_OK, s->p2);
-        keep(a, WT_OK, s->i2);
-    } else {
-        keep(a, WT_ERR_BACKEND, NULL);
-    }
+    if (a->st == WT_OK) ok(a, wt_max_pool2d(s->r2, &po, &s->p2, &s->i2));
     int64_t fs[2] = {-1, 1568};
     s->f = OP(a, wt_reshape, s->p2, 2, fs);
     s->h = linear(a, s->f, md->p[F1W], md->p[F1B]);
@@ -221,8 +215,8 @@ static wt_tensor *forward(arena *a, model *md, wt_tensor *x, activations *s)
     return s->logits;
 }
 
-/* One training step on a batch; returns the loss tensor (0-d) in the arena. */
-static wt_tensor *train_step(arena *a, model *md, wt_tensor *x, wt_tensor *y)
+/* One training step on a batch; returns the loss tensor (0-d) of the step. */
+static wt_tensor *train_step(step *a, model *md, wt_tensor *x, wt_tensor *y)
 {
     activations s;
     wt_tensor *logits = forward(a, md, x, &s);
@@ -247,28 +241,14 @@ static wt_tensor *train_step(arena *a, model *md, wt_tensor *x, wt_tensor *y)
     wt_conv_options_init(&co);
     co.padding[0] = co.padding[1] = co.padding[2] = co.padding[3] = 2;
     wt_tensor *dp1 = NULL;
-    if (!a->failed && wt_conv2d_backward(s.p1, md->p[C2W], da2, &co, &dp1, &g[C2W], &g[C2B]) == WT_OK) {
-        keep(a, WT_OK, dp1);
-        keep(a, WT_OK, g[C2W]);
-        keep(a, WT_OK, g[C2B]);
-    } else {
-        keep(a, WT_ERR_BACKEND, NULL);
-    }
+    if (a->st == WT_OK) ok(a, wt_conv2d_backward(s.p1, md->p[C2W], da2, &co, &dp1, &g[C2W], &g[C2B]));
     wt_tensor *dr1 = OP(a, wt_max_pool2d_backward, dp1, s.i1, s.r1);
     wt_tensor *da1 = OP(a, wt_activation_backward, WT_ACT_RELU, dr1, s.a1);
-    if (!a->failed && wt_conv2d_backward(x, md->p[C1W], da1, &co, NULL, &g[C1W], &g[C1B]) == WT_OK) {
-        keep(a, WT_OK, g[C1W]);
-        keep(a, WT_OK, g[C1B]);
-    } else {
-        keep(a, WT_ERR_BACKEND, NULL);
-    }
-    if (a->failed) return NULL;
+    if (a->st == WT_OK) ok(a, wt_conv2d_backward(x, md->p[C1W], da1, &co, NULL, &g[C1W], &g[C1B]));
+    if (a->st != WT_OK) return NULL;
     md->step++;
     for (int i = 0; i < NPARAM; i++)
-        if (wt_adamw_step(md->p[i], g[i], md->m[i], md->v[i], md->step, &md->adam) != WT_OK) {
-            keep(a, WT_ERR_BACKEND, NULL);
-            return NULL;
-        }
+        if (!ok(a, wt_adamw_step(md->p[i], g[i], md->m[i], md->v[i], md->step, &md->adam))) return NULL;
     return loss;
 }
 
@@ -299,18 +279,20 @@ static double evaluate(model *md, const dataset *d, int limit)
     int32_t *ybuf = malloc(chunk * sizeof(int32_t)), *pred = malloc(chunk * sizeof(int32_t));
     for (int s = 0; s < n; s += chunk) {
         int b = n - s < chunk ? n - s : chunk;
-        arena a = {0};
+        step a;
         wt_tensor *x = NULL, *y = NULL;
-        if (!make_batch(md->ctx, d, NULL, s, b, xbuf, ybuf, &x, &y)) break;
-        keep(&a, WT_OK, x);
-        keep(&a, WT_OK, y);
+        if (!step_begin(&a, md->ctx)) break;
+        if (!make_batch(md->ctx, d, NULL, s, b, xbuf, ybuf, &x, &y)) {
+            step_end(&a);
+            break;
+        }
         activations st;
         wt_tensor *logits = forward(&a, md, x, &st);
         int axis = 1;
         wt_tensor *am = OP(&a, wt_argmax, logits, 1, &axis, false);
         if (am && wt_tensor_read(am, pred, (size_t)b * sizeof(int32_t)) == WT_OK)
             for (int i = 0; i < b; i++) correct += pred[i] == ybuf[i];
-        arena_release(&a);
+        step_end(&a);
     }
     free(xbuf);
     free(ybuf);
@@ -420,27 +402,28 @@ int main(int argc, char **argv)
         for (int s = 0; s + batch <= ntrain && status == 0; s += batch) {
             float lv[2] = {0, 0};
             for (int k = 0; k < nmodels; k++) {
-                arena a = {0};
+                step a;
                 wt_tensor *x = NULL, *y = NULL;
-                if (!make_batch(ctx[k], &train, order, s, batch, xbuf, ybuf, &x, &y)) { status = 1; break; }
-                keep(&a, WT_OK, x);
-                keep(&a, WT_OK, y);
-                wt_tensor *loss = train_step(&a, &md[k], x, y);
-                if (!loss) { status = 1; arena_release(&a); break; }
+                if (!step_begin(&a, ctx[k])) { status = 1; break; }
+                wt_tensor *loss = make_batch(ctx[k], &train, order, s, batch, xbuf, ybuf, &x, &y)
+                                      ? train_step(&a, &md[k], x, y) : NULL;
+                if (!loss) { status = 1; step_end(&a); break; }
                 if (nmodels == 2 || steps > 0) {
                     /* Lockstep comparison and CI runs read every loss. */
                     if (wt_tensor_read(loss, &lv[k], sizeof lv[k]) != WT_OK) status = 1;
                 } else {
-                    /* Otherwise losses add up on the device, read once an epoch. */
+                    /* Otherwise losses add up on the device, read once an
+                     * epoch: the sum is kept out of the step's scope. */
                     wt_tensor *sum = NULL;
-                    if (acc[k] ? wt_add(acc[k], loss, &sum) == WT_OK : (wt_tensor_retain(loss), sum = loss, 1)) {
+                    if ((acc[k] ? wt_add(acc[k], loss, &sum) == WT_OK : (sum = loss) != NULL) &&
+                        wt_scope_keep(a.scope, sum) == WT_OK) {
                         wt_tensor_release(acc[k]);
                         acc[k] = sum;
                     } else {
                         status = 1;
                     }
                 }
-                arena_release(&a);
+                step_end(&a);
             }
             if (status) break;
             if (nmodels == 2) {

@@ -19,7 +19,8 @@
  *    under pthread_once and a lock). wt_tensor_to uses two contexts: both
  *    must be free for the calling thread. wt_list_adapters may run from any
  *    thread at any time. wt_last_error() is per thread;
- *    wt_context_last_error() is per context.
+ *    wt_context_last_message() and wt_context_last_status() are per
+ *    context.
  *  - Execution is deferred on the GPU: ops are recorded and submitted in
  *    batches. wt_tensor_read() and wt_context_sync() wait for the work.
  */
@@ -61,9 +62,15 @@ typedef enum wt_status {
     WT_ERR_DEVICE_LOST = -5,      /* the GPU device was lost; the context is unusable */
     WT_ERR_UNSUPPORTED = -6,      /* op or dtype not available on this backend */
     WT_ERR_SHADER = -7,           /* a shader failed to compile (message has the compiler's) */
-    WT_ERR_BACKEND = -8           /* any other error reported by the backend; one the GPU
-                                     reports on its own (work was dropped) stays, like
-                                     WT_ERR_DEVICE_LOST: the context is unusable */
+    WT_ERR_BACKEND = -8,          /* the GPU implementation failed (an error it reported,
+                                     a wait that failed). One it reports on its own (work
+                                     was dropped) stays, like WT_ERR_DEVICE_LOST: the
+                                     context is unusable until wt_context_recover. Files
+                                     and names have codes of their own (below) */
+    WT_ERR_IO = -9,               /* a file could not be opened, read or written (the
+                                     message has the path and the system's reason) */
+    WT_ERR_NOT_FOUND = -10        /* a name or key that is not there (a tensor name of
+                                     a safetensors file) */
 } wt_status;
 
 /* Name of a status code ("WT_ERR_SHAPE"); never NULL. */
@@ -208,6 +215,56 @@ WT_API wt_status wt_context_memory_stats(const wt_context *ctx, wt_memory_stats 
  * them). Pooled memory is given back and the allocation retried first.
  * Nothing is held after such a failure and the context stays usable. */
 WT_API wt_status wt_context_trim(wt_context *ctx);
+
+/* ---------------------------------------------------------------- scopes
+ *
+ * A scope releases the temporaries of a computation together. While a
+ * scope is the innermost open scope of its context, every tensor made on
+ * that context (the result of any op, a view, a created or loaded tensor)
+ * is owned by the scope: the reference the call returns is the scope's,
+ * and wt_scope_end releases it. The caller uses such a tensor as usual
+ * until then:
+ *
+ *     wt_scope *s;
+ *     wt_scope_begin(ctx, &s);
+ *     wt_tensor *h, *y, *out;
+ *     wt_linear(x, w1, NULL, &h);
+ *     wt_relu(h, &y);
+ *     wt_linear(y, w2, NULL, &out);
+ *     wt_scope_keep(s, out);   (out outlives the scope)
+ *     wt_scope_end(s);         (h and y are released)
+ *
+ *  - wt_scope_keep(s, t) hands the scope's reference to t on: to the
+ *    enclosing scope of the context if there is one (which releases it
+ *    when it ends, unless kept again), else to the caller, who releases it
+ *    with wt_tensor_release. t must be owned by s (made while s was the
+ *    innermost scope, or kept into s from a scope inside it), else
+ *    WT_ERR_INVALID_ARGUMENT.
+ *  - wt_tensor_retain adds a reference of the caller's own: the tensor
+ *    then outlives the scope (one release of the caller's is due).
+ *  - Releasing a tensor by hand inside the scope is allowed: the scope
+ *    never releases a tensor that is gone, so nothing is released twice.
+ *  - Scopes nest: wt_scope_begin inside an open scope opens an inner one,
+ *    which owns what is made until it ends. They end in the reverse order:
+ *    ending a scope while a scope begun after it is still open returns
+ *    WT_ERR_INVALID_ARGUMENT, releases nothing and leaves both open.
+ *  - wt_scope_end frees the handle (a later use of it is a use after
+ *    free, like a second wt_tensor_release). A scope keeps its context
+ *    alive: it may end after wt_context_destroy.
+ *  - Every tensor a call returns inside a scope is a new handle the scope
+ *    owns (wt_contiguous gives a view rather than its input); ops inside
+ *    the library make and release their own temporaries, and take no
+ *    lasting reference to their inputs, so a tensor made outside the scope
+ *    is never released by it.
+ *  - Thread safety: a scope belongs to its context (one thread at a time).
+ *    Tensors of other contexts are not affected by it.
+ *  - Costs: one pointer per tensor owned; a tensor made outside any scope
+ *    costs nothing. Making a tensor inside a scope may fail with
+ *    WT_ERR_OUT_OF_MEMORY when the scope's list cannot grow. */
+typedef struct wt_scope wt_scope;
+WT_API wt_status wt_scope_begin(wt_context *ctx, wt_scope **out);
+WT_API wt_status wt_scope_keep(wt_scope *scope, wt_tensor *t);
+WT_API wt_status wt_scope_end(wt_scope *scope);
 
 /* -------------------------------------------------------------- adapters */
 
@@ -392,9 +449,10 @@ WT_API wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_st
  * The last error of a context (like sqlite3_errmsg): failures the device
  * reports (device lost, a validation or out-of-memory error found at a
  * later submit or sync, maybe on another thread than the op that caused
- * it), failed allocations and failed syncs on the context. "" and WT_OK
- * (through status, which may be NULL) if none; valid until the next error
- * on the context. Errors the implementation reports are never dropped:
+ * it), failed allocations and failed syncs on the context.
+ * wt_context_last_message says what happened ("" if nothing did; valid
+ * until the next error on the context), wt_context_last_status its code
+ * (WT_OK if none); both accept NULL ("" and WT_OK). Errors the implementation reports are never dropped:
  * one it reports on its own (outside a call that checks for it) means
  * recorded work did not run, and stays, like a device loss, until
  * wt_context_recover.
@@ -420,7 +478,8 @@ WT_API wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_st
  * statistics count them until they are released. Tensors made after the
  * recovery work as usual. If no device can be made, the context stays
  * lost and recover returns WT_ERR_DEVICE_LOST. */
-WT_API const char *wt_context_last_error(const wt_context *ctx, wt_status *status);
+WT_API const char *wt_context_last_message(const wt_context *ctx);
+WT_API wt_status wt_context_last_status(const wt_context *ctx);
 WT_API wt_status wt_context_recover(wt_context *ctx);
 /* Destroys the context's device as a driver reset would, to test the
  * recovery path of a program. WT_ERR_UNSUPPORTED on the CPU backend. */
@@ -582,7 +641,9 @@ WT_API wt_status wt_expand(const wt_tensor *x, int ndim, const int64_t *shape, w
 
 /* A new contiguous tensor with x's elements (always a copy). */
 WT_API wt_status wt_copy(const wt_tensor *x, wt_tensor **out);
-/* x itself (one more reference) if contiguous, else wt_copy. */
+/* x itself (one more reference) if contiguous, else wt_copy. Inside a
+ * scope (see "scopes") a contiguous x gives a new view of it instead,
+ * which the scope owns like any other result. */
 WT_API wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out);
 
 /* ----------------------------------------------------------------- dtypes
@@ -1341,6 +1402,13 @@ WT_API wt_status wt_max_pool2d_backward(const wt_tensor *dy, const wt_tensor *in
  * window, divided by the divisor the forward pass used. */
 WT_API wt_status wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x, const wt_pool_options *opts,
                                         wt_tensor **dx);
+
+/* ------------------------------------------------------------ deprecated
+ * Still exported and working; new code uses the replacement named. */
+
+/* The message of wt_context_last_message, with wt_context_last_status's
+ * code written through status (may be NULL). */
+WT_API const char *wt_context_last_error(const wt_context *ctx, wt_status *status);
 
 #ifdef __cplusplus
 }

@@ -11,8 +11,11 @@
  * Readers never trust a file: every size, offset and shape is checked
  * against the file's length and against overflow before anything is read,
  * and a malformed, truncated or oversized file is WT_ERR_INVALID_ARGUMENT
- * (bad contents) or WT_ERR_BACKEND (an I/O error), never a crash or a read
- * past the data. A dtype webtensor cannot hold is WT_ERR_UNSUPPORTED.
+ * (bad contents), never a crash or a read past the data. A file that
+ * cannot be opened, read or written (missing, a folder, a read or write
+ * that fails or comes up short) is WT_ERR_IO; a tensor name the file does
+ * not have is WT_ERR_NOT_FOUND. A dtype webtensor cannot hold is
+ * WT_ERR_UNSUPPORTED.
  */
 #ifndef WEBTENSOR_IO_H
 #define WEBTENSOR_IO_H
@@ -77,7 +80,7 @@ WT_API void wt_safetensors_close(wt_safetensors *f); /* NULL is ignored */
 WT_API int wt_safetensors_count(const wt_safetensors *f);
 /* Entry i, in the file's order of data offsets. */
 WT_API wt_status wt_safetensors_entry_at(const wt_safetensors *f, int i, wt_safetensors_entry *out);
-/* Index of a tensor by name; WT_ERR_INVALID_ARGUMENT if there is none. */
+/* Index of a tensor by name; WT_ERR_NOT_FOUND (and *index -1) if there is none. */
 WT_API wt_status wt_safetensors_find(const wt_safetensors *f, const char *name, int *index);
 /* Value of a __metadata__ key, or NULL. */
 WT_API const char *wt_safetensors_metadata(const wt_safetensors *f, const char *key);

@@ -79,7 +79,13 @@ static void test_status_and_version(void)
         {WT_ERR_UNSUPPORTED, "WT_ERR_UNSUPPORTED"},
         {WT_ERR_SHADER, "WT_ERR_SHADER"},
         {WT_ERR_BACKEND, "WT_ERR_BACKEND"},
+        {WT_ERR_IO, "WT_ERR_IO"},
+        {WT_ERR_NOT_FOUND, "WT_ERR_NOT_FOUND"},
     };
+    /* Appended codes: the earlier ones keep their values. */
+    CHECK(WT_ERR_BACKEND == -8 && WT_ERR_IO == -9 && WT_ERR_NOT_FOUND == -10,
+          "status values moved: BACKEND %d, IO %d, NOT_FOUND %d", (int)WT_ERR_BACKEND, (int)WT_ERR_IO,
+          (int)WT_ERR_NOT_FOUND);
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         const char *n = wt_status_string(codes[i].s);
         CHECK(n && !strcmp(n, codes[i].name), "wt_status_string(%d) is \"%s\", expected \"%s\"",
@@ -692,6 +698,46 @@ static void test_refcounts(test_backend b, wt_context *ctx)
     wt_tensor_release(r);
 }
 
+/* Scopes called wrongly: NULLs, ends out of order, keeps of tensors the
+ * scope does not own. Nothing may be released by a refused call. */
+static void test_scope_misuse(wt_context *ctx, wt_context *other)
+{
+    wt_scope *s = (wt_scope *)(uintptr_t)0x10, *inner = NULL;
+    expect_code(wt_scope_begin(NULL, &s), WT_ERR_INVALID_ARGUMENT, WT_OK, "scope_begin(NULL ctx)");
+    CHECK(s == NULL, "scope_begin(NULL ctx): *out not set to NULL");
+    expect_code(wt_scope_begin(ctx, NULL), WT_ERR_INVALID_ARGUMENT, WT_OK, "scope_begin(NULL out)");
+    expect_code(wt_scope_end(NULL), WT_ERR_INVALID_ARGUMENT, WT_OK, "scope_end(NULL)");
+    expect_code(wt_scope_keep(NULL, NULL), WT_ERR_INVALID_ARGUMENT, WT_OK, "scope_keep(NULL, NULL)");
+
+    const int64_t s2[1] = {2};
+    wt_tensor *before = make(ctx, 1, s2), *foreign = make(other, 1, s2), *a = NULL, *b = NULL;
+    if (!CHECK(wt_scope_begin(ctx, &s) == WT_OK, "scope_begin: %s", wt_last_error())) goto out;
+    expect_code(wt_scope_keep(s, NULL), WT_ERR_INVALID_ARGUMENT, WT_OK, "scope_keep(scope, NULL)");
+    CHECK(wt_neg(before, &a) == WT_OK, "neg in a scope: %s", wt_last_error());
+    expect_code(wt_scope_keep(s, before), WT_ERR_INVALID_ARGUMENT, WT_OK, "keep of a tensor made before the scope");
+    expect_code(wt_scope_keep(s, foreign), WT_ERR_INVALID_ARGUMENT, WT_OK, "keep of another context's tensor");
+    if (CHECK(wt_scope_begin(ctx, &inner) == WT_OK, "inner scope_begin: %s", wt_last_error())) {
+        expect_code(wt_scope_keep(inner, a), WT_ERR_INVALID_ARGUMENT, WT_OK, "keep of the outer scope's tensor");
+        CHECK(wt_exp(a, &b) == WT_OK, "exp in the inner scope: %s", wt_last_error());
+        expect_code(wt_scope_end(s), WT_ERR_INVALID_ARGUMENT, WT_OK, "ending the outer scope first");
+        CHECK(strstr(wt_last_error(), "still open") != NULL, "the message says why: %s", wt_last_error());
+        /* Refused: both scopes stay open and nothing was released. */
+        float r[2];
+        CHECK(a && b && wt_tensor_read(a, r, sizeof r) == WT_OK && r[0] == -1.0f &&
+                  wt_tensor_read(b, r, sizeof r) == WT_OK,
+              "tensors of both scopes are alive after the refused end");
+        CHECK(wt_scope_end(inner) == WT_OK, "inner end: %s", wt_last_error());
+    }
+    /* A second keep of a tensor kept once: the scope no longer owns it. */
+    CHECK(wt_scope_keep(s, a) == WT_OK, "keep: %s", wt_last_error());
+    expect_code(wt_scope_keep(s, a), WT_ERR_INVALID_ARGUMENT, WT_OK, "second keep of one reference");
+    CHECK(wt_scope_end(s) == WT_OK, "outer end: %s", wt_last_error());
+    wt_tensor_release(a);
+out:
+    wt_tensor_release(before);
+    wt_tensor_release(foreign);
+}
+
 int main(int argc, char **argv)
 {
     test_backend b = test_parse_backend(argc > 1 ? argv[1] : NULL);
@@ -719,6 +765,7 @@ int main(int argc, char **argv)
     test_views(ctx);
     test_overflow_edges(ctx);
     test_ops(ctx, other);
+    test_scope_misuse(ctx, other);
     if (b != TEST_BACKEND_CPU) {
         /* And of a context of another backend. */
         wt_context *cpu = NULL;

@@ -308,10 +308,10 @@ static const char *string_slot(M *m, kind k, const char *name, const char *valid
         return NULL;
     }
     if (k == K_PATH) {
-        expect(m, CLASS_VALUE, WT_ERR_BACKEND, WT_ERR_INVALID_ARGUMENT, "%s in a missing folder", name);
+        expect(m, CLASS_VALUE, WT_ERR_IO, WT_OK, "%s in a missing folder", name);
         return "/nonexistent-folder-of-webtensor/x";
     }
-    expect(m, CLASS_VALUE, WT_ERR_INVALID_ARGUMENT, WT_OK, "%s not in the file", name);
+    expect(m, CLASS_VALUE, WT_ERR_NOT_FOUND, WT_OK, "%s not in the file", name);
     return "no such tensor";
 }
 #define PATH(name, v) string_slot(m, K_PATH, name, v)
@@ -623,6 +623,36 @@ ROWFN(context_recover)
     wt_context_lose_device(c); /* UNSUPPORTED on the CPU: recover of a live context */
     wt_status st = wt_context_recover(CTX("ctx", c));
     wt_context_destroy(c);
+    return st;
+}
+/* Scopes, each on a scope of its own over e->ctx. */
+ROWFN(scope_begin)
+{
+    wt_scope *s = NULL;
+    wt_status st = wt_scope_begin(CTX("ctx", e->ctx), PTR("out", &s));
+    if (st == WT_OK) st = wt_scope_end(s);
+    return st;
+}
+ROWFN(scope_keep)
+{
+    wt_scope *s = NULL;
+    wt_tensor *t = NULL;
+    if (wt_scope_begin(e->ctx, &s) != WT_OK) return WT_ERR_BACKEND;
+    if (wt_neg(e->m35, &t) != WT_OK) {
+        wt_scope_end(s);
+        return WT_ERR_BACKEND;
+    }
+    wt_status st = wt_scope_keep(PTR("scope", s), (wt_tensor *)TA("t", t));
+    wt_scope_end(s); /* releases t unless it was kept */
+    if (st == WT_OK) wt_tensor_release(t);
+    return st;
+}
+ROWFN(scope_end)
+{
+    wt_scope *s = NULL;
+    if (wt_scope_begin(e->ctx, &s) != WT_OK) return WT_ERR_BACKEND;
+    wt_status st = wt_scope_end(PTR("scope", s));
+    if (st != WT_OK) wt_scope_end(s);
     return st;
 }
 static const char KERNEL_WGSL[] =
@@ -951,7 +981,7 @@ static const slot_row ROWS[] = {
     R_ALT(context_profile_begin, WT_ERR_UNSUPPORTED), R_ALT(context_profile_end, WT_ERR_UNSUPPORTED),
     R_ALT(context_profile_summary, WT_ERR_UNSUPPORTED),
     R(context_pipeline_stats), R(context_get_info), R_ALT(context_lose_device, WT_ERR_UNSUPPORTED),
-    R(context_recover), R_ALT(kernel_create, WT_ERR_UNSUPPORTED),
+    R(context_recover), R(scope_begin), R(scope_keep), R(scope_end), R_ALT(kernel_create, WT_ERR_UNSUPPORTED),
     R_ALT(kernel_dispatch, WT_ERR_INVALID_ARGUMENT),
     /* --- model files --- */
     R(npy_save), R(npy_load), R(npy_load_memory), R(safetensors_open), R(safetensors_open_memory),
@@ -968,6 +998,7 @@ static const slot_row ROWS[] = {
 static const char *const NO_STATUS[] = {
     "wt_status_string", "wt_last_error", "wt_version", "wt_context_options_init", "wt_context_destroy",
     "wt_context_backend", "wt_kernel_destroy", "wt_event_destroy", "wt_context_last_error",
+    "wt_context_last_message", "wt_context_last_status",
     "wt_tensor_ndim", "wt_tensor_shape", "wt_tensor_strides", "wt_tensor_offset", "wt_tensor_numel",
     "wt_tensor_dtype", "wt_tensor_is_contiguous", "wt_tensor_context", "wt_dtype_size", "wt_dtype_name",
     "wt_tensor_retain", "wt_tensor_release", "wt_op_count", "wt_op_name", "wt_op_family",
@@ -992,8 +1023,11 @@ static int no_status_checks(void)
     wt_gguf_close(NULL);
     wt_gguf_writer_destroy(NULL);
     wt_status s = WT_OK;
-    CHECK(wt_version() && wt_last_error() && wt_context_last_error(NULL, &s) != NULL,
+    CHECK(wt_version() && wt_last_error() && wt_context_last_error(NULL, &s) != NULL && s == WT_OK,
           "version, last_error, context_last_error(NULL) give strings");
+    CHECK(wt_context_last_message(NULL) != NULL && wt_context_last_message(NULL)[0] == 0 &&
+              wt_context_last_status(NULL) == WT_OK,
+          "context_last_message/status(NULL): \"\" and WT_OK");
     CHECK(wt_tensor_dtype(NULL) != WT_F32 || true, "tensor_dtype(NULL) returns");
     CHECK(wt_dtype_name((wt_dtype)99) != NULL, "dtype_name(99) gives a string");
     CHECK(wt_op_count() > 0 && wt_op_name(-1) == NULL && wt_op_name(wt_op_count()) == NULL &&

@@ -401,6 +401,83 @@ static void host_phase(test_backend be, const float *ref)
            "%ld recovered inside the call\n", g_mode, total, points, recovered);
 }
 
+/* ------------------------------------------------------------------ scopes */
+
+#define SCOPE_FLOATS 6
+
+/* Temporaries owned by two nested scopes, enough of them that both grow
+ * (the inner one while ops run, the outer one when the result is kept
+ * into it), a result kept out of both, a read. */
+static wt_status scoped_workload(wt_context *ctx, float *result)
+{
+    static const float da[SCOPE_FLOATS] = {0.5f, -1, 2, 3, -0.25f, 1};
+    const int64_t s23[2] = {2, 3}, s6[1] = {6};
+    wt_scope *outer = NULL, *inner = NULL;
+    wt_tensor *a = NULL, *v = NULL, *b = NULL, *c = NULL;
+    wt_status st = wt_scope_begin(ctx, &outer);
+    if (st != WT_OK) return st;
+    st = wt_tensor_from_data(ctx, WT_F32, 2, s23, da, &a);
+    for (int i = 0; i < 31 && st == WT_OK; i++) /* views: the outer scope's slots fill up */
+        st = wt_reshape(a, 1, s6, &v);
+    if (st == WT_OK && (st = wt_scope_begin(ctx, &inner)) == WT_OK) {
+        b = a;
+        for (int i = 0; i < 40 && st == WT_OK; i++) st = wt_add_scalar(b, 0.5, &b);
+        if (st == WT_OK) st = wt_softmax(b, -1, &c);
+        if (st == WT_OK) st = wt_scope_keep(inner, c); /* into the full outer scope */
+        wt_scope_end(inner);
+    }
+    if (st == WT_OK) st = wt_scope_keep(outer, c);
+    wt_scope_end(outer);
+    if (st != WT_OK) return st;
+    st = wt_tensor_read(c, result, sizeof(float) * SCOPE_FLOATS);
+    wt_tensor_release(c);
+    return st;
+}
+
+/* Every host allocation of the scoped workload fails once: out of memory
+ * or recovered, and afterwards no tensor alive, no host block leaked. */
+static void scope_phase(test_backend be)
+{
+    wt_context *ctx = make_context(be);
+    if (!CHECK(ctx != NULL, "context [%s]: %s", g_mode, wt_last_error())) return;
+    float ref[SCOPE_FLOATS], got[SCOPE_FLOATS];
+    if (!CHECK(scoped_workload(ctx, ref) == WT_OK, "scoped workload [%s]: %s", g_mode, wt_last_error())) {
+        wt_context_destroy(ctx);
+        return;
+    }
+    long points = 0, total = 0;
+    for (long n = 1;; n++) {
+        wt_context_trim(ctx);
+        long live_before = host_live();
+        host_arm(n);
+        wt_status st = scoped_workload(ctx, got);
+        long injected = g_injected;
+        host_arm(0);
+        if (injected == 0) {
+            total = n - 1;
+            break;
+        }
+        points++;
+        if (st == WT_OK)
+            CHECK(memcmp(got, ref, sizeof ref) == 0, "scopes, allocation %ld failing [%s]: other numbers", n, g_mode);
+        else
+            CHECK(st == WT_ERR_OUT_OF_MEMORY && wt_last_error()[0], "scopes, allocation %ld failing [%s]: %s (%s)", n,
+                  g_mode, wt_status_string(st), wt_last_error());
+        wt_memory_stats ms;
+        CHECK(wt_context_memory_stats(ctx, &ms) == WT_OK && ms.live_tensors == 0,
+              "scopes, allocation %ld failing [%s]: %llu storages alive", n, g_mode,
+              (unsigned long long)ms.live_tensors);
+        wt_context_trim(ctx);
+        CHECK(host_live() <= live_before, "scopes, allocation %ld failing [%s]: %ld host blocks leaked", n, g_mode,
+              host_live() - live_before);
+    }
+    CHECK(scoped_workload(ctx, got) == WT_OK && memcmp(got, ref, sizeof ref) == 0, "scopes after the faults [%s]",
+          g_mode);
+    wt_context_destroy(ctx);
+    printf("host allocations of the scoped workload [%s]: %ld, each failed once: %ld failures\n", g_mode, total,
+           points);
+}
+
 /* CPU tensor memory refused at every size class (with a full pool, which
  * the allocator gives back before it gives up): WT_ERR_OUT_OF_MEMORY, the
  * bytes in the message, nothing alive after. */
@@ -559,6 +636,7 @@ int main(int argc, char **argv)
         return test_summary("fault_injection");
 
     host_phase(be, ref);
+    scope_phase(be);
     if (be == TEST_BACKEND_CPU) cpu_size_classes();
     if (be != TEST_BACKEND_CPU) {
         device_phase(be, ref);

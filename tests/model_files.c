@@ -232,8 +232,9 @@ static void npy_conversions_and_errors(void)
         wt_tensor_release(t);
     }
     CHECK(clean == (int)n, "npy truncations: %d of %zu refused cleanly", clean, n);
-    CHECK(wt_npy_load(g_ctx, tmp_path("does-not-exist.npy"), &t) == WT_ERR_BACKEND, "missing file");
-    CHECK(wt_npy_load(g_ctx, g_dir, &t) == WT_ERR_INVALID_ARGUMENT, "a directory");
+    CHECK(wt_npy_load(g_ctx, tmp_path("does-not-exist.npy"), &t) == WT_ERR_IO && strstr(wt_last_error(), "does-not-exist"),
+          "missing file: WT_ERR_IO naming the path: %s", wt_last_error());
+    CHECK(wt_npy_load(g_ctx, g_dir, &t) == WT_ERR_IO, "a directory: %s", wt_last_error());
     CHECK(wt_npy_load(NULL, tmp_path("a.npy"), &t) == WT_ERR_INVALID_ARGUMENT, "NULL context");
     CHECK(wt_npy_load(g_ctx, tmp_path("a.npy"), NULL) == WT_ERR_INVALID_ARGUMENT, "NULL out");
     CHECK(wt_npy_save(NULL, NULL) == WT_ERR_INVALID_ARGUMENT, "save NULL");
@@ -305,10 +306,15 @@ static void st_round_trip(void)
     wt_tensor_release(two[1]);
     const char *missing[2] = {"ids", "nope"};
     two[0] = two[1] = (wt_tensor *)1;
-    CHECK(wt_safetensors_load_many(f, g_ctx, 2, missing, WT_F32, two) == WT_ERR_INVALID_ARGUMENT && !two[0] &&
+    CHECK(wt_safetensors_load_many(f, g_ctx, 2, missing, WT_F32, two) == WT_ERR_NOT_FOUND && !two[0] &&
               !two[1],
-          "a missing name fails and keeps nothing");
+          "a missing name fails with WT_ERR_NOT_FOUND and keeps nothing");
+    int idx = 7;
+    CHECK(wt_safetensors_find(f, "nope", &idx) == WT_ERR_NOT_FOUND && idx == -1 && strstr(wt_last_error(), "nope"),
+          "find of a missing name: WT_ERR_NOT_FOUND, index -1: %s", wt_last_error());
+    CHECK(wt_safetensors_find(f, "ids", &idx) == WT_OK && idx >= 0, "find of a present name");
     wt_tensor *one = NULL;
+    CHECK(wt_safetensors_load(f, g_ctx, "nope", WT_F32, &one) == WT_ERR_NOT_FOUND && !one, "load of a missing name");
     CHECK(wt_safetensors_load(f, g_ctx, "ids", WT_I32, &one) == WT_ERR_INVALID_ARGUMENT, "float_dtype i32 refused");
     CHECK(wt_safetensors_load(f, g_ctx, "ids", WT_F32, &one) == WT_OK, "load by name");
     wt_tensor_release(one);
@@ -448,7 +454,7 @@ static void st_conversions_and_errors(void)
     printf("safetensors mutations: 2000 tried, %d opened, %d loaded\n", opened, loaded);
     CHECK(opened > 0, "some mutants stay valid (the flips reach the data)");
 
-    CHECK(wt_safetensors_open(tmp_path("nope.safetensors"), &f) == WT_ERR_BACKEND && !f, "missing file");
+    CHECK(wt_safetensors_open(tmp_path("nope.safetensors"), &f) == WT_ERR_IO && !f, "missing file");
     const char *dup[2] = {"a", "a"};
     wt_tensor *tt[2] = {0};
     int64_t s1[1] = {1};
@@ -463,8 +469,10 @@ static void st_conversions_and_errors(void)
                               NULL) == WT_ERR_INVALID_ARGUMENT,
           "save: reserved name refused");
     CHECK(wt_safetensors_save("/nonexistent-dir/x.safetensors", 1, dup, (const wt_tensor *const *)tt, 0, NULL,
-                              NULL) == WT_ERR_BACKEND,
+                              NULL) == WT_ERR_IO,
           "save: unwritable path");
+    CHECK(wt_npy_save("/nonexistent-dir/x.npy", tt[0]) == WT_ERR_IO && strstr(wt_last_error(), "nonexistent-dir"),
+          "npy save: unwritable path: %s", wt_last_error());
     wt_tensor_release(tt[0]);
 }
 

@@ -32,8 +32,13 @@ int main(int argc, char **argv)
     wt_context *ctx = NULL;
     if (test_create_context(b, &ctx) != WT_OK) return test_summary("runtime_errors");
     wt_status ls = WT_ERR_BACKEND;
-    CHECK(strcmp(wt_context_last_error(ctx, &ls), "") == 0 && ls == WT_OK, "no error at first");
-    CHECK(strcmp(wt_context_last_error(NULL, NULL), "") == 0, "NULL context: empty message");
+    CHECK(strcmp(wt_context_last_message(ctx), "") == 0 && wt_context_last_status(ctx) == WT_OK,
+          "no error at first");
+    CHECK(strcmp(wt_context_last_message(NULL), "") == 0 && wt_context_last_status(NULL) == WT_OK,
+          "NULL context: empty message, WT_OK");
+    /* The deprecated getter: the same pair in one call. */
+    CHECK(strcmp(wt_context_last_error(ctx, &ls), "") == 0 && ls == WT_OK, "deprecated getter: no error");
+    CHECK(strcmp(wt_context_last_error(NULL, NULL), "") == 0, "deprecated getter, NULL context");
 
     if (b == TEST_BACKEND_CPU) {
         CHECK(wt_context_lose_device(ctx) == WT_ERR_UNSUPPORTED, "CPU: no device to lose");
@@ -61,9 +66,11 @@ int main(int argc, char **argv)
     CHECK(s == WT_ERR_DEVICE_LOST && !C, "allocation after the loss: %s", wt_status_string(s));
     CHECK(wt_tensor_read(A, r, sizeof r) == WT_ERR_DEVICE_LOST, "read after the loss");
     CHECK(wt_context_sync(ctx) == WT_ERR_DEVICE_LOST, "sync after the loss");
-    const char *msg = wt_context_last_error(ctx, &ls);
-    CHECK(ls == WT_ERR_DEVICE_LOST && strstr(msg, "lost") != NULL,
-          "the context keeps the error: %s (%s)", msg, wt_status_string(ls));
+    const char *msg = wt_context_last_message(ctx);
+    CHECK(wt_context_last_status(ctx) == WT_ERR_DEVICE_LOST && strstr(msg, "lost") != NULL,
+          "the context keeps the error: %s (%s)", msg, wt_status_string(wt_context_last_status(ctx)));
+    CHECK(wt_context_last_error(ctx, &ls) == msg && ls == WT_ERR_DEVICE_LOST,
+          "the deprecated getter gives the same message and code");
     CHECK(wt_reshape(A, 1, (int64_t[]){6}, &V) == WT_OK, "views still work");
     wt_tensor_release(V);
     V = NULL;

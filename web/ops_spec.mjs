@@ -130,7 +130,7 @@ export const CORE_FUNCTIONS = [
   'wt_status_string', 'wt_last_error', 'wt_version',
   'wt_context_options_init', 'wt_context_create', 'wt_context_destroy', 'wt_context_sync',
   'wt_context_backend', 'wt_context_memory_stats', 'wt_context_trim', 'wt_context_get_info',
-  'wt_context_last_error', 'wt_context_recover', 'wt_context_lose_device',
+  'wt_context_last_message', 'wt_context_last_status', 'wt_context_last_error', 'wt_context_recover', 'wt_context_lose_device',
   'wt_tensor_from_data', 'wt_tensor_read', 'wt_tensor_ndim', 'wt_tensor_shape', 'wt_tensor_dtype',
   'wt_tensor_context', 'wt_tensor_release', 'wt_dtype_size',
   'wt_op_count', 'wt_op_name', 'wt_op_family',

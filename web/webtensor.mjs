@@ -14,7 +14,7 @@ const ARRAYS = { f32: Float32Array, f16: Uint16Array, i32: Int32Array, bool: Uin
 const STATUS_NAMES = {
   0: 'WT_OK', [-1]: 'WT_ERR_INVALID_ARGUMENT', [-2]: 'WT_ERR_SHAPE', [-3]: 'WT_ERR_OUT_OF_MEMORY',
   [-4]: 'WT_ERR_NO_DEVICE', [-5]: 'WT_ERR_DEVICE_LOST', [-6]: 'WT_ERR_UNSUPPORTED',
-  [-7]: 'WT_ERR_SHADER', [-8]: 'WT_ERR_BACKEND',
+  [-7]: 'WT_ERR_SHADER', [-8]: 'WT_ERR_BACKEND', [-9]: 'WT_ERR_IO', [-10]: 'WT_ERR_NOT_FOUND',
 };
 const DEVICE_LOST = -5;
 const SCRATCH_BYTES = 1 << 16;

@@ -24,9 +24,7 @@ wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out)
     wt_status st = wt_check_out("wt_contiguous", out);
     if (st != WT_OK || (st = wt_check_tensor("wt_contiguous", x)) != WT_OK) return st;
     if (!wt_tensor_is_contiguous(x)) return wt_copy(x, out);
-    wt_tensor_retain((wt_tensor *)x);
-    *out = (wt_tensor *)x;
-    return WT_OK;
+    return wt_tensor_share(x, out); /* x itself, one more reference */
 }
 
 wt_status wt_reshape(const wt_tensor *x, int ndim, const int64_t *shape_in, wt_tensor **out)

@@ -241,10 +241,15 @@ void wt_context_record_error(wt_context *ctx, wt_status st)
     snprintf(ctx->last_error, sizeof ctx->last_error, "%s", wt_last_error());
 }
 
+const char *wt_context_last_message(const wt_context *ctx) { return ctx ? ctx->last_error : ""; }
+
+wt_status wt_context_last_status(const wt_context *ctx) { return ctx ? ctx->last_status : WT_OK; }
+
+/* Deprecated: the pair above in one call. */
 const char *wt_context_last_error(const wt_context *ctx, wt_status *status)
 {
-    if (status) *status = ctx ? ctx->last_status : WT_OK;
-    return ctx ? ctx->last_error : "";
+    if (status) *status = wt_context_last_status(ctx);
+    return wt_context_last_message(ctx);
 }
 
 wt_status wt_context_lose_device(wt_context *ctx)

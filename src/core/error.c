@@ -40,6 +40,8 @@ const char *wt_status_string(wt_status s)
     case WT_ERR_UNSUPPORTED: return "WT_ERR_UNSUPPORTED";
     case WT_ERR_SHADER: return "WT_ERR_SHADER";
     case WT_ERR_BACKEND: return "WT_ERR_BACKEND";
+    case WT_ERR_IO: return "WT_ERR_IO";
+    case WT_ERR_NOT_FOUND: return "WT_ERR_NOT_FOUND";
     }
     return "WT_ERR_UNKNOWN";
 }

@@ -57,6 +57,7 @@ struct wt_tensor {
     int64_t strides[WT_MAX_DIMS]; /* elements; 0 for broadcast axes */
     int64_t offset;               /* elements from the storage's start */
     int64_t numel;
+    int scope_refs;               /* entries of open scopes that own a reference */
 };
 
 struct wt_context {
@@ -68,8 +69,9 @@ struct wt_context {
     wt_memory_stats stats;
     /* --- runtime --- */
     char reason[512]; /* why this backend (wt_context_info.reason) */
-    wt_status last_status;  /* wt_context_last_error */
+    wt_status last_status;  /* wt_context_last_status / _last_message */
     char last_error[1024];
+    wt_scope *scope;        /* the innermost open scope (core/scope.c); NULL: none */
     /* --- nodes (core/node.c) --- */
     const struct wt_node *node; /* the node running now (names GPU passes) */
     /* Set by a backend whose work is done when run returns (the CPU) while
@@ -77,6 +79,26 @@ struct wt_context {
     struct wt_prof_log *host_log;
     unsigned id;                /* this context's number (its trace track) */
 };
+
+/* An open scope: the references it owns, in the order they were made.
+ * A slot is NULL once its tensor is gone or kept. */
+struct wt_scope {
+    wt_context *ctx;   /* holds a context reference */
+    wt_scope *parent;  /* the scope it was begun in */
+    wt_tensor **owned;
+    int count, cap, holes;
+};
+
+/* Gives the innermost open scope of ctx, if any, the reference to t that
+ * a call is about to return (t was just made, or is handed out again);
+ * WT_ERR_OUT_OF_MEMORY when the scope cannot grow (t is untouched). */
+wt_status wt_scope_adopt(wt_context *ctx, wt_tensor *t);
+/* t is being freed: clears the slots of open scopes that still name it. */
+void wt_scope_forget(wt_tensor *t);
+/* x for a caller, for ops that return their input unchanged: x itself
+ * (one more reference) outside scopes; inside one a new view of x, which
+ * the scope owns like any result. */
+wt_status wt_tensor_share(const wt_tensor *x, wt_tensor **out);
 
 /* ------------------------------------------------------------- backends */
 

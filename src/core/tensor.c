@@ -107,6 +107,12 @@ wt_status wt_tensor_alloc(wt_context *ctx, wt_dtype dtype, int ndim, const int64
     t->ndim = ndim;
     if (ndim > 0) memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
     t->numel = wt_contiguous_strides(ndim, t->shape, t->strides);
+    /* Every tensor is made here or in wt_tensor_view: an open scope owns
+     * it from the start, whichever op made it. */
+    if ((st = wt_scope_adopt(ctx, t)) != WT_OK) {
+        wt_tensor_release(t);
+        return st;
+    }
     *out = t;
     return WT_OK;
 }
@@ -129,7 +135,23 @@ wt_status wt_tensor_view(const wt_tensor *x, int ndim, const int64_t *shape,
         t->strides[i] = strides[i];
         t->numel *= shape[i];
     }
+    wt_status st = wt_scope_adopt(t->storage->ctx, t);
+    if (st != WT_OK) {
+        wt_tensor_release(t);
+        return st;
+    }
     *out = t;
+    return WT_OK;
+}
+
+wt_status wt_tensor_share(const wt_tensor *x, wt_tensor **out)
+{
+    /* Inside a scope, a new handle: one more reference to x itself would
+     * be owned by nobody, since ops also take and drop such references on
+     * their inputs (a weight made outside the scope must not go with it). */
+    if (x->storage->ctx->scope) return wt_tensor_view(x, x->ndim, x->shape, x->strides, x->offset, out);
+    wt_tensor_retain((wt_tensor *)x);
+    *out = (wt_tensor *)x;
     return WT_OK;
 }
 
@@ -141,6 +163,7 @@ void wt_tensor_retain(wt_tensor *t)
 void wt_tensor_release(wt_tensor *t)
 {
     if (!t || --t->refcount > 0) return;
+    if (t->scope_refs > 0) wt_scope_forget(t);
     storage_release(t->storage);
     free(t);
 }

@@ -22,11 +22,11 @@ wt_status io_source_open_file(const char *fn, const char *path, io_source *src)
     src->fd = -1;
     if (!path) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: path is NULL", fn);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return wt_fail(WT_ERR_BACKEND, "%s: cannot open '%s': %s", fn, path, strerror(errno));
+    if (fd < 0) return wt_fail(WT_ERR_IO, "%s: cannot open '%s': %s", fn, path, strerror(errno));
     struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         close(fd);
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: '%s' is not a regular file", fn, path);
+        return wt_fail(WT_ERR_IO, "%s: '%s' is not a regular file", fn, path);
     }
     src->fd = fd;
     src->size = (uint64_t)sb.st_size;
@@ -62,9 +62,9 @@ wt_status io_source_read(const char *fn, const io_source *src, uint64_t off, voi
     while (n > 0) {
         ssize_t got = pread(src->fd, p, n, (off_t)off);
         if (got < 0 && errno == EINTR) continue;
-        if (got < 0) return wt_fail(WT_ERR_BACKEND, "%s: read failed: %s", fn, strerror(errno));
+        if (got < 0) return wt_fail(WT_ERR_IO, "%s: read failed: %s", fn, strerror(errno));
         if (got == 0) /* the file shrank after it was opened */
-            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: the file ended early", fn);
+            return wt_fail(WT_ERR_IO, "%s: the file ended early (short read)", fn);
         p += got;
         off += (uint64_t)got;
         n -= (size_t)got;

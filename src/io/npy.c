@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 static const char MAGIC[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
@@ -259,8 +260,9 @@ wt_status wt_npy_save(const char *path, const wt_tensor *t)
     if (st != WT_OK) return st;
     FILE *f = fopen(path, "wb");
     if (!f) {
+        const int err = errno;
         free(data);
-        return wt_fail(WT_ERR_BACKEND, "%s: cannot create '%s'", fn, path);
+        return wt_fail(WT_ERR_IO, "%s: cannot create '%s': %s", fn, path, strerror(err));
     }
     uint8_t pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (uint8_t)(hlen & 0xff), (uint8_t)(hlen >> 8)};
     char pad[64];
@@ -272,7 +274,7 @@ wt_status wt_npy_save(const char *path, const wt_tensor *t)
     free(data);
     if (!ok) {
         remove(path);
-        return wt_fail(WT_ERR_BACKEND, "%s: writing '%s' failed", fn, path);
+        return wt_fail(WT_ERR_IO, "%s: writing '%s' failed", fn, path);
     }
     return WT_OK;
 }

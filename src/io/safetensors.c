@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 /* The reference implementation's limit on the header. */
@@ -539,7 +540,7 @@ wt_status wt_safetensors_find(const wt_safetensors *f, const char *name, int *in
             return WT_OK;
         }
     *index = -1;
-    return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_safetensors_find: no tensor named '%s'", name);
+    return wt_fail(WT_ERR_NOT_FOUND, "wt_safetensors_find: no tensor named '%s'", name);
 }
 
 const char *wt_safetensors_metadata(const wt_safetensors *f, const char *key)
@@ -745,9 +746,10 @@ wt_status wt_safetensors_save(const char *path, int n, const char *const *names,
     memcpy(tmp + plen, ".tmp", 5);
     FILE *f = fopen(tmp, "wb");
     if (!f) {
+        const int err = errno;
         free(h.p);
         free(tmp);
-        return wt_fail(WT_ERR_BACKEND, "%s: cannot create '%s'", fn, path);
+        return wt_fail(WT_ERR_IO, "%s: cannot create '%s': %s", fn, path, strerror(err));
     }
     uint8_t len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (uint8_t)((uint64_t)h.n >> (8 * i));
@@ -762,8 +764,8 @@ wt_status wt_safetensors_save(const char *path, int n, const char *const *names,
         free(data);
     }
     ok = fclose(f) == 0 && ok;
-    if (st == WT_OK && !ok) st = wt_fail(WT_ERR_BACKEND, "%s: writing '%s' failed", fn, path);
-    if (st == WT_OK && rename(tmp, path) != 0) st = wt_fail(WT_ERR_BACKEND, "%s: cannot rename the file into '%s'", fn, path);
+    if (st == WT_OK && !ok) st = wt_fail(WT_ERR_IO, "%s: writing '%s' failed", fn, path);
+    if (st == WT_OK && rename(tmp, path) != 0) st = wt_fail(WT_ERR_IO, "%s: cannot rename the file into '%s'", fn, path);
     if (st != WT_OK) remove(tmp);
     free(tmp);
     return st;
