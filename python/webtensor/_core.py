@@ -68,9 +68,10 @@ def _error(status, where=None):
     cls = ERRORS.get(status)
     if cls is None:
         cls = type("WebtensorError%d" % -status, (WebtensorError,), {"code": status})
-    if where and not msg.startswith(where):
-        msg = "%s: %s" % (where, msg) if msg else where
-    return cls(msg or _L.wt_status_string(status).decode())
+    if not msg:
+        msg = "%s: %s" % (where, _L.wt_status_string(status).decode()) if where else \
+            _L.wt_status_string(status).decode()
+    return cls(msg)
 
 
 def _check(status, where=None):
