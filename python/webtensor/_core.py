@@ -320,7 +320,8 @@ def _from_numpy(arr, code, ctx):
             if lo < -2**31 or hi >= 2**31:
                 raise OverflowError("webtensor: values %d..%d do not fit int32" % (lo, hi))
         arr = arr.astype(want)
-    arr = np.ascontiguousarray(arr)
+    if not arr.flags.c_contiguous:  # (np.ascontiguousarray would make 0-d arrays 1-d)
+        arr = arr.copy(order="C")
     nd = arr.ndim
     shape = (_I64 * max(nd, 1))(*arr.shape)
     h = _P()
@@ -542,7 +543,10 @@ class Tensor:
             _release_c(h)
 
     def __del__(self):
-        h = self._h
+        try:
+            h = self._h
+        except AttributeError:  # __init__ refused to make it
+            return
         if h:
             self._h = None
             try:
