@@ -191,8 +191,16 @@ def gen_function(s):
         first = next((p for p in params if p["kind"] in ("T", "tensors")), None)
         if first is None:
             raise SystemExit("gen_ops: %s has neither a tensor nor a context" % name)
-        lines.append("    _c = _ctx_of(%s)" % ", ".join(
-            p["name"] for p in params if p["kind"] in ("T", "T?", "TN", "tensors")))
+        ctx_of = "_ctx_of(%s)" % ", ".join(
+            p["name"] for p in params if p["kind"] in ("T", "T?", "TN", "tensors"))
+        if params[0]["kind"] == "T":
+            # The common case first: a Tensor as the first argument.
+            f = params[0]["name"]
+            lines.append("    if %s.__class__ is _Tensor:\n        _c = %s._ctx" % (f, f))
+            lines.append("    else:\n        _c = %s\n        %s = _tensor(%s, _c)"
+                         % (ctx_of, f, f))
+        else:
+            lines.append("    _c = %s" % ctx_of)
     args = {}
     keep = []
     for p in params:
@@ -200,7 +208,8 @@ def gen_function(s):
         if p["def"] and p["def"].startswith("@"):
             lines.append("    if %s is None:\n        %s = %s" % (n, n, p["def"][1:]))
         if k == "T":
-            lines.append("    %s = _tensor(%s, _c)" % (n, n))
+            if p is not params[0] or uses_ctx:
+                lines.append("    %s = _tensor(%s, _c)" % (n, n))
             args[n] = ["%s._h" % n]
         elif k == "T?":
             lines.append("    %s = None if %s is None else _tensor(%s, _c)" % (n, n, n))
@@ -259,7 +268,9 @@ def gen_function(s):
     fail = "_fail(_s, %r%s)" % (name, "".join(", " + t for t in inputs))
     if tn:
         b = tn[0]
-        lines.append("    if _is_number(%s):" % b)
+        lines.append("    if %s.__class__ is _Tensor:" % b)
+        lines.append("        _s = _L.%s(%s)" % (s["c"], c_args(False)))
+        lines.append("    elif _is_number(%s):" % b)
         lines.append("        _s = _L.%s_scalar(%s)" % (s["c"], c_args(True)))
         lines.append("    else:")
         lines.append("        %s = _tensor(%s, _c)" % (b, b))
@@ -317,6 +328,7 @@ def generate():
           "                    _byref, _context, _ctx_of, _tensor, _wrap, _fail, _is_number,",
           "                    _index, _float, _dtype_code, _axes, _int64s, _handles, _enum,",
           "                    _options_conv, _options_pool, _options_bnorm, _options_xent)",
+          "from ._core import Tensor as _Tensor",
           "", "ENUMS = %r" % enums, "", "# C prototypes (ctypes argument types)."]
     for s in table:
         py.append(gen_prototype(s))

@@ -21,6 +21,12 @@ from ._ops import *  # noqa: F401,F403 (every op of the catalogue)
 from ._ops import OPS, ALIASES, METHODS, HAND_WRITTEN, NOT_BOUND
 
 _core._ops = _ops
+# The operators without a reflected form call the op wrappers directly.
+for _op, _name in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"),
+                   ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "pow"),
+                   ("matmul", "matmul"), ("lt", "lt"), ("le", "le"), ("gt", "gt"),
+                   ("ge", "ge"), ("eq", "eq"), ("ne", "ne")):
+    setattr(Tensor, "__%s__" % _op, getattr(_ops, _name))
 asarray = tensor
 bool = bool_  # NumPy's and PyTorch's spelling (wt.bool); the builtin is not needed here
 half = float16
@@ -61,4 +67,4 @@ def full_like(x, value, dtype=None):
 
 
 from . import nn  # noqa: E402
-del _name, _alias, _target
+del _name, _alias, _target, _op

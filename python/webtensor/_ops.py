@@ -5,6 +5,7 @@ from ._core import (_L, _P, _I, _I64, _U64, _D, _F, _B, _INF, _INT64_MAX, _proto
                     _byref, _context, _ctx_of, _tensor, _wrap, _fail, _is_number,
                     _index, _float, _dtype_code, _axes, _int64s, _handles, _enum,
                     _options_conv, _options_pool, _options_bnorm, _options_xent)
+from ._core import Tensor as _Tensor
 
 ENUMS = {'dtype': {'f32': 0, 'f16': 1, 'i32': 2, 'bool': 3}, 'padmode': {'constant': 0, 'reflect': 1, 'replicate': 2}, 'ropelayout': {'bhsd': 0, 'bshd': 1}, 'act': {'relu': 0, 'sigmoid': 1, 'tanh': 2, 'silu': 3, 'gelu': 4, 'gelu_tanh': 5}, 'reduction': {'mean': 0, 'sum': 1, 'none': 2}, 'backend': {'auto': 0, 'cpu': 1, 'webgpu': 2}}
 
@@ -165,8 +166,11 @@ _proto('wt_tensor_zeros', _P, _I, _I, _P, _P)
 
 def abs(x):
     """wt_abs (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_abs(x._h, _byref(_out0))
     if _s:
@@ -188,8 +192,11 @@ def activation_backward(activation, dy, x):
 
 def adaptive_avg_pool2d(x, out_h, out_w):
     """wt_adaptive_avg_pool2d (nn); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_adaptive_avg_pool2d(x._h, _index(out_h), _index(out_w), _byref(_out0))
     if _s:
@@ -199,8 +206,11 @@ def adaptive_avg_pool2d(x, out_h, out_w):
 
 def adaptive_max_pool2d(x, out_h, out_w):
     """wt_adaptive_max_pool2d (nn); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_adaptive_max_pool2d(x._h, _index(out_h), _index(out_w), _byref(_out0), None)
     if _s:
@@ -210,10 +220,15 @@ def adaptive_max_pool2d(x, out_h, out_w):
 
 def add(a, b):
     """wt_add (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_add(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_add_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -225,8 +240,11 @@ def add(a, b):
 
 def all(x, axis=None, keepdims=False):
     """wt_all (reduce); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
     _out0 = _P()
     _s = _L.wt_all(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
@@ -237,8 +255,11 @@ def all(x, axis=None, keepdims=False):
 
 def any(x, axis=None, keepdims=False):
     """wt_any (reduce); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
     _out0 = _P()
     _s = _L.wt_any(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
@@ -259,8 +280,11 @@ def arange(start, stop, step=1, dtype='float32', context=None):
 
 def argmax(x, axis=None, keepdims=False):
     """wt_argmax (reduce); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
     _out0 = _P()
     _s = _L.wt_argmax(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
@@ -271,8 +295,11 @@ def argmax(x, axis=None, keepdims=False):
 
 def argmin(x, axis=None, keepdims=False):
     """wt_argmin (reduce); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
     _out0 = _P()
     _s = _L.wt_argmin(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
@@ -283,8 +310,11 @@ def argmin(x, axis=None, keepdims=False):
 
 def argsort(x, axis=-1, descending=False):
     """wt_argsort (movement); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_argsort(x._h, _index(axis), bool(descending), _byref(_out0))
     if _s:
@@ -294,10 +324,15 @@ def argsort(x, axis=-1, descending=False):
 
 def atan2(a, b):
     """wt_atan2 (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_atan2(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_atan2_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -309,8 +344,11 @@ def atan2(a, b):
 
 def avg_pool2d(x, options):
     """wt_avg_pool2d (nn); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _o_options = _options_pool(options)
     _out0 = _P()
     _s = _L.wt_avg_pool2d(x._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
@@ -321,8 +359,11 @@ def avg_pool2d(x, options):
 
 def batch_norm(x, running_mean, running_var, weight=None, bias=None, options=None):
     """wt_batch_norm (nn); see include/webtensor.h."""
-    _c = _ctx_of(x, running_mean, running_var, weight, bias)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x, running_mean, running_var, weight, bias)
+        x = _tensor(x, _c)
     running_mean = None if running_mean is None else _tensor(running_mean, _c)
     running_var = None if running_var is None else _tensor(running_var, _c)
     weight = None if weight is None else _tensor(weight, _c)
@@ -337,8 +378,11 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, options=Non
 
 def cast(x, dtype):
     """wt_cast (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_cast(x._h, _dtype_code(dtype), _byref(_out0))
     if _s:
@@ -348,8 +392,11 @@ def cast(x, dtype):
 
 def ceil(x):
     """wt_ceil (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_ceil(x._h, _byref(_out0))
     if _s:
@@ -359,8 +406,11 @@ def ceil(x):
 
 def clamp(x, lo=-_INF, hi=_INF):
     """wt_clamp (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_clamp(x._h, _float(lo), _float(hi), _byref(_out0))
     if _s:
@@ -382,8 +432,11 @@ def concat(tensors, axis=0):
 
 def contiguous(x):
     """wt_contiguous (view); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_contiguous(x._h, _byref(_out0))
     if _s:
@@ -393,8 +446,11 @@ def contiguous(x):
 
 def conv1d(x, weight, bias=None, options=None):
     """wt_conv1d (nn); see include/webtensor.h."""
-    _c = _ctx_of(x, weight, bias)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x, weight, bias)
+        x = _tensor(x, _c)
     weight = _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
     _o_options = _options_conv(options)
@@ -407,8 +463,11 @@ def conv1d(x, weight, bias=None, options=None):
 
 def conv2d(x, weight, bias=None, options=None):
     """wt_conv2d (nn); see include/webtensor.h."""
-    _c = _ctx_of(x, weight, bias)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x, weight, bias)
+        x = _tensor(x, _c)
     weight = _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
     _o_options = _options_conv(options)
@@ -421,8 +480,11 @@ def conv2d(x, weight, bias=None, options=None):
 
 def conv_transpose2d(x, weight, bias=None, options=None):
     """wt_conv_transpose2d (nn); see include/webtensor.h."""
-    _c = _ctx_of(x, weight, bias)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x, weight, bias)
+        x = _tensor(x, _c)
     weight = _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
     _o_options = _options_conv(options)
@@ -435,8 +497,11 @@ def conv_transpose2d(x, weight, bias=None, options=None):
 
 def copy(x):
     """wt_copy (view); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_copy(x._h, _byref(_out0))
     if _s:
@@ -446,8 +511,11 @@ def copy(x):
 
 def copy_into(dst, src):
     """wt_copy_into (movement); see include/webtensor.h."""
-    _c = _ctx_of(dst, src)
-    dst = _tensor(dst, _c)
+    if dst.__class__ is _Tensor:
+        _c = dst._ctx
+    else:
+        _c = _ctx_of(dst, src)
+        dst = _tensor(dst, _c)
     src = _tensor(src, _c)
     _s = _L.wt_copy_into(dst._h, src._h)
     if _s:
@@ -457,8 +525,11 @@ def copy_into(dst, src):
 
 def cos(x):
     """wt_cos (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_cos(x._h, _byref(_out0))
     if _s:
@@ -468,8 +539,11 @@ def cos(x):
 
 def cross_entropy(logits, labels, options=None):
     """wt_cross_entropy (training); see include/webtensor.h."""
-    _c = _ctx_of(logits, labels)
-    logits = _tensor(logits, _c)
+    if logits.__class__ is _Tensor:
+        _c = logits._ctx
+    else:
+        _c = _ctx_of(logits, labels)
+        logits = _tensor(logits, _c)
     labels = _tensor(labels, _c)
     _o_options = _options_xent(options)
     _out0 = _P()
@@ -481,8 +555,11 @@ def cross_entropy(logits, labels, options=None):
 
 def cross_entropy_backward(logits, labels, dloss=None, options=None):
     """wt_cross_entropy_backward (training); see include/webtensor.h."""
-    _c = _ctx_of(logits, labels, dloss)
-    logits = _tensor(logits, _c)
+    if logits.__class__ is _Tensor:
+        _c = logits._ctx
+    else:
+        _c = _ctx_of(logits, labels, dloss)
+        logits = _tensor(logits, _c)
     labels = _tensor(labels, _c)
     dloss = None if dloss is None else _tensor(dloss, _c)
     _o_options = _options_xent(options)
@@ -495,8 +572,11 @@ def cross_entropy_backward(logits, labels, dloss=None, options=None):
 
 def cumprod(x, axis):
     """wt_cumprod (scan); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_cumprod(x._h, _index(axis), _byref(_out0))
     if _s:
@@ -506,8 +586,11 @@ def cumprod(x, axis):
 
 def cumsum(x, axis):
     """wt_cumsum (scan); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_cumsum(x._h, _index(axis), _byref(_out0))
     if _s:
@@ -517,10 +600,15 @@ def cumsum(x, axis):
 
 def div(a, b):
     """wt_div (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_div(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_div_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -532,8 +620,11 @@ def div(a, b):
 
 def dropout(x, p, seed=0):
     """wt_dropout (random); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_dropout(x._h, _float(p), _index(seed), _byref(_out0))
     if _s:
@@ -543,8 +634,11 @@ def dropout(x, p, seed=0):
 
 def elu(x, alpha=1.0):
     """wt_elu (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_elu(x._h, _float(alpha), _byref(_out0))
     if _s:
@@ -554,8 +648,11 @@ def elu(x, alpha=1.0):
 
 def embedding(table, index):
     """wt_embedding (movement); see include/webtensor.h."""
-    _c = _ctx_of(table, index)
-    table = _tensor(table, _c)
+    if table.__class__ is _Tensor:
+        _c = table._ctx
+    else:
+        _c = _ctx_of(table, index)
+        table = _tensor(table, _c)
     index = _tensor(index, _c)
     _out0 = _P()
     _s = _L.wt_embedding(table._h, index._h, _byref(_out0))
@@ -566,10 +663,15 @@ def embedding(table, index):
 
 def eq(a, b):
     """wt_eq (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_eq(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_eq_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -581,8 +683,11 @@ def eq(a, b):
 
 def erf(x):
     """wt_erf (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_erf(x._h, _byref(_out0))
     if _s:
@@ -592,8 +697,11 @@ def erf(x):
 
 def exp(x):
     """wt_exp (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_exp(x._h, _byref(_out0))
     if _s:
@@ -603,8 +711,11 @@ def exp(x):
 
 def exp2(x):
     """wt_exp2 (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_exp2(x._h, _byref(_out0))
     if _s:
@@ -614,8 +725,11 @@ def exp2(x):
 
 def expand(x, shape):
     """wt_expand (view); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_shape, _a_shape = _int64s(shape)
     _out0 = _P()
     _s = _L.wt_expand(x._h, _n_shape, _a_shape, _byref(_out0))
@@ -626,8 +740,11 @@ def expand(x, shape):
 
 def expm1(x):
     """wt_expm1 (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_expm1(x._h, _byref(_out0))
     if _s:
@@ -649,8 +766,11 @@ def eye(n, m=None, k=0, dtype='float32', context=None):
 
 def flatten(x, start_axis=0, end_axis=-1):
     """wt_flatten (view); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_flatten(x._h, _index(start_axis), _index(end_axis), _byref(_out0))
     if _s:
@@ -660,8 +780,11 @@ def flatten(x, start_axis=0, end_axis=-1):
 
 def flip(x, axis):
     """wt_flip (movement); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
     _out0 = _P()
     _s = _L.wt_flip(x._h, _n_axis, _a_axis, _byref(_out0))
@@ -672,8 +795,11 @@ def flip(x, axis):
 
 def floor(x):
     """wt_floor (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_floor(x._h, _byref(_out0))
     if _s:
@@ -683,10 +809,15 @@ def floor(x):
 
 def floor_divide(a, b):
     """wt_floor_divide (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_floor_divide(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_floor_divide_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -698,10 +829,15 @@ def floor_divide(a, b):
 
 def fmod(a, b):
     """wt_fmod (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_fmod(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_fmod_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -724,8 +860,11 @@ def full(shape, value, dtype='float32', context=None):
 
 def gather(x, axis, index):
     """wt_gather (movement); see include/webtensor.h."""
-    _c = _ctx_of(x, index)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x, index)
+        x = _tensor(x, _c)
     index = _tensor(index, _c)
     _out0 = _P()
     _s = _L.wt_gather(x._h, _index(axis), index._h, _byref(_out0))
@@ -736,10 +875,15 @@ def gather(x, axis, index):
 
 def ge(a, b):
     """wt_ge (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_ge(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_ge_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -751,8 +895,11 @@ def ge(a, b):
 
 def gelu(x):
     """wt_gelu (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_gelu(x._h, _byref(_out0))
     if _s:
@@ -762,8 +909,11 @@ def gelu(x):
 
 def gelu_tanh(x):
     """wt_gelu_tanh (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_gelu_tanh(x._h, _byref(_out0))
     if _s:
@@ -773,8 +923,11 @@ def gelu_tanh(x):
 
 def global_avg_pool2d(x):
     """wt_global_avg_pool2d (nn); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_global_avg_pool2d(x._h, _byref(_out0))
     if _s:
@@ -784,8 +937,11 @@ def global_avg_pool2d(x):
 
 def global_max_pool2d(x):
     """wt_global_max_pool2d (nn); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_global_max_pool2d(x._h, _byref(_out0))
     if _s:
@@ -795,8 +951,11 @@ def global_max_pool2d(x):
 
 def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
     """wt_group_norm (nn); see include/webtensor.h."""
-    _c = _ctx_of(x, weight, bias)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x, weight, bias)
+        x = _tensor(x, _c)
     weight = None if weight is None else _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
     _out0 = _P()
@@ -808,10 +967,15 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
 
 def gt(a, b):
     """wt_gt (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_gt(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_gt_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -823,8 +987,11 @@ def gt(a, b):
 
 def hardsigmoid(x):
     """wt_hardsigmoid (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_hardsigmoid(x._h, _byref(_out0))
     if _s:
@@ -834,8 +1001,11 @@ def hardsigmoid(x):
 
 def hardswish(x):
     """wt_hardswish (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_hardswish(x._h, _byref(_out0))
     if _s:
@@ -845,8 +1015,11 @@ def hardswish(x):
 
 def index_add(x, axis, index, src):
     """wt_index_add (movement); see include/webtensor.h."""
-    _c = _ctx_of(x, index, src)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x, index, src)
+        x = _tensor(x, _c)
     index = _tensor(index, _c)
     src = _tensor(src, _c)
     _out0 = _P()
@@ -858,8 +1031,11 @@ def index_add(x, axis, index, src):
 
 def index_select(x, axis, index):
     """wt_index_select (movement); see include/webtensor.h."""
-    _c = _ctx_of(x, index)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x, index)
+        x = _tensor(x, _c)
     index = _tensor(index, _c)
     _out0 = _P()
     _s = _L.wt_index_select(x._h, _index(axis), index._h, _byref(_out0))
@@ -870,8 +1046,11 @@ def index_select(x, axis, index):
 
 def layer_norm(x, normalized_ndim, weight=None, bias=None, eps=1e-5):
     """wt_layer_norm (nn); see include/webtensor.h."""
-    _c = _ctx_of(x, weight, bias)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x, weight, bias)
+        x = _tensor(x, _c)
     weight = None if weight is None else _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
     _out0 = _P()
@@ -883,8 +1062,11 @@ def layer_norm(x, normalized_ndim, weight=None, bias=None, eps=1e-5):
 
 def layernorm(x, weight=None, bias=None, eps=1e-5):
     """wt_layernorm (nn); see include/webtensor.h."""
-    _c = _ctx_of(x, weight, bias)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x, weight, bias)
+        x = _tensor(x, _c)
     weight = None if weight is None else _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
     _out0 = _P()
@@ -896,10 +1078,15 @@ def layernorm(x, weight=None, bias=None, eps=1e-5):
 
 def le(a, b):
     """wt_le (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_le(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_le_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -911,8 +1098,11 @@ def le(a, b):
 
 def leaky_relu(x, alpha=0.01):
     """wt_leaky_relu (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_leaky_relu(x._h, _float(alpha), _byref(_out0))
     if _s:
@@ -922,8 +1112,11 @@ def leaky_relu(x, alpha=0.01):
 
 def linear(x, weight, bias=None):
     """wt_linear (nn); see include/webtensor.h."""
-    _c = _ctx_of(x, weight, bias)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x, weight, bias)
+        x = _tensor(x, _c)
     weight = _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
     _out0 = _P()
@@ -945,8 +1138,11 @@ def linspace(start, stop, num, endpoint=True, dtype='float32', context=None):
 
 def log(x):
     """wt_log (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_log(x._h, _byref(_out0))
     if _s:
@@ -956,8 +1152,11 @@ def log(x):
 
 def log1p(x):
     """wt_log1p (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_log1p(x._h, _byref(_out0))
     if _s:
@@ -967,8 +1166,11 @@ def log1p(x):
 
 def log2(x):
     """wt_log2 (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_log2(x._h, _byref(_out0))
     if _s:
@@ -978,8 +1180,11 @@ def log2(x):
 
 def log_softmax(x, axis=-1):
     """wt_log_softmax (nn); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_log_softmax(x._h, _index(axis), _byref(_out0))
     if _s:
@@ -989,10 +1194,15 @@ def log_softmax(x, axis=-1):
 
 def logical_and(a, b):
     """wt_logical_and (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_logical_and(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_logical_and_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -1004,8 +1214,11 @@ def logical_and(a, b):
 
 def logical_not(x):
     """wt_logical_not (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_logical_not(x._h, _byref(_out0))
     if _s:
@@ -1015,10 +1228,15 @@ def logical_not(x):
 
 def logical_or(a, b):
     """wt_logical_or (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_logical_or(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_logical_or_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -1030,10 +1248,15 @@ def logical_or(a, b):
 
 def logical_xor(a, b):
     """wt_logical_xor (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_logical_xor(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_logical_xor_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -1045,8 +1268,11 @@ def logical_xor(a, b):
 
 def logsumexp(x, axis=None, keepdims=False):
     """wt_logsumexp (reduce); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
     _out0 = _P()
     _s = _L.wt_logsumexp(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
@@ -1057,10 +1283,15 @@ def logsumexp(x, axis=None, keepdims=False):
 
 def lt(a, b):
     """wt_lt (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_lt(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_lt_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -1072,8 +1303,11 @@ def lt(a, b):
 
 def masked_fill(x, mask, value):
     """wt_masked_fill (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x, mask)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x, mask)
+        x = _tensor(x, _c)
     mask = _tensor(mask, _c)
     _out0 = _P()
     _s = _L.wt_masked_fill(x._h, mask._h, _float(value), _byref(_out0))
@@ -1084,8 +1318,11 @@ def masked_fill(x, mask, value):
 
 def matmul(a, b):
     """wt_matmul (linalg); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     b = _tensor(b, _c)
     _out0 = _P()
     _s = _L.wt_matmul(a._h, b._h, _byref(_out0))
@@ -1096,8 +1333,11 @@ def matmul(a, b):
 
 def max(x, axis=None, keepdims=False):
     """wt_max (reduce); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
     _out0 = _P()
     _s = _L.wt_max(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
@@ -1108,8 +1348,11 @@ def max(x, axis=None, keepdims=False):
 
 def max_pool2d(x, options):
     """wt_max_pool2d (nn); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _o_options = _options_pool(options)
     _out0 = _P()
     _s = _L.wt_max_pool2d(x._h, None if _o_options is None else _byref(_o_options), _byref(_out0), None)
@@ -1120,10 +1363,15 @@ def max_pool2d(x, options):
 
 def maximum(a, b):
     """wt_maximum (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_maximum(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_maximum_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -1135,8 +1383,11 @@ def maximum(a, b):
 
 def mean(x, axis=None, keepdims=False):
     """wt_mean (reduce); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
     _out0 = _P()
     _s = _L.wt_mean(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
@@ -1147,8 +1398,11 @@ def mean(x, axis=None, keepdims=False):
 
 def min(x, axis=None, keepdims=False):
     """wt_min (reduce); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
     _out0 = _P()
     _s = _L.wt_min(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
@@ -1159,10 +1413,15 @@ def min(x, axis=None, keepdims=False):
 
 def minimum(a, b):
     """wt_minimum (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_minimum(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_minimum_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -1174,8 +1433,11 @@ def minimum(a, b):
 
 def mish(x):
     """wt_mish (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_mish(x._h, _byref(_out0))
     if _s:
@@ -1185,10 +1447,15 @@ def mish(x):
 
 def mul(a, b):
     """wt_mul (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_mul(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_mul_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -1200,10 +1467,15 @@ def mul(a, b):
 
 def ne(a, b):
     """wt_ne (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_ne(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_ne_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -1215,8 +1487,11 @@ def ne(a, b):
 
 def neg(x):
     """wt_neg (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_neg(x._h, _byref(_out0))
     if _s:
@@ -1226,8 +1501,11 @@ def neg(x):
 
 def norm(x, ord=2, axis=None, keepdims=False):
     """wt_norm (reduce); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
     _out0 = _P()
     _s = _L.wt_norm(x._h, _float(ord), _n_axis, _a_axis, bool(keepdims), _byref(_out0))
@@ -1238,8 +1516,11 @@ def norm(x, ord=2, axis=None, keepdims=False):
 
 def one_hot(index, num_classes=-1):
     """wt_one_hot (movement); see include/webtensor.h."""
-    _c = _ctx_of(index)
-    index = _tensor(index, _c)
+    if index.__class__ is _Tensor:
+        _c = index._ctx
+    else:
+        _c = _ctx_of(index)
+        index = _tensor(index, _c)
     _out0 = _P()
     _s = _L.wt_one_hot(index._h, _index(num_classes), _byref(_out0))
     if _s:
@@ -1260,8 +1541,11 @@ def ones(shape, dtype='float32', context=None):
 
 def pad(x, pad, mode='constant', value=0):
     """wt_pad (movement); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_pad, _a_pad = _int64s(pad)
     _out0 = _P()
     _s = _L.wt_pad(x._h, _n_pad, _a_pad, _enum('padmode', mode), _float(value), _byref(_out0))
@@ -1272,8 +1556,11 @@ def pad(x, pad, mode='constant', value=0):
 
 def permute(x, dims):
     """wt_permute (view); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_dims, _a_dims = _axes(dims)
     _out0 = _P()
     _s = _L.wt_permute(x._h, _a_dims, _byref(_out0))
@@ -1284,10 +1571,15 @@ def permute(x, dims):
 
 def pow(a, b):
     """wt_pow (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_pow(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_pow_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -1299,8 +1591,11 @@ def pow(a, b):
 
 def prod(x, axis=None, keepdims=False):
     """wt_prod (reduce); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
     _out0 = _P()
     _s = _L.wt_prod(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
@@ -1333,8 +1628,11 @@ def randn(shape, seed=0, dtype='float32', context=None):
 
 def reciprocal(x):
     """wt_reciprocal (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_reciprocal(x._h, _byref(_out0))
     if _s:
@@ -1344,8 +1642,11 @@ def reciprocal(x):
 
 def relu(x):
     """wt_relu (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_relu(x._h, _byref(_out0))
     if _s:
@@ -1355,10 +1656,15 @@ def relu(x):
 
 def remainder(a, b):
     """wt_remainder (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_remainder(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_remainder_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -1370,8 +1676,11 @@ def remainder(a, b):
 
 def repeat(x, repeats):
     """wt_repeat (movement); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_repeats, _a_repeats = _int64s(repeats)
     _out0 = _P()
     _s = _L.wt_repeat(x._h, _n_repeats, _a_repeats, _byref(_out0))
@@ -1382,8 +1691,11 @@ def repeat(x, repeats):
 
 def reshape(x, shape):
     """wt_reshape (view); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_shape, _a_shape = _int64s(shape)
     _out0 = _P()
     _s = _L.wt_reshape(x._h, _n_shape, _a_shape, _byref(_out0))
@@ -1394,8 +1706,11 @@ def reshape(x, shape):
 
 def rms_norm(x, normalized_ndim, weight=None, eps=1e-6):
     """wt_rms_norm (nn); see include/webtensor.h."""
-    _c = _ctx_of(x, weight)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x, weight)
+        x = _tensor(x, _c)
     weight = None if weight is None else _tensor(weight, _c)
     _out0 = _P()
     _s = _L.wt_rms_norm(x._h, _index(normalized_ndim), None if weight is None else weight._h, _float(eps), _byref(_out0))
@@ -1406,8 +1721,11 @@ def rms_norm(x, normalized_ndim, weight=None, eps=1e-6):
 
 def rmsnorm(x, weight=None, eps=1e-6):
     """wt_rmsnorm (nn); see include/webtensor.h."""
-    _c = _ctx_of(x, weight)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x, weight)
+        x = _tensor(x, _c)
     weight = None if weight is None else _tensor(weight, _c)
     _out0 = _P()
     _s = _L.wt_rmsnorm(x._h, None if weight is None else weight._h, _float(eps), _byref(_out0))
@@ -1418,8 +1736,11 @@ def rmsnorm(x, weight=None, eps=1e-6):
 
 def rope(x, theta=10000, offset=0, layout='bhsd'):
     """wt_rope (nn); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_rope(x._h, _float(theta), _index(offset), _enum('ropelayout', layout), _byref(_out0))
     if _s:
@@ -1429,8 +1750,11 @@ def rope(x, theta=10000, offset=0, layout='bhsd'):
 
 def round(x):
     """wt_round (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_round(x._h, _byref(_out0))
     if _s:
@@ -1440,8 +1764,11 @@ def round(x):
 
 def rsqrt(x):
     """wt_rsqrt (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_rsqrt(x._h, _byref(_out0))
     if _s:
@@ -1451,8 +1778,11 @@ def rsqrt(x):
 
 def scaled_dot_product_attention(q, k, v, mask=None, causal=False, scale=0):
     """wt_scaled_dot_product_attention (nn); see include/webtensor.h."""
-    _c = _ctx_of(q, k, v, mask)
-    q = _tensor(q, _c)
+    if q.__class__ is _Tensor:
+        _c = q._ctx
+    else:
+        _c = _ctx_of(q, k, v, mask)
+        q = _tensor(q, _c)
     k = _tensor(k, _c)
     v = _tensor(v, _c)
     mask = None if mask is None else _tensor(mask, _c)
@@ -1465,8 +1795,11 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, scale=0):
 
 def scatter_add(x, axis, index, src):
     """wt_scatter_add (movement); see include/webtensor.h."""
-    _c = _ctx_of(x, index, src)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x, index, src)
+        x = _tensor(x, _c)
     index = _tensor(index, _c)
     src = _tensor(src, _c)
     _out0 = _P()
@@ -1478,8 +1811,11 @@ def scatter_add(x, axis, index, src):
 
 def sigmoid(x):
     """wt_sigmoid (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_sigmoid(x._h, _byref(_out0))
     if _s:
@@ -1489,8 +1825,11 @@ def sigmoid(x):
 
 def sign(x):
     """wt_sign (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_sign(x._h, _byref(_out0))
     if _s:
@@ -1500,8 +1839,11 @@ def sign(x):
 
 def silu(x):
     """wt_silu (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_silu(x._h, _byref(_out0))
     if _s:
@@ -1511,8 +1853,11 @@ def silu(x):
 
 def sin(x):
     """wt_sin (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_sin(x._h, _byref(_out0))
     if _s:
@@ -1522,8 +1867,11 @@ def sin(x):
 
 def slice(x, axis, start, stop=_INT64_MAX, step=1):
     """wt_slice (view); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_slice(x._h, _index(axis), _index(start), _index(stop), _index(step), _byref(_out0))
     if _s:
@@ -1533,8 +1881,11 @@ def slice(x, axis, start, stop=_INT64_MAX, step=1):
 
 def softmax(x, axis=-1):
     """wt_softmax (nn); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_softmax(x._h, _index(axis), _byref(_out0))
     if _s:
@@ -1544,8 +1895,11 @@ def softmax(x, axis=-1):
 
 def softplus(x):
     """wt_softplus (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_softplus(x._h, _byref(_out0))
     if _s:
@@ -1555,8 +1909,11 @@ def softplus(x):
 
 def sort(x, axis=-1, descending=False):
     """wt_sort (movement); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _out1 = _P()
     _s = _L.wt_sort(x._h, _index(axis), bool(descending), _byref(_out0), _byref(_out1))
@@ -1567,8 +1924,11 @@ def sort(x, axis=-1, descending=False):
 
 def sqrt(x):
     """wt_sqrt (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_sqrt(x._h, _byref(_out0))
     if _s:
@@ -1578,8 +1938,11 @@ def sqrt(x):
 
 def square(x):
     """wt_square (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_square(x._h, _byref(_out0))
     if _s:
@@ -1589,8 +1952,11 @@ def square(x):
 
 def squeeze(x, axis=None):
     """wt_squeeze (view); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
     _out0 = _P()
     _s = _L.wt_squeeze(x._h, _n_axis, _a_axis, _byref(_out0))
@@ -1613,8 +1979,11 @@ def stack(tensors, axis=0):
 
 def std(x, axis=None, correction=1, keepdims=False):
     """wt_std (reduce); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
     _out0 = _P()
     _s = _L.wt_std(x._h, _n_axis, _a_axis, _float(correction), bool(keepdims), _byref(_out0))
@@ -1625,10 +1994,15 @@ def std(x, axis=None, correction=1, keepdims=False):
 
 def sub(a, b):
     """wt_sub (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(a, b)
-    a = _tensor(a, _c)
+    if a.__class__ is _Tensor:
+        _c = a._ctx
+    else:
+        _c = _ctx_of(a, b)
+        a = _tensor(a, _c)
     _out0 = _P()
-    if _is_number(b):
+    if b.__class__ is _Tensor:
+        _s = _L.wt_sub(a._h, b._h, _byref(_out0))
+    elif _is_number(b):
         _s = _L.wt_sub_scalar(a._h, _float(b), _byref(_out0))
     else:
         b = _tensor(b, _c)
@@ -1640,8 +2014,11 @@ def sub(a, b):
 
 def sum(x, axis=None, keepdims=False):
     """wt_sum (reduce); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
     _out0 = _P()
     _s = _L.wt_sum(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
@@ -1652,8 +2029,11 @@ def sum(x, axis=None, keepdims=False):
 
 def tanh(x):
     """wt_tanh (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_tanh(x._h, _byref(_out0))
     if _s:
@@ -1663,8 +2043,11 @@ def tanh(x):
 
 def tile(x, reps):
     """wt_tile (movement); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_reps, _a_reps = _int64s(reps)
     _out0 = _P()
     _s = _L.wt_tile(x._h, _n_reps, _a_reps, _byref(_out0))
@@ -1675,8 +2058,11 @@ def tile(x, reps):
 
 def topk(x, k, largest=True):
     """wt_topk (movement); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _out1 = _P()
     _s = _L.wt_topk(x._h, _index(k), bool(largest), _byref(_out0), _byref(_out1))
@@ -1687,8 +2073,11 @@ def topk(x, k, largest=True):
 
 def transpose(x, axis0=-2, axis1=-1):
     """wt_transpose (view); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_transpose(x._h, _index(axis0), _index(axis1), _byref(_out0))
     if _s:
@@ -1698,8 +2087,11 @@ def transpose(x, axis0=-2, axis1=-1):
 
 def tril(x, diagonal=0):
     """wt_tril (movement); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_tril(x._h, _index(diagonal), _byref(_out0))
     if _s:
@@ -1709,8 +2101,11 @@ def tril(x, diagonal=0):
 
 def triu(x, diagonal=0):
     """wt_triu (movement); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_triu(x._h, _index(diagonal), _byref(_out0))
     if _s:
@@ -1720,8 +2115,11 @@ def triu(x, diagonal=0):
 
 def unsqueeze(x, axis):
     """wt_unsqueeze (view); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _out0 = _P()
     _s = _L.wt_unsqueeze(x._h, _index(axis), _byref(_out0))
     if _s:
@@ -1731,8 +2129,11 @@ def unsqueeze(x, axis):
 
 def var(x, axis=None, correction=1, keepdims=False):
     """wt_var (reduce); see include/webtensor.h."""
-    _c = _ctx_of(x)
-    x = _tensor(x, _c)
+    if x.__class__ is _Tensor:
+        _c = x._ctx
+    else:
+        _c = _ctx_of(x)
+        x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
     _out0 = _P()
     _s = _L.wt_var(x._h, _n_axis, _a_axis, _float(correction), bool(keepdims), _byref(_out0))
@@ -1743,8 +2144,11 @@ def var(x, axis=None, correction=1, keepdims=False):
 
 def where(mask, a, b):
     """wt_where (elementwise); see include/webtensor.h."""
-    _c = _ctx_of(mask, a, b)
-    mask = _tensor(mask, _c)
+    if mask.__class__ is _Tensor:
+        _c = mask._ctx
+    else:
+        _c = _ctx_of(mask, a, b)
+        mask = _tensor(mask, _c)
     a = _tensor(a, _c)
     b = _tensor(b, _c)
     _out0 = _P()
