@@ -59,9 +59,13 @@ mesa_ok() {
 
 need=()
 # zlib and dataset-fashion-mnist: the Fashion-MNIST training example (and
-# its CI-sized run in the test suite).
+# its CI-sized run in the test suite). The python3-* packages: the Python
+# package (python/) is installed and tested offline with the system's
+# Python 3, its NumPy and pytest, and pip, setuptools, wheel and venv for
+# `pip install --no-build-isolation ./python` in a virtual environment.
 for p in gcc g++ make cmake pkg-config libopenblas-dev libvulkan1 libegl1 libgles2 libegl-mesa0 \
-         zlib1g-dev dataset-fashion-mnist; do
+         zlib1g-dev dataset-fashion-mnist python3 python3-numpy python3-pytest python3-pip \
+         python3-setuptools python3-wheel python3-venv; do
     have_pkg "$p" || need+=("$p")
 done
 # --fuzz (make test-fuzz, make test-tsan): clang, its sanitizer and

@@ -1,0 +1,2 @@
+"""Network ops under PyTorch's names: webtensor.nn.functional."""
+from . import functional  # noqa: F401
