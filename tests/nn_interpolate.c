@@ -31,9 +31,10 @@ static int64_t out_extent(const spec *s, int a, int64_t in)
 
 /* PyTorch's source taps of output o along an axis of n_in inputs and
  * n_out outputs (aten/src/ATen/native/UpSample.h): its coordinate scale is
- * an f32, and the nearest index is floor in f32 (the index is part of the
- * definition: 10 -> 3 rows reads rows 0, 3, 6, not 0, 3, 6.67 -> 6 by
- * luck); the bilinear weights are then taken in double. */
+ * an f32, and the nearest index is floor of an f32 product (part of the
+ * definition: 26 -> 22 rows reads row 12 for output 11, where 11 * 26 / 22
+ * = 13 exactly; factor 2.2 reads row 15 for output 33, not 14); the
+ * bilinear weights are then taken in double. */
 static void taps(const spec *s, int a, int64_t o, int64_t n_in, int64_t n_out, int64_t i[2], double w[2])
 {
     float scale;
@@ -352,16 +353,18 @@ typedef struct shape_case {
 } shape_case;
 
 /* Up and down, by sizes and by factors (factors whose inverse is not the
- * ratio of the sizes: 1.7, 0.6, 3), and a single output row. */
+ * ratio of the sizes: 1.7, 0.6, 3, 2.2), a single output row, and shapes
+ * where PyTorch's f32 index differs from the exact one. */
 static const shape_case CASES[] = {
     {"size up", {2, 3, 5, 7}, {11, 16}, {0, 0}},
     {"size down", {2, 2, 9, 13}, {4, 5}, {0, 0}},
-    {"size 10 -> 3", {1, 2, 10, 10}, {3, 3}, {0, 0}},
+    {"size 26 -> 22 (an f32 index)", {1, 2, 26, 5}, {22, 7}, {0, 0}},
     {"size to one row", {1, 2, 6, 5}, {1, 9}, {0, 0}},
     {"scale 2", {1, 3, 4, 5}, {0, 0}, {2.0, 2.0}},
     {"scale 1.7 x 0.6", {2, 2, 10, 10}, {0, 0}, {1.7, 0.6}},
     {"scale 3", {1, 1, 4, 6}, {0, 0}, {3.0, 3.0}},
     {"scale 0.45", {1, 2, 13, 17}, {0, 0}, {0.45, 0.45}},
+    {"scale 2.2 (an f32 index)", {1, 1, 16, 3}, {0, 0}, {2.2, 1.0}},
 };
 
 static void test_cases(void)
