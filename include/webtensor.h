@@ -1170,6 +1170,44 @@ WT_API wt_status wt_adaptive_max_pool2d(const wt_tensor *x, int64_t out_h, int64
 WT_API wt_status wt_global_avg_pool2d(const wt_tensor *x, wt_tensor **out);
 WT_API wt_status wt_global_max_pool2d(const wt_tensor *x, wt_tensor **out);
 
+/* Resampling of the planes of x [N, C, H, W] to [N, C, out_h, out_w], as
+ * PyTorch's F.interpolate (and ONNX Resize with the matching modes). The
+ * output size is size, or floor(H * scale_factor[0]) x floor(W *
+ * scale_factor[1]) when scale factors are given (exactly one of the two;
+ * every extent > 0). Output row oy reads the input through a source
+ * coordinate with scale s = H / out_h, or 1 / scale_factor[0] when scale
+ * factors are given (PyTorch's recompute_scale_factor=False, its default;
+ * pass size for recompute_scale_factor=True), computed in f32 as PyTorch
+ * does (columns alike):
+ *   nearest:  row min(floor(oy * s), H - 1) (PyTorch's mode='nearest'; its
+ *             CPU kernel alone maps out_h == H or 2H by oy and oy / 2 even
+ *             where 1 / scale_factor differs from H / out_h: not followed)
+ *   bilinear: r = oy * (H - 1) / (out_h - 1) (0 when out_h == 1) with
+ *             align_corners, else max((oy + 0.5) * s - 0.5, 0); the rows
+ *             floor(r) and floor(r) + 1 (clamped to H - 1) weighted by
+ *             1 - frac(r) and frac(r).
+ * Bilinear with a non-finite neighbour gives NaN or inf where its weight
+ * is 0, as PyTorch. f16 x computes in f32 and gives f16. */
+typedef enum wt_interp_mode { WT_INTERP_NEAREST = 0, WT_INTERP_BILINEAR = 1 } wt_interp_mode;
+
+typedef struct wt_interpolate_options {
+    uint32_t struct_size;    /* set by wt_interpolate_options_init */
+    wt_interp_mode mode;     /* WT_INTERP_NEAREST */
+    bool align_corners;      /* bilinear only (true with nearest is refused); false */
+    int64_t size[2];         /* (out_h, out_w); 0: scale_factor gives the size */
+    double scale_factor[2];  /* (h, w), finite and > 0; 0: size is used */
+} wt_interpolate_options;
+WT_API void wt_interpolate_options_init(wt_interpolate_options *opts);
+
+/* opts: mode, align_corners and either size or scale_factor (NULL is
+ * refused: no size). WT_ERR_SHAPE for x not 4-D, an empty input plane or
+ * an output extent of 0 (or past 2^31). */
+WT_API wt_status wt_interpolate(const wt_tensor *x, const wt_interpolate_options *opts, wt_tensor **out);
+/* nn.Upsample(scale_factor=scale_factor, mode=mode): wt_interpolate with
+ * the same factor on both axes and align_corners false. */
+WT_API wt_status wt_upsample2d(const wt_tensor *x, double scale_factor, wt_interp_mode mode,
+                               wt_tensor **out);
+
 typedef struct wt_batch_norm_options {
     uint32_t struct_size; /* set by wt_batch_norm_options_init */
     bool training;        /* false: normalise with the running statistics */
@@ -1402,6 +1440,14 @@ WT_API wt_status wt_max_pool2d_backward(const wt_tensor *dy, const wt_tensor *in
  * window, divided by the divisor the forward pass used. */
 WT_API wt_status wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x, const wt_pool_options *opts,
                                         wt_tensor **dx);
+
+/* Backward of wt_interpolate(x, opts): dx (x's shape, f32) is the adjoint
+ * of the resampling applied to dy (the forward's output shape): each input
+ * pixel sums the dy of the outputs that read it, times their weights
+ * (nearest: 1). Only x's shape is read. Deterministic on every backend
+ * (each input pixel gathers its outputs; no atomics). */
+WT_API wt_status wt_interpolate_backward(const wt_tensor *dy, const wt_tensor *x,
+                                         const wt_interpolate_options *opts, wt_tensor **dx);
 
 /* ------------------------------------------------------------ deprecated
  * Still exported and working; new code uses the replacement named. */

@@ -9,7 +9,8 @@
  *   TW  a tensor written in place     OUT / OUTO  an out-pointer (optional)
  *   AX  an axis   POS  a count > 0    CTX a context   PTR / PTRO a pointer
  *   EPS an eps >= 0   DT a dtype   BYTES a buffer size   PATH  NAME
- *   CONV / POOL  an options struct with its bad fields
+ *   CONV / POOL / INTERP  an options struct with its bad fields
+ *   FACTOR  a scale factor (finite, > 0)
  *
  * The driver calls the row once to learn its slots, then again for each
  * slot and each bad value of that slot's kind (NULL, a tensor of the
@@ -36,7 +37,8 @@ enum { CLASS_VALID, CLASS_NULL, CLASS_OTHER_CTX, CLASS_DTYPE, CLASS_AXIS, CLASS_
 
 typedef enum kind {
     K_T, K_TI, K_TO, K_TA, K_TW, K_OUT, K_OUTO, K_AX, K_POS, K_CTX, K_PTR, K_PTRO, K_EPS, K_DT,
-    K_BYTES, K_PATH, K_NAME, K_CONV, K_POOL, K_INDEX, K_NONNEG, K_TFREE, K_NEG2, K_KDESC, K_VALUE
+    K_BYTES, K_PATH, K_NAME, K_CONV, K_POOL, K_INDEX, K_NONNEG, K_TFREE, K_NEG2, K_KDESC, K_VALUE,
+    K_INTERP, K_FACTOR
 } kind;
 
 #define MAX_SLOTS 16
@@ -87,6 +89,7 @@ typedef struct M {
     int nmade;
     wt_conv_options conv;
     wt_pool_options pool;
+    wt_interpolate_options interp;
     bool shape_too; /* bad options may also show as a dy of the wrong shape */
 } M;
 
@@ -361,6 +364,40 @@ static const wt_pool_options *pool_slot(M *m, const char *name)
 }
 #define POOL(name) pool_slot(m, name)
 
+/* Valid: bilinear to 3x3 (e->x4 [2, 3, 6, 6] to e->pool_dy's shape). */
+static const wt_interpolate_options *interp_slot(M *m, const char *name)
+{
+    wt_interpolate_options_init(&m->interp);
+    m->interp.mode = WT_INTERP_BILINEAR;
+    m->interp.size[0] = m->interp.size[1] = 3;
+    if (!take(m, K_INTERP, name)) return &m->interp;
+    const wt_status INV = WT_ERR_INVALID_ARGUMENT;
+    wt_interpolate_options *o = &m->interp;
+    switch (m->variant) {
+    case 0: expect(m, CLASS_NULL, INV, WT_OK, "%s NULL", name); return NULL;
+    case 1: o->struct_size = 0; expect(m, CLASS_VALUE, INV, WT_OK, "%s not initialised", name); break;
+    case 2: o->size[1] = -1; expect(m, CLASS_VALUE, INV, WT_OK, "%s size -1", name); break;
+    case 3: o->size[0] = 0; expect(m, CLASS_VALUE, INV, WT_OK, "%s size 0", name); break;
+    case 4: o->scale_factor[0] = o->scale_factor[1] = 2.0; expect(m, CLASS_VALUE, INV, WT_OK, "%s size and scale_factor", name); break;
+    case 5: o->size[0] = o->size[1] = 0; o->scale_factor[0] = o->scale_factor[1] = NAN; expect(m, CLASS_VALUE, INV, WT_OK, "%s scale_factor NaN", name); break;
+    case 6: o->size[0] = o->size[1] = 0; o->scale_factor[0] = o->scale_factor[1] = 1e-9; expect(m, CLASS_VALUE, WT_ERR_SHAPE, WT_OK, "%s scale_factor leaving no output", name); break;
+    case 7: o->mode = WT_INTERP_NEAREST; o->align_corners = true; expect(m, CLASS_VALUE, INV, WT_OK, "%s align_corners with nearest", name); break;
+    case 8: o->mode = (wt_interp_mode)9; expect(m, CLASS_VALUE, INV, WT_OK, "%s mode 9", name); break;
+    }
+    return &m->interp;
+}
+#define INTERP(name) interp_slot(m, name)
+
+static double factor_slot(M *m, const char *name, double valid)
+{
+    if (!take(m, K_FACTOR, name) || m->variant >= 4) return valid;
+    static const double bad[4] = {-1.0, 0.0, NAN, 1e-9};
+    expect(m, m->variant == 3 ? CLASS_SIZE : CLASS_VALUE, m->variant == 3 ? WT_ERR_SHAPE : WT_ERR_INVALID_ARGUMENT,
+           WT_OK, m->variant == 0 ? "%s -1" : m->variant == 1 ? "%s 0" : m->variant == 2 ? "%s NaN" : "%s 1e-9", name);
+    return bad[m->variant];
+}
+#define FACTOR(name, v) factor_slot(m, name, v)
+
 /* ---------------------------------------------------------------- rows */
 
 typedef wt_status (*row_fn)(M *m, const env2 *e);
@@ -451,6 +488,8 @@ ROWFN(adaptive_max_pool2d)
 {
     return wt_adaptive_max_pool2d(T("x", e->x4), POS("out_h", 2), POS("out_w", 3), OUT("out"), OUTO("indices"));
 }
+ROWFN(interpolate) { return wt_interpolate(T("x", e->x4), INTERP("opts"), OUT("out")); }
+ROWFN(upsample2d) { return wt_upsample2d(T("x", e->x4), FACTOR("scale_factor", 2.0), WT_INTERP_BILINEAR, OUT("out")); }
 ROWFN(global_avg_pool2d) { return wt_global_avg_pool2d(T("x", e->x4), OUT("out")); }
 ROWFN(global_max_pool2d) { return wt_global_max_pool2d(T("x", e->x4), OUT("out")); }
 ROWFN(batch_norm)
@@ -544,6 +583,10 @@ ROWFN(conv2d_backward)
 ROWFN(max_pool2d_backward)
 {
     return wt_max_pool2d_backward(T("dy", e->pool_dy), TI("indices", e->pool_idx), T("x", e->x4), OUT("dx"));
+}
+ROWFN(interpolate_backward)
+{
+    return wt_interpolate_backward(T("dy", e->pool_dy), T("x", e->x4), INTERP("opts"), OUT("dx"));
 }
 ROWFN(avg_pool2d_backward) { m->shape_too = true; return wt_avg_pool2d_backward(T("dy", e->pool_dy), T("x", e->x4), POOL("opts"), OUT("dx")); }
 
@@ -971,11 +1014,12 @@ static const slot_row ROWS[] = {
     /* --- convolution, pooling, normalisation, transformer ops --- */
     R(conv2d), R(conv1d), R(conv_transpose2d), R(max_pool2d), R(avg_pool2d), R(adaptive_avg_pool2d),
     R(adaptive_max_pool2d), R(global_avg_pool2d), R(global_max_pool2d), R(batch_norm), R(group_norm),
+    R(interpolate), R(upsample2d),
     R(layer_norm), R(rms_norm), R(scaled_dot_product_attention), R(rope), R(linear),
     /* --- training --- */
     R(activation_backward), R(cross_entropy), R(cross_entropy_backward), R(embedding_backward),
     R(layernorm_backward), R(batch_norm_backward), R(sgd_step), R(adamw_step), R(conv2d_backward),
-    R(max_pool2d_backward), R(avg_pool2d_backward),
+    R(max_pool2d_backward), R(avg_pool2d_backward), R(interpolate_backward),
     /* --- runtime --- */
     R(event_record), R(event_query), R(event_wait), R(tensor_read_async), R(tensor_to),
     R_ALT(context_profile_begin, WT_ERR_UNSUPPORTED), R_ALT(context_profile_end, WT_ERR_UNSUPPORTED),
@@ -1004,6 +1048,7 @@ static const char *const NO_STATUS[] = {
     "wt_tensor_retain", "wt_tensor_release", "wt_op_count", "wt_op_name", "wt_op_family",
     "wt_conv_options_init", "wt_pool_options_init", "wt_batch_norm_options_init",
     "wt_cross_entropy_options_init", "wt_sgd_options_init", "wt_adamw_options_init",
+    "wt_interpolate_options_init",
     "wt_safetensors_close", "wt_safetensors_count", "wt_safetensors_metadata",
     "wt_gguf_close", "wt_gguf_version", "wt_gguf_alignment", "wt_gguf_kv_count", "wt_gguf_tensor_count",
     "wt_gguf_writer_destroy",
@@ -1019,6 +1064,7 @@ static int no_status_checks(void)
     wt_cross_entropy_options_init(NULL);
     wt_sgd_options_init(NULL);
     wt_adamw_options_init(NULL);
+    wt_interpolate_options_init(NULL);
     wt_safetensors_close(NULL);
     wt_gguf_close(NULL);
     wt_gguf_writer_destroy(NULL);

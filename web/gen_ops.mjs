@@ -116,6 +116,7 @@ const TS = {
   tensors: 'Tensor[]', conv: 'ConvOptions | null', pool: 'PoolOptions',
   bnorm: 'BatchNormOptions | null', xent: 'CrossEntropyOptions | null',
   padmode: "'constant' | 'reflect' | 'replicate'", ropelayout: "'bhsd' | 'bshd'",
+  interpmode: "'nearest' | 'bilinear'",
   act: 'Activation',
 };
 const result = (s) => (s.outs === 0 ? 'Promise<void>'

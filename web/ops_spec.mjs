@@ -12,7 +12,8 @@
 //   f float, b bool, dtype 'f32'|'f16'|'i32'|'bool', axes (number, array
 //   or null: int naxes + int*), shape (array: int n + int64_t*), perm
 //   (array: int*), tensors (array: int n + wt_tensor**), conv / pool /
-//   bnorm / xent (options objects), and the enums padmode, ropelayout, act.
+//   bnorm / xent (options objects), and the enums padmode, ropelayout, act,
+//   interpmode.
 // A default '@name' is the value of parameter name.
 
 export const KERNEL_OPS = {
@@ -80,6 +81,7 @@ export const KERNEL_OPS = {
   global_max_pool2d: 'T:x',
   batch_norm: 'T:x T?:running_mean T?:running_var T?:weight=null T?:bias=null bnorm:options=null | x running_mean running_var weight bias options @out NULL NULL',
   group_norm: 'T:x I:num_groups T?:weight=null T?:bias=null f:eps=1e-5',
+  upsample2d: 'T:x d:scale_factor interpmode:mode=nearest',
   // nn: attention, rope, linear, softmax and norms
   softmax: 'T:x i:axis=-1',
   log_softmax: 'T:x i:axis=-1',
@@ -107,6 +109,8 @@ export const NOT_BOUND = [
   'tensor_ones', // offered as ones()
   'embedding_backward', 'layernorm_backward', 'batch_norm_backward', 'conv2d_backward',
   'max_pool2d_backward', 'avg_pool2d_backward', 'sgd_step', 'adamw_step',
+  'interpolate_backward',
+  'interpolate', // its options object is not marshalled yet (upsample2d is offered)
 ];
 
 // C functions whose names are not wt_<name>.
@@ -120,6 +124,7 @@ export const ENUMS = {
   dtype: { f32: 0, f16: 1, i32: 2, bool: 3 },
   padmode: { constant: 0, reflect: 1, replicate: 2 },
   ropelayout: { bhsd: 0, bshd: 1 },
+  interpmode: { nearest: 0, bilinear: 1 },
   act: { relu: 0, sigmoid: 1, tanh: 2, silu: 3, gelu: 4, gelu_tanh: 5 },
   reduction: { mean: 0, sum: 1, none: 2 },
   backend: { auto: 0, cpu: 1, webgpu: 2 },

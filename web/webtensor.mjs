@@ -625,7 +625,7 @@ function bindArgs(spec, ctx, args) {
         break;
       case 'b': prepared[p.name] = v ? 1 : 0; break;
       case 'dtype': prepared[p.name] = enumValue(op, p.name, 'dtype', v); break;
-      case 'padmode': case 'ropelayout': case 'act':
+      case 'padmode': case 'ropelayout': case 'act': case 'interpmode':
         prepared[p.name] = enumValue(op, p.name, p.kind, v);
         break;
       case 'axes': {

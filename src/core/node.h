@@ -188,6 +188,16 @@ typedef struct wt_pool2d_desc {
     int64_t divisor;
 } wt_pool2d_desc;
 
+/* A resampling of [N, C, H, W] planes (wt_interpolate). Along rows, output
+ * oy reads, in f32 with scale_h: nearest row min(floor(oy * scale_h), H - 1);
+ * linear r = scale_h * oy (align_corners) or max(scale_h * (oy + 0.5) - 0.5,
+ * 0), rows floor(r) and min(floor(r) + 1, H - 1) with weights 1 - frac(r)
+ * and frac(r). Columns alike with scale_w. The sizes are the tensors'. */
+typedef struct wt_interp2d {
+    bool linear, align_corners;
+    float scale_h, scale_w;
+} wt_interp2d;
+
 /* One in-place optimizer update, elementwise over n elements of param,
  * grad, m (SGD: the momentum buffer) and v (AdamW only); every tensor f32
  * and contiguous; m/v NULL when unused. */
@@ -237,6 +247,9 @@ typedef struct wt_optimizer_update {
  *   SOFTMAX_AXIS   out0 = p.row.op along axis 1 of in0 [O,C,I]
  *   ATTENTION      out0 = attention(in0 q, in1 k, in2 v, in3 mask); p.attention
  *   ROPE           out0 = rotary embedding of in0; p.rope
+ *   INTERPOLATE    out0 [N,C,OH,OW] = in0 [N,C,H,W] resampled; p.interp
+ *   INTERPOLATE_BACKWARD out0 [N,C,H,W] = the adjoint of INTERPOLATE from
+ *                  in0 dy [N,C,OH,OW] (each out0 element gathers); p.interp
  *   ACT_BACKWARD   out0 = in0 (dy) * act'(in1 x); p.act_backward
  *   CROSS_ENTROPY  out0 loss, out1 valid from in0 logits, in1 labels; p.ignore
  *   CROSS_ENTROPY_BACKWARD out0 from in0 logits, in1 labels, in2 scale; p.ignore
@@ -257,7 +270,8 @@ typedef struct wt_optimizer_update {
     X(ATTENTION, attention) X(ROPE, rope) X(ACT_BACKWARD, act_backward)                       \
     X(CROSS_ENTROPY, cross_entropy) X(CROSS_ENTROPY_BACKWARD, cross_entropy_backward)         \
     X(SCATTER_ADD_ROWS, scatter_add_rows) X(OPTIMIZER_STEP, optimizer_step)                   \
-    X(KERNEL_DISPATCH, kernel)
+    X(KERNEL_DISPATCH, kernel) X(INTERPOLATE, interpolate)                                    \
+    X(INTERPOLATE_BACKWARD, interpolate_backward)
 
 typedef enum wt_node_kind {
 #define WT_NODE_KIND_ENUM(ID, name) WT_NODE_##ID,
@@ -292,6 +306,7 @@ typedef struct wt_node {
         wt_pool2d_desc pool;
         struct { bool mask_is_bool, causal; float scale; } attention;
         struct { double theta; int64_t offset; } rope;
+        wt_interp2d interp; /* INTERPOLATE(_BACKWARD) */
         wt_activation act_backward;
         int32_t ignore; /* CROSS_ENTROPY(_BACKWARD) */
         struct { int64_t plane, plane_rows; } rows;

@@ -168,6 +168,9 @@ wt_status cpu_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, co
 wt_status cpu_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats, float eps,
                            wt_tensor *out);
 wt_status cpu_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+/* INTERPOLATE (src x, out the result) and its backward (src dy, out dx). */
+wt_status cpu_interpolate(wt_context *ctx, const wt_interp2d *p, bool backward, const wt_tensor *src,
+                          wt_tensor *out);
 /* --- transformer ops --- */
 wt_status cpu_attention(wt_context *ctx, const wt_attention_args *a);
 wt_status cpu_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);

@@ -150,6 +150,10 @@ wt_status wg_win_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tens
 wt_status wg_win_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out);
 wt_status wg_win_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset,
                       wt_tensor *out);
+/* INTERPOLATE (src x, out the result) and its backward (src dy, out dx)
+ * (kernels_interpolate.c). */
+wt_status wg_win_interpolate(wt_context *ctx, const wt_interp2d *p, bool backward, const wt_tensor *src,
+                             wt_tensor *out);
 wt_status wg_win_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
                            wt_tensor *out);
 wt_status wg_win_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *dy,
