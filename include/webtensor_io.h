@@ -192,10 +192,10 @@ WT_API uint32_t wt_gguf_alignment(const wt_gguf *f);
 /* Metadata, in the file's order: count, then key and value of entry i. */
 WT_API int wt_gguf_kv_count(const wt_gguf *f); /* 0 for NULL */
 WT_API wt_status wt_gguf_kv_at(const wt_gguf *f, int i, const char **key, wt_gguf_value *value);
-/* The value of a key, any type; WT_ERR_INVALID_ARGUMENT if there is none. */
+/* The value of a key, any type; WT_ERR_NOT_FOUND if there is none. */
 WT_API wt_status wt_gguf_find_kv(const wt_gguf *f, const char *key, wt_gguf_value *value);
-/* Typed getters: a missing key or another type is WT_ERR_INVALID_ARGUMENT
- * naming the key and both types. get_int takes any integer type (a U64
+/* Typed getters: a missing key is WT_ERR_NOT_FOUND; another type is
+ * WT_ERR_INVALID_ARGUMENT naming the key and both types. get_int takes any integer type (a U64
  * above INT64_MAX is an error); get_float F32 or F64; get_string gives the
  * bytes (NUL-terminated) and, when len is not NULL, their count. */
 WT_API wt_status wt_gguf_get_int(const wt_gguf *f, const char *key, int64_t *out);
@@ -209,7 +209,7 @@ WT_API wt_status wt_gguf_get_array(const wt_gguf *f, const char *key, wt_gguf_ty
 /* Tensor infos, in the file's order. */
 WT_API int wt_gguf_tensor_count(const wt_gguf *f); /* 0 for NULL */
 WT_API wt_status wt_gguf_tensor_at(const wt_gguf *f, int i, wt_gguf_tensor_info *out);
-/* Index of a tensor by name; WT_ERR_INVALID_ARGUMENT if there is none. */
+/* Index of a tensor by name; WT_ERR_NOT_FOUND if there is none. */
 WT_API wt_status wt_gguf_find_tensor(const wt_gguf *f, const char *name, int *index);
 /* Loads one tensor into ctx (conversions above; the shape reversed). */
 WT_API wt_status wt_gguf_load(const wt_gguf *f, wt_context *ctx, const char *name, wt_tensor **out);

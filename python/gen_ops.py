@@ -82,7 +82,7 @@ CTYPES = {
     "d": ["_D"], "f": ["_F"], "b": ["_B"], "dtype": ["_I"], "axes": ["_I", "_P"],
     "shape": ["_I", "_P"], "perm": ["_P"], "i64s": ["_I", "_P"], "tensors": ["_I", "_P"],
     "conv": ["_P"], "pool": ["_P"], "bnorm": ["_P"], "xent": ["_P"], "padmode": ["_I"],
-    "ropelayout": ["_I"], "act": ["_I"],
+    "ropelayout": ["_I"], "act": ["_I"], "interpmode": ["_I"],
 }
 PYI = {
     "T": "TensorLike", "T?": "Optional[TensorLike]", "TN": "Union[TensorLike, float]",
@@ -91,7 +91,7 @@ PYI = {
     "perm": "Sequence[int]", "i64s": "Sequence[int]", "tensors": "Sequence[TensorLike]",
     "conv": "Optional[Mapping[str, Any]]", "pool": "Mapping[str, Any]",
     "bnorm": "Optional[Mapping[str, Any]]", "xent": "Optional[Mapping[str, Any]]",
-    "padmode": "str", "ropelayout": "str", "act": "str",
+    "padmode": "str", "ropelayout": "str", "act": "str", "interpmode": "str",
 }
 
 
@@ -167,7 +167,7 @@ def py_default(p):
         return "-_INF"
     if d == "inf":
         return "_INF"
-    if p["kind"] in ("padmode", "ropelayout", "act"):
+    if p["kind"] in ("padmode", "ropelayout", "act", "interpmode"):
         return repr(d)
     return d
 
@@ -239,7 +239,7 @@ def gen_function(s):
             lines.append("    _o_%s = _options_%s(%s)" % (n, k, n))
             args[n] = ["None if _o_%s is None else _byref(_o_%s)" % (n, n)]
             keep.append("_o_%s" % n)
-        elif k in ("padmode", "ropelayout", "act"):
+        elif k in ("padmode", "ropelayout", "act", "interpmode"):
             args[n] = ["_enum(%r, %s)" % (k, n)]
         else:
             raise SystemExit("gen_ops: %s: unknown kind %s" % (name, k))

@@ -245,7 +245,7 @@ static void check_values(const wt_gguf *f)
     CHECK(wt_gguf_get_array(f, "a.u8", WT_GGUF_I8, &v) == WT_ERR_INVALID_ARGUMENT &&
               strstr(wt_last_error(), "array of u8"),
           "get_array of the wrong element type: %s", wt_last_error());
-    CHECK(wt_gguf_get_int(f, "no.such.key", &iv) == WT_ERR_INVALID_ARGUMENT && strstr(wt_last_error(), "no.such.key"),
+    CHECK(wt_gguf_get_int(f, "no.such.key", &iv) == WT_ERR_NOT_FOUND && strstr(wt_last_error(), "no.such.key"),
           "missing key");
     /* Iteration: the order set, general.architecture first. */
     const char *key = NULL;
@@ -261,7 +261,7 @@ static void check_tensors(const wt_gguf *f)
     wt_gguf_tensor_info in;
     int idx = -1;
     CHECK(wt_gguf_find_tensor(f, "ids", &idx) == WT_OK && idx == 2, "find ids");
-    CHECK(wt_gguf_find_tensor(f, "nope", &idx) == WT_ERR_INVALID_ARGUMENT && idx == -1, "find missing");
+    CHECK(wt_gguf_find_tensor(f, "nope", &idx) == WT_ERR_NOT_FOUND && idx == -1, "find missing");
     CHECK(wt_gguf_tensor_at(f, 0, &in) == WT_OK && strcmp(in.name, "blk.0.w") == 0 && in.n_dims == 2 &&
               in.dims[0] == 3 && in.dims[1] == 2 && in.shape[0] == 2 && in.shape[1] == 3 && in.ggml_type == 0 &&
               strcmp(in.type_name, "F32") == 0 && in.offset == 0 && in.bytes == 24 && in.numel == 6 &&
@@ -650,7 +650,7 @@ static void writer_errors(void)
     CHECK(wt_gguf_writer_set_string(w, "k", "one") == WT_OK && wt_gguf_writer_set_u32(w, "j", 1) == WT_OK &&
               wt_gguf_writer_set_string(w, "k", "two") == WT_OK,
           "set twice");
-    CHECK(wt_gguf_writer_save(w, "/nonexistent-dir/x.gguf") == WT_ERR_BACKEND, "unwritable path");
+    CHECK(wt_gguf_writer_save(w, "/nonexistent-dir/x.gguf") == WT_ERR_IO, "unwritable path");
     CHECK(wt_gguf_writer_save(w, tmp_path("w.gguf")) == WT_OK, "save: %s", wt_last_error());
     wt_gguf *f = NULL;
     const char *key = NULL, *s = NULL;
@@ -668,7 +668,7 @@ static void writer_errors(void)
           "type info Q4_0");
     CHECK(wt_gguf_type_info(1000, &name, &bs, &ts) == WT_ERR_UNSUPPORTED && !name && strstr(wt_last_error(), "1000"),
           "type info of an unknown id");
-    CHECK(wt_gguf_open(tmp_path("nope.gguf"), &f) == WT_ERR_BACKEND && !f, "missing file");
+    CHECK(wt_gguf_open(tmp_path("nope.gguf"), &f) == WT_ERR_IO && !f, "missing file");
     wt_gguf_writer_destroy(w); /* releases its reference to t */
     wt_tensor_release(t);
     wt_tensor_release(bt);

@@ -253,6 +253,12 @@ static const c_field wgsl_reduce_strided_params[] = {
     F(reduce_params, v_offset), F(reduce_params, v_batch_stride), F(reduce_params, shift_offset),
     F(reduce_params, pad1),
 };
+static const c_field wgsl_interp_params[] = {
+    F(interp_params, total), F(interp_params, c), F(interp_params, in_h), F(interp_params, in_w),
+    F(interp_params, out_h), F(interp_params, out_w), F(interp_params, scale_h), F(interp_params, scale_w),
+    F(interp_params, src_offset), F(interp_params, pad0), F(interp_params, pad1), F(interp_params, pad2),
+    F(interp_params, src_strides),
+};
 static const c_field wgsl_rope_params[] = {
     F(rope_params, a_n), F(rope_params, s_n), F(rope_params, c_n), F(rope_params, half),
     F(rope_params, x_offset), F(rope_params, sa), F(rope_params, ss), F(rope_params, sc), F(rope_params, sd),
@@ -358,6 +364,7 @@ static const layout_pair pairs[] = {
     PAIR("reduce_rows", "Params", reduce_params, wgsl_reduce_rows_params),
     PAIR("reduce_strided", "Params", reduce_params, wgsl_reduce_strided_params),
     PAIR("rope", "Params", rope_params, wgsl_rope_params),
+    PAIR("interpolate", "Params", interp_params, wgsl_interp_params),
     PAIR("rowwise", "Params", rowwise_params, wgsl_rowwise_params),
     PAIR("scan", "Params", scan_params, wgsl_scan_params),
     PAIR("scatter_add_rows", "Params", scatter_rows_params, wgsl_scatter_add_rows_params),

@@ -321,6 +321,24 @@ def test_pooling(ctx):
     close(wt.global_max_pool2d(wt.tensor(x)), x.max(axis=(2, 3), keepdims=True))
 
 
+def test_upsample2d(ctx):
+    x = rand(2, 3, 4, 5)
+    # nearest, factor 2: each pixel repeated twice along both axes
+    close(wt.upsample2d(wt.tensor(x), 2.0), np.repeat(np.repeat(x, 2, axis=2), 2, axis=3))
+    # bilinear, align_corners off (half-pixel centres, clamped at 0), factor 2
+    def axis_weights(n_in, n_out):
+        src = np.maximum((np.arange(n_out) + 0.5) * (n_in / n_out) - 0.5, 0.0)
+        i0 = np.floor(src).astype(int)
+        i1 = np.minimum(i0 + 1, n_in - 1)
+        w = np.zeros((n_out, n_in))
+        w[np.arange(n_out), i0] += 1 - (src - i0)
+        w[np.arange(n_out), i1] += src - i0
+        return w
+    wh, ww = axis_weights(4, 8), axis_weights(5, 10)
+    ref = np.einsum("oh,nchw,pw->ncop", wh, f64(x), ww)
+    close(wt.upsample2d(wt.tensor(x), 2.0, "bilinear"), ref)
+
+
 def test_norms_and_softmax(ctx):
     x = rand(3, 4, 8)
     w, b = rand(8), rand(8)
@@ -400,7 +418,7 @@ COVERED = set(UNARY) | set(BINARY) | set(REDUCE) | {
     "adaptive_max_pool2d", "global_avg_pool2d", "global_max_pool2d", "layernorm",
     "layer_norm", "rmsnorm", "rms_norm", "softmax", "log_softmax", "group_norm", "batch_norm",
     "scaled_dot_product_attention", "rope", "cross_entropy", "cross_entropy_backward",
-    "activation_backward",
+    "activation_backward", "upsample2d",
 }
 
 

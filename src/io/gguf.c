@@ -587,7 +587,7 @@ static wt_status lookup(const char *fn, const wt_gguf *f, const char *key, const
 {
     *kv = NULL;
     if (!f || !key || !out) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: NULL argument", fn);
-    if (!(*kv = find_kv(f, key))) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: no key '%s'", fn, key);
+    if (!(*kv = find_kv(f, key))) return wt_fail(WT_ERR_NOT_FOUND, "%s: no key '%s'", fn, key);
     return WT_OK;
 }
 
@@ -698,7 +698,7 @@ wt_status wt_gguf_find_tensor(const wt_gguf *f, const char *name, int *index)
 {
     if (!f || !name || !index) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_gguf_find_tensor: NULL argument");
     *index = find_tensor(f, name);
-    if (*index < 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_gguf_find_tensor: no tensor named '%s'", name);
+    if (*index < 0) return wt_fail(WT_ERR_NOT_FOUND, "wt_gguf_find_tensor: no tensor named '%s'", name);
     return WT_OK;
 }
 
@@ -708,7 +708,7 @@ static wt_status named_tensor(const char *fn, const wt_gguf *f, const char *name
     if (!f) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: file handle is NULL", fn);
     if (!name) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: name is NULL", fn);
     int i = find_tensor(f, name);
-    if (i < 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: no tensor named '%s'", fn, name);
+    if (i < 0) return wt_fail(WT_ERR_NOT_FOUND, "%s: no tensor named '%s'", fn, name);
     *t = &f->tensors[i];
     return WT_OK;
 }
@@ -1063,7 +1063,7 @@ wt_status wt_gguf_writer_save(const wt_gguf_writer *w, const char *path)
     FILE *f = fopen(tmp, "wb");
     if (!f) {
         free(tmp);
-        return wt_fail(WT_ERR_BACKEND, "%s: cannot create '%s'", fn, path);
+        return wt_fail(WT_ERR_IO, "%s: cannot create '%s'", fn, path);
     }
     bool ok = put(f, "GGUF", 4) && put_u32(f, 3) && put_u64(f, (uint64_t)w->ntensors) && put_u64(f, (uint64_t)w->nkv);
     for (int i = 0; i < w->nkv && ok; i++)
@@ -1094,9 +1094,9 @@ wt_status wt_gguf_writer_save(const wt_gguf_writer *w, const char *path)
         ok = ok && put_pad(f, t->bytes, align);
     }
     ok = fclose(f) == 0 && ok;
-    if (st == WT_OK && !ok) st = wt_fail(WT_ERR_BACKEND, "%s: writing '%s' failed", fn, path);
+    if (st == WT_OK && !ok) st = wt_fail(WT_ERR_IO, "%s: writing '%s' failed", fn, path);
     if (st == WT_OK && rename(tmp, path) != 0)
-        st = wt_fail(WT_ERR_BACKEND, "%s: cannot rename the file into '%s'", fn, path);
+        st = wt_fail(WT_ERR_IO, "%s: cannot rename the file into '%s'", fn, path);
     if (st != WT_OK) remove(tmp);
     free(tmp);
     return st;

@@ -1,5 +1,6 @@
 /* WebGPU resampling (wgsl/interpolate.wgsl), forward and backward, cut
  * into pieces of whole planes when a tensor is past one binding. */
+#include "webgpu/wg_params.h"
 #include "webgpu/wg.h"
 
 #include <stdio.h>
@@ -8,14 +9,6 @@
 #define INTERP_WG 256u
 
 /* Same layout as interpolate.wgsl's Params. */
-typedef struct interp_params {
-    uint32_t total, c, in_h, in_w;
-    uint32_t out_h, out_w;
-    float scale_h, scale_w;
-    uint32_t src_offset, pad0, pad1, pad2;
-    uint32_t src_strides[4];
-} interp_params;
-
 typedef struct interp_arg {
     const wt_interp2d *p;
     bool backward;

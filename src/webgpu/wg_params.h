@@ -271,6 +271,17 @@ typedef struct rope_params {
     uint32_t sd, offset, pairs, pad0;
 } rope_params;
 
+/* ---- kernels_interpolate.c */
+
+/* Same layout as interpolate.wgsl's Params. */
+typedef struct interp_params {
+    uint32_t total, c, in_h, in_w;
+    uint32_t out_h, out_w;
+    float scale_h, scale_w;
+    uint32_t src_offset, pad0, pad1, pad2;
+    uint32_t src_strides[4];
+} interp_params;
+
 /* ---- kernels_rowwise.c */
 
 /* Same layout as rowwise.wgsl's Params. */
