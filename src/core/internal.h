@@ -71,7 +71,7 @@ struct wt_context {
     char reason[512]; /* why this backend (wt_context_info.reason) */
     wt_status last_status;  /* wt_context_last_status / _last_message */
     char last_error[1024];
-    wt_scope *scope;        /* the innermost open scope (core/scope.c); NULL: none */
+    wt_scope *scope;        /* the innermost open scope (core/tensor.c); NULL: none */
     /* --- nodes (core/node.c) --- */
     const struct wt_node *node; /* the node running now (names GPU passes) */
     /* Set by a backend whose work is done when run returns (the CPU) while

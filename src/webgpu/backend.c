@@ -331,8 +331,6 @@ static void webgpu_trim(wt_context *ctx)
     wg_bind_groups_forget(ctx, NULL);
 }
 
-const wg_caps *wg_get_caps(const wt_context *ctx) { return &wg_ctx(ctx)->caps; }
-
 /* WebGPU's one op entry: each node kind to its kernel, through the
  * windows layer (windows.c) so that tensors past one binding work. */
 static wt_status webgpu_run(wt_context *ctx, const wt_node *n)

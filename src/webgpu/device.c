@@ -404,3 +404,6 @@ wt_status wg_device_create(wt_context *ctx)
     describe_features(w, want_matrix);
     return WT_OK;
 }
+
+/* The kernels read the device's capabilities through this (wg.h). */
+const wg_caps *wg_get_caps(const wt_context *ctx) { return &wg_ctx(ctx)->caps; }
