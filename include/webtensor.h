@@ -457,6 +457,17 @@ WT_API wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_st
  * recorded work did not run, and stays, like a device loss, until
  * wt_context_recover.
  *
+ * Checks only the device can make (an index out of range in gather,
+ * index_select, embedding, scatter_add, index_add, one_hot, ...): on the
+ * CPU the call itself fails. On a GPU the kernel raises a flag instead of
+ * the call waiting for the device (so that ops never read the device back
+ * while they run, and can be recorded and replayed); the call returns
+ * WT_OK, and the next call that synchronises - wt_context_sync, a
+ * blocking read (wt_tensor_read and the calls built on it), the completion
+ * of an event - returns WT_ERR_INVALID_ARGUMENT naming the op and the
+ * offending index, once. Nothing is read or written out of bounds; the
+ * op's output is undefined.
+ *
  * Device loss: once the device is lost (driver reset, GPU removed, or
  * wt_context_lose_device), every call on the context that touches the
  * device fails with WT_ERR_DEVICE_LOST and the reason; results of work
@@ -969,12 +980,12 @@ WT_API wt_status wt_rmsnorm(const wt_tensor *x, const wt_tensor *weight, float e
  * (another dtype: WT_ERR_INVALID_ARGUMENT); an index outside its axis
  * (negative ones included: they do not wrap) is WT_ERR_INVALID_ARGUMENT and
  * never reads or writes out of bounds. On the CPU indices are checked as
- * they are read. On the GPU every access is clamped and a bad index raises
- * a flag in a small device buffer that the op reads back before it
- * returns; so gather, index_select, embedding, scatter_add, index_add and
- * one_hot wait for the GPU (one round trip each). The wait buys an error at
- * the call that caused it, with no result escaping; ops that cannot fail
- * on data (everything else here) stay deferred. */
+ * they are read and the call fails. On the GPU every access is clamped and
+ * a bad index raises a flag in a small device buffer that the context reads
+ * at the next sync: gather, index_select, embedding, scatter_add, index_add
+ * and one_hot return without waiting for the GPU, and the next
+ * wt_context_sync or blocking read returns the error (see "runtime: errors
+ * and recovery"). */
 
 /* Views. squeeze drops the listed axes of size 1 (a listed axis of another
  * size stays, as in PyTorch); naxes 0 drops every size-1 axis. unsqueeze

@@ -192,6 +192,33 @@ bool mv_expect(const char *what, const wt_tensor *t, wt_dtype dtype, int ndim, c
     return ok;
 }
 
+bool mv_expect_index_error(const char *what, wt_status st, wt_tensor **out, wt_context *ctx,
+                           const char *index_text)
+{
+    bool ok;
+    if (st == WT_OK && wt_context_backend(ctx) != WT_BACKEND_CPU) {
+        /* Found on the GPU: the call returned, the next sync reports it,
+         * once. */
+        wt_tensor_release(*out);
+        *out = NULL;
+        st = wt_context_sync(ctx);
+        ok = CHECK(st == WT_ERR_INVALID_ARGUMENT, "%s: the next sync gave %s, expected WT_ERR_INVALID_ARGUMENT (%s)",
+                   what, wt_status_string(st), wt_last_error());
+        ok &= CHECK(wt_context_sync(ctx) == WT_OK, "%s: reported once, then cleared (%s)", what, wt_last_error());
+        if (index_text && st != WT_OK)
+            ok &= CHECK(strstr(wt_last_error(), index_text) != NULL, "%s: the message names the op and the index: %s",
+                        what, wt_last_error());
+        return ok;
+    }
+    ok = CHECK(st == WT_ERR_INVALID_ARGUMENT, "%s: got %s, expected WT_ERR_INVALID_ARGUMENT (%s)", what,
+               wt_status_string(st), wt_last_error());
+    ok &= CHECK(*out == NULL, "%s: the failure leaves out NULL", what);
+    if (index_text && st != WT_OK)
+        ok &= CHECK(strstr(wt_last_error(), index_text) != NULL, "%s: the message names the index: %s", what,
+                    wt_last_error());
+    return ok;
+}
+
 bool mv_expect_code(const char *what, wt_status st, wt_status want)
 {
     return CHECK(st == want, "%s: got %s, expected %s (%s)", what, wt_status_string(st), wt_status_string(want),

@@ -43,6 +43,12 @@ bool mv_expect(const char *what, const wt_tensor *t, wt_dtype dtype, int ndim, c
                const uint32_t *expect);
 /* st == want (and, on failure, *out stays NULL when out is given). */
 bool mv_expect_code(const char *what, wt_status st, wt_status want);
+/* An index out of range: the call fails at once with WT_ERR_INVALID_ARGUMENT
+ * and *out NULL (the CPU checks on the host), or on a GPU the call returns
+ * and the next wt_context_sync reports it, once (webtensor.h, "Errors");
+ * the message holds index_text when it is not NULL. */
+bool mv_expect_index_error(const char *what, wt_status st, wt_tensor **out, wt_context *ctx,
+                           const char *index_text);
 
 /* The element bits of a float / int value in dtype. */
 uint32_t mv_bits_of(wt_dtype dtype, double v);

@@ -203,8 +203,13 @@ static void f16_table_ops(wt_context *ctx)
         int64_t n2 = 2;
         if (ok(wt_tensor_from_data(ctx, WT_I32, 1, &n2, badi, &bad), "bad index")) {
             s = wt_embedding(T, bad, &r);
-            CHECK(s == WT_ERR_INVALID_ARGUMENT && r == NULL, "embedding of index %d: %s", V,
-                  wt_status_string(s));
+            /* Found on the GPU: the call returns, the next sync reports it. */
+            if (s == WT_OK) {
+                wt_tensor_release(r), r = NULL;
+                s = wt_context_sync(ctx);
+            }
+            CHECK(s == WT_ERR_INVALID_ARGUMENT && r == NULL && strstr(wt_last_error(), "index"),
+                  "embedding of index %d: %s (%s)", V, wt_status_string(s), wt_last_error());
         }
         wt_tensor_release(bad);
     }

@@ -144,19 +144,16 @@ static wt_status flag_create(wt_context *ctx, wt_tensor **flag)
 }
 
 /* Dispatches l with a zeroed flag buffer as its last binding; unless
- * trusted, waits for the kernel and reports the flag it raised, if any. */
+ * trusted, the context reads the flag at its next sync (core/checks.c):
+ * the op never waits for the GPU, so it can be captured. */
 static wt_status dispatch_checked(wt_context *ctx, wg_launch *l, int64_t extent, bool trusted)
 {
     wt_tensor *flag;
     wt_status st = flag_create(ctx, &flag);
     if (st != WT_OK) return st;
     l->bindings[l->nbindings++] = (wg_binding){flag->storage, true};
-    uint32_t words[2] = {0, 0};
-    if ((st = wg_dispatch(ctx, l)) == WT_OK && !trusted &&
-        (st = ctx->ops->download(ctx, flag->storage, 0, words, sizeof words)) == WT_OK && words[0] != 0)
-        st = wt_fail(WT_ERR_INVALID_ARGUMENT,
-                     "index %d is out of range for an axis of extent %lld (found on the GPU; nothing was "
-                     "read or written out of bounds)", (int32_t)words[1], (long long)extent);
+    if ((st = wg_dispatch(ctx, l)) == WT_OK && !trusted)
+        st = wt_check_defer(ctx, flag, ctx->node ? wt_node_label(ctx->node) : l->shader, extent);
     wt_tensor_release(flag);
     return st;
 }
