@@ -259,6 +259,11 @@ static const c_field wgsl_interp_params[] = {
     F(interp_params, src_offset), F(interp_params, pad0), F(interp_params, pad1), F(interp_params, pad2),
     F(interp_params, src_strides),
 };
+static const c_field wgsl_moments_combine_params[] = {
+    F(moments_combine_params, c), F(moments_combine_params, parts), F(moments_combine_params, per),
+    F(moments_combine_params, n), F(moments_combine_params, s), F(moments_combine_params, out_offset),
+    F(moments_combine_params, pad0), F(moments_combine_params, pad1),
+};
 static const c_field wgsl_rope_params[] = {
     F(rope_params, a_n), F(rope_params, s_n), F(rope_params, c_n), F(rope_params, half),
     F(rope_params, x_offset), F(rope_params, sa), F(rope_params, ss), F(rope_params, sc), F(rope_params, sd),
@@ -365,6 +370,7 @@ static const layout_pair pairs[] = {
     PAIR("reduce_strided", "Params", reduce_params, wgsl_reduce_strided_params),
     PAIR("rope", "Params", rope_params, wgsl_rope_params),
     PAIR("interpolate", "Params", interp_params, wgsl_interp_params),
+    PAIR("moments_combine", "Params", moments_combine_params, wgsl_moments_combine_params),
     PAIR("rowwise", "Params", rowwise_params, wgsl_rowwise_params),
     PAIR("scan", "Params", scan_params, wgsl_scan_params),
     PAIR("scatter_add_rows", "Params", scatter_rows_params, wgsl_scatter_add_rows_params),

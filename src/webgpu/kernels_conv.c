@@ -277,3 +277,20 @@ wt_status wg_op_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *
     wg_scratch_release(ctx, part);
     return st;
 }
+
+wt_status wg_op_moments_combine(wt_context *ctx, const wt_tensor *parts, int64_t per, int64_t n, int64_t s,
+                                wt_tensor *out)
+{
+    wt_status st = check(ctx, "moments_combine", parts);
+    if (st != WT_OK || (st = check(ctx, "moments_combine", out)) != WT_OK) return st;
+    const int64_t C = out->shape[1], nparts = (n + per - 1) / per;
+    if (parts->offset != 0 || parts->numel != 2 * C * nparts || n >= (1ll << 32))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu moments_combine: %lld values for %lld parts of %lld channels",
+                       (long long)parts->numel, (long long)nparts, (long long)C);
+    moments_combine_params p = {
+        .c = (uint32_t)C, .parts = (uint32_t)nparts, .per = (uint32_t)per, .n = (uint32_t)n,
+        .s = (float)s, .out_offset = (uint32_t)out->offset,
+    };
+    wg_binding b[2] = {{parts->storage, false}, {out->storage, true}};
+    return launch(ctx, "moments_combine", "", &p, sizeof p, b, 2, (uint64_t)C);
+}

@@ -345,6 +345,12 @@ wt_status wg_op_conv_transpose2d(wt_context *ctx, const wt_tensor *x, const wt_t
 wt_status wg_op_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats,
                              float eps, wt_tensor *out);
 wt_status wg_op_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+/* out [2, C] = the mean and biased variance of each channel of an x whose
+ * images were cut into parts of per (the last fewer, n in all) images of s
+ * elements each, from the parts' moments: parts [nparts * 2 * C], part k's
+ * channel_moments at offset k*2*C. Combined on the device (Chan et al.). */
+wt_status wg_op_moments_combine(wt_context *ctx, const wt_tensor *parts, int64_t per, int64_t n, int64_t s,
+                                wt_tensor *out);
 /* --- transformer ops --- */
 wt_status wg_op_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a);

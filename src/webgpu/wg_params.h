@@ -111,6 +111,13 @@ typedef struct moments_params {
     uint32_t xs_s, out_offset, pad0, pad1;
 } moments_params;
 
+/* Same layout as moments_combine.wgsl's Params. */
+typedef struct moments_combine_params {
+    uint32_t c, parts, per, n;
+    float s;
+    uint32_t out_offset, pad0, pad1;
+} moments_combine_params;
+
 /* ---- kernels_elementwise.c */
 
 typedef struct fill_params {

@@ -769,9 +769,9 @@ wt_status wg_win_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descendi
 }
 
 /* Batch-norm statistics of x [N, C, S] past one binding: the moments of
- * blocks of whole images, combined on the host in double (Chan et al.:
- * the mean of the means, and the variance as the mean of each block's
- * variance plus its mean's squared deviation), then stored into out. */
+ * blocks of whole images, each into its slice of a small device tensor,
+ * then combined on the device (wg_op_moments_combine): nothing is read
+ * back, so the op can be captured. */
 wt_status wg_win_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out)
 {
     wg_window_buf bx, bo;
@@ -791,35 +791,20 @@ wt_status wg_win_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor 
         return wt_fail(WT_ERR_UNSUPPORTED,
                        "webgpu batch-norm statistics: one image of x spans more than one binding "
                        "(%llu bytes)", (unsigned long long)wg_window_usable(ctx));
-    const int64_t parts = (N + c - 1) / c, two_c[2] = {2, C};
-    float *m = malloc(sizeof(float) * 2 * (size_t)C * (size_t)parts);
-    float *res = malloc(sizeof(float) * 2 * (size_t)C);
-    wt_tensor *tmp = NULL;
-    wt_status st = m && res ? wt_tensor_alloc(ctx, WT_F32, 2, two_c, &tmp)
-                                   : wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu batch-norm statistics: "
-                                             "out of host memory for %lld parts", (long long)parts);
+    const int64_t parts = (N + c - 1) / c, all_n = parts * 2 * C, two_c[2] = {2, C};
+    wt_tensor *all = NULL;
+    wt_status st = wt_tensor_alloc(ctx, WT_F32, 1, &all_n, &all);
     for (int64_t p = 0; st == WT_OK && p < parts; p++) {
         wt_tensor part = wg_window_slice(x, 0, p * c, N - p * c < c ? N - p * c : c);
-        if ((st = wg_op_channel_moments(ctx, wg_window_of(ctx, &part, &bx), tmp)) == WT_OK)
-            st = ctx->ops->download(ctx, tmp->storage, 0, m + 2 * C * p, sizeof(float) * 2 * (size_t)C);
-    }
-    for (int64_t k = 0; st == WT_OK && k < C; k++) {
-        double mean = 0, var = 0;
-        for (int64_t p = 0; p < parts; p++)
-            mean += (double)m[2 * C * p + k] * (double)((N - p * c < c ? N - p * c : c) * S);
-        mean /= (double)(N * S);
-        for (int64_t p = 0; p < parts; p++) {
-            double d = (double)m[2 * C * p + k] - mean;
-            var += ((double)m[2 * C * p + C + k] + d * d) * (double)((N - p * c < c ? N - p * c : c) * S);
-        }
-        res[k] = (float)mean;
-        res[C + k] = (float)(var / (double)(N * S));
+        wt_tensor *slot = NULL;
+        int64_t strides[2] = {C, 1};
+        if ((st = wt_tensor_view(all, 2, two_c, strides, p * 2 * C, &slot)) == WT_OK)
+            st = wg_op_channel_moments(ctx, wg_window_of(ctx, &part, &bx), slot);
+        wt_tensor_release(slot);
     }
     if (st == WT_OK)
-        st = ctx->ops->upload(ctx, out->storage, (size_t)out->offset * sizeof(float), res,
-                              sizeof(float) * 2 * (size_t)C);
-    wt_tensor_release(tmp);
-    free(m), free(res);
+        st = wg_op_moments_combine(ctx, all, c, N, S, (wt_tensor *)wg_window_of(ctx, out, &bo));
+    wt_tensor_release(all);
     return st;
 }
 
