@@ -1,5 +1,5 @@
-/* Contexts: backend choice, lifetime (refcounted by live storages),
- * memory statistics. */
+/* Contexts: options, lifetime (refcounted by live storages), memory
+ * statistics. The backend choice is the registry's (src/registry). */
 #include "core/internal.h"
 
 #include <stdio.h>
@@ -21,7 +21,7 @@ void wt_context_options_init(wt_context_options *opts)
 
 /* Copies the caller's options, accepting structs from older headers
  * (smaller struct_size) by keeping the defaults for the fields they lack. */
-static wt_status read_options(const wt_context_options *in, wt_context_options *out)
+wt_status wt_context_options_read(const wt_context_options *in, wt_context_options *out)
 {
     wt_context_options_init(out);
     if (!in) return WT_OK;
@@ -51,8 +51,8 @@ static wt_status read_options(const wt_context_options *in, wt_context_options *
     return WT_OK;
 }
 
-static wt_status create_with(const wt_backend_ops *ops, wt_backend kind,
-                             const wt_context_options *opts, const char *reason, wt_context **out)
+wt_status wt_context_create_with(const wt_backend_ops *ops, wt_backend kind,
+                                 const wt_context_options *opts, const char *reason, wt_context **out)
 {
     wt_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return wt_fail(WT_ERR_OUT_OF_MEMORY, "out of host memory");
@@ -74,32 +74,6 @@ static wt_status create_with(const wt_backend_ops *ops, wt_backend kind,
     }
     *out = ctx;
     return WT_OK;
-}
-
-wt_status wt_context_create(const wt_context_options *opts_in, wt_context **out)
-{
-    if (!out) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_create: out is NULL");
-    *out = NULL;
-    wt_context_options opts;
-    wt_status st = read_options(opts_in, &opts);
-    if (st != WT_OK) return st;
-    switch (opts.backend) {
-    case WT_BACKEND_CPU:
-        return create_with(wt_backend_ops_of(WT_BACKEND_CPU), WT_BACKEND_CPU, &opts, "WT_BACKEND_CPU, as asked", out);
-    case WT_BACKEND_WEBGPU:
-        return create_with(wt_backend_ops_of(WT_BACKEND_WEBGPU), WT_BACKEND_WEBGPU, &opts, NULL, out);
-    case WT_BACKEND_AUTO: {
-        /* Only "no device" falls back to the CPU: any other failure of a
-         * device that exists is the caller's to see. A software renderer
-         * counts as no device here (src/webgpu/backend.c). */
-        st = create_with(wt_backend_ops_of(WT_BACKEND_WEBGPU), WT_BACKEND_WEBGPU, &opts, NULL, out);
-        if (st != WT_ERR_NO_DEVICE) return st;
-        char reason[512];
-        snprintf(reason, sizeof reason, "AUTO: CPU backend, because %s", wt_last_error());
-        return create_with(wt_backend_ops_of(WT_BACKEND_CPU), WT_BACKEND_CPU, &opts, reason, out);
-    }
-    }
-    return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_create: unknown backend");
 }
 
 void wt_context_ref(wt_context *ctx) { ctx->refcount++; }
@@ -210,19 +184,6 @@ wt_status wt_context_adapter_info(const wt_context *ctx, wt_adapter_info *out)
     return ctx->ops->adapter_info(ctx, out);
 }
 
-wt_status wt_list_adapters(const wt_context_options *opts_in, wt_adapter_info *infos, int capacity,
-                           int *count)
-{
-    if (!count) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_list_adapters: count is NULL");
-    *count = 0;
-    if (capacity < 0 || (capacity > 0 && !infos))
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_list_adapters: infos is NULL or capacity < 0");
-    wt_context_options opts;
-    wt_status st = read_options(opts_in, &opts);
-    if (st != WT_OK) return st;
-    const wt_backend_ops *gpu = wt_backend_ops_of(WT_BACKEND_WEBGPU);
-    return gpu && gpu->list_adapters ? gpu->list_adapters(&opts, infos, capacity, count) : WT_OK;
-}
 
 /* --- runtime --- */
 wt_status wt_context_get_info(const wt_context *ctx, wt_context_info *out)

@@ -256,10 +256,14 @@ struct wt_kernel {
     size_t params_size;
 };
 
-/* The table of a backend kind (CPU or WebGPU; NULL for AUTO or an unknown
- * kind), from the backend registry (src/registry/backends.c): the core
- * names no backend. */
-const wt_backend_ops *wt_backend_ops_of(wt_backend kind);
+/* The caller's options, checked, with the defaults of fields an older
+ * header's struct lacks (core/context.c). */
+wt_status wt_context_options_read(const wt_context_options *in, wt_context_options *out);
+/* A context on the backend ops (kind, and why it was chosen), for the
+ * backend registry (src/registry/backends.c), which names the backends:
+ * the core names none. */
+wt_status wt_context_create_with(const wt_backend_ops *ops, wt_backend kind,
+                                 const wt_context_options *opts, const char *reason, wt_context **out);
 
 /* ----------------------------------------------------- tensor internals */
 
