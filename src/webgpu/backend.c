@@ -129,6 +129,11 @@ static wt_status webgpu_create(wt_context *ctx, const wt_context_options *opts)
         st = wg_device_create(ctx);
         w->opts.toggles = NULL;
     }
+    /* The layers above the recorder hook into it (wg_hooks). */
+    w->hooks = (wg_hooks){.pass_writes = wg_timer_pass_writes,
+                          .before_dispatch = wg_profile_name_next,
+                          .after_dispatch = wg_profile_after_dispatch,
+                          .timed_pass = wg_profile_pass};
     if (st == WT_OK)
         st = wg_recorder_init(ctx, opts->dispatches_per_submit);
     if (st == WT_OK && wg_trace_wanted()) { /* WT_TRACE: profile from the start */

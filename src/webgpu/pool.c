@@ -200,3 +200,15 @@ void wg_pool_destroy(wt_context *ctx)
     free(w->pool.free_list);
     memset(&w->pool, 0, sizeof w->pool);
 }
+
+/* A buffer of a device this context lost (before wt_context_recover). */
+wt_status wg_check_buffer(wt_context *ctx, const wg_buffer *b, const char *what)
+{
+    const wg_context *w = wg_ctx(ctx);
+    if (!wg_buffer_stale(w, b))
+        return WT_OK;
+    return wt_fail(WT_ERR_DEVICE_LOST,
+                   "webgpu: %s: the tensor was made on a device this context lost (before "
+                   "wt_context_recover); its contents are gone; release it and make it again",
+                   what);
+}

@@ -2,6 +2,7 @@
  * submitted in batches (every per_submit dispatches, or when the host
  * needs results). Per-launch parameters live in a uniform arena with one
  * slot per dispatch of the batch, bound with a dynamic offset. */
+#include "core/profile.h"
 #include "webgpu/wg_runtime.h"
 
 #include <stdio.h>
@@ -87,7 +88,7 @@ static wt_status ensure_pass(wt_context *ctx)
     /* A running GPU timer has the pass write its start and end times. */
     WGPUPassTimestampWrites writes;
     bool timed = false;
-    wt_status st = wg_timer_pass_writes(ctx, &writes, &timed);
+    wt_status st = w->hooks.pass_writes ? w->hooks.pass_writes(ctx, &writes, &timed) : WT_OK;
     if (st == WT_OK)
         st = ensure_encoder(w);
     if (st != WT_OK)
@@ -245,8 +246,9 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
     double host_start = 0;
     if (w->prof.active) {
         end_pass(w);
-        wg_profile_name_next(ctx, launch->shader);
-        host_start = wg_now_us();
+        if (w->hooks.before_dispatch)
+            w->hooks.before_dispatch(ctx, launch->shader);
+        host_start = wt_now_us();
     }
     if ((st = ensure_pass(ctx)) != WT_OK)
         return st;
@@ -267,7 +269,7 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
     if (w->prof.active) {
         end_pass(w);
         r->dispatches++;
-        st = wg_profile_after_dispatch(ctx, host_start);
+        st = w->hooks.after_dispatch ? w->hooks.after_dispatch(ctx, host_start) : WT_OK;
         if (st != WT_OK || r->dispatches >= r->per_submit)
             return st != WT_OK ? st : wg_flush(ctx);
         return WT_OK;

@@ -12,17 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-wt_status wg_check_buffer(wt_context *ctx, const wg_buffer *b, const char *what)
-{
-    const wg_context *w = wg_ctx(ctx);
-    if (!wg_buffer_stale(w, b))
-        return WT_OK;
-    return wt_fail(WT_ERR_DEVICE_LOST,
-                   "webgpu: %s: the tensor was made on a device this context lost (before "
-                   "wt_context_recover); its contents are gone; release it and make it again",
-                   what);
-}
-
 wt_status wg_lose_device(wt_context *ctx)
 {
     wg_context *w = wg_ctx(ctx);

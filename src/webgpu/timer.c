@@ -111,9 +111,9 @@ wt_status wg_timer_harvest(wt_context *ctx)
     for (uint32_t i = 0; i + 1 < n; i += 2) {
         if (stamps[i + 1] > stamps[i])
             t->total_ns += stamps[i + 1] - stamps[i];
-        if (w->prof.active && t->pass_names[i / 2])
-            wg_profile_pass(ctx, t->pass_names[i / 2], t->pass_details[i / 2], stamps[i],
-                            stamps[i + 1]);
+        if (w->prof.active && t->pass_names[i / 2] && w->hooks.timed_pass)
+            w->hooks.timed_pass(ctx, t->pass_names[i / 2], t->pass_details[i / 2], stamps[i],
+                                stamps[i + 1]);
     }
     p->BufferUnmap(t->readback);
     return WT_OK;

@@ -202,6 +202,21 @@ typedef struct wg_timer {
     const char *pass_details[2048]; /* its shapes (the trace's), or NULL */
 } wg_timer;
 
+/* What the recorder and the timer call into the layers above them (the
+ * timer, the profiler), set once when the context is made (backend.c): so
+ * the recorder names neither and the timer names no profiler. A NULL
+ * entry does nothing. */
+typedef struct wg_hooks {
+    /* The recorder opens a compute pass: timestamp writes to attach. */
+    wt_status (*pass_writes)(wt_context *ctx, WGPUPassTimestampWrites *writes, bool *timed);
+    /* Around each dispatch while a per-op profile runs. */
+    void (*before_dispatch)(wt_context *ctx, const char *shader);
+    wt_status (*after_dispatch)(wt_context *ctx, double host_start_us);
+    /* The timer harvested a timed pass. */
+    void (*timed_pass)(wt_context *ctx, const char *name, const char *detail, uint64_t begin_ns,
+                       uint64_t end_ns);
+} wg_hooks;
+
 /* --- runtime: per-op profiling (profile.c) --- */
 typedef struct wg_profile {
     bool active;             /* per-op timing on */
@@ -265,6 +280,7 @@ struct wg_context {
     wg_recorder rec;
     wg_timer timer;
     wg_profile prof;
+    wg_hooks hooks;
     /* f16_probe.c: whether the GPU's f16 conversions are exact (probed once). */
     bool f16_hw_probed, f16_hw_exact;
     /* Counts of what steady state should not do (device objects made per
