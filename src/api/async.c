@@ -67,8 +67,6 @@ static wt_status poll(wt_event *e, bool wait, const char *fn)
     if (e->done && e->status != WT_OK)
         return wt_fail(e->status, "%s: the work before the event failed: %s", fn,
                        e->ctx->last_error);
-    /* The work before the event is done: its device-side checks can be read. */
-    if (e->done && e->ctx->ncheck) return wt_check_verify(e->ctx);
     return WT_OK;
 }
 

@@ -106,16 +106,10 @@ static wt_status download_bools(wt_context *ctx, wt_storage *s, size_t offset, u
     return st;
 }
 
-/* A blocking read synchronises: the device-side checks pending are read
- * too, and the first raised one is this call's error. */
 static wt_status download(wt_context *ctx, const wt_tensor *t, void *dst, size_t bytes)
 {
-    wt_status st = t->dtype == WT_BOOL
-                       ? download_bools(ctx, t->storage, (size_t)t->offset, dst, (size_t)t->numel)
-                       : ctx->ops->download(ctx, t->storage,
-                                            (size_t)t->offset * wt_dtype_storage_size(t->dtype), dst, bytes);
-    if (st == WT_OK && ctx->ncheck) st = wt_check_verify(ctx);
-    return st;
+    if (t->dtype == WT_BOOL) return download_bools(ctx, t->storage, (size_t)t->offset, dst, (size_t)t->numel);
+    return ctx->ops->download(ctx, t->storage, (size_t)t->offset * wt_dtype_storage_size(t->dtype), dst, bytes);
 }
 
 wt_status wt_tensor_read(const wt_tensor *t, void *dst, size_t dst_bytes)

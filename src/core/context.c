@@ -87,10 +87,7 @@ void wt_context_unref(wt_context *ctx)
 
 void wt_context_destroy(wt_context *ctx)
 {
-    if (!ctx) return;
-    /* The pending checks' flags hold the context: release them unread. */
-    wt_check_drop(ctx);
-    wt_context_unref(ctx);
+    if (ctx) wt_context_unref(ctx);
 }
 
 wt_status wt_context_sync(wt_context *ctx)
@@ -98,10 +95,6 @@ wt_status wt_context_sync(wt_context *ctx)
     if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_context_sync: ctx is NULL");
     wt_status st = ctx->ops->sync(ctx);
     if (st != WT_OK) wt_context_record_error(ctx, st);
-    if (ctx->ncheck) {
-        wt_status checked = wt_check_verify(ctx);
-        if (st == WT_OK) st = checked;
-    }
     return st;
 }
 

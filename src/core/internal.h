@@ -78,27 +78,7 @@ struct wt_context {
      * a profile runs: wt_node_run times every node on the host into it. */
     struct wt_prof_log *host_log;
     unsigned id;                /* this context's number (its trace track) */
-    /* --- device-side checks not read yet (core/checks.c) --- */
-    struct wt_deferred_check *checks;
-    int ncheck, cap_check;
 };
-
-/* A device-side check a kernel has raised a flag for, or not: read at the
- * next sync (core/checks.c). */
-typedef struct wt_deferred_check {
-    wt_tensor *flag; /* two i32 words: raised (0/1), the offending value */
-    char op[32];     /* the op that ran the check */
-    int64_t extent;  /* the axis extent the values had to stay below */
-} wt_deferred_check;
-
-/* Keeps a reference to flag, read at the next sync (reads the pending ones
- * first when too many wait). */
-wt_status wt_check_defer(wt_context *ctx, wt_tensor *flag, const char *op, int64_t extent);
-/* Reads every pending flag and releases them; the first raised one is the
- * error (WT_ERR_INVALID_ARGUMENT naming its op), recorded on ctx. */
-wt_status wt_check_verify(wt_context *ctx);
-/* Releases the pending flags unread (the context ends). */
-void wt_check_drop(wt_context *ctx);
 
 /* An open scope: the references it owns, in the order they were made.
  * A slot is NULL once its tensor is gone or kept. */

@@ -29,6 +29,7 @@ static void webgpu_destroy(wt_context *ctx)
      * anyone to go to. */
     if (w->device && !w->lost)
         (void)wg_finish(ctx);
+    wg_checks_drop(ctx);
     wg_pipeline_cache_destroy(ctx);
     wg_pool_destroy(ctx);
     wg_recorder_destroy(ctx);
@@ -150,7 +151,14 @@ static wt_status webgpu_create(wt_context *ctx, const wt_context_options *opts)
     return WT_OK;
 }
 
-static wt_status webgpu_sync(wt_context *ctx) { return wg_finish(ctx); }
+/* A sync also reads the device-side checks pending (checks.c). */
+static wt_status webgpu_sync(wt_context *ctx)
+{
+    wt_status st = wg_finish(ctx);
+    if (st == WT_OK && wg_ctx(ctx)->ncheck)
+        st = wg_checks_verify(ctx);
+    return st;
+}
 
 /* ------------------------------------------------------------ storage */
 
@@ -172,66 +180,6 @@ static void webgpu_storage_free(wt_context *ctx, wt_storage *s)
     s->device = NULL;
 }
 
-/* Read-back staging buffers up to this size stay for the next read. */
-#define WG_READBACK_KEEP_BYTES (64ull << 20)
-
-/* Copies [offset, offset + bytes) of b into dst; offset and size need not
- * be multiples of 4 (the copy is widened to whole words). */
-static wt_status read_buffer(wt_context *ctx, wg_buffer *b, size_t offset, void *dst,
-                             size_t bytes)
-{
-    wg_context *w = wg_ctx(ctx);
-    const wgpu_procs *p = &w->lib.p;
-    uint64_t begin = offset & ~(uint64_t)3;
-    uint64_t end = ((uint64_t)offset + bytes + 3) & ~(uint64_t)3;
-    uint64_t len = end - begin;
-    if (end > b->size)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT,
-                       "webgpu: reading bytes %zu..%zu of a %llu-byte buffer", offset,
-                       offset + bytes, (unsigned long long)b->size);
-    wg_recorder *r = &w->rec;
-    if (r->readback_size < len) {
-        uint64_t size = 4096;
-        while (size < len)
-            size *= 2;
-        if (size > w->limits.maxBufferSize)
-            size = len;
-        WGPUBuffer rb = NULL;
-        wt_status st = wg_create_buffer(ctx, size, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
-                                        "webtensor readback", &rb);
-        if (st != WT_OK)
-            return st;
-        if (r->readback)
-            p->BufferRelease(r->readback);
-        r->readback = rb;
-        r->readback_size = size;
-    }
-    /* The copy goes after the pending dispatches, in the same submit. */
-    WGPUCommandEncoder enc = NULL;
-    wt_status st = wg_copy_encoder(ctx, &enc);
-    if (st != WT_OK)
-        return st;
-    p->CommandEncoderCopyBufferToBuffer(enc, b->buffer, begin, r->readback, 0, len);
-    if ((st = wg_flush(ctx)) != WT_OK)
-        return st;
-
-    const uint8_t *src = NULL;
-    if ((st = wg_map_read(ctx, r->readback, len, "reading a buffer back", (const void **)&src)) !=
-        WT_OK)
-        return st;
-    memcpy(dst, src + (offset - begin), bytes);
-    p->BufferUnmap(r->readback);
-    /* A large staging buffer is not kept: holding host-visible memory the
-     * size of the biggest read ever made costs memory for the context's
-     * lifetime, and on the H200 the ops that followed a 1 GiB read ran up
-     * to 2x slower while it was kept. */
-    if (r->readback_size > WG_READBACK_KEEP_BYTES) {
-        p->BufferRelease(r->readback);
-        r->readback = NULL;
-        r->readback_size = 0;
-    }
-    return WT_OK;
-}
 
 static wt_status webgpu_download(wt_context *ctx, wt_storage *s, size_t offset, void *dst,
                                  size_t bytes)
@@ -241,9 +189,12 @@ static wt_status webgpu_download(wt_context *ctx, wt_storage *s, size_t offset, 
         st = wg_check_buffer(ctx, s->device, "reading a tensor");
     if (st != WT_OK || bytes == 0)
         return st;
-    st = read_buffer(ctx, s->device, offset, dst, bytes);
+    st = wg_read_buffer(ctx, s->device, offset, dst, bytes);
     if (st == WT_OK)
         ctx->stats.bytes_from_device += bytes;
+    /* A blocking read synchronises: the pending device-side checks too. */
+    if (st == WT_OK && wg_ctx(ctx)->ncheck)
+        st = wg_checks_verify(ctx);
     return st;
 }
 
@@ -276,7 +227,7 @@ static wt_status webgpu_upload(wt_context *ctx, wt_storage *s, size_t offset, co
     uint8_t *words = malloc(end - begin);
     if (!words)
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory");
-    st = read_buffer(ctx, b, begin, words, end - begin);
+    st = wg_read_buffer(ctx, b, begin, words, end - begin);
     if (st == WT_OK) {
         memcpy(words + (offset - begin), src, bytes);
         w->lib.p.QueueWriteBuffer(w->queue, b->buffer, begin, words, end - begin);

@@ -131,30 +131,23 @@ wt_status wg_op_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst)
 
 /* ------------------------------------------------------ gather / scatter */
 
-/* A zeroed 2-word flag buffer. */
-static wt_status flag_create(wt_context *ctx, wt_tensor **flag)
-{
-    const int64_t two = 2;
-    wt_status st = wt_tensor_alloc(ctx, WT_I32, 1, &two, flag);
-    if (st == WT_OK && (st = wg_op_fill_bits(ctx, *flag, 0)) != WT_OK) {
-        wt_tensor_release(*flag);
-        *flag = NULL;
-    }
-    return st;
-}
-
-/* Dispatches l with a zeroed flag buffer as its last binding; unless
- * trusted, the context reads the flag at its next sync (core/checks.c):
+/* Dispatches l with a zeroed two-word flag buffer as its last binding;
+ * unless trusted, the context reads the flag at its next sync (checks.c):
  * the op never waits for the GPU, so it can be captured. */
 static wt_status dispatch_checked(wt_context *ctx, wg_launch *l, int64_t extent, bool trusted)
 {
-    wt_tensor *flag;
-    wt_status st = flag_create(ctx, &flag);
+    wt_storage *flag = NULL;
+    wt_status st = wg_scratch(ctx, 2 * sizeof(uint32_t), &flag);
     if (st != WT_OK) return st;
-    l->bindings[l->nbindings++] = (wg_binding){flag->storage, true};
-    if ((st = wg_dispatch(ctx, l)) == WT_OK && !trusted)
-        st = wt_check_defer(ctx, flag, ctx->node ? wt_node_label(ctx->node) : l->shader, extent);
-    wt_tensor_release(flag);
+    wt_tensor words = {.refcount = 1, .storage = flag, .dtype = WT_I32, .ndim = 1, .shape = {2},
+                       .strides = {1}, .numel = 2};
+    if ((st = wg_op_fill_bits(ctx, &words, 0)) == WT_OK) {
+        l->bindings[l->nbindings++] = (wg_binding){flag, true};
+        st = wg_dispatch(ctx, l);
+    }
+    if (st == WT_OK && !trusted)
+        return wg_checks_defer(ctx, flag, ctx->node ? wt_node_label(ctx->node) : l->shader, extent);
+    wg_scratch_release(ctx, flag);
     return st;
 }
 

@@ -37,6 +37,7 @@ static void drop_device(wt_context *ctx)
     wg_context *w = wg_ctx(ctx);
     const wgpu_procs *p = &w->lib.p;
     wg_pipeline_cache_destroy(ctx);
+    wg_checks_drop(ctx); /* their flags died with the device */
     wg_pool_trim(ctx);
     wg_recorder_destroy(ctx);
     wg_timer_destroy(ctx);

@@ -229,6 +229,22 @@ typedef struct wg_profile {
     const char *next_detail; /* its shapes, kept for the trace (or NULL) */
 } wg_profile;
 
+/* Copies [offset, offset + bytes) of b into dst after the work recorded
+ * before (a submit and a wait; recorder.c). */
+wt_status wg_read_buffer(wt_context *ctx, wg_buffer *b, size_t offset, void *dst, size_t bytes);
+
+/* --- device-side checks read at the next sync (checks.c) --- */
+typedef struct wg_check {
+    wt_storage *flag; /* two u32 words: raised (0/1), the offending value */
+    char op[32];      /* the op that ran the check */
+    int64_t extent;   /* the axis extent the values had to stay below */
+} wg_check;
+/* Reads every pending flag and releases them; the first raised one is the
+ * error (WT_ERR_INVALID_ARGUMENT naming its op), recorded on ctx. */
+wt_status wg_checks_verify(wt_context *ctx);
+/* Releases the pending flags unread (teardown, a lost device). */
+void wg_checks_drop(wt_context *ctx);
+
 /* The adapters of the WebGPU backend (wt_list_adapters, adapter.c). */
 wt_status wt_webgpu_list_adapters(const wt_context_options *opts, wt_adapter_info *infos,
                                   int capacity, int *count);
@@ -281,6 +297,8 @@ struct wg_context {
     wg_timer timer;
     wg_profile prof;
     wg_hooks hooks;
+    wg_check *checks; /* device-side checks not read yet (checks.c) */
+    int ncheck, cap_check;
     /* f16_probe.c: whether the GPU's f16 conversions are exact (probed once). */
     bool f16_hw_probed, f16_hw_exact;
     /* Counts of what steady state should not do (device objects made per
