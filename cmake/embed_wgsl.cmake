@@ -2,7 +2,7 @@
 # wg_shader_source(name) to find one by its file stem.
 file(GLOB files "${DIR}/*.wgsl")
 list(SORT files)
-set(body "/* Generated from src/webgpu/wgsl by cmake/embed_wgsl.cmake. Do not edit. */\n#include <string.h>\n#include <stddef.h>\n\n")
+set(body "/* Generated from src/webgpu/kernels/wgsl by cmake/embed_wgsl.cmake. Do not edit. */\n#include <string.h>\n#include <stddef.h>\n\n")
 set(table "")
 set(i 0)
 foreach(f ${files})

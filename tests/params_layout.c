@@ -1,5 +1,5 @@
 /* The WebGPU kernels' uniform parameter blocks, host side against shader
- * side: every `struct Params` of src/webgpu/wgsl/ is laid out here by the
+ * side: every `struct Params` of src/webgpu/kernels/wgsl/ is laid out here by the
  * WGSL rules for host-shareable types (u32/i32/f32 align 4, vec2 align 8,
  * vec3/vec4 align 16, an array's stride is its element's size rounded up
  * to its alignment, a struct aligns to its largest member and its size is
@@ -34,7 +34,7 @@ typedef struct c_field {
 #define AS(T, name, m) {name, offsetof(T, m), sizeof(((T *)0)->m)}
 
 typedef struct layout_pair {
-    const char *file;   /* stem of src/webgpu/wgsl/<file>.wgsl */
+    const char *file;   /* stem of src/webgpu/kernels/wgsl/<file>.wgsl */
     const char *wgsl;   /* the struct's WGSL name */
     const char *c_name; /* its C typedef */
     size_t c_size;

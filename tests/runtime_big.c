@@ -1,6 +1,6 @@
 /* Tensors past one binding: on lavapipe maxStorageBufferBindingSize is
  * 128 MiB, and these tensors are 140 MB, so every op below runs through
- * binding windows (src/webgpu/windows.c). Checked against float64
+ * binding windows (src/webgpu/windows/windows.c). Checked against float64
  * references; prints the time each op takes.
  *
  *   runtime_big vulkan|gles|cpu

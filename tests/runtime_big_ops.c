@@ -1,5 +1,5 @@
 /* The op families past one binding beyond the elementwise ones
- * (src/webgpu/windows_ops.c), on tensors of 136 MB against lavapipe's
+ * (src/webgpu/windows/ops.c), on tensors of 136 MB against lavapipe's
  * 128 MiB maxStorageBufferBindingSize, checked against float64
  * references:
  *   an f16 table [34000, 2000]: embedding, index_select along both axes,

@@ -1,5 +1,5 @@
 /* Asynchronous work: flush, events, non-blocking reads. The backend does
- * the waiting (src/webgpu/events.c); a backend without it finishes its
+ * the waiting (src/webgpu/runtime/events.c); a backend without it finishes its
  * work inside each call, so its events are complete at once. */
 #include "api/api.h"
 

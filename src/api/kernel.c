@@ -1,5 +1,5 @@
 /* Custom WGSL kernels: argument checks and lifetime; the WebGPU backend
- * compiles and records them (src/webgpu/custom_kernel.c). */
+ * compiles and records them (src/webgpu/runtime/custom_kernel.c). */
 #include "api/api.h"
 
 #include <stdlib.h>

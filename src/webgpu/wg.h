@@ -1,7 +1,7 @@
 /* The WebGPU backend's runtime as its kernels see it: launching a WGSL
  * compute shader over storage buffers, with small parameters.
  *
- * Shader conventions (every .wgsl in src/webgpu/wgsl follows them):
+ * Shader conventions (every .wgsl in src/webgpu/kernels/wgsl follows them):
  *  - @group(0) @binding(0): `var<uniform> p: Params;` the op's parameters
  *    (at most WG_MAX_PARAMS bytes, placed in a shared uniform arena).
  *  - @group(0) @binding(1..n): the storage buffers, in the order of the
@@ -36,7 +36,7 @@ typedef struct wg_binding {
 } wg_binding;
 
 typedef struct wg_launch {
-    const char *shader;    /* file stem in src/webgpu/wgsl, e.g. "unary" */
+    const char *shader;    /* file stem in src/webgpu/kernels/wgsl, e.g. "unary" */
     const char *prelude;   /* WGSL prepended to the source; NULL for none */
     /* Built-in WGSL libraries (file stems, e.g. "f16_bits") placed between
      * the prelude and the body; NULL ends the list. Part of the cache key
@@ -135,7 +135,7 @@ wt_status wg_win_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                          const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
 wt_status wg_win_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                         wt_tensor *out);
-/* (windows_ops.c) */
+/* (windows/ops.c) */
 wt_status wg_win_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index,
                         bool trusted, wt_tensor *out);
 wt_status wg_win_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
@@ -155,7 +155,7 @@ wt_status wg_win_random(wt_context *ctx, const wt_random_args *r, const wt_tenso
 wt_status wg_win_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset,
                       wt_tensor *out);
 /* INTERPOLATE (src x, out the result) and its backward (src dy, out dx)
- * (kernels_interpolate.c). */
+ * (kernels/interpolate.c). */
 wt_status wg_win_interpolate(wt_context *ctx, const wt_interp2d *p, bool backward, const wt_tensor *src,
                              wt_tensor *out);
 wt_status wg_win_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
@@ -234,14 +234,14 @@ wt_status wg_op_fill_bits(wt_context *ctx, wt_tensor *out, uint32_t bits);
 wt_status wg_op_fill(wt_context *ctx, wt_tensor *out, float value);
 wt_status wg_op_copy(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
-/* An elementwise op of the catalogue (kernels_elementwise.c); f16 lanes
+/* An elementwise op of the catalogue (kernels/elementwise.c); f16 lanes
  * go to wg_ew_f16. */
 wt_status wg_op_elementwise(wt_context *ctx, const wt_ew_args *args);
 /* The same on f16 inputs of any layout (expanded to out's shape; a NULL b
  * is the scalar params[1]) and an f16 out at an even element offset
- * (kernels_elementwise_f16.c); WT_ERR_UNSUPPORTED for anything else. */
+ * (kernels/elementwise_f16.c); WT_ERR_UNSUPPORTED for anything else. */
 wt_status wg_ew_f16(wt_context *ctx, const wt_ew_args *args);
-/* out = mask ? a : b (kernels_where.c; see wt_backend_ops.where). */
+/* out = mask ? a : b (kernels/where.c; see wt_backend_ops.where). */
 wt_status wg_op_where(wt_context *ctx, const wt_tensor *mask, const wt_tensor *a,
                       const wt_tensor *b, uint32_t a_bits, wt_tensor *out);
 /* WGSL of an elementwise launch (ew_wgsl.c): `alias S / T / TO` for lanes
@@ -257,7 +257,7 @@ const char *wg_ew_library(wt_dtype lanes);
  * when the probe cannot run or WT_F16_HW=0. */
 bool wg_f16_hw_exact(wt_context *ctx);
 wt_status wg_op_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
-/* --- matrix products (kernels_gemm.c) --- */
+/* --- matrix products (kernels/gemm.c) --- */
 wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
                              const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
 /* Tests: force tile configuration `config` (0 .. wg_gemm_config_count() - 1;
@@ -265,7 +265,7 @@ wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tenso
  * for every later product of the process. */
 void wg_gemm_force(int config, int splits);
 int wg_gemm_config_count(void);
-/* --- convolution as an implicit matrix product (kernels_gemm.c) --- */
+/* --- convolution as an implicit matrix product (kernels/gemm.c) --- */
 /* out [N, O, OH, OW] (contiguous) = conv of x [N, C, H, W] (any strides)
  * with w [O, C/groups, KH, KW] (contiguous) + bias [O] (or NULL), f32 or
  * all f16 (f32 sums), without an im2col matrix in memory. */
@@ -277,7 +277,7 @@ wt_status wg_gemm_conv_transpose2d(wt_context *ctx, const wt_tensor *x, const wt
                                    const wt_window2d *win, int64_t groups, wt_tensor *out);
 wt_status wg_op_reduce(wt_context *ctx, const wt_reduce_args *r, const wt_tensor *x, int nreduced,
                        wt_tensor *out);
-/* Matrix-vector products as row reductions (kernels_reduce.c): for
+/* Matrix-vector products as row reductions (kernels/reduce.c): for
  * o < rows, with b = o / rows_per_batch and r = o % rows_per_batch,
  *   out[o] = sum_{k < len} u[u_offset + b * u_batch_stride + r * u_row_stride + k]
  *                        * v[v_offset + b * v_batch_stride + k]
@@ -293,7 +293,7 @@ typedef struct wg_dot_rows {
 bool wg_dot_rows_fits(const wg_dot_rows *d);
 wt_status wg_reduce_dot_rows(wt_context *ctx, const wg_dot_rows *d, wt_tensor *out);
 /* --- reductions, scans, random numbers --- */
-/* Folds axes [first, first + n) of t into one run (kernels_reduce.c): false
+/* Folds axes [first, first + n) of t into one run (kernels/reduce.c): false
  * when they do not merge into a single non-negative stride. */
 bool wg_merge_axes(const wt_tensor *t, int first, int n, uint64_t *extent, uint64_t *stride);
 wt_status wg_op_argreduce(wt_context *ctx, bool is_min, const wt_tensor *x, int nreduced,
@@ -308,7 +308,7 @@ wt_status wg_op_random_part(wt_context *ctx, const wt_random_args *r, const wt_t
 wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                         const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
 
-/* --- data movement (kernels_movement.c, kernels_sort.c) --- */
+/* --- data movement (kernels/movement.c, kernels/sort.c) --- */
 /* WT_ERR_UNSUPPORTED unless every index of t fits the shaders' 32-bit
  * (and signed 32-bit position) arithmetic. */
 wt_status wg_mv_check_indexing(const char *what, const wt_tensor *t);
@@ -329,7 +329,7 @@ wt_status wg_op_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_
 wt_status wg_op_scatter_add_part(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
                                  const wt_tensor *src, int64_t base, int64_t extent, bool trusted);
 wt_status wg_op_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descending, int64_t k, wt_tensor *out);
-/* --- convolution and pooling (kernels_conv.c) --- */
+/* --- convolution and pooling (kernels/conv.c) --- */
 wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
                        int64_t rows, wt_tensor *col);
 wt_status wg_op_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
@@ -360,7 +360,7 @@ wt_status wg_op_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor 
 wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a);
 wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset, wt_tensor *out);
 
-/* --- training --- (kernels_train.c) */
+/* --- training --- (kernels/train.c) */
 wt_status wg_op_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *dy, const wt_tensor *x,
                              wt_tensor *out);
 wt_status wg_op_cross_entropy(wt_context *ctx, const wt_tensor *logits, const wt_tensor *labels, int32_t ignore,

@@ -1,5 +1,5 @@
 /* The uniform parameter blocks of the WebGPU kernels: each struct here is
- * the host's copy of a WGSL `struct Params` (src/webgpu/wgsl/) and is
+ * the host's copy of a WGSL `struct Params` (src/webgpu/kernels/wgsl/) and is
  * written into the shader's uniform buffer byte for byte, so its size and
  * every field's offset must equal the WGSL layout (u32/i32/f32 at 4 bytes,
  * vec4 and arrays of vec4 at 16). tests/params_layout.c checks each pair
@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-/* ---- kernels_argreduce.c */
+/* ---- kernels/argreduce.c */
 
 typedef struct arg_params {
     uint32_t work, chunks, chunk_len, row_len;
@@ -18,7 +18,7 @@ typedef struct arg_params {
     uint32_t ident, pad0, pad1, pad2;
 } arg_params;
 
-/* ---- kernels_attention.c */
+/* ---- kernels/attention.c */
 
 /* Same layout as attention.wgsl's Params. */
 typedef struct attn_params {
@@ -44,7 +44,7 @@ typedef struct tiled_params {
     uint32_t dq, bk, pad0;
 } tiled_params;
 
-/* ---- kernels_cast.c */
+/* ---- kernels/cast.c */
 
 typedef struct cast_params {
     uint32_t n, ndim, x_offset, out_offset;
@@ -52,7 +52,7 @@ typedef struct cast_params {
     uint32_t x_strides[8];
 } cast_params;
 
-/* ---- kernels_conv.c */
+/* ---- kernels/conv.c */
 
 /* Same layouts as window.wgsl's Window and View4. */
 typedef struct window_params {
@@ -118,7 +118,7 @@ typedef struct moments_combine_params {
     uint32_t out_offset, pad0, pad1;
 } moments_combine_params;
 
-/* ---- kernels_elementwise.c */
+/* ---- kernels/elementwise.c */
 
 typedef struct fill_params {
     uint32_t n, tail, out_offset, bits;
@@ -148,7 +148,7 @@ typedef struct binary_params {
     uint32_t b_strides[8];
 } binary_params;
 
-/* ---- kernels_elementwise_f16.c */
+/* ---- kernels/elementwise_f16.c */
 
 /* ew_f16_io.wgsl's Params. */
 typedef struct f16_params {
@@ -156,7 +156,7 @@ typedef struct f16_params {
     uint32_t shape[8], a_strides[8], b_strides[8];
 } f16_params;
 
-/* ---- kernels_gemm.c */
+/* ---- kernels/gemm.c */
 
 /* Mirrors gemm.wgsl's Params. */
 typedef struct gemm_params {
@@ -194,7 +194,7 @@ typedef struct gemv_f16_params {
     uint32_t v_batch_stride, pad0, pad1, pad2;
 } gemv_f16_params;
 
-/* ---- kernels_matmul.c */
+/* ---- kernels/matmul.c */
 
 /* Mirrors matmul_gemv.wgsl's Params. */
 typedef struct gemv_params {
@@ -211,7 +211,7 @@ typedef struct gemv_cols_params {
     uint32_t k_chunk, pad[3];
 } gemv_cols_params;
 
-/* ---- kernels_movement.c */
+/* ---- kernels/movement.c */
 
 typedef struct remap_params {
     uint32_t n, ndim, x_offset, fill;
@@ -239,7 +239,7 @@ typedef struct scatter_params {
     uint32_t shape[8], out_strides[8], idx_strides[8], src_strides[8];
 } scatter_params;
 
-/* ---- kernels_random.c */
+/* ---- kernels/random.c */
 
 typedef struct random_params {
     uint32_t n, key0, key1, shift;
@@ -247,7 +247,7 @@ typedef struct random_params {
     uint32_t x_offset, out_offset, first_block, pad1, pad2;
 } random_params;
 
-/* ---- kernels_reduce.c */
+/* ---- kernels/reduce.c */
 
 /* Shared by both shaders (same WGSL struct layout). */
 typedef struct reduce_params {
@@ -269,7 +269,7 @@ typedef struct reduce_params {
     uint32_t pad1;
 } reduce_params;
 
-/* ---- kernels_rope.c */
+/* ---- kernels/rope.c */
 
 /* Same layout as rope.wgsl's Params. */
 typedef struct rope_params {
@@ -278,7 +278,7 @@ typedef struct rope_params {
     uint32_t sd, offset, pairs, pad0;
 } rope_params;
 
-/* ---- kernels_interpolate.c */
+/* ---- kernels/interpolate.c */
 
 /* Same layout as interpolate.wgsl's Params. */
 typedef struct interp_params {
@@ -289,7 +289,7 @@ typedef struct interp_params {
     uint32_t src_strides[4];
 } interp_params;
 
-/* ---- kernels_rowwise.c */
+/* ---- kernels/rowwise.c */
 
 /* Same layout as rowwise.wgsl's Params. */
 typedef struct rowwise_params {
@@ -299,13 +299,13 @@ typedef struct rowwise_params {
     uint32_t neg_inf, pad0;
 } rowwise_params;
 
-/* ---- kernels_scan.c */
+/* ---- kernels/scan.c */
 
 typedef struct scan_params {
     uint32_t rows, n, inner, blocks, x_offset, out_offset, pad0, pad1;
 } scan_params;
 
-/* ---- kernels_softmax_axis.c */
+/* ---- kernels/softmax_axis.c */
 
 /* Same layout as softmax_axis.wgsl's Params. */
 typedef struct softmax_axis_params {
@@ -314,7 +314,7 @@ typedef struct softmax_axis_params {
     uint32_t neg_inf, chunks, chunk_len, pad0;
 } softmax_axis_params;
 
-/* ---- kernels_sort.c */
+/* ---- kernels/sort.c */
 
 typedef struct keys_params {
     uint32_t total, n, log2_p, ndim, x_offset, inner, pad0, pad1;
@@ -325,7 +325,7 @@ typedef struct step_params {
     uint32_t a, p, k, j;
 } step_params;
 
-/* ---- kernels_where.c */
+/* ---- kernels/where.c */
 
 typedef struct where_params {
     uint32_t n, ndim, a_bits, out_offset;
@@ -333,7 +333,7 @@ typedef struct where_params {
     uint32_t shape[8];
     uint32_t strides[3][8];
 } where_params;
-/* ---- kernels_train.c */
+/* ---- kernels/train.c */
 
 /* Same layout as act_backward.wgsl's Params. */
 typedef struct act_backward_params {

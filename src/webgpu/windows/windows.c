@@ -12,7 +12,7 @@
  *
  * What holds: an op whose output element depends on its inputs at the
  * same indices along some output axes (elementwise, copy, cast, fill,
- * rows of rowwise ops, the kept axes of reductions; windows_ops.c has the
+ * rows of rowwise ops, the kept axes of reductions; windows/ops.c has the
  * other families) is split here (wg_windowed_plan says how each input
  * follows the output); a reduction whose reduced part alone is too large
  * is split along its reduced axes into partial results that are reduced

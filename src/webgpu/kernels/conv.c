@@ -1,6 +1,6 @@
 /* WebGPU convolutions: a direct kernel for depthwise shapes
  * (wgsl/conv2d_direct.wgsl), the implicit matrix product for the others
- * (kernels_gemm.c), and im2col and col2im (wgsl/im2col.wgsl,
+ * (kernels/gemm.c), and im2col and col2im (wgsl/im2col.wgsl,
  * wgsl/col2im.wgsl), the data movement around the matrix products of what
  * those two do not take (api/conv.c cuts that work in chunks) and of the
  * transposed convolution. And 2-D pooling (wgsl/pool2d.wgsl), which shares
@@ -166,7 +166,7 @@ wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *d, const wt_tensor
  * through im2col + matmul, against PyTorch's 0.13. */
 #define DIRECT_MAX_CG 1
 
-/* The other shapes: the implicit matrix product (kernels_gemm.c), unless
+/* The other shapes: the implicit matrix product (kernels/gemm.c), unless
  * WT_CONV_GEMM=0 sends them back to the API's im2col + matmul. */
 static wt_status conv_gemm(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                            const wt_window2d *win, int64_t groups, bool transposed, wt_tensor *out)

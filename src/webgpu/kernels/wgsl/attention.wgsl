@@ -28,7 +28,7 @@
 // Prelude: D, DV, W, DVW (DV / W), KS, QS, PS, BQ, BK, SPLIT, GV, TPQ,
 // WG, KPT, DVT, DV_EXACT (DVW == DVT * TPQ), `alias V`, `alias KT`, the
 // helpers vdot, unit, put_q, put_kv, k_at, v_at, k_unit, v_unit (see
-// kernels_attention.c),
+// kernels/attention.c),
 // MASK (0 none, 1 added f32, 2 bool words), CAUSAL, and `alias MT` (the
 // mask's element type). The loops over D and over a tile's keys take
 // their bounds from the parameters (p.dw, p.bk: the same values) so that

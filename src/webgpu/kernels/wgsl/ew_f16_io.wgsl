@@ -1,6 +1,6 @@
 // The parameters and bindings of the native f16 elementwise kernels
 // (ew_f16_x8.wgsl, ew_f16_strided.wgsl), a library so that both share one
-// layout with the host (f16_params in kernels_elementwise_f16.c). W, from
+// layout with the host (f16_params in kernels/elementwise_f16.c). W, from
 // the prelude, is the unit a binding holds: vec4<u32> (8 halves) or u32
 // (2 halves).
 

@@ -1,5 +1,5 @@
 /* WebGPU matrix-vector products: a [B, M, K] @ b [B, K, N] -> out [B, M, N]
- * with M == 1 or N == 1 (the rest: kernels_gemm.c). Every output is one
+ * with M == 1 or N == 1 (the rest: kernels/gemm.c). Every output is one
  * dot product: with the matrix's rows contiguous along k (A @ x) a row reduction of
  * the matrix times the vector (wg_reduce_dot_rows); with the outputs
  * contiguous (x @ B) wgsl/matmul_gemv_cols.wgsl, threads across the

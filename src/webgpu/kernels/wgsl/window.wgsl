@@ -1,5 +1,5 @@
 // The sliding window of the convolution and pooling shaders, a library
-// placed before their bodies (kernels_conv.c fills it from wt_window2d):
+// placed before their bodies (kernels/conv.c fills it from wt_window2d):
 // output (oy, ox) reads input rows oy*stride_h - pad_top + ky*dil_h for
 // ky < kernel_h, columns alike. Also the layout of a 4-D strided view.
 // Both are members of the shaders' uniform Params (16-byte multiples).
