@@ -875,6 +875,7 @@ static void test_catalogue(void)
     }
     CHECK(wt_op_gradient(-1) == WT_OP_GRAD_UNKNOWN && wt_op_gradient(wt_op_count()) == WT_OP_GRAD_UNKNOWN,
           "catalogue: indices out of range");
+    printf("catalogue: %d ops with a rule, %d marked, %d missing\n", rules, marked, missing);
     CHECK(missing == 0, "catalogue: %d ops with a rule, %d marked (non-differentiable, creation, in place, no rule "
                         "yet), %d missing",
           rules, marked, missing);
@@ -936,6 +937,7 @@ static void test_mlp(void)
         wt_scope_end(s);
     }
     CHECK(ok, "mlp: training steps ran (%s)", ok ? "" : wt_last_error());
+    printf("mlp: cross-entropy %.4f -> %.4f in %d steps\n", first, last, STEPS);
     CHECK(last < 0.25f && last < first, "mlp: loss %.4f -> %.4f after %d steps (bound 0.25)", first, last, STEPS);
     for (int k = 0; k < 4; k++) {
         wt_tensor_release(p[k]);
