@@ -1460,6 +1460,107 @@ WT_API wt_status wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x,
 WT_API wt_status wt_interpolate_backward(const wt_tensor *dy, const wt_tensor *x,
                                          const wt_interpolate_options *opts, wt_tensor **dx);
 
+/* ------------------------------------------------------- autograd
+ * Reverse-mode automatic differentiation, as PyTorch's: mark the leaves
+ * (parameters) with wt_tensor_set_requires_grad, run the forward pass
+ * with the ordinary ops, call wt_backward on the loss, read each leaf's
+ * gradient with wt_tensor_grad:
+ *
+ *     wt_tensor_set_requires_grad(w, true);
+ *     wt_linear(x, w, NULL, &y);  wt_cross_entropy(y, labels, NULL, &loss);
+ *     wt_backward(loss);           (w's gradient accumulates)
+ *     wt_tensor_grad(w, &gw);      wt_sgd_step(w, gw, NULL, &opts);
+ *     wt_tensor_release(gw);       wt_tensor_zero_grad(w);
+ *
+ * Recording: a call of a public op is recorded when one of its inputs
+ * requires grad (a leaf marked so, or the result of a recorded call) and
+ * recording is on; nothing is recorded otherwise, so inference costs
+ * nothing. A result of a recorded call requires grad itself. The record
+ * belongs to the result tensors: releasing them frees it, whether or not
+ * backward ran. Gradients are f32 and of the input's shape, whatever its
+ * dtype (f16 inputs get f32 gradients).
+ *
+ * Rules and limits:
+ *  - Gradients accumulate into .grad over backward calls until
+ *    wt_tensor_zero_grad. Only leaves keep a .grad.
+ *  - A backward pass frees the tensors the graph saved (unless
+ *    retain_graph): a second backward through the same graph is then
+ *    WT_ERR_INVALID_ARGUMENT.
+ *  - In-place changes: every op that writes a tensor's storage in place
+ *    (wt_copy_into, wt_sgd_step, wt_adamw_step, custom kernels ...) bumps
+ *    its version; backward refuses (WT_ERR_INVALID_ARGUMENT) a tensor that
+ *    was saved for the gradient and changed since. wt_copy_into from a
+ *    tensor that requires grad is refused while recording (it is not
+ *    differentiable); do in-place updates inside wt_no_grad_begin/end.
+ *  - Ops that are not differentiable (argmax, argmin, comparisons,
+ *    logical ops, sort and topk indices, one_hot, random numbers) give
+ *    results that do not require grad; a backward from such a result is
+ *    WT_ERR_INVALID_ARGUMENT naming the op. Piecewise-constant ops (floor,
+ *    ceil, round, sign, floor_divide) have zero gradients, as in PyTorch.
+ *    An op that has no derivative rule yet refuses, while recording, an
+ *    input that requires grad with WT_ERR_UNSUPPORTED naming it (never a
+ *    silent zero gradient).
+ *  - Higher-order gradients are not supported: the backward pass itself
+ *    is not recorded (its results do not require grad).
+ *  - Thread safety: the graph belongs to its tensors' context (one thread
+ *    at a time). */
+
+/* Marks a leaf tensor (f32 or f16) as requiring grad, or not. A result of
+ * a recorded op is refused (WT_ERR_INVALID_ARGUMENT: wt_detach it). */
+WT_API wt_status wt_tensor_set_requires_grad(wt_tensor *t, bool requires_grad);
+/* Whether t requires grad (a marked leaf or a recorded result); false for
+ * NULL. */
+WT_API bool wt_tensor_requires_grad(const wt_tensor *t);
+/* The leaf's accumulated gradient (a new reference, f32, t's shape);
+ * *grad = NULL when it has none. */
+WT_API wt_status wt_tensor_grad(const wt_tensor *t, wt_tensor **grad);
+/* Drops t's accumulated gradient (PyTorch's zero_grad(set_to_none=True));
+ * the next backward starts it anew. */
+WT_API wt_status wt_tensor_zero_grad(wt_tensor *t);
+
+/* Backward from a one-element loss (seed 1): accumulates d loss / d leaf
+ * into every leaf that requires grad and frees the graph's saved tensors. */
+WT_API wt_status wt_backward(wt_tensor *loss);
+
+typedef struct wt_backward_options {
+    uint32_t struct_size; /* set by _init */
+    bool retain_graph;    /* keep the saved tensors for another backward; false */
+} wt_backward_options;
+WT_API void wt_backward_options_init(wt_backward_options *opts);
+/* Backward from n outputs at once, each with a seed gradient of its shape
+ * (seeds NULL, or an entry NULL: 1, for one-element outputs). opts NULL:
+ * defaults. */
+WT_API wt_status wt_backward_ex(int n, wt_tensor *const *outputs, wt_tensor *const *seeds,
+                                const wt_backward_options *opts);
+/* The functional form: grads[j] = sum over outputs of seed . d output /
+ * d inputs[j] (new references; NULL where inputs[j] does not reach the
+ * outputs), without touching any .grad. inputs may be leaves or results
+ * of recorded ops (each must require grad). */
+WT_API wt_status wt_grad(int noutputs, wt_tensor *const *outputs, wt_tensor *const *seeds, int ninputs,
+                         wt_tensor *const *inputs, const wt_backward_options *opts, wt_tensor **grads);
+
+/* A new view of x's elements that does not require grad (no record):
+ * gradients stop there. It shares x's storage (and version). */
+WT_API wt_status wt_detach(const wt_tensor *x, wt_tensor **out);
+/* Recording off on ctx between begin and end (PyTorch's torch.no_grad());
+ * they nest, and end without a begin is WT_ERR_INVALID_ARGUMENT. */
+WT_API wt_status wt_no_grad_begin(wt_context *ctx);
+WT_API wt_status wt_no_grad_end(wt_context *ctx);
+/* Whether recording is on for ctx (no wt_no_grad_begin open). */
+WT_API bool wt_grad_enabled(const wt_context *ctx);
+
+/* How autograd treats a catalogue op (an index as for wt_op_name). */
+typedef enum wt_op_grad {
+    WT_OP_GRAD_UNKNOWN = 0,           /* an index out of range (or an op without a row) */
+    WT_OP_GRAD_RULE = 1,              /* differentiable: recorded, with a derivative rule */
+    WT_OP_GRAD_NOT_DIFFERENTIABLE = 2, /* results are constants (argmax, comparisons ...) */
+    WT_OP_GRAD_NO_INPUTS = 3,         /* makes tensors from nothing (creation, random) */
+    WT_OP_GRAD_IN_PLACE = 4,          /* updates its arguments (copy_into, optimizer steps) */
+    WT_OP_GRAD_NO_RULE_YET = 5        /* differentiable, no rule yet: a tracked input is
+                                         refused with WT_ERR_UNSUPPORTED */
+} wt_op_grad;
+WT_API wt_op_grad wt_op_gradient(int op);
+
 /* ------------------------------------------------------------ deprecated
  * Still exported and working; new code uses the replacement named. */
 

@@ -668,6 +668,69 @@ ROWFN(context_recover)
     wt_context_destroy(c);
     return st;
 }
+/* Autograd, each row on tensors of its own (e's tensors never require grad). */
+static wt_status grad_loss(const env2 *e, wt_tensor **w, wt_tensor **loss)
+{
+    *w = *loss = NULL;
+    if (wt_copy(e->m35, w) != WT_OK || wt_tensor_set_requires_grad(*w, true) != WT_OK ||
+        wt_sum(*w, 0, NULL, false, loss) != WT_OK)
+        return WT_ERR_BACKEND;
+    return WT_OK;
+}
+ROWFN(tensor_set_requires_grad)
+{
+    wt_tensor *t = NULL;
+    if (wt_copy(e->m35, &t) != WT_OK) return WT_ERR_BACKEND;
+    wt_status st = wt_tensor_set_requires_grad((wt_tensor *)T("t", t), true);
+    wt_tensor_release(t);
+    return st;
+}
+ROWFN(tensor_grad) { return wt_tensor_grad(TA("t", e->m35), OUT("grad")); }
+ROWFN(tensor_zero_grad) { return wt_tensor_zero_grad((wt_tensor *)TA("t", e->m35)); }
+ROWFN(backward)
+{
+    wt_tensor *w, *loss;
+    wt_status st = grad_loss(e, &w, &loss);
+    if (st == WT_OK) st = wt_backward((wt_tensor *)TA("loss", loss));
+    wt_tensor_release(loss);
+    wt_tensor_release(w);
+    return st;
+}
+ROWFN(backward_ex)
+{
+    wt_tensor *w, *loss;
+    wt_backward_options o;
+    wt_backward_options_init(&o);
+    wt_status st = grad_loss(e, &w, &loss);
+    if (st == WT_OK) st = wt_backward_ex(1, PTR("outputs", &loss), NULL, PTRO("opts", &o));
+    wt_tensor_release(loss);
+    wt_tensor_release(w);
+    return st;
+}
+ROWFN(grad)
+{
+    wt_tensor *w, *loss, *g[1] = {NULL};
+    wt_status st = grad_loss(e, &w, &loss);
+    if (st == WT_OK) st = wt_grad(1, PTR("outputs", &loss), NULL, 1, PTR("inputs", &w), NULL, PTR("grads", g));
+    wt_tensor_release(g[0]);
+    wt_tensor_release(loss);
+    wt_tensor_release(w);
+    return st;
+}
+ROWFN(detach) { return wt_detach(TA("x", e->m35), OUT("out")); }
+ROWFN(no_grad_begin)
+{
+    wt_status st = wt_no_grad_begin(CTX("ctx", e->ctx));
+    if (st == WT_OK) wt_no_grad_end(e->ctx);
+    return st;
+}
+ROWFN(no_grad_end)
+{
+    if (wt_no_grad_begin(e->ctx) != WT_OK) return WT_ERR_BACKEND;
+    wt_status st = wt_no_grad_end(CTX("ctx", e->ctx));
+    if (st != WT_OK) wt_no_grad_end(e->ctx);
+    return st;
+}
 /* Scopes, each on a scope of its own over e->ctx. */
 ROWFN(scope_begin)
 {
@@ -1025,7 +1088,9 @@ static const slot_row ROWS[] = {
     R_ALT(context_profile_begin, WT_ERR_UNSUPPORTED), R_ALT(context_profile_end, WT_ERR_UNSUPPORTED),
     R_ALT(context_profile_summary, WT_ERR_UNSUPPORTED),
     R(context_pipeline_stats), R(context_get_info), R_ALT(context_lose_device, WT_ERR_UNSUPPORTED),
-    R(context_recover), R(scope_begin), R(scope_keep), R(scope_end), R_ALT(kernel_create, WT_ERR_UNSUPPORTED),
+    R(context_recover), R(scope_begin), R(scope_keep), R(scope_end),
+    R(tensor_set_requires_grad), R(tensor_grad), R(tensor_zero_grad), R(backward), R(backward_ex), R(grad),
+    R(detach), R(no_grad_begin), R(no_grad_end), R_ALT(kernel_create, WT_ERR_UNSUPPORTED),
     R_ALT(kernel_dispatch, WT_ERR_INVALID_ARGUMENT),
     /* --- model files --- */
     R(npy_save), R(npy_load), R(npy_load_memory), R(safetensors_open), R(safetensors_open_memory),
@@ -1049,6 +1114,7 @@ static const char *const NO_STATUS[] = {
     "wt_conv_options_init", "wt_pool_options_init", "wt_batch_norm_options_init",
     "wt_cross_entropy_options_init", "wt_sgd_options_init", "wt_adamw_options_init",
     "wt_interpolate_options_init",
+    "wt_tensor_requires_grad", "wt_backward_options_init", "wt_grad_enabled", "wt_op_gradient",
     "wt_safetensors_close", "wt_safetensors_count", "wt_safetensors_metadata",
     "wt_gguf_close", "wt_gguf_version", "wt_gguf_alignment", "wt_gguf_kv_count", "wt_gguf_tensor_count",
     "wt_gguf_writer_destroy",
@@ -1065,6 +1131,9 @@ static int no_status_checks(void)
     wt_sgd_options_init(NULL);
     wt_adamw_options_init(NULL);
     wt_interpolate_options_init(NULL);
+    wt_backward_options_init(NULL);
+    CHECK(!wt_tensor_requires_grad(NULL) && !wt_grad_enabled(NULL) && wt_op_gradient(-1) == WT_OP_GRAD_UNKNOWN,
+          "autograd queries of NULL and out-of-range values");
     wt_safetensors_close(NULL);
     wt_gguf_close(NULL);
     wt_gguf_writer_destroy(NULL);

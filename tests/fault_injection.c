@@ -434,14 +434,38 @@ static wt_status scoped_workload(wt_context *ctx, float *result)
     return st;
 }
 
-/* Every host allocation of the scoped workload fails once: out of memory
- * or recovered, and afterwards no tensor alive, no host block leaked. */
-static void scope_phase(test_backend be)
+/* The tape: a recorded forward pass (mul, tanh, softmax, a weighted sum),
+ * backward, and the leaf's gradient read. */
+static wt_status tape_workload(wt_context *ctx, float *result)
+{
+    static const float dw[SCOPE_FLOATS] = {0.5f, -1, 2, 3, -0.25f, 1};
+    static const float dx[SCOPE_FLOATS] = {1, 0.5f, -0.75f, 0.25f, 2, -1};
+    const int64_t s23[2] = {2, 3};
+    wt_tensor *w = NULL, *x = NULL, *p = NULL, *t = NULL, *sm = NULL, *q = NULL, *l = NULL, *g = NULL;
+    wt_status st = wt_tensor_from_data(ctx, WT_F32, 2, s23, dw, &w);
+    if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 2, s23, dx, &x);
+    if (st == WT_OK) st = wt_tensor_set_requires_grad(w, true);
+    if (st == WT_OK) st = wt_mul(w, x, &p);
+    if (st == WT_OK) st = wt_tanh(p, &t);
+    if (st == WT_OK) st = wt_softmax(t, -1, &sm);
+    if (st == WT_OK) st = wt_mul(sm, x, &q);
+    if (st == WT_OK) st = wt_sum(q, 0, NULL, false, &l);
+    if (st == WT_OK) st = wt_backward(l);
+    if (st == WT_OK) st = wt_tensor_grad(w, &g);
+    if (st == WT_OK) st = wt_tensor_read(g, result, sizeof(float) * SCOPE_FLOATS);
+    wt_tensor *all[] = {w, x, p, t, sm, q, l, g};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
+    return st;
+}
+
+/* Every host allocation of a workload fails once: out of memory or
+ * recovered, and afterwards no tensor alive, no host block leaked. */
+static void alloc_phase(test_backend be, const char *what, wt_status (*run_workload)(wt_context *, float *))
 {
     wt_context *ctx = make_context(be);
     if (!CHECK(ctx != NULL, "context [%s]: %s", g_mode, wt_last_error())) return;
     float ref[SCOPE_FLOATS], got[SCOPE_FLOATS];
-    if (!CHECK(scoped_workload(ctx, ref) == WT_OK, "scoped workload [%s]: %s", g_mode, wt_last_error())) {
+    if (!CHECK(run_workload(ctx, ref) == WT_OK, "%s workload [%s]: %s", what, g_mode, wt_last_error())) {
         wt_context_destroy(ctx);
         return;
     }
@@ -450,7 +474,7 @@ static void scope_phase(test_backend be)
         wt_context_trim(ctx);
         long live_before = host_live();
         host_arm(n);
-        wt_status st = scoped_workload(ctx, got);
+        wt_status st = run_workload(ctx, got);
         long injected = g_injected;
         host_arm(0);
         if (injected == 0) {
@@ -459,22 +483,22 @@ static void scope_phase(test_backend be)
         }
         points++;
         if (st == WT_OK)
-            CHECK(memcmp(got, ref, sizeof ref) == 0, "scopes, allocation %ld failing [%s]: other numbers", n, g_mode);
+            CHECK(memcmp(got, ref, sizeof ref) == 0, "%s, allocation %ld failing [%s]: other numbers", what, n, g_mode);
         else
-            CHECK(st == WT_ERR_OUT_OF_MEMORY && wt_last_error()[0], "scopes, allocation %ld failing [%s]: %s (%s)", n,
+            CHECK(st == WT_ERR_OUT_OF_MEMORY && wt_last_error()[0], "%s, allocation %ld failing [%s]: %s (%s)", what, n,
                   g_mode, wt_status_string(st), wt_last_error());
         wt_memory_stats ms;
         CHECK(wt_context_memory_stats(ctx, &ms) == WT_OK && ms.live_tensors == 0,
-              "scopes, allocation %ld failing [%s]: %llu storages alive", n, g_mode,
+              "%s, allocation %ld failing [%s]: %llu storages alive", what, n, g_mode,
               (unsigned long long)ms.live_tensors);
         wt_context_trim(ctx);
-        CHECK(host_live() <= live_before, "scopes, allocation %ld failing [%s]: %ld host blocks leaked", n, g_mode,
+        CHECK(host_live() <= live_before, "%s, allocation %ld failing [%s]: %ld host blocks leaked", what, n, g_mode,
               host_live() - live_before);
     }
-    CHECK(scoped_workload(ctx, got) == WT_OK && memcmp(got, ref, sizeof ref) == 0, "scopes after the faults [%s]",
-          g_mode);
+    CHECK(run_workload(ctx, got) == WT_OK && memcmp(got, ref, sizeof ref) == 0, "%s after the faults [%s]",
+          what, g_mode);
     wt_context_destroy(ctx);
-    printf("host allocations of the scoped workload [%s]: %ld, each failed once: %ld failures\n", g_mode, total,
+    printf("host allocations of the %s workload [%s]: %ld, each failed once: %ld failures\n", what, g_mode, total,
            points);
 }
 
@@ -636,7 +660,8 @@ int main(int argc, char **argv)
         return test_summary("fault_injection");
 
     host_phase(be, ref);
-    scope_phase(be);
+    alloc_phase(be, "scoped", scoped_workload);
+    alloc_phase(be, "autograd", tape_workload);
     if (be == TEST_BACKEND_CPU) cpu_size_classes();
     if (be != TEST_BACKEND_CPU) {
         device_phase(be, ref);

@@ -2,6 +2,7 @@
  * the mask broadcast to [B, Hq, Sq, Skv] as a view, and the f16 rule; the
  * backend runs one fused kernel. */
 #include "api/api.h"
+#include "autograd/tape.h"
 
 #include <math.h>
 #include <string.h>
@@ -120,6 +121,8 @@ done:
 wt_status wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
                                           const wt_tensor *mask, bool causal, float scale, wt_tensor **out)
 {
+    WT_GRAD_HOOK((q, k, v, mask), 1, out, wt_scaled_dot_product_attention(q, k, v, mask, causal, scale, out),
+                 .op = WT_OP_SCALED_DOT_PRODUCT_ATTENTION, .nin = 4, .in = {q, k, v, mask}, .p.b = {causal}, .p.d = {scale});
     const char *fn = "wt_scaled_dot_product_attention";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, q)) != WT_OK || (st = wt_check_input(fn, k)) != WT_OK ||

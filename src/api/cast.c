@@ -3,9 +3,12 @@
  * was f16 (mixed f16/f32 inputs give f32, like PyTorch's promotion). One
  * place for it keeps the backends f32-only apart from their cast kernel. */
 #include "api/api.h"
+#include "autograd/tape.h"
 
 wt_status wt_cast(const wt_tensor *x, wt_dtype dtype, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_cast(x, dtype, out),
+                 .op = WT_OP_CAST, .nin = 1, .in = {x}, .nondiff = dtype != WT_F32 && dtype != WT_F16);
     const char *fn = "wt_cast";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_tensor(fn, x)) != WT_OK) return st;

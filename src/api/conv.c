@@ -11,6 +11,7 @@
  * (conv_transpose2d) of one image. A backend with a convolution kernel of
  * its own would take over here, behind the same front-end. */
 #include "api/api.h"
+#include "autograd/tape.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -372,6 +373,8 @@ static bool all_f16(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bia
 wt_status wt_conv2d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                     const wt_conv_options *opts, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, w, bias, NULL), 1, out, wt_conv2d(x, w, bias, opts, out),
+                 .op = WT_OP_CONV2D, .nin = 3, .in = {x, w, bias}, .p = wt_grad_conv_params(opts));
     const char *fn = "wt_conv2d";
     wt_status st = conv_prologue(fn, x, w, bias, out);
     if (st != WT_OK) return st;
@@ -386,6 +389,8 @@ wt_status wt_conv2d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bia
 wt_status wt_conv1d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                     const wt_conv_options *opts, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, w, bias, NULL), 1, out, wt_conv1d(x, w, bias, opts, out),
+                 .op = WT_OP_CONV1D, .nin = 3, .in = {x, w, bias}, .p = wt_grad_conv_params(opts));
     const char *fn = "wt_conv1d";
     wt_status st = conv_prologue(fn, x, w, bias, out);
     if (st != WT_OK) return st;

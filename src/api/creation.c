@@ -131,13 +131,16 @@ wt_status wt_tensor_read(const wt_tensor *t, void *dst, size_t dst_bytes)
     wt_tensor *c;
     wt_status st = wt_tensor_alloc(ctx, t->dtype, t->ndim, t->shape, &c);
     if (st != WT_OK) return st;
-    /* The backends' copy is f32's; cast copies any dtype. */
+    /* The backends' copy is f32's; cast copies any dtype. A read is no
+     * op of the graph: not recorded. */
+    ctx->grad_paused++;
     if (t->dtype == WT_F32)
         st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_COPY, .in = {t}, .out = {c}});
     else
         st = wt_backend_runs(ctx, WT_NODE_CAST) ? wt_node_run(ctx, &(wt_node){.kind = WT_NODE_CAST, .in = {t}, .out = {c}})
                             : wt_fail(WT_ERR_UNSUPPORTED, "wt_tensor_read: no cast on the %s backend",
                                       ctx->ops->name);
+    ctx->grad_paused--;
     if (st == WT_OK) st = download(ctx, c, dst, bytes);
     wt_tensor_release(c);
     return st;

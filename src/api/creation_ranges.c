@@ -2,6 +2,7 @@
  * double on the host, rounded once, uploaded), and the random tensors
  * (rand, randn, dropout) that the backends generate from Philox. */
 #include "api/api.h"
+#include "autograd/tape.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -172,6 +173,8 @@ wt_status wt_randn(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *sha
 
 wt_status wt_dropout(const wt_tensor *x, float p, uint64_t seed, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_dropout(x, p, seed, out),
+                 .op = WT_OP_DROPOUT, .nin = 1, .in = {x}, .p.d = {p}, .p.i = {(int64_t)seed});
     const char *fn = "wt_dropout";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;

@@ -5,6 +5,7 @@
  * answer for that dtype (native, or through f32), then calls the backend's
  * elementwise kernel. where and masked_fill have kernels of their own. */
 #include "api/api.h"
+#include "autograd/tape.h"
 
 #include <math.h>
 #include <string.h>
@@ -157,6 +158,14 @@ static wt_dtype scalar_dtype(wt_dtype a, double b)
 static wt_status ew_run_any(const char *fn, wt_op op, const wt_tensor *a, const wt_tensor *b, const double *scalar,
                             const double *params, wt_tensor **out)
 {
+    if (wt_grad_any(a, scalar ? NULL : b, NULL, NULL)) {
+        wt_grad_call gc = {.op = op, .nin = wt_op_table[op].arity == 2 && !scalar ? 2 : 1, .in = {a, scalar ? NULL : b}};
+        gc.p.d[0] = params ? params[0] : 0.0;
+        gc.p.d[1] = params ? params[1] : 0.0;
+        gc.p.b[0] = scalar != NULL;
+        gc.p.d[2] = scalar ? *scalar : 0.0;
+        if (wt_grad_begin(&gc)) return wt_grad_end(&gc, ew_run_any(fn, op, a, b, scalar, params, out), 1, out);
+    }
     const wt_op_info *info = &wt_op_table[op];
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_tensor(fn, a)) != WT_OK) return st;
@@ -241,6 +250,8 @@ static wt_status where_run(const char *fn, const wt_tensor *mask, const wt_tenso
 
 wt_status wt_where(const wt_tensor *mask, const wt_tensor *a, const wt_tensor *b, wt_tensor **out)
 {
+    WT_GRAD_HOOK((mask, a, b, NULL), 1, out, wt_where(mask, a, b, out),
+                 .op = WT_OP_WHERE, .nin = 3, .in = {mask, a, b});
     const char *fn = "wt_where";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = check_mask(fn, mask)) != WT_OK || (st = wt_check_tensor(fn, a)) != WT_OK ||
@@ -262,6 +273,8 @@ wt_status wt_where(const wt_tensor *mask, const wt_tensor *a, const wt_tensor *b
 
 wt_status wt_masked_fill(const wt_tensor *x, const wt_tensor *mask, double value, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, mask, NULL, NULL), 1, out, wt_masked_fill(x, mask, value, out),
+                 .op = WT_OP_MASKED_FILL, .nin = 2, .in = {x, mask});
     const char *fn = "wt_masked_fill";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_tensor(fn, x)) != WT_OK || (st = check_mask(fn, mask)) != WT_OK ||

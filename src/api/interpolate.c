@@ -2,6 +2,7 @@
  * the options resolved to the output size and PyTorch's f32 coordinate
  * scales, f16 through f32. */
 #include "api/api.h"
+#include "autograd/tape.h"
 
 #include <math.h>
 
@@ -115,11 +116,21 @@ static wt_status forward(const char *fn, const wt_tensor *x, const wt_interpolat
 
 wt_status wt_interpolate(const wt_tensor *x, const wt_interpolate_options *opts, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_interpolate(x, opts, out),
+                 .op = WT_OP_INTERPOLATE, .nin = 1, .in = {x}, .p = wt_grad_interp_params(opts));
     return forward("wt_interpolate", x, opts, out);
 }
 
 wt_status wt_upsample2d(const wt_tensor *x, double scale_factor, wt_interp_mode mode, wt_tensor **out)
 {
+    if (wt_grad_any(x, NULL, NULL, NULL)) {
+        wt_interpolate_options o;
+        wt_interpolate_options_init(&o);
+        o.mode = mode;
+        o.scale_factor[0] = o.scale_factor[1] = scale_factor;
+        wt_grad_call gc = {.op = WT_OP_UPSAMPLE2D, .nin = 1, .in = {x}, .p = wt_grad_interp_params(&o)};
+        if (wt_grad_begin(&gc)) return wt_grad_end(&gc, wt_upsample2d(x, scale_factor, mode, out), 1, out);
+    }
     const char *fn = "wt_upsample2d";
     if (!(scale_factor > 0.0) || isinf(scale_factor)) {
         if (out) *out = NULL;

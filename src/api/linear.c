@@ -4,9 +4,12 @@
  * (one GEMM instead of a batch of them; a non-contiguous x is gathered
  * for that, never w). */
 #include "api/api.h"
+#include "autograd/tape.h"
 
 wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, w, bias, NULL), 1, out, wt_linear(x, w, bias, out),
+                 .op = WT_OP_LINEAR, .nin = 3, .in = {x, w, bias});
     const char *fn = "wt_linear";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK || (st = wt_check_input(fn, w)) != WT_OK ||

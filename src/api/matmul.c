@@ -1,6 +1,7 @@
 /* Matrix product front-end: NumPy matmul rules, reduced to the backend's
  * [B, M, K] x [B, K, N] contract. */
 #include "api/api.h"
+#include "autograd/tape.h"
 
 #include <string.h>
 
@@ -184,5 +185,7 @@ wt_status wt_matmul_fused(const wt_tensor *a, const wt_tensor *b, const wt_tenso
 
 wt_status wt_matmul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out)
 {
+    WT_GRAD_HOOK((a, b, NULL, NULL), 1, out, wt_matmul(a, b, out),
+                 .op = WT_OP_MATMUL, .nin = 2, .in = {a, b});
     return wt_matmul_fused(a, b, NULL, WT_MATMUL_ACT_NONE, out);
 }

@@ -3,6 +3,7 @@
  * scatter_add over views (an index_select index is a gather index broadcast
  * over the other axes). */
 #include "api/movement.h"
+#include "autograd/tape.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,8 @@ static wt_status land_like(const wt_tensor *x, wt_status st, wt_tensor *r, wt_te
 
 wt_status wt_gather(const wt_tensor *x, int axis, const wt_tensor *index, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, index, NULL, NULL), 1, out, wt_gather(x, axis, index, out),
+                 .op = WT_OP_GATHER, .nin = 2, .in = {x, index}, .p.i = {axis});
     const char *fn = "wt_gather";
     int a;
     wt_status st = check_indexed(fn, x, axis, index, false, NULL, out, &a);
@@ -99,6 +102,8 @@ wt_status wt_gather(const wt_tensor *x, int axis, const wt_tensor *index, wt_ten
 
 wt_status wt_index_select(const wt_tensor *x, int axis, const wt_tensor *index, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, index, NULL, NULL), 1, out, wt_index_select(x, axis, index, out),
+                 .op = WT_OP_INDEX_SELECT, .nin = 2, .in = {x, index}, .p.i = {axis});
     const char *fn = "wt_index_select";
     int a;
     wt_status st = check_indexed(fn, x, axis, index, false, NULL, out, &a);
@@ -122,6 +127,8 @@ wt_status wt_index_select(const wt_tensor *x, int axis, const wt_tensor *index, 
 
 wt_status wt_embedding(const wt_tensor *table, const wt_tensor *index, wt_tensor **out)
 {
+    WT_GRAD_HOOK((table, index, NULL, NULL), 1, out, wt_embedding(table, index, out),
+                 .op = WT_OP_EMBEDDING, .nin = 2, .in = {table, index});
     const char *fn = "wt_embedding";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = mv_check_input(fn, table)) != WT_OK ||
@@ -165,6 +172,8 @@ wt_status wt_embedding(const wt_tensor *table, const wt_tensor *index, wt_tensor
 wt_status wt_scatter_add(const wt_tensor *x, int axis, const wt_tensor *index, const wt_tensor *src,
                          wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, index, src, NULL), 1, out, wt_scatter_add(x, axis, index, src, out),
+                 .op = WT_OP_SCATTER_ADD, .nin = 3, .in = {x, index, src}, .p.i = {axis});
     const char *fn = "wt_scatter_add";
     int a;
     wt_status st = check_indexed(fn, x, axis, index, true, src, out, &a);
@@ -196,6 +205,8 @@ wt_status wt_scatter_add(const wt_tensor *x, int axis, const wt_tensor *index, c
 wt_status wt_index_add(const wt_tensor *x, int axis, const wt_tensor *index, const wt_tensor *src,
                        wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, index, src, NULL), 1, out, wt_index_add(x, axis, index, src, out),
+                 .op = WT_OP_INDEX_ADD, .nin = 3, .in = {x, index, src}, .p.i = {axis});
     const char *fn = "wt_index_add";
     int a;
     wt_status st = check_indexed(fn, x, axis, index, true, src, out, &a);

@@ -1,6 +1,7 @@
 /* Ops that read each output element from one computed input position (one
  * backend map, wt_remap): pad, repeat / tile, flip, roll, tril / triu. */
 #include "api/movement.h"
+#include "autograd/tape.h"
 #include "cpu/half.h" /* integer f32 -> f16 rounding, no backend state */
 
 #include <string.h>
@@ -49,6 +50,12 @@ static wt_status fill_bits(const char *fn, wt_dtype dtype, double value, uint32_
 wt_status wt_pad(const wt_tensor *x, int npads, const int64_t *pads, wt_pad_mode mode, double value,
                  wt_tensor **out)
 {
+    if (wt_grad_any(x, NULL, NULL, NULL) && npads >= 0 && npads <= 16 && (pads || npads == 0)) {
+        wt_grad_call gc = {.op = WT_OP_PAD, .nin = 1, .in = {x}, .p.i = {npads}};
+        for (int k = 0; k < npads; k++) gc.p.i[1 + k] = pads[k];
+        gc.p.i[17] = mode;
+        if (wt_grad_begin(&gc)) return wt_grad_end(&gc, wt_pad(x, npads, pads, mode, value, out), 1, out);
+    }
     const char *fn = "wt_pad";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = mv_check_input(fn, x)) != WT_OK) return st;
@@ -117,16 +124,32 @@ static wt_status repeat_impl(const char *fn, const wt_tensor *x, int n, const in
 
 wt_status wt_repeat(const wt_tensor *x, int n, const int64_t *repeats, wt_tensor **out)
 {
+    if (wt_grad_any(x, NULL, NULL, NULL) && n >= 0 && n <= WT_MAX_DIMS && (repeats || n == 0)) {
+        wt_grad_call gc = {.op = WT_OP_REPEAT, .nin = 1, .in = {x}, .p.i = {n}};
+        for (int k = 0; k < n; k++) gc.p.i[1 + k] = repeats[k];
+        if (wt_grad_begin(&gc)) return wt_grad_end(&gc, wt_repeat(x, n, repeats, out), 1, out);
+    }
     return repeat_impl("wt_repeat", x, n, repeats, false, out);
 }
 
 wt_status wt_tile(const wt_tensor *x, int n, const int64_t *reps, wt_tensor **out)
 {
+    if (wt_grad_any(x, NULL, NULL, NULL) && n >= 0 && n <= WT_MAX_DIMS && (reps || n == 0)) {
+        /* Recorded as the repeat it is: counts padded with leading 1s. */
+        int total = n > x->ndim ? n : x->ndim;
+        wt_grad_call gc = {.op = WT_OP_TILE, .nin = 1, .in = {x}, .p.i = {total}};
+        for (int k = 0; k < total; k++) gc.p.i[1 + k] = k < total - n ? 1 : reps[k - (total - n)];
+        if (wt_grad_begin(&gc)) return wt_grad_end(&gc, wt_tile(x, n, reps, out), 1, out);
+    }
     return repeat_impl("wt_tile", x, n, reps, true, out);
 }
 
 wt_status wt_flip(const wt_tensor *x, int naxes, const int *axes, wt_tensor **out)
 {
+    if (wt_grad_any(x, NULL, NULL, NULL) && naxes >= 0 && naxes <= WT_MAX_DIMS && (axes || naxes == 0)) {
+        wt_grad_call gc = {.op = WT_OP_FLIP, .nin = 1, .in = {x}, .p = wt_grad_axes(naxes, axes, false, 0.0)};
+        if (wt_grad_begin(&gc)) return wt_grad_end(&gc, wt_flip(x, naxes, axes, out), 1, out);
+    }
     const char *fn = "wt_flip";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = mv_check_input(fn, x)) != WT_OK) return st;
@@ -147,6 +170,14 @@ wt_status wt_flip(const wt_tensor *x, int naxes, const int *axes, wt_tensor **ou
 
 wt_status wt_roll(const wt_tensor *x, int naxes, const int64_t *shifts, const int *axes, wt_tensor **out)
 {
+    if (wt_grad_any(x, NULL, NULL, NULL) && naxes >= 0 && naxes <= WT_MAX_DIMS && shifts) {
+        wt_grad_call gc = {.op = WT_OP_ROLL, .nin = 1, .in = {x}, .p.i = {naxes}};
+        for (int k = 0; k < (naxes ? naxes : 1); k++) {
+            gc.p.i[1 + k] = shifts[k];
+            gc.p.i[9 + k] = naxes && axes ? axes[k] : 0;
+        }
+        if (wt_grad_begin(&gc)) return wt_grad_end(&gc, wt_roll(x, naxes, shifts, axes, out), 1, out);
+    }
     const char *fn = "wt_roll";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = mv_check_input(fn, x)) != WT_OK) return st;
@@ -198,10 +229,14 @@ static wt_status tri(const char *fn, const wt_tensor *x, int64_t diagonal, wt_tr
 
 wt_status wt_tril(const wt_tensor *x, int64_t diagonal, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_tril(x, diagonal, out),
+                 .op = WT_OP_TRIL, .nin = 1, .in = {x}, .p.i = {diagonal});
     return tri("wt_tril", x, diagonal, WT_TRI_LOWER, out);
 }
 
 wt_status wt_triu(const wt_tensor *x, int64_t diagonal, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_triu(x, diagonal, out),
+                 .op = WT_OP_TRIU, .nin = 1, .in = {x}, .p.i = {diagonal});
     return tri("wt_triu", x, diagonal, WT_TRI_UPPER, out);
 }

@@ -1,6 +1,7 @@
 /* sort, argsort, topk: the backend orders positions (argsort_rows along
  * the last axis of a permuted view); values follow through a gather. */
 #include "api/movement.h"
+#include "autograd/tape.h"
 
 /* A 0-d result of r (taking r) when x was 0-d. */
 static wt_status back_to_0d(const wt_tensor *x, wt_tensor **r)
@@ -87,6 +88,14 @@ static wt_status check_sort(const char *fn, const wt_tensor *x, int axis, wt_ten
 
 wt_status wt_sort(const wt_tensor *x, int axis, bool descending, wt_tensor **values, wt_tensor **indices)
 {
+    if (wt_grad_any(x, NULL, NULL, NULL) && values) {
+        wt_grad_call gc = {.op = WT_OP_SORT, .nin = 1, .in = {x}, .p.i = {axis}};
+        if (wt_grad_begin(&gc)) {
+            wt_tensor *own = NULL;
+            wt_status st_ = wt_sort(x, axis, descending, values, &own);
+            return wt_grad_end_indexed(&gc, st_, values, own, indices);
+        }
+    }
     const char *fn = "wt_sort";
     if (indices) *indices = NULL; /* cleared even when values is NULL */
     if (!values) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: values is NULL", fn);
@@ -98,6 +107,8 @@ wt_status wt_sort(const wt_tensor *x, int axis, bool descending, wt_tensor **val
 
 wt_status wt_argsort(const wt_tensor *x, int axis, bool descending, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_argsort(x, axis, descending, out),
+                 .op = WT_OP_ARGSORT, .nin = 1, .in = {x});
     const char *fn = "wt_argsort";
     if (!out) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
     wt_status st = check_sort(fn, x, axis, NULL, out);
@@ -108,6 +119,14 @@ wt_status wt_argsort(const wt_tensor *x, int axis, bool descending, wt_tensor **
 
 wt_status wt_topk(const wt_tensor *x, int64_t k, bool largest, wt_tensor **values, wt_tensor **indices)
 {
+    if (wt_grad_any(x, NULL, NULL, NULL) && values) {
+        wt_grad_call gc = {.op = WT_OP_TOPK, .nin = 1, .in = {x}, .p.i = {-1}};
+        if (wt_grad_begin(&gc)) {
+            wt_tensor *own = NULL;
+            wt_status st_ = wt_topk(x, k, largest, values, &own);
+            return wt_grad_end_indexed(&gc, st_, values, own, indices);
+        }
+    }
     const char *fn = "wt_topk";
     if (indices) *indices = NULL; /* cleared even when values is NULL */
     if (!values) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: values is NULL", fn);

@@ -2,6 +2,7 @@
  * (views), split / chunk (views), concat / stack, and copy_into, the
  * in-place write every other op here builds on. */
 #include "api/movement.h"
+#include "autograd/tape.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,8 @@ wt_status mv_at_least_1d(const wt_tensor *x, wt_tensor **out)
 
 wt_status wt_squeeze(const wt_tensor *x, int naxes, const int *axes, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_squeeze(x, naxes, axes, out),
+                 .op = WT_OP_SQUEEZE, .nin = 1, .in = {x});
     const char *fn = "wt_squeeze";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = mv_check_input(fn, x)) != WT_OK) return st;
@@ -93,6 +96,8 @@ wt_status wt_squeeze(const wt_tensor *x, int naxes, const int *axes, wt_tensor *
 
 wt_status wt_unsqueeze(const wt_tensor *x, int axis, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_unsqueeze(x, axis, out),
+                 .op = WT_OP_UNSQUEEZE, .nin = 1, .in = {x});
     const char *fn = "wt_unsqueeze";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = mv_check_input(fn, x)) != WT_OK) return st;
@@ -117,6 +122,8 @@ wt_status wt_unsqueeze(const wt_tensor *x, int axis, wt_tensor **out)
 
 wt_status wt_flatten(const wt_tensor *x, int start_axis, int end_axis, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_flatten(x, start_axis, end_axis, out),
+                 .op = WT_OP_FLATTEN, .nin = 1, .in = {x});
     const char *fn = "wt_flatten";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = mv_check_input(fn, x)) != WT_OK) return st;
@@ -185,6 +192,8 @@ static void release_all(int n, wt_tensor **ts)
 
 wt_status wt_split(const wt_tensor *x, int axis, int n, const int64_t *sizes, wt_tensor **outs)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), n, outs, wt_split(x, axis, n, sizes, outs),
+                 .op = WT_OP_SPLIT, .nin = 1, .in = {x}, .p.i = {axis});
     const char *fn = "wt_split";
     if (!outs) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: outs is NULL", fn);
     for (int i = 0; i < n; i++) outs[i] = NULL; /* before any failure that knows n */
@@ -217,6 +226,13 @@ wt_status wt_split(const wt_tensor *x, int axis, int n, const int64_t *sizes, wt
 
 wt_status wt_chunk(const wt_tensor *x, int axis, int chunks, int *nout, wt_tensor **outs)
 {
+    if (wt_grad_any(x, NULL, NULL, NULL)) {
+        wt_grad_call gc = {.op = WT_OP_CHUNK, .nin = 1, .in = {x}, .p.i = {axis}};
+        if (wt_grad_begin(&gc)) {
+            wt_status st_ = wt_chunk(x, axis, chunks, nout, outs);
+            return wt_grad_end(&gc, st_, st_ == WT_OK ? *nout : 0, outs);
+        }
+    }
     const char *fn = "wt_chunk";
     if (outs)
         for (int i = 0; i < chunks; i++) outs[i] = NULL; /* before any failure that knows chunks */
@@ -246,6 +262,7 @@ wt_status wt_chunk(const wt_tensor *x, int axis, int chunks, int *nout, wt_tenso
 
 wt_status wt_concat(int n, const wt_tensor *const *xs, int axis, wt_tensor **out)
 {
+    WT_GRAD_HOOK_LIST(WT_OP_CONCAT, n, xs, axis, wt_concat(n, xs, axis, out), out);
     const char *fn = "wt_concat";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK) return st;
@@ -301,6 +318,7 @@ wt_status wt_concat(int n, const wt_tensor *const *xs, int axis, wt_tensor **out
 
 wt_status wt_stack(int n, const wt_tensor *const *xs, int axis, wt_tensor **out)
 {
+    WT_GRAD_HOOK_LIST(WT_OP_STACK, n, xs, axis, wt_stack(n, xs, axis, out), out);
     const char *fn = "wt_stack";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK) return st;
@@ -382,6 +400,11 @@ static bool may_overlap(const wt_tensor *a, const wt_tensor *b)
 
 wt_status wt_copy_into(wt_tensor *dst, const wt_tensor *src)
 {
+    if (dst && src && (wt_grad_tracks(src) || wt_grad_tracks(dst)) && wt_grad_recording(wt_ctx_of(dst)))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                       "wt_copy_into: %s requires grad and in-place copies are not differentiable (do it inside "
+                       "wt_no_grad_begin/end, or copy from a wt_detach'ed view)",
+                       wt_grad_tracks(src) ? "src" : "dst");
     const char *fn = "wt_copy_into";
     wt_status st = mv_check_input(fn, dst);
     if (st != WT_OK || (st = mv_check_input(fn, src)) != WT_OK) return st;

@@ -1,6 +1,7 @@
 /* Pooling front-ends: max / average pooling with PyTorch's window rules,
  * adaptive pooling, and global pooling (through the reductions). */
 #include "api/api.h"
+#include "autograd/tape.h"
 
 #include <string.h>
 
@@ -164,11 +165,21 @@ static wt_status windowed(const char *fn, bool is_max, const wt_tensor *x, const
 
 wt_status wt_max_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out, wt_tensor **indices)
 {
+    if (wt_grad_any(x, NULL, NULL, NULL)) {
+        wt_grad_call gc = {.op = WT_OP_MAX_POOL2D, .nin = 1, .in = {x}, .p = wt_grad_pool_params(opts)};
+        if (wt_grad_begin(&gc)) {
+            wt_tensor *own = NULL;
+            wt_status st_ = wt_max_pool2d(x, opts, out, &own);
+            return wt_grad_end_indexed(&gc, st_, out, own, indices);
+        }
+    }
     return windowed("wt_max_pool2d", true, x, opts, out, indices);
 }
 
 wt_status wt_avg_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_avg_pool2d(x, opts, out),
+                 .op = WT_OP_AVG_POOL2D, .nin = 1, .in = {x}, .p = wt_grad_pool_params(opts));
     return windowed("wt_avg_pool2d", false, x, opts, out, NULL);
 }
 
@@ -197,6 +208,14 @@ wt_status wt_adaptive_avg_pool2d(const wt_tensor *x, int64_t out_h, int64_t out_
 wt_status wt_adaptive_max_pool2d(const wt_tensor *x, int64_t out_h, int64_t out_w, wt_tensor **out,
                                  wt_tensor **indices)
 {
+    if (wt_grad_any(x, NULL, NULL, NULL)) {
+        wt_grad_call gc = {.op = WT_OP_ADAPTIVE_MAX_POOL2D, .nin = 1, .in = {x}};
+        if (wt_grad_begin(&gc)) {
+            wt_tensor *own = NULL;
+            wt_status st_ = wt_adaptive_max_pool2d(x, out_h, out_w, out, &own);
+            return wt_grad_end_indexed(&gc, st_, out, own, indices);
+        }
+    }
     return adaptive("wt_adaptive_max_pool2d", true, x, out_h, out_w, out, indices);
 }
 
@@ -217,10 +236,14 @@ static wt_status global(const char *fn, bool is_max, const wt_tensor *x, wt_tens
 
 wt_status wt_global_avg_pool2d(const wt_tensor *x, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_global_avg_pool2d(x, out),
+                 .op = WT_OP_GLOBAL_AVG_POOL2D, .nin = 1, .in = {x}, .p = wt_grad_axes(2, (const int[]){-2, -1}, true, 0.0));
     return global("wt_global_avg_pool2d", false, x, out);
 }
 
 wt_status wt_global_max_pool2d(const wt_tensor *x, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_global_max_pool2d(x, out),
+                 .op = WT_OP_GLOBAL_MAX_POOL2D, .nin = 1, .in = {x}, .p = wt_grad_axes(2, (const int[]){-2, -1}, true, 0.0));
     return global("wt_global_max_pool2d", true, x, out);
 }

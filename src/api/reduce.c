@@ -4,6 +4,7 @@
  * first, reduced axes last) that the backends reduce. argmax/argmin share
  * the axis handling. */
 #include "api/api.h"
+#include "autograd/tape.h"
 
 #include <math.h>
 
@@ -197,41 +198,59 @@ done:
 
 wt_status wt_sum(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_sum(x, naxes, axes, keepdims, out),
+                 .op = WT_OP_SUM, .nin = 1, .in = {x}, .p = wt_grad_axes(naxes, axes, keepdims, 0.0));
     return reduce("wt_sum", WT_REDUCE_SUM, x, naxes, axes, keepdims, 0, out);
 }
 wt_status wt_mean(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_mean(x, naxes, axes, keepdims, out),
+                 .op = WT_OP_MEAN, .nin = 1, .in = {x}, .p = wt_grad_axes(naxes, axes, keepdims, 0.0));
     return reduce("wt_mean", WT_REDUCE_MEAN, x, naxes, axes, keepdims, 0, out);
 }
 wt_status wt_max(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_max(x, naxes, axes, keepdims, out),
+                 .op = WT_OP_MAX, .nin = 1, .in = {x}, .p = wt_grad_axes(naxes, axes, keepdims, 0.0));
     return reduce("wt_max", WT_REDUCE_MAX, x, naxes, axes, keepdims, 0, out);
 }
 wt_status wt_min(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_min(x, naxes, axes, keepdims, out),
+                 .op = WT_OP_MIN, .nin = 1, .in = {x}, .p = wt_grad_axes(naxes, axes, keepdims, 0.0));
     return reduce("wt_min", WT_REDUCE_MIN, x, naxes, axes, keepdims, 0, out);
 }
 wt_status wt_prod(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_prod(x, naxes, axes, keepdims, out),
+                 .op = WT_OP_PROD, .nin = 1, .in = {x}, .p = wt_grad_axes(naxes, axes, keepdims, 0.0));
     return reduce("wt_prod", WT_REDUCE_PROD, x, naxes, axes, keepdims, 0, out);
 }
 wt_status wt_var(const wt_tensor *x, int naxes, const int *axes, double correction, bool keepdims,
                  wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_var(x, naxes, axes, correction, keepdims, out),
+                 .op = WT_OP_VAR, .nin = 1, .in = {x}, .p = wt_grad_axes(naxes, axes, keepdims, correction));
     return reduce("wt_var", WT_REDUCE_VAR, x, naxes, axes, keepdims, correction, out);
 }
 wt_status wt_std(const wt_tensor *x, int naxes, const int *axes, double correction, bool keepdims,
                  wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_std(x, naxes, axes, correction, keepdims, out),
+                 .op = WT_OP_STD, .nin = 1, .in = {x}, .p = wt_grad_axes(naxes, axes, keepdims, correction));
     return reduce("wt_std", WT_REDUCE_STD, x, naxes, axes, keepdims, correction, out);
 }
 wt_status wt_logsumexp(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_logsumexp(x, naxes, axes, keepdims, out),
+                 .op = WT_OP_LOGSUMEXP, .nin = 1, .in = {x}, .p = wt_grad_axes(naxes, axes, keepdims, 0.0));
     return reduce("wt_logsumexp", WT_REDUCE_LOGSUMEXP, x, naxes, axes, keepdims, 0, out);
 }
 wt_status wt_norm(const wt_tensor *x, double ord, int naxes, const int *axes, bool keepdims,
                   wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_norm(x, ord, naxes, axes, keepdims, out),
+                 .op = WT_OP_NORM, .nin = 1, .in = {x}, .p = wt_grad_axes(naxes, axes, keepdims, ord));
     wt_reduce_op op = ord == 1.0 ? WT_REDUCE_NORM1 : ord == 2.0 ? WT_REDUCE_NORM2
                     : ord == INFINITY ? WT_REDUCE_NORMINF : WT_REDUCE_COUNT;
     if (op == WT_REDUCE_COUNT) {
@@ -243,10 +262,14 @@ wt_status wt_norm(const wt_tensor *x, double ord, int naxes, const int *axes, bo
 }
 wt_status wt_all(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_all(x, naxes, axes, keepdims, out),
+                 .op = WT_OP_ALL, .nin = 1, .in = {x}, .p = wt_grad_axes(naxes, axes, keepdims, 0.0));
     return reduce("wt_all", WT_REDUCE_ALL, x, naxes, axes, keepdims, 0, out);
 }
 wt_status wt_any(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_any(x, naxes, axes, keepdims, out),
+                 .op = WT_OP_ANY, .nin = 1, .in = {x}, .p = wt_grad_axes(naxes, axes, keepdims, 0.0));
     return reduce("wt_any", WT_REDUCE_ANY, x, naxes, axes, keepdims, 0, out);
 }
 
@@ -295,9 +318,13 @@ static wt_status argreduce(const char *fn, bool is_min, const wt_tensor *x, int 
 
 wt_status wt_argmax(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_argmax(x, naxes, axes, keepdims, out),
+                 .op = WT_OP_ARGMAX, .nin = 1, .in = {x}, .p = wt_grad_axes(naxes, axes, keepdims, 0.0));
     return argreduce("wt_argmax", false, x, naxes, axes, keepdims, out);
 }
 wt_status wt_argmin(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_argmin(x, naxes, axes, keepdims, out),
+                 .op = WT_OP_ARGMIN, .nin = 1, .in = {x}, .p = wt_grad_axes(naxes, axes, keepdims, 0.0));
     return argreduce("wt_argmin", true, x, naxes, axes, keepdims, out);
 }

@@ -2,6 +2,7 @@
  * before the sequence axis, C those between it and D), read in place when
  * those axes fold, else gathered once. */
 #include "api/api.h"
+#include "autograd/tape.h"
 
 #include <math.h>
 
@@ -47,6 +48,8 @@ done:
 
 wt_status wt_rope(const wt_tensor *x, double theta, int64_t offset, wt_rope_layout layout, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_rope(x, theta, offset, layout, out),
+                 .op = WT_OP_ROPE, .nin = 1, .in = {x}, .p.d = {theta}, .p.i = {offset, layout});
     const char *fn = "wt_rope";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;

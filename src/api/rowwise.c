@@ -2,6 +2,7 @@
  * [rows, C] with C the normalised axis, and the backend does one pass per
  * row. */
 #include "api/api.h"
+#include "autograd/tape.h"
 
 #include <math.h>
 
@@ -142,11 +143,15 @@ static wt_status softmax_front(const char *fn, wt_rowwise_op op, const wt_tensor
 
 wt_status wt_softmax(const wt_tensor *x, int axis, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_softmax(x, axis, out),
+                 .op = WT_OP_SOFTMAX, .nin = 1, .in = {x}, .p.i = {axis});
     return softmax_front("wt_softmax", WT_ROW_SOFTMAX, x, axis, out);
 }
 
 wt_status wt_log_softmax(const wt_tensor *x, int axis, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_log_softmax(x, axis, out),
+                 .op = WT_OP_LOG_SOFTMAX, .nin = 1, .in = {x}, .p.i = {axis});
     return softmax_front("wt_log_softmax", WT_ROW_LOG_SOFTMAX, x, axis, out);
 }
 
@@ -162,6 +167,8 @@ static wt_status check_norm(const char *fn, const wt_tensor *x, float eps, wt_te
 wt_status wt_layernorm(const wt_tensor *x, const wt_tensor *weight, const wt_tensor *bias, float eps,
                        wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, weight, bias, NULL), 1, out, wt_layernorm(x, weight, bias, eps, out),
+                 .op = WT_OP_LAYERNORM, .nin = 3, .in = {x, weight, bias}, .p.i = {1}, .p.d = {eps});
     wt_status st = check_norm("wt_layernorm", x, eps, out);
     if (st != WT_OK) return st;
     if (wt_has_f16(x, weight, bias)) {
@@ -176,6 +183,8 @@ wt_status wt_layernorm(const wt_tensor *x, const wt_tensor *weight, const wt_ten
 
 wt_status wt_rmsnorm(const wt_tensor *x, const wt_tensor *weight, float eps, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, weight, NULL, NULL), 1, out, wt_rmsnorm(x, weight, eps, out),
+                 .op = WT_OP_RMSNORM, .nin = 2, .in = {x, weight}, .p.i = {1}, .p.d = {eps});
     wt_status st = check_norm("wt_rmsnorm", x, eps, out);
     if (st != WT_OK) return st;
     if (wt_has_f16(x, weight, NULL)) {
@@ -253,10 +262,14 @@ done:
 wt_status wt_layer_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight, const wt_tensor *bias,
                         float eps, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, weight, bias, NULL), 1, out, wt_layer_norm(x, normalized_ndim, weight, bias, eps, out),
+                 .op = WT_OP_LAYER_NORM, .nin = 3, .in = {x, weight, bias}, .p.i = {normalized_ndim}, .p.d = {eps});
     return norm_last_k("wt_layer_norm", WT_ROW_LAYERNORM, x, normalized_ndim, weight, bias, eps, out);
 }
 
 wt_status wt_rms_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight, float eps, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, weight, NULL, NULL), 1, out, wt_rms_norm(x, normalized_ndim, weight, eps, out),
+                 .op = WT_OP_RMS_NORM, .nin = 2, .in = {x, weight}, .p.i = {normalized_ndim}, .p.d = {eps});
     return norm_last_k("wt_rms_norm", WT_ROW_RMSNORM, x, normalized_ndim, weight, NULL, eps, out);
 }

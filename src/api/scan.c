@@ -1,6 +1,7 @@
 /* Cumulative sums and products along one axis. The backends scan a
  * contiguous [outer, n, inner] block; a view is made contiguous first. */
 #include "api/api.h"
+#include "autograd/tape.h"
 
 static wt_status scan(const char *fn, wt_scan_op op, const wt_tensor *x, int axis, wt_tensor **out)
 {
@@ -44,10 +45,14 @@ static wt_status scan(const char *fn, wt_scan_op op, const wt_tensor *x, int axi
 
 wt_status wt_cumsum(const wt_tensor *x, int axis, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_cumsum(x, axis, out),
+                 .op = WT_OP_CUMSUM, .nin = 1, .in = {x}, .p.i = {axis});
     return scan("wt_cumsum", WT_SCAN_SUM, x, axis, out);
 }
 
 wt_status wt_cumprod(const wt_tensor *x, int axis, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_cumprod(x, axis, out),
+                 .op = WT_OP_CUMPROD, .nin = 1, .in = {x}, .p.i = {axis});
     return scan("wt_cumprod", WT_SCAN_PROD, x, axis, out);
 }

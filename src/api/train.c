@@ -3,6 +3,7 @@
  * layer-norm and batch-norm backward (composed from public ops), and the
  * in-place SGD and AdamW steps. */
 #include "api/api.h"
+#include "autograd/tape.h"
 #include "api/chain.h"
 
 #include <math.h>
@@ -103,6 +104,8 @@ static void ce_rows(chain *c, const wt_tensor *logits, const wt_tensor *labels, 
 wt_status wt_cross_entropy(const wt_tensor *logits, const wt_tensor *labels, const wt_cross_entropy_options *opts,
                            wt_tensor **loss)
 {
+    WT_GRAD_HOOK((logits, labels, NULL, NULL), 1, loss, wt_cross_entropy(logits, labels, opts, loss),
+                 .op = WT_OP_CROSS_ENTROPY, .nin = 2, .in = {logits, labels}, .p = wt_grad_ce_params(opts));
     const char *fn = "wt_cross_entropy";
     wt_cross_entropy_options o;
     wt_status st = wt_check_out(fn, loss);

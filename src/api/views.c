@@ -1,10 +1,13 @@
 /* Views (no data moves) and copies. */
 #include "api/api.h"
+#include "autograd/tape.h"
 
 #include <string.h>
 
 wt_status wt_copy(const wt_tensor *x, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_copy(x, out),
+                 .op = WT_OP_COPY, .nin = 1, .in = {x});
     wt_status st = wt_check_out("wt_copy", out);
     if (st != WT_OK || (st = wt_check_tensor("wt_copy", x)) != WT_OK) return st;
     if (x->dtype != WT_F32) return wt_cast(x, x->dtype, out); /* the backends' copy is f32's */
@@ -21,6 +24,8 @@ wt_status wt_copy(const wt_tensor *x, wt_tensor **out)
 
 wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_contiguous(x, out),
+                 .op = WT_OP_CONTIGUOUS, .nin = 1, .in = {x});
     wt_status st = wt_check_out("wt_contiguous", out);
     if (st != WT_OK || (st = wt_check_tensor("wt_contiguous", x)) != WT_OK) return st;
     if (!wt_tensor_is_contiguous(x)) return wt_copy(x, out);
@@ -29,6 +34,8 @@ wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out)
 
 wt_status wt_reshape(const wt_tensor *x, int ndim, const int64_t *shape_in, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_reshape(x, ndim, shape_in, out),
+                 .op = WT_OP_RESHAPE, .nin = 1, .in = {x});
     const char *fn = "wt_reshape";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_tensor(fn, x)) != WT_OK) return st;
@@ -77,6 +84,8 @@ wt_status wt_reshape(const wt_tensor *x, int ndim, const int64_t *shape_in, wt_t
 
 wt_status wt_permute(const wt_tensor *x, const int *perm, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_permute(x, perm, out),
+                 .op = WT_OP_PERMUTE, .nin = 1, .in = {x}, .p = wt_grad_ints(x->ndim, perm));
     const char *fn = "wt_permute";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_tensor(fn, x)) != WT_OK) return st;
@@ -97,6 +106,8 @@ wt_status wt_permute(const wt_tensor *x, const int *perm, wt_tensor **out)
 
 wt_status wt_transpose(const wt_tensor *x, int axis0, int axis1, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_transpose(x, axis0, axis1, out),
+                 .op = WT_OP_TRANSPOSE, .nin = 1, .in = {x}, .p.i = {axis0, axis1});
     const char *fn = "wt_transpose";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_tensor(fn, x)) != WT_OK) return st;
@@ -114,6 +125,8 @@ wt_status wt_transpose(const wt_tensor *x, int axis0, int axis1, wt_tensor **out
 wt_status wt_slice(const wt_tensor *x, int axis, int64_t start, int64_t stop, int64_t step,
                    wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_slice(x, axis, start, stop, step, out),
+                 .op = WT_OP_SLICE, .nin = 1, .in = {x}, .p.i = {axis, start, stop, step});
     const char *fn = "wt_slice";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_tensor(fn, x)) != WT_OK) return st;
@@ -144,6 +157,8 @@ wt_status wt_slice(const wt_tensor *x, int axis, int64_t start, int64_t stop, in
 
 wt_status wt_expand(const wt_tensor *x, int ndim, const int64_t *shape, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_expand(x, ndim, shape, out),
+                 .op = WT_OP_EXPAND, .nin = 1, .in = {x});
     const char *fn = "wt_expand";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_tensor(fn, x)) != WT_OK) return st;

@@ -46,6 +46,9 @@ typedef struct wt_storage {
     size_t bytes;
     void *host;       /* CPU backend: the memory */
     void *device;     /* WebGPU backend: its buffer object */
+    /* Bumped by every node that writes the storage (core/node.c): autograd
+     * refuses a saved tensor whose storage changed since it was saved. */
+    uint64_t version;
 } wt_storage;
 
 struct wt_tensor {
@@ -58,6 +61,10 @@ struct wt_tensor {
     int64_t offset;               /* elements from the storage's start */
     int64_t numel;
     int scope_refs;               /* entries of open scopes that own a reference */
+    /* NULL unless the tensor takes part in automatic differentiation: a
+     * leaf that requires grad, or the result of a recorded op
+     * (autograd/tape.h). Inference tensors never have one. */
+    struct wt_grad_meta *autograd;
 };
 
 struct wt_context {
@@ -78,6 +85,9 @@ struct wt_context {
      * a profile runs: wt_node_run times every node on the host into it. */
     struct wt_prof_log *host_log;
     unsigned id;                /* this context's number (its trace track) */
+    /* --- autograd (autograd/tape.c) --- */
+    int no_grad_depth; /* open wt_no_grad_begin scopes */
+    int grad_paused;   /* > 0 inside a recorded op or a backward pass */
 };
 
 /* An open scope: the references it owns, in the order they were made.
@@ -99,6 +109,18 @@ void wt_scope_forget(wt_tensor *t);
  * (one more reference) outside scopes; inside one a new view of x, which
  * the scope owns like any result. */
 wt_status wt_tensor_share(const wt_tensor *x, wt_tensor **out);
+
+/* --- autograd (autograd/tape.c) --- */
+/* Drops a tensor's autograd record (its tensor is being freed). */
+void wt_grad_meta_drop(struct wt_grad_meta *m);
+/* One more tensor shares the record m: a view made by the body of an op
+ * that is not recorded (recording on), so that the kernel reading it is
+ * refused as any unrecorded use of a tracked tensor is (core/tensor.c). */
+void wt_grad_meta_share(struct wt_grad_meta *m);
+/* WT_OK, or the refusal of a node that reads a tensor requiring grad while
+ * recording is on: an op without a derivative rule, which would otherwise
+ * give a silent zero gradient (core/node.c asks before every node). */
+wt_status wt_grad_check_unrecorded(wt_context *ctx, const struct wt_node *n);
 
 /* ------------------------------------------------------------- backends */
 

@@ -94,11 +94,35 @@ static wt_status run_timed(wt_context *ctx, const wt_node *n)
     return st;
 }
 
+/* Every storage the node writes gets a new version, so that a tensor saved
+ * for backward and then modified in place is caught (autograd/tape.c).
+ * Fresh outputs are bumped too, before anything can have saved them. */
+static inline bool reads_autograd(const wt_node *n)
+{
+    for (int i = 0; i < WT_NODE_MAX_IN; i++)
+        if (n->in[i] && n->in[i]->autograd) return true;
+    return false;
+}
+
+static void bump_versions(const wt_node *n)
+{
+    for (int i = 0; i < WT_NODE_MAX_OUT; i++)
+        if (n->out[i]) n->out[i]->storage->version++;
+    if (n->kind == WT_NODE_KERNEL_DISPATCH && n->p.kernel.k)
+        for (int i = 0; i < n->p.kernel.k->num_tensors; i++)
+            if (n->p.kernel.tensors[i]) n->p.kernel.tensors[i]->storage->version++;
+}
+
 wt_status wt_node_run(wt_context *ctx, const wt_node *n)
 {
     if (!wt_backend_runs(ctx, n->kind))
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", wt_node_label(n),
                        ctx->ops->name);
+    if (reads_autograd(n) && !ctx->grad_paused && !ctx->no_grad_depth) {
+        wt_status refused = wt_grad_check_unrecorded(ctx, n);
+        if (refused != WT_OK) return refused;
+    }
+    bump_versions(n);
     const wt_node *outer = ctx->node;
     /* A node run inside another counts once, as the outer one. */
     if (ctx->host_log && !outer)

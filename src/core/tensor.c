@@ -136,7 +136,12 @@ wt_status wt_tensor_view(const wt_tensor *x, int ndim, const int64_t *shape,
         t->strides[i] = strides[i];
         t->numel *= shape[i];
     }
-    wt_status st = wt_scope_adopt(t->storage->ctx, t);
+    wt_context *ctx = t->storage->ctx;
+    if (x->autograd && !ctx->grad_paused && !ctx->no_grad_depth) {
+        t->autograd = x->autograd;
+        wt_grad_meta_share(x->autograd);
+    }
+    wt_status st = wt_scope_adopt(ctx, t);
     if (st != WT_OK) {
         wt_tensor_release(t);
         return st;
@@ -165,6 +170,7 @@ void wt_tensor_release(wt_tensor *t)
 {
     if (!t || --t->refcount > 0) return;
     if (t->scope_refs > 0) wt_scope_forget(t);
+    if (t->autograd) wt_grad_meta_drop(t->autograd);
     storage_release(t->storage);
     free(t);
 }
