@@ -6,8 +6,15 @@
 
 /* --------------------------------------------------------------- records */
 
+static void meta_share(struct wt_grad_meta *m);
+static wt_status check_unrecorded(wt_context *ctx, const struct wt_node *n);
+
+/* The core reaches records only through these (core/internal.h). */
+static const wt_grad_hooks core_hooks = {wt_grad_meta_drop, meta_share, check_unrecorded};
+
 static wt_grad_meta *meta_new(void)
 {
+    wt_grad_hooks_install(&core_hooks); /* before any tensor has a record */
     wt_grad_meta *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     m->refcount = 1;
@@ -30,7 +37,7 @@ static void meta_unref(wt_grad_meta *m)
 
 void wt_grad_meta_drop(struct wt_grad_meta *m) { meta_unref(m); }
 
-void wt_grad_meta_share(struct wt_grad_meta *m) { m->refcount++; }
+static void meta_share(struct wt_grad_meta *m) { m->refcount++; }
 
 /* A tensor's record, made when it has none. */
 static wt_grad_meta *meta_of(wt_tensor *t)
@@ -104,7 +111,7 @@ void wt_grad_pause_end(wt_grad_pause *p)
     p->ctx->scope = p->scope;
 }
 
-wt_status wt_grad_check_unrecorded(wt_context *ctx, const struct wt_node *n)
+static wt_status check_unrecorded(wt_context *ctx, const struct wt_node *n)
 {
     (void)ctx;
     for (int i = 0; i < WT_NODE_MAX_IN; i++)

@@ -218,4 +218,7 @@ wt_status wt_grad_reduce_in(const wt_grad_node *n, int i, const wt_tensor *g, wt
 /* f32 zeros of input i's shape. */
 wt_status wt_grad_zeros_in(const wt_grad_node *n, int i, wt_tensor **out);
 
+/* Drops one reference to a record (the tensor or edge holding it goes). */
+void wt_grad_meta_drop(struct wt_grad_meta *m);
+
 #endif /* WT_AUTOGRAD_TAPE_H */

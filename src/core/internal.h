@@ -110,17 +110,26 @@ void wt_scope_forget(wt_tensor *t);
  * the scope owns like any result. */
 wt_status wt_tensor_share(const wt_tensor *x, wt_tensor **out);
 
-/* --- autograd (autograd/tape.c) --- */
-/* Drops a tensor's autograd record (its tensor is being freed). */
-void wt_grad_meta_drop(struct wt_grad_meta *m);
-/* One more tensor shares the record m: a view made by the body of an op
- * that is not recorded (recording on), so that the kernel reading it is
- * refused as any unrecorded use of a tracked tensor is (core/tensor.c). */
-void wt_grad_meta_share(struct wt_grad_meta *m);
-/* WT_OK, or the refusal of a node that reads a tensor requiring grad while
- * recording is on: an op without a derivative rule, which would otherwise
- * give a silent zero gradient (core/node.c asks before every node). */
-wt_status wt_grad_check_unrecorded(wt_context *ctx, const struct wt_node *n);
+/* --- autograd's hooks in the core ---
+ * A tensor's autograd record belongs to the layer above (autograd/tape.c);
+ * the core reaches it only through these, which that layer installs when
+ * it makes its first record, so a tensor with a record implies they are
+ * set, and the core names no function of the layer. */
+typedef struct wt_grad_hooks {
+    /* Drops a tensor's record (its tensor is being freed). */
+    void (*meta_drop)(struct wt_grad_meta *m);
+    /* One more tensor shares the record m: a view made by the body of an
+     * op that is not recorded (recording on), so that the kernel reading
+     * it is refused as any unrecorded use of a tracked tensor is. */
+    void (*meta_share)(struct wt_grad_meta *m);
+    /* WT_OK, or the refusal of a node that reads a tensor requiring grad
+     * while recording is on: an op without a derivative rule, which would
+     * otherwise give a silent zero gradient (core/node.c asks before
+     * every such node). */
+    wt_status (*check_unrecorded)(wt_context *ctx, const struct wt_node *n);
+} wt_grad_hooks;
+void wt_grad_hooks_install(const wt_grad_hooks *hooks);
+const wt_grad_hooks *wt_grad_hooks_get(void);
 
 /* ------------------------------------------------------------- backends */
 

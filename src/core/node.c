@@ -119,7 +119,7 @@ wt_status wt_node_run(wt_context *ctx, const wt_node *n)
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", wt_node_label(n),
                        ctx->ops->name);
     if (reads_autograd(n) && !ctx->grad_paused && !ctx->no_grad_depth) {
-        wt_status refused = wt_grad_check_unrecorded(ctx, n);
+        wt_status refused = wt_grad_hooks_get()->check_unrecorded(ctx, n);
         if (refused != WT_OK) return refused;
     }
     bump_versions(n);

@@ -139,7 +139,7 @@ wt_status wt_tensor_view(const wt_tensor *x, int ndim, const int64_t *shape,
     wt_context *ctx = t->storage->ctx;
     if (x->autograd && !ctx->grad_paused && !ctx->no_grad_depth) {
         t->autograd = x->autograd;
-        wt_grad_meta_share(x->autograd);
+        wt_grad_hooks_get()->meta_share(x->autograd);
     }
     wt_status st = wt_scope_adopt(ctx, t);
     if (st != WT_OK) {
@@ -170,7 +170,7 @@ void wt_tensor_release(wt_tensor *t)
 {
     if (!t || --t->refcount > 0) return;
     if (t->scope_refs > 0) wt_scope_forget(t);
-    if (t->autograd) wt_grad_meta_drop(t->autograd);
+    if (t->autograd) wt_grad_hooks_get()->meta_drop(t->autograd);
     storage_release(t->storage);
     free(t);
 }
@@ -344,3 +344,11 @@ wt_status wt_scope_end(wt_scope *scope)
     wt_context_unref(ctx);
     return WT_OK;
 }
+
+/* ------------------------------------------------------- autograd hooks */
+
+static _Atomic(const wt_grad_hooks *) grad_hooks;
+
+void wt_grad_hooks_install(const wt_grad_hooks *hooks) { grad_hooks = hooks; }
+
+const wt_grad_hooks *wt_grad_hooks_get(void) { return grad_hooks; }
