@@ -364,6 +364,17 @@ static wt_status conv_lifted(conv_fn f, const wt_tensor *x, const wt_tensor *w, 
     return wt_land(st, r, l.result, out);
 }
 
+/* The options as the autograd record keeps them (the defaults where the
+ * caller's struct is NULL or older). */
+static wt_grad_params grad_params(const wt_conv_options *opts)
+{
+    wt_grad_params p;
+    memset(&p, 0, sizeof p);
+    wt_conv_options_init(&p.o.conv);
+    if (opts) (void)wt_read_options("", "", opts, sizeof(uint32_t), &p.o.conv, sizeof p.o.conv);
+    return p;
+}
+
 /* Every operand f16: the backend may run it natively (conv_run). */
 static bool all_f16(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias)
 {
@@ -374,7 +385,7 @@ wt_status wt_conv2d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bia
                     const wt_conv_options *opts, wt_tensor **out)
 {
     WT_GRAD_HOOK((x, w, bias, NULL), 1, out, wt_conv2d(x, w, bias, opts, out),
-                 .op = WT_OP_CONV2D, .nin = 3, .in = {x, w, bias}, .p = wt_grad_conv_params(opts));
+                 .op = WT_OP_CONV2D, .nin = 3, .in = {x, w, bias}, .p = grad_params(opts));
     const char *fn = "wt_conv2d";
     wt_status st = conv_prologue(fn, x, w, bias, out);
     if (st != WT_OK) return st;
@@ -390,7 +401,7 @@ wt_status wt_conv1d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bia
                     const wt_conv_options *opts, wt_tensor **out)
 {
     WT_GRAD_HOOK((x, w, bias, NULL), 1, out, wt_conv1d(x, w, bias, opts, out),
-                 .op = WT_OP_CONV1D, .nin = 3, .in = {x, w, bias}, .p = wt_grad_conv_params(opts));
+                 .op = WT_OP_CONV1D, .nin = 3, .in = {x, w, bias}, .p = grad_params(opts));
     const char *fn = "wt_conv1d";
     wt_status st = conv_prologue(fn, x, w, bias, out);
     if (st != WT_OK) return st;

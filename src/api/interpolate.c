@@ -99,6 +99,17 @@ static wt_status run(const char *fn, wt_node_kind kind, const wt_tensor *src, co
     return WT_OK;
 }
 
+/* The options as the autograd record keeps them (the defaults where the
+ * caller's struct is NULL or older). */
+static wt_grad_params grad_params(const wt_interpolate_options *opts)
+{
+    wt_grad_params p;
+    memset(&p, 0, sizeof p);
+    wt_interpolate_options_init(&p.o.interp);
+    if (opts) (void)wt_read_options("", "", opts, sizeof(uint32_t), &p.o.interp, sizeof p.o.interp);
+    return p;
+}
+
 static wt_status forward(const char *fn, const wt_tensor *x, const wt_interpolate_options *opts, wt_tensor **out)
 {
     wt_status st = wt_check_out(fn, out);
@@ -117,7 +128,7 @@ static wt_status forward(const char *fn, const wt_tensor *x, const wt_interpolat
 wt_status wt_interpolate(const wt_tensor *x, const wt_interpolate_options *opts, wt_tensor **out)
 {
     WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_interpolate(x, opts, out),
-                 .op = WT_OP_INTERPOLATE, .nin = 1, .in = {x}, .p = wt_grad_interp_params(opts));
+                 .op = WT_OP_INTERPOLATE, .nin = 1, .in = {x}, .p = grad_params(opts));
     return forward("wt_interpolate", x, opts, out);
 }
 
@@ -128,7 +139,7 @@ wt_status wt_upsample2d(const wt_tensor *x, double scale_factor, wt_interp_mode 
         wt_interpolate_options_init(&o);
         o.mode = mode;
         o.scale_factor[0] = o.scale_factor[1] = scale_factor;
-        wt_grad_call gc = {.op = WT_OP_UPSAMPLE2D, .nin = 1, .in = {x}, .p = wt_grad_interp_params(&o)};
+        wt_grad_call gc = {.op = WT_OP_UPSAMPLE2D, .nin = 1, .in = {x}, .p = grad_params(&o)};
         if (wt_grad_begin(&gc)) return wt_grad_end(&gc, wt_upsample2d(x, scale_factor, mode, out), 1, out);
     }
     const char *fn = "wt_upsample2d";

@@ -119,6 +119,17 @@ static wt_status check_args(const char *fn, const wt_tensor *x, wt_tensor **out,
     return st;
 }
 
+/* The options as the autograd record keeps them (the defaults where the
+ * caller's struct is NULL or older). */
+static wt_grad_params grad_params(const wt_pool_options *opts)
+{
+    wt_grad_params p;
+    memset(&p, 0, sizeof p);
+    wt_pool_options_init(&p.o.pool);
+    if (opts) (void)wt_read_options("", "", opts, sizeof(uint32_t), &p.o.pool, sizeof p.o.pool);
+    return p;
+}
+
 static wt_status windowed(const char *fn, bool is_max, const wt_tensor *x, const wt_pool_options *opts,
                           wt_tensor **out, wt_tensor **indices)
 {
@@ -166,7 +177,7 @@ static wt_status windowed(const char *fn, bool is_max, const wt_tensor *x, const
 wt_status wt_max_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out, wt_tensor **indices)
 {
     if (wt_grad_any(x, NULL, NULL, NULL)) {
-        wt_grad_call gc = {.op = WT_OP_MAX_POOL2D, .nin = 1, .in = {x}, .p = wt_grad_pool_params(opts)};
+        wt_grad_call gc = {.op = WT_OP_MAX_POOL2D, .nin = 1, .in = {x}, .p = grad_params(opts)};
         if (wt_grad_begin(&gc)) {
             wt_tensor *own = NULL;
             wt_status st_ = wt_max_pool2d(x, opts, out, &own);
@@ -179,7 +190,7 @@ wt_status wt_max_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tens
 wt_status wt_avg_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out)
 {
     WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_avg_pool2d(x, opts, out),
-                 .op = WT_OP_AVG_POOL2D, .nin = 1, .in = {x}, .p = wt_grad_pool_params(opts));
+                 .op = WT_OP_AVG_POOL2D, .nin = 1, .in = {x}, .p = grad_params(opts));
     return windowed("wt_avg_pool2d", false, x, opts, out, NULL);
 }
 

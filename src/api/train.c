@@ -89,6 +89,17 @@ static wt_status ce_check(const char *fn, const wt_tensor *logits, const wt_tens
     return WT_OK;
 }
 
+/* The options as the autograd record keeps them (the defaults where the
+ * caller's struct is NULL or older). */
+static wt_grad_params grad_params(const wt_cross_entropy_options *opts)
+{
+    wt_grad_params p;
+    memset(&p, 0, sizeof p);
+    wt_cross_entropy_options_init(&p.o.ce);
+    if (opts) (void)wt_read_options("", "", opts, sizeof(uint32_t), &p.o.ce, sizeof p.o.ce);
+    return p;
+}
+
 /* Row losses [N] and the 0-d count of rows that count. */
 static void ce_rows(chain *c, const wt_tensor *logits, const wt_tensor *labels, int32_t ignore, wt_tensor **loss,
                     wt_tensor **valid)
@@ -105,7 +116,7 @@ wt_status wt_cross_entropy(const wt_tensor *logits, const wt_tensor *labels, con
                            wt_tensor **loss)
 {
     WT_GRAD_HOOK((logits, labels, NULL, NULL), 1, loss, wt_cross_entropy(logits, labels, opts, loss),
-                 .op = WT_OP_CROSS_ENTROPY, .nin = 2, .in = {logits, labels}, .p = wt_grad_ce_params(opts));
+                 .op = WT_OP_CROSS_ENTROPY, .nin = 2, .in = {logits, labels}, .p = grad_params(opts));
     const char *fn = "wt_cross_entropy";
     wt_cross_entropy_options o;
     wt_status st = wt_check_out(fn, loss);

@@ -371,42 +371,6 @@ bool wt_grad_recording(const wt_context *ctx) { return !ctx->grad_paused && !ctx
 
 /* Options structs as the call gave them, over the defaults (a bad struct
  * is the op's to refuse; the defaults stand then). */
-wt_grad_params wt_grad_conv_params(const wt_conv_options *opts)
-{
-    wt_grad_params p;
-    memset(&p, 0, sizeof p);
-    wt_conv_options_init(&p.o.conv);
-    if (opts) (void)wt_read_options("", "", opts, sizeof(uint32_t), &p.o.conv, sizeof p.o.conv);
-    return p;
-}
-
-wt_grad_params wt_grad_pool_params(const wt_pool_options *opts)
-{
-    wt_grad_params p;
-    memset(&p, 0, sizeof p);
-    wt_pool_options_init(&p.o.pool);
-    if (opts) (void)wt_read_options("", "", opts, sizeof(uint32_t), &p.o.pool, sizeof p.o.pool);
-    return p;
-}
-
-wt_grad_params wt_grad_interp_params(const wt_interpolate_options *opts)
-{
-    wt_grad_params p;
-    memset(&p, 0, sizeof p);
-    wt_interpolate_options_init(&p.o.interp);
-    if (opts) (void)wt_read_options("", "", opts, sizeof(uint32_t), &p.o.interp, sizeof p.o.interp);
-    return p;
-}
-
-wt_grad_params wt_grad_ce_params(const wt_cross_entropy_options *opts)
-{
-    wt_grad_params p;
-    memset(&p, 0, sizeof p);
-    wt_cross_entropy_options_init(&p.o.ce);
-    if (opts) (void)wt_read_options("", "", opts, sizeof(uint32_t), &p.o.ce, sizeof p.o.ce);
-    return p;
-}
-
 wt_status wt_grad_hook_list(wt_op op, int n, const wt_tensor *const *xs, int axis, bool *handled,
                             wt_grad_call *c)
 {

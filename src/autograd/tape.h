@@ -180,11 +180,9 @@ bool wt_grad_tracks(const wt_tensor *t);
 /* Whether ops on ctx are recorded now. */
 bool wt_grad_recording(const wt_context *ctx);
 
-/* The parameters of the ops taking options structs (p.o). */
-wt_grad_params wt_grad_conv_params(const wt_conv_options *opts);
-wt_grad_params wt_grad_pool_params(const wt_pool_options *opts);
-wt_grad_params wt_grad_interp_params(const wt_interpolate_options *opts);
-wt_grad_params wt_grad_ce_params(const wt_cross_entropy_options *opts);
+/* The parameters of the ops taking options structs (p.o) are filled by
+ * their front-ends (grad_params in api/conv.c, pool.c, interpolate.c,
+ * train.c), which own the options' defaults. */
 
 /* The hook of concat and stack (a list of n inputs, at most
  * WT_GRAD_MAX_IN recorded): *handled when the call is to be recorded
