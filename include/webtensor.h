@@ -216,6 +216,54 @@ WT_API wt_status wt_context_memory_stats(const wt_context *ctx, wt_memory_stats 
  * Nothing is held after such a failure and the context stays usable. */
 WT_API wt_status wt_context_trim(wt_context *ctx);
 
+/* ------------------------------------------------------- captured graphs
+ *
+ * A graph records the kernels that a sequence of ops runs and runs them
+ * again on wt_graph_replay without the ops' front-ends (argument checks,
+ * shapes, dtype decisions, allocations): a prepared statement, or a CUDA
+ * graph. Between capture_begin and capture_end the ops run as usual (their
+ * results are real); the graph holds a reference to every tensor they
+ * read or wrote:
+ *
+ *     wt_graph *g;
+ *     wt_graph_capture_begin(ctx);
+ *     wt_linear(x, w, b, &h); wt_gelu(h, &y); wt_tensor_release(h);
+ *     wt_graph_capture_end(ctx, &g);
+ *     for (each step) {
+ *         wt_tensor_write(x, host_input, bytes);   (the new input, in place)
+ *         wt_graph_replay(g);                      (y holds the new result)
+ *         wt_tensor_read(y, host_output, bytes);
+ *     }
+ *     wt_graph_destroy(g);
+ *
+ *  - A replay runs the same kernels on the same tensors with the same
+ *    parameters, so it gives the same bits as running the ops again on the
+ *    same values. Inputs are changed in place (wt_tensor_write,
+ *    wt_copy_into); results are read from the tensors the captured ops
+ *    returned, which stay valid while the graph lives even if released.
+ *  - Everything an op decided at the capture is frozen: shapes, dtypes,
+ *    scalars, the kernel chosen, and what an op read back from the device
+ *    (one_hot with num_classes -1). Ops on other contexts are not captured.
+ *  - An op that fails during the capture fails as usual and loses the
+ *    capture: wt_graph_capture_end then returns its error and no graph.
+ *    Custom kernels (wt_kernel_dispatch) are not captured yet (the capture
+ *    is lost with WT_ERR_UNSUPPORTED).
+ *  - Errors of a replay are the kernels': WT_ERR_DEVICE_LOST after a
+ *    device loss (the graph's tensors died with it: destroy the graph),
+ *    index checks found on a GPU at the next sync.
+ *  - Autograd: the kernels of a backward pass captured are replayed like
+ *    any others; a replay records nothing.
+ *  - A graph keeps its context alive; capture_end (or wt_graph_destroy of
+ *    the capturing graph) must end a capture. One capture per context at a
+ *    time; replay during a capture is WT_ERR_INVALID_ARGUMENT. */
+typedef struct wt_graph wt_graph;
+WT_API wt_status wt_graph_capture_begin(wt_context *ctx);
+WT_API wt_status wt_graph_capture_end(wt_context *ctx, wt_graph **out);
+WT_API wt_status wt_graph_replay(wt_graph *graph);
+/* The number of kernels (nodes) a replay runs. */
+WT_API wt_status wt_graph_node_count(const wt_graph *graph, int64_t *count);
+WT_API void wt_graph_destroy(wt_graph *graph);
+
 /* ---------------------------------------------------------------- scopes
  *
  * A scope releases the temporaries of a computation together. While a
@@ -611,6 +659,13 @@ WT_API wt_status wt_randn(wt_context *ctx, wt_dtype dtype, int ndim, const int64
  * a copy of x; p = 1: zeros. A dropped element is 0 even when x is NaN or
  * inf. p outside [0, 1] or NaN: WT_ERR_INVALID_ARGUMENT. f32 and f16. */
 WT_API wt_status wt_dropout(const wt_tensor *x, float p, uint64_t seed, wt_tensor **out);
+
+/* Copies src_bytes of host data (row-major, as wt_tensor_from_data takes
+ * it: WT_BOOL one byte per element) into t, which must be contiguous;
+ * src_bytes must be numel * wt_dtype_size(dtype). The new values are what
+ * later work reads (inputs of a captured graph are changed this way).
+ * Returns before the copy reaches the device. */
+WT_API wt_status wt_tensor_write(wt_tensor *t, const void *src, size_t src_bytes);
 
 /* Copies the tensor's elements, row-major, into dst (views are gathered).
  * dst_bytes must be at least numel * wt_dtype_size(dtype) (WT_BOOL: one

@@ -761,6 +761,60 @@ ROWFN(scope_end)
     if (st != WT_OK) wt_scope_end(s);
     return st;
 }
+/* Captured graphs, each capture of its own over e->ctx (a capture a row
+ * leaves open is ended, so the next row starts without one). */
+static void end_capture(wt_context *ctx)
+{
+    wt_graph *g = NULL;
+    if (wt_graph_capture_end(ctx, &g) == WT_OK) wt_graph_destroy(g);
+}
+ROWFN(graph_capture_begin)
+{
+    wt_status st = wt_graph_capture_begin(CTX("ctx", e->ctx));
+    end_capture(e->ctx);
+    return st;
+}
+ROWFN(graph_capture_end)
+{
+    if (wt_graph_capture_begin(e->ctx) != WT_OK) return WT_ERR_BACKEND;
+    wt_graph *g = NULL;
+    wt_status st = wt_graph_capture_end(CTX("ctx", e->ctx), PTR("out", &g));
+    end_capture(e->ctx);
+    wt_graph_destroy(g);
+    return st;
+}
+/* An empty graph of e->ctx, or NULL. */
+static wt_graph *empty_graph(const env2 *e)
+{
+    wt_graph *g = NULL;
+    if (wt_graph_capture_begin(e->ctx) != WT_OK) return NULL;
+    if (wt_graph_capture_end(e->ctx, &g) != WT_OK) return NULL;
+    return g;
+}
+ROWFN(graph_replay)
+{
+    wt_graph *g = empty_graph(e);
+    if (!g) return WT_ERR_BACKEND;
+    wt_status st = wt_graph_replay(PTR("graph", g));
+    wt_graph_destroy(g);
+    return st;
+}
+ROWFN(graph_node_count)
+{
+    wt_graph *g = empty_graph(e);
+    if (!g) return WT_ERR_BACKEND;
+    int64_t n = -1;
+    wt_status st = wt_graph_node_count(PTR("graph", g), PTR("count", &n));
+    wt_graph_destroy(g);
+    return st;
+}
+/* Writes m35's own values back, so the other rows see what they expect. */
+ROWFN(tensor_write)
+{
+    float v[15];
+    if (wt_tensor_read(e->m35, v, sizeof v) != WT_OK) return WT_ERR_BACKEND;
+    return wt_tensor_write((wt_tensor *)TA("t", e->m35), PTR("src", v), BYTES("src_bytes", sizeof v));
+}
 static const char KERNEL_WGSL[] =
     "@group(0) @binding(1) var<storage, read_write> a: array<f32>;\n"
     "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) i: vec3<u32>) {\n"
@@ -1088,7 +1142,8 @@ static const slot_row ROWS[] = {
     R_ALT(context_profile_begin, WT_ERR_UNSUPPORTED), R_ALT(context_profile_end, WT_ERR_UNSUPPORTED),
     R_ALT(context_profile_summary, WT_ERR_UNSUPPORTED),
     R(context_pipeline_stats), R(context_get_info), R_ALT(context_lose_device, WT_ERR_UNSUPPORTED),
-    R(context_recover), R(scope_begin), R(scope_keep), R(scope_end),
+    R(context_recover), R(scope_begin), R(scope_keep), R(scope_end), R(graph_capture_begin),
+    R(graph_capture_end), R(graph_replay), R(graph_node_count), R(tensor_write),
     R(tensor_set_requires_grad), R(tensor_grad), R(tensor_zero_grad), R(backward), R(backward_ex), R(grad),
     R(detach), R(no_grad_begin), R(no_grad_end), R_ALT(kernel_create, WT_ERR_UNSUPPORTED),
     R_ALT(kernel_dispatch, WT_ERR_INVALID_ARGUMENT),
@@ -1117,13 +1172,14 @@ static const char *const NO_STATUS[] = {
     "wt_tensor_requires_grad", "wt_backward_options_init", "wt_grad_enabled", "wt_op_gradient",
     "wt_safetensors_close", "wt_safetensors_count", "wt_safetensors_metadata",
     "wt_gguf_close", "wt_gguf_version", "wt_gguf_alignment", "wt_gguf_kv_count", "wt_gguf_tensor_count",
-    "wt_gguf_writer_destroy",
+    "wt_gguf_writer_destroy", "wt_graph_destroy",
 };
 
 static int no_status_checks(void)
 {
     wt_kernel_destroy(NULL);
     wt_event_destroy(NULL);
+    wt_graph_destroy(NULL);
     wt_conv_options_init(NULL);
     wt_pool_options_init(NULL);
     wt_batch_norm_options_init(NULL);

@@ -434,6 +434,39 @@ static wt_status scoped_workload(wt_context *ctx, float *result)
     return st;
 }
 
+/* A captured graph: a chain of 70 kernels captured (the graph's lists
+ * grow), a new input written, two replays, the result read. */
+static wt_status graph_workload(wt_context *ctx, float *result)
+{
+    static const float d0[SCOPE_FLOATS] = {0.5f, -1, 2, 3, -0.25f, 1};
+    static const float d1[SCOPE_FLOATS] = {1, 0.5f, -0.75f, 0.25f, 2, -1};
+    const int64_t s23[2] = {2, 3};
+    wt_tensor *x = NULL, *y = NULL;
+    wt_graph *g = NULL;
+    wt_status st = wt_tensor_from_data(ctx, WT_F32, 2, s23, d0, &x);
+    if (st == WT_OK && (st = wt_graph_capture_begin(ctx)) == WT_OK) {
+        wt_tensor *b = x;
+        for (int i = 0; i < 70 && st == WT_OK; i++) {
+            wt_tensor *n = NULL;
+            st = wt_add_scalar(b, 0.25, &n);
+            if (b != x) wt_tensor_release(b);
+            b = st == WT_OK ? n : x;
+        }
+        if (st == WT_OK) st = wt_softmax(b, -1, &y);
+        if (b != x) wt_tensor_release(b);
+        wt_status end = wt_graph_capture_end(ctx, &g);
+        if (st == WT_OK) st = end;
+    }
+    if (st == WT_OK) st = wt_tensor_write(x, d1, sizeof d1);
+    if (st == WT_OK) st = wt_graph_replay(g);
+    if (st == WT_OK) st = wt_graph_replay(g);
+    if (st == WT_OK) st = wt_tensor_read(y, result, sizeof(float) * SCOPE_FLOATS);
+    wt_graph_destroy(g);
+    wt_tensor_release(y);
+    wt_tensor_release(x);
+    return st;
+}
+
 /* The tape: a recorded forward pass (mul, tanh, softmax, a weighted sum),
  * backward, and the leaf's gradient read. */
 static wt_status tape_workload(wt_context *ctx, float *result)
@@ -662,6 +695,7 @@ int main(int argc, char **argv)
     host_phase(be, ref);
     alloc_phase(be, "scoped", scoped_workload);
     alloc_phase(be, "autograd", tape_workload);
+    alloc_phase(be, "graph", graph_workload);
     if (be == TEST_BACKEND_CPU) cpu_size_classes();
     if (be != TEST_BACKEND_CPU) {
         device_phase(be, ref);

@@ -15,15 +15,16 @@ static wt_status check_create(const char *fn, wt_context *ctx, wt_dtype dtype, i
     return wt_check_shape(fn, ndim, shape);
 }
 
-/* Host bools (one byte, nonzero = true) as the backends' 4-byte words. */
-static wt_status upload_bools(wt_context *ctx, wt_storage *s, const uint8_t *data, size_t n)
+/* Host bools (one byte, nonzero = true) as the backends' 4-byte words,
+ * from element offset of s. */
+static wt_status upload_bools(wt_context *ctx, wt_storage *s, size_t offset, const uint8_t *data, size_t n)
 {
     uint32_t *words = malloc(n * sizeof *words);
     if (!words)
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "wt_tensor_from_data: out of host memory (%zu bytes)",
                        n * sizeof *words);
     for (size_t i = 0; i < n; i++) words[i] = data[i] != 0;
-    wt_status st = ctx->ops->upload(ctx, s, 0, words, n * sizeof *words);
+    wt_status st = ctx->ops->upload(ctx, s, offset * sizeof *words, words, n * sizeof *words);
     free(words);
     return st;
 }
@@ -42,7 +43,7 @@ wt_status wt_tensor_from_data(wt_context *ctx, wt_dtype dtype, int ndim, const i
             wt_tensor_release(t);
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_from_data: data is NULL");
         }
-        st = dtype == WT_BOOL ? upload_bools(ctx, t->storage, data, (size_t)t->numel)
+        st = dtype == WT_BOOL ? upload_bools(ctx, t->storage, 0, data, (size_t)t->numel)
                               : ctx->ops->upload(ctx, t->storage, 0, data, bytes);
         if (st != WT_OK) {
             wt_tensor_release(t);
@@ -110,6 +111,32 @@ static wt_status download(wt_context *ctx, const wt_tensor *t, void *dst, size_t
 {
     if (t->dtype == WT_BOOL) return download_bools(ctx, t->storage, (size_t)t->offset, dst, (size_t)t->numel);
     return ctx->ops->download(ctx, t->storage, (size_t)t->offset * wt_dtype_storage_size(t->dtype), dst, bytes);
+}
+
+wt_status wt_tensor_write(wt_tensor *t, const void *src, size_t src_bytes)
+{
+    if (!t) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_write: tensor is NULL");
+    size_t bytes;
+    if (!wt_bytes_of(t->numel, wt_dtype_size(t->dtype), &bytes))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_write: %lld elements do not fit in memory",
+                       (long long)t->numel);
+    if (src_bytes != bytes)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_write: %zu bytes given, the tensor takes %zu",
+                       src_bytes, bytes);
+    if (!wt_tensor_is_contiguous(t))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                       "wt_tensor_write: the tensor is a strided view (write a contiguous tensor and "
+                       "wt_copy_into the view)");
+    if (bytes == 0) return WT_OK;
+    if (!src) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_write: src is NULL");
+    wt_context *ctx = wt_ctx_of(t);
+    wt_status st = t->dtype == WT_BOOL
+                       ? upload_bools(ctx, t->storage, (size_t)t->offset, src, (size_t)t->numel)
+                       : ctx->ops->upload(ctx, t->storage, (size_t)t->offset * wt_dtype_storage_size(t->dtype),
+                                          src, bytes);
+    /* Kernels that saved t for a backward pass must see it changed. */
+    if (st == WT_OK) t->storage->version++;
+    return st;
 }
 
 wt_status wt_tensor_read(const wt_tensor *t, void *dst, size_t dst_bytes)

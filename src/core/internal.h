@@ -85,6 +85,10 @@ struct wt_context {
      * a profile runs: wt_node_run times every node on the host into it. */
     struct wt_prof_log *host_log;
     unsigned id;                /* this context's number (its trace track) */
+    /* The capture running on the context (core/graph.c), and how
+     * wt_node_run hands it each node that ran. */
+    struct wt_graph *capture;
+    wt_status (*capture_record)(struct wt_graph *g, const struct wt_node *n);
     /* --- autograd (autograd/tape.c) --- */
     int no_grad_depth; /* open wt_no_grad_begin scopes */
     int grad_paused;   /* > 0 inside a recorded op or a backward pass */

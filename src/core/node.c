@@ -91,6 +91,7 @@ static wt_status run_timed(wt_context *ctx, const wt_node *n)
         wt_node_shapes(n, shapes, sizeof shapes);
     wt_prof_record_detail(log, wt_node_label(n), log->trace ? shapes : NULL, t0,
                           (uint64_t)((t1 - t0) * 1e3));
+    if (st == WT_OK && ctx->capture) st = ctx->capture_record(ctx->capture, n);
     return st;
 }
 
@@ -130,5 +131,7 @@ wt_status wt_node_run(wt_context *ctx, const wt_node *n)
     ctx->node = n;
     wt_status st = ctx->ops->run(ctx, n);
     ctx->node = outer;
+    /* A capture records what ran (a node inside another is the outer's). */
+    if (st == WT_OK && ctx->capture && !outer) st = ctx->capture_record(ctx->capture, n);
     return st;
 }

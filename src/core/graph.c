@@ -1,0 +1,157 @@
+/* Captured graphs: the nodes a sequence of ops ran, recorded as they run
+ * (wt_node_run hands each to the capture through ctx->capture_record) and
+ * run again on replay without the ops' front-ends - no argument checks,
+ * shape work, allocations or dtype decisions - like a prepared statement
+ * or a CUDA graph (webtensor.h, "captured graphs").
+ *
+ * A node keeps its parameter block by value, so a recorded node is a copy
+ * of the node; the graph holds a reference to every tensor a node names,
+ * so the storages the kernels read and write stay what they were at the
+ * capture, whatever the caller releases. */
+#include "core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct wt_graph {
+    wt_context *ctx; /* holds a context reference */
+    wt_node *nodes;
+    int64_t n, cap;
+    wt_tensor **held; /* one reference per tensor slot of every node */
+    int64_t nheld, cap_held;
+    wt_status failed; /* a failure while capturing (capture_end reports it) */
+    char why[256];
+};
+
+static bool grow(void **items, int64_t *cap, int64_t need, size_t size)
+{
+    if (need <= *cap) return true;
+    int64_t c = *cap ? *cap * 2 : 64;
+    while (c < need) c *= 2;
+    void *p = realloc(*items, (size_t)c * size);
+    if (!p) return false;
+    *items = p;
+    *cap = c;
+    return true;
+}
+
+static void fail_capture(wt_graph *g, wt_status st, const char *why)
+{
+    if (g->failed != WT_OK) return;
+    g->failed = st;
+    strncpy(g->why, why, sizeof g->why - 1);
+}
+
+/* ctx->capture_record: keeps a copy of n and a reference to its tensors. */
+static wt_status record(struct wt_graph *g, const wt_node *n)
+{
+    if (g->failed != WT_OK) return WT_OK; /* the capture is already lost */
+    if (n->kind == WT_NODE_KERNEL_DISPATCH) {
+        fail_capture(g, WT_ERR_UNSUPPORTED, "a custom kernel (wt_kernel_dispatch) ran: not captured yet");
+        return WT_OK;
+    }
+    if (!grow((void **)&g->nodes, &g->cap, g->n + 1, sizeof *g->nodes) ||
+        !grow((void **)&g->held, &g->cap_held, g->nheld + WT_NODE_MAX_IN + WT_NODE_MAX_OUT, sizeof *g->held)) {
+        fail_capture(g, WT_ERR_OUT_OF_MEMORY, "out of host memory for the graph's nodes");
+        return WT_OK;
+    }
+    g->nodes[g->n++] = *n;
+    for (int i = 0; i < WT_NODE_MAX_IN; i++)
+        if (n->in[i]) {
+            wt_tensor_retain((wt_tensor *)n->in[i]);
+            g->held[g->nheld++] = (wt_tensor *)n->in[i];
+        }
+    for (int i = 0; i < WT_NODE_MAX_OUT; i++)
+        if (n->out[i]) {
+            wt_tensor_retain(n->out[i]);
+            g->held[g->nheld++] = n->out[i];
+        }
+    return WT_OK;
+}
+
+static void graph_free(wt_graph *g)
+{
+    for (int64_t i = 0; i < g->nheld; i++) wt_tensor_release(g->held[i]);
+    free(g->held);
+    free(g->nodes);
+    wt_context *ctx = g->ctx;
+    free(g);
+    wt_context_unref(ctx);
+}
+
+wt_status wt_graph_capture_begin(wt_context *ctx)
+{
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_begin: ctx is NULL");
+    if (ctx->capture)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_begin: a capture already runs on this context");
+    if (ctx->node)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_begin: called while an op runs");
+    wt_graph *g = calloc(1, sizeof *g);
+    if (!g) return wt_fail(WT_ERR_OUT_OF_MEMORY, "wt_graph_capture_begin: out of host memory");
+    wt_context_ref(ctx);
+    g->ctx = ctx;
+    ctx->capture = g;
+    ctx->capture_record = record;
+    return WT_OK;
+}
+
+wt_status wt_graph_capture_end(wt_context *ctx, wt_graph **out)
+{
+    if (out) *out = NULL;
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_end: ctx is NULL");
+    wt_graph *g = ctx->capture;
+    if (!g) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_end: no capture runs on this context");
+    /* The capture ends whatever happens next: a failed one is given up. */
+    ctx->capture = NULL;
+    ctx->capture_record = NULL;
+    if (!out) {
+        graph_free(g);
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_end: out is NULL (the capture is dropped)");
+    }
+    if (g->failed != WT_OK) {
+        wt_status st = g->failed;
+        char why[256];
+        memcpy(why, g->why, sizeof why);
+        graph_free(g);
+        return wt_fail(st, "wt_graph_capture_end: the capture is lost: %s", why);
+    }
+    *out = g;
+    return WT_OK;
+}
+
+wt_status wt_graph_replay(wt_graph *g)
+{
+    if (!g) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_replay: graph is NULL");
+    wt_context *ctx = g->ctx;
+    if (ctx->capture)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_replay: a capture runs on the graph's context");
+    /* The captured ops were recorded for autograd (or not) when they ran;
+     * their kernels run again as they are. */
+    ctx->grad_paused++;
+    wt_status st = WT_OK;
+    for (int64_t i = 0; i < g->n && st == WT_OK; i++) {
+        st = wt_node_run(ctx, &g->nodes[i]);
+        if (st != WT_OK) wt_error_prefix("wt_graph_replay");
+    }
+    ctx->grad_paused--;
+    if (st != WT_OK) wt_context_record_error(ctx, st);
+    return st;
+}
+
+wt_status wt_graph_node_count(const wt_graph *g, int64_t *count)
+{
+    if (count) *count = 0;
+    if (!g || !count) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_node_count: graph or count is NULL");
+    *count = g->n;
+    return WT_OK;
+}
+
+void wt_graph_destroy(wt_graph *g)
+{
+    if (!g) return;
+    if (g->ctx->capture == g) { /* destroyed while capturing: the capture ends */
+        g->ctx->capture = NULL;
+        g->ctx->capture_record = NULL;
+    }
+    graph_free(g);
+}
