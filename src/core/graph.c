@@ -20,6 +20,7 @@ struct wt_graph {
     wt_tensor **held; /* one reference per tensor slot of every node */
     int64_t nheld, cap_held;
     wt_status failed; /* a failure while capturing (capture_end reports it) */
+    void *backend_state; /* the backend's, for its replays (ctx->replay_state) */
     char why[256];
 };
 
@@ -71,6 +72,7 @@ static wt_status record(struct wt_graph *g, const wt_node *n)
 
 static void graph_free(wt_graph *g)
 {
+    if (g->backend_state && g->ctx->ops->graph_state_free) g->ctx->ops->graph_state_free(g->ctx, g->backend_state);
     for (int64_t i = 0; i < g->nheld; i++) wt_tensor_release(g->held[i]);
     free(g->held);
     free(g->nodes);
@@ -128,11 +130,16 @@ wt_status wt_graph_replay(wt_graph *g)
     /* The captured ops were recorded for autograd (or not) when they ran;
      * their kernels run again as they are. */
     ctx->grad_paused++;
+    /* The backend may keep per-graph state across replays (bind groups
+     * made once, one per dispatch in order). */
+    ctx->replay_state = &g->backend_state;
+    ctx->replay_pos = 0;
     wt_status st = WT_OK;
     for (int64_t i = 0; i < g->n && st == WT_OK; i++) {
         st = wt_node_run(ctx, &g->nodes[i]);
         if (st != WT_OK) wt_error_prefix("wt_graph_replay");
     }
+    ctx->replay_state = NULL;
     ctx->grad_paused--;
     if (st != WT_OK) wt_context_record_error(ctx, st);
     return st;

@@ -89,6 +89,11 @@ struct wt_context {
      * wt_node_run hands it each node that ran. */
     struct wt_graph *capture;
     wt_status (*capture_record)(struct wt_graph *g, const struct wt_node *n);
+    /* During a replay: the graph's backend state (what the backend keeps
+     * per graph, e.g. its bind groups) and the ordinal of the next
+     * dispatch; NULL otherwise (core/graph.c). */
+    void **replay_state;
+    int64_t replay_pos;
     /* --- autograd (autograd/tape.c) --- */
     int no_grad_depth; /* open wt_no_grad_begin scopes */
     int grad_paused;   /* > 0 inside a recorded op or a backward pass */
@@ -247,6 +252,9 @@ struct wt_backend_ops {
      * (src/api/kernel.c) has checked the descriptor and the arguments'
      * counts and contexts. */
     wt_status (*kernel_compile)(wt_context *ctx, const wt_kernel *k);
+    /* Optional: frees what the backend kept for a captured graph through
+     * ctx->replay_state (core/graph.c calls it when the graph goes). */
+    void (*graph_state_free)(wt_context *ctx, void *state);
     /* Optional (NULL: no adapters): the adapters this backend could use
      * with opts, without a context (wt_list_adapters). */
     wt_status (*list_adapters)(const wt_context_options *opts, wt_adapter_info *infos, int capacity,

@@ -386,4 +386,5 @@ const wt_backend_ops wt_webgpu_backend = {
     .event_release = wg_event_release,
     .kernel_compile = wg_kernel_compile,
     .list_adapters = wt_webgpu_list_adapters,
+    .graph_state_free = wg_graph_state_free,
 };

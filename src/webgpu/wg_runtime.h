@@ -141,6 +141,11 @@ typedef struct wg_pipeline_cache {
 
 /* The pipeline for a launch (compiled on first use). */
 wt_status wg_pipeline_get(wt_context *ctx, const wg_launch *launch, const wg_pipeline **out);
+/* The bind-group slot of a replay's dispatch ordinal, in the graph's own
+ * state (ctx->replay_state; made on first use). */
+wt_status wg_replay_slot(wt_context *ctx, int64_t ordinal, wg_bind_group_slot **out);
+/* Releases a graph's bind groups (wt_backend_ops.graph_state_free). */
+void wg_graph_state_free(wt_context *ctx, void *state);
 /* A bind group for (layout, arena, buffers), cached. */
 wt_status wg_bind_group_get(wt_context *ctx, const wg_pipeline *pipe, const wg_launch *launch,
                             WGPUBindGroup *out);
