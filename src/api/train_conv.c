@@ -52,10 +52,10 @@ static void transpose_fit(int64_t in, int64_t out, int64_t s, int64_t d, int64_t
     *out_pad = need < 0 ? -need : 0;
 }
 
-wt_status wt_conv2d_backward(const wt_tensor *x, const wt_tensor *w, const wt_tensor *dy, const wt_conv_options *opts,
-                             wt_tensor **dx, wt_tensor **dw, wt_tensor **dbias)
+wt_status wt_conv2d_backward_v2(const wt_tensor *dy, const wt_tensor *x, const wt_tensor *w,
+                                const wt_conv_options *opts, wt_tensor **dx, wt_tensor **dw, wt_tensor **dbias)
 {
-    const char *fn = "wt_conv2d_backward";
+    const char *fn = "wt_conv2d_backward_v2";
     if (dx) *dx = NULL;
     if (dw) *dw = NULL;
     if (dbias) *dbias = NULL;
