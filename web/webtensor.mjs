@@ -540,8 +540,9 @@ const OPTION_WRITERS = {
     rt.M._wt_batch_norm_options_init(p);
     if (!o) return p;
     if (o.training !== undefined) rt.M.HEAPU8[p + L['wt_batch_norm_options.training']] = o.training ? 1 : 0;
-    if (o.momentum !== undefined) rt.M.HEAPF32[(p + L['wt_batch_norm_options.momentum']) >> 2] = o.momentum;
-    if (o.eps !== undefined) rt.M.HEAPF32[(p + L['wt_batch_norm_options.eps']) >> 2] = o.eps;
+    // double fields (8-byte aligned in the struct)
+    if (o.momentum !== undefined) rt.M.HEAPF64[(p + L['wt_batch_norm_options.momentum']) >> 3] = o.momentum;
+    if (o.eps !== undefined) rt.M.HEAPF64[(p + L['wt_batch_norm_options.eps']) >> 3] = o.eps;
     return p;
   },
   xent(rt, op, o) {

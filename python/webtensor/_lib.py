@@ -121,7 +121,7 @@ class PoolOptions(ctypes.Structure):
 
 
 class BatchNormOptions(ctypes.Structure):
-    _fields_ = [("struct_size", _U32), ("training", _B), ("momentum", _F), ("eps", _F)]
+    _fields_ = [("struct_size", _U32), ("training", _B), ("momentum", _D), ("eps", _D)]
 
 
 class CrossEntropyOptions(ctypes.Structure):
