@@ -24,16 +24,23 @@
  *     out-pointers. On failure every tensor out-pointer is set to NULL,
  *     nothing leaks and wt_last_error() holds a message for the calling
  *     thread.
- *  2. Argument order: the object acted on first (the context of a
- *     creation function, the tensor of an op); then the other input
- *     tensors; then scalars, enums and the options struct; then the
- *     out-pointers, last. [checked: no argument follows a wt_tensor **
- *     except another one]
- *  3. Backward ops, wt_<op>_backward for the forward op wt_<op>: the
- *     upstream gradient first (dy, or dloss for a loss); then the
- *     forward's results that the gradient reads (max_pool2d's indices);
- *     then the forward's arguments that it reads, in the forward's order
- *     (tensors, scalars and options alike); then the gradient
+ *  2. Argument order: what the call works on first (the tensor an op
+ *     reads, the context of a creation function, the handle of a
+ *     runtime call); then the op's other arguments in the order of
+ *     PyTorch's functional form where it has one (wt_layer_norm(x,
+ *     normalized_ndim, weight, bias, eps) as F.layer_norm), with an axis
+ *     before the index tensor or sizes it qualifies (wt_gather(x, axis,
+ *     index), wt_split(x, axis, n, sizes)) and a count right before its
+ *     array (n, xs; naxes, axes); the options struct after the tensors and
+ *     scalars; the out-pointers last, in the order of the results.
+ *     [checked: no argument follows a wt_tensor ** except another one]
+ *  3. Backward ops, wt_<op>_backward (or _backward_v2, rule 11) for the
+ *     forward op wt_<op>: the upstream gradient first (dy, or dloss for a
+ *     loss); then the forward's results that the gradient reads
+ *     (max_pool2d's indices); then the forward's arguments that it reads,
+ *     in the forward's order (tensors, scalars and options alike; a
+ *     tensor of which only the size is needed is given by that size after
+ *     the tensors, as embedding's num_embeddings); then the gradient
  *     out-pointers (dx, dweight, ...) in the order of the forward's inputs,
  *     any of them NULL to skip it where the op says so. [checked: the
  *     first argument is a const wt_tensor * named d..., every out-pointer
@@ -57,8 +64,8 @@
  *     uint32_t struct_size, set by its _init, so that later versions can
  *     add fields without breaking programs built against this one.
  *     [checked: struct_size first in every wt_*_options, and an _init]
- *  7. Host scalars are double (int64_t for counts and extents, bool for
- *     switches); a kernel that computes in f32 rounds them once and
+ *  7. Host scalars are double (integers for counts, extents and axes,
+ *     bool for switches, enums for modes); a kernel that computes in f32 rounds them once and
  *     refuses values that are not finite in f32. [checked: no float
  *     argument or options field]
  *  8. Arrays of input tensors are `wt_tensor *const *`, so that a
@@ -68,8 +75,10 @@
  *     argument is `axis` (int, negative counts from the end), a list of
  *     them `naxes, axes`; sort order is `descending` for every op that
  *     orders (sort, argsort, topk). Getters are wt_<object>_<property>
- *     (wt_tensor_shape, wt_context_backend, wt_context_memory_stats);
- *     one that fills a struct takes it last, as out.
+ *     (wt_tensor_shape, wt_context_backend, wt_context_memory_stats); one
+ *     that fills a struct takes it last, as out; get_ only where C gives
+ *     the plain name to the struct (wt_context_get_info fills a
+ *     wt_context_info).
  * 10. Handles: a function that creates a handle returns one reference to
  *     it; drop it with the matching _release/_destroy (NULL is ignored).
  *     Views share storage and keep it alive.
@@ -471,7 +480,7 @@ WT_API wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_st
  * many browsers): ops run in pieces, each on windows of the large buffers.
  * An op refuses with WT_ERR_UNSUPPORTED (and the sizes) only where one
  * indivisible unit of its work spans more than one binding:
- *  - row-wise ops (softmax, log_softmax, layernorm, rmsnorm), cross-entropy
+ *  - row-wise ops (softmax, log_softmax, layer_norm, rms_norm), cross-entropy
  *    and its gradient: one row; softmax along another axis: one line along
  *    that axis; rope: one vector of D;
  *  - reductions (sum, mean, max, min, prod, all, any, var, std,
@@ -589,9 +598,9 @@ WT_API wt_status wt_tensor_eye(wt_context *ctx, wt_dtype dtype, int64_t n, int64
  * element i of the row-major result takes word i % 4 of the block
  * Philox(counter = (i / 4, 0), key = seed)). The same seed and shape give
  * the same bits on the CPU and on every GPU, and element i does not depend
- * on the shape. wt_rand: uniform in [0, 1) on a grid of 2^-24 (f32) or
- * 2^-11 (f16). wt_randn: standard normal by an inverse-CDF table in
- * integer arithmetic (within 2e-6 of the exact quantile, on a grid of
+ * on the shape. wt_tensor_rand: uniform in [0, 1) on a grid of 2^-24
+ * (f32) or 2^-11 (f16). wt_tensor_randn: standard normal by an inverse-CDF
+ * table in integer arithmetic (within 2e-6 of the exact quantile, on a grid of
  * 2^-21, |value| <= 6.24); f16 results are the f32 values rounded. */
 WT_API wt_status wt_tensor_rand(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
                                 uint64_t seed, wt_tensor **out);
@@ -1050,6 +1059,7 @@ WT_API wt_status wt_topk_v2(const wt_tensor *x, int64_t k, int axis, bool descen
  * ranges overlap, src is first copied to a temporary, so the result is as
  * if src were read entirely before dst is written. */
 WT_API wt_status wt_copy_into(wt_tensor *dst, const wt_tensor *src);
+
 /* ======== 11. Linear algebra ============================================= */
 
 /* NumPy matmul: 1-D operands are promoted and the added axis removed;
@@ -1188,7 +1198,7 @@ WT_API wt_status wt_scaled_dot_product_attention_v2(const wt_tensor *q, const wt
  *   out[i]     = x[i] * cos(p f_i) - x[i + h] * sin(p f_i)
  *   out[i + h] = x[i + h] * cos(p f_i) + x[i] * sin(p f_i)
  * layout names the sequence axis: WT_ROPE_BHSD ([..., S, D], the axis
- * before D, as q/k of wt_scaled_dot_product_attention) or WT_ROPE_BSHD
+ * before D, as q/k of wt_scaled_dot_product_attention_v2) or WT_ROPE_BSHD
  * ([..., S, H, D], two before D, the layout of a projection's output).
  * theta > 0 (10000 for Llama 2, 500000 for Llama 3), offset >= 0 (the
  * position of the first token, e.g. the KV-cache length when decoding).
