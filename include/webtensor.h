@@ -1270,31 +1270,32 @@ WT_API wt_status wt_conv1d(const wt_tensor *x, const wt_tensor *w, const wt_tens
 WT_API wt_status wt_conv_transpose2d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                                      const wt_conv_options *opts, wt_tensor **out);
 
-typedef struct wt_pool_options {
-    uint32_t struct_size;     /* set by wt_pool_options_init */
+typedef struct wt_pool2d_options {
+    uint32_t struct_size;     /* set by wt_pool2d_options_init */
     int64_t kernel[2];        /* (h, w); must be set (> 0) */
     int64_t stride[2];        /* 0 (the default): the kernel size */
-    int64_t padding[2];       /* (h, w), on both sides; at most half the (dilated) kernel */
-    int64_t dilation[2];      /* max_pool2d only; 1 */
+    int64_t padding[4];       /* top, bottom, left, right (as wt_conv_options); 0; each
+                                 at most half the (dilated) kernel */
+    int64_t dilation[2];      /* max pooling only; 1 */
     bool ceil_mode;           /* round the output size up; a window must start inside
                                  the input or its leading padding (PyTorch) */
-    bool count_include_pad;   /* avg_pool2d: padding counts in the divisor; true */
-    int64_t divisor_override; /* avg_pool2d: > 0 divides every window; 0 */
-} wt_pool_options;
-WT_API void wt_pool_options_init(wt_pool_options *opts);
+    bool count_include_pad;   /* average pooling: padding counts in the divisor; true */
+    int64_t divisor_override; /* average pooling: > 0 divides every window; 0 */
+} wt_pool2d_options;
+WT_API void wt_pool2d_options_init(wt_pool2d_options *opts);
 
 /* Max over each window (padding never wins; ties give the first position;
  * a NaN wins, the window's last NaN giving the index, as PyTorch).
  * indices: NULL, or receives a WT_I32 tensor of out's shape holding the
  * position y*W + x of each maximum in its input plane (PyTorch's
  * return_indices). x [N, C, H, W] or [C, H, W]. */
-WT_API wt_status wt_max_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out,
-                               wt_tensor **indices);
+WT_API wt_status wt_max_pool2d_v2(const wt_tensor *x, const wt_pool2d_options *opts, wt_tensor **out,
+                                  wt_tensor **indices);
 /* Mean over each window, as PyTorch's avg_pool2d: divisor_override, else
  * the window clipped to the padded input (count_include_pad) or to the
  * input (windows past the padded edge in ceil_mode count only what lies
  * inside). dilation must be 1. */
-WT_API wt_status wt_avg_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out);
+WT_API wt_status wt_avg_pool2d_v2(const wt_tensor *x, const wt_pool2d_options *opts, wt_tensor **out);
 /* Output [.., out_h, out_w]; window oy covers rows floor(oy*H/out_h) to
  * ceil((oy+1)*H/out_h) (exclusive), columns alike. out_h, out_w > 0. */
 WT_API wt_status wt_adaptive_avg_pool2d(const wt_tensor *x, int64_t out_h, int64_t out_w,
@@ -1480,15 +1481,15 @@ WT_API wt_status wt_adamw_step(wt_tensor *param, const wt_tensor *grad, wt_tenso
 WT_API wt_status wt_conv2d_backward_v2(const wt_tensor *dy, const wt_tensor *x, const wt_tensor *w,
                                        const wt_conv_options *opts, wt_tensor **dx, wt_tensor **dw,
                                        wt_tensor **dbias);
-/* Backward of wt_max_pool2d from the indices it returned: dx (x's shape)
+/* Backward of wt_max_pool2d_v2 from the indices it returned: dx (x's shape)
  * receives each dy at the position its index names, summed where windows
  * overlap (in index order on the CPU; by atomic adds on the GPU). */
 WT_API wt_status wt_max_pool2d_backward(const wt_tensor *dy, const wt_tensor *indices, const wt_tensor *x,
                                         wt_tensor **dx);
-/* Backward of wt_avg_pool2d(x, opts): each dy spread evenly over its
+/* Backward of wt_avg_pool2d_v2(x, opts): each dy spread evenly over its
  * window, divided by the divisor the forward pass used. */
-WT_API wt_status wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x, const wt_pool_options *opts,
-                                        wt_tensor **dx);
+WT_API wt_status wt_avg_pool2d_backward_v2(const wt_tensor *dy, const wt_tensor *x, const wt_pool2d_options *opts,
+                                           wt_tensor **dx);
 
 /* Backward of wt_interpolate(x, opts): dx (x's shape, f32) is the adjoint
  * of the resampling applied to dy (the forward's output shape): each input
@@ -1647,6 +1648,27 @@ WT_API WT_DEPRECATED("wt_batch_norm_backward_v2") wt_status
 wt_batch_norm_backward(const wt_tensor *x, const wt_tensor *weight, const wt_tensor *running_mean,
                        const wt_tensor *running_var, bool training, float eps, const wt_tensor *dy,
                        wt_tensor **dx, wt_tensor **dweight, wt_tensor **dbias);
+/* wt_pool2d_options, wt_max_pool2d_v2, wt_avg_pool2d_v2,
+ * wt_avg_pool2d_backward_v2: padding (h, w) on both sides becomes
+ * (top, bottom, left, right), as wt_conv_options has it. */
+typedef struct wt_pool_options {
+    uint32_t struct_size;     /* set by wt_pool_options_init */
+    int64_t kernel[2];        /* (h, w); must be set (> 0) */
+    int64_t stride[2];        /* 0 (the default): the kernel size */
+    int64_t padding[2];       /* (h, w), on both sides; at most half the (dilated) kernel */
+    int64_t dilation[2];      /* max_pool2d only; 1 */
+    bool ceil_mode;           /* round the output size up; a window must start inside
+                                 the input or its leading padding (PyTorch) */
+    bool count_include_pad;   /* avg_pool2d: padding counts in the divisor; true */
+    int64_t divisor_override; /* avg_pool2d: > 0 divides every window; 0 */
+} wt_pool_options;
+WT_API WT_DEPRECATED("wt_pool2d_options_init") void wt_pool_options_init(wt_pool_options *opts);
+WT_API WT_DEPRECATED("wt_max_pool2d_v2") wt_status wt_max_pool2d(const wt_tensor *x, const wt_pool_options *opts,
+                                                                  wt_tensor **out, wt_tensor **indices);
+WT_API WT_DEPRECATED("wt_avg_pool2d_v2") wt_status wt_avg_pool2d(const wt_tensor *x, const wt_pool_options *opts,
+                                                                  wt_tensor **out);
+WT_API WT_DEPRECATED("wt_avg_pool2d_backward_v2") wt_status
+wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x, const wt_pool_options *opts, wt_tensor **dx);
 /* wt_conv2d_backward_v2: dy first. */
 WT_API WT_DEPRECATED("wt_conv2d_backward_v2") wt_status
 wt_conv2d_backward(const wt_tensor *x, const wt_tensor *w, const wt_tensor *dy, const wt_conv_options *opts,

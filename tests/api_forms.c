@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MIN_(a, b) ((a) < (b) ? (a) : (b))
+#define MAX_(a, b) ((a) > (b) ? (a) : (b))
+
 static wt_context *g_ctx;
 
 static wt_tensor *make(int ndim, const int64_t *shape, float lo, float hi)
@@ -188,6 +191,79 @@ static void topk_any_axis(void)
     wt_tensor_release(x);
 }
 
+/* Pooling with asymmetric padding (top, bottom, left, right) against a
+ * reference here: max ignores the padding; the average divides by the
+ * window clipped to the padded input (count_include_pad) or to the input;
+ * the average's backward is its adjoint. */
+static void pooling_asymmetric(void)
+{
+    const int64_t N = 1, C = 2, H = 5, W = 4, shape[4] = {1, 2, 5, 4};
+    wt_tensor *x = make(4, shape, -2, 2);
+    float *hx = values(x);
+    wt_pool2d_options o;
+    wt_pool2d_options_init(&o);
+    o.kernel[0] = 3, o.kernel[1] = 2;
+    o.stride[0] = 2, o.stride[1] = 1;
+    o.padding[0] = 1, o.padding[1] = 0, o.padding[2] = 0, o.padding[3] = 1;
+    const int64_t top = 1, bottom = 0, left = 0, right = 1;
+    const int64_t Ho = (H + top + bottom - 3) / 2 + 1, Wo = (W + left + right - 2) / 1 + 1;
+    for (int kind = 0; kind < 3 && hx; kind++) { /* max, avg with and without the padding */
+        o.count_include_pad = kind == 1;
+        wt_tensor *y = NULL;
+        wt_status st = kind == 0 ? wt_max_pool2d_v2(x, &o, &y, NULL) : wt_avg_pool2d_v2(x, &o, &y);
+        if (!CHECK(st == WT_OK, "pool2d_v2 %d: %s", kind, wt_last_error())) continue;
+        CHECK(wt_tensor_shape(y)[2] == Ho && wt_tensor_shape(y)[3] == Wo, "pool2d_v2 %d: output %lldx%lld", kind,
+              (long long)Ho, (long long)Wo);
+        float *hy = values(y);
+        double *want = calloc((size_t)(N * C * Ho * Wo), sizeof *want);
+        double *dxw = calloc((size_t)(N * C * H * W), sizeof *dxw);
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t oy = 0; oy < Ho; oy++)
+                for (int64_t ox = 0; ox < Wo; ox++) {
+                    int64_t ys = oy * 2 - top, xs = ox - left, ye = ys + 3, xe = xs + 2;
+                    double m = -INFINITY, sum = 0;
+                    int64_t padded = (MIN_(ye, H + bottom) - MAX_(ys, -top)) * (MIN_(xe, W + right) - MAX_(xs, -left));
+                    int64_t inside = (MIN_(ye, H) - MAX_(ys, 0)) * (MIN_(xe, W) - MAX_(xs, 0));
+                    for (int64_t yy = MAX_(ys, 0); yy < MIN_(ye, H); yy++)
+                        for (int64_t xx = MAX_(xs, 0); xx < MIN_(xe, W); xx++) {
+                            double v = hx[(c * H + yy) * W + xx];
+                            m = v > m ? v : m;
+                            sum += v;
+                        }
+                    double div = (double)(kind == 1 ? padded : inside);
+                    want[(c * Ho + oy) * Wo + ox] = kind == 0 ? m : sum / div;
+                    /* The adjoint of the average, for dy = 1 + the output's index. */
+                    double g = 1.0 + (double)((c * Ho + oy) * Wo + ox);
+                    for (int64_t yy = MAX_(ys, 0); yy < MIN_(ye, H); yy++)
+                        for (int64_t xx = MAX_(xs, 0); xx < MIN_(xe, W); xx++) dxw[(c * H + yy) * W + xx] += g / div;
+                }
+        check_close(kind == 0 ? "max_pool2d_v2 asymmetric" : "avg_pool2d_v2 asymmetric", hy, want, N * C * Ho * Wo,
+                    1e-6);
+        if (kind > 0) {
+            const int64_t dys[4] = {N, C, Ho, Wo};
+            float *g = malloc((size_t)(N * C * Ho * Wo) * sizeof *g);
+            for (int64_t i = 0; i < N * C * Ho * Wo; i++) g[i] = 1.0f + (float)i;
+            wt_tensor *dy = NULL, *dx = NULL;
+            CHECK(wt_tensor_from_data(g_ctx, WT_F32, 4, dys, g, &dy) == WT_OK, "dy");
+            st = wt_avg_pool2d_backward_v2(dy, x, &o, &dx);
+            if (CHECK(st == WT_OK, "avg_pool2d_backward_v2 asymmetric: %s", wt_last_error())) {
+                float *hd = values(dx);
+                check_close("avg_pool2d_backward_v2 asymmetric", hd, dxw, N * C * H * W, 1e-5);
+                free(hd);
+            }
+            wt_tensor_release(dy);
+            wt_tensor_release(dx);
+            free(g);
+        }
+        free(hy);
+        free(want);
+        free(dxw);
+        wt_tensor_release(y);
+    }
+    free(hx);
+    wt_tensor_release(x);
+}
+
 /* -------------------------------------- deprecated names and their replacements */
 
 static void deprecated_forms(void)
@@ -290,6 +366,36 @@ static void deprecated_forms(void)
     expect_same("conv2d_backward dx", sa, dx1, sb, dx2);
     expect_same("conv2d_backward dw", sa, dw1, sb, dw2);
     expect_same("conv2d_backward dbias", sa, db1, sb, db2);
+    /* Pooling: padding (h, w) on both sides as (top, bottom, left, right). */
+    wt_pool_options po;
+    wt_pool2d_options p2;
+    wt_pool_options_init(&po);
+    wt_pool2d_options_init(&p2);
+    po.kernel[0] = p2.kernel[0] = 3, po.kernel[1] = p2.kernel[1] = 2;
+    po.stride[0] = p2.stride[0] = 1, po.stride[1] = p2.stride[1] = 2;
+    po.padding[0] = 1, po.padding[1] = 1;
+    p2.padding[0] = p2.padding[1] = 1, p2.padding[2] = p2.padding[3] = 1;
+    po.ceil_mode = p2.ceil_mode = true;
+    sa = wt_max_pool2d(x4, &po, &a, &c);
+    sb = wt_max_pool2d_v2(x4, &p2, &b, &d);
+    expect_same("max_pool2d values", sa, a, sb, b);
+    expect_same("max_pool2d indices", sa, c, sb, d);
+    for (int inc = 0; inc < 2; inc++) {
+        po.count_include_pad = p2.count_include_pad = inc;
+        sa = wt_avg_pool2d(x4, &po, &a);
+        sb = wt_avg_pool2d_v2(x4, &p2, &b);
+        wt_tensor *gy = NULL;
+        if (sa == WT_OK) {
+            int64_t gs[4];
+            for (int i = 0; i < 4; i++) gs[i] = wt_tensor_shape(a)[i];
+            gy = make(4, gs, -1, 1);
+        }
+        expect_same("avg_pool2d", sa, a, sb, b);
+        sa = wt_avg_pool2d_backward(gy, x4, &po, &a);
+        sb = wt_avg_pool2d_backward_v2(gy, x4, &p2, &b);
+        expect_same("avg_pool2d_backward", sa, a, sb, b);
+        wt_tensor_release(gy);
+    }
     wt_group_norm_options go;
     wt_group_norm_options_init(&go);
     go.eps = 1e-2f;
@@ -374,6 +480,7 @@ int main(int argc, char **argv)
     if (test_create_context(be, &g_ctx) != WT_OK) return test_summary("api_forms");
     layer_norm_backward_trailing_axes();
     topk_any_axis();
+    pooling_asymmetric();
     deprecated_forms();
     wt_context_destroy(g_ctx);
     char prefix[64];

@@ -89,6 +89,7 @@ typedef struct M {
     int nmade;
     wt_conv_options conv;
     wt_pool_options pool;
+    wt_pool2d_options pool2d;
     wt_interpolate_options interp;
     bool shape_too; /* bad options may also show as a dy of the wrong shape */
 } M;
@@ -364,6 +365,26 @@ static const wt_pool_options *pool_slot(M *m, const char *name)
 }
 #define POOL(name) pool_slot(m, name)
 
+static const wt_pool2d_options *pool2d_slot(M *m, const char *name)
+{
+    wt_pool2d_options_init(&m->pool2d);
+    m->pool2d.kernel[0] = m->pool2d.kernel[1] = 2;
+    if (!take(m, K_POOL, name)) return &m->pool2d;
+    const wt_status INV = WT_ERR_INVALID_ARGUMENT;
+    switch (m->variant) {
+    case 0: expect(m, CLASS_NULL, INV, WT_OK, "%s NULL", name); return NULL;
+    case 1: m->pool2d.kernel[1] = 0; expect(m, CLASS_VALUE, INV, WT_OK, "%s kernel 0", name); break;
+    case 2: m->pool2d.stride[0] = -1; expect(m, CLASS_VALUE, INV, WT_OK, "%s stride -1", name); break;
+    case 3: m->pool2d.padding[3] = 2; expect(m, CLASS_VALUE, INV, WT_OK, "%s right padding past half the kernel", name); break;
+    case 4: m->pool2d.kernel[0] = 100; expect(m, CLASS_VALUE, WT_ERR_SHAPE, INV, "%s kernel past the input", name); break;
+    case 5: m->pool2d.struct_size = 0; expect(m, CLASS_VALUE, INV, WT_OK, "%s not initialised", name); break;
+    case 6: m->pool2d.padding[0] = -1; expect(m, CLASS_VALUE, INV, WT_OK, "%s top padding -1", name); break;
+    }
+    if (m->hit && m->want == INV && m->shape_too) m->want2 = WT_ERR_SHAPE;
+    return &m->pool2d;
+}
+#define POOL2D(name) pool2d_slot(m, name)
+
 /* Valid: bilinear to 3x3 (e->x4 [2, 3, 6, 6] to e->pool_dy's shape). */
 static const wt_interpolate_options *interp_slot(M *m, const char *name)
 {
@@ -516,6 +537,8 @@ ROWFN(conv_transpose2d)
 }
 ROWFN(max_pool2d) { return wt_max_pool2d(T("x", e->x4), POOL("opts"), OUT("out"), OUTO("indices")); }
 ROWFN(avg_pool2d) { return wt_avg_pool2d(T("x", e->x4), POOL("opts"), OUT("out")); }
+ROWFN(max_pool2d_v2) { return wt_max_pool2d_v2(T("x", e->x4), POOL2D("opts"), OUT("out"), OUTO("indices")); }
+ROWFN(avg_pool2d_v2) { return wt_avg_pool2d_v2(T("x", e->x4), POOL2D("opts"), OUT("out")); }
 ROWFN(adaptive_avg_pool2d) { return wt_adaptive_avg_pool2d(T("x", e->x4), POS("out_h", 2), POS("out_w", 3), OUT("out")); }
 ROWFN(adaptive_max_pool2d)
 {
@@ -670,6 +693,11 @@ ROWFN(interpolate_backward)
     return wt_interpolate_backward(T("dy", e->pool_dy), T("x", e->x4), INTERP("opts"), OUT("dx"));
 }
 ROWFN(avg_pool2d_backward) { m->shape_too = true; return wt_avg_pool2d_backward(T("dy", e->pool_dy), T("x", e->x4), POOL("opts"), OUT("dx")); }
+ROWFN(avg_pool2d_backward_v2)
+{
+    m->shape_too = true;
+    return wt_avg_pool2d_backward_v2(T("dy", e->pool_dy), T("x", e->x4), POOL2D("opts"), OUT("dx"));
+}
 
 /* runtime */
 ROWFN(event_record) { return wt_event_record(CTX("ctx", e->ctx), out_event(m, "out")); }
@@ -1106,7 +1134,7 @@ static const slot_row ROWS[] = {
     R(max_pool2d_backward), R(avg_pool2d_backward), R(interpolate_backward),
     R(relu_backward), R(sigmoid_backward), R(tanh_backward), R(silu_backward), R(gelu_backward),
     R(gelu_tanh_backward), R(cross_entropy_backward_v2), R(layer_norm_backward), R(batch_norm_backward_v2),
-    R(conv2d_backward_v2),
+    R(conv2d_backward_v2), R(max_pool2d_v2), R(avg_pool2d_v2), R(avg_pool2d_backward_v2),
     /* --- runtime --- */
     R(event_record), R(event_query), R(event_wait), R(tensor_read_async), R(tensor_to),
     R_ALT(context_profile_begin, WT_ERR_UNSUPPORTED), R_ALT(context_profile_end, WT_ERR_UNSUPPORTED),
@@ -1136,7 +1164,7 @@ static const char *const NO_STATUS[] = {
     "wt_conv_options_init", "wt_pool_options_init", "wt_batch_norm_options_init",
     "wt_cross_entropy_options_init", "wt_sgd_options_init", "wt_adamw_options_init",
     "wt_interpolate_options_init", "wt_attention_options_init", "wt_rope_options_init",
-    "wt_group_norm_options_init", "wt_dropout_options_init",
+    "wt_group_norm_options_init", "wt_dropout_options_init", "wt_pool2d_options_init",
     "wt_safetensors_close", "wt_safetensors_count", "wt_safetensors_metadata",
     "wt_gguf_close", "wt_gguf_version", "wt_gguf_alignment", "wt_gguf_kv_count", "wt_gguf_tensor_count",
     "wt_gguf_writer_destroy",
@@ -1157,6 +1185,7 @@ static int no_status_checks(void)
     wt_rope_options_init(NULL);
     wt_group_norm_options_init(NULL);
     wt_dropout_options_init(NULL);
+    wt_pool2d_options_init(NULL);
     wt_safetensors_close(NULL);
     wt_gguf_close(NULL);
     wt_gguf_writer_destroy(NULL);

@@ -119,6 +119,7 @@ export const C_NAMES = {
   arange: 'wt_tensor_arange', linspace: 'wt_tensor_linspace', eye: 'wt_tensor_eye',
   rand: 'wt_tensor_rand', randn: 'wt_tensor_randn',
   cross_entropy_backward: 'wt_cross_entropy_backward_v2', topk: 'wt_topk_v2',
+  max_pool2d: 'wt_max_pool2d_v2', avg_pool2d: 'wt_avg_pool2d_v2',
 };
 
 // Reductions whose signature is not the plain (x, axis, keepdims).
@@ -146,10 +147,11 @@ export const CORE_FUNCTIONS = [
   'wt_op_count', 'wt_op_name', 'wt_op_family',
   'wt_add_scalar', // the scalar forms of every binary op are added by the generator
   'wt_split', 'wt_chunk', 'wt_roll', 'wt_tensor_to',
-  'wt_conv_options_init', 'wt_pool_options_init', 'wt_batch_norm_options_init',
+  'wt_conv_options_init', 'wt_pool2d_options_init', 'wt_batch_norm_options_init',
   'wt_cross_entropy_options_init',
   'wtjs_layout',
   // Deprecated names (webtensor.h, section 16) the wasm module still
   // exports, for programs that call them by name.
   'wt_arange', 'wt_linspace', 'wt_eye', 'wt_rand', 'wt_randn', 'wt_cross_entropy_backward',
+  'wt_topk', 'wt_max_pool2d', 'wt_avg_pool2d', 'wt_pool_options_init',
 ];

@@ -24,7 +24,7 @@ _proto('wt_argmin', _P, _I, _P, _B, _P)
 _proto('wt_argsort', _P, _I, _B, _P)
 _proto('wt_atan2', _P, _P, _P)
 _proto('wt_atan2_scalar', _P, _D, _P)
-_proto('wt_avg_pool2d', _P, _P, _P)
+_proto('wt_avg_pool2d_v2', _P, _P, _P)
 _proto('wt_batch_norm', _P, _P, _P, _P, _P, _P, _P, _P, _P)
 _proto('wt_cast', _P, _I, _P)
 _proto('wt_ceil', _P, _P)
@@ -100,7 +100,7 @@ _proto('wt_lt_scalar', _P, _D, _P)
 _proto('wt_masked_fill', _P, _P, _D, _P)
 _proto('wt_matmul', _P, _P, _P)
 _proto('wt_max', _P, _I, _P, _B, _P)
-_proto('wt_max_pool2d', _P, _P, _P, _P)
+_proto('wt_max_pool2d_v2', _P, _P, _P, _P)
 _proto('wt_maximum', _P, _P, _P)
 _proto('wt_maximum_scalar', _P, _D, _P)
 _proto('wt_mean', _P, _I, _P, _B, _P)
@@ -344,7 +344,7 @@ def atan2(a, b):
 
 
 def avg_pool2d(x, options):
-    """wt_avg_pool2d (nn); see include/webtensor.h."""
+    """wt_avg_pool2d_v2 (nn); see include/webtensor.h."""
     if x.__class__ is _Tensor:
         _c = x._ctx
     else:
@@ -352,7 +352,7 @@ def avg_pool2d(x, options):
         x = _tensor(x, _c)
     _o_options = _options_pool(options)
     _out0 = _P()
-    _s = _L.wt_avg_pool2d(x._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    _s = _L.wt_avg_pool2d_v2(x._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
     if _s:
         _fail(_s, 'avg_pool2d', x)
     return _wrap(_out0.value, _c)
@@ -1348,7 +1348,7 @@ def max(x, axis=None, keepdims=False):
 
 
 def max_pool2d(x, options):
-    """wt_max_pool2d (nn); see include/webtensor.h."""
+    """wt_max_pool2d_v2 (nn); see include/webtensor.h."""
     if x.__class__ is _Tensor:
         _c = x._ctx
     else:
@@ -1356,7 +1356,7 @@ def max_pool2d(x, options):
         x = _tensor(x, _c)
     _o_options = _options_pool(options)
     _out0 = _P()
-    _s = _L.wt_max_pool2d(x._h, None if _o_options is None else _byref(_o_options), _byref(_out0), None)
+    _s = _L.wt_max_pool2d_v2(x._h, None if _o_options is None else _byref(_o_options), _byref(_out0), None)
     if _s:
         _fail(_s, 'max_pool2d', x)
     return _wrap(_out0.value, _c)

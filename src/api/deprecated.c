@@ -128,3 +128,48 @@ wt_status wt_conv2d_backward(const wt_tensor *x, const wt_tensor *w, const wt_te
 {
     return wt_conv2d_backward_v2(dy, x, w, opts, dx, dw, dbias);
 }
+
+/* wt_pool_options (padding (h, w) on both sides) as wt_pool2d_options. */
+static wt_status pool2d_of(const char *fn, const wt_pool_options *in, wt_pool2d_options *out)
+{
+    wt_pool2d_options_init(out);
+    if (!in) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options are NULL (the kernel size is needed)", fn);
+    if (in->struct_size != sizeof *in)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options struct_size %u is not valid (call wt_pool_options_init)",
+                       fn, (unsigned)in->struct_size);
+    for (int a = 0; a < 2; a++) {
+        out->kernel[a] = in->kernel[a];
+        out->stride[a] = in->stride[a];
+        out->padding[2 * a] = out->padding[2 * a + 1] = in->padding[a];
+        out->dilation[a] = in->dilation[a];
+    }
+    out->ceil_mode = in->ceil_mode;
+    out->count_include_pad = in->count_include_pad;
+    out->divisor_override = in->divisor_override;
+    return WT_OK;
+}
+
+wt_status wt_max_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out, wt_tensor **indices)
+{
+    if (indices) *indices = NULL;
+    wt_status st = wt_check_out("wt_max_pool2d", out);
+    wt_pool2d_options o;
+    if (st == WT_OK) st = pool2d_of("wt_max_pool2d", opts, &o);
+    return st != WT_OK ? st : wt_max_pool2d_v2(x, &o, out, indices);
+}
+
+wt_status wt_avg_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out)
+{
+    wt_status st = wt_check_out("wt_avg_pool2d", out);
+    wt_pool2d_options o;
+    if (st == WT_OK) st = pool2d_of("wt_avg_pool2d", opts, &o);
+    return st != WT_OK ? st : wt_avg_pool2d_v2(x, &o, out);
+}
+
+wt_status wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x, const wt_pool_options *opts, wt_tensor **dx)
+{
+    wt_status st = wt_check_out("wt_avg_pool2d_backward", dx);
+    wt_pool2d_options o;
+    if (st == WT_OK) st = pool2d_of("wt_avg_pool2d_backward", opts, &o);
+    return st != WT_OK ? st : wt_avg_pool2d_backward_v2(dy, x, &o, dx);
+}
