@@ -74,7 +74,9 @@
  *     (layer_norm, rms_norm, scaled_dot_product_attention); an axis
  *     argument is `axis` (int, negative counts from the end), a list of
  *     them `naxes, axes`; sort order is `descending` for every op that
- *     orders (sort, argsort, topk). Getters are wt_<object>_<property>
+ *     orders (sort, argsort, topk); a 2-D padding is int64_t padding[4],
+ *     (top, bottom, left, right), for convolution and pooling alike.
+ *     [checked: no options struct has a padding[2]] Getters are wt_<object>_<property>
  *     (wt_tensor_shape, wt_context_backend, wt_context_memory_stats); one
  *     that fills a struct takes it last, as out; get_ only where C gives
  *     the plain name to the struct (wt_context_get_info fills a

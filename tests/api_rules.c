@@ -4,7 +4,7 @@
  * backward ops, where a tensor written in place goes, dtype right after
  * the context in creation functions, no float host scalars, arrays of
  * input tensors typed so that wt_tensor ** passes, struct_size first in
- * every options struct and an _init for each. A new function that breaks
+ * every options struct and an _init for each, 2-D padding of four values. A new function that breaks
  * one fails this test, naming the function and the rule.
  *
  * The checker is first run on declarations that break each rule, so a
@@ -217,6 +217,8 @@ static void check_text(const char *where, const char *text, scan *sc)
             char member[160];
             normalise(member, sizeof member, m, (size_t)(me - m));
             if (has_float(member)) fail(where, sname, "rule 7: a float field (host scalars are double)");
+            if (strstr(member, "padding[2]") && !strstr(member, "output_padding"))
+                fail(where, sname, "rule 9: a padding of two values (2-D padding is top, bottom, left, right)");
             m = me + 1;
         }
     }
@@ -261,6 +263,8 @@ static const char *const BROKEN[] = {
     "typedef struct wt_i_options { uint32_t struct_size; float eps; } wt_i_options;"
     " WT_API void wt_i_options_init(wt_i_options *o);",
     "typedef struct wt_j_options { uint32_t struct_size; double eps; } wt_j_options;",
+    "typedef struct wt_l_options { uint32_t struct_size; int64_t padding[2]; } wt_l_options;"
+    " WT_API void wt_l_options_init(wt_l_options *o);",
 };
 
 int main(void)
