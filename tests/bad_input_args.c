@@ -1449,11 +1449,15 @@ void bad_input_check_header(const char *const *names, size_t n)
         char *text = data;
         text[size] = '\0';
         /* Each "WT_API <type> <name>(": the identifier before the first '('
-         * (the #define of WT_API itself has none before its line ends). */
+         * past a WT_DEPRECATED(...) tag, on the line or the next one (the
+         * #define of WT_API itself has none before its line ends). */
         for (char *p = strstr(text, "WT_API "); p; p = strstr(p + 1, "WT_API ")) {
-            char *paren = strchr(p, '(');
-            char *semi = strchr(p, ';');
-            char *eol = strchr(p, '\n');
+            char *from = p;
+            if (!strncmp(p + 7, "WT_DEPRECATED(", 14) && (from = strchr(p + 7, ')')) == NULL) continue;
+            char *paren = strchr(from + 1, '(');
+            char *semi = strchr(from, ';');
+            char *eol = strchr(from, '\n');
+            if (eol && paren && eol < paren && !strncmp(from, ") wt_", 5)) eol = strchr(eol + 1, '\n');
             if (!paren || (semi && semi < paren) || (eol && eol < paren)) continue;
             char *end = paren;
             while (end > p && end[-1] == ' ') end--;
