@@ -1436,7 +1436,8 @@ WT_API wt_status wt_layer_norm_backward(const wt_tensor *dy, const wt_tensor *x,
  * batch's (biased variance), as in the forward pass in training mode (the
  * running statistics are not read and may be NULL); else running_mean and
  * running_var [C] were used. opts->eps as in the forward; momentum is not
- * read. weight [C] or NULL. Any output may be NULL to skip it. */
+ * read; opts NULL: the defaults (inference, eps 1e-5). weight [C] or NULL.
+ * Any output may be NULL to skip it. */
 WT_API wt_status wt_batch_norm_backward_v2(const wt_tensor *dy, const wt_tensor *x,
                                            const wt_tensor *running_mean, const wt_tensor *running_var,
                                            const wt_tensor *weight, const wt_batch_norm_options *opts,
