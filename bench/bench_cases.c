@@ -157,7 +157,7 @@ static void plan_layernorm(const int64_t *p, bench_plan *plan)
 }
 static wt_status run_layernorm(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
 {
-    return wt_layernorm(in[0], in[1], in[2], LAYERNORM_EPS, out);
+    return wt_layer_norm(in[0], 1, in[1], in[2], LAYERNORM_EPS, out);
 }
 
 static void plan_rmsnorm(const int64_t *p, bench_plan *plan)
@@ -169,7 +169,7 @@ static void plan_rmsnorm(const int64_t *p, bench_plan *plan)
 }
 static wt_status run_rmsnorm(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
 {
-    return wt_rmsnorm(in[0], in[1], RMSNORM_EPS, out);
+    return wt_rms_norm(in[0], 1, in[1], RMSNORM_EPS, out);
 }
 
 /* ------------------------------------------------------------ layout */
@@ -308,7 +308,10 @@ static void plan_attention_f16(const int64_t *p, bench_plan *plan)
 static wt_status run_attention(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
 {
     (void)p;
-    return wt_scaled_dot_product_attention(in[0], in[1], in[2], NULL, true, 0.0f, out);
+    wt_attention_options o;
+    wt_attention_options_init(&o);
+    o.causal = true;
+    return wt_scaled_dot_product_attention_v2(in[0], in[1], in[2], NULL, &o, out);
 }
 
 /* ------------------------------------------------------------ tables */

@@ -276,7 +276,14 @@ static wt_status project_heads(const llama *m, const wt_tensor *h, const wt_tens
     const int64_t shape[4] = {1, S, n, m->c.head_dim};
     TRY(wt_linear(h, w, NULL, &y));
     TRY(wt_reshape(y, 4, shape, &y4));
-    if (rope) TRY(wt_rope(y4, m->c.theta, start, WT_ROPE_BSHD, &r));
+    if (rope) {
+        wt_rope_options ro;
+        wt_rope_options_init(&ro);
+        ro.theta = m->c.theta;
+        ro.offset = start;
+        ro.layout = WT_ROPE_BSHD;
+        TRY(wt_rope_v2(y4, &ro, &r));
+    }
     return wt_transpose(r ? r : y4, 1, 2, out);
 }
 
@@ -288,7 +295,7 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
     const llama_config *c = &m->c;
     const int64_t S = wt_tensor_shape(x)[0];
     wt_tensor *h, *q, *k, *v, *kdst, *vdst, *kall, *vall, *a, *at, *ac, *a2;
-    TRY(wt_rmsnorm(x, ly->in_norm, (float)c->eps, &h));
+    TRY(wt_rms_norm(x, 1, ly->in_norm, c->eps, &h));
     TRY(project_heads(m, h, ly->q, c->heads, true, start, &q));
     TRY(project_heads(m, h, ly->k, c->kv_heads, true, start, &k));
     TRY(project_heads(m, h, ly->v, c->kv_heads, false, start, &v));
@@ -299,7 +306,10 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
     TRY(wt_slice(ly->k_cache, 2, 0, start + S, 1, &kall));
     TRY(wt_slice(ly->v_cache, 2, 0, start + S, 1, &vall));
     /* Causal, aligned to the end of the keys: query s sees keys <= start + s. */
-    TRY(wt_scaled_dot_product_attention(q, kall, vall, NULL, true, 0.0f, &a));
+    wt_attention_options ao;
+    wt_attention_options_init(&ao);
+    ao.causal = true;
+    TRY(wt_scaled_dot_product_attention_v2(q, kall, vall, NULL, &ao, &a));
     TRY(wt_transpose(a, 1, 2, &at)); /* [1, S, H, head_dim] */
     TRY(wt_cast(at, m->dtype, &ac)); /* contiguous, in the weights' dtype */
     const int64_t shape2[2] = {S, c->heads * c->head_dim};
@@ -312,7 +322,7 @@ static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, 
 {
     (void)start;
     wt_tensor *h, *g, *u, *sg, *p;
-    TRY(wt_rmsnorm(x, ly->post_norm, (float)m->c.eps, &h));
+    TRY(wt_rms_norm(x, 1, ly->post_norm, m->c.eps, &h));
     TRY(wt_linear(h, ly->gate, NULL, &g));
     TRY(wt_linear(h, ly->up, NULL, &u));
     TRY(wt_silu(g, &sg));
@@ -355,7 +365,7 @@ static wt_status forward(const llama *m, const wt_tensor *ids, int64_t start, wt
         st = residual(m, &m->layer[l], attention, start, &x);
         if (st == WT_OK) st = residual(m, &m->layer[l], mlp, start, &x);
     }
-    if (st == WT_OK) st = wt_rmsnorm(x, m->norm, (float)m->c.eps, &xn);
+    if (st == WT_OK) st = wt_rms_norm(x, 1, m->norm, m->c.eps, &xn);
     if (st == WT_OK) st = wt_linear(xn, m->head, NULL, logits);
     if (st == WT_OK) st = wt_scope_keep(s, *logits);
     wt_scope_end(s);

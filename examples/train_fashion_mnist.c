@@ -154,7 +154,7 @@ static int model_init(model *md, wt_context *ctx, uint64_t seed, float lr)
         wt_tensor *r = NULL, *s = NULL, *o = NULL, *t = NULL;
         double bound = 1.0 / sqrt((double)FAN_IN[i]);
         /* uniform(-bound, bound) = rand * 2 bound - bound */
-        if (wt_rand(ctx, WT_F32, PNDIM[i], PSHAPE[i], seed * 1000 + (uint64_t)i, &r) != WT_OK ||
+        if (wt_tensor_rand(ctx, WT_F32, PNDIM[i], PSHAPE[i], seed * 1000 + (uint64_t)i, &r) != WT_OK ||
             wt_tensor_full(ctx, WT_F32, 0, NULL, 2 * bound, &s) != WT_OK ||
             wt_tensor_full(ctx, WT_F32, 0, NULL, bound, &o) != WT_OK || wt_mul(r, s, &t) != WT_OK ||
             wt_sub(t, o, &md->p[i]) != WT_OK || wt_tensor_zeros(ctx, WT_F32, PNDIM[i], PSHAPE[i], &md->m[i]) != WT_OK ||
@@ -196,17 +196,17 @@ static wt_tensor *forward(step *a, model *md, wt_tensor *x, activations *s)
     wt_conv_options co;
     wt_conv_options_init(&co);
     co.padding[0] = co.padding[1] = co.padding[2] = co.padding[3] = 2;
-    wt_pool_options po;
-    wt_pool_options_init(&po);
+    wt_pool2d_options po;
+    wt_pool2d_options_init(&po);
     po.kernel[0] = po.kernel[1] = 2;
     s->x = x;
     s->a1 = OP(a, wt_conv2d, x, md->p[C1W], md->p[C1B], &co);
     s->r1 = OP(a, wt_relu, s->a1);
     s->p1 = s->i1 = s->p2 = s->i2 = NULL;
-    if (a->st == WT_OK) ok(a, wt_max_pool2d(s->r1, &po, &s->p1, &s->i1));
+    if (a->st == WT_OK) ok(a, wt_max_pool2d_v2(s->r1, &po, &s->p1, &s->i1));
     s->a2 = OP(a, wt_conv2d, s->p1, md->p[C2W], md->p[C2B], &co);
     s->r2 = OP(a, wt_relu, s->a2);
-    if (a->st == WT_OK) ok(a, wt_max_pool2d(s->r2, &po, &s->p2, &s->i2));
+    if (a->st == WT_OK) ok(a, wt_max_pool2d_v2(s->r2, &po, &s->p2, &s->i2));
     int64_t fs[2] = {-1, 1568};
     s->f = OP(a, wt_reshape, s->p2, 2, fs);
     s->h = linear(a, s->f, md->p[F1W], md->p[F1B]);
@@ -223,28 +223,28 @@ static wt_tensor *train_step(step *a, model *md, wt_tensor *x, wt_tensor *y)
     wt_tensor *loss = OP(a, wt_cross_entropy, logits, y, NULL);
     wt_tensor *g[NPARAM] = {0};
     int rows = 0;
-    wt_tensor *dlogits = OP(a, wt_cross_entropy_backward, logits, y, NULL, NULL);
+    wt_tensor *dlogits = OP(a, wt_cross_entropy_backward_v2, NULL, logits, y, NULL);
     /* Dense layers: dW = dY^T X, db = sum(dY, 0), dX = dY W. */
     wt_tensor *dlt = OP(a, wt_transpose, dlogits, 0, 1);
     g[F2W] = OP(a, wt_matmul, dlt, s.hr);
     g[F2B] = OP(a, wt_sum, dlogits, 1, &rows, false);
     wt_tensor *dhr = OP(a, wt_matmul, dlogits, md->p[F2W]);
-    wt_tensor *dh = OP(a, wt_activation_backward, WT_ACT_RELU, dhr, s.h);
+    wt_tensor *dh = OP(a, wt_relu_backward, dhr, s.h);
     wt_tensor *dht = OP(a, wt_transpose, dh, 0, 1);
     g[F1W] = OP(a, wt_matmul, dht, s.f);
     g[F1B] = OP(a, wt_sum, dh, 1, &rows, false);
     wt_tensor *df = OP(a, wt_matmul, dh, md->p[F1W]);
     wt_tensor *dp2 = OP(a, wt_reshape, df, 4, wt_tensor_shape(s.p2));
     wt_tensor *dr2 = OP(a, wt_max_pool2d_backward, dp2, s.i2, s.r2);
-    wt_tensor *da2 = OP(a, wt_activation_backward, WT_ACT_RELU, dr2, s.a2);
+    wt_tensor *da2 = OP(a, wt_relu_backward, dr2, s.a2);
     wt_conv_options co;
     wt_conv_options_init(&co);
     co.padding[0] = co.padding[1] = co.padding[2] = co.padding[3] = 2;
     wt_tensor *dp1 = NULL;
-    if (a->st == WT_OK) ok(a, wt_conv2d_backward(s.p1, md->p[C2W], da2, &co, &dp1, &g[C2W], &g[C2B]));
+    if (a->st == WT_OK) ok(a, wt_conv2d_backward_v2(da2, s.p1, md->p[C2W], &co, &dp1, &g[C2W], &g[C2B]));
     wt_tensor *dr1 = OP(a, wt_max_pool2d_backward, dp1, s.i1, s.r1);
-    wt_tensor *da1 = OP(a, wt_activation_backward, WT_ACT_RELU, dr1, s.a1);
-    if (a->st == WT_OK) ok(a, wt_conv2d_backward(x, md->p[C1W], da1, &co, NULL, &g[C1W], &g[C1B]));
+    wt_tensor *da1 = OP(a, wt_relu_backward, dr1, s.a1);
+    if (a->st == WT_OK) ok(a, wt_conv2d_backward_v2(da1, x, md->p[C1W], &co, NULL, &g[C1W], &g[C1B]));
     if (a->st != WT_OK) return NULL;
     md->step++;
     for (int i = 0; i < NPARAM; i++)
@@ -301,7 +301,7 @@ static double evaluate(model *md, const dataset *d, int limit)
 }
 
 /* A shuffled order of 0..n-1 from the library's generator: sort indices
- * by wt_rand's values (bit-identical on every backend). */
+ * by wt_tensor_rand's values (bit-identical on every backend). */
 typedef struct keyed { float key; int idx; } keyed;
 static int by_key(const void *a, const void *b)
 {
@@ -315,7 +315,7 @@ static int shuffle(wt_context *ctx, int n, uint64_t seed, int *order)
     wt_tensor *r = NULL;
     float *v = malloc((size_t)n * sizeof(float));
     keyed *k = malloc((size_t)n * sizeof(keyed));
-    int ok = wt_rand(ctx, WT_F32, 1, s, seed, &r) == WT_OK && wt_tensor_read(r, v, (size_t)n * sizeof(float)) == WT_OK;
+    int ok = wt_tensor_rand(ctx, WT_F32, 1, s, seed, &r) == WT_OK && wt_tensor_read(r, v, (size_t)n * sizeof(float)) == WT_OK;
     if (ok) {
         for (int i = 0; i < n; i++) k[i] = (keyed){v[i], i};
         qsort(k, (size_t)n, sizeof *k, by_key);

@@ -1,28 +1,107 @@
 /*
  * webtensor: tensor compute on any GPU through WebGPU, with a CPU backend.
  *
- * The whole public C API. Conventions:
- *  - Every fallible call returns a wt_status (WT_OK == 0, errors negative)
- *    and writes its result through an out-pointer. On failure the
- *    out-pointer is set to NULL (where it is a handle) and
- *    wt_last_error() holds a message for the calling thread.
- *  - A function that creates a handle returns one reference to it; drop it
- *    with the matching _release/_destroy. Views share storage and keep it
- *    alive.
- *  - Ops never modify their inputs. Results are new, contiguous tensors.
- *  - Thread safety, per object: a context and everything made from it
- *    (tensors, views, kernels, events) are used by one thread at a time;
- *    a context may move between threads between calls. Different contexts
- *    may be used concurrently from different threads, and created from
- *    several threads at once (the library's global state, the loaded
- *    WebGPU library, the EGL loader and the environment reads, is set up
- *    under pthread_once and a lock). wt_tensor_to uses two contexts: both
- *    must be free for the calling thread. wt_list_adapters may run from any
- *    thread at any time. wt_last_error() is per thread;
- *    wt_context_last_message() and wt_context_last_status() are per
- *    context.
- *  - Execution is deferred on the GPU: ops are recorded and submitted in
- *    batches. wt_tensor_read() and wt_context_sync() wait for the work.
+ * The whole public C API (webtensor_io.h adds model files: .npy,
+ * safetensors, GGUF). By concept:
+ *
+ *    1. errors and version            9. reductions and scans
+ *    2. types                        10. data movement
+ *    3. contexts: the runtime        11. linear algebra
+ *    4. scopes                       12. networks
+ *    5. tensors: make, read, inspect 13. training
+ *    6. dtypes and casts             14. the op catalogue
+ *    7. views and copies             15. custom kernels, several devices
+ *    8. elementwise                  16. deprecated names
+ *
+ * ------------------------------------------------------------- the rules
+ * Every declaration of this header follows them; tests/api_rules.c checks
+ * the ones marked [checked] on every function and struct (the deprecated
+ * names of section 16 excepted), so a new function that breaks one fails
+ * the build's tests.
+ *
+ *  1. Status and results. A call that can fail returns a wt_status
+ *     (WT_OK == 0, errors negative) and writes its results through
+ *     out-pointers. On failure every tensor out-pointer is set to NULL,
+ *     nothing leaks and wt_last_error() holds a message for the calling
+ *     thread.
+ *  2. Argument order: what the call works on first (the tensor an op
+ *     reads, the context of a creation function, the handle of a
+ *     runtime call); then the op's other arguments in the order of
+ *     PyTorch's functional form where it has one (wt_layer_norm(x,
+ *     normalized_ndim, weight, bias, eps) as F.layer_norm), with an axis
+ *     before the index tensor or sizes it qualifies (wt_gather(x, axis,
+ *     index), wt_split(x, axis, n, sizes)) and a count right before its
+ *     array (n, xs; naxes, axes); the options struct after the tensors and
+ *     scalars; the out-pointers last, in the order of the results.
+ *     [checked: no argument follows a wt_tensor ** except another one]
+ *  3. Backward ops, wt_<op>_backward (or _backward_v2, rule 11) for the
+ *     forward op wt_<op>: the upstream gradient first (dy, or dloss for a
+ *     loss); then the forward's results that the gradient reads
+ *     (max_pool2d's indices); then the forward's arguments that it reads,
+ *     in the forward's order (tensors, scalars and options alike; a
+ *     tensor of which only the size is needed is given by that size after
+ *     the tensors, as embedding's num_embeddings); then the gradient
+ *     out-pointers (dx, dweight, ...) in the order of the forward's inputs,
+ *     any of them NULL to skip it where the op says so. [checked: the
+ *     first argument is a const wt_tensor * named d..., every out-pointer
+ *     comes last and is named d...]
+ *  4. Ops never modify their inputs: input tensors are `const wt_tensor *`
+ *     and results are new tensors (contiguous, unless the op makes a
+ *     view). A tensor whose elements a call writes in place is a
+ *     `wt_tensor *` and comes first: wt_copy_into's dst, the optimizer
+ *     steps' param. The only other tensors written in place are state the
+ *     caller keeps between calls: the optimizer steps' moments
+ *     (momentum_buf, m, v) and batch norm's running_mean and running_var in
+ *     training; each op says so. [checked: a wt_tensor * argument is the
+ *     first one or one of these]
+ *  5. Creation functions are wt_tensor_<what>(ctx, dtype, ...): the
+ *     dtype comes right after the context. [checked]
+ *  6. Options: an op with more than two tunables, or one whose PyTorch
+ *     form has tunables still to come (attention, rope, group norm,
+ *     dropout), takes `const wt_<op>_options *opts` after its tensors and
+ *     before its out-pointers; NULL means the defaults, which
+ *     wt_<op>_options_init writes. Every options struct begins with
+ *     uint32_t struct_size, set by its _init, so that later versions can
+ *     add fields without breaking programs built against this one.
+ *     [checked: struct_size first in every wt_*_options, and an _init]
+ *  7. Host scalars are double (integers for counts, extents and axes,
+ *     bool for switches, enums for modes); a kernel that computes in f32 rounds them once and
+ *     refuses values that are not finite in f32. [checked: no float
+ *     argument or options field]
+ *  8. Arrays of input tensors are `wt_tensor *const *`, so that a
+ *     wt_tensor ** (or wt_tensor *[]) passes without a cast.
+ *  9. Names: one name per op, PyTorch's spelling where PyTorch has the op
+ *     (layer_norm, rms_norm, scaled_dot_product_attention); an axis
+ *     argument is `axis` (int, negative counts from the end), a list of
+ *     them `naxes, axes`; sort order is `descending` for every op that
+ *     orders (sort, argsort, topk); a 2-D padding is int64_t padding[4],
+ *     (top, bottom, left, right), for convolution and pooling alike.
+ *     [checked: no options struct has a padding[2]] Getters are wt_<object>_<property>
+ *     (wt_tensor_shape, wt_context_backend, wt_context_memory_stats); one
+ *     that fills a struct takes it last, as out; get_ only where C gives
+ *     the plain name to the struct (wt_context_get_info fills a
+ *     wt_context_info).
+ * 10. Handles: a function that creates a handle returns one reference to
+ *     it; drop it with the matching _release/_destroy (NULL is ignored).
+ *     Views share storage and keep it alive.
+ * 11. A changed signature gets a new name (the _v2 suffix where the name
+ *     itself is right); the old name stays a working, exported function
+ *     for one release and is listed in section 16, the only place where
+ *     deprecated names are declared.
+ *
+ * Threads: a context and everything made from it (tensors, views,
+ * kernels, events, scopes) are used by one thread at a time; a context may
+ * move between threads between calls. Different contexts may be used
+ * concurrently from different threads, and created from several threads
+ * at once (the library's global state, the loaded WebGPU library, the EGL
+ * loader and the environment reads, is set up under pthread_once and a
+ * lock). wt_tensor_to uses two contexts: both must be free for the calling
+ * thread. wt_list_adapters may run from any thread at any time.
+ * wt_last_error() is per thread; wt_context_last_message() and
+ * wt_context_last_status() are per context.
+ *
+ * Execution is deferred on the GPU: ops are recorded and submitted in
+ * batches. wt_tensor_read() and wt_context_sync() wait for the work.
  */
 #ifndef WEBTENSOR_H
 #define WEBTENSOR_H
@@ -51,7 +130,7 @@ extern "C" {
 #define WT_API
 #endif
 
-/* ---------------------------------------------------------------- status */
+/* ======== 1. Errors and version ========================================== */
 
 typedef enum wt_status {
     WT_OK = 0,
@@ -81,7 +160,7 @@ WT_API const char *wt_last_error(void);
 /* "MAJOR.MINOR.PATCH" of the library actually loaded. */
 WT_API const char *wt_version(void);
 
-/* ----------------------------------------------------------------- types */
+/* ======== 2. Types ======================================================= */
 
 /* Element types (see "dtypes" below for storage, promotion and casts). */
 typedef enum wt_dtype { WT_F32 = 0, WT_F16 = 1, WT_I32 = 2, WT_BOOL = 3 } wt_dtype;
@@ -131,7 +210,7 @@ typedef enum wt_support {
                                on numbers through bool; floor of i32 is a copy) */
 } wt_support;
 
-/* --------------------------------------------------------------- context */
+/* ======== 3. Contexts: the runtime ======================================= */
 
 typedef struct wt_context_options {
     /* Set by wt_context_options_init; lets later versions add fields. */
@@ -144,7 +223,7 @@ typedef struct wt_context_options {
     uint32_t dispatches_per_submit; /* 0: default; ops recorded before a submit */
     /* CPU only. */
     int num_threads;             /* 0: one per core; at most 1024 */
-    /* --- runtime: device choice and configuration (WebGPU only) --- */
+    /* Device choice and configuration (WebGPU only). */
     wt_power_preference power_preference; /* which GPU ranks first when there are several */
     /* Debug mode: every recorded op is submitted and waited for, so an
      * error the implementation reports names the op that caused it (slow). */
@@ -198,7 +277,6 @@ typedef struct wt_memory_stats {
     uint64_t peak_bytes;   /* highest live_bytes so far */
     uint64_t pooled_bytes; /* freed by tensors, kept for reuse */
     uint64_t live_tensors; /* storages alive */
-    /* --- runtime --- */
     uint64_t buffers;           /* WebGPU buffers held (live and pooled); 0 on the CPU backend */
     uint64_t bytes_to_device;   /* copied host -> tensors (uploads) since the context began */
     uint64_t bytes_from_device; /* copied tensors -> host (reads) */
@@ -216,56 +294,235 @@ WT_API wt_status wt_context_memory_stats(const wt_context *ctx, wt_memory_stats 
  * Nothing is held after such a failure and the context stays usable. */
 WT_API wt_status wt_context_trim(wt_context *ctx);
 
-/* ------------------------------------------------------- captured graphs
- *
- * A graph records the kernels that a sequence of ops runs and runs them
- * again on wt_graph_replay without the ops' front-ends (argument checks,
- * shapes, dtype decisions, allocations): a prepared statement, or a CUDA
- * graph. Between capture_begin and capture_end the ops run as usual (their
- * results are real); the graph holds a reference to every tensor they
- * read or wrote:
- *
- *     wt_graph *g;
- *     wt_graph_capture_begin(ctx);
- *     wt_linear(x, w, b, &h); wt_gelu(h, &y); wt_tensor_release(h);
- *     wt_graph_capture_end(ctx, &g);
- *     for (each step) {
- *         wt_tensor_write(x, host_input, bytes);   (the new input, in place)
- *         wt_graph_replay(g);                      (y holds the new result)
- *         wt_tensor_read(y, host_output, bytes);
- *     }
- *     wt_graph_destroy(g);
- *
- *  - A replay runs the same kernels on the same tensors with the same
- *    parameters, so it gives the same bits as running the ops again on the
- *    same values. Inputs are changed in place (wt_tensor_write,
- *    wt_copy_into); results are read from the tensors the captured ops
- *    returned, which stay valid while the graph lives even if released.
- *  - Everything an op decided at the capture is frozen: shapes, dtypes,
- *    scalars, the kernel chosen, and what an op read back from the device
- *    (one_hot with num_classes -1). Ops on other contexts are not captured.
- *  - An op that fails during the capture fails as usual and loses the
- *    capture: wt_graph_capture_end then returns its error and no graph.
- *    Custom kernels (wt_kernel_dispatch) are not captured yet (the capture
- *    is lost with WT_ERR_UNSUPPORTED).
- *  - Errors of a replay are the kernels': WT_ERR_DEVICE_LOST after a
- *    device loss (the graph's tensors died with it: destroy the graph),
- *    index checks found on a GPU at the next sync.
- *  - Autograd: the kernels of a backward pass captured are replayed like
- *    any others; a replay records nothing.
- *  - A graph keeps its context alive; capture_end (or wt_graph_destroy of
- *    the capturing graph) must end a capture. One capture per context at a
- *    time; replay during a capture is WT_ERR_INVALID_ARGUMENT. */
-typedef struct wt_graph wt_graph;
-WT_API wt_status wt_graph_capture_begin(wt_context *ctx);
-WT_API wt_status wt_graph_capture_end(wt_context *ctx, wt_graph **out);
-WT_API wt_status wt_graph_replay(wt_graph *graph);
-/* The number of kernels (nodes) a replay runs. */
-WT_API wt_status wt_graph_node_count(const wt_graph *graph, int64_t *count);
-WT_API void wt_graph_destroy(wt_graph *graph);
+/* --- adapters --- */
 
-/* ---------------------------------------------------------------- scopes
+typedef enum wt_adapter_type {
+    WT_ADAPTER_UNKNOWN = 0, WT_ADAPTER_DISCRETE_GPU = 1,
+    WT_ADAPTER_INTEGRATED_GPU = 2, WT_ADAPTER_CPU = 3
+} wt_adapter_type;
+
+typedef struct wt_adapter_info {
+    int index;                   /* for wt_context_options.adapter_index */
+    bool auto_choice;            /* the adapter WT_BACKEND_AUTO would take */
+    char name[256];
+    char vendor[128];
+    char architecture[128];
+    char driver[256];
+    uint32_t vendor_id, device_id;
+    wt_gpu_api api;
+    wt_adapter_type type;
+    bool compatibility_mode;     /* WebGPU compatibility feature level */
+    uint64_t max_buffer_size;
+    uint64_t max_storage_buffer_binding_size;
+    uint32_t max_compute_workgroup_storage_size;
+    uint32_t max_compute_invocations_per_workgroup;
+    uint32_t max_compute_workgroups_per_dimension;
+    uint32_t max_storage_buffers_per_shader_stage;
+    uint32_t subgroup_min_size, subgroup_max_size; /* 0 if unknown */
+    bool shader_f16, subgroups, timestamp_query, subgroup_matrix;
+    uint64_t memory_bytes;       /* device-local memory where the implementation
+                                    reports it (Dawn's memory heaps); 0: unknown */
+} wt_adapter_info;
+
+/* Lists every real WebGPU adapter (never Dawn's Null adapter). Writes up to
+ * capacity entries and the total count. opts: NULL for defaults (only
+ * gpu_api and webgpu_library are read). WT_ERR_NO_DEVICE if the WebGPU
+ * library cannot be loaded; zero adapters is not an error. */
+WT_API wt_status wt_list_adapters(const wt_context_options *opts, wt_adapter_info *infos,
+                                  int capacity, int *count);
+/* The adapter a WebGPU context runs on; WT_ERR_UNSUPPORTED for a CPU one. */
+WT_API wt_status wt_context_adapter_info(const wt_context *ctx, wt_adapter_info *out);
+
+/* --- what a context runs on, and why --- */
+typedef struct wt_context_info {
+    wt_backend backend;        /* what AUTO chose */
+    /* Why this backend and adapter, e.g. "AUTO: the only WebGPU adapters
+     * are software renderers (llvmpipe ... on Vulkan); the CPU backend is
+     * faster (ask for WT_BACKEND_WEBGPU to use them)". */
+    char reason[512];
+    bool has_adapter;          /* WebGPU: adapter below is filled */
+    wt_adapter_info adapter;
+    /* Device features turned on (WebGPU); `features` says why each is on
+     * or off, e.g. "shader-f16: off (the adapter does not offer it)". */
+    bool shader_f16, subgroups, timestamp_query, subgroup_matrix;
+    char features[768];
+    char toggles[256];         /* Dawn device toggles asked for, "+a,-b" */
+    uint32_t dispatches_per_submit;
+    bool validation;           /* debug mode (wt_context_options.validation) */
+    bool pipeline_cache;
+    uint64_t max_buffer_size;  /* largest tensor storage, bytes */
+    uint64_t max_binding_size; /* largest one shader binds at once; larger
+                                  tensors are bound in windows (README) */
+    uint64_t memory_limit;     /* 0: none */
+    int num_threads;           /* CPU backend */
+} wt_context_info;
+
+/* Fills *out for any context (CPU or WebGPU). */
+WT_API wt_status wt_context_get_info(const wt_context *ctx, wt_context_info *out);
+
+/* --- errors and recovery ---
  *
+ * The last error of a context (like sqlite3_errmsg): failures the device
+ * reports (device lost, a validation or out-of-memory error found at a
+ * later submit or sync, maybe on another thread than the op that caused
+ * it), failed allocations and failed syncs on the context.
+ * wt_context_last_message says what happened ("" if nothing did; valid
+ * until the next error on the context), wt_context_last_status its code
+ * (WT_OK if none); both accept NULL ("" and WT_OK). Errors the implementation reports are never dropped:
+ * one it reports on its own (outside a call that checks for it) means
+ * recorded work did not run, and stays, like a device loss, until
+ * wt_context_recover.
+ *
+ * Checks only the device can make (an index out of range in gather,
+ * index_select, embedding, scatter_add, index_add, one_hot): on the CPU
+ * the call itself fails. On a GPU the kernel raises a flag instead of the
+ * call waiting for the device (so that ops never read the device back
+ * while they run, and can be captured and replayed); the call returns
+ * WT_OK, and the next call that synchronises - wt_context_sync or a
+ * blocking read (wt_tensor_read and the calls built on it) - returns
+ * WT_ERR_INVALID_ARGUMENT naming the op and the offending index, once.
+ * Nothing is read or written out of bounds; the op's output is undefined.
+ *
+ * Device loss: once the device is lost (driver reset, GPU removed, or
+ * wt_context_lose_device), every call on the context that touches the
+ * device fails with WT_ERR_DEVICE_LOST and the reason; results of work
+ * recorded since the last successful sync are lost. Views, shapes and
+ * releases still work. A kernel that never ends is not a device loss
+ * where the driver has no watchdog: on lavapipe (Vulkan and GLES) and on
+ * an NVIDIA H200 without a display, a custom kernel looping forever kept
+ * wt_context_sync waiting until the process was killed (45-100 s tried).
+ *
+ * wt_context_recover makes a new device on the same adapter (WT_OK with
+ * nothing done when the device is fine, and on the CPU backend); in the
+ * WebAssembly build, where a WebGPU adapter makes one device, on a fresh
+ * adapter of the host (same options, the same vendor and architecture
+ * preferred). Tensors
+ * made before the loss keep their handles, shapes and dtypes, but their
+ * memory is gone: any op, read or write on them fails with
+ * WT_ERR_DEVICE_LOST ("made on a device this context lost"); release them
+ * and make them again (the host data is the caller's to keep). Memory
+ * statistics count them until they are released. Tensors made after the
+ * recovery work as usual. If no device can be made, the context stays
+ * lost and recover returns WT_ERR_DEVICE_LOST. */
+WT_API const char *wt_context_last_message(const wt_context *ctx);
+WT_API wt_status wt_context_last_status(const wt_context *ctx);
+WT_API wt_status wt_context_recover(wt_context *ctx);
+/* Destroys the context's device as a driver reset would, to test the
+ * recovery path of a program. WT_ERR_UNSUPPORTED on the CPU backend. */
+WT_API wt_status wt_context_lose_device(wt_context *ctx);
+
+/* --- asynchronous work ---
+ *
+ * GPU ops are recorded and submitted in batches (dispatches_per_submit of
+ * wt_context_options sets the batch; a full batch is submitted without
+ * waiting). wt_context_flush submits what is recorded now, without
+ * waiting. An event marks the point of the stream where it is recorded:
+ * it completes when everything recorded before it has run.
+ * wt_tensor_read_async starts a read of the tensor as it is after the ops
+ * recorded so far (later ops never change what it reads) and returns at
+ * once; dst must stay valid, and is filled, when the event completes
+ * (wt_event_query says done, or wt_event_wait returns). Recording may go
+ * on meanwhile. On the CPU backend work is done when a call returns:
+ * events are complete when recorded and reads are synchronous.
+ * An event belongs to its context (one thread at a time) and keeps it
+ * alive; destroying a pending event waits for it. A device error or loss
+ * is returned by the query/wait of every pending event. */
+typedef struct wt_event wt_event;
+WT_API wt_status wt_context_flush(wt_context *ctx);
+WT_API wt_status wt_event_record(wt_context *ctx, wt_event **out);
+/* Never blocks: *done says whether the event has completed. */
+WT_API wt_status wt_event_query(wt_event *e, bool *done);
+WT_API wt_status wt_event_wait(wt_event *e);
+WT_API void wt_event_destroy(wt_event *e); /* NULL is ignored */
+/* Like wt_tensor_read (views are gathered first), but returns at once. */
+WT_API wt_status wt_tensor_read_async(const wt_tensor *t, void *dst, size_t dst_bytes,
+                                      wt_event **done);
+
+/* --- profiling ---
+ *
+ * Between begin and end every op the context runs is timed: on the GPU
+ * through timestamp queries where the device has them (each op then runs
+ * in a compute pass of its own), else on the host around each op, which
+ * is then submitted and waited for on its own (gpu_timed says which).
+ * Profiling changes how work is batched; time a whole workload with
+ * wt_context_timer_* instead. Ops are named by the kernel that ran them
+ * (one library op may run several, e.g. "reduce_rows" twice for a large
+ * sum; custom kernels are "custom:<entry point>"). end waits for the work.
+ * The summary lists one entry per kernel name, largest total first, with
+ * count, total and mean seconds and the share of all profiled time;
+ * *count is the number of names (entries written: at most capacity).
+ * On the CPU backend each op is timed on the host around the backend's
+ * kernel (gpu_timed false) and named by op ("add", "sum", "matmul",
+ * "softmax", "conv2d" ...; an op made of several kernels lists each,
+ * e.g. "cast" and "add" for an f16 add computed in f32); outside a
+ * profile the CPU runs untimed, at no cost.
+ *
+ * Setting WT_TRACE=<file> in the environment profiles every context
+ * (WebGPU and CPU) of the process from its creation and writes each op as an event
+ * of the Chrome trace-event JSON format (opens in Perfetto or
+ * chrome://tracing) to <file> when the context is destroyed; the file is
+ * completed at process exit. */
+typedef struct wt_profile_entry {
+    char name[64];
+    uint64_t count;
+    double total_seconds, mean_seconds;
+    double share; /* of the profile's total, 0..1 */
+} wt_profile_entry;
+WT_API wt_status wt_context_profile_begin(wt_context *ctx);
+WT_API wt_status wt_context_profile_end(wt_context *ctx);
+WT_API wt_status wt_context_profile_summary(const wt_context *ctx, wt_profile_entry *entries,
+                                            int capacity, int *count, bool *gpu_timed);
+
+/* --- pipeline cache statistics ---
+ * Shader variants compiled and reused by a WebGPU context (all zero on the
+ * CPU backend). */
+typedef struct wt_pipeline_stats {
+    uint64_t variants;        /* compiled pipelines held (built-in variants and custom kernels) */
+    uint64_t compiles;        /* compiles done (more than variants with the cache off) */
+    uint64_t hits;            /* launches and kernel creations served from the cache */
+    double compile_seconds;   /* host time spent compiling */
+    uint64_t bind_groups_made, bind_group_hits;
+    uint64_t dispatches, submits;
+} wt_pipeline_stats;
+WT_API wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_stats *out);
+
+/* --- tensors past one binding ---
+ * On WebGPU a tensor may be as large as max_buffer_size although one
+ * shader binds at most max_binding_size bytes (128 MiB on lavapipe and in
+ * many browsers): ops run in pieces, each on windows of the large buffers.
+ * An op refuses with WT_ERR_UNSUPPORTED (and the sizes) only where one
+ * indivisible unit of its work spans more than one binding:
+ *  - row-wise ops (softmax, log_softmax, layer_norm, rms_norm), cross-entropy
+ *    and its gradient: one row; softmax along another axis: one line along
+ *    that axis; rope: one vector of D;
+ *  - reductions (sum, mean, max, min, prod, all, any, var, std,
+ *    logsumexp, the norms) reduce a part past one binding in partial
+ *    results; argmax and argmin: the elements of one output;
+ *  - matmul: one row of a; b past one binding is cut along N when its
+ *    columns lie apart (w^T in wt_linear: blocks of w's rows), else along
+ *    K with the parts summed;
+ *  - gather, index_select, embedding: x cut to one index along the axis
+ *    (one row of an embedding table); larger tables are read in parts;
+ *  - scaled_dot_product_attention: one (batch, key head)'s K or V, or the
+ *    queries of one head (the query axis is never cut);
+ *  - conv2d: one image (direct kernel) or the few images the im2col path
+ *    takes at once; pooling and batch/group-norm application: one image
+ *    (pooling: one plane); pad/flip/roll/repeat/tril: an axis read with
+ *    reflect, replicate or circular wrapping is read whole;
+ *  - embedding gradient: dy and the indices (the table is done in blocks
+ *    of rows);
+ *  - cumsum/cumprod: the elements along the axis and after it for one
+ *    index of the axes before it (a cumsum of a flat tensor is one unit);
+ *    sort/argsort/topk: one row; the statistics of batch and group norm:
+ *    one image;
+ *  - scatter_add, index_add, one_hot: the index and src (an out past one
+ *    binding is added to in parts along the axis: one index's slab).
+ * Custom kernels refuse any tensor whose storage is past one binding
+ * (each tensor binds its whole storage). WT_WINDOW_BYTES=<n> in the environment
+ * lowers the window size (to test this on small tensors). */
+
+/* ======== 4. Scopes ====================================================== */
+/* *
  * A scope releases the temporaries of a computation together. While a
  * scope is the innermost open scope of its context, every tensor made on
  * that context (the result of any op, a view, a created or loaded tensor)
@@ -314,300 +571,55 @@ WT_API wt_status wt_scope_begin(wt_context *ctx, wt_scope **out);
 WT_API wt_status wt_scope_keep(wt_scope *scope, wt_tensor *t);
 WT_API wt_status wt_scope_end(wt_scope *scope);
 
-/* -------------------------------------------------------------- adapters */
-
-typedef enum wt_adapter_type {
-    WT_ADAPTER_UNKNOWN = 0, WT_ADAPTER_DISCRETE_GPU = 1,
-    WT_ADAPTER_INTEGRATED_GPU = 2, WT_ADAPTER_CPU = 3
-} wt_adapter_type;
-
-typedef struct wt_adapter_info {
-    int index;                   /* for wt_context_options.adapter_index */
-    bool auto_choice;            /* the adapter WT_BACKEND_AUTO would take */
-    char name[256];
-    char vendor[128];
-    char architecture[128];
-    char driver[256];
-    uint32_t vendor_id, device_id;
-    wt_gpu_api api;
-    wt_adapter_type type;
-    bool compatibility_mode;     /* WebGPU compatibility feature level */
-    uint64_t max_buffer_size;
-    uint64_t max_storage_buffer_binding_size;
-    uint32_t max_compute_workgroup_storage_size;
-    uint32_t max_compute_invocations_per_workgroup;
-    uint32_t max_compute_workgroups_per_dimension;
-    uint32_t max_storage_buffers_per_shader_stage;
-    uint32_t subgroup_min_size, subgroup_max_size; /* 0 if unknown */
-    bool shader_f16, subgroups, timestamp_query, subgroup_matrix;
-    /* --- runtime --- */
-    uint64_t memory_bytes;       /* device-local memory where the implementation
-                                    reports it (Dawn's memory heaps); 0: unknown */
-} wt_adapter_info;
-
-/* Lists every real WebGPU adapter (never Dawn's Null adapter). Writes up to
- * capacity entries and the total count. opts: NULL for defaults (only
- * gpu_api and webgpu_library are read). WT_ERR_NO_DEVICE if the WebGPU
- * library cannot be loaded; zero adapters is not an error. */
-WT_API wt_status wt_list_adapters(const wt_context_options *opts, wt_adapter_info *infos,
-                                  int capacity, int *count);
-/* The adapter a WebGPU context runs on; WT_ERR_UNSUPPORTED for a CPU one. */
-WT_API wt_status wt_context_adapter_info(const wt_context *ctx, wt_adapter_info *out);
-
-/* --- runtime: custom WGSL kernels ---
+/* --- captured graphs ---
  *
- * A compute shader of your own, run on tensors like any op: recorded into
- * the context's batch of work (so it runs after the ops recorded before it
- * and before those after it, without a sync). WebGPU contexts only; on a
- * CPU context create and dispatch return WT_ERR_UNSUPPORTED.
+ * A graph records the kernels that a sequence of ops runs and runs them
+ * again on wt_graph_replay without the ops' front-ends (argument checks,
+ * shapes, dtype decisions, allocations): a prepared statement, or a CUDA
+ * graph. Between capture_begin and capture_end the ops run as usual (their
+ * results are real); the graph holds a reference to every tensor they
+ * read or wrote:
  *
- * The shader's interface:
- *   @group(0) @binding(0) var<uniform> p: P;   the params block (params_size
- *                                              bytes, at most 256; may be
- *                                              left undeclared when 0)
- *   @group(0) @binding(1 + i)                  tensor i of the dispatch:
- *       var<storage, read_write> for i in writable_mask, else
- *       var<storage, read>; e.g. array<f32> for a WT_F32 tensor.
- * Each tensor binds its whole storage: a view's element offset and strides
- * (wt_tensor_offset, wt_tensor_strides) are for the shader to apply, e.g.
- * passed in the params. Outputs are made beforehand (wt_tensor_zeros).
- * A storage may be bound twice only when neither binding is writable.
+ *     wt_graph *g;
+ *     wt_graph_capture_begin(ctx);
+ *     wt_linear(x, w, b, &h); wt_gelu(h, &y); wt_tensor_release(h);
+ *     wt_graph_capture_end(ctx, &g);
+ *     for (each step) {
+ *         wt_tensor_write(x, host_input, bytes);   (the new input, in place)
+ *         wt_graph_replay(g);                      (y holds the new result)
+ *         wt_tensor_read(y, host_output, bytes);
+ *     }
+ *     wt_graph_destroy(g);
  *
- * Errors: bad WGSL or an entry point that is missing or not a compute
- * shader gives WT_ERR_SHADER with the compiler's messages (line:column,
- * counted from the first line of source); a workgroup size past the
- * device's limits (maxComputeInvocationsPerWorkgroup, the per-dimension
- * sizes, workgroup storage) gives WT_ERR_SHADER from the compiler at
- * create. At dispatch: tensors from another context, a tensor count other
- * than num_tensors, a params size other than params_size, a workgroup
- * count past maxComputeWorkgroupsPerDimension, or an aliased writable
- * binding give WT_ERR_INVALID_ARGUMENT; a tensor larger than one binding
- * (maxStorageBufferBindingSize) WT_ERR_UNSUPPORTED. None of these reach
- * the device. Compiled pipelines are cached by (source, entry point,
- * bindings): creating the same kernel again costs no compile.
- * Thread safety: a kernel belongs to its context (one thread at a time). */
-typedef struct wt_kernel wt_kernel;
+ *  - A replay runs the same kernels on the same tensors with the same
+ *    parameters, so it gives the same bits as running the ops again on the
+ *    same values. Inputs are changed in place (wt_tensor_write,
+ *    wt_copy_into); results are read from the tensors the captured ops
+ *    returned, which stay valid while the graph lives even if released.
+ *  - Everything an op decided at the capture is frozen: shapes, dtypes,
+ *    scalars, the kernel chosen, and what an op read back from the device
+ *    (one_hot with num_classes -1). Ops on other contexts are not captured.
+ *  - An op that fails during the capture fails as usual and loses the
+ *    capture: wt_graph_capture_end then returns its error and no graph.
+ *    Custom kernels (wt_kernel_dispatch) are not captured yet (the capture
+ *    is lost with WT_ERR_UNSUPPORTED).
+ *  - Errors of a replay are the kernels': WT_ERR_DEVICE_LOST after a
+ *    device loss (the graph's tensors died with it: destroy the graph),
+ *    index checks found on a GPU at the next sync.
+ *  - Autograd: the kernels of a backward pass captured are replayed like
+ *    any others; a replay records nothing.
+ *  - A graph keeps its context alive; capture_end (or wt_graph_destroy of
+ *    the capturing graph) must end a capture. One capture per context at a
+ *    time; replay during a capture is WT_ERR_INVALID_ARGUMENT. */
+typedef struct wt_graph wt_graph;
+WT_API wt_status wt_graph_capture_begin(wt_context *ctx);
+WT_API wt_status wt_graph_capture_end(wt_context *ctx, wt_graph **out);
+WT_API wt_status wt_graph_replay(wt_graph *graph);
+/* The number of kernels (nodes) a replay runs. */
+WT_API wt_status wt_graph_node_count(const wt_graph *graph, int64_t *count);
+WT_API void wt_graph_destroy(wt_graph *graph);
 
-typedef struct wt_kernel_desc {
-    const char *source;      /* WGSL */
-    const char *entry_point; /* NULL: "main" */
-    int num_tensors;         /* storage bindings 1..num_tensors (at most 8) */
-    uint32_t writable_mask;  /* bit i: tensor i is read_write */
-    size_t params_size;      /* bytes of the uniform block; 0: none */
-} wt_kernel_desc;
-
-WT_API wt_status wt_kernel_create(wt_context *ctx, const wt_kernel_desc *desc, wt_kernel **out);
-/* NULL is ignored. The kernel keeps its context alive until destroyed. */
-WT_API void wt_kernel_destroy(wt_kernel *k);
-/* Records one dispatch of groups_x * groups_y * groups_z workgroups (each
- * at least 1). params: params_size bytes (NULL when 0). */
-WT_API wt_status wt_kernel_dispatch(wt_kernel *k, int ntensors, wt_tensor *const *tensors,
-                                    const void *params, size_t params_size, uint32_t groups_x,
-                                    uint32_t groups_y, uint32_t groups_z);
-
-/* --- runtime: asynchronous work ---
- *
- * GPU ops are recorded and submitted in batches (dispatches_per_submit of
- * wt_context_options sets the batch; a full batch is submitted without
- * waiting). wt_context_flush submits what is recorded now, without
- * waiting. An event marks the point of the stream where it is recorded:
- * it completes when everything recorded before it has run.
- * wt_tensor_read_async starts a read of the tensor as it is after the ops
- * recorded so far (later ops never change what it reads) and returns at
- * once; dst must stay valid, and is filled, when the event completes
- * (wt_event_query says done, or wt_event_wait returns). Recording may go
- * on meanwhile. On the CPU backend work is done when a call returns:
- * events are complete when recorded and reads are synchronous.
- * An event belongs to its context (one thread at a time) and keeps it
- * alive; destroying a pending event waits for it. A device error or loss
- * is returned by the query/wait of every pending event. */
-typedef struct wt_event wt_event;
-WT_API wt_status wt_context_flush(wt_context *ctx);
-WT_API wt_status wt_event_record(wt_context *ctx, wt_event **out);
-/* Never blocks: *done says whether the event has completed. */
-WT_API wt_status wt_event_query(wt_event *e, bool *done);
-WT_API wt_status wt_event_wait(wt_event *e);
-WT_API void wt_event_destroy(wt_event *e); /* NULL is ignored */
-/* Like wt_tensor_read (views are gathered first), but returns at once. */
-WT_API wt_status wt_tensor_read_async(const wt_tensor *t, void *dst, size_t dst_bytes,
-                                      wt_event **done);
-
-/* --- runtime: several devices ---
- *
- * One context per adapter (wt_list_adapters, then adapter_index); tensors
- * of different contexts do not mix in ops (WT_ERR_INVALID_ARGUMENT).
- * wt_tensor_to makes a new contiguous tensor on dst with x's elements,
- * whatever the two contexts are (CPU <-> GPU, GPU <-> GPU, the same
- * context: a copy). Between two devices the data goes through host
- * memory (WebGPU has no peer copies): it waits for the work that writes x
- * on its context; dst's work is not waited for. Both contexts must be
- * usable by the calling thread for the duration of the call. */
-WT_API wt_status wt_tensor_to(const wt_tensor *x, wt_context *dst, wt_tensor **out);
-
-/* --- runtime: profiling ---
- *
- * Between begin and end every op the context runs is timed: on the GPU
- * through timestamp queries where the device has them (each op then runs
- * in a compute pass of its own), else on the host around each op, which
- * is then submitted and waited for on its own (gpu_timed says which).
- * Profiling changes how work is batched; time a whole workload with
- * wt_context_timer_* instead. Ops are named by the kernel that ran them
- * (one library op may run several, e.g. "reduce_rows" twice for a large
- * sum; custom kernels are "custom:<entry point>"). end waits for the work.
- * The summary lists one entry per kernel name, largest total first, with
- * count, total and mean seconds and the share of all profiled time;
- * *count is the number of names (entries written: at most capacity).
- * On the CPU backend each op is timed on the host around the backend's
- * kernel (gpu_timed false) and named by op ("add", "sum", "matmul",
- * "softmax", "conv2d" ...; an op made of several kernels lists each,
- * e.g. "cast" and "add" for an f16 add computed in f32); outside a
- * profile the CPU runs untimed, at no cost.
- *
- * Setting WT_TRACE=<file> in the environment profiles every context
- * (WebGPU and CPU) of the process from its creation and writes each op as an event
- * of the Chrome trace-event JSON format (opens in Perfetto or
- * chrome://tracing) to <file> when the context is destroyed; the file is
- * completed at process exit. */
-typedef struct wt_profile_entry {
-    char name[64];
-    uint64_t count;
-    double total_seconds, mean_seconds;
-    double share; /* of the profile's total, 0..1 */
-} wt_profile_entry;
-WT_API wt_status wt_context_profile_begin(wt_context *ctx);
-WT_API wt_status wt_context_profile_end(wt_context *ctx);
-WT_API wt_status wt_context_profile_summary(const wt_context *ctx, wt_profile_entry *entries,
-                                            int capacity, int *count, bool *gpu_timed);
-
-/* --- runtime: pipeline cache statistics ---
- * Shader variants compiled and reused by a WebGPU context (all zero on the
- * CPU backend). */
-typedef struct wt_pipeline_stats {
-    uint64_t variants;        /* compiled pipelines held (built-in variants and custom kernels) */
-    uint64_t compiles;        /* compiles done (more than variants with the cache off) */
-    uint64_t hits;            /* launches and kernel creations served from the cache */
-    double compile_seconds;   /* host time spent compiling */
-    uint64_t bind_groups_made, bind_group_hits;
-    uint64_t dispatches, submits;
-} wt_pipeline_stats;
-WT_API wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_stats *out);
-
-/* --- runtime: errors and recovery ---
- *
- * The last error of a context (like sqlite3_errmsg): failures the device
- * reports (device lost, a validation or out-of-memory error found at a
- * later submit or sync, maybe on another thread than the op that caused
- * it), failed allocations and failed syncs on the context.
- * wt_context_last_message says what happened ("" if nothing did; valid
- * until the next error on the context), wt_context_last_status its code
- * (WT_OK if none); both accept NULL ("" and WT_OK). Errors the implementation reports are never dropped:
- * one it reports on its own (outside a call that checks for it) means
- * recorded work did not run, and stays, like a device loss, until
- * wt_context_recover.
- *
- * Checks only the device can make (an index out of range in gather,
- * index_select, embedding, scatter_add, index_add, one_hot, ...): on the
- * CPU the call itself fails. On a GPU the kernel raises a flag instead of
- * the call waiting for the device (so that ops never read the device back
- * while they run, and can be recorded and replayed); the call returns
- * WT_OK, and the next call that synchronises - wt_context_sync, a
- * blocking read (wt_tensor_read and the calls built on it), the completion
- * of an event - returns WT_ERR_INVALID_ARGUMENT naming the op and the
- * offending index, once. Nothing is read or written out of bounds; the
- * op's output is undefined.
- *
- * Device loss: once the device is lost (driver reset, GPU removed, or
- * wt_context_lose_device), every call on the context that touches the
- * device fails with WT_ERR_DEVICE_LOST and the reason; results of work
- * recorded since the last successful sync are lost. Views, shapes and
- * releases still work. A kernel that never ends is not a device loss
- * where the driver has no watchdog: on lavapipe (Vulkan and GLES) and on
- * an NVIDIA H200 without a display, a custom kernel looping forever kept
- * wt_context_sync waiting until the process was killed (45-100 s tried).
- *
- * wt_context_recover makes a new device on the same adapter (WT_OK with
- * nothing done when the device is fine, and on the CPU backend); in the
- * WebAssembly build, where a WebGPU adapter makes one device, on a fresh
- * adapter of the host (same options, the same vendor and architecture
- * preferred). Tensors
- * made before the loss keep their handles, shapes and dtypes, but their
- * memory is gone: any op, read or write on them fails with
- * WT_ERR_DEVICE_LOST ("made on a device this context lost"); release them
- * and make them again (the host data is the caller's to keep). Memory
- * statistics count them until they are released. Tensors made after the
- * recovery work as usual. If no device can be made, the context stays
- * lost and recover returns WT_ERR_DEVICE_LOST. */
-WT_API const char *wt_context_last_message(const wt_context *ctx);
-WT_API wt_status wt_context_last_status(const wt_context *ctx);
-WT_API wt_status wt_context_recover(wt_context *ctx);
-/* Destroys the context's device as a driver reset would, to test the
- * recovery path of a program. WT_ERR_UNSUPPORTED on the CPU backend. */
-WT_API wt_status wt_context_lose_device(wt_context *ctx);
-
-/* --- runtime: what a context runs on, and why --- */
-typedef struct wt_context_info {
-    wt_backend backend;        /* what AUTO chose */
-    /* Why this backend and adapter, e.g. "AUTO: the only WebGPU adapters
-     * are software renderers (llvmpipe ... on Vulkan); the CPU backend is
-     * faster (ask for WT_BACKEND_WEBGPU to use them)". */
-    char reason[512];
-    bool has_adapter;          /* WebGPU: adapter below is filled */
-    wt_adapter_info adapter;
-    /* Device features turned on (WebGPU); `features` says why each is on
-     * or off, e.g. "shader-f16: off (the adapter does not offer it)". */
-    bool shader_f16, subgroups, timestamp_query, subgroup_matrix;
-    char features[768];
-    char toggles[256];         /* Dawn device toggles asked for, "+a,-b" */
-    uint32_t dispatches_per_submit;
-    bool validation;           /* debug mode (wt_context_options.validation) */
-    bool pipeline_cache;
-    uint64_t max_buffer_size;  /* largest tensor storage, bytes */
-    uint64_t max_binding_size; /* largest one shader binds at once; larger
-                                  tensors are bound in windows (README) */
-    uint64_t memory_limit;     /* 0: none */
-    int num_threads;           /* CPU backend */
-} wt_context_info;
-
-/* Fills *out for any context (CPU or WebGPU). */
-WT_API wt_status wt_context_get_info(const wt_context *ctx, wt_context_info *out);
-
-/* --- runtime: tensors past one binding ---
- * On WebGPU a tensor may be as large as max_buffer_size although one
- * shader binds at most max_binding_size bytes (128 MiB on lavapipe and in
- * many browsers): ops run in pieces, each on windows of the large buffers.
- * An op refuses with WT_ERR_UNSUPPORTED (and the sizes) only where one
- * indivisible unit of its work spans more than one binding:
- *  - row-wise ops (softmax, log_softmax, layernorm, rmsnorm), cross-entropy
- *    and its gradient: one row; softmax along another axis: one line along
- *    that axis; rope: one vector of D;
- *  - reductions (sum, mean, max, min, prod, all, any, var, std,
- *    logsumexp, the norms) reduce a part past one binding in partial
- *    results; argmax and argmin: the elements of one output;
- *  - matmul: one row of a; b past one binding is cut along N when its
- *    columns lie apart (w^T in wt_linear: blocks of w's rows), else along
- *    K with the parts summed (wt_matmul_fused with a bias or an activation
- *    then refuses);
- *  - gather, index_select, embedding: x cut to one index along the axis
- *    (one row of an embedding table); larger tables are read in parts;
- *  - scaled_dot_product_attention: one (batch, key head)'s K or V, or the
- *    queries of one head (the query axis is never cut);
- *  - conv2d: one image (direct kernel) or the few images the im2col path
- *    takes at once; pooling and batch/group-norm application: one image
- *    (pooling: one plane); pad/flip/roll/repeat/tril: an axis read with
- *    reflect, replicate or circular wrapping is read whole;
- *  - embedding gradient: dy and the indices (the table is done in blocks
- *    of rows);
- *  - cumsum/cumprod: the elements along the axis and after it for one
- *    index of the axes before it (a cumsum of a flat tensor is one unit);
- *    sort/argsort/topk: one row; the statistics of batch and group norm:
- *    one image;
- *  - scatter_add, index_add, one_hot: the index and src (an out past one
- *    binding is added to in parts along the axis: one index's slab).
- * Custom kernels refuse any tensor whose storage is past one binding
- * (each tensor binds its whole storage). WT_WINDOW_BYTES=<n> in the environment
- * lowers the window size (to test this on small tensors). */
-
-/* --------------------------------------------------------------- tensors */
+/* ======== 5. Tensors: make, read, inspect ================================ */
 
 /* New tensor holding a copy of data (row-major, dtype elements as the host
  * sees them: float, uint16_t f16 bits, int32_t, or one byte per WT_BOOL
@@ -621,9 +633,9 @@ WT_API wt_status wt_tensor_zeros(wt_context *ctx, wt_dtype dtype, int ndim,
  * outside the i32 range); WT_BOOL is value != 0 (NaN is true). */
 WT_API wt_status wt_tensor_full(wt_context *ctx, wt_dtype dtype, int ndim,
                                 const int64_t *shape, double value, wt_tensor **out);
-/* --- creation and random numbers ---
- * Like wt_tensor_full: dtype WT_F32, WT_F16 (or WT_I32 where said). Values
- * are computed in double on the host and rounded once to the dtype. */
+/* The creation functions below: dtype WT_F32, WT_F16 (or WT_I32 where
+ * said). Values are computed in double on the host and rounded once to the
+ * dtype. */
 WT_API wt_status wt_tensor_ones(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
                                 wt_tensor **out);
 /* 1-D: start, start + step, ... while < stop (> stop for a negative step);
@@ -631,34 +643,29 @@ WT_API wt_status wt_tensor_ones(wt_context *ctx, wt_dtype dtype, int ndim, const
  * start + i * step in double, rounded to dtype (f32, f16, i32: i32 needs
  * integral start and step). step 0, a non-finite argument or a length
  * beyond 2^31 elements: WT_ERR_INVALID_ARGUMENT. */
-WT_API wt_status wt_arange(wt_context *ctx, double start, double stop, double step, wt_dtype dtype,
-                           wt_tensor **out);
+WT_API wt_status wt_tensor_arange(wt_context *ctx, wt_dtype dtype, double start, double stop, double step,
+                                  wt_tensor **out);
 /* 1-D, num values evenly spaced from start to stop (endpoint: stop is the
  * last; else num intervals that end before it). NumPy's rule: element i is
  * start + i * delta, the last one exactly stop when endpoint. num >= 0. */
-WT_API wt_status wt_linspace(wt_context *ctx, double start, double stop, int64_t num, bool endpoint,
-                             wt_dtype dtype, wt_tensor **out);
+WT_API wt_status wt_tensor_linspace(wt_context *ctx, wt_dtype dtype, double start, double stop, int64_t num,
+                                    bool endpoint, wt_tensor **out);
 /* [n, m] with ones on diagonal k (0 main, > 0 above, < 0 below), zeros
  * elsewhere. n, m >= 0. */
-WT_API wt_status wt_eye(wt_context *ctx, int64_t n, int64_t m, int64_t k, wt_dtype dtype,
-                        wt_tensor **out);
+WT_API wt_status wt_tensor_eye(wt_context *ctx, wt_dtype dtype, int64_t n, int64_t m, int64_t k,
+                               wt_tensor **out);
 /* Random tensors from a 64-bit seed through Philox4x32-10 (counter-based:
  * element i of the row-major result takes word i % 4 of the block
  * Philox(counter = (i / 4, 0), key = seed)). The same seed and shape give
  * the same bits on the CPU and on every GPU, and element i does not depend
- * on the shape. wt_rand: uniform in [0, 1) on a grid of 2^-24 (f32) or
- * 2^-11 (f16). wt_randn: standard normal by an inverse-CDF table in
- * integer arithmetic (within 2e-6 of the exact quantile, on a grid of
+ * on the shape. wt_tensor_rand: uniform in [0, 1) on a grid of 2^-24
+ * (f32) or 2^-11 (f16). wt_tensor_randn: standard normal by an inverse-CDF
+ * table in integer arithmetic (within 2e-6 of the exact quantile, on a grid of
  * 2^-21, |value| <= 6.24); f16 results are the f32 values rounded. */
-WT_API wt_status wt_rand(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
-                         uint64_t seed, wt_tensor **out);
-WT_API wt_status wt_randn(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
-                          uint64_t seed, wt_tensor **out);
-/* Inverted dropout: element i is 0 where wt_rand(seed)'s element i (f32) is
- * below p, else x * (1 / (1 - p)) (the scale rounded to f32 first). p = 0:
- * a copy of x; p = 1: zeros. A dropped element is 0 even when x is NaN or
- * inf. p outside [0, 1] or NaN: WT_ERR_INVALID_ARGUMENT. f32 and f16. */
-WT_API wt_status wt_dropout(const wt_tensor *x, float p, uint64_t seed, wt_tensor **out);
+WT_API wt_status wt_tensor_rand(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                                uint64_t seed, wt_tensor **out);
+WT_API wt_status wt_tensor_randn(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                                 uint64_t seed, wt_tensor **out);
 
 /* Copies src_bytes of host data (row-major, as wt_tensor_from_data takes
  * it: WT_BOOL one byte per element) into t, which must be contiguous;
@@ -689,30 +696,8 @@ WT_API const char    *wt_dtype_name(wt_dtype dtype);
 WT_API void wt_tensor_retain(wt_tensor *t);
 WT_API void wt_tensor_release(wt_tensor *t); /* NULL is ignored */
 
-/* ----------------------------------------------------------------- views
- * Views share the input's storage; no data moves. */
-
-/* Same elements, new shape. One entry of shape may be -1 (inferred). A view
- * of x when x is contiguous, else a view of a contiguous copy. */
-WT_API wt_status wt_reshape(const wt_tensor *x, int ndim, const int64_t *shape, wt_tensor **out);
-/* Axis i of the result is axis perm[i] of x. Negative axes count from the end. */
-WT_API wt_status wt_permute(const wt_tensor *x, const int *perm, wt_tensor **out);
-WT_API wt_status wt_transpose(const wt_tensor *x, int axis0, int axis1, wt_tensor **out);
-/* Elements start, start+step, ... < stop along axis (step >= 1; start and
- * stop clamp like Python's slices, negative values count from the end). */
-WT_API wt_status wt_slice(const wt_tensor *x, int axis, int64_t start, int64_t stop,
-                          int64_t step, wt_tensor **out);
-/* Broadcasts x to shape (NumPy rules) as a view with zero strides. */
-WT_API wt_status wt_expand(const wt_tensor *x, int ndim, const int64_t *shape, wt_tensor **out);
-
-/* A new contiguous tensor with x's elements (always a copy). */
-WT_API wt_status wt_copy(const wt_tensor *x, wt_tensor **out);
-/* x itself (one more reference) if contiguous, else wt_copy. Inside a
- * scope (see "scopes") a contiguous x gives a new view of it instead,
- * which the scope owns like any other result. */
-WT_API wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out);
-
-/* ----------------------------------------------------------------- dtypes
+/* ======== 6. Dtypes and casts ============================================ */
+/*
  * WT_F32: IEEE binary32. WT_F16: IEEE binary16 (host data are uint16_t bit
  * patterns). WT_I32: int32_t. WT_BOOL: a mask, true or false; on the host
  * one byte per element (0 or 1, like NumPy's bool; from_data takes any
@@ -753,20 +738,50 @@ WT_API wt_status wt_cast(const wt_tensor *x, wt_dtype dtype, wt_tensor **out);
  * wt_cast to the same dtype) keeps every bit on both backends. Results
  * with normal inputs and normal exact results do not differ for this. */
 
-/* ------------------------------------------------------------------- ops
- * The op catalogue: every op, its family and how each backend computes it
- * per dtype (what `webtensor ops` prints). op is an index in
- * [0, wt_op_count()); indices may change between versions, names do not. */
-WT_API int wt_op_count(void);
-/* "add", "conv2d" ...; NULL for an index out of range. */
-WT_API const char *wt_op_name(int op);
-/* "elementwise", "reduce", "nn" ...; NULL for an index out of range. */
-WT_API const char *wt_op_family(int op);
-/* How ctx's backend computes op on inputs of dtype. WT_ERR_INVALID_ARGUMENT
- * for a NULL ctx or out, an unknown op or dtype. */
-WT_API wt_status wt_op_support(const wt_context *ctx, int op, wt_dtype dtype, wt_support *out);
+/* ======== 7. Views and copies ============================================ */
+/* Views share the input's storage; no data moves. */
 
-/* ------------------------------------------------------------ elementwise
+/* Same elements, new shape. One entry of shape may be -1 (inferred). A view
+ * of x when x is contiguous, else a view of a contiguous copy. */
+WT_API wt_status wt_reshape(const wt_tensor *x, int ndim, const int64_t *shape, wt_tensor **out);
+/* Axis i of the result is axis perm[i] of x. Negative axes count from the end. */
+WT_API wt_status wt_permute(const wt_tensor *x, const int *perm, wt_tensor **out);
+WT_API wt_status wt_transpose(const wt_tensor *x, int axis0, int axis1, wt_tensor **out);
+/* Elements start, start+step, ... < stop along axis (step >= 1; start and
+ * stop clamp like Python's slices, negative values count from the end). */
+WT_API wt_status wt_slice(const wt_tensor *x, int axis, int64_t start, int64_t stop,
+                          int64_t step, wt_tensor **out);
+/* Broadcasts x to shape (NumPy rules) as a view with zero strides. */
+WT_API wt_status wt_expand(const wt_tensor *x, int ndim, const int64_t *shape, wt_tensor **out);
+
+/* A new contiguous tensor with x's elements (always a copy). */
+WT_API wt_status wt_copy(const wt_tensor *x, wt_tensor **out);
+/* x itself (one more reference) if contiguous, else wt_copy. Inside a
+ * scope (see "scopes") a contiguous x gives a new view of it instead,
+ * which the scope owns like any other result. */
+WT_API wt_status wt_contiguous(const wt_tensor *x, wt_tensor **out);
+
+/* Views. squeeze drops the listed axes of size 1 (a listed axis of another
+ * size stays, as in PyTorch); naxes 0 drops every size-1 axis. unsqueeze
+ * inserts an axis of size 1 at position axis in [-ndim-1, ndim]. flatten
+ * merges axes start..end (inclusive) into one: a view when x is contiguous,
+ * else of a contiguous copy (like wt_reshape); a 0-d x becomes [1]. */
+WT_API wt_status wt_squeeze(const wt_tensor *x, int naxes, const int *axes, wt_tensor **out);
+WT_API wt_status wt_unsqueeze(const wt_tensor *x, int axis, wt_tensor **out);
+WT_API wt_status wt_flatten(const wt_tensor *x, int start_axis, int end_axis, wt_tensor **out);
+
+/* split writes n views of x into outs[0..n-1]: sizes[i] consecutive
+ * elements along axis each (sizes >= 0 summing to the extent, else
+ * WT_ERR_SHAPE). chunk splits into at most chunks pieces of
+ * ceil(extent / chunks) elements (the last smaller), as torch.chunk: it
+ * writes *nout <= chunks views into outs (capacity chunks). On failure no
+ * view is returned (outs entries NULL). */
+WT_API wt_status wt_split(const wt_tensor *x, int axis, int n, const int64_t *sizes,
+                          wt_tensor **outs);
+WT_API wt_status wt_chunk(const wt_tensor *x, int axis, int chunks, int *nout, wt_tensor **outs);
+
+/* ======== 8. Elementwise ================================================= */
+/*
  * Broadcasting: NumPy's, for every operand (0-d tensors are scalars).
  * Promotion of two operands of different dtypes (NumPy-like, without
  * f64): bool < i32 < f16 < f32, and i32 with f16 gives f32 (f16 cannot
@@ -805,7 +820,7 @@ WT_API wt_status wt_op_support(const wt_context *ctx, int op, wt_dtype dtype, wt
  * exp2(b * log2|a|) there, with a relative error growing with |b log2 a|;
  * pow of a negative base is defined for integral exponents only (NaN
  * otherwise), as in C.
- * --- WebAssembly build --- In a browser the GPU is whatever the page's
+ * WebAssembly build: in a browser the GPU is whatever the page's
  * WebGPU offers (SwiftShader, a CPU renderer, in headless Chromium); WGSL
  * promises no NaN or inf behaviour, so NaN/inf results of the
  * transcendental ops (exp/log of special values) are the adapter's own
@@ -934,14 +949,7 @@ WT_API wt_status wt_where(const wt_tensor *mask, const wt_tensor *a, const wt_te
 WT_API wt_status wt_masked_fill(const wt_tensor *x, const wt_tensor *mask, double value,
                                 wt_tensor **out);
 
-/* NumPy matmul: 1-D operands are promoted and the added axis removed;
- * batch axes broadcast. Transposed, sliced and broadcast views are read
- * through their strides (no copy on WebGPU unless batch axes do not fold
- * into one). f16 operands give an f16 result accumulated in f32 and
- * rounded once (on the CPU backend: computed in f32, then rounded).
- * WT_ERR_SHAPE when the inner extents or the batch axes do not fit;
- * WT_ERR_UNSUPPORTED beyond 32-bit indexing on WebGPU. */
-WT_API wt_status wt_matmul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+/* ======== 9. Reductions and scans ======================================== */
 
 /* Reductions over the listed axes (naxes 0: all axes). Negative axes count
  * from the end; an axis may not repeat. Over all axes without keepdims the
@@ -952,8 +960,7 @@ WT_API wt_status wt_mean(const wt_tensor *x, int naxes, const int *axes, bool ke
 WT_API wt_status wt_max(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
 WT_API wt_status wt_min(const wt_tensor *x, int naxes, const int *axes, bool keepdims, wt_tensor **out);
 
-/* --- reductions, scans ---
- * More reductions, with the axes, keepdims and empty rules of wt_sum. Each
+/* More reductions, with the axes, keepdims and empty rules of wt_sum. Each
  * is one row of the library's reduction table (core/reduce_ops.def).
  * dtypes: f32 and f16 (f16 inputs are reduced in f32 and the result
  * rounded to f16); f32 results accumulate in f32 or better: double on the
@@ -1015,21 +1022,9 @@ WT_API wt_status wt_argmin(const wt_tensor *x, int naxes, const int *axes, bool 
 WT_API wt_status wt_cumsum(const wt_tensor *x, int axis, wt_tensor **out);
 WT_API wt_status wt_cumprod(const wt_tensor *x, int axis, wt_tensor **out);
 
-/* Row-wise ops. softmax: exp(x - max) / sum along axis (NumPy/PyTorch
- * semantics; axis may be negative). layernorm and rmsnorm normalise over
- * the last axis of size C:
- *   layernorm: (x - mean) / sqrt(var + eps) * weight + bias  (biased var)
- *   rmsnorm:   x / sqrt(mean(x^2) + eps) * weight
- * weight and bias are [C] tensors or NULL (1 and 0). eps >= 0. Finite
- * rows never overflow inside the norms, up to the top of the f32 range:
- * the statistics are kept in range on every backend. */
-WT_API wt_status wt_softmax(const wt_tensor *x, int axis, wt_tensor **out);
-WT_API wt_status wt_layernorm(const wt_tensor *x, const wt_tensor *weight, const wt_tensor *bias,
-                              float eps, wt_tensor **out);
-WT_API wt_status wt_rmsnorm(const wt_tensor *x, const wt_tensor *weight, float eps, wt_tensor **out);
+/* ======== 10. Data movement ============================================== */
 
-/* --- data movement ---
- * Shape and data-movement ops. They move elements as they are, so every
+/* Shape and data-movement ops. They move elements as they are, so every
  * dtype works (f32, f16, i32, bool) and results are exact.
  * Axes may be negative (counted from the end). Index tensors are WT_I32
  * (another dtype: WT_ERR_INVALID_ARGUMENT); an index outside its axis
@@ -1039,34 +1034,16 @@ WT_API wt_status wt_rmsnorm(const wt_tensor *x, const wt_tensor *weight, float e
  * a bad index raises a flag in a small device buffer that the context reads
  * at the next sync: gather, index_select, embedding, scatter_add, index_add
  * and one_hot return without waiting for the GPU, and the next
- * wt_context_sync or blocking read returns the error (see "runtime: errors
+ * wt_context_sync or blocking read returns the error (section 3, "errors
  * and recovery"). */
-
-/* Views. squeeze drops the listed axes of size 1 (a listed axis of another
- * size stays, as in PyTorch); naxes 0 drops every size-1 axis. unsqueeze
- * inserts an axis of size 1 at position axis in [-ndim-1, ndim]. flatten
- * merges axes start..end (inclusive) into one: a view when x is contiguous,
- * else of a contiguous copy (like wt_reshape); a 0-d x becomes [1]. */
-WT_API wt_status wt_squeeze(const wt_tensor *x, int naxes, const int *axes, wt_tensor **out);
-WT_API wt_status wt_unsqueeze(const wt_tensor *x, int axis, wt_tensor **out);
-WT_API wt_status wt_flatten(const wt_tensor *x, int start_axis, int end_axis, wt_tensor **out);
 
 /* concat joins n >= 1 tensors of one dtype and context along an existing
  * axis (other extents equal); stack along a new axis at position axis in
  * [-ndim-1, ndim] (shapes equal). The result is a new tensor.
  * WT_ERR_SHAPE for extents that differ, WT_ERR_INVALID_ARGUMENT for dtypes
  * that differ, bad axes, n < 1 or a NULL entry. */
-WT_API wt_status wt_concat(int n, const wt_tensor *const *xs, int axis, wt_tensor **out);
-WT_API wt_status wt_stack(int n, const wt_tensor *const *xs, int axis, wt_tensor **out);
-/* split writes n views of x into outs[0..n-1]: sizes[i] consecutive
- * elements along axis each (sizes >= 0 summing to the extent, else
- * WT_ERR_SHAPE). chunk splits into at most chunks pieces of
- * ceil(extent / chunks) elements (the last smaller), as torch.chunk: it
- * writes *nout <= chunks views into outs (capacity chunks). On failure no
- * view is returned (outs entries NULL). */
-WT_API wt_status wt_split(const wt_tensor *x, int axis, int n, const int64_t *sizes,
-                          wt_tensor **outs);
-WT_API wt_status wt_chunk(const wt_tensor *x, int axis, int chunks, int *nout, wt_tensor **outs);
+WT_API wt_status wt_concat(int n, wt_tensor *const *xs, int axis, wt_tensor **out);
+WT_API wt_status wt_stack(int n, wt_tensor *const *xs, int axis, wt_tensor **out);
 
 /* torch.gather: out (index's shape) = x[..., index[i], ...] along axis;
  * index has x's ndim and, on every other axis, an extent <= x's. */
@@ -1130,15 +1107,16 @@ WT_API wt_status wt_triu(const wt_tensor *x, int64_t diagonal, wt_tensor **out);
  * elements keep their order, so ties give the lower index first, also for
  * descending and for topk. sort writes the sorted values and, when indices
  * is not NULL, their positions (i32) along axis; argsort only the
- * positions. topk: the k largest (or smallest) along the last axis, sorted,
- * values and i32 positions (indices may be NULL); 0 <= k <= extent.
+ * positions. topk: the first k elements of that order along axis (the k
+ * largest, descending, or the k smallest), values and i32 positions
+ * (indices may be NULL); 0 <= k <= extent.
  * The GPU sorts (key, position) pairs with a bitonic network: rows up to
  * 2048 in workgroup memory, longer rows with global merge passes. */
 WT_API wt_status wt_sort(const wt_tensor *x, int axis, bool descending, wt_tensor **values,
                          wt_tensor **indices);
 WT_API wt_status wt_argsort(const wt_tensor *x, int axis, bool descending, wt_tensor **out);
-WT_API wt_status wt_topk(const wt_tensor *x, int64_t k, bool largest, wt_tensor **values,
-                         wt_tensor **indices);
+WT_API wt_status wt_topk_v2(const wt_tensor *x, int64_t k, int axis, bool descending, wt_tensor **values,
+                            wt_tensor **indices);
 
 /* In place: dst = src, src broadcast to dst's shape (NumPy rules; dst's
  * shape does not change). dst may be any view (a slice of a KV cache, a
@@ -1148,7 +1126,165 @@ WT_API wt_status wt_topk(const wt_tensor *x, int64_t k, bool largest, wt_tensor 
  * ranges overlap, src is first copied to a temporary, so the result is as
  * if src were read entirely before dst is written. */
 WT_API wt_status wt_copy_into(wt_tensor *dst, const wt_tensor *src);
-/* --- convolution, pooling, normalisation ---
+
+/* ======== 11. Linear algebra ============================================= */
+
+/* NumPy matmul: 1-D operands are promoted and the added axis removed;
+ * batch axes broadcast. Transposed, sliced and broadcast views are read
+ * through their strides (no copy on WebGPU unless batch axes do not fold
+ * into one). f16 operands give an f16 result accumulated in f32 and
+ * rounded once (on the CPU backend: computed in f32, then rounded).
+ * WT_ERR_SHAPE when the inner extents or the batch axes do not fit;
+ * WT_ERR_UNSUPPORTED beyond 32-bit indexing on WebGPU. */
+WT_API wt_status wt_matmul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out);
+
+/* out = x @ w^T + bias, with w in [out_features, in_features] layout (the
+ * PyTorch / safetensors convention), read in place through a transposed
+ * view (never copied). x: [..., in_features]; bias: [out_features] or
+ * NULL. Result [..., out_features]. */
+WT_API wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                           wt_tensor **out);
+
+/* ======== 12. Networks =================================================== */
+
+/* --- softmax and norms --- */
+
+/* exp(x - max) / sum along axis (NumPy/PyTorch semantics; axis may be
+ * negative). */
+WT_API wt_status wt_softmax(const wt_tensor *x, int axis, wt_tensor **out);
+
+/* log(softmax(x)) along axis, computed as (x - max) - log(sum(exp(x - max)))
+ * (no overflow for large inputs, no log of an underflowed 0). A row of
+ * -inf gives NaN, as in PyTorch. Any axis; negative axes count from the end;
+ * wt_softmax and wt_log_softmax read a middle axis in place (no transpose).
+ * f32 and f16 (through f32); WT_ERR_UNSUPPORTED for i32 and bool. */
+WT_API wt_status wt_log_softmax(const wt_tensor *x, int axis, wt_tensor **out);
+
+/* Layer norm and RMS norm over the last normalized_ndim axes of x (PyTorch's
+ * normalized_shape = x.shape[-normalized_ndim:]), C elements each:
+ *   layer_norm: (x - mean) / sqrt(var + eps) * weight + bias  (biased var)
+ *   rms_norm:   x / sqrt(mean(x^2) + eps) * weight
+ * weight and bias have the normalised shape or are NULL (1 and 0).
+ * Statistics are over all normalised elements together. normalized_ndim
+ * in [1, x's ndim], eps finite and >= 0 (1e-5 is PyTorch's default; rms
+ * norm models use 1e-6). Finite rows never overflow inside the norms, up
+ * to the top of the f32 range: the statistics are kept in range on every
+ * backend. */
+WT_API wt_status wt_layer_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight,
+                               const wt_tensor *bias, double eps, wt_tensor **out);
+WT_API wt_status wt_rms_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight,
+                             double eps, wt_tensor **out);
+
+typedef struct wt_batch_norm_options {
+    uint32_t struct_size; /* set by wt_batch_norm_options_init */
+    bool training;        /* false: normalise with the running statistics */
+    double momentum;      /* 0.1: running = (1 - momentum) * running + momentum * batch */
+    double eps;           /* 1e-5 */
+} wt_batch_norm_options;
+WT_API void wt_batch_norm_options_init(wt_batch_norm_options *opts);
+
+/* x [N, C, ...] (at least 2 axes), normalised per channel c:
+ *   out = (x - mean[c]) / sqrt(var[c] + eps) * weight[c] + bias[c]
+ * weight, bias: [C] or NULL (1 and 0). Inference: mean and var are
+ * running_mean and running_var ([C], required). Training: the biased
+ * mean and variance of x over every axis but 1 (at least 2 values per
+ * channel, else WT_ERR_SHAPE); running_mean and running_var, if given
+ * (both or neither; [C], f32 or f16, contiguous), are updated in place
+ * with PyTorch's rule: the running variance takes the UNBIASED batch
+ * variance (times n / (n - 1)). batch_mean and batch_var may be NULL; in
+ * training they receive the batch mean and the biased batch variance
+ * ([C] f32 views of one [2, C] tensor), in inference NULL. Statistics are
+ * two-pass (squared deviations from the mean): a large mean costs no
+ * precision. */
+WT_API wt_status wt_batch_norm(const wt_tensor *x, wt_tensor *running_mean, wt_tensor *running_var,
+                               const wt_tensor *weight, const wt_tensor *bias,
+                               const wt_batch_norm_options *opts, wt_tensor **out,
+                               wt_tensor **batch_mean, wt_tensor **batch_var);
+/* x [N, C, ...]: the channels split into num_groups groups; each (n,
+ * group) is normalised by its own mean and biased variance, then
+ * out = normalised * weight[c] + bias[c] (weight, bias [C] or NULL).
+ * batch_norm and group_norm compute f16 through f32; the result has x's
+ * dtype. */
+typedef struct wt_group_norm_options {
+    uint32_t struct_size; /* set by wt_group_norm_options_init */
+    double eps;           /* 1e-5 */
+} wt_group_norm_options;
+WT_API void wt_group_norm_options_init(wt_group_norm_options *opts);
+/* num_groups > 0 divides C; opts NULL: the defaults. */
+WT_API wt_status wt_group_norm_v2(const wt_tensor *x, int64_t num_groups, const wt_tensor *weight,
+                                  const wt_tensor *bias, const wt_group_norm_options *opts, wt_tensor **out);
+
+/* --- attention --- */
+
+/* Attention, fused (no [Sq, Skv] score matrix is stored):
+ *   out = softmax(q @ k^T * scale + mask) @ v
+ * q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv] -> out
+ * [B, Hq, Sq, Dv] (3-D inputs are [H, S, D], B = 1, and give a 3-D result).
+ * Grouped-query attention: Hkv divides Hq, and q head h reads k/v head
+ * h / (Hq / Hkv) (PyTorch's enable_gqa, repeat_interleave order).
+ * mask: NULL, or broadcastable (NumPy rules, up to 4 dims) to
+ *   [B, Hq, Sq, Skv]: WT_F32/WT_F16 values are added to the scores
+ *   (-inf masks); a WT_BOOL mask keeps the keys where it is true
+ *   (PyTorch's boolean attn_mask).
+ * causal: the causal
+ *   triangle is aligned to the END of the keys (bottom-right), which is
+ *   what a KV cache needs (decode: Sq = 1 sees every key). PyTorch's
+ *   is_causal aligns it top-left; the two agree when Sq == Skv. causal and
+ *   a mask may be combined (a key must pass both); PyTorch refuses that.
+ * opts (NULL: the defaults of wt_attention_options_init):
+ *   causal: query i sees key j only if j <= i + (Skv - Sq) (below);
+ *   scale: 0 for 1/sqrt(D), else any value finite in f32.
+ * A query row that sees no key (every score -inf: fully masked, or
+ *   causal with Sq > Skv, or Skv = 0) gives 0s, as PyTorch's
+ *   scaled_dot_product_attention does (not NaN).
+ * q, k, v: f32, or f16 computed in f32 (the result is f16 only if q, k
+ * and v all are); WT_ERR_UNSUPPORTED for i32 and bool.
+ * Errors: WT_ERR_SHAPE for ranks other than 3/4, mismatched batch, D or
+ * Skv, Hkv not dividing Hq, a mask that does not broadcast;
+ * WT_ERR_INVALID_ARGUMENT for a NaN/inf scale or an i32 mask.
+ * The WebGPU kernels hold a query tile and a key/value tile in workgroup
+ * memory, which bounds D and Dv (about D + max(D, Dv) <= 4000 with
+ * WebGPU's minimum 16 KiB; tested up to 256): WT_ERR_UNSUPPORTED beyond.
+ * On WebGPU, work without a mask with D == Dv a multiple of 4 and rows
+ * of q, k, v aligned to 4 elements (prefill) runs a register-tiled kernel
+ * that reads f16 q, k, v as f16 (f32 sums, f16 result); other f16 work
+ * is computed through f32 copies. */
+typedef struct wt_attention_options {
+    uint32_t struct_size; /* set by wt_attention_options_init */
+    bool causal;          /* false */
+    double scale;         /* 0: 1/sqrt(D) */
+} wt_attention_options;
+WT_API void wt_attention_options_init(wt_attention_options *opts);
+WT_API wt_status wt_scaled_dot_product_attention_v2(const wt_tensor *q, const wt_tensor *k,
+                                                    const wt_tensor *v, const wt_tensor *mask,
+                                                    const wt_attention_options *opts, wt_tensor **out);
+
+/* Rotary position embedding, Llama / Hugging Face convention
+ * ("rotate_half"): with D the last axis (even), h = D / 2, p = offset + s
+ * the position of sequence index s, and f_i = theta^(-2i / D), i < h:
+ *   out[i]     = x[i] * cos(p f_i) - x[i + h] * sin(p f_i)
+ *   out[i + h] = x[i + h] * cos(p f_i) + x[i] * sin(p f_i)
+ * layout names the sequence axis: WT_ROPE_BHSD ([..., S, D], the axis
+ * before D, as q/k of wt_scaled_dot_product_attention_v2) or WT_ROPE_BSHD
+ * ([..., S, H, D], two before D, the layout of a projection's output).
+ * theta > 0 (10000 for Llama 2, 500000 for Llama 3), offset >= 0 (the
+ * position of the first token, e.g. the KV-cache length when decoding).
+ * Angles are exact to about 2e-6 rad (the CPU computes them in double;
+ * WebGPU reduces them exactly in turns, for positions below 2^24, and
+ * refuses larger ones with WT_ERR_UNSUPPORTED): more accurate than a
+ * float32 cos/sin cache at long positions. f32 and f16 (through f32). */
+typedef enum wt_rope_layout { WT_ROPE_BHSD = 0, WT_ROPE_BSHD = 1 } wt_rope_layout;
+typedef struct wt_rope_options {
+    uint32_t struct_size;  /* set by wt_rope_options_init */
+    double theta;          /* 10000 */
+    int64_t offset;        /* 0 */
+    wt_rope_layout layout; /* WT_ROPE_BHSD */
+} wt_rope_options;
+WT_API void wt_rope_options_init(wt_rope_options *opts);
+/* opts NULL: the defaults. */
+WT_API wt_status wt_rope_v2(const wt_tensor *x, const wt_rope_options *opts, wt_tensor **out);
+
+/* --- convolution and pooling ---
  * Layout NCHW: x is [N, C, H, W] (conv1d: [N, C, L]); an unbatched
  * input ([C, H, W], conv1d [C, L]) gives an unbatched result. Inputs may
  * be any strided view; f16 inputs compute in f32 (result f16 when every
@@ -1201,31 +1337,32 @@ WT_API wt_status wt_conv1d(const wt_tensor *x, const wt_tensor *w, const wt_tens
 WT_API wt_status wt_conv_transpose2d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                                      const wt_conv_options *opts, wt_tensor **out);
 
-typedef struct wt_pool_options {
-    uint32_t struct_size;     /* set by wt_pool_options_init */
+typedef struct wt_pool2d_options {
+    uint32_t struct_size;     /* set by wt_pool2d_options_init */
     int64_t kernel[2];        /* (h, w); must be set (> 0) */
     int64_t stride[2];        /* 0 (the default): the kernel size */
-    int64_t padding[2];       /* (h, w), on both sides; at most half the (dilated) kernel */
-    int64_t dilation[2];      /* max_pool2d only; 1 */
+    int64_t padding[4];       /* top, bottom, left, right (as wt_conv_options); 0; each
+                                 at most half the (dilated) kernel */
+    int64_t dilation[2];      /* max pooling only; 1 */
     bool ceil_mode;           /* round the output size up; a window must start inside
                                  the input or its leading padding (PyTorch) */
-    bool count_include_pad;   /* avg_pool2d: padding counts in the divisor; true */
-    int64_t divisor_override; /* avg_pool2d: > 0 divides every window; 0 */
-} wt_pool_options;
-WT_API void wt_pool_options_init(wt_pool_options *opts);
+    bool count_include_pad;   /* average pooling: padding counts in the divisor; true */
+    int64_t divisor_override; /* average pooling: > 0 divides every window; 0 */
+} wt_pool2d_options;
+WT_API void wt_pool2d_options_init(wt_pool2d_options *opts);
 
 /* Max over each window (padding never wins; ties give the first position;
  * a NaN wins, the window's last NaN giving the index, as PyTorch).
  * indices: NULL, or receives a WT_I32 tensor of out's shape holding the
  * position y*W + x of each maximum in its input plane (PyTorch's
  * return_indices). x [N, C, H, W] or [C, H, W]. */
-WT_API wt_status wt_max_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out,
-                               wt_tensor **indices);
+WT_API wt_status wt_max_pool2d_v2(const wt_tensor *x, const wt_pool2d_options *opts, wt_tensor **out,
+                                  wt_tensor **indices);
 /* Mean over each window, as PyTorch's avg_pool2d: divisor_override, else
  * the window clipped to the padded input (count_include_pad) or to the
  * input (windows past the padded edge in ceil_mode count only what lies
  * inside). dilation must be 1. */
-WT_API wt_status wt_avg_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out);
+WT_API wt_status wt_avg_pool2d_v2(const wt_tensor *x, const wt_pool2d_options *opts, wt_tensor **out);
 /* Output [.., out_h, out_w]; window oy covers rows floor(oy*H/out_h) to
  * ceil((oy+1)*H/out_h) (exclusive), columns alike. out_h, out_w > 0. */
 WT_API wt_status wt_adaptive_avg_pool2d(const wt_tensor *x, int64_t out_h, int64_t out_w,
@@ -1274,129 +1411,34 @@ WT_API wt_status wt_interpolate(const wt_tensor *x, const wt_interpolate_options
 WT_API wt_status wt_upsample2d(const wt_tensor *x, double scale_factor, wt_interp_mode mode,
                                wt_tensor **out);
 
-typedef struct wt_batch_norm_options {
-    uint32_t struct_size; /* set by wt_batch_norm_options_init */
-    bool training;        /* false: normalise with the running statistics */
-    float momentum;       /* 0.1: running = (1 - momentum) * running + momentum * batch */
-    float eps;            /* 1e-5 */
-} wt_batch_norm_options;
-WT_API void wt_batch_norm_options_init(wt_batch_norm_options *opts);
+/* --- dropout --- */
 
-/* x [N, C, ...] (at least 2 axes), normalised per channel c:
- *   out = (x - mean[c]) / sqrt(var[c] + eps) * weight[c] + bias[c]
- * weight, bias: [C] or NULL (1 and 0). Inference: mean and var are
- * running_mean and running_var ([C], required). Training: the biased
- * mean and variance of x over every axis but 1 (at least 2 values per
- * channel, else WT_ERR_SHAPE); running_mean and running_var, if given
- * (both or neither; [C], f32 or f16, contiguous), are updated in place
- * with PyTorch's rule: the running variance takes the UNBIASED batch
- * variance (times n / (n - 1)). batch_mean and batch_var may be NULL; in
- * training they receive the batch mean and the biased batch variance
- * ([C] f32 views of one [2, C] tensor), in inference NULL. Statistics are
- * two-pass (squared deviations from the mean): a large mean costs no
- * precision. */
-WT_API wt_status wt_batch_norm(const wt_tensor *x, wt_tensor *running_mean, wt_tensor *running_var,
-                               const wt_tensor *weight, const wt_tensor *bias,
-                               const wt_batch_norm_options *opts, wt_tensor **out,
-                               wt_tensor **batch_mean, wt_tensor **batch_var);
-/* x [N, C, ...]: the channels split into num_groups groups; each (n,
- * group) is normalised by its own mean and biased variance, then
- * out = normalised * weight[c] + bias[c] (weight, bias [C] or NULL).
- * batch_norm and group_norm compute f16 through f32; the result has x's
- * dtype. */
-WT_API wt_status wt_group_norm(const wt_tensor *x, int64_t num_groups, const wt_tensor *weight,
-                               const wt_tensor *bias, float eps, wt_tensor **out);
-/* --- transformer ops --- */
+/* Inverted dropout: element i is 0 where wt_tensor_rand(seed)'s element i
+ * (f32) is below p, else x * (1 / (1 - p)) (p and the scale rounded to
+ * f32 first). p = 0: a copy of x; p = 1: zeros. A dropped element is 0
+ * even when x is NaN or inf. p outside [0, 1] or NaN:
+ * WT_ERR_INVALID_ARGUMENT. f32 and f16. opts NULL: the defaults (p 0.5,
+ * seed 0: the same mask on every call; pass a new seed per step). */
+typedef struct wt_dropout_options {
+    uint32_t struct_size; /* set by wt_dropout_options_init */
+    double p;             /* 0.5 */
+    uint64_t seed;        /* 0 */
+} wt_dropout_options;
+WT_API void wt_dropout_options_init(wt_dropout_options *opts);
+WT_API wt_status wt_dropout_v2(const wt_tensor *x, const wt_dropout_options *opts, wt_tensor **out);
 
-/* log(softmax(x)) along axis, computed as (x - max) - log(sum(exp(x - max)))
- * (no overflow for large inputs, no log of an underflowed 0). A row of
- * -inf gives NaN, as in PyTorch. Any axis; negative axes count from the end;
- * wt_softmax and wt_log_softmax read a middle axis in place (no transpose).
- * f32 and f16 (through f32); WT_ERR_UNSUPPORTED for i32 and bool. */
-WT_API wt_status wt_log_softmax(const wt_tensor *x, int axis, wt_tensor **out);
-
-/* Layer norm and RMS norm over the last normalized_ndim axes of x (PyTorch's
- * normalized_shape = x.shape[-normalized_ndim:]); weight and bias have that
- * shape or are NULL (1 and 0). Statistics are over all normalised elements
- * together; layer norm uses the biased variance. normalized_ndim in
- * [1, x's ndim], eps finite and >= 0. wt_layernorm / wt_rmsnorm are these
- * with normalized_ndim = 1. */
-WT_API wt_status wt_layer_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight,
-                               const wt_tensor *bias, float eps, wt_tensor **out);
-WT_API wt_status wt_rms_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight,
-                             float eps, wt_tensor **out);
-
-/* Attention, fused (no [Sq, Skv] score matrix is stored):
- *   out = softmax(q @ k^T * scale + mask) @ v
- * q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv] -> out
- * [B, Hq, Sq, Dv] (3-D inputs are [H, S, D], B = 1, and give a 3-D result).
- * Grouped-query attention: Hkv divides Hq, and q head h reads k/v head
- * h / (Hq / Hkv) (PyTorch's enable_gqa, repeat_interleave order).
- * mask: NULL, or broadcastable (NumPy rules, up to 4 dims) to
- *   [B, Hq, Sq, Skv]: WT_F32/WT_F16 values are added to the scores
- *   (-inf masks); a WT_BOOL mask keeps the keys where it is true
- *   (PyTorch's boolean attn_mask).
- * causal: query i sees key j only if j <= i + (Skv - Sq): the causal
- *   triangle is aligned to the END of the keys (bottom-right), which is
- *   what a KV cache needs (decode: Sq = 1 sees every key). PyTorch's
- *   is_causal aligns it top-left; the two agree when Sq == Skv. causal and
- *   a mask may be combined (a key must pass both); PyTorch refuses that.
- * scale: 0 for 1/sqrt(D), else any finite value.
- * A query row that sees no key (every score -inf: fully masked, or
- *   causal with Sq > Skv, or Skv = 0) gives 0s, as PyTorch's
- *   scaled_dot_product_attention does (not NaN).
- * q, k, v: f32, or f16 computed in f32 (the result is f16 only if q, k
- * and v all are); WT_ERR_UNSUPPORTED for i32 and bool.
- * Errors: WT_ERR_SHAPE for ranks other than 3/4, mismatched batch, D or
- * Skv, Hkv not dividing Hq, a mask that does not broadcast;
- * WT_ERR_INVALID_ARGUMENT for a NaN/inf scale or an i32 mask.
- * The WebGPU kernels hold a query tile and a key/value tile in workgroup
- * memory, which bounds D and Dv (about D + max(D, Dv) <= 4000 with
- * WebGPU's minimum 16 KiB; tested up to 256): WT_ERR_UNSUPPORTED beyond.
- * On WebGPU, work without a mask with D == Dv a multiple of 4 and rows
- * of q, k, v aligned to 4 elements (prefill) runs a register-tiled kernel
- * that reads f16 q, k, v as f16 (f32 sums, f16 result); other f16 work
- * is computed through f32 copies. */
-WT_API wt_status wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k,
-                                                 const wt_tensor *v, const wt_tensor *mask,
-                                                 bool causal, float scale, wt_tensor **out);
-
-/* Rotary position embedding, Llama / Hugging Face convention
- * ("rotate_half"): with D the last axis (even), h = D / 2, p = offset + s
- * the position of sequence index s, and f_i = theta^(-2i / D), i < h:
- *   out[i]     = x[i] * cos(p f_i) - x[i + h] * sin(p f_i)
- *   out[i + h] = x[i + h] * cos(p f_i) + x[i] * sin(p f_i)
- * layout names the sequence axis: WT_ROPE_BHSD ([..., S, D], the axis
- * before D, as q/k of wt_scaled_dot_product_attention) or WT_ROPE_BSHD
- * ([..., S, H, D], two before D, the layout of a projection's output).
- * theta > 0 (10000 for Llama 2, 500000 for Llama 3), offset >= 0 (the
- * position of the first token, e.g. the KV-cache length when decoding).
- * Angles are exact to about 2e-6 rad (the CPU computes them in double;
- * WebGPU reduces them exactly in turns, for positions below 2^24, and
- * refuses larger ones with WT_ERR_UNSUPPORTED): more accurate than a
- * float32 cos/sin cache at long positions. f32 and f16 (through f32). */
-typedef enum wt_rope_layout { WT_ROPE_BHSD = 0, WT_ROPE_BSHD = 1 } wt_rope_layout;
-WT_API wt_status wt_rope(const wt_tensor *x, double theta, int64_t offset, wt_rope_layout layout,
-                         wt_tensor **out);
-
-/* out = x @ w^T + bias, with w in [out_features, in_features] layout (the
- * PyTorch / safetensors convention), read in place through a transposed
- * view (never copied). x: [..., in_features]; bias: [out_features] or
- * NULL. Result [..., out_features]. */
-WT_API wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
-                           wt_tensor **out);
-
-/* -------------------------------------------------------------- training
- * Backward ops, a fused loss and in-place optimizer steps. Gradients are
+/* ======== 13. Training =================================================== */
+/* Backward ops, a fused loss and in-place optimizer steps. Gradients are
  * f32 (f16 inputs are computed through f32, like the forward ops).
  *
- * In place: wt_sgd_step and wt_adamw_step write into the tensors they are
- * given (param and the optimizer state) and allocate nothing. Those
+ * In place (rule 4): wt_sgd_step and wt_adamw_step write into param and
+ * the optimizer state they are given and allocate nothing. Those
  * tensors must be f32 and contiguous (views with an offset are fine), of
  * one context and one shape, and must not share storage with each other
  * or with grad (WT_ERR_INVALID_ARGUMENT): an update reads each element
  * once and writes it once, so aliasing would make it depend on order. */
 
+/* The activations with a backward op (wt_<name>_backward below). */
 typedef enum wt_activation {
     WT_ACT_RELU = 0,      /* dx = dy * (x > 0)  (0 at x == 0 and for NaN, like PyTorch) */
     WT_ACT_SIGMOID = 1,   /* dx = dy * s * (1 - s), s = sigmoid(x) */
@@ -1406,9 +1448,15 @@ typedef enum wt_activation {
     WT_ACT_GELU_TANH = 5  /* the tanh approximation's derivative */
 } wt_activation;
 
-/* dx = dy * act'(x), from the forward op's input x; dy and x of one shape. */
-WT_API wt_status wt_activation_backward(wt_activation act, const wt_tensor *dy, const wt_tensor *x,
-                                        wt_tensor **dx);
+/* dx = dy * f'(x) for the forward op f (wt_relu, wt_sigmoid, ...), from
+ * its input x; dy and x of one shape. The derivatives are those of
+ * wt_activation above. */
+WT_API wt_status wt_relu_backward(const wt_tensor *dy, const wt_tensor *x, wt_tensor **dx);
+WT_API wt_status wt_sigmoid_backward(const wt_tensor *dy, const wt_tensor *x, wt_tensor **dx);
+WT_API wt_status wt_tanh_backward(const wt_tensor *dy, const wt_tensor *x, wt_tensor **dx);
+WT_API wt_status wt_silu_backward(const wt_tensor *dy, const wt_tensor *x, wt_tensor **dx);
+WT_API wt_status wt_gelu_backward(const wt_tensor *dy, const wt_tensor *x, wt_tensor **dx);
+WT_API wt_status wt_gelu_tanh_backward(const wt_tensor *dy, const wt_tensor *x, wt_tensor **dx);
 
 typedef enum wt_reduction { WT_REDUCTION_MEAN = 0, WT_REDUCTION_SUM = 1, WT_REDUCTION_NONE = 2 } wt_reduction;
 
@@ -1430,9 +1478,9 @@ WT_API wt_status wt_cross_entropy(const wt_tensor *logits, const wt_tensor *labe
                                   const wt_cross_entropy_options *opts, wt_tensor **loss);
 /* d loss / d logits [N, C], scaled by dloss: NULL (1), or a tensor of the
  * loss's shape (0-d for mean and sum, [N] for none). */
-WT_API wt_status wt_cross_entropy_backward(const wt_tensor *logits, const wt_tensor *labels,
-                                           const wt_tensor *dloss,
-                                           const wt_cross_entropy_options *opts, wt_tensor **dlogits);
+WT_API wt_status wt_cross_entropy_backward_v2(const wt_tensor *dloss, const wt_tensor *logits,
+                                              const wt_tensor *labels, const wt_cross_entropy_options *opts,
+                                              wt_tensor **dlogits);
 
 /* Gradient of an embedding lookup: dweight [num_embeddings, D] with
  * dweight[indices[i]] += dy[i, :] over every position i. dy is
@@ -1442,26 +1490,30 @@ WT_API wt_status wt_cross_entropy_backward(const wt_tensor *logits, const wt_ten
 WT_API wt_status wt_embedding_backward(const wt_tensor *dy, const wt_tensor *indices,
                                        int64_t num_embeddings, wt_tensor **dweight);
 
-/* Backward of wt_layernorm over the last axis (weight, bias [C] or NULL),
- * from x, dy and eps: any of dx, dweight, dbias may be NULL to skip it
- * (dweight/dbias need weight/bias given). */
-WT_API wt_status wt_layernorm_backward(const wt_tensor *x, const wt_tensor *weight, const wt_tensor *dy,
-                                       float eps, wt_tensor **dx, wt_tensor **dweight, wt_tensor **dbias);
-/* Backward of batch normalisation of x [N, C, ...] over every axis but 1.
- * training: the statistics are the batch's (biased variance), as in the
- * forward pass in training mode; else running_mean/running_var [C] were
- * used. weight [C] or NULL. Any output may be NULL to skip it. */
-WT_API wt_status wt_batch_norm_backward(const wt_tensor *x, const wt_tensor *weight,
-                                        const wt_tensor *running_mean, const wt_tensor *running_var,
-                                        bool training, float eps, const wt_tensor *dy, wt_tensor **dx,
+/* Backward of wt_layer_norm(x, normalized_ndim, weight, bias, eps): dx
+ * (x's shape), dweight and dbias (the normalised shape); any may be NULL
+ * to skip it; dweight needs weight (the bias is not read). */
+WT_API wt_status wt_layer_norm_backward(const wt_tensor *dy, const wt_tensor *x, int normalized_ndim,
+                                        const wt_tensor *weight, double eps, wt_tensor **dx,
                                         wt_tensor **dweight, wt_tensor **dbias);
+/* Backward of wt_batch_norm(x, running_mean, running_var, weight, bias,
+ * opts) over every axis but 1. opts->training: the statistics are the
+ * batch's (biased variance), as in the forward pass in training mode (the
+ * running statistics are not read and may be NULL); else running_mean and
+ * running_var [C] were used. opts->eps as in the forward; momentum is not
+ * read; opts NULL: the defaults (inference, eps 1e-5). weight [C] or NULL.
+ * Any output may be NULL to skip it. */
+WT_API wt_status wt_batch_norm_backward_v2(const wt_tensor *dy, const wt_tensor *x,
+                                           const wt_tensor *running_mean, const wt_tensor *running_var,
+                                           const wt_tensor *weight, const wt_batch_norm_options *opts,
+                                           wt_tensor **dx, wt_tensor **dweight, wt_tensor **dbias);
 
 typedef struct wt_sgd_options {
     uint32_t struct_size;
-    float lr;            /* default 0.01 */
-    float momentum;      /* default 0: no momentum buffer needed */
-    float dampening;     /* default 0 */
-    float weight_decay;  /* L2, added to the gradient; default 0 */
+    double lr;           /* default 0.01 */
+    double momentum;     /* default 0: no momentum buffer needed */
+    double dampening;    /* default 0 */
+    double weight_decay; /* L2, added to the gradient; default 0 */
     bool nesterov;       /* default false */
 } wt_sgd_options;
 WT_API void wt_sgd_options_init(wt_sgd_options *opts);
@@ -1475,10 +1527,10 @@ WT_API wt_status wt_sgd_step(wt_tensor *param, const wt_tensor *grad, wt_tensor 
 
 typedef struct wt_adamw_options {
     uint32_t struct_size;
-    float lr;            /* default 1e-3 */
-    float beta1, beta2;  /* default 0.9, 0.999 */
-    float eps;           /* default 1e-8 */
-    float weight_decay;  /* decoupled; default 0.01 */
+    double lr;           /* default 1e-3 */
+    double beta1, beta2; /* default 0.9, 0.999 */
+    double eps;          /* default 1e-8 */
+    double weight_decay; /* decoupled; default 0.01 */
 } wt_adamw_options;
 WT_API void wt_adamw_options_init(wt_adamw_options *opts);
 /* PyTorch's AdamW step number step (1, 2, ...), in place:
@@ -1487,25 +1539,25 @@ WT_API void wt_adamw_options_init(wt_adamw_options *opts);
  * m and v start as zeros. */
 WT_API wt_status wt_adamw_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *m, wt_tensor *v,
                                int64_t step, const wt_adamw_options *opts);
-/* --- training: convolution and pooling backward ---
+/* --- convolution, pooling and resampling backward ---
  * x, w, dy are 4-D (N, C, H, W); gradients are f32. */
 
 /* Backward of wt_conv2d(x, w, bias, opts) given dy (its output's
  * gradient): dx like x, dw like w, dbias [O]; any may be NULL to skip it.
  * Composed from wt_conv_transpose2d and wt_conv2d, so it runs wherever
  * they do. */
-WT_API wt_status wt_conv2d_backward(const wt_tensor *x, const wt_tensor *w, const wt_tensor *dy,
-                                    const wt_conv_options *opts, wt_tensor **dx, wt_tensor **dw,
-                                    wt_tensor **dbias);
-/* Backward of wt_max_pool2d from the indices it returned: dx (x's shape)
+WT_API wt_status wt_conv2d_backward_v2(const wt_tensor *dy, const wt_tensor *x, const wt_tensor *w,
+                                       const wt_conv_options *opts, wt_tensor **dx, wt_tensor **dw,
+                                       wt_tensor **dbias);
+/* Backward of wt_max_pool2d_v2 from the indices it returned: dx (x's shape)
  * receives each dy at the position its index names, summed where windows
  * overlap (in index order on the CPU; by atomic adds on the GPU). */
 WT_API wt_status wt_max_pool2d_backward(const wt_tensor *dy, const wt_tensor *indices, const wt_tensor *x,
                                         wt_tensor **dx);
-/* Backward of wt_avg_pool2d(x, opts): each dy spread evenly over its
+/* Backward of wt_avg_pool2d_v2(x, opts): each dy spread evenly over its
  * window, divided by the divisor the forward pass used. */
-WT_API wt_status wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x, const wt_pool_options *opts,
-                                        wt_tensor **dx);
+WT_API wt_status wt_avg_pool2d_backward_v2(const wt_tensor *dy, const wt_tensor *x, const wt_pool2d_options *opts,
+                                           wt_tensor **dx);
 
 /* Backward of wt_interpolate(x, opts): dx (x's shape, f32) is the adjoint
  * of the resampling applied to dy (the forward's output shape): each input
@@ -1515,7 +1567,7 @@ WT_API wt_status wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x,
 WT_API wt_status wt_interpolate_backward(const wt_tensor *dy, const wt_tensor *x,
                                          const wt_interpolate_options *opts, wt_tensor **dx);
 
-/* ------------------------------------------------------- autograd
+/* --- autograd ---
  * Reverse-mode automatic differentiation, as PyTorch's: mark the leaves
  * (parameters) with wt_tensor_set_requires_grad, run the forward pass
  * with the ordinary ops, call wt_backward on the loss, read each leaf's
@@ -1616,12 +1668,180 @@ typedef enum wt_op_grad {
 } wt_op_grad;
 WT_API wt_op_grad wt_op_gradient(int op);
 
-/* ------------------------------------------------------------ deprecated
- * Still exported and working; new code uses the replacement named. */
+/* ======== 14. The op catalogue =========================================== */
+/*
+ * The op catalogue: every op, its family and how each backend computes it
+ * per dtype (what `webtensor ops` prints). op is an index in
+ * [0, wt_op_count()); indices may change between versions, names do not. */
+WT_API int wt_op_count(void);
+/* "add", "conv2d" ...; NULL for an index out of range. */
+WT_API const char *wt_op_name(int op);
+/* "elementwise", "reduce", "nn" ...; NULL for an index out of range. */
+WT_API const char *wt_op_family(int op);
+/* How ctx's backend computes op on inputs of dtype. WT_ERR_INVALID_ARGUMENT
+ * for a NULL ctx or out, an unknown op or dtype. */
+WT_API wt_status wt_op_support(const wt_context *ctx, int op, wt_dtype dtype, wt_support *out);
 
-/* The message of wt_context_last_message, with wt_context_last_status's
- * code written through status (may be NULL). */
-WT_API const char *wt_context_last_error(const wt_context *ctx, wt_status *status);
+/* ======== 15. Custom kernels, several devices ============================ */
+
+/* --- custom WGSL kernels ---
+ *
+ * A compute shader of your own, run on tensors like any op: recorded into
+ * the context's batch of work (so it runs after the ops recorded before it
+ * and before those after it, without a sync). WebGPU contexts only; on a
+ * CPU context create and dispatch return WT_ERR_UNSUPPORTED.
+ *
+ * The shader's interface:
+ *   @group(0) @binding(0) var<uniform> p: P;   the params block (params_size
+ *                                              bytes, at most 256; may be
+ *                                              left undeclared when 0)
+ *   @group(0) @binding(1 + i)                  tensor i of the dispatch:
+ *       var<storage, read_write> for i in writable_mask, else
+ *       var<storage, read>; e.g. array<f32> for a WT_F32 tensor.
+ * Each tensor binds its whole storage: a view's element offset and strides
+ * (wt_tensor_offset, wt_tensor_strides) are for the shader to apply, e.g.
+ * passed in the params. Outputs are made beforehand (wt_tensor_zeros).
+ * A storage may be bound twice only when neither binding is writable.
+ *
+ * Errors: bad WGSL or an entry point that is missing or not a compute
+ * shader gives WT_ERR_SHADER with the compiler's messages (line:column,
+ * counted from the first line of source); a workgroup size past the
+ * device's limits (maxComputeInvocationsPerWorkgroup, the per-dimension
+ * sizes, workgroup storage) gives WT_ERR_SHADER from the compiler at
+ * create. At dispatch: tensors from another context, a tensor count other
+ * than num_tensors, a params size other than params_size, a workgroup
+ * count past maxComputeWorkgroupsPerDimension, or an aliased writable
+ * binding give WT_ERR_INVALID_ARGUMENT; a tensor larger than one binding
+ * (maxStorageBufferBindingSize) WT_ERR_UNSUPPORTED. None of these reach
+ * the device. Compiled pipelines are cached by (source, entry point,
+ * bindings): creating the same kernel again costs no compile.
+ * Thread safety: a kernel belongs to its context (one thread at a time). */
+typedef struct wt_kernel wt_kernel;
+
+typedef struct wt_kernel_desc {
+    const char *source;      /* WGSL */
+    const char *entry_point; /* NULL: "main" */
+    int num_tensors;         /* storage bindings 1..num_tensors (at most 8) */
+    uint32_t writable_mask;  /* bit i: tensor i is read_write */
+    size_t params_size;      /* bytes of the uniform block; 0: none */
+} wt_kernel_desc;
+
+WT_API wt_status wt_kernel_create(wt_context *ctx, const wt_kernel_desc *desc, wt_kernel **out);
+/* NULL is ignored. The kernel keeps its context alive until destroyed. */
+WT_API void wt_kernel_destroy(wt_kernel *k);
+/* Records one dispatch of groups_x * groups_y * groups_z workgroups (each
+ * at least 1). params: params_size bytes (NULL when 0). */
+WT_API wt_status wt_kernel_dispatch(wt_kernel *k, int ntensors, wt_tensor *const *tensors,
+                                    const void *params, size_t params_size, uint32_t groups_x,
+                                    uint32_t groups_y, uint32_t groups_z);
+
+/* --- several devices ---
+ *
+ * One context per adapter (wt_list_adapters, then adapter_index); tensors
+ * of different contexts do not mix in ops (WT_ERR_INVALID_ARGUMENT).
+ * wt_tensor_to makes a new contiguous tensor on dst with x's elements,
+ * whatever the two contexts are (CPU <-> GPU, GPU <-> GPU, the same
+ * context: a copy). Between two devices the data goes through host
+ * memory (WebGPU has no peer copies): it waits for the work that writes x
+ * on its context; dst's work is not waited for. Both contexts must be
+ * usable by the calling thread for the duration of the call. */
+WT_API wt_status wt_tensor_to(const wt_tensor *x, wt_context *dst, wt_tensor **out);
+
+/* ======== 16. Deprecated names ============================================
+ * The names and argument orders of earlier versions: still exported and
+ * working (thin functions over their replacements, so bindings that look
+ * symbols up by name keep working) for this release, then removed. Each
+ * comment names the replacement. Defining WT_WARN_DEPRECATED before
+ * including this header makes the compiler warn at each use. */
+#if defined(WT_WARN_DEPRECATED) && defined(__GNUC__)
+#define WT_DEPRECATED(use) __attribute__((deprecated("use " use)))
+#else
+#define WT_DEPRECATED(use)
+#endif
+
+/* wt_context_last_message and wt_context_last_status: the message, with
+ * the code written through status (may be NULL). */
+WT_API WT_DEPRECATED("wt_context_last_message") const char *wt_context_last_error(const wt_context *ctx,
+                                                                                   wt_status *status);
+/* wt_tensor_arange, wt_tensor_linspace, wt_tensor_eye: dtype after ctx. */
+WT_API WT_DEPRECATED("wt_tensor_arange") wt_status wt_arange(wt_context *ctx, double start, double stop,
+                                                              double step, wt_dtype dtype, wt_tensor **out);
+WT_API WT_DEPRECATED("wt_tensor_linspace") wt_status wt_linspace(wt_context *ctx, double start, double stop,
+                                                                  int64_t num, bool endpoint, wt_dtype dtype,
+                                                                  wt_tensor **out);
+WT_API WT_DEPRECATED("wt_tensor_eye") wt_status wt_eye(wt_context *ctx, int64_t n, int64_t m, int64_t k,
+                                                        wt_dtype dtype, wt_tensor **out);
+/* wt_tensor_rand, wt_tensor_randn: the same arguments. */
+WT_API WT_DEPRECATED("wt_tensor_rand") wt_status wt_rand(wt_context *ctx, wt_dtype dtype, int ndim,
+                                                          const int64_t *shape, uint64_t seed, wt_tensor **out);
+WT_API WT_DEPRECATED("wt_tensor_randn") wt_status wt_randn(wt_context *ctx, wt_dtype dtype, int ndim,
+                                                            const int64_t *shape, uint64_t seed, wt_tensor **out);
+/* wt_dropout_v2 with wt_dropout_options {p, seed}. */
+WT_API WT_DEPRECATED("wt_dropout_v2") wt_status wt_dropout(const wt_tensor *x, float p, uint64_t seed,
+                                                            wt_tensor **out);
+/* wt_topk_v2(x, k, -1, largest, values, indices). */
+WT_API WT_DEPRECATED("wt_topk_v2") wt_status wt_topk(const wt_tensor *x, int64_t k, bool largest,
+                                                      wt_tensor **values, wt_tensor **indices);
+/* wt_layer_norm and wt_rms_norm with normalized_ndim 1. */
+WT_API WT_DEPRECATED("wt_layer_norm") wt_status wt_layernorm(const wt_tensor *x, const wt_tensor *weight,
+                                                              const wt_tensor *bias, float eps, wt_tensor **out);
+WT_API WT_DEPRECATED("wt_rms_norm") wt_status wt_rmsnorm(const wt_tensor *x, const wt_tensor *weight, float eps,
+                                                          wt_tensor **out);
+/* wt_group_norm_v2 with wt_group_norm_options {eps}. */
+WT_API WT_DEPRECATED("wt_group_norm_v2") wt_status wt_group_norm(const wt_tensor *x, int64_t num_groups,
+                                                                  const wt_tensor *weight, const wt_tensor *bias,
+                                                                  float eps, wt_tensor **out);
+/* wt_scaled_dot_product_attention_v2 with wt_attention_options {causal,
+ * scale}. */
+WT_API WT_DEPRECATED("wt_scaled_dot_product_attention_v2") wt_status
+wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
+                                const wt_tensor *mask, bool causal, float scale, wt_tensor **out);
+/* wt_rope_v2 with wt_rope_options {theta, offset, layout}. */
+WT_API WT_DEPRECATED("wt_rope_v2") wt_status wt_rope(const wt_tensor *x, double theta, int64_t offset,
+                                                      wt_rope_layout layout, wt_tensor **out);
+/* wt_relu_backward, wt_sigmoid_backward, ... (the one of act). */
+WT_API WT_DEPRECATED("wt_<activation>_backward") wt_status wt_activation_backward(wt_activation act,
+                                                                                 const wt_tensor *dy,
+                                                                                 const wt_tensor *x,
+                                                                                 wt_tensor **dx);
+/* wt_cross_entropy_backward_v2: dloss first. */
+WT_API WT_DEPRECATED("wt_cross_entropy_backward_v2") wt_status
+wt_cross_entropy_backward(const wt_tensor *logits, const wt_tensor *labels, const wt_tensor *dloss,
+                          const wt_cross_entropy_options *opts, wt_tensor **dlogits);
+/* wt_layer_norm_backward(dy, x, 1, weight, eps, ...). */
+WT_API WT_DEPRECATED("wt_layer_norm_backward") wt_status
+wt_layernorm_backward(const wt_tensor *x, const wt_tensor *weight, const wt_tensor *dy, float eps,
+                      wt_tensor **dx, wt_tensor **dweight, wt_tensor **dbias);
+/* wt_batch_norm_backward_v2: dy first, training and eps in the options. */
+WT_API WT_DEPRECATED("wt_batch_norm_backward_v2") wt_status
+wt_batch_norm_backward(const wt_tensor *x, const wt_tensor *weight, const wt_tensor *running_mean,
+                       const wt_tensor *running_var, bool training, float eps, const wt_tensor *dy,
+                       wt_tensor **dx, wt_tensor **dweight, wt_tensor **dbias);
+/* wt_pool2d_options, wt_max_pool2d_v2, wt_avg_pool2d_v2,
+ * wt_avg_pool2d_backward_v2: padding (h, w) on both sides becomes
+ * (top, bottom, left, right), as wt_conv_options has it. */
+typedef struct wt_pool_options {
+    uint32_t struct_size;     /* set by wt_pool_options_init */
+    int64_t kernel[2];        /* (h, w); must be set (> 0) */
+    int64_t stride[2];        /* 0 (the default): the kernel size */
+    int64_t padding[2];       /* (h, w), on both sides; at most half the (dilated) kernel */
+    int64_t dilation[2];      /* max_pool2d only; 1 */
+    bool ceil_mode;           /* round the output size up; a window must start inside
+                                 the input or its leading padding (PyTorch) */
+    bool count_include_pad;   /* avg_pool2d: padding counts in the divisor; true */
+    int64_t divisor_override; /* avg_pool2d: > 0 divides every window; 0 */
+} wt_pool_options;
+WT_API WT_DEPRECATED("wt_pool2d_options_init") void wt_pool_options_init(wt_pool_options *opts);
+WT_API WT_DEPRECATED("wt_max_pool2d_v2") wt_status wt_max_pool2d(const wt_tensor *x, const wt_pool_options *opts,
+                                                                  wt_tensor **out, wt_tensor **indices);
+WT_API WT_DEPRECATED("wt_avg_pool2d_v2") wt_status wt_avg_pool2d(const wt_tensor *x, const wt_pool_options *opts,
+                                                                  wt_tensor **out);
+WT_API WT_DEPRECATED("wt_avg_pool2d_backward_v2") wt_status
+wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x, const wt_pool_options *opts, wt_tensor **dx);
+/* wt_conv2d_backward_v2: dy first. */
+WT_API WT_DEPRECATED("wt_conv2d_backward_v2") wt_status
+wt_conv2d_backward(const wt_tensor *x, const wt_tensor *w, const wt_tensor *dy, const wt_conv_options *opts,
+                   wt_tensor **dx, wt_tensor **dw, wt_tensor **dbias);
 
 #ifdef __cplusplus
 }

@@ -100,7 +100,7 @@ WT_API wt_status wt_safetensors_load_many(const wt_safetensors *f, wt_context *c
  * the GPU. The file is written to path + ".tmp" and renamed, so a failure
  * never leaves a half-written file under path. */
 WT_API wt_status wt_safetensors_save(const char *path, int n, const char *const *names,
-                                     const wt_tensor *const *tensors, int nmeta,
+                                     wt_tensor *const *tensors, int nmeta,
                                      const char *const *meta_keys, const char *const *meta_values);
 
 

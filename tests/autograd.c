@@ -421,11 +421,11 @@ static wt_status fwd_flatten(wt_tensor *const *in, wt_tensor **out) { return wt_
 static wt_status fwd_contiguous(wt_tensor *const *in, wt_tensor **out) { return wt_contiguous(in[0], out); }
 static wt_status fwd_concat(wt_tensor *const *in, wt_tensor **out)
 {
-    return wt_concat(3, (const wt_tensor *const[]){in[0], in[1], in[2]}, 1, out);
+    return wt_concat(3, (wt_tensor *const[]){in[0], in[1], in[2]}, 1, out);
 }
 static wt_status fwd_stack(wt_tensor *const *in, wt_tensor **out)
 {
-    return wt_stack(2, (const wt_tensor *const[]){in[0], in[1]}, 1, out);
+    return wt_stack(2, (wt_tensor *const[]){in[0], in[1]}, 1, out);
 }
 /* split and chunk: the pieces weighted differently, joined again. */
 static wt_status join_weighted(int n, wt_tensor **parts, wt_tensor **out)
@@ -433,7 +433,7 @@ static wt_status join_weighted(int n, wt_tensor **parts, wt_tensor **out)
     wt_tensor *scaled[4] = {0};
     wt_status st = WT_OK;
     for (int i = 0; i < n && st == WT_OK; i++) st = wt_mul_scalar(parts[i], 1.0 + i, &scaled[i]);
-    if (st == WT_OK) st = wt_concat(n, (const wt_tensor *const *)scaled, -1, out);
+    if (st == WT_OK) st = wt_concat(n, scaled, -1, out);
     for (int i = 0; i < n; i++) {
         wt_tensor_release(scaled[i]);
         wt_tensor_release(parts[i]);

@@ -89,6 +89,7 @@ typedef struct M {
     int nmade;
     wt_conv_options conv;
     wt_pool_options pool;
+    wt_pool2d_options pool2d;
     wt_interpolate_options interp;
     bool shape_too; /* bad options may also show as a dy of the wrong shape */
 } M;
@@ -364,6 +365,26 @@ static const wt_pool_options *pool_slot(M *m, const char *name)
 }
 #define POOL(name) pool_slot(m, name)
 
+static const wt_pool2d_options *pool2d_slot(M *m, const char *name)
+{
+    wt_pool2d_options_init(&m->pool2d);
+    m->pool2d.kernel[0] = m->pool2d.kernel[1] = 2;
+    if (!take(m, K_POOL, name)) return &m->pool2d;
+    const wt_status INV = WT_ERR_INVALID_ARGUMENT;
+    switch (m->variant) {
+    case 0: expect(m, CLASS_NULL, INV, WT_OK, "%s NULL", name); return NULL;
+    case 1: m->pool2d.kernel[1] = 0; expect(m, CLASS_VALUE, INV, WT_OK, "%s kernel 0", name); break;
+    case 2: m->pool2d.stride[0] = -1; expect(m, CLASS_VALUE, INV, WT_OK, "%s stride -1", name); break;
+    case 3: m->pool2d.padding[3] = 2; expect(m, CLASS_VALUE, INV, WT_OK, "%s right padding past half the kernel", name); break;
+    case 4: m->pool2d.kernel[0] = 100; expect(m, CLASS_VALUE, WT_ERR_SHAPE, INV, "%s kernel past the input", name); break;
+    case 5: m->pool2d.struct_size = 0; expect(m, CLASS_VALUE, INV, WT_OK, "%s not initialised", name); break;
+    case 6: m->pool2d.padding[0] = -1; expect(m, CLASS_VALUE, INV, WT_OK, "%s top padding -1", name); break;
+    }
+    if (m->hit && m->want == INV && m->shape_too) m->want2 = WT_ERR_SHAPE;
+    return &m->pool2d;
+}
+#define POOL2D(name) pool2d_slot(m, name)
+
 /* Valid: bilinear to 3x3 (e->x4 [2, 3, 6, 6] to e->pool_dy's shape). */
 static const wt_interpolate_options *interp_slot(M *m, const char *name)
 {
@@ -473,6 +494,39 @@ ROWFN(triu) { return wt_triu(TA("x", e->m35), 0, OUT("out")); }
 ROWFN(sort) { return wt_sort(TA("x", e->m35), AX("axis", 1), false, OUT("values"), OUTO("indices")); }
 ROWFN(argsort) { return wt_argsort(TA("x", e->m35), AX("axis", 1), true, OUT("out")); }
 ROWFN(topk) { return wt_topk(TA("x", e->m35), INDEX("k", 2), true, OUT("values"), OUTO("indices")); }
+ROWFN(topk_v2)
+{
+    return wt_topk_v2(TA("x", e->m35), INDEX("k", 2), AX("axis", 0), false, OUT("values"), OUTO("indices"));
+}
+
+/* creation (the dtype-second forms) and dropout */
+static const int64_t SHAPE23[2] = {2, 3};
+ROWFN(tensor_arange) { return wt_tensor_arange(CTX("ctx", e->ctx), DT("dtype", WT_F32), 0.0, 5.0, 1.0, OUT("out")); }
+ROWFN(tensor_linspace)
+{
+    return wt_tensor_linspace(CTX("ctx", e->ctx), DT("dtype", WT_F32), 0.0, 1.0, NONNEG("num", 5), true, OUT("out"));
+}
+ROWFN(tensor_eye)
+{
+    return wt_tensor_eye(CTX("ctx", e->ctx), DT("dtype", WT_F32), NONNEG("n", 3), NONNEG("m", 4), 1, OUT("out"));
+}
+ROWFN(tensor_rand)
+{
+    return wt_tensor_rand(CTX("ctx", e->ctx), DT("dtype", WT_F32), (int)POS("ndim", 2), PTR("shape", SHAPE23), 7,
+                          OUT("out"));
+}
+ROWFN(tensor_randn)
+{
+    return wt_tensor_randn(CTX("ctx", e->ctx), DT("dtype", WT_F16), (int)POS("ndim", 2), PTR("shape", SHAPE23), 7,
+                           OUT("out"));
+}
+ROWFN(dropout_v2)
+{
+    wt_dropout_options o;
+    wt_dropout_options_init(&o);
+    o.p = 0.25;
+    return wt_dropout_v2(TA("x", e->m35), PTRO("opts", &o), OUT("out"));
+}
 
 /* convolution, pooling, normalisation */
 ROWFN(conv2d) { return wt_conv2d(T("x", e->x4), T("w", e->w4), TO("bias", e->b4v), CONV("opts"), OUT("out")); }
@@ -483,6 +537,8 @@ ROWFN(conv_transpose2d)
 }
 ROWFN(max_pool2d) { return wt_max_pool2d(T("x", e->x4), POOL("opts"), OUT("out"), OUTO("indices")); }
 ROWFN(avg_pool2d) { return wt_avg_pool2d(T("x", e->x4), POOL("opts"), OUT("out")); }
+ROWFN(max_pool2d_v2) { return wt_max_pool2d_v2(T("x", e->x4), POOL2D("opts"), OUT("out"), OUTO("indices")); }
+ROWFN(avg_pool2d_v2) { return wt_avg_pool2d_v2(T("x", e->x4), POOL2D("opts"), OUT("out")); }
 ROWFN(adaptive_avg_pool2d) { return wt_adaptive_avg_pool2d(T("x", e->x4), POS("out_h", 2), POS("out_w", 3), OUT("out")); }
 ROWFN(adaptive_max_pool2d)
 {
@@ -516,6 +572,11 @@ ROWFN(group_norm)
     return wt_group_norm(T("x", e->x4), POS("num_groups", 3), TO("weight", e->c3), TO("bias", e->c3), EPS("eps", 1e-5f),
                          OUT("out"));
 }
+ROWFN(group_norm_v2)
+{
+    return wt_group_norm_v2(T("x", e->x4), POS("num_groups", 3), TO("weight", e->c3), TO("bias", e->c3),
+                            PTRO("opts", NULL), OUT("out"));
+}
 ROWFN(layer_norm)
 {
     return wt_layer_norm(T("x", e->m35), (int)POS("normalized_ndim", 1), TO("weight", e->v5), TO("bias", e->v5),
@@ -531,10 +592,31 @@ ROWFN(scaled_dot_product_attention)
                                            OUT("out"));
 }
 ROWFN(rope) { return wt_rope(T("x", e->q), 10000.0, NONNEG("offset", 0), WT_ROPE_BHSD, OUT("out")); }
+ROWFN(scaled_dot_product_attention_v2)
+{
+    wt_attention_options o;
+    wt_attention_options_init(&o);
+    o.causal = true;
+    return wt_scaled_dot_product_attention_v2(T("q", e->q), T("k", e->q), T("v", e->q), TO("mask", NULL),
+                                              PTRO("opts", &o), OUT("out"));
+}
+ROWFN(rope_v2)
+{
+    wt_rope_options o;
+    wt_rope_options_init(&o);
+    o.offset = NONNEG("offset", 0);
+    return wt_rope_v2(T("x", e->q), PTRO("opts", &o), OUT("out"));
+}
 ROWFN(linear) { return wt_linear(T("x", e->m35), T("w", e->w45), TO("bias", e->b4v), OUT("out")); }
 
 /* training */
 ROWFN(activation_backward) { return wt_activation_backward(WT_ACT_SILU, T("dy", e->m35), T("x", e->m35), OUT("dx")); }
+ROWFN(relu_backward) { return wt_relu_backward(T("dy", e->m35), T("x", e->m35), OUT("dx")); }
+ROWFN(sigmoid_backward) { return wt_sigmoid_backward(T("dy", e->m35), T("x", e->m35), OUT("dx")); }
+ROWFN(tanh_backward) { return wt_tanh_backward(T("dy", e->m35), T("x", e->m35), OUT("dx")); }
+ROWFN(silu_backward) { return wt_silu_backward(T("dy", e->m35), T("x", e->m35), OUT("dx")); }
+ROWFN(gelu_backward) { return wt_gelu_backward(T("dy", e->m35), T("x", e->m35), OUT("dx")); }
+ROWFN(gelu_tanh_backward) { return wt_gelu_tanh_backward(T("dy", e->m35), T("x", e->m35), OUT("dx")); }
 ROWFN(cross_entropy)
 {
     wt_cross_entropy_options o;
@@ -546,6 +628,11 @@ ROWFN(cross_entropy_backward)
     return wt_cross_entropy_backward(T("logits", e->m35), TI("labels", e->lab3), TO("dloss", NULL), PTRO("opts", NULL),
                                      OUT("dlogits"));
 }
+ROWFN(cross_entropy_backward_v2)
+{
+    return wt_cross_entropy_backward_v2(TO("dloss", NULL), T("logits", e->m35), TI("labels", e->lab3),
+                                        PTRO("opts", NULL), OUT("dlogits"));
+}
 ROWFN(embedding_backward)
 {
     return wt_embedding_backward(T("dy", e->dy25), TI("indices", e->idx2), POS("num_embeddings", 3), OUT("dweight"));
@@ -555,10 +642,21 @@ ROWFN(layernorm_backward)
     return wt_layernorm_backward(T("x", e->m35), T("weight", e->v5), T("dy", e->m35), EPS("eps", 1e-5f), OUTO("dx"),
                                  OUTO("dweight"), OUTO("dbias"));
 }
+ROWFN(layer_norm_backward)
+{
+    return wt_layer_norm_backward(T("dy", e->m35), T("x", e->m35), (int)POS("normalized_ndim", 1), T("weight", e->v5),
+                                  EPS("eps", 1e-5f), OUTO("dx"), OUTO("dweight"), OUTO("dbias"));
+}
 ROWFN(batch_norm_backward)
 {
     return wt_batch_norm_backward(T("x", e->x4), T("weight", e->c3), T("running_mean", e->c3), T("running_var", e->c3pos),
                                   false, EPS("eps", 1e-5f), T("dy", e->x4), OUTO("dx"), OUTO("dweight"), OUTO("dbias"));
+}
+ROWFN(batch_norm_backward_v2)
+{
+    return wt_batch_norm_backward_v2(T("dy", e->x4), T("x", e->x4), T("running_mean", e->c3),
+                                     T("running_var", e->c3pos), T("weight", e->c3), PTRO("opts", NULL), OUTO("dx"),
+                                     OUTO("dweight"), OUTO("dbias"));
 }
 ROWFN(sgd_step)
 {
@@ -580,6 +678,12 @@ ROWFN(conv2d_backward)
     return wt_conv2d_backward(T("x", e->x4), T("w", e->w4), T("dy", e->dy4), CONV("opts"), OUTO("dx"), OUTO("dw"),
                               OUTO("dbias"));
 }
+ROWFN(conv2d_backward_v2)
+{
+    m->shape_too = true;
+    return wt_conv2d_backward_v2(T("dy", e->dy4), T("x", e->x4), T("w", e->w4), CONV("opts"), OUTO("dx"), OUTO("dw"),
+                                 OUTO("dbias"));
+}
 ROWFN(max_pool2d_backward)
 {
     return wt_max_pool2d_backward(T("dy", e->pool_dy), TI("indices", e->pool_idx), T("x", e->x4), OUT("dx"));
@@ -589,6 +693,11 @@ ROWFN(interpolate_backward)
     return wt_interpolate_backward(T("dy", e->pool_dy), T("x", e->x4), INTERP("opts"), OUT("dx"));
 }
 ROWFN(avg_pool2d_backward) { m->shape_too = true; return wt_avg_pool2d_backward(T("dy", e->pool_dy), T("x", e->x4), POOL("opts"), OUT("dx")); }
+ROWFN(avg_pool2d_backward_v2)
+{
+    m->shape_too = true;
+    return wt_avg_pool2d_backward_v2(T("dy", e->pool_dy), T("x", e->x4), POOL2D("opts"), OUT("dx"));
+}
 
 /* runtime */
 ROWFN(event_record) { return wt_event_record(CTX("ctx", e->ctx), out_event(m, "out")); }
@@ -1128,15 +1237,21 @@ static const slot_row ROWS[] = {
     R(squeeze), R(unsqueeze), R(flatten), R(concat), R(stack), R(split), R(chunk), R(gather),
     R(index_select), R(embedding), R(scatter_add), R(index_add), R(one_hot), R(pad), R(repeat),
     R(tile), R(flip), R(roll), R(tril), R(triu), R(sort), R(argsort), R(topk),
+    R(topk_v2), R(tensor_arange), R(tensor_linspace), R(tensor_eye), R(tensor_rand), R(tensor_randn),
+    R(dropout_v2),
     /* --- convolution, pooling, normalisation, transformer ops --- */
     R(conv2d), R(conv1d), R(conv_transpose2d), R(max_pool2d), R(avg_pool2d), R(adaptive_avg_pool2d),
     R(adaptive_max_pool2d), R(global_avg_pool2d), R(global_max_pool2d), R(batch_norm), R(group_norm),
     R(interpolate), R(upsample2d),
     R(layer_norm), R(rms_norm), R(scaled_dot_product_attention), R(rope), R(linear),
+    R(group_norm_v2), R(scaled_dot_product_attention_v2), R(rope_v2),
     /* --- training --- */
     R(activation_backward), R(cross_entropy), R(cross_entropy_backward), R(embedding_backward),
     R(layernorm_backward), R(batch_norm_backward), R(sgd_step), R(adamw_step), R(conv2d_backward),
     R(max_pool2d_backward), R(avg_pool2d_backward), R(interpolate_backward),
+    R(relu_backward), R(sigmoid_backward), R(tanh_backward), R(silu_backward), R(gelu_backward),
+    R(gelu_tanh_backward), R(cross_entropy_backward_v2), R(layer_norm_backward), R(batch_norm_backward_v2),
+    R(conv2d_backward_v2), R(max_pool2d_v2), R(avg_pool2d_v2), R(avg_pool2d_backward_v2),
     /* --- runtime --- */
     R(event_record), R(event_query), R(event_wait), R(tensor_read_async), R(tensor_to),
     R_ALT(context_profile_begin, WT_ERR_UNSUPPORTED), R_ALT(context_profile_end, WT_ERR_UNSUPPORTED),
@@ -1168,7 +1283,8 @@ static const char *const NO_STATUS[] = {
     "wt_tensor_retain", "wt_tensor_release", "wt_op_count", "wt_op_name", "wt_op_family",
     "wt_conv_options_init", "wt_pool_options_init", "wt_batch_norm_options_init",
     "wt_cross_entropy_options_init", "wt_sgd_options_init", "wt_adamw_options_init",
-    "wt_interpolate_options_init",
+    "wt_interpolate_options_init", "wt_attention_options_init", "wt_rope_options_init",
+    "wt_group_norm_options_init", "wt_dropout_options_init", "wt_pool2d_options_init",
     "wt_tensor_requires_grad", "wt_backward_options_init", "wt_grad_enabled", "wt_op_gradient",
     "wt_safetensors_close", "wt_safetensors_count", "wt_safetensors_metadata",
     "wt_gguf_close", "wt_gguf_version", "wt_gguf_alignment", "wt_gguf_kv_count", "wt_gguf_tensor_count",
@@ -1187,6 +1303,11 @@ static int no_status_checks(void)
     wt_sgd_options_init(NULL);
     wt_adamw_options_init(NULL);
     wt_interpolate_options_init(NULL);
+    wt_attention_options_init(NULL);
+    wt_rope_options_init(NULL);
+    wt_group_norm_options_init(NULL);
+    wt_dropout_options_init(NULL);
+    wt_pool2d_options_init(NULL);
     wt_backward_options_init(NULL);
     CHECK(!wt_tensor_requires_grad(NULL) && !wt_grad_enabled(NULL) && wt_op_gradient(-1) == WT_OP_GRAD_UNKNOWN,
           "autograd queries of NULL and out-of-range values");
@@ -1315,7 +1436,7 @@ static bool make_env(env2 *e)
     snprintf(e->st_path, sizeof e->st_path, "/tmp/wt_bad_input_%d.safetensors", (int)getpid());
     snprintf(e->gguf_path, sizeof e->gguf_path, "/tmp/wt_bad_input_%d.gguf", (int)getpid());
     const char *names[2] = {"a", "b"};
-    const wt_tensor *ts[2] = {e->m35, e->v5};
+    wt_tensor *ts[2] = {e->m35, e->v5};
     /* GGUF: "b" last and 256 bytes long, so the file ends where its data
      * does and a size one byte short cuts into it. */
     wt_gguf_writer *w = NULL;
@@ -1453,11 +1574,15 @@ void bad_input_check_header(const char *const *names, size_t n)
         char *text = data;
         text[size] = '\0';
         /* Each "WT_API <type> <name>(": the identifier before the first '('
-         * (the #define of WT_API itself has none before its line ends). */
+         * past a WT_DEPRECATED(...) tag, on the line or the next one (the
+         * #define of WT_API itself has none before its line ends). */
         for (char *p = strstr(text, "WT_API "); p; p = strstr(p + 1, "WT_API ")) {
-            char *paren = strchr(p, '(');
-            char *semi = strchr(p, ';');
-            char *eol = strchr(p, '\n');
+            char *from = p;
+            if (!strncmp(p + 7, "WT_DEPRECATED(", 14) && (from = strchr(p + 7, ')')) == NULL) continue;
+            char *paren = strchr(from + 1, '(');
+            char *semi = strchr(from, ';');
+            char *eol = strchr(from, '\n');
+            if (eol && paren && eol < paren && !strncmp(from, ") wt_", 5)) eol = strchr(eol + 1, '\n');
             if (!paren || (semi && semi < paren) || (eol && eol < paren)) continue;
             char *end = paren;
             while (end > p && end[-1] == ' ') end--;

@@ -266,7 +266,7 @@ static void st_round_trip(void)
     CHECK(wt_tensor_from_data(g_ctx, WT_BOOL, 1, s3, mask, &t[3]) == WT_OK, "mask: %s", wt_last_error());
     const char *names[4] = {"model.layers.0.w", "h\"quoted\\", "ids", "mask"};
     const char *mk[1] = {"format"}, *mv[1] = {"pt"};
-    CHECK(wt_safetensors_save(tmp_path("m.safetensors"), 4, names, (const wt_tensor *const *)t, 1, mk, mv) == WT_OK,
+    CHECK(wt_safetensors_save(tmp_path("m.safetensors"), 4, names, t, 1, mk, mv) == WT_OK,
           "save: %s", wt_last_error());
     size_t fn_ = 0;
     unsigned char *raw = read_file(tmp_path("m.safetensors"), &fn_);
@@ -461,14 +461,14 @@ static void st_conversions_and_errors(void)
     float one = 1;
     wt_tensor_from_data(g_ctx, WT_F32, 1, s1, &one, &tt[0]);
     tt[1] = tt[0];
-    CHECK(wt_safetensors_save(tmp_path("d.safetensors"), 2, dup, (const wt_tensor *const *)tt, 0, NULL, NULL) ==
+    CHECK(wt_safetensors_save(tmp_path("d.safetensors"), 2, dup, tt, 0, NULL, NULL) ==
               WT_ERR_INVALID_ARGUMENT,
           "save: duplicate names refused");
     const char *meta_name[1] = {"__metadata__"};
-    CHECK(wt_safetensors_save(tmp_path("d.safetensors"), 1, meta_name, (const wt_tensor *const *)tt, 0, NULL,
+    CHECK(wt_safetensors_save(tmp_path("d.safetensors"), 1, meta_name, tt, 0, NULL,
                               NULL) == WT_ERR_INVALID_ARGUMENT,
           "save: reserved name refused");
-    CHECK(wt_safetensors_save("/nonexistent-dir/x.safetensors", 1, dup, (const wt_tensor *const *)tt, 0, NULL,
+    CHECK(wt_safetensors_save("/nonexistent-dir/x.safetensors", 1, dup, tt, 0, NULL,
                               NULL) == WT_ERR_IO,
           "save: unwritable path");
     CHECK(wt_npy_save("/nonexistent-dir/x.npy", tt[0]) == WT_ERR_IO && strstr(wt_last_error(), "nonexistent-dir"),

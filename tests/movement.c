@@ -65,7 +65,7 @@ static void test_views(wt_dtype dt)
     mv_expect_code("flip NULL out", wt_flip(x.dev, 0, NULL, NULL), WT_ERR_INVALID_ARGUMENT);
     mv_expect_code("pad NULL x", wt_pad(NULL, 0, NULL, WT_PAD_CONSTANT, 0, &t), WT_ERR_INVALID_ARGUMENT);
     mv_expect_code("copy_into NULL src", wt_copy_into(x.dev, NULL), WT_ERR_INVALID_ARGUMENT);
-    mv_expect_code("concat NULL entry", wt_concat(2, (const wt_tensor *[]){x.dev, NULL}, 0, &t),
+    mv_expect_code("concat NULL entry", wt_concat(2, (wt_tensor *[]){x.dev, NULL}, 0, &t),
                    WT_ERR_INVALID_ARGUMENT);
     mv_free(&x);
 
@@ -135,7 +135,7 @@ static void test_concat_stack(wt_dtype dt)
     const int64_t bshape[2] = {2, 9}, cshape[2] = {2, 0};
     if (!make_transposed(dt, 3, 2, &a, &at) || !mv_make(dt, 2, bshape, &b) || !mv_make(dt, 2, cshape, &c)) return;
     CHECK(wt_slice(b.dev, 1, 0, 9, 2, &bs) == WT_OK, "slice");
-    const wt_tensor *xs[3] = {at, c.dev, bs};
+    wt_tensor *xs[3] = {at, c.dev, bs};
     wt_tensor *t = NULL;
     CHECK(wt_concat(3, xs, -1, &t) == WT_OK, "concat: %s", wt_last_error());
     hview ha = hv_of(a.bits, at), hb = hv_of(b.bits, bs);
@@ -149,7 +149,7 @@ static void test_concat_stack(wt_dtype dt)
     mv_expect(WHAT("%s concat(transposed, empty, strided)", dn), t, dt, 2, cs, e);
     wt_tensor_release(t);
     /* stack [2, 3] x2 at axis 1 -> [2, 2, 3]. */
-    const wt_tensor *ys[2] = {at, at};
+    wt_tensor *ys[2] = {at, at};
     CHECK(wt_stack(2, ys, 1, &t) == WT_OK, "stack: %s", wt_last_error());
     uint32_t s[12];
     for (int r = 0; r < 2; r++)
@@ -161,9 +161,9 @@ static void test_concat_stack(wt_dtype dt)
     const int64_t ss[3] = {2, 2, 3};
     mv_expect(WHAT("%s stack axis 1", dn), t, dt, 3, ss, s);
     wt_tensor_release(t);
-    mv_expect_code("concat mismatched", wt_concat(2, (const wt_tensor *[]){at, b.dev}, 0, &t), WT_ERR_SHAPE);
+    mv_expect_code("concat mismatched", wt_concat(2, (wt_tensor *[]){at, b.dev}, 0, &t), WT_ERR_SHAPE);
     CHECK(t == NULL, "concat failure leaves out NULL");
-    mv_expect_code("stack mismatched", wt_stack(2, (const wt_tensor *[]){at, bs}, 0, &t), WT_ERR_SHAPE);
+    mv_expect_code("stack mismatched", wt_stack(2, (wt_tensor *[]){at, bs}, 0, &t), WT_ERR_SHAPE);
     mv_expect_code("concat bad axis", wt_concat(1, xs, 2, &t), WT_ERR_INVALID_ARGUMENT);
     mv_expect_code("concat n 0", wt_concat(0, xs, 0, &t), WT_ERR_INVALID_ARGUMENT);
     wt_tensor_release(at);
@@ -310,7 +310,7 @@ static void test_repeat_flip_roll(wt_dtype dt)
             int64_t co[2] = {i < 6 ? i / 3 : 1, i % 3};
             e[i] = hv_at(&h, co);
         }
-        CHECK(wt_concat(2, (const wt_tensor *[]){v, ex}, 0, &t) == WT_OK, "concat expanded: %s", wt_last_error());
+        CHECK(wt_concat(2, (wt_tensor *[]){v, ex}, 0, &t) == WT_OK, "concat expanded: %s", wt_last_error());
         mv_expect(WHAT("%s concat with an expanded view", dn), t, dt, 2, (int64_t[]){5, 3}, e);
         wt_tensor_release(t);
     }

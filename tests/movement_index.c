@@ -465,7 +465,7 @@ static void test_nulls(void)
     if (!mv_make(WT_F32, 2, (int64_t[]){2, 3}, &x)) return;
     wt_tensor *i = make_index(2, (int64_t[]){2, 3}, (int32_t[]){0, 1, 0, 1, 0, 1}), *t = NULL, *u = NULL;
     wt_tensor *parts[2] = {0};
-    const wt_tensor *one[1] = {NULL};
+    wt_tensor *one[1] = {NULL};
     int n = 0;
     const wt_status want = WT_ERR_INVALID_ARGUMENT;
     mv_expect_code("squeeze NULL out", wt_squeeze(x.dev, 0, NULL, NULL), want);

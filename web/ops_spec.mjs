@@ -41,9 +41,9 @@ export const KERNEL_OPS = {
   zeros: 'shape:shape dtype:dtype=f32 | ctx dtype shape @out',
   ones: 'shape:shape dtype:dtype=f32 | ctx dtype shape @out',
   full: 'shape:shape d:value dtype:dtype=f32 | ctx dtype shape value @out',
-  arange: 'd:start d:stop d:step=1 dtype:dtype=f32 | ctx start stop step dtype @out',
-  linspace: 'd:start d:stop I:num b:endpoint=true dtype:dtype=f32 | ctx start stop num endpoint dtype @out',
-  eye: 'I:n I:m=@n I:k=0 dtype:dtype=f32 | ctx n m k dtype @out',
+  arange: 'd:start d:stop d:step=1 dtype:dtype=f32 | ctx dtype start stop step @out',
+  linspace: 'd:start d:stop I:num b:endpoint=true dtype:dtype=f32 | ctx dtype start stop num endpoint @out',
+  eye: 'I:n I:m=@n I:k=0 dtype:dtype=f32 | ctx dtype n m k @out',
   rand: 'shape:shape U64:seed=0 dtype:dtype=f32 | ctx dtype shape seed @out',
   randn: 'shape:shape U64:seed=0 dtype:dtype=f32 | ctx dtype shape seed @out',
   dropout: 'T:x f:p U64:seed=0',
@@ -68,7 +68,7 @@ export const KERNEL_OPS = {
   one_hot: 'T:index I:num_classes=-1',
   sort: 'T:x i:axis=-1 b:descending=false | x axis descending @out @out',
   argsort: 'T:x i:axis=-1 b:descending=false',
-  topk: 'T:x I:k b:largest=true | x k largest @out @out',
+  topk: 'T:x I:k i:axis=-1 b:largest=true | x k axis largest @out @out',
   // nn: convolution, pooling, normalisation
   conv2d: 'T:x T:weight T?:bias=null conv:options=null',
   conv1d: 'T:x T:weight T?:bias=null conv:options=null',
@@ -87,15 +87,15 @@ export const KERNEL_OPS = {
   log_softmax: 'T:x i:axis=-1',
   layernorm: 'T:x T?:weight=null T?:bias=null f:eps=1e-5',
   rmsnorm: 'T:x T?:weight=null f:eps=1e-6',
-  layer_norm: 'T:x i:normalized_ndim T?:weight=null T?:bias=null f:eps=1e-5',
-  rms_norm: 'T:x i:normalized_ndim T?:weight=null f:eps=1e-6',
+  layer_norm: 'T:x i:normalized_ndim T?:weight=null T?:bias=null d:eps=1e-5',
+  rms_norm: 'T:x i:normalized_ndim T?:weight=null d:eps=1e-6',
   scaled_dot_product_attention: 'T:q T:k T:v T?:mask=null b:causal=false f:scale=0',
   rope: 'T:x d:theta=10000 I:offset=0 ropelayout:layout=bhsd',
   linear: 'T:x T:weight T?:bias=null',
   // training
   activation_backward: 'act:activation T:dy T:x',
   cross_entropy: 'T:logits T:labels xent:options=null',
-  cross_entropy_backward: 'T:logits T:labels T?:dloss=null xent:options=null | logits labels dloss options @out',
+  cross_entropy_backward: 'T:logits T:labels T?:dloss=null xent:options=null | dloss logits labels options @out',
 };
 
 // Ops of the catalogue with a JavaScript form written by hand in
@@ -114,7 +114,13 @@ export const NOT_BOUND = [
 ];
 
 // C functions whose names are not wt_<name>.
-export const C_NAMES = { zeros: 'wt_tensor_zeros', ones: 'wt_tensor_ones', full: 'wt_tensor_full' };
+export const C_NAMES = {
+  zeros: 'wt_tensor_zeros', ones: 'wt_tensor_ones', full: 'wt_tensor_full',
+  arange: 'wt_tensor_arange', linspace: 'wt_tensor_linspace', eye: 'wt_tensor_eye',
+  rand: 'wt_tensor_rand', randn: 'wt_tensor_randn',
+  cross_entropy_backward: 'wt_cross_entropy_backward_v2', topk: 'wt_topk_v2',
+  max_pool2d: 'wt_max_pool2d_v2', avg_pool2d: 'wt_avg_pool2d_v2',
+};
 
 // Reductions whose signature is not the plain (x, axis, keepdims).
 export const REDUCE_SPECIAL = ['var', 'std', 'norm'];
@@ -141,7 +147,11 @@ export const CORE_FUNCTIONS = [
   'wt_op_count', 'wt_op_name', 'wt_op_family',
   'wt_add_scalar', // the scalar forms of every binary op are added by the generator
   'wt_split', 'wt_chunk', 'wt_roll', 'wt_tensor_to',
-  'wt_conv_options_init', 'wt_pool_options_init', 'wt_batch_norm_options_init',
+  'wt_conv_options_init', 'wt_pool2d_options_init', 'wt_batch_norm_options_init',
   'wt_cross_entropy_options_init',
   'wtjs_layout',
+  // Deprecated names (webtensor.h, section 16) the wasm module still
+  // exports, for programs that call them by name.
+  'wt_arange', 'wt_linspace', 'wt_eye', 'wt_rand', 'wt_randn', 'wt_cross_entropy_backward',
+  'wt_topk', 'wt_max_pool2d', 'wt_avg_pool2d', 'wt_pool_options_init',
 ];

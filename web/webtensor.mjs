@@ -518,19 +518,28 @@ const OPTION_WRITERS = {
   pool(rt, op, o) {
     const L = rt.layout;
     if (!o || o.kernelSize === undefined) throw invalid(`${op}: options.kernelSize is required`);
-    const p = rt.alloc(L.wt_pool_options);
-    rt.M._wt_pool_options_init(p);
+    const p = rt.alloc(L.wt_pool2d_options);
+    rt.M._wt_pool2d_options_init(p);
     const put = (field, vals) => vals.forEach((v, i) => {
-      setI64(rt.M, p + L[`wt_pool_options.${field}`] + 8 * i, v);
+      setI64(rt.M, p + L[`wt_pool2d_options.${field}`] + 8 * i, v);
     });
     put('kernel', pair(op, 'kernelSize', o.kernelSize, 0n));
     put('stride', pair(op, 'stride', o.stride, 0n));
-    put('padding', pair(op, 'padding', o.padding, 0n));
+    if (o.padding !== undefined) {
+      // A number, [h, w] (both sides) or [top, bottom, left, right], as for convolutions.
+      let pad = o.padding;
+      if (typeof pad === 'number') pad = [pad, pad, pad, pad];
+      else if (Array.isArray(pad) && pad.length === 2) pad = [pad[0], pad[0], pad[1], pad[1]];
+      if (!Array.isArray(pad) || pad.length !== 4) {
+        throw invalid(`${op}: padding must be a number, [h, w] or [top, bottom, left, right]`);
+      }
+      put('padding', pad.map((v) => toInt64(op, 'padding', v)));
+    }
     put('dilation', pair(op, 'dilation', o.dilation, 1n));
     if (o.divisorOverride !== undefined) put('divisor_override', [toInt64(op, 'divisorOverride', o.divisorOverride)]);
-    if (o.ceilMode !== undefined) rt.M.HEAPU8[p + L['wt_pool_options.ceil_mode']] = o.ceilMode ? 1 : 0;
+    if (o.ceilMode !== undefined) rt.M.HEAPU8[p + L['wt_pool2d_options.ceil_mode']] = o.ceilMode ? 1 : 0;
     if (o.countIncludePad !== undefined) {
-      rt.M.HEAPU8[p + L['wt_pool_options.count_include_pad']] = o.countIncludePad ? 1 : 0;
+      rt.M.HEAPU8[p + L['wt_pool2d_options.count_include_pad']] = o.countIncludePad ? 1 : 0;
     }
     return p;
   },
@@ -540,8 +549,9 @@ const OPTION_WRITERS = {
     rt.M._wt_batch_norm_options_init(p);
     if (!o) return p;
     if (o.training !== undefined) rt.M.HEAPU8[p + L['wt_batch_norm_options.training']] = o.training ? 1 : 0;
-    if (o.momentum !== undefined) rt.M.HEAPF32[(p + L['wt_batch_norm_options.momentum']) >> 2] = o.momentum;
-    if (o.eps !== undefined) rt.M.HEAPF32[(p + L['wt_batch_norm_options.eps']) >> 2] = o.eps;
+    // double fields (8-byte aligned in the struct)
+    if (o.momentum !== undefined) rt.M.HEAPF64[(p + L['wt_batch_norm_options.momentum']) >> 3] = o.momentum;
+    if (o.eps !== undefined) rt.M.HEAPF64[(p + L['wt_batch_norm_options.eps']) >> 3] = o.eps;
     return p;
   },
   xent(rt, op, o) {

@@ -319,6 +319,11 @@ def test_pooling(ctx):
     close(F.adaptive_max_pool2d(wt.tensor(x), (3, 4)), win.max(axis=(3, 5)))
     close(wt.global_avg_pool2d(wt.tensor(x)), f64(x).mean(axis=(2, 3), keepdims=True))
     close(wt.global_max_pool2d(wt.tensor(x)), x.max(axis=(2, 3), keepdims=True))
+    # Padding (top, bottom, left, right): one row above, one column right.
+    # Max ignores the padding: pad with -inf and take 2x2 windows.
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 0), (0, 1)), constant_values=-np.inf)[:, :, :6, :8]
+    winp = xp.reshape(2, 3, 3, 2, 4, 2)
+    close(wt.max_pool2d(wt.tensor(x), {"kernel": 2, "padding": (1, 0, 0, 1)}), winp.max(axis=(3, 5)))
 
 
 def test_upsample2d(ctx):

@@ -459,15 +459,27 @@ def _options_conv(d):
 
 
 def _options_pool(d):
-    """wt_pool_options from a dict: kernel (required), stride, padding,
-    dilation, ceil_mode, count_include_pad, divisor_override."""
+    """wt_pool2d_options from a dict: kernel (required), stride, padding (int,
+    (h, w) or (top, bottom, left, right)), dilation, ceil_mode,
+    count_include_pad, divisor_override."""
     if d is None:
         raise InvalidArgumentError("webtensor: pooling needs options with a kernel size")
     o = _lib.new_pool_options()
     for k, v in d.items():
-        if k in ("kernel", "stride", "padding", "dilation"):
+        if k in ("kernel", "stride", "dilation"):
             if v is not None:
                 getattr(o, k)[:] = _pair(v, k)
+        elif k == "padding":
+            if v is None:
+                pass
+            elif isinstance(v, (int, np.integer)):
+                o.padding[:] = (int(v),) * 4
+            elif len(v) == 2:
+                o.padding[:] = (int(v[0]), int(v[0]), int(v[1]), int(v[1]))
+            elif len(v) == 4:
+                o.padding[:] = tuple(int(a) for a in v)
+            else:
+                raise ValueError("webtensor: padding must be an int, (h, w) or (top, bottom, left, right)")
         elif k in ("ceil_mode", "count_include_pad"):
             setattr(o, k, bool(v))
         elif k == "divisor_override":

@@ -115,13 +115,14 @@ class ConvOptions(ctypes.Structure):
 
 
 class PoolOptions(ctypes.Structure):
+    """wt_pool2d_options."""
     _fields_ = [("struct_size", _U32), ("kernel", _I64 * 2), ("stride", _I64 * 2),
-                ("padding", _I64 * 2), ("dilation", _I64 * 2), ("ceil_mode", _B),
+                ("padding", _I64 * 4), ("dilation", _I64 * 2), ("ceil_mode", _B),
                 ("count_include_pad", _B), ("divisor_override", _I64)]
 
 
 class BatchNormOptions(ctypes.Structure):
-    _fields_ = [("struct_size", _U32), ("training", _B), ("momentum", _F), ("eps", _F)]
+    _fields_ = [("struct_size", _U32), ("training", _B), ("momentum", _D), ("eps", _D)]
 
 
 class CrossEntropyOptions(ctypes.Structure):
@@ -145,7 +146,7 @@ def _checked_init(struct, init_name):
 
 new_context_options = _checked_init(ContextOptions, "wt_context_options_init")
 new_conv_options = _checked_init(ConvOptions, "wt_conv_options_init")
-new_pool_options = _checked_init(PoolOptions, "wt_pool_options_init")
+new_pool_options = _checked_init(PoolOptions, "wt_pool2d_options_init")
 new_batch_norm_options = _checked_init(BatchNormOptions, "wt_batch_norm_options_init")
 new_cross_entropy_options = _checked_init(CrossEntropyOptions, "wt_cross_entropy_options_init")
 

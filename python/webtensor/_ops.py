@@ -18,13 +18,13 @@ _proto('wt_add', _P, _P, _P)
 _proto('wt_add_scalar', _P, _D, _P)
 _proto('wt_all', _P, _I, _P, _B, _P)
 _proto('wt_any', _P, _I, _P, _B, _P)
-_proto('wt_arange', _P, _D, _D, _D, _I, _P)
+_proto('wt_tensor_arange', _P, _I, _D, _D, _D, _P)
 _proto('wt_argmax', _P, _I, _P, _B, _P)
 _proto('wt_argmin', _P, _I, _P, _B, _P)
 _proto('wt_argsort', _P, _I, _B, _P)
 _proto('wt_atan2', _P, _P, _P)
 _proto('wt_atan2_scalar', _P, _D, _P)
-_proto('wt_avg_pool2d', _P, _P, _P)
+_proto('wt_avg_pool2d_v2', _P, _P, _P)
 _proto('wt_batch_norm', _P, _P, _P, _P, _P, _P, _P, _P, _P)
 _proto('wt_cast', _P, _I, _P)
 _proto('wt_ceil', _P, _P)
@@ -38,7 +38,7 @@ _proto('wt_copy', _P, _P)
 _proto('wt_copy_into', _P, _P)
 _proto('wt_cos', _P, _P)
 _proto('wt_cross_entropy', _P, _P, _P, _P)
-_proto('wt_cross_entropy_backward', _P, _P, _P, _P, _P)
+_proto('wt_cross_entropy_backward_v2', _P, _P, _P, _P, _P)
 _proto('wt_cumprod', _P, _I, _P)
 _proto('wt_cumsum', _P, _I, _P)
 _proto('wt_div', _P, _P, _P)
@@ -53,7 +53,7 @@ _proto('wt_exp', _P, _P)
 _proto('wt_exp2', _P, _P)
 _proto('wt_expand', _P, _I, _P, _P)
 _proto('wt_expm1', _P, _P)
-_proto('wt_eye', _P, _I64, _I64, _I64, _I, _P)
+_proto('wt_tensor_eye', _P, _I, _I64, _I64, _I64, _P)
 _proto('wt_flatten', _P, _I, _I, _P)
 _proto('wt_flip', _P, _I, _P, _P)
 _proto('wt_floor', _P, _P)
@@ -76,13 +76,13 @@ _proto('wt_hardsigmoid', _P, _P)
 _proto('wt_hardswish', _P, _P)
 _proto('wt_index_add', _P, _I, _P, _P, _P)
 _proto('wt_index_select', _P, _I, _P, _P)
-_proto('wt_layer_norm', _P, _I, _P, _P, _F, _P)
+_proto('wt_layer_norm', _P, _I, _P, _P, _D, _P)
 _proto('wt_layernorm', _P, _P, _P, _F, _P)
 _proto('wt_le', _P, _P, _P)
 _proto('wt_le_scalar', _P, _D, _P)
 _proto('wt_leaky_relu', _P, _D, _P)
 _proto('wt_linear', _P, _P, _P, _P)
-_proto('wt_linspace', _P, _D, _D, _I64, _B, _I, _P)
+_proto('wt_tensor_linspace', _P, _I, _D, _D, _I64, _B, _P)
 _proto('wt_log', _P, _P)
 _proto('wt_log1p', _P, _P)
 _proto('wt_log2', _P, _P)
@@ -100,7 +100,7 @@ _proto('wt_lt_scalar', _P, _D, _P)
 _proto('wt_masked_fill', _P, _P, _D, _P)
 _proto('wt_matmul', _P, _P, _P)
 _proto('wt_max', _P, _I, _P, _B, _P)
-_proto('wt_max_pool2d', _P, _P, _P, _P)
+_proto('wt_max_pool2d_v2', _P, _P, _P, _P)
 _proto('wt_maximum', _P, _P, _P)
 _proto('wt_maximum_scalar', _P, _D, _P)
 _proto('wt_mean', _P, _I, _P, _B, _P)
@@ -121,15 +121,15 @@ _proto('wt_permute', _P, _P, _P)
 _proto('wt_pow', _P, _P, _P)
 _proto('wt_pow_scalar', _P, _D, _P)
 _proto('wt_prod', _P, _I, _P, _B, _P)
-_proto('wt_rand', _P, _I, _I, _P, _U64, _P)
-_proto('wt_randn', _P, _I, _I, _P, _U64, _P)
+_proto('wt_tensor_rand', _P, _I, _I, _P, _U64, _P)
+_proto('wt_tensor_randn', _P, _I, _I, _P, _U64, _P)
 _proto('wt_reciprocal', _P, _P)
 _proto('wt_relu', _P, _P)
 _proto('wt_remainder', _P, _P, _P)
 _proto('wt_remainder_scalar', _P, _D, _P)
 _proto('wt_repeat', _P, _I, _P, _P)
 _proto('wt_reshape', _P, _I, _P, _P)
-_proto('wt_rms_norm', _P, _I, _P, _F, _P)
+_proto('wt_rms_norm', _P, _I, _P, _D, _P)
 _proto('wt_rmsnorm', _P, _P, _F, _P)
 _proto('wt_rope', _P, _D, _I64, _I, _P)
 _proto('wt_round', _P, _P)
@@ -154,7 +154,7 @@ _proto('wt_sub_scalar', _P, _D, _P)
 _proto('wt_sum', _P, _I, _P, _B, _P)
 _proto('wt_tanh', _P, _P)
 _proto('wt_tile', _P, _I, _P, _P)
-_proto('wt_topk', _P, _I64, _B, _P, _P)
+_proto('wt_topk_v2', _P, _I64, _I, _B, _P, _P)
 _proto('wt_transpose', _P, _I, _I, _P)
 _proto('wt_tril', _P, _I64, _P)
 _proto('wt_triu', _P, _I64, _P)
@@ -270,10 +270,10 @@ def any(x, axis=None, keepdims=False):
 
 
 def arange(start, stop, step=1, dtype='float32', context=None):
-    """wt_arange (creation); see include/webtensor.h."""
+    """wt_tensor_arange (creation); see include/webtensor.h."""
     _c = _context(context)
     _out0 = _P()
-    _s = _L.wt_arange(_c._h, _float(start), _float(stop), _float(step), _dtype_code(dtype), _byref(_out0))
+    _s = _L.wt_tensor_arange(_c._h, _dtype_code(dtype), _float(start), _float(stop), _float(step), _byref(_out0))
     if _s:
         _fail(_s, 'arange')
     return _wrap(_out0.value, _c)
@@ -344,7 +344,7 @@ def atan2(a, b):
 
 
 def avg_pool2d(x, options):
-    """wt_avg_pool2d (nn); see include/webtensor.h."""
+    """wt_avg_pool2d_v2 (nn); see include/webtensor.h."""
     if x.__class__ is _Tensor:
         _c = x._ctx
     else:
@@ -352,7 +352,7 @@ def avg_pool2d(x, options):
         x = _tensor(x, _c)
     _o_options = _options_pool(options)
     _out0 = _P()
-    _s = _L.wt_avg_pool2d(x._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    _s = _L.wt_avg_pool2d_v2(x._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
     if _s:
         _fail(_s, 'avg_pool2d', x)
     return _wrap(_out0.value, _c)
@@ -555,7 +555,7 @@ def cross_entropy(logits, labels, options=None):
 
 
 def cross_entropy_backward(logits, labels, dloss=None, options=None):
-    """wt_cross_entropy_backward (training); see include/webtensor.h."""
+    """wt_cross_entropy_backward_v2 (training); see include/webtensor.h."""
     if logits.__class__ is _Tensor:
         _c = logits._ctx
     else:
@@ -565,7 +565,7 @@ def cross_entropy_backward(logits, labels, dloss=None, options=None):
     dloss = None if dloss is None else _tensor(dloss, _c)
     _o_options = _options_xent(options)
     _out0 = _P()
-    _s = _L.wt_cross_entropy_backward(logits._h, labels._h, None if dloss is None else dloss._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    _s = _L.wt_cross_entropy_backward_v2(None if dloss is None else dloss._h, logits._h, labels._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
     if _s:
         _fail(_s, 'cross_entropy_backward', logits, labels, dloss)
     return _wrap(_out0.value, _c)
@@ -754,12 +754,12 @@ def expm1(x):
 
 
 def eye(n, m=None, k=0, dtype='float32', context=None):
-    """wt_eye (creation); see include/webtensor.h."""
+    """wt_tensor_eye (creation); see include/webtensor.h."""
     _c = _context(context)
     if m is None:
         m = n
     _out0 = _P()
-    _s = _L.wt_eye(_c._h, _index(n), _index(m), _index(k), _dtype_code(dtype), _byref(_out0))
+    _s = _L.wt_tensor_eye(_c._h, _dtype_code(dtype), _index(n), _index(m), _index(k), _byref(_out0))
     if _s:
         _fail(_s, 'eye')
     return _wrap(_out0.value, _c)
@@ -1128,10 +1128,10 @@ def linear(x, weight, bias=None):
 
 
 def linspace(start, stop, num, endpoint=True, dtype='float32', context=None):
-    """wt_linspace (creation); see include/webtensor.h."""
+    """wt_tensor_linspace (creation); see include/webtensor.h."""
     _c = _context(context)
     _out0 = _P()
-    _s = _L.wt_linspace(_c._h, _float(start), _float(stop), _index(num), bool(endpoint), _dtype_code(dtype), _byref(_out0))
+    _s = _L.wt_tensor_linspace(_c._h, _dtype_code(dtype), _float(start), _float(stop), _index(num), bool(endpoint), _byref(_out0))
     if _s:
         _fail(_s, 'linspace')
     return _wrap(_out0.value, _c)
@@ -1348,7 +1348,7 @@ def max(x, axis=None, keepdims=False):
 
 
 def max_pool2d(x, options):
-    """wt_max_pool2d (nn); see include/webtensor.h."""
+    """wt_max_pool2d_v2 (nn); see include/webtensor.h."""
     if x.__class__ is _Tensor:
         _c = x._ctx
     else:
@@ -1356,7 +1356,7 @@ def max_pool2d(x, options):
         x = _tensor(x, _c)
     _o_options = _options_pool(options)
     _out0 = _P()
-    _s = _L.wt_max_pool2d(x._h, None if _o_options is None else _byref(_o_options), _byref(_out0), None)
+    _s = _L.wt_max_pool2d_v2(x._h, None if _o_options is None else _byref(_o_options), _byref(_out0), None)
     if _s:
         _fail(_s, 'max_pool2d', x)
     return _wrap(_out0.value, _c)
@@ -1606,22 +1606,22 @@ def prod(x, axis=None, keepdims=False):
 
 
 def rand(shape, seed=0, dtype='float32', context=None):
-    """wt_rand (random); see include/webtensor.h."""
+    """wt_tensor_rand (random); see include/webtensor.h."""
     _c = _context(context)
     _n_shape, _a_shape = _int64s(shape)
     _out0 = _P()
-    _s = _L.wt_rand(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _index(seed), _byref(_out0))
+    _s = _L.wt_tensor_rand(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _index(seed), _byref(_out0))
     if _s:
         _fail(_s, 'rand')
     return _wrap(_out0.value, _c)
 
 
 def randn(shape, seed=0, dtype='float32', context=None):
-    """wt_randn (random); see include/webtensor.h."""
+    """wt_tensor_randn (random); see include/webtensor.h."""
     _c = _context(context)
     _n_shape, _a_shape = _int64s(shape)
     _out0 = _P()
-    _s = _L.wt_randn(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _index(seed), _byref(_out0))
+    _s = _L.wt_tensor_randn(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _index(seed), _byref(_out0))
     if _s:
         _fail(_s, 'randn')
     return _wrap(_out0.value, _c)
@@ -2057,8 +2057,8 @@ def tile(x, reps):
     return _wrap(_out0.value, _c)
 
 
-def topk(x, k, largest=True):
-    """wt_topk (movement); see include/webtensor.h."""
+def topk(x, k, axis=-1, largest=True):
+    """wt_topk_v2 (movement); see include/webtensor.h."""
     if x.__class__ is _Tensor:
         _c = x._ctx
     else:
@@ -2066,7 +2066,7 @@ def topk(x, k, largest=True):
         x = _tensor(x, _c)
     _out0 = _P()
     _out1 = _P()
-    _s = _L.wt_topk(x._h, _index(k), bool(largest), _byref(_out0), _byref(_out1))
+    _s = _L.wt_topk_v2(x._h, _index(k), _index(axis), bool(largest), _byref(_out0), _byref(_out1))
     if _s:
         _fail(_s, 'topk', x)
     return (_wrap(_out0.value, _c), _wrap(_out1.value, _c))

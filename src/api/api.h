@@ -92,6 +92,6 @@ wt_status wt_channel_norm(const wt_tensor *x, const wt_tensor *mean, const wt_te
  * api/pool.c); INVALID_ARGUMENT for bad options, SHAPE when the window
  * does not fit. */
 wt_status wt_pool_axis_size(const char *fn, const char *axis, int64_t in, int64_t k, int64_t s,
-                            int64_t pad, int64_t d, bool ceil_mode, bool is_max, int64_t *out);
+                            int64_t before, int64_t after, int64_t d, bool ceil_mode, bool is_max, int64_t *out);
 
 #endif

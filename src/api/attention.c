@@ -118,12 +118,18 @@ done:
     return WT_OK;
 }
 
-wt_status wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                                          const wt_tensor *mask, bool causal, float scale, wt_tensor **out)
+void wt_attention_options_init(wt_attention_options *opts)
 {
-    WT_GRAD_HOOK((q, k, v, mask), 1, out, wt_scaled_dot_product_attention(q, k, v, mask, causal, scale, out),
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
+}
+
+static wt_status attention(const char *fn, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
+                           const wt_tensor *mask, bool causal, float scale, wt_tensor **out)
+{
+    WT_GRAD_HOOK((q, k, v, mask), 1, out, attention(fn, q, k, v, mask, causal, scale, out),
                  .op = WT_OP_SCALED_DOT_PRODUCT_ATTENTION, .nin = 4, .in = {q, k, v, mask}, .p.b = {causal}, .p.d = {scale});
-    const char *fn = "wt_scaled_dot_product_attention";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, q)) != WT_OK || (st = wt_check_input(fn, k)) != WT_OK ||
         (st = wt_check_input(fn, v)) != WT_OK || (st = wt_check_same_context(fn, q, k)) != WT_OK ||
@@ -140,7 +146,7 @@ wt_status wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k
     if (mask && mask->dtype == WT_F16) {
         wt_tensor *m32 = NULL;
         if ((st = wt_cast(mask, WT_F32, &m32)) != WT_OK) return st;
-        st = wt_scaled_dot_product_attention(q, k, v, m32, causal, scale, out);
+        st = attention(fn, q, k, v, m32, causal, scale, out);
         wt_tensor_release(m32);
         return st;
     }
@@ -158,4 +164,24 @@ wt_status wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k
         return wt_land(st, r, l.result, out);
     }
     return run(fn, q, k, v, mask, causal, scale, out);
+}
+
+wt_status wt_scaled_dot_product_attention_v2(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
+                                             const wt_tensor *mask, const wt_attention_options *opts,
+                                             wt_tensor **out)
+{
+    const char *fn = "wt_scaled_dot_product_attention_v2";
+    wt_status st = wt_check_out(fn, out);
+    if (st != WT_OK) return st;
+    wt_attention_options o;
+    wt_attention_options_init(&o);
+    if (opts) {
+        if (opts->struct_size != sizeof *opts)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_attention_options_init", fn);
+        o = *opts;
+    }
+    /* The kernels scale in f32: a scale past the f32 range is refused, not turned to inf. */
+    if (!isfinite(o.scale) || !isfinite((float)o.scale))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: scale must be finite (in f32)", fn);
+    return attention(fn, q, k, v, mask, o.causal, (float)o.scale, out);
 }

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static wt_status check_dtype(const char *fn, wt_dtype dtype, bool allow_i32)
 {
@@ -70,9 +71,10 @@ wt_status wt_tensor_ones(wt_context *ctx, wt_dtype dtype, int ndim, const int64_
 
 #define MAX_RANGE ((double)INT32_MAX)
 
-wt_status wt_arange(wt_context *ctx, double start, double stop, double step, wt_dtype dtype, wt_tensor **out)
+wt_status wt_tensor_arange(wt_context *ctx, wt_dtype dtype, double start, double stop, double step,
+                           wt_tensor **out)
 {
-    const char *fn = "wt_arange";
+    const char *fn = "wt_tensor_arange";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK) return st;
     if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
@@ -93,10 +95,10 @@ wt_status wt_arange(wt_context *ctx, double start, double stop, double step, wt_
     return from_values(fn, ctx, dtype, 1, &n, v, n, out);
 }
 
-wt_status wt_linspace(wt_context *ctx, double start, double stop, int64_t num, bool endpoint, wt_dtype dtype,
-                      wt_tensor **out)
+wt_status wt_tensor_linspace(wt_context *ctx, wt_dtype dtype, double start, double stop, int64_t num,
+                             bool endpoint, wt_tensor **out)
 {
-    const char *fn = "wt_linspace";
+    const char *fn = "wt_tensor_linspace";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK) return st;
     if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
@@ -114,9 +116,9 @@ wt_status wt_linspace(wt_context *ctx, double start, double stop, int64_t num, b
     return from_values(fn, ctx, dtype, 1, &num, v, num, out);
 }
 
-wt_status wt_eye(wt_context *ctx, int64_t n, int64_t m, int64_t k, wt_dtype dtype, wt_tensor **out)
+wt_status wt_tensor_eye(wt_context *ctx, wt_dtype dtype, int64_t n, int64_t m, int64_t k, wt_tensor **out)
 {
-    const char *fn = "wt_eye";
+    const char *fn = "wt_tensor_eye";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK) return st;
     if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
@@ -154,36 +156,42 @@ static wt_status check_random(const char *fn, wt_context *ctx, wt_dtype dtype, i
     return wt_check_shape(fn, ndim, shape);
 }
 
-wt_status wt_rand(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape, uint64_t seed, wt_tensor **out)
+wt_status wt_tensor_rand(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape, uint64_t seed,
+                         wt_tensor **out)
 {
-    wt_status st = check_random("wt_rand", ctx, dtype, ndim, shape, out);
+    wt_status st = check_random("wt_tensor_rand", ctx, dtype, ndim, shape, out);
     if (st != WT_OK) return st;
     /* f16's 11 significant bits: every value exact in f16, none rounds up to 1. */
     wt_random_args r = {WT_RANDOM_UNIFORM, seed, dtype == WT_F16 ? 11u : 24u, 0, 0};
-    return random_tensor("wt_rand", ctx, dtype, ndim, shape, &r, NULL, out);
+    return random_tensor("wt_tensor_rand", ctx, dtype, ndim, shape, &r, NULL, out);
 }
 
-wt_status wt_randn(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape, uint64_t seed, wt_tensor **out)
+wt_status wt_tensor_randn(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape, uint64_t seed,
+                          wt_tensor **out)
 {
-    wt_status st = check_random("wt_randn", ctx, dtype, ndim, shape, out);
+    wt_status st = check_random("wt_tensor_randn", ctx, dtype, ndim, shape, out);
     if (st != WT_OK) return st;
     wt_random_args r = {WT_RANDOM_NORMAL, seed, 24, 0, 0};
-    return random_tensor("wt_randn", ctx, dtype, ndim, shape, &r, NULL, out);
+    return random_tensor("wt_tensor_randn", ctx, dtype, ndim, shape, &r, NULL, out);
 }
 
-wt_status wt_dropout(const wt_tensor *x, float p, uint64_t seed, wt_tensor **out)
+void wt_dropout_options_init(wt_dropout_options *opts)
 {
-    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_dropout(x, p, seed, out),
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
+    opts->p = 0.5;
+}
+
+static wt_status dropout_f32(const char *fn, const wt_tensor *x, float p, uint64_t seed, wt_tensor **out)
+{
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, dropout_f32(fn, x, p, seed, out),
                  .op = WT_OP_DROPOUT, .nin = 1, .in = {x}, .p.d = {p}, .p.i = {(int64_t)seed});
-    const char *fn = "wt_dropout";
-    wt_status st = wt_check_out(fn, out);
-    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
-    if (!(p >= 0.0f && p <= 1.0f))
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: p %g is outside [0, 1]", fn, (double)p);
+    wt_status st;
     if (x->dtype == WT_F16) {
         wt_lifted l;
         wt_tensor *r = NULL;
-        if ((st = wt_lift_f16(x, NULL, NULL, &l)) == WT_OK) st = wt_dropout(l.in[0], p, seed, &r);
+        if ((st = wt_lift_f16(x, NULL, NULL, &l)) == WT_OK) st = dropout_f32(fn, l.in[0], p, seed, &r);
         wt_lifted_release(&l);
         return wt_land(st, r, l.result, out);
     }
@@ -194,4 +202,22 @@ wt_status wt_dropout(const wt_tensor *x, float p, uint64_t seed, wt_tensor **out
     st = random_tensor(fn, wt_ctx_of(x), WT_F32, x->ndim, x->shape, &r, c, out);
     wt_tensor_release(c);
     return st;
+}
+
+wt_status wt_dropout_v2(const wt_tensor *x, const wt_dropout_options *opts, wt_tensor **out)
+{
+    const char *fn = "wt_dropout_v2";
+    wt_status st = wt_check_out(fn, out);
+    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
+    wt_dropout_options o;
+    wt_dropout_options_init(&o);
+    if (opts) {
+        if (opts->struct_size != sizeof *opts)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_dropout_options_init", fn);
+        o = *opts;
+    }
+    /* The threshold is compared with f32 uniform values: p is taken in f32. */
+    if (!(o.p >= 0.0 && o.p <= 1.0))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: p %g is outside [0, 1]", fn, o.p);
+    return dropout_f32(fn, x, (float)o.p, o.seed, out);
 }

@@ -117,23 +117,25 @@ wt_status wt_argsort(const wt_tensor *x, int axis, bool descending, wt_tensor **
     return sort_impl(fn, x, axis, descending, x->ndim ? x->shape[a] : 1, NULL, out);
 }
 
-wt_status wt_topk(const wt_tensor *x, int64_t k, bool largest, wt_tensor **values, wt_tensor **indices)
+wt_status wt_topk_v2(const wt_tensor *x, int64_t k, int axis, bool descending, wt_tensor **values,
+                     wt_tensor **indices)
 {
     if (wt_grad_any(x, NULL, NULL, NULL) && values) {
-        wt_grad_call gc = {.op = WT_OP_TOPK, .nin = 1, .in = {x}, .p.i = {-1}};
+        wt_grad_call gc = {.op = WT_OP_TOPK, .nin = 1, .in = {x}, .p.i = {axis}};
         if (wt_grad_begin(&gc)) {
             wt_tensor *own = NULL;
-            wt_status st_ = wt_topk(x, k, largest, values, &own);
+            wt_status st_ = wt_topk_v2(x, k, axis, descending, values, &own);
             return wt_grad_end_indexed(&gc, st_, values, own, indices);
         }
     }
-    const char *fn = "wt_topk";
+    const char *fn = "wt_topk_v2";
     if (indices) *indices = NULL; /* cleared even when values is NULL */
     if (!values) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: values is NULL", fn);
-    wt_status st = check_sort(fn, x, -1, values, indices);
+    wt_status st = check_sort(fn, x, axis, values, indices);
     if (st != WT_OK) return st;
-    int64_t n = x->ndim ? x->shape[x->ndim - 1] : 1;
+    int a = axis < 0 ? axis + (x->ndim > 0 ? x->ndim : 1) : axis;
+    int64_t n = x->ndim ? x->shape[a] : 1;
     if (k < 0 || k > n)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: k %lld outside [0, %lld]", fn, (long long)k, (long long)n);
-    return sort_impl(fn, x, -1, largest, k, values, indices);
+    return sort_impl(fn, x, axis, descending, k, values, indices);
 }

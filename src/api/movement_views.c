@@ -260,7 +260,7 @@ wt_status wt_chunk(const wt_tensor *x, int axis, int chunks, int *nout, wt_tenso
 
 /* ----------------------------------------------------- concat / stack */
 
-wt_status wt_concat(int n, const wt_tensor *const *xs, int axis, wt_tensor **out)
+wt_status wt_concat(int n, wt_tensor *const *xs, int axis, wt_tensor **out)
 {
     WT_GRAD_HOOK_LIST(WT_OP_CONCAT, n, xs, axis, wt_concat(n, xs, axis, out), out);
     const char *fn = "wt_concat";
@@ -316,7 +316,7 @@ wt_status wt_concat(int n, const wt_tensor *const *xs, int axis, wt_tensor **out
     return WT_OK;
 }
 
-wt_status wt_stack(int n, const wt_tensor *const *xs, int axis, wt_tensor **out)
+wt_status wt_stack(int n, wt_tensor *const *xs, int axis, wt_tensor **out)
 {
     WT_GRAD_HOOK_LIST(WT_OP_STACK, n, xs, axis, wt_stack(n, xs, axis, out), out);
     const char *fn = "wt_stack";
@@ -339,7 +339,7 @@ wt_status wt_stack(int n, const wt_tensor *const *xs, int axis, wt_tensor **out)
     wt_tensor **views = calloc((size_t)n, sizeof *views);
     if (!views) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
     for (int i = 0; i < n && st == WT_OK; i++) st = wt_unsqueeze(xs[i], a, &views[i]);
-    if (st == WT_OK) st = wt_concat(n, (const wt_tensor *const *)views, a, out);
+    if (st == WT_OK) st = wt_concat(n, views, a, out);
     for (int i = 0; i < n; i++) wt_tensor_release(views[i]);
     free(views);
     if (st != WT_OK) wt_error_prefix(fn);

@@ -13,8 +13,8 @@ void wt_batch_norm_options_init(wt_batch_norm_options *opts)
     if (!opts) return;
     memset(opts, 0, sizeof *opts);
     opts->struct_size = sizeof *opts;
-    opts->momentum = 0.1f;
-    opts->eps = 1e-5f;
+    opts->momentum = 0.1;
+    opts->eps = 1e-5;
 }
 
 static wt_status check_channels(const char *fn, const char *what, const wt_tensor *x, const wt_tensor *p,
@@ -175,7 +175,7 @@ wt_status wt_batch_norm(const wt_tensor *x, wt_tensor *running_mean, wt_tensor *
     wt_batch_norm_options_init(&o);
     if (opts && (st = wt_read_options(fn, "wt_batch_norm_options_init", opts, sizeof o, &o, sizeof o)) != WT_OK)
         return st;
-    if (!(o.eps >= 0.0f) || isinf(o.eps) || !isfinite(o.momentum))
+    if (!(o.eps >= 0.0) || !isfinite((float)o.eps) || !isfinite((float)o.momentum))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: eps must be finite and >= 0, momentum finite", fn);
     char b[160];
     if (x->ndim < 2)
@@ -205,12 +205,31 @@ wt_status wt_batch_norm(const wt_tensor *x, wt_tensor *running_mean, wt_tensor *
     return st;
 }
 
-wt_status wt_group_norm(const wt_tensor *x, int64_t num_groups, const wt_tensor *weight, const wt_tensor *bias,
-                        float eps, wt_tensor **out)
+void wt_group_norm_options_init(wt_group_norm_options *opts)
 {
-    const char *fn = "wt_group_norm";
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
+    opts->eps = 1e-5;
+}
+
+wt_status wt_group_norm_v2(const wt_tensor *x, int64_t num_groups, const wt_tensor *weight, const wt_tensor *bias,
+                           const wt_group_norm_options *opts, wt_tensor **out)
+{
+    const char *fn = "wt_group_norm_v2";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
+    wt_group_norm_options o;
+    wt_group_norm_options_init(&o);
+    if (opts) {
+        if (opts->struct_size != sizeof *opts)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_group_norm_options_init", fn);
+        o = *opts;
+    }
+    /* The statistics are kept in f32: eps must be finite there too. */
+    if (!(o.eps >= 0.0) || !isfinite((float)o.eps))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: eps must be finite and >= 0", fn);
+    const float eps = (float)o.eps;
     char b[160];
     if (x->ndim < 2)
         return wt_fail(WT_ERR_SHAPE, "%s: x must be [N, C, ...], got %s", fn, wt_shape_str(x->ndim, x->shape, b, sizeof b));
@@ -218,7 +237,6 @@ wt_status wt_group_norm(const wt_tensor *x, int64_t num_groups, const wt_tensor 
     if (num_groups <= 0 || C % num_groups != 0)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: num_groups %lld must be positive and divide the %lld channels",
                        fn, (long long)num_groups, (long long)C);
-    if (!(eps >= 0.0f) || isinf(eps)) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: eps must be finite and >= 0", fn);
     if ((st = check_channels(fn, "weight", x, weight, C)) != WT_OK ||
         (st = check_channels(fn, "bias", x, bias, C)) != WT_OK)
         return st;
@@ -232,7 +250,7 @@ wt_status wt_group_norm(const wt_tensor *x, int64_t num_groups, const wt_tensor 
         /* Each (image, group) is one row of a layer norm without affine. */
         int64_t rshape[2] = {N * num_groups, xf->numel / (N * num_groups)};
         if ((st = wt_contiguous(xf, &xc)) == WT_OK && (st = wt_reshape(xc, 2, rshape, &rows)) == WT_OK &&
-            (st = wt_layernorm(rows, NULL, NULL, eps, &normed)) == WT_OK &&
+            (st = wt_layer_norm(rows, 1, NULL, NULL, eps, &normed)) == WT_OK &&
             (st = wt_reshape(normed, xf->ndim, xf->shape, &back)) == WT_OK) {
             if (l.in[1] || l.in[2])
                 st = wt_channel_norm(back, NULL, NULL, l.in[1], l.in[2], 0.0f, &r);

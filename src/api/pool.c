@@ -14,6 +14,15 @@ void wt_pool_options_init(wt_pool_options *opts)
     opts->count_include_pad = true;
 }
 
+void wt_pool2d_options_init(wt_pool2d_options *opts)
+{
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
+    opts->dilation[0] = opts->dilation[1] = 1;
+    opts->count_include_pad = true;
+}
+
 /* x ([N, C, H, W] or [C, H, W]) as a 4-D view. */
 static wt_status as_planes(const char *fn, const wt_tensor *x, wt_tensor **x4, bool *unbatched)
 {
@@ -34,29 +43,32 @@ static wt_status as_planes(const char *fn, const wt_tensor *x, wt_tensor **x4, b
 
 /* Output size along one axis (PyTorch's pooling_output_shape). */
 wt_status wt_pool_axis_size(const char *fn, const char *axis, int64_t in, int64_t k, int64_t s,
-                            int64_t pad, int64_t d, bool ceil_mode, bool is_max, int64_t *out)
+                            int64_t before, int64_t after, int64_t d, bool ceil_mode, bool is_max, int64_t *out)
 {
-    if (k <= 0 || s <= 0 || pad < 0 || d <= 0)
+    if (k <= 0 || s <= 0 || before < 0 || after < 0 || d <= 0)
         return wt_fail(WT_ERR_INVALID_ARGUMENT,
                        "%s: kernel %lld and dilation %lld must be positive, stride %lld and padding "
-                       "%lld not negative",
-                       fn, (long long)k, (long long)d, (long long)s, (long long)pad);
+                       "%lld, %lld not negative",
+                       fn, (long long)k, (long long)d, (long long)s, (long long)before, (long long)after);
     int64_t span;
     /* A window past 2^62 elements fits no input: refused before it overflows. */
-    if (__builtin_mul_overflow(d, k - 1, &span) || span >= ((int64_t)1 << 62) ||
-        pad >= ((int64_t)1 << 61) || s >= ((int64_t)1 << 62))
-        return wt_fail(WT_ERR_SHAPE, "%s: a window of %lld x dilation %lld (stride %lld, padding %lld) is too large",
-                       fn, (long long)k, (long long)d, (long long)s, (long long)pad);
+    if (__builtin_mul_overflow(d, k - 1, &span) || span >= ((int64_t)1 << 62) || before >= ((int64_t)1 << 61) ||
+        after >= ((int64_t)1 << 61) || s >= ((int64_t)1 << 62))
+        return wt_fail(WT_ERR_SHAPE, "%s: a window of %lld x dilation %lld (stride %lld, padding %lld, %lld) is too large",
+                       fn, (long long)k, (long long)d, (long long)s, (long long)before, (long long)after);
     span += 1;
-    if (pad > (is_max ? span : k) / 2)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: padding %lld is more than half the %s %lld", fn,
-                       (long long)pad, is_max ? "dilated kernel" : "kernel", (long long)(is_max ? span : k));
-    if (in + 2 * pad < span)
+    /* PyTorch's limit, on each side: a window never lies in padding only. */
+    const int64_t half = (is_max ? span : k) / 2;
+    if (before > half || after > half)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: padding %lld, %lld is more than half the %s %lld", fn,
+                       (long long)before, (long long)after, is_max ? "dilated kernel" : "kernel",
+                       (long long)(is_max ? span : k));
+    if (in + before + after < span)
         return wt_fail(WT_ERR_SHAPE, "%s: the window spans %lld %s, more than the padded input's %lld",
-                       fn, (long long)span, axis, (long long)(in + 2 * pad));
-    int64_t o = (in + 2 * pad - span + (ceil_mode ? s - 1 : 0)) / s + 1;
+                       fn, (long long)span, axis, (long long)(in + before + after));
+    int64_t o = (in + before + after - span + (ceil_mode ? s - 1 : 0)) / s + 1;
     /* The last window must start inside the input or its leading padding. */
-    if (ceil_mode && (o - 1) * s >= in + pad) o--;
+    if (ceil_mode && (o - 1) * s >= in + before) o--;
     *out = o;
     return WT_OK;
 }
@@ -121,24 +133,24 @@ static wt_status check_args(const char *fn, const wt_tensor *x, wt_tensor **out,
 
 /* The options as the autograd record keeps them (the defaults where the
  * caller's struct is NULL or older). */
-static wt_grad_params grad_params(const wt_pool_options *opts)
+static wt_grad_params grad_params(const wt_pool2d_options *opts)
 {
     wt_grad_params p;
     memset(&p, 0, sizeof p);
-    wt_pool_options_init(&p.o.pool);
+    wt_pool2d_options_init(&p.o.pool);
     if (opts) (void)wt_read_options("", "", opts, sizeof(uint32_t), &p.o.pool, sizeof p.o.pool);
     return p;
 }
 
-static wt_status windowed(const char *fn, bool is_max, const wt_tensor *x, const wt_pool_options *opts,
+static wt_status windowed(const char *fn, bool is_max, const wt_tensor *x, const wt_pool2d_options *opts,
                           wt_tensor **out, wt_tensor **indices)
 {
     wt_status st = check_args(fn, x, out, indices);
     if (st != WT_OK) return st;
     if (!opts) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options are NULL (the kernel size is needed)", fn);
-    wt_pool_options o;
-    wt_pool_options_init(&o);
-    if ((st = wt_read_options(fn, "wt_pool_options_init", opts, sizeof o, &o, sizeof o)) != WT_OK) return st;
+    wt_pool2d_options o;
+    wt_pool2d_options_init(&o);
+    if ((st = wt_read_options(fn, "wt_pool2d_options_init", opts, sizeof o, &o, sizeof o)) != WT_OK) return st;
     opts = &o;
     if (!is_max && (opts->dilation[0] != 1 || opts->dilation[1] != 1))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: average pooling takes no dilation", fn);
@@ -159,39 +171,39 @@ static wt_status windowed(const char *fn, bool is_max, const wt_tensor *x, const
     w->kernel_h = opts->kernel[0], w->kernel_w = opts->kernel[1];
     w->stride_h = opts->stride[0] ? opts->stride[0] : opts->kernel[0];
     w->stride_w = opts->stride[1] ? opts->stride[1] : opts->kernel[1];
-    w->pad_top = w->pad_bottom = opts->padding[0];
-    w->pad_left = w->pad_right = opts->padding[1];
+    w->pad_top = opts->padding[0], w->pad_bottom = opts->padding[1];
+    w->pad_left = opts->padding[2], w->pad_right = opts->padding[3];
     w->dilation_h = opts->dilation[0], w->dilation_w = opts->dilation[1];
     const int64_t H = x->shape[x->ndim - 2], W = x->shape[x->ndim - 1];
     if (opts->stride[0] < 0 || opts->stride[1] < 0)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: stride %lldx%lld is negative (0: the kernel)", fn,
                        (long long)opts->stride[0], (long long)opts->stride[1]);
-    if ((st = wt_pool_axis_size(fn, "rows", H, w->kernel_h, w->stride_h, w->pad_top, w->dilation_h,
-                          opts->ceil_mode, is_max, &w->out_h)) != WT_OK ||
-        (st = wt_pool_axis_size(fn, "columns", W, w->kernel_w, w->stride_w, w->pad_left, w->dilation_w,
-                          opts->ceil_mode, is_max, &w->out_w)) != WT_OK)
+    if ((st = wt_pool_axis_size(fn, "rows", H, w->kernel_h, w->stride_h, w->pad_top, w->pad_bottom,
+                                w->dilation_h, opts->ceil_mode, is_max, &w->out_h)) != WT_OK ||
+        (st = wt_pool_axis_size(fn, "columns", W, w->kernel_w, w->stride_w, w->pad_left, w->pad_right,
+                                w->dilation_w, opts->ceil_mode, is_max, &w->out_w)) != WT_OK)
         return st;
     return pool_entry(fn, &d, x, out, indices);
 }
 
-wt_status wt_max_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out, wt_tensor **indices)
+wt_status wt_max_pool2d_v2(const wt_tensor *x, const wt_pool2d_options *opts, wt_tensor **out, wt_tensor **indices)
 {
     if (wt_grad_any(x, NULL, NULL, NULL)) {
         wt_grad_call gc = {.op = WT_OP_MAX_POOL2D, .nin = 1, .in = {x}, .p = grad_params(opts)};
         if (wt_grad_begin(&gc)) {
             wt_tensor *own = NULL;
-            wt_status st_ = wt_max_pool2d(x, opts, out, &own);
+            wt_status st_ = wt_max_pool2d_v2(x, opts, out, &own);
             return wt_grad_end_indexed(&gc, st_, out, own, indices);
         }
     }
-    return windowed("wt_max_pool2d", true, x, opts, out, indices);
+    return windowed("wt_max_pool2d_v2", true, x, opts, out, indices);
 }
 
-wt_status wt_avg_pool2d(const wt_tensor *x, const wt_pool_options *opts, wt_tensor **out)
+wt_status wt_avg_pool2d_v2(const wt_tensor *x, const wt_pool2d_options *opts, wt_tensor **out)
 {
-    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_avg_pool2d(x, opts, out),
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_avg_pool2d_v2(x, opts, out),
                  .op = WT_OP_AVG_POOL2D, .nin = 1, .in = {x}, .p = grad_params(opts));
-    return windowed("wt_avg_pool2d", false, x, opts, out, NULL);
+    return windowed("wt_avg_pool2d_v2", false, x, opts, out, NULL);
 }
 
 static wt_status adaptive(const char *fn, bool is_max, const wt_tensor *x, int64_t oh, int64_t ow,

@@ -5,6 +5,7 @@
 #include "autograd/tape.h"
 
 #include <math.h>
+#include <string.h>
 
 static wt_status run(const char *fn, const wt_tensor *x, double theta, int64_t offset, int seq_axis,
                      wt_tensor **out)
@@ -46,13 +47,32 @@ done:
     return WT_OK;
 }
 
-wt_status wt_rope(const wt_tensor *x, double theta, int64_t offset, wt_rope_layout layout, wt_tensor **out)
+void wt_rope_options_init(wt_rope_options *opts)
 {
-    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_rope(x, theta, offset, layout, out),
-                 .op = WT_OP_ROPE, .nin = 1, .in = {x}, .p.d = {theta}, .p.i = {offset, layout});
-    const char *fn = "wt_rope";
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
+    opts->theta = 10000.0;
+    opts->layout = WT_ROPE_BHSD;
+}
+
+wt_status wt_rope_v2(const wt_tensor *x, const wt_rope_options *opts, wt_tensor **out)
+{
+    const char *fn = "wt_rope_v2";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
+    wt_rope_options o;
+    wt_rope_options_init(&o);
+    if (opts) {
+        if (opts->struct_size != sizeof *opts)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_rope_options_init", fn);
+        o = *opts;
+    }
+    const double theta = o.theta;
+    const int64_t offset = o.offset;
+    const wt_rope_layout layout = o.layout;
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_rope_v2(x, &o, out),
+                 .op = WT_OP_ROPE, .nin = 1, .in = {x}, .p.d = {theta}, .p.i = {offset, layout});
     if (layout != WT_ROPE_BHSD && layout != WT_ROPE_BSHD)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown layout %d", fn, (int)layout);
     if (!(theta > 0.0) || isinf(theta))

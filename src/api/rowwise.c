@@ -155,46 +155,32 @@ wt_status wt_log_softmax(const wt_tensor *x, int axis, wt_tensor **out)
     return softmax_front("wt_log_softmax", WT_ROW_LOG_SOFTMAX, x, axis, out);
 }
 
-static wt_status check_norm(const char *fn, const wt_tensor *x, float eps, wt_tensor **out)
+/* eps is a double in the API and a float in the kernels: it must be finite in both. */
+static wt_status check_norm(const char *fn, const wt_tensor *x, double eps, wt_tensor **out)
 {
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
     if (x->ndim == 0) return wt_fail(WT_ERR_SHAPE, "%s: input must have at least 1 dimension", fn);
-    if (!(eps >= 0.0f) || isinf(eps)) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: eps must be finite and >= 0", fn);
+    if (!(eps >= 0.0) || !isfinite((float)eps))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: eps must be finite and >= 0", fn);
     return WT_OK;
 }
 
-wt_status wt_layernorm(const wt_tensor *x, const wt_tensor *weight, const wt_tensor *bias, float eps,
-                       wt_tensor **out)
+/* The norm over the last axis, weight and bias [C]: rows read any
+ * strides, so nothing is reshaped. */
+static wt_status norm_last_axis(const char *fn, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *weight,
+                                const wt_tensor *bias, float eps, wt_tensor **out)
 {
-    WT_GRAD_HOOK((x, weight, bias, NULL), 1, out, wt_layernorm(x, weight, bias, eps, out),
-                 .op = WT_OP_LAYERNORM, .nin = 3, .in = {x, weight, bias}, .p.i = {1}, .p.d = {eps});
-    wt_status st = check_norm("wt_layernorm", x, eps, out);
-    if (st != WT_OK) return st;
+    wt_status st;
     if (wt_has_f16(x, weight, bias)) {
         wt_lifted l;
         wt_tensor *r = NULL;
-        if ((st = wt_lift_f16(x, weight, bias, &l)) == WT_OK) st = wt_layernorm(l.in[0], l.in[1], l.in[2], eps, &r);
+        if ((st = wt_lift_f16(x, weight, bias, &l)) == WT_OK)
+            st = norm_last_axis(fn, op, l.in[0], l.in[1], l.in[2], eps, &r);
         wt_lifted_release(&l);
         return wt_land(st, r, l.result, out);
     }
-    return run_rows("wt_layernorm", WT_ROW_LAYERNORM, x, weight, bias, eps, out);
-}
-
-wt_status wt_rmsnorm(const wt_tensor *x, const wt_tensor *weight, float eps, wt_tensor **out)
-{
-    WT_GRAD_HOOK((x, weight, NULL, NULL), 1, out, wt_rmsnorm(x, weight, eps, out),
-                 .op = WT_OP_RMSNORM, .nin = 2, .in = {x, weight}, .p.i = {1}, .p.d = {eps});
-    wt_status st = check_norm("wt_rmsnorm", x, eps, out);
-    if (st != WT_OK) return st;
-    if (wt_has_f16(x, weight, NULL)) {
-        wt_lifted l;
-        wt_tensor *r = NULL;
-        if ((st = wt_lift_f16(x, weight, NULL, &l)) == WT_OK) st = wt_rmsnorm(l.in[0], l.in[1], eps, &r);
-        wt_lifted_release(&l);
-        return wt_land(st, r, l.result, out);
-    }
-    return run_rows("wt_rmsnorm", WT_ROW_RMSNORM, x, weight, NULL, eps, out);
+    return run_rows(fn, op, x, weight, bias, eps, out);
 }
 
 /* --- transformer ops: norms over the last k axes --- */
@@ -222,12 +208,15 @@ static wt_status flat_param(const char *fn, const char *what, const wt_tensor *x
 
 /* layer norm (bias may be given) or rms norm over the last k axes. */
 static wt_status norm_last_k(const char *fn, wt_rowwise_op op, const wt_tensor *x, int k, const wt_tensor *w,
-                             const wt_tensor *b, float eps, wt_tensor **out)
+                             const wt_tensor *b, double eps, wt_tensor **out)
 {
     wt_status st = check_norm(fn, x, eps, out);
     if (st != WT_OK) return st;
     if (k < 1 || k > x->ndim)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: normalized_ndim %d is outside [1, %d]", fn, k, x->ndim);
+    /* One axis with [C] (or no) parameters: the rows directly, no views. */
+    if (k == 1 && (!w || w->ndim == 1) && (!b || b->ndim == 1))
+        return norm_last_axis(fn, op, x, w, b, (float)eps, out);
     if (wt_has_f16(x, w, b)) {
         wt_lifted l;
         wt_tensor *r = NULL;
@@ -248,7 +237,7 @@ static wt_status norm_last_k(const char *fn, wt_rowwise_op op, const wt_tensor *
         wt_tensor_retain((wt_tensor *)x), fx = (wt_tensor *)x;
     else if ((st = wt_reshape(x, x->ndim - k + 1, fshape, &fx)) != WT_OK)
         goto done;
-    if ((st = run_rows(fn, op, fx, fw, fb, eps, &r)) != WT_OK)
+    if ((st = run_rows(fn, op, fx, fw, fb, (float)eps, &r)) != WT_OK)
         goto done;
     st = wt_reshape(r, x->ndim, x->shape, out);
 done:
@@ -260,14 +249,14 @@ done:
 }
 
 wt_status wt_layer_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight, const wt_tensor *bias,
-                        float eps, wt_tensor **out)
+                        double eps, wt_tensor **out)
 {
     WT_GRAD_HOOK((x, weight, bias, NULL), 1, out, wt_layer_norm(x, normalized_ndim, weight, bias, eps, out),
                  .op = WT_OP_LAYER_NORM, .nin = 3, .in = {x, weight, bias}, .p.i = {normalized_ndim}, .p.d = {eps});
     return norm_last_k("wt_layer_norm", WT_ROW_LAYERNORM, x, normalized_ndim, weight, bias, eps, out);
 }
 
-wt_status wt_rms_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight, float eps, wt_tensor **out)
+wt_status wt_rms_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *weight, double eps, wt_tensor **out)
 {
     WT_GRAD_HOOK((x, weight, NULL, NULL), 1, out, wt_rms_norm(x, normalized_ndim, weight, eps, out),
                  .op = WT_OP_RMS_NORM, .nin = 2, .in = {x, weight}, .p.i = {normalized_ndim}, .p.d = {eps});

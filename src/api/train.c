@@ -35,9 +35,9 @@ static wt_status need_op(const char *fn, wt_node_kind kind, const wt_context *ct
 
 /* -------------------------------------------------- activation backward */
 
-wt_status wt_activation_backward(wt_activation act, const wt_tensor *dy, const wt_tensor *x, wt_tensor **dx)
+static wt_status activation_backward(const char *fn, wt_activation act, const wt_tensor *dy, const wt_tensor *x,
+                                     wt_tensor **dx)
 {
-    const char *fn = "wt_activation_backward";
     wt_status st = wt_check_out(fn, dx);
     if (st != WT_OK || (st = check_float(fn, "dy", dy)) != WT_OK || (st = check_float(fn, "x", x)) != WT_OK ||
         (st = wt_check_same_context(fn, dy, x)) != WT_OK)
@@ -53,6 +53,36 @@ wt_status wt_activation_backward(wt_activation act, const wt_tensor *dy, const w
     if (c.st == WT_OK) give(out, dx);
     chain_release(&c);
     return c.st;
+}
+
+wt_status wt_relu_backward(const wt_tensor *dy, const wt_tensor *x, wt_tensor **dx)
+{
+    return activation_backward("wt_relu_backward", WT_ACT_RELU, dy, x, dx);
+}
+
+wt_status wt_sigmoid_backward(const wt_tensor *dy, const wt_tensor *x, wt_tensor **dx)
+{
+    return activation_backward("wt_sigmoid_backward", WT_ACT_SIGMOID, dy, x, dx);
+}
+
+wt_status wt_tanh_backward(const wt_tensor *dy, const wt_tensor *x, wt_tensor **dx)
+{
+    return activation_backward("wt_tanh_backward", WT_ACT_TANH, dy, x, dx);
+}
+
+wt_status wt_silu_backward(const wt_tensor *dy, const wt_tensor *x, wt_tensor **dx)
+{
+    return activation_backward("wt_silu_backward", WT_ACT_SILU, dy, x, dx);
+}
+
+wt_status wt_gelu_backward(const wt_tensor *dy, const wt_tensor *x, wt_tensor **dx)
+{
+    return activation_backward("wt_gelu_backward", WT_ACT_GELU, dy, x, dx);
+}
+
+wt_status wt_gelu_tanh_backward(const wt_tensor *dy, const wt_tensor *x, wt_tensor **dx)
+{
+    return activation_backward("wt_gelu_tanh_backward", WT_ACT_GELU_TANH, dy, x, dx);
 }
 
 /* -------------------------------------------------------- cross-entropy */
@@ -140,10 +170,10 @@ wt_status wt_cross_entropy(const wt_tensor *logits, const wt_tensor *labels, con
     return c.st;
 }
 
-wt_status wt_cross_entropy_backward(const wt_tensor *logits, const wt_tensor *labels, const wt_tensor *dloss,
-                                    const wt_cross_entropy_options *opts, wt_tensor **dlogits)
+wt_status wt_cross_entropy_backward_v2(const wt_tensor *dloss, const wt_tensor *logits, const wt_tensor *labels,
+                                       const wt_cross_entropy_options *opts, wt_tensor **dlogits)
 {
-    const char *fn = "wt_cross_entropy_backward";
+    const char *fn = "wt_cross_entropy_backward_v2";
     wt_cross_entropy_options o;
     wt_status st = wt_check_out(fn, dlogits);
     if (st != WT_OK || (st = ce_check(fn, logits, labels, opts, &o)) != WT_OK) return st;
@@ -232,7 +262,7 @@ static void norm_backward_tail(chain *c, wt_tensor *dy, wt_tensor *xhat, wt_tens
 }
 
 /* rstd = 1 / sqrt(var + eps). */
-static wt_tensor *rstd_of(chain *c, wt_context *ctx, wt_tensor *var, float eps)
+static wt_tensor *rstd_of(chain *c, wt_context *ctx, wt_tensor *var, double eps)
 {
     wt_tensor *e = scalar(c, ctx, eps);
     wt_tensor *ve = STEP(c, wt_add, var, e);
@@ -241,14 +271,12 @@ static wt_tensor *rstd_of(chain *c, wt_context *ctx, wt_tensor *var, float eps)
     return STEP(c, wt_div, one, sd);
 }
 
-wt_status wt_layernorm_backward(const wt_tensor *x, const wt_tensor *weight, const wt_tensor *dy, float eps,
-                                wt_tensor **dx, wt_tensor **dweight, wt_tensor **dbias)
+/* Layer norm backward over the last axis (weight [C] or NULL). */
+static wt_status layer_norm_backward_rows(const char *fn, const wt_tensor *dy, const wt_tensor *x,
+                                          const wt_tensor *weight, double eps, wt_tensor **dx, wt_tensor **dweight,
+                                          wt_tensor **dbias)
 {
-    const char *fn = "wt_layernorm_backward";
     wt_status st;
-    if (dx) *dx = NULL;
-    if (dweight) *dweight = NULL;
-    if (dbias) *dbias = NULL;
     if ((st = check_float(fn, "x", x)) != WT_OK || (st = check_float(fn, "dy", dy)) != WT_OK ||
         (st = wt_check_same_context(fn, x, dy)) != WT_OK)
         return st;
@@ -260,7 +288,7 @@ wt_status wt_layernorm_backward(const wt_tensor *x, const wt_tensor *weight, con
         if (weight->ndim != 1 || weight->shape[0] != C) return wt_fail(WT_ERR_SHAPE, "%s: weight must be [C]", fn);
     }
     if (dweight && !weight) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: dweight asked without a weight", fn);
-    if (!(eps >= 0)) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: eps must be >= 0", fn);
+    if (!(eps >= 0) || !isfinite(eps)) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: eps must be finite and >= 0", fn);
     wt_context *ctx = wt_ctx_of(x);
     chain c = {0};
     int last = -1;
@@ -296,15 +324,76 @@ wt_status wt_layernorm_backward(const wt_tensor *x, const wt_tensor *weight, con
     return c.st;
 }
 
-wt_status wt_batch_norm_backward(const wt_tensor *x, const wt_tensor *weight, const wt_tensor *running_mean,
-                                 const wt_tensor *running_var, bool training, float eps, const wt_tensor *dy,
-                                 wt_tensor **dx, wt_tensor **dweight, wt_tensor **dbias)
+wt_status wt_layer_norm_backward(const wt_tensor *dy, const wt_tensor *x, int normalized_ndim, const wt_tensor *weight,
+                                 double eps, wt_tensor **dx, wt_tensor **dweight, wt_tensor **dbias)
 {
-    const char *fn = "wt_batch_norm_backward";
+    const char *fn = "wt_layer_norm_backward";
     wt_status st;
     if (dx) *dx = NULL;
     if (dweight) *dweight = NULL;
     if (dbias) *dbias = NULL;
+    if ((st = check_float(fn, "x", x)) != WT_OK || (st = check_float(fn, "dy", dy)) != WT_OK) return st;
+    const int k = normalized_ndim;
+    if (x->ndim < 1) return wt_fail(WT_ERR_SHAPE, "%s: x must have at least 1 axis", fn);
+    if (k < 1 || k > x->ndim)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: normalized_ndim %d is outside [1, %d]", fn, k, x->ndim);
+    if (k == 1) return layer_norm_backward_rows(fn, dy, x, weight, eps, dx, dweight, dbias);
+    /* The last k axes as one: rows of C = their product. */
+    if (!same_shape(x, dy)) return wt_fail(WT_ERR_SHAPE, "%s: x and dy differ in shape", fn);
+    if (weight) {
+        bool ok = weight->ndim == k;
+        for (int i = 0; ok && i < k; i++) ok = weight->shape[i] == x->shape[x->ndim - k + i];
+        if (!ok) return wt_fail(WT_ERR_SHAPE, "%s: weight must have x's last %d extents", fn, k);
+    }
+    int64_t C = 1, rshape[WT_MAX_DIMS];
+    for (int i = x->ndim - k; i < x->ndim; i++) C *= x->shape[i];
+    for (int i = 0; i < x->ndim - k; i++) rshape[i] = x->shape[i];
+    rshape[x->ndim - k] = C;
+    chain c = {0};
+    wt_tensor *xr = STEP(&c, wt_reshape, x, x->ndim - k + 1, rshape);
+    wt_tensor *gr = STEP(&c, wt_reshape, dy, x->ndim - k + 1, rshape);
+    wt_tensor *wr = weight ? STEP(&c, wt_reshape, weight, 1, &C) : NULL;
+    wt_tensor *rdx = NULL, *rdw = NULL, *rdb = NULL;
+    if (c.st == WT_OK)
+        c.st = layer_norm_backward_rows(fn, gr, xr, wr, eps, dx ? &rdx : NULL, dweight ? &rdw : NULL,
+                                        dbias ? &rdb : NULL);
+    wt_tensor *ox = NULL, *ow = NULL, *ob = NULL;
+    if (c.st == WT_OK && rdx) c.st = wt_reshape(rdx, x->ndim, x->shape, &ox);
+    if (c.st == WT_OK && rdw) c.st = wt_reshape(rdw, k, x->shape + x->ndim - k, &ow);
+    if (c.st == WT_OK && rdb) c.st = wt_reshape(rdb, k, x->shape + x->ndim - k, &ob);
+    wt_tensor_release(rdx);
+    wt_tensor_release(rdw);
+    wt_tensor_release(rdb);
+    if (c.st == WT_OK) {
+        if (dx) *dx = ox;
+        if (dweight) *dweight = ow;
+        if (dbias) *dbias = ob;
+    } else {
+        wt_tensor_release(ox);
+        wt_tensor_release(ow);
+        wt_tensor_release(ob);
+    }
+    chain_release(&c);
+    return c.st;
+}
+
+wt_status wt_batch_norm_backward_v2(const wt_tensor *dy, const wt_tensor *x, const wt_tensor *running_mean,
+                                    const wt_tensor *running_var, const wt_tensor *weight,
+                                    const wt_batch_norm_options *opts, wt_tensor **dx, wt_tensor **dweight,
+                                    wt_tensor **dbias)
+{
+    const char *fn = "wt_batch_norm_backward_v2";
+    wt_status st;
+    if (dx) *dx = NULL;
+    if (dweight) *dweight = NULL;
+    if (dbias) *dbias = NULL;
+    wt_batch_norm_options o;
+    wt_batch_norm_options_init(&o);
+    if (opts && (st = wt_read_options(fn, "wt_batch_norm_options_init", opts, sizeof o, &o, sizeof o)) != WT_OK)
+        return st;
+    if (!(o.eps >= 0) || !isfinite(o.eps)) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: eps must be finite and >= 0", fn);
+    const bool training = o.training;
+    const double eps = o.eps;
     if ((st = check_float(fn, "x", x)) != WT_OK || (st = check_float(fn, "dy", dy)) != WT_OK ||
         (st = wt_check_same_context(fn, x, dy)) != WT_OK)
         return st;
@@ -321,7 +410,6 @@ wt_status wt_batch_norm_backward(const wt_tensor *x, const wt_tensor *weight, co
     if (!training && (!running_mean || !running_var))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: running_mean and running_var are needed when not training", fn);
     if (dweight && !weight) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: dweight asked without a weight", fn);
-    if (!(eps >= 0)) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: eps must be >= 0", fn);
     wt_context *ctx = wt_ctx_of(x);
     int axes[WT_MAX_DIMS], naxes = 0;
     for (int i = 0; i < x->ndim; i++)

@@ -52,10 +52,10 @@ static void transpose_fit(int64_t in, int64_t out, int64_t s, int64_t d, int64_t
     *out_pad = need < 0 ? -need : 0;
 }
 
-wt_status wt_conv2d_backward(const wt_tensor *x, const wt_tensor *w, const wt_tensor *dy, const wt_conv_options *opts,
-                             wt_tensor **dx, wt_tensor **dw, wt_tensor **dbias)
+wt_status wt_conv2d_backward_v2(const wt_tensor *dy, const wt_tensor *x, const wt_tensor *w,
+                                const wt_conv_options *opts, wt_tensor **dx, wt_tensor **dw, wt_tensor **dbias)
 {
-    const char *fn = "wt_conv2d_backward";
+    const char *fn = "wt_conv2d_backward_v2";
     if (dx) *dx = NULL;
     if (dw) *dw = NULL;
     if (dbias) *dbias = NULL;
@@ -181,13 +181,13 @@ wt_status wt_max_pool2d_backward(const wt_tensor *dy, const wt_tensor *indices, 
 }
 
 /* The divisor avg_pool2d used for window (oy, ox), as its header states. */
-static double window_divisor(const wt_pool_options *o, int64_t H, int64_t W, int64_t oy, int64_t ox)
+static double window_divisor(const wt_pool2d_options *o, int64_t H, int64_t W, int64_t oy, int64_t ox)
 {
     if (o->divisor_override > 0) return (double)o->divisor_override;
-    int64_t hs = oy * o->stride[0] - o->padding[0], ws = ox * o->stride[1] - o->padding[1];
+    int64_t hs = oy * o->stride[0] - o->padding[0], ws = ox * o->stride[1] - o->padding[2];
     int64_t he = hs + o->kernel[0], we = ws + o->kernel[1];
-    if (he > H + o->padding[0]) he = H + o->padding[0];
-    if (we > W + o->padding[1]) we = W + o->padding[1];
+    if (he > H + o->padding[1]) he = H + o->padding[1];
+    if (we > W + o->padding[3]) we = W + o->padding[3];
     if (!o->count_include_pad) {
         if (hs < 0) hs = 0;
         if (ws < 0) ws = 0;
@@ -197,27 +197,30 @@ static double window_divisor(const wt_pool_options *o, int64_t H, int64_t W, int
     return (double)((he - hs) * (we - ws));
 }
 
-wt_status wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x, const wt_pool_options *opts, wt_tensor **dx)
+wt_status wt_avg_pool2d_backward_v2(const wt_tensor *dy, const wt_tensor *x, const wt_pool2d_options *opts,
+                                     wt_tensor **dx)
 {
-    const char *fn = "wt_avg_pool2d_backward";
+    const char *fn = "wt_avg_pool2d_backward_v2";
     wt_status st = wt_check_out(fn, dx);
     if (st != WT_OK || (st = check_4d(fn, "dy", dy)) != WT_OK || (st = check_4d(fn, "x", x)) != WT_OK ||
         (st = wt_check_same_context(fn, dy, x)) != WT_OK)
         return st;
     if (!opts || opts->struct_size != sizeof *opts)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options (with the kernel size) from wt_pool_options_init needed", fn);
-    wt_pool_options o = *opts;
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options (with the kernel size) from wt_pool2d_options_init needed", fn);
+    wt_pool2d_options o = *opts;
     for (int a = 0; a < 2; a++) {
         if (o.stride[a] == 0) o.stride[a] = o.kernel[a];
-        if (o.kernel[a] <= 0 || o.stride[a] <= 0 || o.padding[a] < 0)
+        if (o.kernel[a] <= 0 || o.stride[a] <= 0 || o.padding[2 * a] < 0 || o.padding[2 * a + 1] < 0)
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: kernel and stride must be positive, padding >= 0", fn);
     }
     int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
     int64_t Ho = dy->shape[2], Wo = dy->shape[3];
     /* dy must be what avg_pool2d(x, opts) gives: the same rules first. */
     int64_t fh, fw;
-    if ((st = wt_pool_axis_size(fn, "rows", H, o.kernel[0], o.stride[0], o.padding[0], 1, o.ceil_mode, false, &fh)) != WT_OK ||
-        (st = wt_pool_axis_size(fn, "columns", W, o.kernel[1], o.stride[1], o.padding[1], 1, o.ceil_mode, false, &fw)) != WT_OK)
+    if ((st = wt_pool_axis_size(fn, "rows", H, o.kernel[0], o.stride[0], o.padding[0], o.padding[1], 1, o.ceil_mode,
+                                false, &fh)) != WT_OK ||
+        (st = wt_pool_axis_size(fn, "columns", W, o.kernel[1], o.stride[1], o.padding[2], o.padding[3], 1,
+                                o.ceil_mode, false, &fw)) != WT_OK)
         return st;
     if (dy->shape[0] != N || dy->shape[1] != C || Ho != fh || Wo != fw)
         return wt_fail(WT_ERR_SHAPE, "%s: dy must be [N, C, %lld, %lld], avg_pool2d's output for x [N, C, H, W]", fn,
@@ -241,9 +244,9 @@ wt_status wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x, const 
     t.stride[1] = o.stride[1];
     t.groups = C;
     t.padding[0] = o.padding[0];
-    t.padding[2] = o.padding[1];
+    t.padding[2] = o.padding[2];
     transpose_fit(H, Ho, o.stride[0], 1, o.kernel[0], o.padding[0], &t.padding[1], &t.output_padding[0]);
-    transpose_fit(W, Wo, o.stride[1], 1, o.kernel[1], o.padding[1], &t.padding[3], &t.output_padding[1]);
+    transpose_fit(W, Wo, o.stride[1], 1, o.kernel[1], o.padding[2], &t.padding[3], &t.output_padding[1]);
     wt_tensor *r = STEP(&c, wt_conv_transpose2d, gs, ones, NULL, &t);
     if (c.st == WT_OK && (r->shape[2] != H || r->shape[3] != W))
         c.st = wt_fail(WT_ERR_SHAPE, "%s: dy [.., %lld, %lld] is not avg_pool2d's output for x", fn, (long long)Ho,

@@ -409,7 +409,7 @@ RULE(grad_avg_pool2d)
 {
     chain c = {0};
     wt_tensor *x = batched(&c, X, 4), *g = batched(&c, G, 4);
-    wt_tensor *dx = STEP(&c, wt_avg_pool2d_backward, g, x, &n->p.o.pool);
+    wt_tensor *dx = STEP(&c, wt_avg_pool2d_backward_v2, g, x, &n->p.o.pool);
     keep_as(&c, STEP(&c, wt_grad_reshape_in, n, 0, dx), &gin[0]);
     return finish(&c);
 }

@@ -52,8 +52,8 @@ RULE(grad_slice) { return into_zeros(n, 0, G, slice_view, &gin[0]); }
 
 RULE(grad_split) /* the outputs' gradients joined again */
 {
-    const wt_tensor *parts[64];
-    for (int k = 0; k < n->nout && k < 64; k++) parts[k] = gout[k];
+    wt_tensor *parts[64];
+    for (int k = 0; k < n->nout && k < 64; k++) parts[k] = (wt_tensor *)gout[k];
     return wt_concat(n->nout, parts, (int)n->p.i[0], &gin[0]);
 }
 

@@ -371,7 +371,7 @@ bool wt_grad_recording(const wt_context *ctx) { return !ctx->grad_paused && !ctx
 
 /* Options structs as the call gave them, over the defaults (a bad struct
  * is the op's to refuse; the defaults stand then). */
-wt_status wt_grad_hook_list(wt_op op, int n, const wt_tensor *const *xs, int axis, bool *handled,
+wt_status wt_grad_hook_list(wt_op op, int n, wt_tensor *const *xs, int axis, bool *handled,
                             wt_grad_call *c)
 {
     *handled = false;

@@ -53,7 +53,7 @@ typedef struct wt_grad_params {
     bool b[4];
     union {
         wt_conv_options conv;
-        wt_pool_options pool;
+        wt_pool2d_options pool;
         wt_cross_entropy_options ce;
         wt_interpolate_options interp;
     } o;
@@ -187,7 +187,7 @@ bool wt_grad_recording(const wt_context *ctx);
 /* The hook of concat and stack (a list of n inputs, at most
  * WT_GRAD_MAX_IN recorded): *handled when the call is to be recorded
  * (recording paused, c ready for wt_grad_end). */
-wt_status wt_grad_hook_list(wt_op op, int n, const wt_tensor *const *xs, int axis, bool *handled,
+wt_status wt_grad_hook_list(wt_op op, int n, wt_tensor *const *xs, int axis, bool *handled,
                             wt_grad_call *c);
 #define WT_GRAD_HOOK_LIST(op, n, xs, axis, call, out)                                      \
     do {                                                                                  \

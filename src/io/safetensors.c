@@ -672,7 +672,7 @@ static const char *st_dtype_of(wt_dtype d)
     return NULL;
 }
 
-wt_status wt_safetensors_save(const char *path, int n, const char *const *names, const wt_tensor *const *tensors,
+wt_status wt_safetensors_save(const char *path, int n, const char *const *names, wt_tensor *const *tensors,
                               int nmeta, const char *const *meta_keys, const char *const *meta_values)
 {
     const char *fn = "wt_safetensors_save";
