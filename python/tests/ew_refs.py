@@ -45,7 +45,8 @@ MATH = {
     "_f32": _f32,
 }
 
-_TOKEN = re.compile(r"\s*(?:(\d+\.?\d*(?:[eE][+-]?\d+)?f?)|([A-Za-z_]\w*)|(\|\||&&|==|!=|<=|>=|[-+*/<>!?:(),]))")
+_TOKEN = re.compile(r"\s*(?:(\d+\.?\d*(?:[eE][+-]?\d+)?f?)|([A-Za-z_]\w*)"
+                    r"|(\|\||&&|==|!=|<=|>=|[-+*/<>!?:(),]))")
 # Binary operators by precedence (C's, lowest first); ?: is below them all.
 _LEVELS = [["||"], ["&&"], ["==", "!="], ["<", "<=", ">", ">="], ["+", "-"], ["*", "/"]]
 _PY = {"||": "_or", "&&": "_and"}
@@ -96,7 +97,10 @@ class _Translator:
         while self.peek() in _LEVELS[level]:
             op = self.take()
             right = self.binary(level + 1)
-            left = ("%s(%s, %s)" % (_PY[op], left, right)) if op in _PY else "(%s %s %s)" % (left, op, right)
+            if op in _PY:
+                left = "%s(%s, %s)" % (_PY[op], left, right)
+            else:
+                left = "(%s %s %s)" % (left, op, right)
         return left
 
     def unary(self):

@@ -32,15 +32,11 @@ def sigmoid(x):
 EW = ew_refs.load()
 
 
-def _unary_params():
-    """nparams of each unary row of the catalogue (src/core/ops.def)."""
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "src", "core", "ops.def")
-    with open(path) as f:
-        return {m.group(1): int(m.group(2))
-                for m in re.finditer(r"^WT_UNARY\(\w+, (\w+), \w+, (\d)", f.read(), re.M)}
-
-
-NPARAMS = _unary_params()
+with open(os.path.join(os.path.dirname(__file__), "..", "..", "src", "core", "ops.def")) as _f:
+    _OPS_DEF = _f.read()
+# nparams of each unary row of the catalogue (src/core/ops.def).
+NPARAMS = {m.group(1): int(m.group(2))
+           for m in re.finditer(r"^WT_UNARY\(\w+, (\w+), \w+, (\d)", _OPS_DEF, re.M)}
 UNARY = sorted(n for n, r in EW.items() if r["kind"] == "unary")
 BINARY = sorted(n for n, r in EW.items() if r["kind"] == "binary")
 
@@ -63,6 +59,11 @@ def close(got, want, rtol=2e-4, atol=2e-5):
         np.testing.assert_array_equal(got, want)
     else:
         np.testing.assert_allclose(f64(got), f64(want), rtol=rtol, atol=atol)
+
+
+def test_every_elementwise_row_has_one_reference():
+    rows = set(re.findall(r"^WT_(?:UNARY|BINARY)\(\w+, (\w+),", _OPS_DEF, re.M))
+    assert rows == set(EW), "ops.def and tests/ew_refs.def differ: %s" % sorted(rows ^ set(EW))
 
 
 @pytest.mark.parametrize("name", UNARY)
