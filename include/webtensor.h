@@ -790,16 +790,17 @@ WT_API wt_status wt_chunk(const wt_tensor *x, int axis, int chunks, int *nout, w
  * bools is refused (WT_ERR_INVALID_ARGUMENT: use the logical ops).
  * Results are new contiguous tensors of the promoted dtype unless stated.
  *
- * dtypes, per op (see also wt_op_support):
- *  - float math (exp log sqrt sigmoid tanh reciprocal rsqrt sin cos exp2
- *    log2 log1p expm1 erf gelu gelu_tanh silu softplus mish hardsigmoid
- *    hardswish leaky_relu elu; div pow fmod atan2): f32, f16; i32 and
- *    bool inputs are computed in f32 and give f32 (NumPy's true
- *    division; pow of integers is not kept integral).
- *  - neg abs sign square relu clamp; add sub mul maximum minimum
- *    floor_divide remainder: f32, f16, i32 (i32 results); bool refused
- *    (unary) or promoted (binary, see above).
- *  - floor ceil round: f32, f16; i32 is returned unchanged; bool refused.
+ * dtypes: each op follows one of the rules below (the lists are
+ * examples); `webtensor ops` prints every op's dtypes, and wt_op_support
+ * answers at run time.
+ *  - float math (e.g. exp log sigmoid gelu leaky_relu; div pow atan2):
+ *    f32, f16; i32 and bool inputs are computed in f32 and give f32
+ *    (NumPy's true division; pow of integers is not kept integral).
+ *  - arithmetic exact on integers (e.g. neg abs relu clamp; add mul
+ *    maximum floor_divide remainder): f32, f16, i32 (i32 results); bool
+ *    refused (unary) or promoted (binary, see above).
+ *  - rounding (e.g. floor ceil round): f32, f16; i32 is returned
+ *    unchanged; bool refused.
  *  - comparisons eq ne lt le gt ge: any dtypes (promoted), WT_BOOL result.
  *  - logical_and/or/xor/not: any dtypes, x != 0 is true; WT_BOOL result.
  * i32 arithmetic wraps around (two's complement): add, sub, mul, neg,
@@ -929,6 +930,8 @@ WT_API wt_status wt_mish(const wt_tensor *x, wt_tensor **out);
 /* relu6(x + 3) / 6 and x * relu6(x + 3) / 6 (PyTorch's). */
 WT_API wt_status wt_hardsigmoid(const wt_tensor *x, wt_tensor **out);
 WT_API wt_status wt_hardswish(const wt_tensor *x, wt_tensor **out);
+/* x / (1 + |x|) (ONNX Softsign); +-1 at +-inf. */
+WT_API wt_status wt_softsign(const wt_tensor *x, wt_tensor **out);
 /* x < 0 ? alpha * x : x. */
 WT_API wt_status wt_leaky_relu(const wt_tensor *x, double alpha, wt_tensor **out);
 /* x > 0 ? x : alpha * (exp(x) - 1). */

@@ -83,26 +83,19 @@ typedef struct fn_row {
 /* Every public function that returns a wt_status. The getters, retain,
  * release and destroy take NULL silently (checked at the end). */
 static const fn_row FUNCTIONS[] = {
-    ROW(SIG_UNARY, wt_neg), ROW(SIG_UNARY, wt_exp), ROW(SIG_UNARY, wt_log),
-    ROW(SIG_UNARY, wt_sqrt), ROW(SIG_UNARY, wt_relu), ROW(SIG_UNARY, wt_sigmoid),
-    ROW(SIG_UNARY, wt_tanh), ROW(SIG_UNARY, wt_copy), ROW(SIG_UNARY, wt_contiguous),
-    ROW(SIG_BINARY, wt_add), ROW(SIG_BINARY, wt_sub), ROW(SIG_BINARY, wt_mul),
-    ROW(SIG_BINARY, wt_div),
-    /* --- added with the op catalogue --- */
-    ROW(SIG_UNARY, wt_abs), ROW(SIG_UNARY, wt_sign), ROW(SIG_UNARY, wt_floor),
-    ROW(SIG_UNARY, wt_ceil), ROW(SIG_UNARY, wt_round), ROW(SIG_UNARY, wt_square),
-    ROW(SIG_UNARY, wt_reciprocal), ROW(SIG_UNARY, wt_rsqrt), ROW(SIG_UNARY, wt_sin),
-    ROW(SIG_UNARY, wt_cos), ROW(SIG_UNARY, wt_exp2), ROW(SIG_UNARY, wt_log2),
-    ROW(SIG_UNARY, wt_log1p), ROW(SIG_UNARY, wt_expm1), ROW(SIG_UNARY, wt_erf),
-    ROW(SIG_UNARY, wt_gelu), ROW(SIG_UNARY, wt_gelu_tanh), ROW(SIG_UNARY, wt_silu),
-    ROW(SIG_UNARY, wt_softplus), ROW(SIG_UNARY, wt_mish), ROW(SIG_UNARY, wt_hardsigmoid),
-    ROW(SIG_UNARY, wt_hardswish), ROW(SIG_UNARY, wt_logical_not),
-    ROW(SIG_SCALAR, wt_leaky_relu), ROW(SIG_SCALAR, wt_elu), ROW(SIG_CLAMP, wt_clamp),
-    ROW(SIG_BINARY, wt_maximum), ROW(SIG_BINARY, wt_minimum), ROW(SIG_BINARY, wt_pow),
-    ROW(SIG_BINARY, wt_fmod), ROW(SIG_BINARY, wt_atan2), ROW(SIG_BINARY, wt_floor_divide),
-    ROW(SIG_BINARY, wt_remainder), ROW(SIG_BINARY, wt_eq), ROW(SIG_BINARY, wt_ne),
-    ROW(SIG_BINARY, wt_lt), ROW(SIG_BINARY, wt_le), ROW(SIG_BINARY, wt_gt), ROW(SIG_BINARY, wt_ge),
-    ROW(SIG_BINARY, wt_logical_and), ROW(SIG_BINARY, wt_logical_or), ROW(SIG_BINARY, wt_logical_xor),
+    /* The elementwise rows of the catalogue (src/core/ops.def), made from
+     * it: a unary op takes (x, out), with one or two scalar parameters
+     * (x, p0[, p1], out); a binary op (a, b, out) and its _scalar form. */
+#define EW_SIG_0 SIG_UNARY
+#define EW_SIG_1 SIG_SCALAR
+#define EW_SIG_2 SIG_CLAMP
+#define WT_UNARY(NAME, name, rule, nparams, ...) ROW(EW_SIG_##nparams, wt_##name),
+#define WT_BINARY(NAME, name, ...) ROW(SIG_BINARY, wt_##name), ROW(SIG_SCALAR, wt_##name##_scalar),
+#include "core/ops.def"
+#undef EW_SIG_0
+#undef EW_SIG_1
+#undef EW_SIG_2
+    ROW(SIG_UNARY, wt_copy), ROW(SIG_UNARY, wt_contiguous),
     ROW(SIG_WHERE, wt_where), ROW(SIG_MASKED_FILL, wt_masked_fill),
     ROW(SIG_REDUCE, wt_prod), ROW_BOOL(SIG_REDUCE, wt_all), ROW_BOOL(SIG_REDUCE, wt_any),
     ROW(SIG_REDUCE, wt_argmax), ROW(SIG_REDUCE, wt_argmin), ROW(SIG_REDUCE, wt_logsumexp),
@@ -135,15 +128,6 @@ static const fn_row FUNCTIONS[] = {
     ROW_ALT(SIG_CTX_ADAPTER, wt_context_adapter_info, WT_ERR_UNSUPPORTED),
     ROW(SIG_CTX_CREATE, wt_context_create),
     ROW(SIG_LIST, wt_list_adapters),
-    /* --- tensor-scalar ops (the rest: bad_input_args.c) --- */
-    ROW(SIG_SCALAR, wt_add_scalar), ROW(SIG_SCALAR, wt_sub_scalar), ROW(SIG_SCALAR, wt_mul_scalar),
-    ROW(SIG_SCALAR, wt_div_scalar), ROW(SIG_SCALAR, wt_maximum_scalar),
-    ROW(SIG_SCALAR, wt_minimum_scalar), ROW(SIG_SCALAR, wt_pow_scalar), ROW(SIG_SCALAR, wt_fmod_scalar),
-    ROW(SIG_SCALAR, wt_atan2_scalar), ROW(SIG_SCALAR, wt_floor_divide_scalar),
-    ROW(SIG_SCALAR, wt_remainder_scalar), ROW(SIG_SCALAR, wt_eq_scalar), ROW(SIG_SCALAR, wt_ne_scalar),
-    ROW(SIG_SCALAR, wt_lt_scalar), ROW(SIG_SCALAR, wt_le_scalar), ROW(SIG_SCALAR, wt_gt_scalar),
-    ROW(SIG_SCALAR, wt_ge_scalar), ROW(SIG_SCALAR, wt_logical_and_scalar),
-    ROW(SIG_SCALAR, wt_logical_or_scalar), ROW(SIG_SCALAR, wt_logical_xor_scalar),
 };
 
 /* ------------------------------------------------------ bad arguments */

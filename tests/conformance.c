@@ -527,8 +527,23 @@ int main(int argc, char **argv)
 {
     test_backend b = test_parse_backend(argc > 1 ? argv[1] : NULL);
     if (b == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: %s cpu|vulkan|gles [op ...]\n", argv[0]);
+        fprintf(stderr, "usage: %s cpu|vulkan|gles [op ... | -op ...]\n", argv[0]);
         return 2;
+    }
+    /* Optional filter: "conformance cpu add exp" runs those ops only,
+     * "conformance cpu -add -exp" every op but those. A name that is no op
+     * is an error, so a list that went stale does not pass silently. */
+    bool only_named = false;
+    for (int j = 2; j < argc; j++) {
+        const char *want = argv[j] + (argv[j][0] == '-');
+        bool known = false;
+        for (int i = 0; i < g_nops; i++)
+            known |= !strcmp(want, g_ops[i].name);
+        if (!known) {
+            fprintf(stderr, "conformance: no op named %s\n", want);
+            return 2;
+        }
+        only_named |= argv[j][0] != '-';
     }
     g_backend = test_backend_name(b);
     g_seed = test_seed();
@@ -546,10 +561,11 @@ int main(int argc, char **argv)
 
     for (int i = 0; i < g_nops; i++) {
         const op_entry *op = &g_ops[i];
-        /* Optional filter: conformance cpu add exp ... */
-        bool selected = argc <= 2;
-        for (int j = 2; j < argc; j++)
-            selected |= !strcmp(argv[j], op->name);
+        bool selected = !only_named;
+        for (int j = 2; j < argc; j++) {
+            if (argv[j][0] == '-' && !strcmp(argv[j] + 1, op->name)) selected = false;
+            if (argv[j][0] != '-' && !strcmp(argv[j], op->name)) selected = true;
+        }
         if (!selected)
             continue;
         clock_t t0 = clock();

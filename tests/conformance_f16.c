@@ -423,21 +423,13 @@ static void test_native_elementwise(bool big)
 
 int main(int argc, char **argv)
 {
-    test_backend be = test_parse_backend(argc > 1 ? argv[1] : NULL);
-    if (be != TEST_BACKEND_CPU && be != TEST_BACKEND_VULKAN && be != TEST_BACKEND_GLES) {
-        fprintf(stderr, "usage: %s cpu|vulkan|gles\n", argv[0]);
-        return 2;
-    }
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "conformance_f16 %s", test_backend_name(be));
-    uint64_t seed = test_seed();
-    test_rng_seed(seed);
-    printf("seed %llu\n", (unsigned long long)seed);
-    if (test_create_context(be, &g_ctx) != WT_OK) return test_summary(prefix);
+    test_run run;
+    if (!test_begin(&run, "conformance_f16", argc, argv)) return run.status;
+    g_ctx = run.ctx;
+    const test_backend be = run.backend;
     test_cast_values();
     test_all_halves_and_views();
     test_ops();
     test_native_elementwise(be == TEST_BACKEND_VULKAN);
-    wt_context_destroy(g_ctx);
-    return test_summary(prefix);
+    return test_end(&run);
 }

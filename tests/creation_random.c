@@ -452,17 +452,12 @@ static void check_dropout(void)
 
 int main(int argc, char **argv)
 {
-    test_backend b = test_parse_backend(argc > 1 ? argv[1] : NULL);
-    if (b == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: %s cpu|vulkan|gles\n", argv[0]);
-        return 2;
-    }
-    g_backend = test_backend_name(b);
-    if (test_create_context(b, &g_ctx) != WT_OK) return test_summary("creation_random");
-    if (b != TEST_BACKEND_CPU && test_create_context(TEST_BACKEND_CPU, &g_cpu) != WT_OK) {
-        wt_context_destroy(g_ctx);
-        return test_summary("creation_random");
-    }
+    test_run run;
+    if (!test_begin(&run, "creation_random", argc, argv)) return run.status;
+    g_ctx = run.ctx;
+    g_backend = run.mode;
+    if (run.backend != TEST_BACKEND_CPU && test_create_context(TEST_BACKEND_CPU, &g_cpu) != WT_OK)
+        return test_end(&run);
     /* Listed in the catalogue (webtensor ops), f32 native. */
     const char *names[] = {"tensor_ones", "arange", "linspace", "eye", "rand", "randn", "dropout"};
     for (int i = 0; i < 7; i++) {
@@ -487,7 +482,6 @@ int main(int argc, char **argv)
     check_random_shape(1, big, 99, false);
     check_statistics();
     check_dropout();
-    wt_context_destroy(g_ctx);
     wt_context_destroy(g_cpu);
-    return test_summary("creation_random");
+    return test_end(&run);
 }

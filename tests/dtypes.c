@@ -483,14 +483,9 @@ static void test_refusals(void)
 
 int main(int argc, char **argv)
 {
-    test_backend be = test_parse_backend(argc > 1 ? argv[1] : NULL);
-    if (be != TEST_BACKEND_CPU && be != TEST_BACKEND_VULKAN && be != TEST_BACKEND_GLES) {
-        fprintf(stderr, "usage: %s cpu|vulkan|gles\n", argv[0]);
-        return 2;
-    }
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "dtypes %s", test_backend_name(be));
-    if (test_create_context(be, &g_ctx) != WT_OK) return test_summary(prefix);
+    test_run run;
+    if (!test_begin(&run, "dtypes", argc, argv)) return run.status;
+    g_ctx = run.ctx;
     test_sizes_and_storage();
     test_round_trips();
     test_full();
@@ -500,9 +495,6 @@ int main(int argc, char **argv)
     test_refusals();
     wt_status s = wt_context_sync(g_ctx);
     CHECK(s == WT_OK, "sync: %s (%s)", wt_status_string(s), wt_last_error());
-    wt_memory_stats st;
-    CHECK(wt_context_memory_stats(g_ctx, &st) == WT_OK && st.live_tensors == 0, "%llu storages left alive",
-          (unsigned long long)st.live_tensors);
-    wt_context_destroy(g_ctx);
-    return test_summary(prefix);
+    test_check_nothing_alive(g_ctx);
+    return test_end(&run);
 }

@@ -653,15 +653,10 @@ static void test_misuse(bool gpu)
 
 int main(int argc, char **argv)
 {
-    test_backend be = test_parse_backend(argc > 1 ? argv[1] : NULL);
-    if (be != TEST_BACKEND_CPU && be != TEST_BACKEND_VULKAN && be != TEST_BACKEND_GLES) {
-        fprintf(stderr, "usage: %s cpu|vulkan|gles\n", argv[0]);
-        return 2;
-    }
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "ew_dtypes %s", test_backend_name(be));
-    test_rng_seed(test_seed());
-    if (test_create_context(be, &g_ctx) != WT_OK) return test_summary(prefix);
+    test_run run;
+    if (!test_begin(&run, "ew_dtypes", argc, argv)) return run.status;
+    g_ctx = run.ctx;
+    const test_backend be = run.backend;
     test_i32_rows();
     test_promotion_and_bools();
     test_where();
@@ -671,9 +666,6 @@ int main(int argc, char **argv)
     test_misuse(be != TEST_BACKEND_CPU);
     wt_status s = wt_context_sync(g_ctx);
     CHECK(s == WT_OK, "sync: %s", wt_last_error());
-    wt_memory_stats st;
-    CHECK(wt_context_memory_stats(g_ctx, &st) == WT_OK && st.live_tensors == 0, "%llu storages left alive",
-          (unsigned long long)st.live_tensors);
-    wt_context_destroy(g_ctx);
-    return test_summary(prefix);
+    test_check_nothing_alive(g_ctx);
+    return test_end(&run);
 }

@@ -254,23 +254,14 @@ static void test_reductions(void)
 
 int main(int argc, char **argv)
 {
-    test_backend be = test_parse_backend(argc > 1 ? argv[1] : NULL);
-    if (be != TEST_BACKEND_CPU && be != TEST_BACKEND_VULKAN && be != TEST_BACKEND_GLES) {
-        fprintf(stderr, "usage: %s cpu|vulkan|gles\n", argv[0]);
-        return 2;
-    }
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "f16_layouts %s", test_backend_name(be));
-    test_rng_seed(test_seed());
-    if (test_create_context(be, &g_ctx) != WT_OK) return test_summary(prefix);
+    test_run run;
+    if (!test_begin(&run, "f16_layouts", argc, argv)) return run.status;
+    g_ctx = run.ctx;
     test_lengths();
     test_slices();
     test_broadcasts();
     test_reductions();
     CHECK(wt_context_sync(g_ctx) == WT_OK, "sync: %s", wt_last_error());
-    wt_memory_stats st;
-    CHECK(wt_context_memory_stats(g_ctx, &st) == WT_OK && st.live_tensors == 0, "%llu storages left alive",
-          (unsigned long long)st.live_tensors);
-    wt_context_destroy(g_ctx);
-    return test_summary(prefix);
+    test_check_nothing_alive(g_ctx);
+    return test_end(&run);
 }

@@ -478,24 +478,21 @@ static void st_conversions_and_errors(void)
 
 int main(int argc, char **argv)
 {
-    test_backend b = test_parse_backend(argc > 1 ? argv[1] : "cpu");
-    if (b == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: model_files <cpu|vulkan|gles>\n");
-        return 2;
-    }
+    test_run run;
+    if (!test_begin(&run, "model_files", argc, argv)) return run.status;
+    g_ctx = run.ctx;
     snprintf(g_dir, sizeof g_dir, "/tmp/wt_model_files_XXXXXX");
     if (!mkdtemp(g_dir)) {
         perror("mkdtemp");
+        test_end(&run);
         return 2;
     }
-    if (test_create_context(b, &g_ctx) != WT_OK) return test_summary("model_files");
     npy_round_trips();
     npy_conversions_and_errors();
     st_round_trip();
     st_conversions_and_errors();
-    wt_context_destroy(g_ctx);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
-    return test_summary("model_files");
+    return test_end(&run);
 }

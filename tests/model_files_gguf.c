@@ -686,23 +686,20 @@ int main(int argc, char **argv)
         wt_context_destroy(g_ctx);
         return ok ? 0 : 1;
     }
-    test_backend b = test_parse_backend(argc > 1 ? argv[1] : "cpu");
-    if (b == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: model_files_gguf <cpu|vulkan|gles> | --sample PATH\n");
-        return 2;
-    }
+    test_run run;
+    if (!test_begin(&run, "model_files_gguf", argc, argv)) return run.status;
+    g_ctx = run.ctx;
     snprintf(g_dir, sizeof g_dir, "/tmp/wt_model_files_gguf_XXXXXX");
     if (!mkdtemp(g_dir)) {
         perror("mkdtemp");
+        test_end(&run);
         return 2;
     }
-    if (test_create_context(b, &g_ctx) != WT_OK) return test_summary("model_files_gguf");
     round_trip();
     hand_built();
     writer_errors();
-    wt_context_destroy(g_ctx);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
-    return test_summary("model_files_gguf");
+    return test_end(&run);
 }

@@ -523,15 +523,10 @@ static void test_large(void)
 
 int main(int argc, char **argv)
 {
-    g_backend = test_parse_backend(argc > 1 ? argv[1] : "cpu");
-    if (g_backend == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: movement <cpu|vulkan|gles>\n");
-        return 2;
-    }
-    uint64_t seed = test_seed();
-    printf("movement %s: seed %llu\n", test_backend_name(g_backend), (unsigned long long)seed);
-    test_rng_seed(seed);
-    if (test_create_context(g_backend, &g_ctx) != WT_OK) return test_summary("movement");
+    test_run run;
+    if (!test_begin(&run, "movement", argc, argv)) return run.status;
+    g_ctx = run.ctx;
+    g_backend = run.backend;
     for (int i = 0; i < 4; i++) {
         wt_dtype dt = k_dtypes[i];
         test_views(dt);
@@ -544,6 +539,5 @@ int main(int argc, char **argv)
         test_zero_d(dt);
     }
     if (g_backend == TEST_BACKEND_VULKAN) test_large();
-    wt_context_destroy(g_ctx);
-    return test_summary("movement");
+    return test_end(&run);
 }

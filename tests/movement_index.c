@@ -503,15 +503,10 @@ static void test_nulls(void)
 
 int main(int argc, char **argv)
 {
-    g_backend = test_parse_backend(argc > 1 ? argv[1] : "cpu");
-    if (g_backend == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: movement_index <cpu|vulkan|gles>\n");
-        return 2;
-    }
-    uint64_t seed = test_seed();
-    printf("movement_index %s: seed %llu\n", test_backend_name(g_backend), (unsigned long long)seed);
-    test_rng_seed(seed);
-    if (test_create_context(g_backend, &g_ctx) != WT_OK) return test_summary("movement_index");
+    test_run run;
+    if (!test_begin(&run, "movement_index", argc, argv)) return run.status;
+    g_ctx = run.ctx;
+    g_backend = run.backend;
     for (int i = 0; i < 4; i++) {
         test_gather(k_dtypes[i]);
         test_embedding(k_dtypes[i]);
@@ -524,6 +519,5 @@ int main(int argc, char **argv)
     test_catalogue();
     test_nulls();
     test_long_sort();
-    wt_context_destroy(g_ctx);
-    return test_summary("movement_index");
+    return test_end(&run);
 }

@@ -1040,21 +1040,15 @@ static void test_errors(void)
 
 int main(int argc, char **argv)
 {
-    test_backend be = test_parse_backend(argc > 1 ? argv[1] : "cpu");
-    if (be == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: %s cpu|vulkan|gles|webgpu\n", argv[0]);
-        return 2;
-    }
-    uint64_t seed = test_seed();
-    printf("nn_conv %s: seed %llu\n", test_backend_name(be), (unsigned long long)seed);
-    test_rng_seed(seed);
-    if (test_create_context(be, &g_ctx) != WT_OK) return test_summary("nn_conv");
+    test_run run;
+    if (!test_begin(&run, "nn_conv", argc, argv)) return run.status;
+    g_ctx = run.ctx;
+    const test_backend be = run.backend;
     /* "tiles": a few tile-edge shapes alone (run again with other tiles). */
     if (argc > 2 && strcmp(argv[2], "tiles") == 0) {
         test_conv2d_tiles(false);
         test_conv_transpose2d_tiles(false);
-        wt_context_destroy(g_ctx);
-        return test_summary("nn_conv");
+        return test_end(&run);
     }
     test_conv2d();
     test_conv2d_tiles(true);
@@ -1070,8 +1064,7 @@ int main(int argc, char **argv)
         test_conv_transpose2d_tiles(true);
     }
     if (argc > 2 && (strcmp(argv[2], "conv") == 0 || strcmp(argv[2], "convolutions") == 0)) {
-        wt_context_destroy(g_ctx);
-        return test_summary("nn_conv");
+        return test_end(&run);
     }
     test_pooling();
     run_adaptive(2, 3, 7, 10, 3, 4, false);
@@ -1096,6 +1089,5 @@ int main(int argc, char **argv)
     wt_memory_stats ms;
     if (CHECK(wt_context_memory_stats(g_ctx, &ms) == WT_OK, "memory stats: %s", wt_last_error()))
         CHECK(ms.live_tensors == 0, "%llu storages left alive", (unsigned long long)ms.live_tensors);
-    wt_context_destroy(g_ctx);
-    return test_summary("nn_conv");
+    return test_end(&run);
 }

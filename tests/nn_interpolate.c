@@ -532,25 +532,14 @@ static void test_errors(void)
 
 int main(int argc, char **argv)
 {
-    test_backend be = test_parse_backend(argc > 1 ? argv[1] : "cpu");
-    if (be == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: %s cpu|vulkan|gles|webgpu\n", argv[0]);
-        return 2;
-    }
-    uint64_t seed = test_seed();
-    printf("nn_interpolate %s: seed %llu\n", test_backend_name(be), (unsigned long long)seed);
-    test_rng_seed(seed);
-    if (test_create_context(be, &g_ctx) != WT_OK) return test_summary("nn_interpolate");
+    test_run run;
+    if (!test_begin(&run, "nn_interpolate", argc, argv)) return run.status;
+    g_ctx = run.ctx;
     test_known_values();
     test_cases();
     test_special();
     test_empty();
     test_errors();
-    /* Every tensor is released: a storage still alive is one the library
-     * leaked (temporaries, error paths). */
-    wt_memory_stats ms;
-    if (CHECK(wt_context_memory_stats(g_ctx, &ms) == WT_OK, "memory stats: %s", wt_last_error()))
-        CHECK(ms.live_tensors == 0, "%llu storages left alive", (unsigned long long)ms.live_tensors);
-    wt_context_destroy(g_ctx);
-    return test_summary("nn_interpolate");
+    test_check_nothing_alive(g_ctx);
+    return test_end(&run);
 }

@@ -744,17 +744,10 @@ static void test_f16(void)
 
 int main(int argc, char **argv)
 {
-    test_backend be = test_parse_backend(argc > 1 ? argv[1] : NULL);
-    if (be == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: nn_transformer <cpu|vulkan|gles>\n");
-        return 2;
-    }
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "nn_transformer %s", test_backend_name(be));
-    uint64_t seed = test_seed();
-    printf("%s: seed %llu\n", prefix, (unsigned long long)seed);
-    test_rng_seed(seed);
-    if (test_create_context(be, &g_ctx) != WT_OK) return test_summary(prefix);
+    test_run run;
+    if (!test_begin(&run, "nn_transformer", argc, argv)) return run.status;
+    g_ctx = run.ctx;
+    const char *prefix = run.prefix;
     struct { const char *name; void (*fn)(void); } groups[] = {
         {"attention", test_attention}, {"attention tiled", test_attention_tiled}, {"rope", test_rope}, {"linear", test_linear},
         {"softmax", test_softmax}, {"norms", test_norms}, {"f16", test_f16},
@@ -765,6 +758,5 @@ int main(int argc, char **argv)
         printf("%s: %s %.2f s\n", prefix, groups[i].name, now_s() - t0);
     }
     CHECK(wt_context_sync(g_ctx) == WT_OK, "final sync: %s", wt_last_error());
-    wt_context_destroy(g_ctx);
-    return test_summary(prefix);
+    return test_end(&run);
 }

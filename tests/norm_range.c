@@ -106,12 +106,9 @@ static void run_case(bool layer, int64_t R, int64_t C, float s, bool constant, b
 
 int main(int argc, char **argv)
 {
-    test_backend backend = test_parse_backend(argc > 1 ? argv[1] : "cpu");
-    if (backend == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: norm_range <cpu|vulkan|gles>\n");
-        return 2;
-    }
-    if (test_create_context(backend, &g_ctx) != WT_OK) return test_summary("norm_range");
+    test_run run;
+    if (!test_begin(&run, "norm_range", argc, argv)) return run.status;
+    g_ctx = run.ctx;
 
     /* 2^64 and 2^100 pass the f32 square; 3e38 also the f32 x - mean; 1
      * checks the ordinary path; 1e-30 the small end (squares underflow). */
@@ -145,6 +142,5 @@ int main(int argc, char **argv)
         run_case(false, 2, tiny_cols[ci], 1e-30f, false, false, true, 0.0f);
     }
 
-    wt_context_destroy(g_ctx);
-    return test_summary("norm_range");
+    return test_end(&run);
 }

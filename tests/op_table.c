@@ -20,6 +20,26 @@ static double ref_remainder(double a, double b)
     return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
 }
 
+/* The ops with scalar parameters called with their row's p0, p1: one
+ * form per nparams of the catalogue (src/core/ops.def). */
+#define CALL_0(name)
+#define CALL_1(name)                                                                                  \
+    static inline wt_status callp_##name(const wt_tensor *x, double p0, double p1, wt_tensor **out)   \
+    {                                                                                                 \
+        (void)p1;                                                                                     \
+        return wt_##name(x, p0, out);                                                                 \
+    }
+#define CALL_2(name)                                                                                  \
+    static inline wt_status callp_##name(const wt_tensor *x, double p0, double p1, wt_tensor **out)   \
+    {                                                                                                 \
+        return wt_##name(x, p0, p1, out);                                                             \
+    }
+#define WT_UNARY(NAME, name, rule, nparams, ...) CALL_##nparams(name)
+#include "core/ops.def"
+#undef CALL_0
+#undef CALL_1
+#undef CALL_2
+
 /* First pass over the reference rows: the functions and special values. */
 #define T_UNARY(nm, tolc, lo_, hi_, expr, ...)                                                        \
     static double r_##nm(double x) { return (expr); }                                                 \
@@ -31,17 +51,13 @@ static double ref_remainder(double a, double b)
         (void)p0, (void)p1;                                                                           \
         return (expr);                                                                                \
     }                                                                                                 \
-    static wt_status call_##nm(const wt_tensor *x, wt_tensor **out) { return P_CALL_##nm; }           \
+    static wt_status call_##nm(const wt_tensor *x, wt_tensor **out) { return callp_##nm(x, p0_, p1_, out); } \
     static const float s_##nm[] = {__VA_ARGS__};
 #define T_UNARY_BOOL(nm, lo_, hi_, expr, ...) T_UNARY(nm, TOL_EXACT, lo_, hi_, expr, __VA_ARGS__)
 #define T_BINARY(nm, tolc, lo_, hi_, lo2_, hi2_, expr)                                                \
     static double r_##nm(double a, double b) { return (expr); }                                       \
     static const float s_##nm[1] = {0};
 #define T_BINARY_BOOL(nm, lo_, hi_, lo2_, hi2_, expr) T_BINARY(nm, TOL_EXACT, lo_, hi_, lo2_, hi2_, expr)
-/* The calls of the ops with parameters (the values of their rows). */
-#define P_CALL_leaky_relu wt_leaky_relu(x, 0.1f, out)
-#define P_CALL_elu wt_elu(x, 1.5f, out)
-#define P_CALL_clamp wt_clamp(x, -0.5f, 0.75f, out)
 #include "ew_refs.def"
 
 /* Every elementwise row of the library has its reference: this list names

@@ -836,14 +836,10 @@ static void run_bad_input(void)
 
 int main(int argc, char **argv)
 {
-    test_backend b = test_parse_backend(argc > 1 ? argv[1] : NULL);
-    if (b == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: %s cpu|vulkan|gles\n", argv[0]);
-        return 2;
-    }
-    g_backend = test_backend_name(b);
-    test_rng_seed(test_seed());
-    if (test_create_context(b, &g_ctx) != WT_OK) return test_summary("reduce_ops");
+    test_run run;
+    if (!test_begin(&run, "reduce_ops", argc, argv)) return run.status;
+    g_ctx = run.ctx;
+    g_backend = run.mode;
 
     /* Every row of the library's table is tested here. */
     for (size_t i = 0; i < sizeof g_table_names / sizeof g_table_names[0]; i++) {
@@ -904,9 +900,8 @@ int main(int argc, char **argv)
     run_scan_int(false, WT_BOOL, "mask counts, many rows", "[70001,5]", -1, 0, 1);
     run_bad_input();
 
-    wt_context_destroy(g_ctx);
     printf("reduce_ops %s: %d cases passed, %d failed\n", g_backend, g_cases_passed, g_cases_failed);
     g_test_passed += g_cases_passed;
     g_test_failed += g_cases_failed;
-    return test_summary("reduce_ops");
+    return test_end(&run);
 }

@@ -29,13 +29,10 @@ static float vb(int64_t i) { return (float)(i % 7) - 3.0f; }
 
 int main(int argc, char **argv)
 {
-    test_backend b = test_parse_backend(argc > 1 ? argv[1] : "");
-    if (b == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: runtime_big cpu|vulkan|gles\n");
-        return 2;
-    }
-    wt_context *ctx = NULL;
-    if (test_create_context(b, &ctx) != WT_OK) return test_summary("runtime_big");
+    test_run run;
+    if (!test_begin(&run, "runtime_big", argc, argv)) return run.status;
+    const test_backend b = run.backend;
+    wt_context *ctx = run.ctx;
     wt_context_info ci;
     wt_context_get_info(ctx, &ci);
     const int64_t n = (int64_t)ROWS * COLS;
@@ -49,7 +46,7 @@ int main(int argc, char **argv)
               "the case must exceed the binding limit (or WT_WINDOW_BYTES)");
 
     float *ha = malloc((size_t)n * 4), *hb = malloc((size_t)n * 4), *r = malloc((size_t)n * 4);
-    if (!CHECK(ha && hb && r, "host memory")) return test_summary("runtime_big");
+    if (!CHECK(ha && hb && r, "host memory")) return test_end(&run);
     for (int64_t i = 0; i < n; i++) ha[i] = va(i), hb[i] = vb(i);
     int64_t shape[2] = {ROWS, COLS};
     wt_tensor *A = NULL, *B = NULL, *C = NULL, *V = NULL, *D = NULL, *S = NULL, *R = NULL;
@@ -111,5 +108,5 @@ int main(int argc, char **argv)
     wt_tensor_release(D); wt_tensor_release(S); wt_tensor_release(R);
     wt_context_destroy(ctx);
     free(ha); free(hb); free(r);
-    return test_summary("runtime_big");
+    return test_summary(run.prefix);
 }

@@ -790,13 +790,10 @@ static void random_ops(wt_context *ctx)
 
 int main(int argc, char **argv)
 {
-    test_backend b = test_parse_backend(argc > 1 ? argv[1] : "");
-    if (b == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: runtime_big_ops cpu|vulkan|gles\n");
-        return 2;
-    }
-    wt_context *ctx = NULL;
-    if (test_create_context(b, &ctx) != WT_OK) return test_summary("runtime_big_ops");
+    test_run run;
+    if (!test_begin(&run, "runtime_big_ops", argc, argv)) return run.status;
+    const test_backend b = run.backend;
+    wt_context *ctx = run.ctx;
     wt_context_info ci;
     wt_context_get_info(ctx, &ci);
     printf("one binding holds %llu bytes\n", (unsigned long long)ci.max_binding_size);
@@ -810,6 +807,5 @@ int main(int argc, char **argv)
     embedding_backward_op(ctx);
     random_ops(ctx);
     printf("all: %.1f s (%s)\n", now() - t0, test_backend_name(b));
-    wt_context_destroy(ctx);
-    return test_summary("runtime_big_ops");
+    return test_end(&run);
 }

@@ -24,13 +24,10 @@ static bool add_ok(wt_context *ctx, float base)
 
 int main(int argc, char **argv)
 {
-    test_backend b = test_parse_backend(argc > 1 ? argv[1] : "");
-    if (b == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: runtime_errors cpu|vulkan|gles\n");
-        return 2;
-    }
-    wt_context *ctx = NULL;
-    if (test_create_context(b, &ctx) != WT_OK) return test_summary("runtime_errors");
+    test_run run;
+    if (!test_begin(&run, "runtime_errors", argc, argv)) return run.status;
+    const test_backend b = run.backend;
+    wt_context *ctx = run.ctx;
     wt_status ls = WT_ERR_BACKEND;
     CHECK(strcmp(wt_context_last_message(ctx), "") == 0 && wt_context_last_status(ctx) == WT_OK,
           "no error at first");
@@ -44,8 +41,7 @@ int main(int argc, char **argv)
         CHECK(wt_context_lose_device(ctx) == WT_ERR_UNSUPPORTED, "CPU: no device to lose");
         CHECK(wt_context_recover(ctx) == WT_OK, "CPU: recover is a no-op");
         CHECK(add_ok(ctx, 1), "CPU works");
-        wt_context_destroy(ctx);
-        return test_summary("runtime_errors");
+        return test_end(&run);
     }
 
     float h[6] = {1, 2, 3, 4, 5, 6}, r[6];
@@ -104,6 +100,5 @@ int main(int argc, char **argv)
     CHECK(wt_context_lose_device(ctx) == WT_OK && wt_context_recover(ctx) == WT_OK,
           "a second loss and recovery");
     CHECK(add_ok(ctx, 40), "works after the second recovery");
-    wt_context_destroy(ctx);
-    return test_summary("runtime_errors");
+    return test_end(&run);
 }

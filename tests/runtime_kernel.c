@@ -43,19 +43,15 @@ static wt_status try_source(wt_context *ctx, const char *src, const char *entry)
 
 int main(int argc, char **argv)
 {
-    test_backend b = test_parse_backend(argc > 1 ? argv[1] : "");
-    if (b == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: runtime_kernel cpu|vulkan|gles\n");
-        return 2;
-    }
-    wt_context *ctx = NULL;
-    if (test_create_context(b, &ctx) != WT_OK) return test_summary("runtime_kernel");
+    test_run run;
+    if (!test_begin(&run, "runtime_kernel", argc, argv)) return run.status;
+    const test_backend b = run.backend;
+    wt_context *ctx = run.ctx;
     wt_status st;
     wt_kernel *k = make_axpy(ctx, &st);
     if (b == TEST_BACKEND_CPU) {
         CHECK(st == WT_ERR_UNSUPPORTED && !k, "CPU: custom kernels unsupported: %s", wt_status_string(st));
-        wt_context_destroy(ctx);
-        return test_summary("runtime_kernel");
+        return test_end(&run);
     }
     CHECK(st == WT_OK && k, "create: %s %s", wt_status_string(st), wt_last_error());
 
@@ -149,6 +145,5 @@ int main(int argc, char **argv)
     wt_tensor_release(A); wt_tensor_release(B); wt_tensor_release(C);
     wt_tensor_release(D); wt_tensor_release(E); wt_tensor_release(F);
     wt_kernel_destroy(k);
-    wt_context_destroy(ctx);
-    return test_summary("runtime_kernel");
+    return test_end(&run);
 }

@@ -61,18 +61,14 @@ static void exhaust(wt_context *ctx)
 
 int main(int argc, char **argv)
 {
-    test_backend b = test_parse_backend(argc > 1 ? argv[1] : "");
-    if (b == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: runtime_memory cpu|vulkan|gles\n");
-        return 2;
-    }
+    test_run run;
+    if (!test_begin(&run, "runtime_memory", argc, argv)) return run.status;
+    const test_backend b = run.backend;
     bool gpu = b != TEST_BACKEND_CPU;
-    wt_context *ctx = NULL;
-    if (test_create_context(b, &ctx) != WT_OK) return test_summary("runtime_memory");
+    wt_context *ctx = run.ctx;
     if (gpu && argc > 2 && strcmp(argv[2], "exhaust") == 0) {
         exhaust(ctx);
-        wt_context_destroy(ctx);
-        return test_summary("runtime_memory exhaust");
+        return test_end(&run);
     }
 
     /* Statistics follow uploads, reads, frees and trims. */
@@ -161,5 +157,5 @@ int main(int argc, char **argv)
         wt_context_destroy(ctx);
     }
     free(h);
-    return test_summary("runtime_memory");
+    return test_summary(run.prefix);
 }

@@ -72,17 +72,13 @@ static void check_trace(test_backend b, const char *exe)
 
 int main(int argc, char **argv)
 {
-    test_backend b = test_parse_backend(argc > 1 ? argv[1] : "");
-    if (b == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: runtime_profile cpu|vulkan|gles\n");
-        return 2;
-    }
-    wt_context *ctx = NULL;
-    if (test_create_context(b, &ctx) != WT_OK) return test_summary("runtime_profile");
+    test_run run;
+    if (!test_begin(&run, "runtime_profile", argc, argv)) return run.status;
+    const test_backend b = run.backend;
+    wt_context *ctx = run.ctx;
     if (argc > 2 && strcmp(argv[2], "child") == 0) { /* traced by WT_TRACE */
         workload(ctx);
-        wt_context_destroy(ctx);
-        return test_summary("runtime_profile child");
+        return test_end(&run);
     }
     if (b == TEST_BACKEND_CPU) {
         /* Host time per op, named by op: exactly the workload's ops. */
@@ -120,7 +116,7 @@ int main(int argc, char **argv)
         CHECK(wt_context_pipeline_stats(ctx, &ps) == WT_OK && ps.variants == 0, "CPU: no pipelines");
         wt_context_destroy(ctx);
         check_trace(b, argv[0]);
-        return test_summary("runtime_profile");
+        return test_summary(run.prefix);
     }
     wt_adapter_info ai;
     wt_context_adapter_info(ctx, &ai);
@@ -162,5 +158,5 @@ int main(int argc, char **argv)
           (unsigned long long)p1.hits);
     wt_context_destroy(ctx);
     check_trace(b, argv[0]);
-    return test_summary("runtime_profile");
+    return test_summary(run.prefix);
 }

@@ -234,15 +234,11 @@ static void test_contexts(test_backend be)
 
 int main(int argc, char **argv)
 {
-    test_backend b = test_parse_backend(argc > 1 ? argv[1] : "");
-    if (b == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: scope cpu|vulkan|gles\n");
-        return 2;
-    }
-    g_mode = test_backend_name(b);
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "scope %s", g_mode);
-    if (test_create_context(b, &g_ctx) != WT_OK) return test_summary(prefix);
+    test_run run;
+    if (!test_begin(&run, "scope", argc, argv)) return run.status;
+    g_ctx = run.ctx;
+    g_mode = run.mode;
+    const test_backend b = run.backend;
     const uint64_t start = live();
     test_basic();
     test_hand_release_and_retain();
@@ -252,6 +248,5 @@ int main(int argc, char **argv)
     test_contexts(b);
     CHECK(live() == start, "every test left the context as it found it [%s]: %llu -> %llu", g_mode,
           (unsigned long long)start, (unsigned long long)live());
-    wt_context_destroy(g_ctx);
-    return test_summary(prefix);
+    return test_end(&run);
 }

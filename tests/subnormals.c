@@ -89,15 +89,11 @@ static bool read_f32(const wt_tensor *t, float *dst, int n, const char *what)
 
 int main(int argc, char **argv)
 {
-    test_backend be = argc > 1 ? test_parse_backend(argv[1]) : TEST_BACKEND_INVALID;
-    if (be == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: %s cpu|vulkan|gles\n", argv[0]);
-        return 2;
-    }
-    g_mode = argv[1];
-    g_cpu = be == TEST_BACKEND_CPU;
-    wt_context *ctx = NULL;
-    if (test_create_context(be, &ctx) != WT_OK) return test_summary("subnormals");
+    test_run run;
+    if (!test_begin(&run, "subnormals", argc, argv)) return run.status;
+    g_mode = run.mode;
+    g_cpu = run.backend == TEST_BACKEND_CPU;
+    wt_context *ctx = run.ctx;
 
     const float a[N] = {from_bits(0x00000001u), from_bits(0x00012345u), from_bits(0x007fffffu),
                         -from_bits(0x00000001u), -from_bits(0x00400000u), 1.5f,
@@ -194,8 +190,5 @@ done:
     wt_tensor_release(ta);
     wt_tensor_release(tb);
     wt_tensor_release(ts);
-    wt_context_destroy(ctx);
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "subnormals %s", g_mode);
-    return test_summary(prefix);
+    return test_end(&run);
 }

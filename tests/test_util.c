@@ -250,3 +250,40 @@ uint16_t test_double_to_half(double v)
     uint16_t man = (uint16_t)(ldexp(f, 11) - 1024); /* 1.man * 2^(re-1) */
     return sign | (uint16_t)((re - 1 + 15) << 10) | man;
 }
+
+/* ------------------------------------------------------------- a program */
+
+bool test_begin(test_run *run, const char *prog, int argc, char **argv)
+{
+    memset(run, 0, sizeof *run);
+    run->backend = test_parse_backend(argc > 1 ? argv[1] : "cpu");
+    if (run->backend == TEST_BACKEND_INVALID) {
+        fprintf(stderr, "usage: %s cpu|vulkan|gles|webgpu\n", prog);
+        run->status = 2;
+        return false;
+    }
+    run->mode = test_backend_name(run->backend);
+    snprintf(run->prefix, sizeof run->prefix, "%s %s", prog, run->mode);
+    const uint64_t seed = test_seed();
+    printf("%s: seed %llu (set WT_TEST_SEED to change)\n", run->prefix, (unsigned long long)seed);
+    test_rng_seed(seed);
+    if (test_create_context(run->backend, &run->ctx) != WT_OK) {
+        run->status = test_summary(run->prefix);
+        return false;
+    }
+    return true;
+}
+
+void test_check_nothing_alive(wt_context *ctx)
+{
+    wt_memory_stats st;
+    if (CHECK(wt_context_memory_stats(ctx, &st) == WT_OK, "memory stats: %s", wt_last_error()))
+        CHECK(st.live_tensors == 0, "%llu storages left alive", (unsigned long long)st.live_tensors);
+}
+
+int test_end(test_run *run)
+{
+    wt_context_destroy(run->ctx);
+    run->ctx = NULL;
+    return test_summary(run->prefix);
+}

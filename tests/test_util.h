@@ -49,6 +49,33 @@ void test_backend_options(test_backend b, wt_context_options *opts);
  * requested API. Failure is reported (with wt_last_error) and counted. */
 wt_status test_create_context(test_backend b, wt_context **out);
 
+/* ------------------------------------------------------------ a program */
+
+/* What test_begin sets up for a program run as "<prog> <backend> [...]". */
+typedef struct test_run {
+    test_backend backend;
+    const char *mode;  /* the backend's name: "cpu", "vulkan", "gles", "webgpu" */
+    wt_context *ctx;   /* a context of that backend */
+    char prefix[64];   /* "<prog> <backend>": the summary's (test_end) */
+    int status;        /* the exit status when test_begin returns false */
+} test_run;
+
+/* The start every test program shares: parses the backend in argv[1]
+ * (cpu when there is none; an unknown one prints the usage, then status
+ * is 2), seeds the random numbers (test_seed(), printed), and makes the
+ * context, on a WebGPU backend checked to run on the API asked for.
+ * Returns false when the program must end now, with its exit status in
+ * run->status (a context that could not be made is a counted failure). */
+bool test_begin(test_run *run, const char *prog, int argc, char **argv);
+
+/* Counts a failure for every tensor still alive in ctx: one the library or
+ * the test leaked (temporaries, error paths). */
+void test_check_nothing_alive(wt_context *ctx);
+
+/* The end: destroys the context, prints the summary ("<prog> <backend>:
+ * N passed, M failed") and returns the exit status. */
+int test_end(test_run *run);
+
 /* ---------------------------------------------------------------- reads */
 
 /* Floats after the end of a read buffer that must stay untouched. */

@@ -290,16 +290,10 @@ static void test_pool(void)
 
 int main(int argc, char **argv)
 {
-    test_backend b = test_parse_backend(argc > 1 ? argv[1] : "cpu");
-    if (b == TEST_BACKEND_INVALID) {
-        fprintf(stderr, "usage: training_conv <cpu|vulkan|gles>\n");
-        return 2;
-    }
-    printf("seed %llu\n", (unsigned long long)test_seed());
-    test_rng_seed(test_seed());
-    if (test_create_context(b, &g_ctx) != WT_OK) return test_summary("training_conv");
+    test_run run;
+    if (!test_begin(&run, "training_conv", argc, argv)) return run.status;
+    g_ctx = run.ctx;
     test_conv();
     test_pool();
-    wt_context_destroy(g_ctx);
-    return test_summary("training_conv");
+    return test_end(&run);
 }

@@ -62,6 +62,9 @@ static inline float ew_softplus(float x) {
     return m + log1pf(vm_expf(-fabsf(x)));
 }
 
+/* x / (1 + |x|); +-1 at the infinities, where the quotient would be inf / inf. */
+static inline float ew_softsign(float x) { return isinf(x) ? copysignf(1.0f, x) : x / (1.0f + fabsf(x)); }
+
 static inline float ew_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
 
 static inline float ew_gelu_tanh(float x) {

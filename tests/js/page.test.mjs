@@ -6,7 +6,7 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,10 +30,13 @@ function serve(dir) {
   });
 }
 
-// Runs in the page: every elementwise op of references.mjs on WebGPU.
-async function browserBattery() {
+// Runs in the page: every elementwise op of tests/ew_refs.def (its text)
+// against its float64 reference, on WebGPU.
+async function browserBattery(refsText) {
   const wt = await import('./webtensor.mjs');
   const R = await import('./references.mjs');
+  const { OPS } = await import('./webtensor_ops.mjs');
+  const { UNARY, BINARY } = R.referencesFrom(refsText);
   const ctx = await wt.init({ backend: 'webgpu' });
   const fails = [];
   let checked = 0;
@@ -43,16 +46,17 @@ async function browserBattery() {
     checked++;
     if (!(r.worst <= 0)) fails.push({ name, at: r.at, got: r.g, want: r.w });
   };
-  for (const [name, ref] of Object.entries(R.UNARY)) {
-    const x = R.inputs(37, 11, ref.dom).map((v) => v * (ref.scale || 1));
-    const params = ref.params || [];
+  for (const [name, ref] of Object.entries(UNARY)) {
+    const x = R.inputs(37, 11, ref.lo, ref.hi, ref.bool);
+    const nparams = OPS.find((s) => s.name === name).params.filter((p) => p.kind === 'd').length;
+    const params = (ref.params || []).slice(0, nparams);
     const tx = await ctx.tensor(x);
-    await check(name, await ctx[name](tx, ...params), Array.from(x, (v) => ref.f(v, ...params)));
+    await check(name, await ctx[name](tx, ...params), Array.from(x, (v) => ref.f(v)));
     tx.dispose();
   }
-  for (const [name, ref] of Object.entries(R.BINARY)) {
-    const a = R.inputs(20, 21, ref.dom);
-    const b = R.inputs(20, 22, ref.dom);
+  for (const [name, ref] of Object.entries(BINARY)) {
+    const a = R.inputs(20, 21, ref.lo, ref.hi, ref.bool);
+    const b = R.inputs(20, 22, ref.lo2, ref.hi2, ref.bool);
     const ta = await ctx.tensor(a);
     const tb = await ctx.tensor(b);
     await check(name, await ctx[name](ta, tb), Array.from(a, (v, i) => ref.f(v, b[i])));
@@ -119,7 +123,8 @@ it('the demo page runs on the browser\'s WebGPU and shows correct results', { ti
     // The elementwise ops against the float64 references of the Node
     // suite, and the API's error and memory contract, on the same page.
     copyFileSync(new URL('./references.mjs', import.meta.url), join(webDir, 'references.mjs'));
-    const battery = await page.evaluate(browserBattery).finally(() => browser.close());
+    const refsText = readFileSync(join(root, 'tests', 'ew_refs.def'), 'utf8');
+    const battery = await page.evaluate(browserBattery, refsText).finally(() => browser.close());
     assert.deepEqual(battery.fails, [], JSON.stringify(battery.fails, null, 1));
     assert.ok(battery.checked >= 50, `${battery.checked} ops checked`);
     assert.deepEqual(battery.contract, { error: 'WebtensorError WT_ERR_SHAPE', liveTensors: 0 });

@@ -1,8 +1,10 @@
-// float64 references of the elementwise ops, keyed by the op's name in
-// src/core/ops.def. An elementwise op added there needs a line here (the
-// test says which one is missing). dom: the inputs' domain ('pos': > 0,
-// 'int': small integers as floats, 'halves': multiples of 0.5, 'bool':
-// some zeros). Plain JavaScript: the browser test loads it too.
+// float64 references of the elementwise ops, read from the rows of
+// tests/ew_refs.def, the table the C suites use: one reference per op, in
+// one place. A row's reference is a C expression in x (unary) or a, b
+// (binary) and the parameters p0, p1; written in the subset of C that is
+// also JavaScript (numbers, + - * /, comparisons, && || !, ?:, calls),
+// it runs here with the C math functions it names (MATH below). Plain
+// JavaScript: the browser test loads it too, with the table's text.
 
 // float64 error function (series near 0, continued fraction beyond).
 export function erf(z) {
@@ -49,100 +51,101 @@ export function closeness(got, want, rtol, atol) {
   return { worst, at, g: got[at], w: want[at] };
 }
 
-// Inputs of an op's domain (see dom above).
-export function inputs(n, seed, dom) {
-  const x = randomF32(n, seed);
-  for (let i = 0; i < n; i++) {
-    if (dom === 'pos') x[i] = Math.abs(x[i]) + 0.125;
-    else if (dom === 'int') x[i] = Math.round(x[i] * 4) || 3;
-    else if (dom === 'halves') x[i] = Math.round(x[i] * 4) / 2;
-    else if (dom === 'bool') x[i] = i % 3 === 0 ? 0 : x[i];
-  }
+// Inputs uniform in the row's [lo, hi), as float32; a row with a bool
+// result also gets zeros (every third element), which its ops treat apart.
+export function inputs(n, seed, lo, hi, withZeros = false) {
+  const x = randomF32(n, seed, lo, hi);
+  if (withZeros) for (let i = 0; i < n; i += 3) x[i] = 0;
   return x;
 }
 
-const sig = (x) => 1 / (1 + Math.exp(-x));
-const softplus = (x) => Math.max(x, 0) + Math.log1p(Math.exp(-Math.abs(x)));
-const relu6 = (x) => Math.min(Math.max(x, 0), 6);
-const roundEven = (x) => {
+// NumPy's floor_divide and remainder (tests/op_table.c has the C twins).
+function refFloorDivide(a, b) {
+  if (b === 0) return a / b;
+  const m = a % b;
+  const q = (a - m) / b;
+  return m !== 0 && (m < 0) !== (b < 0) ? q - 1 : q;
+}
+function refRemainder(a, b) {
+  const m = a % b;
+  return m !== 0 && (m < 0) !== (b < 0) ? m + b : m;
+}
+// C's nearbyint in the default rounding mode: ties to even.
+function nearbyint(x) {
   const r = Math.round(x);
   return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+// C's fmin / fmax: a NaN operand gives the other one.
+const fmin = (a, b) => (Number.isNaN(a) ? b : Number.isNaN(b) ? a : Math.min(a, b));
+const fmax = (a, b) => (Number.isNaN(a) ? b : Number.isNaN(b) ? a : Math.max(a, b));
+
+// The C names a reference may use, and the helpers of tests/ew_refs.def.
+const MATH = {
+  exp: Math.exp, log: Math.log, sqrt: Math.sqrt, tanh: Math.tanh, fabs: Math.abs, floor: Math.floor,
+  ceil: Math.ceil, nearbyint, sin: Math.sin, cos: Math.cos, exp2: (x) => 2 ** x, log2: Math.log2,
+  log1p: Math.log1p, expm1: Math.expm1, erf, fmin, fmax, pow: Math.pow, fmod: (a, b) => a % b,
+  atan2: Math.atan2, isnan: Number.isNaN, isinf: (x) => x === Infinity || x === -Infinity,
+  copysign: (m, s) => (s < 0 || Object.is(s, -0) ? -Math.abs(m) : Math.abs(m)),
+  NAN: NaN, INFINITY: Infinity, R_NAN_OR: (x, e) => (Number.isNaN(x) ? x : e),
+  ref_floor_divide: refFloorDivide, ref_remainder: refRemainder, fround: Math.fround,
 };
-// NumPy's divmod (npy_divmod): the quotient is the floor of the exact one.
-function divmod(a, b) {
-  let mod = a % b;
-  if (b === 0) return [a / b, NaN];
-  let div = (a - mod) / b;
-  if (mod) {
-    if ((b < 0) !== (mod < 0)) { mod += b; div -= 1; }
-  } else {
-    mod = b < 0 ? -0 : 0;
+
+// The arguments of a macro call, split at its top-level commas.
+function splitArgs(text) {
+  const out = [];
+  let depth = 0;
+  let cur = '';
+  for (const ch of text) {
+    if (ch === ',' && depth === 0) { out.push(cur.trim()); cur = ''; continue; }
+    if (ch === '(') depth++;
+    if (ch === ')') depth--;
+    cur += ch;
   }
-  let fdiv;
-  if (div) {
-    fdiv = Math.floor(div);
-    if (div - fdiv > 0.5) fdiv += 1;
-  } else {
-    fdiv = a / b < 0 ? -0 : 0;
-  }
-  return [fdiv, mod];
+  if (cur.trim()) out.push(cur.trim());
+  return out;
 }
 
-export const UNARY = {
-  neg: { f: (x) => -x },
-  exp: { f: Math.exp },
-  log: { f: Math.log, dom: 'pos' },
-  sqrt: { f: Math.sqrt, dom: 'pos' },
-  relu: { f: (x) => (x < 0 ? 0 : x) },
-  sigmoid: { f: sig },
-  tanh: { f: Math.tanh },
-  abs: { f: Math.abs },
-  sign: { f: Math.sign },
-  floor: { f: Math.floor },
-  ceil: { f: Math.ceil },
-  round: { f: roundEven, dom: 'halves' },
-  square: { f: (x) => x * x },
-  reciprocal: { f: (x) => 1 / x, dom: 'pos' },
-  rsqrt: { f: (x) => 1 / Math.sqrt(x), dom: 'pos' },
-  sin: { f: Math.sin },
-  cos: { f: Math.cos },
-  exp2: { f: (x) => 2 ** x },
-  log2: { f: Math.log2, dom: 'pos' },
-  log1p: { f: Math.log1p, dom: 'pos' },
-  expm1: { f: Math.expm1 },
-  erf: { f: erf },
-  gelu: { f: (x) => 0.5 * x * (1 + erf(x / Math.SQRT2)) },
-  gelu_tanh: { f: (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3))) },
-  silu: { f: (x) => x * sig(x) },
-  softplus: { f: softplus },
-  mish: { f: (x) => x * Math.tanh(softplus(x)) },
-  hardsigmoid: { f: (x) => relu6(x + 3) / 6, scale: 4 },
-  hardswish: { f: (x) => x * relu6(x + 3) / 6, scale: 4 },
-  leaky_relu: { f: (x, a = 0.01) => (x < 0 ? a * x : x), params: [0.2] },
-  elu: { f: (x, a = 1) => (x > 0 ? x : a * Math.expm1(x)), params: [0.7] },
-  clamp: { f: (x, lo, hi) => Math.min(Math.max(x, lo), hi), params: [-0.5, 0.7] },
-  logical_not: { f: (x) => (x === 0 ? 1 : 0), dom: 'bool', bool: true },
-};
+// A C expression as JavaScript: float literals (1.5f) are float32 values.
+function toJs(expr) {
+  return expr.replace(/(\d+\.?\d*(?:[eE][+-]?\d+)?)f\b/g, 'fround($1)');
+}
 
-export const BINARY = {
-  add: { f: (a, b) => a + b },
-  sub: { f: (a, b) => a - b },
-  mul: { f: (a, b) => a * b },
-  div: { f: (a, b) => a / b, dom: 'pos' },
-  maximum: { f: Math.max },
-  minimum: { f: Math.min },
-  pow: { f: (a, b) => a ** b, dom: 'pos' },
-  fmod: { f: (a, b) => a % b, dom: 'pos' },
-  atan2: { f: Math.atan2 },
-  floor_divide: { f: (a, b) => divmod(a, b)[0], dom: 'int' },
-  remainder: { f: (a, b) => divmod(a, b)[1], dom: 'int' },
-  eq: { f: (a, b) => +(a === b), bool: true },
-  ne: { f: (a, b) => +(a !== b), bool: true },
-  lt: { f: (a, b) => +(a < b), bool: true },
-  le: { f: (a, b) => +(a <= b), bool: true },
-  gt: { f: (a, b) => +(a > b), bool: true },
-  ge: { f: (a, b) => +(a >= b), bool: true },
-  logical_and: { f: (a, b) => +(a !== 0 && b !== 0), bool: true },
-  logical_or: { f: (a, b) => +(a !== 0 || b !== 0), bool: true },
-  logical_xor: { f: (a, b) => +((a !== 0) !== (b !== 0)), bool: true },
-};
+function compile(expr, args) {
+  const names = Object.keys(MATH);
+  // eslint-disable-next-line no-new-func
+  const fn = new Function(...names, ...args, `return (${toJs(expr)});`);
+  const lib = names.map((n) => MATH[n]);
+  return (...v) => Number(fn(...lib, ...v));
+}
+
+const num = (s) => compile(s, [])();
+
+// The rows of tests/ew_refs.def (its text): { UNARY, BINARY }, each keyed
+// by the op's name, with f (the reference), lo, hi (and lo2, hi2), params
+// (the row's p0, p1 for T_UNARY_P) and bool (a WT_BOOL result).
+export function referencesFrom(defText) {
+  const text = defText.replace(/\/\*[\s\S]*?\*\//g, '');
+  const UNARY = {};
+  const BINARY = {};
+  for (const m of text.matchAll(/^(T_UNARY|T_UNARY_P|T_UNARY_BOOL|T_BINARY|T_BINARY_BOOL)\(/gm)) {
+    let depth = 1;
+    let i = m.index + m[0].length;
+    const start = i;
+    for (; depth > 0; i++) depth += text[i] === '(' ? 1 : text[i] === ')' ? -1 : 0;
+    const a = splitArgs(text.slice(start, i - 1));
+    const kind = m[1];
+    const name = a[0];
+    if (kind === 'T_UNARY') UNARY[name] = { f: compile(a[4], ['x']), lo: num(a[2]), hi: num(a[3]) };
+    else if (kind === 'T_UNARY_BOOL') UNARY[name] = { f: compile(a[3], ['x']), lo: num(a[1]), hi: num(a[2]), bool: true };
+    else if (kind === 'T_UNARY_P') {
+      const params = [num(a[4]), num(a[5])];
+      const f = compile(a[6], ['x', 'p0', 'p1']);
+      UNARY[name] = { f: (x) => f(x, ...params), lo: num(a[2]), hi: num(a[3]), params };
+    } else if (kind === 'T_BINARY') {
+      BINARY[name] = { f: compile(a[6], ['a', 'b']), lo: num(a[2]), hi: num(a[3]), lo2: num(a[4]), hi2: num(a[5]) };
+    } else {
+      BINARY[name] = { f: compile(a[5], ['a', 'b']), lo: num(a[1]), hi: num(a[2]), lo2: num(a[3]), hi2: num(a[4]), bool: true };
+    }
+  }
+  return { UNARY, BINARY };
+}

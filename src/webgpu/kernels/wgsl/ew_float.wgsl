@@ -168,6 +168,12 @@ fn wt_softplus(v: T) -> T {
     return keep_nan(max(v, T(0.0)) + wt_log1p(exp(-abs(v))), v);
 }
 
+// v / (1 + |v|). Past 1e30 the f32 quotient is +-1 exactly, so the
+// infinities (inf / inf in the formula) take sign(v).
+fn wt_softsign(v: T) -> T {
+    return keep_nan(select(v / (T(1.0) + abs(v)), sign(v), abs(v) > T(1e30)), v);
+}
+
 // C's pow, on exp2(v log2 |u|), with its special cases spelt out.
 fn wt_pow(u: T, v: T) -> T {
     let au = abs(u);
