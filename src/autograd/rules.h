@@ -30,7 +30,7 @@ static inline void keep_as(chain *c, wt_tensor *t, wt_tensor **gin)
     X(grad_neg) X(grad_exp) X(grad_log) X(grad_sqrt) X(grad_relu) X(grad_sigmoid) X(grad_tanh)    \
     X(grad_abs) X(grad_zero) X(grad_square) X(grad_reciprocal) X(grad_rsqrt) X(grad_sin)          \
     X(grad_cos) X(grad_exp2) X(grad_log2) X(grad_log1p) X(grad_expm1) X(grad_erf) X(grad_gelu)    \
-    X(grad_gelu_tanh) X(grad_silu) X(grad_softplus) X(grad_mish) X(grad_hardsigmoid)             \
+    X(grad_gelu_tanh) X(grad_silu) X(grad_softplus) X(grad_softsign) X(grad_mish) X(grad_hardsigmoid)             \
     X(grad_hardswish) X(grad_leaky_relu) X(grad_elu) X(grad_clamp) X(grad_add) X(grad_sub)        \
     X(grad_mul) X(grad_div) X(grad_maximum) X(grad_minimum) X(grad_pow) X(grad_fmod)              \
     X(grad_atan2) X(grad_remainder) X(grad_where) X(grad_masked_fill) X(grad_pass)

@@ -130,6 +130,13 @@ RULE(grad_erf) /* 2 / sqrt(pi) exp(-x^2) */
     return times(&c, G, STEP(&c, wt_mul_scalar, e, 2.0 / sqrt(3.14159265358979323846)), gin);
 }
 
+RULE(grad_softsign) /* g / (1 + |x|)^2 */
+{
+    chain c = {0};
+    wt_tensor *d = STEP(&c, wt_add_scalar, STEP(&c, wt_abs, X), 1.0);
+    return times(&c, G, STEP(&c, wt_reciprocal, STEP(&c, wt_square, d)), gin);
+}
+
 RULE(grad_softplus)
 {
     chain c = {0};

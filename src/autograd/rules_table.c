@@ -43,6 +43,7 @@ const wt_grad_rule wt_grad_rules[WT_OP_COUNT] = {
     R(GELU_TANH, grad_gelu_tanh, I0, NONE)
     R(SILU, grad_silu, I0, NONE)
     R(SOFTPLUS, grad_softplus, I0, NONE)
+    R(SOFTSIGN, grad_softsign, I0, NONE)
     R(MISH, grad_mish, I0, NONE)
     R(HARDSIGMOID, grad_hardsigmoid, I0, NONE)
     R(HARDSWISH, grad_hardswish, I0, NONE)

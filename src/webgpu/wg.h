@@ -62,10 +62,12 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch);
 /* A temporary storage of at least bytes (e.g. partial sums), released with
  * wg_scratch_release after the dispatches that use it are
  * recorded (the pool keeps it alive until the GPU is done with it). */
-/* Hands the context a flag buffer (from wg_scratch; two u32 words, zeroed
- * before the kernel that may raise it) to read at the next sync
- * (checks.c); it owns the buffer from here, also on failure. */
-wt_status wg_checks_defer(wt_context *ctx, wt_storage *flag, const char *op, int64_t extent);
+/* A flag for a check the context reads at its next sync (checks.c): two
+ * u32 words the kernel zeroes or is given zeroed (the caller fills them
+ * before the kernel), raised (nonzero) with the offending value when a
+ * value of the op falls outside [0, extent). The storage stays valid until
+ * that sync. */
+wt_status wg_checks_slot(wt_context *ctx, const char *op, int64_t extent, wt_storage **flag);
 wt_status wg_scratch(wt_context *ctx, size_t bytes, wt_storage **out);
 void wg_scratch_release(wt_context *ctx, wt_storage *s);
 

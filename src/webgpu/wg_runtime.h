@@ -239,15 +239,20 @@ typedef struct wg_profile {
 wt_status wg_read_buffer(wt_context *ctx, wg_buffer *b, size_t offset, void *dst, size_t bytes);
 
 /* --- device-side checks read at the next sync (checks.c) --- */
+/* One check not read yet: its slot of the context's flag area (two u32
+ * words, raised and the offending value, at slot * alignment), bound
+ * through a window of its own. */
 typedef struct wg_check {
-    wt_storage *flag; /* two u32 words: raised (0/1), the offending value */
-    char op[32];      /* the op that ran the check */
-    int64_t extent;   /* the axis extent the values had to stay below */
+    wt_storage storage; /* what a kernel binds: device = &window */
+    wg_buffer window;   /* the slot's bytes of the flag area */
+    char op[32];        /* the op that ran the check */
+    int64_t extent;     /* the axis extent the values had to stay below */
 } wg_check;
-/* Reads every pending flag and releases them; the first raised one is the
+/* Reads every pending slot (one read-back); the first raised one is the
  * error (WT_ERR_INVALID_ARGUMENT naming its op), recorded on ctx. */
 wt_status wg_checks_verify(wt_context *ctx);
-/* Releases the pending flags unread (teardown, a lost device). */
+/* Forgets the pending checks unread and gives the flag area back
+ * (teardown, a lost device). */
 void wg_checks_drop(wt_context *ctx);
 
 /* The adapters of the WebGPU backend (wt_list_adapters, adapter.c). */
@@ -302,8 +307,12 @@ struct wg_context {
     wg_timer timer;
     wg_profile prof;
     wg_hooks hooks;
-    wg_check *checks; /* device-side checks not read yet (checks.c) */
-    int ncheck, cap_check;
+    /* Device-side checks not read yet (checks.c): the flag area, made at
+     * the first check and kept, and one slot per pending check. */
+    wg_buffer *check_area;
+    uint64_t check_align;
+    wg_check *checks; /* WG_MAX_CHECKS slots */
+    int ncheck;
     /* f16_probe.c: whether the GPU's f16 conversions are exact (probed once). */
     bool f16_hw_probed, f16_hw_exact;
     /* Counts of what steady state should not do (device objects made per

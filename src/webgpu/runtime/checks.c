@@ -1,69 +1,85 @@
 /* Device-side checks read at the next sync.
  *
  * A kernel that finds a bad argument only it can see (an index out of
- * range in gather or scatter) raises a flag in a small buffer instead of
- * the op reading the device back before it returns: a read-back inside a
- * call would stall the GPU and make the op impossible to capture. The
- * context keeps the flags not yet read and reads them at the next sync
- * (wt_context_sync, a blocking read), which returns the first raised one
- * as its error, naming the op; the flags go back to the pool then, raised
- * or not (webtensor.h, "runtime: errors and recovery"). */
+ * range in gather or scatter) raises a flag instead of the op reading the
+ * device back before it returns: a read-back inside a call would stall the
+ * GPU and make the op impossible to capture. The flags live in one small
+ * area per context, made at the first check and kept (so checks allocate
+ * nothing: a decode loop's memory stays flat), one aligned slot per check
+ * not read yet. The next sync (wt_context_sync, a blocking read) reads the
+ * used slots back at once and returns the first raised one as its error,
+ * naming the op (webtensor.h, "errors and recovery"). */
 #include "webgpu/wg.h"
 #include "webgpu/wg_runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* Past this many unread checks the next one reads them first, so that a
- * program that never synchronises holds a bounded number of flags. */
-enum { MAX_PENDING = 256 };
+/* Slots of the area: past this many unread checks the next one reads them
+ * first (a program that never synchronises). */
+#define WG_MAX_CHECKS 256
+/* A slot's binding: the two words, padded to the 16 bytes the smallest
+ * binding of a vectorised kernel (the fill that zeroes it) reads. */
+#define WG_CHECK_BYTES 16
 
-wt_status wg_checks_defer(wt_context *ctx, wt_storage *flag, const char *op, int64_t extent)
+wt_status wg_checks_slot(wt_context *ctx, const char *op, int64_t extent, wt_storage **flag)
 {
     wg_context *w = wg_ctx(ctx);
-    wt_status st = w->ncheck == MAX_PENDING ? wg_checks_verify(ctx) : WT_OK;
-    if (st == WT_OK && w->ncheck == w->cap_check) {
-        int cap = w->cap_check ? w->cap_check * 2 : 8;
-        wg_check *grown = realloc(w->checks, (size_t)cap * sizeof *grown);
-        if (grown) {
-            w->checks = grown;
-            w->cap_check = cap;
-        } else {
-            st = wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory for its index check", op);
-        }
+    *flag = NULL;
+    if (!w->check_area) {
+        /* Offsets of storage bindings must be multiples of this. */
+        uint64_t align = w->limits.minStorageBufferOffsetAlignment;
+        if (align < WG_CHECK_BYTES)
+            align = 256;
+        if (!w->checks && !(w->checks = calloc(WG_MAX_CHECKS, sizeof *w->checks)))
+            return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory for its index check", op);
+        wt_status st = wg_pool_acquire(ctx, align * WG_MAX_CHECKS, &w->check_area);
+        if (st != WT_OK)
+            return st;
+        w->check_align = align;
     }
-    if (st != WT_OK) {
-        wg_scratch_release(ctx, flag);
-        return st;
+    if (w->ncheck == WG_MAX_CHECKS) {
+        wt_status st = wg_checks_verify(ctx);
+        if (st != WT_OK)
+            return st;
     }
-    wg_check *c = &w->checks[w->ncheck++];
-    c->flag = flag;
+    wg_check *c = &w->checks[w->ncheck];
+    memset(c, 0, sizeof *c);
+    c->window = (wg_buffer){.buffer = w->check_area->buffer, .size = WG_CHECK_BYTES,
+                            .offset = (uint64_t)w->ncheck * w->check_align, .parent = w->check_area,
+                            .generation = w->check_area->generation};
+    c->storage = (wt_storage){.refcount = 1, .ctx = ctx, .bytes = WG_CHECK_BYTES, .device = &c->window};
     snprintf(c->op, sizeof c->op, "%s", op ? op : "op");
     c->extent = extent;
+    w->ncheck++;
+    *flag = &c->storage;
     return WT_OK;
 }
 
 wt_status wg_checks_verify(wt_context *ctx)
 {
     wg_context *w = wg_ctx(ctx);
-    wt_status st = WT_OK;
-    for (int i = 0; i < w->ncheck; i++) {
-        wg_check *c = &w->checks[i];
-        uint32_t words[2] = {0, 0};
-        if (st == WT_OK) {
-            wt_status rd = wg_read_buffer(ctx, c->flag->device, 0, words, sizeof words);
-            if (rd != WT_OK)
-                st = rd;
-            else if (words[0] != 0)
-                st = wt_fail(WT_ERR_INVALID_ARGUMENT,
-                             "%s: index %d is out of range for an axis of extent %lld (found on the "
-                             "GPU after the call returned and reported at this sync; nothing was "
-                             "read or written out of bounds, the op's output is undefined)",
-                             c->op, (int32_t)words[1], (long long)c->extent);
-        }
-        wg_scratch_release(ctx, c->flag);
+    const int n = w->ncheck;
+    if (n == 0)
+        return WT_OK;
+    w->ncheck = 0; /* read once, raised or not */
+    const size_t bytes = (size_t)((uint64_t)(n - 1) * w->check_align + 2 * sizeof(uint32_t));
+    uint8_t *words = malloc(bytes);
+    if (!words)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory reading the index checks");
+    wt_status st = wg_read_buffer(ctx, w->check_area, 0, words, bytes);
+    for (int i = 0; st == WT_OK && i < n; i++) {
+        uint32_t v[2];
+        memcpy(v, words + (uint64_t)i * w->check_align, sizeof v);
+        if (v[0] != 0)
+            st = wt_fail(WT_ERR_INVALID_ARGUMENT,
+                         "%s: index %d is out of range for an axis of extent %lld (found on the GPU after "
+                         "the call returned and reported at this sync; nothing was read or written out "
+                         "of bounds, the op's output is undefined)",
+                         w->checks[i].op, (int32_t)v[1], (long long)w->checks[i].extent);
     }
-    w->ncheck = 0;
+    free(words);
     if (st != WT_OK)
         wt_context_record_error(ctx, st);
     return st;
@@ -72,10 +88,10 @@ wt_status wg_checks_verify(wt_context *ctx)
 void wg_checks_drop(wt_context *ctx)
 {
     wg_context *w = wg_ctx(ctx);
-    for (int i = 0; i < w->ncheck; i++)
-        wg_scratch_release(ctx, w->checks[i].flag);
     w->ncheck = 0;
+    if (w->check_area)
+        wg_pool_release(ctx, w->check_area);
+    w->check_area = NULL;
     free(w->checks);
     w->checks = NULL;
-    w->cap_check = 0;
 }
