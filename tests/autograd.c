@@ -597,8 +597,48 @@ static wt_status fwd_adaptive_max(wt_tensor *const *in, wt_tensor **out) { retur
 static wt_status fwd_dropout(wt_tensor *const *in, wt_tensor **out) { return wt_dropout(in[0], 0.3f, 7, out); }
 static wt_status fwd_upsample(wt_tensor *const *in, wt_tensor **out) { return wt_upsample2d(in[0], 2.0, WT_INTERP_BILINEAR, out); }
 
+static wt_status fwd_group_norm(wt_tensor *const *in, wt_tensor **out)
+{
+    return wt_group_norm_v2(in[0], 2, NULL, NULL, NULL, out);
+}
+static wt_status fwd_group_norm_affine(wt_tensor *const *in, wt_tensor **out)
+{
+    return wt_group_norm_v2(in[0], 2, in[1], in[2], NULL, out);
+}
+static wt_status fwd_conv_t(wt_tensor *const *in, wt_tensor **out)
+{
+    wt_conv_options o;
+    wt_conv_options_init(&o);
+    o.stride[0] = 2;
+    return wt_conv_transpose2d(in[0], in[1], NULL, &o, out);
+}
+static wt_status fwd_adaptive_avg(wt_tensor *const *in, wt_tensor **out) { return wt_adaptive_avg_pool2d(in[0], 2, 3, out); }
+
 static void test_nn(void)
 {
+    /* group_norm without weight and bias is made of recorded ops: its
+     * gradient comes by composition. */
+    spec gn[1] = {{4, {2, 4, 3, 3}, ANY, true}};
+    gradcheck("group_norm (no affine: by composition)", fwd_group_norm, 1, gn, 2e-2, 5e-3);
+    /* Ops without a rule yet are refused, never a silent zero gradient. */
+    {
+        float v[72];
+        for (int i = 0; i < 72; i++) v[i] = 0.1f * (float)(i % 7) - 0.3f;
+        wt_tensor *x = NULL, *w = NULL, *b = NULL, *wt = NULL, *y = NULL;
+        wt_tensor_from_data(g_ctx, WT_F32, 4, (int64_t[]){2, 4, 3, 3}, v, &x);
+        wt_tensor_from_data(g_ctx, WT_F32, 1, (int64_t[]){4}, v, &w);
+        wt_tensor_from_data(g_ctx, WT_F32, 1, (int64_t[]){4}, v + 4, &b);
+        wt_tensor_from_data(g_ctx, WT_F32, 4, (int64_t[]){4, 3, 2, 2}, v, &wt);
+        wt_tensor_set_requires_grad(x, true), wt_tensor_set_requires_grad(w, true);
+        wt_tensor *ins[4] = {x, w, b, NULL}, *tins[2] = {x, wt};
+        wt_tensor_set_requires_grad(wt, true);
+        CHECK(fwd_group_norm_affine(ins, &y) == WT_ERR_UNSUPPORTED && !y, "group_norm with weight: refused (%s)",
+              wt_last_error());
+        CHECK(fwd_conv_t(tins, &y) == WT_ERR_UNSUPPORTED && !y, "conv_transpose2d: refused (%s)", wt_last_error());
+        CHECK(fwd_adaptive_avg(ins, &y) == WT_ERR_UNSUPPORTED && !y, "adaptive_avg_pool2d: refused (%s)",
+              wt_last_error());
+        wt_tensor_release(x), wt_tensor_release(w), wt_tensor_release(b), wt_tensor_release(wt);
+    }
     spec mm[2] = {{3, {2, 3, 4}, ANY, true}, {2, {4, 2}, ANY, true}};
     gradcheck("matmul (broadcast batch)", fwd_matmul, 2, mm, 1e-2, 3e-3);
     spec mv[2] = {{1, {4}, ANY, true}, {3, {2, 4, 3}, ANY, true, true}};
