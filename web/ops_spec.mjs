@@ -150,6 +150,9 @@ export const CORE_FUNCTIONS = [
   'wt_conv_options_init', 'wt_pool2d_options_init', 'wt_batch_norm_options_init',
   'wt_cross_entropy_options_init',
   'wtjs_layout',
+  // autograd (webtensor.h, "autograd")
+  'wt_tensor_set_requires_grad', 'wt_tensor_requires_grad', 'wt_tensor_grad', 'wt_tensor_zero_grad',
+  'wt_backward', 'wt_detach', 'wt_no_grad_begin', 'wt_no_grad_end', 'wt_grad_enabled',
   // Deprecated names (webtensor.h, section 16) the wasm module still
   // exports, for programs that call them by name.
   'wt_arange', 'wt_linspace', 'wt_eye', 'wt_rand', 'wt_randn', 'wt_cross_entropy_backward',

@@ -213,6 +213,60 @@ export class Tensor {
     rt.exclusive(() => rt.call('wt_tensor_release', [ptr]));
   }
 
+  // --- autograd (the library's tape; webtensor.h, "autograd")
+  /** Whether the tensor requires grad (a marked leaf or a recorded result). */
+  get requiresGrad() {
+    return this.context._rt.M._wt_tensor_requires_grad(this._handle('requiresGrad', null, 'the tensor')) !== 0;
+  }
+  /** Marks a leaf (f32 or f16) as requiring grad, or not. */
+  set requiresGrad(value) {
+    const ptr = this._handle('requiresGrad', null, 'the tensor');
+    const st = this.context._rt.M._wt_tensor_set_requires_grad(ptr, value ? 1 : 0);
+    if (st !== 0) throw this.context._failed(st, 'requiresGrad');
+  }
+  /** The leaf's accumulated gradient: a new Tensor (dispose it), or null. */
+  get grad() {
+    const ptr = this._handle('grad', null, 'the tensor');
+    const rt = this.context._rt;
+    const out = rt.M._malloc(4);
+    try {
+      rt.M.HEAPU32[out >> 2] = 0;
+      const st = rt.M._wt_tensor_grad(ptr, out);
+      if (st !== 0) throw this.context._failed(st, 'grad');
+      const g = rt.M.HEAPU32[out >> 2];
+      return g ? new Tensor(this.context, g) : null;
+    } finally {
+      rt.M._free(out);
+    }
+  }
+  /** Clears the accumulated gradient (PyTorch's zero_grad(set_to_none)). */
+  zeroGrad() {
+    const st = this.context._rt.M._wt_tensor_zero_grad(this._handle('zeroGrad', null, 'the tensor'));
+    if (st !== 0) throw this.context._failed(st, 'zeroGrad');
+  }
+  /** Backward from this one-element loss: the leaves' gradients accumulate. */
+  backward() {
+    const ptr = this._handle('backward', null, 'the tensor');
+    const ctx = this.context;
+    return ctx._rt.exclusive(async () => {
+      const st = await ctx._rt.call('wt_backward', [ptr]);
+      if (st !== 0) throw ctx._failed(st, 'backward');
+    });
+  }
+  /** A view of the same elements that does not require grad. */
+  detach() {
+    const ptr = this._handle('detach', null, 'the tensor');
+    const rt = this.context._rt;
+    const out = rt.M._malloc(4);
+    try {
+      const st = rt.M._wt_detach(ptr, out);
+      if (st !== 0) throw this.context._failed(st, 'detach');
+      return new Tensor(this.context, rt.M.HEAPU32[out >> 2]);
+    } finally {
+      rt.M._free(out);
+    }
+  }
+
   async read() {
     const ptr = this._handle('read', null, 'the tensor');
     const ctx = this.context;
@@ -345,6 +399,22 @@ export class Context extends EventTarget {
     });
   }
   sync() { return this._simple('sync', 'wt_context_sync'); }
+  /** Runs fn (sync or async) with recording off on this context (PyTorch's
+   * torch.no_grad()); returns what fn returns. */
+  async noGrad(fn) {
+    const ptr = this._ctx('noGrad');
+    const M = this._rt.M;
+    let st = M._wt_no_grad_begin(ptr);
+    if (st !== 0) throw this._failed(st, 'noGrad');
+    try {
+      return await fn();
+    } finally {
+      st = M._wt_no_grad_end(ptr);
+      if (st !== 0) throw this._failed(st, 'noGrad');
+    }
+  }
+  /** Whether ops on this context are recorded for autograd now. */
+  get gradEnabled() { return this._rt.M._wt_grad_enabled(this._ctx('gradEnabled')) !== 0; }
   trim() { return this._simple('trim', 'wt_context_trim'); }
   loseDevice() { return this._simple('loseDevice', 'wt_context_lose_device'); }
   async recover() {

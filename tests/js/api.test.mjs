@@ -45,6 +45,31 @@ for (const backend of BACKENDS) {
       assert.match(wt.version(), /^\d+\.\d+\.\d+$/);
     });
 
+    it('differentiates: requiresGrad, backward, grad, noGrad, detach', async () => {
+      const w = await ctx.tensor(new Float32Array([1, -2, 3]), [3]);
+      w.requiresGrad = true;
+      assert.equal(w.requiresGrad, true);
+      assert.equal(w.grad, null);
+      const sq = await ctx.mul(w, w);
+      const loss = await ctx.sum(sq);
+      assert.equal(loss.requiresGrad, true);
+      await loss.backward();
+      const g = w.grad;
+      assert.deepEqual(Array.from(await g.read()), [2, -4, 6]); // d sum(w^2) = 2w
+      g.dispose();
+      const free = await ctx.noGrad(async () => ctx.mul(w, w));
+      assert.equal(free.requiresGrad, false);
+      assert.equal(ctx.gradEnabled, true);
+      const d = w.detach();
+      assert.equal(d.requiresGrad, false);
+      w.zeroGrad();
+      assert.equal(w.grad, null);
+      // A second backward through a freed graph is a clear error.
+      await rejectsWith(loss.backward(), 'WT_ERR_INVALID_ARGUMENT', /retain_graph/);
+      for (const t of [w, sq, loss, free, d]) t.dispose();
+      assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors);
+    });
+
     it('refuses bad host data with a clear error', async () => {
       await rejectsWith(ctx.tensor(new Float64Array(4)), 'WT_ERR_INVALID_ARGUMENT', /Float64Array is not a webtensor dtype/);
       await rejectsWith(ctx.tensor(new Float32Array(4), [4], 'i32'), 'WT_ERR_INVALID_ARGUMENT', /holds f32 elements, not i32/);
