@@ -414,8 +414,9 @@ static double validation_loss(model *md, const corpus *c, int n, int B, int T, i
 {
     uint64_t rng = 0x5eed;
     double total = 0;
+    int done = 0;
     if (wt_no_grad_begin(md->ctx) != WT_OK) return NAN;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++, done++) {
         step a;
         float v = NAN;
         if (!step_begin(&a, md->ctx)) break;
@@ -423,11 +424,11 @@ static double validation_loss(model *md, const corpus *c, int n, int B, int T, i
         wt_tensor *loss = loss_of(&a, md, x, y, B, T);
         if (loss) ok(&a, wt_tensor_read(loss, &v, sizeof v));
         step_end(&a);
-        total += a.st == WT_OK ? v : NAN;
         if (a.st != WT_OK) break;
+        total += v;
     }
     wt_no_grad_end(md->ctx);
-    return n ? total / n : NAN;
+    return n > 0 && done == n ? total / n : NAN;
 }
 
 /* ------------------------------------------------------------- sampling */
