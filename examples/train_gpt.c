@@ -16,7 +16,7 @@
  *   train_gpt [--backend auto|cpu|webgpu|vulkan|gles] [--data PATH]
  *             [--layers 6] [--dim 384] [--heads 6] [--context 256]
  *             [--batch 64] [--steps 5000] [--lr 1e-3] [--min-lr LR/10]
- *             [--warmup 100] [--weight-decay 0.1] [--norm layer|rms]
+ *             [--warmup 100] [--weight-decay 0.1] [--clip 1.0] [--norm layer|rms]
  *             [--seed 1] [--print-every 100] [--eval-every 500]
  *             [--eval-batches 20] [--sample 400] [--temperature 0.8]
  *             [--max-loss X]
@@ -25,6 +25,7 @@
  * `fortunes` package (/usr/share/games/fortunes, every data file but the
  * .dat indexes), or --data FILE / --data DIR. The vocabulary is the bytes
  * the corpus uses; the last 10 % of the text is held out for validation.
+ * --clip clips the gradients by their global norm (0: off).
  * --max-loss makes the run fail (exit 1) unless the mean training loss of
  * the last progress interval is below X; a validation loss that is not
  * finite always fails it.
@@ -218,6 +219,7 @@ typedef struct config {
  * and embeddings, not biases or norm weights, as GPT-2's training does). */
 typedef struct param {
     wt_tensor *t, *m, *v;
+    wt_tensor *grad; /* this step's gradient, owned by the step's scope */
     bool decay;
 } param;
 
@@ -390,18 +392,34 @@ static double lr_at(int i, int steps, int warmup, double lr, double min_lr)
 }
 
 /* Backward from loss, then one AdamW step on every parameter (in place,
- * with recording off) and their gradients dropped. */
-static bool optimize(step *a, model *md, wt_tensor *loss, int64_t t, const wt_adamw_options *base)
+ * with recording off) and their gradients dropped. clip > 0: the
+ * gradients are first scaled by min(1, clip / (global norm + 1e-6)), as
+ * torch.nn.utils.clip_grad_norm_ does, on the device (nothing is read
+ * back, so the step does not wait for the GPU). */
+static bool optimize(step *a, model *md, wt_tensor *loss, int64_t t, const wt_adamw_options *base, double clip)
 {
-    if (!ok(a, wt_backward(loss))) return false;
-    if (!ok(a, wt_no_grad_begin(md->ctx))) return false;
+    if (!ok(a, wt_backward(loss)) || !ok(a, wt_no_grad_begin(md->ctx))) return false;
+    wt_tensor *sumsq = NULL, *scale = NULL;
+    for (int i = 0; i < md->nparams && a->st == WT_OK; i++) {
+        param *p = &md->params[i];
+        p->grad = NULL;
+        if (ok(a, wt_tensor_grad(p->t, &p->grad)) && p->grad && clip > 0) {
+            wt_tensor *s = OP(a, wt_sum, OP(a, wt_square, p->grad), 0, NULL, false);
+            sumsq = sumsq ? OP(a, wt_add, sumsq, s) : s;
+        }
+    }
+    if (sumsq) {
+        wt_tensor *norm = OP(a, wt_add_scalar, OP(a, wt_sqrt, sumsq), 1e-6);
+        scale = OP(a, wt_minimum_scalar, OP(a, wt_mul_scalar, OP(a, wt_reciprocal, norm), clip), 1.0);
+    }
     for (int i = 0; i < md->nparams && a->st == WT_OK; i++) {
         param *p = &md->params[i];
         wt_adamw_options o = *base;
         if (!p->decay) o.weight_decay = 0.0f;
-        wt_tensor *g = NULL;
-        if (ok(a, wt_tensor_grad(p->t, &g)) && g) /* the scope owns g */
-            ok(a, wt_adamw_step(p->t, g, p->m, p->v, t, &o));
+        if (p->grad) {
+            wt_tensor *g = scale ? OP(a, wt_mul, p->grad, scale) : p->grad;
+            if (g) ok(a, wt_adamw_step(p->t, g, p->m, p->v, t, &o));
+        }
         ok(a, wt_tensor_zero_grad(p->t));
     }
     wt_no_grad_end(md->ctx);
@@ -500,7 +518,7 @@ int main(int argc, char **argv)
     config cfg = {.layers = 6, .dim = 384, .heads = 6, .context = 256};
     int batch = 64, steps = 5000, warmup = 100, print_every = 100, eval_every = 500, eval_batches = 20;
     int sample_len = 400;
-    double lr = 1e-3, min_lr = -1, weight_decay = 0.1, temperature = 0.8, max_loss = 0;
+    double lr = 1e-3, min_lr = -1, weight_decay = 0.1, temperature = 0.8, max_loss = 0, clip = 1.0;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -517,6 +535,7 @@ int main(int argc, char **argv)
         else if (strcmp(o, "--min-lr") == 0) min_lr = atof(v);
         else if (strcmp(o, "--warmup") == 0) warmup = atoi(v);
         else if (strcmp(o, "--weight-decay") == 0) weight_decay = atof(v);
+        else if (strcmp(o, "--clip") == 0) clip = atof(v);
         else if (strcmp(o, "--norm") == 0) norm_name = v;
         else if (strcmp(o, "--seed") == 0) seed = strtoull(v, NULL, 10);
         else if (strcmp(o, "--print-every") == 0) print_every = atoi(v);
@@ -535,7 +554,7 @@ int main(int argc, char **argv)
     cfg.rms = strcmp(norm_name, "rms") == 0;
     if (cfg.layers <= 0 || cfg.dim <= 0 || cfg.heads <= 0 || cfg.dim % cfg.heads != 0 || cfg.context <= 0 ||
         batch <= 0 || steps <= 0 || warmup < 0 || print_every <= 0 || eval_batches <= 0 || sample_len < 0 ||
-        !(lr > 0) || temperature < 0) {
+        !(lr > 0) || temperature < 0 || !(clip >= 0)) {
         fprintf(stderr, "sizes, steps and lr must be positive, and heads must divide dim\n");
         return 2;
     }
@@ -591,7 +610,7 @@ int main(int argc, char **argv)
         adam.weight_decay = (float)weight_decay;
         make_batch(&c, 0, c.ntrain, batch, cfg.context, &rng, x, y);
         wt_tensor *loss = loss_of(&a, &md, x, y, batch, cfg.context);
-        if (loss && optimize(&a, &md, loss, s + 1, &adam)) {
+        if (loss && optimize(&a, &md, loss, s + 1, &adam, clip)) {
             /* Off the tape: the sum must not keep this step's graph. */
             wt_tensor *sum = NULL;
             if (ok(&a, wt_no_grad_begin(ctx))) {
