@@ -345,6 +345,7 @@ static wt_tensor *split_heads(step *a, wt_tensor *x, int64_t B, int64_t T, int64
 /* Logits [B, T, vocab] of tokens [B, T]. */
 static wt_tensor *forward(step *a, const model *md, wt_tensor *tokens)
 {
+    if (a->st != WT_OK) return NULL;
     const int64_t *ts = wt_tensor_shape(tokens);
     int64_t B = ts[0], T = ts[1], D = md->cfg.dim, H = md->cfg.heads, hd = D / H;
     wt_tensor *tok = OP(a, wt_embedding, md->tok, tokens);
