@@ -602,8 +602,9 @@ int main(int argc, char **argv)
     wt_tensor *loss_sum = NULL; /* the interval's losses, added on the device */
     double t_interval = now(), t_start = t_interval, last_mean = NAN;
     int interval_steps = 0;
-    uint64_t live_first = 0, live_last = 0;
-    bool have_live = false;
+    /* The memory at the first and the last progress line. */
+    wt_memory_stats mem_first = {0}, mem_last = {0};
+    bool have_mem = false;
     for (int s = 0; s < steps && status == 0; s++) {
         step a;
         if (!step_begin(&a, ctx)) { status = 1; break; }
@@ -641,11 +642,11 @@ int main(int argc, char **argv)
             last_mean = total / interval_steps;
             wt_memory_stats ms;
             if (wt_context_memory_stats(ctx, &ms) != WT_OK) { status = 1; break; }
-            if (!have_live) live_first = ms.live_tensors, have_live = true;
-            live_last = ms.live_tensors;
-            printf("step %5d/%d  loss %.4f  lr %.2e  %.0f tokens/s  %.1f ms/step  live tensors %llu (%.1f MB)\n",
+            if (!have_mem) mem_first = ms, have_mem = true;
+            mem_last = ms;
+            printf("step %5d/%d  loss %.4f  lr %.2e  %.0f tokens/s  %.1f ms/step  live tensors %llu (%.1f MB, %.1f MB pooled)\n",
                    s + 1, steps, last_mean, adam.lr, interval_steps * (double)tokens / secs,
-                   1e3 * secs / interval_steps, (unsigned long long)ms.live_tensors, ms.live_bytes / 1e6);
+                   1e3 * secs / interval_steps, (unsigned long long)ms.live_tensors, ms.live_bytes / 1e6, ms.pooled_bytes / 1e6);
             if ((eval_every > 0 && (s + 1) % eval_every == 0) || last) {
                 double vl = validation_loss(&md, &c, eval_batches, batch, cfg.context, x, y);
                 printf("step %5d/%d  validation loss %.4f (%d batches)\n", s + 1, steps, vl, eval_batches);
@@ -662,10 +663,14 @@ int main(int argc, char **argv)
     wt_tensor_release(loss_sum);
     if (status == 0) {
         printf("trained %d steps in %.1f s\n", steps, now() - t_start);
-        printf("live tensors after each progress line: %llu at the first, %llu at the last\n",
-               (unsigned long long)live_first, (unsigned long long)live_last);
-        if (live_first != live_last) {
-            fprintf(stderr, "the live tensors grew from step to step\n");
+        printf("memory at the first and the last progress line: %llu and %llu live tensors, %llu and %llu "
+               "bytes live, %llu and %llu bytes pooled\n",
+               (unsigned long long)mem_first.live_tensors, (unsigned long long)mem_last.live_tensors,
+               (unsigned long long)mem_first.live_bytes, (unsigned long long)mem_last.live_bytes,
+               (unsigned long long)mem_first.pooled_bytes, (unsigned long long)mem_last.pooled_bytes);
+        if (mem_first.live_tensors != mem_last.live_tensors || mem_first.live_bytes != mem_last.live_bytes ||
+            mem_first.pooled_bytes != mem_last.pooled_bytes) {
+            fprintf(stderr, "the memory changed from step to step\n");
             status = 1;
         }
     }
