@@ -10,8 +10,10 @@
  * parameters' gradients and wt_adamw_step updates them in place, with a
  * linear warm-up and a cosine decay of the learning rate computed on the
  * host each step. Every step runs in a scope, so its temporaries (and the
- * tape that refers to them) are released together at its end: the live
- * tensors stay constant from step to step, and the progress lines say so.
+ * tape that refers to them) are released together at its end: the memory
+ * held stays constant from step to step. The progress lines show it, and
+ * the run fails if the live tensors, live bytes or pooled bytes at the
+ * last progress line differ from those at the first.
  *
  *   train_gpt [--backend auto|cpu|webgpu|vulkan|gles] [--data PATH]
  *             [--layers 6] [--dim 384] [--heads 6] [--context 256]
@@ -25,7 +27,12 @@
  * `fortunes` package (/usr/share/games/fortunes, every data file but the
  * .dat indexes), or --data FILE / --data DIR. The vocabulary is the bytes
  * the corpus uses; the last 10 % of the text is held out for validation.
- * --clip clips the gradients by their global norm (0: off).
+ * A progress line every --print-every steps gives the mean training loss
+ * since the last one, tokens/s and the memory held; the validation loss
+ * (--eval-batches batches of the held-out text) follows every --eval-every
+ * steps (0: at the end only). --clip clips the gradients by their global
+ * norm (0: off). After training, --sample characters are drawn from the
+ * model (--temperature 0: always the most likely one).
  * --max-loss makes the run fail (exit 1) unless the mean training loss of
  * the last progress interval is below X; a validation loss that is not
  * finite always fails it.
