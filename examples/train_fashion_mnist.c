@@ -5,9 +5,11 @@
  *   conv 5x5 (16 -> 32, pad 2) - relu - max-pool 2
  *   linear 1568 -> 128 - relu - linear 128 -> 10, softmax cross-entropy
  *
- * AdamW, minibatches shuffled with the library's seeded random numbers
- * (the same on every backend), weights initialised like PyTorch's layers
- * (uniform in +-1/sqrt(fan_in)) from the same generator.
+ * The gradients come from autograd (the parameters require grad; wt_backward
+ * on the loss) and AdamW updates the parameters in place; minibatches are
+ * shuffled with the library's seeded random numbers (the same on every
+ * backend), weights initialised like PyTorch's layers (uniform in
+ * +-1/sqrt(fan_in)) from the same generator.
  *
  *   train_fashion_mnist [--backend auto|cpu|webgpu|vulkan|gles] [--epochs 5]
  *                       [--batch 64] [--lr 1e-3] [--seed 1] [--data DIR]
@@ -157,7 +159,8 @@ static int model_init(model *md, wt_context *ctx, uint64_t seed, float lr)
         if (wt_tensor_rand(ctx, WT_F32, PNDIM[i], PSHAPE[i], seed * 1000 + (uint64_t)i, &r) != WT_OK ||
             wt_tensor_full(ctx, WT_F32, 0, NULL, 2 * bound, &s) != WT_OK ||
             wt_tensor_full(ctx, WT_F32, 0, NULL, bound, &o) != WT_OK || wt_mul(r, s, &t) != WT_OK ||
-            wt_sub(t, o, &md->p[i]) != WT_OK || wt_tensor_zeros(ctx, WT_F32, PNDIM[i], PSHAPE[i], &md->m[i]) != WT_OK ||
+            wt_sub(t, o, &md->p[i]) != WT_OK || wt_tensor_set_requires_grad(md->p[i], true) != WT_OK ||
+            wt_tensor_zeros(ctx, WT_F32, PNDIM[i], PSHAPE[i], &md->m[i]) != WT_OK ||
             wt_tensor_zeros(ctx, WT_F32, PNDIM[i], PSHAPE[i], &md->v[i]) != WT_OK) {
             fprintf(stderr, "error: initialising the model: %s\n", wt_last_error());
             return 0;
@@ -179,19 +182,7 @@ static void model_free(model *md)
     }
 }
 
-/* x @ w^T + b for w [out, in] (no copy of w: a transposed view). */
-static wt_tensor *linear(step *a, const wt_tensor *x, const wt_tensor *w, const wt_tensor *b)
-{
-    wt_tensor *wt = OP(a, wt_transpose, w, 0, 1);
-    wt_tensor *y = OP(a, wt_matmul, x, wt);
-    return OP(a, wt_add, y, b);
-}
-
-typedef struct activations {
-    wt_tensor *x, *a1, *r1, *p1, *i1, *a2, *r2, *p2, *i2, *f, *h, *hr, *logits;
-} activations;
-
-static wt_tensor *forward(step *a, model *md, wt_tensor *x, activations *s)
+static wt_tensor *forward(step *a, model *md, wt_tensor *x)
 {
     wt_conv_options co;
     wt_conv_options_init(&co);
@@ -199,57 +190,33 @@ static wt_tensor *forward(step *a, model *md, wt_tensor *x, activations *s)
     wt_pool2d_options po;
     wt_pool2d_options_init(&po);
     po.kernel[0] = po.kernel[1] = 2;
-    s->x = x;
-    s->a1 = OP(a, wt_conv2d, x, md->p[C1W], md->p[C1B], &co);
-    s->r1 = OP(a, wt_relu, s->a1);
-    s->p1 = s->i1 = s->p2 = s->i2 = NULL;
-    if (a->st == WT_OK) ok(a, wt_max_pool2d_v2(s->r1, &po, &s->p1, &s->i1));
-    s->a2 = OP(a, wt_conv2d, s->p1, md->p[C2W], md->p[C2B], &co);
-    s->r2 = OP(a, wt_relu, s->a2);
-    if (a->st == WT_OK) ok(a, wt_max_pool2d_v2(s->r2, &po, &s->p2, &s->i2));
+    wt_tensor *p1 = NULL, *p2 = NULL;
+    wt_tensor *r1 = OP(a, wt_relu, OP(a, wt_conv2d, x, md->p[C1W], md->p[C1B], &co));
+    if (a->st == WT_OK) ok(a, wt_max_pool2d_v2(r1, &po, &p1, NULL));
+    wt_tensor *r2 = OP(a, wt_relu, OP(a, wt_conv2d, p1, md->p[C2W], md->p[C2B], &co));
+    if (a->st == WT_OK) ok(a, wt_max_pool2d_v2(r2, &po, &p2, NULL));
     int64_t fs[2] = {-1, 1568};
-    s->f = OP(a, wt_reshape, s->p2, 2, fs);
-    s->h = linear(a, s->f, md->p[F1W], md->p[F1B]);
-    s->hr = OP(a, wt_relu, s->h);
-    s->logits = linear(a, s->hr, md->p[F2W], md->p[F2B]);
-    return s->logits;
+    wt_tensor *h = OP(a, wt_relu, OP(a, wt_linear, OP(a, wt_reshape, p2, 2, fs), md->p[F1W], md->p[F1B]));
+    return OP(a, wt_linear, h, md->p[F2W], md->p[F2B]);
 }
 
-/* One training step on a batch; returns the loss tensor (0-d) of the step. */
+/* One training step on a batch; returns the loss tensor (0-d) of the step.
+ * The tape records the forward pass (the parameters require grad);
+ * wt_backward fills their gradients, which the AdamW steps use in place,
+ * with recording off, before they are dropped for the next step. */
 static wt_tensor *train_step(step *a, model *md, wt_tensor *x, wt_tensor *y)
 {
-    activations s;
-    wt_tensor *logits = forward(a, md, x, &s);
-    wt_tensor *loss = OP(a, wt_cross_entropy, logits, y, NULL);
-    wt_tensor *g[NPARAM] = {0};
-    int rows = 0;
-    wt_tensor *dlogits = OP(a, wt_cross_entropy_backward_v2, NULL, logits, y, NULL);
-    /* Dense layers: dW = dY^T X, db = sum(dY, 0), dX = dY W. */
-    wt_tensor *dlt = OP(a, wt_transpose, dlogits, 0, 1);
-    g[F2W] = OP(a, wt_matmul, dlt, s.hr);
-    g[F2B] = OP(a, wt_sum, dlogits, 1, &rows, false);
-    wt_tensor *dhr = OP(a, wt_matmul, dlogits, md->p[F2W]);
-    wt_tensor *dh = OP(a, wt_relu_backward, dhr, s.h);
-    wt_tensor *dht = OP(a, wt_transpose, dh, 0, 1);
-    g[F1W] = OP(a, wt_matmul, dht, s.f);
-    g[F1B] = OP(a, wt_sum, dh, 1, &rows, false);
-    wt_tensor *df = OP(a, wt_matmul, dh, md->p[F1W]);
-    wt_tensor *dp2 = OP(a, wt_reshape, df, 4, wt_tensor_shape(s.p2));
-    wt_tensor *dr2 = OP(a, wt_max_pool2d_backward, dp2, s.i2, s.r2);
-    wt_tensor *da2 = OP(a, wt_relu_backward, dr2, s.a2);
-    wt_conv_options co;
-    wt_conv_options_init(&co);
-    co.padding[0] = co.padding[1] = co.padding[2] = co.padding[3] = 2;
-    wt_tensor *dp1 = NULL;
-    if (a->st == WT_OK) ok(a, wt_conv2d_backward_v2(da2, s.p1, md->p[C2W], &co, &dp1, &g[C2W], &g[C2B]));
-    wt_tensor *dr1 = OP(a, wt_max_pool2d_backward, dp1, s.i1, s.r1);
-    wt_tensor *da1 = OP(a, wt_relu_backward, dr1, s.a1);
-    if (a->st == WT_OK) ok(a, wt_conv2d_backward_v2(da1, x, md->p[C1W], &co, NULL, &g[C1W], &g[C1B]));
-    if (a->st != WT_OK) return NULL;
+    wt_tensor *loss = OP(a, wt_cross_entropy, forward(a, md, x), y, NULL);
+    if (a->st != WT_OK || !ok(a, wt_backward(loss)) || !ok(a, wt_no_grad_begin(md->ctx))) return NULL;
     md->step++;
-    for (int i = 0; i < NPARAM; i++)
-        if (!ok(a, wt_adamw_step(md->p[i], g[i], md->m[i], md->v[i], md->step, &md->adam))) return NULL;
-    return loss;
+    for (int i = 0; i < NPARAM && a->st == WT_OK; i++) {
+        wt_tensor *g = NULL; /* the scope's */
+        if (ok(a, wt_tensor_grad(md->p[i], &g)) && g)
+            ok(a, wt_adamw_step(md->p[i], g, md->m[i], md->v[i], md->step, &md->adam));
+        ok(a, wt_tensor_zero_grad(md->p[i]));
+    }
+    wt_no_grad_end(md->ctx);
+    return a->st == WT_OK ? loss : NULL;
 }
 
 /* A batch of images [n, 1, 28, 28] and labels [n] of order[start..). */
@@ -286,8 +253,12 @@ static double evaluate(model *md, const dataset *d, int limit)
             step_end(&a);
             break;
         }
-        activations st;
-        wt_tensor *logits = forward(&a, md, x, &st);
+        /* Inference: nothing to record. */
+        wt_tensor *logits = NULL;
+        if (ok(&a, wt_no_grad_begin(md->ctx))) {
+            logits = forward(&a, md, x);
+            wt_no_grad_end(md->ctx);
+        }
         int axis = 1;
         wt_tensor *am = OP(&a, wt_argmax, logits, 1, &axis, false);
         if (am && wt_tensor_read(am, pred, (size_t)b * sizeof(int32_t)) == WT_OK)
@@ -301,7 +272,7 @@ static double evaluate(model *md, const dataset *d, int limit)
 }
 
 /* A shuffled order of 0..n-1 from the library's generator: sort indices
- * by wt_tensor_rand's values (bit-identical on every backend). */
+ * by wt_rand's values (bit-identical on every backend). */
 typedef struct keyed { float key; int idx; } keyed;
 static int by_key(const void *a, const void *b)
 {

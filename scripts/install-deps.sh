@@ -4,7 +4,7 @@
 #   - Debian packages: compiler, cmake, OpenBLAS, the Vulkan loader, Mesa's
 #     lavapipe new enough for Dawn (from the distribution's backports suite),
 #     EGL/GLES for the OpenGL ES path; zlib and Fashion-MNIST for the
-#     training example.
+#     training example, the fortune cookie files for the GPT example.
 #   - Dawn (libwebgpu_wrapper.so) from the pinned npm package, into
 #     third_party/dawn/node_modules (git ignores it).
 set -euo pipefail
@@ -59,12 +59,13 @@ mesa_ok() {
 
 need=()
 # zlib and dataset-fashion-mnist: the Fashion-MNIST training example (and
-# its CI-sized run in the test suite). The python3-* packages: the Python
+# its CI-sized run in the test suite); fortunes: the English text the GPT
+# example trains on (its fortune cookie files). The python3-* packages: the Python
 # package (python/) is installed and tested offline with the system's
 # Python 3, its NumPy and pytest, and pip, setuptools, wheel and venv for
 # `pip install --no-build-isolation ./python` in a virtual environment.
 for p in gcc g++ make cmake pkg-config libopenblas-dev libvulkan1 libegl1 libgles2 libegl-mesa0 \
-         zlib1g-dev dataset-fashion-mnist python3 python3-numpy python3-pytest python3-pip \
+         zlib1g-dev dataset-fashion-mnist fortunes python3 python3-numpy python3-pytest python3-pip \
          python3-setuptools python3-wheel python3-venv; do
     have_pkg "$p" || need+=("$p")
 done
