@@ -516,7 +516,9 @@ WT_API wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_st
  *    sort/argsort/topk: one row; the statistics of batch and group norm:
  *    one image;
  *  - scatter_add, index_add, one_hot: the index and src (an out past one
- *    binding is added to in parts along the axis: one index's slab).
+ *    binding is added to in parts along the axis: one index's slab);
+ *  - dequantize and linear_quant (quantised weights) are not cut yet: x,
+ *    the weight's words, bias and the result must each fit one binding.
  * Custom kernels refuse any tensor whose storage is past one binding
  * (each tensor binds its whole storage). WT_WINDOW_BYTES=<n> in the environment
  * lowers the window size (to test this on small tensors). */
