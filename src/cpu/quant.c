@@ -14,6 +14,7 @@
 
 /* Row words (i32 storage, little-endian bytes) -> k floats. Every value is
  * exact in f32: an f16 d times an integer of at most 8 bits. */
+CPU_MULTIVERSION
 static void dequant_row(wt_quant_type type, const uint32_t *row, int64_t k, float *dst)
 {
     const uint8_t *bytes = (const uint8_t *)row; /* the words' bytes in file order (little-endian host) */
@@ -27,10 +28,10 @@ static void dequant_row(wt_quant_type type, const uint32_t *row, int64_t k, floa
         if (type == WT_QUANT_Q8_0) {
             for (int j = 0; j < WT_QUANT_BLOCK; j++) o[j] = (float)(int8_t)b[2 + j] * d;
         } else {
-            for (int j = 0; j < WT_QUANT_BLOCK / 2; j++) {
-                o[j] = (float)((int)(b[2 + j] & 0x0f) - 8) * d;
-                o[j + 16] = (float)((int)(b[2 + j] >> 4) - 8) * d;
-            }
+            /* Low nibbles, then high: two unit-stride loops the
+             * compiler vectorises. */
+            for (int j = 0; j < WT_QUANT_BLOCK / 2; j++) o[j] = (float)((int)(b[2 + j] & 0x0f) - 8) * d;
+            for (int j = 0; j < WT_QUANT_BLOCK / 2; j++) o[j + 16] = (float)((int)(b[2 + j] >> 4) - 8) * d;
         }
     }
 }
@@ -54,6 +55,17 @@ wt_status cpu_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const w
 #pragma omp parallel for num_threads(cpu_threads(ctx)) if (n * k >= CPU_PARALLEL_MIN)
     for (int64_t r = 0; r < n; r++) dequant_row(type, src + r * words, k, dst + r * k);
     return WT_OK;
+}
+
+/* The dot product of k floats (k a multiple of 8) in eight running sums:
+ * independent chains that the wide vectors keep in flight. */
+CPU_MULTIVERSION
+static float dot8(const float *a, const float *b, int64_t k)
+{
+    float acc[8] = {0};
+    for (int64_t j = 0; j < k; j += 8)
+        for (int l = 0; l < 8; l++) acc[l] += a[j + l] * b[j + l];
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
 /* y [M, N] = x [M, K] @ W^T + bias. */
@@ -84,15 +96,7 @@ wt_status cpu_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const
         for (int64_t r = 0; r < n; r++) {
             dequant_row(type, src + r * words, k, row);
             const float b = bd ? bd[r * bs] : 0.0f;
-            for (int64_t i = 0; i < m; i++) {
-                const float *xr = xd + i * xs;
-                /* Eight running sums: independent chains the compiler can
-                 * keep in flight (one sum would serialise on its adds). */
-                float acc[8] = {0};
-                for (int64_t j = 0; j < k; j += 8)
-                    for (int l = 0; l < 8; l++) acc[l] += xr[j + l] * row[j + l];
-                y[i * n + r] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + b;
-            }
+            for (int64_t i = 0; i < m; i++) y[i * n + r] = dot8(xd + i * xs, row, k) + b;
         }
     }
     free(bufs);
