@@ -516,7 +516,9 @@ WT_API wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_st
  *    sort/argsort/topk: one row; the statistics of batch and group norm:
  *    one image;
  *  - scatter_add, index_add, one_hot: the index and src (an out past one
- *    binding is added to in parts along the axis: one index's slab).
+ *    binding is added to in parts along the axis: one index's slab);
+ *  - dequantize and linear_quant (quantised weights) are not cut yet: x,
+ *    the weight's words, bias and the result must each fit one binding.
  * Custom kernels refuse any tensor whose storage is past one binding
  * (each tensor binds its whole storage). WT_WINDOW_BYTES=<n> in the environment
  * lowers the window size (to test this on small tensors). */
@@ -1147,6 +1149,57 @@ WT_API wt_status wt_matmul(const wt_tensor *a, const wt_tensor *b, wt_tensor **o
  * NULL. Result [..., out_features]. */
 WT_API wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                            wt_tensor **out);
+
+/* --- quantised weights: ggml's block formats ---
+ * A weight matrix [N, K] (K a multiple of 32) quantised in blocks of 32
+ * consecutive elements of a row, the layouts of ggml and GGUF files (all
+ * multi-byte fields little-endian):
+ *
+ *   WT_QUANT_Q8_0: 34 bytes = f16 d, then 32 int8 q[i]; x[i] = q[i] * d.
+ *   WT_QUANT_Q4_0: 18 bytes = f16 d, then 16 bytes qs[j]; element j is the
+ *                  low nibble of qs[j], element j + 16 its high nibble;
+ *                  x = (nibble - 8) * d.
+ *
+ * The enum values are ggml's type ids (GGUF's tensor type field).
+ *
+ * The library holds such a weight in an ordinary WT_I32 tensor of shape
+ * [N, W]: row n carries the K/32 blocks of row n back to back, byte b of
+ * the row in bits 8*(b%4) .. 8*(b%4)+7 of word b/4 (the bytes of the file,
+ * as a little-endian host reads them into words), the row's last word
+ * padded with zero bytes. W = ceil(K/32 * block_bytes / 4). Why words:
+ * 34 and 18 are not multiples of 4, and GPU storage is read in 32-bit
+ * words; padding each row to a word keeps every row starting on a word
+ * so that a kernel finds row n at word n*W. A tensor of this form is
+ * handled like any other (wt_tensor_to, wt_tensor_release, views of whole
+ * rows); K follows from W and the type, and a [N, W] that no K gives is
+ * refused. The ops below take the type with the tensor. */
+typedef enum wt_quant_type { WT_QUANT_Q4_0 = 2, WT_QUANT_Q8_0 = 8 } wt_quant_type;
+
+/* The quantised weight [N, K] of type from its ggml blocks in host memory
+ * (what wt_gguf_read_raw gives for a GGUF tensor of dims {K, N}): bytes
+ * must be exactly N * K/32 * block_bytes. N > 0, K > 0 and a multiple of
+ * 32. */
+WT_API wt_status wt_quant_from_blocks(wt_context *ctx, wt_quant_type type, int64_t n, int64_t k,
+                                      const void *blocks, size_t bytes, wt_tensor **out);
+/* Quantises x (f32 or f16, 2-D [N, K], K a multiple of 32) into type,
+ * byte for byte as ggml's reference quantisers (quantize_row_*_ref):
+ *   Q8_0: amax = max |x|, d = amax / 127, q = roundf(x * (1/d)) (halves
+ *         away from zero; 0 when d == 0);
+ *   Q4_0: m = the element of largest magnitude (the first of equals),
+ *         d = m / -8, nibble = min(15, trunc(x * (1/d) + 8.5)) (0 .. 15);
+ * d computed in f32 and stored rounded to f16 (to nearest, ties even);
+ * the quants use the f32 d. Runs on the host (a load-time step: x is read
+ * back), on every backend. NaN or infinite elements are refused. */
+WT_API wt_status wt_quantize(const wt_tensor *x, wt_quant_type type, wt_tensor **out);
+/* w (the i32 form above) as a dense [N, K] tensor of dtype (WT_F32 or
+ * WT_F16; every Q8_0 / Q4_0 value is exact in f32). */
+WT_API wt_status wt_dequantize(const wt_tensor *w, wt_quant_type type, wt_dtype dtype, wt_tensor **out);
+/* out = x @ W^T + bias, as wt_linear with the quantised w [N, K] never
+ * made dense: x [..., K] and bias [N] or NULL (f32, or f16 through f32:
+ * the result is f16 when every given one is), result [..., N]. One row of x (decode) runs a fused
+ * dequantise-GEMV, several a tiled dequantise-GEMM; sums in f32. */
+WT_API wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quant_type type,
+                                 const wt_tensor *bias, wt_tensor **out);
 
 /* ======== 12. Networks =================================================== */
 

@@ -11,6 +11,7 @@
  *   EPS an eps >= 0   DT a dtype   BYTES a buffer size   PATH  NAME
  *   CONV / POOL / INTERP  an options struct with its bad fields
  *   FACTOR  a scale factor (finite, > 0)
+ *   QTYPE   a quantised weight's type (WT_QUANT_Q8_0 / Q4_0)
  *
  * The driver calls the row once to learn its slots, then again for each
  * slot and each bad value of that slot's kind (NULL, a tensor of the
@@ -38,7 +39,7 @@ enum { CLASS_VALID, CLASS_NULL, CLASS_OTHER_CTX, CLASS_DTYPE, CLASS_AXIS, CLASS_
 typedef enum kind {
     K_T, K_TI, K_TO, K_TA, K_TW, K_OUT, K_OUTO, K_AX, K_POS, K_CTX, K_PTR, K_PTRO, K_EPS, K_DT,
     K_BYTES, K_PATH, K_NAME, K_CONV, K_POOL, K_INDEX, K_NONNEG, K_TFREE, K_NEG2, K_KDESC, K_VALUE,
-    K_INTERP, K_FACTOR
+    K_INTERP, K_FACTOR, K_QTYPE
 } kind;
 
 #define MAX_SLOTS 16
@@ -66,6 +67,8 @@ typedef struct env2 {
     const wt_context_options *opts;
     wt_tensor *x4, *w4, *b4, *dy4, *x3, *w3, *c3, *c3pos, *m35, *v5, *w45, *b4v, *idx35, *idx2,
         *lab3, *q, *pool_dy, *pool_idx, *p5, *g5, *s5a, *s5b, *s5c, *table, *dy25, *one;
+    wt_tensor *qx, *qw, *qb; /* quantised linear: x [2, 32], Q8_0 weight [3, 32] (i32 [3, 9]), bias [3] */
+    uint8_t qblocks[3 * 34]; /* the weight's blocks */
     char npy_path[64], st_path[64], gguf_path[64], dir_path[64];
     void *npy_bytes, *st_bytes, *gguf_bytes;
     size_t npy_size, st_size, gguf_size;
@@ -264,6 +267,11 @@ static int64_t scalar_slot(M *m, kind k, const char *name, int64_t valid)
         expect(m, CLASS_DTYPE, INV, WT_OK, m->variant == 0 ? "%s 99" : "%s -1", name);
         return m->variant == 0 ? 99 : -1;
     }
+    if (k == K_QTYPE && m->variant < 2) {
+        /* 99: no ggml type; 1: ggml's F16, a type but not a block format */
+        expect(m, CLASS_VALUE, INV, WT_OK, m->variant == 0 ? "%s 99" : "%s 1 (F16)", name);
+        return m->variant == 0 ? 99 : 1;
+    }
     if (k == K_BYTES && m->variant < 2) {
         expect(m, CLASS_BUFFER, INV, WT_OK, m->variant == 0 ? "%s one byte short" : "%s 0", name);
         return m->variant == 0 ? valid - 1 : 0;
@@ -276,6 +284,7 @@ static int64_t scalar_slot(M *m, kind k, const char *name, int64_t valid)
 #define INDEX(name, v) ((int)scalar_slot(m, K_INDEX, name, v))
 #define DT(name, v) ((wt_dtype)scalar_slot(m, K_DT, name, v))
 #define BYTES(name, v) ((size_t)scalar_slot(m, K_BYTES, name, (int64_t)(v)))
+#define QTYPE(name, v) ((wt_quant_type)scalar_slot(m, K_QTYPE, name, v))
 
 static float eps_slot(M *m, const char *name, float valid)
 {
@@ -608,6 +617,22 @@ ROWFN(rope_v2)
     return wt_rope_v2(T("x", e->q), PTRO("opts", &o), OUT("out"));
 }
 ROWFN(linear) { return wt_linear(T("x", e->m35), T("w", e->w45), TO("bias", e->b4v), OUT("out")); }
+/* quantised weights */
+ROWFN(quant_from_blocks)
+{
+    return wt_quant_from_blocks(CTX("ctx", e->ctx), QTYPE("type", WT_QUANT_Q8_0), POS("n", 3), POS("k", 32),
+                                PTR("blocks", e->qblocks), BYTES("bytes", sizeof e->qblocks), OUT("out"));
+}
+ROWFN(quantize) { return wt_quantize(T("x", e->qx), QTYPE("type", WT_QUANT_Q4_0), OUT("out")); }
+ROWFN(dequantize)
+{
+    return wt_dequantize(TI("w", e->qw), QTYPE("type", WT_QUANT_Q8_0), DT("dtype", WT_F16), OUT("out"));
+}
+ROWFN(linear_quant)
+{
+    return wt_linear_quant(T("x", e->qx), TI("w", e->qw), QTYPE("type", WT_QUANT_Q8_0), TO("bias", e->qb),
+                           OUT("out"));
+}
 
 /* training */
 ROWFN(activation_backward) { return wt_activation_backward(WT_ACT_SILU, T("dy", e->m35), T("x", e->m35), OUT("dx")); }
@@ -1245,6 +1270,7 @@ static const slot_row ROWS[] = {
     R(interpolate), R(upsample2d),
     R(layer_norm), R(rms_norm), R(scaled_dot_product_attention), R(rope), R(linear),
     R(group_norm_v2), R(scaled_dot_product_attention_v2), R(rope_v2),
+    R(quant_from_blocks), R(quantize), R(dequantize), R(linear_quant),
     /* --- training --- */
     R(activation_backward), R(cross_entropy), R(cross_entropy_backward), R(embedding_backward),
     R(layernorm_backward), R(batch_norm_backward), R(sgd_step), R(adamw_step), R(conv2d_backward),
@@ -1426,6 +1452,12 @@ static bool make_env(env2 *e)
     e->s5a = from(c, WT_F32, 1, &c5, 0.5f, 5);
     e->s5b = from(c, WT_F32, 1, &c5, 0.0f, 5);
     e->s5c = from(c, WT_F32, 1, &c5, 0.0f, 5);
+    const int64_t sqx[2] = {2, 32}, c3q = 3;
+    e->qx = from(c, WT_F32, 2, sqx, 0.5f, 9);
+    e->qb = from(c, WT_F32, 1, &c3q, 0.5f, 5);
+    for (size_t i = 0; i < sizeof e->qblocks; i++) e->qblocks[i] = (uint8_t)(i * 37 % 251);
+    for (int r = 0; r < 3; r++) e->qblocks[r * 34 + 1] = 0x38; /* d = 0.5 + small: finite */
+    if (wt_quant_from_blocks(c, WT_QUANT_Q8_0, 3, 32, e->qblocks, sizeof e->qblocks, &e->qw) != WT_OK) return false;
     wt_pool_options po;
     wt_pool_options_init(&po);
     po.kernel[0] = po.kernel[1] = 2;
@@ -1459,7 +1491,7 @@ static void free_env(env2 *e)
 {
     wt_tensor *all[] = {e->x4, e->w4, e->b4, e->dy4, e->x3, e->w3, e->c3, e->c3pos, e->m35, e->v5, e->w45,
                         e->b4v, e->idx35, e->idx2, e->lab3, e->q, e->pool_dy, e->pool_idx, e->p5, e->g5,
-                        e->s5a, e->s5b, e->s5c, e->table, e->dy25, e->one};
+                        e->s5a, e->s5b, e->s5c, e->table, e->dy25, e->one, e->qx, e->qw, e->qb};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
     free(e->npy_bytes);
     free(e->st_bytes);

@@ -259,6 +259,14 @@ static const c_field wgsl_interp_params[] = {
     F(interp_params, src_offset), F(interp_params, pad0), F(interp_params, pad1), F(interp_params, pad2),
     F(interp_params, src_strides),
 };
+static const c_field wgsl_quant_dequant_params[] = {
+    F(dequant_params, total), F(dequant_params, k), F(dequant_params, words), F(dequant_params, w_offset),
+};
+static const c_field wgsl_quant_linear_params[] = {
+    F(quant_linear_params, m), F(quant_linear_params, n), F(quant_linear_params, k),
+    F(quant_linear_params, words), F(quant_linear_params, x_offset), F(quant_linear_params, w_offset),
+    F(quant_linear_params, b_offset), F(quant_linear_params, pad0),
+};
 static const c_field wgsl_moments_combine_params[] = {
     F(moments_combine_params, c), F(moments_combine_params, parts), F(moments_combine_params, per),
     F(moments_combine_params, n), F(moments_combine_params, s), F(moments_combine_params, out_offset),
@@ -370,6 +378,9 @@ static const layout_pair pairs[] = {
     PAIR("reduce_strided", "Params", reduce_params, wgsl_reduce_strided_params),
     PAIR("rope", "Params", rope_params, wgsl_rope_params),
     PAIR("interpolate", "Params", interp_params, wgsl_interp_params),
+    PAIR("quant_dequant", "Params", dequant_params, wgsl_quant_dequant_params),
+    PAIR("quant_gemv", "Params", quant_linear_params, wgsl_quant_linear_params),
+    PAIR("quant_gemm", "Params", quant_linear_params, wgsl_quant_linear_params),
     PAIR("moments_combine", "Params", moments_combine_params, wgsl_moments_combine_params),
     PAIR("rowwise", "Params", rowwise_params, wgsl_rowwise_params),
     PAIR("scan", "Params", scan_params, wgsl_scan_params),

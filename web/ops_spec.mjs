@@ -111,6 +111,7 @@ export const NOT_BOUND = [
   'max_pool2d_backward', 'avg_pool2d_backward', 'sgd_step', 'adamw_step',
   'interpolate_backward',
   'interpolate', // its options object is not marshalled yet (upsample2d is offered)
+  'quantize', 'dequantize', 'linear_quant', // quantised weights: their type enum is not marshalled yet
 ];
 
 // C functions whose names are not wt_<name>.

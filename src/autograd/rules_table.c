@@ -79,6 +79,10 @@ const wt_grad_rule wt_grad_rules[WT_OP_COUNT] = {
     R(CONTIGUOUS, grad_reshape, NONE, NONE)
     /* linear algebra */
     R(MATMUL, grad_matmul, I01, NONE)
+    /* quantised weights: the blocks are integers (quantize's result,
+     * dequantize's input); linear_quant's dx (dy @ W) is still to come */
+    NONDIFF(QUANTIZE) NONDIFF(DEQUANTIZE)
+    NO_RULE_YET(LINEAR_QUANT)
     /* reductions, scans */
     R(SUM, grad_sum, NONE, NONE)
     R(MEAN, grad_mean, NONE, NONE)

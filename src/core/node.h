@@ -257,6 +257,11 @@ typedef struct wt_optimizer_update {
  *   OPTIMIZER_STEP out0 param, out1 m, out2 v (updated) by in0 grad; p.opt
  *   KERNEL_DISPATCH a custom kernel over p.kernel.tensors (any of them
  *                  written, as the kernel's writable mask says)
+ *   DEQUANTIZE     out0 f32 [N, K] = the blocks of in0 (i32 [N, W],
+ *                  contiguous; core/quant.h); p.quant
+ *   LINEAR_QUANT   out0 f32 [M, N] = in0 (f32 [M, K], contiguous) @ the
+ *                  dequantised in1^T (i32 [N, W], contiguous) + in2 (f32
+ *                  [N] contiguous, or NULL); p.quant
  * The backend-facing rules of each kind are those of wt_backend_ops before
  * nodes (the comments at the argument types above). */
 #define WT_NODE_KINDS(X)                                                                   \
@@ -271,7 +276,8 @@ typedef struct wt_optimizer_update {
     X(CROSS_ENTROPY, cross_entropy) X(CROSS_ENTROPY_BACKWARD, cross_entropy_backward)         \
     X(SCATTER_ADD_ROWS, scatter_add_rows) X(OPTIMIZER_STEP, optimizer_step)                   \
     X(KERNEL_DISPATCH, kernel) X(INTERPOLATE, interpolate)                                    \
-    X(INTERPOLATE_BACKWARD, interpolate_backward)
+    X(INTERPOLATE_BACKWARD, interpolate_backward) X(DEQUANTIZE, dequantize)                    \
+    X(LINEAR_QUANT, linear_quant)
 
 typedef enum wt_node_kind {
 #define WT_NODE_KIND_ENUM(ID, name) WT_NODE_##ID,
@@ -311,6 +317,7 @@ typedef struct wt_node {
         int32_t ignore; /* CROSS_ENTROPY(_BACKWARD) */
         struct { int64_t plane, plane_rows; } rows;
         wt_optimizer_update opt; /* its tensors: out0, out1, out2, in0 */
+        struct { wt_quant_type type; int64_t k; } quant; /* DEQUANTIZE, LINEAR_QUANT */
         struct {
             const wt_kernel *k;
             wt_tensor *const *tensors;

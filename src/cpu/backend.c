@@ -126,6 +126,9 @@ static wt_status cpu_run(wt_context *ctx, const wt_node *n)
         wt_optimizer_update u = wt_node_optimizer_update(n);
         return cpu_optimizer_step(ctx, &u);
     }
+    case WT_NODE_DEQUANTIZE: return cpu_dequantize(ctx, n->p.quant.type, n->p.quant.k, in[0], out[0]);
+    case WT_NODE_LINEAR_QUANT:
+        return cpu_linear_quant(ctx, n->p.quant.type, n->p.quant.k, in[0], in[1], in[2], out[0]);
     default:
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the cpu backend", wt_node_label(n));
     }

@@ -168,6 +168,10 @@ wt_status cpu_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, co
 wt_status cpu_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats, float eps,
                            wt_tensor *out);
 wt_status cpu_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+/* DEQUANTIZE and LINEAR_QUANT (core/node.h; cpu/quant.c). */
+wt_status cpu_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *w, wt_tensor *out);
+wt_status cpu_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,
+                           const wt_tensor *bias, wt_tensor *out);
 /* INTERPOLATE (src x, out the result) and its backward (src dy, out dx). */
 wt_status cpu_interpolate(wt_context *ctx, const wt_interp2d *p, bool backward, const wt_tensor *src,
                           wt_tensor *out);

@@ -336,6 +336,9 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
     case WT_NODE_ROPE: return wg_win_rope(ctx, in[0], n->p.rope.theta, n->p.rope.offset, out[0]);
     case WT_NODE_INTERPOLATE: return wg_win_interpolate(ctx, &n->p.interp, false, in[0], out[0]);
     case WT_NODE_INTERPOLATE_BACKWARD: return wg_win_interpolate(ctx, &n->p.interp, true, in[0], out[0]);
+    case WT_NODE_DEQUANTIZE: return wg_dequantize(ctx, n->p.quant.type, n->p.quant.k, in[0], out[0]);
+    case WT_NODE_LINEAR_QUANT:
+        return wg_linear_quant(ctx, n->p.quant.type, n->p.quant.k, in[0], in[1], in[2], out[0]);
     case WT_NODE_ACT_BACKWARD: return wg_win_act_backward(ctx, n->p.act_backward, in[0], in[1], out[0]);
     case WT_NODE_CROSS_ENTROPY:
         return wg_win_cross_entropy(ctx, in[0], in[1], n->p.ignore, out[0], out[1]);

@@ -156,6 +156,10 @@ wt_status wg_win_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tens
 wt_status wg_win_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out);
 wt_status wg_win_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset,
                       wt_tensor *out);
+/* DEQUANTIZE and LINEAR_QUANT (kernels/quant.c; core/node.h). */
+wt_status wg_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *w, wt_tensor *out);
+wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,
+                          const wt_tensor *bias, wt_tensor *out);
 /* INTERPOLATE (src x, out the result) and its backward (src dy, out dx)
  * (kernels/interpolate.c). */
 wt_status wg_win_interpolate(wt_context *ctx, const wt_interp2d *p, bool backward, const wt_tensor *src,

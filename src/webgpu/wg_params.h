@@ -289,6 +289,19 @@ typedef struct interp_params {
     uint32_t src_strides[4];
 } interp_params;
 
+/* ---- kernels/quant.c */
+
+/* Same layout as quant_dequant.wgsl's Params. */
+typedef struct dequant_params {
+    uint32_t total, k, words, w_offset;
+} dequant_params;
+
+/* Same layout as quant_gemv.wgsl's and quant_gemm.wgsl's Params. */
+typedef struct quant_linear_params {
+    uint32_t m, n, k, words;
+    uint32_t x_offset, w_offset, b_offset, pad0;
+} quant_linear_params;
+
 /* ---- kernels/rowwise.c */
 
 /* Same layout as rowwise.wgsl's Params. */

@@ -1,0 +1,104 @@
+/* Quantised weights on the CPU (core/quant.h): dequantise, and the linear
+ * layer with a quantised weight. A row of W is dequantised once into a
+ * thread's buffer and then meets every row of x, so the blocks are read
+ * once per call; rows of W run in parallel. */
+#include "core/quant.h"
+#include "cpu/cpu.h"
+#include "cpu/half.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+/* Row words (i32 storage, little-endian bytes) -> k floats. Every value is
+ * exact in f32: an f16 d times an integer of at most 8 bits. */
+CPU_MULTIVERSION
+static void dequant_row(wt_quant_type type, const uint32_t *row, int64_t k, float *dst)
+{
+    const uint8_t *bytes = (const uint8_t *)row; /* the words' bytes in file order (little-endian host) */
+    const int bb = wt_quant_block_bytes(type);
+    for (int64_t blk = 0; blk < k / WT_QUANT_BLOCK; blk++) {
+        const uint8_t *b = bytes + blk * bb;
+        const uint32_t dbits = cpu_half_to_f32_bits((uint16_t)(b[0] | b[1] << 8));
+        float d;
+        memcpy(&d, &dbits, 4);
+        float *o = dst + blk * WT_QUANT_BLOCK;
+        if (type == WT_QUANT_Q8_0) {
+            for (int j = 0; j < WT_QUANT_BLOCK; j++) o[j] = (float)(int8_t)b[2 + j] * d;
+        } else {
+            /* Low nibbles, then high: two unit-stride loops the
+             * compiler vectorises. */
+            for (int j = 0; j < WT_QUANT_BLOCK / 2; j++) o[j] = (float)((int)(b[2 + j] & 0x0f) - 8) * d;
+            for (int j = 0; j < WT_QUANT_BLOCK / 2; j++) o[j + 16] = (float)((int)(b[2 + j] >> 4) - 8) * d;
+        }
+    }
+}
+
+static wt_status check_words(const char *what, const wt_tensor *w)
+{
+    if (w->dtype != WT_I32 || !wt_layout_is_contiguous(w->ndim, w->shape, w->strides))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "cpu %s: the blocks must be a contiguous i32 tensor", what);
+    return WT_OK;
+}
+
+static const uint32_t *words_of(const wt_tensor *w) { return (const uint32_t *)w->storage->host + w->offset; }
+
+wt_status cpu_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *w, wt_tensor *out)
+{
+    wt_status st = check_words("dequantize", w);
+    if (st != WT_OK || (st = cpu_check_f32("dequantize", out)) != WT_OK) return st;
+    const int64_t n = w->shape[0], words = w->shape[1];
+    const uint32_t *src = words_of(w);
+    float *dst = cpu_data(out);
+#pragma omp parallel for num_threads(cpu_threads(ctx)) if (n * k >= CPU_PARALLEL_MIN)
+    for (int64_t r = 0; r < n; r++) dequant_row(type, src + r * words, k, dst + r * k);
+    return WT_OK;
+}
+
+/* The dot product of k floats (k a multiple of 8) in eight running sums:
+ * independent chains that the wide vectors keep in flight. */
+CPU_MULTIVERSION
+static float dot8(const float *a, const float *b, int64_t k)
+{
+    float acc[8] = {0};
+    for (int64_t j = 0; j < k; j += 8)
+        for (int l = 0; l < 8; l++) acc[l] += a[j + l] * b[j + l];
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+/* y [M, N] = x [M, K] @ W^T + bias. */
+wt_status cpu_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,
+                           const wt_tensor *bias, wt_tensor *out)
+{
+    wt_status st = check_words("linear_quant", w);
+    if (st != WT_OK || (st = cpu_check_f32("linear_quant", x)) != WT_OK ||
+        (bias && (st = cpu_check_f32("linear_quant", bias)) != WT_OK) ||
+        (st = cpu_check_f32("linear_quant", out)) != WT_OK)
+        return st;
+    const int64_t m = x->shape[0], n = w->shape[0], words = w->shape[1];
+    const int64_t xs = x->strides[0], bs = bias ? bias->strides[0] : 0;
+    const uint32_t *src = words_of(w);
+    const float *xd = cpu_data(x), *bd = bias ? cpu_data(bias) : NULL;
+    float *y = cpu_data(out);
+    const int threads = cpu_threads(ctx);
+    float *bufs = malloc(sizeof(float) * (size_t)k * (size_t)threads);
+    if (!bufs) return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu linear_quant: cannot allocate %d row buffers", threads);
+#pragma omp parallel num_threads(threads) if (n * k * (m < 4 ? m : 4) >= CPU_PARALLEL_MIN)
+    {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+        float *row = bufs + (size_t)t * (size_t)k;
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < n; r++) {
+            dequant_row(type, src + r * words, k, row);
+            const float b = bd ? bd[r * bs] : 0.0f;
+            for (int64_t i = 0; i < m; i++) y[i * n + r] = dot8(xd + i * xs, row, k) + b;
+        }
+    }
+    free(bufs);
+    return WT_OK;
+}

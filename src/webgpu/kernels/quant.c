@@ -1,0 +1,95 @@
+/* WebGPU kernels of quantised weights (core/quant.h): dequantise
+ * (wgsl/quant_dequant.wgsl) and the linear layer, as a fused
+ * dequantise-GEMV for few rows of x (quant_gemv.wgsl) and a tiled
+ * dequantise-GEMM for more (quant_gemm.wgsl). The blocks are read from
+ * their i32 words with bit operations (wgsl/quant_blocks.wgsl): no f16
+ * shader support needed. Tensors past one binding are refused for now. */
+#include "core/quant.h"
+#include "webgpu/wg_params.h"
+#include "webgpu/wg.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define DEQUANT_WG 256u
+#define GEMV_WG 64u
+/* Up to this many rows of x, one GEMV pass per row beats staging tiles:
+ * each weight block is read M times, but from cache after the first. */
+#define GEMV_MAX_ROWS 4
+
+static bool fits32(int64_t v) { return v >= 0 && v < ((int64_t)1 << 31); }
+
+static wt_status check_tensor(wt_context *ctx, const char *what, const wt_tensor *t, wt_dtype dtype)
+{
+    if (t->dtype != dtype || !wt_layout_is_contiguous(t->ndim, t->shape, t->strides))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu %s: a %s operand that is not contiguous %s", what,
+                       wt_dtype_name(t->dtype), wt_dtype_name(dtype));
+    if (!fits32(t->offset) || !fits32(t->numel) || !fits32(t->offset + t->numel) || wg_needs_windows(ctx, t))
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu %s: a tensor beyond one binding or 32-bit indexing", what);
+    return WT_OK;
+}
+
+static void prelude_of(char *buf, size_t size, wt_quant_type type, unsigned wg, bool has_bias)
+{
+    snprintf(buf, size, "const WG: u32 = %uu;\nconst Q8: bool = %s;\nconst BLOCK_BYTES: u32 = %du;\n"
+             "const HAS_BIAS: bool = %s;\n",
+             wg, type == WT_QUANT_Q8_0 ? "true" : "false", wt_quant_block_bytes(type), has_bias ? "true" : "false");
+}
+
+wt_status wg_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *w, wt_tensor *out)
+{
+    wt_status st = check_tensor(ctx, "dequantize", w, WT_I32);
+    if (st != WT_OK || (st = check_tensor(ctx, "dequantize", out, WT_F32)) != WT_OK) return st;
+    if (out->offset != 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu dequantize: out not at offset 0");
+    dequant_params p = {.total = (uint32_t)out->numel, .k = (uint32_t)k, .words = (uint32_t)w->shape[1],
+                        .w_offset = (uint32_t)w->offset};
+    char prelude[192];
+    prelude_of(prelude, sizeof prelude, type, DEQUANT_WG, false);
+    wg_launch l;
+    memset(&l, 0, sizeof l);
+    l.shader = "quant_dequant";
+    l.prelude = prelude;
+    l.libraries[0] = "f16_bits";
+    l.libraries[1] = "quant_blocks";
+    l.params = &p;
+    l.params_size = sizeof p;
+    l.bindings[0] = (wg_binding){w->storage, false};
+    l.bindings[1] = (wg_binding){out->storage, true};
+    l.nbindings = 2;
+    l.workgroups = ((uint64_t)out->numel + DEQUANT_WG - 1) / DEQUANT_WG;
+    return wg_dispatch(ctx, &l);
+}
+
+wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,
+                          const wt_tensor *bias, wt_tensor *out)
+{
+    wt_status st = check_tensor(ctx, "linear_quant", x, WT_F32);
+    if (st != WT_OK || (st = check_tensor(ctx, "linear_quant", w, WT_I32)) != WT_OK ||
+        (bias && (st = check_tensor(ctx, "linear_quant", bias, WT_F32)) != WT_OK) ||
+        (st = check_tensor(ctx, "linear_quant", out, WT_F32)) != WT_OK)
+        return st;
+    if (out->offset != 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu linear_quant: out not at offset 0");
+    const int64_t m = x->shape[0], n = w->shape[0];
+    quant_linear_params p = {.m = (uint32_t)m, .n = (uint32_t)n, .k = (uint32_t)k, .words = (uint32_t)w->shape[1],
+                             .x_offset = (uint32_t)x->offset, .w_offset = (uint32_t)w->offset,
+                             .b_offset = bias ? (uint32_t)bias->offset : 0};
+    const bool gemv = m <= GEMV_MAX_ROWS;
+    char prelude[192];
+    prelude_of(prelude, sizeof prelude, type, GEMV_WG, bias != NULL);
+    wg_launch l;
+    memset(&l, 0, sizeof l);
+    l.shader = gemv ? "quant_gemv" : "quant_gemm";
+    l.prelude = prelude;
+    l.libraries[0] = "f16_bits";
+    l.libraries[1] = "quant_blocks";
+    l.params = &p;
+    l.params_size = sizeof p;
+    l.bindings[0] = (wg_binding){x->storage, false};
+    l.bindings[1] = (wg_binding){w->storage, false};
+    /* Without a bias the shader never reads binding 3: x stands in. */
+    l.bindings[2] = (wg_binding){bias ? bias->storage : x->storage, false};
+    l.bindings[3] = (wg_binding){out->storage, true};
+    l.nbindings = 4;
+    l.workgroups = gemv ? (uint64_t)m * (uint64_t)n : (uint64_t)((m + 15) / 16) * (uint64_t)((n + 15) / 16);
+    return wg_dispatch(ctx, &l);
+}

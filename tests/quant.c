@@ -1,0 +1,589 @@
+/* Quantised weights (ggml's Q8_0 and Q4_0 blocks): hand-made blocks whose
+ * bytes are derived below from the format, dequantised against float64
+ * computed here from the block definition; quantisation against the bytes
+ * the reference quantisers give (each case worked out in its comment) and
+ * round trips; the fused linear against float64 and against dequantise +
+ * the library's matmul; a GGUF file round trip. */
+#define _POSIX_C_SOURCE 200809L
+#include "test_util.h"
+#include "webtensor_io.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static wt_context *g_ctx;
+
+enum { Q8_BYTES = 34, Q4_BYTES = 18 };
+
+static int block_bytes(wt_quant_type t) { return t == WT_QUANT_Q8_0 ? Q8_BYTES : Q4_BYTES; }
+static const char *tname(wt_quant_type t) { return t == WT_QUANT_Q8_0 ? "Q8_0" : "Q4_0"; }
+
+/* Element j of a block, in float64, from the format's definition. */
+static double ref_elem(wt_quant_type t, const uint8_t *blk, int j)
+{
+    const double d = test_half_to_double((uint16_t)(blk[0] | blk[1] << 8));
+    if (t == WT_QUANT_Q8_0) return (double)(int8_t)blk[2 + j] * d;
+    const int byte = blk[2 + (j & 15)];
+    const int nib = j < 16 ? byte & 15 : byte >> 4;
+    return (double)(nib - 8) * d;
+}
+
+/* The raw block bytes of a quantised tensor [n, W] (padding dropped). */
+static bool read_blocks(const wt_tensor *w, wt_quant_type t, int64_t n, int64_t k, uint8_t *dst)
+{
+    const int64_t words = wt_tensor_shape(w)[1], row_bytes = k / 32 * block_bytes(t);
+    uint32_t *buf = malloc((size_t)(n * words) * 4);
+    bool ok = buf && wt_tensor_read(w, buf, (size_t)(n * words) * 4) == WT_OK;
+    for (int64_t r = 0; ok && r < n; r++) {
+        for (int64_t b = 0; b < row_bytes; b++) dst[r * row_bytes + b] = (uint8_t)(buf[r * words + b / 4] >> (8 * (b % 4)));
+        for (int64_t b = row_bytes; b < words * 4; b++)
+            ok = ok && ((buf[r * words + b / 4] >> (8 * (b % 4))) & 0xff) == 0; /* padding is zero */
+    }
+    free(buf);
+    return ok;
+}
+
+static float *read_f32(const wt_tensor *t)
+{
+    char err[128];
+    float *v = test_read_guarded(t, err, sizeof err);
+    if (!v) CHECK(false, "read: %s", err);
+    return v;
+}
+
+/* ---------------------------------------------------------------- layout */
+
+static void test_layout(void)
+{
+    /* W = ceil(K/32 * bytes / 4): Q8_0 K=32: 34 -> 9 words (2 bytes of
+     * padding); K=64: 68 -> 17 (none). Q4_0 K=32: 18 -> 5; K=64: 36 -> 9. */
+    const struct { wt_quant_type t; int64_t k, words; } cases[] = {
+        {WT_QUANT_Q8_0, 32, 9}, {WT_QUANT_Q8_0, 64, 17}, {WT_QUANT_Q4_0, 32, 5}, {WT_QUANT_Q4_0, 64, 9},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t k = cases[c].k;
+        uint8_t blocks[2 * 68];
+        const size_t bytes = (size_t)(2 * k / 32 * block_bytes(cases[c].t));
+        for (size_t i = 0; i < bytes; i++) blocks[i] = (uint8_t)(i * 13 + 1);
+        for (int64_t b = 0; b < 2 * k / 32; b++) blocks[b * block_bytes(cases[c].t) + 1] = 0x3c; /* finite d */
+        wt_tensor *w = NULL;
+        wt_status st = wt_quant_from_blocks(g_ctx, cases[c].t, 2, k, blocks, bytes, &w);
+        CHECK(st == WT_OK, "from_blocks %s K=%lld: %s", tname(cases[c].t), (long long)k, wt_last_error());
+        if (st != WT_OK) continue;
+        CHECK(wt_tensor_dtype(w) == WT_I32 && wt_tensor_ndim(w) == 2 && wt_tensor_shape(w)[0] == 2 &&
+                  wt_tensor_shape(w)[1] == cases[c].words,
+              "%s K=%lld: i32 [2, %lld]", tname(cases[c].t), (long long)k, (long long)cases[c].words);
+        /* Byte b of a row is bits 8*(b%4) of word b/4: word 0 of row 0
+         * holds bytes 0..3 little-endian. */
+        int32_t w0 = 0;
+        uint8_t back[2 * 68];
+        CHECK(read_blocks(w, cases[c].t, 2, k, back) && memcmp(back, blocks, bytes) == 0,
+              "%s K=%lld: the words hold the bytes in order, padding zero", tname(cases[c].t), (long long)k);
+        uint32_t words[2 * 17];
+        if (wt_tensor_read(w, words, sizeof(uint32_t) * (size_t)(2 * cases[c].words)) == WT_OK) w0 = (int32_t)words[0];
+        CHECK((uint32_t)w0 == ((uint32_t)blocks[0] | (uint32_t)blocks[1] << 8 | (uint32_t)blocks[2] << 16 |
+                               (uint32_t)blocks[3] << 24),
+              "%s: word 0 is bytes 0..3 little-endian", tname(cases[c].t));
+        wt_tensor_release(w);
+    }
+}
+
+/* ------------------------------------------------------------ dequantise */
+
+/* Checks dequantise of n rows x k of blocks against float64, exactly
+ * (every value is an f16 times a small integer: exact in f32), in f32 and
+ * f16 (f16: the float64 value rounded to f16). */
+static void check_dequant(wt_quant_type t, int64_t n, int64_t k, const uint8_t *blocks, const char *what)
+{
+    wt_tensor *w = NULL, *y = NULL, *yh = NULL, *yh32 = NULL;
+    const size_t bytes = (size_t)(n * k / 32 * block_bytes(t));
+    wt_status st = wt_quant_from_blocks(g_ctx, t, n, k, blocks, bytes, &w);
+    if (!CHECK(st == WT_OK, "%s: from_blocks: %s", what, wt_last_error())) return;
+    st = wt_dequantize(w, t, WT_F32, &y);
+    CHECK(st == WT_OK, "%s: dequantize: %s", what, wt_last_error());
+    float *v = y ? read_f32(y) : NULL;
+    int bad = 0, bad16 = 0;
+    if (v) {
+        for (int64_t r = 0; r < n; r++)
+            for (int64_t j = 0; j < k; j++) {
+                const double want = ref_elem(t, blocks + (r * (k / 32) + j / 32) * block_bytes(t), (int)(j % 32));
+                if ((double)v[r * k + j] != want && bad++ < 3)
+                    printf("  %s [%lld,%lld] = %.9g, want %.9g\n", what, (long long)r, (long long)j,
+                           (double)v[r * k + j], want);
+            }
+    }
+    CHECK(v && bad == 0, "%s: dequantised f32 equals float64 of the definition (%d differ)", what, bad);
+    st = wt_dequantize(w, t, WT_F16, &yh);
+    CHECK(st == WT_OK && wt_tensor_dtype(yh) == WT_F16, "%s: dequantize to f16: %s", what, wt_last_error());
+    if (st == WT_OK && wt_cast(yh, WT_F32, &yh32) == WT_OK) {
+        float *h = read_f32(yh32);
+        for (int64_t i = 0; h && i < n * k; i++) {
+            const int64_t r = i / k, j = i % k;
+            const double want = ref_elem(t, blocks + (r * (k / 32) + j / 32) * block_bytes(t), (int)(j % 32));
+            if ((double)h[i] != test_half_to_double(test_double_to_half(want))) bad16++;
+        }
+        CHECK(h && bad16 == 0, "%s: dequantised f16 equals float64 rounded to f16 (%d differ)", what, bad16);
+        free(h);
+    }
+    free(v);
+    wt_tensor_release(w);
+    wt_tensor_release(y);
+    wt_tensor_release(yh);
+    wt_tensor_release(yh32);
+}
+
+static void test_dequant_hand(void)
+{
+    /* Q8_0, two rows of one block each.
+     * Row 0: d = 0x3800 = 0.5 (bytes 00 38); q = 1, -1 (0xff), 127 (0x7f),
+     *   -128 (0x80), 0, then 0x10 (16) ...: values 0.5, -0.5, 63.5, -64, 0, 8.
+     * Row 1: d = 0xb400 = -0.25 (a negative d is valid in the format: the
+     *   reference quantiser never writes one, files may): q = 4 -> -1.0,
+     *   -4 (0xfc) -> 1.0, then subnormal d is in the Q4_0 case below. */
+    uint8_t q8[2 * Q8_BYTES] = {0x00, 0x38, 0x01, 0xff, 0x7f, 0x80, 0x00};
+    for (int j = 5; j < 32; j++) q8[2 + j] = 0x10;
+    uint8_t *r1 = q8 + Q8_BYTES;
+    r1[0] = 0x00, r1[1] = 0xb4, r1[2] = 0x04, r1[3] = 0xfc;
+    for (int j = 2; j < 32; j++) r1[2 + j] = (uint8_t)(j * 9);
+    /* Spot checks of the paper values before the whole comparison. */
+    CHECK(ref_elem(WT_QUANT_Q8_0, q8, 2) == 63.5 && ref_elem(WT_QUANT_Q8_0, q8, 3) == -64.0 &&
+              ref_elem(WT_QUANT_Q8_0, r1, 0) == -1.0 && ref_elem(WT_QUANT_Q8_0, r1, 1) == 1.0,
+          "Q8_0 hand block: the reference reads the paper values");
+    check_dequant(WT_QUANT_Q8_0, 2, 32, q8, "Q8_0 hand blocks");
+
+    /* Q4_0, one row of two blocks.
+     * Block 0: d = 0xc000 = -2.0 (bytes 00 c0); qs[0] = 0x0f: element 0 =
+     *   15 - 8 = 7 -> -14, element 16 = 0 - 8 -> +16; qs[1] = 0x80: element
+     *   1 = -8 -> 16, element 17 = 0 -> 0; qs[2] = 0x98: element 2 = 0 ->
+     *   0, element 18 = 1 -> -2; the rest 0x88: zeros.
+     * Block 1: d = 0x0001 = 2^-24 (the smallest subnormal f16): qs[0] =
+     *   0xf0: element 0 = -8 * 2^-24, element 16 = 7 * 2^-24. */
+    uint8_t q4[2 * Q4_BYTES] = {0x00, 0xc0, 0x0f, 0x80, 0x98};
+    for (int j = 3; j < 16; j++) q4[2 + j] = 0x88;
+    uint8_t *b1 = q4 + Q4_BYTES;
+    b1[0] = 0x01, b1[1] = 0x00, b1[2] = 0xf0;
+    for (int j = 1; j < 16; j++) b1[2 + j] = (uint8_t)(0x11 * j);
+    CHECK(ref_elem(WT_QUANT_Q4_0, q4, 0) == -14.0 && ref_elem(WT_QUANT_Q4_0, q4, 16) == 16.0 &&
+              ref_elem(WT_QUANT_Q4_0, q4, 1) == 16.0 && ref_elem(WT_QUANT_Q4_0, q4, 18) == -2.0 &&
+              ref_elem(WT_QUANT_Q4_0, b1, 0) == -8.0 * ldexp(1.0, -24) &&
+              ref_elem(WT_QUANT_Q4_0, b1, 16) == 7.0 * ldexp(1.0, -24),
+          "Q4_0 hand blocks: the reference reads the paper values");
+    check_dequant(WT_QUANT_Q4_0, 1, 64, q4, "Q4_0 hand blocks");
+}
+
+/* Random blocks (finite d of both signs) of every row width kind. */
+static void random_blocks(wt_quant_type t, int64_t n, int64_t k, uint8_t *dst)
+{
+    const int bb = block_bytes(t);
+    for (int64_t b = 0; b < n * k / 32; b++) {
+        uint8_t *blk = dst + b * bb;
+        for (int i = 0; i < bb; i++) blk[i] = (uint8_t)test_rng_next();
+        /* d: exponent 8 .. 15 (2^-7 .. 1), either sign. */
+        const uint16_t h = (uint16_t)((test_rng_next() & 0x8000u) | (8u + test_rng_next() % 8u) << 10 |
+                                      (test_rng_next() & 0x3ffu));
+        blk[0] = (uint8_t)(h & 0xff), blk[1] = (uint8_t)(h >> 8);
+    }
+}
+
+static void test_dequant_random(void)
+{
+    const int64_t ks[] = {32, 96, 160};
+    for (int ti = 0; ti < 2; ti++) {
+        const wt_quant_type t = ti ? WT_QUANT_Q4_0 : WT_QUANT_Q8_0;
+        for (size_t c = 0; c < sizeof ks / sizeof ks[0]; c++) {
+            const int64_t n = 7, k = ks[c];
+            uint8_t *blocks = malloc((size_t)(n * k / 32 * block_bytes(t)));
+            if (!blocks) continue;
+            random_blocks(t, n, k, blocks);
+            char what[64];
+            snprintf(what, sizeof what, "%s random [%lld, %lld]", tname(t), (long long)n, (long long)k);
+            check_dequant(t, n, k, blocks, what);
+            free(blocks);
+        }
+    }
+}
+
+/* -------------------------------------------------------------- quantise */
+
+/* Quantises one row of 32 values and compares the 18/34 bytes. */
+static void check_quant_block(wt_quant_type t, const float *x, const uint8_t *want, const char *what)
+{
+    const int64_t shape[2] = {1, 32};
+    wt_tensor *xt = NULL, *q = NULL;
+    uint8_t got[Q8_BYTES];
+    wt_status st = wt_tensor_from_data(g_ctx, WT_F32, 2, shape, x, &xt);
+    if (st == WT_OK) st = wt_quantize(xt, t, &q);
+    CHECK(st == WT_OK, "%s: quantize: %s", what, wt_last_error());
+    if (st == WT_OK && read_blocks(q, t, 1, 32, got)) {
+        int first = -1;
+        for (int i = 0; i < block_bytes(t) && first < 0; i++)
+            if (got[i] != want[i]) first = i;
+        CHECK(first < 0, "%s: byte %d is 0x%02x, want 0x%02x", what, first, first < 0 ? 0 : got[first],
+              first < 0 ? 0 : want[first]);
+    }
+    wt_tensor_release(xt);
+    wt_tensor_release(q);
+}
+
+static void test_quant_hand(void)
+{
+    /* Q8_0 (d = amax / 127, q = roundf(x / d), halves away from zero):
+     * x = 127, -63.5, 0.5, 1.5, -0.5, 2.5, -127, 126.49, zeros: amax = 127,
+     * d = 1 (f16 0x3c00: bytes 00 3c), 1/d = 1; q = 127 (7f), -64 (c0: the
+     * half away from zero, not to even -64 either way), 1, 2, -1 (ff), 3
+     * (to even would be 2), -127 (81), 126 (7e), zeros. */
+    {
+        float x[32] = {127.0f, -63.5f, 0.5f, 1.5f, -0.5f, 2.5f, -127.0f, 126.49f};
+        uint8_t want[Q8_BYTES] = {0x00, 0x3c, 0x7f, 0xc0, 0x01, 0x02, 0xff, 0x03, 0x81, 0x7e};
+        check_quant_block(WT_QUANT_Q8_0, x, want, "Q8_0 d = 1, rounding halves");
+    }
+    /* x = 1, -0.25, zeros: d = fl32(1/127) = 0.0078740157..., which rounds
+     * to f16 0x2008 (2^-7 * (1 + 8/1024) = 0.0078735...; the mantissa
+     * (d/2^-7 - 1) * 1024 = 8.06 -> 8); 1/d = 127 exactly in f32 (the f32
+     * d, not the f16 one, divides); q = 127 (7f), roundf(-31.75) = -32 (e0). */
+    {
+        float x[32] = {1.0f, -0.25f};
+        uint8_t want[Q8_BYTES] = {0x08, 0x20, 0x7f, 0xe0};
+        check_quant_block(WT_QUANT_Q8_0, x, want, "Q8_0 d rounded to f16");
+    }
+    /* All zeros: d = 0, quants 0 (1/d taken as 0). */
+    {
+        float x[32] = {0};
+        uint8_t want[Q8_BYTES] = {0};
+        check_quant_block(WT_QUANT_Q8_0, x, want, "Q8_0 zeros");
+    }
+    /* Q4_0 (m = the first element of largest magnitude, d = m / -8,
+     * q = min(15, trunc(x / d + 8.5))), a negative m: x[0] = -8, x[1] = 7,
+     * x[2] = 8 (as large as x[0] but later: m stays -8), x[3] = 0, x[4] =
+     * -0.5, x[5] = 0.5, x[6] = -3.5, x[7] = -3.6, x[16] = 1.25, x[17] = -7.9,
+     * zeros elsewhere. d = 1 (00 3c), 1/d = 1:
+     *   x[0]: 0.5 -> 0; x[1]: 15.5 -> 15; x[2]: 16.5 -> 16 -> 15 (clamped);
+     *   x[3]: 8; x[4]: 8.0 -> 8; x[5]: 9; x[6]: 5.0 -> 5; x[7]: fl32(-3.6)
+     *   + 8.5 = 4.9000001 -> 4; x[16]: 9.75 -> 9; x[17]: 0.6 -> 0; zeros 8.
+     * Bytes qs[j] = q[j] | q[j+16] << 4: 90 0f 8f 88 88 89 85 84, 88 x 8. */
+    {
+        float x[32] = {-8.0f, 7.0f, 8.0f, 0.0f, -0.5f, 0.5f, -3.5f, -3.6f};
+        x[16] = 1.25f, x[17] = -7.9f;
+        uint8_t want[Q4_BYTES] = {0x00, 0x3c, 0x90, 0x0f, 0x8f, 0x88, 0x88, 0x89, 0x85, 0x84};
+        for (int j = 8; j < 16; j++) want[2 + j] = 0x88;
+        check_quant_block(WT_QUANT_Q4_0, x, want, "Q4_0 negative max (d > 0)");
+    }
+    /* A positive m: x[0] = 4, x[1] = -4, x[2] = 1, x[3] = -1, x[4] = 0.25,
+     * x[20] = -4, x[21] = 3.9, zeros elsewhere. d = 4 / -8 = -0.5 (f16
+     * 0xb800: 00 b8), 1/d = -2: x[0]: -8 + 8.5 -> 0; x[1]: 16.5 -> 15;
+     * x[2]: 6.5 -> 6; x[3]: 10.5 -> 10; x[4]: 8.0 -> 8; x[20]: 15;
+     * x[21]: -7.8 + 8.5 = 0.7 -> 0; zeros 8.
+     * qs: 80 8f 86 8a f8 08, 88 x 10. */
+    {
+        float x[32] = {4.0f, -4.0f, 1.0f, -1.0f, 0.25f};
+        x[20] = -4.0f, x[21] = 3.9f;
+        uint8_t want[Q4_BYTES] = {0x00, 0xb8, 0x80, 0x8f, 0x86, 0x8a, 0xf8, 0x08};
+        for (int j = 6; j < 16; j++) want[2 + j] = 0x88;
+        check_quant_block(WT_QUANT_Q4_0, x, want, "Q4_0 positive max (d < 0)");
+    }
+    /* All zeros: m = 0, d = 0 / -8 = -0 (f16 0x8000: bytes 00 80), 1/d
+     * taken as 0, every q = trunc(8.5) = 8. */
+    {
+        float x[32] = {0};
+        uint8_t want[Q4_BYTES] = {0x00, 0x80};
+        for (int j = 0; j < 16; j++) want[2 + j] = 0x88;
+        check_quant_block(WT_QUANT_Q4_0, x, want, "Q4_0 zeros");
+    }
+}
+
+/* Random x: dequantise(quantise(x)) is within the format's step of x, and
+ * quantising the dequantised values gives the same bytes again (its
+ * largest magnitude is 127 d or -8 d exactly, so d comes back). From f16
+ * x too. */
+static void test_quant_roundtrip(void)
+{
+    const int64_t n = 5, k = 128;
+    float x[5 * 128];
+    for (int i = 0; i < n * k; i++) x[i] = test_rng_uniform(-3.0f, 3.0f) * (float)(1 + i / 32 % 4);
+    const int64_t shape[2] = {n, k};
+    for (int ti = 0; ti < 2; ti++) {
+        const wt_quant_type t = ti ? WT_QUANT_Q4_0 : WT_QUANT_Q8_0;
+        for (int half = 0; half < 2; half++) {
+            wt_tensor *xt = NULL, *xin = NULL, *q = NULL, *y = NULL, *q2 = NULL;
+            uint8_t b1[5 * 4 * Q8_BYTES], b2[5 * 4 * Q8_BYTES];
+            wt_status st = wt_tensor_from_data(g_ctx, WT_F32, 2, shape, x, &xt);
+            if (st == WT_OK && half) st = wt_cast(xt, WT_F16, &xin);
+            if (st == WT_OK) st = wt_quantize(half ? xin : xt, t, &q);
+            if (st == WT_OK) st = wt_dequantize(q, t, WT_F32, &y);
+            if (st == WT_OK) st = wt_quantize(y, t, &q2);
+            CHECK(st == WT_OK, "%s round trip (%s x): %s", tname(t), half ? "f16" : "f32", wt_last_error());
+            float *v = st == WT_OK ? read_f32(y) : NULL;
+            if (v && read_blocks(q, t, n, k, b1) && read_blocks(q2, t, n, k, b2)) {
+                CHECK(memcmp(b1, b2, (size_t)(n * k / 32 * block_bytes(t))) == 0,
+                      "%s (%s x): quantise(dequantise(q)) == q", tname(t), half ? "f16" : "f32");
+                int bad = 0;
+                for (int64_t i = 0; i < n * k; i++) {
+                    const uint8_t *blk = b1 + (i / 32) * block_bytes(t);
+                    const double d = fabs(test_half_to_double((uint16_t)(blk[0] | blk[1] << 8)));
+                    /* Q8_0: half a step, plus the f16 rounding of d over
+                     * 127 steps; Q4_0: a whole step at the clamped end. */
+                    const double xi = half ? test_half_to_double(test_double_to_half(x[i])) : x[i];
+                    const double tol = (t == WT_QUANT_Q8_0 ? 0.5 + 127.0 / 2048.0 : 1.0 + 8.0 / 2048.0) * d * 1.0001;
+                    if (fabs((double)v[i] - xi) > tol) bad++;
+                }
+                CHECK(bad == 0, "%s (%s x): dequantised within a step of x (%d outside)", tname(t),
+                      half ? "f16" : "f32", bad);
+            }
+            free(v);
+            wt_tensor_release(xt);
+            wt_tensor_release(xin);
+            wt_tensor_release(q);
+            wt_tensor_release(y);
+            wt_tensor_release(q2);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- linear */
+
+/* y = x @ W^T + bias for random blocks, against float64 of the
+ * definition and against dequantise + wt_linear. */
+static void check_linear(wt_quant_type t, int64_t m, int64_t n, int64_t k, bool with_bias, bool transposed_x,
+                         bool f16_x)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%s linear M=%lld N=%lld K=%lld%s%s%s", tname(t), (long long)m, (long long)n,
+             (long long)k, with_bias ? " +bias" : "", transposed_x ? " (x a transposed view)" : "",
+             f16_x ? " (f16 x)" : "");
+    const size_t bytes = (size_t)(n * k / 32 * block_bytes(t));
+    uint8_t *blocks = malloc(bytes);
+    float *x = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)n);
+    if (!blocks || !x || !b) {
+        CHECK(false, "%s: host memory", what);
+        free(blocks), free(x), free(b);
+        return;
+    }
+    random_blocks(t, n, k, blocks);
+    for (int64_t i = 0; i < m * k; i++) x[i] = test_rng_uniform(-1.0f, 1.0f);
+    for (int64_t i = 0; i < n; i++) b[i] = test_rng_uniform(-1.0f, 1.0f);
+    if (f16_x)
+        for (int64_t i = 0; i < m * k; i++) x[i] = (float)test_half_to_double(test_double_to_half(x[i]));
+    wt_tensor *w = NULL, *xt = NULL, *xv = NULL, *bt = NULL, *y = NULL, *y32 = NULL, *wd = NULL, *yref = NULL;
+    const int64_t xs[2] = {m, k}, xts[2] = {k, m};
+    wt_status st = wt_quant_from_blocks(g_ctx, t, n, k, blocks, bytes, &w);
+    if (st == WT_OK && transposed_x) {
+        /* x stored as x^T [K, M], handed over as a transposed view */
+        float *xtr = malloc(sizeof(float) * (size_t)(m * k));
+        for (int64_t i = 0; xtr && i < m; i++)
+            for (int64_t j = 0; j < k; j++) xtr[j * m + i] = x[i * k + j];
+        st = xtr ? wt_tensor_from_data(g_ctx, WT_F32, 2, xts, xtr, &xt) : WT_ERR_OUT_OF_MEMORY;
+        free(xtr);
+        if (st == WT_OK) st = wt_transpose(xt, 0, 1, &xv);
+    } else if (st == WT_OK) {
+        st = wt_tensor_from_data(g_ctx, WT_F32, 2, xs, x, &xt);
+        if (st == WT_OK) st = f16_x ? wt_cast(xt, WT_F16, &xv) : wt_contiguous(xt, &xv);
+    }
+    const int64_t nb = n;
+    if (st == WT_OK && with_bias) st = wt_tensor_from_data(g_ctx, WT_F32, 1, &nb, b, &bt);
+    if (st == WT_OK) st = wt_linear_quant(xv, w, t, bt, &y);
+    CHECK(st == WT_OK, "%s: %s", what, wt_last_error());
+    if (st != WT_OK) goto done;
+    /* f16 only when every given input is (the library's f16 rule) */
+    CHECK(wt_tensor_dtype(y) == (f16_x && !with_bias ? WT_F16 : WT_F32) && wt_tensor_shape(y)[0] == m && wt_tensor_shape(y)[1] == n,
+          "%s: result dtype and shape", what);
+    if (wt_cast(y, WT_F32, &y32) != WT_OK) goto done;
+    /* dequantise + the library's linear (a dense path) */
+    if ((st = wt_dequantize(w, t, WT_F32, &wd)) == WT_OK) {
+        wt_tensor *x32 = NULL;
+        st = wt_cast(xv, WT_F32, &x32);
+        if (st == WT_OK) st = wt_linear(x32, wd, bt, &yref);
+        wt_tensor_release(x32);
+    }
+    float *got = read_f32(y32), *dense = st == WT_OK ? read_f32(yref) : NULL;
+    int bad = 0, bad_dense = 0;
+    double worst = 0.0;
+    for (int64_t i = 0; got && dense && i < m; i++)
+        for (int64_t r = 0; r < n; r++) {
+            double want = with_bias ? (double)b[r] : 0.0, mag = fabs(want);
+            for (int64_t j = 0; j < k; j++) {
+                const double wv = ref_elem(t, blocks + (r * (k / 32) + j / 32) * block_bytes(t), (int)(j % 32));
+                want += (double)x[i * k + j] * wv;
+                mag += fabs((double)x[i * k + j] * wv);
+            }
+            /* f32 sums of k terms: well inside k * 2^-24 of the magnitude;
+             * an f16 result adds its own rounding. */
+            const bool f16_y = f16_x && !with_bias;
+            const double tol = mag * (f16_y ? 2e-3 : 1e-5) + 1e-30;
+            const double g = got[i * n + r], e = fabs(g - want);
+            if (e / tol > worst) worst = e / tol;
+            if (e > tol && bad++ < 3)
+                printf("  %s [%lld,%lld] = %.9g, want %.9g\n", what, (long long)i, (long long)r, g, want);
+            const double dd = f16_y ? test_half_to_double(test_double_to_half(dense[i * n + r])) : dense[i * n + r];
+            if (fabs(g - dd) > tol) bad_dense++;
+        }
+    CHECK(got && dense && bad == 0, "%s: against float64 (%d outside; worst %.2f of the tolerance)", what, bad, worst);
+    CHECK(got && dense && bad_dense == 0, "%s: against dequantise + wt_linear (%d outside)", what, bad_dense);
+    free(got);
+    free(dense);
+done:
+    wt_tensor_release(w);
+    wt_tensor_release(xt);
+    wt_tensor_release(xv);
+    wt_tensor_release(bt);
+    wt_tensor_release(y);
+    wt_tensor_release(y32);
+    wt_tensor_release(wd);
+    wt_tensor_release(yref);
+    free(blocks);
+    free(x);
+    free(b);
+}
+
+static void test_linear(void)
+{
+    for (int ti = 0; ti < 2; ti++) {
+        const wt_quant_type t = ti ? WT_QUANT_Q4_0 : WT_QUANT_Q8_0;
+        /* M = 1 (decode, GEMV), 3 (GEMV per row), 20 and 33 (tiled, with
+         * edge tiles); N not a multiple of 16; K with and without row
+         * padding (K = 96: Q8_0 rows of 102 bytes, Q4_0 of 54). */
+        check_linear(t, 1, 37, 96, true, false, false);
+        check_linear(t, 1, 300, 256, false, false, false);
+        check_linear(t, 3, 37, 64, false, false, false);
+        check_linear(t, 20, 19, 96, true, false, false);
+        check_linear(t, 33, 40, 160, true, false, false);
+        check_linear(t, 5, 17, 64, true, true, false);
+        check_linear(t, 2, 9, 64, true, false, true);
+        check_linear(t, 24, 9, 32, false, false, true);
+    }
+    /* x [..., K] with leading axes: [2, 3, K] -> [2, 3, N]. */
+    uint8_t blocks[4 * Q8_BYTES];
+    random_blocks(WT_QUANT_Q8_0, 4, 32, blocks);
+    wt_tensor *w = NULL, *x = NULL, *y = NULL;
+    const int64_t s3[3] = {2, 3, 32};
+    wt_status st = wt_quant_from_blocks(g_ctx, WT_QUANT_Q8_0, 4, 32, blocks, sizeof blocks, &w);
+    if (st == WT_OK) st = wt_tensor_full(g_ctx, WT_F32, 3, s3, 0.5, &x);
+    if (st == WT_OK) st = wt_linear_quant(x, w, WT_QUANT_Q8_0, NULL, &y);
+    CHECK(st == WT_OK && wt_tensor_ndim(y) == 3 && wt_tensor_shape(y)[0] == 2 && wt_tensor_shape(y)[1] == 3 &&
+              wt_tensor_shape(y)[2] == 4,
+          "linear_quant of x [2, 3, 32]: y [2, 3, 4] (%s)", wt_last_error());
+    if (st == WT_OK) {
+        float *v = read_f32(y);
+        int bad = 0;
+        for (int i = 0; v && i < 24; i++) {
+            double want = 0.0;
+            for (int j = 0; j < 32; j++) want += 0.5 * ref_elem(WT_QUANT_Q8_0, blocks + (i % 4) * Q8_BYTES, j);
+            if (fabs(v[i] - want) > 1e-4 * (1.0 + fabs(want))) bad++;
+        }
+        CHECK(v && bad == 0, "linear_quant of x [2, 3, 32]: values (%d wrong)", bad);
+        free(v);
+    }
+    wt_tensor_release(w);
+    wt_tensor_release(x);
+    wt_tensor_release(y);
+}
+
+/* ------------------------------------------------------------------ gguf */
+
+/* quantise -> the blocks into a GGUF file (add_raw, dims {K, N}) -> read
+ * back (read_raw) -> a quantised tensor again: the same words, the same
+ * product. */
+static void test_gguf_roundtrip(void)
+{
+    const int64_t n = 6, k = 64;
+    float x[6 * 64];
+    for (int i = 0; i < n * k; i++) x[i] = test_rng_uniform(-2.0f, 2.0f);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/wt_quant_%d.gguf", (int)getpid());
+    for (int ti = 0; ti < 2; ti++) {
+        const wt_quant_type t = ti ? WT_QUANT_Q4_0 : WT_QUANT_Q8_0;
+        const size_t bytes = (size_t)(n * k / 32 * block_bytes(t));
+        uint8_t blocks[6 * 2 * Q8_BYTES], back[6 * 2 * Q8_BYTES];
+        const int64_t shape[2] = {n, k};
+        const uint64_t dims[2] = {(uint64_t)k, (uint64_t)n};
+        wt_tensor *xt = NULL, *q = NULL, *q2 = NULL;
+        wt_gguf_writer *wr = NULL;
+        wt_gguf *f = NULL;
+        wt_status st = wt_tensor_from_data(g_ctx, WT_F32, 2, shape, x, &xt);
+        if (st == WT_OK) st = wt_quantize(xt, t, &q);
+        if (st == WT_OK) st = read_blocks(q, t, n, k, blocks) ? WT_OK : WT_ERR_BACKEND;
+        if (st == WT_OK) st = wt_gguf_writer_create(&wr);
+        if (st == WT_OK) st = wt_gguf_writer_add_raw(wr, "w", (uint32_t)t, 2, dims, blocks, bytes);
+        if (st == WT_OK) st = wt_gguf_writer_save(wr, path);
+        if (st == WT_OK) st = wt_gguf_open(path, &f);
+        wt_gguf_tensor_info info;
+        memset(&info, 0, sizeof info);
+        if (st == WT_OK) st = wt_gguf_tensor_at(f, 0, &info);
+        if (st == WT_OK) st = wt_gguf_read_raw(f, "w", back, bytes);
+        if (st == WT_OK) st = wt_quant_from_blocks(g_ctx, (wt_quant_type)info.ggml_type, n, k, back, bytes, &q2);
+        CHECK(st == WT_OK, "%s GGUF round trip: %s", tname(t), wt_last_error());
+        if (st == WT_OK) {
+            CHECK(info.ggml_type == (uint32_t)t && memcmp(back, blocks, bytes) == 0,
+                  "%s GGUF round trip: the type and bytes come back", tname(t));
+            const int64_t words = wt_tensor_shape(q)[1];
+            int32_t *a = malloc(sizeof(int32_t) * (size_t)(n * words)), *c = malloc(sizeof(int32_t) * (size_t)(n * words));
+            CHECK(a && c && wt_tensor_read(q, a, sizeof(int32_t) * (size_t)(n * words)) == WT_OK &&
+                      wt_tensor_read(q2, c, sizeof(int32_t) * (size_t)(n * words)) == WT_OK &&
+                      memcmp(a, c, sizeof(int32_t) * (size_t)(n * words)) == 0,
+                  "%s GGUF round trip: the same words", tname(t));
+            free(a);
+            free(c);
+        }
+        wt_gguf_close(f);
+        wt_gguf_writer_destroy(wr);
+        wt_tensor_release(xt);
+        wt_tensor_release(q);
+        wt_tensor_release(q2);
+    }
+    remove(path);
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static void test_errors(void)
+{
+    uint8_t blocks[2 * Q8_BYTES] = {0};
+    wt_tensor *w = (wt_tensor *)(uintptr_t)1;
+    /* K not a multiple of 32; bytes not what [N, K] needs; a weight whose
+     * W no K gives; x of another K; NaN refused by the quantiser. */
+    CHECK(wt_quant_from_blocks(g_ctx, WT_QUANT_Q8_0, 2, 48, blocks, sizeof blocks, &w) == WT_ERR_SHAPE && !w,
+          "from_blocks K = 48: WT_ERR_SHAPE, out NULL");
+    CHECK(wt_quant_from_blocks(g_ctx, WT_QUANT_Q4_0, 2, 32, blocks, sizeof blocks, &w) == WT_ERR_INVALID_ARGUMENT,
+          "from_blocks with Q8_0's byte count for Q4_0: refused");
+    const int64_t s10[2] = {2, 10}, s2_64[2] = {2, 64};
+    wt_tensor *bad = NULL, *x = NULL, *y = (wt_tensor *)(uintptr_t)1;
+    if (wt_tensor_zeros(g_ctx, WT_I32, 2, s10, &bad) == WT_OK) {
+        /* 40 bytes: Q8_0 K = 32 takes 9 words, K = 64 takes 17 */
+        CHECK(wt_dequantize(bad, WT_QUANT_Q8_0, WT_F32, &y) == WT_ERR_SHAPE && !y, "dequantize of i32 [2, 10] as Q8_0");
+        wt_tensor_release(bad);
+    }
+    if (wt_quant_from_blocks(g_ctx, WT_QUANT_Q8_0, 2, 32, blocks, sizeof blocks, &w) == WT_OK &&
+        wt_tensor_zeros(g_ctx, WT_F32, 2, s2_64, &x) == WT_OK) {
+        y = (wt_tensor *)(uintptr_t)1;
+        CHECK(wt_linear_quant(x, w, WT_QUANT_Q8_0, NULL, &y) == WT_ERR_SHAPE && !y, "linear_quant K 64 vs 32");
+    }
+    wt_tensor_release(x);
+    wt_tensor_release(w);
+    float nanrow[32] = {NAN};
+    const int64_t s1[2] = {1, 32};
+    if (wt_tensor_from_data(g_ctx, WT_F32, 2, s1, nanrow, &x) == WT_OK) {
+        y = (wt_tensor *)(uintptr_t)1;
+        CHECK(wt_quantize(x, WT_QUANT_Q4_0, &y) == WT_ERR_INVALID_ARGUMENT && !y, "quantize of NaN refused");
+        wt_tensor_release(x);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    test_run run;
+    if (!test_begin(&run, "quant", argc, argv)) return run.status;
+    g_ctx = run.ctx;
+    test_rng_seed(test_seed());
+    test_layout();
+    test_dequant_hand();
+    test_dequant_random();
+    test_quant_hand();
+    test_quant_roundtrip();
+    test_linear();
+    test_gguf_roundtrip();
+    test_errors();
+    test_check_nothing_alive(g_ctx);
+    return test_end(&run);
+}
