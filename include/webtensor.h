@@ -1541,8 +1541,11 @@ WT_API wt_status wt_cross_entropy_backward_v2(const wt_tensor *dloss, const wt_t
 /* Gradient of an embedding lookup: dweight [num_embeddings, D] with
  * dweight[indices[i]] += dy[i, :] over every position i. dy is
  * [*indices.shape, D]; indices i32. An index outside [0, num_embeddings)
- * contributes nothing. On the GPU the sums use atomic adds, so their
- * order (and the last bits of a sum over repeated indices) may vary. */
+ * contributes nothing. On the GPU a table of more than 1,024 rows sums
+ * with atomic adds, so their order (and the last bits of a sum over
+ * repeated indices) may vary; a smaller one is the product of the
+ * indices' one-hot matrix with dy (deterministic; many positions on few
+ * rows make the atomic adds contend). */
 WT_API wt_status wt_embedding_backward(const wt_tensor *dy, const wt_tensor *indices,
                                        int64_t num_embeddings, wt_tensor **dweight);
 

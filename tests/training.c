@@ -281,6 +281,29 @@ static void test_embedding(void)
     wt_tensor_release(tb);
     wt_tensor_release(ti);
     wt_tensor_release(tg);
+    /* Both ways a backend may sum (a small table, a large one past 1,024
+     * rows), with indices outside the table that must add nothing. */
+    const int64_t tables[2] = {V, 1500};
+    for (int t = 0; t < 2; t++) {
+        const int64_t v = tables[t];
+        int32_t ix[B * S];
+        for (int i = 0; i < B * S; i++) ix[i] = (int32_t)((idx[i] * 131) % v);
+        ix[2] = -1, ix[7] = (int32_t)v, ix[11] = (int32_t)v + 5; /* outside: skipped */
+        double *ref = calloc((size_t)(v * D), sizeof *ref);
+        for (int i = 0; ref && i < B * S; i++)
+            if (ix[i] >= 0 && ix[i] < v)
+                for (int j = 0; j < D; j++) ref[ix[i] * D + j] += dy[i * D + j];
+        wt_tensor *tix = make_i32(2, is, ix), *tdy = make(3, gs, dy), *g = NULL;
+        CHECK(wt_embedding_backward(tdy, tix, v, &g) == WT_OK, "embedding backward, %lld rows: %s", (long long)v,
+              wt_last_error());
+        float *gv = g ? read_all(g, (int)(v * D)) : NULL;
+        if (gv && ref) close_all(v == V ? "embedding backward, small table, indices outside skipped"
+                                        : "embedding backward, 1500 rows, indices outside skipped",
+                                 gv, ref, (int)(v * D), 1e-5, 1e-5);
+        free(gv);
+        free(ref);
+        wt_tensor_release(g), wt_tensor_release(tix), wt_tensor_release(tdy);
+    }
 }
 
 /* ------------------------------------------------------ normalisation */
