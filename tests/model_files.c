@@ -25,31 +25,6 @@ static const char *tmp_path(const char *name)
     return buf;
 }
 
-static unsigned char *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return b;
-}
-
-static bool same_tensor_bytes(const wt_tensor *t, const void *expect, size_t bytes)
-{
-    void *buf = malloc(bytes + 1);
-    bool ok = wt_tensor_read(t, buf, bytes) == WT_OK && memcmp(buf, expect, bytes) == 0;
-    free(buf);
-    return ok;
-}
-
 /* ----------------------------------------------------------------- .npy */
 
 /* A .npy file as NumPy writes it: version 1.0, dict padded with spaces to
@@ -78,12 +53,12 @@ static void npy_round_trips(void)
     unsigned char expect[256];
     size_t en = make_npy(expect, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", f, sizeof f);
     size_t got_n = 0;
-    unsigned char *got = read_file(tmp_path("a.npy"), &got_n);
+    unsigned char *got = test_read_file(tmp_path("a.npy"), &got_n);
     CHECK(got && got_n == en && memcmp(got, expect, en) == 0, "npy save: bytes differ from NumPy's layout");
     free(got);
     CHECK(wt_npy_load(g_ctx, tmp_path("a.npy"), &back) == WT_OK, "npy load: %s", wt_last_error());
     CHECK(back && wt_tensor_dtype(back) == WT_F32 && wt_tensor_ndim(back) == 2 && wt_tensor_shape(back)[1] == 3 &&
-              same_tensor_bytes(back, f, sizeof f),
+              test_same_tensor_bytes(back, f, sizeof f),
           "npy f32 round trip");
     wt_tensor_release(back);
 
@@ -94,7 +69,7 @@ static void npy_round_trips(void)
     CHECK(wt_npy_save(tmp_path("t.npy"), tr) == WT_OK, "npy save view: %s", wt_last_error());
     back = NULL;
     CHECK(wt_npy_load(g_ctx, tmp_path("t.npy"), &back) == WT_OK && wt_tensor_shape(back)[0] == 3 &&
-              same_tensor_bytes(back, ft, sizeof ft),
+              test_same_tensor_bytes(back, ft, sizeof ft),
           "npy view round trip");
     wt_tensor_release(back);
     wt_tensor_release(tr);
@@ -116,11 +91,11 @@ static void npy_round_trips(void)
         char dict[128];
         snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (5,), }", cases[c].descr);
         en = make_npy(expect, dict, cases[c].data, 5 * cases[c].es);
-        got = read_file(tmp_path("c.npy"), &got_n);
+        got = test_read_file(tmp_path("c.npy"), &got_n);
         CHECK(got && got_n == en && memcmp(got, expect, en) == 0, "npy %s bytes", cases[c].descr);
         free(got);
         CHECK(wt_npy_load(g_ctx, tmp_path("c.npy"), &back) == WT_OK && wt_tensor_dtype(back) == cases[c].d &&
-                  same_tensor_bytes(back, cases[c].data, 5 * cases[c].es),
+                  test_same_tensor_bytes(back, cases[c].data, 5 * cases[c].es),
               "npy %s round trip: %s", cases[c].descr, wt_last_error());
         wt_tensor_release(back);
         wt_tensor_release(t);
@@ -129,11 +104,11 @@ static void npy_round_trips(void)
     t = back = NULL;
     CHECK(wt_tensor_from_data(g_ctx, WT_F32, 0, NULL, &scalar, &t) == WT_OK, "0-d");
     CHECK(wt_npy_save(tmp_path("s.npy"), t) == WT_OK, "save 0-d");
-    got = read_file(tmp_path("s.npy"), &got_n);
+    got = test_read_file(tmp_path("s.npy"), &got_n);
     CHECK(got && got_n > 60 && memmem(got, got_n, "'shape': ()", 11) != NULL, "0-d shape is ()");
     free(got);
     CHECK(wt_npy_load(g_ctx, tmp_path("s.npy"), &back) == WT_OK && wt_tensor_ndim(back) == 0 &&
-              same_tensor_bytes(back, &scalar, 4),
+              test_same_tensor_bytes(back, &scalar, 4),
           "0-d round trip");
     wt_tensor_release(back);
     wt_tensor_release(t);
@@ -162,19 +137,19 @@ static void npy_conversions_and_errors(void)
     const unsigned char be_f[8] = {0x3f, 0xc0, 0, 0, 0xc0, 0x20, 0, 0}; /* 1.5, -2.5 */
     float le_f[2] = {1.5f, -2.5f};
     size_t n = make_npy(file, "{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", be_f, 8);
-    CHECK(npy_load_mem(file, n, &t) == WT_OK && same_tensor_bytes(t, le_f, 8), "big-endian f4: %s", wt_last_error());
+    CHECK(npy_load_mem(file, n, &t) == WT_OK && test_same_tensor_bytes(t, le_f, 8), "big-endian f4: %s", wt_last_error());
     wt_tensor_release(t);
     /* float64 rounds to f32; int64 narrows to i32; uint8 widens. */
     double d[3] = {0.1, -1e300, 3.0};
     float fd[3] = {0.1f, -INFINITY, 3.0f};
     n = make_npy(file, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", d, sizeof d);
-    CHECK(npy_load_mem(file, n, &t) == WT_OK && wt_tensor_dtype(t) == WT_F32 && same_tensor_bytes(t, fd, sizeof fd),
+    CHECK(npy_load_mem(file, n, &t) == WT_OK && wt_tensor_dtype(t) == WT_F32 && test_same_tensor_bytes(t, fd, sizeof fd),
           "f8 -> f32: %s", wt_last_error());
     wt_tensor_release(t);
     int64_t i8[3] = {-5, 2147483647, 7};
     int32_t i4[3] = {-5, 2147483647, 7};
     n = make_npy(file, "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }", i8, sizeof i8);
-    CHECK(npy_load_mem(file, n, &t) == WT_OK && wt_tensor_dtype(t) == WT_I32 && same_tensor_bytes(t, i4, sizeof i4),
+    CHECK(npy_load_mem(file, n, &t) == WT_OK && wt_tensor_dtype(t) == WT_I32 && test_same_tensor_bytes(t, i4, sizeof i4),
           "i8 -> i32: %s", wt_last_error());
     wt_tensor_release(t);
     i8[1] = 2147483648LL;
@@ -184,7 +159,7 @@ static void npy_conversions_and_errors(void)
     uint8_t u1[4] = {0, 255, 1, 128};
     int32_t u1w[4] = {0, 255, 1, 128};
     n = make_npy(file, "{'descr': '|u1', 'fortran_order': False, 'shape': (2, 2), }", u1, 4);
-    CHECK(npy_load_mem(file, n, &t) == WT_OK && same_tensor_bytes(t, u1w, sizeof u1w), "u1 -> i32");
+    CHECK(npy_load_mem(file, n, &t) == WT_OK && test_same_tensor_bytes(t, u1w, sizeof u1w), "u1 -> i32");
     wt_tensor_release(t);
 
     /* Refusals, each with its code. */
@@ -269,7 +244,7 @@ static void st_round_trip(void)
     CHECK(wt_safetensors_save(tmp_path("m.safetensors"), 4, names, t, 1, mk, mv) == WT_OK,
           "save: %s", wt_last_error());
     size_t fn_ = 0;
-    unsigned char *raw = read_file(tmp_path("m.safetensors"), &fn_);
+    unsigned char *raw = test_read_file(tmp_path("m.safetensors"), &fn_);
     uint64_t hlen = 0;
     for (int i = 7; raw && i >= 0; i--) hlen = hlen << 8 | raw[i];
     CHECK(raw && (8 + hlen) % 8 == 0 && fn_ == 8 + hlen + 24 + 6 + 16 + 3, "file layout (header %llu, size %zu)",
@@ -291,16 +266,16 @@ static void st_round_trip(void)
     wt_tensor *all[4] = {0};
     CHECK(wt_safetensors_load_many(f, g_ctx, 4, NULL, WT_F32, all) == WT_OK, "load all: %s", wt_last_error());
     float h32[3] = {1, 2, -1};
-    CHECK(all[0] && same_tensor_bytes(all[0], w, sizeof w), "F32 -> f32");
-    CHECK(all[1] && wt_tensor_dtype(all[1]) == WT_F32 && same_tensor_bytes(all[1], h32, sizeof h32), "F16 -> f32");
-    CHECK(all[2] && wt_tensor_dtype(all[2]) == WT_I32 && same_tensor_bytes(all[2], ids, sizeof ids), "I32");
-    CHECK(all[3] && wt_tensor_dtype(all[3]) == WT_BOOL && same_tensor_bytes(all[3], mask, sizeof mask), "BOOL");
+    CHECK(all[0] && test_same_tensor_bytes(all[0], w, sizeof w), "F32 -> f32");
+    CHECK(all[1] && wt_tensor_dtype(all[1]) == WT_F32 && test_same_tensor_bytes(all[1], h32, sizeof h32), "F16 -> f32");
+    CHECK(all[2] && wt_tensor_dtype(all[2]) == WT_I32 && test_same_tensor_bytes(all[2], ids, sizeof ids), "I32");
+    CHECK(all[3] && wt_tensor_dtype(all[3]) == WT_BOOL && test_same_tensor_bytes(all[3], mask, sizeof mask), "BOOL");
     for (int i = 0; i < 4; i++) wt_tensor_release(all[i]);
     const char *sub[2] = {"mask", "model.layers.0.w"};
     wt_tensor *two[2] = {0};
     uint16_t w16[6] = {0x3c00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600};
     CHECK(wt_safetensors_load_many(f, g_ctx, 2, sub, WT_F16, two) == WT_OK && wt_tensor_dtype(two[1]) == WT_F16 &&
-              same_tensor_bytes(two[1], w16, sizeof w16) && same_tensor_bytes(two[0], mask, 3),
+              test_same_tensor_bytes(two[1], w16, sizeof w16) && test_same_tensor_bytes(two[0], mask, 3),
           "subset, F32 -> f16");
     wt_tensor_release(two[0]);
     wt_tensor_release(two[1]);
@@ -348,14 +323,14 @@ static void st_conversions_and_errors(void)
         float fb[3] = {1.0f, -2.0f, 0.5f};
         uint16_t hb[3] = {0x3c00, 0xc000, 0x3800};
         int32_t i32[2] = {-7, 123456};
-        CHECK(wt_safetensors_load(f, g_ctx, "b", WT_F32, &t) == WT_OK && same_tensor_bytes(t, fb, sizeof fb),
+        CHECK(wt_safetensors_load(f, g_ctx, "b", WT_F32, &t) == WT_OK && test_same_tensor_bytes(t, fb, sizeof fb),
               "BF16 -> f32");
         wt_tensor_release(t);
-        CHECK(wt_safetensors_load(f, g_ctx, "b", WT_F16, &t) == WT_OK && same_tensor_bytes(t, hb, sizeof hb),
+        CHECK(wt_safetensors_load(f, g_ctx, "b", WT_F16, &t) == WT_OK && test_same_tensor_bytes(t, hb, sizeof hb),
               "BF16 -> f16");
         wt_tensor_release(t);
         CHECK(wt_safetensors_load(f, g_ctx, "i", WT_F32, &t) == WT_OK && wt_tensor_dtype(t) == WT_I32 &&
-                  same_tensor_bytes(t, i32, sizeof i32),
+                  test_same_tensor_bytes(t, i32, sizeof i32),
               "I64 -> i32");
         wt_tensor_release(t);
         wt_safetensors_close(f);

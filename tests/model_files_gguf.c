@@ -28,31 +28,6 @@ static const char *tmp_path(const char *name)
     return buf;
 }
 
-static unsigned char *read_whole(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return b;
-}
-
-static bool same_tensor_bytes(const wt_tensor *t, const void *expect, size_t bytes)
-{
-    void *buf = malloc(bytes + 1);
-    bool ok = wt_tensor_read(t, buf, bytes) == WT_OK && memcmp(buf, expect, bytes) == 0;
-    free(buf);
-    return ok;
-}
-
 /* ------------------------------------------- the values of the sample file */
 
 static const uint8_t U8S[3] = {0, 7, 255};
@@ -280,21 +255,21 @@ static void check_tensors(const wt_gguf *f)
 
     wt_tensor *t = NULL;
     CHECK(wt_gguf_load(f, g_ctx, "blk.0.w", &t) == WT_OK && wt_tensor_dtype(t) == WT_F32 && wt_tensor_ndim(t) == 2 &&
-              wt_tensor_shape(t)[0] == 2 && wt_tensor_shape(t)[1] == 3 && same_tensor_bytes(t, W23, sizeof W23),
+              wt_tensor_shape(t)[0] == 2 && wt_tensor_shape(t)[1] == 3 && test_same_tensor_bytes(t, W23, sizeof W23),
           "f32 round trip: %s", wt_last_error());
     wt_tensor_release(t);
     t = NULL;
-    CHECK(wt_gguf_load(f, g_ctx, "h", &t) == WT_OK && wt_tensor_dtype(t) == WT_F16 && same_tensor_bytes(t, H5, 10),
+    CHECK(wt_gguf_load(f, g_ctx, "h", &t) == WT_OK && wt_tensor_dtype(t) == WT_F16 && test_same_tensor_bytes(t, H5, 10),
           "f16 round trip");
     wt_tensor_release(t);
     t = NULL;
     CHECK(wt_gguf_load(f, g_ctx, "ids", &t) == WT_OK && wt_tensor_dtype(t) == WT_I32 && wt_tensor_ndim(t) == 3 &&
-              same_tensor_bytes(t, I222, sizeof I222),
+              test_same_tensor_bytes(t, I222, sizeof I222),
           "i32 round trip");
     wt_tensor_release(t);
     t = NULL;
     float scalar = 9.5f;
-    CHECK(wt_gguf_load(f, g_ctx, "scalar", &t) == WT_OK && wt_tensor_numel(t) == 1 && same_tensor_bytes(t, &scalar, 4),
+    CHECK(wt_gguf_load(f, g_ctx, "scalar", &t) == WT_OK && wt_tensor_numel(t) == 1 && test_same_tensor_bytes(t, &scalar, 4),
           "scalar round trip");
     wt_tensor_release(t);
     t = (wt_tensor *)1;
@@ -316,7 +291,7 @@ static void round_trip(void)
     CHECK(write_sample(path), "sample written");
     CHECK(access(tmp_path("sample.gguf.tmp"), F_OK) != 0, "no temporary left behind");
     size_t n = 0;
-    unsigned char *raw = read_whole(path, &n);
+    unsigned char *raw = test_read_file(path, &n);
     CHECK(raw && n > 24 && memcmp(raw, "GGUF\x03\0\0\0", 8) == 0 && n % 32 == 0, "magic, version 3, padded size");
     wt_gguf *f = NULL;
     CHECK(wt_gguf_open(path, &f) == WT_OK, "open: %s", wt_last_error());
@@ -364,7 +339,7 @@ static void round_trip(void)
     CHECK(wt_gguf_open(tmp_path("a64.gguf"), &f) == WT_OK && wt_gguf_alignment(f) == 64 &&
               wt_gguf_tensor_at(f, 1, &in) == WT_OK && in.offset == 64 && in.file_offset % 64 == 0,
           "alignment 64 read back");
-    CHECK(f && wt_gguf_load(f, g_ctx, "b", &back) == WT_OK && same_tensor_bytes(back, v3, sizeof v3), "a64 data");
+    CHECK(f && wt_gguf_load(f, g_ctx, "b", &back) == WT_OK && test_same_tensor_bytes(back, v3, sizeof v3), "a64 data");
     wt_tensor_release(back);
     wt_gguf_close(f);
 }
@@ -442,7 +417,7 @@ static void hand_built(void)
     if (f) {
         wt_tensor *t = NULL;
         CHECK(wt_gguf_load(f, g_ctx, "bf", &t) == WT_OK && wt_tensor_dtype(t) == WT_F32 &&
-                  same_tensor_bytes(t, bf32, sizeof bf32),
+                  test_same_tensor_bytes(t, bf32, sizeof bf32),
               "BF16 -> f32: %s", wt_last_error());
         wt_tensor_release(t);
         wt_gguf_close(f);

@@ -287,3 +287,29 @@ int test_end(test_run *run)
     run->ctx = NULL;
     return test_summary(run->prefix);
 }
+
+unsigned char *test_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    if (b) b[n] = 0;
+    fclose(f);
+    *size = n >= 0 ? (size_t)n : 0;
+    return b;
+}
+
+bool test_same_tensor_bytes(const wt_tensor *t, const void *expect, size_t bytes)
+{
+    void *buf = malloc(bytes + 1);
+    bool ok = buf && wt_tensor_read(t, buf, bytes) == WT_OK && memcmp(buf, expect, bytes) == 0;
+    free(buf);
+    return ok;
+}

@@ -88,6 +88,12 @@ extern const uint32_t TEST_GUARD_BITS;
  * the result. */
 float *test_read_guarded(const wt_tensor *t, char *err, size_t err_size);
 
+/* A whole file's bytes (one zero byte past them), or NULL; *size its
+ * length. The caller frees the result. */
+unsigned char *test_read_file(const char *path, size_t *size);
+/* Whether t's elements read back as exactly the bytes expect. */
+bool test_same_tensor_bytes(const wt_tensor *t, const void *expect, size_t bytes);
+
 /* "[3,4,5]" into buf. */
 const char *test_shape_str(int ndim, const int64_t *shape, char *buf, size_t size);
 
