@@ -8,10 +8,10 @@
  *         [--prompt "1 15 42 ..."] [--prompt-len N] [--tokens 64]
  *         [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T]
  *
- * DIR holds config.json (the flat keys of a Hugging Face LlamaConfig) and
- * model.safetensors in the Hugging Face Llama naming
- * (model.layers.N.self_attn.q_proj.weight, ...), e.g. as written by
- * bench/llama_ref.py make. Every weight is loaded once onto the device in
+ * DIR is a Hugging Face checkpoint of the Llama family (llama_model.h says
+ * which: tied embeddings, RoPE scaling, biases, BF16, shards, EOS ids), e.g.
+ * as written by bench/llama_ref.py make or transformers' save_pretrained.
+ * Every weight is loaded once onto the device in
  * --dtype and stays there; activations have that dtype too (f16 ops
  * accumulate in f32). The KV cache of each layer (f32) is allocated once,
  * [1, KV heads, prompt + tokens, head_dim]; each step writes its keys and
@@ -22,6 +22,9 @@
  * After the first decode step every intermediate comes from the context's
  * pool, so live bytes, peak bytes, tensors and buffers stay constant; the
  * example checks this and fails if they move.
+ *
+ * Generation stops after an EOS id of the config (read back every few
+ * steps; the steps past it are dropped).
  *
  * --prompt-len N replaces the prompt by N ids (i * 7919 + 1) % vocab, for
  * speed runs at a chosen prompt length.
