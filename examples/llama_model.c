@@ -751,8 +751,8 @@ void llama_free(llama *m)
         if ((st = (call)) != WT_OK) goto done;    \
     } while (0)
 
-wt_status llama_load(const char *dir, wt_context *ctx, wt_dtype dtype, int64_t max_seq, llama *m, char *err,
-                     size_t err_size)
+wt_status llama_load(const char *dir, wt_context *ctx, wt_dtype dtype, int64_t batch, int64_t max_seq, llama *m,
+                     char *err, size_t err_size)
 {
     const llama_config c = m->c;
     weight_files w;
@@ -761,6 +761,7 @@ wt_status llama_load(const char *dir, wt_context *ctx, wt_dtype dtype, int64_t m
     wt_status st = weight_files_open(dir, &w, err, err_size);
     if (st != WT_OK) return st;
     m->dtype = dtype;
+    m->batch = batch > 0 ? batch : 1;
     m->layer = calloc((size_t)c.layers, sizeof *m->layer);
     if (!m->layer) { st = WT_ERR_OUT_OF_MEMORY; goto done; }
     const size_t es = wt_dtype_size(dtype);
@@ -815,7 +816,7 @@ wt_status llama_load(const char *dir, wt_context *ctx, wt_dtype dtype, int64_t m
         /* The cache is f32 for f16 weights too: the f16 keys and values
          * are exact in f32, and attention over f16 keys would convert the
          * whole cached prefix to f32 on every step. */
-        const int64_t cache_shape[4] = {1, c.kv_heads, max_seq, c.head_dim};
+        const int64_t cache_shape[4] = {m->batch, c.kv_heads, max_seq, c.head_dim};
         CK(wt_tensor_zeros(ctx, WT_F32, 4, cache_shape, &y->k_cache));
         CK(wt_tensor_zeros(ctx, WT_F32, 4, cache_shape, &y->v_cache));
     }

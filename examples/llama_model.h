@@ -48,12 +48,13 @@ typedef struct llama_config {
 typedef struct llama_layer {
     wt_tensor *in_norm, *q, *k, *v, *o, *post_norm, *gate, *up, *down;
     wt_tensor *q_bias, *k_bias, *v_bias, *o_bias, *gate_bias, *up_bias, *down_bias; /* NULL when absent */
-    wt_tensor *k_cache, *v_cache; /* [1, KV, max_seq, head_dim], f32 */
+    wt_tensor *k_cache, *v_cache; /* [batch, KV, max_seq, head_dim], f32 */
 } llama_layer;
 
 typedef struct llama {
     llama_config c;
     wt_dtype dtype;
+    int64_t batch; /* sequences decoded together: rows of the KV caches */
     wt_tensor *embed, *norm, *head; /* head == embed when tied */
     llama_layer *layer;
     /* RoPE other than the default, applied as x * cos + rotate_half(x) *
@@ -71,11 +72,11 @@ typedef struct llama {
 bool llama_config_load(const char *dir, llama_config *c, char *err, size_t err_size);
 
 /* Loads every weight in dtype (WT_F32 or WT_F16) and allocates the KV
- * caches for max_seq positions. On failure m is emptied; err has a
+ * caches of batch sequences of max_seq positions. On failure m is emptied; err has a
  * message of the loader's own when it found the fault (a shape, a missing
  * or unused tensor), else it is "" and wt_last_error() has the library's. */
-wt_status llama_load(const char *dir, wt_context *ctx, wt_dtype dtype, int64_t max_seq, llama *m, char *err,
-                     size_t err_size);
+wt_status llama_load(const char *dir, wt_context *ctx, wt_dtype dtype, int64_t batch, int64_t max_seq, llama *m,
+                     char *err, size_t err_size);
 
 void llama_free(llama *m);
 
