@@ -39,7 +39,7 @@ typedef struct bench_options {
     int adapter_index;
     const char *filter;    /* comma-separated case names; NULL: all */
     int reps;              /* 0: the size set's default */
-    int threads;           /* CPU backend threads; 0: one per core */
+    int threads;           /* CPU backend threads; 0: the library's choice */
     bool check;            /* compare outputs between backends */
     bool wall_clock;       /* --timer wall: no GPU timer even where there is one */
     bool subgroup_matrix;  /* --subgroup-matrix: WT_EXPERIMENTAL_SUBGROUP_MATRIX */
@@ -365,7 +365,7 @@ void bench_usage(FILE *f)
             "  --adapter N           an adapter index from `webtensor info`\n"
             "  --filter NAME[,NAME]  only these cases\n"
             "  --reps N              timed repetitions per case\n"
-            "  --threads N           CPU backend threads (default: one per core)\n"
+            "  --threads N           CPU backend threads (default: the library's choice)\n"
             "  --no-check            skip comparing outputs between backends\n"
             "  --profile             per-op time table of every backend (WebGPU: GPU time by\n"
             "                        kernel, ops then run one per pass, and pipeline-cache\n"
@@ -554,7 +554,7 @@ static wt_status open_backend(const bench_options *o, wt_backend backend, wt_con
         snprintf(run->device, sizeof run->device, "CPU backend, %d thread%s", o->threads,
                  o->threads > 1 ? "s" : "");
     else
-        snprintf(run->device, sizeof run->device, "CPU backend, one thread per core");
+        snprintf(run->device, sizeof run->device, "CPU backend, the library's thread count (the cores left free)");
     wt_status s = wt_context_create(&copts, ctx);
     if (s != WT_OK) return s;
     wt_adapter_info info;

@@ -6,12 +6,12 @@
  *
  *   llama --model DIR [--backend auto|cpu|webgpu|vulkan|gles] [--dtype f32|f16]
  *         [--prompt "1 15 42 ..."] [--prompt-len N] [--tokens 64]
- *         [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T]
+ *         [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T] [--out-tokens FILE]
  *
- * DIR holds config.json (the flat keys of a Hugging Face LlamaConfig) and
- * model.safetensors in the Hugging Face Llama naming
- * (model.layers.N.self_attn.q_proj.weight, ...), e.g. as written by
- * bench/llama_ref.py make. Every weight is loaded once onto the device in
+ * DIR is a Hugging Face checkpoint of the Llama family (llama_model.h says
+ * which: tied embeddings, RoPE scaling, biases, BF16, shards, EOS ids), e.g.
+ * as written by bench/llama_ref.py make or transformers' save_pretrained.
+ * Every weight is loaded once onto the device in
  * --dtype and stays there; activations have that dtype too (f16 ops
  * accumulate in f32). The KV cache of each layer (f32) is allocated once,
  * [1, KV heads, prompt + tokens, head_dim]; each step writes its keys and
@@ -22,6 +22,16 @@
  * After the first decode step every intermediate comes from the context's
  * pool, so live bytes, peak bytes, tensors and buffers stay constant; the
  * example checks this and fails if they move.
+ *
+ * Generation stops after an EOS id of the config (read back every few
+ * steps; the steps past it are dropped).
+ *
+ * Several prompts separated by ';' (each of the same length) are decoded
+ * together: one forward pass per step for the whole batch, the KV caches
+ * [batch, KV heads, ...], every sequence stopping at its own EOS id (the
+ * batch runs until all have). --ref-logits and --ref-tokens then take one
+ * file per prompt, separated by ';' ("-": none). --out-tokens writes each
+ * sequence's tokens, one line per sequence.
  *
  * --prompt-len N replaces the prompt by N ids (i * 7919 + 1) % vocab, for
  * speed runs at a chosen prompt length.
@@ -47,27 +57,9 @@
 #include "webtensor_io.h"
 
 #include "example_context.h"
+#include "llama_model.h"
 
 #define MAX_PROMPT 4096
-
-typedef struct llama_config {
-    int64_t vocab, dim, hidden, layers, heads, kv_heads, head_dim, max_pos;
-    double eps, theta;
-} llama_config;
-
-typedef struct llama_layer {
-    wt_tensor *in_norm, *q, *k, *v, *o, *post_norm, *gate, *up, *down;
-    wt_tensor *k_cache, *v_cache; /* [1, KV, max_seq, head_dim] */
-} llama_layer;
-
-typedef struct llama {
-    llama_config c;
-    wt_dtype dtype;
-    wt_tensor *embed, *norm, *head;
-    llama_layer *layer;
-    uint64_t weight_bytes; /* every weight on the device */
-    uint64_t decode_bytes; /* weight bytes one decode step reads */
-} llama;
 
 /* A failure found by the example itself (wt_last_error() has the library's). */
 static char example_error[256];
@@ -109,152 +101,6 @@ static char *read_text(const char *path, size_t *len)
     return buf;
 }
 
-/* The number after "key": in a flat JSON object (the keys of a
- * LlamaConfig are unique, and none is a suffix of another in quotes). */
-static bool json_number(const char *json, const char *key, double *out)
-{
-    char pat[96];
-    snprintf(pat, sizeof pat, "\"%s\"", key);
-    const char *p = strstr(json, pat);
-    if (!p) return false;
-    p += strlen(pat);
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-    if (*p++ != ':') return false;
-    char *end;
-    errno = 0;
-    double v = strtod(p, &end);
-    if (end == p || errno != 0 || !isfinite(v)) return false;
-    *out = v;
-    return true;
-}
-
-static bool load_config(const char *dir, llama_config *c)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    char *json = read_text(path, NULL);
-    if (!json) {
-        fprintf(stderr, "error: cannot read %s\n", path);
-        return false;
-    }
-    static const char *const keys[] = {"vocab_size", "hidden_size", "intermediate_size",
-                                       "num_hidden_layers", "num_attention_heads",
-                                       "max_position_embeddings"};
-    int64_t *dst[] = {&c->vocab, &c->dim, &c->hidden, &c->layers, &c->heads, &c->max_pos};
-    bool ok = true;
-    for (int i = 0; i < 6 && ok; i++) {
-        double v;
-        if (!json_number(json, keys[i], &v) || v < 1 || v > 1e9 || v != floor(v)) {
-            fprintf(stderr, "error: %s: \"%s\" missing or not a positive integer\n", path, keys[i]);
-            ok = false;
-        } else {
-            *dst[i] = (int64_t)v;
-        }
-    }
-    double v;
-    c->kv_heads = ok && json_number(json, "num_key_value_heads", &v) ? (int64_t)v : c->heads;
-    c->eps = json_number(json, "rms_norm_eps", &v) ? v : 1e-6;
-    c->theta = json_number(json, "rope_theta", &v) ? v : 10000.0;
-    free(json);
-    if (!ok) return false;
-    if (c->dim % c->heads != 0 || c->kv_heads < 1 || c->heads % c->kv_heads != 0 ||
-        (c->dim / c->heads) % 2 != 0 || c->eps < 0 || c->theta <= 0) {
-        fprintf(stderr, "error: %s: inconsistent config (hidden_size %lld, %lld heads, %lld KV heads)\n",
-                path, (long long)c->dim, (long long)c->heads, (long long)c->kv_heads);
-        return false;
-    }
-    c->head_dim = c->dim / c->heads;
-    return true;
-}
-
-/* ---------------------------------------------------------------- weights */
-
-static wt_status load_weight(const wt_safetensors *f, wt_context *ctx, wt_dtype dtype, const char *name,
-                             int ndim, int64_t d0, int64_t d1, wt_tensor **out)
-{
-    wt_status st = wt_safetensors_load(f, ctx, name, dtype, out);
-    if (st != WT_OK) return st;
-    const int64_t *s = wt_tensor_shape(*out);
-    if (wt_tensor_ndim(*out) != ndim || s[0] != d0 || (ndim == 2 && s[1] != d1)) {
-        char want[64];
-        if (ndim == 2) snprintf(want, sizeof want, "[%lld, %lld]", (long long)d0, (long long)d1);
-        else snprintf(want, sizeof want, "[%lld]", (long long)d0);
-        snprintf(example_error, sizeof example_error, "%s has the wrong shape for the config (expected %s)",
-                 name, want);
-        wt_tensor_release(*out);
-        *out = NULL;
-        return WT_ERR_SHAPE;
-    }
-    return WT_OK;
-}
-
-static void llama_free(llama *m)
-{
-    if (m->layer) {
-        for (int64_t l = 0; l < m->c.layers; l++) {
-            llama_layer *y = &m->layer[l];
-            wt_tensor *all[] = {y->in_norm, y->q, y->k, y->v, y->o, y->post_norm,
-                                y->gate, y->up, y->down, y->k_cache, y->v_cache};
-            for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
-        }
-        free(m->layer);
-    }
-    wt_tensor_release(m->embed);
-    wt_tensor_release(m->norm);
-    wt_tensor_release(m->head);
-    memset(m, 0, sizeof *m);
-}
-
-static wt_status llama_load(const char *dir, wt_context *ctx, wt_dtype dtype, int64_t max_seq, llama *m)
-{
-    llama_config c = m->c;
-    wt_safetensors *f = NULL;
-    char path[4096], name[256];
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    wt_status st = wt_safetensors_open(path, &f);
-    if (st != WT_OK) return st;
-    m->dtype = dtype;
-    m->layer = calloc((size_t)c.layers, sizeof *m->layer);
-    if (!m->layer) { st = WT_ERR_OUT_OF_MEMORY; goto done; }
-    const int64_t D = c.dim, I = c.hidden, qd = c.heads * c.head_dim, kd = c.kv_heads * c.head_dim;
-    CK(load_weight(f, ctx, dtype, "model.embed_tokens.weight", 2, c.vocab, D, &m->embed));
-    CK(load_weight(f, ctx, dtype, "model.norm.weight", 1, D, 0, &m->norm));
-    CK(load_weight(f, ctx, dtype, "lm_head.weight", 2, c.vocab, D, &m->head));
-    for (int64_t l = 0; l < c.layers; l++) {
-        llama_layer *y = &m->layer[l];
-        struct { const char *suffix; int ndim; int64_t d0, d1; wt_tensor **dst; } w[] = {
-            {"input_layernorm.weight", 1, D, 0, &y->in_norm},
-            {"self_attn.q_proj.weight", 2, qd, D, &y->q},
-            {"self_attn.k_proj.weight", 2, kd, D, &y->k},
-            {"self_attn.v_proj.weight", 2, kd, D, &y->v},
-            {"self_attn.o_proj.weight", 2, D, qd, &y->o},
-            {"post_attention_layernorm.weight", 1, D, 0, &y->post_norm},
-            {"mlp.gate_proj.weight", 2, I, D, &y->gate},
-            {"mlp.up_proj.weight", 2, I, D, &y->up},
-            {"mlp.down_proj.weight", 2, D, I, &y->down},
-        };
-        for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
-            snprintf(name, sizeof name, "model.layers.%lld.%s", (long long)l, w[i].suffix);
-            CK(load_weight(f, ctx, dtype, name, w[i].ndim, w[i].d0, w[i].d1, w[i].dst));
-            m->decode_bytes += (uint64_t)wt_tensor_numel(*w[i].dst) * wt_dtype_size(dtype);
-        }
-        /* The cache is f32 for f16 weights too: the f16 keys and values
-         * are exact in f32, and attention over f16 keys would convert the
-         * whole cached prefix to f32 on every step. */
-        const int64_t cache_shape[4] = {1, c.kv_heads, max_seq, c.head_dim};
-        CK(wt_tensor_zeros(ctx, WT_F32, 4, cache_shape, &y->k_cache));
-        CK(wt_tensor_zeros(ctx, WT_F32, 4, cache_shape, &y->v_cache));
-    }
-    /* A decode step reads one row of the embedding table and all the rest. */
-    m->decode_bytes += (uint64_t)(D + D + c.vocab * D) * wt_dtype_size(dtype);
-    m->weight_bytes = m->decode_bytes + (uint64_t)(c.vocab - 1) * D * wt_dtype_size(dtype);
-done:
-    wt_safetensors_close(f);
-    if (st != WT_OK) llama_free(m);
-    m->c = c;
-    return st;
-}
-
 /* ---------------------------------------------------------------- forward */
 
 /* The forward pass makes its temporaries inside scopes (webtensor.h,
@@ -266,17 +112,39 @@ done:
         if (st_ != WT_OK) return st_;             \
     } while (0)
 
-/* h [S, D] -> heads [1, n, S, head_dim] (a transposed view), rotated when
- * rope: positions start .. start + S - 1. */
-static wt_status project_heads(const llama *m, const wt_tensor *h, const wt_tensor *w, int64_t n,
-                               bool rope, int64_t start, wt_tensor **out)
+/* y4 [1, S, n, head_dim] rotated by the model's scaled RoPE at positions
+ * start .. start + S - 1: y4 * cos + rotate_half(y4) * sin. */
+static wt_status rope_scaled(const llama *m, const wt_tensor *y4, int64_t start, wt_tensor **out)
+{
+    const int64_t *s = wt_tensor_shape(y4);
+    const int64_t S = s[1], n = s[2], hd = s[3];
+    const int64_t rows[2] = {s[0] * S * n, hd}, table[4] = {1, S, 1, hd};
+    wt_tensor *flat, *rh, *rh4, *cs, *sn, *cs4, *sn4, *a, *b;
+    TRY(wt_reshape(y4, 2, rows, &flat));
+    TRY(wt_linear(flat, m->rope_rot, NULL, &rh));
+    TRY(wt_reshape(rh, 4, s, &rh4));
+    TRY(wt_slice(m->rope_cos, 0, start, start + S, 1, &cs));
+    TRY(wt_slice(m->rope_sin, 0, start, start + S, 1, &sn));
+    TRY(wt_reshape(cs, 4, table, &cs4));
+    TRY(wt_reshape(sn, 4, table, &sn4));
+    TRY(wt_mul(y4, cs4, &a));
+    TRY(wt_mul(rh4, sn4, &b));
+    return wt_add(a, b, out);
+}
+
+/* h [batch * S, D] -> heads [batch, n, S, head_dim] (a transposed view),
+ * rotated when rope: positions start .. start + S - 1. */
+static wt_status project_heads(const llama *m, const wt_tensor *h, const wt_tensor *w, const wt_tensor *bias,
+                               int64_t n, bool rope, int64_t start, wt_tensor **out)
 {
     wt_tensor *y, *y4, *r = NULL;
-    const int64_t S = wt_tensor_shape(h)[0];
-    const int64_t shape[4] = {1, S, n, m->c.head_dim};
-    TRY(wt_linear(h, w, NULL, &y));
+    const int64_t S = wt_tensor_shape(h)[0] / m->batch;
+    const int64_t shape[4] = {m->batch, S, n, m->c.head_dim};
+    TRY(wt_linear(h, w, bias, &y));
     TRY(wt_reshape(y, 4, shape, &y4));
-    if (rope) {
+    if (rope && m->rope_rot) {
+        TRY(rope_scaled(m, y4, start, &r));
+    } else if (rope) {
         wt_rope_options ro;
         wt_rope_options_init(&ro);
         ro.theta = m->c.theta;
@@ -293,12 +161,12 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
                            wt_tensor **out)
 {
     const llama_config *c = &m->c;
-    const int64_t S = wt_tensor_shape(x)[0];
+    const int64_t S = wt_tensor_shape(x)[0] / m->batch;
     wt_tensor *h, *q, *k, *v, *kdst, *vdst, *kall, *vall, *a, *at, *ac, *a2;
     TRY(wt_rms_norm(x, 1, ly->in_norm, c->eps, &h));
-    TRY(project_heads(m, h, ly->q, c->heads, true, start, &q));
-    TRY(project_heads(m, h, ly->k, c->kv_heads, true, start, &k));
-    TRY(project_heads(m, h, ly->v, c->kv_heads, false, start, &v));
+    TRY(project_heads(m, h, ly->q, ly->q_bias, c->heads, true, start, &q));
+    TRY(project_heads(m, h, ly->k, ly->k_bias, c->kv_heads, true, start, &k));
+    TRY(project_heads(m, h, ly->v, ly->v_bias, c->kv_heads, false, start, &v));
     TRY(wt_slice(ly->k_cache, 2, start, start + S, 1, &kdst));
     TRY(wt_slice(ly->v_cache, 2, start, start + S, 1, &vdst));
     TRY(wt_copy_into(kdst, k));
@@ -310,11 +178,11 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
     wt_attention_options_init(&ao);
     ao.causal = true;
     TRY(wt_scaled_dot_product_attention_v2(q, kall, vall, NULL, &ao, &a));
-    TRY(wt_transpose(a, 1, 2, &at)); /* [1, S, H, head_dim] */
+    TRY(wt_transpose(a, 1, 2, &at)); /* [batch, S, H, head_dim] */
     TRY(wt_cast(at, m->dtype, &ac)); /* contiguous, in the weights' dtype */
-    const int64_t shape2[2] = {S, c->heads * c->head_dim};
+    const int64_t shape2[2] = {m->batch * S, c->heads * c->head_dim};
     TRY(wt_reshape(ac, 2, shape2, &a2));
-    return wt_linear(a2, ly->o, NULL, out);
+    return wt_linear(a2, ly->o, ly->o_bias, out);
 }
 
 /* out = down(silu(gate(h)) * up(h)), h = post_attention_layernorm(x). */
@@ -323,11 +191,11 @@ static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, 
     (void)start;
     wt_tensor *h, *g, *u, *sg, *p;
     TRY(wt_rms_norm(x, 1, ly->post_norm, m->c.eps, &h));
-    TRY(wt_linear(h, ly->gate, NULL, &g));
-    TRY(wt_linear(h, ly->up, NULL, &u));
+    TRY(wt_linear(h, ly->gate, ly->gate_bias, &g));
+    TRY(wt_linear(h, ly->up, ly->up_bias, &u));
     TRY(wt_silu(g, &sg));
     TRY(wt_mul(sg, u, &p));
-    return wt_linear(p, ly->down, NULL, out);
+    return wt_linear(p, ly->down, ly->down_bias, out);
 }
 
 typedef wt_status (*block_fn)(const llama *m, const llama_layer *ly, const wt_tensor *x, int64_t start,
@@ -352,8 +220,9 @@ static wt_status residual(const llama *m, const llama_layer *ly, block_fn block,
     return WT_OK;
 }
 
-/* Logits [S, V] of the S token ids in ids (i32 [S]) at positions start..,
- * extending every layer's KV cache. */
+/* Logits [batch * S, V] of the token ids in ids (i32 [batch * S]: S ids
+ * of each sequence in turn) at positions start.., extending every layer's
+ * KV cache. */
 static wt_status forward(const llama *m, const wt_tensor *ids, int64_t start, wt_tensor **logits)
 {
     wt_scope *s;
@@ -373,27 +242,80 @@ static wt_status forward(const llama *m, const wt_tensor *ids, int64_t start, wt
     return st;
 }
 
-/* The greedy choice of logits' last row, written into next (i32 [1]) and
- * into tokens[i]. */
-static wt_status choose(const wt_tensor *logits, wt_tensor *next, wt_tensor *tokens, int64_t i)
+/* The greedy choice of each sequence's last row of logits, written into
+ * next (i32 [batch]) and into row i of tokens (i32 [ntok, batch]). */
+static wt_status choose(const llama *m, const wt_tensor *logits, wt_tensor *next, wt_tensor *tokens, int64_t i)
 {
-    wt_tensor *row = NULL, *am = NULL, *slot = NULL;
+    wt_tensor *l3 = NULL, *row = NULL, *am = NULL, *slot = NULL, *next2 = NULL;
     wt_status st;
-    const int64_t S = wt_tensor_shape(logits)[0];
-    const int axis = 1;
-    CK(wt_slice(logits, 0, S - 1, S, 1, &row));
-    CK(wt_argmax(row, 1, &axis, false, &am));
-    CK(wt_copy_into(next, am));
+    const int64_t B = m->batch, S = wt_tensor_shape(logits)[0] / B, V = wt_tensor_shape(logits)[1];
+    const int64_t shape3[3] = {B, S, V}, shape2[2] = {1, B};
+    const int axis = 2;
+    CK(wt_reshape(logits, 3, shape3, &l3));
+    CK(wt_slice(l3, 1, S - 1, S, 1, &row));
+    CK(wt_argmax(row, 1, &axis, false, &am)); /* [batch, 1] */
+    CK(wt_reshape(next, 2, shape2, &next2));
     CK(wt_slice(tokens, 0, i, i + 1, 1, &slot));
-    CK(wt_copy_into(slot, am));
+    if (B == 1) {
+        CK(wt_copy_into(next2, am));
+        CK(wt_copy_into(slot, am));
+    } else {
+        wt_tensor *amt = NULL; /* [1, batch] */
+        CK(wt_transpose(am, 0, 1, &amt));
+        st = wt_copy_into(next2, amt);
+        if (st == WT_OK) st = wt_copy_into(slot, amt);
+        wt_tensor_release(amt);
+    }
 done:
+    wt_tensor_release(l3);
     wt_tensor_release(row);
     wt_tensor_release(am);
     wt_tensor_release(slot);
+    wt_tensor_release(next2);
     return st;
 }
 
 /* ---------------------------------------------------------------- driver */
+
+/* Generation stops at the first EOS id of the model's config; the chosen
+ * tokens stay on the device, so they are read back every EOS_CHECK_EVERY
+ * steps (and after the last), and the steps past an EOS are dropped. */
+#define EOS_CHECK_EVERY 8
+
+/* first[b]: the step of sequence b's first EOS id among tokens' rows
+ * [0, n), or -1; *all: whether every sequence has one. buf holds tokens'
+ * [ntok, batch] entries. */
+static wt_status find_eos(const llama *m, const wt_tensor *tokens, int n, int32_t *buf, int *first, bool *all)
+{
+    const int64_t B = m->batch;
+    for (int64_t b = 0; b < B; b++) first[b] = -1;
+    *all = false;
+    if (m->c.n_eos == 0) return WT_OK;
+    wt_status st = wt_tensor_read(tokens, buf, sizeof *buf * (size_t)wt_tensor_numel(tokens));
+    *all = st == WT_OK;
+    for (int64_t b = 0; st == WT_OK && b < B; b++) {
+        for (int i = 0; i < n && first[b] < 0; i++)
+            if (llama_is_eos(&m->c, buf[(int64_t)i * B + b])) first[b] = i;
+        if (first[b] < 0) *all = false;
+    }
+    return st;
+}
+
+#define MAX_BATCH 16
+
+/* Splits s at ';' into at most max parts (pointers into s, modified);
+ * the count, or -1 when there are more. */
+static int split_list(char *s, char **parts, int max)
+{
+    int n = 0;
+    for (char *p = s;; p++) {
+        if (n == max) return -1;
+        parts[n++] = p;
+        p = strchr(p, ';');
+        if (!p) return n;
+        *p = 0;
+    }
+}
 
 /* Up to max integers separated by spaces or commas; -1 on a bad entry. */
 static int parse_ids(const char *s, int32_t *ids, int max)
@@ -453,7 +375,9 @@ done:
     return ok;
 }
 
-static int compare_tokens(const int32_t *toks, int n, const char *ref_path)
+/* The first n tokens must equal the reference's; when generation stopped
+ * at an EOS id (stopped), the reference must end there too. */
+static int compare_tokens(const int32_t *toks, int n, bool stopped, const char *ref_path)
 {
     char *text = read_text(ref_path, NULL);
     if (!text) {
@@ -466,7 +390,11 @@ static int compare_tokens(const int32_t *toks, int n, const char *ref_path)
     int ok = nref >= n, first_bad = -1;
     for (int i = 0; ok && i < n; i++)
         if (toks[i] != ref[i]) first_bad = i, ok = 0;
-    if (nref < n)
+    if (ok && stopped && nref != n) {
+        printf("generated tokens vs reference: stopped at an EOS id after %d tokens, the reference has %d: FAIL\n",
+               n, nref);
+        ok = 0;
+    } else if (nref < n)
         printf("generated tokens vs reference: %s has %d tokens, fewer than %d: FAIL\n", ref_path, nref, n);
     else if (first_bad >= 0)
         printf("generated tokens vs reference: token %d is %d, the reference's %d: FAIL\n", first_bad,
@@ -494,6 +422,7 @@ int main(int argc, char **argv)
 {
     const char *model_dir = NULL, *backend = "auto", *dtype_name = "f32", *ref_logits = NULL,
                *ref_tokens = NULL, *prompt_text = "1 15 42 7 99 3 200 11 64 128 5 250 17 33 71 2";
+    const char *out_tokens = NULL;
     int ntok = 64, prompt_len = 0;
     double tol = 0;
     for (int i = 1; i < argc; i++) {
@@ -508,13 +437,14 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--ref-logits") == 0) ref_logits = v;
         else if (strcmp(a, "--ref-tokens") == 0) ref_tokens = v;
         else if (strcmp(a, "--tol") == 0) tol = atof(v);
+        else if (strcmp(a, "--out-tokens") == 0) out_tokens = v;
         else { fprintf(stderr, "unknown option %s\n", a); return 2; }
         i++;
     }
     if (!model_dir) {
         fprintf(stderr, "usage: llama --model DIR [--backend auto|cpu|webgpu|vulkan|gles] [--dtype f32|f16]\n"
                         "             [--prompt \"ids\"] [--prompt-len N] [--tokens N]\n"
-                        "             [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T]\n");
+                        "             [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T] [--out-tokens FILE]\n");
         return 2;
     }
     wt_dtype dtype;
@@ -529,48 +459,75 @@ int main(int argc, char **argv)
 
     llama m;
     memset(&m, 0, sizeof m);
-    if (!load_config(model_dir, &m.c)) return 1;
-    int32_t *prompt = malloc(sizeof *prompt * MAX_PROMPT);
-    if (!prompt) return 1;
+    if (!llama_config_load(model_dir, &m.c, example_error, sizeof example_error)) {
+        fprintf(stderr, "error: %s\n", example_error);
+        return 1;
+    }
+    /* Prompts separated by ';' are decoded together (a batch), each of
+     * the same length; --ref-logits and --ref-tokens then list one file
+     * per prompt ("-": none). */
+    char *lists = malloc(strlen(prompt_text) + 1 + (ref_logits ? strlen(ref_logits) + 1 : 0) +
+                         (ref_tokens ? strlen(ref_tokens) + 1 : 0));
+    int32_t *prompt = malloc(sizeof *prompt * MAX_PROMPT * MAX_BATCH);
+    if (!prompt || !lists) { free(prompt); free(lists); return 1; }
+    char *prompt_parts[MAX_BATCH], *logit_refs[MAX_BATCH] = {NULL}, *token_refs[MAX_BATCH] = {NULL};
+    char *pl = strcpy(lists, prompt_text), *rl = pl + strlen(pl) + 1;
+    const int B = prompt_len > 0 ? 1 : split_list(pl, prompt_parts, MAX_BATCH);
+    int n_logit_refs = ref_logits ? split_list(strcpy(rl, ref_logits), logit_refs, MAX_BATCH) : 0;
+    rl += ref_logits ? strlen(ref_logits) + 1 : 0;
+    int n_token_refs = ref_tokens ? split_list(strcpy(rl, ref_tokens), token_refs, MAX_BATCH) : 0;
     int P = prompt_len;
+    if (B < 1 || (ref_logits && n_logit_refs != B) || (ref_tokens && n_token_refs != B)) {
+        fprintf(stderr, "--prompt: at most %d prompts separated by ';', and as many --ref-logits and --ref-tokens\n",
+                MAX_BATCH);
+        free(prompt); free(lists);
+        return 2;
+    }
     if (P > 0) {
         for (int i = 0; i < P; i++) prompt[i] = (int32_t)(((int64_t)i * 7919 + 1) % m.c.vocab);
     } else {
-        P = parse_ids(prompt_text, prompt, MAX_PROMPT);
-        if (P < 1) { fprintf(stderr, "--prompt: give token ids separated by spaces or commas\n"); free(prompt); return 2; }
+        for (int b = 0; b < B; b++) {
+            const int n = parse_ids(prompt_parts[b], prompt + (size_t)b * P, b == 0 ? MAX_PROMPT : P);
+            if (n < 1 || (b > 0 && n != P)) {
+                fprintf(stderr, "--prompt: give token ids separated by spaces or commas, as many in each prompt\n");
+                free(prompt); free(lists);
+                return 2;
+            }
+            P = n;
+        }
     }
-    for (int i = 0; i < P; i++)
+    for (int i = 0; i < B * P; i++)
         if (prompt[i] >= m.c.vocab) {
             fprintf(stderr, "--prompt: id %d is outside the vocabulary (%lld)\n", prompt[i], (long long)m.c.vocab);
-            free(prompt);
+            free(prompt); free(lists);
             return 2;
         }
     const int64_t max_seq = (int64_t)P + ntok;
     if (max_seq > m.c.max_pos) {
         fprintf(stderr, "prompt + tokens = %lld exceeds max_position_embeddings %lld\n", (long long)max_seq,
                 (long long)m.c.max_pos);
-        free(prompt);
+        free(prompt); free(lists);
         return 2;
     }
 
     wt_context *ctx = NULL;
-    if (!make_context(backend, &ctx)) { free(prompt); return 1; }
+    if (!make_context(backend, &ctx)) { free(prompt); free(lists); return 1; }
     int rc = 1;
     wt_status st = WT_OK;
     wt_tensor *ids = NULL, *next = NULL, *tokens = NULL, *prefill_logits = NULL, *logits = NULL;
-    int32_t *toks = NULL;
+    int32_t *toks = NULL, *seqs = NULL;
     double t0 = now();
-    CK(llama_load(model_dir, ctx, dtype, max_seq, &m));
+    CK(llama_load(model_dir, ctx, dtype, B, max_seq, &m, example_error, sizeof example_error));
     CK(wt_context_sync(ctx));
     printf("model %s: %lld layers, dim %lld, %lld heads (%lld KV), MLP %lld, vocab %lld; "
            "%.1f MB of %s weights loaded in %.2f s\n",
            model_dir, (long long)m.c.layers, (long long)m.c.dim, (long long)m.c.heads, (long long)m.c.kv_heads,
            (long long)m.c.hidden, (long long)m.c.vocab, m.weight_bytes / 1e6, dtype_name, now() - t0);
 
-    const int64_t pshape[1] = {P}, one[1] = {1}, tshape[1] = {ntok};
+    const int64_t pshape[1] = {(int64_t)B * P}, bshape[1] = {B}, tshape[2] = {ntok, B};
     CK(wt_tensor_from_data(ctx, WT_I32, 1, pshape, prompt, &ids));
-    CK(wt_tensor_zeros(ctx, WT_I32, 1, one, &next));
-    CK(wt_tensor_zeros(ctx, WT_I32, 1, tshape, &tokens));
+    CK(wt_tensor_zeros(ctx, WT_I32, 1, bshape, &next));
+    CK(wt_tensor_zeros(ctx, WT_I32, 2, tshape, &tokens));
 
     /* Prefill, once untimed (shader compilation) and once timed; the
      * second writes the same keys and values into the cache again. */
@@ -580,7 +537,7 @@ int main(int argc, char **argv)
     CK(wt_context_sync(ctx));
     t0 = now();
     CK(forward(&m, ids, 0, &prefill_logits));
-    CK(choose(prefill_logits, next, tokens, 0));
+    CK(choose(&m, prefill_logits, next, tokens, 0));
     CK(wt_context_sync(ctx));
     const double prefill_s = now() - t0;
 
@@ -590,11 +547,25 @@ int main(int argc, char **argv)
     memset(&first, 0, sizeof first);
     double t_decode = 0;
     bool stable = true;
+    int first_eos[MAX_BATCH], steps = ntok;
+    bool all_stopped = false;
+    for (int b = 0; b < B; b++) first_eos[b] = -1;
+    toks = malloc(sizeof *toks * (size_t)ntok * (size_t)B);
+    if (!toks) { st = WT_ERR_OUT_OF_MEMORY; goto done; }
     for (int i = 1; i < ntok; i++) {
         CK(forward(&m, next, (int64_t)P + i - 1, &logits));
-        CK(choose(logits, next, tokens, i));
+        CK(choose(&m, logits, next, tokens, i));
         wt_tensor_release(logits);
         logits = NULL;
+        /* Step 1 reads too, so that the read-back's buffers exist before
+         * the memory is first measured. */
+        if (i % EOS_CHECK_EVERY == 1 || i == ntok - 1) {
+            CK(find_eos(&m, tokens, i + 1, toks, first_eos, &all_stopped));
+            if (all_stopped) {
+                steps = i + 1;
+                break;
+            }
+        }
         if (i == 1) {
             CK(wt_context_sync(ctx));
             CK(wt_context_memory_stats(ctx, &first));
@@ -611,20 +582,38 @@ int main(int argc, char **argv)
         }
     }
     CK(wt_context_sync(ctx));
-    const int timed = ntok - 2;
+    const int timed = steps - 2;
     t_decode = timed > 0 ? now() - t_decode : 0;
 
-    toks = malloc(sizeof *toks * (size_t)ntok);
-    if (!toks) { st = WT_ERR_OUT_OF_MEMORY; goto done; }
-    CK(wt_tensor_read(tokens, toks, sizeof *toks * (size_t)ntok));
-    printf("tokens:");
-    for (int i = 0; i < ntok; i++) printf(" %d", toks[i]);
-    printf("\n");
-    printf("prefill: %d tokens in %.4f s = %.1f tokens/s\n", P, prefill_s, P / prefill_s);
+    CK(wt_tensor_read(tokens, toks, sizeof *toks * (size_t)ntok * (size_t)B));
+    /* Sequence b's tokens (column b of tokens), up to its first EOS id. */
+    int seq_len[MAX_BATCH];
+    seqs = malloc(sizeof *seqs * (size_t)ntok * (size_t)B);
+    if (!seqs) { st = WT_ERR_OUT_OF_MEMORY; goto done; }
+    for (int b = 0; b < B; b++) {
+        seq_len[b] = first_eos[b] >= 0 ? first_eos[b] + 1 : steps;
+        for (int i = 0; i < seq_len[b]; i++) seqs[(size_t)b * ntok + i] = toks[(size_t)i * B + b];
+    }
+    FILE *out_file = out_tokens ? fopen(out_tokens, "w") : NULL;
+    if (out_tokens && !out_file) fprintf(stderr, "error: cannot write %s\n", out_tokens);
+    for (int b = 0; b < B; b++) {
+        const int32_t *row = seqs + (size_t)b * ntok;
+        if (first_eos[b] >= 0) printf("stopped at EOS id %d after %d tokens\n", row[first_eos[b]], seq_len[b]);
+        printf(B > 1 ? "tokens[%d]:" : "tokens:", b);
+        for (int i = 0; i < seq_len[b]; i++) printf(" %d", row[i]);
+        printf("\n");
+        if (out_file) {
+            for (int i = 0; i < seq_len[b]; i++) fprintf(out_file, i ? " %d" : "%d", row[i]);
+            fprintf(out_file, "\n");
+        }
+    }
+    if (out_file) fclose(out_file);
+    printf("prefill: %d tokens in %.4f s = %.1f tokens/s\n", B * P, prefill_s, B * P / prefill_s);
     if (timed > 0) {
-        const double tps = timed / t_decode;
-        printf("decode: %d tokens in %.4f s = %.2f tokens/s; %.2f MB of weights read per token = %.2f GB/s\n",
-               timed, t_decode, tps, m.decode_bytes / 1e6, m.decode_bytes * tps / 1e9);
+        const double tps = (double)timed * B / t_decode;
+        /* A step reads the weights once for the whole batch. */
+        printf("decode: %d tokens in %.4f s = %.2f tokens/s; %.2f MB of weights read per step = %.2f GB/s\n",
+               timed * B, t_decode, tps, m.decode_bytes / 1e6, m.decode_bytes * (tps / B) / 1e9);
     }
     if (ntok > 1) {
         CK(wt_context_memory_stats(ctx, &cur));
@@ -632,16 +621,27 @@ int main(int argc, char **argv)
         printf("memory per token after the first decode step: %s\n",
                stable ? "constant (nothing allocated)" : "CHANGED: FAIL");
     }
-    rc = stable ? 0 : 1;
-    if (ref_logits && !compare_logits(ctx, prefill_logits, ref_logits, tol)) rc = 1;
-    if (ref_tokens && !compare_tokens(toks, ntok, ref_tokens)) rc = 1;
+    rc = stable && (!out_tokens || out_file) ? 0 : 1;
+    for (int b = 0; b < B; b++) {
+        if (ref_logits && strcmp(logit_refs[b], "-") != 0) {
+            wt_tensor *rows = NULL;
+            CK(wt_slice(prefill_logits, 0, (int64_t)b * P, (int64_t)(b + 1) * P, 1, &rows));
+            if (!compare_logits(ctx, rows, logit_refs[b], tol)) rc = 1;
+            wt_tensor_release(rows);
+        }
+        if (ref_tokens && strcmp(token_refs[b], "-") != 0 &&
+            !compare_tokens(seqs + (size_t)b * ntok, seq_len[b], first_eos[b] >= 0, token_refs[b]))
+            rc = 1;
+    }
 done:
     if (st != WT_OK) {
         fprintf(stderr, "error: %s\n", example_error[0] ? example_error : wt_last_error());
         rc = 1;
     }
     free(toks);
+    free(seqs);
     free(prompt);
+    free(lists);
     wt_tensor_release(ids);
     wt_tensor_release(next);
     wt_tensor_release(tokens);

@@ -222,7 +222,11 @@ typedef struct wt_context_options {
     const char *webgpu_library;  /* NULL: $WT_WEBGPU_LIB, the build's path, the system's */
     uint32_t dispatches_per_submit; /* 0: default; ops recorded before a submit */
     /* CPU only. */
-    int num_threads;             /* 0: one per core; at most 1024 */
+    /* 0: WT_NUM_THREADS if set, else as many as the cores that other
+     * processes leave free, re-measured while ops run (at least 1); at
+     * most 1024. Reductions that split a row across threads may round
+     * differently at another count: set it for bit-identical runs. */
+    int num_threads;
     /* Device choice and configuration (WebGPU only). */
     wt_power_preference power_preference; /* which GPU ranks first when there are several */
     /* Debug mode: every recorded op is submitted and waited for, so an
@@ -354,7 +358,7 @@ typedef struct wt_context_info {
     uint64_t max_binding_size; /* largest one shader binds at once; larger
                                   tensors are bound in windows (README) */
     uint64_t memory_limit;     /* 0: none */
-    int num_threads;           /* CPU backend */
+    int num_threads;           /* CPU backend: the threads its ops use now */
 } wt_context_info;
 
 /* Fills *out for any context (CPU or WebGPU). */

@@ -1,5 +1,6 @@
 /* CPU backend: the ops table, context state and host memory. */
 #include "cpu/cpu.h"
+#include "core/knobs.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -12,8 +13,15 @@ static wt_status cpu_create(wt_context *ctx, const wt_context_options *opts) {
     if (!st)
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes of context state",
                        sizeof *st);
+    /* The option, else WT_NUM_THREADS, else the library's choice, which
+     * follows the load of the machine (cpu/threads.c). */
     int n = opts ? opts->num_threads : 0;
+    if (n <= 0) {
+        const uint64_t env = wt_knob_number(WT_KNOB_NUM_THREADS, 0);
+        n = env <= 1024 ? (int)env : 0; /* the range of num_threads; outside it, the default */
+    }
 #ifdef _OPENMP
+    st->auto_threads = n <= 0;
     if (n <= 0)
         n = omp_get_num_procs();
 #else
@@ -62,7 +70,7 @@ static wt_status cpu_download(wt_context *ctx, wt_storage *s, size_t offset, voi
 }
 
 static void cpu_context_info(const wt_context *ctx, wt_context_info *out) {
-    out->num_threads = ((const cpu_state *)ctx->impl)->num_threads;
+    out->num_threads = cpu_threads(ctx);
     out->max_buffer_size = SIZE_MAX;
     out->max_binding_size = SIZE_MAX;
 }

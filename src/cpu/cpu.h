@@ -33,6 +33,7 @@ typedef struct cpu_prof {
 
 typedef struct cpu_state {
     int num_threads; /* OpenMP threads for this context's parallel regions */
+    bool auto_threads; /* num_threads left to the library: cpu_auto_threads */
     cpu_pool pool;
     cpu_prof prof;
 } cpu_state;
@@ -51,8 +52,14 @@ void cpu_pool_free(wt_context *ctx, wt_storage *s);
 /* Gives every pooled block back to the system. */
 void cpu_pool_trim(wt_context *ctx);
 
+/* The cores other processes leave free, at least 1 (cpu/threads.c). */
+int cpu_auto_threads(void);
+/* OpenBLAS's thread count for the products that follow. */
+void cpu_blas_threads(int n);
+
 static inline int cpu_threads(const wt_context *ctx) {
-    return ((const cpu_state *)ctx->impl)->num_threads;
+    const cpu_state *st = (const cpu_state *)ctx->impl;
+    return st->auto_threads ? cpu_auto_threads() : st->num_threads;
 }
 
 /* Element pointer of a tensor at its offset (f32 only in this backend). */

@@ -99,6 +99,64 @@ static const float *operand_matrix(mm_operand *op, int64_t b) {
     return op->scratch;
 }
 
+/* The products below this many multiply-adds run on one thread. */
+#define GEMM_PARALLEL_MIN (1 << 18)
+
+/* Rows (or columns) per part when n are split into at most parts parts
+ * of a multiple of 16 (whole register tiles of the BLAS kernels). */
+static int split_chunk(int n, int parts) {
+    int chunk = (n + parts - 1) / parts;
+    return (chunk + 15) / 16 * 16;
+}
+
+/* C [M, N] = op(A) op(B), split into blocks of rows of C (or of columns
+ * when C has few rows), one single-threaded BLAS call per block on the
+ * context's OpenMP threads. OpenBLAS's own thread pool stays at one thread:
+ * two pools (its workers and OpenMP's, each spinning while it waits) took
+ * turns on the same cores, and only OpenMP's follows the context's thread
+ * count (cpu/threads.c). */
+static void sgemm_split(int threads, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
+                        const float *a, int lda, const float *b, int ldb, float *c) {
+    const bool by_rows = M >= N || M >= 16 * threads;
+    const int extent = by_rows ? M : N;
+    int chunk = split_chunk(extent, threads);
+    int parts = (extent + chunk - 1) / chunk;
+    if ((double)M * N * K < GEMM_PARALLEL_MIN || threads < 2)
+        parts = 1, chunk = extent;
+#pragma omp parallel for num_threads(parts) schedule(static) if (parts > 1)
+    for (int p = 0; p < parts; p++) {
+        const int lo = p * chunk, n = extent - lo < chunk ? extent - lo : chunk;
+        if (by_rows) {
+            /* Rows lo.. of op(A): row offsets of A as stored, or columns
+             * of its transpose. */
+            const float *ap = ta == CblasNoTrans ? a + (size_t)lo * lda : a + lo;
+            cblas_sgemm(CblasRowMajor, ta, tb, n, N, K, 1.0f, ap, lda, b, ldb, 0.0f, c + (size_t)lo * N, N);
+        } else {
+            const float *bp = tb == CblasNoTrans ? b + lo : b + (size_t)lo * ldb;
+            cblas_sgemm(CblasRowMajor, ta, tb, M, n, K, 1.0f, a, lda, bp, ldb, 0.0f, c + lo, N);
+        }
+    }
+}
+
+/* y [M] = op(A) x, split into blocks of y; A is [M, K] as stored, or
+ * [K, M] when transposed. */
+static void sgemv_split(int threads, bool transposed, int M, int K, const float *a, int lda, const float *x,
+                        int incx, float *y) {
+    int chunk = split_chunk(M, threads);
+    int parts = (M + chunk - 1) / chunk;
+    if ((double)M * K < GEMM_PARALLEL_MIN || threads < 2)
+        parts = 1, chunk = M;
+#pragma omp parallel for num_threads(parts) schedule(static) if (parts > 1)
+    for (int p = 0; p < parts; p++) {
+        const int lo = p * chunk, n = M - lo < chunk ? M - lo : chunk;
+        if (transposed)
+            cblas_sgemv(CblasRowMajor, CblasTrans, K, n, 1.0f, a + lo, lda, x, incx, 0.0f, y + lo, 1);
+        else
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, n, K, 1.0f, a + (size_t)lo * lda, lda, x, incx, 0.0f,
+                        y + lo, 1);
+    }
+}
+
 wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out) {
     wt_status st = cpu_check_f32("matmul", a);
     if (st != WT_OK || (st = cpu_check_f32("matmul", b)) != WT_OK ||
@@ -128,7 +186,10 @@ wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt
     float *c = cpu_data(out);
     const CBLAS_TRANSPOSE ta = pa.blas.transposed ? CblasTrans : CblasNoTrans;
     const CBLAS_TRANSPOSE tb = pb.blas.transposed ? CblasTrans : CblasNoTrans;
-    /* Batches run one after another; OpenBLAS threads each product. */
+    const int threads = cpu_threads(ctx);
+    cpu_blas_threads(1);
+    /* Batches run one after another; each product is split over the
+     * context's threads. */
     for (int64_t i = 0; i < B; i++) {
         const float *am = operand_matrix(&pa, i);
         const float *bm = operand_matrix(&pb, i);
@@ -136,19 +197,12 @@ wt_status cpu_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt
             /* Matrix times vector: sgemv reads A once, where sgemm with one
              * column runs at a third of the speed (measured 4096x4096). The
              * vector's elements are ld apart in a row-major [K, 1] operand,
-             * adjacent in a transposed one. The dimensions are A's as
-             * stored. */
+             * adjacent in a transposed one. */
             const int incx = pb.blas.transposed ? 1 : pb.blas.ld;
-            if (pa.blas.transposed)
-                cblas_sgemv(CblasRowMajor, CblasTrans, (int)K, (int)M, 1.0f, am, pa.blas.ld, bm, incx,
-                            0.0f, c + i * M, 1);
-            else
-                cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)M, (int)K, 1.0f, am, pa.blas.ld, bm,
-                            incx, 0.0f, c + i * M, 1);
+            sgemv_split(threads, pa.blas.transposed, (int)M, (int)K, am, pa.blas.ld, bm, incx, c + i * M);
             continue;
         }
-        cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0f, am, pa.blas.ld, bm,
-                    pb.blas.ld, 0.0f, c + i * M * N, (int)N);
+        sgemm_split(threads, ta, tb, (int)M, (int)N, (int)K, am, pa.blas.ld, bm, pb.blas.ld, c + i * M * N);
     }
     free(pa.scratch);
     free(pb.scratch);

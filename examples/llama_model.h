@@ -1,0 +1,85 @@
+/*
+ * A Llama-family checkpoint in the Hugging Face layout, read onto a
+ * webtensor context: config.json (as transformers 4.x or 5.x writes it),
+ * generation_config.json when present, and the weights of
+ * model.safetensors or of the shards that model.safetensors.index.json
+ * names.
+ *
+ * Understood: model_type "llama" and "qwen2"; any rope_theta; RoPE scaling
+ * of rope_type "default", "linear" and "llama3" (transformers 4.x's flat
+ * rope_theta + rope_scaling, or 5.x's nested rope_parameters); head_dim
+ * apart from hidden_size / num_attention_heads; grouped-query attention;
+ * attention_bias and mlp_bias (Llama) and Qwen2's q/k/v biases; tied
+ * embeddings (tie_word_embeddings, or a checkpoint without lm_head.weight
+ * when the config says so); F32, F16 and BF16 weights (converted to the
+ * dtype asked for); EOS ids, one or a list, from either file. Anything
+ * else that would change the computation (another model_type, hidden_act,
+ * rope_type, sliding windows, quantization, partial rotary embeddings, a
+ * tensor the model does not use) is refused with a message naming the key
+ * or tensor.
+ */
+#ifndef LLAMA_MODEL_H
+#define LLAMA_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "webtensor.h"
+
+#define LLAMA_MAX_EOS 16
+
+typedef enum llama_rope_type { LLAMA_ROPE_DEFAULT, LLAMA_ROPE_LINEAR, LLAMA_ROPE_LLAMA3 } llama_rope_type;
+
+typedef struct llama_config {
+    char model_type[16]; /* "llama" or "qwen2" */
+    int64_t vocab, dim, hidden, layers, heads, kv_heads, head_dim, max_pos;
+    double eps, theta;
+    llama_rope_type rope_type;
+    /* linear and llama3: the factor; llama3: the band edges and the
+     * context the model was trained on. */
+    double rope_factor, low_freq_factor, high_freq_factor;
+    int64_t rope_original_max_pos;
+    bool tied;                  /* the LM head is the embedding table */
+    bool qkv_bias, o_bias, mlp_bias;
+    int n_eos;
+    int32_t eos[LLAMA_MAX_EOS];
+} llama_config;
+
+typedef struct llama_layer {
+    wt_tensor *in_norm, *q, *k, *v, *o, *post_norm, *gate, *up, *down;
+    wt_tensor *q_bias, *k_bias, *v_bias, *o_bias, *gate_bias, *up_bias, *down_bias; /* NULL when absent */
+    wt_tensor *k_cache, *v_cache; /* [batch, KV, max_seq, head_dim], f32 */
+} llama_layer;
+
+typedef struct llama {
+    llama_config c;
+    wt_dtype dtype;
+    int64_t batch; /* sequences decoded together: rows of the KV caches */
+    wt_tensor *embed, *norm, *head; /* head == embed when tied */
+    llama_layer *layer;
+    /* RoPE other than the default, applied as x * cos + rotate_half(x) *
+     * sin: the tables [max_seq, head_dim] and rotate_half as a matrix
+     * (wt_linear's weight: rotate_half(x) = x @ rot^T). NULL for the
+     * default, which wt_rope_v2 computes. */
+    wt_tensor *rope_cos, *rope_sin, *rope_rot;
+    uint64_t weight_bytes; /* every weight on the device */
+    uint64_t decode_bytes; /* weight bytes one decode step reads */
+} llama;
+
+/* Reads DIR/config.json (and DIR/generation_config.json for EOS ids).
+ * false with a message in err on a missing file, a missing or bad key, or
+ * a feature not supported (the message names the key). */
+bool llama_config_load(const char *dir, llama_config *c, char *err, size_t err_size);
+
+/* Loads every weight in dtype (WT_F32 or WT_F16) and allocates the KV
+ * caches of batch sequences of max_seq positions. On failure m is emptied; err has a
+ * message of the loader's own when it found the fault (a shape, a missing
+ * or unused tensor), else it is "" and wt_last_error() has the library's. */
+wt_status llama_load(const char *dir, wt_context *ctx, wt_dtype dtype, int64_t batch, int64_t max_seq, llama *m,
+                     char *err, size_t err_size);
+
+void llama_free(llama *m);
+
+bool llama_is_eos(const llama_config *c, int32_t token);
+
+#endif /* LLAMA_MODEL_H */
