@@ -578,20 +578,20 @@ WT_API wt_status wt_scope_end(wt_scope *scope);
  * A graph records the kernels that a sequence of ops runs and runs them
  * again on wt_graph_replay without the ops' front-ends (argument checks,
  * shapes, dtype decisions, allocations): a prepared statement, or a CUDA
- * graph. Between capture_begin and capture_end the ops run as usual (their
+ * graph. Between wt_graph_begin and wt_graph_end the ops run as usual (their
  * results are real); the graph holds a reference to every tensor they
  * read or wrote:
  *
  *     wt_graph *g;
- *     wt_graph_capture_begin(ctx);
+ *     wt_graph_begin(ctx);
  *     wt_linear(x, w, b, &h); wt_gelu(h, &y); wt_tensor_release(h);
- *     wt_graph_capture_end(ctx, &g);
+ *     wt_graph_end(ctx, &g);
  *     for (each step) {
  *         wt_tensor_write(x, host_input, bytes);   (the new input, in place)
  *         wt_graph_replay(g);                      (y holds the new result)
  *         wt_tensor_read(y, host_output, bytes);
  *     }
- *     wt_graph_destroy(g);
+ *     wt_graph_release(g);
  *
  *  - A replay runs the same kernels on the same tensors with the same
  *    parameters, so it gives the same bits as running the ops again on the
@@ -602,24 +602,29 @@ WT_API wt_status wt_scope_end(wt_scope *scope);
  *    scalars, the kernel chosen, and what an op read back from the device
  *    (one_hot with num_classes -1). Ops on other contexts are not captured.
  *  - An op that fails during the capture fails as usual and loses the
- *    capture: wt_graph_capture_end then returns its error and no graph.
+ *    capture: wt_graph_end then returns its error and no graph.
  *    Custom kernels (wt_kernel_dispatch) are not captured yet (the capture
  *    is lost with WT_ERR_UNSUPPORTED).
  *  - Errors of a replay are the kernels': WT_ERR_DEVICE_LOST after a
- *    device loss (the graph's tensors died with it: destroy the graph),
+ *    device loss (the graph's tensors died with it: release the graph),
  *    index checks found on a GPU at the next sync.
  *  - Autograd: the kernels of a backward pass captured are replayed like
  *    any others; a replay records nothing.
- *  - A graph keeps its context alive; capture_end (or wt_graph_destroy of
- *    the capturing graph) must end a capture. One capture per context at a
+ *  - A graph keeps its context alive; wt_graph_end (or wt_graph_release
+ *    of the capturing graph) must end a capture. One capture per context at a
  *    time; replay during a capture is WT_ERR_INVALID_ARGUMENT. */
 typedef struct wt_graph wt_graph;
-WT_API wt_status wt_graph_capture_begin(wt_context *ctx);
-WT_API wt_status wt_graph_capture_end(wt_context *ctx, wt_graph **out);
+/* Ops of ctx run from here on are captured. */
+WT_API wt_status wt_graph_begin(wt_context *ctx);
+/* Ends the capture begun on ctx and gives its graph (or the error that
+ * lost it, and no graph). */
+WT_API wt_status wt_graph_end(wt_context *ctx, wt_graph **out);
+/* Runs the captured kernels again on the tensors they were captured with. */
 WT_API wt_status wt_graph_replay(wt_graph *graph);
 /* The number of kernels (nodes) a replay runs. */
 WT_API wt_status wt_graph_node_count(const wt_graph *graph, int64_t *count);
-WT_API void wt_graph_destroy(wt_graph *graph);
+/* NULL is ignored. */
+WT_API void wt_graph_release(wt_graph *graph);
 
 /* ======== 5. Tensors: make, read, inspect ================================ */
 
@@ -1858,6 +1863,10 @@ wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k, const wt
 /* wt_rope_v2 with wt_rope_options {theta, offset, layout}. */
 WT_API WT_DEPRECATED("wt_rope_v2") wt_status wt_rope(const wt_tensor *x, double theta, int64_t offset,
                                                       wt_rope_layout layout, wt_tensor **out);
+/* wt_graph_begin, wt_graph_end, wt_graph_release: the same arguments. */
+WT_API WT_DEPRECATED("wt_graph_begin") wt_status wt_graph_capture_begin(wt_context *ctx);
+WT_API WT_DEPRECATED("wt_graph_end") wt_status wt_graph_capture_end(wt_context *ctx, wt_graph **out);
+WT_API WT_DEPRECATED("wt_graph_release") void wt_graph_destroy(wt_graph *graph);
 /* wt_relu_backward, wt_sigmoid_backward, ... (the one of act). */
 WT_API WT_DEPRECATED("wt_<activation>_backward") wt_status wt_activation_backward(wt_activation act,
                                                                                  const wt_tensor *dy,

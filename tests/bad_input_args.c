@@ -900,8 +900,24 @@ ROWFN(scope_end)
 static void end_capture(wt_context *ctx)
 {
     wt_graph *g = NULL;
-    if (wt_graph_capture_end(ctx, &g) == WT_OK) wt_graph_destroy(g);
+    if (wt_graph_end(ctx, &g) == WT_OK) wt_graph_release(g);
 }
+ROWFN(graph_begin)
+{
+    wt_status st = wt_graph_begin(CTX("ctx", e->ctx));
+    end_capture(e->ctx);
+    return st;
+}
+ROWFN(graph_end)
+{
+    if (wt_graph_begin(e->ctx) != WT_OK) return WT_ERR_BACKEND;
+    wt_graph *g = NULL;
+    wt_status st = wt_graph_end(CTX("ctx", e->ctx), PTR("out", &g));
+    end_capture(e->ctx);
+    wt_graph_release(g);
+    return st;
+}
+/* The deprecated names of the two above. */
 ROWFN(graph_capture_begin)
 {
     wt_status st = wt_graph_capture_begin(CTX("ctx", e->ctx));
@@ -910,7 +926,7 @@ ROWFN(graph_capture_begin)
 }
 ROWFN(graph_capture_end)
 {
-    if (wt_graph_capture_begin(e->ctx) != WT_OK) return WT_ERR_BACKEND;
+    if (wt_graph_begin(e->ctx) != WT_OK) return WT_ERR_BACKEND;
     wt_graph *g = NULL;
     wt_status st = wt_graph_capture_end(CTX("ctx", e->ctx), PTR("out", &g));
     end_capture(e->ctx);
@@ -921,8 +937,8 @@ ROWFN(graph_capture_end)
 static wt_graph *empty_graph(const env2 *e)
 {
     wt_graph *g = NULL;
-    if (wt_graph_capture_begin(e->ctx) != WT_OK) return NULL;
-    if (wt_graph_capture_end(e->ctx, &g) != WT_OK) return NULL;
+    if (wt_graph_begin(e->ctx) != WT_OK) return NULL;
+    if (wt_graph_end(e->ctx, &g) != WT_OK) return NULL;
     return g;
 }
 ROWFN(graph_replay)
@@ -930,7 +946,7 @@ ROWFN(graph_replay)
     wt_graph *g = empty_graph(e);
     if (!g) return WT_ERR_BACKEND;
     wt_status st = wt_graph_replay(PTR("graph", g));
-    wt_graph_destroy(g);
+    wt_graph_release(g);
     return st;
 }
 ROWFN(graph_node_count)
@@ -939,7 +955,7 @@ ROWFN(graph_node_count)
     if (!g) return WT_ERR_BACKEND;
     int64_t n = -1;
     wt_status st = wt_graph_node_count(PTR("graph", g), PTR("count", &n));
-    wt_graph_destroy(g);
+    wt_graph_release(g);
     return st;
 }
 /* Writes m35's own values back, so the other rows see what they expect. */
@@ -1283,8 +1299,8 @@ static const slot_row ROWS[] = {
     R_ALT(context_profile_begin, WT_ERR_UNSUPPORTED), R_ALT(context_profile_end, WT_ERR_UNSUPPORTED),
     R_ALT(context_profile_summary, WT_ERR_UNSUPPORTED),
     R(context_pipeline_stats), R(context_get_info), R_ALT(context_lose_device, WT_ERR_UNSUPPORTED),
-    R(context_recover), R(scope_begin), R(scope_keep), R(scope_end), R(graph_capture_begin),
-    R(graph_capture_end), R(graph_replay), R(graph_node_count), R(tensor_write),
+    R(context_recover), R(scope_begin), R(scope_keep), R(scope_end), R(graph_begin),
+    R(graph_end), R(graph_capture_begin), R(graph_capture_end), R(graph_replay), R(graph_node_count), R(tensor_write),
     R(tensor_set_requires_grad), R(tensor_grad), R(tensor_zero_grad), R(backward), R(backward_ex), R(grad),
     R(detach), R(no_grad_begin), R(no_grad_end), R_ALT(kernel_create, WT_ERR_UNSUPPORTED),
     R_ALT(kernel_dispatch, WT_ERR_INVALID_ARGUMENT),
@@ -1314,13 +1330,14 @@ static const char *const NO_STATUS[] = {
     "wt_tensor_requires_grad", "wt_backward_options_init", "wt_grad_enabled", "wt_op_gradient",
     "wt_safetensors_close", "wt_safetensors_count", "wt_safetensors_metadata",
     "wt_gguf_close", "wt_gguf_version", "wt_gguf_alignment", "wt_gguf_kv_count", "wt_gguf_tensor_count",
-    "wt_gguf_writer_destroy", "wt_graph_destroy",
+    "wt_gguf_writer_destroy", "wt_graph_release", "wt_graph_destroy",
 };
 
 static int no_status_checks(void)
 {
     wt_kernel_destroy(NULL);
     wt_event_destroy(NULL);
+    wt_graph_release(NULL);
     wt_graph_destroy(NULL);
     wt_conv_options_init(NULL);
     wt_pool_options_init(NULL);

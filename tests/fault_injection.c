@@ -444,7 +444,7 @@ static wt_status graph_workload(wt_context *ctx, float *result)
     wt_tensor *x = NULL, *y = NULL;
     wt_graph *g = NULL;
     wt_status st = wt_tensor_from_data(ctx, WT_F32, 2, s23, d0, &x);
-    if (st == WT_OK && (st = wt_graph_capture_begin(ctx)) == WT_OK) {
+    if (st == WT_OK && (st = wt_graph_begin(ctx)) == WT_OK) {
         wt_tensor *b = x;
         for (int i = 0; i < 70 && st == WT_OK; i++) {
             wt_tensor *n = NULL;
@@ -454,14 +454,14 @@ static wt_status graph_workload(wt_context *ctx, float *result)
         }
         if (st == WT_OK) st = wt_softmax(b, -1, &y);
         if (b != x) wt_tensor_release(b);
-        wt_status end = wt_graph_capture_end(ctx, &g);
+        wt_status end = wt_graph_end(ctx, &g);
         if (st == WT_OK) st = end;
     }
     if (st == WT_OK) st = wt_tensor_write(x, d1, sizeof d1);
     if (st == WT_OK) st = wt_graph_replay(g);
     if (st == WT_OK) st = wt_graph_replay(g);
     if (st == WT_OK) st = wt_tensor_read(y, result, sizeof(float) * SCOPE_FLOATS);
-    wt_graph_destroy(g);
+    wt_graph_release(g);
     wt_tensor_release(y);
     wt_tensor_release(x);
     return st;

@@ -69,9 +69,9 @@ static void test_inference(void)
     const uint64_t base = live();
     wt_graph *g = NULL;
     wt_tensor *y = NULL;
-    CHECK(wt_graph_capture_begin(g_ctx) == WT_OK, "capture_begin [%s]: %s", g_mode, wt_last_error());
+    CHECK(wt_graph_begin(g_ctx) == WT_OK, "capture_begin [%s]: %s", g_mode, wt_last_error());
     CHECK(chain(x, idx, w1, b1, w2, table, &y) == WT_OK, "the chain while capturing [%s]: %s", g_mode, wt_last_error());
-    CHECK(wt_graph_capture_end(g_ctx, &g) == WT_OK && g, "capture_end [%s]: %s", g_mode, wt_last_error());
+    CHECK(wt_graph_end(g_ctx, &g) == WT_OK && g, "capture_end [%s]: %s", g_mode, wt_last_error());
     int64_t nodes = 0;
     CHECK(wt_graph_node_count(g, &nodes) == WT_OK && nodes >= 7, "the graph has the chain's kernels [%s]: %lld",
           g_mode, (long long)nodes);
@@ -105,7 +105,7 @@ static void test_inference(void)
     CHECK(wt_graph_replay(g) == WT_OK && wt_context_sync(g_ctx) == WT_OK, "replay after the result was released [%s]: %s",
           g_mode, wt_last_error());
     CHECK(live() > base, "the graph holds its tensors [%s]", g_mode);
-    wt_graph_destroy(g);
+    wt_graph_release(g);
     CHECK(live() == base, "destroying the graph frees what it held [%s]: %llu -> %llu", g_mode,
           (unsigned long long)base, (unsigned long long)live());
     wt_tensor_release(w1), wt_tensor_release(b1), wt_tensor_release(w2), wt_tensor_release(table);
@@ -155,9 +155,9 @@ static void test_training(void)
     for (int s = 0; s < STEPS; s++)
         CHECK(train_step(ea1, ea2, x, labels) == WT_OK, "eager step %d [%s]: %s", s, g_mode, wt_last_error());
     wt_graph *g = NULL;
-    CHECK(wt_graph_capture_begin(g_ctx) == WT_OK, "capture_begin [%s]", g_mode);
+    CHECK(wt_graph_begin(g_ctx) == WT_OK, "capture_begin [%s]", g_mode);
     CHECK(train_step(re1, re2, x, labels) == WT_OK, "the captured step [%s]: %s", g_mode, wt_last_error());
-    CHECK(wt_graph_capture_end(g_ctx, &g) == WT_OK, "capture_end [%s]: %s", g_mode, wt_last_error());
+    CHECK(wt_graph_end(g_ctx, &g) == WT_OK, "capture_end [%s]: %s", g_mode, wt_last_error());
     for (int s = 1; s < STEPS && g; s++)
         CHECK(wt_graph_replay(g) == WT_OK, "replayed step %d [%s]: %s", s, g_mode, wt_last_error());
     float a1[H * D], b1[H * D], a2[V * H], b2[V * H];
@@ -167,7 +167,7 @@ static void test_training(void)
     CHECK(memcmp(a1, b1, sizeof a1) == 0 && memcmp(a2, b2, sizeof a2) == 0,
           "%d replayed training steps equal %d eager ones bit for bit [%s]", STEPS, STEPS, g_mode);
     CHECK(memcmp(a1, w1v, sizeof a1) != 0, "the steps trained the weights [%s]", g_mode);
-    wt_graph_destroy(g);
+    wt_graph_release(g);
     wt_tensor_release(ea1), wt_tensor_release(ea2), wt_tensor_release(re1), wt_tensor_release(re2);
     wt_tensor_release(x), wt_tensor_release(labels);
 }
@@ -178,26 +178,26 @@ static void test_errors(test_backend b)
     const int64_t s4[1] = {4}, s3[1] = {3};
     wt_tensor *x = make(WT_F32, 1, s4, v), *z = make(WT_F32, 1, s3, v), *y = NULL;
     wt_graph *g = NULL;
-    CHECK(wt_graph_capture_begin(NULL) == WT_ERR_INVALID_ARGUMENT, "capture_begin(NULL)");
-    CHECK(wt_graph_capture_end(g_ctx, &g) == WT_ERR_INVALID_ARGUMENT && !g, "capture_end without a capture");
+    CHECK(wt_graph_begin(NULL) == WT_ERR_INVALID_ARGUMENT, "capture_begin(NULL)");
+    CHECK(wt_graph_end(g_ctx, &g) == WT_ERR_INVALID_ARGUMENT && !g, "capture_end without a capture");
     CHECK(wt_graph_replay(NULL) == WT_ERR_INVALID_ARGUMENT, "replay(NULL)");
-    wt_graph_destroy(NULL);
+    wt_graph_release(NULL);
     /* A failing op loses the capture; the context can capture again. */
-    CHECK(wt_graph_capture_begin(g_ctx) == WT_OK, "capture");
-    CHECK(wt_graph_capture_begin(g_ctx) == WT_ERR_INVALID_ARGUMENT, "a second capture on the context [%s]", g_mode);
+    CHECK(wt_graph_begin(g_ctx) == WT_OK, "capture");
+    CHECK(wt_graph_begin(g_ctx) == WT_ERR_INVALID_ARGUMENT, "a second capture on the context [%s]", g_mode);
     CHECK(wt_exp(x, &y) == WT_OK, "an op");
     wt_tensor *bad = NULL;
     CHECK(wt_add(x, z, &bad) == WT_ERR_SHAPE, "a failing op while capturing fails as usual");
-    CHECK(wt_graph_capture_end(g_ctx, &g) == WT_OK, "a shape error before any kernel does not lose the capture");
+    CHECK(wt_graph_end(g_ctx, &g) == WT_OK, "a shape error before any kernel does not lose the capture");
     wt_graph *g2 = NULL;
-    CHECK(wt_graph_capture_begin(g_ctx) == WT_OK, "capture again");
+    CHECK(wt_graph_begin(g_ctx) == WT_OK, "capture again");
     CHECK(wt_graph_replay(g) == WT_ERR_INVALID_ARGUMENT, "replay during a capture [%s]", g_mode);
-    CHECK(wt_graph_capture_end(g_ctx, NULL) == WT_ERR_INVALID_ARGUMENT, "capture_end(out NULL) drops the capture");
-    CHECK(wt_graph_capture_begin(g_ctx) == WT_OK && wt_graph_capture_end(g_ctx, &g2) == WT_OK, "an empty capture");
+    CHECK(wt_graph_end(g_ctx, NULL) == WT_ERR_INVALID_ARGUMENT, "capture_end(out NULL) drops the capture");
+    CHECK(wt_graph_begin(g_ctx) == WT_OK && wt_graph_end(g_ctx, &g2) == WT_OK, "an empty capture");
     int64_t n = -1;
     CHECK(g2 && wt_graph_node_count(g2, &n) == WT_OK && n == 0 && wt_graph_replay(g2) == WT_OK,
           "an empty graph replays nothing");
-    wt_graph_destroy(g2);
+    wt_graph_release(g2);
     /* Destroying the capturing graph is not possible (the caller has no
      * handle): a capture left open is ended by capture_end only. */
     CHECK(wt_graph_replay(g) == WT_OK, "replay [%s]: %s", g_mode, wt_last_error());
@@ -208,11 +208,11 @@ static void test_errors(test_backend b)
         if (st == WT_OK) st = wt_context_sync(g_ctx);
         CHECK(st == WT_ERR_DEVICE_LOST, "replay after a device loss is WT_ERR_DEVICE_LOST [%s]: %s (%s)", g_mode,
               wt_status_string(st), wt_last_error());
-        wt_graph_destroy(g);
+        wt_graph_release(g);
         g = NULL;
         CHECK(wt_context_recover(g_ctx) == WT_OK, "recover [%s]: %s", g_mode, wt_last_error());
     }
-    wt_graph_destroy(g);
+    wt_graph_release(g);
     wt_tensor_release(x), wt_tensor_release(z);
 }
 

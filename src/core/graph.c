@@ -81,15 +81,15 @@ static void graph_free(wt_graph *g)
     wt_context_unref(ctx);
 }
 
-wt_status wt_graph_capture_begin(wt_context *ctx)
+wt_status wt_graph_begin(wt_context *ctx)
 {
-    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_begin: ctx is NULL");
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_begin: ctx is NULL");
     if (ctx->capture)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_begin: a capture already runs on this context");
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_begin: a capture already runs on this context");
     if (ctx->node)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_begin: called while an op runs");
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_begin: called while an op runs");
     wt_graph *g = calloc(1, sizeof *g);
-    if (!g) return wt_fail(WT_ERR_OUT_OF_MEMORY, "wt_graph_capture_begin: out of host memory");
+    if (!g) return wt_fail(WT_ERR_OUT_OF_MEMORY, "wt_graph_begin: out of host memory");
     wt_context_ref(ctx);
     g->ctx = ctx;
     ctx->capture = g;
@@ -97,25 +97,25 @@ wt_status wt_graph_capture_begin(wt_context *ctx)
     return WT_OK;
 }
 
-wt_status wt_graph_capture_end(wt_context *ctx, wt_graph **out)
+wt_status wt_graph_end(wt_context *ctx, wt_graph **out)
 {
     if (out) *out = NULL;
-    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_end: ctx is NULL");
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_end: ctx is NULL");
     wt_graph *g = ctx->capture;
-    if (!g) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_end: no capture runs on this context");
+    if (!g) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_end: no capture runs on this context");
     /* The capture ends whatever happens next: a failed one is given up. */
     ctx->capture = NULL;
     ctx->capture_record = NULL;
     if (!out) {
         graph_free(g);
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_end: out is NULL (the capture is dropped)");
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_end: out is NULL (the capture is dropped)");
     }
     if (g->failed != WT_OK) {
         wt_status st = g->failed;
         char why[256];
         memcpy(why, g->why, sizeof why);
         graph_free(g);
-        return wt_fail(st, "wt_graph_capture_end: the capture is lost: %s", why);
+        return wt_fail(st, "wt_graph_end: the capture is lost: %s", why);
     }
     *out = g;
     return WT_OK;
@@ -153,10 +153,10 @@ wt_status wt_graph_node_count(const wt_graph *g, int64_t *count)
     return WT_OK;
 }
 
-void wt_graph_destroy(wt_graph *g)
+void wt_graph_release(wt_graph *g)
 {
     if (!g) return;
-    if (g->ctx->capture == g) { /* destroyed while capturing: the capture ends */
+    if (g->ctx->capture == g) { /* released while capturing: the capture ends */
         g->ctx->capture = NULL;
         g->ctx->capture_record = NULL;
     }
