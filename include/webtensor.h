@@ -605,6 +605,20 @@ WT_API wt_status wt_scope_end(wt_scope *scope);
  *    capture: wt_graph_end then returns its error and no graph.
  *    Custom kernels (wt_kernel_dispatch) are not captured yet (the capture
  *    is lost with WT_ERR_UNSUPPORTED).
+ *  - Values that change per step: a replay cannot change a captured
+ *    scalar, so ops whose scalar moves from step to step read it from a
+ *    small i32 tensor on the device instead, which the caller updates with
+ *    wt_tensor_write before each replay: wt_rope_options.position (the
+ *    position of the first token), wt_copy_into_at (the place a slice is
+ *    written, e.g. a KV-cache row), wt_attention_options.kv_length (how
+ *    many cached keys are valid). A decode step over a KV cache of fixed
+ *    size is captured once and replayed for every token:
+ *        int32_t pos = prompt_len + i;
+ *        wt_tensor_write(position, &pos, sizeof pos);
+ *        wt_graph_replay(step);
+ *    Ops such as wt_embedding and wt_gather take their indices from a
+ *    device tensor already (the next token, chosen by wt_argmax in the
+ *    graph, stays on the device).
  *  - Errors of a replay are the kernels': WT_ERR_DEVICE_LOST after a
  *    device loss (the graph's tensors died with it: release the graph),
  *    index checks found on a GPU at the next sync.
@@ -1136,6 +1150,16 @@ WT_API wt_status wt_topk_v2(const wt_tensor *x, int64_t k, int axis, bool descen
  * ranges overlap, src is first copied to a temporary, so the result is as
  * if src were read entirely before dst is written. */
 WT_API wt_status wt_copy_into(wt_tensor *dst, const wt_tensor *src);
+/* dst's slice [s, s + n) along axis = src, where n is src's extent there
+ * and s = start's one element (i32, any shape, read by the kernel on the
+ * device) clamped to [0, extent - n], as XLA's dynamic_update_slice does.
+ * src broadcasts (NumPy rules) to dst's shape with extent n on axis, and
+ * is converted to dst's dtype; dst is updated in place (a view whose
+ * elements are distinct). The write of a step's keys and values into a KV
+ * cache at a position that changes per step, in a captured graph.
+ * Not differentiable (either tensor requiring grad while recording:
+ * WT_ERR_INVALID_ARGUMENT, as wt_copy_into). */
+WT_API wt_status wt_copy_into_at(wt_tensor *dst, int axis, const wt_tensor *start, const wt_tensor *src);
 
 /* ======== 11. Linear algebra ============================================= */
 
@@ -1314,6 +1338,14 @@ typedef struct wt_attention_options {
     uint32_t struct_size; /* set by wt_attention_options_init */
     bool causal;          /* false */
     double scale;         /* 0: 1/sqrt(D) */
+    /* NULL, or an i32 tensor of one element (any shape) read by the
+     * kernel on the device: only the first kv_length keys are seen (the
+     * value clamped to [0, Skv]), and causal aligns to the end of those
+     * keys. A decode step over a KV cache of fixed size Skv then stays
+     * the same graph while the cache fills (see "values that change per
+     * step" under captured graphs). Not differentiable (a q, k or v that
+     * requires grad: WT_ERR_UNSUPPORTED). */
+    const wt_tensor *kv_length;
 } wt_attention_options;
 WT_API void wt_attention_options_init(wt_attention_options *opts);
 WT_API wt_status wt_scaled_dot_product_attention_v2(const wt_tensor *q, const wt_tensor *k,
@@ -1340,6 +1372,11 @@ typedef struct wt_rope_options {
     double theta;          /* 10000 */
     int64_t offset;        /* 0 */
     wt_rope_layout layout; /* WT_ROPE_BHSD */
+    /* NULL, or an i32 tensor of one element (any shape) read by the
+     * kernel on the device and added to offset (a sum below 0 counts as
+     * 0; on WebGPU positions past 2^24 lose exactness). Not
+     * differentiable (x requiring grad: WT_ERR_UNSUPPORTED). */
+    const wt_tensor *position;
 } wt_rope_options;
 WT_API void wt_rope_options_init(wt_rope_options *opts);
 /* opts NULL: the defaults. */

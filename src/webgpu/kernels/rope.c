@@ -12,7 +12,8 @@
 
 #define ROPE_WG 256u
 
-wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset, wt_tensor *out)
+wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *position, double theta, int64_t offset,
+                     wt_tensor *out)
 {
     const uint64_t A = (uint64_t)x->shape[0], S = (uint64_t)x->shape[1], C = (uint64_t)x->shape[2],
                    D = (uint64_t)x->shape[3], H = D / 2;
@@ -22,6 +23,8 @@ wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t 
                 out->storage->bytes / 4 <= UINT32_MAX && A * S * C * H <= UINT32_MAX;
     for (int d = 0; d < 4; d++) fits = fits && x->strides[d] >= 0 && x->strides[d] <= UINT32_MAX;
     if (!fits) return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope: x is too large for 32-bit indexing");
+    if (position && (uint64_t)position->offset >= UINT32_MAX)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope: the position tensor is too large for 32-bit indexing");
     if ((uint64_t)offset + S > (1u << 24))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope: positions up to %llu exceed 2^24",
                        (unsigned long long)((uint64_t)offset + S));
@@ -45,7 +48,7 @@ wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t 
         .a_n = (uint32_t)A, .s_n = (uint32_t)S, .c_n = (uint32_t)C, .half = (uint32_t)H,
         .x_offset = (uint32_t)x->offset, .sa = (uint32_t)x->strides[0], .ss = (uint32_t)x->strides[1],
         .sc = (uint32_t)x->strides[2], .sd = (uint32_t)x->strides[3], .offset = (uint32_t)offset,
-        .pairs = (uint32_t)(A * S * C * H),
+        .pairs = (uint32_t)(A * S * C * H), .pos_at = position ? (uint32_t)position->offset : ~0u,
     };
     char prelude[48];
     snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\n", ROPE_WG);
@@ -58,7 +61,8 @@ wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t 
     l.bindings[0] = (wg_binding){x->storage, false};
     l.bindings[1] = (wg_binding){freq, false};
     l.bindings[2] = (wg_binding){out->storage, true};
-    l.nbindings = 3;
+    l.bindings[3] = (wg_binding){position ? position->storage : freq, false};
+    l.nbindings = 4;
     l.workgroups = (A * S * C * H + ROPE_WG - 1) / ROPE_WG;
     st = wg_dispatch(ctx, &l);
     wg_scratch_release(ctx, freq);
