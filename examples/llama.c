@@ -7,6 +7,7 @@
  *   llama --model DIR [--backend auto|cpu|webgpu|vulkan|gles] [--dtype f32|f16]
  *         [--prompt "1 15 42 ..."] [--prompt-len N] [--tokens 64]
  *         [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T]
+ *         [--decode graph|eager]
  *
  * DIR holds config.json (the flat keys of a Hugging Face LlamaConfig) and
  * model.safetensors in the Hugging Face Llama naming
@@ -14,11 +15,18 @@
  * bench/llama_ref.py make. Every weight is loaded once onto the device in
  * --dtype and stays there; activations have that dtype too (f16 ops
  * accumulate in f32). The KV cache of each layer (f32) is allocated once,
- * [1, KV heads, prompt + tokens, head_dim]; each step writes its keys and
- * values into a slice of it with wt_copy_into and attends over the filled
- * prefix (a view, never copied). The prompt runs in one pass
- * (prefill); then one token per step. The chosen token never leaves the
- * device between steps: argmax writes it into the next step's input.
+ * [1, KV heads, prompt + tokens, head_dim]. The prompt runs in one pass
+ * (prefill), writing its keys and values into a slice of the cache with
+ * wt_copy_into and attending over that prefix (a view, never copied).
+ * Then one token per step, every step the same shapes: the position, the
+ * number of valid keys and the token's slot live in a small i32 tensor on
+ * the device (rope's position, wt_copy_into_at's start, attention's
+ * kv_length), written before each step. So the first decode step is
+ * captured as a graph (webtensor.h, "captured graphs") and replayed for
+ * every later token (--decode eager runs the same ops through their
+ * front-ends instead). The chosen token never leaves the device between
+ * steps: argmax writes it into the next step's input; the tokens are read
+ * back 32 at a time.
  * After the first decode step every intermediate comes from the context's
  * pool, so live bytes, peak bytes, tensors and buffers stay constant; the
  * example checks this and fails if they move.
@@ -49,6 +57,7 @@
 #include "example_context.h"
 
 #define MAX_PROMPT 4096
+#define TOKEN_BATCH 32 /* generated tokens read back together */
 
 typedef struct llama_config {
     int64_t vocab, dim, hidden, layers, heads, kv_heads, head_dim, max_pos;
@@ -266,10 +275,20 @@ done:
         if (st_ != WT_OK) return st_;             \
     } while (0)
 
+/* Where a forward pass writes and reads the KV cache. Eager: the host's
+ * start (positions start .., the cache's first start + S rows read as a
+ * view). Captured (pos set): S = 1 and the position lives on the device,
+ * in pos (i32 [1]) and len = pos + 1, which the driver writes before each
+ * replay; the cache is read whole, kv_length keys of it valid. */
+typedef struct step_at {
+    int64_t start;
+    const wt_tensor *pos, *len;
+} step_at;
+
 /* h [S, D] -> heads [1, n, S, head_dim] (a transposed view), rotated when
  * rope: positions start .. start + S - 1. */
 static wt_status project_heads(const llama *m, const wt_tensor *h, const wt_tensor *w, int64_t n,
-                               bool rope, int64_t start, wt_tensor **out)
+                               bool rope, const step_at *at, wt_tensor **out)
 {
     wt_tensor *y, *y4, *r = NULL;
     const int64_t S = wt_tensor_shape(h)[0];
@@ -280,7 +299,8 @@ static wt_status project_heads(const llama *m, const wt_tensor *h, const wt_tens
         wt_rope_options ro;
         wt_rope_options_init(&ro);
         ro.theta = m->c.theta;
-        ro.offset = start;
+        ro.offset = at->pos ? 0 : at->start;
+        ro.position = at->pos;
         ro.layout = WT_ROPE_BSHD;
         TRY(wt_rope_v2(y4, &ro, &r));
     }
@@ -289,38 +309,46 @@ static wt_status project_heads(const llama *m, const wt_tensor *h, const wt_tens
 
 /* out = o_proj(attention(input_layernorm(x))), writing this step's keys
  * and values into the cache at positions start .. start + S - 1. */
-static wt_status attention(const llama *m, const llama_layer *ly, const wt_tensor *x, int64_t start,
+static wt_status attention(const llama *m, const llama_layer *ly, const wt_tensor *x, const step_at *at,
                            wt_tensor **out)
 {
     const llama_config *c = &m->c;
     const int64_t S = wt_tensor_shape(x)[0];
-    wt_tensor *h, *q, *k, *v, *kdst, *vdst, *kall, *vall, *a, *at, *ac, *a2;
+    wt_tensor *h, *q, *k, *v, *kdst, *vdst, *kall, *vall, *a, *heads_last, *ac, *a2;
     TRY(wt_rms_norm(x, 1, ly->in_norm, c->eps, &h));
-    TRY(project_heads(m, h, ly->q, c->heads, true, start, &q));
-    TRY(project_heads(m, h, ly->k, c->kv_heads, true, start, &k));
-    TRY(project_heads(m, h, ly->v, c->kv_heads, false, start, &v));
-    TRY(wt_slice(ly->k_cache, 2, start, start + S, 1, &kdst));
-    TRY(wt_slice(ly->v_cache, 2, start, start + S, 1, &vdst));
-    TRY(wt_copy_into(kdst, k));
-    TRY(wt_copy_into(vdst, v));
-    TRY(wt_slice(ly->k_cache, 2, 0, start + S, 1, &kall));
-    TRY(wt_slice(ly->v_cache, 2, 0, start + S, 1, &vall));
+    TRY(project_heads(m, h, ly->q, c->heads, true, at, &q));
+    TRY(project_heads(m, h, ly->k, c->kv_heads, true, at, &k));
+    TRY(project_heads(m, h, ly->v, c->kv_heads, false, at, &v));
     /* Causal, aligned to the end of the keys: query s sees keys <= start + s. */
     wt_attention_options ao;
     wt_attention_options_init(&ao);
     ao.causal = true;
-    TRY(wt_scaled_dot_product_attention_v2(q, kall, vall, NULL, &ao, &a));
-    TRY(wt_transpose(a, 1, 2, &at)); /* [1, S, H, head_dim] */
-    TRY(wt_cast(at, m->dtype, &ac)); /* contiguous, in the weights' dtype */
+    if (at->pos) { /* the step's row and key count read on the device */
+        TRY(wt_copy_into_at(ly->k_cache, 2, at->pos, k));
+        TRY(wt_copy_into_at(ly->v_cache, 2, at->pos, v));
+        ao.kv_length = at->len;
+        TRY(wt_scaled_dot_product_attention_v2(q, ly->k_cache, ly->v_cache, NULL, &ao, &a));
+    } else {
+        const int64_t start = at->start;
+        TRY(wt_slice(ly->k_cache, 2, start, start + S, 1, &kdst));
+        TRY(wt_slice(ly->v_cache, 2, start, start + S, 1, &vdst));
+        TRY(wt_copy_into(kdst, k));
+        TRY(wt_copy_into(vdst, v));
+        TRY(wt_slice(ly->k_cache, 2, 0, start + S, 1, &kall));
+        TRY(wt_slice(ly->v_cache, 2, 0, start + S, 1, &vall));
+        TRY(wt_scaled_dot_product_attention_v2(q, kall, vall, NULL, &ao, &a));
+    }
+    TRY(wt_transpose(a, 1, 2, &heads_last)); /* [1, S, H, head_dim] */
+    TRY(wt_cast(heads_last, m->dtype, &ac)); /* contiguous, in the weights' dtype */
     const int64_t shape2[2] = {S, c->heads * c->head_dim};
     TRY(wt_reshape(ac, 2, shape2, &a2));
     return wt_linear(a2, ly->o, NULL, out);
 }
 
 /* out = down(silu(gate(h)) * up(h)), h = post_attention_layernorm(x). */
-static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, int64_t start, wt_tensor **out)
+static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, const step_at *at, wt_tensor **out)
 {
-    (void)start;
+    (void)at;
     wt_tensor *h, *g, *u, *sg, *p;
     TRY(wt_rms_norm(x, 1, ly->post_norm, m->c.eps, &h));
     TRY(wt_linear(h, ly->gate, NULL, &g));
@@ -330,17 +358,17 @@ static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, 
     return wt_linear(p, ly->down, NULL, out);
 }
 
-typedef wt_status (*block_fn)(const llama *m, const llama_layer *ly, const wt_tensor *x, int64_t start,
+typedef wt_status (*block_fn)(const llama *m, const llama_layer *ly, const wt_tensor *x, const step_at *at,
                               wt_tensor **out);
 
 /* x += block(x), replacing *x. The block's temporaries live in a scope of
  * their own, which ends before the sum is made (the memory's peak). */
-static wt_status residual(const llama *m, const llama_layer *ly, block_fn block, int64_t start, wt_tensor **x)
+static wt_status residual(const llama *m, const llama_layer *ly, block_fn block, const step_at *at, wt_tensor **x)
 {
     wt_scope *s;
     wt_tensor *fx, *sum;
     TRY(wt_scope_begin(wt_tensor_context(*x), &s));
-    wt_status st = block(m, ly, *x, start, &fx);
+    wt_status st = block(m, ly, *x, at, &fx);
     if (st == WT_OK) st = wt_scope_keep(s, fx); /* into the forward pass's scope */
     wt_scope_end(s);
     if (st != WT_OK) return st;
@@ -352,9 +380,9 @@ static wt_status residual(const llama *m, const llama_layer *ly, block_fn block,
     return WT_OK;
 }
 
-/* Logits [S, V] of the S token ids in ids (i32 [S]) at positions start..,
+/* Logits [S, V] of the S token ids in ids (i32 [S]) at positions at..,
  * extending every layer's KV cache. */
-static wt_status forward(const llama *m, const wt_tensor *ids, int64_t start, wt_tensor **logits)
+static wt_status forward(const llama *m, const wt_tensor *ids, const step_at *at, wt_tensor **logits)
 {
     wt_scope *s;
     wt_tensor *x, *xn;
@@ -362,8 +390,8 @@ static wt_status forward(const llama *m, const wt_tensor *ids, int64_t start, wt
     TRY(wt_scope_begin(wt_tensor_context(ids), &s));
     wt_status st = wt_embedding(m->embed, ids, &x);
     for (int64_t l = 0; l < m->c.layers && st == WT_OK; l++) {
-        st = residual(m, &m->layer[l], attention, start, &x);
-        if (st == WT_OK) st = residual(m, &m->layer[l], mlp, start, &x);
+        st = residual(m, &m->layer[l], attention, at, &x);
+        if (st == WT_OK) st = residual(m, &m->layer[l], mlp, at, &x);
     }
     if (st == WT_OK) st = wt_rms_norm(x, 1, m->norm, m->c.eps, &xn);
     if (st == WT_OK) st = wt_linear(xn, m->head, NULL, logits);
@@ -374,8 +402,9 @@ static wt_status forward(const llama *m, const wt_tensor *ids, int64_t start, wt
 }
 
 /* The greedy choice of logits' last row, written into next (i32 [1]) and
- * into tokens[i]. */
-static wt_status choose(const wt_tensor *logits, wt_tensor *next, wt_tensor *tokens, int64_t i)
+ * into tokens[i]: the host's i, or (slot set) the one slot holds on the
+ * device. */
+static wt_status choose(const wt_tensor *logits, wt_tensor *next, wt_tensor *tokens, int64_t i, const wt_tensor *slot_at)
 {
     wt_tensor *row = NULL, *am = NULL, *slot = NULL;
     wt_status st;
@@ -384,8 +413,12 @@ static wt_status choose(const wt_tensor *logits, wt_tensor *next, wt_tensor *tok
     CK(wt_slice(logits, 0, S - 1, S, 1, &row));
     CK(wt_argmax(row, 1, &axis, false, &am));
     CK(wt_copy_into(next, am));
-    CK(wt_slice(tokens, 0, i, i + 1, 1, &slot));
-    CK(wt_copy_into(slot, am));
+    if (slot_at) {
+        CK(wt_copy_into_at(tokens, 0, slot_at, am));
+    } else {
+        CK(wt_slice(tokens, 0, i, i + 1, 1, &slot));
+        CK(wt_copy_into(slot, am));
+    }
 done:
     wt_tensor_release(row);
     wt_tensor_release(am);
@@ -495,6 +528,7 @@ int main(int argc, char **argv)
     const char *model_dir = NULL, *backend = "auto", *dtype_name = "f32", *ref_logits = NULL,
                *ref_tokens = NULL, *prompt_text = "1 15 42 7 99 3 200 11 64 128 5 250 17 33 71 2";
     int ntok = 64, prompt_len = 0;
+    bool captured = true; /* --decode graph (default) or eager */
     double tol = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -508,13 +542,15 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--ref-logits") == 0) ref_logits = v;
         else if (strcmp(a, "--ref-tokens") == 0) ref_tokens = v;
         else if (strcmp(a, "--tol") == 0) tol = atof(v);
+        else if (strcmp(a, "--decode") == 0 && (!strcmp(v, "graph") || !strcmp(v, "eager"))) captured = !strcmp(v, "graph");
         else { fprintf(stderr, "unknown option %s\n", a); return 2; }
         i++;
     }
     if (!model_dir) {
         fprintf(stderr, "usage: llama --model DIR [--backend auto|cpu|webgpu|vulkan|gles] [--dtype f32|f16]\n"
                         "             [--prompt \"ids\"] [--prompt-len N] [--tokens N]\n"
-                        "             [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T]\n");
+                        "             [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T]\n"
+                        "             [--decode graph|eager]\n");
         return 2;
     }
     wt_dtype dtype;
@@ -558,6 +594,8 @@ int main(int argc, char **argv)
     int rc = 1;
     wt_status st = WT_OK;
     wt_tensor *ids = NULL, *next = NULL, *tokens = NULL, *prefill_logits = NULL, *logits = NULL;
+    wt_tensor *step_values = NULL, *pos_at = NULL, *len_at = NULL, *slot_at = NULL;
+    wt_graph *step = NULL;
     int32_t *toks = NULL;
     double t0 = now();
     CK(llama_load(model_dir, ctx, dtype, max_seq, &m));
@@ -574,27 +612,72 @@ int main(int argc, char **argv)
 
     /* Prefill, once untimed (shader compilation) and once timed; the
      * second writes the same keys and values into the cache again. */
-    CK(forward(&m, ids, 0, &prefill_logits));
+    const step_at prefill_at = {0, NULL, NULL};
+    CK(forward(&m, ids, &prefill_at, &prefill_logits));
     wt_tensor_release(prefill_logits);
     prefill_logits = NULL;
     CK(wt_context_sync(ctx));
     t0 = now();
-    CK(forward(&m, ids, 0, &prefill_logits));
-    CK(choose(prefill_logits, next, tokens, 0));
+    CK(forward(&m, ids, &prefill_at, &prefill_logits));
+    CK(choose(prefill_logits, next, tokens, 0, NULL));
     CK(wt_context_sync(ctx));
     const double prefill_s = now() - t0;
 
-    /* Decode: the first step settles the pool; from the second on the
-     * memory statistics must not move. */
+    /* Decode. Captured (the default): the first step is captured as a
+     * graph while it runs - embedding of `next`, every layer, the head and
+     * argmax into `next` and into `tokens` - and replayed for each later
+     * token after writing the step's values (position, key count, token
+     * slot: one 12-byte write); the token never leaves the device, and the
+     * tokens come back in batches. Eager (--decode eager): the same ops
+     * (same shapes, the same step values) run again every step, through
+     * their front-ends.
+     * The first step settles the pool; from the second on the memory
+     * statistics must not move. */
+    const int64_t three[1] = {3};
+    CK(wt_tensor_zeros(ctx, WT_I32, 1, three, &step_values));
+    CK(wt_slice(step_values, 0, 0, 1, 1, &pos_at));
+    CK(wt_slice(step_values, 0, 1, 2, 1, &len_at));
+    CK(wt_slice(step_values, 0, 2, 3, 1, &slot_at));
+    const step_at device_at = {0, pos_at, len_at};
+    toks = malloc(sizeof *toks * (size_t)ntok);
+    if (!toks) { st = WT_ERR_OUT_OF_MEMORY; goto done; }
+    int read_upto = 0; /* tokens[0 .. read_upto) are on the host */
     wt_memory_stats first, cur;
     memset(&first, 0, sizeof first);
     double t_decode = 0;
     bool stable = true;
     for (int i = 1; i < ntok; i++) {
-        CK(forward(&m, next, (int64_t)P + i - 1, &logits));
-        CK(choose(logits, next, tokens, i));
-        wt_tensor_release(logits);
-        logits = NULL;
+        const int32_t values[3] = {P + i - 1, P + i, i};
+        CK(wt_tensor_write(step_values, values, sizeof values));
+        if (captured) {
+            if (i == 1) {
+                CK(wt_graph_begin(ctx));
+                st = forward(&m, next, &device_at, &logits);
+                if (st == WT_OK) st = choose(logits, next, tokens, i, slot_at);
+                wt_tensor_release(logits);
+                logits = NULL;
+                wt_status end = wt_graph_end(ctx, &step);
+                if (st == WT_OK) st = end;
+                if (st != WT_OK) goto done;
+            } else {
+                CK(wt_graph_replay(step));
+            }
+        } else { /* the same ops, run again */
+            CK(forward(&m, next, &device_at, &logits));
+            CK(choose(logits, next, tokens, i, slot_at));
+            wt_tensor_release(logits);
+            logits = NULL;
+        }
+        /* Tokens come back TOKEN_BATCH at a time (one wait each), as a
+         * streaming server would print them. */
+        if ((i + 1) % TOKEN_BATCH == 0 || i == ntok - 1) {
+            wt_tensor *fresh = NULL;
+            CK(wt_slice(tokens, 0, read_upto, i + 1, 1, &fresh));
+            st = wt_tensor_read(fresh, toks + read_upto, sizeof *toks * (size_t)(i + 1 - read_upto));
+            wt_tensor_release(fresh);
+            if (st != WT_OK) goto done;
+            read_upto = i + 1;
+        }
         if (i == 1) {
             CK(wt_context_sync(ctx));
             CK(wt_context_memory_stats(ctx, &first));
@@ -614,17 +697,16 @@ int main(int argc, char **argv)
     const int timed = ntok - 2;
     t_decode = timed > 0 ? now() - t_decode : 0;
 
-    toks = malloc(sizeof *toks * (size_t)ntok);
-    if (!toks) { st = WT_ERR_OUT_OF_MEMORY; goto done; }
-    CK(wt_tensor_read(tokens, toks, sizeof *toks * (size_t)ntok));
+    if (read_upto < ntok) CK(wt_tensor_read(tokens, toks, sizeof *toks * (size_t)ntok)); /* ntok == 1 */
     printf("tokens:");
     for (int i = 0; i < ntok; i++) printf(" %d", toks[i]);
     printf("\n");
     printf("prefill: %d tokens in %.4f s = %.1f tokens/s\n", P, prefill_s, P / prefill_s);
     if (timed > 0) {
         const double tps = timed / t_decode;
-        printf("decode: %d tokens in %.4f s = %.2f tokens/s; %.2f MB of weights read per token = %.2f GB/s\n",
-               timed, t_decode, tps, m.decode_bytes / 1e6, m.decode_bytes * tps / 1e9);
+        printf("decode (%s): %d tokens in %.4f s = %.2f tokens/s; %.2f MB of weights read per token = %.2f GB/s\n",
+               captured ? "captured step replayed" : "eager", timed, t_decode, tps, m.decode_bytes / 1e6,
+               m.decode_bytes * tps / 1e9);
     }
     if (ntok > 1) {
         CK(wt_context_memory_stats(ctx, &cur));
@@ -647,6 +729,11 @@ done:
     wt_tensor_release(tokens);
     wt_tensor_release(prefill_logits);
     wt_tensor_release(logits);
+    wt_graph_release(step);
+    wt_tensor_release(pos_at);
+    wt_tensor_release(len_at);
+    wt_tensor_release(slot_at);
+    wt_tensor_release(step_values);
     llama_free(&m);
     wt_context_destroy(ctx);
     return rc;

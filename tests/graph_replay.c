@@ -295,9 +295,13 @@ static void test_decode(wt_dtype dt)
         int32_t pos = step, len = step + 1;
         CHECK(wt_tensor_write(pos_t, &pos, sizeof pos) == WT_OK && wt_tensor_write(len_t, &len, sizeof len) == WT_OK,
               "write step values [%s]", g_mode);
-        if (step == 0) { /* the capture runs the step for real */
-            CHECK(wt_graph_begin(g_ctx) == WT_OK, "graph_begin [%s]", g_mode);
+        if (step == 0) { /* the capture runs the step for real, inside a scope as a model's forward would */
+            wt_scope *scope = NULL;
+            CHECK(wt_graph_begin(g_ctx) == WT_OK && wt_scope_begin(g_ctx, &scope) == WT_OK, "graph_begin [%s]", g_mode);
             wt_status st = decode_step(&w, x, kc, vc, 0, pos_t, len_t, &y);
+            if (st == WT_OK) st = wt_scope_keep(scope, y);
+            /* The scope releases the ops' temporaries; the graph keeps its own. */
+            CHECK(wt_scope_end(scope) == WT_OK, "scope_end");
             CHECK(st == WT_OK, "decode step with device values [%s %s]: %s", g_mode, dn, wt_last_error());
             CHECK(wt_graph_end(g_ctx, &g) == WT_OK && g, "graph_end [%s %s]: %s", g_mode, dn, wt_last_error());
         } else if (g) {

@@ -5,9 +5,12 @@
  * or a CUDA graph (webtensor.h, "captured graphs").
  *
  * A node keeps its parameter block by value, so a recorded node is a copy
- * of the node; the graph holds a reference to every tensor a node names,
- * so the storages the kernels read and write stay what they were at the
- * capture, whatever the caller releases. */
+ * of the node; its tensors are replaced by handles of the graph's own
+ * (wt_tensor_alias: the same storage, shape, strides and offset), so the
+ * storages the kernels read and write stay what they were at the capture,
+ * whatever the caller, a scope or an op releases. (Holding the op's own
+ * handles would not do: a temporary made inside a scope is released once
+ * by its op and once more by the scope, whatever else holds it.) */
 #include "core/internal.h"
 
 #include <stdlib.h>
@@ -56,17 +59,20 @@ static wt_status record(struct wt_graph *g, const wt_node *n)
         fail_capture(g, WT_ERR_OUT_OF_MEMORY, "out of host memory for the graph's nodes");
         return WT_OK;
     }
-    g->nodes[g->n++] = *n;
-    for (int i = 0; i < WT_NODE_MAX_IN; i++)
-        if (n->in[i]) {
-            wt_tensor_retain((wt_tensor *)n->in[i]);
-            g->held[g->nheld++] = (wt_tensor *)n->in[i];
+    wt_node copy = *n;
+    for (int i = 0; i < WT_NODE_MAX_IN + WT_NODE_MAX_OUT; i++) {
+        const wt_tensor *t = i < WT_NODE_MAX_IN ? n->in[i] : n->out[i - WT_NODE_MAX_IN];
+        if (!t) continue;
+        wt_tensor *own = NULL;
+        if (wt_tensor_alias(t, &own) != WT_OK) {
+            fail_capture(g, WT_ERR_OUT_OF_MEMORY, "out of host memory for the graph's tensors");
+            return WT_OK;
         }
-    for (int i = 0; i < WT_NODE_MAX_OUT; i++)
-        if (n->out[i]) {
-            wt_tensor_retain(n->out[i]);
-            g->held[g->nheld++] = n->out[i];
-        }
+        g->held[g->nheld++] = own;
+        if (i < WT_NODE_MAX_IN) copy.in[i] = own;
+        else copy.out[i - WT_NODE_MAX_IN] = own;
+    }
+    g->nodes[g->n++] = copy;
     return WT_OK;
 }
 
