@@ -510,6 +510,29 @@ static int compare_tokens(const int32_t *toks, int n, const char *ref_path)
     return ok;
 }
 
+/* The kernels of the profiled decode steps: GPU (or host) time per step
+ * by kernel name, against the steps' wall time. */
+static wt_status print_profile(wt_context *ctx, int steps, double wall_s)
+{
+    wt_status st = wt_context_profile_end(ctx);
+    if (st != WT_OK) return st;
+    wt_profile_entry e[64];
+    int n = 0;
+    bool gpu = false;
+    if ((st = wt_context_profile_summary(ctx, e, 64, &n, &gpu)) != WT_OK) return st;
+    double total = 0;
+    uint64_t kernels = 0;
+    for (int i = 0; i < n && i < 64; i++) total += e[i].total_seconds, kernels += e[i].count;
+    printf("profile of %d decode steps (%s-timed): %.1f kernels and %.3f ms of kernel time a step; "
+           "%.3f ms a step wall time while profiled\n",
+           steps, gpu ? "GPU" : "host", (double)kernels / steps, total * 1e3 / steps, wall_s * 1e3 / steps);
+    for (int i = 0; i < n && i < 64; i++)
+        printf("  %-24s %6.1f a step  %8.2f us mean  %7.3f ms a step  %5.1f %%\n", e[i].name,
+               (double)e[i].count / steps, e[i].mean_seconds * 1e6, e[i].total_seconds * 1e3 / steps,
+               100 * e[i].share);
+    return WT_OK;
+}
+
 static bool same_stats(const wt_memory_stats *a, const wt_memory_stats *b)
 {
     return a->live_bytes == b->live_bytes && a->peak_bytes == b->peak_bytes &&
@@ -529,6 +552,7 @@ int main(int argc, char **argv)
                *ref_tokens = NULL, *prompt_text = "1 15 42 7 99 3 200 11 64 128 5 250 17 33 71 2";
     int ntok = 64, prompt_len = 0;
     bool captured = true; /* --decode graph (default) or eager */
+    int profile_steps = 0; /* --profile N: the last N decode steps timed kernel by kernel */
     double tol = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -542,6 +566,7 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--ref-logits") == 0) ref_logits = v;
         else if (strcmp(a, "--ref-tokens") == 0) ref_tokens = v;
         else if (strcmp(a, "--tol") == 0) tol = atof(v);
+        else if (strcmp(a, "--profile") == 0) profile_steps = atoi(v);
         else if (strcmp(a, "--decode") == 0 && (!strcmp(v, "graph") || !strcmp(v, "eager"))) captured = !strcmp(v, "graph");
         else { fprintf(stderr, "unknown option %s\n", a); return 2; }
         i++;
@@ -550,7 +575,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: llama --model DIR [--backend auto|cpu|webgpu|vulkan|gles] [--dtype f32|f16]\n"
                         "             [--prompt \"ids\"] [--prompt-len N] [--tokens N]\n"
                         "             [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T]\n"
-                        "             [--decode graph|eager]\n");
+                        "             [--decode graph|eager] [--profile N]\n");
         return 2;
     }
     wt_dtype dtype;
@@ -644,10 +669,17 @@ int main(int argc, char **argv)
     int read_upto = 0; /* tokens[0 .. read_upto) are on the host */
     wt_memory_stats first, cur;
     memset(&first, 0, sizeof first);
-    double t_decode = 0;
+    double t_decode = 0, profile_t0 = 0, host_s = 0;
     bool stable = true;
+    const int profile_from = profile_steps > 0 && profile_steps < ntok - 2 ? ntok - profile_steps : ntok;
     for (int i = 1; i < ntok; i++) {
+        if (i == profile_from) {
+            CK(wt_context_sync(ctx));
+            profile_t0 = now();
+            CK(wt_context_profile_begin(ctx));
+        }
         const int32_t values[3] = {P + i - 1, P + i, i};
+        const double host_t0 = now();
         CK(wt_tensor_write(step_values, values, sizeof values));
         if (captured) {
             if (i == 1) {
@@ -668,6 +700,7 @@ int main(int argc, char **argv)
             wt_tensor_release(logits);
             logits = NULL;
         }
+        if (i >= 2) host_s += now() - host_t0; /* the host's part: the step's calls, not their waits */
         /* Tokens come back TOKEN_BATCH at a time (one wait each), as a
          * streaming server would print them. */
         if ((i + 1) % TOKEN_BATCH == 0 || i == ntok - 1) {
@@ -694,6 +727,7 @@ int main(int argc, char **argv)
         }
     }
     CK(wt_context_sync(ctx));
+    if (profile_from < ntok) CK(print_profile(ctx, ntok - profile_from, now() - profile_t0));
     const int timed = ntok - 2;
     t_decode = timed > 0 ? now() - t_decode : 0;
 
@@ -707,6 +741,17 @@ int main(int argc, char **argv)
         printf("decode (%s): %d tokens in %.4f s = %.2f tokens/s; %.2f MB of weights read per token = %.2f GB/s\n",
                captured ? "captured step replayed" : "eager", timed, t_decode, tps, m.decode_bytes / 1e6,
                m.decode_bytes * tps / 1e9);
+        int64_t nodes = 0;
+        if (step) wt_graph_node_count(step, &nodes);
+        printf("decode host time: %.1f us a step in the step's calls (%s)", host_s * 1e6 / timed,
+               captured ? "value write + replay" : "value write + ops");
+        if (nodes > 0) printf(", %lld kernels a step: %.2f us a kernel", (long long)nodes, host_s * 1e6 / timed / (double)nodes);
+        printf("\n");
+        wt_pipeline_stats ps;
+        if (wt_context_pipeline_stats(ctx, &ps) == WT_OK && ps.dispatches > 0)
+            printf("webgpu over the whole run: %llu dispatches, %llu submits, %llu bind groups made, %llu reused\n",
+                   (unsigned long long)ps.dispatches, (unsigned long long)ps.submits,
+                   (unsigned long long)ps.bind_groups_made, (unsigned long long)ps.bind_group_hits);
     }
     if (ntok > 1) {
         CK(wt_context_memory_stats(ctx, &cur));
