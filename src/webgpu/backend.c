@@ -30,6 +30,7 @@ static void webgpu_destroy(wt_context *ctx)
     if (w->device && !w->lost)
         (void)wg_finish(ctx);
     wg_checks_drop(ctx);
+    wg_rope_tables_drop(ctx);
     wg_pipeline_cache_destroy(ctx);
     wg_pool_destroy(ctx);
     wg_recorder_destroy(ctx);

@@ -1,9 +1,10 @@
 /* WebGPU rotary position embedding (wgsl/rope.wgsl). The per-frequency
  * table (f_i / 2 pi as a hi + lo pair of f32) is made on the host in
- * double and uploaded into a scratch buffer: D/2 pairs, a few hundred
- * bytes. */
+ * double and uploaded once per (theta, D) and context: D/2 pairs, a few
+ * hundred bytes, kept while the context lives (a model has one or two). */
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
+#include "webgpu/wg_runtime.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +12,53 @@
 #include <string.h>
 
 #define ROPE_WG 256u
+
+/* The table of (theta, D): a kept one, or made now in a slot of its own
+ * (the oldest of eight goes when all are taken). */
+static wt_status rope_table(wt_context *ctx, double theta, uint64_t D, wt_storage **out)
+{
+    wg_context *w = wg_ctx(ctx);
+    const int slots = (int)(sizeof w->rope_tables / sizeof w->rope_tables[0]);
+    for (int i = 0; i < slots; i++)
+        if (w->rope_tables[i].table && w->rope_tables[i].theta == theta && w->rope_tables[i].d == D) {
+            *out = w->rope_tables[i].table;
+            return WT_OK;
+        }
+    const uint64_t H = D / 2;
+    float *tab = malloc(sizeof(float) * 2 * H);
+    if (!tab) return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu rope: out of host memory");
+    for (uint64_t i = 0; i < H; i++) {
+        const double f = pow(theta, -2.0 * (double)i / (double)D) / (2.0 * M_PI);
+        tab[2 * i] = (float)f;
+        tab[2 * i + 1] = (float)(f - (double)tab[2 * i]);
+    }
+    wt_storage *freq = NULL;
+    wt_status st = wg_scratch(ctx, sizeof(float) * 2 * H, &freq);
+    if (st == WT_OK) st = ctx->ops->upload(ctx, freq, 0, tab, sizeof(float) * 2 * H);
+    free(tab);
+    if (st != WT_OK) {
+        if (freq) wg_scratch_release(ctx, freq);
+        return st;
+    }
+    const int i = w->rope_next;
+    w->rope_next = (i + 1) % slots;
+    if (w->rope_tables[i].table) wg_scratch_release(ctx, w->rope_tables[i].table);
+    w->rope_tables[i].theta = theta;
+    w->rope_tables[i].d = D;
+    w->rope_tables[i].table = freq;
+    *out = freq;
+    return WT_OK;
+}
+
+void wg_rope_tables_drop(wt_context *ctx)
+{
+    wg_context *w = wg_ctx(ctx);
+    for (size_t i = 0; i < sizeof w->rope_tables / sizeof w->rope_tables[0]; i++) {
+        if (w->rope_tables[i].table) wg_scratch_release(ctx, w->rope_tables[i].table);
+        w->rope_tables[i].table = NULL;
+    }
+    w->rope_next = 0;
+}
 
 wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *position, double theta, int64_t offset,
                      wt_tensor *out)
@@ -29,21 +77,9 @@ wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *posit
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope: positions up to %llu exceed 2^24",
                        (unsigned long long)((uint64_t)offset + S));
 
-    float *tab = malloc(sizeof(float) * 2 * H);
-    if (!tab) return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu rope: out of host memory");
-    for (uint64_t i = 0; i < H; i++) {
-        const double f = pow(theta, -2.0 * (double)i / (double)D) / (2.0 * M_PI);
-        tab[2 * i] = (float)f;
-        tab[2 * i + 1] = (float)(f - (double)tab[2 * i]);
-    }
     wt_storage *freq = NULL;
-    wt_status st = wg_scratch(ctx, sizeof(float) * 2 * H, &freq);
-    if (st == WT_OK) st = ctx->ops->upload(ctx, freq, 0, tab, sizeof(float) * 2 * H);
-    free(tab);
-    if (st != WT_OK) {
-        if (freq) wg_scratch_release(ctx, freq);
-        return st;
-    }
+    wt_status st = rope_table(ctx, theta, D, &freq);
+    if (st != WT_OK) return st;
     rope_params p = {
         .a_n = (uint32_t)A, .s_n = (uint32_t)S, .c_n = (uint32_t)C, .half = (uint32_t)H,
         .x_offset = (uint32_t)x->offset, .sa = (uint32_t)x->strides[0], .ss = (uint32_t)x->strides[1],
@@ -64,7 +100,5 @@ wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *posit
     l.bindings[3] = (wg_binding){position ? position->storage : freq, false};
     l.nbindings = 4;
     l.workgroups = (A * S * C * H + ROPE_WG - 1) / ROPE_WG;
-    st = wg_dispatch(ctx, &l);
-    wg_scratch_release(ctx, freq);
-    return st;
+    return wg_dispatch(ctx, &l);
 }
