@@ -286,7 +286,11 @@ typedef struct step_at {
 } step_at;
 
 /* h [S, D] -> heads [1, n, S, head_dim] (a transposed view), rotated when
- * rope: positions start .. start + S - 1. */
+ * rope: positions start .. start + S - 1. Rotated heads are f32 whatever
+ * the weights' dtype: rope computes in f32, the KV cache is f32 and
+ * attention takes f32 q, so f16 projections are converted once here
+ * rather than to f32 and back around rope and again for the cache and for
+ * attention (four conversions fewer a layer). */
 static wt_status project_heads(const llama *m, const wt_tensor *h, const wt_tensor *w, int64_t n,
                                bool rope, const step_at *at, wt_tensor **out)
 {
@@ -294,6 +298,11 @@ static wt_status project_heads(const llama *m, const wt_tensor *h, const wt_tens
     const int64_t S = wt_tensor_shape(h)[0];
     const int64_t shape[4] = {1, S, n, m->c.head_dim};
     TRY(wt_linear(h, w, NULL, &y));
+    if (rope && wt_tensor_dtype(y) != WT_F32) {
+        wt_tensor *y32;
+        TRY(wt_cast(y, WT_F32, &y32));
+        y = y32;
+    }
     TRY(wt_reshape(y, 4, shape, &y4));
     if (rope) {
         wt_rope_options ro;
