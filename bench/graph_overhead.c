@@ -58,8 +58,8 @@ int main(int argc, char **argv)
     int64_t n = 64;
     wt_tensor *x = NULL, *y = NULL;
     wt_graph *g = NULL;
-    if (wt_tensor_from_data(ctx, WT_F32, 1, &n, h, &x) != WT_OK || wt_graph_capture_begin(ctx) != WT_OK ||
-        chain(x, ops, &y) != WT_OK || wt_graph_capture_end(ctx, &g) != WT_OK) {
+    if (wt_tensor_from_data(ctx, WT_F32, 1, &n, h, &x) != WT_OK || wt_graph_begin(ctx) != WT_OK ||
+        chain(x, ops, &y) != WT_OK || wt_graph_end(ctx, &g) != WT_OK) {
         fprintf(stderr, "graph_overhead: %s\n", wt_last_error());
         return 1;
     }
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
                (unsigned long long)(ps2.bind_groups_made - ps1.bind_groups_made),
                (unsigned long long)(ps1.dispatches - ps0.dispatches), (unsigned long long)(ps2.dispatches - ps1.dispatches),
                (unsigned long long)(ps1.submits - ps0.submits), (unsigned long long)(ps2.submits - ps1.submits));
-    wt_graph_destroy(g);
+    wt_graph_release(g);
     wt_tensor_release(x), wt_tensor_release(y);
     wt_context_destroy(ctx);
     free(te), free(tr);

@@ -7,6 +7,7 @@
  *   llama --model DIR [--backend auto|cpu|webgpu|vulkan|gles] [--dtype f32|f16]
  *         [--prompt "1 15 42 ..."] [--prompt-len N] [--tokens 64]
  *         [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T] [--out-tokens FILE]
+ *         [--decode graph|eager] [--profile N]
  *
  * DIR is a Hugging Face checkpoint of the Llama family (llama_model.h says
  * which: tied embeddings, RoPE scaling, biases, BF16, shards, EOS ids), e.g.
@@ -14,11 +15,18 @@
  * Every weight is loaded once onto the device in
  * --dtype and stays there; activations have that dtype too (f16 ops
  * accumulate in f32). The KV cache of each layer (f32) is allocated once,
- * [1, KV heads, prompt + tokens, head_dim]; each step writes its keys and
- * values into a slice of it with wt_copy_into and attends over the filled
- * prefix (a view, never copied). The prompt runs in one pass
- * (prefill); then one token per step. The chosen token never leaves the
- * device between steps: argmax writes it into the next step's input.
+ * [1, KV heads, prompt + tokens, head_dim]. The prompt runs in one pass
+ * (prefill), writing its keys and values into a slice of the cache with
+ * wt_copy_into and attending over that prefix (a view, never copied).
+ * Then one token per step, every step the same shapes: the position, the
+ * number of valid keys and the token's slot live in a small i32 tensor on
+ * the device (rope's position, wt_copy_into_at's start, attention's
+ * kv_length), written before each step. So the first decode step is
+ * captured as a graph (webtensor.h, "captured graphs") and replayed for
+ * every later token (--decode eager runs the same ops through their
+ * front-ends instead). The chosen token never leaves the device between
+ * steps: argmax writes it into the next step's input; the tokens are read
+ * back 32 at a time.
  * After the first decode step every intermediate comes from the context's
  * pool, so live bytes, peak bytes, tensors and buffers stay constant; the
  * example checks this and fails if they move.
@@ -60,6 +68,7 @@
 #include "llama_model.h"
 
 #define MAX_PROMPT 4096
+#define TOKEN_BATCH 32 /* generated tokens read back together */
 
 /* A failure found by the example itself (wt_last_error() has the library's). */
 static char example_error[256];
@@ -112,9 +121,20 @@ static char *read_text(const char *path, size_t *len)
         if (st_ != WT_OK) return st_;             \
     } while (0)
 
-/* y4 [1, S, n, head_dim] rotated by the model's scaled RoPE at positions
- * start .. start + S - 1: y4 * cos + rotate_half(y4) * sin. */
-static wt_status rope_scaled(const llama *m, const wt_tensor *y4, int64_t start, wt_tensor **out)
+/* Where a forward pass writes and reads the KV cache. Eager: the host's
+ * start (positions start .., the cache's first start + S rows read as a
+ * view). Captured (pos set): S = 1 and the position lives on the device,
+ * in pos (i32 [1]) and len = pos + 1, which the driver writes before each
+ * replay; the cache is read whole, kv_length keys of it valid. */
+typedef struct step_at {
+    int64_t start;
+    const wt_tensor *pos, *len;
+} step_at;
+
+/* y4 [batch, S, n, head_dim] (f32) rotated by the model's scaled RoPE at
+ * positions at.. : y4 * cos + rotate_half(y4) * sin. With the position on
+ * the device (S = 1) the tables' row is picked by index_select. */
+static wt_status rope_scaled(const llama *m, const wt_tensor *y4, const step_at *at, wt_tensor **out)
 {
     const int64_t *s = wt_tensor_shape(y4);
     const int64_t S = s[1], n = s[2], hd = s[3];
@@ -123,8 +143,13 @@ static wt_status rope_scaled(const llama *m, const wt_tensor *y4, int64_t start,
     TRY(wt_reshape(y4, 2, rows, &flat));
     TRY(wt_linear(flat, m->rope_rot, NULL, &rh));
     TRY(wt_reshape(rh, 4, s, &rh4));
-    TRY(wt_slice(m->rope_cos, 0, start, start + S, 1, &cs));
-    TRY(wt_slice(m->rope_sin, 0, start, start + S, 1, &sn));
+    if (at->pos) {
+        TRY(wt_index_select(m->rope_cos, 0, at->pos, &cs));
+        TRY(wt_index_select(m->rope_sin, 0, at->pos, &sn));
+    } else {
+        TRY(wt_slice(m->rope_cos, 0, at->start, at->start + S, 1, &cs));
+        TRY(wt_slice(m->rope_sin, 0, at->start, at->start + S, 1, &sn));
+    }
     TRY(wt_reshape(cs, 4, table, &cs4));
     TRY(wt_reshape(sn, 4, table, &sn4));
     TRY(wt_mul(y4, cs4, &a));
@@ -133,22 +158,32 @@ static wt_status rope_scaled(const llama *m, const wt_tensor *y4, int64_t start,
 }
 
 /* h [batch * S, D] -> heads [batch, n, S, head_dim] (a transposed view),
- * rotated when rope: positions start .. start + S - 1. */
+ * rotated when rope: positions at.. . Rotated heads are f32 whatever the
+ * weights' dtype: rope computes in f32, the KV cache is f32 and attention
+ * takes f32 q, so f16 projections are converted once here rather than to
+ * f32 and back around rope and again for the cache and for attention
+ * (four conversions fewer a layer). */
 static wt_status project_heads(const llama *m, const wt_tensor *h, const wt_tensor *w, const wt_tensor *bias,
-                               int64_t n, bool rope, int64_t start, wt_tensor **out)
+                               int64_t n, bool rope, const step_at *at, wt_tensor **out)
 {
     wt_tensor *y, *y4, *r = NULL;
     const int64_t S = wt_tensor_shape(h)[0] / m->batch;
     const int64_t shape[4] = {m->batch, S, n, m->c.head_dim};
     TRY(wt_linear(h, w, bias, &y));
+    if (rope && wt_tensor_dtype(y) != WT_F32) {
+        wt_tensor *y32;
+        TRY(wt_cast(y, WT_F32, &y32));
+        y = y32;
+    }
     TRY(wt_reshape(y, 4, shape, &y4));
     if (rope && m->rope_rot) {
-        TRY(rope_scaled(m, y4, start, &r));
+        TRY(rope_scaled(m, y4, at, &r));
     } else if (rope) {
         wt_rope_options ro;
         wt_rope_options_init(&ro);
         ro.theta = m->c.theta;
-        ro.offset = start;
+        ro.offset = at->pos ? 0 : at->start;
+        ro.position = at->pos;
         ro.layout = WT_ROPE_BSHD;
         TRY(wt_rope_v2(y4, &ro, &r));
     }
@@ -157,38 +192,46 @@ static wt_status project_heads(const llama *m, const wt_tensor *h, const wt_tens
 
 /* out = o_proj(attention(input_layernorm(x))), writing this step's keys
  * and values into the cache at positions start .. start + S - 1. */
-static wt_status attention(const llama *m, const llama_layer *ly, const wt_tensor *x, int64_t start,
+static wt_status attention(const llama *m, const llama_layer *ly, const wt_tensor *x, const step_at *at,
                            wt_tensor **out)
 {
     const llama_config *c = &m->c;
     const int64_t S = wt_tensor_shape(x)[0] / m->batch;
-    wt_tensor *h, *q, *k, *v, *kdst, *vdst, *kall, *vall, *a, *at, *ac, *a2;
+    wt_tensor *h, *q, *k, *v, *kdst, *vdst, *kall, *vall, *a, *heads_last, *ac, *a2;
     TRY(wt_rms_norm(x, 1, ly->in_norm, c->eps, &h));
-    TRY(project_heads(m, h, ly->q, ly->q_bias, c->heads, true, start, &q));
-    TRY(project_heads(m, h, ly->k, ly->k_bias, c->kv_heads, true, start, &k));
-    TRY(project_heads(m, h, ly->v, ly->v_bias, c->kv_heads, false, start, &v));
-    TRY(wt_slice(ly->k_cache, 2, start, start + S, 1, &kdst));
-    TRY(wt_slice(ly->v_cache, 2, start, start + S, 1, &vdst));
-    TRY(wt_copy_into(kdst, k));
-    TRY(wt_copy_into(vdst, v));
-    TRY(wt_slice(ly->k_cache, 2, 0, start + S, 1, &kall));
-    TRY(wt_slice(ly->v_cache, 2, 0, start + S, 1, &vall));
+    TRY(project_heads(m, h, ly->q, ly->q_bias, c->heads, true, at, &q));
+    TRY(project_heads(m, h, ly->k, ly->k_bias, c->kv_heads, true, at, &k));
+    TRY(project_heads(m, h, ly->v, ly->v_bias, c->kv_heads, false, at, &v));
     /* Causal, aligned to the end of the keys: query s sees keys <= start + s. */
     wt_attention_options ao;
     wt_attention_options_init(&ao);
     ao.causal = true;
-    TRY(wt_scaled_dot_product_attention_v2(q, kall, vall, NULL, &ao, &a));
-    TRY(wt_transpose(a, 1, 2, &at)); /* [batch, S, H, head_dim] */
-    TRY(wt_cast(at, m->dtype, &ac)); /* contiguous, in the weights' dtype */
+    if (at->pos) { /* the step's row and key count read on the device */
+        TRY(wt_copy_into_at(ly->k_cache, 2, at->pos, k));
+        TRY(wt_copy_into_at(ly->v_cache, 2, at->pos, v));
+        ao.kv_length = at->len;
+        TRY(wt_scaled_dot_product_attention_v2(q, ly->k_cache, ly->v_cache, NULL, &ao, &a));
+    } else {
+        const int64_t start = at->start;
+        TRY(wt_slice(ly->k_cache, 2, start, start + S, 1, &kdst));
+        TRY(wt_slice(ly->v_cache, 2, start, start + S, 1, &vdst));
+        TRY(wt_copy_into(kdst, k));
+        TRY(wt_copy_into(vdst, v));
+        TRY(wt_slice(ly->k_cache, 2, 0, start + S, 1, &kall));
+        TRY(wt_slice(ly->v_cache, 2, 0, start + S, 1, &vall));
+        TRY(wt_scaled_dot_product_attention_v2(q, kall, vall, NULL, &ao, &a));
+    }
+    TRY(wt_transpose(a, 1, 2, &heads_last)); /* [batch, S, H, head_dim] */
+    TRY(wt_cast(heads_last, m->dtype, &ac)); /* contiguous, in the weights' dtype */
     const int64_t shape2[2] = {m->batch * S, c->heads * c->head_dim};
     TRY(wt_reshape(ac, 2, shape2, &a2));
     return wt_linear(a2, ly->o, ly->o_bias, out);
 }
 
 /* out = down(silu(gate(h)) * up(h)), h = post_attention_layernorm(x). */
-static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, int64_t start, wt_tensor **out)
+static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, const step_at *at, wt_tensor **out)
 {
-    (void)start;
+    (void)at;
     wt_tensor *h, *g, *u, *sg, *p;
     TRY(wt_rms_norm(x, 1, ly->post_norm, m->c.eps, &h));
     TRY(wt_linear(h, ly->gate, ly->gate_bias, &g));
@@ -198,17 +241,17 @@ static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, 
     return wt_linear(p, ly->down, ly->down_bias, out);
 }
 
-typedef wt_status (*block_fn)(const llama *m, const llama_layer *ly, const wt_tensor *x, int64_t start,
+typedef wt_status (*block_fn)(const llama *m, const llama_layer *ly, const wt_tensor *x, const step_at *at,
                               wt_tensor **out);
 
 /* x += block(x), replacing *x. The block's temporaries live in a scope of
  * their own, which ends before the sum is made (the memory's peak). */
-static wt_status residual(const llama *m, const llama_layer *ly, block_fn block, int64_t start, wt_tensor **x)
+static wt_status residual(const llama *m, const llama_layer *ly, block_fn block, const step_at *at, wt_tensor **x)
 {
     wt_scope *s;
     wt_tensor *fx, *sum;
     TRY(wt_scope_begin(wt_tensor_context(*x), &s));
-    wt_status st = block(m, ly, *x, start, &fx);
+    wt_status st = block(m, ly, *x, at, &fx);
     if (st == WT_OK) st = wt_scope_keep(s, fx); /* into the forward pass's scope */
     wt_scope_end(s);
     if (st != WT_OK) return st;
@@ -221,9 +264,9 @@ static wt_status residual(const llama *m, const llama_layer *ly, block_fn block,
 }
 
 /* Logits [batch * S, V] of the token ids in ids (i32 [batch * S]: S ids
- * of each sequence in turn) at positions start.., extending every layer's
+ * of each sequence in turn) at positions at.., extending every layer's
  * KV cache. */
-static wt_status forward(const llama *m, const wt_tensor *ids, int64_t start, wt_tensor **logits)
+static wt_status forward(const llama *m, const wt_tensor *ids, const step_at *at, wt_tensor **logits)
 {
     wt_scope *s;
     wt_tensor *x, *xn;
@@ -231,8 +274,8 @@ static wt_status forward(const llama *m, const wt_tensor *ids, int64_t start, wt
     TRY(wt_scope_begin(wt_tensor_context(ids), &s));
     wt_status st = wt_embedding(m->embed, ids, &x);
     for (int64_t l = 0; l < m->c.layers && st == WT_OK; l++) {
-        st = residual(m, &m->layer[l], attention, start, &x);
-        if (st == WT_OK) st = residual(m, &m->layer[l], mlp, start, &x);
+        st = residual(m, &m->layer[l], attention, at, &x);
+        if (st == WT_OK) st = residual(m, &m->layer[l], mlp, at, &x);
     }
     if (st == WT_OK) st = wt_rms_norm(x, 1, m->norm, m->c.eps, &xn);
     if (st == WT_OK) st = wt_linear(xn, m->head, NULL, logits);
@@ -243,30 +286,31 @@ static wt_status forward(const llama *m, const wt_tensor *ids, int64_t start, wt
 }
 
 /* The greedy choice of each sequence's last row of logits, written into
- * next (i32 [batch]) and into row i of tokens (i32 [ntok, batch]). */
-static wt_status choose(const llama *m, const wt_tensor *logits, wt_tensor *next, wt_tensor *tokens, int64_t i)
+ * next (i32 [batch]) and into row i of tokens (i32 [ntok, batch]): the
+ * host's i, or (slot_at set) the row slot_at holds on the device. */
+static wt_status choose(const llama *m, const wt_tensor *logits, wt_tensor *next, wt_tensor *tokens, int64_t i,
+                        const wt_tensor *slot_at)
 {
     wt_tensor *l3 = NULL, *row = NULL, *am = NULL, *slot = NULL, *next2 = NULL;
     wt_status st;
     const int64_t B = m->batch, S = wt_tensor_shape(logits)[0] / B, V = wt_tensor_shape(logits)[1];
     const int64_t shape3[3] = {B, S, V}, shape2[2] = {1, B};
     const int axis = 2;
+    wt_tensor *amt = NULL; /* [1, batch] */
     CK(wt_reshape(logits, 3, shape3, &l3));
     CK(wt_slice(l3, 1, S - 1, S, 1, &row));
     CK(wt_argmax(row, 1, &axis, false, &am)); /* [batch, 1] */
     CK(wt_reshape(next, 2, shape2, &next2));
-    CK(wt_slice(tokens, 0, i, i + 1, 1, &slot));
-    if (B == 1) {
-        CK(wt_copy_into(next2, am));
-        CK(wt_copy_into(slot, am));
-    } else {
-        wt_tensor *amt = NULL; /* [1, batch] */
-        CK(wt_transpose(am, 0, 1, &amt));
-        st = wt_copy_into(next2, amt);
+    CK(wt_transpose(am, 0, 1, &amt));
+    st = wt_copy_into(next2, amt);
+    if (st == WT_OK && slot_at) {
+        st = wt_copy_into_at(tokens, 0, slot_at, amt);
+    } else if (st == WT_OK) {
+        st = wt_slice(tokens, 0, i, i + 1, 1, &slot);
         if (st == WT_OK) st = wt_copy_into(slot, amt);
-        wt_tensor_release(amt);
     }
 done:
+    wt_tensor_release(amt);
     wt_tensor_release(l3);
     wt_tensor_release(row);
     wt_tensor_release(am);
@@ -277,28 +321,21 @@ done:
 
 /* ---------------------------------------------------------------- driver */
 
-/* Generation stops at the first EOS id of the model's config; the chosen
- * tokens stay on the device, so they are read back every EOS_CHECK_EVERY
- * steps (and after the last), and the steps past an EOS are dropped. */
-#define EOS_CHECK_EVERY 8
-
-/* first[b]: the step of sequence b's first EOS id among tokens' rows
- * [0, n), or -1; *all: whether every sequence has one. buf holds tokens'
- * [ntok, batch] entries. */
-static wt_status find_eos(const llama *m, const wt_tensor *tokens, int n, int32_t *buf, int *first, bool *all)
+/* Generation stops at the first EOS id of the model's config. toks holds
+ * tokens' first n rows ([n, batch]) on the host; first[b] becomes the step
+ * of sequence b's first EOS id (or stays -1). True when every sequence has
+ * one. */
+static bool all_eos(const llama *m, const int32_t *toks, int n, int *first)
 {
     const int64_t B = m->batch;
-    for (int64_t b = 0; b < B; b++) first[b] = -1;
-    *all = false;
-    if (m->c.n_eos == 0) return WT_OK;
-    wt_status st = wt_tensor_read(tokens, buf, sizeof *buf * (size_t)wt_tensor_numel(tokens));
-    *all = st == WT_OK;
-    for (int64_t b = 0; st == WT_OK && b < B; b++) {
+    if (m->c.n_eos == 0) return false;
+    bool all = true;
+    for (int64_t b = 0; b < B; b++) {
         for (int i = 0; i < n && first[b] < 0; i++)
-            if (llama_is_eos(&m->c, buf[(int64_t)i * B + b])) first[b] = i;
-        if (first[b] < 0) *all = false;
+            if (llama_is_eos(&m->c, toks[(int64_t)i * B + b])) first[b] = i;
+        if (first[b] < 0) all = false;
     }
-    return st;
+    return all;
 }
 
 #define MAX_BATCH 16
@@ -405,6 +442,29 @@ static int compare_tokens(const int32_t *toks, int n, bool stopped, const char *
     return ok;
 }
 
+/* The kernels of the profiled decode steps: GPU (or host) time per step
+ * by kernel name, against the steps' wall time. */
+static wt_status print_profile(wt_context *ctx, int steps, double wall_s)
+{
+    wt_status st = wt_context_profile_end(ctx);
+    if (st != WT_OK) return st;
+    wt_profile_entry e[64];
+    int n = 0;
+    bool gpu = false;
+    if ((st = wt_context_profile_summary(ctx, e, 64, &n, &gpu)) != WT_OK) return st;
+    double total = 0;
+    uint64_t kernels = 0;
+    for (int i = 0; i < n && i < 64; i++) total += e[i].total_seconds, kernels += e[i].count;
+    printf("profile of %d decode steps (%s-timed): %.1f kernels and %.3f ms of kernel time a step; "
+           "%.3f ms a step wall time while profiled\n",
+           steps, gpu ? "GPU" : "host", (double)kernels / steps, total * 1e3 / steps, wall_s * 1e3 / steps);
+    for (int i = 0; i < n && i < 64; i++)
+        printf("  %-24s %6.1f a step  %8.2f us mean  %7.3f ms a step  %5.1f %%\n", e[i].name,
+               (double)e[i].count / steps, e[i].mean_seconds * 1e6, e[i].total_seconds * 1e3 / steps,
+               100 * e[i].share);
+    return WT_OK;
+}
+
 static bool same_stats(const wt_memory_stats *a, const wt_memory_stats *b)
 {
     return a->live_bytes == b->live_bytes && a->peak_bytes == b->peak_bytes &&
@@ -424,6 +484,8 @@ int main(int argc, char **argv)
                *ref_tokens = NULL, *prompt_text = "1 15 42 7 99 3 200 11 64 128 5 250 17 33 71 2";
     const char *out_tokens = NULL;
     int ntok = 64, prompt_len = 0;
+    bool captured = true; /* --decode graph (default) or eager */
+    int profile_steps = 0; /* --profile N: the last N decode steps timed kernel by kernel */
     double tol = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -438,13 +500,16 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--ref-tokens") == 0) ref_tokens = v;
         else if (strcmp(a, "--tol") == 0) tol = atof(v);
         else if (strcmp(a, "--out-tokens") == 0) out_tokens = v;
+        else if (strcmp(a, "--profile") == 0) profile_steps = atoi(v);
+        else if (strcmp(a, "--decode") == 0 && (!strcmp(v, "graph") || !strcmp(v, "eager"))) captured = !strcmp(v, "graph");
         else { fprintf(stderr, "unknown option %s\n", a); return 2; }
         i++;
     }
     if (!model_dir) {
         fprintf(stderr, "usage: llama --model DIR [--backend auto|cpu|webgpu|vulkan|gles] [--dtype f32|f16]\n"
                         "             [--prompt \"ids\"] [--prompt-len N] [--tokens N]\n"
-                        "             [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T] [--out-tokens FILE]\n");
+                        "             [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T] [--out-tokens FILE]\n"
+                        "             [--decode graph|eager] [--profile N]\n");
         return 2;
     }
     wt_dtype dtype;
@@ -515,6 +580,8 @@ int main(int argc, char **argv)
     int rc = 1;
     wt_status st = WT_OK;
     wt_tensor *ids = NULL, *next = NULL, *tokens = NULL, *prefill_logits = NULL, *logits = NULL;
+    wt_tensor *step_values = NULL, *pos_at = NULL, *len_at = NULL, *slot_at = NULL;
+    wt_graph *step = NULL;
     int32_t *toks = NULL, *seqs = NULL;
     double t0 = now();
     CK(llama_load(model_dir, ctx, dtype, B, max_seq, &m, example_error, sizeof example_error));
@@ -531,37 +598,85 @@ int main(int argc, char **argv)
 
     /* Prefill, once untimed (shader compilation) and once timed; the
      * second writes the same keys and values into the cache again. */
-    CK(forward(&m, ids, 0, &prefill_logits));
+    const step_at prefill_at = {0, NULL, NULL};
+    CK(forward(&m, ids, &prefill_at, &prefill_logits));
     wt_tensor_release(prefill_logits);
     prefill_logits = NULL;
     CK(wt_context_sync(ctx));
     t0 = now();
-    CK(forward(&m, ids, 0, &prefill_logits));
-    CK(choose(&m, prefill_logits, next, tokens, 0));
+    CK(forward(&m, ids, &prefill_at, &prefill_logits));
+    CK(choose(&m, prefill_logits, next, tokens, 0, NULL));
     CK(wt_context_sync(ctx));
     const double prefill_s = now() - t0;
 
-    /* Decode: the first step settles the pool; from the second on the
-     * memory statistics must not move. */
-    wt_memory_stats first, cur;
-    memset(&first, 0, sizeof first);
-    double t_decode = 0;
-    bool stable = true;
-    int first_eos[MAX_BATCH], steps = ntok;
-    bool all_stopped = false;
-    for (int b = 0; b < B; b++) first_eos[b] = -1;
+    /* Decode. Captured (the default): the first step is captured as a
+     * graph while it runs - embedding of `next`, every layer, the head and
+     * argmax into `next` and into `tokens` - and replayed for each later
+     * token after writing the step's values (position, key count, token
+     * slot: one 12-byte write); the token never leaves the device, and the
+     * tokens come back in batches. Eager (--decode eager): the same ops
+     * (same shapes, the same step values) run again every step, through
+     * their front-ends.
+     * The first step settles the pool; from the second on the memory
+     * statistics must not move. */
+    const int64_t three[1] = {3};
+    CK(wt_tensor_zeros(ctx, WT_I32, 1, three, &step_values));
+    CK(wt_slice(step_values, 0, 0, 1, 1, &pos_at));
+    CK(wt_slice(step_values, 0, 1, 2, 1, &len_at));
+    CK(wt_slice(step_values, 0, 2, 3, 1, &slot_at));
+    const step_at device_at = {0, pos_at, len_at};
     toks = malloc(sizeof *toks * (size_t)ntok * (size_t)B);
     if (!toks) { st = WT_ERR_OUT_OF_MEMORY; goto done; }
+    int read_upto = 0; /* tokens[0 .. read_upto) are on the host */
+    wt_memory_stats first, cur;
+    memset(&first, 0, sizeof first);
+    double t_decode = 0, profile_t0 = 0, host_s = 0;
+    bool stable = true;
+    int first_eos[MAX_BATCH], steps = ntok;
+    for (int b = 0; b < B; b++) first_eos[b] = -1;
+    const int profile_from = profile_steps > 0 && profile_steps < ntok - 2 ? ntok - profile_steps : ntok;
     for (int i = 1; i < ntok; i++) {
-        CK(forward(&m, next, (int64_t)P + i - 1, &logits));
-        CK(choose(&m, logits, next, tokens, i));
-        wt_tensor_release(logits);
-        logits = NULL;
-        /* Step 1 reads too, so that the read-back's buffers exist before
+        if (i == profile_from) {
+            CK(wt_context_sync(ctx));
+            profile_t0 = now();
+            CK(wt_context_profile_begin(ctx));
+        }
+        const int32_t values[3] = {P + i - 1, P + i, i};
+        const double host_t0 = now();
+        CK(wt_tensor_write(step_values, values, sizeof values));
+        if (captured) {
+            if (i == 1) {
+                CK(wt_graph_begin(ctx));
+                st = forward(&m, next, &device_at, &logits);
+                if (st == WT_OK) st = choose(&m, logits, next, tokens, i, slot_at);
+                wt_tensor_release(logits);
+                logits = NULL;
+                wt_status end = wt_graph_end(ctx, &step);
+                if (st == WT_OK) st = end;
+                if (st != WT_OK) goto done;
+            } else {
+                CK(wt_graph_replay(step));
+            }
+        } else { /* the same ops, run again */
+            CK(forward(&m, next, &device_at, &logits));
+            CK(choose(&m, logits, next, tokens, i, slot_at));
+            wt_tensor_release(logits);
+            logits = NULL;
+        }
+        if (i >= 2) host_s += now() - host_t0; /* the host's part: the step's calls, not their waits */
+        /* Tokens come back TOKEN_BATCH at a time (one wait each), as a
+         * streaming server would print them; generation stops once every
+         * sequence has produced an EOS id (the steps past it are dropped).
+         * Step 1 reads too, so that the read-back's buffers exist before
          * the memory is first measured. */
-        if (i % EOS_CHECK_EVERY == 1 || i == ntok - 1) {
-            CK(find_eos(&m, tokens, i + 1, toks, first_eos, &all_stopped));
-            if (all_stopped) {
+        if (i == 1 || (i + 1) % TOKEN_BATCH == 0 || i == ntok - 1) {
+            wt_tensor *fresh = NULL;
+            CK(wt_slice(tokens, 0, read_upto, i + 1, 1, &fresh));
+            st = wt_tensor_read(fresh, toks + (size_t)read_upto * B, sizeof *toks * (size_t)(i + 1 - read_upto) * B);
+            wt_tensor_release(fresh);
+            if (st != WT_OK) goto done;
+            read_upto = i + 1;
+            if (all_eos(&m, toks, read_upto, first_eos)) {
                 steps = i + 1;
                 break;
             }
@@ -582,10 +697,11 @@ int main(int argc, char **argv)
         }
     }
     CK(wt_context_sync(ctx));
+    if (profile_from < ntok && steps == ntok) CK(print_profile(ctx, ntok - profile_from, now() - profile_t0));
     const int timed = steps - 2;
     t_decode = timed > 0 ? now() - t_decode : 0;
 
-    CK(wt_tensor_read(tokens, toks, sizeof *toks * (size_t)ntok * (size_t)B));
+    if (read_upto < 1) CK(wt_tensor_read(tokens, toks, sizeof *toks * (size_t)B)); /* ntok == 1 */
     /* Sequence b's tokens (column b of tokens), up to its first EOS id. */
     int seq_len[MAX_BATCH];
     seqs = malloc(sizeof *seqs * (size_t)ntok * (size_t)B);
@@ -612,8 +728,20 @@ int main(int argc, char **argv)
     if (timed > 0) {
         const double tps = (double)timed * B / t_decode;
         /* A step reads the weights once for the whole batch. */
-        printf("decode: %d tokens in %.4f s = %.2f tokens/s; %.2f MB of weights read per step = %.2f GB/s\n",
-               timed * B, t_decode, tps, m.decode_bytes / 1e6, m.decode_bytes * (tps / B) / 1e9);
+        printf("decode (%s): %d tokens in %.4f s = %.2f tokens/s; %.2f MB of weights read per step = %.2f GB/s\n",
+               captured ? "captured step replayed" : "eager", timed * B, t_decode, tps, m.decode_bytes / 1e6,
+               m.decode_bytes * (tps / B) / 1e9);
+        int64_t nodes = 0;
+        if (step) wt_graph_node_count(step, &nodes);
+        printf("decode host time: %.1f us a step in the step's calls (%s)", host_s * 1e6 / timed,
+               captured ? "value write + replay" : "value write + ops");
+        if (nodes > 0) printf(", %lld kernels a step: %.2f us a kernel", (long long)nodes, host_s * 1e6 / timed / (double)nodes);
+        printf("\n");
+        wt_pipeline_stats ps;
+        if (wt_context_pipeline_stats(ctx, &ps) == WT_OK && ps.dispatches > 0)
+            printf("webgpu over the whole run: %llu dispatches, %llu submits, %llu bind groups made, %llu reused\n",
+                   (unsigned long long)ps.dispatches, (unsigned long long)ps.submits,
+                   (unsigned long long)ps.bind_groups_made, (unsigned long long)ps.bind_group_hits);
     }
     if (ntok > 1) {
         CK(wt_context_memory_stats(ctx, &cur));
@@ -647,6 +775,11 @@ done:
     wt_tensor_release(tokens);
     wt_tensor_release(prefill_logits);
     wt_tensor_release(logits);
+    wt_graph_release(step);
+    wt_tensor_release(pos_at);
+    wt_tensor_release(len_at);
+    wt_tensor_release(slot_at);
+    wt_tensor_release(step_values);
     llama_free(&m);
     wt_context_destroy(ctx);
     return rc;

@@ -678,7 +678,7 @@ static void rope_inv_freq(const llama_config *c, double *inv)
     }
 }
 
-static wt_status make_rope_tables(wt_context *ctx, const llama_config *c, wt_dtype dtype, int64_t max_seq,
+static wt_status make_rope_tables(wt_context *ctx, const llama_config *c, int64_t max_seq,
                                   llama *m)
 {
     const int64_t hd = c->head_dim, half = hd / 2;
@@ -706,13 +706,10 @@ static wt_status make_rope_tables(wt_context *ctx, const llama_config *c, wt_dty
     if ((st = wt_tensor_from_data(ctx, WT_F32, 2, tshape, sn, &t[1])) != WT_OK) goto done;
     if ((st = wt_tensor_from_data(ctx, WT_F32, 2, rshape, rot, &t[2])) != WT_OK) goto done;
     wt_tensor **dst[3] = {&m->rope_cos, &m->rope_sin, &m->rope_rot};
+    /* f32 whatever the weights' dtype: the rotated heads are f32. */
     for (int i = 0; i < 3; i++) {
-        if (dtype == WT_F32) {
-            *dst[i] = t[i];
-            t[i] = NULL;
-        } else if ((st = wt_cast(t[i], dtype, dst[i])) != WT_OK) {
-            goto done;
-        }
+        *dst[i] = t[i];
+        t[i] = NULL;
     }
 done:
     for (int i = 0; i < 3; i++) wt_tensor_release(t[i]);
@@ -821,7 +818,7 @@ wt_status llama_load(const char *dir, wt_context *ctx, wt_dtype dtype, int64_t b
         CK(wt_tensor_zeros(ctx, WT_F32, 4, cache_shape, &y->v_cache));
     }
     CK(check_all_used(&w, &c, err, err_size));
-    if (c.rope_type != LLAMA_ROPE_DEFAULT) CK(make_rope_tables(ctx, &c, dtype, max_seq, m));
+    if (c.rope_type != LLAMA_ROPE_DEFAULT) CK(make_rope_tables(ctx, &c, max_seq, m));
     /* A decode step reads one row of the embedding table, the final norm
      * and the LM head beside the layers. */
     m->decode_bytes += (uint64_t)(D + D + c.vocab * D) * es;

@@ -582,20 +582,20 @@ WT_API wt_status wt_scope_end(wt_scope *scope);
  * A graph records the kernels that a sequence of ops runs and runs them
  * again on wt_graph_replay without the ops' front-ends (argument checks,
  * shapes, dtype decisions, allocations): a prepared statement, or a CUDA
- * graph. Between capture_begin and capture_end the ops run as usual (their
+ * graph. Between wt_graph_begin and wt_graph_end the ops run as usual (their
  * results are real); the graph holds a reference to every tensor they
  * read or wrote:
  *
  *     wt_graph *g;
- *     wt_graph_capture_begin(ctx);
+ *     wt_graph_begin(ctx);
  *     wt_linear(x, w, b, &h); wt_gelu(h, &y); wt_tensor_release(h);
- *     wt_graph_capture_end(ctx, &g);
+ *     wt_graph_end(ctx, &g);
  *     for (each step) {
  *         wt_tensor_write(x, host_input, bytes);   (the new input, in place)
  *         wt_graph_replay(g);                      (y holds the new result)
  *         wt_tensor_read(y, host_output, bytes);
  *     }
- *     wt_graph_destroy(g);
+ *     wt_graph_release(g);
  *
  *  - A replay runs the same kernels on the same tensors with the same
  *    parameters, so it gives the same bits as running the ops again on the
@@ -606,24 +606,43 @@ WT_API wt_status wt_scope_end(wt_scope *scope);
  *    scalars, the kernel chosen, and what an op read back from the device
  *    (one_hot with num_classes -1). Ops on other contexts are not captured.
  *  - An op that fails during the capture fails as usual and loses the
- *    capture: wt_graph_capture_end then returns its error and no graph.
+ *    capture: wt_graph_end then returns its error and no graph.
  *    Custom kernels (wt_kernel_dispatch) are not captured yet (the capture
  *    is lost with WT_ERR_UNSUPPORTED).
+ *  - Values that change per step: a replay cannot change a captured
+ *    scalar, so ops whose scalar moves from step to step read it from a
+ *    small i32 tensor on the device instead, which the caller updates with
+ *    wt_tensor_write before each replay: wt_rope_options.position (the
+ *    position of the first token), wt_copy_into_at (the place a slice is
+ *    written, e.g. a KV-cache row), wt_attention_options.kv_length (how
+ *    many cached keys are valid). A decode step over a KV cache of fixed
+ *    size is captured once and replayed for every token:
+ *        int32_t pos = prompt_len + i;
+ *        wt_tensor_write(position, &pos, sizeof pos);
+ *        wt_graph_replay(step);
+ *    Ops such as wt_embedding and wt_gather take their indices from a
+ *    device tensor already (the next token, chosen by wt_argmax in the
+ *    graph, stays on the device).
  *  - Errors of a replay are the kernels': WT_ERR_DEVICE_LOST after a
- *    device loss (the graph's tensors died with it: destroy the graph),
+ *    device loss (the graph's tensors died with it: release the graph),
  *    index checks found on a GPU at the next sync.
  *  - Autograd: the kernels of a backward pass captured are replayed like
  *    any others; a replay records nothing.
- *  - A graph keeps its context alive; capture_end (or wt_graph_destroy of
- *    the capturing graph) must end a capture. One capture per context at a
+ *  - A graph keeps its context alive; wt_graph_end (or wt_graph_release
+ *    of the capturing graph) must end a capture. One capture per context at a
  *    time; replay during a capture is WT_ERR_INVALID_ARGUMENT. */
 typedef struct wt_graph wt_graph;
-WT_API wt_status wt_graph_capture_begin(wt_context *ctx);
-WT_API wt_status wt_graph_capture_end(wt_context *ctx, wt_graph **out);
+/* Ops of ctx run from here on are captured. */
+WT_API wt_status wt_graph_begin(wt_context *ctx);
+/* Ends the capture begun on ctx and gives its graph (or the error that
+ * lost it, and no graph). */
+WT_API wt_status wt_graph_end(wt_context *ctx, wt_graph **out);
+/* Runs the captured kernels again on the tensors they were captured with. */
 WT_API wt_status wt_graph_replay(wt_graph *graph);
 /* The number of kernels (nodes) a replay runs. */
 WT_API wt_status wt_graph_node_count(const wt_graph *graph, int64_t *count);
-WT_API void wt_graph_destroy(wt_graph *graph);
+/* NULL is ignored. */
+WT_API void wt_graph_release(wt_graph *graph);
 
 /* ======== 5. Tensors: make, read, inspect ================================ */
 
@@ -1135,6 +1154,16 @@ WT_API wt_status wt_topk_v2(const wt_tensor *x, int64_t k, int axis, bool descen
  * ranges overlap, src is first copied to a temporary, so the result is as
  * if src were read entirely before dst is written. */
 WT_API wt_status wt_copy_into(wt_tensor *dst, const wt_tensor *src);
+/* dst's slice [s, s + n) along axis = src, where n is src's extent there
+ * and s = start's one element (i32, any shape, read by the kernel on the
+ * device) clamped to [0, extent - n], as XLA's dynamic_update_slice does.
+ * src broadcasts (NumPy rules) to dst's shape with extent n on axis, and
+ * is converted to dst's dtype; dst is updated in place (a view whose
+ * elements are distinct). The write of a step's keys and values into a KV
+ * cache at a position that changes per step, in a captured graph.
+ * Not differentiable (either tensor requiring grad while recording:
+ * WT_ERR_INVALID_ARGUMENT, as wt_copy_into). */
+WT_API wt_status wt_copy_into_at(wt_tensor *dst, int axis, const wt_tensor *start, const wt_tensor *src);
 
 /* ======== 11. Linear algebra ============================================= */
 
@@ -1313,6 +1342,14 @@ typedef struct wt_attention_options {
     uint32_t struct_size; /* set by wt_attention_options_init */
     bool causal;          /* false */
     double scale;         /* 0: 1/sqrt(D) */
+    /* NULL, or an i32 tensor of one element (any shape) read by the
+     * kernel on the device: only the first kv_length keys are seen (the
+     * value clamped to [0, Skv]), and causal aligns to the end of those
+     * keys. A decode step over a KV cache of fixed size Skv then stays
+     * the same graph while the cache fills (see "values that change per
+     * step" under captured graphs). Not differentiable (a q, k or v that
+     * requires grad: WT_ERR_UNSUPPORTED). */
+    const wt_tensor *kv_length;
 } wt_attention_options;
 WT_API void wt_attention_options_init(wt_attention_options *opts);
 WT_API wt_status wt_scaled_dot_product_attention_v2(const wt_tensor *q, const wt_tensor *k,
@@ -1339,6 +1376,11 @@ typedef struct wt_rope_options {
     double theta;          /* 10000 */
     int64_t offset;        /* 0 */
     wt_rope_layout layout; /* WT_ROPE_BHSD */
+    /* NULL, or an i32 tensor of one element (any shape) read by the
+     * kernel on the device and added to offset (a sum below 0 counts as
+     * 0; on WebGPU positions past 2^24 lose exactness). Not
+     * differentiable (x requiring grad: WT_ERR_UNSUPPORTED). */
+    const wt_tensor *position;
 } wt_rope_options;
 WT_API void wt_rope_options_init(wt_rope_options *opts);
 /* opts NULL: the defaults. */
@@ -1862,6 +1904,10 @@ wt_scaled_dot_product_attention(const wt_tensor *q, const wt_tensor *k, const wt
 /* wt_rope_v2 with wt_rope_options {theta, offset, layout}. */
 WT_API WT_DEPRECATED("wt_rope_v2") wt_status wt_rope(const wt_tensor *x, double theta, int64_t offset,
                                                       wt_rope_layout layout, wt_tensor **out);
+/* wt_graph_begin, wt_graph_end, wt_graph_release: the same arguments. */
+WT_API WT_DEPRECATED("wt_graph_begin") wt_status wt_graph_capture_begin(wt_context *ctx);
+WT_API WT_DEPRECATED("wt_graph_end") wt_status wt_graph_capture_end(wt_context *ctx, wt_graph **out);
+WT_API WT_DEPRECATED("wt_graph_release") void wt_graph_destroy(wt_graph *graph);
 /* wt_relu_backward, wt_sigmoid_backward, ... (the one of act). */
 WT_API WT_DEPRECATED("wt_<activation>_backward") wt_status wt_activation_backward(wt_activation act,
                                                                                  const wt_tensor *dy,

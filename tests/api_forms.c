@@ -422,6 +422,31 @@ static void deprecated_forms(void)
     sb = wt_rope_v2(q, &ro, &b);
     expect_same("rope", sa, a, sb, b);
 
+    /* Captured graphs: the deprecated capture_begin/_end and destroy make
+     * the same graph as graph_begin/_end and release; both replayed on a
+     * new x give its exp. */
+    wt_graph *g_old = NULL, *g_new = NULL;
+    wt_tensor *xg = make(1, sq + 3, -1, 1);
+    sa = wt_graph_capture_begin(g_ctx);
+    if (sa == WT_OK) sa = wt_exp(xg, &a);
+    wt_status end_old = wt_graph_capture_end(g_ctx, &g_old);
+    sb = wt_graph_begin(g_ctx);
+    if (sb == WT_OK) sb = wt_exp(xg, &b);
+    wt_status end_new = wt_graph_end(g_ctx, &g_new);
+    CHECK(end_old == WT_OK && end_new == WT_OK && g_old && g_new, "graph capture, old and new names: %s",
+          wt_last_error());
+    float xs[8];
+    for (int i = 0; i < 8; i++) xs[i] = 0.25f * (float)i - 1.0f;
+    CHECK(wt_tensor_write(xg, xs, sizeof xs) == WT_OK, "tensor_write: %s", wt_last_error());
+    if (g_old && g_new) {
+        if (sa == WT_OK) sa = wt_graph_replay(g_old);
+        if (sb == WT_OK) sb = wt_graph_replay(g_new);
+    }
+    wt_graph_destroy(g_old);
+    wt_graph_release(g_new);
+    expect_same("graph_capture_begin/_end, graph_destroy", sa, a, sb, b);
+    wt_tensor_release(xg);
+
     /* ------------------------------------------- options: the defaults of NULL */
     sa = wt_rope(q, 10000, 0, WT_ROPE_BHSD, &a);
     sb = wt_rope_v2(q, NULL, &b);

@@ -6,7 +6,8 @@
  *
  *   T   a tensor input (f32)         TI  an i32 index tensor
  *   TO  an optional tensor (NULL ok)  TA  a tensor of any dtype
- *   TW  a tensor written in place     OUT / OUTO  an out-pointer (optional)
+ *   TW  a tensor written in place (TWA: of any dtype)
+ *   OUT / OUTO  an out-pointer (optional)
  *   AX  an axis   POS  a count > 0    CTX a context   PTR / PTRO a pointer
  *   EPS an eps >= 0   DT a dtype   BYTES a buffer size   PATH  NAME
  *   CONV / POOL / INTERP  an options struct with its bad fields
@@ -37,7 +38,7 @@ enum { CLASS_VALID, CLASS_NULL, CLASS_OTHER_CTX, CLASS_DTYPE, CLASS_AXIS, CLASS_
        CLASS_VALUE, CLASS_ALIAS };
 
 typedef enum kind {
-    K_T, K_TI, K_TO, K_TA, K_TW, K_OUT, K_OUTO, K_AX, K_POS, K_CTX, K_PTR, K_PTRO, K_EPS, K_DT,
+    K_T, K_TI, K_TO, K_TA, K_TW, K_TWA, K_OUT, K_OUTO, K_AX, K_POS, K_CTX, K_PTR, K_PTRO, K_EPS, K_DT,
     K_BYTES, K_PATH, K_NAME, K_CONV, K_POOL, K_INDEX, K_NONNEG, K_TFREE, K_NEG2, K_KDESC, K_VALUE,
     K_INTERP, K_FACTOR, K_QTYPE
 } kind;
@@ -67,6 +68,7 @@ typedef struct env2 {
     const wt_context_options *opts;
     wt_tensor *x4, *w4, *b4, *dy4, *x3, *w3, *c3, *c3pos, *m35, *v5, *w45, *b4v, *idx35, *idx2,
         *lab3, *q, *pool_dy, *pool_idx, *p5, *g5, *s5a, *s5b, *s5c, *table, *dy25, *one;
+    wt_tensor *cache35, *start1; /* copy_into_at: f32 [3, 5] written in place, i32 [1] */
     wt_tensor *qx, *qw, *qb; /* quantised linear: x [2, 32], Q8_0 weight [3, 32] (i32 [3, 9]), bias [3] */
     uint8_t qblocks[3 * 34]; /* the weight's blocks */
     char npy_path[64], st_path[64], gguf_path[64], dir_path[64];
@@ -106,7 +108,7 @@ static bool take(M *m, kind k, const char *name)
         m->kinds[i] = k;
         m->names[i] = name;
         m->nslots = m->slot;
-        if (k == K_T || k == K_TI || k == K_TO || k == K_TA || k == K_TW || k == K_CTX) m->ntensor_slots++;
+        if (k == K_T || k == K_TI || k == K_TO || k == K_TA || k == K_TW || k == K_TWA || k == K_CTX) m->ntensor_slots++;
     }
     return i == m->target;
 }
@@ -142,7 +144,7 @@ static const wt_tensor *tensor_slot(M *m, kind k, const char *name, const wt_ten
         return keep(m, t);
     case 2:
     case 3: {
-        if (k == K_TA || k == K_TFREE) return valid;
+        if (k == K_TA || k == K_TWA || k == K_TFREE) return valid;
         wt_dtype to = k == K_TI ? (m->variant == 2 ? WT_F32 : WT_BOOL) : (m->variant == 2 ? WT_I32 : WT_BOOL);
         if (wt_cast(valid, to, &t) != WT_OK) return valid;
         expect(m, CLASS_DTYPE, INV, UNS, to == WT_F32 ? "%s f32" : to == WT_I32 ? "%s i32" : "%s bool",
@@ -151,7 +153,7 @@ static const wt_tensor *tensor_slot(M *m, kind k, const char *name, const wt_ten
     }
     case 4: {
         /* Written in place: a view that repeats one element must be refused. */
-        if (k != K_TW) return valid;
+        if (k != K_TW && k != K_TWA) return valid;
         wt_tensor *one = NULL;
         const int64_t ones[WT_MAX_DIMS] = {1, 1, 1, 1, 1, 1, 1, 1};
         if (wt_tensor_full(m->e->ctx, WT_F32, wt_tensor_ndim(valid), ones, 0.0, &one) != WT_OK) return valid;
@@ -169,6 +171,7 @@ static const wt_tensor *tensor_slot(M *m, kind k, const char *name, const wt_ten
 #define TA(name, v) tensor_slot(m, K_TA, name, v)
 #define TFREE(name, v) tensor_slot(m, K_TFREE, name, v)
 #define TW(name, v) ((wt_tensor *)tensor_slot(m, K_TW, name, v))
+#define TWA(name, v) ((wt_tensor *)tensor_slot(m, K_TWA, name, v))
 
 static out_slot *out_slot_take(M *m, kind k, const char *name, out_type type, bool *null)
 {
@@ -473,6 +476,10 @@ ROWFN(scatter_add)
 ROWFN(index_add)
 {
     return wt_index_add(T("x", e->table), AX("axis", 0), TI("index", e->idx2), T("src", e->dy25), OUT("out"));
+}
+ROWFN(copy_into_at)
+{
+    return wt_copy_into_at(TWA("dst", e->cache35), AX("axis", 0), TI("start", e->start1), TA("src", e->v5));
 }
 /* num_classes -1 means max(index) + 1: -2 is the bad count. */
 ROWFN(one_hot) { return wt_one_hot(TI("index", e->idx2), scalar_slot(m, K_NEG2, "num_classes", 4), OUT("out")); }
@@ -900,8 +907,24 @@ ROWFN(scope_end)
 static void end_capture(wt_context *ctx)
 {
     wt_graph *g = NULL;
-    if (wt_graph_capture_end(ctx, &g) == WT_OK) wt_graph_destroy(g);
+    if (wt_graph_end(ctx, &g) == WT_OK) wt_graph_release(g);
 }
+ROWFN(graph_begin)
+{
+    wt_status st = wt_graph_begin(CTX("ctx", e->ctx));
+    end_capture(e->ctx);
+    return st;
+}
+ROWFN(graph_end)
+{
+    if (wt_graph_begin(e->ctx) != WT_OK) return WT_ERR_BACKEND;
+    wt_graph *g = NULL;
+    wt_status st = wt_graph_end(CTX("ctx", e->ctx), PTR("out", &g));
+    end_capture(e->ctx);
+    wt_graph_release(g);
+    return st;
+}
+/* The deprecated names of the two above. */
 ROWFN(graph_capture_begin)
 {
     wt_status st = wt_graph_capture_begin(CTX("ctx", e->ctx));
@@ -910,7 +933,7 @@ ROWFN(graph_capture_begin)
 }
 ROWFN(graph_capture_end)
 {
-    if (wt_graph_capture_begin(e->ctx) != WT_OK) return WT_ERR_BACKEND;
+    if (wt_graph_begin(e->ctx) != WT_OK) return WT_ERR_BACKEND;
     wt_graph *g = NULL;
     wt_status st = wt_graph_capture_end(CTX("ctx", e->ctx), PTR("out", &g));
     end_capture(e->ctx);
@@ -921,8 +944,8 @@ ROWFN(graph_capture_end)
 static wt_graph *empty_graph(const env2 *e)
 {
     wt_graph *g = NULL;
-    if (wt_graph_capture_begin(e->ctx) != WT_OK) return NULL;
-    if (wt_graph_capture_end(e->ctx, &g) != WT_OK) return NULL;
+    if (wt_graph_begin(e->ctx) != WT_OK) return NULL;
+    if (wt_graph_end(e->ctx, &g) != WT_OK) return NULL;
     return g;
 }
 ROWFN(graph_replay)
@@ -930,7 +953,7 @@ ROWFN(graph_replay)
     wt_graph *g = empty_graph(e);
     if (!g) return WT_ERR_BACKEND;
     wt_status st = wt_graph_replay(PTR("graph", g));
-    wt_graph_destroy(g);
+    wt_graph_release(g);
     return st;
 }
 ROWFN(graph_node_count)
@@ -939,7 +962,7 @@ ROWFN(graph_node_count)
     if (!g) return WT_ERR_BACKEND;
     int64_t n = -1;
     wt_status st = wt_graph_node_count(PTR("graph", g), PTR("count", &n));
-    wt_graph_destroy(g);
+    wt_graph_release(g);
     return st;
 }
 /* Writes m35's own values back, so the other rows see what they expect. */
@@ -1260,7 +1283,7 @@ ROWFN(gguf_writer_save)
 static const slot_row ROWS[] = {
     /* --- shape and index ops, sorting --- */
     R(squeeze), R(unsqueeze), R(flatten), R(concat), R(stack), R(split), R(chunk), R(gather),
-    R(index_select), R(embedding), R(scatter_add), R(index_add), R(one_hot), R(pad), R(repeat),
+    R(index_select), R(embedding), R(scatter_add), R(index_add), R(copy_into_at), R(one_hot), R(pad), R(repeat),
     R(tile), R(flip), R(roll), R(tril), R(triu), R(sort), R(argsort), R(topk),
     R(topk_v2), R(tensor_arange), R(tensor_linspace), R(tensor_eye), R(tensor_rand), R(tensor_randn),
     R(dropout_v2),
@@ -1283,8 +1306,8 @@ static const slot_row ROWS[] = {
     R_ALT(context_profile_begin, WT_ERR_UNSUPPORTED), R_ALT(context_profile_end, WT_ERR_UNSUPPORTED),
     R_ALT(context_profile_summary, WT_ERR_UNSUPPORTED),
     R(context_pipeline_stats), R(context_get_info), R_ALT(context_lose_device, WT_ERR_UNSUPPORTED),
-    R(context_recover), R(scope_begin), R(scope_keep), R(scope_end), R(graph_capture_begin),
-    R(graph_capture_end), R(graph_replay), R(graph_node_count), R(tensor_write),
+    R(context_recover), R(scope_begin), R(scope_keep), R(scope_end), R(graph_begin),
+    R(graph_end), R(graph_capture_begin), R(graph_capture_end), R(graph_replay), R(graph_node_count), R(tensor_write),
     R(tensor_set_requires_grad), R(tensor_grad), R(tensor_zero_grad), R(backward), R(backward_ex), R(grad),
     R(detach), R(no_grad_begin), R(no_grad_end), R_ALT(kernel_create, WT_ERR_UNSUPPORTED),
     R_ALT(kernel_dispatch, WT_ERR_INVALID_ARGUMENT),
@@ -1314,13 +1337,14 @@ static const char *const NO_STATUS[] = {
     "wt_tensor_requires_grad", "wt_backward_options_init", "wt_grad_enabled", "wt_op_gradient",
     "wt_safetensors_close", "wt_safetensors_count", "wt_safetensors_metadata",
     "wt_gguf_close", "wt_gguf_version", "wt_gguf_alignment", "wt_gguf_kv_count", "wt_gguf_tensor_count",
-    "wt_gguf_writer_destroy", "wt_graph_destroy",
+    "wt_gguf_writer_destroy", "wt_graph_release", "wt_graph_destroy",
 };
 
 static int no_status_checks(void)
 {
     wt_kernel_destroy(NULL);
     wt_event_destroy(NULL);
+    wt_graph_release(NULL);
     wt_graph_destroy(NULL);
     wt_conv_options_init(NULL);
     wt_pool_options_init(NULL);
@@ -1447,6 +1471,9 @@ static bool make_env(env2 *e)
     e->table = from(c, WT_F32, 2, s35, 0.5f, 9);
     e->dy25 = from(c, WT_F32, 2, s25, 0.5f, 9);
     e->one = from(c, WT_F32, 2, s11, 0.5f, 9);
+    const int64_t c1 = 1;
+    e->cache35 = from(c, WT_F32, 2, s35, 0.5f, 9);
+    e->start1 = from(c, WT_I32, 1, &c1, 1.0f, 3);
     e->p5 = from(c, WT_F32, 1, &c5, 0.5f, 5);
     e->g5 = from(c, WT_F32, 1, &c5, 0.5f, 5);
     e->s5a = from(c, WT_F32, 1, &c5, 0.5f, 5);
@@ -1491,7 +1518,7 @@ static void free_env(env2 *e)
 {
     wt_tensor *all[] = {e->x4, e->w4, e->b4, e->dy4, e->x3, e->w3, e->c3, e->c3pos, e->m35, e->v5, e->w45,
                         e->b4v, e->idx35, e->idx2, e->lab3, e->q, e->pool_dy, e->pool_idx, e->p5, e->g5,
-                        e->s5a, e->s5b, e->s5c, e->table, e->dy25, e->one, e->qx, e->qw, e->qb};
+                        e->s5a, e->s5b, e->s5c, e->table, e->dy25, e->one, e->qx, e->qw, e->qb, e->cache35, e->start1};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
     free(e->npy_bytes);
     free(e->st_bytes);

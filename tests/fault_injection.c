@@ -444,7 +444,7 @@ static wt_status graph_workload(wt_context *ctx, float *result)
     wt_tensor *x = NULL, *y = NULL;
     wt_graph *g = NULL;
     wt_status st = wt_tensor_from_data(ctx, WT_F32, 2, s23, d0, &x);
-    if (st == WT_OK && (st = wt_graph_capture_begin(ctx)) == WT_OK) {
+    if (st == WT_OK && (st = wt_graph_begin(ctx)) == WT_OK) {
         wt_tensor *b = x;
         for (int i = 0; i < 70 && st == WT_OK; i++) {
             wt_tensor *n = NULL;
@@ -454,16 +454,59 @@ static wt_status graph_workload(wt_context *ctx, float *result)
         }
         if (st == WT_OK) st = wt_softmax(b, -1, &y);
         if (b != x) wt_tensor_release(b);
-        wt_status end = wt_graph_capture_end(ctx, &g);
+        wt_status end = wt_graph_end(ctx, &g);
         if (st == WT_OK) st = end;
     }
     if (st == WT_OK) st = wt_tensor_write(x, d1, sizeof d1);
     if (st == WT_OK) st = wt_graph_replay(g);
     if (st == WT_OK) st = wt_graph_replay(g);
     if (st == WT_OK) st = wt_tensor_read(y, result, sizeof(float) * SCOPE_FLOATS);
-    wt_graph_destroy(g);
+    wt_graph_release(g);
     wt_tensor_release(y);
     wt_tensor_release(x);
+    return st;
+}
+
+/* A decode step over a 3-row cache with its values on the device:
+ * rope at a device position, the row written with copy_into_at, attention
+ * over kv_length keys; captured at position 0, replayed at 1 and 2 with
+ * new inputs; the cache (6 floats) read. */
+static wt_status step_values_workload(wt_context *ctx, float *result)
+{
+    static const float x0[2] = {0.5f, -1}, x1[2] = {2, 0.25f}, x2[2] = {-0.75f, 1.5f};
+    const int64_t s4[4] = {1, 1, 1, 2}, c4[4] = {1, 1, 3, 2}, one[1] = {1};
+    const int32_t zero = 0, first_len = 1;
+    wt_tensor *x = NULL, *cache = NULL, *pos = NULL, *len = NULL, *r = NULL, *a = NULL;
+    wt_graph *g = NULL;
+    wt_status st = wt_tensor_from_data(ctx, WT_F32, 4, s4, x0, &x);
+    if (st == WT_OK) st = wt_tensor_zeros(ctx, WT_F32, 4, c4, &cache);
+    if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_I32, 1, one, &zero, &pos);
+    if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_I32, 1, one, &first_len, &len);
+    if (st == WT_OK && (st = wt_graph_begin(ctx)) == WT_OK) {
+        wt_rope_options ro;
+        wt_rope_options_init(&ro);
+        ro.position = pos;
+        wt_attention_options ao;
+        wt_attention_options_init(&ao);
+        ao.causal = true;
+        ao.kv_length = len;
+        st = wt_rope_v2(x, &ro, &r);
+        if (st == WT_OK) st = wt_copy_into_at(cache, 2, pos, r);
+        if (st == WT_OK) st = wt_scaled_dot_product_attention_v2(r, cache, cache, NULL, &ao, &a);
+        wt_status end = wt_graph_end(ctx, &g);
+        if (st == WT_OK) st = end;
+    }
+    for (int32_t p = 1; p <= 2 && st == WT_OK; p++) {
+        const int32_t l = p + 1;
+        st = wt_tensor_write(x, p == 1 ? x1 : x2, sizeof x1);
+        if (st == WT_OK) st = wt_tensor_write(pos, &p, sizeof p);
+        if (st == WT_OK) st = wt_tensor_write(len, &l, sizeof l);
+        if (st == WT_OK) st = wt_graph_replay(g);
+    }
+    if (st == WT_OK) st = wt_tensor_read(cache, result, sizeof(float) * SCOPE_FLOATS);
+    wt_graph_release(g);
+    wt_tensor *all[] = {x, cache, pos, len, r, a};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
     return st;
 }
 
@@ -696,6 +739,7 @@ int main(int argc, char **argv)
     alloc_phase(be, "scoped", scoped_workload);
     alloc_phase(be, "autograd", tape_workload);
     alloc_phase(be, "graph", graph_workload);
+    alloc_phase(be, "graph with step values", step_values_workload);
     if (be == TEST_BACKEND_CPU) cpu_size_classes();
     if (be != TEST_BACKEND_CPU) {
         device_phase(be, ref);

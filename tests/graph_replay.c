@@ -5,11 +5,17 @@
  * those inputs, and a training step (autograd backward, SGD) replayed N
  * times against N eager steps from the same weights. Then the errors: a
  * second capture, replay during a capture, a failing op losing the
- * capture, a replay after the device is lost, released tensors, leaks. */
+ * capture, a replay after the device is lost, released tensors, leaks.
+ * A decode step over a KV cache of fixed size (values that change per
+ * step read on the device: rope's position, copy_into_at's start,
+ * attention's kv_length) is captured once and replayed for every token,
+ * against the same step run eagerly with host offsets and slices, f32 and
+ * f16. */
 #include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *g_mode;
@@ -69,9 +75,9 @@ static void test_inference(void)
     const uint64_t base = live();
     wt_graph *g = NULL;
     wt_tensor *y = NULL;
-    CHECK(wt_graph_capture_begin(g_ctx) == WT_OK, "capture_begin [%s]: %s", g_mode, wt_last_error());
+    CHECK(wt_graph_begin(g_ctx) == WT_OK, "capture_begin [%s]: %s", g_mode, wt_last_error());
     CHECK(chain(x, idx, w1, b1, w2, table, &y) == WT_OK, "the chain while capturing [%s]: %s", g_mode, wt_last_error());
-    CHECK(wt_graph_capture_end(g_ctx, &g) == WT_OK && g, "capture_end [%s]: %s", g_mode, wt_last_error());
+    CHECK(wt_graph_end(g_ctx, &g) == WT_OK && g, "capture_end [%s]: %s", g_mode, wt_last_error());
     int64_t nodes = 0;
     CHECK(wt_graph_node_count(g, &nodes) == WT_OK && nodes >= 7, "the graph has the chain's kernels [%s]: %lld",
           g_mode, (long long)nodes);
@@ -105,7 +111,7 @@ static void test_inference(void)
     CHECK(wt_graph_replay(g) == WT_OK && wt_context_sync(g_ctx) == WT_OK, "replay after the result was released [%s]: %s",
           g_mode, wt_last_error());
     CHECK(live() > base, "the graph holds its tensors [%s]", g_mode);
-    wt_graph_destroy(g);
+    wt_graph_release(g);
     CHECK(live() == base, "destroying the graph frees what it held [%s]: %llu -> %llu", g_mode,
           (unsigned long long)base, (unsigned long long)live());
     wt_tensor_release(w1), wt_tensor_release(b1), wt_tensor_release(w2), wt_tensor_release(table);
@@ -155,9 +161,9 @@ static void test_training(void)
     for (int s = 0; s < STEPS; s++)
         CHECK(train_step(ea1, ea2, x, labels) == WT_OK, "eager step %d [%s]: %s", s, g_mode, wt_last_error());
     wt_graph *g = NULL;
-    CHECK(wt_graph_capture_begin(g_ctx) == WT_OK, "capture_begin [%s]", g_mode);
+    CHECK(wt_graph_begin(g_ctx) == WT_OK, "capture_begin [%s]", g_mode);
     CHECK(train_step(re1, re2, x, labels) == WT_OK, "the captured step [%s]: %s", g_mode, wt_last_error());
-    CHECK(wt_graph_capture_end(g_ctx, &g) == WT_OK, "capture_end [%s]: %s", g_mode, wt_last_error());
+    CHECK(wt_graph_end(g_ctx, &g) == WT_OK, "capture_end [%s]: %s", g_mode, wt_last_error());
     for (int s = 1; s < STEPS && g; s++)
         CHECK(wt_graph_replay(g) == WT_OK, "replayed step %d [%s]: %s", s, g_mode, wt_last_error());
     float a1[H * D], b1[H * D], a2[V * H], b2[V * H];
@@ -167,9 +173,235 @@ static void test_training(void)
     CHECK(memcmp(a1, b1, sizeof a1) == 0 && memcmp(a2, b2, sizeof a2) == 0,
           "%d replayed training steps equal %d eager ones bit for bit [%s]", STEPS, STEPS, g_mode);
     CHECK(memcmp(a1, w1v, sizeof a1) != 0, "the steps trained the weights [%s]", g_mode);
-    wt_graph_destroy(g);
+    wt_graph_release(g);
     wt_tensor_release(ea1), wt_tensor_release(ea2), wt_tensor_release(re1), wt_tensor_release(re2);
     wt_tensor_release(x), wt_tensor_release(labels);
+}
+
+
+/* ------------------------------------------------ a decode step, replayed */
+
+enum { DM = 32, HQ = 4, HKV = 2, HD = 8, CACHE = 12, STEPS = 7 };
+
+typedef struct decode_weights {
+    wt_tensor *wq, *wk, *wv, *wo;
+} decode_weights;
+
+/* [1, DM] -> [1, n, 1, HD] heads of x @ w^T, roped at pos (host offset, or
+ * the device's position when pos_t is set). */
+static wt_status heads(const wt_tensor *x, const wt_tensor *w, int64_t n, bool rope, int64_t pos,
+                       const wt_tensor *pos_t, wt_tensor **out)
+{
+    wt_tensor *p = NULL, *p4 = NULL, *r = NULL;
+    const int64_t s4[4] = {1, 1, n, HD};
+    wt_status st = wt_linear(x, w, NULL, &p);
+    if (st == WT_OK) st = wt_reshape(p, 4, s4, &p4);
+    if (st == WT_OK && rope) {
+        wt_rope_options ro;
+        wt_rope_options_init(&ro);
+        ro.layout = WT_ROPE_BSHD;
+        ro.theta = 500.0;
+        ro.offset = pos_t ? 0 : pos;
+        ro.position = pos_t;
+        st = wt_rope_v2(p4, &ro, &r);
+    }
+    if (st == WT_OK) st = wt_transpose(r ? r : p4, 1, 2, out);
+    wt_tensor_release(p), wt_tensor_release(p4), wt_tensor_release(r);
+    return st;
+}
+
+/* One decode step of one attention layer: the token's keys and values go
+ * into the caches at pos, then attention over the first pos + 1 keys.
+ * Eager form (pos_t NULL): host offsets and slices, as a program without
+ * capture writes it. Device form: pos_t / len_t hold pos and pos + 1. */
+static wt_status decode_step(const decode_weights *w, const wt_tensor *x, wt_tensor *kc, wt_tensor *vc, int64_t pos,
+                             const wt_tensor *pos_t, const wt_tensor *len_t, wt_tensor **y)
+{
+    wt_tensor *q = NULL, *k = NULL, *v = NULL, *ks = NULL, *vs = NULL, *ka = NULL, *va = NULL, *a = NULL, *at = NULL,
+              *a2 = NULL;
+    wt_status st = heads(x, w->wq, HQ, true, pos, pos_t, &q);
+    if (st == WT_OK) st = heads(x, w->wk, HKV, true, pos, pos_t, &k);
+    if (st == WT_OK) st = heads(x, w->wv, HKV, false, pos, pos_t, &v);
+    wt_attention_options ao;
+    wt_attention_options_init(&ao);
+    ao.causal = true;
+    if (pos_t) {
+        if (st == WT_OK) st = wt_copy_into_at(kc, 2, pos_t, k);
+        if (st == WT_OK) st = wt_copy_into_at(vc, 2, pos_t, v);
+        ao.kv_length = len_t;
+        if (st == WT_OK) st = wt_scaled_dot_product_attention_v2(q, kc, vc, NULL, &ao, &a);
+    } else {
+        if (st == WT_OK) st = wt_slice(kc, 2, pos, pos + 1, 1, &ks);
+        if (st == WT_OK) st = wt_slice(vc, 2, pos, pos + 1, 1, &vs);
+        if (st == WT_OK) st = wt_copy_into(ks, k);
+        if (st == WT_OK) st = wt_copy_into(vs, v);
+        if (st == WT_OK) st = wt_slice(kc, 2, 0, pos + 1, 1, &ka);
+        if (st == WT_OK) st = wt_slice(vc, 2, 0, pos + 1, 1, &va);
+        if (st == WT_OK) st = wt_scaled_dot_product_attention_v2(q, ka, va, NULL, &ao, &a);
+    }
+    const int64_t s2[2] = {1, HQ * HD};
+    if (st == WT_OK) st = wt_transpose(a, 1, 2, &at);
+    if (st == WT_OK) st = wt_reshape(at, 2, s2, &a2);
+    if (st == WT_OK) st = wt_linear(a2, w->wo, NULL, y);
+    wt_tensor *all[] = {q, k, v, ks, vs, ka, va, a, at, a2};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
+    return st;
+}
+
+static bool same_bits(const wt_tensor *a, const wt_tensor *b)
+{
+    size_t n = (size_t)wt_tensor_numel(a) * wt_dtype_size(wt_tensor_dtype(a));
+    unsigned char *ha = malloc(n + 1), *hb = malloc(n + 1);
+    bool same = ha && hb && wt_tensor_numel(a) == wt_tensor_numel(b) && wt_tensor_read(a, ha, n) == WT_OK &&
+                wt_tensor_read(b, hb, n) == WT_OK && memcmp(ha, hb, n) == 0;
+    free(ha), free(hb);
+    return same;
+}
+
+static void test_decode(wt_dtype dt)
+{
+    const char *dn = wt_dtype_name(dt);
+    float wv[4][DM * DM];
+    for (int i = 0; i < 4; i++) fill(wv[i], DM * DM, 20 + (unsigned)i, 0.4f);
+    const int64_t sq[2] = {HQ * HD, DM}, skv[2] = {HKV * HD, DM}, so[2] = {DM, HQ * HD};
+    const int64_t sc[4] = {1, HKV, CACHE, HD}, sx[2] = {1, DM}, one[1] = {1};
+    decode_weights w = {0};
+    wt_tensor *f[4] = {make(WT_F32, 2, sq, wv[0]), make(WT_F32, 2, skv, wv[1]), make(WT_F32, 2, skv, wv[2]),
+                       make(WT_F32, 2, so, wv[3])};
+    wt_tensor **slot[4] = {&w.wq, &w.wk, &w.wv, &w.wo};
+    for (int i = 0; i < 4; i++) {
+        CHECK(wt_cast(f[i], dt, slot[i]) == WT_OK, "cast [%s]", g_mode);
+        wt_tensor_release(f[i]);
+    }
+    wt_tensor *kc = NULL, *vc = NULL, *kce = NULL, *vce = NULL, *x = NULL, *xe = NULL, *x32 = NULL;
+    CHECK(wt_tensor_zeros(g_ctx, dt, 4, sc, &kc) == WT_OK && wt_tensor_zeros(g_ctx, dt, 4, sc, &vc) == WT_OK &&
+              wt_tensor_zeros(g_ctx, dt, 4, sc, &kce) == WT_OK && wt_tensor_zeros(g_ctx, dt, 4, sc, &vce) == WT_OK &&
+              wt_tensor_zeros(g_ctx, dt, 2, sx, &x) == WT_OK,
+          "caches [%s %s]", g_mode, dn);
+    int32_t pos0 = 0, len0 = 1;
+    wt_tensor *pos_t = make(WT_I32, 1, one, &pos0), *len_t = make(WT_I32, 1, one, &len0);
+    wt_graph *g = NULL;
+    wt_tensor *y = NULL, *ye = NULL;
+    float xv[DM];
+    uint16_t xh[DM];
+    for (int step = 0; step < STEPS; step++) {
+        fill(xv, DM, 40 + (unsigned)step, 2.0f);
+        x32 = make(WT_F32, 2, sx, xv);
+        CHECK(wt_cast(x32, dt, &xe) == WT_OK, "cast x");
+        if (dt == WT_F16) CHECK(wt_tensor_read(xe, xh, sizeof xh) == WT_OK, "read x");
+        CHECK(wt_tensor_write(x, dt == WT_F16 ? (const void *)xh : (const void *)xv,
+                              dt == WT_F16 ? sizeof xh : sizeof xv) == WT_OK,
+              "write x [%s]: %s", g_mode, wt_last_error());
+        int32_t pos = step, len = step + 1;
+        CHECK(wt_tensor_write(pos_t, &pos, sizeof pos) == WT_OK && wt_tensor_write(len_t, &len, sizeof len) == WT_OK,
+              "write step values [%s]", g_mode);
+        if (step == 0) { /* the capture runs the step for real, inside a scope as a model's forward would */
+            wt_scope *scope = NULL;
+            CHECK(wt_graph_begin(g_ctx) == WT_OK && wt_scope_begin(g_ctx, &scope) == WT_OK, "graph_begin [%s]", g_mode);
+            wt_status st = decode_step(&w, x, kc, vc, 0, pos_t, len_t, &y);
+            if (st == WT_OK) st = wt_scope_keep(scope, y);
+            /* The scope releases the ops' temporaries; the graph keeps its own. */
+            CHECK(wt_scope_end(scope) == WT_OK, "scope_end");
+            CHECK(st == WT_OK, "decode step with device values [%s %s]: %s", g_mode, dn, wt_last_error());
+            CHECK(wt_graph_end(g_ctx, &g) == WT_OK && g, "graph_end [%s %s]: %s", g_mode, dn, wt_last_error());
+        } else if (g) {
+            CHECK(wt_graph_replay(g) == WT_OK, "replay [%s %s]: %s", g_mode, dn, wt_last_error());
+        }
+        CHECK(decode_step(&w, xe, kce, vce, step, NULL, NULL, &ye) == WT_OK, "eager step [%s %s]: %s", g_mode, dn,
+              wt_last_error());
+        CHECK(y && ye && same_bits(y, ye), "decode step %d: the replay equals the eager step bit for bit [%s %s]", step,
+              g_mode, dn);
+        wt_tensor_release(ye), wt_tensor_release(xe), wt_tensor_release(x32);
+        ye = xe = x32 = NULL;
+    }
+    CHECK(same_bits(kc, kce) && same_bits(vc, vce), "the caches after %d steps: bit for bit [%s %s]", STEPS, g_mode,
+          dn);
+    int64_t nodes = 0;
+    CHECK(g && wt_graph_node_count(g, &nodes) == WT_OK && nodes > 0, "node count");
+    wt_graph_release(g);
+    wt_tensor *rest[] = {y, kc, vc, kce, vce, x, pos_t, len_t, w.wq, w.wk, w.wv, w.wo};
+    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) wt_tensor_release(rest[i]);
+}
+
+/* copy_into_at's start clamps into [0, extent - n] (f16 words written
+ * whole or in halves by the start's parity); kv_length clamps into
+ * [0, Skv], 0 giving zeros; rope's position adds to offset. Against the
+ * host's own arithmetic. */
+static void test_step_values(void)
+{
+    const int64_t s10[1] = {10}, s3[1] = {3}, one[1] = {1};
+    const uint16_t src_bits[3] = {0x3c00, 0x4000, 0x4200}; /* 1, 2, 3 in f16 */
+    const int32_t starts[5] = {0, 3, 6, 7, -4};           /* 6 and 7 clamp to 7; -4 to 0 */
+    for (int dtf = 0; dtf < 2; dtf++) {
+        const wt_dtype dt = dtf ? WT_F16 : WT_F32;
+        const float srcf[3] = {1, 2, 3};
+        for (int i = 0; i < 5; i++) {
+            wt_tensor *dst = NULL, *st = make(WT_I32, 1, one, &starts[i]);
+            wt_tensor *src = dtf ? make(WT_F16, 1, s3, src_bits) : make(WT_F32, 1, s3, srcf);
+            CHECK(wt_tensor_zeros(g_ctx, dt, 1, s10, &dst) == WT_OK, "zeros");
+            CHECK(wt_copy_into_at(dst, 0, st, src) == WT_OK, "copy_into_at [%s]: %s", g_mode, wt_last_error());
+            int s = starts[i] < 0 ? 0 : starts[i] > 7 ? 7 : starts[i];
+            float want[10] = {0};
+            uint16_t want_h[10] = {0};
+            for (int j = 0; j < 3; j++) want[s + j] = srcf[j], want_h[s + j] = src_bits[j];
+            CHECK(test_same_tensor_bytes(dst, dtf ? (const void *)want_h : (const void *)want, dtf ? 20 : 40),
+                  "copy_into_at %s start %d -> %d [%s]", wt_dtype_name(dt), starts[i], s, g_mode);
+            wt_tensor_release(dst), wt_tensor_release(st), wt_tensor_release(src);
+        }
+    }
+    /* kv_length: 0 keys give zeros; past Skv counts as Skv. */
+    const int64_t sq[4] = {1, 2, 1, 4}, sk[4] = {1, 1, 5, 4};
+    float qv[8], kv[20], vv[20];
+    fill(qv, 8, 60, 1.0f), fill(kv, 20, 61, 1.0f), fill(vv, 20, 62, 1.0f);
+    wt_tensor *q = make(WT_F32, 4, sq, qv), *k = make(WT_F32, 4, sk, kv), *v = make(WT_F32, 4, sk, vv);
+    const int32_t lens[3] = {0, 3, 9};
+    for (int i = 0; i < 3; i++) {
+        wt_tensor *lt = make(WT_I32, 1, one, &lens[i]), *a = NULL, *ref = NULL, *k3 = NULL, *v3 = NULL;
+        wt_attention_options ao;
+        wt_attention_options_init(&ao);
+        ao.kv_length = lt;
+        CHECK(wt_scaled_dot_product_attention_v2(q, k, v, NULL, &ao, &a) == WT_OK, "attention kv_length [%s]: %s",
+              g_mode, wt_last_error());
+        const int n = lens[i] > 5 ? 5 : lens[i];
+        CHECK(wt_slice(k, 2, 0, n, 1, &k3) == WT_OK && wt_slice(v, 2, 0, n, 1, &v3) == WT_OK, "slices");
+        CHECK(wt_scaled_dot_product_attention_v2(q, k3, v3, NULL, NULL, &ref) == WT_OK, "attention ref");
+        CHECK(a && ref && same_bits(a, ref), "attention kv_length %d equals the first %d keys [%s]", lens[i], n,
+              g_mode);
+        wt_tensor_release(lt), wt_tensor_release(a), wt_tensor_release(ref), wt_tensor_release(k3),
+            wt_tensor_release(v3);
+    }
+    /* rope: offset 2 + position 5 equals offset 7. */
+    const int32_t five = 5;
+    wt_tensor *pt = make(WT_I32, 1, one, &five), *r1 = NULL, *r2 = NULL;
+    wt_rope_options ro;
+    wt_rope_options_init(&ro);
+    ro.offset = 2;
+    ro.position = pt;
+    CHECK(wt_rope_v2(k, &ro, &r1) == WT_OK, "rope position [%s]: %s", g_mode, wt_last_error());
+    ro.offset = 7;
+    ro.position = NULL;
+    CHECK(wt_rope_v2(k, &ro, &r2) == WT_OK, "rope offset");
+    CHECK(r1 && r2 && same_bits(r1, r2), "rope: offset 2 + position 5 equals offset 7 [%s]", g_mode);
+    /* Wrong step values. */
+    wt_tensor *bad = NULL;
+    const float fz = 0;
+    wt_tensor *ff = make(WT_F32, 1, one, &fz);
+    ro.position = ff;
+    CHECK(wt_rope_v2(k, &ro, &bad) == WT_ERR_INVALID_ARGUMENT && !bad, "rope: an f32 position refused");
+    wt_attention_options ao;
+    wt_attention_options_init(&ao);
+    ao.kv_length = q; /* 8 f32 elements */
+    CHECK(wt_scaled_dot_product_attention_v2(q, k, v, NULL, &ao, &bad) == WT_ERR_INVALID_ARGUMENT && !bad,
+          "attention: a kv_length of 8 f32 elements refused");
+    CHECK(wt_copy_into_at(k, 2, pt, q) == WT_ERR_SHAPE, "copy_into_at: src's extent 1 fits but heads differ: %s",
+          wt_last_error());
+    const int64_t s8[4] = {1, 1, 8, 4};
+    float big[32] = {0};
+    wt_tensor *tall = make(WT_F32, 4, s8, big);
+    CHECK(wt_copy_into_at(k, 2, pt, tall) == WT_ERR_SHAPE, "copy_into_at: src longer than dst refused");
+    CHECK(wt_copy_into_at(k, 4, pt, k) == WT_ERR_INVALID_ARGUMENT, "copy_into_at: axis 4 of 4 dims refused");
+    wt_tensor *rest[] = {q, k, v, pt, r1, r2, ff, tall};
+    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) wt_tensor_release(rest[i]);
 }
 
 static void test_errors(test_backend b)
@@ -178,26 +410,26 @@ static void test_errors(test_backend b)
     const int64_t s4[1] = {4}, s3[1] = {3};
     wt_tensor *x = make(WT_F32, 1, s4, v), *z = make(WT_F32, 1, s3, v), *y = NULL;
     wt_graph *g = NULL;
-    CHECK(wt_graph_capture_begin(NULL) == WT_ERR_INVALID_ARGUMENT, "capture_begin(NULL)");
-    CHECK(wt_graph_capture_end(g_ctx, &g) == WT_ERR_INVALID_ARGUMENT && !g, "capture_end without a capture");
+    CHECK(wt_graph_begin(NULL) == WT_ERR_INVALID_ARGUMENT, "capture_begin(NULL)");
+    CHECK(wt_graph_end(g_ctx, &g) == WT_ERR_INVALID_ARGUMENT && !g, "capture_end without a capture");
     CHECK(wt_graph_replay(NULL) == WT_ERR_INVALID_ARGUMENT, "replay(NULL)");
-    wt_graph_destroy(NULL);
+    wt_graph_release(NULL);
     /* A failing op loses the capture; the context can capture again. */
-    CHECK(wt_graph_capture_begin(g_ctx) == WT_OK, "capture");
-    CHECK(wt_graph_capture_begin(g_ctx) == WT_ERR_INVALID_ARGUMENT, "a second capture on the context [%s]", g_mode);
+    CHECK(wt_graph_begin(g_ctx) == WT_OK, "capture");
+    CHECK(wt_graph_begin(g_ctx) == WT_ERR_INVALID_ARGUMENT, "a second capture on the context [%s]", g_mode);
     CHECK(wt_exp(x, &y) == WT_OK, "an op");
     wt_tensor *bad = NULL;
     CHECK(wt_add(x, z, &bad) == WT_ERR_SHAPE, "a failing op while capturing fails as usual");
-    CHECK(wt_graph_capture_end(g_ctx, &g) == WT_OK, "a shape error before any kernel does not lose the capture");
+    CHECK(wt_graph_end(g_ctx, &g) == WT_OK, "a shape error before any kernel does not lose the capture");
     wt_graph *g2 = NULL;
-    CHECK(wt_graph_capture_begin(g_ctx) == WT_OK, "capture again");
+    CHECK(wt_graph_begin(g_ctx) == WT_OK, "capture again");
     CHECK(wt_graph_replay(g) == WT_ERR_INVALID_ARGUMENT, "replay during a capture [%s]", g_mode);
-    CHECK(wt_graph_capture_end(g_ctx, NULL) == WT_ERR_INVALID_ARGUMENT, "capture_end(out NULL) drops the capture");
-    CHECK(wt_graph_capture_begin(g_ctx) == WT_OK && wt_graph_capture_end(g_ctx, &g2) == WT_OK, "an empty capture");
+    CHECK(wt_graph_end(g_ctx, NULL) == WT_ERR_INVALID_ARGUMENT, "capture_end(out NULL) drops the capture");
+    CHECK(wt_graph_begin(g_ctx) == WT_OK && wt_graph_end(g_ctx, &g2) == WT_OK, "an empty capture");
     int64_t n = -1;
     CHECK(g2 && wt_graph_node_count(g2, &n) == WT_OK && n == 0 && wt_graph_replay(g2) == WT_OK,
           "an empty graph replays nothing");
-    wt_graph_destroy(g2);
+    wt_graph_release(g2);
     /* Destroying the capturing graph is not possible (the caller has no
      * handle): a capture left open is ended by capture_end only. */
     CHECK(wt_graph_replay(g) == WT_OK, "replay [%s]: %s", g_mode, wt_last_error());
@@ -208,11 +440,11 @@ static void test_errors(test_backend b)
         if (st == WT_OK) st = wt_context_sync(g_ctx);
         CHECK(st == WT_ERR_DEVICE_LOST, "replay after a device loss is WT_ERR_DEVICE_LOST [%s]: %s (%s)", g_mode,
               wt_status_string(st), wt_last_error());
-        wt_graph_destroy(g);
+        wt_graph_release(g);
         g = NULL;
         CHECK(wt_context_recover(g_ctx) == WT_OK, "recover [%s]: %s", g_mode, wt_last_error());
     }
-    wt_graph_destroy(g);
+    wt_graph_release(g);
     wt_tensor_release(x), wt_tensor_release(z);
 }
 
@@ -230,6 +462,9 @@ int main(int argc, char **argv)
     const uint64_t start = live();
     test_inference();
     test_training();
+    test_decode(WT_F32);
+    test_decode(WT_F16);
+    test_step_values();
     CHECK(live() == start, "inference and training left the context as they found it [%s]: %llu -> %llu", g_mode,
           (unsigned long long)start, (unsigned long long)live());
     test_errors(b);

@@ -700,6 +700,44 @@ static void test_attention_tiled(void)
     }
 }
 
+/* f16 rows: rms_norm and layer_norm of f16 x with f16 weight (and bias)
+ * give the bits of the same norm on f32 copies rounded to f16 once (a GPU
+ * computes whole f16 rows itself; C = 6 and an offset row take the f32
+ * copies). Rows of 12288 run the loop kernel. */
+static void test_f16_rows(void)
+{
+    const int64_t widths[4] = {64, 6, 12288, 2048};
+    for (int c = 0; c < 4; c++) {
+        const int64_t s2[2] = {3, widths[c]}, s1[1] = {widths[c]};
+        tin x = make(2, s2, -4, 4), w = make(1, s1, -1, 1), b = make(1, s1, -1, 1);
+        wt_tensor *xh = NULL, *wh = NULL, *bh = NULL, *xv = NULL;
+        bool ok = to_f16(&x, &xh) && to_f16(&w, &wh) && to_f16(&b, &bh);
+        /* c == 3: a view starting one row in (its offset a multiple of 4). */
+        if (ok && c == 3) ok = CHECK(wt_slice(xh, 0, 1, 3, 1, &xv) == WT_OK, "slice");
+        const wt_tensor *in = xv ? xv : xh;
+        for (int op = 0; ok && op < 2; op++) {
+            wt_tensor *got = NULL, *x32 = NULL, *w32 = NULL, *b32 = NULL, *r32 = NULL, *want = NULL;
+            wt_status st = op == 0 ? wt_rms_norm(in, 1, wh, 1e-5, &got) : wt_layer_norm(in, 1, wh, bh, 1e-5, &got);
+            CHECK(wt_cast(in, WT_F32, &x32) == WT_OK && wt_cast(wh, WT_F32, &w32) == WT_OK &&
+                      wt_cast(bh, WT_F32, &b32) == WT_OK,
+                  "casts");
+            wt_status sr = op == 0 ? wt_rms_norm(x32, 1, w32, 1e-5, &r32) : wt_layer_norm(x32, 1, w32, b32, 1e-5, &r32);
+            if (sr == WT_OK) sr = wt_cast(r32, WT_F16, &want);
+            size_t bytes = (size_t)wt_tensor_numel(in) * 2;
+            uint16_t *hg = malloc(bytes), *hw = malloc(bytes);
+            CHECK(st == WT_OK && sr == WT_OK && wt_tensor_dtype(got) == WT_F16 && wt_tensor_read(got, hg, bytes) == WT_OK &&
+                      wt_tensor_read(want, hw, bytes) == WT_OK && memcmp(hg, hw, bytes) == 0,
+                  "%s f16 rows of %lld: the bits of the norm on f32 copies rounded once (%s)", op == 0 ? "rms_norm" : "layer_norm",
+                  (long long)widths[c], wt_last_error());
+            free(hg), free(hw);
+            wt_tensor *all[] = {got, x32, w32, b32, r32, want};
+            for (size_t k = 0; k < 6; k++) wt_tensor_release(all[k]);
+        }
+        wt_tensor_release(xh), wt_tensor_release(wh), wt_tensor_release(bh), wt_tensor_release(xv);
+        drop(&x), drop(&w), drop(&b);
+    }
+}
+
 static void test_f16(void)
 {
     int64_t s3[3] = {3, 40, 6}, s4[4] = {2, 3, 5, 8}, ws[2] = {7, 6};
@@ -750,7 +788,7 @@ int main(int argc, char **argv)
     const char *prefix = run.prefix;
     struct { const char *name; void (*fn)(void); } groups[] = {
         {"attention", test_attention}, {"attention tiled", test_attention_tiled}, {"rope", test_rope}, {"linear", test_linear},
-        {"softmax", test_softmax}, {"norms", test_norms}, {"f16", test_f16},
+        {"softmax", test_softmax}, {"norms", test_norms}, {"f16", test_f16}, {"f16 rows", test_f16_rows},
     };
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
         double t0 = now_s();

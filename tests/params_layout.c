@@ -76,7 +76,7 @@ static const c_field wgsl_attention_params[] = {
     F(attn_params, sq), F(attn_params, skv), F(attn_params, group), F(attn_params, blocks),
     F(attn_params, workgroups), F(attn_params, neg_inf), F(attn_params, scale), F(attn_params, dw),
     F(attn_params, bk), F(attn_params, rows_total), F(attn_params, splits), F(attn_params, chunk),
-    AS(attn_params, "pad0", pad[0]), AS(attn_params, "pad1", pad[1]),
+    F(attn_params, kv_at), F(attn_params, kv_on),
 };
 static const c_field wgsl_attention_combine_params[] = {
     F(combine_params, rows), F(combine_params, splits), F(combine_params, neg_inf), F(combine_params, pad0),
@@ -194,11 +194,13 @@ static const c_field wgsl_matmul_gemv_cols_params[] = {
 };
 static const c_field wgsl_mv_copy_into_params[] = {
     F(copy_params, n), F(copy_params, ndim), F(copy_params, src_offset), F(copy_params, dst_offset),
-    F(copy_params, shape), F(copy_params, src_strides), F(copy_params, dst_strides),
+    F(copy_params, shape), F(copy_params, src_strides), F(copy_params, dst_strides), F(copy_params, dyn_stride),
+    F(copy_params, dyn_limit), F(copy_params, dyn_at), F(copy_params, dyn_on),
 };
 static const c_field wgsl_mv_copy_words_params[] = {
     F(copy_params, n), F(copy_params, ndim), F(copy_params, src_offset), F(copy_params, dst_offset),
-    F(copy_params, shape), F(copy_params, src_strides), F(copy_params, dst_strides),
+    F(copy_params, shape), F(copy_params, src_strides), F(copy_params, dst_strides), F(copy_params, dyn_stride),
+    F(copy_params, dyn_limit), F(copy_params, dyn_at), F(copy_params, dyn_on),
 };
 static const c_field wgsl_mv_gather_params[] = {
     F(gather_params, n), F(gather_params, ndim), F(gather_params, axis), F(gather_params, x_offset),
@@ -275,7 +277,7 @@ static const c_field wgsl_moments_combine_params[] = {
 static const c_field wgsl_rope_params[] = {
     F(rope_params, a_n), F(rope_params, s_n), F(rope_params, c_n), F(rope_params, half),
     F(rope_params, x_offset), F(rope_params, sa), F(rope_params, ss), F(rope_params, sc), F(rope_params, sd),
-    F(rope_params, offset), F(rope_params, pairs), F(rope_params, pad0),
+    F(rope_params, offset), F(rope_params, pairs), F(rope_params, pos_at),
 };
 static const c_field wgsl_rowwise_params[] = {
     F(rowwise_params, rows), F(rowwise_params, cols), F(rowwise_params, row_stride),

@@ -15,6 +15,10 @@ wt_status wt_check_input(const char *fn, const wt_tensor *x);
 wt_status wt_check_out(const char *fn, wt_tensor **out);
 /* a and b belong to the same context. */
 wt_status wt_check_same_context(const char *fn, const wt_tensor *a, const wt_tensor *b);
+/* A value that changes per step, read by a kernel on the device (a rope
+ * position, a KV length, a copy's start): t is an i32 tensor of one
+ * element on x's context. what names it in the message. */
+wt_status wt_check_step_value(const char *fn, const char *what, const wt_tensor *x, const wt_tensor *t);
 /* ndim in [0, WT_MAX_DIMS], shape non-NULL when ndim > 0, no negative extent. */
 wt_status wt_check_shape(const char *fn, int ndim, const int64_t *shape);
 /* Writes "[2,3,4]" into buf. */

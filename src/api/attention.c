@@ -5,6 +5,7 @@
 #include "autograd/tape.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 /* x as a 4-D view: itself, or [1, H, S, D] for a 3-D x. */
@@ -68,7 +69,7 @@ static wt_status check_shapes(const char *fn, const wt_tensor *q, const wt_tenso
 }
 
 static wt_status run(const char *fn, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                     const wt_tensor *mask, bool causal, float scale, wt_tensor **out)
+                     const wt_tensor *mask, const wt_tensor *kv_length, bool causal, float scale, wt_tensor **out)
 {
     wt_context *ctx = wt_ctx_of(q);
     wt_tensor *q4 = NULL, *k4 = NULL, *v4 = NULL, *m4 = NULL, *t = NULL, *o4 = NULL;
@@ -99,11 +100,11 @@ static wt_status run(const char *fn, const wt_tensor *q, const wt_tensor *k, con
     int64_t sshape[4] = {q4->shape[0], Hq, Sq, Skv};
     if (mask && (st = expand_mask(fn, mask, sshape, &m4)) != WT_OK) goto done;
     wt_attention_args a = {
-        .q = q4, .k = k4, .v = v4, .mask = m4, .mask_is_bool = mask && mask->dtype != WT_F32,
+        .q = q4, .k = k4, .v = v4, .mask = m4, .kv_length = kv_length, .mask_is_bool = mask && mask->dtype != WT_F32,
         .causal = causal, .scale = scale != 0.0f ? scale : (D > 0 ? (float)(1.0 / sqrt((double)D)) : 1.0f),
         .out = o4,
     };
-    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ATTENTION, .in = {a.q, a.k, a.v, a.mask}, .out = {a.out}, .p.attention = {a.mask_is_bool, a.causal, a.scale}});
+    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ATTENTION, .in = {a.q, a.k, a.v, a.mask, a.kv_length}, .out = {a.out}, .p.attention = {a.mask_is_bool, a.causal, a.scale}});
 done:
     wt_tensor_release(q4);
     wt_tensor_release(k4);
@@ -126,9 +127,12 @@ void wt_attention_options_init(wt_attention_options *opts)
 }
 
 static wt_status attention(const char *fn, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                           const wt_tensor *mask, bool causal, float scale, wt_tensor **out)
+                           const wt_tensor *mask, const wt_tensor *kv_length, bool causal, float scale, wt_tensor **out)
 {
-    WT_GRAD_HOOK((q, k, v, mask), 1, out, attention(fn, q, k, v, mask, causal, scale, out),
+    if (kv_length && q && (wt_grad_tracks(q) || wt_grad_tracks(k) || wt_grad_tracks(v)) &&
+        wt_grad_recording(wt_ctx_of(q)))
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: kv_length is not differentiable (q, k or v requires grad)", fn);
+    WT_GRAD_HOOK((q, k, v, mask), 1, out, attention(fn, q, k, v, mask, kv_length, causal, scale, out),
                  .op = WT_OP_SCALED_DOT_PRODUCT_ATTENTION, .nin = 4, .in = {q, k, v, mask}, .p.b = {causal}, .p.d = {scale});
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, q)) != WT_OK || (st = wt_check_input(fn, k)) != WT_OK ||
@@ -141,29 +145,30 @@ static wt_status attention(const char *fn, const wt_tensor *q, const wt_tensor *
                            wt_dtype_name(mask->dtype));
         if ((st = wt_check_same_context(fn, q, mask)) != WT_OK) return st;
     }
+    if (kv_length && (st = wt_check_step_value(fn, "kv_length", q, kv_length)) != WT_OK) return st;
     if (!isfinite(scale)) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: scale must be finite", fn);
     if ((st = check_shapes(fn, q, k, v)) != WT_OK) return st;
     if (mask && mask->dtype == WT_F16) {
         wt_tensor *m32 = NULL;
         if ((st = wt_cast(mask, WT_F32, &m32)) != WT_OK) return st;
-        st = attention(fn, q, k, v, m32, causal, scale, out);
+        st = attention(fn, q, k, v, m32, kv_length, causal, scale, out);
         wt_tensor_release(m32);
         return st;
     }
     /* f16 throughout: the backend's own kernel where it has one (its
      * WT_ERR_UNSUPPORTED: the work again in f32). */
     if (q->dtype == WT_F16 && k->dtype == WT_F16 && v->dtype == WT_F16 &&
-        (st = run(fn, q, k, v, mask, causal, scale, out)) != WT_ERR_UNSUPPORTED)
+        (st = run(fn, q, k, v, mask, kv_length, causal, scale, out)) != WT_ERR_UNSUPPORTED)
         return st;
     if (wt_has_f16(q, k, v)) {
         wt_lifted l;
         wt_tensor *r = NULL;
         if ((st = wt_lift_f16(q, k, v, &l)) == WT_OK)
-            st = run(fn, l.in[0], l.in[1], l.in[2], mask, causal, scale, &r);
+            st = run(fn, l.in[0], l.in[1], l.in[2], mask, kv_length, causal, scale, &r);
         wt_lifted_release(&l);
         return wt_land(st, r, l.result, out);
     }
-    return run(fn, q, k, v, mask, causal, scale, out);
+    return run(fn, q, k, v, mask, kv_length, causal, scale, out);
 }
 
 wt_status wt_scaled_dot_product_attention_v2(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
@@ -176,12 +181,14 @@ wt_status wt_scaled_dot_product_attention_v2(const wt_tensor *q, const wt_tensor
     wt_attention_options o;
     wt_attention_options_init(&o);
     if (opts) {
-        if (opts->struct_size != sizeof *opts)
-            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_attention_options_init", fn);
-        o = *opts;
+        /* Programs built before `kv_length` existed pass the shorter size. */
+        if (opts->struct_size == sizeof *opts) o = *opts;
+        else if (opts->struct_size == offsetof(wt_attention_options, kv_length)) memcpy(&o, opts, opts->struct_size);
+        else return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_attention_options_init", fn);
+        o.struct_size = sizeof o;
     }
     /* The kernels scale in f32: a scale past the f32 range is refused, not turned to inf. */
     if (!isfinite(o.scale) || !isfinite((float)o.scale))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: scale must be finite (in f32)", fn);
-    return attention(fn, q, k, v, mask, o.causal, (float)o.scale, out);
+    return attention(fn, q, k, v, mask, o.kv_length, o.causal, (float)o.scale, out);
 }

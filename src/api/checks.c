@@ -33,6 +33,17 @@ wt_status wt_check_same_context(const char *fn, const wt_tensor *a, const wt_ten
     return WT_OK;
 }
 
+wt_status wt_check_step_value(const char *fn, const char *what, const wt_tensor *x, const wt_tensor *t)
+{
+    wt_status st = wt_check_tensor(fn, t);
+    if (st != WT_OK) return st;
+    if ((st = wt_check_same_context(fn, x, t)) != WT_OK) return st;
+    if (t->dtype != WT_I32 || t->numel != 1)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: %s must be an i32 tensor of one element (got %s, %lld elements)",
+                       fn, what, wt_dtype_name(t->dtype), (long long)t->numel);
+    return WT_OK;
+}
+
 wt_status wt_check_shape(const char *fn, int ndim, const int64_t *shape)
 {
     if (ndim < 0 || ndim > WT_MAX_DIMS)

@@ -173,3 +173,9 @@ wt_status wt_avg_pool2d_backward(const wt_tensor *dy, const wt_tensor *x, const 
     if (st == WT_OK) st = pool2d_of("wt_avg_pool2d_backward", opts, &o);
     return st != WT_OK ? st : wt_avg_pool2d_backward_v2(dy, x, &o, dx);
 }
+
+wt_status wt_graph_capture_begin(wt_context *ctx) { return wt_graph_begin(ctx); }
+
+wt_status wt_graph_capture_end(wt_context *ctx, wt_graph **out) { return wt_graph_end(ctx, out); }
+
+void wt_graph_destroy(wt_graph *graph) { wt_graph_release(graph); }

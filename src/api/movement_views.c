@@ -434,3 +434,58 @@ wt_status wt_copy_into(wt_tensor *dst, const wt_tensor *src)
     if (st != WT_OK) wt_error_prefix(fn);
     return st;
 }
+
+wt_status wt_copy_into_at(wt_tensor *dst, int axis, const wt_tensor *start, const wt_tensor *src)
+{
+    const char *fn = "wt_copy_into_at";
+    wt_status st = mv_check_input(fn, dst);
+    if (st != WT_OK || (st = mv_check_input(fn, src)) != WT_OK) return st;
+    if ((st = wt_check_same_context(fn, dst, src)) != WT_OK || (st = wt_check_step_value(fn, "start", dst, start)) != WT_OK)
+        return st;
+    if ((wt_grad_tracks(src) || wt_grad_tracks(dst)) && wt_grad_recording(wt_ctx_of(dst)))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                       "%s: %s requires grad and in-place copies are not differentiable (do it inside "
+                       "wt_no_grad_begin/end, or copy from a wt_detach'ed view)",
+                       fn, wt_grad_tracks(src) ? "src" : "dst");
+    int ax;
+    if (!wt_norm_axis(axis, dst->ndim, &ax))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: axis %d is out of range for %d dims", fn, axis, dst->ndim);
+    /* src's extent along axis: its own there when it has that axis, else 1
+     * (a broadcast). */
+    const int lead = dst->ndim - src->ndim;
+    if (lead < 0) {
+        char b1[160], b2[160];
+        return wt_fail(WT_ERR_SHAPE, "%s: src %s has more dims than dst %s", fn,
+                       wt_shape_str(src->ndim, src->shape, b1, sizeof b1), wt_shape_str(dst->ndim, dst->shape, b2, sizeof b2));
+    }
+    const int64_t n = ax >= lead ? src->shape[ax - lead] : 1;
+    if (n > dst->shape[ax])
+        return wt_fail(WT_ERR_SHAPE, "%s: src's extent %lld along axis %d exceeds dst's %lld", fn, (long long)n, axis,
+                       (long long)dst->shape[ax]);
+    if (repeats_elements(dst))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                       "%s: dst repeats elements (an expanded view); writes to it would collide", fn);
+    wt_context *ctx = wt_ctx_of(dst);
+    if ((st = mv_need(fn, ctx, WT_NODE_COPY_INTO)) != WT_OK) return st;
+    /* The window at start 0; the kernel moves it by the device's start. */
+    int64_t wshape[WT_MAX_DIMS];
+    memcpy(wshape, dst->shape, sizeof(int64_t) * (size_t)dst->ndim);
+    wshape[ax] = n;
+    wt_tensor *win = NULL, *s = NULL, *tmp = NULL;
+    if ((st = wt_tensor_view(dst, dst->ndim, wshape, dst->strides, dst->offset, &win)) != WT_OK) return st;
+    if ((st = wt_expand(src, dst->ndim, wshape, &s)) != WT_OK || win->numel == 0) goto done;
+    if (s->dtype != dst->dtype) st = wt_cast(s, dst->dtype, &tmp);
+    else if (may_overlap(s, dst)) st = mv_materialize(s, &tmp); /* wherever the window lands */
+    if (tmp) {
+        wt_tensor_release(s);
+        s = tmp;
+    }
+    if (st == WT_OK)
+        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_COPY_INTO, .in = {s, start}, .out = {win},
+                                         .p.copy_at = {dst->strides[ax], dst->shape[ax] - n}});
+done:
+    wt_tensor_release(s);
+    wt_tensor_release(win);
+    if (st != WT_OK) wt_error_prefix(fn);
+    return st;
+}

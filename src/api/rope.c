@@ -5,10 +5,11 @@
 #include "autograd/tape.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
-static wt_status run(const char *fn, const wt_tensor *x, double theta, int64_t offset, int seq_axis,
-                     wt_tensor **out)
+static wt_status run(const char *fn, const wt_tensor *x, const wt_tensor *position, double theta, int64_t offset,
+                     int seq_axis, wt_tensor **out)
 {
     wt_context *ctx = wt_ctx_of(x);
     wt_tensor *t = NULL, *src = NULL, *vx = NULL, *vo = NULL;
@@ -34,7 +35,7 @@ static wt_status run(const char *fn, const wt_tensor *x, double theta, int64_t o
     if ((st = wt_tensor_view(src, 4, shape4, sx, src->offset, &vx)) != WT_OK ||
         (st = wt_tensor_view(t, 4, shape4, so, 0, &vo)) != WT_OK)
         goto done;
-    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ROPE, .in = {vx}, .out = {vo}, .p.rope = {theta, offset}});
+    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ROPE, .in = {vx, position}, .out = {vo}, .p.rope = {theta, offset}});
 done:
     wt_tensor_release(src);
     wt_tensor_release(vx);
@@ -64,13 +65,22 @@ wt_status wt_rope_v2(const wt_tensor *x, const wt_rope_options *opts, wt_tensor 
     wt_rope_options o;
     wt_rope_options_init(&o);
     if (opts) {
-        if (opts->struct_size != sizeof *opts)
-            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_rope_options_init", fn);
-        o = *opts;
+        /* Programs built before `position` existed pass the shorter size. */
+        if (opts->struct_size == sizeof *opts) o = *opts;
+        else if (opts->struct_size == offsetof(wt_rope_options, position)) memcpy(&o, opts, opts->struct_size);
+        else return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_rope_options_init", fn);
+        o.struct_size = sizeof o;
     }
     const double theta = o.theta;
     const int64_t offset = o.offset;
     const wt_rope_layout layout = o.layout;
+    const wt_tensor *position = o.position;
+    if (position) {
+        if ((st = wt_check_input(fn, x)) != WT_OK || (st = wt_check_step_value(fn, "position", x, position)) != WT_OK)
+            return st;
+        if (wt_grad_tracks(x) && wt_grad_recording(wt_ctx_of(x)))
+            return wt_fail(WT_ERR_UNSUPPORTED, "%s: a device-side position is not differentiable (x requires grad)", fn);
+    }
     WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_rope_v2(x, &o, out),
                  .op = WT_OP_ROPE, .nin = 1, .in = {x}, .p.d = {theta}, .p.i = {offset, layout});
     if (layout != WT_ROPE_BHSD && layout != WT_ROPE_BSHD)
@@ -89,9 +99,9 @@ wt_status wt_rope_v2(const wt_tensor *x, const wt_rope_options *opts, wt_tensor 
     if (wt_has_f16(x, NULL, NULL)) {
         wt_lifted l;
         wt_tensor *r = NULL;
-        if ((st = wt_lift_f16(x, NULL, NULL, &l)) == WT_OK) st = run(fn, l.in[0], theta, offset, x->ndim - need, &r);
+        if ((st = wt_lift_f16(x, NULL, NULL, &l)) == WT_OK) st = run(fn, l.in[0], position, theta, offset, x->ndim - need, &r);
         wt_lifted_release(&l);
         return wt_land(st, r, l.result, out);
     }
-    return run(fn, x, theta, offset, x->ndim - need, out);
+    return run(fn, x, position, theta, offset, x->ndim - need, out);
 }

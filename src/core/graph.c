@@ -5,9 +5,12 @@
  * or a CUDA graph (webtensor.h, "captured graphs").
  *
  * A node keeps its parameter block by value, so a recorded node is a copy
- * of the node; the graph holds a reference to every tensor a node names,
- * so the storages the kernels read and write stay what they were at the
- * capture, whatever the caller releases. */
+ * of the node; its tensors are replaced by handles of the graph's own
+ * (wt_tensor_alias: the same storage, shape, strides and offset), so the
+ * storages the kernels read and write stay what they were at the capture,
+ * whatever the caller, a scope or an op releases. (Holding the op's own
+ * handles would not do: a temporary made inside a scope is released once
+ * by its op and once more by the scope, whatever else holds it.) */
 #include "core/internal.h"
 
 #include <stdlib.h>
@@ -56,17 +59,20 @@ static wt_status record(struct wt_graph *g, const wt_node *n)
         fail_capture(g, WT_ERR_OUT_OF_MEMORY, "out of host memory for the graph's nodes");
         return WT_OK;
     }
-    g->nodes[g->n++] = *n;
-    for (int i = 0; i < WT_NODE_MAX_IN; i++)
-        if (n->in[i]) {
-            wt_tensor_retain((wt_tensor *)n->in[i]);
-            g->held[g->nheld++] = (wt_tensor *)n->in[i];
+    wt_node copy = *n;
+    for (int i = 0; i < WT_NODE_MAX_IN + WT_NODE_MAX_OUT; i++) {
+        const wt_tensor *t = i < WT_NODE_MAX_IN ? n->in[i] : n->out[i - WT_NODE_MAX_IN];
+        if (!t) continue;
+        wt_tensor *own = NULL;
+        if (wt_tensor_alias(t, &own) != WT_OK) {
+            fail_capture(g, WT_ERR_OUT_OF_MEMORY, "out of host memory for the graph's tensors");
+            return WT_OK;
         }
-    for (int i = 0; i < WT_NODE_MAX_OUT; i++)
-        if (n->out[i]) {
-            wt_tensor_retain(n->out[i]);
-            g->held[g->nheld++] = n->out[i];
-        }
+        g->held[g->nheld++] = own;
+        if (i < WT_NODE_MAX_IN) copy.in[i] = own;
+        else copy.out[i - WT_NODE_MAX_IN] = own;
+    }
+    g->nodes[g->n++] = copy;
     return WT_OK;
 }
 
@@ -81,15 +87,15 @@ static void graph_free(wt_graph *g)
     wt_context_unref(ctx);
 }
 
-wt_status wt_graph_capture_begin(wt_context *ctx)
+wt_status wt_graph_begin(wt_context *ctx)
 {
-    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_begin: ctx is NULL");
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_begin: ctx is NULL");
     if (ctx->capture)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_begin: a capture already runs on this context");
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_begin: a capture already runs on this context");
     if (ctx->node)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_begin: called while an op runs");
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_begin: called while an op runs");
     wt_graph *g = calloc(1, sizeof *g);
-    if (!g) return wt_fail(WT_ERR_OUT_OF_MEMORY, "wt_graph_capture_begin: out of host memory");
+    if (!g) return wt_fail(WT_ERR_OUT_OF_MEMORY, "wt_graph_begin: out of host memory");
     wt_context_ref(ctx);
     g->ctx = ctx;
     ctx->capture = g;
@@ -97,25 +103,25 @@ wt_status wt_graph_capture_begin(wt_context *ctx)
     return WT_OK;
 }
 
-wt_status wt_graph_capture_end(wt_context *ctx, wt_graph **out)
+wt_status wt_graph_end(wt_context *ctx, wt_graph **out)
 {
     if (out) *out = NULL;
-    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_end: ctx is NULL");
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_end: ctx is NULL");
     wt_graph *g = ctx->capture;
-    if (!g) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_end: no capture runs on this context");
+    if (!g) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_end: no capture runs on this context");
     /* The capture ends whatever happens next: a failed one is given up. */
     ctx->capture = NULL;
     ctx->capture_record = NULL;
     if (!out) {
         graph_free(g);
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_capture_end: out is NULL (the capture is dropped)");
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_end: out is NULL (the capture is dropped)");
     }
     if (g->failed != WT_OK) {
         wt_status st = g->failed;
         char why[256];
         memcpy(why, g->why, sizeof why);
         graph_free(g);
-        return wt_fail(st, "wt_graph_capture_end: the capture is lost: %s", why);
+        return wt_fail(st, "wt_graph_end: the capture is lost: %s", why);
     }
     *out = g;
     return WT_OK;
@@ -153,10 +159,10 @@ wt_status wt_graph_node_count(const wt_graph *g, int64_t *count)
     return WT_OK;
 }
 
-void wt_graph_destroy(wt_graph *g)
+void wt_graph_release(wt_graph *g)
 {
     if (!g) return;
-    if (g->ctx->capture == g) { /* destroyed while capturing: the capture ends */
+    if (g->ctx->capture == g) { /* released while capturing: the capture ends */
         g->ctx->capture = NULL;
         g->ctx->capture_record = NULL;
     }

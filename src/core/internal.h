@@ -294,6 +294,12 @@ wt_status wt_context_create_with(const wt_backend_ops *ops, wt_backend kind,
 wt_status wt_tensor_alloc(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
                           wt_tensor **out);
 /* New tensor header viewing x's storage with the given layout. */
+/* A new handle on x's elements (same storage, shape, strides, offset)
+ * that belongs to nobody else: no scope adopts it and it takes no part in
+ * autograd. What a captured graph holds, so that no other owner's release
+ * can take its reference (a scope's slot stands for the reference an
+ * op's temporary was made with, which the op itself drops). */
+wt_status wt_tensor_alias(const wt_tensor *x, wt_tensor **out);
 wt_status wt_tensor_view(const wt_tensor *x, int ndim, const int64_t *shape,
                          const int64_t *strides, int64_t offset, wt_tensor **out);
 /* Row-major strides for shape; returns the element count. */

@@ -69,6 +69,7 @@ enum { WT_RD_FLOAT = 1, WT_RD_I32 = 2, WT_RD_BOOL = 4 };
  * without a visible key (all scores -inf) is written as 0s. */
 typedef struct wt_attention_args {
     const wt_tensor *q, *k, *v, *mask;
+    const wt_tensor *kv_length; /* NULL, or i32 (1 element): keys seen = min(max(it, 0), Skv) */
     bool mask_is_bool, causal;
     float scale;
     wt_tensor *out;
@@ -233,7 +234,9 @@ typedef struct wt_optimizer_update {
  *   SCAN           out0 = the inclusive scan of in0; p.scan
  *   RANDOM         out0 from Philox; in0: dropout's input; p.random
  *   REMAP          out0 = in0 read through p.remap
- *   COPY_INTO      out0 (a view, updated) = in0
+ *   COPY_INTO      out0 (a view, updated) = in0; with in1 (i32, 1 element:
+ *                  the device-side start s) out0's offset moves by
+ *                  min(max(s, 0), p.copy_at.limit) * p.copy_at.stride
  *   GATHER         out0 = in0 gathered along p.index.axis by in1
  *   SCATTER_ADD    out0 (updated) [.., in0[i], ..] += in1[i]; p.index.axis
  *   ARGSORT        out0 (i32) = the first p.sort.k positions of each row
@@ -245,8 +248,10 @@ typedef struct wt_optimizer_update {
  *   CHANNEL_MOMENTS out0 [2,C] = mean and variance per channel of in0
  *   POOL2D         out0 pooled, out1 (i32 argmax or NULL); p.pool
  *   SOFTMAX_AXIS   out0 = p.row.op along axis 1 of in0 [O,C,I]
- *   ATTENTION      out0 = attention(in0 q, in1 k, in2 v, in3 mask); p.attention
- *   ROPE           out0 = rotary embedding of in0; p.rope
+ *   ATTENTION      out0 = attention(in0 q, in1 k, in2 v, in3 mask); in4 the
+ *                  kv_length (i32, 1 element) or NULL; p.attention
+ *   ROPE           out0 = rotary embedding of in0; in1 NULL or the i32
+ *                  position (1 element) added to p.rope.offset
  *   INTERPOLATE    out0 [N,C,OH,OW] = in0 [N,C,H,W] resampled; p.interp
  *   INTERPOLATE_BACKWARD out0 [N,C,H,W] = the adjoint of INTERPOLATE from
  *                  in0 dy [N,C,OH,OW] (each out0 element gathers); p.interp
@@ -289,7 +294,7 @@ typedef enum wt_node_kind {
 /* The bit of kind in wt_backend_ops.runs. */
 #define WT_NODE_BIT(kind) (UINT64_C(1) << (kind))
 
-enum { WT_NODE_MAX_IN = 4, WT_NODE_MAX_OUT = 3 };
+enum { WT_NODE_MAX_IN = 5, WT_NODE_MAX_OUT = 3 };
 
 typedef struct wt_node {
     wt_node_kind kind;
@@ -312,6 +317,7 @@ typedef struct wt_node {
         wt_pool2d_desc pool;
         struct { bool mask_is_bool, causal; float scale; } attention;
         struct { double theta; int64_t offset; } rope;
+        struct { int64_t stride, limit; } copy_at; /* COPY_INTO with in1 */
         wt_interp2d interp; /* INTERPOLATE(_BACKWARD) */
         wt_activation act_backward;
         int32_t ignore; /* CROSS_ENTROPY(_BACKWARD) */

@@ -162,6 +162,20 @@ wt_status wt_tensor_view(const wt_tensor *x, int ndim, const int64_t *shape,
     return WT_OK;
 }
 
+wt_status wt_tensor_alias(const wt_tensor *x, wt_tensor **out)
+{
+    *out = NULL;
+    wt_tensor *t = zalloc(sizeof *t);
+    if (!t) return wt_fail(WT_ERR_OUT_OF_MEMORY, "out of host memory");
+    memcpy(t, x, sizeof *t);
+    t->refcount = 1;
+    t->scope_refs = 0;
+    t->autograd = NULL;
+    t->storage->refcount++;
+    *out = t;
+    return WT_OK;
+}
+
 wt_status wt_tensor_share(const wt_tensor *x, wt_tensor **out)
 {
     /* Inside a scope, a new handle: one more reference to x itself would

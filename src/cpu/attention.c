@@ -95,6 +95,10 @@ wt_status cpu_attention(wt_context *ctx, const wt_attention_args *a)
     attn_dims n = {a->q->shape[0], a->q->shape[1], a->q->shape[2], a->q->shape[3],
                    a->k->shape[1], a->k->shape[2], a->v->shape[3], 0};
     n.group = n.Hq / n.Hkv;
+    if (a->kv_length) { /* only the first kv_length keys exist this step */
+        const int64_t kl = ((const int32_t *)a->kv_length->storage->host)[a->kv_length->offset];
+        n.Skv = kl < 0 ? 0 : kl < n.Skv ? kl : n.Skv;
+    }
     const int64_t rows = n.B * n.Hq * n.Sq;
     const double work = (double)rows * (double)n.Skv * (double)(n.D + n.Dv);
     int threads = work >= CPU_PARALLEL_MIN ? cpu_threads(ctx) : 1;

@@ -102,7 +102,9 @@ static wt_status cpu_run(wt_context *ctx, const wt_node *n)
     case WT_NODE_SCAN: return cpu_scan(ctx, n->p.scan.op, in[0], n->p.scan.n, n->p.scan.inner, out[0]);
     case WT_NODE_RANDOM: return cpu_random(ctx, &n->p.random, in[0], out[0]);
     case WT_NODE_REMAP: return cpu_remap(ctx, in[0], &n->p.remap, out[0]);
-    case WT_NODE_COPY_INTO: return cpu_copy_into(ctx, in[0], out[0]);
+    case WT_NODE_COPY_INTO:
+        if (in[1]) return cpu_copy_into_at(ctx, in[0], in[1], n->p.copy_at.stride, n->p.copy_at.limit, out[0]);
+        return cpu_copy_into(ctx, in[0], out[0]);
     case WT_NODE_GATHER:
         return cpu_gather_index(ctx, in[0], n->p.index.axis, in[1], n->p.index.trusted, out[0]);
     case WT_NODE_SCATTER_ADD: return cpu_scatter_add(ctx, out[0], n->p.index.axis, in[0], in[1]);
@@ -120,7 +122,7 @@ static wt_status cpu_run(wt_context *ctx, const wt_node *n)
         wt_attention_args a = wt_node_attention_args(n);
         return cpu_attention(ctx, &a);
     }
-    case WT_NODE_ROPE: return cpu_rope(ctx, in[0], n->p.rope.theta, n->p.rope.offset, out[0]);
+    case WT_NODE_ROPE: return cpu_rope(ctx, in[0], in[1], n->p.rope.theta, n->p.rope.offset, out[0]);
     case WT_NODE_INTERPOLATE: return cpu_interpolate(ctx, &n->p.interp, false, in[0], out[0]);
     case WT_NODE_INTERPOLATE_BACKWARD: return cpu_interpolate(ctx, &n->p.interp, true, in[0], out[0]);
     case WT_NODE_ACT_BACKWARD: return cpu_act_backward(ctx, n->p.act_backward, in[0], in[1], out[0]);

@@ -157,6 +157,9 @@ wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, con
 /* --- data movement (movement.c) --- */
 wt_status cpu_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
 wt_status cpu_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
+/* cpu_copy_into with dst moved by min(max(*start, 0), limit) * stride elements. */
+wt_status cpu_copy_into_at(wt_context *ctx, const wt_tensor *src, const wt_tensor *start, int64_t stride, int64_t limit,
+                           wt_tensor *dst);
 wt_status cpu_gather_index(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index, bool trusted,
                      wt_tensor *out);
 wt_status cpu_scatter_add(wt_context *ctx, wt_tensor *out, int axis, const wt_tensor *index,
@@ -185,7 +188,7 @@ wt_status cpu_interpolate(wt_context *ctx, const wt_interp2d *p, bool backward, 
 /* --- transformer ops --- */
 wt_status cpu_attention(wt_context *ctx, const wt_attention_args *a);
 wt_status cpu_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
-wt_status cpu_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset, wt_tensor *out);
+wt_status cpu_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *position, double theta, int64_t offset, wt_tensor *out);
 
 /* --- training --- (train.c) */
 wt_status cpu_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *dy, const wt_tensor *x,

@@ -111,6 +111,22 @@ wt_status cpu_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst)
     return WT_OK;
 }
 
+/* The i32 value of a one-element tensor (a step value the graph reads). */
+static int64_t step_value(const wt_tensor *t)
+{
+    return ((const int32_t *)t->storage->host)[t->offset];
+}
+
+wt_status cpu_copy_into_at(wt_context *ctx, const wt_tensor *src, const wt_tensor *start, int64_t stride, int64_t limit,
+                           wt_tensor *dst)
+{
+    int64_t s = step_value(start);
+    s = s < 0 ? 0 : s > limit ? limit : s;
+    wt_tensor moved = *dst; /* the same storage, the window moved */
+    moved.offset += s * stride;
+    return cpu_copy_into(ctx, src, &moved);
+}
+
 /* ------------------------------------------------------ gather / scatter */
 
 /* Every index in [0, extent), else the message names the first that is not. */

@@ -7,8 +7,13 @@
 #include <math.h>
 #include <stdlib.h>
 
-wt_status cpu_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset, wt_tensor *out)
+wt_status cpu_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *position, double theta, int64_t offset,
+                  wt_tensor *out)
 {
+    if (position) { /* the step's position, read where the kernel runs */
+        const int64_t p = ((const int32_t *)position->storage->host)[position->offset];
+        offset += p > 0 ? p : 0;
+    }
     const int64_t A = x->shape[0], S = x->shape[1], C = x->shape[2], D = x->shape[3], H = D / 2;
     const int64_t sa = x->strides[0], ss = x->strides[1], sc = x->strides[2], sd = x->strides[3];
     size_t bytes;

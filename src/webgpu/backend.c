@@ -30,6 +30,7 @@ static void webgpu_destroy(wt_context *ctx)
     if (w->device && !w->lost)
         (void)wg_finish(ctx);
     wg_checks_drop(ctx);
+    wg_rope_tables_drop(ctx);
     wg_pipeline_cache_destroy(ctx);
     wg_pool_destroy(ctx);
     wg_recorder_destroy(ctx);
@@ -315,7 +316,13 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
     case WT_NODE_SCAN: return wg_win_scan(ctx, n->p.scan.op, in[0], n->p.scan.n, n->p.scan.inner, out[0]);
     case WT_NODE_RANDOM: return wg_win_random(ctx, &n->p.random, in[0], out[0]);
     case WT_NODE_REMAP: return wg_win_remap(ctx, in[0], &n->p.remap, out[0]);
-    case WT_NODE_COPY_INTO: return wg_win_copy_into(ctx, in[0], out[0]);
+    case WT_NODE_COPY_INTO:
+        if (in[1]) { /* a start read on the device: one dispatch, no windows */
+            if (wg_needs_windows(ctx, in[0]) || wg_needs_windows(ctx, out[0]))
+                return wt_fail(WT_ERR_UNSUPPORTED, "webgpu copy_into_at: tensors past one binding");
+            return wg_op_copy_into_at(ctx, in[0], in[1], n->p.copy_at.stride, n->p.copy_at.limit, out[0]);
+        }
+        return wg_win_copy_into(ctx, in[0], out[0]);
     case WT_NODE_GATHER:
         return wg_win_gather(ctx, in[0], n->p.index.axis, in[1], n->p.index.trusted, out[0]);
     case WT_NODE_SCATTER_ADD: return wg_win_scatter_add(ctx, out[0], n->p.index.axis, in[0], in[1]);
@@ -333,7 +340,7 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
         wt_attention_args a = wt_node_attention_args(n);
         return wg_win_attention(ctx, &a);
     }
-    case WT_NODE_ROPE: return wg_win_rope(ctx, in[0], n->p.rope.theta, n->p.rope.offset, out[0]);
+    case WT_NODE_ROPE: return wg_win_rope(ctx, in[0], in[1], n->p.rope.theta, n->p.rope.offset, out[0]);
     case WT_NODE_INTERPOLATE: return wg_win_interpolate(ctx, &n->p.interp, false, in[0], out[0]);
     case WT_NODE_INTERPOLATE_BACKWARD: return wg_win_interpolate(ctx, &n->p.interp, true, in[0], out[0]);
     case WT_NODE_DEQUANTIZE: return wg_dequantize(ctx, n->p.quant.type, n->p.quant.k, in[0], out[0]);

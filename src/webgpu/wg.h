@@ -154,7 +154,7 @@ wt_status wg_win_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_te
 wt_status wg_win_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats,
                               float eps, wt_tensor *out);
 wt_status wg_win_random(wt_context *ctx, const wt_random_args *r, const wt_tensor *x, wt_tensor *out);
-wt_status wg_win_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset,
+wt_status wg_win_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *position, double theta, int64_t offset,
                       wt_tensor *out);
 /* DEQUANTIZE and LINEAR_QUANT (kernels/quant.c; core/node.h). */
 wt_status wg_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *w, wt_tensor *out);
@@ -320,6 +320,10 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
 wt_status wg_mv_check_indexing(const char *what, const wt_tensor *t);
 wt_status wg_op_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
 wt_status wg_op_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
+/* wg_op_copy_into with dst moved on the device by min(max(start, 0),
+ * limit) * stride elements (start: i32, one element; NULL: not moved). */
+wt_status wg_op_copy_into_at(wt_context *ctx, const wt_tensor *src, const wt_tensor *start, int64_t stride,
+                             int64_t limit, wt_tensor *dst);
 wt_status wg_op_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index, bool trusted,
                        wt_tensor *out);
 /* The gather of the elements whose index falls in [base, base + the
@@ -364,7 +368,8 @@ wt_status wg_op_moments_combine(wt_context *ctx, const wt_tensor *parts, int64_t
 /* --- transformer ops --- */
 wt_status wg_op_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
 wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a);
-wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset, wt_tensor *out);
+wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *position, double theta, int64_t offset,
+                     wt_tensor *out);
 
 /* --- training --- (kernels/train.c) */
 wt_status wg_op_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *dy, const wt_tensor *x,

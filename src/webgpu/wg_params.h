@@ -27,7 +27,7 @@ typedef struct attn_params {
     uint32_t group, blocks, workgroups, neg_inf;
     float scale;
     uint32_t dw, bk, rows_total;
-    uint32_t splits, chunk, pad[2];
+    uint32_t splits, chunk, kv_at, kv_on; /* kv_on: the key count is kv_length[kv_at] */
 } attn_params;
 
 /* Same layout as attention_combine.wgsl's Params. */
@@ -226,6 +226,8 @@ typedef struct remap_params {
 typedef struct copy_params {
     uint32_t n, ndim, src_offset, dst_offset;
     uint32_t shape[8], src_strides[8], dst_strides[8];
+    /* dyn_on: dst moves by min(max(start[dyn_at], 0), dyn_limit) * dyn_stride */
+    uint32_t dyn_stride, dyn_limit, dyn_at, dyn_on;
 } copy_params;
 
 typedef struct gather_params {
@@ -275,7 +277,7 @@ typedef struct reduce_params {
 typedef struct rope_params {
     uint32_t a_n, s_n, c_n, half;
     uint32_t x_offset, sa, ss, sc;
-    uint32_t sd, offset, pairs, pad0;
+    uint32_t sd, offset, pairs, pos_at; /* pos_at: position[pos_at] adds; ~0u: none */
 } rope_params;
 
 /* ---- kernels/interpolate.c */

@@ -254,6 +254,8 @@ wt_status wg_checks_verify(wt_context *ctx);
 /* Forgets the pending checks unread and gives the flag area back
  * (teardown, a lost device). */
 void wg_checks_drop(wt_context *ctx);
+/* Gives the kept rope frequency tables back (kernels/rope.c). */
+void wg_rope_tables_drop(wt_context *ctx);
 
 /* The adapters of the WebGPU backend (wt_list_adapters, adapter.c). */
 wt_status wt_webgpu_list_adapters(const wt_context_options *opts, wt_adapter_info *infos,
@@ -313,6 +315,15 @@ struct wg_context {
     uint64_t check_align;
     wg_check *checks; /* WG_MAX_CHECKS slots */
     int ncheck;
+    /* kernels/rope.c: frequency tables by (theta, head dim), uploaded once
+     * and kept (an upload per call would also end the open batch: its
+     * scratch buffer came back from the pool still bound in it). */
+    struct {
+        double theta;
+        uint64_t d;
+        struct wt_storage *table;
+    } rope_tables[8];
+    int rope_next; /* the slot the next new table takes */
     /* f16_probe.c: whether the GPU's f16 conversions are exact (probed once). */
     bool f16_hw_probed, f16_hw_exact;
     /* Counts of what steady state should not do (device objects made per

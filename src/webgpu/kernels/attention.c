@@ -189,8 +189,12 @@ static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a)
 
 wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
 {
-    wt_status tst = attention_tiled(ctx, a);
-    if (tst != WT_ERR_UNSUPPORTED) return tst;
+    /* The tiled kernel sizes its work by Skv on the host: not with a key
+     * count known on the device only. */
+    if (!a->kv_length) {
+        wt_status tst = attention_tiled(ctx, a);
+        if (tst != WT_ERR_UNSUPPORTED) return tst;
+    }
     const wt_tensor *q = a->q, *k = a->k, *v = a->v, *m = a->mask;
     const uint64_t B = (uint64_t)q->shape[0], Hq = (uint64_t)q->shape[1], Sq = (uint64_t)q->shape[2],
                    D = (uint64_t)q->shape[3], Hkv = (uint64_t)k->shape[1], Skv = (uint64_t)k->shape[2],
@@ -226,6 +230,12 @@ wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
     p.splits = splits;
     p.chunk = (uint32_t)((tiles + splits - 1) / splits * t.bk);
     p.workgroups = (uint32_t)(workgroups * splits);
+    if (a->kv_length) {
+        if ((uint64_t)a->kv_length->offset >= UINT32_MAX)
+            return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention: kv_length is too large for 32-bit indexing");
+        p.kv_at = (uint32_t)a->kv_length->offset;
+        p.kv_on = 1;
+    }
 
     const uint64_t dvw = Dv / t.w;
     const uint32_t dvt = (uint32_t)((dvw + t.tpq - 1) / t.tpq);
@@ -280,7 +290,8 @@ wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
     l.bindings[1] = (wg_binding){k->storage, false};
     l.bindings[2] = (wg_binding){v->storage, false};
     l.bindings[3] = (wg_binding){m ? m->storage : q->storage, false};
-    l.nbindings = 5;
+    l.bindings[5] = (wg_binding){a->kv_length ? a->kv_length->storage : q->storage, false};
+    l.nbindings = 6;
     l.workgroups = workgroups * splits;
     if (splits == 1) {
         l.bindings[4] = (wg_binding){a->out->storage, true};

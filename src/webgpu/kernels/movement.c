@@ -85,6 +85,12 @@ wt_status wg_op_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt
 
 wt_status wg_op_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst)
 {
+    return wg_op_copy_into_at(ctx, src, NULL, 0, 0, dst);
+}
+
+wt_status wg_op_copy_into_at(wt_context *ctx, const wt_tensor *src, const wt_tensor *start, int64_t stride,
+                             int64_t limit, wt_tensor *dst)
+{
     wt_status st;
     if ((st = wg_mv_check_indexing("copy_into", src)) != WT_OK ||
         (st = wg_mv_check_indexing("copy_into", dst)) != WT_OK)
@@ -94,7 +100,7 @@ wt_status wg_op_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst)
          * through a temporary (the API made sure the views are apart). */
         wt_tensor *tmp;
         if ((st = wt_tensor_alloc(ctx, src->dtype, src->ndim, src->shape, &tmp)) != WT_OK) return st;
-        if ((st = wg_op_copy_into(ctx, src, tmp)) == WT_OK) st = wg_op_copy_into(ctx, tmp, dst);
+        if ((st = wg_op_copy_into(ctx, src, tmp)) == WT_OK) st = wg_op_copy_into_at(ctx, tmp, start, stride, limit, dst);
         wt_tensor_release(tmp);
         return st;
     }
@@ -113,17 +119,31 @@ wt_status wg_op_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst)
     copy_dims(p.shape, shape, nd);
     copy_dims(p.src_strides, strides[0], nd);
     copy_dims(p.dst_strides, strides[1], nd);
+    if (start) {
+        /* The moved window stays inside dst's storage: its last element is
+         * at most limit * stride past the window's. */
+        if (stride < 0 || limit < 0 || (uint64_t)stride > UINT32_MAX || (uint64_t)limit > UINT32_MAX ||
+            (uint64_t)dst->offset + (uint64_t)limit * (uint64_t)stride + (uint64_t)dst->numel > UINT32_MAX ||
+            (uint64_t)start->offset > UINT32_MAX)
+            return wt_fail(WT_ERR_UNSUPPORTED, "webgpu copy_into_at: dst is too large for 32-bit indexing");
+        p.dyn_stride = (uint32_t)stride;
+        p.dyn_limit = (uint32_t)limit;
+        p.dyn_at = (uint32_t)start->offset;
+        p.dyn_on = 1;
+    }
     /* Plain stores unless 2-byte elements land in a scattered dst, where
      * two threads could own the halves of one word. */
     bool words = !elem2(dst) || wt_tensor_is_contiguous(dst);
     uint64_t threads = (uint64_t)dst->numel;
     if (elem2(dst) && words)
-        threads = ((uint64_t)dst->offset + (uint64_t)dst->numel + 1) / 2 - (uint64_t)dst->offset / 2;
+        threads = start ? (uint64_t)dst->numel / 2 + 1 /* the start's parity is known on the device only */
+                        : ((uint64_t)dst->offset + (uint64_t)dst->numel + 1) / 2 - (uint64_t)dst->offset / 2;
     char prelude[96];
     elem_prelude(prelude, sizeof prelude, dst);
     wg_launch l = {
         .shader = words ? "mv_copy_words" : "mv_copy_into", .prelude = prelude, .params = &p,
-        .params_size = sizeof p, .bindings = {{src->storage, false}, {dst->storage, true}}, .nbindings = 2,
+        .params_size = sizeof p, .bindings = {{src->storage, false}, {dst->storage, true}, {start ? start->storage : src->storage, false}},
+        .nbindings = 3,
         .workgroups = groups_for(threads),
     };
     return wg_dispatch(ctx, &l);

@@ -1,9 +1,10 @@
 /* WebGPU rotary position embedding (wgsl/rope.wgsl). The per-frequency
  * table (f_i / 2 pi as a hi + lo pair of f32) is made on the host in
- * double and uploaded into a scratch buffer: D/2 pairs, a few hundred
- * bytes. */
+ * double and uploaded once per (theta, D) and context: D/2 pairs, a few
+ * hundred bytes, kept while the context lives (a model has one or two). */
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
+#include "webgpu/wg_runtime.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,20 +13,18 @@
 
 #define ROPE_WG 256u
 
-wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset, wt_tensor *out)
+/* The table of (theta, D): a kept one, or made now in a slot of its own
+ * (the oldest of eight goes when all are taken). */
+static wt_status rope_table(wt_context *ctx, double theta, uint64_t D, wt_storage **out)
 {
-    const uint64_t A = (uint64_t)x->shape[0], S = (uint64_t)x->shape[1], C = (uint64_t)x->shape[2],
-                   D = (uint64_t)x->shape[3], H = D / 2;
-    if (x->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope: x must be f32");
-    if (H == 0 || A * S * C == 0) return WT_OK;
-    bool fits = x->offset >= 0 && x->offset <= UINT32_MAX && x->storage->bytes / 4 <= UINT32_MAX &&
-                out->storage->bytes / 4 <= UINT32_MAX && A * S * C * H <= UINT32_MAX;
-    for (int d = 0; d < 4; d++) fits = fits && x->strides[d] >= 0 && x->strides[d] <= UINT32_MAX;
-    if (!fits) return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope: x is too large for 32-bit indexing");
-    if ((uint64_t)offset + S > (1u << 24))
-        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope: positions up to %llu exceed 2^24",
-                       (unsigned long long)((uint64_t)offset + S));
-
+    wg_context *w = wg_ctx(ctx);
+    const int slots = (int)(sizeof w->rope_tables / sizeof w->rope_tables[0]);
+    for (int i = 0; i < slots; i++)
+        if (w->rope_tables[i].table && w->rope_tables[i].theta == theta && w->rope_tables[i].d == D) {
+            *out = w->rope_tables[i].table;
+            return WT_OK;
+        }
+    const uint64_t H = D / 2;
     float *tab = malloc(sizeof(float) * 2 * H);
     if (!tab) return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu rope: out of host memory");
     for (uint64_t i = 0; i < H; i++) {
@@ -41,11 +40,51 @@ wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t 
         if (freq) wg_scratch_release(ctx, freq);
         return st;
     }
+    const int i = w->rope_next;
+    w->rope_next = (i + 1) % slots;
+    if (w->rope_tables[i].table) wg_scratch_release(ctx, w->rope_tables[i].table);
+    w->rope_tables[i].theta = theta;
+    w->rope_tables[i].d = D;
+    w->rope_tables[i].table = freq;
+    *out = freq;
+    return WT_OK;
+}
+
+void wg_rope_tables_drop(wt_context *ctx)
+{
+    wg_context *w = wg_ctx(ctx);
+    for (size_t i = 0; i < sizeof w->rope_tables / sizeof w->rope_tables[0]; i++) {
+        if (w->rope_tables[i].table) wg_scratch_release(ctx, w->rope_tables[i].table);
+        w->rope_tables[i].table = NULL;
+    }
+    w->rope_next = 0;
+}
+
+wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *position, double theta, int64_t offset,
+                     wt_tensor *out)
+{
+    const uint64_t A = (uint64_t)x->shape[0], S = (uint64_t)x->shape[1], C = (uint64_t)x->shape[2],
+                   D = (uint64_t)x->shape[3], H = D / 2;
+    if (x->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope: x must be f32");
+    if (H == 0 || A * S * C == 0) return WT_OK;
+    bool fits = x->offset >= 0 && x->offset <= UINT32_MAX && x->storage->bytes / 4 <= UINT32_MAX &&
+                out->storage->bytes / 4 <= UINT32_MAX && A * S * C * H <= UINT32_MAX;
+    for (int d = 0; d < 4; d++) fits = fits && x->strides[d] >= 0 && x->strides[d] <= UINT32_MAX;
+    if (!fits) return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope: x is too large for 32-bit indexing");
+    if (position && (uint64_t)position->offset >= UINT32_MAX)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope: the position tensor is too large for 32-bit indexing");
+    if ((uint64_t)offset + S > (1u << 24))
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope: positions up to %llu exceed 2^24",
+                       (unsigned long long)((uint64_t)offset + S));
+
+    wt_storage *freq = NULL;
+    wt_status st = rope_table(ctx, theta, D, &freq);
+    if (st != WT_OK) return st;
     rope_params p = {
         .a_n = (uint32_t)A, .s_n = (uint32_t)S, .c_n = (uint32_t)C, .half = (uint32_t)H,
         .x_offset = (uint32_t)x->offset, .sa = (uint32_t)x->strides[0], .ss = (uint32_t)x->strides[1],
         .sc = (uint32_t)x->strides[2], .sd = (uint32_t)x->strides[3], .offset = (uint32_t)offset,
-        .pairs = (uint32_t)(A * S * C * H),
+        .pairs = (uint32_t)(A * S * C * H), .pos_at = position ? (uint32_t)position->offset : ~0u,
     };
     char prelude[48];
     snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\n", ROPE_WG);
@@ -58,9 +97,8 @@ wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t 
     l.bindings[0] = (wg_binding){x->storage, false};
     l.bindings[1] = (wg_binding){freq, false};
     l.bindings[2] = (wg_binding){out->storage, true};
-    l.nbindings = 3;
+    l.bindings[3] = (wg_binding){position ? position->storage : freq, false};
+    l.nbindings = 4;
     l.workgroups = (A * S * C * H + ROPE_WG - 1) / ROPE_WG;
-    st = wg_dispatch(ctx, &l);
-    wg_scratch_release(ctx, freq);
-    return st;
+    return wg_dispatch(ctx, &l);
 }

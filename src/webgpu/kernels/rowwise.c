@@ -79,8 +79,15 @@ static void plan_launch(const wt_context *ctx, const wt_tensor *x, const wt_tens
 /* The prelude: constants, T and its horizontal helpers, and the reduction
  * library. Returns false if it does not fit. */
 static bool write_prelude(char *buf, size_t cap, wt_rowwise_op op, const rowwise_plan *plan,
-                          bool has_weight, bool has_bias)
+                          bool has_weight, bool has_bias, bool f16)
 {
+    const char *storage =
+        f16 ? "alias XS = vec2<u32>;\n"
+              "fn unit_in(s: XS) -> T { return vec4<f32>(unpack_halves(s.x), unpack_halves(s.y)); }\n"
+              "fn unit_out(v: T) -> XS { return vec2<u32>(pack_halves(v.xy), pack_halves(v.zw)); }\n"
+            : "alias XS = T;\n"
+              "fn unit_in(s: XS) -> T { return s; }\n"
+              "fn unit_out(v: T) -> XS { return v; }\n";
     const char *helpers =
         plan->vec4 ? "alias T = vec4<f32>;\n"
                      "fn hsum(v: T) -> f32 { return (v.x + v.y) + (v.z + v.w); }\n"
@@ -93,21 +100,21 @@ static bool write_prelude(char *buf, size_t cap, wt_rowwise_op op, const rowwise
     int n = snprintf(buf, cap,
                      "%sconst OP: u32 = %uu;\nconst MODE: u32 = %uu;\nconst TPR: u32 = %uu;\n"
                      "const ROWS: u32 = %uu;\nconst WG: u32 = %uu;\nconst VPT: u32 = %uu;\n"
-                     "const HAS_WEIGHT: bool = %s;\nconst HAS_BIAS: bool = %s;\n%s",
+                     "const HAS_WEIGHT: bool = %s;\nconst HAS_BIAS: bool = %s;\n%s%s",
                      plan->subgroups ? "enable subgroups;\n" : "", (unsigned)op,
                      (unsigned)plan->mode, plan->tpr, plan->rows_per_wg,
                      plan->tpr * plan->rows_per_wg, plan->vpt, has_weight ? "true" : "false",
-                     has_bias ? "true" : "false", helpers);
+                     has_bias ? "true" : "false", helpers, storage);
     return n > 0 && (size_t)n < cap;
 }
 
-static wt_status check_tensor(const char *what, const wt_tensor *t)
+static wt_status check_tensor(const char *what, const wt_tensor *t, wt_dtype dtype)
 {
     if (!t) return WT_OK;
-    if (t->dtype != WT_F32)
-        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rowwise: %s must be f32 on webgpu", what);
+    if (t->dtype != dtype)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rowwise: %s must be %s like x", what, wt_dtype_name(dtype));
     /* Every index the shader forms is a u32 count of elements. */
-    if (t->offset < 0 || t->storage->bytes / sizeof(float) >= (1ull << 31))
+    if (t->offset < 0 || t->storage->bytes / wt_dtype_storage_size(t->dtype) >= (1ull << 31))
         return wt_fail(WT_ERR_UNSUPPORTED,
                        "webgpu rowwise: %s is too large for 32-bit indexing", what);
     for (int d = 0; d < t->ndim; d++)
@@ -128,16 +135,18 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
     if (op == WT_ROW_SOFTMAX || op == WT_ROW_LOG_SOFTMAX) weight = bias = NULL; /* softmax takes neither */
     if (op == WT_ROW_RMSNORM) bias = NULL;
     wt_status st;
-    if ((st = check_tensor("x", x)) != WT_OK || (st = check_tensor("out", out)) != WT_OK ||
-        (st = check_tensor("weight", weight)) != WT_OK ||
-        (st = check_tensor("bias", bias)) != WT_OK)
+    /* f16 rows (x, out, weight, bias all f16) in vec4 units, below. */
+    const wt_dtype dt = x->dtype == WT_F16 ? WT_F16 : WT_F32;
+    if ((st = check_tensor("x", x, dt)) != WT_OK || (st = check_tensor("out", out, dt)) != WT_OK ||
+        (st = check_tensor("weight", weight, dt)) != WT_OK ||
+        (st = check_tensor("bias", bias, dt)) != WT_OK)
         return st;
     const uint64_t R = (uint64_t)x->shape[0], C = (uint64_t)x->shape[1];
     if (R == 0) return WT_OK;
     /* --- transformer ops --- */
     /* A few long rows would leave most of the GPU idle at one workgroup a
      * row: the softmax-axis kernel cuts them over several. */
-    if ((op == WT_ROW_SOFTMAX || op == WT_ROW_LOG_SOFTMAX) && C >= 8192 && out->offset == 0 &&
+    if (dt == WT_F32 && (op == WT_ROW_SOFTMAX || op == WT_ROW_LOG_SOFTMAX) && C >= 8192 && out->offset == 0 &&
         R < (wg_get_caps(ctx)->cpu_adapter ? 8u : 512u)) {
         const int64_t shape3[3] = {x->shape[0], x->shape[1], 1}, xs[3] = {x->strides[0], x->strides[1], 1},
                       os[3] = {x->shape[1], 1, 1};
@@ -152,6 +161,9 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
 
     rowwise_plan plan;
     plan_launch(ctx, x, weight, bias, out, &plan);
+    /* f16 stores whole units of four halves (two words a thread owns). */
+    if (dt == WT_F16 && !plan.vec4)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rowwise: f16 rows must be contiguous with C and offsets multiples of 4");
     const uint32_t div = plan.vec4 ? 4 : 1;
 
     rowwise_params p;
@@ -169,14 +181,15 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
     p.count = (float)C;
     p.neg_inf = 0xff800000u;
 
-    char prelude[1024];
-    if (!write_prelude(prelude, sizeof prelude, op, &plan, weight != NULL, bias != NULL))
+    char prelude[1536];
+    if (!write_prelude(prelude, sizeof prelude, op, &plan, weight != NULL, bias != NULL, dt == WT_F16))
         return wt_fail(WT_ERR_BACKEND, "webgpu rowwise: shader prelude does not fit");
 
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "rowwise";
     l.libraries[0] = plan.subgroups ? "rowwise_reduce_subgroup" : "rowwise_reduce_shared";
+    if (dt == WT_F16) l.libraries[1] = wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits";
     l.prelude = prelude;
     l.params = &p;
     l.params_size = sizeof p;

@@ -38,6 +38,7 @@ static void drop_device(wt_context *ctx)
     const wgpu_procs *p = &w->lib.p;
     wg_pipeline_cache_destroy(ctx);
     wg_checks_drop(ctx); /* their flags died with the device */
+    wg_rope_tables_drop(ctx);
     wg_pool_trim(ctx);
     wg_recorder_destroy(ctx);
     wg_timer_destroy(ctx);

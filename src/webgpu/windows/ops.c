@@ -496,6 +496,7 @@ wt_status wg_win_random(wt_context *ctx, const wt_random_args *r, const wt_tenso
 }
 
 typedef struct rope_arg {
+    const wt_tensor *position;
     double theta;
     int64_t offset;
 } rope_arg;
@@ -504,14 +505,14 @@ static wt_status piece_rope(wt_context *ctx, const wt_tensor *const *in, wt_tens
                             const int64_t *start, const void *arg)
 {
     const rope_arg *a = arg;
-    return wg_op_rope(ctx, in[0], a->theta, a->offset + start[1], out); /* positions follow S */
+    return wg_op_rope(ctx, in[0], a->position, a->theta, a->offset + start[1], out); /* positions follow S */
 }
 
-wt_status wg_win_rope(wt_context *ctx, const wt_tensor *x, double theta, int64_t offset,
+wt_status wg_win_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *position, double theta, int64_t offset,
                       wt_tensor *out)
 {
     /* [A, S, C, D]: pieces along A, S and C, each with whole rows of D. */
-    rope_arg a = {theta, offset};
+    rope_arg a = {position, theta, offset};
     wg_window_plan plan = {
         .nin = 1, .follow = {15u}, .keep = 8u, .out_layout = WG_OUT_AT_ZERO, .fn = piece_rope,
         .arg = &a,

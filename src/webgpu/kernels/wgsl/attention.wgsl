@@ -44,7 +44,7 @@ struct Params {
     hq: u32, hkv: u32, sq: u32, skv: u32,
     group: u32, blocks: u32, workgroups: u32, neg_inf: u32, // bits of -inf
     scale: f32, dw: u32, bk: u32, rows_total: u32, // dw == D / W, bk == BK
-    splits: u32, chunk: u32, pad0: u32, pad1: u32,
+    splits: u32, chunk: u32, kv_at: u32, kv_on: u32, // kv_on: keys = kv_length[kv_at]
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -58,6 +58,8 @@ struct Params {
 // SPLIT: partial results, DV + 2 floats per (split, output row): the
 // unnormalised sums, then the row's max and sum of exps.
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
+// wt_attention_options.kv_length (kv_on), else q bound again.
+@group(0) @binding(6) var<storage, read> kv_length: array<i32>;
 
 // Query and K/V tiles hold units of V (vec4<f32> or f32, W floats); QS
 // and KS count units.
@@ -89,7 +91,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let r = min(row0 + lr, rows - 1u);
     let qi = r / p.group;
     let h = kvh * p.group + r % p.group;
-    let shift_causal = i32(p.skv) - i32(p.sq); // query i sees keys j <= i + shift
+    // The keys that exist this step: all, or the first kv_length.
+    var skv = p.skv;
+    if (p.kv_on != 0u) { skv = u32(clamp(kv_length[p.kv_at], 0, i32(p.skv))); }
+    let shift_causal = i32(skv) - i32(p.sq); // query i sees keys j <= i + shift
 
     for (var e = lid; e < BQ * D; e += WG) {
         let er = min(row0 + e / D, rows - 1u);
@@ -98,14 +103,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         put_q((e / D) * QS + (e % D) / W, (e % D) % W, x);
     }
 
-    var kend = p.skv;
+    var kend = skv;
     if (CAUSAL) {
         let last_q = i32((min(row0 + BQ, rows) - 1u) / p.group);
-        kend = u32(clamp(last_q + shift_causal + 1, 0, i32(p.skv)));
+        kend = u32(clamp(last_q + shift_causal + 1, 0, i32(skv)));
     }
     // This workgroup's share of the keys: [k_lo, kend).
     let k_lo = split * p.chunk;
     kend = min(kend, k_lo + p.chunk);
+    // (k_lo may lie past kend: the loop below does not run and the chunk
+    // leaves an empty state, which the combine weighs by 0.)
     let k_base = p.k_off + b * p.k_sb + kvh * p.k_sh;
     let v_base = p.v_off + b * p.v_sb + kvh * p.v_sh;
     let m_base = p.m_off + b * p.m_sb + h * p.m_sh + qi * p.m_ss;

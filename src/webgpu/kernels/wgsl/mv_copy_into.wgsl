@@ -13,11 +13,25 @@ struct Params {
     shape: array<vec4<u32>, 2>,
     src_strides: array<vec4<u32>, 2>,
     dst_strides: array<vec4<u32>, 2>,
+    dyn_stride: u32,
+    dyn_limit: u32,
+    dyn_at: u32,
+    dyn_on: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> src: array<u32>;
+// wt_copy_into_at's start, read here (dyn_on); else src bound again.
+@group(0) @binding(3) var<storage, read> start: array<i32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<atomic<u32>>;
+
+// Where dst begins: dst_offset, moved by the device-side start.
+fn dst_base() -> u32 {
+    if (p.dyn_on == 0u) {
+        return p.dst_offset;
+    }
+    return p.dst_offset + u32(clamp(start[p.dyn_at], 0, i32(p.dyn_limit))) * p.dyn_stride;
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
@@ -29,7 +43,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     }
     var rem = t;
     var se = p.src_offset;
-    var de = p.dst_offset;
+    var de = dst_base();
     for (var d = p.ndim; d > 0u; d = d - 1u) {
         let a = d - 1u;
         let extent = p.shape[a / 4u][a % 4u];

@@ -16,10 +16,16 @@ struct Params {
     shape: array<vec4<u32>, 2>,
     src_strides: array<vec4<u32>, 2>,
     dst_strides: array<vec4<u32>, 2>,
+    dyn_stride: u32,
+    dyn_limit: u32,
+    dyn_at: u32,
+    dyn_on: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> src: array<u32>;
+// wt_copy_into_at's start, read here (dyn_on); else src bound again.
+@group(0) @binding(3) var<storage, read> start: array<i32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<u32>;
 
 // The bits of element i (row-major position in shape) of src.
@@ -38,29 +44,38 @@ fn src_elem(i: u32) -> u32 {
     return src[e];
 }
 
+// Where dst begins: dst_offset, moved by the device-side start.
+fn dst_base() -> u32 {
+    if (p.dyn_on == 0u) {
+        return p.dst_offset;
+    }
+    return p.dst_offset + u32(clamp(start[p.dyn_at], 0, i32(p.dyn_limit))) * p.dyn_stride;
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let t = (wid.x + wid.y * nwg.x) * WG + lid;
+    let base = dst_base();
     if (ELEM2) {
-        let w = p.dst_offset / 2u + t;
+        let w = base / 2u + t;
         let lo = 2u * w;      // element in the word's low half
-        let end = p.dst_offset + p.n;
+        let end = base + p.n;
         if (lo >= end) {
             return;
         }
-        let lo_ours = lo >= p.dst_offset;
+        let lo_ours = lo >= base;
         let hi_ours = lo + 1u < end;
         var word: u32;
         if (!lo_ours || !hi_ours) {
             word = dst[w];
         }
         if (lo_ours) {
-            word = (word & 0xffff0000u) | src_elem(lo - p.dst_offset);
+            word = (word & 0xffff0000u) | src_elem(lo - base);
         }
         if (hi_ours) {
-            word = (word & 0xffffu) | (src_elem(lo + 1u - p.dst_offset) << 16u);
+            word = (word & 0xffffu) | (src_elem(lo + 1u - base) << 16u);
         }
         dst[w] = word;
         return;
@@ -69,7 +84,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         return;
     }
     var rem = t;
-    var e = p.dst_offset;
+    var e = base;
     for (var d = p.ndim; d > 0u; d = d - 1u) {
         let a = d - 1u;
         let extent = p.shape[a / 4u][a % 4u];

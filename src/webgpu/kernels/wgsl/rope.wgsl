@@ -14,13 +14,16 @@
 struct Params {
     a_n: u32, s_n: u32, c_n: u32, half: u32,
     x_offset: u32, sa: u32, ss: u32, sc: u32,
-    sd: u32, offset: u32, pairs: u32, pad0: u32,
+    sd: u32, offset: u32, pairs: u32, pos_at: u32, // pos_at: ~0u none
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> freq: array<vec2<f32>>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
+// wt_rope_options.position (read at pos_at, added to offset); else freq
+// bound again.
+@group(0) @binding(4) var<storage, read> position: array<i32>;
 
 fn turns(pos: u32, i: u32) -> f32 {
     let f = freq[i];
@@ -45,7 +48,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let c = r % p.c_n;
     let s = (r / p.c_n) % p.s_n;
     let a = r / (p.c_n * p.s_n);
-    var t = turns(p.offset + s, i);
+    var first = p.offset;
+    if (p.pos_at != 0xffffffffu) { first += u32(max(position[p.pos_at], 0)); }
+    var t = turns(first + s, i);
     t = select(t, t - 1.0, t >= 0.5);
     let ang = t * 6.283185307179586;
     let cs = cos(ang);
