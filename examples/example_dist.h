@@ -1,0 +1,152 @@
+/* The training examples' --dist: data-parallel training over MPI with
+ * libwebtensor_dist (include/webtensor_dist.h), under mpirun -np N. One
+ * process is rank 0 of 1; a build without MPI refuses --dist. */
+#ifndef WT_EXAMPLE_DIST_H
+#define WT_EXAMPLE_DIST_H
+
+#include <webtensor.h>
+#ifdef WT_HAVE_DIST
+#include <webtensor_dist.h>
+#endif
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct dist_group {
+#ifdef WT_HAVE_DIST
+    wt_dist *d;
+#endif
+    int rank, size, local_rank; /* 0, 1, -1 without --dist */
+} dist_group;
+
+/* 1 on success; 0 with a message. timeout: seconds a collective waits
+ * for the other ranks (0: the library's default). */
+static inline int dist_start(bool on, double timeout, dist_group *g)
+{
+    memset(g, 0, sizeof *g);
+    g->size = 1;
+    g->local_rank = -1;
+    if (!on) return 1;
+#ifdef WT_HAVE_DIST
+    wt_dist_options o;
+    wt_dist_options_init(&o);
+    if (timeout > 0) o.timeout_seconds = timeout;
+    if (wt_dist_init(MPI_COMM_WORLD, &o, &g->d) != WT_OK) {
+        fprintf(stderr, "error: --dist: %s\n", wt_last_error());
+        return 0;
+    }
+    g->rank = wt_dist_rank(g->d);
+    g->size = wt_dist_size(g->d);
+    g->local_rank = wt_dist_local_rank(g->d);
+    return 1;
+#else
+    (void)timeout;
+    fprintf(stderr, "error: --dist: this build has no MPI (libwebtensor_dist was not built)\n");
+    return 0;
+#endif
+}
+
+static inline void dist_stop(dist_group *g)
+{
+#ifdef WT_HAVE_DIST
+    wt_dist_destroy(g->d);
+    g->d = NULL;
+#endif
+    (void)g;
+}
+
+static inline bool dist_on(const dist_group *g)
+{
+#ifdef WT_HAVE_DIST
+    return g->d != NULL;
+#else
+    (void)g;
+    return false;
+#endif
+}
+
+/* The collectives the examples use; WT_OK at once on a single process. */
+static inline wt_status dist_broadcast(dist_group *g, int n, wt_tensor *const *ts)
+{
+#ifdef WT_HAVE_DIST
+    if (g->d) return wt_dist_broadcast(g->d, n, ts, 0);
+#endif
+    (void)g, (void)n, (void)ts;
+    return WT_OK;
+}
+
+static inline wt_status dist_mean(dist_group *g, int n, wt_tensor *const *ts)
+{
+#ifdef WT_HAVE_DIST
+    if (g->d) return wt_dist_allreduce(g->d, n, ts, WT_DIST_MEAN);
+#endif
+    (void)g, (void)n, (void)ts;
+    return WT_OK;
+}
+
+/* This rank's failure, told to every rank (they stop with its message). */
+static inline wt_status dist_fail(dist_group *g, const char *message)
+{
+#ifdef WT_HAVE_DIST
+    if (g->d) return wt_dist_fail(g->d, message);
+#endif
+    (void)g;
+    return wt_set_last_error(WT_ERR_BACKEND, message);
+}
+
+/* 1 if every tensor holds the same bits on every rank (each gathered from
+ * all ranks and compared); 0 with a message naming the first that differs. */
+static inline int dist_identical(dist_group *g, int n, wt_tensor *const *ts)
+{
+#ifdef WT_HAVE_DIST
+    if (!g->d) return 1;
+    for (int i = 0; i < n; i++) {
+        wt_tensor *all = NULL;
+        size_t bytes = (size_t)wt_tensor_numel(ts[i]) * wt_dtype_size(wt_tensor_dtype(ts[i]));
+        unsigned char *host = malloc(bytes * (size_t)g->size + 1);
+        int same = host && wt_dist_allgather(g->d, ts[i], &all) == WT_OK &&
+                   wt_tensor_read(all, host, bytes * (size_t)g->size) == WT_OK;
+        if (!same) fprintf(stderr, "error: comparing parameters across ranks: %s\n", wt_last_error());
+        for (int r = 1; same && r < g->size; r++)
+            if (memcmp(host, host + bytes * (size_t)r, bytes) != 0) {
+                fprintf(stderr, "error: parameter %d differs between rank 0 and rank %d\n", i, r);
+                same = 0;
+            }
+        free(host);
+        wt_tensor_release(all);
+        if (!same) return 0;
+    }
+#endif
+    (void)g, (void)n, (void)ts;
+    return 1;
+}
+
+/* Rank 0 prints where the time of the collectives went over `steps` steps
+ * of `secs` seconds. */
+static inline void dist_report(dist_group *g, int steps, double secs)
+{
+#ifdef WT_HAVE_DIST
+    wt_dist_stats s;
+    wt_dist_stats_init(&s);
+    if (!g->d || wt_dist_get_stats(g->d, &s) != WT_OK || g->rank != 0 || steps <= 0) return;
+    double per = 1e3 / steps;
+    printf("dist: %d ranks, %.1f ms/step: collectives %.2f ms/step (device->host %.2f, host->device %.2f, "
+           "MPI reduction %.2f of which %.2f not overlapped), %.1f MB reduced/step\n",
+           g->size, 1e3 * secs / steps, s.total_seconds * per, s.read_seconds * per, s.write_seconds * per,
+           s.mpi_seconds * per, s.mpi_wait_seconds * per, s.bytes_reduced / 1e6 / steps);
+#else
+    (void)g, (void)steps, (void)secs;
+#endif
+}
+
+static inline void dist_reset_stats(dist_group *g)
+{
+#ifdef WT_HAVE_DIST
+    if (g->d) wt_dist_reset_stats(g->d);
+#endif
+    (void)g;
+}
+
+#endif /* WT_EXAMPLE_DIST_H */
