@@ -70,10 +70,10 @@ static wt_status mpi_fail(wt_dist *d, int code, const char *what)
 
 static void pause_briefly(int polls)
 {
-    /* Spin first (latency), then sleep a little more each time up to 1 ms
+    /* Spin first (latency), then then sleep 10 us, and 100 us once the wait is long
      * (an oversubscribed machine needs the core for the other ranks). */
     if (polls < 200) return;
-    long ns = polls < 1000 ? 20000 : 1000000;
+    long ns = polls < 1000 ? 10000 : 100000;
     struct timespec ts = {0, ns};
     nanosleep(&ts, NULL);
 }
@@ -166,8 +166,9 @@ static int64_t tensors_signature(int kind, int n, wt_tensor *const *ts)
 }
 
 /* One round: every rank gives its failure (message or NULL) and the call's
- * signature; WT_OK on every rank, or the same failure on every rank. The
- * failing rank gets its own status back; the others WT_ERR_BACKEND. */
+ * signature; WT_OK on every rank, or a failure on every rank: a rank
+ * that failed gets its own status and message back, the others
+ * WT_ERR_BACKEND naming the lowest failing rank and its message. */
 static wt_status agree(wt_dist *d, wt_status local, const char *local_msg, int64_t signature, const char *what)
 {
     int64_t v[3] = {local != WT_OK ? d->size - d->rank : 0, signature, -signature}, r[3];
@@ -184,7 +185,8 @@ static wt_status agree(wt_dist *d, wt_status local, const char *local_msg, int64
             return mpi_fail(d, rc, what);
         if ((st = wait_request(d, &req, NULL, what)) != WT_OK) return st;
         msg[MSG_BYTES - 1] = '\0';
-        if (root == d->rank) return failf(local, "%s", msg);
+        /* A rank that failed itself reports its own failure. */
+        if (local != WT_OK) return failf(local, "%s", local_msg ? local_msg : "");
         return failf(WT_ERR_BACKEND, "dist: rank %d failed (%s): %s", root, what, msg);
     }
     if (r[1] != -r[2])
