@@ -59,6 +59,17 @@ typedef enum wt_dist_reduce {
     WT_DIST_MEAN = 1 /* the sum divided by the number of ranks */
 } wt_dist_reduce;
 
+/* How allreduce reads a bucket of several tensors back from a GPU. */
+typedef enum wt_dist_pack {
+    /* Packed on GPUs that are not software renderers: there a
+     * concatenation costs microseconds and saves a submit, a staging
+     * buffer and a map per tensor; a software renderer (lavapipe) runs
+     * the concatenation on the same cores, slower than the reads. */
+    WT_DIST_PACK_AUTO = 0,
+    WT_DIST_PACK_NEVER = 1,  /* one read per tensor */
+    WT_DIST_PACK_ALWAYS = 2  /* concatenated on the device, one read a bucket */
+} wt_dist_pack;
+
 typedef struct wt_dist_options {
     uint32_t struct_size;
     /* Longest wait of one collective for the other ranks, in seconds
@@ -67,6 +78,7 @@ typedef struct wt_dist_options {
     /* allreduce packs tensors into buckets of about this many bytes
      * (default 4 MiB); a tensor larger than a bucket is a bucket of its own. */
     int64_t bucket_bytes;
+    wt_dist_pack pack;        /* default WT_DIST_PACK_AUTO */
 } wt_dist_options;
 
 WT_API void wt_dist_options_init(wt_dist_options *opts);

@@ -1,7 +1,7 @@
 /* The distributed layer's collectives against values computed directly,
  * run under mpirun -np N (N >= 2) on one backend (argv[1]: cpu, vulkan,
  * gles): allreduce (sum, mean; several buckets and a tensor larger than a
- * bucket), broadcast from the last rank, allgather, barrier; then every
+ * bucket; read per tensor and packed on the device), broadcast from the last rank, allgather, barrier; then every
  * rank failing together: bad arguments on one rank, shapes that differ
  * between ranks, a rank calling wt_dist_fail - each fails the collective on
  * every rank with a message naming the rank, and the group stays usable;
@@ -241,6 +241,17 @@ int main(int argc, char **argv)
     }
     test_allreduce(d, ctx, WT_DIST_SUM);
     test_allreduce(d, ctx, WT_DIST_MEAN);
+    /* Again with buckets packed on the device (on a GPU) and read once. */
+    wt_dist *packed = NULL;
+    o.pack = WT_DIST_PACK_ALWAYS;
+    CHECK(wt_dist_init(MPI_COMM_WORLD, &o, &packed) == WT_OK, "a second group, packing");
+    if (packed) {
+        test_allreduce(packed, ctx, WT_DIST_SUM);
+        test_allreduce(packed, ctx, WT_DIST_MEAN);
+        wt_dist_destroy(packed);
+    }
+    o.pack = (wt_dist_pack)9;
+    CHECK(wt_dist_init(MPI_COMM_WORLD, &o, &packed) == WT_ERR_INVALID_ARGUMENT && packed == NULL, "a bad pack");
     test_broadcast_allgather(d, ctx);
     test_failures(d, ctx);
     wt_context_destroy(ctx);

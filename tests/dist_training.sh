@@ -2,10 +2,13 @@
 # Data-parallel training under MPI, checked from outside through the
 # examples' --print-loss lines.
 #
-#   dist_training.sh equivalence MPIEXEC NP PROGRAM BACKEND B STEPS TOL [flags...]
+#   dist_training.sh equivalence MPIEXEC NP PROGRAM BACKEND B STEPS TOL10 TOL [flags...]
 #     PROGRAM on one process at --batch NP*B against NP ranks at --batch B
 #     (--dist --check-sync: parameters bit-identical on every rank after
-#     every step): every step's loss within relative TOL.
+#     every step): the loss of each of the first 10 steps within relative
+#     TOL10, of every step within TOL. They differ by rounding only (sums
+#     over the batch in another order, the mean of NP means), which AdamW's
+#     division by sqrt(v) amplifies as training goes on.
 #   dist_training.sh failure MPIEXEC NP PROGRAM BACKEND [flags...]
 #     rank 1 fails at step 3 (--fail-step): the job must end (non-zero)
 #     within 120 s, rank 1 with its message and every other rank with
@@ -22,8 +25,8 @@ losses() { sed -n 's/^step \([0-9]*\) loss \([^ ]*\)$/\1 \2/p' "$1"; }
 
 case "$mode" in
 equivalence)
-    b=$1 steps=$2 tol=$3
-    shift 3
+    b=$1 steps=$2 tol10=$3 tol=$4
+    shift 4
     "$prog" --backend "$backend" --batch $((np * b)) --steps "$steps" --print-loss "$@" >"$tmp/one.out" 2>&1 ||
         { cat "$tmp/one.out"; echo "FAIL: the single-process run failed"; exit 1; }
     "${launch[@]}" "$prog" --dist --check-sync --backend "$backend" --batch "$b" --steps "$steps" --print-loss "$@" \
@@ -35,13 +38,15 @@ equivalence)
     n1=$(wc -l <"$tmp/one.loss") n2=$(wc -l <"$tmp/dist.loss")
     [ "$n1" = "$steps" ] && [ "$n2" = "$steps" ] ||
         { echo "FAIL: $n1 and $n2 loss lines, want $steps"; exit 1; }
-    paste "$tmp/one.loss" "$tmp/dist.loss" | awk -v tol="$tol" -v np="$np" '
+    paste "$tmp/one.loss" "$tmp/dist.loss" | awk -v tol="$tol" -v tol10="$tol10" -v np="$np" '
         { if ($1 != $3) { print "FAIL: step numbers differ at line " NR; bad = 1; exit 1 }
           d = $2 - $4; if (d < 0) d = -d; r = d / ($2 < 0 ? -$2 : $2);
           if (r > worst) { worst = r; at = $1 }
-          if (r > tol) { printf "FAIL: step %d: loss %s on one process, %s on %d ranks (relative %.2e > %s)\n", $1, $2, $4, np, r, tol; bad = 1 } }
+          if ($1 <= 10 && r > worst10) worst10 = r
+          lim = $1 <= 10 ? tol10 : tol
+          if (r > lim) { printf "FAIL: step %d: loss %s on one process, %s on %d ranks (relative %.2e > %s)\n", $1, $2, $4, np, r, lim; bad = 1 } }
         END { if (bad) exit 1;
-              printf "%d steps: %d ranks at batch B follow one process at batch %d*B within %.2e relative (largest, step %d; tolerance %s); parameters bit-identical across ranks\n", NR, np, np, worst, at, tol }'
+              printf "%d steps: %d ranks at batch B follow one process at batch %d*B: largest relative loss difference %.2e in the first 10 steps (tolerance %s), %.2e over all (step %d; tolerance %s); parameters bit-identical across ranks after every step\n", NR, np, np, worst10, tol10, worst, at, tol }'
     ;;
 failure)
     start=$(date +%s)

@@ -38,6 +38,7 @@ struct wt_dist {
     char broken_msg[MSG_BYTES];
     double timeout;
     int64_t bucket_bytes;
+    wt_dist_pack pack;
     wt_dist_stats stats;
     void *host;       /* the host staging of the collectives, reused */
     size_t host_cap;
@@ -225,6 +226,8 @@ wt_status wt_dist_init(MPI_Comm comm, const wt_dist_options *opts, wt_dist **out
                          opts->struct_size, sizeof *opts);
         o = *opts;
     }
+    if (o.pack != WT_DIST_PACK_AUTO && o.pack != WT_DIST_PACK_NEVER && o.pack != WT_DIST_PACK_ALWAYS)
+        return failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_init: pack %d is not a wt_dist_pack", (int)o.pack);
     if (!(o.timeout_seconds == o.timeout_seconds) || o.bucket_bytes < 4 || o.bucket_bytes > MAX_PIECE_BYTES)
         return failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_init: bucket_bytes %lld outside [4, 2^30] or timeout NaN",
                      (long long)o.bucket_bytes);
@@ -254,6 +257,7 @@ wt_status wt_dist_init(MPI_Comm comm, const wt_dist_options *opts, wt_dist **out
     d->finalize = own;
     d->timeout = o.timeout_seconds;
     d->bucket_bytes = o.bucket_bytes;
+    d->pack = o.pack;
     d->comm = MPI_COMM_NULL;
     wt_dist_stats_init(&d->stats);
     MPI_Request req;
@@ -427,14 +431,45 @@ wt_status wt_dist_allreduce(wt_dist *d, int n, wt_tensor *const *tensors, wt_dis
         return st;
     }
     /* Every read starts now: the device copies them out one after another
-     * while the host reduces the buckets already read. */
+     * while the host reduces the buckets already read. On a GPU a bucket
+     * of several tensors is first packed into one (a concatenation on the
+     * device), read with one copy: each read is a submit, a staging buffer
+     * and a map, which for a hundred small gradients costs more than the
+     * bytes (wt_dist_pack says where). ev[first] of a packed bucket is its
+     * read. */
     wt_status data = WT_OK; /* this rank's first failure in the data phase */
     char data_msg[MSG_BYTES] = "";
-    int64_t off = 0;
-    for (int i = 0; i < n && data == WT_OK; off += wt_tensor_numel(tensors[i]), i++) {
-        int64_t c = wt_tensor_numel(tensors[i]);
-        data = wt_tensor_read_async(tensors[i], host + off, (size_t)c * sizeof(float), &ev[i]);
-        if (data != WT_OK) snprintf(data_msg, sizeof data_msg, "%s: reading tensors[%d]: %s", what, i, wt_last_error());
+    for (int k = 0; k < nb && data == WT_OK; k++) {
+        int cnt = bk[k].last - bk[k].first;
+        wt_context *bctx = wt_tensor_context(tensors[bk[k].first]);
+        bool pack = cnt > 1 && wt_context_backend(bctx) == WT_BACKEND_WEBGPU && d->pack != WT_DIST_PACK_NEVER;
+        wt_adapter_info info;
+        if (pack && d->pack == WT_DIST_PACK_AUTO)
+            pack = wt_context_adapter_info(bctx, &info) == WT_OK && info.type != WT_ADAPTER_CPU;
+        for (int i = bk[k].first + 1; pack && i < bk[k].last; i++) pack = wt_tensor_context(tensors[i]) == bctx;
+        if (pack) {
+            wt_tensor **flat = calloc((size_t)cnt, sizeof *flat), *packed = NULL;
+            data = flat ? WT_OK : wt_set_last_error(WT_ERR_OUT_OF_MEMORY, "out of host memory");
+            for (int i = 0; i < cnt && data == WT_OK; i++) data = wt_flatten(tensors[bk[k].first + i], 0, -1, &flat[i]);
+            if (data == WT_OK) data = wt_concat(cnt, flat, 0, &packed);
+            if (data == WT_OK)
+                data = wt_tensor_read_async(packed, host + bk[k].offset, (size_t)bk[k].count * sizeof(float),
+                                            &ev[bk[k].first]);
+            /* The read already holds what it copies. */
+            wt_tensor_release(packed);
+            for (int i = 0; flat && i < cnt; i++) wt_tensor_release(flat[i]);
+            free(flat);
+            if (data != WT_OK)
+                snprintf(data_msg, sizeof data_msg, "%s: packing bucket %d: %s", what, k, wt_last_error());
+            continue;
+        }
+        int64_t off = bk[k].offset;
+        for (int i = bk[k].first; i < bk[k].last && data == WT_OK; off += wt_tensor_numel(tensors[i]), i++) {
+            int64_t c = wt_tensor_numel(tensors[i]);
+            data = wt_tensor_read_async(tensors[i], host + off, (size_t)c * sizeof(float), &ev[i]);
+            if (data != WT_OK)
+                snprintf(data_msg, sizeof data_msg, "%s: reading tensors[%d]: %s", what, i, wt_last_error());
+        }
     }
     double *done_at = calloc((size_t)nb, sizeof *done_at);
     waitset ws = {reqs, done_at, nb};

@@ -64,6 +64,8 @@ void wg_recorder_destroy(wt_context *ctx)
         w->lib.p.BufferRelease(r->arena);
     if (r->readback)
         w->lib.p.BufferRelease(r->readback);
+    for (int i = 0; i < r->async_staging_count; i++)
+        w->lib.p.BufferRelease(r->async_staging[i]);
     free(r->arena_host);
     memset(r, 0, sizeof *r);
 }
