@@ -449,7 +449,7 @@ int main(int argc, char **argv)
     int32_t *ybuf = malloc((size_t)batch * sizeof(int32_t));
     double recent[50] = {0};
     int done_steps = 0, status = 0, nrecent = 0;
-    double worst_rel = 0;
+    double worst_rel = 0, t_steady = 0;
     for (int epoch = 0; epoch < epochs && status == 0; epoch++) {
         if (!shuffle(ctx[0], ntrain, seed * 7919 + (uint64_t)epoch, order)) { status = 1; break; }
         double t0 = now(), loss_sum = 0;
@@ -498,7 +498,13 @@ int main(int argc, char **argv)
                 recent[nrecent++ % 50] = lv[0];
             }
             nb++;
-            if (++done_steps == steps) break;
+            if (++done_steps == 10) {
+                /* Steady state: after the shaders are compiled and the
+                 * memory pools filled. */
+                t_steady = now();
+                dist_reset_stats(&grp);
+            }
+            if (done_steps == steps) break;
         }
         if (status) break;
         if (acc[0]) {
@@ -510,11 +516,6 @@ int main(int argc, char **argv)
         double secs = now() - t0;
         printf("epoch %d: loss %.4f, %.0f images/s (%.1f s)", epoch + 1, nb ? loss_sum / nb : 0.0,
                nb * global_batch / secs, secs);
-        if (dist_on(&grp)) {
-            printf("\n");
-            dist_report(&grp, nb, secs);
-            dist_reset_stats(&grp);
-        }
         if (eval_limit != 0 && grp.rank == 0) {
             int lim_train = eval_limit < 0 ? 10000 : eval_limit, lim_test = eval_limit < 0 ? test.n : eval_limit;
             double train_acc = evaluate(&md[0], &train, lim_train), test_acc = evaluate(&md[0], &test, lim_test);
@@ -524,6 +525,12 @@ int main(int argc, char **argv)
         printf("\n");
         fflush(stdout);
         if (steps > 0 && done_steps == steps) break;
+    }
+    if (status == 0 && done_steps > 10) {
+        double secs = now() - t_steady;
+        printf("steps 11-%d: %.0f images/s (%d ranks, %d images a step)\n", done_steps,
+               (done_steps - 10) * (double)global_batch / secs, grp.size, global_batch);
+        dist_report(&grp, done_steps - 10, secs);
     }
     if (status == 0 && check_sync && dist_on(&grp))
         printf("parameters bit-identical on all %d ranks after each of the %d steps\n", grp.size, done_steps);
