@@ -96,31 +96,40 @@ static inline wt_status dist_fail(dist_group *g, const char *message)
     return wt_set_last_error(WT_ERR_BACKEND, message);
 }
 
-/* 1 if every tensor holds the same bits on every rank (each gathered from
- * all ranks and compared); 0 with a message naming the first that differs. */
+/* 1 if every tensor holds the same bits on every rank (all of them packed
+ * into one, gathered from all ranks and compared); 0 with a message. */
 static inline int dist_identical(dist_group *g, int n, wt_tensor *const *ts)
 {
 #ifdef WT_HAVE_DIST
     if (!g->d) return 1;
-    for (int i = 0; i < n; i++) {
-        wt_tensor *all = NULL;
-        size_t bytes = (size_t)wt_tensor_numel(ts[i]) * wt_dtype_size(wt_tensor_dtype(ts[i]));
-        unsigned char *host = malloc(bytes * (size_t)g->size + 1);
-        int same = host && wt_dist_allgather(g->d, ts[i], &all) == WT_OK &&
-                   wt_tensor_read(all, host, bytes * (size_t)g->size) == WT_OK;
-        if (!same) fprintf(stderr, "error: comparing parameters across ranks: %s\n", wt_last_error());
-        for (int r = 1; same && r < g->size; r++)
-            if (memcmp(host, host + bytes * (size_t)r, bytes) != 0) {
-                fprintf(stderr, "error: parameter %d differs between rank 0 and rank %d\n", i, r);
-                same = 0;
-            }
-        free(host);
-        wt_tensor_release(all);
-        if (!same) return 0;
-    }
-#endif
+    wt_tensor **flat = calloc((size_t)n, sizeof *flat), *packed = NULL, *all = NULL;
+    /* Off the tape: the parameters require grad. */
+    wt_context *ctx = n > 0 ? wt_tensor_context(ts[0]) : NULL;
+    bool nograd = ctx && wt_no_grad_begin(ctx) == WT_OK;
+    int same = flat != NULL && nograd;
+    for (int i = 0; same && i < n; i++) same = wt_flatten(ts[i], 0, -1, &flat[i]) == WT_OK;
+    if (same) same = wt_concat(n, flat, 0, &packed) == WT_OK;
+    if (nograd) wt_no_grad_end(ctx);
+    size_t bytes = packed ? (size_t)wt_tensor_numel(packed) * wt_dtype_size(wt_tensor_dtype(packed)) : 0;
+    unsigned char *host = same ? malloc(bytes * (size_t)g->size + 1) : NULL;
+    same = host && wt_dist_allgather(g->d, packed, &all) == WT_OK &&
+           wt_tensor_read(all, host, bytes * (size_t)g->size) == WT_OK;
+    if (!same) fprintf(stderr, "error: comparing parameters across ranks: %s\n", wt_last_error());
+    for (int r = 1; same && r < g->size; r++)
+        if (memcmp(host, host + bytes * (size_t)r, bytes) != 0) {
+            fprintf(stderr, "error: the parameters differ between rank 0 and rank %d\n", r);
+            same = 0;
+        }
+    free(host);
+    wt_tensor_release(all);
+    wt_tensor_release(packed);
+    for (int i = 0; flat && i < n; i++) wt_tensor_release(flat[i]);
+    free(flat);
+    return same;
+#else
     (void)g, (void)n, (void)ts;
     return 1;
+#endif
 }
 
 /* Rank 0 prints where the time of the collectives went over `steps` steps

@@ -22,7 +22,7 @@
  *             [--seed 1] [--print-every 100] [--eval-every 500]
  *             [--eval-batches 20] [--sample 400] [--temperature 0.8]
  *             [--max-loss X] [--print-loss]
- *             [--dist [--dist-timeout S] [--fail-step K [--fail-rank R]]]
+ *             [--dist [--check-sync] [--dist-timeout S] [--fail-step K [--fail-rank R]]]
  *
  * The corpus is English text: the fortune cookie files of Debian's
  * `fortunes` package (/usr/share/games/fortunes, every data file but the
@@ -46,7 +46,9 @@
  * before clipping and AdamW, so N ranks at --batch B follow one process at
  * --batch N*B. tokens/s counts all ranks. With one GPU per rank, rank r
  * on a host takes the host's r-th adapter. Rank 0 prints; it alone
- * validates and samples. --fail-step K makes rank --fail-rank (default 1)
+ * validates and samples. --check-sync compares the parameters across the
+ * ranks after every step and fails unless they are bit-identical.
+ * --fail-step K makes rank --fail-rank (default 1)
  * fail at step K instead of reducing (every rank then stops with its
  * message); --dist-timeout: seconds a rank waits for the others (default
  * 300).
@@ -570,12 +572,13 @@ int main(int argc, char **argv)
     double lr = 1e-3, min_lr = -1, weight_decay = 0.1, temperature = 0.8, max_loss = 0, clip = 1.0;
     double dist_timeout = 0;
     int fail_step = 0, fail_rank = 1;
-    bool use_dist = false, print_loss = false;
+    bool use_dist = false, print_loss = false, check_sync = false;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(o, "--dist") == 0) { use_dist = true; continue; }
         if (strcmp(o, "--print-loss") == 0) { print_loss = true; continue; }
+        if (strcmp(o, "--check-sync") == 0) { check_sync = true; continue; }
         if (!v) { fprintf(stderr, "option %s needs a value\n", o); return 2; }
         if (strcmp(o, "--backend") == 0) backend = v;
         else if (strcmp(o, "--data") == 0) data = v;
@@ -653,14 +656,11 @@ int main(int argc, char **argv)
     int status = 0;
     if (!model_init(&md, ctx, &cfg, seed)) status = 1;
     /* Every rank starts from rank 0's parameters. */
-    if (status == 0 && dist_on(&grp)) {
-        wt_tensor **ps = malloc((size_t)md.nparams * sizeof *ps);
-        for (int i = 0; ps && i < md.nparams; i++) ps[i] = md.params[i].t;
-        if (!ps || dist_broadcast(&grp, md.nparams, ps) != WT_OK) {
-            fprintf(stderr, "error: broadcasting the parameters: %s\n", wt_last_error());
-            status = 1;
-        }
-        free(ps);
+    wt_tensor **ps = status == 0 ? malloc((size_t)md.nparams * sizeof *ps) : NULL;
+    for (int i = 0; ps && i < md.nparams; i++) ps[i] = md.params[i].t;
+    if (status == 0 && (!ps || dist_broadcast(&grp, md.nparams, ps) != WT_OK)) {
+        fprintf(stderr, "error: broadcasting the parameters: %s\n", wt_last_error());
+        status = 1;
     }
     if (status == 0)
         printf("model: %d layers, dim %d, %d heads, context %d, %s norm: %lld parameters\n", cfg.layers, cfg.dim,
@@ -707,6 +707,7 @@ int main(int argc, char **argv)
         }
         step_end(&a);
         if (a.st != WT_OK) { status = 1; break; }
+        if (check_sync && !dist_identical(&grp, md.nparams, ps)) { status = 1; break; }
         interval_steps++;
         bool last = s + 1 == steps;
         if ((s + 1) % print_every == 0 || last) {
@@ -756,6 +757,9 @@ int main(int argc, char **argv)
             status = 1;
         }
     }
+    if (status == 0 && check_sync && dist_on(&grp))
+        printf("parameters bit-identical on all %d ranks after each of the %d steps\n", grp.size, steps);
+    free(ps);
     if (status == 0 && sample_len > 0 && grp.rank == 0) status = sample(&md, &c, sample_len, temperature, seed * 7 + 3);
     if (status == 0 && max_loss > 0) {
         printf("mean training loss of the last interval: %.4f (must be below %.4f)\n", last_mean, max_loss);

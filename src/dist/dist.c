@@ -71,10 +71,11 @@ static wt_status mpi_fail(wt_dist *d, int code, const char *what)
 
 static void pause_briefly(int polls)
 {
-    /* Spin first (latency), then then sleep 10 us, and 100 us once the wait is long
-     * (an oversubscribed machine needs the core for the other ranks). */
-    if (polls < 200) return;
-    long ns = polls < 1000 ? 10000 : 100000;
+    /* Spin briefly (latency), then sleep 50 us between polls, 200 us once
+     * the wait is long: a rank that waits must leave the core to the
+     * ranks still computing when there are more ranks than cores. */
+    if (polls < 50) return;
+    long ns = polls < 2000 ? 50000 : 200000;
     struct timespec ts = {0, ns};
     nanosleep(&ts, NULL);
 }
