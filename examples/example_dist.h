@@ -141,8 +141,8 @@ static inline void dist_report(dist_group *g, int steps, double secs)
     wt_dist_stats_init(&s);
     if (!g->d || wt_dist_get_stats(g->d, &s) != WT_OK || g->rank != 0 || steps <= 0) return;
     double per = 1e3 / steps;
-    printf("dist: %d ranks, %.1f ms/step: collectives %.2f ms/step (device->host %.2f, host->device %.2f, "
-           "MPI reduction %.2f of which %.2f not overlapped), %.1f MB reduced/step\n",
+    printf("dist: %d ranks, %.1f ms/step: collectives %.2f ms/step (waiting for the gradients and device->host "
+           "%.2f, host->device %.2f, MPI reduction %.2f of which %.2f not overlapped), %.1f MB reduced/step\n",
            g->size, 1e3 * secs / steps, s.total_seconds * per, s.read_seconds * per, s.write_seconds * per,
            s.mpi_seconds * per, s.mpi_wait_seconds * per, s.bytes_reduced / 1e6 / steps);
 #else

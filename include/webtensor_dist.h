@@ -130,7 +130,9 @@ typedef struct wt_dist_stats {
     uint64_t calls;            /* collectives run */
     uint64_t bytes_reduced;    /* allreduce payload bytes of this rank */
     double total_seconds;      /* wall time inside the collectives */
-    double read_seconds;       /* device -> host copies (reads waited for) */
+    double read_seconds;       /* waiting for the device -> host copies, which
+                                  on a GPU includes waiting for the work that
+                                  computes the tensors (the backward pass) */
     double write_seconds;      /* host -> device copies */
     double mpi_seconds;        /* allreduce: from posting the first bucket's
                                   reduction to the end of the last one */

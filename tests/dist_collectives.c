@@ -6,7 +6,7 @@
  * between ranks, a rank calling wt_dist_fail - each fails the collective on
  * every rank with a message naming the rank, and the group stays usable;
  * and NULL arguments. Values are small integers, so sums are exact and
- * compared bit for bit.
+ * compared bit for bit. Also reads past the pipelined read-back's pieces.
  *
  * argv[2] "timeout": instead, rank 1 joins a barrier 4 s late while the
  * others wait 1 s: they must return a timeout message (the test's pass
@@ -132,6 +132,30 @@ static void test_broadcast_allgather(wt_dist *d, wt_context *ctx)
     CHECK(wt_dist_barrier(d) == WT_OK, "barrier");
 }
 
+/* Reads larger than the read-back's pipelined pieces (8 MiB), the path of
+ * a broadcast's root: every byte, from an offset that is not a whole word
+ * and to a length that is not one either (a bool view). */
+static void test_large_reads(wt_dist *d, wt_context *ctx)
+{
+    int rank = wt_dist_rank(d);
+    const int64_t n = 17 * 1000 * 1000 + 3;
+    unsigned char *v = malloc((size_t)n), *got = malloc((size_t)n);
+    for (int64_t j = 0; j < n; j++) v[j] = (unsigned char)((j * 7 + rank) % 3 == 0);
+    wt_tensor *t = NULL, *view = NULL;
+    CHECK(wt_tensor_from_data(ctx, WT_BOOL, 1, &n, v, &t) == WT_OK, "a large bool tensor");
+    CHECK(wt_slice(t, 0, 1, n, 1, &view) == WT_OK && wt_tensor_read(view, got, (size_t)n - 1) == WT_OK,
+          "reading a large view");
+    CHECK(memcmp(got, v + 1, (size_t)n - 1) == 0, "the large view's bytes");
+    wt_tensor *one[1] = {t};
+    CHECK(wt_dist_broadcast(d, 1, one, 0) == WT_OK, "broadcasting 17 MB");
+    for (int64_t j = 0; j < n; j++) v[j] = (unsigned char)((j * 7) % 3 == 0);
+    CHECK(wt_tensor_read(t, got, (size_t)n) == WT_OK && memcmp(got, v, (size_t)n) == 0, "17 MB from rank 0");
+    wt_tensor_release(view);
+    wt_tensor_release(t);
+    free(v);
+    free(got);
+}
+
 /* Failures that every rank must see, after which the group still works. */
 static void test_failures(wt_dist *d, wt_context *ctx)
 {
@@ -253,6 +277,7 @@ int main(int argc, char **argv)
     o.pack = (wt_dist_pack)9;
     CHECK(wt_dist_init(MPI_COMM_WORLD, &o, &packed) == WT_ERR_INVALID_ARGUMENT && packed == NULL, "a bad pack");
     test_broadcast_allgather(d, ctx);
+    test_large_reads(d, ctx);
     test_failures(d, ctx);
     wt_context_destroy(ctx);
     wt_dist_destroy(d);

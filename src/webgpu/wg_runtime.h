@@ -171,9 +171,13 @@ typedef struct wg_recorder {
     WGPUBuffer arena;
     uint8_t *arena_host;
     uint32_t slot_size;
-    /* Readback staging buffer (MapRead), grown on demand. */
+    /* Readback staging buffer (MapRead), grown on demand; a large read
+     * goes in pieces through it and a second one, the device copying one
+     * piece while the host copies the other out. */
     WGPUBuffer readback;
     uint64_t readback_size;
+    WGPUBuffer readback_b;
+    uint64_t readback_b_size;
     /* Staging buffers of finished asynchronous reads, kept for the next
      * ones (events.c): a new MapRead buffer costs an allocation of
      * host-visible memory and its first-touch page faults on every read. */
