@@ -30,6 +30,11 @@ static inline int make_context_on(const char *name, int gpu, wt_context **ctx)
         const wt_adapter_info *pick = NULL;
         for (int i = 0; i < count && i < 32; i++)
             if (infos[i].auto_choice) pick = &infos[i];
+        /* No choice marked (an explicit API AUTO would not take): its
+         * first discrete GPU, else its first adapter. */
+        for (int i = 0; !pick && i < count && i < 32; i++)
+            if (infos[i].type == WT_ADAPTER_DISCRETE_GPU) pick = &infos[i];
+        if (!pick && count > 0) pick = &infos[0];
         int same[32], nsame = 0;
         for (int i = 0; pick && i < count && i < 32; i++)
             if (infos[i].api == pick->api && infos[i].type == pick->type && infos[i].device_id == pick->device_id &&
@@ -39,6 +44,7 @@ static inline int make_context_on(const char *name, int gpu, wt_context **ctx)
         if (nsame > 1 || (nsame == 1 && o.backend != WT_BACKEND_AUTO)) {
             o.adapter_index = same[gpu % nsame];
             o.backend = WT_BACKEND_WEBGPU;
+            fprintf(stderr, "local rank %d: adapter %d (%d like it on this host)\n", gpu, o.adapter_index, nsame);
         }
     }
     if (wt_context_create(&o, ctx) != WT_OK) {
