@@ -18,6 +18,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "webtensor_dist.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -399,15 +400,22 @@ wt_status wt_dist_allreduce(wt_dist *d, int n, wt_tensor *const *tensors, wt_dis
     bucket *bk = NULL;
     wt_event **ev = NULL;
     MPI_Request *reqs = NULL;
+    double *done_at = NULL;
     int nb = 0;
     int64_t total = 0;
     float *host = NULL;
+    for (int i = 0; local == WT_OK && i < n; i++)
+        if (wt_tensor_numel(tensors[i]) > INT_MAX) {
+            snprintf(msg, sizeof msg, "%s: tensors[%d] has more than 2^31 - 1 elements (one MPI message)", what, i);
+            local = WT_ERR_INVALID_ARGUMENT;
+        }
     if (local == WT_OK && n > 0) {
         bk = calloc((size_t)n, sizeof *bk);
         ev = calloc((size_t)n, sizeof *ev);
         reqs = malloc((size_t)n * sizeof *reqs);
+        done_at = calloc((size_t)n, sizeof *done_at);
         for (int i = 0; i < n; i++) total += wt_tensor_numel(tensors[i]);
-        host = bk && ev && reqs ? host_buffer(d, (size_t)total * sizeof(float)) : NULL;
+        host = bk && ev && reqs && done_at ? host_buffer(d, (size_t)total * sizeof(float)) : NULL;
         if (!host) {
             snprintf(msg, sizeof msg, "%s: out of host memory (%lld bytes)", what, (long long)total * 4);
             local = WT_ERR_OUT_OF_MEMORY;
@@ -428,7 +436,7 @@ wt_status wt_dist_allreduce(wt_dist *d, int n, wt_tensor *const *tensors, wt_dis
     }
     st = agree(d, local, msg, tensors_signature(1, local == WT_OK ? n : -1, local == WT_OK ? tensors : NULL), what);
     if (st != WT_OK || n == 0) {
-        free(bk), free(ev), free(reqs);
+        free(bk), free(ev), free(reqs), free(done_at);
         return st;
     }
     /* Every read starts now: the device copies them out one after another
@@ -472,10 +480,29 @@ wt_status wt_dist_allreduce(wt_dist *d, int n, wt_tensor *const *tensors, wt_dis
                 snprintf(data_msg, sizeof data_msg, "%s: reading tensors[%d]: %s", what, i, wt_last_error());
         }
     }
-    double *done_at = calloc((size_t)nb, sizeof *done_at);
     waitset ws = {reqs, done_at, nb};
     float scale = op == WT_DIST_MEAN ? 1.0f / (float)d->size : 1.0f;
-    double first_post = 0;
+    double first_post = 0, last_done = 0;
+    int written = 0; /* buckets [0, written) are reduced and written back */
+/* Scales bucket wk (its reduction done) and writes it back to the device
+ * (wt_tensor_write returns before the copy lands). */
+#define WRITE_BACK(wk)                                                                                    \
+    do {                                                                                                  \
+        if (done_at[wk] > last_done) last_done = done_at[wk];                                             \
+        if (data != WT_OK) break;                                                                         \
+        double t1 = MPI_Wtime();                                                                          \
+        float *p = host + bk[wk].offset;                                                                  \
+        if (scale != 1.0f)                                                                                \
+            for (int64_t j = 0; j < bk[wk].count; j++) p[j] *= scale;                                     \
+        for (int i = bk[wk].first; i < bk[wk].last && data == WT_OK; i++) {                               \
+            int64_t c = wt_tensor_numel(tensors[i]);                                                      \
+            data = wt_tensor_write(tensors[i], p, (size_t)c * sizeof(float));                             \
+            if (data != WT_OK)                                                                            \
+                snprintf(data_msg, sizeof data_msg, "%s: writing tensors[%d]: %s", what, i, wt_last_error()); \
+            p += c;                                                                                       \
+        }                                                                                                 \
+        d->stats.write_seconds += elapsed(t1);                                                            \
+    } while (0)
     for (int k = 0; k < nb && !d->broken; k++) {
         double t0 = MPI_Wtime();
         for (int i = bk[k].first; i < bk[k].last; i++) {
@@ -497,12 +524,16 @@ wt_status wt_dist_allreduce(wt_dist *d, int n, wt_tensor *const *tensors, wt_dis
             mpi_fail(d, rc, what);
             break;
         }
-        if (k == 0) first_post = MPI_Wtime();
+        if (k == 0) first_post = last_done = MPI_Wtime();
+        /* The buckets whose reduction ended meanwhile go back now, while
+         * the later ones are read and reduced. */
+        while (written < k && reqs[written] == MPI_REQUEST_NULL) {
+            WRITE_BACK(written);
+            written++;
+        }
     }
-    /* In order: wait, scale, write back. The writes of bucket k overlap
-     * the reductions of the later buckets. */
-    double last_done = first_post;
-    for (int k = 0; k < nb && !d->broken; k++) {
+    /* The rest, in order: wait for each reduction, write it back. */
+    for (int k = written; k < nb && !d->broken; k++) {
         if (reqs[k] != MPI_REQUEST_NULL) {
             double t0 = MPI_Wtime();
             wt_status w = wait_request(d, &reqs[k], &ws, what);
@@ -510,24 +541,12 @@ wt_status wt_dist_allreduce(wt_dist *d, int n, wt_tensor *const *tensors, wt_dis
             if (w != WT_OK) break;
             done_at[k] = MPI_Wtime();
         }
-        if (done_at[k] > last_done) last_done = done_at[k];
-        if (data != WT_OK) continue;
-        double t1 = MPI_Wtime();
-        float *p = host + bk[k].offset;
-        if (scale != 1.0f)
-            for (int64_t j = 0; j < bk[k].count; j++) p[j] *= scale;
-        for (int i = bk[k].first; i < bk[k].last && data == WT_OK; i++) {
-            int64_t c = wt_tensor_numel(tensors[i]);
-            data = wt_tensor_write(tensors[i], p, (size_t)c * sizeof(float));
-            if (data != WT_OK) snprintf(data_msg, sizeof data_msg, "%s: writing tensors[%d]: %s", what, i, wt_last_error());
-            p += c;
-        }
-        d->stats.write_seconds += elapsed(t1);
+        WRITE_BACK(k);
     }
+#undef WRITE_BACK
     d->stats.mpi_seconds += last_done - first_post;
-    free(done_at);
     for (int i = 0; i < n; i++) wt_event_destroy(ev[i]);
-    free(bk), free(ev), free(reqs);
+    free(bk), free(ev), free(reqs), free(done_at);
     if (d->broken) return failf(WT_ERR_BACKEND, "%s", d->broken_msg);
     st = agree(d, data, data_msg, 0, what);
     d->stats.calls++;
