@@ -26,8 +26,8 @@ mkdir -p "$logs"
 mpirun=${MPIRUN:-mpirun}
 # One host: shared memory between the ranks (no cross-memory attach, which
 # containers forbid), ranks not pinned to one core (Dawn and the driver
-# run threads of their own).
-launch=("$mpirun" --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader)
+# run threads of their own); no ssh needed (plm isolated: one host).
+launch=("$mpirun" --allow-run-as-root --oversubscribe --bind-to none --mca plm isolated --mca pml ob1 --mca btl self,vader)
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
@@ -35,7 +35,7 @@ run() { # name, command...
     local name=$1
     shift
     echo "== $name: $*"
-    timeout 240 "$@" >"$logs/$name.log" 2>&1
+    timeout 150 "$@" >"$logs/$name.log" 2>&1
     local rc=$?
     grep -E "^(backend|model|step +[0-9]+/|steps [0-9]|dist:|trained|error)" "$logs/$name.log" | tail -n 8
     [ "$rc" = 0 ] || { echo "   (exit status $rc; the log's end:)"; tail -n 15 "$logs/$name.log"; }

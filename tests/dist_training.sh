@@ -6,9 +6,13 @@
 #     PROGRAM on one process at --batch NP*B against NP ranks at --batch B
 #     (--dist --check-sync: parameters bit-identical on every rank after
 #     every step): the loss of each of the first 10 steps within relative
-#     TOL10, of every step within TOL. They differ by rounding only (sums
-#     over the batch in another order, the mean of NP means), which AdamW's
-#     division by sqrt(v) amplifies as training goes on.
+#     TOL10; of every step within 10*TOL, and their mean within TOL. They
+#     differ by rounding only (sums over the batch in another order, the
+#     mean of NP means), which training amplifies: AdamW divides by
+#     sqrt(v), and a ReLU or max-pool tie decided the other way changes a
+#     step's gradient outright (one LeNet run: 1e-7 over the first 10
+#     steps, 6e-4 at step 99). A wrong shard or a sum for a mean shows at
+#     once in the first steps.
 #   dist_training.sh failure MPIEXEC NP PROGRAM BACKEND [flags...]
 #     rank 1 fails at step 3 (--fail-step): the job must end (non-zero)
 #     within 120 s, rank 1 with its message and every other rank with
@@ -43,10 +47,12 @@ equivalence)
           d = $2 - $4; if (d < 0) d = -d; r = d / ($2 < 0 ? -$2 : $2);
           if (r > worst) { worst = r; at = $1 }
           if ($1 <= 10 && r > worst10) worst10 = r
-          lim = $1 <= 10 ? tol10 : tol
+          sum += r
+          lim = $1 <= 10 ? tol10 : 10 * tol
           if (r > lim) { printf "FAIL: step %d: loss %s on one process, %s on %d ranks (relative %.2e > %s)\n", $1, $2, $4, np, r, lim; bad = 1 } }
-        END { if (bad) exit 1;
-              printf "%d steps: %d ranks at batch B follow one process at batch %d*B: largest relative loss difference %.2e in the first 10 steps (tolerance %s), %.2e over all (step %d; tolerance %s); parameters bit-identical across ranks after every step\n", NR, np, np, worst10, tol10, worst, at, tol }'
+        END { if (NR && sum / NR > tol) { printf "FAIL: mean relative loss difference %.2e > %s\n", sum / NR, tol; bad = 1 }
+              if (bad) exit 1;
+              printf "%d steps: %d ranks at batch B follow one process at batch %d*B: relative loss difference at most %.2e in the first 10 steps (tolerance %s), at most %.2e over all (step %d; tolerance %g), %.2e on average (tolerance %s); parameters bit-identical across ranks after every step\n", NR, np, np, worst10, tol10, worst, at, 10 * tol, sum / NR, tol }'
     ;;
 failure)
     start=$(date +%s)
