@@ -11,7 +11,8 @@
 #   - device <-> host copy speed of GPU 0 (bench_transfer);
 #   - the GPT example (6 layers, dim 384, context 256, batch 64 a GPU,
 #     10.8 M parameters) on 1 GPU without --dist, on 1 rank with --dist,
-#     and on NGPUS ranks: tokens/s of the last 20 of 60 steps;
+#     and on NGPUS ranks (gradients packed per bucket on the GPU, then
+#     read one by one): tokens/s of the last 20 of 60 steps;
 #   - the LeNet of the Fashion-MNIST example on random images (--synthetic:
 #     the data set need not be there), batch 256 a GPU, 200 steps:
 #     images/s after the first 10;
@@ -61,17 +62,22 @@ fi
 run gpt_1gpu "$bin/train_gpt" "${gpt[@]}"
 run gpt_1rank_dist "${launch[@]}" -np 1 "$bin/train_gpt" --dist "${gpt[@]}"
 run gpt_${n}gpu_dist "${launch[@]}" -np "$n" "$bin/train_gpt" --dist "${gpt[@]}"
+# The same with one read-back per gradient instead of packed buckets.
+run gpt_${n}gpu_dist_unpacked "${launch[@]}" -np "$n" "$bin/train_gpt" --dist --dist-pack never "${gpt[@]}"
 
 run lenet_1gpu "$bin/train_fashion_mnist" "${lenet[@]}"
 run lenet_1rank_dist "${launch[@]}" -np 1 "$bin/train_fashion_mnist" --dist "${lenet[@]}"
 run lenet_${n}gpu_dist "${launch[@]}" -np "$n" "$bin/train_fashion_mnist" --dist "${lenet[@]}"
 
 g1=$(gpt_rate gpt_1gpu) g1d=$(gpt_rate gpt_1rank_dist) gn=$(gpt_rate gpt_${n}gpu_dist)
+gu=$(gpt_rate gpt_${n}gpu_dist_unpacked)
 l1=$(lenet_rate lenet_1gpu) l1d=$(lenet_rate lenet_1rank_dist) ln=$(lenet_rate lenet_${n}gpu_dist)
 echo
 echo "== summary ($n GPUs, one rank each, per-GPU batch fixed)"
 echo "GPT   tokens/s: 1 GPU ${g1:-?}, 1 rank --dist ${g1d:-?}, $n GPUs ${gn:-?}: scaling efficiency $(eff "${g1:-0}" "${gn:-0}" "$n")"
 grep "^dist:" "$logs/gpt_${n}gpu_dist.log" | tail -n 1 | sed 's/^/GPT   /'
+echo "GPT   $n GPUs, gradients read one by one (--dist-pack never): ${gu:-?} tokens/s, efficiency $(eff "${g1:-0}" "${gu:-0}" "$n")"
+grep "^dist:" "$logs/gpt_${n}gpu_dist_unpacked.log" | tail -n 1 | sed 's/^/GPT   /'
 echo "LeNet images/s: 1 GPU ${l1:-?}, 1 rank --dist ${l1d:-?}, $n GPUs ${ln:-?}: scaling efficiency $(eff "${l1:-0}" "${ln:-0}" "$n")"
 grep "^dist:" "$logs/lenet_${n}gpu_dist.log" | tail -n 1 | sed 's/^/LeNet /'
 grep "^grads" "$logs/transfer.log" | sed 's/^/copies: /'

@@ -22,8 +22,10 @@ typedef struct dist_group {
 } dist_group;
 
 /* 1 on success; 0 with a message. timeout: seconds a collective waits
- * for the other ranks (0: the library's default). */
-static inline int dist_start(bool on, double timeout, dist_group *g)
+ * for the other ranks (0: the library's default); pack: how allreduce
+ * reads buckets back from a GPU, "auto", "never" or "always"
+ * (wt_dist_pack; NULL: auto). */
+static inline int dist_start(bool on, double timeout, const char *pack, dist_group *g)
 {
     memset(g, 0, sizeof *g);
     g->size = 1;
@@ -33,6 +35,12 @@ static inline int dist_start(bool on, double timeout, dist_group *g)
     wt_dist_options o;
     wt_dist_options_init(&o);
     if (timeout > 0) o.timeout_seconds = timeout;
+    if (pack && strcmp(pack, "never") == 0) o.pack = WT_DIST_PACK_NEVER;
+    else if (pack && strcmp(pack, "always") == 0) o.pack = WT_DIST_PACK_ALWAYS;
+    else if (pack && strcmp(pack, "auto") != 0) {
+        fprintf(stderr, "error: --dist-pack is auto, never or always\n");
+        return 0;
+    }
     if (wt_dist_init(MPI_COMM_WORLD, &o, &g->d) != WT_OK) {
         fprintf(stderr, "error: --dist: %s\n", wt_last_error());
         return 0;
@@ -42,7 +50,7 @@ static inline int dist_start(bool on, double timeout, dist_group *g)
     g->local_rank = wt_dist_local_rank(g->d);
     return 1;
 #else
-    (void)timeout;
+    (void)timeout, (void)pack;
     fprintf(stderr, "error: --dist: this build has no MPI (libwebtensor_dist was not built)\n");
     return 0;
 #endif

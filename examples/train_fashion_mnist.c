@@ -16,7 +16,7 @@
  *                       [--train-limit N] [--steps N] [--max-loss X]
  *                       [--compare BACKEND,BACKEND] [--eval-limit N]
  *                       [--print-loss] [--synthetic N]
- *                       [--dist [--check-sync] [--dist-timeout S]
+ *                       [--dist [--check-sync] [--dist-timeout S] [--dist-pack P]
  *                               [--fail-step K [--fail-rank R]]]
  *
  * --steps stops after that many steps, --max-loss then fails (exit 1)
@@ -40,7 +40,9 @@
  * bit-identical. --fail-step K makes rank --fail-rank (default 1) fail at
  * step K instead of reducing its gradients (tests that every rank then
  * stops with its message). --dist-timeout: seconds a rank waits for the
- * others in a collective (default 300).
+ * others in a collective (default 300). --dist-pack auto|never|always:
+ * whether a bucket of gradients is concatenated on the GPU before its
+ * read-back (wt_dist_pack; default auto).
  *
  * The data are the four .gz files of Debian's
  * dataset-fashion-mnist package (/usr/share/datasets/fashion-mnist), or
@@ -371,6 +373,7 @@ int main(int argc, char **argv)
     int fail_step = 0, fail_rank = 1;
     bool use_dist = false, print_loss = false, check_sync = false;
     double lr = 1e-3, max_loss = 0, dist_timeout = 0;
+    const char *dist_pack = NULL;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -393,6 +396,7 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--fail-step") == 0) fail_step = atoi(v);
         else if (strcmp(a, "--fail-rank") == 0) fail_rank = atoi(v);
         else if (strcmp(a, "--dist-timeout") == 0) dist_timeout = atof(v);
+        else if (strcmp(a, "--dist-pack") == 0) dist_pack = v;
         else { fprintf(stderr, "unknown option %s (see the comment at the top of the source)\n", a); return 2; }
         i++;
     }
@@ -400,7 +404,7 @@ int main(int argc, char **argv)
     if (batch <= 0 || epochs <= 0) { fprintf(stderr, "batch and epochs must be positive\n"); return 2; }
     if (use_dist && compare) { fprintf(stderr, "--dist and --compare do not go together\n"); return 2; }
     dist_group grp;
-    if (!dist_start(use_dist, dist_timeout, &grp)) return 1;
+    if (!dist_start(use_dist, dist_timeout, dist_pack, &grp)) return 1;
     /* Only rank 0 speaks (errors excepted). */
     if (grp.rank != 0 && !freopen("/dev/null", "w", stdout)) { dist_stop(&grp); return 1; }
     dataset train = {0}, test = {0};

@@ -22,7 +22,8 @@
  *             [--seed 1] [--print-every 100] [--eval-every 500]
  *             [--eval-batches 20] [--sample 400] [--temperature 0.8]
  *             [--max-loss X] [--print-loss]
- *             [--dist [--check-sync] [--dist-timeout S] [--fail-step K [--fail-rank R]]]
+ *             [--dist [--check-sync] [--dist-timeout S] [--dist-pack auto|never|always]
+ *                     [--fail-step K [--fail-rank R]]]
  *
  * The corpus is English text: the fortune cookie files of Debian's
  * `fortunes` package (/usr/share/games/fortunes, every data file but the
@@ -51,7 +52,8 @@
  * --fail-step K makes rank --fail-rank (default 1)
  * fail at step K instead of reducing (every rank then stops with its
  * message); --dist-timeout: seconds a rank waits for the others (default
- * 300).
+ * 300); --dist-pack: whether a bucket of gradients is concatenated on the
+ * GPU before its read-back (wt_dist_pack; default auto).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <webtensor.h>
@@ -571,6 +573,7 @@ int main(int argc, char **argv)
     int sample_len = 400;
     double lr = 1e-3, min_lr = -1, weight_decay = 0.1, temperature = 0.8, max_loss = 0, clip = 1.0;
     double dist_timeout = 0;
+    const char *dist_pack = NULL;
     int fail_step = 0, fail_rank = 1;
     bool use_dist = false, print_loss = false, check_sync = false;
     uint64_t seed = 1;
@@ -602,6 +605,7 @@ int main(int argc, char **argv)
         else if (strcmp(o, "--temperature") == 0) temperature = atof(v);
         else if (strcmp(o, "--max-loss") == 0) max_loss = atof(v);
         else if (strcmp(o, "--dist-timeout") == 0) dist_timeout = atof(v);
+        else if (strcmp(o, "--dist-pack") == 0) dist_pack = v;
         else if (strcmp(o, "--fail-step") == 0) fail_step = atoi(v);
         else if (strcmp(o, "--fail-rank") == 0) fail_rank = atoi(v);
         else { fprintf(stderr, "unknown option %s (see the comment at the top of the source)\n", o); return 2; }
@@ -622,7 +626,7 @@ int main(int argc, char **argv)
     if (warmup == 0) warmup = 1;
 
     dist_group grp;
-    if (!dist_start(use_dist, dist_timeout, &grp)) return 1;
+    if (!dist_start(use_dist, dist_timeout, dist_pack, &grp)) return 1;
     /* Only rank 0 speaks (errors excepted). */
     if (grp.rank != 0 && !freopen("/dev/null", "w", stdout)) { dist_stop(&grp); return 1; }
     corpus c;
