@@ -13,8 +13,9 @@
  *   3. an end round like the start, for failures during the data phase
  *      (a read-back that failed: the rank still takes part in every MPI
  *      call, with zeros, so that the others are not left waiting).
- * Every wait polls MPI_Test with the deadline; nothing calls a blocking
- * MPI function after initialisation. */
+ * Every wait polls MPI_Test with the deadline; no collective calls a
+ * blocking MPI function (only wt_dist_destroy does: MPI_Comm_free and,
+ * where it initialised MPI, MPI_Finalize - skipped after a timeout). */
 #define _POSIX_C_SOURCE 200809L
 #include "webtensor_dist.h"
 
