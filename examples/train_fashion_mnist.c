@@ -15,12 +15,36 @@
  *                       [--batch 64] [--lr 1e-3] [--seed 1] [--data DIR]
  *                       [--train-limit N] [--steps N] [--max-loss X]
  *                       [--compare BACKEND,BACKEND] [--eval-limit N]
+ *                       [--print-loss] [--synthetic N]
+ *                       [--dist [--check-sync] [--dist-timeout S] [--dist-pack P]
+ *                               [--fail-step K [--fail-rank R]]]
  *
  * --steps stops after that many steps, --max-loss then fails (exit 1)
  * unless the mean loss of the last 50 steps is below X. --compare trains
  * on two backends in lockstep and fails unless every step's loss agrees
  * within 1e-3 (relative). --eval-limit N evaluates on the first N images
- * of each split after every epoch (default: all; 0: none). The data are the four .gz files of Debian's
+ * of each split after every epoch (default: all; 0: none). --print-loss
+ * prints every step's loss, "step K loss X" (9 significant digits).
+ * --synthetic N trains on N random images with random labels instead of
+ * the data set (for timing where the data are not at hand).
+ *
+ * --dist trains data-parallel under mpirun -np N (webtensor_dist.h): the
+ * parameters are broadcast from rank 0; every global batch of N * --batch
+ * images of the shuffled order (the same order on every rank) is split
+ * into N shards of --batch, rank r taking the r-th; the gradients and the
+ * loss are averaged over the ranks before the AdamW step, which is then
+ * the same on every rank. So N ranks at --batch B follow one process at
+ * --batch N*B. Rank 0 prints. With one GPU per rank, rank r on a host
+ * takes the host's r-th adapter. --check-sync compares every parameter
+ * across the ranks after every step and fails unless they are
+ * bit-identical. --fail-step K makes rank --fail-rank (default 1) fail at
+ * step K instead of reducing its gradients (tests that every rank then
+ * stops with its message). --dist-timeout: seconds a rank waits for the
+ * others in a collective (default 300). --dist-pack auto|never|always:
+ * whether a bucket of gradients is concatenated on the GPU before its
+ * read-back (wt_dist_pack; default auto).
+ *
+ * The data are the four .gz files of Debian's
  * dataset-fashion-mnist package (/usr/share/datasets/fashion-mnist), or
  * of --data DIR / $WT_FASHION_MNIST_DIR.
  */
@@ -28,6 +52,7 @@
 #include <webtensor.h>
 
 #include "example_context.h"
+#include "example_dist.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -90,6 +115,25 @@ static int load_split(const char *dir, const char *prefix, dataset *d)
     free(im);
     free(lb);
     return ok;
+}
+
+/* n random images (uniform [0, 1)) with random labels, from splitmix64. */
+static int synthetic_split(int n, uint64_t seed, dataset *d)
+{
+    d->n = n;
+    d->images = malloc((size_t)n * IMG * sizeof(float));
+    d->labels = malloc((size_t)n * sizeof(int32_t));
+    if (!d->images || !d->labels) return 0;
+    uint64_t s = seed;
+    for (size_t i = 0; i < (size_t)n * IMG + (size_t)n; i++) {
+        uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        if (i < (size_t)n * IMG) d->images[i] = (float)(z >> 40) / (float)(1 << 24);
+        else d->labels[i - (size_t)n * IMG] = (int32_t)(z % CLASSES);
+    }
+    return 1;
 }
 
 /* ------------------------------------------------------------ a step */
@@ -204,15 +248,32 @@ static wt_tensor *forward(step *a, model *md, wt_tensor *x)
  * The tape records the forward pass (the parameters require grad);
  * wt_backward fills their gradients, which the AdamW steps use in place,
  * with recording off, before they are dropped for the next step. */
-static wt_tensor *train_step(step *a, model *md, wt_tensor *x, wt_tensor *y)
+static wt_tensor *train_step(step *a, model *md, wt_tensor *x, wt_tensor *y, dist_group *g, bool fail_here)
 {
     wt_tensor *loss = OP(a, wt_cross_entropy, forward(a, md, x), y, NULL);
     if (a->st != WT_OK || !ok(a, wt_backward(loss)) || !ok(a, wt_no_grad_begin(md->ctx))) return NULL;
     md->step++;
+    /* Data-parallel: the loss (a copy off the tape) and the gradients,
+     * averaged over the ranks in one call. */
+    wt_tensor *grads[NPARAM + 1] = {NULL};
+    int n = 0;
+    for (int i = 0; i < NPARAM && a->st == WT_OK; i++)
+        if (ok(a, wt_tensor_grad(md->p[i], &grads[i])) && !grads[i])
+            ok(a, wt_set_last_error(WT_ERR_INVALID_ARGUMENT, "a parameter has no gradient"));
+    if (dist_on(g) && a->st == WT_OK) {
+        wt_tensor *mean_loss = OP(a, wt_mul_scalar, loss, 1.0);
+        grads[NPARAM] = loss = mean_loss;
+        n = NPARAM + 1;
+        if (fail_here) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "failure injected at step %lld (--fail-step)", (long long)md->step);
+            ok(a, dist_fail(g, msg));
+        } else {
+            ok(a, dist_mean(g, n, grads));
+        }
+    }
     for (int i = 0; i < NPARAM && a->st == WT_OK; i++) {
-        wt_tensor *g = NULL; /* the scope's */
-        if (ok(a, wt_tensor_grad(md->p[i], &g)) && g)
-            ok(a, wt_adamw_step(md->p[i], g, md->m[i], md->v[i], md->step, &md->adam));
+        ok(a, wt_adamw_step(md->p[i], grads[i], md->m[i], md->v[i], md->step, &md->adam));
         ok(a, wt_tensor_zero_grad(md->p[i]));
     }
     wt_no_grad_end(md->ctx);
@@ -308,11 +369,17 @@ static double now(void)
 int main(int argc, char **argv)
 {
     const char *backend = "auto", *data = getenv("WT_FASHION_MNIST_DIR"), *compare = NULL;
-    int epochs = 5, batch = 64, train_limit = 0, steps = 0, eval_limit = -1;
-    double lr = 1e-3, max_loss = 0;
+    int epochs = 5, batch = 64, train_limit = 0, steps = 0, eval_limit = -1, synthetic = 0;
+    int fail_step = 0, fail_rank = 1;
+    bool use_dist = false, print_loss = false, check_sync = false;
+    double lr = 1e-3, max_loss = 0, dist_timeout = 0;
+    const char *dist_pack = NULL;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--dist") == 0) { use_dist = true; continue; }
+        if (strcmp(a, "--print-loss") == 0) { print_loss = true; continue; }
+        if (strcmp(a, "--check-sync") == 0) { check_sync = true; continue; }
         if (!v) { fprintf(stderr, "option %s needs a value\n", a); return 2; }
         if (strcmp(a, "--backend") == 0) backend = v;
         else if (strcmp(a, "--epochs") == 0) epochs = atoi(v);
@@ -325,13 +392,25 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--max-loss") == 0) max_loss = atof(v);
         else if (strcmp(a, "--compare") == 0) compare = v;
         else if (strcmp(a, "--eval-limit") == 0) eval_limit = atoi(v);
+        else if (strcmp(a, "--synthetic") == 0) synthetic = atoi(v);
+        else if (strcmp(a, "--fail-step") == 0) fail_step = atoi(v);
+        else if (strcmp(a, "--fail-rank") == 0) fail_rank = atoi(v);
+        else if (strcmp(a, "--dist-timeout") == 0) dist_timeout = atof(v);
+        else if (strcmp(a, "--dist-pack") == 0) dist_pack = v;
         else { fprintf(stderr, "unknown option %s (see the comment at the top of the source)\n", a); return 2; }
         i++;
     }
     if (!data) data = "/usr/share/datasets/fashion-mnist";
     if (batch <= 0 || epochs <= 0) { fprintf(stderr, "batch and epochs must be positive\n"); return 2; }
+    if (use_dist && compare) { fprintf(stderr, "--dist and --compare do not go together\n"); return 2; }
+    dist_group grp;
+    if (!dist_start(use_dist, dist_timeout, dist_pack, &grp)) return 1;
+    /* Only rank 0 speaks (errors excepted). */
+    if (grp.rank != 0 && !freopen("/dev/null", "w", stdout)) { dist_stop(&grp); return 1; }
     dataset train = {0}, test = {0};
-    if (!load_split(data, "train", &train) || !load_split(data, "t10k", &test)) {
+    if (synthetic > 0 ? !synthetic_split(synthetic, seed, &train) || !synthetic_split(1000, seed + 1, &test)
+                      : !load_split(data, "train", &train) || !load_split(data, "t10k", &test)) {
+        dist_stop(&grp);
         fprintf(stderr,
                 "Fashion-MNIST not found in %s.\n"
                 "Install Debian's package (apt-get install dataset-fashion-mnist), or point --data or\n"
@@ -357,29 +436,41 @@ int main(int argc, char **argv)
     wt_context *ctx[2] = {0};
     model md[2];
     for (int k = 0; k < nmodels; k++)
-        if (!make_context(names[k], &ctx[k]) || !model_init(&md[k], ctx[k], seed, (float)lr)) return 1;
+        if (!make_context_on(names[k], grp.local_rank, &ctx[k]) || !model_init(&md[k], ctx[k], seed, (float)lr)) {
+            dist_stop(&grp);
+            return 1;
+        }
+    /* Every rank starts from rank 0's parameters. */
+    if (dist_broadcast(&grp, NPARAM, md[0].p) != WT_OK) {
+        fprintf(stderr, "error: broadcasting the parameters: %s\n", wt_last_error());
+        dist_stop(&grp);
+        return 1;
+    }
+    const int global_batch = batch * grp.size;
 
     int *order = malloc((size_t)ntrain * sizeof(int));
     float *xbuf = malloc((size_t)batch * IMG * sizeof(float));
     int32_t *ybuf = malloc((size_t)batch * sizeof(int32_t));
     double recent[50] = {0};
     int done_steps = 0, status = 0, nrecent = 0;
-    double worst_rel = 0;
+    double worst_rel = 0, t_steady = 0;
     for (int epoch = 0; epoch < epochs && status == 0; epoch++) {
         if (!shuffle(ctx[0], ntrain, seed * 7919 + (uint64_t)epoch, order)) { status = 1; break; }
         double t0 = now(), loss_sum = 0;
         int nb = 0;
         wt_tensor *acc[2] = {NULL, NULL};
-        for (int s = 0; s + batch <= ntrain && status == 0; s += batch) {
+        for (int s = 0; s + global_batch <= ntrain && status == 0; s += global_batch) {
             float lv[2] = {0, 0};
             for (int k = 0; k < nmodels; k++) {
                 step a;
                 wt_tensor *x = NULL, *y = NULL;
                 if (!step_begin(&a, ctx[k])) { status = 1; break; }
-                wt_tensor *loss = make_batch(ctx[k], &train, order, s, batch, xbuf, ybuf, &x, &y)
-                                      ? train_step(&a, &md[k], x, y) : NULL;
+                bool fail_here = fail_step > 0 && done_steps + 1 == fail_step && grp.rank == fail_rank;
+                wt_tensor *loss = make_batch(ctx[k], &train, order, s + grp.rank * batch, batch, xbuf, ybuf, &x, &y)
+                                      ? train_step(&a, &md[k], x, y, &grp, fail_here) : NULL;
                 if (!loss) { status = 1; step_end(&a); break; }
-                if (nmodels == 2 || steps > 0) {
+                if (check_sync && !dist_identical(&grp, NPARAM, md[k].p)) status = 1;
+                if (nmodels == 2 || steps > 0 || print_loss) {
                     /* Lockstep comparison and CI runs read every loss. */
                     if (wt_tensor_read(loss, &lv[k], sizeof lv[k]) != WT_OK) status = 1;
                 } else {
@@ -405,12 +496,19 @@ int main(int argc, char **argv)
                     status = 1;
                 }
             }
-            if (nmodels == 2 || steps > 0) {
+            if (print_loss) printf("step %d loss %.9g\n", done_steps + 1, lv[0]);
+            if (nmodels == 2 || steps > 0 || print_loss) {
                 loss_sum += lv[0];
                 recent[nrecent++ % 50] = lv[0];
             }
             nb++;
-            if (++done_steps == steps) break;
+            if (++done_steps == 10) {
+                /* Steady state: after the shaders are compiled and the
+                 * memory pools filled. */
+                t_steady = now();
+                dist_reset_stats(&grp);
+            }
+            if (done_steps == steps) break;
         }
         if (status) break;
         if (acc[0]) {
@@ -420,9 +518,9 @@ int main(int argc, char **argv)
         }
         for (int k = 0; k < 2; k++) wt_tensor_release(acc[k]);
         double secs = now() - t0;
-        printf("epoch %d: loss %.4f, %.0f images/s (%.1f s)", epoch + 1, nb ? loss_sum / nb : 0.0, nb * batch / secs,
-               secs);
-        if (eval_limit != 0) {
+        printf("epoch %d: loss %.4f, %.0f images/s (%.1f s)", epoch + 1, nb ? loss_sum / nb : 0.0,
+               nb * global_batch / secs, secs);
+        if (eval_limit != 0 && grp.rank == 0) {
             int lim_train = eval_limit < 0 ? 10000 : eval_limit, lim_test = eval_limit < 0 ? test.n : eval_limit;
             double train_acc = evaluate(&md[0], &train, lim_train), test_acc = evaluate(&md[0], &test, lim_test);
             printf(", train accuracy %.2f%% (first %d), test accuracy %.2f%% (%d images)", 100 * train_acc,
@@ -432,6 +530,14 @@ int main(int argc, char **argv)
         fflush(stdout);
         if (steps > 0 && done_steps == steps) break;
     }
+    if (status == 0 && done_steps > 10) {
+        double secs = now() - t_steady;
+        printf("steps 11-%d: %.0f images/s (%d ranks, %d images a step)\n", done_steps,
+               (done_steps - 10) * (double)global_batch / secs, grp.size, global_batch);
+        dist_report(&grp, done_steps - 10, secs);
+    }
+    if (status == 0 && check_sync && dist_on(&grp))
+        printf("parameters bit-identical on all %d ranks after each of the %d steps\n", grp.size, done_steps);
     if (status == 0 && nmodels == 2)
         printf("%d steps in lockstep: largest relative loss difference %.2e (%s vs %s)\n", done_steps, worst_rel,
                names[0], names[1]);
@@ -454,5 +560,6 @@ int main(int argc, char **argv)
     free(train.labels);
     free(test.images);
     free(test.labels);
+    dist_stop(&grp);
     return status;
 }

@@ -21,7 +21,9 @@
  *             [--warmup 100] [--weight-decay 0.1] [--clip 1.0] [--norm layer|rms]
  *             [--seed 1] [--print-every 100] [--eval-every 500]
  *             [--eval-batches 20] [--sample 400] [--temperature 0.8]
- *             [--max-loss X]
+ *             [--max-loss X] [--print-loss]
+ *             [--dist [--check-sync] [--dist-timeout S] [--dist-pack auto|never|always]
+ *                     [--fail-step K [--fail-rank R]]]
  *
  * The corpus is English text: the fortune cookie files of Debian's
  * `fortunes` package (/usr/share/games/fortunes, every data file but the
@@ -35,12 +37,29 @@
  * model (--temperature 0: always the most likely one).
  * --max-loss makes the run fail (exit 1) unless the mean training loss of
  * the last progress interval is below X; a validation loss that is not
- * finite always fails it.
+ * finite always fails it. --print-loss prints every step's loss, "step K
+ * loss X" (9 significant digits).
+ *
+ * --dist trains data-parallel under mpirun -np N (webtensor_dist.h):
+ * parameters broadcast from rank 0; each step draws the global batch of
+ * N * --batch windows (the same draws on every rank) and rank r trains on
+ * the r-th --batch of them; gradients and loss are averaged over the ranks
+ * before clipping and AdamW, so N ranks at --batch B follow one process at
+ * --batch N*B. tokens/s counts all ranks. With one GPU per rank, rank r
+ * on a host takes the host's r-th adapter. Rank 0 prints; it alone
+ * validates and samples. --check-sync compares the parameters across the
+ * ranks after every step and fails unless they are bit-identical.
+ * --fail-step K makes rank --fail-rank (default 1)
+ * fail at step K instead of reducing (every rank then stops with its
+ * message); --dist-timeout: seconds a rank waits for the others (default
+ * 300); --dist-pack: whether a bucket of gradients is concatenated on the
+ * GPU before its read-back (wt_dist_pack; default auto).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <webtensor.h>
 
 #include "example_context.h"
+#include "example_dist.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -404,14 +423,40 @@ static double lr_at(int i, int steps, int warmup, double lr, double min_lr)
  * gradients are first scaled by min(1, clip / (global norm + 1e-6)), as
  * torch.nn.utils.clip_grad_norm_ does, on the device (nothing is read
  * back, so the step does not wait for the GPU). */
-static bool optimize(step *a, model *md, wt_tensor *loss, int64_t t, const wt_adamw_options *base, double clip)
+static bool optimize(step *a, model *md, wt_tensor **loss, int64_t t, const wt_adamw_options *base, double clip,
+                     dist_group *grp, bool fail_here)
 {
-    if (!ok(a, wt_backward(loss)) || !ok(a, wt_no_grad_begin(md->ctx))) return false;
+    if (!ok(a, wt_backward(*loss)) || !ok(a, wt_no_grad_begin(md->ctx))) return false;
     wt_tensor *sumsq = NULL, *scale = NULL;
     for (int i = 0; i < md->nparams && a->st == WT_OK; i++) {
         param *p = &md->params[i];
         p->grad = NULL;
-        if (ok(a, wt_tensor_grad(p->t, &p->grad)) && p->grad && clip > 0) {
+        ok(a, wt_tensor_grad(p->t, &p->grad));
+    }
+    /* Data-parallel: the loss (a copy off the tape) and every gradient
+     * averaged over the ranks, in one call, before clipping. */
+    if (dist_on(grp) && a->st == WT_OK) {
+        wt_tensor **list = malloc((size_t)(md->nparams + 1) * sizeof *list);
+        if (!list) ok(a, wt_set_last_error(WT_ERR_OUT_OF_MEMORY, "out of host memory"));
+        for (int i = 0; list && i < md->nparams && a->st == WT_OK; i++)
+            if (!(list[i] = md->params[i].grad))
+                ok(a, wt_set_last_error(WT_ERR_INVALID_ARGUMENT, "a parameter has no gradient"));
+        wt_tensor *mean_loss = OP(a, wt_mul_scalar, *loss, 1.0);
+        if (list && a->st == WT_OK) {
+            list[md->nparams] = *loss = mean_loss;
+            if (fail_here) {
+                char msg[96];
+                snprintf(msg, sizeof msg, "failure injected at step %lld (--fail-step)", (long long)t);
+                ok(a, dist_fail(grp, msg));
+            } else {
+                ok(a, dist_mean(grp, md->nparams + 1, list));
+            }
+        }
+        free(list);
+    }
+    for (int i = 0; i < md->nparams && a->st == WT_OK; i++) {
+        param *p = &md->params[i];
+        if (p->grad && clip > 0) {
             wt_tensor *s = OP(a, wt_sum, OP(a, wt_square, p->grad), 0, NULL, false);
             sumsq = sumsq ? OP(a, wt_add, sumsq, s) : s;
         }
@@ -527,9 +572,16 @@ int main(int argc, char **argv)
     int batch = 64, steps = 5000, warmup = 100, print_every = 100, eval_every = 500, eval_batches = 20;
     int sample_len = 400;
     double lr = 1e-3, min_lr = -1, weight_decay = 0.1, temperature = 0.8, max_loss = 0, clip = 1.0;
+    double dist_timeout = 0;
+    const char *dist_pack = NULL;
+    int fail_step = 0, fail_rank = 1;
+    bool use_dist = false, print_loss = false, check_sync = false;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(o, "--dist") == 0) { use_dist = true; continue; }
+        if (strcmp(o, "--print-loss") == 0) { print_loss = true; continue; }
+        if (strcmp(o, "--check-sync") == 0) { check_sync = true; continue; }
         if (!v) { fprintf(stderr, "option %s needs a value\n", o); return 2; }
         if (strcmp(o, "--backend") == 0) backend = v;
         else if (strcmp(o, "--data") == 0) data = v;
@@ -552,6 +604,10 @@ int main(int argc, char **argv)
         else if (strcmp(o, "--sample") == 0) sample_len = atoi(v);
         else if (strcmp(o, "--temperature") == 0) temperature = atof(v);
         else if (strcmp(o, "--max-loss") == 0) max_loss = atof(v);
+        else if (strcmp(o, "--dist-timeout") == 0) dist_timeout = atof(v);
+        else if (strcmp(o, "--dist-pack") == 0) dist_pack = v;
+        else if (strcmp(o, "--fail-step") == 0) fail_step = atoi(v);
+        else if (strcmp(o, "--fail-rank") == 0) fail_rank = atoi(v);
         else { fprintf(stderr, "unknown option %s (see the comment at the top of the source)\n", o); return 2; }
         i++;
     }
@@ -569,8 +625,13 @@ int main(int argc, char **argv)
     if (min_lr < 0) min_lr = lr / 10;
     if (warmup == 0) warmup = 1;
 
+    dist_group grp;
+    if (!dist_start(use_dist, dist_timeout, dist_pack, &grp)) return 1;
+    /* Only rank 0 speaks (errors excepted). */
+    if (grp.rank != 0 && !freopen("/dev/null", "w", stdout)) { dist_stop(&grp); return 1; }
     corpus c;
     if (!corpus_load(data, &c)) {
+        dist_stop(&grp);
         fprintf(stderr,
                 "No text found at %s.\n"
                 "Install Debian's fortune cookie files (apt-get install fortunes), or point --data at\n"
@@ -581,6 +642,7 @@ int main(int argc, char **argv)
     if (c.n - c.ntrain < (size_t)cfg.context + 2) {
         fprintf(stderr, "the text (%zu characters) is too short for a context of %d\n", c.n, cfg.context);
         free(c.ids);
+        dist_stop(&grp);
         return 2;
     }
     cfg.vocab = c.vocab;
@@ -590,12 +652,20 @@ int main(int argc, char **argv)
     wt_context *ctx = NULL;
     model md;
     memset(&md, 0, sizeof md);
-    if (!make_context(backend, &ctx)) {
+    if (!make_context_on(backend, grp.local_rank, &ctx)) {
         free(c.ids);
+        dist_stop(&grp);
         return 1;
     }
     int status = 0;
     if (!model_init(&md, ctx, &cfg, seed)) status = 1;
+    /* Every rank starts from rank 0's parameters. */
+    wt_tensor **ps = status == 0 ? malloc((size_t)md.nparams * sizeof *ps) : NULL;
+    for (int i = 0; ps && i < md.nparams; i++) ps[i] = md.params[i].t;
+    if (status == 0 && (!ps || dist_broadcast(&grp, md.nparams, ps) != WT_OK)) {
+        fprintf(stderr, "error: broadcasting the parameters: %s\n", wt_last_error());
+        status = 1;
+    }
     if (status == 0)
         printf("model: %d layers, dim %d, %d heads, context %d, %s norm: %lld parameters\n", cfg.layers, cfg.dim,
                cfg.heads, cfg.context, norm_name, (long long)model_size(&md));
@@ -603,8 +673,10 @@ int main(int argc, char **argv)
     wt_adamw_options adam;
     wt_adamw_options_init(&adam);
     adam.beta2 = 0.99f; /* small batches of a small corpus: nanoGPT's choice */
-    size_t tokens = (size_t)batch * cfg.context;
+    /* The global batch (all ranks' shards); tokens/s counts them all. */
+    size_t tokens = (size_t)batch * cfg.context * (size_t)grp.size;
     int32_t *x = malloc(tokens * sizeof *x), *y = malloc(tokens * sizeof *y);
+    size_t shard = (size_t)grp.rank * batch * cfg.context;
     uint64_t rng = seed;
     wt_tensor *loss_sum = NULL; /* the interval's losses, added on the device */
     double t_interval = now(), t_start = t_interval, last_mean = NAN;
@@ -617,9 +689,14 @@ int main(int argc, char **argv)
         if (!step_begin(&a, ctx)) { status = 1; break; }
         adam.lr = (float)lr_at(s, steps, warmup, lr, min_lr);
         adam.weight_decay = (float)weight_decay;
-        make_batch(&c, 0, c.ntrain, batch, cfg.context, &rng, x, y);
-        wt_tensor *loss = loss_of(&a, &md, x, y, batch, cfg.context);
-        if (loss && optimize(&a, &md, loss, s + 1, &adam, clip)) {
+        make_batch(&c, 0, c.ntrain, batch * grp.size, cfg.context, &rng, x, y);
+        wt_tensor *loss = loss_of(&a, &md, x + shard, y + shard, batch, cfg.context);
+        bool fail_here = fail_step > 0 && s + 1 == fail_step && grp.rank == fail_rank;
+        if (loss && optimize(&a, &md, &loss, s + 1, &adam, clip, &grp, fail_here)) {
+            if (print_loss) {
+                float lv = 0;
+                if (ok(&a, wt_tensor_read(loss, &lv, sizeof lv))) printf("step %d loss %.9g\n", s + 1, lv);
+            }
             /* Off the tape: the sum must not keep this step's graph. */
             wt_tensor *sum = NULL;
             if (ok(&a, wt_no_grad_begin(ctx))) {
@@ -634,6 +711,7 @@ int main(int argc, char **argv)
         }
         step_end(&a);
         if (a.st != WT_OK) { status = 1; break; }
+        if (check_sync && !dist_identical(&grp, md.nparams, ps)) { status = 1; break; }
         interval_steps++;
         bool last = s + 1 == steps;
         if ((s + 1) % print_every == 0 || last) {
@@ -654,7 +732,9 @@ int main(int argc, char **argv)
             printf("step %5d/%d  loss %.4f  lr %.2e  %.0f tokens/s  %.1f ms/step  live tensors %llu (%.1f MB, %.1f MB pooled)\n",
                    s + 1, steps, last_mean, adam.lr, interval_steps * (double)tokens / secs,
                    1e3 * secs / interval_steps, (unsigned long long)ms.live_tensors, ms.live_bytes / 1e6, ms.pooled_bytes / 1e6);
-            if ((eval_every > 0 && (s + 1) % eval_every == 0) || last) {
+            dist_report(&grp, interval_steps, secs);
+            dist_reset_stats(&grp);
+            if (grp.rank == 0 && ((eval_every > 0 && (s + 1) % eval_every == 0) || last)) {
                 double vl = validation_loss(&md, &c, eval_batches, batch, cfg.context, x, y);
                 printf("step %5d/%d  validation loss %.4f (%d batches)\n", s + 1, steps, vl, eval_batches);
                 if (!isfinite(vl)) {
@@ -681,7 +761,10 @@ int main(int argc, char **argv)
             status = 1;
         }
     }
-    if (status == 0 && sample_len > 0) status = sample(&md, &c, sample_len, temperature, seed * 7 + 3);
+    if (status == 0 && check_sync && dist_on(&grp))
+        printf("parameters bit-identical on all %d ranks after each of the %d steps\n", grp.size, steps);
+    free(ps);
+    if (status == 0 && sample_len > 0 && grp.rank == 0) status = sample(&md, &c, sample_len, temperature, seed * 7 + 3);
     if (status == 0 && max_loss > 0) {
         printf("mean training loss of the last interval: %.4f (must be below %.4f)\n", last_mean, max_loss);
         if (!(last_mean < max_loss)) status = 1;
@@ -691,5 +774,6 @@ int main(int argc, char **argv)
     model_free(&md);
     wt_context_destroy(ctx);
     free(c.ids);
+    dist_stop(&grp);
     return status;
 }

@@ -157,6 +157,11 @@ WT_API const char *wt_status_string(wt_status s);
 /* Detail of the last failure on this thread; "" if none. Valid until the
  * next failing call on this thread. */
 WT_API const char *wt_last_error(void);
+/* Records message (NULL: "") as wt_last_error() of the calling thread and
+ * returns status: for layers built on the library's public API (the
+ * distributed layer of webtensor_dist.h, a program's own ops) to report a
+ * failure the way the library's own calls do. */
+WT_API wt_status wt_set_last_error(wt_status status, const char *message);
 /* "MAJOR.MINOR.PATCH" of the library actually loaded. */
 WT_API const char *wt_version(void);
 

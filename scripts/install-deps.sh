@@ -4,7 +4,8 @@
 #   - Debian packages: compiler, cmake, OpenBLAS, the Vulkan loader, Mesa's
 #     lavapipe new enough for Dawn (from the distribution's backports suite),
 #     EGL/GLES for the OpenGL ES path; zlib and Fashion-MNIST for the
-#     training example, the fortune cookie files for the GPT example.
+#     training example, the fortune cookie files for the GPT example;
+#     Open MPI for the distributed layer (libwebtensor_dist) and its tests.
 #   - Dawn (libwebgpu_wrapper.so) from the pinned npm package, into
 #     third_party/dawn/node_modules (git ignores it).
 set -euo pipefail
@@ -64,9 +65,11 @@ need=()
 # package (python/) is installed and tested offline with the system's
 # Python 3, its NumPy and pytest, and pip, setuptools, wheel and venv for
 # `pip install --no-build-isolation ./python` in a virtual environment.
+# libopenmpi-dev and openmpi-bin: MPI for data-parallel training
+# (include/webtensor_dist.h) and mpirun for its tests.
 for p in gcc g++ make cmake pkg-config libopenblas-dev libvulkan1 libegl1 libgles2 libegl-mesa0 \
          zlib1g-dev dataset-fashion-mnist fortunes python3 python3-numpy python3-pytest python3-pip \
-         python3-setuptools python3-wheel python3-venv; do
+         python3-setuptools python3-wheel python3-venv libopenmpi-dev openmpi-bin; do
     have_pkg "$p" || need+=("$p")
 done
 # --fuzz (make test-fuzz, make test-tsan): clang, its sanitizer and

@@ -1,5 +1,6 @@
 /* api_rules: the rules at the top of include/webtensor.h that a program can
- * check, checked on every declaration of the public headers (the
+ * check, checked on every declaration of the public headers (webtensor.h,
+ * webtensor_io.h, webtensor_dist.h; the
  * deprecated names excepted): out-pointers last, the argument order of
  * backward ops, where a tensor written in place goes, dtype right after
  * the context in creation functions, no float host scalars, arrays of
@@ -300,10 +301,11 @@ int main(void)
         }
     }
 
-    static const char *const headers[2] = {WT_INCLUDE_DIR "/webtensor.h", WT_INCLUDE_DIR "/webtensor_io.h"};
+    static const char *const headers[3] = {WT_INCLUDE_DIR "/webtensor.h", WT_INCLUDE_DIR "/webtensor_io.h",
+                                           WT_INCLUDE_DIR "/webtensor_dist.h"};
     int functions = 0, structs = 0;
     scan all = {0};
-    for (int h = 0; h < 2; h++) {
+    for (int h = 0; h < 3; h++) {
         char *raw = read_file(headers[h]);
         if (!raw) {
             printf("FAIL: cannot read %s\n", headers[h]);

@@ -1337,7 +1337,7 @@ static const char *const NO_STATUS[] = {
     "wt_tensor_requires_grad", "wt_backward_options_init", "wt_grad_enabled", "wt_op_gradient",
     "wt_safetensors_close", "wt_safetensors_count", "wt_safetensors_metadata",
     "wt_gguf_close", "wt_gguf_version", "wt_gguf_alignment", "wt_gguf_kv_count", "wt_gguf_tensor_count",
-    "wt_gguf_writer_destroy", "wt_graph_release", "wt_graph_destroy",
+    "wt_gguf_writer_destroy", "wt_graph_release", "wt_graph_destroy", "wt_set_last_error",
 };
 
 static int no_status_checks(void)
@@ -1365,6 +1365,9 @@ static int no_status_checks(void)
     wt_gguf_close(NULL);
     wt_gguf_writer_destroy(NULL);
     wt_status s = WT_OK;
+    CHECK(wt_set_last_error(WT_ERR_IO, NULL) == WT_ERR_IO && wt_last_error()[0] == 0 &&
+              wt_set_last_error(WT_ERR_BACKEND, "x") == WT_ERR_BACKEND && strcmp(wt_last_error(), "x") == 0,
+          "set_last_error(NULL message) records \"\" and returns the status given");
     CHECK(wt_version() && wt_last_error() && wt_context_last_error(NULL, &s) != NULL && s == WT_OK,
           "version, last_error, context_last_error(NULL) give strings");
     CHECK(wt_context_last_message(NULL) != NULL && wt_context_last_message(NULL)[0] == 0 &&

@@ -26,6 +26,12 @@ void wt_error_prefix(const char *what)
 
 const char *wt_last_error(void) { return last_error; }
 
+wt_status wt_set_last_error(wt_status status, const char *message)
+{
+    snprintf(last_error, sizeof last_error, "%s", message ? message : "");
+    return status;
+}
+
 const char *wt_version(void) { return WT_VERSION_STRING; }
 
 const char *wt_status_string(wt_status s)

@@ -1,5 +1,6 @@
 /* The WebGPU backend as the API layer sees it: context lifetime, storage,
  * host transfers, sync; the ops themselves are in kernels_*.c. */
+#include "core/knobs.h"
 #include "webgpu/wg_runtime.h"
 
 #include <stdio.h>
@@ -219,7 +220,18 @@ static wt_status webgpu_upload(wt_context *ctx, wt_storage *s, size_t offset, co
         return st;
     ctx->stats.bytes_to_device += bytes;
     if (offset % 4 == 0 && bytes % 4 == 0) {
-        w->lib.p.QueueWriteBuffer(w->queue, b->buffer, offset, src, bytes);
+        /* In pieces: Dawn stages a queue write in a ring of reused 4 MiB
+         * upload buffers, but gives a larger write a new staging buffer
+         * of its own (fresh host-visible memory, allocated and faulted in
+         * on every write). */
+        uint64_t knob = wt_knob_count(WT_KNOB_WEBGPU_UPLOAD_PIECE_BYTES, (uint64_t)4 << 20);
+        size_t piece = knob == 0 || knob > bytes ? bytes : (size_t)(knob & ~(uint64_t)3);
+        if (piece == 0)
+            piece = 4;
+        for (size_t done = 0; done < bytes; done += piece) {
+            size_t n = bytes - done < piece ? bytes - done : piece;
+            w->lib.p.QueueWriteBuffer(w->queue, b->buffer, offset + done, (const uint8_t *)src + done, n);
+        }
         return wg_check_device(ctx);
     }
     /* Queue writes need whole words: merge with the bytes around. */

@@ -155,6 +155,9 @@ void wg_pipeline_cache_destroy(wt_context *ctx);
 
 /* ------------------------------------------------------------ recorder */
 
+/* Finished asynchronous reads keep up to this many staging buffers. */
+#define WG_ASYNC_STAGING_KEEP 16
+
 typedef struct wg_recorder {
     WGPUCommandEncoder encoder;
     WGPUComputePassEncoder pass;
@@ -168,9 +171,19 @@ typedef struct wg_recorder {
     WGPUBuffer arena;
     uint8_t *arena_host;
     uint32_t slot_size;
-    /* Readback staging buffer (MapRead), grown on demand. */
+    /* Readback staging buffer (MapRead), grown on demand; a large read
+     * goes in pieces through it and a second one, the device copying one
+     * piece while the host copies the other out. */
     WGPUBuffer readback;
     uint64_t readback_size;
+    WGPUBuffer readback_b;
+    uint64_t readback_b_size;
+    /* Staging buffers of finished asynchronous reads, kept for the next
+     * ones (events.c): a new MapRead buffer costs an allocation of
+     * host-visible memory and its first-touch page faults on every read. */
+    WGPUBuffer async_staging[WG_ASYNC_STAGING_KEEP];
+    uint64_t async_staging_size[WG_ASYNC_STAGING_KEEP];
+    int async_staging_count;
 } wg_recorder;
 
 wt_status wg_recorder_init(wt_context *ctx, uint32_t per_submit);

@@ -15,7 +15,8 @@ typedef struct wg_event {
     uint32_t status;      /* WGPUQueueWorkDoneStatus or WGPUMapAsyncStatus */
     bool read;
     WGPUBuffer staging;   /* reads: MapRead copy of the words around the range */
-    uint64_t len;         /* staging bytes */
+    uint64_t len;         /* staging bytes used */
+    uint64_t staging_size; /* staging bytes */
     size_t skip, bytes;   /* the range inside the staging words */
     void *dst;
     uint32_t generation;  /* device generation it was made on */
@@ -37,6 +38,52 @@ static void on_mapped(WGPUMapAsyncStatus status, WGPUStringView message, void *u
     wg_event *ev = u1;
     ev->status = status;
     ev->fired = true;
+}
+
+/* Kept staging of all finished asynchronous reads together, at most. */
+#define ASYNC_STAGING_KEEP_BYTES (128ull << 20)
+
+/* A MapRead staging buffer of at least len bytes: the smallest kept one
+ * that fits, or a new one of the next power of two (so that reads of
+ * similar sizes reuse it). */
+static wt_status take_staging(wt_context *ctx, uint64_t len, WGPUBuffer *out, uint64_t *size)
+{
+    wg_recorder *r = &wg_ctx(ctx)->rec;
+    int best = -1;
+    for (int i = 0; i < r->async_staging_count; i++)
+        if (r->async_staging_size[i] >= len && (best < 0 || r->async_staging_size[i] < r->async_staging_size[best]))
+            best = i;
+    if (best >= 0) {
+        *out = r->async_staging[best];
+        *size = r->async_staging_size[best];
+        r->async_staging_count--;
+        r->async_staging[best] = r->async_staging[r->async_staging_count];
+        r->async_staging_size[best] = r->async_staging_size[r->async_staging_count];
+        return WT_OK;
+    }
+    uint64_t n = 4096;
+    while (n < len)
+        n *= 2;
+    if (n > wg_ctx(ctx)->limits.maxBufferSize)
+        n = len;
+    *size = n;
+    return wg_create_buffer(ctx, n, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst, "webtensor async read", out);
+}
+
+/* Keeps an unmapped staging buffer for the next read, or releases it. */
+static void give_staging(wt_context *ctx, WGPUBuffer b, uint64_t size)
+{
+    wg_context *w = wg_ctx(ctx);
+    wg_recorder *r = &w->rec;
+    uint64_t kept = size;
+    for (int i = 0; i < r->async_staging_count; i++)
+        kept += r->async_staging_size[i];
+    if (r->async_staging_count < WG_ASYNC_STAGING_KEEP && kept <= ASYNC_STAGING_KEEP_BYTES) {
+        r->async_staging[r->async_staging_count] = b;
+        r->async_staging_size[r->async_staging_count++] = size;
+    } else {
+        w->lib.p.BufferRelease(b);
+    }
 }
 
 wt_status wg_event_start(wt_context *ctx, wt_event *e, wt_storage *s, size_t offset, void *dst,
@@ -61,8 +108,7 @@ wt_status wg_event_start(wt_context *ctx, wt_event *e, wt_storage *s, size_t off
         ev->skip = offset - begin;
         ev->bytes = bytes;
         ev->dst = dst;
-        st = wg_create_buffer(ctx, ev->len, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
-                              "webtensor async read", &ev->staging);
+        st = take_staging(ctx, ev->len, &ev->staging, &ev->staging_size);
         WGPUCommandEncoder enc = NULL;
         if (st == WT_OK)
             st = wg_copy_encoder(ctx, &enc);
@@ -72,6 +118,7 @@ wt_status wg_event_start(wt_context *ctx, wt_event *e, wt_storage *s, size_t off
     if (st == WT_OK)
         st = wg_flush(ctx);
     if (st != WT_OK) {
+        /* The copy may have been recorded: the buffer is not reused. */
         if (ev->staging)
             p->BufferRelease(ev->staging);
         free(ev);
@@ -117,8 +164,12 @@ static wt_status complete(wt_context *ctx, wt_event *e, wg_event *ev)
             st = wt_fail(WT_ERR_BACKEND, "webgpu: the mapped range of an asynchronous read is not available");
         p->BufferUnmap(ev->staging);
     }
-    if (ev->staging)
-        p->BufferRelease(ev->staging);
+    if (ev->staging) {
+        if (st == WT_OK)
+            give_staging(ctx, ev->staging, ev->staging_size);
+        else
+            p->BufferRelease(ev->staging);
+    }
     free(ev);
     e->impl = NULL;
     e->done = true;

@@ -64,6 +64,10 @@ void wg_recorder_destroy(wt_context *ctx)
         w->lib.p.BufferRelease(r->arena);
     if (r->readback)
         w->lib.p.BufferRelease(r->readback);
+    if (r->readback_b)
+        w->lib.p.BufferRelease(r->readback_b);
+    for (int i = 0; i < r->async_staging_count; i++)
+        w->lib.p.BufferRelease(r->async_staging[i]);
     free(r->arena_host);
     memset(r, 0, sizeof *r);
 }
@@ -363,6 +367,73 @@ wt_status wg_map_read(wt_context *ctx, WGPUBuffer buffer, uint64_t len, const ch
 /* Read-back staging buffers up to this size stay for the next read. */
 #define WG_READBACK_KEEP_BYTES (64ull << 20)
 
+/* Reads of more than two pieces are pipelined (see wg_recorder). */
+#define WG_READ_PIECE_BYTES (8ull << 20)
+
+/* *buf at least `need` bytes of MapRead staging (a power of two). */
+static wt_status ensure_staging(wt_context *ctx, WGPUBuffer *buf, uint64_t *size, uint64_t need)
+{
+    if (*size >= need)
+        return WT_OK;
+    uint64_t n = 4096;
+    while (n < need)
+        n *= 2;
+    WGPUBuffer nb = NULL;
+    wt_status st = wg_create_buffer(ctx, n, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
+                                    "webtensor readback", &nb);
+    if (st != WT_OK)
+        return st;
+    if (*buf)
+        wg_ctx(ctx)->lib.p.BufferRelease(*buf);
+    *buf = nb;
+    *size = n;
+    return WT_OK;
+}
+
+/* Words [begin, begin + len) of b in pieces through two staging buffers:
+ * the copy of piece i + 1 is submitted before piece i is mapped and copied
+ * out, so the device's copy and the host's overlap. dst receives the
+ * bytes [skip, skip + bytes) of that range. */
+static wt_status read_pipelined(wt_context *ctx, wg_buffer *b, uint64_t begin, uint64_t len, uint8_t *dst,
+                                uint64_t skip, uint64_t bytes)
+{
+    wg_context *w = wg_ctx(ctx);
+    const wgpu_procs *p = &w->lib.p;
+    wg_recorder *r = &w->rec;
+    const uint64_t P = WG_READ_PIECE_BYTES;
+    wt_status st = ensure_staging(ctx, &r->readback, &r->readback_size, P);
+    if (st == WT_OK)
+        st = ensure_staging(ctx, &r->readback_b, &r->readback_b_size, P);
+    if (st != WT_OK)
+        return st;
+    WGPUBuffer stage[2] = {r->readback, r->readback_b};
+    uint64_t n = (len + P - 1) / P;
+    for (uint64_t i = 0; i <= n && st == WT_OK; i++) {
+        /* Submit the copy of piece i (its buffer is unmapped by now). */
+        if (i < n) {
+            uint64_t plen = len - i * P < P ? len - i * P : P;
+            WGPUCommandEncoder enc = NULL;
+            if ((st = wg_copy_encoder(ctx, &enc)) != WT_OK)
+                break;
+            p->CommandEncoderCopyBufferToBuffer(enc, b->buffer, begin + i * P, stage[i % 2], 0, plen);
+            if ((st = wg_flush(ctx)) != WT_OK)
+                break;
+        }
+        /* Copy piece i - 1 out while piece i is on its way. */
+        if (i == 0)
+            continue;
+        uint64_t k = i - 1, ps = k * P, plen = len - ps < P ? len - ps : P, pe = ps + plen;
+        const uint8_t *src = NULL;
+        if ((st = wg_map_read(ctx, stage[k % 2], plen, "reading a buffer back", (const void **)&src)) != WT_OK)
+            break;
+        uint64_t lo = ps > skip ? ps : skip, hi = pe < skip + bytes ? pe : skip + bytes;
+        if (hi > lo)
+            memcpy(dst + (lo - skip), src + (lo - ps), (size_t)(hi - lo));
+        p->BufferUnmap(stage[k % 2]);
+    }
+    return st;
+}
+
 /* Copies [offset, offset + bytes) of b into dst; offset and size need not
  * be multiples of 4 (the copy is widened to whole words). */
 wt_status wg_read_buffer(wt_context *ctx, wg_buffer *b, size_t offset, void *dst, size_t bytes)
@@ -376,6 +447,8 @@ wt_status wg_read_buffer(wt_context *ctx, wg_buffer *b, size_t offset, void *dst
         return wt_fail(WT_ERR_INVALID_ARGUMENT,
                        "webgpu: reading bytes %zu..%zu of a %llu-byte buffer", offset,
                        offset + bytes, (unsigned long long)b->size);
+    if (len > 2 * WG_READ_PIECE_BYTES)
+        return read_pipelined(ctx, b, begin, len, dst, offset - begin, bytes);
     wg_recorder *r = &w->rec;
     if (r->readback_size < len) {
         uint64_t size = 4096;

@@ -1,0 +1,286 @@
+/* The distributed layer's collectives against values computed directly,
+ * run under mpirun -np N (N >= 2) on one backend (argv[1]: cpu, vulkan,
+ * gles): allreduce (sum, mean; several buckets and a tensor larger than a
+ * bucket; read per tensor and packed on the device), broadcast from the last rank, allgather, barrier; then every
+ * rank failing together: bad arguments on one rank, shapes that differ
+ * between ranks, a rank calling wt_dist_fail - each fails the collective on
+ * every rank with a message naming the rank, and the group stays usable;
+ * and NULL arguments. Values are small integers, so sums are exact and
+ * compared bit for bit. Also reads past the pipelined read-back's pieces.
+ *
+ * argv[2] "timeout": instead, rank 1 joins a barrier 4 s late while the
+ * others wait 1 s: they must return a timeout message (the test's pass
+ * pattern), not hang. */
+#define _POSIX_C_SOURCE 200809L
+#include "webtensor_dist.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int g_fail, g_rank;
+
+#define CHECK(cond, ...)                                                                          \
+    do {                                                                                          \
+        if (!(cond)) {                                                                            \
+            fprintf(stderr, "rank %d FAIL %s:%d: ", g_rank, __FILE__, __LINE__);                  \
+            fprintf(stderr, __VA_ARGS__);                                                         \
+            fprintf(stderr, " [%s]\n", wt_last_error());                                          \
+            g_fail++;                                                                             \
+        }                                                                                         \
+    } while (0)
+
+static wt_context *make_ctx(const char *name)
+{
+    wt_context_options o;
+    wt_context_options_init(&o);
+    if (strcmp(name, "cpu") == 0) o.backend = WT_BACKEND_CPU;
+    else if (strcmp(name, "vulkan") == 0) o.backend = WT_BACKEND_WEBGPU, o.gpu_api = WT_GPU_API_VULKAN;
+    else if (strcmp(name, "gles") == 0) o.backend = WT_BACKEND_WEBGPU, o.gpu_api = WT_GPU_API_OPENGLES;
+    else return NULL;
+    wt_context *ctx = NULL;
+    if (wt_context_create(&o, &ctx) != WT_OK) fprintf(stderr, "no %s context: %s\n", name, wt_last_error());
+    return ctx;
+}
+
+/* Element j of tensor i on rank r: small integers (exact sums). */
+static float value(int r, int i, int64_t j) { return (float)((r + 1) * (i + 1) + (j % 97) - 40); }
+
+static wt_tensor *filled(wt_context *ctx, int rank, int i, int64_t n)
+{
+    float *v = malloc((size_t)n * sizeof *v);
+    wt_tensor *t = NULL;
+    for (int64_t j = 0; j < n; j++) v[j] = value(rank, i, j);
+    int64_t shape[1] = {n};
+    if (wt_tensor_from_data(ctx, WT_F32, 1, shape, v, &t) != WT_OK) t = NULL;
+    free(v);
+    return t;
+}
+
+static void test_allreduce(wt_dist *d, wt_context *ctx, wt_dist_reduce op)
+{
+    int rank = wt_dist_rank(d), size = wt_dist_size(d);
+    /* With 4 KiB buckets: several tensors per bucket, one of 40,000
+     * floats alone in its own, and a 0-d one. */
+    const int64_t sizes[6] = {1, 300, 700, 40000, 5, 1000};
+    wt_tensor *ts[7] = {NULL};
+    for (int i = 0; i < 6; i++) ts[i] = filled(ctx, rank, i, sizes[i]);
+    float scalar = (float)rank;
+    CHECK(wt_tensor_from_data(ctx, WT_F32, 0, NULL, &scalar, &ts[6]) == WT_OK, "0-d tensor");
+    CHECK(wt_dist_allreduce(d, 7, ts, op) == WT_OK, "allreduce op %d", (int)op);
+    for (int i = 0; i < 6; i++) {
+        float *got = malloc((size_t)sizes[i] * sizeof *got);
+        CHECK(wt_tensor_read(ts[i], got, (size_t)sizes[i] * sizeof *got) == WT_OK, "read");
+        int bad = 0;
+        for (int64_t j = 0; j < sizes[i]; j++) {
+            double want = 0;
+            for (int r = 0; r < size; r++) want += value(r, i, j);
+            /* The mean is the sum times the float 1/size, as documented. */
+            float w = op == WT_DIST_MEAN ? (float)want * (1.0f / (float)size) : (float)want;
+            if (got[j] != w && bad++ < 3)
+                fprintf(stderr, "rank %d: tensor %d element %lld: %g, want %g\n", rank, i, (long long)j, got[j], w);
+        }
+        CHECK(bad == 0, "allreduce op %d tensor %d: %d wrong elements", (int)op, i, bad);
+        free(got);
+    }
+    float s = -1;
+    double want = (double)size * (size - 1) / 2;
+    CHECK(wt_tensor_read(ts[6], &s, sizeof s) == WT_OK &&
+              s == (op == WT_DIST_MEAN ? (float)want * (1.0f / (float)size) : (float)want),
+          "0-d allreduce: %g", s);
+    for (int i = 0; i < 7; i++) wt_tensor_release(ts[i]);
+}
+
+static void test_broadcast_allgather(wt_dist *d, wt_context *ctx)
+{
+    int rank = wt_dist_rank(d), size = wt_dist_size(d), root = size - 1;
+    wt_tensor *ts[2] = {filled(ctx, rank, 3, 1234), NULL};
+    int32_t iv[6] = {rank, rank * 2, -rank, 7, 8, 9};
+    int64_t s23[2] = {2, 3};
+    CHECK(wt_tensor_from_data(ctx, WT_I32, 2, s23, iv, &ts[1]) == WT_OK, "i32 tensor");
+    CHECK(wt_dist_broadcast(d, 2, ts, root) == WT_OK, "broadcast");
+    float f[1234];
+    int32_t gi[6];
+    CHECK(wt_tensor_read(ts[0], f, sizeof f) == WT_OK && wt_tensor_read(ts[1], gi, sizeof gi) == WT_OK, "read");
+    int bad = 0;
+    for (int j = 0; j < 1234; j++) bad += f[j] != value(root, 3, j);
+    CHECK(bad == 0 && gi[0] == root && gi[1] == 2 * root && gi[2] == -root && gi[5] == 9,
+          "broadcast from rank %d: %d wrong", root, bad);
+
+    wt_tensor *all = NULL;
+    CHECK(wt_tensor_from_data(ctx, WT_I32, 2, s23, iv, &ts[1]) == WT_OK, "i32 tensor");
+    wt_tensor_release(ts[1]);
+    int32_t mine[6] = {rank, rank * 2, -rank, 7, 8, 9};
+    CHECK(wt_tensor_from_data(ctx, WT_I32, 2, s23, mine, &ts[1]) == WT_OK, "i32 tensor");
+    CHECK(wt_dist_allgather(d, ts[1], &all) == WT_OK, "allgather");
+    if (all) {
+        CHECK(wt_tensor_ndim(all) == 3 && wt_tensor_shape(all)[0] == size && wt_tensor_shape(all)[1] == 2 &&
+                  wt_tensor_shape(all)[2] == 3,
+              "allgather shape");
+        int32_t *g = malloc((size_t)size * 6 * sizeof *g);
+        CHECK(wt_tensor_read(all, g, (size_t)size * 6 * sizeof *g) == WT_OK, "read");
+        bad = 0;
+        for (int r = 0; r < size; r++)
+            bad += g[r * 6] != r || g[r * 6 + 1] != 2 * r || g[r * 6 + 2] != -r || g[r * 6 + 3] != 7;
+        CHECK(bad == 0, "allgather values: %d ranks wrong", bad);
+        free(g);
+    }
+    wt_tensor_release(all);
+    wt_tensor_release(ts[0]);
+    wt_tensor_release(ts[1]);
+    CHECK(wt_dist_barrier(d) == WT_OK, "barrier");
+}
+
+/* Reads larger than the read-back's pipelined pieces (8 MiB), the path of
+ * a broadcast's root: every byte, from an offset that is not a whole word
+ * and to a length that is not one either (a bool view). */
+static void test_large_reads(wt_dist *d, wt_context *ctx)
+{
+    int rank = wt_dist_rank(d);
+    const int64_t n = 17 * 1000 * 1000 + 3;
+    unsigned char *v = malloc((size_t)n), *got = malloc((size_t)n);
+    for (int64_t j = 0; j < n; j++) v[j] = (unsigned char)((j * 7 + rank) % 3 == 0);
+    wt_tensor *t = NULL, *view = NULL;
+    CHECK(wt_tensor_from_data(ctx, WT_BOOL, 1, &n, v, &t) == WT_OK, "a large bool tensor");
+    CHECK(wt_slice(t, 0, 1, n, 1, &view) == WT_OK && wt_tensor_read(view, got, (size_t)n - 1) == WT_OK,
+          "reading a large view");
+    CHECK(memcmp(got, v + 1, (size_t)n - 1) == 0, "the large view's bytes");
+    wt_tensor *one[1] = {t};
+    CHECK(wt_dist_broadcast(d, 1, one, 0) == WT_OK, "broadcasting 17 MB");
+    for (int64_t j = 0; j < n; j++) v[j] = (unsigned char)((j * 7) % 3 == 0);
+    CHECK(wt_tensor_read(t, got, (size_t)n) == WT_OK && memcmp(got, v, (size_t)n) == 0, "17 MB from rank 0");
+    wt_tensor_release(view);
+    wt_tensor_release(t);
+    free(v);
+    free(got);
+}
+
+/* Failures that every rank must see, after which the group still works. */
+static void test_failures(wt_dist *d, wt_context *ctx)
+{
+    int rank = wt_dist_rank(d), size = wt_dist_size(d);
+    wt_tensor *a = filled(ctx, rank, 0, 12), *v = NULL;
+    /* Rank 1 passes a view that is not contiguous. */
+    int64_t s34[2] = {3, 4};
+    wt_tensor *m = NULL;
+    CHECK(wt_reshape(a, 2, s34, &m) == WT_OK && wt_transpose(m, 0, 1, &v) == WT_OK, "view");
+    wt_tensor *arg[1] = {rank == 1 ? v : a};
+    wt_status st = wt_dist_allreduce(d, 1, arg, WT_DIST_SUM);
+    CHECK(st == (rank == 1 ? WT_ERR_INVALID_ARGUMENT : WT_ERR_BACKEND), "a non-contiguous tensor on rank 1: %s",
+          wt_status_string(st));
+    CHECK(rank == 1 ? strstr(wt_last_error(), "not contiguous") != NULL
+                    : strstr(wt_last_error(), "rank 1 failed") != NULL && strstr(wt_last_error(), "not contiguous"),
+          "the message names rank 1 and its reason");
+    /* Shapes that differ: rank 0 gives 13 elements. */
+    wt_tensor *b = filled(ctx, rank, 0, rank == 0 ? 13 : 12);
+    wt_tensor *barg[1] = {b};
+    st = wt_dist_allreduce(d, 1, barg, WT_DIST_SUM);
+    CHECK(st == WT_ERR_INVALID_ARGUMENT && strstr(wt_last_error(), "different tensors"), "shapes differ: %s",
+          wt_status_string(st));
+    /* The last rank fails; the others are in an allreduce. */
+    wt_tensor *one[1] = {a};
+    if (rank == size - 1) {
+        st = wt_dist_fail(d, "out of coffee");
+        CHECK(st == WT_ERR_BACKEND && strstr(wt_last_error(), "out of coffee"), "fail on the failing rank");
+    } else {
+        st = wt_dist_allreduce(d, 1, one, WT_DIST_SUM);
+        char want[64];
+        snprintf(want, sizeof want, "rank %d failed", size - 1);
+        CHECK(st == WT_ERR_BACKEND && strstr(wt_last_error(), want) && strstr(wt_last_error(), "out of coffee"),
+              "the others hear of it: %s", wt_status_string(st));
+    }
+    /* Still in step: a sum works. */
+    CHECK(wt_dist_allreduce(d, 1, one, WT_DIST_SUM) == WT_OK, "allreduce after failures");
+    float got[12] = {0};
+    double want = 0;
+    for (int r = 0; r < size; r++) want += value(r, 0, 5);
+    CHECK(wt_tensor_read(a, got, sizeof got) == WT_OK && got[5] == (float)want, "sum after failures: %g", got[5]);
+    /* Bad inputs, called alike on every rank. */
+    CHECK(wt_dist_allreduce(NULL, 1, one, WT_DIST_SUM) == WT_ERR_INVALID_ARGUMENT, "NULL group");
+    CHECK(wt_dist_allreduce(d, 1, NULL, WT_DIST_SUM) == WT_ERR_INVALID_ARGUMENT, "NULL tensors");
+    CHECK(wt_dist_allreduce(d, 1, one, (wt_dist_reduce)7) == WT_ERR_INVALID_ARGUMENT, "bad op");
+    CHECK(wt_dist_broadcast(d, 1, one, size) == WT_ERR_INVALID_ARGUMENT, "root out of range");
+    wt_tensor *out = (wt_tensor *)1;
+    CHECK(wt_dist_allgather(d, NULL, &out) == WT_ERR_INVALID_ARGUMENT && out == NULL, "allgather NULL x");
+    CHECK(wt_dist_get_stats(d, NULL) == WT_ERR_INVALID_ARGUMENT && wt_dist_rank(NULL) == -1 &&
+              wt_dist_size(NULL) == -1 && wt_dist_local_rank(NULL) == -1,
+          "NULL queries");
+    wt_dist_stats stats;
+    wt_dist_stats_init(&stats);
+    CHECK(wt_dist_get_stats(d, &stats) == WT_OK && stats.calls > 0 && stats.bytes_reduced > 0, "stats");
+    CHECK(wt_dist_barrier(d) == WT_OK, "barrier at the end");
+    wt_tensor_release(a), wt_tensor_release(b), wt_tensor_release(m), wt_tensor_release(v);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: mpirun -np N dist_collectives cpu|vulkan|gles [timeout]\n");
+        return 2;
+    }
+    bool timeout_mode = argc > 2 && strcmp(argv[2], "timeout") == 0;
+    wt_dist_options o;
+    wt_dist_options_init(&o);
+    o.bucket_bytes = 4096;
+    o.timeout_seconds = timeout_mode ? 1 : 120;
+    wt_dist *d = NULL;
+    if (wt_dist_init(MPI_COMM_WORLD, &o, &d) != WT_OK) {
+        fprintf(stderr, "wt_dist_init: %s\n", wt_last_error());
+        return 1;
+    }
+    g_rank = wt_dist_rank(d);
+    int size = wt_dist_size(d);
+    if (timeout_mode) {
+        if (g_rank == 1) {
+            struct timespec ts = {4, 0};
+            nanosleep(&ts, NULL);
+        }
+        wt_status st = wt_dist_barrier(d);
+        printf("rank %d: barrier: %s: %s\n", g_rank, wt_status_string(st), wt_last_error());
+        fflush(stdout);
+        wt_dist_destroy(d);
+        return st == WT_OK ? 0 : 1;
+    }
+    if (size < 2) {
+        fprintf(stderr, "run under mpirun -np 2 or more\n");
+        wt_dist_destroy(d);
+        return 1;
+    }
+    CHECK(g_rank >= 0 && g_rank < size && wt_dist_local_rank(d) >= 0 && wt_dist_local_size(d) >= 1 &&
+              wt_dist_local_size(d) <= size,
+          "rank %d of %d, local %d of %d", g_rank, size, wt_dist_local_rank(d), wt_dist_local_size(d));
+    wt_context *ctx = make_ctx(argv[1]);
+    /* A rank without a context still takes part: it reports and fails. */
+    if (!ctx) {
+        wt_dist_fail(d, "no context");
+        wt_dist_destroy(d);
+        return 1;
+    }
+    if (wt_dist_barrier(d) != WT_OK) {
+        fprintf(stderr, "rank %d: %s\n", g_rank, wt_last_error());
+        wt_context_destroy(ctx);
+        wt_dist_destroy(d);
+        return 1;
+    }
+    test_allreduce(d, ctx, WT_DIST_SUM);
+    test_allreduce(d, ctx, WT_DIST_MEAN);
+    /* Again with buckets packed on the device (on a GPU) and read once. */
+    wt_dist *packed = NULL;
+    o.pack = WT_DIST_PACK_ALWAYS;
+    CHECK(wt_dist_init(MPI_COMM_WORLD, &o, &packed) == WT_OK, "a second group, packing");
+    if (packed) {
+        test_allreduce(packed, ctx, WT_DIST_SUM);
+        test_allreduce(packed, ctx, WT_DIST_MEAN);
+        wt_dist_destroy(packed);
+    }
+    o.pack = (wt_dist_pack)9;
+    CHECK(wt_dist_init(MPI_COMM_WORLD, &o, &packed) == WT_ERR_INVALID_ARGUMENT && packed == NULL, "a bad pack");
+    test_broadcast_allgather(d, ctx);
+    test_large_reads(d, ctx);
+    test_failures(d, ctx);
+    wt_context_destroy(ctx);
+    wt_dist_destroy(d);
+    printf("rank %d of %d (%s): %s\n", g_rank, size, argv[1], g_fail ? "FAILED" : "collectives ok");
+    return g_fail ? 1 : 0;
+}
