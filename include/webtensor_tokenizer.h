@@ -20,7 +20,8 @@
  *    the highest score first; from tokenizer.json (a BPE model with
  *    byte_fallback) the pair listed first in the merges. Ties go to the
  *    leftmost pair. A character left without a token becomes its UTF-8
- *    bytes as the byte tokens <0xNN>.
+ *    bytes as the byte tokens <0xNN>. A "▁" written in the text is a
+ *    space to SentencePiece too: it decodes as " ".
  *
  *  WT_TOKENIZER_BPE: byte-level BPE (GPT-2, Llama 3, Qwen 2). The text is
  *    split by the pre-tokenizer pattern into words; each word's bytes map

@@ -102,9 +102,10 @@ wt_status wt_tokenizer_from_gguf(const wt_gguf *f, wt_tokenizer **out)
         if ((st = gguf_opt_bool(f, "tokenizer.ggml.add_space_prefix", &prefix, &set))) goto fail;
         sp.no_prefix_space = set && !prefix;
     } else {
-        const char *pre = "gpt2";
+        const char *pre = NULL;
         st = wt_gguf_get_string(f, "tokenizer.ggml.pre", &pre, NULL);
         if (st && st != WT_ERR_NOT_FOUND) goto fail;
+        if (st || !pre) pre = "gpt2"; /* llama.cpp's default */
         if (strcmp(pre, "gpt2") == 0 || strcmp(pre, "default") == 0) sp.pre = TK_PRE_GPT2;
         else if (strcmp(pre, "llama-bpe") == 0 || strcmp(pre, "llama3") == 0 || strcmp(pre, "smaug-bpe") == 0) {
             sp.pre = TK_PRE_LLAMA3;
