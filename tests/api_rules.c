@@ -300,10 +300,11 @@ int main(void)
         }
     }
 
-    static const char *const headers[2] = {WT_INCLUDE_DIR "/webtensor.h", WT_INCLUDE_DIR "/webtensor_io.h"};
+    static const char *const headers[3] = {WT_INCLUDE_DIR "/webtensor.h", WT_INCLUDE_DIR "/webtensor_io.h",
+                                           WT_INCLUDE_DIR "/webtensor_tokenizer.h"};
     int functions = 0, structs = 0;
     scan all = {0};
-    for (int h = 0; h < 2; h++) {
+    for (int h = 0; h < 3; h++) {
         char *raw = read_file(headers[h]);
         if (!raw) {
             printf("FAIL: cannot read %s\n", headers[h]);
