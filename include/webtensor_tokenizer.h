@@ -30,8 +30,10 @@
  *    merges list, lowest first, ties leftmost. Llama 3's vocabulary takes a
  *    word that is itself a token whole, before any merge (ignore_merges).
  *    Pre-tokenizers, by GGUF tokenizer.ggml.pre or by the pattern of a
- *    tokenizer.json Split: "gpt2" (GPT-2's pattern), "llama-bpe" (Llama
- *    3's), "qwen2" (Qwen 2's: Llama 3's with single digits). The patterns
+ *    tokenizer.json Split: "gpt2" or "default" (GPT-2's pattern; also when
+ *    the key is missing), "llama-bpe", "llama3", "llama-v3" (Llama 3's,
+ *    with ignore_merges), "smaug-bpe" (Llama 3's pattern alone), "qwen2"
+ *    (Qwen 2's: Llama 3's with single digits). The patterns
  *    are implemented by hand; \p{L} and \p{N} are the Unicode general
  *    categories L and N (the tables' Unicode version is
  *    wt_tokenizer_unicode_version()), \s the White_Space property, and the
@@ -41,6 +43,23 @@
  * anything else, by U+FFFD for each maximal subpart (what Python's
  * bytes.decode(errors="replace") and a WHATWG TextDecoder do), so an
  * ill-formed input encodes as its replaced text does.
+ *
+ * A generation loop, text in and text out:
+ *
+ *   wt_tokenizer *tok;   wt_tokenizer_from_gguf(gguf, &tok)   (or _load_json)
+ *   size_t cap = WT_TOKENIZE_MAX_IDS(strlen(prompt)), n;
+ *   int32_t *ids = malloc(cap * sizeof *ids);
+ *   wt_tokenizer_encode(tok, prompt, strlen(prompt),
+ *                       wt_tokenizer_adds_bos(tok) ? WT_TOKENIZE_ADD_BOS : 0, ids, cap, &n);
+ *   ... prefill ids[0..n) ...
+ *   wt_detokenizer *d;   wt_detokenizer_create(tok, WT_DETOKENIZE_SKIP_SPECIAL, &d);
+ *   for each sampled id:  if (id == wt_tokenizer_eos(tok)) break;
+ *                         wt_detokenizer_push(d, id, &text, &len); fwrite(text, 1, len, stdout);
+ *   wt_detokenizer_flush(d, &text, &len); fwrite(text, 1, len, stdout);
+ *
+ * (The prompt's own dummy space stays with the prompt: the generated text
+ * continues it, so WT_DETOKENIZE_STRIP_PREFIX_SPACE is for decoding a
+ * whole text from its start.)
  *
  * Special tokens: the tokens of type control (BOS, EOS, <|eot_id|> ...) and
  * unknown are matched in the text only with WT_TOKENIZE_SPECIAL; tokens of

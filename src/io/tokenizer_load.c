@@ -107,10 +107,11 @@ wt_status wt_tokenizer_from_gguf(const wt_gguf *f, wt_tokenizer **out)
         if (st && st != WT_ERR_NOT_FOUND) goto fail;
         if (st || !pre) pre = "gpt2"; /* llama.cpp's default */
         if (strcmp(pre, "gpt2") == 0 || strcmp(pre, "default") == 0) sp.pre = TK_PRE_GPT2;
-        else if (strcmp(pre, "llama-bpe") == 0 || strcmp(pre, "llama3") == 0 || strcmp(pre, "smaug-bpe") == 0) {
+        else if (strcmp(pre, "llama-bpe") == 0 || strcmp(pre, "llama3") == 0 || strcmp(pre, "llama-v3") == 0) {
             sp.pre = TK_PRE_LLAMA3;
-            sp.ignore_merges = true;
-        } else if (strcmp(pre, "qwen2") == 0) sp.pre = TK_PRE_QWEN2;
+            sp.ignore_merges = true; /* as Llama 3's tokenizer.json says, and llama.cpp does */
+        } else if (strcmp(pre, "smaug-bpe") == 0) sp.pre = TK_PRE_LLAMA3; /* the pattern without ignore_merges */
+        else if (strcmp(pre, "qwen2") == 0) sp.pre = TK_PRE_QWEN2;
         else {
             st = wt_fail(WT_ERR_UNSUPPORTED, "%s: tokenizer.ggml.pre \"%s\" (supported: gpt2, llama-bpe, qwen2)", fn, pre);
             goto fail;
