@@ -11,7 +11,14 @@
  *   - decode(encode(text)) is the text (ill-formed UTF-8 replaced);
  *   - the streaming decoder, fed one id at a time, gives the same text;
  *   - a buffer one id short is refused with the count needed.
- * Exit status 0 when those hold for every text. */
+ * Exit status 0 when those hold for every text.
+ *
+ *   tokenizer_check --split gpt2|llama3|qwen2 CHUNKS WORDS_OUT
+ *
+ * writes the pre-tokenizer's words of each text (u32 count, then per word
+ * u32 length and its bytes), which the script compares with the pattern
+ * run by JavaScript's regex engine. */
+#include "io/tokenizer_internal.h" /* tk_pretokenize: linked from the static library */
 #include "webtensor_tokenizer.h"
 
 #include <stdint.h>
@@ -75,8 +82,67 @@ static size_t replace_ill_formed(const char *s, size_t n, char *out)
     return w;
 }
 
+typedef struct words {
+    FILE *out;
+    const char *text;
+    uint32_t count;
+    size_t cap, n;
+    uint32_t *begin, *end;
+} words;
+
+static bool collect(void *ctx, size_t begin, size_t end)
+{
+    words *w = ctx;
+    if (w->n == w->cap) {
+        w->cap = w->cap ? w->cap * 2 : 1024;
+        w->begin = realloc(w->begin, sizeof *w->begin * w->cap);
+        w->end = realloc(w->end, sizeof *w->end * w->cap);
+        if (!w->begin || !w->end) return false;
+    }
+    w->begin[w->n] = (uint32_t)begin;
+    w->end[w->n++] = (uint32_t)end;
+    return true;
+}
+
+static int split_mode(int argc, char **argv)
+{
+    if (argc != 5) return 2;
+    const tk_pre pre = !strcmp(argv[2], "gpt2") ? TK_PRE_GPT2 : !strcmp(argv[2], "llama3") ? TK_PRE_LLAMA3
+                     : !strcmp(argv[2], "qwen2") ? TK_PRE_QWEN2 : 0;
+    size_t size;
+    unsigned char *chunks = read_all(argv[3], &size);
+    FILE *out = fopen(argv[4], "wb");
+    if (!pre || !chunks || size < 4 || !out) {
+        fprintf(stderr, "%s --split: bad pattern, input or output\n", argv[0]);
+        return 2;
+    }
+    const uint32_t count = get_u32(chunks);
+    put_u32(out, count);
+    size_t off = 4;
+    words w = {0};
+    for (uint32_t c = 0; c < count; c++) {
+        const size_t n = get_u32(chunks + off);
+        const char *text = (const char *)chunks + off + 4;
+        off += 4 + n;
+        w.n = 0;
+        /* The patterns run on well-formed text (encode replaces the rest first). */
+        if (tk_pretokenize(pre, text, n, collect, &w) != WT_OK) return 1;
+        put_u32(out, (uint32_t)w.n);
+        for (size_t i = 0; i < w.n; i++) {
+            put_u32(out, w.end[i] - w.begin[i]);
+            fwrite(text + w.begin[i], 1, w.end[i] - w.begin[i], out);
+        }
+    }
+    fclose(out);
+    free(w.begin);
+    free(w.end);
+    free(chunks);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--split") == 0) return split_mode(argc, argv);
     if (argc < 4) {
         fprintf(stderr, "usage: %s TOKENIZER CHUNKS IDS_OUT [--bos] [--special]\n", argv[0]);
         return 2;

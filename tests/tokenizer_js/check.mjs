@@ -216,6 +216,47 @@ const l3 = expect(l3bufs, (s) => llama3.encode(s, { bos: true, eos: false }));
 run("llama3 tokenizer.json", "llama3.tokenizer.json", l3bufs, l3kinds, l3, ["--bos", "--special"]);
 run("llama3 gguf", "llama3.gguf", l3bufs, l3kinds, l3, ["--bos", "--special"]);
 
+// The three pre-tokenizer patterns, run by JavaScript's regex engine the
+// way llama3-tokenizer-js runs Llama 3's (its (?i:...) spelled out; the
+// matches and the gaps between them), against the library's hand-written
+// splitters: the same words for every well-formed text.
+const PATTERNS = {
+  gpt2: "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+",
+  llama3: "(?:'([sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD]))|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+  qwen2: "(?:'([sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD]))|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+};
+function regexSplit(text, re) {
+  const out = [];
+  let prev = 0;
+  for (const m of text.matchAll(re)) {
+    if (prev < m.index) out.push(text.slice(prev, m.index));
+    if (m[0].length > 0) out.push(m[0]);
+    prev = m.index + m[0].length;
+  }
+  if (prev < text.length) out.push(text.slice(prev));
+  return out;
+}
+const wellFormed = l3bufs.filter((b, i) => l3kinds[i] !== "ill-formed");
+writeFileSync(join(work, "texts.bin"), frame(wellFormed));
+for (const [name, pattern] of Object.entries(PATTERNS)) {
+  const re = new RegExp(pattern, "gu");
+  execFileSync(bin, ["--split", name, join(work, "texts.bin"), join(work, "words.bin")]);
+  const buf = readFileSync(join(work, "words.bin"));
+  let o = 4, bad = 0, nwords = 0;
+  for (let i = 0; i < buf.readUInt32LE(0); i++) {
+    const k = buf.readUInt32LE(o); o += 4;
+    const got = [];
+    for (let j = 0; j < k; j++) { const n = buf.readUInt32LE(o); got.push(dec.decode(buf.subarray(o + 4, o + 4 + n))); o += 4 + n; }
+    const want = regexSplit(dec.decode(wellFormed[i]), re);
+    nwords += want.length;
+    if (got.length !== want.length || got.some((w, j) => w !== want[j])) {
+      if (++bad <= 3) console.log(`FAIL split ${name} text ${i}: ${JSON.stringify(want.slice(0, 12))} vs ${JSON.stringify(got.slice(0, 12))}`);
+    }
+  }
+  console.log(`split ${name}: ${wellFormed.length - bad}/${wellFormed.length} texts split into the same ${nwords} words as JavaScript's regex`);
+  if (bad) failed++; else passed++;
+}
+
 // The known deviations: shown, not counted.
 writeFileSync(join(work, "texts.bin"), frame(deviations.map((s) => Buffer.from(enc.encode(s)))));
 execFileSync(bin, [join(work, "llama3.gguf"), join(work, "texts.bin"), join(work, "ids.bin"), "--special"], { encoding: "utf8" });
