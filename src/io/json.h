@@ -2,7 +2,10 @@
  * whole text parsed into an array of nodes (children linked in document
  * order), strings unescaped into one buffer. Nesting at most
  * WT_JSON_MAX_DEPTH deep; invalid UTF-8 inside a string, a lone surrogate
- * escape, a control character, trailing text, a duplicate key are errors.
+ * escape, a control character, trailing text, a duplicate key in an object
+ * of up to 16 members are errors (a larger object, a vocabulary, is left
+ * to its reader: a tokenizer's vocabulary with a text twice encodes it as
+ * its first id).
  * Never reads outside [data, data + size). */
 #ifndef WT_IO_JSON_H
 #define WT_IO_JSON_H

@@ -71,7 +71,7 @@ static size_t pow2_at_least(size_t n)
     return p;
 }
 
-static bool is_byte_token_text(const char *s, size_t n, int *value)
+bool tk_byte_token_value(const char *s, size_t n, int *value)
 {
     if (n != 6 || memcmp(s, "<0x", 3) != 0 || s[5] != '>') return false;
     int v = 0;
@@ -98,7 +98,7 @@ static size_t token_bytes_of(const wt_tokenizer *t, int32_t id, const uint32_t c
     }
     int byte;
     if (t->kind == WT_TOKENIZER_SPM) {
-        if (type == WT_TOKEN_BYTE && is_byte_token_text(s, n, &byte)) {
+        if (type == WT_TOKEN_BYTE && tk_byte_token_value(s, n, &byte)) {
             dst[0] = (char)byte;
             return 1;
         }
@@ -188,7 +188,7 @@ static wt_status build_tables(const char *fn, const tk_spec *sp, wt_tokenizer *t
         if (type > WT_TOKEN_BYTE)
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: token %d has type %u, not one of 1..6", fn, i, type);
         int byte;
-        if (!sp->types && t->kind == WT_TOKENIZER_SPM && is_byte_token_text(tok_text(t, i), t->text_len[i], &byte))
+        if (!sp->types && t->kind == WT_TOKENIZER_SPM && tk_byte_token_value(tok_text(t, i), t->text_len[i], &byte))
             type = WT_TOKEN_BYTE;
         if (!sp->tokens[i].s || !sp->tokens[i].n) type = WT_TOKEN_UNUSED;
         t->types[i] = type;

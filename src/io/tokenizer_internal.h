@@ -65,6 +65,8 @@ wt_status tk_build(const char *fn, const tk_spec *spec, wt_tokenizer **out);
  * each [begin, end) byte range, in order. Returns false when emit does. */
 typedef bool (*tk_emit)(void *ctx, size_t begin, size_t end);
 wt_status tk_pretokenize(tk_pre pre, const char *text, size_t len, tk_emit emit, void *ctx);
+/* Whether s[0..n) is an SPM byte token "<0xNN>", and its byte. */
+bool tk_byte_token_value(const char *s, size_t n, int *value);
 /* The byte-level BPE table: the code point each byte stands for (all
  * below U+0144). */
 void tk_byte_table(uint32_t byte_to_cp[256]);

@@ -225,14 +225,15 @@ static wt_status read_pre(const char *fn, const wt_json *d, const wt_json_node *
 
 /* The ids of the special tokens a TemplateProcessing puts around a single
  * sequence: before ("A" not yet seen) -> BOS, after -> EOS. */
-static void read_template(const wt_json *d, const wt_json_node *pp, const wt_tokenizer *probe, tk_spec *sp,
-                          int32_t (*find)(const wt_tokenizer *, const tk_spec *, const wt_json_node *))
+static int32_t find_text(const tk_spec *sp, const wt_json_node *s);
+
+static void read_template(const wt_json *d, const wt_json_node *pp, tk_spec *sp)
 {
     if (!pp) return;
     const wt_json_node *type = type_of(d, pp);
     if (str_is(type, "Sequence")) {
         for (const wt_json_node *c = wt_json_first(d, wt_json_get(d, pp, "processors")); c; c = wt_json_next(d, c))
-            read_template(d, c, probe, sp, find);
+            read_template(d, c, sp);
         return;
     }
     if (!str_is(type, "TemplateProcessing")) return;
@@ -242,7 +243,7 @@ static void read_template(const wt_json *d, const wt_json_node *pp, const wt_tok
             seen_a = true;
             continue;
         }
-        const int32_t id = find(probe, sp, wt_json_get(d, wt_json_get(d, c, "SpecialToken"), "id"));
+        const int32_t id = find_text(sp, wt_json_get(d, wt_json_get(d, c, "SpecialToken"), "id"));
         if (id < 0) continue;
         if (!seen_a) {
             sp->bos = id;
@@ -254,9 +255,8 @@ static void read_template(const wt_json *d, const wt_json_node *pp, const wt_tok
 }
 
 /* Linear search of a token by its text (used a handful of times). */
-static int32_t find_text(const wt_tokenizer *unused, const tk_spec *sp, const wt_json_node *s)
+static int32_t find_text(const tk_spec *sp, const wt_json_node *s)
 {
-    (void)unused;
     if (!s || s->type != WT_JSON_STRING) return -1;
     for (int32_t i = 0; i < sp->n_vocab; i++)
         if (sp->tokens[i].s && sp->tokens[i].n == s->len && memcmp(sp->tokens[i].s, s->str, s->len) == 0) return i;
@@ -335,16 +335,14 @@ static wt_status from_json(const char *fn, const wt_json *d, wt_tokenizer **out)
     if (st) goto done;
     /* SPM's byte tokens; the unknown token. */
     for (int32_t i = 0; i < sp.n_vocab; i++) {
-        int v;
+        int byte;
         if (!sp.tokens[i].s) sp.types[i] = WT_TOKEN_UNUSED;
-        else if (spm && sp.types[i] == WT_TOKEN_NORMAL && sp.tokens[i].n == 6 &&
-                 sscanf(sp.tokens[i].s, "<0x%2X>", (unsigned *)&v) == 1 && memcmp(sp.tokens[i].s, "<0x", 3) == 0 &&
-                 sp.tokens[i].s[5] == '>')
+        else if (spm && sp.types[i] == WT_TOKEN_NORMAL && tk_byte_token_value(sp.tokens[i].s, sp.tokens[i].n, &byte))
             sp.types[i] = WT_TOKEN_BYTE;
     }
     const wt_json_node *unk = wt_json_get(d, model, "unk_token");
     if (unk && unk->type == WT_JSON_STRING) {
-        sp.unk = find_text(NULL, &sp, unk);
+        sp.unk = find_text(&sp, unk);
         if (sp.unk >= 0) sp.types[sp.unk] = WT_TOKEN_UNKNOWN;
     }
     const wt_json_node *ignore = wt_json_get(d, model, "ignore_merges");
@@ -389,16 +387,16 @@ static wt_status from_json(const char *fn, const wt_json *d, wt_tokenizer **out)
         }
     }
     /* BOS / EOS: the post-processor's template, else well-known names. */
-    read_template(d, wt_json_get(d, root, "post_processor"), NULL, &sp, find_text);
+    read_template(d, wt_json_get(d, root, "post_processor"), &sp);
     static const char *const bos_names[] = {"<s>", "<|begin_of_text|>"};
     static const char *const eos_names[] = {"</s>", "<|end_of_text|>", "<|endoftext|>"};
     for (size_t i = 0; i < 2 && sp.bos < 0; i++) {
         const wt_json_node s = {.type = WT_JSON_STRING, .str = bos_names[i], .len = strlen(bos_names[i])};
-        sp.bos = find_text(NULL, &sp, &s);
+        sp.bos = find_text(&sp, &s);
     }
     for (size_t i = 0; i < 3 && sp.eos < 0; i++) {
         const wt_json_node s = {.type = WT_JSON_STRING, .str = eos_names[i], .len = strlen(eos_names[i])};
-        sp.eos = find_text(NULL, &sp, &s);
+        sp.eos = find_text(&sp, &s);
     }
     if (spm && !sp.add_bos_set) sp.add_bos = sp.add_bos_set = true;
     st = tk_build(fn, &sp, out);
