@@ -238,7 +238,7 @@ static wt_status read_value(parser *ps, int depth, int32_t *index)
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
         if ((st = new_node(ps, WT_JSON_NUMBER, index))) return st;
-        double v;
+        double v = 0;
         if ((st = read_number(ps, &v))) return st;
         ps->doc->nodes[*index].number = v;
         return WT_OK;
