@@ -102,7 +102,12 @@ WT_API wt_status wt_tokenizer_from_gguf(const wt_gguf *f, wt_tokenizer **out);
  * above) -> BPE; model.ignore_merges; added_tokens (special -> CONTROL,
  * else USER_DEFINED); BOS and EOS from the post_processor's template
  * (TemplateProcessing) when there is one, else the added tokens named
- * <s> </s>, <|begin_of_text|> <|end_of_text|>, <|endoftext|>. */
+ * <s> </s>, <|begin_of_text|> <|end_of_text|>, <|endoftext|>. The
+ * normalizer is not run: SPM's Prepend("▁") and Replace(" ", "▁") are what
+ * SPM does anyway, and Qwen 2's NFC leaves text already in NFC (nearly all
+ * text) as it is; text in another form is tokenized as written. A
+ * Metaspace pre-tokenizer is taken as SPM's dummy prefix in front of the
+ * text and after each special token. */
 WT_API wt_status wt_tokenizer_load_json(const char *path, wt_tokenizer **out);
 WT_API wt_status wt_tokenizer_from_json_memory(const void *data, size_t size, wt_tokenizer **out);
 WT_API void wt_tokenizer_destroy(wt_tokenizer *t); /* NULL is ignored */
