@@ -121,7 +121,8 @@ int main(int argc, char **argv)
             const char *piece;
             size_t plen;
             wt_tokenizer_token(t, ids[i], &piece, &plen, NULL);
-            printf("%d\t%.*s\n", ids[i], (int)plen, piece);
+            /* A generation loop stops at the ids that end one. */
+            printf("%d\t%.*s%s\n", ids[i], (int)plen, piece, wt_tokenizer_is_end(t, ids[i]) ? "\t(ends a generation)" : "");
         }
         printf("%zu tokens for %zu bytes; decoded: ", n, len);
         rc = print_text(t, ids, n, dflags);

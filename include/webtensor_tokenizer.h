@@ -53,7 +53,7 @@
  *                       wt_tokenizer_adds_bos(tok) ? WT_TOKENIZE_ADD_BOS : 0, ids, cap, &n);
  *   ... prefill ids[0..n) ...
  *   wt_detokenizer *d;   wt_detokenizer_create(tok, WT_DETOKENIZE_SKIP_SPECIAL, &d);
- *   for each sampled id:  if (id == wt_tokenizer_eos(tok)) break;
+ *   for each sampled id:  if (wt_tokenizer_is_end(tok, id)) break;
  *                         wt_detokenizer_push(d, id, &text, &len); fwrite(text, 1, len, stdout);
  *   wt_detokenizer_flush(d, &text, &len); fwrite(text, 1, len, stdout);
  *
@@ -117,6 +117,11 @@ WT_API int32_t wt_tokenizer_vocab_size(const wt_tokenizer *t);         /* 0 for 
 /* BOS and EOS ids, -1 when the vocabulary has none (or t is NULL). */
 WT_API int32_t wt_tokenizer_bos(const wt_tokenizer *t);
 WT_API int32_t wt_tokenizer_eos(const wt_tokenizer *t);
+/* Whether id ends a generation: EOS, GGUF's tokenizer.ggml.eot_token_id
+ * and .eom_token_id, and the control tokens chat models end a turn with
+ * (<|eot_id|>, <|eom_id|>, <|im_end|>, <|end|>, <|endoftext|>,
+ * <end_of_turn>, <|end_of_text|>). false for NULL or another id. */
+WT_API bool wt_tokenizer_is_end(const wt_tokenizer *t, int32_t id);
 /* Whether the model expects BOS in front of a prompt (GGUF
  * tokenizer.ggml.add_bos_token, a tokenizer.json template that adds it;
  * SPM's default true, BPE's false). */

@@ -1453,7 +1453,7 @@ static const char *const NO_STATUS[] = {
     "wt_gguf_close", "wt_gguf_version", "wt_gguf_alignment", "wt_gguf_kv_count", "wt_gguf_tensor_count",
     "wt_gguf_writer_destroy", "wt_graph_destroy",
     "wt_tokenizer_destroy", "wt_tokenizer_kind_of", "wt_tokenizer_vocab_size", "wt_tokenizer_bos",
-    "wt_tokenizer_eos", "wt_tokenizer_adds_bos", "wt_tokenizer_unicode_version", "wt_detokenizer_destroy",
+    "wt_tokenizer_eos", "wt_tokenizer_adds_bos", "wt_tokenizer_is_end", "wt_tokenizer_unicode_version", "wt_detokenizer_destroy",
 };
 
 static int no_status_checks(void)
@@ -1498,7 +1498,7 @@ static int no_status_checks(void)
     wt_tokenizer_destroy(NULL);
     wt_detokenizer_destroy(NULL);
     CHECK(wt_tokenizer_kind_of(NULL) == 0 && wt_tokenizer_vocab_size(NULL) == 0 && wt_tokenizer_bos(NULL) == -1 &&
-              wt_tokenizer_eos(NULL) == -1 && !wt_tokenizer_adds_bos(NULL) && wt_tokenizer_unicode_version()[0],
+              wt_tokenizer_eos(NULL) == -1 && !wt_tokenizer_adds_bos(NULL) && !wt_tokenizer_is_end(NULL, 2) && wt_tokenizer_unicode_version()[0],
           "tokenizer getters of NULL");
     return 16;
 }

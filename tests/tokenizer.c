@@ -58,6 +58,8 @@ static void byte_level(void)
     /* Special <|eot|> (267) only with WT_TOKENIZE_SPECIAL; <tool> (268,
      * user-defined) always. */
     ids_are(t, "<|eot|>in", WT_TOKENIZE_SPECIAL, IDS(267, 259), "special on");
+    /* No EOS and no known end-of-turn text: nothing ends a generation. */
+    CHECK(!wt_tokenizer_is_end(t, 267) && wt_tokenizer_eos(t) == -1, "gpt2: <|eot|> is no known end");
     ids_are(t, "<tool>in", 0, IDS(268, 259), "user-defined always");
     int32_t ids[64];
     size_t n = 0;
@@ -112,6 +114,9 @@ static void sentencepiece(const char *label, wt_tokenizer *t)
     CHECK(wt_tokenizer_kind_of(t) == WT_TOKENIZER_SPM && wt_tokenizer_bos(t) == 1 && wt_tokenizer_eos(t) == 2 &&
               wt_tokenizer_adds_bos(t),
           "%s: kind, BOS, EOS", label);
+    CHECK(wt_tokenizer_is_end(t, 2) && !wt_tokenizer_is_end(t, 1) && !wt_tokenizer_is_end(t, 277) &&
+              !wt_tokenizer_is_end(t, -1),
+          "%s: </s> ends a generation, <s> and ▁the do not", label);
     /* "the" -> ▁ t h e: ▁t, then ▁th, then ▁the (277), by rank and by score alike. */
     ids_are(t, "the", WT_TOKENIZE_ADD_BOS, IDS(1, 277), label);
     /* "there": ▁the, r, e ("e r" loses its e to ▁the first). */

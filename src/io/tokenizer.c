@@ -254,6 +254,20 @@ static wt_status build_tables(const char *fn, const tk_spec *sp, wt_tokenizer *t
         }
     }
     sort_specials(t);
+    /* Ends of a generation: EOS, GGUF's end-of-turn and end-of-message ids,
+     * and the control tokens chat models end a turn with. */
+    static const char *const end_texts[] = {"<|eot_id|>", "<|eom_id|>", "<|im_end|>", "<|end|>", "<|endoftext|>",
+                                            "<end_of_turn>", "<|end_of_text|>"};
+    const int32_t given[3] = {t->eos, sp->eot, sp->eom};
+    for (int i = 0; i < 3; i++)
+        if (given[i] >= 0 && given[i] < n) t->ends[t->n_ends++] = given[i];
+    for (size_t i = 0; i < sizeof end_texts / sizeof *end_texts; i++) {
+        const int32_t id = lookup(t, end_texts[i], strlen(end_texts[i]));
+        if (id < 0 || t->types[id] != WT_TOKEN_CONTROL || t->n_ends == 8) continue;
+        bool seen = false;
+        for (int k = 0; k < t->n_ends; k++) seen = seen || t->ends[k] == id;
+        if (!seen) t->ends[t->n_ends++] = id;
+    }
     return WT_OK;
 }
 
@@ -355,6 +369,14 @@ int32_t wt_tokenizer_vocab_size(const wt_tokenizer *t) { return t ? t->n_vocab :
 int32_t wt_tokenizer_bos(const wt_tokenizer *t) { return t ? t->bos : -1; }
 int32_t wt_tokenizer_eos(const wt_tokenizer *t) { return t ? t->eos : -1; }
 bool wt_tokenizer_adds_bos(const wt_tokenizer *t) { return t && t->add_bos && t->bos >= 0; }
+
+bool wt_tokenizer_is_end(const wt_tokenizer *t, int32_t id)
+{
+    if (!t) return false;
+    for (int i = 0; i < t->n_ends; i++)
+        if (t->ends[i] == id) return true;
+    return false;
+}
 const char *wt_tokenizer_unicode_version(void) { return wt_unicode_version; }
 
 wt_status wt_tokenizer_token(const wt_tokenizer *t, int32_t id, const char **text, size_t *len, wt_token_type *type)

@@ -28,6 +28,7 @@ typedef struct tk_spec {
     size_t n_merges;
     tk_str *merge_left, *merge_right; /* n_merges each */
     int32_t bos, eos, unk; /* -1: none */
+    int32_t eot, eom;      /* GGUF's end-of-turn and end-of-message ids, -1: none */
     bool add_bos, add_bos_set;
     bool no_prefix_space; /* SPM: GGUF add_space_prefix false */
 } tk_spec;
@@ -54,6 +55,8 @@ struct wt_tokenizer {
     size_t merge_mask;
     uint32_t byte_cp[256];   /* BPE: the character each byte stands for */
     int32_t byte_token[256]; /* SPM: <0xNN>; BPE: the mapped character's token; -1 none */
+    int32_t ends[8];         /* the ids that end a generation */
+    int n_ends;
     int32_t *specials;       /* ids matched in the text, longest first */
     int32_t n_specials;
     uint8_t special_first[32]; /* bitmap of the specials' first bytes */

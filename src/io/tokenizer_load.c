@@ -158,6 +158,8 @@ wt_status wt_tokenizer_from_gguf(const wt_gguf *f, wt_tokenizer **out)
     if ((st = gguf_opt_id(f, "tokenizer.ggml.bos_token_id", &sp.bos))) goto fail;
     if ((st = gguf_opt_id(f, "tokenizer.ggml.eos_token_id", &sp.eos))) goto fail;
     if ((st = gguf_opt_id(f, "tokenizer.ggml.unknown_token_id", &sp.unk))) goto fail;
+    if ((st = gguf_opt_id(f, "tokenizer.ggml.eot_token_id", &sp.eot))) goto fail;
+    if ((st = gguf_opt_id(f, "tokenizer.ggml.eom_token_id", &sp.eom))) goto fail;
     if ((st = gguf_opt_bool(f, "tokenizer.ggml.add_bos_token", &sp.add_bos, &sp.add_bos_set))) goto fail;
     st = tk_build(fn, &sp, out);
 fail:
@@ -308,7 +310,7 @@ static wt_status from_json(const char *fn, const wt_json *d, wt_tokenizer **out)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: token ids up to %g", fn, max_id);
     tk_spec sp = {0};
     sp.n_vocab = (int32_t)max_id + 1;
-    sp.bos = sp.eos = sp.unk = -1;
+    sp.bos = sp.eos = sp.unk = sp.eot = sp.eom = -1;
     sp.tokens = calloc((size_t)sp.n_vocab, sizeof *sp.tokens);
     sp.types = calloc((size_t)sp.n_vocab, 1);
     if (!sp.tokens || !sp.types) {
