@@ -45,7 +45,7 @@ FUZZ_SECONDS ?= 60
 # another FUZZ_SEED, explores further: tests/RELIABILITY.md).
 FUZZ_SEED ?= 1
 PARSE_FUZZ_SECONDS ?= 20
-PARSE_FUZZERS = npy safetensors gguf options
+PARSE_FUZZERS = npy safetensors gguf options tokenizer_json tokenize
 test-fuzz:
 	./scripts/install-deps.sh --fuzz
 	CC=clang cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWT_FUZZ=ON

@@ -118,6 +118,14 @@ if [ ! -d "$gguf_js/node_modules/@huggingface/gguf" ] ||
    [ "$gguf_js/package-lock.json" -nt "$gguf_js/node_modules/.package-lock.json" ]; then
     (cd "$gguf_js" && npm ci --no-audit --no-fund --ignore-scripts)
 fi
+# The tokenizers the library's are checked against (tokenizer_js_crosscheck):
+# Llama 2's and Llama 3's vocabularies inside two npm packages, pinned by
+# tests/tokenizer_js/package-lock.json.
+tokenizer_js="$here/tests/tokenizer_js"
+if [ ! -d "$tokenizer_js/node_modules/llama3-tokenizer-js" ] || [ ! -d "$tokenizer_js/node_modules/llama-tokenizer-js" ] ||
+   [ "$tokenizer_js/package-lock.json" -nt "$tokenizer_js/node_modules/.package-lock.json" ]; then
+    (cd "$tokenizer_js" && npm ci --no-audit --no-fund --ignore-scripts)
+fi
 echo "install-deps: ready (mesa $(pkg_version mesa-vulkan-drivers), dawn $so)"
 
 # --- WebAssembly: the npm packages of the wasm test runs, pinned by

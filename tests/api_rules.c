@@ -301,11 +301,12 @@ int main(void)
         }
     }
 
-    static const char *const headers[3] = {WT_INCLUDE_DIR "/webtensor.h", WT_INCLUDE_DIR "/webtensor_io.h",
-                                           WT_INCLUDE_DIR "/webtensor_dist.h"};
+    static const char *const headers[4] = {WT_INCLUDE_DIR "/webtensor.h", WT_INCLUDE_DIR "/webtensor_io.h",
+                                           WT_INCLUDE_DIR "/webtensor_dist.h",
+                                           WT_INCLUDE_DIR "/webtensor_tokenizer.h"};
     int functions = 0, structs = 0;
     scan all = {0};
-    for (int h = 0; h < 3; h++) {
+    for (int h = 0; h < 4; h++) {
         char *raw = read_file(headers[h]);
         if (!raw) {
             printf("FAIL: cannot read %s\n", headers[h]);

@@ -25,6 +25,9 @@
 #include "bad_input.h"
 #include "test_util.h"
 #include "webtensor_io.h"
+#include "webtensor_tokenizer.h"
+
+#include "fuzz/tokenizer_vocab.h"
 
 #include <limits.h>
 #include <math.h>
@@ -47,7 +50,8 @@ typedef enum kind {
 #define POISON_PTR ((void *)(uintptr_t)0x10)
 
 /* An out-pointer's target: whatever the function makes. */
-typedef enum out_type { OUT_TENSOR, OUT_EVENT, OUT_KERNEL, OUT_FILE, OUT_GGUF, OUT_GGUF_WRITER } out_type;
+typedef enum out_type { OUT_TENSOR, OUT_EVENT, OUT_KERNEL, OUT_FILE, OUT_GGUF, OUT_GGUF_WRITER, OUT_TOKENIZER,
+                        OUT_DETOKENIZER } out_type;
 typedef struct out_slot {
     out_type type;
     union {
@@ -57,6 +61,8 @@ typedef struct out_slot {
         wt_safetensors *f;
         wt_gguf *g;
         wt_gguf_writer *w;
+        wt_tokenizer *tok;
+        wt_detokenizer *detok;
     } u;
     bool passed; /* given to the call (not replaced by NULL) */
     const char *name;
@@ -72,6 +78,8 @@ typedef struct env2 {
     wt_tensor *qx, *qw, *qb; /* quantised linear: x [2, 32], Q8_0 weight [3, 32] (i32 [3, 9]), bias [3] */
     uint8_t qblocks[3 * 34]; /* the weight's blocks */
     char npy_path[64], st_path[64], gguf_path[64], dir_path[64];
+    char tok_json_path[64], tok_gguf_path[64]; /* a SentencePiece vocabulary (tests/fuzz/tokenizer_vocab.h) */
+    char *tok_json;
     void *npy_bytes, *st_bytes, *gguf_bytes;
     size_t npy_size, st_size, gguf_size;
 } env2;
@@ -225,6 +233,19 @@ static wt_gguf_writer **out_gguf_writer(M *m, const char *name)
     bool null;
     out_slot *o = out_slot_take(m, K_OUT, name, OUT_GGUF_WRITER, &null);
     return null ? NULL : &o->u.w;
+}
+
+static wt_tokenizer **out_tokenizer(M *m, const char *name)
+{
+    bool null;
+    out_slot *o = out_slot_take(m, K_OUT, name, OUT_TOKENIZER, &null);
+    return null ? NULL : &o->u.tok;
+}
+static wt_detokenizer **out_detokenizer(M *m, const char *name)
+{
+    bool null;
+    out_slot *o = out_slot_take(m, K_OUT, name, OUT_DETOKENIZER, &null);
+    return null ? NULL : &o->u.detok;
 }
 
 /* An array of n out-tensors (split, chunk, load_many): on failure every
@@ -1268,6 +1289,118 @@ ROWFN(gguf_writer_add_raw)
     wt_gguf_writer_destroy(w);
     return st;
 }
+/* --- tokenizers --- */
+static wt_tokenizer *open_tokenizer(const env2 *e)
+{
+    wt_tokenizer *t = NULL;
+    wt_tokenizer_from_json_memory(e->tok_json, strlen(e->tok_json), &t);
+    return t;
+}
+ROWFN(tokenizer_from_gguf)
+{
+    wt_gguf *g = NULL;
+    wt_gguf_open(e->tok_gguf_path, &g);
+    wt_status st = wt_tokenizer_from_gguf(PTR("f", g), out_tokenizer(m, "out"));
+    wt_gguf_close(g);
+    return st;
+}
+ROWFN(tokenizer_load_json) { return wt_tokenizer_load_json(PATH("path", e->tok_json_path), out_tokenizer(m, "out")); }
+ROWFN(tokenizer_from_json_memory)
+{
+    return wt_tokenizer_from_json_memory(PTR("data", e->tok_json), BYTES("size", strlen(e->tok_json)),
+                                         out_tokenizer(m, "out"));
+}
+ROWFN(tokenizer_token)
+{
+    wt_tokenizer *t = open_tokenizer(e);
+    const char *text;
+    size_t len;
+    wt_token_type type;
+    wt_status st = wt_tokenizer_token(PTR("t", t), INDEX("id", 5), PTRO("text", &text), PTRO("len", &len),
+                                      PTRO("type", &type));
+    wt_tokenizer_destroy(t);
+    return st;
+}
+ROWFN(tokenizer_find)
+{
+    wt_tokenizer *t = open_tokenizer(e);
+    int32_t id;
+    wt_status st = wt_tokenizer_find(PTR("t", t), PTR("text", "\xE2\x96\x81the"), 6, PTR("id", &id));
+    wt_tokenizer_destroy(t);
+    return st;
+}
+ROWFN(tokenizer_encode)
+{
+    wt_tokenizer *t = open_tokenizer(e);
+    int32_t ids[8];
+    size_t n;
+    const unsigned flags = bad_value(m, "flags", WT_ERR_INVALID_ARGUMENT, "%s unknown bits") ? 0x100u : WT_TOKENIZE_ADD_BOS;
+    /* "the x" -> <s> ▁the ▁ <0x78>: 4 ids */
+    wt_status st = wt_tokenizer_encode(PTR("t", t), PTR("text", "the x"), 5, flags, PTR("ids", ids),
+                                       BYTES("capacity", 4), PTR("n_ids", &n));
+    wt_tokenizer_destroy(t);
+    return st;
+}
+ROWFN(tokenizer_token_bytes)
+{
+    wt_tokenizer *t = open_tokenizer(e);
+    char buf[8];
+    size_t len;
+    /* token 277 is ▁the: 4 bytes " the" */
+    wt_status st = wt_tokenizer_token_bytes(PTR("t", t), INDEX("id", 277), PTR("buf", buf), BYTES("capacity", 4),
+                                            PTR("len", &len));
+    wt_tokenizer_destroy(t);
+    return st;
+}
+ROWFN(tokenizer_decode)
+{
+    wt_tokenizer *t = open_tokenizer(e);
+    static const int32_t ids[2] = {1, 277};
+    char text[8];
+    size_t len;
+    const unsigned flags = bad_value(m, "flags", WT_ERR_INVALID_ARGUMENT, "%s unknown bits") ? 0x100u : 0;
+    /* "<s> the" and its NUL: 8 bytes */
+    wt_status st = wt_tokenizer_decode(PTR("t", t), PTR("ids", ids), 2, flags, PTR("text", text), BYTES("capacity", 8),
+                                       PTR("len", &len));
+    wt_tokenizer_destroy(t);
+    return st;
+}
+ROWFN(detokenizer_create)
+{
+    wt_tokenizer *t = open_tokenizer(e);
+    const unsigned flags = bad_value(m, "flags", WT_ERR_INVALID_ARGUMENT, "%s unknown bits") ? 0x100u : 0;
+    wt_status st = wt_detokenizer_create(PTR("t", t), flags, out_detokenizer(m, "out"));
+    wt_tokenizer_destroy(t);
+    return st;
+}
+static wt_detokenizer *open_detokenizer(const wt_tokenizer *t)
+{
+    wt_detokenizer *d = NULL;
+    wt_detokenizer_create(t, 0, &d);
+    return d;
+}
+ROWFN(detokenizer_push)
+{
+    wt_tokenizer *t = open_tokenizer(e);
+    wt_detokenizer *d = open_detokenizer(t);
+    const char *text;
+    size_t len;
+    wt_status st = wt_detokenizer_push(PTR("d", d), INDEX("id", 277), PTR("text", &text), PTR("len", &len));
+    wt_detokenizer_destroy(d);
+    wt_tokenizer_destroy(t);
+    return st;
+}
+ROWFN(detokenizer_flush)
+{
+    wt_tokenizer *t = open_tokenizer(e);
+    wt_detokenizer *d = open_detokenizer(t);
+    const char *text;
+    size_t len;
+    wt_status st = wt_detokenizer_flush(PTR("d", d), PTR("text", &text), PTR("len", &len));
+    wt_detokenizer_destroy(d);
+    wt_tokenizer_destroy(t);
+    return st;
+}
 ROWFN(gguf_writer_save)
 {
     wt_gguf_writer *w = new_writer();
@@ -1319,6 +1452,10 @@ static const slot_row ROWS[] = {
     R(gguf_tensor_at), R(gguf_find_tensor), R(gguf_load), R(gguf_read_raw), R(gguf_writer_create),
     R(gguf_writer_set), R(gguf_writer_set_u32), R(gguf_writer_set_string), R(gguf_writer_add_tensor),
     R(gguf_writer_add_raw), R(gguf_writer_save),
+    /* --- tokenizers --- */
+    R(tokenizer_from_gguf), R(tokenizer_load_json), R(tokenizer_from_json_memory), R(tokenizer_token),
+    R(tokenizer_find), R(tokenizer_encode), R(tokenizer_token_bytes), R(tokenizer_decode), R(detokenizer_create),
+    R(detokenizer_push), R(detokenizer_flush),
 };
 
 /* Functions without a status: called with NULL or an out-of-range value,
@@ -1338,6 +1475,8 @@ static const char *const NO_STATUS[] = {
     "wt_safetensors_close", "wt_safetensors_count", "wt_safetensors_metadata",
     "wt_gguf_close", "wt_gguf_version", "wt_gguf_alignment", "wt_gguf_kv_count", "wt_gguf_tensor_count",
     "wt_gguf_writer_destroy", "wt_graph_release", "wt_graph_destroy", "wt_set_last_error",
+    "wt_tokenizer_destroy", "wt_tokenizer_kind_of", "wt_tokenizer_vocab_size", "wt_tokenizer_bos",
+    "wt_tokenizer_eos", "wt_tokenizer_adds_bos", "wt_tokenizer_is_end", "wt_tokenizer_unicode_version", "wt_detokenizer_destroy",
 };
 
 static int no_status_checks(void)
@@ -1383,7 +1522,12 @@ static int no_status_checks(void)
     CHECK(wt_gguf_version(NULL) == 0 && wt_gguf_alignment(NULL) == 0 && wt_gguf_kv_count(NULL) == 0 &&
               wt_gguf_tensor_count(NULL) == 0,
           "gguf version/alignment/counts of NULL");
-    return 15;
+    wt_tokenizer_destroy(NULL);
+    wt_detokenizer_destroy(NULL);
+    CHECK(wt_tokenizer_kind_of(NULL) == 0 && wt_tokenizer_vocab_size(NULL) == 0 && wt_tokenizer_bos(NULL) == -1 &&
+              wt_tokenizer_eos(NULL) == -1 && !wt_tokenizer_adds_bos(NULL) && !wt_tokenizer_is_end(NULL, 2) && wt_tokenizer_unicode_version()[0],
+          "tokenizer getters of NULL");
+    return 16;
 }
 
 /* ------------------------------------------------------------- driver */
@@ -1412,6 +1556,8 @@ static void check_outputs(M *m, const char *fn, const char *mode, wt_status st)
         case OUT_FILE: wt_safetensors_close(o->u.f); break;
         case OUT_GGUF: wt_gguf_close(o->u.g); break;
         case OUT_GGUF_WRITER: wt_gguf_writer_destroy(o->u.w); break;
+        case OUT_TOKENIZER: wt_tokenizer_destroy(o->u.tok); break;
+        case OUT_DETOKENIZER: wt_detokenizer_destroy(o->u.detok); break;
         }
     }
     /* With a bad count the function cannot know how many entries to clear. */
@@ -1511,7 +1657,13 @@ static bool make_env(env2 *e)
                    wt_gguf_writer_add_tensor(w, "a", e->m35) == WT_OK && e->q &&
                    wt_gguf_writer_add_tensor(w, "b", e->q) == WT_OK && wt_gguf_writer_save(w, e->gguf_path) == WT_OK;
     wt_gguf_writer_destroy(w);
-    return e->m35 && e->v5 && gguf_ok && wt_npy_save(e->npy_path, e->m35) == WT_OK &&
+    snprintf(e->tok_json_path, sizeof e->tok_json_path, "/tmp/wt_bad_input_%d.tokenizer.json", (int)getpid());
+    snprintf(e->tok_gguf_path, sizeof e->tok_gguf_path, "/tmp/wt_bad_input_%d.tokenizer.gguf", (int)getpid());
+    e->tok_json = vocab_spm_json();
+    FILE *tf = fopen(e->tok_json_path, "wb");
+    const bool tok_ok = tf && fwrite(e->tok_json, 1, strlen(e->tok_json), tf) == strlen(e->tok_json) &&
+                        fclose(tf) == 0 && vocab_spm_gguf(e->tok_gguf_path) == WT_OK;
+    return tok_ok && e->m35 && e->v5 && gguf_ok && wt_npy_save(e->npy_path, e->m35) == WT_OK &&
            wt_safetensors_save(e->st_path, 2, names, ts, 0, NULL, NULL) == WT_OK &&
            read_file(e->npy_path, &e->npy_bytes, &e->npy_size) && read_file(e->st_path, &e->st_bytes, &e->st_size) &&
            read_file(e->gguf_path, &e->gguf_bytes, &e->gguf_size);
@@ -1527,6 +1679,9 @@ static void free_env(env2 *e)
     free(e->st_bytes);
     free(e->gguf_bytes);
     remove(e->gguf_path);
+    free(e->tok_json);
+    remove(e->tok_json_path);
+    remove(e->tok_gguf_path);
     remove(e->npy_path);
     remove(e->st_path);
     remove(e->dir_path);
@@ -1619,9 +1774,10 @@ static bool listed(const char *name, const char *const *names, size_t n)
 
 void bad_input_check_header(const char *const *names, size_t n)
 {
-    static const char *const headers[2] = {WT_INCLUDE_DIR "/webtensor.h", WT_INCLUDE_DIR "/webtensor_io.h"};
+    static const char *const headers[3] = {WT_INCLUDE_DIR "/webtensor.h", WT_INCLUDE_DIR "/webtensor_io.h",
+                                           WT_INCLUDE_DIR "/webtensor_tokenizer.h"};
     int total = 0, missing = 0;
-    for (int h = 0; h < 2; h++) {
+    for (int h = 0; h < 3; h++) {
         void *data = NULL;
         size_t size = 0;
         FILE *f = fopen(headers[h], "rb");

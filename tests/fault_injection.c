@@ -22,6 +22,9 @@
  * The counts of injection points are printed. */
 #include "test_util.h"
 #include "webgpu/wg_runtime.h"
+#include "webtensor_tokenizer.h"
+
+#include "fuzz/tokenizer_vocab.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -717,6 +720,87 @@ static void loss_phase(test_backend be, const float *ref)
     wt_context_destroy(ctx);
 }
 
+/* ------------------------------------------------------------- tokenizers */
+
+/* Loads a tokenizer from JSON text, encodes, decodes and streams a text;
+ * the ids and the decoded bytes come out in ids / text. */
+static wt_status tokenizer_workload(const char *json, int32_t *ids, size_t *n_ids, char *text, size_t *len,
+                                    bool *out_was_null)
+{
+    static const char sample[] = "the thing's 12345 \xF0\x9F\xA6\x99 <tool>the  there\xC3";
+    wt_tokenizer *t = (wt_tokenizer *)(uintptr_t)0x10;
+    wt_status st = wt_tokenizer_from_json_memory(json, strlen(json), &t);
+    if (st != WT_OK) {
+        *out_was_null = t == NULL;
+        return st;
+    }
+    st = wt_tokenizer_encode(t, sample, sizeof sample - 1, WT_TOKENIZE_SPECIAL, ids, 128, n_ids);
+    if (st == WT_OK) st = wt_tokenizer_decode(t, ids, *n_ids, 0, text, 256, len);
+    wt_detokenizer *d = (wt_detokenizer *)(uintptr_t)0x10;
+    if (st == WT_OK) {
+        st = wt_detokenizer_create(t, 0, &d);
+        if (st != WT_OK) *out_was_null = d == NULL;
+    }
+    if (st == WT_OK) {
+        const char *piece;
+        size_t k;
+        for (size_t i = 0; i < *n_ids && st == WT_OK; i++) st = wt_detokenizer_push(d, ids[i], &piece, &k);
+        if (st == WT_OK) st = wt_detokenizer_flush(d, &piece, &k);
+        wt_detokenizer_destroy(d);
+    }
+    wt_tokenizer_destroy(t);
+    return st;
+}
+
+/* Every allocation of loading, encoding and decoding fails once, for a
+ * byte-level and a SentencePiece vocabulary: out of memory, NULL
+ * out-pointers, nothing leaked; the ids of a run that recovers are the
+ * fault-free run's. */
+static void tokenizer_phase(void)
+{
+    char *jsons[2] = {vocab_bpe_json(1, 1), vocab_spm_json()};
+    for (int v = 0; v < 2; v++) {
+        int32_t ref[128], got[128];
+        char ref_text[256], got_text[256];
+        size_t ref_n = 0, ref_len = 0;
+        bool null_ok = true;
+        if (!CHECK(tokenizer_workload(jsons[v], ref, &ref_n, ref_text, &ref_len, &null_ok) == WT_OK,
+                   "tokenizer %d without faults: %s", v, wt_last_error()))
+            continue;
+        long points = 0, total = 0;
+        for (long n = 1;; n++) {
+            const long live_before = host_live();
+            size_t n_ids = 0, len = 0;
+            null_ok = true;
+            host_arm(n);
+            const wt_status st = tokenizer_workload(jsons[v], got, &n_ids, got_text, &len, &null_ok);
+            const long injected = g_injected;
+            host_arm(0);
+            if (injected == 0) {
+                CHECK(st == WT_OK && n_ids == ref_n && !memcmp(got, ref, n_ids * sizeof *got), "tokenizer %d: %s", v,
+                      wt_last_error());
+                total = n - 1;
+                break;
+            }
+            points++;
+            if (st == WT_OK) {
+                CHECK(n_ids == ref_n && !memcmp(got, ref, n_ids * sizeof *got) && len == ref_len &&
+                          !memcmp(got_text, ref_text, len),
+                      "tokenizer %d, allocation %ld failing: recovered with other ids", v, n);
+            } else {
+                CHECK(st == WT_ERR_OUT_OF_MEMORY && wt_last_error()[0], "tokenizer %d, allocation %ld failing: %s (%s)",
+                      v, n, wt_status_string(st), wt_last_error());
+                CHECK(null_ok, "tokenizer %d, allocation %ld failing: *out not NULL", v, n);
+            }
+            CHECK(host_live() <= live_before, "tokenizer %d, allocation %ld failing: %ld host blocks leaked", v, n,
+                  host_live() - live_before);
+        }
+        printf("host allocations of the tokenizer workload %d: %ld, each failed once: %ld failures\n", v, total, points);
+    }
+    free(jsons[0]);
+    free(jsons[1]);
+}
+
 int main(int argc, char **argv)
 {
     test_backend be = argc > 1 ? test_parse_backend(argv[1]) : TEST_BACKEND_INVALID;
@@ -740,7 +824,10 @@ int main(int argc, char **argv)
     alloc_phase(be, "autograd", tape_workload);
     alloc_phase(be, "graph", graph_workload);
     alloc_phase(be, "graph with step values", step_values_workload);
-    if (be == TEST_BACKEND_CPU) cpu_size_classes();
+    if (be == TEST_BACKEND_CPU) {
+        cpu_size_classes();
+        tokenizer_phase();
+    }
     if (be != TEST_BACKEND_CPU) {
         device_phase(be, ref);
         loss_phase(be, ref);
