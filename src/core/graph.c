@@ -141,9 +141,21 @@ wt_status wt_graph_replay(wt_graph *g)
     ctx->replay_state = &g->backend_state;
     ctx->replay_pos = 0;
     wt_status st = WT_OK;
-    for (int64_t i = 0; i < g->n && st == WT_OK; i++) {
-        st = wt_node_run(ctx, &g->nodes[i]);
+    /* A backend that recorded the dispatches of an earlier replay encodes
+     * them again without the nodes (the versions still move: autograd's
+     * check of a saved tensor sees the writes). */
+    if (ctx->ops->graph_replay_begin && ctx->ops->graph_replay_begin(ctx, &g->backend_state)) {
+        for (int64_t i = 0; i < g->n; i++)
+            for (int k = 0; k < WT_NODE_MAX_OUT; k++)
+                if (g->nodes[i].out[k]) g->nodes[i].out[k]->storage->version++;
+        st = ctx->ops->graph_replay_list(ctx, g->backend_state);
         if (st != WT_OK) wt_error_prefix("wt_graph_replay");
+    } else {
+        for (int64_t i = 0; i < g->n && st == WT_OK; i++) {
+            st = wt_node_run(ctx, &g->nodes[i]);
+            if (st != WT_OK) wt_error_prefix("wt_graph_replay");
+        }
+        if (ctx->ops->graph_replay_end) ctx->ops->graph_replay_end(ctx, g->backend_state, st);
     }
     ctx->replay_state = NULL;
     ctx->grad_paused--;
