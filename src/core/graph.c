@@ -100,6 +100,13 @@ wt_status wt_graph_begin(wt_context *ctx)
     g->ctx = ctx;
     ctx->capture = g;
     ctx->capture_record = record;
+    /* The backend may record the dispatches of the captured ops as they
+     * run, for replays that need not run the nodes again. */
+    if (ctx->ops->graph_replay_begin) {
+        ctx->replay_state = &g->backend_state;
+        ctx->replay_pos = 0;
+        ctx->ops->graph_replay_begin(ctx, &g->backend_state);
+    }
     return WT_OK;
 }
 
@@ -112,6 +119,10 @@ wt_status wt_graph_end(wt_context *ctx, wt_graph **out)
     /* The capture ends whatever happens next: a failed one is given up. */
     ctx->capture = NULL;
     ctx->capture_record = NULL;
+    if (ctx->ops->graph_replay_end) {
+        ctx->ops->graph_replay_end(ctx, g->backend_state, g->failed);
+        ctx->replay_state = NULL;
+    }
     if (!out) {
         graph_free(g);
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_end: out is NULL (the capture is dropped)");
@@ -177,6 +188,7 @@ void wt_graph_release(wt_graph *g)
     if (g->ctx->capture == g) { /* released while capturing: the capture ends */
         g->ctx->capture = NULL;
         g->ctx->capture_record = NULL;
+        g->ctx->replay_state = NULL;
     }
     graph_free(g);
 }

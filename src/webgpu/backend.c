@@ -209,8 +209,8 @@ static wt_status webgpu_upload(wt_context *ctx, wt_storage *s, size_t offset, co
         st = wg_check_buffer(ctx, b, "writing a tensor");
     if (st != WT_OK || bytes == 0)
         return st;
-    /* An upload inside a replayed node: a list of dispatches cannot repeat it. */
-    if (ctx->replay_state)
+    /* An upload inside a recorded node: a list of dispatches cannot repeat it. */
+    if (ctx->replay_state && ctx->node && !w->constant_upload)
         wg_replay_not_cacheable(ctx);
     if ((uint64_t)offset + bytes > b->size)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu: writing bytes %zu..%zu of a %llu-byte buffer",

@@ -336,6 +336,10 @@ struct wg_context {
         struct wt_storage *table;
     } rope_tables[8];
     int rope_next; /* the slot the next new table takes */
+    /* Set around an upload of constant data into a buffer made for it
+     * (rope's and random's tables): a graph's list of dispatches keeps
+     * that buffer and need not repeat the upload (replay.c). */
+    bool constant_upload;
     /* f16_probe.c: whether the GPU's f16 conversions are exact (probed once). */
     bool f16_hw_probed, f16_hw_exact;
     /* Counts of what steady state should not do (device objects made per
