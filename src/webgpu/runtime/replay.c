@@ -151,6 +151,17 @@ static bool hold(wg_replay *r, wt_storage *s)
     return true;
 }
 
+/* Whether parent is the buffer of one of the node's tensors. */
+static bool node_holds(const wt_node *n, const wg_buffer *parent)
+{
+    for (int i = 0; n && i < WT_NODE_MAX_IN + WT_NODE_MAX_OUT; i++) {
+        const wt_tensor *t = i < WT_NODE_MAX_IN ? n->in[i] : n->out[i - WT_NODE_MAX_IN];
+        if (t && t->storage && t->storage->device == parent)
+            return true;
+    }
+    return false;
+}
+
 void wg_replay_note_check(wt_context *ctx, int slot, const char *op, int64_t extent)
 {
     wg_replay *r = replay_of(ctx);
@@ -212,9 +223,10 @@ void wg_replay_note_dispatch(wt_context *ctx, const wg_pipeline *pipe, const wg_
                 r->state = REPLAY_UNCACHEABLE;
                 return;
             }
-        } else if (!b->parent && !hold(r, s)) {
-            /* A window's storage lives in the op that made it; its parent
-             * buffer belongs to a tensor the graph holds. */
+        } else if (b->parent ? !node_holds(ctx->node, b->parent) : !hold(r, s)) {
+            /* A window's storage lives in the op that made it: the list
+             * keeps it only over a buffer of the node's own tensors, which
+             * the graph holds. */
             r->state = REPLAY_UNCACHEABLE;
             return;
         }
