@@ -49,6 +49,8 @@ typedef struct wt_storage {
     /* Bumped by every node that writes the storage (core/node.c): autograd
      * refuses a saved tensor whose storage changed since it was saved. */
     uint64_t version;
+    /* Made by the backend as scratch (its own release, not wt_storage_unref). */
+    bool backend_scratch;
 } wt_storage;
 
 struct wt_tensor {
@@ -255,6 +257,13 @@ struct wt_backend_ops {
     /* Optional: frees what the backend kept for a captured graph through
      * ctx->replay_state (core/graph.c calls it when the graph goes). */
     void (*graph_state_free)(wt_context *ctx, void *state);
+    /* Optional: replays from a list the backend recorded. begin says
+     * whether the list runs this replay (then replay_list runs it);
+     * otherwise the nodes run, the backend may record them, and
+     * replay_end hears how that went. */
+    bool (*graph_replay_begin)(wt_context *ctx, void **state);
+    void (*graph_replay_end)(wt_context *ctx, void *state, wt_status ran);
+    wt_status (*graph_replay_list)(wt_context *ctx, void *state);
     /* Optional (NULL: no adapters): the adapters this backend could use
      * with opts, without a context (wt_list_adapters). */
     wt_status (*list_adapters)(const wt_context_options *opts, wt_adapter_info *infos, int capacity,
@@ -300,6 +309,8 @@ wt_status wt_tensor_alloc(wt_context *ctx, wt_dtype dtype, int ndim, const int64
  * can take its reference (a scope's slot stands for the reference an
  * op's temporary was made with, which the op itself drops). */
 wt_status wt_tensor_alias(const wt_tensor *x, wt_tensor **out);
+/* Drops one reference to a storage (freed with the last one). */
+void wt_storage_unref(wt_storage *s);
 wt_status wt_tensor_view(const wt_tensor *x, int ndim, const int64_t *shape,
                          const int64_t *strides, int64_t offset, wt_tensor **out);
 /* Row-major strides for shape; returns the element count. */

@@ -75,6 +75,11 @@ static void storage_release(wt_storage *s)
     wt_context_unref(ctx);
 }
 
+void wt_storage_unref(wt_storage *s)
+{
+    storage_release(s);
+}
+
 static wt_status storage_create(wt_context *ctx, size_t bytes, wt_storage **out)
 {
     wt_storage *s = zalloc(sizeof *s);

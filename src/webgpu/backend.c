@@ -210,6 +210,9 @@ static wt_status webgpu_upload(wt_context *ctx, wt_storage *s, size_t offset, co
         st = wg_check_buffer(ctx, b, "writing a tensor");
     if (st != WT_OK || bytes == 0)
         return st;
+    /* An upload inside a recorded node: a list of dispatches cannot repeat it. */
+    if (ctx->replay_state && ctx->node && !w->constant_upload)
+        wg_replay_not_cacheable(ctx);
     if ((uint64_t)offset + bytes > b->size)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu: writing bytes %zu..%zu of a %llu-byte buffer",
                        offset, offset + bytes, (unsigned long long)b->size);
@@ -409,4 +412,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .kernel_compile = wg_kernel_compile,
     .list_adapters = wt_webgpu_list_adapters,
     .graph_state_free = wg_graph_state_free,
+    .graph_replay_begin = wg_graph_replay_begin,
+    .graph_replay_end = wg_graph_replay_end,
+    .graph_replay_list = wg_graph_replay_list,
 };
