@@ -121,3 +121,52 @@ def test_bad_params(ctx):
         wt.optim.SGD([plain])
     with pytest.raises(wt.InvalidArgumentError):
         wt.optim.AdamW([])
+
+
+# --- the optimizer steps and backward ops bound from the catalogue
+
+
+def test_sgd_and_adamw_steps(ctx, rng):
+    p0 = rng.standard_normal(5).astype(np.float32)
+    g = rng.standard_normal(5).astype(np.float32)
+    p, buf = wt.tensor(p0), wt.zeros([5])
+    wt.sgd_step(p, wt.tensor(g), buf, {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.01})
+    np.testing.assert_allclose(p.numpy(), p0 - 0.1 * (g + 0.01 * p0), atol=1e-6)
+    q, m, v = wt.tensor(p0), wt.zeros([5]), wt.zeros([5])
+    wt.adamw_step(q, wt.tensor(g), m, v, 1, {"lr": 0.01, "betas": (0.9, 0.99), "weight_decay": 0.0})
+    # The first AdamW step moves each element by lr * g / (|g| + eps).
+    np.testing.assert_allclose(q.numpy(), p0 - 0.01 * g / (np.abs(g) + 1e-8), atol=1e-6)
+
+
+def test_backward_ops(ctx, rng):
+    dy = rng.standard_normal((4, 3)).astype(np.float32)
+    idx = np.array([2, 0, 2, 1], np.int32)
+    want = np.zeros((5, 3), np.float64)
+    np.add.at(want, idx, dy)
+    np.testing.assert_allclose(wt.embedding_backward(wt.tensor(dy), wt.tensor(idx), 5).numpy(), want, atol=1e-6)
+    # max pool 2x2 over a 2x2 plane: the gradient lands on the index given.
+    d1 = np.array([[[[3.0]]]], np.float32)
+    at = np.array([[[[2]]]], np.int32)
+    dx = wt.max_pool2d_backward(wt.tensor(d1), wt.tensor(at), wt.zeros([1, 1, 2, 2])).numpy()
+    np.testing.assert_allclose(dx, [[[[0, 0], [3, 0]]]])
+    dx = wt.avg_pool2d_backward(wt.tensor(d1), wt.zeros([1, 1, 2, 2]), {"kernel": 2}).numpy()
+    np.testing.assert_allclose(dx, np.full((1, 1, 2, 2), 0.75))
+    x = rng.standard_normal((2, 3, 5, 5)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    dyc = rng.standard_normal((2, 4, 3, 3)).astype(np.float32)
+    dxc, dw, db = wt.conv2d_backward(wt.tensor(dyc), wt.tensor(x), wt.tensor(w))
+    assert dxc.shape == (2, 3, 5, 5) and dw.shape == (4, 3, 3, 3)
+    np.testing.assert_allclose(db.numpy(), dyc.sum(axis=(0, 2, 3)), rtol=1e-5, atol=1e-5)
+    # dw[o, c, 0, 0] = sum over n, i, j of dy[n, o, i, j] * x[n, c, i, j]
+    np.testing.assert_allclose(dw.numpy()[:, :, 0, 0], np.einsum("noij,ncij->oc", dyc, x[:, :, :3, :3]),
+                               rtol=1e-4, atol=1e-4)
+    xl = rng.standard_normal((3, 6)).astype(np.float32)
+    dyl = rng.standard_normal((3, 6)).astype(np.float32)
+    _, dwl, dbl = wt.layernorm_backward(wt.tensor(dyl), wt.tensor(xl), wt.ones([6]))
+    xh = (xl - xl.mean(1, keepdims=True)) / np.sqrt(xl.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(dbl.numpy(), dyl.sum(0), atol=1e-5)
+    np.testing.assert_allclose(dwl.numpy(), (dyl * xh).sum(0), atol=1e-4)
+    xb = rng.standard_normal((4, 2, 3)).astype(np.float32)
+    dyb = rng.standard_normal((4, 2, 3)).astype(np.float32)
+    _, _, dbb = wt.batch_norm_backward(wt.tensor(dyb), wt.tensor(xb), None, None, wt.ones([2]), {"training": True})
+    np.testing.assert_allclose(dbb.numpy(), dyb.sum(axis=(0, 2)), atol=1e-5)
