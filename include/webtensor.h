@@ -1707,6 +1707,52 @@ WT_API wt_status wt_lr_schedule_at(const wt_lr_schedule_options *schedule, int64
 /* The optimizer's steps follow schedule from now on (copied); NULL: back
  * to the set learning rate. */
 WT_API wt_status wt_optimizer_set_schedule(wt_optimizer *opt, const wt_lr_schedule_options *schedule);
+
+/* --- mixed precision: dynamic loss scaling ---
+ * With f16 activations (parameters stay f32 master weights, cast to f16
+ * in the forward pass) small gradients underflow; the loss is multiplied
+ * by a scale before backward and the gradients divided by it before the
+ * step, as torch.cuda.amp.GradScaler does:
+ *
+ *     wt_grad_scaler_scale(scaler, loss, &scaled);  wt_backward(scaled);
+ *     wt_grad_scaler_step(scaler, opt);             (unscale, check, step)
+ *     wt_optimizer_zero_grad(opt);
+ *
+ * Everything happens on the device, nothing is read back: the scale is a
+ * 0-d f32 tensor; wt_grad_scaler_step divides every gradient by it, finds
+ * whether any is not finite, runs the optimizer's step and, when one was
+ * not, puts the parameters and the optimizer's state back as they were
+ * (a skipped step); then the scale is multiplied by backoff_factor after
+ * an overflow, by growth_factor after growth_interval steps in a row
+ * without one. Unlike PyTorch, a skipped step still counts in the
+ * optimizer's step number (AdamW's bias correction): the host does not
+ * learn that it was skipped. Clip after unscaling: wt_grad_scaler_unscale,
+ * then wt_optimizer_clip_grad_norm, then wt_grad_scaler_step (which then
+ * does not unscale again). */
+typedef struct wt_grad_scaler wt_grad_scaler;
+typedef struct wt_grad_scaler_options {
+    uint32_t struct_size;    /* set by _init */
+    double init_scale;       /* default 65536 */
+    double growth_factor;    /* default 2 */
+    double backoff_factor;   /* default 0.5 */
+    int64_t growth_interval; /* default 2000 */
+} wt_grad_scaler_options;
+WT_API void wt_grad_scaler_options_init(wt_grad_scaler_options *opts);
+/* A scaler for the tensors of ctx; opts NULL: the defaults. */
+WT_API wt_status wt_grad_scaler_create(wt_context *ctx, const wt_grad_scaler_options *opts, wt_grad_scaler **out);
+/* *out = loss * scale (recorded: backward through it gives scaled gradients). */
+WT_API wt_status wt_grad_scaler_scale(wt_grad_scaler *scaler, const wt_tensor *loss, wt_tensor **out);
+/* Divides the gradients of opt's parameters by the scale, once per step. */
+WT_API wt_status wt_grad_scaler_unscale(wt_grad_scaler *scaler, wt_optimizer *opt);
+/* Unscales (unless done), steps opt unless a gradient is not finite, and
+ * updates the scale; see above. */
+WT_API wt_status wt_grad_scaler_step(wt_grad_scaler *scaler, wt_optimizer *opt);
+/* The current scale (a new 0-d f32 tensor holding a copy). */
+WT_API wt_status wt_grad_scaler_current_scale(const wt_grad_scaler *scaler, wt_tensor **scale);
+/* 1 when the last wt_grad_scaler_step found a gradient that is not finite
+ * (and skipped the step), else 0 (a new 0-d f32 tensor holding a copy). */
+WT_API wt_status wt_grad_scaler_found_inf(const wt_grad_scaler *scaler, wt_tensor **found);
+WT_API void wt_grad_scaler_release(wt_grad_scaler *scaler);
 /* --- convolution, pooling and resampling backward ---
  * x, w, dy are 4-D (N, C, H, W); gradients are f32. */
 

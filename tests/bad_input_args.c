@@ -957,6 +957,29 @@ ROWFN(lr_schedule_at)
     double lr = 0;
     return wt_lr_schedule_at(PTR("schedule", &s), NONNEG("step", 3), PTR("lr", &lr));
 }
+ROWFN(grad_scaler_create)
+{
+    wt_grad_scaler *s = NULL;
+    wt_status st = wt_grad_scaler_create(CTX("ctx", e->ctx), PTRO("opts", NULL), PTR("out", &s));
+    wt_grad_scaler_release(s);
+    return st;
+}
+#define SCALER_ROW(body)                                             \
+    wt_tensor *w = NULL;                                             \
+    wt_optimizer *opt = NULL;                                        \
+    wt_grad_scaler *sc = NULL;                                       \
+    wt_status st = grad_opt(e, &w, &opt);                            \
+    if (st == WT_OK && wt_grad_scaler_create(e->ctx, NULL, &sc) != WT_OK) st = WT_ERR_BACKEND; \
+    if (st == WT_OK) st = (body);                                    \
+    wt_grad_scaler_release(sc);                                      \
+    wt_optimizer_release(opt);                                       \
+    wt_tensor_release(w);                                            \
+    return st
+ROWFN(grad_scaler_scale) { SCALER_ROW(wt_grad_scaler_scale(PTR("scaler", sc), TA("loss", e->one), OUT("out"))); }
+ROWFN(grad_scaler_unscale) { SCALER_ROW(wt_grad_scaler_unscale(PTR("scaler", sc), PTR("opt", opt))); }
+ROWFN(grad_scaler_step) { SCALER_ROW(wt_grad_scaler_step(PTR("scaler", sc), PTR("opt", opt))); }
+ROWFN(grad_scaler_current_scale) { SCALER_ROW(wt_grad_scaler_current_scale(PTR("scaler", sc), OUT("scale"))); }
+ROWFN(grad_scaler_found_inf) { SCALER_ROW(wt_grad_scaler_found_inf(PTR("scaler", sc), OUT("found"))); }
 ROWFN(scope_begin)
 {
     wt_scope *s = NULL;
@@ -1379,7 +1402,9 @@ static const slot_row ROWS[] = {
     R(tensor_set_requires_grad), R(tensor_grad), R(tensor_zero_grad), R(backward), R(backward_ex), R(grad),
     R(detach), R(no_grad_begin), R(no_grad_end), R(optimizer_create_sgd), R(optimizer_create_adamw),
     R(optimizer_add_params), R(optimizer_step), R(optimizer_zero_grad), R(optimizer_set_lr),
-    R(optimizer_clip_grad_norm), R(optimizer_set_schedule), R(clip_grad_norm), R(lr_schedule_at), R_ALT(kernel_create, WT_ERR_UNSUPPORTED),
+    R(optimizer_clip_grad_norm), R(optimizer_set_schedule), R(clip_grad_norm), R(lr_schedule_at),
+    R(grad_scaler_create), R(grad_scaler_scale), R(grad_scaler_unscale), R(grad_scaler_step),
+    R(grad_scaler_current_scale), R(grad_scaler_found_inf), R_ALT(kernel_create, WT_ERR_UNSUPPORTED),
     R_ALT(kernel_dispatch, WT_ERR_INVALID_ARGUMENT),
     /* --- model files --- */
     R(npy_save), R(npy_load), R(npy_load_memory), R(safetensors_open), R(safetensors_open_memory),
@@ -1409,6 +1434,7 @@ static const char *const NO_STATUS[] = {
     "wt_gguf_close", "wt_gguf_version", "wt_gguf_alignment", "wt_gguf_kv_count", "wt_gguf_tensor_count",
     "wt_gguf_writer_destroy", "wt_graph_destroy", "wt_optimizer_lr", "wt_optimizer_steps",
     "wt_optimizer_release", "wt_lr_schedule_options_init", "wt_set_log_handler",
+    "wt_grad_scaler_options_init", "wt_grad_scaler_release",
 };
 
 static int no_status_checks(void)
@@ -1431,6 +1457,8 @@ static int no_status_checks(void)
     wt_backward_options_init(NULL);
     wt_lr_schedule_options_init(NULL);
     wt_optimizer_release(NULL);
+    wt_grad_scaler_release(NULL);
+    wt_grad_scaler_options_init(NULL);
     wt_set_log_handler(NULL, NULL);
     CHECK(isnan(wt_optimizer_lr(NULL)) && wt_optimizer_steps(NULL) == 0, "optimizer queries of NULL: NaN and 0");
     CHECK(!wt_tensor_requires_grad(NULL) && !wt_grad_enabled(NULL) && wt_op_gradient(-1) == WT_OP_GRAD_UNKNOWN,

@@ -337,6 +337,107 @@ static void test_loop(void)
     wt_tensor_release(x), wt_tensor_release(y);
 }
 
+/* Mixed precision: f32 master weights cast to f16 in the forward pass,
+ * the loss scaled. */
+static wt_tensor *f16_loss(wt_tensor *w, wt_tensor *x, wt_tensor *y)
+{
+    wt_tensor *w16 = NULL, *x16 = NULL, *logits = NULL, *loss = NULL;
+    if (wt_cast(w, WT_F16, &w16) == WT_OK && wt_cast(x, WT_F16, &x16) == WT_OK &&
+        wt_linear(x16, w16, NULL, &logits) == WT_OK)
+        wt_cross_entropy(logits, y, NULL, &loss);
+    wt_tensor_release(w16), wt_tensor_release(x16), wt_tensor_release(logits);
+    return loss;
+}
+
+static float read_scalar(wt_tensor *t)
+{
+    float v = NAN;
+    if (t) wt_tensor_read(t, &v, sizeof v);
+    wt_tensor_release(t);
+    return v;
+}
+
+static void test_grad_scaler(void)
+{
+    float xv[B * IN], w0[OUT * IN];
+    int32_t yv[B];
+    for (int i = 0; i < B * IN; i++) xv[i] = test_rng_uniform(-1, 1);
+    for (int i = 0; i < OUT * IN; i++) w0[i] = test_rng_uniform(-0.5f, 0.5f);
+    for (int i = 0; i < B; i++) yv[i] = (int32_t)(i % OUT);
+    wt_tensor *x = NULL, *y = NULL, *ws = NULL, *wp = NULL;
+    wt_tensor_from_data(g_ctx, WT_F32, 2, (int64_t[]){B, IN}, xv, &x);
+    wt_tensor_from_data(g_ctx, WT_I32, 1, (int64_t[]){B}, yv, &y);
+    wt_tensor_from_data(g_ctx, WT_F32, 2, (int64_t[]){OUT, IN}, w0, &ws);
+    wt_tensor_from_data(g_ctx, WT_F32, 2, (int64_t[]){OUT, IN}, w0, &wp);
+    wt_tensor_set_requires_grad(ws, true), wt_tensor_set_requires_grad(wp, true);
+    wt_adamw_options o;
+    wt_adamw_options_init(&o);
+    o.lr = 0.01;
+    wt_optimizer *os = NULL, *op = NULL;
+    wt_grad_scaler *sc = NULL;
+    wt_grad_scaler_options so;
+    wt_grad_scaler_options_init(&so);
+    so.init_scale = 1024.0;
+    so.growth_interval = 2;
+    bool ok = wt_optimizer_create_adamw(1, &ws, &o, &os) == WT_OK && wt_optimizer_create_adamw(1, &wp, &o, &op) == WT_OK &&
+              wt_grad_scaler_create(g_ctx, &so, &sc) == WT_OK;
+    /* Three steps with the scaler (a power of two: exact) equal three
+     * plain steps; the scale doubles every two clean steps. */
+    for (int step = 0; step < 3 && ok; step++) {
+        wt_tensor *l1 = f16_loss(ws, x, y), *l2 = f16_loss(wp, x, y), *scaled = NULL;
+        ok = l1 && l2 && wt_grad_scaler_scale(sc, l1, &scaled) == WT_OK && wt_backward(scaled) == WT_OK &&
+             wt_grad_scaler_step(sc, os) == WT_OK && wt_optimizer_zero_grad(os) == WT_OK && wt_backward(l2) == WT_OK &&
+             wt_optimizer_step(op) == WT_OK && wt_optimizer_zero_grad(op) == WT_OK;
+        wt_tensor_release(l1), wt_tensor_release(l2), wt_tensor_release(scaled);
+    }
+    float a[OUT * IN], b[OUT * IN];
+    ok = ok && read_vec(ws, a, OUT * IN) && read_vec(wp, b, OUT * IN);
+    double err = 0;
+    for (int i = 0; ok && i < OUT * IN; i++) err = fmax(err, fabs(a[i] - b[i]));
+    CHECK(ok && err < 1e-6, "grad scaler: 3 scaled f16 steps equal 3 plain ones (max difference %.2g; %s)", err,
+          ok ? "" : wt_last_error());
+    wt_tensor *t = NULL;
+    float scale = (wt_grad_scaler_current_scale(sc, &t), read_scalar(t));
+    CHECK(scale == 2048.0f, "grad scaler: the scale doubled after 2 clean steps (1024 -> %g)", scale);
+    /* An overflow: a loss scaled past f32's range makes every gradient
+     * infinite or NaN; the step is skipped (weights and moments as they
+     * were) and the scale backs off, all without a read-back. */
+    wt_grad_scaler_release(sc);
+    sc = NULL;
+    so.init_scale = 3e38;
+    ok = ok && wt_grad_scaler_create(g_ctx, &so, &sc) == WT_OK;
+    wt_tensor *l1 = ok ? f16_loss(ws, x, y) : NULL, *scaled = NULL, *big = NULL;
+    /* loss * 3e38 * 4 overflows */
+    ok = l1 && wt_mul_scalar(l1, 4.0, &big) == WT_OK && wt_grad_scaler_scale(sc, big, &scaled) == WT_OK &&
+         wt_backward(scaled) == WT_OK && wt_grad_scaler_step(sc, os) == WT_OK;
+    wt_tensor_release(l1), wt_tensor_release(big), wt_tensor_release(scaled);
+    float after[OUT * IN];
+    ok = ok && read_vec(ws, after, OUT * IN);
+    CHECK(ok && memcmp(after, a, sizeof after) == 0, "grad scaler: an overflowing step is skipped (weights unchanged)");
+    float found = (t = NULL, wt_grad_scaler_found_inf(sc, &t), read_scalar(t));
+    scale = (t = NULL, wt_grad_scaler_current_scale(sc, &t), read_scalar(t));
+    CHECK(found == 1.0f && fabs(scale - 1.5e38) < 1e32, "grad scaler: overflow found (%g), scale backed off to %g", found,
+          scale);
+    /* The next clean step goes through with the backed-off scale... no:
+     * 1.5e38 still overflows; back off until it does not. */
+    for (int k = 0; k < 200 && ok && found == 1.0f; k++) {
+        wt_optimizer_zero_grad(os);
+        wt_tensor *l = f16_loss(ws, x, y), *sl = NULL;
+        ok = l && wt_grad_scaler_scale(sc, l, &sl) == WT_OK && wt_backward(sl) == WT_OK &&
+             wt_grad_scaler_step(sc, os) == WT_OK;
+        wt_tensor_release(l), wt_tensor_release(sl);
+        found = (t = NULL, wt_grad_scaler_found_inf(sc, &t), read_scalar(t));
+    }
+    ok = ok && read_vec(ws, after, OUT * IN);
+    CHECK(ok && found == 0.0f && memcmp(after, a, sizeof after) != 0, "grad scaler: once the scale fits, steps apply");
+    wt_optimizer_zero_grad(os);
+    CHECK(wt_grad_scaler_unscale(sc, os) == WT_OK && wt_grad_scaler_unscale(sc, os) == WT_ERR_INVALID_ARGUMENT,
+          "grad scaler: a second unscale of one step is refused");
+    wt_grad_scaler_release(sc);
+    wt_optimizer_release(os), wt_optimizer_release(op);
+    wt_tensor_release(x), wt_tensor_release(y), wt_tensor_release(ws), wt_tensor_release(wp);
+}
+
 int main(int argc, char **argv)
 {
     test_run run;
@@ -350,6 +451,7 @@ int main(int argc, char **argv)
     test_clip();
     test_accumulation();
     test_loop();
+    test_grad_scaler();
     test_check_nothing_alive(g_ctx);
     return test_end(&run);
 }

@@ -524,7 +524,11 @@ RULE(grad_group_norm) /* inputs x, weight, bias */
         bshape[i] = i == 1 ? x->shape[1] : 1;
     }
     wt_tensor *gf = f32_contiguous(&c, G), *xf = f32_contiguous(&c, x);
-    wt_tensor *w = n->given[1] ? STEP(&c, wt_reshape, f32_contiguous(&c, n->saved_in[1]), nd, bshape) : NULL;
+    wt_tensor *w = NULL;
+    if (n->given[1]) {
+        wt_tensor *wf = f32_contiguous(&c, n->saved_in[1]);
+        w = STEP(&c, wt_reshape, wf, nd, bshape);
+    }
     if (n->given[1] && wt_grad_needs(n, 1)) {
         wt_group_norm_options go;
         wt_group_norm_options_init(&go);
@@ -538,7 +542,8 @@ RULE(grad_group_norm) /* inputs x, weight, bias */
         wt_tensor *gh = w ? STEP(&c, wt_mul, gf, w) : gf;
         const int64_t rshape[2] = {N * groups, x->numel / (N * groups)};
         wt_tensor *xr = STEP(&c, wt_reshape, xf, 2, rshape);
-        wt_tensor *gr = STEP(&c, wt_reshape, STEP(&c, wt_contiguous, gh), 2, rshape);
+        wt_tensor *ghc = STEP(&c, wt_contiguous, gh);
+        wt_tensor *gr = STEP(&c, wt_reshape, ghc, 2, rshape);
         wt_tensor *dr = NULL;
         if (c.st == WT_OK) c.st = wt_layer_norm_backward(gr, xr, 1, NULL, n->p.d[0], &dr, NULL, NULL);
         if (c.st == WT_OK) c.st = wt_reshape(dr, nd, x->shape, &gin[0]);
