@@ -1823,6 +1823,10 @@ WT_API wt_status wt_interpolate_backward(const wt_tensor *dy, const wt_tensor *x
  *    silent zero gradient).
  *  - Higher-order gradients are not supported: the backward pass itself
  *    is not recorded (its results do not require grad).
+ *  - wt_scaled_dot_product_attention without a mask differentiates through
+ *    a fused kernel (CPU and WebGPU) that stores no [Sq, Skv] matrix, as
+ *    flash-attention's backward; with a mask, through matrix products
+ *    (WT_ATTN_BACKWARD=composed takes them always).
  *  - Thread safety: the graph belongs to its tensors' context (one thread
  *    at a time). */
 

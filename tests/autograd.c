@@ -960,6 +960,68 @@ static void test_f16(void)
     f16check("embedding", fwd_embedding, 2, emb);
 }
 
+/* The attention rule without a mask runs the fused backward: on a fresh
+ * context, the backward of a causal attention over 512 keys must not
+ * hold a [512, 512] matrix (1 MiB) at any time, and its gradients equal
+ * those of the composed rule (taken by adding an all-true bool mask). */
+static void test_attention_fused(test_backend b)
+{
+    wt_context *ctx = NULL;
+    if (test_create_context(b, &ctx) != WT_OK) return;
+    enum { T = 512, DH = 16 };
+    const int64_t shape[4] = {1, 1, T, DH};
+    float *h = malloc(sizeof(float) * T * DH);
+    wt_tensor *in[3] = {0}, *y = NULL, *seed = NULL, *loss = NULL, *mask = NULL;
+    for (int i = 0; i < 3; i++) {
+        for (int k = 0; k < T * DH; k++) h[k] = test_rng_uniform(-1, 1);
+        wt_tensor_from_data(ctx, WT_F32, 4, shape, h, &in[i]);
+        wt_tensor_set_requires_grad(in[i], true);
+    }
+    for (int k = 0; k < T * DH; k++) h[k] = test_rng_uniform(-1, 1);
+    wt_tensor_from_data(ctx, WT_F32, 4, shape, h, &seed);
+    wt_memory_stats m0 = {0}, m1 = {0};
+    bool ok = wt_scaled_dot_product_attention(in[0], in[1], in[2], NULL, true, 0.0, &y) == WT_OK &&
+              wt_context_sync(ctx) == WT_OK && wt_context_memory_stats(ctx, &m0) == WT_OK &&
+              wt_backward_ex(1, &y, &seed, NULL) == WT_OK && wt_context_sync(ctx) == WT_OK &&
+              wt_context_memory_stats(ctx, &m1) == WT_OK;
+    uint64_t rise = m1.peak_bytes - m0.live_bytes;
+    CHECK(ok && rise < (uint64_t)T * T * 4 / 2, "fused attention backward, causal, 512 keys: the peak rose by %llu "
+          "bytes (a [512, 512] matrix is %d)", (unsigned long long)rise, T * T * 4);
+    printf("fused attention backward (512 keys, head 16): peak %llu bytes above the live ones\n",
+           (unsigned long long)rise);
+    /* The composed rule, through an all-true mask. */
+    const size_t bytes = sizeof(float) * T * DH;
+    float *g1 = malloc(3 * bytes), *g2 = malloc(3 * bytes);
+    for (int i = 0; ok && i < 3; i++) {
+        wt_tensor *g = NULL;
+        ok = wt_tensor_grad(in[i], &g) == WT_OK && g && wt_tensor_read(g, g1 + i * T * DH, bytes) == WT_OK;
+        wt_tensor_release(g);
+        wt_tensor_zero_grad(in[i]);
+    }
+    wt_tensor_release(y);
+    y = NULL;
+    ok = ok && wt_tensor_full(ctx, WT_BOOL, 2, (const int64_t[]){T, T}, 1.0, &mask) == WT_OK &&
+         wt_scaled_dot_product_attention(in[0], in[1], in[2], mask, true, 0.0, &y) == WT_OK &&
+         wt_backward_ex(1, &y, &seed, NULL) == WT_OK;
+    double err = 0, big = 0;
+    for (int i = 0; ok && i < 3; i++) {
+        wt_tensor *g = NULL;
+        ok = wt_tensor_grad(in[i], &g) == WT_OK && g && wt_tensor_read(g, g2 + i * T * DH, bytes) == WT_OK;
+        wt_tensor_release(g);
+        for (int k = i * T * DH; ok && k < (i + 1) * T * DH; k++) {
+            err = fmax(err, fabs(g1[k] - g2[k]));
+            big = fmax(big, fabs(g2[k]));
+        }
+    }
+    CHECK(ok && err <= 1e-4 * big + 1e-6, "fused and composed attention backward agree (max difference %.2g, "
+          "largest %.2g)", err, big);
+    free(g1), free(g2);
+    wt_tensor_release(y), wt_tensor_release(seed), wt_tensor_release(loss), wt_tensor_release(mask);
+    for (int i = 0; i < 3; i++) wt_tensor_release(in[i]);
+    free(h);
+    wt_context_destroy(ctx);
+}
+
 static void test_memory(void)
 {
     int64_t xs[2] = {8, 4}, ws[2] = {3, 4};
@@ -1130,6 +1192,7 @@ int main(int argc, char **argv)
     test_movement();
     test_nn();
     test_f16();
+    test_attention_fused(b);
     test_memory();
     test_mlp();
     wt_context_destroy(g_cpu);

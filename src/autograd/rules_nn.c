@@ -262,6 +262,22 @@ RULE(grad_attention)
     int64_t B = q4->shape[0], Hq = q4->shape[1], Sq = q4->shape[2], D = q4->shape[3];
     int64_t Hkv = k4->shape[1], Skv = k4->shape[2], Dv = v4->shape[3], grp = Hq / Hkv;
     double s = n->p.d[0] != 0.0 ? n->p.d[0] : 1.0 / sqrt((double)D);
+    /* Without a mask: the fused kernel, which stores no [Sq, Skv] matrix;
+     * the composition below where the backend has none. */
+    if (!mask) {
+        wt_tensor *f[3] = {0};
+        wt_status fst = wt_attention_backward_fused(q4, k4, v4, g4, n->p.b[0], (float)s, &f[0], &f[1], &f[2]);
+        if (fst == WT_OK) {
+            for (int j = 0; j < 3 && c.st == WT_OK; j++)
+                if (wt_grad_needs(n, j)) c.st = wt_grad_reshape_in(n, j, f[j], &gin[j]);
+            for (int j = 0; j < 3; j++) wt_tensor_release(f[j]);
+            return finish(&c);
+        }
+        if (fst != WT_ERR_UNSUPPORTED) {
+            c.st = fst;
+            return finish(&c);
+        }
+    }
     wt_tensor *kx = k4, *vx = v4;
     if (grp > 1) {
         wt_tensor *ku = STEP(&c, wt_unsqueeze, k4, 2);
