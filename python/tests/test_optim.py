@@ -170,3 +170,31 @@ def test_backward_ops(ctx, rng):
     dyb = rng.standard_normal((4, 2, 3)).astype(np.float32)
     _, _, dbb = wt.batch_norm_backward(wt.tensor(dyb), wt.tensor(xb), None, None, wt.ones([2]), {"training": True})
     np.testing.assert_allclose(dbb.numpy(), dyb.sum(axis=(0, 2)), atol=1e-5)
+
+
+def test_grad_scaler(ctx, rng):
+    x = rng.standard_normal((8, 3)).astype(np.float32)
+    y = (np.arange(8) % 4).astype(np.int32)
+    w0 = (rng.standard_normal((4, 3)) * 0.5).astype(np.float32)
+
+    def loss_of(w):  # f32 master weights, f16 compute
+        return wt.cross_entropy(wt.linear(wt.tensor(x).astype("float16"), w.astype("float16")), wt.tensor(y))
+    ws, wp = leaf(w0), leaf(w0)
+    os_, op = wt.optim.AdamW([ws], lr=0.01), wt.optim.AdamW([wp], lr=0.01)
+    scaler = wt.optim.GradScaler(init_scale=1024.0, growth_interval=2)
+    for _ in range(3):
+        scaler.scale(loss_of(ws)).backward()
+        scaler.step(os_)
+        scaler.update()
+        os_.zero_grad()
+        loss_of(wp).backward()
+        op.step()
+        op.zero_grad()
+    np.testing.assert_allclose(ws.numpy(), wp.numpy(), atol=1e-6)
+    assert scaler.get_scale() == 2048.0 and not scaler.found_inf
+    before = ws.numpy()
+    big = wt.optim.GradScaler(init_scale=3e38)
+    (big.scale(loss_of(ws)) * 4.0).backward()
+    big.step(os_)
+    assert big.found_inf and abs(big.get_scale() - 1.5e38) < 1e32
+    np.testing.assert_array_equal(ws.numpy(), before)

@@ -201,3 +201,72 @@ class AdamW(Optimizer):
         if not math.isfinite(o.weight_decay):
             raise _core.InvalidArgumentError("AdamW: weight_decay must be finite")
         super().__init__(_L.wt_optimizer_create_adamw, groups, o)
+
+
+class GradScalerOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("init_scale", _D), ("growth_factor", _D),
+                ("backoff_factor", _D), ("growth_interval", _I64)]
+
+
+_new_scaler_options = _checked_init(GradScalerOptions, "wt_grad_scaler_options_init")
+_proto("wt_grad_scaler_create", _P, _P, ctypes.POINTER(_P))
+_proto("wt_grad_scaler_scale", _P, _P, ctypes.POINTER(_P))
+_proto("wt_grad_scaler_unscale", _P, _P)
+_proto("wt_grad_scaler_step", _P, _P)
+_proto("wt_grad_scaler_current_scale", _P, ctypes.POINTER(_P))
+_proto("wt_grad_scaler_found_inf", _P, ctypes.POINTER(_P))
+_proto("wt_grad_scaler_release", _P, restype=None)
+
+
+class GradScaler:
+    """torch.cuda.amp.GradScaler on the C scaler: the overflow check, the
+    skipped step and the scale's update happen on the device (step()
+    includes PyTorch's update(), which is a no-op here). Unlike PyTorch, a
+    skipped step still counts in the optimizer's step number."""
+
+    def __init__(self, init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
+                 context=None):
+        o = _new_scaler_options()
+        o.init_scale, o.growth_factor, o.backoff_factor = float(init_scale), float(growth_factor), float(backoff_factor)
+        o.growth_interval = int(growth_interval)
+        self._ctx = context or _core.default_context()
+        h = _P()
+        _core._check(_L.wt_grad_scaler_create(self._ctx._handle(), _byref(o), _byref(h)), "GradScaler")
+        self._h = h.value
+
+    def scale(self, loss):
+        """loss * scale (recorded)."""
+        h = _P()
+        _core._check(_L.wt_grad_scaler_scale(self._h, loss._handle(), _byref(h)), "scale")
+        return _core._wrap(h.value, loss._ctx)
+
+    def unscale_(self, optimizer):
+        _core._check(_L.wt_grad_scaler_unscale(self._h, optimizer._h), "unscale_")
+
+    def step(self, optimizer):
+        _core._check(_L.wt_grad_scaler_step(self._h, optimizer._h), "step")
+
+    def update(self):
+        """Nothing: step() updated the scale already (on the device)."""
+
+    def _read(self, fn, what):
+        h = _P()
+        _core._check(fn(self._h, _byref(h)), what)
+        return float(_core._wrap(h.value, self._ctx).numpy())
+
+    def get_scale(self):
+        """The current scale (waits for the device)."""
+        return self._read(_L.wt_grad_scaler_current_scale, "get_scale")
+
+    @property
+    def found_inf(self):
+        """Whether the last step found a gradient that is not finite (waits for the device)."""
+        return self._read(_L.wt_grad_scaler_found_inf, "found_inf") != 0.0
+
+    def close(self):
+        if getattr(self, "_h", None):
+            _L.wt_grad_scaler_release(self._h)
+            self._h = None
+
+    def __del__(self):
+        self.close()
