@@ -494,6 +494,36 @@ export class Context extends EventTarget {
     });
   }
 
+  /** A dynamic loss scaler for f16 training (PyTorch's GradScaler):
+   * options initScale (65536), growthFactor (2), backoffFactor (0.5),
+   * growthInterval (2000). Overflow checks and skipped steps stay on the
+   * device. */
+  createGradScaler(options = {}) {
+    const ctx = this._ctx('createGradScaler');
+    const rt = this._rt;
+    return rt.exclusive(async () => {
+      const L = rt.layout;
+      const o = rt.alloc(L.wt_grad_scaler_options);
+      rt.M._wt_grad_scaler_options_init(o);
+      const f64 = (field, name) => {
+        if (options[name] === undefined) return;
+        if (typeof options[name] !== 'number') throw invalid(`createGradScaler: ${name} must be a number`);
+        rt.M.HEAPF64[(o + L[`wt_grad_scaler_options.${field}`]) >> 3] = options[name];
+      };
+      f64('init_scale', 'initScale');
+      f64('growth_factor', 'growthFactor');
+      f64('backoff_factor', 'backoffFactor');
+      if (options.growthInterval !== undefined) {
+        setI64(rt.M, o + L['wt_grad_scaler_options.growth_interval'],
+          toInt64('createGradScaler', 'growthInterval', options.growthInterval));
+      }
+      const out = rt.alloc(4);
+      const st = await rt.call('wt_grad_scaler_create', [ctx, o, out]);
+      if (st !== 0) throw this._failed(st, 'createGradScaler');
+      return new GradScaler(this, rt.u32(out));
+    });
+  }
+
   /** Scales the gradients of params in place so that their global 2-norm is
    * at most maxNorm (on the device); resolves to the norm before clipping
    * (a 0-d Tensor: reading it waits for the device). */
@@ -652,6 +682,10 @@ export class Optimizer {
     this.#h = h;
     this.params = params;
   }
+  _ptr(op) {
+    if (this.#h === 0) throw invalid(`${op}: the optimizer was disposed`);
+    return this.#h;
+  }
   _call(op, fn, args = []) {
     if (this.#h === 0) throw invalid(`${op}: the optimizer was disposed`);
     const ctx = this.context;
@@ -712,6 +746,58 @@ export class Optimizer {
     this.#h = 0;
     const rt = this.context._rt;
     rt.exclusive(() => rt.call('wt_optimizer_release', [h]));
+  }
+}
+
+export class GradScaler {
+  #h;
+  constructor(context, h) {
+    this.context = context;
+    this.#h = h;
+  }
+  _handle(op) {
+    if (this.#h === 0) throw invalid(`${op}: the scaler was disposed`);
+    this.context._ctx(op);
+    return this.#h;
+  }
+  // A call that makes a tensor.
+  _make(op, fn, args) {
+    const h = this._handle(op);
+    const ctx = this.context;
+    const rt = ctx._rt;
+    return rt.exclusive(async () => {
+      const out = rt.alloc(4);
+      const st = await rt.call(fn, [h, ...args, out]);
+      if (st !== 0) throw ctx._failed(st, op);
+      return new Tensor(ctx, rt.u32(out));
+    });
+  }
+  _with(op, fn, opt) {
+    const h = this._handle(op);
+    if (!(opt instanceof Optimizer)) throw invalid(`${op}: an Optimizer is needed`);
+    const ctx = this.context;
+    return ctx._rt.exclusive(async () => {
+      const st = await ctx._rt.call(fn, [h, opt._ptr(op)]);
+      if (st !== 0) throw ctx._failed(st, op);
+    });
+  }
+  /** loss * scale (recorded: backward through it gives scaled gradients). */
+  scale(loss) { return this._make('scale', 'wt_grad_scaler_scale', [tensorArg('scale', this.context, 'loss', loss)]); }
+  /** Divides the optimizer's gradients by the scale (once per step; before clipping). */
+  unscale(opt) { return this._with('unscale', 'wt_grad_scaler_unscale', opt); }
+  /** Unscales (unless done), steps unless a gradient is not finite, updates the scale. */
+  step(opt) { return this._with('step', 'wt_grad_scaler_step', opt); }
+  /** The current scale: a 0-d Tensor (reading it waits for the device). */
+  currentScale() { return this._make('currentScale', 'wt_grad_scaler_current_scale', []); }
+  /** 1 when the last step found a gradient that is not finite (and skipped), else 0: a 0-d Tensor. */
+  foundInf() { return this._make('foundInf', 'wt_grad_scaler_found_inf', []); }
+  get disposed() { return this.#h === 0; }
+  dispose() {
+    const h = this.#h;
+    if (h === 0) return;
+    this.#h = 0;
+    const rt = this.context._rt;
+    rt.exclusive(() => rt.call('wt_grad_scaler_release', [h]));
   }
 }
 
@@ -1156,5 +1242,5 @@ export const notBound = NOT_BOUND;
 
 export default {
   init, version, catalogue, notBound, float16ToFloat32, float32ToFloat16,
-  WebtensorError, Tensor, Context, DeviceLostEvent, Optimizer,
+  WebtensorError, Tensor, Context, DeviceLostEvent, Optimizer, GradScaler,
 };

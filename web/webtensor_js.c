@@ -88,6 +88,11 @@ static const wtjs_field layout[] = {
     FIELD(wt_lr_schedule_options, gamma),
     FIELD(wt_lr_schedule_options, total_steps),
     FIELD(wt_lr_schedule_options, min_lr),
+    SIZE(wt_grad_scaler_options),
+    FIELD(wt_grad_scaler_options, init_scale),
+    FIELD(wt_grad_scaler_options, growth_factor),
+    FIELD(wt_grad_scaler_options, backoff_factor),
+    FIELD(wt_grad_scaler_options, growth_interval),
     {NULL, 0},
 };
 

@@ -128,6 +128,33 @@ for (const backend of BACKENDS) {
       assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors);
     });
 
+    it('scales the loss for f16 training: an overflow skips the step on the device', async () => {
+      const w = await ctx.tensor(new Float32Array([1, -2, 3]), [3]);
+      w.requiresGrad = true;
+      const opt = await ctx.createOptimizer('sgd', [w], { lr: 0.5 });
+      const scaler = await ctx.createGradScaler({ initScale: 3e38 });
+      const stepWith = async (factor) => ctx.tidy(async () => {
+        const w16 = await ctx.cast(w, 'f16');
+        const loss = await ctx.sum(await ctx.cast(await ctx.mul(w16, w16), 'f32'));
+        const scaled = await scaler.scale(await ctx.mul(loss, factor));
+        await scaled.backward();
+        await scaler.step(opt);
+        await opt.zeroGrad();
+      });
+      await stepWith(4); // 14 * 4 * 3e38 overflows f32
+      const found = await scaler.foundInf();
+      const scale = await scaler.currentScale();
+      assert.deepEqual(Array.from(await found.read()), [1]);
+      assertClose(assert, await scale.read(), [1.5e38], 1e-6, 0, 'backed-off scale');
+      assert.deepEqual(Array.from(await w.read()), [1, -2, 3]); // skipped
+      await stepWith(0.1); // 1.4 * 1.5e38 fits: the step applies, w - 0.5 * 0.1 * 2w (scale undone)
+      assertClose(assert, await w.read(), [0.9, -1.8, 2.7], 1e-5, 1e-6, 'the step after the overflow');
+      for (const t of [w, found, scale]) t.dispose();
+      scaler.dispose();
+      opt.dispose();
+      assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors);
+    });
+
     it('refuses bad host data with a clear error', async () => {
       await rejectsWith(ctx.tensor(new Float64Array(4)), 'WT_ERR_INVALID_ARGUMENT', /Float64Array is not a webtensor dtype/);
       await rejectsWith(ctx.tensor(new Float32Array(4), [4], 'i32'), 'WT_ERR_INVALID_ARGUMENT', /holds f32 elements, not i32/);
