@@ -165,6 +165,17 @@ WT_API wt_status wt_set_last_error(wt_status status, const char *message);
 /* "MAJOR.MINOR.PATCH" of the library actually loaded. */
 WT_API const char *wt_version(void);
 
+/* Messages the library gives outside a call's status - today the leak
+ * report of wt_context_destroy (a context destroyed while tensors are
+ * still alive: how many and how many bytes) - go to the log handler: by
+ * default one line each on stderr, prefixed "webtensor: ". The handler
+ * is process-wide and may be called from any thread that destroys a
+ * context; a handler that does nothing silences the library. */
+typedef enum wt_log_level { WT_LOG_WARNING = 1 } wt_log_level;
+typedef void (*wt_log_handler)(wt_log_level level, const char *message, void *user);
+/* handler NULL: back to the default (stderr). */
+WT_API void wt_set_log_handler(wt_log_handler handler, void *user);
+
 /* ======== 2. Types ======================================================= */
 
 /* Element types (see "dtypes" below for storage, promotion and casts). */
@@ -1649,6 +1660,151 @@ WT_API void wt_adamw_options_init(wt_adamw_options *opts);
  * m and v start as zeros. */
 WT_API wt_status wt_adamw_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *m, wt_tensor *v,
                                int64_t step, const wt_adamw_options *opts);
+
+/* --- optimizers: the update step over a model's parameters ---
+ * An optimizer holds a list of parameters (leaves that require grad, f32,
+ * contiguous, of one context, each listed once) and its state for them:
+ * SGD's momentum buffers or AdamW's moments, made as zeros when it is
+ * created, and the number of steps taken. wt_optimizer_step updates every
+ * parameter that has an accumulated gradient (wt_tensor_grad) in place,
+ * with recording off, as wt_sgd_step / wt_adamw_step would; parameters
+ * without one are skipped, as in PyTorch. A training loop:
+ *
+ *     wt_optimizer *opt;
+ *     wt_optimizer_create_adamw(n, params, &adamw, &opt);
+ *     for each step:                       (one wt_scope per step)
+ *         forward; wt_backward(loss);
+ *         wt_optimizer_clip_grad_norm(opt, 1.0, NULL);   (optional)
+ *         wt_optimizer_step(opt);
+ *         wt_optimizer_zero_grad(opt);
+ *     wt_optimizer_release(opt);
+ *
+ * Gradient accumulation over k micro-batches: run forward and backward on
+ * each micro-batch with its loss multiplied by 1/k (wt_mul_scalar) before
+ * wt_backward, then one step and one zero_grad. Gradients add up across
+ * the backward calls, so with mean losses over equal micro-batches the
+ * step is the step of the whole batch.
+ *
+ * The optimizer keeps a reference to each parameter and owns its state
+ * (none of it joins an open scope). SGD's momentum buffer starts at the
+ * first gradient, as PyTorch's does. A step that fails on the device may
+ * leave the parameters partly updated (the error is the context's). */
+typedef struct wt_optimizer wt_optimizer;
+/* An SGD optimizer over params[0..nparams-1]; opts NULL: the defaults. */
+WT_API wt_status wt_optimizer_create_sgd(int nparams, wt_tensor *const *params, const wt_sgd_options *opts,
+                                         wt_optimizer **out);
+/* An AdamW optimizer over params[0..nparams-1]; opts NULL: the defaults. */
+WT_API wt_status wt_optimizer_create_adamw(int nparams, wt_tensor *const *params, const wt_adamw_options *opts,
+                                           wt_optimizer **out);
+/* Adds parameters with their own weight decay (a parameter group: GPT-2
+ * decays matrices but not biases and norm weights). Before the first step
+ * only (WT_ERR_INVALID_ARGUMENT after it). */
+WT_API wt_status wt_optimizer_add_params(wt_optimizer *opt, int nparams, wt_tensor *const *params,
+                                         double weight_decay);
+/* One update of every parameter with a gradient; the step count grows by
+ * one (AdamW's bias correction reads it). The learning rate is the
+ * schedule's at the step's index (0 for the first) when one is set, else
+ * the last wt_optimizer_set_lr (at first the options'). */
+WT_API wt_status wt_optimizer_step(wt_optimizer *opt);
+/* Drops the gradient of every parameter (wt_tensor_zero_grad). */
+WT_API wt_status wt_optimizer_zero_grad(wt_optimizer *opt);
+/* The learning rate of the steps to come (no schedule); finite, >= 0. */
+WT_API wt_status wt_optimizer_set_lr(wt_optimizer *opt, double lr);
+/* The learning rate of the next step: the schedule's or the set one; NaN
+ * for NULL. */
+WT_API double wt_optimizer_lr(const wt_optimizer *opt);
+/* Steps taken; 0 for NULL. */
+WT_API int64_t wt_optimizer_steps(const wt_optimizer *opt);
+/* Scales the gradients of the optimizer's parameters as
+ * wt_clip_grad_norm does. */
+WT_API wt_status wt_optimizer_clip_grad_norm(wt_optimizer *opt, double max_norm, wt_tensor **total_norm);
+/* Drops the caller's reference to the optimizer, its state and its
+ * references to the parameters; NULL is ignored. */
+WT_API void wt_optimizer_release(wt_optimizer *opt);
+
+/* Gradient clipping by global norm (torch.nn.utils.clip_grad_norm_):
+ * with norm the 2-norm of all the parameters' gradients taken together,
+ * every gradient is multiplied by min(1, max_norm / (norm + 1e-6)) (each
+ * leaf's gradient is replaced by the scaled one: a handle taken earlier
+ * with wt_tensor_grad keeps the values before clipping). Computed on the device: nothing is read back, so the step does not wait
+ * for the GPU. total_norm (NULL: not wanted) gets norm as a 0-d f32
+ * tensor, to read when wanted. Parameters without a gradient are skipped
+ * (norm 0 when none has one). max_norm finite and > 0; nparams >= 1. */
+WT_API wt_status wt_clip_grad_norm(int nparams, wt_tensor *const *params, double max_norm,
+                                   wt_tensor **total_norm);
+
+/* --- learning-rate schedules ---
+ * The learning rate at step i (counted from 0), for the optimizer to
+ * follow (wt_optimizer_set_schedule) or for the caller to compute:
+ *  - warm-up (any kind): lr * (i + 1) / warmup_steps for i < warmup_steps;
+ *  - WT_LR_CONSTANT: lr after it;
+ *  - WT_LR_STEP: lr * gamma^floor((i - warmup_steps) / step_size) (StepLR);
+ *  - WT_LR_COSINE: min_lr + (lr - min_lr) (1 + cos(pi p)) / 2 with
+ *    p = (i - warmup_steps) / (total_steps - warmup_steps), held at 1 past
+ *    the end (1 when total_steps <= warmup_steps). */
+typedef enum wt_lr_schedule_kind { WT_LR_CONSTANT = 0, WT_LR_STEP = 1, WT_LR_COSINE = 2 } wt_lr_schedule_kind;
+typedef struct wt_lr_schedule_options {
+    uint32_t struct_size;     /* set by _init */
+    wt_lr_schedule_kind kind; /* default WT_LR_CONSTANT */
+    double lr;                /* the peak learning rate; default 1e-3 */
+    int64_t warmup_steps;     /* default 0 */
+    int64_t step_size;        /* WT_LR_STEP: steps between decays; default 1 */
+    double gamma;             /* WT_LR_STEP: the decay factor; default 0.1 */
+    int64_t total_steps;      /* WT_LR_COSINE: the step at which min_lr is reached; default 1 */
+    double min_lr;            /* WT_LR_COSINE: default 0 */
+} wt_lr_schedule_options;
+WT_API void wt_lr_schedule_options_init(wt_lr_schedule_options *opts);
+/* *lr = the schedule's learning rate at step (>= 0). */
+WT_API wt_status wt_lr_schedule_at(const wt_lr_schedule_options *schedule, int64_t step, double *lr);
+/* The optimizer's steps follow schedule from now on (copied); NULL: back
+ * to the set learning rate. */
+WT_API wt_status wt_optimizer_set_schedule(wt_optimizer *opt, const wt_lr_schedule_options *schedule);
+
+/* --- mixed precision: dynamic loss scaling ---
+ * With f16 activations (parameters stay f32 master weights, cast to f16
+ * in the forward pass) small gradients underflow; the loss is multiplied
+ * by a scale before backward and the gradients divided by it before the
+ * step, as torch.cuda.amp.GradScaler does:
+ *
+ *     wt_grad_scaler_scale(scaler, loss, &scaled);  wt_backward(scaled);
+ *     wt_grad_scaler_step(scaler, opt);             (unscale, check, step)
+ *     wt_optimizer_zero_grad(opt);
+ *
+ * Everything happens on the device, nothing is read back: the scale is a
+ * 0-d f32 tensor; wt_grad_scaler_step divides every gradient by it, finds
+ * whether any is not finite, runs the optimizer's step and, when one was
+ * not, puts the parameters and the optimizer's state back as they were
+ * (a skipped step); then the scale is multiplied by backoff_factor after
+ * an overflow, by growth_factor after growth_interval steps in a row
+ * without one. Unlike PyTorch, a skipped step still counts in the
+ * optimizer's step number (AdamW's bias correction): the host does not
+ * learn that it was skipped. Clip after unscaling: wt_grad_scaler_unscale,
+ * then wt_optimizer_clip_grad_norm, then wt_grad_scaler_step (which then
+ * does not unscale again). */
+typedef struct wt_grad_scaler wt_grad_scaler;
+typedef struct wt_grad_scaler_options {
+    uint32_t struct_size;    /* set by _init */
+    double init_scale;       /* default 65536 */
+    double growth_factor;    /* default 2 */
+    double backoff_factor;   /* default 0.5 */
+    int64_t growth_interval; /* default 2000 */
+} wt_grad_scaler_options;
+WT_API void wt_grad_scaler_options_init(wt_grad_scaler_options *opts);
+/* A scaler for the tensors of ctx; opts NULL: the defaults. */
+WT_API wt_status wt_grad_scaler_create(wt_context *ctx, const wt_grad_scaler_options *opts, wt_grad_scaler **out);
+/* *out = loss * scale (recorded: backward through it gives scaled gradients). */
+WT_API wt_status wt_grad_scaler_scale(wt_grad_scaler *scaler, const wt_tensor *loss, wt_tensor **out);
+/* Divides the gradients of opt's parameters by the scale, once per step. */
+WT_API wt_status wt_grad_scaler_unscale(wt_grad_scaler *scaler, wt_optimizer *opt);
+/* Unscales (unless done), steps opt unless a gradient is not finite, and
+ * updates the scale; see above. */
+WT_API wt_status wt_grad_scaler_step(wt_grad_scaler *scaler, wt_optimizer *opt);
+/* The current scale (a new 0-d f32 tensor holding a copy). */
+WT_API wt_status wt_grad_scaler_current_scale(const wt_grad_scaler *scaler, wt_tensor **scale);
+/* 1 when the last wt_grad_scaler_step found a gradient that is not finite
+ * (and skipped the step), else 0 (a new 0-d f32 tensor holding a copy). */
+WT_API wt_status wt_grad_scaler_found_inf(const wt_grad_scaler *scaler, wt_tensor **found);
+WT_API void wt_grad_scaler_release(wt_grad_scaler *scaler);
 /* --- convolution, pooling and resampling backward ---
  * x, w, dy are 4-D (N, C, H, W); gradients are f32. */
 
@@ -1719,6 +1875,10 @@ WT_API wt_status wt_interpolate_backward(const wt_tensor *dy, const wt_tensor *x
  *    silent zero gradient).
  *  - Higher-order gradients are not supported: the backward pass itself
  *    is not recorded (its results do not require grad).
+ *  - wt_scaled_dot_product_attention without a mask differentiates through
+ *    a fused kernel (CPU and WebGPU) that stores no [Sq, Skv] matrix, as
+ *    flash-attention's backward; with a mask, through matrix products
+ *    (WT_ATTN_BACKWARD=composed takes them always).
  *  - Thread safety: the graph belongs to its tensors' context (one thread
  *    at a time). */
 

@@ -81,7 +81,8 @@ CTYPES = {
     "T": ["_P"], "T?": ["_P"], "TN": ["_P"], "i": ["_I"], "I": ["_I64"], "U64": ["_U64"],
     "d": ["_D"], "f": ["_F"], "b": ["_B"], "dtype": ["_I"], "axes": ["_I", "_P"],
     "shape": ["_I", "_P"], "perm": ["_P"], "i64s": ["_I", "_P"], "tensors": ["_I", "_P"],
-    "conv": ["_P"], "pool": ["_P"], "bnorm": ["_P"], "xent": ["_P"], "padmode": ["_I"],
+    "conv": ["_P"], "pool": ["_P"], "bnorm": ["_P"], "xent": ["_P"], "sgd": ["_P"], "adamw": ["_P"],
+    "padmode": ["_I"],
     "ropelayout": ["_I"], "act": ["_I"], "interpmode": ["_I"],
 }
 PYI = {
@@ -91,6 +92,7 @@ PYI = {
     "perm": "Sequence[int]", "i64s": "Sequence[int]", "tensors": "Sequence[TensorLike]",
     "conv": "Optional[Mapping[str, Any]]", "pool": "Mapping[str, Any]",
     "bnorm": "Optional[Mapping[str, Any]]", "xent": "Optional[Mapping[str, Any]]",
+    "sgd": "Optional[Mapping[str, Any]]", "adamw": "Optional[Mapping[str, Any]]",
     "padmode": "str", "ropelayout": "str", "act": "str", "interpmode": "str",
 }
 
@@ -235,7 +237,7 @@ def gen_function(s):
             lines.append("    %s = [_tensor(_v, _c) for _v in %s]" % (n, n))
             lines.append("    _n_%s, _a_%s = _handles(%s)" % (n, n, n))
             args[n] = ["_n_%s" % n, "_a_%s" % n]
-        elif k in ("conv", "pool", "bnorm", "xent"):
+        elif k in ("conv", "pool", "bnorm", "xent", "sgd", "adamw"):
             lines.append("    _o_%s = _options_%s(%s)" % (n, k, n))
             args[n] = ["None if _o_%s is None else _byref(_o_%s)" % (n, n)]
             keep.append("_o_%s" % n)
@@ -327,7 +329,8 @@ def generate():
           "from ._core import (_L, _P, _I, _I64, _U64, _D, _F, _B, _INF, _INT64_MAX, _proto,",
           "                    _byref, _context, _ctx_of, _tensor, _wrap, _fail, _is_number,",
           "                    _index, _float, _dtype_code, _axes, _int64s, _handles, _enum,",
-          "                    _options_conv, _options_pool, _options_bnorm, _options_xent)",
+          "                    _options_conv, _options_pool, _options_bnorm, _options_xent,",
+          "                    _options_sgd, _options_adamw)",
           "from ._core import Tensor as _Tensor",
           "", "ENUMS = %r" % enums, "", "# C prototypes (ctypes argument types)."]
     for s in table:

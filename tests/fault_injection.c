@@ -537,6 +537,39 @@ static wt_status tape_workload(wt_context *ctx, float *result)
     return st;
 }
 
+/* An optimizer's life: made over two leaves (AdamW), gradients from a
+ * backward of a scaled loss, unscaled, clipped, one step through the
+ * scaler, zero_grad, released; the weights read. */
+static wt_status optimizer_workload(wt_context *ctx, float *result)
+{
+    static const float dw[SCOPE_FLOATS] = {0.5f, -1, 2, 3, -0.25f, 1};
+    const int64_t s23[2] = {2, 3}, s3 = 3;
+    wt_tensor *w = NULL, *b = NULL, *y = NULL, *l = NULL, *norm = NULL, *scaled = NULL;
+    wt_optimizer *opt = NULL;
+    wt_grad_scaler *sc = NULL;
+    wt_status st = wt_tensor_from_data(ctx, WT_F32, 2, s23, dw, &w);
+    if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 1, &s3, dw, &b);
+    if (st == WT_OK) st = wt_tensor_set_requires_grad(w, true);
+    if (st == WT_OK) st = wt_tensor_set_requires_grad(b, true);
+    if (st == WT_OK) st = wt_optimizer_create_adamw(1, &w, NULL, &opt);
+    if (st == WT_OK) st = wt_optimizer_add_params(opt, 1, &b, 0.0);
+    if (st == WT_OK) st = wt_mul(w, b, &y);
+    if (st == WT_OK) st = wt_sum(y, 0, NULL, false, &l);
+    if (st == WT_OK) st = wt_grad_scaler_create(ctx, NULL, &sc);
+    if (st == WT_OK) st = wt_grad_scaler_scale(sc, l, &scaled);
+    if (st == WT_OK) st = wt_backward(scaled);
+    if (st == WT_OK) st = wt_grad_scaler_unscale(sc, opt);
+    if (st == WT_OK) st = wt_optimizer_clip_grad_norm(opt, 1.0, &norm);
+    if (st == WT_OK) st = wt_grad_scaler_step(sc, opt);
+    if (st == WT_OK) st = wt_optimizer_zero_grad(opt);
+    if (st == WT_OK) st = wt_tensor_read(w, result, sizeof(float) * SCOPE_FLOATS);
+    wt_optimizer_release(opt);
+    wt_grad_scaler_release(sc);
+    wt_tensor *all[] = {w, b, y, l, norm, scaled};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
+    return st;
+}
+
 /* Every host allocation of a workload fails once: out of memory or
  * recovered, and afterwards no tensor alive, no host block leaked. */
 static void alloc_phase(test_backend be, const char *what, wt_status (*run_workload)(wt_context *, float *))
@@ -822,6 +855,7 @@ int main(int argc, char **argv)
     host_phase(be, ref);
     alloc_phase(be, "scoped", scoped_workload);
     alloc_phase(be, "autograd", tape_workload);
+    alloc_phase(be, "optimizer", optimizer_workload);
     alloc_phase(be, "graph", graph_workload);
     alloc_phase(be, "graph with step values", step_values_workload);
     if (be == TEST_BACKEND_CPU) {

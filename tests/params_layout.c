@@ -78,6 +78,11 @@ static const c_field wgsl_attention_params[] = {
     F(attn_params, bk), F(attn_params, rows_total), F(attn_params, splits), F(attn_params, chunk),
     F(attn_params, kv_at), F(attn_params, kv_on),
 };
+static const c_field wgsl_attention_backward_params[] = {
+    F(attn_bw_params, hq), F(attn_bw_params, hkv), F(attn_bw_params, sq), F(attn_bw_params, skv),
+    F(attn_bw_params, group), F(attn_bw_params, rows), F(attn_bw_params, causal), F(attn_bw_params, scale),
+    F(attn_bw_params, d), F(attn_bw_params, dv), F(attn_bw_params, pad0), F(attn_bw_params, pad1),
+};
 static const c_field wgsl_attention_combine_params[] = {
     F(combine_params, rows), F(combine_params, splits), F(combine_params, neg_inf), F(combine_params, pad0),
 };
@@ -349,6 +354,8 @@ static const layout_pair pairs[] = {
     PAIR("act_backward", "Params", act_backward_params, wgsl_act_backward_params),
     PAIR("argreduce", "Params", arg_params, wgsl_argreduce_params),
     PAIR("attention", "Params", attn_params, wgsl_attention_params),
+    PAIR("attention_backward_q", "Params", attn_bw_params, wgsl_attention_backward_params),
+    PAIR("attention_backward_kv", "Params", attn_bw_params, wgsl_attention_backward_params),
     PAIR("attention_combine", "Params", combine_params, wgsl_attention_combine_params),
     PAIR("attention_tiled", "Params", tiled_params, wgsl_attention_tiled_params),
     PAIR("binary", "Params", binary_params, wgsl_binary_params),

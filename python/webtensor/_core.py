@@ -503,6 +503,38 @@ def _options_bnorm(d):
     return o
 
 
+def _options_sgd(d):
+    """wt_sgd_options from {lr, momentum, dampening, weight_decay, nesterov}."""
+    if d is None:
+        return None
+    from . import optim
+    o = optim._new_sgd()
+    for k, v in d.items():
+        if k == "nesterov":
+            o.nesterov = bool(v)
+        elif k in ("lr", "momentum", "dampening", "weight_decay"):
+            setattr(o, k, float(v))
+        else:
+            raise TypeError("webtensor: unknown SGD option %r" % k)
+    return o
+
+
+def _options_adamw(d):
+    """wt_adamw_options from {lr, betas, eps, weight_decay}."""
+    if d is None:
+        return None
+    from . import optim
+    o = optim._new_adamw()
+    for k, v in d.items():
+        if k == "betas":
+            o.beta1, o.beta2 = float(v[0]), float(v[1])
+        elif k in ("lr", "eps", "weight_decay"):
+            setattr(o, k, float(v))
+        else:
+            raise TypeError("webtensor: unknown AdamW option %r" % k)
+    return o
+
+
 def _options_xent(d):
     if d is None:
         return None

@@ -4,7 +4,8 @@ include/webtensor.h and web/ops_spec.mjs: do not edit."""
 from ._core import (_L, _P, _I, _I64, _U64, _D, _F, _B, _INF, _INT64_MAX, _proto,
                     _byref, _context, _ctx_of, _tensor, _wrap, _fail, _is_number,
                     _index, _float, _dtype_code, _axes, _int64s, _handles, _enum,
-                    _options_conv, _options_pool, _options_bnorm, _options_xent)
+                    _options_conv, _options_pool, _options_bnorm, _options_xent,
+                    _options_sgd, _options_adamw)
 from ._core import Tensor as _Tensor
 
 ENUMS = {'dtype': {'f32': 0, 'f16': 1, 'i32': 2, 'bool': 3}, 'padmode': {'constant': 0, 'reflect': 1, 'replicate': 2}, 'ropelayout': {'bhsd': 0, 'bshd': 1}, 'interpmode': {'nearest': 0, 'bilinear': 1}, 'act': {'relu': 0, 'sigmoid': 1, 'tanh': 2, 'silu': 3, 'gelu': 4, 'gelu_tanh': 5}, 'reduction': {'mean': 0, 'sum': 1, 'none': 2}, 'backend': {'auto': 0, 'cpu': 1, 'webgpu': 2}}
@@ -12,6 +13,7 @@ ENUMS = {'dtype': {'f32': 0, 'f16': 1, 'i32': 2, 'bool': 3}, 'padmode': {'consta
 # C prototypes (ctypes argument types).
 _proto('wt_abs', _P, _P)
 _proto('wt_activation_backward', _I, _P, _P, _P)
+_proto('wt_adamw_step', _P, _P, _P, _P, _I64, _P)
 _proto('wt_adaptive_avg_pool2d', _P, _I64, _I64, _P)
 _proto('wt_adaptive_max_pool2d', _P, _I64, _I64, _P, _P)
 _proto('wt_add', _P, _P, _P)
@@ -25,7 +27,9 @@ _proto('wt_argsort', _P, _I, _B, _P)
 _proto('wt_atan2', _P, _P, _P)
 _proto('wt_atan2_scalar', _P, _D, _P)
 _proto('wt_avg_pool2d_v2', _P, _P, _P)
+_proto('wt_avg_pool2d_backward_v2', _P, _P, _P, _P)
 _proto('wt_batch_norm', _P, _P, _P, _P, _P, _P, _P, _P, _P)
+_proto('wt_batch_norm_backward_v2', _P, _P, _P, _P, _P, _P, _P, _P, _P)
 _proto('wt_cast', _P, _I, _P)
 _proto('wt_ceil', _P, _P)
 _proto('wt_clamp', _P, _D, _D, _P)
@@ -33,6 +37,7 @@ _proto('wt_concat', _I, _P, _I, _P)
 _proto('wt_contiguous', _P, _P)
 _proto('wt_conv1d', _P, _P, _P, _P, _P)
 _proto('wt_conv2d', _P, _P, _P, _P, _P)
+_proto('wt_conv2d_backward_v2', _P, _P, _P, _P, _P, _P, _P)
 _proto('wt_conv_transpose2d', _P, _P, _P, _P, _P)
 _proto('wt_copy', _P, _P)
 _proto('wt_copy_into', _P, _P)
@@ -46,6 +51,7 @@ _proto('wt_div_scalar', _P, _D, _P)
 _proto('wt_dropout', _P, _F, _U64, _P)
 _proto('wt_elu', _P, _D, _P)
 _proto('wt_embedding', _P, _P, _P)
+_proto('wt_embedding_backward', _P, _P, _I64, _P)
 _proto('wt_eq', _P, _P, _P)
 _proto('wt_eq_scalar', _P, _D, _P)
 _proto('wt_erf', _P, _P)
@@ -78,6 +84,7 @@ _proto('wt_index_add', _P, _I, _P, _P, _P)
 _proto('wt_index_select', _P, _I, _P, _P)
 _proto('wt_layer_norm', _P, _I, _P, _P, _D, _P)
 _proto('wt_layernorm', _P, _P, _P, _F, _P)
+_proto('wt_layer_norm_backward', _P, _P, _I, _P, _D, _P, _P, _P)
 _proto('wt_le', _P, _P, _P)
 _proto('wt_le_scalar', _P, _D, _P)
 _proto('wt_leaky_relu', _P, _D, _P)
@@ -101,6 +108,7 @@ _proto('wt_masked_fill', _P, _P, _D, _P)
 _proto('wt_matmul', _P, _P, _P)
 _proto('wt_max', _P, _I, _P, _B, _P)
 _proto('wt_max_pool2d_v2', _P, _P, _P, _P)
+_proto('wt_max_pool2d_backward', _P, _P, _P, _P)
 _proto('wt_maximum', _P, _P, _P)
 _proto('wt_maximum_scalar', _P, _D, _P)
 _proto('wt_mean', _P, _I, _P, _B, _P)
@@ -136,6 +144,7 @@ _proto('wt_round', _P, _P)
 _proto('wt_rsqrt', _P, _P)
 _proto('wt_scaled_dot_product_attention', _P, _P, _P, _P, _B, _F, _P)
 _proto('wt_scatter_add', _P, _I, _P, _P, _P)
+_proto('wt_sgd_step', _P, _P, _P, _P)
 _proto('wt_sigmoid', _P, _P)
 _proto('wt_sign', _P, _P)
 _proto('wt_silu', _P, _P)
@@ -190,6 +199,23 @@ def activation_backward(activation, dy, x):
     if _s:
         _fail(_s, 'activation_backward', dy, x)
     return _wrap(_out0.value, _c)
+
+
+def adamw_step(param, grad, m, v, step, options=None):
+    """wt_adamw_step (training); see include/webtensor.h."""
+    if param.__class__ is _Tensor:
+        _c = param._ctx
+    else:
+        _c = _ctx_of(param, grad, m, v)
+        param = _tensor(param, _c)
+    grad = _tensor(grad, _c)
+    m = _tensor(m, _c)
+    v = _tensor(v, _c)
+    _o_options = _options_adamw(options)
+    _s = _L.wt_adamw_step(param._h, grad._h, m._h, v._h, _index(step), None if _o_options is None else _byref(_o_options))
+    if _s:
+        _fail(_s, 'adamw_step', param, grad, m, v)
+    return param
 
 
 def adaptive_avg_pool2d(x, out_h, out_w):
@@ -359,6 +385,22 @@ def avg_pool2d(x, options):
     return _wrap(_out0.value, _c)
 
 
+def avg_pool2d_backward(dy, x, options):
+    """wt_avg_pool2d_backward_v2 (training); see include/webtensor.h."""
+    if dy.__class__ is _Tensor:
+        _c = dy._ctx
+    else:
+        _c = _ctx_of(dy, x)
+        dy = _tensor(dy, _c)
+    x = _tensor(x, _c)
+    _o_options = _options_pool(options)
+    _out0 = _P()
+    _s = _L.wt_avg_pool2d_backward_v2(dy._h, x._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    if _s:
+        _fail(_s, 'avg_pool2d_backward', dy, x)
+    return _wrap(_out0.value, _c)
+
+
 def batch_norm(x, running_mean, running_var, weight=None, bias=None, options=None):
     """wt_batch_norm (nn); see include/webtensor.h."""
     if x.__class__ is _Tensor:
@@ -376,6 +418,27 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, options=Non
     if _s:
         _fail(_s, 'batch_norm', x, running_mean, running_var, weight, bias)
     return _wrap(_out0.value, _c)
+
+
+def batch_norm_backward(dy, x, running_mean, running_var, weight, options=None):
+    """wt_batch_norm_backward_v2 (training); see include/webtensor.h."""
+    if dy.__class__ is _Tensor:
+        _c = dy._ctx
+    else:
+        _c = _ctx_of(dy, x, running_mean, running_var, weight)
+        dy = _tensor(dy, _c)
+    x = _tensor(x, _c)
+    running_mean = None if running_mean is None else _tensor(running_mean, _c)
+    running_var = None if running_var is None else _tensor(running_var, _c)
+    weight = _tensor(weight, _c)
+    _o_options = _options_bnorm(options)
+    _out0 = _P()
+    _out1 = _P()
+    _out2 = _P()
+    _s = _L.wt_batch_norm_backward_v2(dy._h, x._h, None if running_mean is None else running_mean._h, None if running_var is None else running_var._h, weight._h, None if _o_options is None else _byref(_o_options), _byref(_out0), _byref(_out1), _byref(_out2))
+    if _s:
+        _fail(_s, 'batch_norm_backward', dy, x, running_mean, running_var, weight)
+    return (_wrap(_out0.value, _c), _wrap(_out1.value, _c), _wrap(_out2.value, _c))
 
 
 def cast(x, dtype):
@@ -478,6 +541,25 @@ def conv2d(x, weight, bias=None, options=None):
     if _s:
         _fail(_s, 'conv2d', x, weight, bias)
     return _wrap(_out0.value, _c)
+
+
+def conv2d_backward(dy, x, weight, options=None):
+    """wt_conv2d_backward_v2 (training); see include/webtensor.h."""
+    if dy.__class__ is _Tensor:
+        _c = dy._ctx
+    else:
+        _c = _ctx_of(dy, x, weight)
+        dy = _tensor(dy, _c)
+    x = _tensor(x, _c)
+    weight = _tensor(weight, _c)
+    _o_options = _options_conv(options)
+    _out0 = _P()
+    _out1 = _P()
+    _out2 = _P()
+    _s = _L.wt_conv2d_backward_v2(dy._h, x._h, weight._h, None if _o_options is None else _byref(_o_options), _byref(_out0), _byref(_out1), _byref(_out2))
+    if _s:
+        _fail(_s, 'conv2d_backward', dy, x, weight)
+    return (_wrap(_out0.value, _c), _wrap(_out1.value, _c), _wrap(_out2.value, _c))
 
 
 def conv_transpose2d(x, weight, bias=None, options=None):
@@ -660,6 +742,21 @@ def embedding(table, index):
     _s = _L.wt_embedding(table._h, index._h, _byref(_out0))
     if _s:
         _fail(_s, 'embedding', table, index)
+    return _wrap(_out0.value, _c)
+
+
+def embedding_backward(dy, indices, num_embeddings):
+    """wt_embedding_backward (training); see include/webtensor.h."""
+    if dy.__class__ is _Tensor:
+        _c = dy._ctx
+    else:
+        _c = _ctx_of(dy, indices)
+        dy = _tensor(dy, _c)
+    indices = _tensor(indices, _c)
+    _out0 = _P()
+    _s = _L.wt_embedding_backward(dy._h, indices._h, _index(num_embeddings), _byref(_out0))
+    if _s:
+        _fail(_s, 'embedding_backward', dy, indices)
     return _wrap(_out0.value, _c)
 
 
@@ -1078,6 +1175,24 @@ def layernorm(x, weight=None, bias=None, eps=1e-5):
     return _wrap(_out0.value, _c)
 
 
+def layernorm_backward(dy, x, weight, eps=1e-5, normalized_ndim=1):
+    """wt_layer_norm_backward (training); see include/webtensor.h."""
+    if dy.__class__ is _Tensor:
+        _c = dy._ctx
+    else:
+        _c = _ctx_of(dy, x, weight)
+        dy = _tensor(dy, _c)
+    x = _tensor(x, _c)
+    weight = _tensor(weight, _c)
+    _out0 = _P()
+    _out1 = _P()
+    _out2 = _P()
+    _s = _L.wt_layer_norm_backward(dy._h, x._h, _index(normalized_ndim), weight._h, _float(eps), _byref(_out0), _byref(_out1), _byref(_out2))
+    if _s:
+        _fail(_s, 'layernorm_backward', dy, x, weight)
+    return (_wrap(_out0.value, _c), _wrap(_out1.value, _c), _wrap(_out2.value, _c))
+
+
 def le(a, b):
     """wt_le (elementwise); see include/webtensor.h."""
     if a.__class__ is _Tensor:
@@ -1360,6 +1475,22 @@ def max_pool2d(x, options):
     _s = _L.wt_max_pool2d_v2(x._h, None if _o_options is None else _byref(_o_options), _byref(_out0), None)
     if _s:
         _fail(_s, 'max_pool2d', x)
+    return _wrap(_out0.value, _c)
+
+
+def max_pool2d_backward(dy, indices, x):
+    """wt_max_pool2d_backward (training); see include/webtensor.h."""
+    if dy.__class__ is _Tensor:
+        _c = dy._ctx
+    else:
+        _c = _ctx_of(dy, indices, x)
+        dy = _tensor(dy, _c)
+    indices = _tensor(indices, _c)
+    x = _tensor(x, _c)
+    _out0 = _P()
+    _s = _L.wt_max_pool2d_backward(dy._h, indices._h, x._h, _byref(_out0))
+    if _s:
+        _fail(_s, 'max_pool2d_backward', dy, indices, x)
     return _wrap(_out0.value, _c)
 
 
@@ -1811,6 +1942,22 @@ def scatter_add(x, axis, index, src):
     return _wrap(_out0.value, _c)
 
 
+def sgd_step(param, grad, momentum_buf=None, options=None):
+    """wt_sgd_step (training); see include/webtensor.h."""
+    if param.__class__ is _Tensor:
+        _c = param._ctx
+    else:
+        _c = _ctx_of(param, grad, momentum_buf)
+        param = _tensor(param, _c)
+    grad = _tensor(grad, _c)
+    momentum_buf = None if momentum_buf is None else _tensor(momentum_buf, _c)
+    _o_options = _options_sgd(options)
+    _s = _L.wt_sgd_step(param._h, grad._h, None if momentum_buf is None else momentum_buf._h, None if _o_options is None else _byref(_o_options))
+    if _s:
+        _fail(_s, 'sgd_step', param, grad, momentum_buf)
+    return param
+
+
 def sigmoid(x):
     """wt_sigmoid (elementwise); see include/webtensor.h."""
     if x.__class__ is _Tensor:
@@ -2220,9 +2367,9 @@ true_divide = div
 
 # Every op of the library's catalogue: bound here, written by hand in
 # the package (HAND_WRITTEN) or not offered yet (NOT_BOUND).
-OPS = ['abs', 'activation_backward', 'adaptive_avg_pool2d', 'adaptive_max_pool2d', 'add', 'all', 'any', 'arange', 'argmax', 'argmin', 'argsort', 'atan2', 'avg_pool2d', 'batch_norm', 'cast', 'ceil', 'clamp', 'concat', 'contiguous', 'conv1d', 'conv2d', 'conv_transpose2d', 'copy', 'copy_into', 'cos', 'cross_entropy', 'cross_entropy_backward', 'cumprod', 'cumsum', 'div', 'dropout', 'elu', 'embedding', 'eq', 'erf', 'exp', 'exp2', 'expand', 'expm1', 'eye', 'flatten', 'flip', 'floor', 'floor_divide', 'fmod', 'full', 'gather', 'ge', 'gelu', 'gelu_tanh', 'global_avg_pool2d', 'global_max_pool2d', 'group_norm', 'gt', 'hardsigmoid', 'hardswish', 'index_add', 'index_select', 'layer_norm', 'layernorm', 'le', 'leaky_relu', 'linear', 'linspace', 'log', 'log1p', 'log2', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'matmul', 'max', 'max_pool2d', 'maximum', 'mean', 'min', 'minimum', 'mish', 'mul', 'ne', 'neg', 'norm', 'one_hot', 'ones', 'pad', 'permute', 'pow', 'prod', 'rand', 'randn', 'reciprocal', 'relu', 'remainder', 'repeat', 'reshape', 'rms_norm', 'rmsnorm', 'rope', 'round', 'rsqrt', 'scaled_dot_product_attention', 'scatter_add', 'sigmoid', 'sign', 'silu', 'sin', 'slice', 'softmax', 'softplus', 'softsign', 'sort', 'sqrt', 'square', 'squeeze', 'stack', 'std', 'sub', 'sum', 'tanh', 'tile', 'topk', 'transpose', 'tril', 'triu', 'unsqueeze', 'upsample2d', 'var', 'where', 'zeros']
-METHODS = ['abs', 'adaptive_avg_pool2d', 'adaptive_max_pool2d', 'add', 'all', 'any', 'argmax', 'argmin', 'argsort', 'atan2', 'avg_pool2d', 'batch_norm', 'cast', 'ceil', 'clamp', 'contiguous', 'conv1d', 'conv2d', 'conv_transpose2d', 'copy', 'copy_into', 'cos', 'cross_entropy', 'cross_entropy_backward', 'cumprod', 'cumsum', 'div', 'dropout', 'elu', 'embedding', 'eq', 'erf', 'exp', 'exp2', 'expand', 'expm1', 'flatten', 'flip', 'floor', 'floor_divide', 'fmod', 'gather', 'ge', 'gelu', 'gelu_tanh', 'global_avg_pool2d', 'global_max_pool2d', 'group_norm', 'gt', 'hardsigmoid', 'hardswish', 'index_add', 'index_select', 'layer_norm', 'layernorm', 'le', 'leaky_relu', 'linear', 'log', 'log1p', 'log2', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'matmul', 'max', 'max_pool2d', 'maximum', 'mean', 'min', 'minimum', 'mish', 'mul', 'ne', 'neg', 'norm', 'one_hot', 'pad', 'permute', 'pow', 'prod', 'reciprocal', 'relu', 'remainder', 'repeat', 'reshape', 'rms_norm', 'rmsnorm', 'rope', 'round', 'rsqrt', 'scaled_dot_product_attention', 'scatter_add', 'sigmoid', 'sign', 'silu', 'sin', 'slice', 'softmax', 'softplus', 'softsign', 'sort', 'sqrt', 'square', 'squeeze', 'std', 'sub', 'sum', 'tanh', 'tile', 'topk', 'transpose', 'tril', 'triu', 'unsqueeze', 'upsample2d', 'var', 'where']
+OPS = ['abs', 'activation_backward', 'adamw_step', 'adaptive_avg_pool2d', 'adaptive_max_pool2d', 'add', 'all', 'any', 'arange', 'argmax', 'argmin', 'argsort', 'atan2', 'avg_pool2d', 'avg_pool2d_backward', 'batch_norm', 'batch_norm_backward', 'cast', 'ceil', 'clamp', 'concat', 'contiguous', 'conv1d', 'conv2d', 'conv2d_backward', 'conv_transpose2d', 'copy', 'copy_into', 'cos', 'cross_entropy', 'cross_entropy_backward', 'cumprod', 'cumsum', 'div', 'dropout', 'elu', 'embedding', 'embedding_backward', 'eq', 'erf', 'exp', 'exp2', 'expand', 'expm1', 'eye', 'flatten', 'flip', 'floor', 'floor_divide', 'fmod', 'full', 'gather', 'ge', 'gelu', 'gelu_tanh', 'global_avg_pool2d', 'global_max_pool2d', 'group_norm', 'gt', 'hardsigmoid', 'hardswish', 'index_add', 'index_select', 'layer_norm', 'layernorm', 'layernorm_backward', 'le', 'leaky_relu', 'linear', 'linspace', 'log', 'log1p', 'log2', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'matmul', 'max', 'max_pool2d', 'max_pool2d_backward', 'maximum', 'mean', 'min', 'minimum', 'mish', 'mul', 'ne', 'neg', 'norm', 'one_hot', 'ones', 'pad', 'permute', 'pow', 'prod', 'rand', 'randn', 'reciprocal', 'relu', 'remainder', 'repeat', 'reshape', 'rms_norm', 'rmsnorm', 'rope', 'round', 'rsqrt', 'scaled_dot_product_attention', 'scatter_add', 'sgd_step', 'sigmoid', 'sign', 'silu', 'sin', 'slice', 'softmax', 'softplus', 'softsign', 'sort', 'sqrt', 'square', 'squeeze', 'stack', 'std', 'sub', 'sum', 'tanh', 'tile', 'topk', 'transpose', 'tril', 'triu', 'unsqueeze', 'upsample2d', 'var', 'where', 'zeros']
+METHODS = ['abs', 'adamw_step', 'adaptive_avg_pool2d', 'adaptive_max_pool2d', 'add', 'all', 'any', 'argmax', 'argmin', 'argsort', 'atan2', 'avg_pool2d', 'avg_pool2d_backward', 'batch_norm', 'batch_norm_backward', 'cast', 'ceil', 'clamp', 'contiguous', 'conv1d', 'conv2d', 'conv2d_backward', 'conv_transpose2d', 'copy', 'copy_into', 'cos', 'cross_entropy', 'cross_entropy_backward', 'cumprod', 'cumsum', 'div', 'dropout', 'elu', 'embedding', 'embedding_backward', 'eq', 'erf', 'exp', 'exp2', 'expand', 'expm1', 'flatten', 'flip', 'floor', 'floor_divide', 'fmod', 'gather', 'ge', 'gelu', 'gelu_tanh', 'global_avg_pool2d', 'global_max_pool2d', 'group_norm', 'gt', 'hardsigmoid', 'hardswish', 'index_add', 'index_select', 'layer_norm', 'layernorm', 'layernorm_backward', 'le', 'leaky_relu', 'linear', 'log', 'log1p', 'log2', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'matmul', 'max', 'max_pool2d', 'max_pool2d_backward', 'maximum', 'mean', 'min', 'minimum', 'mish', 'mul', 'ne', 'neg', 'norm', 'one_hot', 'pad', 'permute', 'pow', 'prod', 'reciprocal', 'relu', 'remainder', 'repeat', 'reshape', 'rms_norm', 'rmsnorm', 'rope', 'round', 'rsqrt', 'scaled_dot_product_attention', 'scatter_add', 'sgd_step', 'sigmoid', 'sign', 'silu', 'sin', 'slice', 'softmax', 'softplus', 'softsign', 'sort', 'sqrt', 'square', 'squeeze', 'std', 'sub', 'sum', 'tanh', 'tile', 'topk', 'transpose', 'tril', 'triu', 'unsqueeze', 'upsample2d', 'var', 'where']
 ALIASES = {'absolute': 'abs', 'amax': 'max', 'amin': 'min', 'cat': 'concat', 'clip': 'clamp', 'concatenate': 'concat', 'divide': 'div', 'equal': 'eq', 'greater': 'gt', 'greater_equal': 'ge', 'less': 'lt', 'less_equal': 'le', 'multiply': 'mul', 'negative': 'neg', 'not_equal': 'ne', 'power': 'pow', 'subtract': 'sub', 'true_divide': 'div'}
 HAND_WRITTEN = ['split', 'chunk', 'roll']
-NOT_BOUND = ['tensor_ones', 'embedding_backward', 'layernorm_backward', 'batch_norm_backward', 'conv2d_backward', 'max_pool2d_backward', 'avg_pool2d_backward', 'sgd_step', 'adamw_step', 'interpolate_backward', 'interpolate', 'quantize', 'dequantize', 'linear_quant']
-FAMILIES = {'abs': 'elementwise', 'activation_backward': 'training', 'adaptive_avg_pool2d': 'nn', 'adaptive_max_pool2d': 'nn', 'add': 'elementwise', 'all': 'reduce', 'any': 'reduce', 'arange': 'creation', 'argmax': 'reduce', 'argmin': 'reduce', 'argsort': 'movement', 'atan2': 'elementwise', 'avg_pool2d': 'nn', 'batch_norm': 'nn', 'cast': 'elementwise', 'ceil': 'elementwise', 'clamp': 'elementwise', 'concat': 'movement', 'contiguous': 'view', 'conv1d': 'nn', 'conv2d': 'nn', 'conv_transpose2d': 'nn', 'copy': 'view', 'copy_into': 'movement', 'cos': 'elementwise', 'cross_entropy': 'training', 'cross_entropy_backward': 'training', 'cumprod': 'scan', 'cumsum': 'scan', 'div': 'elementwise', 'dropout': 'random', 'elu': 'elementwise', 'embedding': 'movement', 'eq': 'elementwise', 'erf': 'elementwise', 'exp': 'elementwise', 'exp2': 'elementwise', 'expand': 'view', 'expm1': 'elementwise', 'eye': 'creation', 'flatten': 'view', 'flip': 'movement', 'floor': 'elementwise', 'floor_divide': 'elementwise', 'fmod': 'elementwise', 'full': 'creation', 'gather': 'movement', 'ge': 'elementwise', 'gelu': 'elementwise', 'gelu_tanh': 'elementwise', 'global_avg_pool2d': 'nn', 'global_max_pool2d': 'nn', 'group_norm': 'nn', 'gt': 'elementwise', 'hardsigmoid': 'elementwise', 'hardswish': 'elementwise', 'index_add': 'movement', 'index_select': 'movement', 'layer_norm': 'nn', 'layernorm': 'nn', 'le': 'elementwise', 'leaky_relu': 'elementwise', 'linear': 'nn', 'linspace': 'creation', 'log': 'elementwise', 'log1p': 'elementwise', 'log2': 'elementwise', 'log_softmax': 'nn', 'logical_and': 'elementwise', 'logical_not': 'elementwise', 'logical_or': 'elementwise', 'logical_xor': 'elementwise', 'logsumexp': 'reduce', 'lt': 'elementwise', 'masked_fill': 'elementwise', 'matmul': 'linalg', 'max': 'reduce', 'max_pool2d': 'nn', 'maximum': 'elementwise', 'mean': 'reduce', 'min': 'reduce', 'minimum': 'elementwise', 'mish': 'elementwise', 'mul': 'elementwise', 'ne': 'elementwise', 'neg': 'elementwise', 'norm': 'reduce', 'one_hot': 'movement', 'ones': 'creation', 'pad': 'movement', 'permute': 'view', 'pow': 'elementwise', 'prod': 'reduce', 'rand': 'random', 'randn': 'random', 'reciprocal': 'elementwise', 'relu': 'elementwise', 'remainder': 'elementwise', 'repeat': 'movement', 'reshape': 'view', 'rms_norm': 'nn', 'rmsnorm': 'nn', 'rope': 'nn', 'round': 'elementwise', 'rsqrt': 'elementwise', 'scaled_dot_product_attention': 'nn', 'scatter_add': 'movement', 'sigmoid': 'elementwise', 'sign': 'elementwise', 'silu': 'elementwise', 'sin': 'elementwise', 'slice': 'view', 'softmax': 'nn', 'softplus': 'elementwise', 'softsign': 'elementwise', 'sort': 'movement', 'sqrt': 'elementwise', 'square': 'elementwise', 'squeeze': 'view', 'stack': 'movement', 'std': 'reduce', 'sub': 'elementwise', 'sum': 'reduce', 'tanh': 'elementwise', 'tile': 'movement', 'topk': 'movement', 'transpose': 'view', 'tril': 'movement', 'triu': 'movement', 'unsqueeze': 'view', 'upsample2d': 'nn', 'var': 'reduce', 'where': 'elementwise', 'zeros': 'creation'}
+NOT_BOUND = ['tensor_ones', 'interpolate', 'interpolate_backward', 'quantize', 'dequantize', 'linear_quant']
+FAMILIES = {'abs': 'elementwise', 'activation_backward': 'training', 'adamw_step': 'training', 'adaptive_avg_pool2d': 'nn', 'adaptive_max_pool2d': 'nn', 'add': 'elementwise', 'all': 'reduce', 'any': 'reduce', 'arange': 'creation', 'argmax': 'reduce', 'argmin': 'reduce', 'argsort': 'movement', 'atan2': 'elementwise', 'avg_pool2d': 'nn', 'avg_pool2d_backward': 'training', 'batch_norm': 'nn', 'batch_norm_backward': 'training', 'cast': 'elementwise', 'ceil': 'elementwise', 'clamp': 'elementwise', 'concat': 'movement', 'contiguous': 'view', 'conv1d': 'nn', 'conv2d': 'nn', 'conv2d_backward': 'training', 'conv_transpose2d': 'nn', 'copy': 'view', 'copy_into': 'movement', 'cos': 'elementwise', 'cross_entropy': 'training', 'cross_entropy_backward': 'training', 'cumprod': 'scan', 'cumsum': 'scan', 'div': 'elementwise', 'dropout': 'random', 'elu': 'elementwise', 'embedding': 'movement', 'embedding_backward': 'training', 'eq': 'elementwise', 'erf': 'elementwise', 'exp': 'elementwise', 'exp2': 'elementwise', 'expand': 'view', 'expm1': 'elementwise', 'eye': 'creation', 'flatten': 'view', 'flip': 'movement', 'floor': 'elementwise', 'floor_divide': 'elementwise', 'fmod': 'elementwise', 'full': 'creation', 'gather': 'movement', 'ge': 'elementwise', 'gelu': 'elementwise', 'gelu_tanh': 'elementwise', 'global_avg_pool2d': 'nn', 'global_max_pool2d': 'nn', 'group_norm': 'nn', 'gt': 'elementwise', 'hardsigmoid': 'elementwise', 'hardswish': 'elementwise', 'index_add': 'movement', 'index_select': 'movement', 'layer_norm': 'nn', 'layernorm': 'nn', 'layernorm_backward': 'training', 'le': 'elementwise', 'leaky_relu': 'elementwise', 'linear': 'nn', 'linspace': 'creation', 'log': 'elementwise', 'log1p': 'elementwise', 'log2': 'elementwise', 'log_softmax': 'nn', 'logical_and': 'elementwise', 'logical_not': 'elementwise', 'logical_or': 'elementwise', 'logical_xor': 'elementwise', 'logsumexp': 'reduce', 'lt': 'elementwise', 'masked_fill': 'elementwise', 'matmul': 'linalg', 'max': 'reduce', 'max_pool2d': 'nn', 'max_pool2d_backward': 'training', 'maximum': 'elementwise', 'mean': 'reduce', 'min': 'reduce', 'minimum': 'elementwise', 'mish': 'elementwise', 'mul': 'elementwise', 'ne': 'elementwise', 'neg': 'elementwise', 'norm': 'reduce', 'one_hot': 'movement', 'ones': 'creation', 'pad': 'movement', 'permute': 'view', 'pow': 'elementwise', 'prod': 'reduce', 'rand': 'random', 'randn': 'random', 'reciprocal': 'elementwise', 'relu': 'elementwise', 'remainder': 'elementwise', 'repeat': 'movement', 'reshape': 'view', 'rms_norm': 'nn', 'rmsnorm': 'nn', 'rope': 'nn', 'round': 'elementwise', 'rsqrt': 'elementwise', 'scaled_dot_product_attention': 'nn', 'scatter_add': 'movement', 'sgd_step': 'training', 'sigmoid': 'elementwise', 'sign': 'elementwise', 'silu': 'elementwise', 'sin': 'elementwise', 'slice': 'view', 'softmax': 'nn', 'softplus': 'elementwise', 'softsign': 'elementwise', 'sort': 'movement', 'sqrt': 'elementwise', 'square': 'elementwise', 'squeeze': 'view', 'stack': 'movement', 'std': 'reduce', 'sub': 'elementwise', 'sum': 'reduce', 'tanh': 'elementwise', 'tile': 'movement', 'topk': 'movement', 'transpose': 'view', 'tril': 'movement', 'triu': 'movement', 'unsqueeze': 'view', 'upsample2d': 'nn', 'var': 'reduce', 'where': 'elementwise', 'zeros': 'creation'}

@@ -18,6 +18,13 @@ wt_status wt_fail(wt_status s, const char *fmt, ...)
     ;
 /* Prefixes the current message with "what: " (for errors bubbling up). */
 void wt_error_prefix(const char *what);
+/* A message outside any call's status, to the log handler
+ * (wt_set_log_handler; stderr by default). */
+void wt_log_message(wt_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Bytes of one element in a backend's storage: 4, 2, 4, 4 for f32, f16,
  * i32, bool (a bool is a 4-byte word 0 or 1 on every backend; the host

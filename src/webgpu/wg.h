@@ -146,6 +146,11 @@ wt_status wg_win_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst
 wt_status wg_win_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
 wt_status wg_win_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
 wt_status wg_win_attention(wt_context *ctx, const wt_attention_args *a);
+/* WT_NODE_ATTENTION_BACKWARD (kernels/attention_backward.c): tensors of
+ * one binding each, head dims up to 256; WT_ERR_UNSUPPORTED otherwise. */
+wt_status wg_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
+                                const wt_tensor *dout, bool causal, float scale, wt_tensor *dq, wt_tensor *dk,
+                                wt_tensor *dv);
 wt_status wg_win_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
                         const wt_tensor *bias, const wt_window2d *win, int64_t groups,
                         wt_tensor *out);
