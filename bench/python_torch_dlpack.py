@@ -33,7 +33,7 @@ for dt, tdt in ((wt.float32, torch.float32), (wt.float16, torch.float16), (wt.in
 t = wt.tensor(np.arange(24, dtype=np.float32).reshape(4, 6), context=cpu)
 v = t[1:, ::2]
 pv = torch.from_dlpack(v)
-check("wt view -> torch (offset, strides)", pv.stride() == (12, 2) and
+check("wt view -> torch (offset, strides)", pv.stride() == (6, 2) and
       torch.equal(pv, torch.arange(24, dtype=torch.float32).reshape(4, 6)[1:, ::2]),
       "stride %s" % (pv.stride(),))
 del t, v
@@ -69,8 +69,8 @@ if "--webgpu" in sys.argv:
     try:
         hg = torch.from_dlpack(g, device="cpu", copy=True)
         check("torch.from_dlpack(WebGPU tensor, device='cpu', copy=True)", hg.tolist() == [1.0, 2.0])
-    except TypeError as e:
-        print("info torch.from_dlpack has no device/copy arguments here:", e)
+    except Exception as e:  # older torch: no device/copy arguments, or no kDLWebGPU
+        print("info torch.from_dlpack(g, device='cpu', copy=True): %s: %s" % (type(e).__name__, e))
     cap = g.__dlpack__(dl_device=(1, 0), copy=True)
 
     class Cap:

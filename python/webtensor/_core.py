@@ -186,6 +186,10 @@ class Context:
         o.webgpu_library, o.toggles = lib_b, tog_b
         h = _P()
         self._h = None
+        # The out-pointer of the op wrappers' single result: one per
+        # context, since a context is used by one thread at a time.
+        self._out = _P()
+        self._out_ref = _byref(self._out)
         _check(_L.wt_context_create(_byref(o), _byref(h)), "Context(%r)" % backend)
         self._h = h.value
         self.requested = backend
@@ -556,16 +560,14 @@ class Tensor:
             _release_c(h)
 
     def __del__(self):
+        # Kept short: every op's result that is dropped comes through here.
         try:
             h = self._h
-        except AttributeError:  # __init__ refused to make it
-            return
-        if h:
-            self._h = None
-            try:
+            if h:
+                self._h = None
                 _release_c(h)
-            except Exception:  # interpreter shutdown
-                pass
+        except Exception:  # __init__ refused to make it; interpreter shutdown
+            pass
 
     def __enter__(self):
         return self
