@@ -720,6 +720,38 @@ WT_API wt_status wt_tensor_write(wt_tensor *t, const void *src, size_t src_bytes
  * byte per element, 0 or 1). Waits for the GPU. */
 WT_API wt_status wt_tensor_read(const wt_tensor *t, void *dst, size_t dst_bytes);
 
+/* --- host memory shared with the caller (CPU backend) ---
+ *
+ * For zero-copy exchange with other array libraries (DLPack, NumPy's
+ * buffers). Both are WT_ERR_UNSUPPORTED on a WebGPU context and for
+ * WT_BOOL (whose elements are stored as 4-byte words, not the host's
+ * bytes); use wt_tensor_read / wt_tensor_from_data there.
+ *
+ * wt_tensor_host_data: *data = the address of t's first element (its
+ * offset applied) in the CPU backend's memory, where element i of the
+ * view is at data + sum(index[d] * wt_tensor_strides(t)[d]) elements. The
+ * memory lives as long as t or any view of its storage; CPU ops finish
+ * before they return, so it holds every result already made. Writes
+ * through it are seen by later ops but not by autograd's check that a
+ * saved tensor was not modified. */
+WT_API wt_status wt_tensor_host_data(wt_tensor *t, void **data);
+/* Called once, when the last tensor over lent memory is released. */
+typedef void (*wt_host_release_fn)(void *user_data);
+/* A tensor over the caller's host memory, no copy: element i of the
+ * result is at data + sum(index[d] * strides[d]) elements (strides >= 0,
+ * in elements; NULL: row-major contiguous). dtype WT_F32, WT_F16 or
+ * WT_I32; data aligned to the element size (it may be NULL only when the
+ * tensor has no elements). The tensor and its views read and write that
+ * memory; when the last of them is released, release(user_data) is
+ * called (release may be NULL: the caller keeps the memory alive longer
+ * than the tensors). On failure release is not called. The memory is not
+ * counted in wt_memory_stats.live_bytes (the storage is, in live_tensors)
+ * nor against memory_limit. */
+WT_API wt_status wt_tensor_from_host_memory(wt_context *ctx, wt_dtype dtype, int ndim,
+                                            const int64_t *shape, const int64_t *strides, void *data,
+                                            wt_host_release_fn release, void *user_data,
+                                            wt_tensor **out);
+
 WT_API int            wt_tensor_ndim(const wt_tensor *t);
 WT_API const int64_t *wt_tensor_shape(const wt_tensor *t);
 WT_API const int64_t *wt_tensor_strides(const wt_tensor *t); /* in elements */

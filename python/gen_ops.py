@@ -246,8 +246,12 @@ def gen_function(s):
         else:
             raise SystemExit("gen_ops: %s: unknown kind %s" % (name, k))
     outs = ["_out%d" % i for i in range(s["outs"])]
-    for o in outs:
-        lines.append("    %s = _P()" % o)
+    # One result: the context's own out slot (a context is used by one
+    # thread at a time), not a new c_void_p and byref per call.
+    one = s["outs"] == 1
+    if not one:
+        for o in outs:
+            lines.append("    %s = _P()" % o)
 
     def c_args(scalar):
         out_i = iter(outs)
@@ -256,7 +260,7 @@ def gen_function(s):
             if tok == "ctx":
                 res.append("_c._h")
             elif tok == "@out":
-                res.append("_byref(%s)" % next(out_i))
+                res.append("_c._out_ref" if one else "_byref(%s)" % next(out_i))
             elif tok == "NULL":
                 res.append("None")
             elif args.get(tok) is None:  # TN
@@ -272,7 +276,7 @@ def gen_function(s):
         b = tn[0]
         lines.append("    if %s.__class__ is _Tensor:" % b)
         lines.append("        _s = _L.%s(%s)" % (s["c"], c_args(False)))
-        lines.append("    elif _is_number(%s):" % b)
+        lines.append("    elif %s.__class__ is float or _is_number(%s):" % (b, b))
         lines.append("        _s = _L.%s_scalar(%s)" % (s["c"], c_args(True)))
         lines.append("    else:")
         lines.append("        %s = _tensor(%s, _c)" % (b, b))
@@ -283,8 +287,8 @@ def gen_function(s):
     if s["outs"] == 0:
         first = next(p["name"] for p in params if p["kind"] == "T")
         lines.append("    return %s" % first)
-    elif s["outs"] == 1:
-        lines.append("    return _wrap(_out0.value, _c)")
+    elif one:
+        lines.append("    _t = _new(_Tensor)\n    _t._h = _c._out.value\n    _t._ctx = _c\n    return _t")
     else:
         lines.append("    return (%s)" % ", ".join("_wrap(%s.value, _c)" % o for o in outs))
     return "\n".join(lines)
@@ -327,7 +331,7 @@ def generate():
           'include/webtensor.h and web/ops_spec.mjs: do not edit."""',
           "# flake8: noqa",
           "from ._core import (_L, _P, _I, _I64, _U64, _D, _F, _B, _INF, _INT64_MAX, _proto,",
-          "                    _byref, _context, _ctx_of, _tensor, _wrap, _fail, _is_number,",
+          "                    _byref, _context, _ctx_of, _tensor, _wrap, _new, _fail, _is_number,",
           "                    _index, _float, _dtype_code, _axes, _int64s, _handles, _enum,",
           "                    _options_conv, _options_pool, _options_bnorm, _options_xent,",
           "                    _options_sgd, _options_adamw)",

@@ -1107,6 +1107,31 @@ ROWFN(tensor_write)
     if (wt_tensor_read(e->m35, v, sizeof v) != WT_OK) return WT_ERR_BACKEND;
     return wt_tensor_write((wt_tensor *)TA("t", e->m35), PTR("src", v), BYTES("src_bytes", sizeof v));
 }
+/* Lent memory: the CPU backend's (WebGPU refuses it: R_ALT). A call that
+ * fails must not call release. */
+static int g_host_releases;
+static void count_host_release(void *user_data)
+{
+    (void)user_data;
+    g_host_releases++;
+}
+ROWFN(tensor_from_host_memory)
+{
+    (void)e;
+    static float lent[15];
+    static const int64_t shape[2] = {3, 5}, strides[2] = {5, 1};
+    const int before = g_host_releases;
+    wt_status st = wt_tensor_from_host_memory(CTX("ctx", e->ctx), DT("dtype", WT_F32), (int)NONNEG("ndim", 2),
+                                              PTR("shape", shape), PTRO("strides", strides), PTR("data", lent),
+                                              count_host_release, NULL, OUT("out"));
+    if (st != WT_OK && g_host_releases != before) return WT_ERR_BACKEND; /* released on failure */
+    return st;
+}
+ROWFN(tensor_host_data)
+{
+    void *p = NULL;
+    return wt_tensor_host_data((wt_tensor *)TA("t", e->m35), PTR("data", &p));
+}
 static const char KERNEL_WGSL[] =
     "@group(0) @binding(1) var<storage, read_write> a: array<f32>;\n"
     "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) i: vec3<u32>) {\n"
@@ -1555,6 +1580,7 @@ static const slot_row ROWS[] = {
     R(context_pipeline_stats), R(context_get_info), R_ALT(context_lose_device, WT_ERR_UNSUPPORTED),
     R(context_recover), R(scope_begin), R(scope_keep), R(scope_end), R(graph_begin),
     R(graph_end), R(graph_capture_begin), R(graph_capture_end), R(graph_replay), R(graph_node_count), R(tensor_write),
+    R_ALT(tensor_from_host_memory, WT_ERR_UNSUPPORTED), R_ALT(tensor_host_data, WT_ERR_UNSUPPORTED),
     R(tensor_set_requires_grad), R(tensor_grad), R(tensor_zero_grad), R(backward), R(backward_ex), R(grad),
     R(detach), R(no_grad_begin), R(no_grad_end), R(optimizer_create_sgd), R(optimizer_create_adamw),
     R(optimizer_add_params), R(optimizer_step), R(optimizer_zero_grad), R(optimizer_set_lr),

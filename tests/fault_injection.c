@@ -263,7 +263,13 @@ static wt_status workload(wt_context *ctx, float *result, bool *out_was_null)
         }                                                                 \
     } while (0)
     STEP(wt_tensor_from_data(ctx, WT_F32, 2, sa, da, &t[A]), A);
-    STEP(wt_tensor_from_data(ctx, WT_F32, 1, sb, db, &t[B]), B);
+    /* On the CPU, b is the caller's memory lent to the tensor. */
+    static float db_lent[5];
+    memcpy(db_lent, db, sizeof db_lent);
+    if (wt_context_backend(ctx) == WT_BACKEND_CPU)
+        STEP(wt_tensor_from_host_memory(ctx, WT_F32, 1, sb, NULL, db_lent, NULL, NULL, &t[B]), B);
+    else
+        STEP(wt_tensor_from_data(ctx, WT_F32, 1, sb, db, &t[B]), B);
     STEP(wt_tensor_full(ctx, WT_F32, 1, sb, 0.5, &t[W]), W);
     STEP(wt_add(t[A], t[B], &t[S1]), S1);
     STEP(wt_transpose(t[S1], 0, 1, &t[AT]), AT);

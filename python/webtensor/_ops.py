@@ -2,7 +2,7 @@
 include/webtensor.h and web/ops_spec.mjs: do not edit."""
 # flake8: noqa
 from ._core import (_L, _P, _I, _I64, _U64, _D, _F, _B, _INF, _INT64_MAX, _proto,
-                    _byref, _context, _ctx_of, _tensor, _wrap, _fail, _is_number,
+                    _byref, _context, _ctx_of, _tensor, _wrap, _new, _fail, _is_number,
                     _index, _float, _dtype_code, _axes, _int64s, _handles, _enum,
                     _options_conv, _options_pool, _options_bnorm, _options_xent,
                     _options_sgd, _options_adamw)
@@ -182,11 +182,13 @@ def abs(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_abs(x._h, _byref(_out0))
+    _s = _L.wt_abs(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'abs', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def activation_backward(activation, dy, x):
@@ -194,11 +196,13 @@ def activation_backward(activation, dy, x):
     _c = _ctx_of(dy, x)
     dy = _tensor(dy, _c)
     x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_activation_backward(_enum('act', activation), dy._h, x._h, _byref(_out0))
+    _s = _L.wt_activation_backward(_enum('act', activation), dy._h, x._h, _c._out_ref)
     if _s:
         _fail(_s, 'activation_backward', dy, x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def adamw_step(param, grad, m, v, step, options=None):
@@ -225,11 +229,13 @@ def adaptive_avg_pool2d(x, out_h, out_w):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_adaptive_avg_pool2d(x._h, _index(out_h), _index(out_w), _byref(_out0))
+    _s = _L.wt_adaptive_avg_pool2d(x._h, _index(out_h), _index(out_w), _c._out_ref)
     if _s:
         _fail(_s, 'adaptive_avg_pool2d', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def adaptive_max_pool2d(x, out_h, out_w):
@@ -239,11 +245,13 @@ def adaptive_max_pool2d(x, out_h, out_w):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_adaptive_max_pool2d(x._h, _index(out_h), _index(out_w), _byref(_out0), None)
+    _s = _L.wt_adaptive_max_pool2d(x._h, _index(out_h), _index(out_w), _c._out_ref, None)
     if _s:
         _fail(_s, 'adaptive_max_pool2d', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def add(a, b):
@@ -253,17 +261,19 @@ def add(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_add(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_add_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_add(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_add_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_add(a._h, b._h, _byref(_out0))
+        _s = _L.wt_add(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'add', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def all(x, axis=None, keepdims=False):
@@ -274,11 +284,13 @@ def all(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_all(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_all(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'all', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def any(x, axis=None, keepdims=False):
@@ -289,21 +301,25 @@ def any(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_any(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_any(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'any', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def arange(start, stop, step=1, dtype='float32', context=None):
     """wt_tensor_arange (creation); see include/webtensor.h."""
     _c = _context(context)
-    _out0 = _P()
-    _s = _L.wt_tensor_arange(_c._h, _dtype_code(dtype), _float(start), _float(stop), _float(step), _byref(_out0))
+    _s = _L.wt_tensor_arange(_c._h, _dtype_code(dtype), _float(start), _float(stop), _float(step), _c._out_ref)
     if _s:
         _fail(_s, 'arange')
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def argmax(x, axis=None, keepdims=False):
@@ -314,11 +330,13 @@ def argmax(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_argmax(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_argmax(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'argmax', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def argmin(x, axis=None, keepdims=False):
@@ -329,11 +347,13 @@ def argmin(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_argmin(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_argmin(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'argmin', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def argsort(x, axis=-1, descending=False):
@@ -343,11 +363,13 @@ def argsort(x, axis=-1, descending=False):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_argsort(x._h, _index(axis), bool(descending), _byref(_out0))
+    _s = _L.wt_argsort(x._h, _index(axis), bool(descending), _c._out_ref)
     if _s:
         _fail(_s, 'argsort', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def atan2(a, b):
@@ -357,17 +379,19 @@ def atan2(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_atan2(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_atan2_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_atan2(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_atan2_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_atan2(a._h, b._h, _byref(_out0))
+        _s = _L.wt_atan2(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'atan2', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def avg_pool2d(x, options):
@@ -378,11 +402,13 @@ def avg_pool2d(x, options):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _o_options = _options_pool(options)
-    _out0 = _P()
-    _s = _L.wt_avg_pool2d_v2(x._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    _s = _L.wt_avg_pool2d_v2(x._h, None if _o_options is None else _byref(_o_options), _c._out_ref)
     if _s:
         _fail(_s, 'avg_pool2d', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def avg_pool2d_backward(dy, x, options):
@@ -413,11 +439,13 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, options=Non
     weight = None if weight is None else _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
     _o_options = _options_bnorm(options)
-    _out0 = _P()
-    _s = _L.wt_batch_norm(x._h, None if running_mean is None else running_mean._h, None if running_var is None else running_var._h, None if weight is None else weight._h, None if bias is None else bias._h, None if _o_options is None else _byref(_o_options), _byref(_out0), None, None)
+    _s = _L.wt_batch_norm(x._h, None if running_mean is None else running_mean._h, None if running_var is None else running_var._h, None if weight is None else weight._h, None if bias is None else bias._h, None if _o_options is None else _byref(_o_options), _c._out_ref, None, None)
     if _s:
         _fail(_s, 'batch_norm', x, running_mean, running_var, weight, bias)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def batch_norm_backward(dy, x, running_mean, running_var, weight, options=None):
@@ -448,11 +476,13 @@ def cast(x, dtype):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_cast(x._h, _dtype_code(dtype), _byref(_out0))
+    _s = _L.wt_cast(x._h, _dtype_code(dtype), _c._out_ref)
     if _s:
         _fail(_s, 'cast', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def ceil(x):
@@ -462,11 +492,13 @@ def ceil(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_ceil(x._h, _byref(_out0))
+    _s = _L.wt_ceil(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'ceil', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def clamp(x, lo=-_INF, hi=_INF):
@@ -476,11 +508,13 @@ def clamp(x, lo=-_INF, hi=_INF):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_clamp(x._h, _float(lo), _float(hi), _byref(_out0))
+    _s = _L.wt_clamp(x._h, _float(lo), _float(hi), _c._out_ref)
     if _s:
         _fail(_s, 'clamp', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def concat(tensors, axis=0):
@@ -488,11 +522,13 @@ def concat(tensors, axis=0):
     _c = _ctx_of(tensors)
     tensors = [_tensor(_v, _c) for _v in tensors]
     _n_tensors, _a_tensors = _handles(tensors)
-    _out0 = _P()
-    _s = _L.wt_concat(_n_tensors, _a_tensors, _index(axis), _byref(_out0))
+    _s = _L.wt_concat(_n_tensors, _a_tensors, _index(axis), _c._out_ref)
     if _s:
         _fail(_s, 'concat', tensors)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def contiguous(x):
@@ -502,11 +538,13 @@ def contiguous(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_contiguous(x._h, _byref(_out0))
+    _s = _L.wt_contiguous(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'contiguous', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def conv1d(x, weight, bias=None, options=None):
@@ -519,11 +557,13 @@ def conv1d(x, weight, bias=None, options=None):
     weight = _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
     _o_options = _options_conv(options)
-    _out0 = _P()
-    _s = _L.wt_conv1d(x._h, weight._h, None if bias is None else bias._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    _s = _L.wt_conv1d(x._h, weight._h, None if bias is None else bias._h, None if _o_options is None else _byref(_o_options), _c._out_ref)
     if _s:
         _fail(_s, 'conv1d', x, weight, bias)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def conv2d(x, weight, bias=None, options=None):
@@ -536,11 +576,13 @@ def conv2d(x, weight, bias=None, options=None):
     weight = _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
     _o_options = _options_conv(options)
-    _out0 = _P()
-    _s = _L.wt_conv2d(x._h, weight._h, None if bias is None else bias._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    _s = _L.wt_conv2d(x._h, weight._h, None if bias is None else bias._h, None if _o_options is None else _byref(_o_options), _c._out_ref)
     if _s:
         _fail(_s, 'conv2d', x, weight, bias)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def conv2d_backward(dy, x, weight, options=None):
@@ -572,11 +614,13 @@ def conv_transpose2d(x, weight, bias=None, options=None):
     weight = _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
     _o_options = _options_conv(options)
-    _out0 = _P()
-    _s = _L.wt_conv_transpose2d(x._h, weight._h, None if bias is None else bias._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    _s = _L.wt_conv_transpose2d(x._h, weight._h, None if bias is None else bias._h, None if _o_options is None else _byref(_o_options), _c._out_ref)
     if _s:
         _fail(_s, 'conv_transpose2d', x, weight, bias)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def copy(x):
@@ -586,11 +630,13 @@ def copy(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_copy(x._h, _byref(_out0))
+    _s = _L.wt_copy(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'copy', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def copy_into(dst, src):
@@ -614,11 +660,13 @@ def cos(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_cos(x._h, _byref(_out0))
+    _s = _L.wt_cos(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'cos', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def cross_entropy(logits, labels, options=None):
@@ -630,11 +678,13 @@ def cross_entropy(logits, labels, options=None):
         logits = _tensor(logits, _c)
     labels = _tensor(labels, _c)
     _o_options = _options_xent(options)
-    _out0 = _P()
-    _s = _L.wt_cross_entropy(logits._h, labels._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    _s = _L.wt_cross_entropy(logits._h, labels._h, None if _o_options is None else _byref(_o_options), _c._out_ref)
     if _s:
         _fail(_s, 'cross_entropy', logits, labels)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def cross_entropy_backward(logits, labels, dloss=None, options=None):
@@ -647,11 +697,13 @@ def cross_entropy_backward(logits, labels, dloss=None, options=None):
     labels = _tensor(labels, _c)
     dloss = None if dloss is None else _tensor(dloss, _c)
     _o_options = _options_xent(options)
-    _out0 = _P()
-    _s = _L.wt_cross_entropy_backward_v2(None if dloss is None else dloss._h, logits._h, labels._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    _s = _L.wt_cross_entropy_backward_v2(None if dloss is None else dloss._h, logits._h, labels._h, None if _o_options is None else _byref(_o_options), _c._out_ref)
     if _s:
         _fail(_s, 'cross_entropy_backward', logits, labels, dloss)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def cumprod(x, axis):
@@ -661,11 +713,13 @@ def cumprod(x, axis):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_cumprod(x._h, _index(axis), _byref(_out0))
+    _s = _L.wt_cumprod(x._h, _index(axis), _c._out_ref)
     if _s:
         _fail(_s, 'cumprod', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def cumsum(x, axis):
@@ -675,11 +729,13 @@ def cumsum(x, axis):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_cumsum(x._h, _index(axis), _byref(_out0))
+    _s = _L.wt_cumsum(x._h, _index(axis), _c._out_ref)
     if _s:
         _fail(_s, 'cumsum', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def div(a, b):
@@ -689,17 +745,19 @@ def div(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_div(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_div_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_div(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_div_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_div(a._h, b._h, _byref(_out0))
+        _s = _L.wt_div(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'div', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def dropout(x, p, seed=0):
@@ -709,11 +767,13 @@ def dropout(x, p, seed=0):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_dropout(x._h, _float(p), _index(seed), _byref(_out0))
+    _s = _L.wt_dropout(x._h, _float(p), _index(seed), _c._out_ref)
     if _s:
         _fail(_s, 'dropout', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def elu(x, alpha=1.0):
@@ -723,11 +783,13 @@ def elu(x, alpha=1.0):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_elu(x._h, _float(alpha), _byref(_out0))
+    _s = _L.wt_elu(x._h, _float(alpha), _c._out_ref)
     if _s:
         _fail(_s, 'elu', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def embedding(table, index):
@@ -738,11 +800,13 @@ def embedding(table, index):
         _c = _ctx_of(table, index)
         table = _tensor(table, _c)
     index = _tensor(index, _c)
-    _out0 = _P()
-    _s = _L.wt_embedding(table._h, index._h, _byref(_out0))
+    _s = _L.wt_embedding(table._h, index._h, _c._out_ref)
     if _s:
         _fail(_s, 'embedding', table, index)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def embedding_backward(dy, indices, num_embeddings):
@@ -767,17 +831,19 @@ def eq(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_eq(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_eq_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_eq(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_eq_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_eq(a._h, b._h, _byref(_out0))
+        _s = _L.wt_eq(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'eq', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def erf(x):
@@ -787,11 +853,13 @@ def erf(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_erf(x._h, _byref(_out0))
+    _s = _L.wt_erf(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'erf', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def exp(x):
@@ -801,11 +869,13 @@ def exp(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_exp(x._h, _byref(_out0))
+    _s = _L.wt_exp(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'exp', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def exp2(x):
@@ -815,11 +885,13 @@ def exp2(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_exp2(x._h, _byref(_out0))
+    _s = _L.wt_exp2(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'exp2', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def expand(x, shape):
@@ -830,11 +902,13 @@ def expand(x, shape):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_shape, _a_shape = _int64s(shape)
-    _out0 = _P()
-    _s = _L.wt_expand(x._h, _n_shape, _a_shape, _byref(_out0))
+    _s = _L.wt_expand(x._h, _n_shape, _a_shape, _c._out_ref)
     if _s:
         _fail(_s, 'expand', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def expm1(x):
@@ -844,11 +918,13 @@ def expm1(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_expm1(x._h, _byref(_out0))
+    _s = _L.wt_expm1(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'expm1', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def eye(n, m=None, k=0, dtype='float32', context=None):
@@ -856,11 +932,13 @@ def eye(n, m=None, k=0, dtype='float32', context=None):
     _c = _context(context)
     if m is None:
         m = n
-    _out0 = _P()
-    _s = _L.wt_tensor_eye(_c._h, _dtype_code(dtype), _index(n), _index(m), _index(k), _byref(_out0))
+    _s = _L.wt_tensor_eye(_c._h, _dtype_code(dtype), _index(n), _index(m), _index(k), _c._out_ref)
     if _s:
         _fail(_s, 'eye')
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def flatten(x, start_axis=0, end_axis=-1):
@@ -870,11 +948,13 @@ def flatten(x, start_axis=0, end_axis=-1):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_flatten(x._h, _index(start_axis), _index(end_axis), _byref(_out0))
+    _s = _L.wt_flatten(x._h, _index(start_axis), _index(end_axis), _c._out_ref)
     if _s:
         _fail(_s, 'flatten', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def flip(x, axis):
@@ -885,11 +965,13 @@ def flip(x, axis):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_flip(x._h, _n_axis, _a_axis, _byref(_out0))
+    _s = _L.wt_flip(x._h, _n_axis, _a_axis, _c._out_ref)
     if _s:
         _fail(_s, 'flip', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def floor(x):
@@ -899,11 +981,13 @@ def floor(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_floor(x._h, _byref(_out0))
+    _s = _L.wt_floor(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'floor', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def floor_divide(a, b):
@@ -913,17 +997,19 @@ def floor_divide(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_floor_divide(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_floor_divide_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_floor_divide(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_floor_divide_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_floor_divide(a._h, b._h, _byref(_out0))
+        _s = _L.wt_floor_divide(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'floor_divide', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def fmod(a, b):
@@ -933,28 +1019,32 @@ def fmod(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_fmod(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_fmod_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_fmod(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_fmod_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_fmod(a._h, b._h, _byref(_out0))
+        _s = _L.wt_fmod(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'fmod', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def full(shape, value, dtype='float32', context=None):
     """wt_tensor_full (creation); see include/webtensor.h."""
     _c = _context(context)
     _n_shape, _a_shape = _int64s(shape)
-    _out0 = _P()
-    _s = _L.wt_tensor_full(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _float(value), _byref(_out0))
+    _s = _L.wt_tensor_full(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _float(value), _c._out_ref)
     if _s:
         _fail(_s, 'full')
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def gather(x, axis, index):
@@ -965,11 +1055,13 @@ def gather(x, axis, index):
         _c = _ctx_of(x, index)
         x = _tensor(x, _c)
     index = _tensor(index, _c)
-    _out0 = _P()
-    _s = _L.wt_gather(x._h, _index(axis), index._h, _byref(_out0))
+    _s = _L.wt_gather(x._h, _index(axis), index._h, _c._out_ref)
     if _s:
         _fail(_s, 'gather', x, index)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def ge(a, b):
@@ -979,17 +1071,19 @@ def ge(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_ge(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_ge_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_ge(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_ge_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_ge(a._h, b._h, _byref(_out0))
+        _s = _L.wt_ge(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'ge', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def gelu(x):
@@ -999,11 +1093,13 @@ def gelu(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_gelu(x._h, _byref(_out0))
+    _s = _L.wt_gelu(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'gelu', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def gelu_tanh(x):
@@ -1013,11 +1109,13 @@ def gelu_tanh(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_gelu_tanh(x._h, _byref(_out0))
+    _s = _L.wt_gelu_tanh(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'gelu_tanh', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def global_avg_pool2d(x):
@@ -1027,11 +1125,13 @@ def global_avg_pool2d(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_global_avg_pool2d(x._h, _byref(_out0))
+    _s = _L.wt_global_avg_pool2d(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'global_avg_pool2d', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def global_max_pool2d(x):
@@ -1041,11 +1141,13 @@ def global_max_pool2d(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_global_max_pool2d(x._h, _byref(_out0))
+    _s = _L.wt_global_max_pool2d(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'global_max_pool2d', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
@@ -1057,11 +1159,13 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
         x = _tensor(x, _c)
     weight = None if weight is None else _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
-    _out0 = _P()
-    _s = _L.wt_group_norm(x._h, _index(num_groups), None if weight is None else weight._h, None if bias is None else bias._h, _float(eps), _byref(_out0))
+    _s = _L.wt_group_norm(x._h, _index(num_groups), None if weight is None else weight._h, None if bias is None else bias._h, _float(eps), _c._out_ref)
     if _s:
         _fail(_s, 'group_norm', x, weight, bias)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def gt(a, b):
@@ -1071,17 +1175,19 @@ def gt(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_gt(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_gt_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_gt(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_gt_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_gt(a._h, b._h, _byref(_out0))
+        _s = _L.wt_gt(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'gt', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def hardsigmoid(x):
@@ -1091,11 +1197,13 @@ def hardsigmoid(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_hardsigmoid(x._h, _byref(_out0))
+    _s = _L.wt_hardsigmoid(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'hardsigmoid', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def hardswish(x):
@@ -1105,11 +1213,13 @@ def hardswish(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_hardswish(x._h, _byref(_out0))
+    _s = _L.wt_hardswish(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'hardswish', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def index_add(x, axis, index, src):
@@ -1121,11 +1231,13 @@ def index_add(x, axis, index, src):
         x = _tensor(x, _c)
     index = _tensor(index, _c)
     src = _tensor(src, _c)
-    _out0 = _P()
-    _s = _L.wt_index_add(x._h, _index(axis), index._h, src._h, _byref(_out0))
+    _s = _L.wt_index_add(x._h, _index(axis), index._h, src._h, _c._out_ref)
     if _s:
         _fail(_s, 'index_add', x, index, src)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def index_select(x, axis, index):
@@ -1136,11 +1248,13 @@ def index_select(x, axis, index):
         _c = _ctx_of(x, index)
         x = _tensor(x, _c)
     index = _tensor(index, _c)
-    _out0 = _P()
-    _s = _L.wt_index_select(x._h, _index(axis), index._h, _byref(_out0))
+    _s = _L.wt_index_select(x._h, _index(axis), index._h, _c._out_ref)
     if _s:
         _fail(_s, 'index_select', x, index)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def layer_norm(x, normalized_ndim, weight=None, bias=None, eps=1e-5):
@@ -1152,11 +1266,13 @@ def layer_norm(x, normalized_ndim, weight=None, bias=None, eps=1e-5):
         x = _tensor(x, _c)
     weight = None if weight is None else _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
-    _out0 = _P()
-    _s = _L.wt_layer_norm(x._h, _index(normalized_ndim), None if weight is None else weight._h, None if bias is None else bias._h, _float(eps), _byref(_out0))
+    _s = _L.wt_layer_norm(x._h, _index(normalized_ndim), None if weight is None else weight._h, None if bias is None else bias._h, _float(eps), _c._out_ref)
     if _s:
         _fail(_s, 'layer_norm', x, weight, bias)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def layernorm(x, weight=None, bias=None, eps=1e-5):
@@ -1168,11 +1284,13 @@ def layernorm(x, weight=None, bias=None, eps=1e-5):
         x = _tensor(x, _c)
     weight = None if weight is None else _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
-    _out0 = _P()
-    _s = _L.wt_layernorm(x._h, None if weight is None else weight._h, None if bias is None else bias._h, _float(eps), _byref(_out0))
+    _s = _L.wt_layernorm(x._h, None if weight is None else weight._h, None if bias is None else bias._h, _float(eps), _c._out_ref)
     if _s:
         _fail(_s, 'layernorm', x, weight, bias)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def layernorm_backward(dy, x, weight, eps=1e-5, normalized_ndim=1):
@@ -1200,17 +1318,19 @@ def le(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_le(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_le_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_le(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_le_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_le(a._h, b._h, _byref(_out0))
+        _s = _L.wt_le(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'le', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def leaky_relu(x, alpha=0.01):
@@ -1220,11 +1340,13 @@ def leaky_relu(x, alpha=0.01):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_leaky_relu(x._h, _float(alpha), _byref(_out0))
+    _s = _L.wt_leaky_relu(x._h, _float(alpha), _c._out_ref)
     if _s:
         _fail(_s, 'leaky_relu', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def linear(x, weight, bias=None):
@@ -1236,21 +1358,25 @@ def linear(x, weight, bias=None):
         x = _tensor(x, _c)
     weight = _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
-    _out0 = _P()
-    _s = _L.wt_linear(x._h, weight._h, None if bias is None else bias._h, _byref(_out0))
+    _s = _L.wt_linear(x._h, weight._h, None if bias is None else bias._h, _c._out_ref)
     if _s:
         _fail(_s, 'linear', x, weight, bias)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def linspace(start, stop, num, endpoint=True, dtype='float32', context=None):
     """wt_tensor_linspace (creation); see include/webtensor.h."""
     _c = _context(context)
-    _out0 = _P()
-    _s = _L.wt_tensor_linspace(_c._h, _dtype_code(dtype), _float(start), _float(stop), _index(num), bool(endpoint), _byref(_out0))
+    _s = _L.wt_tensor_linspace(_c._h, _dtype_code(dtype), _float(start), _float(stop), _index(num), bool(endpoint), _c._out_ref)
     if _s:
         _fail(_s, 'linspace')
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def log(x):
@@ -1260,11 +1386,13 @@ def log(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_log(x._h, _byref(_out0))
+    _s = _L.wt_log(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'log', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def log1p(x):
@@ -1274,11 +1402,13 @@ def log1p(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_log1p(x._h, _byref(_out0))
+    _s = _L.wt_log1p(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'log1p', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def log2(x):
@@ -1288,11 +1418,13 @@ def log2(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_log2(x._h, _byref(_out0))
+    _s = _L.wt_log2(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'log2', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def log_softmax(x, axis=-1):
@@ -1302,11 +1434,13 @@ def log_softmax(x, axis=-1):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_log_softmax(x._h, _index(axis), _byref(_out0))
+    _s = _L.wt_log_softmax(x._h, _index(axis), _c._out_ref)
     if _s:
         _fail(_s, 'log_softmax', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def logical_and(a, b):
@@ -1316,17 +1450,19 @@ def logical_and(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_logical_and(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_logical_and_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_logical_and(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_logical_and_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_logical_and(a._h, b._h, _byref(_out0))
+        _s = _L.wt_logical_and(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'logical_and', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def logical_not(x):
@@ -1336,11 +1472,13 @@ def logical_not(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_logical_not(x._h, _byref(_out0))
+    _s = _L.wt_logical_not(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'logical_not', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def logical_or(a, b):
@@ -1350,17 +1488,19 @@ def logical_or(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_logical_or(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_logical_or_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_logical_or(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_logical_or_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_logical_or(a._h, b._h, _byref(_out0))
+        _s = _L.wt_logical_or(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'logical_or', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def logical_xor(a, b):
@@ -1370,17 +1510,19 @@ def logical_xor(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_logical_xor(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_logical_xor_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_logical_xor(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_logical_xor_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_logical_xor(a._h, b._h, _byref(_out0))
+        _s = _L.wt_logical_xor(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'logical_xor', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def logsumexp(x, axis=None, keepdims=False):
@@ -1391,11 +1533,13 @@ def logsumexp(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_logsumexp(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_logsumexp(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'logsumexp', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def lt(a, b):
@@ -1405,17 +1549,19 @@ def lt(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_lt(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_lt_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_lt(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_lt_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_lt(a._h, b._h, _byref(_out0))
+        _s = _L.wt_lt(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'lt', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def masked_fill(x, mask, value):
@@ -1426,11 +1572,13 @@ def masked_fill(x, mask, value):
         _c = _ctx_of(x, mask)
         x = _tensor(x, _c)
     mask = _tensor(mask, _c)
-    _out0 = _P()
-    _s = _L.wt_masked_fill(x._h, mask._h, _float(value), _byref(_out0))
+    _s = _L.wt_masked_fill(x._h, mask._h, _float(value), _c._out_ref)
     if _s:
         _fail(_s, 'masked_fill', x, mask)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def matmul(a, b):
@@ -1441,11 +1589,13 @@ def matmul(a, b):
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
     b = _tensor(b, _c)
-    _out0 = _P()
-    _s = _L.wt_matmul(a._h, b._h, _byref(_out0))
+    _s = _L.wt_matmul(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'matmul', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def max(x, axis=None, keepdims=False):
@@ -1456,11 +1606,13 @@ def max(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_max(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_max(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'max', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def max_pool2d(x, options):
@@ -1471,11 +1623,13 @@ def max_pool2d(x, options):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _o_options = _options_pool(options)
-    _out0 = _P()
-    _s = _L.wt_max_pool2d_v2(x._h, None if _o_options is None else _byref(_o_options), _byref(_out0), None)
+    _s = _L.wt_max_pool2d_v2(x._h, None if _o_options is None else _byref(_o_options), _c._out_ref, None)
     if _s:
         _fail(_s, 'max_pool2d', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def max_pool2d_backward(dy, indices, x):
@@ -1501,17 +1655,19 @@ def maximum(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_maximum(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_maximum_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_maximum(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_maximum_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_maximum(a._h, b._h, _byref(_out0))
+        _s = _L.wt_maximum(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'maximum', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def mean(x, axis=None, keepdims=False):
@@ -1522,11 +1678,13 @@ def mean(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_mean(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_mean(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'mean', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def min(x, axis=None, keepdims=False):
@@ -1537,11 +1695,13 @@ def min(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_min(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_min(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'min', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def minimum(a, b):
@@ -1551,17 +1711,19 @@ def minimum(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_minimum(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_minimum_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_minimum(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_minimum_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_minimum(a._h, b._h, _byref(_out0))
+        _s = _L.wt_minimum(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'minimum', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def mish(x):
@@ -1571,11 +1733,13 @@ def mish(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_mish(x._h, _byref(_out0))
+    _s = _L.wt_mish(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'mish', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def mul(a, b):
@@ -1585,17 +1749,19 @@ def mul(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_mul(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_mul_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_mul(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_mul_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_mul(a._h, b._h, _byref(_out0))
+        _s = _L.wt_mul(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'mul', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def ne(a, b):
@@ -1605,17 +1771,19 @@ def ne(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_ne(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_ne_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_ne(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_ne_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_ne(a._h, b._h, _byref(_out0))
+        _s = _L.wt_ne(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'ne', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def neg(x):
@@ -1625,11 +1793,13 @@ def neg(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_neg(x._h, _byref(_out0))
+    _s = _L.wt_neg(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'neg', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def norm(x, ord=2, axis=None, keepdims=False):
@@ -1640,11 +1810,13 @@ def norm(x, ord=2, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_norm(x._h, _float(ord), _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_norm(x._h, _float(ord), _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'norm', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def one_hot(index, num_classes=-1):
@@ -1654,22 +1826,26 @@ def one_hot(index, num_classes=-1):
     else:
         _c = _ctx_of(index)
         index = _tensor(index, _c)
-    _out0 = _P()
-    _s = _L.wt_one_hot(index._h, _index(num_classes), _byref(_out0))
+    _s = _L.wt_one_hot(index._h, _index(num_classes), _c._out_ref)
     if _s:
         _fail(_s, 'one_hot', index)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def ones(shape, dtype='float32', context=None):
     """wt_tensor_ones (creation); see include/webtensor.h."""
     _c = _context(context)
     _n_shape, _a_shape = _int64s(shape)
-    _out0 = _P()
-    _s = _L.wt_tensor_ones(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _byref(_out0))
+    _s = _L.wt_tensor_ones(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _c._out_ref)
     if _s:
         _fail(_s, 'ones')
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def pad(x, pad, mode='constant', value=0):
@@ -1680,11 +1856,13 @@ def pad(x, pad, mode='constant', value=0):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_pad, _a_pad = _int64s(pad)
-    _out0 = _P()
-    _s = _L.wt_pad(x._h, _n_pad, _a_pad, _enum('padmode', mode), _float(value), _byref(_out0))
+    _s = _L.wt_pad(x._h, _n_pad, _a_pad, _enum('padmode', mode), _float(value), _c._out_ref)
     if _s:
         _fail(_s, 'pad', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def permute(x, dims):
@@ -1695,11 +1873,13 @@ def permute(x, dims):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_dims, _a_dims = _axes(dims)
-    _out0 = _P()
-    _s = _L.wt_permute(x._h, _a_dims, _byref(_out0))
+    _s = _L.wt_permute(x._h, _a_dims, _c._out_ref)
     if _s:
         _fail(_s, 'permute', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def pow(a, b):
@@ -1709,17 +1889,19 @@ def pow(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_pow(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_pow_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_pow(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_pow_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_pow(a._h, b._h, _byref(_out0))
+        _s = _L.wt_pow(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'pow', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def prod(x, axis=None, keepdims=False):
@@ -1730,33 +1912,39 @@ def prod(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_prod(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_prod(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'prod', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def rand(shape, seed=0, dtype='float32', context=None):
     """wt_tensor_rand (random); see include/webtensor.h."""
     _c = _context(context)
     _n_shape, _a_shape = _int64s(shape)
-    _out0 = _P()
-    _s = _L.wt_tensor_rand(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _index(seed), _byref(_out0))
+    _s = _L.wt_tensor_rand(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _index(seed), _c._out_ref)
     if _s:
         _fail(_s, 'rand')
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def randn(shape, seed=0, dtype='float32', context=None):
     """wt_tensor_randn (random); see include/webtensor.h."""
     _c = _context(context)
     _n_shape, _a_shape = _int64s(shape)
-    _out0 = _P()
-    _s = _L.wt_tensor_randn(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _index(seed), _byref(_out0))
+    _s = _L.wt_tensor_randn(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _index(seed), _c._out_ref)
     if _s:
         _fail(_s, 'randn')
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def reciprocal(x):
@@ -1766,11 +1954,13 @@ def reciprocal(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_reciprocal(x._h, _byref(_out0))
+    _s = _L.wt_reciprocal(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'reciprocal', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def relu(x):
@@ -1780,11 +1970,13 @@ def relu(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_relu(x._h, _byref(_out0))
+    _s = _L.wt_relu(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'relu', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def remainder(a, b):
@@ -1794,17 +1986,19 @@ def remainder(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_remainder(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_remainder_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_remainder(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_remainder_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_remainder(a._h, b._h, _byref(_out0))
+        _s = _L.wt_remainder(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'remainder', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def repeat(x, repeats):
@@ -1815,11 +2009,13 @@ def repeat(x, repeats):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_repeats, _a_repeats = _int64s(repeats)
-    _out0 = _P()
-    _s = _L.wt_repeat(x._h, _n_repeats, _a_repeats, _byref(_out0))
+    _s = _L.wt_repeat(x._h, _n_repeats, _a_repeats, _c._out_ref)
     if _s:
         _fail(_s, 'repeat', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def reshape(x, shape):
@@ -1830,11 +2026,13 @@ def reshape(x, shape):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_shape, _a_shape = _int64s(shape)
-    _out0 = _P()
-    _s = _L.wt_reshape(x._h, _n_shape, _a_shape, _byref(_out0))
+    _s = _L.wt_reshape(x._h, _n_shape, _a_shape, _c._out_ref)
     if _s:
         _fail(_s, 'reshape', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def rms_norm(x, normalized_ndim, weight=None, eps=1e-6):
@@ -1845,11 +2043,13 @@ def rms_norm(x, normalized_ndim, weight=None, eps=1e-6):
         _c = _ctx_of(x, weight)
         x = _tensor(x, _c)
     weight = None if weight is None else _tensor(weight, _c)
-    _out0 = _P()
-    _s = _L.wt_rms_norm(x._h, _index(normalized_ndim), None if weight is None else weight._h, _float(eps), _byref(_out0))
+    _s = _L.wt_rms_norm(x._h, _index(normalized_ndim), None if weight is None else weight._h, _float(eps), _c._out_ref)
     if _s:
         _fail(_s, 'rms_norm', x, weight)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def rmsnorm(x, weight=None, eps=1e-6):
@@ -1860,11 +2060,13 @@ def rmsnorm(x, weight=None, eps=1e-6):
         _c = _ctx_of(x, weight)
         x = _tensor(x, _c)
     weight = None if weight is None else _tensor(weight, _c)
-    _out0 = _P()
-    _s = _L.wt_rmsnorm(x._h, None if weight is None else weight._h, _float(eps), _byref(_out0))
+    _s = _L.wt_rmsnorm(x._h, None if weight is None else weight._h, _float(eps), _c._out_ref)
     if _s:
         _fail(_s, 'rmsnorm', x, weight)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def rope(x, theta=10000, offset=0, layout='bhsd'):
@@ -1874,11 +2076,13 @@ def rope(x, theta=10000, offset=0, layout='bhsd'):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_rope(x._h, _float(theta), _index(offset), _enum('ropelayout', layout), _byref(_out0))
+    _s = _L.wt_rope(x._h, _float(theta), _index(offset), _enum('ropelayout', layout), _c._out_ref)
     if _s:
         _fail(_s, 'rope', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def round(x):
@@ -1888,11 +2092,13 @@ def round(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_round(x._h, _byref(_out0))
+    _s = _L.wt_round(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'round', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def rsqrt(x):
@@ -1902,11 +2108,13 @@ def rsqrt(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_rsqrt(x._h, _byref(_out0))
+    _s = _L.wt_rsqrt(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'rsqrt', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, causal=False, scale=0):
@@ -1919,11 +2127,13 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, scale=0):
     k = _tensor(k, _c)
     v = _tensor(v, _c)
     mask = None if mask is None else _tensor(mask, _c)
-    _out0 = _P()
-    _s = _L.wt_scaled_dot_product_attention(q._h, k._h, v._h, None if mask is None else mask._h, bool(causal), _float(scale), _byref(_out0))
+    _s = _L.wt_scaled_dot_product_attention(q._h, k._h, v._h, None if mask is None else mask._h, bool(causal), _float(scale), _c._out_ref)
     if _s:
         _fail(_s, 'scaled_dot_product_attention', q, k, v, mask)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def scatter_add(x, axis, index, src):
@@ -1935,11 +2145,13 @@ def scatter_add(x, axis, index, src):
         x = _tensor(x, _c)
     index = _tensor(index, _c)
     src = _tensor(src, _c)
-    _out0 = _P()
-    _s = _L.wt_scatter_add(x._h, _index(axis), index._h, src._h, _byref(_out0))
+    _s = _L.wt_scatter_add(x._h, _index(axis), index._h, src._h, _c._out_ref)
     if _s:
         _fail(_s, 'scatter_add', x, index, src)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def sgd_step(param, grad, momentum_buf=None, options=None):
@@ -1965,11 +2177,13 @@ def sigmoid(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_sigmoid(x._h, _byref(_out0))
+    _s = _L.wt_sigmoid(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'sigmoid', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def sign(x):
@@ -1979,11 +2193,13 @@ def sign(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_sign(x._h, _byref(_out0))
+    _s = _L.wt_sign(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'sign', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def silu(x):
@@ -1993,11 +2209,13 @@ def silu(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_silu(x._h, _byref(_out0))
+    _s = _L.wt_silu(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'silu', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def sin(x):
@@ -2007,11 +2225,13 @@ def sin(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_sin(x._h, _byref(_out0))
+    _s = _L.wt_sin(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'sin', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def slice(x, axis, start, stop=_INT64_MAX, step=1):
@@ -2021,11 +2241,13 @@ def slice(x, axis, start, stop=_INT64_MAX, step=1):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_slice(x._h, _index(axis), _index(start), _index(stop), _index(step), _byref(_out0))
+    _s = _L.wt_slice(x._h, _index(axis), _index(start), _index(stop), _index(step), _c._out_ref)
     if _s:
         _fail(_s, 'slice', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def softmax(x, axis=-1):
@@ -2035,11 +2257,13 @@ def softmax(x, axis=-1):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_softmax(x._h, _index(axis), _byref(_out0))
+    _s = _L.wt_softmax(x._h, _index(axis), _c._out_ref)
     if _s:
         _fail(_s, 'softmax', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def softplus(x):
@@ -2049,11 +2273,13 @@ def softplus(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_softplus(x._h, _byref(_out0))
+    _s = _L.wt_softplus(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'softplus', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def softsign(x):
@@ -2063,11 +2289,13 @@ def softsign(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_softsign(x._h, _byref(_out0))
+    _s = _L.wt_softsign(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'softsign', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def sort(x, axis=-1, descending=False):
@@ -2092,11 +2320,13 @@ def sqrt(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_sqrt(x._h, _byref(_out0))
+    _s = _L.wt_sqrt(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'sqrt', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def square(x):
@@ -2106,11 +2336,13 @@ def square(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_square(x._h, _byref(_out0))
+    _s = _L.wt_square(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'square', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def squeeze(x, axis=None):
@@ -2121,11 +2353,13 @@ def squeeze(x, axis=None):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_squeeze(x._h, _n_axis, _a_axis, _byref(_out0))
+    _s = _L.wt_squeeze(x._h, _n_axis, _a_axis, _c._out_ref)
     if _s:
         _fail(_s, 'squeeze', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def stack(tensors, axis=0):
@@ -2133,11 +2367,13 @@ def stack(tensors, axis=0):
     _c = _ctx_of(tensors)
     tensors = [_tensor(_v, _c) for _v in tensors]
     _n_tensors, _a_tensors = _handles(tensors)
-    _out0 = _P()
-    _s = _L.wt_stack(_n_tensors, _a_tensors, _index(axis), _byref(_out0))
+    _s = _L.wt_stack(_n_tensors, _a_tensors, _index(axis), _c._out_ref)
     if _s:
         _fail(_s, 'stack', tensors)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def std(x, axis=None, correction=1, keepdims=False):
@@ -2148,11 +2384,13 @@ def std(x, axis=None, correction=1, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_std(x._h, _n_axis, _a_axis, _float(correction), bool(keepdims), _byref(_out0))
+    _s = _L.wt_std(x._h, _n_axis, _a_axis, _float(correction), bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'std', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def sub(a, b):
@@ -2162,17 +2400,19 @@ def sub(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_sub(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_sub_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_sub(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_sub_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_sub(a._h, b._h, _byref(_out0))
+        _s = _L.wt_sub(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'sub', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def sum(x, axis=None, keepdims=False):
@@ -2183,11 +2423,13 @@ def sum(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_sum(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_sum(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'sum', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def tanh(x):
@@ -2197,11 +2439,13 @@ def tanh(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_tanh(x._h, _byref(_out0))
+    _s = _L.wt_tanh(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'tanh', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def tile(x, reps):
@@ -2212,11 +2456,13 @@ def tile(x, reps):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_reps, _a_reps = _int64s(reps)
-    _out0 = _P()
-    _s = _L.wt_tile(x._h, _n_reps, _a_reps, _byref(_out0))
+    _s = _L.wt_tile(x._h, _n_reps, _a_reps, _c._out_ref)
     if _s:
         _fail(_s, 'tile', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def topk(x, k, axis=-1, largest=True):
@@ -2241,11 +2487,13 @@ def transpose(x, axis0=-2, axis1=-1):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_transpose(x._h, _index(axis0), _index(axis1), _byref(_out0))
+    _s = _L.wt_transpose(x._h, _index(axis0), _index(axis1), _c._out_ref)
     if _s:
         _fail(_s, 'transpose', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def tril(x, diagonal=0):
@@ -2255,11 +2503,13 @@ def tril(x, diagonal=0):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_tril(x._h, _index(diagonal), _byref(_out0))
+    _s = _L.wt_tril(x._h, _index(diagonal), _c._out_ref)
     if _s:
         _fail(_s, 'tril', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def triu(x, diagonal=0):
@@ -2269,11 +2519,13 @@ def triu(x, diagonal=0):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_triu(x._h, _index(diagonal), _byref(_out0))
+    _s = _L.wt_triu(x._h, _index(diagonal), _c._out_ref)
     if _s:
         _fail(_s, 'triu', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def unsqueeze(x, axis):
@@ -2283,11 +2535,13 @@ def unsqueeze(x, axis):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_unsqueeze(x._h, _index(axis), _byref(_out0))
+    _s = _L.wt_unsqueeze(x._h, _index(axis), _c._out_ref)
     if _s:
         _fail(_s, 'unsqueeze', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def upsample2d(x, scale_factor, mode='nearest'):
@@ -2297,11 +2551,13 @@ def upsample2d(x, scale_factor, mode='nearest'):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_upsample2d(x._h, _float(scale_factor), _enum('interpmode', mode), _byref(_out0))
+    _s = _L.wt_upsample2d(x._h, _float(scale_factor), _enum('interpmode', mode), _c._out_ref)
     if _s:
         _fail(_s, 'upsample2d', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def var(x, axis=None, correction=1, keepdims=False):
@@ -2312,11 +2568,13 @@ def var(x, axis=None, correction=1, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_var(x._h, _n_axis, _a_axis, _float(correction), bool(keepdims), _byref(_out0))
+    _s = _L.wt_var(x._h, _n_axis, _a_axis, _float(correction), bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'var', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def where(mask, a, b):
@@ -2328,22 +2586,26 @@ def where(mask, a, b):
         mask = _tensor(mask, _c)
     a = _tensor(a, _c)
     b = _tensor(b, _c)
-    _out0 = _P()
-    _s = _L.wt_where(mask._h, a._h, b._h, _byref(_out0))
+    _s = _L.wt_where(mask._h, a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'where', mask, a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def zeros(shape, dtype='float32', context=None):
     """wt_tensor_zeros (creation); see include/webtensor.h."""
     _c = _context(context)
     _n_shape, _a_shape = _int64s(shape)
-    _out0 = _P()
-    _s = _L.wt_tensor_zeros(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _byref(_out0))
+    _s = _L.wt_tensor_zeros(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _c._out_ref)
     if _s:
         _fail(_s, 'zeros')
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 absolute = abs

@@ -58,6 +58,12 @@ typedef struct wt_storage {
     uint64_t version;
     /* Made by the backend as scratch (its own release, not wt_storage_unref). */
     bool backend_scratch;
+    /* Memory the caller lent (wt_tensor_from_host_memory): the backend did
+     * not allocate it and does not free it; release(release_data), if set,
+     * hands it back when the last tensor on it goes. */
+    bool borrowed;
+    wt_host_release_fn release;
+    void *release_data;
 } wt_storage;
 
 struct wt_tensor {
@@ -307,6 +313,11 @@ wt_status wt_context_create_with(const wt_backend_ops *ops, wt_backend kind,
 /* ----------------------------------------------------- tensor internals */
 
 /* New contiguous tensor with fresh storage of ctx (contents undefined). */
+/* A tensor over caller-owned host memory of `bytes` bytes (the CPU
+ * backend's storage without its pool): checked by the caller. */
+wt_status wt_tensor_borrow(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                           const int64_t *strides, void *data, size_t bytes, wt_host_release_fn release,
+                           void *release_data, wt_tensor **out);
 wt_status wt_tensor_alloc(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
                           wt_tensor **out);
 /* New tensor header viewing x's storage with the given layout. */
