@@ -420,11 +420,13 @@ def avg_pool2d_backward(dy, x, options):
         dy = _tensor(dy, _c)
     x = _tensor(x, _c)
     _o_options = _options_pool(options)
-    _out0 = _P()
-    _s = _L.wt_avg_pool2d_backward_v2(dy._h, x._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    _s = _L.wt_avg_pool2d_backward_v2(dy._h, x._h, None if _o_options is None else _byref(_o_options), _c._out_ref)
     if _s:
         _fail(_s, 'avg_pool2d_backward', dy, x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def batch_norm(x, running_mean, running_var, weight=None, bias=None, options=None):
@@ -817,11 +819,13 @@ def embedding_backward(dy, indices, num_embeddings):
         _c = _ctx_of(dy, indices)
         dy = _tensor(dy, _c)
     indices = _tensor(indices, _c)
-    _out0 = _P()
-    _s = _L.wt_embedding_backward(dy._h, indices._h, _index(num_embeddings), _byref(_out0))
+    _s = _L.wt_embedding_backward(dy._h, indices._h, _index(num_embeddings), _c._out_ref)
     if _s:
         _fail(_s, 'embedding_backward', dy, indices)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def eq(a, b):
@@ -1641,11 +1645,13 @@ def max_pool2d_backward(dy, indices, x):
         dy = _tensor(dy, _c)
     indices = _tensor(indices, _c)
     x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_max_pool2d_backward(dy._h, indices._h, x._h, _byref(_out0))
+    _s = _L.wt_max_pool2d_backward(dy._h, indices._h, x._h, _c._out_ref)
     if _s:
         _fail(_s, 'max_pool2d_backward', dy, indices, x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def maximum(a, b):
