@@ -1,6 +1,7 @@
 /* WebGPU kernels of quantised weights (core/quant.h): dequantise
  * (wgsl/quant_dequant.wgsl) and the linear layer, as a fused
- * dequantise-GEMV for few rows of x (quant_gemv.wgsl) and a tiled
+ * dequantise-GEMV for few rows of x (quant_gemv_rows.wgsl; quant_gemv.wgsl
+ * for Q8_0 / Q4_0 when x is not at a whole vec4) and a tiled
  * dequantise-GEMM for more (quant_gemm.wgsl). The blocks are read from
  * their i32 words with bit operations (wgsl/quant_blocks.wgsl): no f16
  * shader support needed. Tensors past one binding are refused for now. */
@@ -13,6 +14,9 @@
 
 #define DEQUANT_WG 256u
 #define GEMV_WG 64u
+/* quant_gemv_rows: rows of W per workgroup x threads per row = 256. */
+#define GEMV_ROWS 8u
+#define GEMV_LANES 32u
 /* Up to this many rows of x, one GEMV pass per row beats staging tiles:
  * each weight block is read M times, but from cache after the first. */
 #define GEMV_MAX_ROWS 4
@@ -31,10 +35,15 @@ static wt_status check_tensor(wt_context *ctx, const char *what, const wt_tensor
 
 static void prelude_of(char *buf, size_t size, wt_quant_type type, unsigned wg, bool has_bias)
 {
-    snprintf(buf, size, "const WG: u32 = %uu;\nconst Q8: bool = %s;\nconst BLOCK_BYTES: u32 = %du;\n"
-             "const HAS_BIAS: bool = %s;\n",
-             wg, type == WT_QUANT_Q8_0 ? "true" : "false", wt_quant_block_bytes(type), has_bias ? "true" : "false");
+    snprintf(buf, size,
+             "const WG: u32 = %uu;\nconst TYPE: u32 = %du;\nconst Q8: bool = %s;\nconst BLOCK_BYTES: u32 = %du;\n"
+             "const HAS_BIAS: bool = %s;\nconst ROWS: u32 = %uu;\nconst LANES: u32 = %uu;\n",
+             wg, (int)type, type == WT_QUANT_Q8_0 ? "true" : "false", wt_quant_block_bytes(type),
+             has_bias ? "true" : "false", GEMV_ROWS, GEMV_LANES);
 }
+
+/* The f16 conversions: the GPU's own where they were found exact. */
+static const char *f16_library(wt_context *ctx) { return wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits"; }
 
 wt_status wg_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *w, wt_tensor *out)
 {
@@ -43,13 +52,13 @@ wt_status wg_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt
     if (out->offset != 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu dequantize: out not at offset 0");
     dequant_params p = {.total = (uint32_t)out->numel, .k = (uint32_t)k, .words = (uint32_t)w->shape[1],
                         .w_offset = (uint32_t)w->offset};
-    char prelude[192];
+    char prelude[320];
     prelude_of(prelude, sizeof prelude, type, DEQUANT_WG, false);
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "quant_dequant";
     l.prelude = prelude;
-    l.libraries[0] = "f16_bits";
+    l.libraries[0] = f16_library(ctx);
     l.libraries[1] = "quant_blocks";
     l.params = &p;
     l.params_size = sizeof p;
@@ -73,14 +82,17 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     quant_linear_params p = {.m = (uint32_t)m, .n = (uint32_t)n, .k = (uint32_t)k, .words = (uint32_t)w->shape[1],
                              .x_offset = (uint32_t)x->offset, .w_offset = (uint32_t)w->offset,
                              .b_offset = bias ? (uint32_t)bias->offset : 0};
-    const bool gemv = m <= GEMV_MAX_ROWS;
-    char prelude[192];
+    /* The row kernel reads x as vec4; the per-element GEMV (Q8_0 and Q4_0
+     * only) takes an x elsewhere, the GEMM anything. */
+    const bool rows = m <= GEMV_MAX_ROWS && x->offset % 4 == 0;
+    const bool gemv = !rows && m <= GEMV_MAX_ROWS && (type == WT_QUANT_Q8_0 || type == WT_QUANT_Q4_0);
+    char prelude[320];
     prelude_of(prelude, sizeof prelude, type, GEMV_WG, bias != NULL);
     wg_launch l;
     memset(&l, 0, sizeof l);
-    l.shader = gemv ? "quant_gemv" : "quant_gemm";
+    l.shader = rows ? "quant_gemv_rows" : gemv ? "quant_gemv" : "quant_gemm";
     l.prelude = prelude;
-    l.libraries[0] = "f16_bits";
+    l.libraries[0] = f16_library(ctx);
     l.libraries[1] = "quant_blocks";
     l.params = &p;
     l.params_size = sizeof p;
@@ -90,6 +102,8 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     l.bindings[2] = (wg_binding){bias ? bias->storage : x->storage, false};
     l.bindings[3] = (wg_binding){out->storage, true};
     l.nbindings = 4;
-    l.workgroups = gemv ? (uint64_t)m * (uint64_t)n : (uint64_t)((m + 15) / 16) * (uint64_t)((n + 15) / 16);
+    l.workgroups = rows   ? (uint64_t)m * (uint64_t)((n + GEMV_ROWS - 1) / GEMV_ROWS)
+                   : gemv ? (uint64_t)m * (uint64_t)n
+                          : (uint64_t)((m + 15) / 16) * (uint64_t)((n + 15) / 16);
     return wg_dispatch(ctx, &l);
 }
