@@ -712,28 +712,33 @@ static void test_embedding(void)
 
 /* ------------------------------------------------------------------ gguf */
 
-/* quantise -> the blocks into a GGUF file (add_raw, dims {K, N}) -> read
- * back (read_raw) -> a quantised tensor again: the same words, the same
- * product. */
+/* quantise (Q8_0, Q4_0) or random blocks made into a weight (Q4_K, Q6_K)
+ * -> the blocks into a GGUF file (add_raw, dims {K, N}) -> read back
+ * (read_raw) -> a quantised tensor again: the same words. */
 static void test_gguf_roundtrip(void)
 {
-    const int64_t n = 6, k = 64;
-    float x[6 * 64];
+    const int64_t n = 6, k = 256;
+    float x[6 * 256];
     for (int i = 0; i < n * k; i++) x[i] = test_rng_uniform(-2.0f, 2.0f);
     char path[64];
     snprintf(path, sizeof path, "/tmp/wt_quant_%d.gguf", (int)getpid());
-    for (int ti = 0; ti < 2; ti++) {
-        const wt_quant_type t = ti ? WT_QUANT_Q4_0 : WT_QUANT_Q8_0;
-        const size_t bytes = (size_t)(n * k / 32 * block_bytes(t));
-        uint8_t blocks[6 * 2 * Q8_BYTES], back[6 * 2 * Q8_BYTES];
+    for (int ti = 0; ti < 4; ti++) {
+        const wt_quant_type t = all_types[ti];
+        const size_t bytes = (size_t)(n * k / block_elems(t) * block_bytes(t));
+        uint8_t blocks[6 * 8 * Q8_BYTES], back[6 * 8 * Q8_BYTES];
         const int64_t shape[2] = {n, k};
         const uint64_t dims[2] = {(uint64_t)k, (uint64_t)n};
         wt_tensor *xt = NULL, *q = NULL, *q2 = NULL;
         wt_gguf_writer *wr = NULL;
         wt_gguf *f = NULL;
         wt_status st = wt_tensor_from_data(g_ctx, WT_F32, 2, shape, x, &xt);
-        if (st == WT_OK) st = wt_quantize(xt, t, &q);
-        if (st == WT_OK) st = read_blocks(q, t, n, k, blocks) ? WT_OK : WT_ERR_BACKEND;
+        if (ti < 2) {
+            if (st == WT_OK) st = wt_quantize(xt, t, &q);
+            if (st == WT_OK) st = read_blocks(q, t, n, k, blocks) ? WT_OK : WT_ERR_BACKEND;
+        } else {
+            random_blocks(t, n, k, blocks);
+            if (st == WT_OK) st = wt_quant_from_blocks(g_ctx, t, n, k, blocks, bytes, &q);
+        }
         if (st == WT_OK) st = wt_gguf_writer_create(&wr);
         if (st == WT_OK) st = wt_gguf_writer_add_raw(wr, "w", (uint32_t)t, 2, dims, blocks, bytes);
         if (st == WT_OK) st = wt_gguf_writer_save(wr, path);
@@ -777,6 +782,12 @@ static void test_errors(void)
           "from_blocks K = 48: WT_ERR_SHAPE, out NULL");
     CHECK(wt_quant_from_blocks(g_ctx, WT_QUANT_Q4_0, 2, 32, blocks, sizeof blocks, &w) == WT_ERR_INVALID_ARGUMENT,
           "from_blocks with Q8_0's byte count for Q4_0: refused");
+    /* the super-block formats take K in 256s; 68 bytes are no Q6_K row */
+    CHECK(wt_quant_from_blocks(g_ctx, WT_QUANT_Q4_K, 1, 128, blocks, 72, &w) == WT_ERR_SHAPE && !w,
+          "from_blocks Q4_K K = 128: WT_ERR_SHAPE");
+    CHECK(wt_quant_from_blocks(g_ctx, WT_QUANT_Q6_K, 1, 256, blocks, sizeof blocks, &w) == WT_ERR_INVALID_ARGUMENT &&
+              !w,
+          "from_blocks Q6_K with 68 bytes: refused");
     const int64_t s10[2] = {2, 10}, s2_64[2] = {2, 64};
     wt_tensor *bad = NULL, *x = NULL, *y = (wt_tensor *)(uintptr_t)1;
     if (wt_tensor_zeros(g_ctx, WT_I32, 2, s10, &bad) == WT_OK) {
@@ -796,6 +807,8 @@ static void test_errors(void)
     if (wt_tensor_from_data(g_ctx, WT_F32, 2, s1, nanrow, &x) == WT_OK) {
         y = (wt_tensor *)(uintptr_t)1;
         CHECK(wt_quantize(x, WT_QUANT_Q4_0, &y) == WT_ERR_INVALID_ARGUMENT && !y, "quantize of NaN refused");
+        y = (wt_tensor *)(uintptr_t)1;
+        CHECK(wt_quantize(x, WT_QUANT_Q4_K, &y) == WT_ERR_UNSUPPORTED && !y, "quantize to Q4_K: WT_ERR_UNSUPPORTED");
         wt_tensor_release(x);
     }
 }
