@@ -1,9 +1,11 @@
 /* Quantised weights on the CPU (core/quant.h): dequantise, and the linear
- * layer with a quantised weight. A row of W is dequantised once into a
- * thread's buffer and then meets every row of x, so the blocks are read
- * once per call; rows of W run in parallel. */
+ * layer with a quantised weight. For a few rows of x in Q8_0 / Q4_0 each
+ * row of W is dotted with x straight from its blocks; otherwise a row of W
+ * is dequantised once into a thread's buffer and then meets every row of
+ * x, so the blocks are read once per call; rows of W run in parallel. */
 #include "core/quant.h"
 #include "cpu/cpu.h"
+#include "cpu/gemv_simd.h"
 #include "cpu/half.h"
 
 #ifdef _OPENMP
@@ -149,6 +151,22 @@ wt_status cpu_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const
     const float *xd = cpu_data(x), *bd = bias ? cpu_data(bias) : NULL;
     float *y = cpu_data(out);
     const int threads = cpu_threads(ctx);
+    if ((type == WT_QUANT_Q8_0 || type == WT_QUANT_Q4_0) && m <= 4) {
+        /* Decode: each row's blocks dotted with x as they are read, in
+         * registers (cpu/gemv_simd.h); a few rows of x reuse the row from
+         * the cache. */
+        const int64_t nblocks = k / WT_QUANT_BLOCK;
+#pragma omp parallel for num_threads(threads) if (n * k >= CPU_PARALLEL_MIN) schedule(static)
+        for (int64_t r = 0; r < n; r++) {
+            const uint8_t *row = (const uint8_t *)(src + r * words);
+            const float b = bd ? bd[r * bs] : 0.0f;
+            for (int64_t i = 0; i < m; i++)
+                y[i * n + r] = (type == WT_QUANT_Q8_0 ? cpu_dot_q8_0(row, xd + i * xs, nblocks)
+                                                      : cpu_dot_q4_0(row, xd + i * xs, nblocks)) +
+                               b;
+        }
+        return WT_OK;
+    }
     float *bufs = malloc(sizeof(float) * (size_t)k * (size_t)threads);
     if (!bufs) return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu linear_quant: cannot allocate %d row buffers", threads);
 #pragma omp parallel num_threads(threads) if (n * k * (m < 4 ? m : 4) >= CPU_PARALLEL_MIN)
