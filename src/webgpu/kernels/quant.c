@@ -14,9 +14,15 @@
 
 #define DEQUANT_WG 256u
 #define GEMV_WG 64u
-/* quant_gemv_rows: rows of W per workgroup x threads per row = 256. */
-#define GEMV_ROWS 8u
-#define GEMV_LANES 32u
+/* quant_gemv_rows: rows of W per workgroup x threads per row (lanes) =
+ * 256; the lanes from WT_QUANT_GEMV_LANES. */
+#define GEMV_THREADS 256u
+
+static unsigned gemv_lanes(void)
+{
+    const uint64_t v = wt_knob_number(WT_KNOB_QUANT_GEMV_LANES, 32);
+    return v >= 4 && v <= GEMV_THREADS && (v & (v - 1)) == 0 ? (unsigned)v : 32u;
+}
 /* Up to this many rows of x, one GEMV pass per row beats staging tiles:
  * each weight block is read M times, but from cache after the first. */
 #define GEMV_MAX_ROWS 4
@@ -39,7 +45,7 @@ static void prelude_of(char *buf, size_t size, wt_quant_type type, unsigned wg, 
              "const WG: u32 = %uu;\nconst TYPE: u32 = %du;\nconst Q8: bool = %s;\nconst BLOCK_BYTES: u32 = %du;\n"
              "const HAS_BIAS: bool = %s;\nconst ROWS: u32 = %uu;\nconst LANES: u32 = %uu;\n",
              wg, (int)type, type == WT_QUANT_Q8_0 ? "true" : "false", wt_quant_block_bytes(type),
-             has_bias ? "true" : "false", GEMV_ROWS, GEMV_LANES);
+             has_bias ? "true" : "false", GEMV_THREADS / gemv_lanes(), gemv_lanes());
 }
 
 /* The f16 conversions: the GPU's own where they were found exact. */
@@ -102,7 +108,8 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     l.bindings[2] = (wg_binding){bias ? bias->storage : x->storage, false};
     l.bindings[3] = (wg_binding){out->storage, true};
     l.nbindings = 4;
-    l.workgroups = rows   ? (uint64_t)m * (uint64_t)((n + GEMV_ROWS - 1) / GEMV_ROWS)
+    const uint64_t rows_per_wg = GEMV_THREADS / gemv_lanes();
+    l.workgroups = rows   ? (uint64_t)m * (((uint64_t)n + rows_per_wg - 1) / rows_per_wg)
                    : gemv ? (uint64_t)m * (uint64_t)n
                           : (uint64_t)((m + 15) / 16) * (uint64_t)((n + 15) / 16);
     return wg_dispatch(ctx, &l);
