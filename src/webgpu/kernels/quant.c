@@ -18,6 +18,10 @@
  * 256; the lanes from WT_QUANT_GEMV_LANES. */
 #define GEMV_THREADS 256u
 
+/* Weight rows per thread of the row kernel: 1 (quant_gemv_rows.wgsl) or 4
+ * (quant_gemv_rows4.wgsl). */
+static unsigned gemv_rpt(void) { return wt_knob_number(WT_KNOB_QUANT_GEMV_RPT, 1) == 4 ? 4u : 1u; }
+
 static unsigned gemv_lanes(void)
 {
     const uint64_t v = wt_knob_number(WT_KNOB_QUANT_GEMV_LANES, 32);
@@ -96,7 +100,7 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     prelude_of(prelude, sizeof prelude, type, GEMV_WG, bias != NULL);
     wg_launch l;
     memset(&l, 0, sizeof l);
-    l.shader = rows ? "quant_gemv_rows" : gemv ? "quant_gemv" : "quant_gemm";
+    l.shader = rows ? (gemv_rpt() == 4 ? "quant_gemv_rows4" : "quant_gemv_rows") : gemv ? "quant_gemv" : "quant_gemm";
     l.prelude = prelude;
     l.libraries[0] = f16_library(ctx);
     l.libraries[1] = "quant_blocks";
@@ -108,7 +112,7 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     l.bindings[2] = (wg_binding){bias ? bias->storage : x->storage, false};
     l.bindings[3] = (wg_binding){out->storage, true};
     l.nbindings = 4;
-    const uint64_t rows_per_wg = GEMV_THREADS / gemv_lanes();
+    const uint64_t rows_per_wg = GEMV_THREADS / gemv_lanes() * gemv_rpt();
     l.workgroups = rows   ? (uint64_t)m * (((uint64_t)n + rows_per_wg - 1) / rows_per_wg)
                    : gemv ? (uint64_t)m * (uint64_t)n
                           : (uint64_t)((m + 15) / 16) * (uint64_t)((n + 15) / 16);
