@@ -52,8 +52,10 @@ static void prelude_of(char *buf, size_t size, wt_quant_type type, unsigned wg, 
              has_bias ? "true" : "false", GEMV_THREADS / gemv_lanes(), gemv_lanes());
 }
 
-/* The f16 conversions: the GPU's own where they were found exact. */
-static const char *f16_library(wt_context *ctx) { return wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits"; }
+/* The f16 scales are converted by f16_bits.wgsl's exact integer routine
+ * (one per block), not the GPU's conversions: those need a device probe,
+ * whose own shader could fail in the way of a product. */
+#define F16_LIBRARY "f16_bits"
 
 wt_status wg_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *w, wt_tensor *out)
 {
@@ -68,7 +70,7 @@ wt_status wg_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt
     memset(&l, 0, sizeof l);
     l.shader = "quant_dequant";
     l.prelude = prelude;
-    l.libraries[0] = f16_library(ctx);
+    l.libraries[0] = F16_LIBRARY;
     l.libraries[1] = "quant_blocks";
     l.params = &p;
     l.params_size = sizeof p;
@@ -102,7 +104,7 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     memset(&l, 0, sizeof l);
     l.shader = rows ? (gemv_rpt() == 4 ? "quant_gemv_rows4" : "quant_gemv_rows") : gemv ? "quant_gemv" : "quant_gemm";
     l.prelude = prelude;
-    l.libraries[0] = f16_library(ctx);
+    l.libraries[0] = F16_LIBRARY;
     l.libraries[1] = "quant_blocks";
     l.params = &p;
     l.params_size = sizeof p;

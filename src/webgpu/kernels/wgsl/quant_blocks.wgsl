@@ -7,8 +7,8 @@
 // two words, and four bytes from an even byte take at most two.
 // Prelude: TYPE (ggml's type id: 2 Q4_0, 8 Q8_0, 12 Q4_K, 14 Q6_K), Q8
 // (TYPE == 8), BLOCK_BYTES (18, 34, 144, 210).
-// Needs unpack_halves (f16_bits or f16_hw: d converted exactly, subnormals
-// included).
+// Needs the f16_bits library (half_to_f32_bits: d converted exactly,
+// subnormals included).
 
 // The four bytes from the even byte b of the row, as one little-endian word.
 fn quad_at(row: u32, b: u32) -> u32 {
@@ -25,8 +25,7 @@ fn byte_at(row: u32, b: u32) -> u32 {
 
 // The f16 at the even byte b of the row, as f32.
 fn half_at(row: u32, b: u32) -> f32 {
-    let v = unpack_halves(w[row + (b >> 2u)]);
-    return select(v.x, v.y, (b & 2u) != 0u);
+    return bitcast<f32>(half_to_f32_bits((w[row + (b >> 2u)] >> ((b & 2u) * 8u)) & 0xffffu));
 }
 
 // d of block blk (Q8_0 / Q4_0).

@@ -1,6 +1,6 @@
 // A quantised weight [N, K] to f32 (core/node.h DEQUANTIZE), one thread per
 // element of out (contiguous, at the start of its binding).
-// Prelude: WG, TYPE, Q8, BLOCK_BYTES; libraries f16_bits (or f16_hw) and
+// Prelude: WG, TYPE, Q8, BLOCK_BYTES; libraries f16_bits and
 // quant_blocks.
 
 struct Params {

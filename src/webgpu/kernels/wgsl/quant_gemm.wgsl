@@ -4,7 +4,7 @@
 // 32 elements of K it stages 16 rows of x and the 16 dequantised weight
 // rows (each thread unpacks elements j and j + 16 of one row's 32) in
 // workgroup memory.
-// Prelude: TYPE, Q8, BLOCK_BYTES, HAS_BIAS; libraries f16_bits (or f16_hw)
+// Prelude: TYPE, Q8, BLOCK_BYTES, HAS_BIAS; libraries f16_bits
 // and quant_blocks.
 
 struct Params {

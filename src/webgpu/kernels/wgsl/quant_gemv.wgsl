@@ -7,7 +7,7 @@
 // For Q8_0 and Q4_0 where x's offset is not a whole vec4 (else
 // quant_gemv_rows.wgsl runs).
 // Prelude: WG (a power of two), TYPE, Q8, BLOCK_BYTES, HAS_BIAS; libraries
-// f16_bits (or f16_hw) and quant_blocks.
+// f16_bits and quant_blocks.
 
 struct Params {
     m: u32, n: u32, k: u32, words: u32,

@@ -16,7 +16,7 @@
 // workgroup memory.
 // x is read as vec4 (its offset a multiple of 4 elements; K is).
 // Prelude: TYPE, BLOCK_BYTES, HAS_BIAS, ROWS, LANES (a power of two,
-// ROWS * LANES = 256); libraries f16_bits (or f16_hw) and quant_blocks.
+// ROWS * LANES = 256); libraries f16_bits and quant_blocks.
 
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
@@ -57,8 +57,8 @@ fn q8_dot(q: u32, xv: vec4<f32>) -> f32 {
     return dot(bytes4(q ^ 0x80808080u, 128.0), xv);
 }
 
-fn lo16(v: u32) -> f32 { return unpack_halves(v).x; }
-fn hi16(v: u32) -> f32 { return unpack_halves(v).y; }
+fn lo16(v: u32) -> f32 { return bitcast<f32>(half_to_f32_bits(v & 0xffffu)); }
+fn hi16(v: u32) -> f32 { return bitcast<f32>(half_to_f32_bits(v >> 16u)); }
 
 // The sum of unit u of the row (words from rw) against x from xrow (vec4
 // index).

@@ -7,8 +7,8 @@
 // the four rows at once. The units are quant_gemv_rows.wgsl's; rows past
 // N repeat row N - 1 and are not written.
 // Prelude: TYPE, BLOCK_BYTES, HAS_BIAS, ROWS (thread rows per workgroup),
-// LANES (a power of two, ROWS * LANES = 256); libraries f16_bits (or
-// f16_hw) and quant_blocks.
+// LANES (a power of two, ROWS * LANES = 256); libraries f16_bits and
+// quant_blocks.
 
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
@@ -40,12 +40,12 @@ fn words4(a: vec4<u32>, t: u32) -> vec4<u32> {
     return vec4<u32>(w[a.x + t], w[a.y + t], w[a.z + t], w[a.w + t]);
 }
 
-fn lo16v(v: vec4<u32>) -> vec4<f32> {
-    return vec4<f32>(unpack_halves(v.x).x, unpack_halves(v.y).x, unpack_halves(v.z).x, unpack_halves(v.w).x);
+fn half4(v: vec4<u32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(vec4<u32>(half_to_f32_bits(v.x), half_to_f32_bits(v.y), half_to_f32_bits(v.z),
+                                        half_to_f32_bits(v.w)));
 }
-fn hi16v(v: vec4<u32>) -> vec4<f32> {
-    return vec4<f32>(unpack_halves(v.x).y, unpack_halves(v.y).y, unpack_halves(v.z).y, unpack_halves(v.w).y);
-}
+fn lo16v(v: vec4<u32>) -> vec4<f32> { return half4(band(v, 0xffffu)); }
+fn hi16v(v: vec4<u32>) -> vec4<f32> { return half4(shr(v, 16u)); }
 
 // The fields of width mask bits at bit shift of each byte of q (one word
 // per row) minus off, dotted with the four x values of those bytes.
