@@ -155,6 +155,86 @@ AVX512 static float dot_q8_0_512(const uint8_t *row, const float *x, int64_t nbl
     return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
 }
 
+/* Q4_K's 6-bit scale and min of sub-block s from its 12 bytes S. */
+static void q4k_sm(const uint8_t *S, int s, int *sc, int *m)
+{
+    if (s < 4) {
+        *sc = S[s] & 63, *m = S[s + 4] & 63;
+    } else {
+        *sc = (S[s + 4] & 15) | (S[s - 4] >> 6) << 4;
+        *m = (S[s + 4] >> 4) | (S[s] >> 6) << 4;
+    }
+}
+
+/* Sixteen unsigned bytes as floats. */
+AVX512 static __m512 u8x16(__m128i v) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(v)); }
+
+/* Q4_K: per 64 elements two sub-blocks, sum d*sc * (q . x) - dmin*m *
+ * (sum of x). */
+AVX512 static float dot_q4_k_512(const uint8_t *row, const float *x, int64_t nblocks)
+{
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    __m512 acc = _mm512_setzero_ps(), accm = acc;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 144;
+        const float d = _cvtsh_ss((uint16_t)(blk[0] | blk[1] << 8)), dmin = _cvtsh_ss((uint16_t)(blk[2] | blk[3] << 8));
+        for (int c = 0; c < 4; c++) {
+            int sc0, m0, sc1, m1;
+            q4k_sm(blk + 4, 2 * c, &sc0, &m0);
+            q4k_sm(blk + 4, 2 * c + 1, &sc1, &m1);
+            const uint8_t *q = blk + 16 + 32 * c;
+            const float *xc = x + b * 256 + 64 * c;
+            const __m128i v0 = _mm_loadu_si128((const __m128i *)q), v1 = _mm_loadu_si128((const __m128i *)(q + 16));
+            const __m512 x00 = _mm512_loadu_ps(xc), x01 = _mm512_loadu_ps(xc + 16);
+            const __m512 x10 = _mm512_loadu_ps(xc + 32), x11 = _mm512_loadu_ps(xc + 48);
+            __m512 s0 = _mm512_mul_ps(u8x16(_mm_and_si128(v0, low4)), x00);
+            s0 = _mm512_fmadd_ps(u8x16(_mm_and_si128(v1, low4)), x01, s0);
+            __m512 s1 = _mm512_mul_ps(u8x16(_mm_and_si128(_mm_srli_epi16(v0, 4), low4)), x10);
+            s1 = _mm512_fmadd_ps(u8x16(_mm_and_si128(_mm_srli_epi16(v1, 4), low4)), x11, s1);
+            acc = _mm512_fmadd_ps(_mm512_set1_ps(d * (float)sc0), s0, acc);
+            acc = _mm512_fmadd_ps(_mm512_set1_ps(d * (float)sc1), s1, acc);
+            accm = _mm512_fmadd_ps(_mm512_set1_ps(dmin * (float)m0), _mm512_add_ps(x00, x01), accm);
+            accm = _mm512_fmadd_ps(_mm512_set1_ps(dmin * (float)m1), _mm512_add_ps(x10, x11), accm);
+        }
+    }
+    return _mm512_reduce_add_ps(_mm512_sub_ps(acc, accm));
+}
+
+/* Q6_K: per 16 elements of a quarter, the 6-bit q - 32 from its low
+ * nibble and high bit pair, times x, times d * sc. */
+AVX512 static float dot_q6_k_512(const uint8_t *row, const float *x, int64_t nblocks)
+{
+    const __m128i low4 = _mm_set1_epi8(0x0f), three = _mm_set1_epi8(3), off = _mm_set1_epi8(32);
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 210;
+        const int8_t *sc = (const int8_t *)(blk + 192);
+        const float d = _cvtsh_ss((uint16_t)(blk[208] | blk[209] << 8));
+        for (int h = 0; h < 2; h++)
+            for (int half = 0; half < 2; half++) {
+                const __m128i H = _mm_loadu_si128((const __m128i *)(blk + 128 + 32 * h + 16 * half));
+                const __m128i L0 = _mm_loadu_si128((const __m128i *)(blk + 64 * h + 16 * half));
+                const __m128i L1 = _mm_loadu_si128((const __m128i *)(blk + 64 * h + 32 + 16 * half));
+                const __m128i lo[4] = {_mm_and_si128(L0, low4), _mm_and_si128(L1, low4),
+                                       _mm_and_si128(_mm_srli_epi16(L0, 4), low4),
+                                       _mm_and_si128(_mm_srli_epi16(L1, 4), low4)};
+                const __m128i hi[4] = {_mm_and_si128(H, three), _mm_and_si128(_mm_srli_epi16(H, 2), three),
+                                       _mm_and_si128(_mm_srli_epi16(H, 4), three),
+                                       _mm_and_si128(_mm_srli_epi16(H, 6), three)};
+                for (int g = 0; g < 4; g++) {
+                    const __m128i q = _mm_sub_epi8(_mm_or_si128(lo[g], _mm_slli_epi16(hi[g], 4)), off);
+                    const __m512 s = _mm512_mul_ps(i8x16(q), _mm512_loadu_ps(x + b * 256 + 128 * h + 32 * g + 16 * half));
+                    const __m512 ds = _mm512_set1_ps(d * (float)sc[8 * h + 2 * g + half]);
+                    if (g & 1)
+                        acc1 = _mm512_fmadd_ps(ds, s, acc1);
+                    else
+                        acc0 = _mm512_fmadd_ps(ds, s, acc0);
+                }
+            }
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+
 AVX512 static float dot_q4_0_512(const uint8_t *row, const float *x, int64_t nblocks)
 {
     const __m128i low4 = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
@@ -222,6 +302,26 @@ float cpu_dot_q4_0(const uint8_t *row, const float *x, int64_t nblocks)
         acc += half_to_float((uint16_t)(blk[0] | blk[1] << 8)) * s;
     }
     return acc;
+}
+
+bool cpu_dot_kquant_wide(void) { return wide_level() == 2; }
+
+float cpu_dot_q4_k(const uint8_t *row, const float *x, int64_t nblocks)
+{
+#if GEMV_X86
+    if (wide_level() == 2) return dot_q4_k_512(row, x, nblocks);
+#endif
+    (void)row, (void)x, (void)nblocks;
+    return 0.0f; /* callers ask cpu_dot_kquant_wide first */
+}
+
+float cpu_dot_q6_k(const uint8_t *row, const float *x, int64_t nblocks)
+{
+#if GEMV_X86
+    if (wide_level() == 2) return dot_q6_k_512(row, x, nblocks);
+#endif
+    (void)row, (void)x, (void)nblocks;
+    return 0.0f; /* callers ask cpu_dot_kquant_wide first */
 }
 
 wt_status cpu_gemv_f16(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, const wt_tensor *bias,

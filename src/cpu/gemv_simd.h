@@ -17,6 +17,12 @@ float cpu_dot_f16(const uint16_t *a, const float *x, int64_t k);
  * block, in f32. */
 float cpu_dot_q8_0(const uint8_t *row, const float *x, int64_t nblocks);
 float cpu_dot_q4_0(const uint8_t *row, const float *x, int64_t nblocks);
+/* The same for a row of nblocks Q4_K / Q6_K super-blocks (256 elements
+ * each), only where cpu_dot_kquant_wide() (AVX-512F) says so: elsewhere
+ * the caller dequantises rows instead. */
+bool cpu_dot_kquant_wide(void);
+float cpu_dot_q4_k(const uint8_t *row, const float *x, int64_t nblocks);
+float cpu_dot_q6_k(const uint8_t *row, const float *x, int64_t nblocks);
 
 /* The f16 product out [1, M, N] = a [1, M, K] @ b [1, K, N] (+ bias [N]
  * f16 or NULL) when it is a matrix times a vector whose matrix rows are

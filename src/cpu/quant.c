@@ -151,19 +151,24 @@ wt_status cpu_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const
     const float *xd = cpu_data(x), *bd = bias ? cpu_data(bias) : NULL;
     float *y = cpu_data(out);
     const int threads = cpu_threads(ctx);
-    if ((type == WT_QUANT_Q8_0 || type == WT_QUANT_Q4_0) && m <= 4) {
+    const bool kquant = type == WT_QUANT_Q4_K || type == WT_QUANT_Q6_K;
+    if (m <= 4 && (!kquant || cpu_dot_kquant_wide())) {
         /* Decode: each row's blocks dotted with x as they are read, in
          * registers (cpu/gemv_simd.h); a few rows of x reuse the row from
          * the cache. */
-        const int64_t nblocks = k / WT_QUANT_BLOCK;
+        const int64_t nblocks = k / wt_quant_block_elems(type);
 #pragma omp parallel for num_threads(threads) if (n * k >= CPU_PARALLEL_MIN) schedule(static)
         for (int64_t r = 0; r < n; r++) {
             const uint8_t *row = (const uint8_t *)(src + r * words);
             const float b = bd ? bd[r * bs] : 0.0f;
-            for (int64_t i = 0; i < m; i++)
-                y[i * n + r] = (type == WT_QUANT_Q8_0 ? cpu_dot_q8_0(row, xd + i * xs, nblocks)
-                                                      : cpu_dot_q4_0(row, xd + i * xs, nblocks)) +
-                               b;
+            for (int64_t i = 0; i < m; i++) {
+                const float *xi = xd + i * xs;
+                const float dot = type == WT_QUANT_Q8_0   ? cpu_dot_q8_0(row, xi, nblocks)
+                                  : type == WT_QUANT_Q4_0 ? cpu_dot_q4_0(row, xi, nblocks)
+                                  : type == WT_QUANT_Q4_K ? cpu_dot_q4_k(row, xi, nblocks)
+                                                          : cpu_dot_q6_k(row, xi, nblocks);
+                y[i * n + r] = dot + b;
+            }
         }
         return WT_OK;
     }
