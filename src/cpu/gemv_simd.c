@@ -2,6 +2,7 @@
 #include "cpu/gemv_simd.h"
 #include "cpu/cpu.h"
 #include "cpu/half.h"
+#include "core/knobs.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +31,9 @@ static uint16_t float_to_half(float f)
 }
 
 /* Which wide paths may run: 0 none, 1 AVX2 + FMA + F16C, 2 those and
- * AVX-512F. Asked once (a data race on the cache is benign, every thread
- * writes the same answer). */
+ * AVX-512F; at most what WT_CPU_GEMV_SIMD allows (so that every path can
+ * be tested on one machine). Asked once (a data race on the cache is
+ * benign, every thread writes the same answer). */
 static int wide_level(void)
 {
 #if GEMV_X86
@@ -40,7 +42,11 @@ static int wide_level(void)
         __builtin_cpu_init();
         const bool avx2 =
             __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-        cached = !avx2 ? 0 : __builtin_cpu_supports("avx512f") ? 2 : 1;
+        int level = !avx2 ? 0 : __builtin_cpu_supports("avx512f") ? 2 : 1;
+        const char *cap = wt_knob_text(WT_KNOB_CPU_GEMV_SIMD);
+        if (cap && strcmp(cap, "none") == 0) level = 0;
+        if (cap && strcmp(cap, "avx2") == 0 && level > 1) level = 1;
+        cached = level;
     }
     return cached;
 #else
