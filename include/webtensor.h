@@ -1232,37 +1232,70 @@ WT_API wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tens
                            wt_tensor **out);
 
 /* --- quantised weights: ggml's block formats ---
- * A weight matrix [N, K] (K a multiple of 32) quantised in blocks of 32
- * consecutive elements of a row, the layouts of ggml and GGUF files (all
- * multi-byte fields little-endian):
+ * A weight matrix [N, K] quantised in blocks of consecutive elements of a
+ * row, the layouts of ggml and GGUF files (all multi-byte fields
+ * little-endian, f16 fields IEEE binary16). K is a multiple of the block:
+ * 32 for Q8_0 and Q4_0, 256 for the super-block formats Q4_K and Q6_K.
  *
  *   WT_QUANT_Q8_0: 34 bytes = f16 d, then 32 int8 q[i]; x[i] = q[i] * d.
  *   WT_QUANT_Q4_0: 18 bytes = f16 d, then 16 bytes qs[j]; element j is the
  *                  low nibble of qs[j], element j + 16 its high nibble;
  *                  x = (nibble - 8) * d.
+ *   WT_QUANT_Q4_K: 144 bytes for 256 elements, eight sub-blocks of 32 with
+ *                  a 6-bit scale sc[s] and a 6-bit min m[s] each:
+ *                    bytes 0..1 f16 d, 2..3 f16 dmin, 4..15 the 12 bytes
+ *                    S[0..11] of scales and mins, 16..143 the 128 bytes
+ *                    qs[0..127] of nibbles.
+ *                  For s < 4: sc[s] = S[s] & 63, m[s] = S[s+4] & 63; for
+ *                  s >= 4: sc[s] = (S[s+4] & 15) | (S[s-4] >> 6) << 4,
+ *                  m[s] = (S[s+4] >> 4) | (S[s] >> 6) << 4.
+ *                  Element e (0..255): c = e / 64, l = e % 32, s = e / 32;
+ *                  q = the low nibble of qs[32c + l] when e % 64 < 32,
+ *                  else its high nibble; x = d*sc[s] * q - dmin*m[s].
+ *   WT_QUANT_Q6_K: 210 bytes for 256 elements, sixteen sub-blocks of 16
+ *                  with an int8 scale each:
+ *                    bytes 0..127 ql[0..127] (low 4 bits), 128..191
+ *                    qh[0..63] (high 2 bits), 192..207 int8 sc[0..15],
+ *                    208..209 f16 d.
+ *                  Element e: h = e / 128, g = e % 128 / 32, l = e % 32;
+ *                  low = ql[64h + 32(g & 1) + l], its low nibble for g < 2,
+ *                  else its high nibble; high = (qh[32h + l] >> 2g) & 3;
+ *                  q = (low | high << 4) - 32 (-32 .. 31);
+ *                  x = d * sc[8h + 2g + l/16] * q.
  *
- * The enum values are ggml's type ids (GGUF's tensor type field).
+ * Every Q8_0, Q4_0 and Q6_K value is exact in f32 (an f16 times integers
+ * of at most 24 bits together); a Q4_K value is the f32 rounding of the
+ * exact d*sc*q - dmin*m (both products are exact in f32, the difference
+ * is rounded once). The enum values are ggml's type ids (GGUF's tensor
+ * type field).
  *
  * The library holds such a weight in an ordinary WT_I32 tensor of shape
- * [N, W]: row n carries the K/32 blocks of row n back to back, byte b of
- * the row in bits 8*(b%4) .. 8*(b%4)+7 of word b/4 (the bytes of the file,
- * as a little-endian host reads them into words), the row's last word
- * padded with zero bytes. W = ceil(K/32 * block_bytes / 4). Why words:
- * 34 and 18 are not multiples of 4, and GPU storage is read in 32-bit
+ * [N, W]: row n carries the K/B blocks of row n back to back (B the
+ * block's elements), byte b of the row in bits 8*(b%4) .. 8*(b%4)+7 of
+ * word b/4 (the bytes of the file, as a little-endian host reads them into
+ * words), the row's last word padded with zero bytes. W = ceil(K/B *
+ * block_bytes / 4). Why words:
+ * 34, 18 and 210 are not multiples of 4, and GPU storage is read in 32-bit
  * words; padding each row to a word keeps every row starting on a word
  * so that a kernel finds row n at word n*W. A tensor of this form is
  * handled like any other (wt_tensor_to, wt_tensor_release, views of whole
  * rows); K follows from W and the type, and a [N, W] that no K gives is
  * refused. The ops below take the type with the tensor. */
-typedef enum wt_quant_type { WT_QUANT_Q4_0 = 2, WT_QUANT_Q8_0 = 8 } wt_quant_type;
+typedef enum wt_quant_type {
+    WT_QUANT_Q4_0 = 2,
+    WT_QUANT_Q8_0 = 8,
+    WT_QUANT_Q4_K = 12,
+    WT_QUANT_Q6_K = 14
+} wt_quant_type;
 
 /* The quantised weight [N, K] of type from its ggml blocks in host memory
  * (what wt_gguf_read_raw gives for a GGUF tensor of dims {K, N}): bytes
- * must be exactly N * K/32 * block_bytes. N > 0, K > 0 and a multiple of
- * 32. */
+ * must be exactly N * K/B * block_bytes. N > 0, K > 0 and a multiple of
+ * the block's B elements (32, or 256 for Q4_K and Q6_K). */
 WT_API wt_status wt_quant_from_blocks(wt_context *ctx, wt_quant_type type, int64_t n, int64_t k,
                                       const void *blocks, size_t bytes, wt_tensor **out);
-/* Quantises x (f32 or f16, 2-D [N, K], K a multiple of 32) into type,
+/* Quantises x (f32 or f16, 2-D [N, K], K a multiple of 32) into type
+ * (Q8_0 or Q4_0; WT_ERR_UNSUPPORTED for Q4_K and Q6_K),
  * byte for byte as ggml's reference quantisers (quantize_row_*_ref):
  *   Q8_0: amax = max |x|, d = amax / 127, q = roundf(x * (1/d)) (halves
  *         away from zero; 0 when d == 0);
@@ -1273,7 +1306,7 @@ WT_API wt_status wt_quant_from_blocks(wt_context *ctx, wt_quant_type type, int64
  * back), on every backend. NaN or infinite elements are refused. */
 WT_API wt_status wt_quantize(const wt_tensor *x, wt_quant_type type, wt_tensor **out);
 /* w (the i32 form above) as a dense [N, K] tensor of dtype (WT_F32 or
- * WT_F16; every Q8_0 / Q4_0 value is exact in f32). */
+ * WT_F16): the f32 values stated above (f16: those rounded to f16). */
 WT_API wt_status wt_dequantize(const wt_tensor *w, wt_quant_type type, wt_dtype dtype, wt_tensor **out);
 /* out = x @ W^T + bias, as wt_linear with the quantised w [N, K] never
  * made dense: x [..., K] and bias [N] or NULL (f32, or f16 through f32:
@@ -1281,6 +1314,12 @@ WT_API wt_status wt_dequantize(const wt_tensor *w, wt_quant_type type, wt_dtype 
  * dequantise-GEMV, several a tiled dequantise-GEMM; sums in f32. */
 WT_API wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quant_type type,
                                  const wt_tensor *bias, wt_tensor **out);
+/* Embedding lookup in a quantised table (the i32 form above, [V, K]):
+ * index (i32, any shape, entries in [0, V), checked as wt_embedding's)
+ * -> [index..., K] of dtype (WT_F32 or WT_F16), each row dequantised as
+ * wt_dequantize does. Only the rows looked up are made dense. */
+WT_API wt_status wt_embedding_quant(const wt_tensor *table, wt_quant_type type, const wt_tensor *index,
+                                    wt_dtype dtype, wt_tensor **out);
 
 /* ======== 12. Networks =================================================== */
 

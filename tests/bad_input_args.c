@@ -12,7 +12,7 @@
  *   EPS an eps >= 0   DT a dtype   BYTES a buffer size   PATH  NAME
  *   CONV / POOL / INTERP  an options struct with its bad fields
  *   FACTOR  a scale factor (finite, > 0)
- *   QTYPE   a quantised weight's type (WT_QUANT_Q8_0 / Q4_0)
+ *   QTYPE   a quantised weight's type (WT_QUANT_Q8_0 / Q4_0 / Q4_K / Q6_K)
  *
  * The driver calls the row once to learn its slots, then again for each
  * slot and each bad value of that slot's kind (NULL, a tensor of the
@@ -660,6 +660,11 @@ ROWFN(linear_quant)
 {
     return wt_linear_quant(T("x", e->qx), TI("w", e->qw), QTYPE("type", WT_QUANT_Q8_0), TO("bias", e->qb),
                            OUT("out"));
+}
+ROWFN(embedding_quant)
+{
+    return wt_embedding_quant(TI("table", e->qw), QTYPE("type", WT_QUANT_Q8_0), TI("index", e->idx2),
+                              DT("dtype", WT_F32), OUT("out"));
 }
 
 /* training */
@@ -1565,7 +1570,7 @@ static const slot_row ROWS[] = {
     R(interpolate), R(upsample2d),
     R(layer_norm), R(rms_norm), R(scaled_dot_product_attention), R(rope), R(linear),
     R(group_norm_v2), R(scaled_dot_product_attention_v2), R(rope_v2),
-    R(quant_from_blocks), R(quantize), R(dequantize), R(linear_quant),
+    R(quant_from_blocks), R(quantize), R(dequantize), R(linear_quant), R(embedding_quant),
     /* --- training --- */
     R(activation_backward), R(cross_entropy), R(cross_entropy_backward), R(embedding_backward),
     R(layernorm_backward), R(batch_norm_backward), R(sgd_step), R(adamw_step), R(conv2d_backward),

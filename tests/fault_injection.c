@@ -238,11 +238,12 @@ static bool patch_device(wt_context *ctx)
 #define OUT_FLOATS 9
 
 /* A little of everything: creation, broadcast, views, matmul, reductions,
- * row-wise ops, f16 casts, a read. Writes 9 floats. Every tensor is
+ * row-wise ops, f16 casts, quantised weights (quantise, the fused linear,
+ * an embedding lookup), a read. Writes 9 floats. Every tensor is
  * released on every path; a failing call's out-pointer must be NULL. */
 static wt_status workload(wt_context *ctx, float *result, bool *out_was_null)
 {
-    enum { A, B, W, S1, AT, AC, MM, SM, LN, RM, H, HF, EX, LG, SUM, MX, DV, SQ, NT };
+    enum { A, B, W, S1, AT, AC, MM, SM, LN, RM, H, HF, EX, LG, SUM, MX, DV, SQ, QX, QR, QW, QY, QI, QE, NT };
     wt_tensor *t[NT];
     for (int i = 0; i < NT; i++)
         t[i] = NULL;
@@ -286,12 +287,22 @@ static wt_status workload(wt_context *ctx, float *result, bool *out_was_null)
     STEP(wt_max(t[SM], 0, NULL, false, &t[MX]), MX);
     STEP(wt_div(t[SUM], t[MX], &t[DV]), DV);
     STEP(wt_sqrt(t[SM], &t[SQ]), SQ);
-    float sm[9], dv[3];
+    const int64_t sq[2] = {2, 32}, s1[1] = {1};
+    const int32_t row1 = 1;
+    STEP(wt_tensor_arange(ctx, WT_F32, 0.0, 2.0, 1.0 / 32.0, &t[QX]), QX);
+    STEP(wt_reshape(t[QX], 2, sq, &t[QR]), QR);
+    STEP(wt_quantize(t[QR], WT_QUANT_Q4_0, &t[QW]), QW);
+    STEP(wt_linear_quant(t[QR], t[QW], WT_QUANT_Q4_0, NULL, &t[QY]), QY);
+    STEP(wt_tensor_from_data(ctx, WT_I32, 1, s1, &row1, &t[QI]), QI);
+    STEP(wt_embedding_quant(t[QW], WT_QUANT_Q4_0, t[QI], WT_F32, &t[QE]), QE);
+    float sm[9], dv[3], qy[4], qe[32];
     st = wt_tensor_read(t[SQ], sm, sizeof sm);
     if (st == WT_OK) st = wt_tensor_read(t[DV], dv, sizeof dv);
+    if (st == WT_OK) st = wt_tensor_read(t[QY], qy, sizeof qy);
+    if (st == WT_OK) st = wt_tensor_read(t[QE], qe, sizeof qe);
     if (st == WT_OK)
         for (int i = 0; i < OUT_FLOATS; i++)
-            result[i] = sm[i] + (i < 3 ? dv[i] : 0);
+            result[i] = sm[i] + (i < 3 ? dv[i] : 0) + (i < 4 ? qy[i] : 0) + qe[i];
 #undef STEP
 out:
     for (int i = 0; i < NT; i++)
