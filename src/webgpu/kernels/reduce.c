@@ -239,7 +239,7 @@ static wt_status reduce_pass(wt_context *ctx, const reduce_variant *v, bool firs
 
     char prelude[1536], head[1024];
     variant_prelude(head, sizeof head, v, first, last, use_rows_kernel);
-    const char *half_lib = first && v->half ? (wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits") : NULL;
+    const char *half_lib = first && v->half ? wg_f16_library(ctx) : NULL;
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.params = &p;

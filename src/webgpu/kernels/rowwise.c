@@ -14,6 +14,12 @@
  * Workgroups of one row reduce with subgroup operations when the device
  * has them; otherwise (and for shared workgroups) in workgroup memory.
  *
+ * f16 rows (x, out, weight and bias all f16) run in vec4 mode only, read
+ * and written as halves through the f16 conversion library
+ * (wg_f16_library), with the f32 arithmetic of f32 rows: half the
+ * traffic of the f32 rows and none of a cast's passes. Other f16 layouts
+ * return WT_ERR_UNSUPPORTED, and the API goes through f32 copies.
+ *
  * Two environment knobs let one build compare and test the variants:
  * WT_ROWWISE_LOOPS=1 forces the loop kernel, WT_ROWWISE_SUBGROUPS=0 the
  * workgroup-memory reductions. */
@@ -79,8 +85,13 @@ static void plan_launch(const wt_context *ctx, const wt_tensor *x, const wt_tens
 /* The prelude: constants, T and its horizontal helpers, and the reduction
  * library. Returns false if it does not fit. */
 static bool write_prelude(char *buf, size_t cap, wt_rowwise_op op, const rowwise_plan *plan,
-                          bool has_weight, bool has_bias)
+                          bool has_weight, bool has_bias, bool f16)
 {
+    const char *storage =
+        !f16 ? "alias X = T;\nfn widen(v: X) -> T { return v; }\nfn narrow(v: T) -> X { return v; }\n"
+             : "alias X = vec2<u32>;\n"
+               "fn widen(v: X) -> T { return T(unpack_halves(v.x), unpack_halves(v.y)); }\n"
+               "fn narrow(v: T) -> X { return X(pack_halves(v.xy), pack_halves(v.zw)); }\n";
     const char *helpers =
         plan->vec4 ? "alias T = vec4<f32>;\n"
                      "fn hsum(v: T) -> f32 { return (v.x + v.y) + (v.z + v.w); }\n"
@@ -93,21 +104,21 @@ static bool write_prelude(char *buf, size_t cap, wt_rowwise_op op, const rowwise
     int n = snprintf(buf, cap,
                      "%sconst OP: u32 = %uu;\nconst MODE: u32 = %uu;\nconst TPR: u32 = %uu;\n"
                      "const ROWS: u32 = %uu;\nconst WG: u32 = %uu;\nconst VPT: u32 = %uu;\n"
-                     "const HAS_WEIGHT: bool = %s;\nconst HAS_BIAS: bool = %s;\n%s",
+                     "const HAS_WEIGHT: bool = %s;\nconst HAS_BIAS: bool = %s;\n%s%s",
                      plan->subgroups ? "enable subgroups;\n" : "", (unsigned)op,
                      (unsigned)plan->mode, plan->tpr, plan->rows_per_wg,
                      plan->tpr * plan->rows_per_wg, plan->vpt, has_weight ? "true" : "false",
-                     has_bias ? "true" : "false", helpers);
+                     has_bias ? "true" : "false", helpers, storage);
     return n > 0 && (size_t)n < cap;
 }
 
-static wt_status check_tensor(const char *what, const wt_tensor *t)
+static wt_status check_tensor(const char *what, const wt_tensor *t, wt_dtype dtype)
 {
     if (!t) return WT_OK;
-    if (t->dtype != WT_F32)
-        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rowwise: %s must be f32 on webgpu", what);
+    if (t->dtype != dtype)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rowwise: %s must be %s like x", what, wt_dtype_name(dtype));
     /* Every index the shader forms is a u32 count of elements. */
-    if (t->offset < 0 || t->storage->bytes / sizeof(float) >= (1ull << 31))
+    if (t->offset < 0 || t->storage->bytes / wt_dtype_storage_size(dtype) >= (1ull << 31))
         return wt_fail(WT_ERR_UNSUPPORTED,
                        "webgpu rowwise: %s is too large for 32-bit indexing", what);
     for (int d = 0; d < t->ndim; d++)
@@ -128,16 +139,19 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
     if (op == WT_ROW_SOFTMAX || op == WT_ROW_LOG_SOFTMAX) weight = bias = NULL; /* softmax takes neither */
     if (op == WT_ROW_RMSNORM) bias = NULL;
     wt_status st;
-    if ((st = check_tensor("x", x)) != WT_OK || (st = check_tensor("out", out)) != WT_OK ||
-        (st = check_tensor("weight", weight)) != WT_OK ||
-        (st = check_tensor("bias", bias)) != WT_OK)
+    const wt_dtype dt = x->dtype;
+    if (dt != WT_F32 && dt != WT_F16)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rowwise: x must be f32 or f16");
+    if ((st = check_tensor("x", x, dt)) != WT_OK || (st = check_tensor("out", out, dt)) != WT_OK ||
+        (st = check_tensor("weight", weight, dt)) != WT_OK ||
+        (st = check_tensor("bias", bias, dt)) != WT_OK)
         return st;
     const uint64_t R = (uint64_t)x->shape[0], C = (uint64_t)x->shape[1];
     if (R == 0) return WT_OK;
     /* --- transformer ops --- */
     /* A few long rows would leave most of the GPU idle at one workgroup a
      * row: the softmax-axis kernel cuts them over several. */
-    if ((op == WT_ROW_SOFTMAX || op == WT_ROW_LOG_SOFTMAX) && C >= 8192 && out->offset == 0 &&
+    if (dt == WT_F32 && (op == WT_ROW_SOFTMAX || op == WT_ROW_LOG_SOFTMAX) && C >= 8192 && out->offset == 0 &&
         R < (wg_get_caps(ctx)->cpu_adapter ? 8u : 512u)) {
         const int64_t shape3[3] = {x->shape[0], x->shape[1], 1}, xs[3] = {x->strides[0], x->strides[1], 1},
                       os[3] = {x->shape[1], 1, 1};
@@ -152,6 +166,8 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
 
     rowwise_plan plan;
     plan_launch(ctx, x, weight, bias, out, &plan);
+    if (dt == WT_F16 && !plan.vec4)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rowwise: f16 rows need 4-element alignment");
     const uint32_t div = plan.vec4 ? 4 : 1;
 
     rowwise_params p;
@@ -170,13 +186,14 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
     p.neg_inf = 0xff800000u;
 
     char prelude[1024];
-    if (!write_prelude(prelude, sizeof prelude, op, &plan, weight != NULL, bias != NULL))
+    if (!write_prelude(prelude, sizeof prelude, op, &plan, weight != NULL, bias != NULL, dt == WT_F16))
         return wt_fail(WT_ERR_BACKEND, "webgpu rowwise: shader prelude does not fit");
 
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "rowwise";
     l.libraries[0] = plan.subgroups ? "rowwise_reduce_subgroup" : "rowwise_reduce_shared";
+    if (dt == WT_F16) l.libraries[1] = wg_f16_library(ctx);
     l.prelude = prelude;
     l.params = &p;
     l.params_size = sizeof p;

@@ -242,9 +242,12 @@ static void read_matrix_configs(wg_context *w)
         w->caps.matrix_configs[n].n = cfg.configs[i].N;
         w->caps.matrix_configs[n].k = cfg.configs[i].K;
     }
-    /* The configs are Dawn's memory: its own free function, where present. */
+    /* The configs are Dawn's memory: its own free function, where present;
+     * the browser binding's are malloc'd. */
     void *sym = wg_library_symbol(&w->lib, "wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers");
-    if (sym) {
+    if (w->info.api == WT_GPU_API_BROWSER) {
+        free((void *)cfg.configs);
+    } else if (sym) {
         void (*free_configs)(WGPUAdapterPropertiesSubgroupMatrixConfigs);
         memcpy(&free_configs, &sym, sizeof sym);
         free_configs(cfg);
@@ -407,3 +410,20 @@ wt_status wg_device_create(wt_context *ctx)
 
 /* The kernels read the device's capabilities through this (wg.h). */
 const wg_caps *wg_get_caps(const wt_context *ctx) { return &wg_ctx(ctx)->caps; }
+
+bool wg_matrix_asked(const wt_context *ctx)
+{
+    return (wg_ctx((wt_context *)ctx)->opts.experimental & WT_EXPERIMENTAL_SUBGROUP_MATRIX) != 0;
+}
+
+void wg_matrix_note(wt_context *ctx, const char *declined)
+{
+    wg_context *w = wg_ctx(ctx);
+    if (!declined) {
+        w->matrix.runs++;
+        return;
+    }
+    w->matrix.declined++;
+    w->matrix.why = declined;
+    w->matrix.declined_now = true;
+}

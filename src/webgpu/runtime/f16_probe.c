@@ -4,7 +4,13 @@
  * hardware conversions cost one instruction, but WGSL does not promise
  * their rounding, overflow or subnormals. So each device is asked once:
  * f16_probe.wgsl compares both on every f16 value and every tie, and the
- * fast path is taken only where they agree. */
+ * fast path is taken only where they agree.
+ *
+ * A device with shader-f16 converts with WGSL's f16 type instead
+ * (f16_native.wgsl): no probe, a few instructions a pair, and the
+ * hardware's rounding (tested with f16 tolerances). WT_F16_ARITH=0 keeps
+ * such a device on the probed path, whose results match the f32 path's
+ * bit for bit. */
 #include "webgpu/wg_runtime.h"
 
 #include <stdio.h>
@@ -55,4 +61,24 @@ bool wg_f16_hw_exact(wt_context *ctx)
         w->f16_hw_probed = true;
     }
     return w->f16_hw_exact;
+}
+
+bool wg_f16_arith(const wt_context *ctx)
+{
+    return wg_get_caps(ctx)->shader_f16 && wt_knob_count(WT_KNOB_F16_ARITH, 1) != 0;
+}
+
+const char *wg_f16_library(wt_context *ctx)
+{
+    if (wg_f16_arith(ctx)) return "f16_native";
+    return wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits";
+}
+
+const char *wg_f16_path(const wt_context *ctx)
+{
+    const wg_context *w = wg_ctx((wt_context *)ctx);
+    if (wg_f16_arith(ctx)) return "f16 types (shader-f16)";
+    if (!w->f16_hw_probed) return "not yet chosen (probed at the first f16 kernel)";
+    return w->f16_hw_exact ? "hardware pack/unpack (probed exact)"
+                           : "integer routines (hardware pack/unpack not exact here, or WT_F16_HW=0)";
 }
