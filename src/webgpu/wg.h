@@ -216,8 +216,8 @@ typedef struct wg_caps {
     } matrix_configs[16];
 } wg_caps;
 const wg_caps *wg_get_caps(const wt_context *ctx);
-/* Whether the context asked for the matrix units
- * (WT_EXPERIMENTAL_SUBGROUP_MATRIX). */
+/* Whether the device was asked for the matrix units
+ * (WT_EXPERIMENTAL_SUBGROUP_MATRIX, or an adapter that offers them). */
 bool wg_matrix_asked(const wt_context *ctx);
 /* A product the matrix units ran (declined NULL), or one they were asked
  * for and did not run, with why (a static string): counted for the

@@ -178,7 +178,7 @@ static bool vec_ok(int64_t offset, int64_t batch_stride, int64_t slow_stride, in
 /* Per subgroup SG_M x SG_N result matrices of 16 x 16, WG_M x WG_N
  * subgroups a workgroup; the first whose tile divides the output runs. */
 static const uint32_t matrix_tiles[][4] = {
-    {4, 2, 2, 2}, {2, 2, 2, 2}, {2, 1, 2, 2}, {1, 1, 2, 2}, {1, 1, 1, 1},
+    {4, 4, 2, 2}, {4, 2, 2, 2}, {2, 2, 2, 2}, {2, 1, 2, 2}, {1, 1, 2, 2}, {1, 1, 1, 1},
 };
 
 /* Why the device cannot run gemm_matrix.wgsl, or NULL when it can. */
@@ -224,6 +224,11 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
     if (M % 16 || N % 16 || K % 16 || K == 0) return matrix_declined(ctx, "M, N or K not a multiple of 16");
     if (((a->offset | a->strides[0] | lda | b->offset | b->strides[0] | ldb) & 7) || out->offset % 2)
         return matrix_declined(ctx, "offsets or row strides not multiples of 8 halves");
+    /* The staged kernel (gemm_matrix_staged.wgsl) where k is whole slabs
+     * of bk; else fragments straight from global memory (gemm_matrix.wgsl). */
+    uint64_t bk = wt_knob_count(WT_KNOB_GEMM_MATRIX_BK, 32);
+    if (bk != 0 && bk != 16 && bk != 32 && bk != 64) bk = 32;
+    if (bk && K % (int64_t)bk) bk = K % 32 == 0 ? 32 : K % 16 == 0 ? 16 : 0;
     const uint32_t *t = NULL;
     /* WT_GEMM_MATRIX_TILE="SG_M,SG_N,WG_M,WG_N" for measurements. */
     static uint32_t env_tile[4];
@@ -249,16 +254,21 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
         .out_offset = (uint32_t)out->offset, .tiles_m = (uint32_t)tiles_m,
         .tiles_n = (uint32_t)tiles_n, .bias_offset = bias ? (uint32_t)bias->offset : 0,
     };
+    /* The staged kernel's workgroup memory: the slabs (rows padded by 8
+     * halves) and one 16 x 16 f32 block a subgroup. */
+    uint64_t bm = 16u * t[0] * t[2], bn = 16u * t[1] * t[3];
+    uint64_t staged_bytes = 2 * (bm * (bk + 8) + (b_t ? bn * (bk + 8) : bk * (bn + 8))) + 1024u * t[2] * t[3];
+    if (bk && staged_bytes > caps->max_workgroup_storage) bk = 0;
     char prelude[400];
     snprintf(prelude, sizeof prelude,
              "enable f16;\nenable chromium_experimental_subgroup_matrix;\n"
              "const SG_M: u32 = %uu;\nconst SG_N: u32 = %uu;\nconst WG_M: u32 = %uu;\n"
              "const WG_N: u32 = %uu;\nconst B_T: bool = %s;\nconst BIAS: bool = %s;\n"
-             "const ACT: u32 = %uu;\n",
+             "const ACT: u32 = %uu;\nconst BK: u32 = %uu;\n",
              t[0], t[1], t[2], t[3], b_t ? "true" : "false", bias ? "true" : "false",
-             (unsigned)act);
+             (unsigned)act, (unsigned)(bk ? bk : 16));
     wg_launch l = {
-        .shader = "gemm_matrix",
+        .shader = bk ? "gemm_matrix_staged" : "gemm_matrix",
         .prelude = prelude,
         .libraries = {"gemm_epilogue", wg_f16_library(ctx)},
         .params = &p,

@@ -316,7 +316,12 @@ wt_status wg_device_create(wt_context *ctx)
         return wt_fail(WT_ERR_BACKEND, "webgpu: reading the adapter's limits failed");
     required.nextInChain = NULL;
 
-    bool want_matrix = (w->opts.experimental & WT_EXPERIMENTAL_SUBGROUP_MATRIX) != 0;
+    /* The matrix units whenever the adapter offers them (a browser, or
+     * Dawn's Node addon, made with unsafe APIs on; natively, adapters show
+     * them once the context asks with WT_EXPERIMENTAL_SUBGROUP_MATRIX,
+     * which turns those APIs on). */
+    bool want_matrix = (w->opts.experimental & WT_EXPERIMENTAL_SUBGROUP_MATRIX) != 0 || w->info.subgroup_matrix;
+    w->matrix_wanted = want_matrix;
     WGPUFeatureName features[5];
     size_t nfeatures = 0;
     if (w->info.shader_f16)
@@ -413,7 +418,7 @@ const wg_caps *wg_get_caps(const wt_context *ctx) { return &wg_ctx(ctx)->caps; }
 
 bool wg_matrix_asked(const wt_context *ctx)
 {
-    return (wg_ctx((wt_context *)ctx)->opts.experimental & WT_EXPERIMENTAL_SUBGROUP_MATRIX) != 0;
+    return wg_ctx((wt_context *)ctx)->matrix_wanted;
 }
 
 void wg_matrix_note(wt_context *ctx, const char *declined)

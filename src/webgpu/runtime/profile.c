@@ -23,7 +23,7 @@ void wg_profile_name_next(wt_context *ctx, const char *shader)
      * context asked for them but a product could not use them, why. */
     wg_context *w = wg_ctx(ctx);
     char tagged[160];
-    if (strcmp(shader, "gemm_matrix") == 0) {
+    if (strncmp(shader, "gemm_matrix", 11) == 0) {
         snprintf(tagged, sizeof tagged, "%s [matrix units]", name);
         name = tagged;
     } else if (strcmp(shader, "gemm") == 0 && w->matrix.declined_now) {
