@@ -176,9 +176,11 @@ static bool vec_ok(int64_t offset, int64_t batch_stride, int64_t slow_stride, in
 /* ------------------------------------------------- the matrix units */
 
 /* Per subgroup SG_M x SG_N result matrices of 16 x 16, WG_M x WG_N
- * subgroups a workgroup; the first whose tile divides the output runs. */
+ * subgroups a workgroup (1 x 1: the builtins take only workgroup-uniform
+ * offsets, see gemm_matrix.wgsl); the first whose tile divides the output
+ * runs. */
 static const uint32_t matrix_tiles[][4] = {
-    {4, 4, 2, 2}, {4, 2, 2, 2}, {2, 2, 2, 2}, {2, 1, 2, 2}, {1, 1, 2, 2}, {1, 1, 1, 1},
+    {4, 4, 1, 1}, {4, 2, 1, 1}, {2, 4, 1, 1}, {2, 2, 1, 1}, {2, 1, 1, 1}, {1, 1, 1, 1},
 };
 
 /* Why the device cannot run gemm_matrix.wgsl, or NULL when it can. */
@@ -226,7 +228,7 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
         return matrix_declined(ctx, "offsets or row strides not multiples of 8 halves");
     /* The staged kernel (gemm_matrix_staged.wgsl) where k is whole slabs
      * of bk; else fragments straight from global memory (gemm_matrix.wgsl). */
-    uint64_t bk = wt_knob_count(WT_KNOB_GEMM_MATRIX_BK, 32);
+    uint64_t bk = wt_knob_count(WT_KNOB_GEMM_MATRIX_BK, 0);
     if (bk != 0 && bk != 16 && bk != 32 && bk != 64) bk = 32;
     if (bk && K % (int64_t)bk) bk = K % 32 == 0 ? 32 : K % 16 == 0 ? 16 : 0;
     const uint32_t *t = NULL;
@@ -234,7 +236,7 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
     static uint32_t env_tile[4];
     const char *e = wt_knob_text(WT_KNOB_GEMM_MATRIX_TILE);
     if (e && sscanf(e, "%u,%u,%u,%u", &env_tile[0], &env_tile[1], &env_tile[2], &env_tile[3]) == 4 &&
-        env_tile[0] * env_tile[1] * env_tile[2] * env_tile[3] > 0 &&
+        env_tile[0] * env_tile[1] > 0 && env_tile[2] == 1 && env_tile[3] == 1 &&
         M % (16 * env_tile[0] * env_tile[2]) == 0 && N % (16 * env_tile[1] * env_tile[3]) == 0 &&
         32 * env_tile[2] * env_tile[3] <= caps->max_invocations)
         t = env_tile;

@@ -7,13 +7,14 @@
 // memory. The next slab is read into registers while the current one is
 // multiplied out (one barrier pair a slab).
 //
-// A workgroup of WG_M x WG_N subgroups (32 invocations each) computes a
-// BM x BN tile; each subgroup an SG_M x SG_N grid of 16 x 16 results.
+// A workgroup is one subgroup (32 invocations: the builtins take only
+// workgroup-uniform offsets, see gemm_matrix.wgsl) computing a BM x BN
+// tile, an SG_M x SG_N grid of 16 x 16 results.
 // Shapes must be whole tiles (M % BM, N % BN, K % BK all 0) and every
 // offset and row stride a multiple of 4 halves (the 8-byte loads; the host
 // asks for 8). Workgroup rows are padded by 8 halves, so that the 16 rows
 // of a fragment do not start in the same memory bank.
-// Prelude constants: SG_M, SG_N, WG_M, WG_N, BK (a multiple of 16), B_T,
+// Prelude constants: SG_M, SG_N, BK (a multiple of 16), B_T,
 // BIAS, ACT. Libraries: gemm_epilogue, an f16 library (pack_halves).
 
 struct Params {
@@ -41,10 +42,9 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> out: array<u32>;
 @group(0) @binding(4) var<storage, read> bias: array<f16>;
 
-const SGS: u32 = WG_M * WG_N;
-const WG: u32 = 32u * SGS;
-const BM: u32 = 16u * SG_M * WG_M;
-const BN: u32 = 16u * SG_N * WG_N;
+const WG: u32 = 32u;
+const BM: u32 = 16u * SG_M;
+const BN: u32 = 16u * SG_N;
 // Workgroup strides (halves): a's slab [BM][A_LD]; b's [BK][B_LD], or with
 // B_T [BN][A_LD] (rows of k, like a's).
 const A_LD: u32 = BK + 8u;
@@ -58,7 +58,7 @@ const B_SLAB: u32 = select(BK * B_LD, BN * A_LD, B_T);
 
 var<workgroup> sa: array<f16, BM * A_LD>;
 var<workgroup> sb: array<f16, B_SLAB>;
-var<workgroup> block: array<f32, SGS * 256u>;
+var<workgroup> block: array<f32, 256>;
 
 // The vec4 index i of a's slab at k0: row i / (BK / 4), its quarter-k i % (BK / 4).
 fn a_index(base4: u32, row0: u32, k0: u32, i: u32) -> u32 {
@@ -104,13 +104,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     if (w >= p.batch * tiles) { return; } // uniform
     let batch = w / tiles;
     let tile = w % tiles;
-    let sg = lid / 32u;
-    let lane = lid % 32u;
+    let lane = lid;
     let tile_row = (tile / p.tiles_n) * BM;
     let tile_col = (tile % p.tiles_n) * BN;
-    // This subgroup's first result row and column inside the tile.
-    let sr = (sg / WG_N) * SG_M * 16u;
-    let sc = (sg % WG_N) * SG_N * 16u;
     let a4 = (p.a_offset + batch * p.a_batch_stride) / 4u;
     let b4 = (p.b_offset + batch * p.b_batch_stride) / 4u;
 
@@ -152,16 +148,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
             var l: array<subgroup_matrix_left<f16, 16, 16>, SG_M>;
             for (var i = 0u; i < SG_M; i++) {
                 l[i] = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(
-                    &sa, (sr + 16u * i) * A_LD + kk, false, A_LD);
+                    &sa, 16u * i * A_LD + kk, false, A_LD);
             }
             for (var j = 0u; j < SG_N; j++) {
                 var r: subgroup_matrix_right<f16, 16, 16>;
                 if (B_T) {
                     r = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>>(
-                        &sb, (sc + 16u * j) * A_LD + kk, true, A_LD);
+                        &sb, 16u * j * A_LD + kk, true, A_LD);
                 } else {
                     r = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>>(
-                        &sb, kk * B_LD + sc + 16u * j, false, B_LD);
+                        &sb, kk * B_LD + 16u * j, false, B_LD);
                 }
                 for (var i = 0u; i < SG_M; i++) {
                     acc[i * SG_N + j] = subgroupMatrixMultiplyAccumulate(l[i], r, acc[i * SG_N + j]);
@@ -171,18 +167,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     }
 
     // Lane t finishes row t / 2, columns (t % 2) * 8 .. + 8 of each block.
-    let row0 = tile_row + sr;
-    let col0 = tile_col + sc;
+    let row0 = tile_row;
+    let col0 = tile_col;
     let r_in = lane / 2u;
     let c_in = (lane % 2u) * 8u;
     for (var x = 0u; x < SG_M * SG_N; x++) {
-        subgroupMatrixStore(&block, sg * 256u, acc[x], false, 16u);
+        subgroupMatrixStore(&block, 0u, acc[x], false, 16u);
         workgroupBarrier();
         let gm = row0 + (x / SG_N) * 16u + r_in;
         let gn = col0 + (x % SG_N) * 16u + c_in;
         let o = p.out_offset + (batch * p.m + gm) * p.n + gn; // even
         for (var c = 0u; c < 8u; c += 2u) {
-            var v = vec2<f32>(block[sg * 256u + r_in * 16u + c_in + c], block[sg * 256u + r_in * 16u + c_in + c + 1u]);
+            var v = vec2<f32>(block[r_in * 16u + c_in + c], block[r_in * 16u + c_in + c + 1u]);
             if (BIAS) {
                 v += vec2<f32>(f32(bias[p.bias_offset + gn + c]), f32(bias[p.bias_offset + gn + c + 1u]));
             }
