@@ -744,6 +744,13 @@ int bench_main(int argc, char **argv)
     }
     bench_report_finish(&report);
     for (int b = 0; opt.profile && b < nb; b++) bench_print_profile(ctx[b], runs[b].name);
+    /* After the cases: which f16 path the kernels took and what the matrix
+     * units ran (chosen at the first f16 kernel, so not known before). */
+    for (int b = 0; b < nb; b++) {
+        wt_context_info ci;
+        if (runs[b].backend == WT_BACKEND_WEBGPU && wt_context_get_info(ctx[b], &ci) == WT_OK)
+            printf("%s features: %s\n", runs[b].name, ci.features);
+    }
     if (report.csv) fclose(report.csv);
     if (report.json) fclose(report.json);
     for (int b = 0; b < nb; b++) wt_context_destroy(ctx[b]);

@@ -158,11 +158,15 @@ function loadRuntime(options) {
   return runtimePromise;
 }
 
-function installNodeWebgpu(webgpu) {
-  if (globalThis.navigator && globalThis.navigator.gpu) return;
+// dawnFlags: the strings Dawn's Node addon takes at create(), e.g.
+// 'enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia' (shader-f16
+// and subgroup matrices on NVIDIA). With flags, navigator.gpu is made anew
+// from them; without, an existing navigator.gpu is kept.
+function installNodeWebgpu(webgpu, dawnFlags) {
+  if (globalThis.navigator && globalThis.navigator.gpu && !dawnFlags) return;
   Object.assign(globalThis, webgpu.globals);
   Object.defineProperty(globalThis, 'navigator', {
-    value: { gpu: webgpu.create([]) }, configurable: true, writable: true,
+    value: { gpu: webgpu.create(dawnFlags || []) }, configurable: true, writable: true,
   });
 }
 
@@ -381,6 +385,8 @@ export class Context extends EventTarget {
       shaderF16: flag('shader_f16'),
       subgroups: flag('subgroups'),
       timestampQuery: flag('timestamp_query'),
+      subgroupMatrix: flag('subgroup_matrix'),
+      toggles: rt.str(p + L['wt_context_info.toggles']),
       features: rt.str(p + L['wt_context_info.features']),
       maxBufferSize: rt.u64(p + L['wt_context_info.max_buffer_size']),
       maxBindingSize: rt.u64(p + L['wt_context_info.max_binding_size']),
@@ -1204,7 +1210,14 @@ let loaded = null;
 export async function init(options = {}) {
   const backend = options.backend === undefined ? 'auto' : options.backend;
   const code = enumValue('init', 'backend', 'backend', backend);
-  if (options.webgpu) installNodeWebgpu(options.webgpu);
+  if (options.dawnFlags !== undefined &&
+      (!Array.isArray(options.dawnFlags) || options.dawnFlags.some((f) => typeof f !== 'string'))) {
+    throw invalid('init: dawnFlags must be an array of strings');
+  }
+  if (options.dawnFlags && !options.webgpu) {
+    throw invalid("init: dawnFlags are Dawn's Node addon's: pass the addon as options.webgpu too");
+  }
+  if (options.webgpu) installNodeWebgpu(options.webgpu, options.dawnFlags);
   const rt = await loadRuntime(options);
   loaded = rt;
   return rt.exclusive(async () => {
@@ -1212,6 +1225,12 @@ export async function init(options = {}) {
     const o = rt.alloc(L.wt_context_options);
     rt.M._wt_context_options_init(o);
     rt.M.HEAP32[(o + L['wt_context_options.backend']) >> 2] = code;
+    // subgroupMatrix: ask for the matrix units (Dawn's experimental
+    // chromium-experimental-subgroup-matrix); info().subgroupMatrix and
+    // info().features say whether the device gave them.
+    if (options.subgroupMatrix) {
+      rt.M.HEAPU32[(o + L['wt_context_options.experimental']) >> 2] |= 1; // WT_EXPERIMENTAL_SUBGROUP_MATRIX
+    }
     if (options.memoryLimit) {
       setI64(rt.M, o + L['wt_context_options.memory_limit'], BigInt(options.memoryLimit));
     }

@@ -275,6 +275,16 @@ static void webgpu_context_info(const wt_context *ctx, wt_context_info *out)
         strncat(out->features, "; ", sizeof out->features - strlen(out->features) - 1);
         strncat(out->features, wg_egl_note(), sizeof out->features - strlen(out->features) - 1);
     }
+    char more[256];
+    snprintf(more, sizeof more, "; f16 kernels: %s", wg_f16_path(ctx));
+    strncat(out->features, more, sizeof out->features - strlen(out->features) - 1);
+    if (w->caps.subgroup_matrix) {
+        snprintf(more, sizeof more, "; matrix units: %llu f16 products so far, %llu declined%s%s",
+                 (unsigned long long)w->matrix.runs, (unsigned long long)w->matrix.declined,
+                 w->matrix.why ? " (last: " : "", w->matrix.why ? w->matrix.why : "");
+        strncat(out->features, more, sizeof out->features - strlen(out->features) - 1);
+        if (w->matrix.why) strncat(out->features, ")", sizeof out->features - strlen(out->features) - 1);
+    }
     snprintf(out->toggles, sizeof out->toggles, "%s", w->toggles);
     out->dispatches_per_submit = w->rec.per_submit;
     out->pipeline_cache = !w->opts.disable_pipeline_cache;

@@ -221,6 +221,13 @@ typedef struct wg_caps {
     } matrix_configs[16];
 } wg_caps;
 const wg_caps *wg_get_caps(const wt_context *ctx);
+/* Whether the device was asked for the matrix units
+ * (WT_EXPERIMENTAL_SUBGROUP_MATRIX, or an adapter that offers them). */
+bool wg_matrix_asked(const wt_context *ctx);
+/* A product the matrix units ran (declined NULL), or one they were asked
+ * for and did not run, with why (a static string): counted for the
+ * context's info, and the product's next dispatch named so in profiles. */
+void wg_matrix_note(wt_context *ctx, const char *declined);
 
 /* Tuning knobs: core/knobs.h (wt_knob_number, wt_knob_count, wt_knob_text). */
 static inline bool wg_is_pow2(uint64_t v) { return v && (v & (v - 1)) == 0; }
@@ -267,6 +274,14 @@ const char *wg_ew_library(wt_dtype lanes);
  * f16 value, every tie, the overflow edge), probed on the first call; false
  * when the probe cannot run or WT_F16_HW=0. */
 bool wg_f16_hw_exact(wt_context *ctx);
+/* Whether f16 kernels use WGSL's f16 type: the device has shader-f16 and
+ * WT_F16_ARITH is not 0. */
+bool wg_f16_arith(const wt_context *ctx);
+/* The f16 conversion library a kernel reading or writing halves takes:
+ * "f16_native" (wg_f16_arith), else "f16_hw" or "f16_bits" as probed. */
+const char *wg_f16_library(wt_context *ctx);
+/* In words, the f16 path this context's kernels take (info, profiles). */
+const char *wg_f16_path(const wt_context *ctx);
 wt_status wg_op_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
 /* --- matrix products (kernels/gemm.c) --- */
 wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,

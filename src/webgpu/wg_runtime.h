@@ -354,7 +354,18 @@ struct wg_context {
      * that buffer and need not repeat the upload (replay.c). */
     bool constant_upload;
     /* f16_probe.c: whether the GPU's f16 conversions are exact (probed once). */
-    bool f16_hw_probed, f16_hw_exact;
+    bool f16_hw_probed, f16_hw_exact, f16_probe_ran;
+    uint32_t f16_probe_flags; /* what the probe found inexact (f16_probe.c) */
+    char f16_probe_note[160];
+    /* kernels/gemm.c: f16 products the matrix units ran, and those that the
+     * context asked to run there but took the f32-arithmetic tiles (the
+     * last one's reason); context info and the profile say so. */
+    struct {
+        uint64_t runs, declined;
+        const char *why;  /* a static string */
+        bool declined_now; /* the next dispatch is such a product */
+    } matrix;
+    bool matrix_wanted; /* device.c: the subgroup-matrix feature was asked for */
     /* Counts of what steady state should not do (device objects made per
      * op) and of batching; printed at teardown when WT_WEBGPU_STATS is set. */
     struct {

@@ -333,3 +333,35 @@ for (const host of ['no navigator.gpu', 'Dawn\'s Null adapter']) {
     assert.match(r.status, /^WT_ERR_NO_DEVICE: ./);
   });
 }
+
+// init()'s options for Dawn's Node addon, in a fresh process (they replace
+// navigator.gpu): dawnFlags checked, passed to the addon's create(), and
+// subgroupMatrix asked of the device; info() says what it gave.
+it('init takes dawnFlags and subgroupMatrix; info() reports the matrix units and the f16 path', () => {
+  const mod = pathToFileURL(join(webDir, 'webtensor.mjs')).href;
+  const script = `
+    const { createRequire } = await import('node:module');
+    const webgpu = createRequire(${JSON.stringify(join(root, 'tests', 'web', 'package.json'))})('webgpu');
+    const wt = await import(${JSON.stringify(mod)});
+    const errors = [];
+    for (const bad of [{ dawnFlags: 'allow_unsafe_apis', webgpu }, { dawnFlags: ['x'] }]) {
+      try { await wt.init(bad); errors.push('resolved'); } catch (e) { errors.push(e.message); }
+    }
+    const ctx = await wt.init({ backend: 'webgpu', webgpu, subgroupMatrix: true,
+                                dawnFlags: ['enable-dawn-features=allow_unsafe_apis'] });
+    const info = await ctx.info();
+    console.log(JSON.stringify({ errors, subgroupMatrix: info.subgroupMatrix, features: info.features,
+                                 toggles: info.toggles }));
+    ctx.destroy();`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script],
+    { encoding: 'utf8', timeout: 120000 });
+  const r = JSON.parse(out.trim().split('\n').pop());
+  assert.match(r.errors[0], /dawnFlags must be an array of strings/);
+  assert.match(r.errors[1], /pass the addon as options.webgpu/);
+  assert.equal(typeof r.subgroupMatrix, 'boolean');
+  // The library asks for the units (the experimental option turns
+  // allow_unsafe_apis on); lavapipe has none, and the features say so.
+  assert.match(r.toggles, /\+allow_unsafe_apis/);
+  assert.match(r.features, r.subgroupMatrix ? /subgroup-matrix: .*->/ : /subgroup-matrix: off \(asked for/);
+  assert.match(r.features, /f16 kernels: /);
+});

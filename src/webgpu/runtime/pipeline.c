@@ -156,7 +156,12 @@ static wt_status compile(wt_context *ctx, const wg_launch *launch, const wg_layo
                        launch->shader);
     const char *prelude = launch->prelude ? launch->prelude : "";
     const char *libs[WG_MAX_LIBRARIES] = {0};
-    size_t n = strlen(prelude) + 1 + strlen(body) + 1;
+    size_t n = strlen(prelude) + 1 + strlen(body) + 1 + 16;
+    /* WGSL's f16 type needs its enable directive ahead of everything. */
+    bool needs_f16 = false;
+    for (int i = 0; i < WG_MAX_LIBRARIES && launch->libraries[i]; i++)
+        needs_f16 = needs_f16 || strcmp(launch->libraries[i], "f16_native") == 0;
+    if (strstr(prelude, "enable f16;")) needs_f16 = false;
     for (int i = 0; i < WG_MAX_LIBRARIES && launch->libraries[i]; i++) {
         if (!(libs[i] = wg_shader_source(launch->libraries[i])))
             return wt_fail(WT_ERR_SHADER, "webgpu: no shader library named \"%s\" is built in",
@@ -168,7 +173,7 @@ static wt_status compile(wt_context *ctx, const wg_launch *launch, const wg_layo
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory");
     /* Prelude first (enable directives, constants and aliases the
      * libraries use), then the libraries, then the body. */
-    size_t used = (size_t)snprintf(source, n, "%s\n", prelude);
+    size_t used = (size_t)snprintf(source, n, "%s%s\n", needs_f16 ? "enable f16;\n" : "", prelude);
     for (int i = 0; i < WG_MAX_LIBRARIES && libs[i]; i++)
         used += (size_t)snprintf(source + used, n - used, "%s\n", libs[i]);
     snprintf(source + used, n - used, "%s", body);
