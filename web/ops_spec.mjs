@@ -112,6 +112,7 @@ export const NOT_BOUND = [
   'interpolate_backward',
   'interpolate', // its options object is not marshalled yet (upsample2d is offered)
   'quantize', 'dequantize', 'linear_quant', // quantised weights: their type enum is not marshalled yet
+  'sample', // its options hold a tensor (the device-side step), not marshalled yet
 ];
 
 // C functions whose names are not wt_<name>.
