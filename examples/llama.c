@@ -8,6 +8,7 @@
  *         [--prompt "1 15 42 ..."] [--prompt-len N] [--tokens 64]
  *         [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T] [--out-tokens FILE]
  *         [--decode graph|eager] [--profile N]
+ *         [--text "..."] [--tokenizer FILE] [--temperature T] [--top-k K] [--top-p P] [--seed S]
  *
  * DIR is a Hugging Face checkpoint of the Llama family (llama_model.h says
  * which: tied embeddings, RoPE scaling, biases, BF16, shards, EOS ids), e.g.
@@ -33,6 +34,20 @@
  *
  * Generation stops after an EOS id of the config (read back every few
  * steps; the steps past it are dropped).
+ *
+ * --text encodes a text prompt with the model's tokenizer (DIR's
+ * tokenizer.json, a GGUF file's vocabulary, or --tokenizer FILE) and
+ * prints the generated text as the tokens come back (the streaming
+ * detokenizer holds a token that ends inside a UTF-8 character until it
+ * completes); the tokenizer's end tokens (EOS, end of turn) stop
+ * generation too.
+ *
+ * The next token is the argmax unless --temperature (> 0), --top-k (> 1)
+ * or --top-p (< 1) ask for sampling (temperature 1 when only the cuts are
+ * given): wt_sample inside the captured step, its random word from --seed
+ * and the position of the sampled token, read on the device, so the same
+ * seed gives the same tokens on every replay, eager or captured, and on
+ * each backend (webtensor.h says when they can differ).
  *
  * Several prompts separated by ';' (each of the same length) are decoded
  * together: one forward pass per step for the whole batch, the KV caches
@@ -63,6 +78,7 @@
 
 #include "webtensor.h"
 #include "webtensor_io.h"
+#include "webtensor_tokenizer.h"
 
 #include "example_context.h"
 #include "llama_model.h"
@@ -285,21 +301,48 @@ static wt_status forward(const llama *m, const wt_tensor *ids, const step_at *at
     return st;
 }
 
+/* How the next token is chosen: greedy (argmax) unless --temperature,
+ * --top-k or --top-p ask for sampling, which runs wt_sample on the device
+ * with the step's counter (the position of the token whose logits are
+ * sampled) read there too, so the captured step draws anew on each replay
+ * and the same --seed gives the same text. */
+static struct {
+    bool on;
+    wt_sample_options o;
+} sampler;
+
+/* The chosen ids [batch, 1] (i32) of rows [batch, 1, V]. */
+static wt_status pick_tokens(const wt_tensor *row, const wt_tensor *counter, wt_tensor **am)
+{
+    const int axis = 2;
+    if (!sampler.on) return wt_argmax(row, 1, &axis, false, am);
+    const int64_t *s = wt_tensor_shape(row);
+    const int64_t flat[2] = {s[0], s[2]}, col[2] = {s[0], 1};
+    wt_tensor *r2 = NULL, *ids = NULL;
+    wt_sample_options o = sampler.o;
+    o.counter = counter;
+    wt_status st = wt_reshape(row, 2, flat, &r2);
+    if (st == WT_OK) st = wt_sample(r2, &o, &ids);
+    if (st == WT_OK) st = wt_reshape(ids, 2, col, am);
+    wt_tensor_release(r2);
+    wt_tensor_release(ids);
+    return st;
+}
+
 /* The greedy choice of each sequence's last row of logits, written into
  * next (i32 [batch]) and into row i of tokens (i32 [ntok, batch]): the
  * host's i, or (slot_at set) the row slot_at holds on the device. */
 static wt_status choose(const llama *m, const wt_tensor *logits, wt_tensor *next, wt_tensor *tokens, int64_t i,
-                        const wt_tensor *slot_at)
+                        const wt_tensor *slot_at, const wt_tensor *counter)
 {
     wt_tensor *l3 = NULL, *row = NULL, *am = NULL, *slot = NULL, *next2 = NULL;
     wt_status st;
     const int64_t B = m->batch, S = wt_tensor_shape(logits)[0] / B, V = wt_tensor_shape(logits)[1];
     const int64_t shape3[3] = {B, S, V}, shape2[2] = {1, B};
-    const int axis = 2;
     wt_tensor *amt = NULL; /* [1, batch] */
     CK(wt_reshape(logits, 3, shape3, &l3));
     CK(wt_slice(l3, 1, S - 1, S, 1, &row));
-    CK(wt_argmax(row, 1, &axis, false, &am)); /* [batch, 1] */
+    CK(pick_tokens(row, counter, &am)); /* [batch, 1] */
     CK(wt_reshape(next, 2, shape2, &next2));
     CK(wt_transpose(am, 0, 1, &amt));
     st = wt_copy_into(next2, amt);
@@ -325,14 +368,21 @@ done:
  * tokens' first n rows ([n, batch]) on the host; first[b] becomes the step
  * of sequence b's first EOS id (or stays -1). True when every sequence has
  * one. */
+static const wt_tokenizer *end_tokenizer; /* --text: its end tokens stop generation too */
+
+static bool is_end(const llama *m, int32_t token)
+{
+    return llama_is_eos(&m->c, token) || (end_tokenizer && wt_tokenizer_is_end(end_tokenizer, token));
+}
+
 static bool all_eos(const llama *m, const int32_t *toks, int n, int *first)
 {
     const int64_t B = m->batch;
-    if (m->c.n_eos == 0) return false;
+    if (m->c.n_eos == 0 && !end_tokenizer) return false;
     bool all = true;
     for (int64_t b = 0; b < B; b++) {
         for (int i = 0; i < n && first[b] < 0; i++)
-            if (llama_is_eos(&m->c, toks[(int64_t)i * B + b])) first[b] = i;
+            if (is_end(m, toks[(int64_t)i * B + b])) first[b] = i;
         if (first[b] < 0) all = false;
     }
     return all;
@@ -352,6 +402,95 @@ static int split_list(char *s, char **parts, int max)
         if (!p) return n;
         *p = 0;
     }
+}
+
+/* --text: the tokenizer (the model folder's tokenizer.json, a GGUF
+ * file's vocabulary or --tokenizer's file), the prompt's ids as the text
+ * --prompt takes, and the streaming decoder of the generated text. Freed
+ * at exit, whichever way main ends. */
+static wt_tokenizer *text_tokenizer;
+static char *text_prompt_ids;
+static wt_detokenizer *text_stream;
+
+static void free_text(void)
+{
+    wt_detokenizer_destroy(text_stream);
+    wt_tokenizer_destroy(text_tokenizer);
+    free(text_prompt_ids);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    const size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Encodes text (BOS first when the tokenizer's model adds one) into
+ * text_prompt_ids; prints the ids. */
+static bool encode_text(const char *model, const char *tokenizer_path, const char *text, int64_t vocab)
+{
+    wt_status st;
+    char path[4096];
+    if (tokenizer_path) {
+        st = wt_tokenizer_load_json(tokenizer_path, &text_tokenizer);
+    } else if (ends_with(model, ".gguf")) {
+        wt_gguf *f = NULL;
+        st = wt_gguf_open(model, &f);
+        if (st == WT_OK) st = wt_tokenizer_from_gguf(f, &text_tokenizer);
+        wt_gguf_close(f);
+    } else {
+        snprintf(path, sizeof path, "%s/tokenizer.json", model);
+        tokenizer_path = path;
+        st = wt_tokenizer_load_json(path, &text_tokenizer);
+    }
+    if (st != WT_OK) {
+        fprintf(stderr, "error: tokenizer of %s: %s\n", tokenizer_path ? tokenizer_path : model, wt_last_error());
+        return false;
+    }
+    if (wt_tokenizer_vocab_size(text_tokenizer) > vocab) {
+        fprintf(stderr, "error: the tokenizer has %d tokens, the model %lld\n", wt_tokenizer_vocab_size(text_tokenizer),
+                (long long)vocab);
+        return false;
+    }
+    const size_t len = strlen(text), cap = WT_TOKENIZE_MAX_IDS(len) + 1;
+    int32_t *ids = malloc(sizeof *ids * cap);
+    size_t n = 0;
+    const unsigned flags = wt_tokenizer_adds_bos(text_tokenizer) ? WT_TOKENIZE_ADD_BOS : 0;
+    if (!ids || wt_tokenizer_encode(text_tokenizer, text, len, flags, ids, cap, &n) != WT_OK || n == 0 ||
+        n > MAX_PROMPT) {
+        fprintf(stderr, "error: encoding the text: %s\n", n > MAX_PROMPT ? "too many tokens" : wt_last_error());
+        free(ids);
+        return false;
+    }
+    text_prompt_ids = malloc(n * 12 + 1);
+    if (!text_prompt_ids) {
+        free(ids);
+        return false;
+    }
+    size_t used = 0;
+    printf("text prompt: %zu tokens:", n);
+    for (size_t i = 0; i < n; i++) {
+        used += (size_t)sprintf(text_prompt_ids + used, i ? " %d" : "%d", ids[i]);
+        printf(" %d", ids[i]);
+    }
+    printf("\n");
+    free(ids);
+    return wt_detokenizer_create(text_tokenizer, WT_DETOKENIZE_SKIP_SPECIAL, &text_stream) == WT_OK;
+}
+
+/* Prints the text of tokens[from, to) of sequence 0 (toks [n, batch]) as
+ * it completes, stopping before its first end token (end >= 0). */
+static void stream_text(const int32_t *toks, int from, int to, int64_t batch, int end)
+{
+    if (!text_stream) return;
+    if (end >= 0 && to > end) to = end;
+    for (int i = from; i < to; i++) {
+        const char *piece;
+        size_t len;
+        if (wt_detokenizer_push(text_stream, toks[(int64_t)i * batch], &piece, &len) == WT_OK && len)
+            fwrite(piece, 1, len, stdout);
+    }
+    fflush(stdout);
 }
 
 /* Up to max integers separated by spaces or commas; -1 on a bad entry. */
@@ -487,6 +626,9 @@ int main(int argc, char **argv)
     bool captured = true; /* --decode graph (default) or eager */
     int profile_steps = 0; /* --profile N: the last N decode steps timed kernel by kernel */
     double tol = 0;
+    const char *text = NULL, *tokenizer_path = NULL; /* --text, --tokenizer */
+    wt_sample_options_init(&sampler.o);
+    sampler.o.temperature = 0; /* greedy unless asked */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) { fprintf(stderr, "%s needs a value\n", a); return 2; }
@@ -501,6 +643,12 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--tol") == 0) tol = atof(v);
         else if (strcmp(a, "--out-tokens") == 0) out_tokens = v;
         else if (strcmp(a, "--profile") == 0) profile_steps = atoi(v);
+        else if (strcmp(a, "--text") == 0) text = v;
+        else if (strcmp(a, "--tokenizer") == 0) tokenizer_path = v;
+        else if (strcmp(a, "--temperature") == 0) sampler.o.temperature = atof(v);
+        else if (strcmp(a, "--top-k") == 0) sampler.o.top_k = atoll(v);
+        else if (strcmp(a, "--top-p") == 0) sampler.o.top_p = atof(v);
+        else if (strcmp(a, "--seed") == 0) sampler.o.seed = strtoull(v, NULL, 0);
         else if (strcmp(a, "--decode") == 0 && (!strcmp(v, "graph") || !strcmp(v, "eager"))) captured = !strcmp(v, "graph");
         else { fprintf(stderr, "unknown option %s\n", a); return 2; }
         i++;
@@ -509,7 +657,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: llama --model DIR [--backend auto|cpu|webgpu|vulkan|gles] [--dtype f32|f16]\n"
                         "             [--prompt \"ids\"] [--prompt-len N] [--tokens N]\n"
                         "             [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T] [--out-tokens FILE]\n"
-                        "             [--decode graph|eager] [--profile N]\n");
+                        "             [--decode graph|eager] [--profile N]\n"
+                        "             [--text \"...\"] [--tokenizer tokenizer.json]\n"
+                        "             [--temperature T] [--top-k K] [--top-p P] [--seed S]\n");
         return 2;
     }
     wt_dtype dtype;
@@ -517,6 +667,16 @@ int main(int argc, char **argv)
     else if (strcmp(dtype_name, "f16") == 0) dtype = WT_F16;
     else { fprintf(stderr, "--dtype takes f32 or f16\n"); return 2; }
     if (tol <= 0) tol = dtype == WT_F32 ? 1e-3 : 2e-2;
+    if (!(sampler.o.temperature >= 0) || sampler.o.top_k < 0 || !(sampler.o.top_p > 0 && sampler.o.top_p <= 1)) {
+        fprintf(stderr, "--temperature must be >= 0, --top-k >= 0 and --top-p in (0, 1]\n");
+        return 2;
+    }
+    /* Sampling is on when any of its flags asks for more than greedy. */
+    sampler.on = sampler.o.temperature > 0;
+    if (!sampler.on && (sampler.o.top_k > 1 || sampler.o.top_p < 1)) {
+        sampler.o.temperature = 1;
+        sampler.on = true;
+    }
     if (ntok < 1 || prompt_len < 0 || prompt_len > MAX_PROMPT) {
         fprintf(stderr, "--tokens must be >= 1 and --prompt-len in [0, %d]\n", MAX_PROMPT);
         return 2;
@@ -527,6 +687,16 @@ int main(int argc, char **argv)
     if (!llama_config_load(model_dir, &m.c, example_error, sizeof example_error)) {
         fprintf(stderr, "error: %s\n", example_error);
         return 1;
+    }
+    atexit(free_text);
+    if (text) {
+        if (prompt_len > 0) {
+            fprintf(stderr, "--text and --prompt-len exclude each other\n");
+            return 2;
+        }
+        if (!encode_text(model_dir, tokenizer_path, text, m.c.vocab)) return 1;
+        prompt_text = text_prompt_ids;
+        end_tokenizer = text_tokenizer;
     }
     /* Prompts separated by ';' are decoded together (a batch), each of
      * the same length; --ref-logits and --ref-tokens then list one file
@@ -581,6 +751,7 @@ int main(int argc, char **argv)
     wt_status st = WT_OK;
     wt_tensor *ids = NULL, *next = NULL, *tokens = NULL, *prefill_logits = NULL, *logits = NULL;
     wt_tensor *step_values = NULL, *pos_at = NULL, *len_at = NULL, *slot_at = NULL;
+    wt_tensor *prefill_step = NULL; /* the sampler's counter for the prefill's token: the last prompt position */
     wt_graph *step = NULL;
     int32_t *toks = NULL, *seqs = NULL;
     double t0 = now();
@@ -595,6 +766,9 @@ int main(int argc, char **argv)
     CK(wt_tensor_from_data(ctx, WT_I32, 1, pshape, prompt, &ids));
     CK(wt_tensor_zeros(ctx, WT_I32, 1, bshape, &next));
     CK(wt_tensor_zeros(ctx, WT_I32, 2, tshape, &tokens));
+    const int32_t last_prompt_pos = P - 1;
+    const int64_t one[1] = {1};
+    CK(wt_tensor_from_data(ctx, WT_I32, 1, one, &last_prompt_pos, &prefill_step));
 
     /* Prefill, once untimed (shader compilation) and once timed; the
      * second writes the same keys and values into the cache again. */
@@ -605,7 +779,7 @@ int main(int argc, char **argv)
     CK(wt_context_sync(ctx));
     t0 = now();
     CK(forward(&m, ids, &prefill_at, &prefill_logits));
-    CK(choose(&m, prefill_logits, next, tokens, 0, NULL));
+    CK(choose(&m, prefill_logits, next, tokens, 0, NULL, prefill_step));
     CK(wt_context_sync(ctx));
     const double prefill_s = now() - t0;
 
@@ -628,6 +802,11 @@ int main(int argc, char **argv)
     toks = malloc(sizeof *toks * (size_t)ntok * (size_t)B);
     if (!toks) { st = WT_ERR_OUT_OF_MEMORY; goto done; }
     int read_upto = 0; /* tokens[0 .. read_upto) are on the host */
+    int streamed = 0;  /* --text: tokens[0 .. streamed) printed as text */
+    if (text_stream) {
+        printf("%s", text);
+        fflush(stdout);
+    }
     wt_memory_stats first, cur;
     memset(&first, 0, sizeof first);
     double t_decode = 0, profile_t0 = 0, host_s = 0;
@@ -648,7 +827,7 @@ int main(int argc, char **argv)
             if (i == 1) {
                 CK(wt_graph_begin(ctx));
                 st = forward(&m, next, &device_at, &logits);
-                if (st == WT_OK) st = choose(&m, logits, next, tokens, i, slot_at);
+                if (st == WT_OK) st = choose(&m, logits, next, tokens, i, slot_at, pos_at);
                 wt_tensor_release(logits);
                 logits = NULL;
                 wt_status end = wt_graph_end(ctx, &step);
@@ -659,7 +838,7 @@ int main(int argc, char **argv)
             }
         } else { /* the same ops, run again */
             CK(forward(&m, next, &device_at, &logits));
-            CK(choose(&m, logits, next, tokens, i, slot_at));
+            CK(choose(&m, logits, next, tokens, i, slot_at, pos_at));
             wt_tensor_release(logits);
             logits = NULL;
         }
@@ -676,7 +855,10 @@ int main(int argc, char **argv)
             wt_tensor_release(fresh);
             if (st != WT_OK) goto done;
             read_upto = i + 1;
-            if (all_eos(&m, toks, read_upto, first_eos)) {
+            const bool all_ended = all_eos(&m, toks, read_upto, first_eos);
+            stream_text(toks, streamed, read_upto, B, first_eos[0]);
+            streamed = read_upto;
+            if (all_ended) {
                 steps = i + 1;
                 break;
             }
@@ -702,6 +884,14 @@ int main(int argc, char **argv)
     t_decode = timed > 0 ? now() - t_decode : 0;
 
     if (read_upto < 1) CK(wt_tensor_read(tokens, toks, sizeof *toks * (size_t)B)); /* ntok == 1 */
+    if (text_stream) { /* the rest of the text, and what the decoder holds */
+        all_eos(&m, toks, steps, first_eos);
+        stream_text(toks, streamed, steps, B, first_eos[0]);
+        const char *rest;
+        size_t rest_len;
+        if (wt_detokenizer_flush(text_stream, &rest, &rest_len) == WT_OK && rest_len) fwrite(rest, 1, rest_len, stdout);
+        printf("\n");
+    }
     /* Sequence b's tokens (column b of tokens), up to its first EOS id. */
     int seq_len[MAX_BATCH];
     seqs = malloc(sizeof *seqs * (size_t)ntok * (size_t)B);
@@ -714,7 +904,9 @@ int main(int argc, char **argv)
     if (out_tokens && !out_file) fprintf(stderr, "error: cannot write %s\n", out_tokens);
     for (int b = 0; b < B; b++) {
         const int32_t *row = seqs + (size_t)b * ntok;
-        if (first_eos[b] >= 0) printf("stopped at EOS id %d after %d tokens\n", row[first_eos[b]], seq_len[b]);
+        if (first_eos[b] >= 0)
+            printf("stopped at %s id %d after %d tokens\n", llama_is_eos(&m.c, row[first_eos[b]]) ? "EOS" : "end token",
+                   row[first_eos[b]], seq_len[b]);
         printf(B > 1 ? "tokens[%d]:" : "tokens:", b);
         for (int i = 0; i < seq_len[b]; i++) printf(" %d", row[i]);
         printf("\n");
@@ -780,6 +972,7 @@ done:
     wt_tensor_release(len_at);
     wt_tensor_release(slot_at);
     wt_tensor_release(step_values);
+    wt_tensor_release(prefill_step);
     llama_free(&m);
     wt_context_destroy(ctx);
     return rc;

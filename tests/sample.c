@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static wt_context *g_ctx;
 static test_backend g_backend;
@@ -432,13 +431,12 @@ int main(int argc, char **argv)
     g_ctx = run.ctx;
     g_backend = run.backend;
     test_rng_seed(test_seed());
-    void (*parts[])(void) = {test_distributions, test_sets_and_greedy, test_captured, test_bad_rows_and_f16,
-                             test_against_cpu, test_errors_and_grad};
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        const clock_t t0 = clock();
-        parts[i]();
-        if (getenv("SAMPLE_TIMES")) printf("part %zu: %.2f s cpu\n", i, (double)(clock() - t0) / CLOCKS_PER_SEC);
-    }
+    test_distributions();
+    test_sets_and_greedy();
+    test_captured();
+    test_bad_rows_and_f16();
+    test_against_cpu();
+    test_errors_and_grad();
     test_check_nothing_alive(g_ctx);
     return test_end(&run);
 }
