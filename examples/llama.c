@@ -9,10 +9,13 @@
  *         [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T] [--out-tokens FILE]
  *         [--decode graph|eager] [--profile N]
  *         [--text "..."] [--tokenizer FILE] [--temperature T] [--top-k K] [--top-p P] [--seed S]
+ *         [--out-logits FILE.npy]
  *
  * DIR is a Hugging Face checkpoint of the Llama family (llama_model.h says
  * which: tied embeddings, RoPE scaling, biases, BF16, shards, EOS ids), e.g.
- * as written by bench/llama_ref.py make or transformers' save_pretrained.
+ * as written by bench/llama_ref.py make or transformers' save_pretrained,
+ * or a GGUF file (--model FILE.gguf; llama_gguf.h: F32 / F16 / BF16 and
+ * Q8_0 / Q4_0 weights, the latter kept in blocks and run quantised).
  * Every weight is loaded once onto the device in
  * --dtype and stays there; activations have that dtype too (f16 ops
  * accumulate in f32). The KV cache of each layer (f32) is allocated once,
@@ -81,6 +84,7 @@
 #include "webtensor_tokenizer.h"
 
 #include "example_context.h"
+#include "llama_gguf.h"
 #include "llama_model.h"
 
 #define MAX_PROMPT 4096
@@ -185,7 +189,7 @@ static wt_status project_heads(const llama *m, const wt_tensor *h, const wt_tens
     wt_tensor *y, *y4, *r = NULL;
     const int64_t S = wt_tensor_shape(h)[0] / m->batch;
     const int64_t shape[4] = {m->batch, S, n, m->c.head_dim};
-    TRY(wt_linear(h, w, bias, &y));
+    TRY(llama_linear(m, h, w, bias, &y));
     if (rope && wt_tensor_dtype(y) != WT_F32) {
         wt_tensor *y32;
         TRY(wt_cast(y, WT_F32, &y32));
@@ -241,7 +245,7 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
     TRY(wt_cast(heads_last, m->dtype, &ac)); /* contiguous, in the weights' dtype */
     const int64_t shape2[2] = {m->batch * S, c->heads * c->head_dim};
     TRY(wt_reshape(ac, 2, shape2, &a2));
-    return wt_linear(a2, ly->o, ly->o_bias, out);
+    return llama_linear(m, a2, ly->o, ly->o_bias, out);
 }
 
 /* out = down(silu(gate(h)) * up(h)), h = post_attention_layernorm(x). */
@@ -250,11 +254,11 @@ static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, 
     (void)at;
     wt_tensor *h, *g, *u, *sg, *p;
     TRY(wt_rms_norm(x, 1, ly->post_norm, m->c.eps, &h));
-    TRY(wt_linear(h, ly->gate, ly->gate_bias, &g));
-    TRY(wt_linear(h, ly->up, ly->up_bias, &u));
+    TRY(llama_linear(m, h, ly->gate, ly->gate_bias, &g));
+    TRY(llama_linear(m, h, ly->up, ly->up_bias, &u));
     TRY(wt_silu(g, &sg));
     TRY(wt_mul(sg, u, &p));
-    return wt_linear(p, ly->down, ly->down_bias, out);
+    return llama_linear(m, p, ly->down, ly->down_bias, out);
 }
 
 typedef wt_status (*block_fn)(const llama *m, const llama_layer *ly, const wt_tensor *x, const step_at *at,
@@ -294,7 +298,7 @@ static wt_status forward(const llama *m, const wt_tensor *ids, const step_at *at
         if (st == WT_OK) st = residual(m, &m->layer[l], mlp, at, &x);
     }
     if (st == WT_OK) st = wt_rms_norm(x, 1, m->norm, m->c.eps, &xn);
-    if (st == WT_OK) st = wt_linear(xn, m->head, NULL, logits);
+    if (st == WT_OK) st = llama_linear(m, xn, m->head, NULL, logits);
     if (st == WT_OK) st = wt_scope_keep(s, *logits);
     wt_scope_end(s);
     if (st != WT_OK) *logits = NULL;
@@ -627,6 +631,7 @@ int main(int argc, char **argv)
     int profile_steps = 0; /* --profile N: the last N decode steps timed kernel by kernel */
     double tol = 0;
     const char *text = NULL, *tokenizer_path = NULL; /* --text, --tokenizer */
+    const char *out_logits = NULL; /* --out-logits FILE.npy: the prompt's logits (float32) */
     wt_sample_options_init(&sampler.o);
     sampler.o.temperature = 0; /* greedy unless asked */
     for (int i = 1; i < argc; i++) {
@@ -644,6 +649,7 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--out-tokens") == 0) out_tokens = v;
         else if (strcmp(a, "--profile") == 0) profile_steps = atoi(v);
         else if (strcmp(a, "--text") == 0) text = v;
+        else if (strcmp(a, "--out-logits") == 0) out_logits = v;
         else if (strcmp(a, "--tokenizer") == 0) tokenizer_path = v;
         else if (strcmp(a, "--temperature") == 0) sampler.o.temperature = atof(v);
         else if (strcmp(a, "--top-k") == 0) sampler.o.top_k = atoll(v);
@@ -658,7 +664,7 @@ int main(int argc, char **argv)
                         "             [--prompt \"ids\"] [--prompt-len N] [--tokens N]\n"
                         "             [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T] [--out-tokens FILE]\n"
                         "             [--decode graph|eager] [--profile N]\n"
-                        "             [--text \"...\"] [--tokenizer tokenizer.json]\n"
+                        "             [--text \"...\"] [--tokenizer tokenizer.json] [--out-logits FILE.npy]\n"
                         "             [--temperature T] [--top-k K] [--top-p P] [--seed S]\n");
         return 2;
     }
@@ -684,7 +690,9 @@ int main(int argc, char **argv)
 
     llama m;
     memset(&m, 0, sizeof m);
-    if (!llama_config_load(model_dir, &m.c, example_error, sizeof example_error)) {
+    const bool gguf = ends_with(model_dir, ".gguf");
+    if (!(gguf ? llama_gguf_config(model_dir, &m.c, example_error, sizeof example_error)
+               : llama_config_load(model_dir, &m.c, example_error, sizeof example_error))) {
         fprintf(stderr, "error: %s\n", example_error);
         return 1;
     }
@@ -755,12 +763,14 @@ int main(int argc, char **argv)
     wt_graph *step = NULL;
     int32_t *toks = NULL, *seqs = NULL;
     double t0 = now();
-    CK(llama_load(model_dir, ctx, dtype, B, max_seq, &m, example_error, sizeof example_error));
+    CK(gguf ? llama_gguf_load(model_dir, ctx, dtype, B, max_seq, &m, example_error, sizeof example_error)
+            : llama_load(model_dir, ctx, dtype, B, max_seq, &m, example_error, sizeof example_error));
     CK(wt_context_sync(ctx));
     printf("model %s: %lld layers, dim %lld, %lld heads (%lld KV), MLP %lld, vocab %lld; "
            "%.1f MB of %s weights loaded in %.2f s\n",
            model_dir, (long long)m.c.layers, (long long)m.c.dim, (long long)m.c.heads, (long long)m.c.kv_heads,
            (long long)m.c.hidden, (long long)m.c.vocab, m.weight_bytes / 1e6, dtype_name, now() - t0);
+    if (m.n_quant > 0) printf("  %d weight matrices kept in ggml blocks (Q8_0 / Q4_0), run by wt_linear_quant\n", m.n_quant);
 
     const int64_t pshape[1] = {(int64_t)B * P}, bshape[1] = {B}, tshape[2] = {ntok, B};
     CK(wt_tensor_from_data(ctx, WT_I32, 1, pshape, prompt, &ids));
@@ -942,6 +952,13 @@ int main(int argc, char **argv)
                stable ? "constant (nothing allocated)" : "CHANGED: FAIL");
     }
     rc = stable && (!out_tokens || out_file) ? 0 : 1;
+    if (out_logits) { /* the prompt's logits, float32 [B * P, V], for another run's --ref-logits */
+        wt_tensor *l32 = NULL;
+        st = wt_cast(prefill_logits, WT_F32, &l32);
+        if (st == WT_OK) st = wt_npy_save(out_logits, l32);
+        wt_tensor_release(l32);
+        if (st != WT_OK) goto done;
+    }
     for (int b = 0; b < B; b++) {
         if (ref_logits && strcmp(logit_refs[b], "-") != 0) {
             wt_tensor *rows = NULL;
