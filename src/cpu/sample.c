@@ -18,7 +18,8 @@ static uint32_t ordered_bits(float f)
 {
     uint32_t u;
     memcpy(&u, &f, 4);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    const uint32_t negative = (uint32_t)((int32_t)u >> 31); /* all ones for a set sign bit */
+    return u ^ (negative | 0x80000000u);                    /* ~u, or u with the sign bit set */
 }
 
 /* exp(arg), with arguments below -80 (results near the bottom of f32's
@@ -38,48 +39,73 @@ static float tree_sum(float *a)
     return a[0];
 }
 
-static int32_t sample_row(const float *l, int64_t V, float inv_temp, int64_t top_k, float top_p, uint32_t key0,
-                          uint32_t key1, uint32_t step, uint32_t row, uint32_t *keys, float *w)
+/* part[c] = chunk c's weights with keys >= cut, summed in index order.
+ * tk, tw: the keys and weights transposed, element j of chunk c at
+ * j * CHUNKS + c (0 past the row's end: adding +0 leaves a sum's bits), so
+ * that one sweep adds element j to every chunk's sum in contiguous
+ * vector lanes while each chunk's own sum keeps its order: the bits of
+ * one chunk summed after another. */
+static void chunk_sums(const uint32_t *restrict tk, const float *restrict tw, int64_t L, uint32_t cut,
+                       float *restrict part)
 {
-    const int64_t L = (V + CHUNKS - 1) / CHUNKS;
+    /* signed comparisons (vector units compare signed words): a ^ 2^31 >= b ^ 2^31 as i32 is a >= b as u32 */
+    const int32_t scut = (int32_t)(cut ^ 0x80000000u);
+    for (int c = 0; c < CHUNKS; c++) part[c] = 0.0f;
+    for (int64_t j = 0; j < L; j++) {
+        const uint32_t *restrict k = tk + j * CHUNKS;
+        const float *restrict w = tw + j * CHUNKS;
+        for (int c = 0; c < CHUNKS; c++) {
+            const float wc = w[c]; /* loaded whatever the comparison says: no branch in the loop */
+            part[c] += (int32_t)(k[c] ^ 0x80000000u) >= scut ? wc : 0.0f;
+        }
+    }
+}
+
+/* How many keys are >= cut (> 0, so the padding's 0 keys never count). */
+static int64_t count_at_least(const uint32_t *tk, int64_t n, uint32_t cut)
+{
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; i++) count += tk[i] >= cut;
+    return count;
+}
+
+static int32_t sample_row(const float *l, int64_t V, float inv_temp, int64_t top_k, float top_p, uint32_t key0,
+                          uint32_t key1, uint32_t step, uint32_t row, uint32_t *tk, float *tw)
+{
+    const int64_t L = (V + CHUNKS - 1) / CHUNKS, n = L * CHUNKS;
+#define AT(i) (((i) % L) * CHUNKS + (i) / L) /* element i's place in tk, tw */
     int64_t arg = 0;
+    uint32_t best = 0;
     for (int64_t i = 0; i < V; i++) {
         uint32_t bits;
         memcpy(&bits, &l[i], 4);
         if ((bits & 0x7fffffffu) >= 0x7f800000u && bits != 0xff800000u) return -1; /* NaN or +inf */
-        keys[i] = ordered_bits(l[i]);
-        if (keys[i] > keys[arg]) arg = i; /* the first largest key (+0 above -0, as the shader) */
+        const uint32_t k = ordered_bits(l[i]);
+        if (i == 0 || k > best) best = k, arg = i; /* the first largest key (+0 above -0, as the shader) */
     }
-    if (keys[arg] <= NEG_INF_KEY) return -1; /* every logit -inf */
+    if (best <= NEG_INF_KEY) return -1; /* every logit -inf */
     const float max = l[arg];
     if (inv_temp == 0.0f || top_k == 1) return (int32_t)arg;
-    uint32_t tk = 0;
+    memset(tk, 0, sizeof *tk * (size_t)n);
+    memset(tw, 0, sizeof *tw * (size_t)n);
+    for (int64_t i = 0; i < V; i++) tk[AT(i)] = ordered_bits(l[i]);
+    uint32_t kth = 0; /* top-k: the k-th largest key, bit by bit from the top */
     if (top_k > 0 && top_k < V) {
         for (int bit = 31; bit >= 0; bit--) {
-            const uint32_t cand = tk | (1u << bit);
-            int64_t count = 0;
-            for (int64_t i = 0; i < V; i++) count += keys[i] >= cand;
-            if (count >= top_k) tk = cand;
+            const uint32_t cand = kth | (1u << bit);
+            if (count_at_least(tk, n, cand) >= top_k) kth = cand;
         }
     }
-    for (int64_t i = 0; i < V; i++) w[i] = keys[i] >= tk ? weight_of(l[i], max, inv_temp) : 0.0f;
+    for (int64_t i = 0; i < V; i++) tw[AT(i)] = tk[AT(i)] >= kth ? weight_of(l[i], max, inv_temp) : 0.0f;
     float part[CHUNKS];
-    uint32_t thr = tk;
+    uint32_t thr = kth;
     if (top_p < 1.0f) {
-        for (int c = 0; c < CHUNKS; c++) {
-            float s = 0;
-            for (int64_t i = c * L; i < (c + 1) * L && i < V; i++) s += w[i];
-            part[c] = s;
-        }
+        chunk_sums(tk, tw, L, 0, part);
         const float target = top_p * tree_sum(part);
         uint32_t tp = 0;
         for (int bit = 31; bit >= 0; bit--) {
             const uint32_t cand = tp | (1u << bit);
-            for (int c = 0; c < CHUNKS; c++) {
-                float s = 0;
-                for (int64_t i = c * L; i < (c + 1) * L && i < V; i++) s += keys[i] >= cand ? w[i] : 0.0f;
-                part[c] = s;
-            }
+            chunk_sums(tk, tw, L, cand, part);
             if (tree_sum(part) >= target) tp = cand;
         }
         if (tp > thr) thr = tp;
@@ -87,11 +113,7 @@ static int32_t sample_row(const float *l, int64_t V, float inv_temp, int64_t top
     /* The draw: chunk partials of the kept weights, their running sum in
      * chunk order, the first chunk whose end passes u * total, then the
      * first index of that chunk whose running sum does. */
-    for (int c = 0; c < CHUNKS; c++) {
-        float s = 0;
-        for (int64_t i = c * L; i < (c + 1) * L && i < V; i++) s += keys[i] >= thr ? w[i] : 0.0f;
-        part[c] = s;
-    }
+    chunk_sums(tk, tw, L, thr, part);
     float total = 0;
     for (int c = 0; c < CHUNKS; c++) total += part[c];
     const uint32_t ctr[4] = {step, row, 1u, 0u}, key[2] = {key0, key1};
@@ -117,7 +139,7 @@ static int32_t sample_row(const float *l, int64_t V, float inv_temp, int64_t top
     }
     int64_t pick = -1;
     for (int64_t i = chosen * L; i < (chosen + 1) * L && i < V; i++) {
-        const float wi = keys[i] >= thr ? w[i] : 0.0f;
+        const float wi = tk[AT(i)] >= thr ? tw[AT(i)] : 0.0f;
         if (wi > 0.0f) {
             pick = i;
             acc += wi;
@@ -125,17 +147,20 @@ static int32_t sample_row(const float *l, int64_t V, float inv_temp, int64_t top
         }
     }
     return (int32_t)pick;
+#undef AT
 }
 
 wt_status cpu_sample(wt_context *ctx, const wt_tensor *logits, const wt_tensor *step, float inv_temp, int64_t top_k,
                      float top_p, uint64_t seed, wt_tensor *out)
 {
     (void)ctx;
-    const int64_t B = logits->shape[0], V = logits->shape[1];
+    const int64_t B = logits->shape[0], V = logits->shape[1], n = (V + CHUNKS - 1) / CHUNKS * CHUNKS;
     const uint32_t s = step ? (uint32_t)((const int32_t *)step->storage->host)[step->offset] : 0u;
-    uint32_t *keys = malloc((size_t)V * sizeof *keys);
-    float *w = malloc((size_t)V * sizeof *w);
-    if (!keys || !w) {
+    /* greedy needs no scratch */
+    const bool greedy = inv_temp == 0.0f || top_k == 1;
+    uint32_t *keys = greedy ? NULL : malloc((size_t)n * sizeof *keys);
+    float *w = greedy ? NULL : malloc((size_t)n * sizeof *w);
+    if (!greedy && (!keys || !w)) {
         free(keys);
         free(w);
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "sample: %lld-element scratch", (long long)V);
