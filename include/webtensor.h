@@ -1414,8 +1414,9 @@ WT_API wt_status wt_rope_v2(const wt_tensor *x, const wt_rope_options *opts, wt_
  * for a new draw. What is the same everywhere: u, bit for bit, on every
  * backend; the greedy choice; the kept sets of top_k (integer
  * comparisons of the logits' bits). The sums are made in one fixed order
- * on every backend (256 chunks of the row, each summed in index order,
- * then a pairwise tree), so the sampled id is the same on every backend
+ * on every backend (256 chunks, element i in chunk i mod 256, each summed
+ * in index order, then a pairwise tree over the chunks; the draw walks
+ * chunk after chunk), so the sampled id is the same on every backend
  * whose exp() gives the same bits; where exp() differs by an ulp (a GPU's
  * against the C library's) the id can differ only when u * total falls
  * within that rounding of a boundary of the running sum.

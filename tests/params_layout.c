@@ -262,7 +262,7 @@ static const c_field wgsl_interp_params[] = {
     F(interp_params, src_strides),
 };
 static const c_field wgsl_sample_params[] = {
-    F(sample_params, rows), F(sample_params, v), F(sample_params, chunk), F(sample_params, x_offset),
+    F(sample_params, rows), F(sample_params, v), F(sample_params, pad0), F(sample_params, x_offset),
     F(sample_params, out_offset), F(sample_params, step_offset), F(sample_params, has_step),
     F(sample_params, top_k), F(sample_params, key0), F(sample_params, key1), F(sample_params, inv_temp),
     F(sample_params, top_p),

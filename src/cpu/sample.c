@@ -1,6 +1,7 @@
 /* Token sampling on the CPU (wt_sample): the algorithm of
- * kernels/wgsl/sample.wgsl step for step - the same 256 chunks of a row,
- * each summed in index order, the same pairwise tree over the chunks'
+ * kernels/wgsl/sample.wgsl step for step - the same 256 chunks of a row
+ * (chunk c: elements c, c + 256, c + 512 ..., the shader's thread c),
+ * each summed in that order, the same pairwise tree over the chunks'
  * partials, the same bisections over the logits' ordered bits - so that
  * only exp() can make the two differ. */
 #include "core/philox.h"
@@ -39,12 +40,10 @@ static float tree_sum(float *a)
     return a[0];
 }
 
-/* part[c] = chunk c's weights with keys >= cut, summed in index order.
- * tk, tw: the keys and weights transposed, element j of chunk c at
- * j * CHUNKS + c (0 past the row's end: adding +0 leaves a sum's bits), so
- * that one sweep adds element j to every chunk's sum in contiguous
- * vector lanes while each chunk's own sum keeps its order: the bits of
- * one chunk summed after another. */
+/* part[c] = chunk c's weights with keys >= cut, each chunk summed in
+ * index order. tk, tw: the row's keys and weights, padded with 0 to whole
+ * sweeps of CHUNKS (adding +0 leaves a sum's bits), so that one sweep adds
+ * an element to every chunk's sum in contiguous vector lanes. */
 static void chunk_sums(const uint32_t *restrict tk, const float *restrict tw, int64_t L, uint32_t cut,
                        float *restrict part)
 {
@@ -73,7 +72,7 @@ static int32_t sample_row(const float *l, int64_t V, float inv_temp, int64_t top
                           uint32_t key1, uint32_t step, uint32_t row, uint32_t *tk, float *tw)
 {
     const int64_t L = (V + CHUNKS - 1) / CHUNKS, n = L * CHUNKS;
-#define AT(i) (((i) % L) * CHUNKS + (i) / L) /* element i's place in tk, tw */
+
     int64_t arg = 0;
     uint32_t best = 0;
     for (int64_t i = 0; i < V; i++) {
@@ -88,7 +87,7 @@ static int32_t sample_row(const float *l, int64_t V, float inv_temp, int64_t top
     if (inv_temp == 0.0f || top_k == 1) return (int32_t)arg;
     memset(tk, 0, sizeof *tk * (size_t)n);
     memset(tw, 0, sizeof *tw * (size_t)n);
-    for (int64_t i = 0; i < V; i++) tk[AT(i)] = ordered_bits(l[i]);
+    for (int64_t i = 0; i < V; i++) tk[i] = ordered_bits(l[i]);
     uint32_t kth = 0; /* top-k: the k-th largest key, bit by bit from the top */
     if (top_k > 0 && top_k < V) {
         for (int bit = 31; bit >= 0; bit--) {
@@ -96,7 +95,7 @@ static int32_t sample_row(const float *l, int64_t V, float inv_temp, int64_t top
             if (count_at_least(tk, n, cand) >= top_k) kth = cand;
         }
     }
-    for (int64_t i = 0; i < V; i++) tw[AT(i)] = tk[AT(i)] >= kth ? weight_of(l[i], max, inv_temp) : 0.0f;
+    for (int64_t i = 0; i < V; i++) tw[i] = tk[i] >= kth ? weight_of(l[i], max, inv_temp) : 0.0f;
     float part[CHUNKS];
     uint32_t thr = kth;
     if (top_p < 1.0f) {
@@ -138,8 +137,8 @@ static int32_t sample_row(const float *l, int64_t V, float inv_temp, int64_t top
         for (int c = 0; c < chosen; c++) acc += part[c];
     }
     int64_t pick = -1;
-    for (int64_t i = chosen * L; i < (chosen + 1) * L && i < V; i++) {
-        const float wi = tk[AT(i)] >= thr ? tw[AT(i)] : 0.0f;
+    for (int64_t i = chosen; i < V; i += CHUNKS) {
+        const float wi = tk[i] >= thr ? tw[i] : 0.0f;
         if (wi > 0.0f) {
             pick = i;
             acc += wi;
@@ -147,7 +146,6 @@ static int32_t sample_row(const float *l, int64_t V, float inv_temp, int64_t top
         }
     }
     return (int32_t)pick;
-#undef AT
 }
 
 wt_status cpu_sample(wt_context *ctx, const wt_tensor *logits, const wt_tensor *step, float inv_temp, int64_t top_k,

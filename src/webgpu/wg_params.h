@@ -295,7 +295,7 @@ typedef struct interp_params {
 
 /* Same layout as sample.wgsl's Params. */
 typedef struct sample_params {
-    uint32_t rows, v, chunk, x_offset;
+    uint32_t rows, v, pad0, x_offset;
     uint32_t out_offset, step_offset, has_step, top_k;
     uint32_t key0, key1;
     float inv_temp, top_p;

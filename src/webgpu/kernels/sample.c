@@ -6,8 +6,6 @@
 
 #include <string.h>
 
-#define SAMPLE_CHUNKS 256 /* the shader's workgroup; cpu/sample.c's CHUNKS */
-
 wt_status wg_sample(wt_context *ctx, const wt_tensor *logits, const wt_tensor *step, float inv_temp, int64_t top_k,
                     float top_p, uint64_t seed, wt_tensor *out)
 {
@@ -21,7 +19,6 @@ wt_status wg_sample(wt_context *ctx, const wt_tensor *logits, const wt_tensor *s
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu sample: logits beyond one binding or 32-bit indexing");
     sample_params p = {.rows = (uint32_t)B,
                        .v = (uint32_t)V,
-                       .chunk = (uint32_t)((V + SAMPLE_CHUNKS - 1) / SAMPLE_CHUNKS),
                        .x_offset = (uint32_t)logits->offset,
                        .out_offset = (uint32_t)out->offset,
                        .step_offset = step ? (uint32_t)step->offset : 0,

@@ -1,14 +1,14 @@
 // A token id per row of logits (wt_sample; core/node.h SAMPLE): one
 // workgroup of 256 threads per row, thread t owning chunk t of the row
-// (elements [t * chunk, (t + 1) * chunk) below v). Every sum is the chunk's
-// in index order, then the pairwise tree below; cpu/sample.c does the same
-// steps in the same order. Control flow around the barriers depends on
+// (elements t, t + 256, t + 512 ... below v: neighbouring threads read
+// neighbouring words). Every sum is the chunk's in that order, then the
+// pairwise tree below; cpu/sample.c does the same steps in the same order. Control flow around the barriers depends on
 // the parameters and the row only (uniform); what the reductions find
 // (a bad row, the thresholds) is data, and thread 0 decides at the end.
 // Library: philox.
 
 struct Params {
-    rows: u32, v: u32, chunk: u32, x_offset: u32,
+    rows: u32, v: u32, pad0: u32, x_offset: u32,
     out_offset: u32, step_offset: u32, has_step: u32, top_k: u32,
     key0: u32, key1: u32, inv_temp: f32, top_p: f32,
 }
@@ -73,14 +73,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         return;
     }
     let base = p.x_offset + row * p.v;
-    let lo = min(lid * p.chunk, p.v);
-    let hi = min(lo + p.chunk, p.v);
 
     // The largest key (first index on ties) and whether a NaN or +inf is seen.
     var best = 0u;
     var best_i = 0xffffffffu;
     var bad = 0u;
-    for (var i = lo; i < hi; i++) {
+    for (var i = lid; i < p.v; i += WG) {
         let bits = bitcast<u32>(x[base + i]);
         if ((bits & 0x7fffffffu) >= 0x7f800000u && bits != 0xff800000u) {
             bad = 1u;
@@ -123,7 +121,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         for (var bit = 31; bit >= 0; bit--) {
             let cand = thr | (1u << u32(bit));
             var c = 0u;
-            for (var i = lo; i < hi; i++) {
+            for (var i = lid; i < p.v; i += WG) {
                 c += select(0u, 1u, ordered(x[base + i]) >= cand);
             }
             red_u[lid] = c;
@@ -136,7 +134,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     // top_p of the kept total.
     if (!greedy && p.top_p < 1.0) {
         var s0 = 0.0;
-        for (var i = lo; i < hi; i++) {
+        for (var i = lid; i < p.v; i += WG) {
             let l = x[base + i];
             s0 += select(0.0, weight(l, mx), ordered(l) >= thr);
         }
@@ -147,7 +145,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
             let cand = tp | (1u << u32(bit));
             let cut = max(cand, thr);
             var s = 0.0;
-            for (var i = lo; i < hi; i++) {
+            for (var i = lid; i < p.v; i += WG) {
                 let l = x[base + i];
                 s += select(0.0, weight(l, mx), ordered(l) >= cut);
             }
@@ -161,7 +159,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     // The draw: each chunk's kept weights, then thread 0 walks them.
     var part = 0.0;
     if (!greedy) {
-        for (var i = lo; i < hi; i++) {
+        for (var i = lid; i < p.v; i += WG) {
             let l = x[base + i];
             part += select(0.0, weight(l, mx), ordered(l) >= thr);
         }
@@ -207,9 +205,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
                 acc += red_f[c];
             }
         }
-        let clo = min(chosen * p.chunk, p.v);
-        let chi = min(clo + p.chunk, p.v);
-        for (var i = clo; i < chi; i++) {
+        for (var i = chosen; i < p.v; i += WG) {
             let l = x[base + i];
             let w = select(0.0, weight(l, mx), ordered(l) >= thr);
             if (w > 0.0) {
