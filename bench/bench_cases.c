@@ -160,6 +160,20 @@ static wt_status run_layernorm(wt_tensor *const *in, const int64_t *p, wt_tensor
     return wt_layer_norm(in[0], 1, in[1], in[2], LAYERNORM_EPS, out);
 }
 
+/* The same on f16 rows: half the bytes each way. */
+static void plan_softmax_f16(const int64_t *p, bench_plan *plan)
+{
+    plan_softmax(p, plan);
+    plan->input_dtype = WT_F16;
+    plan->work = 2.0 * 2.0 * (double)p[0] * (double)p[1];
+}
+static void plan_layernorm_f16(const int64_t *p, bench_plan *plan)
+{
+    plan_layernorm(p, plan);
+    plan->input_dtype = WT_F16;
+    plan->work = 2.0 * 2.0 * (double)p[0] * (double)p[1] + 2.0 * 2.0 * (double)p[1];
+}
+
 static void plan_rmsnorm(const int64_t *p, bench_plan *plan)
 {
     plan_softmax(p, plan);
@@ -243,6 +257,49 @@ static void plan_gemv_f16(const int64_t *p, bench_plan *plan)
     plan_gemv(p, plan);
     plan->input_dtype = WT_F16;
     plan->work /= 2.0;
+}
+
+/* --- quantised weights: the fused dequantise-GEMV of decode --- */
+
+/* params: rows N, cols K: y [1, N] = x [1, K] @ W^T with W [N, K] in
+ * ggml blocks, counted in the weight's quantised bytes (plus x and y),
+ * rotating through at least 256 MB of weights so that none is served
+ * from a GPU's L2. */
+static void plan_gemv_quant(const int64_t *p, bench_plan *plan, wt_quant_type type)
+{
+    plan->ninputs = 2;
+    plan->inputs[0] = shape2(p[0], p[1]);
+    plan->inputs[1] = shape2(1, p[1]);
+    plan->quant_type = (int)type;
+    plan->rotate_bytes = 256.0 * 1024 * 1024;
+    snprintf(plan->label, sizeof plan->label, "%lldx%lld", (long long)p[0], (long long)p[1]);
+    const double elems = type == WT_QUANT_Q4_K || type == WT_QUANT_Q6_K ? 256.0 : 32.0;
+    const double bytes = type == WT_QUANT_Q8_0 ? 34.0 : type == WT_QUANT_Q4_0 ? 18.0 : type == WT_QUANT_Q4_K ? 144.0 : 210.0;
+    plan->work = (double)p[0] * (double)p[1] / elems * bytes + 4.0 * ((double)p[0] + (double)p[1]);
+}
+static void plan_gemv_q8_0(const int64_t *p, bench_plan *plan) { plan_gemv_quant(p, plan, WT_QUANT_Q8_0); }
+static void plan_gemv_q4_0(const int64_t *p, bench_plan *plan) { plan_gemv_quant(p, plan, WT_QUANT_Q4_0); }
+static void plan_gemv_q4_k(const int64_t *p, bench_plan *plan) { plan_gemv_quant(p, plan, WT_QUANT_Q4_K); }
+static void plan_gemv_q6_k(const int64_t *p, bench_plan *plan) { plan_gemv_quant(p, plan, WT_QUANT_Q6_K); }
+static wt_status run_gemv_q8_0(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    (void)p;
+    return wt_linear_quant(in[1], in[0], WT_QUANT_Q8_0, NULL, out);
+}
+static wt_status run_gemv_q4_0(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    (void)p;
+    return wt_linear_quant(in[1], in[0], WT_QUANT_Q4_0, NULL, out);
+}
+static wt_status run_gemv_q4_k(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    (void)p;
+    return wt_linear_quant(in[1], in[0], WT_QUANT_Q4_K, NULL, out);
+}
+static wt_status run_gemv_q6_k(wt_tensor *const *in, const int64_t *p, wt_tensor **out)
+{
+    (void)p;
+    return wt_linear_quant(in[1], in[0], WT_QUANT_Q6_K, NULL, out);
 }
 
 /* params: m, n, k. x [m, k] @ w^T for w stored [n, k]: a linear layer's
@@ -330,6 +387,10 @@ static const bench_case cases[] = {
      plan_layernorm, run_layernorm, false},
     {"rmsnorm", "rmsnorm over the last axis, weight [cols]", BENCH_BYTES, plan_rmsnorm,
      run_rmsnorm, false},
+    {"softmax_f16", "softmax over the last axis of [rows, cols], f16 (f32 arithmetic)", BENCH_BYTES,
+     plan_softmax_f16, run_softmax, false},
+    {"layernorm_f16", "layernorm over the last axis, f16 x, weight and bias (f32 arithmetic)",
+     BENCH_BYTES, plan_layernorm_f16, run_layernorm, false},
     {"transpose", "transpose of [rows, cols] + contiguous copy", BENCH_BYTES, plan_transpose,
      run_transpose, false},
     {"matmul", "[m, k] @ [k, n]", BENCH_FLOPS, plan_matmul, run_matmul, false},
@@ -340,6 +401,14 @@ static const bench_case cases[] = {
     {"matmul_nt", "[m, k] @ [n, k]^T, the linear layout", BENCH_FLOPS, plan_matmul_nt,
      run_matmul_nt, false},
     {"gemv_f16", "[rows, cols] @ [cols], f16", BENCH_BYTES, plan_gemv_f16, run_matmul, false},
+    {"gemv_q8_0", "[1, cols] @ [rows, cols]^T, Q8_0 weight (quantised bytes)", BENCH_BYTES, plan_gemv_q8_0,
+     run_gemv_q8_0, false},
+    {"gemv_q4_0", "[1, cols] @ [rows, cols]^T, Q4_0 weight (quantised bytes)", BENCH_BYTES, plan_gemv_q4_0,
+     run_gemv_q4_0, false},
+    {"gemv_q4_k", "[1, cols] @ [rows, cols]^T, Q4_K weight (quantised bytes)", BENCH_BYTES, plan_gemv_q4_k,
+     run_gemv_q4_k, false},
+    {"gemv_q6_k", "[1, cols] @ [rows, cols]^T, Q6_K weight (quantised bytes)", BENCH_BYTES, plan_gemv_q6_k,
+     run_gemv_q6_k, false},
     {"add_chain", "chain of dependent adds of small vectors: time per op", BENCH_BYTES,
      plan_add_chain, run_add_chain, true},
     {"conv2d", "conv2d [n, c, h, w] * [o, c, 3, 3], padding 1", BENCH_FLOPS, plan_conv2d, run_conv2d, false},
@@ -360,6 +429,8 @@ static const bench_item quick_items[] = {
     {"rowsum", {1024, 1024}},
     {"softmax", {1024, 1024}},
     {"layernorm", {1024, 1024}},
+    {"softmax_f16", {1024, 1024}},
+    {"layernorm_f16", {1024, 1024}},
     {"rmsnorm", {1024, 1024}},
     {"transpose", {1024, 1024}},
     {"matmul", {256, 256, 256}},
@@ -369,6 +440,8 @@ static const bench_item quick_items[] = {
     {"matmul_f16", {256, 256, 256}},
     {"matmul_nt", {256, 256, 256}},
     {"gemv_f16", {1024, 1024}},
+    {"gemv_q8_0", {1024, 1024}},
+    {"gemv_q4_0", {1024, 1024}},
     {"conv2d", {2, 16, 28, 16}},
 };
 
@@ -383,6 +456,8 @@ static const bench_item default_items[] = {
     {"rowsum", {4096, 4096}},
     {"softmax", {4096, 4096}},
     {"layernorm", {4096, 4096}},
+    {"softmax_f16", {4096, 4096}},
+    {"layernorm_f16", {4096, 4096}},
     {"rmsnorm", {4096, 4096}},
     {"transpose", {4096, 4096}},
     {"matmul", {1024, 1024, 1024}},
@@ -392,6 +467,10 @@ static const bench_item default_items[] = {
     {"matmul_f16", {1024, 1024, 1024}},
     {"matmul_nt", {1024, 1024, 1024}},
     {"gemv_f16", {4096, 4096}},
+    {"gemv_q8_0", {4096, 4096}},
+    {"gemv_q4_0", {4096, 4096}},
+    {"gemv_q4_k", {4096, 4096}},
+    {"gemv_q6_k", {4096, 4096}},
     {"conv2d", {8, 64, 56, 64}},
 };
 
@@ -406,6 +485,8 @@ static const bench_item large_items[] = {
     {"rowsum", {32768, 4096}},
     {"softmax", {32768, 4096}},
     {"layernorm", {32768, 4096}},
+    {"softmax_f16", {32768, 4096}},
+    {"layernorm_f16", {32768, 4096}},
     {"rmsnorm", {32768, 4096}},
     {"transpose", {32768, 4096}},
     {"matmul", {1024, 1024, 1024}},
@@ -416,6 +497,13 @@ static const bench_item large_items[] = {
     {"matmul_f16", {4096, 4096, 4096}},
     {"matmul_nt", {8192, 4096, 4096}},
     {"gemv_f16", {4096, 4096}},
+    {"gemv_q8_0", {14336, 4096}},
+    {"gemv_q4_0", {14336, 4096}},
+    {"gemv_q4_k", {14336, 4096}},
+    {"gemv_q6_k", {14336, 4096}},
+    {"gemv_q8_0", {4096, 14336}},
+    {"gemv_q4_0", {4096, 14336}},
+    {"gemv_q4_k", {4096, 14336}},
     {"conv2d", {32, 64, 56, 64}},
     {"conv2d_f16", {32, 64, 56, 64}},
     {"attention", {1, 32, 8, 2048}},

@@ -161,6 +161,48 @@ static wt_status input_from_floats(wt_context *ctx, wt_dtype dtype, const bench_
     return s;
 }
 
+/* ggml's block sizes (webtensor.h, "quantised weights"): elements, bytes,
+ * and where the f16 scales sit. */
+static void quant_block(int type, int *elems, int *bytes)
+{
+    *elems = type == WT_QUANT_Q4_K || type == WT_QUANT_Q6_K ? 256 : 32;
+    *bytes = type == WT_QUANT_Q8_0 ? 34 : type == WT_QUANT_Q4_0 ? 18 : type == WT_QUANT_Q4_K ? 144 : 210;
+}
+
+/* Bytes of the quantised weight [n, k] of type. */
+static double quant_bytes(int type, const bench_shape *shape)
+{
+    int elems, bytes;
+    quant_block(type, &elems, &bytes);
+    return (double)shape_numel(shape) / elems * bytes;
+}
+
+/* A quantised weight of random blocks: random quants, scales of small
+ * finite f16 values (so that every product is finite). */
+static wt_status quant_input(wt_context *ctx, int type, const bench_shape *shape, uint64_t seed, wt_tensor **out)
+{
+    int elems, bytes;
+    quant_block(type, &elems, &bytes);
+    const int64_t n = shape->dims[0], k = shape->dims[1], blocks = n * (k / elems);
+    uint8_t *host = malloc((size_t)(blocks * bytes));
+    if (!host) return WT_ERR_OUT_OF_MEMORY;
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int64_t i = 0; i < blocks * bytes; i++) {
+        s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
+        host[i] = (uint8_t)((s * 0x2545F4914F6CDD1Dull) >> 56);
+    }
+    const uint16_t scale = 0x2000; /* f16 2^-7 */
+    for (int64_t b = 0; b < blocks; b++) {
+        uint8_t *blk = host + b * bytes;
+        const int at = type == WT_QUANT_Q6_K ? 208 : 0;
+        blk[at] = (uint8_t)(scale & 0xff), blk[at + 1] = (uint8_t)(scale >> 8);
+        if (type == WT_QUANT_Q4_K) blk[2] = (uint8_t)(scale & 0xff), blk[3] = (uint8_t)(scale >> 8);
+    }
+    wt_status st = wt_quant_from_blocks(ctx, (wt_quant_type)type, n, k, host, (size_t)(blocks * bytes), out);
+    free(host);
+    return st;
+}
+
 static wt_status inputs_create(wt_context *ctx, const bench_plan *plan, int item_index,
                                bench_inputs *in, bench_result *res)
 {
@@ -168,10 +210,14 @@ static wt_status inputs_create(wt_context *ctx, const bench_plan *plan, int item
     int64_t largest = 0;
     for (int i = 0; i < plan->ninputs; i++) {
         int64_t n = shape_numel(&plan->inputs[i]);
-        set_bytes += (plan->input_dtype == WT_F16 ? 2.0 : 4.0) * (double)n;
+        if (plan->quant_type && i == 0)
+            set_bytes += quant_bytes(plan->quant_type, &plan->inputs[i]);
+        else
+            set_bytes += (plan->input_dtype == WT_F16 ? 2.0 : 4.0) * (double)n;
         if (n > largest) largest = n;
     }
-    int sets = set_bytes > 0 ? (int)ceil(ROTATE_BYTES / set_bytes) : 1;
+    const double rotate = plan->rotate_bytes > 0 ? plan->rotate_bytes : ROTATE_BYTES;
+    int sets = set_bytes > 0 ? (int)ceil(rotate / set_bytes) : 1;
     if (sets < 1) sets = 1;
     if (sets > MAX_SETS) sets = MAX_SETS;
 
@@ -189,9 +235,14 @@ static wt_status inputs_create(wt_context *ctx, const bench_plan *plan, int item
         in->sets = set + 1;
         for (int i = 0; i < plan->ninputs && s == WT_OK; i++) {
             const bench_shape *shape = &plan->inputs[i];
-            fill_random(host, shape_numel(shape),
-                        (uint64_t)item_index * 1000003u + (uint64_t)set * 101u + (uint64_t)i + 1u);
-            s = input_from_floats(ctx, plan->input_dtype, shape, host, &in->t[set][i]);
+            const uint64_t seed = (uint64_t)item_index * 1000003u + (uint64_t)set * 101u + (uint64_t)i + 1u;
+            if (plan->quant_type && i == 0) {
+                s = quant_input(ctx, plan->quant_type, shape, seed, &in->t[set][i]);
+                if (s != WT_OK) record_error(res, s, "inputs");
+                continue;
+            }
+            fill_random(host, shape_numel(shape), seed);
+            s = input_from_floats(ctx, plan->quant_type ? WT_F32 : plan->input_dtype, shape, host, &in->t[set][i]);
             if (s != WT_OK) record_error(res, s, "inputs");
         }
     }
@@ -693,6 +744,13 @@ int bench_main(int argc, char **argv)
     }
     bench_report_finish(&report);
     for (int b = 0; opt.profile && b < nb; b++) bench_print_profile(ctx[b], runs[b].name);
+    /* After the cases: which f16 path the kernels took and what the matrix
+     * units ran (chosen at the first f16 kernel, so not known before). */
+    for (int b = 0; b < nb; b++) {
+        wt_context_info ci;
+        if (runs[b].backend == WT_BACKEND_WEBGPU && wt_context_get_info(ctx[b], &ci) == WT_OK)
+            printf("%s features: %s\n", runs[b].name, ci.features);
+    }
     if (report.csv) fclose(report.csv);
     if (report.json) fclose(report.json);
     for (int b = 0; b < nb; b++) wt_context_destroy(ctx[b]);

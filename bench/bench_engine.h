@@ -45,6 +45,12 @@ typedef struct bench_plan {
     int ops_per_run;    /* ops one run() performs (a dependent chain: its length) */
     double check_atol;  /* absolute slack when backends' outputs are compared */
     wt_dtype input_dtype; /* of every input (WT_F32 unless the plan says otherwise) */
+    /* Non-zero: input 0 ([N, K]) is a quantised weight of this
+     * wt_quant_type, random blocks with finite scales; the others f32. */
+    int quant_type;
+    /* Bytes of inputs to rotate through at least (0: the engine's
+     * default), for cases whose inputs must not sit in a GPU's L2. */
+    double rotate_bytes;
 } bench_plan;
 
 typedef struct bench_case {

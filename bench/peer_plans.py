@@ -50,6 +50,16 @@ def plan_layernorm(p):
     return [(r, c), (c,), (c,)], f"{r}x{c}", 8.0 * r * c + 8.0 * c, 1
 
 
+def plan_softmax_f16(p):
+    r, c = p
+    return [(r, c)], f"{r}x{c}", 4.0 * r * c, 1
+
+
+def plan_layernorm_f16(p):
+    r, c = p
+    return [(r, c), (c,), (c,)], f"{r}x{c}", 4.0 * r * c + 4.0 * c, 1
+
+
 def plan_rmsnorm(p):
     r, c = p
     return [(r, c), (c,)], f"{r}x{c}", 8.0 * r * c + 4.0 * c, 1

@@ -26,31 +26,26 @@
         }                                                                                 \
     } while (0)
 
-/* Parameters, their AdamW moments, and the data. */
+/* Parameters, the optimizer that updates them, and the data. */
 typedef struct model {
     wt_tensor *w1, *b1, *w2, *b2;
-    wt_tensor *m[4], *v[4];
+    wt_optimizer *opt;
     wt_tensor *x, *y;
 } model;
 
-static wt_status param(wt_context *ctx, int ndim, const int64_t *shape, double scale, uint64_t seed,
-                       wt_tensor **p, wt_tensor **m, wt_tensor **v)
+static wt_status param(wt_context *ctx, int ndim, const int64_t *shape, double scale, uint64_t seed, wt_tensor **p)
 {
     wt_tensor *r = NULL;
     TRY(wt_tensor_randn(ctx, WT_F32, ndim, shape, seed, &r));
     wt_status st = wt_mul_scalar(r, scale, p); /* a leaf: made, then marked */
     wt_tensor_release(r);
     TRY(st);
-    TRY(wt_tensor_set_requires_grad(*p, true));
-    TRY(wt_tensor_zeros(ctx, WT_F32, ndim, shape, m));
-    return wt_tensor_zeros(ctx, WT_F32, ndim, shape, v);
+    return wt_tensor_set_requires_grad(*p, true);
 }
 
 /* One step: forward, loss, backward, AdamW; every temporary in a scope. */
-static wt_status step(wt_context *ctx, model *md, int64_t t, double *loss_out)
+static wt_status step(wt_context *ctx, model *md, double *loss_out)
 {
-    wt_tensor *params[4] = {md->w1, md->b1, md->w2, md->b2};
-    for (int i = 0; i < 4; i++) TRY(wt_tensor_zero_grad(params[i]));
     wt_scope *s = NULL;
     TRY(wt_scope_begin(ctx, &s));
     wt_tensor *h = NULL, *a = NULL, *p = NULL, *d = NULL, *sq = NULL, *loss = NULL;
@@ -63,19 +58,11 @@ static wt_status step(wt_context *ctx, model *md, int64_t t, double *loss_out)
     if (st == WT_OK) st = wt_backward(loss);
     float l = NAN;
     if (st == WT_OK) st = wt_tensor_read(loss, &l, sizeof l);
-    wt_adamw_options o;
-    wt_adamw_options_init(&o);
-    o.lr = 0.02;
-    o.weight_decay = 0;
-    /* The update writes the parameters in place: not recorded. */
-    if (st == WT_OK) st = wt_no_grad_begin(ctx);
-    for (int i = 0; i < 4 && st == WT_OK; i++) {
-        wt_tensor *g = NULL;
-        st = wt_tensor_grad(params[i], &g);
-        if (st == WT_OK) st = wt_adamw_step(params[i], g, md->m[i], md->v[i], t, &o);
-    }
-    wt_no_grad_end(ctx);
-    wt_scope_end(s); /* h, a, p, d, sq, loss and the gradients' handles */
+    /* The update writes the parameters in place (recording off inside);
+     * their gradients are then dropped for the next step. */
+    if (st == WT_OK) st = wt_optimizer_step(md->opt);
+    if (st == WT_OK) st = wt_optimizer_zero_grad(md->opt);
+    wt_scope_end(s); /* h, a, p, d, sq and loss */
     *loss_out = l;
     return st;
 }
@@ -134,21 +121,27 @@ int main(int argc, char **argv)
     const int64_t sx[2] = {N, 1}, s1[2] = {H, 1}, sb1[1] = {H}, s2[2] = {1, H}, sb2[1] = {1};
     wt_status st = wt_tensor_from_data(ctx, WT_F32, 2, sx, xv, &md.x);
     if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 2, sx, yv, &md.y);
-    if (st == WT_OK) st = param(ctx, 2, s1, 1.0, 1, &md.w1, &md.m[0], &md.v[0]);
-    if (st == WT_OK) st = param(ctx, 1, sb1, 0.5, 2, &md.b1, &md.m[1], &md.v[1]);
-    if (st == WT_OK) st = param(ctx, 2, s2, 0.3, 3, &md.w2, &md.m[2], &md.v[2]);
-    if (st == WT_OK) st = param(ctx, 1, sb2, 0.0, 4, &md.b2, &md.m[3], &md.v[3]);
+    if (st == WT_OK) st = param(ctx, 2, s1, 1.0, 1, &md.w1);
+    if (st == WT_OK) st = param(ctx, 1, sb1, 0.5, 2, &md.b1);
+    if (st == WT_OK) st = param(ctx, 2, s2, 0.3, 3, &md.w2);
+    if (st == WT_OK) st = param(ctx, 1, sb2, 0.0, 4, &md.b2);
+    wt_adamw_options o;
+    wt_adamw_options_init(&o);
+    o.lr = 0.02;
+    o.weight_decay = 0;
+    wt_tensor *params[4] = {md.w1, md.b1, md.w2, md.b2};
+    if (st == WT_OK) st = wt_optimizer_create_adamw(4, params, &o, &md.opt);
     double loss = NAN, first = NAN;
     for (int t = 1; st == WT_OK && t <= steps; t++) {
-        st = step(ctx, &md, t, &loss);
+        st = step(ctx, &md, &loss);
         if (t == 1) first = loss;
         if (st == WT_OK && (t == 1 || t % 50 == 0)) printf("step %4d  loss %.5f\n", t, loss);
     }
     double worst = INFINITY;
     if (st == WT_OK) st = gradient_check(ctx, &worst);
     if (st == WT_OK) printf("gradient check of tanh * c: worst relative error %.2e\n", worst);
-    wt_tensor *all[] = {md.w1, md.b1, md.w2, md.b2, md.x, md.y, md.m[0], md.m[1], md.m[2], md.m[3],
-                        md.v[0], md.v[1], md.v[2], md.v[3]};
+    wt_optimizer_release(md.opt);
+    wt_tensor *all[] = {md.w1, md.b1, md.w2, md.b2, md.x, md.y};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
     wt_context_destroy(ctx);
     if (st != WT_OK) {

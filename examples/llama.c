@@ -15,7 +15,8 @@
  * which: tied embeddings, RoPE scaling, biases, BF16, shards, EOS ids), e.g.
  * as written by bench/llama_ref.py make or transformers' save_pretrained,
  * or a GGUF file (--model FILE.gguf; llama_gguf.h: F32 / F16 / BF16 and
- * Q8_0 / Q4_0 weights, the latter kept in blocks and run quantised).
+ * Q8_0 / Q4_0 / Q4_K / Q6_K weights, the latter kept in blocks and run
+ * quantised).
  * Every weight is loaded once onto the device in
  * --dtype and stays there; activations have that dtype too (f16 ops
  * accumulate in f32). The KV cache of each layer (f32) is allocated once,
@@ -177,25 +178,12 @@ static wt_status rope_scaled(const llama *m, const wt_tensor *y4, const step_at 
     return wt_add(a, b, out);
 }
 
-/* h [batch * S, D] -> heads [batch, n, S, head_dim] (a transposed view),
- * rotated when rope: positions at.. . Rotated heads are f32 whatever the
- * weights' dtype: rope computes in f32, the KV cache is f32 and attention
- * takes f32 q, so f16 projections are converted once here rather than to
- * f32 and back around rope and again for the cache and for attention
- * (four conversions fewer a layer). */
-static wt_status project_heads(const llama *m, const wt_tensor *h, const wt_tensor *w, const wt_tensor *bias,
-                               int64_t n, bool rope, const step_at *at, wt_tensor **out)
+/* Heads [batch, S, n, head_dim] (a view of the joined projection) ->
+ * [batch, n, S, head_dim] (a transposed view), rotated when rope:
+ * positions at.. . */
+static wt_status heads_of(const llama *m, wt_tensor *y4, bool rope, const step_at *at, wt_tensor **out)
 {
-    wt_tensor *y, *y4, *r = NULL;
-    const int64_t S = wt_tensor_shape(h)[0] / m->batch;
-    const int64_t shape[4] = {m->batch, S, n, m->c.head_dim};
-    TRY(llama_linear(m, h, w, bias, &y));
-    if (rope && wt_tensor_dtype(y) != WT_F32) {
-        wt_tensor *y32;
-        TRY(wt_cast(y, WT_F32, &y32));
-        y = y32;
-    }
-    TRY(wt_reshape(y, 4, shape, &y4));
+    wt_tensor *r = NULL;
     if (rope && m->rope_rot) {
         TRY(rope_scaled(m, y4, at, &r));
     } else if (rope) {
@@ -217,11 +205,26 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
 {
     const llama_config *c = &m->c;
     const int64_t S = wt_tensor_shape(x)[0] / m->batch;
-    wt_tensor *h, *q, *k, *v, *kdst, *vdst, *kall, *vall, *a, *heads_last, *ac, *a2;
+    wt_tensor *h, *y, *y4, *q4, *k4, *v4, *q, *k, *v, *kdst, *vdst, *kall, *vall, *a, *heads_last, *ac, *a2;
     TRY(wt_rms_norm(x, 1, ly->in_norm, c->eps, &h));
-    TRY(project_heads(m, h, ly->q, ly->q_bias, c->heads, true, at, &q));
-    TRY(project_heads(m, h, ly->k, ly->k_bias, c->kv_heads, true, at, &k));
-    TRY(project_heads(m, h, ly->v, ly->v_bias, c->kv_heads, false, at, &v));
+    /* One GEMV for q, k and v (their weights joined at load); the heads
+     * are views of its rows. They are f32 whatever the weights' dtype:
+     * rope computes in f32, the KV cache is f32 and attention takes f32
+     * q, so an f16 projection is converted once, here. */
+    TRY(llama_linear(m, h, ly->qkv, ly->qkv_bias, &y));
+    if (wt_tensor_dtype(y) != WT_F32) {
+        wt_tensor *y32;
+        TRY(wt_cast(y, WT_F32, &y32));
+        y = y32;
+    }
+    const int64_t shape[4] = {m->batch, S, c->heads + 2 * c->kv_heads, c->head_dim};
+    TRY(wt_reshape(y, 4, shape, &y4));
+    TRY(wt_slice(y4, 2, 0, c->heads, 1, &q4));
+    TRY(wt_slice(y4, 2, c->heads, c->heads + c->kv_heads, 1, &k4));
+    TRY(wt_slice(y4, 2, c->heads + c->kv_heads, c->heads + 2 * c->kv_heads, 1, &v4));
+    TRY(heads_of(m, q4, true, at, &q));
+    TRY(heads_of(m, k4, true, at, &k));
+    TRY(heads_of(m, v4, false, at, &v));
     /* Causal, aligned to the end of the keys: query s sees keys <= start + s. */
     wt_attention_options ao;
     wt_attention_options_init(&ao);
@@ -252,10 +255,12 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
 static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, const step_at *at, wt_tensor **out)
 {
     (void)at;
-    wt_tensor *h, *g, *u, *sg, *p;
+    wt_tensor *h, *gu, *g, *u, *sg, *p;
+    const int64_t I = m->c.hidden;
     TRY(wt_rms_norm(x, 1, ly->post_norm, m->c.eps, &h));
-    TRY(llama_linear(m, h, ly->gate, ly->gate_bias, &g));
-    TRY(llama_linear(m, h, ly->up, ly->up_bias, &u));
+    TRY(llama_linear(m, h, ly->gate_up, ly->gate_up_bias, &gu)); /* one GEMV: gate and up joined at load */
+    TRY(wt_slice(gu, 1, 0, I, 1, &g));
+    TRY(wt_slice(gu, 1, I, 2 * I, 1, &u));
     TRY(wt_silu(g, &sg));
     TRY(wt_mul(sg, u, &p));
     return llama_linear(m, p, ly->down, ly->down_bias, out);
@@ -770,7 +775,7 @@ int main(int argc, char **argv)
            "%.1f MB of %s weights loaded in %.2f s\n",
            model_dir, (long long)m.c.layers, (long long)m.c.dim, (long long)m.c.heads, (long long)m.c.kv_heads,
            (long long)m.c.hidden, (long long)m.c.vocab, m.weight_bytes / 1e6, dtype_name, now() - t0);
-    if (m.n_quant > 0) printf("  %d weight matrices kept in ggml blocks (Q8_0 / Q4_0), run by wt_linear_quant\n", m.n_quant);
+    if (m.n_quant > 0) printf("  %d weight matrices kept in ggml blocks, run by wt_linear_quant\n", m.n_quant);
 
     const int64_t pshape[1] = {(int64_t)B * P}, bshape[1] = {B}, tshape[2] = {ntok, B};
     CK(wt_tensor_from_data(ctx, WT_I32, 1, pshape, prompt, &ids));

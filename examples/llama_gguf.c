@@ -11,7 +11,7 @@
 #include "webtensor_io.h"
 
 /* ggml's type ids of the tensors read here */
-enum { GGML_F32 = 0, GGML_F16 = 1, GGML_Q4_0 = 2, GGML_Q8_0 = 8, GGML_BF16 = 30 };
+enum { GGML_F32 = 0, GGML_F16 = 1, GGML_Q4_0 = 2, GGML_Q8_0 = 8, GGML_Q4_K = 12, GGML_Q6_K = 14, GGML_BF16 = 30 };
 
 static bool failf(char *err, size_t err_size, const char *fmt, ...)
 {
@@ -174,12 +174,13 @@ static wt_status load(loader *ld, const char *name, int64_t d0, int64_t d1, int6
     }
     wt_status st;
     wt_tensor *t = NULL;
-    if (info.ggml_type == GGML_Q8_0 || info.ggml_type == GGML_Q4_0) {
+    if (info.ggml_type == GGML_Q8_0 || info.ggml_type == GGML_Q4_0 || info.ggml_type == GGML_Q4_K ||
+        info.ggml_type == GGML_Q6_K) {
         if (ndim != 2) {
             failf(ld->err, ld->err_size, "GGUF tensor %s: a quantised 1-D tensor", name);
             return WT_ERR_UNSUPPORTED;
         }
-        const wt_quant_type type = info.ggml_type == GGML_Q8_0 ? WT_QUANT_Q8_0 : WT_QUANT_Q4_0;
+        const wt_quant_type type = (wt_quant_type)info.ggml_type; /* webtensor's ids are ggml's */
         void *blocks = malloc(info.bytes ? (size_t)info.bytes : 1);
         if (!blocks) return WT_ERR_OUT_OF_MEMORY;
         st = wt_gguf_read_raw(ld->f, name, blocks, (size_t)info.bytes);
@@ -201,7 +202,7 @@ static wt_status load(loader *ld, const char *name, int64_t d0, int64_t d1, int6
         wt_tensor_release(raw);
         if (st == WT_OK && heads > 0) st = unpermute_rows(ld, heads, d0 / heads, &t);
     } else {
-        failf(ld->err, ld->err_size, "GGUF tensor %s has type %s: supported F32, F16, BF16, Q8_0, Q4_0", name,
+        failf(ld->err, ld->err_size, "GGUF tensor %s has type %s: supported F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K", name,
               info.type_name);
         return WT_ERR_UNSUPPORTED;
     }
@@ -210,6 +211,57 @@ static wt_status load(loader *ld, const char *name, int64_t d0, int64_t d1, int6
         return st;
     }
     *out = t;
+    return WT_OK;
+}
+
+/* The quantised type of w among m's weights (its entry in *at), or -1. */
+static int quant_of(const llama *m, const wt_tensor *w, int *at)
+{
+    for (int i = 0; i < m->n_quant; i++)
+        if (m->quant[i].w == w) return *at = i, (int)m->quant[i].type;
+    return -1;
+}
+
+static void forget_quant(llama *m, const wt_tensor *w)
+{
+    int at;
+    if (quant_of(m, w, &at) >= 0) m->quant[at] = m->quant[--m->n_quant];
+}
+
+/* *out = the rows of parts[0..n) in turn (q, k, v; gate, up), as the
+ * forward pass takes them: one GEMV a group. Blocks of one type join as
+ * blocks (each row holds whole blocks); a group of mixed types (llama.cpp's
+ * Q4_K_M keeps some in Q6_K) is made dense in the loader's dtype. The
+ * parts are released. */
+static wt_status join_rows(loader *ld, wt_tensor **parts, int n, wt_tensor **out)
+{
+    llama *m = ld->m;
+    int at, type = quant_of(m, parts[0], &at);
+    bool same = true;
+    for (int i = 1; i < n; i++) same = same && quant_of(m, parts[i], &at) == type;
+    wt_status st = WT_OK;
+    wt_tensor *dense[3] = {NULL, NULL, NULL};
+    if (!same) {
+        for (int i = 0; i < n && st == WT_OK; i++) {
+            const int t = quant_of(m, parts[i], &at);
+            if (t >= 0) st = wt_dequantize(parts[i], (wt_quant_type)t, ld->dtype, &dense[i]);
+            else wt_tensor_retain(dense[i] = parts[i]);
+        }
+    }
+    if (st == WT_OK) st = wt_concat(n, same ? parts : dense, 0, out);
+    for (int i = 0; i < n; i++) wt_tensor_release(dense[i]);
+    if (st != WT_OK) return st;
+    for (int i = 0; i < n; i++) {
+        forget_quant(m, parts[i]);
+        wt_tensor_release(parts[i]);
+        parts[i] = NULL;
+    }
+    if (same && type >= 0) {
+        llama_quant_weight *q = realloc(m->quant, sizeof *q * (size_t)(m->n_quant + 1));
+        if (!q) return WT_ERR_OUT_OF_MEMORY;
+        m->quant = q;
+        q[m->n_quant++] = (llama_quant_weight){*out, (wt_quant_type)type};
+    }
     return WT_OK;
 }
 
@@ -273,6 +325,13 @@ wt_status llama_gguf_load(const char *path, wt_context *ctx, wt_dtype dtype, int
             CK(load(&ld, name, t[i].d0, t[i].d1, t[i].heads, t[i].dst));
             m->decode_bytes += bytes_of(*t[i].dst);
         }
+        wt_tensor *qkv[3] = {y->q, y->k, y->v}, *gate_up[2] = {y->gate, y->up};
+        y->q = y->k = y->v = y->gate = y->up = NULL;
+        st = join_rows(&ld, qkv, 3, &y->qkv);
+        if (st == WT_OK) st = join_rows(&ld, gate_up, 2, &y->gate_up);
+        for (int i = 0; i < 3; i++) wt_tensor_release(qkv[i]); /* NULL unless the join failed */
+        for (int i = 0; i < 2; i++) wt_tensor_release(gate_up[i]);
+        if (st != WT_OK) goto done;
         const int64_t cache_shape[4] = {m->batch, c.kv_heads, max_seq, c.head_dim};
         CK(wt_tensor_zeros(ctx, WT_F32, 4, cache_shape, &y->k_cache));
         CK(wt_tensor_zeros(ctx, WT_F32, 4, cache_shape, &y->v_cache));

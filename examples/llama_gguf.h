@@ -3,8 +3,12 @@
  * from the llama.* metadata, the weights from the tensors llama.cpp names
  * (token_embd, blk.N.attn_q ..., output_norm, output; no output tensor:
  * tied to the embedding), in F32, F16, BF16 (converted to the dtype asked
- * for) or in ggml's Q8_0 and Q4_0 blocks, which stay quantised on the
- * device and run through wt_linear_quant (llama_linear).
+ * for) or in ggml's Q8_0, Q4_0, Q4_K and Q6_K blocks, which stay
+ * quantised on the device and run through wt_linear_quant (llama_linear).
+ * As for a checkpoint, q, k and v are joined into one weight and gate and
+ * up into another (one GEMV each): blocks of one type join as blocks, a
+ * group of mixed types is made dense. The embedding table is made dense
+ * (a tied head keeps the blocks).
  *
  * GGUF stores the rows of attn_q and attn_k permuted: llama.cpp's
  * converter reorders each head's rows from Hugging Face's rotate_half
@@ -35,7 +39,7 @@
 bool llama_gguf_config(const char *path, llama_config *c, char *err, size_t err_size);
 
 /* llama_load for a GGUF file: every weight onto ctx (F32 / F16 / BF16 in
- * dtype, Q8_0 / Q4_0 as blocks), the KV caches of batch sequences of
+ * dtype, quantised ones as blocks), the KV caches of batch sequences of
  * max_seq positions. m->c must hold llama_gguf_config's result. */
 wt_status llama_gguf_load(const char *path, wt_context *ctx, wt_dtype dtype, int64_t batch, int64_t max_seq,
                           llama *m, char *err, size_t err_size);

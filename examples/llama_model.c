@@ -727,7 +727,8 @@ void llama_free(llama *m)
             llama_layer *y = &m->layer[l];
             wt_tensor *all[] = {y->in_norm, y->q, y->k, y->v, y->o, y->post_norm, y->gate, y->up, y->down,
                                 y->q_bias, y->k_bias, y->v_bias, y->o_bias, y->gate_bias, y->up_bias,
-                                y->down_bias, y->k_cache, y->v_cache};
+                                y->down_bias, y->k_cache, y->v_cache, y->qkv, y->qkv_bias, y->gate_up,
+                                y->gate_up_bias};
             for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
         }
         free(m->layer);
@@ -742,6 +743,18 @@ void llama_free(llama *m)
     llama_config c = m->c;
     memset(m, 0, sizeof *m);
     m->c = c;
+}
+
+/* *out = the rows of *a, *b (and *c) in turn; the parts are released. */
+static wt_status join_rows(wt_tensor **a, wt_tensor **b, wt_tensor **c, wt_tensor **out)
+{
+    wt_tensor *parts[3] = {*a, *b, c ? *c : NULL};
+    wt_status st = wt_concat(c ? 3 : 2, parts, 0, out);
+    if (st != WT_OK) return st;
+    for (int i = 0; i < 3; i++) wt_tensor_release(parts[i]);
+    *a = *b = NULL;
+    if (c) *c = NULL;
+    return WT_OK;
 }
 
 #define CK(call)                                  \
@@ -811,6 +824,10 @@ wt_status llama_load(const char *dir, wt_context *ctx, wt_dtype dtype, int64_t b
             CK(load_weight(&w, ctx, dtype, name, t[i].ndim, t[i].d0, t[i].d1, t[i].dst, err, err_size));
             m->decode_bytes += (uint64_t)wt_tensor_numel(*t[i].dst) * es;
         }
+        CK(join_rows(&y->q, &y->k, &y->v, &y->qkv));
+        CK(join_rows(&y->gate, &y->up, NULL, &y->gate_up));
+        if (c.qkv_bias) CK(join_rows(&y->q_bias, &y->k_bias, &y->v_bias, &y->qkv_bias));
+        if (c.mlp_bias) CK(join_rows(&y->gate_bias, &y->up_bias, NULL, &y->gate_up_bias));
         /* The cache is f32 for f16 weights too: the f16 keys and values
          * are exact in f32, and attention over f16 keys would convert the
          * whole cached prefix to f32 on every step. */

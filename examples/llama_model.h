@@ -46,8 +46,13 @@ typedef struct llama_config {
 } llama_config;
 
 typedef struct llama_layer {
+    /* As the checkpoint has them while loading; then q, k, v are joined
+     * into qkv [q_dim + 2 kv_dim, dim] and gate, up into gate_up [2 hidden,
+     * dim] (their biases too), so that a step runs one GEMV for each group
+     * (the parts are NULL after the load). */
     wt_tensor *in_norm, *q, *k, *v, *o, *post_norm, *gate, *up, *down;
     wt_tensor *q_bias, *k_bias, *v_bias, *o_bias, *gate_bias, *up_bias, *down_bias; /* NULL when absent */
+    wt_tensor *qkv, *qkv_bias, *gate_up, *gate_up_bias;
     wt_tensor *k_cache, *v_cache; /* [batch, KV, max_seq, head_dim], f32 */
 } llama_layer;
 

@@ -7,9 +7,9 @@
  *   final norm, output head tied to the token embeddings, cross-entropy
  *
  * The forward pass is written with the ordinary ops; wt_backward gives the
- * parameters' gradients and wt_adamw_step updates them in place, with a
- * linear warm-up and a cosine decay of the learning rate computed on the
- * host each step. Every step runs in a scope, so its temporaries (and the
+ * parameters' gradients and an AdamW optimizer (wt_optimizer) updates them
+ * in place, with a linear warm-up and a cosine decay of the learning rate
+ * (its schedule). Every step runs in a scope, so its temporaries (and the
  * tape that refers to them) are released together at its end: the memory
  * held stays constant from step to step. The progress lines show it, and
  * the run fails if the live tensors, live bytes or pooled bytes at the
@@ -71,7 +71,6 @@
 #include <time.h>
 
 #define DEFAULT_DATA "/usr/share/games/fortunes"
-#define PI 3.14159265358979323846
 
 /* ---------------------------------------------------------------- corpus */
 
@@ -241,11 +240,10 @@ typedef struct config {
     bool rms; /* rms_norm instead of layer_norm */
 } config;
 
-/* A parameter with its AdamW state; decay: weight decay applies (matrices
- * and embeddings, not biases or norm weights, as GPT-2's training does). */
+/* A parameter; decay: weight decay applies (matrices and embeddings, not
+ * biases or norm weights, as GPT-2's training does). */
 typedef struct param {
-    wt_tensor *t, *m, *v;
-    wt_tensor *grad; /* this step's gradient, owned by the step's scope */
+    wt_tensor *t;
     bool decay;
 } param;
 
@@ -262,6 +260,7 @@ typedef struct model {
     param *params;
     int nparams;
     uint64_t seed;
+    wt_optimizer *opt; /* AdamW over every parameter, its moments */
 } model;
 
 enum init { INIT_NORMAL, INIT_ZEROS, INIT_ONES };
@@ -282,8 +281,6 @@ static wt_tensor *new_param(model *md, int ndim, int64_t d0, int64_t d1, enum in
         st = wt_tensor_full(md->ctx, WT_F32, ndim, shape, init == INIT_ONES ? 1.0 : 0.0, &t);
     }
     if (st == WT_OK) st = wt_tensor_set_requires_grad(t, true);
-    if (st == WT_OK) st = wt_tensor_zeros(md->ctx, WT_F32, ndim, shape, &p->m);
-    if (st == WT_OK) st = wt_tensor_zeros(md->ctx, WT_F32, ndim, shape, &p->v);
     p->t = t;
     p->decay = decay;
     md->nparams++; /* model_free releases what was made, even on failure */
@@ -296,11 +293,8 @@ static wt_tensor *new_param(model *md, int ndim, int64_t d0, int64_t d1, enum in
 
 static void model_free(model *md)
 {
-    for (int i = 0; i < md->nparams; i++) {
-        wt_tensor_release(md->params[i].t);
-        wt_tensor_release(md->params[i].m);
-        wt_tensor_release(md->params[i].v);
-    }
+    wt_optimizer_release(md->opt);
+    for (int i = 0; i < md->nparams; i++) wt_tensor_release(md->params[i].t);
     free(md->params);
     free(md->blocks);
 }
@@ -409,38 +403,53 @@ static wt_tensor *loss_of(step *a, const model *md, const int32_t *x, const int3
 
 /* ------------------------------------------------------------- training */
 
-/* Linear warm-up to lr over `warmup` steps, then a cosine down to min_lr
- * at the last step (i counts the steps from 0). */
-static double lr_at(int i, int steps, int warmup, double lr, double min_lr)
+/* AdamW over the parameters, weight decay on those that decay, the
+ * learning rate warmed up linearly over `warmup` steps, then a cosine down
+ * to min_lr at the last step. */
+static int optimizer_init(model *md, int steps, int warmup, double lr, double min_lr, double weight_decay)
 {
-    if (i < warmup) return lr * (i + 1) / warmup;
-    double progress = steps > warmup ? (double)(i - warmup) / (steps - warmup) : 1.0;
-    return min_lr + 0.5 * (lr - min_lr) * (1.0 + cos(PI * progress));
+    wt_tensor **decay = malloc((size_t)md->nparams * sizeof *decay), **rest = malloc((size_t)md->nparams * sizeof *rest);
+    int nd = 0, nr = 0;
+    for (int i = 0; decay && rest && i < md->nparams; i++) {
+        if (md->params[i].decay) decay[nd++] = md->params[i].t;
+        else rest[nr++] = md->params[i].t;
+    }
+    wt_adamw_options adam;
+    wt_adamw_options_init(&adam);
+    adam.beta2 = 0.99; /* small batches of a small corpus: nanoGPT's choice */
+    adam.weight_decay = weight_decay;
+    wt_lr_schedule_options sched;
+    wt_lr_schedule_options_init(&sched);
+    sched.kind = WT_LR_COSINE;
+    sched.lr = lr, sched.min_lr = min_lr, sched.warmup_steps = warmup, sched.total_steps = steps;
+    wt_status st = decay && rest ? wt_optimizer_create_adamw(nd, decay, &adam, &md->opt) : WT_ERR_OUT_OF_MEMORY;
+    if (st == WT_OK && nr > 0) st = wt_optimizer_add_params(md->opt, nr, rest, 0.0);
+    if (st == WT_OK) st = wt_optimizer_set_schedule(md->opt, &sched);
+    free(decay);
+    free(rest);
+    if (st != WT_OK) fprintf(stderr, "error: making the optimizer: %s\n", wt_last_error());
+    return st == WT_OK;
 }
 
-/* Backward from loss, then one AdamW step on every parameter (in place,
- * with recording off) and their gradients dropped. clip > 0: the
- * gradients are first scaled by min(1, clip / (global norm + 1e-6)), as
- * torch.nn.utils.clip_grad_norm_ does, on the device (nothing is read
- * back, so the step does not wait for the GPU). */
-static bool optimize(step *a, model *md, wt_tensor **loss, int64_t t, const wt_adamw_options *base, double clip,
-                     dist_group *grp, bool fail_here)
+/* Backward from loss, then one AdamW step (the optimizer object) on every
+ * parameter and their gradients dropped. Data-parallel: the loss (a copy
+ * off the tape, replacing *loss) and every gradient are averaged over the
+ * ranks in one call, before clipping. clip > 0: the gradients are first
+ * clipped to that global norm, on the device (nothing is read back, so the
+ * step does not wait for the GPU). */
+static bool optimize(step *a, model *md, wt_tensor **loss, int64_t t, double clip, dist_group *grp, bool fail_here)
 {
-    if (!ok(a, wt_backward(*loss)) || !ok(a, wt_no_grad_begin(md->ctx))) return false;
-    wt_tensor *sumsq = NULL, *scale = NULL;
-    for (int i = 0; i < md->nparams && a->st == WT_OK; i++) {
-        param *p = &md->params[i];
-        p->grad = NULL;
-        ok(a, wt_tensor_grad(p->t, &p->grad));
-    }
-    /* Data-parallel: the loss (a copy off the tape) and every gradient
-     * averaged over the ranks, in one call, before clipping. */
-    if (dist_on(grp) && a->st == WT_OK) {
+    if (ok(a, wt_backward(*loss)) && dist_on(grp) && ok(a, wt_no_grad_begin(md->ctx))) {
         wt_tensor **list = malloc((size_t)(md->nparams + 1) * sizeof *list);
         if (!list) ok(a, wt_set_last_error(WT_ERR_OUT_OF_MEMORY, "out of host memory"));
-        for (int i = 0; list && i < md->nparams && a->st == WT_OK; i++)
-            if (!(list[i] = md->params[i].grad))
+        /* Handles sharing the gradients' storage (the step's scope owns
+         * them): the mean is written back into the gradients themselves. */
+        for (int i = 0; list && i < md->nparams && a->st == WT_OK; i++) {
+            list[i] = NULL;
+            ok(a, wt_tensor_grad(md->params[i].t, &list[i]));
+            if (a->st == WT_OK && !list[i])
                 ok(a, wt_set_last_error(WT_ERR_INVALID_ARGUMENT, "a parameter has no gradient"));
+        }
         wt_tensor *mean_loss = OP(a, wt_mul_scalar, *loss, 1.0);
         if (list && a->st == WT_OK) {
             list[md->nparams] = *loss = mean_loss;
@@ -453,29 +462,11 @@ static bool optimize(step *a, model *md, wt_tensor **loss, int64_t t, const wt_a
             }
         }
         free(list);
+        wt_no_grad_end(md->ctx);
     }
-    for (int i = 0; i < md->nparams && a->st == WT_OK; i++) {
-        param *p = &md->params[i];
-        if (p->grad && clip > 0) {
-            wt_tensor *s = OP(a, wt_sum, OP(a, wt_square, p->grad), 0, NULL, false);
-            sumsq = sumsq ? OP(a, wt_add, sumsq, s) : s;
-        }
-    }
-    if (sumsq) {
-        wt_tensor *norm = OP(a, wt_add_scalar, OP(a, wt_sqrt, sumsq), 1e-6);
-        scale = OP(a, wt_minimum_scalar, OP(a, wt_mul_scalar, OP(a, wt_reciprocal, norm), clip), 1.0);
-    }
-    for (int i = 0; i < md->nparams && a->st == WT_OK; i++) {
-        param *p = &md->params[i];
-        wt_adamw_options o = *base;
-        if (!p->decay) o.weight_decay = 0.0f;
-        if (p->grad) {
-            wt_tensor *g = scale ? OP(a, wt_mul, p->grad, scale) : p->grad;
-            if (g) ok(a, wt_adamw_step(p->t, g, p->m, p->v, t, &o));
-        }
-        ok(a, wt_tensor_zero_grad(p->t));
-    }
-    wt_no_grad_end(md->ctx);
+    if (a->st == WT_OK && (clip <= 0 || ok(a, wt_optimizer_clip_grad_norm(md->opt, clip, NULL))))
+        ok(a, wt_optimizer_step(md->opt));
+    wt_optimizer_zero_grad(md->opt);
     return a->st == WT_OK;
 }
 
@@ -658,7 +649,7 @@ int main(int argc, char **argv)
         return 1;
     }
     int status = 0;
-    if (!model_init(&md, ctx, &cfg, seed)) status = 1;
+    if (!model_init(&md, ctx, &cfg, seed) || !optimizer_init(&md, steps, warmup, lr, min_lr, weight_decay)) status = 1;
     /* Every rank starts from rank 0's parameters. */
     wt_tensor **ps = status == 0 ? malloc((size_t)md.nparams * sizeof *ps) : NULL;
     for (int i = 0; ps && i < md.nparams; i++) ps[i] = md.params[i].t;
@@ -670,9 +661,6 @@ int main(int argc, char **argv)
         printf("model: %d layers, dim %d, %d heads, context %d, %s norm: %lld parameters\n", cfg.layers, cfg.dim,
                cfg.heads, cfg.context, norm_name, (long long)model_size(&md));
 
-    wt_adamw_options adam;
-    wt_adamw_options_init(&adam);
-    adam.beta2 = 0.99f; /* small batches of a small corpus: nanoGPT's choice */
     /* The global batch (all ranks' shards); tokens/s counts them all. */
     size_t tokens = (size_t)batch * cfg.context * (size_t)grp.size;
     int32_t *x = malloc(tokens * sizeof *x), *y = malloc(tokens * sizeof *y);
@@ -687,12 +675,11 @@ int main(int argc, char **argv)
     for (int s = 0; s < steps && status == 0; s++) {
         step a;
         if (!step_begin(&a, ctx)) { status = 1; break; }
-        adam.lr = (float)lr_at(s, steps, warmup, lr, min_lr);
-        adam.weight_decay = (float)weight_decay;
+        double step_lr = wt_optimizer_lr(md.opt);
         make_batch(&c, 0, c.ntrain, batch * grp.size, cfg.context, &rng, x, y);
         wt_tensor *loss = loss_of(&a, &md, x + shard, y + shard, batch, cfg.context);
         bool fail_here = fail_step > 0 && s + 1 == fail_step && grp.rank == fail_rank;
-        if (loss && optimize(&a, &md, &loss, s + 1, &adam, clip, &grp, fail_here)) {
+        if (loss && optimize(&a, &md, &loss, s + 1, clip, &grp, fail_here)) {
             if (print_loss) {
                 float lv = 0;
                 if (ok(&a, wt_tensor_read(loss, &lv, sizeof lv))) printf("step %d loss %.9g\n", s + 1, lv);
@@ -730,7 +717,7 @@ int main(int argc, char **argv)
             if (!have_mem) mem_first = ms, have_mem = true;
             mem_last = ms;
             printf("step %5d/%d  loss %.4f  lr %.2e  %.0f tokens/s  %.1f ms/step  live tensors %llu (%.1f MB, %.1f MB pooled)\n",
-                   s + 1, steps, last_mean, adam.lr, interval_steps * (double)tokens / secs,
+                   s + 1, steps, last_mean, step_lr, interval_steps * (double)tokens / secs,
                    1e3 * secs / interval_steps, (unsigned long long)ms.live_tensors, ms.live_bytes / 1e6, ms.pooled_bytes / 1e6);
             dist_report(&grp, interval_steps, secs);
             dist_reset_stats(&grp);

@@ -165,6 +165,17 @@ WT_API wt_status wt_set_last_error(wt_status status, const char *message);
 /* "MAJOR.MINOR.PATCH" of the library actually loaded. */
 WT_API const char *wt_version(void);
 
+/* Messages the library gives outside a call's status - today the leak
+ * report of wt_context_destroy (a context destroyed while tensors are
+ * still alive: how many and how many bytes) - go to the log handler: by
+ * default one line each on stderr, prefixed "webtensor: ". The handler
+ * is process-wide and may be called from any thread that destroys a
+ * context; a handler that does nothing silences the library. */
+typedef enum wt_log_level { WT_LOG_WARNING = 1 } wt_log_level;
+typedef void (*wt_log_handler)(wt_log_level level, const char *message, void *user);
+/* handler NULL: back to the default (stderr). */
+WT_API void wt_set_log_handler(wt_log_handler handler, void *user);
+
 /* ======== 2. Types ======================================================= */
 
 /* Element types (see "dtypes" below for storage, promotion and casts). */
@@ -709,6 +720,38 @@ WT_API wt_status wt_tensor_write(wt_tensor *t, const void *src, size_t src_bytes
  * byte per element, 0 or 1). Waits for the GPU. */
 WT_API wt_status wt_tensor_read(const wt_tensor *t, void *dst, size_t dst_bytes);
 
+/* --- host memory shared with the caller (CPU backend) ---
+ *
+ * For zero-copy exchange with other array libraries (DLPack, NumPy's
+ * buffers). Both are WT_ERR_UNSUPPORTED on a WebGPU context and for
+ * WT_BOOL (whose elements are stored as 4-byte words, not the host's
+ * bytes); use wt_tensor_read / wt_tensor_from_data there.
+ *
+ * wt_tensor_host_data: *data = the address of t's first element (its
+ * offset applied) in the CPU backend's memory, where element i of the
+ * view is at data + sum(index[d] * wt_tensor_strides(t)[d]) elements. The
+ * memory lives as long as t or any view of its storage; CPU ops finish
+ * before they return, so it holds every result already made. Writes
+ * through it are seen by later ops but not by autograd's check that a
+ * saved tensor was not modified. */
+WT_API wt_status wt_tensor_host_data(wt_tensor *t, void **data);
+/* Called once, when the last tensor over lent memory is released. */
+typedef void (*wt_host_release_fn)(void *user_data);
+/* A tensor over the caller's host memory, no copy: element i of the
+ * result is at data + sum(index[d] * strides[d]) elements (strides >= 0,
+ * in elements; NULL: row-major contiguous). dtype WT_F32, WT_F16 or
+ * WT_I32; data aligned to the element size (it may be NULL only when the
+ * tensor has no elements). The tensor and its views read and write that
+ * memory; when the last of them is released, release(user_data) is
+ * called (release may be NULL: the caller keeps the memory alive longer
+ * than the tensors). On failure release is not called. The memory is not
+ * counted in wt_memory_stats.live_bytes (the storage is, in live_tensors)
+ * nor against memory_limit. */
+WT_API wt_status wt_tensor_from_host_memory(wt_context *ctx, wt_dtype dtype, int ndim,
+                                            const int64_t *shape, const int64_t *strides, void *data,
+                                            wt_host_release_fn release, void *user_data,
+                                            wt_tensor **out);
+
 WT_API int            wt_tensor_ndim(const wt_tensor *t);
 WT_API const int64_t *wt_tensor_shape(const wt_tensor *t);
 WT_API const int64_t *wt_tensor_strides(const wt_tensor *t); /* in elements */
@@ -1189,37 +1232,70 @@ WT_API wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tens
                            wt_tensor **out);
 
 /* --- quantised weights: ggml's block formats ---
- * A weight matrix [N, K] (K a multiple of 32) quantised in blocks of 32
- * consecutive elements of a row, the layouts of ggml and GGUF files (all
- * multi-byte fields little-endian):
+ * A weight matrix [N, K] quantised in blocks of consecutive elements of a
+ * row, the layouts of ggml and GGUF files (all multi-byte fields
+ * little-endian, f16 fields IEEE binary16). K is a multiple of the block:
+ * 32 for Q8_0 and Q4_0, 256 for the super-block formats Q4_K and Q6_K.
  *
  *   WT_QUANT_Q8_0: 34 bytes = f16 d, then 32 int8 q[i]; x[i] = q[i] * d.
  *   WT_QUANT_Q4_0: 18 bytes = f16 d, then 16 bytes qs[j]; element j is the
  *                  low nibble of qs[j], element j + 16 its high nibble;
  *                  x = (nibble - 8) * d.
+ *   WT_QUANT_Q4_K: 144 bytes for 256 elements, eight sub-blocks of 32 with
+ *                  a 6-bit scale sc[s] and a 6-bit min m[s] each:
+ *                    bytes 0..1 f16 d, 2..3 f16 dmin, 4..15 the 12 bytes
+ *                    S[0..11] of scales and mins, 16..143 the 128 bytes
+ *                    qs[0..127] of nibbles.
+ *                  For s < 4: sc[s] = S[s] & 63, m[s] = S[s+4] & 63; for
+ *                  s >= 4: sc[s] = (S[s+4] & 15) | (S[s-4] >> 6) << 4,
+ *                  m[s] = (S[s+4] >> 4) | (S[s] >> 6) << 4.
+ *                  Element e (0..255): c = e / 64, l = e % 32, s = e / 32;
+ *                  q = the low nibble of qs[32c + l] when e % 64 < 32,
+ *                  else its high nibble; x = d*sc[s] * q - dmin*m[s].
+ *   WT_QUANT_Q6_K: 210 bytes for 256 elements, sixteen sub-blocks of 16
+ *                  with an int8 scale each:
+ *                    bytes 0..127 ql[0..127] (low 4 bits), 128..191
+ *                    qh[0..63] (high 2 bits), 192..207 int8 sc[0..15],
+ *                    208..209 f16 d.
+ *                  Element e: h = e / 128, g = e % 128 / 32, l = e % 32;
+ *                  low = ql[64h + 32(g & 1) + l], its low nibble for g < 2,
+ *                  else its high nibble; high = (qh[32h + l] >> 2g) & 3;
+ *                  q = (low | high << 4) - 32 (-32 .. 31);
+ *                  x = d * sc[8h + 2g + l/16] * q.
  *
- * The enum values are ggml's type ids (GGUF's tensor type field).
+ * Every Q8_0, Q4_0 and Q6_K value is exact in f32 (an f16 times integers
+ * of at most 24 bits together); a Q4_K value is the f32 rounding of the
+ * exact d*sc*q - dmin*m (both products are exact in f32, the difference
+ * is rounded once). The enum values are ggml's type ids (GGUF's tensor
+ * type field).
  *
  * The library holds such a weight in an ordinary WT_I32 tensor of shape
- * [N, W]: row n carries the K/32 blocks of row n back to back, byte b of
- * the row in bits 8*(b%4) .. 8*(b%4)+7 of word b/4 (the bytes of the file,
- * as a little-endian host reads them into words), the row's last word
- * padded with zero bytes. W = ceil(K/32 * block_bytes / 4). Why words:
- * 34 and 18 are not multiples of 4, and GPU storage is read in 32-bit
+ * [N, W]: row n carries the K/B blocks of row n back to back (B the
+ * block's elements), byte b of the row in bits 8*(b%4) .. 8*(b%4)+7 of
+ * word b/4 (the bytes of the file, as a little-endian host reads them into
+ * words), the row's last word padded with zero bytes. W = ceil(K/B *
+ * block_bytes / 4). Why words:
+ * 34, 18 and 210 are not multiples of 4, and GPU storage is read in 32-bit
  * words; padding each row to a word keeps every row starting on a word
  * so that a kernel finds row n at word n*W. A tensor of this form is
  * handled like any other (wt_tensor_to, wt_tensor_release, views of whole
  * rows); K follows from W and the type, and a [N, W] that no K gives is
  * refused. The ops below take the type with the tensor. */
-typedef enum wt_quant_type { WT_QUANT_Q4_0 = 2, WT_QUANT_Q8_0 = 8 } wt_quant_type;
+typedef enum wt_quant_type {
+    WT_QUANT_Q4_0 = 2,
+    WT_QUANT_Q8_0 = 8,
+    WT_QUANT_Q4_K = 12,
+    WT_QUANT_Q6_K = 14
+} wt_quant_type;
 
 /* The quantised weight [N, K] of type from its ggml blocks in host memory
  * (what wt_gguf_read_raw gives for a GGUF tensor of dims {K, N}): bytes
- * must be exactly N * K/32 * block_bytes. N > 0, K > 0 and a multiple of
- * 32. */
+ * must be exactly N * K/B * block_bytes. N > 0, K > 0 and a multiple of
+ * the block's B elements (32, or 256 for Q4_K and Q6_K). */
 WT_API wt_status wt_quant_from_blocks(wt_context *ctx, wt_quant_type type, int64_t n, int64_t k,
                                       const void *blocks, size_t bytes, wt_tensor **out);
-/* Quantises x (f32 or f16, 2-D [N, K], K a multiple of 32) into type,
+/* Quantises x (f32 or f16, 2-D [N, K], K a multiple of 32) into type
+ * (Q8_0 or Q4_0; WT_ERR_UNSUPPORTED for Q4_K and Q6_K),
  * byte for byte as ggml's reference quantisers (quantize_row_*_ref):
  *   Q8_0: amax = max |x|, d = amax / 127, q = roundf(x * (1/d)) (halves
  *         away from zero; 0 when d == 0);
@@ -1230,7 +1306,7 @@ WT_API wt_status wt_quant_from_blocks(wt_context *ctx, wt_quant_type type, int64
  * back), on every backend. NaN or infinite elements are refused. */
 WT_API wt_status wt_quantize(const wt_tensor *x, wt_quant_type type, wt_tensor **out);
 /* w (the i32 form above) as a dense [N, K] tensor of dtype (WT_F32 or
- * WT_F16; every Q8_0 / Q4_0 value is exact in f32). */
+ * WT_F16): the f32 values stated above (f16: those rounded to f16). */
 WT_API wt_status wt_dequantize(const wt_tensor *w, wt_quant_type type, wt_dtype dtype, wt_tensor **out);
 /* out = x @ W^T + bias, as wt_linear with the quantised w [N, K] never
  * made dense: x [..., K] and bias [N] or NULL (f32, or f16 through f32:
@@ -1238,6 +1314,12 @@ WT_API wt_status wt_dequantize(const wt_tensor *w, wt_quant_type type, wt_dtype 
  * dequantise-GEMV, several a tiled dequantise-GEMM; sums in f32. */
 WT_API wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quant_type type,
                                  const wt_tensor *bias, wt_tensor **out);
+/* Embedding lookup in a quantised table (the i32 form above, [V, K]):
+ * index (i32, any shape, entries in [0, V), checked as wt_embedding's)
+ * -> [index..., K] of dtype (WT_F32 or WT_F16), each row dequantised as
+ * wt_dequantize does. Only the rows looked up are made dense. */
+WT_API wt_status wt_embedding_quant(const wt_tensor *table, wt_quant_type type, const wt_tensor *index,
+                                    wt_dtype dtype, wt_tensor **out);
 
 /* ======== 12. Networks =================================================== */
 
@@ -1696,6 +1778,151 @@ WT_API void wt_adamw_options_init(wt_adamw_options *opts);
  * m and v start as zeros. */
 WT_API wt_status wt_adamw_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *m, wt_tensor *v,
                                int64_t step, const wt_adamw_options *opts);
+
+/* --- optimizers: the update step over a model's parameters ---
+ * An optimizer holds a list of parameters (leaves that require grad, f32,
+ * contiguous, of one context, each listed once) and its state for them:
+ * SGD's momentum buffers or AdamW's moments, made as zeros when it is
+ * created, and the number of steps taken. wt_optimizer_step updates every
+ * parameter that has an accumulated gradient (wt_tensor_grad) in place,
+ * with recording off, as wt_sgd_step / wt_adamw_step would; parameters
+ * without one are skipped, as in PyTorch. A training loop:
+ *
+ *     wt_optimizer *opt;
+ *     wt_optimizer_create_adamw(n, params, &adamw, &opt);
+ *     for each step:                       (one wt_scope per step)
+ *         forward; wt_backward(loss);
+ *         wt_optimizer_clip_grad_norm(opt, 1.0, NULL);   (optional)
+ *         wt_optimizer_step(opt);
+ *         wt_optimizer_zero_grad(opt);
+ *     wt_optimizer_release(opt);
+ *
+ * Gradient accumulation over k micro-batches: run forward and backward on
+ * each micro-batch with its loss multiplied by 1/k (wt_mul_scalar) before
+ * wt_backward, then one step and one zero_grad. Gradients add up across
+ * the backward calls, so with mean losses over equal micro-batches the
+ * step is the step of the whole batch.
+ *
+ * The optimizer keeps a reference to each parameter and owns its state
+ * (none of it joins an open scope). SGD's momentum buffer starts at the
+ * first gradient, as PyTorch's does. A step that fails on the device may
+ * leave the parameters partly updated (the error is the context's). */
+typedef struct wt_optimizer wt_optimizer;
+/* An SGD optimizer over params[0..nparams-1]; opts NULL: the defaults. */
+WT_API wt_status wt_optimizer_create_sgd(int nparams, wt_tensor *const *params, const wt_sgd_options *opts,
+                                         wt_optimizer **out);
+/* An AdamW optimizer over params[0..nparams-1]; opts NULL: the defaults. */
+WT_API wt_status wt_optimizer_create_adamw(int nparams, wt_tensor *const *params, const wt_adamw_options *opts,
+                                           wt_optimizer **out);
+/* Adds parameters with their own weight decay (a parameter group: GPT-2
+ * decays matrices but not biases and norm weights). Before the first step
+ * only (WT_ERR_INVALID_ARGUMENT after it). */
+WT_API wt_status wt_optimizer_add_params(wt_optimizer *opt, int nparams, wt_tensor *const *params,
+                                         double weight_decay);
+/* One update of every parameter with a gradient; the step count grows by
+ * one (AdamW's bias correction reads it). The learning rate is the
+ * schedule's at the step's index (0 for the first) when one is set, else
+ * the last wt_optimizer_set_lr (at first the options'). */
+WT_API wt_status wt_optimizer_step(wt_optimizer *opt);
+/* Drops the gradient of every parameter (wt_tensor_zero_grad). */
+WT_API wt_status wt_optimizer_zero_grad(wt_optimizer *opt);
+/* The learning rate of the steps to come (no schedule); finite, >= 0. */
+WT_API wt_status wt_optimizer_set_lr(wt_optimizer *opt, double lr);
+/* The learning rate of the next step: the schedule's or the set one; NaN
+ * for NULL. */
+WT_API double wt_optimizer_lr(const wt_optimizer *opt);
+/* Steps taken; 0 for NULL. */
+WT_API int64_t wt_optimizer_steps(const wt_optimizer *opt);
+/* Scales the gradients of the optimizer's parameters as
+ * wt_clip_grad_norm does. */
+WT_API wt_status wt_optimizer_clip_grad_norm(wt_optimizer *opt, double max_norm, wt_tensor **total_norm);
+/* Drops the caller's reference to the optimizer, its state and its
+ * references to the parameters; NULL is ignored. */
+WT_API void wt_optimizer_release(wt_optimizer *opt);
+
+/* Gradient clipping by global norm (torch.nn.utils.clip_grad_norm_):
+ * with norm the 2-norm of all the parameters' gradients taken together,
+ * every gradient is multiplied by min(1, max_norm / (norm + 1e-6)) (each
+ * leaf's gradient is replaced by the scaled one: a handle taken earlier
+ * with wt_tensor_grad keeps the values before clipping). Computed on the device: nothing is read back, so the step does not wait
+ * for the GPU. total_norm (NULL: not wanted) gets norm as a 0-d f32
+ * tensor, to read when wanted. Parameters without a gradient are skipped
+ * (norm 0 when none has one). max_norm finite and > 0; nparams >= 1. */
+WT_API wt_status wt_clip_grad_norm(int nparams, wt_tensor *const *params, double max_norm,
+                                   wt_tensor **total_norm);
+
+/* --- learning-rate schedules ---
+ * The learning rate at step i (counted from 0), for the optimizer to
+ * follow (wt_optimizer_set_schedule) or for the caller to compute:
+ *  - warm-up (any kind): lr * (i + 1) / warmup_steps for i < warmup_steps;
+ *  - WT_LR_CONSTANT: lr after it;
+ *  - WT_LR_STEP: lr * gamma^floor((i - warmup_steps) / step_size) (StepLR);
+ *  - WT_LR_COSINE: min_lr + (lr - min_lr) (1 + cos(pi p)) / 2 with
+ *    p = (i - warmup_steps) / (total_steps - warmup_steps), held at 1 past
+ *    the end (1 when total_steps <= warmup_steps). */
+typedef enum wt_lr_schedule_kind { WT_LR_CONSTANT = 0, WT_LR_STEP = 1, WT_LR_COSINE = 2 } wt_lr_schedule_kind;
+typedef struct wt_lr_schedule_options {
+    uint32_t struct_size;     /* set by _init */
+    wt_lr_schedule_kind kind; /* default WT_LR_CONSTANT */
+    double lr;                /* the peak learning rate; default 1e-3 */
+    int64_t warmup_steps;     /* default 0 */
+    int64_t step_size;        /* WT_LR_STEP: steps between decays; default 1 */
+    double gamma;             /* WT_LR_STEP: the decay factor; default 0.1 */
+    int64_t total_steps;      /* WT_LR_COSINE: the step at which min_lr is reached; default 1 */
+    double min_lr;            /* WT_LR_COSINE: default 0 */
+} wt_lr_schedule_options;
+WT_API void wt_lr_schedule_options_init(wt_lr_schedule_options *opts);
+/* *lr = the schedule's learning rate at step (>= 0). */
+WT_API wt_status wt_lr_schedule_at(const wt_lr_schedule_options *schedule, int64_t step, double *lr);
+/* The optimizer's steps follow schedule from now on (copied); NULL: back
+ * to the set learning rate. */
+WT_API wt_status wt_optimizer_set_schedule(wt_optimizer *opt, const wt_lr_schedule_options *schedule);
+
+/* --- mixed precision: dynamic loss scaling ---
+ * With f16 activations (parameters stay f32 master weights, cast to f16
+ * in the forward pass) small gradients underflow; the loss is multiplied
+ * by a scale before backward and the gradients divided by it before the
+ * step, as torch.cuda.amp.GradScaler does:
+ *
+ *     wt_grad_scaler_scale(scaler, loss, &scaled);  wt_backward(scaled);
+ *     wt_grad_scaler_step(scaler, opt);             (unscale, check, step)
+ *     wt_optimizer_zero_grad(opt);
+ *
+ * Everything happens on the device, nothing is read back: the scale is a
+ * 0-d f32 tensor; wt_grad_scaler_step divides every gradient by it, finds
+ * whether any is not finite, runs the optimizer's step and, when one was
+ * not, puts the parameters and the optimizer's state back as they were
+ * (a skipped step); then the scale is multiplied by backoff_factor after
+ * an overflow, by growth_factor after growth_interval steps in a row
+ * without one. Unlike PyTorch, a skipped step still counts in the
+ * optimizer's step number (AdamW's bias correction): the host does not
+ * learn that it was skipped. Clip after unscaling: wt_grad_scaler_unscale,
+ * then wt_optimizer_clip_grad_norm, then wt_grad_scaler_step (which then
+ * does not unscale again). */
+typedef struct wt_grad_scaler wt_grad_scaler;
+typedef struct wt_grad_scaler_options {
+    uint32_t struct_size;    /* set by _init */
+    double init_scale;       /* default 65536 */
+    double growth_factor;    /* default 2 */
+    double backoff_factor;   /* default 0.5 */
+    int64_t growth_interval; /* default 2000 */
+} wt_grad_scaler_options;
+WT_API void wt_grad_scaler_options_init(wt_grad_scaler_options *opts);
+/* A scaler for the tensors of ctx; opts NULL: the defaults. */
+WT_API wt_status wt_grad_scaler_create(wt_context *ctx, const wt_grad_scaler_options *opts, wt_grad_scaler **out);
+/* *out = loss * scale (recorded: backward through it gives scaled gradients). */
+WT_API wt_status wt_grad_scaler_scale(wt_grad_scaler *scaler, const wt_tensor *loss, wt_tensor **out);
+/* Divides the gradients of opt's parameters by the scale, once per step. */
+WT_API wt_status wt_grad_scaler_unscale(wt_grad_scaler *scaler, wt_optimizer *opt);
+/* Unscales (unless done), steps opt unless a gradient is not finite, and
+ * updates the scale; see above. */
+WT_API wt_status wt_grad_scaler_step(wt_grad_scaler *scaler, wt_optimizer *opt);
+/* The current scale (a new 0-d f32 tensor holding a copy). */
+WT_API wt_status wt_grad_scaler_current_scale(const wt_grad_scaler *scaler, wt_tensor **scale);
+/* 1 when the last wt_grad_scaler_step found a gradient that is not finite
+ * (and skipped the step), else 0 (a new 0-d f32 tensor holding a copy). */
+WT_API wt_status wt_grad_scaler_found_inf(const wt_grad_scaler *scaler, wt_tensor **found);
+WT_API void wt_grad_scaler_release(wt_grad_scaler *scaler);
 /* --- convolution, pooling and resampling backward ---
  * x, w, dy are 4-D (N, C, H, W); gradients are f32. */
 
@@ -1766,6 +1993,10 @@ WT_API wt_status wt_interpolate_backward(const wt_tensor *dy, const wt_tensor *x
  *    silent zero gradient).
  *  - Higher-order gradients are not supported: the backward pass itself
  *    is not recorded (its results do not require grad).
+ *  - wt_scaled_dot_product_attention without a mask differentiates through
+ *    a fused kernel (CPU and WebGPU) that stores no [Sq, Skv] matrix, as
+ *    flash-attention's backward; with a mask, through matrix products
+ *    (WT_ATTN_BACKWARD=composed takes them always).
  *  - Thread safety: the graph belongs to its tensors' context (one thread
  *    at a time). */
 

@@ -81,7 +81,8 @@ CTYPES = {
     "T": ["_P"], "T?": ["_P"], "TN": ["_P"], "i": ["_I"], "I": ["_I64"], "U64": ["_U64"],
     "d": ["_D"], "f": ["_F"], "b": ["_B"], "dtype": ["_I"], "axes": ["_I", "_P"],
     "shape": ["_I", "_P"], "perm": ["_P"], "i64s": ["_I", "_P"], "tensors": ["_I", "_P"],
-    "conv": ["_P"], "pool": ["_P"], "bnorm": ["_P"], "xent": ["_P"], "padmode": ["_I"],
+    "conv": ["_P"], "pool": ["_P"], "bnorm": ["_P"], "xent": ["_P"], "sgd": ["_P"], "adamw": ["_P"],
+    "padmode": ["_I"],
     "ropelayout": ["_I"], "act": ["_I"], "interpmode": ["_I"],
 }
 PYI = {
@@ -91,6 +92,7 @@ PYI = {
     "perm": "Sequence[int]", "i64s": "Sequence[int]", "tensors": "Sequence[TensorLike]",
     "conv": "Optional[Mapping[str, Any]]", "pool": "Mapping[str, Any]",
     "bnorm": "Optional[Mapping[str, Any]]", "xent": "Optional[Mapping[str, Any]]",
+    "sgd": "Optional[Mapping[str, Any]]", "adamw": "Optional[Mapping[str, Any]]",
     "padmode": "str", "ropelayout": "str", "act": "str", "interpmode": "str",
 }
 
@@ -235,7 +237,7 @@ def gen_function(s):
             lines.append("    %s = [_tensor(_v, _c) for _v in %s]" % (n, n))
             lines.append("    _n_%s, _a_%s = _handles(%s)" % (n, n, n))
             args[n] = ["_n_%s" % n, "_a_%s" % n]
-        elif k in ("conv", "pool", "bnorm", "xent"):
+        elif k in ("conv", "pool", "bnorm", "xent", "sgd", "adamw"):
             lines.append("    _o_%s = _options_%s(%s)" % (n, k, n))
             args[n] = ["None if _o_%s is None else _byref(_o_%s)" % (n, n)]
             keep.append("_o_%s" % n)
@@ -244,8 +246,12 @@ def gen_function(s):
         else:
             raise SystemExit("gen_ops: %s: unknown kind %s" % (name, k))
     outs = ["_out%d" % i for i in range(s["outs"])]
-    for o in outs:
-        lines.append("    %s = _P()" % o)
+    # One result: the context's own out slot (a context is used by one
+    # thread at a time), not a new c_void_p and byref per call.
+    one = s["outs"] == 1
+    if not one:
+        for o in outs:
+            lines.append("    %s = _P()" % o)
 
     def c_args(scalar):
         out_i = iter(outs)
@@ -254,7 +260,7 @@ def gen_function(s):
             if tok == "ctx":
                 res.append("_c._h")
             elif tok == "@out":
-                res.append("_byref(%s)" % next(out_i))
+                res.append("_c._out_ref" if one else "_byref(%s)" % next(out_i))
             elif tok == "NULL":
                 res.append("None")
             elif args.get(tok) is None:  # TN
@@ -270,7 +276,7 @@ def gen_function(s):
         b = tn[0]
         lines.append("    if %s.__class__ is _Tensor:" % b)
         lines.append("        _s = _L.%s(%s)" % (s["c"], c_args(False)))
-        lines.append("    elif _is_number(%s):" % b)
+        lines.append("    elif %s.__class__ is float or _is_number(%s):" % (b, b))
         lines.append("        _s = _L.%s_scalar(%s)" % (s["c"], c_args(True)))
         lines.append("    else:")
         lines.append("        %s = _tensor(%s, _c)" % (b, b))
@@ -281,8 +287,8 @@ def gen_function(s):
     if s["outs"] == 0:
         first = next(p["name"] for p in params if p["kind"] == "T")
         lines.append("    return %s" % first)
-    elif s["outs"] == 1:
-        lines.append("    return _wrap(_out0.value, _c)")
+    elif one:
+        lines.append("    _t = _new(_Tensor)\n    _t._h = _c._out.value\n    _t._ctx = _c\n    return _t")
     else:
         lines.append("    return (%s)" % ", ".join("_wrap(%s.value, _c)" % o for o in outs))
     return "\n".join(lines)
@@ -325,9 +331,10 @@ def generate():
           'include/webtensor.h and web/ops_spec.mjs: do not edit."""',
           "# flake8: noqa",
           "from ._core import (_L, _P, _I, _I64, _U64, _D, _F, _B, _INF, _INT64_MAX, _proto,",
-          "                    _byref, _context, _ctx_of, _tensor, _wrap, _fail, _is_number,",
+          "                    _byref, _context, _ctx_of, _tensor, _wrap, _new, _fail, _is_number,",
           "                    _index, _float, _dtype_code, _axes, _int64s, _handles, _enum,",
-          "                    _options_conv, _options_pool, _options_bnorm, _options_xent)",
+          "                    _options_conv, _options_pool, _options_bnorm, _options_xent,",
+          "                    _options_sgd, _options_adamw)",
           "from ._core import Tensor as _Tensor",
           "", "ENUMS = %r" % enums, "", "# C prototypes (ctypes argument types)."]
     for s in table:

@@ -12,7 +12,7 @@
  *   EPS an eps >= 0   DT a dtype   BYTES a buffer size   PATH  NAME
  *   CONV / POOL / INTERP  an options struct with its bad fields
  *   FACTOR  a scale factor (finite, > 0)
- *   QTYPE   a quantised weight's type (WT_QUANT_Q8_0 / Q4_0)
+ *   QTYPE   a quantised weight's type (WT_QUANT_Q8_0 / Q4_0 / Q4_K / Q6_K)
  *
  * The driver calls the row once to learn its slots, then again for each
  * slot and each bad value of that slot's kind (NULL, a tensor of the
@@ -668,6 +668,11 @@ ROWFN(linear_quant)
     return wt_linear_quant(T("x", e->qx), TI("w", e->qw), QTYPE("type", WT_QUANT_Q8_0), TO("bias", e->qb),
                            OUT("out"));
 }
+ROWFN(embedding_quant)
+{
+    return wt_embedding_quant(TI("table", e->qw), QTYPE("type", WT_QUANT_Q8_0), TI("index", e->idx2),
+                              DT("dtype", WT_F32), OUT("out"));
+}
 
 /* training */
 ROWFN(activation_backward) { return wt_activation_backward(WT_ACT_SILU, T("dy", e->m35), T("x", e->m35), OUT("dx")); }
@@ -901,6 +906,120 @@ ROWFN(no_grad_end)
     return st;
 }
 /* Scopes, each on a scope of its own over e->ctx. */
+/* An SGD optimizer over a fresh parameter with a gradient. */
+static wt_status grad_opt(const env2 *e, wt_tensor **w, wt_optimizer **opt)
+{
+    wt_tensor *loss = NULL;
+    *opt = NULL;
+    wt_status st = grad_loss(e, w, &loss);
+    if (st == WT_OK && (wt_backward(loss) != WT_OK || wt_optimizer_create_sgd(1, w, NULL, opt) != WT_OK))
+        st = WT_ERR_BACKEND;
+    wt_tensor_release(loss);
+    return st;
+}
+#define OPT_ROW(body)                                   \
+    wt_tensor *w = NULL;                                \
+    wt_optimizer *opt = NULL;                           \
+    wt_status st = grad_opt(e, &w, &opt);               \
+    if (st == WT_OK) st = (body);                       \
+    wt_optimizer_release(opt);                          \
+    wt_tensor_release(w);                               \
+    return st
+ROWFN(optimizer_create_sgd)
+{
+    wt_tensor *w, *loss;
+    wt_optimizer *opt = NULL;
+    wt_sgd_options o;
+    wt_sgd_options_init(&o);
+    o.momentum = 0.9;
+    wt_status st = grad_loss(e, &w, &loss);
+    if (st == WT_OK) st = wt_optimizer_create_sgd((int)POS("nparams", 1), PTR("params", &w), PTRO("opts", &o), PTR("out", &opt));
+    wt_optimizer_release(opt);
+    wt_tensor_release(loss);
+    wt_tensor_release(w);
+    return st;
+}
+ROWFN(optimizer_create_adamw)
+{
+    wt_tensor *w, *loss;
+    wt_optimizer *opt = NULL;
+    wt_status st = grad_loss(e, &w, &loss);
+    if (st == WT_OK) st = wt_optimizer_create_adamw((int)POS("nparams", 1), PTR("params", &w), PTRO("opts", NULL), PTR("out", &opt));
+    wt_optimizer_release(opt);
+    wt_tensor_release(loss);
+    wt_tensor_release(w);
+    return st;
+}
+ROWFN(optimizer_add_params)
+{
+    wt_tensor *w2 = NULL, *l2 = NULL;
+    if (grad_loss(e, &w2, &l2) != WT_OK) return WT_ERR_BACKEND;
+    wt_tensor_release(l2);
+    wt_tensor *w = NULL;
+    wt_optimizer *opt = NULL;
+    wt_status st = grad_opt(e, &w, &opt);
+    if (st == WT_OK) st = wt_optimizer_add_params(PTR("opt", opt), (int)POS("nparams", 1), PTR("params", &w2), 0.0);
+    wt_optimizer_release(opt);
+    wt_tensor_release(w);
+    wt_tensor_release(w2);
+    return st;
+}
+ROWFN(optimizer_step) { OPT_ROW(wt_optimizer_step(PTR("opt", opt))); }
+ROWFN(optimizer_zero_grad) { OPT_ROW(wt_optimizer_zero_grad(PTR("opt", opt))); }
+ROWFN(optimizer_set_lr) { OPT_ROW(wt_optimizer_set_lr(PTR("opt", opt), EPS("lr", 0.1f))); }
+ROWFN(optimizer_clip_grad_norm)
+{
+    OPT_ROW(wt_optimizer_clip_grad_norm(PTR("opt", opt), EPS("max_norm", 1.0f), OUTO("total_norm")));
+}
+ROWFN(optimizer_set_schedule)
+{
+    wt_lr_schedule_options s;
+    wt_lr_schedule_options_init(&s);
+    s.kind = WT_LR_COSINE;
+    OPT_ROW(wt_optimizer_set_schedule(PTR("opt", opt), PTRO("schedule", &s)));
+}
+ROWFN(clip_grad_norm)
+{
+    wt_tensor *w = NULL;
+    wt_optimizer *opt = NULL;
+    wt_status st = grad_opt(e, &w, &opt);
+    if (st == WT_OK) st = wt_clip_grad_norm((int)POS("nparams", 1), PTR("params", &w), EPS("max_norm", 1.0f), OUTO("total_norm"));
+    wt_optimizer_release(opt);
+    wt_tensor_release(w);
+    return st;
+}
+ROWFN(lr_schedule_at)
+{
+    (void)e;
+    wt_lr_schedule_options s;
+    wt_lr_schedule_options_init(&s);
+    s.kind = WT_LR_STEP;
+    double lr = 0;
+    return wt_lr_schedule_at(PTR("schedule", &s), NONNEG("step", 3), PTR("lr", &lr));
+}
+ROWFN(grad_scaler_create)
+{
+    wt_grad_scaler *s = NULL;
+    wt_status st = wt_grad_scaler_create(CTX("ctx", e->ctx), PTRO("opts", NULL), PTR("out", &s));
+    wt_grad_scaler_release(s);
+    return st;
+}
+#define SCALER_ROW(body)                                             \
+    wt_tensor *w = NULL;                                             \
+    wt_optimizer *opt = NULL;                                        \
+    wt_grad_scaler *sc = NULL;                                       \
+    wt_status st = grad_opt(e, &w, &opt);                            \
+    if (st == WT_OK && wt_grad_scaler_create(e->ctx, NULL, &sc) != WT_OK) st = WT_ERR_BACKEND; \
+    if (st == WT_OK) st = (body);                                    \
+    wt_grad_scaler_release(sc);                                      \
+    wt_optimizer_release(opt);                                       \
+    wt_tensor_release(w);                                            \
+    return st
+ROWFN(grad_scaler_scale) { SCALER_ROW(wt_grad_scaler_scale(PTR("scaler", sc), TA("loss", e->one), OUT("out"))); }
+ROWFN(grad_scaler_unscale) { SCALER_ROW(wt_grad_scaler_unscale(PTR("scaler", sc), PTR("opt", opt))); }
+ROWFN(grad_scaler_step) { SCALER_ROW(wt_grad_scaler_step(PTR("scaler", sc), PTR("opt", opt))); }
+ROWFN(grad_scaler_current_scale) { SCALER_ROW(wt_grad_scaler_current_scale(PTR("scaler", sc), OUT("scale"))); }
+ROWFN(grad_scaler_found_inf) { SCALER_ROW(wt_grad_scaler_found_inf(PTR("scaler", sc), OUT("found"))); }
 ROWFN(scope_begin)
 {
     wt_scope *s = NULL;
@@ -999,6 +1118,31 @@ ROWFN(tensor_write)
     float v[15];
     if (wt_tensor_read(e->m35, v, sizeof v) != WT_OK) return WT_ERR_BACKEND;
     return wt_tensor_write((wt_tensor *)TA("t", e->m35), PTR("src", v), BYTES("src_bytes", sizeof v));
+}
+/* Lent memory: the CPU backend's (WebGPU refuses it: R_ALT). A call that
+ * fails must not call release. */
+static int g_host_releases;
+static void count_host_release(void *user_data)
+{
+    (void)user_data;
+    g_host_releases++;
+}
+ROWFN(tensor_from_host_memory)
+{
+    (void)e;
+    static float lent[15];
+    static const int64_t shape[2] = {3, 5}, strides[2] = {5, 1};
+    const int before = g_host_releases;
+    wt_status st = wt_tensor_from_host_memory(CTX("ctx", e->ctx), DT("dtype", WT_F32), (int)NONNEG("ndim", 2),
+                                              PTR("shape", shape), PTRO("strides", strides), PTR("data", lent),
+                                              count_host_release, NULL, OUT("out"));
+    if (st != WT_OK && g_host_releases != before) return WT_ERR_BACKEND; /* released on failure */
+    return st;
+}
+ROWFN(tensor_host_data)
+{
+    void *p = NULL;
+    return wt_tensor_host_data((wt_tensor *)TA("t", e->m35), PTR("data", &p));
 }
 static const char KERNEL_WGSL[] =
     "@group(0) @binding(1) var<storage, read_write> a: array<f32>;\n"
@@ -1433,7 +1577,7 @@ static const slot_row ROWS[] = {
     R(interpolate), R(upsample2d),
     R(layer_norm), R(rms_norm), R(scaled_dot_product_attention), R(rope), R(linear),
     R(group_norm_v2), R(scaled_dot_product_attention_v2), R(rope_v2),
-    R(quant_from_blocks), R(quantize), R(dequantize), R(linear_quant),
+    R(quant_from_blocks), R(quantize), R(dequantize), R(linear_quant), R(embedding_quant),
     R(sample),
     /* --- training --- */
     R(activation_backward), R(cross_entropy), R(cross_entropy_backward), R(embedding_backward),
@@ -1449,8 +1593,13 @@ static const slot_row ROWS[] = {
     R(context_pipeline_stats), R(context_get_info), R_ALT(context_lose_device, WT_ERR_UNSUPPORTED),
     R(context_recover), R(scope_begin), R(scope_keep), R(scope_end), R(graph_begin),
     R(graph_end), R(graph_capture_begin), R(graph_capture_end), R(graph_replay), R(graph_node_count), R(tensor_write),
+    R_ALT(tensor_from_host_memory, WT_ERR_UNSUPPORTED), R_ALT(tensor_host_data, WT_ERR_UNSUPPORTED),
     R(tensor_set_requires_grad), R(tensor_grad), R(tensor_zero_grad), R(backward), R(backward_ex), R(grad),
-    R(detach), R(no_grad_begin), R(no_grad_end), R_ALT(kernel_create, WT_ERR_UNSUPPORTED),
+    R(detach), R(no_grad_begin), R(no_grad_end), R(optimizer_create_sgd), R(optimizer_create_adamw),
+    R(optimizer_add_params), R(optimizer_step), R(optimizer_zero_grad), R(optimizer_set_lr),
+    R(optimizer_clip_grad_norm), R(optimizer_set_schedule), R(clip_grad_norm), R(lr_schedule_at),
+    R(grad_scaler_create), R(grad_scaler_scale), R(grad_scaler_unscale), R(grad_scaler_step),
+    R(grad_scaler_current_scale), R(grad_scaler_found_inf), R_ALT(kernel_create, WT_ERR_UNSUPPORTED),
     R_ALT(kernel_dispatch, WT_ERR_INVALID_ARGUMENT),
     /* --- model files --- */
     R(npy_save), R(npy_load), R(npy_load_memory), R(safetensors_open), R(safetensors_open_memory),
@@ -1482,9 +1631,11 @@ static const char *const NO_STATUS[] = {
     "wt_tensor_requires_grad", "wt_backward_options_init", "wt_grad_enabled", "wt_op_gradient",
     "wt_safetensors_close", "wt_safetensors_count", "wt_safetensors_metadata",
     "wt_gguf_close", "wt_gguf_version", "wt_gguf_alignment", "wt_gguf_kv_count", "wt_gguf_tensor_count",
-    "wt_gguf_writer_destroy", "wt_graph_release", "wt_graph_destroy", "wt_set_last_error",
+    "wt_gguf_writer_destroy", "wt_graph_release", "wt_graph_destroy", "wt_set_last_error", "wt_optimizer_lr", "wt_optimizer_steps",
     "wt_tokenizer_destroy", "wt_tokenizer_kind_of", "wt_tokenizer_vocab_size", "wt_tokenizer_bos",
     "wt_tokenizer_eos", "wt_tokenizer_adds_bos", "wt_tokenizer_is_end", "wt_tokenizer_unicode_version", "wt_detokenizer_destroy",
+    "wt_optimizer_release", "wt_lr_schedule_options_init", "wt_set_log_handler",
+    "wt_grad_scaler_options_init", "wt_grad_scaler_release",
 };
 
 static int no_status_checks(void)
@@ -1506,6 +1657,12 @@ static int no_status_checks(void)
     wt_dropout_options_init(NULL);
     wt_pool2d_options_init(NULL);
     wt_backward_options_init(NULL);
+    wt_lr_schedule_options_init(NULL);
+    wt_optimizer_release(NULL);
+    wt_grad_scaler_release(NULL);
+    wt_grad_scaler_options_init(NULL);
+    wt_set_log_handler(NULL, NULL);
+    CHECK(isnan(wt_optimizer_lr(NULL)) && wt_optimizer_steps(NULL) == 0, "optimizer queries of NULL: NaN and 0");
     CHECK(!wt_tensor_requires_grad(NULL) && !wt_grad_enabled(NULL) && wt_op_gradient(-1) == WT_OP_GRAD_UNKNOWN,
           "autograd queries of NULL and out-of-range values");
     wt_safetensors_close(NULL);

@@ -238,11 +238,12 @@ static bool patch_device(wt_context *ctx)
 #define OUT_FLOATS 9
 
 /* A little of everything: creation, broadcast, views, matmul, reductions,
- * row-wise ops, f16 casts, a read. Writes 9 floats. Every tensor is
+ * row-wise ops, f16 casts, quantised weights (quantise, the fused linear,
+ * an embedding lookup), a read. Writes 9 floats. Every tensor is
  * released on every path; a failing call's out-pointer must be NULL. */
 static wt_status workload(wt_context *ctx, float *result, bool *out_was_null)
 {
-    enum { A, B, W, S1, AT, AC, MM, SM, LN, RM, H, HF, EX, LG, SUM, MX, DV, SQ, NT };
+    enum { A, B, W, S1, AT, AC, MM, SM, LN, RM, H, HF, EX, LG, SUM, MX, DV, SQ, QX, QR, QW, QY, QI, QE, NT };
     wt_tensor *t[NT];
     for (int i = 0; i < NT; i++)
         t[i] = NULL;
@@ -263,7 +264,13 @@ static wt_status workload(wt_context *ctx, float *result, bool *out_was_null)
         }                                                                 \
     } while (0)
     STEP(wt_tensor_from_data(ctx, WT_F32, 2, sa, da, &t[A]), A);
-    STEP(wt_tensor_from_data(ctx, WT_F32, 1, sb, db, &t[B]), B);
+    /* On the CPU, b is the caller's memory lent to the tensor. */
+    static float db_lent[5];
+    memcpy(db_lent, db, sizeof db_lent);
+    if (wt_context_backend(ctx) == WT_BACKEND_CPU)
+        STEP(wt_tensor_from_host_memory(ctx, WT_F32, 1, sb, NULL, db_lent, NULL, NULL, &t[B]), B);
+    else
+        STEP(wt_tensor_from_data(ctx, WT_F32, 1, sb, db, &t[B]), B);
     STEP(wt_tensor_full(ctx, WT_F32, 1, sb, 0.5, &t[W]), W);
     STEP(wt_add(t[A], t[B], &t[S1]), S1);
     STEP(wt_transpose(t[S1], 0, 1, &t[AT]), AT);
@@ -280,12 +287,22 @@ static wt_status workload(wt_context *ctx, float *result, bool *out_was_null)
     STEP(wt_max(t[SM], 0, NULL, false, &t[MX]), MX);
     STEP(wt_div(t[SUM], t[MX], &t[DV]), DV);
     STEP(wt_sqrt(t[SM], &t[SQ]), SQ);
-    float sm[9], dv[3];
+    const int64_t sq[2] = {2, 32}, s1[1] = {1};
+    const int32_t row1 = 1;
+    STEP(wt_tensor_arange(ctx, WT_F32, 0.0, 2.0, 1.0 / 32.0, &t[QX]), QX);
+    STEP(wt_reshape(t[QX], 2, sq, &t[QR]), QR);
+    STEP(wt_quantize(t[QR], WT_QUANT_Q4_0, &t[QW]), QW);
+    STEP(wt_linear_quant(t[QR], t[QW], WT_QUANT_Q4_0, NULL, &t[QY]), QY);
+    STEP(wt_tensor_from_data(ctx, WT_I32, 1, s1, &row1, &t[QI]), QI);
+    STEP(wt_embedding_quant(t[QW], WT_QUANT_Q4_0, t[QI], WT_F32, &t[QE]), QE);
+    float sm[9], dv[3], qy[4], qe[32];
     st = wt_tensor_read(t[SQ], sm, sizeof sm);
     if (st == WT_OK) st = wt_tensor_read(t[DV], dv, sizeof dv);
+    if (st == WT_OK) st = wt_tensor_read(t[QY], qy, sizeof qy);
+    if (st == WT_OK) st = wt_tensor_read(t[QE], qe, sizeof qe);
     if (st == WT_OK)
         for (int i = 0; i < OUT_FLOATS; i++)
-            result[i] = sm[i] + (i < 3 ? dv[i] : 0);
+            result[i] = sm[i] + (i < 3 ? dv[i] : 0) + (i < 4 ? qy[i] : 0) + qe[i];
 #undef STEP
 out:
     for (int i = 0; i < NT; i++)
@@ -563,6 +580,39 @@ static wt_status tape_workload(wt_context *ctx, float *result)
     if (st == WT_OK) st = wt_tensor_grad(w, &g);
     if (st == WT_OK) st = wt_tensor_read(g, result, sizeof(float) * SCOPE_FLOATS);
     wt_tensor *all[] = {w, x, p, t, sm, q, l, g};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
+    return st;
+}
+
+/* An optimizer's life: made over two leaves (AdamW), gradients from a
+ * backward of a scaled loss, unscaled, clipped, one step through the
+ * scaler, zero_grad, released; the weights read. */
+static wt_status optimizer_workload(wt_context *ctx, float *result)
+{
+    static const float dw[SCOPE_FLOATS] = {0.5f, -1, 2, 3, -0.25f, 1};
+    const int64_t s23[2] = {2, 3}, s3 = 3;
+    wt_tensor *w = NULL, *b = NULL, *y = NULL, *l = NULL, *norm = NULL, *scaled = NULL;
+    wt_optimizer *opt = NULL;
+    wt_grad_scaler *sc = NULL;
+    wt_status st = wt_tensor_from_data(ctx, WT_F32, 2, s23, dw, &w);
+    if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 1, &s3, dw, &b);
+    if (st == WT_OK) st = wt_tensor_set_requires_grad(w, true);
+    if (st == WT_OK) st = wt_tensor_set_requires_grad(b, true);
+    if (st == WT_OK) st = wt_optimizer_create_adamw(1, &w, NULL, &opt);
+    if (st == WT_OK) st = wt_optimizer_add_params(opt, 1, &b, 0.0);
+    if (st == WT_OK) st = wt_mul(w, b, &y);
+    if (st == WT_OK) st = wt_sum(y, 0, NULL, false, &l);
+    if (st == WT_OK) st = wt_grad_scaler_create(ctx, NULL, &sc);
+    if (st == WT_OK) st = wt_grad_scaler_scale(sc, l, &scaled);
+    if (st == WT_OK) st = wt_backward(scaled);
+    if (st == WT_OK) st = wt_grad_scaler_unscale(sc, opt);
+    if (st == WT_OK) st = wt_optimizer_clip_grad_norm(opt, 1.0, &norm);
+    if (st == WT_OK) st = wt_grad_scaler_step(sc, opt);
+    if (st == WT_OK) st = wt_optimizer_zero_grad(opt);
+    if (st == WT_OK) st = wt_tensor_read(w, result, sizeof(float) * SCOPE_FLOATS);
+    wt_optimizer_release(opt);
+    wt_grad_scaler_release(sc);
+    wt_tensor *all[] = {w, b, y, l, norm, scaled};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
     return st;
 }
@@ -852,6 +902,7 @@ int main(int argc, char **argv)
     host_phase(be, ref);
     alloc_phase(be, "scoped", scoped_workload);
     alloc_phase(be, "autograd", tape_workload);
+    alloc_phase(be, "optimizer", optimizer_workload);
     alloc_phase(be, "graph", graph_workload);
     alloc_phase(be, "graph with step values", step_values_workload);
     alloc_phase(be, "sampling, captured", sample_workload);

@@ -10,7 +10,10 @@
  * step read on the device: rope's position, copy_into_at's start,
  * attention's kv_length) is captured once and replayed for every token,
  * against the same step run eagerly with host offsets and slices, f32 and
- * f16. */
+ * f16. On WebGPU the replays after the first encode the dispatches the
+ * first recorded (WT_GRAPH_REPLAY_LIST): the same bits as running the
+ * nodes, and the embedding's index check still raised on a later replay. */
+#define _POSIX_C_SOURCE 200809L
 #include "test_util.h"
 
 #include <math.h>
@@ -105,6 +108,30 @@ static void test_inference(void)
                   "a new input gives a new result [%s]", g_mode);
         }
         wt_tensor_release(x2), wt_tensor_release(i2), wt_tensor_release(y2);
+    }
+    /* Replays from the recorded list (the default) and from the nodes
+     * (WT_GRAPH_REPLAY_LIST=0) give the same bits. */
+    float by_list[B * V], by_nodes[B * V];
+    CHECK(wt_graph_replay(g) == WT_OK && wt_tensor_read(y, by_list, sizeof by_list) == WT_OK, "replay [%s]: %s",
+          g_mode, wt_last_error());
+    setenv("WT_GRAPH_REPLAY_LIST", "0", 1);
+    CHECK(wt_graph_replay(g) == WT_OK && wt_tensor_read(y, by_nodes, sizeof by_nodes) == WT_OK,
+          "replay through the nodes [%s]: %s", g_mode, wt_last_error());
+    unsetenv("WT_GRAPH_REPLAY_LIST");
+    CHECK(memcmp(by_list, by_nodes, sizeof by_list) == 0, "a replay from the list equals one from the nodes [%s]",
+          g_mode);
+    /* An index out of range on a later replay is still caught (at the
+     * replay or at the next sync), and the graph replays on afterwards. */
+    for (int round = 0; round < 2; round++) {
+        int32_t badv[B] = {1, 2, V + 5, 3};
+        CHECK(wt_tensor_write(idx, badv, sizeof badv) == WT_OK, "write a bad index");
+        wt_status st = wt_graph_replay(g);
+        if (st == WT_OK) st = wt_context_sync(g_ctx);
+        CHECK(st == WT_ERR_INVALID_ARGUMENT, "replay %d with index %d of %d rows fails [%s]: %s", round, V + 5, V,
+              g_mode, wt_status_string(st));
+        CHECK(wt_tensor_write(idx, iv, sizeof iv) == WT_OK && wt_graph_replay(g) == WT_OK &&
+                  wt_context_sync(g_ctx) == WT_OK,
+              "a good index replays again [%s]: %s", g_mode, wt_last_error());
     }
     /* The caller's result released: the graph still holds its tensor. */
     wt_tensor_release(y);

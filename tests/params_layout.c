@@ -78,6 +78,11 @@ static const c_field wgsl_attention_params[] = {
     F(attn_params, bk), F(attn_params, rows_total), F(attn_params, splits), F(attn_params, chunk),
     F(attn_params, kv_at), F(attn_params, kv_on),
 };
+static const c_field wgsl_attention_backward_params[] = {
+    F(attn_bw_params, hq), F(attn_bw_params, hkv), F(attn_bw_params, sq), F(attn_bw_params, skv),
+    F(attn_bw_params, group), F(attn_bw_params, rows), F(attn_bw_params, causal), F(attn_bw_params, scale),
+    F(attn_bw_params, d), F(attn_bw_params, dv), F(attn_bw_params, pad0), F(attn_bw_params, pad1),
+};
 static const c_field wgsl_attention_combine_params[] = {
     F(combine_params, rows), F(combine_params, splits), F(combine_params, neg_inf), F(combine_params, pad0),
 };
@@ -355,6 +360,8 @@ static const layout_pair pairs[] = {
     PAIR("act_backward", "Params", act_backward_params, wgsl_act_backward_params),
     PAIR("argreduce", "Params", arg_params, wgsl_argreduce_params),
     PAIR("attention", "Params", attn_params, wgsl_attention_params),
+    PAIR("attention_backward_q", "Params", attn_bw_params, wgsl_attention_backward_params),
+    PAIR("attention_backward_kv", "Params", attn_bw_params, wgsl_attention_backward_params),
     PAIR("attention_combine", "Params", combine_params, wgsl_attention_combine_params),
     PAIR("attention_tiled", "Params", tiled_params, wgsl_attention_tiled_params),
     PAIR("binary", "Params", binary_params, wgsl_binary_params),
@@ -369,6 +376,7 @@ static const layout_pair pairs[] = {
     PAIR("fill", "Params", fill_params, wgsl_fill_params),
     PAIR("gemm", "Params", gemm_params, wgsl_gemm_params),
     PAIR("gemm_matrix", "Params", matrix_params, wgsl_gemm_matrix_params),
+    PAIR("gemm_matrix_staged", "Params", matrix_params, wgsl_gemm_matrix_params),
     PAIR("gemm_splitk", "Params", splitk_params, wgsl_gemm_splitk_params),
     PAIR("gemv_f16", "Params", gemv_f16_params, wgsl_gemv_f16_params),
     PAIR("im2col", "Params", im2col_params, wgsl_im2col_params),
@@ -390,6 +398,8 @@ static const layout_pair pairs[] = {
     PAIR("quant_dequant", "Params", dequant_params, wgsl_quant_dequant_params),
     PAIR("quant_gemv", "Params", quant_linear_params, wgsl_quant_linear_params),
     PAIR("quant_gemm", "Params", quant_linear_params, wgsl_quant_linear_params),
+    PAIR("quant_gemv_rows", "Params", quant_linear_params, wgsl_quant_linear_params),
+    PAIR("quant_gemv_rows4", "Params", quant_linear_params, wgsl_quant_linear_params),
     PAIR("moments_combine", "Params", moments_combine_params, wgsl_moments_combine_params),
     PAIR("rowwise", "Params", rowwise_params, wgsl_rowwise_params),
     PAIR("scan", "Params", scan_params, wgsl_scan_params),

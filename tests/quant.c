@@ -1,4 +1,5 @@
-/* Quantised weights (ggml's Q8_0 and Q4_0 blocks): hand-made blocks whose
+/* Quantised weights (ggml's Q8_0, Q4_0, Q4_K and Q6_K blocks): hand-made
+ * blocks whose
  * bytes are derived below from the format, dequantised against float64
  * computed here from the block definition; quantisation against the bytes
  * the reference quantisers give (each case worked out in its comment) and
@@ -16,25 +17,77 @@
 
 static wt_context *g_ctx;
 
-enum { Q8_BYTES = 34, Q4_BYTES = 18 };
+enum { Q8_BYTES = 34, Q4_BYTES = 18, Q4K_BYTES = 144, Q6K_BYTES = 210 };
 
-static int block_bytes(wt_quant_type t) { return t == WT_QUANT_Q8_0 ? Q8_BYTES : Q4_BYTES; }
-static const char *tname(wt_quant_type t) { return t == WT_QUANT_Q8_0 ? "Q8_0" : "Q4_0"; }
-
-/* Element j of a block, in float64, from the format's definition. */
-static double ref_elem(wt_quant_type t, const uint8_t *blk, int j)
+static int block_bytes(wt_quant_type t)
 {
-    const double d = test_half_to_double((uint16_t)(blk[0] | blk[1] << 8));
-    if (t == WT_QUANT_Q8_0) return (double)(int8_t)blk[2 + j] * d;
-    const int byte = blk[2 + (j & 15)];
-    const int nib = j < 16 ? byte & 15 : byte >> 4;
-    return (double)(nib - 8) * d;
+    return t == WT_QUANT_Q8_0 ? Q8_BYTES : t == WT_QUANT_Q4_0 ? Q4_BYTES : t == WT_QUANT_Q4_K ? Q4K_BYTES : Q6K_BYTES;
+}
+/* Elements per block. */
+static int block_elems(wt_quant_type t) { return t == WT_QUANT_Q4_K || t == WT_QUANT_Q6_K ? 256 : 32; }
+static const char *tname(wt_quant_type t)
+{
+    return t == WT_QUANT_Q8_0 ? "Q8_0" : t == WT_QUANT_Q4_0 ? "Q4_0" : t == WT_QUANT_Q4_K ? "Q4_K" : "Q6_K";
+}
+static const wt_quant_type all_types[4] = {WT_QUANT_Q8_0, WT_QUANT_Q4_0, WT_QUANT_Q4_K, WT_QUANT_Q6_K};
+
+static double half_field(const uint8_t *b) { return test_half_to_double((uint16_t)(b[0] | b[1] << 8)); }
+
+/* Q4_K's 6-bit scale and min of sub-block s, as the format defines them. */
+static void q4k_sm(const uint8_t *S, int s, int *sc, int *m)
+{
+    if (s < 4) {
+        *sc = S[s] & 63, *m = S[s + 4] & 63;
+    } else {
+        *sc = (S[s + 4] & 15) | (S[s - 4] >> 6) << 4;
+        *m = (S[s + 4] >> 4) | (S[s] >> 6) << 4;
+    }
+}
+
+/* Element j of a block, in float64, from the format's definition; *mag
+ * (when not NULL) gets the sum of the magnitudes of its terms (Q4_K's two
+ * products), the scale of its rounding. Exact in float64 for the blocks
+ * made here (d of at most 2^15, products of at most 40 bits). */
+static double ref_elem_mag(wt_quant_type t, const uint8_t *blk, int j, double *mag)
+{
+    double v;
+    if (t == WT_QUANT_Q8_0) {
+        v = (double)(int8_t)blk[2 + j] * half_field(blk);
+    } else if (t == WT_QUANT_Q4_0) {
+        const int byte = blk[2 + (j & 15)];
+        const int nib = j < 16 ? byte & 15 : byte >> 4;
+        v = (double)(nib - 8) * half_field(blk);
+    } else if (t == WT_QUANT_Q4_K) {
+        int sc, m;
+        const int s = j / 32;
+        q4k_sm(blk + 4, s, &sc, &m);
+        const int byte = blk[16 + 32 * (j / 64) + j % 32];
+        const int q = s % 2 == 0 ? byte & 15 : byte >> 4;
+        const double a = half_field(blk) * sc * q, b = half_field(blk + 2) * m;
+        if (mag) *mag = fabs(a) + fabs(b);
+        return a - b;
+    } else {
+        const int h = j / 128, g = j % 128 / 32, l = j % 32;
+        const int lo = blk[64 * h + 32 * (g & 1) + l] >> (g < 2 ? 0 : 4) & 15;
+        const int hi = blk[128 + 32 * h + l] >> (2 * g) & 3;
+        v = half_field(blk + 208) * (int8_t)blk[192 + 8 * h + 2 * g + l / 16] * ((lo | hi << 4) - 32);
+    }
+    if (mag) *mag = fabs(v);
+    return v;
+}
+static double ref_elem(wt_quant_type t, const uint8_t *blk, int j) { return ref_elem_mag(t, blk, j, NULL); }
+
+/* Element j of row r of n rows x k, in float64. */
+static double ref_at(wt_quant_type t, const uint8_t *blocks, int64_t k, int64_t r, int64_t j, double *mag)
+{
+    const int be = block_elems(t);
+    return ref_elem_mag(t, blocks + (r * (k / be) + j / be) * block_bytes(t), (int)(j % be), mag);
 }
 
 /* The raw block bytes of a quantised tensor [n, W] (padding dropped). */
 static bool read_blocks(const wt_tensor *w, wt_quant_type t, int64_t n, int64_t k, uint8_t *dst)
 {
-    const int64_t words = wt_tensor_shape(w)[1], row_bytes = k / 32 * block_bytes(t);
+    const int64_t words = wt_tensor_shape(w)[1], row_bytes = k / block_elems(t) * block_bytes(t);
     uint32_t *buf = malloc((size_t)(n * words) * 4);
     bool ok = buf && wt_tensor_read(w, buf, (size_t)(n * words) * 4) == WT_OK;
     for (int64_t r = 0; ok && r < n; r++) {
@@ -93,13 +146,13 @@ static void test_layout(void)
 
 /* ------------------------------------------------------------ dequantise */
 
-/* Checks dequantise of n rows x k of blocks against float64, exactly
- * (every value is an f16 times a small integer: exact in f32), in f32 and
- * f16 (f16: the float64 value rounded to f16). */
+/* Checks dequantise of n rows x k of blocks against float64: f32 equal to
+ * the float64 value rounded to f32 (exact for Q8_0, Q4_0 and Q6_K; Q4_K
+ * rounds its one difference), f16 equal to that f32 rounded to f16. */
 static void check_dequant(wt_quant_type t, int64_t n, int64_t k, const uint8_t *blocks, const char *what)
 {
     wt_tensor *w = NULL, *y = NULL, *yh = NULL, *yh32 = NULL;
-    const size_t bytes = (size_t)(n * k / 32 * block_bytes(t));
+    const size_t bytes = (size_t)(n * k / block_elems(t) * block_bytes(t));
     wt_status st = wt_quant_from_blocks(g_ctx, t, n, k, blocks, bytes, &w);
     if (!CHECK(st == WT_OK, "%s: from_blocks: %s", what, wt_last_error())) return;
     st = wt_dequantize(w, t, WT_F32, &y);
@@ -109,7 +162,7 @@ static void check_dequant(wt_quant_type t, int64_t n, int64_t k, const uint8_t *
     if (v) {
         for (int64_t r = 0; r < n; r++)
             for (int64_t j = 0; j < k; j++) {
-                const double want = ref_elem(t, blocks + (r * (k / 32) + j / 32) * block_bytes(t), (int)(j % 32));
+                const double want = (double)(float)ref_at(t, blocks, k, r, j, NULL);
                 if ((double)v[r * k + j] != want && bad++ < 3)
                     printf("  %s [%lld,%lld] = %.9g, want %.9g\n", what, (long long)r, (long long)j,
                            (double)v[r * k + j], want);
@@ -121,8 +174,7 @@ static void check_dequant(wt_quant_type t, int64_t n, int64_t k, const uint8_t *
     if (st == WT_OK && wt_cast(yh, WT_F32, &yh32) == WT_OK) {
         float *h = read_f32(yh32);
         for (int64_t i = 0; h && i < n * k; i++) {
-            const int64_t r = i / k, j = i % k;
-            const double want = ref_elem(t, blocks + (r * (k / 32) + j / 32) * block_bytes(t), (int)(j % 32));
+            const double want = (double)(float)ref_at(t, blocks, k, i / k, i % k, NULL);
             if ((double)h[i] != test_half_to_double(test_double_to_half(want))) bad16++;
         }
         CHECK(h && bad16 == 0, "%s: dequantised f16 equals float64 rounded to f16 (%d differ)", what, bad16);
@@ -174,28 +226,115 @@ static void test_dequant_hand(void)
     check_dequant(WT_QUANT_Q4_0, 1, 64, q4, "Q4_0 hand blocks");
 }
 
-/* Random blocks (finite d of both signs) of every row width kind. */
+/* Q4_K, one row of two super-blocks, bytes derived from the layout in
+ * webtensor.h.
+ * Block 0: d = 0x3c00 = 1 (bytes 00 3c), dmin = 0x3800 = 0.5 (00 38).
+ *   Scales S[0..11] (bytes 4..15): S[0] = 0x41: sc[0] = 1, its top bits
+ *   (1) become bits 4..5 of sc[4]; S[1] = 0x3f: sc[1] = 63; S[4] = 0x82:
+ *   m[0] = 2, top bits (2) into m[4]; S[5] = 0xc1: m[1] = 1, top bits (3)
+ *   into m[5]; S[8] = 0x53: sc[4] = 3 | 1 << 4 = 19, m[4] = 5 | 2 << 4 =
+ *   37; S[9] = 0: sc[5] = 0 | (S[1] >> 6 = 0) << 4 = 0, m[5] = 0 | 3 << 4
+ *   = 48; the other scales and mins 0.
+ *   qs (bytes 16..143): qs[0] = 0xf3: element 0 (sub-block 0, low nibble
+ *   3) = 1*1*3 - 0.5*2 = 2; element 32 (sub-block 1, high nibble 15) =
+ *   63*15 - 0.5*1 = 944.5. qs[64] = 0x2a: element 128 (sub-block 4, 10) =
+ *   19*10 - 0.5*37 = 171.5; element 160 (sub-block 5, 2) = 0*2 - 0.5*48 =
+ *   -24. Other nibbles 0: -1 in sub-block 0, -0.5 in 1, -18.5 in 4, -24
+ *   in 5, 0 in 2, 3, 6, 7.
+ * Block 1: d = 1, dmin = 0x0001 = 2^-24, S[0] = 1, S[4] = 1 (sc[0] =
+ *   m[0] = 1), qs[0] = 0x03: element 0 = 3 - 2^-24, which f32 rounds to 3
+ *   (a quarter of its ulp below); element 1 (nibble 0) = -2^-24, exact.
+ */
+static void test_dequant_hand_q4k(void)
+{
+    uint8_t b[2 * Q4K_BYTES] = {0x00, 0x3c, 0x00, 0x38};
+    uint8_t *S = b + 4, *qs = b + 16;
+    S[0] = 0x41, S[1] = 0x3f, S[4] = 0x82, S[5] = 0xc1, S[8] = 0x53;
+    qs[0] = 0xf3, qs[64] = 0x2a;
+    uint8_t *b1 = b + Q4K_BYTES;
+    b1[0] = 0x00, b1[1] = 0x3c, b1[2] = 0x01, b1[3] = 0x00, b1[4] = 1, b1[8] = 1, b1[16] = 0x03;
+    const struct { int j; double v; } paper[] = {
+        {0, 2.0}, {32, 944.5}, {1, -1.0}, {33, -0.5}, {128, 171.5}, {160, -24.0}, {129, -18.5}, {161, -24.0},
+        {64, 0.0}, {200, 0.0}, {256, 3.0 - ldexp(1.0, -24)}, {257, -ldexp(1.0, -24)},
+    };
+    int wrong = 0;
+    for (size_t i = 0; i < sizeof paper / sizeof paper[0]; i++)
+        if (ref_at(WT_QUANT_Q4_K, b, 512, 0, paper[i].j, NULL) != paper[i].v) wrong++;
+    CHECK(wrong == 0 && (float)(3.0 - ldexp(1.0, -24)) == 3.0f,
+          "Q4_K hand blocks: the reference reads the paper values (%d differ)", wrong);
+    check_dequant(WT_QUANT_Q4_K, 1, 512, b, "Q4_K hand blocks");
+}
+
+/* Q6_K, one super-block. d = 0x3800 = 0.5 (bytes 208, 209 = 00 38);
+ * scales (bytes 192..207): sc[0] = 2, sc[1] = -3 (0xfd), sc[2] = 127,
+ * sc[3] = -128 (0x80), sc[4] = 1, sc[6] = -2 (0xfe), sc[9] = 5, others 0.
+ * ql[0] = 0x5a, ql[32] = 0x0f, ql[80] = 0x07; qh[0] = 0xe4 (bit pairs 0,
+ * 1, 2, 3 from the bottom), qh[48] = 0x03; every other byte 0.
+ *   element 0 (h 0, quarter 0, l 0): low nibble of ql[0] = 10, qh[0] bits
+ *     0..1 = 0: q = 10 - 32 = -22; x = 0.5 * 2 * -22 = -22;
+ *   element 32 (quarter 1): low nibble of ql[32] = 15, qh bits 2..3 = 1:
+ *     q = 31 - 32 = -1; scale sc[2]: x = 0.5 * 127 * -1 = -63.5;
+ *   element 64 (quarter 2): high nibble of ql[0] = 5, bits 4..5 = 2: q =
+ *     37 - 32 = 5; sc[4]: x = 2.5;
+ *   element 96 (quarter 3): high nibble of ql[32] = 0, bits 6..7 = 3:
+ *     q = 48 - 32 = 16; sc[6]: x = 0.5 * -2 * 16 = -16;
+ *   element 16 (quarter 0, second sub-block): q = -32, sc[1]: x = 48;
+ *   element 48: q = -32, sc[3] = -128: x = 2048;
+ *   element 144 (h 1, quarter 0, l 16): ql[64 + 16] = 7, qh[32 + 16] bits
+ *     0..1 = 3: q = 55 - 32 = 23, sc[8 + 1]: x = 0.5 * 5 * 23 = 57.5;
+ *   element 1: q = -32, sc[0]: x = -32; element 128: sc[8] = 0: x = 0. */
+static void test_dequant_hand_q6k(void)
+{
+    uint8_t b[Q6K_BYTES] = {0};
+    b[0] = 0x5a, b[32] = 0x0f, b[80] = 0x07;
+    b[128] = 0xe4, b[128 + 48] = 0x03;
+    int8_t *sc = (int8_t *)(b + 192);
+    sc[0] = 2, sc[1] = -3, sc[2] = 127, sc[3] = -128, sc[4] = 1, sc[6] = -2, sc[9] = 5;
+    b[208] = 0x00, b[209] = 0x38;
+    CHECK(b[193] == 0xfd && b[195] == 0x80 && b[198] == 0xfe, "Q6_K hand block: the scale bytes");
+    const struct { int j; double v; } paper[] = {
+        {0, -22.0}, {32, -63.5}, {64, 2.5}, {96, -16.0}, {16, 48.0}, {48, 2048.0}, {144, 57.5}, {1, -32.0}, {128, 0.0},
+    };
+    int wrong = 0;
+    for (size_t i = 0; i < sizeof paper / sizeof paper[0]; i++)
+        if (ref_at(WT_QUANT_Q6_K, b, 256, 0, paper[i].j, NULL) != paper[i].v) wrong++;
+    CHECK(wrong == 0, "Q6_K hand block: the reference reads the paper values (%d differ)", wrong);
+    check_dequant(WT_QUANT_Q6_K, 1, 256, b, "Q6_K hand block");
+}
+
+/* An f16 of either sign with exponent 8 .. 15 (2^-7 .. 1) into b[0..1]. */
+static void random_scale(uint8_t *b)
+{
+    const uint16_t h = (uint16_t)((test_rng_next() & 0x8000u) | (8u + test_rng_next() % 8u) << 10 |
+                                  (test_rng_next() & 0x3ffu));
+    b[0] = (uint8_t)(h & 0xff), b[1] = (uint8_t)(h >> 8);
+}
+
+/* Random blocks (random bytes, finite scales of both signs). */
 static void random_blocks(wt_quant_type t, int64_t n, int64_t k, uint8_t *dst)
 {
     const int bb = block_bytes(t);
-    for (int64_t b = 0; b < n * k / 32; b++) {
+    for (int64_t b = 0; b < n * k / block_elems(t); b++) {
         uint8_t *blk = dst + b * bb;
         for (int i = 0; i < bb; i++) blk[i] = (uint8_t)test_rng_next();
-        /* d: exponent 8 .. 15 (2^-7 .. 1), either sign. */
-        const uint16_t h = (uint16_t)((test_rng_next() & 0x8000u) | (8u + test_rng_next() % 8u) << 10 |
-                                      (test_rng_next() & 0x3ffu));
-        blk[0] = (uint8_t)(h & 0xff), blk[1] = (uint8_t)(h >> 8);
+        if (t == WT_QUANT_Q4_K) {
+            random_scale(blk);     /* d */
+            random_scale(blk + 2); /* dmin */
+        } else {
+            random_scale(blk + (t == WT_QUANT_Q6_K ? 208 : 0));
+        }
     }
 }
 
 static void test_dequant_random(void)
 {
-    const int64_t ks[] = {32, 96, 160};
-    for (int ti = 0; ti < 2; ti++) {
-        const wt_quant_type t = ti ? WT_QUANT_Q4_0 : WT_QUANT_Q8_0;
-        for (size_t c = 0; c < sizeof ks / sizeof ks[0]; c++) {
-            const int64_t n = 7, k = ks[c];
-            uint8_t *blocks = malloc((size_t)(n * k / 32 * block_bytes(t)));
+    const int64_t ks[] = {32, 96, 160}, kks[] = {256, 768};
+    for (int ti = 0; ti < 4; ti++) {
+        const wt_quant_type t = all_types[ti];
+        const bool super = block_elems(t) == 256;
+        for (size_t c = 0; c < (super ? 2u : 3u); c++) {
+            const int64_t n = 7, k = super ? kks[c] : ks[c];
+            uint8_t *blocks = malloc((size_t)(n * k / block_elems(t) * block_bytes(t)));
             if (!blocks) continue;
             random_blocks(t, n, k, blocks);
             char what[64];
@@ -346,14 +485,19 @@ static void test_quant_roundtrip(void)
 
 /* y = x @ W^T + bias for random blocks, against float64 of the
  * definition and against dequantise + wt_linear. */
-static void check_linear(wt_quant_type t, int64_t m, int64_t n, int64_t k, bool with_bias, bool transposed_x,
-                         bool f16_x)
+enum { X_PLAIN, X_TRANSPOSED, X_OFFSET };
+
+/* x_form: X_TRANSPOSED hands x over as a transposed view (copied to
+ * contiguous rows inside), X_OFFSET as contiguous rows starting at element
+ * 1 of its storage (not at a whole vec4). */
+static void check_linear(wt_quant_type t, int64_t m, int64_t n, int64_t k, bool with_bias, int x_form, bool f16_x)
 {
-    char what[96];
+    const bool transposed_x = x_form == X_TRANSPOSED;
+    char what[128];
     snprintf(what, sizeof what, "%s linear M=%lld N=%lld K=%lld%s%s%s", tname(t), (long long)m, (long long)n,
              (long long)k, with_bias ? " +bias" : "", transposed_x ? " (x a transposed view)" : "",
-             f16_x ? " (f16 x)" : "");
-    const size_t bytes = (size_t)(n * k / 32 * block_bytes(t));
+             x_form == X_OFFSET ? " (x at offset 1)" : f16_x ? " (f16 x)" : "");
+    const size_t bytes = (size_t)(n * k / block_elems(t) * block_bytes(t));
     uint8_t *blocks = malloc(bytes);
     float *x = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)n);
     if (!blocks || !x || !b) {
@@ -377,6 +521,20 @@ static void check_linear(wt_quant_type t, int64_t m, int64_t n, int64_t k, bool 
         st = xtr ? wt_tensor_from_data(g_ctx, WT_F32, 2, xts, xtr, &xt) : WT_ERR_OUT_OF_MEMORY;
         free(xtr);
         if (st == WT_OK) st = wt_transpose(xt, 0, 1, &xv);
+    } else if (st == WT_OK && x_form == X_OFFSET) {
+        /* x behind one leading element: a slice of a flat tensor, reshaped */
+        float *xo = malloc(sizeof(float) * (size_t)(m * k + 1));
+        const int64_t flat = m * k + 1;
+        wt_tensor *sl = NULL;
+        if (xo) {
+            xo[0] = 1e30f;
+            memcpy(xo + 1, x, sizeof(float) * (size_t)(m * k));
+        }
+        st = xo ? wt_tensor_from_data(g_ctx, WT_F32, 1, &flat, xo, &xt) : WT_ERR_OUT_OF_MEMORY;
+        free(xo);
+        if (st == WT_OK) st = wt_slice(xt, 0, 1, flat, 1, &sl);
+        if (st == WT_OK) st = wt_reshape(sl, 2, xs, &xv);
+        wt_tensor_release(sl);
     } else if (st == WT_OK) {
         st = wt_tensor_from_data(g_ctx, WT_F32, 2, xs, x, &xt);
         if (st == WT_OK) st = f16_x ? wt_cast(xt, WT_F16, &xv) : wt_contiguous(xt, &xv);
@@ -404,9 +562,10 @@ static void check_linear(wt_quant_type t, int64_t m, int64_t n, int64_t k, bool 
         for (int64_t r = 0; r < n; r++) {
             double want = with_bias ? (double)b[r] : 0.0, mag = fabs(want);
             for (int64_t j = 0; j < k; j++) {
-                const double wv = ref_elem(t, blocks + (r * (k / 32) + j / 32) * block_bytes(t), (int)(j % 32));
+                double wm = 0.0;
+                const double wv = ref_at(t, blocks, k, r, j, &wm);
                 want += (double)x[i * k + j] * wv;
-                mag += fabs((double)x[i * k + j] * wv);
+                mag += fabs((double)x[i * k + j]) * wm;
             }
             /* f32 sums of k terms: well inside k * 2^-24 of the magnitude;
              * an f16 result adds its own rounding. */
@@ -452,6 +611,20 @@ static void test_linear(void)
         check_linear(t, 5, 17, 64, true, true, false);
         check_linear(t, 2, 9, 64, true, false, true);
         check_linear(t, 24, 9, 32, false, false, true);
+        check_linear(t, 1, 11, 96, true, X_OFFSET, false);
+        check_linear(t, 3, 5, 64, false, X_OFFSET, false);
+    }
+    /* The super-block formats: M = 1 and 4 (the row GEMV), 2 at an offset
+     * (the GEMM takes it), 17 (tiled); K = 256 (one super-block), 768. */
+    for (int ti = 2; ti < 4; ti++) {
+        const wt_quant_type t = all_types[ti];
+        check_linear(t, 1, 37, 256, true, X_PLAIN, false);
+        check_linear(t, 1, 50, 768, false, X_PLAIN, false);
+        check_linear(t, 4, 9, 512, false, X_PLAIN, false);
+        check_linear(t, 2, 9, 256, true, X_OFFSET, false);
+        check_linear(t, 17, 21, 512, true, X_PLAIN, false);
+        check_linear(t, 3, 7, 256, false, X_TRANSPOSED, false);
+        check_linear(t, 1, 6, 256, false, X_PLAIN, true);
     }
     /* x [..., K] with leading axes: [2, 3, K] -> [2, 3, N]. */
     uint8_t blocks[4 * Q8_BYTES];
@@ -480,30 +653,92 @@ static void test_linear(void)
     wt_tensor_release(y);
 }
 
+/* ------------------------------------------------------------- embedding */
+
+/* Rows of a quantised table by index [2, 3] (repeats, the first and last
+ * row): each row equal to float64 of the definition rounded to f32 (and
+ * to f16); an empty index gives an empty result. */
+static void test_embedding(void)
+{
+    const int32_t idx[6] = {4, 0, 4, 2, 5, 1};
+    const int64_t ishape[2] = {2, 3}, eshape[1] = {0};
+    for (int ti = 0; ti < 4; ti++) {
+        const wt_quant_type t = all_types[ti];
+        const int64_t v = 6, k = block_elems(t) * 2;
+        const size_t bytes = (size_t)(v * k / block_elems(t) * block_bytes(t));
+        uint8_t *blocks = malloc(bytes);
+        if (!CHECK(blocks != NULL, "host memory")) return;
+        random_blocks(t, v, k, blocks);
+        wt_tensor *w = NULL, *ix = NULL, *y = NULL, *yh = NULL, *yh32 = NULL, *ie = NULL, *ye = NULL;
+        wt_status st = wt_quant_from_blocks(g_ctx, t, v, k, blocks, bytes, &w);
+        if (st == WT_OK) st = wt_tensor_from_data(g_ctx, WT_I32, 2, ishape, idx, &ix);
+        if (st == WT_OK) st = wt_embedding_quant(w, t, ix, WT_F32, &y);
+        CHECK(st == WT_OK && wt_tensor_ndim(y) == 3 && wt_tensor_shape(y)[0] == 2 && wt_tensor_shape(y)[1] == 3 &&
+                  wt_tensor_shape(y)[2] == k,
+              "%s embedding [2, 3] -> [2, 3, %lld]: %s", tname(t), (long long)k, wt_last_error());
+        if (st == WT_OK) {
+            float *got = read_f32(y);
+            int bad = 0, bad16 = 0;
+            for (int i = 0; got && i < 6; i++)
+                for (int64_t j = 0; j < k; j++)
+                    if ((double)got[i * k + j] != (double)(float)ref_at(t, blocks, k, idx[i], j, NULL)) bad++;
+            CHECK(got && bad == 0, "%s embedding rows equal float64 of the definition (%d differ)", tname(t), bad);
+            free(got);
+            st = wt_embedding_quant(w, t, ix, WT_F16, &yh);
+            if (st == WT_OK) st = wt_cast(yh, WT_F32, &yh32);
+            float *h = st == WT_OK ? read_f32(yh32) : NULL;
+            for (int i = 0; h && i < 6; i++)
+                for (int64_t j = 0; j < k; j++) {
+                    const double want = (double)(float)ref_at(t, blocks, k, idx[i], j, NULL);
+                    if ((double)h[i * k + j] != test_half_to_double(test_double_to_half(want))) bad16++;
+                }
+            CHECK(h && bad16 == 0 && wt_tensor_dtype(yh) == WT_F16, "%s embedding to f16 (%d differ)", tname(t), bad16);
+            free(h);
+            st = wt_tensor_zeros(g_ctx, WT_I32, 1, eshape, &ie);
+            if (st == WT_OK) st = wt_embedding_quant(w, t, ie, WT_F32, &ye);
+            CHECK(st == WT_OK && wt_tensor_ndim(ye) == 2 && wt_tensor_shape(ye)[0] == 0 && wt_tensor_shape(ye)[1] == k,
+                  "%s embedding of an empty index: [0, %lld] (%s)", tname(t), (long long)k, wt_last_error());
+        }
+        wt_tensor_release(w);
+        wt_tensor_release(ix);
+        wt_tensor_release(y);
+        wt_tensor_release(yh);
+        wt_tensor_release(yh32);
+        wt_tensor_release(ie);
+        wt_tensor_release(ye);
+        free(blocks);
+    }
+}
+
 /* ------------------------------------------------------------------ gguf */
 
-/* quantise -> the blocks into a GGUF file (add_raw, dims {K, N}) -> read
- * back (read_raw) -> a quantised tensor again: the same words, the same
- * product. */
+/* quantise (Q8_0, Q4_0) or random blocks made into a weight (Q4_K, Q6_K)
+ * -> the blocks into a GGUF file (add_raw, dims {K, N}) -> read back
+ * (read_raw) -> a quantised tensor again: the same words. */
 static void test_gguf_roundtrip(void)
 {
-    const int64_t n = 6, k = 64;
-    float x[6 * 64];
+    const int64_t n = 6, k = 256;
+    float x[6 * 256];
     for (int i = 0; i < n * k; i++) x[i] = test_rng_uniform(-2.0f, 2.0f);
     char path[64];
     snprintf(path, sizeof path, "/tmp/wt_quant_%d.gguf", (int)getpid());
-    for (int ti = 0; ti < 2; ti++) {
-        const wt_quant_type t = ti ? WT_QUANT_Q4_0 : WT_QUANT_Q8_0;
-        const size_t bytes = (size_t)(n * k / 32 * block_bytes(t));
-        uint8_t blocks[6 * 2 * Q8_BYTES], back[6 * 2 * Q8_BYTES];
+    for (int ti = 0; ti < 4; ti++) {
+        const wt_quant_type t = all_types[ti];
+        const size_t bytes = (size_t)(n * k / block_elems(t) * block_bytes(t));
+        uint8_t blocks[6 * 8 * Q8_BYTES], back[6 * 8 * Q8_BYTES];
         const int64_t shape[2] = {n, k};
         const uint64_t dims[2] = {(uint64_t)k, (uint64_t)n};
         wt_tensor *xt = NULL, *q = NULL, *q2 = NULL;
         wt_gguf_writer *wr = NULL;
         wt_gguf *f = NULL;
         wt_status st = wt_tensor_from_data(g_ctx, WT_F32, 2, shape, x, &xt);
-        if (st == WT_OK) st = wt_quantize(xt, t, &q);
-        if (st == WT_OK) st = read_blocks(q, t, n, k, blocks) ? WT_OK : WT_ERR_BACKEND;
+        if (ti < 2) {
+            if (st == WT_OK) st = wt_quantize(xt, t, &q);
+            if (st == WT_OK) st = read_blocks(q, t, n, k, blocks) ? WT_OK : WT_ERR_BACKEND;
+        } else {
+            random_blocks(t, n, k, blocks);
+            if (st == WT_OK) st = wt_quant_from_blocks(g_ctx, t, n, k, blocks, bytes, &q);
+        }
         if (st == WT_OK) st = wt_gguf_writer_create(&wr);
         if (st == WT_OK) st = wt_gguf_writer_add_raw(wr, "w", (uint32_t)t, 2, dims, blocks, bytes);
         if (st == WT_OK) st = wt_gguf_writer_save(wr, path);
@@ -547,6 +782,12 @@ static void test_errors(void)
           "from_blocks K = 48: WT_ERR_SHAPE, out NULL");
     CHECK(wt_quant_from_blocks(g_ctx, WT_QUANT_Q4_0, 2, 32, blocks, sizeof blocks, &w) == WT_ERR_INVALID_ARGUMENT,
           "from_blocks with Q8_0's byte count for Q4_0: refused");
+    /* the super-block formats take K in 256s; 68 bytes are no Q6_K row */
+    CHECK(wt_quant_from_blocks(g_ctx, WT_QUANT_Q4_K, 1, 128, blocks, 72, &w) == WT_ERR_SHAPE && !w,
+          "from_blocks Q4_K K = 128: WT_ERR_SHAPE");
+    CHECK(wt_quant_from_blocks(g_ctx, WT_QUANT_Q6_K, 1, 256, blocks, sizeof blocks, &w) == WT_ERR_INVALID_ARGUMENT &&
+              !w,
+          "from_blocks Q6_K with 68 bytes: refused");
     const int64_t s10[2] = {2, 10}, s2_64[2] = {2, 64};
     wt_tensor *bad = NULL, *x = NULL, *y = (wt_tensor *)(uintptr_t)1;
     if (wt_tensor_zeros(g_ctx, WT_I32, 2, s10, &bad) == WT_OK) {
@@ -566,6 +807,8 @@ static void test_errors(void)
     if (wt_tensor_from_data(g_ctx, WT_F32, 2, s1, nanrow, &x) == WT_OK) {
         y = (wt_tensor *)(uintptr_t)1;
         CHECK(wt_quantize(x, WT_QUANT_Q4_0, &y) == WT_ERR_INVALID_ARGUMENT && !y, "quantize of NaN refused");
+        y = (wt_tensor *)(uintptr_t)1;
+        CHECK(wt_quantize(x, WT_QUANT_Q4_K, &y) == WT_ERR_UNSUPPORTED && !y, "quantize to Q4_K: WT_ERR_UNSUPPORTED");
         wt_tensor_release(x);
     }
 }
@@ -578,10 +821,13 @@ int main(int argc, char **argv)
     test_rng_seed(test_seed());
     test_layout();
     test_dequant_hand();
+    test_dequant_hand_q4k();
+    test_dequant_hand_q6k();
     test_dequant_random();
     test_quant_hand();
     test_quant_roundtrip();
     test_linear();
+    test_embedding();
     test_gguf_roundtrip();
     test_errors();
     test_check_nothing_alive(g_ctx);

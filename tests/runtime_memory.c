@@ -1,7 +1,8 @@
 /* Memory: statistics (live, peak, pooled, buffers, bytes moved each way),
  * trim, out-of-memory past the device's limits and past a per-context
  * memory limit (requested and available bytes in the message, nothing
- * held afterwards, the context still usable).
+ * held afterwards, the context still usable), and the leak report of a
+ * context destroyed with tensors alive.
  *
  *   runtime_memory cpu|vulkan|gles
  */
@@ -10,6 +11,55 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* What the log handler was given. */
+static struct {
+    int calls;
+    wt_log_level level;
+    char last[1024];
+} g_log;
+
+static void capture_log(wt_log_level level, const char *message, void *user)
+{
+    (void)user;
+    g_log.calls++;
+    g_log.level = level;
+    snprintf(g_log.last, sizeof g_log.last, "%s", message);
+}
+
+/* A context destroyed while tensors live says how many and how large,
+ * once, through the log handler; one destroyed empty says nothing. */
+static void leak_report(test_backend b)
+{
+    wt_context_options o;
+    test_backend_options(b, &o);
+    wt_context *ctx = NULL;
+    if (!CHECK(wt_context_create(&o, &ctx) == WT_OK, "leak report: context: %s", wt_last_error())) return;
+    wt_set_log_handler(capture_log, NULL);
+    memset(&g_log, 0, sizeof g_log);
+    wt_tensor *a = NULL, *b2 = NULL, *v = NULL;
+    CHECK(wt_tensor_zeros(ctx, WT_F32, 1, (int64_t[]){1000}, &a) == WT_OK &&
+              wt_tensor_zeros(ctx, WT_F16, 2, (int64_t[]){10, 30}, &b2) == WT_OK &&
+              wt_slice(a, 0, 0, 10, 1, &v) == WT_OK,
+          "leak report: tensors made");
+    wt_context_destroy(ctx); /* a, b2 and the view v of a still alive */
+    CHECK(g_log.calls == 1 && g_log.level == WT_LOG_WARNING, "leak report: one warning (%d calls)", g_log.calls);
+    CHECK(strstr(g_log.last, "2 tensors still alive") && strstr(g_log.last, "(4600 bytes"),
+          "leak report says how many and how large: \"%s\"", g_log.last);
+    wt_tensor_release(v);
+    wt_tensor_release(a);
+    wt_tensor_release(b2);
+    CHECK(g_log.calls == 1, "releasing the leaked tensors afterwards reports nothing more");
+    ctx = NULL;
+    if (wt_context_create(&o, &ctx) == WT_OK) {
+        wt_tensor *t = NULL;
+        wt_tensor_zeros(ctx, WT_F32, 1, (int64_t[]){4}, &t);
+        wt_tensor_release(t);
+        wt_context_destroy(ctx);
+    }
+    CHECK(g_log.calls == 1, "a context destroyed with nothing alive reports nothing");
+    wt_set_log_handler(NULL, NULL);
+}
 
 static wt_memory_stats stats(wt_context *ctx)
 {
@@ -157,5 +207,6 @@ int main(int argc, char **argv)
         wt_context_destroy(ctx);
     }
     free(h);
+    leak_report(b);
     return test_summary(run.prefix);
 }

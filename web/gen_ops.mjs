@@ -115,6 +115,7 @@ const TS = {
   axes: 'number | number[] | null', shape: 'number[]', perm: 'number[]', i64s: 'number[]',
   tensors: 'Tensor[]', conv: 'ConvOptions | null', pool: 'PoolOptions',
   bnorm: 'BatchNormOptions | null', xent: 'CrossEntropyOptions | null',
+  sgd: 'SGDOptions | null', adamw: 'AdamWOptions | null',
   padmode: "'constant' | 'reflect' | 'replicate'", ropelayout: "'bhsd' | 'bshd'",
   interpmode: "'nearest' | 'bilinear'",
   act: 'Activation',

@@ -12,8 +12,8 @@
 //   f float, b bool, dtype 'f32'|'f16'|'i32'|'bool', axes (number, array
 //   or null: int naxes + int*), shape (array: int n + int64_t*), perm
 //   (array: int*), tensors (array: int n + wt_tensor**), conv / pool /
-//   bnorm / xent (options objects), and the enums padmode, ropelayout, act,
-//   interpmode.
+//   bnorm / xent / sgd / adamw (options objects), and the enums padmode,
+//   ropelayout, act, interpmode.
 // A default '@name' is the value of parameter name.
 
 export const KERNEL_OPS = {
@@ -96,21 +96,25 @@ export const KERNEL_OPS = {
   activation_backward: 'act:activation T:dy T:x',
   cross_entropy: 'T:logits T:labels xent:options=null',
   cross_entropy_backward: 'T:logits T:labels T?:dloss=null xent:options=null | dloss logits labels options @out',
+  embedding_backward: 'T:dy T:indices I:num_embeddings',
+  layernorm_backward: 'T:dy T:x T:weight d:eps=1e-5 i:normalized_ndim=1 | dy x normalized_ndim weight eps @out @out @out',
+  batch_norm_backward: 'T:dy T:x T?:running_mean T?:running_var T:weight bnorm:options=null | dy x running_mean running_var weight options @out @out @out',
+  conv2d_backward: 'T:dy T:x T:weight conv:options=null | dy x weight options @out @out @out',
+  max_pool2d_backward: 'T:dy T:indices T:x',
+  avg_pool2d_backward: 'T:dy T:x pool:options',
+  // in-place optimizer steps (param and the state are written; no result)
+  sgd_step: 'T:param T:grad T?:momentum_buf=null sgd:options=null | param grad momentum_buf options',
+  adamw_step: 'T:param T:grad T:m T:v I:step adamw:options=null | param grad m v step options',
 };
 
 // Ops of the catalogue with a JavaScript form written by hand in
 // web/webtensor.mjs (several results, or arguments no line above says).
 export const HAND_WRITTEN = ['split', 'chunk', 'roll'];
 
-// Ops of the catalogue not offered in JavaScript yet: in-place optimizer
-// steps and the backward passes of training, which need in-place tensors
-// and several optional results.
+// Ops of the catalogue not offered in JavaScript yet.
 export const NOT_BOUND = [
   'tensor_ones', // offered as ones()
-  'embedding_backward', 'layernorm_backward', 'batch_norm_backward', 'conv2d_backward',
-  'max_pool2d_backward', 'avg_pool2d_backward', 'sgd_step', 'adamw_step',
-  'interpolate_backward',
-  'interpolate', // its options object is not marshalled yet (upsample2d is offered)
+  'interpolate', 'interpolate_backward', // their options object is not marshalled yet (upsample2d is offered)
   'quantize', 'dequantize', 'linear_quant', // quantised weights: their type enum is not marshalled yet
   'sample', // its options hold a tensor (the device-side step), not marshalled yet
 ];
@@ -122,6 +126,8 @@ export const C_NAMES = {
   rand: 'wt_tensor_rand', randn: 'wt_tensor_randn',
   cross_entropy_backward: 'wt_cross_entropy_backward_v2', topk: 'wt_topk_v2',
   max_pool2d: 'wt_max_pool2d_v2', avg_pool2d: 'wt_avg_pool2d_v2',
+  layernorm_backward: 'wt_layer_norm_backward', batch_norm_backward: 'wt_batch_norm_backward_v2',
+  conv2d_backward: 'wt_conv2d_backward_v2', avg_pool2d_backward: 'wt_avg_pool2d_backward_v2',
 };
 
 // Reductions whose signature is not the plain (x, axis, keepdims).
@@ -155,6 +161,13 @@ export const CORE_FUNCTIONS = [
   // autograd (webtensor.h, "autograd")
   'wt_tensor_set_requires_grad', 'wt_tensor_requires_grad', 'wt_tensor_grad', 'wt_tensor_zero_grad',
   'wt_backward', 'wt_detach', 'wt_no_grad_begin', 'wt_no_grad_end', 'wt_grad_enabled',
+  'wt_sgd_options_init', 'wt_adamw_options_init', 'wt_lr_schedule_options_init', 'wt_lr_schedule_at',
+  // optimizers (webtensor.h, "optimizers")
+  'wt_optimizer_create_sgd', 'wt_optimizer_create_adamw', 'wt_optimizer_add_params', 'wt_optimizer_step',
+  'wt_optimizer_zero_grad', 'wt_optimizer_set_lr', 'wt_optimizer_lr', 'wt_optimizer_steps',
+  'wt_optimizer_clip_grad_norm', 'wt_optimizer_set_schedule', 'wt_optimizer_release', 'wt_clip_grad_norm',
+  'wt_grad_scaler_options_init', 'wt_grad_scaler_create', 'wt_grad_scaler_scale', 'wt_grad_scaler_unscale',
+  'wt_grad_scaler_step', 'wt_grad_scaler_current_scale', 'wt_grad_scaler_found_inf', 'wt_grad_scaler_release',
   // Deprecated names (webtensor.h, section 16) the wasm module still
   // exports, for programs that call them by name.
   'wt_arange', 'wt_linspace', 'wt_eye', 'wt_rand', 'wt_randn', 'wt_cross_entropy_backward',

@@ -158,11 +158,15 @@ function loadRuntime(options) {
   return runtimePromise;
 }
 
-function installNodeWebgpu(webgpu) {
-  if (globalThis.navigator && globalThis.navigator.gpu) return;
+// dawnFlags: the strings Dawn's Node addon takes at create(), e.g.
+// 'enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia' (shader-f16
+// and subgroup matrices on NVIDIA). With flags, navigator.gpu is made anew
+// from them; without, an existing navigator.gpu is kept.
+function installNodeWebgpu(webgpu, dawnFlags) {
+  if (globalThis.navigator && globalThis.navigator.gpu && !dawnFlags) return;
   Object.assign(globalThis, webgpu.globals);
   Object.defineProperty(globalThis, 'navigator', {
-    value: { gpu: webgpu.create([]) }, configurable: true, writable: true,
+    value: { gpu: webgpu.create(dawnFlags || []) }, configurable: true, writable: true,
   });
 }
 
@@ -191,6 +195,8 @@ export class Tensor {
     this.size = this.shape.reduce((a, b) => a * b, 1);
     Object.freeze(this.shape);
     leaks.register(this, { rt: context._rt, ptr, what: describe(this.shape, this.dtype) }, this);
+    const scopes = context._tidy;
+    if (scopes.length) scopes[scopes.length - 1].push(this);
   }
 
   get disposed() { return this.#ptr === 0; }
@@ -337,6 +343,7 @@ export class Context extends EventTarget {
     this.adapter = null;
     this._ref = new WeakRef(this);
     rt.contexts.add(this._ref);
+    this._tidy = []; // the open tidy() scopes: the tensors made in each
   }
 
   get destroyed() { return this.#ptr === 0; }
@@ -378,6 +385,8 @@ export class Context extends EventTarget {
       shaderF16: flag('shader_f16'),
       subgroups: flag('subgroups'),
       timestampQuery: flag('timestamp_query'),
+      subgroupMatrix: flag('subgroup_matrix'),
+      toggles: rt.str(p + L['wt_context_info.toggles']),
       features: rt.str(p + L['wt_context_info.features']),
       maxBufferSize: rt.u64(p + L['wt_context_info.max_buffer_size']),
       maxBindingSize: rt.u64(p + L['wt_context_info.max_binding_size']),
@@ -415,6 +424,127 @@ export class Context extends EventTarget {
   }
   /** Whether ops on this context are recorded for autograd now. */
   get gradEnabled() { return this._rt.M._wt_grad_enabled(this._ctx('gradEnabled')) !== 0; }
+
+  /** Runs fn (sync or async) and disposes every Tensor made on this
+   * context while it ran, except those it returns (a Tensor, or Tensors in
+   * an array or a plain object) and those given to keep(); these go to the
+   * enclosing tidy() when there is one. Scopes nest. Calls of other code on
+   * the same context while fn awaits count as fn's. */
+  async tidy(fn) {
+    this._ctx('tidy');
+    if (typeof fn !== 'function') throw invalid('tidy: fn must be a function');
+    const made = [];
+    this._tidy.push(made);
+    let result;
+    try {
+      result = await fn();
+    } finally {
+      const i = this._tidy.lastIndexOf(made);
+      if (i >= 0) this._tidy.splice(i, 1);
+      const kept = new Set();
+      const collect = (v) => {
+        if (v instanceof Tensor) kept.add(v);
+        else if (Array.isArray(v)) v.forEach(collect);
+        else if (v && Object.getPrototypeOf(v) === Object.prototype) Object.values(v).forEach(collect);
+      };
+      collect(result);
+      const outer = this._tidy[this._tidy.length - 1];
+      for (const t of made) {
+        if (t._kept || kept.has(t)) {
+          if (outer && !t._kept) outer.push(t);
+        } else {
+          t.dispose();
+        }
+      }
+    }
+    return result;
+  }
+  /** Exempts t from every tidy() that is open (it outlives them). */
+  keep(t) {
+    if (!(t instanceof Tensor)) throw invalid('keep: t must be a Tensor');
+    t._kept = true;
+    return t;
+  }
+
+  /** An optimizer over params (leaf Tensors, f32, requiring grad; or groups
+   * [{ params: [...], weightDecay }]): kind 'sgd' (options lr, momentum,
+   * dampening, weightDecay, nesterov) or 'adamw' (lr, betas: [b1, b2], eps,
+   * weightDecay). Its state lives in the library until dispose(). */
+  createOptimizer(kind, params, options = {}) {
+    const ctx = this._ctx('createOptimizer');
+    if (kind !== 'sgd' && kind !== 'adamw') throw invalid(`createOptimizer: kind is 'sgd' or 'adamw', got ${String(kind)}`);
+    const groups = optimizerGroups('createOptimizer', this, params, options);
+    const rt = this._rt;
+    return rt.exclusive(async () => {
+      const L = rt.layout;
+      const o = OPTION_WRITERS[kind](rt, 'createOptimizer', { ...options, weightDecay: groups[0].weightDecay });
+      const out = rt.alloc(4);
+      const [first, ...rest] = groups;
+      let st = await rt.call(kind === 'sgd' ? 'wt_optimizer_create_sgd' : 'wt_optimizer_create_adamw',
+        [first.ptrs.length, rt.i32s(first.ptrs), o, out]);
+      if (st !== 0) throw this._failed(st, 'createOptimizer');
+      const h = rt.u32(out);
+      const defaultDecay = kind === 'adamw' ? 0.01 : 0; // the options' defaults (webtensor.h)
+      for (const g of rest) {
+        const wd = g.weightDecay !== undefined ? g.weightDecay : defaultDecay;
+        st = await rt.call('wt_optimizer_add_params', [h, g.ptrs.length, rt.i32s(g.ptrs), wd]);
+        if (st !== 0) {
+          const err = this._failed(st, 'createOptimizer');
+          await rt.call('wt_optimizer_release', [h]);
+          throw err;
+        }
+      }
+      void ctx;
+      void L;
+      return new Optimizer(this, h, groups.flatMap((g) => g.tensors));
+    });
+  }
+
+  /** A dynamic loss scaler for f16 training (PyTorch's GradScaler):
+   * options initScale (65536), growthFactor (2), backoffFactor (0.5),
+   * growthInterval (2000). Overflow checks and skipped steps stay on the
+   * device. */
+  createGradScaler(options = {}) {
+    const ctx = this._ctx('createGradScaler');
+    const rt = this._rt;
+    return rt.exclusive(async () => {
+      const L = rt.layout;
+      const o = rt.alloc(L.wt_grad_scaler_options);
+      rt.M._wt_grad_scaler_options_init(o);
+      const f64 = (field, name) => {
+        if (options[name] === undefined) return;
+        if (typeof options[name] !== 'number') throw invalid(`createGradScaler: ${name} must be a number`);
+        rt.M.HEAPF64[(o + L[`wt_grad_scaler_options.${field}`]) >> 3] = options[name];
+      };
+      f64('init_scale', 'initScale');
+      f64('growth_factor', 'growthFactor');
+      f64('backoff_factor', 'backoffFactor');
+      if (options.growthInterval !== undefined) {
+        setI64(rt.M, o + L['wt_grad_scaler_options.growth_interval'],
+          toInt64('createGradScaler', 'growthInterval', options.growthInterval));
+      }
+      const out = rt.alloc(4);
+      const st = await rt.call('wt_grad_scaler_create', [ctx, o, out]);
+      if (st !== 0) throw this._failed(st, 'createGradScaler');
+      return new GradScaler(this, rt.u32(out));
+    });
+  }
+
+  /** Scales the gradients of params in place so that their global 2-norm is
+   * at most maxNorm (on the device); resolves to the norm before clipping
+   * (a 0-d Tensor: reading it waits for the device). */
+  clipGradNorm(params, maxNorm) {
+    this._ctx('clipGradNorm');
+    const ptrs = optimizerGroups('clipGradNorm', this, params, {}).flatMap((g) => g.ptrs);
+    if (typeof maxNorm !== 'number') throw invalid('clipGradNorm: maxNorm must be a number');
+    const rt = this._rt;
+    return rt.exclusive(async () => {
+      const out = rt.alloc(4);
+      const st = await rt.call('wt_clip_grad_norm', [ptrs.length, rt.i32s(ptrs), maxNorm, out]);
+      if (st !== 0) throw this._failed(st, 'clipGradNorm');
+      return new Tensor(this, rt.u32(out));
+    });
+  }
   trim() { return this._simple('trim', 'wt_context_trim'); }
   loseDevice() { return this._simple('loseDevice', 'wt_context_lose_device'); }
   async recover() {
@@ -533,6 +663,150 @@ export class Context extends EventTarget {
   }
 }
 
+// ------------------------------------------------------------ optimizers
+
+// [{ tensors, ptrs, weightDecay }] from a list of Tensors or of groups.
+function optimizerGroups(op, ctx, params, options) {
+  if (!Array.isArray(params) || params.length === 0) throw invalid(`${op}: params must be a non-empty array`);
+  const wd = options.weightDecay;
+  const one = (list, weightDecay) => {
+    if (!Array.isArray(list) || list.length === 0) throw invalid(`${op}: a group's params must be a non-empty array`);
+    if (weightDecay !== undefined && typeof weightDecay !== 'number') throw invalid(`${op}: weightDecay must be a number`);
+    return { tensors: list, ptrs: list.map((t, i) => tensorArg(op, ctx, `params[${i}]`, t)), weightDecay };
+  };
+  if (params.every((p) => p instanceof Tensor)) return [one(params, wd)];
+  if (params.some((p) => p instanceof Tensor)) throw invalid(`${op}: either Tensors or groups, not both`);
+  return params.map((g) => one(g && g.params, g && g.weightDecay !== undefined ? g.weightDecay : wd));
+}
+
+const SCHEDULE_KINDS = { constant: 0, step: 1, cosine: 2 };
+
+export class Optimizer {
+  #h;
+  constructor(context, h, params) {
+    this.context = context;
+    this.#h = h;
+    this.params = params;
+  }
+  _ptr(op) {
+    if (this.#h === 0) throw invalid(`${op}: the optimizer was disposed`);
+    return this.#h;
+  }
+  _call(op, fn, args = []) {
+    if (this.#h === 0) throw invalid(`${op}: the optimizer was disposed`);
+    const ctx = this.context;
+    ctx._ctx(op);
+    return ctx._rt.exclusive(async () => {
+      const st = await ctx._rt.call(fn, [this.#h, ...args]);
+      if (st !== 0) throw ctx._failed(st, op);
+    });
+  }
+  /** Updates every parameter that has a gradient, in place. */
+  step() { return this._call('step', 'wt_optimizer_step'); }
+  /** Drops every parameter's gradient. */
+  zeroGrad() { return this._call('zeroGrad', 'wt_optimizer_zero_grad'); }
+  /** The learning rate of the next step (the schedule's when one is set). */
+  get lr() { return this.#h ? this.context._rt.M._wt_optimizer_lr(this.#h) : NaN; }
+  /** Steps taken. */
+  get steps() { return this.#h ? Number(this.context._rt.M._wt_optimizer_steps(this.#h)) : 0; }
+  setLr(lr) {
+    if (typeof lr !== 'number') throw invalid('setLr: lr must be a number');
+    return this._call('setLr', 'wt_optimizer_set_lr', [lr]);
+  }
+  /** Steps follow a schedule: { kind: 'constant' | 'step' | 'cosine', lr,
+   * warmupSteps, totalSteps, minLr, stepSize, gamma }; null: back to setLr's. */
+  setSchedule(s) {
+    if (this.#h === 0) throw invalid('setSchedule: the optimizer was disposed');
+    const rt = this.context._rt;
+    if (s !== null && (typeof s !== 'object' || !Object.prototype.hasOwnProperty.call(SCHEDULE_KINDS, s.kind))) {
+      throw invalid(`setSchedule: kind must be one of ${Object.keys(SCHEDULE_KINDS).join(', ')}`);
+    }
+    const h = this.#h;
+    return rt.exclusive(async () => {
+      let p = 0;
+      if (s !== null) {
+        const L = rt.layout;
+        p = rt.alloc(L.wt_lr_schedule_options);
+        rt.M._wt_lr_schedule_options_init(p);
+        const f64 = (field, v) => { if (v !== undefined) rt.M.HEAPF64[(p + L[`wt_lr_schedule_options.${field}`]) >> 3] = v; };
+        const i64 = (field, v) => { if (v !== undefined) setI64(rt.M, p + L[`wt_lr_schedule_options.${field}`], toInt64('setSchedule', field, v)); };
+        rt.M.HEAP32[(p + L['wt_lr_schedule_options.kind']) >> 2] = SCHEDULE_KINDS[s.kind];
+        f64('lr', s.lr);
+        f64('min_lr', s.minLr);
+        f64('gamma', s.gamma);
+        i64('warmup_steps', s.warmupSteps);
+        i64('total_steps', s.totalSteps);
+        i64('step_size', s.stepSize);
+      }
+      const st = await rt.call('wt_optimizer_set_schedule', [h, p]);
+      if (st !== 0) throw this.context._failed(st, 'setSchedule');
+    });
+  }
+  /** Clips the parameters' gradients to a global norm of maxNorm (on the
+   * device); resolves to the norm before clipping (a 0-d Tensor). */
+  clipGradNorm(maxNorm) { return this.context.clipGradNorm(this.params, maxNorm); }
+  get disposed() { return this.#h === 0; }
+  dispose() {
+    const h = this.#h;
+    if (h === 0) return;
+    this.#h = 0;
+    const rt = this.context._rt;
+    rt.exclusive(() => rt.call('wt_optimizer_release', [h]));
+  }
+}
+
+export class GradScaler {
+  #h;
+  constructor(context, h) {
+    this.context = context;
+    this.#h = h;
+  }
+  _handle(op) {
+    if (this.#h === 0) throw invalid(`${op}: the scaler was disposed`);
+    this.context._ctx(op);
+    return this.#h;
+  }
+  // A call that makes a tensor.
+  _make(op, fn, args) {
+    const h = this._handle(op);
+    const ctx = this.context;
+    const rt = ctx._rt;
+    return rt.exclusive(async () => {
+      const out = rt.alloc(4);
+      const st = await rt.call(fn, [h, ...args, out]);
+      if (st !== 0) throw ctx._failed(st, op);
+      return new Tensor(ctx, rt.u32(out));
+    });
+  }
+  _with(op, fn, opt) {
+    const h = this._handle(op);
+    if (!(opt instanceof Optimizer)) throw invalid(`${op}: an Optimizer is needed`);
+    const ctx = this.context;
+    return ctx._rt.exclusive(async () => {
+      const st = await ctx._rt.call(fn, [h, opt._ptr(op)]);
+      if (st !== 0) throw ctx._failed(st, op);
+    });
+  }
+  /** loss * scale (recorded: backward through it gives scaled gradients). */
+  scale(loss) { return this._make('scale', 'wt_grad_scaler_scale', [tensorArg('scale', this.context, 'loss', loss)]); }
+  /** Divides the optimizer's gradients by the scale (once per step; before clipping). */
+  unscale(opt) { return this._with('unscale', 'wt_grad_scaler_unscale', opt); }
+  /** Unscales (unless done), steps unless a gradient is not finite, updates the scale. */
+  step(opt) { return this._with('step', 'wt_grad_scaler_step', opt); }
+  /** The current scale: a 0-d Tensor (reading it waits for the device). */
+  currentScale() { return this._make('currentScale', 'wt_grad_scaler_current_scale', []); }
+  /** 1 when the last step found a gradient that is not finite (and skipped), else 0: a 0-d Tensor. */
+  foundInf() { return this._make('foundInf', 'wt_grad_scaler_found_inf', []); }
+  get disposed() { return this.#h === 0; }
+  dispose() {
+    const h = this.#h;
+    if (h === 0) return;
+    this.#h = 0;
+    const rt = this.context._rt;
+    rt.exclusive(() => rt.call('wt_grad_scaler_release', [h]));
+  }
+}
+
 // ------------------------------------------------------ argument marshalling
 
 function checkInt(op, name, v) {
@@ -622,6 +896,43 @@ const OPTION_WRITERS = {
     // double fields (8-byte aligned in the struct)
     if (o.momentum !== undefined) rt.M.HEAPF64[(p + L['wt_batch_norm_options.momentum']) >> 3] = o.momentum;
     if (o.eps !== undefined) rt.M.HEAPF64[(p + L['wt_batch_norm_options.eps']) >> 3] = o.eps;
+    return p;
+  },
+  sgd(rt, op, o) {
+    const L = rt.layout;
+    const p = rt.alloc(L.wt_sgd_options);
+    rt.M._wt_sgd_options_init(p);
+    if (!o) return p;
+    const f64 = (field, name) => {
+      if (o[name] === undefined) return;
+      if (typeof o[name] !== 'number') throw invalid(`${op}: ${name} must be a number`);
+      rt.M.HEAPF64[(p + L[`wt_sgd_options.${field}`]) >> 3] = o[name];
+    };
+    f64('lr', 'lr');
+    f64('momentum', 'momentum');
+    f64('dampening', 'dampening');
+    f64('weight_decay', 'weightDecay');
+    if (o.nesterov !== undefined) rt.M.HEAPU8[p + L['wt_sgd_options.nesterov']] = o.nesterov ? 1 : 0;
+    return p;
+  },
+  adamw(rt, op, o) {
+    const L = rt.layout;
+    const p = rt.alloc(L.wt_adamw_options);
+    rt.M._wt_adamw_options_init(p);
+    if (!o) return p;
+    const f64 = (field, v, name) => {
+      if (v === undefined) return;
+      if (typeof v !== 'number') throw invalid(`${op}: ${name} must be a number`);
+      rt.M.HEAPF64[(p + L[`wt_adamw_options.${field}`]) >> 3] = v;
+    };
+    if (o.betas !== undefined && (!Array.isArray(o.betas) || o.betas.length !== 2)) {
+      throw invalid(`${op}: betas must be [beta1, beta2]`);
+    }
+    f64('lr', o.lr, 'lr');
+    f64('beta1', o.betas && o.betas[0], 'betas');
+    f64('beta2', o.betas && o.betas[1], 'betas');
+    f64('eps', o.eps, 'eps');
+    f64('weight_decay', o.weightDecay, 'weightDecay');
     return p;
   },
   xent(rt, op, o) {
@@ -727,7 +1038,7 @@ function bindArgs(spec, ctx, args) {
         if (!Array.isArray(v) || v.length > 16) throw invalid(`${op}: ${p.name} must be an array of integers`);
         prepared[p.name] = v.map((a) => toInt64(op, p.name, a));
         break;
-      case 'conv': case 'pool': case 'bnorm': case 'xent':
+      case 'conv': case 'pool': case 'bnorm': case 'xent': case 'sgd': case 'adamw':
         if (v !== null && typeof v !== 'object') throw invalid(`${op}: ${p.name} must be an options object`);
         prepared[p.name] = v;
         break;
@@ -755,7 +1066,7 @@ function bindArgs(spec, ctx, args) {
           case 'shape': case 'i64s': cargs.push(v.length, rt.i64s(v)); break;
           case 'I': case 'U64': cargs.push(...i64Words(v)); break;
           case 'tensors': cargs.push(v.length, rt.i32s(v)); break;
-          case 'conv': case 'pool': case 'bnorm': case 'xent':
+          case 'conv': case 'pool': case 'bnorm': case 'xent': case 'sgd': case 'adamw':
             cargs.push(OPTION_WRITERS[kinds[tok]](rt, op, v));
             break;
           default: cargs.push(v);
@@ -899,7 +1210,14 @@ let loaded = null;
 export async function init(options = {}) {
   const backend = options.backend === undefined ? 'auto' : options.backend;
   const code = enumValue('init', 'backend', 'backend', backend);
-  if (options.webgpu) installNodeWebgpu(options.webgpu);
+  if (options.dawnFlags !== undefined &&
+      (!Array.isArray(options.dawnFlags) || options.dawnFlags.some((f) => typeof f !== 'string'))) {
+    throw invalid('init: dawnFlags must be an array of strings');
+  }
+  if (options.dawnFlags && !options.webgpu) {
+    throw invalid("init: dawnFlags are Dawn's Node addon's: pass the addon as options.webgpu too");
+  }
+  if (options.webgpu) installNodeWebgpu(options.webgpu, options.dawnFlags);
   const rt = await loadRuntime(options);
   loaded = rt;
   return rt.exclusive(async () => {
@@ -907,6 +1225,12 @@ export async function init(options = {}) {
     const o = rt.alloc(L.wt_context_options);
     rt.M._wt_context_options_init(o);
     rt.M.HEAP32[(o + L['wt_context_options.backend']) >> 2] = code;
+    // subgroupMatrix: ask for the matrix units (Dawn's experimental
+    // chromium-experimental-subgroup-matrix); info().subgroupMatrix and
+    // info().features say whether the device gave them.
+    if (options.subgroupMatrix) {
+      rt.M.HEAPU32[(o + L['wt_context_options.experimental']) >> 2] |= 1; // WT_EXPERIMENTAL_SUBGROUP_MATRIX
+    }
     if (options.memoryLimit) {
       setI64(rt.M, o + L['wt_context_options.memory_limit'], BigInt(options.memoryLimit));
     }
@@ -937,5 +1261,5 @@ export const notBound = NOT_BOUND;
 
 export default {
   init, version, catalogue, notBound, float16ToFloat32, float32ToFloat16,
-  WebtensorError, Tensor, Context, DeviceLostEvent,
+  WebtensorError, Tensor, Context, DeviceLostEvent, Optimizer, GradScaler,
 };

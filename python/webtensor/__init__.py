@@ -68,5 +68,7 @@ def full_like(x, value, dtype=None):
 
 from . import nn  # noqa: E402
 from . import autograd  # noqa: E402  (adds requires_grad, grad, backward to Tensor)
+from . import optim  # noqa: E402
 from .autograd import no_grad, grad, is_grad_enabled  # noqa: E402
+from . import optim  # noqa: E402  (SGD, AdamW, clip_grad_norm_, schedules)
 del _name, _alias, _target, _op

@@ -186,9 +186,14 @@ class Context:
         o.webgpu_library, o.toggles = lib_b, tog_b
         h = _P()
         self._h = None
+        # The out-pointer of the op wrappers' single result: one per
+        # context, since a context is used by one thread at a time.
+        self._out = _P()
+        self._out_ref = _byref(self._out)
         _check(_L.wt_context_create(_byref(o), _byref(h)), "Context(%r)" % backend)
         self._h = h.value
         self.requested = backend
+        self._adapter_index = adapter_index
         info = self.info()
         if info["backend"] == "cpu":
             self.device = "cpu"
@@ -503,6 +508,38 @@ def _options_bnorm(d):
     return o
 
 
+def _options_sgd(d):
+    """wt_sgd_options from {lr, momentum, dampening, weight_decay, nesterov}."""
+    if d is None:
+        return None
+    from . import optim
+    o = optim._new_sgd()
+    for k, v in d.items():
+        if k == "nesterov":
+            o.nesterov = bool(v)
+        elif k in ("lr", "momentum", "dampening", "weight_decay"):
+            setattr(o, k, float(v))
+        else:
+            raise TypeError("webtensor: unknown SGD option %r" % k)
+    return o
+
+
+def _options_adamw(d):
+    """wt_adamw_options from {lr, betas, eps, weight_decay}."""
+    if d is None:
+        return None
+    from . import optim
+    o = optim._new_adamw()
+    for k, v in d.items():
+        if k == "betas":
+            o.beta1, o.beta2 = float(v[0]), float(v[1])
+        elif k in ("lr", "eps", "weight_decay"):
+            setattr(o, k, float(v))
+        else:
+            raise TypeError("webtensor: unknown AdamW option %r" % k)
+    return o
+
+
 def _options_xent(d):
     if d is None:
         return None
@@ -555,16 +592,14 @@ class Tensor:
             _release_c(h)
 
     def __del__(self):
+        # Kept short: every op's result that is dropped comes through here.
         try:
             h = self._h
-        except AttributeError:  # __init__ refused to make it
-            return
-        if h:
-            self._h = None
-            try:
+            if h:
+                self._h = None
                 _release_c(h)
-            except Exception:  # interpreter shutdown
-                pass
+        except Exception:  # __init__ refused to make it; interpreter shutdown
+            pass
 
     def __enter__(self):
         return self
@@ -825,29 +860,27 @@ class Tensor:
     def __abs__(self):
         return _ops.abs(self)
 
-    # -- DLPack (through a host copy: see __dlpack__)
+    # -- DLPack (_dlpack.py): zero-copy on the CPU backend
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        """Exports the elements to a DLPack consumer as a CPU array. The
-        library gives no pointer into its storage, so this is a host copy
-        (on every backend); copy=False is refused with BufferError."""
-        if copy is False:
-            raise BufferError("webtensor: tensors are exported through a host copy; "
-                              "copy=False cannot be honoured")
-        if dl_device is not None and tuple(dl_device)[0] != 1:
-            raise BufferError("webtensor: only CPU (kDLCPU) exports are offered")
-        return self.numpy().__dlpack__()
+        """The tensor as a DLPack capsule. On the CPU backend float32,
+        float16 and int32 tensors share their memory (no copy); bool
+        tensors are a host copy. A WebGPU tensor (kDLWebGPU) is exported
+        only as a host copy asked for with dl_device=(1, 0), copy=True;
+        otherwise BufferError says why."""
+        return _dlpack.export(self, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self):
-        # The exported copy lives in host memory.
-        return (1, 0)
+        """(1, 0) (kDLCPU) on the CPU backend, (15, adapter) (kDLWebGPU) on WebGPU."""
+        return _dlpack.device_of(self)
 
 
-def from_dlpack(obj, context=None):
-    """A tensor (a copy) of any DLPack producer with a CPU array (NumPy,
-    PyTorch CPU tensors ...)."""
-    if isinstance(obj, Tensor):
-        return tensor(obj, context=context)
-    return tensor(np.from_dlpack(obj), context=context)
+def from_dlpack(obj, context=None, copy=None):
+    """A tensor of any DLPack producer (NumPy, PyTorch ...). Host memory of
+    float32, float16 or int32 is shared, not copied, when the tensor goes
+    to a CPU-backend context (the default one unless given); otherwise,
+    or with copy=True, the elements are copied. copy=False raises
+    BufferError where the memory cannot be shared."""
+    return _dlpack.import_(obj, context, copy)
 
 
 # -- indexing ----------------------------------------------------------------
@@ -970,3 +1003,6 @@ def roll(x, shifts, axis=None):
         _fail(s, "roll", x)
     return _wrap(out.value, x._ctx)
 
+
+
+from . import _dlpack  # noqa: E402  (it builds on the classes above)

@@ -2,9 +2,10 @@
 include/webtensor.h and web/ops_spec.mjs: do not edit."""
 # flake8: noqa
 from ._core import (_L, _P, _I, _I64, _U64, _D, _F, _B, _INF, _INT64_MAX, _proto,
-                    _byref, _context, _ctx_of, _tensor, _wrap, _fail, _is_number,
+                    _byref, _context, _ctx_of, _tensor, _wrap, _new, _fail, _is_number,
                     _index, _float, _dtype_code, _axes, _int64s, _handles, _enum,
-                    _options_conv, _options_pool, _options_bnorm, _options_xent)
+                    _options_conv, _options_pool, _options_bnorm, _options_xent,
+                    _options_sgd, _options_adamw)
 from ._core import Tensor as _Tensor
 
 ENUMS = {'dtype': {'f32': 0, 'f16': 1, 'i32': 2, 'bool': 3}, 'padmode': {'constant': 0, 'reflect': 1, 'replicate': 2}, 'ropelayout': {'bhsd': 0, 'bshd': 1}, 'interpmode': {'nearest': 0, 'bilinear': 1}, 'act': {'relu': 0, 'sigmoid': 1, 'tanh': 2, 'silu': 3, 'gelu': 4, 'gelu_tanh': 5}, 'reduction': {'mean': 0, 'sum': 1, 'none': 2}, 'backend': {'auto': 0, 'cpu': 1, 'webgpu': 2}}
@@ -12,6 +13,7 @@ ENUMS = {'dtype': {'f32': 0, 'f16': 1, 'i32': 2, 'bool': 3}, 'padmode': {'consta
 # C prototypes (ctypes argument types).
 _proto('wt_abs', _P, _P)
 _proto('wt_activation_backward', _I, _P, _P, _P)
+_proto('wt_adamw_step', _P, _P, _P, _P, _I64, _P)
 _proto('wt_adaptive_avg_pool2d', _P, _I64, _I64, _P)
 _proto('wt_adaptive_max_pool2d', _P, _I64, _I64, _P, _P)
 _proto('wt_add', _P, _P, _P)
@@ -25,7 +27,9 @@ _proto('wt_argsort', _P, _I, _B, _P)
 _proto('wt_atan2', _P, _P, _P)
 _proto('wt_atan2_scalar', _P, _D, _P)
 _proto('wt_avg_pool2d_v2', _P, _P, _P)
+_proto('wt_avg_pool2d_backward_v2', _P, _P, _P, _P)
 _proto('wt_batch_norm', _P, _P, _P, _P, _P, _P, _P, _P, _P)
+_proto('wt_batch_norm_backward_v2', _P, _P, _P, _P, _P, _P, _P, _P, _P)
 _proto('wt_cast', _P, _I, _P)
 _proto('wt_ceil', _P, _P)
 _proto('wt_clamp', _P, _D, _D, _P)
@@ -33,6 +37,7 @@ _proto('wt_concat', _I, _P, _I, _P)
 _proto('wt_contiguous', _P, _P)
 _proto('wt_conv1d', _P, _P, _P, _P, _P)
 _proto('wt_conv2d', _P, _P, _P, _P, _P)
+_proto('wt_conv2d_backward_v2', _P, _P, _P, _P, _P, _P, _P)
 _proto('wt_conv_transpose2d', _P, _P, _P, _P, _P)
 _proto('wt_copy', _P, _P)
 _proto('wt_copy_into', _P, _P)
@@ -46,6 +51,7 @@ _proto('wt_div_scalar', _P, _D, _P)
 _proto('wt_dropout', _P, _F, _U64, _P)
 _proto('wt_elu', _P, _D, _P)
 _proto('wt_embedding', _P, _P, _P)
+_proto('wt_embedding_backward', _P, _P, _I64, _P)
 _proto('wt_eq', _P, _P, _P)
 _proto('wt_eq_scalar', _P, _D, _P)
 _proto('wt_erf', _P, _P)
@@ -78,6 +84,7 @@ _proto('wt_index_add', _P, _I, _P, _P, _P)
 _proto('wt_index_select', _P, _I, _P, _P)
 _proto('wt_layer_norm', _P, _I, _P, _P, _D, _P)
 _proto('wt_layernorm', _P, _P, _P, _F, _P)
+_proto('wt_layer_norm_backward', _P, _P, _I, _P, _D, _P, _P, _P)
 _proto('wt_le', _P, _P, _P)
 _proto('wt_le_scalar', _P, _D, _P)
 _proto('wt_leaky_relu', _P, _D, _P)
@@ -101,6 +108,7 @@ _proto('wt_masked_fill', _P, _P, _D, _P)
 _proto('wt_matmul', _P, _P, _P)
 _proto('wt_max', _P, _I, _P, _B, _P)
 _proto('wt_max_pool2d_v2', _P, _P, _P, _P)
+_proto('wt_max_pool2d_backward', _P, _P, _P, _P)
 _proto('wt_maximum', _P, _P, _P)
 _proto('wt_maximum_scalar', _P, _D, _P)
 _proto('wt_mean', _P, _I, _P, _B, _P)
@@ -136,6 +144,7 @@ _proto('wt_round', _P, _P)
 _proto('wt_rsqrt', _P, _P)
 _proto('wt_scaled_dot_product_attention', _P, _P, _P, _P, _B, _F, _P)
 _proto('wt_scatter_add', _P, _I, _P, _P, _P)
+_proto('wt_sgd_step', _P, _P, _P, _P)
 _proto('wt_sigmoid', _P, _P)
 _proto('wt_sign', _P, _P)
 _proto('wt_silu', _P, _P)
@@ -173,11 +182,13 @@ def abs(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_abs(x._h, _byref(_out0))
+    _s = _L.wt_abs(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'abs', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def activation_backward(activation, dy, x):
@@ -185,11 +196,30 @@ def activation_backward(activation, dy, x):
     _c = _ctx_of(dy, x)
     dy = _tensor(dy, _c)
     x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_activation_backward(_enum('act', activation), dy._h, x._h, _byref(_out0))
+    _s = _L.wt_activation_backward(_enum('act', activation), dy._h, x._h, _c._out_ref)
     if _s:
         _fail(_s, 'activation_backward', dy, x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
+
+
+def adamw_step(param, grad, m, v, step, options=None):
+    """wt_adamw_step (training); see include/webtensor.h."""
+    if param.__class__ is _Tensor:
+        _c = param._ctx
+    else:
+        _c = _ctx_of(param, grad, m, v)
+        param = _tensor(param, _c)
+    grad = _tensor(grad, _c)
+    m = _tensor(m, _c)
+    v = _tensor(v, _c)
+    _o_options = _options_adamw(options)
+    _s = _L.wt_adamw_step(param._h, grad._h, m._h, v._h, _index(step), None if _o_options is None else _byref(_o_options))
+    if _s:
+        _fail(_s, 'adamw_step', param, grad, m, v)
+    return param
 
 
 def adaptive_avg_pool2d(x, out_h, out_w):
@@ -199,11 +229,13 @@ def adaptive_avg_pool2d(x, out_h, out_w):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_adaptive_avg_pool2d(x._h, _index(out_h), _index(out_w), _byref(_out0))
+    _s = _L.wt_adaptive_avg_pool2d(x._h, _index(out_h), _index(out_w), _c._out_ref)
     if _s:
         _fail(_s, 'adaptive_avg_pool2d', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def adaptive_max_pool2d(x, out_h, out_w):
@@ -213,11 +245,13 @@ def adaptive_max_pool2d(x, out_h, out_w):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_adaptive_max_pool2d(x._h, _index(out_h), _index(out_w), _byref(_out0), None)
+    _s = _L.wt_adaptive_max_pool2d(x._h, _index(out_h), _index(out_w), _c._out_ref, None)
     if _s:
         _fail(_s, 'adaptive_max_pool2d', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def add(a, b):
@@ -227,17 +261,19 @@ def add(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_add(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_add_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_add(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_add_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_add(a._h, b._h, _byref(_out0))
+        _s = _L.wt_add(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'add', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def all(x, axis=None, keepdims=False):
@@ -248,11 +284,13 @@ def all(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_all(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_all(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'all', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def any(x, axis=None, keepdims=False):
@@ -263,21 +301,25 @@ def any(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_any(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_any(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'any', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def arange(start, stop, step=1, dtype='float32', context=None):
     """wt_tensor_arange (creation); see include/webtensor.h."""
     _c = _context(context)
-    _out0 = _P()
-    _s = _L.wt_tensor_arange(_c._h, _dtype_code(dtype), _float(start), _float(stop), _float(step), _byref(_out0))
+    _s = _L.wt_tensor_arange(_c._h, _dtype_code(dtype), _float(start), _float(stop), _float(step), _c._out_ref)
     if _s:
         _fail(_s, 'arange')
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def argmax(x, axis=None, keepdims=False):
@@ -288,11 +330,13 @@ def argmax(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_argmax(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_argmax(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'argmax', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def argmin(x, axis=None, keepdims=False):
@@ -303,11 +347,13 @@ def argmin(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_argmin(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_argmin(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'argmin', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def argsort(x, axis=-1, descending=False):
@@ -317,11 +363,13 @@ def argsort(x, axis=-1, descending=False):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_argsort(x._h, _index(axis), bool(descending), _byref(_out0))
+    _s = _L.wt_argsort(x._h, _index(axis), bool(descending), _c._out_ref)
     if _s:
         _fail(_s, 'argsort', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def atan2(a, b):
@@ -331,17 +379,19 @@ def atan2(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_atan2(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_atan2_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_atan2(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_atan2_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_atan2(a._h, b._h, _byref(_out0))
+        _s = _L.wt_atan2(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'atan2', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def avg_pool2d(x, options):
@@ -352,11 +402,31 @@ def avg_pool2d(x, options):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _o_options = _options_pool(options)
-    _out0 = _P()
-    _s = _L.wt_avg_pool2d_v2(x._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    _s = _L.wt_avg_pool2d_v2(x._h, None if _o_options is None else _byref(_o_options), _c._out_ref)
     if _s:
         _fail(_s, 'avg_pool2d', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
+
+
+def avg_pool2d_backward(dy, x, options):
+    """wt_avg_pool2d_backward_v2 (training); see include/webtensor.h."""
+    if dy.__class__ is _Tensor:
+        _c = dy._ctx
+    else:
+        _c = _ctx_of(dy, x)
+        dy = _tensor(dy, _c)
+    x = _tensor(x, _c)
+    _o_options = _options_pool(options)
+    _s = _L.wt_avg_pool2d_backward_v2(dy._h, x._h, None if _o_options is None else _byref(_o_options), _c._out_ref)
+    if _s:
+        _fail(_s, 'avg_pool2d_backward', dy, x)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def batch_norm(x, running_mean, running_var, weight=None, bias=None, options=None):
@@ -371,11 +441,34 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, options=Non
     weight = None if weight is None else _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
     _o_options = _options_bnorm(options)
-    _out0 = _P()
-    _s = _L.wt_batch_norm(x._h, None if running_mean is None else running_mean._h, None if running_var is None else running_var._h, None if weight is None else weight._h, None if bias is None else bias._h, None if _o_options is None else _byref(_o_options), _byref(_out0), None, None)
+    _s = _L.wt_batch_norm(x._h, None if running_mean is None else running_mean._h, None if running_var is None else running_var._h, None if weight is None else weight._h, None if bias is None else bias._h, None if _o_options is None else _byref(_o_options), _c._out_ref, None, None)
     if _s:
         _fail(_s, 'batch_norm', x, running_mean, running_var, weight, bias)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
+
+
+def batch_norm_backward(dy, x, running_mean, running_var, weight, options=None):
+    """wt_batch_norm_backward_v2 (training); see include/webtensor.h."""
+    if dy.__class__ is _Tensor:
+        _c = dy._ctx
+    else:
+        _c = _ctx_of(dy, x, running_mean, running_var, weight)
+        dy = _tensor(dy, _c)
+    x = _tensor(x, _c)
+    running_mean = None if running_mean is None else _tensor(running_mean, _c)
+    running_var = None if running_var is None else _tensor(running_var, _c)
+    weight = _tensor(weight, _c)
+    _o_options = _options_bnorm(options)
+    _out0 = _P()
+    _out1 = _P()
+    _out2 = _P()
+    _s = _L.wt_batch_norm_backward_v2(dy._h, x._h, None if running_mean is None else running_mean._h, None if running_var is None else running_var._h, weight._h, None if _o_options is None else _byref(_o_options), _byref(_out0), _byref(_out1), _byref(_out2))
+    if _s:
+        _fail(_s, 'batch_norm_backward', dy, x, running_mean, running_var, weight)
+    return (_wrap(_out0.value, _c), _wrap(_out1.value, _c), _wrap(_out2.value, _c))
 
 
 def cast(x, dtype):
@@ -385,11 +478,13 @@ def cast(x, dtype):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_cast(x._h, _dtype_code(dtype), _byref(_out0))
+    _s = _L.wt_cast(x._h, _dtype_code(dtype), _c._out_ref)
     if _s:
         _fail(_s, 'cast', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def ceil(x):
@@ -399,11 +494,13 @@ def ceil(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_ceil(x._h, _byref(_out0))
+    _s = _L.wt_ceil(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'ceil', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def clamp(x, lo=-_INF, hi=_INF):
@@ -413,11 +510,13 @@ def clamp(x, lo=-_INF, hi=_INF):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_clamp(x._h, _float(lo), _float(hi), _byref(_out0))
+    _s = _L.wt_clamp(x._h, _float(lo), _float(hi), _c._out_ref)
     if _s:
         _fail(_s, 'clamp', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def concat(tensors, axis=0):
@@ -425,11 +524,13 @@ def concat(tensors, axis=0):
     _c = _ctx_of(tensors)
     tensors = [_tensor(_v, _c) for _v in tensors]
     _n_tensors, _a_tensors = _handles(tensors)
-    _out0 = _P()
-    _s = _L.wt_concat(_n_tensors, _a_tensors, _index(axis), _byref(_out0))
+    _s = _L.wt_concat(_n_tensors, _a_tensors, _index(axis), _c._out_ref)
     if _s:
         _fail(_s, 'concat', tensors)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def contiguous(x):
@@ -439,11 +540,13 @@ def contiguous(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_contiguous(x._h, _byref(_out0))
+    _s = _L.wt_contiguous(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'contiguous', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def conv1d(x, weight, bias=None, options=None):
@@ -456,11 +559,13 @@ def conv1d(x, weight, bias=None, options=None):
     weight = _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
     _o_options = _options_conv(options)
-    _out0 = _P()
-    _s = _L.wt_conv1d(x._h, weight._h, None if bias is None else bias._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    _s = _L.wt_conv1d(x._h, weight._h, None if bias is None else bias._h, None if _o_options is None else _byref(_o_options), _c._out_ref)
     if _s:
         _fail(_s, 'conv1d', x, weight, bias)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def conv2d(x, weight, bias=None, options=None):
@@ -473,11 +578,32 @@ def conv2d(x, weight, bias=None, options=None):
     weight = _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
     _o_options = _options_conv(options)
-    _out0 = _P()
-    _s = _L.wt_conv2d(x._h, weight._h, None if bias is None else bias._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    _s = _L.wt_conv2d(x._h, weight._h, None if bias is None else bias._h, None if _o_options is None else _byref(_o_options), _c._out_ref)
     if _s:
         _fail(_s, 'conv2d', x, weight, bias)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
+
+
+def conv2d_backward(dy, x, weight, options=None):
+    """wt_conv2d_backward_v2 (training); see include/webtensor.h."""
+    if dy.__class__ is _Tensor:
+        _c = dy._ctx
+    else:
+        _c = _ctx_of(dy, x, weight)
+        dy = _tensor(dy, _c)
+    x = _tensor(x, _c)
+    weight = _tensor(weight, _c)
+    _o_options = _options_conv(options)
+    _out0 = _P()
+    _out1 = _P()
+    _out2 = _P()
+    _s = _L.wt_conv2d_backward_v2(dy._h, x._h, weight._h, None if _o_options is None else _byref(_o_options), _byref(_out0), _byref(_out1), _byref(_out2))
+    if _s:
+        _fail(_s, 'conv2d_backward', dy, x, weight)
+    return (_wrap(_out0.value, _c), _wrap(_out1.value, _c), _wrap(_out2.value, _c))
 
 
 def conv_transpose2d(x, weight, bias=None, options=None):
@@ -490,11 +616,13 @@ def conv_transpose2d(x, weight, bias=None, options=None):
     weight = _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
     _o_options = _options_conv(options)
-    _out0 = _P()
-    _s = _L.wt_conv_transpose2d(x._h, weight._h, None if bias is None else bias._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    _s = _L.wt_conv_transpose2d(x._h, weight._h, None if bias is None else bias._h, None if _o_options is None else _byref(_o_options), _c._out_ref)
     if _s:
         _fail(_s, 'conv_transpose2d', x, weight, bias)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def copy(x):
@@ -504,11 +632,13 @@ def copy(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_copy(x._h, _byref(_out0))
+    _s = _L.wt_copy(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'copy', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def copy_into(dst, src):
@@ -532,11 +662,13 @@ def cos(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_cos(x._h, _byref(_out0))
+    _s = _L.wt_cos(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'cos', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def cross_entropy(logits, labels, options=None):
@@ -548,11 +680,13 @@ def cross_entropy(logits, labels, options=None):
         logits = _tensor(logits, _c)
     labels = _tensor(labels, _c)
     _o_options = _options_xent(options)
-    _out0 = _P()
-    _s = _L.wt_cross_entropy(logits._h, labels._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    _s = _L.wt_cross_entropy(logits._h, labels._h, None if _o_options is None else _byref(_o_options), _c._out_ref)
     if _s:
         _fail(_s, 'cross_entropy', logits, labels)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def cross_entropy_backward(logits, labels, dloss=None, options=None):
@@ -565,11 +699,13 @@ def cross_entropy_backward(logits, labels, dloss=None, options=None):
     labels = _tensor(labels, _c)
     dloss = None if dloss is None else _tensor(dloss, _c)
     _o_options = _options_xent(options)
-    _out0 = _P()
-    _s = _L.wt_cross_entropy_backward_v2(None if dloss is None else dloss._h, logits._h, labels._h, None if _o_options is None else _byref(_o_options), _byref(_out0))
+    _s = _L.wt_cross_entropy_backward_v2(None if dloss is None else dloss._h, logits._h, labels._h, None if _o_options is None else _byref(_o_options), _c._out_ref)
     if _s:
         _fail(_s, 'cross_entropy_backward', logits, labels, dloss)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def cumprod(x, axis):
@@ -579,11 +715,13 @@ def cumprod(x, axis):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_cumprod(x._h, _index(axis), _byref(_out0))
+    _s = _L.wt_cumprod(x._h, _index(axis), _c._out_ref)
     if _s:
         _fail(_s, 'cumprod', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def cumsum(x, axis):
@@ -593,11 +731,13 @@ def cumsum(x, axis):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_cumsum(x._h, _index(axis), _byref(_out0))
+    _s = _L.wt_cumsum(x._h, _index(axis), _c._out_ref)
     if _s:
         _fail(_s, 'cumsum', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def div(a, b):
@@ -607,17 +747,19 @@ def div(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_div(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_div_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_div(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_div_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_div(a._h, b._h, _byref(_out0))
+        _s = _L.wt_div(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'div', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def dropout(x, p, seed=0):
@@ -627,11 +769,13 @@ def dropout(x, p, seed=0):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_dropout(x._h, _float(p), _index(seed), _byref(_out0))
+    _s = _L.wt_dropout(x._h, _float(p), _index(seed), _c._out_ref)
     if _s:
         _fail(_s, 'dropout', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def elu(x, alpha=1.0):
@@ -641,11 +785,13 @@ def elu(x, alpha=1.0):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_elu(x._h, _float(alpha), _byref(_out0))
+    _s = _L.wt_elu(x._h, _float(alpha), _c._out_ref)
     if _s:
         _fail(_s, 'elu', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def embedding(table, index):
@@ -656,11 +802,30 @@ def embedding(table, index):
         _c = _ctx_of(table, index)
         table = _tensor(table, _c)
     index = _tensor(index, _c)
-    _out0 = _P()
-    _s = _L.wt_embedding(table._h, index._h, _byref(_out0))
+    _s = _L.wt_embedding(table._h, index._h, _c._out_ref)
     if _s:
         _fail(_s, 'embedding', table, index)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
+
+
+def embedding_backward(dy, indices, num_embeddings):
+    """wt_embedding_backward (training); see include/webtensor.h."""
+    if dy.__class__ is _Tensor:
+        _c = dy._ctx
+    else:
+        _c = _ctx_of(dy, indices)
+        dy = _tensor(dy, _c)
+    indices = _tensor(indices, _c)
+    _s = _L.wt_embedding_backward(dy._h, indices._h, _index(num_embeddings), _c._out_ref)
+    if _s:
+        _fail(_s, 'embedding_backward', dy, indices)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def eq(a, b):
@@ -670,17 +835,19 @@ def eq(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_eq(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_eq_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_eq(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_eq_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_eq(a._h, b._h, _byref(_out0))
+        _s = _L.wt_eq(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'eq', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def erf(x):
@@ -690,11 +857,13 @@ def erf(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_erf(x._h, _byref(_out0))
+    _s = _L.wt_erf(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'erf', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def exp(x):
@@ -704,11 +873,13 @@ def exp(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_exp(x._h, _byref(_out0))
+    _s = _L.wt_exp(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'exp', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def exp2(x):
@@ -718,11 +889,13 @@ def exp2(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_exp2(x._h, _byref(_out0))
+    _s = _L.wt_exp2(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'exp2', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def expand(x, shape):
@@ -733,11 +906,13 @@ def expand(x, shape):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_shape, _a_shape = _int64s(shape)
-    _out0 = _P()
-    _s = _L.wt_expand(x._h, _n_shape, _a_shape, _byref(_out0))
+    _s = _L.wt_expand(x._h, _n_shape, _a_shape, _c._out_ref)
     if _s:
         _fail(_s, 'expand', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def expm1(x):
@@ -747,11 +922,13 @@ def expm1(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_expm1(x._h, _byref(_out0))
+    _s = _L.wt_expm1(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'expm1', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def eye(n, m=None, k=0, dtype='float32', context=None):
@@ -759,11 +936,13 @@ def eye(n, m=None, k=0, dtype='float32', context=None):
     _c = _context(context)
     if m is None:
         m = n
-    _out0 = _P()
-    _s = _L.wt_tensor_eye(_c._h, _dtype_code(dtype), _index(n), _index(m), _index(k), _byref(_out0))
+    _s = _L.wt_tensor_eye(_c._h, _dtype_code(dtype), _index(n), _index(m), _index(k), _c._out_ref)
     if _s:
         _fail(_s, 'eye')
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def flatten(x, start_axis=0, end_axis=-1):
@@ -773,11 +952,13 @@ def flatten(x, start_axis=0, end_axis=-1):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_flatten(x._h, _index(start_axis), _index(end_axis), _byref(_out0))
+    _s = _L.wt_flatten(x._h, _index(start_axis), _index(end_axis), _c._out_ref)
     if _s:
         _fail(_s, 'flatten', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def flip(x, axis):
@@ -788,11 +969,13 @@ def flip(x, axis):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_flip(x._h, _n_axis, _a_axis, _byref(_out0))
+    _s = _L.wt_flip(x._h, _n_axis, _a_axis, _c._out_ref)
     if _s:
         _fail(_s, 'flip', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def floor(x):
@@ -802,11 +985,13 @@ def floor(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_floor(x._h, _byref(_out0))
+    _s = _L.wt_floor(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'floor', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def floor_divide(a, b):
@@ -816,17 +1001,19 @@ def floor_divide(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_floor_divide(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_floor_divide_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_floor_divide(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_floor_divide_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_floor_divide(a._h, b._h, _byref(_out0))
+        _s = _L.wt_floor_divide(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'floor_divide', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def fmod(a, b):
@@ -836,28 +1023,32 @@ def fmod(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_fmod(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_fmod_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_fmod(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_fmod_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_fmod(a._h, b._h, _byref(_out0))
+        _s = _L.wt_fmod(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'fmod', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def full(shape, value, dtype='float32', context=None):
     """wt_tensor_full (creation); see include/webtensor.h."""
     _c = _context(context)
     _n_shape, _a_shape = _int64s(shape)
-    _out0 = _P()
-    _s = _L.wt_tensor_full(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _float(value), _byref(_out0))
+    _s = _L.wt_tensor_full(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _float(value), _c._out_ref)
     if _s:
         _fail(_s, 'full')
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def gather(x, axis, index):
@@ -868,11 +1059,13 @@ def gather(x, axis, index):
         _c = _ctx_of(x, index)
         x = _tensor(x, _c)
     index = _tensor(index, _c)
-    _out0 = _P()
-    _s = _L.wt_gather(x._h, _index(axis), index._h, _byref(_out0))
+    _s = _L.wt_gather(x._h, _index(axis), index._h, _c._out_ref)
     if _s:
         _fail(_s, 'gather', x, index)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def ge(a, b):
@@ -882,17 +1075,19 @@ def ge(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_ge(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_ge_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_ge(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_ge_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_ge(a._h, b._h, _byref(_out0))
+        _s = _L.wt_ge(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'ge', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def gelu(x):
@@ -902,11 +1097,13 @@ def gelu(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_gelu(x._h, _byref(_out0))
+    _s = _L.wt_gelu(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'gelu', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def gelu_tanh(x):
@@ -916,11 +1113,13 @@ def gelu_tanh(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_gelu_tanh(x._h, _byref(_out0))
+    _s = _L.wt_gelu_tanh(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'gelu_tanh', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def global_avg_pool2d(x):
@@ -930,11 +1129,13 @@ def global_avg_pool2d(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_global_avg_pool2d(x._h, _byref(_out0))
+    _s = _L.wt_global_avg_pool2d(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'global_avg_pool2d', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def global_max_pool2d(x):
@@ -944,11 +1145,13 @@ def global_max_pool2d(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_global_max_pool2d(x._h, _byref(_out0))
+    _s = _L.wt_global_max_pool2d(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'global_max_pool2d', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
@@ -960,11 +1163,13 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
         x = _tensor(x, _c)
     weight = None if weight is None else _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
-    _out0 = _P()
-    _s = _L.wt_group_norm(x._h, _index(num_groups), None if weight is None else weight._h, None if bias is None else bias._h, _float(eps), _byref(_out0))
+    _s = _L.wt_group_norm(x._h, _index(num_groups), None if weight is None else weight._h, None if bias is None else bias._h, _float(eps), _c._out_ref)
     if _s:
         _fail(_s, 'group_norm', x, weight, bias)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def gt(a, b):
@@ -974,17 +1179,19 @@ def gt(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_gt(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_gt_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_gt(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_gt_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_gt(a._h, b._h, _byref(_out0))
+        _s = _L.wt_gt(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'gt', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def hardsigmoid(x):
@@ -994,11 +1201,13 @@ def hardsigmoid(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_hardsigmoid(x._h, _byref(_out0))
+    _s = _L.wt_hardsigmoid(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'hardsigmoid', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def hardswish(x):
@@ -1008,11 +1217,13 @@ def hardswish(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_hardswish(x._h, _byref(_out0))
+    _s = _L.wt_hardswish(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'hardswish', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def index_add(x, axis, index, src):
@@ -1024,11 +1235,13 @@ def index_add(x, axis, index, src):
         x = _tensor(x, _c)
     index = _tensor(index, _c)
     src = _tensor(src, _c)
-    _out0 = _P()
-    _s = _L.wt_index_add(x._h, _index(axis), index._h, src._h, _byref(_out0))
+    _s = _L.wt_index_add(x._h, _index(axis), index._h, src._h, _c._out_ref)
     if _s:
         _fail(_s, 'index_add', x, index, src)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def index_select(x, axis, index):
@@ -1039,11 +1252,13 @@ def index_select(x, axis, index):
         _c = _ctx_of(x, index)
         x = _tensor(x, _c)
     index = _tensor(index, _c)
-    _out0 = _P()
-    _s = _L.wt_index_select(x._h, _index(axis), index._h, _byref(_out0))
+    _s = _L.wt_index_select(x._h, _index(axis), index._h, _c._out_ref)
     if _s:
         _fail(_s, 'index_select', x, index)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def layer_norm(x, normalized_ndim, weight=None, bias=None, eps=1e-5):
@@ -1055,11 +1270,13 @@ def layer_norm(x, normalized_ndim, weight=None, bias=None, eps=1e-5):
         x = _tensor(x, _c)
     weight = None if weight is None else _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
-    _out0 = _P()
-    _s = _L.wt_layer_norm(x._h, _index(normalized_ndim), None if weight is None else weight._h, None if bias is None else bias._h, _float(eps), _byref(_out0))
+    _s = _L.wt_layer_norm(x._h, _index(normalized_ndim), None if weight is None else weight._h, None if bias is None else bias._h, _float(eps), _c._out_ref)
     if _s:
         _fail(_s, 'layer_norm', x, weight, bias)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def layernorm(x, weight=None, bias=None, eps=1e-5):
@@ -1071,11 +1288,31 @@ def layernorm(x, weight=None, bias=None, eps=1e-5):
         x = _tensor(x, _c)
     weight = None if weight is None else _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
-    _out0 = _P()
-    _s = _L.wt_layernorm(x._h, None if weight is None else weight._h, None if bias is None else bias._h, _float(eps), _byref(_out0))
+    _s = _L.wt_layernorm(x._h, None if weight is None else weight._h, None if bias is None else bias._h, _float(eps), _c._out_ref)
     if _s:
         _fail(_s, 'layernorm', x, weight, bias)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
+
+
+def layernorm_backward(dy, x, weight, eps=1e-5, normalized_ndim=1):
+    """wt_layer_norm_backward (training); see include/webtensor.h."""
+    if dy.__class__ is _Tensor:
+        _c = dy._ctx
+    else:
+        _c = _ctx_of(dy, x, weight)
+        dy = _tensor(dy, _c)
+    x = _tensor(x, _c)
+    weight = _tensor(weight, _c)
+    _out0 = _P()
+    _out1 = _P()
+    _out2 = _P()
+    _s = _L.wt_layer_norm_backward(dy._h, x._h, _index(normalized_ndim), weight._h, _float(eps), _byref(_out0), _byref(_out1), _byref(_out2))
+    if _s:
+        _fail(_s, 'layernorm_backward', dy, x, weight)
+    return (_wrap(_out0.value, _c), _wrap(_out1.value, _c), _wrap(_out2.value, _c))
 
 
 def le(a, b):
@@ -1085,17 +1322,19 @@ def le(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_le(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_le_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_le(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_le_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_le(a._h, b._h, _byref(_out0))
+        _s = _L.wt_le(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'le', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def leaky_relu(x, alpha=0.01):
@@ -1105,11 +1344,13 @@ def leaky_relu(x, alpha=0.01):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_leaky_relu(x._h, _float(alpha), _byref(_out0))
+    _s = _L.wt_leaky_relu(x._h, _float(alpha), _c._out_ref)
     if _s:
         _fail(_s, 'leaky_relu', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def linear(x, weight, bias=None):
@@ -1121,21 +1362,25 @@ def linear(x, weight, bias=None):
         x = _tensor(x, _c)
     weight = _tensor(weight, _c)
     bias = None if bias is None else _tensor(bias, _c)
-    _out0 = _P()
-    _s = _L.wt_linear(x._h, weight._h, None if bias is None else bias._h, _byref(_out0))
+    _s = _L.wt_linear(x._h, weight._h, None if bias is None else bias._h, _c._out_ref)
     if _s:
         _fail(_s, 'linear', x, weight, bias)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def linspace(start, stop, num, endpoint=True, dtype='float32', context=None):
     """wt_tensor_linspace (creation); see include/webtensor.h."""
     _c = _context(context)
-    _out0 = _P()
-    _s = _L.wt_tensor_linspace(_c._h, _dtype_code(dtype), _float(start), _float(stop), _index(num), bool(endpoint), _byref(_out0))
+    _s = _L.wt_tensor_linspace(_c._h, _dtype_code(dtype), _float(start), _float(stop), _index(num), bool(endpoint), _c._out_ref)
     if _s:
         _fail(_s, 'linspace')
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def log(x):
@@ -1145,11 +1390,13 @@ def log(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_log(x._h, _byref(_out0))
+    _s = _L.wt_log(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'log', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def log1p(x):
@@ -1159,11 +1406,13 @@ def log1p(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_log1p(x._h, _byref(_out0))
+    _s = _L.wt_log1p(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'log1p', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def log2(x):
@@ -1173,11 +1422,13 @@ def log2(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_log2(x._h, _byref(_out0))
+    _s = _L.wt_log2(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'log2', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def log_softmax(x, axis=-1):
@@ -1187,11 +1438,13 @@ def log_softmax(x, axis=-1):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_log_softmax(x._h, _index(axis), _byref(_out0))
+    _s = _L.wt_log_softmax(x._h, _index(axis), _c._out_ref)
     if _s:
         _fail(_s, 'log_softmax', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def logical_and(a, b):
@@ -1201,17 +1454,19 @@ def logical_and(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_logical_and(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_logical_and_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_logical_and(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_logical_and_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_logical_and(a._h, b._h, _byref(_out0))
+        _s = _L.wt_logical_and(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'logical_and', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def logical_not(x):
@@ -1221,11 +1476,13 @@ def logical_not(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_logical_not(x._h, _byref(_out0))
+    _s = _L.wt_logical_not(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'logical_not', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def logical_or(a, b):
@@ -1235,17 +1492,19 @@ def logical_or(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_logical_or(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_logical_or_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_logical_or(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_logical_or_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_logical_or(a._h, b._h, _byref(_out0))
+        _s = _L.wt_logical_or(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'logical_or', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def logical_xor(a, b):
@@ -1255,17 +1514,19 @@ def logical_xor(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_logical_xor(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_logical_xor_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_logical_xor(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_logical_xor_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_logical_xor(a._h, b._h, _byref(_out0))
+        _s = _L.wt_logical_xor(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'logical_xor', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def logsumexp(x, axis=None, keepdims=False):
@@ -1276,11 +1537,13 @@ def logsumexp(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_logsumexp(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_logsumexp(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'logsumexp', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def lt(a, b):
@@ -1290,17 +1553,19 @@ def lt(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_lt(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_lt_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_lt(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_lt_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_lt(a._h, b._h, _byref(_out0))
+        _s = _L.wt_lt(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'lt', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def masked_fill(x, mask, value):
@@ -1311,11 +1576,13 @@ def masked_fill(x, mask, value):
         _c = _ctx_of(x, mask)
         x = _tensor(x, _c)
     mask = _tensor(mask, _c)
-    _out0 = _P()
-    _s = _L.wt_masked_fill(x._h, mask._h, _float(value), _byref(_out0))
+    _s = _L.wt_masked_fill(x._h, mask._h, _float(value), _c._out_ref)
     if _s:
         _fail(_s, 'masked_fill', x, mask)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def matmul(a, b):
@@ -1326,11 +1593,13 @@ def matmul(a, b):
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
     b = _tensor(b, _c)
-    _out0 = _P()
-    _s = _L.wt_matmul(a._h, b._h, _byref(_out0))
+    _s = _L.wt_matmul(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'matmul', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def max(x, axis=None, keepdims=False):
@@ -1341,11 +1610,13 @@ def max(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_max(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_max(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'max', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def max_pool2d(x, options):
@@ -1356,11 +1627,31 @@ def max_pool2d(x, options):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _o_options = _options_pool(options)
-    _out0 = _P()
-    _s = _L.wt_max_pool2d_v2(x._h, None if _o_options is None else _byref(_o_options), _byref(_out0), None)
+    _s = _L.wt_max_pool2d_v2(x._h, None if _o_options is None else _byref(_o_options), _c._out_ref, None)
     if _s:
         _fail(_s, 'max_pool2d', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
+
+
+def max_pool2d_backward(dy, indices, x):
+    """wt_max_pool2d_backward (training); see include/webtensor.h."""
+    if dy.__class__ is _Tensor:
+        _c = dy._ctx
+    else:
+        _c = _ctx_of(dy, indices, x)
+        dy = _tensor(dy, _c)
+    indices = _tensor(indices, _c)
+    x = _tensor(x, _c)
+    _s = _L.wt_max_pool2d_backward(dy._h, indices._h, x._h, _c._out_ref)
+    if _s:
+        _fail(_s, 'max_pool2d_backward', dy, indices, x)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def maximum(a, b):
@@ -1370,17 +1661,19 @@ def maximum(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_maximum(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_maximum_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_maximum(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_maximum_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_maximum(a._h, b._h, _byref(_out0))
+        _s = _L.wt_maximum(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'maximum', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def mean(x, axis=None, keepdims=False):
@@ -1391,11 +1684,13 @@ def mean(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_mean(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_mean(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'mean', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def min(x, axis=None, keepdims=False):
@@ -1406,11 +1701,13 @@ def min(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_min(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_min(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'min', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def minimum(a, b):
@@ -1420,17 +1717,19 @@ def minimum(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_minimum(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_minimum_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_minimum(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_minimum_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_minimum(a._h, b._h, _byref(_out0))
+        _s = _L.wt_minimum(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'minimum', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def mish(x):
@@ -1440,11 +1739,13 @@ def mish(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_mish(x._h, _byref(_out0))
+    _s = _L.wt_mish(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'mish', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def mul(a, b):
@@ -1454,17 +1755,19 @@ def mul(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_mul(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_mul_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_mul(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_mul_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_mul(a._h, b._h, _byref(_out0))
+        _s = _L.wt_mul(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'mul', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def ne(a, b):
@@ -1474,17 +1777,19 @@ def ne(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_ne(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_ne_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_ne(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_ne_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_ne(a._h, b._h, _byref(_out0))
+        _s = _L.wt_ne(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'ne', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def neg(x):
@@ -1494,11 +1799,13 @@ def neg(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_neg(x._h, _byref(_out0))
+    _s = _L.wt_neg(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'neg', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def norm(x, ord=2, axis=None, keepdims=False):
@@ -1509,11 +1816,13 @@ def norm(x, ord=2, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_norm(x._h, _float(ord), _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_norm(x._h, _float(ord), _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'norm', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def one_hot(index, num_classes=-1):
@@ -1523,22 +1832,26 @@ def one_hot(index, num_classes=-1):
     else:
         _c = _ctx_of(index)
         index = _tensor(index, _c)
-    _out0 = _P()
-    _s = _L.wt_one_hot(index._h, _index(num_classes), _byref(_out0))
+    _s = _L.wt_one_hot(index._h, _index(num_classes), _c._out_ref)
     if _s:
         _fail(_s, 'one_hot', index)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def ones(shape, dtype='float32', context=None):
     """wt_tensor_ones (creation); see include/webtensor.h."""
     _c = _context(context)
     _n_shape, _a_shape = _int64s(shape)
-    _out0 = _P()
-    _s = _L.wt_tensor_ones(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _byref(_out0))
+    _s = _L.wt_tensor_ones(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _c._out_ref)
     if _s:
         _fail(_s, 'ones')
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def pad(x, pad, mode='constant', value=0):
@@ -1549,11 +1862,13 @@ def pad(x, pad, mode='constant', value=0):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_pad, _a_pad = _int64s(pad)
-    _out0 = _P()
-    _s = _L.wt_pad(x._h, _n_pad, _a_pad, _enum('padmode', mode), _float(value), _byref(_out0))
+    _s = _L.wt_pad(x._h, _n_pad, _a_pad, _enum('padmode', mode), _float(value), _c._out_ref)
     if _s:
         _fail(_s, 'pad', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def permute(x, dims):
@@ -1564,11 +1879,13 @@ def permute(x, dims):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_dims, _a_dims = _axes(dims)
-    _out0 = _P()
-    _s = _L.wt_permute(x._h, _a_dims, _byref(_out0))
+    _s = _L.wt_permute(x._h, _a_dims, _c._out_ref)
     if _s:
         _fail(_s, 'permute', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def pow(a, b):
@@ -1578,17 +1895,19 @@ def pow(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_pow(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_pow_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_pow(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_pow_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_pow(a._h, b._h, _byref(_out0))
+        _s = _L.wt_pow(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'pow', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def prod(x, axis=None, keepdims=False):
@@ -1599,33 +1918,39 @@ def prod(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_prod(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_prod(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'prod', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def rand(shape, seed=0, dtype='float32', context=None):
     """wt_tensor_rand (random); see include/webtensor.h."""
     _c = _context(context)
     _n_shape, _a_shape = _int64s(shape)
-    _out0 = _P()
-    _s = _L.wt_tensor_rand(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _index(seed), _byref(_out0))
+    _s = _L.wt_tensor_rand(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _index(seed), _c._out_ref)
     if _s:
         _fail(_s, 'rand')
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def randn(shape, seed=0, dtype='float32', context=None):
     """wt_tensor_randn (random); see include/webtensor.h."""
     _c = _context(context)
     _n_shape, _a_shape = _int64s(shape)
-    _out0 = _P()
-    _s = _L.wt_tensor_randn(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _index(seed), _byref(_out0))
+    _s = _L.wt_tensor_randn(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _index(seed), _c._out_ref)
     if _s:
         _fail(_s, 'randn')
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def reciprocal(x):
@@ -1635,11 +1960,13 @@ def reciprocal(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_reciprocal(x._h, _byref(_out0))
+    _s = _L.wt_reciprocal(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'reciprocal', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def relu(x):
@@ -1649,11 +1976,13 @@ def relu(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_relu(x._h, _byref(_out0))
+    _s = _L.wt_relu(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'relu', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def remainder(a, b):
@@ -1663,17 +1992,19 @@ def remainder(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_remainder(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_remainder_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_remainder(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_remainder_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_remainder(a._h, b._h, _byref(_out0))
+        _s = _L.wt_remainder(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'remainder', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def repeat(x, repeats):
@@ -1684,11 +2015,13 @@ def repeat(x, repeats):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_repeats, _a_repeats = _int64s(repeats)
-    _out0 = _P()
-    _s = _L.wt_repeat(x._h, _n_repeats, _a_repeats, _byref(_out0))
+    _s = _L.wt_repeat(x._h, _n_repeats, _a_repeats, _c._out_ref)
     if _s:
         _fail(_s, 'repeat', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def reshape(x, shape):
@@ -1699,11 +2032,13 @@ def reshape(x, shape):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_shape, _a_shape = _int64s(shape)
-    _out0 = _P()
-    _s = _L.wt_reshape(x._h, _n_shape, _a_shape, _byref(_out0))
+    _s = _L.wt_reshape(x._h, _n_shape, _a_shape, _c._out_ref)
     if _s:
         _fail(_s, 'reshape', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def rms_norm(x, normalized_ndim, weight=None, eps=1e-6):
@@ -1714,11 +2049,13 @@ def rms_norm(x, normalized_ndim, weight=None, eps=1e-6):
         _c = _ctx_of(x, weight)
         x = _tensor(x, _c)
     weight = None if weight is None else _tensor(weight, _c)
-    _out0 = _P()
-    _s = _L.wt_rms_norm(x._h, _index(normalized_ndim), None if weight is None else weight._h, _float(eps), _byref(_out0))
+    _s = _L.wt_rms_norm(x._h, _index(normalized_ndim), None if weight is None else weight._h, _float(eps), _c._out_ref)
     if _s:
         _fail(_s, 'rms_norm', x, weight)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def rmsnorm(x, weight=None, eps=1e-6):
@@ -1729,11 +2066,13 @@ def rmsnorm(x, weight=None, eps=1e-6):
         _c = _ctx_of(x, weight)
         x = _tensor(x, _c)
     weight = None if weight is None else _tensor(weight, _c)
-    _out0 = _P()
-    _s = _L.wt_rmsnorm(x._h, None if weight is None else weight._h, _float(eps), _byref(_out0))
+    _s = _L.wt_rmsnorm(x._h, None if weight is None else weight._h, _float(eps), _c._out_ref)
     if _s:
         _fail(_s, 'rmsnorm', x, weight)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def rope(x, theta=10000, offset=0, layout='bhsd'):
@@ -1743,11 +2082,13 @@ def rope(x, theta=10000, offset=0, layout='bhsd'):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_rope(x._h, _float(theta), _index(offset), _enum('ropelayout', layout), _byref(_out0))
+    _s = _L.wt_rope(x._h, _float(theta), _index(offset), _enum('ropelayout', layout), _c._out_ref)
     if _s:
         _fail(_s, 'rope', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def round(x):
@@ -1757,11 +2098,13 @@ def round(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_round(x._h, _byref(_out0))
+    _s = _L.wt_round(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'round', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def rsqrt(x):
@@ -1771,11 +2114,13 @@ def rsqrt(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_rsqrt(x._h, _byref(_out0))
+    _s = _L.wt_rsqrt(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'rsqrt', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, causal=False, scale=0):
@@ -1788,11 +2133,13 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, scale=0):
     k = _tensor(k, _c)
     v = _tensor(v, _c)
     mask = None if mask is None else _tensor(mask, _c)
-    _out0 = _P()
-    _s = _L.wt_scaled_dot_product_attention(q._h, k._h, v._h, None if mask is None else mask._h, bool(causal), _float(scale), _byref(_out0))
+    _s = _L.wt_scaled_dot_product_attention(q._h, k._h, v._h, None if mask is None else mask._h, bool(causal), _float(scale), _c._out_ref)
     if _s:
         _fail(_s, 'scaled_dot_product_attention', q, k, v, mask)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def scatter_add(x, axis, index, src):
@@ -1804,11 +2151,29 @@ def scatter_add(x, axis, index, src):
         x = _tensor(x, _c)
     index = _tensor(index, _c)
     src = _tensor(src, _c)
-    _out0 = _P()
-    _s = _L.wt_scatter_add(x._h, _index(axis), index._h, src._h, _byref(_out0))
+    _s = _L.wt_scatter_add(x._h, _index(axis), index._h, src._h, _c._out_ref)
     if _s:
         _fail(_s, 'scatter_add', x, index, src)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
+
+
+def sgd_step(param, grad, momentum_buf=None, options=None):
+    """wt_sgd_step (training); see include/webtensor.h."""
+    if param.__class__ is _Tensor:
+        _c = param._ctx
+    else:
+        _c = _ctx_of(param, grad, momentum_buf)
+        param = _tensor(param, _c)
+    grad = _tensor(grad, _c)
+    momentum_buf = None if momentum_buf is None else _tensor(momentum_buf, _c)
+    _o_options = _options_sgd(options)
+    _s = _L.wt_sgd_step(param._h, grad._h, None if momentum_buf is None else momentum_buf._h, None if _o_options is None else _byref(_o_options))
+    if _s:
+        _fail(_s, 'sgd_step', param, grad, momentum_buf)
+    return param
 
 
 def sigmoid(x):
@@ -1818,11 +2183,13 @@ def sigmoid(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_sigmoid(x._h, _byref(_out0))
+    _s = _L.wt_sigmoid(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'sigmoid', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def sign(x):
@@ -1832,11 +2199,13 @@ def sign(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_sign(x._h, _byref(_out0))
+    _s = _L.wt_sign(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'sign', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def silu(x):
@@ -1846,11 +2215,13 @@ def silu(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_silu(x._h, _byref(_out0))
+    _s = _L.wt_silu(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'silu', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def sin(x):
@@ -1860,11 +2231,13 @@ def sin(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_sin(x._h, _byref(_out0))
+    _s = _L.wt_sin(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'sin', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def slice(x, axis, start, stop=_INT64_MAX, step=1):
@@ -1874,11 +2247,13 @@ def slice(x, axis, start, stop=_INT64_MAX, step=1):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_slice(x._h, _index(axis), _index(start), _index(stop), _index(step), _byref(_out0))
+    _s = _L.wt_slice(x._h, _index(axis), _index(start), _index(stop), _index(step), _c._out_ref)
     if _s:
         _fail(_s, 'slice', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def softmax(x, axis=-1):
@@ -1888,11 +2263,13 @@ def softmax(x, axis=-1):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_softmax(x._h, _index(axis), _byref(_out0))
+    _s = _L.wt_softmax(x._h, _index(axis), _c._out_ref)
     if _s:
         _fail(_s, 'softmax', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def softplus(x):
@@ -1902,11 +2279,13 @@ def softplus(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_softplus(x._h, _byref(_out0))
+    _s = _L.wt_softplus(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'softplus', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def softsign(x):
@@ -1916,11 +2295,13 @@ def softsign(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_softsign(x._h, _byref(_out0))
+    _s = _L.wt_softsign(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'softsign', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def sort(x, axis=-1, descending=False):
@@ -1945,11 +2326,13 @@ def sqrt(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_sqrt(x._h, _byref(_out0))
+    _s = _L.wt_sqrt(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'sqrt', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def square(x):
@@ -1959,11 +2342,13 @@ def square(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_square(x._h, _byref(_out0))
+    _s = _L.wt_square(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'square', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def squeeze(x, axis=None):
@@ -1974,11 +2359,13 @@ def squeeze(x, axis=None):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_squeeze(x._h, _n_axis, _a_axis, _byref(_out0))
+    _s = _L.wt_squeeze(x._h, _n_axis, _a_axis, _c._out_ref)
     if _s:
         _fail(_s, 'squeeze', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def stack(tensors, axis=0):
@@ -1986,11 +2373,13 @@ def stack(tensors, axis=0):
     _c = _ctx_of(tensors)
     tensors = [_tensor(_v, _c) for _v in tensors]
     _n_tensors, _a_tensors = _handles(tensors)
-    _out0 = _P()
-    _s = _L.wt_stack(_n_tensors, _a_tensors, _index(axis), _byref(_out0))
+    _s = _L.wt_stack(_n_tensors, _a_tensors, _index(axis), _c._out_ref)
     if _s:
         _fail(_s, 'stack', tensors)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def std(x, axis=None, correction=1, keepdims=False):
@@ -2001,11 +2390,13 @@ def std(x, axis=None, correction=1, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_std(x._h, _n_axis, _a_axis, _float(correction), bool(keepdims), _byref(_out0))
+    _s = _L.wt_std(x._h, _n_axis, _a_axis, _float(correction), bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'std', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def sub(a, b):
@@ -2015,17 +2406,19 @@ def sub(a, b):
     else:
         _c = _ctx_of(a, b)
         a = _tensor(a, _c)
-    _out0 = _P()
     if b.__class__ is _Tensor:
-        _s = _L.wt_sub(a._h, b._h, _byref(_out0))
-    elif _is_number(b):
-        _s = _L.wt_sub_scalar(a._h, _float(b), _byref(_out0))
+        _s = _L.wt_sub(a._h, b._h, _c._out_ref)
+    elif b.__class__ is float or _is_number(b):
+        _s = _L.wt_sub_scalar(a._h, _float(b), _c._out_ref)
     else:
         b = _tensor(b, _c)
-        _s = _L.wt_sub(a._h, b._h, _byref(_out0))
+        _s = _L.wt_sub(a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'sub', a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def sum(x, axis=None, keepdims=False):
@@ -2036,11 +2429,13 @@ def sum(x, axis=None, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_sum(x._h, _n_axis, _a_axis, bool(keepdims), _byref(_out0))
+    _s = _L.wt_sum(x._h, _n_axis, _a_axis, bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'sum', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def tanh(x):
@@ -2050,11 +2445,13 @@ def tanh(x):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_tanh(x._h, _byref(_out0))
+    _s = _L.wt_tanh(x._h, _c._out_ref)
     if _s:
         _fail(_s, 'tanh', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def tile(x, reps):
@@ -2065,11 +2462,13 @@ def tile(x, reps):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_reps, _a_reps = _int64s(reps)
-    _out0 = _P()
-    _s = _L.wt_tile(x._h, _n_reps, _a_reps, _byref(_out0))
+    _s = _L.wt_tile(x._h, _n_reps, _a_reps, _c._out_ref)
     if _s:
         _fail(_s, 'tile', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def topk(x, k, axis=-1, largest=True):
@@ -2094,11 +2493,13 @@ def transpose(x, axis0=-2, axis1=-1):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_transpose(x._h, _index(axis0), _index(axis1), _byref(_out0))
+    _s = _L.wt_transpose(x._h, _index(axis0), _index(axis1), _c._out_ref)
     if _s:
         _fail(_s, 'transpose', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def tril(x, diagonal=0):
@@ -2108,11 +2509,13 @@ def tril(x, diagonal=0):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_tril(x._h, _index(diagonal), _byref(_out0))
+    _s = _L.wt_tril(x._h, _index(diagonal), _c._out_ref)
     if _s:
         _fail(_s, 'tril', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def triu(x, diagonal=0):
@@ -2122,11 +2525,13 @@ def triu(x, diagonal=0):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_triu(x._h, _index(diagonal), _byref(_out0))
+    _s = _L.wt_triu(x._h, _index(diagonal), _c._out_ref)
     if _s:
         _fail(_s, 'triu', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def unsqueeze(x, axis):
@@ -2136,11 +2541,13 @@ def unsqueeze(x, axis):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_unsqueeze(x._h, _index(axis), _byref(_out0))
+    _s = _L.wt_unsqueeze(x._h, _index(axis), _c._out_ref)
     if _s:
         _fail(_s, 'unsqueeze', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def upsample2d(x, scale_factor, mode='nearest'):
@@ -2150,11 +2557,13 @@ def upsample2d(x, scale_factor, mode='nearest'):
     else:
         _c = _ctx_of(x)
         x = _tensor(x, _c)
-    _out0 = _P()
-    _s = _L.wt_upsample2d(x._h, _float(scale_factor), _enum('interpmode', mode), _byref(_out0))
+    _s = _L.wt_upsample2d(x._h, _float(scale_factor), _enum('interpmode', mode), _c._out_ref)
     if _s:
         _fail(_s, 'upsample2d', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def var(x, axis=None, correction=1, keepdims=False):
@@ -2165,11 +2574,13 @@ def var(x, axis=None, correction=1, keepdims=False):
         _c = _ctx_of(x)
         x = _tensor(x, _c)
     _n_axis, _a_axis = _axes(axis)
-    _out0 = _P()
-    _s = _L.wt_var(x._h, _n_axis, _a_axis, _float(correction), bool(keepdims), _byref(_out0))
+    _s = _L.wt_var(x._h, _n_axis, _a_axis, _float(correction), bool(keepdims), _c._out_ref)
     if _s:
         _fail(_s, 'var', x)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def where(mask, a, b):
@@ -2181,22 +2592,26 @@ def where(mask, a, b):
         mask = _tensor(mask, _c)
     a = _tensor(a, _c)
     b = _tensor(b, _c)
-    _out0 = _P()
-    _s = _L.wt_where(mask._h, a._h, b._h, _byref(_out0))
+    _s = _L.wt_where(mask._h, a._h, b._h, _c._out_ref)
     if _s:
         _fail(_s, 'where', mask, a, b)
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 def zeros(shape, dtype='float32', context=None):
     """wt_tensor_zeros (creation); see include/webtensor.h."""
     _c = _context(context)
     _n_shape, _a_shape = _int64s(shape)
-    _out0 = _P()
-    _s = _L.wt_tensor_zeros(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _byref(_out0))
+    _s = _L.wt_tensor_zeros(_c._h, _dtype_code(dtype), _n_shape, _a_shape, _c._out_ref)
     if _s:
         _fail(_s, 'zeros')
-    return _wrap(_out0.value, _c)
+    _t = _new(_Tensor)
+    _t._h = _c._out.value
+    _t._ctx = _c
+    return _t
 
 
 absolute = abs
@@ -2220,9 +2635,9 @@ true_divide = div
 
 # Every op of the library's catalogue: bound here, written by hand in
 # the package (HAND_WRITTEN) or not offered yet (NOT_BOUND).
-OPS = ['abs', 'activation_backward', 'adaptive_avg_pool2d', 'adaptive_max_pool2d', 'add', 'all', 'any', 'arange', 'argmax', 'argmin', 'argsort', 'atan2', 'avg_pool2d', 'batch_norm', 'cast', 'ceil', 'clamp', 'concat', 'contiguous', 'conv1d', 'conv2d', 'conv_transpose2d', 'copy', 'copy_into', 'cos', 'cross_entropy', 'cross_entropy_backward', 'cumprod', 'cumsum', 'div', 'dropout', 'elu', 'embedding', 'eq', 'erf', 'exp', 'exp2', 'expand', 'expm1', 'eye', 'flatten', 'flip', 'floor', 'floor_divide', 'fmod', 'full', 'gather', 'ge', 'gelu', 'gelu_tanh', 'global_avg_pool2d', 'global_max_pool2d', 'group_norm', 'gt', 'hardsigmoid', 'hardswish', 'index_add', 'index_select', 'layer_norm', 'layernorm', 'le', 'leaky_relu', 'linear', 'linspace', 'log', 'log1p', 'log2', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'matmul', 'max', 'max_pool2d', 'maximum', 'mean', 'min', 'minimum', 'mish', 'mul', 'ne', 'neg', 'norm', 'one_hot', 'ones', 'pad', 'permute', 'pow', 'prod', 'rand', 'randn', 'reciprocal', 'relu', 'remainder', 'repeat', 'reshape', 'rms_norm', 'rmsnorm', 'rope', 'round', 'rsqrt', 'scaled_dot_product_attention', 'scatter_add', 'sigmoid', 'sign', 'silu', 'sin', 'slice', 'softmax', 'softplus', 'softsign', 'sort', 'sqrt', 'square', 'squeeze', 'stack', 'std', 'sub', 'sum', 'tanh', 'tile', 'topk', 'transpose', 'tril', 'triu', 'unsqueeze', 'upsample2d', 'var', 'where', 'zeros']
-METHODS = ['abs', 'adaptive_avg_pool2d', 'adaptive_max_pool2d', 'add', 'all', 'any', 'argmax', 'argmin', 'argsort', 'atan2', 'avg_pool2d', 'batch_norm', 'cast', 'ceil', 'clamp', 'contiguous', 'conv1d', 'conv2d', 'conv_transpose2d', 'copy', 'copy_into', 'cos', 'cross_entropy', 'cross_entropy_backward', 'cumprod', 'cumsum', 'div', 'dropout', 'elu', 'embedding', 'eq', 'erf', 'exp', 'exp2', 'expand', 'expm1', 'flatten', 'flip', 'floor', 'floor_divide', 'fmod', 'gather', 'ge', 'gelu', 'gelu_tanh', 'global_avg_pool2d', 'global_max_pool2d', 'group_norm', 'gt', 'hardsigmoid', 'hardswish', 'index_add', 'index_select', 'layer_norm', 'layernorm', 'le', 'leaky_relu', 'linear', 'log', 'log1p', 'log2', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'matmul', 'max', 'max_pool2d', 'maximum', 'mean', 'min', 'minimum', 'mish', 'mul', 'ne', 'neg', 'norm', 'one_hot', 'pad', 'permute', 'pow', 'prod', 'reciprocal', 'relu', 'remainder', 'repeat', 'reshape', 'rms_norm', 'rmsnorm', 'rope', 'round', 'rsqrt', 'scaled_dot_product_attention', 'scatter_add', 'sigmoid', 'sign', 'silu', 'sin', 'slice', 'softmax', 'softplus', 'softsign', 'sort', 'sqrt', 'square', 'squeeze', 'std', 'sub', 'sum', 'tanh', 'tile', 'topk', 'transpose', 'tril', 'triu', 'unsqueeze', 'upsample2d', 'var', 'where']
+OPS = ['abs', 'activation_backward', 'adamw_step', 'adaptive_avg_pool2d', 'adaptive_max_pool2d', 'add', 'all', 'any', 'arange', 'argmax', 'argmin', 'argsort', 'atan2', 'avg_pool2d', 'avg_pool2d_backward', 'batch_norm', 'batch_norm_backward', 'cast', 'ceil', 'clamp', 'concat', 'contiguous', 'conv1d', 'conv2d', 'conv2d_backward', 'conv_transpose2d', 'copy', 'copy_into', 'cos', 'cross_entropy', 'cross_entropy_backward', 'cumprod', 'cumsum', 'div', 'dropout', 'elu', 'embedding', 'embedding_backward', 'eq', 'erf', 'exp', 'exp2', 'expand', 'expm1', 'eye', 'flatten', 'flip', 'floor', 'floor_divide', 'fmod', 'full', 'gather', 'ge', 'gelu', 'gelu_tanh', 'global_avg_pool2d', 'global_max_pool2d', 'group_norm', 'gt', 'hardsigmoid', 'hardswish', 'index_add', 'index_select', 'layer_norm', 'layernorm', 'layernorm_backward', 'le', 'leaky_relu', 'linear', 'linspace', 'log', 'log1p', 'log2', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'matmul', 'max', 'max_pool2d', 'max_pool2d_backward', 'maximum', 'mean', 'min', 'minimum', 'mish', 'mul', 'ne', 'neg', 'norm', 'one_hot', 'ones', 'pad', 'permute', 'pow', 'prod', 'rand', 'randn', 'reciprocal', 'relu', 'remainder', 'repeat', 'reshape', 'rms_norm', 'rmsnorm', 'rope', 'round', 'rsqrt', 'scaled_dot_product_attention', 'scatter_add', 'sgd_step', 'sigmoid', 'sign', 'silu', 'sin', 'slice', 'softmax', 'softplus', 'softsign', 'sort', 'sqrt', 'square', 'squeeze', 'stack', 'std', 'sub', 'sum', 'tanh', 'tile', 'topk', 'transpose', 'tril', 'triu', 'unsqueeze', 'upsample2d', 'var', 'where', 'zeros']
+METHODS = ['abs', 'adamw_step', 'adaptive_avg_pool2d', 'adaptive_max_pool2d', 'add', 'all', 'any', 'argmax', 'argmin', 'argsort', 'atan2', 'avg_pool2d', 'avg_pool2d_backward', 'batch_norm', 'batch_norm_backward', 'cast', 'ceil', 'clamp', 'contiguous', 'conv1d', 'conv2d', 'conv2d_backward', 'conv_transpose2d', 'copy', 'copy_into', 'cos', 'cross_entropy', 'cross_entropy_backward', 'cumprod', 'cumsum', 'div', 'dropout', 'elu', 'embedding', 'embedding_backward', 'eq', 'erf', 'exp', 'exp2', 'expand', 'expm1', 'flatten', 'flip', 'floor', 'floor_divide', 'fmod', 'gather', 'ge', 'gelu', 'gelu_tanh', 'global_avg_pool2d', 'global_max_pool2d', 'group_norm', 'gt', 'hardsigmoid', 'hardswish', 'index_add', 'index_select', 'layer_norm', 'layernorm', 'layernorm_backward', 'le', 'leaky_relu', 'linear', 'log', 'log1p', 'log2', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'matmul', 'max', 'max_pool2d', 'max_pool2d_backward', 'maximum', 'mean', 'min', 'minimum', 'mish', 'mul', 'ne', 'neg', 'norm', 'one_hot', 'pad', 'permute', 'pow', 'prod', 'reciprocal', 'relu', 'remainder', 'repeat', 'reshape', 'rms_norm', 'rmsnorm', 'rope', 'round', 'rsqrt', 'scaled_dot_product_attention', 'scatter_add', 'sgd_step', 'sigmoid', 'sign', 'silu', 'sin', 'slice', 'softmax', 'softplus', 'softsign', 'sort', 'sqrt', 'square', 'squeeze', 'std', 'sub', 'sum', 'tanh', 'tile', 'topk', 'transpose', 'tril', 'triu', 'unsqueeze', 'upsample2d', 'var', 'where']
 ALIASES = {'absolute': 'abs', 'amax': 'max', 'amin': 'min', 'cat': 'concat', 'clip': 'clamp', 'concatenate': 'concat', 'divide': 'div', 'equal': 'eq', 'greater': 'gt', 'greater_equal': 'ge', 'less': 'lt', 'less_equal': 'le', 'multiply': 'mul', 'negative': 'neg', 'not_equal': 'ne', 'power': 'pow', 'subtract': 'sub', 'true_divide': 'div'}
 HAND_WRITTEN = ['split', 'chunk', 'roll']
-NOT_BOUND = ['tensor_ones', 'embedding_backward', 'layernorm_backward', 'batch_norm_backward', 'conv2d_backward', 'max_pool2d_backward', 'avg_pool2d_backward', 'sgd_step', 'adamw_step', 'interpolate_backward', 'interpolate', 'quantize', 'dequantize', 'linear_quant', 'sample']
-FAMILIES = {'abs': 'elementwise', 'activation_backward': 'training', 'adaptive_avg_pool2d': 'nn', 'adaptive_max_pool2d': 'nn', 'add': 'elementwise', 'all': 'reduce', 'any': 'reduce', 'arange': 'creation', 'argmax': 'reduce', 'argmin': 'reduce', 'argsort': 'movement', 'atan2': 'elementwise', 'avg_pool2d': 'nn', 'batch_norm': 'nn', 'cast': 'elementwise', 'ceil': 'elementwise', 'clamp': 'elementwise', 'concat': 'movement', 'contiguous': 'view', 'conv1d': 'nn', 'conv2d': 'nn', 'conv_transpose2d': 'nn', 'copy': 'view', 'copy_into': 'movement', 'cos': 'elementwise', 'cross_entropy': 'training', 'cross_entropy_backward': 'training', 'cumprod': 'scan', 'cumsum': 'scan', 'div': 'elementwise', 'dropout': 'random', 'elu': 'elementwise', 'embedding': 'movement', 'eq': 'elementwise', 'erf': 'elementwise', 'exp': 'elementwise', 'exp2': 'elementwise', 'expand': 'view', 'expm1': 'elementwise', 'eye': 'creation', 'flatten': 'view', 'flip': 'movement', 'floor': 'elementwise', 'floor_divide': 'elementwise', 'fmod': 'elementwise', 'full': 'creation', 'gather': 'movement', 'ge': 'elementwise', 'gelu': 'elementwise', 'gelu_tanh': 'elementwise', 'global_avg_pool2d': 'nn', 'global_max_pool2d': 'nn', 'group_norm': 'nn', 'gt': 'elementwise', 'hardsigmoid': 'elementwise', 'hardswish': 'elementwise', 'index_add': 'movement', 'index_select': 'movement', 'layer_norm': 'nn', 'layernorm': 'nn', 'le': 'elementwise', 'leaky_relu': 'elementwise', 'linear': 'nn', 'linspace': 'creation', 'log': 'elementwise', 'log1p': 'elementwise', 'log2': 'elementwise', 'log_softmax': 'nn', 'logical_and': 'elementwise', 'logical_not': 'elementwise', 'logical_or': 'elementwise', 'logical_xor': 'elementwise', 'logsumexp': 'reduce', 'lt': 'elementwise', 'masked_fill': 'elementwise', 'matmul': 'linalg', 'max': 'reduce', 'max_pool2d': 'nn', 'maximum': 'elementwise', 'mean': 'reduce', 'min': 'reduce', 'minimum': 'elementwise', 'mish': 'elementwise', 'mul': 'elementwise', 'ne': 'elementwise', 'neg': 'elementwise', 'norm': 'reduce', 'one_hot': 'movement', 'ones': 'creation', 'pad': 'movement', 'permute': 'view', 'pow': 'elementwise', 'prod': 'reduce', 'rand': 'random', 'randn': 'random', 'reciprocal': 'elementwise', 'relu': 'elementwise', 'remainder': 'elementwise', 'repeat': 'movement', 'reshape': 'view', 'rms_norm': 'nn', 'rmsnorm': 'nn', 'rope': 'nn', 'round': 'elementwise', 'rsqrt': 'elementwise', 'scaled_dot_product_attention': 'nn', 'scatter_add': 'movement', 'sigmoid': 'elementwise', 'sign': 'elementwise', 'silu': 'elementwise', 'sin': 'elementwise', 'slice': 'view', 'softmax': 'nn', 'softplus': 'elementwise', 'softsign': 'elementwise', 'sort': 'movement', 'sqrt': 'elementwise', 'square': 'elementwise', 'squeeze': 'view', 'stack': 'movement', 'std': 'reduce', 'sub': 'elementwise', 'sum': 'reduce', 'tanh': 'elementwise', 'tile': 'movement', 'topk': 'movement', 'transpose': 'view', 'tril': 'movement', 'triu': 'movement', 'unsqueeze': 'view', 'upsample2d': 'nn', 'var': 'reduce', 'where': 'elementwise', 'zeros': 'creation'}
+NOT_BOUND = ['tensor_ones', 'interpolate', 'interpolate_backward', 'quantize', 'dequantize', 'linear_quant', 'sample']
+FAMILIES = {'abs': 'elementwise', 'activation_backward': 'training', 'adamw_step': 'training', 'adaptive_avg_pool2d': 'nn', 'adaptive_max_pool2d': 'nn', 'add': 'elementwise', 'all': 'reduce', 'any': 'reduce', 'arange': 'creation', 'argmax': 'reduce', 'argmin': 'reduce', 'argsort': 'movement', 'atan2': 'elementwise', 'avg_pool2d': 'nn', 'avg_pool2d_backward': 'training', 'batch_norm': 'nn', 'batch_norm_backward': 'training', 'cast': 'elementwise', 'ceil': 'elementwise', 'clamp': 'elementwise', 'concat': 'movement', 'contiguous': 'view', 'conv1d': 'nn', 'conv2d': 'nn', 'conv2d_backward': 'training', 'conv_transpose2d': 'nn', 'copy': 'view', 'copy_into': 'movement', 'cos': 'elementwise', 'cross_entropy': 'training', 'cross_entropy_backward': 'training', 'cumprod': 'scan', 'cumsum': 'scan', 'div': 'elementwise', 'dropout': 'random', 'elu': 'elementwise', 'embedding': 'movement', 'embedding_backward': 'training', 'eq': 'elementwise', 'erf': 'elementwise', 'exp': 'elementwise', 'exp2': 'elementwise', 'expand': 'view', 'expm1': 'elementwise', 'eye': 'creation', 'flatten': 'view', 'flip': 'movement', 'floor': 'elementwise', 'floor_divide': 'elementwise', 'fmod': 'elementwise', 'full': 'creation', 'gather': 'movement', 'ge': 'elementwise', 'gelu': 'elementwise', 'gelu_tanh': 'elementwise', 'global_avg_pool2d': 'nn', 'global_max_pool2d': 'nn', 'group_norm': 'nn', 'gt': 'elementwise', 'hardsigmoid': 'elementwise', 'hardswish': 'elementwise', 'index_add': 'movement', 'index_select': 'movement', 'layer_norm': 'nn', 'layernorm': 'nn', 'layernorm_backward': 'training', 'le': 'elementwise', 'leaky_relu': 'elementwise', 'linear': 'nn', 'linspace': 'creation', 'log': 'elementwise', 'log1p': 'elementwise', 'log2': 'elementwise', 'log_softmax': 'nn', 'logical_and': 'elementwise', 'logical_not': 'elementwise', 'logical_or': 'elementwise', 'logical_xor': 'elementwise', 'logsumexp': 'reduce', 'lt': 'elementwise', 'masked_fill': 'elementwise', 'matmul': 'linalg', 'max': 'reduce', 'max_pool2d': 'nn', 'max_pool2d_backward': 'training', 'maximum': 'elementwise', 'mean': 'reduce', 'min': 'reduce', 'minimum': 'elementwise', 'mish': 'elementwise', 'mul': 'elementwise', 'ne': 'elementwise', 'neg': 'elementwise', 'norm': 'reduce', 'one_hot': 'movement', 'ones': 'creation', 'pad': 'movement', 'permute': 'view', 'pow': 'elementwise', 'prod': 'reduce', 'rand': 'random', 'randn': 'random', 'reciprocal': 'elementwise', 'relu': 'elementwise', 'remainder': 'elementwise', 'repeat': 'movement', 'reshape': 'view', 'rms_norm': 'nn', 'rmsnorm': 'nn', 'rope': 'nn', 'round': 'elementwise', 'rsqrt': 'elementwise', 'scaled_dot_product_attention': 'nn', 'scatter_add': 'movement', 'sgd_step': 'training', 'sigmoid': 'elementwise', 'sign': 'elementwise', 'silu': 'elementwise', 'sin': 'elementwise', 'slice': 'view', 'softmax': 'nn', 'softplus': 'elementwise', 'softsign': 'elementwise', 'sort': 'movement', 'sqrt': 'elementwise', 'square': 'elementwise', 'squeeze': 'view', 'stack': 'movement', 'std': 'reduce', 'sub': 'elementwise', 'sum': 'reduce', 'tanh': 'elementwise', 'tile': 'movement', 'topk': 'movement', 'transpose': 'view', 'tril': 'movement', 'triu': 'movement', 'unsqueeze': 'view', 'upsample2d': 'nn', 'var': 'reduce', 'where': 'elementwise', 'zeros': 'creation'}

@@ -192,3 +192,32 @@ wt_status wt_scaled_dot_product_attention_v2(const wt_tensor *q, const wt_tensor
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: scale must be finite (in f32)", fn);
     return attention(fn, q, k, v, mask, o.kv_length, o.causal, (float)o.scale, out);
 }
+
+wt_status wt_attention_backward_fused(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
+                                      const wt_tensor *dout, bool causal, float scale, wt_tensor **dq,
+                                      wt_tensor **dk, wt_tensor **dv)
+{
+    *dq = *dk = *dv = NULL;
+    wt_context *ctx = wt_ctx_of(q);
+    const char *knob = wt_knob_text(WT_KNOB_ATTN_BACKWARD);
+    if ((knob && strcmp(knob, "composed") == 0) || !wt_backend_runs(ctx, WT_NODE_ATTENTION_BACKWARD) ||
+        q->numel == 0 || k->numel == 0 || v->numel == 0)
+        return WT_ERR_UNSUPPORTED;
+    const wt_tensor *src[4] = {q, k, v, dout};
+    wt_tensor *in[4] = {0}, *out[3] = {0};
+    wt_status st = WT_OK;
+    for (int i = 0; i < 4 && st == WT_OK; i++)
+        st = src[i]->dtype == WT_F32 ? wt_contiguous(src[i], &in[i]) : wt_cast(src[i], WT_F32, &in[i]);
+    for (int i = 0; i < 3 && st == WT_OK; i++)
+        st = wt_tensor_alloc(ctx, WT_F32, 4, src[i]->shape, &out[i]);
+    if (st == WT_OK)
+        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ATTENTION_BACKWARD, .in = {in[0], in[1], in[2], in[3]},
+                                         .out = {out[0], out[1], out[2]}, .p.attention = {false, causal, scale}});
+    for (int i = 0; i < 4; i++) wt_tensor_release(in[i]);
+    if (st != WT_OK) {
+        for (int i = 0; i < 3; i++) wt_tensor_release(out[i]);
+        return st;
+    }
+    *dq = out[0], *dk = out[1], *dv = out[2];
+    return WT_OK;
+}

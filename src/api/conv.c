@@ -568,6 +568,8 @@ static wt_status transposed_axis(const char *fn, const char *axis, int64_t in, i
 wt_status wt_conv_transpose2d(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                               const wt_conv_options *opts, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, w, bias, NULL), 1, out, wt_conv_transpose2d(x, w, bias, opts, out),
+                 .op = WT_OP_CONV_TRANSPOSE2D, .nin = 3, .in = {x, w, bias}, .p = grad_params(opts));
     const char *fn = "wt_conv_transpose2d";
     wt_status st = conv_prologue(fn, x, w, bias, out);
     if (st != WT_OK) return st;

@@ -172,3 +172,66 @@ wt_status wt_tensor_read(const wt_tensor *t, void *dst, size_t dst_bytes)
     wt_tensor_release(c);
     return st;
 }
+
+static wt_status host_memory_dtype(const char *fn, wt_context *ctx, wt_dtype dtype)
+{
+    if (ctx->kind != WT_BACKEND_CPU)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: the %s backend's memory is not host memory (copy with "
+                       "wt_tensor_read / wt_tensor_from_data)", fn, ctx->ops->name);
+    if (dtype == WT_BOOL)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: bool elements are stored as 4-byte words, not the host's "
+                       "bytes (copy with wt_tensor_read / wt_tensor_from_data)", fn);
+    return WT_OK;
+}
+
+wt_status wt_tensor_host_data(wt_tensor *t, void **data)
+{
+    if (data) *data = NULL;
+    if (!t) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_host_data: tensor is NULL");
+    if (!data) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_tensor_host_data: data is NULL");
+    wt_context *ctx = wt_ctx_of(t);
+    wt_status st = host_memory_dtype("wt_tensor_host_data", ctx, t->dtype);
+    if (st != WT_OK) return st;
+    *data = (char *)t->storage->host + (size_t)t->offset * wt_dtype_storage_size(t->dtype);
+    return WT_OK;
+}
+
+wt_status wt_tensor_from_host_memory(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                                     const int64_t *strides, void *data, wt_host_release_fn release,
+                                     void *user_data, wt_tensor **out)
+{
+    const char *fn = "wt_tensor_from_host_memory";
+    wt_status st = check_create(fn, ctx, dtype, ndim, shape, out);
+    if (st != WT_OK) return st;
+    if ((st = host_memory_dtype(fn, ctx, dtype)) != WT_OK) return st;
+    const size_t esize = wt_dtype_size(dtype);
+    int64_t own[WT_MAX_DIMS];
+    if (!strides) {
+        wt_contiguous_strides(ndim, shape, own);
+        strides = own;
+    }
+    /* The highest element reached, checked against overflow; an empty
+     * tensor reaches none. */
+    bool empty = false;
+    uint64_t last = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (strides[d] < 0)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: strides[%d] is %lld (negative strides are not "
+                           "supported)", fn, d, (long long)strides[d]);
+        if (shape[d] == 0) empty = true;
+    }
+    for (int d = 0; d < ndim && !empty; d++) {
+        uint64_t span = (uint64_t)(shape[d] - 1);
+        if (span && (uint64_t)strides[d] > (UINT64_MAX / 2 - last) / span)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: shape and strides reach past the address space", fn);
+        last += span * (uint64_t)strides[d];
+    }
+    size_t bytes = 0;
+    if (!empty && (last >= (uint64_t)SIZE_MAX / esize - 1 || !wt_mul_size((size_t)last + 1, esize, &bytes)))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: shape and strides reach past the address space", fn);
+    if (!empty && !data) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: data is NULL", fn);
+    if ((uintptr_t)data % esize != 0)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: data %p is not aligned to its %zu-byte elements", fn,
+                       data, esize);
+    return wt_tensor_borrow(ctx, dtype, ndim, shape, strides, data, bytes, release, user_data, out);
+}

@@ -4,6 +4,7 @@
  * statistics take two passes over x (mean, then squared deviations from
  * it), so a large mean costs no precision. */
 #include "api/api.h"
+#include "autograd/tape.h"
 
 #include <math.h>
 #include <string.h>
@@ -169,6 +170,31 @@ wt_status wt_batch_norm(const wt_tensor *x, wt_tensor *running_mean, wt_tensor *
     const char *fn = "wt_batch_norm";
     if (batch_mean) *batch_mean = NULL;
     if (batch_var) *batch_var = NULL;
+    /* Recorded with x, weight and bias as inputs; the running statistics
+     * are state, not inputs: in inference the node keeps them (extra) for
+     * the rule, in training the rule recomputes the batch's. */
+    if (wt_grad_any(x, weight, bias, NULL)) {
+        wt_batch_norm_options go;
+        wt_batch_norm_options_init(&go);
+        if (opts) (void)wt_read_options("", "", opts, sizeof(uint32_t), &go, sizeof go);
+        wt_grad_call gc = {.op = WT_OP_BATCH_NORM, .nin = 3, .in = {x, weight, bias},
+                           .p.b = {go.training}, .p.d = {go.eps}};
+        if (!go.training) {
+            wt_tensor_retain(gc.extra[0] = running_mean);
+            wt_tensor_retain(gc.extra[1] = running_var);
+        }
+        if (wt_grad_begin(&gc)) {
+            wt_status st_ = wt_batch_norm(x, running_mean, running_var, weight, bias, opts, out, batch_mean, batch_var);
+            st_ = wt_grad_end(&gc, st_, 1, out);
+            if (st_ != WT_OK) {
+                if (batch_mean) wt_tensor_release(*batch_mean), *batch_mean = NULL;
+                if (batch_var) wt_tensor_release(*batch_var), *batch_var = NULL;
+            }
+            return st_;
+        }
+        wt_tensor_release(gc.extra[0]);
+        wt_tensor_release(gc.extra[1]);
+    }
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
     wt_batch_norm_options o;
@@ -216,6 +242,9 @@ void wt_group_norm_options_init(wt_group_norm_options *opts)
 wt_status wt_group_norm_v2(const wt_tensor *x, int64_t num_groups, const wt_tensor *weight, const wt_tensor *bias,
                            const wt_group_norm_options *opts, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, weight, bias, NULL), 1, out, wt_group_norm_v2(x, num_groups, weight, bias, opts, out),
+                 .op = WT_OP_GROUP_NORM, .nin = 3, .in = {x, weight, bias}, .p.i = {num_groups},
+                 .p.d = {opts && opts->struct_size == sizeof *opts ? opts->eps : 1e-5});
     const char *fn = "wt_group_norm_v2";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;

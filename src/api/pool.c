@@ -225,6 +225,8 @@ static wt_status adaptive(const char *fn, bool is_max, const wt_tensor *x, int64
 
 wt_status wt_adaptive_avg_pool2d(const wt_tensor *x, int64_t out_h, int64_t out_w, wt_tensor **out)
 {
+    WT_GRAD_HOOK((x, NULL, NULL, NULL), 1, out, wt_adaptive_avg_pool2d(x, out_h, out_w, out),
+                 .op = WT_OP_ADAPTIVE_AVG_POOL2D, .nin = 1, .in = {x}, .p.i = {out_h, out_w});
     return adaptive("wt_adaptive_avg_pool2d", false, x, out_h, out_w, out, NULL);
 }
 

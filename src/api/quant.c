@@ -1,5 +1,5 @@
-/* Quantised weights (webtensor.h, "quantised weights"): ggml's Q8_0 and
- * Q4_0 blocks held in an i32 tensor [N, W] (core/quant.h). Making one from
+/* Quantised weights (webtensor.h, "quantised weights"): ggml's Q8_0,
+ * Q4_0, Q4_K and Q6_K blocks held in an i32 tensor [N, W] (core/quant.h). Making one from
  * file bytes and quantising run on the host (load-time steps); dequantise
  * and the quantised linear are backend nodes. */
 #include "api/api.h"
@@ -10,12 +10,14 @@
 #include <math.h>
 #include <stdlib.h>
 
-static const char *type_name(wt_quant_type type) { return type == WT_QUANT_Q8_0 ? "Q8_0" : "Q4_0"; }
+static const char *type_name(wt_quant_type type) { return wt_quant_type_name(type); }
 
 static wt_status check_type(const char *fn, wt_quant_type type)
 {
     if (wt_quant_block_bytes(type) == 0)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: type %d is not WT_QUANT_Q8_0 or WT_QUANT_Q4_0", fn, (int)type);
+        return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                       "%s: type %d is not WT_QUANT_Q8_0, WT_QUANT_Q4_0, WT_QUANT_Q4_K or WT_QUANT_Q6_K", fn,
+                       (int)type);
     return WT_OK;
 }
 
@@ -23,11 +25,12 @@ static wt_status check_type(const char *fn, wt_quant_type type)
  * row's elements in 32 bits. */
 #define MAX_K ((int64_t)1 << 30)
 
-static wt_status check_extents(const char *fn, int64_t n, int64_t k)
+static wt_status check_extents(const char *fn, wt_quant_type type, int64_t n, int64_t k)
 {
-    if (n <= 0 || k <= 0 || k % WT_QUANT_BLOCK != 0)
-        return wt_fail(WT_ERR_SHAPE, "%s: [N, K] = [%lld, %lld] needs N > 0 and K > 0 a multiple of 32", fn,
-                       (long long)n, (long long)k);
+    const int be = wt_quant_block_elems(type);
+    if (n <= 0 || k <= 0 || k % be != 0)
+        return wt_fail(WT_ERR_SHAPE, "%s: [N, K] = [%lld, %lld] needs N > 0 and K > 0 a multiple of %d (%s)", fn,
+                       (long long)n, (long long)k, be, type_name(type));
     if (k > MAX_K || n > INT64_MAX / wt_quant_row_words(WT_QUANT_Q8_0, k) / 4)
         return wt_fail(WT_ERR_SHAPE, "%s: [N, K] = [%lld, %lld] is too large", fn, (long long)n, (long long)k);
     return WT_OK;
@@ -43,8 +46,9 @@ static wt_status weight_k(const char *fn, const wt_tensor *w, wt_quant_type type
                        wt_dtype_name(w->dtype));
     char b[160];
     if (w->ndim != 2 || (*k = wt_quant_row_elems(type, w->shape[1])) < 0 || w->shape[0] <= 0 || *k > MAX_K)
-        return wt_fail(WT_ERR_SHAPE, "%s: w %s is no [N, W] of %s rows (W = ceil(K/32 * %d / 4))", fn,
-                       wt_shape_str(w->ndim, w->shape, b, sizeof b), type_name(type), wt_quant_block_bytes(type));
+        return wt_fail(WT_ERR_SHAPE, "%s: w %s is no [N, W] of %s rows (W = ceil(K/%d * %d / 4))", fn,
+                       wt_shape_str(w->ndim, w->shape, b, sizeof b), type_name(type), wt_quant_block_elems(type),
+                       wt_quant_block_bytes(type));
     return WT_OK;
 }
 
@@ -63,7 +67,8 @@ static void pack_rows(const uint8_t *src, int64_t n, int64_t row_bytes, int64_t 
 static wt_status upload_blocks(wt_context *ctx, wt_quant_type type, int64_t n, int64_t k, const uint8_t *blocks,
                                wt_tensor **out)
 {
-    const int64_t words = wt_quant_row_words(type, k), row_bytes = k / WT_QUANT_BLOCK * wt_quant_block_bytes(type);
+    const int64_t words = wt_quant_row_words(type, k),
+                  row_bytes = k / wt_quant_block_elems(type) * wt_quant_block_bytes(type);
     uint32_t *packed = malloc((size_t)(n * words) * 4);
     if (!packed)
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "quantised weight: cannot allocate %lld bytes on the host",
@@ -82,9 +87,9 @@ wt_status wt_quant_from_blocks(wt_context *ctx, wt_quant_type type, int64_t n, i
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK) return st;
     if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    if ((st = check_type(fn, type)) != WT_OK || (st = check_extents(fn, n, k)) != WT_OK) return st;
+    if ((st = check_type(fn, type)) != WT_OK || (st = check_extents(fn, type, n, k)) != WT_OK) return st;
     if (!blocks) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: blocks is NULL", fn);
-    const int64_t need = n * (k / WT_QUANT_BLOCK) * wt_quant_block_bytes(type);
+    const int64_t need = n * (k / wt_quant_block_elems(type)) * wt_quant_block_bytes(type);
     if ((uint64_t)need != (uint64_t)bytes)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: %zu bytes given, [%lld, %lld] of %s takes %lld", fn, bytes,
                        (long long)n, (long long)k, type_name(type), (long long)need);
@@ -143,12 +148,15 @@ wt_status wt_quantize(const wt_tensor *x, wt_quant_type type, wt_tensor **out)
     const char *fn = "wt_quantize";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK || (st = check_type(fn, type)) != WT_OK) return st;
+    if (type != WT_QUANT_Q8_0 && type != WT_QUANT_Q4_0)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: quantising to %s is not implemented (Q8_0 and Q4_0 are)", fn,
+                       type_name(type));
     char b[160];
     if (x->ndim != 2)
         return wt_fail(WT_ERR_SHAPE, "%s: x must be 2-D [N, K] (got %s)", fn,
                        wt_shape_str(x->ndim, x->shape, b, sizeof b));
     const int64_t n = x->shape[0], k = x->shape[1];
-    if ((st = check_extents(fn, n, k)) != WT_OK) return st;
+    if ((st = check_extents(fn, type, n, k)) != WT_OK) return st;
     /* The values as f32 on the host (an f16 x is exact in f32). */
     wt_tensor *xf = NULL;
     float *vals = malloc((size_t)(n * k) * sizeof(float));
@@ -289,4 +297,37 @@ wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quant_type 
     if ((st = wt_lift_f16(x, bias, NULL, &l)) == WT_OK) st = linear_f32(l.in[0], w, type, k, l.in[1], &r);
     wt_lifted_release(&l);
     return wt_land(st, r, l.result, out);
+}
+
+/* Rows of the quantised table gathered as words (the blocks of a row are
+ * its W words, so the library's embedding moves them unchanged), then
+ * dequantised: only the looked-up rows are ever made dense. */
+wt_status wt_embedding_quant(const wt_tensor *table, wt_quant_type type, const wt_tensor *index, wt_dtype dtype,
+                             wt_tensor **out)
+{
+    const char *fn = "wt_embedding_quant";
+    wt_status st = wt_check_out(fn, out);
+    int64_t k = 0;
+    if (st != WT_OK || (st = weight_k(fn, table, type, &k)) != WT_OK || (st = wt_check_tensor(fn, index)) != WT_OK ||
+        (st = wt_check_same_context(fn, table, index)) != WT_OK)
+        return st;
+    if (dtype != WT_F32 && dtype != WT_F16)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: dtype must be WT_F32 or WT_F16 (got %d)", fn, (int)dtype);
+    if (index->ndim + 1 > WT_MAX_DIMS)
+        return wt_fail(WT_ERR_SHAPE, "%s: index has %d axes; the result would have more than %d", fn, index->ndim,
+                       WT_MAX_DIMS);
+    int64_t oshape[WT_MAX_DIMS];
+    for (int i = 0; i < index->ndim; i++) oshape[i] = index->shape[i];
+    oshape[index->ndim] = k;
+    if (index->numel == 0) return wt_tensor_zeros(wt_ctx_of(table), dtype, index->ndim + 1, oshape, out);
+    wt_tensor *rows = NULL, *rows2 = NULL, *dense = NULL;
+    const int64_t shape2[2] = {index->numel, table->shape[1]};
+    st = wt_embedding(table, index, &rows);
+    if (st == WT_OK) st = wt_reshape(rows, 2, shape2, &rows2);
+    if (st == WT_OK) st = wt_dequantize(rows2, type, dtype, &dense);
+    if (st == WT_OK) st = wt_reshape(dense, index->ndim + 1, oshape, out);
+    wt_tensor_release(rows);
+    wt_tensor_release(rows2);
+    wt_tensor_release(dense);
+    return st;
 }

@@ -19,10 +19,11 @@ static wt_status param_vector(const char *fn, const char *what, const wt_tensor 
     return wt_contiguous(p, out);
 }
 
-/* Runs op over the rows of x along its last axis into a new tensor of
- * dtype odt (f32; f16 for f16 rows the backend computes itself). */
-static wt_status run_rows_as(const char *fn, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *w,
-                             const wt_tensor *b, float eps, wt_dtype odt, wt_tensor **out)
+/* Runs op over the rows of x along its last axis into a new tensor: f32,
+ * or f16 for f16 operands (a backend that cannot take them returns
+ * WT_ERR_UNSUPPORTED, and the callers go through f32 copies). */
+static wt_status run_rows(const char *fn, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *w,
+                          const wt_tensor *b, float eps, wt_tensor **out)
 {
     wt_context *ctx = wt_ctx_of(x);
     wt_tensor *t = NULL, *rows = NULL, *orows = NULL, *cw = NULL, *cb = NULL;
@@ -35,7 +36,8 @@ static wt_status run_rows_as(const char *fn, wt_rowwise_op op, const wt_tensor *
         st = wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
         goto done;
     }
-    if ((st = wt_tensor_alloc(ctx, odt, x->ndim, x->shape, &t)) != WT_OK) goto done;
+    if ((st = wt_tensor_alloc(ctx, x->dtype == WT_F16 ? WT_F16 : WT_F32, x->ndim, x->shape, &t)) != WT_OK)
+        goto done;
     if (t->numel == 0) goto done;
     /* [rows, C] views: rows fold when x's leading axes are contiguous
      * among themselves; otherwise gather x first. */
@@ -69,12 +71,6 @@ done:
     }
     *out = t;
     return WT_OK;
-}
-
-static wt_status run_rows(const char *fn, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *w,
-                          const wt_tensor *b, float eps, wt_tensor **out)
-{
-    return run_rows_as(fn, op, x, w, b, eps, WT_F32, out);
 }
 
 /* softmax / log_softmax along axis a of x (f32). The last axis (or one
@@ -139,6 +135,12 @@ static wt_status softmax_front(const char *fn, wt_rowwise_op op, const wt_tensor
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK) return st;
     if (wt_has_f16(x, NULL, NULL)) {
+        /* Rows along the last axis read and write the halves where the
+         * backend can; else through f32 copies. */
+        if (axis == -1 || axis == (x->ndim ? x->ndim - 1 : 0)) {
+            st = run_rows(fn, op, x, NULL, NULL, 0.0f, out);
+            if (st != WT_ERR_UNSUPPORTED) return st;
+        }
         wt_lifted l;
         wt_tensor *r = NULL;
         if ((st = wt_lift_f16(x, NULL, NULL, &l)) == WT_OK) st = softmax_any(fn, op, l.in[0], axis, &r);
@@ -180,13 +182,11 @@ static wt_status norm_last_axis(const char *fn, wt_rowwise_op op, const wt_tenso
 {
     wt_status st;
     if (wt_has_f16(x, weight, bias)) {
-        /* All f16: the backend's f16 row kernel where it has one (the
-         * same f32 arithmetic on the converted values, one rounding at the
-         * end: the bits of the path below); WT_ERR_UNSUPPORTED: through
-         * f32 copies, three conversions more. */
-        if (x->dtype == WT_F16 && (!weight || weight->dtype == WT_F16) && (!bias || bias->dtype == WT_F16) &&
-            (st = run_rows_as(fn, op, x, weight, bias, eps, WT_F16, out)) != WT_ERR_UNSUPPORTED)
-            return st;
+        /* All f16: the backend reads and writes the halves where it can. */
+        if (x->dtype == WT_F16 && (!weight || weight->dtype == WT_F16) && (!bias || bias->dtype == WT_F16)) {
+            st = run_rows(fn, op, x, weight, bias, eps, out);
+            if (st != WT_ERR_UNSUPPORTED) return st;
+        }
         wt_lifted l;
         wt_tensor *r = NULL;
         if ((st = wt_lift_f16(x, weight, bias, &l)) == WT_OK)

@@ -44,7 +44,8 @@ static inline void keep_as(chain *c, wt_tensor *t, wt_tensor **gin)
     X(grad_logsumexp) X(grad_norm) X(grad_matmul) X(grad_linear) X(grad_softmax)                 \
     X(grad_log_softmax) X(grad_layer_norm) X(grad_rms_norm) X(grad_cross_entropy)                 \
     X(grad_attention) X(grad_rope) X(grad_conv2d) X(grad_conv1d) X(grad_max_pool2d)               \
-    X(grad_avg_pool2d) X(grad_dropout) X(grad_interpolate)
+    X(grad_avg_pool2d) X(grad_dropout) X(grad_interpolate) X(grad_conv_transpose2d)                \
+    X(grad_adaptive_avg_pool2d) X(grad_batch_norm) X(grad_group_norm)
 #define DECLARE_RULE(name) RULE(name);
 RULES_ELEMENTWISE(DECLARE_RULE)
 RULES_SHAPE(DECLARE_RULE)

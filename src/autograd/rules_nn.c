@@ -5,6 +5,7 @@
 #include "autograd/rules.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define G (gout[0])
@@ -261,6 +262,22 @@ RULE(grad_attention)
     int64_t B = q4->shape[0], Hq = q4->shape[1], Sq = q4->shape[2], D = q4->shape[3];
     int64_t Hkv = k4->shape[1], Skv = k4->shape[2], Dv = v4->shape[3], grp = Hq / Hkv;
     double s = n->p.d[0] != 0.0 ? n->p.d[0] : 1.0 / sqrt((double)D);
+    /* Without a mask: the fused kernel, which stores no [Sq, Skv] matrix;
+     * the composition below where the backend has none. */
+    if (!mask) {
+        wt_tensor *f[3] = {0};
+        wt_status fst = wt_attention_backward_fused(q4, k4, v4, g4, n->p.b[0], (float)s, &f[0], &f[1], &f[2]);
+        if (fst == WT_OK) {
+            for (int j = 0; j < 3 && c.st == WT_OK; j++)
+                if (wt_grad_needs(n, j)) c.st = wt_grad_reshape_in(n, j, f[j], &gin[j]);
+            for (int j = 0; j < 3; j++) wt_tensor_release(f[j]);
+            return finish(&c);
+        }
+        if (fst != WT_ERR_UNSUPPORTED) {
+            c.st = fst;
+            return finish(&c);
+        }
+    }
     wt_tensor *kx = k4, *vx = v4;
     if (grp > 1) {
         wt_tensor *ku = STEP(&c, wt_unsqueeze, k4, 2);
@@ -425,3 +442,130 @@ RULE(grad_dropout)
 }
 
 RULE(grad_interpolate) { return wt_interpolate_backward(G, X, &n->p.o.interp, &gin[0]); }
+
+/* conv_transpose2d is the adjoint of conv2d in its input for the same
+ * weight and options: dx = conv2d(g, w), and d<conv_transpose(x, w), g>/dw
+ * = d<x, conv2d(g, w)>/dw, conv2d's weight gradient with x as its upstream
+ * gradient and g as its input. output_padding only adds rows conv2d does
+ * not read back. */
+RULE(grad_conv_transpose2d) /* inputs x, weight, bias; p.o.conv */
+{
+    chain c = {0};
+    wt_conv_options o = n->p.o.conv;
+    o.output_padding[0] = o.output_padding[1] = 0;
+    wt_tensor *x = batched(&c, X, 4), *g = batched(&c, G, 4);
+    wt_tensor *gf = f32_contiguous(&c, g), *w = f32_contiguous(&c, n->saved_in[1]);
+    if (wt_grad_needs(n, 0)) {
+        wt_tensor *dx = STEP(&c, wt_conv2d, gf, w, NULL, &o);
+        keep_as(&c, STEP(&c, wt_grad_reshape_in, n, 0, dx), &gin[0]);
+    }
+    if (wt_grad_needs(n, 1) && c.st == WT_OK) {
+        wt_tensor *xf = f32_contiguous(&c, x);
+        if (c.st == WT_OK) c.st = wt_conv2d_backward_v2(xf, gf, w, &o, NULL, &gin[1], NULL);
+    }
+    if (n->given[2] && wt_grad_needs(n, 2))
+        keep_as(&c, STEP(&c, wt_sum, gf, 3, (const int[]){0, 2, 3}, false), &gin[2]);
+    return finish(&c);
+}
+
+/* adaptive_avg_pool2d is separable: out = A_h x A_w^T with A [out, in]
+ * holding 1 / (window length) over each output's window [floor(i in /
+ * out), ceil((i + 1) in / out)), so dx = A_h^T g A_w. p.i[0], p.i[1]:
+ * the output size. */
+static wt_tensor *window_matrix(chain *c, wt_context *ctx, int64_t out, int64_t in, bool transposed)
+{
+    if (c->st != WT_OK) return NULL;
+    float *a = calloc((size_t)(out * in), sizeof *a);
+    if (!a) {
+        c->st = wt_fail(WT_ERR_OUT_OF_MEMORY, "adaptive_avg_pool2d backward: out of host memory");
+        return NULL;
+    }
+    for (int64_t i = 0; i < out; i++) {
+        int64_t lo = i * in / out, hi = ((i + 1) * in + out - 1) / out;
+        for (int64_t j = lo; j < hi; j++) {
+            float v = 1.0f / (float)(hi - lo);
+            if (transposed) a[j * out + i] = v;
+            else a[i * in + j] = v;
+        }
+    }
+    const int64_t shape[2] = {transposed ? in : out, transposed ? out : in};
+    wt_tensor *t = STEP(c, wt_tensor_from_data, ctx, WT_F32, 2, shape, a);
+    free(a);
+    return t;
+}
+
+RULE(grad_adaptive_avg_pool2d)
+{
+    chain c = {0};
+    int nd = n->in_ndim[0];
+    int64_t H = n->in_shape[0][nd - 2], W = n->in_shape[0][nd - 1];
+    wt_tensor *aht = window_matrix(&c, n->ctx, n->p.i[0], H, true); /* [H, oh] */
+    wt_tensor *aw = window_matrix(&c, n->ctx, n->p.i[1], W, false); /* [ow, W] */
+    wt_tensor *gf = f32_contiguous(&c, G);
+    wt_tensor *rows = STEP(&c, wt_matmul, aht, gf);
+    keep_as(&c, STEP(&c, wt_matmul, rows, aw), &gin[0]);
+    return finish(&c);
+}
+
+/* batch_norm: wt_batch_norm_backward_v2 with the forward's mode (p.b[0]
+ * training, p.d[0] eps); in inference, with the running statistics the
+ * node kept (extra). */
+RULE(grad_batch_norm) /* inputs x, weight, bias */
+{
+    wt_batch_norm_options o;
+    wt_batch_norm_options_init(&o);
+    o.training = n->p.b[0];
+    o.eps = n->p.d[0];
+    const wt_tensor *w = n->given[1] ? n->saved_in[1] : NULL;
+    return wt_batch_norm_backward_v2(G, X, o.training ? NULL : n->extra[0], o.training ? NULL : n->extra[1], w, &o,
+                                     wt_grad_needs(n, 0) ? &gin[0] : NULL,
+                                     n->given[1] && wt_grad_needs(n, 1) ? &gin[1] : NULL,
+                                     n->given[2] && wt_grad_needs(n, 2) ? &gin[2] : NULL);
+}
+
+/* group_norm: x_hat = group_norm(x) without affine, y = x_hat * w + b per
+ * channel; dw, db summed over every axis but 1; dx is layer norm's input
+ * gradient over each (image, group) row, from g * w. p.i[0] num_groups,
+ * p.d[0] eps. */
+RULE(grad_group_norm) /* inputs x, weight, bias */
+{
+    chain c = {0};
+    const wt_tensor *x = X;
+    int nd = x->ndim;
+    int64_t N = x->shape[0], groups = n->p.i[0];
+    int axes[WT_MAX_DIMS], naxes = 0;
+    int64_t bshape[WT_MAX_DIMS];
+    for (int i = 0; i < nd; i++) {
+        if (i != 1) axes[naxes++] = i;
+        bshape[i] = i == 1 ? x->shape[1] : 1;
+    }
+    wt_tensor *gf = f32_contiguous(&c, G), *xf = f32_contiguous(&c, x);
+    wt_tensor *w = NULL;
+    if (n->given[1]) {
+        wt_tensor *wf = f32_contiguous(&c, n->saved_in[1]);
+        w = STEP(&c, wt_reshape, wf, nd, bshape);
+    }
+    if (n->given[1] && wt_grad_needs(n, 1)) {
+        wt_group_norm_options go;
+        wt_group_norm_options_init(&go);
+        go.eps = n->p.d[0];
+        wt_tensor *xhat = STEP(&c, wt_group_norm_v2, xf, groups, NULL, NULL, &go);
+        wt_tensor *p = STEP(&c, wt_mul, gf, xhat);
+        keep_as(&c, STEP(&c, wt_sum, p, naxes, axes, false), &gin[1]);
+    }
+    if (n->given[2] && wt_grad_needs(n, 2)) keep_as(&c, STEP(&c, wt_sum, gf, naxes, axes, false), &gin[2]);
+    if (wt_grad_needs(n, 0) && x->numel > 0) {
+        wt_tensor *gh = w ? STEP(&c, wt_mul, gf, w) : gf;
+        const int64_t rshape[2] = {N * groups, x->numel / (N * groups)};
+        wt_tensor *xr = STEP(&c, wt_reshape, xf, 2, rshape);
+        wt_tensor *ghc = STEP(&c, wt_contiguous, gh);
+        wt_tensor *gr = STEP(&c, wt_reshape, ghc, 2, rshape);
+        wt_tensor *dr = NULL;
+        if (c.st == WT_OK) c.st = wt_layer_norm_backward(gr, xr, 1, NULL, n->p.d[0], &dr, NULL, NULL);
+        if (c.st == WT_OK) c.st = wt_reshape(dr, nd, x->shape, &gin[0]);
+        wt_tensor_release(dr);
+    } else if (wt_grad_needs(n, 0)) {
+        c.st = wt_grad_zeros_in(n, 0, &gin[0]);
+    }
+    return finish(&c);
+}

@@ -87,7 +87,17 @@ void wt_context_unref(wt_context *ctx)
 
 void wt_context_destroy(wt_context *ctx)
 {
-    if (ctx) wt_context_unref(ctx);
+    if (!ctx) return;
+    /* The leak report: tensors still alive keep the context (and its
+     * device) until they go; say so, since nothing else will. */
+    uint64_t n = ctx->stats.live_tensors, bytes = ctx->stats.live_bytes;
+    if (n > 0)
+        wt_log_message(WT_LOG_WARNING,
+                       "wt_context_destroy: %llu tensor%s still alive (%llu bytes, %.1f MiB) on this %s context; it "
+                       "and its memory are freed when the last is released",
+                       (unsigned long long)n, n == 1 ? "" : "s", (unsigned long long)bytes, (double)bytes / 1048576.0,
+                       ctx->ops->name);
+    wt_context_unref(ctx);
 }
 
 wt_status wt_context_sync(wt_context *ctx)

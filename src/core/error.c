@@ -1,6 +1,8 @@
 /* Status codes and the per-thread message behind wt_last_error(). */
 #include "core/internal.h"
 
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -74,4 +76,33 @@ bool wt_bytes_of(int64_t count, size_t esize, size_t *out)
 {
     size_t n;
     return wt_size_of_i64(count, &n) && wt_mul_size(n, esize, out);
+}
+
+/* ------------------------------------------------------------------ log */
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static wt_log_handler log_handler;
+static void *log_user;
+
+void wt_set_log_handler(wt_log_handler handler, void *user)
+{
+    pthread_mutex_lock(&log_lock);
+    log_handler = handler;
+    log_user = user;
+    pthread_mutex_unlock(&log_lock);
+}
+
+void wt_log_message(wt_log_level level, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* Held while the handler runs: a handler replaced meanwhile is not
+     * called after wt_set_log_handler returned. */
+    pthread_mutex_lock(&log_lock);
+    if (log_handler) log_handler(level, msg, log_user);
+    else fprintf(stderr, "webtensor: %s\n", msg);
+    pthread_mutex_unlock(&log_lock);
 }

@@ -100,6 +100,13 @@ wt_status wt_graph_begin(wt_context *ctx)
     g->ctx = ctx;
     ctx->capture = g;
     ctx->capture_record = record;
+    /* The backend may record the dispatches of the captured ops as they
+     * run, for replays that need not run the nodes again. */
+    if (ctx->ops->graph_replay_begin) {
+        ctx->replay_state = &g->backend_state;
+        ctx->replay_pos = 0;
+        ctx->ops->graph_replay_begin(ctx, &g->backend_state);
+    }
     return WT_OK;
 }
 
@@ -112,6 +119,10 @@ wt_status wt_graph_end(wt_context *ctx, wt_graph **out)
     /* The capture ends whatever happens next: a failed one is given up. */
     ctx->capture = NULL;
     ctx->capture_record = NULL;
+    if (ctx->ops->graph_replay_end) {
+        ctx->ops->graph_replay_end(ctx, g->backend_state, g->failed);
+        ctx->replay_state = NULL;
+    }
     if (!out) {
         graph_free(g);
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_graph_end: out is NULL (the capture is dropped)");
@@ -141,9 +152,21 @@ wt_status wt_graph_replay(wt_graph *g)
     ctx->replay_state = &g->backend_state;
     ctx->replay_pos = 0;
     wt_status st = WT_OK;
-    for (int64_t i = 0; i < g->n && st == WT_OK; i++) {
-        st = wt_node_run(ctx, &g->nodes[i]);
+    /* A backend that recorded the dispatches of an earlier replay encodes
+     * them again without the nodes (the versions still move: autograd's
+     * check of a saved tensor sees the writes). */
+    if (ctx->ops->graph_replay_begin && ctx->ops->graph_replay_begin(ctx, &g->backend_state)) {
+        for (int64_t i = 0; i < g->n; i++)
+            for (int k = 0; k < WT_NODE_MAX_OUT; k++)
+                if (g->nodes[i].out[k]) g->nodes[i].out[k]->storage->version++;
+        st = ctx->ops->graph_replay_list(ctx, g->backend_state);
         if (st != WT_OK) wt_error_prefix("wt_graph_replay");
+    } else {
+        for (int64_t i = 0; i < g->n && st == WT_OK; i++) {
+            st = wt_node_run(ctx, &g->nodes[i]);
+            if (st != WT_OK) wt_error_prefix("wt_graph_replay");
+        }
+        if (ctx->ops->graph_replay_end) ctx->ops->graph_replay_end(ctx, g->backend_state, st);
     }
     ctx->replay_state = NULL;
     ctx->grad_paused--;
@@ -165,6 +188,7 @@ void wt_graph_release(wt_graph *g)
     if (g->ctx->capture == g) { /* released while capturing: the capture ends */
         g->ctx->capture = NULL;
         g->ctx->capture_record = NULL;
+        g->ctx->replay_state = NULL;
     }
     graph_free(g);
 }

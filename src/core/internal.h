@@ -18,6 +18,13 @@ wt_status wt_fail(wt_status s, const char *fmt, ...)
     ;
 /* Prefixes the current message with "what: " (for errors bubbling up). */
 void wt_error_prefix(const char *what);
+/* A message outside any call's status, to the log handler
+ * (wt_set_log_handler; stderr by default). */
+void wt_log_message(wt_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Bytes of one element in a backend's storage: 4, 2, 4, 4 for f32, f16,
  * i32, bool (a bool is a 4-byte word 0 or 1 on every backend; the host
@@ -49,6 +56,14 @@ typedef struct wt_storage {
     /* Bumped by every node that writes the storage (core/node.c): autograd
      * refuses a saved tensor whose storage changed since it was saved. */
     uint64_t version;
+    /* Made by the backend as scratch (its own release, not wt_storage_unref). */
+    bool backend_scratch;
+    /* Memory the caller lent (wt_tensor_from_host_memory): the backend did
+     * not allocate it and does not free it; release(release_data), if set,
+     * hands it back when the last tensor on it goes. */
+    bool borrowed;
+    wt_host_release_fn release;
+    void *release_data;
 } wt_storage;
 
 struct wt_tensor {
@@ -255,6 +270,13 @@ struct wt_backend_ops {
     /* Optional: frees what the backend kept for a captured graph through
      * ctx->replay_state (core/graph.c calls it when the graph goes). */
     void (*graph_state_free)(wt_context *ctx, void *state);
+    /* Optional: replays from a list the backend recorded. begin says
+     * whether the list runs this replay (then replay_list runs it);
+     * otherwise the nodes run, the backend may record them, and
+     * replay_end hears how that went. */
+    bool (*graph_replay_begin)(wt_context *ctx, void **state);
+    void (*graph_replay_end)(wt_context *ctx, void *state, wt_status ran);
+    wt_status (*graph_replay_list)(wt_context *ctx, void *state);
     /* Optional (NULL: no adapters): the adapters this backend could use
      * with opts, without a context (wt_list_adapters). */
     wt_status (*list_adapters)(const wt_context_options *opts, wt_adapter_info *infos, int capacity,
@@ -291,6 +313,11 @@ wt_status wt_context_create_with(const wt_backend_ops *ops, wt_backend kind,
 /* ----------------------------------------------------- tensor internals */
 
 /* New contiguous tensor with fresh storage of ctx (contents undefined). */
+/* A tensor over caller-owned host memory of `bytes` bytes (the CPU
+ * backend's storage without its pool): checked by the caller. */
+wt_status wt_tensor_borrow(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                           const int64_t *strides, void *data, size_t bytes, wt_host_release_fn release,
+                           void *release_data, wt_tensor **out);
 wt_status wt_tensor_alloc(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
                           wt_tensor **out);
 /* New tensor header viewing x's storage with the given layout. */
@@ -300,6 +327,8 @@ wt_status wt_tensor_alloc(wt_context *ctx, wt_dtype dtype, int ndim, const int64
  * can take its reference (a scope's slot stands for the reference an
  * op's temporary was made with, which the op itself drops). */
 wt_status wt_tensor_alias(const wt_tensor *x, wt_tensor **out);
+/* Drops one reference to a storage (freed with the last one). */
+void wt_storage_unref(wt_storage *s);
 wt_status wt_tensor_view(const wt_tensor *x, int ndim, const int64_t *shape,
                          const int64_t *strides, int64_t offset, wt_tensor **out);
 /* Row-major strides for shape; returns the element count. */

@@ -133,5 +133,9 @@ wt_status wt_node_run(wt_context *ctx, const wt_node *n)
     ctx->node = outer;
     /* A capture records what ran (a node inside another is the outer's). */
     if (st == WT_OK && ctx->capture && !outer) st = ctx->capture_record(ctx->capture, n);
+    /* A node that failed is not captured, but may have dispatched part of
+     * its work: the backend's list of the capture's dispatches is given up. */
+    if (st != WT_OK && ctx->capture && !outer && ctx->replay_state && ctx->ops->graph_replay_end)
+        ctx->ops->graph_replay_end(ctx, *ctx->replay_state, st);
     return st;
 }

@@ -250,6 +250,12 @@ typedef struct wt_optimizer_update {
  *   SOFTMAX_AXIS   out0 = p.row.op along axis 1 of in0 [O,C,I]
  *   ATTENTION      out0 = attention(in0 q, in1 k, in2 v, in3 mask); in4 the
  *                  kv_length (i32, 1 element) or NULL; p.attention
+ *   ATTENTION_BACKWARD out0 dq, out1 dk, out2 dv of attention without a mask
+ *                  from in0 q [B,Hq,Sq,D], in1 k [B,Hkv,Skv,D], in2 v
+ *                  [B,Hkv,Skv,Dv], in3 dout [B,Hq,Sq,Dv], all f32 and
+ *                  contiguous (outputs too); p.attention (causal, scale).
+ *                  Row by row (flash-attention's backward): no [Sq, Skv]
+ *                  matrix is stored
  *   ROPE           out0 = rotary embedding of in0; in1 NULL or the i32
  *                  position (1 element) added to p.rope.offset
  *   INTERPOLATE    out0 [N,C,OH,OW] = in0 [N,C,H,W] resampled; p.interp
@@ -280,7 +286,8 @@ typedef struct wt_optimizer_update {
     X(ARGSORT, argsort) X(IM2COL, im2col) X(COL2IM, col2im) X(CONV2D, conv2d)                 \
     X(CONV_TRANSPOSE2D, conv_transpose2d) X(CHANNEL_NORM, channel_norm)                       \
     X(CHANNEL_MOMENTS, channel_moments) X(POOL2D, pool2d) X(SOFTMAX_AXIS, softmax_axis)       \
-    X(ATTENTION, attention) X(ROPE, rope) X(ACT_BACKWARD, act_backward)                       \
+    X(ATTENTION, attention) X(ATTENTION_BACKWARD, attention_backward) X(ROPE, rope)          \
+    X(ACT_BACKWARD, act_backward)                                                             \
     X(CROSS_ENTROPY, cross_entropy) X(CROSS_ENTROPY_BACKWARD, cross_entropy_backward)         \
     X(SCATTER_ADD_ROWS, scatter_add_rows) X(OPTIMIZER_STEP, optimizer_step)                   \
     X(KERNEL_DISPATCH, kernel) X(INTERPOLATE, interpolate)                                    \

@@ -69,10 +69,21 @@ static void storage_release(wt_storage *s)
 {
     if (!s || --s->refcount > 0) return;
     wt_context *ctx = s->ctx;
-    ctx->ops->storage_free(ctx, s);
-    wt_stats_on_free(ctx, s->bytes);
+    if (s->borrowed) {
+        /* Not the context's memory: counted as a storage, not in its bytes. */
+        if (s->release) s->release(s->release_data);
+        ctx->stats.live_tensors--;
+    } else {
+        ctx->ops->storage_free(ctx, s);
+        wt_stats_on_free(ctx, s->bytes);
+    }
     free(s);
     wt_context_unref(ctx);
+}
+
+void wt_storage_unref(wt_storage *s)
+{
+    storage_release(s);
 }
 
 static wt_status storage_create(wt_context *ctx, size_t bytes, wt_storage **out)
@@ -123,6 +134,48 @@ wt_status wt_tensor_alloc(wt_context *ctx, wt_dtype dtype, int ndim, const int64
     /* Every tensor is made here or in wt_tensor_view: an open scope owns
      * it from the start, whichever op made it. */
     if ((st = wt_scope_adopt(ctx, t)) != WT_OK) {
+        wt_tensor_release(t);
+        return st;
+    }
+    *out = t;
+    return WT_OK;
+}
+
+wt_status wt_tensor_borrow(wt_context *ctx, wt_dtype dtype, int ndim, const int64_t *shape,
+                           const int64_t *strides, void *data, size_t bytes, wt_host_release_fn release,
+                           void *release_data, wt_tensor **out)
+{
+    *out = NULL;
+    wt_tensor *t = zalloc(sizeof *t);
+    wt_storage *s = zalloc(sizeof *s);
+    if (!t || !s) {
+        free(t);
+        free(s);
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    s->refcount = 1;
+    s->ctx = ctx;
+    s->bytes = bytes;
+    s->host = data;
+    s->borrowed = true;
+    s->release = release;
+    s->release_data = release_data;
+    wt_context_ref(ctx);
+    ctx->stats.live_tensors++;
+    t->refcount = 1;
+    t->storage = s;
+    t->dtype = dtype;
+    t->ndim = ndim;
+    t->numel = 1;
+    for (int i = 0; i < ndim; i++) {
+        t->shape[i] = shape[i];
+        t->strides[i] = strides[i];
+        t->numel *= shape[i];
+    }
+    wt_status st = wt_scope_adopt(ctx, t);
+    if (st != WT_OK) {
+        /* The caller keeps its memory on failure: no release call. */
+        s->release = NULL;
         wt_tensor_release(t);
         return st;
     }

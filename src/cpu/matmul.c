@@ -6,6 +6,7 @@
  * inner axis, an expanded axis) is gathered into a contiguous temporary
  * first, once per distinct batch. */
 #include "cpu/cpu.h"
+#include "cpu/gemv_simd.h"
 
 #include "cpu/blas.h"
 #include <math.h>
@@ -232,6 +233,12 @@ static float act_apply(wt_matmul_act act, float x) {
 wt_status cpu_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
                            const wt_tensor *bias, wt_matmul_act act, wt_tensor *out) {
     wt_status st = WT_OK;
+    /* f16 matrix times vector: converted in registers, never widened in
+     * memory (cpu/gemv_simd.h); other f16 shapes are lifted to f32 by the
+     * caller on this function's WT_ERR_UNSUPPORTED. */
+    if (a->dtype == WT_F16 && act == WT_MATMUL_ACT_NONE && (st = cpu_gemv_f16(ctx, a, b, bias, out)) != WT_ERR_UNSUPPORTED)
+        return st;
+    st = WT_OK;
     if (bias && (st = cpu_check_f32("matmul", bias)) != WT_OK)
         return st;
     if ((st = cpu_matmul(ctx, a, b, out)) != WT_OK || (!bias && act == WT_MATMUL_ACT_NONE))

@@ -1,9 +1,11 @@
 /* Quantised weights on the CPU (core/quant.h): dequantise, and the linear
- * layer with a quantised weight. A row of W is dequantised once into a
- * thread's buffer and then meets every row of x, so the blocks are read
- * once per call; rows of W run in parallel. */
+ * layer with a quantised weight. For a few rows of x in Q8_0 / Q4_0 each
+ * row of W is dotted with x straight from its blocks; otherwise a row of W
+ * is dequantised once into a thread's buffer and then meets every row of
+ * x, so the blocks are read once per call; rows of W run in parallel. */
 #include "core/quant.h"
 #include "cpu/cpu.h"
+#include "cpu/gemv_simd.h"
 #include "cpu/half.h"
 
 #ifdef _OPENMP
@@ -12,19 +14,85 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Row words (i32 storage, little-endian bytes) -> k floats. Every value is
- * exact in f32: an f16 d times an integer of at most 8 bits. */
+static float half_at(const uint8_t *b)
+{
+    const uint32_t bits = cpu_half_to_f32_bits((uint16_t)(b[0] | b[1] << 8));
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+/* Q4_K's 6-bit scale and min of sub-block s (0..7) from its 12 bytes. */
+static void q4k_scale_min(const uint8_t *S, int s, int *sc, int *m)
+{
+    if (s < 4) {
+        *sc = S[s] & 63, *m = S[s + 4] & 63;
+    } else {
+        *sc = (S[s + 4] & 15) | (S[s - 4] >> 6) << 4;
+        *m = (S[s + 4] >> 4) | (S[s] >> 6) << 4;
+    }
+}
+
+/* One Q4_K super-block (144 bytes) -> 256 floats: d*sc and dmin*m are
+ * exact in f32, d*sc * q too, so the one rounding is the subtraction's. */
+CPU_MULTIVERSION
+static void dequant_q4_k(const uint8_t *b, float *o)
+{
+    const float d = half_at(b), dmin = half_at(b + 2);
+    const uint8_t *S = b + 4, *qs = b + 16;
+    for (int c = 0; c < 4; c++) {
+        int sc0, m0, sc1, m1;
+        q4k_scale_min(S, 2 * c, &sc0, &m0);
+        q4k_scale_min(S, 2 * c + 1, &sc1, &m1);
+        const float d0 = d * (float)sc0, mn0 = dmin * (float)m0, d1 = d * (float)sc1, mn1 = dmin * (float)m1;
+        const uint8_t *q = qs + 32 * c;
+        float *oc = o + 64 * c;
+        for (int l = 0; l < 32; l++) oc[l] = d0 * (float)(q[l] & 15) - mn0;
+        for (int l = 0; l < 32; l++) oc[32 + l] = d1 * (float)(q[l] >> 4) - mn1;
+    }
+}
+
+/* One Q6_K super-block (210 bytes) -> 256 floats, exact. */
+CPU_MULTIVERSION
+static void dequant_q6_k(const uint8_t *b, float *o)
+{
+    const uint8_t *ql = b, *qh = b + 128;
+    const int8_t *sc = (const int8_t *)(b + 192);
+    const float d = half_at(b + 208);
+    for (int h = 0; h < 2; h++)
+        for (int g = 0; g < 4; g++) {
+            const uint8_t *lo = ql + 64 * h + 32 * (g & 1), *hi = qh + 32 * h;
+            const int shift = g < 2 ? 0 : 4;
+            float *og = o + 128 * h + 32 * g;
+            for (int half = 0; half < 2; half++) {
+                const float ds = d * (float)sc[8 * h + 2 * g + half];
+                for (int l = 16 * half; l < 16 * half + 16; l++) {
+                    const int q = (int)((lo[l] >> shift & 15) | (hi[l] >> 2 * g & 3) << 4) - 32;
+                    og[l] = ds * (float)q;
+                }
+            }
+        }
+}
+
+/* Row words (i32 storage, little-endian bytes) -> k floats (the values
+ * the header states: exact for Q8_0, Q4_0 and Q6_K). */
 CPU_MULTIVERSION
 static void dequant_row(wt_quant_type type, const uint32_t *row, int64_t k, float *dst)
 {
     const uint8_t *bytes = (const uint8_t *)row; /* the words' bytes in file order (little-endian host) */
-    const int bb = wt_quant_block_bytes(type);
-    for (int64_t blk = 0; blk < k / WT_QUANT_BLOCK; blk++) {
+    const int bb = wt_quant_block_bytes(type), be = wt_quant_block_elems(type);
+    for (int64_t blk = 0; blk < k / be; blk++) {
         const uint8_t *b = bytes + blk * bb;
-        const uint32_t dbits = cpu_half_to_f32_bits((uint16_t)(b[0] | b[1] << 8));
-        float d;
-        memcpy(&d, &dbits, 4);
-        float *o = dst + blk * WT_QUANT_BLOCK;
+        float *o = dst + blk * be;
+        if (type == WT_QUANT_Q4_K) {
+            dequant_q4_k(b, o);
+            continue;
+        }
+        if (type == WT_QUANT_Q6_K) {
+            dequant_q6_k(b, o);
+            continue;
+        }
+        const float d = half_at(b);
         if (type == WT_QUANT_Q8_0) {
             for (int j = 0; j < WT_QUANT_BLOCK; j++) o[j] = (float)(int8_t)b[2 + j] * d;
         } else {
@@ -83,6 +151,27 @@ wt_status cpu_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const
     const float *xd = cpu_data(x), *bd = bias ? cpu_data(bias) : NULL;
     float *y = cpu_data(out);
     const int threads = cpu_threads(ctx);
+    const bool kquant = type == WT_QUANT_Q4_K || type == WT_QUANT_Q6_K;
+    if (m <= 4 && (!kquant || cpu_dot_kquant_wide())) {
+        /* Decode: each row's blocks dotted with x as they are read, in
+         * registers (cpu/gemv_simd.h); a few rows of x reuse the row from
+         * the cache. */
+        const int64_t nblocks = k / wt_quant_block_elems(type);
+#pragma omp parallel for num_threads(threads) if (n * k >= CPU_PARALLEL_MIN) schedule(static)
+        for (int64_t r = 0; r < n; r++) {
+            const uint8_t *row = (const uint8_t *)(src + r * words);
+            const float b = bd ? bd[r * bs] : 0.0f;
+            for (int64_t i = 0; i < m; i++) {
+                const float *xi = xd + i * xs;
+                const float dot = type == WT_QUANT_Q8_0   ? cpu_dot_q8_0(row, xi, nblocks)
+                                  : type == WT_QUANT_Q4_0 ? cpu_dot_q4_0(row, xi, nblocks)
+                                  : type == WT_QUANT_Q4_K ? cpu_dot_q4_k(row, xi, nblocks)
+                                                          : cpu_dot_q6_k(row, xi, nblocks);
+                y[i * n + r] = dot + b;
+            }
+        }
+        return WT_OK;
+    }
     float *bufs = malloc(sizeof(float) * (size_t)k * (size_t)threads);
     if (!bufs) return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu linear_quant: cannot allocate %d row buffers", threads);
 #pragma omp parallel num_threads(threads) if (n * k * (m < 4 ? m : 4) >= CPU_PARALLEL_MIN)

@@ -132,12 +132,9 @@ static void one_row(wt_rowwise_op op, const float *x, int64_t sx, const float *w
 wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, const wt_tensor *weight,
                       const wt_tensor *bias, float eps, wt_tensor *out)
 {
-    /* f32 only: the API runs f16 rows through f32 copies on this backend. */
-    wt_status chk = cpu_check_f32("rowwise", x);
-    if (chk == WT_OK) chk = cpu_check_f32("rowwise", out);
-    if (chk == WT_OK && weight) chk = cpu_check_f32("rowwise", weight);
-    if (chk == WT_OK && bias) chk = cpu_check_f32("rowwise", bias);
-    if (chk != WT_OK) return chk;
+    if (x->dtype != WT_F32 || out->dtype != WT_F32 || (weight && weight->dtype != WT_F32) ||
+        (bias && bias->dtype != WT_F32))
+        return wt_fail(WT_ERR_UNSUPPORTED, "cpu rowwise: f32 operands only");
     const int64_t R = x->shape[0], C = x->shape[1], sr = x->strides[0], sc = x->strides[1];
     const float *xp = cpu_data(x);
     const float *w = weight ? cpu_data(weight) : NULL, *b = bias ? cpu_data(bias) : NULL;

@@ -210,6 +210,9 @@ static wt_status webgpu_upload(wt_context *ctx, wt_storage *s, size_t offset, co
         st = wg_check_buffer(ctx, b, "writing a tensor");
     if (st != WT_OK || bytes == 0)
         return st;
+    /* An upload inside a recorded node: a list of dispatches cannot repeat it. */
+    if (ctx->replay_state && ctx->node && !w->constant_upload)
+        wg_replay_not_cacheable(ctx);
     if ((uint64_t)offset + bytes > b->size)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu: writing bytes %zu..%zu of a %llu-byte buffer",
                        offset, offset + bytes, (unsigned long long)b->size);
@@ -271,6 +274,16 @@ static void webgpu_context_info(const wt_context *ctx, wt_context_info *out)
     if (w->info.api == WT_GPU_API_OPENGLES) {
         strncat(out->features, "; ", sizeof out->features - strlen(out->features) - 1);
         strncat(out->features, wg_egl_note(), sizeof out->features - strlen(out->features) - 1);
+    }
+    char more[256];
+    snprintf(more, sizeof more, "; f16 kernels: %s", wg_f16_path(ctx));
+    strncat(out->features, more, sizeof out->features - strlen(out->features) - 1);
+    if (w->caps.subgroup_matrix) {
+        snprintf(more, sizeof more, "; matrix units: %llu f16 products so far, %llu declined%s%s",
+                 (unsigned long long)w->matrix.runs, (unsigned long long)w->matrix.declined,
+                 w->matrix.why ? " (last: " : "", w->matrix.why ? w->matrix.why : "");
+        strncat(out->features, more, sizeof out->features - strlen(out->features) - 1);
+        if (w->matrix.why) strncat(out->features, ")", sizeof out->features - strlen(out->features) - 1);
     }
     snprintf(out->toggles, sizeof out->toggles, "%s", w->toggles);
     out->dispatches_per_submit = w->rec.per_submit;
@@ -352,6 +365,9 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
         wt_attention_args a = wt_node_attention_args(n);
         return wg_win_attention(ctx, &a);
     }
+    case WT_NODE_ATTENTION_BACKWARD:
+        return wg_attention_backward(ctx, in[0], in[1], in[2], in[3], n->p.attention.causal, n->p.attention.scale,
+                                     out[0], out[1], out[2]);
     case WT_NODE_ROPE: return wg_win_rope(ctx, in[0], in[1], n->p.rope.theta, n->p.rope.offset, out[0]);
     case WT_NODE_INTERPOLATE: return wg_win_interpolate(ctx, &n->p.interp, false, in[0], out[0]);
     case WT_NODE_INTERPOLATE_BACKWARD: return wg_win_interpolate(ctx, &n->p.interp, true, in[0], out[0]);
@@ -412,4 +428,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .kernel_compile = wg_kernel_compile,
     .list_adapters = wt_webgpu_list_adapters,
     .graph_state_free = wg_graph_state_free,
+    .graph_replay_begin = wg_graph_replay_begin,
+    .graph_replay_end = wg_graph_replay_end,
+    .graph_replay_list = wg_graph_replay_list,
 };

@@ -146,6 +146,11 @@ wt_status wg_win_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst
 wt_status wg_win_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
 wt_status wg_win_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
 wt_status wg_win_attention(wt_context *ctx, const wt_attention_args *a);
+/* WT_NODE_ATTENTION_BACKWARD (kernels/attention_backward.c): tensors of
+ * one binding each, head dims up to 256; WT_ERR_UNSUPPORTED otherwise. */
+wt_status wg_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
+                                const wt_tensor *dout, bool causal, float scale, wt_tensor *dq, wt_tensor *dk,
+                                wt_tensor *dv);
 wt_status wg_win_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
                         const wt_tensor *bias, const wt_window2d *win, int64_t groups,
                         wt_tensor *out);
@@ -219,6 +224,13 @@ typedef struct wg_caps {
     } matrix_configs[16];
 } wg_caps;
 const wg_caps *wg_get_caps(const wt_context *ctx);
+/* Whether the device was asked for the matrix units
+ * (WT_EXPERIMENTAL_SUBGROUP_MATRIX, or an adapter that offers them). */
+bool wg_matrix_asked(const wt_context *ctx);
+/* A product the matrix units ran (declined NULL), or one they were asked
+ * for and did not run, with why (a static string): counted for the
+ * context's info, and the product's next dispatch named so in profiles. */
+void wg_matrix_note(wt_context *ctx, const char *declined);
 
 /* Tuning knobs: core/knobs.h (wt_knob_number, wt_knob_count, wt_knob_text). */
 static inline bool wg_is_pow2(uint64_t v) { return v && (v & (v - 1)) == 0; }
@@ -265,6 +277,14 @@ const char *wg_ew_library(wt_dtype lanes);
  * f16 value, every tie, the overflow edge), probed on the first call; false
  * when the probe cannot run or WT_F16_HW=0. */
 bool wg_f16_hw_exact(wt_context *ctx);
+/* Whether f16 kernels use WGSL's f16 type: the device has shader-f16 and
+ * WT_F16_ARITH is not 0. */
+bool wg_f16_arith(const wt_context *ctx);
+/* The f16 conversion library a kernel reading or writing halves takes:
+ * "f16_native" (wg_f16_arith), else "f16_hw" or "f16_bits" as probed. */
+const char *wg_f16_library(wt_context *ctx);
+/* In words, the f16 path this context's kernels take (info, profiles). */
+const char *wg_f16_path(const wt_context *ctx);
 wt_status wg_op_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, wt_tensor *out);
 /* --- matrix products (kernels/gemm.c) --- */
 wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,

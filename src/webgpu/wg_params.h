@@ -30,6 +30,16 @@ typedef struct attn_params {
     uint32_t splits, chunk, kv_at, kv_on; /* kv_on: the key count is kv_length[kv_at] */
 } attn_params;
 
+/* ---- kernels/attention_backward.c */
+
+/* Same layout as attention_backward_q.wgsl's and attention_backward_kv.wgsl's Params. */
+typedef struct attn_bw_params {
+    uint32_t hq, hkv, sq, skv;
+    uint32_t group, rows, causal;
+    float scale;
+    uint32_t d, dv, pad0, pad1;
+} attn_bw_params;
+
 /* Same layout as attention_combine.wgsl's Params. */
 typedef struct combine_params {
     uint32_t rows, splits, neg_inf, pad0;

@@ -144,8 +144,18 @@ wt_status wg_pipeline_get(wt_context *ctx, const wg_launch *launch, const wg_pip
 /* The bind-group slot of a replay's dispatch ordinal, in the graph's own
  * state (ctx->replay_state; made on first use). */
 wt_status wg_replay_slot(wt_context *ctx, int64_t ordinal, wg_bind_group_slot **out);
-/* Releases a graph's bind groups (wt_backend_ops.graph_state_free). */
+/* Releases a graph's bind groups and list (wt_backend_ops.graph_state_free). */
 void wg_graph_state_free(wt_context *ctx, void *state);
+/* Replays from a recorded list of dispatches (replay.c; wt_backend_ops). */
+bool wg_graph_replay_begin(wt_context *ctx, void **state);
+void wg_graph_replay_end(wt_context *ctx, void *state, wt_status ran);
+wt_status wg_graph_replay_list(wt_context *ctx, void *state);
+/* What the recording replay notes (replay.c): a dispatch, a check slot
+ * taken, and work a list of dispatches cannot repeat. */
+void wg_replay_note_dispatch(wt_context *ctx, const wg_pipeline *pipe, const wg_launch *launch,
+                             uint32_t x, uint32_t y, uint32_t z);
+void wg_replay_note_check(wt_context *ctx, int slot, const char *op, int64_t extent);
+void wg_replay_not_cacheable(wt_context *ctx);
 /* A bind group for (layout, arena, buffers), cached. */
 wt_status wg_bind_group_get(wt_context *ctx, const wg_pipeline *pipe, const wg_launch *launch,
                             WGPUBindGroup *out);
@@ -193,6 +203,8 @@ wt_status wg_flush(wt_context *ctx);
 /* The open encoder with its compute pass ended, for copies that must run
  * after the batch's dispatches; submitted by the next flush. */
 wt_status wg_copy_encoder(wt_context *ctx, WGPUCommandEncoder *out);
+/* Opens the batch's compute pass if none is open (a replay's list goes in). */
+wt_status wg_recorder_open_pass(wt_context *ctx);
 /* Flushes, then waits for the queue to finish. */
 wt_status wg_finish(wt_context *ctx);
 /* Maps [0, len) of a MapRead buffer whose copies are submitted, waiting for
@@ -337,8 +349,23 @@ struct wg_context {
         struct wt_storage *table;
     } rope_tables[8];
     int rope_next; /* the slot the next new table takes */
+    /* Set around an upload of constant data into a buffer made for it
+     * (rope's and random's tables): a graph's list of dispatches keeps
+     * that buffer and need not repeat the upload (replay.c). */
+    bool constant_upload;
     /* f16_probe.c: whether the GPU's f16 conversions are exact (probed once). */
-    bool f16_hw_probed, f16_hw_exact;
+    bool f16_hw_probed, f16_hw_exact, f16_probe_ran;
+    uint32_t f16_probe_flags; /* what the probe found inexact (f16_probe.c) */
+    char f16_probe_note[160];
+    /* kernels/gemm.c: f16 products the matrix units ran, and those that the
+     * context asked to run there but took the f32-arithmetic tiles (the
+     * last one's reason); context info and the profile say so. */
+    struct {
+        uint64_t runs, declined;
+        const char *why;  /* a static string */
+        bool declined_now; /* the next dispatch is such a product */
+    } matrix;
+    bool matrix_wanted; /* device.c: the subgroup-matrix feature was asked for */
     /* Counts of what steady state should not do (device objects made per
      * op) and of batching; printed at teardown when WT_WEBGPU_STATS is set. */
     struct {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
-import { wt, BACKENDS, context, webDir, root } from './harness.mjs';
+import { wt, BACKENDS, context, webDir, root, assertClose } from './harness.mjs';
 
 const { WebtensorError } = wt;
 
@@ -67,6 +67,91 @@ for (const backend of BACKENDS) {
       // A second backward through a freed graph is a clear error.
       await rejectsWith(loss.backward(), 'WT_ERR_INVALID_ARGUMENT', /retain_graph/);
       for (const t of [w, sq, loss, free, d]) t.dispose();
+      assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors);
+    });
+
+    it('trains with an optimizer: step, zeroGrad, groups, schedules, clipping, tidy', async () => {
+      const w = await ctx.tensor(new Float32Array([1, -2, 3]), [3]);
+      const b = await ctx.tensor(new Float32Array([0.5, -0.5]), [2]);
+      w.requiresGrad = true;
+      b.requiresGrad = true;
+      const sgd = await ctx.createOptimizer('sgd', [w], { lr: 0.1, momentum: 0.9 });
+      // tidy disposes the step's temporaries: only what it returns survives.
+      const kept = await ctx.tidy(async () => {
+        const sq = await ctx.mul(w, w);
+        const loss = await ctx.sum(sq);
+        await loss.backward();
+        return loss;
+      });
+      // w, b, the momentum buffer, kept and w.grad
+      assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors + 5);
+      await sgd.step();
+      await sgd.zeroGrad();
+      assert.equal(w.grad, null);
+      assert.equal(sgd.steps, 1);
+      // PyTorch's first SGD step: w - lr * 2w (the buffer starts at the gradient).
+      assertClose(assert, await w.read(), [0.8, -1.6, 2.4], 1e-6, 1e-6, 'sgd step');
+      sgd.dispose();
+      kept.dispose();
+      // AdamW over two groups, a cosine schedule with warm-up, clipping.
+      const adam = await ctx.createOptimizer('adamw', [{ params: [w] }, { params: [b], weightDecay: 0 }],
+        { lr: 0.01, betas: [0.9, 0.99], weightDecay: 0.1 });
+      await adam.setSchedule({ kind: 'cosine', lr: 0.5, warmupSteps: 4, totalSteps: 10, minLr: 0 });
+      assert.ok(Math.abs(adam.lr - 0.125) < 1e-12, `lr of the first warm-up step: ${adam.lr}`);
+      await ctx.tidy(async () => {
+        const p = await ctx.mul(w, await ctx.tensor(new Float32Array([3, 0, -4]), [3]));
+        const q = await ctx.mul(b, await ctx.tensor(new Float32Array([12, 0]), [2]));
+        await (await ctx.add(await ctx.sum(p), await ctx.sum(q))).backward();
+      });
+      const norm = await adam.clipGradNorm(6.5);
+      assertClose(assert, await norm.read(), [13], 1e-6, 1e-5, 'global norm');
+      const gb = b.grad;
+      assertClose(assert, await gb.read(), [6, 0], 1e-5, 1e-5, 'clipped gradient');
+      const before = await b.read();
+      await adam.step();
+      // AdamW's first step moves each element by lr * sign(g) (b has no decay).
+      assertClose(assert, await b.read(), [before[0] - 0.125, before[1]], 1e-5, 1e-5, 'adamw step');
+      const z = await ctx.zeros([2]);
+      await rejectsWith(ctx.createOptimizer('adamw', [z]), 'WT_ERR_INVALID_ARGUMENT', /requires grad/);
+      // The in-place steps and backward ops of the catalogue.
+      const p = await ctx.tensor(new Float32Array([1, 2]), [2]);
+      const pg = await ctx.tensor(new Float32Array([2, -2]), [2]);
+      await ctx.sgd_step(p, pg, null, { lr: 0.5 });
+      assert.deepEqual(Array.from(await p.read()), [0, 3]);
+      const dy = await ctx.tensor(new Float32Array([1, 2, 3, 4]), [2, 2]);
+      const ids = await ctx.tensor(new Int32Array([1, 1]), [2]);
+      const de = await ctx.embedding_backward(dy, ids, 3);
+      assert.deepEqual(Array.from(await de.read()), [0, 0, 4, 6, 0, 0]);
+      await adam.zeroGrad();
+      adam.dispose(); // its moments go with it
+      for (const t of [w, b, norm, gb, p, pg, dy, ids, de, z]) t.dispose();
+      assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors);
+    });
+
+    it('scales the loss for f16 training: an overflow skips the step on the device', async () => {
+      const w = await ctx.tensor(new Float32Array([1, -2, 3]), [3]);
+      w.requiresGrad = true;
+      const opt = await ctx.createOptimizer('sgd', [w], { lr: 0.5 });
+      const scaler = await ctx.createGradScaler({ initScale: 3e38 });
+      const stepWith = async (factor) => ctx.tidy(async () => {
+        const w16 = await ctx.cast(w, 'f16');
+        const loss = await ctx.sum(await ctx.cast(await ctx.mul(w16, w16), 'f32'));
+        const scaled = await scaler.scale(await ctx.mul(loss, factor));
+        await scaled.backward();
+        await scaler.step(opt);
+        await opt.zeroGrad();
+      });
+      await stepWith(4); // 14 * 4 * 3e38 overflows f32
+      const found = await scaler.foundInf();
+      const scale = await scaler.currentScale();
+      assert.deepEqual(Array.from(await found.read()), [1]);
+      assertClose(assert, await scale.read(), [1.5e38], 1e-6, 0, 'backed-off scale');
+      assert.deepEqual(Array.from(await w.read()), [1, -2, 3]); // skipped
+      await stepWith(0.1); // 1.4 * 1.5e38 fits: the step applies, w - 0.5 * 0.1 * 2w (scale undone)
+      assertClose(assert, await w.read(), [0.9, -1.8, 2.7], 1e-5, 1e-6, 'the step after the overflow');
+      for (const t of [w, found, scale]) t.dispose();
+      scaler.dispose();
+      opt.dispose();
       assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors);
     });
 
@@ -248,3 +333,35 @@ for (const host of ['no navigator.gpu', 'Dawn\'s Null adapter']) {
     assert.match(r.status, /^WT_ERR_NO_DEVICE: ./);
   });
 }
+
+// init()'s options for Dawn's Node addon, in a fresh process (they replace
+// navigator.gpu): dawnFlags checked, passed to the addon's create(), and
+// subgroupMatrix asked of the device; info() says what it gave.
+it('init takes dawnFlags and subgroupMatrix; info() reports the matrix units and the f16 path', () => {
+  const mod = pathToFileURL(join(webDir, 'webtensor.mjs')).href;
+  const script = `
+    const { createRequire } = await import('node:module');
+    const webgpu = createRequire(${JSON.stringify(join(root, 'tests', 'web', 'package.json'))})('webgpu');
+    const wt = await import(${JSON.stringify(mod)});
+    const errors = [];
+    for (const bad of [{ dawnFlags: 'allow_unsafe_apis', webgpu }, { dawnFlags: ['x'] }]) {
+      try { await wt.init(bad); errors.push('resolved'); } catch (e) { errors.push(e.message); }
+    }
+    const ctx = await wt.init({ backend: 'webgpu', webgpu, subgroupMatrix: true,
+                                dawnFlags: ['enable-dawn-features=allow_unsafe_apis'] });
+    const info = await ctx.info();
+    console.log(JSON.stringify({ errors, subgroupMatrix: info.subgroupMatrix, features: info.features,
+                                 toggles: info.toggles }));
+    ctx.destroy();`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script],
+    { encoding: 'utf8', timeout: 120000 });
+  const r = JSON.parse(out.trim().split('\n').pop());
+  assert.match(r.errors[0], /dawnFlags must be an array of strings/);
+  assert.match(r.errors[1], /pass the addon as options.webgpu/);
+  assert.equal(typeof r.subgroupMatrix, 'boolean');
+  // The library asks for the units (the experimental option turns
+  // allow_unsafe_apis on); lavapipe has none, and the features say so.
+  assert.match(r.toggles, /\+allow_unsafe_apis/);
+  assert.match(r.features, r.subgroupMatrix ? /subgroup-matrix: .*->/ : /subgroup-matrix: off \(asked for/);
+  assert.match(r.features, /f16 kernels: /);
+});

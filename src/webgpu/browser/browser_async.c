@@ -152,6 +152,25 @@ EM_JS(int, br_js_adapter_string, (uint32_t id, int which, char *dst, int cap), {
     return lengthBytesUTF8(s);
 });
 
+/* The adapter's subgroup-matrix configs (info.subgroupMatrixConfigs, where
+ * the host has chromium-experimental-subgroup-matrix) as five u32 each
+ * (component, result, M, N, K; component types numbered as Dawn's C API:
+ * 1 f32, 2 f16, 3 u32, 4 i32, 5 u8, 6 i8) into out, at most cap configs;
+ * returns how many there are. */
+EM_JS(int, br_js_matrix_configs, (uint32_t id, uint32_t *out, int cap), {
+    var a = Module.wtgpu.get(id), i = (a && a.info) || {}, list = i.subgroupMatrixConfigs || [];
+    var kinds = { f32: 1, f16: 2, u32: 3, i32: 4, u8: 5, i8: 6 };
+    for (var k = 0; k < list.length && k < cap; k++) {
+        var c = list[k], o = (out >> 2) + 5 * k;
+        HEAPU32[o] = kinds[c.componentType] || 0;
+        HEAPU32[o + 1] = kinds[c.resultComponentType] || 0;
+        HEAPU32[o + 2] = c.M >>> 0;
+        HEAPU32[o + 3] = c.N >>> 0;
+        HEAPU32[o + 4] = c.K >>> 0;
+    }
+    return list.length;
+});
+
 /* 1 when the adapter is a software renderer (a fallback adapter, or named
  * like SwiftShader and llvmpipe); info.subgroupMin/MaxSize into out[0..1]. */
 EM_JS(int, br_js_adapter_software, (uint32_t id, uint32_t *subgroups), {
@@ -571,7 +590,22 @@ static WGPUStatus br_AdapterGetInfo(WGPUAdapter adapter, WGPUAdapterInfo *info)
     uint32_t id = BR_ID(adapter);
     WGPUChainedStruct *chain = info->nextInChain;
     memset(info, 0, sizeof *info);
-    info->nextInChain = chain; /* no chained properties are filled here */
+    info->nextInChain = chain;
+    /* Of the chained properties, the subgroup-matrix configs are filled
+     * (malloc'd: the caller frees configs, as Dawn's FreeMembers would). */
+    for (WGPUChainedStruct *c = chain; c; c = (WGPUChainedStruct *)c->next) {
+        if (c->sType != WGPUSType_AdapterPropertiesSubgroupMatrixConfigs) continue;
+        WGPUAdapterPropertiesSubgroupMatrixConfigs *m = (WGPUAdapterPropertiesSubgroupMatrixConfigs *)c;
+        uint32_t raw[16 * 5];
+        int n = br_js_matrix_configs(id, raw, 16);
+        if (n > 16) n = 16;
+        WGPUSubgroupMatrixConfig *list = n > 0 ? malloc((size_t)n * sizeof *list) : NULL;
+        m->configCount = list ? (size_t)n : 0;
+        m->configs = list;
+        for (int k = 0; list && k < n; k++)
+            list[k] = (WGPUSubgroupMatrixConfig){raw[5 * k], raw[5 * k + 1], raw[5 * k + 2], raw[5 * k + 3],
+                                                 raw[5 * k + 4]};
+    }
     WGPUStringView *fields[4] = {&info->vendor, &info->architecture, &info->device,
                                  &info->description};
     for (int i = 0; i < 4; i++) {
@@ -670,6 +704,7 @@ static const struct {
     {WGPUFeatureName_ShaderF16, "shader-f16"},
     {WGPUFeatureName_Subgroups, "subgroups"},
     {WGPUFeatureName_CoreFeaturesAndLimits, "core-features-and-limits"},
+    {WGPUFeatureName_ChromiumExperimentalSubgroupMatrix, "chromium-experimental-subgroup-matrix"},
 };
 
 const char *wg_browser_feature_name(WGPUFeatureName f)

@@ -177,7 +177,7 @@ static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a)
         .shader = "attention_tiled",
         .prelude = prelude,
         .libraries = {dt == WT_F16 ? "attention_io_f16" : "attention_io_f32",
-                      dt == WT_F16 ? (wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits") : NULL},
+                      dt == WT_F16 ? wg_f16_library(ctx) : NULL},
         .params = &p,
         .params_size = sizeof p,
         .bindings = {{q->storage, false}, {k->storage, false}, {v->storage, false}, {a->out->storage, true}},

@@ -110,7 +110,7 @@ wt_status wg_ew_f16(wt_context *ctx, const wt_ew_args *args)
     wg_launch launch;
     memset(&launch, 0, sizeof launch);
     launch.shader = x8 ? "ew_f16_x8" : "ew_f16_strided";
-    launch.libraries[0] = wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits";
+    launch.libraries[0] = wg_f16_library(ctx);
     launch.libraries[1] = "ew_float";
     launch.libraries[2] = "ew_f16_io";
     launch.libraries[3] = x8 ? NULL : "ew_strided_index";

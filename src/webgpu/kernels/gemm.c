@@ -176,22 +176,34 @@ static bool vec_ok(int64_t offset, int64_t batch_stride, int64_t slow_stride, in
 /* ------------------------------------------------- the matrix units */
 
 /* Per subgroup SG_M x SG_N result matrices of 16 x 16, WG_M x WG_N
- * subgroups a workgroup; the first whose tile divides the output runs. */
+ * subgroups a workgroup (1 x 1: the builtins take only workgroup-uniform
+ * offsets, see gemm_matrix.wgsl); the first whose tile divides the output
+ * runs. */
 static const uint32_t matrix_tiles[][4] = {
-    {4, 2, 2, 2}, {2, 2, 2, 2}, {2, 1, 2, 2}, {1, 1, 2, 2}, {1, 1, 1, 1},
+    {4, 4, 1, 1}, {4, 2, 1, 1}, {2, 4, 1, 1}, {2, 2, 1, 1}, {2, 1, 1, 1}, {1, 1, 1, 1},
 };
 
-static bool has_matrix_config(const wg_caps *caps)
+/* Why the device cannot run gemm_matrix.wgsl, or NULL when it can. */
+static const char *matrix_device_gap(const wg_caps *caps)
 {
-    if (!caps->subgroup_matrix || !caps->shader_f16 || caps->subgroup_min_size != 32 ||
-        caps->subgroup_max_size != 32)
-        return false;
+    if (!caps->subgroup_matrix) return "the device has no subgroup matrices";
+    if (!caps->shader_f16) return "the device has no shader-f16";
+    if (caps->subgroup_min_size != 32 || caps->subgroup_max_size != 32)
+        return "subgroups are not all of 32 invocations";
     for (uint32_t i = 0; i < caps->matrix_config_count; i++)
         if (caps->matrix_configs[i].component == 2 && caps->matrix_configs[i].result == 1 &&
             caps->matrix_configs[i].m == 16 && caps->matrix_configs[i].n == 16 &&
             caps->matrix_configs[i].k == 16)
-            return true;
-    return false;
+            return NULL;
+    return "no f16->f32 16x16x16 config";
+}
+
+/* gemm_matrix's answer for a product it does not take: unsupported,
+ * counted as declined (with why) when the context asked for the units. */
+static wt_status matrix_declined(wt_context *ctx, const char *why)
+{
+    if (wg_matrix_asked(ctx)) wg_matrix_note(ctx, why);
+    return WT_ERR_UNSUPPORTED;
 }
 
 /* f16 on the matrix units (the context asked for them with
@@ -205,16 +217,26 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
     int64_t B = out->shape[0], M = out->shape[1], N = out->shape[2], K = a->shape[2];
     bool b_t = b->strides[1] == 1 && b->strides[2] != 1;
     int64_t lda = a->strides[1], ldb = b_t ? b->strides[2] : b->strides[1];
-    if (!has_matrix_config(caps) || a->dtype != WT_F16 || wt_knob_number(WT_KNOB_GEMM_MATRIX_OFF, 0) ||
-        a->strides[2] != 1 || (!b_t && b->strides[2] != 1) || M % 16 || N % 16 || K % 16 || K == 0 ||
-        ((a->offset | a->strides[0] | lda | b->offset | b->strides[0] | ldb) & 7) || out->offset % 2)
-        return WT_ERR_UNSUPPORTED;
+    if (a->dtype != WT_F16 || !wg_matrix_asked(ctx)) return WT_ERR_UNSUPPORTED;
+    const char *gap = matrix_device_gap(caps);
+    if (gap) return matrix_declined(ctx, gap);
+    if (wt_knob_number(WT_KNOB_GEMM_MATRIX_OFF, 0)) return matrix_declined(ctx, "WT_GEMM_MATRIX_OFF is set");
+    if (a->strides[2] != 1 || (!b_t && b->strides[2] != 1))
+        return matrix_declined(ctx, "an operand is not row-major (or b stored [n, k])");
+    if (M % 16 || N % 16 || K % 16 || K == 0) return matrix_declined(ctx, "M, N or K not a multiple of 16");
+    if (((a->offset | a->strides[0] | lda | b->offset | b->strides[0] | ldb) & 7) || out->offset % 2)
+        return matrix_declined(ctx, "offsets or row strides not multiples of 8 halves");
+    /* The staged kernel (gemm_matrix_staged.wgsl) where k is whole slabs
+     * of bk; else fragments straight from global memory (gemm_matrix.wgsl). */
+    uint64_t bk = wt_knob_count(WT_KNOB_GEMM_MATRIX_BK, 0);
+    if (bk != 0 && bk != 16 && bk != 32 && bk != 64) bk = 32;
+    if (bk && K % (int64_t)bk) bk = K % 32 == 0 ? 32 : K % 16 == 0 ? 16 : 0;
     const uint32_t *t = NULL;
     /* WT_GEMM_MATRIX_TILE="SG_M,SG_N,WG_M,WG_N" for measurements. */
     static uint32_t env_tile[4];
     const char *e = wt_knob_text(WT_KNOB_GEMM_MATRIX_TILE);
     if (e && sscanf(e, "%u,%u,%u,%u", &env_tile[0], &env_tile[1], &env_tile[2], &env_tile[3]) == 4 &&
-        env_tile[0] * env_tile[1] * env_tile[2] * env_tile[3] > 0 &&
+        env_tile[0] * env_tile[1] > 0 && env_tile[2] == 1 && env_tile[3] == 1 &&
         M % (16 * env_tile[0] * env_tile[2]) == 0 && N % (16 * env_tile[1] * env_tile[3]) == 0 &&
         32 * env_tile[2] * env_tile[3] <= caps->max_invocations)
         t = env_tile;
@@ -224,7 +246,7 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
             32 * c[2] * c[3] <= caps->max_invocations)
             t = c;
     }
-    if (!t) return WT_ERR_UNSUPPORTED;
+    if (!t) return matrix_declined(ctx, "no workgroup tile fits the shape");
     uint64_t tiles_m = (uint64_t)M / (16 * t[0] * t[2]), tiles_n = (uint64_t)N / (16 * t[1] * t[3]);
     matrix_params p = {
         .batch = (uint32_t)B, .m = (uint32_t)M, .n = (uint32_t)N, .k = (uint32_t)K,
@@ -234,18 +256,23 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
         .out_offset = (uint32_t)out->offset, .tiles_m = (uint32_t)tiles_m,
         .tiles_n = (uint32_t)tiles_n, .bias_offset = bias ? (uint32_t)bias->offset : 0,
     };
+    /* The staged kernel's workgroup memory: the slabs (rows padded by 8
+     * halves) and one 16 x 16 f32 block a subgroup. */
+    uint64_t bm = 16u * t[0] * t[2], bn = 16u * t[1] * t[3];
+    uint64_t staged_bytes = 2 * (bm * (bk + 8) + (b_t ? bn * (bk + 8) : bk * (bn + 8))) + 1024u * t[2] * t[3];
+    if (bk && staged_bytes > caps->max_workgroup_storage) bk = 0;
     char prelude[400];
     snprintf(prelude, sizeof prelude,
              "enable f16;\nenable chromium_experimental_subgroup_matrix;\n"
              "const SG_M: u32 = %uu;\nconst SG_N: u32 = %uu;\nconst WG_M: u32 = %uu;\n"
              "const WG_N: u32 = %uu;\nconst B_T: bool = %s;\nconst BIAS: bool = %s;\n"
-             "const ACT: u32 = %uu;\n",
+             "const ACT: u32 = %uu;\nconst BK: u32 = %uu;\n",
              t[0], t[1], t[2], t[3], b_t ? "true" : "false", bias ? "true" : "false",
-             (unsigned)act);
+             (unsigned)act, (unsigned)(bk ? bk : 16));
     wg_launch l = {
-        .shader = "gemm_matrix",
+        .shader = bk ? "gemm_matrix_staged" : "gemm_matrix",
         .prelude = prelude,
-        .libraries = {"gemm_epilogue", wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits"},
+        .libraries = {"gemm_epilogue", wg_f16_library(ctx)},
         .params = &p,
         .params_size = sizeof p,
         .bindings = {{a->storage, false}, {b->storage, false}, {out->storage, true},
@@ -253,7 +280,9 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
         .nbindings = 4,
         .workgroups = (uint64_t)B * tiles_m * tiles_n,
     };
-    return wg_dispatch(ctx, &l);
+    wt_status st = wg_dispatch(ctx, &l);
+    if (st == WT_OK) wg_matrix_note(ctx, NULL);
+    return st;
 }
 
 /* ------------------------------------------------ f16 matrix-vector */
@@ -287,7 +316,7 @@ static wt_status gemv_f16(wt_context *ctx, const wt_tensor *a, const wt_tensor *
     wg_launch l = {
         .shader = "gemv_f16",
         .prelude = prelude,
-        .libraries = {wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits"},
+        .libraries = {wg_f16_library(ctx)},
         .params = &p,
         .params_size = sizeof p,
         .bindings = {{u->storage, false}, {v->storage, false}, {out->storage, true}},
@@ -366,7 +395,7 @@ static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
     l.libraries[0] = f16 ? "gemm_io_f16" : "gemm_io_f32";
     l.libraries[1] = "gemm_epilogue";
     l.libraries[2] = j->conv ? "gemm_b_conv" : "gemm_b_strided";
-    if (f16) l.libraries[3] = wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits";
+    if (f16) l.libraries[3] = wg_f16_library(ctx);
     l.params = p;
     l.params_size = sizeof *p;
     l.bindings[0] = (wg_binding){a->storage, false};

@@ -1,6 +1,7 @@
 /* WebGPU kernels of quantised weights (core/quant.h): dequantise
  * (wgsl/quant_dequant.wgsl) and the linear layer, as a fused
- * dequantise-GEMV for few rows of x (quant_gemv.wgsl) and a tiled
+ * dequantise-GEMV for few rows of x (quant_gemv_rows.wgsl; quant_gemv.wgsl
+ * for Q8_0 / Q4_0 when x is not at a whole vec4) and a tiled
  * dequantise-GEMM for more (quant_gemm.wgsl). The blocks are read from
  * their i32 words with bit operations (wgsl/quant_blocks.wgsl): no f16
  * shader support needed. Tensors past one binding are refused for now. */
@@ -13,6 +14,19 @@
 
 #define DEQUANT_WG 256u
 #define GEMV_WG 64u
+/* quant_gemv_rows: rows of W per workgroup x threads per row (lanes) =
+ * 256; the lanes from WT_QUANT_GEMV_LANES. */
+#define GEMV_THREADS 256u
+
+/* Weight rows per thread of the row kernel: 1 (quant_gemv_rows.wgsl) or 4
+ * (quant_gemv_rows4.wgsl). */
+static unsigned gemv_rpt(void) { return wt_knob_number(WT_KNOB_QUANT_GEMV_RPT, 1) == 4 ? 4u : 1u; }
+
+static unsigned gemv_lanes(void)
+{
+    const uint64_t v = wt_knob_number(WT_KNOB_QUANT_GEMV_LANES, 32);
+    return v >= 4 && v <= GEMV_THREADS && (v & (v - 1)) == 0 ? (unsigned)v : 32u;
+}
 /* Up to this many rows of x, one GEMV pass per row beats staging tiles:
  * each weight block is read M times, but from cache after the first. */
 #define GEMV_MAX_ROWS 4
@@ -31,10 +45,17 @@ static wt_status check_tensor(wt_context *ctx, const char *what, const wt_tensor
 
 static void prelude_of(char *buf, size_t size, wt_quant_type type, unsigned wg, bool has_bias)
 {
-    snprintf(buf, size, "const WG: u32 = %uu;\nconst Q8: bool = %s;\nconst BLOCK_BYTES: u32 = %du;\n"
-             "const HAS_BIAS: bool = %s;\n",
-             wg, type == WT_QUANT_Q8_0 ? "true" : "false", wt_quant_block_bytes(type), has_bias ? "true" : "false");
+    snprintf(buf, size,
+             "const WG: u32 = %uu;\nconst TYPE: u32 = %du;\nconst Q8: bool = %s;\nconst BLOCK_BYTES: u32 = %du;\n"
+             "const HAS_BIAS: bool = %s;\nconst ROWS: u32 = %uu;\nconst LANES: u32 = %uu;\n",
+             wg, (int)type, type == WT_QUANT_Q8_0 ? "true" : "false", wt_quant_block_bytes(type),
+             has_bias ? "true" : "false", GEMV_THREADS / gemv_lanes(), gemv_lanes());
 }
+
+/* The f16 scales are converted by f16_bits.wgsl's exact integer routine
+ * (one per block), not the GPU's conversions: those need a device probe,
+ * whose own shader could fail in the way of a product. */
+#define F16_LIBRARY "f16_bits"
 
 wt_status wg_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *w, wt_tensor *out)
 {
@@ -43,13 +64,13 @@ wt_status wg_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt
     if (out->offset != 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu dequantize: out not at offset 0");
     dequant_params p = {.total = (uint32_t)out->numel, .k = (uint32_t)k, .words = (uint32_t)w->shape[1],
                         .w_offset = (uint32_t)w->offset};
-    char prelude[192];
+    char prelude[320];
     prelude_of(prelude, sizeof prelude, type, DEQUANT_WG, false);
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "quant_dequant";
     l.prelude = prelude;
-    l.libraries[0] = "f16_bits";
+    l.libraries[0] = F16_LIBRARY;
     l.libraries[1] = "quant_blocks";
     l.params = &p;
     l.params_size = sizeof p;
@@ -73,14 +94,17 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     quant_linear_params p = {.m = (uint32_t)m, .n = (uint32_t)n, .k = (uint32_t)k, .words = (uint32_t)w->shape[1],
                              .x_offset = (uint32_t)x->offset, .w_offset = (uint32_t)w->offset,
                              .b_offset = bias ? (uint32_t)bias->offset : 0};
-    const bool gemv = m <= GEMV_MAX_ROWS;
-    char prelude[192];
+    /* The row kernel reads x as vec4; the per-element GEMV (Q8_0 and Q4_0
+     * only) takes an x elsewhere, the GEMM anything. */
+    const bool rows = m <= GEMV_MAX_ROWS && x->offset % 4 == 0;
+    const bool gemv = !rows && m <= GEMV_MAX_ROWS && (type == WT_QUANT_Q8_0 || type == WT_QUANT_Q4_0);
+    char prelude[320];
     prelude_of(prelude, sizeof prelude, type, GEMV_WG, bias != NULL);
     wg_launch l;
     memset(&l, 0, sizeof l);
-    l.shader = gemv ? "quant_gemv" : "quant_gemm";
+    l.shader = rows ? (gemv_rpt() == 4 ? "quant_gemv_rows4" : "quant_gemv_rows") : gemv ? "quant_gemv" : "quant_gemm";
     l.prelude = prelude;
-    l.libraries[0] = "f16_bits";
+    l.libraries[0] = F16_LIBRARY;
     l.libraries[1] = "quant_blocks";
     l.params = &p;
     l.params_size = sizeof p;
@@ -90,6 +114,9 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     l.bindings[2] = (wg_binding){bias ? bias->storage : x->storage, false};
     l.bindings[3] = (wg_binding){out->storage, true};
     l.nbindings = 4;
-    l.workgroups = gemv ? (uint64_t)m * (uint64_t)n : (uint64_t)((m + 15) / 16) * (uint64_t)((n + 15) / 16);
+    const uint64_t rows_per_wg = GEMV_THREADS / gemv_lanes() * gemv_rpt();
+    l.workgroups = rows   ? (uint64_t)m * (((uint64_t)n + rows_per_wg - 1) / rows_per_wg)
+                   : gemv ? (uint64_t)m * (uint64_t)n
+                          : (uint64_t)((m + 15) / 16) * (uint64_t)((n + 15) / 16);
     return wg_dispatch(ctx, &l);
 }

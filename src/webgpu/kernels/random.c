@@ -4,6 +4,7 @@
 #include "core/philox.h"
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
+#include "webgpu/wg_runtime.h"
 
 #include <stdio.h>
 
@@ -28,7 +29,10 @@ wt_status wg_op_random_part(wt_context *ctx, const wt_random_args *r, const wt_t
     if (r->kind == WT_RANDOM_NORMAL) {
         const int64_t len = WT_NORMAL_TABLE_LEN;
         if ((st = wt_tensor_alloc(ctx, WT_F32, 1, &len, &table)) != WT_OK) return st;
-        if ((st = ctx->ops->upload(ctx, table->storage, 0, wt_normal_table(), (size_t)len * 4)) != WT_OK) {
+        wg_ctx(ctx)->constant_upload = true;
+        st = ctx->ops->upload(ctx, table->storage, 0, wt_normal_table(), (size_t)len * 4);
+        wg_ctx(ctx)->constant_upload = false;
+        if (st != WT_OK) {
             wt_tensor_release(table);
             return st;
         }

@@ -34,7 +34,11 @@ static wt_status rope_table(wt_context *ctx, double theta, uint64_t D, wt_storag
     }
     wt_storage *freq = NULL;
     wt_status st = wg_scratch(ctx, sizeof(float) * 2 * H, &freq);
-    if (st == WT_OK) st = ctx->ops->upload(ctx, freq, 0, tab, sizeof(float) * 2 * H);
+    if (st == WT_OK) {
+        w->constant_upload = true;
+        st = ctx->ops->upload(ctx, freq, 0, tab, sizeof(float) * 2 * H);
+        w->constant_upload = false;
+    }
     free(tab);
     if (st != WT_OK) {
         if (freq) wg_scratch_release(ctx, freq);

@@ -14,6 +14,12 @@
  * Workgroups of one row reduce with subgroup operations when the device
  * has them; otherwise (and for shared workgroups) in workgroup memory.
  *
+ * f16 rows (x, out, weight and bias all f16) run in vec4 mode only, read
+ * and written as halves through the f16 conversion library
+ * (wg_f16_library), with the f32 arithmetic of f32 rows: half the
+ * traffic of the f32 rows and none of a cast's passes. Other f16 layouts
+ * return WT_ERR_UNSUPPORTED, and the API goes through f32 copies.
+ *
  * Two environment knobs let one build compare and test the variants:
  * WT_ROWWISE_LOOPS=1 forces the loop kernel, WT_ROWWISE_SUBGROUPS=0 the
  * workgroup-memory reductions. */
@@ -82,12 +88,10 @@ static bool write_prelude(char *buf, size_t cap, wt_rowwise_op op, const rowwise
                           bool has_weight, bool has_bias, bool f16)
 {
     const char *storage =
-        f16 ? "alias XS = vec2<u32>;\n"
-              "fn unit_in(s: XS) -> T { return vec4<f32>(unpack_halves(s.x), unpack_halves(s.y)); }\n"
-              "fn unit_out(v: T) -> XS { return vec2<u32>(pack_halves(v.xy), pack_halves(v.zw)); }\n"
-            : "alias XS = T;\n"
-              "fn unit_in(s: XS) -> T { return s; }\n"
-              "fn unit_out(v: T) -> XS { return v; }\n";
+        !f16 ? "alias X = T;\nfn widen(v: X) -> T { return v; }\nfn narrow(v: T) -> X { return v; }\n"
+             : "alias X = vec2<u32>;\n"
+               "fn widen(v: X) -> T { return T(unpack_halves(v.x), unpack_halves(v.y)); }\n"
+               "fn narrow(v: T) -> X { return X(pack_halves(v.xy), pack_halves(v.zw)); }\n";
     const char *helpers =
         plan->vec4 ? "alias T = vec4<f32>;\n"
                      "fn hsum(v: T) -> f32 { return (v.x + v.y) + (v.z + v.w); }\n"
@@ -114,7 +118,7 @@ static wt_status check_tensor(const char *what, const wt_tensor *t, wt_dtype dty
     if (t->dtype != dtype)
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rowwise: %s must be %s like x", what, wt_dtype_name(dtype));
     /* Every index the shader forms is a u32 count of elements. */
-    if (t->offset < 0 || t->storage->bytes / wt_dtype_storage_size(t->dtype) >= (1ull << 31))
+    if (t->offset < 0 || t->storage->bytes / wt_dtype_storage_size(dtype) >= (1ull << 31))
         return wt_fail(WT_ERR_UNSUPPORTED,
                        "webgpu rowwise: %s is too large for 32-bit indexing", what);
     for (int d = 0; d < t->ndim; d++)
@@ -135,8 +139,9 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
     if (op == WT_ROW_SOFTMAX || op == WT_ROW_LOG_SOFTMAX) weight = bias = NULL; /* softmax takes neither */
     if (op == WT_ROW_RMSNORM) bias = NULL;
     wt_status st;
-    /* f16 rows (x, out, weight, bias all f16) in vec4 units, below. */
-    const wt_dtype dt = x->dtype == WT_F16 ? WT_F16 : WT_F32;
+    const wt_dtype dt = x->dtype;
+    if (dt != WT_F32 && dt != WT_F16)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rowwise: x must be f32 or f16");
     if ((st = check_tensor("x", x, dt)) != WT_OK || (st = check_tensor("out", out, dt)) != WT_OK ||
         (st = check_tensor("weight", weight, dt)) != WT_OK ||
         (st = check_tensor("bias", bias, dt)) != WT_OK)
@@ -161,9 +166,8 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
 
     rowwise_plan plan;
     plan_launch(ctx, x, weight, bias, out, &plan);
-    /* f16 stores whole units of four halves (two words a thread owns). */
     if (dt == WT_F16 && !plan.vec4)
-        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rowwise: f16 rows must be contiguous with C and offsets multiples of 4");
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rowwise: f16 rows need 4-element alignment");
     const uint32_t div = plan.vec4 ? 4 : 1;
 
     rowwise_params p;
@@ -181,7 +185,7 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
     p.count = (float)C;
     p.neg_inf = 0xff800000u;
 
-    char prelude[1536];
+    char prelude[1024];
     if (!write_prelude(prelude, sizeof prelude, op, &plan, weight != NULL, bias != NULL, dt == WT_F16))
         return wt_fail(WT_ERR_BACKEND, "webgpu rowwise: shader prelude does not fit");
 
@@ -189,7 +193,7 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
     memset(&l, 0, sizeof l);
     l.shader = "rowwise";
     l.libraries[0] = plan.subgroups ? "rowwise_reduce_subgroup" : "rowwise_reduce_shared";
-    if (dt == WT_F16) l.libraries[1] = wg_f16_hw_exact(ctx) ? "f16_hw" : "f16_bits";
+    if (dt == WT_F16) l.libraries[1] = wg_f16_library(ctx);
     l.prelude = prelude;
     l.params = &p;
     l.params_size = sizeof p;

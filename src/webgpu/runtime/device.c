@@ -242,9 +242,12 @@ static void read_matrix_configs(wg_context *w)
         w->caps.matrix_configs[n].n = cfg.configs[i].N;
         w->caps.matrix_configs[n].k = cfg.configs[i].K;
     }
-    /* The configs are Dawn's memory: its own free function, where present. */
+    /* The configs are Dawn's memory: its own free function, where present;
+     * the browser binding's are malloc'd. */
     void *sym = wg_library_symbol(&w->lib, "wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers");
-    if (sym) {
+    if (w->info.api == WT_GPU_API_BROWSER) {
+        free((void *)cfg.configs);
+    } else if (sym) {
         void (*free_configs)(WGPUAdapterPropertiesSubgroupMatrixConfigs);
         memcpy(&free_configs, &sym, sizeof sym);
         free_configs(cfg);
@@ -313,7 +316,12 @@ wt_status wg_device_create(wt_context *ctx)
         return wt_fail(WT_ERR_BACKEND, "webgpu: reading the adapter's limits failed");
     required.nextInChain = NULL;
 
-    bool want_matrix = (w->opts.experimental & WT_EXPERIMENTAL_SUBGROUP_MATRIX) != 0;
+    /* The matrix units whenever the adapter offers them (a browser, or
+     * Dawn's Node addon, made with unsafe APIs on; natively, adapters show
+     * them once the context asks with WT_EXPERIMENTAL_SUBGROUP_MATRIX,
+     * which turns those APIs on). */
+    bool want_matrix = (w->opts.experimental & WT_EXPERIMENTAL_SUBGROUP_MATRIX) != 0 || w->info.subgroup_matrix;
+    w->matrix_wanted = want_matrix;
     WGPUFeatureName features[5];
     size_t nfeatures = 0;
     if (w->info.shader_f16)
@@ -407,3 +415,20 @@ wt_status wg_device_create(wt_context *ctx)
 
 /* The kernels read the device's capabilities through this (wg.h). */
 const wg_caps *wg_get_caps(const wt_context *ctx) { return &wg_ctx(ctx)->caps; }
+
+bool wg_matrix_asked(const wt_context *ctx)
+{
+    return wg_ctx((wt_context *)ctx)->matrix_wanted;
+}
+
+void wg_matrix_note(wt_context *ctx, const char *declined)
+{
+    wg_context *w = wg_ctx(ctx);
+    if (!declined) {
+        w->matrix.runs++;
+        return;
+    }
+    w->matrix.declined++;
+    w->matrix.why = declined;
+    w->matrix.declined_now = true;
+}

@@ -156,7 +156,12 @@ static wt_status compile(wt_context *ctx, const wg_launch *launch, const wg_layo
                        launch->shader);
     const char *prelude = launch->prelude ? launch->prelude : "";
     const char *libs[WG_MAX_LIBRARIES] = {0};
-    size_t n = strlen(prelude) + 1 + strlen(body) + 1;
+    size_t n = strlen(prelude) + 1 + strlen(body) + 1 + 16;
+    /* WGSL's f16 type needs its enable directive ahead of everything. */
+    bool needs_f16 = false;
+    for (int i = 0; i < WG_MAX_LIBRARIES && launch->libraries[i]; i++)
+        needs_f16 = needs_f16 || strcmp(launch->libraries[i], "f16_native") == 0;
+    if (strstr(prelude, "enable f16;")) needs_f16 = false;
     for (int i = 0; i < WG_MAX_LIBRARIES && launch->libraries[i]; i++) {
         if (!(libs[i] = wg_shader_source(launch->libraries[i])))
             return wt_fail(WT_ERR_SHADER, "webgpu: no shader library named \"%s\" is built in",
@@ -168,7 +173,7 @@ static wt_status compile(wt_context *ctx, const wg_launch *launch, const wg_layo
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory");
     /* Prelude first (enable directives, constants and aliases the
      * libraries use), then the libraries, then the body. */
-    size_t used = (size_t)snprintf(source, n, "%s\n", prelude);
+    size_t used = (size_t)snprintf(source, n, "%s%s\n", needs_f16 ? "enable f16;\n" : "", prelude);
     for (int i = 0; i < WG_MAX_LIBRARIES && libs[i]; i++)
         used += (size_t)snprintf(source + used, n - used, "%s\n", libs[i]);
     snprintf(source + used, n - used, "%s", body);
@@ -314,7 +319,7 @@ wt_status wg_bind_group_get(wt_context *ctx, const wg_pipeline *pipe, const wg_l
     /* A replay's dispatches bind the graph's own buffers, too many and too
      * many distinct ones for the shared cache: each dispatch of the graph
      * has a slot of its own, by its ordinal in the replay. */
-    if (ctx->replay_state) {
+    if (ctx->replay_state && !ctx->capture) {
         wt_status st = wg_replay_slot(ctx, ctx->replay_pos++, &slot);
         if (st != WT_OK)
             return st;
@@ -373,45 +378,6 @@ wt_status wg_bind_group_get(wt_context *ctx, const wg_pipeline *pipe, const wg_l
     memcpy(slot->sizes, sizes, nb * sizeof sizes[0]);
     *out = group;
     return WT_OK;
-}
-
-/* The bind groups a graph keeps, one slot per dispatch of its replay. */
-typedef struct wg_replay_groups {
-    wg_bind_group_slot *slots;
-    int64_t cap;
-} wg_replay_groups;
-
-wt_status wg_replay_slot(wt_context *ctx, int64_t ordinal, wg_bind_group_slot **out)
-{
-    wg_replay_groups *r = *ctx->replay_state;
-    if (!r) {
-        if (!(r = calloc(1, sizeof *r)))
-            return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory for a graph's bind groups");
-        *ctx->replay_state = r;
-    }
-    if (ordinal >= r->cap) {
-        int64_t cap = r->cap ? r->cap * 2 : 64;
-        while (cap <= ordinal)
-            cap *= 2;
-        wg_bind_group_slot *grown = realloc(r->slots, (size_t)cap * sizeof *grown);
-        if (!grown)
-            return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory for a graph's bind groups");
-        memset(grown + r->cap, 0, (size_t)(cap - r->cap) * sizeof *grown);
-        r->slots = grown;
-        r->cap = cap;
-    }
-    *out = &r->slots[ordinal];
-    return WT_OK;
-}
-
-void wg_graph_state_free(wt_context *ctx, void *state)
-{
-    wg_replay_groups *r = state;
-    for (int64_t i = 0; i < r->cap; i++)
-        if (r->slots[i].group)
-            wg_ctx(ctx)->lib.p.BindGroupRelease(r->slots[i].group);
-    free(r->slots);
-    free(r);
 }
 
 void wg_bind_groups_forget(wt_context *ctx, WGPUBuffer buffer)

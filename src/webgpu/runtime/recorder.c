@@ -115,9 +115,17 @@ static void end_pass(wg_context *w)
     w->rec.pass = NULL;
 }
 
+wt_status wg_recorder_open_pass(wt_context *ctx)
+{
+    return ensure_pass(ctx);
+}
+
 wt_status wg_copy_encoder(wt_context *ctx, WGPUCommandEncoder *out)
 {
     wg_context *w = wg_ctx(ctx);
+    /* A copy inside a replayed node: a list of dispatches cannot repeat it. */
+    if (ctx->replay_state && ctx->node)
+        wg_replay_not_cacheable(ctx);
     end_pass(w);
     wt_status st = ensure_encoder(w);
     *out = w->rec.encoder;
@@ -246,6 +254,8 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
     WGPUBindGroup group = NULL;
     if ((st = wg_bind_group_get(ctx, pipe, launch, &group)) != WT_OK)
         return st;
+    if (ctx->replay_state && ctx->node) /* what the graph's nodes dispatch */
+        wg_replay_note_dispatch(ctx, pipe, launch, (uint32_t)x, (uint32_t)y, (uint32_t)z);
     /* Profiling: each dispatch in a pass of its own, timed by the pass. */
     double host_start = 0;
     if (w->prof.active) {
@@ -309,13 +319,15 @@ wt_status wg_scratch(wt_context *ctx, size_t bytes, wt_storage **out)
     s->ctx = ctx;
     s->bytes = bytes;
     s->device = b;
+    s->backend_scratch = true;
     *out = s;
     return WT_OK;
 }
 
 void wg_scratch_release(wt_context *ctx, wt_storage *s)
 {
-    if (!s)
+    /* A graph that binds it in its list of dispatches holds a reference. */
+    if (!s || --s->refcount > 0)
         return;
     /* Back to the pool at once: later launches that reuse the buffer are
      * recorded after the ones that read it, and the GPU runs them in

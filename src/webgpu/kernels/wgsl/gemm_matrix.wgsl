@@ -3,20 +3,20 @@
 // accumulation and an f16 result. The launch's prelude starts with
 // `enable f16; enable chromium_experimental_subgroup_matrix;`.
 //
-// A workgroup of WG_M x WG_N subgroups (of 32 invocations, consecutive
-// local indices) computes a BM x BN tile; each subgroup an SG_M x SG_N grid
-// of 16 x 16 result matrices, multiplied out 16 of k at a time from left
+// A workgroup is one subgroup of 32 invocations, computing an SG_M x SG_N
+// grid of 16 x 16 result matrices, multiplied out 16 of k at a time from left
 // and right 16 x 16 fragments loaded straight from the operands (a
 // row-major, b row-major or, B_T, stored [n, k]: the linear layout, loaded
 // column-major). The shapes must be whole tiles (M % BM, N % BN, K % 16
 // all 0): no edge handling, since a fragment load has no bounds. The
-// epilogue goes through workgroup memory, one 16 x 16 f32 block per
-// subgroup at a time, to add the bias, apply the activation and round to
-// f16 pairs.
-// Not yet run on any adapter: it needs shader-f16 beside the subgroup
-// matrices, and the pinned Dawn offers no shader-f16 on NVIDIA (the only
-// adapter here with subgroup matrices); gemm_check runs it where it can.
-// Prelude constants: SG_M, SG_N, WG_M, WG_N, B_T, BIAS, ACT.
+// epilogue goes through workgroup memory, one 16 x 16 f32 block at a
+// time, to add the bias, apply the activation and round to f16 pairs.
+// One subgroup a workgroup because the subgroup-matrix builtins take only
+// workgroup-uniform offsets (Dawn rejects `subgroupMatrixStore` at an
+// offset derived from the local index: "requires argument 1 to be
+// uniform"), so subgroups of one workgroup cannot address blocks of their
+// own.
+// Prelude constants: SG_M, SG_N, B_T, BIAS, ACT.
 // Libraries: gemm_epilogue, f16_hw or f16_bits (pack_halves).
 
 struct Params {
@@ -44,14 +44,12 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> out: array<u32>;
 @group(0) @binding(4) var<storage, read> bias: array<f16>;
 
-const SGS: u32 = WG_M * WG_N;
-const WG: u32 = 32u * SGS;
-const BM: u32 = 16u * SG_M * WG_M;
-const BN: u32 = 16u * SG_N * WG_N;
+const BM: u32 = 16u * SG_M;
+const BN: u32 = 16u * SG_N;
 
-var<workgroup> block: array<f32, SGS * 256u>;
+var<workgroup> block: array<f32, 256>;
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(32)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -60,10 +58,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     if (w >= p.batch * tiles) { return; } // uniform
     let batch = w / tiles;
     let tile = w % tiles;
-    let sg = lid / 32u;
-    let lane = lid % 32u;
-    let row0 = (tile / p.tiles_n) * BM + (sg / WG_N) * SG_M * 16u;
-    let col0 = (tile % p.tiles_n) * BN + (sg % WG_N) * SG_N * 16u;
+    let lane = lid;
+    let row0 = (tile / p.tiles_n) * BM;
+    let col0 = (tile % p.tiles_n) * BN;
     let a_base = p.a_offset + batch * p.a_batch_stride;
     let b_base = p.b_offset + batch * p.b_batch_stride;
 
@@ -93,13 +90,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let r_in = lane / 2u;
     let c_in = (lane % 2u) * 8u;
     for (var x = 0u; x < SG_M * SG_N; x++) {
-        subgroupMatrixStore(&block, sg * 256u, acc[x], false, 16u);
+        subgroupMatrixStore(&block, 0u, acc[x], false, 16u);
         workgroupBarrier();
         let gm = row0 + (x / SG_N) * 16u + r_in;
         let gn = col0 + (x % SG_N) * 16u + c_in;
         let o = p.out_offset + (batch * p.m + gm) * p.n + gn; // even
         for (var c = 0u; c < 8u; c += 2u) {
-            var v = vec2<f32>(block[sg * 256u + r_in * 16u + c_in + c], block[sg * 256u + r_in * 16u + c_in + c + 1u]);
+            var v = vec2<f32>(block[r_in * 16u + c_in + c], block[r_in * 16u + c_in + c + 1u]);
             if (BIAS) {
                 v += vec2<f32>(f32(bias[p.bias_offset + gn + c]), f32(bias[p.bias_offset + gn + c + 1u]));
             }

@@ -1,6 +1,7 @@
 // A quantised weight [N, K] to f32 (core/node.h DEQUANTIZE), one thread per
 // element of out (contiguous, at the start of its binding).
-// Prelude: WG, Q8, BLOCK_BYTES; libraries f16_bits and quant_blocks.
+// Prelude: WG, TYPE, Q8, BLOCK_BYTES; libraries f16_bits and
+// quant_blocks.
 
 struct Params {
     total: u32, k: u32, words: u32, w_offset: u32,
@@ -20,6 +21,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     }
     let e = t % p.k;
     let row = p.w_offset + (t / p.k) * p.words;
-    let blk = e / 32u;
-    out[t] = block_quant(row, blk, e & 31u) * block_scale(row, blk);
+    out[t] = weight_at(row, e);
 }

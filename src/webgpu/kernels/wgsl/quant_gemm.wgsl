@@ -1,10 +1,11 @@
 // y [M, N] = x [M, K] @ W^T + bias with W quantised (core/node.h
 // LINEAR_QUANT), the tiled dequantise-GEMM for many rows of x (prefill):
 // a workgroup of 16 x 16 threads computes a 16 x 16 tile of y; for each
-// block of K it stages 16 rows of x and the 16 dequantised weight rows
-// (each thread unpacks elements j and j + 16 of one row's block: for
-// Q4_0 the two nibbles of one byte) in workgroup memory.
-// Prelude: Q8, BLOCK_BYTES, HAS_BIAS; libraries f16_bits and quant_blocks.
+// 32 elements of K it stages 16 rows of x and the 16 dequantised weight
+// rows (each thread unpacks elements j and j + 16 of one row's 32) in
+// workgroup memory.
+// Prelude: TYPE, Q8, BLOCK_BYTES, HAS_BIAS; libraries f16_bits
+// and quant_blocks.
 
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
@@ -51,9 +52,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         var w0 = 0.0;
         var w1 = 0.0;
         if (wr < p.n) {
-            let d = block_scale(row, blk);
-            w0 = block_quant(row, blk, tx) * d;
-            w1 = block_quant(row, blk, tx + 16u) * d;
+            w0 = weight_at(row, blk * 32u + tx);
+            w1 = weight_at(row, blk * 32u + tx + 16u);
         }
         ws[ty * 32u + tx] = w0;
         ws[ty * 32u + tx + 16u] = w1;

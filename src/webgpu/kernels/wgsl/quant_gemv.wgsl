@@ -4,7 +4,9 @@
 // turn (neighbours read neighbouring blocks), unpack each with bit
 // operations and dot it with x, then sum in workgroup memory. The blocks
 // are read straight from storage, never made dense.
-// Prelude: WG (a power of two), Q8, BLOCK_BYTES, HAS_BIAS; libraries
+// For Q8_0 and Q4_0 where x's offset is not a whole vec4 (else
+// quant_gemv_rows.wgsl runs).
+// Prelude: WG (a power of two), TYPE, Q8, BLOCK_BYTES, HAS_BIAS; libraries
 // f16_bits and quant_blocks.
 
 struct Params {

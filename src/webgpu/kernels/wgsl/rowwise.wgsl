@@ -17,14 +17,14 @@
 //   online max/sum pass, then the write), layernorm three times, rmsnorm
 //   twice. Correct for any length.
 //
-// Storage: `alias XS`, the unit of x, out, weight and bias as stored, with
-// unit_in (XS -> T) and unit_out (T -> XS): T itself for f32; for f16
-// (vec4 mode only) two u32 words of two halves each, converted by the f16
-// library the host prepends, so an f16 row is computed in f32 and rounded
-// once, as the f32 kernel on converted copies would.
-//
+// The tensors are stored as X (`alias X` in the prelude): T itself, or for
+// f16 rows vec2<u32> (four halves, vec4 mode only), read through widen()
+// and written through narrow() (identities for f32; for f16 the prelude's
+// conversions with an f16 library), so the arithmetic and its f32
+// accumulation are the same for both.
 // The prelude gives OP, MODE, TPR, ROWS, WG, VPT, HAS_WEIGHT, HAS_BIAS,
-// `alias T`, `alias XS`, unit_in, unit_out, the horizontal helpers hsum/hmax for T, and a reduction
+// `alias T`, `alias X`, widen/narrow, the horizontal helpers hsum/hmax for
+// T, and a reduction
 // library (rowwise_reduce_subgroup.wgsl or rowwise_reduce_shared.wgsl)
 // defining `struct LaneIds` and row_sum / row_max, which combine one value
 // per thread over the TPR threads of a row (every thread gets the result;
@@ -58,23 +58,27 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<XS>;
-@group(0) @binding(2) var<storage, read_write> out: array<XS>;
+@group(0) @binding(1) var<storage, read> x: array<X>;
+@group(0) @binding(2) var<storage, read_write> out: array<X>;
 // When the op has no weight or bias, x is bound in their place.
-@group(0) @binding(3) var<storage, read> weight: array<XS>;
-@group(0) @binding(4) var<storage, read> bias: array<XS>;
+@group(0) @binding(3) var<storage, read> weight: array<X>;
+@group(0) @binding(4) var<storage, read> bias: array<X>;
 
 fn load(r: u32, u: u32) -> T {
-    return unit_in(x[p.x_offset + r * p.row_stride + u * p.col_stride]);
+    return widen(x[p.x_offset + r * p.row_stride + u * p.col_stride]);
+}
+
+fn store(r: u32, u: u32, v: T) {
+    out[p.out_offset + r * p.cols + u] = narrow(v);
 }
 
 // The normalised value v (already scaled) with weight and bias applied,
 // stored at unit u of row r.
 fn store_norm(r: u32, u: u32, v: T) {
     var y = v;
-    if (HAS_WEIGHT) { y = y * unit_in(weight[p.w_offset + u]); }
-    if (HAS_BIAS) { y = y + unit_in(bias[p.b_offset + u]); }
-    out[p.out_offset + r * p.cols + u] = unit_out(y);
+    if (HAS_WEIGHT) { y = y * widen(weight[p.w_offset + u]); }
+    if (HAS_BIAS) { y = y + widen(bias[p.b_offset + u]); }
+    store(r, u, y);
 }
 
 // Softmax's shift: the row maximum, or 0 for a row without a finite one
@@ -140,9 +144,9 @@ fn rows_in_registers(r: u32, t: u32, live: bool, lid: u32, ids: LaneIds) {
                 let u = t + k * TPR;
                 if (u < p.cols) {
                     if (OP == 0u) {
-                        out[p.out_offset + r * p.cols + u] = unit_out(v[k] * inv);
+                        store(r, u, v[k] * inv);
                     } else {
-                        out[p.out_offset + r * p.cols + u] = unit_out((v[k] - shift) - log_total);
+                        store(r, u, (v[k] - shift) - log_total);
                     }
                 }
             }
@@ -201,9 +205,9 @@ fn rows_in_loops(r: u32, t: u32, live: bool, lid: u32, ids: LaneIds) {
         if (live) {
             for (var u = t; u < p.cols; u += TPR) {
                 if (OP == 0u) {
-                    out[p.out_offset + r * p.cols + u] = unit_out(exp(load(r, u) - shift) * inv);
+                    store(r, u, exp(load(r, u) - shift) * inv);
                 } else {
-                    out[p.out_offset + r * p.cols + u] = unit_out((load(r, u) - shift) - log_total);
+                    store(r, u, (load(r, u) - shift) - log_total);
                 }
             }
         }

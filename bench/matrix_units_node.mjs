@@ -1,0 +1,106 @@
+// The matrix units through the JavaScript API in Node: init() with Dawn's
+// Node addon (npm "webgpu"), its flags and subgroupMatrix, then f16
+// products checked against float64 and timed.
+//
+//   node bench/matrix_units_node.mjs WEB_DIR [N]
+//
+// WEB_DIR holds the wasm build's webtensor.mjs (build-wasm/web). The addon
+// comes from WT_DAWN_NODE (a dawn.node path) or the "webgpu" package that
+// Node resolves; WT_DAWN_FLAGS (';'-separated) overrides the default flags
+// 'enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia'.
+// Prints what the adapter gave (features, configs, the f16 path), then for
+// each case the worst error against float64 relative to its tolerance
+// (every element of the small cases, 4096 sampled elements of N^3;
+// tolerance at check()), and
+// the wall time of N^3 products (each product's result read back to
+// the host once at the end: a sync). Exits 1 if a check fails.
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { join, resolve } from 'node:path';
+
+const webDir = resolve(process.argv[2] || 'build-wasm/web');
+const N = Number(process.argv[3] || 4096);
+const require = createRequire(join(process.cwd(), 'package.json'));
+const webgpu = process.env.WT_DAWN_NODE ? require(process.env.WT_DAWN_NODE) : require('webgpu');
+const flags = (process.env.WT_DAWN_FLAGS ||
+               'enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia').split(';').filter(Boolean);
+const wt = await import(pathToFileURL(join(webDir, 'webtensor.mjs')).href);
+
+const ctx = await wt.init({ backend: 'webgpu', webgpu, dawnFlags: flags, subgroupMatrix: true });
+const info = await ctx.info();
+console.log('adapter:', JSON.stringify(info.adapter));
+console.log('shaderF16', info.shaderF16, 'subgroupMatrix', info.subgroupMatrix, 'toggles', info.toggles);
+console.log('features:', info.features);
+
+// Seeded uniform f16 values in [-1, 1).
+let seed = 12345;
+const rnd = () => { seed = (seed * 1103515245 + 12345) >>> 0; return (seed / 4294967296) * 2 - 1; };
+const halves = (n) => wt.float32ToFloat16(Array.from({ length: n }, rnd));
+const h2f = (h) => wt.float16ToFloat32(h);
+
+let failed = false;
+// got (f16 bits) at out index (i, j) against the float64 sum over k of
+// a[i, k] b[k, j] (+ bias[j]): within 2 f16 ulps of the value (the
+// result's rounding, and a second one where the bias is added after a
+// rounded product) plus 2^-16 of the sum of |terms| (f32 accumulation of
+// up to N terms).
+function check(what, got, M, Nn, K, A, B, bT, bias, samples) {
+  let worst = 0, at = '';
+  const g = h2f(got);
+  const pick = samples ? Array.from({ length: samples }, (_, s) => [(s * 7919) % M, (s * 104729 + 13) % Nn])
+    : Array.from({ length: M * Nn }, (_, s) => [Math.floor(s / Nn), s % Nn]);
+  for (const [i, j] of pick) {
+    let want = bias ? bias[j] : 0, mag = Math.abs(want);
+    for (let k = 0; k < K; k++) {
+      const t = A[i * K + k] * (bT ? B[j * K + k] : B[k * Nn + j]);
+      want += t; mag += Math.abs(t);
+    }
+    const ulp = Math.pow(2, Math.max(Math.floor(Math.log2(Math.abs(want) || 1e-30)), -14) - 10);
+    const r = Math.abs(g[i * Nn + j] - want) / (2 * ulp + mag * Math.pow(2, -16));
+    if (!(r <= worst)) { worst = r; at = `[${i},${j}] got ${g[i * Nn + j]} want ${want}`; }
+  }
+  const ok = worst <= 1;
+  if (!ok) failed = true;
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}: worst error ${worst.toFixed(3)} of the tolerance (${pick.length} elements checked; worst at ${at})`);
+}
+
+async function product(M, Nn, K, { bT = false, withBias = false, samples = 0 } = {}) {
+  const ha = halves(M * K), hb = halves(K * Nn), hbias = withBias ? halves(Nn) : null;
+  const a = await ctx.tensor(ha, [M, K], 'f16');
+  const b = await ctx.tensor(hb, bT ? [Nn, K] : [K, Nn], 'f16');
+  const bias = withBias ? await ctx.tensor(hbias, [Nn], 'f16') : null;
+  const y = bT ? await ctx.linear(a, b, bias) : await ctx.matmul(a, b);
+  const got = await y.read();
+  check(`${bT ? 'linear x @ w^T' : 'matmul'}${withBias ? ' + bias' : ''} f16 ${M}x${Nn}x${K}`, got, M, Nn, K,
+        h2f(ha), h2f(hb), bT, hbias ? h2f(hbias) : null, samples);
+  for (const t of [a, b, bias, y]) if (t) t.dispose();
+}
+
+await product(256, 128, 64);
+await product(64, 128, 96, { bT: true, withBias: true });
+await product(48, 80, 32, { bT: true });
+await product(N, N, N, { samples: 4096 });
+
+// Time: reps products of N^3, one read at the end.
+{
+  const a = await ctx.tensor(halves(N * N), [N, N], 'f16');
+  const b = await ctx.tensor(halves(N * N), [N, N], 'f16');
+  const w = await ctx.matmul(a, b); w.dispose();
+  const first = await ctx.matmul(a, b);
+  await first.read();
+  first.dispose();
+  for (const reps of [10, 30]) {
+    const t0 = performance.now();
+    let last = null;
+    for (let r = 0; r < reps; r++) { if (last) last.dispose(); last = await ctx.matmul(a, b); }
+    await last.read();
+    const s = (performance.now() - t0) / 1e3 / reps;
+    last.dispose();
+    console.log(`matmul f16 ${N}^3 x${reps}: ${(s * 1e3).toFixed(3)} ms each (wall, incl. one read), ` +
+                `${(2 * N ** 3 / s / 1e12).toFixed(1)} TFLOP/s`);
+  }
+  a.dispose(); b.dispose();
+}
+console.log('features after:', (await ctx.info()).features);
+ctx.destroy();
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,673 @@
+/* Optimizer objects over the tape's gradients, gradient clipping by
+ * global norm and learning-rate schedules (webtensor.h, "optimizers").
+ *
+ * The update itself is wt_sgd_step / wt_adamw_step (one kernel per
+ * parameter); this layer keeps the state, the step count and the
+ * learning rate, and reads each leaf's accumulated gradient from its
+ * record. Everything it makes runs with recording and the caller's scope
+ * paused: the state lives as long as the optimizer, not the step. */
+#include "api/api.h"
+#include "api/chain.h"
+#include "autograd/tape.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+typedef struct opt_param {
+    wt_tensor *t;
+    wt_tensor *s1, *s2; /* SGD: momentum buffer (or NULL); AdamW: m, v */
+    double weight_decay;
+} opt_param;
+
+struct wt_optimizer {
+    wt_context *ctx;
+    bool adamw;
+    wt_sgd_options sgd;
+    wt_adamw_options adam;
+    opt_param *p;
+    int n, cap;
+    int64_t steps;
+    double lr;
+    bool scheduled;
+    wt_lr_schedule_options schedule;
+};
+
+/* ------------------------------------------------------------ schedules */
+
+void wt_lr_schedule_options_init(wt_lr_schedule_options *opts)
+{
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
+    opts->kind = WT_LR_CONSTANT;
+    opts->lr = 1e-3;
+    opts->step_size = 1;
+    opts->gamma = 0.1;
+    opts->total_steps = 1;
+}
+
+static wt_status check_schedule(const char *fn, const wt_lr_schedule_options *s)
+{
+    if (!s) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: schedule is NULL", fn);
+    if (s->struct_size != sizeof *s)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: schedule not initialised with wt_lr_schedule_options_init", fn);
+    if ((unsigned)s->kind > WT_LR_COSINE) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown schedule kind %d", fn, (int)s->kind);
+    if (!isfinite(s->lr) || s->lr < 0 || !isfinite(s->min_lr) || s->min_lr < 0 || !isfinite(s->gamma) || s->gamma < 0)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: lr, min_lr and gamma must be finite and >= 0", fn);
+    if (s->warmup_steps < 0 || s->step_size < 1 || s->total_steps < 0)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: warmup_steps and total_steps must be >= 0, step_size >= 1", fn);
+    return WT_OK;
+}
+
+static double schedule_lr(const wt_lr_schedule_options *s, int64_t i)
+{
+    if (i < s->warmup_steps) return s->lr * (double)(i + 1) / (double)s->warmup_steps;
+    int64_t after = i - s->warmup_steps;
+    switch (s->kind) {
+    case WT_LR_STEP: return s->lr * pow(s->gamma, (double)(after / s->step_size));
+    case WT_LR_COSINE: {
+        int64_t span = s->total_steps - s->warmup_steps;
+        double p = span > 0 ? (double)after / (double)span : 1.0;
+        if (p > 1) p = 1;
+        return s->min_lr + 0.5 * (s->lr - s->min_lr) * (1.0 + cos(M_PI * p));
+    }
+    default: return s->lr;
+    }
+}
+
+wt_status wt_lr_schedule_at(const wt_lr_schedule_options *schedule, int64_t step, double *lr)
+{
+    const char *fn = "wt_lr_schedule_at";
+    if (lr) *lr = NAN;
+    wt_status st = check_schedule(fn, schedule);
+    if (st != WT_OK) return st;
+    if (!lr) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: lr is NULL", fn);
+    if (step < 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: step counts from 0 (got %lld)", fn, (long long)step);
+    *lr = schedule_lr(schedule, step);
+    return WT_OK;
+}
+
+/* ----------------------------------------------------------- parameters */
+
+static wt_status check_params(const char *fn, const wt_optimizer *o, int n, wt_tensor *const *params)
+{
+    if (n < 1) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: nparams must be >= 1 (got %d)", fn, n);
+    if (!params) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: params is NULL", fn);
+    wt_context *ctx = o ? o->ctx : NULL;
+    for (int i = 0; i < n; i++) {
+        const wt_tensor *t = params[i];
+        if (!t) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: params[%d] is NULL", fn, i);
+        if (t->dtype != WT_F32)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: params[%d] must be f32 (master weights; cast for f16 compute)", fn, i);
+        if (!wt_layout_is_contiguous(t->ndim, t->shape, t->strides))
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: params[%d] must be contiguous (it is updated in place)", fn, i);
+        if (!t->autograd || !t->autograd->requires_grad)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: params[%d] is not a leaf that requires grad (wt_tensor_set_requires_grad)", fn, i);
+        if (!ctx) ctx = t->storage->ctx;
+        if (t->storage->ctx != ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: params[%d] belongs to another context", fn, i);
+        for (int j = 0; j < i; j++)
+            if (params[j]->storage == t->storage)
+                return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: params[%d] shares storage with params[%d]", fn, i, j);
+        for (int j = 0; o && j < o->n; j++)
+            if (o->p[j].t->storage == t->storage)
+                return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: params[%d] is already one of the optimizer's", fn, i);
+    }
+    return WT_OK;
+}
+
+static void param_free(opt_param *p)
+{
+    wt_tensor_release(p->t);
+    wt_tensor_release(p->s1);
+    wt_tensor_release(p->s2);
+    memset(p, 0, sizeof *p);
+}
+
+/* Appends the parameters with zeroed state; on failure nothing is added. */
+static wt_status add_params(wt_optimizer *o, int n, wt_tensor *const *params, double weight_decay)
+{
+    if (o->n + n > o->cap) {
+        int cap = o->cap ? o->cap : 8;
+        while (cap < o->n + n) cap *= 2;
+        opt_param *p = realloc(o->p, (size_t)cap * sizeof *p);
+        if (!p) return wt_fail(WT_ERR_OUT_OF_MEMORY, "optimizer: out of host memory (%zu bytes requested)", (size_t)cap * sizeof *p);
+        o->p = p;
+        o->cap = cap;
+    }
+    bool two = o->adamw, one = o->adamw || o->sgd.momentum > 0;
+    wt_grad_pause pz;
+    wt_grad_pause_begin(o->ctx, &pz);
+    wt_status st = WT_OK;
+    int made = 0;
+    for (; made < n && st == WT_OK; made++) {
+        opt_param *p = &o->p[o->n + made];
+        memset(p, 0, sizeof *p);
+        wt_tensor *t = params[made];
+        if (one) st = wt_tensor_zeros(o->ctx, WT_F32, t->ndim, t->shape, &p->s1);
+        if (st == WT_OK && two) st = wt_tensor_zeros(o->ctx, WT_F32, t->ndim, t->shape, &p->s2);
+        wt_tensor_retain(t);
+        p->t = t;
+        p->weight_decay = weight_decay;
+    }
+    wt_grad_pause_end(&pz);
+    if (st != WT_OK) {
+        for (int i = 0; i < made; i++) param_free(&o->p[o->n + i]);
+        return st;
+    }
+    o->n += n;
+    return WT_OK;
+}
+
+static wt_status create(const char *fn, int n, wt_tensor *const *params, bool adamw, const wt_sgd_options *sgd,
+                        const wt_adamw_options *adam, wt_optimizer **out)
+{
+    if (!out) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+    *out = NULL;
+    wt_status st = check_params(fn, NULL, n, params);
+    if (st != WT_OK) return st;
+    wt_optimizer *o = calloc(1, sizeof *o);
+    if (!o) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory (%zu bytes requested)", fn, sizeof *o);
+    o->ctx = params[0]->storage->ctx;
+    o->adamw = adamw;
+    double wd;
+    if (adamw) {
+        o->adam = *adam;
+        o->lr = adam->lr;
+        wd = adam->weight_decay;
+    } else {
+        o->sgd = *sgd;
+        o->lr = sgd->lr;
+        wd = sgd->weight_decay;
+    }
+    if ((st = add_params(o, n, params, wd)) != WT_OK) {
+        free(o->p);
+        free(o);
+        return st;
+    }
+    *out = o;
+    return WT_OK;
+}
+
+wt_status wt_optimizer_create_sgd(int nparams, wt_tensor *const *params, const wt_sgd_options *opts, wt_optimizer **out)
+{
+    const char *fn = "wt_optimizer_create_sgd";
+    if (out) *out = NULL;
+    wt_sgd_options o;
+    wt_sgd_options_init(&o);
+    if (opts) {
+        if (opts->struct_size != sizeof *opts)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_sgd_options_init", fn);
+        o = *opts;
+    }
+    if (!isfinite(o.lr) || o.lr < 0 || !(o.momentum >= 0) || !isfinite(o.momentum) || !isfinite(o.dampening) ||
+        !isfinite(o.weight_decay))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: lr (>= 0), momentum (>= 0), dampening and weight_decay must be finite", fn);
+    if (o.nesterov && (o.momentum <= 0 || o.dampening != 0))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: nesterov needs momentum > 0 and dampening 0", fn);
+    return create(fn, nparams, params, false, &o, NULL, out);
+}
+
+wt_status wt_optimizer_create_adamw(int nparams, wt_tensor *const *params, const wt_adamw_options *opts,
+                                    wt_optimizer **out)
+{
+    const char *fn = "wt_optimizer_create_adamw";
+    if (out) *out = NULL;
+    wt_adamw_options o;
+    wt_adamw_options_init(&o);
+    if (opts) {
+        if (opts->struct_size != sizeof *opts)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_adamw_options_init", fn);
+        o = *opts;
+    }
+    if (!isfinite(o.lr) || o.lr < 0 || !(o.beta1 >= 0 && o.beta1 < 1) || !(o.beta2 >= 0 && o.beta2 < 1) ||
+        !(o.eps >= 0) || !isfinite(o.eps) || !isfinite(o.weight_decay))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: betas must lie in [0, 1), eps >= 0, lr >= 0 and weight_decay finite", fn);
+    return create(fn, nparams, params, true, NULL, &o, out);
+}
+
+wt_status wt_optimizer_add_params(wt_optimizer *opt, int nparams, wt_tensor *const *params, double weight_decay)
+{
+    const char *fn = "wt_optimizer_add_params";
+    if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: opt is NULL", fn);
+    if (opt->steps > 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: the optimizer has taken steps already", fn);
+    if (!isfinite(weight_decay)) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: weight_decay must be finite", fn);
+    wt_status st = check_params(fn, opt, nparams, params);
+    if (st != WT_OK) return st;
+    return add_params(opt, nparams, params, weight_decay);
+}
+
+void wt_optimizer_release(wt_optimizer *opt)
+{
+    if (!opt) return;
+    for (int i = 0; i < opt->n; i++) param_free(&opt->p[i]);
+    free(opt->p);
+    free(opt);
+}
+
+/* ----------------------------------------------------------------- steps */
+
+double wt_optimizer_lr(const wt_optimizer *opt)
+{
+    if (!opt) return NAN;
+    return opt->scheduled ? schedule_lr(&opt->schedule, opt->steps) : opt->lr;
+}
+
+int64_t wt_optimizer_steps(const wt_optimizer *opt) { return opt ? opt->steps : 0; }
+
+wt_status wt_optimizer_set_lr(wt_optimizer *opt, double lr)
+{
+    const char *fn = "wt_optimizer_set_lr";
+    if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: opt is NULL", fn);
+    if (!isfinite(lr) || lr < 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: lr must be finite and >= 0", fn);
+    opt->lr = lr;
+    return WT_OK;
+}
+
+wt_status wt_optimizer_set_schedule(wt_optimizer *opt, const wt_lr_schedule_options *schedule)
+{
+    const char *fn = "wt_optimizer_set_schedule";
+    if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: opt is NULL", fn);
+    if (!schedule) {
+        opt->scheduled = false;
+        return WT_OK;
+    }
+    wt_status st = check_schedule(fn, schedule);
+    if (st != WT_OK) return st;
+    opt->schedule = *schedule;
+    opt->scheduled = true;
+    return WT_OK;
+}
+
+wt_status wt_optimizer_step(wt_optimizer *opt)
+{
+    if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_optimizer_step: opt is NULL");
+    double lr = wt_optimizer_lr(opt);
+    int64_t t = opt->steps + 1;
+    wt_grad_pause pz;
+    wt_grad_pause_begin(opt->ctx, &pz);
+    wt_status st = WT_OK;
+    for (int i = 0; i < opt->n && st == WT_OK; i++) {
+        opt_param *p = &opt->p[i];
+        wt_tensor *g = p->t->autograd ? p->t->autograd->grad : NULL;
+        if (!g) continue;
+        if (opt->adamw) {
+            wt_adamw_options o = opt->adam;
+            o.lr = lr;
+            o.weight_decay = p->weight_decay;
+            st = wt_adamw_step(p->t, g, p->s1, p->s2, t, &o);
+        } else {
+            wt_sgd_options o = opt->sgd;
+            o.lr = lr;
+            o.weight_decay = p->weight_decay;
+            /* The buffer is zeros at first: without dampening on that step
+             * it becomes the first gradient, as PyTorch starts it. */
+            if (t == 1) o.dampening = 0;
+            st = wt_sgd_step(p->t, g, p->s1, &o);
+        }
+    }
+    wt_grad_pause_end(&pz);
+    if (st == WT_OK) opt->steps = t;
+    return st;
+}
+
+wt_status wt_optimizer_zero_grad(wt_optimizer *opt)
+{
+    if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_optimizer_zero_grad: opt is NULL");
+    for (int i = 0; i < opt->n; i++) wt_tensor_zero_grad(opt->p[i].t);
+    return WT_OK;
+}
+
+/* -------------------------------------------------------------- clipping */
+
+/* The gradients of n tensors (entries without one skipped) scaled in
+ * place of their records by min(1, max_norm / (norm + 1e-6)). */
+static wt_status clip(const char *fn, wt_context *ctx, int n, wt_tensor *const *ts, double max_norm,
+                      wt_tensor **total_norm)
+{
+    if (!isfinite(max_norm) || !(max_norm > 0))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: max_norm must be finite and > 0", fn);
+    wt_grad_pause pz;
+    wt_grad_pause_begin(ctx, &pz);
+    wt_tensor *sumsq = NULL, *norm = NULL, *scale = NULL;
+    wt_status st = WT_OK;
+    for (int i = 0; i < n && st == WT_OK; i++) {
+        wt_tensor *g = ts[i]->autograd ? ts[i]->autograd->grad : NULL, *sq = NULL, *s = NULL, *acc = NULL;
+        if (!g) continue;
+        st = wt_square(g, &sq);
+        if (st == WT_OK) st = wt_sum(sq, 0, NULL, false, &s);
+        wt_tensor_release(sq);
+        if (st == WT_OK && sumsq) {
+            st = wt_add(sumsq, s, &acc);
+            wt_tensor_release(s);
+            s = acc;
+        }
+        if (st == WT_OK) {
+            wt_tensor_release(sumsq);
+            sumsq = s;
+        } else {
+            wt_tensor_release(s);
+        }
+    }
+    if (st == WT_OK) {
+        if (sumsq) {
+            wt_tensor *d = NULL, *r = NULL, *m = NULL;
+            st = wt_sqrt(sumsq, &norm);
+            if (st == WT_OK) st = wt_add_scalar(norm, 1e-6, &d);
+            if (st == WT_OK) st = wt_reciprocal(d, &r);
+            if (st == WT_OK) st = wt_mul_scalar(r, max_norm, &m);
+            if (st == WT_OK) st = wt_minimum_scalar(m, 1.0, &scale);
+            wt_tensor_release(d);
+            wt_tensor_release(r);
+            wt_tensor_release(m);
+        } else {
+            st = wt_tensor_zeros(ctx, WT_F32, 0, NULL, &norm);
+        }
+    }
+    /* The scaled gradients replace the records' only once all are made. */
+    wt_tensor **scaled = NULL;
+    if (st == WT_OK && scale) {
+        scaled = calloc((size_t)n, sizeof *scaled);
+        if (!scaled) st = wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+        for (int i = 0; i < n && st == WT_OK; i++)
+            if (ts[i]->autograd && ts[i]->autograd->grad) st = wt_mul(ts[i]->autograd->grad, scale, &scaled[i]);
+        for (int i = 0; i < n && scaled; i++) {
+            if (!scaled[i]) continue;
+            if (st == WT_OK) {
+                wt_tensor_release(ts[i]->autograd->grad);
+                ts[i]->autograd->grad = scaled[i];
+            } else {
+                wt_tensor_release(scaled[i]);
+            }
+        }
+        free(scaled);
+    }
+    wt_tensor_release(sumsq);
+    wt_tensor_release(scale);
+    wt_grad_pause_end(&pz);
+    if (st == WT_OK && total_norm) st = wt_tensor_share(norm, total_norm); /* the caller's scope owns it */
+    wt_tensor_release(norm);
+    return st;
+}
+
+wt_status wt_clip_grad_norm(int nparams, wt_tensor *const *params, double max_norm, wt_tensor **total_norm)
+{
+    const char *fn = "wt_clip_grad_norm";
+    if (total_norm) *total_norm = NULL;
+    if (nparams < 1) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: nparams must be >= 1 (got %d)", fn, nparams);
+    if (!params) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: params is NULL", fn);
+    for (int i = 0; i < nparams; i++) {
+        if (!params[i]) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: params[%d] is NULL", fn, i);
+        if (params[i]->storage->ctx != params[0]->storage->ctx)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: params[%d] belongs to another context", fn, i);
+        for (int j = 0; j < i; j++)
+            if (params[j] == params[i])
+                return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: params[%d] is listed twice", fn, i);
+    }
+    return clip(fn, params[0]->storage->ctx, nparams, params, max_norm, total_norm);
+}
+
+wt_status wt_optimizer_clip_grad_norm(wt_optimizer *opt, double max_norm, wt_tensor **total_norm)
+{
+    const char *fn = "wt_optimizer_clip_grad_norm";
+    if (total_norm) *total_norm = NULL;
+    if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: opt is NULL", fn);
+    wt_tensor **ts = malloc((size_t)opt->n * sizeof *ts);
+    if (!ts) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    for (int i = 0; i < opt->n; i++) ts[i] = opt->p[i].t;
+    wt_status st = clip(fn, opt->ctx, opt->n, ts, max_norm, total_norm);
+    free(ts);
+    return st;
+}
+
+/* ------------------------------------------------ dynamic loss scaling */
+
+struct wt_grad_scaler {
+    wt_context *ctx;
+    wt_grad_scaler_options o;
+    wt_tensor *scale, *tracker, *found; /* 0-d f32 on the device */
+    const wt_optimizer *unscaled;       /* unscaled for this optimizer's step ... */
+    int64_t unscaled_at;                /* ... number (its steps before the step) */
+};
+
+void wt_grad_scaler_options_init(wt_grad_scaler_options *opts)
+{
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
+    opts->init_scale = 65536.0;
+    opts->growth_factor = 2.0;
+    opts->backoff_factor = 0.5;
+    opts->growth_interval = 2000;
+}
+
+void wt_grad_scaler_release(wt_grad_scaler *scaler)
+{
+    if (!scaler) return;
+    wt_tensor_release(scaler->scale);
+    wt_tensor_release(scaler->tracker);
+    wt_tensor_release(scaler->found);
+    free(scaler);
+}
+
+wt_status wt_grad_scaler_create(wt_context *ctx, const wt_grad_scaler_options *opts, wt_grad_scaler **out)
+{
+    const char *fn = "wt_grad_scaler_create";
+    if (!out) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+    *out = NULL;
+    if (!ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    wt_grad_scaler_options o;
+    wt_grad_scaler_options_init(&o);
+    if (opts) {
+        if (opts->struct_size != sizeof *opts)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_grad_scaler_options_init", fn);
+        o = *opts;
+    }
+    if (!(o.init_scale > 0) || !isfinite((float)o.init_scale) || !(o.growth_factor >= 1) ||
+        !isfinite((float)o.growth_factor) || !(o.backoff_factor > 0 && o.backoff_factor <= 1) || o.growth_interval < 1)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                       "%s: init_scale must be > 0 and finite in f32, growth_factor >= 1, backoff_factor in (0, 1], "
+                       "growth_interval >= 1", fn);
+    wt_grad_scaler *s = calloc(1, sizeof *s);
+    if (!s) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory (%zu bytes requested)", fn, sizeof *s);
+    s->ctx = ctx;
+    s->o = o;
+    wt_grad_pause pz;
+    wt_grad_pause_begin(ctx, &pz);
+    wt_status st = wt_tensor_full(ctx, WT_F32, 0, NULL, o.init_scale, &s->scale);
+    if (st == WT_OK) st = wt_tensor_zeros(ctx, WT_F32, 0, NULL, &s->tracker);
+    if (st == WT_OK) st = wt_tensor_zeros(ctx, WT_F32, 0, NULL, &s->found);
+    wt_grad_pause_end(&pz);
+    if (st != WT_OK) {
+        wt_grad_scaler_release(s);
+        return st;
+    }
+    *out = s;
+    return WT_OK;
+}
+
+wt_status wt_grad_scaler_scale(wt_grad_scaler *scaler, const wt_tensor *loss, wt_tensor **out)
+{
+    const char *fn = "wt_grad_scaler_scale";
+    if (out) *out = NULL;
+    if (!scaler) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: scaler is NULL", fn);
+    if (!loss) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: loss is NULL", fn);
+    if (loss->storage->ctx != scaler->ctx)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: loss belongs to another context than the scaler", fn);
+    return wt_mul(loss, scaler->scale, out);
+}
+
+
+wt_status wt_grad_scaler_current_scale(const wt_grad_scaler *scaler, wt_tensor **scale)
+{
+    if (scale) *scale = NULL;
+    if (!scaler || !scale) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_grad_scaler_current_scale: NULL argument");
+    return wt_copy(scaler->scale, scale);
+}
+
+wt_status wt_grad_scaler_found_inf(const wt_grad_scaler *scaler, wt_tensor **found)
+{
+    if (found) *found = NULL;
+    if (!scaler || !found) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_grad_scaler_found_inf: NULL argument");
+    return wt_copy(scaler->found, found);
+}
+
+/* The gradients divided by the scale (replacing the records' once all are
+ * made) and found = 1 where one of them is not finite: the sum of g * 0
+ * over every element is NaN exactly then. */
+static wt_status unscale(wt_grad_scaler *s, wt_optimizer *opt)
+{
+    wt_tensor *inv = NULL, *total = NULL, *nan = NULL, *f = NULL;
+    wt_tensor **scaled = calloc((size_t)opt->n, sizeof *scaled);
+    if (!scaled) return wt_fail(WT_ERR_OUT_OF_MEMORY, "wt_grad_scaler_unscale: out of host memory");
+    wt_status st = wt_reciprocal(s->scale, &inv);
+    for (int i = 0; i < opt->n && st == WT_OK; i++) {
+        wt_tensor *g = opt->p[i].t->autograd ? opt->p[i].t->autograd->grad : NULL, *z = NULL, *zs = NULL, *acc = NULL;
+        if (!g) continue;
+        st = wt_mul(g, inv, &scaled[i]);
+        if (st == WT_OK) st = wt_mul_scalar(scaled[i], 0.0, &z);
+        if (st == WT_OK) st = wt_sum(z, 0, NULL, false, &zs);
+        if (st == WT_OK && total) {
+            st = wt_add(total, zs, &acc);
+            wt_tensor_release(zs);
+            zs = acc;
+        }
+        wt_tensor_release(z);
+        if (st == WT_OK) {
+            wt_tensor_release(total);
+            total = zs;
+        } else {
+            wt_tensor_release(zs);
+        }
+    }
+    if (st == WT_OK && total && (st = wt_ne(total, total, &nan)) == WT_OK && (st = wt_cast(nan, WT_F32, &f)) == WT_OK)
+        st = wt_copy_into(s->found, f);
+    else if (st == WT_OK && !total && (st = wt_tensor_zeros(s->ctx, WT_F32, 0, NULL, &f)) == WT_OK)
+        st = wt_copy_into(s->found, f);
+    for (int i = 0; i < opt->n; i++) {
+        if (!scaled[i]) continue;
+        if (st == WT_OK) {
+            wt_tensor_release(opt->p[i].t->autograd->grad);
+            opt->p[i].t->autograd->grad = scaled[i];
+        } else {
+            wt_tensor_release(scaled[i]);
+        }
+    }
+    free(scaled);
+    wt_tensor_release(inv), wt_tensor_release(total), wt_tensor_release(nan), wt_tensor_release(f);
+    return st;
+}
+
+static wt_status check_pair(const char *fn, const wt_grad_scaler *s, const wt_optimizer *opt)
+{
+    if (!s) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: scaler is NULL", fn);
+    if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: opt is NULL", fn);
+    if (opt->ctx != s->ctx) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: the optimizer and the scaler belong to different contexts", fn);
+    return WT_OK;
+}
+
+wt_status wt_grad_scaler_unscale(wt_grad_scaler *scaler, wt_optimizer *opt)
+{
+    const char *fn = "wt_grad_scaler_unscale";
+    wt_status st = check_pair(fn, scaler, opt);
+    if (st != WT_OK) return st;
+    if (scaler->unscaled == opt && scaler->unscaled_at == opt->steps)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: the gradients of this step are unscaled already", fn);
+    wt_grad_pause pz;
+    wt_grad_pause_begin(scaler->ctx, &pz);
+    st = unscale(scaler, opt);
+    wt_grad_pause_end(&pz);
+    if (st == WT_OK) scaler->unscaled = opt, scaler->unscaled_at = opt->steps;
+    return st;
+}
+
+/* t = found ? old : t, in place. */
+static wt_status keep_if_found(const wt_tensor *found, wt_tensor *t, const wt_tensor *old)
+{
+    wt_tensor *sel = NULL;
+    wt_status st = wt_where(found, old, t, &sel);
+    if (st == WT_OK) st = wt_copy_into(t, sel);
+    wt_tensor_release(sel);
+    return st;
+}
+
+/* The scale after this step: found: scale * backoff, tracker 0; else the
+ * tracker counts, and at growth_interval: scale * growth, tracker 0. */
+/* 1 - t (each step its own statement: a STEP inside another's arguments
+ * would run the outer one after the inner failed). */
+static wt_tensor *one_minus(chain *c, wt_tensor *t)
+{
+    wt_tensor *neg = STEP(c, wt_mul_scalar, t, -1.0);
+    return STEP(c, wt_add_scalar, neg, 1.0);
+}
+
+static wt_status update_scale(wt_grad_scaler *s)
+{
+    chain c = {0};
+    wt_tensor *clean = one_minus(&c, s->found);
+    wt_tensor *next = STEP(&c, wt_add_scalar, s->tracker, 1.0);
+    wt_tensor *t1 = STEP(&c, wt_mul, next, clean);
+    wt_tensor *due = STEP(&c, wt_ge_scalar, t1, (double)s->o.growth_interval);
+    wt_tensor *grow = STEP(&c, wt_cast, due, WT_F32);
+    /* factor = found * backoff + clean * (1 + grow * (growth - 1)) */
+    wt_tensor *g1 = STEP(&c, wt_mul_scalar, grow, s->o.growth_factor - 1.0);
+    wt_tensor *up = STEP(&c, wt_add_scalar, g1, 1.0);
+    wt_tensor *down = STEP(&c, wt_mul_scalar, s->found, s->o.backoff_factor);
+    wt_tensor *kept = STEP(&c, wt_mul, clean, up);
+    wt_tensor *factor = STEP(&c, wt_add, down, kept);
+    wt_tensor *scale = STEP(&c, wt_mul, s->scale, factor);
+    wt_tensor *stay = one_minus(&c, grow);
+    wt_tensor *tracker = STEP(&c, wt_mul, t1, stay);
+    if (c.st == WT_OK) c.st = wt_copy_into(s->scale, scale);
+    if (c.st == WT_OK) c.st = wt_copy_into(s->tracker, tracker);
+    chain_release(&c);
+    return c.st;
+}
+
+wt_status wt_grad_scaler_step(wt_grad_scaler *scaler, wt_optimizer *opt)
+{
+    const char *fn = "wt_grad_scaler_step";
+    wt_status st = check_pair(fn, scaler, opt);
+    if (st != WT_OK) return st;
+    wt_grad_pause pz;
+    wt_grad_pause_begin(scaler->ctx, &pz);
+    if (!(scaler->unscaled == opt && scaler->unscaled_at == opt->steps)) st = unscale(scaler, opt);
+    scaler->unscaled = NULL;
+    /* The state before the step, to put back when it must be skipped; the
+     * kernels get finite gradients either way. */
+    int n = opt->n;
+    wt_tensor **old = calloc((size_t)(3 * (n ? n : 1)), sizeof *old), *fb = NULL;
+    if (!old && st == WT_OK) st = wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    if (st == WT_OK) st = wt_gt_scalar(scaler->found, 0.5, &fb);
+    for (int i = 0; i < n && st == WT_OK; i++) {
+        opt_param *p = &opt->p[i];
+        wt_tensor *g = p->t->autograd ? p->t->autograd->grad : NULL, *safe = NULL;
+        if (!g) continue;
+        st = wt_copy(p->t, &old[3 * i]);
+        if (st == WT_OK && p->s1) st = wt_copy(p->s1, &old[3 * i + 1]);
+        if (st == WT_OK && p->s2) st = wt_copy(p->s2, &old[3 * i + 2]);
+        if (st == WT_OK) st = wt_masked_fill(g, fb, 0.0, &safe);
+        if (st == WT_OK) {
+            wt_tensor_release(p->t->autograd->grad);
+            p->t->autograd->grad = safe;
+        }
+    }
+    if (st == WT_OK) st = wt_optimizer_step(opt);
+    for (int i = 0; i < n && st == WT_OK; i++) {
+        opt_param *p = &opt->p[i];
+        if (!old[3 * i]) continue;
+        st = keep_if_found(fb, p->t, old[3 * i]);
+        if (st == WT_OK && p->s1) st = keep_if_found(fb, p->s1, old[3 * i + 1]);
+        if (st == WT_OK && p->s2) st = keep_if_found(fb, p->s2, old[3 * i + 2]);
+    }
+    if (st == WT_OK) st = update_scale(scaler);
+    for (int i = 0; old && i < 3 * n; i++) wt_tensor_release(old[i]);
+    free(old);
+    wt_tensor_release(fb);
+    wt_grad_pause_end(&pz);
+    return st;
+}

@@ -1,0 +1,369 @@
+/* Matrix-vector products on the stored weight (cpu/gemv_simd.h). */
+#include "cpu/gemv_simd.h"
+#include "cpu/cpu.h"
+#include "cpu/half.h"
+#include "core/knobs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define GEMV_X86 1
+#include <immintrin.h>
+#define AVX2_FMA_F16C __attribute__((target("avx2,fma,f16c")))
+#else
+#define GEMV_X86 0
+#endif
+
+static float half_to_float(uint16_t h)
+{
+    const uint32_t bits = cpu_half_to_f32_bits(h);
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static uint16_t float_to_half(float f)
+{
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    return cpu_f32_bits_to_half(bits);
+}
+
+/* Which wide paths may run: 0 none, 1 AVX2 + FMA + F16C, 2 those and
+ * AVX-512F; at most what WT_CPU_GEMV_SIMD allows (so that every path can
+ * be tested on one machine). Asked once (a data race on the cache is
+ * benign, every thread writes the same answer). */
+static int wide_level(void)
+{
+#if GEMV_X86
+    static int cached = -1;
+    if (cached < 0) {
+        __builtin_cpu_init();
+        const bool avx2 =
+            __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+        int level = !avx2 ? 0 : __builtin_cpu_supports("avx512f") ? 2 : 1;
+        const char *cap = wt_knob_text(WT_KNOB_CPU_GEMV_SIMD);
+        if (cap && strcmp(cap, "none") == 0) level = 0;
+        if (cap && strcmp(cap, "avx2") == 0 && level > 1) level = 1;
+        cached = level;
+    }
+    return cached;
+#else
+    return 0;
+#endif
+}
+static bool wide_ok(void) { return wide_level() >= 1; }
+
+#if GEMV_X86
+AVX2_FMA_F16C static float hsum256(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+AVX2_FMA_F16C static float dot_f16_wide(const uint16_t *a, const float *x, int64_t k)
+{
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+    int64_t j = 0;
+    for (; j + 32 <= k; j += 32) {
+        acc0 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + j))), _mm256_loadu_ps(x + j), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + j + 8))),
+                               _mm256_loadu_ps(x + j + 8), acc1);
+        acc2 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + j + 16))),
+                               _mm256_loadu_ps(x + j + 16), acc2);
+        acc3 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + j + 24))),
+                               _mm256_loadu_ps(x + j + 24), acc3);
+    }
+    for (; j + 8 <= k; j += 8)
+        acc0 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + j))), _mm256_loadu_ps(x + j), acc0);
+    float s = hsum256(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
+    for (; j < k; j++) s += _cvtsh_ss(a[j]) * x[j];
+    return s;
+}
+
+/* Eight int8 at p as floats. */
+AVX2_FMA_F16C static __m256 i8x8(const void *p)
+{
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
+}
+
+AVX2_FMA_F16C static float dot_q8_0_wide(const uint8_t *row, const float *x, int64_t nblocks)
+{
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    int64_t b = 0;
+    for (; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 34;
+        const float *xb = x + b * 32;
+        __m256 s = _mm256_mul_ps(i8x8(blk + 2), _mm256_loadu_ps(xb));
+        __m256 t = _mm256_mul_ps(i8x8(blk + 10), _mm256_loadu_ps(xb + 8));
+        s = _mm256_fmadd_ps(i8x8(blk + 18), _mm256_loadu_ps(xb + 16), s);
+        t = _mm256_fmadd_ps(i8x8(blk + 26), _mm256_loadu_ps(xb + 24), t);
+        const __m256 d = _mm256_set1_ps(_cvtsh_ss((uint16_t)(blk[0] | blk[1] << 8)));
+        if (b & 1)
+            acc1 = _mm256_fmadd_ps(d, _mm256_add_ps(s, t), acc1);
+        else
+            acc0 = _mm256_fmadd_ps(d, _mm256_add_ps(s, t), acc0);
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1));
+}
+
+AVX2_FMA_F16C static float dot_q4_0_wide(const uint8_t *row, const float *x, int64_t nblocks)
+{
+    const __m128i low4 = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 18;
+        const float *xb = x + b * 32;
+        const __m128i v = _mm_loadu_si128((const __m128i *)(blk + 2));
+        /* nibble - 8 as int8: low nibbles are elements 0..15, high 16..31 */
+        const __m128i lo = _mm_sub_epi8(_mm_and_si128(v, low4), eight);
+        const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(v, 4), low4), eight);
+        __m256 s = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo)), _mm256_loadu_ps(xb));
+        __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8))),
+                                 _mm256_loadu_ps(xb + 8));
+        s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi)), _mm256_loadu_ps(xb + 16), s);
+        t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))), _mm256_loadu_ps(xb + 24),
+                            t);
+        const __m256 d = _mm256_set1_ps(_cvtsh_ss((uint16_t)(blk[0] | blk[1] << 8)));
+        if (b & 1)
+            acc1 = _mm256_fmadd_ps(d, _mm256_add_ps(s, t), acc1);
+        else
+            acc0 = _mm256_fmadd_ps(d, _mm256_add_ps(s, t), acc0);
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1));
+}
+
+#define AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
+
+/* Sixteen int8 at p as floats. */
+AVX512 static __m512 i8x16(__m128i v) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(v)); }
+
+/* AVX-512: sixteen quants per conversion, half the instructions of the
+ * AVX2 loops (which run out of issue slots before memory runs out of
+ * bandwidth on a few cores). */
+AVX512 static float dot_q8_0_512(const uint8_t *row, const float *x, int64_t nblocks)
+{
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 34;
+        const float *xb = x + b * 32;
+        __m512 s = _mm512_mul_ps(i8x16(_mm_loadu_si128((const __m128i *)(blk + 2))), _mm512_loadu_ps(xb));
+        s = _mm512_fmadd_ps(i8x16(_mm_loadu_si128((const __m128i *)(blk + 18))), _mm512_loadu_ps(xb + 16), s);
+        const __m512 d = _mm512_set1_ps(_cvtsh_ss((uint16_t)(blk[0] | blk[1] << 8)));
+        if (b & 1)
+            acc1 = _mm512_fmadd_ps(d, s, acc1);
+        else
+            acc0 = _mm512_fmadd_ps(d, s, acc0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+
+/* Q4_K's 6-bit scale and min of sub-block s from its 12 bytes S. */
+static void q4k_sm(const uint8_t *S, int s, int *sc, int *m)
+{
+    if (s < 4) {
+        *sc = S[s] & 63, *m = S[s + 4] & 63;
+    } else {
+        *sc = (S[s + 4] & 15) | (S[s - 4] >> 6) << 4;
+        *m = (S[s + 4] >> 4) | (S[s] >> 6) << 4;
+    }
+}
+
+/* Sixteen unsigned bytes as floats. */
+AVX512 static __m512 u8x16(__m128i v) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(v)); }
+
+/* Q4_K: per 64 elements two sub-blocks, sum d*sc * (q . x) - dmin*m *
+ * (sum of x). */
+AVX512 static float dot_q4_k_512(const uint8_t *row, const float *x, int64_t nblocks)
+{
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    __m512 acc = _mm512_setzero_ps(), accm = acc;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 144;
+        const float d = _cvtsh_ss((uint16_t)(blk[0] | blk[1] << 8)), dmin = _cvtsh_ss((uint16_t)(blk[2] | blk[3] << 8));
+        for (int c = 0; c < 4; c++) {
+            int sc0, m0, sc1, m1;
+            q4k_sm(blk + 4, 2 * c, &sc0, &m0);
+            q4k_sm(blk + 4, 2 * c + 1, &sc1, &m1);
+            const uint8_t *q = blk + 16 + 32 * c;
+            const float *xc = x + b * 256 + 64 * c;
+            const __m128i v0 = _mm_loadu_si128((const __m128i *)q), v1 = _mm_loadu_si128((const __m128i *)(q + 16));
+            const __m512 x00 = _mm512_loadu_ps(xc), x01 = _mm512_loadu_ps(xc + 16);
+            const __m512 x10 = _mm512_loadu_ps(xc + 32), x11 = _mm512_loadu_ps(xc + 48);
+            __m512 s0 = _mm512_mul_ps(u8x16(_mm_and_si128(v0, low4)), x00);
+            s0 = _mm512_fmadd_ps(u8x16(_mm_and_si128(v1, low4)), x01, s0);
+            __m512 s1 = _mm512_mul_ps(u8x16(_mm_and_si128(_mm_srli_epi16(v0, 4), low4)), x10);
+            s1 = _mm512_fmadd_ps(u8x16(_mm_and_si128(_mm_srli_epi16(v1, 4), low4)), x11, s1);
+            acc = _mm512_fmadd_ps(_mm512_set1_ps(d * (float)sc0), s0, acc);
+            acc = _mm512_fmadd_ps(_mm512_set1_ps(d * (float)sc1), s1, acc);
+            accm = _mm512_fmadd_ps(_mm512_set1_ps(dmin * (float)m0), _mm512_add_ps(x00, x01), accm);
+            accm = _mm512_fmadd_ps(_mm512_set1_ps(dmin * (float)m1), _mm512_add_ps(x10, x11), accm);
+        }
+    }
+    return _mm512_reduce_add_ps(_mm512_sub_ps(acc, accm));
+}
+
+/* Q6_K: per 16 elements of a quarter, the 6-bit q - 32 from its low
+ * nibble and high bit pair, times x, times d * sc. */
+AVX512 static float dot_q6_k_512(const uint8_t *row, const float *x, int64_t nblocks)
+{
+    const __m128i low4 = _mm_set1_epi8(0x0f), three = _mm_set1_epi8(3), off = _mm_set1_epi8(32);
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 210;
+        const int8_t *sc = (const int8_t *)(blk + 192);
+        const float d = _cvtsh_ss((uint16_t)(blk[208] | blk[209] << 8));
+        for (int h = 0; h < 2; h++)
+            for (int half = 0; half < 2; half++) {
+                const __m128i H = _mm_loadu_si128((const __m128i *)(blk + 128 + 32 * h + 16 * half));
+                const __m128i L0 = _mm_loadu_si128((const __m128i *)(blk + 64 * h + 16 * half));
+                const __m128i L1 = _mm_loadu_si128((const __m128i *)(blk + 64 * h + 32 + 16 * half));
+                const __m128i lo[4] = {_mm_and_si128(L0, low4), _mm_and_si128(L1, low4),
+                                       _mm_and_si128(_mm_srli_epi16(L0, 4), low4),
+                                       _mm_and_si128(_mm_srli_epi16(L1, 4), low4)};
+                const __m128i hi[4] = {_mm_and_si128(H, three), _mm_and_si128(_mm_srli_epi16(H, 2), three),
+                                       _mm_and_si128(_mm_srli_epi16(H, 4), three),
+                                       _mm_and_si128(_mm_srli_epi16(H, 6), three)};
+                for (int g = 0; g < 4; g++) {
+                    const __m128i q = _mm_sub_epi8(_mm_or_si128(lo[g], _mm_slli_epi16(hi[g], 4)), off);
+                    const __m512 s = _mm512_mul_ps(i8x16(q), _mm512_loadu_ps(x + b * 256 + 128 * h + 32 * g + 16 * half));
+                    const __m512 ds = _mm512_set1_ps(d * (float)sc[8 * h + 2 * g + half]);
+                    if (g & 1)
+                        acc1 = _mm512_fmadd_ps(ds, s, acc1);
+                    else
+                        acc0 = _mm512_fmadd_ps(ds, s, acc0);
+                }
+            }
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+
+AVX512 static float dot_q4_0_512(const uint8_t *row, const float *x, int64_t nblocks)
+{
+    const __m128i low4 = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 18;
+        const float *xb = x + b * 32;
+        const __m128i v = _mm_loadu_si128((const __m128i *)(blk + 2));
+        const __m128i lo = _mm_sub_epi8(_mm_and_si128(v, low4), eight);
+        const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(v, 4), low4), eight);
+        __m512 s = _mm512_mul_ps(i8x16(lo), _mm512_loadu_ps(xb));
+        s = _mm512_fmadd_ps(i8x16(hi), _mm512_loadu_ps(xb + 16), s);
+        const __m512 d = _mm512_set1_ps(_cvtsh_ss((uint16_t)(blk[0] | blk[1] << 8)));
+        if (b & 1)
+            acc1 = _mm512_fmadd_ps(d, s, acc1);
+        else
+            acc0 = _mm512_fmadd_ps(d, s, acc0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+#endif
+
+float cpu_dot_f16(const uint16_t *a, const float *x, int64_t k)
+{
+#if GEMV_X86
+    if (wide_ok()) return dot_f16_wide(a, x, k);
+#endif
+    float acc[8] = {0};
+    int64_t j = 0;
+    for (; j + 8 <= k; j += 8)
+        for (int l = 0; l < 8; l++) acc[l] += half_to_float(a[j + l]) * x[j + l];
+    float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; j < k; j++) s += half_to_float(a[j]) * x[j];
+    return s;
+}
+
+float cpu_dot_q8_0(const uint8_t *row, const float *x, int64_t nblocks)
+{
+#if GEMV_X86
+    if (wide_level() == 2) return dot_q8_0_512(row, x, nblocks);
+    if (wide_ok()) return dot_q8_0_wide(row, x, nblocks);
+#endif
+    float acc = 0.0f;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 34;
+        float s = 0.0f;
+        for (int j = 0; j < 32; j++) s += (float)(int8_t)blk[2 + j] * x[b * 32 + j];
+        acc += half_to_float((uint16_t)(blk[0] | blk[1] << 8)) * s;
+    }
+    return acc;
+}
+
+float cpu_dot_q4_0(const uint8_t *row, const float *x, int64_t nblocks)
+{
+#if GEMV_X86
+    if (wide_level() == 2) return dot_q4_0_512(row, x, nblocks);
+    if (wide_ok()) return dot_q4_0_wide(row, x, nblocks);
+#endif
+    float acc = 0.0f;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 18;
+        float s = 0.0f;
+        for (int j = 0; j < 16; j++)
+            s += (float)((blk[2 + j] & 15) - 8) * x[b * 32 + j] + (float)((blk[2 + j] >> 4) - 8) * x[b * 32 + 16 + j];
+        acc += half_to_float((uint16_t)(blk[0] | blk[1] << 8)) * s;
+    }
+    return acc;
+}
+
+bool cpu_dot_kquant_wide(void) { return wide_level() == 2; }
+
+float cpu_dot_q4_k(const uint8_t *row, const float *x, int64_t nblocks)
+{
+#if GEMV_X86
+    if (wide_level() == 2) return dot_q4_k_512(row, x, nblocks);
+#endif
+    (void)row, (void)x, (void)nblocks;
+    return 0.0f; /* callers ask cpu_dot_kquant_wide first */
+}
+
+float cpu_dot_q6_k(const uint8_t *row, const float *x, int64_t nblocks)
+{
+#if GEMV_X86
+    if (wide_level() == 2) return dot_q6_k_512(row, x, nblocks);
+#endif
+    (void)row, (void)x, (void)nblocks;
+    return 0.0f; /* callers ask cpu_dot_kquant_wide first */
+}
+
+wt_status cpu_gemv_f16(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, const wt_tensor *bias,
+                       wt_tensor *out)
+{
+    if (a->dtype != WT_F16 || b->dtype != WT_F16 || out->dtype != WT_F16 || (bias && bias->dtype != WT_F16) ||
+        a->ndim != 3 || b->ndim != 3 || out->ndim != 3 || out->shape[0] != 1)
+        return WT_ERR_UNSUPPORTED;
+    const int64_t M = out->shape[1], N = out->shape[2], K = a->shape[2];
+    /* rows of the matrix (unit stride along K) and the vector */
+    const uint16_t *mat, *vec;
+    int64_t rows, row_stride, vec_stride, out_stride;
+    const uint16_t *ah = (const uint16_t *)a->storage->host + a->offset,
+                   *bh = (const uint16_t *)b->storage->host + b->offset;
+    if (N == 1 && a->strides[2] == 1) {
+        mat = ah, rows = M, row_stride = a->strides[1], vec = bh, vec_stride = b->strides[1];
+        out_stride = out->strides[1];
+    } else if (M == 1 && b->strides[1] == 1) {
+        mat = bh, rows = N, row_stride = b->strides[2], vec = ah, vec_stride = a->strides[2];
+        out_stride = out->strides[2];
+    } else {
+        return WT_ERR_UNSUPPORTED;
+    }
+    if (K == 0 || rows < 2) return WT_ERR_UNSUPPORTED; /* nothing to gain */
+    float *xf = malloc(sizeof(float) * (size_t)K);
+    if (!xf) return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: gemv cannot allocate %lld floats", (long long)K);
+    for (int64_t j = 0; j < K; j++) xf[j] = half_to_float(vec[j * vec_stride]);
+    uint16_t *y = (uint16_t *)out->storage->host + out->offset;
+    const uint16_t *bv = bias ? (const uint16_t *)bias->storage->host + bias->offset : NULL;
+    const int64_t bs = bias ? bias->strides[0] : 0;
+#pragma omp parallel for num_threads(cpu_threads(ctx)) if (rows * K >= CPU_PARALLEL_MIN) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        float v = cpu_dot_f16(mat + r * row_stride, xf, K);
+        if (bv) v += half_to_float(bv[(N == 1 ? 0 : r) * bs]);
+        y[r * out_stride] = float_to_half(v);
+    }
+    free(xf);
+    return WT_OK;
+}

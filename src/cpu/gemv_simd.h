@@ -1,0 +1,36 @@
+/* Matrix-vector products that read the weight in its stored form (f16,
+ * ggml's Q8_0 and Q4_0 blocks) and convert it in registers: a decode
+ * step's products are bound by the bytes read, so the weight must never be
+ * widened to f32 in memory first. AVX2 + FMA + F16C where the processor
+ * has them (checked at run time), portable loops otherwise. */
+#ifndef WT_CPU_GEMV_SIMD_H
+#define WT_CPU_GEMV_SIMD_H
+
+#include "core/internal.h"
+
+#include <stdint.h>
+
+/* sum over j < k of a[j] * x[j], a f16 bits. Any k. */
+float cpu_dot_f16(const uint16_t *a, const float *x, int64_t k);
+/* The dot product of a row of nblocks Q8_0 / Q4_0 blocks (their bytes, in
+ * file order) with x (32 * nblocks floats): sum of d * (sum of q * x) per
+ * block, in f32. */
+float cpu_dot_q8_0(const uint8_t *row, const float *x, int64_t nblocks);
+float cpu_dot_q4_0(const uint8_t *row, const float *x, int64_t nblocks);
+/* The same for a row of nblocks Q4_K / Q6_K super-blocks (256 elements
+ * each), only where cpu_dot_kquant_wide() (AVX-512F) says so: elsewhere
+ * the caller dequantises rows instead. */
+bool cpu_dot_kquant_wide(void);
+float cpu_dot_q4_k(const uint8_t *row, const float *x, int64_t nblocks);
+float cpu_dot_q6_k(const uint8_t *row, const float *x, int64_t nblocks);
+
+/* The f16 product out [1, M, N] = a [1, M, K] @ b [1, K, N] (+ bias [N]
+ * f16 or NULL) when it is a matrix times a vector whose matrix rows are
+ * unit-stride: N == 1 with a's K unit-stride, or M == 1 with b's K
+ * unit-stride (a linear layer's transposed weight). Sums in f32, one
+ * rounding to f16. WT_ERR_UNSUPPORTED (nothing written) for any other
+ * shape, so that the caller takes the general path. */
+wt_status cpu_gemv_f16(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, const wt_tensor *bias,
+                       wt_tensor *out);
+
+#endif /* WT_CPU_GEMV_SIMD_H */

@@ -1,0 +1,209 @@
+// y [M, N] = x [M, K] @ W^T + bias with W quantised (core/node.h
+// LINEAR_QUANT), the fused dequantise-GEMV for decode: a workgroup takes
+// ROWS rows of W for one row of x, LANES threads per row. The threads of
+// a row take its units in turn (neighbours read neighbouring bytes), so
+// each unit is read once, straight from storage, and never made dense:
+//   Q4_0 / Q8_0: a pair of blocks (36 / 68 bytes: whole words from the
+//                row's start), the last unit a single block when the row
+//                has an odd count;
+//   Q4_K:        64 elements (a quarter super-block: 32 bytes of nibbles
+//                holding two sub-blocks);
+//   Q6_K:        128 elements (half a super-block).
+// Quants become floats without integer-to-float conversions: a value
+// n < 2^23 ORed into the bits of 2^23 is the float 2^23 + n exactly, and
+// one subtraction takes off 2^23 and the format's offset. Each thread
+// sums its products in f32; the row's threads then add their sums in
+// workgroup memory.
+// x is read as vec4 (its offset a multiple of 4 elements; K is).
+// Prelude: TYPE, BLOCK_BYTES, HAS_BIAS, ROWS, LANES (a power of two,
+// ROWS * LANES = 256); libraries f16_bits and quant_blocks.
+
+struct Params {
+    m: u32, n: u32, k: u32, words: u32,
+    x_offset: u32, w_offset: u32, b_offset: u32, pad0: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> w: array<u32>;
+@group(0) @binding(3) var<storage, read> bias: array<f32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+
+var<workgroup> partial: array<f32, 256>;
+
+const MAGIC: u32 = 0x4b000000u; // the bits of 2^23
+const TWO23: f32 = 8388608.0;
+
+// The four bytes of v (each < 2^23 after masking) as floats minus off.
+fn bytes4(v: u32, off: f32) -> vec4<f32> {
+    return bitcast<vec4<f32>>(vec4<u32>(MAGIC | (v & 0xffu), MAGIC | ((v >> 8u) & 0xffu),
+                                        MAGIC | ((v >> 16u) & 0xffu), MAGIC | (v >> 24u))) - (TWO23 + off);
+}
+
+// Q4_0: the 16 nibble bytes qs (four words) of one block dotted with the
+// block's x (8 vec4 from xi), without d.
+fn q4_0_dot(q0: u32, q1: u32, q2: u32, q3: u32, xi: u32) -> f32 {
+    let lo = 0x0f0f0f0fu;
+    var s = dot(bytes4(q0 & lo, 8.0), x[xi]) + dot(bytes4(q1 & lo, 8.0), x[xi + 1u]);
+    s += dot(bytes4(q2 & lo, 8.0), x[xi + 2u]) + dot(bytes4(q3 & lo, 8.0), x[xi + 3u]);
+    s += dot(bytes4((q0 >> 4u) & lo, 8.0), x[xi + 4u]) + dot(bytes4((q1 >> 4u) & lo, 8.0), x[xi + 5u]);
+    s += dot(bytes4((q2 >> 4u) & lo, 8.0), x[xi + 6u]) + dot(bytes4((q3 >> 4u) & lo, 8.0), x[xi + 7u]);
+    return s;
+}
+
+// Q8_0: four bytes of int8 quants: flipping the sign bits makes them
+// q + 128 (0 .. 255).
+fn q8_dot(q: u32, xv: vec4<f32>) -> f32 {
+    return dot(bytes4(q ^ 0x80808080u, 128.0), xv);
+}
+
+fn lo16(v: u32) -> f32 { return bitcast<f32>(half_to_f32_bits(v & 0xffffu)); }
+fn hi16(v: u32) -> f32 { return bitcast<f32>(half_to_f32_bits(v >> 16u)); }
+
+// The sum of unit u of the row (words from rw) against x from xrow (vec4
+// index).
+fn unit_sum(rw: u32, u: u32, xrow: u32, nblocks: u32) -> f32 {
+    if (TYPE == 2u) {
+        let a = rw + u * 9u; // a pair: 36 bytes
+        let xi = xrow + u * 16u;
+        let a0 = w[a];
+        let a1 = w[a + 1u];
+        let a2 = w[a + 2u];
+        let a3 = w[a + 3u];
+        let a4 = w[a + 4u];
+        var s = lo16(a0) * q4_0_dot((a0 >> 16u) | (a1 << 16u), (a1 >> 16u) | (a2 << 16u),
+                                    (a2 >> 16u) | (a3 << 16u), (a3 >> 16u) | (a4 << 16u), xi);
+        if (2u * u + 1u < nblocks) {
+            s += hi16(a4) * q4_0_dot(w[a + 5u], w[a + 6u], w[a + 7u], w[a + 8u], xi + 8u);
+        }
+        return s;
+    }
+    if (TYPE == 8u) {
+        let a = rw + u * 17u; // a pair: 68 bytes
+        let xi = xrow + u * 16u;
+        var prev = w[a];
+        let d0 = lo16(prev);
+        var s0 = 0.0;
+        for (var j = 0u; j < 8u; j++) {
+            let nxt = w[a + 1u + j];
+            s0 += q8_dot((prev >> 16u) | (nxt << 16u), x[xi + j]);
+            prev = nxt;
+        }
+        var s = d0 * s0;
+        if (2u * u + 1u < nblocks) {
+            var s1 = 0.0;
+            for (var j = 0u; j < 8u; j++) {
+                s1 += q8_dot(w[a + 9u + j], x[xi + 8u + j]);
+            }
+            s += hi16(prev) * s1;
+        }
+        return s;
+    }
+    if (TYPE == 12u) {
+        let sb = u / 4u;
+        let c = u % 4u;
+        let a = rw + sb * 36u; // 144 bytes
+        let dd = unpack_halves(w[a]);
+        let base = sb * 144u;
+        let sm0 = q4k_scale_min(rw, base, 2u * c);
+        let sm1 = q4k_scale_min(rw, base, 2u * c + 1u);
+        let q = a + 4u + 8u * c;
+        let xi = xrow + u * 16u;
+        let lo = 0x0f0f0f0fu;
+        var sq0 = 0.0;
+        var sq1 = 0.0;
+        var sx0 = vec4<f32>(0.0);
+        var sx1 = vec4<f32>(0.0);
+        for (var j = 0u; j < 8u; j++) {
+            let v = w[q + j];
+            let x0 = x[xi + j];
+            let x1 = x[xi + 8u + j];
+            sq0 += dot(bytes4(v & lo, 0.0), x0);
+            sq1 += dot(bytes4((v >> 4u) & lo, 0.0), x1);
+            sx0 += x0;
+            sx1 += x1;
+        }
+        let m0 = dot(sx0, vec4<f32>(1.0));
+        let m1 = dot(sx1, vec4<f32>(1.0));
+        return dd.x * (f32(sm0.x) * sq0 + f32(sm1.x) * sq1) - dd.y * (f32(sm0.y) * m0 + f32(sm1.y) * m1);
+    }
+    // Q6_K: half h of super-block sb.
+    let sb = u / 2u;
+    let h = u % 2u;
+    let base = sb * 210u;
+    let ql = base + 64u * h;
+    let qh = base + 128u + 32u * h;
+    let xi = xrow + u * 32u;
+    let lo = 0x0f0f0f0fu;
+    let two = 0x03030303u;
+    // Quarters g = 0..3 of 32 elements; each has two sub-blocks of 16
+    // (half 0: l < 16, half 1: l >= 16) with a scale each, sc[2g + half].
+    var t = 0.0;
+    for (var half = 0u; half < 2u; half++) {
+        var sums = vec4<f32>(0.0); // by quarter
+        for (var jj = 0u; jj < 4u; jj++) {
+            let j = 4u * half + jj;
+            let l0 = quad_at(rw, ql + 4u * j);
+            let l1 = quad_at(rw, ql + 32u + 4u * j);
+            let hb = quad_at(rw, qh + 4u * j);
+            sums += vec4<f32>(dot(bytes4((l0 & lo) | ((hb & two) << 4u), 32.0), x[xi + j]),
+                              dot(bytes4((l1 & lo) | (((hb >> 2u) & two) << 4u), 32.0), x[xi + 8u + j]),
+                              dot(bytes4(((l0 >> 4u) & lo) | (((hb >> 4u) & two) << 4u), 32.0), x[xi + 16u + j]),
+                              dot(bytes4(((l1 >> 4u) & lo) | (((hb >> 6u) & two) << 4u), 32.0), x[xi + 24u + j]));
+        }
+        // the int8 scales sc[half], sc[2 + half], sc[4 + half], sc[6 + half]
+        let sa = quad_at(rw, base + 192u + 8u * h) >> (8u * half);
+        let sb2 = quad_at(rw, base + 196u + 8u * h) >> (8u * half);
+        let sc = vec4<f32>(vec4<i32>(bitcast<i32>(sa << 24u) >> 24u, bitcast<i32>(sa << 8u) >> 24u,
+                                     bitcast<i32>(sb2 << 24u) >> 24u, bitcast<i32>(sb2 << 8u) >> 24u));
+        t += dot(sc, sums);
+    }
+    return half_at(rw, base + 208u) * t;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let groups = (p.n + ROWS - 1u) / ROWS;
+    let g = wid.x + wid.y * nwg.x; // uniform across the workgroup
+    if (g >= groups * p.m) {
+        return;
+    }
+    let i = g / groups;
+    let r = (g % groups) * ROWS + lid / LANES;
+    let lane = lid % LANES;
+    var acc = 0.0;
+    if (r < p.n) {
+        let rw = p.w_offset + r * p.words;
+        let xrow = (p.x_offset + i * p.k) / 4u;
+        var units = 0u;
+        var nblocks = 0u;
+        if (TYPE == 2u || TYPE == 8u) {
+            nblocks = p.k / 32u;
+            units = (nblocks + 1u) / 2u;
+        } else if (TYPE == 12u) {
+            units = p.k / 64u;
+        } else {
+            units = p.k / 128u;
+        }
+        for (var u = lane; u < units; u += LANES) {
+            acc += unit_sum(rw, u, xrow, nblocks);
+        }
+    }
+    partial[lid] = acc;
+    workgroupBarrier();
+    for (var s = LANES / 2u; s > 0u; s = s / 2u) {
+        if (lane < s) {
+            partial[lid] += partial[lid + s];
+        }
+        workgroupBarrier();
+    }
+    if (lane == 0u && r < p.n) {
+        var y = partial[lid];
+        if (HAS_BIAS) {
+            y += bias[p.b_offset + r];
+        }
+        out[i * p.n + r] = y;
+    }
+}

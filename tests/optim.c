@@ -1,0 +1,457 @@
+/* Optimizer objects, gradient clipping, learning-rate schedules and
+ * gradient accumulation (webtensor.h, "optimizers").
+ *
+ * Updates are checked against PyTorch's update formulas computed here in
+ * double from the same gradients; clipping against the norm computed
+ * here; schedules against their closed forms; accumulation over
+ * micro-batches against the whole batch's gradients and step; and memory
+ * stays flat over training steps. */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static wt_context *g_ctx;
+
+static wt_tensor *param(const float *v, int64_t n)
+{
+    wt_tensor *t = NULL;
+    wt_tensor_from_data(g_ctx, WT_F32, 1, &n, v, &t);
+    wt_tensor_set_requires_grad(t, true);
+    return t;
+}
+
+static bool read_vec(const wt_tensor *t, float *v, int64_t n)
+{
+    return t && wt_tensor_numel(t) == n && wt_tensor_read(t, v, (size_t)n * sizeof *v) == WT_OK;
+}
+
+/* Accumulates d/dw sum(w * x) = x into w's gradient. */
+static bool grad_is(wt_tensor *w, const float *x, int64_t n)
+{
+    wt_tensor *xt = NULL, *p = NULL, *s = NULL;
+    bool ok = wt_tensor_from_data(g_ctx, WT_F32, 1, &n, x, &xt) == WT_OK && wt_mul(w, xt, &p) == WT_OK &&
+              wt_sum(p, 0, NULL, false, &s) == WT_OK && wt_backward(s) == WT_OK;
+    wt_tensor_release(xt), wt_tensor_release(p), wt_tensor_release(s);
+    return ok;
+}
+
+enum { N = 5, STEPS = 4 };
+
+static float grad_at(int step, int k) { return (float)(0.3 * sin(1.7 * step + 0.9 * k) + 0.1 * (k - 2)); }
+
+/* PyTorch's SGD on the host. */
+static void sgd_ref(double *p, double *buf, const double *g0, int t, double lr, double mom, double damp,
+                    double wd, bool nesterov)
+{
+    for (int k = 0; k < N; k++) {
+        double g = g0[k] + wd * p[k];
+        if (mom > 0) {
+            buf[k] = t == 1 ? g : mom * buf[k] + (1 - damp) * g;
+            g = nesterov ? g + mom * buf[k] : buf[k];
+        }
+        p[k] -= lr * g;
+    }
+}
+
+static void test_sgd(bool nesterov, double damp)
+{
+    const double lr = 0.1, mom = 0.9, wd = 0.05;
+    float init[N] = {0.5f, -1.0f, 2.0f, 0.25f, -0.75f};
+    double ref[N], buf[N] = {0};
+    for (int k = 0; k < N; k++) ref[k] = init[k];
+    wt_tensor *w = param(init, N), *other = param(init, N);
+    wt_sgd_options o;
+    wt_sgd_options_init(&o);
+    o.lr = lr, o.momentum = mom, o.dampening = damp, o.weight_decay = wd, o.nesterov = nesterov;
+    wt_optimizer *opt = NULL;
+    wt_tensor *both[2] = {w, other};
+    bool ok = wt_optimizer_create_sgd(2, both, &o, &opt) == WT_OK;
+    for (int t = 1; t <= STEPS && ok; t++) {
+        float g[N];
+        double gd[N];
+        for (int k = 0; k < N; k++) gd[k] = g[k] = grad_at(t, k);
+        ok = grad_is(w, g, N) && wt_optimizer_step(opt) == WT_OK && wt_optimizer_zero_grad(opt) == WT_OK;
+        sgd_ref(ref, buf, gd, t, lr, mom, damp, wd, nesterov);
+    }
+    float got[N], untouched[N];
+    ok = ok && read_vec(w, got, N) && read_vec(other, untouched, N);
+    double err = 0;
+    for (int k = 0; ok && k < N; k++) err = fmax(err, fabs(got[k] - ref[k]));
+    CHECK(ok && err < 1e-5, "sgd (momentum, %s, dampening %.1f, weight decay): %d steps match PyTorch's formulas "
+          "(max error %.2g; %s)", nesterov ? "nesterov" : "no nesterov", damp, STEPS, err, ok ? "" : wt_last_error());
+    CHECK(ok && memcmp(untouched, init, sizeof init) == 0, "sgd: a parameter without a gradient is not updated");
+    CHECK(wt_optimizer_steps(opt) == STEPS, "sgd: step count %lld", (long long)wt_optimizer_steps(opt));
+    wt_optimizer_release(opt);
+    wt_tensor_release(w), wt_tensor_release(other);
+}
+
+static void test_adamw(void)
+{
+    const double lr = 0.05, b1 = 0.8, b2 = 0.95, eps = 1e-6, wd = 0.1;
+    float init[N] = {0.5f, -1.0f, 2.0f, 0.25f, -0.75f};
+    double ref[2][N], m[2][N] = {{0}}, v[2][N] = {{0}};
+    wt_tensor *w = param(init, N), *b = param(init, N);
+    for (int k = 0; k < N; k++) ref[0][k] = ref[1][k] = init[k];
+    wt_adamw_options o;
+    wt_adamw_options_init(&o);
+    o.lr = lr, o.beta1 = b1, o.beta2 = b2, o.eps = eps, o.weight_decay = wd;
+    wt_optimizer *opt = NULL;
+    /* b is a group of its own without weight decay. */
+    bool ok = wt_optimizer_create_adamw(1, &w, &o, &opt) == WT_OK && wt_optimizer_add_params(opt, 1, &b, 0.0) == WT_OK;
+    for (int t = 1; t <= STEPS && ok; t++) {
+        float g[N];
+        for (int k = 0; k < N; k++) g[k] = grad_at(t, k);
+        ok = grad_is(w, g, N) && grad_is(b, g, N) && wt_optimizer_step(opt) == WT_OK &&
+             wt_optimizer_zero_grad(opt) == WT_OK;
+        for (int j = 0; j < 2; j++)
+            for (int k = 0; k < N; k++) {
+                double gd = g[k];
+                ref[j][k] *= 1 - lr * (j == 0 ? wd : 0.0);
+                m[j][k] = b1 * m[j][k] + (1 - b1) * gd;
+                v[j][k] = b2 * v[j][k] + (1 - b2) * gd * gd;
+                ref[j][k] -= lr * (m[j][k] / (1 - pow(b1, t))) / (sqrt(v[j][k] / (1 - pow(b2, t))) + eps);
+            }
+    }
+    float got[2][N];
+    ok = ok && read_vec(w, got[0], N) && read_vec(b, got[1], N);
+    double err = 0;
+    for (int j = 0; ok && j < 2; j++)
+        for (int k = 0; k < N; k++) err = fmax(err, fabs(got[j][k] - ref[j][k]));
+    CHECK(ok && err < 2e-5, "adamw (two groups: weight decay 0.1 and 0): %d steps match PyTorch's formulas (max "
+          "error %.2g; %s)", STEPS, err, ok ? "" : wt_last_error());
+    CHECK(wt_optimizer_add_params(opt, 1, &b, 0.0) == WT_ERR_INVALID_ARGUMENT, "add_params after a step is refused");
+    wt_tensor *fresh = param(init, N);
+    CHECK(wt_optimizer_add_params(opt, 1, &fresh, 0.0) == WT_ERR_INVALID_ARGUMENT, "add_params after steps: refused");
+    wt_optimizer_release(opt);
+    opt = NULL;
+    wt_tensor *twice[2] = {w, w};
+    CHECK(wt_optimizer_create_adamw(2, twice, NULL, &opt) == WT_ERR_INVALID_ARGUMENT && !opt,
+          "a parameter listed twice is refused: %s", wt_last_error());
+    wt_tensor *plain = NULL;
+    wt_tensor_zeros(g_ctx, WT_F32, 1, (int64_t[]){N}, &plain);
+    CHECK(wt_optimizer_create_sgd(1, &plain, NULL, &opt) == WT_ERR_INVALID_ARGUMENT && !opt,
+          "a tensor that does not require grad is refused: %s", wt_last_error());
+    wt_tensor_release(plain), wt_tensor_release(fresh), wt_tensor_release(w), wt_tensor_release(b);
+}
+
+static void test_schedules(void)
+{
+    wt_lr_schedule_options s;
+    wt_lr_schedule_options_init(&s);
+    s.kind = WT_LR_COSINE, s.lr = 1.0, s.warmup_steps = 4, s.total_steps = 14, s.min_lr = 0.1;
+    double lr = 0, err = 0;
+    for (int64_t i = 0; i < 20; i++) {
+        double want = i < 4 ? (i + 1) / 4.0
+                            : 0.1 + 0.45 * (1 + cos(3.14159265358979 * fmin(1.0, (double)(i - 4) / 10.0)));
+        if (wt_lr_schedule_at(&s, i, &lr) != WT_OK) err = INFINITY;
+        err = fmax(err, fabs(lr - want));
+    }
+    CHECK(err < 1e-12, "cosine with warm-up: 20 steps match the closed form (%.2g)", err);
+    s.kind = WT_LR_STEP, s.warmup_steps = 0, s.step_size = 3, s.gamma = 0.5;
+    err = 0;
+    for (int64_t i = 0; i < 10; i++) {
+        wt_lr_schedule_at(&s, i, &lr);
+        err = fmax(err, fabs(lr - pow(0.5, (double)(i / 3))));
+    }
+    CHECK(err < 1e-12, "step decay: 10 steps match lr * gamma^floor(i / step_size) (%.2g)", err);
+    CHECK(wt_lr_schedule_at(&s, -1, &lr) == WT_ERR_INVALID_ARGUMENT && isnan(lr), "a negative step is refused");
+
+    /* The optimizer follows its schedule: plain SGD moves w by lr * g. */
+    float init[1] = {0}, g1[1] = {1};
+    wt_tensor *w = param(init, 1);
+    wt_optimizer *opt = NULL;
+    s.kind = WT_LR_COSINE, s.lr = 0.5, s.warmup_steps = 2, s.total_steps = 6, s.min_lr = 0.0;
+    bool ok = wt_optimizer_create_sgd(1, &w, NULL, &opt) == WT_OK && wt_optimizer_set_schedule(opt, &s) == WT_OK;
+    double moved = 0, want = 0;
+    for (int i = 0; i < 6 && ok; i++) {
+        double lri = 0;
+        wt_lr_schedule_at(&s, i, &lri);
+        ok = fabs(wt_optimizer_lr(opt) - lri) < 1e-15 && grad_is(w, g1, 1) && wt_optimizer_step(opt) == WT_OK &&
+             wt_optimizer_zero_grad(opt) == WT_OK;
+        want -= lri;
+    }
+    float got = NAN;
+    ok = ok && read_vec(w, &got, 1);
+    moved = got;
+    CHECK(ok && fabs(moved - want) < 1e-6, "the optimizer steps with its schedule's rates (%g, want %g)", moved, want);
+    CHECK(wt_optimizer_set_schedule(opt, NULL) == WT_OK && wt_optimizer_set_lr(opt, 0.25) == WT_OK &&
+              wt_optimizer_lr(opt) == 0.25,
+          "without a schedule the set rate is used");
+    wt_optimizer_release(opt);
+    wt_tensor_release(w);
+}
+
+static void test_clip(void)
+{
+    float a0[3] = {1, 2, 3}, b0[2] = {4, 5};
+    float ga[3] = {3, 0, -4}, gb[2] = {12, 0}; /* norm 13 */
+    wt_tensor *a = param(a0, 3), *b = param(b0, 2), *c = param(b0, 2), *norm = NULL;
+    wt_tensor *ps[3] = {a, b, c};
+    bool ok = grad_is(a, ga, 3) && grad_is(b, gb, 2);
+    ok = ok && wt_clip_grad_norm(3, ps, 6.5, &norm) == WT_OK;
+    float nv = NAN, got_a[3], got_b[2];
+    wt_tensor *g = NULL, *h = NULL;
+    ok = ok && read_vec(norm, &nv, 1) && wt_tensor_grad(a, &g) == WT_OK && read_vec(g, got_a, 3) &&
+         wt_tensor_grad(b, &h) == WT_OK && read_vec(h, got_b, 2);
+    double s = 6.5 / (13 + 1e-6), err = fabs(nv - 13);
+    for (int k = 0; k < 3; k++) err = fmax(err, fabs(got_a[k] - ga[k] * s));
+    for (int k = 0; k < 2; k++) err = fmax(err, fabs(got_b[k] - gb[k] * s));
+    CHECK(ok && err < 1e-5, "clip_grad_norm: total norm 13 (read %g), gradients scaled by 6.5/13 (max error %.2g)",
+          nv, err);
+    wt_tensor_release(g), wt_tensor_release(h), wt_tensor_release(norm);
+    g = NULL;
+    /* Below the bound nothing changes (the factor is min(1, ...)). */
+    ok = wt_clip_grad_norm(3, ps, 100.0, NULL) == WT_OK && wt_tensor_grad(a, &g) == WT_OK && read_vec(g, got_a, 3);
+    CHECK(ok && fabs(got_a[2] - ga[2] * s) < 1e-5, "clip_grad_norm below max_norm leaves gradients as they are");
+    wt_tensor_release(g);
+    CHECK(wt_clip_grad_norm(3, ps, 0.0, NULL) == WT_ERR_INVALID_ARGUMENT, "max_norm 0 is refused");
+    wt_tensor_zero_grad(a), wt_tensor_zero_grad(b);
+    norm = NULL;
+    ok = wt_clip_grad_norm(3, ps, 1.0, &norm) == WT_OK && read_vec(norm, &nv, 1);
+    CHECK(ok && nv == 0, "no gradients: norm 0");
+    wt_tensor_release(norm);
+    wt_tensor_release(a), wt_tensor_release(b), wt_tensor_release(c);
+}
+
+/* A two-layer MLP's mean cross-entropy over rows [r0, r1) of x. */
+static wt_tensor *mlp_loss(wt_tensor *const *p, wt_tensor *x, wt_tensor *y, int64_t r0, int64_t r1)
+{
+    wt_tensor *xs = NULL, *ys = NULL, *h = NULL, *a = NULL, *logits = NULL, *loss = NULL;
+    if (wt_slice(x, 0, r0, r1, 1, &xs) == WT_OK && wt_slice(y, 0, r0, r1, 1, &ys) == WT_OK &&
+        wt_linear(xs, p[0], p[1], &h) == WT_OK && wt_tanh(h, &a) == WT_OK &&
+        wt_linear(a, p[2], p[3], &logits) == WT_OK)
+        wt_cross_entropy(logits, ys, NULL, &loss);
+    wt_tensor_release(xs), wt_tensor_release(ys), wt_tensor_release(h), wt_tensor_release(a);
+    wt_tensor_release(logits);
+    return loss;
+}
+
+enum { B = 8, IN = 3, HID = 6, OUT = 4 };
+
+static void make_mlp(wt_tensor **p, uint64_t seed)
+{
+    int64_t shapes[4][2] = {{HID, IN}, {HID, 0}, {OUT, HID}, {OUT, 0}};
+    for (int k = 0; k < 4; k++) {
+        int nd = shapes[k][1] ? 2 : 1;
+        wt_tensor *r = NULL;
+        wt_randn(g_ctx, WT_F32, nd, shapes[k], seed + (uint64_t)k, &r);
+        wt_mul_scalar(r, 0.5, &p[k]);
+        wt_tensor_release(r);
+        wt_tensor_set_requires_grad(p[k], true);
+    }
+}
+
+static void test_accumulation(void)
+{
+    float xv[B * IN];
+    int32_t yv[B];
+    for (int i = 0; i < B * IN; i++) xv[i] = test_rng_uniform(-1, 1);
+    for (int i = 0; i < B; i++) yv[i] = (int32_t)(test_rng_next() % OUT);
+    wt_tensor *x = NULL, *y = NULL, *whole[4] = {0}, *micro[4] = {0};
+    wt_tensor_from_data(g_ctx, WT_F32, 2, (int64_t[]){B, IN}, xv, &x);
+    wt_tensor_from_data(g_ctx, WT_I32, 1, (int64_t[]){B}, yv, &y);
+    make_mlp(whole, 40);
+    make_mlp(micro, 40);
+    wt_adamw_options o;
+    wt_adamw_options_init(&o);
+    o.lr = 0.01;
+    wt_optimizer *ow = NULL, *om = NULL;
+    bool ok = wt_optimizer_create_adamw(4, whole, &o, &ow) == WT_OK && wt_optimizer_create_adamw(4, micro, &o, &om) == WT_OK;
+    /* The whole batch in one backward; four micro-batches of 2, each loss * 1/4. */
+    wt_tensor *l = ok ? mlp_loss(whole, x, y, 0, B) : NULL;
+    ok = l && wt_backward(l) == WT_OK;
+    wt_tensor_release(l);
+    for (int mb = 0; mb < 4 && ok; mb++) {
+        wt_tensor *lm = mlp_loss(micro, x, y, 2 * mb, 2 * mb + 2), *ls = NULL;
+        ok = lm && wt_mul_scalar(lm, 0.25, &ls) == WT_OK && wt_backward(ls) == WT_OK;
+        wt_tensor_release(lm), wt_tensor_release(ls);
+    }
+    double gerr = 0;
+    for (int k = 0; k < 4 && ok; k++) {
+        wt_tensor *gw = NULL, *gm = NULL;
+        float a[OUT * HID + HID * IN], b[OUT * HID + HID * IN];
+        int64_t n = wt_tensor_numel(whole[k]);
+        ok = wt_tensor_grad(whole[k], &gw) == WT_OK && wt_tensor_grad(micro[k], &gm) == WT_OK && read_vec(gw, a, n) &&
+             read_vec(gm, b, n);
+        for (int64_t i = 0; ok && i < n; i++) gerr = fmax(gerr, fabs(a[i] - b[i]) / (1e-3 + fabs(a[i])));
+        wt_tensor_release(gw), wt_tensor_release(gm);
+    }
+    CHECK(ok && gerr < 1e-4, "accumulation: 4 micro-batches (loss / 4) give the whole batch's gradients (max relative "
+          "difference %.2g)", gerr);
+    ok = ok && wt_optimizer_step(ow) == WT_OK && wt_optimizer_step(om) == WT_OK;
+    double perr = 0;
+    for (int k = 0; k < 4 && ok; k++) {
+        float a[OUT * HID + HID * IN], b[OUT * HID + HID * IN];
+        int64_t n = wt_tensor_numel(whole[k]);
+        ok = read_vec(whole[k], a, n) && read_vec(micro[k], b, n);
+        for (int64_t i = 0; ok && i < n; i++) perr = fmax(perr, fabs(a[i] - b[i]));
+    }
+    CHECK(ok && perr < 1e-6, "accumulation: the step equals the whole batch's (max difference %.2g)", perr);
+    wt_optimizer_release(ow), wt_optimizer_release(om);
+    for (int k = 0; k < 4; k++) wt_tensor_release(whole[k]), wt_tensor_release(micro[k]);
+    wt_tensor_release(x), wt_tensor_release(y);
+}
+
+/* A training loop on the optimizer object: memory flat, loss falls. */
+static void test_loop(void)
+{
+    float xv[B * IN];
+    int32_t yv[B];
+    for (int i = 0; i < B * IN; i++) xv[i] = test_rng_uniform(-1, 1);
+    for (int i = 0; i < B; i++) yv[i] = (int32_t)(i % OUT);
+    wt_tensor *x = NULL, *y = NULL, *p[4] = {0};
+    wt_tensor_from_data(g_ctx, WT_F32, 2, (int64_t[]){B, IN}, xv, &x);
+    wt_tensor_from_data(g_ctx, WT_I32, 1, (int64_t[]){B}, yv, &y);
+    make_mlp(p, 7);
+    wt_sgd_options o;
+    wt_sgd_options_init(&o);
+    o.lr = 0.2, o.momentum = 0.9;
+    wt_optimizer *opt = NULL;
+    bool ok = wt_optimizer_create_sgd(4, p, &o, &opt) == WT_OK;
+    wt_memory_stats s0 = {0}, s1 = {0};
+    float first = NAN, last = NAN;
+    for (int step = 0; step < 60 && ok; step++) {
+        wt_scope *sc = NULL;
+        wt_tensor *norm = NULL;
+        ok = wt_scope_begin(g_ctx, &sc) == WT_OK;
+        wt_tensor *loss = ok ? mlp_loss(p, x, y, 0, B) : NULL;
+        ok = loss && wt_backward(loss) == WT_OK && wt_optimizer_clip_grad_norm(opt, 5.0, &norm) == WT_OK &&
+             wt_optimizer_step(opt) == WT_OK && wt_optimizer_zero_grad(opt) == WT_OK;
+        if (ok && step == 0) wt_tensor_read(loss, &first, sizeof first);
+        if (ok && step == 59) wt_tensor_read(loss, &last, sizeof last);
+        wt_scope_end(sc);
+        if (step == 1) wt_context_memory_stats(g_ctx, &s0);
+    }
+    wt_context_memory_stats(g_ctx, &s1);
+    CHECK(ok && last < 0.5f * first, "loop (SGD momentum, clipping, one scope a step): loss %.4f -> %.4f in 60 steps",
+          first, last);
+    CHECK(s0.live_tensors == s1.live_tensors && s0.live_bytes == s1.live_bytes,
+          "loop: live tensors %llu -> %llu, bytes %llu -> %llu from step 2 to 60",
+          (unsigned long long)s0.live_tensors, (unsigned long long)s1.live_tensors,
+          (unsigned long long)s0.live_bytes, (unsigned long long)s1.live_bytes);
+    wt_optimizer_release(opt);
+    for (int k = 0; k < 4; k++) wt_tensor_release(p[k]);
+    wt_tensor_release(x), wt_tensor_release(y);
+}
+
+/* Mixed precision: f32 master weights cast to f16 in the forward pass,
+ * the loss scaled. */
+static wt_tensor *f16_loss(wt_tensor *w, wt_tensor *x, wt_tensor *y)
+{
+    wt_tensor *w16 = NULL, *x16 = NULL, *logits = NULL, *loss = NULL;
+    if (wt_cast(w, WT_F16, &w16) == WT_OK && wt_cast(x, WT_F16, &x16) == WT_OK &&
+        wt_linear(x16, w16, NULL, &logits) == WT_OK)
+        wt_cross_entropy(logits, y, NULL, &loss);
+    wt_tensor_release(w16), wt_tensor_release(x16), wt_tensor_release(logits);
+    return loss;
+}
+
+static float read_scalar(wt_tensor *t)
+{
+    float v = NAN;
+    if (t) wt_tensor_read(t, &v, sizeof v);
+    wt_tensor_release(t);
+    return v;
+}
+
+static void test_grad_scaler(void)
+{
+    float xv[B * IN], w0[OUT * IN];
+    int32_t yv[B];
+    for (int i = 0; i < B * IN; i++) xv[i] = test_rng_uniform(-1, 1);
+    for (int i = 0; i < OUT * IN; i++) w0[i] = test_rng_uniform(-0.5f, 0.5f);
+    for (int i = 0; i < B; i++) yv[i] = (int32_t)(i % OUT);
+    wt_tensor *x = NULL, *y = NULL, *ws = NULL, *wp = NULL;
+    wt_tensor_from_data(g_ctx, WT_F32, 2, (int64_t[]){B, IN}, xv, &x);
+    wt_tensor_from_data(g_ctx, WT_I32, 1, (int64_t[]){B}, yv, &y);
+    wt_tensor_from_data(g_ctx, WT_F32, 2, (int64_t[]){OUT, IN}, w0, &ws);
+    wt_tensor_from_data(g_ctx, WT_F32, 2, (int64_t[]){OUT, IN}, w0, &wp);
+    wt_tensor_set_requires_grad(ws, true), wt_tensor_set_requires_grad(wp, true);
+    wt_adamw_options o;
+    wt_adamw_options_init(&o);
+    o.lr = 0.01;
+    wt_optimizer *os = NULL, *op = NULL;
+    wt_grad_scaler *sc = NULL;
+    wt_grad_scaler_options so;
+    wt_grad_scaler_options_init(&so);
+    so.init_scale = 1024.0;
+    so.growth_interval = 2;
+    bool ok = wt_optimizer_create_adamw(1, &ws, &o, &os) == WT_OK && wt_optimizer_create_adamw(1, &wp, &o, &op) == WT_OK &&
+              wt_grad_scaler_create(g_ctx, &so, &sc) == WT_OK;
+    /* Three steps with the scaler (a power of two: exact) equal three
+     * plain steps; the scale doubles every two clean steps. */
+    for (int step = 0; step < 3 && ok; step++) {
+        wt_tensor *l1 = f16_loss(ws, x, y), *l2 = f16_loss(wp, x, y), *scaled = NULL;
+        ok = l1 && l2 && wt_grad_scaler_scale(sc, l1, &scaled) == WT_OK && wt_backward(scaled) == WT_OK &&
+             wt_grad_scaler_step(sc, os) == WT_OK && wt_optimizer_zero_grad(os) == WT_OK && wt_backward(l2) == WT_OK &&
+             wt_optimizer_step(op) == WT_OK && wt_optimizer_zero_grad(op) == WT_OK;
+        wt_tensor_release(l1), wt_tensor_release(l2), wt_tensor_release(scaled);
+    }
+    float a[OUT * IN], b[OUT * IN];
+    ok = ok && read_vec(ws, a, OUT * IN) && read_vec(wp, b, OUT * IN);
+    double err = 0;
+    for (int i = 0; ok && i < OUT * IN; i++) err = fmax(err, fabs(a[i] - b[i]));
+    CHECK(ok && err < 1e-6, "grad scaler: 3 scaled f16 steps equal 3 plain ones (max difference %.2g; %s)", err,
+          ok ? "" : wt_last_error());
+    wt_tensor *t = NULL;
+    float scale = (wt_grad_scaler_current_scale(sc, &t), read_scalar(t));
+    CHECK(scale == 2048.0f, "grad scaler: the scale doubled after 2 clean steps (1024 -> %g)", scale);
+    /* An overflow: a loss scaled past f32's range makes every gradient
+     * infinite or NaN; the step is skipped (weights and moments as they
+     * were) and the scale backs off, all without a read-back. */
+    wt_grad_scaler_release(sc);
+    sc = NULL;
+    so.init_scale = 3e38;
+    ok = ok && wt_grad_scaler_create(g_ctx, &so, &sc) == WT_OK;
+    wt_tensor *l1 = ok ? f16_loss(ws, x, y) : NULL, *scaled = NULL, *big = NULL;
+    /* loss * 3e38 * 4 overflows */
+    ok = l1 && wt_mul_scalar(l1, 4.0, &big) == WT_OK && wt_grad_scaler_scale(sc, big, &scaled) == WT_OK &&
+         wt_backward(scaled) == WT_OK && wt_grad_scaler_step(sc, os) == WT_OK;
+    wt_tensor_release(l1), wt_tensor_release(big), wt_tensor_release(scaled);
+    float after[OUT * IN];
+    ok = ok && read_vec(ws, after, OUT * IN);
+    CHECK(ok && memcmp(after, a, sizeof after) == 0, "grad scaler: an overflowing step is skipped (weights unchanged)");
+    float found = (t = NULL, wt_grad_scaler_found_inf(sc, &t), read_scalar(t));
+    scale = (t = NULL, wt_grad_scaler_current_scale(sc, &t), read_scalar(t));
+    CHECK(found == 1.0f && fabs(scale - 1.5e38) < 1e32, "grad scaler: overflow found (%g), scale backed off to %g", found,
+          scale);
+    /* The next clean step goes through with the backed-off scale... no:
+     * 1.5e38 still overflows; back off until it does not. */
+    for (int k = 0; k < 200 && ok && found == 1.0f; k++) {
+        wt_optimizer_zero_grad(os);
+        wt_tensor *l = f16_loss(ws, x, y), *sl = NULL;
+        ok = l && wt_grad_scaler_scale(sc, l, &sl) == WT_OK && wt_backward(sl) == WT_OK &&
+             wt_grad_scaler_step(sc, os) == WT_OK;
+        wt_tensor_release(l), wt_tensor_release(sl);
+        found = (t = NULL, wt_grad_scaler_found_inf(sc, &t), read_scalar(t));
+    }
+    ok = ok && read_vec(ws, after, OUT * IN);
+    CHECK(ok && found == 0.0f && memcmp(after, a, sizeof after) != 0, "grad scaler: once the scale fits, steps apply");
+    wt_optimizer_zero_grad(os);
+    CHECK(wt_grad_scaler_unscale(sc, os) == WT_OK && wt_grad_scaler_unscale(sc, os) == WT_ERR_INVALID_ARGUMENT,
+          "grad scaler: a second unscale of one step is refused");
+    wt_grad_scaler_release(sc);
+    wt_optimizer_release(os), wt_optimizer_release(op);
+    wt_tensor_release(x), wt_tensor_release(y), wt_tensor_release(ws), wt_tensor_release(wp);
+}
+
+int main(int argc, char **argv)
+{
+    test_run run;
+    if (!test_begin(&run, "optim", argc, argv)) return run.status;
+    g_ctx = run.ctx;
+    test_sgd(false, 0.0);
+    test_sgd(false, 0.3);
+    test_sgd(true, 0.0);
+    test_adamw();
+    test_schedules();
+    test_clip();
+    test_accumulation();
+    test_loop();
+    test_grad_scaler();
+    test_check_nothing_alive(g_ctx);
+    return test_end(&run);
+}
