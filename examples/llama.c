@@ -8,10 +8,15 @@
  *         [--prompt "1 15 42 ..."] [--prompt-len N] [--tokens 64]
  *         [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T] [--out-tokens FILE]
  *         [--decode graph|eager] [--profile N]
+ *         [--text "..."] [--tokenizer FILE] [--temperature T] [--top-k K] [--top-p P] [--seed S]
+ *         [--out-logits FILE.npy]
  *
  * DIR is a Hugging Face checkpoint of the Llama family (llama_model.h says
  * which: tied embeddings, RoPE scaling, biases, BF16, shards, EOS ids), e.g.
- * as written by bench/llama_ref.py make or transformers' save_pretrained.
+ * as written by bench/llama_ref.py make or transformers' save_pretrained,
+ * or a GGUF file (--model FILE.gguf; llama_gguf.h: F32 / F16 / BF16 and
+ * Q8_0 / Q4_0 / Q4_K / Q6_K weights, the latter kept in blocks and run
+ * quantised).
  * Every weight is loaded once onto the device in
  * --dtype and stays there; activations have that dtype too (f16 ops
  * accumulate in f32). The KV cache of each layer (f32) is allocated once,
@@ -33,6 +38,20 @@
  *
  * Generation stops after an EOS id of the config (read back every few
  * steps; the steps past it are dropped).
+ *
+ * --text encodes a text prompt with the model's tokenizer (DIR's
+ * tokenizer.json, a GGUF file's vocabulary, or --tokenizer FILE) and
+ * prints the generated text as the tokens come back (the streaming
+ * detokenizer holds a token that ends inside a UTF-8 character until it
+ * completes); the tokenizer's end tokens (EOS, end of turn) stop
+ * generation too.
+ *
+ * The next token is the argmax unless --temperature (> 0), --top-k (> 1)
+ * or --top-p (< 1) ask for sampling (temperature 1 when only the cuts are
+ * given): wt_sample inside the captured step, its random word from --seed
+ * and the position of the sampled token, read on the device, so the same
+ * seed gives the same tokens on every replay, eager or captured, and on
+ * each backend (webtensor.h says when they can differ).
  *
  * Several prompts separated by ';' (each of the same length) are decoded
  * together: one forward pass per step for the whole batch, the KV caches
@@ -63,8 +82,10 @@
 
 #include "webtensor.h"
 #include "webtensor_io.h"
+#include "webtensor_tokenizer.h"
 
 #include "example_context.h"
+#include "llama_gguf.h"
 #include "llama_model.h"
 
 #define MAX_PROMPT 4096
@@ -190,7 +211,7 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
      * are views of its rows. They are f32 whatever the weights' dtype:
      * rope computes in f32, the KV cache is f32 and attention takes f32
      * q, so an f16 projection is converted once, here. */
-    TRY(wt_linear(h, ly->qkv, ly->qkv_bias, &y));
+    TRY(llama_linear(m, h, ly->qkv, ly->qkv_bias, &y));
     if (wt_tensor_dtype(y) != WT_F32) {
         wt_tensor *y32;
         TRY(wt_cast(y, WT_F32, &y32));
@@ -227,7 +248,7 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
     TRY(wt_cast(heads_last, m->dtype, &ac)); /* contiguous, in the weights' dtype */
     const int64_t shape2[2] = {m->batch * S, c->heads * c->head_dim};
     TRY(wt_reshape(ac, 2, shape2, &a2));
-    return wt_linear(a2, ly->o, ly->o_bias, out);
+    return llama_linear(m, a2, ly->o, ly->o_bias, out);
 }
 
 /* out = down(silu(gate(h)) * up(h)), h = post_attention_layernorm(x). */
@@ -237,12 +258,12 @@ static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, 
     wt_tensor *h, *gu, *g, *u, *sg, *p;
     const int64_t I = m->c.hidden;
     TRY(wt_rms_norm(x, 1, ly->post_norm, m->c.eps, &h));
-    TRY(wt_linear(h, ly->gate_up, ly->gate_up_bias, &gu)); /* one GEMV: gate and up joined at load */
+    TRY(llama_linear(m, h, ly->gate_up, ly->gate_up_bias, &gu)); /* one GEMV: gate and up joined at load */
     TRY(wt_slice(gu, 1, 0, I, 1, &g));
     TRY(wt_slice(gu, 1, I, 2 * I, 1, &u));
     TRY(wt_silu(g, &sg));
     TRY(wt_mul(sg, u, &p));
-    return wt_linear(p, ly->down, ly->down_bias, out);
+    return llama_linear(m, p, ly->down, ly->down_bias, out);
 }
 
 typedef wt_status (*block_fn)(const llama *m, const llama_layer *ly, const wt_tensor *x, const step_at *at,
@@ -282,10 +303,38 @@ static wt_status forward(const llama *m, const wt_tensor *ids, const step_at *at
         if (st == WT_OK) st = residual(m, &m->layer[l], mlp, at, &x);
     }
     if (st == WT_OK) st = wt_rms_norm(x, 1, m->norm, m->c.eps, &xn);
-    if (st == WT_OK) st = wt_linear(xn, m->head, NULL, logits);
+    if (st == WT_OK) st = llama_linear(m, xn, m->head, NULL, logits);
     if (st == WT_OK) st = wt_scope_keep(s, *logits);
     wt_scope_end(s);
     if (st != WT_OK) *logits = NULL;
+    return st;
+}
+
+/* How the next token is chosen: greedy (argmax) unless --temperature,
+ * --top-k or --top-p ask for sampling, which runs wt_sample on the device
+ * with the step's counter (the position of the token whose logits are
+ * sampled) read there too, so the captured step draws anew on each replay
+ * and the same --seed gives the same text. */
+static struct {
+    bool on;
+    wt_sample_options o;
+} sampler;
+
+/* The chosen ids [batch, 1] (i32) of rows [batch, 1, V]. */
+static wt_status pick_tokens(const wt_tensor *row, const wt_tensor *counter, wt_tensor **am)
+{
+    const int axis = 2;
+    if (!sampler.on) return wt_argmax(row, 1, &axis, false, am);
+    const int64_t *s = wt_tensor_shape(row);
+    const int64_t flat[2] = {s[0], s[2]}, col[2] = {s[0], 1};
+    wt_tensor *r2 = NULL, *ids = NULL;
+    wt_sample_options o = sampler.o;
+    o.counter = counter;
+    wt_status st = wt_reshape(row, 2, flat, &r2);
+    if (st == WT_OK) st = wt_sample(r2, &o, &ids);
+    if (st == WT_OK) st = wt_reshape(ids, 2, col, am);
+    wt_tensor_release(r2);
+    wt_tensor_release(ids);
     return st;
 }
 
@@ -293,17 +342,16 @@ static wt_status forward(const llama *m, const wt_tensor *ids, const step_at *at
  * next (i32 [batch]) and into row i of tokens (i32 [ntok, batch]): the
  * host's i, or (slot_at set) the row slot_at holds on the device. */
 static wt_status choose(const llama *m, const wt_tensor *logits, wt_tensor *next, wt_tensor *tokens, int64_t i,
-                        const wt_tensor *slot_at)
+                        const wt_tensor *slot_at, const wt_tensor *counter)
 {
     wt_tensor *l3 = NULL, *row = NULL, *am = NULL, *slot = NULL, *next2 = NULL;
     wt_status st;
     const int64_t B = m->batch, S = wt_tensor_shape(logits)[0] / B, V = wt_tensor_shape(logits)[1];
     const int64_t shape3[3] = {B, S, V}, shape2[2] = {1, B};
-    const int axis = 2;
     wt_tensor *amt = NULL; /* [1, batch] */
     CK(wt_reshape(logits, 3, shape3, &l3));
     CK(wt_slice(l3, 1, S - 1, S, 1, &row));
-    CK(wt_argmax(row, 1, &axis, false, &am)); /* [batch, 1] */
+    CK(pick_tokens(row, counter, &am)); /* [batch, 1] */
     CK(wt_reshape(next, 2, shape2, &next2));
     CK(wt_transpose(am, 0, 1, &amt));
     st = wt_copy_into(next2, amt);
@@ -329,14 +377,21 @@ done:
  * tokens' first n rows ([n, batch]) on the host; first[b] becomes the step
  * of sequence b's first EOS id (or stays -1). True when every sequence has
  * one. */
+static const wt_tokenizer *end_tokenizer; /* --text: its end tokens stop generation too */
+
+static bool is_end(const llama *m, int32_t token)
+{
+    return llama_is_eos(&m->c, token) || (end_tokenizer && wt_tokenizer_is_end(end_tokenizer, token));
+}
+
 static bool all_eos(const llama *m, const int32_t *toks, int n, int *first)
 {
     const int64_t B = m->batch;
-    if (m->c.n_eos == 0) return false;
+    if (m->c.n_eos == 0 && !end_tokenizer) return false;
     bool all = true;
     for (int64_t b = 0; b < B; b++) {
         for (int i = 0; i < n && first[b] < 0; i++)
-            if (llama_is_eos(&m->c, toks[(int64_t)i * B + b])) first[b] = i;
+            if (is_end(m, toks[(int64_t)i * B + b])) first[b] = i;
         if (first[b] < 0) all = false;
     }
     return all;
@@ -356,6 +411,95 @@ static int split_list(char *s, char **parts, int max)
         if (!p) return n;
         *p = 0;
     }
+}
+
+/* --text: the tokenizer (the model folder's tokenizer.json, a GGUF
+ * file's vocabulary or --tokenizer's file), the prompt's ids as the text
+ * --prompt takes, and the streaming decoder of the generated text. Freed
+ * at exit, whichever way main ends. */
+static wt_tokenizer *text_tokenizer;
+static char *text_prompt_ids;
+static wt_detokenizer *text_stream;
+
+static void free_text(void)
+{
+    wt_detokenizer_destroy(text_stream);
+    wt_tokenizer_destroy(text_tokenizer);
+    free(text_prompt_ids);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    const size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Encodes text (BOS first when the tokenizer's model adds one) into
+ * text_prompt_ids; prints the ids. */
+static bool encode_text(const char *model, const char *tokenizer_path, const char *text, int64_t vocab)
+{
+    wt_status st;
+    char path[4096];
+    if (tokenizer_path) {
+        st = wt_tokenizer_load_json(tokenizer_path, &text_tokenizer);
+    } else if (ends_with(model, ".gguf")) {
+        wt_gguf *f = NULL;
+        st = wt_gguf_open(model, &f);
+        if (st == WT_OK) st = wt_tokenizer_from_gguf(f, &text_tokenizer);
+        wt_gguf_close(f);
+    } else {
+        snprintf(path, sizeof path, "%s/tokenizer.json", model);
+        tokenizer_path = path;
+        st = wt_tokenizer_load_json(path, &text_tokenizer);
+    }
+    if (st != WT_OK) {
+        fprintf(stderr, "error: tokenizer of %s: %s\n", tokenizer_path ? tokenizer_path : model, wt_last_error());
+        return false;
+    }
+    if (wt_tokenizer_vocab_size(text_tokenizer) > vocab) {
+        fprintf(stderr, "error: the tokenizer has %d tokens, the model %lld\n", wt_tokenizer_vocab_size(text_tokenizer),
+                (long long)vocab);
+        return false;
+    }
+    const size_t len = strlen(text), cap = WT_TOKENIZE_MAX_IDS(len) + 1;
+    int32_t *ids = malloc(sizeof *ids * cap);
+    size_t n = 0;
+    const unsigned flags = wt_tokenizer_adds_bos(text_tokenizer) ? WT_TOKENIZE_ADD_BOS : 0;
+    if (!ids || wt_tokenizer_encode(text_tokenizer, text, len, flags, ids, cap, &n) != WT_OK || n == 0 ||
+        n > MAX_PROMPT) {
+        fprintf(stderr, "error: encoding the text: %s\n", n > MAX_PROMPT ? "too many tokens" : wt_last_error());
+        free(ids);
+        return false;
+    }
+    text_prompt_ids = malloc(n * 12 + 1);
+    if (!text_prompt_ids) {
+        free(ids);
+        return false;
+    }
+    size_t used = 0;
+    printf("text prompt: %zu tokens:", n);
+    for (size_t i = 0; i < n; i++) {
+        used += (size_t)sprintf(text_prompt_ids + used, i ? " %d" : "%d", ids[i]);
+        printf(" %d", ids[i]);
+    }
+    printf("\n");
+    free(ids);
+    return wt_detokenizer_create(text_tokenizer, WT_DETOKENIZE_SKIP_SPECIAL, &text_stream) == WT_OK;
+}
+
+/* Prints the text of tokens[from, to) of sequence 0 (toks [n, batch]) as
+ * it completes, stopping before its first end token (end >= 0). */
+static void stream_text(const int32_t *toks, int from, int to, int64_t batch, int end)
+{
+    if (!text_stream) return;
+    if (end >= 0 && to > end) to = end;
+    for (int i = from; i < to; i++) {
+        const char *piece;
+        size_t len;
+        if (wt_detokenizer_push(text_stream, toks[(int64_t)i * batch], &piece, &len) == WT_OK && len)
+            fwrite(piece, 1, len, stdout);
+    }
+    fflush(stdout);
 }
 
 /* Up to max integers separated by spaces or commas; -1 on a bad entry. */
@@ -491,6 +635,10 @@ int main(int argc, char **argv)
     bool captured = true; /* --decode graph (default) or eager */
     int profile_steps = 0; /* --profile N: the last N decode steps timed kernel by kernel */
     double tol = 0;
+    const char *text = NULL, *tokenizer_path = NULL; /* --text, --tokenizer */
+    const char *out_logits = NULL; /* --out-logits FILE.npy: the prompt's logits (float32) */
+    wt_sample_options_init(&sampler.o);
+    sampler.o.temperature = 0; /* greedy unless asked */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) { fprintf(stderr, "%s needs a value\n", a); return 2; }
@@ -505,6 +653,13 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--tol") == 0) tol = atof(v);
         else if (strcmp(a, "--out-tokens") == 0) out_tokens = v;
         else if (strcmp(a, "--profile") == 0) profile_steps = atoi(v);
+        else if (strcmp(a, "--text") == 0) text = v;
+        else if (strcmp(a, "--out-logits") == 0) out_logits = v;
+        else if (strcmp(a, "--tokenizer") == 0) tokenizer_path = v;
+        else if (strcmp(a, "--temperature") == 0) sampler.o.temperature = atof(v);
+        else if (strcmp(a, "--top-k") == 0) sampler.o.top_k = atoll(v);
+        else if (strcmp(a, "--top-p") == 0) sampler.o.top_p = atof(v);
+        else if (strcmp(a, "--seed") == 0) sampler.o.seed = strtoull(v, NULL, 0);
         else if (strcmp(a, "--decode") == 0 && (!strcmp(v, "graph") || !strcmp(v, "eager"))) captured = !strcmp(v, "graph");
         else { fprintf(stderr, "unknown option %s\n", a); return 2; }
         i++;
@@ -513,7 +668,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: llama --model DIR [--backend auto|cpu|webgpu|vulkan|gles] [--dtype f32|f16]\n"
                         "             [--prompt \"ids\"] [--prompt-len N] [--tokens N]\n"
                         "             [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T] [--out-tokens FILE]\n"
-                        "             [--decode graph|eager] [--profile N]\n");
+                        "             [--decode graph|eager] [--profile N]\n"
+                        "             [--text \"...\"] [--tokenizer tokenizer.json] [--out-logits FILE.npy]\n"
+                        "             [--temperature T] [--top-k K] [--top-p P] [--seed S]\n");
         return 2;
     }
     wt_dtype dtype;
@@ -521,6 +678,16 @@ int main(int argc, char **argv)
     else if (strcmp(dtype_name, "f16") == 0) dtype = WT_F16;
     else { fprintf(stderr, "--dtype takes f32 or f16\n"); return 2; }
     if (tol <= 0) tol = dtype == WT_F32 ? 1e-3 : 2e-2;
+    if (!(sampler.o.temperature >= 0) || sampler.o.top_k < 0 || !(sampler.o.top_p > 0 && sampler.o.top_p <= 1)) {
+        fprintf(stderr, "--temperature must be >= 0, --top-k >= 0 and --top-p in (0, 1]\n");
+        return 2;
+    }
+    /* Sampling is on when any of its flags asks for more than greedy. */
+    sampler.on = sampler.o.temperature > 0;
+    if (!sampler.on && (sampler.o.top_k > 1 || sampler.o.top_p < 1)) {
+        sampler.o.temperature = 1;
+        sampler.on = true;
+    }
     if (ntok < 1 || prompt_len < 0 || prompt_len > MAX_PROMPT) {
         fprintf(stderr, "--tokens must be >= 1 and --prompt-len in [0, %d]\n", MAX_PROMPT);
         return 2;
@@ -528,9 +695,21 @@ int main(int argc, char **argv)
 
     llama m;
     memset(&m, 0, sizeof m);
-    if (!llama_config_load(model_dir, &m.c, example_error, sizeof example_error)) {
+    const bool gguf = ends_with(model_dir, ".gguf");
+    if (!(gguf ? llama_gguf_config(model_dir, &m.c, example_error, sizeof example_error)
+               : llama_config_load(model_dir, &m.c, example_error, sizeof example_error))) {
         fprintf(stderr, "error: %s\n", example_error);
         return 1;
+    }
+    atexit(free_text);
+    if (text) {
+        if (prompt_len > 0) {
+            fprintf(stderr, "--text and --prompt-len exclude each other\n");
+            return 2;
+        }
+        if (!encode_text(model_dir, tokenizer_path, text, m.c.vocab)) return 1;
+        prompt_text = text_prompt_ids;
+        end_tokenizer = text_tokenizer;
     }
     /* Prompts separated by ';' are decoded together (a batch), each of
      * the same length; --ref-logits and --ref-tokens then list one file
@@ -585,20 +764,26 @@ int main(int argc, char **argv)
     wt_status st = WT_OK;
     wt_tensor *ids = NULL, *next = NULL, *tokens = NULL, *prefill_logits = NULL, *logits = NULL;
     wt_tensor *step_values = NULL, *pos_at = NULL, *len_at = NULL, *slot_at = NULL;
+    wt_tensor *prefill_step = NULL; /* the sampler's counter for the prefill's token: the last prompt position */
     wt_graph *step = NULL;
     int32_t *toks = NULL, *seqs = NULL;
     double t0 = now();
-    CK(llama_load(model_dir, ctx, dtype, B, max_seq, &m, example_error, sizeof example_error));
+    CK(gguf ? llama_gguf_load(model_dir, ctx, dtype, B, max_seq, &m, example_error, sizeof example_error)
+            : llama_load(model_dir, ctx, dtype, B, max_seq, &m, example_error, sizeof example_error));
     CK(wt_context_sync(ctx));
     printf("model %s: %lld layers, dim %lld, %lld heads (%lld KV), MLP %lld, vocab %lld; "
            "%.1f MB of %s weights loaded in %.2f s\n",
            model_dir, (long long)m.c.layers, (long long)m.c.dim, (long long)m.c.heads, (long long)m.c.kv_heads,
            (long long)m.c.hidden, (long long)m.c.vocab, m.weight_bytes / 1e6, dtype_name, now() - t0);
+    if (m.n_quant > 0) printf("  %d weight matrices kept in ggml blocks, run by wt_linear_quant\n", m.n_quant);
 
     const int64_t pshape[1] = {(int64_t)B * P}, bshape[1] = {B}, tshape[2] = {ntok, B};
     CK(wt_tensor_from_data(ctx, WT_I32, 1, pshape, prompt, &ids));
     CK(wt_tensor_zeros(ctx, WT_I32, 1, bshape, &next));
     CK(wt_tensor_zeros(ctx, WT_I32, 2, tshape, &tokens));
+    const int32_t last_prompt_pos = P - 1;
+    const int64_t one[1] = {1};
+    CK(wt_tensor_from_data(ctx, WT_I32, 1, one, &last_prompt_pos, &prefill_step));
 
     /* Prefill, once untimed (shader compilation) and once timed; the
      * second writes the same keys and values into the cache again. */
@@ -609,7 +794,7 @@ int main(int argc, char **argv)
     CK(wt_context_sync(ctx));
     t0 = now();
     CK(forward(&m, ids, &prefill_at, &prefill_logits));
-    CK(choose(&m, prefill_logits, next, tokens, 0, NULL));
+    CK(choose(&m, prefill_logits, next, tokens, 0, NULL, prefill_step));
     CK(wt_context_sync(ctx));
     const double prefill_s = now() - t0;
 
@@ -632,6 +817,11 @@ int main(int argc, char **argv)
     toks = malloc(sizeof *toks * (size_t)ntok * (size_t)B);
     if (!toks) { st = WT_ERR_OUT_OF_MEMORY; goto done; }
     int read_upto = 0; /* tokens[0 .. read_upto) are on the host */
+    int streamed = 0;  /* --text: tokens[0 .. streamed) printed as text */
+    if (text_stream) {
+        printf("%s", text);
+        fflush(stdout);
+    }
     wt_memory_stats first, cur;
     memset(&first, 0, sizeof first);
     double t_decode = 0, profile_t0 = 0, host_s = 0;
@@ -652,7 +842,7 @@ int main(int argc, char **argv)
             if (i == 1) {
                 CK(wt_graph_begin(ctx));
                 st = forward(&m, next, &device_at, &logits);
-                if (st == WT_OK) st = choose(&m, logits, next, tokens, i, slot_at);
+                if (st == WT_OK) st = choose(&m, logits, next, tokens, i, slot_at, pos_at);
                 wt_tensor_release(logits);
                 logits = NULL;
                 wt_status end = wt_graph_end(ctx, &step);
@@ -663,7 +853,7 @@ int main(int argc, char **argv)
             }
         } else { /* the same ops, run again */
             CK(forward(&m, next, &device_at, &logits));
-            CK(choose(&m, logits, next, tokens, i, slot_at));
+            CK(choose(&m, logits, next, tokens, i, slot_at, pos_at));
             wt_tensor_release(logits);
             logits = NULL;
         }
@@ -680,7 +870,10 @@ int main(int argc, char **argv)
             wt_tensor_release(fresh);
             if (st != WT_OK) goto done;
             read_upto = i + 1;
-            if (all_eos(&m, toks, read_upto, first_eos)) {
+            const bool all_ended = all_eos(&m, toks, read_upto, first_eos);
+            stream_text(toks, streamed, read_upto, B, first_eos[0]);
+            streamed = read_upto;
+            if (all_ended) {
                 steps = i + 1;
                 break;
             }
@@ -706,6 +899,14 @@ int main(int argc, char **argv)
     t_decode = timed > 0 ? now() - t_decode : 0;
 
     if (read_upto < 1) CK(wt_tensor_read(tokens, toks, sizeof *toks * (size_t)B)); /* ntok == 1 */
+    if (text_stream) { /* the rest of the text, and what the decoder holds */
+        all_eos(&m, toks, steps, first_eos);
+        stream_text(toks, streamed, steps, B, first_eos[0]);
+        const char *rest;
+        size_t rest_len;
+        if (wt_detokenizer_flush(text_stream, &rest, &rest_len) == WT_OK && rest_len) fwrite(rest, 1, rest_len, stdout);
+        printf("\n");
+    }
     /* Sequence b's tokens (column b of tokens), up to its first EOS id. */
     int seq_len[MAX_BATCH];
     seqs = malloc(sizeof *seqs * (size_t)ntok * (size_t)B);
@@ -718,7 +919,9 @@ int main(int argc, char **argv)
     if (out_tokens && !out_file) fprintf(stderr, "error: cannot write %s\n", out_tokens);
     for (int b = 0; b < B; b++) {
         const int32_t *row = seqs + (size_t)b * ntok;
-        if (first_eos[b] >= 0) printf("stopped at EOS id %d after %d tokens\n", row[first_eos[b]], seq_len[b]);
+        if (first_eos[b] >= 0)
+            printf("stopped at %s id %d after %d tokens\n", llama_is_eos(&m.c, row[first_eos[b]]) ? "EOS" : "end token",
+                   row[first_eos[b]], seq_len[b]);
         printf(B > 1 ? "tokens[%d]:" : "tokens:", b);
         for (int i = 0; i < seq_len[b]; i++) printf(" %d", row[i]);
         printf("\n");
@@ -754,6 +957,13 @@ int main(int argc, char **argv)
                stable ? "constant (nothing allocated)" : "CHANGED: FAIL");
     }
     rc = stable && (!out_tokens || out_file) ? 0 : 1;
+    if (out_logits) { /* the prompt's logits, float32 [B * P, V], for another run's --ref-logits */
+        wt_tensor *l32 = NULL;
+        st = wt_cast(prefill_logits, WT_F32, &l32);
+        if (st == WT_OK) st = wt_npy_save(out_logits, l32);
+        wt_tensor_release(l32);
+        if (st != WT_OK) goto done;
+    }
     for (int b = 0; b < B; b++) {
         if (ref_logits && strcmp(logit_refs[b], "-") != 0) {
             wt_tensor *rows = NULL;
@@ -784,6 +994,7 @@ done:
     wt_tensor_release(len_at);
     wt_tensor_release(slot_at);
     wt_tensor_release(step_values);
+    wt_tensor_release(prefill_step);
     llama_free(&m);
     wt_context_destroy(ctx);
     return rc;

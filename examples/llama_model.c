@@ -739,6 +739,7 @@ void llama_free(llama *m)
     wt_tensor_release(m->rope_cos);
     wt_tensor_release(m->rope_sin);
     wt_tensor_release(m->rope_rot);
+    free(m->quant); /* its tensors are the layers' and the head */
     llama_config c = m->c;
     memset(m, 0, sizeof *m);
     m->c = c;

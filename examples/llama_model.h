@@ -56,6 +56,13 @@ typedef struct llama_layer {
     wt_tensor *k_cache, *v_cache; /* [batch, KV, max_seq, head_dim], f32 */
 } llama_layer;
 
+/* A weight held in ggml's blocks (webtensor.h's i32 form), which
+ * llama_linear runs through wt_linear_quant. */
+typedef struct llama_quant_weight {
+    const wt_tensor *w;
+    wt_quant_type type;
+} llama_quant_weight;
+
 typedef struct llama {
     llama_config c;
     wt_dtype dtype;
@@ -69,6 +76,8 @@ typedef struct llama {
     wt_tensor *rope_cos, *rope_sin, *rope_rot;
     uint64_t weight_bytes; /* every weight on the device */
     uint64_t decode_bytes; /* weight bytes one decode step reads */
+    llama_quant_weight *quant; /* the quantised weights (GGUF files); NULL when none */
+    int n_quant;
 } llama;
 
 /* Reads DIR/config.json (and DIR/generation_config.json for EOS ids).
@@ -86,5 +95,10 @@ wt_status llama_load(const char *dir, wt_context *ctx, wt_dtype dtype, int64_t b
 void llama_free(llama *m);
 
 bool llama_is_eos(const llama_config *c, int32_t token);
+
+/* out = x @ w^T + bias: wt_linear, or wt_linear_quant when w is one of
+ * m's quantised weights (llama_gguf.c). */
+wt_status llama_linear(const llama *m, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                       wt_tensor **out);
 
 #endif /* LLAMA_MODEL_H */

@@ -1473,6 +1473,53 @@ WT_API void wt_rope_options_init(wt_rope_options *opts);
 /* opts NULL: the defaults. */
 WT_API wt_status wt_rope_v2(const wt_tensor *x, const wt_rope_options *opts, wt_tensor **out);
 
+/* --- sampling the next token ---
+ * One token id per row of logits [B, V] (f32; f16 through f32), written
+ * to out, i32 [B], on the device (so a decode step that samples can be
+ * captured and replayed, the token never read back). Per row, in this
+ * order (the order of Hugging Face's logits processors):
+ *  - temperature 0 (or top_k 1): greedy, the first index of the largest
+ *    logit (wt_argmax's choice); no random number is drawn;
+ *  - weights w_i = exp((l_i - max l) / temperature);
+ *  - top_k > 0: only logits >= the k-th largest are kept (ties with it
+ *    are all kept, so a few more than k when values repeat);
+ *  - top_p < 1: of those, the highest logits down to the largest
+ *    threshold t whose kept weights (logit >= t) reach top_p of the kept
+ *    total (nucleus; ties at t all kept; at least the largest is kept);
+ *  - one uniform u in [0, 1) is drawn and the first kept index i (in index
+ *    order) whose running sum of kept weights exceeds u * their total is
+ *    the token.
+ * The random word: Philox4x32-10 (as wt_tensor_rand) with key = seed and
+ * counter = (step, row, 1, 0), step the value of opts->counter read on the
+ * device (as unsigned 32-bit; NULL: 0), word 0, u = (word >> 8) * 2^-24.
+ * Write a new step into counter before each replay (e.g. the position)
+ * for a new draw. What is the same everywhere: u, bit for bit, on every
+ * backend; the greedy choice; the kept sets of top_k (integer
+ * comparisons of the logits' bits). The sums are made in one fixed order
+ * on every backend (256 chunks, element i in chunk i mod 256, each summed
+ * in index order, then a pairwise tree over the chunks; the draw walks
+ * chunk after chunk), so the sampled id is the same on every backend
+ * whose exp() gives the same bits; where exp() differs by an ulp (a GPU's
+ * against the C library's) the id can differ only when u * total falls
+ * within that rounding of a boundary of the running sum.
+ * A row with a NaN, a +inf or no finite logit gets id -1 (an index that
+ * wt_embedding then refuses). Not differentiable. Errors:
+ * WT_ERR_INVALID_ARGUMENT for temperature < 0 or NaN, top_k < 0, top_p
+ * outside (0, 1], a counter that is not an i32 tensor of one element, a
+ * logits dtype other than f32/f16; WT_ERR_SHAPE unless logits is 2-D
+ * with V >= 1. */
+typedef struct wt_sample_options {
+    uint32_t struct_size;      /* set by wt_sample_options_init */
+    double temperature;        /* 1; 0: greedy */
+    int64_t top_k;             /* 0: no top-k cut */
+    double top_p;              /* 1: no nucleus cut */
+    uint64_t seed;             /* 0 */
+    const wt_tensor *counter;  /* NULL, or i32 [1] read on the device: the step */
+} wt_sample_options;
+WT_API void wt_sample_options_init(wt_sample_options *opts);
+/* opts NULL: the defaults (temperature 1, no cuts, seed 0, step 0). */
+WT_API wt_status wt_sample(const wt_tensor *logits, const wt_sample_options *opts, wt_tensor **out);
+
 /* --- convolution and pooling ---
  * Layout NCHW: x is [N, C, H, W] (conv1d: [N, C, L]); an unbatched
  * input ([C, H, W], conv1d [C, L]) gives an unbatched result. Inputs may

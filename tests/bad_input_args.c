@@ -645,6 +645,13 @@ ROWFN(rope_v2)
     return wt_rope_v2(T("x", e->q), PTRO("opts", &o), OUT("out"));
 }
 ROWFN(linear) { return wt_linear(T("x", e->m35), T("w", e->w45), TO("bias", e->b4v), OUT("out")); }
+ROWFN(sample)
+{
+    wt_sample_options o;
+    wt_sample_options_init(&o);
+    o.top_k = NONNEG("top_k", 0);
+    return wt_sample(T("logits", e->m35), PTRO("opts", &o), OUT("out"));
+}
 /* quantised weights */
 ROWFN(quant_from_blocks)
 {
@@ -1571,6 +1578,7 @@ static const slot_row ROWS[] = {
     R(layer_norm), R(rms_norm), R(scaled_dot_product_attention), R(rope), R(linear),
     R(group_norm_v2), R(scaled_dot_product_attention_v2), R(rope_v2),
     R(quant_from_blocks), R(quantize), R(dequantize), R(linear_quant), R(embedding_quant),
+    R(sample),
     /* --- training --- */
     R(activation_backward), R(cross_entropy), R(cross_entropy_backward), R(embedding_backward),
     R(layernorm_backward), R(batch_norm_backward), R(sgd_step), R(adamw_step), R(conv2d_backward),
@@ -1618,7 +1626,7 @@ static const char *const NO_STATUS[] = {
     "wt_tensor_retain", "wt_tensor_release", "wt_op_count", "wt_op_name", "wt_op_family",
     "wt_conv_options_init", "wt_pool_options_init", "wt_batch_norm_options_init",
     "wt_cross_entropy_options_init", "wt_sgd_options_init", "wt_adamw_options_init",
-    "wt_interpolate_options_init", "wt_attention_options_init", "wt_rope_options_init",
+    "wt_interpolate_options_init", "wt_attention_options_init", "wt_rope_options_init", "wt_sample_options_init",
     "wt_group_norm_options_init", "wt_dropout_options_init", "wt_pool2d_options_init",
     "wt_tensor_requires_grad", "wt_backward_options_init", "wt_grad_enabled", "wt_op_gradient",
     "wt_safetensors_close", "wt_safetensors_count", "wt_safetensors_metadata",

@@ -530,6 +530,36 @@ static wt_status step_values_workload(wt_context *ctx, float *result)
     return st;
 }
 
+/* Sampling with the step on the device: wt_sample (top-k, top-p) of 6
+ * rows captured at step 0, replayed at step 1; the ids read as floats. */
+static wt_status sample_workload(wt_context *ctx, float *result)
+{
+    static const float lg[SCOPE_FLOATS * 4] = {1, 2, 0.5f, -1, 3, 0, 0.25f, 1, 2, -2, 1, 1.5f,
+                                               0, 0, 1, 2, -1, 0.5f, 2, 2, 1, 0, 3, -0.5f};
+    const int64_t s[2] = {SCOPE_FLOATS, 4}, one[1] = {1};
+    const int32_t zero = 0, step1 = 1;
+    wt_tensor *logits = NULL, *step = NULL, *ids = NULL, *f = NULL;
+    wt_graph *g = NULL;
+    wt_status st = wt_tensor_from_data(ctx, WT_F32, 2, s, lg, &logits);
+    if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_I32, 1, one, &zero, &step);
+    if (st == WT_OK && (st = wt_graph_begin(ctx)) == WT_OK) {
+        wt_sample_options o;
+        wt_sample_options_init(&o);
+        o.top_k = 3, o.top_p = 0.9, o.seed = 11, o.counter = step;
+        st = wt_sample(logits, &o, &ids);
+        wt_status end = wt_graph_end(ctx, &g);
+        if (st == WT_OK) st = end;
+    }
+    if (st == WT_OK) st = wt_tensor_write(step, &step1, sizeof step1);
+    if (st == WT_OK) st = wt_graph_replay(g);
+    if (st == WT_OK) st = wt_cast(ids, WT_F32, &f);
+    if (st == WT_OK) st = wt_tensor_read(f, result, sizeof(float) * SCOPE_FLOATS);
+    wt_graph_release(g);
+    wt_tensor *all[] = {logits, step, ids, f};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
+    return st;
+}
+
 /* The tape: a recorded forward pass (mul, tanh, softmax, a weighted sum),
  * backward, and the leaf's gradient read. */
 static wt_status tape_workload(wt_context *ctx, float *result)
@@ -875,6 +905,7 @@ int main(int argc, char **argv)
     alloc_phase(be, "optimizer", optimizer_workload);
     alloc_phase(be, "graph", graph_workload);
     alloc_phase(be, "graph with step values", step_values_workload);
+    alloc_phase(be, "sampling, captured", sample_workload);
     if (be == TEST_BACKEND_CPU) {
         cpu_size_classes();
         tokenizer_phase();

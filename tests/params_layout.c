@@ -266,6 +266,12 @@ static const c_field wgsl_interp_params[] = {
     F(interp_params, src_offset), F(interp_params, pad0), F(interp_params, pad1), F(interp_params, pad2),
     F(interp_params, src_strides),
 };
+static const c_field wgsl_sample_params[] = {
+    F(sample_params, rows), F(sample_params, v), F(sample_params, pad0), F(sample_params, x_offset),
+    F(sample_params, out_offset), F(sample_params, step_offset), F(sample_params, has_step),
+    F(sample_params, top_k), F(sample_params, key0), F(sample_params, key1), F(sample_params, inv_temp),
+    F(sample_params, top_p),
+};
 static const c_field wgsl_quant_dequant_params[] = {
     F(dequant_params, total), F(dequant_params, k), F(dequant_params, words), F(dequant_params, w_offset),
 };
@@ -388,6 +394,7 @@ static const layout_pair pairs[] = {
     PAIR("reduce_strided", "Params", reduce_params, wgsl_reduce_strided_params),
     PAIR("rope", "Params", rope_params, wgsl_rope_params),
     PAIR("interpolate", "Params", interp_params, wgsl_interp_params),
+    PAIR("sample", "Params", sample_params, wgsl_sample_params),
     PAIR("quant_dequant", "Params", dequant_params, wgsl_quant_dequant_params),
     PAIR("quant_gemv", "Params", quant_linear_params, wgsl_quant_linear_params),
     PAIR("quant_gemm", "Params", quant_linear_params, wgsl_quant_linear_params),

@@ -94,6 +94,7 @@ const wt_grad_rule wt_grad_rules[WT_OP_COUNT] = {
     R(LOGSUMEXP, grad_logsumexp, I0, O0)
     R(NORM, grad_norm, I0, O0)
     NONDIFF(ALL) NONDIFF(ANY) NONDIFF(ARGMAX) NONDIFF(ARGMIN)
+    NONDIFF(SAMPLE) /* token ids */
     R(CUMSUM, grad_cumsum, NONE, NONE)
     R(CUMPROD, grad_cumprod, I0, O0)
     /* creation and random numbers */

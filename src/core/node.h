@@ -270,6 +270,9 @@ typedef struct wt_optimizer_update {
  *                  written, as the kernel's writable mask says)
  *   DEQUANTIZE     out0 f32 [N, K] = the blocks of in0 (i32 [N, W],
  *                  contiguous; core/quant.h); p.quant
+ *   SAMPLE         out0 (i32 [B]) = a token id per row of in0 (f32 [B, V],
+ *                  contiguous); in1 NULL or the i32 step (1 element);
+ *                  p.sample (wt_sample's rules)
  *   LINEAR_QUANT   out0 f32 [M, N] = in0 (f32 [M, K], contiguous) @ the
  *                  dequantised in1^T (i32 [N, W], contiguous) + in2 (f32
  *                  [N] contiguous, or NULL); p.quant
@@ -289,7 +292,7 @@ typedef struct wt_optimizer_update {
     X(SCATTER_ADD_ROWS, scatter_add_rows) X(OPTIMIZER_STEP, optimizer_step)                   \
     X(KERNEL_DISPATCH, kernel) X(INTERPOLATE, interpolate)                                    \
     X(INTERPOLATE_BACKWARD, interpolate_backward) X(DEQUANTIZE, dequantize)                    \
-    X(LINEAR_QUANT, linear_quant)
+    X(LINEAR_QUANT, linear_quant) X(SAMPLE, sample)
 
 typedef enum wt_node_kind {
 #define WT_NODE_KIND_ENUM(ID, name) WT_NODE_##ID,
@@ -331,6 +334,8 @@ typedef struct wt_node {
         struct { int64_t plane, plane_rows; } rows;
         wt_optimizer_update opt; /* its tensors: out0, out1, out2, in0 */
         struct { wt_quant_type type; int64_t k; } quant; /* DEQUANTIZE, LINEAR_QUANT */
+        /* SAMPLE: inv_temp 0 = greedy; top_k 0 and top_p 1 = no cut */
+        struct { float inv_temp, top_p; int64_t top_k; uint64_t seed; } sample;
         struct {
             const wt_kernel *k;
             wt_tensor *const *tensors;

@@ -139,6 +139,9 @@ static wt_status cpu_run(wt_context *ctx, const wt_node *n)
         wt_optimizer_update u = wt_node_optimizer_update(n);
         return cpu_optimizer_step(ctx, &u);
     }
+    case WT_NODE_SAMPLE:
+        return cpu_sample(ctx, in[0], in[1], n->p.sample.inv_temp, n->p.sample.top_k, n->p.sample.top_p,
+                          n->p.sample.seed, out[0]);
     case WT_NODE_DEQUANTIZE: return cpu_dequantize(ctx, n->p.quant.type, n->p.quant.k, in[0], out[0]);
     case WT_NODE_LINEAR_QUANT:
         return cpu_linear_quant(ctx, n->p.quant.type, n->p.quant.k, in[0], in[1], in[2], out[0]);

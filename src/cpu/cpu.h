@@ -178,6 +178,9 @@ wt_status cpu_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, co
 wt_status cpu_channel_norm(wt_context *ctx, const wt_tensor *x, const wt_tensor *stats, float eps,
                            wt_tensor *out);
 wt_status cpu_channel_moments(wt_context *ctx, const wt_tensor *x, wt_tensor *out);
+/* SAMPLE (core/node.h; cpu/sample.c). */
+wt_status cpu_sample(wt_context *ctx, const wt_tensor *logits, const wt_tensor *step, float inv_temp, int64_t top_k,
+                     float top_p, uint64_t seed, wt_tensor *out);
 /* DEQUANTIZE and LINEAR_QUANT (core/node.h; cpu/quant.c). */
 wt_status cpu_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *w, wt_tensor *out);
 wt_status cpu_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,

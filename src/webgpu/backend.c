@@ -371,6 +371,9 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
     case WT_NODE_ROPE: return wg_win_rope(ctx, in[0], in[1], n->p.rope.theta, n->p.rope.offset, out[0]);
     case WT_NODE_INTERPOLATE: return wg_win_interpolate(ctx, &n->p.interp, false, in[0], out[0]);
     case WT_NODE_INTERPOLATE_BACKWARD: return wg_win_interpolate(ctx, &n->p.interp, true, in[0], out[0]);
+    case WT_NODE_SAMPLE:
+        return wg_sample(ctx, in[0], in[1], n->p.sample.inv_temp, n->p.sample.top_k, n->p.sample.top_p,
+                         n->p.sample.seed, out[0]);
     case WT_NODE_DEQUANTIZE: return wg_dequantize(ctx, n->p.quant.type, n->p.quant.k, in[0], out[0]);
     case WT_NODE_LINEAR_QUANT:
         return wg_linear_quant(ctx, n->p.quant.type, n->p.quant.k, in[0], in[1], in[2], out[0]);

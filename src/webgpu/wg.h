@@ -162,6 +162,9 @@ wt_status wg_win_random(wt_context *ctx, const wt_random_args *r, const wt_tenso
 wt_status wg_win_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *position, double theta, int64_t offset,
                       wt_tensor *out);
 /* DEQUANTIZE and LINEAR_QUANT (kernels/quant.c; core/node.h). */
+/* SAMPLE (core/node.h; kernels/sample.c). */
+wt_status wg_sample(wt_context *ctx, const wt_tensor *logits, const wt_tensor *step, float inv_temp, int64_t top_k,
+                    float top_p, uint64_t seed, wt_tensor *out);
 wt_status wg_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *w, wt_tensor *out);
 wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,
                           const wt_tensor *bias, wt_tensor *out);

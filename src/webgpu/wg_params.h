@@ -301,6 +301,16 @@ typedef struct interp_params {
     uint32_t src_strides[4];
 } interp_params;
 
+/* ---- kernels/sample.c */
+
+/* Same layout as sample.wgsl's Params. */
+typedef struct sample_params {
+    uint32_t rows, v, pad0, x_offset;
+    uint32_t out_offset, step_offset, has_step, top_k;
+    uint32_t key0, key1;
+    float inv_temp, top_p;
+} sample_params;
+
 /* ---- kernels/quant.c */
 
 /* Same layout as quant_dequant.wgsl's Params. */

@@ -44,7 +44,8 @@ wt_status wg_op_random_part(wt_context *ctx, const wt_random_args *r, const wt_t
     snprintf(prelude, sizeof prelude, "const KIND: u32 = %uu;\nconst WG: u32 = %uu;\n", (unsigned)r->kind,
              RANDOM_WG);
     wt_storage *any = table ? table->storage : x ? x->storage : out->storage;
-    wg_launch l = {.shader = "random", .prelude = prelude, .params = &p, .params_size = sizeof p,
+    wg_launch l = {.shader = "random", .prelude = prelude, .libraries = {"philox"}, .params = &p,
+                   .params_size = sizeof p,
                    .bindings = {{out->storage, true},
                                 {table ? table->storage : any, false},
                                 {x ? x->storage : any, false}},
