@@ -15,8 +15,9 @@ from . import _core, _lib, _ops
 from ._core import (Context, Tensor, WebtensorError, InvalidArgumentError, ShapeError,
                     OutOfMemoryError, NoDeviceError, DeviceLostError, UnsupportedError,
                     ShaderError, BackendError, ERRORS, default_context, set_default_context,
-                    tensor, from_numpy, from_dlpack, split, chunk, roll,
+                    tensor, from_numpy, split, chunk, roll,
                     float32, float16, int32, bool_)
+from ._dlpack import from_dlpack  # also installs Tensor.__dlpack__ / __dlpack_device__
 from ._ops import *  # noqa: F401,F403 (every op of the catalogue)
 from ._ops import OPS, ALIASES, METHODS, HAND_WRITTEN, NOT_BOUND
 
@@ -68,7 +69,6 @@ def full_like(x, value, dtype=None):
 
 from . import nn  # noqa: E402
 from . import autograd  # noqa: E402  (adds requires_grad, grad, backward to Tensor)
-from . import optim  # noqa: E402
 from .autograd import no_grad, grad, is_grad_enabled  # noqa: E402
 from . import optim  # noqa: E402  (SGD, AdamW, clip_grad_norm_, schedules)
 del _name, _alias, _target, _op

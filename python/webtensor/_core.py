@@ -508,12 +508,27 @@ def _options_bnorm(d):
     return o
 
 
+# The optimizers' option structs (wt_sgd_options, wt_adamw_options): the
+# in-place step ops take them, and webtensor.optim builds on them.
+class SGDOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("lr", _D), ("momentum", _D), ("dampening", _D),
+                ("weight_decay", _D), ("nesterov", _B)]
+
+
+class AdamWOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("lr", _D), ("beta1", _D), ("beta2", _D), ("eps", _D),
+                ("weight_decay", _D)]
+
+
+_new_sgd = _lib._checked_init(SGDOptions, "wt_sgd_options_init")
+_new_adamw = _lib._checked_init(AdamWOptions, "wt_adamw_options_init")
+
+
 def _options_sgd(d):
     """wt_sgd_options from {lr, momentum, dampening, weight_decay, nesterov}."""
     if d is None:
         return None
-    from . import optim
-    o = optim._new_sgd()
+    o = _new_sgd()
     for k, v in d.items():
         if k == "nesterov":
             o.nesterov = bool(v)
@@ -528,8 +543,7 @@ def _options_adamw(d):
     """wt_adamw_options from {lr, betas, eps, weight_decay}."""
     if d is None:
         return None
-    from . import optim
-    o = optim._new_adamw()
+    o = _new_adamw()
     for k, v in d.items():
         if k == "betas":
             o.beta1, o.beta2 = float(v[0]), float(v[1])
@@ -860,27 +874,7 @@ class Tensor:
     def __abs__(self):
         return _ops.abs(self)
 
-    # -- DLPack (_dlpack.py): zero-copy on the CPU backend
-    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        """The tensor as a DLPack capsule. On the CPU backend float32,
-        float16 and int32 tensors share their memory (no copy); bool
-        tensors are a host copy. A WebGPU tensor (kDLWebGPU) is exported
-        only as a host copy asked for with dl_device=(1, 0), copy=True;
-        otherwise BufferError says why."""
-        return _dlpack.export(self, stream, max_version, dl_device, copy)
-
-    def __dlpack_device__(self):
-        """(1, 0) (kDLCPU) on the CPU backend, (15, adapter) (kDLWebGPU) on WebGPU."""
-        return _dlpack.device_of(self)
-
-
-def from_dlpack(obj, context=None, copy=None):
-    """A tensor of any DLPack producer (NumPy, PyTorch ...). Host memory of
-    float32, float16 or int32 is shared, not copied, when the tensor goes
-    to a CPU-backend context (the default one unless given); otherwise,
-    or with copy=True, the elements are copied. copy=False raises
-    BufferError where the memory cannot be shared."""
-    return _dlpack.import_(obj, context, copy)
+    # DLPack: __dlpack__ and __dlpack_device__ are installed by _dlpack.py.
 
 
 # -- indexing ----------------------------------------------------------------
@@ -1005,4 +999,3 @@ def roll(x, shifts, axis=None):
 
 
 
-from . import _dlpack  # noqa: E402  (it builds on the classes above)

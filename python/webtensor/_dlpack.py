@@ -358,3 +358,32 @@ def _from_capsule(cap, ctx, copy):
     if m.deleter:
         _DELETER(m.deleter)(addr)
     return out
+
+
+def from_dlpack(obj, context=None, copy=None):
+    """A tensor of any DLPack producer (NumPy, PyTorch ...). Host memory of
+    float32, float16 or int32 is shared, not copied, when the tensor goes
+    to a CPU-backend context (the default one unless given); otherwise,
+    or with copy=True, the elements are copied. copy=False raises
+    BufferError where the memory cannot be shared."""
+    return import_(obj, context, copy)
+
+
+def _tensor_dlpack(self, stream=None, max_version=None, dl_device=None, copy=None):
+    """The tensor as a DLPack capsule. On the CPU backend float32,
+    float16 and int32 tensors share their memory (no copy); bool
+    tensors are a host copy. A WebGPU tensor (kDLWebGPU) is exported
+    only as a host copy asked for with dl_device=(1, 0), copy=True;
+    otherwise BufferError says why."""
+    return export(self, stream, max_version, dl_device, copy)
+
+
+def _tensor_dlpack_device(self):
+    """(1, 0) (kDLCPU) on the CPU backend, (15, adapter) (kDLWebGPU) on WebGPU."""
+    return device_of(self)
+
+
+# The protocol's two methods live here, with the code they call, so that
+# _core (the Tensor class) does not import this module.
+_core.Tensor.__dlpack__ = _tensor_dlpack
+_core.Tensor.__dlpack_device__ = _tensor_dlpack_device

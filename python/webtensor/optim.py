@@ -28,23 +28,13 @@ _I64 = ctypes.c_int64
 _byref = ctypes.byref
 
 
-class SGDOptions(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("lr", _D), ("momentum", _D), ("dampening", _D),
-                ("weight_decay", _D), ("nesterov", _B)]
-
-
-class AdamWOptions(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("lr", _D), ("beta1", _D), ("beta2", _D), ("eps", _D),
-                ("weight_decay", _D)]
-
-
 class LRScheduleOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("kind", _I), ("lr", _D), ("warmup_steps", _I64),
                 ("step_size", _I64), ("gamma", _D), ("total_steps", _I64), ("min_lr", _D)]
 
 
-_new_sgd = _checked_init(SGDOptions, "wt_sgd_options_init")
-_new_adamw = _checked_init(AdamWOptions, "wt_adamw_options_init")
+_new_sgd = _core._new_sgd  # the option structs of the ops (wt_sgd_step, wt_adamw_step)
+_new_adamw = _core._new_adamw
 _new_schedule = _checked_init(LRScheduleOptions, "wt_lr_schedule_options_init")
 _KINDS = {"constant": 0, "step": 1, "cosine": 2}
 

@@ -136,7 +136,11 @@ static wt_status webgpu_create(wt_context *ctx, const wt_context_options *opts)
     w->hooks = (wg_hooks){.pass_writes = wg_timer_pass_writes,
                           .before_dispatch = wg_profile_name_next,
                           .after_dispatch = wg_profile_after_dispatch,
-                          .timed_pass = wg_profile_pass};
+                          .timed_pass = wg_profile_pass,
+                          .replay_slot = wg_replay_slot,
+                          .replay_note_dispatch = wg_replay_note_dispatch,
+                          .replay_note_check = wg_replay_note_check,
+                          .replay_not_cacheable = wg_replay_not_cacheable};
     if (st == WT_OK)
         st = wg_recorder_init(ctx, opts->dispatches_per_submit);
     if (st == WT_OK && wg_trace_wanted()) { /* WT_TRACE: profile from the start */

@@ -245,6 +245,15 @@ typedef struct wg_hooks {
     /* The timer harvested a timed pass. */
     void (*timed_pass)(wt_context *ctx, const char *name, const char *detail, uint64_t begin_ns,
                        uint64_t end_ns);
+    /* A graph's replay (replay.c) records what the runtime below does
+     * while ctx->replay_state is set: the bind-group slot of a replayed
+     * dispatch, each dispatch, each check slot taken, and work a list of
+     * dispatches cannot repeat. */
+    wt_status (*replay_slot)(wt_context *ctx, int64_t ordinal, wg_bind_group_slot **out);
+    void (*replay_note_dispatch)(wt_context *ctx, const wg_pipeline *pipe, const wg_launch *launch, uint32_t x,
+                                 uint32_t y, uint32_t z);
+    void (*replay_note_check)(wt_context *ctx, int slot, const char *op, int64_t extent);
+    void (*replay_not_cacheable)(wt_context *ctx);
 } wg_hooks;
 
 /* --- runtime: per-op profiling (profile.c) --- */

@@ -52,8 +52,8 @@ wt_status wg_checks_slot(wt_context *ctx, const char *op, int64_t extent, wt_sto
     c->storage = (wt_storage){.refcount = 1, .ctx = ctx, .bytes = WG_CHECK_BYTES, .device = &c->window};
     snprintf(c->op, sizeof c->op, "%s", op ? op : "op");
     c->extent = extent;
-    if (ctx->replay_state && ctx->node)
-        wg_replay_note_check(ctx, w->ncheck, c->op, extent);
+    if (ctx->replay_state && ctx->node && w->hooks.replay_note_check)
+        w->hooks.replay_note_check(ctx, w->ncheck, c->op, extent);
     w->ncheck++;
     *flag = &c->storage;
     return WT_OK;

@@ -319,8 +319,8 @@ wt_status wg_bind_group_get(wt_context *ctx, const wg_pipeline *pipe, const wg_l
     /* A replay's dispatches bind the graph's own buffers, too many and too
      * many distinct ones for the shared cache: each dispatch of the graph
      * has a slot of its own, by its ordinal in the replay. */
-    if (ctx->replay_state && !ctx->capture) {
-        wt_status st = wg_replay_slot(ctx, ctx->replay_pos++, &slot);
+    if (ctx->replay_state && !ctx->capture && wg_ctx(ctx)->hooks.replay_slot) {
+        wt_status st = wg_ctx(ctx)->hooks.replay_slot(ctx, ctx->replay_pos++, &slot);
         if (st != WT_OK)
             return st;
     }

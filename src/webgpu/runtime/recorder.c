@@ -124,8 +124,8 @@ wt_status wg_copy_encoder(wt_context *ctx, WGPUCommandEncoder *out)
 {
     wg_context *w = wg_ctx(ctx);
     /* A copy inside a replayed node: a list of dispatches cannot repeat it. */
-    if (ctx->replay_state && ctx->node)
-        wg_replay_not_cacheable(ctx);
+    if (ctx->replay_state && ctx->node && w->hooks.replay_not_cacheable)
+        w->hooks.replay_not_cacheable(ctx);
     end_pass(w);
     wt_status st = ensure_encoder(w);
     *out = w->rec.encoder;
@@ -254,8 +254,8 @@ wt_status wg_dispatch(wt_context *ctx, const wg_launch *launch)
     WGPUBindGroup group = NULL;
     if ((st = wg_bind_group_get(ctx, pipe, launch, &group)) != WT_OK)
         return st;
-    if (ctx->replay_state && ctx->node) /* what the graph's nodes dispatch */
-        wg_replay_note_dispatch(ctx, pipe, launch, (uint32_t)x, (uint32_t)y, (uint32_t)z);
+    if (ctx->replay_state && ctx->node && w->hooks.replay_note_dispatch) /* what the graph's nodes dispatch */
+        w->hooks.replay_note_dispatch(ctx, pipe, launch, (uint32_t)x, (uint32_t)y, (uint32_t)z);
     /* Profiling: each dispatch in a pass of its own, timed by the pass. */
     double host_start = 0;
     if (w->prof.active) {
