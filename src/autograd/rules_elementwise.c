@@ -133,8 +133,13 @@ RULE(grad_erf) /* 2 / sqrt(pi) exp(-x^2) */
 RULE(grad_softsign) /* g / (1 + |x|)^2 */
 {
     chain c = {0};
-    wt_tensor *d = STEP(&c, wt_add_scalar, STEP(&c, wt_abs, X), 1.0);
-    return times(&c, G, STEP(&c, wt_reciprocal, STEP(&c, wt_square, d)), gin);
+    /* One STEP a statement: a STEP inside another's arguments would run
+     * the outer op on the inner one's NULL after a failure, and its error
+     * would replace the first. */
+    wt_tensor *ax = STEP(&c, wt_abs, X);
+    wt_tensor *d = STEP(&c, wt_add_scalar, ax, 1.0);
+    wt_tensor *d2 = STEP(&c, wt_square, d);
+    return times(&c, G, STEP(&c, wt_reciprocal, d2), gin);
 }
 
 RULE(grad_softplus)
@@ -361,7 +366,10 @@ RULE(grad_atan2) /* atan2(a, b): g b / (a^2 + b^2), -g a / (a^2 + b^2) */
     wt_tensor *a2 = STEP(&c, wt_square, X);
     wt_tensor *den;
     if (SCALAR_B) den = STEP(&c, wt_add_scalar, a2, B_VALUE * B_VALUE);
-    else den = STEP(&c, wt_add, a2, STEP(&c, wt_square, n->saved_in[1]));
+    else {
+        wt_tensor *b2 = STEP(&c, wt_square, n->saved_in[1]);
+        den = STEP(&c, wt_add, a2, b2);
+    }
     wt_tensor *gd = STEP(&c, wt_div, G, den);
     if (SCALAR_B) to_input(&c, n, 0, STEP(&c, wt_mul_scalar, gd, B_VALUE), gin);
     else to_input(&c, n, 0, STEP(&c, wt_mul, gd, n->saved_in[1]), gin);
