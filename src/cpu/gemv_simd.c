@@ -2,7 +2,10 @@
 #include "cpu/gemv_simd.h"
 #include "cpu/cpu.h"
 #include "cpu/half.h"
+#include "cpu/half_simd.h"
 #include "core/knobs.h"
+
+#include <stdatomic.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,23 +35,24 @@ static uint16_t float_to_half(float f)
 
 /* Which wide paths may run: 0 none, 1 AVX2 + FMA + F16C, 2 those and
  * AVX-512F; at most what WT_CPU_GEMV_SIMD allows (so that every path can
- * be tested on one machine). Asked once (a data race on the cache is
- * benign, every thread writes the same answer). */
+ * be tested on one machine). Asked once; two threads may ask at once, so
+ * the answer is kept in an atomic. F16C comes from CPUID (cpu_has_f16c):
+ * clang 14's __builtin_cpu_supports does not know "f16c". */
 static int wide_level(void)
 {
 #if GEMV_X86
-    static int cached = -1;
-    if (cached < 0) {
+    static atomic_int cached = -1;
+    int level = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (level < 0) {
         __builtin_cpu_init();
-        const bool avx2 =
-            __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-        int level = !avx2 ? 0 : __builtin_cpu_supports("avx512f") ? 2 : 1;
+        const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
+        level = !avx2 ? 0 : __builtin_cpu_supports("avx512f") ? 2 : 1;
         const char *cap = wt_knob_text(WT_KNOB_CPU_GEMV_SIMD);
         if (cap && strcmp(cap, "none") == 0) level = 0;
         if (cap && strcmp(cap, "avx2") == 0 && level > 1) level = 1;
-        cached = level;
+        atomic_store_explicit(&cached, level, memory_order_relaxed);
     }
-    return cached;
+    return level;
 #else
     return 0;
 #endif

@@ -62,7 +62,7 @@ static bool cpu_reports_f16c(void)
     return (lo & 6u) == 6u;
 }
 
-static bool have_f16c(void)
+bool cpu_has_f16c(void)
 {
     /* Every thread computes the same answer, but two threads may ask at
      * once: an atomic keeps that defined (a plain int is a data race). */
@@ -77,7 +77,7 @@ static bool have_f16c(void)
 
 bool cpu_halves_convert(wt_dtype from, wt_dtype to, const void *src, void *dst, int64_t n)
 {
-    if (!have_f16c()) return false;
+    if (!cpu_has_f16c()) return false;
     if (from == WT_F16 && to == WT_F32) {
         to_f32(src, dst, n);
         return true;
@@ -89,6 +89,8 @@ bool cpu_halves_convert(wt_dtype from, wt_dtype to, const void *src, void *dst, 
     return false;
 }
 #else
+bool cpu_has_f16c(void) { return false; }
+
 bool cpu_halves_convert(wt_dtype from, wt_dtype to, const void *src, void *dst, int64_t n)
 {
     (void)from, (void)to, (void)src, (void)dst, (void)n;
