@@ -106,31 +106,6 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* ------------------------------------------------------------ config.json */
-
-static char *read_text(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-    for (;;) {
-        if (n + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap);
-            if (!nb) { free(buf); fclose(f); return NULL; }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, 4096, f);
-        n += got;
-        if (got < 4096) break;
-    }
-    fclose(f);
-    buf[n] = 0;
-    if (len) *len = n;
-    return buf;
-}
-
 /* ---------------------------------------------------------------- forward */
 
 /* The forward pass makes its temporaries inside scopes (webtensor.h,
@@ -564,7 +539,7 @@ done:
  * at an EOS id (stopped), the reference must end there too. */
 static int compare_tokens(const int32_t *toks, int n, bool stopped, const char *ref_path)
 {
-    char *text = read_text(ref_path, NULL);
+    char *text = llama_read_text(ref_path);
     if (!text) {
         fprintf(stderr, "error: cannot read %s\n", ref_path);
         return 0;

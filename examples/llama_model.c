@@ -208,7 +208,7 @@ static bool json_value(json_reader *r, json *v)
         v->type = JSON_BOOL, ok = true;
     } else {
         /* strtod reads past a bound only into more number characters, and
-         * the text ends in a 0 (read_text). Infinity and NaN are not JSON. */
+         * the text ends in a 0 (llama_read_text). Infinity and NaN are not JSON. */
         char *end;
         errno = 0;
         v->type = JSON_NUMBER;
@@ -230,7 +230,7 @@ static const json *json_get(const json *obj, const char *key)
     return NULL;
 }
 
-static char *read_text(const char *path)
+char *llama_read_text(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -255,7 +255,7 @@ static char *read_text(const char *path)
 /* 1: parsed; 0: no such file; -1: not JSON (err says where). */
 static int json_load(const char *path, json *out, char *err, size_t err_size)
 {
-    char *text = read_text(path);
+    char *text = llama_read_text(path);
     if (!text) return 0;
     json_reader r = {text, text + strlen(text), 0};
     bool ok = json_value(&r, out);

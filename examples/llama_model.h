@@ -85,6 +85,10 @@ typedef struct llama {
  * a feature not supported (the message names the key). */
 bool llama_config_load(const char *dir, llama_config *c, char *err, size_t err_size);
 
+/* The whole file at path, 0-terminated (free it); NULL when it cannot be
+ * read. */
+char *llama_read_text(const char *path);
+
 /* Loads every weight in dtype (WT_F32 or WT_F16) and allocates the KV
  * caches of batch sequences of max_seq positions. On failure m is emptied; err has a
  * message of the loader's own when it found the fault (a shape, a missing
