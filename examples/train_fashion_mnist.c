@@ -14,8 +14,8 @@
  *   train_fashion_mnist [--backend auto|cpu|webgpu|vulkan|gles] [--epochs 5]
  *                       [--batch 64] [--lr 1e-3] [--seed 1] [--data DIR]
  *                       [--train-limit N] [--steps N] [--max-loss X]
- *                       [--compare BACKEND,BACKEND] [--eval-limit N]
- *                       [--print-loss] [--synthetic N]
+ *                       [--compare BACKEND,BACKEND [--exact]] [--eval-limit N]
+ *                       [--print-loss] [--synthetic N] [--graph] [--optimizer adamw|sgd]
  *                       [--dist [--check-sync] [--dist-timeout S] [--dist-pack P]
  *                               [--fail-step K [--fail-rank R]]]
  *
@@ -27,6 +27,20 @@
  * prints every step's loss, "step K loss X" (9 significant digits).
  * --synthetic N trains on N random images with random labels instead of
  * the data set (for timing where the data are not at hand).
+ *
+ * --optimizer sgd trains with SGD (momentum 0.9, the same --lr) instead
+ * of AdamW.
+ *
+ * --graph captures the first training step as a graph (wt_graph_begin /
+ * wt_graph_end) and replays it for every later batch, the batch written
+ * into the captured input tensors first: the forward pass and autograd's
+ * backward run without their front-ends. The AdamW update stays outside
+ * the graph (its bias correction depends on the step number, a scalar a
+ * replay cannot change), eager on the gradients each replay writes; with
+ * --optimizer sgd (momentum 0.9, no step-dependent value) the update is
+ * captured too. A replayed step gives the same bits as an eager one:
+ * --compare takes a backend with ":graph" (cpu,cpu:graph) and --exact
+ * then demands bit-identical losses at every step.
  *
  * --dist trains data-parallel under mpirun -np N (webtensor_dist.h): the
  * parameters are broadcast from rank 0; every global batch of N * --batch
@@ -182,20 +196,36 @@ static const int64_t PSHAPE[NPARAM][4] = {
 static const int PNDIM[NPARAM] = {4, 1, 4, 1, 2, 1, 2, 1};
 static const int FAN_IN[NPARAM] = {25, 25, 400, 400, 1568, 1568, 128, 128};
 
+/* A captured training step (--graph): the graph, the tensors it reads the
+ * batch from, and those each replay writes the loss and the gradients to. */
+typedef struct replay {
+    bool on;
+    wt_graph *graph;
+    wt_tensor *x, *y;
+    wt_tensor *loss, *grads[NPARAM];
+} replay;
+
 typedef struct model {
     wt_context *ctx;
     wt_tensor *p[NPARAM], *m[NPARAM], *v[NPARAM];
+    bool sgd; /* --optimizer sgd: momentum in m, v unused */
     wt_adamw_options adam;
+    wt_sgd_options sgd_opts;
     int64_t step;
+    replay rp;
 } model;
 
-static int model_init(model *md, wt_context *ctx, uint64_t seed, float lr)
+static int model_init(model *md, wt_context *ctx, uint64_t seed, float lr, bool sgd)
 {
     memset(md, 0, sizeof *md);
     md->ctx = ctx;
+    md->sgd = sgd;
     wt_adamw_options_init(&md->adam);
     md->adam.lr = lr;
     md->adam.weight_decay = 0.0f;
+    wt_sgd_options_init(&md->sgd_opts);
+    md->sgd_opts.lr = lr;
+    md->sgd_opts.momentum = 0.9;
     for (int i = 0; i < NPARAM; i++) {
         wt_tensor *r = NULL, *s = NULL, *o = NULL, *t = NULL;
         double bound = 1.0 / sqrt((double)FAN_IN[i]);
@@ -219,7 +249,12 @@ static int model_init(model *md, wt_context *ctx, uint64_t seed, float lr)
 
 static void model_free(model *md)
 {
+    wt_graph_release(md->rp.graph);
+    wt_tensor_release(md->rp.x);
+    wt_tensor_release(md->rp.y);
+    wt_tensor_release(md->rp.loss);
     for (int i = 0; i < NPARAM; i++) {
+        wt_tensor_release(md->rp.grads[i]);
         wt_tensor_release(md->p[i]);
         wt_tensor_release(md->m[i]);
         wt_tensor_release(md->v[i]);
@@ -244,51 +279,124 @@ static wt_tensor *forward(step *a, model *md, wt_tensor *x)
     return OP(a, wt_linear, h, md->p[F2W], md->p[F2B]);
 }
 
-/* One training step on a batch; returns the loss tensor (0-d) of the step.
- * The tape records the forward pass (the parameters require grad);
- * wt_backward fills their gradients, which the AdamW steps use in place,
- * with recording off, before they are dropped for the next step. */
-static wt_tensor *train_step(step *a, model *md, wt_tensor *x, wt_tensor *y, dist_group *g, bool fail_here)
+/* The forward pass and its backward on a batch: returns the loss tensor
+ * (0-d) and the parameters' gradients in grads. The tape records the
+ * forward pass (the parameters require grad); wt_backward fills their
+ * gradients. */
+static wt_tensor *loss_and_grads(step *a, model *md, wt_tensor *x, wt_tensor *y, wt_tensor **grads)
 {
     wt_tensor *loss = OP(a, wt_cross_entropy, forward(a, md, x), y, NULL);
-    if (a->st != WT_OK || !ok(a, wt_backward(loss)) || !ok(a, wt_no_grad_begin(md->ctx))) return NULL;
-    md->step++;
-    /* Data-parallel: the loss (a copy off the tape) and the gradients,
-     * averaged over the ranks in one call. */
-    wt_tensor *grads[NPARAM + 1] = {NULL};
-    int n = 0;
+    if (a->st != WT_OK || !ok(a, wt_backward(loss))) return NULL;
     for (int i = 0; i < NPARAM && a->st == WT_OK; i++)
         if (ok(a, wt_tensor_grad(md->p[i], &grads[i])) && !grads[i])
             ok(a, wt_set_last_error(WT_ERR_INVALID_ARGUMENT, "a parameter has no gradient"));
-    if (dist_on(g) && a->st == WT_OK) {
-        wt_tensor *mean_loss = OP(a, wt_mul_scalar, loss, 1.0);
-        grads[NPARAM] = loss = mean_loss;
-        n = NPARAM + 1;
-        if (fail_here) {
-            char msg[96];
-            snprintf(msg, sizeof msg, "failure injected at step %lld (--fail-step)", (long long)md->step);
-            ok(a, dist_fail(g, msg));
-        } else {
-            ok(a, dist_mean(g, n, grads));
-        }
-    }
-    for (int i = 0; i < NPARAM && a->st == WT_OK; i++) {
-        ok(a, wt_adamw_step(md->p[i], grads[i], md->m[i], md->v[i], md->step, &md->adam));
-        ok(a, wt_tensor_zero_grad(md->p[i]));
-    }
-    wt_no_grad_end(md->ctx);
     return a->st == WT_OK ? loss : NULL;
 }
 
-/* A batch of images [n, 1, 28, 28] and labels [n] of order[start..). */
-static int make_batch(wt_context *ctx, const dataset *d, const int *order, int start, int n, float *xbuf,
-                      int32_t *ybuf, wt_tensor **x, wt_tensor **y)
+/* The optimizer's step on every parameter, in place, with recording off;
+ * then the gradients are dropped for the next step. */
+static bool update(step *a, model *md, wt_tensor *const *grads)
+{
+    if (!ok(a, wt_no_grad_begin(md->ctx))) return false;
+    md->step++;
+    for (int i = 0; i < NPARAM && a->st == WT_OK; i++) {
+        if (md->sgd) ok(a, wt_sgd_step(md->p[i], grads[i], md->m[i], &md->sgd_opts));
+        else ok(a, wt_adamw_step(md->p[i], grads[i], md->m[i], md->v[i], md->step, &md->adam));
+        ok(a, wt_tensor_zero_grad(md->p[i]));
+    }
+    wt_no_grad_end(md->ctx);
+    return a->st == WT_OK;
+}
+
+/* One training step on a batch; returns the loss tensor (0-d) of the step. */
+static wt_tensor *train_step(step *a, model *md, wt_tensor *x, wt_tensor *y, dist_group *g, bool fail_here)
+{
+    wt_tensor *grads[NPARAM + 1] = {NULL};
+    wt_tensor *loss = loss_and_grads(a, md, x, y, grads);
+    if (!loss) return NULL;
+    /* Data-parallel: the loss (a copy off the tape) and the gradients,
+     * averaged over the ranks in one call. */
+    if (dist_on(g) && a->st == WT_OK) {
+        wt_tensor *mean_loss = OP(a, wt_mul_scalar, loss, 1.0);
+        grads[NPARAM] = loss = mean_loss;
+        if (fail_here) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "failure injected at step %lld (--fail-step)", (long long)md->step + 1);
+            ok(a, dist_fail(g, msg));
+        } else {
+            ok(a, dist_mean(g, NPARAM + 1, grads));
+        }
+    }
+    return a->st == WT_OK && update(a, md, grads) ? loss : NULL;
+}
+
+/* The same step through the captured graph (--graph): the batch (host
+ * data) is written into the graph's input tensors; the first call
+ * captures the step, which runs for real while it is recorded, every
+ * later one replays it. The loss tensor returned is the graph's, written
+ * again by the next replay. */
+static wt_tensor *replayed_step(step *a, model *md, const float *xbuf, const int32_t *ybuf, int batch)
+{
+    replay *rp = &md->rp;
+    if (!ok(a, wt_tensor_write(rp->x, xbuf, (size_t)batch * IMG * sizeof(float))) ||
+        !ok(a, wt_tensor_write(rp->y, ybuf, (size_t)batch * sizeof(int32_t))))
+        return NULL;
+    if (rp->graph) {
+        if (!ok(a, wt_graph_replay(rp->graph))) return NULL;
+        if (!md->sgd) return update(a, md, rp->grads) ? rp->loss : NULL;
+        md->step++;
+        return rp->loss;
+    }
+    if (!ok(a, wt_graph_begin(md->ctx))) return NULL;
+    wt_tensor *loss = loss_and_grads(a, md, rp->x, rp->y, rp->grads);
+    if (loss && md->sgd) update(a, md, rp->grads);
+    /* A failed op lost the capture; ending it reports that again. */
+    wt_status end = wt_graph_end(md->ctx, &rp->graph);
+    if (a->st != WT_OK || !ok(a, end)) {
+        memset(rp->grads, 0, sizeof rp->grads); /* the scope's, released with it */
+        return NULL;
+    }
+    /* The loss and the gradients outlive the step's scope: every replay
+     * writes them. */
+    if (!ok(a, wt_scope_keep(a->scope, loss))) return NULL;
+    rp->loss = loss;
+    for (int i = 0; i < NPARAM; i++) {
+        if (!ok(a, wt_scope_keep(a->scope, rp->grads[i]))) {
+            for (int j = i; j < NPARAM; j++) rp->grads[j] = NULL; /* still the scope's */
+            return NULL;
+        }
+    }
+    return md->sgd || update(a, md, rp->grads) ? loss : NULL;
+}
+
+/* The graph's input tensors for batches of n (--graph). */
+static int replay_init(model *md, int n)
+{
+    int64_t xs[4] = {n, 1, 28, 28}, ys[1] = {n};
+    md->rp.on = true;
+    if (wt_tensor_zeros(md->ctx, WT_F32, 4, xs, &md->rp.x) != WT_OK ||
+        wt_tensor_zeros(md->ctx, WT_I32, 1, ys, &md->rp.y) != WT_OK) {
+        fprintf(stderr, "error: %s\n", wt_last_error());
+        return 0;
+    }
+    return 1;
+}
+
+/* The images and labels of order[start..start+n) into xbuf and ybuf. */
+static void gather_batch(const dataset *d, const int *order, int start, int n, float *xbuf, int32_t *ybuf)
 {
     for (int i = 0; i < n; i++) {
         int k = order ? order[start + i] : start + i;
         memcpy(xbuf + (size_t)i * IMG, d->images + (size_t)k * IMG, IMG * sizeof(float));
         ybuf[i] = d->labels[k];
     }
+}
+
+/* A batch of images [n, 1, 28, 28] and labels [n] of order[start..). */
+static int make_batch(wt_context *ctx, const dataset *d, const int *order, int start, int n, float *xbuf,
+                      int32_t *ybuf, wt_tensor **x, wt_tensor **y)
+{
+    gather_batch(d, order, start, n, xbuf, ybuf);
     int64_t xs[4] = {n, 1, 28, 28}, ys[1] = {n};
     if (wt_tensor_from_data(ctx, WT_F32, 4, xs, xbuf, x) != WT_OK ||
         wt_tensor_from_data(ctx, WT_I32, 1, ys, ybuf, y) != WT_OK) {
@@ -371,7 +479,8 @@ int main(int argc, char **argv)
     const char *backend = "auto", *data = getenv("WT_FASHION_MNIST_DIR"), *compare = NULL;
     int epochs = 5, batch = 64, train_limit = 0, steps = 0, eval_limit = -1, synthetic = 0;
     int fail_step = 0, fail_rank = 1;
-    bool use_dist = false, print_loss = false, check_sync = false;
+    bool use_dist = false, print_loss = false, check_sync = false, graph = false, exact = false;
+    const char *optimizer = "adamw";
     double lr = 1e-3, max_loss = 0, dist_timeout = 0;
     const char *dist_pack = NULL;
     uint64_t seed = 1;
@@ -380,6 +489,8 @@ int main(int argc, char **argv)
         if (strcmp(a, "--dist") == 0) { use_dist = true; continue; }
         if (strcmp(a, "--print-loss") == 0) { print_loss = true; continue; }
         if (strcmp(a, "--check-sync") == 0) { check_sync = true; continue; }
+        if (strcmp(a, "--graph") == 0) { graph = true; continue; }
+        if (strcmp(a, "--exact") == 0) { exact = true; continue; }
         if (!v) { fprintf(stderr, "option %s needs a value\n", a); return 2; }
         if (strcmp(a, "--backend") == 0) backend = v;
         else if (strcmp(a, "--epochs") == 0) epochs = atoi(v);
@@ -397,12 +508,18 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--fail-rank") == 0) fail_rank = atoi(v);
         else if (strcmp(a, "--dist-timeout") == 0) dist_timeout = atof(v);
         else if (strcmp(a, "--dist-pack") == 0) dist_pack = v;
+        else if (strcmp(a, "--optimizer") == 0) optimizer = v;
         else { fprintf(stderr, "unknown option %s (see the comment at the top of the source)\n", a); return 2; }
         i++;
     }
     if (!data) data = "/usr/share/datasets/fashion-mnist";
     if (batch <= 0 || epochs <= 0) { fprintf(stderr, "batch and epochs must be positive\n"); return 2; }
     if (use_dist && compare) { fprintf(stderr, "--dist and --compare do not go together\n"); return 2; }
+    if (use_dist && graph) { fprintf(stderr, "--dist and --graph do not go together\n"); return 2; }
+    if (strcmp(optimizer, "adamw") != 0 && strcmp(optimizer, "sgd") != 0) {
+        fprintf(stderr, "--optimizer takes adamw or sgd\n");
+        return 2;
+    }
     dist_group grp;
     if (!dist_start(use_dist, dist_timeout, dist_pack, &grp)) return 1;
     /* Only rank 0 speaks (errors excepted). */
@@ -423,6 +540,7 @@ int main(int argc, char **argv)
 
     /* One model, or two in lockstep for --compare. */
     char names[2][32] = {{0}};
+    bool replayed[2] = {graph, graph};
     int nmodels = 1;
     if (compare) {
         const char *comma = strchr(compare, ',');
@@ -430,13 +548,26 @@ int main(int argc, char **argv)
         snprintf(names[0], sizeof names[0], "%.*s", (int)(comma - compare), compare);
         snprintf(names[1], sizeof names[1], "%s", comma + 1);
         nmodels = 2;
+        /* "cpu:graph": that model replays a captured step. */
+        for (int k = 0; k < 2; k++) {
+            char *colon = strchr(names[k], ':');
+            if (colon && strcmp(colon, ":graph") == 0) {
+                *colon = 0;
+                replayed[k] = true;
+            } else if (colon) {
+                fprintf(stderr, "--compare: unknown suffix %s (only :graph)\n", colon);
+                return 2;
+            }
+        }
     } else {
         snprintf(names[0], sizeof names[0], "%s", backend);
     }
     wt_context *ctx[2] = {0};
     model md[2];
     for (int k = 0; k < nmodels; k++)
-        if (!make_context_on(names[k], grp.local_rank, &ctx[k]) || !model_init(&md[k], ctx[k], seed, (float)lr)) {
+        if (!make_context_on(names[k], grp.local_rank, &ctx[k]) ||
+            !model_init(&md[k], ctx[k], seed, (float)lr, strcmp(optimizer, "sgd") == 0) ||
+            (replayed[k] && !replay_init(&md[k], batch))) {
             dist_stop(&grp);
             return 1;
         }
@@ -466,8 +597,13 @@ int main(int argc, char **argv)
                 wt_tensor *x = NULL, *y = NULL;
                 if (!step_begin(&a, ctx[k])) { status = 1; break; }
                 bool fail_here = fail_step > 0 && done_steps + 1 == fail_step && grp.rank == fail_rank;
-                wt_tensor *loss = make_batch(ctx[k], &train, order, s + grp.rank * batch, batch, xbuf, ybuf, &x, &y)
-                                      ? train_step(&a, &md[k], x, y, &grp, fail_here) : NULL;
+                wt_tensor *loss = NULL;
+                if (md[k].rp.on) {
+                    gather_batch(&train, order, s, batch, xbuf, ybuf);
+                    loss = replayed_step(&a, &md[k], xbuf, ybuf, batch);
+                } else if (make_batch(ctx[k], &train, order, s + grp.rank * batch, batch, xbuf, ybuf, &x, &y)) {
+                    loss = train_step(&a, &md[k], x, y, &grp, fail_here);
+                }
                 if (!loss) { status = 1; step_end(&a); break; }
                 if (check_sync && !dist_identical(&grp, NPARAM, md[k].p)) status = 1;
                 if (nmodels == 2 || steps > 0 || print_loss) {
@@ -475,9 +611,10 @@ int main(int argc, char **argv)
                     if (wt_tensor_read(loss, &lv[k], sizeof lv[k]) != WT_OK) status = 1;
                 } else {
                     /* Otherwise losses add up on the device, read once an
-                     * epoch: the sum is kept out of the step's scope. */
+                     * epoch: the sum is kept out of the step's scope (a
+                     * copy of the first loss, which a replay overwrites). */
                     wt_tensor *sum = NULL;
-                    if ((acc[k] ? wt_add(acc[k], loss, &sum) == WT_OK : (sum = loss) != NULL) &&
+                    if ((acc[k] ? wt_add(acc[k], loss, &sum) : wt_mul_scalar(loss, 1.0, &sum)) == WT_OK &&
                         wt_scope_keep(a.scope, sum) == WT_OK) {
                         wt_tensor_release(acc[k]);
                         acc[k] = sum;
@@ -491,8 +628,8 @@ int main(int argc, char **argv)
             if (nmodels == 2) {
                 double rel = fabs(lv[0] - lv[1]) / fmax(fabs(lv[0]), 1e-6);
                 if (rel > worst_rel) worst_rel = rel;
-                if (rel > 1e-3) {
-                    fprintf(stderr, "step %d: loss %s %.6f vs %s %.6f\n", done_steps, names[0], lv[0], names[1], lv[1]);
+                if (exact ? memcmp(&lv[0], &lv[1], sizeof lv[0]) != 0 : rel > 1e-3) {
+                    fprintf(stderr, "step %d: loss %s %.9g vs %s %.9g\n", done_steps, names[0], lv[0], names[1], lv[1]);
                     status = 1;
                 }
             }
@@ -532,15 +669,19 @@ int main(int argc, char **argv)
     }
     if (status == 0 && done_steps > 10) {
         double secs = now() - t_steady;
-        printf("steps 11-%d: %.0f images/s (%d ranks, %d images a step)\n", done_steps,
-               (done_steps - 10) * (double)global_batch / secs, grp.size, global_batch);
+        printf("steps 11-%d: %.0f images/s, %.3f ms a step, %s (%d ranks, %d images a step)\n", done_steps,
+               (done_steps - 10) * (double)global_batch / secs, 1e3 * secs / (done_steps - 10),
+               replayed[0] ? (strcmp(optimizer, "sgd") == 0 ? "replayed step" : "replayed forward+backward, eager AdamW")
+                           : "eager",
+               grp.size, global_batch);
         dist_report(&grp, done_steps - 10, secs);
     }
     if (status == 0 && check_sync && dist_on(&grp))
         printf("parameters bit-identical on all %d ranks after each of the %d steps\n", grp.size, done_steps);
     if (status == 0 && nmodels == 2)
-        printf("%d steps in lockstep: largest relative loss difference %.2e (%s vs %s)\n", done_steps, worst_rel,
-               names[0], names[1]);
+        printf("%d steps in lockstep: largest relative loss difference %.2e (%s%s vs %s%s)%s\n", done_steps,
+               worst_rel, names[0], replayed[0] ? " replayed" : "", names[1], replayed[1] ? " replayed" : "",
+               exact ? ", every loss bit-identical" : "");
     if (status == 0 && max_loss > 0) {
         int k = nrecent < 50 ? nrecent : 50;
         double m = 0;
