@@ -21,7 +21,7 @@
  *             [--warmup 100] [--weight-decay 0.1] [--clip 1.0] [--norm layer|rms]
  *             [--seed 1] [--print-every 100] [--eval-every 500]
  *             [--eval-batches 20] [--sample 400] [--temperature 0.8]
- *             [--max-loss X] [--print-loss]
+ *             [--max-loss X] [--print-loss] [--save-init FILE]
  *             [--dist [--check-sync] [--dist-timeout S] [--dist-pack auto|never|always]
  *                     [--fail-step K [--fail-rank R]]]
  *
@@ -38,7 +38,12 @@
  * --max-loss makes the run fail (exit 1) unless the mean training loss of
  * the last progress interval is below X; a validation loss that is not
  * finite always fails it. --print-loss prints every step's loss, "step K
- * loss X" (9 significant digits).
+ * loss X" (9 significant digits). --save-init FILE writes the initial
+ * parameters (before the first step) as safetensors, named as the PyTorch
+ * peer's state_dict (bench/gpt_torch.py --init FILE trains from them):
+ * tok.weight [vocab, dim], pos [context, dim], blocks.L.{ln1,ln2}.{weight,
+ * bias}, blocks.L.{q,k,v,o,fc1,fc2}.{weight [out, in], bias}, ln.{weight,
+ * bias}; the model's sizes go into the file's metadata.
  *
  * --dist trains data-parallel under mpirun -np N (webtensor_dist.h):
  * parameters broadcast from rank 0; each step draws the global batch of
@@ -57,6 +62,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <webtensor.h>
+#include <webtensor_io.h>
 
 #include "example_context.h"
 #include "example_dist.h"
@@ -245,6 +251,7 @@ typedef struct config {
 typedef struct param {
     wt_tensor *t;
     bool decay;
+    char name[48]; /* the PyTorch peer's state_dict name */
 } param;
 
 typedef struct block {
@@ -267,11 +274,13 @@ enum init { INIT_NORMAL, INIT_ZEROS, INIT_ONES };
 
 /* A new parameter (requires grad) of the given shape: normal(0, std),
  * zeros or ones. NULL with a message on failure. */
-static wt_tensor *new_param(model *md, int ndim, int64_t d0, int64_t d1, enum init init, double std, bool decay)
+static wt_tensor *new_param(model *md, const char *name, int ndim, int64_t d0, int64_t d1, enum init init,
+                            double std, bool decay)
 {
     int64_t shape[2] = {d0, d1};
     wt_tensor *r = NULL, *t = NULL;
     param *p = &md->params[md->nparams];
+    snprintf(p->name, sizeof p->name, "%s", name);
     wt_status st;
     if (init == INIT_NORMAL) {
         st = wt_randn(md->ctx, WT_F32, ndim, shape, md->seed * 100003 + (uint64_t)md->nparams, &r);
@@ -313,30 +322,54 @@ static int model_init(model *md, wt_context *ctx, const config *cfg, uint64_t se
     if (!md->blocks || !md->params) return 0;
     double std = 0.02, res_std = 0.02 / sqrt(2.0 * (double)L);
     bool rms = cfg->rms;
-#define P(dst, ...) if (!((dst) = new_param(md, __VA_ARGS__))) return 0
+    char nm[48];
+#define P(dst, ...) if (!((dst) = new_param(md, nm, __VA_ARGS__))) return 0
+#define NAMED(...) snprintf(nm, sizeof nm, __VA_ARGS__)
+    NAMED("tok.weight");
     P(md->tok, 2, cfg->vocab, D, INIT_NORMAL, std, true);
+    NAMED("pos");
     P(md->pos, 2, cfg->context, D, INIT_NORMAL, std, true);
     for (int64_t l = 0; l < L; l++) {
         block *b = &md->blocks[l];
+        long long li = (long long)l;
+        NAMED("blocks.%lld.ln1.weight", li);
         P(b->ln1_w, 1, D, 0, INIT_ONES, 0, false);
+        NAMED("blocks.%lld.ln1.bias", li);
         if (!rms) P(b->ln1_b, 1, D, 0, INIT_ZEROS, 0, false);
+        NAMED("blocks.%lld.q.weight", li);
         P(b->wq, 2, D, D, INIT_NORMAL, std, true);
+        NAMED("blocks.%lld.q.bias", li);
         P(b->bq, 1, D, 0, INIT_ZEROS, 0, false);
+        NAMED("blocks.%lld.k.weight", li);
         P(b->wk, 2, D, D, INIT_NORMAL, std, true);
+        NAMED("blocks.%lld.k.bias", li);
         P(b->bk, 1, D, 0, INIT_ZEROS, 0, false);
+        NAMED("blocks.%lld.v.weight", li);
         P(b->wv, 2, D, D, INIT_NORMAL, std, true);
+        NAMED("blocks.%lld.v.bias", li);
         P(b->bv, 1, D, 0, INIT_ZEROS, 0, false);
+        NAMED("blocks.%lld.o.weight", li);
         P(b->wo, 2, D, D, INIT_NORMAL, res_std, true);
+        NAMED("blocks.%lld.o.bias", li);
         P(b->bo, 1, D, 0, INIT_ZEROS, 0, false);
+        NAMED("blocks.%lld.ln2.weight", li);
         P(b->ln2_w, 1, D, 0, INIT_ONES, 0, false);
+        NAMED("blocks.%lld.ln2.bias", li);
         if (!rms) P(b->ln2_b, 1, D, 0, INIT_ZEROS, 0, false);
+        NAMED("blocks.%lld.fc1.weight", li);
         P(b->w1, 2, 4 * D, D, INIT_NORMAL, std, true);
+        NAMED("blocks.%lld.fc1.bias", li);
         P(b->b1, 1, 4 * D, 0, INIT_ZEROS, 0, false);
+        NAMED("blocks.%lld.fc2.weight", li);
         P(b->w2, 2, D, 4 * D, INIT_NORMAL, res_std, true);
+        NAMED("blocks.%lld.fc2.bias", li);
         P(b->b2, 1, D, 0, INIT_ZEROS, 0, false);
     }
+    NAMED("ln.weight");
     P(md->lnf_w, 1, D, 0, INIT_ONES, 0, false);
+    NAMED("ln.bias");
     if (!rms) P(md->lnf_b, 1, D, 0, INIT_ZEROS, 0, false);
+#undef NAMED
 #undef P
     return 1;
 }
@@ -346,6 +379,32 @@ static int64_t model_size(const model *md)
     int64_t n = 0;
     for (int i = 0; i < md->nparams; i++) n += wt_tensor_numel(md->params[i].t);
     return n;
+}
+
+/* --save-init: every parameter under its PyTorch name, the sizes as
+ * metadata. */
+static int save_params(const model *md, const char *path)
+{
+    const char **names = malloc((size_t)md->nparams * sizeof *names);
+    wt_tensor **ts = malloc((size_t)md->nparams * sizeof *ts);
+    char vals[5][24];
+    snprintf(vals[0], sizeof vals[0], "%d", md->cfg.layers);
+    snprintf(vals[1], sizeof vals[1], "%d", md->cfg.dim);
+    snprintf(vals[2], sizeof vals[2], "%d", md->cfg.heads);
+    snprintf(vals[3], sizeof vals[3], "%d", md->cfg.context);
+    snprintf(vals[4], sizeof vals[4], "%d", md->cfg.vocab);
+    const char *keys[6] = {"layers", "dim", "heads", "context", "vocab", "norm"};
+    const char *values[6] = {vals[0], vals[1], vals[2], vals[3], vals[4], md->cfg.rms ? "rms" : "layer"};
+    wt_status st = WT_ERR_OUT_OF_MEMORY;
+    if (names && ts) {
+        for (int i = 0; i < md->nparams; i++) names[i] = md->params[i].name, ts[i] = md->params[i].t;
+        st = wt_safetensors_save(path, md->nparams, names, ts, 6, keys, values);
+    }
+    free(names);
+    free(ts);
+    if (st != WT_OK) fprintf(stderr, "error: writing the initial parameters to %s: %s\n", path, wt_last_error());
+    else printf("initial parameters written to %s (%d tensors)\n", path, md->nparams);
+    return st == WT_OK;
 }
 
 static wt_tensor *norm(step *a, const model *md, wt_tensor *x, wt_tensor *w, wt_tensor *b)
@@ -558,7 +617,7 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-    const char *backend = "auto", *data = DEFAULT_DATA, *norm_name = "layer";
+    const char *backend = "auto", *data = DEFAULT_DATA, *norm_name = "layer", *save_init = NULL;
     config cfg = {.layers = 6, .dim = 384, .heads = 6, .context = 256};
     int batch = 64, steps = 5000, warmup = 100, print_every = 100, eval_every = 500, eval_batches = 20;
     int sample_len = 400;
@@ -599,6 +658,7 @@ int main(int argc, char **argv)
         else if (strcmp(o, "--dist-pack") == 0) dist_pack = v;
         else if (strcmp(o, "--fail-step") == 0) fail_step = atoi(v);
         else if (strcmp(o, "--fail-rank") == 0) fail_rank = atoi(v);
+        else if (strcmp(o, "--save-init") == 0) save_init = v;
         else { fprintf(stderr, "unknown option %s (see the comment at the top of the source)\n", o); return 2; }
         i++;
     }
@@ -657,6 +717,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "error: broadcasting the parameters: %s\n", wt_last_error());
         status = 1;
     }
+    if (status == 0 && save_init && grp.rank == 0 && !save_params(&md, save_init)) status = 1;
     if (status == 0)
         printf("model: %d layers, dim %d, %d heads, context %d, %s norm: %lld parameters\n", cfg.layers, cfg.dim,
                cfg.heads, cfg.context, norm_name, (long long)model_size(&md));
