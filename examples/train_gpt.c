@@ -21,7 +21,7 @@
  *             [--warmup 100] [--weight-decay 0.1] [--clip 1.0] [--norm layer|rms]
  *             [--seed 1] [--print-every 100] [--eval-every 500]
  *             [--eval-batches 20] [--sample 400] [--temperature 0.8]
- *             [--max-loss X] [--print-loss] [--save-init FILE]
+ *             [--max-loss X] [--print-loss] [--save-init FILE] [--graph]
  *             [--dist [--check-sync] [--dist-timeout S] [--dist-pack auto|never|always]
  *                     [--fail-step K [--fail-rank R]]]
  *
@@ -44,6 +44,15 @@
  * tok.weight [vocab, dim], pos [context, dim], blocks.L.{ln1,ln2}.{weight,
  * bias}, blocks.L.{q,k,v,o,fc1,fc2}.{weight [out, in], bias}, ln.{weight,
  * bias}; the model's sizes go into the file's metadata.
+ *
+ * --graph captures the first step's forward pass, backward pass and
+ * gradient clipping as a graph (wt_graph_begin / wt_graph_end) and replays
+ * it for every later batch, the batch written into the graph's token and
+ * target tensors first; the AdamW step stays eager after each replay (its
+ * learning rate and bias correction change from step to step, scalars a
+ * replay cannot change), on the gradients the replay wrote, which stay the
+ * parameters' gradients (they are never dropped). The losses are those of
+ * the eager steps, bit for bit.
  *
  * --dist trains data-parallel under mpirun -np N (webtensor_dist.h):
  * parameters broadcast from rank 0; each step draws the global batch of
@@ -449,15 +458,25 @@ static wt_tensor *forward(step *a, const model *md, wt_tensor *tokens)
     return OP(a, wt_linear, x, md->tok, NULL);
 }
 
-/* Mean cross-entropy of the next-character predictions (0-d). */
-static wt_tensor *loss_of(step *a, const model *md, const int32_t *x, const int32_t *y, int B, int T)
+/* Mean cross-entropy of the next-character predictions (0-d) of tokens
+ * [B, T] against targets [B * T]. */
+static wt_tensor *loss_on(step *a, const model *md, wt_tensor *tokens, wt_tensor *targets)
 {
-    int64_t xs[2] = {B, T}, ys[1] = {(int64_t)B * T}, ls[2] = {(int64_t)B * T, md->cfg.vocab};
-    wt_tensor *tokens = OP(a, wt_tensor_from_data, md->ctx, WT_I32, 2, xs, x);
-    wt_tensor *targets = OP(a, wt_tensor_from_data, md->ctx, WT_I32, 1, ys, y);
+    const int64_t *ts = a->st == WT_OK ? wt_tensor_shape(tokens) : NULL;
+    if (!ts) return NULL;
+    int64_t ls[2] = {ts[0] * ts[1], md->cfg.vocab};
     wt_tensor *logits = forward(a, md, tokens);
     wt_tensor *rows = OP(a, wt_reshape, logits, 2, ls);
     return OP(a, wt_cross_entropy, rows, targets, NULL);
+}
+
+/* The same from host arrays. */
+static wt_tensor *loss_of(step *a, const model *md, const int32_t *x, const int32_t *y, int B, int T)
+{
+    int64_t xs[2] = {B, T}, ys[1] = {(int64_t)B * T};
+    wt_tensor *tokens = OP(a, wt_tensor_from_data, md->ctx, WT_I32, 2, xs, x);
+    wt_tensor *targets = OP(a, wt_tensor_from_data, md->ctx, WT_I32, 1, ys, y);
+    return loss_on(a, md, tokens, targets);
 }
 
 /* ------------------------------------------------------------- training */
@@ -527,6 +546,55 @@ static bool optimize(step *a, model *md, wt_tensor **loss, int64_t t, double cli
         ok(a, wt_optimizer_step(md->opt));
     wt_optimizer_zero_grad(md->opt);
     return a->st == WT_OK;
+}
+
+/* --graph: the step's forward pass, backward pass and clipping, captured
+ * once and replayed; the tensors the batch is written into and the loss
+ * each replay writes. */
+typedef struct replay {
+    wt_graph *graph;
+    wt_tensor *tokens, *targets, *loss;
+} replay;
+
+static void replay_free(replay *rp)
+{
+    wt_graph_release(rp->graph);
+    wt_tensor_release(rp->tokens);
+    wt_tensor_release(rp->targets);
+    wt_tensor_release(rp->loss);
+    memset(rp, 0, sizeof *rp);
+}
+
+/* One training step through the graph (the first call captures it while
+ * it runs); returns the loss tensor, the graph's. */
+static wt_tensor *replayed_step(step *a, model *md, replay *rp, const int32_t *x, const int32_t *y, int B, int T,
+                                double clip)
+{
+    size_t n = (size_t)B * T * sizeof(int32_t);
+    if (!rp->tokens) {
+        int64_t xs[2] = {B, T}, ys[1] = {(int64_t)B * T};
+        wt_tensor *tokens = NULL, *targets = NULL;
+        /* They outlive the step's scope. */
+        if (!ok(a, wt_tensor_zeros(md->ctx, WT_I32, 2, xs, &tokens)) || !ok(a, wt_scope_keep(a->scope, tokens)))
+            return NULL;
+        rp->tokens = tokens;
+        if (!ok(a, wt_tensor_zeros(md->ctx, WT_I32, 1, ys, &targets)) || !ok(a, wt_scope_keep(a->scope, targets)))
+            return NULL;
+        rp->targets = targets;
+    }
+    if (!ok(a, wt_tensor_write(rp->tokens, x, n)) || !ok(a, wt_tensor_write(rp->targets, y, n))) return NULL;
+    if (rp->graph) {
+        if (!ok(a, wt_graph_replay(rp->graph))) return NULL;
+    } else {
+        if (!ok(a, wt_graph_begin(md->ctx))) return NULL;
+        wt_tensor *loss = loss_on(a, md, rp->tokens, rp->targets);
+        if (loss && ok(a, wt_backward(loss)) && clip > 0) ok(a, wt_optimizer_clip_grad_norm(md->opt, clip, NULL));
+        wt_status end = wt_graph_end(md->ctx, &rp->graph);
+        if (a->st != WT_OK || !ok(a, end) || !ok(a, wt_scope_keep(a->scope, loss))) return NULL;
+        rp->loss = loss;
+    }
+    /* The gradients stay: every replay writes them again. */
+    return ok(a, wt_optimizer_step(md->opt)) ? rp->loss : NULL;
 }
 
 /* Mean loss over n batches of the validation split, the same batches at
@@ -625,13 +693,14 @@ int main(int argc, char **argv)
     double dist_timeout = 0;
     const char *dist_pack = NULL;
     int fail_step = 0, fail_rank = 1;
-    bool use_dist = false, print_loss = false, check_sync = false;
+    bool use_dist = false, print_loss = false, check_sync = false, graph = false;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(o, "--dist") == 0) { use_dist = true; continue; }
         if (strcmp(o, "--print-loss") == 0) { print_loss = true; continue; }
         if (strcmp(o, "--check-sync") == 0) { check_sync = true; continue; }
+        if (strcmp(o, "--graph") == 0) { graph = true; continue; }
         if (!v) { fprintf(stderr, "option %s needs a value\n", o); return 2; }
         if (strcmp(o, "--backend") == 0) backend = v;
         else if (strcmp(o, "--data") == 0) data = v;
@@ -671,6 +740,10 @@ int main(int argc, char **argv)
         batch <= 0 || steps <= 0 || warmup < 0 || print_every <= 0 || eval_batches <= 0 || sample_len < 0 ||
         !(lr > 0) || temperature < 0 || !(clip >= 0)) {
         fprintf(stderr, "sizes, steps and lr must be positive, and heads must divide dim\n");
+        return 2;
+    }
+    if (graph && use_dist) {
+        fprintf(stderr, "--graph and --dist do not go together\n");
         return 2;
     }
     if (min_lr < 0) min_lr = lr / 10;
@@ -728,6 +801,7 @@ int main(int argc, char **argv)
     size_t shard = (size_t)grp.rank * batch * cfg.context;
     uint64_t rng = seed;
     wt_tensor *loss_sum = NULL; /* the interval's losses, added on the device */
+    replay rp = {0};
     double t_interval = now(), t_start = t_interval, last_mean = NAN;
     int interval_steps = 0;
     /* The memory at the first and the last progress line. */
@@ -738,17 +812,20 @@ int main(int argc, char **argv)
         if (!step_begin(&a, ctx)) { status = 1; break; }
         double step_lr = wt_optimizer_lr(md.opt);
         make_batch(&c, 0, c.ntrain, batch * grp.size, cfg.context, &rng, x, y);
-        wt_tensor *loss = loss_of(&a, &md, x + shard, y + shard, batch, cfg.context);
         bool fail_here = fail_step > 0 && s + 1 == fail_step && grp.rank == fail_rank;
-        if (loss && optimize(&a, &md, &loss, s + 1, clip, &grp, fail_here)) {
+        wt_tensor *loss = graph ? replayed_step(&a, &md, &rp, x, y, batch, cfg.context, clip)
+                                : loss_of(&a, &md, x + shard, y + shard, batch, cfg.context);
+        if (loss && (graph || optimize(&a, &md, &loss, s + 1, clip, &grp, fail_here))) {
             if (print_loss) {
                 float lv = 0;
                 if (ok(&a, wt_tensor_read(loss, &lv, sizeof lv))) printf("step %d loss %.9g\n", s + 1, lv);
             }
-            /* Off the tape: the sum must not keep this step's graph. */
+            /* Off the tape: the sum must not keep this step's graph (and
+             * a copy of a replayed loss, which the next replay rewrites). */
             wt_tensor *sum = NULL;
             if (ok(&a, wt_no_grad_begin(ctx))) {
-                if (loss_sum ? ok(&a, wt_add(loss_sum, loss, &sum)) : ok(&a, wt_detach(loss, &sum)))
+                if (loss_sum ? ok(&a, wt_add(loss_sum, loss, &sum))
+                             : graph ? ok(&a, wt_mul_scalar(loss, 1.0, &sum)) : ok(&a, wt_detach(loss, &sum)))
                     ok(&a, wt_scope_keep(a.scope, sum));
                 wt_no_grad_end(ctx);
             }
@@ -797,7 +874,8 @@ int main(int argc, char **argv)
     }
     wt_tensor_release(loss_sum);
     if (status == 0) {
-        printf("trained %d steps in %.1f s\n", steps, now() - t_start);
+        printf("trained %d steps in %.1f s%s\n", steps, now() - t_start,
+               graph ? " (every step after the first replayed from the first's graph)" : "");
         printf("memory at the first and the last progress line: %llu and %llu live tensors, %llu and %llu "
                "bytes live, %llu and %llu bytes pooled\n",
                (unsigned long long)mem_first.live_tensors, (unsigned long long)mem_last.live_tensors,
@@ -819,6 +897,7 @@ int main(int argc, char **argv)
     }
     free(x);
     free(y);
+    replay_free(&rp);
     model_free(&md);
     wt_context_destroy(ctx);
     free(c.ids);
