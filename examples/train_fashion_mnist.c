@@ -358,7 +358,10 @@ static wt_tensor *replayed_step(step *a, model *md, const float *xbuf, const int
     }
     /* The loss and the gradients outlive the step's scope: every replay
      * writes them. */
-    if (!ok(a, wt_scope_keep(a->scope, loss))) return NULL;
+    if (!ok(a, wt_scope_keep(a->scope, loss))) {
+        memset(rp->grads, 0, sizeof rp->grads);
+        return NULL;
+    }
     rp->loss = loss;
     for (int i = 0; i < NPARAM; i++) {
         if (!ok(a, wt_scope_keep(a->scope, rp->grads[i]))) {
