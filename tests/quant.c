@@ -633,6 +633,75 @@ static void test_quant_roundtrip_kquants(void)
     free(x);
 }
 
+/* 64 super-blocks of varied x (uniform, cubed, one-signed, sparse, a
+ * constant sub-block, sub-blocks 1024 times smaller, outliers, multiples
+ * of 1/4; scales 2^-8 .. 2^7), made with exact float operations only, so
+ * they are the same on every machine. */
+static uint64_t golden_state;
+static uint64_t golden_next(void)
+{
+    golden_state ^= golden_state << 13, golden_state ^= golden_state >> 7, golden_state ^= golden_state << 17;
+    return golden_state;
+}
+static float golden_unit(void) { return (float)((int32_t)(golden_next() >> 40) - (1 << 23)) * (1.0f / 8388608.0f); }
+static void golden_row(int r, float *x)
+{
+    const float scale = (float)(1u << (r % 16)) / 256.0f;
+    for (int i = 0; i < 256; i++) {
+        float v = golden_unit();
+        switch (r % 8) {
+        case 1: v = v * v * v; break;
+        case 2: v = v < 0 ? -v : v; break;
+        case 3: v = (golden_next() & 3) ? 0.0f : v; break;
+        case 4: v = i / 32 == 2 ? 0.75f : v; break;
+        case 5: v = i / 16 % 2 ? v / 1024.0f : v; break;
+        case 6: v = i % 37 == 0 ? v * 64.0f : v; break;
+        case 7: v = (float)(int)(v * 20.0f) / 4.0f; break;
+        }
+        x[i] = v * scale;
+    }
+}
+
+/* The K-quant bytes of those blocks against ggml's: the FNV-1a 64 hashes
+ * below are of the bytes ggml's quantize_row_q4_K_ref and
+ * quantize_row_q6_K_ref (ggml-quants.c, compiled with GCC without
+ * contracted multiply-adds) give for them, so a change of one byte
+ * anywhere fails. (The hand-made blocks above check the format; these,
+ * every rounding of the search.) */
+static void test_quant_golden_kquants(void)
+{
+    enum { ROWS = 64 };
+    static const uint64_t want[2] = {0xa4349798e8b180b7ull, 0x81440cd82022d626ull}; /* Q4_K, Q6_K */
+    float *x = malloc(sizeof *x * ROWS * 256);
+    uint8_t *b = malloc((size_t)ROWS * Q6K_BYTES);
+    if (!x || !b) {
+        free(x), free(b);
+        CHECK(false, "golden K-quants: out of memory");
+        return;
+    }
+    golden_state = 0x2545f4914f6cdd1dull;
+    for (int r = 0; r < ROWS; r++) golden_row(r, x + r * 256);
+    const int64_t shape[2] = {ROWS, 256};
+    wt_tensor *xt = NULL;
+    wt_status st = wt_tensor_from_data(g_ctx, WT_F32, 2, shape, x, &xt);
+    for (int ti = 0; ti < 2 && st == WT_OK; ti++) {
+        const wt_quant_type t = ti ? WT_QUANT_Q6_K : WT_QUANT_Q4_K;
+        wt_tensor *q = NULL;
+        st = wt_quantize(xt, t, &q);
+        CHECK(st == WT_OK, "golden %s: %s", tname(t), wt_last_error());
+        if (st == WT_OK && read_blocks(q, t, ROWS, 256, b)) {
+            uint64_t h = 14695981039346656037ull;
+            for (int i = 0; i < ROWS * block_bytes(t); i++) h = (h ^ b[i]) * 1099511628211ull;
+            CHECK(h == want[ti], "golden %s: bytes hash to %016llx, ggml's to %016llx", tname(t),
+                  (unsigned long long)h, (unsigned long long)want[ti]);
+        }
+        wt_tensor_release(q);
+    }
+    wt_tensor_release(xt);
+    free(x);
+    free(b);
+}
+
 /* Random x: dequantise(quantise(x)) is within the format's step of x, and
  * quantising the dequantised values gives the same bytes again (its
  * largest magnitude is 127 d or -8 d exactly, so d comes back). From f16
@@ -1036,6 +1105,7 @@ int main(int argc, char **argv)
     test_quant_roundtrip();
     test_quant_hand_kquants();
     test_quant_roundtrip_kquants();
+    test_quant_golden_kquants();
     test_linear();
     test_embedding();
     test_gguf_roundtrip();
