@@ -127,6 +127,50 @@ def test_spm_hand_derived():
     assert tok.token(9) == ("<0xC3>", "byte") and tok.token_bytes(9) == b"\xc3"
 
 
+def spm_gguf_bytes():
+    """The vocabulary of SPM as a GGUF file's metadata (version 3, no
+    tensors), written here from GGUF's layout: tokenizer.ggml.model
+    "llama" merges by the merged piece's score, highest first, so the
+    scores -1 (▁a), -2 (ab), -3 (▁ab) give the merge order of SPM's list:
+    the same ids."""
+    def string(v):
+        b = v.encode("utf-8")
+        return struct.pack("<Q", len(b)) + b
+    tokens = sorted(SPM["model"]["vocab"], key=SPM["model"]["vocab"].get)
+    scores = {"\u2581a": -1.0, "ab": -2.0, "\u2581ab": -3.0}
+    types = [2, 3, 3] + [6 if t.startswith("<0x") else 1 for t in tokens[3:]]
+    kv = [
+        ("tokenizer.ggml.model", 8, string("llama")),
+        ("tokenizer.ggml.tokens", 9, struct.pack("<IQ", 8, len(tokens)) + b"".join(string(t) for t in tokens)),
+        ("tokenizer.ggml.scores", 9, struct.pack("<IQ", 6, len(tokens))
+         + b"".join(struct.pack("<f", scores.get(t, -10.0)) for t in tokens)),
+        ("tokenizer.ggml.token_type", 9, struct.pack("<IQ", 5, len(tokens)) + struct.pack("<%di" % len(types), *types)),
+        ("tokenizer.ggml.bos_token_id", 4, struct.pack("<I", 1)),
+        ("tokenizer.ggml.eos_token_id", 4, struct.pack("<I", 2)),
+        ("tokenizer.ggml.unknown_token_id", 4, struct.pack("<I", 0)),
+        ("tokenizer.ggml.add_bos_token", 7, b"\x01"),
+    ]
+    out = b"GGUF" + struct.pack("<IQQ", 3, 0, len(kv))
+    for key, typ, value in kv:
+        out += string(key) + struct.pack("<I", typ) + value
+    return out
+
+
+def test_spm_from_gguf():
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "spm.gguf")
+        with open(path, "wb") as f:
+            f.write(spm_gguf_bytes())
+        tok = wt.Tokenizer.from_file(path)
+    assert tok.kind == "spm" and tok.adds_bos and tok.bos == 1 and tok.eos == 2
+    assert tok.encode("ab ab") == [1, 8, 8]  # BOS by default: the file asks for it
+    assert tok.encode("ba", add_bos=False) == [3, 5, 4]
+    assert tok.encode("ab é", add_bos=False) == [8, 3, 9, 10]
+    assert tok.token(0) == ("<unk>", "unknown")
+    # A character without a token and without byte tokens becomes <unk>.
+    assert tok.encode("c", add_bos=False) == [3, 0]
+
+
 def test_errors_and_lifetime():
     with pytest.raises(wt.WebtensorError):
         wt.Tokenizer.from_file(os.path.join(HERE, "no_such_tokenizer.json"))

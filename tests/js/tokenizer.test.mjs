@@ -56,6 +56,34 @@ const SPM = {
   ],
 };
 
+// SPM's vocabulary as a GGUF file's metadata (version 3, no tensors),
+// written from GGUF's layout: "llama" merges by the merged piece's score,
+// highest first; the scores -1 (▁a), -2 (ab), -3 (▁ab) give SPM's merge
+// order, so the same ids (python/tests/test_tokenizer.py writes the same).
+function spmGguf() {
+  const parts = [];
+  const u32 = (v) => { const b = Buffer.alloc(4); b.writeUInt32LE(v); parts.push(b); };
+  const u64 = (v) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); parts.push(b); };
+  const str = (v) => { const b = Buffer.from(v, 'utf8'); u64(b.length); parts.push(b); };
+  const vocab = SPM.model.vocab;
+  const tokens = Object.keys(vocab).sort((a, b) => vocab[a] - vocab[b]);
+  const scores = { '\u2581a': -1, ab: -2, '\u2581ab': -3 };
+  const types = tokens.map((t, i) => (i === 0 ? 2 : i < 3 ? 3 : t.startsWith('<0x') ? 6 : 1));
+  parts.push(Buffer.from('GGUF'));
+  u32(3); u64(0); u64(8);
+  str('tokenizer.ggml.model'); u32(8); str('llama');
+  str('tokenizer.ggml.tokens'); u32(9); u32(8); u64(tokens.length); tokens.forEach(str);
+  str('tokenizer.ggml.scores'); u32(9); u32(6); u64(tokens.length);
+  for (const t of tokens) { const b = Buffer.alloc(4); b.writeFloatLE(scores[t] ?? -10); parts.push(b); }
+  str('tokenizer.ggml.token_type'); u32(9); u32(5); u64(tokens.length);
+  for (const v of types) { const b = Buffer.alloc(4); b.writeInt32LE(v); parts.push(b); }
+  str('tokenizer.ggml.bos_token_id'); u32(4); u32(1);
+  str('tokenizer.ggml.eos_token_id'); u32(4); u32(2);
+  str('tokenizer.ggml.unknown_token_id'); u32(4); u32(0);
+  str('tokenizer.ggml.add_bos_token'); u32(7); parts.push(Buffer.from([1]));
+  return new Uint8Array(Buffer.concat(parts));
+}
+
 const rejects = (fn, status) => assert.throws(fn, (e) => e instanceof WebtensorError && e.status === status);
 
 describe('Tokenizer', () => {
@@ -116,8 +144,14 @@ describe('Tokenizer', () => {
   });
 
   it('reads a GGUF file and refuses bad input', async () => {
-    // A GGUF of the SPM vocabulary is not at hand here; a malformed one must
-    // be refused with the reader's message.
+    const g = await Tokenizer.fromGGUF(spmGguf());
+    assert.equal(g.kind, 'spm');
+    assert.ok(g.addsBos);
+    assert.deepEqual([...g.encode('ab ab')], [1, 8, 8]); // BOS by default: the file asks for it
+    assert.deepEqual([...g.encode('ab é', { addBos: false })], [8, 3, 9, 10]);
+    assert.deepEqual([...g.encode('c', { addBos: false })], [3, 0]); // no token, no byte token: <unk>
+    g.dispose();
+    // A malformed file is refused with the reader's message.
     await assert.rejects(Tokenizer.fromGGUF(new Uint8Array([0x47, 0x47, 0x55, 0x46, 3, 0, 0, 0])),
       (e) => e instanceof WebtensorError && /GGUF|gguf/.test(e.message));
     await assert.rejects(Tokenizer.fromJSON('{"model": {"type": "Unigram", "vocab": []}}'),
