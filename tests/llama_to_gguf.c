@@ -167,9 +167,9 @@ static bool use_more_bits(int64_t layer, int64_t layers)
     return layer < layers / 8 || layer >= 7 * layers / 8 || (layer - layers / 8) % 3 == 2;
 }
 
-/* The block type of tensor gg (GGUF name) in a file of kind, or -1 for
- * F32. slot: 0..8 the layer tensor's place in main's table, -1 output,
- * -3 token_embd. */
+/* The block type of a tensor in a file of kind, or -1 for F32. slot: 0..8
+ * the layer tensor's place in main's table (3 attn_v, 8 ffn_down), -1
+ * output, -3 token_embd; row: the length of its rows. */
 static int tensor_type(const char *kind, int64_t slot, int64_t layer, const llama_config *c, int64_t ndim,
                        int64_t row)
 {
