@@ -47,7 +47,7 @@ static int clamp_int(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi :
 
 /* --- Q4_K --- */
 
-/* One sub-block of n values x with weights w: an unsigned 4-bit code
+/* One sub-block of n (<= 32) values x with weights w: an unsigned code
  * L[i] in 0..nmax, a scale and a min (returned as its negation, *neg_min,
  * >= 0) with x ~ scale * L - neg_min. Start from the plain range
  * (min clamped to <= 0), then try nstep + 1 stretched scales
