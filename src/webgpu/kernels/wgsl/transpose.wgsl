@@ -8,27 +8,8 @@
 // columns (out's contiguous direction). The tile rows are TILE + 1 floats
 // apart so that the column-wise reads of the second phase hit distinct
 // memory banks.
-// The axes of out are: batch axes (nbatch_dims of them, any order), the
-// rows axis and the cols axis (innermost in out).
-// Prelude constants: TILE (32 or 64). Workgroup: 32 x 8 threads.
-
-struct Params {
-    rows: u32,
-    cols: u32,
-    x_row_stride: u32,
-    x_col_stride: u32,
-    out_row_stride: u32,
-    x_offset: u32,
-    out_offset: u32,
-    nbatch_dims: u32,
-    tiles_r: u32,
-    tiles_c: u32,
-    nbatch: u32,
-    pad0: u32,
-    batch_shape: array<vec4<u32>, 2>,
-    batch_x_strides: array<vec4<u32>, 2>,
-    batch_out_strides: array<vec4<u32>, 2>,
-}
+// Prelude constants: TILE (32 or 64). Library: transpose_tile (Params,
+// the axes, where a workgroup's tile lies). Workgroup: 32 x 8 threads.
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
@@ -41,25 +22,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) tid: vec3<u32>) {
     let g = wid.x + wid.y * nwg.x;
-    let per_batch = p.tiles_r * p.tiles_c;
-    if (g >= per_batch * p.nbatch) {
+    if (g >= p.tiles_r * p.tiles_c * p.nbatch) {
         return; // past the end of the 2-D fold; uniform per workgroup
     }
-    let t = g % per_batch;
-    let r0 = (t / p.tiles_c) * TILE;
-    let c0 = (t % p.tiles_c) * TILE;
-
-    var rem = g / per_batch;
-    var xb = p.x_offset;
-    var ob = p.out_offset;
-    for (var d = p.nbatch_dims; d > 0u; d = d - 1u) {
-        let axis = d - 1u;
-        let extent = p.batch_shape[axis / 4u][axis % 4u];
-        let c = rem % extent;
-        xb = xb + c * p.batch_x_strides[axis / 4u][axis % 4u];
-        ob = ob + c * p.batch_out_strides[axis / 4u][axis % 4u];
-        rem = rem / extent;
-    }
+    let at = tile_at(g);
+    let r0 = at.r0;
+    let c0 = at.c0;
+    let xb = at.xb;
+    let ob = at.ob;
 
     // Whole tiles (all but the edges) skip the per-element bounds checks;
     // the branch is uniform per workgroup.

@@ -6,26 +6,9 @@
 // apart, so both phases stay free of bank conflicts), and written as rows
 // of TILE/4 vec4s. Edges are guarded per vec4: with extents that are
 // multiples of 4 a vec4 is either wholly inside or wholly outside.
-// Same Params as transpose.wgsl; strides and offsets are in floats.
-// Prelude constants: TILE (32 or 64). Workgroup: 256 threads.
-
-struct Params {
-    rows: u32,
-    cols: u32,
-    x_row_stride: u32,
-    x_col_stride: u32,
-    out_row_stride: u32,
-    x_offset: u32,
-    out_offset: u32,
-    nbatch_dims: u32,
-    tiles_r: u32,
-    tiles_c: u32,
-    nbatch: u32,
-    pad0: u32,
-    batch_shape: array<vec4<u32>, 2>,
-    batch_x_strides: array<vec4<u32>, 2>,
-    batch_out_strides: array<vec4<u32>, 2>,
-}
+// Prelude constants: TILE (32 or 64). Library: transpose_tile (Params,
+// shared with transpose.wgsl; strides and offsets in floats). Workgroup:
+// 256 threads.
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
@@ -42,25 +25,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
     let g = wid.x + wid.y * nwg.x;
-    let per_batch = p.tiles_r * p.tiles_c;
-    if (g >= per_batch * p.nbatch) {
+    if (g >= p.tiles_r * p.tiles_c * p.nbatch) {
         return; // past the end of the 2-D fold; uniform per workgroup
     }
-    let t = g % per_batch;
-    let r0 = (t / p.tiles_c) * TILE;
-    let c0 = (t % p.tiles_c) * TILE;
-
-    var rem = g / per_batch;
-    var xb = p.x_offset;
-    var ob = p.out_offset;
-    for (var d = p.nbatch_dims; d > 0u; d = d - 1u) {
-        let axis = d - 1u;
-        let extent = p.batch_shape[axis / 4u][axis % 4u];
-        let c = rem % extent;
-        xb = xb + c * p.batch_x_strides[axis / 4u][axis % 4u];
-        ob = ob + c * p.batch_out_strides[axis / 4u][axis % 4u];
-        rem = rem / extent;
-    }
+    let at = tile_at(g);
+    let r0 = at.r0;
+    let c0 = at.c0;
+    let xb = at.xb;
+    let ob = at.ob;
 
     // Read: thread i takes vec4 i % QUADS of tile column i / QUADS; all
     // loads are issued before any is stored.
