@@ -26,18 +26,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         return; // past the end of the 2-D fold; uniform per workgroup
     }
     let at = tile_at(g);
-    let r0 = at.r0;
-    let c0 = at.c0;
-    let xb = at.xb;
-    let ob = at.ob;
 
     // Whole tiles (all but the edges) skip the per-element bounds checks;
     // the branch is uniform per workgroup.
-    let whole = r0 + TILE <= p.rows && c0 + TILE <= p.cols;
+    let whole = at.r0 + TILE <= p.rows && at.c0 + TILE <= p.cols;
     // Read: tid.x runs along rows (x's contiguous direction).
     if (whole) {
         for (var j = tid.y; j < TILE; j = j + 8u) {
-            let xc = xb + (c0 + j) * p.x_col_stride + r0 * p.x_row_stride;
+            let xc = at.xb + (at.c0 + j) * p.x_col_stride + at.r0 * p.x_row_stride;
             for (var q = tid.x; q < TILE; q = q + 32u) {
                 tile[j * (TILE + 1u) + q] = x[xc + q * p.x_row_stride];
             }
@@ -45,10 +41,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     } else {
         for (var j = tid.y; j < TILE; j = j + 8u) {
             for (var q = tid.x; q < TILE; q = q + 32u) {
-                let r = r0 + q;
-                let c = c0 + j;
+                let r = at.r0 + q;
+                let c = at.c0 + j;
                 if (r < p.rows && c < p.cols) {
-                    tile[j * (TILE + 1u) + q] = x[xb + r * p.x_row_stride + c * p.x_col_stride];
+                    tile[j * (TILE + 1u) + q] = x[at.xb + r * p.x_row_stride + c * p.x_col_stride];
                 }
             }
         }
@@ -57,7 +53,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     // Write: tid.x runs along cols (out's contiguous direction).
     if (whole) {
         for (var j = tid.y; j < TILE; j = j + 8u) {
-            let orow = ob + (r0 + j) * p.out_row_stride + c0;
+            let orow = at.ob + (at.r0 + j) * p.out_row_stride + at.c0;
             for (var q = tid.x; q < TILE; q = q + 32u) {
                 out[orow + q] = tile[q * (TILE + 1u) + j];
             }
@@ -65,10 +61,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     } else {
         for (var j = tid.y; j < TILE; j = j + 8u) {
             for (var q = tid.x; q < TILE; q = q + 32u) {
-                let r = r0 + j;
-                let c = c0 + q;
+                let r = at.r0 + j;
+                let c = at.c0 + q;
                 if (r < p.rows && c < p.cols) {
-                    out[ob + r * p.out_row_stride + c] = tile[q * (TILE + 1u) + j];
+                    out[at.ob + r * p.out_row_stride + c] = tile[q * (TILE + 1u) + j];
                 }
             }
         }

@@ -29,20 +29,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         return; // past the end of the 2-D fold; uniform per workgroup
     }
     let at = tile_at(g);
-    let r0 = at.r0;
-    let c0 = at.c0;
-    let xb = at.xb;
-    let ob = at.ob;
 
     // Read: thread i takes vec4 i % QUADS of tile column i / QUADS; all
     // loads are issued before any is stored.
     var v: array<vec4<f32>, PER_THREAD>;
     for (var k = 0u; k < PER_THREAD; k = k + 1u) {
         let i = tid + k * 256u;
-        let r = r0 + (i % QUADS) * 4u;
-        let c = c0 + i / QUADS;
+        let r = at.r0 + (i % QUADS) * 4u;
+        let c = at.c0 + i / QUADS;
         if (r < p.rows && c < p.cols) {
-            v[k] = x[(xb + c * p.x_col_stride + r) / 4u];
+            v[k] = x[(at.xb + c * p.x_col_stride + r) / 4u];
         }
     }
     for (var k = 0u; k < PER_THREAD; k = k + 1u) {
@@ -59,10 +55,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         let i = tid + k * 256u;
         let j = i / QUADS;            // row within the tile
         let q = (i % QUADS) * 4u;     // first column within the tile
-        let r = r0 + j;
-        let c = c0 + q;
+        let r = at.r0 + j;
+        let c = at.c0 + q;
         if (r < p.rows && c < p.cols) {
-            out[(ob + r * p.out_row_stride + c) / 4u] =
+            out[(at.ob + r * p.out_row_stride + c) / 4u] =
                 vec4<f32>(tile[q * PITCH + j], tile[(q + 1u) * PITCH + j],
                           tile[(q + 2u) * PITCH + j], tile[(q + 3u) * PITCH + j]);
         }
