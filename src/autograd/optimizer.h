@@ -1,0 +1,28 @@
+/* An optimizer's state, shared by its own file (optimizer.c) and the
+ * dynamic loss scaler (grad_scaler.c), which unscales the gradients of its
+ * parameters and puts a step back when they held inf or NaN. */
+#ifndef WT_AUTOGRAD_OPTIMIZER_H
+#define WT_AUTOGRAD_OPTIMIZER_H
+
+#include "core/internal.h"
+
+typedef struct opt_param {
+    wt_tensor *t;
+    wt_tensor *s1, *s2; /* SGD: momentum buffer (or NULL); AdamW: m, v */
+    double weight_decay;
+} opt_param;
+
+struct wt_optimizer {
+    wt_context *ctx;
+    bool adamw;
+    wt_sgd_options sgd;
+    wt_adamw_options adam;
+    opt_param *p;
+    int n, cap;
+    int64_t steps;
+    double lr;
+    bool scheduled;
+    wt_lr_schedule_options schedule;
+};
+
+#endif
