@@ -2010,8 +2010,9 @@ WT_API wt_status wt_interpolate_backward(const wt_tensor *dy, const wt_tensor *x
  *    is not recorded (its results do not require grad).
  *  - wt_scaled_dot_product_attention without a mask differentiates through
  *    a fused kernel (CPU and WebGPU) that stores no [Sq, Skv] matrix, as
- *    flash-attention's backward; with a mask, through matrix products
- *    (WT_ATTN_BACKWARD=composed takes them always).
+ *    flash-attention's backward, where the backend finds it the faster;
+ *    with a mask, through matrix products (WT_ATTN_BACKWARD=composed or
+ *    =fused forces either way).
  *  - Thread safety: the graph belongs to its tensors' context (one thread
  *    at a time). */
 

@@ -962,8 +962,8 @@ static void test_f16(void)
 }
 
 /* The attention rule without a mask runs the fused backward when asked
- * (WT_ATTN_BACKWARD=fused; by default a GPU takes it only for large
- * scores): on a fresh context, the backward of a causal attention over
+ * (WT_ATTN_BACKWARD=fused; by default where the backend prefers it): on a
+ * fresh context, the backward of a causal attention over
  * 512 keys must not hold a [512, 512] matrix (1 MiB) at any time, and its
  * gradients equal those of the composed rule (taken by adding an all-true
  * bool mask). */
@@ -1025,6 +1025,87 @@ static void test_attention_fused(test_backend b)
     free(h);
     wt_context_destroy(ctx);
     unsetenv("WT_ATTN_BACKWARD");
+}
+
+/* The gradients of q, k, v for loss = sum(seed * attention(q, k, v)) with
+ * WT_ATTN_BACKWARD set to knob; false when a step fails. */
+static bool attention_grads(wt_context *ctx, const char *knob, const int64_t *const *shapes, bool causal,
+                            float *const *host, float *const *grads)
+{
+    setenv("WT_ATTN_BACKWARD", knob, 1);
+    wt_tensor *t[4] = {0}, *y = NULL;
+    bool ok = true;
+    for (int i = 0; i < 4 && ok; i++) {
+        ok = wt_tensor_from_data(ctx, WT_F32, 4, shapes[i], host[i], &t[i]) == WT_OK;
+        if (ok && i < 3) ok = wt_tensor_set_requires_grad(t[i], true) == WT_OK;
+    }
+    ok = ok && wt_scaled_dot_product_attention(t[0], t[1], t[2], NULL, causal, 0.0, &y) == WT_OK &&
+         wt_backward_ex(1, &y, &t[3], NULL) == WT_OK;
+    for (int i = 0; i < 3 && ok; i++) {
+        wt_tensor *g = NULL;
+        ok = wt_tensor_grad(t[i], &g) == WT_OK && g &&
+             wt_tensor_read(g, grads[i], sizeof(float) * (size_t)wt_tensor_numel(t[i])) == WT_OK;
+        wt_tensor_release(g);
+    }
+    wt_tensor_release(y);
+    for (int i = 0; i < 4; i++) wt_tensor_release(t[i]);
+    unsetenv("WT_ATTN_BACKWARD");
+    return ok;
+}
+
+/* The fused attention backward against the composed rule (public ops,
+ * on the CPU: matrix products and softmax there, and no shader for a
+ * software adapter to compile) over shapes that reach the tiled kernels' edges: sequence lengths that
+ * are no multiple of a tile, more queries than keys under causality (rows
+ * that see no key), grouped heads, a single query, head dims below 64 (16:
+ * the shader variants the test above compiles) and at 64, and head dims
+ * the tiled kernels do not take (the untiled ones run). Few shader
+ * variants: a software adapter compiles each for seconds to tens. */
+static void test_attention_fused_shapes(test_backend b)
+{
+    wt_context *ctx = NULL;
+    if (test_create_context(b, &ctx) != WT_OK) return;
+    static const struct {
+        int64_t B, Hq, Hkv, Sq, Skv, D, Dv;
+        bool causal;
+    } cases[] = {
+        {2, 4, 2, 37, 45, 16, 16, false}, {2, 4, 2, 37, 45, 16, 16, true}, {1, 2, 1, 45, 33, 16, 16, true},
+        {2, 2, 1, 1, 17, 16, 16, false},  {1, 1, 1, 70, 70, 64, 64, true}, {1, 2, 2, 19, 23, 6, 5, true},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t qs[4] = {cases[c].B, cases[c].Hq, cases[c].Sq, cases[c].D},
+                      ks[4] = {cases[c].B, cases[c].Hkv, cases[c].Skv, cases[c].D},
+                      vs[4] = {cases[c].B, cases[c].Hkv, cases[c].Skv, cases[c].Dv},
+                      gs[4] = {cases[c].B, cases[c].Hq, cases[c].Sq, cases[c].Dv};
+        const size_t n[4] = {(size_t)(qs[0] * qs[1] * qs[2] * qs[3]), (size_t)(ks[0] * ks[1] * ks[2] * ks[3]),
+                             (size_t)(vs[0] * vs[1] * vs[2] * vs[3]), (size_t)(gs[0] * gs[1] * gs[2] * gs[3])};
+        float *host[4], *fused[3], *composed[3];
+        for (int i = 0; i < 4; i++) {
+            host[i] = malloc(sizeof(float) * n[i]);
+            for (size_t e = 0; e < n[i]; e++) host[i][e] = test_rng_uniform(-1.5f, 1.5f);
+        }
+        for (int i = 0; i < 3; i++) fused[i] = malloc(sizeof(float) * n[i]), composed[i] = malloc(sizeof(float) * n[i]);
+        const int64_t *shapes[4] = {qs, ks, vs, gs};
+        bool ok = attention_grads(ctx, "fused", shapes, cases[c].causal, host, fused) &&
+                  attention_grads(g_cpu, "composed", shapes, cases[c].causal, host, composed);
+        double err = 0, big = 0;
+        for (int i = 0; ok && i < 3; i++)
+            for (size_t e = 0; e < n[i]; e++) {
+                err = fmax(err, fabs(fused[i][e] - composed[i][e]));
+                big = fmax(big, fabs(composed[i][e]));
+            }
+        printf("fused attention backward, B %lld Hq %lld Hkv %lld Sq %lld Skv %lld D %lld Dv %lld%s: max "
+               "difference %.2g to the composed rule (largest %.2g)\n", (long long)qs[0], (long long)qs[1],
+               (long long)ks[1], (long long)qs[2], (long long)ks[2], (long long)qs[3], (long long)vs[3],
+               cases[c].causal ? " causal" : "", err, big);
+        CHECK(ok && err <= 2e-5 * (big + 1.0), "fused attention backward, B %lld Hq %lld Hkv %lld Sq %lld Skv %lld "
+              "D %lld Dv %lld%s: max difference %.2g to the composed rule (largest %.2g)", (long long)qs[0],
+              (long long)qs[1], (long long)ks[1], (long long)qs[2], (long long)ks[2], (long long)qs[3],
+              (long long)vs[3], cases[c].causal ? " causal" : "", err, big);
+        for (int i = 0; i < 4; i++) free(host[i]);
+        for (int i = 0; i < 3; i++) free(fused[i]), free(composed[i]);
+    }
+    wt_context_destroy(ctx);
 }
 
 static void test_memory(void)
@@ -1198,6 +1279,7 @@ int main(int argc, char **argv)
     test_nn();
     test_f16();
     test_attention_fused(b);
+    test_attention_fused_shapes(b);
     test_memory();
     test_mlp();
     wt_context_destroy(g_cpu);

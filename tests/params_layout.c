@@ -83,6 +83,12 @@ static const c_field wgsl_attention_backward_params[] = {
     F(attn_bw_params, group), F(attn_bw_params, rows), F(attn_bw_params, causal), F(attn_bw_params, scale),
     F(attn_bw_params, d), F(attn_bw_params, dv), F(attn_bw_params, pad0), F(attn_bw_params, pad1),
 };
+static const c_field wgsl_attention_backward_tiled_params[] = {
+    F(attn_bw_tiled_params, hq), F(attn_bw_tiled_params, hkv), F(attn_bw_tiled_params, sq),
+    F(attn_bw_tiled_params, skv), F(attn_bw_tiled_params, group), F(attn_bw_tiled_params, blocks),
+    F(attn_bw_tiled_params, workgroups), F(attn_bw_tiled_params, scale), F(attn_bw_tiled_params, dq),
+    F(attn_bw_tiled_params, tile), F(attn_bw_tiled_params, neg_inf), F(attn_bw_tiled_params, pad0),
+};
 static const c_field wgsl_attention_combine_params[] = {
     F(combine_params, rows), F(combine_params, splits), F(combine_params, neg_inf), F(combine_params, pad0),
 };
@@ -349,6 +355,8 @@ static const layout_pair pairs[] = {
     PAIR("attention", "Params", attn_params, wgsl_attention_params),
     PAIR("attention_backward_q", "Params", attn_bw_params, wgsl_attention_backward_params),
     PAIR("attention_backward_kv", "Params", attn_bw_params, wgsl_attention_backward_params),
+    PAIR("attention_backward_tiled_kv", "Params", attn_bw_tiled_params, wgsl_attention_backward_tiled_params),
+    PAIR("attention_backward_tiled_q", "Params", attn_bw_tiled_params, wgsl_attention_backward_tiled_params),
     PAIR("attention_combine", "Params", combine_params, wgsl_attention_combine_params),
     PAIR("attention_tiled", "Params", tiled_params, wgsl_attention_tiled_params),
     PAIR("binary", "Params", binary_params, wgsl_binary_params),

@@ -66,8 +66,10 @@ static inline wt_context *wt_ctx_of(const wt_tensor *t) { return t->storage->ctx
 /* The fused backward of attention without a mask (core/node.h,
  * ATTENTION_BACKWARD): dq, dk, dv (f32, contiguous) of 4-D q [B,Hq,Sq,D],
  * k [B,Hkv,Skv,D], v [B,Hkv,Skv,Dv] given dout [B,Hq,Sq,Dv]; scale final.
- * WT_ERR_UNSUPPORTED, nothing made, where the backend has no such kernel
- * or the tensors are empty or do not fit its limits: compose it then. */
+ * WT_ERR_UNSUPPORTED, nothing made, where the backend has no such kernel,
+ * prefers the composition on these shapes (wt_backend_ops.
+ * attention_backward_preferred, unless WT_ATTN_BACKWARD says) or the
+ * tensors are empty or do not fit its limits: compose it then. */
 wt_status wt_attention_backward_fused(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
                                       const wt_tensor *dout, bool causal, float scale, wt_tensor **dq,
                                       wt_tensor **dk, wt_tensor **dv);

@@ -203,17 +203,10 @@ wt_status wt_attention_backward_fused(const wt_tensor *q, const wt_tensor *k, co
     if (!wt_backend_runs(ctx, WT_NODE_ATTENTION_BACKWARD) || q->numel == 0 || k->numel == 0 || v->numel == 0)
         return WT_ERR_UNSUPPORTED;
     if (knob && strcmp(knob, "composed") == 0) return WT_ERR_UNSUPPORTED;
-    if (!knob || strcmp(knob, "fused") != 0) {
-        /* Automatic. On a GPU the fused kernel (a thread a row, untiled)
-         * ran a GPT step (6 layers, dim 384, context 256, batch 64) 4x
-         * slower than the composed rule's matrix products on an H100
-         * (274 against 67 ms), so it serves there only where the composed
-         * rule's [B, H, Sq, Skv] f32 scores would take more than 256 MiB.
-         * On the CPU it is the faster of the two. */
-        const double scores = (double)q->shape[0] * (double)q->shape[1] * (double)q->shape[2] *
-                              (double)k->shape[2] * 4.0;
-        if (ctx->kind != WT_BACKEND_CPU && scores <= 256.0 * 1024 * 1024) return WT_ERR_UNSUPPORTED;
-    }
+    /* Automatic: the backend says which way is faster on these shapes. */
+    if ((!knob || strcmp(knob, "fused") != 0) && ctx->ops->attention_backward_preferred &&
+        !ctx->ops->attention_backward_preferred(ctx, q, k, v, causal))
+        return WT_ERR_UNSUPPORTED;
     const wt_tensor *src[4] = {q, k, v, dout};
     wt_tensor *in[4] = {0}, *out[3] = {0};
     wt_status st = WT_OK;

@@ -263,7 +263,7 @@ RULE(grad_attention)
     int64_t Hkv = k4->shape[1], Skv = k4->shape[2], Dv = v4->shape[3], grp = Hq / Hkv;
     double s = n->p.d[0] != 0.0 ? n->p.d[0] : 1.0 / sqrt((double)D);
     /* Without a mask: the fused kernel, which stores no [Sq, Skv] matrix;
-     * the composition below where the backend has none. */
+     * the composition below where the backend has none or prefers it. */
     if (!mask) {
         wt_tensor *f[3] = {0};
         wt_status fst = wt_attention_backward_fused(q4, k4, v4, g4, n->p.b[0], (float)s, &f[0], &f[1], &f[2]);

@@ -234,6 +234,13 @@ struct wt_backend_ops {
     /* Optional (NULL: the catalogue's answers): how this backend computes
      * op on inputs of dtype, given the catalogue's answer. */
     wt_support (*supports)(const wt_context *ctx, wt_op op, wt_dtype dtype, wt_support catalogue);
+    /* Optional (NULL: yes): whether this backend's ATTENTION_BACKWARD
+     * kernel is the better way to the gradients of attention without a mask
+     * on these shapes (q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv,
+     * Skv, Dv], any dtype and layout) than autograd's composition of matrix
+     * products. WT_ATTN_BACKWARD overrides the answer. */
+    bool (*attention_backward_preferred)(const wt_context *ctx, const wt_tensor *q, const wt_tensor *k,
+                                         const wt_tensor *v, bool causal);
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);
     /* Optional: release pooled memory. */

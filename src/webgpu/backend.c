@@ -416,6 +416,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .download = webgpu_download,
     .run = webgpu_run,
     .runs = WT_NODE_BIT(WT_NODE_KIND_COUNT) - 1, /* every kind */
+    .attention_backward_preferred = wg_attention_backward_preferred,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
     .context_info = webgpu_context_info,

@@ -151,6 +151,10 @@ wt_status wg_win_attention(wt_context *ctx, const wt_attention_args *a);
 wt_status wg_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
                                 const wt_tensor *dout, bool causal, float scale, wt_tensor *dq, wt_tensor *dk,
                                 wt_tensor *dv);
+/* wt_backend_ops.attention_backward_preferred: the tiled kernels wherever
+ * they fit; the untiled ones only for large scores. */
+bool wg_attention_backward_preferred(const wt_context *ctx, const wt_tensor *q, const wt_tensor *k,
+                                     const wt_tensor *v, bool causal);
 wt_status wg_win_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
                         const wt_tensor *bias, const wt_window2d *win, int64_t groups,
                         wt_tensor *out);

@@ -40,6 +40,15 @@ typedef struct attn_bw_params {
     uint32_t d, dv, pad0, pad1;
 } attn_bw_params;
 
+/* Same layout as attention_backward_tiled_q.wgsl's and
+ * attention_backward_tiled_kv.wgsl's Params. */
+typedef struct attn_bw_tiled_params {
+    uint32_t hq, hkv, sq, skv;
+    uint32_t group, blocks, workgroups;
+    float scale;
+    uint32_t dq, tile, neg_inf, pad0; /* dq: head dim / 4; tile: keys (q pass) or queries (kv pass) a tile */
+} attn_bw_tiled_params;
+
 /* Same layout as attention_combine.wgsl's Params. */
 typedef struct combine_params {
     uint32_t rows, splits, neg_inf, pad0;

@@ -1,9 +1,14 @@
 /* WebGPU backward of attention without a mask (core/node.h,
- * ATTENTION_BACKWARD), flash-attention's scheme with no [Sq, Skv] matrix
- * stored: wgsl/attention_backward_q.wgsl (a thread per query row: the
- * row's log-sum-exp L, D = dout . out and dq) then
- * wgsl/attention_backward_kv.wgsl (a thread per key row: dk, dv from L and
- * D). One thread per row keeps the kernels short; they are not tiled. */
+ * ATTENTION_BACKWARD), flash-attention 2's scheme: nothing of size
+ * Sq x Skv is stored.
+ *
+ * Tiled (head dims equal, a multiple of 4, tiles within the device's
+ * workgroup memory): wgsl/attention_backward_tiled_q.wgsl (a workgroup a
+ * block of 32 queries: the rows' log-sum-exp L and D = dout . out, then
+ * dq) and wgsl/attention_backward_tiled_kv.wgsl (a workgroup a block of
+ * 32 keys: dk and dv over the query blocks that see them, P recomputed
+ * from L). Other shapes: the untiled kernels, a thread a row
+ * (wgsl/attention_backward_q.wgsl, then _kv.wgsl). */
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
 
@@ -11,20 +16,103 @@
 #include <string.h>
 
 #define ATTN_BW_WG 64u
-/* The rows' private arrays are sized by the prelude: larger heads would
- * spill too much per thread; the rule composes them instead. */
+/* The untiled rows' private arrays are sized by the prelude: larger heads
+ * would spill too much per thread; the rule composes them instead. */
 #define ATTN_BW_MAX_D 256
+/* The tiled kernels' shapes (their WGSL constants). */
+#define TILED_BW_Q_ROWS 32u /* queries of a pass-1 workgroup */
+#define TILED_BW_KEYS 32u   /* keys of a pass-2 workgroup, and of a pass-1 key tile */
+#define TILED_BW_QT 16u     /* queries of a pass-2 tile */
+#define TILED_BW_THREADS 128u
+#define TILED_BW_TX 16u
 
-wt_status wg_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                                const wt_tensor *dout, bool causal, float scale, wt_tensor *dq, wt_tensor *dk,
-                                wt_tensor *dv)
+static uint64_t tiled_q_bytes(uint64_t dq)
 {
-    const wt_tensor *all[7] = {q, k, v, dout, dq, dk, dv};
-    const uint64_t limit = wg_get_caps(ctx)->max_storage_binding;
-    for (int t = 0; t < 7; t++)
-        if (all[t]->dtype != WT_F32 || all[t]->offset != 0 || all[t]->storage->bytes > limit ||
-            (uint64_t)all[t]->numel > UINT32_MAX / 2)
-            return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention backward: f32 tensors of one binding only");
+    return 16u * (dq + 1) * (2u * TILED_BW_Q_ROWS + TILED_BW_KEYS) + 16u * TILED_BW_KEYS * TILED_BW_Q_ROWS / 4;
+}
+
+static uint64_t tiled_kv_bytes(uint64_t dq)
+{
+    return 16u * (dq + 1) * (2u * TILED_BW_KEYS + 2u * TILED_BW_QT) + 2u * 16u * TILED_BW_QT * TILED_BW_KEYS / 4 +
+           8u * TILED_BW_QT;
+}
+
+static bool tiled_fits(const wt_context *ctx, uint64_t D, uint64_t Dv)
+{
+    const wg_caps *caps = wg_get_caps(ctx);
+    if (D != Dv || D == 0 || D % 4 || caps->max_invocations < TILED_BW_THREADS) return false;
+    const uint64_t dq = D / 4, limit = caps->max_workgroup_storage;
+    return tiled_q_bytes(dq) <= limit && tiled_kv_bytes(dq) <= limit;
+}
+
+/* WT_ATTN_TILED=0 keeps the untiled kernels (as for the forward). */
+static bool tiled_allowed(void)
+{
+    const char *knob = wt_knob_text(WT_KNOB_ATTN_TILED);
+    return !(knob && strcmp(knob, "0") == 0);
+}
+
+static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, const wt_tensor *k,
+                                          const wt_tensor *v, const wt_tensor *dout, bool causal, float scale,
+                                          wt_tensor *dq, wt_tensor *dk, wt_tensor *dv)
+{
+    const uint64_t B = (uint64_t)q->shape[0], Hq = (uint64_t)q->shape[1], Sq = (uint64_t)q->shape[2],
+                   D = (uint64_t)q->shape[3], Hkv = (uint64_t)k->shape[1], Skv = (uint64_t)k->shape[2];
+    const uint64_t d4 = D / 4, qblocks = (Sq + TILED_BW_Q_ROWS - 1) / TILED_BW_Q_ROWS,
+                   kblocks = (Skv + TILED_BW_KEYS - 1) / TILED_BW_KEYS;
+    const uint64_t qgroups = B * Hq * qblocks, kgroups = B * Hkv * kblocks;
+    if (qgroups > UINT32_MAX / 64 || kgroups > UINT32_MAX / 64 || Sq > INT32_MAX / 2 || Skv > INT32_MAX / 2)
+        return WT_ERR_UNSUPPORTED;
+    const uint32_t dt = (uint32_t)((d4 + TILED_BW_TX - 1) / TILED_BW_TX);
+    /* Constant loop bounds on a GPU; from the parameters on a software
+     * adapter, where unrolled loops compile slowly (WT_ATTN_UNROLL, as the
+     * forward kernel). */
+    const char *unroll = wt_knob_text(WT_KNOB_ATTN_UNROLL);
+    const bool unrolled = unroll && *unroll ? strcmp(unroll, "0") != 0 : !wg_get_caps(ctx)->cpu_adapter;
+    char prelude[192];
+    snprintf(prelude, sizeof prelude,
+             "const DQ: u32 = %lluu;\nconst DT: u32 = %uu;\nconst D_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"
+             "const UNROLL: bool = %s;\n",
+             (unsigned long long)d4, dt, dt * TILED_BW_TX == d4 ? "true" : "false", causal ? "true" : "false",
+             unrolled ? "true" : "false");
+    attn_bw_tiled_params p = {.hq = (uint32_t)Hq, .hkv = (uint32_t)Hkv, .sq = (uint32_t)Sq, .skv = (uint32_t)Skv,
+                              .group = (uint32_t)(Hq / Hkv), .blocks = (uint32_t)qblocks,
+                              .workgroups = (uint32_t)qgroups, .scale = scale, .dq = (uint32_t)d4,
+                              .tile = TILED_BW_KEYS, .neg_inf = 0xff800000u};
+    wt_storage *stats = NULL;
+    wt_status st = wg_scratch(ctx, sizeof(float) * 2 * B * Hq * Sq, &stats);
+    if (st != WT_OK) return st;
+    wg_launch l = {
+        .shader = "attention_backward_tiled_q",
+        .prelude = prelude,
+        .params = &p,
+        .params_size = sizeof p,
+        .bindings = {{q->storage, false}, {k->storage, false}, {v->storage, false}, {dout->storage, false},
+                     {dq->storage, true}, {stats, true}},
+        .nbindings = 6,
+        .workgroups = qgroups,
+    };
+    st = wg_dispatch(ctx, &l);
+    if (st == WT_OK) {
+        p.blocks = (uint32_t)kblocks;
+        p.workgroups = (uint32_t)kgroups;
+        p.tile = TILED_BW_QT;
+        l.shader = "attention_backward_tiled_kv";
+        l.bindings[4] = (wg_binding){stats, false};
+        l.bindings[5] = (wg_binding){dk->storage, true};
+        l.bindings[6] = (wg_binding){dv->storage, true};
+        l.nbindings = 7;
+        l.workgroups = kgroups;
+        st = wg_dispatch(ctx, &l);
+    }
+    wg_scratch_release(ctx, stats);
+    return st;
+}
+
+static wt_status attention_backward_rows(wt_context *ctx, const wt_tensor *q, const wt_tensor *k,
+                                         const wt_tensor *v, const wt_tensor *dout, bool causal, float scale,
+                                         wt_tensor *dq, wt_tensor *dk, wt_tensor *dv)
+{
     const uint64_t B = (uint64_t)q->shape[0], Hq = (uint64_t)q->shape[1], Sq = (uint64_t)q->shape[2],
                    D = (uint64_t)q->shape[3], Hkv = (uint64_t)k->shape[1], Skv = (uint64_t)k->shape[2],
                    Dv = (uint64_t)v->shape[3];
@@ -66,4 +154,35 @@ wt_status wg_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_te
     }
     wg_scratch_release(ctx, stats);
     return st;
+}
+
+wt_status wg_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
+                                const wt_tensor *dout, bool causal, float scale, wt_tensor *dq, wt_tensor *dk,
+                                wt_tensor *dv)
+{
+    const wt_tensor *all[7] = {q, k, v, dout, dq, dk, dv};
+    const uint64_t limit = wg_get_caps(ctx)->max_storage_binding;
+    for (int t = 0; t < 7; t++)
+        if (all[t]->dtype != WT_F32 || all[t]->offset != 0 || all[t]->storage->bytes > limit ||
+            (uint64_t)all[t]->numel > UINT32_MAX / 2)
+            return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention backward: f32 tensors of one binding only");
+    if (tiled_allowed() && tiled_fits(ctx, (uint64_t)q->shape[3], (uint64_t)v->shape[3])) {
+        wt_status st = attention_backward_tiled(ctx, q, k, v, dout, causal, scale, dq, dk, dv);
+        if (st != WT_ERR_UNSUPPORTED) return st;
+    }
+    return attention_backward_rows(ctx, q, k, v, dout, causal, scale, dq, dk, dv);
+}
+
+bool wg_attention_backward_preferred(const wt_context *ctx, const wt_tensor *q, const wt_tensor *k,
+                                     const wt_tensor *v, bool causal)
+{
+    (void)causal;
+    if (tiled_allowed() && tiled_fits(ctx, (uint64_t)q->shape[3], (uint64_t)v->shape[3])) return true;
+    /* The untiled kernels (a thread a row) ran a GPT step (6 layers, dim
+     * 384, context 256, batch 64) 4x slower than the composed rule's
+     * matrix products on an H100 (274 against 67 ms): they serve only
+     * where the composed rule's [B, Hq, Sq, Skv] f32 scores would take more
+     * than 256 MiB. */
+    const double scores = (double)q->shape[0] * (double)q->shape[1] * (double)q->shape[2] * (double)k->shape[2] * 4.0;
+    return scores > 256.0 * 1024 * 1024;
 }

@@ -1,0 +1,235 @@
+// The backward of attention without a mask, tiled, pass 1 of 2
+// (kernels/attention_backward.c): a workgroup owns BQ = 32 query rows of
+// one (batch, q head) and walks the keys of its kv head BK = 32 at a time,
+// twice, with s_ij = scale q_i . k_j and dp_ij = dout_i . v_j:
+//   1. the row statistics, each thread online over its own keys (running
+//      maximum m, l = sum exp(s - m), a = sum exp(s - m) dp), merged
+//      across the 16 threads of a row through workgroup memory:
+//      L_i = m + log l (the log-sum-exp), D_i = a / l = sum_j p_ij dp_ij
+//      (= dout_i . out_i), written to stats for pass 2;
+//   2. dq_i = scale sum_j p_ij (dp_ij - D_i) k_j with p_ij = exp(s_ij - L_i).
+// Nothing of size Sq x Skv leaves the workgroup. Thread (ty, tx) of
+// 128 = 8 x 16 owns rows 4 ty .. 4 ty + 3, keys tx and tx + 16 of each tile
+// for the scores and quads tx, tx + 16, ... of its rows of dq. One tile
+// buffer serves K and V in turn (V first in pass 2, so K stays for dq),
+// which keeps the workgroup under 32 KiB for head dims up to 64.
+// A row that sees no key gets L = 3e38 (every p is 0), D = 0 and dq = 0.
+// Every tensor is contiguous f32, read as vec4 (head dim a multiple of 4).
+// Prelude: DQ (head dim / 4), DT (ceil(DQ / 16)), D_EXACT (DQ == 16 DT),
+// CAUSAL, UNROLL (constant loop bounds; a software adapter compiles the
+// bounds from the parameters faster).
+
+struct Params {
+    hq: u32, hkv: u32, sq: u32, skv: u32,
+    group: u32, blocks: u32, workgroups: u32, scale: f32,
+    dq: u32, tile: u32, neg_inf: u32, pad0: u32, // dq == DQ, tile == BK; neg_inf: bits of -inf
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> g: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> dq: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> stats: array<vec2<f32>>;
+
+const BQ: u32 = 32u;
+const BK: u32 = 32u;
+const TX: u32 = 16u;
+const WG: u32 = 128u;
+const QS: u32 = DQ + 1u; // padded row length in quads: lanes on different rows hit different banks
+const RQ: u32 = BQ / 4u;
+
+var<workgroup> q_tile: array<vec4<f32>, BQ * QS>;
+var<workgroup> g_tile: array<vec4<f32>, BQ * QS>;
+var<workgroup> kv_tile: array<vec4<f32>, BK * QS>;
+var<workgroup> ds_tile: array<vec4<f32>, BK * RQ>; // [key][row quad]; also the statistics' merge
+
+// Keys t0 .. t0 + BK of the head starting at row krow0 (of v or k) into
+// kv_tile; keys from kend on are zeros.
+fn load_keys(from_v: bool, krow0: u32, t0: u32, kend: u32, lid: u32) {
+    for (var e = lid; e < BK * DQ; e += WG) {
+        let j = t0 + e / DQ;
+        var x = vec4<f32>(0.0);
+        if (j < kend) {
+            let i = (krow0 + j) * DQ + e % DQ;
+            if (from_v) { x = v[i]; } else { x = k[i]; }
+        }
+        kv_tile[(e / DQ) * QS + e % DQ] = x;
+    }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let wgi = wid.x + wid.y * nwg.x;
+    if (wgi >= p.workgroups) { return; } // uniform: the whole workgroup leaves
+    let neg_inf = bitcast<f32>(p.neg_inf);
+    // Causal blocks with the most keys start first.
+    let blk = p.blocks - 1u - wgi % p.blocks;
+    let bh = wgi / p.blocks; // b * hq + h
+    let h = bh % p.hq;
+    let b = bh / p.hq;
+    let krow0 = (b * p.hkv + h / p.group) * p.skv;
+    let qrow0 = bh * p.sq;
+    let i0 = blk * BQ;
+    let tx = lid % TX;
+    let ty = lid / TX;
+    let shift = i32(p.skv) - i32(p.sq); // query i sees keys j <= i + shift
+    let dn = select(p.dq, DQ, UNROLL);
+    let kn = select(p.tile, BK, UNROLL);
+
+    for (var e = lid; e < BQ * DQ; e += WG) {
+        let i = i0 + e / DQ;
+        var x = vec4<f32>(0.0);
+        var y = vec4<f32>(0.0);
+        if (i < p.sq) {
+            x = q[(qrow0 + i) * DQ + e % DQ] * p.scale;
+            y = g[(qrow0 + i) * DQ + e % DQ];
+        }
+        q_tile[(e / DQ) * QS + e % DQ] = x;
+        g_tile[(e / DQ) * QS + e % DQ] = y;
+    }
+    // The last key each of the thread's rows sees (-1: none).
+    var limit = vec4<i32>(-1);
+    for (var i = 0u; i < 4u; i++) {
+        let r = i0 + ty * 4u + i;
+        if (r < p.sq) { limit[i] = select(i32(p.skv) - 1, min(i32(r) + shift, i32(p.skv) - 1), CAUSAL); }
+    }
+    var kend = p.skv;
+    if (CAUSAL) {
+        let last = min(i0 + BQ, p.sq) - 1u;
+        kend = u32(clamp(i32(last) + shift + 1, 0, i32(p.skv)));
+    }
+
+    // 1. Statistics.
+    var m = vec4<f32>(neg_inf);
+    var l = vec4<f32>(0.0);
+    var a = vec4<f32>(0.0);
+    for (var t0 = 0u; t0 < kend; t0 += BK) {
+        workgroupBarrier();
+        load_keys(false, krow0, t0, kend, lid);
+        workgroupBarrier();
+        var s0 = vec4<f32>(0.0);
+        var s1 = vec4<f32>(0.0);
+        for (var d = 0u; d < dn; d++) {
+            let k0 = kv_tile[tx * QS + d];
+            let k1 = kv_tile[(tx + TX) * QS + d];
+            for (var i = 0u; i < 4u; i++) {
+                let qv = q_tile[(ty * 4u + i) * QS + d];
+                s0[i] += dot(qv, k0);
+                s1[i] += dot(qv, k1);
+            }
+        }
+        workgroupBarrier();
+        load_keys(true, krow0, t0, kend, lid);
+        workgroupBarrier();
+        var p0 = vec4<f32>(0.0);
+        var p1 = vec4<f32>(0.0);
+        for (var d = 0u; d < dn; d++) {
+            let v0 = kv_tile[tx * QS + d];
+            let v1 = kv_tile[(tx + TX) * QS + d];
+            for (var i = 0u; i < 4u; i++) {
+                let gv = g_tile[(ty * 4u + i) * QS + d];
+                p0[i] += dot(gv, v0);
+                p1[i] += dot(gv, v1);
+            }
+        }
+        let j0 = vec4<i32>(i32(t0 + tx));
+        let vis0 = j0 <= limit;
+        let vis1 = j0 + vec4<i32>(i32(TX)) <= limit;
+        s0 = select(vec4<f32>(neg_inf), s0, vis0);
+        s1 = select(vec4<f32>(neg_inf), s1, vis1);
+        let m_new = max(m, max(s0, s1));
+        // Nothing seen yet: subtract 0, so exp(-inf) gives 0 instead of NaN.
+        let sh = select(m_new, vec4<f32>(0.0), m_new == vec4<f32>(neg_inf));
+        let alpha = exp(m - sh);
+        let e0 = exp(s0 - sh);
+        let e1 = exp(s1 - sh);
+        l = l * alpha + e0 + e1;
+        a = a * alpha + select(vec4<f32>(0.0), e0 * p0, vis0) + select(vec4<f32>(0.0), e1 * p1, vis1);
+        m = m_new;
+    }
+    // Merge the 16 threads of each row: maxima and sums first, then a.
+    workgroupBarrier();
+    ds_tile[tx * RQ + ty] = m;
+    ds_tile[(TX + tx) * RQ + ty] = l;
+    workgroupBarrier();
+    var mm = vec4<f32>(neg_inf);
+    for (var t = 0u; t < TX; t++) { mm = max(mm, ds_tile[t * RQ + ty]); }
+    let msh = select(mm, vec4<f32>(0.0), mm == vec4<f32>(neg_inf));
+    var ll = vec4<f32>(0.0);
+    for (var t = 0u; t < TX; t++) { ll += ds_tile[(TX + t) * RQ + ty] * exp(ds_tile[t * RQ + ty] - msh); }
+    workgroupBarrier();
+    ds_tile[tx * RQ + ty] = a * exp(m - msh);
+    workgroupBarrier();
+    var aa = vec4<f32>(0.0);
+    for (var t = 0u; t < TX; t++) { aa += ds_tile[t * RQ + ty]; }
+    let seen = ll > vec4<f32>(0.0);
+    let lse = select(vec4<f32>(3.0e38), msh + log(ll), seen);
+    let dd = select(vec4<f32>(0.0), aa / ll, seen);
+    if (tx == 0u) {
+        for (var i = 0u; i < 4u; i++) {
+            let r = i0 + ty * 4u + i;
+            if (r < p.sq) { stats[qrow0 + r] = vec2<f32>(lse[i], dd[i]); }
+        }
+    }
+
+    // 2. dq.
+    var acc: array<vec4<f32>, 4u * DT>; // [row][quad]
+    for (var c = 0u; c < 4u * DT; c++) { acc[c] = vec4<f32>(0.0); }
+    for (var t0 = 0u; t0 < kend; t0 += BK) {
+        workgroupBarrier();
+        load_keys(true, krow0, t0, kend, lid);
+        workgroupBarrier();
+        var p0 = vec4<f32>(0.0);
+        var p1 = vec4<f32>(0.0);
+        for (var d = 0u; d < dn; d++) {
+            let v0 = kv_tile[tx * QS + d];
+            let v1 = kv_tile[(tx + TX) * QS + d];
+            for (var i = 0u; i < 4u; i++) {
+                let gv = g_tile[(ty * 4u + i) * QS + d];
+                p0[i] += dot(gv, v0);
+                p1[i] += dot(gv, v1);
+            }
+        }
+        workgroupBarrier();
+        load_keys(false, krow0, t0, kend, lid);
+        workgroupBarrier();
+        var s0 = vec4<f32>(0.0);
+        var s1 = vec4<f32>(0.0);
+        for (var d = 0u; d < dn; d++) {
+            let k0 = kv_tile[tx * QS + d];
+            let k1 = kv_tile[(tx + TX) * QS + d];
+            for (var i = 0u; i < 4u; i++) {
+                let qv = q_tile[(ty * 4u + i) * QS + d];
+                s0[i] += dot(qv, k0);
+                s1[i] += dot(qv, k1);
+            }
+        }
+        let j0 = vec4<i32>(i32(t0 + tx));
+        let pr0 = select(vec4<f32>(0.0), exp(s0 - lse), j0 <= limit);
+        let pr1 = select(vec4<f32>(0.0), exp(s1 - lse), j0 + vec4<i32>(i32(TX)) <= limit);
+        ds_tile[tx * RQ + ty] = pr0 * (p0 - dd);
+        ds_tile[(tx + TX) * RQ + ty] = pr1 * (p1 - dd);
+        workgroupBarrier();
+        for (var kk = 0u; kk < kn; kk++) {
+            let dsv = ds_tile[kk * RQ + ty];
+            for (var c = 0u; c < DT; c++) {
+                let d = tx + c * TX;
+                if (D_EXACT || d < DQ) {
+                    let kv = kv_tile[kk * QS + d];
+                    for (var i = 0u; i < 4u; i++) { acc[i * DT + c] = fma(vec4<f32>(dsv[i]), kv, acc[i * DT + c]); }
+                }
+            }
+        }
+    }
+    for (var i = 0u; i < 4u; i++) {
+        let r = i0 + ty * 4u + i;
+        if (r >= p.sq) { continue; }
+        for (var c = 0u; c < DT; c++) {
+            let d = tx + c * TX;
+            if (D_EXACT || d < DQ) { dq[(qrow0 + r) * DQ + d] = acc[i * DT + c] * p.scale; }
+        }
+    }
+}
