@@ -202,10 +202,10 @@ static const uint32_t matrix_tiles[][4] = {
     {4, 4, 1, 1}, {4, 2, 1, 1}, {2, 4, 1, 1}, {2, 2, 1, 1}, {2, 1, 1, 1}, {1, 1, 1, 1},
 };
 
-/* The tiled kernel's tiles, SG_M, SG_N, WG_M, WG_N: 128 x 128 (four
- * subgroups of 64 x 64) where that gives MATRIX_FILL workgroups, else
- * 64 x 64 (four of 32 x 32). */
-static const uint32_t matrix_tiled_tiles[][4] = {{4, 4, 2, 2}, {2, 2, 2, 2}};
+/* The tiled kernel's tiles, SG_M, SG_N, WG_M, WG_N (its subgroups keep
+ * 2 x 2 results of 16 x 16): 128 x 64 (eight subgroups) where that gives
+ * MATRIX_FILL workgroups, else 64 x 64 (four). */
+static const uint32_t matrix_tiled_tiles[][4] = {{2, 2, 4, 2}, {2, 2, 2, 2}};
 #define MATRIX_FILL 128u
 
 /* Why the device cannot run gemm_matrix.wgsl, or NULL when it can. */
@@ -232,12 +232,14 @@ static wt_status matrix_declined(wt_context *ctx, const char *why)
 }
 
 /* WT_GEMM_MATRIX_TILE="SG_M,SG_N,WG_M,WG_N" into t, when it is four
- * positive numbers (subgroups a workgroup: 1 x 1 unless tiled). */
+ * positive numbers (subgroups a workgroup: 1 x 1 unless tiled; results a
+ * subgroup: 2 x 2 when tiled). */
 static bool matrix_tile_knob(bool tiled, uint32_t t[4])
 {
     const char *e = wt_knob_text(WT_KNOB_GEMM_MATRIX_TILE);
     return e && sscanf(e, "%u,%u,%u,%u", &t[0], &t[1], &t[2], &t[3]) == 4 && t[0] && t[1] && t[0] <= 8 &&
-           t[1] <= 8 && t[2] && t[3] && (tiled || (t[2] == 1 && t[3] == 1));
+           t[1] <= 8 && t[2] && t[3] && t[2] <= 8 && t[3] <= 8 &&
+           (tiled ? t[0] == 2 && t[1] == 2 : t[2] == 1 && t[3] == 1);
 }
 
 /* Workgroup memory of the tiled kernel (gemm_matrix_tiled.wgsl): two
