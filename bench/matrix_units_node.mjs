@@ -8,6 +8,8 @@
 // comes from WT_DAWN_NODE (a dawn.node path) or the "webgpu" package that
 // Node resolves; WT_DAWN_FLAGS (';'-separated) overrides the default flags
 // 'enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia'.
+// The library's WT_* variables of this process (e.g. WT_GEMM_MATRIX_KERNEL
+// to pick the kernel) are passed to init() as its knobs.
 // Prints what the adapter gave (features, configs, the f16 path), then for
 // each case the worst error against float64 relative to its tolerance
 // (every element of the small cases, 4096 sampled elements of N^3;
@@ -26,7 +28,10 @@ const flags = (process.env.WT_DAWN_FLAGS ||
                'enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia').split(';').filter(Boolean);
 const wt = await import(pathToFileURL(join(webDir, 'webtensor.mjs')).href);
 
-const ctx = await wt.init({ backend: 'webgpu', webgpu, dawnFlags: flags, subgroupMatrix: true });
+const knobs = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('WT_') &&
+                                                                  !k.startsWith('WT_DAWN')));
+console.log('knobs:', JSON.stringify(knobs));
+const ctx = await wt.init({ backend: 'webgpu', webgpu, dawnFlags: flags, subgroupMatrix: true, knobs });
 const info = await ctx.info();
 console.log('adapter:', JSON.stringify(info.adapter));
 console.log('shaderF16', info.shaderF16, 'subgroupMatrix', info.subgroupMatrix, 'toggles', info.toggles);
@@ -42,8 +47,8 @@ let failed = false;
 // got (f16 bits) at out index (i, j) against the float64 sum over k of
 // a[i, k] b[k, j] (+ bias[j]): within 2 f16 ulps of the value (the
 // result's rounding, and a second one where the bias is added after a
-// rounded product) plus 2^-16 of the sum of |terms| (f32 accumulation of
-// up to N terms).
+// rounded product: ulps of the product where it is the larger) plus 2^-16
+// of the sum of |terms| (f32 accumulation of up to N terms).
 function check(what, got, M, Nn, K, A, B, bT, bias, samples) {
   let worst = 0, at = '';
   const g = h2f(got);
@@ -55,7 +60,9 @@ function check(what, got, M, Nn, K, A, B, bT, bias, samples) {
       const t = A[i * K + k] * (bT ? B[j * K + k] : B[k * Nn + j]);
       want += t; mag += Math.abs(t);
     }
-    const ulp = Math.pow(2, Math.max(Math.floor(Math.log2(Math.abs(want) || 1e-30)), -14) - 10);
+    // A product rounded before the bias is added: ulps of the larger.
+    const big = Math.max(Math.abs(want), bias ? Math.abs(want - bias[j]) : 0);
+    const ulp = Math.pow(2, Math.max(Math.floor(Math.log2(big || 1e-30)), -14) - 10);
     const r = Math.abs(g[i * Nn + j] - want) / (2 * ulp + mag * Math.pow(2, -16));
     if (!(r <= worst)) { worst = r; at = `[${i},${j}] got ${g[i * Nn + j]} want ${want}`; }
   }
@@ -76,28 +83,48 @@ async function product(M, Nn, K, { bT = false, withBias = false, samples = 0 } =
   for (const t of [a, b, bias, y]) if (t) t.dispose();
 }
 
+// The matrix units' count of products they ran and declined so far.
+const units = async () => {
+  const m = /matrix units: (\d+) f16 products so far, (\d+) declined/.exec((await ctx.info()).features);
+  return m ? [Number(m[1]), Number(m[2])] : [0, 0];
+};
+const before = await units();
 await product(256, 128, 64);
 await product(64, 128, 96, { bT: true, withBias: true });
 await product(48, 80, 32, { bT: true });
+// Shapes that are not whole tiles: edges in m, n and a k that ends inside
+// a slab (the tiled kernel takes K, and N where b is row-major, in
+// multiples of 8).
+await product(200, 136, 72);
+await product(130, 70, 40, { bT: true, withBias: true });
+await product(1000, 1000, 1000, { samples: 4096 });
 await product(N, N, N, { samples: 4096 });
+await product(N + 8, N - 24, N + 40, { bT: true, samples: 4096 });
+{
+  const [ran, declined] = (await units()).map((v, i) => v - before[i]);
+  console.log(`matrix units: ${ran} of the checked products ran there, ${declined} declined`);
+  if (ran !== 8 || declined !== 0) failed = true;
+}
 
 // Time: reps products of N^3, one read at the end.
 {
   const a = await ctx.tensor(halves(N * N), [N, N], 'f16');
   const b = await ctx.tensor(halves(N * N), [N, N], 'f16');
-  const w = await ctx.matmul(a, b); w.dispose();
-  const first = await ctx.matmul(a, b);
-  await first.read();
-  first.dispose();
-  for (const reps of [10, 30]) {
-    const t0 = performance.now();
-    let last = null;
-    for (let r = 0; r < reps; r++) { if (last) last.dispose(); last = await ctx.matmul(a, b); }
-    await last.read();
-    const s = (performance.now() - t0) / 1e3 / reps;
-    last.dispose();
-    console.log(`matmul f16 ${N}^3 x${reps}: ${(s * 1e3).toFixed(3)} ms each (wall, incl. one read), ` +
-                `${(2 * N ** 3 / s / 1e12).toFixed(1)} TFLOP/s`);
+  // b as a linear layer's weight too ([n, k]: x @ w^T).
+  for (const [what, op] of [['matmul', () => ctx.matmul(a, b)], ['linear x @ w^T', () => ctx.linear(a, b)]]) {
+    const first = await op();
+    await first.read();
+    first.dispose();
+    for (const reps of [10, 30]) {
+      const t0 = performance.now();
+      let last = null;
+      for (let r = 0; r < reps; r++) { if (last) last.dispose(); last = await op(); }
+      await last.read();
+      const s = (performance.now() - t0) / 1e3 / reps;
+      last.dispose();
+      console.log(`${what} f16 ${N}^3 x${reps}: ${(s * 1e3).toFixed(3)} ms each (wall, incl. one read), ` +
+                  `${(2 * N ** 3 / s / 1e12).toFixed(1)} TFLOP/s`);
+    }
   }
   a.dispose(); b.dispose();
 }

@@ -372,6 +372,7 @@ static const layout_pair pairs[] = {
     PAIR("gemm", "Params", gemm_params, wgsl_gemm_params),
     PAIR("gemm_matrix", "Params", matrix_params, wgsl_gemm_matrix_params),
     PAIR("gemm_matrix_staged", "Params", matrix_params, wgsl_gemm_matrix_params),
+    PAIR("gemm_matrix_tiled", "Params", matrix_params, wgsl_gemm_matrix_params),
     PAIR("gemm_splitk", "Params", splitk_params, wgsl_gemm_splitk_params),
     PAIR("gemv_f16", "Params", gemv_f16_params, wgsl_gemv_f16_params),
     PAIR("im2col", "Params", im2col_params, wgsl_im2col_params),

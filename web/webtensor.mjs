@@ -140,6 +140,8 @@ class Runtime {
 }
 
 let runtimePromise = null;
+let loadedKnobs = null;
+
 function loadRuntime(options) {
   if (!runtimePromise) {
     runtimePromise = (async () => {
@@ -151,6 +153,11 @@ function loadRuntime(options) {
         args.wasmBinary = await readFile(new URL('./webtensor_wasm.wasm', import.meta.url));
       }
       if (options.locateFile) args.locateFile = options.locateFile;
+      // The library's WT_* knobs (docs/KNOBS.md): the module's environment,
+      // which its C code reads; set before its constructors run.
+      const knobs = options.knobs || {};
+      args.preRun = [(M) => { for (const [k, v] of Object.entries(knobs)) M.ENV[k] = String(v); }];
+      loadedKnobs = JSON.stringify(Object.entries(knobs).map(([k, v]) => [k, String(v)]).sort());
       return new Runtime(await create(args));
     })();
     runtimePromise.catch(() => { runtimePromise = null; });
@@ -1532,8 +1539,20 @@ export async function init(options = {}) {
   if (options.dawnFlags && !options.webgpu) {
     throw invalid("init: dawnFlags are Dawn's Node addon's: pass the addon as options.webgpu too");
   }
+  if (options.knobs !== undefined &&
+      (typeof options.knobs !== 'object' || options.knobs === null || Array.isArray(options.knobs) ||
+       Object.entries(options.knobs).some(([k, v]) => !/^WT_[A-Z0-9_]+$/.test(k) ||
+                                          (typeof v !== 'string' && typeof v !== 'number')))) {
+    throw invalid('init: knobs must be an object of WT_* names to strings or numbers');
+  }
   if (options.webgpu) installNodeWebgpu(options.webgpu, options.dawnFlags);
   const rt = await loadRuntime(options);
+  // The module reads its environment once: knobs of a later init() that
+  // differ from those it was loaded with cannot take effect.
+  const asked = JSON.stringify(Object.entries(options.knobs || {}).map(([k, v]) => [k, String(v)]).sort());
+  if (options.knobs !== undefined && asked !== loadedKnobs) {
+    throw invalid('init: knobs apply when the module loads (the first init()); these differ from its');
+  }
   loaded = rt;
   return rt.exclusive(async () => {
     const L = rt.layout;

@@ -198,7 +198,7 @@ typedef struct splitk_params {
     uint32_t bias_offset, bias_rows, pad1, pad2;
 } splitk_params;
 
-/* Mirrors gemm_matrix.wgsl's Params. */
+/* Mirrors gemm_matrix.wgsl's Params (and gemm_matrix_staged's, gemm_matrix_tiled's). */
 typedef struct matrix_params {
     uint32_t batch, m, n, k;
     uint32_t a_offset, a_batch_stride, lda, b_offset;

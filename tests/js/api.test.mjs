@@ -336,7 +336,8 @@ for (const host of ['no navigator.gpu', 'Dawn\'s Null adapter']) {
 
 // init()'s options for Dawn's Node addon, in a fresh process (they replace
 // navigator.gpu): dawnFlags checked, passed to the addon's create(), and
-// subgroupMatrix asked of the device; info() says what it gave.
+// subgroupMatrix asked of the device; info() says what it gave. knobs set
+// the module's environment, once.
 it('init takes dawnFlags and subgroupMatrix; info() reports the matrix units and the f16 path', () => {
   const mod = pathToFileURL(join(webDir, 'webtensor.mjs')).href;
   const script = `
@@ -347,9 +348,16 @@ it('init takes dawnFlags and subgroupMatrix; info() reports the matrix units and
     for (const bad of [{ dawnFlags: 'allow_unsafe_apis', webgpu }, { dawnFlags: ['x'] }]) {
       try { await wt.init(bad); errors.push('resolved'); } catch (e) { errors.push(e.message); }
     }
+    for (const bad of [{ knobs: 'WT_X=1' }, { knobs: { PATH: '/' } }, { knobs: { WT_X: {} } }]) {
+      try { await wt.init(bad); errors.push('resolved'); } catch (e) { errors.push(e.message); }
+    }
+    // A knob reaches the module's C code: WT_DAWN_TOGGLES shows in info().
     const ctx = await wt.init({ backend: 'webgpu', webgpu, subgroupMatrix: true,
-                                dawnFlags: ['enable-dawn-features=allow_unsafe_apis'] });
+                                dawnFlags: ['enable-dawn-features=allow_unsafe_apis'],
+                                knobs: { WT_DAWN_TOGGLES: '+timestamp_quantization' } });
     const info = await ctx.info();
+    try { await wt.init({ backend: 'cpu', knobs: { WT_DAWN_TOGGLES: 'dawn' } }); errors.push('resolved'); }
+    catch (e) { errors.push(e.message); }
     console.log(JSON.stringify({ errors, subgroupMatrix: info.subgroupMatrix, features: info.features,
                                  toggles: info.toggles }));
     ctx.destroy();`;
@@ -358,6 +366,9 @@ it('init takes dawnFlags and subgroupMatrix; info() reports the matrix units and
   const r = JSON.parse(out.trim().split('\n').pop());
   assert.match(r.errors[0], /dawnFlags must be an array of strings/);
   assert.match(r.errors[1], /pass the addon as options.webgpu/);
+  for (const i of [2, 3, 4]) assert.match(r.errors[i], /knobs must be an object of WT_\* names/);
+  assert.match(r.errors[5], /knobs apply when the module loads/);
+  assert.match(r.toggles, /\+timestamp_quantization/);
   assert.equal(typeof r.subgroupMatrix, 'boolean');
   // The library asks for the units (the experimental option turns
   // allow_unsafe_apis on); lavapipe has none, and the features say so.

@@ -6,6 +6,12 @@ if (typeof process === 'object' && process.versions && process.versions.node) {
   // Emscripten 3.1.6 prefers fetch() when it exists, which cannot read a
   // file path.
   delete globalThis.fetch;
+  // The library's WT_* knobs reach its C code as the module's
+  // environment (Emscripten's ENV, read once at start-up).
+  // (Plain loops: Emscripten's minifier takes no destructuring here.)
+  Module.preRun = [].concat(Module.preRun || [], function () {
+    for (var k in process.env) if (k.indexOf('WT_') === 0) ENV[k] = process.env[k];
+  });
   // WT_NODE_WEBGPU: Dawn's flags for create() (comma-separated, e.g.
   // "backend=null"), or "none" for a host without navigator.gpu.
   const flags = process.env.WT_NODE_WEBGPU || '';

@@ -175,13 +175,38 @@ static bool vec_ok(int64_t offset, int64_t batch_stride, int64_t slow_stride, in
 
 /* ------------------------------------------------- the matrix units */
 
-/* Per subgroup SG_M x SG_N result matrices of 16 x 16, WG_M x WG_N
- * subgroups a workgroup (1 x 1: the builtins take only workgroup-uniform
- * offsets, see gemm_matrix.wgsl); the first whose tile divides the output
- * runs. */
+/* Kernels on the matrix units, WT_GEMM_MATRIX_KERNEL: "tiled" (the
+ * default: several subgroups a workgroup sharing slabs staged in
+ * workgroup memory, gemm_matrix_tiled.wgsl), "tiled-f16" (the same with
+ * the slabs as halves and the builtins' older form, for Dawn builds
+ * without the current one), "fragments" (one subgroup a workgroup,
+ * fragments straight from global memory, gemm_matrix.wgsl) and "staged"
+ * (one subgroup a workgroup with its slabs in workgroup memory,
+ * gemm_matrix_staged.wgsl). */
+typedef enum { MATRIX_TILED, MATRIX_TILED_F16, MATRIX_FRAGMENTS, MATRIX_STAGED } matrix_kernel;
+
+static matrix_kernel matrix_kernel_knob(void)
+{
+    const char *s = wt_knob_text(WT_KNOB_GEMM_MATRIX_KERNEL);
+    if (!s) return MATRIX_TILED;
+    if (strcmp(s, "tiled-f16") == 0) return MATRIX_TILED_F16;
+    if (strcmp(s, "fragments") == 0) return MATRIX_FRAGMENTS;
+    if (strcmp(s, "staged") == 0) return MATRIX_STAGED;
+    return MATRIX_TILED;
+}
+
+/* One subgroup a workgroup (fragments, staged): per subgroup SG_M x SG_N
+ * result matrices of 16 x 16, WG_M x WG_N = 1 x 1; the first whose tile
+ * divides the output runs. */
 static const uint32_t matrix_tiles[][4] = {
     {4, 4, 1, 1}, {4, 2, 1, 1}, {2, 4, 1, 1}, {2, 2, 1, 1}, {2, 1, 1, 1}, {1, 1, 1, 1},
 };
+
+/* The tiled kernel's tiles, SG_M, SG_N, WG_M, WG_N (its subgroups keep
+ * 2 x 2 results of 16 x 16): 128 x 64 (eight subgroups) where that gives
+ * MATRIX_FILL workgroups, else 64 x 64 (four). */
+static const uint32_t matrix_tiled_tiles[][4] = {{2, 2, 4, 2}, {2, 2, 2, 2}};
+#define MATRIX_FILL 128u
 
 /* Why the device cannot run gemm_matrix.wgsl, or NULL when it can. */
 static const char *matrix_device_gap(const wg_caps *caps)
@@ -206,10 +231,31 @@ static wt_status matrix_declined(wt_context *ctx, const char *why)
     return WT_ERR_UNSUPPORTED;
 }
 
+/* WT_GEMM_MATRIX_TILE="SG_M,SG_N,WG_M,WG_N" into t, when it is four
+ * positive numbers (subgroups a workgroup: 1 x 1 unless tiled; results a
+ * subgroup: 2 x 2 when tiled). */
+static bool matrix_tile_knob(bool tiled, uint32_t t[4])
+{
+    const char *e = wt_knob_text(WT_KNOB_GEMM_MATRIX_TILE);
+    return e && sscanf(e, "%u,%u,%u,%u", &t[0], &t[1], &t[2], &t[3]) == 4 && t[0] && t[1] && t[0] <= 8 &&
+           t[1] <= 8 && t[2] && t[3] && t[2] <= 8 && t[3] <= 8 &&
+           (tiled ? t[0] == 2 && t[1] == 2 : t[2] == 1 && t[3] == 1);
+}
+
+/* Workgroup memory of the tiled kernel (gemm_matrix_tiled.wgsl): two
+ * buffers of each slab, rows padded by 8 halves, and one 16 x 16 f32 block
+ * a subgroup. */
+static uint64_t tiled_bytes(const uint32_t t[4], uint64_t bk, bool b_t)
+{
+    uint64_t bm = 16u * t[0] * t[2], bn = 16u * t[1] * t[3];
+    uint64_t a_stage = bm * (bk + 8), b_stage = b_t ? bn * (bk + 8) : bk * (bn + 8);
+    return 2 * 2 * (a_stage + b_stage) + 1024u * t[2] * t[3];
+}
+
 /* f16 on the matrix units (the context asked for them with
- * WT_EXPERIMENTAL_SUBGROUP_MATRIX): whole 16 x 16 tiles, a row-major a,
- * b row-major or stored [n, k], 16-byte aligned rows. Returns
- * WT_ERR_UNSUPPORTED (nothing recorded) for anything else. */
+ * WT_EXPERIMENTAL_SUBGROUP_MATRIX): a row-major a, b row-major or stored
+ * [n, k], 16-byte aligned rows. Returns WT_ERR_UNSUPPORTED (nothing
+ * recorded) for anything else. */
 static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
                              const wt_tensor *bias, wt_matmul_act act, wt_tensor *out)
 {
@@ -223,31 +269,42 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
     if (wt_knob_number(WT_KNOB_GEMM_MATRIX_OFF, 0)) return matrix_declined(ctx, "WT_GEMM_MATRIX_OFF is set");
     if (a->strides[2] != 1 || (!b_t && b->strides[2] != 1))
         return matrix_declined(ctx, "an operand is not row-major (or b stored [n, k])");
-    if (M % 16 || N % 16 || K % 16 || K == 0) return matrix_declined(ctx, "M, N or K not a multiple of 16");
     if (((a->offset | a->strides[0] | lda | b->offset | b->strides[0] | ldb) & 7) || out->offset % 2)
         return matrix_declined(ctx, "offsets or row strides not multiples of 8 halves");
-    /* The staged kernel (gemm_matrix_staged.wgsl) where k is whole slabs
-     * of bk; else fragments straight from global memory (gemm_matrix.wgsl). */
-    uint64_t bk = wt_knob_count(WT_KNOB_GEMM_MATRIX_BK, 0);
-    if (bk != 0 && bk != 16 && bk != 32 && bk != 64) bk = 32;
-    if (bk && K % (int64_t)bk) bk = K % 32 == 0 ? 32 : K % 16 == 0 ? 16 : 0;
+    matrix_kernel kernel = matrix_kernel_knob();
+    bool tiled = kernel == MATRIX_TILED || kernel == MATRIX_TILED_F16;
+    if (K == 0) return matrix_declined(ctx, "K is 0");
+    if (tiled && (K % 8 || (!b_t && N % 8)))
+        return matrix_declined(ctx, "K (or N, b row-major) not a multiple of 8");
+    if (!tiled && (M % 16 || N % 16 || K % 16)) return matrix_declined(ctx, "M, N or K not a multiple of 16");
+    /* The k slab of the staged kernels. */
+    uint64_t bk = wt_knob_count(WT_KNOB_GEMM_MATRIX_BK, 32);
+    if (bk != 16 && bk != 32 && bk != 64) bk = 32;
+    if (kernel == MATRIX_STAGED && K % (int64_t)bk) bk = K % 32 == 0 ? 32 : 16;
+    uint32_t knob_tile[4];
     const uint32_t *t = NULL;
-    /* WT_GEMM_MATRIX_TILE="SG_M,SG_N,WG_M,WG_N" for measurements. */
-    static uint32_t env_tile[4];
-    const char *e = wt_knob_text(WT_KNOB_GEMM_MATRIX_TILE);
-    if (e && sscanf(e, "%u,%u,%u,%u", &env_tile[0], &env_tile[1], &env_tile[2], &env_tile[3]) == 4 &&
-        env_tile[0] * env_tile[1] > 0 && env_tile[2] == 1 && env_tile[3] == 1 &&
-        M % (16 * env_tile[0] * env_tile[2]) == 0 && N % (16 * env_tile[1] * env_tile[3]) == 0 &&
-        32 * env_tile[2] * env_tile[3] <= caps->max_invocations)
-        t = env_tile;
-    for (size_t i = 0; i < sizeof matrix_tiles / sizeof matrix_tiles[0] && !t; i++) {
-        const uint32_t *c = matrix_tiles[i];
-        if (M % (16 * c[0] * c[2]) == 0 && N % (16 * c[1] * c[3]) == 0 &&
-            32 * c[2] * c[3] <= caps->max_invocations)
-            t = c;
+    if (matrix_tile_knob(tiled, knob_tile) && 32 * knob_tile[2] * knob_tile[3] <= caps->max_invocations &&
+        (tiled ? tiled_bytes(knob_tile, bk, b_t) <= caps->max_workgroup_storage
+               : M % (16 * knob_tile[0]) == 0 && N % (16 * knob_tile[1]) == 0))
+        t = knob_tile;
+    if (tiled) {
+        for (size_t i = 0; i < sizeof matrix_tiled_tiles / sizeof matrix_tiled_tiles[0] && !t; i++) {
+            const uint32_t *c = matrix_tiled_tiles[i];
+            uint64_t groups = (uint64_t)B * ceil_div((uint64_t)M, 16u * c[0] * c[2]) *
+                              ceil_div((uint64_t)N, 16u * c[1] * c[3]);
+            bool last = i + 1 == sizeof matrix_tiled_tiles / sizeof matrix_tiled_tiles[0];
+            if (32 * c[2] * c[3] <= caps->max_invocations && tiled_bytes(c, bk, b_t) <= caps->max_workgroup_storage &&
+                (groups >= MATRIX_FILL || last))
+                t = c;
+        }
+    } else {
+        for (size_t i = 0; i < sizeof matrix_tiles / sizeof matrix_tiles[0] && !t; i++) {
+            const uint32_t *c = matrix_tiles[i];
+            if (M % (16 * c[0]) == 0 && N % (16 * c[1]) == 0) t = c;
+        }
     }
-    if (!t) return matrix_declined(ctx, "no workgroup tile fits the shape");
-    uint64_t tiles_m = (uint64_t)M / (16 * t[0] * t[2]), tiles_n = (uint64_t)N / (16 * t[1] * t[3]);
+    if (!t) return matrix_declined(ctx, "no workgroup tile fits the shape or the device");
+    uint64_t tiles_m = ceil_div((uint64_t)M, 16u * t[0] * t[2]), tiles_n = ceil_div((uint64_t)N, 16u * t[1] * t[3]);
     matrix_params p = {
         .batch = (uint32_t)B, .m = (uint32_t)M, .n = (uint32_t)N, .k = (uint32_t)K,
         .a_offset = (uint32_t)a->offset, .a_batch_stride = (uint32_t)a->strides[0],
@@ -256,21 +313,26 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
         .out_offset = (uint32_t)out->offset, .tiles_m = (uint32_t)tiles_m,
         .tiles_n = (uint32_t)tiles_n, .bias_offset = bias ? (uint32_t)bias->offset : 0,
     };
-    /* The staged kernel's workgroup memory: the slabs (rows padded by 8
-     * halves) and one 16 x 16 f32 block a subgroup. */
-    uint64_t bm = 16u * t[0] * t[2], bn = 16u * t[1] * t[3];
-    uint64_t staged_bytes = 2 * (bm * (bk + 8) + (b_t ? bn * (bk + 8) : bk * (bn + 8))) + 1024u * t[2] * t[3];
-    if (bk && staged_bytes > caps->max_workgroup_storage) bk = 0;
-    char prelude[400];
+    if (kernel == MATRIX_STAGED) {
+        /* The slabs (rows padded by 8 halves) and one 16 x 16 f32 block. */
+        uint64_t bm = 16u * t[0], bn = 16u * t[1];
+        uint64_t staged_bytes = 2 * (bm * (bk + 8) + (b_t ? bn * (bk + 8) : bk * (bn + 8))) + 1024u;
+        if (staged_bytes > caps->max_workgroup_storage) kernel = MATRIX_FRAGMENTS;
+    }
+    /* The tiled kernel's offsets differ between the subgroups of a
+     * workgroup, which Dawn's uniformity analysis refuses unless told. */
+    char prelude[480];
     snprintf(prelude, sizeof prelude,
-             "enable f16;\nenable chromium_experimental_subgroup_matrix;\n"
+             "enable f16;\nenable chromium_experimental_subgroup_matrix;\n%s"
              "const SG_M: u32 = %uu;\nconst SG_N: u32 = %uu;\nconst WG_M: u32 = %uu;\n"
              "const WG_N: u32 = %uu;\nconst B_T: bool = %s;\nconst BIAS: bool = %s;\n"
              "const ACT: u32 = %uu;\nconst BK: u32 = %uu;\n",
-             t[0], t[1], t[2], t[3], b_t ? "true" : "false", bias ? "true" : "false",
-             (unsigned)act, (unsigned)(bk ? bk : 16));
+             tiled ? "diagnostic(off, chromium.subgroup_matrix_uniformity);\n" : "", t[0], t[1], t[2], t[3],
+             b_t ? "true" : "false", bias ? "true" : "false", (unsigned)act, (unsigned)bk);
+    static const char *const shaders[] = {"gemm_matrix_tiled", "gemm_matrix_tiled", "gemm_matrix",
+                                          "gemm_matrix_staged"};
     wg_launch l = {
-        .shader = bk ? "gemm_matrix_staged" : "gemm_matrix",
+        .shader = shaders[kernel],
         .prelude = prelude,
         .libraries = {"gemm_epilogue", wg_f16_library(ctx)},
         .params = &p,
@@ -280,6 +342,7 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
         .nbindings = 4,
         .workgroups = (uint64_t)B * tiles_m * tiles_n,
     };
+    if (tiled) l.libraries[2] = kernel == MATRIX_TILED ? "gemm_matrix_smem_vec" : "gemm_matrix_smem_f16";
     wt_status st = wg_dispatch(ctx, &l);
     if (st == WT_OK) wg_matrix_note(ctx, NULL);
     return st;

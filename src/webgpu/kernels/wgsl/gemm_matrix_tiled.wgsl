@@ -1,0 +1,208 @@
+// f16 matrix product on the matrix units with a workgroup tile shared by
+// several subgroups: out[z] = act(a[z] @ b[z] + bias) with f16 operands,
+// f32 accumulation and an f16 result.
+//
+// A workgroup is WG_M x WG_N subgroups of 32 invocations computing a BM x
+// BN tile; each subgroup keeps a 2 x 2 grid of 16 x 16 f32 result matrices
+// in registers, as four named variables. (An earlier form kept SG_M x SG_N
+// of them in an array, indexed in loops, the epilogue's with barriers: it
+// ran at 33 TFLOP/s at 4096^3 on an H200 whatever the tile, while a loop
+// of products alone reached 535 with four accumulators in an array and 37
+// with sixteen; the array evidently left the registers.) Per k slab of
+// BK, every invocation copies its
+// share of a's BM x BK slab and b's BK x BN slab (or, with B_T, b's BN x BK
+// rows of [n, k]) from global memory into workgroup memory with 16-byte
+// loads, 8 halves at a time, zero outside the operands; then each subgroup
+// loads its 16 x 16 fragments from workgroup memory. Two slab buffers: the
+// next slab is read into registers while the current one is multiplied,
+// then written to the other buffer (one barrier a slab).
+//
+// The fragment offsets differ between the subgroups of a workgroup (each
+// is uniform within its subgroup, which is what the matrix units need).
+// Dawn's uniformity analysis asks for workgroup-uniform offsets unless
+// chromium.subgroup_matrix_uniformity is off: the prelude turns it off.
+//
+// Shapes: any M and N (the tile's edge is zero-filled and masked at the
+// store); K, the row strides and the offsets multiples of 8 halves, and
+// N too where b is row-major (whole 16-byte loads); N even (pairs of
+// halves in the result).
+// Prelude constants: WG_M, WG_N, BK (a multiple of 16), B_T,
+// BIAS, ACT. Libraries: gemm_matrix_smem_vec or gemm_matrix_smem_f16 (the
+// workgroup slabs and the fragment loads, after A_STAGE and B_STAGE),
+// gemm_epilogue, an f16 library (pack_halves).
+
+struct Params {
+    batch: u32,
+    m: u32,
+    n: u32,
+    k: u32,
+    a_offset: u32,
+    a_batch_stride: u32,
+    lda: u32,
+    b_offset: u32,
+    b_batch_stride: u32,
+    ldb: u32,
+    out_offset: u32,
+    tiles_m: u32,
+    tiles_n: u32,
+    bias_offset: u32,
+    pad0: u32,
+    pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> a: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> b: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read_write> out: array<u32>;
+@group(0) @binding(4) var<storage, read> bias: array<f16>;
+
+const WG: u32 = 32u * WG_M * WG_N;
+const BM: u32 = 32u * WG_M;
+const BN: u32 = 32u * WG_N;
+// Workgroup memory in words of 8 halves. Rows are padded by one word, so
+// that the rows of a fragment start in different banks.
+const KW: u32 = BK / 8u;
+const A_LDW: u32 = KW + 1u;
+const B_LDW: u32 = select(BN / 8u + 1u, A_LDW, B_T);
+const A_STAGE: u32 = BM * A_LDW;
+const B_STAGE: u32 = select(BK * B_LDW, BN * A_LDW, B_T);
+const A_WORDS: u32 = BM * KW;
+const B_WORDS: u32 = BK * BN / 8u;
+const A_PER: u32 = (A_WORDS + WG - 1u) / WG;
+const B_PER: u32 = (B_WORDS + WG - 1u) / WG;
+
+// One 16 x 16 f32 block a subgroup for the epilogue.
+var<workgroup> block: array<f32, 256u * WG_M * WG_N>;
+
+// Word i of a's slab at k0: row i / KW, word i % KW; zero outside a.
+fn fetch_a(a_w: u32, row0: u32, k0: u32, i: u32) -> vec4<u32> {
+    let r = row0 + i / KW;
+    let k = k0 + (i % KW) * 8u;
+    if (i >= A_WORDS || r >= p.m || k >= p.k) { return vec4<u32>(0u); }
+    return a[a_w + r * (p.lda / 8u) + k / 8u];
+}
+
+// Word i of b's slab at k0: [k][n] words, or with B_T [n][k] words.
+fn fetch_b(b_w: u32, col0: u32, k0: u32, i: u32) -> vec4<u32> {
+    if (i >= B_WORDS) { return vec4<u32>(0u); }
+    if (B_T) {
+        let n = col0 + i / KW;
+        let k = k0 + (i % KW) * 8u;
+        if (n >= p.n || k >= p.k) { return vec4<u32>(0u); }
+        return b[b_w + n * (p.ldb / 8u) + k / 8u];
+    }
+    let k = k0 + i / (BN / 8u);
+    let n = col0 + (i % (BN / 8u)) * 8u;
+    if (k >= p.k || n >= p.n) { return vec4<u32>(0u); }
+    return b[b_w + k * (p.ldb / 8u) + n / 8u];
+}
+
+fn put_slabs(stage: u32, lid: u32, ra: array<vec4<u32>, A_PER>, rb: array<vec4<u32>, B_PER>) {
+    for (var j = 0u; j < A_PER; j++) {
+        let i = lid + j * WG;
+        if (i < A_WORDS) { put_a(stage * A_STAGE + (i / KW) * A_LDW + i % KW, ra[j]); }
+    }
+    for (var j = 0u; j < B_PER; j++) {
+        let i = lid + j * WG;
+        if (i < B_WORDS) {
+            if (B_T) {
+                put_b(stage * B_STAGE + (i / KW) * A_LDW + i % KW, rb[j]);
+            } else {
+                put_b(stage * B_STAGE + (i / (BN / 8u)) * B_LDW + i % (BN / 8u), rb[j]);
+            }
+        }
+    }
+}
+
+// Word offset of b's fragment at columns n0.. and word kk of k in a stage.
+fn b_at(stage: u32, n0: u32, kk: u32) -> u32 {
+    if (B_T) { return stage * B_STAGE + n0 * A_LDW + kk; }
+    return stage * B_STAGE + kk * 8u * B_LDW + n0 / 8u;
+}
+
+// One 16 x 16 result at rows gm.., columns gn..: through the subgroup's
+// block of workgroup memory, plus the bias, activated, rounded to f16
+// pairs. Lane t finishes row t / 2, columns (t % 2) * 8 .. + 8. Called in
+// uniform control flow (barriers).
+fn finish(m: subgroup_matrix_result<f32, 16, 16>, batch: u32, gm0: u32, gn0: u32, sg: u32, lane: u32) {
+    let mine = sg * 256u;
+    store_block(mine, m);
+    workgroupBarrier();
+    let r_in = lane / 2u;
+    let c_in = (lane % 2u) * 8u;
+    let gm = gm0 + r_in;
+    let gn = gn0 + c_in;
+    let o = p.out_offset + (batch * p.m + gm) * p.n + gn; // even: N and the offset are
+    for (var c = 0u; c < 8u; c += 2u) {
+        if (gm < p.m && gn + c < p.n) {
+            var v = vec2<f32>(block[mine + r_in * 16u + c_in + c], block[mine + r_in * 16u + c_in + c + 1u]);
+            if (BIAS) {
+                v += vec2<f32>(f32(bias[p.bias_offset + gn + c]), f32(bias[p.bias_offset + gn + c + 1u]));
+            }
+            out[(o + c) / 2u] = pack_halves(vec2<f32>(activate(v.x), activate(v.y)));
+        }
+    }
+    workgroupBarrier();
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let w = wid.x + wid.y * nwg.x;
+    let tiles = p.tiles_m * p.tiles_n;
+    if (w >= p.batch * tiles) { return; } // uniform
+    let batch = w / tiles;
+    let tile = w % tiles;
+    let row0 = (tile / p.tiles_n) * BM;
+    let col0 = (tile % p.tiles_n) * BN;
+    let a_w = (p.a_offset + batch * p.a_batch_stride) / 8u;
+    let b_w = (p.b_offset + batch * p.b_batch_stride) / 8u;
+    // Subgroups of 32 consecutive invocations (the host checks the size).
+    let sg = lid / 32u;
+    let lane = lid % 32u;
+    let sg_row = (sg / WG_N) * 32u;
+    let sg_col = (sg % WG_N) * 32u;
+
+    var ra: array<vec4<u32>, A_PER>;
+    var rb: array<vec4<u32>, B_PER>;
+    for (var j = 0u; j < A_PER; j++) { ra[j] = fetch_a(a_w, row0, 0u, lid + j * WG); }
+    for (var j = 0u; j < B_PER; j++) { rb[j] = fetch_b(b_w, col0, 0u, lid + j * WG); }
+    put_slabs(0u, lid, ra, rb);
+    workgroupBarrier();
+
+    var c00: subgroup_matrix_result<f32, 16, 16>;
+    var c01: subgroup_matrix_result<f32, 16, 16>;
+    var c10: subgroup_matrix_result<f32, 16, 16>;
+    var c11: subgroup_matrix_result<f32, 16, 16>;
+    let slabs = (p.k + BK - 1u) / BK;
+    for (var t = 0u; t < slabs; t++) {
+        let stage = t % 2u;
+        let more = t + 1u < slabs; // uniform
+        if (more) {
+            let k1 = (t + 1u) * BK;
+            for (var j = 0u; j < A_PER; j++) { ra[j] = fetch_a(a_w, row0, k1, lid + j * WG); }
+            for (var j = 0u; j < B_PER; j++) { rb[j] = fetch_b(b_w, col0, k1, lid + j * WG); }
+        }
+        let a_at = stage * A_STAGE + sg_row * A_LDW;
+        for (var kk = 0u; kk < KW; kk += 2u) {
+            let l0 = frag_left(a_at + kk);
+            let l1 = frag_left(a_at + 16u * A_LDW + kk);
+            let r0 = frag_right(b_at(stage, sg_col, kk));
+            let r1 = frag_right(b_at(stage, sg_col + 16u, kk));
+            c00 = subgroupMatrixMultiplyAccumulate(l0, r0, c00);
+            c01 = subgroupMatrixMultiplyAccumulate(l0, r1, c01);
+            c10 = subgroupMatrixMultiplyAccumulate(l1, r0, c10);
+            c11 = subgroupMatrixMultiplyAccumulate(l1, r1, c11);
+        }
+        if (more) { put_slabs(1u - stage, lid, ra, rb); }
+        workgroupBarrier();
+    }
+
+    let gm = row0 + sg_row;
+    let gn = col0 + sg_col;
+    finish(c00, batch, gm, gn, sg, lane);
+    finish(c01, batch, gm, gn + 16u, sg, lane);
+    finish(c10, batch, gm + 16u, gn, sg, lane);
+    finish(c11, batch, gm + 16u, gn + 16u, sg, lane);
+}
