@@ -639,6 +639,10 @@ WT_API wt_status wt_scope_end(wt_scope *scope);
  *    Ops such as wt_embedding and wt_gather take their indices from a
  *    device tensor already (the next token, chosen by wt_argmax in the
  *    graph, stays on the device).
+ *  - A whole training step is capturable: forward, wt_backward,
+ *    wt_optimizer_clip_grad_norm and wt_optimizer_step, whose step number,
+ *    learning rate and bias corrections live on the device and advance in
+ *    every replay (see wt_optimizer_step).
  *  - Errors of a replay are the kernels': WT_ERR_DEVICE_LOST after a
  *    device loss (the graph's tensors died with it: release the graph),
  *    index checks found on a GPU at the next sync.
