@@ -1856,7 +1856,8 @@ WT_API double wt_optimizer_lr(const wt_optimizer *opt);
  * device's count, replays included. */
 WT_API int64_t wt_optimizer_steps(const wt_optimizer *opt);
 /* *steps = the steps taken on the device: eager steps and replays of
- * captured ones (waits for the device; -1 on failure). Equals
+ * captured ones, counted in 32 bits (waits for the device; -1 on
+ * failure). Equals
  * wt_optimizer_steps without replays. The learning rate of the next step
  * is then wt_lr_schedule_at(schedule, *steps) (or the set rate). */
 WT_API wt_status wt_optimizer_read_steps(const wt_optimizer *opt, int64_t *steps);
@@ -1902,7 +1903,8 @@ WT_API void wt_lr_schedule_options_init(wt_lr_schedule_options *opts);
 /* *lr = the schedule's learning rate at step (>= 0). */
 WT_API wt_status wt_lr_schedule_at(const wt_lr_schedule_options *schedule, int64_t step, double *lr);
 /* The optimizer's steps follow schedule from now on (copied); NULL: back
- * to the set learning rate. */
+ * to the set learning rate. Its step counts must be < 2^32 (the device's
+ * schedule counts in 32 bits). */
 WT_API wt_status wt_optimizer_set_schedule(wt_optimizer *opt, const wt_lr_schedule_options *schedule);
 
 /* --- mixed precision: dynamic loss scaling ---

@@ -495,6 +495,9 @@ static void test_device_schedule(wt_lr_schedule_kind kind)
     }
     CHECK(ok && worst < 4e-7, "the device's %s schedule: 45 rates within %.2g (relative) of wt_lr_schedule_at",
           kind == WT_LR_COSINE ? "cosine" : kind == WT_LR_STEP ? "step" : "constant", worst);
+    s.total_steps = (int64_t)1 << 32;
+    CHECK(opt && wt_optimizer_set_schedule(opt, &s) == WT_ERR_INVALID_ARGUMENT,
+          "a schedule counting past 2^32 steps is refused (the device counts in 32 bits)");
     wt_optimizer_release(opt);
     wt_tensor_release(w);
 }
