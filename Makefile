@@ -107,7 +107,8 @@ test-wasm: wasm
 # WebGPU through the npm webgpu package; the demo page in headless
 # Chromium) and the demo page, served on 127.0.0.1.
 WEB_PORT ?= 8000
-JS_TESTS = tests/js/ops.test.mjs tests/js/api.test.mjs tests/js/readme.test.mjs tests/js/page.test.mjs
+JS_TESTS = tests/js/ops.test.mjs tests/js/api.test.mjs tests/js/readme.test.mjs tests/js/page.test.mjs \
+           tests/js/tokenizer.test.mjs
 .PHONY: test-js web
 test-js: wasm
 	WT_WEB_DIR=$(CURDIR)/$(WASM_BUILD)/web node --expose-gc --test --test-concurrency=1 $(JS_TESTS)

@@ -14,7 +14,11 @@
 /* ------------------------------------------------------------------ JSON
  * A small reader of the whole of JSON: config files nest objects
  * (rope_parameters, rope_scaling) and lists (eos_token_id, layer_types),
- * and a key may appear at several depths. */
+ * and a key may appear at several depths. The library reads the JSON of
+ * the files it loads (safetensors headers, tokenizer.json) with a reader
+ * of its own that it does not export: its API holds tensors and their
+ * files, and a program's own settings are read by the program, here with
+ * this one. */
 
 typedef enum json_type { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_OBJECT } json_type;
 

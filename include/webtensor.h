@@ -1298,15 +1298,30 @@ typedef enum wt_quant_type {
  * the block's B elements (32, or 256 for Q4_K and Q6_K). */
 WT_API wt_status wt_quant_from_blocks(wt_context *ctx, wt_quant_type type, int64_t n, int64_t k,
                                       const void *blocks, size_t bytes, wt_tensor **out);
-/* Quantises x (f32 or f16, 2-D [N, K], K a multiple of 32) into type
- * (Q8_0 or Q4_0; WT_ERR_UNSUPPORTED for Q4_K and Q6_K),
- * byte for byte as ggml's reference quantisers (quantize_row_*_ref):
+/* Quantises x (f32 or f16, 2-D [N, K], K a multiple of the type's block:
+ * 32, or 256 for Q4_K and Q6_K) into type, byte for byte as ggml's
+ * reference quantisers (quantize_row_*_ref, what llama.cpp's quantize
+ * tool does without an importance matrix):
  *   Q8_0: amax = max |x|, d = amax / 127, q = roundf(x * (1/d)) (halves
  *         away from zero; 0 when d == 0);
  *   Q4_0: m = the element of largest magnitude (the first of equals),
  *         d = m / -8, nibble = min(15, trunc(x * (1/d) + 8.5)) (0 .. 15);
- * d computed in f32 and stored rounded to f16 (to nearest, ties even);
- * the quants use the f32 d. Runs on the host (a load-time step: x is read
+ *   Q4_K: per sub-block of 32, a scale and a min (the min clamped to
+ *         <= 0) fitted by ggml's search (make_qkx2_quants: 21 stretched
+ *         scales over the range, each refined by weighted least squares,
+ *         weights RMS + |x|, the least weighted squared error kept); the
+ *         eight scales and mins stored as 6-bit multiples of d = max
+ *         scale / 63 and dmin = max min / 63, and the nibbles requantised
+ *         against the stored values: round((x + dmin*m) / (d*sc));
+ *   Q6_K: per sub-block of 16, a symmetric scale from ggml's search
+ *         (make_qx_quants: 19 stretched scales, least squares weighted by
+ *         x^2), stored as int8 multiples of d (the largest of magnitude
+ *         -128), the codes requantised against the stored values:
+ *         round(x / (d*sc)) in -32 .. 31;
+ * rounding to an integer is to nearest, ties to even (ggml's nearest_int)
+ * except Q8_0's and Q4_0's stated above; every intermediate in f32 in the
+ * reference's order; d computed in f32 and stored rounded to f16 (to
+ * nearest, ties even). Runs on the host (a load-time step: x is read
  * back), on every backend. NaN or infinite elements are refused. */
 WT_API wt_status wt_quantize(const wt_tensor *x, wt_quant_type type, wt_tensor **out);
 /* w (the i32 form above) as a dense [N, K] tensor of dtype (WT_F32 or

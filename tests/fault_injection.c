@@ -22,6 +22,7 @@
  * The counts of injection points are printed. */
 #include "test_util.h"
 #include "webgpu/wg_runtime.h"
+#include "webtensor_io.h"
 #include "webtensor_tokenizer.h"
 
 #include "fuzz/tokenizer_vocab.h"
@@ -881,6 +882,81 @@ static void tokenizer_phase(void)
     free(jsons[1]);
 }
 
+/* ------------------------------------------------------------ safetensors */
+
+/* Opens a safetensors file held in memory and reads back what its header
+ * says: every name, dtype and shape, and a metadata value, as one line. */
+static wt_status safetensors_workload(const unsigned char *file, size_t size, char *said, size_t cap,
+                                      bool *out_was_null)
+{
+    wt_safetensors *f = (wt_safetensors *)(uintptr_t)0x10;
+    wt_status st = wt_safetensors_open_memory(file, size, &f);
+    if (st != WT_OK) {
+        *out_was_null = f == NULL;
+        return st;
+    }
+    const char *format = wt_safetensors_metadata(f, "format");
+    size_t used = (size_t)snprintf(said, cap, "%s", format ? format : "-");
+    for (int i = 0; i < wt_safetensors_count(f) && st == WT_OK && used < cap; i++) {
+        wt_safetensors_entry e;
+        st = wt_safetensors_entry_at(f, i, &e);
+        if (st == WT_OK)
+            used += (size_t)snprintf(said + used, cap - used, " %s:%s:%d:%lld", e.name, e.dtype, e.ndim,
+                                     (long long)(e.ndim ? e.shape[0] : 0));
+    }
+    wt_safetensors_close(f);
+    return st;
+}
+
+/* Every allocation of opening a safetensors file fails once: out of
+ * memory, a NULL handle, nothing leaked, and a run that recovers reads
+ * what the fault-free run read. */
+static void safetensors_phase(void)
+{
+    static const char header[] =
+        "{\"__metadata__\":{\"format\":\"pt\",\"note\":\"caf\\u00e9\"},"
+        "\"w\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[0,16]},"
+        "\"b\":{\"dtype\":\"F16\",\"shape\":[4],\"data_offsets\":[16,24],\"x\":[1,{\"y\":null}]}}";
+    unsigned char file[512] = {0};
+    const uint64_t n = sizeof header - 1;
+    for (int i = 0; i < 8; i++) file[i] = (unsigned char)(n >> (8 * i));
+    memcpy(file + 8, header, n);
+    const size_t size = 8 + n + 24;
+    char ref[256], got[256];
+    bool null_ok = true;
+    if (!CHECK(safetensors_workload(file, size, ref, sizeof ref, &null_ok) == WT_OK,
+               "safetensors without faults: %s", wt_last_error()))
+        return;
+    long points = 0, total = 0;
+    for (long k = 1;; k++) {
+        const long live_before = host_live();
+        null_ok = true;
+        got[0] = 0;
+        host_arm(k);
+        const wt_status st = safetensors_workload(file, size, got, sizeof got, &null_ok);
+        const long injected = g_injected;
+        host_arm(0);
+        if (injected == 0) {
+            CHECK(st == WT_OK && strcmp(got, ref) == 0, "safetensors: %s", wt_last_error());
+            total = k - 1;
+            break;
+        }
+        points++;
+        if (st == WT_OK) {
+            CHECK(strcmp(got, ref) == 0, "safetensors, allocation %ld failing: recovered reading \"%s\"", k, got);
+        } else {
+            CHECK(st == WT_ERR_OUT_OF_MEMORY && wt_last_error()[0], "safetensors, allocation %ld failing: %s (%s)", k,
+                  wt_status_string(st), wt_last_error());
+            CHECK(null_ok, "safetensors, allocation %ld failing: *out not NULL", k);
+        }
+        CHECK(host_live() <= live_before, "safetensors, allocation %ld failing: %ld host blocks leaked", k,
+              host_live() - live_before);
+    }
+    CHECK(points > 0, "safetensors: no allocation was failed");
+    printf("host allocations of opening a safetensors file: %ld, each failed once: %ld failures (read: %s)\n", total,
+           points, ref);
+}
+
 int main(int argc, char **argv)
 {
     test_backend be = argc > 1 ? test_parse_backend(argv[1]) : TEST_BACKEND_INVALID;
@@ -909,6 +985,7 @@ int main(int argc, char **argv)
     if (be == TEST_BACKEND_CPU) {
         cpu_size_classes();
         tokenizer_phase();
+        safetensors_phase();
     }
     if (be != TEST_BACKEND_CPU) {
         device_phase(be, ref);

@@ -371,6 +371,19 @@ static void st_conversions_and_errors(void)
               wt_last_error());
         wt_safetensors_close(f);
     }
+    /* Sizes read exactly where a double cannot hold them (2^53 + 1), and
+     * a name with an escaped NUL refused (it would read as another). */
+    n = make_st(file, "{\"z\":{\"dtype\":\"F32\",\"shape\":[9007199254740993,0],\"data_offsets\":[0,0]}}", NULL, 0);
+    CHECK(st_open_mem(file, n, &f) == WT_OK, "a zero-size tensor with a large dim: %s", wt_last_error());
+    if (f) {
+        wt_safetensors_entry e;
+        CHECK(wt_safetensors_entry_at(f, 0, &e) == WT_OK && e.ndim == 2 && e.shape[0] == 9007199254740993LL &&
+                  e.shape[1] == 0,
+              "2^53 + 1 read exactly");
+        wt_safetensors_close(f);
+    }
+    n = make_st(file, "{\"a\\u0000b\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[0,4]}}", zeros, 4);
+    CHECK(st_open_mem(file, n, &f) == WT_ERR_INVALID_ARGUMENT && !f, "a name with a NUL");
     /* Header length faults. */
     n = make_st(file, "{}", NULL, 0);
     file[0] = 200;

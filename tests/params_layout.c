@@ -197,12 +197,7 @@ static const c_field wgsl_matmul_gemv_cols_params[] = {
     F(gemv_cols_params, k_chunk), AS(gemv_cols_params, "pad0", pad[0]), AS(gemv_cols_params, "pad1", pad[1]),
     AS(gemv_cols_params, "pad2", pad[2]),
 };
-static const c_field wgsl_mv_copy_into_params[] = {
-    F(copy_params, n), F(copy_params, ndim), F(copy_params, src_offset), F(copy_params, dst_offset),
-    F(copy_params, shape), F(copy_params, src_strides), F(copy_params, dst_strides), F(copy_params, dyn_stride),
-    F(copy_params, dyn_limit), F(copy_params, dyn_at), F(copy_params, dyn_on),
-};
-static const c_field wgsl_mv_copy_words_params[] = {
+static const c_field wgsl_mv_copy_params[] = {
     F(copy_params, n), F(copy_params, ndim), F(copy_params, src_offset), F(copy_params, dst_offset),
     F(copy_params, shape), F(copy_params, src_strides), F(copy_params, dst_strides), F(copy_params, dyn_stride),
     F(copy_params, dyn_limit), F(copy_params, dyn_at), F(copy_params, dyn_on),
@@ -331,15 +326,7 @@ static const c_field wgsl_sort_keys_params[] = {
 static const c_field wgsl_sort_local_params[] = {
     AS(step_params, "total", a), F(step_params, p), AS(step_params, "k_merge", k), AS(step_params, "pad0", j),
 };
-static const c_field wgsl_transpose_params[] = {
-    F(transpose_params, rows), F(transpose_params, cols), F(transpose_params, x_row_stride),
-    F(transpose_params, x_col_stride), F(transpose_params, out_row_stride), F(transpose_params, x_offset),
-    F(transpose_params, out_offset), F(transpose_params, nbatch_dims), F(transpose_params, tiles_r),
-    F(transpose_params, tiles_c), F(transpose_params, nbatch), F(transpose_params, pad0),
-    F(transpose_params, batch_shape), F(transpose_params, batch_x_strides),
-    F(transpose_params, batch_out_strides),
-};
-static const c_field wgsl_transpose_vec4_params[] = {
+static const c_field wgsl_transpose_tile_params[] = {
     F(transpose_params, rows), F(transpose_params, cols), F(transpose_params, x_row_stride),
     F(transpose_params, x_col_stride), F(transpose_params, out_row_stride), F(transpose_params, x_offset),
     F(transpose_params, out_offset), F(transpose_params, nbatch_dims), F(transpose_params, tiles_r),
@@ -386,8 +373,7 @@ static const layout_pair pairs[] = {
     PAIR("im2col", "Params", im2col_params, wgsl_im2col_params),
     PAIR("matmul_gemv", "Params", gemv_params, wgsl_matmul_gemv_params),
     PAIR("matmul_gemv_cols", "Params", gemv_cols_params, wgsl_matmul_gemv_cols_params),
-    PAIR("mv_copy_into", "Params", copy_params, wgsl_mv_copy_into_params),
-    PAIR("mv_copy_words", "Params", copy_params, wgsl_mv_copy_words_params),
+    PAIR("mv_copy", "Params", copy_params, wgsl_mv_copy_params),
     PAIR("mv_gather", "Params", gather_params, wgsl_mv_gather_params),
     PAIR("mv_remap", "Params", remap_params, wgsl_mv_remap_params),
     PAIR("mv_scatter_add", "Params", scatter_params, wgsl_mv_scatter_add_params),
@@ -414,8 +400,7 @@ static const layout_pair pairs[] = {
     PAIR("sort_global", "Params", step_params, wgsl_sort_global_params),
     PAIR("sort_keys", "Params", keys_params, wgsl_sort_keys_params),
     PAIR("sort_local", "Params", step_params, wgsl_sort_local_params),
-    PAIR("transpose", "Params", transpose_params, wgsl_transpose_params),
-    PAIR("transpose_vec4", "Params", transpose_params, wgsl_transpose_vec4_params),
+    PAIR("transpose_tile", "Params", transpose_params, wgsl_transpose_tile_params),
     PAIR("unary", "Params", unary_params, wgsl_unary_params),
     PAIR("where", "Params", where_params, wgsl_where_params),
 };

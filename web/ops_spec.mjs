@@ -168,6 +168,12 @@ export const CORE_FUNCTIONS = [
   'wt_optimizer_clip_grad_norm', 'wt_optimizer_set_schedule', 'wt_optimizer_release', 'wt_clip_grad_norm',
   'wt_grad_scaler_options_init', 'wt_grad_scaler_create', 'wt_grad_scaler_scale', 'wt_grad_scaler_unscale',
   'wt_grad_scaler_step', 'wt_grad_scaler_current_scale', 'wt_grad_scaler_found_inf', 'wt_grad_scaler_release',
+  // tokenizers (webtensor_tokenizer.h)
+  'wt_gguf_open_memory', 'wt_gguf_close', 'wt_tokenizer_from_gguf', 'wt_tokenizer_from_json_memory',
+  'wt_tokenizer_destroy', 'wt_tokenizer_kind_of', 'wt_tokenizer_vocab_size', 'wt_tokenizer_bos',
+  'wt_tokenizer_eos', 'wt_tokenizer_is_end', 'wt_tokenizer_adds_bos', 'wt_tokenizer_token',
+  'wt_tokenizer_find', 'wt_tokenizer_encode', 'wt_tokenizer_token_bytes', 'wt_tokenizer_decode',
+  'wt_detokenizer_create', 'wt_detokenizer_destroy', 'wt_detokenizer_push', 'wt_detokenizer_flush',
   // Deprecated names (webtensor.h, section 16) the wasm module still
   // exports, for programs that call them by name.
   'wt_arange', 'wt_linspace', 'wt_eye', 'wt_rand', 'wt_randn', 'wt_cross_entropy_backward',

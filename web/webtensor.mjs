@@ -1203,6 +1203,321 @@ function numberToHalf(v) {
 export function float16ToFloat32(bits) { return Float32Array.from(bits, halfToNumber); }
 export function float32ToFloat16(values) { return Uint16Array.from(values, numberToHalf); }
 
+// ------------------------------------------------------------- tokenizers
+
+// The C tokenizers (include/webtensor_tokenizer.h): text to token ids and
+// back with the vocabulary of a tokenizer.json or of a GGUF file's
+// metadata. No context is needed; the calls never wait for the GPU, so
+// they run synchronously.
+const TOKENIZE_ADD_BOS = 1, TOKENIZE_ADD_EOS = 2, TOKENIZE_SPECIAL = 4, TOKENIZE_NO_PREFIX_SPACE = 8;
+const DETOKENIZE_SKIP_SPECIAL = 1, DETOKENIZE_STRIP_PREFIX_SPACE = 2;
+const TOKENIZER_KINDS = { 1: 'spm', 2: 'bpe' };
+const TOKEN_TYPES = { 1: 'normal', 2: 'unknown', 3: 'control', 4: 'user_defined', 5: 'unused', 6: 'byte' };
+const utf8Encoder = new TextEncoder();
+const utf8Decoder = new TextDecoder('utf-8'); // replaces ill-formed sequences by U+FFFD
+
+const tokenizerLeaks = new FinalizationRegistry(({ M, ptr, fn }) => M[fn](ptr));
+
+// Bytes of a string (UTF-8), a Uint8Array / ArrayBuffer / typed array as
+// they are.
+function bytesOf(what, v) {
+  if (typeof v === 'string') return utf8Encoder.encode(v);
+  if (v instanceof Uint8Array) return v;
+  if (v instanceof ArrayBuffer) return new Uint8Array(v);
+  if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  throw invalid(`${what}: expected a string or bytes`);
+}
+
+function tokenId(what, v) {
+  if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647) {
+    throw invalid(`${what}: token id ${v} is not an int32`);
+  }
+  return v;
+}
+
+// Runs fn(ptr) with n bytes of module memory holding data (copied in),
+// freed afterwards.
+function withBytes(M, data, fn) {
+  const p = M._malloc(Math.max(data.length, 1));
+  if (!p) throw new WebtensorError(-3, `cannot allocate ${data.length} bytes in the module`);
+  try {
+    M.HEAPU8.set(data, p);
+    return fn(p);
+  } finally {
+    M._free(p);
+  }
+}
+
+export class Tokenizer {
+  #ptr;
+  #rt;
+  constructor(rt, ptr) {
+    // Use Tokenizer.fromJSON / Tokenizer.fromGGUF.
+    this.#rt = rt;
+    this.#ptr = ptr;
+    tokenizerLeaks.register(this, { M: rt.M, ptr, fn: '_wt_tokenizer_destroy' }, this);
+  }
+
+  /** From the text (or bytes) of a Hugging Face tokenizer.json. */
+  static async fromJSON(json, options = {}) {
+    const rt = await loadRuntime(options);
+    const M = rt.M;
+    const data = bytesOf('Tokenizer.fromJSON', json);
+    const out = M._malloc(4);
+    try {
+      M.HEAPU32[out >> 2] = 0;
+      const st = withBytes(M, data, (p) => M._wt_tokenizer_from_json_memory(p, data.length, out));
+      if (st !== 0) throw rt.error(st, 'Tokenizer.fromJSON failed');
+      return new Tokenizer(rt, M.HEAPU32[out >> 2]);
+    } finally {
+      M._free(out);
+    }
+  }
+
+  /** From the bytes of a GGUF file (its tokenizer.ggml.* metadata; the
+   * tensors are not read, so the metadata part of the file is enough). */
+  static async fromGGUF(bytes, options = {}) {
+    const rt = await loadRuntime(options);
+    const M = rt.M;
+    if (typeof bytes === 'string') throw invalid('Tokenizer.fromGGUF: expected the bytes of a GGUF file');
+    const data = bytesOf('Tokenizer.fromGGUF', bytes);
+    const out = M._malloc(8);
+    try {
+      M.HEAPU32[out >> 2] = 0;
+      M.HEAPU32[(out >> 2) + 1] = 0;
+      const st = withBytes(M, data, (p) => {
+        let s = M._wt_gguf_open_memory(p, data.length, out);
+        if (s !== 0) return s;
+        const g = M.HEAPU32[out >> 2];
+        s = M._wt_tokenizer_from_gguf(g, out + 4);
+        M._wt_gguf_close(g); // the tokenizer keeps its own copy
+        return s;
+      });
+      if (st !== 0) throw rt.error(st, 'Tokenizer.fromGGUF failed');
+      return new Tokenizer(rt, M.HEAPU32[(out >> 2) + 1]);
+    } finally {
+      M._free(out);
+    }
+  }
+
+  _handle(what) {
+    if (this.#ptr === 0) throw invalid(`${what}: the tokenizer was disposed`);
+    return this.#ptr;
+  }
+
+  get disposed() { return this.#ptr === 0; }
+
+  /** Frees the tokenizer (streams made from it must be done). */
+  dispose() {
+    if (this.#ptr === 0) return;
+    tokenizerLeaks.unregister(this);
+    this.#rt.M._wt_tokenizer_destroy(this.#ptr);
+    this.#ptr = 0;
+  }
+
+  /** 'spm' (SentencePiece-style BPE) or 'bpe' (byte-level BPE). */
+  get kind() { return TOKENIZER_KINDS[this.#rt.M._wt_tokenizer_kind_of(this._handle('kind'))]; }
+  get vocabSize() { return this.#rt.M._wt_tokenizer_vocab_size(this._handle('vocabSize')); }
+  /** The BOS id, or null when the vocabulary has none. */
+  get bos() {
+    const i = this.#rt.M._wt_tokenizer_bos(this._handle('bos'));
+    return i < 0 ? null : i;
+  }
+  get eos() {
+    const i = this.#rt.M._wt_tokenizer_eos(this._handle('eos'));
+    return i < 0 ? null : i;
+  }
+  /** Whether the model expects BOS in front of a prompt. */
+  get addsBos() { return this.#rt.M._wt_tokenizer_adds_bos(this._handle('addsBos')) !== 0; }
+  /** Whether the id ends a generation (EOS, end of turn ...). */
+  isEnd(id) { return this.#rt.M._wt_tokenizer_is_end(this._handle('isEnd'), tokenId('isEnd', id)) !== 0; }
+
+  /** { text, type } of an id: the text as the vocabulary stores it. */
+  token(id) {
+    const M = this.#rt.M;
+    const h = this._handle('token');
+    const out = M._malloc(12);
+    try {
+      const st = M._wt_tokenizer_token(h, tokenId('token', id), out, out + 4, out + 8);
+      if (st !== 0) throw this.#rt.error(st, 'token failed');
+      const p = M.HEAPU32[out >> 2], n = M.HEAPU32[(out >> 2) + 1];
+      return { text: utf8Decoder.decode(M.HEAPU8.slice(p, p + n)), type: TOKEN_TYPES[M.HEAP32[(out >> 2) + 2]] };
+    } finally {
+      M._free(out);
+    }
+  }
+
+  /** The id of the token whose vocabulary text is piece, or null. */
+  find(piece) {
+    const M = this.#rt.M;
+    const h = this._handle('find');
+    const data = bytesOf('find', piece);
+    const out = M._malloc(4);
+    try {
+      const st = withBytes(M, data, (p) => M._wt_tokenizer_find(h, p, data.length, out));
+      if (st === -10) return null; // WT_ERR_NOT_FOUND
+      if (st !== 0) throw this.#rt.error(st, 'find failed');
+      return M.HEAP32[out >> 2];
+    } finally {
+      M._free(out);
+    }
+  }
+
+  /** The bytes the id stands for (possibly part of a UTF-8 sequence). */
+  tokenBytes(id) {
+    const M = this.#rt.M;
+    const h = this._handle('tokenBytes');
+    const i = tokenId('tokenBytes', id);
+    const out = M._malloc(4);
+    try {
+      for (let cap = 64; ;) {
+        const buf = M._malloc(cap);
+        try {
+          const st = M._wt_tokenizer_token_bytes(h, i, buf, cap, out);
+          const n = M.HEAPU32[out >> 2];
+          if (st !== 0 && n > cap) {
+            cap = n;
+            continue;
+          }
+          if (st !== 0) throw this.#rt.error(st, 'tokenBytes failed');
+          return M.HEAPU8.slice(buf, buf + n);
+        } finally {
+          M._free(buf);
+        }
+      }
+    } finally {
+      M._free(out);
+    }
+  }
+
+  /** The ids of text (a string, or bytes taken as they are: ill-formed
+   * UTF-8 becomes U+FFFD), an Int32Array. options: addBos (default: as the
+   * model expects), addEos, special (read control tokens written in the
+   * text), prefixSpace (false: no SentencePiece dummy space in front). */
+  encode(text, options = {}) {
+    const M = this.#rt.M;
+    const h = this._handle('encode');
+    const data = bytesOf('encode', text);
+    let flags = 0;
+    if (options.addBos === undefined ? this.addsBos : options.addBos) flags |= TOKENIZE_ADD_BOS;
+    if (options.addEos) flags |= TOKENIZE_ADD_EOS;
+    if (options.special) flags |= TOKENIZE_SPECIAL;
+    if (options.prefixSpace === false) flags |= TOKENIZE_NO_PREFIX_SPACE;
+    const cap = data.length * 3 + 3; // WT_TOKENIZE_MAX_IDS
+    const ids = M._malloc(4 * cap + 4);
+    if (!ids) throw new WebtensorError(-3, `encode: cannot allocate ${4 * cap} bytes in the module`);
+    try {
+      const st = withBytes(M, data, (p) => M._wt_tokenizer_encode(h, p, data.length, flags, ids, cap, ids + 4 * cap));
+      if (st !== 0) throw this.#rt.error(st, 'encode failed');
+      const n = M.HEAPU32[(ids + 4 * cap) >> 2];
+      return M.HEAP32.slice(ids >> 2, (ids >> 2) + n);
+    } finally {
+      M._free(ids);
+    }
+  }
+
+  /** The bytes of the ids joined (ill-formed sequences kept), a Uint8Array. */
+  decodeBytes(ids, options = {}) {
+    const M = this.#rt.M;
+    const h = this._handle('decodeBytes');
+    const list = Array.from(ids, (v) => tokenId('decode', v));
+    let flags = 0;
+    if (options.skipSpecial) flags |= DETOKENIZE_SKIP_SPECIAL;
+    if (options.stripPrefixSpace) flags |= DETOKENIZE_STRIP_PREFIX_SPACE;
+    const idp = M._malloc(4 * Math.max(list.length, 1) + 4);
+    try {
+      M.HEAP32.set(list, idp >> 2);
+      const lenp = idp + 4 * Math.max(list.length, 1);
+      let cap = 16 * list.length + 1;
+      for (;;) {
+        const buf = M._malloc(cap);
+        try {
+          const st = M._wt_tokenizer_decode(h, idp, list.length, flags, buf, cap, lenp);
+          const n = M.HEAPU32[lenp >> 2];
+          if (st !== 0 && n + 1 > cap) {
+            cap = n + 1;
+            continue;
+          }
+          if (st !== 0) throw this.#rt.error(st, 'decode failed');
+          return M.HEAPU8.slice(buf, buf + n);
+        } finally {
+          M._free(buf);
+        }
+      }
+    } finally {
+      M._free(idp);
+    }
+  }
+
+  /** The text of the ids (ill-formed UTF-8 shown as U+FFFD). options:
+   * skipSpecial, stripPrefixSpace. */
+  decode(ids, options = {}) { return utf8Decoder.decode(this.decodeBytes(ids, options)); }
+
+  /** A streaming decoder: push ids one at a time, get the text that is
+   * complete so far (a partial UTF-8 sequence is held). */
+  stream(options = {}) { return new Detokenizer(this, this.#rt, options); }
+
+  toString() {
+    return this.disposed ? 'Tokenizer(disposed)'
+      : `Tokenizer(${this.kind}, ${this.vocabSize} tokens, bos=${this.bos}, eos=${this.eos})`;
+  }
+}
+
+export class Detokenizer {
+  #ptr = 0;
+  #rt;
+  #tok;
+  constructor(tok, rt, options = {}) {
+    // Made by Tokenizer.stream().
+    const M = rt.M;
+    let flags = 0;
+    if (options.skipSpecial) flags |= DETOKENIZE_SKIP_SPECIAL;
+    if (options.stripPrefixSpace) flags |= DETOKENIZE_STRIP_PREFIX_SPACE;
+    const out = M._malloc(4);
+    try {
+      const st = M._wt_detokenizer_create(tok._handle('stream'), flags, out);
+      if (st !== 0) throw rt.error(st, 'stream failed');
+      this.#ptr = M.HEAPU32[out >> 2];
+    } finally {
+      M._free(out);
+    }
+    this.#rt = rt;
+    this.#tok = tok; // the tokenizer must outlive the stream
+    tokenizerLeaks.register(this, { M, ptr: this.#ptr, fn: '_wt_detokenizer_destroy' }, this);
+  }
+
+  #text(what, call) {
+    if (this.#ptr === 0) throw invalid(`${what}: the stream was disposed`);
+    if (this.#tok.disposed) throw invalid(`${what}: the stream's tokenizer was disposed`);
+    const M = this.#rt.M;
+    const out = M._malloc(8);
+    try {
+      const st = call(M, out);
+      if (st !== 0) throw this.#rt.error(st, `${what} failed`);
+      const p = M.HEAPU32[out >> 2], n = M.HEAPU32[(out >> 2) + 1];
+      return utf8Decoder.decode(M.HEAPU8.slice(p, p + n)); // always well-formed
+    } finally {
+      M._free(out);
+    }
+  }
+
+  /** Adds one id; returns the newly completed text (maybe ''). */
+  push(id) {
+    const i = tokenId('push', id);
+    return this.#text('push', (M, out) => M._wt_detokenizer_push(this.#ptr, i, out, out + 4));
+  }
+
+  /** Ends the text: held bytes come out as U+FFFD; the stream starts over. */
+  flush() { return this.#text('flush', (M, out) => M._wt_detokenizer_flush(this.#ptr, out, out + 4)); }
+
+  dispose() {
+    if (this.#ptr === 0) return;
+    tokenizerLeaks.unregister(this);
+    this.#rt.M._wt_detokenizer_destroy(this.#ptr);
+    this.#ptr = 0;
+  }
+}
+
 // ------------------------------------------------------------------ init
 
 let loaded = null;
@@ -1261,5 +1576,5 @@ export const notBound = NOT_BOUND;
 
 export default {
   init, version, catalogue, notBound, float16ToFloat32, float32ToFloat16,
-  WebtensorError, Tensor, Context, DeviceLostEvent, Optimizer, GradScaler,
+  WebtensorError, Tensor, Context, DeviceLostEvent, Optimizer, GradScaler, Tokenizer, Detokenizer,
 };

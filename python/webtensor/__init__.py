@@ -17,6 +17,7 @@ from ._core import (Context, Tensor, WebtensorError, InvalidArgumentError, Shape
                     ShaderError, BackendError, ERRORS, default_context, set_default_context,
                     tensor, from_numpy, split, chunk, roll,
                     float32, float16, int32, bool_)
+from .tokenizer import Tokenizer  # noqa: F401 (text <-> token ids)
 from ._dlpack import from_dlpack  # also installs Tensor.__dlpack__ / __dlpack_device__
 from ._ops import *  # noqa: F401,F403 (every op of the catalogue)
 from ._ops import OPS, ALIASES, METHODS, HAND_WRITTEN, NOT_BOUND

@@ -148,9 +148,6 @@ wt_status wt_quantize(const wt_tensor *x, wt_quant_type type, wt_tensor **out)
     const char *fn = "wt_quantize";
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK || (st = check_type(fn, type)) != WT_OK) return st;
-    if (type != WT_QUANT_Q8_0 && type != WT_QUANT_Q4_0)
-        return wt_fail(WT_ERR_UNSUPPORTED, "%s: quantising to %s is not implemented (Q8_0 and Q4_0 are)", fn,
-                       type_name(type));
     char b[160];
     if (x->ndim != 2)
         return wt_fail(WT_ERR_SHAPE, "%s: x must be 2-D [N, K] (got %s)", fn,
@@ -160,7 +157,8 @@ wt_status wt_quantize(const wt_tensor *x, wt_quant_type type, wt_tensor **out)
     /* The values as f32 on the host (an f16 x is exact in f32). */
     wt_tensor *xf = NULL;
     float *vals = malloc((size_t)(n * k) * sizeof(float));
-    uint8_t *blocks = malloc((size_t)(n * (k / WT_QUANT_BLOCK) * wt_quant_block_bytes(type)));
+    const int be = wt_quant_block_elems(type), bb = wt_quant_block_bytes(type);
+    uint8_t *blocks = malloc((size_t)(n * (k / be) * bb));
     if (!vals || !blocks) {
         st = wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: cannot allocate host memory for [%lld, %lld]", fn, (long long)n,
                      (long long)k);
@@ -174,12 +172,15 @@ wt_status wt_quantize(const wt_tensor *x, wt_quant_type type, wt_tensor **out)
                          (long long)i, (double)vals[i]);
             goto done;
         }
-    const int bb = wt_quant_block_bytes(type);
-    for (int64_t blk = 0; blk < n * k / WT_QUANT_BLOCK; blk++) {
-        if (type == WT_QUANT_Q8_0)
-            quantize_q8_0(vals + blk * WT_QUANT_BLOCK, blocks + blk * bb);
-        else
-            quantize_q4_0(vals + blk * WT_QUANT_BLOCK, blocks + blk * bb);
+    for (int64_t blk = 0; blk < n * k / be; blk++) {
+        const float *xb = vals + blk * be;
+        uint8_t *db = blocks + blk * bb;
+        switch (type) {
+        case WT_QUANT_Q8_0: quantize_q8_0(xb, db); break;
+        case WT_QUANT_Q4_0: quantize_q4_0(xb, db); break;
+        case WT_QUANT_Q4_K: wt_quantize_block_q4_k(xb, db); break;
+        case WT_QUANT_Q6_K: wt_quantize_block_q6_k(xb, db); break;
+        }
     }
     st = upload_blocks(wt_ctx_of(x), type, n, k, blocks, out);
 done:

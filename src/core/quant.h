@@ -59,4 +59,10 @@ static inline int64_t wt_quant_row_elems(wt_quant_type type, int64_t words)
     return k > 0 && wt_quant_row_words(type, k) == words ? k : -1;
 }
 
+/* One super-block of 256 f32 values into dst (144 or 210 bytes), as
+ * ggml's quantize_row_q4_K_ref / quantize_row_q6_K_ref (api/quant_kquants.c).
+ * The values must be finite. */
+void wt_quantize_block_q4_k(const float *x, uint8_t *dst);
+void wt_quantize_block_q6_k(const float *x, uint8_t *dst);
+
 #endif /* WT_CORE_QUANT_H */

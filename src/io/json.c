@@ -11,6 +11,7 @@
 typedef struct parser {
     const char *fn;
     const uint8_t *p, *begin, *end;
+    int max_depth;
     wt_json *doc;
 } parser;
 
@@ -130,7 +131,10 @@ static wt_status read_string(parser *ps, const char **out, size_t *len)
     return WT_OK;
 }
 
-static wt_status read_number(parser *ps, double *out)
+/* A number; its text is kept beside the strings, where it always fits:
+ * every number but one that ends the text is followed by a delimiter of
+ * its own, which pays for its NUL as a string's quotes do. */
+static wt_status read_number(parser *ps, double *out, const char **text, size_t *len)
 {
     const uint8_t *s = ps->p;
     if (ps->p < ps->end && *ps->p == '-') ps->p++;
@@ -155,6 +159,12 @@ static wt_status read_number(parser *ps, double *out)
     memcpy(buf, s, n);
     buf[n] = 0;
     *out = strtod(buf, NULL);
+    wt_json *d = ps->doc;
+    char *t = d->strings + d->strings_used;
+    memcpy(t, buf, n + 1);
+    d->strings_used += n + 1;
+    *text = t;
+    *len = n;
     return WT_OK;
 }
 
@@ -179,7 +189,7 @@ static void link_child(wt_json *d, int32_t parent, int32_t *tail, int32_t child)
 
 static wt_status read_container(parser *ps, int depth, bool object, int32_t *index)
 {
-    if (depth >= WT_JSON_MAX_DEPTH) return bad(ps, "nested too deep");
+    if (depth >= ps->max_depth) return bad(ps, "nested too deep");
     wt_status st = new_node(ps, object ? WT_JSON_OBJECT : WT_JSON_ARRAY, index);
     if (st) return st;
     const int32_t self = *index;
@@ -230,7 +240,7 @@ static wt_status read_value(parser *ps, int depth, int32_t *index)
     if (c == '"') {
         if ((st = new_node(ps, WT_JSON_STRING, index))) return st;
         const char *s;
-        size_t n;
+        size_t n = 0;
         if ((st = read_string(ps, &s, &n))) return st;
         ps->doc->nodes[*index].str = s;
         ps->doc->nodes[*index].len = n;
@@ -239,8 +249,12 @@ static wt_status read_value(parser *ps, int depth, int32_t *index)
     if (c == '-' || (c >= '0' && c <= '9')) {
         if ((st = new_node(ps, WT_JSON_NUMBER, index))) return st;
         double v = 0;
-        if ((st = read_number(ps, &v))) return st;
+        const char *text = NULL;
+        size_t n = 0;
+        if ((st = read_number(ps, &v, &text, &n))) return st;
         ps->doc->nodes[*index].number = v;
+        ps->doc->nodes[*index].str = text;
+        ps->doc->nodes[*index].len = n;
         return WT_OK;
     }
     if (take_word(ps, "true") || take_word(ps, "false")) {
@@ -274,12 +288,20 @@ static wt_status check_unique_keys(const char *fn, const wt_json *d)
 
 wt_status wt_json_parse(const char *fn, const void *data, size_t size, wt_json *doc)
 {
+    return wt_json_parse_nested(fn, data, size, WT_JSON_MAX_DEPTH, doc);
+}
+
+wt_status wt_json_parse_nested(const char *fn, const void *data, size_t size, int max_depth, wt_json *doc)
+{
     memset(doc, 0, sizeof *doc);
+    if (max_depth < 1 || max_depth > WT_JSON_MAX_DEPTH)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: JSON nesting limit %d outside [1, %d]", fn, max_depth,
+                       WT_JSON_MAX_DEPTH);
     if (size == SIZE_MAX) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: JSON text too large", fn);
     doc->strings = malloc(size + 1);
     if (!doc->strings) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes of JSON", fn, size);
     doc->strings_cap = size + 1;
-    parser ps = {fn, data, data, (const uint8_t *)data + size, doc};
+    parser ps = {fn, data, data, (const uint8_t *)data + size, max_depth, doc};
     int32_t root;
     wt_status st = read_value(&ps, 0, &root);
     if (!st) {
@@ -317,4 +339,19 @@ const wt_json_node *wt_json_first(const wt_json *doc, const wt_json_node *parent
 const wt_json_node *wt_json_next(const wt_json *doc, const wt_json_node *c)
 {
     return c && c->next >= 0 ? &doc->nodes[c->next] : NULL;
+}
+
+bool wt_json_uint(const wt_json_node *n, uint64_t max, uint64_t *v)
+{
+    if (!n || n->type != WT_JSON_NUMBER || n->len == 0) return false;
+    uint64_t x = 0;
+    for (size_t i = 0; i < n->len; i++) {
+        const char c = n->str[i];
+        if (c < '0' || c > '9') return false; /* a sign, a fraction or an exponent */
+        const uint64_t d = (uint64_t)(c - '0');
+        if (d > max || x > (max - d) / 10) return false;
+        x = x * 10 + d;
+    }
+    *v = x;
+    return true;
 }

@@ -1,7 +1,8 @@
 /* safetensors files: an 8-byte little-endian header length, a JSON header,
- * then the data. The header is parsed by a small strict JSON reader that
- * knows the shape of this one document. */
+ * then the data. The header is read by the library's JSON reader (json.h);
+ * this file knows the shape of the one document. */
 #include "io/io.h"
+#include "io/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,10 +11,13 @@
 
 /* The reference implementation's limit on the header. */
 #define ST_MAX_HEADER ((uint64_t)100 << 20)
-#define ST_MAX_DEPTH 8
+/* Containers nested at most this deep, the header object counting as one:
+ * a tensor entry's shape is at the third level, and unknown keys may nest
+ * a few more, not without bound. */
+#define ST_MAX_DEPTH 9
 
 typedef struct st_entry {
-    char *name;
+    const char *name; /* in the header document */
     char dtype[16];
     io_kind kind;
     int ndim;
@@ -24,212 +28,20 @@ typedef struct st_entry {
 struct wt_safetensors {
     io_source src;
     uint64_t data_off; /* where the data section starts in the source */
+    wt_json header;    /* names and metadata point into it */
     st_entry *entries;
-    int count, cap;
-    char **meta; /* key, value, key, value ... */
-    int nmeta;
+    int count;
+    const wt_json_node *meta; /* the __metadata__ object, or NULL */
 };
 
-/* ------------------------------------------------------------ JSON text */
-
-typedef struct jr {
-    const char *p, *end;
-    const char *fn;
-} jr;
-
-static wt_status jbad(const jr *j, const char *why)
+static wt_status header_fault(const char *fn, const char *why)
 {
-    return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: malformed safetensors header: %s", j->fn, why);
+    return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: malformed safetensors header: %s", fn, why);
 }
 
-static void jspace(jr *j)
-{
-    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
-}
-
-static bool jtake(jr *j, char c)
-{
-    jspace(j);
-    if (j->p < j->end && *j->p == c) {
-        j->p++;
-        return true;
-    }
-    return false;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-static bool hex4(jr *j, uint32_t *v)
-{
-    if (j->end - j->p < 4) return false;
-    *v = 0;
-    for (int i = 0; i < 4; i++) {
-        int h = hexval(j->p[i]);
-        if (h < 0) return false;
-        *v = *v << 4 | (uint32_t)h;
-    }
-    j->p += 4;
-    return true;
-}
-
-/* A JSON string, decoded to UTF-8 in a new allocation (*out; NULL when
- * out is NULL: the string is only skipped). */
-static wt_status jstring(jr *j, char **out)
-{
-    if (out) *out = NULL;
-    if (!jtake(j, '"')) return jbad(j, "expected a string");
-    /* The raw span bounds the decoded length (escapes only shrink). */
-    const char *q = j->p;
-    while (q < j->end && *q != '"') q += (*q == '\\' && q + 1 < j->end) ? 2 : 1;
-    size_t cap = (size_t)(q - j->p) + 1;
-    char *s = out ? malloc(cap) : NULL;
-    if (out && !s) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", j->fn);
-    size_t n = 0;
-    for (;;) {
-        if (j->p >= j->end) {
-            free(s);
-            return jbad(j, "unterminated string");
-        }
-        unsigned char c = (unsigned char)*j->p++;
-        if (c == '"') break;
-        if (c < 0x20) {
-            free(s);
-            return jbad(j, "control character in a string");
-        }
-        if (c != '\\') {
-            if (s) s[n++] = (char)c;
-            continue;
-        }
-        if (j->p >= j->end) {
-            free(s);
-            return jbad(j, "unterminated escape");
-        }
-        char e = *j->p++;
-        uint32_t cp;
-        switch (e) {
-        case '"': cp = '"'; break;
-        case '\\': cp = '\\'; break;
-        case '/': cp = '/'; break;
-        case 'b': cp = '\b'; break;
-        case 'f': cp = '\f'; break;
-        case 'n': cp = '\n'; break;
-        case 'r': cp = '\r'; break;
-        case 't': cp = '\t'; break;
-        case 'u':
-            if (!hex4(j, &cp)) {
-                free(s);
-                return jbad(j, "bad \\u escape");
-            }
-            if (cp >= 0xd800 && cp < 0xdc00) { /* a surrogate pair */
-                uint32_t lo;
-                if (j->end - j->p < 2 || j->p[0] != '\\' || j->p[1] != 'u' || (j->p += 2, !hex4(j, &lo)) ||
-                    lo < 0xdc00 || lo >= 0xe000) {
-                    free(s);
-                    return jbad(j, "unpaired surrogate");
-                }
-                cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-            } else if (cp >= 0xdc00 && cp < 0xe000) {
-                free(s);
-                return jbad(j, "unpaired surrogate");
-            }
-            break;
-        default:
-            free(s);
-            return jbad(j, "unknown escape");
-        }
-        if (cp == 0) {
-            free(s);
-            return jbad(j, "NUL in a string");
-        }
-        if (!s) continue;
-        /* An escape is at least 2 bytes of input and at most 4 of output
-         * (a surrogate pair is 12 of input), so s never overflows. */
-        if (cp < 0x80) {
-            s[n++] = (char)cp;
-        } else if (cp < 0x800) {
-            s[n++] = (char)(0xc0 | cp >> 6);
-            s[n++] = (char)(0x80 | (cp & 0x3f));
-        } else if (cp < 0x10000) {
-            s[n++] = (char)(0xe0 | cp >> 12);
-            s[n++] = (char)(0x80 | (cp >> 6 & 0x3f));
-            s[n++] = (char)(0x80 | (cp & 0x3f));
-        } else {
-            s[n++] = (char)(0xf0 | cp >> 18);
-            s[n++] = (char)(0x80 | (cp >> 12 & 0x3f));
-            s[n++] = (char)(0x80 | (cp >> 6 & 0x3f));
-            s[n++] = (char)(0x80 | (cp & 0x3f));
-        }
-    }
-    if (s) {
-        s[n] = 0;
-        *out = s;
-    }
-    return WT_OK;
-}
-
-/* A non-negative integer without sign, fraction or exponent, <= INT64_MAX. */
-static wt_status juint(jr *j, uint64_t *v)
-{
-    jspace(j);
-    if (j->p >= j->end || *j->p < '0' || *j->p > '9') return jbad(j, "expected a non-negative integer");
-    if (*j->p == '0' && j->end - j->p > 1 && j->p[1] >= '0' && j->p[1] <= '9')
-        return jbad(j, "leading zero in a number");
-    uint64_t x = 0;
-    while (j->p < j->end && *j->p >= '0' && *j->p <= '9') {
-        uint64_t d = (uint64_t)(*j->p++ - '0');
-        if (x > ((uint64_t)INT64_MAX - d) / 10) return jbad(j, "integer too large");
-        x = x * 10 + d;
-    }
-    if (j->p < j->end && (*j->p == '.' || *j->p == 'e' || *j->p == 'E')) return jbad(j, "expected an integer");
-    *v = x;
-    return WT_OK;
-}
-
-/* Skips any JSON value (unknown keys), nesting at most ST_MAX_DEPTH. */
-static wt_status jskip(jr *j, int depth)
-{
-    if (depth > ST_MAX_DEPTH) return jbad(j, "nested too deeply");
-    jspace(j);
-    if (j->p >= j->end) return jbad(j, "expected a value");
-    char c = *j->p;
-    if (c == '"') return jstring(j, NULL);
-    if (c == '{' || c == '[') {
-        char close = c == '{' ? '}' : ']';
-        j->p++;
-        if (jtake(j, close)) return WT_OK;
-        for (;;) {
-            wt_status st;
-            if (c == '{') {
-                if ((st = jstring(j, NULL)) != WT_OK) return st;
-                if (!jtake(j, ':')) return jbad(j, "expected ':'");
-            }
-            if ((st = jskip(j, depth + 1)) != WT_OK) return st;
-            if (jtake(j, close)) return WT_OK;
-            if (!jtake(j, ',')) return jbad(j, "expected ',' or a closing bracket");
-        }
-    }
-    static const char *const words[] = {"true", "false", "null"};
-    for (int i = 0; i < 3; i++) {
-        size_t n = strlen(words[i]);
-        if ((size_t)(j->end - j->p) >= n && memcmp(j->p, words[i], n) == 0) {
-            j->p += n;
-            return WT_OK;
-        }
-    }
-    /* A number: JSON's grammar, loosely (it is skipped, not used). */
-    const char *start = j->p;
-    if (j->p < j->end && *j->p == '-') j->p++;
-    while (j->p < j->end && ((*j->p >= '0' && *j->p <= '9') || *j->p == '.' || *j->p == 'e' || *j->p == 'E' ||
-                             *j->p == '+' || *j->p == '-'))
-        j->p++;
-    return j->p > start ? WT_OK : jbad(j, "unexpected character");
-}
+/* Names, dtypes and metadata are handed out as C strings: one with a NUL
+ * inside would read as another, shorter one. */
+static bool c_string(const char *s, size_t len) { return strlen(s) == len; }
 
 /* ------------------------------------------------------------- dtypes */
 
@@ -253,108 +65,60 @@ static size_t unsupported_size(const char *dtype)
 
 static void st_free(wt_safetensors *f)
 {
-    for (int i = 0; i < f->count; i++) free(f->entries[i].name);
     free(f->entries);
-    for (int i = 0; i < 2 * f->nmeta; i++) free(f->meta[i]);
-    free(f->meta);
+    wt_json_free(&f->header);
     io_source_close(&f->src);
     free(f);
 }
 
-static wt_status parse_metadata(jr *j, wt_safetensors *f)
+static wt_status read_metadata(const char *fn, wt_safetensors *f, const wt_json_node *m)
 {
-    if (f->meta) return jbad(j, "__metadata__ appears twice");
-    if (!jtake(j, '{')) return jbad(j, "__metadata__ is not an object");
-    if (jtake(j, '}')) return WT_OK;
-    int cap = 0;
-    for (;;) {
-        if (f->nmeta == cap) {
-            cap = cap ? 2 * cap : 8;
-            char **m = realloc(f->meta, sizeof *m * 2 * (size_t)cap);
-            if (!m) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", j->fn);
-            f->meta = m;
-        }
-        wt_status st;
-        char *k = NULL, *v = NULL;
-        if ((st = jstring(j, &k)) != WT_OK) return st;
-        if (!jtake(j, ':')) {
-            free(k);
-            return jbad(j, "expected ':'");
-        }
-        if ((st = jstring(j, &v)) != WT_OK) {
-            free(k);
-            return st == WT_ERR_INVALID_ARGUMENT ? jbad(j, "__metadata__ values must be strings") : st;
-        }
-        f->meta[2 * f->nmeta] = k;
-        f->meta[2 * f->nmeta + 1] = v;
-        f->nmeta++;
-        if (jtake(j, '}')) return WT_OK;
-        if (!jtake(j, ',')) return jbad(j, "expected ',' or '}'");
+    if (f->meta) return header_fault(fn, "__metadata__ appears twice");
+    if (m->type != WT_JSON_OBJECT) return header_fault(fn, "__metadata__ is not an object");
+    for (const wt_json_node *v = wt_json_first(&f->header, m); v; v = wt_json_next(&f->header, v)) {
+        if (v->type != WT_JSON_STRING) return header_fault(fn, "__metadata__ values must be strings");
+        if (!c_string(v->key, v->key_len) || !c_string(v->str, v->len))
+            return header_fault(fn, "NUL in a __metadata__ string");
     }
+    f->meta = m;
+    return WT_OK;
 }
 
-static wt_status parse_tensor(jr *j, st_entry *e)
+static wt_status read_dtype(const char *fn, const wt_json_node *d, st_entry *e)
 {
-    bool have_dtype = false, have_shape = false, have_off = false;
-    if (!jtake(j, '{')) return jbad(j, "a tensor entry is not an object");
-    if (jtake(j, '}')) return jbad(j, "empty tensor entry");
-    for (;;) {
-        char *key = NULL;
-        wt_status st = jstring(j, &key);
-        if (st != WT_OK) return st;
-        if (!jtake(j, ':')) {
-            free(key);
-            return jbad(j, "expected ':'");
+    if (d->type != WT_JSON_STRING) return header_fault(fn, "dtype is not a string");
+    for (size_t i = 0; i < sizeof st_dtypes / sizeof st_dtypes[0]; i++)
+        if (d->len == strlen(st_dtypes[i].name) && memcmp(d->str, st_dtypes[i].name, d->len) == 0) {
+            e->kind = st_dtypes[i].kind;
+            snprintf(e->dtype, sizeof e->dtype, "%s", st_dtypes[i].name);
+            return WT_OK;
         }
-        if (strcmp(key, "dtype") == 0) {
-            char *d = NULL;
-            if ((st = jstring(j, &d)) == WT_OK) {
-                e->kind = IO_UNSUPPORTED;
-                bool known = false;
-                for (size_t i = 0; i < sizeof st_dtypes / sizeof st_dtypes[0]; i++)
-                    if (strcmp(d, st_dtypes[i].name) == 0) {
-                        e->kind = st_dtypes[i].kind;
-                        known = true;
-                    }
-                if (!known) st = wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown dtype '%.15s'", j->fn, d);
-                else snprintf(e->dtype, sizeof e->dtype, "%s", d);
-                free(d);
-            }
-            have_dtype = true;
-        } else if (strcmp(key, "shape") == 0) {
-            if (!jtake(j, '[')) st = jbad(j, "shape is not an array");
-            e->ndim = 0;
-            if (st == WT_OK && !jtake(j, ']')) {
-                for (;;) {
-                    uint64_t v;
-                    if ((st = juint(j, &v)) != WT_OK) break;
-                    if (e->ndim == WT_MAX_DIMS) {
-                        st = wt_fail(WT_ERR_UNSUPPORTED, "%s: more than %d dimensions", j->fn, WT_MAX_DIMS);
-                        break;
-                    }
-                    e->shape[e->ndim++] = (int64_t)v;
-                    if (jtake(j, ']')) break;
-                    if (!jtake(j, ',')) {
-                        st = jbad(j, "expected ',' or ']' in shape");
-                        break;
-                    }
-                }
-            }
-            have_shape = true;
-        } else if (strcmp(key, "data_offsets") == 0) {
-            if (!jtake(j, '[') || (st = juint(j, &e->begin)) != WT_OK || !jtake(j, ',') ||
-                (st = juint(j, &e->end)) != WT_OK || !jtake(j, ']'))
-                st = st != WT_OK ? st : jbad(j, "data_offsets is not [begin, end]");
-            have_off = true;
-        } else {
-            st = jskip(j, 2);
-        }
-        free(key);
-        if (st != WT_OK) return st;
-        if (jtake(j, '}')) break;
-        if (!jtake(j, ',')) return jbad(j, "expected ',' or '}'");
+    return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: tensor '%s': unknown dtype '%.15s'", fn, e->name, d->str);
+}
+
+/* Sizes and offsets: whole numbers up to INT64_MAX, read exactly. */
+static bool read_index(const wt_json_node *n, uint64_t *v) { return wt_json_uint(n, (uint64_t)INT64_MAX, v); }
+
+static wt_status read_tensor(const char *fn, const wt_json *doc, const wt_json_node *t, st_entry *e)
+{
+    if (t->type != WT_JSON_OBJECT) return header_fault(fn, "a tensor entry is not an object");
+    const wt_json_node *dtype = wt_json_get(doc, t, "dtype"), *shape = wt_json_get(doc, t, "shape"),
+                       *offsets = wt_json_get(doc, t, "data_offsets");
+    if (!dtype || !shape || !offsets) return header_fault(fn, "a tensor lacks dtype, shape or data_offsets");
+    wt_status st = read_dtype(fn, dtype, e);
+    if (st) return st;
+    if (shape->type != WT_JSON_ARRAY) return header_fault(fn, "shape is not an array");
+    if (shape->len > WT_MAX_DIMS)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: tensor '%s': more than %d dimensions", fn, e->name, WT_MAX_DIMS);
+    for (const wt_json_node *d = wt_json_first(doc, shape); d; d = wt_json_next(doc, d)) {
+        uint64_t v;
+        if (!read_index(d, &v)) return header_fault(fn, "a shape entry is not an integer in [0, 2^63)");
+        e->shape[e->ndim++] = (int64_t)v;
     }
-    if (!have_dtype || !have_shape || !have_off) return jbad(j, "a tensor lacks dtype, shape or data_offsets");
+    const wt_json_node *begin = wt_json_first(doc, offsets), *end = wt_json_next(doc, begin);
+    if (offsets->type != WT_JSON_ARRAY || offsets->len != 2 || !read_index(begin, &e->begin) ||
+        !read_index(end, &e->end))
+        return header_fault(fn, "data_offsets is not [begin, end] of integers in [0, 2^63)");
     return WT_OK;
 }
 
@@ -403,6 +167,30 @@ static wt_status check_entries(const char *fn, wt_safetensors *f, uint64_t data_
     return WT_OK;
 }
 
+static wt_status read_header(const char *fn, wt_safetensors *f)
+{
+    const wt_json *doc = &f->header;
+    const wt_json_node *root = &doc->nodes[0];
+    if (root->type != WT_JSON_OBJECT) return header_fault(fn, "not a JSON object");
+    if (root->len > 0) {
+        f->entries = calloc(root->len, sizeof *f->entries);
+        if (!f->entries) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    }
+    for (const wt_json_node *m = wt_json_first(doc, root); m; m = wt_json_next(doc, m)) {
+        if (!c_string(m->key, m->key_len)) return header_fault(fn, "NUL in a tensor name");
+        wt_status st;
+        if (strcmp(m->key, "__metadata__") == 0) {
+            st = read_metadata(fn, f, m);
+        } else {
+            st_entry *e = &f->entries[f->count++];
+            e->name = m->key;
+            st = read_tensor(fn, doc, m, e);
+        }
+        if (st) return st;
+    }
+    return WT_OK;
+}
+
 static wt_status parse(const char *fn, wt_safetensors *f)
 {
     uint8_t len8[8];
@@ -422,50 +210,12 @@ static wt_status parse(const char *fn, wt_safetensors *f)
         free(text);
         return st;
     }
-    jr j = {text, text + n, fn};
-    if (!jtake(&j, '{')) st = jbad(&j, "not a JSON object");
-    if (st == WT_OK && !jtake(&j, '}')) {
-        for (;;) {
-            char *key = NULL;
-            if ((st = jstring(&j, &key)) != WT_OK) break;
-            if (!jtake(&j, ':')) {
-                free(key);
-                st = jbad(&j, "expected ':'");
-                break;
-            }
-            if (strcmp(key, "__metadata__") == 0) {
-                free(key);
-                if ((st = parse_metadata(&j, f)) != WT_OK) break;
-            } else {
-                if (f->count == f->cap) {
-                    int cap = f->cap ? 2 * f->cap : 16;
-                    st_entry *e = realloc(f->entries, sizeof *e * (size_t)cap);
-                    if (!e) {
-                        free(key);
-                        st = wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
-                        break;
-                    }
-                    f->entries = e;
-                    f->cap = cap;
-                }
-                st_entry *e = &f->entries[f->count];
-                memset(e, 0, sizeof *e);
-                e->name = key;
-                f->count++;
-                if ((st = parse_tensor(&j, e)) != WT_OK) break;
-            }
-            if (jtake(&j, '}')) break;
-            if (!jtake(&j, ',')) {
-                st = jbad(&j, "expected ',' or '}'");
-                break;
-            }
-        }
-    }
-    if (st == WT_OK) {
-        jspace(&j);
-        if (j.p != j.end) st = jbad(&j, "text after the JSON object");
-    }
+    /* The JSON reader's messages name the header and a byte offset in it. */
+    char where[64];
+    snprintf(where, sizeof where, "%s: safetensors header", fn);
+    st = wt_json_parse_nested(where, text, (size_t)n, ST_MAX_DEPTH, &f->header);
     free(text);
+    if (st == WT_OK) st = read_header(fn, f);
     if (st == WT_OK) st = check_entries(fn, f, f->src.size - f->data_off);
     return st;
 }
@@ -546,9 +296,8 @@ wt_status wt_safetensors_find(const wt_safetensors *f, const char *name, int *in
 const char *wt_safetensors_metadata(const wt_safetensors *f, const char *key)
 {
     if (!f || !key) return NULL;
-    for (int i = 0; i < f->nmeta; i++)
-        if (strcmp(f->meta[2 * i], key) == 0) return f->meta[2 * i + 1];
-    return NULL;
+    const wt_json_node *v = wt_json_get(&f->header, f->meta, key);
+    return v ? v->str : NULL;
 }
 
 static wt_status load_entry(const char *fn, const wt_safetensors *f, const st_entry *e, wt_context *ctx,

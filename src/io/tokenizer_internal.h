@@ -1,11 +1,15 @@
-/* The parts of the tokenizers that their loaders (GGUF, tokenizer.json)
- * and their encoder share: what a loader collects, and the finished
- * tokenizer. */
+/* The parts of the tokenizers that their loaders (GGUF, tokenizer.json),
+ * builder, encoder and decoder share: what a loader collects, the finished
+ * tokenizer and its lookups. */
 #ifndef WT_IO_TOKENIZER_INTERNAL_H
 #define WT_IO_TOKENIZER_INTERNAL_H
 
 #include "core/internal.h"
 #include "webtensor_tokenizer.h"
+
+#include <string.h>
+
+#define SPM_SPACE "\xE2\x96\x81" /* U+2581, SentencePiece's space */
 
 /* Pre-tokenizer patterns of byte-level BPE. */
 typedef enum tk_pre { TK_PRE_GPT2 = 1, TK_PRE_LLAMA3, TK_PRE_QWEN2 } tk_pre;
@@ -61,6 +65,45 @@ struct wt_tokenizer {
     int32_t n_specials;
     uint8_t special_first[32]; /* bitmap of the specials' first bytes */
 };
+
+/* The tables' lookups, shared by the builder, the encoder and the getters
+ * (inline: the encoder asks them for every pair it tries). */
+static inline uint64_t tk_hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static inline const char *tk_text(const wt_tokenizer *t, int32_t id) { return t->pool + t->text_off[id]; }
+
+static inline int32_t tk_lookup(const wt_tokenizer *t, const char *s, size_t n)
+{
+    if (n == 0) return -1;
+    for (size_t i = tk_hash_bytes(s, n) & t->slot_mask;; i = (i + 1) & t->slot_mask) {
+        const uint32_t v = t->slots[i];
+        if (!v) return -1;
+        const int32_t id = (int32_t)(v - 1);
+        if (t->text_len[id] == n && memcmp(tk_text(t, id), s, n) == 0) return id;
+    }
+}
+
+static inline uint64_t tk_mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
+static inline const tk_merge_slot *tk_merge_find(const wt_tokenizer *t, int32_t left, int32_t right)
+{
+    const uint64_t key = ((uint64_t)(uint32_t)left << 32 | (uint32_t)right) + 1;
+    for (size_t i = tk_mix64(key) & t->merge_mask;; i = (i + 1) & t->merge_mask) {
+        if (t->merges[i].key == key) return &t->merges[i];
+        if (!t->merges[i].key) return NULL;
+    }
+}
 
 /* Builds a tokenizer from a spec (fn names the caller in messages). */
 wt_status tk_build(const char *fn, const tk_spec *spec, wt_tokenizer **out);

@@ -308,6 +308,15 @@ static wt_status from_json(const char *fn, const wt_json *d, wt_tokenizer **out)
     }
     if (!(max_id >= 0 && max_id < INT32_MAX / 4))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: token ids up to %g", fn, max_id);
+    /* The tables have a row for every id up to the largest, named or not:
+     * a few bytes naming a huge id would cost gigabytes. Vocabularies are
+     * dense; ids beyond twice the named tokens (and a margin for small
+     * ones) are refused rather than allocated. */
+    const size_t named = vocab->len + (added && added->type == WT_JSON_ARRAY ? added->len : 0);
+    if (max_id >= 2.0 * (double)named + 65536.0)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                       "%s: token id %.0f, but only %zu tokens are named (ids past twice that, plus 65536, are refused)",
+                       fn, max_id, named);
     tk_spec sp = {0};
     sp.n_vocab = (int32_t)max_id + 1;
     sp.bos = sp.eos = sp.unk = sp.eot = sp.eom = -1;

@@ -256,6 +256,7 @@ static wt_status run_transpose(wt_context *ctx, const wt_tensor *x, wt_tensor *o
     memset(&launch, 0, sizeof launch);
     launch.shader = vec4 ? "transpose_vec4" : "transpose";
     launch.prelude = prelude;
+    launch.libraries[0] = "transpose_tile";
     launch.params = &p;
     launch.params_size = sizeof p;
     launch.bindings[0] = (wg_binding){x->storage, false};

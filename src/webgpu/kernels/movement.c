@@ -141,7 +141,7 @@ wt_status wg_op_copy_into_at(wt_context *ctx, const wt_tensor *src, const wt_ten
     char prelude[96];
     elem_prelude(prelude, sizeof prelude, dst);
     wg_launch l = {
-        .shader = words ? "mv_copy_words" : "mv_copy_into", .prelude = prelude, .params = &p,
+        .shader = words ? "mv_copy_words" : "mv_copy_into", .prelude = prelude, .libraries = {"mv_copy"}, .params = &p,
         .params_size = sizeof p, .bindings = {{src->storage, false}, {dst->storage, true}, {start ? start->storage : src->storage, false}},
         .nbindings = 3,
         .workgroups = groups_for(threads),

@@ -3,35 +3,14 @@
 // stride 0), as bits. Two threads may own the two halves of one dst word,
 // so dst is written through atomics: atomicAnd / atomicOr on the word keep
 // each other's half. (4-byte elements and contiguous runs: mv_copy_words.)
-// Prelude constants: WG (ELEM2 is true here).
-
-struct Params {
-    n: u32,
-    ndim: u32,
-    src_offset: u32,
-    dst_offset: u32,
-    shape: array<vec4<u32>, 2>,
-    src_strides: array<vec4<u32>, 2>,
-    dst_strides: array<vec4<u32>, 2>,
-    dyn_stride: u32,
-    dyn_limit: u32,
-    dyn_at: u32,
-    dyn_on: u32,
-}
+// Prelude constants: WG (ELEM2 is true here). Library: mv_copy (Params,
+// dst_base).
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> src: array<u32>;
 // wt_copy_into_at's start, read here (dyn_on); else src bound again.
 @group(0) @binding(3) var<storage, read> start: array<i32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<atomic<u32>>;
-
-// Where dst begins: dst_offset, moved by the device-side start.
-fn dst_base() -> u32 {
-    if (p.dyn_on == 0u) {
-        return p.dst_offset;
-    }
-    return p.dst_offset + u32(clamp(start[p.dyn_at], 0, i32(p.dyn_limit))) * p.dyn_stride;
-}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,

@@ -6,21 +6,8 @@
 //    dst_offset: thread t owns the whole word t of the run and writes both
 //    halves, keeping a half that lies outside the run.
 // A 2-byte dst that is not one run goes through mv_copy_into's atomics.
-// Prelude constants: ELEM2 (bool), WG.
-
-struct Params {
-    n: u32,
-    ndim: u32,
-    src_offset: u32,
-    dst_offset: u32,
-    shape: array<vec4<u32>, 2>,
-    src_strides: array<vec4<u32>, 2>,
-    dst_strides: array<vec4<u32>, 2>,
-    dyn_stride: u32,
-    dyn_limit: u32,
-    dyn_at: u32,
-    dyn_on: u32,
-}
+// Prelude constants: ELEM2 (bool), WG. Library: mv_copy (Params,
+// dst_base).
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> src: array<u32>;
@@ -42,14 +29,6 @@ fn src_elem(i: u32) -> u32 {
         return (src[e / 2u] >> ((e & 1u) * 16u)) & 0xffffu;
     }
     return src[e];
-}
-
-// Where dst begins: dst_offset, moved by the device-side start.
-fn dst_base() -> u32 {
-    if (p.dyn_on == 0u) {
-        return p.dst_offset;
-    }
-    return p.dst_offset + u32(clamp(start[p.dyn_at], 0, i32(p.dyn_limit))) * p.dyn_stride;
 }
 
 @compute @workgroup_size(WG)

@@ -8,27 +8,8 @@
 // columns (out's contiguous direction). The tile rows are TILE + 1 floats
 // apart so that the column-wise reads of the second phase hit distinct
 // memory banks.
-// The axes of out are: batch axes (nbatch_dims of them, any order), the
-// rows axis and the cols axis (innermost in out).
-// Prelude constants: TILE (32 or 64). Workgroup: 32 x 8 threads.
-
-struct Params {
-    rows: u32,
-    cols: u32,
-    x_row_stride: u32,
-    x_col_stride: u32,
-    out_row_stride: u32,
-    x_offset: u32,
-    out_offset: u32,
-    nbatch_dims: u32,
-    tiles_r: u32,
-    tiles_c: u32,
-    nbatch: u32,
-    pad0: u32,
-    batch_shape: array<vec4<u32>, 2>,
-    batch_x_strides: array<vec4<u32>, 2>,
-    batch_out_strides: array<vec4<u32>, 2>,
-}
+// Prelude constants: TILE (32 or 64). Library: transpose_tile (Params,
+// the axes, where a workgroup's tile lies). Workgroup: 32 x 8 threads.
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
@@ -41,33 +22,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) tid: vec3<u32>) {
     let g = wid.x + wid.y * nwg.x;
-    let per_batch = p.tiles_r * p.tiles_c;
-    if (g >= per_batch * p.nbatch) {
+    if (g >= p.tiles_r * p.tiles_c * p.nbatch) {
         return; // past the end of the 2-D fold; uniform per workgroup
     }
-    let t = g % per_batch;
-    let r0 = (t / p.tiles_c) * TILE;
-    let c0 = (t % p.tiles_c) * TILE;
-
-    var rem = g / per_batch;
-    var xb = p.x_offset;
-    var ob = p.out_offset;
-    for (var d = p.nbatch_dims; d > 0u; d = d - 1u) {
-        let axis = d - 1u;
-        let extent = p.batch_shape[axis / 4u][axis % 4u];
-        let c = rem % extent;
-        xb = xb + c * p.batch_x_strides[axis / 4u][axis % 4u];
-        ob = ob + c * p.batch_out_strides[axis / 4u][axis % 4u];
-        rem = rem / extent;
-    }
+    let at = tile_at(g);
 
     // Whole tiles (all but the edges) skip the per-element bounds checks;
     // the branch is uniform per workgroup.
-    let whole = r0 + TILE <= p.rows && c0 + TILE <= p.cols;
+    let whole = at.r0 + TILE <= p.rows && at.c0 + TILE <= p.cols;
     // Read: tid.x runs along rows (x's contiguous direction).
     if (whole) {
         for (var j = tid.y; j < TILE; j = j + 8u) {
-            let xc = xb + (c0 + j) * p.x_col_stride + r0 * p.x_row_stride;
+            let xc = at.xb + (at.c0 + j) * p.x_col_stride + at.r0 * p.x_row_stride;
             for (var q = tid.x; q < TILE; q = q + 32u) {
                 tile[j * (TILE + 1u) + q] = x[xc + q * p.x_row_stride];
             }
@@ -75,10 +41,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     } else {
         for (var j = tid.y; j < TILE; j = j + 8u) {
             for (var q = tid.x; q < TILE; q = q + 32u) {
-                let r = r0 + q;
-                let c = c0 + j;
+                let r = at.r0 + q;
+                let c = at.c0 + j;
                 if (r < p.rows && c < p.cols) {
-                    tile[j * (TILE + 1u) + q] = x[xb + r * p.x_row_stride + c * p.x_col_stride];
+                    tile[j * (TILE + 1u) + q] = x[at.xb + r * p.x_row_stride + c * p.x_col_stride];
                 }
             }
         }
@@ -87,7 +53,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     // Write: tid.x runs along cols (out's contiguous direction).
     if (whole) {
         for (var j = tid.y; j < TILE; j = j + 8u) {
-            let orow = ob + (r0 + j) * p.out_row_stride + c0;
+            let orow = at.ob + (at.r0 + j) * p.out_row_stride + at.c0;
             for (var q = tid.x; q < TILE; q = q + 32u) {
                 out[orow + q] = tile[q * (TILE + 1u) + j];
             }
@@ -95,10 +61,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     } else {
         for (var j = tid.y; j < TILE; j = j + 8u) {
             for (var q = tid.x; q < TILE; q = q + 32u) {
-                let r = r0 + j;
-                let c = c0 + q;
+                let r = at.r0 + j;
+                let c = at.c0 + q;
                 if (r < p.rows && c < p.cols) {
-                    out[ob + r * p.out_row_stride + c] = tile[q * (TILE + 1u) + j];
+                    out[at.ob + r * p.out_row_stride + c] = tile[q * (TILE + 1u) + j];
                 }
             }
         }

@@ -6,26 +6,9 @@
 // apart, so both phases stay free of bank conflicts), and written as rows
 // of TILE/4 vec4s. Edges are guarded per vec4: with extents that are
 // multiples of 4 a vec4 is either wholly inside or wholly outside.
-// Same Params as transpose.wgsl; strides and offsets are in floats.
-// Prelude constants: TILE (32 or 64). Workgroup: 256 threads.
-
-struct Params {
-    rows: u32,
-    cols: u32,
-    x_row_stride: u32,
-    x_col_stride: u32,
-    out_row_stride: u32,
-    x_offset: u32,
-    out_offset: u32,
-    nbatch_dims: u32,
-    tiles_r: u32,
-    tiles_c: u32,
-    nbatch: u32,
-    pad0: u32,
-    batch_shape: array<vec4<u32>, 2>,
-    batch_x_strides: array<vec4<u32>, 2>,
-    batch_out_strides: array<vec4<u32>, 2>,
-}
+// Prelude constants: TILE (32 or 64). Library: transpose_tile (Params,
+// shared with transpose.wgsl; strides and offsets in floats). Workgroup:
+// 256 threads.
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
@@ -42,35 +25,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
     let g = wid.x + wid.y * nwg.x;
-    let per_batch = p.tiles_r * p.tiles_c;
-    if (g >= per_batch * p.nbatch) {
+    if (g >= p.tiles_r * p.tiles_c * p.nbatch) {
         return; // past the end of the 2-D fold; uniform per workgroup
     }
-    let t = g % per_batch;
-    let r0 = (t / p.tiles_c) * TILE;
-    let c0 = (t % p.tiles_c) * TILE;
-
-    var rem = g / per_batch;
-    var xb = p.x_offset;
-    var ob = p.out_offset;
-    for (var d = p.nbatch_dims; d > 0u; d = d - 1u) {
-        let axis = d - 1u;
-        let extent = p.batch_shape[axis / 4u][axis % 4u];
-        let c = rem % extent;
-        xb = xb + c * p.batch_x_strides[axis / 4u][axis % 4u];
-        ob = ob + c * p.batch_out_strides[axis / 4u][axis % 4u];
-        rem = rem / extent;
-    }
+    let at = tile_at(g);
 
     // Read: thread i takes vec4 i % QUADS of tile column i / QUADS; all
     // loads are issued before any is stored.
     var v: array<vec4<f32>, PER_THREAD>;
     for (var k = 0u; k < PER_THREAD; k = k + 1u) {
         let i = tid + k * 256u;
-        let r = r0 + (i % QUADS) * 4u;
-        let c = c0 + i / QUADS;
+        let r = at.r0 + (i % QUADS) * 4u;
+        let c = at.c0 + i / QUADS;
         if (r < p.rows && c < p.cols) {
-            v[k] = x[(xb + c * p.x_col_stride + r) / 4u];
+            v[k] = x[(at.xb + c * p.x_col_stride + r) / 4u];
         }
     }
     for (var k = 0u; k < PER_THREAD; k = k + 1u) {
@@ -87,10 +55,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         let i = tid + k * 256u;
         let j = i / QUADS;            // row within the tile
         let q = (i % QUADS) * 4u;     // first column within the tile
-        let r = r0 + j;
-        let c = c0 + q;
+        let r = at.r0 + j;
+        let c = at.c0 + q;
         if (r < p.rows && c < p.cols) {
-            out[(ob + r * p.out_row_stride + c) / 4u] =
+            out[(at.ob + r * p.out_row_stride + c) / 4u] =
                 vec4<f32>(tile[q * PITCH + j], tile[(q + 1u) * PITCH + j],
                           tile[(q + 2u) * PITCH + j], tile[(q + 3u) * PITCH + j]);
         }
