@@ -31,14 +31,14 @@
  * --optimizer sgd trains with SGD (momentum 0.9, the same --lr) instead
  * of AdamW.
  *
- * --graph captures the first training step as a graph (wt_graph_begin /
- * wt_graph_end) and replays it for every later batch, the batch written
- * into the captured input tensors first: the forward pass and autograd's
- * backward run without their front-ends. The AdamW update stays outside
- * the graph (its bias correction depends on the step number, a scalar a
- * replay cannot change), eager on the gradients each replay writes; with
- * --optimizer sgd (momentum 0.9, no step-dependent value) the update is
- * captured too. A replayed step gives the same bits as an eager one:
+ * --graph captures the whole first training step - forward pass,
+ * autograd's backward and the optimizer's update - as a graph
+ * (wt_graph_begin / wt_graph_end) and replays it for every later batch,
+ * the batch written into the captured input tensors first: the step runs
+ * without the ops' front-ends. The optimizer object keeps AdamW's step
+ * number and bias corrections on the device and advances them in the
+ * step, so every replay is the next step. A replayed step gives the same
+ * bits as an eager one:
  * --compare takes a backend with ":graph" (cpu,cpu:graph) and --exact
  * then demands bit-identical losses at every step.
  *
@@ -197,20 +197,19 @@ static const int PNDIM[NPARAM] = {4, 1, 4, 1, 2, 1, 2, 1};
 static const int FAN_IN[NPARAM] = {25, 25, 400, 400, 1568, 1568, 128, 128};
 
 /* A captured training step (--graph): the graph, the tensors it reads the
- * batch from, and those each replay writes the loss and the gradients to. */
+ * batch from, and the one each replay writes the loss to. */
 typedef struct replay {
     bool on;
     wt_graph *graph;
     wt_tensor *x, *y;
-    wt_tensor *loss, *grads[NPARAM];
+    wt_tensor *loss;
 } replay;
 
 typedef struct model {
     wt_context *ctx;
-    wt_tensor *p[NPARAM], *m[NPARAM], *v[NPARAM];
-    bool sgd; /* --optimizer sgd: momentum in m, v unused */
-    wt_adamw_options adam;
-    wt_sgd_options sgd_opts;
+    wt_tensor *p[NPARAM];
+    bool sgd;          /* --optimizer sgd (momentum 0.9) instead of AdamW */
+    wt_optimizer *opt; /* over p, with its state (moments, step number) */
     int64_t step;
     replay rp;
 } model;
@@ -220,12 +219,6 @@ static int model_init(model *md, wt_context *ctx, uint64_t seed, float lr, bool 
     memset(md, 0, sizeof *md);
     md->ctx = ctx;
     md->sgd = sgd;
-    wt_adamw_options_init(&md->adam);
-    md->adam.lr = lr;
-    md->adam.weight_decay = 0.0f;
-    wt_sgd_options_init(&md->sgd_opts);
-    md->sgd_opts.lr = lr;
-    md->sgd_opts.momentum = 0.9;
     for (int i = 0; i < NPARAM; i++) {
         wt_tensor *r = NULL, *s = NULL, *o = NULL, *t = NULL;
         double bound = 1.0 / sqrt((double)FAN_IN[i]);
@@ -233,9 +226,7 @@ static int model_init(model *md, wt_context *ctx, uint64_t seed, float lr, bool 
         if (wt_tensor_rand(ctx, WT_F32, PNDIM[i], PSHAPE[i], seed * 1000 + (uint64_t)i, &r) != WT_OK ||
             wt_tensor_full(ctx, WT_F32, 0, NULL, 2 * bound, &s) != WT_OK ||
             wt_tensor_full(ctx, WT_F32, 0, NULL, bound, &o) != WT_OK || wt_mul(r, s, &t) != WT_OK ||
-            wt_sub(t, o, &md->p[i]) != WT_OK || wt_tensor_set_requires_grad(md->p[i], true) != WT_OK ||
-            wt_tensor_zeros(ctx, WT_F32, PNDIM[i], PSHAPE[i], &md->m[i]) != WT_OK ||
-            wt_tensor_zeros(ctx, WT_F32, PNDIM[i], PSHAPE[i], &md->v[i]) != WT_OK) {
+            wt_sub(t, o, &md->p[i]) != WT_OK || wt_tensor_set_requires_grad(md->p[i], true) != WT_OK) {
             fprintf(stderr, "error: initialising the model: %s\n", wt_last_error());
             return 0;
         }
@@ -243,6 +234,24 @@ static int model_init(model *md, wt_context *ctx, uint64_t seed, float lr, bool 
         wt_tensor_release(s);
         wt_tensor_release(o);
         wt_tensor_release(t);
+    }
+    wt_status st;
+    if (sgd) {
+        wt_sgd_options o;
+        wt_sgd_options_init(&o);
+        o.lr = lr;
+        o.momentum = 0.9;
+        st = wt_optimizer_create_sgd(NPARAM, md->p, &o, &md->opt);
+    } else {
+        wt_adamw_options o;
+        wt_adamw_options_init(&o);
+        o.lr = lr;
+        o.weight_decay = 0.0;
+        st = wt_optimizer_create_adamw(NPARAM, md->p, &o, &md->opt);
+    }
+    if (st != WT_OK) {
+        fprintf(stderr, "error: making the optimizer: %s\n", wt_last_error());
+        return 0;
     }
     return 1;
 }
@@ -253,12 +262,8 @@ static void model_free(model *md)
     wt_tensor_release(md->rp.x);
     wt_tensor_release(md->rp.y);
     wt_tensor_release(md->rp.loss);
-    for (int i = 0; i < NPARAM; i++) {
-        wt_tensor_release(md->rp.grads[i]);
-        wt_tensor_release(md->p[i]);
-        wt_tensor_release(md->m[i]);
-        wt_tensor_release(md->v[i]);
-    }
+    wt_optimizer_release(md->opt);
+    for (int i = 0; i < NPARAM; i++) wt_tensor_release(md->p[i]);
 }
 
 static wt_tensor *forward(step *a, model *md, wt_tensor *x)
@@ -293,18 +298,13 @@ static wt_tensor *loss_and_grads(step *a, model *md, wt_tensor *x, wt_tensor *y,
     return a->st == WT_OK ? loss : NULL;
 }
 
-/* The optimizer's step on every parameter, in place, with recording off;
- * then the gradients are dropped for the next step. */
-static bool update(step *a, model *md, wt_tensor *const *grads)
+/* The optimizer's step on every parameter (in place, on the gradients
+ * wt_backward left in the parameters' records); then the gradients are
+ * dropped for the next step. */
+static bool update(step *a, model *md)
 {
-    if (!ok(a, wt_no_grad_begin(md->ctx))) return false;
     md->step++;
-    for (int i = 0; i < NPARAM && a->st == WT_OK; i++) {
-        if (md->sgd) ok(a, wt_sgd_step(md->p[i], grads[i], md->m[i], &md->sgd_opts));
-        else ok(a, wt_adamw_step(md->p[i], grads[i], md->m[i], md->v[i], md->step, &md->adam));
-        ok(a, wt_tensor_zero_grad(md->p[i]));
-    }
-    wt_no_grad_end(md->ctx);
+    if (ok(a, wt_optimizer_step(md->opt))) ok(a, wt_optimizer_zero_grad(md->opt));
     return a->st == WT_OK;
 }
 
@@ -327,7 +327,7 @@ static wt_tensor *train_step(step *a, model *md, wt_tensor *x, wt_tensor *y, dis
             ok(a, dist_mean(g, NPARAM + 1, grads));
         }
     }
-    return a->st == WT_OK && update(a, md, grads) ? loss : NULL;
+    return a->st == WT_OK && update(a, md) ? loss : NULL;
 }
 
 /* The same step through the captured graph (--graph): the batch (host
@@ -343,33 +343,22 @@ static wt_tensor *replayed_step(step *a, model *md, const float *xbuf, const int
         return NULL;
     if (rp->graph) {
         if (!ok(a, wt_graph_replay(rp->graph))) return NULL;
-        if (!md->sgd) return update(a, md, rp->grads) ? rp->loss : NULL;
         md->step++;
         return rp->loss;
     }
     if (!ok(a, wt_graph_begin(md->ctx))) return NULL;
-    wt_tensor *loss = loss_and_grads(a, md, rp->x, rp->y, rp->grads);
-    if (loss && md->sgd) update(a, md, rp->grads);
+    /* The gradients are the scope's (the graph holds what its kernels
+     * write); the update reads them from the parameters' records. */
+    wt_tensor *grads[NPARAM] = {NULL};
+    wt_tensor *loss = loss_and_grads(a, md, rp->x, rp->y, grads);
+    if (loss) update(a, md);
     /* A failed op lost the capture; ending it reports that again. */
     wt_status end = wt_graph_end(md->ctx, &rp->graph);
-    if (a->st != WT_OK || !ok(a, end)) {
-        memset(rp->grads, 0, sizeof rp->grads); /* the scope's, released with it */
-        return NULL;
-    }
-    /* The loss and the gradients outlive the step's scope: every replay
-     * writes them. */
-    if (!ok(a, wt_scope_keep(a->scope, loss))) {
-        memset(rp->grads, 0, sizeof rp->grads);
-        return NULL;
-    }
+    if (a->st != WT_OK || !ok(a, end)) return NULL;
+    /* The loss outlives the step's scope: every replay writes it. */
+    if (!ok(a, wt_scope_keep(a->scope, loss))) return NULL;
     rp->loss = loss;
-    for (int i = 0; i < NPARAM; i++) {
-        if (!ok(a, wt_scope_keep(a->scope, rp->grads[i]))) {
-            for (int j = i; j < NPARAM; j++) rp->grads[j] = NULL; /* still the scope's */
-            return NULL;
-        }
-    }
-    return md->sgd || update(a, md, rp->grads) ? loss : NULL;
+    return loss;
 }
 
 /* The graph's input tensors for batches of n (--graph). */

@@ -45,14 +45,13 @@
  * bias}, blocks.L.{q,k,v,o,fc1,fc2}.{weight [out, in], bias}, ln.{weight,
  * bias}; the model's sizes go into the file's metadata.
  *
- * --graph captures the first step's forward pass, backward pass and
- * gradient clipping as a graph (wt_graph_begin / wt_graph_end) and replays
- * it for every later batch, the batch written into the graph's token and
- * target tensors first; the AdamW step stays eager after each replay (its
- * learning rate and bias correction change from step to step, scalars a
- * replay cannot change), on the gradients the replay wrote, which stay the
- * parameters' gradients (they are never dropped). The losses are those of
- * the eager steps, bit for bit.
+ * --graph captures the whole first step - forward pass, backward pass,
+ * gradient clipping and the AdamW step - as a graph (wt_graph_begin /
+ * wt_graph_end) and replays it for every later batch, the batch written
+ * into the graph's token and target tensors first. The optimizer keeps
+ * its step number, scheduled learning rate and bias corrections on the
+ * device and advances them in the step, so each replay is the next step.
+ * The losses are those of the eager steps, bit for bit.
  *
  * --dist trains data-parallel under mpirun -np N (webtensor_dist.h):
  * parameters broadcast from rank 0; each step draws the global batch of
@@ -277,6 +276,7 @@ typedef struct model {
     int nparams;
     uint64_t seed;
     wt_optimizer *opt; /* AdamW over every parameter, its moments */
+    wt_lr_schedule_options sched; /* opt's schedule (replays do not move opt's host count) */
 } model;
 
 enum init { INIT_NORMAL, INIT_ZEROS, INIT_ONES };
@@ -496,13 +496,13 @@ static int optimizer_init(model *md, int steps, int warmup, double lr, double mi
     wt_adamw_options_init(&adam);
     adam.beta2 = 0.99; /* small batches of a small corpus: nanoGPT's choice */
     adam.weight_decay = weight_decay;
-    wt_lr_schedule_options sched;
-    wt_lr_schedule_options_init(&sched);
-    sched.kind = WT_LR_COSINE;
-    sched.lr = lr, sched.min_lr = min_lr, sched.warmup_steps = warmup, sched.total_steps = steps;
+    wt_lr_schedule_options *sched = &md->sched;
+    wt_lr_schedule_options_init(sched);
+    sched->kind = WT_LR_COSINE;
+    sched->lr = lr, sched->min_lr = min_lr, sched->warmup_steps = warmup, sched->total_steps = steps;
     wt_status st = decay && rest ? wt_optimizer_create_adamw(nd, decay, &adam, &md->opt) : WT_ERR_OUT_OF_MEMORY;
     if (st == WT_OK && nr > 0) st = wt_optimizer_add_params(md->opt, nr, rest, 0.0);
-    if (st == WT_OK) st = wt_optimizer_set_schedule(md->opt, &sched);
+    if (st == WT_OK) st = wt_optimizer_set_schedule(md->opt, sched);
     free(decay);
     free(rest);
     if (st != WT_OK) fprintf(stderr, "error: making the optimizer: %s\n", wt_last_error());
@@ -548,7 +548,7 @@ static bool optimize(step *a, model *md, wt_tensor **loss, int64_t t, double cli
     return a->st == WT_OK;
 }
 
-/* --graph: the step's forward pass, backward pass and clipping, captured
+/* --graph: the whole step (forward, backward, clipping, AdamW) captured
  * once and replayed; the tensors the batch is written into and the loss
  * each replay writes. */
 typedef struct replay {
@@ -583,18 +583,18 @@ static wt_tensor *replayed_step(step *a, model *md, replay *rp, const int32_t *x
         rp->targets = targets;
     }
     if (!ok(a, wt_tensor_write(rp->tokens, x, n)) || !ok(a, wt_tensor_write(rp->targets, y, n))) return NULL;
-    if (rp->graph) {
-        if (!ok(a, wt_graph_replay(rp->graph))) return NULL;
-    } else {
-        if (!ok(a, wt_graph_begin(md->ctx))) return NULL;
-        wt_tensor *loss = loss_on(a, md, rp->tokens, rp->targets);
-        if (loss && ok(a, wt_backward(loss)) && clip > 0) ok(a, wt_optimizer_clip_grad_norm(md->opt, clip, NULL));
-        wt_status end = wt_graph_end(md->ctx, &rp->graph);
-        if (a->st != WT_OK || !ok(a, end) || !ok(a, wt_scope_keep(a->scope, loss))) return NULL;
-        rp->loss = loss;
-    }
-    /* The gradients stay: every replay writes them again. */
-    return ok(a, wt_optimizer_step(md->opt)) ? rp->loss : NULL;
+    if (rp->graph) return ok(a, wt_graph_replay(rp->graph)) ? rp->loss : NULL;
+    if (!ok(a, wt_graph_begin(md->ctx))) return NULL;
+    wt_tensor *loss = loss_on(a, md, rp->tokens, rp->targets);
+    if (loss && ok(a, wt_backward(loss)) && (clip <= 0 || ok(a, wt_optimizer_clip_grad_norm(md->opt, clip, NULL))))
+        ok(a, wt_optimizer_step(md->opt));
+    /* Dropping the gradients records nothing: every replay writes them
+     * again (the graph holds them) before its AdamW step reads them. */
+    wt_optimizer_zero_grad(md->opt);
+    wt_status end = wt_graph_end(md->ctx, &rp->graph);
+    if (a->st != WT_OK || !ok(a, end) || !ok(a, wt_scope_keep(a->scope, loss))) return NULL;
+    rp->loss = loss;
+    return loss;
 }
 
 /* Mean loss over n batches of the validation split, the same batches at
@@ -810,7 +810,8 @@ int main(int argc, char **argv)
     for (int s = 0; s < steps && status == 0; s++) {
         step a;
         if (!step_begin(&a, ctx)) { status = 1; break; }
-        double step_lr = wt_optimizer_lr(md.opt);
+        double step_lr = NAN; /* the schedule's at step s (the optimizer's host count skips replays) */
+        wt_lr_schedule_at(&md.sched, s, &step_lr);
         make_batch(&c, 0, c.ntrain, batch * grp.size, cfg.context, &rng, x, y);
         bool fail_here = fail_step > 0 && s + 1 == fail_step && grp.rank == fail_rank;
         wt_tensor *loss = graph ? replayed_step(&a, &md, &rp, x, y, batch, cfg.context, clip)

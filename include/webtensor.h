@@ -639,6 +639,10 @@ WT_API wt_status wt_scope_end(wt_scope *scope);
  *    Ops such as wt_embedding and wt_gather take their indices from a
  *    device tensor already (the next token, chosen by wt_argmax in the
  *    graph, stays on the device).
+ *  - A whole training step is capturable: forward, wt_backward,
+ *    wt_optimizer_clip_grad_norm and wt_optimizer_step, whose step number,
+ *    learning rate and bias corrections live on the device and advance in
+ *    every replay (see wt_optimizer_step).
  *  - Errors of a replay are the kernels': WT_ERR_DEVICE_LOST after a
  *    device loss (the graph's tensors died with it: release the graph),
  *    index checks found on a GPU at the next sync.
@@ -1837,17 +1841,41 @@ WT_API wt_status wt_optimizer_add_params(wt_optimizer *opt, int nparams, wt_tens
 /* One update of every parameter with a gradient; the step count grows by
  * one (AdamW's bias correction reads it). The learning rate is the
  * schedule's at the step's index (0 for the first) when one is set, else
- * the last wt_optimizer_set_lr (at first the options'). */
+ * the last wt_optimizer_set_lr (at first the options').
+ *
+ * Capturable (PyTorch's capturable=True): the step count, the learning
+ * rate and the bias corrections are scalars on the device, advanced by a
+ * one-thread dispatch at the start of every step (the schedule computed
+ * there from the count, in f32: wt_lr_schedule_at's value to float
+ * rounding; a bias correction 1 - beta^t by a recurrence with no
+ * cancellation, within a few f32 ulps of the double formula), and the
+ * update kernels read them. So a step recorded between wt_graph_begin and
+ * wt_graph_end (with the forward pass, wt_backward and
+ * wt_optimizer_clip_grad_norm, which computes its scale on the device as
+ * well) takes the next step's values on every wt_graph_replay. An eager
+ * step does the same work, so N replays give N eager steps' bits.
+ * wt_optimizer_set_lr and wt_optimizer_set_schedule write the device
+ * scalars directly (not recorded): later replays follow them. */
 WT_API wt_status wt_optimizer_step(wt_optimizer *opt);
 /* Drops the gradient of every parameter (wt_tensor_zero_grad). */
 WT_API wt_status wt_optimizer_zero_grad(wt_optimizer *opt);
 /* The learning rate of the steps to come (no schedule); finite, >= 0. */
 WT_API wt_status wt_optimizer_set_lr(wt_optimizer *opt, double lr);
-/* The learning rate of the next step: the schedule's or the set one; NaN
+/* The learning rate of step wt_optimizer_steps(opt) (the next one unless
+ * graphs replayed steps): the schedule's or the set one, in double; NaN
  * for NULL. */
 WT_API double wt_optimizer_lr(const wt_optimizer *opt);
-/* Steps taken; 0 for NULL. */
+/* The host's count: the wt_optimizer_step calls that succeeded (a step
+ * run while a graph was captured counts once; its replays do not: the
+ * host does not see them); 0 for NULL. wt_optimizer_read_steps gives the
+ * device's count, replays included. */
 WT_API int64_t wt_optimizer_steps(const wt_optimizer *opt);
+/* *steps = the steps taken on the device: eager steps and replays of
+ * captured ones, counted in 32 bits (waits for the device; -1 on
+ * failure). Equals
+ * wt_optimizer_steps without replays. The learning rate of the next step
+ * is then wt_lr_schedule_at(schedule, *steps) (or the set rate). */
+WT_API wt_status wt_optimizer_read_steps(const wt_optimizer *opt, int64_t *steps);
 /* Scales the gradients of the optimizer's parameters as
  * wt_clip_grad_norm does. */
 WT_API wt_status wt_optimizer_clip_grad_norm(wt_optimizer *opt, double max_norm, wt_tensor **total_norm);
@@ -1890,7 +1918,8 @@ WT_API void wt_lr_schedule_options_init(wt_lr_schedule_options *opts);
 /* *lr = the schedule's learning rate at step (>= 0). */
 WT_API wt_status wt_lr_schedule_at(const wt_lr_schedule_options *schedule, int64_t step, double *lr);
 /* The optimizer's steps follow schedule from now on (copied); NULL: back
- * to the set learning rate. */
+ * to the set learning rate. Its step counts must be < 2^32 (the device's
+ * schedule counts in 32 bits). */
 WT_API wt_status wt_optimizer_set_schedule(wt_optimizer *opt, const wt_lr_schedule_options *schedule);
 
 /* --- mixed precision: dynamic loss scaling ---

@@ -967,6 +967,11 @@ ROWFN(optimizer_add_params)
 ROWFN(optimizer_step) { OPT_ROW(wt_optimizer_step(PTR("opt", opt))); }
 ROWFN(optimizer_zero_grad) { OPT_ROW(wt_optimizer_zero_grad(PTR("opt", opt))); }
 ROWFN(optimizer_set_lr) { OPT_ROW(wt_optimizer_set_lr(PTR("opt", opt), EPS("lr", 0.1f))); }
+ROWFN(optimizer_read_steps)
+{
+    int64_t steps = 0;
+    OPT_ROW(wt_optimizer_read_steps(PTR("opt", opt), PTR("steps", &steps)));
+}
 ROWFN(optimizer_clip_grad_norm)
 {
     OPT_ROW(wt_optimizer_clip_grad_norm(PTR("opt", opt), EPS("max_norm", 1.0f), OUTO("total_norm")));
@@ -1596,7 +1601,7 @@ static const slot_row ROWS[] = {
     R_ALT(tensor_from_host_memory, WT_ERR_UNSUPPORTED), R_ALT(tensor_host_data, WT_ERR_UNSUPPORTED),
     R(tensor_set_requires_grad), R(tensor_grad), R(tensor_zero_grad), R(backward), R(backward_ex), R(grad),
     R(detach), R(no_grad_begin), R(no_grad_end), R(optimizer_create_sgd), R(optimizer_create_adamw),
-    R(optimizer_add_params), R(optimizer_step), R(optimizer_zero_grad), R(optimizer_set_lr),
+    R(optimizer_add_params), R(optimizer_step), R(optimizer_zero_grad), R(optimizer_set_lr), R(optimizer_read_steps),
     R(optimizer_clip_grad_norm), R(optimizer_set_schedule), R(clip_grad_norm), R(lr_schedule_at),
     R(grad_scaler_create), R(grad_scaler_scale), R(grad_scaler_unscale), R(grad_scaler_step),
     R(grad_scaler_current_scale), R(grad_scaler_found_inf), R_ALT(kernel_create, WT_ERR_UNSUPPORTED),

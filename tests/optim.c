@@ -5,7 +5,9 @@
  * double from the same gradients; clipping against the norm computed
  * here; schedules against their closed forms; accumulation over
  * micro-batches against the whole batch's gradients and step; and memory
- * stays flat over training steps. */
+ * stays flat over training steps. A whole training step captured as a
+ * graph and replayed equals the eager steps bit for bit, and the device's
+ * scheduled learning rates equal wt_lr_schedule_at's to float rounding. */
 #include "test_util.h"
 
 #include <math.h>
@@ -337,6 +339,169 @@ static void test_loop(void)
     wt_tensor_release(x), wt_tensor_release(y);
 }
 
+/* One training step of the MLP on p with opt: forward on x, backward,
+ * clipping at 0.5 (it scales: the gradients' norm is above it), the
+ * optimizer's step, zero_grad; in a scope of its own. With a grad scaler:
+ * backward from the scaled loss, unscale before clipping, the scaler's
+ * step. *loss (if asked) is kept beyond the scope. */
+static bool mlp_step(wt_tensor *const *p, wt_optimizer *opt, wt_grad_scaler *scaler, wt_tensor *x, wt_tensor *y,
+                     wt_tensor **loss_out)
+{
+    wt_scope *sc = NULL;
+    if (wt_scope_begin(g_ctx, &sc) != WT_OK) return false;
+    wt_tensor *loss = mlp_loss(p, x, y, 0, B), *scaled = NULL;
+    bool ok = loss != NULL;
+    if (scaler)
+        ok = ok && wt_grad_scaler_scale(scaler, loss, &scaled) == WT_OK && wt_backward(scaled) == WT_OK &&
+             wt_grad_scaler_unscale(scaler, opt) == WT_OK && wt_optimizer_clip_grad_norm(opt, 0.5, NULL) == WT_OK &&
+             wt_grad_scaler_step(scaler, opt) == WT_OK;
+    else
+        ok = ok && wt_backward(loss) == WT_OK && wt_optimizer_clip_grad_norm(opt, 0.5, NULL) == WT_OK &&
+             wt_optimizer_step(opt) == WT_OK;
+    ok = ok && wt_optimizer_zero_grad(opt) == WT_OK;
+    if (ok && loss_out) ok = wt_scope_keep(sc, loss) == WT_OK, *loss_out = ok ? loss : NULL;
+    wt_scope_end(sc);
+    return ok;
+}
+
+enum { CAPTURED_STEPS = 12, LATER_STEPS = 3 };
+
+/* A whole training step (forward, backward, clipping, the optimizer's
+ * step) captured once and replayed, against the same steps run eagerly on
+ * a twin model: the optimizer's step number, scheduled learning rate and
+ * bias corrections live on the device, so every replay is the next step.
+ * The batch changes every step (written into the captured input). After
+ * CAPTURED_STEPS the schedule is dropped and a rate set (both write the
+ * device scalars, which later replays read). Bit for bit: the eager step
+ * runs the same kernels. With a grad scaler (AdamW): its scale grows every
+ * 3 clean steps, and a NaN in one batch skips that step on both models. */
+enum { CAPTURE_ADAMW, CAPTURE_SGD, CAPTURE_SCALER };
+static void test_captured_step(int mode)
+{
+    bool adamw = mode != CAPTURE_SGD;
+    const char *what = mode == CAPTURE_ADAMW ? "AdamW, warm-up + cosine"
+                       : mode == CAPTURE_SGD ? "SGD (momentum, dampening), step decay"
+                                             : "AdamW with a grad scaler, a NaN batch skipped";
+    float xv[B * IN];
+    int32_t yv[B];
+    for (int i = 0; i < B; i++) yv[i] = (int32_t)(i % OUT);
+    wt_tensor *xe = NULL, *xg = NULL, *y = NULL, *pe[4] = {0}, *pg[4] = {0}, *loss_g = NULL;
+    wt_tensor_zeros(g_ctx, WT_F32, 2, (int64_t[]){B, IN}, &xe);
+    wt_tensor_zeros(g_ctx, WT_F32, 2, (int64_t[]){B, IN}, &xg);
+    wt_tensor_from_data(g_ctx, WT_I32, 1, (int64_t[]){B}, yv, &y);
+    make_mlp(pe, 90);
+    make_mlp(pg, 90);
+    wt_optimizer *oe = NULL, *og = NULL;
+    wt_lr_schedule_options s;
+    wt_lr_schedule_options_init(&s);
+    bool ok;
+    if (adamw) {
+        wt_adamw_options o;
+        wt_adamw_options_init(&o);
+        o.weight_decay = 0.1;
+        ok = wt_optimizer_create_adamw(4, pe, &o, &oe) == WT_OK && wt_optimizer_create_adamw(4, pg, &o, &og) == WT_OK;
+        s.kind = WT_LR_COSINE, s.lr = 0.05, s.warmup_steps = 3, s.total_steps = 10, s.min_lr = 0.002;
+    } else {
+        wt_sgd_options o;
+        wt_sgd_options_init(&o);
+        o.momentum = 0.9, o.dampening = 0.3, o.weight_decay = 0.01;
+        ok = wt_optimizer_create_sgd(4, pe, &o, &oe) == WT_OK && wt_optimizer_create_sgd(4, pg, &o, &og) == WT_OK;
+        s.kind = WT_LR_STEP, s.lr = 0.3, s.warmup_steps = 2, s.step_size = 3, s.gamma = 0.5;
+    }
+    ok = ok && wt_optimizer_set_schedule(oe, &s) == WT_OK && wt_optimizer_set_schedule(og, &s) == WT_OK;
+    wt_grad_scaler *se = NULL, *sg = NULL;
+    if (mode == CAPTURE_SCALER) {
+        wt_grad_scaler_options so;
+        wt_grad_scaler_options_init(&so);
+        so.init_scale = 256, so.growth_interval = 3;
+        ok = ok && wt_grad_scaler_create(g_ctx, &so, &se) == WT_OK && wt_grad_scaler_create(g_ctx, &so, &sg) == WT_OK;
+    }
+    wt_graph *g = NULL;
+    int same_losses = 0, steps = 0;
+    for (int step = 0; step < CAPTURED_STEPS + LATER_STEPS && ok; step++, steps++) {
+        if (step == CAPTURED_STEPS)
+            ok = wt_optimizer_set_schedule(oe, NULL) == WT_OK && wt_optimizer_set_schedule(og, NULL) == WT_OK &&
+                 wt_optimizer_set_lr(oe, 0.004) == WT_OK && wt_optimizer_set_lr(og, 0.004) == WT_OK;
+        for (int i = 0; i < B * IN; i++) xv[i] = test_rng_uniform(-1, 1);
+        if (mode == CAPTURE_SCALER && step == 5) xv[4] = NAN;
+        ok = ok && wt_tensor_write(xe, xv, sizeof xv) == WT_OK && wt_tensor_write(xg, xv, sizeof xv) == WT_OK;
+        wt_tensor *loss_e = NULL;
+        ok = ok && mlp_step(pe, oe, se, xe, y, &loss_e);
+        if (ok && !g) {
+            ok = wt_graph_begin(g_ctx) == WT_OK;
+            bool stepped = ok && mlp_step(pg, og, sg, xg, y, &loss_g);
+            ok = wt_graph_end(g_ctx, &g) == WT_OK && stepped;
+        } else if (ok) {
+            ok = wt_graph_replay(g) == WT_OK;
+        }
+        float le = NAN, lg = NAN;
+        ok = ok && wt_tensor_read(loss_e, &le, sizeof le) == WT_OK && wt_tensor_read(loss_g, &lg, sizeof lg) == WT_OK;
+        if (ok && (memcmp(&le, &lg, sizeof le) == 0 || (isnan(le) && isnan(lg)))) same_losses++;
+        wt_tensor_release(loss_e);
+    }
+    CHECK(ok && same_losses == steps, "captured step (%s): %d of %d replayed losses equal the eager steps' bit for bit%s%s",
+          what, same_losses, steps, ok ? "" : ": ", ok ? "" : wt_last_error());
+    int same = 0, total = 0;
+    for (int k = 0; k < 4 && ok; k++) {
+        float a[OUT * HID + HID * IN], b[OUT * HID + HID * IN];
+        int64_t n = wt_tensor_numel(pe[k]);
+        ok = read_vec(pe[k], a, n) && read_vec(pg[k], b, n);
+        for (int64_t i = 0; ok && i < n; i++, total++) same += memcmp(&a[i], &b[i], sizeof a[i]) == 0;
+    }
+    CHECK(ok && same == total, "captured step (%s): after %d steps %d of %d parameters equal the eager ones bit for bit",
+          what, steps, same, total);
+    int64_t device_steps = -1;
+    ok = ok && wt_optimizer_read_steps(og, &device_steps) == WT_OK;
+    CHECK(ok && device_steps == steps && wt_optimizer_steps(og) == 1 && wt_optimizer_steps(oe) == steps,
+          "captured step (%s): the device counts %lld steps (replays included), the host %lld (the captured call)",
+          what, (long long)device_steps, (long long)wt_optimizer_steps(og));
+    if (mode == CAPTURE_SCALER) {
+        wt_tensor *ce = NULL, *cg = NULL;
+        float scale_e = NAN, scale_g = NAN;
+        ok = ok && wt_grad_scaler_current_scale(se, &ce) == WT_OK && wt_grad_scaler_current_scale(sg, &cg) == WT_OK &&
+             wt_tensor_read(ce, &scale_e, sizeof scale_e) == WT_OK && wt_tensor_read(cg, &scale_g, sizeof scale_g) == WT_OK;
+        /* 256, x2 after step 3, halved at the NaN (step 6), x2 after 9, 12
+         * and 15 (8192 had no step been found not finite). */
+        CHECK(ok && scale_e == scale_g && scale_e == 2048, "captured step (%s): the scale is %g replayed, %g eager "
+              "(want 2048)", what, scale_g, scale_e);
+        wt_tensor_release(ce), wt_tensor_release(cg);
+    }
+    wt_grad_scaler_release(se), wt_grad_scaler_release(sg);
+    wt_graph_release(g);
+    wt_tensor_release(loss_g);
+    wt_optimizer_release(oe), wt_optimizer_release(og);
+    for (int k = 0; k < 4; k++) wt_tensor_release(pe[k]), wt_tensor_release(pg[k]);
+    wt_tensor_release(xe), wt_tensor_release(xg), wt_tensor_release(y);
+}
+
+/* The device's learning rates against wt_lr_schedule_at (double) step by
+ * step: plain SGD with gradient 1 on a parameter at 0 moves it by -lr. */
+static void test_device_schedule(wt_lr_schedule_kind kind)
+{
+    wt_lr_schedule_options s;
+    wt_lr_schedule_options_init(&s);
+    s.kind = kind, s.lr = 0.75, s.warmup_steps = 4, s.total_steps = 40, s.min_lr = 0.01, s.step_size = 5, s.gamma = 0.7;
+    float zero[1] = {0}, one[1] = {1};
+    wt_tensor *w = param(zero, 1);
+    wt_optimizer *opt = NULL;
+    bool ok = wt_optimizer_create_sgd(1, &w, NULL, &opt) == WT_OK && wt_optimizer_set_schedule(opt, &s) == WT_OK;
+    double worst = 0;
+    for (int i = 0; i < 45 && ok; i++) {
+        float before = 0, after = 0;
+        double want = 0;
+        ok = wt_tensor_write(w, zero, sizeof zero) == WT_OK && grad_is(w, one, 1) && wt_optimizer_step(opt) == WT_OK &&
+             wt_optimizer_zero_grad(opt) == WT_OK && read_vec(w, &after, 1) && wt_lr_schedule_at(&s, i, &want) == WT_OK;
+        worst = fmax(worst, fabs((double)(before - after) - want) / want);
+    }
+    CHECK(ok && worst < 4e-7, "the device's %s schedule: 45 rates within %.2g (relative) of wt_lr_schedule_at",
+          kind == WT_LR_COSINE ? "cosine" : kind == WT_LR_STEP ? "step" : "constant", worst);
+    s.total_steps = (int64_t)1 << 32;
+    CHECK(opt && wt_optimizer_set_schedule(opt, &s) == WT_ERR_INVALID_ARGUMENT,
+          "a schedule counting past 2^32 steps is refused (the device counts in 32 bits)");
+    wt_optimizer_release(opt);
+    wt_tensor_release(w);
+}
+
 /* Mixed precision: f32 master weights cast to f16 in the forward pass,
  * the loss scaled. */
 static wt_tensor *f16_loss(wt_tensor *w, wt_tensor *x, wt_tensor *y)
@@ -452,6 +617,12 @@ int main(int argc, char **argv)
     test_accumulation();
     test_loop();
     test_grad_scaler();
+    test_captured_step(CAPTURE_ADAMW);
+    test_captured_step(CAPTURE_SGD);
+    test_captured_step(CAPTURE_SCALER);
+    test_device_schedule(WT_LR_COSINE);
+    test_device_schedule(WT_LR_STEP);
+    test_device_schedule(WT_LR_CONSTANT);
     test_check_nothing_alive(g_ctx);
     return test_end(&run);
 }

@@ -232,7 +232,11 @@ static const c_field wgsl_optimizer_params[] = {
     F(optimizer_params, lr), F(optimizer_params, weight_decay), F(optimizer_params, momentum),
     F(optimizer_params, dampening), F(optimizer_params, beta1), F(optimizer_params, beta2),
     F(optimizer_params, eps), F(optimizer_params, bias1), F(optimizer_params, bias2),
-    F(optimizer_params, pad0),
+    F(optimizer_params, s_offset),
+};
+static const c_field wgsl_optimizer_advance_params[] = {
+    F(optimizer_advance_params, offset), F(optimizer_advance_params, one_minus_b1),
+    F(optimizer_advance_params, one_minus_b2), F(optimizer_advance_params, pad0),
 };
 static const c_field wgsl_pool2d_params[] = {
     F(pool_params, win), F(pool_params, x), F(pool_params, total), F(pool_params, c), F(pool_params, divisor),
@@ -383,6 +387,7 @@ static const layout_pair pairs[] = {
     PAIR("mv_remap", "Params", remap_params, wgsl_mv_remap_params),
     PAIR("mv_scatter_add", "Params", scatter_params, wgsl_mv_scatter_add_params),
     PAIR("optimizer", "Params", optimizer_params, wgsl_optimizer_params),
+    PAIR("optimizer_advance", "Params", optimizer_advance_params, wgsl_optimizer_advance_params),
     PAIR("pool2d", "Params", pool_params, wgsl_pool2d_params),
     PAIR("random", "Params", random_params, wgsl_random_params),
     PAIR("reduce_rows", "Params", reduce_params, wgsl_reduce_rows_params),

@@ -82,6 +82,16 @@ static inline wt_status wt_fill_f32(wt_context *ctx, wt_tensor *t, float value)
     return wt_node_run(ctx, &(wt_node){.kind = WT_NODE_FILL, .out = {t}, .p.bits = bits});
 }
 
+/* --- optimizer steps over an optimizer's device scalars (core/node.h,
+ * WT_OPT_SCHED_*): wt_sgd_step / wt_adamw_step reading the learning rate,
+ * the bias corrections and the step number from sched (NULL: as the
+ * public functions), and the advance of sched to the next step. --- */
+wt_status wt_sgd_step_sched(wt_tensor *param, const wt_tensor *grad, wt_tensor *momentum_buf, const wt_tensor *sched,
+                            const wt_sgd_options *opts);
+wt_status wt_adamw_step_sched(wt_tensor *param, const wt_tensor *grad, wt_tensor *m, wt_tensor *v, int64_t step,
+                              const wt_tensor *sched, const wt_adamw_options *opts);
+wt_status wt_optimizer_advance(wt_tensor *sched, float beta1, float beta2);
+
 /* --- transformer ops --- */
 /* Axes [first, last) of x as one axis: *size their product, *stride the
  * step of the merged axis (1 when there is none). False when their strides

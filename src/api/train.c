@@ -517,12 +517,16 @@ static wt_status run_update(const char *fn, wt_optimizer_update *u)
     wt_tensor *g = NULL;
     if ((st = wt_contiguous(u->grad, &g)) != WT_OK) return st;
     u->grad = g;
-    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_OPTIMIZER_STEP, .in = {u->grad}, .out = {u->param, u->m, u->v}, .p.opt = *u});
+    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_OPTIMIZER_STEP, .in = {u->grad, u->sched},
+                                     .out = {u->param, u->m, u->v}, .p.opt = *u});
     wt_tensor_release(g);
     return st;
 }
 
-wt_status wt_sgd_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *momentum_buf, const wt_sgd_options *opts)
+/* sched: an optimizer's device scalars (node.h) or NULL; the others as
+ * wt_sgd_step's. */
+wt_status wt_sgd_step_sched(wt_tensor *param, const wt_tensor *grad, wt_tensor *momentum_buf, const wt_tensor *sched,
+                            const wt_sgd_options *opts)
 {
     const char *fn = "wt_sgd_step";
     if (!param || !grad) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: param or grad is NULL", fn);
@@ -551,12 +555,24 @@ wt_status wt_sgd_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *moment
     wt_optimizer_update u = {.kind = WT_OPT_SGD, .param = param, .grad = grad,
                              .m = o.momentum > 0 ? momentum_buf : NULL, .lr = o.lr,
                              .weight_decay = o.weight_decay, .momentum = o.momentum,
-                             .dampening = o.dampening, .nesterov = o.nesterov};
+                             .dampening = o.dampening, .nesterov = o.nesterov, .sched = sched};
     return run_update(fn, &u);
+}
+
+wt_status wt_sgd_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *momentum_buf, const wt_sgd_options *opts)
+{
+    return wt_sgd_step_sched(param, grad, momentum_buf, NULL, opts);
 }
 
 wt_status wt_adamw_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *m, wt_tensor *v, int64_t step,
                         const wt_adamw_options *opts)
+{
+    return wt_adamw_step_sched(param, grad, m, v, step, NULL, opts);
+}
+
+/* With sched (an optimizer's device scalars) step only passes the check. */
+wt_status wt_adamw_step_sched(wt_tensor *param, const wt_tensor *grad, wt_tensor *m, wt_tensor *v, int64_t step,
+                              const wt_tensor *sched, const wt_adamw_options *opts)
 {
     const char *fn = "wt_adamw_step";
     if (!param || !grad) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: param or grad is NULL", fn);
@@ -583,6 +599,16 @@ wt_status wt_adamw_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *m, w
     double t = (double)step;
     wt_optimizer_update u = {.kind = WT_OPT_ADAMW, .param = param, .grad = grad, .m = m, .v = v, .lr = o.lr,
                              .weight_decay = o.weight_decay, .beta1 = o.beta1, .beta2 = o.beta2, .eps = o.eps,
-                             .bias1 = (float)(1.0 - pow(o.beta1, t)), .bias2 = (float)(1.0 - pow(o.beta2, t))};
+                             .bias1 = (float)(1.0 - pow(o.beta1, t)), .bias2 = (float)(1.0 - pow(o.beta2, t)),
+                             .sched = sched};
     return run_update(fn, &u);
+}
+
+wt_status wt_optimizer_advance(wt_tensor *sched, float beta1, float beta2)
+{
+    wt_context *ctx = wt_ctx_of(sched);
+    wt_status st = need_op("wt_optimizer_step", WT_NODE_OPTIMIZER_STEP, ctx);
+    if (st != WT_OK) return st;
+    wt_optimizer_update u = {.kind = WT_OPT_ADVANCE, .param = sched, .beta1 = beta1, .beta2 = beta2};
+    return wt_node_run(ctx, &(wt_node){.kind = WT_NODE_OPTIMIZER_STEP, .out = {sched}, .p.opt = u});
 }

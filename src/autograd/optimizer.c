@@ -146,6 +146,39 @@ static wt_status add_params(wt_optimizer *o, int n, wt_tensor *const *params, do
     return WT_OK;
 }
 
+static void put_f32(uint32_t *w, int i, double v)
+{
+    float f = (float)v;
+    memcpy(&w[i], &f, sizeof f);
+}
+
+/* The words the host writes, WT_OPT_SCHED_SET_LR to the end, into the
+ * device scalars: an upload, not an op, so a captured graph's replays
+ * read the new values. */
+static wt_status write_host_words(wt_optimizer *o)
+{
+    const size_t first = WT_OPT_SCHED_SET_LR;
+    size_t offset = ((size_t)o->sched->offset + first) * sizeof(uint32_t);
+    wt_status st = o->ctx->ops->upload(o->ctx, o->sched->storage, offset, &o->words[first],
+                                       (WT_OPT_SCHED_WORDS - first) * sizeof(uint32_t));
+    if (st == WT_OK) o->sched->storage->version++;
+    return st;
+}
+
+/* The device scalars before the first step: t 0, bias corrections 0. */
+static wt_status make_sched(wt_optimizer *o)
+{
+    memset(o->words, 0, sizeof o->words);
+    put_f32(o->words, WT_OPT_SCHED_SET_LR, o->lr);
+    o->words[WT_OPT_SCHED_STEP_SIZE] = 1;
+    int64_t shape[1] = {WT_OPT_SCHED_WORDS};
+    wt_grad_pause pz;
+    wt_grad_pause_begin(o->ctx, &pz);
+    wt_status st = wt_tensor_from_data(o->ctx, WT_I32, 1, shape, o->words, &o->sched);
+    wt_grad_pause_end(&pz);
+    return st;
+}
+
 static wt_status create(const char *fn, int n, wt_tensor *const *params, bool adamw, const wt_sgd_options *sgd,
                         const wt_adamw_options *adam, wt_optimizer **out)
 {
@@ -167,7 +200,8 @@ static wt_status create(const char *fn, int n, wt_tensor *const *params, bool ad
         o->lr = sgd->lr;
         wd = sgd->weight_decay;
     }
-    if ((st = add_params(o, n, params, wd)) != WT_OK) {
+    if ((st = make_sched(o)) != WT_OK || (st = add_params(o, n, params, wd)) != WT_OK) {
+        wt_tensor_release(o->sched);
         free(o->p);
         free(o);
         return st;
@@ -228,6 +262,7 @@ void wt_optimizer_release(wt_optimizer *opt)
 {
     if (!opt) return;
     for (int i = 0; i < opt->n; i++) param_free(&opt->p[i]);
+    wt_tensor_release(opt->sched);
     free(opt->p);
     free(opt);
 }
@@ -242,11 +277,30 @@ double wt_optimizer_lr(const wt_optimizer *opt)
 
 int64_t wt_optimizer_steps(const wt_optimizer *opt) { return opt ? opt->steps : 0; }
 
+wt_status wt_optimizer_read_steps(const wt_optimizer *opt, int64_t *steps)
+{
+    const char *fn = "wt_optimizer_read_steps";
+    if (steps) *steps = -1;
+    if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: opt is NULL", fn);
+    if (!steps) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: steps is NULL", fn);
+    uint32_t w[WT_OPT_SCHED_WORDS];
+    wt_status st = wt_tensor_read(opt->sched, w, sizeof w);
+    if (st == WT_OK) *steps = (int64_t)w[WT_OPT_SCHED_T];
+    return st;
+}
+
 wt_status wt_optimizer_set_lr(wt_optimizer *opt, double lr)
 {
     const char *fn = "wt_optimizer_set_lr";
     if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: opt is NULL", fn);
     if (!isfinite(lr) || lr < 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: lr must be finite and >= 0", fn);
+    uint32_t keep = opt->words[WT_OPT_SCHED_SET_LR];
+    put_f32(opt->words, WT_OPT_SCHED_SET_LR, lr);
+    wt_status st = write_host_words(opt);
+    if (st != WT_OK) {
+        opt->words[WT_OPT_SCHED_SET_LR] = keep;
+        return st;
+    }
     opt->lr = lr;
     return WT_OK;
 }
@@ -255,45 +309,65 @@ wt_status wt_optimizer_set_schedule(wt_optimizer *opt, const wt_lr_schedule_opti
 {
     const char *fn = "wt_optimizer_set_schedule";
     if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: opt is NULL", fn);
+    uint32_t keep[WT_OPT_SCHED_WORDS];
+    memcpy(keep, opt->words, sizeof keep);
     if (!schedule) {
-        opt->scheduled = false;
-        return WT_OK;
+        opt->words[WT_OPT_SCHED_ON] = 0;
+    } else {
+        wt_status st = check_schedule(fn, schedule);
+        if (st != WT_OK) return st;
+        /* The device counts steps in 32 bits. */
+        if (schedule->warmup_steps > UINT32_MAX || schedule->step_size > UINT32_MAX ||
+            schedule->total_steps > UINT32_MAX)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: warmup_steps, step_size and total_steps must be < 2^32", fn);
+        uint32_t *w = opt->words;
+        w[WT_OPT_SCHED_ON] = 1;
+        w[WT_OPT_SCHED_KIND] = (uint32_t)schedule->kind;
+        w[WT_OPT_SCHED_WARMUP] = (uint32_t)schedule->warmup_steps;
+        w[WT_OPT_SCHED_STEP_SIZE] = (uint32_t)schedule->step_size;
+        w[WT_OPT_SCHED_TOTAL] = (uint32_t)schedule->total_steps;
+        put_f32(w, WT_OPT_SCHED_PEAK, schedule->lr);
+        put_f32(w, WT_OPT_SCHED_MIN_LR, schedule->min_lr);
+        put_f32(w, WT_OPT_SCHED_GAMMA, schedule->gamma);
     }
-    wt_status st = check_schedule(fn, schedule);
-    if (st != WT_OK) return st;
-    opt->schedule = *schedule;
-    opt->scheduled = true;
+    wt_status st = write_host_words(opt);
+    if (st != WT_OK) {
+        memcpy(opt->words, keep, sizeof keep);
+        return st;
+    }
+    opt->scheduled = schedule != NULL;
+    if (schedule) opt->schedule = *schedule;
     return WT_OK;
 }
 
+/* The advance of the device scalars, then one update per parameter that
+ * reads them: all device work, so a captured step replays as the next
+ * step (its own step number, rate and bias corrections). */
 wt_status wt_optimizer_step(wt_optimizer *opt)
 {
     if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_optimizer_step: opt is NULL");
-    double lr = wt_optimizer_lr(opt);
     int64_t t = opt->steps + 1;
     wt_grad_pause pz;
     wt_grad_pause_begin(opt->ctx, &pz);
-    wt_status st = WT_OK;
+    float omb1 = 0, omb2 = 0;
+    if (opt->adamw) omb1 = (float)(1.0 - opt->adam.beta1), omb2 = (float)(1.0 - opt->adam.beta2);
+    wt_status st = wt_optimizer_advance(opt->sched, omb1, omb2);
     for (int i = 0; i < opt->n && st == WT_OK; i++) {
         opt_param *p = &opt->p[i];
         wt_tensor *g = p->t->autograd ? p->t->autograd->grad : NULL;
         if (!g) continue;
         if (opt->adamw) {
             wt_adamw_options o = opt->adam;
-            o.lr = lr;
             o.weight_decay = p->weight_decay;
-            st = wt_adamw_step(p->t, g, p->s1, p->s2, t, &o);
+            st = wt_adamw_step_sched(p->t, g, p->s1, p->s2, t, opt->sched, &o);
         } else {
             wt_sgd_options o = opt->sgd;
-            o.lr = lr;
             o.weight_decay = p->weight_decay;
-            /* The buffer is zeros at first: without dampening on that step
-             * it becomes the first gradient, as PyTorch starts it. */
-            if (t == 1) o.dampening = 0;
-            st = wt_sgd_step(p->t, g, p->s1, &o);
+            st = wt_sgd_step_sched(p->t, g, p->s1, opt->sched, &o);
         }
     }
     wt_grad_pause_end(&pz);
+    /* After a failure the device count may be ahead of the host's. */
     if (st == WT_OK) opt->steps = t;
     return st;
 }

@@ -19,10 +19,15 @@ struct wt_optimizer {
     wt_adamw_options adam;
     opt_param *p;
     int n, cap;
-    int64_t steps;
+    int64_t steps; /* the host's count: wt_optimizer_step calls that ran */
     double lr;
     bool scheduled;
     wt_lr_schedule_options schedule;
+    /* The device scalars each step reads (core/node.h, WT_OPT_SCHED_*),
+     * so a captured step replays with the step's own values; words is
+     * the host's copy of those only the host writes (set_lr, schedule). */
+    wt_tensor *sched;
+    uint32_t words[WT_OPT_SCHED_WORDS];
 };
 
 #endif

@@ -45,7 +45,9 @@ const char *wt_node_label(const wt_node *n)
     case WT_NODE_ARGREDUCE: name = n->p.argreduce.is_min ? "argmin" : "argmax"; break;
     case WT_NODE_SCAN: name = n->p.scan.op == WT_SCAN_SUM ? "cumsum" : "cumprod"; break;
     case WT_NODE_RANDOM: name = n->p.random.kind == WT_RANDOM_DROPOUT ? "dropout" : "random"; break;
-    case WT_NODE_OPTIMIZER_STEP: name = n->p.opt.kind == WT_OPT_SGD ? "sgd_step" : "adamw_step"; break;
+    case WT_NODE_OPTIMIZER_STEP:
+        name = n->p.opt.kind == WT_OPT_SGD ? "sgd_step" : n->p.opt.kind == WT_OPT_ADAMW ? "adamw_step" : "optimizer_advance";
+        break;
     case WT_NODE_FILL: name = "fill"; break;
     default: break;
     }
@@ -68,6 +70,7 @@ wt_optimizer_update wt_node_optimizer_update(const wt_node *n)
     u.m = n->out[1];
     u.v = n->out[2];
     u.grad = n->in[0];
+    u.sched = n->in[1];
     return u;
 }
 

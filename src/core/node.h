@@ -202,17 +202,52 @@ typedef struct wt_interp2d {
 /* One in-place optimizer update, elementwise over n elements of param,
  * grad, m (SGD: the momentum buffer) and v (AdamW only); every tensor f32
  * and contiguous; m/v NULL when unused. */
-typedef enum wt_optimizer_kind { WT_OPT_SGD, WT_OPT_ADAMW } wt_optimizer_kind;
+/*
+ * With sched (an optimizer's device scalars, below) the update reads its
+ * learning rate, bias corrections and step number from it instead of lr,
+ * bias1 and bias2 (SGD: no dampening on step 1), so a captured update
+ * replays with each step's values.
+ *
+ * WT_OPT_ADVANCE is the tiny update that runs first in every optimizer
+ * step: param is the scalars (nothing else is set but beta1 and beta2,
+ * which then hold 1 - beta1 and 1 - beta2 rounded from double), advanced
+ * to the next step: t += 1, the bias corrections and lr from the schedule
+ * (when one is set) or the set rate. A bias correction follows
+ * c(t) = c(t-1) + (1 - beta) (1 - c(t-1)) from c(0) = 0: 1 - beta^t with
+ * no cancellation, c(1) the f32 of 1 - beta as the host computed it. */
+typedef enum wt_optimizer_kind { WT_OPT_SGD, WT_OPT_ADAMW, WT_OPT_ADVANCE } wt_optimizer_kind;
 typedef struct wt_optimizer_update {
     wt_optimizer_kind kind;
     wt_tensor *param, *m, *v;
     const wt_tensor *grad;
+    const wt_tensor *sched;    /* NULL: lr, bias1 and bias2 below */
     float lr, weight_decay;
     float momentum, dampening; /* SGD */
     bool nesterov;             /* SGD */
     float beta1, beta2, eps;   /* AdamW */
     float bias1, bias2;        /* AdamW: 1 - beta^step */
 } wt_optimizer_update;
+
+/* An optimizer's device scalars: WT_OPT_SCHED_WORDS 32-bit words of an i32
+ * tensor, each a u32 or the bits of an f32 as named. The update kernels
+ * read T, LR, BIAS1 and BIAS2; the advance writes them from the rest, which wt_optimizer_set_lr and
+ * wt_optimizer_set_schedule write. */
+enum {
+    WT_OPT_SCHED_T = 0,         /* u32: steps taken */
+    WT_OPT_SCHED_LR = 1,        /* f32: the last step's learning rate */
+    WT_OPT_SCHED_BIAS1 = 2,     /* f32: 1 - beta1^t */
+    WT_OPT_SCHED_BIAS2 = 3,     /* f32: 1 - beta2^t */
+    WT_OPT_SCHED_SET_LR = 6,    /* f32: the set learning rate */
+    WT_OPT_SCHED_ON = 7,        /* u32: 1 when a schedule is followed */
+    WT_OPT_SCHED_KIND = 8,      /* u32: wt_lr_schedule_kind */
+    WT_OPT_SCHED_WARMUP = 9,    /* u32 */
+    WT_OPT_SCHED_STEP_SIZE = 10, /* u32 */
+    WT_OPT_SCHED_TOTAL = 11,    /* u32 */
+    WT_OPT_SCHED_PEAK = 12,     /* f32: the schedule's lr */
+    WT_OPT_SCHED_MIN_LR = 13,   /* f32 */
+    WT_OPT_SCHED_GAMMA = 14,    /* f32 */
+    WT_OPT_SCHED_WORDS = 16
+};
 
 
 /* --- the node --- */
@@ -265,7 +300,8 @@ typedef struct wt_optimizer_update {
  *   CROSS_ENTROPY  out0 loss, out1 valid from in0 logits, in1 labels; p.ignore
  *   CROSS_ENTROPY_BACKWARD out0 from in0 logits, in1 labels, in2 scale; p.ignore
  *   SCATTER_ADD_ROWS out0 (updated) [row(i)] += in0[i] by in1 indices; p.rows
- *   OPTIMIZER_STEP out0 param, out1 m, out2 v (updated) by in0 grad; p.opt
+ *   OPTIMIZER_STEP out0 param, out1 m, out2 v (updated) by in0 grad; in1 the
+ *                  optimizer's device scalars or NULL; p.opt
  *   KERNEL_DISPATCH a custom kernel over p.kernel.tensors (any of them
  *                  written, as the kernel's writable mask says)
  *   DEQUANTIZE     out0 f32 [N, K] = the blocks of in0 (i32 [N, W],

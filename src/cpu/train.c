@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }
 
@@ -140,32 +141,112 @@ wt_status cpu_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_te
     return WT_OK;
 }
 
+/* An optimizer's device scalars (core/node.h, WT_OPT_SCHED_*). */
+static uint32_t *sched_words(const wt_tensor *t) { return (uint32_t *)t->storage->host + t->offset; }
+
+static float word_f32(const uint32_t *w, int i)
+{
+    float f;
+    memcpy(&f, &w[i], sizeof f);
+    return f;
+}
+
+static void set_word_f32(uint32_t *w, int i, float f) { memcpy(&w[i], &f, sizeof f); }
+
+/* sin(pi/2 q) for q in [0, 1]: its Taylor series to q^15 in Horner form
+ * (the terms left are below 1e-9), the same operations as the WGSL
+ * advance (optimizer_advance.wgsl). */
+static float sin_half_pi(float q)
+{
+    float y = 1.57079632679489662f * q, y2 = y * y;
+    float s = -7.6471637318198164759e-13f; /* -1/15! */
+    s = s * y2 + 1.6059043836821614599e-10f; /* 1/13! */
+    s = s * y2 - 2.5052108385441718775e-8f;  /* 1/11! */
+    s = s * y2 + 2.7557319223985890653e-6f;  /* 1/9! */
+    s = s * y2 - 1.9841269841269841270e-4f;  /* 1/7! */
+    s = s * y2 + 8.3333333333333333333e-3f;  /* 1/5! */
+    s = s * y2 - 1.6666666666666666667e-1f;  /* 1/3! */
+    s = s * y2 + 1.0f;
+    return y * s;
+}
+
+/* The schedule's learning rate at step i (from 0) in f32: wt_lr_schedule_at's
+ * formulas; cosine as min_lr + (lr - min_lr) sin^2(pi/2 (1 - p)), which
+ * equals its (1 + cos(pi p)) / 2 without the cancellation near p = 1. */
+static float sched_lr(const uint32_t *w, uint32_t i)
+{
+    uint32_t warmup = w[WT_OPT_SCHED_WARMUP], total = w[WT_OPT_SCHED_TOTAL];
+    float peak = word_f32(w, WT_OPT_SCHED_PEAK), min_lr = word_f32(w, WT_OPT_SCHED_MIN_LR);
+    if (i < warmup) return peak * (float)(i + 1u) / (float)warmup;
+    uint32_t after = i - warmup;
+    if (w[WT_OPT_SCHED_KIND] == WT_LR_STEP) {
+        uint32_t k = after / w[WT_OPT_SCHED_STEP_SIZE];
+        float base = word_f32(w, WT_OPT_SCHED_GAMMA), r = 1.0f;
+        for (; k; k >>= 1, base *= base)
+            if (k & 1u) r *= base;
+        return peak * r;
+    }
+    if (w[WT_OPT_SCHED_KIND] == WT_LR_COSINE) {
+        float p = 1.0f;
+        if (total > warmup) p = fminf((float)after / (float)(total - warmup), 1.0f);
+        float s = sin_half_pi(1.0f - p);
+        return min_lr + (peak - min_lr) * (s * s);
+    }
+    return peak;
+}
+
+static void optimizer_advance(const wt_optimizer_update *u)
+{
+    uint32_t *w = sched_words(u->param);
+    uint32_t t = w[WT_OPT_SCHED_T] + 1u;
+    w[WT_OPT_SCHED_T] = t;
+    float c1 = word_f32(w, WT_OPT_SCHED_BIAS1), c2 = word_f32(w, WT_OPT_SCHED_BIAS2);
+    set_word_f32(w, WT_OPT_SCHED_BIAS1, c1 + u->beta1 * (1.0f - c1));
+    set_word_f32(w, WT_OPT_SCHED_BIAS2, c2 + u->beta2 * (1.0f - c2));
+    set_word_f32(w, WT_OPT_SCHED_LR, w[WT_OPT_SCHED_ON] ? sched_lr(w, t - 1u) : word_f32(w, WT_OPT_SCHED_SET_LR));
+}
+
 wt_status cpu_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
 {
+    if (u->kind == WT_OPT_ADVANCE) {
+        optimizer_advance(u);
+        return WT_OK;
+    }
     float *p = cpu_data(u->param), *m = u->m ? cpu_data(u->m) : NULL, *v = u->v ? cpu_data(u->v) : NULL;
     const float *g = cpu_data(u->grad);
     int64_t n = u->param->numel;
+    /* The step's scalars: the optimizer's on the device, else the node's. */
+    float lr = u->lr, bias1 = u->bias1, bias2 = u->bias2, dampening = u->dampening;
+    if (u->sched) {
+        const uint32_t *w = sched_words(u->sched);
+        lr = word_f32(w, WT_OPT_SCHED_LR);
+        bias1 = word_f32(w, WT_OPT_SCHED_BIAS1);
+        bias2 = word_f32(w, WT_OPT_SCHED_BIAS2);
+        /* The buffer is zeros at first: without dampening on that step it
+         * becomes the first gradient, as PyTorch starts it. */
+        if (w[WT_OPT_SCHED_T] == 1u) dampening = 0.0f;
+    }
     if (u->kind == WT_OPT_SGD) {
 #pragma omp parallel for num_threads(cpu_threads(ctx)) if (n >= CPU_PARALLEL_MIN)
         for (int64_t i = 0; i < n; i++) {
             float gi = g[i] + u->weight_decay * p[i];
             if (m) {
-                float b = u->momentum * m[i] + (1.0f - u->dampening) * gi;
+                float b = u->momentum * m[i] + (1.0f - dampening) * gi;
                 m[i] = b;
                 gi = u->nesterov ? gi + u->momentum * b : b;
             }
-            p[i] -= u->lr * gi;
+            p[i] -= lr * gi;
         }
     } else {
 #pragma omp parallel for num_threads(cpu_threads(ctx)) if (n >= CPU_PARALLEL_MIN)
         for (int64_t i = 0; i < n; i++) {
             float gi = g[i];
-            float pi = p[i] * (1.0f - u->lr * u->weight_decay);
+            float pi = p[i] * (1.0f - lr * u->weight_decay);
             float mi = u->beta1 * m[i] + (1.0f - u->beta1) * gi;
             float vi = u->beta2 * v[i] + (1.0f - u->beta2) * gi * gi;
             m[i] = mi;
             v[i] = vi;
-            p[i] = pi - u->lr * (mi / u->bias1) / (sqrtf(vi / u->bias2) + u->eps);
+            p[i] = pi - lr * (mi / bias1) / (sqrtf(vi / bias2) + u->eps);
         }
     }
     return WT_OK;

@@ -414,5 +414,6 @@ wt_status wg_op_scatter_add_rows_part(wt_context *ctx, const wt_tensor *dy, cons
                                       int64_t plane, int64_t plane_rows, int64_t first_row, int64_t total_rows,
                                       wt_tensor *out);
 wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
+wt_status wg_op_optimizer_advance(wt_context *ctx, const wt_optimizer_update *u);
 
 #endif /* WT_WG_H */

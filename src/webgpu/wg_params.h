@@ -407,7 +407,13 @@ typedef struct scatter_rows_params {
 typedef struct optimizer_params {
     uint32_t n, p_offset, g_offset, m_offset, v_offset, nesterov;
     float lr, weight_decay, momentum, dampening, beta1, beta2, eps, bias1, bias2;
-    uint32_t pad0;
+    uint32_t s_offset;
 } optimizer_params;
+
+typedef struct optimizer_advance_params {
+    uint32_t offset;
+    float one_minus_b1, one_minus_b2;
+    uint32_t pad0;
+} optimizer_advance_params;
 
 #endif

@@ -114,38 +114,45 @@ wt_status wg_op_scatter_add_rows_part(wt_context *ctx, const wt_tensor *dy, cons
     return launch(ctx, "scatter_add_rows", NULL, prelude, &p, sizeof p, b, 3, ceil_div((uint64_t)dy->numel, ELEM_WG));
 }
 
+/* The advance of an optimizer's device scalars (u->param) to its next
+ * step: one thread. */
+wt_status wg_op_optimizer_advance(wt_context *ctx, const wt_optimizer_update *u)
+{
+    wt_status st = fits_u32("webgpu optimizer advance", u->param);
+    if (st != WT_OK) return st;
+    optimizer_advance_params p = {(uint32_t)u->param->offset, u->beta1, u->beta2, 0};
+    wg_binding b[1] = {{u->param->storage, true}};
+    return launch(ctx, "optimizer_advance", NULL, NULL, &p, sizeof p, b, 1, 1);
+}
+
 wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
 {
     const char *fn = "webgpu optimizer step";
     wt_status st;
     if ((st = fits_u32(fn, u->param)) != WT_OK || (st = fits_u32(fn, u->grad)) != WT_OK ||
-        (st = fits_u32(fn, u->m)) != WT_OK || (st = fits_u32(fn, u->v)) != WT_OK)
+        (st = fits_u32(fn, u->m)) != WT_OK || (st = fits_u32(fn, u->v)) != WT_OK ||
+        (st = fits_u32(fn, u->sched)) != WT_OK)
         return st;
     optimizer_params p = {(uint32_t)u->param->numel, (uint32_t)u->param->offset, (uint32_t)u->grad->offset,
            u->m ? (uint32_t)u->m->offset : 0, u->v ? (uint32_t)u->v->offset : 0, u->nesterov,
-           u->lr, u->weight_decay, u->momentum, u->dampening, u->beta1, u->beta2, u->eps, u->bias1, u->bias2, 0};
-    /* Absent state: a small scratch buffer stands in (never touched). */
-    wt_storage *dummy = NULL;
-    if (!u->m || !u->v) {
-        if ((st = wg_scratch(ctx, 16, &dummy)) != WT_OK) return st;
-    }
-    char prelude[96];
-    snprintf(prelude, sizeof prelude, "const OP: u32 = %uu;\nconst HAS_M: bool = %s;\nconst WG: u32 = %uu;\n",
-             u->kind == WT_OPT_SGD ? 0u : 1u, u->m ? "true" : "false", ELEM_WG);
-    wg_binding b[4] = {{u->param->storage, true}, {u->grad->storage, false},
-                       {u->m ? u->m->storage : dummy, true}, {u->v ? u->v->storage : dummy, true}};
-    /* SGD without momentum: m and v share the scratch; bind it once per
-     * slot is two writable bindings of one buffer, which WebGPU refuses. */
-    wt_storage *dummy2 = NULL;
-    if (!u->m && !u->v) {
-        if ((st = wg_scratch(ctx, 16, &dummy2)) != WT_OK) {
-            wg_scratch_release(ctx, dummy);
-            return st;
-        }
-        b[3].storage = dummy2;
-    }
-    st = launch(ctx, "optimizer", NULL, prelude, &p, sizeof p, b, 4, ceil_div((uint64_t)u->param->numel, ELEM_WG));
-    if (dummy) wg_scratch_release(ctx, dummy);
-    if (dummy2) wg_scratch_release(ctx, dummy2);
+           u->lr, u->weight_decay, u->momentum, u->dampening, u->beta1, u->beta2, u->eps, u->bias1, u->bias2,
+           u->sched ? (uint32_t)u->sched->offset : 0};
+    /* Absent buffers: small scratch buffers stand in (never touched), one
+     * per slot: one buffer bound writable twice, or writable and read-only,
+     * in a dispatch is refused by WebGPU. */
+    wt_storage *dummy[3] = {NULL, NULL, NULL};
+    wg_binding b[5] = {{u->param->storage, true}, {u->grad->storage, false},
+                       {u->m ? u->m->storage : NULL, true}, {u->v ? u->v->storage : NULL, true},
+                       {u->sched ? u->sched->storage : NULL, false}};
+    for (int i = 0; i < 3 && st == WT_OK; i++)
+        if (!b[2 + i].storage && (st = wg_scratch(ctx, 16, &dummy[i])) == WT_OK) b[2 + i].storage = dummy[i];
+    char prelude[128];
+    snprintf(prelude, sizeof prelude,
+             "const OP: u32 = %uu;\nconst HAS_M: bool = %s;\nconst HAS_SCHED: bool = %s;\nconst WG: u32 = %uu;\n",
+             u->kind == WT_OPT_SGD ? 0u : 1u, u->m ? "true" : "false", u->sched ? "true" : "false", ELEM_WG);
+    if (st == WT_OK)
+        st = launch(ctx, "optimizer", NULL, prelude, &p, sizeof p, b, 5, ceil_div((uint64_t)u->param->numel, ELEM_WG));
+    for (int i = 0; i < 3; i++)
+        if (dummy[i]) wg_scratch_release(ctx, dummy[i]);
     return st;
 }

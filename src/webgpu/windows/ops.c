@@ -582,6 +582,7 @@ static wt_status piece_optimizer(wt_context *ctx, const wt_tensor *const *in, wt
 
 wt_status wg_win_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
 {
+    if (u->kind == WT_OPT_ADVANCE) return wg_op_optimizer_advance(ctx, u); /* 16 words: no windows */
     wt_tensor fp = flat_of(u->param), fg = flat_of(u->grad), fm, fv;
     if (u->m) fm = flat_of(u->m);
     if (u->v) fv = flat_of(u->v);

@@ -1,6 +1,8 @@
 // In-place optimizer steps, one thread per element. The prelude gives OP
-// (0 SGD, 1 AdamW), HAS_M (SGD with a momentum buffer) and WG. Absent
-// state buffers are bound to a scratch buffer that is never touched.
+// (0 SGD, 1 AdamW), HAS_M (SGD with a momentum buffer), HAS_SCHED (the
+// learning rate, bias corrections and step number come from an
+// optimizer's device scalars, core/node.h WT_OPT_SCHED_*, at s_offset)
+// and WG. Absent buffers are bound to scratch buffers never touched.
 
 struct Params {
     n: u32,
@@ -18,7 +20,7 @@ struct Params {
     eps: f32,
     bias1: f32,
     bias2: f32,
-    pad0: u32,
+    s_offset: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -26,6 +28,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> grad: array<f32>;
 @group(0) @binding(3) var<storage, read_write> m: array<f32>;
 @group(0) @binding(4) var<storage, read_write> v: array<f32>;
+@group(0) @binding(5) var<storage, read> sched: array<u32>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -34,19 +37,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (i >= p.n) { return; }
     let g = grad[p.g_offset + i];
     let w = param[p.p_offset + i];
+    var lr = p.lr;
+    var bias1 = p.bias1;
+    var bias2 = p.bias2;
+    var dampening = p.dampening;
+    if (HAS_SCHED) {
+        lr = bitcast<f32>(sched[p.s_offset + 1u]);
+        bias1 = bitcast<f32>(sched[p.s_offset + 2u]);
+        bias2 = bitcast<f32>(sched[p.s_offset + 3u]);
+        // SGD's buffer is zeros at first: undamped on step 1 it becomes
+        // the first gradient, as PyTorch starts it.
+        if (sched[p.s_offset] == 1u) { dampening = 0.0; }
+    }
     if (OP == 0u) {
         var gi = g + p.weight_decay * w;
         if (HAS_M) {
-            let b = p.momentum * m[p.m_offset + i] + (1.0 - p.dampening) * gi;
+            let b = p.momentum * m[p.m_offset + i] + (1.0 - dampening) * gi;
             m[p.m_offset + i] = b;
             gi = select(b, gi + p.momentum * b, p.nesterov != 0u);
         }
-        param[p.p_offset + i] = w - p.lr * gi;
+        param[p.p_offset + i] = w - lr * gi;
     } else {
         let mi = p.beta1 * m[p.m_offset + i] + (1.0 - p.beta1) * g;
         let vi = p.beta2 * v[p.v_offset + i] + (1.0 - p.beta2) * g * g;
         m[p.m_offset + i] = mi;
         v[p.v_offset + i] = vi;
-        param[p.p_offset + i] = w * (1.0 - p.lr * p.weight_decay) - p.lr * (mi / p.bias1) / (sqrt(vi / p.bias2) + p.eps);
+        param[p.p_offset + i] = w * (1.0 - lr * p.weight_decay) - lr * (mi / bias1) / (sqrt(vi / bias2) + p.eps);
     }
 }
