@@ -17,7 +17,7 @@
  * blocking MPI function (only wt_dist_destroy does: MPI_Comm_free and,
  * where it initialised MPI, MPI_Finalize - skipped after a timeout). */
 #define _POSIX_C_SOURCE 200809L
-#include "webtensor_dist.h"
+#include "dist/dist_internal.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -26,27 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#define MSG_BYTES 512
-/* MPI counts are int: larger messages go in pieces of this many bytes. */
-#define MAX_PIECE_BYTES ((int64_t)1 << 30)
-
-struct wt_dist {
-    MPI_Comm comm;
-    int rank, size;
-    int local_rank, local_size;
-    bool finalize;  /* MPI was initialised by wt_dist_init */
-    bool broken;    /* a timeout or an MPI error: no further collectives */
-    bool timed_out;
-    char broken_msg[MSG_BYTES];
-    double timeout;
-    int64_t bucket_bytes;
-    wt_dist_pack pack;
-    wt_dist_stats stats;
-    void *host;       /* the host staging of the collectives, reused */
-    size_t host_cap;
-};
-
-static wt_status failf(wt_status st, const char *fmt, ...)
+wt_status dist_failf(wt_status st, const char *fmt, ...)
 {
     char msg[MSG_BYTES + 128];
     va_list ap;
@@ -56,7 +36,7 @@ static wt_status failf(wt_status st, const char *fmt, ...)
     return wt_set_last_error(st, msg);
 }
 
-static wt_status mpi_fail(wt_dist *d, int code, const char *what)
+wt_status dist_mpi_fail(wt_dist *d, int code, const char *what)
 {
     char s[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
@@ -66,7 +46,7 @@ static wt_status mpi_fail(wt_dist *d, int code, const char *what)
         snprintf(d->broken_msg, sizeof d->broken_msg, "dist: MPI failed in %s: %s", what, s);
         return wt_set_last_error(WT_ERR_BACKEND, d->broken_msg);
     }
-    return failf(WT_ERR_BACKEND, "dist: MPI failed in %s: %s", what, s);
+    return dist_failf(WT_ERR_BACKEND, "dist: MPI failed in %s: %s", what, s);
 }
 
 /* ------------------------------------------------------------ waiting */
@@ -82,15 +62,10 @@ static void pause_briefly(int polls)
     nanosleep(&ts, NULL);
 }
 
-typedef struct waitset {
-    MPI_Request *reqs; /* requests to keep progressing while waiting */
-    double *done_at;   /* when each was seen complete (MPI_Wtime) */
-    int n;
-} waitset;
 
 /* Drives the other outstanding requests: Open MPI's non-blocking
  * collectives progress only inside MPI calls. */
-static int progress(const waitset *ws)
+int dist_progress(const waitset *ws)
 {
     if (!ws) return MPI_SUCCESS;
     for (int i = 0; i < ws->n; i++) {
@@ -115,21 +90,21 @@ static wt_status timed_out(wt_dist *d, double start, const char *what)
 }
 
 /* Waits for *req (others in ws keep progressing) until the deadline. */
-static wt_status wait_request(wt_dist *d, MPI_Request *req, const waitset *ws, const char *what)
+wt_status dist_wait_request(wt_dist *d, MPI_Request *req, const waitset *ws, const char *what)
 {
     double start = MPI_Wtime();
     for (int polls = 0;; polls++) {
         int flag = 0, rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS) return mpi_fail(d, rc, what);
+        if (rc != MPI_SUCCESS) return dist_mpi_fail(d, rc, what);
         if (flag) return WT_OK;
-        if ((rc = progress(ws)) != MPI_SUCCESS) return mpi_fail(d, rc, what);
+        if ((rc = dist_progress(ws)) != MPI_SUCCESS) return dist_mpi_fail(d, rc, what);
         if (d->timeout > 0 && MPI_Wtime() - start > d->timeout) return timed_out(d, start, what);
         pause_briefly(polls);
     }
 }
 
 /* Waits for a device read (its event), keeping MPI progressing. */
-static wt_status wait_event(wt_dist *d, wt_event *e, const waitset *ws, const char *what)
+wt_status dist_wait_event(wt_dist *d, wt_event *e, const waitset *ws, const char *what)
 {
     double start = MPI_Wtime();
     for (int polls = 0;; polls++) {
@@ -137,8 +112,8 @@ static wt_status wait_event(wt_dist *d, wt_event *e, const waitset *ws, const ch
         wt_status st = wt_event_query(e, &done);
         if (st != WT_OK) return st;
         if (done) return wt_event_wait(e); /* the read's own status */
-        int rc = progress(ws);
-        if (rc != MPI_SUCCESS) return mpi_fail(d, rc, what);
+        int rc = dist_progress(ws);
+        if (rc != MPI_SUCCESS) return dist_mpi_fail(d, rc, what);
         if (d->timeout > 0 && MPI_Wtime() - start > d->timeout) return timed_out(d, start, what);
         pause_briefly(polls);
     }
@@ -153,7 +128,7 @@ static int64_t sig_mix(uint64_t h, uint64_t v)
     return (int64_t)(h >> 1);
 }
 
-static int64_t tensors_signature(int kind, int n, wt_tensor *const *ts)
+int64_t dist_signature(int kind, int n, wt_tensor *const *ts)
 {
     uint64_t h = 0xcbf29ce484222325ull;
     h = (uint64_t)sig_mix(h, (uint64_t)kind);
@@ -173,28 +148,32 @@ static int64_t tensors_signature(int kind, int n, wt_tensor *const *ts)
  * signature; WT_OK on every rank, or a failure on every rank: a rank
  * that failed gets its own status and message back, the others
  * WT_ERR_BACKEND naming the lowest failing rank and its message. */
-static wt_status agree(wt_dist *d, wt_status local, const char *local_msg, int64_t signature, const char *what)
+wt_status dist_agree(wt_dist *d, wt_status local, const char *local_msg, int64_t signature, const char *what)
 {
     int64_t v[3] = {local != WT_OK ? d->size - d->rank : 0, signature, -signature}, r[3];
     MPI_Request req;
     int rc = MPI_Iallreduce(v, r, 3, MPI_INT64_T, MPI_MAX, d->comm, &req);
-    if (rc != MPI_SUCCESS) return mpi_fail(d, rc, what);
-    wt_status st = wait_request(d, &req, NULL, what);
+    if (rc != MPI_SUCCESS) return dist_mpi_fail(d, rc, what);
+    wt_status st = dist_wait_request(d, &req, NULL, what);
     if (st != WT_OK) return st;
+    /* Every rank saw the same failure: the synchronisers' steps end here
+     * (their reductions brought to the same point everywhere). */
+    for (int i = 0; (r[0] > 0 || r[1] != -r[2]) && i < d->nsyncs; i++)
+        if ((st = dist_grad_sync_abandon(d->syncs[i])) != WT_OK) return st;
     if (r[0] > 0) {
         int root = d->size - (int)r[0];
         char msg[MSG_BYTES] = "";
         if (root == d->rank) snprintf(msg, sizeof msg, "%s", local_msg ? local_msg : "");
         if ((rc = MPI_Ibcast(msg, MSG_BYTES, MPI_CHAR, root, d->comm, &req)) != MPI_SUCCESS)
-            return mpi_fail(d, rc, what);
-        if ((st = wait_request(d, &req, NULL, what)) != WT_OK) return st;
+            return dist_mpi_fail(d, rc, what);
+        if ((st = dist_wait_request(d, &req, NULL, what)) != WT_OK) return st;
         msg[MSG_BYTES - 1] = '\0';
         /* A rank that failed itself reports its own failure. */
-        if (local != WT_OK) return failf(local, "%s", local_msg ? local_msg : "");
-        return failf(WT_ERR_BACKEND, "dist: rank %d failed (%s): %s", root, what, msg);
+        if (local != WT_OK) return dist_failf(local, "%s", local_msg ? local_msg : "");
+        return dist_failf(WT_ERR_BACKEND, "dist: rank %d failed (%s): %s", root, what, msg);
     }
     if (r[1] != -r[2])
-        return failf(WT_ERR_INVALID_ARGUMENT,
+        return dist_failf(WT_ERR_INVALID_ARGUMENT,
                      "dist: %s: the ranks passed different tensors (count, shapes or dtypes differ)", what);
     return WT_OK;
 }
@@ -219,30 +198,30 @@ void wt_dist_stats_init(wt_dist_stats *stats)
 
 wt_status wt_dist_init(MPI_Comm comm, const wt_dist_options *opts, wt_dist **out)
 {
-    if (!out) return failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_init: out is NULL");
+    if (!out) return dist_failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_init: out is NULL");
     *out = NULL;
     wt_dist_options o;
     wt_dist_options_init(&o);
     if (opts) {
         if (opts->struct_size != sizeof *opts)
-            return failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_init: opts->struct_size is %u, expected %zu (call wt_dist_options_init)",
+            return dist_failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_init: opts->struct_size is %u, expected %zu (call wt_dist_options_init)",
                          opts->struct_size, sizeof *opts);
         o = *opts;
     }
     if (o.pack != WT_DIST_PACK_AUTO && o.pack != WT_DIST_PACK_NEVER && o.pack != WT_DIST_PACK_ALWAYS)
-        return failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_init: pack %d is not a wt_dist_pack", (int)o.pack);
+        return dist_failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_init: pack %d is not a wt_dist_pack", (int)o.pack);
     if (!(o.timeout_seconds == o.timeout_seconds) || o.bucket_bytes < 4 || o.bucket_bytes > MAX_PIECE_BYTES)
-        return failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_init: bucket_bytes %lld outside [4, 2^30] or timeout NaN",
+        return dist_failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_init: bucket_bytes %lld outside [4, 2^30] or timeout NaN",
                      (long long)o.bucket_bytes);
     int inited = 0, finalized = 0;
     MPI_Initialized(&inited);
     MPI_Finalized(&finalized);
-    if (finalized) return failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_init: MPI was finalised already");
+    if (finalized) return dist_failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_init: MPI was finalised already");
     bool own = false;
     if (!inited) {
         int provided = 0;
         if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
-            return failf(WT_ERR_BACKEND, "wt_dist_init: MPI_Init_thread failed");
+            return dist_failf(WT_ERR_BACKEND, "wt_dist_init: MPI_Init_thread failed");
         own = true;
         /* The process's MPI is ours: its errors are returned, never fatal. */
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -250,12 +229,12 @@ wt_status wt_dist_init(MPI_Comm comm, const wt_dist_options *opts, wt_dist **out
     }
     if (comm == MPI_COMM_NULL) {
         if (own) MPI_Finalize();
-        return failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_init: comm is MPI_COMM_NULL");
+        return dist_failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_init: comm is MPI_COMM_NULL");
     }
     wt_dist *d = calloc(1, sizeof *d);
     if (!d) {
         if (own) MPI_Finalize();
-        return failf(WT_ERR_OUT_OF_MEMORY, "wt_dist_init: out of host memory");
+        return dist_failf(WT_ERR_OUT_OF_MEMORY, "wt_dist_init: out of host memory");
     }
     d->finalize = own;
     d->timeout = o.timeout_seconds;
@@ -265,25 +244,25 @@ wt_status wt_dist_init(MPI_Comm comm, const wt_dist_options *opts, wt_dist **out
     wt_dist_stats_init(&d->stats);
     MPI_Request req;
     int rc = MPI_Comm_idup(comm, &d->comm, &req);
-    wt_status st = rc == MPI_SUCCESS ? WT_OK : mpi_fail(d, rc, "wt_dist_init (MPI_Comm_idup)");
-    if (st == WT_OK) st = wait_request(d, &req, NULL, "wt_dist_init (MPI_Comm_idup)");
+    wt_status st = rc == MPI_SUCCESS ? WT_OK : dist_mpi_fail(d, rc, "wt_dist_init (MPI_Comm_idup)");
+    if (st == WT_OK) st = dist_wait_request(d, &req, NULL, "wt_dist_init (MPI_Comm_idup)");
     if (st == WT_OK && (rc = MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN)) != MPI_SUCCESS)
-        st = mpi_fail(d, rc, "wt_dist_init (MPI_Comm_set_errhandler)");
+        st = dist_mpi_fail(d, rc, "wt_dist_init (MPI_Comm_set_errhandler)");
     if (st == WT_OK && ((rc = MPI_Comm_rank(d->comm, &d->rank)) != MPI_SUCCESS ||
                         (rc = MPI_Comm_size(d->comm, &d->size)) != MPI_SUCCESS))
-        st = mpi_fail(d, rc, "wt_dist_init");
+        st = dist_mpi_fail(d, rc, "wt_dist_init");
     /* Local rank: the ranks before this one with the same host name. */
     char *names = NULL;
     if (st == WT_OK && !(names = calloc((size_t)d->size + 1, MPI_MAX_PROCESSOR_NAME)))
-        st = failf(WT_ERR_OUT_OF_MEMORY, "wt_dist_init: out of host memory");
+        st = dist_failf(WT_ERR_OUT_OF_MEMORY, "wt_dist_init: out of host memory");
     if (st == WT_OK) {
         char *mine = names + (size_t)d->size * MPI_MAX_PROCESSOR_NAME;
         int len = 0;
         MPI_Get_processor_name(mine, &len);
         rc = MPI_Iallgather(mine, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, d->comm,
                             &req);
-        st = rc == MPI_SUCCESS ? wait_request(d, &req, NULL, "wt_dist_init (host names)")
-                               : mpi_fail(d, rc, "wt_dist_init (host names)");
+        st = rc == MPI_SUCCESS ? dist_wait_request(d, &req, NULL, "wt_dist_init (host names)")
+                               : dist_mpi_fail(d, rc, "wt_dist_init (host names)");
         for (int r = 0; st == WT_OK && r < d->size; r++)
             if (strncmp(names + (size_t)r * MPI_MAX_PROCESSOR_NAME, mine, MPI_MAX_PROCESSOR_NAME) == 0) {
                 if (r < d->rank) d->local_rank++;
@@ -304,6 +283,8 @@ wt_status wt_dist_init(MPI_Comm comm, const wt_dist_options *opts, wt_dist **out
 void wt_dist_destroy(wt_dist *d)
 {
     if (!d) return;
+    while (d->nsyncs > 0) wt_dist_grad_sync_destroy(d->syncs[d->nsyncs - 1]);
+    free(d->syncs);
     if (d->comm != MPI_COMM_NULL && !d->timed_out) MPI_Comm_free(&d->comm);
     /* After a timeout MPI_Finalize would wait for the rank that is gone. */
     if (d->finalize && !d->timed_out) MPI_Finalize();
@@ -318,23 +299,23 @@ int wt_dist_local_size(const wt_dist *d) { return d ? d->local_size : -1; }
 
 wt_status wt_dist_get_stats(const wt_dist *d, wt_dist_stats *out)
 {
-    if (!d || !out) return failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_get_stats: %s is NULL", d ? "out" : "d");
+    if (!d || !out) return dist_failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_get_stats: %s is NULL", d ? "out" : "d");
     *out = d->stats;
     return WT_OK;
 }
 
 wt_status wt_dist_reset_stats(wt_dist *d)
 {
-    if (!d) return failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_reset_stats: d is NULL");
+    if (!d) return dist_failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_reset_stats: d is NULL");
     wt_dist_stats_init(&d->stats);
     return WT_OK;
 }
 
 /* Checks shared by the collectives; WT_OK to go on. */
-static wt_status usable(wt_dist *d, const char *what)
+wt_status dist_usable(wt_dist *d, const char *what)
 {
-    if (!d) return failf(WT_ERR_INVALID_ARGUMENT, "%s: d is NULL", what);
-    if (d->broken) return failf(WT_ERR_BACKEND, "%s: the group failed earlier: %s", what, d->broken_msg);
+    if (!d) return dist_failf(WT_ERR_INVALID_ARGUMENT, "%s: d is NULL", what);
+    if (d->broken) return dist_failf(WT_ERR_BACKEND, "%s: the group failed earlier: %s", what, d->broken_msg);
     return WT_OK;
 }
 
@@ -352,14 +333,9 @@ static void *host_buffer(wt_dist *d, size_t bytes)
 
 /* ------------------------------------------------------------ allreduce */
 
-typedef struct bucket {
-    int first, last;   /* tensors [first, last) */
-    int64_t offset;    /* in floats, in the host buffer */
-    int64_t count;     /* floats */
-} bucket;
 
 /* Local argument checks of a list of in-place tensors; the message in msg. */
-static wt_status check_tensors(const char *what, int n, wt_tensor *const *ts, bool f32_only, char *msg)
+wt_status dist_check_tensors(const char *what, int n, wt_tensor *const *ts, bool f32_only, char *msg)
 {
     if (n < 0 || (n > 0 && !ts)) {
         snprintf(msg, MSG_BYTES, "%s: %s", what, n < 0 ? "n is negative" : "tensors is NULL");
@@ -383,16 +359,75 @@ static wt_status check_tensors(const char *what, int n, wt_tensor *const *ts, bo
     return WT_OK;
 }
 
-static double elapsed(double t0) { return MPI_Wtime() - t0; }
+double dist_elapsed(double t0) { return MPI_Wtime() - t0; }
+
+/* Buckets of whole tensors, in order, of about bucket_bytes each (a
+ * larger tensor alone); bk has room for n. Returns their number. */
+int dist_make_buckets(const wt_dist *d, int n, wt_tensor *const *tensors, bucket *bk)
+{
+    int nb = 0;
+    int64_t limit = d->bucket_bytes / (int64_t)sizeof(float), off = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t c = wt_tensor_numel(tensors[i]);
+        if (nb == 0 || bk[nb - 1].count + c > limit || bk[nb - 1].count + c > MAX_PIECE_BYTES / 4) {
+            bk[nb] = (bucket){i, i, off, 0};
+            nb++;
+        }
+        bk[nb - 1].last = i + 1;
+        bk[nb - 1].count += c;
+        off += c;
+    }
+    return nb;
+}
+
+/* Starts the device reads of bucket b into host + b->offset. On a GPU a
+ * bucket of several tensors is first packed into one (a concatenation on
+ * the device), read with one copy: each read is a submit, a staging
+ * buffer and a map, which for a hundred small gradients costs more than
+ * the bytes (wt_dist_pack says where). ev[i] is tensor i's read; of a
+ * packed bucket, ev[first] is the bucket's. On failure, msg says why. */
+wt_status dist_read_bucket(const wt_dist *d, wt_tensor *const *tensors, const bucket *b, float *host, wt_event **ev,
+                           char *msg, const char *what)
+{
+    wt_status data = WT_OK;
+    int cnt = b->last - b->first;
+    wt_context *bctx = wt_tensor_context(tensors[b->first]);
+    bool pack = cnt > 1 && wt_context_backend(bctx) == WT_BACKEND_WEBGPU && d->pack != WT_DIST_PACK_NEVER;
+    wt_adapter_info info;
+    if (pack && d->pack == WT_DIST_PACK_AUTO)
+        pack = wt_context_adapter_info(bctx, &info) == WT_OK && info.type != WT_ADAPTER_CPU;
+    for (int i = b->first + 1; pack && i < b->last; i++) pack = wt_tensor_context(tensors[i]) == bctx;
+    if (pack) {
+        wt_tensor **flat = calloc((size_t)cnt, sizeof *flat), *packed = NULL;
+        data = flat ? WT_OK : wt_set_last_error(WT_ERR_OUT_OF_MEMORY, "out of host memory");
+        for (int i = 0; i < cnt && data == WT_OK; i++) data = wt_flatten(tensors[b->first + i], 0, -1, &flat[i]);
+        if (data == WT_OK) data = wt_concat(cnt, flat, 0, &packed);
+        if (data == WT_OK)
+            data = wt_tensor_read_async(packed, host + b->offset, (size_t)b->count * sizeof(float), &ev[b->first]);
+        /* The read already holds what it copies. */
+        wt_tensor_release(packed);
+        for (int i = 0; flat && i < cnt; i++) wt_tensor_release(flat[i]);
+        free(flat);
+        if (data != WT_OK) snprintf(msg, MSG_BYTES, "%s: packing tensors %d..%d: %s", what, b->first, b->last - 1, wt_last_error());
+        return data;
+    }
+    int64_t off = b->offset;
+    for (int i = b->first; i < b->last && data == WT_OK; off += wt_tensor_numel(tensors[i]), i++) {
+        int64_t c = wt_tensor_numel(tensors[i]);
+        data = wt_tensor_read_async(tensors[i], host + off, (size_t)c * sizeof(float), &ev[i]);
+        if (data != WT_OK) snprintf(msg, MSG_BYTES, "%s: reading tensors[%d]: %s", what, i, wt_last_error());
+    }
+    return data;
+}
 
 wt_status wt_dist_allreduce(wt_dist *d, int n, wt_tensor *const *tensors, wt_dist_reduce op)
 {
     const char *what = "wt_dist_allreduce";
-    wt_status st = usable(d, what);
+    wt_status st = dist_usable(d, what);
     if (st != WT_OK) return st;
     double t_call = MPI_Wtime();
     char msg[MSG_BYTES] = "";
-    wt_status local = check_tensors(what, n, tensors, true, msg);
+    wt_status local = dist_check_tensors(what, n, tensors, true, msg);
     if (local == WT_OK && op != WT_DIST_SUM && op != WT_DIST_MEAN) {
         snprintf(msg, sizeof msg, "%s: op %d is not WT_DIST_SUM or WT_DIST_MEAN", what, (int)op);
         local = WT_ERR_INVALID_ARGUMENT;
@@ -421,66 +456,20 @@ wt_status wt_dist_allreduce(wt_dist *d, int n, wt_tensor *const *tensors, wt_dis
             snprintf(msg, sizeof msg, "%s: out of host memory (%lld bytes)", what, (long long)total * 4);
             local = WT_ERR_OUT_OF_MEMORY;
         } else {
-            int64_t limit = d->bucket_bytes / (int64_t)sizeof(float), off = 0;
-            for (int i = 0; i < n; i++) {
-                int64_t c = wt_tensor_numel(tensors[i]);
-                if (nb == 0 || bk[nb - 1].count + c > limit || bk[nb - 1].count + c > MAX_PIECE_BYTES / 4) {
-                    bk[nb] = (bucket){i, i, off, 0};
-                    nb++;
-                }
-                bk[nb - 1].last = i + 1;
-                bk[nb - 1].count += c;
-                off += c;
-            }
+            nb = dist_make_buckets(d, n, tensors, bk);
             for (int k = 0; k < nb; k++) reqs[k] = MPI_REQUEST_NULL;
         }
     }
-    st = agree(d, local, msg, tensors_signature(1, local == WT_OK ? n : -1, local == WT_OK ? tensors : NULL), what);
+    st = dist_agree(d, local, msg, dist_signature(1, local == WT_OK ? n : -1, local == WT_OK ? tensors : NULL), what);
     if (st != WT_OK || n == 0) {
         free(bk), free(ev), free(reqs), free(done_at);
         return st;
     }
     /* Every read starts now: the device copies them out one after another
-     * while the host reduces the buckets already read. On a GPU a bucket
-     * of several tensors is first packed into one (a concatenation on the
-     * device), read with one copy: each read is a submit, a staging buffer
-     * and a map, which for a hundred small gradients costs more than the
-     * bytes (wt_dist_pack says where). ev[first] of a packed bucket is its
-     * read. */
+     * while the host reduces the buckets already read. */
     wt_status data = WT_OK; /* this rank's first failure in the data phase */
     char data_msg[MSG_BYTES] = "";
-    for (int k = 0; k < nb && data == WT_OK; k++) {
-        int cnt = bk[k].last - bk[k].first;
-        wt_context *bctx = wt_tensor_context(tensors[bk[k].first]);
-        bool pack = cnt > 1 && wt_context_backend(bctx) == WT_BACKEND_WEBGPU && d->pack != WT_DIST_PACK_NEVER;
-        wt_adapter_info info;
-        if (pack && d->pack == WT_DIST_PACK_AUTO)
-            pack = wt_context_adapter_info(bctx, &info) == WT_OK && info.type != WT_ADAPTER_CPU;
-        for (int i = bk[k].first + 1; pack && i < bk[k].last; i++) pack = wt_tensor_context(tensors[i]) == bctx;
-        if (pack) {
-            wt_tensor **flat = calloc((size_t)cnt, sizeof *flat), *packed = NULL;
-            data = flat ? WT_OK : wt_set_last_error(WT_ERR_OUT_OF_MEMORY, "out of host memory");
-            for (int i = 0; i < cnt && data == WT_OK; i++) data = wt_flatten(tensors[bk[k].first + i], 0, -1, &flat[i]);
-            if (data == WT_OK) data = wt_concat(cnt, flat, 0, &packed);
-            if (data == WT_OK)
-                data = wt_tensor_read_async(packed, host + bk[k].offset, (size_t)bk[k].count * sizeof(float),
-                                            &ev[bk[k].first]);
-            /* The read already holds what it copies. */
-            wt_tensor_release(packed);
-            for (int i = 0; flat && i < cnt; i++) wt_tensor_release(flat[i]);
-            free(flat);
-            if (data != WT_OK)
-                snprintf(data_msg, sizeof data_msg, "%s: packing bucket %d: %s", what, k, wt_last_error());
-            continue;
-        }
-        int64_t off = bk[k].offset;
-        for (int i = bk[k].first; i < bk[k].last && data == WT_OK; off += wt_tensor_numel(tensors[i]), i++) {
-            int64_t c = wt_tensor_numel(tensors[i]);
-            data = wt_tensor_read_async(tensors[i], host + off, (size_t)c * sizeof(float), &ev[i]);
-            if (data != WT_OK)
-                snprintf(data_msg, sizeof data_msg, "%s: reading tensors[%d]: %s", what, i, wt_last_error());
-        }
-    }
+    for (int k = 0; k < nb && data == WT_OK; k++) data = dist_read_bucket(d, tensors, &bk[k], host, ev, data_msg, what);
     waitset ws = {reqs, done_at, nb};
     float scale = op == WT_DIST_MEAN ? 1.0f / (float)d->size : 1.0f;
     double first_post = 0, last_done = 0;
@@ -502,27 +491,27 @@ wt_status wt_dist_allreduce(wt_dist *d, int n, wt_tensor *const *tensors, wt_dis
                 snprintf(data_msg, sizeof data_msg, "%s: writing tensors[%d]: %s", what, i, wt_last_error()); \
             p += c;                                                                                       \
         }                                                                                                 \
-        d->stats.write_seconds += elapsed(t1);                                                            \
+        d->stats.write_seconds += dist_elapsed(t1);                                                            \
     } while (0)
     for (int k = 0; k < nb && !d->broken; k++) {
         double t0 = MPI_Wtime();
         for (int i = bk[k].first; i < bk[k].last; i++) {
             if (data == WT_OK && ev[i]) {
-                data = wait_event(d, ev[i], &ws, what);
+                data = dist_wait_event(d, ev[i], &ws, what);
                 if (data != WT_OK && !d->broken)
                     snprintf(data_msg, sizeof data_msg, "%s: reading tensors[%d]: %s", what, i, wt_last_error());
             }
             wt_event_destroy(ev[i]);
             ev[i] = NULL;
         }
-        d->stats.read_seconds += elapsed(t0);
+        d->stats.read_seconds += dist_elapsed(t0);
         if (d->broken) break;
         /* A rank whose read failed still takes part, with zeros. */
         if (data != WT_OK) memset(host + bk[k].offset, 0, (size_t)bk[k].count * sizeof(float));
         int rc = MPI_Iallreduce(MPI_IN_PLACE, host + bk[k].offset, (int)bk[k].count, MPI_FLOAT, MPI_SUM, d->comm,
                                 &reqs[k]);
         if (rc != MPI_SUCCESS) {
-            mpi_fail(d, rc, what);
+            dist_mpi_fail(d, rc, what);
             break;
         }
         if (k == 0) first_post = last_done = MPI_Wtime();
@@ -537,8 +526,8 @@ wt_status wt_dist_allreduce(wt_dist *d, int n, wt_tensor *const *tensors, wt_dis
     for (int k = written; k < nb && !d->broken; k++) {
         if (reqs[k] != MPI_REQUEST_NULL) {
             double t0 = MPI_Wtime();
-            wt_status w = wait_request(d, &reqs[k], &ws, what);
-            d->stats.mpi_wait_seconds += elapsed(t0);
+            wt_status w = dist_wait_request(d, &reqs[k], &ws, what);
+            d->stats.mpi_wait_seconds += dist_elapsed(t0);
             if (w != WT_OK) break;
             done_at[k] = MPI_Wtime();
         }
@@ -548,11 +537,11 @@ wt_status wt_dist_allreduce(wt_dist *d, int n, wt_tensor *const *tensors, wt_dis
     d->stats.mpi_seconds += last_done - first_post;
     for (int i = 0; i < n; i++) wt_event_destroy(ev[i]);
     free(bk), free(ev), free(reqs), free(done_at);
-    if (d->broken) return failf(WT_ERR_BACKEND, "%s", d->broken_msg);
-    st = agree(d, data, data_msg, 0, what);
+    if (d->broken) return dist_failf(WT_ERR_BACKEND, "%s", d->broken_msg);
+    st = dist_agree(d, data, data_msg, 0, what);
     d->stats.calls++;
     d->stats.bytes_reduced += (uint64_t)total * sizeof(float);
-    d->stats.total_seconds += elapsed(t_call);
+    d->stats.total_seconds += dist_elapsed(t_call);
     return st;
 }
 
@@ -565,8 +554,8 @@ static wt_status bcast_bytes(wt_dist *d, void *buf, int64_t bytes, int root, con
         int64_t len = bytes - off < MAX_PIECE_BYTES ? bytes - off : MAX_PIECE_BYTES;
         MPI_Request req;
         int rc = MPI_Ibcast((char *)buf + off, (int)len, MPI_BYTE, root, d->comm, &req);
-        if (rc != MPI_SUCCESS) return mpi_fail(d, rc, what);
-        wt_status st = wait_request(d, &req, NULL, what);
+        if (rc != MPI_SUCCESS) return dist_mpi_fail(d, rc, what);
+        wt_status st = dist_wait_request(d, &req, NULL, what);
         if (st != WT_OK) return st;
     }
     return WT_OK;
@@ -575,11 +564,11 @@ static wt_status bcast_bytes(wt_dist *d, void *buf, int64_t bytes, int root, con
 wt_status wt_dist_broadcast(wt_dist *d, int n, wt_tensor *const *tensors, int root)
 {
     const char *what = "wt_dist_broadcast";
-    wt_status st = usable(d, what);
+    wt_status st = dist_usable(d, what);
     if (st != WT_OK) return st;
     double t_call = MPI_Wtime();
     char msg[MSG_BYTES] = "";
-    wt_status local = check_tensors(what, n, tensors, false, msg);
+    wt_status local = dist_check_tensors(what, n, tensors, false, msg);
     if (local == WT_OK && (root < 0 || root >= d->size)) {
         snprintf(msg, sizeof msg, "%s: root %d outside [0, %d)", what, root, d->size);
         local = WT_ERR_INVALID_ARGUMENT;
@@ -592,7 +581,7 @@ wt_status wt_dist_broadcast(wt_dist *d, int n, wt_tensor *const *tensors, int ro
         snprintf(msg, sizeof msg, "%s: out of host memory (%lld bytes)", what, (long long)total);
         local = WT_ERR_OUT_OF_MEMORY;
     }
-    st = agree(d, local, msg, tensors_signature(2 + 1000 * root, local == WT_OK ? n : -1, local == WT_OK ? tensors : NULL),
+    st = dist_agree(d, local, msg, dist_signature(2 + 1000 * root, local == WT_OK ? n : -1, local == WT_OK ? tensors : NULL),
                what);
     if (st != WT_OK) return st;
     wt_status data = WT_OK;
@@ -606,10 +595,10 @@ wt_status wt_dist_broadcast(wt_dist *d, int n, wt_tensor *const *tensors, int ro
             if (data != WT_OK) snprintf(data_msg, sizeof data_msg, "%s: reading tensors[%d]: %s", what, i, wt_last_error());
             off += (int64_t)b;
         }
-        d->stats.read_seconds += elapsed(t0);
+        d->stats.read_seconds += dist_elapsed(t0);
     }
     /* The root's read failing is known before the data go. */
-    if ((st = agree(d, data, data_msg, 0, what)) != WT_OK) return st;
+    if ((st = dist_agree(d, data, data_msg, 0, what)) != WT_OK) return st;
     if ((st = bcast_bytes(d, host, total, root, what)) != WT_OK) return st;
     if (d->rank != root) {
         double t0 = MPI_Wtime();
@@ -620,11 +609,11 @@ wt_status wt_dist_broadcast(wt_dist *d, int n, wt_tensor *const *tensors, int ro
             if (data != WT_OK) snprintf(data_msg, sizeof data_msg, "%s: writing tensors[%d]: %s", what, i, wt_last_error());
             off += (int64_t)b;
         }
-        d->stats.write_seconds += elapsed(t0);
+        d->stats.write_seconds += dist_elapsed(t0);
     }
-    st = agree(d, data, data_msg, 0, what);
+    st = dist_agree(d, data, data_msg, 0, what);
     d->stats.calls++;
-    d->stats.total_seconds += elapsed(t_call);
+    d->stats.total_seconds += dist_elapsed(t_call);
     return st;
 }
 
@@ -632,7 +621,7 @@ wt_status wt_dist_allgather(wt_dist *d, const wt_tensor *x, wt_tensor **out)
 {
     const char *what = "wt_dist_allgather";
     if (out) *out = NULL;
-    wt_status st = usable(d, what);
+    wt_status st = dist_usable(d, what);
     if (st != WT_OK) return st;
     double t_call = MPI_Wtime();
     char msg[MSG_BYTES] = "";
@@ -656,7 +645,7 @@ wt_status wt_dist_allgather(wt_dist *d, const wt_tensor *x, wt_tensor **out)
         local = WT_ERR_OUT_OF_MEMORY;
     }
     wt_tensor *one[1] = {(wt_tensor *)x};
-    st = agree(d, local, msg, tensors_signature(3, local == WT_OK ? 1 : -1, local == WT_OK ? one : NULL), what);
+    st = dist_agree(d, local, msg, dist_signature(3, local == WT_OK ? 1 : -1, local == WT_OK ? one : NULL), what);
     if (st != WT_OK) return st;
     wt_status data = WT_OK;
     char data_msg[MSG_BYTES] = "";
@@ -667,11 +656,11 @@ wt_status wt_dist_allgather(wt_dist *d, const wt_tensor *x, wt_tensor **out)
         snprintf(data_msg, sizeof data_msg, "%s: reading x: %s", what, wt_last_error());
         memset(mine, 0, (size_t)bytes);
     }
-    d->stats.read_seconds += elapsed(t0);
+    d->stats.read_seconds += dist_elapsed(t0);
     MPI_Request req;
     int rc = MPI_Iallgather(mine, (int)bytes, MPI_BYTE, host, (int)bytes, MPI_BYTE, d->comm, &req);
-    if (rc != MPI_SUCCESS) return mpi_fail(d, rc, what);
-    if ((st = wait_request(d, &req, NULL, what)) != WT_OK) return st;
+    if (rc != MPI_SUCCESS) return dist_mpi_fail(d, rc, what);
+    if ((st = dist_wait_request(d, &req, NULL, what)) != WT_OK) return st;
     if (data == WT_OK) {
         int nd = wt_tensor_ndim(x);
         int64_t shape[9];
@@ -680,32 +669,32 @@ wt_status wt_dist_allgather(wt_dist *d, const wt_tensor *x, wt_tensor **out)
         double t1 = MPI_Wtime();
         data = wt_tensor_from_data(wt_tensor_context(x), wt_tensor_dtype(x), nd + 1, shape, host, out);
         if (data != WT_OK) snprintf(data_msg, sizeof data_msg, "%s: making the result: %s", what, wt_last_error());
-        d->stats.write_seconds += elapsed(t1);
+        d->stats.write_seconds += dist_elapsed(t1);
     }
-    st = agree(d, data, data_msg, 0, what);
+    st = dist_agree(d, data, data_msg, 0, what);
     if (st != WT_OK && *out) {
         wt_tensor_release(*out);
         *out = NULL;
     }
     d->stats.calls++;
-    d->stats.total_seconds += elapsed(t_call);
+    d->stats.total_seconds += dist_elapsed(t_call);
     return st;
 }
 
 wt_status wt_dist_barrier(wt_dist *d)
 {
-    wt_status st = usable(d, "wt_dist_barrier");
+    wt_status st = dist_usable(d, "wt_dist_barrier");
     if (st != WT_OK) return st;
     /* The agreement round is an allreduce over every rank: a barrier. */
-    return agree(d, WT_OK, NULL, 4, "wt_dist_barrier");
+    return dist_agree(d, WT_OK, NULL, 4, "wt_dist_barrier");
 }
 
 wt_status wt_dist_fail(wt_dist *d, const char *message)
 {
-    wt_status st = usable(d, "wt_dist_fail");
+    wt_status st = dist_usable(d, "wt_dist_fail");
     if (st != WT_OK) return st;
     char msg[MSG_BYTES];
     snprintf(msg, sizeof msg, "%s", message && message[0] ? message : "(no message)");
-    st = agree(d, WT_ERR_BACKEND, msg, 0, "wt_dist_fail");
-    return st != WT_OK ? st : failf(WT_ERR_BACKEND, "%s", msg);
+    st = dist_agree(d, WT_ERR_BACKEND, msg, 0, "wt_dist_fail");
+    return st != WT_OK ? st : dist_failf(WT_ERR_BACKEND, "%s", msg);
 }
