@@ -16,7 +16,7 @@
  *                       [--train-limit N] [--steps N] [--max-loss X]
  *                       [--compare BACKEND,BACKEND] [--eval-limit N]
  *                       [--print-loss] [--synthetic N]
- *                       [--dist [--check-sync] [--dist-timeout S] [--dist-pack P]
+ *                       [--dist [--check-sync] [--dist-timeout S] [--dist-pack P] [--dist-overlap on|off]
  *                               [--fail-step K [--fail-rank R]]]
  *
  * --steps stops after that many steps, --max-loss then fails (exit 1)
@@ -42,7 +42,10 @@
  * stops with its message). --dist-timeout: seconds a rank waits for the
  * others in a collective (default 300). --dist-pack auto|never|always:
  * whether a bucket of gradients is concatenated on the GPU before its
- * read-back (wt_dist_pack; default auto).
+ * read-back (wt_dist_pack; default auto). --dist-overlap on|off: whether
+ * the reduction starts during the backward pass, bucket by bucket as the
+ * gradients become final (wt_dist_grad_sync; default on), or after it
+ * (wt_dist_allreduce); the results are the same bits.
  *
  * The data are the four .gz files of Debian's
  * dataset-fashion-mnist package (/usr/share/datasets/fashion-mnist), or
@@ -251,26 +254,35 @@ static wt_tensor *forward(step *a, model *md, wt_tensor *x)
 static wt_tensor *train_step(step *a, model *md, wt_tensor *x, wt_tensor *y, dist_group *g, bool fail_here)
 {
     wt_tensor *loss = OP(a, wt_cross_entropy, forward(a, md, x), y, NULL);
+    /* Overlapped (dist_sync_begin): the loss's copy is given before
+     * backward, whose gradient-ready hooks start the gradients' buckets. */
+    wt_tensor *mean_loss = NULL;
+    if (dist_overlapping(g) && a->st == WT_OK && ok(a, wt_no_grad_begin(md->ctx))) {
+        mean_loss = OP(a, wt_mul_scalar, loss, 1.0);
+        wt_no_grad_end(md->ctx);
+        if (a->st == WT_OK) ok(a, dist_sync_give_loss(g, NPARAM, mean_loss));
+    }
     if (a->st != WT_OK || !ok(a, wt_backward(loss)) || !ok(a, wt_no_grad_begin(md->ctx))) return NULL;
     md->step++;
     /* Data-parallel: the loss (a copy off the tape) and the gradients,
-     * averaged over the ranks in one call. */
+     * averaged over the ranks in one call (or finished, overlapped). */
     wt_tensor *grads[NPARAM + 1] = {NULL};
     int n = 0;
+    if (dist_on(g) && fail_here) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "failure injected at step %lld (--fail-step)", (long long)md->step);
+        ok(a, dist_fail(g, msg));
+    } else if (dist_overlapping(g)) {
+        if (ok(a, dist_sync_finish(g))) loss = mean_loss;
+    }
     for (int i = 0; i < NPARAM && a->st == WT_OK; i++)
         if (ok(a, wt_tensor_grad(md->p[i], &grads[i])) && !grads[i])
             ok(a, wt_set_last_error(WT_ERR_INVALID_ARGUMENT, "a parameter has no gradient"));
-    if (dist_on(g) && a->st == WT_OK) {
-        wt_tensor *mean_loss = OP(a, wt_mul_scalar, loss, 1.0);
+    if (dist_on(g) && !dist_overlapping(g) && a->st == WT_OK) {
+        mean_loss = OP(a, wt_mul_scalar, loss, 1.0);
         grads[NPARAM] = loss = mean_loss;
         n = NPARAM + 1;
-        if (fail_here) {
-            char msg[96];
-            snprintf(msg, sizeof msg, "failure injected at step %lld (--fail-step)", (long long)md->step);
-            ok(a, dist_fail(g, msg));
-        } else {
-            ok(a, dist_mean(g, n, grads));
-        }
+        ok(a, dist_mean(g, n, grads));
     }
     for (int i = 0; i < NPARAM && a->st == WT_OK; i++) {
         ok(a, wt_adamw_step(md->p[i], grads[i], md->m[i], md->v[i], md->step, &md->adam));
@@ -373,7 +385,7 @@ int main(int argc, char **argv)
     int fail_step = 0, fail_rank = 1;
     bool use_dist = false, print_loss = false, check_sync = false;
     double lr = 1e-3, max_loss = 0, dist_timeout = 0;
-    const char *dist_pack = NULL;
+    const char *dist_pack = NULL, *dist_overlap = "on";
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -397,6 +409,7 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--fail-rank") == 0) fail_rank = atoi(v);
         else if (strcmp(a, "--dist-timeout") == 0) dist_timeout = atof(v);
         else if (strcmp(a, "--dist-pack") == 0) dist_pack = v;
+        else if (strcmp(a, "--dist-overlap") == 0) dist_overlap = v;
         else { fprintf(stderr, "unknown option %s (see the comment at the top of the source)\n", a); return 2; }
         i++;
     }
@@ -404,7 +417,12 @@ int main(int argc, char **argv)
     if (batch <= 0 || epochs <= 0) { fprintf(stderr, "batch and epochs must be positive\n"); return 2; }
     if (use_dist && compare) { fprintf(stderr, "--dist and --compare do not go together\n"); return 2; }
     dist_group grp;
+    if (strcmp(dist_overlap, "on") != 0 && strcmp(dist_overlap, "off") != 0) {
+        fprintf(stderr, "error: --dist-overlap is on or off\n");
+        return 2;
+    }
     if (!dist_start(use_dist, dist_timeout, dist_pack, &grp)) return 1;
+    grp.overlap = strcmp(dist_overlap, "on") == 0;
     /* Only rank 0 speaks (errors excepted). */
     if (grp.rank != 0 && !freopen("/dev/null", "w", stdout)) { dist_stop(&grp); return 1; }
     dataset train = {0}, test = {0};
@@ -441,7 +459,7 @@ int main(int argc, char **argv)
             return 1;
         }
     /* Every rank starts from rank 0's parameters. */
-    if (dist_broadcast(&grp, NPARAM, md[0].p) != WT_OK) {
+    if (dist_broadcast(&grp, NPARAM, md[0].p) != WT_OK || dist_sync_begin(&grp, ctx[0], NPARAM, md[0].p) != WT_OK) {
         fprintf(stderr, "error: broadcasting the parameters: %s\n", wt_last_error());
         dist_stop(&grp);
         return 1;
