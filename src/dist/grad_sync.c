@@ -441,10 +441,11 @@ wt_status wt_dist_grad_sync_finish(wt_dist_grad_sync *s)
             for (int64_t j = 0; j < s->bk[k].count; j++) v[j] *= scale;
         for (int i = s->bk[k].first; i < s->bk[k].last && s->local == WT_OK; i++) {
             int64_t c = wt_tensor_numel(s->given[i]);
-            if (wt_tensor_write(s->given[i], v, (size_t)c * sizeof(float)) != WT_OK) {
+            wt_status w = wt_tensor_write(s->given[i], v, (size_t)c * sizeof(float));
+            if (w != WT_OK) {
                 char msg[MSG_BYTES];
                 snprintf(msg, sizeof msg, "%s: writing tensors[%d]: %s", what, i, wt_last_error());
-                note_failure(s, WT_ERR_BACKEND, msg);
+                note_failure(s, w, msg);
             }
             v += c;
         }
