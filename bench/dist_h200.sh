@@ -8,7 +8,9 @@
 # with MPI; their libraries on LD_LIBRARY_PATH); FORTUNES is the GPT's text
 # (a file or a folder of Debian's fortune files); Open MPI's mpirun on
 # PATH, or $MPIRUN. Runs, on Vulkan:
-#   - device <-> host copy speed of GPU 0 (bench_transfer);
+#   - device <-> host copy speed of GPU 0 (bench_transfer), writes by queue
+#     writes and through the mapped staging ring (WT_WEBGPU_UPLOAD_STAGED=1,
+#     4 MiB and 1 MiB pieces);
 #   - the GPT example (6 layers, dim 384, context 256, batch 64 a GPU,
 #     10.8 M parameters) on 1 GPU without --dist, on 1 rank with --dist,
 #     and on NGPUS ranks: the reduction overlapped with backward (the
@@ -53,6 +55,13 @@ echo "== GPUs"
 nvidia-smi -L 2>/dev/null || true
 run transfer "$bin/bench_transfer" --backend "$backend" --gpu 0 --reps "${DIST_BENCH_REPS:-10}"
 cat "$logs/transfer.log"
+# Writes through the context's mapped staging ring instead of queue writes,
+# in pieces of 4 MiB (the default) and of 1 MiB (the GPT's gradients are
+# 0.6-1.2 MB each, below 4 MiB: written by queue writes otherwise).
+WT_WEBGPU_UPLOAD_STAGED=1 run transfer_staged "$bin/bench_transfer" --backend "$backend" --gpu 0 --reps "${DIST_BENCH_REPS:-10}"
+cat "$logs/transfer_staged.log"
+WT_WEBGPU_UPLOAD_STAGED=1 WT_WEBGPU_UPLOAD_PIECE_BYTES=1048576 run transfer_staged_1m "$bin/bench_transfer" --backend "$backend" --gpu 0 --reps "${DIST_BENCH_REPS:-10}"
+cat "$logs/transfer_staged_1m.log"
 
 gpt=(--backend "$backend" --data "$text" --batch 64 --steps 60 --print-every 20 --eval-every 0 --eval-batches 2
      --sample 0 --warmup 10)
@@ -90,4 +99,6 @@ echo "LeNet images/s: 1 GPU ${l1:-?}, 1 rank --dist ${l1d:-?}, $n GPUs overlappe
 grep "^dist:" "$logs/lenet_${n}gpu_dist.log" | tail -n 1 | sed 's/^/LeNet /'
 echo "LeNet $n GPUs, reduced after backward (--dist-overlap off): ${la:-?} images/s, efficiency $(eff "${l1:-0}" "${la:-0}" "$n")"
 grep "^dist:" "$logs/lenet_${n}gpu_dist_after.log" | tail -n 1 | sed 's/^/LeNet /'
-grep "^grads" "$logs/transfer.log" | sed 's/^/copies: /'
+grep "^grads" "$logs/transfer.log" | sed 's/^/copies (queue writes): /'
+grep "^grads" "$logs/transfer_staged.log" | sed 's/^/copies (staged, 4 MiB pieces): /'
+grep "^grads" "$logs/transfer_staged_1m.log" | sed 's/^/copies (staged, 1 MiB pieces): /'
