@@ -442,6 +442,8 @@ int main(int argc, char **argv)
     if (packed) {
         test_allreduce(packed, ctx, WT_DIST_SUM);
         test_allreduce(packed, ctx, WT_DIST_MEAN);
+        /* Overlapped, buckets read and written back packed. */
+        test_grad_sync(packed, ctx);
         wt_dist_destroy(packed);
     }
     o.pack = (wt_dist_pack)9;

@@ -386,18 +386,64 @@ int dist_make_buckets(const wt_dist *d, int n, wt_tensor *const *tensors, bucket
  * buffer and a map, which for a hundred small gradients costs more than
  * the bytes (wt_dist_pack says where). ev[i] is tensor i's read; of a
  * packed bucket, ev[first] is the bucket's. On failure, msg says why. */
+/* Whether bucket b moves between host and device as one tensor (wt_dist_pack). */
+static bool pack_bucket(const wt_dist *d, wt_tensor *const *tensors, const bucket *b)
+{
+    wt_context *bctx = wt_tensor_context(tensors[b->first]);
+    bool pack = b->last - b->first > 1 && wt_context_backend(bctx) == WT_BACKEND_WEBGPU && d->pack != WT_DIST_PACK_NEVER;
+    wt_adapter_info info;
+    if (pack && d->pack == WT_DIST_PACK_AUTO)
+        pack = wt_context_adapter_info(bctx, &info) == WT_OK && info.type != WT_ADAPTER_CPU;
+    for (int i = b->first + 1; pack && i < b->last; i++) pack = wt_tensor_context(tensors[i]) == bctx;
+    return pack;
+}
+
+wt_status dist_write_bucket(const wt_dist *d, wt_tensor *const *tensors, const bucket *b, const float *host, char *msg,
+                            const char *what)
+{
+    wt_status st = WT_OK;
+    const float *p = host + b->offset;
+    if (!pack_bucket(d, tensors, b)) {
+        for (int i = b->first; i < b->last && st == WT_OK; i++) {
+            int64_t c = wt_tensor_numel(tensors[i]);
+            st = wt_tensor_write(tensors[i], p, (size_t)c * sizeof(float));
+            if (st != WT_OK) snprintf(msg, MSG_BYTES, "%s: writing tensors[%d]: %s", what, i, wt_last_error());
+            p += c;
+        }
+        return st;
+    }
+    int64_t count = b->count, off = 0;
+    wt_tensor *packed = NULL;
+    wt_context *ctx = wt_tensor_context(tensors[b->first]);
+    /* Data written in place, as wt_tensor_write does: nothing recorded
+     * (a tensor of the list may require grad, as the examples' loss). */
+    if ((st = wt_no_grad_begin(ctx)) != WT_OK) {
+        snprintf(msg, MSG_BYTES, "%s: %s", what, wt_last_error());
+        return st;
+    }
+    st = wt_tensor_from_data(ctx, WT_F32, 1, &count, p, &packed);
+    for (int i = b->first; i < b->last && st == WT_OK; i++) {
+        int64_t c = wt_tensor_numel(tensors[i]);
+        wt_tensor *part = NULL, *shaped = NULL;
+        st = wt_slice(packed, 0, off, off + c, 1, &part);
+        if (st == WT_OK) st = wt_reshape(part, wt_tensor_ndim(tensors[i]), wt_tensor_shape(tensors[i]), &shaped);
+        if (st == WT_OK) st = wt_copy_into(tensors[i], shaped);
+        wt_tensor_release(shaped), wt_tensor_release(part);
+        off += c;
+    }
+    wt_tensor_release(packed);
+    wt_no_grad_end(ctx);
+    if (st != WT_OK)
+        snprintf(msg, MSG_BYTES, "%s: writing tensors %d..%d back: %s", what, b->first, b->last - 1, wt_last_error());
+    return st;
+}
+
 wt_status dist_read_bucket(const wt_dist *d, wt_tensor *const *tensors, const bucket *b, float *host, wt_event **ev,
                            char *msg, const char *what)
 {
     wt_status data = WT_OK;
     int cnt = b->last - b->first;
-    wt_context *bctx = wt_tensor_context(tensors[b->first]);
-    bool pack = cnt > 1 && wt_context_backend(bctx) == WT_BACKEND_WEBGPU && d->pack != WT_DIST_PACK_NEVER;
-    wt_adapter_info info;
-    if (pack && d->pack == WT_DIST_PACK_AUTO)
-        pack = wt_context_adapter_info(bctx, &info) == WT_OK && info.type != WT_ADAPTER_CPU;
-    for (int i = b->first + 1; pack && i < b->last; i++) pack = wt_tensor_context(tensors[i]) == bctx;
-    if (pack) {
+    if (pack_bucket(d, tensors, b)) {
         wt_tensor **flat = calloc((size_t)cnt, sizeof *flat), *packed = NULL;
         data = flat ? WT_OK : wt_set_last_error(WT_ERR_OUT_OF_MEMORY, "out of host memory");
         for (int i = 0; i < cnt && data == WT_OK; i++) data = wt_flatten(tensors[b->first + i], 0, -1, &flat[i]);
@@ -484,13 +530,7 @@ wt_status wt_dist_allreduce(wt_dist *d, int n, wt_tensor *const *tensors, wt_dis
         float *p = host + bk[wk].offset;                                                                  \
         if (scale != 1.0f)                                                                                \
             for (int64_t j = 0; j < bk[wk].count; j++) p[j] *= scale;                                     \
-        for (int i = bk[wk].first; i < bk[wk].last && data == WT_OK; i++) {                               \
-            int64_t c = wt_tensor_numel(tensors[i]);                                                      \
-            data = wt_tensor_write(tensors[i], p, (size_t)c * sizeof(float));                             \
-            if (data != WT_OK)                                                                            \
-                snprintf(data_msg, sizeof data_msg, "%s: writing tensors[%d]: %s", what, i, wt_last_error()); \
-            p += c;                                                                                       \
-        }                                                                                                 \
+        data = dist_write_bucket(d, tensors, &bk[wk], host, data_msg, what);                              \
         d->stats.write_seconds += dist_elapsed(t1);                                                            \
     } while (0)
     for (int k = 0; k < nb && !d->broken; k++) {

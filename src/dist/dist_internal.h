@@ -55,6 +55,12 @@ wt_status dist_usable(wt_dist *d, const char *what);
 wt_status dist_check_tensors(const char *what, int n, wt_tensor *const *ts, bool f32_only, char *msg);
 double dist_elapsed(double t0);
 int dist_make_buckets(const wt_dist *d, int n, wt_tensor *const *tensors, bucket *bk);
+/* Writes bucket b's results (host + b->offset) into its tensors: on a GPU
+ * (as wt_dist_pack says) one upload of the bucket, split on the device
+ * into the tensors (exact copies) - one write of a few MB instead of one
+ * per tensor; else one write per tensor. On failure, msg says why. */
+wt_status dist_write_bucket(const wt_dist *d, wt_tensor *const *tensors, const bucket *b, const float *host, char *msg,
+                            const char *what);
 wt_status dist_read_bucket(const wt_dist *d, wt_tensor *const *tensors, const bucket *b, float *host, wt_event **ev,
                            char *msg, const char *what);
 

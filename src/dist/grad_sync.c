@@ -439,16 +439,9 @@ wt_status wt_dist_grad_sync_finish(wt_dist_grad_sync *s)
         float *v = s->host + s->bk[k].offset;
         if (scale != 1.0f)
             for (int64_t j = 0; j < s->bk[k].count; j++) v[j] *= scale;
-        for (int i = s->bk[k].first; i < s->bk[k].last && s->local == WT_OK; i++) {
-            int64_t c = wt_tensor_numel(s->given[i]);
-            wt_status w = wt_tensor_write(s->given[i], v, (size_t)c * sizeof(float));
-            if (w != WT_OK) {
-                char msg[MSG_BYTES];
-                snprintf(msg, sizeof msg, "%s: writing tensors[%d]: %s", what, i, wt_last_error());
-                note_failure(s, w, msg);
-            }
-            v += c;
-        }
+        char msg[MSG_BYTES];
+        wt_status w = dist_write_bucket(d, s->given, &s->bk[k], s->host, msg, what);
+        if (w != WT_OK) note_failure(s, w, msg);
         d->stats.write_seconds += dist_elapsed(t1);
     }
     if (d->broken) return dist_failf(WT_ERR_BACKEND, "%s", d->broken_msg);
