@@ -14,8 +14,9 @@
 #   - the GPT example (6 layers, dim 384, context 256, batch 64 a GPU,
 #     10.8 M parameters) on 1 GPU without --dist, on 1 rank with --dist,
 #     and on NGPUS ranks: the reduction overlapped with backward (the
-#     default, wt_dist_grad_sync), after it (--dist-overlap off), and after
-#     it with the gradients read one by one (--dist-pack never): tokens/s
+#     default, wt_dist_grad_sync), overlapped and reduced in f16
+#     (--dist-f16), after it (--dist-overlap off), and after it with the
+#     gradients read one by one (--dist-pack never): tokens/s
 #     of the last 20 of 60 steps;
 #   - the LeNet of the Fashion-MNIST example on random images (--synthetic:
 #     the data set need not be there), batch 256 a GPU, 200 steps, on 1 GPU,
@@ -76,6 +77,7 @@ run gpt_${n}gpu_dist "${launch[@]}" -np "$n" "$bin/train_gpt" --dist "${gpt[@]}"
 # The reduction after backward, as before the gradient synchroniser; and
 # that with one read-back per gradient instead of packed buckets.
 run gpt_${n}gpu_dist_after "${launch[@]}" -np "$n" "$bin/train_gpt" --dist --dist-overlap off "${gpt[@]}"
+run gpt_${n}gpu_dist_f16 "${launch[@]}" -np "$n" "$bin/train_gpt" --dist --dist-f16 "${gpt[@]}"
 run gpt_${n}gpu_dist_unpacked "${launch[@]}" -np "$n" "$bin/train_gpt" --dist --dist-overlap off --dist-pack never "${gpt[@]}"
 
 run lenet_1gpu "$bin/train_fashion_mnist" "${lenet[@]}"
@@ -84,7 +86,7 @@ run lenet_${n}gpu_dist "${launch[@]}" -np "$n" "$bin/train_fashion_mnist" --dist
 run lenet_${n}gpu_dist_after "${launch[@]}" -np "$n" "$bin/train_fashion_mnist" --dist --dist-overlap off "${lenet[@]}"
 
 g1=$(gpt_rate gpt_1gpu) g1d=$(gpt_rate gpt_1rank_dist) gn=$(gpt_rate gpt_${n}gpu_dist)
-gu=$(gpt_rate gpt_${n}gpu_dist_unpacked) ga=$(gpt_rate gpt_${n}gpu_dist_after)
+gu=$(gpt_rate gpt_${n}gpu_dist_unpacked) ga=$(gpt_rate gpt_${n}gpu_dist_after) gh=$(gpt_rate gpt_${n}gpu_dist_f16)
 l1=$(lenet_rate lenet_1gpu) l1d=$(lenet_rate lenet_1rank_dist) ln=$(lenet_rate lenet_${n}gpu_dist)
 la=$(lenet_rate lenet_${n}gpu_dist_after)
 echo
@@ -93,6 +95,8 @@ echo "GPT   tokens/s: 1 GPU ${g1:-?}, 1 rank --dist ${g1d:-?}, $n GPUs overlappe
 grep "^dist:" "$logs/gpt_${n}gpu_dist.log" | tail -n 1 | sed 's/^/GPT   /'
 echo "GPT   $n GPUs, reduced after backward (--dist-overlap off): ${ga:-?} tokens/s, efficiency $(eff "${g1:-0}" "${ga:-0}" "$n")"
 grep "^dist:" "$logs/gpt_${n}gpu_dist_after.log" | tail -n 1 | sed 's/^/GPT   /'
+echo "GPT   $n GPUs, overlapped, reduced in f16 (--dist-f16): ${gh:-?} tokens/s, efficiency $(eff "${g1:-0}" "${gh:-0}" "$n")"
+grep "^dist:" "$logs/gpt_${n}gpu_dist_f16.log" | tail -n 1 | sed 's/^/GPT   /'
 echo "GPT   $n GPUs, after backward, gradients read one by one (--dist-pack never): ${gu:-?} tokens/s, efficiency $(eff "${g1:-0}" "${gu:-0}" "$n")"
 grep "^dist:" "$logs/gpt_${n}gpu_dist_unpacked.log" | tail -n 1 | sed 's/^/GPT   /'
 echo "LeNet images/s: 1 GPU ${l1:-?}, 1 rank --dist ${l1d:-?}, $n GPUs overlapped ${ln:-?}: scaling efficiency $(eff "${l1:-0}" "${ln:-0}" "$n")"

@@ -26,8 +26,9 @@ typedef struct dist_group {
 /* 1 on success; 0 with a message. timeout: seconds a collective waits
  * for the other ranks (0: the library's default); pack: how allreduce
  * reads buckets back from a GPU, "auto", "never" or "always"
- * (wt_dist_pack; NULL: auto). */
-static inline int dist_start(bool on, double timeout, const char *pack, dist_group *g)
+ * (wt_dist_pack; NULL: auto); f16: gradients reduced in f16
+ * (wt_dist_options.reduce_f16). */
+static inline int dist_start(bool on, double timeout, const char *pack, bool f16, dist_group *g)
 {
     memset(g, 0, sizeof *g);
     g->size = 1;
@@ -38,6 +39,7 @@ static inline int dist_start(bool on, double timeout, const char *pack, dist_gro
     wt_dist_options o;
     wt_dist_options_init(&o);
     if (timeout > 0) o.timeout_seconds = timeout;
+    o.reduce_f16 = f16;
     if (pack && strcmp(pack, "never") == 0) o.pack = WT_DIST_PACK_NEVER;
     else if (pack && strcmp(pack, "always") == 0) o.pack = WT_DIST_PACK_ALWAYS;
     else if (pack && strcmp(pack, "auto") != 0) {
@@ -53,7 +55,7 @@ static inline int dist_start(bool on, double timeout, const char *pack, dist_gro
     g->local_rank = wt_dist_local_rank(g->d);
     return 1;
 #else
-    (void)timeout, (void)pack;
+    (void)timeout, (void)pack, (void)f16;
     fprintf(stderr, "error: --dist: this build has no MPI (libwebtensor_dist was not built)\n");
     return 0;
 #endif

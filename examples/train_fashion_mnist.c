@@ -16,7 +16,7 @@
  *                       [--train-limit N] [--steps N] [--max-loss X]
  *                       [--compare BACKEND,BACKEND] [--eval-limit N]
  *                       [--print-loss] [--synthetic N]
- *                       [--dist [--check-sync] [--dist-timeout S] [--dist-pack P] [--dist-overlap on|off]
+ *                       [--dist [--check-sync] [--dist-timeout S] [--dist-pack P] [--dist-overlap on|off] [--dist-f16]
  *                               [--fail-step K [--fail-rank R]]]
  *
  * --steps stops after that many steps, --max-loss then fails (exit 1)
@@ -46,6 +46,8 @@
  * the reduction starts during the backward pass, bucket by bucket as the
  * gradients become final (wt_dist_grad_sync; default on), or after it
  * (wt_dist_allreduce); the results are the same bits.
+ * --dist-f16: the gradients travel and are reduced as f16 (half the
+ * bytes; wt_dist_options.reduce_f16 states the tolerance).
  *
  * The data are the four .gz files of Debian's
  * dataset-fashion-mnist package (/usr/share/datasets/fashion-mnist), or
@@ -386,10 +388,12 @@ int main(int argc, char **argv)
     bool use_dist = false, print_loss = false, check_sync = false;
     double lr = 1e-3, max_loss = 0, dist_timeout = 0;
     const char *dist_pack = NULL, *dist_overlap = "on";
+    bool dist_f16 = false;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--dist") == 0) { use_dist = true; continue; }
+        if (strcmp(a, "--dist-f16") == 0) { dist_f16 = true; continue; }
         if (strcmp(a, "--print-loss") == 0) { print_loss = true; continue; }
         if (strcmp(a, "--check-sync") == 0) { check_sync = true; continue; }
         if (!v) { fprintf(stderr, "option %s needs a value\n", a); return 2; }
@@ -421,7 +425,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "error: --dist-overlap is on or off\n");
         return 2;
     }
-    if (!dist_start(use_dist, dist_timeout, dist_pack, &grp)) return 1;
+    if (!dist_start(use_dist, dist_timeout, dist_pack, dist_f16, &grp)) return 1;
     grp.overlap = strcmp(dist_overlap, "on") == 0;
     /* Only rank 0 speaks (errors excepted). */
     if (grp.rank != 0 && !freopen("/dev/null", "w", stdout)) { dist_stop(&grp); return 1; }

@@ -22,7 +22,7 @@
  *             [--seed 1] [--print-every 100] [--eval-every 500]
  *             [--eval-batches 20] [--sample 400] [--temperature 0.8]
  *             [--max-loss X] [--print-loss]
- *             [--dist [--check-sync] [--dist-timeout S] [--dist-pack auto|never|always] [--dist-overlap on|off]
+ *             [--dist [--check-sync] [--dist-timeout S] [--dist-pack auto|never|always] [--dist-overlap on|off] [--dist-f16]
  *                     [--fail-step K [--fail-rank R]]]
  *
  * The corpus is English text: the fortune cookie files of Debian's
@@ -57,6 +57,8 @@
  * on|off: whether the reduction starts during the backward pass, bucket by
  * bucket as the gradients become final (wt_dist_grad_sync; default on),
  * or after it (wt_dist_allreduce); the results are the same bits.
+ * --dist-f16: the gradients travel and are reduced as f16 (half the
+ * bytes; wt_dist_options.reduce_f16 states the tolerance).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <webtensor.h>
@@ -582,12 +584,14 @@ int main(int argc, char **argv)
     double lr = 1e-3, min_lr = -1, weight_decay = 0.1, temperature = 0.8, max_loss = 0, clip = 1.0;
     double dist_timeout = 0;
     const char *dist_pack = NULL, *dist_overlap = "on";
+    bool dist_f16 = false;
     int fail_step = 0, fail_rank = 1;
     bool use_dist = false, print_loss = false, check_sync = false;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(o, "--dist") == 0) { use_dist = true; continue; }
+        if (strcmp(o, "--dist-f16") == 0) { dist_f16 = true; continue; }
         if (strcmp(o, "--print-loss") == 0) { print_loss = true; continue; }
         if (strcmp(o, "--check-sync") == 0) { check_sync = true; continue; }
         if (!v) { fprintf(stderr, "option %s needs a value\n", o); return 2; }
@@ -639,7 +643,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "error: --dist-overlap is on or off\n");
         return 2;
     }
-    if (!dist_start(use_dist, dist_timeout, dist_pack, &grp)) return 1;
+    if (!dist_start(use_dist, dist_timeout, dist_pack, dist_f16, &grp)) return 1;
     grp.overlap = strcmp(dist_overlap, "on") == 0;
     /* Only rank 0 speaks (errors excepted). */
     if (grp.rank != 0 && !freopen("/dev/null", "w", stdout)) { dist_stop(&grp); return 1; }

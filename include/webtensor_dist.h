@@ -80,6 +80,20 @@ typedef struct wt_dist_options {
      * (default 4 MiB); a tensor larger than a bucket is a bucket of its own. */
     int64_t bucket_bytes;
     wt_dist_pack pack;        /* default WT_DIST_PACK_AUTO */
+    /* allreduce and the gradient synchroniser move and reduce f16 instead
+     * of f32 (default false): half the bytes each way and on the network.
+     * Each bucket is converted to f16 on the device (round to nearest
+     * even) and read back; MPI adds the ranks' halves pairwise in f32,
+     * rounding each sum to f16; the mean's 1/size is applied on the host
+     * in f32 and rounded to f16; the result goes back as f16 and is
+     * widened on the device (exact). Every rank still gets the same bits.
+     * Tolerance: for values of f16's normal range (6.1e-5 to 65504 in
+     * magnitude), each result is within (size + 1) * 2^-11 (relative) of
+     * the sum (mean) of the absolute values of the terms away from the
+     * exact one; smaller values lose precision (subnormals below 6.1e-5,
+     * zero below 3e-8) and larger ones overflow to infinity: scale the
+     * loss (wt_grad_scaler) so that the gradients sit in that range. */
+    bool reduce_f16;
 } wt_dist_options;
 
 WT_API void wt_dist_options_init(wt_dist_options *opts);

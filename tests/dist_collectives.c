@@ -14,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "webtensor_dist.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,6 +384,53 @@ static void test_grad_sync(wt_dist *d, wt_context *ctx)
     free(want), free(got);
 }
 
+/* reduce_f16: sums of small integers are exact in f16; the mean of other
+ * values is within the documented tolerance of the exact one, the same
+ * bits on every rank; the overlapped reduction matches allreduce bit for
+ * bit in f16 mode too. */
+static float value_f16(int r, int64_t j) { return (float)((j * 37 + r * 11) % 101 - 50) * 0.013f + 0.001f * (float)(r + 1); }
+
+static void test_reduce_f16(wt_context *ctx)
+{
+    wt_dist_options o;
+    wt_dist_options_init(&o);
+    o.bucket_bytes = 4096;
+    o.timeout_seconds = 120;
+    o.reduce_f16 = true;
+    wt_dist *d = NULL;
+    CHECK(wt_dist_init(MPI_COMM_WORLD, &o, &d) == WT_OK, "a group reducing f16");
+    if (!d) return;
+    int rank = wt_dist_rank(d), size = wt_dist_size(d);
+    test_allreduce(d, ctx, WT_DIST_SUM);
+    enum { N = 3000 };
+    float *v = malloc(N * sizeof *v), *all = malloc((size_t)size * N * sizeof *all);
+    for (int64_t j = 0; j < N; j++) v[j] = value_f16(rank, j);
+    wt_tensor *t = NULL, *gathered = NULL;
+    int64_t n = N;
+    CHECK(wt_tensor_from_data(ctx, WT_F32, 1, &n, v, &t) == WT_OK, "f16: tensor");
+    CHECK(wt_dist_allreduce(d, 1, &t, WT_DIST_MEAN) == WT_OK, "f16: mean");
+    CHECK(wt_dist_allgather(d, t, &gathered) == WT_OK &&
+              wt_tensor_read(gathered, all, (size_t)size * N * sizeof *all) == WT_OK,
+          "f16: gathered");
+    double worst = 0, bound = (size + 1) * 0x1p-11;
+    for (int64_t j = 0; j < N; j++) {
+        double exact = 0, mag = 0;
+        for (int r = 0; r < size; r++) exact += value_f16(r, j), mag += fabs(value_f16(r, j));
+        exact /= size, mag /= size;
+        double err = fabs(all[j] - exact) / mag;
+        if (err > worst) worst = err;
+    }
+    CHECK(worst <= bound, "f16: mean off by %.3g of the mean magnitude (bound %.3g)", worst, bound);
+    int same = 1;
+    for (int r = 1; r < size; r++) same = same && !memcmp(all, all + (size_t)r * N, N * sizeof *all);
+    CHECK(same, "f16: the same bits on every rank");
+    if (rank == 0) printf("reduce_f16: mean of %d ranks within %.3g (bound %.3g)\n", size, worst, bound);
+    wt_tensor_release(t), wt_tensor_release(gathered);
+    free(v), free(all);
+    test_grad_sync(d, ctx);
+    wt_dist_destroy(d);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -452,6 +500,7 @@ int main(int argc, char **argv)
     test_large_reads(d, ctx);
     test_failures(d, ctx);
     test_grad_sync(d, ctx);
+    test_reduce_f16(ctx);
     wt_context_destroy(ctx);
     wt_dist_destroy(d);
     printf("rank %d of %d (%s): %s\n", g_rank, size, argv[1], g_fail ? "FAILED" : "collectives ok");

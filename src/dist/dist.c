@@ -180,6 +180,78 @@ wt_status dist_agree(wt_dist *d, wt_status local, const char *local_msg, int64_t
 
 /* ------------------------------------------------------------ set-up */
 
+/* ------------------------------------------------------ f16 buckets */
+
+/* IEEE 754 binary16 <-> binary32 on the host: widening is exact;
+ * narrowing rounds to nearest even, with subnormals, overflow to
+ * infinity and NaN kept a NaN. */
+static float half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
+    if (exp == 0) {
+        float f = (float)man * 0x1p-24f; /* zero or subnormal: exact */
+        return sign ? -f : f;
+    }
+    bits = exp == 31 ? sign | 0x7f800000u | (man << 13) : sign | ((exp + 112) << 23) | (man << 13);
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static uint16_t float_to_half(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+    uint32_t ax = x & 0x7fffffffu;
+    if (ax >= 0x7f800000u) return (uint16_t)(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0));
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* 65520 and up round to infinity */
+    uint32_t e = ax >> 23, man = (ax & 0x7fffffu) | 0x800000u, shift, q;
+    if (ax < 0x38800000u) { /* below 2^-14: a subnormal half, in units of 2^-24 */
+        if (e < 102) return sign; /* below 2^-25: zero (2^-25 itself ties to even zero) */
+        shift = 126 - e;
+    } else {
+        shift = 13;
+        man = ax & 0x7fffffu;
+    }
+    q = man >> shift;
+    uint32_t rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (ax >= 0x38800000u) q |= (e - 112) << 10;
+    if (rem > half || (rem == half && (q & 1u))) q++; /* a carry moves into the exponent */
+    return (uint16_t)(sign | q);
+}
+
+/* The MPI operation of f16 buckets: each pair of halves added in f32 and
+ * rounded to f16 (commutative; every rank gets the same bits). */
+static void f16_sum(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    const uint16_t *a = in;
+    uint16_t *b = inout;
+    for (int i = 0; i < *len; i++) b[i] = float_to_half(half_to_float(a[i]) + half_to_float(b[i]));
+}
+
+int dist_elem_bytes(const wt_dist *d) { return d->f16 ? 2 : 4; }
+
+int dist_post_bucket(const wt_dist *d, MPI_Comm comm, float *host, const bucket *b, MPI_Request *req)
+{
+    if (d->f16)
+        return MPI_Iallreduce(MPI_IN_PLACE, host + b->offset, (int)b->count, MPI_UINT16_T, d->f16_sum, comm, req);
+    return MPI_Iallreduce(MPI_IN_PLACE, host + b->offset, (int)b->count, MPI_FLOAT, MPI_SUM, comm, req);
+}
+
+void dist_scale_bucket(const wt_dist *d, float *host, const bucket *b, float scale)
+{
+    if (scale == 1.0f) return;
+    if (d->f16) {
+        uint16_t *h = (uint16_t *)(host + b->offset);
+        for (int64_t j = 0; j < b->count; j++) h[j] = float_to_half(half_to_float(h[j]) * scale);
+        return;
+    }
+    float *p = host + b->offset;
+    for (int64_t j = 0; j < b->count; j++) p[j] *= scale;
+}
+
 void wt_dist_options_init(wt_dist_options *opts)
 {
     if (!opts) return;
@@ -240,6 +312,8 @@ wt_status wt_dist_init(MPI_Comm comm, const wt_dist_options *opts, wt_dist **out
     d->timeout = o.timeout_seconds;
     d->bucket_bytes = o.bucket_bytes;
     d->pack = o.pack;
+    d->f16 = o.reduce_f16;
+    d->f16_sum = MPI_OP_NULL;
     d->comm = MPI_COMM_NULL;
     wt_dist_stats_init(&d->stats);
     MPI_Request req;
@@ -248,6 +322,8 @@ wt_status wt_dist_init(MPI_Comm comm, const wt_dist_options *opts, wt_dist **out
     if (st == WT_OK) st = dist_wait_request(d, &req, NULL, "wt_dist_init (MPI_Comm_idup)");
     if (st == WT_OK && (rc = MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN)) != MPI_SUCCESS)
         st = dist_mpi_fail(d, rc, "wt_dist_init (MPI_Comm_set_errhandler)");
+    if (st == WT_OK && d->f16 && (rc = MPI_Op_create(f16_sum, 1, &d->f16_sum)) != MPI_SUCCESS)
+        st = dist_mpi_fail(d, rc, "wt_dist_init (MPI_Op_create)");
     if (st == WT_OK && ((rc = MPI_Comm_rank(d->comm, &d->rank)) != MPI_SUCCESS ||
                         (rc = MPI_Comm_size(d->comm, &d->size)) != MPI_SUCCESS))
         st = dist_mpi_fail(d, rc, "wt_dist_init");
@@ -285,6 +361,7 @@ void wt_dist_destroy(wt_dist *d)
     if (!d) return;
     while (d->nsyncs > 0) wt_dist_grad_sync_destroy(d->syncs[d->nsyncs - 1]);
     free(d->syncs);
+    if (d->f16_sum != MPI_OP_NULL && !d->timed_out) MPI_Op_free(&d->f16_sum);
     if (d->comm != MPI_COMM_NULL && !d->timed_out) MPI_Comm_free(&d->comm);
     /* After a timeout MPI_Finalize would wait for the rank that is gone. */
     if (d->finalize && !d->timed_out) MPI_Finalize();
@@ -403,7 +480,7 @@ wt_status dist_write_bucket(const wt_dist *d, wt_tensor *const *tensors, const b
 {
     wt_status st = WT_OK;
     const float *p = host + b->offset;
-    if (!pack_bucket(d, tensors, b)) {
+    if (!d->f16 && !pack_bucket(d, tensors, b)) {
         for (int i = b->first; i < b->last && st == WT_OK; i++) {
             int64_t c = wt_tensor_numel(tensors[i]);
             st = wt_tensor_write(tensors[i], p, (size_t)c * sizeof(float));
@@ -421,7 +498,15 @@ wt_status dist_write_bucket(const wt_dist *d, wt_tensor *const *tensors, const b
         snprintf(msg, MSG_BYTES, "%s: %s", what, wt_last_error());
         return st;
     }
-    st = wt_tensor_from_data(ctx, WT_F32, 1, &count, p, &packed);
+    if (d->f16) {
+        /* Up as f16 (half the bytes), widened on the device (exact). */
+        wt_tensor *halves = NULL;
+        st = wt_tensor_from_data(ctx, WT_F16, 1, &count, p, &halves);
+        if (st == WT_OK) st = wt_cast(halves, WT_F32, &packed);
+        wt_tensor_release(halves);
+    } else {
+        st = wt_tensor_from_data(ctx, WT_F32, 1, &count, p, &packed);
+    }
     for (int i = b->first; i < b->last && st == WT_OK; i++) {
         int64_t c = wt_tensor_numel(tensors[i]);
         wt_tensor *part = NULL, *shaped = NULL;
@@ -443,14 +528,22 @@ wt_status dist_read_bucket(const wt_dist *d, wt_tensor *const *tensors, const bu
 {
     wt_status data = WT_OK;
     int cnt = b->last - b->first;
-    if (pack_bucket(d, tensors, b)) {
-        wt_tensor **flat = calloc((size_t)cnt, sizeof *flat), *packed = NULL;
+    if (d->f16 || pack_bucket(d, tensors, b)) {
+        /* Packed on the device, and in f16 mode narrowed there (round to
+         * nearest even): half the bytes come back. */
+        wt_context *ctx = wt_tensor_context(tensors[b->first]);
+        bool nograd = d->f16 && wt_no_grad_begin(ctx) == WT_OK;
+        wt_tensor **flat = calloc((size_t)cnt, sizeof *flat), *packed = NULL, *halves = NULL;
         data = flat ? WT_OK : wt_set_last_error(WT_ERR_OUT_OF_MEMORY, "out of host memory");
         for (int i = 0; i < cnt && data == WT_OK; i++) data = wt_flatten(tensors[b->first + i], 0, -1, &flat[i]);
         if (data == WT_OK) data = wt_concat(cnt, flat, 0, &packed);
+        if (data == WT_OK && d->f16) data = wt_cast(packed, WT_F16, &halves);
         if (data == WT_OK)
-            data = wt_tensor_read_async(packed, host + b->offset, (size_t)b->count * sizeof(float), &ev[b->first]);
+            data = wt_tensor_read_async(halves ? halves : packed, host + b->offset,
+                                        (size_t)b->count * (size_t)dist_elem_bytes(d), &ev[b->first]);
+        if (nograd) wt_no_grad_end(ctx);
         /* The read already holds what it copies. */
+        wt_tensor_release(halves);
         wt_tensor_release(packed);
         for (int i = 0; flat && i < cnt; i++) wt_tensor_release(flat[i]);
         free(flat);
@@ -527,9 +620,7 @@ wt_status wt_dist_allreduce(wt_dist *d, int n, wt_tensor *const *tensors, wt_dis
         if (done_at[wk] > last_done) last_done = done_at[wk];                                             \
         if (data != WT_OK) break;                                                                         \
         double t1 = MPI_Wtime();                                                                          \
-        float *p = host + bk[wk].offset;                                                                  \
-        if (scale != 1.0f)                                                                                \
-            for (int64_t j = 0; j < bk[wk].count; j++) p[j] *= scale;                                     \
+        dist_scale_bucket(d, host, &bk[wk], scale);                                                       \
         data = dist_write_bucket(d, tensors, &bk[wk], host, data_msg, what);                              \
         d->stats.write_seconds += dist_elapsed(t1);                                                            \
     } while (0)
@@ -548,8 +639,7 @@ wt_status wt_dist_allreduce(wt_dist *d, int n, wt_tensor *const *tensors, wt_dis
         if (d->broken) break;
         /* A rank whose read failed still takes part, with zeros. */
         if (data != WT_OK) memset(host + bk[k].offset, 0, (size_t)bk[k].count * sizeof(float));
-        int rc = MPI_Iallreduce(MPI_IN_PLACE, host + bk[k].offset, (int)bk[k].count, MPI_FLOAT, MPI_SUM, d->comm,
-                                &reqs[k]);
+        int rc = dist_post_bucket(d, d->comm, host, &bk[k], &reqs[k]);
         if (rc != MPI_SUCCESS) {
             dist_mpi_fail(d, rc, what);
             break;
@@ -580,7 +670,7 @@ wt_status wt_dist_allreduce(wt_dist *d, int n, wt_tensor *const *tensors, wt_dis
     if (d->broken) return dist_failf(WT_ERR_BACKEND, "%s", d->broken_msg);
     st = dist_agree(d, data, data_msg, 0, what);
     d->stats.calls++;
-    d->stats.bytes_reduced += (uint64_t)total * sizeof(float);
+    d->stats.bytes_reduced += (uint64_t)total * (uint64_t)dist_elem_bytes(d);
     d->stats.total_seconds += dist_elapsed(t_call);
     return st;
 }

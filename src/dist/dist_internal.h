@@ -21,6 +21,8 @@ struct wt_dist {
     double timeout;
     int64_t bucket_bytes;
     wt_dist_pack pack;
+    bool f16;          /* reduce_f16: buckets travel as f16 */
+    MPI_Op f16_sum;    /* the ranks' halves added (f16 mode) */
     wt_dist_stats stats;
     void *host;       /* the host staging of the collectives, reused */
     size_t host_cap;
@@ -55,6 +57,15 @@ wt_status dist_usable(wt_dist *d, const char *what);
 wt_status dist_check_tensors(const char *what, int n, wt_tensor *const *ts, bool f32_only, char *msg);
 double dist_elapsed(double t0);
 int dist_make_buckets(const wt_dist *d, int n, wt_tensor *const *tensors, bucket *bk);
+/* Posts bucket b's reduction (MPI_SUM of floats, or of f16 halves in
+ * f16 mode) in place in host + b->offset; an MPI error code. */
+int dist_post_bucket(const wt_dist *d, MPI_Comm comm, float *host, const bucket *b, MPI_Request *req);
+/* Multiplies bucket b's reduced values by scale (in f16 mode: each half
+ * widened, multiplied in f32 and rounded back). */
+void dist_scale_bucket(const wt_dist *d, float *host, const bucket *b, float scale);
+/* Bytes of one element as the buckets move: 4, or 2 in f16 mode. */
+int dist_elem_bytes(const wt_dist *d);
+
 /* Writes bucket b's results (host + b->offset) into its tensors: on a GPU
  * (as wt_dist_pack says) one upload of the bucket, split on the device
  * into the tensors (exact copies) - one write of a few MB instead of one

@@ -118,7 +118,7 @@ static wt_status post_next(wt_dist_grad_sync *s)
     int k = post_bucket_at(s, s->posted);
     const bucket *b = &s->bk[k];
     if (s->zeros[k]) memset(s->host + b->offset, 0, (size_t)b->count * sizeof(float));
-    int rc = MPI_Iallreduce(MPI_IN_PLACE, s->host + b->offset, (int)b->count, MPI_FLOAT, MPI_SUM, s->comm, &s->reqs[k]);
+    int rc = dist_post_bucket(s->d, s->comm, s->host, b, &s->reqs[k]);
     if (rc != MPI_SUCCESS) return dist_mpi_fail(s->d, rc, "wt_dist_grad_sync");
     if (s->posted == 0) s->first_post = MPI_Wtime();
     s->posted++;
@@ -436,9 +436,7 @@ wt_status wt_dist_grad_sync_finish(wt_dist_grad_sync *s)
         if (s->local != WT_OK) continue;
         /* As wt_dist_allreduce: the float 1/size, the same bits everywhere. */
         double t1 = MPI_Wtime();
-        float *v = s->host + s->bk[k].offset;
-        if (scale != 1.0f)
-            for (int64_t j = 0; j < s->bk[k].count; j++) v[j] *= scale;
+        dist_scale_bucket(d, s->host, &s->bk[k], scale);
         char msg[MSG_BYTES];
         wt_status w = dist_write_bucket(d, s->given, &s->bk[k], s->host, msg, what);
         if (w != WT_OK) note_failure(s, w, msg);
@@ -447,7 +445,7 @@ wt_status wt_dist_grad_sync_finish(wt_dist_grad_sync *s)
     if (d->broken) return dist_failf(WT_ERR_BACKEND, "%s", d->broken_msg);
     d->stats.mpi_seconds += last_done - s->first_post;
     d->stats.calls++;
-    d->stats.bytes_reduced += (uint64_t)s->total * sizeof(float);
+    d->stats.bytes_reduced += (uint64_t)s->total * (uint64_t)dist_elem_bytes(d);
     d->stats.buckets += (uint64_t)s->nb;
     d->stats.buckets_early += (uint64_t)early;
     wt_status data = s->local;
