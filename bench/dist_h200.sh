@@ -34,6 +34,8 @@ mpirun=${MPIRUN:-mpirun}
 # containers forbid), ranks not pinned to one core (Dawn and the driver
 # run threads of their own); no ssh needed (plm isolated: one host).
 launch=("$mpirun" --allow-run-as-root --oversubscribe --bind-to none --mca plm isolated --mca pml ob1 --mca btl self,vader)
+# The library's knobs set for the run (WT_ATTN_BACKWARD=composed ...) reach every rank.
+for v in $(env | sed -n 's/^\(WT_[A-Z0-9_]*\)=.*/\1/p'); do launch+=(-x "$v"); done
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 

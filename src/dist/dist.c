@@ -21,6 +21,7 @@
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,80 @@ static uint16_t float_to_half(float f)
     return (uint16_t)(sign | q);
 }
 
+/* The same conversions eight at a time with x86's F16C instructions,
+ * where the processor has them: the reduction of a 43 MB model's halves
+ * is ~10 M of each per step. F16C rounds to nearest even like
+ * float_to_half (the two agree on every one of the 2^32 floats but NaN
+ * payloads), so ranks on different processors get the same bits. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#include <immintrin.h>
+#define HAVE_F16C_PATH 1
+__attribute__((target("avx,f16c"))) static int64_t sum_halves_f16c(const uint16_t *a, uint16_t *b, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i)));
+        __m256 y = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + i)));
+        _mm_storeu_si128((__m128i *)(b + i), _mm256_cvtps_ph(_mm256_add_ps(x, y), _MM_FROUND_TO_NEAREST_INT));
+    }
+    return i;
+}
+
+__attribute__((target("avx,f16c"))) static int64_t scale_halves_f16c(uint16_t *h, int64_t n, float scale)
+{
+    int64_t i = 0;
+    __m256 s = _mm256_set1_ps(scale);
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i)));
+        _mm_storeu_si128((__m128i *)(h + i), _mm256_cvtps_ph(_mm256_mul_ps(x, s), _MM_FROUND_TO_NEAREST_INT));
+    }
+    return i;
+}
+
+/* F16C and AVX, and the operating system saving the AVX registers. */
+static bool cpu_has_f16c(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0, lo = 0, hi = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    if (!(c & bit_F16C) || !(c & bit_AVX) || !(c & bit_OSXSAVE)) return false;
+    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    return (lo & 6u) == 6u;
+}
+#endif
+
+#ifdef HAVE_F16C_PATH
+/* -1 until asked; every thread that asks finds the same answer. */
+static _Atomic int g_f16c = -1;
+
+static bool use_f16c(void)
+{
+    int have = atomic_load(&g_f16c);
+    if (have < 0) atomic_store(&g_f16c, have = cpu_has_f16c());
+    return have == 1;
+}
+#endif
+
+/* Leading elements done with F16C (0 where there is none). */
+static int64_t sum_halves_fast(const uint16_t *a, uint16_t *b, int64_t n)
+{
+#ifdef HAVE_F16C_PATH
+    if (use_f16c()) return sum_halves_f16c(a, b, n);
+#endif
+    (void)a, (void)b, (void)n;
+    return 0;
+}
+
+static int64_t scale_halves_fast(uint16_t *h, int64_t n, float scale)
+{
+#ifdef HAVE_F16C_PATH
+    if (use_f16c()) return scale_halves_f16c(h, n, scale);
+#endif
+    (void)h, (void)n, (void)scale;
+    return 0;
+}
+
 /* The MPI operation of f16 buckets: each pair of halves added in f32 and
  * rounded to f16 (commutative; every rank gets the same bits). */
 static void f16_sum(void *in, void *inout, int *len, MPI_Datatype *type)
@@ -228,7 +303,8 @@ static void f16_sum(void *in, void *inout, int *len, MPI_Datatype *type)
     (void)type;
     const uint16_t *a = in;
     uint16_t *b = inout;
-    for (int i = 0; i < *len; i++) b[i] = float_to_half(half_to_float(a[i]) + half_to_float(b[i]));
+    for (int64_t i = sum_halves_fast(a, b, *len); i < *len; i++)
+        b[i] = float_to_half(half_to_float(a[i]) + half_to_float(b[i]));
 }
 
 int dist_elem_bytes(const wt_dist *d) { return d->f16 ? 2 : 4; }
@@ -245,7 +321,8 @@ void dist_scale_bucket(const wt_dist *d, float *host, const bucket *b, float sca
     if (scale == 1.0f) return;
     if (d->f16) {
         uint16_t *h = (uint16_t *)(host + b->offset);
-        for (int64_t j = 0; j < b->count; j++) h[j] = float_to_half(half_to_float(h[j]) * scale);
+        for (int64_t j = scale_halves_fast(h, b->count, scale); j < b->count; j++)
+            h[j] = float_to_half(half_to_float(h[j]) * scale);
         return;
     }
     float *p = host + b->offset;
