@@ -208,6 +208,8 @@ typedef struct wt_dist_stats {
                                   (during the backward pass) */
 } wt_dist_stats;
 WT_API void wt_dist_stats_init(wt_dist_stats *stats);
+/* Fills *out (set up by wt_dist_stats_init: a program built against an
+ * older header gets the fields its struct_size holds). */
 WT_API wt_status wt_dist_get_stats(const wt_dist *d, wt_dist_stats *out);
 WT_API wt_status wt_dist_reset_stats(wt_dist *d);
 

@@ -454,7 +454,12 @@ int wt_dist_local_size(const wt_dist *d) { return d ? d->local_size : -1; }
 wt_status wt_dist_get_stats(const wt_dist *d, wt_dist_stats *out)
 {
     if (!d || !out) return dist_failf(WT_ERR_INVALID_ARGUMENT, "wt_dist_get_stats: %s is NULL", d ? "out" : "d");
-    *out = d->stats;
+    /* A program built against an older header (a shorter struct, as its
+     * struct_size says) gets the fields it knows. */
+    size_t n = out->struct_size >= sizeof(uint32_t) && out->struct_size < sizeof *out ? out->struct_size : sizeof *out;
+    uint32_t size = (uint32_t)n;
+    memcpy(out, &d->stats, n);
+    out->struct_size = size;
     return WT_OK;
 }
 
