@@ -8,7 +8,10 @@
  * wt_tensor_read_async (issued, then waited), wt_tensor_write followed by
  * wt_context_sync; and "grads": 100 tensors holding 43 MB (the GPT
  * example's gradients) read with read_async all issued at once, packed
- * into one tensor on the device and read with one copy, and written back. GB/s = 1e9 bytes per second, the median of --reps. */
+ * into one tensor on the device and read with one copy, and written back.
+ * GB/s = 1e9 bytes per second, the median of --reps. Each size's write is
+ * also read back and checked. WT_WEBGPU_UPLOAD_STAGED=1 and
+ * WT_WEBGPU_UPLOAD_PIECE_BYTES choose the write path (docs/KNOBS.md). */
 #define _POSIX_C_SOURCE 200809L
 #include <webtensor.h>
 
@@ -61,6 +64,11 @@ int main(int argc, char **argv)
     if (!make_context_on(backend, gpu, &ctx)) return 1;
     double *t = malloc((size_t)reps * sizeof *t);
     const int mbs[5] = {1, 4, 16, 64, 256};
+    const char *staged = getenv("WT_WEBGPU_UPLOAD_STAGED"), *piece = getenv("WT_WEBGPU_UPLOAD_PIECE_BYTES");
+    printf("writes: %s, pieces of %s bytes\n",
+           staged && strcmp(staged, "1") == 0 ? "through the context's mapped staging ring (WT_WEBGPU_UPLOAD_STAGED=1)"
+                                              : "queue writes",
+           piece ? piece : "4194304");
     printf("%8s %14s %14s %14s\n", "MB", "read GB/s", "async GB/s", "write GB/s");
     for (int k = 0; k < 5; k++) {
         size_t bytes = (size_t)mbs[k] << 20;
@@ -94,6 +102,17 @@ int main(int argc, char **argv)
             t[r] = now() - t0;
         }
         gb[2] = bytes / median(t, reps) / 1e9;
+        /* What was written is what is there (the staged path's pieces). */
+        for (int64_t j = 0; j < n; j++) host[j] = (float)((j * 7) & 2047);
+        TRY(wt_tensor_write(x, host, bytes));
+        memset(host, 0, bytes);
+        TRY(wt_tensor_read(x, host, bytes));
+        for (int64_t j = 0; j < n; j++)
+            if (host[j] != (float)((j * 7) & 2047)) {
+                fprintf(stderr, "error: element %lld of the %d MB write reads back as %g\n", (long long)j, mbs[k],
+                        host[j]);
+                return 1;
+            }
         printf("%8d %14.2f %14.2f %14.2f\n", mbs[k], gb[0], gb[1], gb[2]);
         wt_tensor_release(x);
         free(host);

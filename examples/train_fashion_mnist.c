@@ -16,7 +16,7 @@
  *                       [--train-limit N] [--steps N] [--max-loss X]
  *                       [--compare BACKEND,BACKEND [--exact]] [--eval-limit N]
  *                       [--print-loss] [--synthetic N] [--graph] [--optimizer adamw|sgd]
- *                       [--dist [--check-sync] [--dist-timeout S] [--dist-pack P]
+ *                       [--dist [--check-sync] [--dist-timeout S] [--dist-pack P] [--dist-overlap on|off] [--dist-f16]
  *                               [--fail-step K [--fail-rank R]]]
  *
  * --steps stops after that many steps, --max-loss then fails (exit 1)
@@ -56,7 +56,12 @@
  * stops with its message). --dist-timeout: seconds a rank waits for the
  * others in a collective (default 300). --dist-pack auto|never|always:
  * whether a bucket of gradients is concatenated on the GPU before its
- * read-back (wt_dist_pack; default auto).
+ * read-back (wt_dist_pack; default auto). --dist-overlap on|off: whether
+ * the reduction starts during the backward pass, bucket by bucket as the
+ * gradients become final (wt_dist_grad_sync; default on), or after it
+ * (wt_dist_allreduce); the results are the same bits.
+ * --dist-f16: the gradients travel and are reduced as f16 (half the
+ * bytes; wt_dist_options.reduce_f16 states the tolerance).
  *
  * The data are the four .gz files of Debian's
  * dataset-fashion-mnist package (/usr/share/datasets/fashion-mnist), or
@@ -287,10 +292,18 @@ static wt_tensor *forward(step *a, model *md, wt_tensor *x)
 /* The forward pass and its backward on a batch: returns the loss tensor
  * (0-d) and the parameters' gradients in grads. The tape records the
  * forward pass (the parameters require grad); wt_backward fills their
- * gradients. */
-static wt_tensor *loss_and_grads(step *a, model *md, wt_tensor *x, wt_tensor *y, wt_tensor **grads)
+ * gradients. Data-parallel with overlap (g overlapping): a copy of the
+ * loss off the tape (*sync_loss) is given to the synchroniser before
+ * backward, whose gradient-ready hooks start the gradients' buckets. */
+static wt_tensor *loss_and_grads(step *a, model *md, wt_tensor *x, wt_tensor *y, wt_tensor **grads, dist_group *g,
+                                 wt_tensor **sync_loss)
 {
     wt_tensor *loss = OP(a, wt_cross_entropy, forward(a, md, x), y, NULL);
+    if (g && dist_overlapping(g) && a->st == WT_OK && ok(a, wt_no_grad_begin(md->ctx))) {
+        *sync_loss = OP(a, wt_mul_scalar, loss, 1.0);
+        wt_no_grad_end(md->ctx);
+        if (a->st == WT_OK) ok(a, dist_sync_give_loss(g, NPARAM, *sync_loss));
+    }
     if (a->st != WT_OK || !ok(a, wt_backward(loss))) return NULL;
     for (int i = 0; i < NPARAM && a->st == WT_OK; i++)
         if (ok(a, wt_tensor_grad(md->p[i], &grads[i])) && !grads[i])
@@ -311,19 +324,22 @@ static bool update(step *a, model *md)
 /* One training step on a batch; returns the loss tensor (0-d) of the step. */
 static wt_tensor *train_step(step *a, model *md, wt_tensor *x, wt_tensor *y, dist_group *g, bool fail_here)
 {
-    wt_tensor *grads[NPARAM + 1] = {NULL};
-    wt_tensor *loss = loss_and_grads(a, md, x, y, grads);
+    wt_tensor *grads[NPARAM + 1] = {NULL}, *sync_loss = NULL;
+    wt_tensor *loss = loss_and_grads(a, md, x, y, grads, g, &sync_loss);
     if (!loss) return NULL;
     /* Data-parallel: the loss (a copy off the tape) and the gradients,
-     * averaged over the ranks in one call. */
+     * averaged over the ranks in one call, or the overlapped reduction
+     * that backward started finished. */
     if (dist_on(g) && a->st == WT_OK) {
-        wt_tensor *mean_loss = OP(a, wt_mul_scalar, loss, 1.0);
-        grads[NPARAM] = loss = mean_loss;
         if (fail_here) {
             char msg[96];
             snprintf(msg, sizeof msg, "failure injected at step %lld (--fail-step)", (long long)md->step + 1);
             ok(a, dist_fail(g, msg));
+        } else if (dist_overlapping(g)) {
+            if (ok(a, dist_sync_finish(g))) loss = sync_loss;
         } else {
+            wt_tensor *mean_loss = OP(a, wt_mul_scalar, loss, 1.0);
+            grads[NPARAM] = loss = mean_loss;
             ok(a, dist_mean(g, NPARAM + 1, grads));
         }
     }
@@ -350,7 +366,7 @@ static wt_tensor *replayed_step(step *a, model *md, const float *xbuf, const int
     /* The gradients are the scope's (the graph holds what its kernels
      * write); the update reads them from the parameters' records. */
     wt_tensor *grads[NPARAM] = {NULL};
-    wt_tensor *loss = loss_and_grads(a, md, rp->x, rp->y, grads);
+    wt_tensor *loss = loss_and_grads(a, md, rp->x, rp->y, grads, NULL, NULL);
     if (loss) update(a, md);
     /* A failed op lost the capture; ending it reports that again. */
     wt_status end = wt_graph_end(md->ctx, &rp->graph);
@@ -474,11 +490,13 @@ int main(int argc, char **argv)
     bool use_dist = false, print_loss = false, check_sync = false, graph = false, exact = false;
     const char *optimizer = "adamw";
     double lr = 1e-3, max_loss = 0, dist_timeout = 0;
-    const char *dist_pack = NULL;
+    const char *dist_pack = NULL, *dist_overlap = "on";
+    bool dist_f16 = false;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--dist") == 0) { use_dist = true; continue; }
+        if (strcmp(a, "--dist-f16") == 0) { dist_f16 = true; continue; }
         if (strcmp(a, "--print-loss") == 0) { print_loss = true; continue; }
         if (strcmp(a, "--check-sync") == 0) { check_sync = true; continue; }
         if (strcmp(a, "--graph") == 0) { graph = true; continue; }
@@ -501,6 +519,7 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--dist-timeout") == 0) dist_timeout = atof(v);
         else if (strcmp(a, "--dist-pack") == 0) dist_pack = v;
         else if (strcmp(a, "--optimizer") == 0) optimizer = v;
+        else if (strcmp(a, "--dist-overlap") == 0) dist_overlap = v;
         else { fprintf(stderr, "unknown option %s (see the comment at the top of the source)\n", a); return 2; }
         i++;
     }
@@ -513,7 +532,12 @@ int main(int argc, char **argv)
         return 2;
     }
     dist_group grp;
-    if (!dist_start(use_dist, dist_timeout, dist_pack, &grp)) return 1;
+    if (strcmp(dist_overlap, "on") != 0 && strcmp(dist_overlap, "off") != 0) {
+        fprintf(stderr, "error: --dist-overlap is on or off\n");
+        return 2;
+    }
+    if (!dist_start(use_dist, dist_timeout, dist_pack, dist_f16, &grp)) return 1;
+    grp.overlap = strcmp(dist_overlap, "on") == 0;
     /* Only rank 0 speaks (errors excepted). */
     if (grp.rank != 0 && !freopen("/dev/null", "w", stdout)) { dist_stop(&grp); return 1; }
     dataset train = {0}, test = {0};
@@ -564,7 +588,7 @@ int main(int argc, char **argv)
             return 1;
         }
     /* Every rank starts from rank 0's parameters. */
-    if (dist_broadcast(&grp, NPARAM, md[0].p) != WT_OK) {
+    if (dist_broadcast(&grp, NPARAM, md[0].p) != WT_OK || dist_sync_begin(&grp, ctx[0], NPARAM, md[0].p) != WT_OK) {
         fprintf(stderr, "error: broadcasting the parameters: %s\n", wt_last_error());
         dist_stop(&grp);
         return 1;

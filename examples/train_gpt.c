@@ -22,7 +22,7 @@
  *             [--seed 1] [--print-every 100] [--eval-every 500]
  *             [--eval-batches 20] [--sample 400] [--temperature 0.8]
  *             [--max-loss X] [--print-loss] [--save-init FILE] [--graph]
- *             [--dist [--check-sync] [--dist-timeout S] [--dist-pack auto|never|always]
+ *             [--dist [--check-sync] [--dist-timeout S] [--dist-pack auto|never|always] [--dist-overlap on|off] [--dist-f16]
  *                     [--fail-step K [--fail-rank R]]]
  *
  * The corpus is English text: the fortune cookie files of Debian's
@@ -66,7 +66,12 @@
  * fail at step K instead of reducing (every rank then stops with its
  * message); --dist-timeout: seconds a rank waits for the others (default
  * 300); --dist-pack: whether a bucket of gradients is concatenated on the
- * GPU before its read-back (wt_dist_pack; default auto).
+ * GPU before its read-back (wt_dist_pack; default auto). --dist-overlap
+ * on|off: whether the reduction starts during the backward pass, bucket by
+ * bucket as the gradients become final (wt_dist_grad_sync; default on),
+ * or after it (wt_dist_allreduce); the results are the same bits.
+ * --dist-f16: the gradients travel and are reduced as f16 (half the
+ * bytes; wt_dist_options.reduce_f16 states the tolerance).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <webtensor.h>
@@ -517,7 +522,21 @@ static int optimizer_init(model *md, int steps, int warmup, double lr, double mi
  * step does not wait for the GPU). */
 static bool optimize(step *a, model *md, wt_tensor **loss, int64_t t, double clip, dist_group *grp, bool fail_here)
 {
-    if (ok(a, wt_backward(*loss)) && dist_on(grp) && ok(a, wt_no_grad_begin(md->ctx))) {
+    /* Overlapped (dist_sync_begin): the loss's copy goes first; backward's
+     * gradient-ready hooks start the gradients' buckets; finish ends it. */
+    if (dist_overlapping(grp) && ok(a, wt_no_grad_begin(md->ctx))) {
+        wt_tensor *mean_loss = OP(a, wt_mul_scalar, *loss, 1.0);
+        wt_no_grad_end(md->ctx);
+        if (a->st == WT_OK && ok(a, dist_sync_give_loss(grp, md->nparams, mean_loss)) && ok(a, wt_backward(*loss))) {
+            if (fail_here) {
+                char msg[96];
+                snprintf(msg, sizeof msg, "failure injected at step %lld (--fail-step)", (long long)t);
+                ok(a, dist_fail(grp, msg));
+            } else if (ok(a, dist_sync_finish(grp))) {
+                *loss = mean_loss;
+            }
+        }
+    } else if (ok(a, wt_backward(*loss)) && dist_on(grp) && ok(a, wt_no_grad_begin(md->ctx))) {
         wt_tensor **list = malloc((size_t)(md->nparams + 1) * sizeof *list);
         if (!list) ok(a, wt_set_last_error(WT_ERR_OUT_OF_MEMORY, "out of host memory"));
         /* Handles sharing the gradients' storage (the step's scope owns
@@ -691,13 +710,15 @@ int main(int argc, char **argv)
     int sample_len = 400;
     double lr = 1e-3, min_lr = -1, weight_decay = 0.1, temperature = 0.8, max_loss = 0, clip = 1.0;
     double dist_timeout = 0;
-    const char *dist_pack = NULL;
+    const char *dist_pack = NULL, *dist_overlap = "on";
+    bool dist_f16 = false;
     int fail_step = 0, fail_rank = 1;
     bool use_dist = false, print_loss = false, check_sync = false, graph = false;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(o, "--dist") == 0) { use_dist = true; continue; }
+        if (strcmp(o, "--dist-f16") == 0) { dist_f16 = true; continue; }
         if (strcmp(o, "--print-loss") == 0) { print_loss = true; continue; }
         if (strcmp(o, "--check-sync") == 0) { check_sync = true; continue; }
         if (strcmp(o, "--graph") == 0) { graph = true; continue; }
@@ -725,6 +746,7 @@ int main(int argc, char **argv)
         else if (strcmp(o, "--max-loss") == 0) max_loss = atof(v);
         else if (strcmp(o, "--dist-timeout") == 0) dist_timeout = atof(v);
         else if (strcmp(o, "--dist-pack") == 0) dist_pack = v;
+        else if (strcmp(o, "--dist-overlap") == 0) dist_overlap = v;
         else if (strcmp(o, "--fail-step") == 0) fail_step = atoi(v);
         else if (strcmp(o, "--fail-rank") == 0) fail_rank = atoi(v);
         else if (strcmp(o, "--save-init") == 0) save_init = v;
@@ -750,7 +772,12 @@ int main(int argc, char **argv)
     if (warmup == 0) warmup = 1;
 
     dist_group grp;
-    if (!dist_start(use_dist, dist_timeout, dist_pack, &grp)) return 1;
+    if (strcmp(dist_overlap, "on") != 0 && strcmp(dist_overlap, "off") != 0) {
+        fprintf(stderr, "error: --dist-overlap is on or off\n");
+        return 2;
+    }
+    if (!dist_start(use_dist, dist_timeout, dist_pack, dist_f16, &grp)) return 1;
+    grp.overlap = strcmp(dist_overlap, "on") == 0;
     /* Only rank 0 speaks (errors excepted). */
     if (grp.rank != 0 && !freopen("/dev/null", "w", stdout)) { dist_stop(&grp); return 1; }
     corpus c;
@@ -788,6 +815,10 @@ int main(int argc, char **argv)
     for (int i = 0; ps && i < md.nparams; i++) ps[i] = md.params[i].t;
     if (status == 0 && (!ps || dist_broadcast(&grp, md.nparams, ps) != WT_OK)) {
         fprintf(stderr, "error: broadcasting the parameters: %s\n", wt_last_error());
+        status = 1;
+    }
+    if (status == 0 && dist_sync_begin(&grp, ctx, md.nparams, ps) != WT_OK) {
+        fprintf(stderr, "error: --dist: %s\n", wt_last_error());
         status = 1;
     }
     if (status == 0 && save_init && grp.rank == 0 && !save_params(&md, save_init)) status = 1;

@@ -2058,6 +2058,26 @@ WT_API wt_status wt_tensor_grad(const wt_tensor *t, wt_tensor **grad);
  * the next backward starts it anew. */
 WT_API wt_status wt_tensor_zero_grad(wt_tensor *t);
 
+/* A leaf's gradient-ready hook: called during wt_backward / wt_backward_ex
+ * once the leaf's gradient from that pass is final - every recorded op of
+ * the pass that uses the leaf has given it its part - while the pass goes
+ * on with the rest of the graph (PyTorch's post-accumulate-grad hook).
+ * grad is the tensor that becomes the leaf's .grad when the pass succeeds
+ * (the earlier .grad plus this pass's part), borrowed for the call:
+ * wt_tensor_retain it to keep it; read it (wt_tensor_read_async), but
+ * write it only after the pass returned. The hook runs on the pass's
+ * thread with recording off; it must not run a backward pass itself. It
+ * is not called by wt_grad, for a leaf that gets no gradient, or after an
+ * op of the pass failed (a failed pass leaves every .grad as it was and
+ * the tensors given to hooks unused). What it is for: starting the
+ * reduction of a gradient across processes before backward ends
+ * (webtensor_dist.h). */
+typedef void (*wt_grad_ready_fn)(wt_tensor *grad, void *user);
+/* Sets t's gradient-ready hook (t a leaf, not the result of a recorded
+ * op; fn NULL removes it); one per leaf: a new one replaces the old. user
+ * is passed to fn as is. */
+WT_API wt_status wt_tensor_set_grad_ready_hook(wt_tensor *t, wt_grad_ready_fn fn, void *user);
+
 /* Backward from a one-element loss (seed 1): accumulates d loss / d leaf
  * into every leaf that requires grad and frees the graph's saved tensors. */
 WT_API wt_status wt_backward(wt_tensor *loss);

@@ -53,6 +53,7 @@ extern "C" {
 #endif
 
 typedef struct wt_dist wt_dist;
+typedef struct wt_dist_grad_sync wt_dist_grad_sync;
 
 typedef enum wt_dist_reduce {
     WT_DIST_SUM = 0,
@@ -79,6 +80,20 @@ typedef struct wt_dist_options {
      * (default 4 MiB); a tensor larger than a bucket is a bucket of its own. */
     int64_t bucket_bytes;
     wt_dist_pack pack;        /* default WT_DIST_PACK_AUTO */
+    /* allreduce and the gradient synchroniser move and reduce f16 instead
+     * of f32 (default false): half the bytes each way and on the network.
+     * Each bucket is converted to f16 on the device (round to nearest
+     * even) and read back; MPI adds the ranks' halves pairwise in f32,
+     * rounding each sum to f16; the mean's 1/size is applied on the host
+     * in f32 and rounded to f16; the result goes back as f16 and is
+     * widened on the device (exact). Every rank still gets the same bits.
+     * Tolerance: for values of f16's normal range (6.1e-5 to 65504 in
+     * magnitude), each result is within (size + 1) * 2^-11 (relative) of
+     * the sum (mean) of the absolute values of the terms away from the
+     * exact one; smaller values lose precision (subnormals below 6.1e-5,
+     * zero below 3e-8) and larger ones overflow to infinity: scale the
+     * loss (wt_grad_scaler) so that the gradients sit in that range. */
+    bool reduce_f16;
 } wt_dist_options;
 
 WT_API void wt_dist_options_init(wt_dist_options *opts);
@@ -123,6 +138,55 @@ WT_API wt_status wt_dist_barrier(wt_dist *d);
  * collective. */
 WT_API wt_status wt_dist_fail(wt_dist *d, const char *message);
 
+/* Gradient reduction overlapped with the backward pass (PyTorch DDP's
+ * reducer). Made once for a list of n tensors, bucketed as
+ * wt_dist_allreduce buckets the same list; then each step:
+ *
+ *     wt_backward(loss);                 buckets start as their gradients
+ *                                        become final, while the backward
+ *                                        pass goes on
+ *     wt_dist_grad_sync_finish(s);       the rest: waits, writes back
+ *     (the optimizer step on every parameter's .grad, now reduced)
+ *
+ * A tensor of the list that is a leaf requiring grad (a parameter) stands
+ * for its gradient: its gradient-ready hook (wt_tensor_set_grad_ready_hook,
+ * which this replaces) hands the synchroniser the .grad-to-be as soon as
+ * wt_backward has made it final, and a bucket whose gradients are all
+ * final is read back from the device and posted to MPI_Iallreduce at
+ * once, in a fixed order (last bucket first: backward reaches the last
+ * layers first) that is the same on every rank. Any other tensor of the
+ * list is a slot for a tensor of its shape given each step with
+ * wt_dist_grad_sync_give (the examples reduce their loss so). Finish
+ * takes the .grad of a parameter whose hook did not fire (no backward
+ * touched it this step; NULL .grad: WT_ERR_INVALID_ARGUMENT on every
+ * rank), reduces what is left, and writes every result back into the
+ * tensor it came from, in place: the parameters' .grad. The results are
+ * bit for bit wt_dist_allreduce's on the same list: the same buckets,
+ * the same reductions and the same scaling, started earlier.
+ *
+ * One backward pass per step: a gradient given twice before finish
+ * (gradient accumulation over micro-batches) fails the step; accumulate
+ * with the synchroniser destroyed, or reduce with wt_dist_allreduce. A
+ * rank that fails calls wt_dist_fail where it would call finish (or
+ * fails its own finish); every rank's step is then abandoned alike -
+ * the buckets already posted anywhere are completed with zeros - and the
+ * group stays usable. */
+WT_API wt_status wt_dist_grad_sync_create(wt_dist *d, int n, wt_tensor *const *tensors, wt_dist_reduce op,
+                                          wt_dist_grad_sync **out);
+/* Gives slot i (0 <= i < n) this step's tensor t, now: t must have the
+ * shape of tensors[i], be f32 and contiguous; it is written in place by
+ * finish. Also for a parameter whose gradient is at hand without
+ * wt_backward. */
+WT_API wt_status wt_dist_grad_sync_give(wt_dist_grad_sync *s, int i, wt_tensor *t);
+/* Ends the step on every rank (collective): the results are in place
+ * when it returns WT_OK. */
+WT_API wt_status wt_dist_grad_sync_finish(wt_dist_grad_sync *s);
+/* Removes the hooks and frees the synchroniser (NULL is ignored). Not
+ * collective, but call it between steps: a step in progress waits (with
+ * the group's timeout) for the reductions it posted. wt_dist_destroy
+ * destroys the synchronisers left. */
+WT_API void wt_dist_grad_sync_destroy(wt_dist_grad_sync *s);
+
 /* Time and traffic of the collectives since wt_dist_init (or the last
  * reset). */
 typedef struct wt_dist_stats {
@@ -139,8 +203,13 @@ typedef struct wt_dist_stats {
     double mpi_wait_seconds;   /* of which the caller did nothing but wait
                                   for MPI: the part not overlapped by
                                   read-backs and write-backs */
+    uint64_t buckets;          /* buckets reduced by wt_dist_grad_sync */
+    uint64_t buckets_early;    /* of which posted to MPI before finish
+                                  (during the backward pass) */
 } wt_dist_stats;
 WT_API void wt_dist_stats_init(wt_dist_stats *stats);
+/* Fills *out (set up by wt_dist_stats_init: a program built against an
+ * older header gets the fields its struct_size holds). */
 WT_API wt_status wt_dist_get_stats(const wt_dist *d, wt_dist_stats *out);
 WT_API wt_status wt_dist_reset_stats(wt_dist *d);
 

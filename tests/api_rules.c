@@ -128,7 +128,10 @@ static void check_function(const char *where, const char *fn, const param *ps, i
         if (out_seen && !is_out) fail(where, fn, "rule 2: an argument after a wt_tensor ** out-pointer");
         out_seen = out_seen || is_out;
         if (!strcmp(p->type, "wt_tensor *") && i > 0) {
-            bool state = !strcmp(fn, "wt_scope_keep"); /* hands a reference on; writes nothing */
+            /* These hand a reference on and write nothing: wt_scope_keep; the
+             * gradient synchroniser's give (its finish writes the tensor,
+             * as wt_dist_allreduce writes its list). */
+            bool state = !strcmp(fn, "wt_scope_keep") || !strcmp(fn, "wt_dist_grad_sync_give");
             for (size_t s = 0; s < sizeof STATE_NAMES / sizeof STATE_NAMES[0]; s++)
                 state = state || !strcmp(p->name, STATE_NAMES[s]);
             if (!state) fail(where, fn, "rule 4: a tensor written in place that is not the first argument");

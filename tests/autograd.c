@@ -1258,6 +1258,103 @@ static void test_mlp(void)
     wt_tensor_release(y);
 }
 
+/* Gradient-ready hooks: each fires once per backward pass, when its
+ * leaf's gradient is final - read inside the hook, it already holds the
+ * .grad the pass commits (w gets two contributions, so an early call
+ * would see part of it) - and the .grad is bit for bit what it is
+ * without hooks; accumulation over two passes, wt_grad (no calls), a
+ * leaf the pass does not reach (no call), removal and bad arguments. */
+typedef struct hook_log {
+    int calls;
+    float seen[32];
+    int64_t n;
+} hook_log;
+
+static void log_ready(wt_tensor *grad, void *user)
+{
+    hook_log *h = user;
+    h->calls++;
+    if (wt_tensor_numel(grad) != h->n || wt_tensor_read(grad, h->seen, (size_t)h->n * sizeof(float)) != WT_OK)
+        h->calls += 1000;
+}
+
+static wt_status hook_loss(wt_tensor *x, wt_tensor *w, wt_tensor *b, wt_tensor **loss)
+{
+    wt_tensor *y = NULL, *t = NULL, *ww = NULL, *s1 = NULL, *s2 = NULL, *s3 = NULL, *l1 = NULL;
+    wt_status st = wt_linear(x, w, b, &y);
+    if (st == WT_OK) st = wt_tanh(y, &t);
+    if (st == WT_OK) st = wt_mul(w, w, &ww);
+    if (st == WT_OK) st = wt_sum(t, 0, NULL, false, &s1);
+    if (st == WT_OK) st = wt_sum(ww, 0, NULL, false, &s2);
+    if (st == WT_OK) st = wt_sum(b, 0, NULL, false, &s3);
+    if (st == WT_OK) st = wt_add(s1, s2, &l1);
+    if (st == WT_OK) st = wt_add(l1, s3, loss);
+    wt_tensor_release(y), wt_tensor_release(t), wt_tensor_release(ww), wt_tensor_release(s1);
+    wt_tensor_release(s2), wt_tensor_release(s3), wt_tensor_release(l1);
+    return st;
+}
+
+static void test_ready_hooks(void)
+{
+    float xv[12], wv[8], bv[4] = {0.1f, -0.2f, 0.3f, 0.05f};
+    for (int i = 0; i < 12; i++) xv[i] = 0.37f * (float)(i % 5) - 0.61f;
+    for (int i = 0; i < 8; i++) wv[i] = 0.23f * (float)i - 0.9f;
+    wt_tensor *x = NULL, *w = NULL, *b = NULL, *u = NULL, *loss = NULL;
+    wt_tensor_from_data(g_ctx, WT_F32, 2, (int64_t[]){6, 2}, xv, &x);
+    wt_tensor_from_data(g_ctx, WT_F32, 2, (int64_t[]){4, 2}, wv, &w);
+    wt_tensor_from_data(g_ctx, WT_F32, 1, (int64_t[]){4}, bv, &b);
+    wt_tensor_from_data(g_ctx, WT_F32, 1, (int64_t[]){4}, bv, &u);
+    wt_tensor_set_requires_grad(w, true);
+    wt_tensor_set_requires_grad(b, true);
+    wt_tensor_set_requires_grad(u, true);
+    /* Without hooks: the reference .grad. */
+    float ref_w[8] = {0}, ref_b[4] = {0}, got_w[8] = {0}, got_b[4] = {0};
+    wt_tensor *g = NULL;
+    CHECK(hook_loss(x, w, b, &loss) == WT_OK && wt_backward(loss) == WT_OK, "hooks: reference backward");
+    wt_tensor_release(loss);
+    wt_tensor_grad(w, &g), wt_tensor_read(g, ref_w, sizeof ref_w), wt_tensor_release(g), g = NULL;
+    wt_tensor_grad(b, &g), wt_tensor_read(g, ref_b, sizeof ref_b), wt_tensor_release(g), g = NULL;
+    wt_tensor_zero_grad(w), wt_tensor_zero_grad(b);
+    hook_log hw = {.n = 8}, hb = {.n = 4}, hu = {.n = 4};
+    CHECK(wt_tensor_set_grad_ready_hook(w, log_ready, &hw) == WT_OK &&
+              wt_tensor_set_grad_ready_hook(b, log_ready, &hb) == WT_OK &&
+              wt_tensor_set_grad_ready_hook(u, log_ready, &hu) == WT_OK,
+          "hooks: set");
+    for (int pass = 1; pass <= 2; pass++) {
+        CHECK(hook_loss(x, w, b, &loss) == WT_OK && wt_backward(loss) == WT_OK, "hooks: backward %d", pass);
+        wt_tensor_release(loss);
+        wt_tensor_grad(w, &g), wt_tensor_read(g, got_w, sizeof got_w), wt_tensor_release(g), g = NULL;
+        wt_tensor_grad(b, &g), wt_tensor_read(g, got_b, sizeof got_b), wt_tensor_release(g), g = NULL;
+        CHECK(hw.calls == pass && hb.calls == pass && hu.calls == 0, "hooks: calls after pass %d: %d %d %d", pass,
+              hw.calls, hb.calls, hu.calls);
+        CHECK(!memcmp(hw.seen, got_w, sizeof got_w) && !memcmp(hb.seen, got_b, sizeof got_b),
+              "hooks: pass %d: the hook saw the final .grad", pass);
+        bool same = true;
+        for (int i = 0; i < 8; i++) same = same && got_w[i] == (pass == 1 ? ref_w[i] : ref_w[i] + ref_w[i]);
+        for (int i = 0; i < 4; i++) same = same && got_b[i] == (pass == 1 ? ref_b[i] : ref_b[i] + ref_b[i]);
+        CHECK(same, "hooks: pass %d: .grad bit for bit as without hooks", pass);
+    }
+    /* wt_grad touches no .grad and calls no hook. */
+    wt_tensor *gw[1] = {NULL};
+    CHECK(hook_loss(x, w, b, &loss) == WT_OK && wt_grad(1, &loss, NULL, 1, &w, NULL, gw) == WT_OK && hw.calls == 2,
+          "hooks: wt_grad calls none");
+    wt_tensor_release(gw[0]);
+    wt_tensor_release(loss);
+    loss = NULL;
+    /* Removed: no call. */
+    CHECK(wt_tensor_set_grad_ready_hook(w, NULL, NULL) == WT_OK && hook_loss(x, w, b, &loss) == WT_OK &&
+              wt_backward(loss) == WT_OK && hw.calls == 2 &&
+              hb.calls == 3,
+          "hooks: removal");
+    wt_tensor *r = NULL;
+    CHECK(hook_loss(x, w, b, &r) == WT_OK &&
+              wt_tensor_set_grad_ready_hook(r, log_ready, &hw) == WT_ERR_INVALID_ARGUMENT &&
+              wt_tensor_set_grad_ready_hook(NULL, log_ready, &hw) == WT_ERR_INVALID_ARGUMENT,
+          "hooks: a recorded result and NULL are refused");
+    wt_tensor_release(r), wt_tensor_release(loss);
+    wt_tensor_release(x), wt_tensor_release(w), wt_tensor_release(b), wt_tensor_release(u);
+}
+
 int main(int argc, char **argv)
 {
     test_backend b = test_parse_backend(argc > 1 ? argv[1] : "cpu");
@@ -1282,6 +1379,7 @@ int main(int argc, char **argv)
     test_attention_fused_shapes(b);
     test_memory();
     test_mlp();
+    test_ready_hooks();
     wt_context_destroy(g_cpu);
     wt_context_destroy(g_ctx);
     return test_summary("autograd");

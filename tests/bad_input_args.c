@@ -861,6 +861,15 @@ ROWFN(tensor_set_requires_grad)
 }
 ROWFN(tensor_grad) { return wt_tensor_grad(TA("t", e->m35), OUT("grad")); }
 ROWFN(tensor_zero_grad) { return wt_tensor_zero_grad((wt_tensor *)TA("t", e->m35)); }
+static void ignore_ready(wt_tensor *grad, void *user) { (void)grad, (void)user; }
+ROWFN(tensor_set_grad_ready_hook)
+{
+    wt_tensor *t = NULL;
+    if (wt_copy(e->m35, &t) != WT_OK) return WT_ERR_BACKEND;
+    wt_status st = wt_tensor_set_grad_ready_hook((wt_tensor *)TA("t", t), ignore_ready, NULL);
+    wt_tensor_release(t);
+    return st;
+}
 ROWFN(backward)
 {
     wt_tensor *w, *loss;
@@ -1599,7 +1608,7 @@ static const slot_row ROWS[] = {
     R(context_recover), R(scope_begin), R(scope_keep), R(scope_end), R(graph_begin),
     R(graph_end), R(graph_capture_begin), R(graph_capture_end), R(graph_replay), R(graph_node_count), R(tensor_write),
     R_ALT(tensor_from_host_memory, WT_ERR_UNSUPPORTED), R_ALT(tensor_host_data, WT_ERR_UNSUPPORTED),
-    R(tensor_set_requires_grad), R(tensor_grad), R(tensor_zero_grad), R(backward), R(backward_ex), R(grad),
+    R(tensor_set_requires_grad), R(tensor_grad), R(tensor_zero_grad), R(tensor_set_grad_ready_hook), R(backward), R(backward_ex), R(grad),
     R(detach), R(no_grad_begin), R(no_grad_end), R(optimizer_create_sgd), R(optimizer_create_adamw),
     R(optimizer_add_params), R(optimizer_step), R(optimizer_zero_grad), R(optimizer_set_lr), R(optimizer_read_steps),
     R(optimizer_clip_grad_norm), R(optimizer_set_schedule), R(clip_grad_norm), R(lr_schedule_at),

@@ -14,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "webtensor_dist.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +214,223 @@ static void test_failures(wt_dist *d, wt_context *ctx)
     wt_tensor_release(a), wt_tensor_release(b), wt_tensor_release(m), wt_tensor_release(v);
 }
 
+/* ---------------------------------------- overlapped gradient reduction */
+
+/* A small model whose gradients have non-integer values (so that the
+ * order of additions shows in the bits with 3 ranks), its data drawn
+ * per rank. Four parameters and the loss slot, in four buckets of at
+ * most 4 KiB: W1 [64, 40] (10 KiB, alone), b1, W2 [16, 64], then b2 and
+ * the loss. */
+enum { GS_IN = 40, GS_HID = 64, GS_OUT = 16, GS_BATCH = 6, GS_NP = 4 };
+
+static wt_tensor *seeded(wt_context *ctx, int ndim, const int64_t *shape, uint64_t seed, double scale)
+{
+    wt_tensor *r = NULL, *t = NULL;
+    if (wt_randn(ctx, WT_F32, ndim, shape, seed, &r) == WT_OK) wt_mul_scalar(r, scale, &t);
+    wt_tensor_release(r);
+    return t;
+}
+
+static wt_tensor *gs_loss(wt_tensor *const *p, wt_tensor *x)
+{
+    wt_tensor *h = NULL, *a = NULL, *y = NULL, *sq = NULL, *loss = NULL;
+    if (wt_linear(x, p[0], p[1], &h) == WT_OK && wt_tanh(h, &a) == WT_OK && wt_linear(a, p[2], p[3], &y) == WT_OK &&
+        wt_mul(y, y, &sq) == WT_OK)
+        wt_mean(sq, 0, NULL, false, &loss);
+    wt_tensor_release(h), wt_tensor_release(a), wt_tensor_release(y), wt_tensor_release(sq);
+    return loss;
+}
+
+/* Two steps (the second without zeroing: .grad accumulates) of forward,
+ * backward and the mean over the ranks of the gradients and the loss;
+ * `overlap`: through s (hooks during backward, then finish), else
+ * wt_dist_allreduce after backward. out: every reduced value, in order. */
+static bool gs_steps(wt_dist *d, wt_dist_grad_sync *s, wt_tensor *const *p, wt_tensor *x, float *out, int64_t nout)
+{
+    int64_t k = 0;
+    for (int i = 0; i < GS_NP; i++) wt_tensor_zero_grad(p[i]);
+    for (int step = 0; step < 2; step++) {
+        wt_tensor *loss = gs_loss(p, x), *lcopy = NULL, *grads[GS_NP + 1] = {NULL};
+        if (!loss || wt_mul_scalar(loss, 1.0, &lcopy) != WT_OK) return false;
+        bool ok = true;
+        if (s) ok = wt_dist_grad_sync_give(s, GS_NP, lcopy) == WT_OK;
+        ok = ok && wt_backward(loss) == WT_OK;
+        if (ok && s) ok = wt_dist_grad_sync_finish(s) == WT_OK;
+        for (int i = 0; ok && i < GS_NP; i++) ok = wt_tensor_grad(p[i], &grads[i]) == WT_OK && grads[i];
+        grads[GS_NP] = lcopy;
+        if (ok && !s) ok = wt_dist_allreduce(d, GS_NP + 1, grads, WT_DIST_MEAN) == WT_OK;
+        for (int i = 0; ok && i <= GS_NP; i++) {
+            int64_t c = wt_tensor_numel(grads[i]);
+            ok = k + c <= nout && wt_tensor_read(grads[i], out + k, (size_t)c * sizeof(float)) == WT_OK;
+            k += c;
+        }
+        for (int i = 0; i < GS_NP; i++) wt_tensor_release(grads[i]);
+        wt_tensor_release(loss), wt_tensor_release(lcopy);
+        if (!ok) return false;
+    }
+    return k == nout;
+}
+
+static void test_grad_sync(wt_dist *d, wt_context *ctx)
+{
+    int rank = wt_dist_rank(d), size = wt_dist_size(d);
+    const int64_t shapes[GS_NP][2] = {{GS_HID, GS_IN}, {GS_HID, 0}, {GS_OUT, GS_HID}, {GS_OUT, 0}};
+    wt_tensor *p[GS_NP + 1] = {NULL}, *unused = NULL;
+    int64_t per_step = 1;
+    for (int i = 0; i < GS_NP; i++) {
+        int nd = shapes[i][1] ? 2 : 1;
+        p[i] = seeded(ctx, nd, shapes[i], 7 + (uint64_t)i, 0.3);
+        CHECK(p[i] && wt_tensor_set_requires_grad(p[i], true) == WT_OK, "grad sync: parameter %d", i);
+        per_step += nd == 2 ? shapes[i][0] * shapes[i][1] : shapes[i][0];
+    }
+    float zero = 0;
+    CHECK(wt_tensor_from_data(ctx, WT_F32, 0, NULL, &zero, &p[GS_NP]) == WT_OK, "the loss slot");
+    wt_tensor *x = seeded(ctx, 2, (int64_t[]){GS_BATCH, GS_IN}, 100 + (uint64_t)rank, 1.0);
+    int64_t nout = 2 * per_step;
+    float *want = calloc((size_t)nout, sizeof *want), *got = calloc((size_t)nout, sizeof *got);
+    CHECK(gs_steps(d, NULL, p, x, want, nout), "grad sync: the reference (allreduce after backward)");
+    wt_dist_grad_sync *s = NULL;
+    CHECK(wt_dist_grad_sync_create(d, GS_NP + 1, p, WT_DIST_MEAN, &s) == WT_OK, "grad sync: create");
+    wt_dist_reset_stats(d);
+    CHECK(gs_steps(d, s, p, x, got, nout), "grad sync: two steps");
+    CHECK(!memcmp(want, got, (size_t)nout * sizeof *got), "grad sync: bit for bit the allreduce's results");
+    wt_dist_stats st;
+    wt_dist_stats_init(&st);
+    wt_dist_get_stats(d, &st);
+    if (rank == 0)
+        printf("grad sync: %llu buckets reduced, %llu of them posted during backward\n",
+               (unsigned long long)st.buckets, (unsigned long long)st.buckets_early);
+    CHECK(st.buckets == 8 && st.calls == 2, "grad sync: 4 buckets a step: %llu", (unsigned long long)st.buckets);
+    /* The last rank fails instead of finishing (after its backward, with
+     * buckets posted); every rank stops with its message, and the next
+     * steps are right again. */
+    wt_tensor *loss = gs_loss(p, x), *lcopy = NULL;
+    CHECK(loss && wt_mul_scalar(loss, 1.0, &lcopy) == WT_OK, "failing step: forward");
+    wt_dist_grad_sync_give(s, GS_NP, lcopy);
+    CHECK(wt_backward(loss) == WT_OK, "failing step: backward");
+    wt_status r;
+    if (rank == size - 1) {
+        r = wt_dist_fail(d, "lost the device");
+        CHECK(r == WT_ERR_BACKEND && strstr(wt_last_error(), "lost the device"), "grad sync: fail");
+    } else {
+        r = wt_dist_grad_sync_finish(s);
+        CHECK(r == WT_ERR_BACKEND && strstr(wt_last_error(), "lost the device"), "grad sync: the others hear of it: %s",
+              wt_last_error());
+    }
+    wt_tensor_release(loss), wt_tensor_release(lcopy);
+    /* Rank 0 fails before its forward pass: it posted nothing. */
+    loss = gs_loss(p, x), lcopy = NULL;
+    CHECK(loss && wt_mul_scalar(loss, 1.0, &lcopy) == WT_OK, "failing step 2: forward");
+    if (rank == 0) {
+        r = wt_dist_fail(d, "no batch");
+    } else {
+        wt_dist_grad_sync_give(s, GS_NP, lcopy);
+        CHECK(wt_backward(loss) == WT_OK, "failing step 2: backward");
+        r = wt_dist_grad_sync_finish(s);
+    }
+    CHECK(r == WT_ERR_BACKEND && strstr(wt_last_error(), "no batch"), "grad sync: rank 0 failed early: %s",
+          wt_last_error());
+    wt_tensor_release(loss), wt_tensor_release(lcopy);
+    memset(got, 0, (size_t)nout * sizeof *got);
+    CHECK(gs_steps(d, s, p, x, got, nout) && !memcmp(want, got, (size_t)nout * sizeof *got),
+          "grad sync: right again after the failures");
+    /* Rank 1 gives the loss twice. */
+    loss = gs_loss(p, x), lcopy = NULL;
+    CHECK(loss && wt_mul_scalar(loss, 1.0, &lcopy) == WT_OK, "given twice: forward");
+    wt_dist_grad_sync_give(s, GS_NP, lcopy);
+    if (rank == 1) wt_dist_grad_sync_give(s, GS_NP, lcopy);
+    CHECK(wt_backward(loss) == WT_OK, "given twice: backward");
+    r = wt_dist_grad_sync_finish(s);
+    CHECK(r != WT_OK && strstr(wt_last_error(), "given twice"), "grad sync: given twice: %s", wt_last_error());
+    wt_tensor_release(loss), wt_tensor_release(lcopy);
+    wt_dist_grad_sync_destroy(s);
+    s = NULL;
+    /* A parameter that gets no gradient fails the step on every rank. */
+    unused = seeded(ctx, 1, (int64_t[]){5}, 3, 1.0);
+    wt_tensor_set_requires_grad(unused, true);
+    wt_tensor *with_unused[GS_NP + 2] = {p[0], p[1], p[2], p[3], p[4], unused};
+    CHECK(wt_dist_grad_sync_create(d, GS_NP + 2, with_unused, WT_DIST_SUM, &s) == WT_OK, "create with an unused one");
+    for (int i = 0; i < GS_NP; i++) wt_tensor_zero_grad(p[i]);
+    loss = gs_loss(p, x), lcopy = NULL;
+    CHECK(loss && wt_mul_scalar(loss, 1.0, &lcopy) == WT_OK, "unused: forward");
+    wt_dist_grad_sync_give(s, GS_NP, lcopy);
+    CHECK(wt_backward(loss) == WT_OK, "unused: backward");
+    r = wt_dist_grad_sync_finish(s);
+    CHECK(r != WT_OK && strstr(wt_last_error(), "no gradient"), "grad sync: no gradient: %d %s", (int)r, wt_last_error());
+    wt_tensor_release(loss), wt_tensor_release(lcopy);
+    wt_dist_grad_sync_destroy(s);
+    /* Bad arguments, alike on every rank. */
+    s = (wt_dist_grad_sync *)1;
+    CHECK(wt_dist_grad_sync_create(NULL, GS_NP, p, WT_DIST_SUM, &s) == WT_ERR_INVALID_ARGUMENT && s == NULL,
+          "create: NULL group");
+    CHECK(wt_dist_grad_sync_create(d, 0, p, WT_DIST_SUM, &s) == WT_ERR_INVALID_ARGUMENT, "create: n 0");
+    CHECK(wt_dist_grad_sync_create(d, GS_NP, NULL, WT_DIST_SUM, &s) == WT_ERR_INVALID_ARGUMENT, "create: NULL list");
+    CHECK(wt_dist_grad_sync_create(d, GS_NP, p, (wt_dist_reduce)5, &s) == WT_ERR_INVALID_ARGUMENT, "create: bad op");
+    CHECK(wt_dist_grad_sync_create(d, GS_NP, p, WT_DIST_SUM, NULL) == WT_ERR_INVALID_ARGUMENT, "create: NULL out");
+    CHECK(wt_dist_grad_sync_create(d, GS_NP, p, WT_DIST_SUM, &s) == WT_OK, "create again");
+    CHECK(wt_dist_grad_sync_give(NULL, 0, p[0]) == WT_ERR_INVALID_ARGUMENT &&
+              wt_dist_grad_sync_give(s, GS_NP, p[0]) == WT_ERR_INVALID_ARGUMENT &&
+              wt_dist_grad_sync_give(s, 0, NULL) == WT_ERR_INVALID_ARGUMENT &&
+              wt_dist_grad_sync_finish(NULL) == WT_ERR_INVALID_ARGUMENT,
+          "give / finish: NULL and out of range");
+    /* A tensor of the wrong shape fails the step. */
+    CHECK(wt_dist_grad_sync_give(s, 1, p[0]) == WT_ERR_INVALID_ARGUMENT, "give: wrong shape");
+    CHECK(wt_dist_grad_sync_finish(s) == WT_ERR_INVALID_ARGUMENT, "finish after a wrong shape");
+    wt_dist_grad_sync_destroy(NULL);
+    wt_dist_grad_sync_destroy(s);
+    CHECK(wt_dist_barrier(d) == WT_OK, "barrier after the grad sync tests");
+    for (int i = 0; i <= GS_NP; i++) wt_tensor_release(p[i]);
+    wt_tensor_release(unused), wt_tensor_release(x);
+    free(want), free(got);
+}
+
+/* reduce_f16: sums of small integers are exact in f16; the mean of other
+ * values is within the documented tolerance of the exact one, the same
+ * bits on every rank; the overlapped reduction matches allreduce bit for
+ * bit in f16 mode too. */
+static float value_f16(int r, int64_t j) { return (float)((j * 37 + r * 11) % 101 - 50) * 0.013f + 0.001f * (float)(r + 1); }
+
+static void test_reduce_f16(wt_context *ctx)
+{
+    wt_dist_options o;
+    wt_dist_options_init(&o);
+    o.bucket_bytes = 4096;
+    o.timeout_seconds = 120;
+    o.reduce_f16 = true;
+    wt_dist *d = NULL;
+    CHECK(wt_dist_init(MPI_COMM_WORLD, &o, &d) == WT_OK, "a group reducing f16");
+    if (!d) return;
+    int rank = wt_dist_rank(d), size = wt_dist_size(d);
+    test_allreduce(d, ctx, WT_DIST_SUM);
+    enum { N = 3000 };
+    float *v = malloc(N * sizeof *v), *all = malloc((size_t)size * N * sizeof *all);
+    for (int64_t j = 0; j < N; j++) v[j] = value_f16(rank, j);
+    wt_tensor *t = NULL, *gathered = NULL;
+    int64_t n = N;
+    CHECK(wt_tensor_from_data(ctx, WT_F32, 1, &n, v, &t) == WT_OK, "f16: tensor");
+    CHECK(wt_dist_allreduce(d, 1, &t, WT_DIST_MEAN) == WT_OK, "f16: mean");
+    CHECK(wt_dist_allgather(d, t, &gathered) == WT_OK &&
+              wt_tensor_read(gathered, all, (size_t)size * N * sizeof *all) == WT_OK,
+          "f16: gathered");
+    double worst = 0, bound = (size + 1) * 0x1p-11;
+    for (int64_t j = 0; j < N; j++) {
+        double exact = 0, mag = 0;
+        for (int r = 0; r < size; r++) exact += value_f16(r, j), mag += fabs(value_f16(r, j));
+        exact /= size, mag /= size;
+        double err = fabs(all[j] - exact) / mag;
+        if (err > worst) worst = err;
+    }
+    CHECK(worst <= bound, "f16: mean off by %.3g of the mean magnitude (bound %.3g)", worst, bound);
+    int same = 1;
+    for (int r = 1; r < size; r++) same = same && !memcmp(all, all + (size_t)r * N, N * sizeof *all);
+    CHECK(same, "f16: the same bits on every rank");
+    if (rank == 0) printf("reduce_f16: mean of %d ranks within %.3g (bound %.3g)\n", size, worst, bound);
+    wt_tensor_release(t), wt_tensor_release(gathered);
+    free(v), free(all);
+    test_grad_sync(d, ctx);
+    wt_dist_destroy(d);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -272,6 +490,8 @@ int main(int argc, char **argv)
     if (packed) {
         test_allreduce(packed, ctx, WT_DIST_SUM);
         test_allreduce(packed, ctx, WT_DIST_MEAN);
+        /* Overlapped, buckets read and written back packed. */
+        test_grad_sync(packed, ctx);
         wt_dist_destroy(packed);
     }
     o.pack = (wt_dist_pack)9;
@@ -279,6 +499,8 @@ int main(int argc, char **argv)
     test_broadcast_allgather(d, ctx);
     test_large_reads(d, ctx);
     test_failures(d, ctx);
+    test_grad_sync(d, ctx);
+    test_reduce_f16(ctx);
     wt_context_destroy(ctx);
     wt_dist_destroy(d);
     printf("rank %d of %d (%s): %s\n", g_rank, size, argv[1], g_fail ? "FAILED" : "collectives ok");

@@ -13,6 +13,14 @@
 #     step's gradient outright (one LeNet run: 1e-7 over the first 10
 #     steps, 6e-4 at step 99). A wrong shard or a sum for a mean shows at
 #     once in the first steps.
+#   dist_training.sh overlap MPIEXEC NP PROGRAM BACKEND B STEPS [flags...]
+#     NP ranks with the reduction overlapped with backward
+#     (--dist-overlap on: wt_dist_grad_sync) against the same after
+#     backward (off: wt_dist_allreduce): every step's loss printed the same
+#     (9 digits), the parameters bit-identical across ranks in both, and
+#     the overlapped run's "dist:" line showing buckets posted during
+#     backward. They are the same reductions of the same buckets, so any
+#     difference is a bug, not rounding.
 #   dist_training.sh failure MPIEXEC NP PROGRAM BACKEND [flags...]
 #     rank 1 fails at step 3 (--fail-step): the job must end (non-zero)
 #     within 120 s, rank 1 with its message and every other rank with
@@ -53,6 +61,24 @@ equivalence)
         END { if (NR && sum / NR > tol) { printf "FAIL: mean relative loss difference %.2e > %s\n", sum / NR, tol; bad = 1 }
               if (bad) exit 1;
               printf "%d steps: %d ranks at batch B follow one process at batch %d*B: relative loss difference at most %.2e in the first 10 steps (tolerance %s), at most %.2e over all (step %d; tolerance %g), %.2e on average (tolerance %s); parameters bit-identical across ranks after every step\n", NR, np, np, worst10, tol10, worst, at, 10 * tol, sum / NR, tol }'
+    ;;
+overlap)
+    b=$1 steps=$2
+    shift 2
+    for mode in on off; do
+        "${launch[@]}" "$prog" --dist --dist-overlap "$mode" --check-sync --backend "$backend" --batch "$b" \
+            --steps "$steps" --print-loss "$@" >"$tmp/$mode.out" 2>&1 ||
+            { cat "$tmp/$mode.out"; echo "FAIL: the $np-rank run with --dist-overlap $mode failed"; exit 1; }
+        grep -q "parameters bit-identical on all $np ranks after each of the $steps steps" "$tmp/$mode.out" ||
+            { cat "$tmp/$mode.out"; echo "FAIL: no bit-identity line (--dist-overlap $mode)"; exit 1; }
+        losses "$tmp/$mode.out" >"$tmp/$mode.loss"
+    done
+    [ "$(wc -l <"$tmp/on.loss")" = "$steps" ] || { cat "$tmp/on.out"; echo "FAIL: not $steps loss lines"; exit 1; }
+    cmp -s "$tmp/on.loss" "$tmp/off.loss" ||
+        { paste "$tmp/on.loss" "$tmp/off.loss" | head -20; echo "FAIL: the losses differ between --dist-overlap on and off"; exit 1; }
+    early=$(sed -n 's/.*overlapped with backward: \([0-9]*\) of \([0-9]*\) buckets.*/\1 \2/p' "$tmp/on.out" | tail -1)
+    [ -n "$early" ] || { cat "$tmp/on.out"; echo "FAIL: no overlap figures in the dist: line"; exit 1; }
+    echo "$steps steps on $np ranks: the same losses with the reduction overlapped with backward and after it; buckets posted during backward (last report): ${early% *} of ${early#* }"
     ;;
 failure)
     start=$(date +%s)

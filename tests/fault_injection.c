@@ -20,6 +20,7 @@
  * gives the same numbers. A lost device must make every later call fail
  * with WT_ERR_DEVICE_LOST, tear down cleanly, and a new context must work.
  * The counts of injection points are printed. */
+#include "host_faults.h"
 #include "test_util.h"
 #include "webgpu/wg_runtime.h"
 #include "webtensor_io.h"
@@ -34,133 +35,6 @@
 #include <string.h>
 
 static const char *g_mode;
-
-/* --------------------------------------------------- host allocation hook */
-
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t n);
-void *__real_aligned_alloc(size_t align, size_t n);
-void __real_free(void *p);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-void *__wrap_aligned_alloc(size_t align, size_t n);
-void __wrap_free(void *p);
-
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static long g_allocs;   /* allocations since the last arm */
-static long g_fail_at;  /* 0: never fail */
-static long g_injected; /* failures injected since the last arm */
-static bool g_fail_all_aligned; /* every aligned_alloc fails (the CPU's tensor memory) */
-
-/* Blocks handed out through the hooks and not yet freed: an open-addressed
- * set of pointers (deleted slots are tombstones). */
-#define LIVE_SLOTS (1u << 16)
-#define TOMBSTONE ((void *)1)
-static void *g_live[LIVE_SLOTS];
-static long g_nlive;
-
-static size_t slot_of(const void *p) { return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull >> 48); }
-
-static void live_add(void *p)
-{
-    if (!p) return;
-    for (size_t i = slot_of(p), k = 0; k < LIVE_SLOTS; k++, i = (i + 1) & (LIVE_SLOTS - 1))
-        if (!g_live[i] || g_live[i] == TOMBSTONE) {
-            g_live[i] = p;
-            g_nlive++;
-            return;
-        }
-}
-
-static void live_remove(void *p)
-{
-    if (!p) return;
-    for (size_t i = slot_of(p), k = 0; k < LIVE_SLOTS && g_live[i]; k++, i = (i + 1) & (LIVE_SLOTS - 1))
-        if (g_live[i] == p) {
-            g_live[i] = TOMBSTONE;
-            g_nlive--;
-            return;
-        }
-}
-
-/* True when this allocation is to fail. Called with g_lock held. */
-static bool should_fail(void)
-{
-    g_allocs++;
-    if (g_fail_at > 0 && g_allocs == g_fail_at) {
-        g_injected++;
-        return true;
-    }
-    return false;
-}
-
-void *__wrap_malloc(size_t n)
-{
-    pthread_mutex_lock(&g_lock);
-    void *p = should_fail() ? NULL : __real_malloc(n);
-    live_add(p);
-    pthread_mutex_unlock(&g_lock);
-    return p;
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-    pthread_mutex_lock(&g_lock);
-    void *p = should_fail() ? NULL : __real_calloc(n, size);
-    live_add(p);
-    pthread_mutex_unlock(&g_lock);
-    return p;
-}
-
-void *__wrap_aligned_alloc(size_t align, size_t n)
-{
-    pthread_mutex_lock(&g_lock);
-    bool fail = should_fail() || g_fail_all_aligned;
-    g_injected += g_fail_all_aligned;
-    void *p = fail ? NULL : __real_aligned_alloc(align, n);
-    live_add(p);
-    pthread_mutex_unlock(&g_lock);
-    return p;
-}
-
-void *__wrap_realloc(void *old, size_t n)
-{
-    pthread_mutex_lock(&g_lock);
-    void *p = should_fail() ? NULL : __real_realloc(old, n);
-    if (p) {
-        live_remove(old);
-        live_add(p);
-    }
-    pthread_mutex_unlock(&g_lock);
-    return p;
-}
-
-void __wrap_free(void *p)
-{
-    pthread_mutex_lock(&g_lock);
-    live_remove(p);
-    __real_free(p);
-    pthread_mutex_unlock(&g_lock);
-}
-
-static void host_arm(long fail_at)
-{
-    pthread_mutex_lock(&g_lock);
-    g_allocs = 0;
-    g_injected = 0;
-    g_fail_at = fail_at;
-    pthread_mutex_unlock(&g_lock);
-}
-
-static long host_live(void)
-{
-    pthread_mutex_lock(&g_lock);
-    long n = g_nlive;
-    pthread_mutex_unlock(&g_lock);
-    return n;
-}
 
 /* ------------------------------------------------ device-object injection */
 
@@ -360,7 +234,7 @@ static void host_phase(test_backend be, const float *ref)
         test_backend_options(be, &o);
         wt_context *ctx = (wt_context *)(uintptr_t)0x10;
         wt_status st = wt_context_create(&o, &ctx);
-        long injected = g_injected;
+        long injected = host_injected();
         host_arm(0);
         if (injected == 0) {
             CHECK(st == WT_OK, "create [%s]: %s", g_mode, wt_last_error());
@@ -396,7 +270,7 @@ static void host_phase(test_backend be, const float *ref)
         bool null_ok = true;
         host_arm(n);
         wt_status st = workload(ctx, got, &null_ok);
-        long injected = g_injected;
+        long injected = host_injected();
         host_arm(0);
         if (injected == 0) {
             CHECK(st == WT_OK && same_result(got, ref), "workload [%s]: %s", g_mode, wt_last_error());
@@ -635,7 +509,7 @@ static void alloc_phase(test_backend be, const char *what, wt_status (*run_workl
         long live_before = host_live();
         host_arm(n);
         wt_status st = run_workload(ctx, got);
-        long injected = g_injected;
+        long injected = host_injected();
         host_arm(0);
         if (injected == 0) {
             total = n - 1;
@@ -677,16 +551,10 @@ static void cpu_size_classes(void)
         wt_tensor *keep = NULL, *t = (wt_tensor *)(uintptr_t)0x10;
         wt_tensor_zeros(ctx, WT_F32, 1, keep_shape, &keep);
         wt_tensor_release(keep); /* now pooled */
-        pthread_mutex_lock(&g_lock);
-        g_fail_all_aligned = true;
-        g_injected = 0;
-        pthread_mutex_unlock(&g_lock);
+        host_fail_all_aligned(true);
         const int64_t shape[1] = {n};
         wt_status st = wt_tensor_zeros(ctx, WT_F32, 1, shape, &t);
-        pthread_mutex_lock(&g_lock);
-        g_fail_all_aligned = false;
-        long injected = g_injected;
-        pthread_mutex_unlock(&g_lock);
+        long injected = host_fail_all_aligned(false);
         char bytes[32];
         snprintf(bytes, sizeof bytes, "%lld", (long long)(n * 4));
         CHECK(st == WT_ERR_OUT_OF_MEMORY && t == NULL && strstr(wt_last_error(), bytes) != NULL &&
@@ -855,7 +723,7 @@ static void tokenizer_phase(void)
             null_ok = true;
             host_arm(n);
             const wt_status st = tokenizer_workload(jsons[v], got, &n_ids, got_text, &len, &null_ok);
-            const long injected = g_injected;
+            const long injected = host_injected();
             host_arm(0);
             if (injected == 0) {
                 CHECK(st == WT_OK && n_ids == ref_n && !memcmp(got, ref, n_ids * sizeof *got), "tokenizer %d: %s", v,

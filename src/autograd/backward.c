@@ -2,7 +2,10 @@
  * reached, in an order where a node runs once all the nodes that use its
  * results have given it their gradients (Kahn's algorithm on the graph).
  * Leaf gradients are gathered aside and committed only when the whole
- * pass succeeded, so a failure leaves every .grad as it was. */
+ * pass succeeded, so a failure leaves every .grad as it was. A leaf with
+ * a gradient-ready hook gets its final .grad made as soon as its last
+ * contribution arrived (each leaf counts the edges of the pass into it),
+ * and the hook sees it then; the commit just installs it. */
 #include "autograd/tape.h"
 
 #include <stdlib.h>
@@ -10,6 +13,7 @@
 
 typedef struct pass {
     wt_context *ctx;
+    bool hooks;            /* gradient-ready hooks fire (not in wt_grad) */
     wt_grad_node **nodes;
     int n, cap;
     wt_grad_meta **leaves; /* leaves that received a gradient */
@@ -125,6 +129,41 @@ static wt_status to_leaf(pass *ps, wt_grad_meta *m, wt_tensor *g)
     return accumulate(&m->pending, g);
 }
 
+/* One contribution to leaf m has been handled (st: the pass so far).
+ * With the last one, a hooked leaf's .grad-to-be is made and shown to its
+ * hook: the same operations the commit would run, only earlier, so the
+ * bits are the same as without a hook. */
+static wt_status leaf_edge_done(pass *ps, wt_grad_meta *m, wt_status st)
+{
+    if (--m->ready_edges > 0 || st != WT_OK || !ps->hooks || !m->ready_fn || !m->pending || m->ready_final)
+        return st;
+    wt_tensor *fin = NULL;
+    st = m->grad ? wt_add(m->grad, m->pending, &fin) : wt_contiguous(m->pending, &fin);
+    if (st != WT_OK) return st;
+    wt_tensor_release(m->pending);
+    m->pending = fin;
+    m->ready_final = true;
+    m->ready_fn(fin, m->ready_user);
+    return WT_OK;
+}
+
+/* Every leaf's count of contributions to come: an edge from each node of
+ * the pass, plus the seed of a root that is a leaf. */
+static void count_leaf_edges(pass *ps, int nroots, wt_tensor *const *roots)
+{
+    for (int pass2 = 0; pass2 < 2; pass2++) {
+        for (int i = 0; i < ps->n; i++)
+            for (int k = 0; k < ps->nodes[i]->nin; k++) {
+                wt_grad_meta *m = ps->nodes[i]->next[k].leaf;
+                if (m) m->ready_edges = pass2 ? m->ready_edges + 1 : 0;
+            }
+        for (int r = 0; r < nroots; r++) {
+            wt_grad_meta *m = roots[r]->autograd;
+            if (!m->fn) m->ready_edges = pass2 ? m->ready_edges + 1 : 0;
+        }
+    }
+}
+
 static bool same_shape(const wt_tensor *t, int ndim, const int64_t *shape)
 {
     return t->ndim == ndim && (ndim == 0 || memcmp(t->shape, shape, sizeof shape[0] * (size_t)ndim) == 0);
@@ -164,18 +203,19 @@ static wt_status run_node(pass *ps, wt_grad_node *n, int nwant, const wt_tensor 
     for (int i = 0; i < n->nin; i++) {
         wt_tensor *g = gin[i];
         gin[i] = NULL;
+        wt_grad_meta *leaf = n->next[i].leaf;
         if (st != WT_OK || !g || !wt_grad_needs(n, i)) {
             wt_tensor_release(g);
-            continue;
-        }
-        if (!same_shape(g, n->in_ndim[i], n->in_shape[i])) {
+        } else if (!same_shape(g, n->in_ndim[i], n->in_shape[i])) {
             wt_tensor_release(g);
             st = wt_fail(WT_ERR_BACKEND, "backward: the rule of %s gave input %d a gradient of another shape",
                          op_name(n->op), i);
-            continue;
+        } else if (leaf) {
+            st = to_leaf(ps, leaf, g);
+        } else {
+            st = accumulate(&n->next[i].fn->out[n->next[i].slot].grad, g);
         }
-        if (n->next[i].leaf) st = to_leaf(ps, n->next[i].leaf, g);
-        else st = accumulate(&n->next[i].fn->out[n->next[i].slot].grad, g);
+        if (leaf) st = leaf_edge_done(ps, leaf, st);
     }
     for (int k = 0; k < n->nout; k++) {
         wt_tensor_release(n->out[k].grad);
@@ -198,6 +238,7 @@ static void pass_end(pass *ps)
         wt_grad_meta *m = ps->leaves[i];
         wt_tensor_release(m->pending);
         m->pending = NULL;
+        m->ready_final = false;
         wt_grad_meta_drop(m);
     }
     free(ps->nodes);
@@ -245,8 +286,9 @@ static wt_status run(const char *fn, int nroots, wt_tensor *const *roots, wt_ten
     }
     wt_grad_pause pz;
     wt_grad_pause_begin(ctx, &pz);
-    pass ps = {.ctx = ctx};
+    pass ps = {.ctx = ctx, .hooks = want == NULL};
     wt_status st = collect(&ps, nroots, roots);
+    if (st == WT_OK) count_leaf_edges(&ps, nroots, roots);
     /* The seeds. */
     for (int r = 0; r < nroots && st == WT_OK; r++) {
         wt_tensor *g = NULL;
@@ -255,7 +297,7 @@ static wt_status run(const char *fn, int nroots, wt_tensor *const *roots, wt_ten
         if (st != WT_OK) break;
         wt_grad_meta *m = roots[r]->autograd;
         if (m->fn) st = accumulate(&m->fn->out[m->slot].grad, g);
-        else st = to_leaf(&ps, m, g);
+        else st = leaf_edge_done(&ps, m, to_leaf(&ps, m, g));
     }
     /* Kahn: a node runs when every node using its results has run. */
     int head = 0;
@@ -293,7 +335,12 @@ static wt_status run(const char *fn, int nroots, wt_tensor *const *roots, wt_ten
             if (!next) st = wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
             for (int i = 0; i < ps.nleaves && st == WT_OK; i++) {
                 wt_grad_meta *m = ps.leaves[i];
-                st = m->grad ? wt_add(m->grad, m->pending, &next[i]) : wt_contiguous(m->pending, &next[i]);
+                if (m->ready_final) {
+                    wt_tensor_retain(m->pending);
+                    next[i] = m->pending;
+                } else {
+                    st = m->grad ? wt_add(m->grad, m->pending, &next[i]) : wt_contiguous(m->pending, &next[i]);
+                }
             }
             for (int i = 0; i < ps.nleaves && next; i++) {
                 if (st != WT_OK) {

@@ -288,6 +288,22 @@ wt_status wt_tensor_grad(const wt_tensor *t, wt_tensor **grad)
     return wt_tensor_share(t->autograd->grad, grad);
 }
 
+wt_status wt_tensor_set_grad_ready_hook(wt_tensor *t, wt_grad_ready_fn fn, void *user)
+{
+    const char *name = "wt_tensor_set_grad_ready_hook";
+    wt_status st = wt_check_tensor(name, t);
+    if (st != WT_OK) return st;
+    if (t->autograd && t->autograd->fn)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: the tensor is the result of a recorded op; hooks go on leaves",
+                       name);
+    if (!fn && !t->autograd) return WT_OK;
+    wt_grad_meta *m = meta_of(t);
+    if (!m) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", name);
+    m->ready_fn = fn;
+    m->ready_user = fn ? user : NULL;
+    return WT_OK;
+}
+
 wt_status wt_tensor_zero_grad(wt_tensor *t)
 {
     wt_status st = wt_check_tensor("wt_tensor_zero_grad", t);

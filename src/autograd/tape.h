@@ -36,6 +36,10 @@ typedef struct wt_grad_meta {
     wt_tensor *grad;     /* a leaf's accumulated gradient (f32, contiguous) */
     wt_tensor *pending;  /* during a backward pass: the gradient reaching this leaf */
     int want;            /* during wt_grad: the index of the input it is, else -1 */
+    wt_grad_ready_fn ready_fn; /* wt_tensor_set_grad_ready_hook's, or NULL */
+    void *ready_user;
+    int ready_edges;     /* during backward: contributions still to come */
+    bool ready_final;    /* during backward: pending is the final .grad */
 } wt_grad_meta;
 
 /* Where an input's gradient goes: a node's output, or a leaf; neither

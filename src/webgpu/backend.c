@@ -220,6 +220,19 @@ static wt_status webgpu_upload(wt_context *ctx, wt_storage *s, size_t offset, co
     if ((uint64_t)offset + bytes > b->size)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu: writing bytes %zu..%zu of a %llu-byte buffer",
                        offset, offset + bytes, (unsigned long long)b->size);
+    uint64_t knob = wt_knob_count(WT_KNOB_WEBGPU_UPLOAD_PIECE_BYTES, (uint64_t)4 << 20);
+    /* Through the context's mapped staging ring (runtime/upload.c), for a
+     * piece or more: the copies are recorded after the open batch, so no
+     * flush is needed first. */
+    if (offset % 4 == 0 && bytes % 4 == 0 && wt_knob_count(WT_KNOB_WEBGPU_UPLOAD_STAGED, 0) == 1 &&
+        (knob == 0 || bytes >= knob)) {
+        st = wg_upload_staged(ctx, b->buffer, offset, src, bytes, knob == 0 ? bytes : knob);
+        if (st != WT_ERR_UNSUPPORTED) {
+            if (st == WT_OK)
+                ctx->stats.bytes_to_device += bytes;
+            return st;
+        }
+    }
     /* A queue write lands at submit order, i.e. before the commands still
      * in the open encoder. If those use this (pooled, reused) buffer they
      * must be submitted first, or the write would overtake them. */
@@ -231,7 +244,6 @@ static wt_status webgpu_upload(wt_context *ctx, wt_storage *s, size_t offset, co
          * upload buffers, but gives a larger write a new staging buffer
          * of its own (fresh host-visible memory, allocated and faulted in
          * on every write). */
-        uint64_t knob = wt_knob_count(WT_KNOB_WEBGPU_UPLOAD_PIECE_BYTES, (uint64_t)4 << 20);
         size_t piece = knob == 0 || knob > bytes ? bytes : (size_t)(knob & ~(uint64_t)3);
         if (piece == 0)
             piece = 4;

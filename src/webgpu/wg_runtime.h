@@ -168,6 +168,19 @@ void wg_pipeline_cache_destroy(wt_context *ctx);
 /* Finished asynchronous reads keep up to this many staging buffers. */
 #define WG_ASYNC_STAGING_KEEP 16
 
+/* Staged uploads go through a ring of this many buffers: the host fills
+ * one while the device copies out of the others. */
+#define WG_UPLOAD_RING 4
+
+typedef struct wg_upload_slot {
+    WGPUBuffer buffer;        /* MapWrite | CopySrc, or NULL */
+    uint64_t size;
+    bool mapped;              /* mapped for writing: ready to fill */
+    bool pending;             /* a map was requested, its future not waited on */
+    WGPUFuture future;
+    WGPUMapAsyncStatus status; /* the map's, set by its callback */
+} wg_upload_slot;
+
 typedef struct wg_recorder {
     WGPUCommandEncoder encoder;
     WGPUComputePassEncoder pass;
@@ -194,6 +207,9 @@ typedef struct wg_recorder {
     WGPUBuffer async_staging[WG_ASYNC_STAGING_KEEP];
     uint64_t async_staging_size[WG_ASYNC_STAGING_KEEP];
     int async_staging_count;
+    /* Upload staging (upload.c): a ring of MapWrite | CopySrc buffers. */
+    wg_upload_slot upload[WG_UPLOAD_RING];
+    int upload_next;
 } wg_recorder;
 
 wt_status wg_recorder_init(wt_context *ctx, uint32_t per_submit);
@@ -207,6 +223,17 @@ wt_status wg_copy_encoder(wt_context *ctx, WGPUCommandEncoder *out);
 wt_status wg_recorder_open_pass(wt_context *ctx);
 /* Flushes, then waits for the queue to finish. */
 wt_status wg_finish(wt_context *ctx);
+/* Copies bytes of src into b at offset (both multiples of 4) through the
+ * upload staging ring, in pieces of at most piece bytes: each piece is
+ * written into a mapped staging buffer and copied on the device after the
+ * open batch's work (so in program order), the batch submitted; the
+ * staging buffer is mapped again for a later piece. WT_ERR_UNSUPPORTED
+ * when the WebGPU library cannot map for writing (the caller falls back
+ * to queue writes). */
+wt_status wg_upload_staged(wt_context *ctx, WGPUBuffer dst, uint64_t offset, const void *src, uint64_t bytes,
+                           uint64_t piece);
+void wg_upload_staging_release(wt_context *ctx);
+
 /* Maps [0, len) of a MapRead buffer whose copies are submitted, waiting for
  * them; *out is the mapped range, which the caller unmaps. */
 wt_status wg_map_read(wt_context *ctx, WGPUBuffer buffer, uint64_t len, const char *what,

@@ -585,6 +585,7 @@ typedef struct WGPUComputePassDescriptor {
       (WGPUBuffer buffer, WGPUMapMode mode, size_t offset, size_t size,                         \
        WGPUBufferMapCallbackInfo callbackInfo))                                                 \
     X(BufferGetConstMappedRange, const void *, (WGPUBuffer buffer, size_t offset, size_t size)) \
+    X(BufferGetMappedRange, void *, (WGPUBuffer buffer, size_t offset, size_t size))             \
     X(BufferUnmap, void, (WGPUBuffer buffer))                                                   \
     X(BufferDestroy, void, (WGPUBuffer buffer))                                                 \
     X(BufferRelease, void, (WGPUBuffer buffer))                                                 \
