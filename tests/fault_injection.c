@@ -802,7 +802,7 @@ static void safetensors_phase(void)
         got[0] = 0;
         host_arm(k);
         const wt_status st = safetensors_workload(file, size, got, sizeof got, &null_ok);
-        const long injected = g_injected;
+        const long injected = host_injected();
         host_arm(0);
         if (injected == 0) {
             CHECK(st == WT_OK && strcmp(got, ref) == 0, "safetensors: %s", wt_last_error());
