@@ -105,4 +105,10 @@ bool llama_is_eos(const llama_config *c, int32_t token);
 wt_status llama_linear(const llama *m, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                        wt_tensor **out);
 
+/* wt_linear_fused (an RMSNorm before, a SwiGLU and a residual add after,
+ * in one kernel for a decode step); for a quantised w, the same steps as
+ * separate ops around wt_linear_quant. */
+wt_status llama_linear_fused(const llama *m, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                             const wt_linear_fused_options *opts, wt_tensor **out);
+
 #endif /* LLAMA_MODEL_H */

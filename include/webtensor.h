@@ -1231,6 +1231,38 @@ WT_API wt_status wt_matmul(const wt_tensor *a, const wt_tensor *b, wt_tensor **o
 WT_API wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                            wt_tensor **out);
 
+/* What wt_linear_fused does around the product. */
+typedef struct wt_linear_fused_options {
+    uint32_t struct_size;
+    /* RMSNorm of x over its last axis first (wt_rms_norm(x, 1, norm_weight,
+     * norm_eps)); norm_weight [in_features] or NULL (no scale). */
+    bool rms_norm;
+    const wt_tensor *norm_weight;
+    double norm_eps; /* 1e-6 */
+    /* SwiGLU of the product (w's rows are gate then up, joined):
+     * silu(y[..., :N/2]) * y[..., N/2:], N = out_features, even. */
+    bool swiglu;
+    /* NULL, or a tensor of the result's shape added last. */
+    const wt_tensor *residual;
+} wt_linear_fused_options;
+
+WT_API void wt_linear_fused_options_init(wt_linear_fused_options *opts);
+
+/* A linear layer with its neighbours in one kernel where the backend has
+ * one (WebGPU and CPU, for up to 16 rows of x: a decode step), else as the
+ * composition of the public ops:
+ *     h   = rms_norm ? wt_rms_norm(x, 1, norm_weight, norm_eps) : x
+ *     y   = h @ w^T + bias                      [..., N]
+ *     y   = swiglu ? silu(y[.., :N/2]) * y[.., N/2:] : y
+ *     out = y + residual   (residual NULL: y)
+ * x, w and the optional tensors share one float dtype (f32 or f16; mixed
+ * dtypes run the composition, with its promotions). The fused kernel
+ * computes in f32 and rounds the result once, so with f16 tensors it
+ * differs from the composition (which rounds after each op) in the last
+ * bits. Recorded for autograd as the composition's ops. */
+WT_API wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                 const wt_linear_fused_options *opts, wt_tensor **out);
+
 /* --- quantised weights: ggml's block formats ---
  * A weight matrix [N, K] quantised in blocks of consecutive elements of a
  * row, the layouts of ggml and GGUF files (all multi-byte fields

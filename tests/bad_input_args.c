@@ -645,6 +645,14 @@ ROWFN(rope_v2)
     return wt_rope_v2(T("x", e->q), PTRO("opts", &o), OUT("out"));
 }
 ROWFN(linear) { return wt_linear(T("x", e->m35), T("w", e->w45), TO("bias", e->b4v), OUT("out")); }
+ROWFN(linear_fused)
+{
+    wt_linear_fused_options o;
+    wt_linear_fused_options_init(&o);
+    o.rms_norm = true;
+    o.norm_weight = e->v5;
+    return wt_linear_fused(T("x", e->m35), T("w", e->w45), TO("bias", e->b4v), PTRO("opts", &o), OUT("out"));
+}
 ROWFN(sample)
 {
     wt_sample_options o;
@@ -1575,7 +1583,7 @@ static const slot_row ROWS[] = {
     R(conv2d), R(conv1d), R(conv_transpose2d), R(max_pool2d), R(avg_pool2d), R(adaptive_avg_pool2d),
     R(adaptive_max_pool2d), R(global_avg_pool2d), R(global_max_pool2d), R(batch_norm), R(group_norm),
     R(interpolate), R(upsample2d),
-    R(layer_norm), R(rms_norm), R(scaled_dot_product_attention), R(rope), R(linear),
+    R(layer_norm), R(rms_norm), R(scaled_dot_product_attention), R(rope), R(linear), R(linear_fused),
     R(group_norm_v2), R(scaled_dot_product_attention_v2), R(rope_v2),
     R(quant_from_blocks), R(quantize), R(dequantize), R(linear_quant), R(embedding_quant),
     R(sample),

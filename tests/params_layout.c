@@ -179,6 +179,12 @@ static const c_field wgsl_gemv_f16_params[] = {
     F(gemv_f16_params, u_row_stride), F(gemv_f16_params, v_offset), F(gemv_f16_params, v_batch_stride),
     F(gemv_f16_params, pad0), F(gemv_f16_params, pad1), F(gemv_f16_params, pad2),
 };
+static const c_field wgsl_linear_fused_params[] = {
+    F(linear_fused_params, outputs), F(linear_fused_params, n_out), F(linear_fused_params, k),
+    F(linear_fused_params, w_offset), F(linear_fused_params, w_row_stride), F(linear_fused_params, x_offset),
+    F(linear_fused_params, g_offset), F(linear_fused_params, bias_offset), F(linear_fused_params, res_offset),
+    F(linear_fused_params, out_offset), F(linear_fused_params, eps), F(linear_fused_params, pad0),
+};
 static const c_field wgsl_im2col_params[] = {
     F(im2col_params, win), F(im2col_params, x), F(im2col_params, total), F(im2col_params, ncols),
     F(im2col_params, rows), F(im2col_params, row0),
@@ -379,6 +385,7 @@ static const layout_pair pairs[] = {
     PAIR("gemm_matrix_staged", "Params", matrix_params, wgsl_gemm_matrix_params),
     PAIR("gemm_splitk", "Params", splitk_params, wgsl_gemm_splitk_params),
     PAIR("gemv_f16", "Params", gemv_f16_params, wgsl_gemv_f16_params),
+    PAIR("linear_fused", "Params", linear_fused_params, wgsl_linear_fused_params),
     PAIR("im2col", "Params", im2col_params, wgsl_im2col_params),
     PAIR("matmul_gemv", "Params", gemv_params, wgsl_matmul_gemv_params),
     PAIR("matmul_gemv_cols", "Params", gemv_cols_params, wgsl_matmul_gemv_cols_params),

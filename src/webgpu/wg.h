@@ -168,6 +168,10 @@ wt_status wg_sample(wt_context *ctx, const wt_tensor *logits, const wt_tensor *s
 wt_status wg_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *w, wt_tensor *out);
 wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,
                           const wt_tensor *bias, wt_tensor *out);
+/* LINEAR_FUSED (core/node.h; kernels/linear_fused.c). */
+wt_status wg_linear_fused(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                          const wt_tensor *norm_weight, const wt_tensor *residual, bool rms_norm, bool swiglu,
+                          float eps, wt_tensor *out);
 /* INTERPOLATE (src x, out the result) and its backward (src dy, out dx)
  * (kernels/interpolate.c). */
 wt_status wg_win_interpolate(wt_context *ctx, const wt_interp2d *p, bool backward, const wt_tensor *src,

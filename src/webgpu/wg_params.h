@@ -204,6 +204,17 @@ typedef struct gemv_f16_params {
     uint32_t v_batch_stride, pad0, pad1, pad2;
 } gemv_f16_params;
 
+/* ---- kernels/linear_fused.c */
+
+/* Mirrors linear_fused.wgsl's Params. */
+typedef struct linear_fused_params {
+    uint32_t outputs, n_out, k, w_offset;
+    uint32_t w_row_stride, x_offset, g_offset, bias_offset;
+    uint32_t res_offset, out_offset;
+    float eps;
+    uint32_t pad0;
+} linear_fused_params;
+
 /* ---- kernels/matmul.c */
 
 /* Mirrors matmul_gemv.wgsl's Params. */
