@@ -1635,6 +1635,7 @@ static const char *const NO_STATUS[] = {
     "wt_conv_options_init", "wt_pool_options_init", "wt_batch_norm_options_init",
     "wt_cross_entropy_options_init", "wt_sgd_options_init", "wt_adamw_options_init",
     "wt_interpolate_options_init", "wt_attention_options_init", "wt_rope_options_init", "wt_sample_options_init",
+    "wt_linear_fused_options_init",
     "wt_group_norm_options_init", "wt_dropout_options_init", "wt_pool2d_options_init",
     "wt_tensor_requires_grad", "wt_backward_options_init", "wt_grad_enabled", "wt_op_gradient",
     "wt_safetensors_close", "wt_safetensors_count", "wt_safetensors_metadata",
@@ -1661,6 +1662,7 @@ static int no_status_checks(void)
     wt_interpolate_options_init(NULL);
     wt_attention_options_init(NULL);
     wt_rope_options_init(NULL);
+    wt_linear_fused_options_init(NULL);
     wt_group_norm_options_init(NULL);
     wt_dropout_options_init(NULL);
     wt_pool2d_options_init(NULL);
