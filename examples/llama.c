@@ -195,10 +195,10 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
     wt_tensor *y, *y4, *q4, *k4, *v4, *q, *k, *v, *kdst, *vdst, *kall, *vall, *a, *heads_last, *ac, *a2;
     /* One GEMV for q, k and v (their weights joined at load), the norm
      * folded into it; the heads are views of its rows. They are f32
-     * whatever the weights' dtype: rope computes in f32, the KV cache is
-     * f32 and attention takes f32 q, so an f16 projection is converted
-     * once, here. */
+     * whatever the weights' dtype (rope computes in f32, the KV cache is
+     * f32 and attention takes f32 q): the product's result is f32. */
     wt_linear_fused_options o = fused_opts(m, ly->in_norm);
+    o.result_f32 = true;
     TRY(llama_linear_fused(m, x, ly->qkv, ly->qkv_bias, &o, &y));
     if (wt_tensor_dtype(y) != WT_F32) {
         wt_tensor *y32;
@@ -233,7 +233,15 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
         TRY(wt_scaled_dot_product_attention_v2(q, kall, vall, NULL, &ao, &a));
     }
     TRY(wt_transpose(a, 1, 2, &heads_last)); /* [batch, S, H, head_dim] */
-    TRY(wt_cast(heads_last, m->dtype, &ac)); /* contiguous, in the weights' dtype */
+    /* A decode step's heads (S = 1) are already in row order and go to
+     * o_proj in f32 as they are (its kernel reads f32 against the
+     * weights' dtype and adds the residual in the stream's); a prompt's
+     * are gathered, in the weights' dtype, for the GEMM. */
+    if (S == 1) {
+        ac = heads_last;
+    } else {
+        TRY(wt_cast(heads_last, m->dtype, &ac));
+    }
     const int64_t shape2[2] = {m->batch * S, c->heads * c->head_dim};
     TRY(wt_reshape(ac, 2, shape2, &a2));
     o = fused_opts(m, NULL);

@@ -138,8 +138,14 @@ wt_status llama_linear_fused(const llama *m, const wt_tensor *x, const wt_tensor
             (st = wt_silu(g, &sg)) == WT_OK)
             st = wt_mul(sg, u, &p);
     }
+    /* wt_linear_fused's result dtype: f32 if asked, else the residual's, else x's. */
+    const wt_dtype dt = o->result_f32 ? WT_F32 : o->residual ? wt_tensor_dtype(o->residual) : wt_tensor_dtype(x);
+    wt_tensor *sum = NULL;
     const wt_tensor *r = p ? p : y;
-    if (st == WT_OK) st = o->residual ? wt_add(r, o->residual, out) : wt_contiguous(r, out);
+    if (st == WT_OK && o->residual) st = wt_add(r, o->residual, &sum);
+    if (sum) r = sum;
+    if (st == WT_OK) st = wt_tensor_dtype(r) != dt ? wt_cast(r, dt, out) : wt_contiguous(r, out);
+    wt_tensor_release(sum);
     wt_tensor_release(h);
     wt_tensor_release(y);
     wt_tensor_release(g);

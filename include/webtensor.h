@@ -1244,6 +1244,9 @@ typedef struct wt_linear_fused_options {
     bool swiglu;
     /* NULL, or a tensor of the result's shape added last. */
     const wt_tensor *residual;
+    /* The result in f32 whatever the inputs' dtypes (an f16 product's
+     * sums never rounded to f16). */
+    bool result_f32;
 } wt_linear_fused_options;
 
 WT_API void wt_linear_fused_options_init(wt_linear_fused_options *opts);
@@ -1255,11 +1258,12 @@ WT_API void wt_linear_fused_options_init(wt_linear_fused_options *opts);
  *     y   = h @ w^T + bias                      [..., N]
  *     y   = swiglu ? silu(y[.., :N/2]) * y[.., N/2:] : y
  *     out = y + residual   (residual NULL: y)
- * x, w and the optional tensors share one float dtype (f32 or f16; mixed
- * dtypes run the composition, with its promotions). The fused kernel
- * computes in f32 and rounds the result once, so with f16 tensors it
- * differs from the composition (which rounds after each op) in the last
- * bits. Recorded for autograd as the composition's ops. */
+ * Tensors are f32 or f16, in any mix (the norm weight of x's dtype for the
+ * fused kernel); the result has the residual's dtype when there is one,
+ * else x's, or f32 with result_f32. The fused kernel computes in f32 and
+ * rounds the result once, so with f16 tensors it differs from the
+ * composition (which rounds after each op) in the last bits. Recorded for
+ * autograd as the composition's ops. */
 WT_API wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                                  const wt_linear_fused_options *opts, wt_tensor **out);
 

@@ -19,6 +19,13 @@ typedef struct fuse {
     bool norm, norm_w, bias, swiglu, residual;
 } fuse;
 
+/* The dtypes of one case: x (and the norm weight), w, bias, residual; the
+ * result in f32 when result_f32. */
+typedef struct dtypes {
+    wt_dtype x, w, b, r;
+    bool result_f32;
+} dtypes;
+
 /* Host values rounded to the dtype (f16: through halves), so that the
  * reference sees exactly what the device holds. */
 static void fill(float *v, int64_t n, float scale, wt_dtype dt)
@@ -116,24 +123,29 @@ static double worst(const float *a, const double *ref, int64_t n, double atol, d
 /* One case: x [M, K] (3-D [2, M/2, K] when split3), w [N, K] read as rows
  * w_row0.. of a [N + 3, K + pad] matrix (a view with a row stride and an
  * offset when pad or w_row0), or as the transpose of a [K, N] one. */
-static void run_case(wt_dtype dt, int64_t M, int64_t K, int64_t N, const fuse *f, int64_t pad, bool split3,
-                     bool transposed)
+static void run_case_dt(dtypes d, int64_t M, int64_t K, int64_t N, const fuse *f, int64_t pad, bool split3,
+                        bool transposed)
 {
+    const wt_dtype dt = d.x;
+    const bool mixed = d.w != d.x || d.b != d.x || d.r != d.x || d.result_f32;
+    const bool any16 = d.x == WT_F16 || d.w == WT_F16 || (f->bias && d.b == WT_F16) || (f->residual && d.r == WT_F16);
+    const wt_dtype result = d.result_f32 ? WT_F32 : f->residual ? d.r : d.x;
     const int64_t n_out = f->swiglu ? N / 2 : N, ws = K + pad, w_rows = N + 3, row0 = pad ? 2 : 0;
     const double eps = 1e-5;
     char name[200];
-    snprintf(name, sizeof name, "%s M=%lld K=%lld N=%lld norm=%d/%d bias=%d swiglu=%d res=%d pad=%lld%s%s",
-             dt == WT_F16 ? "f16" : "f32", (long long)M, (long long)K, (long long)N, f->norm, f->norm_w, f->bias,
+    snprintf(name, sizeof name, "x %s w %s b %s r %s%s M=%lld K=%lld N=%lld norm=%d/%d bias=%d swiglu=%d res=%d pad=%lld%s%s",
+             wt_dtype_name(d.x), wt_dtype_name(d.w), wt_dtype_name(d.b), wt_dtype_name(d.r),
+             d.result_f32 ? " ->f32" : "", (long long)M, (long long)K, (long long)N, f->norm, f->norm_w, f->bias,
              f->swiglu, f->residual, (long long)pad, split3 ? " 3-d" : "", transposed ? " w^T view" : "");
     float *x = malloc(sizeof *x * (size_t)(M * K)), *wall = malloc(sizeof *wall * (size_t)(w_rows * ws));
     float *b = malloc(sizeof *b * (size_t)N), *g = malloc(sizeof *g * (size_t)K);
     float *r = malloc(sizeof *r * (size_t)(M * n_out)), *wd = malloc(sizeof *wd * (size_t)(N * K));
     double *ref = malloc(sizeof *ref * (size_t)(M * n_out));
-    fill(x, M * K, 2.0f, dt);
-    fill(wall, w_rows * ws, (float)(1.5 / sqrt((double)K)), dt);
-    fill(b, N, 0.5f, dt);
-    fill(g, K, 1.5f, dt);
-    fill(r, M * n_out, 1.0f, dt);
+    fill(x, M * K, 2.0f, d.x);
+    fill(wall, w_rows * ws, (float)(1.5 / sqrt((double)K)), d.w);
+    fill(b, N, 0.5f, d.b);
+    fill(g, K, 1.5f, d.x);
+    fill(r, M * n_out, 1.0f, d.r);
     for (int64_t n = 0; n < N; n++)
         for (int64_t k = 0; k < K; k++) wd[n * K + k] = wall[(row0 + n) * ws + k];
     reference(x, wd, b, g, r, M, K, N, K, f, eps, ref);
@@ -141,8 +153,8 @@ static void run_case(wt_dtype dt, int64_t M, int64_t K, int64_t N, const fuse *f
     const int64_t xs2[2] = {M, K}, xs3[3] = {2, M / 2, K}, ball[2] = {w_rows, ws}, bs[1] = {N}, gs[1] = {K};
     const int64_t rs2[2] = {M, n_out}, rs3[3] = {2, M / 2, n_out};
     wt_tensor *xt = make(dt, split3 ? 3 : 2, split3 ? xs3 : xs2, x), *wbig = NULL, *w = NULL, *wtr = NULL;
-    wt_tensor *bt = f->bias ? make(dt, 1, bs, b) : NULL, *gt = f->norm_w ? make(dt, 1, gs, g) : NULL;
-    wt_tensor *rt = f->residual ? make(dt, split3 ? 3 : 2, split3 ? rs3 : rs2, r) : NULL;
+    wt_tensor *bt = f->bias ? make(d.b, 1, bs, b) : NULL, *gt = f->norm_w ? make(dt, 1, gs, g) : NULL;
+    wt_tensor *rt = f->residual ? make(d.r, split3 ? 3 : 2, split3 ? rs3 : rs2, r) : NULL;
     wt_tensor *out = NULL, *comp = NULL;
     wt_status st = WT_OK;
     if (transposed) {
@@ -151,11 +163,11 @@ static void run_case(wt_dtype dt, int64_t M, int64_t K, int64_t N, const fuse *f
         for (int64_t n = 0; n < N; n++)
             for (int64_t k = 0; k < K; k++) wt_host[k * N + n] = wd[n * K + k];
         const int64_t tshape[2] = {K, N};
-        wtr = make(dt, 2, tshape, wt_host);
+        wtr = make(d.w, 2, tshape, wt_host);
         free(wt_host);
         st = wtr ? wt_transpose(wtr, 0, 1, &w) : WT_ERR_INVALID_ARGUMENT;
     } else {
-        wbig = make(dt, 2, ball, wall);
+        wbig = make(d.w, 2, ball, wall);
         st = wbig ? wt_slice(wbig, 0, row0, row0 + N, 1, &w) : WT_ERR_INVALID_ARGUMENT;
         if (st == WT_OK && pad) {
             wt_tensor *v = NULL;
@@ -171,20 +183,22 @@ static void run_case(wt_dtype dt, int64_t M, int64_t K, int64_t N, const fuse *f
     o.norm_eps = eps;
     o.swiglu = f->swiglu;
     o.residual = rt;
+    o.result_f32 = d.result_f32;
     if (st == WT_OK && xt) st = wt_linear_fused(xt, w, bt, &o, &out);
     CHECK(st == WT_OK && out, "%s: %s", name, wt_last_error());
     if (st == WT_OK && out) {
         const int64_t *os = wt_tensor_shape(out);
-        CHECK(wt_tensor_dtype(out) == dt && wt_tensor_ndim(out) == (split3 ? 3 : 2) && os[wt_tensor_ndim(out) - 1] == n_out,
+        CHECK(wt_tensor_dtype(out) == result && wt_tensor_ndim(out) == (split3 ? 3 : 2) && os[wt_tensor_ndim(out) - 1] == n_out,
               "%s: result dtype or shape", name);
         float *got = read_f32(out);
-        const double atol = dt == WT_F16 ? 1e-2 : 1e-5, rtol = dt == WT_F16 ? 4e-3 : 1e-4;
+        const double atol = any16 ? 1e-2 : 1e-5, rtol = any16 ? 4e-3 : 1e-4;
         if (got) {
             double e = worst(got, ref, M * n_out, atol, rtol);
             CHECK(e <= 1.0, "%s: against the float64 reference, worst error %.3g of the tolerance", name, e);
         }
-        /* The composition rounds after every op in f16: a wider bound. */
-        st = composed(xt, w, bt, gt, rt, f, eps, &comp);
+        /* The composition rounds after every op in f16: a wider bound.
+         * (One dtype only: the separate ops' promotions are theirs.) */
+        st = mixed ? WT_OK : composed(xt, w, bt, gt, rt, f, eps, &comp);
         CHECK(st == WT_OK, "%s: composition: %s", name, wt_last_error());
         float *c = comp ? read_f32(comp) : NULL;
         if (got && c) {
@@ -215,6 +229,12 @@ static void run_case(wt_dtype dt, int64_t M, int64_t K, int64_t N, const fuse *f
     free(ref);
 }
 
+static void run_case(wt_dtype dt, int64_t M, int64_t K, int64_t N, const fuse *f, int64_t pad, bool split3,
+                     bool transposed)
+{
+    run_case_dt((dtypes){dt, dt, dt, dt, false}, M, K, N, f, pad, split3, transposed);
+}
+
 static void test_cases(void)
 {
     const fuse all = {true, true, true, true, true}, norm_only = {true, true, false, false, false};
@@ -241,6 +261,20 @@ static void test_cases(void)
         run_case(dt, 20, 32, 18, &all, 0, false, false);
         run_case(dt, 1, 24, 10, &all, 0, false, true);
     }
+    /* Mixed dtypes: an f32 x against f16 weights into an f16 residual (a
+     * decode step's attention output), f16 in and an f32 result (its q, k,
+     * v projection), f32 biases, an f16 x against f32 weights. */
+    const dtypes o_proj = {WT_F32, WT_F16, WT_F32, WT_F16, false}, qkv = {WT_F16, WT_F16, WT_F16, WT_F16, true};
+    const dtypes x16_w32 = {WT_F16, WT_F32, WT_F16, WT_F32, false}, b32 = {WT_F16, WT_F16, WT_F32, WT_F32, false};
+    const fuse res_bias = {false, false, true, false, true};
+    run_case_dt(o_proj, 1, 256, 64, &res_bias, 0, false, false);
+    run_case_dt(o_proj, 2, 40, 24, &res_bias, 0, false, false);
+    run_case_dt(o_proj, 1, 36, 17, &res_bias, 3, false, false);
+    run_case_dt(qkv, 1, 128, 40, &norm_only, 0, false, false);
+    run_case_dt(qkv, 3, 64, 34, &all, 0, false, false);
+    run_case_dt(x16_w32, 1, 64, 20, &all, 0, false, false);
+    run_case_dt(b32, 2, 64, 36, &all, 0, false, false);
+    run_case_dt(o_proj, 20, 32, 18, &res_bias, 0, false, false);
 }
 
 static void test_errors(void)

@@ -89,7 +89,7 @@ void wt_linear_fused_options_init(wt_linear_fused_options *opts)
 
 /* The op as its parts: every step a public op. */
 static wt_status linear_fused_composed(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
-                                       const wt_linear_fused_options *o, wt_tensor **out)
+                                       const wt_linear_fused_options *o, wt_dtype result, wt_tensor **out)
 {
     wt_tensor *h = NULL, *y = NULL, *g = NULL, *u = NULL, *sg = NULL, *p = NULL, *r = NULL;
     wt_status st = WT_OK;
@@ -104,8 +104,11 @@ static wt_status linear_fused_composed(const wt_tensor *x, const wt_tensor *w, c
     }
     const wt_tensor *res = p ? p : y;
     if (st == WT_OK && o->residual) st = wt_add(res, o->residual, &r);
-    if (st == WT_OK) {
-        *out = r ? r : (wt_tensor *)res;
+    const wt_tensor *v = r ? r : res;
+    if (st == WT_OK && v->dtype != result) {
+        st = wt_cast(v, result, out);
+    } else if (st == WT_OK) {
+        *out = (wt_tensor *)v;
         wt_tensor_retain(*out);
     }
     wt_tensor_release(h);
@@ -118,12 +121,12 @@ static wt_status linear_fused_composed(const wt_tensor *x, const wt_tensor *w, c
     return st;
 }
 
-static bool fused_dtype(const wt_tensor *t, wt_dtype dt) { return !t || t->dtype == dt; }
+static bool float_dtype(const wt_tensor *t) { return !t || t->dtype == WT_F32 || t->dtype == WT_F16; }
 
 /* One LINEAR_FUSED node: x [.., K] folded to [M, K], the small operands
  * made contiguous (w is read in place: its rows must run along k). */
 static wt_status linear_fused_node(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
-                                   const wt_linear_fused_options *o, int64_t n_out, wt_tensor **out)
+                                   const wt_linear_fused_options *o, int64_t n_out, wt_dtype result, wt_tensor **out)
 {
     wt_context *ctx = wt_ctx_of(x);
     const int64_t K = w->shape[1], M = x->numel / K;
@@ -135,7 +138,7 @@ static wt_status linear_fused_node(const wt_tensor *x, const wt_tensor *w, const
     if (st == WT_OK && o->rms_norm && o->norm_weight) st = wt_contiguous(o->norm_weight, &gc);
     if (st == WT_OK && o->residual && (st = wt_contiguous(o->residual, &rc)) == WT_OK)
         st = wt_reshape(rc, 2, out2_shape, &r2);
-    if (st == WT_OK) st = wt_tensor_alloc(ctx, x->dtype, 2, out2_shape, &y);
+    if (st == WT_OK) st = wt_tensor_alloc(ctx, result, 2, out2_shape, &y);
     if (st == WT_OK && y->numel > 0)
         st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_LINEAR_FUSED, .in = {x2, w, bc, gc, r2}, .out = {y},
                                          .p.linear = {.rms_norm = o->rms_norm, .swiglu = o->swiglu,
@@ -214,15 +217,18 @@ wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tenso
                            wt_shape_str(x->ndim, x->shape, b2, sizeof b2), (long long)n_out);
     }
     const wt_tensor *g = o.rms_norm ? o.norm_weight : NULL;
+    const wt_dtype result = o.result_f32 ? WT_F32 : o.residual ? o.residual->dtype : x->dtype;
     /* Recorded for autograd through its parts, each with its own rule. */
     if ((wt_grad_any(x, w, bias, g) || wt_grad_any(o.residual, NULL, NULL, NULL)) &&
         wt_grad_recording(wt_ctx_of(x)))
-        return linear_fused_composed(x, w, bias, &o, out);
-    const wt_dtype dt = x->dtype;
-    const bool fusable = (dt == WT_F32 || dt == WT_F16) && w->dtype == dt && fused_dtype(bias, dt) &&
-                         fused_dtype(g, dt) && fused_dtype(o.residual, dt) && K > 0 && x->numel > 0 &&
-                         x->numel / K <= LINEAR_FUSED_MAX_ROWS && w->strides[1] == 1 && w->strides[0] >= 0 &&
-                         wt_backend_runs(wt_ctx_of(x), WT_NODE_LINEAR_FUSED);
-    if (!fusable) return linear_fused_composed(x, w, bias, &o, out);
-    return linear_fused_node(x, w, bias, &o, n_out, out);
+        return linear_fused_composed(x, w, bias, &o, result, out);
+    const bool fusable = float_dtype(x) && float_dtype(w) && float_dtype(bias) && float_dtype(o.residual) &&
+                         (!g || g->dtype == x->dtype) && (result == WT_F32 || result == WT_F16) && K > 0 &&
+                         x->numel > 0 && x->numel / K <= LINEAR_FUSED_MAX_ROWS && w->strides[1] == 1 &&
+                         w->strides[0] >= 0 && wt_backend_runs(wt_ctx_of(x), WT_NODE_LINEAR_FUSED);
+    if (!fusable) return linear_fused_composed(x, w, bias, &o, result, out);
+    st = linear_fused_node(x, w, bias, &o, n_out, result, out);
+    /* Past the kernel's 32-bit indexing: nothing was recorded. */
+    if (st == WT_ERR_UNSUPPORTED) return linear_fused_composed(x, w, bias, &o, result, out);
+    return st;
 }

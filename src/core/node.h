@@ -279,8 +279,9 @@ typedef struct wt_optimizer_update {
  *   LINEAR_FUSED   out0 [M, N'] = wt_linear_fused of in0 x [M, K]
  *                  (contiguous), in1 w [N, K] (unit k stride, any row
  *                  stride), in2 bias [N], in3 norm weight [K], in4
- *                  residual [M, N'] (each contiguous, or NULL), all of
- *                  one dtype (f32 or f16); N' = N/2 with p.linear.swiglu
+ *                  residual [M, N'] (each contiguous, or NULL); each f32
+ *                  or f16 (in3 of in0's dtype), out0 too; N' = N/2 with
+ *                  p.linear.swiglu
  * The backend-facing rules of each kind are those of wt_backend_ops before
  * nodes (the comments at the argument types above). */
 #define WT_NODE_KINDS(X)                                                                   \

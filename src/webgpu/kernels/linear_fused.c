@@ -1,7 +1,8 @@
 /* WebGPU wt_linear_fused (node LINEAR_FUSED): wgsl/linear_fused.wgsl,
  * reading its operands 16 bytes at a time (linear_fused_vec.wgsl) where
  * k, the offsets and w's row stride allow it, else element by element
- * (linear_fused_scalar.wgsl). */
+ * (linear_fused_scalar.wgsl). Each operand has its own dtype (the norm
+ * weight x's). */
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
 
@@ -17,19 +18,24 @@ static bool fits_u32(const wt_tensor *t)
 
 static bool aligned(const wt_tensor *t, int64_t e) { return !t || t->offset % e == 0; }
 
+static const char *tf(bool v) { return v ? "true" : "false"; }
+
 wt_status wg_linear_fused(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                           const wt_tensor *norm_weight, const wt_tensor *residual, bool rms_norm, bool swiglu,
                           float eps, wt_tensor *out)
 {
-    const bool f16 = x->dtype == WT_F16;
+    const bool x16 = x->dtype == WT_F16, w16 = w->dtype == WT_F16, o16 = out->dtype == WT_F16;
+    const bool any16 = x16 || w16 || o16 || (bias && bias->dtype == WT_F16) || (residual && residual->dtype == WT_F16);
     const int64_t M = x->shape[0], K = x->shape[1], n_out = out->shape[1];
     const int64_t row_stride = w->shape[0] > 1 ? w->strides[0] : K;
     if (!fits_u32(x) || !fits_u32(w) || !fits_u32(bias) || !fits_u32(norm_weight) || !fits_u32(residual) ||
         !fits_u32(out) || (uint64_t)M * n_out >= (1ull << 31) || K >= (1ll << 31) || row_stride >= (1ll << 31) ||
-        (f16 && out->offset % 2))
+        (o16 && out->offset % 2))
         return wt_fail(WT_ERR_UNSUPPORTED, "linear_fused: operands beyond 32-bit indexing on webgpu");
-    const int64_t e = f16 ? 8 : 4;
-    const bool vec = K % e == 0 && row_stride % e == 0 && aligned(x, e) && aligned(w, e) && aligned(norm_weight, e);
+    /* 16-byte words: E elements of w, EX of x (and of g, x's dtype). */
+    const int64_t e = w16 ? 8 : 4, ex = x16 ? 8 : 4;
+    const bool vec = !(x16 && !w16) && K % e == 0 && row_stride % e == 0 && aligned(w, e) && aligned(x, ex) &&
+                     aligned(norm_weight, ex);
     /* Threads an output: a decode step's rows are 2048..8192 long; 64
      * threads keep 16-byte loads of a whole row in flight in few steps. */
     uint32_t tpr = (uint32_t)wt_knob_number(WT_KNOB_LINEAR_FUSED_TPR, 64);
@@ -42,17 +48,18 @@ wt_status wg_linear_fused(wt_context *ctx, const wt_tensor *x, const wt_tensor *
         .bias_offset = bias ? (uint32_t)bias->offset : 0,
         .res_offset = residual ? (uint32_t)residual->offset : 0, .out_offset = (uint32_t)out->offset, .eps = eps,
     };
-    char prelude[320];
+    char prelude[400];
     snprintf(prelude, sizeof prelude,
-             "const WG: u32 = %uu;\nconst TPR: u32 = %uu;\nconst F16: bool = %s;\nconst NORM: bool = %s;\n"
+             "const WG: u32 = %uu;\nconst TPR: u32 = %uu;\nconst X_F16: bool = %s;\nconst W_F16: bool = %s;\n"
+             "const B_F16: bool = %s;\nconst R_F16: bool = %s;\nconst O_F16: bool = %s;\nconst NORM: bool = %s;\n"
              "const NORM_W: bool = %s;\nconst BIAS: bool = %s;\nconst RESID: bool = %s;\nconst SWIGLU: bool = %s;\n",
-             wg, tpr, f16 ? "true" : "false", rms_norm ? "true" : "false", norm_weight ? "true" : "false",
-             bias ? "true" : "false", residual ? "true" : "false", swiglu ? "true" : "false");
+             wg, tpr, tf(x16), tf(w16), tf(bias && bias->dtype == WT_F16), tf(residual && residual->dtype == WT_F16),
+             tf(o16), tf(rms_norm), tf(norm_weight), tf(bias), tf(residual), tf(swiglu));
     wt_storage *none = x->storage; /* bound where an operand is absent, never read */
     wg_launch l = {
         .shader = "linear_fused",
         .prelude = prelude,
-        .libraries = {vec ? "linear_fused_vec" : "linear_fused_scalar", f16 ? wg_f16_library(ctx) : "f16_bits"},
+        .libraries = {vec ? "linear_fused_vec" : "linear_fused_scalar", any16 ? wg_f16_library(ctx) : "f16_bits"},
         .params = &p,
         .params_size = sizeof p,
         .bindings = {{x->storage, false},

@@ -5,11 +5,13 @@
 // squares is taken in the same loop, from the x words the dot product
 // reads anyway. With SWIGLU the threads of output j read weight rows j
 // (gate) and j + n_out (up): silu(gate) * up. Sums in f32, one rounding.
-// Tensors are bound as words (u32: f32 bits or two halves); f16 results
+// Tensors are bound as words (u32: f32 bits or two halves), each with its
+// own dtype (X_F16 for x and g, W_F16, B_F16, R_F16, O_F16); f16 results
 // are written in pairs (one word), so ROWS is even and out's offset too
 // (a fresh tensor that owns its buffer: an odd count's last upper half is
 // written as 0).
-// Prelude: WG, TPR, F16, NORM, NORM_W, BIAS, RESID, SWIGLU.
+// Prelude: WG, TPR, X_F16, W_F16, B_F16, R_F16, O_F16, NORM, NORM_W, BIAS,
+// RESID, SWIGLU.
 // Library: linear_fused_vec or linear_fused_scalar (x, w, g, E and
 // row_terms), f16_bits / f16_hw / f16_native (unpack_halves, pack_halves).
 
@@ -36,16 +38,17 @@ struct Params {
 const ROWS: u32 = WG / TPR;
 var<workgroup> partial: array<vec3<f32>, WG>;
 
-fn word_at(word: u32, i: u32) -> f32 {
-    if (F16) {
+// Element i of an array whose word holds it (f16: the half i's parity picks).
+fn word_at(word: u32, i: u32, f16: bool) -> f32 {
+    if (f16) {
         let v = unpack_halves(word);
         return select(v.x, v.y, (i & 1u) == 1u);
     }
     return bitcast<f32>(word);
 }
 
-fn bias_at(i: u32) -> f32 { return word_at(bias[select(i, i >> 1u, F16)], i); }
-fn res_at(i: u32) -> f32 { return word_at(res[select(i, i >> 1u, F16)], i); }
+fn bias_at(i: u32) -> f32 { return word_at(bias[select(i, i >> 1u, B_F16)], i, B_F16); }
+fn res_at(i: u32) -> f32 { return word_at(res[select(i, i >> 1u, R_F16)], i, R_F16); }
 
 // The result of the workgroup's output r (partial sums reduced).
 fn finish(g: u32, r: u32) -> f32 {
@@ -78,8 +81,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         let m = o / p.n_out;
         let j = o % p.n_out;
         let wb = p.w_offset + j * p.w_row_stride;
-        t = row_terms((p.x_offset + m * p.k) / E, wb / E, (wb + p.n_out * p.w_row_stride) / E,
-                      p.g_offset / E, lane);
+        t = row_terms((p.x_offset + m * p.k) / EX, wb / E, (wb + p.n_out * p.w_row_stride) / E,
+                      p.g_offset / EX, lane);
     }
     partial[lid] = t;
     workgroupBarrier();
@@ -87,7 +90,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         if (lane < h) { partial[lid] += partial[lid + h]; }
         workgroupBarrier();
     }
-    if (F16) {
+    if (O_F16) {
         if (lid < ROWS / 2u) {
             let o0 = g * ROWS + 2u * lid;
             if (o0 < p.outputs) {
