@@ -1509,6 +1509,32 @@ WT_API void wt_rope_options_init(wt_rope_options *opts);
 /* opts NULL: the defaults. */
 WT_API wt_status wt_rope_v2(const wt_tensor *x, const wt_rope_options *opts, wt_tensor **out);
 
+/* The start of an attention layer's step with a joined q, k, v projection
+ * and a joined KV cache, in one kernel: qkv [B, S, Hq + 2 Hkv, D] (the
+ * projection's result viewed per head, any strides, f32 or f16) and
+ * kv_cache [B, 2 Hkv, T, D] (f32; the keys' heads, then the values'), with
+ * positions p + s, p = offset + position's value:
+ *     kv_cache[b, j, t0 + s]       = rope(qkv[b, s, Hq + j], p + s)   j < Hkv
+ *     kv_cache[b, Hkv + j, t0 + s] = qkv[b, s, Hq + Hkv + j]
+ *     q[b, h, s]                   = rope(qkv[b, s, h], p + s)        h < Hq
+ * rope as wt_rope_v2's (rotate_half, frequencies theta^(-2i/D)); q is a
+ * new f32 [B, Hq, S, D]; the rows written start at t0 = p clamped to
+ * [0, T - S], as wt_copy_into_at clamps. kv_cache is updated in place
+ * (the state a decoder keeps between steps). Not differentiable (a tensor
+ * requiring grad while recording: WT_ERR_INVALID_ARGUMENT). */
+typedef struct wt_rope_kv_cache_options {
+    uint32_t struct_size;
+    double theta;   /* 10000 */
+    int64_t offset; /* added to the first position; 0 */
+    /* NULL, or an i32 tensor of one element on the device whose value
+     * (negative: 0) is added to offset when the kernel runs: the
+     * position of a captured step (see wt_rope_options.position). */
+    const wt_tensor *position;
+} wt_rope_kv_cache_options;
+WT_API void wt_rope_kv_cache_options_init(wt_rope_kv_cache_options *opts);
+WT_API wt_status wt_rope_kv_cache(wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_heads,
+                                  const wt_rope_kv_cache_options *opts, wt_tensor **q);
+
 /* --- sampling the next token ---
  * One token id per row of logits [B, V] (f32; f16 through f32), written
  * to out, i32 [B], on the device (so a decode step that samples can be

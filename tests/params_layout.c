@@ -296,6 +296,15 @@ static const c_field wgsl_rope_params[] = {
     F(rope_params, x_offset), F(rope_params, sa), F(rope_params, ss), F(rope_params, sc), F(rope_params, sd),
     F(rope_params, offset), F(rope_params, pairs), F(rope_params, pos_at),
 };
+static const c_field wgsl_rope_kv_cache_params[] = {
+    F(rope_kv_cache_params, b_n), F(rope_kv_cache_params, s_n), F(rope_kv_cache_params, heads),
+    F(rope_kv_cache_params, half), F(rope_kv_cache_params, q_heads), F(rope_kv_cache_params, kv),
+    F(rope_kv_cache_params, t_n), F(rope_kv_cache_params, offset), F(rope_kv_cache_params, x_offset),
+    F(rope_kv_cache_params, sb), F(rope_kv_cache_params, ss), F(rope_kv_cache_params, sh),
+    F(rope_kv_cache_params, sd), F(rope_kv_cache_params, pos_at), F(rope_kv_cache_params, c_offset),
+    F(rope_kv_cache_params, cb), F(rope_kv_cache_params, ch), F(rope_kv_cache_params, ct),
+    F(rope_kv_cache_params, cd), F(rope_kv_cache_params, pairs),
+};
 static const c_field wgsl_rowwise_params[] = {
     F(rowwise_params, rows), F(rowwise_params, cols), F(rowwise_params, row_stride),
     F(rowwise_params, col_stride), F(rowwise_params, x_offset), F(rowwise_params, out_offset),
@@ -400,6 +409,7 @@ static const layout_pair pairs[] = {
     PAIR("reduce_rows", "Params", reduce_params, wgsl_reduce_rows_params),
     PAIR("reduce_strided", "Params", reduce_params, wgsl_reduce_strided_params),
     PAIR("rope", "Params", rope_params, wgsl_rope_params),
+    PAIR("rope_kv_cache", "Params", rope_kv_cache_params, wgsl_rope_kv_cache_params),
     PAIR("interpolate", "Params", interp_params, wgsl_interp_params),
     PAIR("sample", "Params", sample_params, wgsl_sample_params),
     PAIR("quant_dequant", "Params", dequant_params, wgsl_quant_dequant_params),

@@ -152,6 +152,7 @@ const wt_grad_rule wt_grad_rules[WT_OP_COUNT] = {
     R(ROPE, grad_rope, NONE, NONE)
     R(LINEAR, grad_linear, I01, NONE)
     COMPOSED(LINEAR_FUSED) /* rms_norm, linear, silu, mul, add */
+    IN_PLACE(ROPE_KV_CACHE) /* writes the cache; refused while recording */
     /* training: backward ops are not differentiated again (no
      * higher-order gradients); the loss is; optimizer steps update in place */
     NO_RULE_YET(ACTIVATION_BACKWARD)

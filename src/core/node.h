@@ -282,6 +282,11 @@ typedef struct wt_optimizer_update {
  *                  residual [M, N'] (each contiguous, or NULL); each f32
  *                  or f16 (in3 of in0's dtype), out0 too; N' = N/2 with
  *                  p.linear.swiglu
+ *   ROPE_KV_CACHE  out0 q [B, Hq, S, D] (f32, contiguous) and out1 the KV
+ *                  cache [B, 2 Hkv, T, D] (f32, any strides; updated) from
+ *                  in0 qkv [B, S, Hq + 2 Hkv, D] (f32 or f16, any
+ *                  strides) and in1 NULL or the i32 position (1 element)
+ *                  added to p.rope_kv.offset (wt_rope_kv_cache)
  * The backend-facing rules of each kind are those of wt_backend_ops before
  * nodes (the comments at the argument types above). */
 #define WT_NODE_KINDS(X)                                                                   \
@@ -298,7 +303,8 @@ typedef struct wt_optimizer_update {
     X(SCATTER_ADD_ROWS, scatter_add_rows) X(OPTIMIZER_STEP, optimizer_step)                   \
     X(KERNEL_DISPATCH, kernel) X(INTERPOLATE, interpolate)                                    \
     X(INTERPOLATE_BACKWARD, interpolate_backward) X(DEQUANTIZE, dequantize)                    \
-    X(LINEAR_QUANT, linear_quant) X(SAMPLE, sample) X(LINEAR_FUSED, linear_fused)
+    X(LINEAR_QUANT, linear_quant) X(SAMPLE, sample) X(LINEAR_FUSED, linear_fused)              \
+    X(ROPE_KV_CACHE, rope_kv_cache)
 
 typedef enum wt_node_kind {
 #define WT_NODE_KIND_ENUM(ID, name) WT_NODE_##ID,
@@ -341,6 +347,7 @@ typedef struct wt_node {
         wt_optimizer_update opt; /* its tensors: out0, out1, out2, in0 */
         struct { wt_quant_type type; int64_t k; } quant; /* DEQUANTIZE, LINEAR_QUANT */
         struct { bool rms_norm, swiglu; float eps; } linear; /* LINEAR_FUSED */
+        struct { double theta; int64_t offset, q_heads; } rope_kv; /* ROPE_KV_CACHE */
         /* SAMPLE: inv_temp 0 = greedy; top_k 0 and top_p 1 = no cut */
         struct { float inv_temp, top_p; int64_t top_k; uint64_t seed; } sample;
         struct {

@@ -301,6 +301,15 @@ typedef struct rope_params {
     uint32_t sd, offset, pairs, pos_at; /* pos_at: position[pos_at] adds; ~0u: none */
 } rope_params;
 
+/* Same layout as rope_kv_cache.wgsl's Params. */
+typedef struct rope_kv_cache_params {
+    uint32_t b_n, s_n, heads, half;
+    uint32_t q_heads, kv, t_n, offset;
+    uint32_t x_offset, sb, ss, sh;
+    uint32_t sd, pos_at, c_offset, cb; /* pos_at: position[pos_at] adds; ~0u: none */
+    uint32_t ch, ct, cd, pairs;
+} rope_kv_cache_params;
+
 /* ---- kernels/interpolate.c */
 
 /* Same layout as interpolate.wgsl's Params. */
