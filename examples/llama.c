@@ -207,27 +207,42 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
     }
     const int64_t shape[4] = {m->batch, S, c->heads + 2 * c->kv_heads, c->head_dim};
     TRY(wt_reshape(y, 4, shape, &y4));
-    TRY(wt_slice(y4, 2, 0, c->heads, 1, &q4));
-    TRY(wt_slice(y4, 2, c->heads, c->heads + c->kv_heads, 1, &k4));
-    TRY(wt_slice(y4, 2, c->heads + c->kv_heads, c->heads + 2 * c->kv_heads, 1, &v4));
-    TRY(heads_of(m, q4, true, at, &q));
-    TRY(heads_of(m, k4, true, at, &k));
-    TRY(heads_of(m, v4, false, at, &v));
+    if (!m->rope_rot) {
+        /* One kernel: q and k rotated, k and v written into the cache
+         * (at the device's position in a captured step). */
+        wt_rope_kv_cache_options ro;
+        wt_rope_kv_cache_options_init(&ro);
+        ro.theta = c->theta;
+        ro.offset = at->pos ? 0 : at->start;
+        ro.position = at->pos;
+        TRY(wt_rope_kv_cache(ly->kv_cache, y4, c->heads, &ro, &q));
+    } else { /* scaled RoPE (tables): the heads one by one */
+        TRY(wt_slice(y4, 2, 0, c->heads, 1, &q4));
+        TRY(wt_slice(y4, 2, c->heads, c->heads + c->kv_heads, 1, &k4));
+        TRY(wt_slice(y4, 2, c->heads + c->kv_heads, c->heads + 2 * c->kv_heads, 1, &v4));
+        TRY(heads_of(m, q4, true, at, &q));
+        TRY(heads_of(m, k4, true, at, &k));
+        TRY(heads_of(m, v4, false, at, &v));
+    }
     /* Causal, aligned to the end of the keys: query s sees keys <= start + s. */
     wt_attention_options ao;
     wt_attention_options_init(&ao);
     ao.causal = true;
     if (at->pos) { /* the step's row and key count read on the device */
-        TRY(wt_copy_into_at(ly->k_cache, 2, at->pos, k));
-        TRY(wt_copy_into_at(ly->v_cache, 2, at->pos, v));
+        if (m->rope_rot) {
+            TRY(wt_copy_into_at(ly->k_cache, 2, at->pos, k));
+            TRY(wt_copy_into_at(ly->v_cache, 2, at->pos, v));
+        }
         ao.kv_length = at->len;
         TRY(wt_scaled_dot_product_attention_v2(q, ly->k_cache, ly->v_cache, NULL, &ao, &a));
     } else {
         const int64_t start = at->start;
-        TRY(wt_slice(ly->k_cache, 2, start, start + S, 1, &kdst));
-        TRY(wt_slice(ly->v_cache, 2, start, start + S, 1, &vdst));
-        TRY(wt_copy_into(kdst, k));
-        TRY(wt_copy_into(vdst, v));
+        if (m->rope_rot) {
+            TRY(wt_slice(ly->k_cache, 2, start, start + S, 1, &kdst));
+            TRY(wt_slice(ly->v_cache, 2, start, start + S, 1, &vdst));
+            TRY(wt_copy_into(kdst, k));
+            TRY(wt_copy_into(vdst, v));
+        }
         TRY(wt_slice(ly->k_cache, 2, 0, start + S, 1, &kall));
         TRY(wt_slice(ly->v_cache, 2, 0, start + S, 1, &vall));
         TRY(wt_scaled_dot_product_attention_v2(q, kall, vall, NULL, &ao, &a));

@@ -366,9 +366,7 @@ wt_status llama_gguf_load(const char *path, wt_context *ctx, wt_dtype dtype, int
         for (int i = 0; i < 3; i++) wt_tensor_release(qkv[i]); /* NULL unless the join failed */
         for (int i = 0; i < 2; i++) wt_tensor_release(gate_up[i]);
         if (st != WT_OK) goto done;
-        const int64_t cache_shape[4] = {m->batch, c.kv_heads, max_seq, c.head_dim};
-        CK(wt_tensor_zeros(ctx, WT_F32, 4, cache_shape, &y->k_cache));
-        CK(wt_tensor_zeros(ctx, WT_F32, 4, cache_shape, &y->v_cache));
+        CK(llama_kv_cache(ctx, &c, m->batch, max_seq, y));
     }
     for (int i = 0; i < wt_gguf_tensor_count(f); i++) {
         wt_gguf_tensor_info info;
