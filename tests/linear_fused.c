@@ -250,6 +250,10 @@ static void test_cases(void)
         run_case(dt, 1, 64, 48, &norm_only, 0, false, false);
         run_case(dt, 4, 128, 40, &res_only, 0, true, false);
         run_case(dt, 16, 64, 34, &all, 0, false, false);
+        /* rows long enough for the vector path's unrolled loop (64 threads
+         * an output, steps of 8 halves or 4 floats) and its tail */
+        run_case(dt, 2, 2056, 24, &all, 0, false, false);
+        run_case(dt, 1, 4096, 16, &mlp, 8, false, false);
         /* ... an odd k, an odd out width, an odd row stride (element reads) */
         run_case(dt, 1, 37, 21, &norm_no_w, 0, false, false);
         run_case(dt, 3, 45, 34, &all, 0, false, false);
@@ -268,6 +272,7 @@ static void test_cases(void)
     const dtypes x16_w32 = {WT_F16, WT_F32, WT_F16, WT_F32, false}, b32 = {WT_F16, WT_F16, WT_F32, WT_F32, false};
     const fuse res_bias = {false, false, true, false, true};
     run_case_dt(o_proj, 1, 256, 64, &res_bias, 0, false, false);
+    run_case_dt(o_proj, 1, 2048, 32, &res_bias, 0, false, false);
     run_case_dt(o_proj, 2, 40, 24, &res_bias, 0, false, false);
     run_case_dt(o_proj, 1, 36, 17, &res_bias, 3, false, false);
     run_case_dt(qkv, 1, 128, 40, &norm_only, 0, false, false);

@@ -2,8 +2,7 @@
 // elements of w's row (eight halves or four floats, one word) and of x
 // (and g, of x's dtype): one word, or two of f32 against f16 w (x f16
 // against f32 w is not taken). k, the offsets and w's row stride are
-// multiples of E. Two steps in flight per thread, so that each has two
-// loads of w outstanding.
+// multiples of E. Prelude: UNROLL, the steps a thread has in flight.
 
 @group(0) @binding(1) var<storage, read> x: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> w: array<vec4<u32>>;
@@ -51,7 +50,8 @@ fn step_terms(xv: mat2x4<f32>, gv: mat2x4<f32>, w1: vec4<u32>, w2: vec4<u32>) ->
     return vec3<f32>(a, b, ss);
 }
 
-// Word offsets: x's row, w's row (and the up row), g.
+// Word offsets: x's row, w's row (and the up row), g. UNROLL steps a
+// thread in flight: their loads of w issued before any is used.
 fn row_terms(xb: u32, wb: u32, wb2: u32, gb: u32, lane: u32) -> vec3<f32> {
     let n = p.k / E;
     var s = vec3<f32>(0.0);
@@ -59,7 +59,8 @@ fn row_terms(xb: u32, wb: u32, wb2: u32, gb: u32, lane: u32) -> vec3<f32> {
     let zero = vec4<u32>(0u);
     let one = mat2x4<f32>(vec4<f32>(1.0), vec4<f32>(1.0));
     var i = lane;
-    for (; i + TPR < n; i += 2u * TPR) {
+    // Two steps (the default, as measured): the loads written out.
+    for (; UNROLL == 2u && i + TPR < n; i += 2u * TPR) {
         let wa = w[wb + i];
         let wc = w[wb + i + TPR];
         var ua = zero;
@@ -77,7 +78,22 @@ fn row_terms(xb: u32, wb: u32, wb2: u32, gb: u32, lane: u32) -> vec3<f32> {
         s += step_terms(x_step(xb, i), ga, wa, ua);
         s2 += step_terms(x_step(xb, i + TPR), gc, wc, uc);
     }
-    if (i < n) {
+    for (; UNROLL != 2u && i + (UNROLL - 1u) * TPR < n; i += UNROLL * TPR) {
+        var wv: array<vec4<u32>, UNROLL>;
+        var uv: array<vec4<u32>, UNROLL>;
+        for (var u = 0u; u < UNROLL; u++) {
+            wv[u] = w[wb + i + u * TPR];
+            uv[u] = zero;
+            if (SWIGLU) { uv[u] = w[wb2 + i + u * TPR]; }
+        }
+        for (var u = 0u; u < UNROLL; u++) {
+            var gv = one;
+            if (NORM_W) { gv = g_step(gb, i + u * TPR); }
+            let t = step_terms(x_step(xb, i + u * TPR), gv, wv[u], uv[u]);
+            if ((u & 1u) == 0u) { s += t; } else { s2 += t; }
+        }
+    }
+    for (; i < n; i += TPR) {
         var u = zero;
         if (SWIGLU) { u = w[wb2 + i]; }
         var gv = one;
