@@ -176,20 +176,33 @@ static wt_status heads_of(const llama *m, wt_tensor *y4, bool rope, const step_a
     return wt_transpose(r ? r : y4, 1, 2, out);
 }
 
-/* out = o_proj(attention(input_layernorm(x))), writing this step's keys
- * and values into the cache at positions start .. start + S - 1. */
+/* The options of a linear layer with the RMSNorm of weight norm (NULL:
+ * none) before it. */
+static wt_linear_fused_options fused_opts(const llama *m, const wt_tensor *norm)
+{
+    wt_linear_fused_options o;
+    wt_linear_fused_options_init(&o);
+    o.rms_norm = norm != NULL;
+    o.norm_weight = norm;
+    o.norm_eps = m->c.eps;
+    return o;
+}
+
+/* out = x + o_proj(attention(input_layernorm(x))), writing this step's
+ * keys and values into the cache at positions start .. start + S - 1. */
 static wt_status attention(const llama *m, const llama_layer *ly, const wt_tensor *x, const step_at *at,
                            wt_tensor **out)
 {
     const llama_config *c = &m->c;
     const int64_t S = wt_tensor_shape(x)[0] / m->batch;
-    wt_tensor *h, *y, *y4, *q4, *k4, *v4, *q, *k, *v, *kdst, *vdst, *kall, *vall, *a, *heads_last, *ac, *a2;
-    TRY(wt_rms_norm(x, 1, ly->in_norm, c->eps, &h));
-    /* One GEMV for q, k and v (their weights joined at load); the heads
-     * are views of its rows. They are f32 whatever the weights' dtype:
-     * rope computes in f32, the KV cache is f32 and attention takes f32
-     * q, so an f16 projection is converted once, here. */
-    TRY(llama_linear(m, h, ly->qkv, ly->qkv_bias, &y));
+    wt_tensor *y, *y4, *q4, *k4, *v4, *q, *k, *v, *kdst, *vdst, *kall, *vall, *a, *heads_last, *ac, *a2;
+    /* One GEMV for q, k and v (their weights joined at load), the norm
+     * folded into it; the heads are views of its rows. They are f32
+     * whatever the weights' dtype (rope computes in f32, the KV cache is
+     * f32 and attention takes f32 q): the product's result is f32. */
+    wt_linear_fused_options o = fused_opts(m, ly->in_norm);
+    o.result_f32 = true;
+    TRY(llama_linear_fused(m, x, ly->qkv, ly->qkv_bias, &o, &y));
     if (wt_tensor_dtype(y) != WT_F32) {
         wt_tensor *y32;
         TRY(wt_cast(y, WT_F32, &y32));
@@ -197,69 +210,91 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
     }
     const int64_t shape[4] = {m->batch, S, c->heads + 2 * c->kv_heads, c->head_dim};
     TRY(wt_reshape(y, 4, shape, &y4));
-    TRY(wt_slice(y4, 2, 0, c->heads, 1, &q4));
-    TRY(wt_slice(y4, 2, c->heads, c->heads + c->kv_heads, 1, &k4));
-    TRY(wt_slice(y4, 2, c->heads + c->kv_heads, c->heads + 2 * c->kv_heads, 1, &v4));
-    TRY(heads_of(m, q4, true, at, &q));
-    TRY(heads_of(m, k4, true, at, &k));
-    TRY(heads_of(m, v4, false, at, &v));
+    if (!m->rope_rot) {
+        /* One kernel: q and k rotated, k and v written into the cache
+         * (at the device's position in a captured step). */
+        wt_rope_kv_cache_options ro;
+        wt_rope_kv_cache_options_init(&ro);
+        ro.theta = c->theta;
+        ro.offset = at->pos ? 0 : at->start;
+        ro.position = at->pos;
+        TRY(wt_rope_kv_cache(ly->kv_cache, y4, c->heads, &ro, &q));
+    } else { /* scaled RoPE (tables): the heads one by one */
+        TRY(wt_slice(y4, 2, 0, c->heads, 1, &q4));
+        TRY(wt_slice(y4, 2, c->heads, c->heads + c->kv_heads, 1, &k4));
+        TRY(wt_slice(y4, 2, c->heads + c->kv_heads, c->heads + 2 * c->kv_heads, 1, &v4));
+        TRY(heads_of(m, q4, true, at, &q));
+        TRY(heads_of(m, k4, true, at, &k));
+        TRY(heads_of(m, v4, false, at, &v));
+    }
     /* Causal, aligned to the end of the keys: query s sees keys <= start + s. */
     wt_attention_options ao;
     wt_attention_options_init(&ao);
     ao.causal = true;
     if (at->pos) { /* the step's row and key count read on the device */
-        TRY(wt_copy_into_at(ly->k_cache, 2, at->pos, k));
-        TRY(wt_copy_into_at(ly->v_cache, 2, at->pos, v));
+        if (m->rope_rot) {
+            TRY(wt_copy_into_at(ly->k_cache, 2, at->pos, k));
+            TRY(wt_copy_into_at(ly->v_cache, 2, at->pos, v));
+        }
         ao.kv_length = at->len;
         TRY(wt_scaled_dot_product_attention_v2(q, ly->k_cache, ly->v_cache, NULL, &ao, &a));
     } else {
         const int64_t start = at->start;
-        TRY(wt_slice(ly->k_cache, 2, start, start + S, 1, &kdst));
-        TRY(wt_slice(ly->v_cache, 2, start, start + S, 1, &vdst));
-        TRY(wt_copy_into(kdst, k));
-        TRY(wt_copy_into(vdst, v));
+        if (m->rope_rot) {
+            TRY(wt_slice(ly->k_cache, 2, start, start + S, 1, &kdst));
+            TRY(wt_slice(ly->v_cache, 2, start, start + S, 1, &vdst));
+            TRY(wt_copy_into(kdst, k));
+            TRY(wt_copy_into(vdst, v));
+        }
         TRY(wt_slice(ly->k_cache, 2, 0, start + S, 1, &kall));
         TRY(wt_slice(ly->v_cache, 2, 0, start + S, 1, &vall));
         TRY(wt_scaled_dot_product_attention_v2(q, kall, vall, NULL, &ao, &a));
     }
     TRY(wt_transpose(a, 1, 2, &heads_last)); /* [batch, S, H, head_dim] */
-    TRY(wt_cast(heads_last, m->dtype, &ac)); /* contiguous, in the weights' dtype */
+    /* A decode step's heads (S = 1) are already in row order and go to
+     * o_proj in f32 as they are (its kernel reads f32 against the
+     * weights' dtype and adds the residual in the stream's); a prompt's
+     * are gathered, in the weights' dtype, for the GEMM. */
+    if (S == 1) {
+        ac = heads_last;
+    } else {
+        TRY(wt_cast(heads_last, m->dtype, &ac));
+    }
     const int64_t shape2[2] = {m->batch * S, c->heads * c->head_dim};
     TRY(wt_reshape(ac, 2, shape2, &a2));
-    return llama_linear(m, a2, ly->o, ly->o_bias, out);
+    o = fused_opts(m, NULL);
+    o.residual = x;
+    return llama_linear_fused(m, a2, ly->o, ly->o_bias, &o, out);
 }
 
-/* out = down(silu(gate(h)) * up(h)), h = post_attention_layernorm(x). */
+/* out = x + down(silu(gate(h)) * up(h)), h = post_attention_layernorm(x):
+ * two kernels for a decode step, the norm, the SwiGLU (gate and up joined
+ * at load) and the residual add folded into the products. */
 static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, const step_at *at, wt_tensor **out)
 {
     (void)at;
-    wt_tensor *h, *gu, *g, *u, *sg, *p;
-    const int64_t I = m->c.hidden;
-    TRY(wt_rms_norm(x, 1, ly->post_norm, m->c.eps, &h));
-    TRY(llama_linear(m, h, ly->gate_up, ly->gate_up_bias, &gu)); /* one GEMV: gate and up joined at load */
-    TRY(wt_slice(gu, 1, 0, I, 1, &g));
-    TRY(wt_slice(gu, 1, I, 2 * I, 1, &u));
-    TRY(wt_silu(g, &sg));
-    TRY(wt_mul(sg, u, &p));
-    return llama_linear(m, p, ly->down, ly->down_bias, out);
+    wt_tensor *p;
+    wt_linear_fused_options o = fused_opts(m, ly->post_norm);
+    o.swiglu = true;
+    TRY(llama_linear_fused(m, x, ly->gate_up, ly->gate_up_bias, &o, &p));
+    o = fused_opts(m, NULL);
+    o.residual = x;
+    return llama_linear_fused(m, p, ly->down, ly->down_bias, &o, out);
 }
 
 typedef wt_status (*block_fn)(const llama *m, const llama_layer *ly, const wt_tensor *x, const step_at *at,
                               wt_tensor **out);
 
-/* x += block(x), replacing *x. The block's temporaries live in a scope of
- * their own, which ends before the sum is made (the memory's peak). */
+/* x = block(x), which adds x itself (the residual, in its last product),
+ * replacing *x. The block's temporaries live in a scope of their own. */
 static wt_status residual(const llama *m, const llama_layer *ly, block_fn block, const step_at *at, wt_tensor **x)
 {
     wt_scope *s;
-    wt_tensor *fx, *sum;
+    wt_tensor *sum;
     TRY(wt_scope_begin(wt_tensor_context(*x), &s));
-    wt_status st = block(m, ly, *x, at, &fx);
-    if (st == WT_OK) st = wt_scope_keep(s, fx); /* into the forward pass's scope */
+    wt_status st = block(m, ly, *x, at, &sum);
+    if (st == WT_OK) st = wt_scope_keep(s, sum); /* into the forward pass's scope */
     wt_scope_end(s);
-    if (st != WT_OK) return st;
-    st = wt_add(*x, fx, &sum);
-    wt_tensor_release(fx);
     if (st != WT_OK) return st;
     wt_tensor_release(*x);
     *x = sum;
@@ -272,7 +307,7 @@ static wt_status residual(const llama *m, const llama_layer *ly, block_fn block,
 static wt_status forward(const llama *m, const wt_tensor *ids, const step_at *at, wt_tensor **logits)
 {
     wt_scope *s;
-    wt_tensor *x, *xn;
+    wt_tensor *x;
     *logits = NULL;
     TRY(wt_scope_begin(wt_tensor_context(ids), &s));
     wt_status st = wt_embedding(m->embed, ids, &x);
@@ -280,8 +315,8 @@ static wt_status forward(const llama *m, const wt_tensor *ids, const step_at *at
         st = residual(m, &m->layer[l], attention, at, &x);
         if (st == WT_OK) st = residual(m, &m->layer[l], mlp, at, &x);
     }
-    if (st == WT_OK) st = wt_rms_norm(x, 1, m->norm, m->c.eps, &xn);
-    if (st == WT_OK) st = llama_linear(m, xn, m->head, NULL, logits);
+    wt_linear_fused_options o = fused_opts(m, m->norm);
+    if (st == WT_OK) st = llama_linear_fused(m, x, m->head, NULL, &o, logits);
     if (st == WT_OK) st = wt_scope_keep(s, *logits);
     wt_scope_end(s);
     if (st != WT_OK) *logits = NULL;

@@ -121,6 +121,40 @@ wt_status llama_linear(const llama *m, const wt_tensor *x, const wt_tensor *w, c
     return wt_linear(x, w, bias, out);
 }
 
+wt_status llama_linear_fused(const llama *m, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                             const wt_linear_fused_options *o, wt_tensor **out)
+{
+    int q = -1;
+    for (int i = 0; i < m->n_quant; i++)
+        if (m->quant[i].w == w) q = i;
+    if (q < 0) return wt_linear_fused(x, w, bias, o, out);
+    wt_tensor *h = NULL, *y = NULL, *g = NULL, *u = NULL, *sg = NULL, *p = NULL;
+    wt_status st = WT_OK;
+    if (o->rms_norm) st = wt_rms_norm(x, 1, o->norm_weight, o->norm_eps, &h);
+    if (st == WT_OK) st = wt_linear_quant(h ? h : x, w, m->quant[q].type, bias, &y);
+    if (st == WT_OK && o->swiglu) {
+        const int64_t n = wt_tensor_shape(y)[1] / 2;
+        if ((st = wt_slice(y, 1, 0, n, 1, &g)) == WT_OK && (st = wt_slice(y, 1, n, 2 * n, 1, &u)) == WT_OK &&
+            (st = wt_silu(g, &sg)) == WT_OK)
+            st = wt_mul(sg, u, &p);
+    }
+    /* wt_linear_fused's result dtype: f32 if asked, else the residual's, else x's. */
+    const wt_dtype dt = o->result_f32 ? WT_F32 : o->residual ? wt_tensor_dtype(o->residual) : wt_tensor_dtype(x);
+    wt_tensor *sum = NULL;
+    const wt_tensor *r = p ? p : y;
+    if (st == WT_OK && o->residual) st = wt_add(r, o->residual, &sum);
+    if (sum) r = sum;
+    if (st == WT_OK) st = wt_tensor_dtype(r) != dt ? wt_cast(r, dt, out) : wt_contiguous(r, out);
+    wt_tensor_release(sum);
+    wt_tensor_release(h);
+    wt_tensor_release(y);
+    wt_tensor_release(g);
+    wt_tensor_release(u);
+    wt_tensor_release(sg);
+    wt_tensor_release(p);
+    return st;
+}
+
 typedef struct loader {
     const wt_gguf *f;
     wt_context *ctx;
@@ -332,9 +366,7 @@ wt_status llama_gguf_load(const char *path, wt_context *ctx, wt_dtype dtype, int
         for (int i = 0; i < 3; i++) wt_tensor_release(qkv[i]); /* NULL unless the join failed */
         for (int i = 0; i < 2; i++) wt_tensor_release(gate_up[i]);
         if (st != WT_OK) goto done;
-        const int64_t cache_shape[4] = {m->batch, c.kv_heads, max_seq, c.head_dim};
-        CK(wt_tensor_zeros(ctx, WT_F32, 4, cache_shape, &y->k_cache));
-        CK(wt_tensor_zeros(ctx, WT_F32, 4, cache_shape, &y->v_cache));
+        CK(llama_kv_cache(ctx, &c, m->batch, max_seq, y));
     }
     for (int i = 0; i < wt_gguf_tensor_count(f); i++) {
         wt_gguf_tensor_info info;

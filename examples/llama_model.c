@@ -731,7 +731,7 @@ void llama_free(llama *m)
             llama_layer *y = &m->layer[l];
             wt_tensor *all[] = {y->in_norm, y->q, y->k, y->v, y->o, y->post_norm, y->gate, y->up, y->down,
                                 y->q_bias, y->k_bias, y->v_bias, y->o_bias, y->gate_bias, y->up_bias,
-                                y->down_bias, y->k_cache, y->v_cache, y->qkv, y->qkv_bias, y->gate_up,
+                                y->down_bias, y->kv_cache, y->k_cache, y->v_cache, y->qkv, y->qkv_bias, y->gate_up,
                                 y->gate_up_bias};
             for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
         }
@@ -835,9 +835,7 @@ wt_status llama_load(const char *dir, wt_context *ctx, wt_dtype dtype, int64_t b
         /* The cache is f32 for f16 weights too: the f16 keys and values
          * are exact in f32, and attention over f16 keys would convert the
          * whole cached prefix to f32 on every step. */
-        const int64_t cache_shape[4] = {m->batch, c.kv_heads, max_seq, c.head_dim};
-        CK(wt_tensor_zeros(ctx, WT_F32, 4, cache_shape, &y->k_cache));
-        CK(wt_tensor_zeros(ctx, WT_F32, 4, cache_shape, &y->v_cache));
+        CK(llama_kv_cache(ctx, &c, m->batch, max_seq, y));
     }
     CK(check_all_used(&w, &c, err, err_size));
     if (c.rope_type != LLAMA_ROPE_DEFAULT) CK(make_rope_tables(ctx, &c, max_seq, m));
@@ -849,5 +847,14 @@ wt_status llama_load(const char *dir, wt_context *ctx, wt_dtype dtype, int64_t b
 done:
     weight_files_close(&w);
     if (st != WT_OK) llama_free(m);
+    return st;
+}
+
+wt_status llama_kv_cache(wt_context *ctx, const llama_config *c, int64_t batch, int64_t max_seq, llama_layer *y)
+{
+    const int64_t shape[4] = {batch, 2 * c->kv_heads, max_seq, c->head_dim};
+    wt_status st = wt_tensor_zeros(ctx, WT_F32, 4, shape, &y->kv_cache);
+    if (st == WT_OK) st = wt_slice(y->kv_cache, 1, 0, c->kv_heads, 1, &y->k_cache);
+    if (st == WT_OK) st = wt_slice(y->kv_cache, 1, c->kv_heads, 2 * c->kv_heads, 1, &y->v_cache);
     return st;
 }

@@ -53,7 +53,10 @@ typedef struct llama_layer {
     wt_tensor *in_norm, *q, *k, *v, *o, *post_norm, *gate, *up, *down;
     wt_tensor *q_bias, *k_bias, *v_bias, *o_bias, *gate_bias, *up_bias, *down_bias; /* NULL when absent */
     wt_tensor *qkv, *qkv_bias, *gate_up, *gate_up_bias;
-    wt_tensor *k_cache, *v_cache; /* [batch, KV, max_seq, head_dim], f32 */
+    /* [batch, 2 KV, max_seq, head_dim], f32: the keys' heads, then the
+     * values' (wt_rope_kv_cache writes both); k_cache and v_cache are its
+     * halves, [batch, KV, max_seq, head_dim] views. */
+    wt_tensor *kv_cache, *k_cache, *v_cache;
 } llama_layer;
 
 /* A weight held in ggml's blocks (webtensor.h's i32 form), which
@@ -104,5 +107,14 @@ bool llama_is_eos(const llama_config *c, int32_t token);
  * m's quantised weights (llama_gguf.c). */
 wt_status llama_linear(const llama *m, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                        wt_tensor **out);
+
+/* y's KV cache (zeros) for batch sequences of max_seq positions. */
+wt_status llama_kv_cache(wt_context *ctx, const llama_config *c, int64_t batch, int64_t max_seq, llama_layer *y);
+
+/* wt_linear_fused (an RMSNorm before, a SwiGLU and a residual add after,
+ * in one kernel for a decode step); for a quantised w, the same steps as
+ * separate ops around wt_linear_quant. */
+wt_status llama_linear_fused(const llama *m, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                             const wt_linear_fused_options *opts, wt_tensor **out);
 
 #endif /* LLAMA_MODEL_H */

@@ -1235,6 +1235,42 @@ WT_API wt_status wt_matmul(const wt_tensor *a, const wt_tensor *b, wt_tensor **o
 WT_API wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                            wt_tensor **out);
 
+/* What wt_linear_fused does around the product. */
+typedef struct wt_linear_fused_options {
+    uint32_t struct_size;
+    /* RMSNorm of x over its last axis first (wt_rms_norm(x, 1, norm_weight,
+     * norm_eps)); norm_weight [in_features] or NULL (no scale). */
+    bool rms_norm;
+    const wt_tensor *norm_weight;
+    double norm_eps; /* 1e-6 */
+    /* SwiGLU of the product (w's rows are gate then up, joined):
+     * silu(y[..., :N/2]) * y[..., N/2:], N = out_features, even. */
+    bool swiglu;
+    /* NULL, or a tensor of the result's shape added last. */
+    const wt_tensor *residual;
+    /* The result in f32 whatever the inputs' dtypes (an f16 product's
+     * sums never rounded to f16). */
+    bool result_f32;
+} wt_linear_fused_options;
+
+WT_API void wt_linear_fused_options_init(wt_linear_fused_options *opts);
+
+/* A linear layer with its neighbours in one kernel where the backend has
+ * one (WebGPU and CPU, for up to 16 rows of x: a decode step), else as the
+ * composition of the public ops:
+ *     h   = rms_norm ? wt_rms_norm(x, 1, norm_weight, norm_eps) : x
+ *     y   = h @ w^T + bias                      [..., N]
+ *     y   = swiglu ? silu(y[.., :N/2]) * y[.., N/2:] : y
+ *     out = y + residual   (residual NULL: y)
+ * Tensors are f32 or f16, in any mix (the norm weight of x's dtype for the
+ * fused kernel); the result has the residual's dtype when there is one,
+ * else x's, or f32 with result_f32. The fused kernel computes in f32 and
+ * rounds the result once, so with f16 tensors it differs from the
+ * composition (which rounds after each op) in the last bits. Recorded for
+ * autograd as the composition's ops. */
+WT_API wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                 const wt_linear_fused_options *opts, wt_tensor **out);
+
 /* --- quantised weights: ggml's block formats ---
  * A weight matrix [N, K] quantised in blocks of consecutive elements of a
  * row, the layouts of ggml and GGUF files (all multi-byte fields
@@ -1491,6 +1527,32 @@ typedef struct wt_rope_options {
 WT_API void wt_rope_options_init(wt_rope_options *opts);
 /* opts NULL: the defaults. */
 WT_API wt_status wt_rope_v2(const wt_tensor *x, const wt_rope_options *opts, wt_tensor **out);
+
+/* The start of an attention layer's step with a joined q, k, v projection
+ * and a joined KV cache, in one kernel: qkv [B, S, Hq + 2 Hkv, D] (the
+ * projection's result viewed per head, any strides, f32 or f16) and
+ * kv_cache [B, 2 Hkv, T, D] (f32; the keys' heads, then the values'), with
+ * positions p + s, p = offset + position's value:
+ *     kv_cache[b, j, t0 + s]       = rope(qkv[b, s, Hq + j], p + s)   j < Hkv
+ *     kv_cache[b, Hkv + j, t0 + s] = qkv[b, s, Hq + Hkv + j]
+ *     q[b, h, s]                   = rope(qkv[b, s, h], p + s)        h < Hq
+ * rope as wt_rope_v2's (rotate_half, frequencies theta^(-2i/D)); q is a
+ * new f32 [B, Hq, S, D]; the rows written start at t0 = p clamped to
+ * [0, T - S], as wt_copy_into_at clamps. kv_cache is updated in place
+ * (the state a decoder keeps between steps). Not differentiable (a tensor
+ * requiring grad while recording: WT_ERR_INVALID_ARGUMENT). */
+typedef struct wt_rope_kv_cache_options {
+    uint32_t struct_size;
+    double theta;   /* 10000 */
+    int64_t offset; /* added to the first position; 0 */
+    /* NULL, or an i32 tensor of one element on the device whose value
+     * (negative: 0) is added to offset when the kernel runs: the
+     * position of a captured step (see wt_rope_options.position). */
+    const wt_tensor *position;
+} wt_rope_kv_cache_options;
+WT_API void wt_rope_kv_cache_options_init(wt_rope_kv_cache_options *opts);
+WT_API wt_status wt_rope_kv_cache(wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_heads,
+                                  const wt_rope_kv_cache_options *opts, wt_tensor **q);
 
 /* --- sampling the next token ---
  * One token id per row of logits [B, V] (f32; f16 through f32), written

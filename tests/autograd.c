@@ -540,6 +540,17 @@ static void test_movement(void)
 
 static wt_status fwd_matmul(wt_tensor *const *in, wt_tensor **out) { return wt_matmul(in[0], in[1], out); }
 static wt_status fwd_linear(wt_tensor *const *in, wt_tensor **out) { return wt_linear(in[0], in[1], in[2], out); }
+/* x, w (gate and up rows), bias, norm weight, residual: recorded as its parts. */
+static wt_status fwd_linear_fused(wt_tensor *const *in, wt_tensor **out)
+{
+    wt_linear_fused_options o;
+    wt_linear_fused_options_init(&o);
+    o.rms_norm = true;
+    o.norm_weight = in[3];
+    o.swiglu = true;
+    o.residual = in[4];
+    return wt_linear_fused(in[0], in[1], in[2], &o, out);
+}
 static int g_axis;
 static wt_status fwd_softmax(wt_tensor *const *in, wt_tensor **out) { return wt_softmax(in[0], g_axis, out); }
 static wt_status fwd_log_softmax(wt_tensor *const *in, wt_tensor **out) { return wt_log_softmax(in[0], g_axis, out); }
@@ -668,6 +679,9 @@ static void test_nn(void)
     gradcheck("matmul (1-D b)", fwd_matmul, 2, mv2, 1e-2, 3e-3);
     spec li[3] = {{3, {2, 2, 4}, ANY, true}, {2, {3, 4}, ANY, true}, {1, {3}, ANY, true}};
     gradcheck("linear", fwd_linear, 3, li, 1e-2, 3e-3);
+    spec lf[5] = {{2, {2, 4}, ANY, true}, {2, {6, 4}, ANY, true}, {1, {6}, ANY, true}, {1, {4}, ANY, true},
+                  {2, {2, 3}, ANY, true}};
+    gradcheck("linear_fused (rms_norm, swiglu, residual)", fwd_linear_fused, 5, lf, 1e-2, 3e-3);
     spec sm[1] = {{3, {2, 3, 4}, ANY, true}};
     for (g_axis = -1; g_axis <= 1; g_axis += 2) {
         gradcheck(g_axis < 0 ? "softmax (last axis)" : "softmax (axis 1)", fwd_softmax, 1, sm, 1e-2, 2e-3);

@@ -75,6 +75,7 @@ typedef struct env2 {
     wt_tensor *x4, *w4, *b4, *dy4, *x3, *w3, *c3, *c3pos, *m35, *v5, *w45, *b4v, *idx35, *idx2,
         *lab3, *q, *pool_dy, *pool_idx, *p5, *g5, *s5a, *s5b, *s5c, *table, *dy25, *one;
     wt_tensor *cache35, *start1; /* copy_into_at: f32 [3, 5] written in place, i32 [1] */
+    wt_tensor *kvc, *qkv4;       /* rope_kv_cache: f32 [1, 2, 4, 2] written in place, [1, 1, 3, 2] */
     wt_tensor *qx, *qw, *qb; /* quantised linear: x [2, 32], Q8_0 weight [3, 32] (i32 [3, 9]), bias [3] */
     uint8_t qblocks[3 * 34]; /* the weight's blocks */
     char npy_path[64], st_path[64], gguf_path[64], dir_path[64];
@@ -645,6 +646,22 @@ ROWFN(rope_v2)
     return wt_rope_v2(T("x", e->q), PTRO("opts", &o), OUT("out"));
 }
 ROWFN(linear) { return wt_linear(T("x", e->m35), T("w", e->w45), TO("bias", e->b4v), OUT("out")); }
+ROWFN(rope_kv_cache)
+{
+    wt_rope_kv_cache_options o;
+    wt_rope_kv_cache_options_init(&o);
+    o.offset = NONNEG("offset", 0);
+    return wt_rope_kv_cache(TW("kv_cache", e->kvc), T("qkv", e->qkv4), POS("q_heads", 1), PTRO("opts", &o),
+                            OUT("q"));
+}
+ROWFN(linear_fused)
+{
+    wt_linear_fused_options o;
+    wt_linear_fused_options_init(&o);
+    o.rms_norm = true;
+    o.norm_weight = e->v5;
+    return wt_linear_fused(T("x", e->m35), T("w", e->w45), TO("bias", e->b4v), PTRO("opts", &o), OUT("out"));
+}
 ROWFN(sample)
 {
     wt_sample_options o;
@@ -1589,7 +1606,7 @@ static const slot_row ROWS[] = {
     R(conv2d), R(conv1d), R(conv_transpose2d), R(max_pool2d), R(avg_pool2d), R(adaptive_avg_pool2d),
     R(adaptive_max_pool2d), R(global_avg_pool2d), R(global_max_pool2d), R(batch_norm), R(group_norm),
     R(interpolate), R(upsample2d),
-    R(layer_norm), R(rms_norm), R(scaled_dot_product_attention), R(rope), R(linear),
+    R(layer_norm), R(rms_norm), R(scaled_dot_product_attention), R(rope), R(linear), R(linear_fused), R(rope_kv_cache),
     R(group_norm_v2), R(scaled_dot_product_attention_v2), R(rope_v2),
     R(quant_from_blocks), R(quantize), R(dequantize), R(linear_quant), R(embedding_quant),
     R(sample),
@@ -1641,6 +1658,7 @@ static const char *const NO_STATUS[] = {
     "wt_conv_options_init", "wt_pool_options_init", "wt_batch_norm_options_init",
     "wt_cross_entropy_options_init", "wt_sgd_options_init", "wt_adamw_options_init",
     "wt_interpolate_options_init", "wt_attention_options_init", "wt_rope_options_init", "wt_sample_options_init",
+    "wt_linear_fused_options_init", "wt_rope_kv_cache_options_init",
     "wt_group_norm_options_init", "wt_dropout_options_init", "wt_pool2d_options_init",
     "wt_tensor_requires_grad", "wt_backward_options_init", "wt_grad_enabled", "wt_op_gradient",
     "wt_safetensors_close", "wt_safetensors_count", "wt_safetensors_metadata",
@@ -1667,6 +1685,8 @@ static int no_status_checks(void)
     wt_interpolate_options_init(NULL);
     wt_attention_options_init(NULL);
     wt_rope_options_init(NULL);
+    wt_linear_fused_options_init(NULL);
+    wt_rope_kv_cache_options_init(NULL);
     wt_group_norm_options_init(NULL);
     wt_dropout_options_init(NULL);
     wt_pool2d_options_init(NULL);
@@ -1802,6 +1822,9 @@ static bool make_env(env2 *e)
     const int64_t c1 = 1;
     e->cache35 = from(c, WT_F32, 2, s35, 0.5f, 9);
     e->start1 = from(c, WT_I32, 1, &c1, 1.0f, 3);
+    const int64_t skvc[4] = {1, 2, 4, 2}, sqkv[4] = {1, 1, 3, 2};
+    e->kvc = from(c, WT_F32, 4, skvc, 0.5f, 5);
+    e->qkv4 = from(c, WT_F32, 4, sqkv, 0.5f, 5);
     e->p5 = from(c, WT_F32, 1, &c5, 0.5f, 5);
     e->g5 = from(c, WT_F32, 1, &c5, 0.5f, 5);
     e->s5a = from(c, WT_F32, 1, &c5, 0.5f, 5);
@@ -1852,7 +1875,8 @@ static void free_env(env2 *e)
 {
     wt_tensor *all[] = {e->x4, e->w4, e->b4, e->dy4, e->x3, e->w3, e->c3, e->c3pos, e->m35, e->v5, e->w45,
                         e->b4v, e->idx35, e->idx2, e->lab3, e->q, e->pool_dy, e->pool_idx, e->p5, e->g5,
-                        e->s5a, e->s5b, e->s5c, e->table, e->dy25, e->one, e->qx, e->qw, e->qb, e->cache35, e->start1};
+                        e->s5a, e->s5b, e->s5c, e->table, e->dy25, e->one, e->qx, e->qw, e->qb, e->cache35, e->start1,
+                        e->kvc, e->qkv4};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
     free(e->npy_bytes);
     free(e->st_bytes);

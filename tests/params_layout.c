@@ -185,6 +185,12 @@ static const c_field wgsl_gemv_f16_params[] = {
     F(gemv_f16_params, u_row_stride), F(gemv_f16_params, v_offset), F(gemv_f16_params, v_batch_stride),
     F(gemv_f16_params, pad0), F(gemv_f16_params, pad1), F(gemv_f16_params, pad2),
 };
+static const c_field wgsl_linear_fused_params[] = {
+    F(linear_fused_params, outputs), F(linear_fused_params, n_out), F(linear_fused_params, k),
+    F(linear_fused_params, w_offset), F(linear_fused_params, w_row_stride), F(linear_fused_params, x_offset),
+    F(linear_fused_params, g_offset), F(linear_fused_params, bias_offset), F(linear_fused_params, res_offset),
+    F(linear_fused_params, out_offset), F(linear_fused_params, eps), F(linear_fused_params, pad0),
+};
 static const c_field wgsl_im2col_params[] = {
     F(im2col_params, win), F(im2col_params, x), F(im2col_params, total), F(im2col_params, ncols),
     F(im2col_params, rows), F(im2col_params, row0),
@@ -295,6 +301,15 @@ static const c_field wgsl_rope_params[] = {
     F(rope_params, x_offset), F(rope_params, sa), F(rope_params, ss), F(rope_params, sc), F(rope_params, sd),
     F(rope_params, offset), F(rope_params, pairs), F(rope_params, pos_at),
 };
+static const c_field wgsl_rope_kv_cache_params[] = {
+    F(rope_kv_cache_params, b_n), F(rope_kv_cache_params, s_n), F(rope_kv_cache_params, heads),
+    F(rope_kv_cache_params, half), F(rope_kv_cache_params, q_heads), F(rope_kv_cache_params, kv),
+    F(rope_kv_cache_params, t_n), F(rope_kv_cache_params, offset), F(rope_kv_cache_params, x_offset),
+    F(rope_kv_cache_params, sb), F(rope_kv_cache_params, ss), F(rope_kv_cache_params, sh),
+    F(rope_kv_cache_params, sd), F(rope_kv_cache_params, pos_at), F(rope_kv_cache_params, c_offset),
+    F(rope_kv_cache_params, cb), F(rope_kv_cache_params, ch), F(rope_kv_cache_params, ct),
+    F(rope_kv_cache_params, cd), F(rope_kv_cache_params, pairs),
+};
 static const c_field wgsl_rowwise_params[] = {
     F(rowwise_params, rows), F(rowwise_params, cols), F(rowwise_params, row_stride),
     F(rowwise_params, col_stride), F(rowwise_params, x_offset), F(rowwise_params, out_offset),
@@ -379,6 +394,7 @@ static const layout_pair pairs[] = {
     PAIR("gemm_matrix_tiled", "Params", matrix_params, wgsl_gemm_matrix_params),
     PAIR("gemm_splitk", "Params", splitk_params, wgsl_gemm_splitk_params),
     PAIR("gemv_f16", "Params", gemv_f16_params, wgsl_gemv_f16_params),
+    PAIR("linear_fused", "Params", linear_fused_params, wgsl_linear_fused_params),
     PAIR("im2col", "Params", im2col_params, wgsl_im2col_params),
     PAIR("matmul_gemv", "Params", gemv_params, wgsl_matmul_gemv_params),
     PAIR("matmul_gemv_cols", "Params", gemv_cols_params, wgsl_matmul_gemv_cols_params),
@@ -393,6 +409,7 @@ static const layout_pair pairs[] = {
     PAIR("reduce_rows", "Params", reduce_params, wgsl_reduce_rows_params),
     PAIR("reduce_strided", "Params", reduce_params, wgsl_reduce_strided_params),
     PAIR("rope", "Params", rope_params, wgsl_rope_params),
+    PAIR("rope_kv_cache", "Params", rope_kv_cache_params, wgsl_rope_kv_cache_params),
     PAIR("interpolate", "Params", interp_params, wgsl_interp_params),
     PAIR("sample", "Params", sample_params, wgsl_sample_params),
     PAIR("quant_dequant", "Params", dequant_params, wgsl_quant_dequant_params),

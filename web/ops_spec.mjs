@@ -117,6 +117,8 @@ export const NOT_BOUND = [
   'interpolate', 'interpolate_backward', // their options object is not marshalled yet (upsample2d is offered)
   'quantize', 'dequantize', 'linear_quant', // quantised weights: their type enum is not marshalled yet
   'sample', // its options hold a tensor (the device-side step), not marshalled yet
+  'linear_fused', // its options hold tensors (norm weight, residual), not marshalled yet
+  'rope_kv_cache', // writes its first argument in place; its options hold a tensor (the position)
 ];
 
 // C functions whose names are not wt_<name>.

@@ -6,6 +6,9 @@
 #include "api/api.h"
 #include "autograd/tape.h"
 
+#include <math.h>
+#include <string.h>
+
 wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias, wt_tensor **out)
 {
     WT_GRAD_HOOK((x, w, bias, NULL), 1, out, wt_linear(x, w, bias, out),
@@ -64,4 +67,168 @@ done:
     }
     *out = y;
     return WT_OK;
+}
+
+/* ------------------------------------------------------------ linear_fused
+ * A linear layer with an RMSNorm before it and a SwiGLU and a residual add
+ * after it: one node (LINEAR_FUSED) for the few rows of a decode step,
+ * else the composition of the public ops, which is also what autograd
+ * records. */
+
+/* The fused kernels take up to this many rows of x; past it the weight
+ * would be read once per row (a GEMM's tiles do better). */
+enum { LINEAR_FUSED_MAX_ROWS = 16 };
+
+void wt_linear_fused_options_init(wt_linear_fused_options *opts)
+{
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
+    opts->norm_eps = 1e-6;
+}
+
+/* The op as its parts: every step a public op. */
+static wt_status linear_fused_composed(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                       const wt_linear_fused_options *o, wt_dtype result, wt_tensor **out)
+{
+    wt_tensor *h = NULL, *y = NULL, *g = NULL, *u = NULL, *sg = NULL, *p = NULL, *r = NULL;
+    wt_status st = WT_OK;
+    if (o->rms_norm) st = wt_rms_norm(x, 1, o->norm_weight, o->norm_eps, &h);
+    if (st == WT_OK) st = wt_linear(h ? h : x, w, bias, &y);
+    if (st == WT_OK && o->swiglu) {
+        const int64_t n = w->shape[0] / 2;
+        const int last = y->ndim - 1;
+        if ((st = wt_slice(y, last, 0, n, 1, &g)) == WT_OK && (st = wt_slice(y, last, n, 2 * n, 1, &u)) == WT_OK &&
+            (st = wt_silu(g, &sg)) == WT_OK)
+            st = wt_mul(sg, u, &p);
+    }
+    const wt_tensor *res = p ? p : y;
+    if (st == WT_OK && o->residual) st = wt_add(res, o->residual, &r);
+    const wt_tensor *v = r ? r : res;
+    if (st == WT_OK && v->dtype != result) {
+        st = wt_cast(v, result, out);
+    } else if (st == WT_OK) {
+        *out = (wt_tensor *)v;
+        wt_tensor_retain(*out);
+    }
+    wt_tensor_release(h);
+    wt_tensor_release(y);
+    wt_tensor_release(g);
+    wt_tensor_release(u);
+    wt_tensor_release(sg);
+    wt_tensor_release(p);
+    wt_tensor_release(r);
+    return st;
+}
+
+static bool float_dtype(const wt_tensor *t) { return !t || t->dtype == WT_F32 || t->dtype == WT_F16; }
+
+/* One LINEAR_FUSED node: x [.., K] folded to [M, K], the small operands
+ * made contiguous (w is read in place: its rows must run along k). */
+static wt_status linear_fused_node(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                   const wt_linear_fused_options *o, int64_t n_out, wt_dtype result, wt_tensor **out)
+{
+    wt_context *ctx = wt_ctx_of(x);
+    const int64_t K = w->shape[1], M = x->numel / K;
+    const int64_t x2_shape[2] = {M, K}, out2_shape[2] = {M, n_out};
+    wt_tensor *xc = NULL, *x2 = NULL, *bc = NULL, *gc = NULL, *rc = NULL, *r2 = NULL, *y = NULL;
+    wt_status st = wt_contiguous(x, &xc);
+    if (st == WT_OK) st = wt_reshape(xc, 2, x2_shape, &x2);
+    if (st == WT_OK && bias) st = wt_contiguous(bias, &bc);
+    if (st == WT_OK && o->rms_norm && o->norm_weight) st = wt_contiguous(o->norm_weight, &gc);
+    if (st == WT_OK && o->residual && (st = wt_contiguous(o->residual, &rc)) == WT_OK)
+        st = wt_reshape(rc, 2, out2_shape, &r2);
+    if (st == WT_OK) st = wt_tensor_alloc(ctx, result, 2, out2_shape, &y);
+    if (st == WT_OK && y->numel > 0)
+        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_LINEAR_FUSED, .in = {x2, w, bc, gc, r2}, .out = {y},
+                                         .p.linear = {.rms_norm = o->rms_norm, .swiglu = o->swiglu,
+                                                      .eps = (float)o->norm_eps}});
+    if (st == WT_OK) {
+        int64_t oshape[WT_MAX_DIMS];
+        for (int i = 0; i < x->ndim - 1; i++) oshape[i] = x->shape[i];
+        oshape[x->ndim - 1] = n_out;
+        st = wt_reshape(y, x->ndim, oshape, out);
+    }
+    wt_tensor_release(xc);
+    wt_tensor_release(x2);
+    wt_tensor_release(bc);
+    wt_tensor_release(gc);
+    wt_tensor_release(rc);
+    wt_tensor_release(r2);
+    wt_tensor_release(y);
+    return st;
+}
+
+wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                          const wt_linear_fused_options *opts, wt_tensor **out)
+{
+    const char *fn = "wt_linear_fused";
+    wt_status st = wt_check_out(fn, out);
+    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK || (st = wt_check_input(fn, w)) != WT_OK ||
+        (st = wt_check_same_context(fn, x, w)) != WT_OK)
+        return st;
+    wt_linear_fused_options o;
+    wt_linear_fused_options_init(&o);
+    if (opts) {
+        if (opts->struct_size != sizeof *opts)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_linear_fused_options_init",
+                           fn);
+        o = *opts;
+    }
+    char b1[160], b2[160];
+    if (w->ndim != 2)
+        return wt_fail(WT_ERR_SHAPE, "%s: w must be 2-D [out_features, in_features] (got %s)", fn,
+                       wt_shape_str(w->ndim, w->shape, b1, sizeof b1));
+    const int64_t N = w->shape[0], K = w->shape[1];
+    if (x->ndim < 1 || x->shape[x->ndim - 1] != K)
+        return wt_fail(WT_ERR_SHAPE, "%s: x %s does not end in in_features = %lld of w %s", fn,
+                       wt_shape_str(x->ndim, x->shape, b1, sizeof b1), (long long)K,
+                       wt_shape_str(w->ndim, w->shape, b2, sizeof b2));
+    if (bias) {
+        if ((st = wt_check_input(fn, bias)) != WT_OK || (st = wt_check_same_context(fn, x, bias)) != WT_OK) return st;
+        if (bias->ndim != 1 || bias->shape[0] != N)
+            return wt_fail(WT_ERR_SHAPE, "%s: bias must have shape [%lld] (got %s)", fn, (long long)N,
+                           wt_shape_str(bias->ndim, bias->shape, b1, sizeof b1));
+    }
+    if (!o.rms_norm && o.norm_weight)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: norm_weight given without rms_norm", fn);
+    if (o.rms_norm) {
+        if (!(o.norm_eps >= 0.0) || !isfinite((float)o.norm_eps))
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: norm_eps must be finite and >= 0 (got %g)", fn, o.norm_eps);
+        const wt_tensor *g = o.norm_weight;
+        if (g) {
+            if ((st = wt_check_input(fn, g)) != WT_OK || (st = wt_check_same_context(fn, x, g)) != WT_OK) return st;
+            if (g->ndim != 1 || g->shape[0] != K)
+                return wt_fail(WT_ERR_SHAPE, "%s: norm_weight must have shape [%lld] (got %s)", fn, (long long)K,
+                               wt_shape_str(g->ndim, g->shape, b1, sizeof b1));
+        }
+    }
+    if (o.swiglu && N % 2 != 0)
+        return wt_fail(WT_ERR_SHAPE, "%s: swiglu needs an even out_features (w has %lld rows)", fn, (long long)N);
+    const int64_t n_out = o.swiglu ? N / 2 : N;
+    if (o.residual) {
+        const wt_tensor *r = o.residual;
+        if ((st = wt_check_input(fn, r)) != WT_OK || (st = wt_check_same_context(fn, x, r)) != WT_OK) return st;
+        bool same = r->ndim == x->ndim && r->shape[r->ndim - 1] == n_out;
+        for (int i = 0; same && i < x->ndim - 1; i++) same = r->shape[i] == x->shape[i];
+        if (!same)
+            return wt_fail(WT_ERR_SHAPE, "%s: residual %s must have the result's shape (x %s, %lld outputs)", fn,
+                           wt_shape_str(r->ndim, r->shape, b1, sizeof b1),
+                           wt_shape_str(x->ndim, x->shape, b2, sizeof b2), (long long)n_out);
+    }
+    const wt_tensor *g = o.rms_norm ? o.norm_weight : NULL;
+    const wt_dtype result = o.result_f32 ? WT_F32 : o.residual ? o.residual->dtype : x->dtype;
+    /* Recorded for autograd through its parts, each with its own rule. */
+    if ((wt_grad_any(x, w, bias, g) || wt_grad_any(o.residual, NULL, NULL, NULL)) &&
+        wt_grad_recording(wt_ctx_of(x)))
+        return linear_fused_composed(x, w, bias, &o, result, out);
+    const bool fusable = float_dtype(x) && float_dtype(w) && float_dtype(bias) && float_dtype(o.residual) &&
+                         (!g || g->dtype == x->dtype) && (result == WT_F32 || result == WT_F16) && K > 0 &&
+                         x->numel > 0 && x->numel / K <= LINEAR_FUSED_MAX_ROWS && w->strides[1] == 1 &&
+                         w->strides[0] >= 0 && wt_backend_runs(wt_ctx_of(x), WT_NODE_LINEAR_FUSED);
+    if (!fusable) return linear_fused_composed(x, w, bias, &o, result, out);
+    st = linear_fused_node(x, w, bias, &o, n_out, result, out);
+    /* Past the kernel's 32-bit indexing: nothing was recorded. */
+    if (st == WT_ERR_UNSUPPORTED) return linear_fused_composed(x, w, bias, &o, result, out);
+    return st;
 }

@@ -105,3 +105,79 @@ wt_status wt_rope_v2(const wt_tensor *x, const wt_rope_options *opts, wt_tensor 
     }
     return run(fn, x, position, theta, offset, x->ndim - need, out);
 }
+
+/* ---------------------------------------------------------- rope_kv_cache */
+
+void wt_rope_kv_cache_options_init(wt_rope_kv_cache_options *opts)
+{
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
+    opts->theta = 10000.0;
+}
+
+wt_status wt_rope_kv_cache(wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_heads,
+                           const wt_rope_kv_cache_options *opts, wt_tensor **q)
+{
+    const char *fn = "wt_rope_kv_cache";
+    wt_status st = wt_check_out(fn, q);
+    if (st != WT_OK || (st = wt_check_input(fn, kv_cache)) != WT_OK || (st = wt_check_input(fn, qkv)) != WT_OK ||
+        (st = wt_check_same_context(fn, kv_cache, qkv)) != WT_OK)
+        return st;
+    wt_rope_kv_cache_options o;
+    wt_rope_kv_cache_options_init(&o);
+    if (opts) {
+        if (opts->struct_size != sizeof *opts)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_rope_kv_cache_options_init",
+                           fn);
+        o = *opts;
+    }
+    if (o.position && (st = wt_check_step_value(fn, "position", qkv, o.position)) != WT_OK) return st;
+    wt_context *ctx = wt_ctx_of(qkv);
+    if ((wt_grad_tracks(qkv) || wt_grad_tracks(kv_cache)) && wt_grad_recording(ctx))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                       "%s: %s requires grad and the cache write is not differentiable (do it inside "
+                       "wt_no_grad_begin/end)",
+                       fn, wt_grad_tracks(qkv) ? "qkv" : "kv_cache");
+    if (!(o.theta > 0.0) || isinf(o.theta))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: theta must be finite and > 0", fn);
+    if (o.offset < 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: offset %lld is negative", fn, (long long)o.offset);
+    char b1[160], b2[160];
+    if (qkv->ndim != 4 || kv_cache->ndim != 4)
+        return wt_fail(WT_ERR_SHAPE, "%s: qkv [B, S, Hq + 2 Hkv, D] and kv_cache [B, 2 Hkv, T, D] are 4-D (got %s, %s)",
+                       fn, wt_shape_str(qkv->ndim, qkv->shape, b1, sizeof b1),
+                       wt_shape_str(kv_cache->ndim, kv_cache->shape, b2, sizeof b2));
+    const int64_t B = qkv->shape[0], S = qkv->shape[1], D = qkv->shape[3], kv2 = kv_cache->shape[1];
+    if (kv2 % 2 != 0 || q_heads < 1 || qkv->shape[2] != q_heads + kv2 || kv_cache->shape[0] != B ||
+        kv_cache->shape[3] != D || D % 2 != 0 || S > kv_cache->shape[2])
+        return wt_fail(WT_ERR_SHAPE,
+                       "%s: qkv %s does not fit kv_cache %s with %lld query heads ([B, S, Hq + 2 Hkv, D] against "
+                       "[B, 2 Hkv, T >= S, D], D even)",
+                       fn, wt_shape_str(qkv->ndim, qkv->shape, b1, sizeof b1),
+                       wt_shape_str(kv_cache->ndim, kv_cache->shape, b2, sizeof b2), (long long)q_heads);
+    if (kv_cache->dtype != WT_F32)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: kv_cache must be f32 (got %s)", fn, wt_dtype_name(kv_cache->dtype));
+    if (qkv->dtype != WT_F32 && qkv->dtype != WT_F16)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: qkv must be f32 or f16 (got %s)", fn, wt_dtype_name(qkv->dtype));
+    for (int i = 0; i < 4; i++)
+        if (kv_cache->shape[i] > 1 && kv_cache->strides[i] == 0)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: kv_cache repeats elements (an expanded view)", fn);
+    if (qkv->storage == kv_cache->storage)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: qkv and kv_cache share storage", fn);
+    if (o.offset > INT64_MAX - S)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: offset %lld overflows the positions", fn, (long long)o.offset);
+    if (!wt_backend_runs(ctx, WT_NODE_ROPE_KV_CACHE))
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
+    const int64_t qshape[4] = {B, q_heads, S, D};
+    wt_tensor *t = NULL;
+    if ((st = wt_tensor_alloc(ctx, WT_F32, 4, qshape, &t)) != WT_OK) return st;
+    if (t->numel > 0)
+        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ROPE_KV_CACHE, .in = {qkv, o.position}, .out = {t, kv_cache},
+                                         .p.rope_kv = {o.theta, o.offset, q_heads}});
+    if (st != WT_OK) {
+        wt_tensor_release(t);
+        return st;
+    }
+    *q = t;
+    return WT_OK;
+}

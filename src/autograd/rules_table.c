@@ -8,6 +8,7 @@
 #define NO_INPUTS(OP) [WT_OP_##OP] = {WT_GRAD_NO_INPUTS, NULL, 0, 0},
 #define IN_PLACE(OP) [WT_OP_##OP] = {WT_GRAD_IN_PLACE, NULL, 0, 0},
 #define NO_RULE_YET(OP) [WT_OP_##OP] = {WT_GRAD_NO_RULE_YET, NULL, 0, 0},
+#define COMPOSED(OP) [WT_OP_##OP] = {WT_GRAD_COMPOSED, NULL, 0, 0},
 /* bits of the inputs / outputs kept */
 #define NONE 0u
 #define I0 1u
@@ -150,6 +151,8 @@ const wt_grad_rule wt_grad_rules[WT_OP_COUNT] = {
     R(SCALED_DOT_PRODUCT_ATTENTION, grad_attention, 0xfu, NONE)
     R(ROPE, grad_rope, NONE, NONE)
     R(LINEAR, grad_linear, I01, NONE)
+    COMPOSED(LINEAR_FUSED) /* rms_norm, linear, silu, mul, add */
+    IN_PLACE(ROPE_KV_CACHE) /* writes the cache; refused while recording */
     /* training: backward ops are not differentiated again (no
      * higher-order gradients); the loss is; optimizer steps update in place */
     NO_RULE_YET(ACTIVATION_BACKWARD)
@@ -175,6 +178,7 @@ wt_op_grad wt_op_gradient(int op)
     case WT_GRAD_NO_INPUTS: return WT_OP_GRAD_NO_INPUTS;
     case WT_GRAD_IN_PLACE: return WT_OP_GRAD_IN_PLACE;
     case WT_GRAD_NO_RULE_YET: return WT_OP_GRAD_NO_RULE_YET;
+    case WT_GRAD_COMPOSED: return WT_OP_GRAD_RULE;
     case WT_GRAD_MISSING: break;
     }
     return WT_OP_GRAD_UNKNOWN;

@@ -99,7 +99,9 @@ typedef enum wt_grad_kind {
     WT_GRAD_NONDIFF,       /* not differentiable (indices, comparisons, random, integers) */
     WT_GRAD_NO_INPUTS,     /* makes tensors from nothing (creation, random numbers) */
     WT_GRAD_IN_PLACE,      /* updates its arguments (copy_into, optimizer steps): never recorded */
-    WT_GRAD_NO_RULE_YET    /* differentiable, no rule yet: refused with WT_ERR_UNSUPPORTED */
+    WT_GRAD_NO_RULE_YET,   /* differentiable, no rule yet: refused with WT_ERR_UNSUPPORTED */
+    WT_GRAD_COMPOSED       /* differentiable: while recording, the front-end runs the public ops it
+                            * is made of, each recorded with its own rule (linear_fused) */
 } wt_grad_kind;
 
 /* gout[k]: the gradient of output k (never NULL: zeros where none came);

@@ -312,6 +312,17 @@ enum {
  *   LINEAR_QUANT   out0 f32 [M, N] = in0 (f32 [M, K], contiguous) @ the
  *                  dequantised in1^T (i32 [N, W], contiguous) + in2 (f32
  *                  [N] contiguous, or NULL); p.quant
+ *   LINEAR_FUSED   out0 [M, N'] = wt_linear_fused of in0 x [M, K]
+ *                  (contiguous), in1 w [N, K] (unit k stride, any row
+ *                  stride), in2 bias [N], in3 norm weight [K], in4
+ *                  residual [M, N'] (each contiguous, or NULL); each f32
+ *                  or f16 (in3 of in0's dtype), out0 too; N' = N/2 with
+ *                  p.linear.swiglu
+ *   ROPE_KV_CACHE  out0 q [B, Hq, S, D] (f32, contiguous) and out1 the KV
+ *                  cache [B, 2 Hkv, T, D] (f32, any strides; updated) from
+ *                  in0 qkv [B, S, Hq + 2 Hkv, D] (f32 or f16, any
+ *                  strides) and in1 NULL or the i32 position (1 element)
+ *                  added to p.rope_kv.offset (wt_rope_kv_cache)
  * The backend-facing rules of each kind are those of wt_backend_ops before
  * nodes (the comments at the argument types above). */
 #define WT_NODE_KINDS(X)                                                                   \
@@ -328,7 +339,8 @@ enum {
     X(SCATTER_ADD_ROWS, scatter_add_rows) X(OPTIMIZER_STEP, optimizer_step)                   \
     X(KERNEL_DISPATCH, kernel) X(INTERPOLATE, interpolate)                                    \
     X(INTERPOLATE_BACKWARD, interpolate_backward) X(DEQUANTIZE, dequantize)                    \
-    X(LINEAR_QUANT, linear_quant) X(SAMPLE, sample)
+    X(LINEAR_QUANT, linear_quant) X(SAMPLE, sample) X(LINEAR_FUSED, linear_fused)              \
+    X(ROPE_KV_CACHE, rope_kv_cache)
 
 typedef enum wt_node_kind {
 #define WT_NODE_KIND_ENUM(ID, name) WT_NODE_##ID,
@@ -370,6 +382,8 @@ typedef struct wt_node {
         struct { int64_t plane, plane_rows; } rows;
         wt_optimizer_update opt; /* its tensors: out0, out1, out2, in0 */
         struct { wt_quant_type type; int64_t k; } quant; /* DEQUANTIZE, LINEAR_QUANT */
+        struct { bool rms_norm, swiglu; float eps; } linear; /* LINEAR_FUSED */
+        struct { double theta; int64_t offset, q_heads; } rope_kv; /* ROPE_KV_CACHE */
         /* SAMPLE: inv_temp 0 = greedy; top_k 0 and top_p 1 = no cut */
         struct { float inv_temp, top_p; int64_t top_k; uint64_t seed; } sample;
         struct {

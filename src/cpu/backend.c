@@ -145,6 +145,12 @@ static wt_status cpu_run(wt_context *ctx, const wt_node *n)
     case WT_NODE_DEQUANTIZE: return cpu_dequantize(ctx, n->p.quant.type, n->p.quant.k, in[0], out[0]);
     case WT_NODE_LINEAR_QUANT:
         return cpu_linear_quant(ctx, n->p.quant.type, n->p.quant.k, in[0], in[1], in[2], out[0]);
+    case WT_NODE_ROPE_KV_CACHE:
+        return cpu_rope_kv_cache(ctx, in[0], in[1], n->p.rope_kv.theta, n->p.rope_kv.offset, n->p.rope_kv.q_heads,
+                                 out[0], out[1]);
+    case WT_NODE_LINEAR_FUSED:
+        return cpu_linear_fused(ctx, in[0], in[1], in[2], in[3], in[4], n->p.linear.rms_norm, n->p.linear.swiglu,
+                                n->p.linear.eps, out[0]);
     default:
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the cpu backend", wt_node_label(n));
     }

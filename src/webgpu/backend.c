@@ -393,6 +393,12 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
     case WT_NODE_DEQUANTIZE: return wg_dequantize(ctx, n->p.quant.type, n->p.quant.k, in[0], out[0]);
     case WT_NODE_LINEAR_QUANT:
         return wg_linear_quant(ctx, n->p.quant.type, n->p.quant.k, in[0], in[1], in[2], out[0]);
+    case WT_NODE_ROPE_KV_CACHE:
+        return wg_rope_kv_cache(ctx, in[0], in[1], n->p.rope_kv.theta, n->p.rope_kv.offset, n->p.rope_kv.q_heads,
+                                out[0], out[1]);
+    case WT_NODE_LINEAR_FUSED:
+        return wg_linear_fused(ctx, in[0], in[1], in[2], in[3], in[4], n->p.linear.rms_norm, n->p.linear.swiglu,
+                               n->p.linear.eps, out[0]);
     case WT_NODE_ACT_BACKWARD: return wg_win_act_backward(ctx, n->p.act_backward, in[0], in[1], out[0]);
     case WT_NODE_CROSS_ENTROPY:
         return wg_win_cross_entropy(ctx, in[0], in[1], n->p.ignore, out[0], out[1]);

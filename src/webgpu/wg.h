@@ -172,6 +172,13 @@ wt_status wg_sample(wt_context *ctx, const wt_tensor *logits, const wt_tensor *s
 wt_status wg_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *w, wt_tensor *out);
 wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,
                           const wt_tensor *bias, wt_tensor *out);
+/* ROPE_KV_CACHE (core/node.h; kernels/rope.c). */
+wt_status wg_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position, double theta,
+                           int64_t offset, int64_t q_heads, wt_tensor *q, wt_tensor *cache);
+/* LINEAR_FUSED (core/node.h; kernels/linear_fused.c). */
+wt_status wg_linear_fused(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                          const wt_tensor *norm_weight, const wt_tensor *residual, bool rms_norm, bool swiglu,
+                          float eps, wt_tensor *out);
 /* INTERPOLATE (src x, out the result) and its backward (src dy, out dx)
  * (kernels/interpolate.c). */
 wt_status wg_win_interpolate(wt_context *ctx, const wt_interp2d *p, bool backward, const wt_tensor *src,

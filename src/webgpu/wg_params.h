@@ -213,6 +213,17 @@ typedef struct gemv_f16_params {
     uint32_t v_batch_stride, pad0, pad1, pad2;
 } gemv_f16_params;
 
+/* ---- kernels/linear_fused.c */
+
+/* Mirrors linear_fused.wgsl's Params. */
+typedef struct linear_fused_params {
+    uint32_t outputs, n_out, k, w_offset;
+    uint32_t w_row_stride, x_offset, g_offset, bias_offset;
+    uint32_t res_offset, out_offset;
+    float eps;
+    uint32_t pad0;
+} linear_fused_params;
+
 /* ---- kernels/matmul.c */
 
 /* Mirrors matmul_gemv.wgsl's Params. */
@@ -298,6 +309,15 @@ typedef struct rope_params {
     uint32_t x_offset, sa, ss, sc;
     uint32_t sd, offset, pairs, pos_at; /* pos_at: position[pos_at] adds; ~0u: none */
 } rope_params;
+
+/* Same layout as rope_kv_cache.wgsl's Params. */
+typedef struct rope_kv_cache_params {
+    uint32_t b_n, s_n, heads, half;
+    uint32_t q_heads, kv, t_n, offset;
+    uint32_t x_offset, sb, ss, sh;
+    uint32_t sd, pos_at, c_offset, cb; /* pos_at: position[pos_at] adds; ~0u: none */
+    uint32_t ch, ct, cd, pairs;
+} rope_kv_cache_params;
 
 /* ---- kernels/interpolate.c */
 

@@ -96,6 +96,7 @@ wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *posit
     memset(&l, 0, sizeof l);
     l.shader = "rope";
     l.prelude = prelude;
+    l.libraries[0] = "rope_turns";
     l.params = &p;
     l.params_size = sizeof p;
     l.bindings[0] = (wg_binding){x->storage, false};
@@ -104,5 +105,59 @@ wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *posit
     l.bindings[3] = (wg_binding){position ? position->storage : freq, false};
     l.nbindings = 4;
     l.workgroups = (A * S * C * H + ROPE_WG - 1) / ROPE_WG;
+    return wg_dispatch(ctx, &l);
+}
+
+/* wt_rope_kv_cache (node ROPE_KV_CACHE): wgsl/rope_kv_cache.wgsl, the
+ * rotation of rope.wgsl with its table. */
+wt_status wg_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position, double theta,
+                           int64_t offset, int64_t q_heads, wt_tensor *q, wt_tensor *cache)
+{
+    const uint64_t B = (uint64_t)qkv->shape[0], S = (uint64_t)qkv->shape[1], heads = (uint64_t)qkv->shape[2],
+                   D = (uint64_t)qkv->shape[3], H = D / 2, T = (uint64_t)cache->shape[2];
+    if (H == 0 || B * S * heads == 0) return WT_OK;
+    const bool f16 = qkv->dtype == WT_F16;
+    bool fits = qkv->offset >= 0 && qkv->offset <= UINT32_MAX && qkv->storage->bytes / 2 <= UINT32_MAX &&
+                cache->offset >= 0 && cache->offset <= UINT32_MAX && cache->storage->bytes / 4 <= UINT32_MAX &&
+                q->storage->bytes / 4 <= UINT32_MAX && B * S * heads * H <= UINT32_MAX && T <= UINT32_MAX;
+    for (int d = 0; d < 4; d++)
+        fits = fits && qkv->strides[d] >= 0 && qkv->strides[d] <= UINT32_MAX && cache->strides[d] >= 0 &&
+               cache->strides[d] <= UINT32_MAX;
+    if (!fits) return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope_kv_cache: operands too large for 32-bit indexing");
+    if (position && (uint64_t)position->offset >= UINT32_MAX)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope_kv_cache: the position tensor is too large for 32-bit indexing");
+    if ((uint64_t)offset + S > (1u << 24))
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope_kv_cache: positions up to %llu exceed 2^24",
+                       (unsigned long long)((uint64_t)offset + S));
+    wt_storage *freq = NULL;
+    wt_status st = rope_table(ctx, theta, D, &freq);
+    if (st != WT_OK) return st;
+    rope_kv_cache_params p = {
+        .b_n = (uint32_t)B, .s_n = (uint32_t)S, .heads = (uint32_t)heads, .half = (uint32_t)H,
+        .q_heads = (uint32_t)q_heads, .kv = (uint32_t)(cache->shape[1] / 2), .t_n = (uint32_t)T,
+        .offset = (uint32_t)offset, .x_offset = (uint32_t)qkv->offset, .sb = (uint32_t)qkv->strides[0],
+        .ss = (uint32_t)qkv->strides[1], .sh = (uint32_t)qkv->strides[2], .sd = (uint32_t)qkv->strides[3],
+        .pos_at = position ? (uint32_t)position->offset : ~0u, .c_offset = (uint32_t)cache->offset,
+        .cb = (uint32_t)cache->strides[0], .ch = (uint32_t)cache->strides[1], .ct = (uint32_t)cache->strides[2],
+        .cd = (uint32_t)cache->strides[3], .pairs = (uint32_t)(B * S * heads * H),
+    };
+    char prelude[80];
+    snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\nconst F16: bool = %s;\n", ROPE_WG,
+             f16 ? "true" : "false");
+    wg_launch l;
+    memset(&l, 0, sizeof l);
+    l.shader = "rope_kv_cache";
+    l.prelude = prelude;
+    l.libraries[0] = "rope_turns";
+    l.libraries[1] = f16 ? wg_f16_library(ctx) : "f16_bits";
+    l.params = &p;
+    l.params_size = sizeof p;
+    l.bindings[0] = (wg_binding){qkv->storage, false};
+    l.bindings[1] = (wg_binding){freq, false};
+    l.bindings[2] = (wg_binding){q->storage, true};
+    l.bindings[3] = (wg_binding){cache->storage, true};
+    l.bindings[4] = (wg_binding){position ? position->storage : freq, false};
+    l.nbindings = 5;
+    l.workgroups = (B * S * heads * H + ROPE_WG - 1) / ROPE_WG;
     return wg_dispatch(ctx, &l);
 }

@@ -9,7 +9,7 @@
 // up to the angle mod 1 with an error near 1e-7 turns. sin and cos then
 // see an argument in [-pi, pi), where GPUs are accurate.
 //
-// Prelude: WG.
+// Prelude: WG. Library: rope_turns (turns).
 
 struct Params {
     a_n: u32, s_n: u32, c_n: u32, half: u32,
@@ -24,18 +24,6 @@ struct Params {
 // wt_rope_options.position (read at pos_at, added to offset); else freq
 // bound again.
 @group(0) @binding(4) var<storage, read> position: array<i32>;
-
-fn turns(pos: u32, i: u32) -> f32 {
-    let f = freq[i];
-    let h1 = bitcast<f32>(bitcast<u32>(f.x) & 0xfffff000u);
-    let h2 = f.x - h1;
-    let p1 = f32(pos & 0xfff000u);
-    let p0 = f32(pos & 0xfffu);
-    var t = fract(fract(p1 * h1) + fract(p1 * h2));
-    t = fract(t + fract(p0 * h1));
-    t = fract(t + fract(p0 * h2));
-    return fract(t + fract(f32(pos) * f.y));
-}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,

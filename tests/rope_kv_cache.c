@@ -1,0 +1,219 @@
+/* wt_rope_kv_cache against a float64 reference written here (rotate_half
+ * rotary embedding at positions p + s, the cache's rows from the clamped
+ * start) and against the composition of the library's own ops
+ * (wt_rope_v2 on the heads, wt_copy_into_at into the cache), for f32 and
+ * f16 projections, host and device positions, a strided projection and a
+ * strided cache, plus the argument errors.
+ * Usage: rope_kv_cache <cpu|vulkan|gles>. */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static wt_context *g_ctx;
+
+typedef struct rkv_case {
+    wt_dtype dt;
+    int64_t B, S, Hq, Hkv, D, T;
+    int64_t offset, device_pos; /* device_pos < 0: no position tensor */
+    bool strided;               /* qkv a view with a gap between heads, the cache a view of a wider one */
+} rkv_case;
+
+static float *read_f32(const wt_tensor *t)
+{
+    wt_tensor *c = NULL;
+    if (wt_cast(t, WT_F32, &c) != WT_OK) return NULL;
+    char err[160];
+    float *v = test_read_guarded(c, err, sizeof err);
+    if (!v) CHECK(false, "read: %s", err);
+    wt_tensor_release(c);
+    return v;
+}
+
+/* The case's cache [B, 2 Hkv, T, D]: a fresh tensor, or the first D
+ * columns of a [B, 2 Hkv, T, D + 2] one (strided). init holds its values. */
+static wt_status make_cache(const rkv_case *c, const float *init, wt_tensor **base, wt_tensor **cache)
+{
+    const int64_t Dw = c->strided ? c->D + 2 : c->D;
+    const int64_t shape[4] = {c->B, 2 * c->Hkv, c->T, Dw};
+    wt_status st = wt_tensor_from_data(g_ctx, WT_F32, 4, shape, init, base);
+    if (st != WT_OK) return st;
+    return wt_slice(*base, 3, 0, c->D, 1, cache);
+}
+
+static void run(const rkv_case *c)
+{
+    const int64_t B = c->B, S = c->S, Hq = c->Hq, Hkv = c->Hkv, D = c->D, T = c->T, H = D / 2;
+    const int64_t heads = Hq + 2 * Hkv, gap = c->strided ? 1 : 0, Dw = c->strided ? D + 2 : D;
+    char name[200];
+    snprintf(name, sizeof name, "%s B=%lld S=%lld Hq=%lld Hkv=%lld D=%lld T=%lld offset=%lld pos=%lld%s",
+             wt_dtype_name(c->dt), (long long)B, (long long)S, (long long)Hq, (long long)Hkv, (long long)D,
+             (long long)T, (long long)c->offset, (long long)c->device_pos, c->strided ? " strided" : "");
+    /* The projection [B, S, heads + gap, D]; qkv its first `heads` heads. */
+    const int64_t n = B * S * (heads + gap) * D, ncache = B * 2 * Hkv * T * Dw;
+    float *x = malloc(sizeof *x * (size_t)n), *init = malloc(sizeof *init * (size_t)ncache);
+    for (int64_t i = 0; i < n; i++) {
+        double v = test_rng_uniform(-2.0f, 2.0f);
+        x[i] = c->dt == WT_F16 ? (float)test_half_to_double(test_double_to_half(v)) : (float)v;
+    }
+    for (int64_t i = 0; i < ncache; i++) init[i] = test_rng_uniform(-1.0f, 1.0f);
+
+    /* float64 reference */
+    const int64_t p = c->offset + (c->device_pos > 0 ? c->device_pos : 0);
+    const int64_t t0 = p < T - S ? p : T - S;
+    double *qref = malloc(sizeof *qref * (size_t)(B * Hq * S * D)), *cref = malloc(sizeof *cref * (size_t)ncache);
+    for (int64_t i = 0; i < ncache; i++) cref[i] = init[i];
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t s = 0; s < S; s++)
+            for (int64_t h = 0; h < heads; h++) {
+                const float *row = x + ((b * S + s) * (heads + gap) + h) * D;
+                for (int64_t i = 0; i < H; i++) {
+                    const double a = (double)(p + s) * pow(10000.0, -2.0 * (double)i / (double)D);
+                    double y1 = row[i], y2 = row[i + H];
+                    if (h < Hq + Hkv) {
+                        y1 = row[i] * cos(a) - row[i + H] * sin(a);
+                        y2 = row[i + H] * cos(a) + row[i] * sin(a);
+                    }
+                    if (h < Hq) {
+                        qref[((b * Hq + h) * S + s) * D + i] = y1;
+                        qref[((b * Hq + h) * S + s) * D + i + H] = y2;
+                    } else {
+                        const int64_t o = ((b * 2 * Hkv + (h - Hq)) * T + t0 + s) * Dw;
+                        cref[o + i] = y1;
+                        cref[o + i + H] = y2;
+                    }
+                }
+            }
+
+    const int64_t xshape[4] = {B, S, heads + gap, D}, one = 1;
+    wt_tensor *x32 = NULL, *xt = NULL, *qkv = NULL, *pos = NULL, *base = NULL, *cache = NULL, *q = NULL;
+    wt_status st = wt_tensor_from_data(g_ctx, WT_F32, 4, xshape, x, &x32);
+    if (st == WT_OK) st = c->dt == WT_F16 ? wt_cast(x32, WT_F16, &xt) : wt_contiguous(x32, &xt);
+    if (st == WT_OK) st = wt_slice(xt, 2, 0, heads, 1, &qkv);
+    if (st == WT_OK && c->device_pos >= 0) {
+        const int32_t pv = (int32_t)c->device_pos;
+        st = wt_tensor_from_data(g_ctx, WT_I32, 1, &one, &pv, &pos);
+    }
+    if (st == WT_OK) st = make_cache(c, init, &base, &cache);
+    wt_rope_kv_cache_options o;
+    wt_rope_kv_cache_options_init(&o);
+    o.offset = c->offset;
+    o.position = pos;
+    if (st == WT_OK) st = wt_rope_kv_cache(cache, qkv, Hq, &o, &q);
+    CHECK(st == WT_OK && q, "%s: %s", name, wt_last_error());
+    const double tol = 2e-5 * (1.0 + (double)(p + S)); /* f32 angles: ~1e-7 turns a unit of position */
+    if (st == WT_OK && q) {
+        const int64_t *qs = wt_tensor_shape(q);
+        CHECK(wt_tensor_dtype(q) == WT_F32 && qs[0] == B && qs[1] == Hq && qs[2] == S && qs[3] == D, "%s: q's shape",
+              name);
+        float *qv = read_f32(q), *cv = read_f32(base);
+        double eq = 0, ec = 0;
+        for (int64_t i = 0; qv && i < B * Hq * S * D; i++) eq = fmax(eq, fabs(qv[i] - qref[i]));
+        for (int64_t i = 0; cv && i < ncache; i++) ec = fmax(ec, fabs(cv[i] - cref[i]));
+        CHECK(qv && eq <= tol, "%s: q against the float64 reference: %.3g", name, eq);
+        CHECK(cv && ec <= tol, "%s: the cache against the float64 reference: %.3g (columns past D untouched)", name,
+              ec);
+
+        /* The composition: wt_rope_v2 (BSHD) on q's and k's heads, then
+         * wt_copy_into_at of k and v into a second cache. */
+        wt_tensor *base2 = NULL, *cache2 = NULL, *qh = NULL, *kh = NULL, *vh = NULL, *qr = NULL, *kr = NULL;
+        wt_tensor *qt = NULL, *kt = NULL, *vt = NULL, *kc = NULL, *vc = NULL, *start = NULL, *q32 = NULL;
+        st = make_cache(c, init, &base2, &cache2);
+        wt_rope_options ro;
+        wt_rope_options_init(&ro);
+        ro.layout = WT_ROPE_BSHD;
+        ro.offset = c->offset;
+        ro.position = pos;
+        const int32_t sv = (int32_t)p;
+        if (st == WT_OK) st = wt_cast(qkv, WT_F32, &q32);
+        if (st == WT_OK) st = wt_slice(q32, 2, 0, Hq, 1, &qh);
+        if (st == WT_OK) st = wt_slice(q32, 2, Hq, Hq + Hkv, 1, &kh);
+        if (st == WT_OK) st = wt_slice(q32, 2, Hq + Hkv, heads, 1, &vh);
+        if (st == WT_OK) st = wt_rope_v2(qh, &ro, &qr);
+        if (st == WT_OK) st = wt_rope_v2(kh, &ro, &kr);
+        if (st == WT_OK) st = wt_transpose(qr, 1, 2, &qt);
+        if (st == WT_OK) st = wt_transpose(kr, 1, 2, &kt);
+        if (st == WT_OK) st = wt_transpose(vh, 1, 2, &vt);
+        if (st == WT_OK) st = wt_slice(cache2, 1, 0, Hkv, 1, &kc);
+        if (st == WT_OK) st = wt_slice(cache2, 1, Hkv, 2 * Hkv, 1, &vc);
+        if (st == WT_OK) st = wt_tensor_from_data(g_ctx, WT_I32, 1, &one, &sv, &start);
+        if (st == WT_OK) st = wt_copy_into_at(kc, 2, start, kt);
+        if (st == WT_OK) st = wt_copy_into_at(vc, 2, start, vt);
+        CHECK(st == WT_OK, "%s: composition: %s", name, wt_last_error());
+        float *q2 = st == WT_OK ? read_f32(qt) : NULL, *c2 = st == WT_OK ? read_f32(base2) : NULL;
+        double dq = 0, dc = 0;
+        for (int64_t i = 0; q2 && qv && i < B * Hq * S * D; i++) dq = fmax(dq, fabs(qv[i] - q2[i]));
+        for (int64_t i = 0; c2 && cv && i < ncache; i++) dc = fmax(dc, fabs(cv[i] - c2[i]));
+        /* The same tables and the same arithmetic: equal to the last bit. */
+        CHECK(q2 && c2 && dq == 0.0 && dc == 0.0, "%s: against the composition: q %.3g, cache %.3g", name, dq, dc);
+        free(q2);
+        free(c2);
+        free(qv);
+        free(cv);
+        wt_tensor *rel[] = {base2, cache2, qh, kh, vh, qr, kr, qt, kt, vt, kc, vc, start, q32};
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) wt_tensor_release(rel[i]);
+    }
+    wt_tensor *rel[] = {x32, xt, qkv, pos, base, cache, q};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) wt_tensor_release(rel[i]);
+    free(x);
+    free(init);
+    free(qref);
+    free(cref);
+}
+
+static void test_cases(void)
+{
+    const wt_dtype dts[2] = {WT_F32, WT_F16};
+    for (int d = 0; d < 2; d++) {
+        const wt_dtype dt = dts[d];
+        run(&(rkv_case){dt, 1, 1, 4, 2, 8, 16, 0, 5, false});   /* a decode step, device position */
+        run(&(rkv_case){dt, 2, 1, 6, 3, 16, 12, 3, 7, true});   /* batch 2, offset + position, views */
+        run(&(rkv_case){dt, 1, 5, 2, 1, 6, 9, 2, -1, false});   /* a prompt at a host offset */
+        run(&(rkv_case){dt, 1, 3, 2, 2, 4, 6, 0, 40, true});    /* past the cache: rows clamped to T - S */
+        run(&(rkv_case){dt, 1, 1, 1, 1, 64, 32, 1000, -1, false});
+    }
+}
+
+static void test_errors(void)
+{
+    const int64_t qs[4] = {1, 1, 4, 4}, cs[4] = {1, 2, 8, 4}, cs_odd[4] = {1, 3, 8, 4}, cs_d[4] = {1, 2, 8, 6};
+    wt_tensor *qkv = NULL, *cache = NULL, *codd = NULL, *cd = NULL, *c16 = NULL, *q = NULL;
+    wt_tensor_zeros(g_ctx, WT_F32, 4, qs, &qkv);
+    wt_tensor_zeros(g_ctx, WT_F32, 4, cs, &cache);
+    wt_tensor_zeros(g_ctx, WT_F32, 4, cs_odd, &codd);
+    wt_tensor_zeros(g_ctx, WT_F32, 4, cs_d, &cd);
+    wt_tensor_zeros(g_ctx, WT_F16, 4, cs, &c16);
+    wt_rope_kv_cache_options o;
+    wt_rope_kv_cache_options_init(&o);
+    CHECK(o.struct_size == sizeof o && o.theta == 10000.0 && o.offset == 0 && !o.position, "options defaults");
+    CHECK(wt_rope_kv_cache(cache, qkv, 2, NULL, &q) == WT_OK && q, "the valid call");
+    wt_tensor_release(q);
+    q = NULL;
+    CHECK(wt_rope_kv_cache(cache, qkv, 1, NULL, &q) == WT_ERR_SHAPE && !q, "q_heads that do not fit");
+    CHECK(wt_rope_kv_cache(codd, qkv, 1, NULL, &q) == WT_ERR_SHAPE && !q, "an odd head count in the cache");
+    CHECK(wt_rope_kv_cache(cd, qkv, 2, NULL, &q) == WT_ERR_SHAPE && !q, "head_dim that does not match");
+    CHECK(wt_rope_kv_cache(c16, qkv, 2, NULL, &q) == WT_ERR_INVALID_ARGUMENT && !q, "an f16 cache");
+    o.theta = 0.0;
+    CHECK(wt_rope_kv_cache(cache, qkv, 2, &o, &q) == WT_ERR_INVALID_ARGUMENT && !q, "theta 0");
+    wt_rope_kv_cache_options_init(&o);
+    o.offset = -1;
+    CHECK(wt_rope_kv_cache(cache, qkv, 2, &o, &q) == WT_ERR_INVALID_ARGUMENT && !q, "a negative offset");
+    o.offset = 0;
+    o.struct_size = 1;
+    CHECK(wt_rope_kv_cache(cache, qkv, 2, &o, &q) == WT_ERR_INVALID_ARGUMENT && !q, "an uninitialised options");
+    wt_tensor *rel[] = {qkv, cache, codd, cd, c16};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) wt_tensor_release(rel[i]);
+}
+
+int main(int argc, char **argv)
+{
+    test_run run;
+    if (!test_begin(&run, "rope_kv_cache", argc, argv)) return run.status;
+    g_ctx = run.ctx;
+    test_cases();
+    test_errors();
+    test_check_nothing_alive(g_ctx);
+    return test_end(&run);
+}
