@@ -30,6 +30,16 @@ static unsigned gemv_rpt(wt_quant_type type)
     return v == 4 ? 4u : 1u;
 }
 
+/* x rounded to 8 bits per block of 32 (quant_x8.wgsl) and the products
+ * as integer dot products of four bytes (quant_gemv_x8.wgsl): opt-in, as it
+ * changes the result by x's rounding (at most max |x| / 254 of a block
+ * times |w| per element), where the f32 kernels round only their sums. */
+static bool gemv_x8(void)
+{
+    const char *v = wt_knob_text(WT_KNOB_QUANT_GEMV_X8);
+    return v && strcmp(v, "1") == 0;
+}
+
 static unsigned gemv_lanes(void)
 {
     const uint64_t v = wt_knob_number(WT_KNOB_QUANT_GEMV_LANES, 32);
@@ -89,6 +99,52 @@ wt_status wg_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt
     return wg_dispatch(ctx, &l);
 }
 
+/* The 8-bit x path: x's blocks rounded into two scratch buffers (the int8
+ * words, 32 bytes a block; the scale and f32 sum, 8 bytes), then the
+ * integer-dot GEMV. */
+static wt_status linear_x8(wt_context *ctx, wt_quant_type type, const quant_linear_params *p, const wt_tensor *x,
+                           const wt_tensor *w, const wt_tensor *bias, wt_tensor *out)
+{
+    const uint64_t blocks = (uint64_t)p->m * (p->k / 32u);
+    wt_storage *xq = NULL, *xds = NULL;
+    wt_status st = wg_scratch(ctx, (size_t)blocks * 32u, &xq);
+    if (st == WT_OK) st = wg_scratch(ctx, (size_t)blocks * 8u, &xds);
+    char prelude[320];
+    prelude_of(prelude, sizeof prelude, type, GEMV_WG, bias != NULL);
+    wg_launch l;
+    memset(&l, 0, sizeof l);
+    l.prelude = prelude;
+    l.params = p;
+    l.params_size = sizeof *p;
+    if (st == WT_OK) {
+        l.shader = "quant_x8";
+        l.bindings[0] = (wg_binding){x->storage, false};
+        l.bindings[1] = (wg_binding){xq, true};
+        l.bindings[2] = (wg_binding){xds, true};
+        l.nbindings = 3;
+        l.workgroups = (blocks + 63u) / 64u;
+        st = wg_dispatch(ctx, &l);
+    }
+    if (st == WT_OK) {
+        const uint64_t rows_per_wg = GEMV_THREADS / gemv_lanes();
+        l.shader = "quant_gemv_x8";
+        l.libraries[0] = F16_LIBRARY;
+        l.libraries[1] = "quant_blocks";
+        l.bindings[0] = (wg_binding){xq, false};
+        l.bindings[1] = (wg_binding){xds, false};
+        l.bindings[2] = (wg_binding){w->storage, false};
+        /* Without a bias the shader never reads binding 4: w stands in. */
+        l.bindings[3] = (wg_binding){bias ? bias->storage : w->storage, false};
+        l.bindings[4] = (wg_binding){out->storage, true};
+        l.nbindings = 5;
+        l.workgroups = (uint64_t)p->m * (((uint64_t)p->n + rows_per_wg - 1) / rows_per_wg);
+        st = wg_dispatch(ctx, &l);
+    }
+    wg_scratch_release(ctx, xq);
+    wg_scratch_release(ctx, xds);
+    return st;
+}
+
 wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,
                           const wt_tensor *bias, wt_tensor *out)
 {
@@ -102,6 +158,7 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     quant_linear_params p = {.m = (uint32_t)m, .n = (uint32_t)n, .k = (uint32_t)k, .words = (uint32_t)w->shape[1],
                              .x_offset = (uint32_t)x->offset, .w_offset = (uint32_t)w->offset,
                              .b_offset = bias ? (uint32_t)bias->offset : 0};
+    if (m <= GEMV_MAX_ROWS && gemv_x8()) return linear_x8(ctx, type, &p, x, w, bias, out);
     /* The row kernel reads x as vec4; the per-element GEMV (Q8_0 and Q4_0
      * only) takes an x elsewhere, the GEMM anything. */
     const bool rows = m <= GEMV_MAX_ROWS && x->offset % 4 == 0;
