@@ -122,7 +122,7 @@ static wt_status linear_x8(wt_context *ctx, wt_quant_type type, const quant_line
         l.bindings[1] = (wg_binding){xq, true};
         l.bindings[2] = (wg_binding){xds, true};
         l.nbindings = 3;
-        l.workgroups = (blocks + 63u) / 64u;
+        l.workgroups = (blocks * 8u + 255u) / 256u; /* a thread a word of 4 */
         st = wg_dispatch(ctx, &l);
     }
     if (st == WT_OK) {
