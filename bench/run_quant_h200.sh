@@ -12,8 +12,9 @@
 # CLI: the webtensor command (default build/tools/webtensor); OUT_DIR: where
 # the CSV files go (default bench-quant-DATE). WT_WEBGPU_LIB and
 # VK_DRIVER_FILES as for bench/run_h200.sh. CONFIGS: the settings to run,
-# RPT:LANES pairs, RPT x8 for the 8-bit x kernel (default "1:32 4:32 4:16
-# 4:64"; e.g. "4:32 x8:32 x8:16 x8:8").
+# RPT:LANES pairs, RPT x8 for the 8-bit x kernel, x8c for it with Q8_0 in
+# eight threads a unit (default "1:32 4:32 4:16 4:64"; e.g. "4:32 x8:32
+# x8c:32 x8:16").
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cli=${1:-$root/build/tools/webtensor}
@@ -25,6 +26,7 @@ head -5 "$out/info.txt"
 for config in ${CONFIGS:-1:32 4:32 4:16 4:64}; do
   rpt=${config%%:*} lanes=${config##*:} x8=0
   if [ "$rpt" = x8 ]; then rpt=1 x8=1; fi
+  if [ "$rpt" = x8c ]; then rpt=1 x8=2; fi
   echo "== WT_QUANT_GEMV_RPT=$rpt WT_QUANT_GEMV_LANES=$lanes WT_QUANT_GEMV_X8=$x8"
   WT_QUANT_GEMV_X8=$x8 WT_QUANT_GEMV_RPT=$rpt WT_QUANT_GEMV_LANES=$lanes "$cli" bench --size large --backend webgpu --no-check \
     --filter gemv_q8_0,gemv_q4_0,gemv_q4_k,gemv_q6_k --csv "$out/quant_rpt${rpt}_x8${x8}_lanes$lanes.csv" \

@@ -833,13 +833,13 @@ static void check_linear(wt_quant_type t, int64_t m, int64_t n, int64_t k, bool 
     float *got = read_f32(y32), *dense = st == WT_OK ? read_f32(yref) : NULL;
     int bad = 0, bad_dense = 0;
     double worst = 0.0;
-    /* WT_QUANT_GEMV_X8=1: the GEMV (M <= 4) rounds x to 8 bits per block
+    /* WT_QUANT_GEMV_X8=1 or 2: the GEMV (M <= 4) rounds x to 8 bits per block
      * of 32, each value by at most d_x / 2 (d_x = the block's max |x| /
      * 127), and that error meets each element's quant term: |w| (Q8_0,
      * Q6_K), nibble * |d| (Q4_0: at most |w| + 8 |d|), d * scale * q (Q4_K:
      * at most the sum of its terms' magnitudes). */
     const char *x8_knob = getenv("WT_QUANT_GEMV_X8");
-    const bool x8 = x8_knob && strcmp(x8_knob, "1") == 0 && m <= 4 && x_form != X_GRID;
+    const bool x8 = x8_knob && (strcmp(x8_knob, "1") == 0 || strcmp(x8_knob, "2") == 0) && m <= 4 && x_form != X_GRID;
     for (int64_t i = 0; got && dense && i < m; i++)
         for (int64_t r = 0; r < n; r++) {
             double want = with_bias ? (double)b[r] : 0.0, mag = fabs(want), x8_err = 0.0, d_x = 0.0;

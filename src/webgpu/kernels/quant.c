@@ -33,11 +33,12 @@ static unsigned gemv_rpt(wt_quant_type type)
 /* x rounded to 8 bits per block of 32 (quant_x8.wgsl) and the products
  * as integer dot products of four bytes (quant_gemv_x8.wgsl): opt-in, as it
  * changes the result by x's rounding (at most max |x| / 254 of a block
- * times |w| per element), where the f32 kernels round only their sums. */
-static bool gemv_x8(void)
+ * times |w| per element), where the f32 kernels round only their sums.
+ * 0: off; 1: on, a unit a thread; 2: on, Q8_0 in eight threads a unit. */
+static int gemv_x8(void)
 {
     const char *v = wt_knob_text(WT_KNOB_QUANT_GEMV_X8);
-    return v && strcmp(v, "1") == 0;
+    return !v ? 0 : strcmp(v, "1") == 0 ? 1 : strcmp(v, "2") == 0 ? 2 : 0;
 }
 
 static unsigned gemv_lanes(void)
@@ -65,9 +66,9 @@ static void prelude_of(char *buf, size_t size, wt_quant_type type, unsigned wg, 
 {
     snprintf(buf, size,
              "const WG: u32 = %uu;\nconst TYPE: u32 = %du;\nconst Q8: bool = %s;\nconst BLOCK_BYTES: u32 = %du;\n"
-             "const HAS_BIAS: bool = %s;\nconst ROWS: u32 = %uu;\nconst LANES: u32 = %uu;\n",
+             "const HAS_BIAS: bool = %s;\nconst ROWS: u32 = %uu;\nconst LANES: u32 = %uu;\nconst COOP: bool = %s;\n",
              wg, (int)type, type == WT_QUANT_Q8_0 ? "true" : "false", wt_quant_block_bytes(type),
-             has_bias ? "true" : "false", GEMV_THREADS / gemv_lanes(), gemv_lanes());
+             has_bias ? "true" : "false", GEMV_THREADS / gemv_lanes(), gemv_lanes(), gemv_x8() == 2 ? "true" : "false");
 }
 
 /* The f16 scales are converted by f16_bits.wgsl's exact integer routine
@@ -158,7 +159,7 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     quant_linear_params p = {.m = (uint32_t)m, .n = (uint32_t)n, .k = (uint32_t)k, .words = (uint32_t)w->shape[1],
                              .x_offset = (uint32_t)x->offset, .w_offset = (uint32_t)w->offset,
                              .b_offset = bias ? (uint32_t)bias->offset : 0};
-    if (m <= GEMV_MAX_ROWS && gemv_x8()) return linear_x8(ctx, type, &p, x, w, bias, out);
+    if (m <= GEMV_MAX_ROWS && gemv_x8() != 0) return linear_x8(ctx, type, &p, x, w, bias, out);
     /* The row kernel reads x as vec4; the per-element GEMV (Q8_0 and Q4_0
      * only) takes an x elsewhere, the GEMM anything. */
     const bool rows = m <= GEMV_MAX_ROWS && x->offset % 4 == 0;

@@ -11,7 +11,8 @@
 // Threads and units as quant_gemv_rows.wgsl: LANES threads a weight row,
 // ROWS rows a workgroup, a unit of 64 elements (Q8_0, Q4_0: two blocks;
 // Q4_K: a sub-block pair) or 128 (Q6_K: half a super-block) a thread.
-// Prelude: TYPE, BLOCK_BYTES, HAS_BIAS, ROWS, LANES (ROWS * LANES = 256);
+// Prelude: TYPE, BLOCK_BYTES, HAS_BIAS, ROWS, LANES (ROWS * LANES = 256),
+// COOP (Q8_0: eight threads a unit, q8_part);
 // libraries f16_bits and quant_blocks.
 
 struct Params {
@@ -65,6 +66,33 @@ fn q6_signed(c: u32) -> u32 {
 }
 
 fn sbyte_at(row: u32, b: u32) -> f32 { return f32(bitcast<i32>(byte_at(row, b) << 24u) >> 24u); }
+
+// Q8_0 with COOP: part s (< 8) of unit u, a quarter of one of its two
+// blocks (two int8 words), so that consecutive threads read consecutive
+// words (a unit a thread puts 68 bytes between neighbours' reads).
+fn q8_part(rw: u32, u: u32, s: u32, xrow: u32, nblocks: u32) -> f32 {
+    let h = s / 4u;
+    let jj = 2u * (s % 4u);
+    if (2u * u + h >= nblocks) {
+        return 0.0;
+    }
+    let a = rw + u * 17u;
+    // block 0's words start two bytes into word a, block 1's at word a + 9
+    let i = a + jj + 9u * h;
+    let v0 = w[i];
+    let v1 = w[i + 1u];
+    let v2 = w[min(i + 2u, a + 16u)];
+    let first = h == 0u;
+    let q0 = select(v0, (v0 >> 16u) | (v1 << 16u), first);
+    let q1 = select(v1, (v1 >> 16u) | (v2 << 16u), first);
+    let dw = w[a + 8u * h];
+    let d = bitcast<f32>(half_to_f32_bits(select(dw >> 16u, dw & 0xffffu, first)));
+    let xb = xrow + 2u * u + h;
+    let xv = xq[2u * xb + jj / 4u];
+    let sel = jj % 4u;
+    let s8 = dot4I8Packed(q0, xv[sel]) + dot4I8Packed(q1, xv[sel + 1u]);
+    return d * xds[xb].x * f32(s8);
+}
 
 fn unit(rw: u32, u: u32, xrow: u32, nblocks: u32) -> f32 {
     if (TYPE == 2u) {
@@ -166,8 +194,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         } else {
             units = p.k / 128u;
         }
-        for (var u = lane; u < units; u += LANES) {
-            acc += unit(rw, u, xrow, nblocks);
+        if (TYPE == 8u && COOP) {
+            for (var q = lane; q < units * 8u; q += LANES) {
+                acc += q8_part(rw, q / 8u, q % 8u, xrow, nblocks);
+            }
+        } else {
+            for (var u = lane; u < units; u += LANES) {
+                acc += unit(rw, u, xrow, nblocks);
+            }
         }
     }
     partial[lid] = acc;
