@@ -12,8 +12,8 @@
 # CLI: the webtensor command (default build/tools/webtensor); OUT_DIR: where
 # the CSV files go (default bench-quant-DATE). WT_WEBGPU_LIB and
 # VK_DRIVER_FILES as for bench/run_h200.sh. CONFIGS: the settings to run,
-# RPT:LANES pairs, RPT x8 for the 8-bit x kernel, x8c for it with Q8_0 in
-# eight threads a unit (default "1:32 4:32 4:16 4:64"; e.g. "4:32 x8:32
+# RPT:LANES pairs, RPT x8 for the 8-bit x kernel, x8c for it with units
+# split over threads (default "1:32 4:32 4:16 4:64"; e.g. "4:32 x8:32
 # x8c:32 x8:16").
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -34,7 +34,8 @@ static unsigned gemv_rpt(wt_quant_type type)
  * as integer dot products of four bytes (quant_gemv_x8.wgsl): opt-in, as it
  * changes the result by x's rounding (at most max |x| / 254 of a block
  * times |w| per element), where the f32 kernels round only their sums.
- * 0: off; 1: on, a unit a thread; 2: on, Q8_0 in eight threads a unit. */
+ * 0: off; 1: on, a unit a thread; 2: on, the units of Q8_0, Q4_0 and Q4_K
+ * split over consecutive threads (contiguous reads). */
 static int gemv_x8(void)
 {
     const char *v = wt_knob_text(WT_KNOB_QUANT_GEMV_X8);

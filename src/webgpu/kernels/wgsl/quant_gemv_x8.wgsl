@@ -12,7 +12,8 @@
 // ROWS rows a workgroup, a unit of 64 elements (Q8_0, Q4_0: two blocks;
 // Q4_K: a sub-block pair) or 128 (Q6_K: half a super-block) a thread.
 // Prelude: TYPE, BLOCK_BYTES, HAS_BIAS, ROWS, LANES (ROWS * LANES = 256),
-// COOP (Q8_0: eight threads a unit, q8_part);
+// COOP (a unit's parts to consecutive threads: q8_part, q4_part,
+// q4k_part; Q6_K keeps a unit a thread);
 // libraries f16_bits and quant_blocks.
 
 struct Params {
@@ -92,6 +93,55 @@ fn q8_part(rw: u32, u: u32, s: u32, xrow: u32, nblocks: u32) -> f32 {
     let sel = jj % 4u;
     let s8 = dot4I8Packed(q0, xv[sel]) + dot4I8Packed(q1, xv[sel + 1u]);
     return d * xds[xb].x * f32(s8);
+}
+
+// Q4_0 with COOP: part s (< 4) of unit u, half of one of its blocks (two
+// nibble words); the part of a block's first half adds its offset.
+fn q4_part(rw: u32, u: u32, s: u32, xrow: u32, nblocks: u32) -> f32 {
+    let h = s / 2u;
+    let g = 2u * (s % 2u);
+    if (2u * u + h >= nblocks) {
+        return 0.0;
+    }
+    let a = rw + u * 9u;
+    // block 0's nibbles start two bytes into word a, block 1's at word a + 5
+    let i = a + g + 5u * h;
+    let v0 = w[i];
+    let v1 = w[i + 1u];
+    let v2 = w[min(i + 2u, a + 8u)];
+    let first = h == 0u;
+    let q0 = select(v0, (v0 >> 16u) | (v1 << 16u), first);
+    let q1 = select(v1, (v1 >> 16u) | (v2 << 16u), first);
+    let dw = w[a + 4u * h];
+    let d = bitcast<f32>(half_to_f32_bits(select(dw >> 16u, dw & 0xffffu, first)));
+    let xb = xrow + 2u * u + h;
+    let xl = xq[2u * xb];
+    let xh = xq[2u * xb + 1u];
+    let sum = dot4I8Packed(q0 & NIBBLES, xl[g]) + dot4I8Packed(q1 & NIBBLES, xl[g + 1u]) +
+              dot4I8Packed((q0 >> 4u) & NIBBLES, xh[g]) + dot4I8Packed((q1 >> 4u) & NIBBLES, xh[g + 1u]);
+    let ds = xds[xb];
+    return d * (ds.x * f32(sum) - select(0.0, 8.0 * ds.y, g == 0u));
+}
+
+// Q4_K with COOP: part s (< 8) of super-block sb, half (16 bytes) of the
+// nibbles of sub-block pair s / 2; the pair's first half adds the minimums.
+fn q4k_part(rw: u32, sb: u32, s: u32, xrow: u32) -> f32 {
+    let c = s / 2u;
+    let half = s % 2u;
+    let a = rw + sb * 36u;
+    let dd = w[a];
+    let qi = a + 4u + 8u * c + 4u * half;
+    let q = vec4<u32>(w[qi], w[qi + 1u], w[qi + 2u], w[qi + 3u]);
+    let n = vec4<u32>(NIBBLES);
+    let xb = xrow + sb * 8u + 2u * c;
+    let s0 = dot16(q & n, xq[2u * xb + half]);
+    let s1 = dot16((q >> vec4<u32>(4u)) & n, xq[2u * xb + 2u + half]);
+    let m0 = q4k_scale_min(rw, sb * 144u, 2u * c);
+    let m1 = q4k_scale_min(rw, sb * 144u, 2u * c + 1u);
+    let x0 = xds[xb];
+    let x1 = xds[xb + 1u];
+    let mins = select(0.0, hi16(dd) * (f32(m0.y) * x0.y + f32(m1.y) * x1.y), half == 0u);
+    return lo16(dd) * (f32(m0.x) * x0.x * f32(s0) + f32(m1.x) * x1.x * f32(s1)) - mins;
 }
 
 fn unit(rw: u32, u: u32, xrow: u32, nblocks: u32) -> f32 {
@@ -197,6 +247,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         if (TYPE == 8u && COOP) {
             for (var q = lane; q < units * 8u; q += LANES) {
                 acc += q8_part(rw, q / 8u, q % 8u, xrow, nblocks);
+            }
+        } else if (TYPE == 2u && COOP) {
+            for (var q = lane; q < units * 4u; q += LANES) {
+                acc += q4_part(rw, q / 4u, q % 4u, xrow, nblocks);
+            }
+        } else if (TYPE == 12u && COOP) {
+            for (var q = lane; q < p.k / 32u; q += LANES) {
+                acc += q4k_part(rw, q / 8u, q % 8u, xrow);
             }
         } else {
             for (var u = lane; u < units; u += LANES) {
