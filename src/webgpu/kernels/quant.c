@@ -1,8 +1,10 @@
 /* WebGPU kernels of quantised weights (core/quant.h): dequantise
  * (wgsl/quant_dequant.wgsl) and the linear layer, as a fused
  * dequantise-GEMV for few rows of x (quant_gemv_rows.wgsl; quant_gemv.wgsl
- * for Q8_0 / Q4_0 when x is not at a whole vec4) and a tiled
- * dequantise-GEMM for more (quant_gemm.wgsl). The blocks are read from
+ * for Q8_0 / Q4_0 when x is not at a whole vec4; with WT_QUANT_GEMV_X8, x
+ * rounded to 8 bits by quant_x8.wgsl and integer dot products in
+ * quant_gemv_x8.wgsl) and a tiled dequantise-GEMM for more
+ * (quant_gemm.wgsl). The blocks are read from
  * their i32 words with bit operations (wgsl/quant_blocks.wgsl): no f16
  * shader support needed. Tensors past one binding are refused for now. */
 #include "core/quant.h"
@@ -33,7 +35,8 @@ static unsigned gemv_rpt(wt_quant_type type)
 /* x rounded to 8 bits per block of 32 (quant_x8.wgsl) and the products
  * as integer dot products of four bytes (quant_gemv_x8.wgsl): opt-in, as it
  * changes the result by x's rounding (at most max |x| / 254 of a block
- * times |w| per element), where the f32 kernels round only their sums.
+ * times the element's quant term), where the f32 kernels round only their
+ * sums.
  * 0: off; 1: on, a unit a thread; 2: on, the units of Q8_0, Q4_0 and Q4_K
  * split over consecutive threads (contiguous reads). */
 static int gemv_x8(void)
