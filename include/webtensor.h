@@ -1366,7 +1366,11 @@ WT_API wt_status wt_dequantize(const wt_tensor *w, wt_quant_type type, wt_dtype 
 /* out = x @ W^T + bias, as wt_linear with the quantised w [N, K] never
  * made dense: x [..., K] and bias [N] or NULL (f32, or f16 through f32:
  * the result is f16 when every given one is), result [..., N]. One row of x (decode) runs a fused
- * dequantise-GEMV, several a tiled dequantise-GEMM; sums in f32. */
+ * dequantise-GEMV, several a tiled dequantise-GEMM; sums in f32. With
+ * WT_QUANT_GEMV_X8 set (docs/KNOBS.md; WebGPU, up to 4 rows of x) the
+ * GEMV rounds x to 8 bits per block of 32 first, as llama.cpp does: each
+ * element's product then differs by at most max |x| of its block / 254
+ * times the weight's quant term (faster, not the same values). */
 WT_API wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quant_type type,
                                  const wt_tensor *bias, wt_tensor **out);
 /* Embedding lookup in a quantised table (the i32 form above, [V, K]):

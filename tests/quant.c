@@ -754,18 +754,21 @@ static void test_quant_roundtrip(void)
 
 /* y = x @ W^T + bias for random blocks, against float64 of the
  * definition and against dequantise + wt_linear. */
-enum { X_PLAIN, X_TRANSPOSED, X_OFFSET };
+enum { X_PLAIN, X_TRANSPOSED, X_OFFSET, X_GRID };
 
 /* x_form: X_TRANSPOSED hands x over as a transposed view (copied to
  * contiguous rows inside), X_OFFSET as contiguous rows starting at element
- * 1 of its storage (not at a whole vec4). */
+ * 1 of its storage (not at a whole vec4); X_GRID as X_PLAIN with values
+ * i / 64 (|i| <= 127) and +-127/64 in every block of 32: rounding x to
+ * 8 bits per block (WT_QUANT_GEMV_X8) leaves them exact, so that path
+ * must meet the f32 kernels' tolerance. */
 static void check_linear(wt_quant_type t, int64_t m, int64_t n, int64_t k, bool with_bias, int x_form, bool f16_x)
 {
     const bool transposed_x = x_form == X_TRANSPOSED;
     char what[128];
     snprintf(what, sizeof what, "%s linear M=%lld N=%lld K=%lld%s%s%s", tname(t), (long long)m, (long long)n,
              (long long)k, with_bias ? " +bias" : "", transposed_x ? " (x a transposed view)" : "",
-             x_form == X_OFFSET ? " (x at offset 1)" : f16_x ? " (f16 x)" : "");
+             x_form == X_OFFSET ? " (x at offset 1)" : x_form == X_GRID ? " (x on an 8-bit grid)" : f16_x ? " (f16 x)" : "");
     const size_t bytes = (size_t)(n * k / block_elems(t) * block_bytes(t));
     uint8_t *blocks = malloc(bytes);
     float *x = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)n);
@@ -776,6 +779,9 @@ static void check_linear(wt_quant_type t, int64_t m, int64_t n, int64_t k, bool 
     }
     random_blocks(t, n, k, blocks);
     for (int64_t i = 0; i < m * k; i++) x[i] = test_rng_uniform(-1.0f, 1.0f);
+    if (x_form == X_GRID)
+        for (int64_t i = 0; i < m * k; i++)
+            x[i] = i % 32 == 7 ? (x[i] < 0 ? -127.0f : 127.0f) / 64.0f : (float)lrintf(x[i] * 127.0f) / 64.0f;
     for (int64_t i = 0; i < n; i++) b[i] = test_rng_uniform(-1.0f, 1.0f);
     if (f16_x)
         for (int64_t i = 0; i < m * k; i++) x[i] = (float)test_half_to_double(test_double_to_half(x[i]));
@@ -827,19 +833,37 @@ static void check_linear(wt_quant_type t, int64_t m, int64_t n, int64_t k, bool 
     float *got = read_f32(y32), *dense = st == WT_OK ? read_f32(yref) : NULL;
     int bad = 0, bad_dense = 0;
     double worst = 0.0;
+    /* WT_QUANT_GEMV_X8=1 or 2: the GEMV (M <= 4) rounds x to 8 bits per block
+     * of 32, each value by at most d_x / 2 (d_x = the block's max |x| /
+     * 127), and that error meets each element's quant term: |w| (Q8_0,
+     * Q6_K), nibble * |d| (Q4_0: at most |w| + 8 |d|), d * scale * q (Q4_K:
+     * at most the sum of its terms' magnitudes). */
+    const char *x8_knob = getenv("WT_QUANT_GEMV_X8");
+    const bool x8 = x8_knob && (strcmp(x8_knob, "1") == 0 || strcmp(x8_knob, "2") == 0) && m <= 4 && x_form != X_GRID;
     for (int64_t i = 0; got && dense && i < m; i++)
         for (int64_t r = 0; r < n; r++) {
-            double want = with_bias ? (double)b[r] : 0.0, mag = fabs(want);
+            double want = with_bias ? (double)b[r] : 0.0, mag = fabs(want), x8_err = 0.0, d_x = 0.0;
             for (int64_t j = 0; j < k; j++) {
                 double wm = 0.0;
                 const double wv = ref_at(t, blocks, k, r, j, &wm);
                 want += (double)x[i * k + j] * wv;
                 mag += fabs((double)x[i * k + j]) * wm;
+                if (x8 && j % 32 == 0) {
+                    double amax = 0.0;
+                    for (int64_t e = j; e < j + 32; e++) amax = fmax(amax, fabs((double)x[i * k + e]));
+                    d_x = amax / 127.0;
+                }
+                if (x8) {
+                    double term = wm;
+                    if (t == WT_QUANT_Q4_0)
+                        term += 8.0 * fabs(half_field(blocks + (r * (k / 32) + j / 32) * Q4_BYTES));
+                    x8_err += term * d_x / 2.0;
+                }
             }
             /* f32 sums of k terms: well inside k * 2^-24 of the magnitude;
              * an f16 result adds its own rounding. */
             const bool f16_y = f16_x && !with_bias;
-            const double tol = mag * (f16_y ? 2e-3 : 1e-5) + 1e-30;
+            const double tol = mag * (f16_y ? 2e-3 : 1e-5) + x8_err * 1.001 + 1e-30;
             const double g = got[i * n + r], e = fabs(g - want);
             if (e / tol > worst) worst = e / tol;
             if (e > tol && bad++ < 3)
@@ -882,6 +906,11 @@ static void test_linear(void)
         check_linear(t, 24, 9, 32, false, false, true);
         check_linear(t, 1, 11, 96, true, X_OFFSET, false);
         check_linear(t, 3, 5, 64, false, X_OFFSET, false);
+        /* four rows, N odd, K of an odd number of blocks (the last unit
+         * of two blocks half full), f32 and f16 x */
+        check_linear(t, 4, 45, 1056, true, X_PLAIN, false);
+        check_linear(t, 4, 23, 224, false, X_PLAIN, true);
+        check_linear(t, 2, 29, 160, true, X_GRID, false);
     }
     /* The super-block formats: M = 1 and 4 (the row GEMV), 2 at an offset
      * (the GEMM takes it), 17 (tiled); K = 256 (one super-block), 768. */
@@ -894,6 +923,9 @@ static void test_linear(void)
         check_linear(t, 17, 21, 512, true, X_PLAIN, false);
         check_linear(t, 3, 7, 256, false, X_TRANSPOSED, false);
         check_linear(t, 1, 6, 256, false, X_PLAIN, true);
+        check_linear(t, 4, 33, 1280, true, X_PLAIN, false);
+        check_linear(t, 3, 13, 512, false, X_PLAIN, true);
+        check_linear(t, 2, 29, 512, true, X_GRID, false);
     }
     /* x [..., K] with leading axes: [2, 3, K] -> [2, 3, N]. */
     uint8_t blocks[4 * Q8_BYTES];

@@ -1,8 +1,10 @@
 /* WebGPU kernels of quantised weights (core/quant.h): dequantise
  * (wgsl/quant_dequant.wgsl) and the linear layer, as a fused
  * dequantise-GEMV for few rows of x (quant_gemv_rows.wgsl; quant_gemv.wgsl
- * for Q8_0 / Q4_0 when x is not at a whole vec4) and a tiled
- * dequantise-GEMM for more (quant_gemm.wgsl). The blocks are read from
+ * for Q8_0 / Q4_0 when x is not at a whole vec4; with WT_QUANT_GEMV_X8, x
+ * rounded to 8 bits by quant_x8.wgsl and integer dot products in
+ * quant_gemv_x8.wgsl) and a tiled dequantise-GEMM for more
+ * (quant_gemm.wgsl). The blocks are read from
  * their i32 words with bit operations (wgsl/quant_blocks.wgsl): no f16
  * shader support needed. Tensors past one binding are refused for now. */
 #include "core/quant.h"
@@ -30,6 +32,19 @@ static unsigned gemv_rpt(wt_quant_type type)
     return v == 4 ? 4u : 1u;
 }
 
+/* x rounded to 8 bits per block of 32 (quant_x8.wgsl) and the products
+ * as integer dot products of four bytes (quant_gemv_x8.wgsl): opt-in, as it
+ * changes the result by x's rounding (at most max |x| / 254 of a block
+ * times the element's quant term), where the f32 kernels round only their
+ * sums.
+ * 0: off; 1: on, a unit a thread; 2: on, the units of Q8_0, Q4_0 and Q4_K
+ * split over consecutive threads (contiguous reads). */
+static int gemv_x8(void)
+{
+    const char *v = wt_knob_text(WT_KNOB_QUANT_GEMV_X8);
+    return !v ? 0 : strcmp(v, "1") == 0 ? 1 : strcmp(v, "2") == 0 ? 2 : 0;
+}
+
 static unsigned gemv_lanes(void)
 {
     const uint64_t v = wt_knob_number(WT_KNOB_QUANT_GEMV_LANES, 32);
@@ -55,9 +70,9 @@ static void prelude_of(char *buf, size_t size, wt_quant_type type, unsigned wg, 
 {
     snprintf(buf, size,
              "const WG: u32 = %uu;\nconst TYPE: u32 = %du;\nconst Q8: bool = %s;\nconst BLOCK_BYTES: u32 = %du;\n"
-             "const HAS_BIAS: bool = %s;\nconst ROWS: u32 = %uu;\nconst LANES: u32 = %uu;\n",
+             "const HAS_BIAS: bool = %s;\nconst ROWS: u32 = %uu;\nconst LANES: u32 = %uu;\nconst COOP: bool = %s;\n",
              wg, (int)type, type == WT_QUANT_Q8_0 ? "true" : "false", wt_quant_block_bytes(type),
-             has_bias ? "true" : "false", GEMV_THREADS / gemv_lanes(), gemv_lanes());
+             has_bias ? "true" : "false", GEMV_THREADS / gemv_lanes(), gemv_lanes(), gemv_x8() == 2 ? "true" : "false");
 }
 
 /* The f16 scales are converted by f16_bits.wgsl's exact integer routine
@@ -89,6 +104,52 @@ wt_status wg_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt
     return wg_dispatch(ctx, &l);
 }
 
+/* The 8-bit x path: x's blocks rounded into two scratch buffers (the int8
+ * words, 32 bytes a block; the scale and f32 sum, 8 bytes), then the
+ * integer-dot GEMV. */
+static wt_status linear_x8(wt_context *ctx, wt_quant_type type, const quant_linear_params *p, const wt_tensor *x,
+                           const wt_tensor *w, const wt_tensor *bias, wt_tensor *out)
+{
+    const uint64_t blocks = (uint64_t)p->m * (p->k / 32u);
+    wt_storage *xq = NULL, *xds = NULL;
+    wt_status st = wg_scratch(ctx, (size_t)blocks * 32u, &xq);
+    if (st == WT_OK) st = wg_scratch(ctx, (size_t)blocks * 8u, &xds);
+    char prelude[320];
+    prelude_of(prelude, sizeof prelude, type, GEMV_WG, bias != NULL);
+    wg_launch l;
+    memset(&l, 0, sizeof l);
+    l.prelude = prelude;
+    l.params = p;
+    l.params_size = sizeof *p;
+    if (st == WT_OK) {
+        l.shader = "quant_x8";
+        l.bindings[0] = (wg_binding){x->storage, false};
+        l.bindings[1] = (wg_binding){xq, true};
+        l.bindings[2] = (wg_binding){xds, true};
+        l.nbindings = 3;
+        l.workgroups = (blocks * 8u + 255u) / 256u; /* a thread a word of 4 */
+        st = wg_dispatch(ctx, &l);
+    }
+    if (st == WT_OK) {
+        const uint64_t rows_per_wg = GEMV_THREADS / gemv_lanes();
+        l.shader = "quant_gemv_x8";
+        l.libraries[0] = F16_LIBRARY;
+        l.libraries[1] = "quant_blocks";
+        l.bindings[0] = (wg_binding){xq, false};
+        l.bindings[1] = (wg_binding){xds, false};
+        l.bindings[2] = (wg_binding){w->storage, false};
+        /* Without a bias the shader never reads binding 4: w stands in. */
+        l.bindings[3] = (wg_binding){bias ? bias->storage : w->storage, false};
+        l.bindings[4] = (wg_binding){out->storage, true};
+        l.nbindings = 5;
+        l.workgroups = (uint64_t)p->m * (((uint64_t)p->n + rows_per_wg - 1) / rows_per_wg);
+        st = wg_dispatch(ctx, &l);
+    }
+    wg_scratch_release(ctx, xq);
+    wg_scratch_release(ctx, xds);
+    return st;
+}
+
 wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,
                           const wt_tensor *bias, wt_tensor *out)
 {
@@ -102,6 +163,7 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     quant_linear_params p = {.m = (uint32_t)m, .n = (uint32_t)n, .k = (uint32_t)k, .words = (uint32_t)w->shape[1],
                              .x_offset = (uint32_t)x->offset, .w_offset = (uint32_t)w->offset,
                              .b_offset = bias ? (uint32_t)bias->offset : 0};
+    if (m <= GEMV_MAX_ROWS && gemv_x8() != 0) return linear_x8(ctx, type, &p, x, w, bias, out);
     /* The row kernel reads x as vec4; the per-element GEMV (Q8_0 and Q4_0
      * only) takes an x elsewhere, the GEMM anything. */
     const bool rows = m <= GEMV_MAX_ROWS && x->offset % 4 == 0;
