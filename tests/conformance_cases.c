@@ -139,6 +139,13 @@ const reduce_case g_reduce_cases[] = {
     R("sliced with step", "[40,30].S(1,1,29,3)", false, 1, 1),
     R("permuted 3-D", "[6,7,8].P(2,0,1)", false, 2, 0, 2),
     R("expanded axis", "[1,33].E(17,33)", false, 1, 0),
+    /* Sums over leading axes with a multiple of 4 kept elements (a bias
+     * gradient): four columns a thread, chunks, and passes over partials. */
+    R("columns, leading axes", "[8,64,96]", false, 2, 0, 1),
+    R("columns, three passes", "[2048,64]", false, 1, 0),
+    R("columns, ragged chunks", "[37,8]", true, 1, 0),
+    R("columns, sliced rows", "[9,64].S(0,1,9,1)", false, 1, 0),
+    R("columns, expanded", "[1,64].E(40,64)", false, 1, 0),
     /* Positive terms, so that a dropped block of terms shows above the
      * rounding allowed for 17M terms. */
     {.cls = "big, all", .x = "[" BIG "]", .big = true, .lo = 0.5f, .hi = 1.5f},
