@@ -37,7 +37,8 @@
  * variants can be compared without a rebuild; an invalid value means the
  * default:
  *   WT_REDUCE_WG         threads per workgroup of reduce_rows: 32..1024,
- *                        power of two (256; 32 on a CPU adapter)
+ *                        power of two (256, fewer for short rows; 32 on a
+ *                        CPU adapter)
  *   WT_REDUCE_UNROLL     vec4 loads in flight per thread: 1, 2, 4, 8 (4; 8 for f16
  *                        input, whose 4-element loads are 8 bytes: a 2^28 f16 sum on
  *                        the H200 ran at 3,247 GB/s with 4 and 4,183 with 8)
@@ -81,6 +82,7 @@
 typedef struct reduce_tuning {
     uint32_t wg, unroll, groups, onepass;
     uint32_t columns_min_chunk; /* 0: no reduce_columns */
+    bool wg_set;                /* WT_REDUCE_WG gave the size */
     bool subgroups;
 } reduce_tuning;
 
@@ -102,6 +104,7 @@ static reduce_tuning read_tuning(const wt_context *ctx, bool half)
     reduce_tuning t;
     uint64_t fallback = caps->cpu_adapter ? 32 : 256;
     t.wg = usable_wg(caps, wt_knob_number(WT_KNOB_REDUCE_WG, fallback));
+    t.wg_set = t.wg && wt_knob_number(WT_KNOB_REDUCE_WG, 0) != 0;
     if (!t.wg) t.wg = usable_wg(caps, fallback);
     uint32_t fallback_unroll = half ? 8 : 4;
     uint64_t u = wt_knob_number(WT_KNOB_REDUCE_UNROLL, fallback_unroll);
@@ -266,6 +269,22 @@ static uint64_t columns_chunks(const reduce_matrix *m, uint32_t min_chunk, uint6
     return c;
 }
 
+/* reduce_rows' workgroup size for a plain reduction's first pass: the
+ * tuning's, or, for rows that stay whole and are short, the fewest threads
+ * (a power of two, at least 32) that read a row in one step of UNROLL
+ * vec4 loads each. Many short rows (a layer norm's means over 384
+ * elements) then run as many small workgroups, more rows' loads in flight
+ * on each multiprocessor than with mostly idle threads of large ones.
+ * A size set through WT_REDUCE_WG is kept. */
+static uint32_t first_pass_wg(const reduce_matrix *m, const reduce_tuning *t)
+{
+    if (t->wg_set || m->dot || m->elem_stride != 1 || rows_chunks(m, t, t->wg) != 1) return t->wg;
+    uint64_t need = ceil_div(m->row_len, 4u * t->unroll);
+    uint32_t wg = 32;
+    while (wg < need && wg < t->wg) wg <<= 1;
+    return wg < t->wg ? wg : t->wg;
+}
+
 /* Records one pass over m with output to (dst, dst_offset); fills *next
  * with the layout of the partials it writes (rows * chunks of them). */
 static wt_status reduce_pass(wt_context *ctx, const reduce_variant *v, bool first, bool last,
@@ -361,7 +380,7 @@ static wt_status reduce_matrix_run(wt_context *ctx, const reduce_variant *v, red
 {
     const wg_caps *caps = wg_get_caps(ctx);
     reduce_tuning t = read_tuning(ctx, v->half);
-    if (!wg) wg = t.wg;
+    if (!wg) wg = first_pass_wg(&m, &t);
     bool first = true;
     wt_storage *held = NULL; /* scratch that m lives in, if any */
     wt_status st = WT_OK;
