@@ -101,6 +101,15 @@ const binary_case g_matmul_cases[] = {
     B("permuted batch", "[5,4,6].P(1,0,2)", "[4,6,3]"),
     B("expanded batch", "[1,5,6].E(3,5,6)", "[3,6,2]"),
     B("expanded vector", "[1,6].E(4,6)", "[6,3].S(1,0,3,2)"),
+    /* A batch times one matrix: folded into one product where the batches
+     * are one run of rows (also with rows apart, or two batch axes), kept
+     * batched where they are not. */
+    B("batches as rows, rows apart", "[3,5,8].S(2,0,6,1)", "[6,4]"),
+    B("two batch axes as rows", "[2,3,5,6]", "[6,4].T(0,1).T(0,1)"),
+    B("batches apart, one matrix", "[4,5,6].S(0,0,4,2)", "[6,4]"),
+    B("transposed batches, one matrix", "[3,6,5].P(0,2,1)", "[6,4]"),
+    B("expanded batch, one matrix", "[1,5,6].E(3,5,6)", "[6,4]"),
+    B("batches as rows, b transposed", "[4,33,7]", "[9,7].T(0,1)"),
     /* Small, but one or more workgroups per batch: over 65,535 of them. */
     B("many batches", "[70001,1,3]", "[70001,3,2]"),
     /* --- matrix products: tile edges --- */
