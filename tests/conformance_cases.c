@@ -101,6 +101,15 @@ const binary_case g_matmul_cases[] = {
     B("permuted batch", "[5,4,6].P(1,0,2)", "[4,6,3]"),
     B("expanded batch", "[1,5,6].E(3,5,6)", "[3,6,2]"),
     B("expanded vector", "[1,6].E(4,6)", "[6,3].S(1,0,3,2)"),
+    /* A batch times one matrix: folded into one product where the batches
+     * are one run of rows (also with rows apart, or two batch axes), kept
+     * batched where they are not. */
+    B("batches as rows, rows apart", "[3,5,8].S(2,0,6,1)", "[6,4]"),
+    B("two batch axes as rows", "[2,3,5,6]", "[6,4].T(0,1).T(0,1)"),
+    B("batches apart, one matrix", "[4,5,6].S(0,0,4,2)", "[6,4]"),
+    B("transposed batches, one matrix", "[3,6,5].P(0,2,1)", "[6,4]"),
+    B("expanded batch, one matrix", "[1,5,6].E(3,5,6)", "[6,4]"),
+    B("batches as rows, b transposed", "[4,33,7]", "[9,7].T(0,1)"),
     /* Small, but one or more workgroups per batch: over 65,535 of them. */
     B("many batches", "[70001,1,3]", "[70001,3,2]"),
     /* --- matrix products: tile edges --- */
@@ -139,6 +148,13 @@ const reduce_case g_reduce_cases[] = {
     R("sliced with step", "[40,30].S(1,1,29,3)", false, 1, 1),
     R("permuted 3-D", "[6,7,8].P(2,0,1)", false, 2, 0, 2),
     R("expanded axis", "[1,33].E(17,33)", false, 1, 0),
+    /* Sums over leading axes with a multiple of 4 kept elements (a bias
+     * gradient): four columns a thread, chunks, and passes over partials. */
+    R("columns, leading axes", "[8,64,96]", false, 2, 0, 1),
+    R("columns, three passes", "[2048,64]", false, 1, 0),
+    R("columns, ragged chunks", "[37,8]", true, 1, 0),
+    R("columns, sliced rows", "[9,64].S(0,1,9,1)", false, 1, 0),
+    R("columns, expanded", "[1,64].E(40,64)", false, 1, 0),
     /* Positive terms, so that a dropped block of terms shows above the
      * rounding allowed for 17M terms. */
     {.cls = "big, all", .x = "[" BIG "]", .big = true, .lo = 0.5f, .hi = 1.5f},

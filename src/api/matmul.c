@@ -126,6 +126,15 @@ static wt_status matmul_typed(const char *fn, const wt_tensor *a, const wt_tenso
     if (src_a == ca) s3a[1] = K, s3a[2] = 1;
     if (src_b == cb) s3b[1] = N, s3b[2] = 1;
     int64_t sha[3] = {B, M, K}, shb[3] = {B, K, N}, sho[3] = {B, M, N}, s3o[3] = {M * N, N, 1};
+    /* b the same matrix for every batch, and a's batches one run of rows
+     * (batch stride M row strides, as a contiguous [B, M, K] has): one
+     * [B*M, K] x [K, N] product instead of B small ones, a shape the
+     * kernels tile better (x @ W for a batch of sequences). */
+    if (B > 1 && sbb == 0 && sba == M * s3a[1]) {
+        sha[0] = shb[0] = sho[0] = 1;
+        sha[1] = sho[1] = B * M;
+        s3o[0] = B * M * N;
+    }
     if ((st = wt_tensor_view(src_a, 3, sha, s3a, src_a->offset, &va)) != WT_OK ||
         (st = wt_tensor_view(src_b, 3, shb, s3b, src_b->offset, &vb)) != WT_OK ||
         (st = wt_tensor_view(t, 3, sho, s3o, 0, &vo)) != WT_OK)

@@ -284,7 +284,7 @@ typedef struct random_params {
 /* Shared by both shaders (same WGSL struct layout). */
 typedef struct reduce_params {
     uint32_t work;           /* rows * chunks */
-    uint32_t chunks_or_rows; /* reduce_rows: chunks per row; reduce_strided: rows */
+    uint32_t chunks_or_rows; /* reduce_rows: chunks per row; reduce_strided, reduce_columns: rows */
     uint32_t chunk_len;
     uint32_t row_len;
     uint32_t row_stride;

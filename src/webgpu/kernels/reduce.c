@@ -25,6 +25,10 @@
  *  - reduce_strided: a thread per (row, chunk), consecutive threads on
  *    consecutive rows: coalesced for reductions over outer axes
  *    (row_stride 1), and cheap for short rows.
+ *  - reduce_columns: reduce_strided's case of adjacent rows (a sum over
+ *    leading axes, like a bias gradient) where four rows make an aligned
+ *    vec4: a thread per (four rows, chunk), four vec4 loads in flight,
+ *    short chunks so that enough loads are in flight to stream memory.
  * While a row has more than one chunk, another pass reduces the partials
  * (no atomics; sums come out in a pairwise-like order, which keeps f32
  * sums accurate).
@@ -33,7 +37,8 @@
  * variants can be compared without a rebuild; an invalid value means the
  * default:
  *   WT_REDUCE_WG         threads per workgroup of reduce_rows: 32..1024,
- *                        power of two (256; 32 on a CPU adapter)
+ *                        power of two (256, fewer for short rows; 32 on a
+ *                        CPU adapter)
  *   WT_REDUCE_UNROLL     vec4 loads in flight per thread: 1, 2, 4, 8 (4; 8 for f16
  *                        input, whose 4-element loads are 8 bytes: a 2^28 f16 sum on
  *                        the H200 ran at 3,247 GB/s with 4 and 4,183 with 8)
@@ -43,6 +48,8 @@
  *                        0: any row may be (16384)
  *   WT_REDUCE_SUBGROUPS  0: workgroup-memory kernel even where subgroups
  *                        exist (1)
+ *   WT_REDUCE_COLUMNS    reduce_columns: fewest elements a thread sums,
+ *                        4..1024; 0: reduce_strided takes its cases (32)
  */
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
@@ -63,9 +70,19 @@
 /* A split row's chunks give each thread at least this many unrolled
  * steps (fewer would spend more on the partials than on the loads). */
 #define REDUCE_MIN_STEPS 4
+/* reduce_columns: elements a thread's chunk has at least (the default of
+ * WT_REDUCE_COLUMNS) and at most; threads (of four columns each) worth
+ * having in flight, each with four vec4 loads outstanding: 4 MiB of
+ * loads, about what a GPU of several TB/s needs to cover its memory
+ * latency. */
+#define REDUCE_COLUMNS_MIN_CHUNK 32
+#define REDUCE_COLUMNS_MAX_CHUNK 1024
+#define REDUCE_COLUMNS_TARGET_THREADS (1u << 16)
 
 typedef struct reduce_tuning {
     uint32_t wg, unroll, groups, onepass;
+    uint32_t columns_min_chunk; /* 0: no reduce_columns */
+    bool wg_set;                /* WT_REDUCE_WG gave the size */
     bool subgroups;
 } reduce_tuning;
 
@@ -87,6 +104,7 @@ static reduce_tuning read_tuning(const wt_context *ctx, bool half)
     reduce_tuning t;
     uint64_t fallback = caps->cpu_adapter ? 32 : 256;
     t.wg = usable_wg(caps, wt_knob_number(WT_KNOB_REDUCE_WG, fallback));
+    t.wg_set = t.wg && wt_knob_number(WT_KNOB_REDUCE_WG, 0) != 0;
     if (!t.wg) t.wg = usable_wg(caps, fallback);
     uint32_t fallback_unroll = half ? 8 : 4;
     uint64_t u = wt_knob_number(WT_KNOB_REDUCE_UNROLL, fallback_unroll);
@@ -95,6 +113,11 @@ static reduce_tuning read_tuning(const wt_context *ctx, bool half)
     t.groups = g > (1u << 20) ? (1u << 20) : (uint32_t)g;
     uint64_t one = wt_knob_count(WT_KNOB_REDUCE_ONEPASS, 16384);
     t.onepass = one > (1u << 30) ? (1u << 30) : (uint32_t)one;
+    uint64_t cm = wt_knob_count(WT_KNOB_REDUCE_COLUMNS, REDUCE_COLUMNS_MIN_CHUNK);
+    t.columns_min_chunk = cm == 0                          ? 0
+                          : cm < 4                         ? 4
+                          : cm > REDUCE_COLUMNS_MAX_CHUNK ? REDUCE_COLUMNS_MAX_CHUNK
+                                                           : (uint32_t)cm;
     const char *sg = wt_knob_text(WT_KNOB_REDUCE_SUBGROUPS);
     t.subgroups = caps->subgroups && !(sg && strcmp(sg, "0") == 0);
     return t;
@@ -187,6 +210,8 @@ static void variant_prelude(char *buf, size_t size, const reduce_variant *v, boo
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+typedef enum reduce_kernel { KERNEL_ROWS, KERNEL_STRIDED, KERNEL_COLUMNS } reduce_kernel;
+
 /* Chunks per row for reduce_rows: one while the row is short or the rows
  * alone fill the device; else enough for about t->groups workgroups, each
  * thread still doing REDUCE_MIN_STEPS unrolled steps. */
@@ -216,11 +241,55 @@ static uint64_t strided_chunks(const reduce_matrix *m, uint64_t max_binding)
     return c;
 }
 
+/* Whether reduce_columns can take m: rows adjacent (row_stride 1), four
+ * rows one aligned vec4 at every step, no shift (one per row) and no f16
+ * input (its words are read otherwise). */
+static bool columns_fit(const reduce_matrix *m, const reduce_variant *v, bool first,
+                        const reduce_tuning *t)
+{
+    return t->columns_min_chunk && !m->dot && !v->shift && !(first && v->half) && m->rows > 1 &&
+           m->row_stride == 1 && m->rows % 4 == 0 && m->elem_stride % 4 == 0 &&
+           m->offset % 4 == 0 && m->row_len > 1;
+}
+
+/* Chunks per row for reduce_columns: enough for about
+ * REDUCE_COLUMNS_TARGET_THREADS threads, chunks of
+ * min_chunk..REDUCE_COLUMNS_MAX_CHUNK elements, partials within one
+ * storage binding. */
+static uint64_t columns_chunks(const reduce_matrix *m, uint32_t min_chunk, uint64_t max_binding)
+{
+    uint64_t R = m->row_len;
+    uint64_t c = ceil_div(REDUCE_COLUMNS_TARGET_THREADS, m->rows / 4);
+    uint64_t least = ceil_div(R, REDUCE_COLUMNS_MAX_CHUNK);
+    if (c < least) c = least;
+    uint64_t most = ceil_div(R, min_chunk);
+    if (c > most) c = most;
+    uint64_t fit = max_binding / (4 * m->rows);
+    if (c > fit) c = fit ? fit : 1;
+    return c;
+}
+
+/* reduce_rows' workgroup size for a plain reduction's first pass: the
+ * tuning's, or, for rows that stay whole and are short, the fewest threads
+ * (a power of two, at least 32) that read a row in one step of UNROLL
+ * vec4 loads each. Many short rows (a layer norm's means over 384
+ * elements) then run as many small workgroups, more rows' loads in flight
+ * on each multiprocessor than with mostly idle threads of large ones.
+ * A size set through WT_REDUCE_WG is kept. */
+static uint32_t first_pass_wg(const reduce_matrix *m, const reduce_tuning *t)
+{
+    if (t->wg_set || m->dot || m->elem_stride != 1 || rows_chunks(m, t, t->wg) != 1) return t->wg;
+    uint64_t need = ceil_div(m->row_len, 4u * t->unroll);
+    uint32_t wg = 32;
+    while (wg < need && wg < t->wg) wg <<= 1;
+    return wg < t->wg ? wg : t->wg;
+}
+
 /* Records one pass over m with output to (dst, dst_offset); fills *next
  * with the layout of the partials it writes (rows * chunks of them). */
 static wt_status reduce_pass(wt_context *ctx, const reduce_variant *v, bool first, bool last,
                              const reduce_matrix *m, const reduce_tuning *t, uint32_t wg,
-                             wt_storage *dst, uint64_t dst_offset, bool use_rows_kernel,
+                             wt_storage *dst, uint64_t dst_offset, reduce_kernel kernel,
                              uint64_t chunks, uint64_t chunk_len, reduce_matrix *next)
 {
     reduce_params p;
@@ -241,7 +310,8 @@ static wt_status reduce_pass(wt_context *ctx, const reduce_variant *v, bool firs
     p.v_batch_stride = (uint32_t)m->v_batch_stride;
 
     char prelude[1536], head[1024];
-    variant_prelude(head, sizeof head, v, first, last, use_rows_kernel);
+    const bool use_rows_kernel = kernel == KERNEL_ROWS;
+    variant_prelude(head, sizeof head, v, first, last, kernel != KERNEL_STRIDED);
     const char *half_lib = first && v->half ? wg_f16_library(ctx) : NULL;
     wg_launch l;
     memset(&l, 0, sizeof l);
@@ -270,6 +340,20 @@ static wt_status reduce_pass(wt_context *ctx, const reduce_variant *v, bool firs
         l.workgroups = p.work;
         /* Partials of row o are consecutive. */
         *next = plain_matrix(dst, dst_offset, m->rows, chunks, chunks, 1);
+    } else if (kernel == KERNEL_COLUMNS) {
+        p.work = (uint32_t)(m->rows / 4 * chunks);
+        p.chunks_or_rows = (uint32_t)m->rows;
+        snprintf(prelude, sizeof prelude, "%sconst WG: u32 = %uu;\n", head,
+                 (unsigned)REDUCE_STRIDED_WG);
+        l.shader = "reduce_columns";
+        l.libraries[0] = "reduce_terms";
+        l.bindings[0] = (wg_binding){m->storage, false}; /* as vec4s */
+        l.bindings[1] = (wg_binding){m->storage, false}; /* as scalars (never read) */
+        l.bindings[2] = (wg_binding){dst, true};
+        l.nbindings = 3;
+        l.workgroups = ceil_div(p.work, REDUCE_STRIDED_WG);
+        /* Partials form a [chunks, rows] matrix: row o is column o. */
+        *next = plain_matrix(dst, dst_offset, m->rows, chunks, 1, m->rows);
     } else {
         p.chunks_or_rows = (uint32_t)m->rows;
         snprintf(prelude, sizeof prelude, "%sconst WG: u32 = %uu;\n", head,
@@ -296,7 +380,7 @@ static wt_status reduce_matrix_run(wt_context *ctx, const reduce_variant *v, red
 {
     const wg_caps *caps = wg_get_caps(ctx);
     reduce_tuning t = read_tuning(ctx, v->half);
-    if (!wg) wg = t.wg;
+    if (!wg) wg = first_pass_wg(&m, &t);
     bool first = true;
     wt_storage *held = NULL; /* scratch that m lives in, if any */
     wt_status st = WT_OK;
@@ -304,11 +388,17 @@ static wt_status reduce_matrix_run(wt_context *ctx, const reduce_variant *v, red
         if (m.row_len == 1) m.elem_stride = 1; /* any stride walks one element */
         if (m.rows == 1) m.row_stride = 0;
         bool rows_kernel = m.dot || (m.elem_stride == 1 && m.row_len > REDUCE_SHORT_ROW);
+        reduce_kernel kernel = rows_kernel               ? KERNEL_ROWS
+                               : columns_fit(&m, v, first, &t) ? KERNEL_COLUMNS
+                                                           : KERNEL_STRIDED;
         uint64_t chunks, chunk_len;
         if (rows_kernel) {
             chunks = rows_chunks(&m, &t, wg);
             /* Multiples of 4 keep every chunk's vec4s aligned as the row's. */
             chunk_len = ceil_div(ceil_div(m.row_len, chunks), 4) * 4;
+        } else if (kernel == KERNEL_COLUMNS) {
+            chunks = columns_chunks(&m, t.columns_min_chunk, caps->max_storage_binding);
+            chunk_len = ceil_div(m.row_len, chunks);
         } else {
             chunks = strided_chunks(&m, caps->max_storage_binding);
             chunk_len = ceil_div(m.row_len, chunks);
@@ -329,7 +419,7 @@ static wt_status reduce_matrix_run(wt_context *ctx, const reduce_variant *v, red
             dst_offset = 0;
         }
         reduce_matrix next;
-        st = reduce_pass(ctx, v, first, last, &m, &t, wg, dst, dst_offset, rows_kernel, chunks,
+        st = reduce_pass(ctx, v, first, last, &m, &t, wg, dst, dst_offset, kernel, chunks,
                          chunk_len, &next);
         first = false;
         if (held) wg_scratch_release(ctx, held);
