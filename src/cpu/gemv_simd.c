@@ -5,6 +5,7 @@
 #include "cpu/half_simd.h"
 #include "core/knobs.h"
 
+#include <math.h>
 #include <stdatomic.h>
 
 #include <stdlib.h>
@@ -33,8 +34,23 @@ static uint16_t float_to_half(float f)
     return cpu_f32_bits_to_half(bits);
 }
 
+#if GEMV_X86
+#include <cpuid.h>
+/* AVX-512 VNNI with the 256-bit forms (VL) and byte ops (BW), from CPUID
+ * leaf 7: clang 14's __builtin_cpu_supports has no name for "avx512vnni"
+ * that gcc shares. The caller has checked AVX-512F (so the OS saves the
+ * wide registers). */
+static bool cpu_reports_vnni(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    const unsigned bw = 1u << 30, vl = 1u << 31, vnni = 1u << 11;
+    return (b & (bw | vl)) == (bw | vl) && (c & vnni) != 0;
+}
+#endif
+
 /* Which wide paths may run: 0 none, 1 AVX2 + FMA + F16C, 2 those and
- * AVX-512F; at most what WT_CPU_GEMV_SIMD allows (so that every path can
+ * AVX-512F, 3 those and AVX-512 VNNI (+ VL, BW); at most what WT_CPU_GEMV_SIMD allows (so that every path can
  * be tested on one machine). Asked once; two threads may ask at once, so
  * the answer is kept in an atomic. F16C comes from CPUID (cpu_has_f16c):
  * clang 14's __builtin_cpu_supports does not know "f16c". */
@@ -47,6 +63,7 @@ static int wide_level(void)
         __builtin_cpu_init();
         const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
         level = !avx2 ? 0 : __builtin_cpu_supports("avx512f") ? 2 : 1;
+        if (level == 2 && cpu_reports_vnni()) level = 3;
         const char *cap = wt_knob_text(WT_KNOB_CPU_GEMV_SIMD);
         if (cap && strcmp(cap, "none") == 0) level = 0;
         if (cap && strcmp(cap, "avx2") == 0 && level > 1) level = 1;
@@ -265,7 +282,159 @@ AVX512 static float dot_q4_0_512(const uint8_t *row, const float *x, int64_t nbl
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
 }
+
+/* ---- the integer dot (cpu_x8) ---- */
+
+/* A block's f16 scale times x's block scale, in all eight lanes. */
+AVX2_FMA_F16C static __m256 block_scale(const uint8_t *blk, float dx)
+{
+    return _mm256_set1_ps(_cvtsh_ss((uint16_t)(blk[0] | blk[1] << 8)) * dx);
+}
+
+/* Q8_0, AVX2: vpmaddubsw takes unsigned times signed bytes, so |w| times
+ * x with w's sign (|w| <= 128, |x| <= 127: a pair's sum, 32,512, stays
+ * inside int16), then pairs of int16 into int32. */
+AVX2_FMA_F16C static float dot_q8_0_x8_avx2(const uint8_t *row, cpu_x8 x8, int64_t nblocks)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 34;
+        const __m256i w = _mm256_loadu_si256((const __m256i *)(blk + 2));
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(x8.q + b * 32));
+        const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w)), ones);
+        if (b & 1)
+            acc1 = _mm256_fmadd_ps(block_scale(blk, x8.d[b]), _mm256_cvtepi32_ps(p), acc1);
+        else
+            acc0 = _mm256_fmadd_ps(block_scale(blk, x8.d[b]), _mm256_cvtepi32_ps(p), acc0);
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1));
+}
+
+/* Q4_0's 32 nibbles as bytes 0..15 in element order (the low nibbles
+ * are elements 0..15, the high ones 16..31). */
+AVX2_FMA_F16C static __m256i q4_0_nibbles(const uint8_t *blk)
+{
+    const __m128i v = _mm_loadu_si128((const __m128i *)(blk + 2));
+    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0f));
+}
+
+/* Q4_0, AVX2: the nibble u (0..15) unsigned times x, and the offset 8
+ * taken off as 8 * (sum of x's q) in lane 0: sum (u - 8) x = sum u x - 8
+ * sum x. */
+AVX2_FMA_F16C static float dot_q4_0_x8_avx2(const uint8_t *row, cpu_x8 x8, int64_t nblocks)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 18;
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(x8.q + b * 32));
+        __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q4_0_nibbles(blk), x), ones);
+        p = _mm256_add_epi32(p, _mm256_setr_epi32(-8 * x8.sum[b], 0, 0, 0, 0, 0, 0, 0));
+        if (b & 1)
+            acc1 = _mm256_fmadd_ps(block_scale(blk, x8.d[b]), _mm256_cvtepi32_ps(p), acc1);
+        else
+            acc0 = _mm256_fmadd_ps(block_scale(blk, x8.d[b]), _mm256_cvtepi32_ps(p), acc0);
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1));
+}
+
+#define VNNI __attribute__((target("avx512vnni,avx512vl,avx512bw,avx512f,avx2,fma,f16c")))
+
+/* Q8_0, VNNI: vpdpbusd sums four unsigned-times-signed byte products
+ * into each int32 lane in one instruction (no int16 step to saturate):
+ * w + 128 (w with its top bit flipped) times x, whose excess 128 * (sum
+ * of x's q) starts the lane-0 sum negated. */
+VNNI static float dot_q8_0_x8_vnni(const uint8_t *row, cpu_x8 x8, int64_t nblocks)
+{
+    const __m256i top = _mm256_set1_epi8((char)0x80);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 34;
+        const __m256i w = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(blk + 2)), top);
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(x8.q + b * 32));
+        const __m256i p = _mm256_dpbusd_epi32(_mm256_setr_epi32(-128 * x8.sum[b], 0, 0, 0, 0, 0, 0, 0), w, x);
+        if (b & 1)
+            acc1 = _mm256_fmadd_ps(block_scale(blk, x8.d[b]), _mm256_cvtepi32_ps(p), acc1);
+        else
+            acc0 = _mm256_fmadd_ps(block_scale(blk, x8.d[b]), _mm256_cvtepi32_ps(p), acc0);
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1));
+}
+
+VNNI static float dot_q4_0_x8_vnni(const uint8_t *row, cpu_x8 x8, int64_t nblocks)
+{
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 18;
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(x8.q + b * 32));
+        const __m256i p =
+            _mm256_dpbusd_epi32(_mm256_setr_epi32(-8 * x8.sum[b], 0, 0, 0, 0, 0, 0, 0), q4_0_nibbles(blk), x);
+        if (b & 1)
+            acc1 = _mm256_fmadd_ps(block_scale(blk, x8.d[b]), _mm256_cvtepi32_ps(p), acc1);
+        else
+            acc0 = _mm256_fmadd_ps(block_scale(blk, x8.d[b]), _mm256_cvtepi32_ps(p), acc0);
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1));
+}
 #endif
+
+bool cpu_x8_quantize(const float *x, int64_t nblocks, cpu_x8 x8)
+{
+    for (int64_t b = 0; b < nblocks; b++) {
+        const float *xb = x + b * 32;
+        float amax = 0.0f;
+        for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(xb[j]));
+        for (int j = 0; j < 32; j++)
+            if (!isfinite(xb[j])) return false; /* fmaxf passes NaN over */
+        const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        int32_t s = 0;
+        for (int j = 0; j < 32; j++) {
+            /* x * id is within a few ulps of 127 at most: the clamp only
+             * guards the int8 */
+            long q = lrintf(xb[j] * id);
+            q = q > 127 ? 127 : q < -127 ? -127 : q;
+            x8.q[b * 32 + j] = (int8_t)q;
+            s += (int32_t)q;
+        }
+        x8.d[b] = amax / 127.0f;
+        x8.sum[b] = s;
+    }
+    return true;
+}
+
+float cpu_dot_q8_0_x8(const uint8_t *row, cpu_x8 x8, int64_t nblocks)
+{
+#if GEMV_X86
+    if (wide_level() == 3) return dot_q8_0_x8_vnni(row, x8, nblocks);
+    if (wide_ok()) return dot_q8_0_x8_avx2(row, x8, nblocks);
+#endif
+    float acc = 0.0f;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 34;
+        int32_t s = 0;
+        for (int j = 0; j < 32; j++) s += (int32_t)(int8_t)blk[2 + j] * x8.q[b * 32 + j];
+        acc += half_to_float((uint16_t)(blk[0] | blk[1] << 8)) * x8.d[b] * (float)s;
+    }
+    return acc;
+}
+
+float cpu_dot_q4_0_x8(const uint8_t *row, cpu_x8 x8, int64_t nblocks)
+{
+#if GEMV_X86
+    if (wide_level() == 3) return dot_q4_0_x8_vnni(row, x8, nblocks);
+    if (wide_ok()) return dot_q4_0_x8_avx2(row, x8, nblocks);
+#endif
+    float acc = 0.0f;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 18;
+        const int8_t *xq = x8.q + b * 32;
+        int32_t s = 0;
+        for (int j = 0; j < 16; j++) s += (int32_t)((blk[2 + j] & 15) - 8) * xq[j] + (int32_t)((blk[2 + j] >> 4) - 8) * xq[16 + j];
+        acc += half_to_float((uint16_t)(blk[0] | blk[1] << 8)) * x8.d[b] * (float)s;
+    }
+    return acc;
+}
 
 float cpu_dot_f16(const uint16_t *a, const float *x, int64_t k)
 {
@@ -284,7 +453,7 @@ float cpu_dot_f16(const uint16_t *a, const float *x, int64_t k)
 float cpu_dot_q8_0(const uint8_t *row, const float *x, int64_t nblocks)
 {
 #if GEMV_X86
-    if (wide_level() == 2) return dot_q8_0_512(row, x, nblocks);
+    if (wide_level() >= 2) return dot_q8_0_512(row, x, nblocks);
     if (wide_ok()) return dot_q8_0_wide(row, x, nblocks);
 #endif
     float acc = 0.0f;
@@ -300,7 +469,7 @@ float cpu_dot_q8_0(const uint8_t *row, const float *x, int64_t nblocks)
 float cpu_dot_q4_0(const uint8_t *row, const float *x, int64_t nblocks)
 {
 #if GEMV_X86
-    if (wide_level() == 2) return dot_q4_0_512(row, x, nblocks);
+    if (wide_level() >= 2) return dot_q4_0_512(row, x, nblocks);
     if (wide_ok()) return dot_q4_0_wide(row, x, nblocks);
 #endif
     float acc = 0.0f;
@@ -314,12 +483,12 @@ float cpu_dot_q4_0(const uint8_t *row, const float *x, int64_t nblocks)
     return acc;
 }
 
-bool cpu_dot_kquant_wide(void) { return wide_level() == 2; }
+bool cpu_dot_kquant_wide(void) { return wide_level() >= 2; }
 
 float cpu_dot_q4_k(const uint8_t *row, const float *x, int64_t nblocks)
 {
 #if GEMV_X86
-    if (wide_level() == 2) return dot_q4_k_512(row, x, nblocks);
+    if (wide_level() >= 2) return dot_q4_k_512(row, x, nblocks);
 #endif
     (void)row, (void)x, (void)nblocks;
     return 0.0f; /* callers ask cpu_dot_kquant_wide first */
@@ -328,7 +497,7 @@ float cpu_dot_q4_k(const uint8_t *row, const float *x, int64_t nblocks)
 float cpu_dot_q6_k(const uint8_t *row, const float *x, int64_t nblocks)
 {
 #if GEMV_X86
-    if (wide_level() == 2) return dot_q6_k_512(row, x, nblocks);
+    if (wide_level() >= 2) return dot_q6_k_512(row, x, nblocks);
 #endif
     (void)row, (void)x, (void)nblocks;
     return 0.0f; /* callers ask cpu_dot_kquant_wide first */
