@@ -915,6 +915,10 @@ static void test_linear(void)
         check_linear(t, 24, 9, 32, false, false, true);
         check_linear(t, 1, 11, 96, true, X_OFFSET, false);
         check_linear(t, 3, 5, 64, false, X_OFFSET, false);
+        /* the CPU's integer dot takes sixteen blocks at a time: K = 672
+         * is one such group and five blocks more, 1024 two groups */
+        check_linear(t, 1, 40, 672, true, false, false);
+        check_linear(t, 4, 21, 1024, false, false, false);
     }
     /* The super-block formats: M = 1 and 4 (the row GEMV), 2 at an offset
      * (the GEMM takes it), 17 (tiled); K = 256 (one super-block), 768. */
@@ -984,7 +988,7 @@ static float *linear_of(wt_quant_type t, int64_t m, int64_t n, int64_t k, const 
  *   cannot carry them). */
 static void test_linear_x8(void)
 {
-    enum { N = 23, K = 320 };
+    enum { N = 23, K = 672 }; /* 21 blocks: a group of sixteen and five */
     uint8_t blocks[N * (K / 32) * Q8_BYTES];
     float x[3 * K];
     for (int ti = 0; ti < 2; ti++) {
