@@ -51,8 +51,9 @@ static bool cpu_reports_vnni(void)
 #endif
 
 /* Which wide paths may run: 0 none, 1 AVX2 + FMA + F16C, 2 those and
- * AVX-512F, 3 those and AVX-512 VNNI (+ VL, BW); at most what WT_CPU_GEMV_SIMD allows (so that every path can
- * be tested on one machine). Asked once; two threads may ask at once, so
+ * AVX-512F, 3 those and AVX-512 VNNI (+ VL, BW); at most what
+ * WT_CPU_GEMV_SIMD allows (so that every path can be tested on one
+ * machine; avx512 allows VNNI). Asked once; two threads may ask at once, so
  * the answer is kept in an atomic. F16C comes from CPUID (cpu_has_f16c):
  * clang 14's __builtin_cpu_supports does not know "f16c". */
 static int wide_level(void)
@@ -396,9 +397,7 @@ VNNI static __m512 scales16(const uint8_t *row, __m512i halfword_index, const fl
 }
 
 /* Two blocks' integer dots in one vpdpbusd: lanes 0..7 block 2p, 8..15
- * block 2p + 1; their scales picked from the sixteen by a permute. The
- * offsets (128 for Q8_0's flipped sign bit, 8 for Q4_0's nibbles) times
- * the sums of x's q are taken off once per sixteen blocks, in f32. */
+ * block 2p + 1; their scales picked from the sixteen by a permute. */
 #define X8_PAIR_ACC(p, dots)                                                                                      \
     do {                                                                                                      \
         const __m512 sc = _mm512_permutexvar_ps(_mm512_add_epi32(pair0, _mm512_set1_epi32(2 * (p))), s16);   \
@@ -407,26 +406,27 @@ VNNI static __m512 scales16(const uint8_t *row, __m512i halfword_index, const fl
 
 VNNI static float dot_q8_0_x8_vnni(const uint8_t *row, cpu_x8 x8, int64_t nblocks)
 {
-    const __m512i top = _mm512_set1_epi8((char)0x80);
     const __m512i index = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                              _mm512_set1_epi32(17));
     const __m512i pair0 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}, corr = _mm512_setzero_ps();
+    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
     int64_t b = 0;
     for (; b + 16 <= nblocks; b += 16) {
         const uint8_t *blk = row + b * 34;
         for (int l = 0; l < 544; l += 64) _mm_prefetch((const char *)blk + GEMV_PREFETCH + l, _MM_HINT_T0);
         const __m512 s16 = scales16(blk, index, x8.d + b);
-        corr = _mm512_fmadd_ps(s16, _mm512_cvtepi32_ps(_mm512_loadu_si512(x8.sum + b)), corr);
         for (int p = 0; p < 8; p++) {
             const uint8_t *w2 = blk + 68 * p;
             const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(w2 + 2))),
                                                  _mm256_loadu_si256((const __m256i *)(w2 + 36)), 1);
             const __m512i x = _mm512_loadu_si512(x8.q + (b + 2 * p) * 32);
-            X8_PAIR_ACC(p, _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(w, top), x));
+            /* |w| times x with w's sign: the integer dot exactly, as
+             * the 256-bit paths (AVX-512BW has no vpsignb) */
+            const __m512i xs = _mm512_mask_sub_epi8(x, _mm512_movepi8_mask(w), _mm512_setzero_si512(), x);
+            X8_PAIR_ACC(p, _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(w), xs));
         }
     }
-    float s = _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) - 128.0f * _mm512_reduce_add_ps(corr);
+    float s = _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1]));
     if (b < nblocks)
         s += dot_q8_0_x8_vnni256(row + b * 34, (cpu_x8){x8.q + b * 32, x8.d + b, x8.sum + b}, nblocks - b);
     return s;
@@ -438,6 +438,9 @@ VNNI static float dot_q4_0_x8_vnni(const uint8_t *row, cpu_x8 x8, int64_t nblock
     const __m512i index = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                              _mm512_set1_epi32(9));
     const __m512i pair0 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    /* Q4_0's offset of 8 comes off as 8 * (sum of x's q) times the block's
+     * scales, in f32 once per sixteen blocks (|8 sum q| is within 8/|u - 8|
+     * of the dot's own terms: no cancellation f32 notices) */
     __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}, corr = _mm512_setzero_ps();
     int64_t b = 0;
     for (; b + 16 <= nblocks; b += 16) {

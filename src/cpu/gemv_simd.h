@@ -36,7 +36,9 @@ bool cpu_x8_quantize(const float *x, int64_t nblocks, cpu_x8 x8);
  * 32 products of integers summed exactly in int32, then one f32 multiply-
  * add by d_w * d[b]. AVX-512 VNNI (vpdpbusd) where CPUID reports it,
  * AVX2 (vpmaddubsw + vpmaddwd) otherwise, portable loops elsewhere; every
- * path computes the same integer per block. */
+ * path computes the same integer per block (but AVX-512 VNNI's Q4_0 loop,
+ * which takes the offset 8 * (sum of x's q) off in f32, per sixteen
+ * blocks). */
 float cpu_dot_q8_0_x8(const uint8_t *row, cpu_x8 x8, int64_t nblocks);
 float cpu_dot_q4_0_x8(const uint8_t *row, cpu_x8 x8, int64_t nblocks);
 /* The same for a row of nblocks Q4_K / Q6_K super-blocks (256 elements
