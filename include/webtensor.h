@@ -1366,11 +1366,20 @@ WT_API wt_status wt_dequantize(const wt_tensor *w, wt_quant_type type, wt_dtype 
 /* out = x @ W^T + bias, as wt_linear with the quantised w [N, K] never
  * made dense: x [..., K] and bias [N] or NULL (f32, or f16 through f32:
  * the result is f16 when every given one is), result [..., N]. One row of x (decode) runs a fused
- * dequantise-GEMV, several a tiled dequantise-GEMM; sums in f32. With
- * WT_QUANT_GEMV_X8 set (docs/KNOBS.md; WebGPU, up to 4 rows of x) the
- * GEMV rounds x to 8 bits per block of 32 first, as llama.cpp does: each
- * element's product then differs by at most max |x| of its block / 254
- * times the weight's quant term (faster, not the same values). */
+ * dequantise-GEMV, several a tiled dequantise-GEMM; sums in f32.
+ * Tolerance: on the CPU backend, Q8_0 and Q4_0 weights with one to four
+ * rows of x (decode) round x once per call to 8-bit blocks, as llama.cpp
+ * does (per 32 elements a step d = max|x| / 127 and q = round(x / d)),
+ * and sum integer products exactly: each result may then differ from
+ * the f32 one by up to the sum over blocks of (sum of |w_j|) * max|x_j| /
+ * 254 (half a step of x per element; the errors of independent
+ * elements largely cancel, so typically far less).
+ * WT_CPU_QUANT_DOT=f32 keeps x exact; x holding an inf or a NaN always
+ * takes the exact path. On WebGPU x stays f32 unless WT_QUANT_GEMV_X8 is
+ * set (docs/KNOBS.md; up to 4 rows of x): the GEMV then rounds x the same
+ * way first, each element's product differing by at most max |x| of its
+ * block / 254 times the weight's quant term (faster, not the same
+ * values). Other types and row counts: f32. */
 WT_API wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quant_type type,
                                  const wt_tensor *bias, wt_tensor **out);
 /* Embedding lookup in a quantised table (the i32 form above, [V, K]):

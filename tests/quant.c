@@ -756,6 +756,38 @@ static void test_quant_roundtrip(void)
  * definition and against dequantise + wt_linear. */
 enum { X_PLAIN, X_TRANSPOSED, X_OFFSET, X_GRID };
 
+static bool g_cpu;
+
+/* Whether wt_linear_quant rounds x to 8-bit blocks here (the header's
+ * contract: the CPU backend, Q8_0 / Q4_0, one to four rows of x, unless
+ * WT_CPU_QUANT_DOT=f32). */
+static bool x_rounded(wt_quant_type t, int64_t m)
+{
+    const char *v = getenv("WT_CPU_QUANT_DOT");
+    return g_cpu && (t == WT_QUANT_Q8_0 || t == WT_QUANT_Q4_0) && m <= 4 && !(v && strcmp(v, "f32") == 0);
+}
+
+/* How far rounding x to 8-bit blocks may move x_i . w_r: each x_j moves by
+ * at most half its block's step max|x| / 127 (round to nearest), so the
+ * dot by at most the sum over blocks of (sum of |w_j|) * max|x| / 254; the
+ * integer products and their sums are exact, and the f32 work after them
+ * is the f32 path's own rounding (the caller's 1e-5 of the magnitude).
+ * The 1.001 covers x * (127 / max|x|) being an f32 product, a few ulps
+ * from the exact quotient. */
+static double x_rounding_bound(const float *xi, const uint8_t *blocks, wt_quant_type t, int64_t k, int64_t r)
+{
+    double bound = 0.0;
+    for (int64_t b = 0; b < k / 32; b++) {
+        double amax = 0.0, wsum = 0.0;
+        for (int64_t j = 32 * b; j < 32 * b + 32; j++) {
+            amax = fmax(amax, fabs((double)xi[j]));
+            wsum += fabs(ref_at(t, blocks, k, r, j, NULL));
+        }
+        bound += wsum * amax / 254.0;
+    }
+    return bound * 1.001;
+}
+
 /* x_form: X_TRANSPOSED hands x over as a transposed view (copied to
  * contiguous rows inside), X_OFFSET as contiguous rows starting at element
  * 1 of its storage (not at a whole vec4); X_GRID as X_PLAIN with values
@@ -863,7 +895,8 @@ static void check_linear(wt_quant_type t, int64_t m, int64_t n, int64_t k, bool 
             /* f32 sums of k terms: well inside k * 2^-24 of the magnitude;
              * an f16 result adds its own rounding. */
             const bool f16_y = f16_x && !with_bias;
-            const double tol = mag * (f16_y ? 2e-3 : 1e-5) + x8_err * 1.001 + 1e-30;
+            const double tol = mag * (f16_y ? 2e-3 : 1e-5) + x8_err * 1.001 + 1e-30 +
+                               (x_rounded(t, m) ? x_rounding_bound(x + i * k, blocks, t, k, r) : 0.0);
             const double g = got[i * n + r], e = fabs(g - want);
             if (e / tol > worst) worst = e / tol;
             if (e > tol && bad++ < 3)
@@ -911,6 +944,10 @@ static void test_linear(void)
         check_linear(t, 4, 45, 1056, true, X_PLAIN, false);
         check_linear(t, 4, 23, 224, false, X_PLAIN, true);
         check_linear(t, 2, 29, 160, true, X_GRID, false);
+        /* the CPU's integer dot takes sixteen blocks at a time: K = 672
+         * is one such group and five blocks more, 1024 two groups */
+        check_linear(t, 1, 40, 672, true, X_PLAIN, false);
+        check_linear(t, 4, 21, 1024, false, X_PLAIN, false);
     }
     /* The super-block formats: M = 1 and 4 (the row GEMV), 2 at an offset
      * (the GEMM takes it), 17 (tiled); K = 256 (one super-block), 768. */
@@ -952,6 +989,95 @@ static void test_linear(void)
     wt_tensor_release(w);
     wt_tensor_release(x);
     wt_tensor_release(y);
+}
+
+/* y of x [m, k] (f32) and random blocks through wt_linear_quant; NULL on
+ * an error (reported). */
+static float *linear_of(wt_quant_type t, int64_t m, int64_t n, int64_t k, const float *x, const uint8_t *blocks)
+{
+    const size_t bytes = (size_t)(n * k / 32 * block_bytes(t));
+    const int64_t xs[2] = {m, k};
+    wt_tensor *w = NULL, *xt = NULL, *y = NULL;
+    wt_status st = wt_quant_from_blocks(g_ctx, t, n, k, blocks, bytes, &w);
+    if (st == WT_OK) st = wt_tensor_from_data(g_ctx, WT_F32, 2, xs, x, &xt);
+    if (st == WT_OK) st = wt_linear_quant(xt, w, t, NULL, &y);
+    CHECK(st == WT_OK, "%s linear M=%lld K=%lld: %s", tname(t), (long long)m, (long long)k, wt_last_error());
+    float *v = st == WT_OK ? read_f32(y) : NULL;
+    wt_tensor_release(w);
+    wt_tensor_release(xt);
+    wt_tensor_release(y);
+    return v;
+}
+
+/* The CPU's integer dot for Q8_0 / Q4_0 (x rounded to 8-bit blocks):
+ * - x whose blocks are already 8-bit blocks (a power-of-two step, one
+ *   element at +-127 steps): the rounding moves nothing, so y is the
+ *   float64 definition within the f32 path's 1e-5 of the magnitude, far
+ *   inside the rounding bound that check_linear allows; a wrong step,
+ *   offset or sign in any kernel shows here;
+ * - WT_CPU_QUANT_DOT=f32: the exact path, check_linear's f32 tolerance;
+ * - an inf or a NaN in x: the f32 path's result bit for bit (8-bit blocks
+ *   cannot carry them). */
+static void test_linear_x8(void)
+{
+    enum { N = 23, K = 672 }; /* 21 blocks: a group of sixteen and five */
+    uint8_t blocks[N * (K / 32) * Q8_BYTES];
+    float x[3 * K];
+    for (int ti = 0; ti < 2; ti++) {
+        const wt_quant_type t = ti ? WT_QUANT_Q4_0 : WT_QUANT_Q8_0;
+        random_blocks(t, N, K, blocks);
+        for (int b = 0; b < 3 * K / 32; b++) {
+            const float step = ldexpf(1.0f, -(int)(test_rng_next() % 8));
+            for (int j = 0; j < 32; j++) x[32 * b + j] = step * (float)((int)(test_rng_next() % 255) - 127);
+            x[32 * b + (int)(test_rng_next() % 32)] = (b & 1 ? -127.0f : 127.0f) * step;
+        }
+        for (int64_t m = 1; m <= 3; m += 2) {
+            float *y = linear_of(t, m, N, K, x, blocks);
+            int bad = 0;
+            for (int64_t i = 0; y && i < m; i++)
+                for (int64_t r = 0; r < N; r++) {
+                    double want = 0.0, mag = 0.0;
+                    for (int64_t j = 0; j < K; j++) {
+                        const double wv = ref_at(t, blocks, K, r, j, NULL);
+                        want += (double)x[i * K + j] * wv;
+                        mag += fabs((double)x[i * K + j] * wv);
+                    }
+                    if (fabs(y[i * N + r] - want) > 1e-5 * mag + 1e-30) bad++;
+                }
+            CHECK(y && bad == 0, "%s linear M=%lld, x already in 8-bit blocks: the definition within f32 rounding (%d outside)",
+                  tname(t), (long long)m, bad);
+            free(y);
+        }
+    }
+    /* the exact path, where the knob asks for it (a call knob) */
+    const char *was = getenv("WT_CPU_QUANT_DOT");
+    char saved[32] = "";
+    if (was) snprintf(saved, sizeof saved, "%s", was);
+    setenv("WT_CPU_QUANT_DOT", "f32", 1);
+    for (int ti = 0; ti < 2; ti++) {
+        const wt_quant_type t = ti ? WT_QUANT_Q4_0 : WT_QUANT_Q8_0;
+        check_linear(t, 1, 37, 96, true, false, false);
+        check_linear(t, 3, 37, 64, false, false, false);
+        check_linear(t, 2, 9, 64, true, false, true);
+    }
+    /* an inf and a NaN: the same bits with the knob as without */
+    random_blocks(WT_QUANT_Q8_0, N, K, blocks);
+    for (int j = 0; j < 3 * K; j++) x[j] = test_rng_uniform(-1.0f, 1.0f);
+    x[37] = INFINITY;
+    x[2 * K + 300] = NAN;
+    float *exact = linear_of(WT_QUANT_Q8_0, 3, N, K, x, blocks);
+    if (was)
+        setenv("WT_CPU_QUANT_DOT", saved, 1);
+    else
+        unsetenv("WT_CPU_QUANT_DOT");
+    float *got = linear_of(WT_QUANT_Q8_0, 3, N, K, x, blocks);
+    int nonfinite = 0;
+    for (int j = 0; got && j < 3 * N; j++) nonfinite += !isfinite(got[j]);
+    CHECK(got && exact && memcmp(got, exact, sizeof(float) * 3 * N) == 0 && nonfinite >= 2 * N,
+          "Q8_0 linear with an inf and a NaN in x: the f32 path's bits (%d of %d results not finite)", nonfinite,
+          3 * N);
+    free(exact);
+    free(got);
 }
 
 /* ------------------------------------------------------------- embedding */
@@ -1127,6 +1253,7 @@ int main(int argc, char **argv)
     test_run run;
     if (!test_begin(&run, "quant", argc, argv)) return run.status;
     g_ctx = run.ctx;
+    g_cpu = run.backend == TEST_BACKEND_CPU;
     test_rng_seed(test_seed());
     test_layout();
     test_dequant_hand();
@@ -1139,6 +1266,7 @@ int main(int argc, char **argv)
     test_quant_roundtrip_kquants();
     test_quant_golden_kquants();
     test_linear();
+    test_linear_x8();
     test_embedding();
     test_gguf_roundtrip();
     test_errors();

@@ -5,6 +5,8 @@
 #include "cpu/half_simd.h"
 #include "core/knobs.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdatomic.h>
 
 #include <stdlib.h>
@@ -33,9 +35,25 @@ static uint16_t float_to_half(float f)
     return cpu_f32_bits_to_half(bits);
 }
 
+#if GEMV_X86
+#include <cpuid.h>
+/* AVX-512 VNNI with the 256-bit forms (VL) and byte ops (BW), from CPUID
+ * leaf 7: clang 14's __builtin_cpu_supports has no name for "avx512vnni"
+ * that gcc shares. The caller has checked AVX-512F (so the OS saves the
+ * wide registers). */
+static bool cpu_reports_vnni(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    const unsigned bw = 1u << 30, vl = 1u << 31, vnni = 1u << 11;
+    return (b & (bw | vl)) == (bw | vl) && (c & vnni) != 0;
+}
+#endif
+
 /* Which wide paths may run: 0 none, 1 AVX2 + FMA + F16C, 2 those and
- * AVX-512F; at most what WT_CPU_GEMV_SIMD allows (so that every path can
- * be tested on one machine). Asked once; two threads may ask at once, so
+ * AVX-512F, 3 those and AVX-512 VNNI (+ VL, BW); at most what
+ * WT_CPU_GEMV_SIMD allows (so that every path can be tested on one
+ * machine; avx512 allows VNNI). Asked once; two threads may ask at once, so
  * the answer is kept in an atomic. F16C comes from CPUID (cpu_has_f16c):
  * clang 14's __builtin_cpu_supports does not know "f16c". */
 static int wide_level(void)
@@ -47,6 +65,7 @@ static int wide_level(void)
         __builtin_cpu_init();
         const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
         level = !avx2 ? 0 : __builtin_cpu_supports("avx512f") ? 2 : 1;
+        if (level == 2 && cpu_reports_vnni()) level = 3;
         const char *cap = wt_knob_text(WT_KNOB_CPU_GEMV_SIMD);
         if (cap && strcmp(cap, "none") == 0) level = 0;
         if (cap && strcmp(cap, "avx2") == 0 && level > 1) level = 1;
@@ -265,7 +284,252 @@ AVX512 static float dot_q4_0_512(const uint8_t *row, const float *x, int64_t nbl
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
 }
+
+/* ---- the integer dot (cpu_x8) ---- */
+
+/* A block's f16 scale times x's block scale, in all eight lanes. */
+AVX2_FMA_F16C static __m256 block_scale(const uint8_t *blk, float dx)
+{
+    return _mm256_set1_ps(_cvtsh_ss((uint16_t)(blk[0] | blk[1] << 8)) * dx);
+}
+
+/* Q8_0, AVX2: vpmaddubsw takes unsigned times signed bytes, so |w| times
+ * x with w's sign (|w| <= 128, |x| <= 127: a pair's sum, 32,512, stays
+ * inside int16), then pairs of int16 into int32. */
+AVX2_FMA_F16C static float dot_q8_0_x8_avx2(const uint8_t *row, cpu_x8 x8, int64_t nblocks)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 34;
+        const __m256i w = _mm256_loadu_si256((const __m256i *)(blk + 2));
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(x8.q + b * 32));
+        const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w)), ones);
+        if (b & 1)
+            acc1 = _mm256_fmadd_ps(block_scale(blk, x8.d[b]), _mm256_cvtepi32_ps(p), acc1);
+        else
+            acc0 = _mm256_fmadd_ps(block_scale(blk, x8.d[b]), _mm256_cvtepi32_ps(p), acc0);
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1));
+}
+
+/* Q4_0's 32 nibbles as bytes 0..15 in element order (the low nibbles
+ * are elements 0..15, the high ones 16..31). */
+AVX2_FMA_F16C static __m256i q4_0_nibbles(const uint8_t *blk)
+{
+    const __m128i v = _mm_loadu_si128((const __m128i *)(blk + 2));
+    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0f));
+}
+
+/* Q4_0, AVX2: the nibble u (0..15) unsigned times x, and the offset 8
+ * taken off as 8 * (sum of x's q) in lane 0: sum (u - 8) x = sum u x - 8
+ * sum x. */
+AVX2_FMA_F16C static float dot_q4_0_x8_avx2(const uint8_t *row, cpu_x8 x8, int64_t nblocks)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 18;
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(x8.q + b * 32));
+        __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q4_0_nibbles(blk), x), ones);
+        p = _mm256_add_epi32(p, _mm256_setr_epi32(-8 * x8.sum[b], 0, 0, 0, 0, 0, 0, 0));
+        if (b & 1)
+            acc1 = _mm256_fmadd_ps(block_scale(blk, x8.d[b]), _mm256_cvtepi32_ps(p), acc1);
+        else
+            acc0 = _mm256_fmadd_ps(block_scale(blk, x8.d[b]), _mm256_cvtepi32_ps(p), acc0);
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1));
+}
+
+/* Bytes ahead of the block being read that the sixteen-block loops ask
+ * the cache for: the integer dot is fast enough that one core's weight
+ * stream stalls on memory's latency, which the hardware prefetcher alone
+ * did not hide (a 4096 x 4096 weight from memory on one core, in GB per
+ * CPU-second: Q4_0 about 4.3-6.7 without, 8.4-9.4 with 1-2 KiB ahead;
+ * 4 KiB was worse again). */
+#define GEMV_PREFETCH 2048
+#define VNNI __attribute__((target("avx512vnni,avx512vl,avx512bw,avx512f,avx2,fma,f16c")))
+
+/* Q8_0, VNNI: vpdpbusd sums four unsigned-times-signed byte products
+ * into each int32 lane in one instruction (no int16 step to saturate):
+ * w + 128 (w with its top bit flipped) times x, whose excess 128 * (sum
+ * of x's q) starts the lane-0 sum negated. */
+VNNI static float dot_q8_0_x8_vnni256(const uint8_t *row, cpu_x8 x8, int64_t nblocks)
+{
+    const __m256i top = _mm256_set1_epi8((char)0x80);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 34;
+        const __m256i w = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(blk + 2)), top);
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(x8.q + b * 32));
+        const __m256i p = _mm256_dpbusd_epi32(_mm256_setr_epi32(-128 * x8.sum[b], 0, 0, 0, 0, 0, 0, 0), w, x);
+        if (b & 1)
+            acc1 = _mm256_fmadd_ps(block_scale(blk, x8.d[b]), _mm256_cvtepi32_ps(p), acc1);
+        else
+            acc0 = _mm256_fmadd_ps(block_scale(blk, x8.d[b]), _mm256_cvtepi32_ps(p), acc0);
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1));
+}
+
+VNNI static float dot_q4_0_x8_vnni256(const uint8_t *row, cpu_x8 x8, int64_t nblocks)
+{
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 18;
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(x8.q + b * 32));
+        const __m256i p =
+            _mm256_dpbusd_epi32(_mm256_setr_epi32(-8 * x8.sum[b], 0, 0, 0, 0, 0, 0, 0), q4_0_nibbles(blk), x);
+        if (b & 1)
+            acc1 = _mm256_fmadd_ps(block_scale(blk, x8.d[b]), _mm256_cvtepi32_ps(p), acc1);
+        else
+            acc0 = _mm256_fmadd_ps(block_scale(blk, x8.d[b]), _mm256_cvtepi32_ps(p), acc0);
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1));
+}
+
+/* Sixteen blocks' d_w * d[b] at once: the f16 scales gathered from the
+ * block starts (index * 2 bytes apart: 17 for Q8_0's 34-byte blocks, 9
+ * for Q4_0's 18), the low 16 bits of each dword kept. */
+VNNI static __m512 scales16(const uint8_t *row, __m512i halfword_index, const float *dx)
+{
+    const __m512i words = _mm512_i32gather_epi32(halfword_index, (const void *)row, 2);
+    return _mm512_mul_ps(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(words)), _mm512_loadu_ps(dx));
+}
+
+/* Two blocks' integer dots in one vpdpbusd: lanes 0..7 block 2p, 8..15
+ * block 2p + 1; their scales picked from the sixteen by a permute. */
+#define X8_PAIR_ACC(p, dots)                                                                                      \
+    do {                                                                                                      \
+        const __m512 sc = _mm512_permutexvar_ps(_mm512_add_epi32(pair0, _mm512_set1_epi32(2 * (p))), s16);   \
+        acc[(p) & 1] = _mm512_fmadd_ps(sc, _mm512_cvtepi32_ps(dots), acc[(p) & 1]);                          \
+    } while (0)
+
+VNNI static float dot_q8_0_x8_vnni(const uint8_t *row, cpu_x8 x8, int64_t nblocks)
+{
+    const __m512i index = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                             _mm512_set1_epi32(17));
+    const __m512i pair0 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    int64_t b = 0;
+    for (; b + 16 <= nblocks; b += 16) {
+        const uint8_t *blk = row + b * 34;
+        for (int l = 0; l < 544; l += 64) _mm_prefetch((const char *)blk + GEMV_PREFETCH + l, _MM_HINT_T0);
+        const __m512 s16 = scales16(blk, index, x8.d + b);
+        for (int p = 0; p < 8; p++) {
+            const uint8_t *w2 = blk + 68 * p;
+            const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(w2 + 2))),
+                                                 _mm256_loadu_si256((const __m256i *)(w2 + 36)), 1);
+            const __m512i x = _mm512_loadu_si512(x8.q + (b + 2 * p) * 32);
+            /* |w| times x with w's sign: the integer dot exactly, as
+             * the 256-bit paths (AVX-512BW has no vpsignb) */
+            const __m512i xs = _mm512_mask_sub_epi8(x, _mm512_movepi8_mask(w), _mm512_setzero_si512(), x);
+            X8_PAIR_ACC(p, _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(w), xs));
+        }
+    }
+    float s = _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1]));
+    if (b < nblocks)
+        s += dot_q8_0_x8_vnni256(row + b * 34, (cpu_x8){x8.q + b * 32, x8.d + b, x8.sum + b}, nblocks - b);
+    return s;
+}
+
+VNNI static float dot_q4_0_x8_vnni(const uint8_t *row, cpu_x8 x8, int64_t nblocks)
+{
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    const __m512i index = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                             _mm512_set1_epi32(9));
+    const __m512i pair0 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    /* Q4_0's offset of 8 comes off as 8 * (sum of x's q) times the block's
+     * scales, in f32 once per sixteen blocks (|8 sum q| is within 8/|u - 8|
+     * of the dot's own terms: no cancellation f32 notices) */
+    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}, corr = _mm512_setzero_ps();
+    int64_t b = 0;
+    for (; b + 16 <= nblocks; b += 16) {
+        const uint8_t *blk = row + b * 18;
+        for (int l = 0; l < 288; l += 64) _mm_prefetch((const char *)blk + GEMV_PREFETCH + l, _MM_HINT_T0);
+        const __m512 s16 = scales16(blk, index, x8.d + b);
+        corr = _mm512_fmadd_ps(s16, _mm512_cvtepi32_ps(_mm512_loadu_si512(x8.sum + b)), corr);
+        for (int p = 0; p < 8; p++) {
+            const uint8_t *w2 = blk + 36 * p;
+            /* [block 2p's 16 bytes, 2p + 1's] -> 128-bit lanes [2p, 2p,
+             * 2p + 1, 2p + 1], the second of each pair shifted to its high
+             * nibbles: elements 0..15, 16..31 of each block */
+            const __m256i v = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)(w2 + 20)),
+                                               _mm_loadu_si128((const __m128i *)(w2 + 2)));
+            __m512i w = _mm512_shuffle_i64x2(_mm512_castsi256_si512(v), _mm512_castsi256_si512(v), 0x50);
+            w = _mm512_and_si512(_mm512_mask_srli_epi16(w, 0xFF00FF00u, w, 4), low4);
+            const __m512i x = _mm512_loadu_si512(x8.q + (b + 2 * p) * 32);
+            X8_PAIR_ACC(p, _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, x));
+        }
+    }
+    float s = _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) - 8.0f * _mm512_reduce_add_ps(corr);
+    if (b < nblocks)
+        s += dot_q4_0_x8_vnni256(row + b * 18, (cpu_x8){x8.q + b * 32, x8.d + b, x8.sum + b}, nblocks - b);
+    return s;
+}
+#undef X8_PAIR_ACC
 #endif
+
+bool cpu_x8_quantize(const float *x, int64_t nblocks, cpu_x8 x8)
+{
+    /* Loops of plain compares and adds that the compiler vectorises: this
+     * runs once per product, but for a short weight it is not negligible. */
+    const float round_add = 12582912.0f; /* 1.5 * 2^23: adding and taking it off rounds |v| < 2^22 to an integer */
+    for (int64_t b = 0; b < nblocks; b++) {
+        const float *xb = x + b * 32;
+        float amax = 0.0f;
+        int finite = 1;
+        for (int j = 0; j < 32; j++) {
+            const float a = fabsf(xb[j]);
+            finite &= a <= FLT_MAX; /* false for inf and NaN */
+            amax = a > amax ? a : amax;
+        }
+        if (!finite) return false;
+        /* |x * id| <= 127 up to a few ulps: the rounding gives at most 127 */
+        const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        int32_t s = 0;
+        for (int j = 0; j < 32; j++) {
+            const int32_t q = (int32_t)((xb[j] * id + round_add) - round_add);
+            x8.q[b * 32 + j] = (int8_t)q;
+            s += q;
+        }
+        x8.d[b] = amax / 127.0f;
+        x8.sum[b] = s;
+    }
+    return true;
+}
+
+float cpu_dot_q8_0_x8(const uint8_t *row, cpu_x8 x8, int64_t nblocks)
+{
+#if GEMV_X86
+    if (wide_level() == 3) return dot_q8_0_x8_vnni(row, x8, nblocks);
+    if (wide_ok()) return dot_q8_0_x8_avx2(row, x8, nblocks);
+#endif
+    float acc = 0.0f;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 34;
+        int32_t s = 0;
+        for (int j = 0; j < 32; j++) s += (int32_t)(int8_t)blk[2 + j] * x8.q[b * 32 + j];
+        acc += half_to_float((uint16_t)(blk[0] | blk[1] << 8)) * x8.d[b] * (float)s;
+    }
+    return acc;
+}
+
+float cpu_dot_q4_0_x8(const uint8_t *row, cpu_x8 x8, int64_t nblocks)
+{
+#if GEMV_X86
+    if (wide_level() == 3) return dot_q4_0_x8_vnni(row, x8, nblocks);
+    if (wide_ok()) return dot_q4_0_x8_avx2(row, x8, nblocks);
+#endif
+    float acc = 0.0f;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 18;
+        const int8_t *xq = x8.q + b * 32;
+        int32_t s = 0;
+        for (int j = 0; j < 16; j++) s += (int32_t)((blk[2 + j] & 15) - 8) * xq[j] + (int32_t)((blk[2 + j] >> 4) - 8) * xq[16 + j];
+        acc += half_to_float((uint16_t)(blk[0] | blk[1] << 8)) * x8.d[b] * (float)s;
+    }
+    return acc;
+}
 
 float cpu_dot_f16(const uint16_t *a, const float *x, int64_t k)
 {
@@ -284,7 +548,7 @@ float cpu_dot_f16(const uint16_t *a, const float *x, int64_t k)
 float cpu_dot_q8_0(const uint8_t *row, const float *x, int64_t nblocks)
 {
 #if GEMV_X86
-    if (wide_level() == 2) return dot_q8_0_512(row, x, nblocks);
+    if (wide_level() >= 2) return dot_q8_0_512(row, x, nblocks);
     if (wide_ok()) return dot_q8_0_wide(row, x, nblocks);
 #endif
     float acc = 0.0f;
@@ -300,7 +564,7 @@ float cpu_dot_q8_0(const uint8_t *row, const float *x, int64_t nblocks)
 float cpu_dot_q4_0(const uint8_t *row, const float *x, int64_t nblocks)
 {
 #if GEMV_X86
-    if (wide_level() == 2) return dot_q4_0_512(row, x, nblocks);
+    if (wide_level() >= 2) return dot_q4_0_512(row, x, nblocks);
     if (wide_ok()) return dot_q4_0_wide(row, x, nblocks);
 #endif
     float acc = 0.0f;
@@ -314,12 +578,12 @@ float cpu_dot_q4_0(const uint8_t *row, const float *x, int64_t nblocks)
     return acc;
 }
 
-bool cpu_dot_kquant_wide(void) { return wide_level() == 2; }
+bool cpu_dot_kquant_wide(void) { return wide_level() >= 2; }
 
 float cpu_dot_q4_k(const uint8_t *row, const float *x, int64_t nblocks)
 {
 #if GEMV_X86
-    if (wide_level() == 2) return dot_q4_k_512(row, x, nblocks);
+    if (wide_level() >= 2) return dot_q4_k_512(row, x, nblocks);
 #endif
     (void)row, (void)x, (void)nblocks;
     return 0.0f; /* callers ask cpu_dot_kquant_wide first */
@@ -328,7 +592,7 @@ float cpu_dot_q4_k(const uint8_t *row, const float *x, int64_t nblocks)
 float cpu_dot_q6_k(const uint8_t *row, const float *x, int64_t nblocks)
 {
 #if GEMV_X86
-    if (wide_level() == 2) return dot_q6_k_512(row, x, nblocks);
+    if (wide_level() >= 2) return dot_q6_k_512(row, x, nblocks);
 #endif
     (void)row, (void)x, (void)nblocks;
     return 0.0f; /* callers ask cpu_dot_kquant_wide first */

@@ -17,6 +17,30 @@ float cpu_dot_f16(const uint16_t *a, const float *x, int64_t k);
  * block, in f32. */
 float cpu_dot_q8_0(const uint8_t *row, const float *x, int64_t nblocks);
 float cpu_dot_q4_0(const uint8_t *row, const float *x, int64_t nblocks);
+/* x rounded to 8 bits per block of 32, once per product, for the integer
+ * dot (ggml's Q8_0 of x, with an f32 scale): per block b, d[b] = max|x| /
+ * 127 and q = round(x / d[b]) in [-127, 127] (32 int8 at q + 32 b), and
+ * sum[b] = the sum of those 32 q (the 4-bit weights' offset of 8 is taken
+ * off through it). Each x element moves by at most d[b] / 2 = max|x| /
+ * 254 of its block. */
+typedef struct cpu_x8 {
+    int8_t *q;
+    float *d;
+    int32_t *sum;
+} cpu_x8;
+/* Fills x8 from nblocks * 32 floats; false (x8 partly written) when x
+ * holds an inf or a NaN, which 8-bit blocks cannot carry: the caller then
+ * takes the f32 path, so that they reach the result as they would there. */
+bool cpu_x8_quantize(const float *x, int64_t nblocks, cpu_x8 x8);
+/* The integer dot of a row of Q8_0 / Q4_0 blocks with x8: per block the
+ * 32 products of integers summed exactly in int32, then one f32 multiply-
+ * add by d_w * d[b]. AVX-512 VNNI (vpdpbusd) where CPUID reports it,
+ * AVX2 (vpmaddubsw + vpmaddwd) otherwise, portable loops elsewhere; every
+ * path computes the same integer per block (but AVX-512 VNNI's Q4_0 loop,
+ * which takes the offset 8 * (sum of x's q) off in f32, per sixteen
+ * blocks). */
+float cpu_dot_q8_0_x8(const uint8_t *row, cpu_x8 x8, int64_t nblocks);
+float cpu_dot_q4_0_x8(const uint8_t *row, cpu_x8 x8, int64_t nblocks);
 /* The same for a row of nblocks Q4_K / Q6_K super-blocks (256 elements
  * each), only where cpu_dot_kquant_wide() (AVX-512F) says so: elsewhere
  * the caller dequantises rows instead. */

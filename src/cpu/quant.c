@@ -7,6 +7,7 @@
 #include "cpu/cpu.h"
 #include "cpu/gemv_simd.h"
 #include "cpu/half.h"
+#include "core/knobs.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -136,6 +137,50 @@ static float dot8(const float *a, const float *b, int64_t k)
     return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
+/* Whether the decode product rounds x to 8-bit blocks (WT_CPU_QUANT_DOT;
+ * anything but "f32" keeps the default). */
+static bool x_rounds_to_int8(void)
+{
+    const char *v = wt_knob_text(WT_KNOB_CPU_QUANT_DOT);
+    return !(v && strcmp(v, "f32") == 0);
+}
+
+/* The decode product through the integer dot (cpu/gemv_simd.h): the m
+ * rows of x rounded to 8-bit blocks once, then every weight row dotted
+ * with each. WT_ERR_UNSUPPORTED, nothing written, when x holds an inf or a
+ * NaN. */
+static wt_status linear_x8(int threads, wt_quant_type type, int64_t k, int64_t m, const float *xd, int64_t xs,
+                           const uint32_t *src, int64_t words, int64_t n, const float *bd, int64_t bs, float *y)
+{
+    const int64_t nblocks = k / WT_QUANT_BLOCK;
+    /* per row of x: k int8, then nblocks floats and nblocks int32 */
+    const size_t row_bytes = (size_t)k + (size_t)nblocks * (sizeof(float) + sizeof(int32_t));
+    uint8_t *mem = malloc(row_bytes * (size_t)m + 1);
+    if (!mem) return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu linear_quant: cannot allocate x's 8-bit blocks (%lld bytes)",
+                             (long long)(row_bytes * (size_t)m));
+    cpu_x8 x8[4];
+    for (int64_t i = 0; i < m; i++) {
+        uint8_t *base = mem + (size_t)i * row_bytes;
+        /* k is a multiple of 32: the floats and int32 after the bytes
+         * stay 4-byte aligned */
+        x8[i] = (cpu_x8){(int8_t *)base, (float *)(base + k), (int32_t *)(base + k) + nblocks};
+        if (!cpu_x8_quantize(xd + i * xs, nblocks, x8[i])) {
+            free(mem);
+            return WT_ERR_UNSUPPORTED;
+        }
+    }
+    const bool q8 = type == WT_QUANT_Q8_0;
+#pragma omp parallel for num_threads(threads) if (n * k >= CPU_PARALLEL_MIN) schedule(static)
+    for (int64_t r = 0; r < n; r++) {
+        const uint8_t *row = (const uint8_t *)(src + r * words);
+        const float b = bd ? bd[r * bs] : 0.0f;
+        for (int64_t i = 0; i < m; i++)
+            y[i * n + r] = (q8 ? cpu_dot_q8_0_x8(row, x8[i], nblocks) : cpu_dot_q4_0_x8(row, x8[i], nblocks)) + b;
+    }
+    free(mem);
+    return WT_OK;
+}
+
 /* y [M, N] = x [M, K] @ W^T + bias. */
 wt_status cpu_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,
                            const wt_tensor *bias, wt_tensor *out)
@@ -152,6 +197,10 @@ wt_status cpu_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const
     float *y = cpu_data(out);
     const int threads = cpu_threads(ctx);
     const bool kquant = type == WT_QUANT_Q4_K || type == WT_QUANT_Q6_K;
+    if (m <= 4 && !kquant && x_rounds_to_int8()) {
+        st = linear_x8(threads, type, k, m, xd, xs, src, words, n, bd, bs, y);
+        if (st != WT_ERR_UNSUPPORTED) return st; /* else x is not finite: the f32 path below */
+    }
     if (m <= 4 && (!kquant || cpu_dot_kquant_wide())) {
         /* Decode: each row's blocks dotted with x as they are read, in
          * registers (cpu/gemv_simd.h); a few rows of x reuse the row from
