@@ -220,12 +220,16 @@ static wt_status webgpu_upload(wt_context *ctx, wt_storage *s, size_t offset, co
     if ((uint64_t)offset + bytes > b->size)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu: writing bytes %zu..%zu of a %llu-byte buffer",
                        offset, offset + bytes, (unsigned long long)b->size);
-    uint64_t knob = wt_knob_count(WT_KNOB_WEBGPU_UPLOAD_PIECE_BYTES, (uint64_t)4 << 20);
+    /* Staged by default on a real GPU, in pieces of 1 MiB: on an H200,
+     * host -> device writes of a model's gradients ran at 8.7 GB/s that
+     * way against 1.2 GB/s by queue writes (bench/RESULTS.md, the
+     * two-GPU section); on a software renderer queue writes were faster. */
+    const bool staged = wt_knob_count(WT_KNOB_WEBGPU_UPLOAD_STAGED, w->caps.cpu_adapter ? 0 : 1) == 1;
+    uint64_t knob = wt_knob_count(WT_KNOB_WEBGPU_UPLOAD_PIECE_BYTES, (uint64_t)(staged ? 1 : 4) << 20);
     /* Through the context's mapped staging ring (runtime/upload.c), for a
      * piece or more: the copies are recorded after the open batch, so no
      * flush is needed first. */
-    if (offset % 4 == 0 && bytes % 4 == 0 && wt_knob_count(WT_KNOB_WEBGPU_UPLOAD_STAGED, 0) == 1 &&
-        (knob == 0 || bytes >= knob)) {
+    if (offset % 4 == 0 && bytes % 4 == 0 && staged && (knob == 0 || bytes >= knob)) {
         st = wg_upload_staged(ctx, b->buffer, offset, src, bytes, knob == 0 ? bytes : knob);
         if (st != WT_ERR_UNSUPPORTED) {
             if (st == WT_OK)
