@@ -337,10 +337,13 @@ static wt_tensor *train_step(step *a, model *md, wt_tensor *x, wt_tensor *y, dis
             ok(a, dist_fail(g, msg));
         } else if (dist_overlapping(g)) {
             if (ok(a, dist_sync_finish(g))) loss = sync_loss;
-        } else {
+        } else if (ok(a, wt_no_grad_begin(md->ctx))) {
+            /* Off the tape: the loss's copy would otherwise require grad,
+             * and the packed bucket holding it be recorded. */
             wt_tensor *mean_loss = OP(a, wt_mul_scalar, loss, 1.0);
             grads[NPARAM] = loss = mean_loss;
             ok(a, dist_mean(g, NPARAM + 1, grads));
+            wt_no_grad_end(md->ctx);
         }
     }
     return a->st == WT_OK && update(a, md) ? loss : NULL;
