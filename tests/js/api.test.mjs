@@ -83,8 +83,10 @@ for (const backend of BACKENDS) {
         await loss.backward();
         return loss;
       });
-      // w, b, the momentum buffer, kept and w.grad
-      assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors + 5);
+      // w, b, the momentum buffer, the optimizer's per-step values (step
+      // count, rate: kept on the device so a captured step replays), kept
+      // and w.grad
+      assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors + 6);
       await sgd.step();
       await sgd.zeroGrad();
       assert.equal(w.grad, null);
