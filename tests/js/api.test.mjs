@@ -83,8 +83,9 @@ for (const backend of BACKENDS) {
         await loss.backward();
         return loss;
       });
-      // w, b, the momentum buffer, kept and w.grad
-      assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors + 5);
+      // w, b, the momentum buffer, the optimizer's device scalars (the
+      // values a captured step reads), kept and w.grad
+      assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors + 6);
       await sgd.step();
       await sgd.zeroGrad();
       assert.equal(w.grad, null);
