@@ -97,6 +97,12 @@ PYI = {
 }
 
 
+# Ops JavaScript does not offer yet (web/ops_spec.mjs, NOT_BOUND) that the
+# package writes by hand: their option structs hold tensors
+# (python/webtensor/_decode.py).
+PY_HAND_WRITTEN = ["linear_fused", "rope_kv_cache"]
+
+
 def build_specs():
     ops_def = read("src/core/ops.def")
     reduce_def = read("src/core/reduce_ops.def")
@@ -105,6 +111,8 @@ def build_specs():
     kernel_ops = js_string_map(js_object(spec_js, "KERNEL_OPS"))
     hand_written = js_string_list(js_object(spec_js, "HAND_WRITTEN"))
     not_bound = js_string_list(js_object(spec_js, "NOT_BOUND"))
+    hand_written = hand_written + [n for n in PY_HAND_WRITTEN if n not in hand_written]
+    not_bound = [n for n in not_bound if n not in PY_HAND_WRITTEN]
     c_names = dict(re.findall(r"(\w+): '(\w+)'", js_object(spec_js, "C_NAMES")))
     reduce_special = js_string_list(js_object(spec_js, "REDUCE_SPECIAL"))
     enums = js_enums(js_object(spec_js, "ENUMS"))

@@ -120,6 +120,13 @@ export const NOT_BOUND = [
   'linear_fused', // its options hold tensors (norm weight, residual), not marshalled yet
   'rope_kv_cache', // writes its first argument in place; its options hold a tensor (the position)
 ];
+// Functions of the C API that are not ops and stay C-only in JavaScript (and
+// Python): wt_tensor_set_grad_ready_hook takes a C function pointer called
+// on the backward pass's thread while the pass runs. Its use is starting a
+// reduction across processes (webtensor_dist.h), which neither language
+// binds; a JavaScript callback would have to be re-entered from inside a
+// suspended (ASYNCIFY) backward call, and a ctypes one would run Python
+// under the pass with no way to report its exceptions to the library.
 
 // C functions whose names are not wt_<name>.
 export const C_NAMES = {
@@ -167,6 +174,7 @@ export const CORE_FUNCTIONS = [
   // optimizers (webtensor.h, "optimizers")
   'wt_optimizer_create_sgd', 'wt_optimizer_create_adamw', 'wt_optimizer_add_params', 'wt_optimizer_step',
   'wt_optimizer_zero_grad', 'wt_optimizer_set_lr', 'wt_optimizer_lr', 'wt_optimizer_steps',
+  'wt_optimizer_read_steps',
   'wt_optimizer_clip_grad_norm', 'wt_optimizer_set_schedule', 'wt_optimizer_release', 'wt_clip_grad_norm',
   'wt_grad_scaler_options_init', 'wt_grad_scaler_create', 'wt_grad_scaler_scale', 'wt_grad_scaler_unscale',
   'wt_grad_scaler_step', 'wt_grad_scaler_current_scale', 'wt_grad_scaler_found_inf', 'wt_grad_scaler_release',

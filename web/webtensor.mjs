@@ -714,8 +714,25 @@ export class Optimizer {
   zeroGrad() { return this._call('zeroGrad', 'wt_optimizer_zero_grad'); }
   /** The learning rate of the next step (the schedule's when one is set). */
   get lr() { return this.#h ? this.context._rt.M._wt_optimizer_lr(this.#h) : NaN; }
-  /** Steps taken. */
+  /** Steps taken, as the host counts them: a step captured in a graph
+   * counts once, its replays not (readSteps counts them). */
   get steps() { return this.#h ? Number(this.context._rt.M._wt_optimizer_steps(this.#h)) : 0; }
+  /** Resolves to the steps taken on the device, replays of a captured step
+   * included (waits for the device). */
+  readSteps() {
+    if (this.#h === 0) throw invalid('readSteps: the optimizer was disposed');
+    const ctx = this.context;
+    ctx._ctx('readSteps');
+    const rt = ctx._rt;
+    const h = this.#h;
+    return rt.exclusive(async () => {
+      const out = rt.alloc(8);
+      const st = await rt.call('wt_optimizer_read_steps', [h, out]);
+      if (st !== 0) throw ctx._failed(st, 'readSteps');
+      // An int64_t the library keeps within 32 bits (its count on the device).
+      return rt.M.HEAP32[out >> 2];
+    });
+  }
   setLr(lr) {
     if (typeof lr !== 'number') throw invalid('setLr: lr must be a number');
     return this._call('setLr', 'wt_optimizer_set_lr', [lr]);

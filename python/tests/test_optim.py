@@ -67,6 +67,18 @@ def test_adamw_groups_match_formulas(ctx, rng):
     np.testing.assert_allclose(b.numpy(), ref[1], atol=2e-5)
 
 
+def test_read_steps_counts_the_steps_taken(ctx, rng):
+    w = leaf(rng.standard_normal(4))
+    opt = wt.optim.AdamW([w], lr=0.01)
+    assert opt.read_steps() == 0
+    for _ in range(3):
+        give_grad(w, rng.standard_normal(4))
+        opt.step()
+        opt.zero_grad()
+    # No graph replays here: the device's count is the host's.
+    assert opt.read_steps() == 3 and opt.steps == 3
+
+
 def test_clip_grad_norm(ctx):
     a, b = leaf([1.0, 2.0, 3.0]), leaf([4.0, 5.0])
     give_grad(a, [3.0, 0.0, -4.0])

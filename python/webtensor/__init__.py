@@ -18,6 +18,7 @@ from ._core import (Context, Tensor, WebtensorError, InvalidArgumentError, Shape
                     tensor, from_numpy, split, chunk, roll,
                     float32, float16, int32, bool_)
 from .tokenizer import Tokenizer  # noqa: F401 (text <-> token ids)
+from ._decode import linear_fused, rope_kv_cache  # noqa: F401 (decode-step fusions)
 from ._dlpack import from_dlpack  # also installs Tensor.__dlpack__ / __dlpack_device__
 from ._ops import *  # noqa: F401,F403 (every op of the catalogue)
 from ._ops import OPS, ALIASES, METHODS, HAND_WRITTEN, NOT_BOUND

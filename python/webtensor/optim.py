@@ -46,6 +46,7 @@ _proto("wt_optimizer_zero_grad", _P)
 _proto("wt_optimizer_set_lr", _P, _D)
 _proto("wt_optimizer_lr", _P, restype=_D)
 _proto("wt_optimizer_steps", _P, restype=_I64)
+_proto("wt_optimizer_read_steps", _P, ctypes.POINTER(_I64))
 _proto("wt_optimizer_clip_grad_norm", _P, _D, ctypes.POINTER(_P))
 _proto("wt_optimizer_set_schedule", _P, _P)
 _proto("wt_optimizer_release", _P, restype=None)
@@ -148,7 +149,16 @@ class Optimizer:
 
     @property
     def steps(self):
+        """The host's count of steps: a step captured in a graph counts
+        once, its replays not (read_steps counts them)."""
         return _L.wt_optimizer_steps(self._h)
+
+    def read_steps(self):
+        """The steps taken on the device, replays of a captured step
+        included (waits for the device)."""
+        n = _I64()
+        _core._check(_L.wt_optimizer_read_steps(self._h, _byref(n)), "read_steps")
+        return n.value
 
     def set_schedule(self, kind=None, lr=1e-3, warmup_steps=0, total_steps=1, min_lr=0.0, step_size=1,
                      gamma=0.1):

@@ -130,6 +130,24 @@ for (const backend of BACKENDS) {
       assert.equal((await ctx.memoryStats()).liveTensors, base.liveTensors);
     });
 
+    it('reads the steps an optimizer took on the device', async () => {
+      const w = await ctx.tensor(new Float32Array([1, -2, 3]), [3]);
+      w.requiresGrad = true;
+      const adam = await ctx.createOptimizer('adamw', [w], { lr: 0.01 });
+      assert.equal(await adam.readSteps(), 0);
+      for (let i = 0; i < 3; i++) {
+        await ctx.tidy(async () => { await (await ctx.sum(await ctx.mul(w, w))).backward(); });
+        await adam.step();
+        await adam.zeroGrad();
+      }
+      // No graph replays here: the device's count is the host's.
+      assert.equal(adam.steps, 3);
+      assert.equal(await adam.readSteps(), 3);
+      adam.dispose();
+      assert.throws(() => adam.readSteps(), /disposed/);
+      w.dispose();
+    });
+
     it('scales the loss for f16 training: an overflow skips the step on the device', async () => {
       const w = await ctx.tensor(new Float32Array([1, -2, 3]), [3]);
       w.requiresGrad = true;
