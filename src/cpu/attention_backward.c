@@ -7,15 +7,19 @@
  *   dq_i = scale sum_j p_ij (dp_ij - D_i) k_j
  *   dk_j = scale sum_i p_ij (dp_ij - D_i) q_i
  *   dv_j = sum_i p_ij dout_i
- * Pass 1, one thread per query row: L_i, D_i (two walks over the keys)
- * and dq_i (a third). Pass 2, one thread per key row of a kv head: dk_j
- * and dv_j over the queries of every q head of its group, from L and D.
+ * Pass 1, one thread per query row: L_i, D_i and dq_i, with the row's
+ * scores, then p_ij, and dp_ij kept in the thread's 2 Skv floats (each dot
+ * product is computed once, not once per walk over the keys). Pass 2, one
+ * thread per key row of a kv head: dk_j and dv_j over the queries of every q head of its group, from L and D.
  * Causal: query i sees key j only if j <= i + Skv - Sq; a query that sees
  * none has zero gradients (its output was zeros). */
 #include "cpu/cpu.h"
 
 #include <math.h>
 #include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 typedef struct bw_dims {
     int64_t B, Hq, Sq, D, Hkv, Skv, Dv, group;
@@ -57,15 +61,32 @@ wt_status cpu_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_t
     float *dQ = cpu_data(dq), *dK = cpu_data(dk), *dV = cpu_data(dv);
     const double work = (double)rows * (double)n.Skv * (double)(n.D + n.Dv);
     int threads = work >= CPU_PARALLEL_MIN ? cpu_threads(ctx) : 1;
+    /* Per thread: the row's scores, then its p_ij, and its dp_ij. */
+    const size_t per_thread = 2 * (size_t)(n.Skv ? n.Skv : 1);
+    float *row_scratch = malloc(sizeof(float) * per_thread * (size_t)threads);
+    if (!row_scratch) {
+        free(lse);
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: attention backward: cannot allocate %lld floats of row scratch",
+                       (long long)(per_thread * (size_t)threads));
+    }
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
     for (int64_t r = 0; r < rows; r++) {
+#ifdef _OPENMP
+        float *sc = row_scratch + per_thread * (size_t)omp_get_thread_num();
+#else
+        float *sc = row_scratch;
+#endif
+        float *dp = sc + per_thread / 2;
         const int64_t i = r % n.Sq, h = (r / n.Sq) % n.Hq, b = r / (n.Sq * n.Hq), kh = h / n.group;
         const float *qi = Q + r * n.D, *gi = dO + r * n.Dv;
         const float *kp = K + (b * n.Hkv + kh) * n.Skv * n.D, *vp = V + (b * n.Hkv + kh) * n.Skv * n.Dv;
         float *dqi = dQ + r * n.D;
         const int64_t kend = key_end(&n, causal, i);
         float mx = -INFINITY;
-        for (int64_t j = 0; j < kend; j++) mx = fmaxf(mx, scale * dotf(qi, kp + j * n.D, n.D));
+        for (int64_t j = 0; j < kend; j++) {
+            sc[j] = scale * dotf(qi, kp + j * n.D, n.D);
+            mx = fmaxf(mx, sc[j]);
+        }
         for (int64_t d = 0; d < n.D; d++) dqi[d] = 0.0f;
         if (kend == 0 || mx == -INFINITY) {
             lse[r] = INFINITY; /* p = 0 for every key */
@@ -73,22 +94,23 @@ wt_status cpu_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_t
             continue;
         }
         double l = 0.0, dd = 0.0;
-        for (int64_t j = 0; j < kend; j++) l += exp((double)(scale * dotf(qi, kp + j * n.D, n.D) - mx));
+        for (int64_t j = 0; j < kend; j++) l += exp((double)(sc[j] - mx));
         const float L = mx + (float)log(l);
         for (int64_t j = 0; j < kend; j++) {
-            float p = expf(scale * dotf(qi, kp + j * n.D, n.D) - L);
-            dd += (double)p * dotf(gi, vp + j * n.Dv, n.Dv);
+            sc[j] = expf(sc[j] - L); /* the score becomes p_ij */
+            dp[j] = dotf(gi, vp + j * n.Dv, n.Dv);
+            dd += (double)sc[j] * dp[j];
         }
         const float Di = (float)dd;
         for (int64_t j = 0; j < kend; j++) {
             const float *kj = kp + j * n.D;
-            float p = expf(scale * dotf(qi, kj, n.D) - L);
-            float ds = p * (dotf(gi, vp + j * n.Dv, n.Dv) - Di) * scale;
+            float ds = sc[j] * (dp[j] - Di) * scale;
             for (int64_t d = 0; d < n.D; d++) dqi[d] += ds * kj[d];
         }
         lse[r] = L;
         dsum[r] = Di;
     }
+    free(row_scratch);
     threads = work >= CPU_PARALLEL_MIN ? cpu_threads(ctx) : 1;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
     for (int64_t c = 0; c < keys; c++) {

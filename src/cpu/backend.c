@@ -29,6 +29,7 @@ static wt_status cpu_create(wt_context *ctx, const wt_context_options *opts) {
 #endif
     st->num_threads = n > 0 ? n : 1;
     ctx->impl = st;
+    cpu_blas_check();
     cpu_profile_create(ctx);
     return WT_OK;
 }

@@ -56,6 +56,8 @@ void cpu_pool_trim(wt_context *ctx);
 int cpu_auto_threads(void);
 /* OpenBLAS's thread count for the products that follow. */
 void cpu_blas_threads(int n);
+/* Warns once when OpenBLAS runs kernels far older than the CPU (cpu/blas_check.c). */
+void cpu_blas_check(void);
 
 static inline int cpu_threads(const wt_context *ctx) {
     const cpu_state *st = (const cpu_state *)ctx->impl;
