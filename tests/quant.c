@@ -758,6 +758,13 @@ enum { X_PLAIN, X_TRANSPOSED, X_OFFSET, X_GRID };
 
 static bool g_cpu;
 
+/* Whether WT_QUANT_GEMV_X8 asks WebGPU's GEMV to round x to 8 bits. */
+static bool x8_knob_on(void)
+{
+    const char *v = getenv("WT_QUANT_GEMV_X8");
+    return v && (strcmp(v, "1") == 0 || strcmp(v, "2") == 0);
+}
+
 /* Whether wt_linear_quant rounds x to 8-bit blocks here (the header's
  * contract: the CPU backend, Q8_0 / Q4_0, one to four rows of x, unless
  * WT_CPU_QUANT_DOT=f32). */
@@ -870,8 +877,7 @@ static void check_linear(wt_quant_type t, int64_t m, int64_t n, int64_t k, bool 
      * 127), and that error meets each element's quant term: |w| (Q8_0,
      * Q6_K), nibble * |d| (Q4_0: at most |w| + 8 |d|), d * scale * q (Q4_K:
      * at most the sum of its terms' magnitudes). */
-    const char *x8_knob = getenv("WT_QUANT_GEMV_X8");
-    const bool x8 = x8_knob && (strcmp(x8_knob, "1") == 0 || strcmp(x8_knob, "2") == 0) && m <= 4 && x_form != X_GRID;
+    const bool x8 = x8_knob_on() && m <= 4 && x_form != X_GRID;
     for (int64_t i = 0; got && dense && i < m; i++)
         for (int64_t r = 0; r < n; r++) {
             double want = with_bias ? (double)b[r] : 0.0, mag = fabs(want), x8_err = 0.0, d_x = 0.0;
@@ -1075,8 +1081,7 @@ static void test_linear_x8(void)
     for (int j = 0; got && j < 3 * N; j++) nonfinite += !isfinite(got[j]);
     /* WebGPU's opt-in 8-bit x (WT_QUANT_GEMV_X8) promises no fallback for
      * non-finite x: only that the rows holding them are not finite. */
-    const char *gx8 = getenv("WT_QUANT_GEMV_X8");
-    const bool gpu_x8 = !g_cpu && gx8 && strcmp(gx8, "0") != 0 && gx8[0];
+    const bool gpu_x8 = !g_cpu && x8_knob_on();
     if (gpu_x8) {
         CHECK(got && nonfinite >= 2 * N, "Q8_0 linear with an inf and a NaN in x, 8-bit x: %d of %d results not finite",
               nonfinite, 3 * N);
