@@ -1,0 +1,372 @@
+/* Derivative rules of the nn ops against finite differences, their f16
+ * forms against f32, and the fused attention backward against the
+ * composed rule. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include "autograd_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --------------------------------------------------------------- nn ops */
+
+static wt_status fwd_matmul(wt_tensor *const *in, wt_tensor **out) { return wt_matmul(in[0], in[1], out); }
+static wt_status fwd_linear(wt_tensor *const *in, wt_tensor **out) { return wt_linear(in[0], in[1], in[2], out); }
+/* x, w (gate and up rows), bias, norm weight, residual: recorded as its parts. */
+static wt_status fwd_linear_fused(wt_tensor *const *in, wt_tensor **out)
+{
+    wt_linear_fused_options o;
+    wt_linear_fused_options_init(&o);
+    o.rms_norm = true;
+    o.norm_weight = in[3];
+    o.swiglu = true;
+    o.residual = in[4];
+    return wt_linear_fused(in[0], in[1], in[2], &o, out);
+}
+static int g_axis;
+static wt_status fwd_softmax(wt_tensor *const *in, wt_tensor **out) { return wt_softmax(in[0], g_axis, out); }
+static wt_status fwd_log_softmax(wt_tensor *const *in, wt_tensor **out) { return wt_log_softmax(in[0], g_axis, out); }
+static wt_status fwd_layer_norm(wt_tensor *const *in, wt_tensor **out)
+{
+    return wt_layer_norm(in[0], 2, in[1], in[2], 1e-5f, out);
+}
+static wt_status fwd_layernorm(wt_tensor *const *in, wt_tensor **out) { return wt_layernorm(in[0], in[1], in[2], 1e-5f, out); }
+static wt_status fwd_rms_norm(wt_tensor *const *in, wt_tensor **out) { return wt_rms_norm(in[0], 1, in[1], 1e-5f, out); }
+static wt_status fwd_cross_entropy(wt_tensor *const *in, wt_tensor **out) { return wt_cross_entropy(in[0], in[1], NULL, out); }
+static bool g_causal;
+static wt_status fwd_attention(wt_tensor *const *in, wt_tensor **out)
+{
+    return wt_scaled_dot_product_attention(in[0], in[1], in[2], NULL, g_causal, 0.0f, out);
+}
+static wt_status fwd_attention_mask(wt_tensor *const *in, wt_tensor **out)
+{
+    return wt_scaled_dot_product_attention(in[0], in[1], in[2], in[3], false, 0.7f, out);
+}
+static wt_status fwd_rope(wt_tensor *const *in, wt_tensor **out) { return wt_rope(in[0], 10000.0, 3, WT_ROPE_BHSD, out); }
+static wt_status fwd_conv2d(wt_tensor *const *in, wt_tensor **out)
+{
+    wt_conv_options o;
+    wt_conv_options_init(&o);
+    o.stride[0] = 2;
+    o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
+    return wt_conv2d(in[0], in[1], in[2], &o, out);
+}
+static wt_status fwd_conv1d(wt_tensor *const *in, wt_tensor **out)
+{
+    wt_conv_options o;
+    wt_conv_options_init(&o);
+    o.padding[0] = 1;
+    o.dilation[0] = 2;
+    return wt_conv1d(in[0], in[1], in[2], &o, out);
+}
+static wt_status fwd_max_pool(wt_tensor *const *in, wt_tensor **out)
+{
+    wt_pool_options o;
+    wt_pool_options_init(&o);
+    o.kernel[0] = o.kernel[1] = 2;
+    return wt_max_pool2d(in[0], &o, out, NULL);
+}
+static wt_status fwd_avg_pool(wt_tensor *const *in, wt_tensor **out)
+{
+    wt_pool_options o;
+    wt_pool_options_init(&o);
+    o.kernel[0] = o.kernel[1] = 3;
+    o.stride[0] = o.stride[1] = 2;
+    o.padding[0] = o.padding[1] = 1;
+    return wt_avg_pool2d(in[0], &o, out);
+}
+static wt_status fwd_global_avg(wt_tensor *const *in, wt_tensor **out) { return wt_global_avg_pool2d(in[0], out); }
+static wt_status fwd_global_max(wt_tensor *const *in, wt_tensor **out) { return wt_global_max_pool2d(in[0], out); }
+static wt_status fwd_adaptive_max(wt_tensor *const *in, wt_tensor **out) { return wt_adaptive_max_pool2d(in[0], 2, 2, out, NULL); }
+static wt_status fwd_dropout(wt_tensor *const *in, wt_tensor **out) { return wt_dropout(in[0], 0.3f, 7, out); }
+static wt_status fwd_upsample(wt_tensor *const *in, wt_tensor **out) { return wt_upsample2d(in[0], 2.0, WT_INTERP_BILINEAR, out); }
+
+static wt_status fwd_group_norm(wt_tensor *const *in, wt_tensor **out)
+{
+    return wt_group_norm_v2(in[0], 2, NULL, NULL, NULL, out);
+}
+static wt_status fwd_group_norm_affine(wt_tensor *const *in, wt_tensor **out)
+{
+    return wt_group_norm_v2(in[0], 2, in[1], in[2], NULL, out);
+}
+static wt_status fwd_conv_t(wt_tensor *const *in, wt_tensor **out)
+{
+    wt_conv_options o;
+    wt_conv_options_init(&o);
+    o.stride[0] = 2;
+    return wt_conv_transpose2d(in[0], in[1], in[2], &o, out);
+}
+static wt_status fwd_adaptive_avg(wt_tensor *const *in, wt_tensor **out) { return wt_adaptive_avg_pool2d(in[0], 2, 3, out); }
+static wt_status fwd_adaptive_avg3(wt_tensor *const *in, wt_tensor **out) { return wt_adaptive_avg_pool2d(in[0], 3, 3, out); }
+static wt_status fwd_conv_t_grouped(wt_tensor *const *in, wt_tensor **out)
+{
+    wt_conv_options o;
+    wt_conv_options_init(&o);
+    o.stride[0] = o.stride[1] = 2;
+    o.padding[0] = o.padding[1] = 1;
+    o.dilation[1] = 2;
+    o.groups = 2;
+    o.output_padding[0] = 1;
+    return wt_conv_transpose2d(in[0], in[1], in[2], &o, out);
+}
+static wt_status fwd_batch_norm_train(wt_tensor *const *in, wt_tensor **out)
+{
+    wt_batch_norm_options o;
+    wt_batch_norm_options_init(&o);
+    o.training = true;
+    return wt_batch_norm(in[0], NULL, NULL, in[1], in[2], &o, out, NULL, NULL);
+}
+static wt_status fwd_batch_norm_eval(wt_tensor *const *in, wt_tensor **out)
+{
+    return wt_batch_norm(in[0], in[3], in[4], in[1], in[2], NULL, out, NULL, NULL);
+}
+
+void test_nn(void)
+{
+    /* group_norm without weight and bias is made of recorded ops: its
+     * gradient comes by composition. */
+    spec gn[1] = {{4, {2, 4, 3, 3}, ANY, true}};
+    gradcheck("group_norm (no affine: by composition)", fwd_group_norm, 1, gn, 2e-2, 5e-3);
+    spec gna[3] = {{4, {2, 4, 3, 2}, ANY, true}, {1, {4}, ANY, true}, {1, {4}, ANY, true}};
+    gradcheck("group_norm with weight and bias", fwd_group_norm_affine, 3, gna, 2e-2, 5e-3);
+    spec ct[3] = {{4, {2, 4, 3, 3}, ANY, true}, {4, {4, 3, 2, 2}, ANY, true}, {1, {3}, ANY, true}};
+    gradcheck("conv_transpose2d (stride 2, bias)", fwd_conv_t, 3, ct, 2e-2, 5e-3);
+    spec ctg[3] = {{3, {4, 3, 4}, ANY, true}, {4, {4, 1, 3, 2}, ANY, true}, {1, {2}, ANY, true}};
+    gradcheck("conv_transpose2d (unbatched, groups 2, padding, dilation, output_padding)", fwd_conv_t_grouped, 3,
+              ctg, 2e-2, 5e-3);
+    spec aa[1] = {{4, {2, 3, 5, 7}, ANY, true}};
+    gradcheck("adaptive_avg_pool2d (5x7 -> 2x3, overlapping windows)", fwd_adaptive_avg, 1, aa, 1e-2, 2e-3);
+    spec aa3[1] = {{3, {2, 4, 4}, ANY, true}};
+    gradcheck("adaptive_avg_pool2d (unbatched, 4x4 -> 3x3)", fwd_adaptive_avg3, 1, aa3, 1e-2, 2e-3);
+    spec bnt[3] = {{4, {3, 2, 2, 3}, ANY, true}, {1, {2}, ANY, true}, {1, {2}, ANY, true}};
+    gradcheck("batch_norm (training)", fwd_batch_norm_train, 3, bnt, 2e-2, 5e-3);
+    spec bne[5] = {{3, {4, 3, 2}, ANY, true}, {1, {3}, ANY, true}, {1, {3}, ANY, true}, {1, {3}, ANY, false},
+                   {1, {3}, POSITIVE, false}};
+    gradcheck("batch_norm (inference, running statistics)", fwd_batch_norm_eval, 5, bne, 2e-2, 5e-3);
+    spec mm[2] = {{3, {2, 3, 4}, ANY, true}, {2, {4, 2}, ANY, true}};
+    gradcheck("matmul (broadcast batch)", fwd_matmul, 2, mm, 1e-2, 3e-3);
+    spec mv[2] = {{1, {4}, ANY, true}, {3, {2, 4, 3}, ANY, true, true}};
+    gradcheck("matmul (1-D a, transposed b)", fwd_matmul, 2, mv, 1e-2, 3e-3);
+    spec mv2[2] = {{2, {3, 4}, ANY, true}, {1, {4}, ANY, true}};
+    gradcheck("matmul (1-D b)", fwd_matmul, 2, mv2, 1e-2, 3e-3);
+    spec li[3] = {{3, {2, 2, 4}, ANY, true}, {2, {3, 4}, ANY, true}, {1, {3}, ANY, true}};
+    gradcheck("linear", fwd_linear, 3, li, 1e-2, 3e-3);
+    spec lf[5] = {{2, {2, 4}, ANY, true}, {2, {6, 4}, ANY, true}, {1, {6}, ANY, true}, {1, {4}, ANY, true},
+                  {2, {2, 3}, ANY, true}};
+    gradcheck("linear_fused (rms_norm, swiglu, residual)", fwd_linear_fused, 5, lf, 1e-2, 3e-3);
+    spec sm[1] = {{3, {2, 3, 4}, ANY, true}};
+    for (g_axis = -1; g_axis <= 1; g_axis += 2) {
+        gradcheck(g_axis < 0 ? "softmax (last axis)" : "softmax (axis 1)", fwd_softmax, 1, sm, 1e-2, 2e-3);
+        gradcheck(g_axis < 0 ? "log_softmax (last axis)" : "log_softmax (axis 1)", fwd_log_softmax, 1, sm, 1e-2,
+                  2e-3);
+    }
+    spec ln[3] = {{3, {2, 3, 4}, ANY, true}, {2, {3, 4}, ANY, true}, {2, {3, 4}, ANY, true}};
+    gradcheck("layer_norm (2 axes)", fwd_layer_norm, 3, ln, 2e-2, 5e-3);
+    spec ln1[3] = {{2, {3, 5}, ANY, true}, {1, {5}, ANY, true}, {1, {5}, ANY, true}};
+    gradcheck("layernorm", fwd_layernorm, 3, ln1, 2e-2, 5e-3);
+    spec rn[2] = {{2, {3, 5}, ANY, true}, {1, {5}, ANY, true}};
+    gradcheck("rms_norm", fwd_rms_norm, 2, rn, 2e-2, 5e-3);
+    spec ce[2] = {{2, {4, 5}, ANY, true}, {1, {4}, INDEX, false, false, 5}};
+    gradcheck("cross_entropy", fwd_cross_entropy, 2, ce, 1e-2, 2e-3);
+    spec at[3] = {{4, {1, 2, 3, 4}, ANY, true}, {4, {1, 1, 5, 4}, ANY, true}, {4, {1, 1, 5, 3}, ANY, true}};
+    g_causal = false;
+    gradcheck("attention (grouped heads)", fwd_attention, 3, at, 2e-2, 3e-3);
+    g_causal = true;
+    gradcheck("attention (causal)", fwd_attention, 3, at, 2e-2, 3e-3);
+    spec am[4] = {{3, {2, 3, 4}, ANY, true}, {3, {2, 4, 4}, ANY, true}, {3, {2, 4, 2}, ANY, true},
+                  {2, {3, 4}, ANY, true}};
+    gradcheck("attention (3-D, float mask)", fwd_attention_mask, 4, am, 2e-2, 3e-3);
+    spec ro[1] = {{4, {1, 2, 3, 6}, ANY, true}};
+    gradcheck("rope", fwd_rope, 1, ro, 1e-2, 2e-3);
+    spec cv[3] = {{4, {2, 2, 5, 5}, ANY, true}, {4, {3, 2, 3, 3}, ANY, true}, {1, {3}, ANY, true}};
+    gradcheck("conv2d (stride 2, padding)", fwd_conv2d, 3, cv, 2e-2, 5e-3);
+    spec c1[3] = {{3, {2, 2, 7}, ANY, true}, {3, {3, 2, 3}, ANY, true}, {1, {3}, ANY, true}};
+    gradcheck("conv1d (dilation 2)", fwd_conv1d, 3, c1, 2e-2, 5e-3);
+    spec pl[1] = {{4, {1, 2, 4, 4}, SPREAD, true}};
+    gradcheck("max_pool2d", fwd_max_pool, 1, pl, 1e-2, 2e-3);
+    gradcheck("avg_pool2d", fwd_avg_pool, 1, pl, 1e-2, 2e-3);
+    gradcheck("global_avg_pool2d", fwd_global_avg, 1, pl, 1e-2, 2e-3);
+    gradcheck("global_max_pool2d", fwd_global_max, 1, pl, 1e-2, 2e-3);
+    gradcheck("adaptive_max_pool2d", fwd_adaptive_max, 1, pl, 1e-2, 2e-3);
+    gradcheck("dropout", fwd_dropout, 1, pl, 1e-2, 2e-3);
+    spec up[1] = {{4, {1, 1, 3, 3}, ANY, true}};
+    gradcheck("upsample2d bilinear", fwd_upsample, 1, up, 1e-2, 2e-3);
+}
+
+static wt_status fwd_gelu(wt_tensor *const *in, wt_tensor **out) { return wt_gelu(in[0], out); }
+
+void test_f16(void)
+{
+    spec li[3] = {{2, {6, 16}, ANY, true}, {2, {8, 16}, ANY, true}, {1, {8}, ANY, true}};
+    f16check("linear", fwd_linear, 3, li);
+    spec mm[2] = {{3, {2, 5, 8}, ANY, true}, {2, {8, 3}, ANY, true}};
+    f16check("matmul (broadcast batch)", fwd_matmul, 2, mm);
+    spec un[1] = {{2, {4, 9}, ANY, true}};
+    f16check("gelu", fwd_gelu, 1, un);
+    g_axis = -1;
+    f16check("softmax", fwd_softmax, 1, un);
+    f16check("log_softmax", fwd_log_softmax, 1, un);
+    spec ln[3] = {{3, {2, 3, 8}, ANY, true}, {2, {3, 8}, ANY, true}, {2, {3, 8}, ANY, true}};
+    f16check("layer_norm", fwd_layer_norm, 3, ln);
+    spec rn[2] = {{2, {3, 16}, ANY, true}, {1, {16}, ANY, true}};
+    f16check("rms_norm", fwd_rms_norm, 2, rn);
+    spec ce[2] = {{2, {6, 7}, ANY, true}, {1, {6}, INDEX, false, false, 7}};
+    f16check("cross_entropy", fwd_cross_entropy, 2, ce);
+    spec at[3] = {{4, {1, 2, 6, 8}, ANY, true}, {4, {1, 2, 6, 8}, ANY, true}, {4, {1, 2, 6, 8}, ANY, true}};
+    g_causal = true;
+    f16check("attention (causal)", fwd_attention, 3, at);
+    spec cv[3] = {{4, {2, 3, 6, 6}, ANY, true}, {4, {4, 3, 3, 3}, ANY, true}, {1, {4}, ANY, true}};
+    f16check("conv2d", fwd_conv2d, 3, cv);
+    spec gna[3] = {{4, {2, 4, 3, 2}, ANY, true}, {1, {4}, ANY, true}, {1, {4}, ANY, true}};
+    f16check("group_norm with weight and bias", fwd_group_norm_affine, 3, gna);
+    spec emb[2] = {{2, {9, 8}, ANY, true}, {2, {2, 5}, INDEX, false, false, 9}};
+    f16check("embedding", fwd_embedding, 2, emb);
+}
+
+/* The attention rule without a mask runs the fused backward when asked
+ * (WT_ATTN_BACKWARD=fused; by default where the backend prefers it): on a
+ * fresh context, the backward of a causal attention over
+ * 512 keys must not hold a [512, 512] matrix (1 MiB) at any time, and its
+ * gradients equal those of the composed rule (taken by adding an all-true
+ * bool mask). */
+void test_attention_fused(test_backend b)
+{
+    wt_context *ctx = NULL;
+    if (test_create_context(b, &ctx) != WT_OK) return;
+    setenv("WT_ATTN_BACKWARD", "fused", 1);
+    enum { T = 512, DH = 16 };
+    const int64_t shape[4] = {1, 1, T, DH};
+    float *h = malloc(sizeof(float) * T * DH);
+    wt_tensor *in[3] = {0}, *y = NULL, *seed = NULL, *loss = NULL, *mask = NULL;
+    for (int i = 0; i < 3; i++) {
+        for (int k = 0; k < T * DH; k++) h[k] = test_rng_uniform(-1, 1);
+        wt_tensor_from_data(ctx, WT_F32, 4, shape, h, &in[i]);
+        wt_tensor_set_requires_grad(in[i], true);
+    }
+    for (int k = 0; k < T * DH; k++) h[k] = test_rng_uniform(-1, 1);
+    wt_tensor_from_data(ctx, WT_F32, 4, shape, h, &seed);
+    wt_memory_stats m0 = {0}, m1 = {0};
+    bool ok = wt_scaled_dot_product_attention(in[0], in[1], in[2], NULL, true, 0.0, &y) == WT_OK &&
+              wt_context_sync(ctx) == WT_OK && wt_context_memory_stats(ctx, &m0) == WT_OK &&
+              wt_backward_ex(1, &y, &seed, NULL) == WT_OK && wt_context_sync(ctx) == WT_OK &&
+              wt_context_memory_stats(ctx, &m1) == WT_OK;
+    uint64_t rise = m1.peak_bytes - m0.live_bytes;
+    CHECK(ok && rise < (uint64_t)T * T * 4 / 2, "fused attention backward, causal, 512 keys: the peak rose by %llu "
+          "bytes (a [512, 512] matrix is %d)", (unsigned long long)rise, T * T * 4);
+    printf("fused attention backward (512 keys, head 16): peak %llu bytes above the live ones\n",
+           (unsigned long long)rise);
+    /* The composed rule, through an all-true mask. */
+    const size_t bytes = sizeof(float) * T * DH;
+    float *g1 = malloc(3 * bytes), *g2 = malloc(3 * bytes);
+    for (int i = 0; ok && i < 3; i++) {
+        wt_tensor *g = NULL;
+        ok = wt_tensor_grad(in[i], &g) == WT_OK && g && wt_tensor_read(g, g1 + i * T * DH, bytes) == WT_OK;
+        wt_tensor_release(g);
+        wt_tensor_zero_grad(in[i]);
+    }
+    wt_tensor_release(y);
+    y = NULL;
+    ok = ok && wt_tensor_full(ctx, WT_BOOL, 2, (const int64_t[]){T, T}, 1.0, &mask) == WT_OK &&
+         wt_scaled_dot_product_attention(in[0], in[1], in[2], mask, true, 0.0, &y) == WT_OK &&
+         wt_backward_ex(1, &y, &seed, NULL) == WT_OK;
+    double err = 0, big = 0;
+    for (int i = 0; ok && i < 3; i++) {
+        wt_tensor *g = NULL;
+        ok = wt_tensor_grad(in[i], &g) == WT_OK && g && wt_tensor_read(g, g2 + i * T * DH, bytes) == WT_OK;
+        wt_tensor_release(g);
+        for (int k = i * T * DH; ok && k < (i + 1) * T * DH; k++) {
+            err = fmax(err, fabs(g1[k] - g2[k]));
+            big = fmax(big, fabs(g2[k]));
+        }
+    }
+    CHECK(ok && err <= 1e-4 * big + 1e-6, "fused and composed attention backward agree (max difference %.2g, "
+          "largest %.2g)", err, big);
+    free(g1), free(g2);
+    wt_tensor_release(y), wt_tensor_release(seed), wt_tensor_release(loss), wt_tensor_release(mask);
+    for (int i = 0; i < 3; i++) wt_tensor_release(in[i]);
+    free(h);
+    wt_context_destroy(ctx);
+    unsetenv("WT_ATTN_BACKWARD");
+}
+
+/* The gradients of q, k, v for loss = sum(seed * attention(q, k, v)) with
+ * WT_ATTN_BACKWARD set to knob; false when a step fails. */
+static bool attention_grads(wt_context *ctx, const char *knob, const int64_t *const *shapes, bool causal,
+                            float *const *host, float *const *grads)
+{
+    setenv("WT_ATTN_BACKWARD", knob, 1);
+    wt_tensor *t[4] = {0}, *y = NULL;
+    bool ok = true;
+    for (int i = 0; i < 4 && ok; i++) {
+        ok = wt_tensor_from_data(ctx, WT_F32, 4, shapes[i], host[i], &t[i]) == WT_OK;
+        if (ok && i < 3) ok = wt_tensor_set_requires_grad(t[i], true) == WT_OK;
+    }
+    ok = ok && wt_scaled_dot_product_attention(t[0], t[1], t[2], NULL, causal, 0.0, &y) == WT_OK &&
+         wt_backward_ex(1, &y, &t[3], NULL) == WT_OK;
+    for (int i = 0; i < 3 && ok; i++) {
+        wt_tensor *g = NULL;
+        ok = wt_tensor_grad(t[i], &g) == WT_OK && g &&
+             wt_tensor_read(g, grads[i], sizeof(float) * (size_t)wt_tensor_numel(t[i])) == WT_OK;
+        wt_tensor_release(g);
+    }
+    wt_tensor_release(y);
+    for (int i = 0; i < 4; i++) wt_tensor_release(t[i]);
+    unsetenv("WT_ATTN_BACKWARD");
+    return ok;
+}
+
+/* The fused attention backward against the composed rule (public ops,
+ * on the CPU: matrix products and softmax there, and no shader for a
+ * software adapter to compile) over shapes that reach the tiled kernels' edges: sequence lengths that
+ * are no multiple of a tile, more queries than keys under causality (rows
+ * that see no key), grouped heads, a single query, head dims below 64 (16:
+ * the shader variants the test above compiles) and at 64, and head dims
+ * the tiled kernels do not take (the untiled ones run). Few shader
+ * variants: a software adapter compiles each for seconds to tens. */
+void test_attention_fused_shapes(test_backend b)
+{
+    wt_context *ctx = NULL;
+    if (test_create_context(b, &ctx) != WT_OK) return;
+    static const struct {
+        int64_t B, Hq, Hkv, Sq, Skv, D, Dv;
+        bool causal;
+    } cases[] = {
+        {2, 4, 2, 37, 45, 16, 16, false}, {2, 4, 2, 37, 45, 16, 16, true}, {1, 2, 1, 45, 33, 16, 16, true},
+        {2, 2, 1, 1, 17, 16, 16, false},  {1, 1, 1, 70, 70, 64, 64, true}, {1, 2, 2, 19, 23, 6, 5, true},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t qs[4] = {cases[c].B, cases[c].Hq, cases[c].Sq, cases[c].D},
+                      ks[4] = {cases[c].B, cases[c].Hkv, cases[c].Skv, cases[c].D},
+                      vs[4] = {cases[c].B, cases[c].Hkv, cases[c].Skv, cases[c].Dv},
+                      gs[4] = {cases[c].B, cases[c].Hq, cases[c].Sq, cases[c].Dv};
+        const size_t n[4] = {(size_t)(qs[0] * qs[1] * qs[2] * qs[3]), (size_t)(ks[0] * ks[1] * ks[2] * ks[3]),
+                             (size_t)(vs[0] * vs[1] * vs[2] * vs[3]), (size_t)(gs[0] * gs[1] * gs[2] * gs[3])};
+        float *host[4], *fused[3], *composed[3];
+        for (int i = 0; i < 4; i++) {
+            host[i] = malloc(sizeof(float) * n[i]);
+            for (size_t e = 0; e < n[i]; e++) host[i][e] = test_rng_uniform(-1.5f, 1.5f);
+        }
+        for (int i = 0; i < 3; i++) fused[i] = malloc(sizeof(float) * n[i]), composed[i] = malloc(sizeof(float) * n[i]);
+        const int64_t *shapes[4] = {qs, ks, vs, gs};
+        bool ok = attention_grads(ctx, "fused", shapes, cases[c].causal, host, fused) &&
+                  attention_grads(g_cpu, "composed", shapes, cases[c].causal, host, composed);
+        double err = 0, big = 0;
+        for (int i = 0; ok && i < 3; i++)
+            for (size_t e = 0; e < n[i]; e++) {
+                err = fmax(err, fabs(fused[i][e] - composed[i][e]));
+                big = fmax(big, fabs(composed[i][e]));
+            }
+        printf("fused attention backward, B %lld Hq %lld Hkv %lld Sq %lld Skv %lld D %lld Dv %lld%s: max "
+               "difference %.2g to the composed rule (largest %.2g)\n", (long long)qs[0], (long long)qs[1],
+               (long long)ks[1], (long long)qs[2], (long long)ks[2], (long long)qs[3], (long long)vs[3],
+               cases[c].causal ? " causal" : "", err, big);
+        CHECK(ok && err <= 2e-5 * (big + 1.0), "fused attention backward, B %lld Hq %lld Hkv %lld Sq %lld Skv %lld "
+              "D %lld Dv %lld%s: max difference %.2g to the composed rule (largest %.2g)", (long long)qs[0],
+              (long long)qs[1], (long long)ks[1], (long long)qs[2], (long long)ks[2], (long long)qs[3],
+              (long long)vs[3], cases[c].causal ? " causal" : "", err, big);
+        for (int i = 0; i < 4; i++) free(host[i]);
+        for (int i = 0; i < 3; i++) free(fused[i]), free(composed[i]);
+    }
+    wt_context_destroy(ctx);
+}
