@@ -2,128 +2,17 @@
  * and aligned tensor data. The reader parses the whole header into an
  * arena owned by the handle, checking every count and length against the
  * bytes left before it allocates or reads; tensor data is read later, per
- * tensor, straight from the source. */
-#include "io/io.h"
+ * tensor, straight from the source. The writer is gguf_writer.c; what
+ * both use (ggml's type table, the arena), gguf_format.c. */
+#include "io/gguf_format.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define GGUF_DEFAULT_ALIGNMENT 32u
 /* Bytes of header held at once when reading from a file. */
 #define GGUF_WINDOW ((size_t)64 << 10)
-
-/* ------------------------------------------------------ ggml type table
- * Block size (elements per block) and type size (bytes per block), as in
- * ggml's type traits. Ids ggml removed or never used have no name. */
-typedef struct ggml_type_row {
-    const char *name;
-    int block, size;
-} ggml_type_row;
-
-static const ggml_type_row GGML_TYPES[] = {
-    [0] = {"F32", 1, 4},        [1] = {"F16", 1, 2},         [2] = {"Q4_0", 32, 18},
-    [3] = {"Q4_1", 32, 20},     [6] = {"Q5_0", 32, 22},      [7] = {"Q5_1", 32, 24},
-    [8] = {"Q8_0", 32, 34},     [9] = {"Q8_1", 32, 36},      [10] = {"Q2_K", 256, 84},
-    [11] = {"Q3_K", 256, 110},  [12] = {"Q4_K", 256, 144},   [13] = {"Q5_K", 256, 176},
-    [14] = {"Q6_K", 256, 210},  [15] = {"Q8_K", 256, 292},   [16] = {"IQ2_XXS", 256, 66},
-    [17] = {"IQ2_XS", 256, 74}, [18] = {"IQ3_XXS", 256, 98}, [19] = {"IQ1_S", 256, 50},
-    [20] = {"IQ4_NL", 32, 18},  [21] = {"IQ3_S", 256, 110},  [22] = {"IQ2_S", 256, 82},
-    [23] = {"IQ4_XS", 256, 136}, [24] = {"I8", 1, 1},        [25] = {"I16", 1, 2},
-    [26] = {"I32", 1, 4},       [27] = {"I64", 1, 8},        [28] = {"F64", 1, 8},
-    [29] = {"IQ1_M", 256, 56},  [30] = {"BF16", 1, 2},       [34] = {"TQ1_0", 256, 54},
-    [35] = {"TQ2_0", 256, 66},  [39] = {"MXFP4", 32, 17},    [40] = {"NVFP4", 64, 36},
-};
-#define GGML_NTYPES (sizeof GGML_TYPES / sizeof GGML_TYPES[0])
-
-enum { GGML_F32 = 0, GGML_F16 = 1, GGML_I8 = 24, GGML_I16 = 25, GGML_I32 = 26, GGML_I64 = 27, GGML_F64 = 28,
-       GGML_BF16 = 30 };
-
-static const ggml_type_row *ggml_row(uint32_t t)
-{
-    return t < GGML_NTYPES && GGML_TYPES[t].name ? &GGML_TYPES[t] : NULL;
-}
-
-wt_status wt_gguf_type_info(uint32_t ggml_type, const char **name, int *block_size, int *type_size)
-{
-    const ggml_type_row *r = ggml_row(ggml_type);
-    if (name) *name = r ? r->name : NULL;
-    if (block_size) *block_size = r ? r->block : 0;
-    if (type_size) *type_size = r ? r->size : 0;
-    if (!r) return wt_fail(WT_ERR_UNSUPPORTED, "wt_gguf_type_info: unknown ggml type id %" PRIu32, ggml_type);
-    return WT_OK;
-}
-
-/* Bytes of a tensor of this type and these dims (innermost first), or
- * false when a row is not a whole number of blocks or the size overflows
- * (why says which). */
-static bool tensor_bytes(const ggml_type_row *r, int n_dims, const uint64_t *dims, uint64_t *numel, uint64_t *bytes,
-                         const char **why)
-{
-    uint64_t n = 1;
-    for (int d = 0; d < n_dims; d++) {
-        if (dims[d] > (uint64_t)INT64_MAX || (dims[d] != 0 && n > (uint64_t)INT64_MAX / dims[d])) {
-            *why = "its element count overflows";
-            return false;
-        }
-        n *= dims[d];
-    }
-    uint64_t row = n_dims > 0 ? dims[0] : 1;
-    if (row % (uint64_t)r->block != 0) {
-        *why = "its first dimension is not a whole number of blocks";
-        return false;
-    }
-    uint64_t blocks = n / (uint64_t)r->block;
-    if (blocks > UINT64_MAX / (uint64_t)r->size || blocks * (uint64_t)r->size > (uint64_t)SIZE_MAX) {
-        *why = "its byte size overflows";
-        return false;
-    }
-    *numel = n;
-    *bytes = blocks * (uint64_t)r->size;
-    return true;
-}
-
-/* ---------------------------------------------------------------- arena */
-
-typedef struct arena_block {
-    struct arena_block *next;
-    size_t used, cap;
-    _Alignas(16) unsigned char data[];
-} arena_block;
-
-typedef struct arena {
-    arena_block *head;
-} arena;
-
-static void *arena_alloc(arena *a, size_t n)
-{
-    n = (n + 15) & ~(size_t)15;
-    if (n == 0) n = 16;
-    arena_block *b = a->head;
-    if (!b || b->cap - b->used < n) {
-        size_t cap = n > ((size_t)64 << 10) ? n : ((size_t)64 << 10);
-        if (cap > SIZE_MAX - sizeof *b) return NULL;
-        b = malloc(sizeof *b + cap);
-        if (!b) return NULL;
-        b->used = 0;
-        b->cap = cap;
-        b->next = a->head;
-        a->head = b;
-    }
-    void *p = b->data + b->used;
-    b->used += n;
-    return p;
-}
-
-static void arena_free(arena *a)
-{
-    while (a->head) {
-        arena_block *n = a->head->next;
-        free(a->head);
-        a->head = n;
-    }
-}
 
 /* ------------------------------------------------------------ the reader */
 
@@ -139,7 +28,7 @@ typedef struct gguf_tensor {
 
 struct wt_gguf {
     io_source src;
-    arena mem;
+    gguf_arena mem;
     uint32_t version, alignment;
     gguf_kv *kv;
     int nkv;
@@ -193,11 +82,6 @@ static wt_status cur_read(cur *c, void *dst, uint64_t n, const char *what)
 static wt_status cur_u32(cur *c, uint32_t *v, const char *what) { return cur_read(c, v, 4, what); }
 static wt_status cur_u64(cur *c, uint64_t *v, const char *what) { return cur_read(c, v, 8, what); }
 
-static wt_status oom(const char *fn)
-{
-    return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
-}
-
 /* A length-prefixed string into the arena, NUL-terminated. nul_ok: the
  * string may hold NUL bytes (values may; keys and names may not, since
  * they are looked up as C strings). */
@@ -212,8 +96,8 @@ static wt_status read_string(wt_gguf *g, cur *c, const char *what, bool nul_ok, 
         return past_end(c, at, n > UINT64_MAX - 8 ? UINT64_MAX : 8 + n, w);
     }
     /* (a file source may be larger than the address space) */
-    char *s = n < SIZE_MAX ? arena_alloc(&g->mem, (size_t)n + 1) : NULL;
-    if (!s) return oom(c->fn);
+    char *s = n < SIZE_MAX ? gguf_arena_alloc(&g->mem, (size_t)n + 1) : NULL;
+    if (!s) return gguf_oom(c->fn);
     if ((st = cur_read(c, s, n, what)) != WT_OK) return st;
     s[n] = 0;
     if (!nul_ok && memchr(s, 0, (size_t)n))
@@ -221,26 +105,6 @@ static wt_status read_string(wt_gguf *g, cur *c, const char *what, bool nul_ok, 
     *out = s;
     if (len) *len = n;
     return WT_OK;
-}
-
-static size_t value_size(wt_gguf_type t)
-{
-    switch (t) {
-    case WT_GGUF_U8: case WT_GGUF_I8: case WT_GGUF_BOOL: return 1;
-    case WT_GGUF_U16: case WT_GGUF_I16: return 2;
-    case WT_GGUF_U32: case WT_GGUF_I32: case WT_GGUF_F32: return 4;
-    case WT_GGUF_U64: case WT_GGUF_I64: case WT_GGUF_F64: return 8;
-    default: return 0; /* STRING, ARRAY: variable */
-    }
-}
-
-static bool type_known(uint32_t t) { return t <= WT_GGUF_F64; }
-
-static const char *type_name(wt_gguf_type t)
-{
-    static const char *const names[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool",
-                                        "string", "array", "u64", "i64", "f64"};
-    return type_known((uint32_t)t) ? names[t] : "unknown";
 }
 
 /* A scalar's value from its little-endian bytes. */
@@ -266,7 +130,7 @@ static wt_status read_value(wt_gguf *g, cur *c, wt_gguf_type type, wt_gguf_value
 {
     memset(v, 0, sizeof *v);
     v->type = type;
-    size_t es = value_size(type);
+    size_t es = gguf_value_size(type);
     if (es) {
         uint8_t b[8];
         wt_status st = cur_read(c, b, es, "a value");
@@ -280,32 +144,32 @@ static wt_status read_value(wt_gguf *g, cur *c, wt_gguf_type type, wt_gguf_value
     wt_status st = cur_u32(c, &et, "an array's element type");
     if (st == WT_OK) st = cur_u64(c, &v->count, "an array's length");
     if (st != WT_OK) return st;
-    if (!type_known(et))
+    if (!gguf_type_known(et))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: byte %" PRIu64 ": array of unknown value type %" PRIu32, c->fn, at, et);
     if (depth >= WT_GGUF_MAX_NESTING)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: byte %" PRIu64 ": arrays nested deeper than %d", c->fn, at,
                        WT_GGUF_MAX_NESTING);
     v->elem_type = (wt_gguf_type)et;
-    size_t ees = value_size(v->elem_type);
+    size_t ees = gguf_value_size(v->elem_type);
     /* Each element takes at least this many bytes of the file: a count the
      * rest of the file cannot hold is refused before anything is made. */
     uint64_t least = ees ? ees : (et == WT_GGUF_STRING ? 8 : 12);
     if (v->count > cur_left(c) / least) {
         char w[96];
-        snprintf(w, sizeof w, "an array of %" PRIu64 " %s values", v->count, type_name(v->elem_type));
+        snprintf(w, sizeof w, "an array of %" PRIu64 " %s values", v->count, gguf_type_name(v->elem_type));
         return past_end(c, at, v->count > UINT64_MAX / least ? UINT64_MAX : v->count * least, w);
     }
-    if (v->count > SIZE_MAX / sizeof(wt_gguf_value)) return oom(c->fn);
+    if (v->count > SIZE_MAX / sizeof(wt_gguf_value)) return gguf_oom(c->fn);
     if (ees) {
-        void *e = arena_alloc(&g->mem, (size_t)(v->count * ees));
-        if (!e) return oom(c->fn);
+        void *e = gguf_arena_alloc(&g->mem, (size_t)(v->count * ees));
+        if (!e) return gguf_oom(c->fn);
         v->elems = e;
         return cur_read(c, e, v->count * ees, "array elements");
     }
     size_t items_bytes;
-    if (!wt_mul_size((size_t)v->count, sizeof(wt_gguf_value), &items_bytes)) return oom(c->fn);
-    wt_gguf_value *items = arena_alloc(&g->mem, items_bytes);
-    if (!items) return oom(c->fn);
+    if (!wt_mul_size((size_t)v->count, sizeof(wt_gguf_value), &items_bytes)) return gguf_oom(c->fn);
+    wt_gguf_value *items = gguf_arena_alloc(&g->mem, items_bytes);
+    if (!items) return gguf_oom(c->fn);
     v->items = items;
     for (uint64_t k = 0; k < v->count; k++)
         if ((st = read_value(g, c, v->elem_type, &items[k], depth + 1)) != WT_OK) return st;
@@ -333,7 +197,7 @@ static wt_status check_alignment(const char *fn, wt_gguf *g)
         if (strcmp(g->kv[i].key, "general.alignment") != 0) continue;
         const wt_gguf_value *v = &g->kv[i].v;
         if (v->type != WT_GGUF_U32)
-            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: general.alignment is a %s, not a u32", fn, type_name(v->type));
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: general.alignment is a %s, not a u32", fn, gguf_type_name(v->type));
         if (v->u == 0 || (v->u & (v->u - 1)) != 0)
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: general.alignment %" PRIu64 " is not a power of two", fn, v->u);
         g->alignment = (uint32_t)v->u;
@@ -357,13 +221,13 @@ static wt_status read_tensor_info(wt_gguf *g, cur *c, gguf_tensor *t)
     if (st == WT_OK) st = cur_u32(c, &in->ggml_type, "a tensor's type");
     if (st == WT_OK) st = cur_u64(c, &in->offset, "a tensor's offset");
     if (st != WT_OK) return st;
-    const ggml_type_row *r = ggml_row(in->ggml_type);
+    const ggml_type_row *r = gguf_ggml_type(in->ggml_type);
     if (!r)
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: byte %" PRIu64 ": tensor '%s' has unknown ggml type id %" PRIu32,
                        c->fn, t->at, in->name, in->ggml_type);
     in->type_name = r->name;
     const char *why = NULL;
-    if (!tensor_bytes(r, in->n_dims, in->dims, &in->numel, &in->bytes, &why))
+    if (!gguf_tensor_bytes(r, in->n_dims, in->dims, &in->numel, &in->bytes, &why))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: byte %" PRIu64 ": tensor '%s' (%s): %s", c->fn, t->at, in->name,
                        r->name, why);
     for (int d = 0; d < in->n_dims; d++) in->shape[d] = (int64_t)in->dims[in->n_dims - 1 - d];
@@ -392,7 +256,7 @@ static wt_status check_tensors(const char *fn, wt_gguf *g, uint64_t data_start)
     g->by_name = malloc(sizeof *g->by_name * (size_t)g->ntensors);
     if (!order || !g->by_name) {
         free(order);
-        return oom(fn);
+        return gguf_oom(fn);
     }
     for (int i = 0; i < g->ntensors; i++) order[i] = g->by_name[i] = i;
     g_sorting = g;
@@ -431,7 +295,7 @@ static wt_status check_unique_keys(const char *fn, wt_gguf *g)
 {
     if (g->nkv < 2) return WT_OK;
     const gguf_kv **p = malloc(sizeof *p * (size_t)g->nkv);
-    if (!p) return oom(fn);
+    if (!p) return gguf_oom(fn);
     for (int i = 0; i < g->nkv; i++) p[i] = &g->kv[i];
     qsort(p, (size_t)g->nkv, sizeof *p, by_key_cmp);
     wt_status st = WT_OK;
@@ -445,7 +309,7 @@ static wt_status check_unique_keys(const char *fn, wt_gguf *g)
 static wt_status parse(const char *fn, wt_gguf *g)
 {
     uint8_t *win = g->src.fd >= 0 ? malloc(GGUF_WINDOW) : NULL;
-    if (g->src.fd >= 0 && !win) return oom(fn);
+    if (g->src.fd >= 0 && !win) return gguf_oom(fn);
     cur c = {fn, &g->src, 0, win, 0, 0};
     uint8_t magic[4];
     uint64_t nt = 0, nkv = 0;
@@ -471,7 +335,7 @@ static wt_status parse(const char *fn, wt_gguf *g)
                      nt, g->src.size);
     if (st == WT_OK && nkv > 0) {
         g->kv = calloc((size_t)nkv, sizeof *g->kv);
-        if (!g->kv) st = oom(fn);
+        if (!g->kv) st = gguf_oom(fn);
     }
     for (uint64_t i = 0; i < nkv && st == WT_OK; i++) {
         gguf_kv *kv = &g->kv[i];
@@ -479,7 +343,7 @@ static wt_status parse(const char *fn, wt_gguf *g)
         uint32_t t;
         st = read_string(g, &c, "a key", false, &kv->key, NULL);
         if (st == WT_OK) st = cur_u32(&c, &t, "a value type");
-        if (st == WT_OK && !type_known(t))
+        if (st == WT_OK && !gguf_type_known(t))
             st = wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: byte %" PRIu64 ": key '%s' has unknown value type %" PRIu32, fn, at,
                          kv->key, t);
         if (st == WT_OK) st = read_value(g, &c, (wt_gguf_type)t, &kv->v, 0);
@@ -489,7 +353,7 @@ static wt_status parse(const char *fn, wt_gguf *g)
     if (st == WT_OK) st = check_alignment(fn, g);
     if (st == WT_OK && nt > 0) {
         g->tensors = calloc((size_t)nt, sizeof *g->tensors);
-        if (!g->tensors) st = oom(fn);
+        if (!g->tensors) st = gguf_oom(fn);
     }
     for (uint64_t i = 0; i < nt && st == WT_OK; i++) {
         st = read_tensor_info(g, &c, &g->tensors[i]);
@@ -509,7 +373,7 @@ static wt_status parse(const char *fn, wt_gguf *g)
 static void gguf_free(wt_gguf *g)
 {
     io_source_close(&g->src);
-    arena_free(&g->mem);
+    gguf_arena_free(&g->mem);
     free(g->kv);
     free(g->tensors);
     free(g->by_name);
@@ -521,7 +385,7 @@ static wt_status open_source(const char *fn, io_source src, wt_gguf **out)
     wt_gguf *g = calloc(1, sizeof *g);
     if (!g) {
         io_source_close(&src);
-        return oom(fn);
+        return gguf_oom(fn);
     }
     g->src = src;
     wt_status st = parse(fn, g);
@@ -593,7 +457,7 @@ static wt_status lookup(const char *fn, const wt_gguf *f, const char *key, const
 
 static wt_status mismatch(const char *fn, const char *key, wt_gguf_type have, const char *want)
 {
-    return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: key '%s' is a %s, not %s", fn, key, type_name(have), want);
+    return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: key '%s' is a %s, not %s", fn, key, gguf_type_name(have), want);
 }
 
 wt_status wt_gguf_find_kv(const wt_gguf *f, const char *key, wt_gguf_value *value)
@@ -663,12 +527,12 @@ wt_status wt_gguf_get_array(const wt_gguf *f, const char *key, wt_gguf_type elem
     const gguf_kv *kv;
     wt_status st = lookup(fn, f, key, out, &kv);
     if (st != WT_OK) return st;
-    if (!type_known((uint32_t)elem_type))
+    if (!gguf_type_known((uint32_t)elem_type))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: elem_type %d is not a GGUF value type", fn, (int)elem_type);
     if (kv->v.type != WT_GGUF_ARRAY) return mismatch(fn, key, kv->v.type, "an array");
     if (kv->v.elem_type != elem_type)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: key '%s' is an array of %s, not of %s", fn, key,
-                       type_name(kv->v.elem_type), type_name(elem_type));
+                       gguf_type_name(kv->v.elem_type), gguf_type_name(elem_type));
     *out = kv->v;
     return WT_OK;
 }
@@ -753,351 +617,4 @@ wt_status wt_gguf_read_raw(const wt_gguf *f, const char *name, void *dst, size_t
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: tensor '%s' has %" PRIu64 " bytes, size is %zu", fn, name,
                        t->info.bytes, size);
     return io_source_read(fn, &f->src, t->info.file_offset, dst, size);
-}
-
-/* ------------------------------------------------------------ the writer */
-
-typedef struct w_kv {
-    char *key;
-    arena mem; /* the value's copy */
-    wt_gguf_value v;
-} w_kv;
-
-typedef struct w_tensor {
-    char *name;
-    uint32_t type;
-    int n_dims;
-    uint64_t dims[WT_GGUF_MAX_DIMS];
-    uint64_t bytes;
-    wt_tensor *t; /* retained; or */
-    void *raw;    /* a copy of the bytes */
-} w_tensor;
-
-struct wt_gguf_writer {
-    w_kv *kv;
-    int nkv, kv_cap;
-    w_tensor *tensors;
-    int ntensors, t_cap;
-};
-
-wt_status wt_gguf_writer_create(wt_gguf_writer **out)
-{
-    if (!out) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_gguf_writer_create: out is NULL");
-    *out = calloc(1, sizeof **out);
-    return *out ? WT_OK : oom("wt_gguf_writer_create");
-}
-
-void wt_gguf_writer_destroy(wt_gguf_writer *w)
-{
-    if (!w) return;
-    for (int i = 0; i < w->nkv; i++) {
-        free(w->kv[i].key);
-        arena_free(&w->kv[i].mem);
-    }
-    for (int i = 0; i < w->ntensors; i++) {
-        free(w->tensors[i].name);
-        wt_tensor_release(w->tensors[i].t);
-        free(w->tensors[i].raw);
-    }
-    free(w->kv);
-    free(w->tensors);
-    free(w);
-}
-
-/* Checks a caller's value and deep-copies it into a. */
-static wt_status copy_value(const char *fn, arena *a, const wt_gguf_value *src, wt_gguf_value *dst, int depth)
-{
-    if (!type_known((uint32_t)src->type))
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: value type %d is not a GGUF value type", fn, (int)src->type);
-    memset(dst, 0, sizeof *dst);
-    dst->type = src->type;
-    if (value_size(src->type)) {
-        dst->u = src->type == WT_GGUF_BOOL ? src->u != 0 : src->u;
-        dst->i = src->i;
-        dst->f = src->f;
-        return WT_OK;
-    }
-    if (src->type == WT_GGUF_STRING) {
-        if (!src->str && src->str_len > 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: a string value is NULL", fn);
-        if (src->str_len >= SIZE_MAX) return oom(fn);
-        char *s = arena_alloc(a, (size_t)src->str_len + 1);
-        if (!s) return oom(fn);
-        if (src->str_len) memcpy(s, src->str, (size_t)src->str_len);
-        s[src->str_len] = 0;
-        dst->str = s;
-        dst->str_len = src->str_len;
-        return WT_OK;
-    }
-    if (!type_known((uint32_t)src->elem_type))
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: array element type %d is not a GGUF value type", fn,
-                       (int)src->elem_type);
-    if (depth >= WT_GGUF_MAX_NESTING)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: arrays nested deeper than %d", fn, WT_GGUF_MAX_NESTING);
-    dst->elem_type = src->elem_type;
-    dst->count = src->count;
-    size_t es = value_size(src->elem_type), bytes;
-    if (es) {
-        if (!src->elems && src->count > 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: array elems is NULL", fn);
-        if (src->count > SIZE_MAX || !wt_mul_size((size_t)src->count, es, &bytes)) return oom(fn);
-        void *e = arena_alloc(a, bytes);
-        if (!e) return oom(fn);
-        if (bytes) memcpy(e, src->elems, bytes);
-        if (src->elem_type == WT_GGUF_BOOL)
-            for (size_t k = 0; k < bytes; k++) ((uint8_t *)e)[k] = ((uint8_t *)e)[k] != 0;
-        dst->elems = e;
-        return WT_OK;
-    }
-    if (!src->items && src->count > 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: array items is NULL", fn);
-    if (src->count > SIZE_MAX || !wt_mul_size((size_t)src->count, sizeof(wt_gguf_value), &bytes)) return oom(fn);
-    wt_gguf_value *items = arena_alloc(a, bytes);
-    if (!items) return oom(fn);
-    dst->items = items;
-    for (uint64_t k = 0; k < src->count; k++) {
-        if (src->items[k].type != src->elem_type)
-            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: array item %" PRIu64 " is a %s in an array of %s", fn, k,
-                           type_name(src->items[k].type), type_name(src->elem_type));
-        wt_status st = copy_value(fn, a, &src->items[k], &items[k], depth + 1);
-        if (st != WT_OK) return st;
-    }
-    return WT_OK;
-}
-
-static char *dup_string(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d) memcpy(d, s, n);
-    return d;
-}
-
-wt_status wt_gguf_writer_set(wt_gguf_writer *w, const char *key, const wt_gguf_value *value)
-{
-    const char *fn = "wt_gguf_writer_set";
-    if (!w || !key || !value) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: NULL argument", fn);
-    if (!key[0]) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: key is empty", fn);
-    if (strcmp(key, "general.alignment") == 0 &&
-        (value->type != WT_GGUF_U32 || value->u == 0 || value->u > UINT32_MAX || (value->u & (value->u - 1)) != 0))
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: general.alignment must be a u32 power of two", fn);
-    w_kv nk = {0};
-    wt_status st = copy_value(fn, &nk.mem, value, &nk.v, 0);
-    if (st != WT_OK) {
-        arena_free(&nk.mem);
-        return st;
-    }
-    for (int i = 0; i < w->nkv; i++)
-        if (strcmp(w->kv[i].key, key) == 0) { /* replaced in place */
-            arena_free(&w->kv[i].mem);
-            w->kv[i].mem = nk.mem;
-            w->kv[i].v = nk.v;
-            return WT_OK;
-        }
-    nk.key = dup_string(key);
-    if (!nk.key || (w->nkv == w->kv_cap && w->kv_cap > INT32_MAX / 2)) {
-        free(nk.key);
-        arena_free(&nk.mem);
-        return oom(fn);
-    }
-    if (w->nkv == w->kv_cap) {
-        int cap = w->kv_cap ? 2 * w->kv_cap : 16;
-        w_kv *p = realloc(w->kv, sizeof *p * (size_t)cap);
-        if (!p) {
-            free(nk.key);
-            arena_free(&nk.mem);
-            return oom(fn);
-        }
-        w->kv = p;
-        w->kv_cap = cap;
-    }
-    w->kv[w->nkv++] = nk;
-    return WT_OK;
-}
-
-wt_status wt_gguf_writer_set_u32(wt_gguf_writer *w, const char *key, uint32_t v)
-{
-    wt_gguf_value val = {.type = WT_GGUF_U32, .u = v};
-    return wt_gguf_writer_set(w, key, &val);
-}
-
-wt_status wt_gguf_writer_set_string(wt_gguf_writer *w, const char *key, const char *s)
-{
-    if (!s) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_gguf_writer_set_string: s is NULL");
-    wt_gguf_value val = {.type = WT_GGUF_STRING, .str = s, .str_len = strlen(s)};
-    return wt_gguf_writer_set(w, key, &val);
-}
-
-/* ggml's readers refuse names of GGML_MAX_NAME (64) bytes or more. */
-#define GGUF_MAX_NAME 63
-
-static wt_status add_entry(const char *fn, wt_gguf_writer *w, const char *name, w_tensor *e)
-{
-    if (!name || !name[0] || strlen(name) > GGUF_MAX_NAME)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: a tensor name must have 1 to %d bytes", fn, GGUF_MAX_NAME);
-    for (int i = 0; i < w->ntensors; i++)
-        if (strcmp(w->tensors[i].name, name) == 0)
-            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: tensor name '%s' is taken", fn, name);
-    if (w->ntensors == w->t_cap) {
-        if (w->t_cap > INT32_MAX / 2) return oom(fn);
-        int cap = w->t_cap ? 2 * w->t_cap : 16;
-        w_tensor *p = realloc(w->tensors, sizeof *p * (size_t)cap);
-        if (!p) return oom(fn);
-        w->tensors = p;
-        w->t_cap = cap;
-    }
-    if (!(e->name = dup_string(name))) return oom(fn);
-    w->tensors[w->ntensors++] = *e;
-    return WT_OK;
-}
-
-wt_status wt_gguf_writer_add_tensor(wt_gguf_writer *w, const char *name, const wt_tensor *t)
-{
-    const char *fn = "wt_gguf_writer_add_tensor";
-    if (!w || !t) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: NULL argument", fn);
-    w_tensor e = {0};
-    switch (wt_tensor_dtype(t)) {
-    case WT_F32: e.type = GGML_F32; break;
-    case WT_F16: e.type = GGML_F16; break;
-    case WT_I32: e.type = GGML_I32; break;
-    default:
-        return wt_fail(WT_ERR_UNSUPPORTED, "%s: dtype %s has no GGUF type here (F32, F16 and I32 are written)", fn,
-                       wt_dtype_name(wt_tensor_dtype(t)));
-    }
-    int nd = wt_tensor_ndim(t);
-    if (nd > WT_GGUF_MAX_DIMS)
-        return wt_fail(WT_ERR_UNSUPPORTED, "%s: %d dims (GGUF holds at most %d)", fn, nd, WT_GGUF_MAX_DIMS);
-    const int64_t *shape = wt_tensor_shape(t);
-    e.n_dims = nd ? nd : 1;
-    e.dims[0] = 1;
-    for (int d = 0; d < nd; d++) e.dims[d] = (uint64_t)shape[nd - 1 - d];
-    e.bytes = (uint64_t)wt_tensor_numel(t) * wt_dtype_size(wt_tensor_dtype(t));
-    e.t = (wt_tensor *)t;
-    wt_status st = add_entry(fn, w, name, &e);
-    if (st == WT_OK) wt_tensor_retain((wt_tensor *)t);
-    return st;
-}
-
-wt_status wt_gguf_writer_add_raw(wt_gguf_writer *w, const char *name, uint32_t ggml_type, int n_dims,
-                                 const uint64_t *dims, const void *data, size_t bytes)
-{
-    const char *fn = "wt_gguf_writer_add_raw";
-    if (!w || !dims) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: NULL argument", fn);
-    const ggml_type_row *r = ggml_row(ggml_type);
-    if (!r) return wt_fail(WT_ERR_UNSUPPORTED, "%s: unknown ggml type id %" PRIu32, fn, ggml_type);
-    if (n_dims < 1 || n_dims > WT_GGUF_MAX_DIMS)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: n_dims %d outside [1, %d]", fn, n_dims, WT_GGUF_MAX_DIMS);
-    w_tensor e = {.type = ggml_type, .n_dims = n_dims};
-    memcpy(e.dims, dims, sizeof *dims * (size_t)n_dims);
-    uint64_t numel;
-    const char *why;
-    if (!tensor_bytes(r, n_dims, e.dims, &numel, &e.bytes, &why))
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: tensor '%s' (%s): %s", fn, name ? name : "(null)", r->name, why);
-    if (bytes != e.bytes)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: %s dims need %" PRIu64 " bytes, %zu given", fn, r->name, e.bytes,
-                       bytes);
-    if (!data && bytes > 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: data is NULL", fn);
-    e.raw = malloc(bytes ? bytes : 1);
-    if (!e.raw) return oom(fn);
-    if (bytes) memcpy(e.raw, data, bytes);
-    wt_status st = add_entry(fn, w, name, &e);
-    if (st != WT_OK) free(e.raw);
-    return st;
-}
-
-static bool put(FILE *f, const void *p, size_t n) { return io_write_all(f, p, n); }
-static bool put_u32(FILE *f, uint32_t v) { return put(f, &v, 4); }
-static bool put_u64(FILE *f, uint64_t v) { return put(f, &v, 8); }
-static bool put_str(FILE *f, const char *s, uint64_t n) { return put_u64(f, n) && put(f, s, (size_t)n); }
-
-static bool put_value(FILE *f, const wt_gguf_value *v)
-{
-    uint8_t b[8];
-    switch (v->type) {
-    case WT_GGUF_U8: case WT_GGUF_BOOL: b[0] = (uint8_t)v->u; return put(f, b, 1);
-    case WT_GGUF_I8: b[0] = (uint8_t)(int8_t)v->i; return put(f, b, 1);
-    case WT_GGUF_U16: { uint16_t x = (uint16_t)v->u; return put(f, &x, 2); }
-    case WT_GGUF_I16: { int16_t x = (int16_t)v->i; return put(f, &x, 2); }
-    case WT_GGUF_U32: { uint32_t x = (uint32_t)v->u; return put(f, &x, 4); }
-    case WT_GGUF_I32: { int32_t x = (int32_t)v->i; return put(f, &x, 4); }
-    case WT_GGUF_F32: { float x = (float)v->f; return put(f, &x, 4); }
-    case WT_GGUF_U64: return put(f, &v->u, 8);
-    case WT_GGUF_I64: return put(f, &v->i, 8);
-    case WT_GGUF_F64: return put(f, &v->f, 8);
-    case WT_GGUF_STRING: return put_str(f, v->str, v->str_len);
-    case WT_GGUF_ARRAY: {
-        if (!put_u32(f, (uint32_t)v->elem_type) || !put_u64(f, v->count)) return false;
-        size_t es = value_size(v->elem_type);
-        if (es) return put(f, v->elems, (size_t)v->count * es);
-        for (uint64_t k = 0; k < v->count; k++)
-            if (!put_value(f, &v->items[k])) return false;
-        return true;
-    }
-    }
-    return false;
-}
-
-static bool put_pad(FILE *f, uint64_t pos, uint32_t align)
-{
-    static const uint8_t zeros[256];
-    uint64_t pad = (align - pos % align) % align;
-    while (pad > 0) {
-        size_t n = pad < sizeof zeros ? (size_t)pad : sizeof zeros;
-        if (!put(f, zeros, n)) return false;
-        pad -= n;
-    }
-    return true;
-}
-
-static uint64_t align_up(uint64_t v, uint32_t a) { return (v + a - 1) / a * a; }
-
-wt_status wt_gguf_writer_save(const wt_gguf_writer *w, const char *path)
-{
-    const char *fn = "wt_gguf_writer_save";
-    if (!w || !path) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: NULL argument", fn);
-    uint32_t align = GGUF_DEFAULT_ALIGNMENT;
-    for (int i = 0; i < w->nkv; i++)
-        if (strcmp(w->kv[i].key, "general.alignment") == 0) align = (uint32_t)w->kv[i].v.u;
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
-    if (!tmp) return oom(fn);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        free(tmp);
-        return wt_fail(WT_ERR_IO, "%s: cannot create '%s'", fn, path);
-    }
-    bool ok = put(f, "GGUF", 4) && put_u32(f, 3) && put_u64(f, (uint64_t)w->ntensors) && put_u64(f, (uint64_t)w->nkv);
-    for (int i = 0; i < w->nkv && ok; i++)
-        ok = put_str(f, w->kv[i].key, strlen(w->kv[i].key)) && put_u32(f, (uint32_t)w->kv[i].v.type) &&
-             put_value(f, &w->kv[i].v);
-    uint64_t off = 0;
-    for (int i = 0; i < w->ntensors && ok; i++) {
-        const w_tensor *t = &w->tensors[i];
-        ok = put_str(f, t->name, strlen(t->name)) && put_u32(f, (uint32_t)t->n_dims);
-        for (int d = 0; d < t->n_dims && ok; d++) ok = put_u64(f, t->dims[d]);
-        ok = ok && put_u32(f, t->type) && put_u64(f, off);
-        off = align_up(off + t->bytes, align);
-    }
-    long here = ok ? ftell(f) : -1;
-    ok = ok && here >= 0 && put_pad(f, (uint64_t)here, align);
-    wt_status st = WT_OK;
-    for (int i = 0; i < w->ntensors && ok; i++) {
-        const w_tensor *t = &w->tensors[i];
-        if (t->raw) {
-            ok = put(f, t->raw, (size_t)t->bytes);
-        } else {
-            void *data = NULL;
-            size_t bytes = 0;
-            st = io_read_tensor(fn, t->t, &data, &bytes);
-            ok = st == WT_OK && put(f, data, bytes);
-            free(data);
-        }
-        ok = ok && put_pad(f, t->bytes, align);
-    }
-    ok = fclose(f) == 0 && ok;
-    if (st == WT_OK && !ok) st = wt_fail(WT_ERR_IO, "%s: writing '%s' failed", fn, path);
-    if (st == WT_OK && rename(tmp, path) != 0)
-        st = wt_fail(WT_ERR_IO, "%s: cannot rename the file into '%s'", fn, path);
-    if (st != WT_OK) remove(tmp);
-    free(tmp);
-    return st;
 }
