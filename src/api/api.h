@@ -91,6 +91,10 @@ wt_status wt_sgd_step_sched(wt_tensor *param, const wt_tensor *grad, wt_tensor *
 wt_status wt_adamw_step_sched(wt_tensor *param, const wt_tensor *grad, wt_tensor *m, wt_tensor *v, int64_t step,
                               const wt_tensor *sched, const wt_adamw_options *opts);
 wt_status wt_optimizer_advance(wt_tensor *sched, float beta1, float beta2);
+/* *o = *opts, or the defaults when opts is NULL; fn's error when opts was
+ * not made by wt_sgd_options_init / wt_adamw_options_init. */
+wt_status wt_sgd_options_read(const char *fn, const wt_sgd_options *opts, wt_sgd_options *o);
+wt_status wt_adamw_options_read(const char *fn, const wt_adamw_options *opts, wt_adamw_options *o);
 
 /* --- transformer ops --- */
 /* Axes [first, last) of x as one axis: *size their product, *stride the

@@ -490,6 +490,26 @@ void wt_adamw_options_init(wt_adamw_options *opts)
     opts->weight_decay = 0.01f;
 }
 
+wt_status wt_sgd_options_read(const char *fn, const wt_sgd_options *opts, wt_sgd_options *o)
+{
+    wt_sgd_options_init(o);
+    if (!opts) return WT_OK;
+    if (opts->struct_size != sizeof *opts)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_sgd_options_init", fn);
+    *o = *opts;
+    return WT_OK;
+}
+
+wt_status wt_adamw_options_read(const char *fn, const wt_adamw_options *opts, wt_adamw_options *o)
+{
+    wt_adamw_options_init(o);
+    if (!opts) return WT_OK;
+    if (opts->struct_size != sizeof *opts)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_adamw_options_init", fn);
+    *o = *opts;
+    return WT_OK;
+}
+
 /* An in-place target: f32, contiguous, of param's context and shape, not
  * sharing storage with the others. */
 static wt_status check_state(const char *fn, const char *what, const wt_tensor *t, const wt_tensor *param,
@@ -531,12 +551,8 @@ wt_status wt_sgd_step_sched(wt_tensor *param, const wt_tensor *grad, wt_tensor *
     const char *fn = "wt_sgd_step";
     if (!param || !grad) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: param or grad is NULL", fn);
     wt_sgd_options o;
-    wt_sgd_options_init(&o);
-    if (opts) {
-        if (opts->struct_size != sizeof *opts)
-            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_sgd_options_init", fn);
-        o = *opts;
-    }
+    wt_status st_opts = wt_sgd_options_read(fn, opts, &o);
+    if (st_opts != WT_OK) return st_opts;
     if (!isfinite(o.lr) || !(o.momentum >= 0) || !isfinite(o.momentum) || !isfinite(o.dampening) ||
         !isfinite(o.weight_decay))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: lr, momentum, dampening and weight_decay must be finite (momentum >= 0)", fn);
@@ -577,12 +593,8 @@ wt_status wt_adamw_step_sched(wt_tensor *param, const wt_tensor *grad, wt_tensor
     const char *fn = "wt_adamw_step";
     if (!param || !grad) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: param or grad is NULL", fn);
     wt_adamw_options o;
-    wt_adamw_options_init(&o);
-    if (opts) {
-        if (opts->struct_size != sizeof *opts)
-            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_adamw_options_init", fn);
-        o = *opts;
-    }
+    wt_status st_opts = wt_adamw_options_read(fn, opts, &o);
+    if (st_opts != WT_OK) return st_opts;
     if (step < 1) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: step counts from 1 (got %lld)", fn, (long long)step);
     if (!isfinite(o.lr) || !(o.beta1 >= 0 && o.beta1 < 1) || !(o.beta2 >= 0 && o.beta2 < 1) || !(o.eps >= 0) ||
         !isfinite(o.eps) || !isfinite(o.weight_decay))

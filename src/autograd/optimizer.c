@@ -215,12 +215,8 @@ wt_status wt_optimizer_create_sgd(int nparams, wt_tensor *const *params, const w
     const char *fn = "wt_optimizer_create_sgd";
     if (out) *out = NULL;
     wt_sgd_options o;
-    wt_sgd_options_init(&o);
-    if (opts) {
-        if (opts->struct_size != sizeof *opts)
-            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_sgd_options_init", fn);
-        o = *opts;
-    }
+    wt_status st_opts = wt_sgd_options_read(fn, opts, &o);
+    if (st_opts != WT_OK) return st_opts;
     if (!isfinite(o.lr) || o.lr < 0 || !(o.momentum >= 0) || !isfinite(o.momentum) || !isfinite(o.dampening) ||
         !isfinite(o.weight_decay))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: lr (>= 0), momentum (>= 0), dampening and weight_decay must be finite", fn);
@@ -235,12 +231,8 @@ wt_status wt_optimizer_create_adamw(int nparams, wt_tensor *const *params, const
     const char *fn = "wt_optimizer_create_adamw";
     if (out) *out = NULL;
     wt_adamw_options o;
-    wt_adamw_options_init(&o);
-    if (opts) {
-        if (opts->struct_size != sizeof *opts)
-            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_adamw_options_init", fn);
-        o = *opts;
-    }
+    wt_status st_opts = wt_adamw_options_read(fn, opts, &o);
+    if (st_opts != WT_OK) return st_opts;
     if (!isfinite(o.lr) || o.lr < 0 || !(o.beta1 >= 0 && o.beta1 < 1) || !(o.beta2 >= 0 && o.beta2 < 1) ||
         !(o.eps >= 0) || !isfinite(o.eps) || !isfinite(o.weight_decay))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: betas must lie in [0, 1), eps >= 0, lr >= 0 and weight_decay finite", fn);
