@@ -36,19 +36,26 @@ RULE(grad_mean)
     return finish(&c);
 }
 
+/* The reduction's gradient g shared evenly by the elements of v equal to
+ * the result y (ties split it): (v == y) * g / count(v == y). */
+static wt_tensor *share_among_ties(chain *c, const wt_grad_node *n, const wt_tensor *v, wt_tensor *const *gout)
+{
+    wt_tensor *ye = STEP(c, wt_grad_expand_back, n, Y);
+    wt_tensor *hit = STEP(c, wt_eq, v, ye);
+    wt_tensor *h = STEP(c, wt_cast, hit, WT_F32);
+    int axes[WT_MAX_DIMS];
+    wt_tensor *cnt = STEP(c, wt_sum, h, (int)n->p.i[0], axes_of(n, axes), true);
+    wt_tensor *gk = STEP(c, wt_grad_keepdims, n, G);
+    wt_tensor *share = STEP(c, wt_div, gk, cnt);
+    return STEP(c, wt_mul, h, share);
+}
+
 /* max / min: shared evenly by the elements equal to the result (PyTorch's
  * amax / amin). */
 RULE(grad_maxmin)
 {
     chain c = {0};
-    wt_tensor *ye = STEP(&c, wt_grad_expand_back, n, Y);
-    wt_tensor *hit = STEP(&c, wt_eq, X, ye);
-    wt_tensor *h = STEP(&c, wt_cast, hit, WT_F32);
-    int axes[WT_MAX_DIMS];
-    wt_tensor *cnt = STEP(&c, wt_sum, h, (int)n->p.i[0], axes_of(n, axes), true);
-    wt_tensor *gk = STEP(&c, wt_grad_keepdims, n, G);
-    wt_tensor *share = STEP(&c, wt_div, gk, cnt);
-    keep_as(&c, STEP(&c, wt_mul, h, share), &gin[0]);
+    keep_as(&c, share_among_ties(&c, n, X, gout), &gin[0]);
     return finish(&c);
 }
 
@@ -108,15 +115,8 @@ RULE(grad_norm)
         ge = STEP(&c, wt_grad_expand_back, n, q);
         d = (wt_tensor *)X;
     } else {
-        wt_tensor *ye = STEP(&c, wt_grad_expand_back, n, Y);
         wt_tensor *ax = STEP(&c, wt_abs, X);
-        wt_tensor *hit = STEP(&c, wt_eq, ax, ye);
-        wt_tensor *h = STEP(&c, wt_cast, hit, WT_F32);
-        int axes[WT_MAX_DIMS];
-        wt_tensor *cnt = STEP(&c, wt_sum, h, (int)n->p.i[0], axes_of(n, axes), true);
-        wt_tensor *gk = STEP(&c, wt_grad_keepdims, n, G);
-        wt_tensor *share = STEP(&c, wt_div, gk, cnt);
-        ge = STEP(&c, wt_mul, h, share);
+        ge = share_among_ties(&c, n, ax, gout);
         d = STEP(&c, wt_sign, X);
     }
     keep_as(&c, STEP(&c, wt_mul, ge, d), &gin[0]);
