@@ -212,6 +212,28 @@ void wt_quantize_block_q4_k(const float *x, uint8_t *dst)
 
 /* --- Q6_K --- */
 
+/* The codes of x at iscale, l in -nmax .. nmax-1 (into L[i] as l + nmax
+ * when L is not NULL), and the sums of the least-squares scale weighted by
+ * x^2: sum(x^2 x l) and sum(x^2 l^2), each product rounded in float as
+ * ggml rounds it. */
+static void weighted_code_sums(int n, int nmax, const float *x, float iscale, int8_t *L, float *sumlx, float *suml2)
+{
+    float slx = 0.0f, sl2 = 0.0f;
+    for (int i = 0; i < n; i++) {
+        const int l = clamp_int(nearest_int(iscale * x[i]), -nmax, nmax - 1);
+        if (L) L[i] = (int8_t)(l + nmax);
+        const float w = x[i] * x[i];
+        const float wx = w * x[i];
+        const float wxl = wx * (float)l;
+        slx += wxl;
+        const float wl = w * (float)l;
+        const float wll = wl * (float)l;
+        sl2 += wll;
+    }
+    *sumlx = slx;
+    *suml2 = sl2;
+}
+
 /* One sub-block of n values: signed codes in -nmax .. nmax-1 stored as
  * L[i] + nmax, and the scale, from the value of largest magnitude m (the
  * first of equals) mapped to -nmax, then 18 stretched scales -(nmax +
@@ -230,18 +252,8 @@ static float fit_scale_symmetric(int n, int nmax, const float *x, int8_t *L)
         return 0.0f;
     }
     float iscale = (float)-nmax / max;
-    float sumlx = 0.0f, suml2 = 0.0f;
-    for (int i = 0; i < n; i++) {
-        const int l = clamp_int(nearest_int(iscale * x[i]), -nmax, nmax - 1);
-        L[i] = (int8_t)(l + nmax);
-        const float w = x[i] * x[i];
-        const float wx = w * x[i];
-        const float wxl = wx * (float)l;
-        sumlx += wxl;
-        const float wl = w * (float)l;
-        const float wll = wl * (float)l;
-        suml2 += wll;
-    }
+    float sumlx, suml2;
+    weighted_code_sums(n, nmax, x, iscale, L, &sumlx, &suml2);
     float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
     float best = scale * sumlx;
     for (int is = -9; is <= 9; is++) {
@@ -249,17 +261,7 @@ static float fit_scale_symmetric(int n, int nmax, const float *x, int8_t *L)
         const float step = 0.1f * (float)is;
         const float levels = (float)nmax + step;
         iscale = -levels / max;
-        sumlx = suml2 = 0.0f;
-        for (int i = 0; i < n; i++) {
-            const int l = clamp_int(nearest_int(iscale * x[i]), -nmax, nmax - 1);
-            const float w = x[i] * x[i];
-            const float wx = w * x[i];
-            const float wxl = wx * (float)l;
-            sumlx += wxl;
-            const float wl = w * (float)l;
-            const float wll = wl * (float)l;
-            suml2 += wll;
-        }
+        weighted_code_sums(n, nmax, x, iscale, NULL, &sumlx, &suml2);
         const float gain = sumlx * sumlx, bound = best * suml2;
         if (suml2 > 0 && gain > bound) {
             for (int i = 0; i < n; i++)
