@@ -47,6 +47,22 @@ static int clamp_int(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi :
 
 /* --- Q4_K --- */
 
+/* sum(w (scale L + min - x)^2) over n values, each step rounded in float
+ * as ggml rounds it. */
+static float weighted_error(int n, const float *x, const float *w, const uint8_t *L, float scale, float min)
+{
+    float error = 0.0f;
+    for (int i = 0; i < n; i++) {
+        const float fit = scale * (float)L[i];
+        const float fit_min = fit + min;
+        float diff = fit_min - x[i];
+        diff = diff * diff;
+        const float wd = w[i] * diff;
+        error += wd;
+    }
+    return error;
+}
+
 /* One sub-block of n (<= 32) values x with weights w: an unsigned code
  * L[i] in 0..nmax, a scale and a min (returned as its negation, *neg_min,
  * >= 0) with x ~ scale * L - neg_min. Start from the plain range
@@ -75,18 +91,12 @@ static float fit_scale_min(int n, int nmax, const float *x, const float *w, uint
     }
     float iscale = (float)nmax / (max - min);
     float scale = 1.0f / iscale;
-    float best_error = 0.0f;
     for (int i = 0; i < n; i++) {
         const float shifted = x[i] - min;
         const float scaled = iscale * shifted;
         L[i] = (uint8_t)clamp_int(nearest_int(scaled), 0, nmax);
-        const float fit = scale * (float)L[i];
-        const float fit_min = fit + min;
-        float diff = fit_min - x[i];
-        diff = diff * diff;
-        const float wd = w[i] * diff;
-        best_error += wd;
     }
+    float best_error = weighted_error(n, x, w, L, scale, min);
     uint8_t Laux[32];
     for (int is = 0; is <= nstep; is++) {
         const float step = rdelta * (float)is;
@@ -121,15 +131,7 @@ static float fit_scale_min(int n, int nmax, const float *x, const float *w, uint
                 this_min = 0;
                 this_scale = sum_xl / sum_l2;
             }
-            float cur_error = 0.0f;
-            for (int i = 0; i < n; i++) {
-                const float fit = this_scale * (float)Laux[i];
-                const float fit_min = fit + this_min;
-                float diff = fit_min - x[i];
-                diff = diff * diff;
-                const float wd = w[i] * diff;
-                cur_error += wd;
-            }
+            const float cur_error = weighted_error(n, x, w, Laux, this_scale, this_min);
             if (cur_error < best_error) {
                 memcpy(L, Laux, (size_t)n);
                 best_error = cur_error;
