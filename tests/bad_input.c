@@ -742,7 +742,7 @@ int main(int argc, char **argv)
           "getters on NULL [%s]", mode);
     cases += 14;
 
-    /* The functions of bad_input_args.c, then every public function of the
+    /* The functions of the slot rows, then every public function of the
      * headers must have a row somewhere. */
     int functions = (int)nrows;
     wt_context_options copts;

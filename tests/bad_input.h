@@ -1,6 +1,6 @@
 /* The two halves of the bad-input matrix (bad_input.c: the signature
  * table of the first functions; bad_input_args.c: argument slots for the
- * rest) and the check that every public function of the headers has a
+ * rest, the rows in bad_input_rows_*.c) and the check that every public function of the headers has a
  * row. */
 #ifndef WT_BAD_INPUT_H
 #define WT_BAD_INPUT_H
