@@ -171,6 +171,16 @@ static wt_status dispatch_checked(wt_context *ctx, wg_launch *l, int64_t extent,
     return st;
 }
 
+/* A part of an axis: count entries from base, inside an axis of extent
+ * entries (at most INT32_MAX: the shaders compare i32 indices with it). */
+static wt_status check_part(const char *op, int64_t base, int64_t count, int64_t extent)
+{
+    if (base < 0 || base + count > extent || extent > INT32_MAX)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu %s: a part [%lld, +%lld) outside an axis of %lld", op,
+                       (long long)base, (long long)count, (long long)extent);
+    return WT_OK;
+}
+
 wt_status wg_op_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_tensor *index, bool trusted,
                        wt_tensor *out)
 {
@@ -191,9 +201,7 @@ wt_status wg_op_gather_part(wt_context *ctx, const wt_tensor *x, int axis, const
     p.axis = (uint32_t)axis;
     p.x_offset = (uint32_t)x->offset;
     p.idx_offset = (uint32_t)index->offset;
-    if (base < 0 || base + x->shape[axis] > extent || extent > INT32_MAX)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu gather: a part [%lld, +%lld) outside an axis of %lld",
-                       (long long)base, (long long)x->shape[axis], (long long)extent);
+    if ((st = check_part("gather", base, x->shape[axis], extent)) != WT_OK) return st;
     p.extent = (uint32_t)extent;
     p.base = (uint32_t)base;
     p.count = (uint32_t)x->shape[axis];
@@ -237,9 +245,7 @@ wt_status wg_op_scatter_add_part(wt_context *ctx, wt_tensor *out, int axis, cons
     p.out_offset = (uint32_t)out->offset;
     p.idx_offset = (uint32_t)index->offset;
     p.src_offset = (uint32_t)src->offset;
-    if (base < 0 || base + out->shape[axis] > extent || extent > INT32_MAX)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu scatter_add: a part [%lld, +%lld) outside an axis of %lld",
-                       (long long)base, (long long)out->shape[axis], (long long)extent);
+    if ((st = check_part("scatter_add", base, out->shape[axis], extent)) != WT_OK) return st;
     p.extent = (uint32_t)extent;
     p.base = (uint32_t)base;
     p.count = (uint32_t)out->shape[axis];
