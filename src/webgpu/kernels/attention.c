@@ -213,8 +213,8 @@ static wt_status attention_decode(wt_context *ctx, const wt_attention_args *a)
         Dv % 4 || !wg_is_pow2(Dv / 4) || Skv > DECODE_MAX_KEYS || !aligned_rows(k) || !aligned_rows(v))
         return WT_ERR_UNSUPPORTED;
     /* 256 threads on a GPU (more keys and V slices in flight a row); a
-     * software adapter runs small workgroups best. */
-    uint32_t wg = wg_get_caps(ctx)->cpu_adapter ? 64u : 256u;
+     * software adapter runs small workgroups best. WT_ATTN_WG overrides. */
+    uint32_t wg = knob(WT_KNOB_ATTN_WG, wg_get_caps(ctx)->cpu_adapter ? 64u : 256u, 32, 256);
     if (wg > wg_get_caps(ctx)->max_invocations) wg = 64u;
     if (Dv / 4 > wg) return WT_ERR_UNSUPPORTED;
     /* Score slots: the key capacity rounded up to a power of two (at
