@@ -263,6 +263,12 @@ static void test_attention(void)
         {"causal Sq>Skv (empty rows)", 1, 2, 1, 6, 4, 8, 8, true, 0, 0, {0}, 0, false, false},
         {"decode Sq=1 GQA", 2, 8, 2, 1, 517, 64, 64, true, 0, 0, {0}, 0, false, false},
         {"decode + padding mask", 2, 4, 4, 1, 701, 32, 32, false, 0, 4, {2, 1, 1, 701}, 0.2, false, false},
+        /* One query a head: the one-pass decode kernel, at its bounds and past them. */
+        {"decode Sq=1 D=128 MHA", 1, 4, 4, 1, 300, 128, 128, false, 0, 0, {0}, 0, false, false},
+        {"decode Sq=1 D=8 Dv=12", 2, 2, 1, 1, 50, 8, 12, true, 0.7f, 0, {0}, 0, false, false},
+        {"decode Sq=1 Skv=2048", 1, 2, 1, 1, 2048, 16, 16, true, 0, 0, {0}, 0, false, false},
+        {"decode Sq=1 Skv=2049", 1, 2, 1, 1, 2049, 16, 16, true, 0, 0, {0}, 0, false, false},
+        {"decode Sq=1 Skv=1", 1, 3, 1, 1, 1, 4, 4, true, 0, 0, {0}, 0, false, false},
         {"odd D, Dv != D, 2-D mask", 2, 3, 3, 9, 11, 13, 7, false, 0.3f, 2, {9, 11}, 0, false, false},
         {"mask [Hq,1,Skv] + causal", 1, 4, 2, 17, 17, 24, 24, true, 0, 3, {4, 1, 17}, 0.1, false, false},
         {"fully masked rows", 1, 2, 2, 5, 6, 8, 8, false, 0, 4, {1, 2, 5, 6}, 0.5, false, true},

@@ -14,7 +14,11 @@
  * When (batch x kv heads x row blocks) gives too few workgroups for the
  * GPU, as in decoding, the keys are split into chunks across workgroups
  * (flash-decoding) and a second small dispatch merges the partial softmax
- * states (wgsl/attention_combine.wgsl). */
+ * states (wgsl/attention_combine.wgsl).
+ *
+ * One query a head in f32 (a decode step) goes first to the one-pass
+ * kernel wgsl/attention_decode.wgsl: a workgroup an output row, no split
+ * and no combine dispatch. */
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
 
@@ -187,8 +191,81 @@ static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a)
     return wg_dispatch(ctx, &l);
 }
 
+/* ------------------------------------------------ the decode kernel */
+
+#define DECODE_MAX_KEYS 2048u
+
+/* attention_decode.wgsl for one query a head (a decode step): one
+ * workgroup an output row, one dispatch (no key split, no combine). f32,
+ * no mask, D and Dv multiples of 4 with Dv / 4 a power of two up to the
+ * workgroup, K and V rows whole aligned vec4s, at most DECODE_MAX_KEYS
+ * keys (their scores are held in workgroup memory); WT_ERR_UNSUPPORTED
+ * (nothing recorded) otherwise. WT_ATTN_DECODE=0 turns it off. */
+static wt_status attention_decode(wt_context *ctx, const wt_attention_args *a)
+{
+    const wt_tensor *q = a->q, *k = a->k, *v = a->v;
+    const uint64_t B = (uint64_t)q->shape[0], Hq = (uint64_t)q->shape[1], Sq = (uint64_t)q->shape[2],
+                   D = (uint64_t)q->shape[3], Hkv = (uint64_t)k->shape[1], Skv = (uint64_t)k->shape[2],
+                   Dv = (uint64_t)v->shape[3];
+    const char *knob_text = wt_knob_text(WT_KNOB_ATTN_DECODE);
+    if ((knob_text && strcmp(knob_text, "0") == 0) || a->mask || Sq != 1 || q->dtype != WT_F32 ||
+        k->dtype != WT_F32 || v->dtype != WT_F32 || a->out->dtype != WT_F32 || a->out->offset != 0 || D % 4 ||
+        Dv % 4 || !wg_is_pow2(Dv / 4) || Skv > DECODE_MAX_KEYS || !aligned_rows(k) || !aligned_rows(v))
+        return WT_ERR_UNSUPPORTED;
+    /* 256 threads on a GPU (more keys and V slices in flight a row); a
+     * software adapter runs small workgroups best. WT_ATTN_WG overrides. */
+    uint32_t wg = knob(WT_KNOB_ATTN_WG, wg_get_caps(ctx)->cpu_adapter ? 64u : 256u, 32, 256);
+    if (wg > wg_get_caps(ctx)->max_invocations) wg = 64u;
+    if (Dv / 4 > wg) return WT_ERR_UNSUPPORTED;
+    /* Score slots: the key capacity rounded up to a power of two (at
+     * least 256), so that a growing cache reuses one pipeline. */
+    uint32_t sk = 256u;
+    while (sk < Skv) sk *= 2u;
+    const uint64_t bytes = 4u * (D + sk + wg) + 16u * (uint64_t)wg;
+    if (bytes > wg_get_caps(ctx)->max_workgroup_storage) return WT_ERR_UNSUPPORTED;
+    const uint64_t rows_total = B * Hq * Sq;
+    attn_params p;
+    memset(&p, 0, sizeof p);
+    if (!pack_view(q, p.q) || !pack_view(k, p.k) || !pack_view(v, p.v) || a->out->storage->bytes / 4 > UINT32_MAX ||
+        rows_total * Dv > UINT32_MAX || rows_total > UINT32_MAX / 64 || Skv > INT32_MAX)
+        return WT_ERR_UNSUPPORTED;
+    p.hq = (uint32_t)Hq, p.hkv = (uint32_t)Hkv, p.sq = (uint32_t)Sq, p.skv = (uint32_t)Skv;
+    p.group = (uint32_t)(Hq / Hkv), p.blocks = 1;
+    p.workgroups = (uint32_t)rows_total, p.rows_total = (uint32_t)rows_total, p.splits = 1;
+    p.neg_inf = 0xff800000u;
+    p.scale = a->scale;
+    if (a->kv_length) {
+        if ((uint64_t)a->kv_length->offset >= UINT32_MAX) return WT_ERR_UNSUPPORTED;
+        p.kv_at = (uint32_t)a->kv_length->offset;
+        p.kv_on = 1;
+    }
+    char prelude[160];
+    snprintf(prelude, sizeof prelude,
+             "const WG: u32 = %uu;\nconst D: u32 = %lluu;\nconst DV: u32 = %lluu;\nconst SK: u32 = %uu;\n"
+             "const CAUSAL: bool = %s;\n",
+             wg, (unsigned long long)D, (unsigned long long)Dv, sk, a->causal ? "true" : "false");
+    wg_launch l;
+    memset(&l, 0, sizeof l);
+    l.shader = "attention_decode";
+    l.prelude = prelude;
+    l.params = &p;
+    l.params_size = sizeof p;
+    l.bindings[0] = (wg_binding){q->storage, false};
+    l.bindings[1] = (wg_binding){k->storage, false};
+    l.bindings[2] = (wg_binding){v->storage, false};
+    l.bindings[3] = (wg_binding){a->out->storage, true};
+    l.bindings[4] = (wg_binding){a->kv_length ? a->kv_length->storage : q->storage, false};
+    l.nbindings = 5;
+    l.workgroups = rows_total;
+    return wg_dispatch(ctx, &l);
+}
+
 wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
 {
+    {
+        wt_status dst = attention_decode(ctx, a);
+        if (dst != WT_ERR_UNSUPPORTED) return dst;
+    }
     /* The tiled kernel sizes its work by Skv on the host: not with a key
      * count known on the device only. */
     if (!a->kv_length) {
