@@ -19,8 +19,15 @@
  * and dV rows and the dQ rows of its heads are its own, with no locks and
  * no reduction afterwards. OpenBLAS runs single-threaded inside (as in
  * matmul.c: its pool and OpenMP's would take turns on the same cores). */
+/* As in rowwise.c: lets GCC turn vmath.h's selects into vector blends
+ * (nothing here reads the floating-point flags). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+
 #include "cpu/blas.h"
 #include "cpu/cpu.h"
+#include "cpu/vmath.h"
 #include "cpu/attention_blocks.h"
 #include "core/knobs.h"
 
@@ -38,6 +45,57 @@ static int64_t visible_keys(int64_t Sq, int64_t Skv, bool causal, int64_t i)
 }
 
 static bool fits_int(int64_t x) { return x >= 0 && x <= INT_MAX; }
+
+/* The row passes between the products, written for the vectoriser: libm's
+ * expf and fmaxf are calls it cannot vectorise, and after the BLAS these
+ * passes were half of the forward's time. */
+
+/* The largest non-NaN element (-inf for none): a NaN score still makes
+ * its row NaN, through exp. */
+CPU_MULTIVERSION
+static float row_max(const float *restrict s, int64_t n)
+{
+    float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+    for (int64_t j = 0; j < n; j++) mx = s[j] > mx ? s[j] : mx;
+    return mx;
+}
+
+/* s = exp(s - shift), returning the sum (in double: long rows). */
+CPU_MULTIVERSION
+static double exp_shifted(float *restrict s, int64_t n, float shift)
+{
+    double l = 0.0;
+#pragma omp simd reduction(+ : l)
+    for (int64_t j = 0; j < n; j++) {
+        const float e = vm_expf(s[j] - shift);
+        s[j] = e;
+        l += e;
+    }
+    return l;
+}
+
+/* p *= inv, returning sum p dp (in double). */
+CPU_MULTIVERSION
+static double scale_dot(float *restrict p, const float *restrict dp, int64_t n, float inv)
+{
+    double dd = 0.0;
+#pragma omp simd reduction(+ : dd)
+    for (int64_t j = 0; j < n; j++) {
+        const float x = p[j] * inv;
+        p[j] = x;
+        dd += (double)x * dp[j];
+    }
+    return dd;
+}
+
+/* dp becomes dS = p (dp - Di) scale. */
+CPU_MULTIVERSION
+static void score_grads(float *restrict dp, const float *restrict p, int64_t n, float Di, float scale)
+{
+#pragma omp simd
+    for (int64_t j = 0; j < n; j++) dp[j] = p[j] * (dp[j] - Di) * scale;
+}
 
 bool cpu_attention_blocks_fit(const wt_attention_args *a, int64_t Skv)
 {
@@ -70,19 +128,13 @@ static double softmax_row(const wt_attention_args *a, int64_t b, int64_t h, int6
             for (int64_t j = 0; j < kend; j++) s[j] += mf[j * ms];
         }
     }
-    float mx = -INFINITY;
-    for (int64_t j = 0; j < kend; j++) mx = fmaxf(mx, s[j]);
+    const float mx = row_max(s, kend);
     for (int64_t j = kend; j < kcols; j++) s[j] = 0.0f;
     if (mx == -INFINITY) {
         for (int64_t j = 0; j < kend; j++) s[j] = 0.0f;
         return 0.0;
     }
-    double l = 0.0;
-    for (int64_t j = 0; j < kend; j++) {
-        s[j] = expf(s[j] - mx);
-        l += s[j];
-    }
-    return l;
+    return exp_shifted(s, kend, mx);
 }
 
 wt_status cpu_attention_blocks(wt_context *ctx, const wt_attention_args *a, int64_t Skv)
@@ -197,22 +249,16 @@ wt_status cpu_attention_backward_blocks(wt_context *ctx, const wt_tensor *q, con
                     for (int64_t r = 0; r < m; r++) {
                         float *pr = p + r * kcols, *dr = ds + r * kcols;
                         const int64_t kend = visible_keys(Sq, Skv, causal, i0 + r);
-                        float mx = -INFINITY;
-                        for (int64_t j = 0; j < kend; j++) mx = fmaxf(mx, pr[j]);
+                        const float mx = row_max(pr, kend);
                         if (mx == -INFINITY) { /* p = 0 for every key */
                             memset(pr, 0, sizeof(float) * (size_t)kcols);
                             memset(dr, 0, sizeof(float) * (size_t)kcols);
                             continue;
                         }
-                        double l = 0.0, dd = 0.0;
-                        for (int64_t j = 0; j < kend; j++) l += exp((double)(pr[j] - mx));
-                        const float L = mx + (float)log(l);
-                        for (int64_t j = 0; j < kend; j++) {
-                            pr[j] = expf(pr[j] - L);
-                            dd += (double)pr[j] * dr[j];
-                        }
-                        const float Di = (float)dd;
-                        for (int64_t j = 0; j < kend; j++) dr[j] = pr[j] * (dr[j] - Di) * scale;
+                        /* p = exp(s - max) / l: the softmax of the forward. */
+                        const double l = exp_shifted(pr, kend, mx);
+                        const float Di = (float)scale_dot(pr, dr, kend, (float)(1.0 / l));
+                        score_grads(dr, pr, kend, Di, scale);
                         for (int64_t j = kend; j < kcols; j++) pr[j] = dr[j] = 0.0f;
                     }
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)D, (int)kcols, 1.0f, ds,
