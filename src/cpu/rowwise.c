@@ -84,10 +84,69 @@ static void log_softmax_row(const float *x, int64_t sx, float *restrict o, int64
     for (int64_t j = 0; j < C; j++) o[j] = (x[j] - m) - ls;
 }
 
+/* The passes of norm_row over a contiguous row, for the vectoriser: a
+ * double sum in program order cannot be split over SIMD lanes, an omp simd
+ * reduction can (the order of a double sum of floats moves nothing that
+ * survives the rounding to f32). */
+CPU_MULTIVERSION
+static void sums_contiguous(const float *restrict x, int64_t n, double *sum, double *sum_sq)
+{
+    double s = 0.0, s2 = 0.0;
+#pragma omp simd reduction(+ : s, s2)
+    for (int64_t j = 0; j < n; j++) {
+        const double v = x[j];
+        s += v;
+        s2 += v * v;
+    }
+    *sum = s, *sum_sq = s2;
+}
+
+CPU_MULTIVERSION
+static double squared_deviations(const float *restrict x, int64_t n, double mean)
+{
+    double var = 0.0;
+#pragma omp simd reduction(+ : var)
+    for (int64_t j = 0; j < n; j++) {
+        const double d = x[j] - mean;
+        var += d * d;
+    }
+    return var;
+}
+
+CPU_MULTIVERSION
+static void normalise_contiguous(const float *restrict x, int64_t n, double mean, double rstd,
+                                 const float *restrict w, const float *restrict b, float *restrict o)
+{
+    if (w && b) {
+#pragma omp simd
+        for (int64_t j = 0; j < n; j++) o[j] = (float)((x[j] - mean) * rstd) * w[j] + b[j];
+    } else {
+#pragma omp simd
+        for (int64_t j = 0; j < n; j++) {
+            float v = (float)((x[j] - mean) * rstd);
+            if (w) v *= w[j];
+            if (b) v += b[j];
+            o[j] = v;
+        }
+    }
+}
+
 static void norm_row(wt_rowwise_op op, const float *x, int64_t sx, const float *w, const float *b,
                      float eps, float *o, int64_t C)
 {
     double s = 0.0, s2 = 0.0;
+    if (sx == 1) {
+        sums_contiguous(x, C, &s, &s2);
+        double mean = 0.0, rstd;
+        if (op == WT_ROW_LAYERNORM) {
+            mean = s / (double)C;
+            rstd = 1.0 / sqrt(squared_deviations(x, C, mean) / (double)C + eps);
+        } else {
+            rstd = 1.0 / sqrt(s2 / (double)C + eps);
+        }
+        normalise_contiguous(x, C, mean, rstd, w, b, o);
+        return;
+    }
     for (int64_t j = 0; j < C; j++) {
         double v = x[j * sx];
         s += v;
