@@ -104,7 +104,9 @@ bool cpu_attention_blocks_fit(const wt_attention_args *a, int64_t Skv)
     /* The BLAS wants rows of unit stride and int leading dimensions. */
     if (q->strides[3] != 1 || k->strides[3] != 1 || v->strides[3] != 1) return false;
     if (!fits_int(q->strides[2]) || !fits_int(k->strides[2]) || !fits_int(v->strides[2])) return false;
-    if (!fits_int(q->shape[3]) || !fits_int(v->shape[3])) return false;
+    /* A head dim of 0 is left to the row loops: the BLAS rejects (and
+     * prints about) leading dimensions below 1. */
+    if (q->shape[3] < 1 || v->shape[3] < 1 || !fits_int(q->shape[3]) || !fits_int(v->shape[3])) return false;
     return q->strides[2] >= q->shape[3] && k->strides[2] >= k->shape[3] && v->strides[2] >= v->shape[3];
 }
 
