@@ -74,6 +74,14 @@ wt_status wt_attention_backward_fused(const wt_tensor *q, const wt_tensor *k, co
                                       const wt_tensor *dout, bool causal, float scale, wt_tensor **dq,
                                       wt_tensor **dk, wt_tensor **dv);
 
+/* The backward of layer norm (rms false) or RMS norm over the last k axes
+ * of x in one pass a row (core/node.h, NORM_BACKWARD): dx and x^ (f32,
+ * x's shape) given dy; weight NULL or of those k axes' shape.
+ * WT_ERR_UNSUPPORTED, nothing made, where the backend has no such kernel or
+ * an operand is not f32 or empty: compose it then. */
+wt_status wt_norm_backward_fused(const wt_tensor *dy, const wt_tensor *x, int k, const wt_tensor *weight, bool rms,
+                                 float eps, wt_tensor **dx, wt_tensor **xhat);
+
 /* The backend's fill of an f32 tensor with value (its bits, NaN kept). */
 static inline wt_status wt_fill_f32(wt_context *ctx, wt_tensor *t, float value)
 {

@@ -276,3 +276,40 @@ wt_status wt_rms_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *
                  .op = WT_OP_RMS_NORM, .nin = 2, .in = {x, weight}, .p.i = {normalized_ndim}, .p.d = {eps});
     return norm_last_k("wt_rms_norm", WT_ROW_RMSNORM, x, normalized_ndim, weight, NULL, eps, out);
 }
+
+wt_status wt_norm_backward_fused(const wt_tensor *dy, const wt_tensor *x, int k, const wt_tensor *weight, bool rms,
+                                 float eps, wt_tensor **dx, wt_tensor **xhat)
+{
+    *dx = *xhat = NULL;
+    wt_context *ctx = wt_ctx_of(x);
+    if (!wt_backend_runs(ctx, WT_NODE_NORM_BACKWARD) || x->numel == 0 || k < 1 || k > x->ndim ||
+        x->dtype != WT_F32 || dy->dtype != WT_F32 || (weight && weight->dtype != WT_F32))
+        return WT_ERR_UNSUPPORTED;
+    int64_t C = 1;
+    for (int i = x->ndim - k; i < x->ndim; i++) C *= x->shape[i];
+    if (C == 0 || (weight && weight->numel != C)) return WT_ERR_UNSUPPORTED;
+    const int64_t R = x->numel / C, shape2[2] = {R, C}, strides2[2] = {C, 1}, one = 1;
+    wt_tensor *xc = NULL, *gc = NULL, *wc = NULL, *xv = NULL, *gv = NULL, *wv = NULL;
+    wt_tensor *odx = NULL, *oxh = NULL, *dxv = NULL, *xhv = NULL;
+    wt_status st;
+    if ((st = wt_contiguous(x, &xc)) == WT_OK && (st = wt_contiguous(dy, &gc)) == WT_OK &&
+        (!weight || (st = wt_contiguous(weight, &wc)) == WT_OK) &&
+        (st = wt_tensor_view(xc, 2, shape2, strides2, xc->offset, &xv)) == WT_OK &&
+        (st = wt_tensor_view(gc, 2, shape2, strides2, gc->offset, &gv)) == WT_OK &&
+        (!weight || (st = wt_tensor_view(wc, 1, &C, &one, wc->offset, &wv)) == WT_OK) &&
+        (st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &odx)) == WT_OK &&
+        (st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &oxh)) == WT_OK &&
+        (st = wt_tensor_view(odx, 2, shape2, strides2, 0, &dxv)) == WT_OK &&
+        (st = wt_tensor_view(oxh, 2, shape2, strides2, 0, &xhv)) == WT_OK)
+        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_NORM_BACKWARD, .in = {gv, xv, wv}, .out = {dxv, xhv},
+                                         .p.row = {rms ? WT_ROW_RMSNORM : WT_ROW_LAYERNORM, eps}});
+    wt_tensor *tmp[8] = {xc, gc, wc, xv, gv, wv, dxv, xhv};
+    for (int i = 0; i < 8; i++) wt_tensor_release(tmp[i]);
+    if (st != WT_OK) {
+        wt_tensor_release(odx);
+        wt_tensor_release(oxh);
+        return st;
+    }
+    *dx = odx, *xhat = oxh;
+    return WT_OK;
+}

@@ -206,6 +206,21 @@ static wt_status norm_rule(const wt_grad_node *n, wt_tensor *const *gout, wt_ten
     chain c = {0};
     int axes[WT_MAX_DIMS];
     int k = last_axes(n->in_ndim[0], (int)n->p.i[0], axes);
+    const wt_tensor *w = n->given[1] ? n->saved_in[1] : NULL;
+    /* One pass a row where the backend has it: dx, and x^ for the weight. */
+    wt_tensor *fdx = NULL, *fxh = NULL;
+    wt_status fst = wt_norm_backward_fused(G, X, k, w, rms, (float)n->p.d[0], &fdx, &fxh);
+    if (fst == WT_OK) {
+        if (wt_grad_needs(n, 0)) give(fdx, &gin[0]);
+        if (n->given[1] && wt_grad_needs(n, 1)) {
+            wt_tensor *gx = STEP(&c, wt_mul, G, fxh);
+            keep_as(&c, STEP(&c, wt_grad_reduce_in, n, 1, gx), &gin[1]);
+        }
+        if (!rms && n->given[2] && wt_grad_needs(n, 2)) keep_as(&c, STEP(&c, wt_grad_reduce_in, n, 2, G), &gin[2]);
+        wt_tensor_release(fdx), wt_tensor_release(fxh);
+        return finish(&c);
+    }
+    if (fst != WT_ERR_UNSUPPORTED) return fst;
     wt_tensor *xc = (wt_tensor *)X;
     if (!rms) {
         wt_tensor *m = STEP(&c, wt_mean, X, k, axes, true);
@@ -216,7 +231,6 @@ static wt_status norm_rule(const wt_grad_node *n, wt_tensor *const *gout, wt_ten
     wt_tensor *ve = STEP(&c, wt_add_scalar, v, n->p.d[0]);
     wt_tensor *r = STEP(&c, wt_rsqrt, ve);
     wt_tensor *xh = STEP(&c, wt_mul, xc, r);
-    const wt_tensor *w = n->given[1] ? n->saved_in[1] : NULL;
     if (wt_grad_needs(n, 0)) {
         wt_tensor *gw = w ? STEP(&c, wt_mul, G, w) : (wt_tensor *)G;
         wt_tensor *gx = STEP(&c, wt_mul, gw, xh);

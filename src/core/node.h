@@ -323,6 +323,11 @@ enum {
  *                  in0 qkv [B, S, Hq + 2 Hkv, D] (f32 or f16, any
  *                  strides) and in1 NULL or the i32 position (1 element)
  *                  added to p.rope_kv.offset (wt_rope_kv_cache)
+ *   NORM_BACKWARD  out0 dx and out1 x^ [R,C] of p.row.op (layer or RMS
+ *                  norm, eps p.row.eps) over the rows of in1 x [R,C] from
+ *                  in0 dy [R,C] and in2 weight [C] (or NULL: 1); all f32
+ *                  and contiguous. The CPU's; other backends leave the
+ *                  autograd rule to its composition
  * The backend-facing rules of each kind are those of wt_backend_ops before
  * nodes (the comments at the argument types above). */
 #define WT_NODE_KINDS(X)                                                                   \
@@ -340,7 +345,7 @@ enum {
     X(KERNEL_DISPATCH, kernel) X(INTERPOLATE, interpolate)                                    \
     X(INTERPOLATE_BACKWARD, interpolate_backward) X(DEQUANTIZE, dequantize)                    \
     X(LINEAR_QUANT, linear_quant) X(SAMPLE, sample) X(LINEAR_FUSED, linear_fused)              \
-    X(ROPE_KV_CACHE, rope_kv_cache)
+    X(ROPE_KV_CACHE, rope_kv_cache) X(NORM_BACKWARD, norm_backward)
 
 typedef enum wt_node_kind {
 #define WT_NODE_KIND_ENUM(ID, name) WT_NODE_##ID,

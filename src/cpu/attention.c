@@ -2,6 +2,7 @@
  * batch x heads x queries). A row's scores live in a per-thread buffer of
  * Skv floats; nothing of size Sq x Skv is ever stored. */
 #include "cpu/cpu.h"
+#include "cpu/attention_blocks.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -99,6 +100,7 @@ wt_status cpu_attention(wt_context *ctx, const wt_attention_args *a)
         const int64_t kl = ((const int32_t *)a->kv_length->storage->host)[a->kv_length->offset];
         n.Skv = kl < 0 ? 0 : kl < n.Skv ? kl : n.Skv;
     }
+    if (!cpu_attention_rows_only() && cpu_attention_blocks_fit(a, n.Skv)) return cpu_attention_blocks(ctx, a, n.Skv);
     const int64_t rows = n.B * n.Hq * n.Sq;
     const double work = (double)rows * (double)n.Skv * (double)(n.D + n.Dv);
     int threads = work >= CPU_PARALLEL_MIN ? cpu_threads(ctx) : 1;

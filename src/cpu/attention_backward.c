@@ -14,6 +14,7 @@
  * Causal: query i sees key j only if j <= i + Skv - Sq; a query that sees
  * none has zero gradients (its output was zeros). */
 #include "cpu/cpu.h"
+#include "cpu/attention_blocks.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -52,6 +53,8 @@ wt_status cpu_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_t
     }
     bw_dims n = {q->shape[0], q->shape[1], q->shape[2], q->shape[3], k->shape[1], k->shape[2], v->shape[3], 0};
     n.group = n.Hq / n.Hkv;
+    if (!cpu_attention_rows_only() && cpu_attention_backward_blocks_fit(q, k, v, cpu_threads(ctx)))
+        return cpu_attention_backward_blocks(ctx, q, k, v, dout, causal, scale, dq, dk, dv);
     const int64_t rows = n.B * n.Hq * n.Sq, keys = n.B * n.Hkv * n.Skv;
     float *lse = malloc(sizeof(float) * (size_t)(2 * (rows ? rows : 1)));
     if (!lse)

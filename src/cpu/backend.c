@@ -126,6 +126,8 @@ static wt_status cpu_run(wt_context *ctx, const wt_node *n)
     case WT_NODE_ATTENTION_BACKWARD:
         return cpu_attention_backward(ctx, in[0], in[1], in[2], in[3], n->p.attention.causal, n->p.attention.scale,
                                       out[0], out[1], out[2]);
+    case WT_NODE_NORM_BACKWARD:
+        return cpu_norm_backward(ctx, n->p.row.op, in[0], in[1], in[2], n->p.row.eps, out[0], out[1]);
     case WT_NODE_ROPE: return cpu_rope(ctx, in[0], in[1], n->p.rope.theta, n->p.rope.offset, out[0]);
     case WT_NODE_INTERPOLATE: return cpu_interpolate(ctx, &n->p.interp, false, in[0], out[0]);
     case WT_NODE_INTERPOLATE_BACKWARD: return cpu_interpolate(ctx, &n->p.interp, true, in[0], out[0]);

@@ -65,7 +65,9 @@ static inline float ew_softplus(float x) {
 /* x / (1 + |x|); +-1 at the infinities, where the quotient would be inf / inf. */
 static inline float ew_softsign(float x) { return isinf(x) ? copysignf(1.0f, x) : x / (1.0f + fabsf(x)); }
 
-static inline float ew_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+/* x Phi(x); erff is a libm call, which kept this loop scalar. -inf gives
+ * NaN (-inf * 0), as PyTorch's formula. */
+static inline float ew_gelu(float x) { return 0.5f * x * vm_two_phi(x); }
 
 static inline float ew_gelu_tanh(float x) {
     float inner = 0.79788456080286536f * (x + 0.044715f * x * x * x);

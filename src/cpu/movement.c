@@ -129,12 +129,21 @@ wt_status cpu_copy_into_at(wt_context *ctx, const wt_tensor *src, const wt_tenso
 
 /* ------------------------------------------------------ gather / scatter */
 
-/* Every index in [0, extent), else the message names the first that is not. */
+/* Every index in [0, extent), else the message names the first that is not.
+ * An axis the index is broadcast along (stride 0) is read once: an
+ * embedding's index spread over the row width is as many values as tokens,
+ * and walking all its elements cost more than the gather's copies. */
 static wt_status check_indices(const wt_tensor *index, int64_t extent)
 {
     const int32_t *iv = (const int32_t *)index->storage->host;
-    for (int64_t i = 0; i < index->numel; i++) {
-        int32_t v = iv[element_at(i, index->ndim, index->shape, index->strides, index->offset)];
+    int64_t shape[WT_MAX_DIMS], count = 1;
+    for (int d = 0; d < index->ndim; d++) {
+        shape[d] = index->strides[d] == 0 ? 1 : index->shape[d];
+        count *= shape[d];
+    }
+    if (index->numel == 0) count = 0;
+    for (int64_t i = 0; i < count; i++) {
+        int32_t v = iv[element_at(i, index->ndim, shape, index->strides, index->offset)];
         if (v < 0 || v >= extent)
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "index %d is out of range for an axis of extent %lld", v,
                            (long long)extent);

@@ -84,10 +84,69 @@ static void log_softmax_row(const float *x, int64_t sx, float *restrict o, int64
     for (int64_t j = 0; j < C; j++) o[j] = (x[j] - m) - ls;
 }
 
+/* The passes of norm_row over a contiguous row, for the vectoriser: a
+ * double sum in program order cannot be split over SIMD lanes, an omp simd
+ * reduction can (the order of a double sum of floats moves nothing that
+ * survives the rounding to f32). */
+CPU_MULTIVERSION
+static void sums_contiguous(const float *restrict x, int64_t n, double *sum, double *sum_sq)
+{
+    double s = 0.0, s2 = 0.0;
+#pragma omp simd reduction(+ : s, s2)
+    for (int64_t j = 0; j < n; j++) {
+        const double v = x[j];
+        s += v;
+        s2 += v * v;
+    }
+    *sum = s, *sum_sq = s2;
+}
+
+CPU_MULTIVERSION
+static double squared_deviations(const float *restrict x, int64_t n, double mean)
+{
+    double var = 0.0;
+#pragma omp simd reduction(+ : var)
+    for (int64_t j = 0; j < n; j++) {
+        const double d = x[j] - mean;
+        var += d * d;
+    }
+    return var;
+}
+
+CPU_MULTIVERSION
+static void normalise_contiguous(const float *restrict x, int64_t n, double mean, double rstd,
+                                 const float *restrict w, const float *restrict b, float *restrict o)
+{
+    if (w && b) {
+#pragma omp simd
+        for (int64_t j = 0; j < n; j++) o[j] = (float)((x[j] - mean) * rstd) * w[j] + b[j];
+    } else {
+#pragma omp simd
+        for (int64_t j = 0; j < n; j++) {
+            float v = (float)((x[j] - mean) * rstd);
+            if (w) v *= w[j];
+            if (b) v += b[j];
+            o[j] = v;
+        }
+    }
+}
+
 static void norm_row(wt_rowwise_op op, const float *x, int64_t sx, const float *w, const float *b,
                      float eps, float *o, int64_t C)
 {
     double s = 0.0, s2 = 0.0;
+    if (sx == 1) {
+        sums_contiguous(x, C, &s, &s2);
+        double mean = 0.0, rstd;
+        if (op == WT_ROW_LAYERNORM) {
+            mean = s / (double)C;
+            rstd = 1.0 / sqrt(squared_deviations(x, C, mean) / (double)C + eps);
+        } else {
+            rstd = 1.0 / sqrt(s2 / (double)C + eps);
+        }
+        normalise_contiguous(x, C, mean, rstd, w, b, o);
+        return;
+    }
     for (int64_t j = 0; j < C; j++) {
         double v = x[j * sx];
         s += v;
@@ -149,5 +208,81 @@ wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, con
 #pragma omp parallel for num_threads(cpu_threads(ctx)) schedule(static)
     for (int64_t r = 0; r < R; r++)
         one_row(op, xp + r * sr, sc, w, b, eps, op_ + r * C, C);
+    return WT_OK;
+}
+
+/* --- the backward of layer and RMS norm, one pass a row ---
+ * With x^ = (x - mean) r (RMS: x r), r = 1 / sqrt(var + eps) and
+ * gw = dy w: dx = r (gw - x^ mean(gw x^) - mean(gw)) (RMS: without the
+ * last term). x^ is an output too: the weight's gradient sums dy x^. The
+ * autograd rule composed this from about 14 elementwise ops and
+ * reductions, each a pass over the activations. */
+
+/* x^ into xhat; the sums of gw and gw x^ (in double). */
+CPU_MULTIVERSION
+static void norm_grad_sums(const float *restrict g, const float *restrict x, const float *restrict w, int64_t n,
+                           double mean, double rstd, float *restrict xhat, double *sum_gw, double *sum_gw_xhat)
+{
+    double a = 0.0, b = 0.0;
+    if (w) {
+#pragma omp simd reduction(+ : a, b)
+        for (int64_t j = 0; j < n; j++) {
+            const float xh = (float)((x[j] - mean) * rstd), gw = g[j] * w[j];
+            xhat[j] = xh;
+            a += gw;
+            b += (double)gw * xh;
+        }
+    } else {
+#pragma omp simd reduction(+ : a, b)
+        for (int64_t j = 0; j < n; j++) {
+            const float xh = (float)((x[j] - mean) * rstd);
+            xhat[j] = xh;
+            a += g[j];
+            b += (double)g[j] * xh;
+        }
+    }
+    *sum_gw = a, *sum_gw_xhat = b;
+}
+
+CPU_MULTIVERSION
+static void norm_grad_dx(const float *restrict g, const float *restrict xhat, const float *restrict w, int64_t n,
+                         float rstd, float mean_gw, float mean_gw_xhat, float *restrict dx)
+{
+    if (w) {
+#pragma omp simd
+        for (int64_t j = 0; j < n; j++) dx[j] = rstd * (g[j] * w[j] - xhat[j] * mean_gw_xhat - mean_gw);
+    } else {
+#pragma omp simd
+        for (int64_t j = 0; j < n; j++) dx[j] = rstd * (g[j] - xhat[j] * mean_gw_xhat - mean_gw);
+    }
+}
+
+static void norm_backward_row(bool rms, const float *g, const float *x, const float *w, float eps, int64_t C,
+                              float *dx, float *xhat)
+{
+    double s = 0.0, s2 = 0.0;
+    sums_contiguous(x, C, &s, &s2);
+    const double mean = rms ? 0.0 : s / (double)C;
+    const double var = rms ? s2 / (double)C : squared_deviations(x, C, mean) / (double)C;
+    const double rstd = 1.0 / sqrt(var + eps);
+    double sum_gw = 0.0, sum_gw_xhat = 0.0;
+    norm_grad_sums(g, x, w, C, mean, rstd, xhat, &sum_gw, &sum_gw_xhat);
+    norm_grad_dx(g, xhat, w, C, (float)rstd, rms ? 0.0f : (float)(sum_gw / (double)C),
+                 (float)(sum_gw_xhat / (double)C), dx);
+}
+
+wt_status cpu_norm_backward(wt_context *ctx, wt_rowwise_op op, const wt_tensor *dy, const wt_tensor *x,
+                            const wt_tensor *weight, float eps, wt_tensor *dx, wt_tensor *xhat)
+{
+    const wt_tensor *all[5] = {dy, x, weight, dx, xhat};
+    for (int i = 0; i < 5; i++)
+        if (all[i] && all[i]->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "cpu norm backward: f32 operands only");
+    const bool rms = op == WT_ROW_RMSNORM;
+    const int64_t R = x->shape[0], C = x->shape[1];
+    const float *g = cpu_data(dy), *xp = cpu_data(x), *w = weight ? cpu_data(weight) : NULL;
+    float *dxp = cpu_data(dx), *xhp = cpu_data(xhat);
+#pragma omp parallel for num_threads(cpu_threads(ctx)) schedule(static) if (R * C >= CPU_PARALLEL_MIN)
+    for (int64_t r = 0; r < R; r++)
+        norm_backward_row(rms, g + r * C, xp + r * C, w, eps, C, dxp + r * C, xhp + r * C);
     return WT_OK;
 }

@@ -1,12 +1,35 @@
 /* CPU kernels of the training ops (front-ends in api/train.c). Inputs are
  * contiguous f32 (labels and indices i32) unless said. */
+/* As in rowwise.c: lets GCC turn vmath.h's selects into vector blends
+ * (these kernels never read the floating-point flags). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+
 #include "cpu/cpu.h"
+#include "cpu/vmath.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 static float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+/* d/dx x Phi(x) = Phi(x) + x phi(x). */
+static inline float gelu_grad(float x)
+{
+    const float inv_sqrt_2pi = 0.39894228040143268f;
+    return 0.5f * vm_two_phi(x) + x * inv_sqrt_2pi * vm_expf(-0.5f * x * x);
+}
+
+/* GELU's backward on its own loop: the switch of act_grad per element
+ * keeps the compiler from vectorising. */
+CPU_MULTIVERSION
+static void gelu_backward_span(const float *restrict g, const float *restrict x, float *restrict o, int64_t n)
+{
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) o[i] = g[i] * gelu_grad(x[i]);
+}
 
 static float act_grad(wt_activation act, float x)
 {
@@ -24,10 +47,7 @@ static float act_grad(wt_activation act, float x)
         float s = sigmoidf_(x);
         return s * (1.0f + x * (1.0f - s));
     }
-    case WT_ACT_GELU: {
-        const float inv_sqrt2 = 0.70710678118654752f, inv_sqrt_2pi = 0.39894228040143268f;
-        return 0.5f * (1.0f + erff(x * inv_sqrt2)) + x * inv_sqrt_2pi * expf(-0.5f * x * x);
-    }
+    case WT_ACT_GELU: return gelu_grad(x);
     case WT_ACT_GELU_TANH: {
         const float k = 0.79788456080286536f, c = 0.044715f;
         float u = k * (x + c * x * x * x), t = tanhf(u);
@@ -43,6 +63,15 @@ wt_status cpu_act_backward(wt_context *ctx, wt_activation act, const wt_tensor *
     const float *g = cpu_data(dy), *xv = cpu_data(x);
     float *o = cpu_data(out);
     int64_t n = out->numel;
+    if (act == WT_ACT_GELU) {
+        const int64_t chunk = 16384, chunks = (n + chunk - 1) / chunk;
+#pragma omp parallel for num_threads(cpu_threads(ctx)) if (n >= CPU_PARALLEL_MIN)
+        for (int64_t c = 0; c < chunks; c++) {
+            const int64_t lo = c * chunk, len = n - lo < chunk ? n - lo : chunk;
+            gelu_backward_span(g + lo, xv + lo, o + lo, len);
+        }
+        return WT_OK;
+    }
 #pragma omp parallel for num_threads(cpu_threads(ctx)) if (n >= CPU_PARALLEL_MIN)
     for (int64_t i = 0; i < n; i++) o[i] = g[i] * act_grad(act, xv[i]);
     return WT_OK;

@@ -146,4 +146,30 @@ static inline float vm_sigmoidf(float x) {
     return (x < 0.0f ? e : 1.0f) / (1.0f + e);
 }
 
+/* erfc(z) for z >= 0 (NaN stays NaN, inf gives 0): t exp(-z^2 + P(t)) with
+ * t = 1 / (1 + z/2) and P the degree-9 Chebyshev fit of Numerical
+ * Recipes' erfcc, whose relative error is below 1.2e-7 for every z >= 0;
+ * so erfc's small tail keeps its digits, where 1 - erf would cancel. */
+static inline float vm_erfc_nonneg(float z) {
+    float t = 1.0f / (1.0f + 0.5f * z);
+    float p = 0.17087277f;
+    p = p * t - 0.82215223f;
+    p = p * t + 1.48851587f;
+    p = p * t - 1.13520398f;
+    p = p * t + 0.27886807f;
+    p = p * t - 0.18628806f;
+    p = p * t + 0.09678418f;
+    p = p * t + 0.37409196f;
+    p = p * t + 1.00002368f;
+    p = p * t - 1.26551223f;
+    return t * vm_expf(p - z * z);
+}
+
+/* 1 + erf(x / sqrt 2) = erfc(-x / sqrt 2) = 2 Phi(x), Phi the normal
+ * distribution: GELU's factor, accurate on both sides. */
+static inline float vm_two_phi(float x) {
+    float e = vm_erfc_nonneg(fabsf(x) * 0.70710678118654752f);
+    return x > 0.0f ? 2.0f - e : e;
+}
+
 #endif /* WT_CPU_VMATH_H */

@@ -437,7 +437,8 @@ const wt_backend_ops wt_webgpu_backend = {
     .upload = webgpu_upload,
     .download = webgpu_download,
     .run = webgpu_run,
-    .runs = WT_NODE_BIT(WT_NODE_KIND_COUNT) - 1, /* every kind */
+    /* Every kind but the norm backward (the autograd rule composes it). */
+    .runs = (WT_NODE_BIT(WT_NODE_KIND_COUNT) - 1) & ~WT_NODE_BIT(WT_NODE_NORM_BACKWARD),
     .attention_backward_preferred = wg_attention_backward_preferred,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
