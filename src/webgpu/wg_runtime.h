@@ -405,7 +405,7 @@ struct wg_context {
     /* Counts of what steady state should not do (device objects made per
      * op) and of batching; printed at teardown when WT_WEBGPU_STATS is set. */
     struct {
-        uint64_t dispatches, submits, pipelines, bind_groups_made, bind_group_hits;
+        uint64_t dispatches, submits, passes, pipelines, bind_groups_made, bind_group_hits;
         uint64_t pipeline_hits;  /* --- runtime: wt_context_pipeline_stats --- */
         double compile_seconds;
     } counters;
