@@ -376,11 +376,11 @@ struct wg_context {
     uint64_t check_align;
     wg_check *checks; /* WG_MAX_CHECKS slots */
     int ncheck;
-    /* kernels/rope.c: frequency tables by (theta, head dim), uploaded once
-     * and kept (an upload per call would also end the open batch: its
+    /* kernels/rope.c: frequency tables by (frequencies, head dim), uploaded
+     * once and kept (an upload per call would also end the open batch: its
      * scratch buffer came back from the pool still bound in it). */
     struct {
-        double theta;
+        wt_rope_freqs freqs;
         uint64_t d;
         struct wt_storage *table;
     } rope_tables[8];
