@@ -618,6 +618,9 @@ WT_API wt_status wt_scope_end(wt_scope *scope);
  *    same values. Inputs are changed in place (wt_tensor_write,
  *    wt_copy_into); results are read from the tensors the captured ops
  *    returned, which stay valid while the graph lives even if released.
+ *    Temporaries no handle reaches any more (every handle released before
+ *    the first replay) may share device memory in replays on WebGPU, as
+ *    eager ops reuse freed buffers (WT_GRAPH_REPLAY_SHARE=0: never).
  *  - Everything an op decided at the capture is frozen: shapes, dtypes,
  *    scalars, the kernel chosen, and what an op read back from the device
  *    (one_hot with num_classes -1). Ops on other contexts are not captured.
