@@ -130,52 +130,6 @@ typedef struct step_at {
     const wt_tensor *pos, *len;
 } step_at;
 
-/* y4 [batch, S, n, head_dim] (f32) rotated by the model's scaled RoPE at
- * positions at.. : y4 * cos + rotate_half(y4) * sin. With the position on
- * the device (S = 1) the tables' row is picked by index_select. */
-static wt_status rope_scaled(const llama *m, const wt_tensor *y4, const step_at *at, wt_tensor **out)
-{
-    const int64_t *s = wt_tensor_shape(y4);
-    const int64_t S = s[1], n = s[2], hd = s[3];
-    const int64_t rows[2] = {s[0] * S * n, hd}, table[4] = {1, S, 1, hd};
-    wt_tensor *flat, *rh, *rh4, *cs, *sn, *cs4, *sn4, *a, *b;
-    TRY(wt_reshape(y4, 2, rows, &flat));
-    TRY(wt_linear(flat, m->rope_rot, NULL, &rh));
-    TRY(wt_reshape(rh, 4, s, &rh4));
-    if (at->pos) {
-        TRY(wt_index_select(m->rope_cos, 0, at->pos, &cs));
-        TRY(wt_index_select(m->rope_sin, 0, at->pos, &sn));
-    } else {
-        TRY(wt_slice(m->rope_cos, 0, at->start, at->start + S, 1, &cs));
-        TRY(wt_slice(m->rope_sin, 0, at->start, at->start + S, 1, &sn));
-    }
-    TRY(wt_reshape(cs, 4, table, &cs4));
-    TRY(wt_reshape(sn, 4, table, &sn4));
-    TRY(wt_mul(y4, cs4, &a));
-    TRY(wt_mul(rh4, sn4, &b));
-    return wt_add(a, b, out);
-}
-
-/* Heads [batch, S, n, head_dim] (a view of the joined projection) ->
- * [batch, n, S, head_dim] (a transposed view), rotated when rope:
- * positions at.. . */
-static wt_status heads_of(const llama *m, wt_tensor *y4, bool rope, const step_at *at, wt_tensor **out)
-{
-    wt_tensor *r = NULL;
-    if (rope && m->rope_rot) {
-        TRY(rope_scaled(m, y4, at, &r));
-    } else if (rope) {
-        wt_rope_options ro;
-        wt_rope_options_init(&ro);
-        ro.theta = m->c.theta;
-        ro.offset = at->pos ? 0 : at->start;
-        ro.position = at->pos;
-        ro.layout = WT_ROPE_BSHD;
-        TRY(wt_rope_v2(y4, &ro, &r));
-    }
-    return wt_transpose(r ? r : y4, 1, 2, out);
-}
-
 /* The options of a linear layer with the RMSNorm of weight norm (NULL:
  * none) before it. */
 static wt_linear_fused_options fused_opts(const llama *m, const wt_tensor *norm)
@@ -195,7 +149,7 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
 {
     const llama_config *c = &m->c;
     const int64_t S = wt_tensor_shape(x)[0] / m->batch;
-    wt_tensor *y, *y4, *q4, *k4, *v4, *q, *k, *v, *kdst, *vdst, *kall, *vall, *a, *heads_last, *ac, *a2;
+    wt_tensor *y, *y4, *q, *kall, *vall, *a, *heads_last, *ac, *a2;
     /* One GEMV for q, k and v (their weights joined at load), the norm
      * folded into it; the heads are views of its rows. They are f32
      * whatever the weights' dtype (rope computes in f32, the KV cache is
@@ -210,42 +164,33 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
     }
     const int64_t shape[4] = {m->batch, S, c->heads + 2 * c->kv_heads, c->head_dim};
     TRY(wt_reshape(y, 4, shape, &y4));
-    if (!m->rope_rot) {
-        /* One kernel: q and k rotated, k and v written into the cache
-         * (at the device's position in a captured step). */
-        wt_rope_kv_cache_options ro;
-        wt_rope_kv_cache_options_init(&ro);
-        ro.theta = c->theta;
-        ro.offset = at->pos ? 0 : at->start;
-        ro.position = at->pos;
-        TRY(wt_rope_kv_cache(ly->kv_cache, y4, c->heads, &ro, &q));
-    } else { /* scaled RoPE (tables): the heads one by one */
-        TRY(wt_slice(y4, 2, 0, c->heads, 1, &q4));
-        TRY(wt_slice(y4, 2, c->heads, c->heads + c->kv_heads, 1, &k4));
-        TRY(wt_slice(y4, 2, c->heads + c->kv_heads, c->heads + 2 * c->kv_heads, 1, &v4));
-        TRY(heads_of(m, q4, true, at, &q));
-        TRY(heads_of(m, k4, true, at, &k));
-        TRY(heads_of(m, v4, false, at, &v));
+    /* One kernel: q and k rotated (the checkpoint's RoPE, scaled or not),
+     * k and v written into the cache (at the device's position in a
+     * captured step). */
+    wt_rope_kv_cache_options ro;
+    wt_rope_kv_cache_options_init(&ro);
+    ro.theta = c->theta;
+    ro.offset = at->pos ? 0 : at->start;
+    ro.position = at->pos;
+    if (c->rope_type != LLAMA_ROPE_DEFAULT) {
+        ro.scaling = c->rope_type == LLAMA_ROPE_LINEAR ? WT_ROPE_SCALING_LINEAR : WT_ROPE_SCALING_LLAMA3;
+        ro.factor = c->rope_factor;
     }
+    if (c->rope_type == LLAMA_ROPE_LLAMA3) {
+        ro.low_freq_factor = c->low_freq_factor;
+        ro.high_freq_factor = c->high_freq_factor;
+        ro.original_max_position = c->rope_original_max_pos;
+    }
+    TRY(wt_rope_kv_cache(ly->kv_cache, y4, c->heads, &ro, &q));
     /* Causal, aligned to the end of the keys: query s sees keys <= start + s. */
     wt_attention_options ao;
     wt_attention_options_init(&ao);
     ao.causal = true;
     if (at->pos) { /* the step's row and key count read on the device */
-        if (m->rope_rot) {
-            TRY(wt_copy_into_at(ly->k_cache, 2, at->pos, k));
-            TRY(wt_copy_into_at(ly->v_cache, 2, at->pos, v));
-        }
         ao.kv_length = at->len;
         TRY(wt_scaled_dot_product_attention_v2(q, ly->k_cache, ly->v_cache, NULL, &ao, &a));
     } else {
         const int64_t start = at->start;
-        if (m->rope_rot) {
-            TRY(wt_slice(ly->k_cache, 2, start, start + S, 1, &kdst));
-            TRY(wt_slice(ly->v_cache, 2, start, start + S, 1, &vdst));
-            TRY(wt_copy_into(kdst, k));
-            TRY(wt_copy_into(vdst, v));
-        }
         TRY(wt_slice(ly->k_cache, 2, 0, start + S, 1, &kall));
         TRY(wt_slice(ly->v_cache, 2, 0, start + S, 1, &vall));
         TRY(wt_scaled_dot_product_attention_v2(q, kall, vall, NULL, &ao, &a));

@@ -655,75 +655,6 @@ static wt_status check_all_used(const weight_files *w, const llama_config *c, ch
     return WT_OK;
 }
 
-/* The inverse frequencies of transformers' RoPE initialisations
- * (default, linear, llama3), in double. */
-static void rope_inv_freq(const llama_config *c, double *inv)
-{
-    const int64_t half = c->head_dim / 2;
-    for (int64_t i = 0; i < half; i++) {
-        double f = 1.0 / pow(c->theta, (double)(2 * i) / (double)c->head_dim);
-        if (c->rope_type == LLAMA_ROPE_LINEAR) {
-            f /= c->rope_factor;
-        } else if (c->rope_type == LLAMA_ROPE_LLAMA3) {
-            /* Long wavelengths slowed by the factor, short ones kept, the
-             * band between blended (Llama 3.1's scaling). */
-            const double old_len = (double)c->rope_original_max_pos;
-            const double low_wavelen = old_len / c->low_freq_factor, high_wavelen = old_len / c->high_freq_factor;
-            const double wavelen = 2 * 3.14159265358979323846 / f;
-            if (wavelen > low_wavelen) {
-                f /= c->rope_factor;
-            } else if (wavelen >= high_wavelen) {
-                const double smooth =
-                    (old_len / wavelen - c->low_freq_factor) / (c->high_freq_factor - c->low_freq_factor);
-                f = (1 - smooth) * f / c->rope_factor + smooth * f;
-            }
-        }
-        inv[i] = f;
-    }
-}
-
-static wt_status make_rope_tables(wt_context *ctx, const llama_config *c, int64_t max_seq,
-                                  llama *m)
-{
-    const int64_t hd = c->head_dim, half = hd / 2;
-    double *inv = malloc(sizeof *inv * (size_t)half);
-    float *cs = malloc(sizeof *cs * (size_t)(max_seq * hd)), *sn = malloc(sizeof *sn * (size_t)(max_seq * hd));
-    float *rot = calloc((size_t)(hd * hd), sizeof *rot);
-    wt_tensor *t[3] = {NULL, NULL, NULL};
-    wt_status st = WT_ERR_OUT_OF_MEMORY;
-    if (!inv || !cs || !sn || !rot) goto done;
-    rope_inv_freq(c, inv);
-    for (int64_t p = 0; p < max_seq; p++)
-        for (int64_t j = 0; j < hd; j++) {
-            /* transformers rounds the frequencies to float32 before the
-             * product with the position. */
-            const double a = (double)p * (double)(float)inv[j % half];
-            cs[p * hd + j] = (float)cos(a);
-            sn[p * hd + j] = (float)sin(a);
-        }
-    /* rotate_half(x) = [-x[half:], x[:half]] = x @ R; wt_linear takes R^T
-     * [out, in]: row j says which input feeds output j. */
-    for (int64_t j = 0; j < half; j++) rot[j * hd + j + half] = -1.0f;
-    for (int64_t j = half; j < hd; j++) rot[j * hd + j - half] = 1.0f;
-    const int64_t tshape[2] = {max_seq, hd}, rshape[2] = {hd, hd};
-    if ((st = wt_tensor_from_data(ctx, WT_F32, 2, tshape, cs, &t[0])) != WT_OK) goto done;
-    if ((st = wt_tensor_from_data(ctx, WT_F32, 2, tshape, sn, &t[1])) != WT_OK) goto done;
-    if ((st = wt_tensor_from_data(ctx, WT_F32, 2, rshape, rot, &t[2])) != WT_OK) goto done;
-    wt_tensor **dst[3] = {&m->rope_cos, &m->rope_sin, &m->rope_rot};
-    /* f32 whatever the weights' dtype: the rotated heads are f32. */
-    for (int i = 0; i < 3; i++) {
-        *dst[i] = t[i];
-        t[i] = NULL;
-    }
-done:
-    for (int i = 0; i < 3; i++) wt_tensor_release(t[i]);
-    free(inv);
-    free(cs);
-    free(sn);
-    free(rot);
-    return st;
-}
-
 void llama_free(llama *m)
 {
     if (m->layer) {
@@ -740,9 +671,6 @@ void llama_free(llama *m)
     if (m->head != m->embed) wt_tensor_release(m->head);
     wt_tensor_release(m->embed);
     wt_tensor_release(m->norm);
-    wt_tensor_release(m->rope_cos);
-    wt_tensor_release(m->rope_sin);
-    wt_tensor_release(m->rope_rot);
     free(m->quant); /* its tensors are the layers' and the head */
     llama_config c = m->c;
     memset(m, 0, sizeof *m);
@@ -838,7 +766,6 @@ wt_status llama_load(const char *dir, wt_context *ctx, wt_dtype dtype, int64_t b
         CK(llama_kv_cache(ctx, &c, m->batch, max_seq, y));
     }
     CK(check_all_used(&w, &c, err, err_size));
-    if (c.rope_type != LLAMA_ROPE_DEFAULT) CK(make_rope_tables(ctx, &c, max_seq, m));
     /* A decode step reads one row of the embedding table, the final norm
      * and the LM head beside the layers. */
     m->decode_bytes += (uint64_t)(D + D + c.vocab * D) * es;

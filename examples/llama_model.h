@@ -72,11 +72,6 @@ typedef struct llama {
     int64_t batch; /* sequences decoded together: rows of the KV caches */
     wt_tensor *embed, *norm, *head; /* head == embed when tied */
     llama_layer *layer;
-    /* RoPE other than the default, applied as x * cos + rotate_half(x) *
-     * sin: the tables [max_seq, head_dim] and rotate_half as a matrix
-     * (wt_linear's weight: rotate_half(x) = x @ rot^T). NULL for the
-     * default, which wt_rope_v2 computes. */
-    wt_tensor *rope_cos, *rope_sin, *rope_rot;
     uint64_t weight_bytes; /* every weight on the device */
     uint64_t decode_bytes; /* weight bytes one decode step reads */
     llama_quant_weight *quant; /* the quantised weights (GGUF files); NULL when none */

@@ -15,7 +15,7 @@
  *                       [--batch 64] [--lr 1e-3] [--seed 1] [--data DIR]
  *                       [--train-limit N] [--steps N] [--max-loss X]
  *                       [--compare BACKEND,BACKEND [--exact]] [--eval-limit N]
- *                       [--print-loss] [--synthetic N] [--graph] [--optimizer adamw|sgd]
+ *                       [--print-loss] [--synthetic N] [--graph] [--optimizer adamw|sgd] [--gpu-time]
  *                       [--dist [--check-sync] [--dist-timeout S] [--dist-pack P] [--dist-overlap on|off] [--dist-f16]
  *                               [--fail-step K [--fail-rank R]]]
  *
@@ -30,6 +30,14 @@
  *
  * --optimizer sgd trains with SGD (momentum 0.9, the same --lr) instead
  * of AdamW.
+ *
+ * After the steady-state "ms a step" (steps 11 on, wall time) a second
+ * line gives the host's share: the calling thread's CPU time in the
+ * steps' calls (batch upload, ops or replay, loss bookkeeping). Where it
+ * is well under the wall time a step, the device sets the pace.
+ * --gpu-time adds the GPU's busy time a step over the same steps
+ * (wt_context_timer_*: the compute passes' own time, gaps excluded;
+ * WebGPU devices with timestamp queries only).
  *
  * --graph captures the whole first training step - forward pass,
  * autograd's backward and the optimizer's update - as a graph
@@ -478,6 +486,15 @@ static int shuffle(wt_context *ctx, int n, uint64_t seed, int *order)
     return ok;
 }
 
+/* CPU time of the calling thread, seconds: the host's own cost of a call,
+ * apart from the device and from other processes. */
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -490,7 +507,7 @@ int main(int argc, char **argv)
     const char *backend = "auto", *data = getenv("WT_FASHION_MNIST_DIR"), *compare = NULL;
     int epochs = 5, batch = 64, train_limit = 0, steps = 0, eval_limit = -1, synthetic = 0;
     int fail_step = 0, fail_rank = 1;
-    bool use_dist = false, print_loss = false, check_sync = false, graph = false, exact = false;
+    bool use_dist = false, print_loss = false, check_sync = false, graph = false, exact = false, gpu_time = false;
     const char *optimizer = "adamw";
     double lr = 1e-3, max_loss = 0, dist_timeout = 0;
     const char *dist_pack = NULL, *dist_overlap = "on";
@@ -503,6 +520,7 @@ int main(int argc, char **argv)
         if (strcmp(a, "--print-loss") == 0) { print_loss = true; continue; }
         if (strcmp(a, "--check-sync") == 0) { check_sync = true; continue; }
         if (strcmp(a, "--graph") == 0) { graph = true; continue; }
+        if (strcmp(a, "--gpu-time") == 0) { gpu_time = true; continue; }
         if (strcmp(a, "--exact") == 0) { exact = true; continue; }
         if (!v) { fprintf(stderr, "option %s needs a value\n", a); return 2; }
         if (strcmp(a, "--backend") == 0) backend = v;
@@ -603,7 +621,8 @@ int main(int argc, char **argv)
     int32_t *ybuf = malloc((size_t)batch * sizeof(int32_t));
     double recent[50] = {0};
     int done_steps = 0, status = 0, nrecent = 0;
-    double worst_rel = 0, t_steady = 0;
+    double worst_rel = 0, t_steady = 0, host_cpu = 0;
+    bool timing_gpu = false;
     for (int epoch = 0; epoch < epochs && status == 0; epoch++) {
         if (!shuffle(ctx[0], ntrain, seed * 7919 + (uint64_t)epoch, order)) { status = 1; break; }
         double t0 = now(), loss_sum = 0;
@@ -611,6 +630,7 @@ int main(int argc, char **argv)
         wt_tensor *acc[2] = {NULL, NULL};
         for (int s = 0; s + global_batch <= ntrain && status == 0; s += global_batch) {
             float lv[2] = {0, 0};
+            double cpu0 = thread_cpu();
             for (int k = 0; k < nmodels; k++) {
                 step a;
                 wt_tensor *x = NULL, *y = NULL;
@@ -643,6 +663,7 @@ int main(int argc, char **argv)
                 }
                 step_end(&a);
             }
+            if (done_steps >= 10) host_cpu += thread_cpu() - cpu0;
             if (status) break;
             if (nmodels == 2) {
                 double rel = fabs(lv[0] - lv[1]) / fmax(fabs(lv[0]), 1e-6);
@@ -660,9 +681,16 @@ int main(int argc, char **argv)
             nb++;
             if (++done_steps == 10) {
                 /* Steady state: after the shaders are compiled and the
-                 * memory pools filled. */
+                 * memory pools filled, timed from an idle device (the
+                 * first ten steps' work, queued ahead, is not counted). */
+                for (int k = 0; k < nmodels; k++)
+                    if (wt_context_sync(ctx[k]) != WT_OK) status = 1;
                 t_steady = now();
                 dist_reset_stats(&grp);
+                if (gpu_time) {
+                    timing_gpu = wt_context_timer_begin(ctx[0]) == WT_OK;
+                    if (!timing_gpu) printf("--gpu-time: %s\n", wt_last_error());
+                }
             }
             if (done_steps == steps) break;
         }
@@ -690,9 +718,15 @@ int main(int argc, char **argv)
         double secs = now() - t_steady;
         printf("steps 11-%d: %.0f images/s, %.3f ms a step, %s (%d ranks, %d images a step)\n", done_steps,
                (done_steps - 10) * (double)global_batch / secs, 1e3 * secs / (done_steps - 10),
-               replayed[0] ? (strcmp(optimizer, "sgd") == 0 ? "replayed step" : "replayed forward+backward, eager AdamW")
-                           : "eager",
-               grp.size, global_batch);
+               replayed[0] ? "replayed step" : "eager", grp.size, global_batch);
+        printf("steps 11-%d: host %.3f ms a step (the calling thread's CPU time in the steps' calls)", done_steps,
+               1e3 * host_cpu / (done_steps - 10));
+        double gpu_secs = 0;
+        if (timing_gpu && wt_context_timer_end(ctx[0], &gpu_secs) == WT_OK)
+            printf(", GPU busy %.3f ms a step", 1e3 * gpu_secs / (done_steps - 10));
+        else if (timing_gpu)
+            printf(", GPU time: %s", wt_last_error());
+        printf("\n");
         dist_report(&grp, done_steps - 10, secs);
     }
     if (status == 0 && check_sync && dist_on(&grp))

@@ -618,6 +618,9 @@ WT_API wt_status wt_scope_end(wt_scope *scope);
  *    same values. Inputs are changed in place (wt_tensor_write,
  *    wt_copy_into); results are read from the tensors the captured ops
  *    returned, which stay valid while the graph lives even if released.
+ *    Temporaries no handle reaches any more (every handle released before
+ *    the first replay) may share device memory in replays on WebGPU, as
+ *    eager ops reuse freed buffers (WT_GRAPH_REPLAY_SHARE=0: never).
  *  - Everything an op decided at the capture is frozen: shapes, dtypes,
  *    scalars, the kernel chosen, and what an op read back from the device
  *    (one_hot with num_classes -1). Ops on other contexts are not captured.
@@ -1549,11 +1552,28 @@ WT_API wt_status wt_rope_v2(const wt_tensor *x, const wt_rope_options *opts, wt_
  *     kv_cache[b, j, t0 + s]       = rope(qkv[b, s, Hq + j], p + s)   j < Hkv
  *     kv_cache[b, Hkv + j, t0 + s] = qkv[b, s, Hq + Hkv + j]
  *     q[b, h, s]                   = rope(qkv[b, s, h], p + s)        h < Hq
- * rope as wt_rope_v2's (rotate_half, frequencies theta^(-2i/D)); q is a
- * new f32 [B, Hq, S, D]; the rows written start at t0 = p clamped to
- * [0, T - S], as wt_copy_into_at clamps. kv_cache is updated in place
- * (the state a decoder keeps between steps). Not differentiable (a tensor
- * requiring grad while recording: WT_ERR_INVALID_ARGUMENT). */
+ * rope as wt_rope_v2's (rotate_half, frequencies f_i = theta^(-2i/D),
+ * or the scaled ones below); q is a new f32 [B, Hq, S, D]; the rows
+ * written start at t0 = p clamped to [0, T - S], as wt_copy_into_at
+ * clamps. kv_cache is updated in place (the state a decoder keeps between
+ * steps). Not differentiable (a tensor requiring grad while recording:
+ * WT_ERR_INVALID_ARGUMENT).
+ * Scaled frequencies (a checkpoint's rope_scaling), computed in double:
+ *  - WT_ROPE_SCALING_LINEAR: f_i / factor;
+ *  - WT_ROPE_SCALING_LLAMA3 (Llama 3.1's "llama3"): with wavelength
+ *    w = 2 pi / f_i and L = original_max_position, f_i / factor where
+ *    w > L / low_freq_factor, f_i where w < L / high_freq_factor, and in
+ *    between (1 - a) f_i / factor + a f_i, a = (L / w - low_freq_factor) /
+ *    (high_freq_factor - low_freq_factor).
+ * WT_ERR_INVALID_ARGUMENT for factor <= 0 (LINEAR, LLAMA3), for LLAMA3
+ * unless 0 < low_freq_factor < high_freq_factor and original_max_position
+ * >= 1, and for an unknown scaling. A caller built against the header
+ * before the scaling fields (struct_size up to position) gets none. */
+typedef enum wt_rope_scaling {
+    WT_ROPE_SCALING_NONE = 0,
+    WT_ROPE_SCALING_LINEAR = 1,
+    WT_ROPE_SCALING_LLAMA3 = 2
+} wt_rope_scaling;
 typedef struct wt_rope_kv_cache_options {
     uint32_t struct_size;
     double theta;   /* 10000 */
@@ -1562,6 +1582,10 @@ typedef struct wt_rope_kv_cache_options {
      * (negative: 0) is added to offset when the kernel runs: the
      * position of a captured step (see wt_rope_options.position). */
     const wt_tensor *position;
+    wt_rope_scaling scaling;                  /* WT_ROPE_SCALING_NONE */
+    double factor;                            /* LINEAR, LLAMA3; 1 */
+    double low_freq_factor, high_freq_factor; /* LLAMA3; 1, 4 */
+    int64_t original_max_position;            /* LLAMA3; 8192 */
 } wt_rope_kv_cache_options;
 WT_API void wt_rope_kv_cache_options_init(wt_rope_kv_cache_options *opts);
 WT_API wt_status wt_rope_kv_cache(wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_heads,

@@ -8,6 +8,7 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,70 @@ typedef struct rkv_case {
     int64_t B, S, Hq, Hkv, D, T;
     int64_t offset, device_pos; /* device_pos < 0: no position tensor */
     bool strided;               /* qkv a view with a gap between heads, the cache a view of a wider one */
+    wt_rope_scaling scaling;    /* scaled cases: theta 500000, factor 8, low 1, high 4, L 64 */
 } rkv_case;
+
+/* The scaled cases' parameters: a short original context (64) so that
+ * the head dims tested have frequencies in all three bands. */
+#define SC_THETA 500000.0
+#define SC_FACTOR 8.0
+#define SC_LOW 1.0
+#define SC_HIGH 4.0
+#define SC_ORIG 64
+
+/* Frequency i of a head of D, written out here from the scaling's
+ * definition (transformers' llama3 rope initialisation) as the reference. */
+static double ref_freq(wt_rope_scaling sc, int64_t i, int64_t D)
+{
+    const double theta = sc == WT_ROPE_SCALING_NONE ? 10000.0 : SC_THETA;
+    const double f = 1.0 / pow(theta, (double)(2 * i) / (double)D);
+    if (sc == WT_ROPE_SCALING_LINEAR) return f / SC_FACTOR;
+    if (sc != WT_ROPE_SCALING_LLAMA3) return f;
+    const double low_wavelen = SC_ORIG / SC_LOW, high_wavelen = SC_ORIG / SC_HIGH, wavelen = 2 * 3.141592653589793 / f;
+    const double scaled = wavelen > low_wavelen ? f / SC_FACTOR : f;
+    const double smooth = (SC_ORIG / wavelen - SC_LOW) / (SC_HIGH - SC_LOW);
+    const bool medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
+    return medium ? (1 - smooth) * scaled / SC_FACTOR + smooth * scaled : scaled;
+}
+
+/* q's heads rotated the way a model's own code does scaled RoPE with the
+ * library's ops (examples/llama.c): cos and sin tables [S, D] made on the
+ * host, rotate_half as a product with a +-1 matrix, x cos + rot(x) sin.
+ * qh [B, S, Hq, D] f32 -> *out [B, Hq, S, D]. */
+static wt_status composed_scaled(const rkv_case *c, int64_t p, const wt_tensor *qh, wt_tensor **out)
+{
+    const int64_t S = c->S, D = c->D, H = D / 2;
+    float *cs = malloc(sizeof *cs * (size_t)(S * D)), *sn = malloc(sizeof *sn * (size_t)(S * D));
+    float *rot = calloc((size_t)(D * D), sizeof *rot);
+    for (int64_t s = 0; s < S; s++)
+        for (int64_t j = 0; j < D; j++) {
+            const double a = (double)(p + s) * ref_freq(c->scaling, j % H, D);
+            cs[s * D + j] = (float)cos(a);
+            sn[s * D + j] = (float)sin(a);
+        }
+    for (int64_t j = 0; j < H; j++) rot[j * D + j + H] = -1.0f;
+    for (int64_t j = H; j < D; j++) rot[j * D + j - H] = 1.0f;
+    const int64_t tshape[4] = {1, S, 1, D}, rshape[2] = {D, D}, rows[2] = {c->B * S * c->Hq, D};
+    wt_tensor *tc = NULL, *ts = NULL, *tr = NULL, *flat = NULL, *rh = NULL, *rh4 = NULL, *a = NULL, *b = NULL,
+              *y = NULL, *qc = NULL;
+    wt_status st = wt_tensor_from_data(g_ctx, WT_F32, 4, tshape, cs, &tc);
+    if (st == WT_OK) st = wt_tensor_from_data(g_ctx, WT_F32, 4, tshape, sn, &ts);
+    if (st == WT_OK) st = wt_tensor_from_data(g_ctx, WT_F32, 2, rshape, rot, &tr);
+    if (st == WT_OK) st = wt_contiguous(qh, &qc);
+    if (st == WT_OK) st = wt_reshape(qc, 2, rows, &flat);
+    if (st == WT_OK) st = wt_linear(flat, tr, NULL, &rh);
+    if (st == WT_OK) st = wt_reshape(rh, 4, wt_tensor_shape(qh), &rh4);
+    if (st == WT_OK) st = wt_mul(qc, tc, &a);
+    if (st == WT_OK) st = wt_mul(rh4, ts, &b);
+    if (st == WT_OK) st = wt_add(a, b, &y);
+    if (st == WT_OK) st = wt_transpose(y, 1, 2, out);
+    wt_tensor *rel[] = {tc, ts, tr, flat, rh, rh4, a, b, y, qc};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) wt_tensor_release(rel[i]);
+    free(cs);
+    free(sn);
+    free(rot);
+    return st;
+}
 
 static float *read_f32(const wt_tensor *t)
 {
@@ -48,9 +112,11 @@ static void run(const rkv_case *c)
     const int64_t B = c->B, S = c->S, Hq = c->Hq, Hkv = c->Hkv, D = c->D, T = c->T, H = D / 2;
     const int64_t heads = Hq + 2 * Hkv, gap = c->strided ? 1 : 0, Dw = c->strided ? D + 2 : D;
     char name[200];
-    snprintf(name, sizeof name, "%s B=%lld S=%lld Hq=%lld Hkv=%lld D=%lld T=%lld offset=%lld pos=%lld%s",
+    static const char *const scalings[3] = {"", " linear", " llama3"};
+    snprintf(name, sizeof name, "%s B=%lld S=%lld Hq=%lld Hkv=%lld D=%lld T=%lld offset=%lld pos=%lld%s%s",
              wt_dtype_name(c->dt), (long long)B, (long long)S, (long long)Hq, (long long)Hkv, (long long)D,
-             (long long)T, (long long)c->offset, (long long)c->device_pos, c->strided ? " strided" : "");
+             (long long)T, (long long)c->offset, (long long)c->device_pos, c->strided ? " strided" : "",
+             scalings[c->scaling]);
     /* The projection [B, S, heads + gap, D]; qkv its first `heads` heads. */
     const int64_t n = B * S * (heads + gap) * D, ncache = B * 2 * Hkv * T * Dw;
     float *x = malloc(sizeof *x * (size_t)n), *init = malloc(sizeof *init * (size_t)ncache);
@@ -70,7 +136,7 @@ static void run(const rkv_case *c)
             for (int64_t h = 0; h < heads; h++) {
                 const float *row = x + ((b * S + s) * (heads + gap) + h) * D;
                 for (int64_t i = 0; i < H; i++) {
-                    const double a = (double)(p + s) * pow(10000.0, -2.0 * (double)i / (double)D);
+                    const double a = (double)(p + s) * ref_freq(c->scaling, i, D);
                     double y1 = row[i], y2 = row[i + H];
                     if (h < Hq + Hkv) {
                         y1 = row[i] * cos(a) - row[i + H] * sin(a);
@@ -101,6 +167,14 @@ static void run(const rkv_case *c)
     wt_rope_kv_cache_options_init(&o);
     o.offset = c->offset;
     o.position = pos;
+    if (c->scaling != WT_ROPE_SCALING_NONE) {
+        o.theta = SC_THETA;
+        o.scaling = c->scaling;
+        o.factor = SC_FACTOR;
+        o.low_freq_factor = SC_LOW;
+        o.high_freq_factor = SC_HIGH;
+        o.original_max_position = SC_ORIG;
+    }
     if (st == WT_OK) st = wt_rope_kv_cache(cache, qkv, Hq, &o, &q);
     CHECK(st == WT_OK && q, "%s: %s", name, wt_last_error());
     const double tol = 2e-5 * (1.0 + (double)(p + S)); /* f32 angles: ~1e-7 turns a unit of position */
@@ -115,6 +189,28 @@ static void run(const rkv_case *c)
         CHECK(qv && eq <= tol, "%s: q against the float64 reference: %.3g", name, eq);
         CHECK(cv && ec <= tol, "%s: the cache against the float64 reference: %.3g (columns past D untouched)", name,
               ec);
+        free(qv);
+        free(cv);
+    }
+    if (st == WT_OK && q && c->scaling != WT_ROPE_SCALING_NONE) {
+        /* wt_rope_v2 has no scaling: the composition is a model's own
+         * (tables made on the host), within the same tolerance. */
+        wt_tensor *q32 = NULL, *qh = NULL, *qc = NULL;
+        st = wt_cast(qkv, WT_F32, &q32);
+        if (st == WT_OK) st = wt_slice(q32, 2, 0, Hq, 1, &qh);
+        if (st == WT_OK) st = composed_scaled(c, p, qh, &qc);
+        CHECK(st == WT_OK, "%s: composition: %s", name, wt_last_error());
+        float *qv = read_f32(q), *q2 = st == WT_OK ? read_f32(qc) : NULL;
+        double dq = 0;
+        for (int64_t i = 0; q2 && qv && i < B * Hq * S * D; i++) dq = fmax(dq, fabs(qv[i] - q2[i]));
+        CHECK(q2 && qv && dq <= tol, "%s: q against the composition with host tables: %.3g", name, dq);
+        free(qv);
+        free(q2);
+        wt_tensor_release(q32);
+        wt_tensor_release(qh);
+        wt_tensor_release(qc);
+    } else if (st == WT_OK && q) {
+        float *qv = read_f32(q), *cv = read_f32(base);
 
         /* The composition: wt_rope_v2 (BSHD) on q's and k's heads, then
          * wt_copy_into_at of k and v into a second cache. */
@@ -168,11 +264,15 @@ static void test_cases(void)
     const wt_dtype dts[2] = {WT_F32, WT_F16};
     for (int d = 0; d < 2; d++) {
         const wt_dtype dt = dts[d];
-        run(&(rkv_case){dt, 1, 1, 4, 2, 8, 16, 0, 5, false});   /* a decode step, device position */
-        run(&(rkv_case){dt, 2, 1, 6, 3, 16, 12, 3, 7, true});   /* batch 2, offset + position, views */
-        run(&(rkv_case){dt, 1, 5, 2, 1, 6, 9, 2, -1, false});   /* a prompt at a host offset */
-        run(&(rkv_case){dt, 1, 3, 2, 2, 4, 6, 0, 40, true});    /* past the cache: rows clamped to T - S */
-        run(&(rkv_case){dt, 1, 1, 1, 1, 64, 32, 1000, -1, false});
+        run(&(rkv_case){dt, 1, 1, 4, 2, 8, 16, 0, 5, false, WT_ROPE_SCALING_NONE}); /* decode, device position */
+        run(&(rkv_case){dt, 2, 1, 6, 3, 16, 12, 3, 7, true, WT_ROPE_SCALING_NONE}); /* batch 2, offset + pos, views */
+        run(&(rkv_case){dt, 1, 5, 2, 1, 6, 9, 2, -1, false, WT_ROPE_SCALING_NONE}); /* a prompt, host offset */
+        run(&(rkv_case){dt, 1, 3, 2, 2, 4, 6, 0, 40, true, WT_ROPE_SCALING_NONE}); /* rows clamped to T - S */
+        run(&(rkv_case){dt, 1, 1, 1, 1, 64, 32, 1000, -1, false, WT_ROPE_SCALING_NONE});
+        /* Scaled frequencies: D 64 has pairs in all three llama3 bands. */
+        run(&(rkv_case){dt, 1, 1, 4, 2, 64, 16, 0, 700, false, WT_ROPE_SCALING_LLAMA3});
+        run(&(rkv_case){dt, 2, 3, 2, 1, 64, 8, 5, -1, true, WT_ROPE_SCALING_LLAMA3});
+        run(&(rkv_case){dt, 1, 2, 2, 1, 16, 8, 3000, 2, false, WT_ROPE_SCALING_LINEAR});
     }
 }
 
@@ -201,6 +301,26 @@ static void test_errors(void)
     o.offset = -1;
     CHECK(wt_rope_kv_cache(cache, qkv, 2, &o, &q) == WT_ERR_INVALID_ARGUMENT && !q, "a negative offset");
     o.offset = 0;
+    o.scaling = WT_ROPE_SCALING_LLAMA3;
+    o.low_freq_factor = 4.0;
+    CHECK(wt_rope_kv_cache(cache, qkv, 2, &o, &q) == WT_ERR_INVALID_ARGUMENT && !q, "llama3 with low >= high");
+    o.low_freq_factor = 1.0;
+    o.original_max_position = 0;
+    CHECK(wt_rope_kv_cache(cache, qkv, 2, &o, &q) == WT_ERR_INVALID_ARGUMENT && !q, "llama3 with no context");
+    wt_rope_kv_cache_options_init(&o);
+    o.scaling = WT_ROPE_SCALING_LINEAR;
+    o.factor = 0.0;
+    CHECK(wt_rope_kv_cache(cache, qkv, 2, &o, &q) == WT_ERR_INVALID_ARGUMENT && !q, "a scaling factor of 0");
+    o.scaling = (wt_rope_scaling)7;
+    o.factor = 1.0;
+    CHECK(wt_rope_kv_cache(cache, qkv, 2, &o, &q) == WT_ERR_INVALID_ARGUMENT && !q, "an unknown scaling");
+    wt_rope_kv_cache_options_init(&o);
+    /* A caller built before the scaling fields: its shorter options. */
+    o.struct_size = (uint32_t)offsetof(wt_rope_kv_cache_options, scaling);
+    o.scaling = (wt_rope_scaling)7; /* past its struct: not read */
+    CHECK(wt_rope_kv_cache(cache, qkv, 2, &o, &q) == WT_OK && q, "the options of the older header");
+    wt_tensor_release(q);
+    q = NULL;
     o.struct_size = 1;
     CHECK(wt_rope_kv_cache(cache, qkv, 2, &o, &q) == WT_ERR_INVALID_ARGUMENT && !q, "an uninitialised options");
     wt_tensor *rel[] = {qkv, cache, codd, cd, c16};

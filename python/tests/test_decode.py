@@ -107,6 +107,19 @@ def test_rope_kv_cache(ctx, offset, position):
     np.testing.assert_allclose(cache.numpy(), want_cache, rtol=1e-4, atol=1e-5)
 
 
+def test_rope_kv_cache_linear_scaling(ctx):
+    # Linear scaling divides every frequency by the factor: the same as
+    # unscaled rope at position / factor.
+    bsz, s_len, hq, hkv, d, t, factor = 1, 3, 2, 1, 8, 4, 4.0
+    qkv = rand(bsz, s_len, hq + 2 * hkv, d)
+    q = wt.rope_kv_cache(wt.tensor(rand(bsz, 2 * hkv, t, d)), wt.tensor(qkv), hq, offset=1, scaling="linear",
+                         factor=factor)
+    want = np.stack([np.stack([rope(qkv[0, s, h], (1 + s) / factor) for s in range(s_len)]) for h in range(hq)])
+    np.testing.assert_allclose(q.numpy()[0], want, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError):
+        wt.rope_kv_cache(wt.tensor(rand(bsz, 2 * hkv, t, d)), wt.tensor(qkv), hq, scaling="yarn")
+
+
 def test_rope_kv_cache_bad_input(ctx):
     qkv = wt.tensor(rand(1, 1, 4, 8))
     with pytest.raises(TypeError):

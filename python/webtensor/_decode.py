@@ -17,7 +17,12 @@ class LinearFusedOptions(ctypes.Structure):
 
 
 class RopeKVCacheOptions(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("theta", _D), ("offset", _I64), ("position", _P)]
+    _fields_ = [("struct_size", ctypes.c_uint32), ("theta", _D), ("offset", _I64), ("position", _P),
+                ("scaling", ctypes.c_int), ("factor", _D), ("low_freq_factor", _D), ("high_freq_factor", _D),
+                ("original_max_position", _I64)]
+
+
+_ROPE_SCALINGS = {None: 0, "linear": 1, "llama3": 2}
 
 
 _new_linear_fused = _lib._checked_init(LinearFusedOptions, "wt_linear_fused_options_init")
@@ -61,12 +66,18 @@ def linear_fused(x, weight, bias=None, rms_norm=False, norm_weight=None, norm_ep
     return _result(c)
 
 
-def rope_kv_cache(kv_cache, qkv, q_heads, theta=10000.0, offset=0, position=None):
+def rope_kv_cache(kv_cache, qkv, q_heads, theta=10000.0, offset=0, position=None, scaling=None, factor=1.0,
+                  low_freq_factor=1.0, high_freq_factor=4.0, original_max_position=8192):
     """wt_rope_kv_cache: from a joined projection qkv [B, S, Hq + 2 Hkv, D],
     writes rope(k) and v into kv_cache [B, 2 Hkv, T, D] (f32, updated in
     place) at rows offset (+ position's value) on, and returns rope(q) as a
     new f32 [B, Hq, S, D]. position: None or a one-element i32 tensor whose
-    value is added to offset when the kernel runs. See include/webtensor.h."""
+    value is added to offset when the kernel runs. scaling: None, "linear"
+    or "llama3" (a checkpoint's rope_scaling, with factor, and for llama3
+    the frequency factors and original_max_position). See
+    include/webtensor.h."""
+    if scaling not in _ROPE_SCALINGS:
+        raise ValueError("webtensor: rope_kv_cache scaling is None, 'linear' or 'llama3'")
     if not isinstance(kv_cache, _Tensor):
         raise TypeError("webtensor: rope_kv_cache writes kv_cache in place: pass a Tensor")
     c = kv_cache._ctx
@@ -76,6 +87,11 @@ def rope_kv_cache(kv_cache, qkv, q_heads, theta=10000.0, offset=0, position=None
     o.theta = _float(theta)
     o.offset = _index(offset)
     o.position = None if position is None else position._h
+    o.scaling = _ROPE_SCALINGS[scaling]
+    o.factor = _float(factor)
+    o.low_freq_factor = _float(low_freq_factor)
+    o.high_freq_factor = _float(high_freq_factor)
+    o.original_max_position = _index(original_max_position)
     s = _L.wt_rope_kv_cache(kv_cache._h, qkv._h, _index(q_heads), _byref(o), c._out_ref)
     if s:
         _fail(s, "rope_kv_cache", kv_cache, qkv, position)

@@ -114,6 +114,11 @@ void wt_rope_kv_cache_options_init(wt_rope_kv_cache_options *opts)
     memset(opts, 0, sizeof *opts);
     opts->struct_size = sizeof *opts;
     opts->theta = 10000.0;
+    opts->scaling = WT_ROPE_SCALING_NONE;
+    opts->factor = 1.0;
+    opts->low_freq_factor = 1.0;
+    opts->high_freq_factor = 4.0;
+    opts->original_max_position = 8192;
 }
 
 wt_status wt_rope_kv_cache(wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_heads,
@@ -127,10 +132,14 @@ wt_status wt_rope_kv_cache(wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_
     wt_rope_kv_cache_options o;
     wt_rope_kv_cache_options_init(&o);
     if (opts) {
-        if (opts->struct_size != sizeof *opts)
+        /* Callers built before the scaling fields pass the shorter size
+         * and get no scaling. */
+        if (opts->struct_size == sizeof *opts) o = *opts;
+        else if (opts->struct_size == offsetof(wt_rope_kv_cache_options, scaling)) memcpy(&o, opts, opts->struct_size);
+        else
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_rope_kv_cache_options_init",
                            fn);
-        o = *opts;
+        o.struct_size = sizeof o;
     }
     if (o.position && (st = wt_check_step_value(fn, "position", qkv, o.position)) != WT_OK) return st;
     wt_context *ctx = wt_ctx_of(qkv);
@@ -142,6 +151,17 @@ wt_status wt_rope_kv_cache(wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_
     if (!(o.theta > 0.0) || isinf(o.theta))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: theta must be finite and > 0", fn);
     if (o.offset < 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: offset %lld is negative", fn, (long long)o.offset);
+    if (o.scaling != WT_ROPE_SCALING_NONE && o.scaling != WT_ROPE_SCALING_LINEAR && o.scaling != WT_ROPE_SCALING_LLAMA3)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown scaling %d", fn, (int)o.scaling);
+    if (o.scaling != WT_ROPE_SCALING_NONE && (!(o.factor > 0.0) || isinf(o.factor)))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: the scaling factor must be finite and > 0", fn);
+    if (o.scaling == WT_ROPE_SCALING_LLAMA3 &&
+        (!(o.low_freq_factor > 0.0) || !(o.high_freq_factor > o.low_freq_factor) || isinf(o.high_freq_factor) ||
+         o.original_max_position < 1))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT,
+                       "%s: llama3 scaling needs 0 < low_freq_factor < high_freq_factor (finite) and "
+                       "original_max_position >= 1",
+                       fn);
     char b1[160], b2[160];
     if (qkv->ndim != 4 || kv_cache->ndim != 4)
         return wt_fail(WT_ERR_SHAPE, "%s: qkv [B, S, Hq + 2 Hkv, D] and kv_cache [B, 2 Hkv, T, D] are 4-D (got %s, %s)",
@@ -168,12 +188,20 @@ wt_status wt_rope_kv_cache(wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: offset %lld overflows the positions", fn, (long long)o.offset);
     if (!wt_backend_runs(ctx, WT_NODE_ROPE_KV_CACHE))
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
+    /* Only the fields the scaling uses (backends key tables by them). */
+    wt_rope_freqs freqs = {.theta = o.theta, .scaling = o.scaling};
+    if (o.scaling != WT_ROPE_SCALING_NONE) freqs.factor = o.factor;
+    if (o.scaling == WT_ROPE_SCALING_LLAMA3) {
+        freqs.low_freq_factor = o.low_freq_factor;
+        freqs.high_freq_factor = o.high_freq_factor;
+        freqs.original_max_position = o.original_max_position;
+    }
     const int64_t qshape[4] = {B, q_heads, S, D};
     wt_tensor *t = NULL;
     if ((st = wt_tensor_alloc(ctx, WT_F32, 4, qshape, &t)) != WT_OK) return st;
     if (t->numel > 0)
         st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ROPE_KV_CACHE, .in = {qkv, o.position}, .out = {t, kv_cache},
-                                         .p.rope_kv = {o.theta, o.offset, q_heads}});
+                                         .p.rope_kv = {freqs, o.offset, q_heads}});
     if (st != WT_OK) {
         wt_tensor_release(t);
         return st;

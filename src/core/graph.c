@@ -151,6 +151,7 @@ wt_status wt_graph_replay(wt_graph *g)
      * made once, one per dispatch in order). */
     ctx->replay_state = &g->backend_state;
     ctx->replay_pos = 0;
+    ctx->replaying = g;
     wt_status st = WT_OK;
     /* A backend that recorded the dispatches of an earlier replay encodes
      * them again without the nodes (the versions still move: autograd's
@@ -169,9 +170,17 @@ wt_status wt_graph_replay(wt_graph *g)
         if (ctx->ops->graph_replay_end) ctx->ops->graph_replay_end(ctx, g->backend_state, st);
     }
     ctx->replay_state = NULL;
+    ctx->replaying = NULL;
     ctx->grad_paused--;
     if (st != WT_OK) wt_context_record_error(ctx, st);
     return st;
+}
+
+int64_t wt_graph_storage_refs(const struct wt_graph *g, const wt_storage *s)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; g && i < g->nheld; i++) n += g->held[i]->storage == s;
+    return n;
 }
 
 wt_status wt_graph_node_count(const wt_graph *g, int64_t *count)

@@ -109,6 +109,8 @@ struct wt_context {
      * dispatch; NULL otherwise (core/graph.c). */
     void **replay_state;
     int64_t replay_pos;
+    /* The graph being replayed (core/graph.c), for wt_graph_storage_refs. */
+    struct wt_graph *replaying;
     /* --- autograd (autograd/tape.c) --- */
     int no_grad_depth; /* open wt_no_grad_begin scopes */
     int grad_paused;   /* > 0 inside a recorded op or a backward pass */
@@ -363,5 +365,10 @@ void wt_context_unref(wt_context *ctx);
  * shape (e.g. an output and its expanded inputs), and drops size-1 axes.
  * Rewrites ndim/shape/strides in place; a 0-d result becomes 1-d [1]. */
 void wt_coalesce(int *ndim, int64_t *shape, int n, int64_t (*strides)[WT_MAX_DIMS]);
+
+/* The references graph g's own tensors hold on storage s (core/graph.c):
+ * with the backend's own, all of s's references when nothing outside the
+ * graph can read or write s. */
+int64_t wt_graph_storage_refs(const struct wt_graph *g, const wt_storage *s);
 
 #endif /* WT_INTERNAL_H */

@@ -330,6 +330,17 @@ enum {
  *                  autograd rule to its composition
  * The backend-facing rules of each kind are those of wt_backend_ops before
  * nodes (the comments at the argument types above). */
+/* The frequencies of a rotary embedding: theta^(-2i/D), scaled as
+ * wt_rope_kv_cache_options says (core/rope_freqs.c). */
+typedef struct wt_rope_freqs {
+    double theta;
+    wt_rope_scaling scaling;
+    double factor, low_freq_factor, high_freq_factor;
+    int64_t original_max_position;
+} wt_rope_freqs;
+/* f_i of pair i of a head of D (radians a position). */
+double wt_rope_frequency(const wt_rope_freqs *f, int64_t i, int64_t D);
+
 #define WT_NODE_KINDS(X)                                                                   \
     X(FILL, fill) X(COPY, copy) X(CAST, cast) X(ELEMENTWISE, elementwise) X(WHERE, where)     \
     X(MATMUL, matmul) X(MATMUL_FUSED, matmul_fused) X(REDUCE, reduce) X(ROWWISE, rowwise)     \
@@ -388,7 +399,7 @@ typedef struct wt_node {
         wt_optimizer_update opt; /* its tensors: out0, out1, out2, in0 */
         struct { wt_quant_type type; int64_t k; } quant; /* DEQUANTIZE, LINEAR_QUANT */
         struct { bool rms_norm, swiglu; float eps; } linear; /* LINEAR_FUSED */
-        struct { double theta; int64_t offset, q_heads; } rope_kv; /* ROPE_KV_CACHE */
+        struct { wt_rope_freqs freqs; int64_t offset, q_heads; } rope_kv; /* ROPE_KV_CACHE */
         /* SAMPLE: inv_temp 0 = greedy; top_k 0 and top_p 1 = no cut */
         struct { float inv_temp, top_p; int64_t top_k; uint64_t seed; } sample;
         struct {

@@ -186,8 +186,9 @@ wt_status cpu_sample(wt_context *ctx, const wt_tensor *logits, const wt_tensor *
 /* DEQUANTIZE and LINEAR_QUANT (core/node.h; cpu/quant.c). */
 wt_status cpu_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *w, wt_tensor *out);
 /* node ROPE_KV_CACHE (core/node.h). */
-wt_status cpu_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position, double theta,
-                            int64_t offset, int64_t q_heads, wt_tensor *q, wt_tensor *cache);
+wt_status cpu_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position,
+                            const wt_rope_freqs *freqs, int64_t offset, int64_t q_heads, wt_tensor *q,
+                            wt_tensor *cache);
 /* node LINEAR_FUSED (core/node.h): f32 or f16 operands of one dtype. */
 wt_status cpu_linear_fused(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                            const wt_tensor *norm_weight, const wt_tensor *residual, bool rms_norm, bool swiglu,

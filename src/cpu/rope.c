@@ -54,8 +54,9 @@ wt_status cpu_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *positio
 /* wt_rope_kv_cache (node ROPE_KV_CACHE): the tables as cpu_rope makes them,
  * q's heads rotated into q, k's rotated and v's copied into the cache's
  * rows t0 .. t0 + S - 1. */
-wt_status cpu_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position, double theta,
-                            int64_t offset, int64_t q_heads, wt_tensor *q, wt_tensor *cache)
+wt_status cpu_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position,
+                            const wt_rope_freqs *freqs, int64_t offset, int64_t q_heads, wt_tensor *q,
+                            wt_tensor *cache)
 {
     if (position) {
         const int64_t p = ((const int32_t *)position->storage->host)[position->offset];
@@ -65,11 +66,17 @@ wt_status cpu_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tens
     const int64_t kv = cache->shape[1] / 2, T = cache->shape[2];
     const int64_t t0 = offset < T - S ? offset : T - S;
     float *tab = malloc(sizeof *tab * (size_t)(S * H * 2 + 1));
-    if (!tab) return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: rope_kv_cache: cannot allocate its table");
+    double *f = malloc(sizeof *f * (size_t)(H + 1));
+    if (!tab || !f) {
+        free(tab);
+        free(f);
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: rope_kv_cache: cannot allocate its table");
+    }
+    for (int64_t i = 0; i < H; i++) f[i] = wt_rope_frequency(freqs, i, D);
     for (int64_t s = 0; s < S; s++) {
         const double pos = (double)(offset + s);
         for (int64_t i = 0; i < H; i++) {
-            const double a = pos * pow(theta, -2.0 * (double)i / (double)D);
+            const double a = pos * f[i];
             tab[(s * H + i) * 2] = (float)cos(a);
             tab[(s * H + i) * 2 + 1] = (float)sin(a);
         }
@@ -115,5 +122,6 @@ wt_status cpu_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tens
         }
     }
     free(tab);
+    free(f);
     return WT_OK;
 }

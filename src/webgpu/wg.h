@@ -173,8 +173,9 @@ wt_status wg_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt
 wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,
                           const wt_tensor *bias, wt_tensor *out);
 /* ROPE_KV_CACHE (core/node.h; kernels/rope.c). */
-wt_status wg_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position, double theta,
-                           int64_t offset, int64_t q_heads, wt_tensor *q, wt_tensor *cache);
+wt_status wg_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position,
+                           const wt_rope_freqs *freqs, int64_t offset, int64_t q_heads, wt_tensor *q,
+                           wt_tensor *cache);
 /* LINEAR_FUSED (core/node.h; kernels/linear_fused.c). */
 wt_status wg_linear_fused(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                           const wt_tensor *norm_weight, const wt_tensor *residual, bool rms_norm, bool swiglu,

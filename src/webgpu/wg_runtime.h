@@ -376,11 +376,11 @@ struct wg_context {
     uint64_t check_align;
     wg_check *checks; /* WG_MAX_CHECKS slots */
     int ncheck;
-    /* kernels/rope.c: frequency tables by (theta, head dim), uploaded once
-     * and kept (an upload per call would also end the open batch: its
+    /* kernels/rope.c: frequency tables by (frequencies, head dim), uploaded
+     * once and kept (an upload per call would also end the open batch: its
      * scratch buffer came back from the pool still bound in it). */
     struct {
-        double theta;
+        wt_rope_freqs freqs;
         uint64_t d;
         struct wt_storage *table;
     } rope_tables[8];
@@ -405,7 +405,7 @@ struct wg_context {
     /* Counts of what steady state should not do (device objects made per
      * op) and of batching; printed at teardown when WT_WEBGPU_STATS is set. */
     struct {
-        uint64_t dispatches, submits, pipelines, bind_groups_made, bind_group_hits;
+        uint64_t dispatches, submits, passes, pipelines, bind_groups_made, bind_group_hits;
         uint64_t pipeline_hits;  /* --- runtime: wt_context_pipeline_stats --- */
         double compile_seconds;
     } counters;

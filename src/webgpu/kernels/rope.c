@@ -1,6 +1,6 @@
 /* WebGPU rotary position embedding (wgsl/rope.wgsl). The per-frequency
  * table (f_i / 2 pi as a hi + lo pair of f32) is made on the host in
- * double and uploaded once per (theta, D) and context: D/2 pairs, a few
+ * double and uploaded once per (frequencies, D) and context: D/2 pairs, a few
  * hundred bytes, kept while the context lives (a model has one or two). */
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
@@ -13,14 +13,21 @@
 
 #define ROPE_WG 256u
 
-/* The table of (theta, D): a kept one, or made now in a slot of its own
- * (the oldest of eight goes when all are taken). */
-static wt_status rope_table(wt_context *ctx, double theta, uint64_t D, wt_storage **out)
+static bool same_freqs(const wt_rope_freqs *a, const wt_rope_freqs *b)
+{
+    return a->theta == b->theta && a->scaling == b->scaling && a->factor == b->factor &&
+           a->low_freq_factor == b->low_freq_factor && a->high_freq_factor == b->high_freq_factor &&
+           a->original_max_position == b->original_max_position;
+}
+
+/* The table of (frequencies, D): a kept one, or made now in a slot of its
+ * own (the oldest of eight goes when all are taken). */
+static wt_status rope_table(wt_context *ctx, const wt_rope_freqs *freqs, uint64_t D, wt_storage **out)
 {
     wg_context *w = wg_ctx(ctx);
     const int slots = (int)(sizeof w->rope_tables / sizeof w->rope_tables[0]);
     for (int i = 0; i < slots; i++)
-        if (w->rope_tables[i].table && w->rope_tables[i].theta == theta && w->rope_tables[i].d == D) {
+        if (w->rope_tables[i].table && same_freqs(&w->rope_tables[i].freqs, freqs) && w->rope_tables[i].d == D) {
             *out = w->rope_tables[i].table;
             return WT_OK;
         }
@@ -28,7 +35,7 @@ static wt_status rope_table(wt_context *ctx, double theta, uint64_t D, wt_storag
     float *tab = malloc(sizeof(float) * 2 * H);
     if (!tab) return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu rope: out of host memory");
     for (uint64_t i = 0; i < H; i++) {
-        const double f = pow(theta, -2.0 * (double)i / (double)D) / (2.0 * M_PI);
+        const double f = wt_rope_frequency(freqs, (int64_t)i, (int64_t)D) / (2.0 * M_PI);
         tab[2 * i] = (float)f;
         tab[2 * i + 1] = (float)(f - (double)tab[2 * i]);
     }
@@ -47,7 +54,7 @@ static wt_status rope_table(wt_context *ctx, double theta, uint64_t D, wt_storag
     const int i = w->rope_next;
     w->rope_next = (i + 1) % slots;
     if (w->rope_tables[i].table) wg_scratch_release(ctx, w->rope_tables[i].table);
-    w->rope_tables[i].theta = theta;
+    w->rope_tables[i].freqs = *freqs;
     w->rope_tables[i].d = D;
     w->rope_tables[i].table = freq;
     *out = freq;
@@ -82,7 +89,8 @@ wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *posit
                        (unsigned long long)((uint64_t)offset + S));
 
     wt_storage *freq = NULL;
-    wt_status st = rope_table(ctx, theta, D, &freq);
+    const wt_rope_freqs plain = {.theta = theta};
+    wt_status st = rope_table(ctx, &plain, D, &freq);
     if (st != WT_OK) return st;
     rope_params p = {
         .a_n = (uint32_t)A, .s_n = (uint32_t)S, .c_n = (uint32_t)C, .half = (uint32_t)H,
@@ -110,8 +118,9 @@ wt_status wg_op_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *posit
 
 /* wt_rope_kv_cache (node ROPE_KV_CACHE): wgsl/rope_kv_cache.wgsl, the
  * rotation of rope.wgsl with its table. */
-wt_status wg_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position, double theta,
-                           int64_t offset, int64_t q_heads, wt_tensor *q, wt_tensor *cache)
+wt_status wg_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position,
+                           const wt_rope_freqs *freqs, int64_t offset, int64_t q_heads, wt_tensor *q,
+                           wt_tensor *cache)
 {
     const uint64_t B = (uint64_t)qkv->shape[0], S = (uint64_t)qkv->shape[1], heads = (uint64_t)qkv->shape[2],
                    D = (uint64_t)qkv->shape[3], H = D / 2, T = (uint64_t)cache->shape[2];
@@ -130,7 +139,7 @@ wt_status wg_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tenso
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope_kv_cache: positions up to %llu exceed 2^24",
                        (unsigned long long)((uint64_t)offset + S));
     wt_storage *freq = NULL;
-    wt_status st = rope_table(ctx, theta, D, &freq);
+    wt_status st = rope_table(ctx, freqs, D, &freq);
     if (st != WT_OK) return st;
     rope_kv_cache_params p = {
         .b_n = (uint32_t)B, .s_n = (uint32_t)S, .heads = (uint32_t)heads, .half = (uint32_t)H,

@@ -46,10 +46,11 @@ void wg_recorder_destroy(wt_context *ctx)
     const char *stats = wt_knob_text(WT_KNOB_WEBGPU_STATS);
     if (stats && *stats && strcmp(stats, "0") != 0)
         fprintf(stderr,
-                "webtensor webgpu: %llu dispatches in %llu submits (%u per submit), %llu "
-                "pipelines, bind groups %llu made / %llu reused, toggles %s\n",
+                "webtensor webgpu: %llu dispatches in %llu submits (%u per submit) and %llu compute "
+                "passes, %llu pipelines, bind groups %llu made / %llu reused, toggles %s\n",
                 (unsigned long long)w->counters.dispatches,
                 (unsigned long long)w->counters.submits, r->per_submit,
+                (unsigned long long)w->counters.passes,
                 (unsigned long long)w->counters.pipelines,
                 (unsigned long long)w->counters.bind_groups_made,
                 (unsigned long long)w->counters.bind_group_hits,
@@ -104,6 +105,7 @@ static wt_status ensure_pass(wt_context *ctx)
     w->rec.pass = w->lib.p.CommandEncoderBeginComputePass(w->rec.encoder, &desc);
     if (!w->rec.pass)
         return wt_fail(WT_ERR_BACKEND, "webgpu: beginning a compute pass failed");
+    w->counters.passes++;
     return WT_OK;
 }
 
