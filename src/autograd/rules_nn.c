@@ -197,10 +197,6 @@ static int last_axes(int ndim, int k, int *axes)
     return k;
 }
 
-/* layer_norm (inputs x, weight, bias; p.i[0] the normalised axes, p.d[0]
- * eps) and rms_norm (x, weight), from x recomputed statistics:
- *   x^ = (x - mean) r, r = 1 / sqrt(var + eps)  (rms: x^ = x r, r = 1 / sqrt(mean(x^2) + eps))
- *   dx = r (g w - mean(g w) - x^ mean(g w x^))   (rms: without the middle term) */
 /* layer_norm through the backend's one-kernel backward (WebGPU): dx and
  * dy x^ in one pass, the weight's and bias's gradients as sums over the
  * rows. WT_ERR_UNSUPPORTED where there is none (compose it then). */
@@ -220,6 +216,10 @@ static wt_status layer_norm_rule_fused(const wt_grad_node *n, wt_tensor *const *
     return finish(&c);
 }
 
+/* layer_norm (inputs x, weight, bias; p.i[0] the normalised axes, p.d[0]
+ * eps) and rms_norm (x, weight), from x recomputed statistics:
+ *   x^ = (x - mean) r, r = 1 / sqrt(var + eps)  (rms: x^ = x r, r = 1 / sqrt(mean(x^2) + eps))
+ *   dx = r (g w - mean(g w) - x^ mean(g w x^))   (rms: without the middle term) */
 static wt_status norm_rule(const wt_grad_node *n, wt_tensor *const *gout, wt_tensor **gin, bool rms)
 {
     if (!rms && wt_grad_needs(n, 0)) {
