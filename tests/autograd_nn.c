@@ -370,3 +370,100 @@ void test_attention_fused_shapes(test_backend b)
     }
     wt_context_destroy(ctx);
 }
+
+/* The gradients of x, weight and bias for loss = sum(seed * layer_norm(x))
+ * over the last k axes of x (shape xs, nd axes; weight / bias when
+ * given), WT_NORM_BACKWARD set to knob; false when a step fails. */
+static bool layer_norm_grads(wt_context *ctx, const char *knob, int nd, const int64_t *xs, int k, bool weight,
+                             bool bias, float *const *host, float *const *grads)
+{
+    setenv("WT_NORM_BACKWARD", knob, 1);
+    int64_t C = 1, n = 1;
+    for (int i = 0; i < nd; i++) n *= xs[i];
+    for (int i = nd - k; i < nd; i++) C *= xs[i];
+    wt_tensor *x = NULL, *w = NULL, *b = NULL, *seed = NULL, *y = NULL;
+    bool ok = wt_tensor_from_data(ctx, WT_F32, nd, xs, host[0], &x) == WT_OK &&
+              wt_tensor_set_requires_grad(x, true) == WT_OK &&
+              wt_tensor_from_data(ctx, WT_F32, nd, xs, host[3], &seed) == WT_OK;
+    if (ok && weight)
+        ok = wt_tensor_from_data(ctx, WT_F32, k, xs + nd - k, host[1], &w) == WT_OK &&
+             wt_tensor_set_requires_grad(w, true) == WT_OK;
+    if (ok && bias)
+        ok = wt_tensor_from_data(ctx, WT_F32, k, xs + nd - k, host[2], &b) == WT_OK &&
+             wt_tensor_set_requires_grad(b, true) == WT_OK;
+    ok = ok && wt_layer_norm(x, k, w, b, 1e-5f, &y) == WT_OK && wt_backward_ex(1, &y, &seed, NULL) == WT_OK;
+    wt_tensor *src[3] = {x, w, b};
+    const int64_t count[3] = {n, C, C};
+    for (int i = 0; i < 3 && ok; i++) {
+        if (!src[i]) continue;
+        wt_tensor *g = NULL;
+        ok = wt_tensor_grad(src[i], &g) == WT_OK && g &&
+             wt_tensor_read(g, grads[i], sizeof(float) * (size_t)count[i]) == WT_OK;
+        wt_tensor_release(g);
+    }
+    wt_tensor_release(y), wt_tensor_release(seed);
+    for (int i = 0; i < 3; i++) wt_tensor_release(src[i]);
+    unsetenv("WT_NORM_BACKWARD");
+    return ok;
+}
+
+/* Layer norm's one-kernel backward (WebGPU; elsewhere the composed rule
+ * runs both times) against the composed rule on the CPU: rows of
+ * four-element units shared by several rows a workgroup (384, the GPT
+ * example's) and one row a workgroup (2560: subgroup reductions where the
+ * device has them), odd rows read element by element, two normalised
+ * axes, without a weight or a bias, and rows far from zero (the mean
+ * shifted by 1000). */
+void test_layer_norm_fused(test_backend b)
+{
+    wt_context *ctx = NULL;
+    if (test_create_context(b, &ctx) != WT_OK) return;
+    static const struct {
+        int nd;
+        int64_t shape[4];
+        int k;
+        bool weight, bias;
+        float shift;
+    } cases[] = {
+        {3, {3, 5, 384}, 1, true, true, 0.0f},   {2, {3, 2560}, 1, true, true, 0.0f},
+        {3, {2, 7, 37}, 1, true, false, 0.0f},   {4, {4, 3, 8, 12}, 2, false, true, 0.0f},
+        {2, {6, 64}, 1, true, true, 1000.0f},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int64_t n = 1, C = 1;
+        for (int i = 0; i < cases[c].nd; i++) n *= cases[c].shape[i];
+        for (int i = cases[c].nd - cases[c].k; i < cases[c].nd; i++) C *= cases[c].shape[i];
+        const int64_t count[4] = {n, C, C, n};
+        float *host[4], *fused[3], *composed[3];
+        for (int i = 0; i < 4; i++) {
+            host[i] = malloc(sizeof(float) * (size_t)count[i]);
+            for (int64_t e = 0; e < count[i]; e++)
+                host[i][e] = test_rng_uniform(-1.5f, 1.5f) + (i == 0 ? cases[c].shift : 0.0f);
+        }
+        for (int i = 0; i < 3; i++) {
+            fused[i] = calloc((size_t)count[i], sizeof(float));
+            composed[i] = calloc((size_t)count[i], sizeof(float));
+        }
+        bool ok = layer_norm_grads(ctx, "fused", cases[c].nd, cases[c].shape, cases[c].k, cases[c].weight,
+                                   cases[c].bias, host, fused) &&
+                  layer_norm_grads(g_cpu, "composed", cases[c].nd, cases[c].shape, cases[c].k, cases[c].weight,
+                                   cases[c].bias, host, composed);
+        double err[3] = {0}, big[3] = {0};
+        for (int i = 0; ok && i < 3; i++)
+            for (int64_t e = 0; e < count[i]; e++) {
+                err[i] = fmax(err[i], fabs(fused[i][e] - composed[i][e]));
+                big[i] = fmax(big[i], fabs(composed[i][e]));
+            }
+        /* x's gradient scales with 1 / the row's spread, not with the shift. */
+        CHECK(ok && err[0] <= 1e-4 * (big[0] + 1.0) && err[1] <= 1e-4 * (big[1] + 1.0) &&
+                  err[2] <= 1e-4 * (big[2] + 1.0),
+              "layer norm backward, %lld elements, rows of %lld%s: max difference to the composed rule dx %.2g "
+              "(largest %.2g), dweight %.2g (%.2g), dbias %.2g (%.2g)",
+              (long long)n, (long long)C, cases[c].shift != 0.0f ? ", shifted by 1000" : "", err[0], big[0], err[1],
+              big[1], err[2], big[2]);
+        for (int i = 0; i < 4; i++) free(host[i]);
+        for (int i = 0; i < 3; i++) free(fused[i]), free(composed[i]);
+    }
+    wt_context_destroy(ctx);
+}
+

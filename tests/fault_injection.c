@@ -474,6 +474,34 @@ static wt_status tape_workload(wt_context *ctx, float *result)
     return st;
 }
 
+/* Layer norm's backward (on WebGPU one row-wise kernel, its parameter
+ * gradients column sums): x, weight and bias leaves, a weighted sum of the
+ * normalised rows, backward, x's gradient read. */
+static wt_status layer_norm_workload(wt_context *ctx, float *result)
+{
+    static const float dx[SCOPE_FLOATS] = {0.5f, -1, 2, 3, -0.25f, 1};
+    static const float ds[SCOPE_FLOATS] = {1, 0.5f, -0.75f, 0.25f, 2, -1};
+    static const float dw[3] = {1.5f, -0.5f, 2}, db[3] = {0.25f, 0, -1};
+    const int64_t s23[2] = {2, 3}, s3[1] = {3};
+    wt_tensor *x = NULL, *s = NULL, *w = NULL, *b = NULL, *y = NULL, *q = NULL, *l = NULL, *g = NULL;
+    wt_status st = wt_tensor_from_data(ctx, WT_F32, 2, s23, dx, &x);
+    if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 2, s23, ds, &s);
+    if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 1, s3, dw, &w);
+    if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 1, s3, db, &b);
+    if (st == WT_OK) st = wt_tensor_set_requires_grad(x, true);
+    if (st == WT_OK) st = wt_tensor_set_requires_grad(w, true);
+    if (st == WT_OK) st = wt_tensor_set_requires_grad(b, true);
+    if (st == WT_OK) st = wt_layer_norm(x, 1, w, b, 1e-5f, &y);
+    if (st == WT_OK) st = wt_mul(y, s, &q);
+    if (st == WT_OK) st = wt_sum(q, 0, NULL, false, &l);
+    if (st == WT_OK) st = wt_backward(l);
+    if (st == WT_OK) st = wt_tensor_grad(x, &g);
+    if (st == WT_OK) st = wt_tensor_read(g, result, sizeof(float) * SCOPE_FLOATS);
+    wt_tensor *all[] = {x, s, w, b, y, q, l, g};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
+    return st;
+}
+
 /* An optimizer's life: made over two leaves (AdamW), gradients from a
  * backward of a scaled loss, unscaled, clipped, one step through the
  * scaler, zero_grad, released; the weights read. */
@@ -861,6 +889,7 @@ int main(int argc, char **argv)
     host_phase(be, ref);
     alloc_phase(be, "scoped", scoped_workload);
     alloc_phase(be, "autograd", tape_workload);
+    alloc_phase(be, "layer norm backward", layer_norm_workload);
     alloc_phase(be, "optimizer", optimizer_workload);
     alloc_phase(be, "graph", graph_workload);
     alloc_phase(be, "graph with step values", step_values_workload);

@@ -88,6 +88,36 @@ static void test_views(wt_dtype dt)
     }
     wt_tensor_release(v);
     mv_free(&y);
+
+    /* Contiguous copies of permuted views whose innermost axis stays put
+     * (attention's heads moved across the sequence; GPUs walk these in
+     * fours): inner extents of 8 (whole fours) and 6 (not), a view at an
+     * offset of 24 elements (rows 1..2 of axis 1) and one at an offset of
+     * 1 (elements 1..4 of the innermost axis). */
+    static const int64_t pshapes[4][4] = {{2, 3, 5, 8}, {2, 3, 5, 6}, {2, 4, 3, 8}, {2, 4, 3, 8}};
+    for (int c = 0; c < 4; c++) {
+        mv_input z;
+        wt_tensor *pv = NULL, *sl = NULL;
+        if (!mv_make(dt, 4, pshapes[c], &z)) continue;
+        const wt_tensor *src = z.dev;
+        if (c >= 2 && CHECK(wt_slice(z.dev, c == 2 ? 1 : 3, 1, c == 2 ? 3 : 5, 1, &sl) == WT_OK, "slice: %s",
+                            wt_last_error()))
+            src = sl;
+        if (CHECK(wt_transpose(src, 1, 2, &pv) == WT_OK, "transpose: %s", wt_last_error())) {
+            hview h = hv_of(z.bits, pv);
+            uint32_t *e = view_bits(&h);
+            CHECK(wt_contiguous(pv, &t) == WT_OK, "contiguous: %s", wt_last_error());
+            mv_expect(WHAT("%s contiguous(transpose 1, 2) of [%lld, %lld, %lld, %lld]%s", dn, (long long)pshapes[c][0],
+                           (long long)pshapes[c][1], (long long)pshapes[c][2], (long long)pshapes[c][3],
+                           c >= 2 ? " sliced" : ""),
+                      t, dt, 4, wt_tensor_shape(pv), e);
+            wt_tensor_release(t);
+            free(e);
+        }
+        wt_tensor_release(pv);
+        wt_tensor_release(sl);
+        mv_free(&z);
+    }
 }
 
 static void test_split_chunk(wt_dtype dt)

@@ -82,6 +82,17 @@ wt_status wt_attention_backward_fused(const wt_tensor *q, const wt_tensor *k, co
 wt_status wt_norm_backward_fused(const wt_tensor *dy, const wt_tensor *x, int k, const wt_tensor *weight, bool rms,
                                  float eps, wt_tensor **dx, wt_tensor **xhat);
 
+/* Layer norm's backward over the last normalized_ndim axes of x in one
+ * row-wise kernel (core/node.h, ROWWISE LAYERNORM_BACKWARD): dx and, when
+ * gxhat is not NULL, dy * x^ (the summand of the weight's gradient), both
+ * f32, contiguous, x's shape. weight: NULL or f32 with the normalised
+ * shape's element count (the caller checked its shape). WT_ERR_UNSUPPORTED,
+ * nothing made, on backends without the kernel, for other dtypes, empty
+ * tensors, rows the kernel does not fit, or WT_NORM_BACKWARD=composed:
+ * compose it then. */
+wt_status wt_layer_norm_backward_fused(const wt_tensor *dy, const wt_tensor *x, int normalized_ndim,
+                                       const wt_tensor *weight, double eps, wt_tensor **dx, wt_tensor **gxhat);
+
 /* The backend's fill of an f32 tensor with value (its bits, NaN kept). */
 static inline wt_status wt_fill_f32(wt_context *ctx, wt_tensor *t, float value)
 {

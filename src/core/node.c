@@ -26,6 +26,7 @@ static const char *row_name(wt_rowwise_op op)
     case WT_ROW_LAYERNORM: return "layer_norm";
     case WT_ROW_RMSNORM: return "rms_norm";
     case WT_ROW_LOG_SOFTMAX: return "log_softmax";
+    case WT_ROW_LAYERNORM_BACKWARD: return "layer_norm_backward";
     default: return NULL;
     }
 }

@@ -50,6 +50,7 @@ typedef struct wt_ew_args {
 typedef enum wt_rowwise_op {
     WT_ROW_SOFTMAX, WT_ROW_LAYERNORM, WT_ROW_RMSNORM,
     WT_ROW_LOG_SOFTMAX, /* transformer ops */
+    WT_ROW_LAYERNORM_BACKWARD, /* WebGPU only: see ROWWISE below */
     WT_ROW_COUNT
 } wt_rowwise_op;
 
@@ -264,7 +265,9 @@ enum {
  *   REDUCE         out0 = p.reduce.op over the last p.reduce.nreduced
  *                  axes of in0; in1: the shift (or NULL)
  *   ROWWISE        out0 [R,C] = p.row.op of each row of in0; in1 weight,
- *                  in2 bias (NULL: 1, 0); p.row.eps
+ *                  in2 bias (NULL: 1, 0); p.row.eps. LAYERNORM_BACKWARD
+ *                  (WebGPU; the CPU refuses it): out0 dx and out1 (or
+ *                  NULL) dy x^ of x in0, weight in1 (or NULL), dy in2
  *   ARGREDUCE      out0 (i32) = arg-min/max; p.argreduce
  *   SCAN           out0 = the inclusive scan of in0; p.scan
  *   RANDOM         out0 from Philox; in0: dropout's input; p.random

@@ -355,6 +355,11 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
         return wg_win_reduce(ctx, &r, in[0], n->p.reduce.nreduced, out[0]);
     }
     case WT_NODE_ROWWISE:
+        if (n->p.row.op == WT_ROW_LAYERNORM_BACKWARD) {
+            if (wg_needs_windows(ctx, in[0]) || wg_needs_windows(ctx, in[2]) || wg_needs_windows(ctx, out[0]))
+                return wt_fail(WT_ERR_UNSUPPORTED, "webgpu layer_norm_backward: tensors past one binding");
+            return wg_op_layer_norm_backward(ctx, in[0], in[1], in[2], n->p.row.eps, out[0], out[1]);
+        }
         return wg_win_rowwise(ctx, n->p.row.op, in[0], in[1], in[2], n->p.row.eps, out[0]);
     case WT_NODE_ARGREDUCE:
         return wg_win_argreduce(ctx, n->p.argreduce.is_min, in[0], n->p.argreduce.nreduced, out[0]);

@@ -116,10 +116,9 @@ static bool vec4_enabled(const wt_context *ctx) { return wg_get_caps(ctx)->vec4_
  * walk's unit; then, for an op (not fill), the lanes' aliases and apply()
  * of wg_ew_prelude (op < 0: a copy). Returns the length written, -1 when
  * it does not fit. */
-static int unit_prelude(char *buf, size_t cap, enum walk_mode mode, uint32_t vpt, bool with_op, int op,
-                        wt_dtype lanes, wt_dtype out)
+static int unit_prelude_units(char *buf, size_t cap, enum walk_mode mode, bool vec4, uint32_t vpt, bool with_op,
+                              int op, wt_dtype lanes, wt_dtype out)
 {
-    bool vec4 = mode == WALK_VEC4;
     int n = snprintf(buf, cap,
                      "const MODE: u32 = %uu;\nconst WG: u32 = %uu;\nconst VPT: u32 = %uu;\n"
                      "alias U = %s;\nalias B = %s;\nconst LANES = U(%s);\n",
@@ -131,6 +130,32 @@ static int unit_prelude(char *buf, size_t cap, enum walk_mode mode, uint32_t vpt
         return n;
     int m = wg_ew_prelude(buf + n, cap - (size_t)n, op, lanes, out, vec4 ? 4 : 1);
     return m < 0 ? -1 : n + m;
+}
+
+static int unit_prelude(char *buf, size_t cap, enum walk_mode mode, uint32_t vpt, bool with_op, int op,
+                        wt_dtype lanes, wt_dtype out)
+{
+    return unit_prelude_units(buf, cap, mode, mode == WALK_VEC4, vpt, with_op, op, lanes, out);
+}
+
+/* A strided copy whose innermost axis has unit stride in x, an extent that
+ * is a multiple of 4 and whose other strides and offsets are multiples of
+ * 4 too (a permutation of leading axes, such as attention's heads moved
+ * across the sequence) walks whole vec4s: the layout in units of four
+ * elements. A [64, 256, 6, 64] head transpose read element by element
+ * took 47 us on the H200, about 1 TB/s. */
+static bool strided_vec4_layout(const wt_context *ctx, const wt_tensor *x, const wt_tensor *out,
+                                strided_layout *lay)
+{
+    const int last = lay->ndim - 1;
+    if (!vec4_enabled(ctx) || last < 0 || x->dtype != out->dtype || wt_dtype_storage_size(x->dtype) != 4 ||
+        x->offset % 4 != 0 || out->offset % 4 != 0 || lay->strides[1][last] != 1 || lay->shape[last] % 4 != 0)
+        return false;
+    for (int d = 0; d < last; d++)
+        if (lay->strides[1][d] % 4 != 0) return false;
+    lay->shape[last] /= 4;
+    for (int d = 0; d < last; d++) lay->strides[1][d] /= 4;
+    return true;
 }
 
 /* --------------------------------------------------------------- fill */
@@ -287,9 +312,10 @@ static wt_status run_unary(wt_context *ctx, const char *name, int op, const wt_t
     int rows_axis = -1;
     if (mode == WALK_STRIDED && op < 0 && transpose_applies(ctx, &lay, &rows_axis))
         return run_transpose(ctx, x, out, &lay, rows_axis);
+    bool units4 = mode == WALK_VEC4 || (mode == WALK_STRIDED && op < 0 && strided_vec4_layout(ctx, x, out, &lay));
 
-    linear_extent e = linear_extent_of(out->numel, mode, wg_get_caps(ctx)->vec4_per_thread);
-    uint32_t div = mode == WALK_VEC4 ? 4 : 1;
+    linear_extent e = linear_extent_of(out->numel, units4 ? WALK_VEC4 : mode, wg_get_caps(ctx)->vec4_per_thread);
+    uint32_t div = units4 ? 4 : 1;
     unary_params p;
     memset(&p, 0, sizeof p);
     p.n = e.n;
@@ -305,7 +331,7 @@ static wt_status run_unary(wt_context *ctx, const char *name, int op, const wt_t
     pack_u32x8(p.x_strides, lay.strides[1], lay.ndim);
 
     char prelude[768];
-    if (unit_prelude(prelude, sizeof prelude, mode, e.vpt, true, op, x->dtype, out->dtype) < 0)
+    if (unit_prelude_units(prelude, sizeof prelude, mode, units4, e.vpt, true, op, x->dtype, out->dtype) < 0)
         return wt_fail(WT_ERR_BACKEND, "webgpu %s: prelude too long", name);
     wg_launch l;
     memset(&l, 0, sizeof l);

@@ -121,14 +121,22 @@ static void gemm_choose(const wg_caps *caps, bool f16, bool b_n_fast, bool conv,
          * (k 512) 470.8 and 461.5 us: the large tile for a long k; f16
          * 4096^3 3.260 ms with 128 x 128 x 8, 3.478 with 64 x 128 x 8. */
         static const int prefer_f16[] = {4, 2}, prefer_n_fast[] = {4, 3, 2}, prefer_k_fast[] = {3, 4, 2};
+        /* b read along k with a short k (a linear layer's x @ w^T), 16384
+         * rows (H200, f32): [16384, 384] x [384, 384] took 146.6 us with
+         * 128 x 64 x 8 / 8 x 8 against 160.1 with 128 x 128 x 8, and
+         * x [384, 1536] 540.5 against 562.7 us, x [1536, 384] 548.4
+         * against 590.8 us. */
+        static const int prefer_k_fast_short[] = {5, 3, 4, 2};
         /* A convolution's gathered b: 32 x 64 x 56^2 x 64 3x3 took 351 us
          * with 64 x 64 x 16 / 4 x 4 (f16 380), 494 with 64 x 128 x 8,
          * 547 with 128 x 64 x 16, 622 with 128 x 128 x 8 (H200). */
         static const int prefer_conv[] = {1};
         bool long_k = K >= 2048;
-        const int *prefer = conv ? prefer_conv : f16 ? (b_n_fast && long_k ? prefer_k_fast : prefer_f16)
-                                                     : (b_n_fast && !long_k ? prefer_n_fast : prefer_k_fast);
-        int nprefer = conv ? 1 : prefer == prefer_f16 ? 2 : 3, pick = -1;
+        const int *prefer = conv  ? prefer_conv
+                            : f16 ? (b_n_fast && long_k ? prefer_k_fast : prefer_f16)
+                                  : (b_n_fast ? (long_k ? prefer_k_fast : prefer_n_fast)
+                                              : (long_k ? prefer_k_fast : prefer_k_fast_short));
+        int nprefer = conv ? 1 : prefer == prefer_f16 ? 2 : prefer == prefer_k_fast_short ? 4 : 3, pick = -1;
         for (int i = 0; i < nprefer && pick < 0; i++) {
             const gemm_config *c = &gemm_configs[prefer[i]];
             if (config_fits(caps, c) && B * ceil_div(M, c->bm) * ceil_div(N, c->bn) >= GEMM_FILL)
@@ -137,8 +145,13 @@ static void gemm_choose(const wg_caps *caps, bool f16, bool b_n_fast, bool conv,
         if (pick < 0) {
             pick = config_fits(caps, &gemm_configs[2]) && K >= 1024 ? 2 : 1;
             uint64_t groups = B * ceil_div(M, gemm_configs[pick].bm) * ceil_div(N, gemm_configs[pick].bn);
-            if (groups < GEMM_FILL && K >= 1024) {
-                splits = ceil_div(GEMM_FILL, groups);
+            /* A very long k over a small output (a weight gradient x^T dy
+             * over 16384 rows) splits towards twice the count: [1536,
+             * 16384] x [16384, 384] took 815.8 us in 4 splits, 651.0 in 8
+             * (128 x 64 x 16, H200). */
+            uint64_t fill = K >= 8192 ? 2 * GEMM_FILL : GEMM_FILL;
+            if (groups < fill && K >= 1024) {
+                splits = ceil_div(fill, groups);
                 if (splits > K / 512) splits = K / 512;
             }
         }

@@ -206,3 +206,83 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
     l.workgroups = ceil_div(R, plan.rows_per_wg);
     return wg_dispatch(ctx, &l);
 }
+
+/* Layer norm backward over the rows of x [R, C] (layer_norm_backward.wgsl):
+ * dx [R, C] and, when gxh is not NULL, dy * x^ [R, C], both contiguous
+ * from the same offset; dy must share x's strides; weight [C] or NULL.
+ * f32 rows that fit the registers mode only: WT_ERR_UNSUPPORTED otherwise
+ * (the caller composes the rule from other ops). */
+wt_status wg_op_layer_norm_backward(wt_context *ctx, const wt_tensor *x, const wt_tensor *weight,
+                                    const wt_tensor *dy, float eps, wt_tensor *dx, wt_tensor *gxh)
+{
+    const char *fn = "webgpu layer_norm_backward";
+    if (x->ndim != 2 || dy->ndim != 2 || dx->ndim != 2 || x->shape[1] <= 0)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: x, dy and dx must be [R, C], C > 0", fn);
+    for (int d = 0; d < 2; d++) {
+        if (dy->shape[d] != x->shape[d] || dx->shape[d] != x->shape[d] || (gxh && gxh->shape[d] != x->shape[d]))
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: x, dy, dx and dy x^ must share a shape", fn);
+        if (dy->strides[d] != x->strides[d] && x->shape[d] > 1)
+            return wt_fail(WT_ERR_UNSUPPORTED, "%s: dy must share x's strides", fn);
+    }
+    if (gxh && gxh->offset != dx->offset)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: dx and dy x^ must start at the same offset", fn);
+    if (x->dtype != WT_F32)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: f32 rows only", fn);
+    wt_status st;
+    if ((st = check_tensor("x", x, WT_F32)) != WT_OK || (st = check_tensor("dy", dy, WT_F32)) != WT_OK ||
+        (st = check_tensor("dx", dx, WT_F32)) != WT_OK || (st = check_tensor("dy x^", gxh, WT_F32)) != WT_OK ||
+        (st = check_tensor("weight", weight, WT_F32)) != WT_OK)
+        return st;
+    if (!wt_layout_is_contiguous(2, dx->shape, dx->strides) ||
+        (gxh && !wt_layout_is_contiguous(2, gxh->shape, gxh->strides)))
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: dx and dy x^ must be contiguous", fn);
+    const uint64_t R = (uint64_t)x->shape[0], C = (uint64_t)x->shape[1];
+    if (R == 0) return WT_OK;
+    rowwise_plan plan;
+    plan_launch(ctx, x, weight, dy, dx, &plan); /* dy's alignment checked as the bias's */
+    if (plan.mode != MODE_REGISTERS)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: rows of %llu are longer than the registers hold", fn,
+                       (unsigned long long)C);
+    const uint32_t div = plan.vec4 ? 4 : 1;
+    rowwise_params p;
+    memset(&p, 0, sizeof p);
+    p.rows = (uint32_t)R;
+    p.cols = (uint32_t)(C / div);
+    p.row_stride = R == 1 ? 0 : (uint32_t)(x->strides[0] / div);
+    p.col_stride = plan.vec4 ? 1 : (uint32_t)x->strides[1];
+    p.x_offset = (uint32_t)(x->offset / div);
+    p.out_offset = (uint32_t)(dx->offset / div);
+    p.w_offset = weight ? (uint32_t)(weight->offset / div) : 0;
+    p.b_offset = (uint32_t)(dy->offset / div);
+    p.eps = eps;
+    p.count = (float)C;
+
+    char prelude[1536];
+    size_t used = 0;
+    if (!write_prelude(prelude, sizeof prelude, WT_ROW_LAYERNORM, &plan, weight != NULL, false, false))
+        return wt_fail(WT_ERR_BACKEND, "%s: shader prelude does not fit", fn);
+    used = strlen(prelude);
+    int n = snprintf(prelude + used, sizeof prelude - used,
+                     gxh ? "const HAS_GXH: bool = true;\n"
+                           "@group(0) @binding(5) var<storage, read_write> gxh: array<T>;\n"
+                           "fn store_gxh(i: u32, v: T) { gxh[i] = v; }\n"
+                         : "const HAS_GXH: bool = false;\nfn store_gxh(i: u32, v: T) {}\n");
+    if (n < 0 || (size_t)n >= sizeof prelude - used)
+        return wt_fail(WT_ERR_BACKEND, "%s: shader prelude does not fit", fn);
+
+    wg_launch l;
+    memset(&l, 0, sizeof l);
+    l.shader = "layer_norm_backward";
+    l.libraries[0] = plan.subgroups ? "rowwise_reduce_subgroup" : "rowwise_reduce_shared";
+    l.prelude = prelude;
+    l.params = &p;
+    l.params_size = sizeof p;
+    l.bindings[0] = (wg_binding){x->storage, false};
+    l.bindings[1] = (wg_binding){dx->storage, true};
+    l.bindings[2] = (wg_binding){weight ? weight->storage : x->storage, false};
+    l.bindings[3] = (wg_binding){dy->storage, false};
+    l.nbindings = 4;
+    if (gxh) l.bindings[l.nbindings++] = (wg_binding){gxh->storage, true};
+    l.workgroups = ceil_div(R, plan.rows_per_wg);
+    return wg_dispatch(ctx, &l);
+}

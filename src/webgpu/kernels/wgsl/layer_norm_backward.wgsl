@@ -1,0 +1,134 @@
+// Layer norm backward over the rows of a [rows, cols] view, one pass:
+//   x^ = (x - mean) r,  r = 1 / sqrt(var + eps)   (biased var, as forward)
+//   dx = r (g w - mean(g w) - x^ mean(g w x^))     g = dy, w the weight
+// and, with HAS_GXH, g x^ (the weight gradient's summand; the caller sums
+// it over the rows). The composed rule takes a dozen passes over the
+// [rows, cols] tensors; this reads x and dy once and writes dx (and g x^).
+//
+// The launch shape is rowwise.wgsl's registers mode: ROWS rows of TPR
+// threads a workgroup, a thread keeping VPT units (T: vec4 or f32) of x
+// and of dy; the same prelude (OP is unused), the same reduction
+// libraries (row_sum / row_max, alternate slots). The statistics are the
+// forward kernel's: the row scaled by a power of two (norm_scale), its
+// first element subtracted before the mean; x^ does not depend on the
+// scale, and r is the scaled rstd times the scale.
+//
+// x and dy share strides (row_stride, col_stride); dy starts at b_offset.
+// dx and g x^ are contiguous from out_offset. The prelude declares the
+// g x^ binding (@binding(5)) and store_gxh when HAS_GXH.
+
+struct Params {
+    rows: u32,
+    cols: u32,        // units of T per row
+    row_stride: u32,  // units of T (vec4 mode) or elements; x and dy
+    col_stride: u32,  // elements; 1 in vec4 mode
+    x_offset: u32,    // units of T
+    out_offset: u32,  // units of T: dx and g x^
+    w_offset: u32,    // units of T
+    b_offset: u32,    // units of T: dy's start
+    eps: f32,
+    count: f32,       // elements per row
+    neg_inf: u32,     // unused here (rowwise.wgsl's block)
+    pad0: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<T>;
+@group(0) @binding(2) var<storage, read_write> dx: array<T>;
+// Without a weight, x is bound in its place (never read).
+@group(0) @binding(3) var<storage, read> weight: array<T>;
+@group(0) @binding(4) var<storage, read> dy: array<T>;
+
+fn load_x(r: u32, u: u32) -> T { return x[p.x_offset + r * p.row_stride + u * p.col_stride]; }
+fn load_dy(r: u32, u: u32) -> T { return dy[p.b_offset + r * p.row_stride + u * p.col_stride]; }
+
+fn is_finite(m: f32) -> bool {
+    return (bitcast<u32>(m) & 0x7f800000u) != 0x7f800000u;
+}
+
+// As rowwise.wgsl: 2^-k bringing max |x| below 2^45, or up to [1, 2) for
+// rows below 2^-20; 1 otherwise.
+fn norm_scale(m: f32) -> f32 {
+    let e = i32((bitcast<u32>(m) >> 23u) & 0xffu) - 127;
+    if (e > 44 && e <= 127) { return bitcast<f32>(u32(127 - (e - 44)) << 23u); }
+    if (e < -20 && e > -127) { return bitcast<f32>(u32(127 - e) << 23u); }
+    return 1.0;
+}
+
+fn norm_rstd(q: f32, s: f32) -> f32 {
+    let denom = q / p.count + (p.eps * s) * s;
+    return select(1.0 / sqrt(denom), 0.0, denom == 0.0 && p.eps > 0.0);
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32,
+        ids: LaneIds) {
+    let g_id = wid.x + wid.y * nwg.x;
+    if (g_id >= (p.rows + ROWS - 1u) / ROWS) { return; } // uniform: the whole workgroup leaves
+
+    let row = g_id * ROWS + lid / TPR;
+    let live = row < p.rows;
+    // Threads of a row past the end compute on the last row (every thread
+    // reaches the barriers) and write nothing.
+    let r = min(row, p.rows - 1u);
+    let t = lid % TPR;
+
+    var v: array<T, VPT>;
+    var g: array<T, VPT>;
+    for (var k = 0u; k < VPT; k++) {
+        let u = t + k * TPR;
+        if (u < p.cols) {
+            v[k] = load_x(r, u);
+            g[k] = load_dy(r, u);
+        } else {
+            v[k] = T(0.0);
+            g[k] = T(0.0);
+        }
+    }
+
+    var m = 0.0;
+    for (var k = 0u; k < VPT; k++) { m = max(m, hmax(abs(v[k]))); } // padding is 0
+    m = row_max(m, lid, ids, 0u);
+    let sc = norm_scale(m);
+    var shift = 0.0;
+    if (is_finite(m)) { shift = lane0(load_x(r, 0u)) * sc; }
+    for (var k = 0u; k < VPT; k++) {
+        if (t + k * TPR < p.cols) { v[k] = v[k] * sc - shift; }
+    }
+    var s = 0.0;
+    for (var k = 0u; k < VPT; k++) { s += hsum(v[k]); } // padding is 0
+    let mean = row_sum(s, lid, ids, 1u) / p.count;
+    var q = 0.0;
+    for (var k = 0u; k < VPT; k++) {
+        if (t + k * TPR < p.cols) {
+            let d = v[k] - mean;
+            q += hsum(d * d);
+        }
+    }
+    let rstd_scaled = norm_rstd(row_sum(q, lid, ids, 0u), sc);
+
+    // v becomes x^, g becomes g w; padding stays 0 in both.
+    var s1 = 0.0;
+    var s2 = 0.0;
+    for (var k = 0u; k < VPT; k++) {
+        let u = t + k * TPR;
+        if (u < p.cols) {
+            v[k] = (v[k] - mean) * rstd_scaled;
+            if (HAS_GXH && live) { store_gxh(p.out_offset + r * p.cols + u, g[k] * v[k]); }
+            if (HAS_WEIGHT) { g[k] = g[k] * weight[p.w_offset + u]; }
+            s1 += hsum(g[k]);
+            s2 += hsum(g[k] * v[k]);
+        }
+    }
+    let mean_gw = row_sum(s1, lid, ids, 1u) / p.count;
+    let mean_gwx = row_sum(s2, lid, ids, 0u) / p.count;
+    let rstd = rstd_scaled * sc;
+    if (live) {
+        for (var k = 0u; k < VPT; k++) {
+            let u = t + k * TPR;
+            if (u < p.cols) { dx[p.out_offset + r * p.cols + u] = (g[k] - mean_gw - v[k] * mean_gwx) * rstd; }
+        }
+    }
+}
