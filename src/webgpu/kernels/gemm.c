@@ -202,10 +202,11 @@ static const uint32_t matrix_tiles[][4] = {
     {4, 4, 1, 1}, {4, 2, 1, 1}, {2, 4, 1, 1}, {2, 2, 1, 1}, {2, 1, 1, 1}, {1, 1, 1, 1},
 };
 
-/* The tiled kernel's tiles, SG_M, SG_N, WG_M, WG_N (its subgroups keep
- * 2 x 2 results of 16 x 16): 128 x 64 (eight subgroups) where that gives
- * MATRIX_FILL workgroups, else 64 x 64 (four). */
-static const uint32_t matrix_tiled_tiles[][4] = {{2, 2, 4, 2}, {2, 2, 2, 2}};
+/* The tiled kernel's tiles without WT_GEMM_MATRIX_TILE: SG_M, SG_N (its
+ * subgroups' results of 16 x 16), WG_M, WG_N (subgroups), and the k slab
+ * unless WT_GEMM_MATRIX_BK sets it; the first that gives MATRIX_FILL
+ * workgroups and fits the device runs, else the last. */
+static const uint32_t matrix_tiled_tiles[][5] = {{4, 4, 2, 2, 32}, {2, 2, 4, 2, 32}, {2, 2, 2, 2, 32}};
 #define MATRIX_FILL 128u
 
 /* Why the device cannot run gemm_matrix.wgsl, or NULL when it can. */
@@ -233,13 +234,14 @@ static wt_status matrix_declined(wt_context *ctx, const char *why)
 
 /* WT_GEMM_MATRIX_TILE="SG_M,SG_N,WG_M,WG_N" into t, when it is four
  * positive numbers (subgroups a workgroup: 1 x 1 unless tiled; results a
- * subgroup: 2 x 2 when tiled). */
+ * subgroup: 1, 2 or 4 each way when tiled). */
 static bool matrix_tile_knob(bool tiled, uint32_t t[4])
 {
     const char *e = wt_knob_text(WT_KNOB_GEMM_MATRIX_TILE);
     return e && sscanf(e, "%u,%u,%u,%u", &t[0], &t[1], &t[2], &t[3]) == 4 && t[0] && t[1] && t[0] <= 8 &&
            t[1] <= 8 && t[2] && t[3] && t[2] <= 8 && t[3] <= 8 &&
-           (tiled ? t[0] == 2 && t[1] == 2 : t[2] == 1 && t[3] == 1);
+           (tiled ? (t[0] == 1 || t[0] == 2 || t[0] == 4) && (t[1] == 1 || t[1] == 2 || t[1] == 4)
+                  : t[2] == 1 && t[3] == 1);
 }
 
 /* Workgroup memory of the tiled kernel (gemm_matrix_tiled.wgsl): two
@@ -277,9 +279,11 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
     if (tiled && (K % 8 || (!b_t && N % 8)))
         return matrix_declined(ctx, "K (or N, b row-major) not a multiple of 8");
     if (!tiled && (M % 16 || N % 16 || K % 16)) return matrix_declined(ctx, "M, N or K not a multiple of 16");
-    /* The k slab of the staged kernels. */
-    uint64_t bk = wt_knob_count(WT_KNOB_GEMM_MATRIX_BK, 32);
-    if (bk != 16 && bk != 32 && bk != 64) bk = 32;
+    /* The k slab of the staged kernels: the knob's, else the tile's
+     * (tiled) or 32. */
+    uint64_t knob_bk = wt_knob_count(WT_KNOB_GEMM_MATRIX_BK, 0);
+    if (knob_bk != 16 && knob_bk != 32 && knob_bk != 64) knob_bk = 0;
+    uint64_t bk = knob_bk ? knob_bk : 32;
     if (kernel == MATRIX_STAGED && K % (int64_t)bk) bk = K % 32 == 0 ? 32 : 16;
     uint32_t knob_tile[4];
     const uint32_t *t = NULL;
@@ -290,12 +294,15 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
     if (tiled) {
         for (size_t i = 0; i < sizeof matrix_tiled_tiles / sizeof matrix_tiled_tiles[0] && !t; i++) {
             const uint32_t *c = matrix_tiled_tiles[i];
+            uint64_t c_bk = knob_bk ? knob_bk : c[4];
             uint64_t groups = (uint64_t)B * ceil_div((uint64_t)M, 16u * c[0] * c[2]) *
                               ceil_div((uint64_t)N, 16u * c[1] * c[3]);
             bool last = i + 1 == sizeof matrix_tiled_tiles / sizeof matrix_tiled_tiles[0];
-            if (32 * c[2] * c[3] <= caps->max_invocations && tiled_bytes(c, bk, b_t) <= caps->max_workgroup_storage &&
-                (groups >= MATRIX_FILL || last))
+            if (32 * c[2] * c[3] <= caps->max_invocations &&
+                tiled_bytes(c, c_bk, b_t) <= caps->max_workgroup_storage && (groups >= MATRIX_FILL || last)) {
                 t = c;
+                bk = c_bk;
+            }
         }
     } else {
         for (size_t i = 0; i < sizeof matrix_tiles / sizeof matrix_tiles[0] && !t; i++) {
