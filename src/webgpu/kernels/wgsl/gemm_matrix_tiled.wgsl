@@ -30,9 +30,10 @@
 // N too where b is row-major (whole 16-byte loads); N even (pairs of
 // halves in the result).
 // Prelude constants: SG_M, SG_N (1, 2 or 4), WG_M, WG_N, BK (a multiple
-// of 16), B_T, BIAS, ACT. Libraries: gemm_matrix_smem_vec or
-// gemm_matrix_smem_f16 (the workgroup slabs and the fragment loads, after
-// A_STAGE and B_STAGE), gemm_epilogue, an f16 library (pack_halves).
+// of 16), B_T, BIAS, ACT. Libraries: gemm_matrix_smem_vec,
+// gemm_matrix_smem_blocks or gemm_matrix_smem_f16 (the slabs' layout in
+// workgroup memory, their stores and the fragment loads), gemm_epilogue,
+// an f16 library (pack_halves).
 
 struct Params {
     batch: u32,
@@ -62,13 +63,9 @@ struct Params {
 const WG: u32 = 32u * WG_M * WG_N;
 const BM: u32 = 16u * SG_M * WG_M;
 const BN: u32 = 16u * SG_N * WG_N;
-// Workgroup memory in words of 8 halves. Rows are padded by one word, so
-// that the rows of a fragment start in different banks.
+// The slabs in words of 8 halves; the library lays them out in workgroup
+// memory (put_a, put_b, frag_left, frag_right).
 const KW: u32 = BK / 8u;
-const A_LDW: u32 = KW + 1u;
-const B_LDW: u32 = select(BN / 8u + 1u, A_LDW, B_T);
-const A_STAGE: u32 = BM * A_LDW;
-const B_STAGE: u32 = select(BK * B_LDW, BN * A_LDW, B_T);
 const A_WORDS: u32 = BM * KW;
 const B_WORDS: u32 = BK * BN / 8u;
 const A_PER: u32 = (A_WORDS + WG - 1u) / WG;
@@ -100,27 +97,23 @@ fn fetch_b(b_w: u32, col0: u32, k0: u32, i: u32) -> vec4<u32> {
     return b[b_w + k * (p.ldb / 8u) + n / 8u];
 }
 
+// Word i of a's slab is row i / KW, word i % KW; of b's, row i / KW, word
+// i % KW ([n][k], B_T) or row i / (BN / 8), word i % (BN / 8) ([k][n]).
 fn put_slabs(stage: u32, lid: u32, ra: array<vec4<u32>, A_PER>, rb: array<vec4<u32>, B_PER>) {
     for (var j = 0u; j < A_PER; j++) {
         let i = lid + j * WG;
-        if (i < A_WORDS) { put_a(stage * A_STAGE + (i / KW) * A_LDW + i % KW, ra[j]); }
+        if (i < A_WORDS) { put_a(stage, i / KW, i % KW, ra[j]); }
     }
     for (var j = 0u; j < B_PER; j++) {
         let i = lid + j * WG;
         if (i < B_WORDS) {
             if (B_T) {
-                put_b(stage * B_STAGE + (i / KW) * A_LDW + i % KW, rb[j]);
+                put_b(stage, i / KW, i % KW, rb[j]);
             } else {
-                put_b(stage * B_STAGE + (i / (BN / 8u)) * B_LDW + i % (BN / 8u), rb[j]);
+                put_b(stage, i / (BN / 8u), i % (BN / 8u), rb[j]);
             }
         }
     }
-}
-
-// Word offset of b's fragment at columns n0.. and word kk of k in a stage.
-fn b_at(stage: u32, n0: u32, kk: u32) -> u32 {
-    if (B_T) { return stage * B_STAGE + n0 * A_LDW + kk; }
-    return stage * B_STAGE + kk * 8u * B_LDW + n0 / 8u;
 }
 
 // One 16 x 16 result at rows gm.., columns gn..: through the subgroup's
@@ -199,27 +192,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
             for (var j = 0u; j < A_PER; j++) { ra[j] = fetch_a(a_w, row0, k1, lid + j * WG); }
             for (var j = 0u; j < B_PER; j++) { rb[j] = fetch_b(b_w, col0, k1, lid + j * WG); }
         }
-        let a_at = stage * A_STAGE + sg_row * A_LDW;
-        for (var kk = 0u; kk < KW; kk += 2u) {
+        let a16 = sg_row / 16u;
+        let b16 = sg_col / 16u;
+        for (var ks = 0u; ks < BK / 16u; ks++) {
             // The guards are constants: the unused fragments and products
             // are dropped at compile time.
-            var l0 = frag_left(a_at + kk);
+            var l0 = frag_left(stage, a16, ks);
             var l1: subgroup_matrix_left<f16, 16, 16>;
             var l2: subgroup_matrix_left<f16, 16, 16>;
             var l3: subgroup_matrix_left<f16, 16, 16>;
-            if (SG_M > 1u) { l1 = frag_left(a_at + 16u * A_LDW + kk); }
+            if (SG_M > 1u) { l1 = frag_left(stage, a16 + 1u, ks); }
             if (SG_M > 2u) {
-                l2 = frag_left(a_at + 32u * A_LDW + kk);
-                l3 = frag_left(a_at + 48u * A_LDW + kk);
+                l2 = frag_left(stage, a16 + 2u, ks);
+                l3 = frag_left(stage, a16 + 3u, ks);
             }
-            var r0 = frag_right(b_at(stage, sg_col, kk));
+            var r0 = frag_right(stage, b16, ks);
             var r1: subgroup_matrix_right<f16, 16, 16>;
             var r2: subgroup_matrix_right<f16, 16, 16>;
             var r3: subgroup_matrix_right<f16, 16, 16>;
-            if (SG_N > 1u) { r1 = frag_right(b_at(stage, sg_col + 16u, kk)); }
+            if (SG_N > 1u) { r1 = frag_right(stage, b16 + 1u, ks); }
             if (SG_N > 2u) {
-                r2 = frag_right(b_at(stage, sg_col + 32u, kk));
-                r3 = frag_right(b_at(stage, sg_col + 48u, kk));
+                r2 = frag_right(stage, b16 + 2u, ks);
+                r3 = frag_right(stage, b16 + 3u, ks);
             }
             c00 = subgroupMatrixMultiplyAccumulate(l0, r0, c00);
             if (SG_N > 1u) { c01 = subgroupMatrixMultiplyAccumulate(l0, r1, c01); }
