@@ -251,6 +251,13 @@ static void plan_matmul_f16(const int64_t *p, bench_plan *plan)
     plan->input_dtype = WT_F16;
 }
 
+/* params: batch, m, n, k in f16. */
+static void plan_bmm_f16(const int64_t *p, bench_plan *plan)
+{
+    plan_bmm(p, plan);
+    plan->input_dtype = WT_F16;
+}
+
 /* params: rows, cols: [rows, cols] @ [cols] in f16, bytes at 2 each. */
 static void plan_gemv_f16(const int64_t *p, bench_plan *plan)
 {
@@ -317,6 +324,13 @@ static wt_status run_matmul_nt(wt_tensor *const *in, const int64_t *p, wt_tensor
     if (st == WT_OK) st = wt_matmul(in[0], wt, out);
     wt_tensor_release(wt);
     return st;
+}
+
+/* params: m, n, k: the linear layout in f16. */
+static void plan_matmul_nt_f16(const int64_t *p, bench_plan *plan)
+{
+    plan_matmul_nt(p, plan);
+    plan->input_dtype = WT_F16;
 }
 
 /* --- convolution and attention --- */
@@ -400,6 +414,10 @@ static const bench_case cases[] = {
      run_matmul, false},
     {"matmul_nt", "[m, k] @ [n, k]^T, the linear layout", BENCH_FLOPS, plan_matmul_nt,
      run_matmul_nt, false},
+    {"bmm_f16", "batched [b, m, k] @ [b, k, n], f16 (f32 accumulation)", BENCH_FLOPS, plan_bmm_f16, run_matmul,
+     false},
+    {"matmul_nt_f16", "[m, k] @ [n, k]^T, f16, the linear layout", BENCH_FLOPS, plan_matmul_nt_f16,
+     run_matmul_nt, false},
     {"gemv_f16", "[rows, cols] @ [cols], f16", BENCH_BYTES, plan_gemv_f16, run_matmul, false},
     {"gemv_q8_0", "[1, cols] @ [rows, cols]^T, Q8_0 weight (quantised bytes)", BENCH_BYTES, plan_gemv_q8_0,
      run_gemv_q8_0, false},
@@ -439,6 +457,8 @@ static const bench_item quick_items[] = {
     {"add_chain", {1000, 1024}},
     {"matmul_f16", {256, 256, 256}},
     {"matmul_nt", {256, 256, 256}},
+    {"bmm_f16", {4, 128, 128, 128}},
+    {"matmul_nt_f16", {256, 256, 256}},
     {"gemv_f16", {1024, 1024}},
     {"gemv_q8_0", {1024, 1024}},
     {"gemv_q4_0", {1024, 1024}},
@@ -466,6 +486,8 @@ static const bench_item default_items[] = {
     {"add_chain", {1000, 1024}},
     {"matmul_f16", {1024, 1024, 1024}},
     {"matmul_nt", {1024, 1024, 1024}},
+    {"bmm_f16", {8, 512, 512, 512}},
+    {"matmul_nt_f16", {1024, 1024, 1024}},
     {"gemv_f16", {4096, 4096}},
     {"gemv_q8_0", {4096, 4096}},
     {"gemv_q4_0", {4096, 4096}},
@@ -496,6 +518,8 @@ static const bench_item large_items[] = {
     {"add_chain", {1000, 1024}},
     {"matmul_f16", {4096, 4096, 4096}},
     {"matmul_nt", {8192, 4096, 4096}},
+    {"bmm_f16", {8, 2048, 2048, 2048}},
+    {"matmul_nt_f16", {4096, 4096, 4096}},
     {"gemv_f16", {4096, 4096}},
     {"gemv_q8_0", {14336, 4096}},
     {"gemv_q4_0", {14336, 4096}},

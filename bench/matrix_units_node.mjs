@@ -71,15 +71,21 @@ function check(what, got, M, Nn, K, A, B, bT, bias, samples) {
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}: worst error ${worst.toFixed(3)} of the tolerance (${pick.length} elements checked; worst at ${at})`);
 }
 
-async function product(M, Nn, K, { bT = false, withBias = false, samples = 0 } = {}) {
-  const ha = halves(M * K), hb = halves(K * Nn), hbias = withBias ? halves(Nn) : null;
-  const a = await ctx.tensor(ha, [M, K], 'f16');
-  const b = await ctx.tensor(hb, bT ? [Nn, K] : [K, Nn], 'f16');
+// batch > 1: a batched product [batch, M, K] @ [batch, K, N], each
+// product of the batch checked.
+async function product(M, Nn, K, { bT = false, withBias = false, samples = 0, batch = 1 } = {}) {
+  const ha = halves(batch * M * K), hb = halves(batch * K * Nn), hbias = withBias ? halves(Nn) : null;
+  const lead = batch > 1 ? [batch] : [];
+  const a = await ctx.tensor(ha, [...lead, M, K], 'f16');
+  const b = await ctx.tensor(hb, bT ? [Nn, K] : [...lead, K, Nn], 'f16');
   const bias = withBias ? await ctx.tensor(hbias, [Nn], 'f16') : null;
   const y = bT ? await ctx.linear(a, b, bias) : await ctx.matmul(a, b);
   const got = await y.read();
-  check(`${bT ? 'linear x @ w^T' : 'matmul'}${withBias ? ' + bias' : ''} f16 ${M}x${Nn}x${K}`, got, M, Nn, K,
-        h2f(ha), h2f(hb), bT, hbias ? h2f(hbias) : null, samples);
+  for (let z = 0; z < batch; z++) {
+    check(`${bT ? 'linear x @ w^T' : batch > 1 ? `bmm [${batch}] z=${z}` : 'matmul'}${withBias ? ' + bias' : ''} f16 ${M}x${Nn}x${K}`,
+          got.subarray(z * M * Nn, (z + 1) * M * Nn), M, Nn, K, h2f(ha.subarray(z * M * K, (z + 1) * M * K)),
+          h2f(hb.subarray(z * K * Nn, (z + 1) * K * Nn)), bT, hbias ? h2f(hbias) : null, samples);
+  }
   for (const t of [a, b, bias, y]) if (t) t.dispose();
 }
 
@@ -100,18 +106,25 @@ await product(130, 70, 40, { bT: true, withBias: true });
 await product(1000, 1000, 1000, { samples: 4096 });
 await product(N, N, N, { samples: 4096 });
 await product(N + 8, N - 24, N + 40, { bT: true, samples: 4096 });
+await product(136, 200, 72, { batch: 3 });
+await product(N / 2 + 16, N / 2 - 8, N / 2 + 24, { batch: 2, samples: 2048 });
 {
   const [ran, declined] = (await units()).map((v, i) => v - before[i]);
   console.log(`matrix units: ${ran} of the checked products ran there, ${declined} declined`);
-  if (ran !== 8 || declined !== 0) failed = true;
+  if (ran !== 10 || declined !== 0) failed = true;
 }
 
 // Time: reps products of N^3, one read at the end.
 {
   const a = await ctx.tensor(halves(N * N), [N, N], 'f16');
   const b = await ctx.tensor(halves(N * N), [N, N], 'f16');
-  // b as a linear layer's weight too ([n, k]: x @ w^T).
-  for (const [what, op] of [['matmul', () => ctx.matmul(a, b)], ['linear x @ w^T', () => ctx.linear(a, b)]]) {
+  // b as a linear layer's weight too ([n, k]: x @ w^T), and a batch of 8
+  // products of (N/2)^3 (as many flops as N^3).
+  const h = N / 2;
+  const ba = await ctx.tensor(halves(8 * h * h), [8, h, h], 'f16');
+  const bb = await ctx.tensor(halves(8 * h * h), [8, h, h], 'f16');
+  for (const [what, op] of [['matmul', () => ctx.matmul(a, b)], ['linear x @ w^T', () => ctx.linear(a, b)],
+                            [`bmm [8, ${h}, ${h}] @ [8, ${h}, ${h}] (flops of)`, () => ctx.matmul(ba, bb)]]) {
     const first = await op();
     await first.read();
     first.dispose();
@@ -126,7 +139,7 @@ await product(N + 8, N - 24, N + 40, { bT: true, samples: 4096 });
                   `${(2 * N ** 3 / s / 1e12).toFixed(1)} TFLOP/s`);
     }
   }
-  a.dispose(); b.dispose();
+  a.dispose(); b.dispose(); ba.dispose(); bb.dispose();
 }
 console.log('features after:', (await ctx.info()).features);
 ctx.destroy();

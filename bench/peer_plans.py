@@ -106,6 +106,14 @@ def plan_matmul_nt(p):
     return [(m, k), (n, k)], f"{m}x{n}x{k}", 2.0 * m * n * k, 1
 
 
+def plan_bmm_f16(p):
+    return plan_bmm(p)
+
+
+def plan_matmul_nt_f16(p):
+    return plan_matmul_nt(p)
+
+
 # --- convolution and attention ---
 
 def plan_conv2d(p):

@@ -190,18 +190,20 @@ static bool vec_ok(int64_t offset, int64_t batch_stride, int64_t slow_stride, in
 
 /* Kernels on the matrix units, WT_GEMM_MATRIX_KERNEL: "tiled" (the
  * default: several subgroups a workgroup sharing slabs staged in
- * workgroup memory, gemm_matrix_tiled.wgsl), "tiled-f16" (the same with
- * the slabs as halves and the builtins' older form, for Dawn builds
- * without the current one), "fragments" (one subgroup a workgroup,
+ * workgroup memory, gemm_matrix_tiled.wgsl, the slabs stored as 16 x 16
+ * fragments), "tiled-rows" (the same with the slabs stored as padded
+ * rows), "tiled-f16" (padded rows of halves and the builtins' older form,
+ * for Dawn builds without the current one), "fragments" (one subgroup a workgroup,
  * fragments straight from global memory, gemm_matrix.wgsl) and "staged"
  * (one subgroup a workgroup with its slabs in workgroup memory,
  * gemm_matrix_staged.wgsl). */
-typedef enum { MATRIX_TILED, MATRIX_TILED_F16, MATRIX_FRAGMENTS, MATRIX_STAGED } matrix_kernel;
+typedef enum { MATRIX_TILED, MATRIX_TILED_ROWS, MATRIX_TILED_F16, MATRIX_FRAGMENTS, MATRIX_STAGED } matrix_kernel;
 
 static matrix_kernel matrix_kernel_knob(void)
 {
     const char *s = wt_knob_text(WT_KNOB_GEMM_MATRIX_KERNEL);
     if (!s) return MATRIX_TILED;
+    if (strcmp(s, "tiled-rows") == 0) return MATRIX_TILED_ROWS;
     if (strcmp(s, "tiled-f16") == 0) return MATRIX_TILED_F16;
     if (strcmp(s, "fragments") == 0) return MATRIX_FRAGMENTS;
     if (strcmp(s, "staged") == 0) return MATRIX_STAGED;
@@ -215,10 +217,14 @@ static const uint32_t matrix_tiles[][4] = {
     {4, 4, 1, 1}, {4, 2, 1, 1}, {2, 4, 1, 1}, {2, 2, 1, 1}, {2, 1, 1, 1}, {1, 1, 1, 1},
 };
 
-/* The tiled kernel's tiles, SG_M, SG_N, WG_M, WG_N (its subgroups keep
- * 2 x 2 results of 16 x 16): 128 x 64 (eight subgroups) where that gives
- * MATRIX_FILL workgroups, else 64 x 64 (four). */
-static const uint32_t matrix_tiled_tiles[][4] = {{2, 2, 4, 2}, {2, 2, 2, 2}};
+/* The tiled kernel's tiles without WT_GEMM_MATRIX_TILE: SG_M, SG_N (its
+ * subgroups' results of 16 x 16), WG_M, WG_N (subgroups), and the k slab
+ * unless WT_GEMM_MATRIX_BK sets it; the first that gives MATRIX_FILL
+ * workgroups and fits the device runs, else the last. 128 x 128 tiles of
+ * four subgroups of 4 x 4 results and k slabs of 16 ran fastest on an
+ * H200 at 4096^3 (bench/RESULTS.md); smaller products take smaller tiles,
+ * for more workgroups. */
+static const uint32_t matrix_tiled_tiles[][5] = {{4, 4, 2, 2, 16}, {2, 2, 4, 2, 32}, {2, 2, 2, 2, 32}};
 #define MATRIX_FILL 128u
 
 /* Why the device cannot run gemm_matrix.wgsl, or NULL when it can. */
@@ -246,22 +252,28 @@ static wt_status matrix_declined(wt_context *ctx, const char *why)
 
 /* WT_GEMM_MATRIX_TILE="SG_M,SG_N,WG_M,WG_N" into t, when it is four
  * positive numbers (subgroups a workgroup: 1 x 1 unless tiled; results a
- * subgroup: 2 x 2 when tiled). */
+ * subgroup: 1, 2 or 4 each way when tiled). */
 static bool matrix_tile_knob(bool tiled, uint32_t t[4])
 {
     const char *e = wt_knob_text(WT_KNOB_GEMM_MATRIX_TILE);
     return e && sscanf(e, "%u,%u,%u,%u", &t[0], &t[1], &t[2], &t[3]) == 4 && t[0] && t[1] && t[0] <= 8 &&
            t[1] <= 8 && t[2] && t[3] && t[2] <= 8 && t[3] <= 8 &&
-           (tiled ? t[0] == 2 && t[1] == 2 : t[2] == 1 && t[3] == 1);
+           (tiled ? (t[0] == 1 || t[0] == 2 || t[0] == 4) && (t[1] == 1 || t[1] == 2 || t[1] == 4)
+                  : t[2] == 1 && t[3] == 1);
 }
 
 /* Workgroup memory of the tiled kernel (gemm_matrix_tiled.wgsl): two
- * buffers of each slab, rows padded by 8 halves, and one 16 x 16 f32 block
- * a subgroup. */
-static uint64_t tiled_bytes(const uint32_t t[4], uint64_t bk, bool b_t)
+ * buffers of each slab and one 16 x 16 f32 block a subgroup. The slabs as
+ * 16 x 16 fragments, unpadded (gemm_matrix_smem_blocks), or as rows
+ * padded by 8 halves (gemm_matrix_smem_vec, _f16). */
+static uint64_t tiled_bytes(matrix_kernel kernel, const uint32_t t[4], uint64_t bk, bool b_t)
 {
     uint64_t bm = 16u * t[0] * t[2], bn = 16u * t[1] * t[3];
     uint64_t a_stage = bm * (bk + 8), b_stage = b_t ? bn * (bk + 8) : bk * (bn + 8);
+    if (kernel == MATRIX_TILED) {
+        a_stage = bm * bk;
+        b_stage = bn * bk;
+    }
     return 2 * 2 * (a_stage + b_stage) + 1024u * t[2] * t[3];
 }
 
@@ -285,30 +297,35 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
     if (((a->offset | a->strides[0] | lda | b->offset | b->strides[0] | ldb) & 7) || out->offset % 2)
         return matrix_declined(ctx, "offsets or row strides not multiples of 8 halves");
     matrix_kernel kernel = matrix_kernel_knob();
-    bool tiled = kernel == MATRIX_TILED || kernel == MATRIX_TILED_F16;
+    bool tiled = kernel == MATRIX_TILED || kernel == MATRIX_TILED_ROWS || kernel == MATRIX_TILED_F16;
     if (K == 0) return matrix_declined(ctx, "K is 0");
     if (tiled && (K % 8 || (!b_t && N % 8)))
         return matrix_declined(ctx, "K (or N, b row-major) not a multiple of 8");
     if (!tiled && (M % 16 || N % 16 || K % 16)) return matrix_declined(ctx, "M, N or K not a multiple of 16");
-    /* The k slab of the staged kernels. */
-    uint64_t bk = wt_knob_count(WT_KNOB_GEMM_MATRIX_BK, 32);
-    if (bk != 16 && bk != 32 && bk != 64) bk = 32;
+    /* The k slab of the staged kernels: the knob's, else the tile's
+     * (tiled) or 32. */
+    uint64_t knob_bk = wt_knob_count(WT_KNOB_GEMM_MATRIX_BK, 0);
+    if (knob_bk != 16 && knob_bk != 32 && knob_bk != 64) knob_bk = 0;
+    uint64_t bk = knob_bk ? knob_bk : 32;
     if (kernel == MATRIX_STAGED && K % (int64_t)bk) bk = K % 32 == 0 ? 32 : 16;
     uint32_t knob_tile[4];
     const uint32_t *t = NULL;
     if (matrix_tile_knob(tiled, knob_tile) && 32 * knob_tile[2] * knob_tile[3] <= caps->max_invocations &&
-        (tiled ? tiled_bytes(knob_tile, bk, b_t) <= caps->max_workgroup_storage
+        (tiled ? tiled_bytes(kernel, knob_tile, bk, b_t) <= caps->max_workgroup_storage
                : M % (16 * knob_tile[0]) == 0 && N % (16 * knob_tile[1]) == 0))
         t = knob_tile;
     if (tiled) {
         for (size_t i = 0; i < sizeof matrix_tiled_tiles / sizeof matrix_tiled_tiles[0] && !t; i++) {
             const uint32_t *c = matrix_tiled_tiles[i];
+            uint64_t c_bk = knob_bk ? knob_bk : c[4];
             uint64_t groups = (uint64_t)B * ceil_div((uint64_t)M, 16u * c[0] * c[2]) *
                               ceil_div((uint64_t)N, 16u * c[1] * c[3]);
             bool last = i + 1 == sizeof matrix_tiled_tiles / sizeof matrix_tiled_tiles[0];
-            if (32 * c[2] * c[3] <= caps->max_invocations && tiled_bytes(c, bk, b_t) <= caps->max_workgroup_storage &&
-                (groups >= MATRIX_FILL || last))
+            if (32 * c[2] * c[3] <= caps->max_invocations &&
+                tiled_bytes(kernel, c, c_bk, b_t) <= caps->max_workgroup_storage && (groups >= MATRIX_FILL || last)) {
                 t = c;
+                bk = c_bk;
+            }
         }
     } else {
         for (size_t i = 0; i < sizeof matrix_tiles / sizeof matrix_tiles[0] && !t; i++) {
@@ -342,8 +359,10 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
              "const ACT: u32 = %uu;\nconst BK: u32 = %uu;\n",
              tiled ? "diagnostic(off, chromium.subgroup_matrix_uniformity);\n" : "", t[0], t[1], t[2], t[3],
              b_t ? "true" : "false", bias ? "true" : "false", (unsigned)act, (unsigned)bk);
-    static const char *const shaders[] = {"gemm_matrix_tiled", "gemm_matrix_tiled", "gemm_matrix",
-                                          "gemm_matrix_staged"};
+    static const char *const shaders[] = {"gemm_matrix_tiled", "gemm_matrix_tiled", "gemm_matrix_tiled",
+                                          "gemm_matrix", "gemm_matrix_staged"};
+    static const char *const smem_libraries[] = {"gemm_matrix_smem_blocks", "gemm_matrix_smem_vec",
+                                                 "gemm_matrix_smem_f16"};
     wg_launch l = {
         .shader = shaders[kernel],
         .prelude = prelude,
@@ -355,7 +374,7 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
         .nbindings = 4,
         .workgroups = (uint64_t)B * tiles_m * tiles_n,
     };
-    if (tiled) l.libraries[2] = kernel == MATRIX_TILED ? "gemm_matrix_smem_vec" : "gemm_matrix_smem_f16";
+    if (tiled) l.libraries[2] = smem_libraries[kernel];
     wt_status st = wg_dispatch(ctx, &l);
     if (st == WT_OK) wg_matrix_note(ctx, NULL);
     return st;
