@@ -35,6 +35,24 @@ static uint16_t float_to_half(float f)
     return cpu_f32_bits_to_half(bits);
 }
 
+/* Q4_K's eight 6-bit scales (out[0..7]) and mins (out[8..15]) from its
+ * 12 packed bytes S: sub-blocks 0..3 keep their six bits in bytes 0..3
+ * (scales) and 4..7 (mins); sub-blocks 4..7 take their low four bits from
+ * bytes 8..11 (the scale in the low nibble, the min in the high one) and
+ * their top two from the top bits of bytes 0..3 (scales) and 4..7
+ * (mins). Four bytes at a time in a 32-bit word. */
+static void q4k_unpack(const uint8_t *S, uint8_t out[16])
+{
+    uint32_t w0, w1, w2;
+    memcpy(&w0, S, 4);
+    memcpy(&w1, S + 4, 4);
+    memcpy(&w2, S + 8, 4);
+    const uint32_t six = 0x3f3f3f3fu, four = 0x0f0f0f0fu, two = 0x03030303u;
+    const uint32_t words[4] = {w0 & six, (w2 & four) | ((w0 >> 6) & two) << 4, w1 & six,
+                               ((w2 >> 4) & four) | ((w1 >> 6) & two) << 4};
+    memcpy(out, words, 16);
+}
+
 #if GEMV_X86
 #include <cpuid.h>
 /* AVX-512 VNNI with the 256-bit forms (VL) and byte ops (BW), from CPUID
@@ -467,6 +485,113 @@ VNNI static float dot_q4_0_x8_vnni(const uint8_t *row, cpu_x8 x8, int64_t nblock
     return s;
 }
 #undef X8_PAIR_ACC
+
+/* ---- the K-quant integer dot (cpu_x8k) ---- */
+
+/* The scale step of the K-quant dots: pairs of int16 products (from
+ * vpmaddubsw) times int16 scales, summed into int32 lanes of acc. AVX2
+ * multiplies (vpmaddwd) and adds; VNNI fuses the two (vpdpwssd). */
+#define SCALE_ACC_AVX2(acc, p, s) _mm256_add_epi32((acc), _mm256_madd_epi16((p), (s)))
+#define SCALE_ACC_VNNI(acc, p, s) _mm256_dpwssd_epi32((acc), (p), (s))
+
+/* Q4_K: per sub-block of 32 the nibbles (0..15) unsigned times x's int8
+ * (a pair's sum at most 2 * 15 * 127, inside int16), times the 6-bit
+ * scale into int32; the mins' term is sum over sub-blocks of m * (x's two
+ * sums of 16), one vpmaddwd. Per super-block: d * d_x * (scaled sum) -
+ * dmin * d_x * (mins' sum). */
+#define DEFINE_DOT_Q4_K_X8(name, attr, scale_acc)                                                             \
+    attr static float name(const uint8_t *row, cpu_x8k x8, int64_t nblocks)                                   \
+    {                                                                                                         \
+        const __m256i low4 = _mm256_set1_epi8(0x0f);                                                          \
+        /* each min repeated over its sub-block's two groups of 16 */                                        \
+        const __m128i mins_twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);  \
+        __m256 acc = _mm256_setzero_ps(), accm = acc;                                                         \
+        for (int64_t b = 0; b < nblocks; b++) {                                                               \
+            const uint8_t *blk = row + b * 144;                                                               \
+            _mm_prefetch((const char *)blk + GEMV_PREFETCH, _MM_HINT_T0);                                    \
+            _mm_prefetch((const char *)blk + GEMV_PREFETCH + 64, _MM_HINT_T0);                               \
+            _mm_prefetch((const char *)blk + GEMV_PREFETCH + 128, _MM_HINT_T0);                              \
+            uint8_t sm[16];                                                                                   \
+            q4k_unpack(blk + 4, sm);                                                                          \
+            const int8_t *xq = x8.q + b * 256;                                                                \
+            __m256i isum = _mm256_setzero_si256();                                                            \
+            for (int c = 0; c < 4; c++) {                                                                     \
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + 16 + 32 * c));                   \
+                const __m256i p0 = _mm256_maddubs_epi16(_mm256_and_si256(v, low4),                           \
+                                                        _mm256_loadu_si256((const __m256i *)(xq + 64 * c))); \
+                const __m256i p1 = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4),      \
+                                                        _mm256_loadu_si256((const __m256i *)(xq + 64 * c + 32))); \
+                isum = scale_acc(isum, p0, _mm256_set1_epi16(sm[2 * c]));                                    \
+                isum = scale_acc(isum, p1, _mm256_set1_epi16(sm[2 * c + 1]));                                \
+            }                                                                                                 \
+            const __m256i m16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)sm), mins_twice)); \
+            const __m256i msum = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(x8.sum16 + b * 16)), m16); \
+            const float dx = x8.d[b];                                                                         \
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss((uint16_t)(blk[0] | blk[1] << 8)) * dx),           \
+                                  _mm256_cvtepi32_ps(isum), acc);                                             \
+            accm = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss((uint16_t)(blk[2] | blk[3] << 8)) * dx),          \
+                                   _mm256_cvtepi32_ps(msum), accm);                                           \
+        }                                                                                                     \
+        return hsum256(_mm256_sub_ps(acc, accm));                                                             \
+    }
+
+/* Q6_K: the 6-bit quants as stored (0..63: low nibble, high bit pair)
+ * unsigned times x's int8 (a pair's sum at most 2 * 63 * 127 = 16,002,
+ * inside int16), times the int8 scale of their group of 16 into int32;
+ * the offset 32 comes off as 32 * sum over groups of scale * (x's sum of
+ * the group), one vpmaddwd. Per super-block: d * d_x * (the int32 sum). */
+#define DEFINE_DOT_Q6_K_X8(name, attr, scale_acc)                                                             \
+    attr static float name(const uint8_t *row, cpu_x8k x8, int64_t nblocks)                                   \
+    {                                                                                                         \
+        const __m256i low4 = _mm256_set1_epi8(0x0f), three = _mm256_set1_epi8(3);                             \
+        __m256 acc = _mm256_setzero_ps();                                                                     \
+        for (int64_t b = 0; b < nblocks; b++) {                                                               \
+            const uint8_t *blk = row + b * 210;                                                               \
+            for (int l = 0; l < 256; l += 64) _mm_prefetch((const char *)blk + GEMV_PREFETCH + l, _MM_HINT_T0); \
+            const __m128i sc8 = _mm_loadu_si128((const __m128i *)(blk + 192));                                \
+            const int8_t *xq = x8.q + b * 256;                                                                \
+            /* -32 * sum of scale * (x's group sum) starts the lanes */                                      \
+            __m256i isum = _mm256_sub_epi32(                                                                  \
+                _mm256_setzero_si256(),                                                                       \
+                _mm256_slli_epi32(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(x8.sum16 + b * 16)), \
+                                                    _mm256_cvtepi8_epi16(sc8)),                               \
+                                  5));                                                                        \
+            for (int h = 0; h < 2; h++) {                                                                     \
+                const __m256i L0 = _mm256_loadu_si256((const __m256i *)(blk + 64 * h));                       \
+                const __m256i L1 = _mm256_loadu_si256((const __m256i *)(blk + 64 * h + 32));                  \
+                const __m256i H = _mm256_loadu_si256((const __m256i *)(blk + 128 + 32 * h));                  \
+                const __m256i q[4] = {                                                                        \
+                    _mm256_or_si256(_mm256_and_si256(L0, low4), _mm256_slli_epi16(_mm256_and_si256(H, three), 4)), \
+                    _mm256_or_si256(_mm256_and_si256(L1, low4),                                               \
+                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(H, 2), three), 4)),  \
+                    _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(L0, 4), low4),                         \
+                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(H, 4), three), 4)),  \
+                    _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(L1, 4), low4),                         \
+                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(H, 6), three), 4))}; \
+                for (int g = 0; g < 4; g++) {                                                                 \
+                    /* groups 8h + 2g (elements 0..15 of the 32) and 8h + 2g + 1 */                          \
+                    const int s = 8 * h + 2 * g;                                                              \
+                    const __m128i pick = _mm_set_epi64x((long long)(0x0101010101010101ull * (unsigned)(s + 1)), \
+                                                        (long long)(0x0101010101010101ull * (unsigned)s));    \
+                    const __m256i scale = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, pick));                  \
+                    const __m256i p = _mm256_maddubs_epi16(q[g], _mm256_loadu_si256((const __m256i *)(xq + 128 * h + 32 * g))); \
+                    isum = scale_acc(isum, p, scale);                                                         \
+                }                                                                                             \
+            }                                                                                                 \
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss((uint16_t)(blk[208] | blk[209] << 8)) * x8.d[b]),  \
+                                  _mm256_cvtepi32_ps(isum), acc);                                             \
+        }                                                                                                     \
+        return hsum256(acc);                                                                                  \
+    }
+
+DEFINE_DOT_Q4_K_X8(dot_q4_k_x8_avx2, AVX2_FMA_F16C, SCALE_ACC_AVX2)
+DEFINE_DOT_Q4_K_X8(dot_q4_k_x8_vnni, VNNI, SCALE_ACC_VNNI)
+DEFINE_DOT_Q6_K_X8(dot_q6_k_x8_avx2, AVX2_FMA_F16C, SCALE_ACC_AVX2)
+DEFINE_DOT_Q6_K_X8(dot_q6_k_x8_vnni, VNNI, SCALE_ACC_VNNI)
+#undef DEFINE_DOT_Q4_K_X8
+#undef DEFINE_DOT_Q6_K_X8
+#undef SCALE_ACC_AVX2
+#undef SCALE_ACC_VNNI
 #endif
 
 bool cpu_x8_quantize(const float *x, int64_t nblocks, cpu_x8 x8)
@@ -496,6 +621,94 @@ bool cpu_x8_quantize(const float *x, int64_t nblocks, cpu_x8 x8)
         x8.sum[b] = s;
     }
     return true;
+}
+
+bool cpu_x8k_quantize(const float *x, int64_t nblocks, cpu_x8k x8)
+{
+    /* as cpu_x8_quantize, one step per 256 elements */
+    const float round_add = 12582912.0f;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const float *xb = x + b * 256;
+        float amax = 0.0f;
+        int finite = 1;
+        for (int j = 0; j < 256; j++) {
+            const float a = fabsf(xb[j]);
+            finite &= a <= FLT_MAX;
+            amax = a > amax ? a : amax;
+        }
+        if (!finite) return false;
+        const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        for (int g = 0; g < 16; g++) {
+            int32_t s = 0;
+            for (int j = 16 * g; j < 16 * g + 16; j++) {
+                const int32_t q = (int32_t)((xb[j] * id + round_add) - round_add);
+                x8.q[b * 256 + j] = (int8_t)q;
+                s += q;
+            }
+            x8.sum16[b * 16 + g] = (int16_t)s;
+        }
+        x8.d[b] = amax / 127.0f;
+    }
+    return true;
+}
+
+float cpu_dot_q4_k_x8(const uint8_t *row, cpu_x8k x8, int64_t nblocks)
+{
+#if GEMV_X86
+    if (wide_level() == 3) return dot_q4_k_x8_vnni(row, x8, nblocks);
+    if (wide_ok()) return dot_q4_k_x8_avx2(row, x8, nblocks);
+#endif
+    float acc = 0.0f;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 144;
+        const int8_t *xq = x8.q + b * 256;
+        const int16_t *sum16 = x8.sum16 + b * 16;
+        uint8_t sm[16];
+        q4k_unpack(blk + 4, sm);
+        int32_t isum = 0, msum = 0;
+        for (int c = 0; c < 4; c++) {
+            const uint8_t *q = blk + 16 + 32 * c;
+            int32_t s0 = 0, s1 = 0;
+            for (int l = 0; l < 32; l++) {
+                s0 += (int32_t)(q[l] & 15) * xq[64 * c + l];
+                s1 += (int32_t)(q[l] >> 4) * xq[64 * c + 32 + l];
+            }
+            isum += (int32_t)sm[2 * c] * s0 + (int32_t)sm[2 * c + 1] * s1;
+        }
+        for (int s = 0; s < 8; s++) msum += (int32_t)sm[8 + s] * (sum16[2 * s] + sum16[2 * s + 1]);
+        const float dx = x8.d[b];
+        acc += half_to_float((uint16_t)(blk[0] | blk[1] << 8)) * dx * (float)isum -
+               half_to_float((uint16_t)(blk[2] | blk[3] << 8)) * dx * (float)msum;
+    }
+    return acc;
+}
+
+float cpu_dot_q6_k_x8(const uint8_t *row, cpu_x8k x8, int64_t nblocks)
+{
+#if GEMV_X86
+    if (wide_level() == 3) return dot_q6_k_x8_vnni(row, x8, nblocks);
+    if (wide_ok()) return dot_q6_k_x8_avx2(row, x8, nblocks);
+#endif
+    float acc = 0.0f;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 210;
+        const int8_t *sc = (const int8_t *)(blk + 192), *xq = x8.q + b * 256;
+        int32_t isum = 0;
+        for (int h = 0; h < 2; h++)
+            for (int g = 0; g < 4; g++) {
+                const uint8_t *lo = blk + 64 * h + 32 * (g & 1), *hi = blk + 128 + 32 * h;
+                const int shift = g < 2 ? 0 : 4;
+                for (int half = 0; half < 2; half++) {
+                    const int s = 8 * h + 2 * g + half;
+                    int32_t t = 0;
+                    for (int l = 16 * half; l < 16 * half + 16; l++)
+                        t += (int32_t)((lo[l] >> shift & 15) | (hi[l] >> 2 * g & 3) << 4) * xq[128 * h + 32 * g + l];
+                    isum += (int32_t)sc[s] * (t - 32 * (int32_t)x8.sum16[b * 16 + s]);
+                }
+            }
+        acc += half_to_float((uint16_t)(blk[208] | blk[209] << 8)) * x8.d[b] * (float)isum;
+    }
+    return acc;
 }
 
 float cpu_dot_q8_0_x8(const uint8_t *row, cpu_x8 x8, int64_t nblocks)
