@@ -61,8 +61,9 @@ bool cpu_x8k_quantize(const float *x, int64_t nblocks, cpu_x8k x8);
  * 6-bit, Q6_K's int8) and summed exactly in int32, the offsets (Q4_K's
  * 6-bit mins times sum16, Q6_K's 32 times sum16 times the scale) in int32
  * too; then one f32 multiply-add per super-block by d_w * d[b] (Q4_K's
- * mins by dmin * d[b]). AVX-512 VNNI (vpdpwssd for the scale step) where
- * CPUID reports it, AVX2 (vpmaddubsw + vpmaddwd) otherwise, portable
+ * mins by dmin * d[b]). AVX-512 VNNI (64 elements a step, vpdpwssd for
+ * the scale step) where CPUID reports it, AVX2 (vpmaddubsw + vpmaddwd)
+ * otherwise, portable
  * loops elsewhere; every path computes the same integer products (the
  * SIMD ones keep eight int32 partial sums a super-block, so the f32 sums
  * after them run in another order). */
