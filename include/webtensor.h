@@ -1375,8 +1375,9 @@ WT_API wt_status wt_dequantize(const wt_tensor *w, wt_quant_type type, wt_dtype 
  * the f32 one by up to the sum over blocks of (sum of |w_j|) * max|x_j| /
  * 254 (half a step of x per element; the errors of independent
  * elements largely cancel, so typically far less).
- * WT_CPU_QUANT_DOT=f32 keeps x exact; x holding an inf or a NaN always
- * takes the exact path. On WebGPU x stays f32 unless WT_QUANT_GEMV_X8 is
+ * WT_CPU_QUANT_DOT=f32 keeps x exact; x holding an inf or a NaN, or a
+ * block whose max|x| is nonzero but below 127 * 2^-100 (about 1e-28),
+ * always takes the exact path. On WebGPU x stays f32 unless WT_QUANT_GEMV_X8 is
  * set (docs/KNOBS.md; up to 4 rows of x): the GEMV then rounds x the same
  * way first, each element's product differing by at most max |x| of its
  * block / 254 times the weight's quant term (faster, not the same

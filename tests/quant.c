@@ -1022,15 +1022,16 @@ static float *linear_of(wt_quant_type t, int64_t m, int64_t n, int64_t k, const 
     return v;
 }
 
-/* The CPU's integer dot for Q8_0 / Q4_0 (x rounded to 8-bit blocks):
+/* The CPU's integer dots (x rounded to 8-bit blocks of 32 for Q8_0 /
+ * Q4_0, of 256 for Q4_K / Q6_K):
  * - x whose blocks are already 8-bit blocks (a power-of-two step, one
  *   element at +-127 steps): the rounding moves nothing, so y is the
  *   float64 definition within the f32 path's 1e-5 of the magnitude, far
  *   inside the rounding bound that check_linear allows; a wrong step,
  *   offset or sign in any kernel shows here;
  * - WT_CPU_QUANT_DOT=f32: the exact path, check_linear's f32 tolerance;
- * - an inf or a NaN in x: the f32 path's result bit for bit (8-bit blocks
- *   cannot carry them). */
+ * - an inf or a NaN in x, or a block of x below 127 * 2^-100: the f32
+ *   path's result bit for bit (8-bit blocks cannot carry them). */
 static void test_linear_x8(void)
 {
     /* Q8_0 / Q4_0: 21 blocks, a group of sixteen and five; Q4_K / Q6_K:
@@ -1045,7 +1046,10 @@ static void test_linear_x8(void)
         for (int b = 0; b < 3 * K / be; b++) {
             const float step = ldexpf(1.0f, -(int)(test_rng_next() % 8));
             for (int j = 0; j < be; j++) x[be * b + j] = step * (float)((int)(test_rng_next() % 255) - 127);
-            x[be * b + (int)(test_rng_next() % (unsigned)be)] = (b & 1 ? -127.0f : 127.0f) * step;
+            /* one element at +-127 steps in every 32: an 8-bit block per
+             * 32 (WebGPU's WT_QUANT_GEMV_X8) as well as per 256 */
+            for (int j = 0; j < be; j += 32)
+                x[be * b + j + (int)(test_rng_next() % 32)] = ((b + j / 32) & 1 ? -127.0f : 127.0f) * step;
         }
         for (int64_t m = 1; m <= 3; m += 2) {
             float *y = linear_of(t, m, N, K, x, blocks);
@@ -1083,14 +1087,20 @@ static void test_linear_x8(void)
         check_linear(all_types[ti], 1, 37, 256, true, X_PLAIN, false);
         check_linear(all_types[ti], 3, 13, 512, false, X_PLAIN, false);
     }
-    /* an inf and a NaN: the same bits with the knob as without */
-    for (int ti = 0; ti < 4; ti++) {
-        const wt_quant_type t = all_types[ti];
+    /* an inf and a NaN, and (tiny) a block of x whose max is below
+     * 127 * 2^-100: the same bits with the knob as without */
+    for (int c = 0; c < 8; c++) {
+        const wt_quant_type t = all_types[c % 4];
+        const bool tiny = c >= 4;
         const int K = block_elems(t) == 256 ? KK : 672;
         random_blocks(t, N, K, blocks);
         for (int j = 0; j < 3 * K; j++) x[j] = test_rng_uniform(-1.0f, 1.0f);
-        x[37] = INFINITY;
-        x[2 * K + 300] = NAN;
+        if (tiny) {
+            for (int j = K; j < K + block_elems(t); j++) x[j] *= 1e-29f;
+        } else {
+            x[37] = INFINITY;
+            x[2 * K + 300] = NAN;
+        }
         setenv("WT_CPU_QUANT_DOT", "f32", 1);
         float *exact = linear_of(t, 3, N, K, x, blocks);
         if (was)
@@ -1104,7 +1114,11 @@ static void test_linear_x8(void)
          * for non-finite x: only that the rows holding them are not
          * finite. */
         const bool gpu_x8 = !g_cpu && x8_knob_on();
-        if (gpu_x8) {
+        if (tiny) {
+            if (!gpu_x8)
+                CHECK(got && exact && memcmp(got, exact, sizeof(float) * 3 * N) == 0 && nonfinite == 0,
+                      "%s linear with a block of x near 1e-29: the f32 path's bits", tname(t));
+        } else if (gpu_x8) {
             CHECK(got && nonfinite >= 2 * N, "%s linear with an inf and a NaN in x, 8-bit x: %d of %d results not finite",
                   tname(t), nonfinite, 3 * N);
         } else

@@ -683,6 +683,12 @@ VNNI static float dot_q6_k_x8_vnni(const uint8_t *row, cpu_x8k x8, int64_t nbloc
 }
 #endif
 
+/* The smallest nonzero max|x| of a block that 8-bit blocks carry: below
+ * it the step max|x| / 127 times a weight's f16 scale (down to 2^-24)
+ * could fall below f32's normal range and lose its precision, so such an
+ * x takes the f32 path. 127 * 2^-100: the step is at least 2^-100. */
+#define X8_SMALLEST_MAX 0x1.fcp-94f
+
 bool cpu_x8_quantize(const float *x, int64_t nblocks, cpu_x8 x8)
 {
     /* Loops of plain compares and adds that the compiler vectorises: this
@@ -697,7 +703,7 @@ bool cpu_x8_quantize(const float *x, int64_t nblocks, cpu_x8 x8)
             finite &= a <= FLT_MAX; /* false for inf and NaN */
             amax = a > amax ? a : amax;
         }
-        if (!finite) return false;
+        if (!finite || (amax > 0.0f && amax < X8_SMALLEST_MAX)) return false;
         /* |x * id| <= 127 up to a few ulps: the rounding gives at most 127 */
         const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
         int32_t s = 0;
@@ -725,7 +731,7 @@ bool cpu_x8k_quantize(const float *x, int64_t nblocks, cpu_x8k x8)
             finite &= a <= FLT_MAX;
             amax = a > amax ? a : amax;
         }
-        if (!finite) return false;
+        if (!finite || (amax > 0.0f && amax < X8_SMALLEST_MAX)) return false;
         const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
         for (int g = 0; g < 16; g++) {
             int32_t s = 0;

@@ -30,7 +30,9 @@ typedef struct cpu_x8 {
 } cpu_x8;
 /* Fills x8 from nblocks * 32 floats; false (x8 partly written) when x
  * holds an inf or a NaN, which 8-bit blocks cannot carry: the caller then
- * takes the f32 path, so that they reach the result as they would there. */
+ * takes the f32 path, so that they reach the result as they would there;
+ * false too for a block whose max|x| is nonzero but below 127 * 2^-100,
+ * whose step times a weight's scale could leave f32's normal range. */
 bool cpu_x8_quantize(const float *x, int64_t nblocks, cpu_x8 x8);
 /* The integer dot of a row of Q8_0 / Q4_0 blocks with x8: per block the
  * 32 products of integers summed exactly in int32, then one f32 multiply-
