@@ -65,10 +65,9 @@ bool cpu_x8k_quantize(const float *x, int64_t nblocks, cpu_x8k x8);
  * too; then one f32 multiply-add per super-block by d_w * d[b] (Q4_K's
  * mins by dmin * d[b]). AVX-512 VNNI (64 elements a step, vpdpwssd for
  * the scale step) where CPUID reports it, AVX2 (vpmaddubsw + vpmaddwd)
- * otherwise, portable
- * loops elsewhere; every path computes the same integer products (the
- * SIMD ones keep eight int32 partial sums a super-block, so the f32 sums
- * after them run in another order). */
+ * otherwise, portable loops elsewhere; every path computes the same
+ * integer products (the SIMD ones keep eight or sixteen int32 partial sums
+ * a super-block, so the f32 sums after them run in another order). */
 float cpu_dot_q4_k_x8(const uint8_t *row, cpu_x8k x8, int64_t nblocks);
 float cpu_dot_q6_k_x8(const uint8_t *row, cpu_x8k x8, int64_t nblocks);
 /* The f32 dot of a row of nblocks Q4_K / Q6_K super-blocks (256 elements

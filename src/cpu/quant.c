@@ -1,9 +1,9 @@
 /* Quantised weights on the CPU (core/quant.h): dequantise, and the linear
  * layer with a quantised weight. For a few rows of x each row of W is
  * dotted with x straight from its blocks (by default with x rounded to
- * 8-bit blocks, an integer dot); otherwise a row of W
- * is dequantised once into a thread's buffer and then meets every row of
- * x, so the blocks are read once per call; rows of W run in parallel. */
+ * 8-bit blocks, an integer dot); otherwise a row of W is dequantised once
+ * into a thread's buffer and then meets every row of x, so the blocks are
+ * read once per call; rows of W run in parallel. */
 #include "core/quant.h"
 #include "cpu/cpu.h"
 #include "cpu/gemv_simd.h"
@@ -235,7 +235,7 @@ wt_status cpu_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const
     if (m <= 4 && x_rounds_to_int8()) {
         st = kquant ? linear_x8k(threads, type, k, m, xd, xs, src, words, n, bd, bs, y)
                     : linear_x8(threads, type, k, m, xd, xs, src, words, n, bd, bs, y);
-        if (st != WT_ERR_UNSUPPORTED) return st; /* else x is not finite: the f32 path below */
+        if (st != WT_ERR_UNSUPPORTED) return st; /* else x is not finite or too small: the f32 path below */
     }
     if (m <= 4 && (!kquant || cpu_dot_kquant_wide())) {
         /* Decode: each row's blocks dotted with x as they are read, in
