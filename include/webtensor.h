@@ -1370,15 +1370,17 @@ WT_API wt_status wt_dequantize(const wt_tensor *w, wt_quant_type type, wt_dtype 
  * made dense: x [..., K] and bias [N] or NULL (f32, or f16 through f32:
  * the result is f16 when every given one is), result [..., N]. One row of x (decode) runs a fused
  * dequantise-GEMV, several a tiled dequantise-GEMM; sums in f32.
- * Tolerance: on the CPU backend, Q8_0 and Q4_0 weights with one to four
- * rows of x (decode) round x once per call to 8-bit blocks, as llama.cpp
- * does (per 32 elements a step d = max|x| / 127 and q = round(x / d)),
+ * Tolerance: on the CPU backend, weights of all four types with one to
+ * four rows of x (decode) round x once per call to 8-bit blocks, as
+ * llama.cpp does (a step d = max|x| / 127 and q = round(x / d) per 32
+ * elements for Q8_0 and Q4_0, per super-block of 256 for Q4_K and Q6_K),
  * and sum integer products exactly: each result may then differ from
  * the f32 one by up to the sum over blocks of (sum of |w_j|) * max|x_j| /
  * 254 (half a step of x per element; the errors of independent
  * elements largely cancel, so typically far less).
- * WT_CPU_QUANT_DOT=f32 keeps x exact; x holding an inf or a NaN always
- * takes the exact path. On WebGPU x stays f32 unless WT_QUANT_GEMV_X8 is
+ * WT_CPU_QUANT_DOT=f32 keeps x exact; x holding an inf or a NaN, or a
+ * block whose max|x| is nonzero but below 127 * 2^-100 (about 1e-28),
+ * always takes the exact path. On WebGPU x stays f32 unless WT_QUANT_GEMV_X8 is
  * set (docs/KNOBS.md; up to 4 rows of x): the GEMV then rounds x the same
  * way first, each element's product differing by at most max |x| of its
  * block / 254 times the weight's quant term (faster, not the same

@@ -22,27 +22,30 @@ static bool x8_knob_on(void)
 }
 
 /* Whether wt_linear_quant rounds x to 8-bit blocks here (the header's
- * contract: the CPU backend, Q8_0 / Q4_0, one to four rows of x, unless
- * WT_CPU_QUANT_DOT=f32). */
+ * contract: the CPU backend, any of the four types, one to four rows of
+ * x, unless WT_CPU_QUANT_DOT=f32). */
 static bool x_rounded(wt_quant_type t, int64_t m)
 {
     const char *v = getenv("WT_CPU_QUANT_DOT");
-    return g_cpu && (t == WT_QUANT_Q8_0 || t == WT_QUANT_Q4_0) && m <= 4 && !(v && strcmp(v, "f32") == 0);
+    (void)t;
+    return g_cpu && m <= 4 && !(v && strcmp(v, "f32") == 0);
 }
 
 /* How far rounding x to 8-bit blocks may move x_i . w_r: each x_j moves by
- * at most half its block's step max|x| / 127 (round to nearest), so the
- * dot by at most the sum over blocks of (sum of |w_j|) * max|x| / 254; the
- * integer products and their sums are exact, and the f32 work after them
- * is the f32 path's own rounding (the caller's 1e-5 of the magnitude).
- * The 1.001 covers x * (127 / max|x|) being an f32 product, a few ulps
- * from the exact quotient. */
+ * at most half its block's step max|x| / 127 (round to nearest; a block is
+ * 32 elements for Q8_0 / Q4_0, the super-block of 256 for Q4_K / Q6_K), so
+ * the dot by at most the sum over blocks of (sum of |w_j|) * max|x| / 254;
+ * the integer products and their sums are exact, and the f32 work after
+ * them is the f32 path's own rounding (the caller's 1e-5 of the
+ * magnitude). The 1.001 covers x * (127 / max|x|) being an f32 product, a
+ * few ulps from the exact quotient. */
 static double x_rounding_bound(const float *xi, const uint8_t *blocks, wt_quant_type t, int64_t k, int64_t r)
 {
     double bound = 0.0;
-    for (int64_t b = 0; b < k / 32; b++) {
+    const int64_t be = block_elems(t);
+    for (int64_t b = 0; b < k / be; b++) {
         double amax = 0.0, wsum = 0.0;
-        for (int64_t j = 32 * b; j < 32 * b + 32; j++) {
+        for (int64_t j = be * b; j < be * b + be; j++) {
             amax = fmax(amax, fabs((double)xi[j]));
             wsum += fabs(ref_at(t, blocks, k, r, j, NULL));
         }
@@ -225,6 +228,10 @@ void test_linear(void)
         check_linear(t, 4, 33, 1280, true, X_PLAIN, false);
         check_linear(t, 3, 13, 512, false, X_PLAIN, true);
         check_linear(t, 2, 29, 512, true, X_GRID, false);
+        /* enough rows for the product to run on several threads (N * K
+         * past the parallel threshold), N odd */
+        check_linear(t, 1, 131, 768, true, X_PLAIN, false);
+        check_linear(t, 3, 67, 1024, false, X_PLAIN, false);
     }
     /* x [..., K] with leading axes: [2, 3, K] -> [2, 3, N]. */
     uint8_t blocks[4 * Q8_BYTES];
@@ -257,7 +264,7 @@ void test_linear(void)
  * an error (reported). */
 static float *linear_of(wt_quant_type t, int64_t m, int64_t n, int64_t k, const float *x, const uint8_t *blocks)
 {
-    const size_t bytes = (size_t)(n * k / 32 * block_bytes(t));
+    const size_t bytes = (size_t)(n * k / block_elems(t) * block_bytes(t));
     const int64_t xs[2] = {m, k};
     wt_tensor *w = NULL, *xt = NULL, *y = NULL;
     wt_status st = wt_quant_from_blocks(g_ctx, t, n, k, blocks, bytes, &w);
@@ -271,27 +278,34 @@ static float *linear_of(wt_quant_type t, int64_t m, int64_t n, int64_t k, const 
     return v;
 }
 
-/* The CPU's integer dot for Q8_0 / Q4_0 (x rounded to 8-bit blocks):
+/* The CPU's integer dots (x rounded to 8-bit blocks of 32 for Q8_0 /
+ * Q4_0, of 256 for Q4_K / Q6_K):
  * - x whose blocks are already 8-bit blocks (a power-of-two step, one
  *   element at +-127 steps): the rounding moves nothing, so y is the
  *   float64 definition within the f32 path's 1e-5 of the magnitude, far
  *   inside the rounding bound that check_linear allows; a wrong step,
  *   offset or sign in any kernel shows here;
  * - WT_CPU_QUANT_DOT=f32: the exact path, check_linear's f32 tolerance;
- * - an inf or a NaN in x: the f32 path's result bit for bit (8-bit blocks
- *   cannot carry them). */
+ * - an inf or a NaN in x, or a block of x below 127 * 2^-100: the f32
+ *   path's result bit for bit (8-bit blocks cannot carry them). */
 void test_linear_x8(void)
 {
-    enum { N = 23, K = 672 }; /* 21 blocks: a group of sixteen and five */
-    uint8_t blocks[N * (K / 32) * Q8_BYTES];
-    float x[3 * K];
-    for (int ti = 0; ti < 2; ti++) {
-        const wt_quant_type t = ti ? WT_QUANT_Q4_0 : WT_QUANT_Q8_0;
+    /* Q8_0 / Q4_0: 21 blocks, a group of sixteen and five; Q4_K / Q6_K:
+     * three super-blocks (K = 768), N odd */
+    enum { N = 23, KK = 768 };
+    static uint8_t blocks[N * (672 / 32) * Q8_BYTES]; /* the largest of the four: Q8_0's 16,422 bytes */
+    static float x[3 * KK];
+    for (int ti = 0; ti < 4; ti++) {
+        const wt_quant_type t = all_types[ti];
+        const int be = block_elems(t), K = be == 256 ? KK : 672;
         random_blocks(t, N, K, blocks);
-        for (int b = 0; b < 3 * K / 32; b++) {
+        for (int b = 0; b < 3 * K / be; b++) {
             const float step = ldexpf(1.0f, -(int)(test_rng_next() % 8));
-            for (int j = 0; j < 32; j++) x[32 * b + j] = step * (float)((int)(test_rng_next() % 255) - 127);
-            x[32 * b + (int)(test_rng_next() % 32)] = (b & 1 ? -127.0f : 127.0f) * step;
+            for (int j = 0; j < be; j++) x[be * b + j] = step * (float)((int)(test_rng_next() % 255) - 127);
+            /* one element at +-127 steps in every 32: an 8-bit block per
+             * 32 (WebGPU's WT_QUANT_GEMV_X8) as well as per 256 */
+            for (int j = 0; j < be; j += 32)
+                x[be * b + j + (int)(test_rng_next() % 32)] = ((b + j / 32) & 1 ? -127.0f : 127.0f) * step;
         }
         for (int64_t m = 1; m <= 3; m += 2) {
             float *y = linear_of(t, m, N, K, x, blocks);
@@ -300,9 +314,12 @@ void test_linear_x8(void)
                 for (int64_t r = 0; r < N; r++) {
                     double want = 0.0, mag = 0.0;
                     for (int64_t j = 0; j < K; j++) {
-                        const double wv = ref_at(t, blocks, K, r, j, NULL);
+                        /* Q4_K: the magnitude of d * sc * q and dmin * m
+                         * apart, which the integer dot sums separately */
+                        double wm = 0.0;
+                        const double wv = ref_at(t, blocks, K, r, j, &wm);
                         want += (double)x[i * K + j] * wv;
-                        mag += fabs((double)x[i * K + j] * wv);
+                        mag += fabs((double)x[i * K + j]) * wm;
                     }
                     if (fabs(y[i * N + r] - want) > 1e-5 * mag + 1e-30) bad++;
                 }
@@ -322,29 +339,49 @@ void test_linear_x8(void)
         check_linear(t, 3, 37, 64, false, false, false);
         check_linear(t, 2, 9, 64, true, false, true);
     }
-    /* an inf and a NaN: the same bits with the knob as without */
-    random_blocks(WT_QUANT_Q8_0, N, K, blocks);
-    for (int j = 0; j < 3 * K; j++) x[j] = test_rng_uniform(-1.0f, 1.0f);
-    x[37] = INFINITY;
-    x[2 * K + 300] = NAN;
-    float *exact = linear_of(WT_QUANT_Q8_0, 3, N, K, x, blocks);
-    if (was)
-        setenv("WT_CPU_QUANT_DOT", saved, 1);
-    else
-        unsetenv("WT_CPU_QUANT_DOT");
-    float *got = linear_of(WT_QUANT_Q8_0, 3, N, K, x, blocks);
-    int nonfinite = 0;
-    for (int j = 0; got && j < 3 * N; j++) nonfinite += !isfinite(got[j]);
-    /* WebGPU's opt-in 8-bit x (WT_QUANT_GEMV_X8) promises no fallback for
-     * non-finite x: only that the rows holding them are not finite. */
-    const bool gpu_x8 = !g_cpu && x8_knob_on();
-    if (gpu_x8) {
-        CHECK(got && nonfinite >= 2 * N, "Q8_0 linear with an inf and a NaN in x, 8-bit x: %d of %d results not finite",
+    for (int ti = 2; ti < 4; ti++) {
+        check_linear(all_types[ti], 1, 37, 256, true, X_PLAIN, false);
+        check_linear(all_types[ti], 3, 13, 512, false, X_PLAIN, false);
+    }
+    /* an inf and a NaN, and (tiny) a block of x whose max is below
+     * 127 * 2^-100: the same bits with the knob as without */
+    for (int c = 0; c < 8; c++) {
+        const wt_quant_type t = all_types[c % 4];
+        const bool tiny = c >= 4;
+        const int K = block_elems(t) == 256 ? KK : 672;
+        random_blocks(t, N, K, blocks);
+        for (int j = 0; j < 3 * K; j++) x[j] = test_rng_uniform(-1.0f, 1.0f);
+        if (tiny) {
+            for (int j = K; j < K + block_elems(t); j++) x[j] *= 1e-29f;
+        } else {
+            x[37] = INFINITY;
+            x[2 * K + 300] = NAN;
+        }
+        setenv("WT_CPU_QUANT_DOT", "f32", 1);
+        float *exact = linear_of(t, 3, N, K, x, blocks);
+        if (was)
+            setenv("WT_CPU_QUANT_DOT", saved, 1);
+        else
+            unsetenv("WT_CPU_QUANT_DOT");
+        float *got = linear_of(t, 3, N, K, x, blocks);
+        int nonfinite = 0;
+        for (int j = 0; got && j < 3 * N; j++) nonfinite += !isfinite(got[j]);
+        /* WebGPU's opt-in 8-bit x (WT_QUANT_GEMV_X8) promises no fallback
+         * for non-finite x: only that the rows holding them are not
+         * finite. */
+        const bool gpu_x8 = !g_cpu && x8_knob_on();
+        if (tiny) {
+            if (!gpu_x8)
+                CHECK(got && exact && memcmp(got, exact, sizeof(float) * 3 * N) == 0 && nonfinite == 0,
+                      "%s linear with a block of x near 1e-29: the f32 path's bits", quant_type_name(t));
+        } else if (gpu_x8) {
+            CHECK(got && nonfinite >= 2 * N, "%s linear with an inf and a NaN in x, 8-bit x: %d of %d results not finite",
+                  quant_type_name(t), nonfinite, 3 * N);
+        } else
+        CHECK(got && exact && memcmp(got, exact, sizeof(float) * 3 * N) == 0 && nonfinite >= 2 * N,
+              "%s linear with an inf and a NaN in x: the f32 path's bits (%d of %d results not finite)", quant_type_name(t),
               nonfinite, 3 * N);
-    } else
-    CHECK(got && exact && memcmp(got, exact, sizeof(float) * 3 * N) == 0 && nonfinite >= 2 * N,
-          "Q8_0 linear with an inf and a NaN in x: the f32 path's bits (%d of %d results not finite)", nonfinite,
-          3 * N);
-    free(exact);
-    free(got);
+        free(exact);
+        free(got);
+    }
 }

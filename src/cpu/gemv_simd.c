@@ -35,6 +35,24 @@ static uint16_t float_to_half(float f)
     return cpu_f32_bits_to_half(bits);
 }
 
+/* Q4_K's eight 6-bit scales (out[0..7]) and mins (out[8..15]) from its
+ * 12 packed bytes S: sub-blocks 0..3 keep their six bits in bytes 0..3
+ * (scales) and 4..7 (mins); sub-blocks 4..7 take their low four bits from
+ * bytes 8..11 (the scale in the low nibble, the min in the high one) and
+ * their top two from the top bits of bytes 0..3 (scales) and 4..7
+ * (mins). Four bytes at a time in a 32-bit word. */
+static void q4k_unpack(const uint8_t *S, uint8_t out[16])
+{
+    uint32_t w0, w1, w2;
+    memcpy(&w0, S, 4);
+    memcpy(&w1, S + 4, 4);
+    memcpy(&w2, S + 8, 4);
+    const uint32_t six = 0x3f3f3f3fu, four = 0x0f0f0f0fu, two = 0x03030303u;
+    const uint32_t words[4] = {w0 & six, (w2 & four) | ((w0 >> 6) & two) << 4, w1 & six,
+                               ((w2 >> 4) & four) | ((w1 >> 6) & two) << 4};
+    memcpy(out, words, 16);
+}
+
 #if GEMV_X86
 #include <cpuid.h>
 /* AVX-512 VNNI with the 256-bit forms (VL) and byte ops (BW), from CPUID
@@ -467,7 +485,209 @@ VNNI static float dot_q4_0_x8_vnni(const uint8_t *row, cpu_x8 x8, int64_t nblock
     return s;
 }
 #undef X8_PAIR_ACC
+
+/* ---- the K-quant integer dot (cpu_x8k) ---- */
+
+/* Q4_K's scales (bytes 0..7) and mins (bytes 8..15) as q4k_unpack lays
+ * them out, from the 12 packed bytes at S, in registers (a row of stores
+ * and a 16-byte load back would stall on store forwarding). Reads 16
+ * bytes: S + 12.. are the block's quants. 32-bit lanes: [w0, w2, w1, w2]
+ * give the low bits, [w0, w0, w1, w1] the top two of sub-blocks 4..7. */
+AVX2_FMA_F16C static __m128i q4k_unpack_128(const uint8_t *S)
+{
+    const __m128i v = _mm_loadu_si128((const __m128i *)S);
+    const __m128i a = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)), b = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0));
+    const __m128i low = _mm_and_si128(_mm_srlv_epi32(a, _mm_setr_epi32(0, 0, 0, 4)),
+                                      _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+    const __m128i top = _mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(b, 6), _mm_set1_epi8(3)), 4);
+    return _mm_or_si128(low, _mm_and_si128(top, _mm_setr_epi32(0, -1, 0, -1)));
+}
+
+/* The mins' term of a Q4_K super-block: sum over sub-blocks of m * (x's
+ * two sums of 16), each min repeated over its two groups; int32 lanes. */
+AVX2_FMA_F16C static __m256i q4k_mins_dot(__m128i scales_mins, const int16_t *sum16)
+{
+    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    return _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)sum16),
+                             _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
+}
+
+/* Q4_K, AVX2: per sub-block of 32 the nibbles (0..15) unsigned times x's
+ * int8 (vpmaddubsw: a pair's sum at most 2 * 15 * 127, inside int16),
+ * times the 6-bit scale into int32 (vpmaddwd). Per super-block: d * d_x *
+ * (scaled sum) - dmin * d_x * (mins' term). */
+AVX2_FMA_F16C static float dot_q4_k_x8_avx2(const uint8_t *row, cpu_x8k x8, int64_t nblocks)
+{
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    __m256 acc = _mm256_setzero_ps(), accm = acc;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 144;
+        _mm_prefetch((const char *)blk + GEMV_PREFETCH, _MM_HINT_T0);
+        _mm_prefetch((const char *)blk + GEMV_PREFETCH + 64, _MM_HINT_T0);
+        _mm_prefetch((const char *)blk + GEMV_PREFETCH + 128, _MM_HINT_T0);
+        const __m128i sm = q4k_unpack_128(blk + 4);
+        /* the eight scales as int16 in both 128-bit lanes; vpshufb picks
+         * one of them into every int16 */
+        const __m256i s16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+        const int8_t *xq = x8.q + b * 256;
+        __m256i isum = _mm256_setzero_si256();
+        for (int c = 0; c < 4; c++) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + 16 + 32 * c));
+            const __m256i p0 =
+                _mm256_maddubs_epi16(_mm256_and_si256(v, low4), _mm256_loadu_si256((const __m256i *)(xq + 64 * c)));
+            const __m256i p1 = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4),
+                                                    _mm256_loadu_si256((const __m256i *)(xq + 64 * c + 32)));
+            const __m256i sc0 = _mm256_shuffle_epi8(s16, _mm256_set1_epi16((short)((4 * c + 1) << 8 | 4 * c)));
+            const __m256i sc1 = _mm256_shuffle_epi8(s16, _mm256_set1_epi16((short)((4 * c + 3) << 8 | (4 * c + 2))));
+            isum = _mm256_add_epi32(isum, _mm256_add_epi32(_mm256_madd_epi16(p0, sc0), _mm256_madd_epi16(p1, sc1)));
+        }
+        const float dx = x8.d[b];
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss((uint16_t)(blk[0] | blk[1] << 8)) * dx), _mm256_cvtepi32_ps(isum),
+                              acc);
+        accm = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss((uint16_t)(blk[2] | blk[3] << 8)) * dx),
+                               _mm256_cvtepi32_ps(q4k_mins_dot(sm, x8.sum16 + b * 16)), accm);
+    }
+    return hsum256(_mm256_sub_ps(acc, accm));
+}
+
+/* Q6_K's 32 quants of group pair g (0..3) of half h as stored (0..63):
+ * the low nibble from L (L0 for g even, L1 odd; the high nibble for g >=
+ * 2), the high bit pair from H shifted by 2 g. */
+#define Q6K_QUANTS(L, H, g)                                                                                        \
+    _mm256_or_si256(_mm256_and_si256((g) < 2 ? (L) : _mm256_srli_epi16((L), 4), low4),                          \
+                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16((H), 2 * (g)), three), 4))
+
+/* Q6_K, AVX2: the 6-bit quants as stored unsigned times x's int8 (a
+ * pair's sum at most 2 * 63 * 127 = 16,002, inside int16), times the int8
+ * scale of their group of 16 into int32; the offset 32 comes off as 32 *
+ * sum over groups of scale * (x's sum of the group), which starts the
+ * lanes. Per super-block: d * d_x * (the int32 sum). */
+AVX2_FMA_F16C static float dot_q6_k_x8_avx2(const uint8_t *row, cpu_x8k x8, int64_t nblocks)
+{
+    const __m256i low4 = _mm256_set1_epi8(0x0f), three = _mm256_set1_epi8(3);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 210;
+        for (int l = 0; l < 256; l += 64) _mm_prefetch((const char *)blk + GEMV_PREFETCH + l, _MM_HINT_T0);
+        const __m128i sc8 = _mm_loadu_si128((const __m128i *)(blk + 192));
+        const int8_t *xq = x8.q + b * 256;
+        __m256i isum = _mm256_sub_epi32(
+            _mm256_setzero_si256(),
+            _mm256_slli_epi32(
+                _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(x8.sum16 + b * 16)), _mm256_cvtepi8_epi16(sc8)),
+                5));
+        for (int h = 0; h < 2; h++) {
+            const __m256i L0 = _mm256_loadu_si256((const __m256i *)(blk + 64 * h));
+            const __m256i L1 = _mm256_loadu_si256((const __m256i *)(blk + 64 * h + 32));
+            const __m256i H = _mm256_loadu_si256((const __m256i *)(blk + 128 + 32 * h));
+            for (int g = 0; g < 4; g++) {
+                /* groups 8h + 2g (elements 0..15 of the 32) and 8h + 2g + 1 */
+                const int s = 8 * h + 2 * g;
+                const __m128i pick = _mm_set_epi64x((long long)(0x0101010101010101ull * (unsigned)(s + 1)),
+                                                    (long long)(0x0101010101010101ull * (unsigned)s));
+                const __m256i scale = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, pick));
+                const __m256i q = Q6K_QUANTS(g & 1 ? L1 : L0, H, g);
+                const __m256i p = _mm256_maddubs_epi16(q, _mm256_loadu_si256((const __m256i *)(xq + 128 * h + 32 * g)));
+                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, scale));
+            }
+        }
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss((uint16_t)(blk[208] | blk[209] << 8)) * x8.d[b]),
+                              _mm256_cvtepi32_ps(isum), acc);
+    }
+    return hsum256(acc);
+}
+#undef Q6K_QUANTS
+
+/* Q4_K, AVX-512 VNNI: 64 elements (two sub-blocks) a step. A 32-byte
+ * chunk of quants is sub-block 2c in its low nibbles and 2c + 1 in its
+ * high ones: broadcast to both halves, the upper half shifted down by 4,
+ * it meets x's 64 contiguous int8; vpdpwssd applies the two scales (each
+ * 128-bit lane's picked by vpshufb) and sums into int32 in one step. */
+VNNI static float dot_q4_k_x8_vnni(const uint8_t *row, cpu_x8k x8, int64_t nblocks)
+{
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    __m512i pick[4];
+    for (int c = 0; c < 4; c++)
+        pick[c] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16((short)((4 * c + 1) << 8 | 4 * c))),
+                                     _mm256_set1_epi16((short)((4 * c + 3) << 8 | (4 * c + 2))), 1);
+    __m512 acc = _mm512_setzero_ps();
+    __m256 accm = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 144;
+        _mm_prefetch((const char *)blk + GEMV_PREFETCH, _MM_HINT_T0);
+        _mm_prefetch((const char *)blk + GEMV_PREFETCH + 64, _MM_HINT_T0);
+        _mm_prefetch((const char *)blk + GEMV_PREFETCH + 128, _MM_HINT_T0);
+        const __m128i sm = q4k_unpack_128(blk + 4);
+        const __m512i s16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sm));
+        const int8_t *xq = x8.q + b * 256;
+        __m512i isum = _mm512_setzero_si512();
+        for (int c = 0; c < 4; c++) {
+            const __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk + 16 + 32 * c)));
+            const __m512i q = _mm512_and_si512(_mm512_mask_srli_epi16(v, 0xFFFF0000u, v, 4), low4);
+            const __m512i p = _mm512_maddubs_epi16(q, _mm512_loadu_si512(xq + 64 * c));
+            isum = _mm512_dpwssd_epi32(isum, p, _mm512_shuffle_epi8(s16, pick[c]));
+        }
+        const float dx = x8.d[b];
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(_cvtsh_ss((uint16_t)(blk[0] | blk[1] << 8)) * dx), _mm512_cvtepi32_ps(isum),
+                              acc);
+        accm = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss((uint16_t)(blk[2] | blk[3] << 8)) * dx),
+                               _mm256_cvtepi32_ps(q4k_mins_dot(sm, x8.sum16 + b * 16)), accm);
+    }
+    return _mm512_reduce_add_ps(acc) - hsum256(accm);
+}
+
+/* Q6_K, AVX-512 VNNI: 64 elements (four groups of 16) a step. The low
+ * nibbles of the 64 bytes at 64 h are groups 8h + 0..3, their high
+ * nibbles 8h + 4..7; the 32 bytes of high bit pairs serve both halves
+ * (the upper one shifted by 2 first). Each 128-bit lane holds one group:
+ * vpermw spreads the sixteen scales (int16) so, and vpdpwssd applies them
+ * and sums into int32. */
+VNNI static float dot_q6_k_x8_vnni(const uint8_t *row, cpu_x8k x8, int64_t nblocks)
+{
+    const __m512i low4 = _mm512_set1_epi8(0x0f), three = _mm512_set1_epi8(3);
+    __m512i spread[4];
+    for (int j = 0; j < 4; j++)
+        spread[j] = _mm512_setr_epi32(0x00010001 * (4 * j), 0x00010001 * (4 * j), 0x00010001 * (4 * j),
+                                      0x00010001 * (4 * j), 0x00010001 * (4 * j + 1), 0x00010001 * (4 * j + 1),
+                                      0x00010001 * (4 * j + 1), 0x00010001 * (4 * j + 1), 0x00010001 * (4 * j + 2),
+                                      0x00010001 * (4 * j + 2), 0x00010001 * (4 * j + 2), 0x00010001 * (4 * j + 2),
+                                      0x00010001 * (4 * j + 3), 0x00010001 * (4 * j + 3), 0x00010001 * (4 * j + 3),
+                                      0x00010001 * (4 * j + 3));
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 210;
+        for (int l = 0; l < 256; l += 64) _mm_prefetch((const char *)blk + GEMV_PREFETCH + l, _MM_HINT_T0);
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(blk + 192)));
+        const __m512i sc = _mm512_castsi256_si512(sc16);
+        const int8_t *xq = x8.q + b * 256;
+        /* the offset's -32 * sum of scale * (x's group sum) in the low half */
+        const __m256i off = _mm256_slli_epi32(
+            _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(x8.sum16 + b * 16)), sc16), 5);
+        __m512i isum = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_sub_epi32(_mm256_setzero_si256(), off), 0);
+        for (int h = 0; h < 2; h++) {
+            const __m512i L = _mm512_loadu_si512(blk + 64 * h);
+            const __m512i H0 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk + 128 + 32 * h)));
+            const __m512i H = _mm512_mask_srli_epi16(H0, 0xFFFF0000u, H0, 2);
+            const __m512i q01 = _mm512_or_si512(_mm512_and_si512(L, low4), _mm512_slli_epi16(_mm512_and_si512(H, three), 4));
+            const __m512i q23 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(L, 4), low4),
+                                                _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(H, 4), three), 4));
+            const __m512i p01 = _mm512_maddubs_epi16(q01, _mm512_loadu_si512(xq + 128 * h));
+            const __m512i p23 = _mm512_maddubs_epi16(q23, _mm512_loadu_si512(xq + 128 * h + 64));
+            isum = _mm512_dpwssd_epi32(isum, p01, _mm512_permutexvar_epi16(spread[2 * h], sc));
+            isum = _mm512_dpwssd_epi32(isum, p23, _mm512_permutexvar_epi16(spread[2 * h + 1], sc));
+        }
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(_cvtsh_ss((uint16_t)(blk[208] | blk[209] << 8)) * x8.d[b]),
+                              _mm512_cvtepi32_ps(isum), acc);
+    }
+    return _mm512_reduce_add_ps(acc);
+}
 #endif
+
+/* The smallest nonzero max|x| of a block that 8-bit blocks carry: below
+ * it the step max|x| / 127 times a weight's f16 scale (down to 2^-24)
+ * could fall below f32's normal range and lose its precision, so such an
+ * x takes the f32 path. 127 * 2^-100: the step is at least 2^-100. */
+#define X8_SMALLEST_MAX 0x1.fcp-94f
 
 bool cpu_x8_quantize(const float *x, int64_t nblocks, cpu_x8 x8)
 {
@@ -483,7 +703,7 @@ bool cpu_x8_quantize(const float *x, int64_t nblocks, cpu_x8 x8)
             finite &= a <= FLT_MAX; /* false for inf and NaN */
             amax = a > amax ? a : amax;
         }
-        if (!finite) return false;
+        if (!finite || (amax > 0.0f && amax < X8_SMALLEST_MAX)) return false;
         /* |x * id| <= 127 up to a few ulps: the rounding gives at most 127 */
         const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
         int32_t s = 0;
@@ -496,6 +716,94 @@ bool cpu_x8_quantize(const float *x, int64_t nblocks, cpu_x8 x8)
         x8.sum[b] = s;
     }
     return true;
+}
+
+bool cpu_x8k_quantize(const float *x, int64_t nblocks, cpu_x8k x8)
+{
+    /* as cpu_x8_quantize, one step per 256 elements */
+    const float round_add = 12582912.0f;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const float *xb = x + b * 256;
+        float amax = 0.0f;
+        int finite = 1;
+        for (int j = 0; j < 256; j++) {
+            const float a = fabsf(xb[j]);
+            finite &= a <= FLT_MAX;
+            amax = a > amax ? a : amax;
+        }
+        if (!finite || (amax > 0.0f && amax < X8_SMALLEST_MAX)) return false;
+        const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        for (int g = 0; g < 16; g++) {
+            int32_t s = 0;
+            for (int j = 16 * g; j < 16 * g + 16; j++) {
+                const int32_t q = (int32_t)((xb[j] * id + round_add) - round_add);
+                x8.q[b * 256 + j] = (int8_t)q;
+                s += q;
+            }
+            x8.sum16[b * 16 + g] = (int16_t)s;
+        }
+        x8.d[b] = amax / 127.0f;
+    }
+    return true;
+}
+
+float cpu_dot_q4_k_x8(const uint8_t *row, cpu_x8k x8, int64_t nblocks)
+{
+#if GEMV_X86
+    if (wide_level() == 3) return dot_q4_k_x8_vnni(row, x8, nblocks);
+    if (wide_ok()) return dot_q4_k_x8_avx2(row, x8, nblocks);
+#endif
+    float acc = 0.0f;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 144;
+        const int8_t *xq = x8.q + b * 256;
+        const int16_t *sum16 = x8.sum16 + b * 16;
+        uint8_t sm[16];
+        q4k_unpack(blk + 4, sm);
+        int32_t isum = 0, msum = 0;
+        for (int c = 0; c < 4; c++) {
+            const uint8_t *q = blk + 16 + 32 * c;
+            int32_t s0 = 0, s1 = 0;
+            for (int l = 0; l < 32; l++) {
+                s0 += (int32_t)(q[l] & 15) * xq[64 * c + l];
+                s1 += (int32_t)(q[l] >> 4) * xq[64 * c + 32 + l];
+            }
+            isum += (int32_t)sm[2 * c] * s0 + (int32_t)sm[2 * c + 1] * s1;
+        }
+        for (int s = 0; s < 8; s++) msum += (int32_t)sm[8 + s] * (sum16[2 * s] + sum16[2 * s + 1]);
+        const float dx = x8.d[b];
+        acc += half_to_float((uint16_t)(blk[0] | blk[1] << 8)) * dx * (float)isum -
+               half_to_float((uint16_t)(blk[2] | blk[3] << 8)) * dx * (float)msum;
+    }
+    return acc;
+}
+
+float cpu_dot_q6_k_x8(const uint8_t *row, cpu_x8k x8, int64_t nblocks)
+{
+#if GEMV_X86
+    if (wide_level() == 3) return dot_q6_k_x8_vnni(row, x8, nblocks);
+    if (wide_ok()) return dot_q6_k_x8_avx2(row, x8, nblocks);
+#endif
+    float acc = 0.0f;
+    for (int64_t b = 0; b < nblocks; b++) {
+        const uint8_t *blk = row + b * 210;
+        const int8_t *sc = (const int8_t *)(blk + 192), *xq = x8.q + b * 256;
+        int32_t isum = 0;
+        for (int h = 0; h < 2; h++)
+            for (int g = 0; g < 4; g++) {
+                const uint8_t *lo = blk + 64 * h + 32 * (g & 1), *hi = blk + 128 + 32 * h;
+                const int shift = g < 2 ? 0 : 4;
+                for (int half = 0; half < 2; half++) {
+                    const int s = 8 * h + 2 * g + half;
+                    int32_t t = 0;
+                    for (int l = 16 * half; l < 16 * half + 16; l++)
+                        t += (int32_t)((lo[l] >> shift & 15) | (hi[l] >> 2 * g & 3) << 4) * xq[128 * h + 32 * g + l];
+                    isum += (int32_t)sc[s] * (t - 32 * (int32_t)x8.sum16[b * 16 + s]);
+                }
+            }
+        acc += half_to_float((uint16_t)(blk[208] | blk[209] << 8)) * x8.d[b] * (float)isum;
+    }
+    return acc;
 }
 
 float cpu_dot_q8_0_x8(const uint8_t *row, cpu_x8 x8, int64_t nblocks)

@@ -1,8 +1,9 @@
 /* Quantised weights on the CPU (core/quant.h): dequantise, and the linear
- * layer with a quantised weight. For a few rows of x in Q8_0 / Q4_0 each
- * row of W is dotted with x straight from its blocks; otherwise a row of W
- * is dequantised once into a thread's buffer and then meets every row of
- * x, so the blocks are read once per call; rows of W run in parallel. */
+ * layer with a quantised weight. For a few rows of x each row of W is
+ * dotted with x straight from its blocks (by default with x rounded to
+ * 8-bit blocks, an integer dot); otherwise a row of W is dequantised once
+ * into a thread's buffer and then meets every row of x, so the blocks are
+ * read once per call; rows of W run in parallel. */
 #include "core/quant.h"
 #include "cpu/cpu.h"
 #include "cpu/gemv_simd.h"
@@ -181,6 +182,40 @@ static wt_status linear_x8(int threads, wt_quant_type type, int64_t k, int64_t m
     return WT_OK;
 }
 
+/* The same for Q4_K / Q6_K: the m rows of x rounded to 8 bits per
+ * super-block of 256 (cpu_x8k), then every weight row dotted with each. */
+static wt_status linear_x8k(int threads, wt_quant_type type, int64_t k, int64_t m, const float *xd, int64_t xs,
+                            const uint32_t *src, int64_t words, int64_t n, const float *bd, int64_t bs, float *y)
+{
+    const int64_t nblocks = k / 256;
+    /* per row of x: k int8, then nblocks floats and 16 * nblocks int16 */
+    const size_t row_bytes = (size_t)k + (size_t)nblocks * (sizeof(float) + 16 * sizeof(int16_t));
+    uint8_t *mem = malloc(row_bytes * (size_t)m + 1);
+    if (!mem) return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu linear_quant: cannot allocate x's 8-bit blocks (%lld bytes)",
+                             (long long)(row_bytes * (size_t)m));
+    cpu_x8k x8[4];
+    for (int64_t i = 0; i < m; i++) {
+        uint8_t *base = mem + (size_t)i * row_bytes;
+        /* k is a multiple of 256 and row_bytes of 4: the floats and the
+         * int16 after the bytes stay aligned */
+        x8[i] = (cpu_x8k){(int8_t *)base, (float *)(base + k), (int16_t *)((float *)(base + k) + nblocks)};
+        if (!cpu_x8k_quantize(xd + i * xs, nblocks, x8[i])) {
+            free(mem);
+            return WT_ERR_UNSUPPORTED;
+        }
+    }
+    const bool q4k = type == WT_QUANT_Q4_K;
+#pragma omp parallel for num_threads(threads) if (n * k >= CPU_PARALLEL_MIN) schedule(static)
+    for (int64_t r = 0; r < n; r++) {
+        const uint8_t *row = (const uint8_t *)(src + r * words);
+        const float b = bd ? bd[r * bs] : 0.0f;
+        for (int64_t i = 0; i < m; i++)
+            y[i * n + r] = (q4k ? cpu_dot_q4_k_x8(row, x8[i], nblocks) : cpu_dot_q6_k_x8(row, x8[i], nblocks)) + b;
+    }
+    free(mem);
+    return WT_OK;
+}
+
 /* y [M, N] = x [M, K] @ W^T + bias. */
 wt_status cpu_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,
                            const wt_tensor *bias, wt_tensor *out)
@@ -197,9 +232,10 @@ wt_status cpu_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const
     float *y = cpu_data(out);
     const int threads = cpu_threads(ctx);
     const bool kquant = type == WT_QUANT_Q4_K || type == WT_QUANT_Q6_K;
-    if (m <= 4 && !kquant && x_rounds_to_int8()) {
-        st = linear_x8(threads, type, k, m, xd, xs, src, words, n, bd, bs, y);
-        if (st != WT_ERR_UNSUPPORTED) return st; /* else x is not finite: the f32 path below */
+    if (m <= 4 && x_rounds_to_int8()) {
+        st = kquant ? linear_x8k(threads, type, k, m, xd, xs, src, words, n, bd, bs, y)
+                    : linear_x8(threads, type, k, m, xd, xs, src, words, n, bd, bs, y);
+        if (st != WT_ERR_UNSUPPORTED) return st; /* else x is not finite or too small: the f32 path below */
     }
     if (m <= 4 && (!kquant || cpu_dot_kquant_wide())) {
         /* Decode: each row's blocks dotted with x as they are read, in
