@@ -1,6 +1,7 @@
 /* WebGPU kernels of quantised weights (core/quant.h): dequantise
  * (wgsl/quant_dequant.wgsl) and the linear layer, as a fused
- * dequantise-GEMV for few rows of x (quant_gemv_rows.wgsl; quant_gemv.wgsl
+ * dequantise-GEMV for few rows of x (quant_gemv_slots.wgsl for Q8_0 / Q4_0
+ * / Q4_K, quant_gemv_rows.wgsl / _rows4 for Q6_K; quant_gemv.wgsl
  * for Q8_0 / Q4_0 when x is not at a whole vec4; with WT_QUANT_GEMV_X8, x
  * rounded to 8 bits by quant_x8.wgsl and integer dot products in
  * quant_gemv_x8.wgsl) and a tiled dequantise-GEMM for more
@@ -61,9 +62,12 @@ static unsigned gemv_lanes_or(unsigned fallback)
     return v >= 4 && v <= GEMV_THREADS && (v & (v - 1)) == 0 ? (unsigned)v : fallback;
 }
 static unsigned gemv_lanes(void) { return gemv_lanes_or(32); }
-/* The slot kernel's threads a row group: its slots are small (8 or 32
- * elements), so a row takes more threads than the unit kernels' 32. */
-#define SLOT_LANES 64u
+/* The slot kernel's threads a group of four rows: its slots are small (8
+ * or 32 elements), so a row takes more threads than the unit kernels' 32.
+ * On the H200 (bench/RESULTS.md) 128 and 256 were within 10 % of each
+ * other on both shapes of 4096 and 14336, 128 ahead at 14336x4096; 64 was
+ * up to 14 % slower (Q4_0 4096x14336: 27.9, 26.2, 31.7 us at 128, 256, 64). */
+#define SLOT_LANES 128u
 /* Up to this many rows of x, one GEMV pass per row beats staging tiles:
  * each weight block is read M times, but from cache after the first. */
 #define GEMV_MAX_ROWS 4

@@ -26,7 +26,7 @@
 // x is read as vec4 (its offset a multiple of 4 elements; K is); Q4_K
 // needs the weight at a multiple of 4 words (w4 is the same buffer as w).
 // Prelude: TYPE, HAS_BIAS, ROWS (thread rows per workgroup), LANES (a
-// power of two, ROWS * LANES = 256); library f16_bits.
+// power of two, ROWS * LANES = 256).
 
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
@@ -100,9 +100,19 @@ fn bytes4(q: vec4<u32>, xv: vec4<f32>) -> vec4<f32> {
     return s;
 }
 
-fn half4(v: vec4<u32>) -> vec4<f32> {
-    return bitcast<vec4<f32>>(vec4<u32>(half_to_f32_bits(v.x), half_to_f32_bits(v.y), half_to_f32_bits(v.z),
-                                        half_to_f32_bits(v.w)));
+// f16 bits (< 2^16) to f32, exactly and without branches (f16_bits'
+// routine branches per value, which keeps the compiler from overlapping
+// one slot's loads with the last one's arithmetic): a normal half's bits
+// moved to f32's places with the exponent rebased, a subnormal (or zero)
+// as its integer mantissa times 2^-24, inf and NaN with f32's exponent.
+fn half4(h: vec4<u32>) -> vec4<f32> {
+    let mag = h & vec4<u32>(0x7fffu);
+    let e = mag >> vec4<u32>(10u);
+    let normal = (mag << vec4<u32>(13u)) + vec4<u32>(0x38000000u);
+    let sub = bitcast<vec4<u32>>(vec4<f32>(mag) * 5.9604644775390625e-8);
+    let special = (mag << vec4<u32>(13u)) | vec4<u32>(0x7f800000u);
+    let bits = select(select(normal, sub, e == vec4<u32>(0u)), special, e == vec4<u32>(31u));
+    return bitcast<vec4<f32>>(bits | ((h & vec4<u32>(0x8000u)) << vec4<u32>(16u)));
 }
 
 // Word t of each of the four rows starting at words a.
@@ -143,8 +153,17 @@ fn slot4(rw: vec4<u32>, s: u32, xrow: u32) -> vec4<f32> {
         let b = s >> 2u;
         let t = s & 3u;
         let xi = xrow + b * 8u + t;
-        let q = quad4(rw, b * 18u + 2u + 4u * t);
-        return halves(rw, b * 18u) * nibbles8(q, x[xi], x[xi + 4u], 8.0);
+        // Block b starts at byte 18b, in word o: with b even at its start
+        // (d its low half, quad t from the high half of word o + t), with
+        // b odd half a word in (d its high half, quad t word o + t + 1).
+        let o = rw + vec4<u32>((b * 18u) >> 2u);
+        let w0 = words4(o, t);
+        let w1 = words4(o, t + 1u);
+        let odd = vec4<bool>((b & 1u) != 0u);
+        let q = select((w0 >> vec4<u32>(16u)) | (w1 << vec4<u32>(16u)), w1, odd);
+        let dw = words4(o, 0u);
+        let dh = select(dw & vec4<u32>(0xffffu), dw >> vec4<u32>(16u), odd);
+        return half4(dh) * nibbles8(q, x[xi], x[xi + 4u], 8.0);
     }
     if (TYPE == 8u) {
         let b = s >> 2u;
@@ -222,7 +241,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         if (TYPE == 12u) {
             slots = p.k / 32u;
         }
-        for (var s = lane; s < slots; s += LANES) {
+        // Two slots an iteration, so that each thread has both slots'
+        // loads in flight at once.
+        var s = lane;
+        for (; s + LANES < slots; s += 2u * LANES) {
+            let a = slot4(rw, s, xrow);
+            let b = slot4(rw, s + LANES, xrow);
+            acc += a + b;
+        }
+        if (s < slots) {
             acc += slot4(rw, s, xrow);
         }
     }
