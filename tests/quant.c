@@ -302,11 +302,17 @@ static void test_dequant_hand_q6k(void)
     check_dequant(WT_QUANT_Q6_K, 1, 256, b, "Q6_K hand block");
 }
 
-/* An f16 of either sign with exponent 8 .. 15 (2^-7 .. 1) into b[0..1]. */
+/* With it set, random_scale makes subnormal scales. */
+static bool g_subnormal_scales;
+
+/* An f16 of either sign with exponent 8 .. 15 (2^-7 .. 1) into b[0..1], or
+ * a subnormal one (2^-24 .. 1023 * 2^-24) while g_subnormal_scales. */
 static void random_scale(uint8_t *b)
 {
-    const uint16_t h = (uint16_t)((test_rng_next() & 0x8000u) | (8u + test_rng_next() % 8u) << 10 |
-                                  (test_rng_next() & 0x3ffu));
+    const uint16_t sign = (uint16_t)(test_rng_next() & 0x8000u);
+    const uint16_t h = g_subnormal_scales
+                           ? (uint16_t)(sign | (1u + test_rng_next() % 1023u))
+                           : (uint16_t)(sign | (8u + test_rng_next() % 8u) << 10 | (test_rng_next() & 0x3ffu));
     b[0] = (uint8_t)(h & 0xff), b[1] = (uint8_t)(h >> 8);
 }
 
@@ -970,6 +976,15 @@ static void test_linear(void)
         check_linear(t, 3, 13, 512, false, X_PLAIN, true);
         check_linear(t, 2, 29, 512, true, X_GRID, false);
     }
+    /* Every scale (and Q4_K's every min) subnormal: the GEMV kernels
+     * convert the f16 fields themselves, subnormals included. */
+    g_subnormal_scales = true;
+    for (int ti = 0; ti < 4; ti++) {
+        const wt_quant_type t = all_types[ti];
+        check_linear(t, 1, 37, 512, true, X_PLAIN, false);
+        check_linear(t, 4, 9, 256, false, X_PLAIN, false);
+    }
+    g_subnormal_scales = false;
     /* x [..., K] with leading axes: [2, 3, K] -> [2, 3, N]. */
     uint8_t blocks[4 * Q8_BYTES];
     random_blocks(WT_QUANT_Q8_0, 4, 32, blocks);
