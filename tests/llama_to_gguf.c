@@ -3,7 +3,7 @@
  * example's GGUF tests:
  *
  *   llama_to_gguf DIR OUT.gguf KIND [--eos ID] [--eot ID]
- *     KIND: f32, q8_0, q4_0, q4_k_m, or one of the last three + "_dense"
+ *     KIND: f32, f16, q8_0, q4_0, q4_k_m, or one of the last three + "_dense"
  *   llama_to_gguf --random-llama DIR
  *
  * - the llama.* metadata of the config; tensor names token_embd,
@@ -13,6 +13,8 @@
  *   per head, [2, head_dim/2] rows reshaped and swapped to [head_dim/2, 2],
  *   so GGUF row h*hd + 2j + half is Hugging Face row h*hd + half*hd/2 + j
  *   (attn_k's heads are the KV heads);
+ * - f16: the 2-D weights F16 (rounded to nearest), the norms F32, as the
+ *   converter's --outtype f16;
  * - q8_0 / q4_0: every 2-D weight whose rows are a multiple of 32 long
  *   quantised with ggml's reference quantisers (wt_quantize), the block
  *   bytes written raw; other 2-D weights (the tiny model's ffn_down, rows
@@ -173,7 +175,7 @@ static bool use_more_bits(int64_t layer, int64_t layers)
 static int tensor_type(const char *kind, int64_t slot, int64_t layer, const llama_config *c, int64_t ndim,
                        int64_t row)
 {
-    if (strncmp(kind, "f32", 3) == 0 || ndim != 2) return -1;
+    if (strncmp(kind, "f32", 3) == 0 || strncmp(kind, "f16", 3) == 0 || ndim != 2) return -1;
     if (strncmp(kind, "q4_k_m", 6) == 0) {
         wt_quant_type t = WT_QUANT_Q4_K;
         if (slot == -1 || (slot == -3 && c->tied)) t = WT_QUANT_Q6_K;
@@ -256,7 +258,7 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--random-llama") == 0) return write_random_llama(argv[2]);
     if (argc < 4) {
-        fprintf(stderr, "usage: llama_to_gguf DIR OUT.gguf f32|q8_0|q4_0|q4_k_m[_dense] [--eos ID] [--eot ID]\n"
+        fprintf(stderr, "usage: llama_to_gguf DIR OUT.gguf f32|f16|q8_0|q4_0|q4_k_m[_dense] [--eos ID] [--eot ID]\n"
                         "       llama_to_gguf --random-llama DIR\n");
         return 2;
     }
@@ -268,7 +270,7 @@ int main(int argc, char **argv)
         else return fprintf(stderr, "unknown option %s\n", argv[i]), 2;
     }
     const bool dense = strstr(kind, "_dense") != NULL;
-    if (strcmp(kind, "f32") != 0 && strncmp(kind, "q8_0", 4) != 0 && strncmp(kind, "q4_0", 4) != 0 &&
+    if (strcmp(kind, "f32") != 0 && strcmp(kind, "f16") != 0 && strncmp(kind, "q8_0", 4) != 0 && strncmp(kind, "q4_0", 4) != 0 &&
         strncmp(kind, "q4_k_m", 6) != 0)
         return fprintf(stderr, "bad type %s\n", kind), 2;
     llama_config c;
@@ -352,6 +354,11 @@ int main(int argc, char **argv)
             if (st == WT_OK) st = wt_gguf_writer_add_tensor(g, gg, back);
             wt_tensor_release(q);
             wt_tensor_release(back);
+        } else if (st == WT_OK && !blocks && strcmp(kind, "f16") == 0 && wt_tensor_ndim(t32) == 2) {
+            wt_tensor *h = NULL;
+            st = wt_cast(t32, WT_F16, &h);
+            if (st == WT_OK) st = wt_gguf_writer_add_tensor(g, gg, h);
+            wt_tensor_release(h);
         } else if (st == WT_OK) {
             st = blocks ? add_quantised(g, gg, t32, qtype) : wt_gguf_writer_add_tensor(g, gg, t32);
         }

@@ -233,6 +233,15 @@ void test_linear(void)
         check_linear(t, 1, 131, 768, true, X_PLAIN, false);
         check_linear(t, 3, 67, 1024, false, X_PLAIN, false);
     }
+    /* Every scale (and Q4_K's every min) subnormal: the GEMV kernels
+     * convert the f16 fields themselves, subnormals included. */
+    g_subnormal_scales = true;
+    for (int ti = 0; ti < 4; ti++) {
+        const wt_quant_type t = all_types[ti];
+        check_linear(t, 1, 37, 512, true, X_PLAIN, false);
+        check_linear(t, 4, 9, 256, false, X_PLAIN, false);
+    }
+    g_subnormal_scales = false;
     /* x [..., K] with leading axes: [2, 3, K] -> [2, 3, N]. */
     uint8_t blocks[4 * Q8_BYTES];
     random_blocks(WT_QUANT_Q8_0, 4, 32, blocks);

@@ -96,11 +96,17 @@ float *read_f32(const wt_tensor *t)
     return v;
 }
 
-/* An f16 of either sign with exponent 8 .. 15 (2^-7 .. 1) into b[0..1]. */
+/* With it set, random_scale makes subnormal scales. */
+bool g_subnormal_scales;
+
+/* An f16 of either sign with exponent 8 .. 15 (2^-7 .. 1) into b[0..1], or
+ * a subnormal one (2^-24 .. 1023 * 2^-24) while g_subnormal_scales. */
 static void random_scale(uint8_t *b)
 {
-    const uint16_t h = (uint16_t)((test_rng_next() & 0x8000u) | (8u + test_rng_next() % 8u) << 10 |
-                                  (test_rng_next() & 0x3ffu));
+    const uint16_t sign = (uint16_t)(test_rng_next() & 0x8000u);
+    const uint16_t h = g_subnormal_scales
+                           ? (uint16_t)(sign | (1u + test_rng_next() % 1023u))
+                           : (uint16_t)(sign | (8u + test_rng_next() % 8u) << 10 | (test_rng_next() & 0x3ffu));
     b[0] = (uint8_t)(h & 0xff), b[1] = (uint8_t)(h >> 8);
 }
 

@@ -15,6 +15,7 @@ extern bool g_cpu; /* the backend under test is the CPU */
 
 enum { Q8_BYTES = 34, Q4_BYTES = 18, Q4K_BYTES = 144, Q6K_BYTES = 210 };
 extern const wt_quant_type all_types[4];
+extern bool g_subnormal_scales; /* random_blocks: subnormal f16 scales (and Q4_K mins) */
 
 int block_bytes(wt_quant_type t);
 /* Elements per block. */

@@ -1,6 +1,7 @@
 /* WebGPU kernels of quantised weights (core/quant.h): dequantise
  * (wgsl/quant_dequant.wgsl) and the linear layer, as a fused
- * dequantise-GEMV for few rows of x (quant_gemv_rows.wgsl; quant_gemv.wgsl
+ * dequantise-GEMV for few rows of x (quant_gemv_slots.wgsl for Q8_0 / Q4_0
+ * / Q4_K, quant_gemv_rows.wgsl / _rows4 for Q6_K; quant_gemv.wgsl
  * for Q8_0 / Q4_0 when x is not at a whole vec4; with WT_QUANT_GEMV_X8, x
  * rounded to 8 bits by quant_x8.wgsl and integer dot products in
  * quant_gemv_x8.wgsl) and a tiled dequantise-GEMM for more
@@ -29,7 +30,17 @@ static unsigned gemv_rpt(wt_quant_type type)
 {
     const bool four_bit = type == WT_QUANT_Q4_0 || type == WT_QUANT_Q4_K;
     const uint64_t v = wt_knob_number(WT_KNOB_QUANT_GEMV_RPT, four_bit ? 4 : 1);
-    return v == 4 ? 4u : 1u;
+    return v == 4 ? 4u : v == 1 ? 1u : four_bit ? 4u : 1u;
+}
+
+/* The slot kernel (quant_gemv_slots.wgsl: neighbouring threads read
+ * neighbouring words of four weight rows and of x) serves Q4_0, Q8_0 and
+ * Q4_K unless WT_QUANT_GEMV_RPT names one of the unit kernels (1 or 4);
+ * Q4_K's vec4 reads need the weight at a multiple of four words. */
+static bool gemv_slots(wt_quant_type type, const wt_tensor *w)
+{
+    if (wt_knob_number(WT_KNOB_QUANT_GEMV_RPT, 0) != 0) return false;
+    return type == WT_QUANT_Q4_0 || type == WT_QUANT_Q8_0 || (type == WT_QUANT_Q4_K && w->offset % 4 == 0);
 }
 
 /* x rounded to 8 bits per block of 32 (quant_x8.wgsl) and the products
@@ -45,11 +56,18 @@ static int gemv_x8(void)
     return !v ? 0 : strcmp(v, "1") == 0 ? 1 : strcmp(v, "2") == 0 ? 2 : 0;
 }
 
-static unsigned gemv_lanes(void)
+static unsigned gemv_lanes_or(unsigned fallback)
 {
-    const uint64_t v = wt_knob_number(WT_KNOB_QUANT_GEMV_LANES, 32);
-    return v >= 4 && v <= GEMV_THREADS && (v & (v - 1)) == 0 ? (unsigned)v : 32u;
+    const uint64_t v = wt_knob_number(WT_KNOB_QUANT_GEMV_LANES, fallback);
+    return v >= 4 && v <= GEMV_THREADS && (v & (v - 1)) == 0 ? (unsigned)v : fallback;
 }
+static unsigned gemv_lanes(void) { return gemv_lanes_or(32); }
+/* The slot kernel's threads a group of four rows: its slots are small (8
+ * or 32 elements), so a row takes more threads than the unit kernels' 32.
+ * On the H200 (bench/RESULTS.md) 128 and 256 were within 10 % of each
+ * other on both shapes of 4096 and 14336, 128 ahead at 14336x4096; 64 was
+ * up to 14 % slower (Q4_0 4096x14336: 27.9, 26.2, 31.7 us at 128, 256, 64). */
+#define SLOT_LANES 128u
 /* Up to this many rows of x, one GEMV pass per row beats staging tiles:
  * each weight block is read M times, but from cache after the first. */
 #define GEMV_MAX_ROWS 4
@@ -66,13 +84,17 @@ static wt_status check_tensor(wt_context *ctx, const char *what, const wt_tensor
     return WT_OK;
 }
 
-static void prelude_of(char *buf, size_t size, wt_quant_type type, unsigned wg, bool has_bias)
+static void prelude_lanes(char *buf, size_t size, wt_quant_type type, unsigned wg, bool has_bias, unsigned lanes)
 {
     snprintf(buf, size,
              "const WG: u32 = %uu;\nconst TYPE: u32 = %du;\nconst Q8: bool = %s;\nconst BLOCK_BYTES: u32 = %du;\n"
              "const HAS_BIAS: bool = %s;\nconst ROWS: u32 = %uu;\nconst LANES: u32 = %uu;\nconst COOP: bool = %s;\n",
              wg, (int)type, type == WT_QUANT_Q8_0 ? "true" : "false", wt_quant_block_bytes(type),
-             has_bias ? "true" : "false", GEMV_THREADS / gemv_lanes(), gemv_lanes(), gemv_x8() == 2 ? "true" : "false");
+             has_bias ? "true" : "false", GEMV_THREADS / lanes, lanes, gemv_x8() == 2 ? "true" : "false");
+}
+static void prelude_of(char *buf, size_t size, wt_quant_type type, unsigned wg, bool has_bias)
+{
+    prelude_lanes(buf, size, type, wg, has_bias, gemv_lanes());
 }
 
 /* The f16 scales are converted by f16_bits.wgsl's exact integer routine
@@ -168,11 +190,17 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
      * only) takes an x elsewhere, the GEMM anything. */
     const bool rows = m <= GEMV_MAX_ROWS && x->offset % 4 == 0;
     const bool gemv = !rows && m <= GEMV_MAX_ROWS && (type == WT_QUANT_Q8_0 || type == WT_QUANT_Q4_0);
+    const bool slots = rows && gemv_slots(type, w);
+    const unsigned lanes = slots ? gemv_lanes_or(SLOT_LANES) : gemv_lanes();
+    const unsigned rpt = slots ? 4u : gemv_rpt(type);
     char prelude[320];
-    prelude_of(prelude, sizeof prelude, type, GEMV_WG, bias != NULL);
+    prelude_lanes(prelude, sizeof prelude, type, GEMV_WG, bias != NULL, lanes);
     wg_launch l;
     memset(&l, 0, sizeof l);
-    l.shader = rows ? (gemv_rpt(type) == 4 ? "quant_gemv_rows4" : "quant_gemv_rows") : gemv ? "quant_gemv" : "quant_gemm";
+    l.shader = slots  ? "quant_gemv_slots"
+               : rows ? (rpt == 4 ? "quant_gemv_rows4" : "quant_gemv_rows")
+               : gemv ? "quant_gemv"
+                      : "quant_gemm";
     l.prelude = prelude;
     l.libraries[0] = F16_LIBRARY;
     l.libraries[1] = "quant_blocks";
@@ -184,7 +212,11 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     l.bindings[2] = (wg_binding){bias ? bias->storage : x->storage, false};
     l.bindings[3] = (wg_binding){out->storage, true};
     l.nbindings = 4;
-    const uint64_t rows_per_wg = GEMV_THREADS / gemv_lanes() * gemv_rpt(type);
+    if (slots) { /* Q4_K's vec4 view of the same weight */
+        l.bindings[4] = (wg_binding){w->storage, false};
+        l.nbindings = 5;
+    }
+    const uint64_t rows_per_wg = GEMV_THREADS / lanes * rpt;
     l.workgroups = rows   ? (uint64_t)m * (((uint64_t)n + rows_per_wg - 1) / rows_per_wg)
                    : gemv ? (uint64_t)m * (uint64_t)n
                           : (uint64_t)((m + 15) / 16) * (uint64_t)((n + 15) / 16);

@@ -1,0 +1,276 @@
+// y [M, N] = x [M, K] @ W^T + bias with W quantised (core/node.h
+// LINEAR_QUANT), the fused dequantise-GEMV for decode with f32 x, for
+// Q4_0, Q8_0 and Q4_K. quant_gemv_rows4.wgsl gives each thread whole units
+// (36 to 68 bytes of weight, 64 elements of x), so the 32 threads of a
+// warp read weight bytes 36+ apart and x 256 bytes apart: every load
+// instruction touches up to 32 cache lines for 128 to 512 useful bytes.
+// Here a row is cut into small slots that neighbouring threads take in
+// turn, so one load instruction of a warp reads one contiguous stretch of
+// the weight rows and of x:
+//   Q4_0: a slot is one nibble word of a block (8 elements: 4 low nibbles,
+//         4 high), 4 slots a block;
+//   Q8_0: a slot is two quant words of a block (8 elements), 4 a block;
+//   Q4_K: a slot is 16 nibble bytes of a 64-element chunk (32 elements: 16
+//         of each of the chunk's two sub-blocks), 8 a super-block, read as
+//         one vec4<u32> (the super-block's header as another).
+// Each thread holds four weight rows in vec4 lanes (every x read serves
+// four rows), LANES threads share those rows and add their sums in
+// workgroup memory at the end.
+// Quants become floats with one bit operation each: a field of 4 (8) bits
+// at bit 4m (8m) ORed into the float 2^(23 - 4m) (2^(23 - 8m)), whose
+// mantissa's bit 4m is worth 1, is that float plus the field exactly, and
+// one subtraction takes off the float and the format's offset. A float's
+// mantissa ends at bit 22, so fields above bit 19 (Q4) or 15 (Q8) are
+// shifted down first. The products are exact as in the other kernels; only
+// the f32 sums round.
+// x is read as vec4 (its offset a multiple of 4 elements; K is); Q4_K
+// needs the weight at a multiple of 4 words (w4 is the same buffer as w).
+// Prelude: TYPE, HAS_BIAS, ROWS (thread rows per workgroup), LANES (a
+// power of two, ROWS * LANES = 256).
+
+struct Params {
+    m: u32, n: u32, k: u32, words: u32,
+    x_offset: u32, w_offset: u32, b_offset: u32, pad0: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> w: array<u32>;
+@group(0) @binding(3) var<storage, read> bias: array<f32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+@group(0) @binding(5) var<storage, read> w4: array<vec4<u32>>;
+
+var<workgroup> partial: array<vec4<f32>, 256>;
+
+// The field (v & mask) | magic as float, minus sub.
+fn field(v: vec4<u32>, mask: u32, magic: u32, sub: f32) -> vec4<f32> {
+    return bitcast<vec4<f32>>((v & vec4<u32>(mask)) | vec4<u32>(magic)) - vec4<f32>(sub);
+}
+
+// The float bits of 2^23, 2^19, 2^15, 2^11, 2^7.
+const M23: u32 = 0x4b000000u;
+const M19: u32 = 0x49000000u;
+const M15: u32 = 0x47000000u;
+const M11: u32 = 0x45000000u;
+const M7: u32 = 0x43000000u;
+
+// The eight nibbles of one word of each row (nibble 2k: element k of xl,
+// nibble 2k + 1: element k of xh), each minus off, dotted with x.
+fn nibbles8(v: vec4<u32>, xl: vec4<f32>, xh: vec4<f32>, off: f32) -> vec4<f32> {
+    let u = v >> vec4<u32>(12u);
+    var s = field(v, 0xfu, M23, 8388608.0 + off) * xl.x;
+    s += field(v, 0xf0u, M19, 524288.0 + off) * xh.x;
+    s += field(v, 0xf00u, M15, 32768.0 + off) * xl.y;
+    s += field(v, 0xf000u, M11, 2048.0 + off) * xh.y;
+    s += field(v, 0xf0000u, M7, 128.0 + off) * xl.z;
+    s += field(u, 0xf00u, M15, 32768.0 + off) * xh.z;
+    s += field(u, 0xf000u, M11, 2048.0 + off) * xl.w;
+    s += field(u, 0xf0000u, M7, 128.0 + off) * xh.w;
+    return s;
+}
+
+// The low (even) and the high (odd) nibbles of one word of each row
+// dotted with xl and xh apart (Q4_K: the two sub-blocks' own scales).
+fn nibbles_lo(v: vec4<u32>, xl: vec4<f32>) -> vec4<f32> {
+    let u = v >> vec4<u32>(12u);
+    var s = field(v, 0xfu, M23, 8388608.0) * xl.x;
+    s += field(v, 0xf00u, M15, 32768.0) * xl.y;
+    s += field(v, 0xf0000u, M7, 128.0) * xl.z;
+    s += field(u, 0xf000u, M11, 2048.0) * xl.w;
+    return s;
+}
+fn nibbles_hi(v: vec4<u32>, xh: vec4<f32>) -> vec4<f32> {
+    let u = v >> vec4<u32>(12u);
+    var s = field(v, 0xf0u, M19, 524288.0) * xh.x;
+    s += field(v, 0xf000u, M11, 2048.0) * xh.y;
+    s += field(u, 0xf00u, M15, 32768.0) * xh.z;
+    s += field(u, 0xf0000u, M7, 128.0) * xh.w;
+    return s;
+}
+
+// Four int8 quants of one word of each row (sign bits flipped: q + 128)
+// dotted with xv.
+fn bytes4(q: vec4<u32>, xv: vec4<f32>) -> vec4<f32> {
+    let v = q ^ vec4<u32>(0x80808080u);
+    let u = v >> vec4<u32>(16u);
+    var s = field(v, 0xffu, M23, 8388608.0 + 128.0) * xv.x;
+    s += field(v, 0xff00u, M15, 32768.0 + 128.0) * xv.y;
+    s += field(u, 0xffu, M23, 8388608.0 + 128.0) * xv.z;
+    s += field(u, 0xff00u, M15, 32768.0 + 128.0) * xv.w;
+    return s;
+}
+
+// f16 bits (< 2^16) to f32, exactly and without branches (f16_bits'
+// routine branches per value, which keeps the compiler from overlapping
+// one slot's loads with the last one's arithmetic): a normal half's bits
+// moved to f32's places with the exponent rebased, a subnormal (or zero)
+// as its integer mantissa times 2^-24, inf and NaN with f32's exponent.
+fn half4(h: vec4<u32>) -> vec4<f32> {
+    let mag = h & vec4<u32>(0x7fffu);
+    let e = mag >> vec4<u32>(10u);
+    let normal = (mag << vec4<u32>(13u)) + vec4<u32>(0x38000000u);
+    let sub = bitcast<vec4<u32>>(vec4<f32>(mag) * 5.9604644775390625e-8);
+    let special = (mag << vec4<u32>(13u)) | vec4<u32>(0x7f800000u);
+    let bits = select(select(normal, sub, e == vec4<u32>(0u)), special, e == vec4<u32>(31u));
+    return bitcast<vec4<f32>>(bits | ((h & vec4<u32>(0x8000u)) << vec4<u32>(16u)));
+}
+
+// Word t of each of the four rows starting at words a.
+fn words4(a: vec4<u32>, t: u32) -> vec4<u32> {
+    return vec4<u32>(w[a.x + t], w[a.y + t], w[a.z + t], w[a.w + t]);
+}
+
+// The f16 at the even byte b of each row, as f32.
+fn halves(rw: vec4<u32>, b: u32) -> vec4<f32> {
+    return half4((words4(rw, b >> 2u) >> vec4<u32>((b & 2u) * 8u)) & vec4<u32>(0xffffu));
+}
+
+// The four bytes from the even byte b of each row: two words, shifted by
+// half a word when b is not a multiple of 4.
+fn quad4(rw: vec4<u32>, b: u32) -> vec4<u32> {
+    let lo = words4(rw, b >> 2u);
+    let hi = words4(rw, (b >> 2u) + 1u);
+    return select(lo, (lo >> vec4<u32>(16u)) | (hi << vec4<u32>(16u)), vec4<bool>((b & 2u) != 0u));
+}
+
+// Q4_K: the 6-bit scale (x) and min (y) of sub-block s of a super-block
+// whose scale words (bytes 4..15) are s1, s2, s3.
+fn scale_min(s1: u32, s2: u32, s3: u32, s: u32) -> vec2<f32> {
+    let sh = (s & 3u) * 8u;
+    let a1 = s1 >> sh;
+    let a2 = s2 >> sh;
+    if (s < 4u) {
+        return vec2<f32>(f32(a1 & 63u), f32(a2 & 63u));
+    }
+    let a3 = s3 >> sh;
+    return vec2<f32>(f32((a3 & 15u) | (((a1 >> 6u) & 3u) << 4u)), f32(((a3 >> 4u) & 15u) | (((a2 >> 6u) & 3u) << 4u)));
+}
+
+// The sum of slot s of the four rows starting at words rw against x from
+// xrow (vec4 index).
+fn slot4(rw: vec4<u32>, s: u32, xrow: u32) -> vec4<f32> {
+    if (TYPE == 2u) {
+        let b = s >> 2u;
+        let t = s & 3u;
+        let xi = xrow + b * 8u + t;
+        // Block b starts at byte 18b, in word o: with b even at its start
+        // (d its low half, quad t from the high half of word o + t), with
+        // b odd half a word in (d its high half, quad t word o + t + 1).
+        let o = rw + vec4<u32>((b * 18u) >> 2u);
+        let w0 = words4(o, t);
+        let w1 = words4(o, t + 1u);
+        let odd = vec4<bool>((b & 1u) != 0u);
+        let q = select((w0 >> vec4<u32>(16u)) | (w1 << vec4<u32>(16u)), w1, odd);
+        let dw = words4(o, 0u);
+        let dh = select(dw & vec4<u32>(0xffffu), dw >> vec4<u32>(16u), odd);
+        return half4(dh) * nibbles8(q, x[xi], x[xi + 4u], 8.0);
+    }
+    if (TYPE == 8u) {
+        let b = s >> 2u;
+        let t = s & 3u;
+        let xi = xrow + b * 8u + 2u * t;
+        let q0 = quad4(rw, b * 34u + 2u + 8u * t);
+        let q1 = quad4(rw, b * 34u + 6u + 8u * t);
+        return halves(rw, b * 34u) * (bytes4(q0, x[xi]) + bytes4(q1, x[xi + 1u]));
+    }
+    // Q4_K: slot s is half h of chunk c of super-block sb.
+    let sb = s >> 3u;
+    let c = (s >> 1u) & 3u;
+    let h = s & 1u;
+    let v = rw / vec4<u32>(4u) + vec4<u32>(sb * 9u);
+    let hx = w4[v.x];
+    let hy = w4[v.y];
+    let hz = w4[v.z];
+    let hw = w4[v.w];
+    let qo = 1u + 2u * c + h;
+    let qx = w4[v.x + qo];
+    let qy = w4[v.y + qo];
+    let qz = w4[v.z + qo];
+    let qw = w4[v.w + qo];
+    let xi = xrow + sb * 64u + 16u * c + 4u * h;
+    var sl = vec4<f32>(0.0);
+    var sh = vec4<f32>(0.0);
+    var xs = vec4<f32>(0.0); // x's sums of the low and the high elements
+    for (var k = 0u; k < 4u; k++) {
+        let q = vec4<u32>(qx[k], qy[k], qz[k], qw[k]);
+        let xl = x[xi + k];
+        let xh = x[xi + 8u + k];
+        sl += nibbles_lo(q, xl);
+        sh += nibbles_hi(q, xh);
+        xs += vec4<f32>(xl.x + xl.y, xl.z + xl.w, xh.x + xh.y, xh.z + xh.w);
+    }
+    let tl = xs.x + xs.y;
+    let th = xs.z + xs.w;
+    let d = half4(vec4<u32>(hx.x, hy.x, hz.x, hw.x) & vec4<u32>(0xffffu));
+    let dmin = half4(vec4<u32>(hx.x, hy.x, hz.x, hw.x) >> vec4<u32>(16u));
+    let ax = scale_min(hx.y, hx.z, hx.w, 2u * c);
+    let ay = scale_min(hy.y, hy.z, hy.w, 2u * c);
+    let az = scale_min(hz.y, hz.z, hz.w, 2u * c);
+    let aw = scale_min(hw.y, hw.z, hw.w, 2u * c);
+    let bx = scale_min(hx.y, hx.z, hx.w, 2u * c + 1u);
+    let by = scale_min(hy.y, hy.z, hy.w, 2u * c + 1u);
+    let bz = scale_min(hz.y, hz.z, hz.w, 2u * c + 1u);
+    let bw = scale_min(hw.y, hw.z, hw.w, 2u * c + 1u);
+    let sc0 = vec4<f32>(ax.x, ay.x, az.x, aw.x);
+    let mn0 = vec4<f32>(ax.y, ay.y, az.y, aw.y);
+    let sc1 = vec4<f32>(bx.x, by.x, bz.x, bw.x);
+    let mn1 = vec4<f32>(bx.y, by.y, bz.y, bw.y);
+    return d * (sc0 * sl + sc1 * sh) - dmin * (mn0 * tl + mn1 * th);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let per_wg = ROWS * 4u;
+    let groups = (p.n + per_wg - 1u) / per_wg;
+    let g = wid.x + wid.y * nwg.x; // uniform across the workgroup
+    if (g >= groups * p.m) {
+        return;
+    }
+    let i = g / groups;
+    let r0 = (g % groups) * per_wg + (lid / LANES) * 4u;
+    let lane = lid % LANES;
+    var acc = vec4<f32>(0.0);
+    if (r0 < p.n) {
+        let last = p.n - 1u;
+        let rows = vec4<u32>(r0, min(r0 + 1u, last), min(r0 + 2u, last), min(r0 + 3u, last));
+        let rw = vec4<u32>(p.w_offset) + rows * p.words;
+        let xrow = (p.x_offset + i * p.k) / 4u;
+        var slots = p.k / 8u;
+        if (TYPE == 12u) {
+            slots = p.k / 32u;
+        }
+        // Two slots an iteration, so that each thread has both slots'
+        // loads in flight at once.
+        var s = lane;
+        for (; s + LANES < slots; s += 2u * LANES) {
+            let a = slot4(rw, s, xrow);
+            let b = slot4(rw, s + LANES, xrow);
+            acc += a + b;
+        }
+        if (s < slots) {
+            acc += slot4(rw, s, xrow);
+        }
+    }
+    partial[lid] = acc;
+    workgroupBarrier();
+    for (var s = LANES / 2u; s > 0u; s = s / 2u) {
+        if (lane < s) {
+            partial[lid] += partial[lid + s];
+        }
+        workgroupBarrier();
+    }
+    if (lane == 0u && r0 < p.n) {
+        let y = partial[lid];
+        for (var k = 0u; k < 4u; k++) {
+            if (r0 + k < p.n) {
+                var v = y[k];
+                if (HAS_BIAS) {
+                    v += bias[p.b_offset + r0 + k];
+                }
+                out[i * p.n + r0 + k] = v;
+            }
+        }
+    }
+}
