@@ -218,7 +218,7 @@ static wt_status norm_rule(const wt_grad_node *n, wt_tensor *const *gout, wt_ten
             if (want_w) keep_as(&c, STEP(&c, wt_grad_reduce_in, n, 1, fgx), &gin[1]);
             if (!rms && n->given[2] && wt_grad_needs(n, 2))
                 keep_as(&c, STEP(&c, wt_grad_reduce_in, n, 2, G), &gin[2]);
-            wt_tensor_release(fgx);
+            wt_tensor_release(fdx), wt_tensor_release(fgx);
             return finish(&c);
         }
         if (fst != WT_ERR_UNSUPPORTED) return fst;
