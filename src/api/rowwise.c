@@ -294,6 +294,7 @@ wt_status wt_norm_backward_fused(const wt_tensor *dy, const wt_tensor *x, int k,
     int64_t C = 1;
     for (int i = x->ndim - k; i < x->ndim; i++) C *= x->shape[i];
     if (C == 0 || (weight && weight->numel != C)) return WT_ERR_UNSUPPORTED;
+    if (ctx->ops->norm_backward_fits && !ctx->ops->norm_backward_fits(ctx, x->numel / C, C)) return WT_ERR_UNSUPPORTED;
     const int64_t R = x->numel / C, shape2[2] = {R, C}, strides2[2] = {C, 1}, one = 1;
     wt_tensor *xc = NULL, *gc = NULL, *wc = NULL, *xv = NULL, *gv = NULL, *wv = NULL;
     wt_tensor *odx = NULL, *ogx = NULL, *dxv = NULL, *gxv = NULL;

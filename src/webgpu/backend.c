@@ -445,6 +445,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .run = webgpu_run,
     .runs = WT_NODE_BIT(WT_NODE_KIND_COUNT) - 1,
     .attention_backward_preferred = wg_attention_backward_preferred,
+    .norm_backward_fits = wg_norm_backward_fits,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
     .context_info = webgpu_context_info,

@@ -25,6 +25,7 @@
  * workgroup-memory reductions. */
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
+#include "webgpu/wg_runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,6 +206,18 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
     l.nbindings = 4;
     l.workgroups = ceil_div(R, plan.rows_per_wg);
     return wg_dispatch(ctx, &l);
+}
+
+bool wg_norm_backward_fits(const wt_context *ctx, int64_t rows, int64_t cols)
+{
+    /* The registers mode holds up to MAX_TPR threads of REGISTER_FLOATS
+     * floats (vec4 units or single floats alike); each [R, C] tensor must
+     * fit one binding (with room for its offset's alignment) and 32-bit
+     * element indexing. */
+    const uint64_t bytes = (uint64_t)rows * (uint64_t)cols * 4u;
+    const uint64_t binding = wg_ctx(ctx)->limits.maxStorageBufferBindingSize & ~(uint64_t)15;
+    return cols > 0 && (uint64_t)cols <= (uint64_t)MAX_TPR * REGISTER_FLOATS &&
+           !env_is(WT_KNOB_ROWWISE_LOOPS, "1") && bytes + 256u <= binding && bytes / 4u < (1ull << 31);
 }
 
 /* Layer or RMS norm backward over the rows of x [R, C] (norm_backward.wgsl):
