@@ -371,11 +371,25 @@ void test_attention_fused_shapes(test_backend b)
     wt_context_destroy(ctx);
 }
 
-/* The gradients of x, weight and bias for loss = sum(seed * layer_norm(x))
- * over the last k axes of x (shape xs, nd axes; weight / bias when
- * given), WT_NORM_BACKWARD set to knob; false when a step fails. */
-static bool layer_norm_grads(wt_context *ctx, const char *knob, int nd, const int64_t *xs, int k, bool weight,
-                             bool bias, float *const *host, float *const *grads)
+/* Whether the profile of ctx lists the one-pass norm backward (the
+ * NORM_BACKWARD node's label). */
+static bool profile_lists_norm_backward(wt_context *ctx)
+{
+    wt_profile_entry e[64];
+    int count = 0;
+    bool gpu = false;
+    if (wt_context_profile_summary(ctx, e, 64, &count, &gpu) != WT_OK) return false;
+    for (int i = 0; i < count && i < 64; i++)
+        if (strcmp(e[i].name, "layer_norm_backward") == 0 || strcmp(e[i].name, "rms_norm_backward") == 0) return true;
+    return false;
+}
+
+/* The gradients of x, weight and bias for loss = sum(seed * norm(x)),
+ * layer norm or (rms) RMS norm over the last k axes of x (shape xs, nd
+ * axes; weight / bias when given), WT_NORM_BACKWARD set to knob; *one_pass
+ * whether the backward ran the one-pass node. False when a step fails. */
+static bool norm_grads(wt_context *ctx, const char *knob, bool rms, int nd, const int64_t *xs, int k, bool weight,
+                       bool bias, float *const *host, float *const *grads, bool *one_pass)
 {
     setenv("WT_NORM_BACKWARD", knob, 1);
     int64_t C = 1, n = 1;
@@ -391,7 +405,11 @@ static bool layer_norm_grads(wt_context *ctx, const char *knob, int nd, const in
     if (ok && bias)
         ok = wt_tensor_from_data(ctx, WT_F32, k, xs + nd - k, host[2], &b) == WT_OK &&
              wt_tensor_set_requires_grad(b, true) == WT_OK;
-    ok = ok && wt_layer_norm(x, k, w, b, 1e-5f, &y) == WT_OK && wt_backward_ex(1, &y, &seed, NULL) == WT_OK;
+    ok = ok && (rms ? wt_rms_norm(x, k, w, 1e-5f, &y) : wt_layer_norm(x, k, w, b, 1e-5f, &y)) == WT_OK;
+    ok = ok && wt_context_profile_begin(ctx) == WT_OK;
+    ok = ok && wt_backward_ex(1, &y, &seed, NULL) == WT_OK;
+    ok = ok && wt_context_profile_end(ctx) == WT_OK;
+    *one_pass = ok && profile_lists_norm_backward(ctx);
     wt_tensor *src[3] = {x, w, b};
     const int64_t count[3] = {n, C, C};
     for (int i = 0; i < 3 && ok; i++) {
@@ -407,27 +425,34 @@ static bool layer_norm_grads(wt_context *ctx, const char *knob, int nd, const in
     return ok;
 }
 
-/* Layer norm's one-kernel backward (WebGPU; elsewhere the composed rule
- * runs both times) against the composed rule on the CPU: rows of
+/* The one-pass backward of layer norm and RMS norm (the NORM_BACKWARD node,
+ * on this test's backend) against the composed rule on the CPU: rows of
  * four-element units shared by several rows a workgroup (384, the GPT
  * example's) and one row a workgroup (2560: subgroup reductions where the
  * device has them), odd rows read element by element, two normalised
- * axes, without a weight or a bias, and rows far from zero (the mean
- * shifted by 1000). */
-void test_layer_norm_fused(test_backend b)
+ * axes, without a weight or a bias, rows far from zero (the mean
+ * shifted by 1000), and rows longer than WebGPU's kernel takes. The
+ * profile shows the node ran (and, with WT_NORM_BACKWARD=composed, that
+ * it did not). */
+void test_norm_backward_fused(test_backend b)
 {
     wt_context *ctx = NULL;
     if (test_create_context(b, &ctx) != WT_OK) return;
     static const struct {
+        bool rms;
         int nd;
         int64_t shape[4];
         int k;
         bool weight, bias;
         float shift;
     } cases[] = {
-        {3, {3, 5, 384}, 1, true, true, 0.0f},   {2, {3, 2560}, 1, true, true, 0.0f},
-        {3, {2, 7, 37}, 1, true, false, 0.0f},   {4, {4, 3, 8, 12}, 2, false, true, 0.0f},
-        {2, {6, 64}, 1, true, true, 1000.0f},
+        {false, 3, {3, 5, 384}, 1, true, true, 0.0f},   {false, 2, {3, 2560}, 1, true, true, 0.0f},
+        {false, 3, {2, 7, 37}, 1, true, false, 0.0f},   {false, 4, {4, 3, 8, 12}, 2, false, true, 0.0f},
+        {false, 2, {6, 64}, 1, true, true, 1000.0f},
+        {true, 3, {3, 5, 384}, 1, true, false, 0.0f},   {true, 2, {3, 2560}, 1, true, false, 0.0f},
+        {true, 3, {2, 7, 37}, 1, true, false, 0.0f},    {true, 4, {4, 3, 8, 12}, 2, false, false, 0.0f},
+        {true, 2, {6, 64}, 1, true, false, 1000.0f},    {true, 2, {5, 3}, 1, true, false, 0.0f},
+        {true, 2, {2, 8200}, 1, true, false, 0.0f},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int64_t n = 1, C = 1;
@@ -444,23 +469,47 @@ void test_layer_norm_fused(test_backend b)
             fused[i] = calloc((size_t)count[i], sizeof(float));
             composed[i] = calloc((size_t)count[i], sizeof(float));
         }
-        bool ok = layer_norm_grads(ctx, "fused", cases[c].nd, cases[c].shape, cases[c].k, cases[c].weight,
-                                   cases[c].bias, host, fused) &&
-                  layer_norm_grads(g_cpu, "composed", cases[c].nd, cases[c].shape, cases[c].k, cases[c].weight,
-                                   cases[c].bias, host, composed);
+        wt_set_last_error(WT_OK, NULL);
+        bool one_pass = false, composed_one_pass = true;
+        bool ok = norm_grads(ctx, "fused", cases[c].rms, cases[c].nd, cases[c].shape, cases[c].k, cases[c].weight,
+                             cases[c].bias, host, fused, &one_pass) &&
+                  norm_grads(g_cpu, "composed", cases[c].rms, cases[c].nd, cases[c].shape, cases[c].k,
+                             cases[c].weight, cases[c].bias, host, composed, &composed_one_pass);
         double err[3] = {0}, big[3] = {0};
         for (int i = 0; ok && i < 3; i++)
             for (int64_t e = 0; e < count[i]; e++) {
                 err[i] = fmax(err[i], fabs(fused[i][e] - composed[i][e]));
                 big[i] = fmax(big[i], fabs(composed[i][e]));
             }
+        const char *name = cases[c].rms ? "rms norm" : "layer norm";
+        printf("%s backward, %lld elements, rows of %lld%s: one pass %s; max difference to the composed rule dx %.2g "
+               "(largest %.2g), dweight %.2g (%.2g), dbias %.2g (%.2g)\n",
+               name, (long long)n, (long long)C, cases[c].shift != 0.0f ? ", shifted by 1000" : "",
+               one_pass ? "ran" : "did not run", err[0], big[0], err[1], big[1], err[2], big[2]);
+        /* The knob turns the node off on this backend too (one shape a norm: each run costs a pass). */
+        if (ok && C == 384) {
+            float *again[3] = {NULL, NULL, NULL};
+            for (int i = 0; i < 3; i++) again[i] = calloc((size_t)count[i], sizeof(float));
+            bool here = true;
+            ok = norm_grads(ctx, "composed", cases[c].rms, cases[c].nd, cases[c].shape, cases[c].k, cases[c].weight,
+                            cases[c].bias, host, again, &here);
+            composed_one_pass = composed_one_pass || here;
+            for (int i = 0; i < 3; i++) free(again[i]);
+        }
+        /* WebGPU's kernel holds rows of up to 8192 in registers; longer ones
+         * are composed, without a refused node. */
+        const bool expected = b == TEST_BACKEND_CPU || C <= 8192;
+        CHECK(ok && one_pass == expected && !composed_one_pass && (expected || wt_last_error()[0] == 0),
+              "%s backward, rows of %lld: the one-pass node ran %d (expected %d), with WT_NORM_BACKWARD=composed %d; "
+              "last error '%s'", name, (long long)C, (int)one_pass, (int)expected, (int)composed_one_pass,
+              wt_last_error());
         /* x's gradient scales with 1 / the row's spread, not with the shift. */
         CHECK(ok && err[0] <= 1e-4 * (big[0] + 1.0) && err[1] <= 1e-4 * (big[1] + 1.0) &&
                   err[2] <= 1e-4 * (big[2] + 1.0),
-              "layer norm backward, %lld elements, rows of %lld%s: max difference to the composed rule dx %.2g "
+              "%s backward, %lld elements, rows of %lld%s: max difference to the composed rule dx %.2g "
               "(largest %.2g), dweight %.2g (%.2g), dbias %.2g (%.2g)",
-              (long long)n, (long long)C, cases[c].shift != 0.0f ? ", shifted by 1000" : "", err[0], big[0], err[1],
-              big[1], err[2], big[2]);
+              name, (long long)n, (long long)C, cases[c].shift != 0.0f ? ", shifted by 1000" : "", err[0], big[0],
+              err[1], big[1], err[2], big[2]);
         for (int i = 0; i < 4; i++) free(host[i]);
         for (int i = 0; i < 3; i++) free(fused[i]), free(composed[i]);
     }

@@ -485,16 +485,18 @@ static wt_status tape_workload(wt_context *ctx, float *result)
     return st;
 }
 
-/* Layer norm's backward (on WebGPU one row-wise kernel, its parameter
+/* The norms' one-pass backward (the NORM_BACKWARD node, its parameter
  * gradients column sums): x, weight and bias leaves, a weighted sum of the
- * normalised rows, backward, x's gradient read. */
-static wt_status layer_norm_workload(wt_context *ctx, float *result)
+ * layer-normalised and RMS-normalised rows, backward, x's gradient read;
+ * then the public wt_layer_norm_backward on the same rows. */
+static wt_status norm_backward_workload(wt_context *ctx, float *result)
 {
     static const float dx[SCOPE_FLOATS] = {0.5f, -1, 2, 3, -0.25f, 1};
     static const float ds[SCOPE_FLOATS] = {1, 0.5f, -0.75f, 0.25f, 2, -1};
     static const float dw[3] = {1.5f, -0.5f, 2}, db[3] = {0.25f, 0, -1};
     const int64_t s23[2] = {2, 3}, s3[1] = {3};
     wt_tensor *x = NULL, *s = NULL, *w = NULL, *b = NULL, *y = NULL, *q = NULL, *l = NULL, *g = NULL;
+    wt_tensor *ry = NULL, *sy = NULL, *pdx = NULL, *pdw = NULL, *pdb = NULL;
     wt_status st = wt_tensor_from_data(ctx, WT_F32, 2, s23, dx, &x);
     if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 2, s23, ds, &s);
     if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 1, s3, dw, &w);
@@ -503,12 +505,18 @@ static wt_status layer_norm_workload(wt_context *ctx, float *result)
     if (st == WT_OK) st = wt_tensor_set_requires_grad(w, true);
     if (st == WT_OK) st = wt_tensor_set_requires_grad(b, true);
     if (st == WT_OK) st = wt_layer_norm(x, 1, w, b, 1e-5f, &y);
-    if (st == WT_OK) st = wt_mul(y, s, &q);
+    if (st == WT_OK) st = wt_rms_norm(x, 1, w, 1e-5f, &ry);
+    if (st == WT_OK) st = wt_add(y, ry, &sy);
+    if (st == WT_OK) st = wt_mul(sy, s, &q);
     if (st == WT_OK) st = wt_sum(q, 0, NULL, false, &l);
     if (st == WT_OK) st = wt_backward(l);
     if (st == WT_OK) st = wt_tensor_grad(x, &g);
     if (st == WT_OK) st = wt_tensor_read(g, result, sizeof(float) * SCOPE_FLOATS);
-    wt_tensor *all[] = {x, s, w, b, y, q, l, g};
+    if (st == WT_OK) st = wt_layer_norm_backward(s, x, 1, w, 1e-5, &pdx, &pdw, &pdb);
+    float public_dx[SCOPE_FLOATS];
+    if (st == WT_OK) st = wt_tensor_read(pdx, public_dx, sizeof public_dx);
+    for (int i = 0; st == WT_OK && i < SCOPE_FLOATS; i++) result[i] += public_dx[i];
+    wt_tensor *all[] = {x, s, w, b, y, q, l, g, ry, sy, pdx, pdw, pdb};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
     return st;
 }
@@ -900,7 +908,7 @@ int main(int argc, char **argv)
     host_phase(be, ref);
     alloc_phase(be, "scoped", scoped_workload);
     alloc_phase(be, "autograd", tape_workload);
-    alloc_phase(be, "layer norm backward", layer_norm_workload);
+    alloc_phase(be, "norm backward", norm_backward_workload);
     alloc_phase(be, "optimizer", optimizer_workload);
     alloc_phase(be, "graph", graph_workload);
     alloc_phase(be, "graph with step values", step_values_workload);

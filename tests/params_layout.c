@@ -423,7 +423,7 @@ static const layout_pair pairs[] = {
     PAIR("quant_gemv_x8", "Params", quant_linear_params, wgsl_quant_linear_params),
     PAIR("quant_x8", "Params", quant_linear_params, wgsl_quant_linear_params),
     PAIR("moments_combine", "Params", moments_combine_params, wgsl_moments_combine_params),
-    PAIR("layer_norm_backward", "Params", rowwise_params, wgsl_rowwise_params),
+    PAIR("norm_backward", "Params", rowwise_params, wgsl_rowwise_params),
     PAIR("rowwise", "Params", rowwise_params, wgsl_rowwise_params),
     PAIR("scan", "Params", scan_params, wgsl_scan_params),
     PAIR("scatter_add_rows", "Params", scatter_rows_params, wgsl_scatter_add_rows_params),

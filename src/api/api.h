@@ -75,23 +75,16 @@ wt_status wt_attention_backward_fused(const wt_tensor *q, const wt_tensor *k, co
                                       wt_tensor **dk, wt_tensor **dv);
 
 /* The backward of layer norm (rms false) or RMS norm over the last k axes
- * of x in one pass a row (core/node.h, NORM_BACKWARD): dx and x^ (f32,
- * x's shape) given dy; weight NULL or of those k axes' shape.
- * WT_ERR_UNSUPPORTED, nothing made, where the backend has no such kernel or
- * an operand is not f32 or empty: compose it then. */
+ * of x in one pass a row (core/node.h, NORM_BACKWARD): dx and, when gxhat
+ * is not NULL, dy x^ (the summand of the weight's gradient), both f32 of
+ * x's shape, given dy of x's shape; weight NULL or with the normalised
+ * axes' element count (the caller checked its shape). WT_ERR_UNSUPPORTED,
+ * nothing made, where the backend has no such kernel or refuses these rows
+ * (WebGPU: rows longer than its registers hold, tensors past one binding),
+ * an operand is not f32, x is empty, eps is not finite and >= 0, or
+ * WT_NORM_BACKWARD=composed: compose it then. */
 wt_status wt_norm_backward_fused(const wt_tensor *dy, const wt_tensor *x, int k, const wt_tensor *weight, bool rms,
-                                 float eps, wt_tensor **dx, wt_tensor **xhat);
-
-/* Layer norm's backward over the last normalized_ndim axes of x in one
- * row-wise kernel (core/node.h, ROWWISE LAYERNORM_BACKWARD): dx and, when
- * gxhat is not NULL, dy * x^ (the summand of the weight's gradient), both
- * f32, contiguous, x's shape. weight: NULL or f32 with the normalised
- * shape's element count (the caller checked its shape). WT_ERR_UNSUPPORTED,
- * nothing made, on backends without the kernel, for other dtypes, empty
- * tensors, rows the kernel does not fit, or WT_NORM_BACKWARD=composed:
- * compose it then. */
-wt_status wt_layer_norm_backward_fused(const wt_tensor *dy, const wt_tensor *x, int normalized_ndim,
-                                       const wt_tensor *weight, double eps, wt_tensor **dx, wt_tensor **gxhat);
+                                 double eps, wt_tensor **dx, wt_tensor **gxhat);
 
 /* The backend's fill of an f32 tensor with value (its bits, NaN kept). */
 static inline wt_status wt_fill_f32(wt_context *ctx, wt_tensor *t, float value)

@@ -279,20 +279,25 @@ wt_status wt_rms_norm(const wt_tensor *x, int normalized_ndim, const wt_tensor *
 }
 
 wt_status wt_norm_backward_fused(const wt_tensor *dy, const wt_tensor *x, int k, const wt_tensor *weight, bool rms,
-                                 float eps, wt_tensor **dx, wt_tensor **xhat)
+                                 double eps, wt_tensor **dx, wt_tensor **gxhat)
 {
-    *dx = *xhat = NULL;
+    *dx = NULL;
+    if (gxhat) *gxhat = NULL;
     wt_context *ctx = wt_ctx_of(x);
     const char *knob = wt_knob_text(WT_KNOB_NORM_BACKWARD); /* "composed": the chain of ops, for comparisons */
-    if ((knob && strcmp(knob, "composed") == 0) || !wt_backend_runs(ctx, WT_NODE_NORM_BACKWARD) || x->numel == 0 || k < 1 || k > x->ndim ||
-        x->dtype != WT_F32 || dy->dtype != WT_F32 || (weight && weight->dtype != WT_F32))
+    if ((knob && strcmp(knob, "composed") == 0) || !wt_backend_runs(ctx, WT_NODE_NORM_BACKWARD) || x->numel == 0 ||
+        k < 1 || k > x->ndim || x->dtype != WT_F32 || dy->dtype != WT_F32 || (weight && weight->dtype != WT_F32) ||
+        dy->ndim != x->ndim || !isfinite(eps) || !(eps >= 0))
         return WT_ERR_UNSUPPORTED;
+    for (int i = 0; i < x->ndim; i++)
+        if (dy->shape[i] != x->shape[i]) return WT_ERR_UNSUPPORTED;
     int64_t C = 1;
     for (int i = x->ndim - k; i < x->ndim; i++) C *= x->shape[i];
     if (C == 0 || (weight && weight->numel != C)) return WT_ERR_UNSUPPORTED;
+    if (ctx->ops->norm_backward_fits && !ctx->ops->norm_backward_fits(ctx, x->numel / C, C)) return WT_ERR_UNSUPPORTED;
     const int64_t R = x->numel / C, shape2[2] = {R, C}, strides2[2] = {C, 1}, one = 1;
     wt_tensor *xc = NULL, *gc = NULL, *wc = NULL, *xv = NULL, *gv = NULL, *wv = NULL;
-    wt_tensor *odx = NULL, *oxh = NULL, *dxv = NULL, *xhv = NULL;
+    wt_tensor *odx = NULL, *ogx = NULL, *dxv = NULL, *gxv = NULL;
     wt_status st;
     if ((st = wt_contiguous(x, &xc)) == WT_OK && (st = wt_contiguous(dy, &gc)) == WT_OK &&
         (!weight || (st = wt_contiguous(weight, &wc)) == WT_OK) &&
@@ -300,18 +305,19 @@ wt_status wt_norm_backward_fused(const wt_tensor *dy, const wt_tensor *x, int k,
         (st = wt_tensor_view(gc, 2, shape2, strides2, gc->offset, &gv)) == WT_OK &&
         (!weight || (st = wt_tensor_view(wc, 1, &C, &one, wc->offset, &wv)) == WT_OK) &&
         (st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &odx)) == WT_OK &&
-        (st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &oxh)) == WT_OK &&
+        (!gxhat || (st = wt_tensor_alloc(ctx, WT_F32, x->ndim, x->shape, &ogx)) == WT_OK) &&
         (st = wt_tensor_view(odx, 2, shape2, strides2, 0, &dxv)) == WT_OK &&
-        (st = wt_tensor_view(oxh, 2, shape2, strides2, 0, &xhv)) == WT_OK)
-        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_NORM_BACKWARD, .in = {gv, xv, wv}, .out = {dxv, xhv},
-                                         .p.row = {rms ? WT_ROW_RMSNORM : WT_ROW_LAYERNORM, eps}});
-    wt_tensor *tmp[8] = {xc, gc, wc, xv, gv, wv, dxv, xhv};
+        (!gxhat || (st = wt_tensor_view(ogx, 2, shape2, strides2, 0, &gxv)) == WT_OK))
+        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_NORM_BACKWARD, .in = {gv, xv, wv}, .out = {dxv, gxv},
+                                         .p.row = {rms ? WT_ROW_RMSNORM : WT_ROW_LAYERNORM, (float)eps}});
+    wt_tensor *tmp[8] = {xc, gc, wc, xv, gv, wv, dxv, gxv};
     for (int i = 0; i < 8; i++) wt_tensor_release(tmp[i]);
     if (st != WT_OK) {
         wt_tensor_release(odx);
-        wt_tensor_release(oxh);
+        wt_tensor_release(ogx);
         return st;
     }
-    *dx = odx, *xhat = oxh;
+    *dx = odx;
+    if (gxhat) *gxhat = ogx;
     return WT_OK;
 }

@@ -290,43 +290,6 @@ static wt_tensor *rstd_of(chain *c, wt_context *ctx, wt_tensor *var, double eps)
     return STEP(c, wt_div, one, sd);
 }
 
-wt_status wt_layer_norm_backward_fused(const wt_tensor *dy, const wt_tensor *x, int normalized_ndim,
-                                       const wt_tensor *weight, double eps, wt_tensor **dx, wt_tensor **gxhat)
-{
-    *dx = NULL;
-    if (gxhat) *gxhat = NULL;
-    wt_context *ctx = wt_ctx_of(x);
-    const char *knob = wt_knob_text(WT_KNOB_NORM_BACKWARD);
-    if ((knob && strcmp(knob, "composed") == 0) || wt_context_backend(ctx) != WT_BACKEND_WEBGPU)
-        return WT_ERR_UNSUPPORTED;
-    if (x->dtype != WT_F32 || dy->dtype != WT_F32 || (weight && weight->dtype != WT_F32) || !same_shape(x, dy) ||
-        normalized_ndim < 1 || normalized_ndim > x->ndim || x->numel == 0 || !isfinite(eps) || !(eps >= 0))
-        return WT_ERR_UNSUPPORTED;
-    int64_t C = 1;
-    for (int i = x->ndim - normalized_ndim; i < x->ndim; i++) C *= x->shape[i];
-    if (weight && weight->numel != C) return WT_ERR_UNSUPPORTED;
-    const int64_t rows[2] = {x->numel / C, C};
-    chain c = {0};
-    wt_tensor *xc = STEP(&c, wt_contiguous, x), *gc = STEP(&c, wt_contiguous, dy);
-    wt_tensor *wc = weight ? STEP(&c, wt_contiguous, weight) : NULL;
-    wt_tensor *xr = STEP(&c, wt_reshape, xc, 2, rows);
-    wt_tensor *gr = STEP(&c, wt_reshape, gc, 2, rows);
-    wt_tensor *wr = weight ? STEP(&c, wt_reshape, wc, 1, &C) : NULL;
-    wt_tensor *odx = STEP(&c, wt_tensor_alloc, ctx, WT_F32, 2, rows);
-    wt_tensor *ogx = gxhat ? STEP(&c, wt_tensor_alloc, ctx, WT_F32, 2, rows) : NULL;
-    if (c.st == WT_OK)
-        c.st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ROWWISE, .in = {xr, wr, gr}, .out = {odx, ogx},
-                                           .p.row = {WT_ROW_LAYERNORM_BACKWARD, (float)eps}});
-    wt_tensor *rdx = STEP(&c, wt_reshape, odx, x->ndim, x->shape);
-    wt_tensor *rgx = gxhat ? STEP(&c, wt_reshape, ogx, x->ndim, x->shape) : NULL;
-    if (c.st == WT_OK) {
-        give(rdx, dx);
-        if (gxhat) give(rgx, gxhat);
-    }
-    chain_release(&c);
-    return c.st;
-}
-
 /* Layer norm backward over the last axis (weight [C] or NULL). */
 static wt_status layer_norm_backward_rows(const char *fn, const wt_tensor *dy, const wt_tensor *x,
                                           const wt_tensor *weight, double eps, wt_tensor **dx, wt_tensor **dweight,
@@ -346,11 +309,12 @@ static wt_status layer_norm_backward_rows(const char *fn, const wt_tensor *dy, c
     if (dweight && !weight) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: dweight asked without a weight", fn);
     if (!(eps >= 0) || !isfinite(eps)) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: eps must be finite and >= 0", fn);
     wt_context *ctx = wt_ctx_of(x);
-    /* One kernel for dx (and dy x^) where the backend has it; the
-     * parameter gradients are then sums over the rows. */
+    /* One pass a row for dx (and dy x^) where the backend has it (the
+     * NORM_BACKWARD node); the parameter gradients are then sums over the
+     * rows. */
     if (dx) {
         wt_tensor *fdx = NULL, *fgx = NULL;
-        st = wt_layer_norm_backward_fused(dy, x, 1, weight, eps, &fdx, dweight ? &fgx : NULL);
+        st = wt_norm_backward_fused(dy, x, 1, weight, false, eps, &fdx, dweight ? &fgx : NULL);
         if (st == WT_OK) {
             chain c = {0};
             int lead[WT_MAX_DIMS];

@@ -197,53 +197,32 @@ static int last_axes(int ndim, int k, int *axes)
     return k;
 }
 
-/* layer_norm through the backend's one-kernel backward (WebGPU): dx and
- * dy x^ in one pass, the weight's and bias's gradients as sums over the
- * rows. WT_ERR_UNSUPPORTED where there is none (compose it then). */
-static wt_status layer_norm_rule_fused(const wt_grad_node *n, wt_tensor *const *gout, wt_tensor **gin)
-{
-    const wt_tensor *w = n->given[1] ? n->saved_in[1] : NULL;
-    bool want_w = n->given[1] && wt_grad_needs(n, 1);
-    wt_tensor *dx = NULL, *gx = NULL;
-    wt_status st = wt_layer_norm_backward_fused(G, X, (int)n->p.i[0], w, n->p.d[0], &dx, want_w ? &gx : NULL);
-    if (st != WT_OK) return st;
-    chain c = {0};
-    if (wt_grad_needs(n, 0)) gin[0] = dx, dx = NULL;
-    if (want_w) keep_as(&c, STEP(&c, wt_grad_reduce_in, n, 1, gx), &gin[1]);
-    if (n->given[2] && wt_grad_needs(n, 2)) keep_as(&c, STEP(&c, wt_grad_reduce_in, n, 2, G), &gin[2]);
-    wt_tensor_release(dx);
-    wt_tensor_release(gx);
-    return finish(&c);
-}
-
 /* layer_norm (inputs x, weight, bias; p.i[0] the normalised axes, p.d[0]
  * eps) and rms_norm (x, weight), from x recomputed statistics:
  *   x^ = (x - mean) r, r = 1 / sqrt(var + eps)  (rms: x^ = x r, r = 1 / sqrt(mean(x^2) + eps))
  *   dx = r (g w - mean(g w) - x^ mean(g w x^))   (rms: without the middle term) */
 static wt_status norm_rule(const wt_grad_node *n, wt_tensor *const *gout, wt_tensor **gin, bool rms)
 {
-    if (!rms && wt_grad_needs(n, 0)) {
-        wt_status st = layer_norm_rule_fused(n, gout, gin);
-        if (st != WT_ERR_UNSUPPORTED) return st;
-    }
     chain c = {0};
     int axes[WT_MAX_DIMS];
     int k = last_axes(n->in_ndim[0], (int)n->p.i[0], axes);
     const wt_tensor *w = n->given[1] ? n->saved_in[1] : NULL;
-    /* One pass a row where the backend has it: dx, and x^ for the weight. */
-    wt_tensor *fdx = NULL, *fxh = NULL;
-    wt_status fst = wt_norm_backward_fused(G, X, k, w, rms, (float)n->p.d[0], &fdx, &fxh);
-    if (fst == WT_OK) {
-        if (wt_grad_needs(n, 0)) give(fdx, &gin[0]);
-        if (n->given[1] && wt_grad_needs(n, 1)) {
-            wt_tensor *gx = STEP(&c, wt_mul, G, fxh);
-            keep_as(&c, STEP(&c, wt_grad_reduce_in, n, 1, gx), &gin[1]);
+    const bool want_w = n->given[1] && wt_grad_needs(n, 1);
+    /* One pass a row where the backend has it (the NORM_BACKWARD node): dx,
+     * and dy x^ for the weight's gradient. */
+    if (wt_grad_needs(n, 0)) {
+        wt_tensor *fdx = NULL, *fgx = NULL;
+        wt_status fst = wt_norm_backward_fused(G, X, k, w, rms, n->p.d[0], &fdx, want_w ? &fgx : NULL);
+        if (fst == WT_OK) {
+            give(fdx, &gin[0]);
+            if (want_w) keep_as(&c, STEP(&c, wt_grad_reduce_in, n, 1, fgx), &gin[1]);
+            if (!rms && n->given[2] && wt_grad_needs(n, 2))
+                keep_as(&c, STEP(&c, wt_grad_reduce_in, n, 2, G), &gin[2]);
+            wt_tensor_release(fdx), wt_tensor_release(fgx);
+            return finish(&c);
         }
-        if (!rms && n->given[2] && wt_grad_needs(n, 2)) keep_as(&c, STEP(&c, wt_grad_reduce_in, n, 2, G), &gin[2]);
-        wt_tensor_release(fdx), wt_tensor_release(fxh);
-        return finish(&c);
+        if (fst != WT_ERR_UNSUPPORTED) return fst;
     }
-    if (fst != WT_ERR_UNSUPPORTED) return fst;
     wt_tensor *xc = (wt_tensor *)X;
     if (!rms) {
         wt_tensor *m = STEP(&c, wt_mean, X, k, axes, true);
@@ -266,7 +245,7 @@ static wt_status norm_rule(const wt_grad_node *n, wt_tensor *const *gout, wt_ten
         }
         keep_as(&c, STEP(&c, wt_mul, d, r), &gin[0]);
     }
-    if (n->given[1] && wt_grad_needs(n, 1)) {
+    if (want_w) {
         wt_tensor *gx = STEP(&c, wt_mul, G, xh);
         keep_as(&c, STEP(&c, wt_grad_reduce_in, n, 1, gx), &gin[1]);
     }

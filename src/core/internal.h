@@ -243,6 +243,11 @@ struct wt_backend_ops {
      * products. WT_ATTN_BACKWARD overrides the answer. */
     bool (*attention_backward_preferred)(const wt_context *ctx, const wt_tensor *q, const wt_tensor *k,
                                          const wt_tensor *v, bool causal);
+    /* Optional (NULL: every shape): whether this backend's NORM_BACKWARD
+     * kernel takes rows x cols f32 tensors. Asked before the node runs, so
+     * that shapes it would refuse are composed without a failed node (which
+     * would also cost a graph capture its replay list). */
+    bool (*norm_backward_fits)(const wt_context *ctx, int64_t rows, int64_t cols);
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);
     /* Optional: release pooled memory. */

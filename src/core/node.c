@@ -26,7 +26,6 @@ static const char *row_name(wt_rowwise_op op)
     case WT_ROW_LAYERNORM: return "layer_norm";
     case WT_ROW_RMSNORM: return "rms_norm";
     case WT_ROW_LOG_SOFTMAX: return "log_softmax";
-    case WT_ROW_LAYERNORM_BACKWARD: return "layer_norm_backward";
     default: return NULL;
     }
 }
@@ -50,6 +49,9 @@ const char *wt_node_label(const wt_node *n)
         name = n->p.opt.kind == WT_OPT_SGD ? "sgd_step" : n->p.opt.kind == WT_OPT_ADAMW ? "adamw_step" : "optimizer_advance";
         break;
     case WT_NODE_FILL: name = "fill"; break;
+    case WT_NODE_NORM_BACKWARD:
+        name = n->p.row.op == WT_ROW_RMSNORM ? "rms_norm_backward" : "layer_norm_backward";
+        break;
     default: break;
     }
     return name ? name : wt_node_kind_name(n->kind);

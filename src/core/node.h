@@ -50,7 +50,6 @@ typedef struct wt_ew_args {
 typedef enum wt_rowwise_op {
     WT_ROW_SOFTMAX, WT_ROW_LAYERNORM, WT_ROW_RMSNORM,
     WT_ROW_LOG_SOFTMAX, /* transformer ops */
-    WT_ROW_LAYERNORM_BACKWARD, /* WebGPU only: see ROWWISE below */
     WT_ROW_COUNT
 } wt_rowwise_op;
 
@@ -265,9 +264,7 @@ enum {
  *   REDUCE         out0 = p.reduce.op over the last p.reduce.nreduced
  *                  axes of in0; in1: the shift (or NULL)
  *   ROWWISE        out0 [R,C] = p.row.op of each row of in0; in1 weight,
- *                  in2 bias (NULL: 1, 0); p.row.eps. LAYERNORM_BACKWARD
- *                  (WebGPU; the CPU refuses it): out0 dx and out1 (or
- *                  NULL) dy x^ of x in0, weight in1 (or NULL), dy in2
+ *                  in2 bias (NULL: 1, 0); p.row.eps
  *   ARGREDUCE      out0 (i32) = arg-min/max; p.argreduce
  *   SCAN           out0 = the inclusive scan of in0; p.scan
  *   RANDOM         out0 from Philox; in0: dropout's input; p.random
@@ -326,11 +323,14 @@ enum {
  *                  in0 qkv [B, S, Hq + 2 Hkv, D] (f32 or f16, any
  *                  strides) and in1 NULL or the i32 position (1 element)
  *                  added to p.rope_kv.offset (wt_rope_kv_cache)
- *   NORM_BACKWARD  out0 dx and out1 x^ [R,C] of p.row.op (layer or RMS
- *                  norm, eps p.row.eps) over the rows of in1 x [R,C] from
- *                  in0 dy [R,C] and in2 weight [C] (or NULL: 1); all f32
- *                  and contiguous. The CPU's; other backends leave the
- *                  autograd rule to its composition
+ *   NORM_BACKWARD  out0 dx and out1 dy x^ (or NULL: not wanted) [R,C] of
+ *                  p.row.op (LAYERNORM or RMSNORM, eps p.row.eps) over
+ *                  the rows of in1 x [R,C] from in0 dy [R,C] and in2
+ *                  weight [C] (or NULL: 1); all f32 and contiguous. dy x^
+ *                  rather than x^: the weight's gradient is its column
+ *                  sum, no product pass left. A backend may refuse rows
+ *                  its kernel does not fit (WT_ERR_UNSUPPORTED: the
+ *                  caller composes the backward then)
  * The backend-facing rules of each kind are those of wt_backend_ops before
  * nodes (the comments at the argument types above). */
 /* The frequencies of a rotary embedding: theta^(-2i/D), scaled as

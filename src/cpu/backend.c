@@ -97,8 +97,6 @@ static wt_status cpu_run(wt_context *ctx, const wt_node *n)
         return cpu_reduce(ctx, &r, in[0], n->p.reduce.nreduced, out[0]);
     }
     case WT_NODE_ROWWISE:
-        if (n->p.row.op == WT_ROW_LAYERNORM_BACKWARD)
-            return wt_fail(WT_ERR_UNSUPPORTED, "cpu: layer_norm_backward is composed of other ops here");
         return cpu_rowwise(ctx, n->p.row.op, in[0], in[1], in[2], n->p.row.eps, out[0]);
     case WT_NODE_ARGREDUCE:
         return cpu_argreduce(ctx, n->p.argreduce.is_min, in[0], n->p.argreduce.nreduced, out[0]);

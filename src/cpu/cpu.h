@@ -206,7 +206,7 @@ wt_status cpu_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_t
                                  wt_tensor *dv);
 /* WT_NODE_NORM_BACKWARD (core/node.h), rowwise.c. */
 wt_status cpu_norm_backward(wt_context *ctx, wt_rowwise_op op, const wt_tensor *dy, const wt_tensor *x,
-                            const wt_tensor *weight, float eps, wt_tensor *dx, wt_tensor *xhat);
+                            const wt_tensor *weight, float eps, wt_tensor *dx, wt_tensor *gxhat);
 wt_status cpu_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
 wt_status cpu_rope(wt_context *ctx, const wt_tensor *x, const wt_tensor *position, double theta, int64_t offset, wt_tensor *out);
 

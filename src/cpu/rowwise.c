@@ -214,14 +214,17 @@ wt_status cpu_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, con
 /* --- the backward of layer and RMS norm, one pass a row ---
  * With x^ = (x - mean) r (RMS: x r), r = 1 / sqrt(var + eps) and
  * gw = dy w: dx = r (gw - x^ mean(gw x^) - mean(gw)) (RMS: without the
- * last term). x^ is an output too: the weight's gradient sums dy x^. The
- * autograd rule composed this from about 14 elementwise ops and
- * reductions, each a pass over the activations. */
+ * last term). dy x^ is an output too when asked: the weight's gradient is
+ * its column sum. The composed rule took about 14 elementwise ops and
+ * reductions, each a pass over the activations. x^ is kept in dx's row
+ * until dx overwrites it, so no scratch is needed. */
 
-/* x^ into xhat; the sums of gw and gw x^ (in double). */
+/* x^ into xhat (and dy x^ into gxhat when given); the sums of gw and
+ * gw x^ (in double). */
 CPU_MULTIVERSION
 static void norm_grad_sums(const float *restrict g, const float *restrict x, const float *restrict w, int64_t n,
-                           double mean, double rstd, float *restrict xhat, double *sum_gw, double *sum_gw_xhat)
+                           double mean, double rstd, float *restrict xhat, float *restrict gxhat, double *sum_gw,
+                           double *sum_gw_xhat)
 {
     double a = 0.0, b = 0.0;
     if (w) {
@@ -241,24 +244,29 @@ static void norm_grad_sums(const float *restrict g, const float *restrict x, con
             b += (double)g[j] * xh;
         }
     }
+    if (gxhat) {
+#pragma omp simd
+        for (int64_t j = 0; j < n; j++) gxhat[j] = g[j] * xhat[j];
+    }
     *sum_gw = a, *sum_gw_xhat = b;
 }
 
+/* dx from x^ stored in dx itself (read, then overwritten, element by element). */
 CPU_MULTIVERSION
-static void norm_grad_dx(const float *restrict g, const float *restrict xhat, const float *restrict w, int64_t n,
-                         float rstd, float mean_gw, float mean_gw_xhat, float *restrict dx)
+static void norm_grad_dx(const float *restrict g, const float *restrict w, int64_t n, float rstd, float mean_gw,
+                         float mean_gw_xhat, float *restrict dx)
 {
     if (w) {
 #pragma omp simd
-        for (int64_t j = 0; j < n; j++) dx[j] = rstd * (g[j] * w[j] - xhat[j] * mean_gw_xhat - mean_gw);
+        for (int64_t j = 0; j < n; j++) dx[j] = rstd * (g[j] * w[j] - dx[j] * mean_gw_xhat - mean_gw);
     } else {
 #pragma omp simd
-        for (int64_t j = 0; j < n; j++) dx[j] = rstd * (g[j] - xhat[j] * mean_gw_xhat - mean_gw);
+        for (int64_t j = 0; j < n; j++) dx[j] = rstd * (g[j] - dx[j] * mean_gw_xhat - mean_gw);
     }
 }
 
 static void norm_backward_row(bool rms, const float *g, const float *x, const float *w, float eps, int64_t C,
-                              float *dx, float *xhat)
+                              float *dx, float *gxhat)
 {
     double s = 0.0, s2 = 0.0;
     sums_contiguous(x, C, &s, &s2);
@@ -266,23 +274,23 @@ static void norm_backward_row(bool rms, const float *g, const float *x, const fl
     const double var = rms ? s2 / (double)C : squared_deviations(x, C, mean) / (double)C;
     const double rstd = 1.0 / sqrt(var + eps);
     double sum_gw = 0.0, sum_gw_xhat = 0.0;
-    norm_grad_sums(g, x, w, C, mean, rstd, xhat, &sum_gw, &sum_gw_xhat);
-    norm_grad_dx(g, xhat, w, C, (float)rstd, rms ? 0.0f : (float)(sum_gw / (double)C),
-                 (float)(sum_gw_xhat / (double)C), dx);
+    norm_grad_sums(g, x, w, C, mean, rstd, dx, gxhat, &sum_gw, &sum_gw_xhat);
+    norm_grad_dx(g, w, C, (float)rstd, rms ? 0.0f : (float)(sum_gw / (double)C), (float)(sum_gw_xhat / (double)C),
+                 dx);
 }
 
 wt_status cpu_norm_backward(wt_context *ctx, wt_rowwise_op op, const wt_tensor *dy, const wt_tensor *x,
-                            const wt_tensor *weight, float eps, wt_tensor *dx, wt_tensor *xhat)
+                            const wt_tensor *weight, float eps, wt_tensor *dx, wt_tensor *gxhat)
 {
-    const wt_tensor *all[5] = {dy, x, weight, dx, xhat};
+    const wt_tensor *all[5] = {dy, x, weight, dx, gxhat};
     for (int i = 0; i < 5; i++)
         if (all[i] && all[i]->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "cpu norm backward: f32 operands only");
     const bool rms = op == WT_ROW_RMSNORM;
     const int64_t R = x->shape[0], C = x->shape[1];
     const float *g = cpu_data(dy), *xp = cpu_data(x), *w = weight ? cpu_data(weight) : NULL;
-    float *dxp = cpu_data(dx), *xhp = cpu_data(xhat);
+    float *dxp = cpu_data(dx), *gxp = gxhat ? cpu_data(gxhat) : NULL;
 #pragma omp parallel for num_threads(cpu_threads(ctx)) schedule(static) if (R * C >= CPU_PARALLEL_MIN)
     for (int64_t r = 0; r < R; r++)
-        norm_backward_row(rms, g + r * C, xp + r * C, w, eps, C, dxp + r * C, xhp + r * C);
+        norm_backward_row(rms, g + r * C, xp + r * C, w, eps, C, dxp + r * C, gxp ? gxp + r * C : NULL);
     return WT_OK;
 }

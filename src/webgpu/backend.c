@@ -355,11 +355,6 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
         return wg_win_reduce(ctx, &r, in[0], n->p.reduce.nreduced, out[0]);
     }
     case WT_NODE_ROWWISE:
-        if (n->p.row.op == WT_ROW_LAYERNORM_BACKWARD) {
-            if (wg_needs_windows(ctx, in[0]) || wg_needs_windows(ctx, in[2]) || wg_needs_windows(ctx, out[0]))
-                return wt_fail(WT_ERR_UNSUPPORTED, "webgpu layer_norm_backward: tensors past one binding");
-            return wg_op_layer_norm_backward(ctx, in[0], in[1], in[2], n->p.row.eps, out[0], out[1]);
-        }
         return wg_win_rowwise(ctx, n->p.row.op, in[0], in[1], in[2], n->p.row.eps, out[0]);
     case WT_NODE_ARGREDUCE:
         return wg_win_argreduce(ctx, n->p.argreduce.is_min, in[0], n->p.argreduce.nreduced, out[0]);
@@ -405,6 +400,12 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
     case WT_NODE_ROPE_KV_CACHE:
         return wg_rope_kv_cache(ctx, in[0], in[1], &n->p.rope_kv.freqs, n->p.rope_kv.offset, n->p.rope_kv.q_heads,
                                 out[0], out[1]);
+    case WT_NODE_NORM_BACKWARD:
+        /* The kernel binds whole storages; past one binding the caller composes it. */
+        if (wg_needs_windows(ctx, in[0]) || wg_needs_windows(ctx, in[1]) || wg_needs_windows(ctx, out[0]) ||
+            (out[1] && wg_needs_windows(ctx, out[1])))
+            return wt_fail(WT_ERR_UNSUPPORTED, "webgpu norm_backward: tensors past one binding");
+        return wg_op_norm_backward(ctx, n->p.row.op, in[0], in[1], in[2], n->p.row.eps, out[0], out[1]);
     case WT_NODE_LINEAR_FUSED:
         return wg_linear_fused(ctx, in[0], in[1], in[2], in[3], in[4], n->p.linear.rms_norm, n->p.linear.swiglu,
                                n->p.linear.eps, out[0]);
@@ -442,9 +443,9 @@ const wt_backend_ops wt_webgpu_backend = {
     .upload = webgpu_upload,
     .download = webgpu_download,
     .run = webgpu_run,
-    /* Every kind but the norm backward (the autograd rule composes it). */
-    .runs = (WT_NODE_BIT(WT_NODE_KIND_COUNT) - 1) & ~WT_NODE_BIT(WT_NODE_NORM_BACKWARD),
+    .runs = WT_NODE_BIT(WT_NODE_KIND_COUNT) - 1,
     .attention_backward_preferred = wg_attention_backward_preferred,
+    .norm_backward_fits = wg_norm_backward_fits,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,
     .context_info = webgpu_context_info,

@@ -348,9 +348,10 @@ wt_status wg_op_random_part(wt_context *ctx, const wt_random_args *r, const wt_t
                             uint64_t first_block, wt_tensor *out);
 wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                         const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out);
-/* WT_NODE_ROWWISE with WT_ROW_LAYERNORM_BACKWARD (kernels/rowwise.c). */
-wt_status wg_op_layer_norm_backward(wt_context *ctx, const wt_tensor *x, const wt_tensor *weight,
-                                    const wt_tensor *dy, float eps, wt_tensor *dx, wt_tensor *gxh);
+/* WT_NODE_NORM_BACKWARD (kernels/rowwise.c); wt_backend_ops.norm_backward_fits. */
+bool wg_norm_backward_fits(const wt_context *ctx, int64_t rows, int64_t cols);
+wt_status wg_op_norm_backward(wt_context *ctx, wt_rowwise_op op, const wt_tensor *dy, const wt_tensor *x,
+                              const wt_tensor *weight, float eps, wt_tensor *dx, wt_tensor *gxh);
 
 /* --- data movement (kernels/movement.c, kernels/sort.c) --- */
 /* WT_ERR_UNSUPPORTED unless every index of t fits the shaders' 32-bit

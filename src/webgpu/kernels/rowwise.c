@@ -25,6 +25,7 @@
  * workgroup-memory reductions. */
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
+#include "webgpu/wg_runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,15 +208,29 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
     return wg_dispatch(ctx, &l);
 }
 
-/* Layer norm backward over the rows of x [R, C] (layer_norm_backward.wgsl):
+bool wg_norm_backward_fits(const wt_context *ctx, int64_t rows, int64_t cols)
+{
+    /* The registers mode holds up to MAX_TPR threads of REGISTER_FLOATS
+     * floats (vec4 units or single floats alike); each [R, C] tensor must
+     * fit one binding (with room for its offset's alignment) and 32-bit
+     * element indexing. */
+    const uint64_t bytes = (uint64_t)rows * (uint64_t)cols * 4u;
+    const uint64_t binding = wg_ctx(ctx)->limits.maxStorageBufferBindingSize & ~(uint64_t)15;
+    return cols > 0 && (uint64_t)cols <= (uint64_t)MAX_TPR * REGISTER_FLOATS &&
+           !env_is(WT_KNOB_ROWWISE_LOOPS, "1") && bytes + 256u <= binding && bytes / 4u < (1ull << 31);
+}
+
+/* Layer or RMS norm backward over the rows of x [R, C] (norm_backward.wgsl):
  * dx [R, C] and, when gxh is not NULL, dy * x^ [R, C], both contiguous
  * from the same offset; dy must share x's strides; weight [C] or NULL.
  * f32 rows that fit the registers mode only: WT_ERR_UNSUPPORTED otherwise
- * (the caller composes the rule from other ops). */
-wt_status wg_op_layer_norm_backward(wt_context *ctx, const wt_tensor *x, const wt_tensor *weight,
-                                    const wt_tensor *dy, float eps, wt_tensor *dx, wt_tensor *gxh)
+ * (the caller composes the backward from other ops). */
+wt_status wg_op_norm_backward(wt_context *ctx, wt_rowwise_op op, const wt_tensor *dy, const wt_tensor *x,
+                              const wt_tensor *weight, float eps, wt_tensor *dx, wt_tensor *gxh)
 {
-    const char *fn = "webgpu layer_norm_backward";
+    const char *fn = "webgpu norm_backward";
+    if (op != WT_ROW_LAYERNORM && op != WT_ROW_RMSNORM)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: layer or RMS norm only, not op %d", fn, (int)op);
     if (x->ndim != 2 || dy->ndim != 2 || dx->ndim != 2 || x->shape[1] <= 0)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: x, dy and dx must be [R, C], C > 0", fn);
     for (int d = 0; d < 2; d++) {
@@ -259,7 +274,7 @@ wt_status wg_op_layer_norm_backward(wt_context *ctx, const wt_tensor *x, const w
 
     char prelude[1536];
     size_t used = 0;
-    if (!write_prelude(prelude, sizeof prelude, WT_ROW_LAYERNORM, &plan, weight != NULL, false, false))
+    if (!write_prelude(prelude, sizeof prelude, op, &plan, weight != NULL, false, false))
         return wt_fail(WT_ERR_BACKEND, "%s: shader prelude does not fit", fn);
     used = strlen(prelude);
     int n = snprintf(prelude + used, sizeof prelude - used,
@@ -272,7 +287,7 @@ wt_status wg_op_layer_norm_backward(wt_context *ctx, const wt_tensor *x, const w
 
     wg_launch l;
     memset(&l, 0, sizeof l);
-    l.shader = "layer_norm_backward";
+    l.shader = "norm_backward";
     l.libraries[0] = plan.subgroups ? "rowwise_reduce_subgroup" : "rowwise_reduce_shared";
     l.prelude = prelude;
     l.params = &p;

@@ -1,6 +1,8 @@
-// Layer norm backward over the rows of a [rows, cols] view, one pass:
+// Layer norm (OP 1) or RMS norm (OP 2) backward over the rows of a
+// [rows, cols] view, one pass:
 //   x^ = (x - mean) r,  r = 1 / sqrt(var + eps)   (biased var, as forward)
 //   dx = r (g w - mean(g w) - x^ mean(g w x^))     g = dy, w the weight
+// RMS norm: mean 0, var the mean square, and no mean(g w) term.
 // and, with HAS_GXH, g x^ (the weight gradient's summand; the caller sums
 // it over the rows). The composed rule takes a dozen passes over the
 // [rows, cols] tensors; this reads x and dy once and writes dx (and g x^).
@@ -9,8 +11,9 @@
 // threads a workgroup, a thread keeping VPT units (T: vec4 or f32) of x
 // and of dy; the same prelude (OP is unused), the same reduction
 // libraries (row_sum / row_max, alternate slots). The statistics are the
-// forward kernel's: the row scaled by a power of two (norm_scale), its
-// first element subtracted before the mean; x^ does not depend on the
+// forward kernel's: the row scaled by a power of two (norm_scale), for
+// layer norm its first element subtracted before the mean; x^ does not
+// depend on the
 // scale, and r is the scaled rstd times the scale.
 //
 // x and dy share strides (row_stride, col_stride); dy starts at b_offset.
@@ -93,13 +96,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     m = row_max(m, lid, ids, 0u);
     let sc = norm_scale(m);
     var shift = 0.0;
-    if (is_finite(m)) { shift = lane0(load_x(r, 0u)) * sc; }
+    if (OP == 1u && is_finite(m)) { shift = lane0(load_x(r, 0u)) * sc; }
     for (var k = 0u; k < VPT; k++) {
         if (t + k * TPR < p.cols) { v[k] = v[k] * sc - shift; }
     }
-    var s = 0.0;
-    for (var k = 0u; k < VPT; k++) { s += hsum(v[k]); } // padding is 0
-    let mean = row_sum(s, lid, ids, 1u) / p.count;
+    // OP is a constant: the reductions stay in uniform control flow.
+    var mean = 0.0;
+    if (OP == 1u) {
+        var s = 0.0;
+        for (var k = 0u; k < VPT; k++) { s += hsum(v[k]); } // padding is 0
+        mean = row_sum(s, lid, ids, 1u) / p.count;
+    }
     var q = 0.0;
     for (var k = 0u; k < VPT; k++) {
         if (t + k * TPR < p.cols) {
@@ -107,7 +114,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
             q += hsum(d * d);
         }
     }
-    let rstd_scaled = norm_rstd(row_sum(q, lid, ids, 0u), sc);
+    let rstd_scaled = norm_rstd(row_sum(q, lid, ids, select(1u, 0u, OP == 1u)), sc);
 
     // v becomes x^, g becomes g w; padding stays 0 in both.
     var s1 = 0.0;
@@ -122,7 +129,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
             s2 += hsum(g[k] * v[k]);
         }
     }
-    let mean_gw = row_sum(s1, lid, ids, 1u) / p.count;
+    var mean_gw = 0.0;
+    if (OP == 1u) { mean_gw = row_sum(s1, lid, ids, 1u) / p.count; }
     let mean_gwx = row_sum(s2, lid, ids, 0u) / p.count;
     let rstd = rstd_scaled * sc;
     if (live) {
