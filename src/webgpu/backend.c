@@ -419,6 +419,12 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
         wt_optimizer_update u = wt_node_optimizer_update(n);
         return wg_win_optimizer_step(ctx, &u);
     }
+    case WT_NODE_GRAD_CLIP_SCALE:
+        if (wg_needs_windows(ctx, out[0]) || wg_needs_windows(ctx, in[0]))
+            return wt_fail(WT_ERR_UNSUPPORTED, "webgpu grad_clip_scale: tensors past one binding");
+        if (out[0]->storage == in[0]->storage)
+            return wt_fail(WT_ERR_UNSUPPORTED, "webgpu grad_clip_scale: the norm lives in the gradient's buffer");
+        return wg_op_grad_clip_scale(ctx, in[0], n->p.clip.max_norm, out[0]);
     case WT_NODE_CONV_TRANSPOSE2D:
         return wg_op_conv_transpose2d(ctx, in[0], in[1], in[2], &n->p.window.win, n->p.window.groups,
                                       out[0]);

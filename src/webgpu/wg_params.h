@@ -436,4 +436,10 @@ typedef struct optimizer_advance_params {
     uint32_t pad0;
 } optimizer_advance_params;
 
+/* Same layout as grad_clip_scale.wgsl's Params. */
+typedef struct grad_clip_scale_params {
+    uint32_t n, g_offset, norm_offset;
+    float max_norm;
+} grad_clip_scale_params;
+
 #endif

@@ -156,3 +156,17 @@ wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
         if (dummy[i]) wg_scratch_release(ctx, dummy[i]);
     return st;
 }
+
+wt_status wg_op_grad_clip_scale(wt_context *ctx, const wt_tensor *norm, double max_norm, wt_tensor *g)
+{
+    const char *fn = "webgpu grad_clip_scale";
+    wt_status st;
+    if ((st = fits_u32(fn, g)) != WT_OK || (st = fits_u32(fn, norm)) != WT_OK) return st;
+    if (g->dtype != WT_F32 || norm->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "%s: f32 tensors only", fn);
+    if (g->numel == 0) return WT_OK;
+    grad_clip_scale_params p = {(uint32_t)g->numel, (uint32_t)g->offset, (uint32_t)norm->offset, (float)max_norm};
+    char prelude[48];
+    snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\n", ELEM_WG);
+    wg_binding b[2] = {{g->storage, true}, {norm->storage, false}};
+    return launch(ctx, "grad_clip_scale", NULL, prelude, &p, sizeof p, b, 2, ceil_div((uint64_t)g->numel, ELEM_WG));
+}
