@@ -279,9 +279,15 @@ static void test_clip_reference(void)
         /* First a bound below the norm (scaled), then above it (unchanged). */
         double max_norm = round == 0 ? want / 3 : want * 4;
         double factor = fmin(1.0, max_norm / (want + 1e-6));
-        wt_tensor *norm = NULL;
-        float nv = NAN;
-        ok = wt_clip_grad_norm(np, ps, max_norm, &norm) == WT_OK && read_vec(norm, &nv, 1);
+        wt_tensor *norm = NULL, *before = NULL;
+        float nv = NAN, kept[7] = {0};
+        /* A handle taken before clipping keeps the values it had. */
+        ok = wt_tensor_grad(ps[1], &before) == WT_OK;
+        ok = ok && wt_clip_grad_norm(np, ps, max_norm, &norm) == WT_OK && read_vec(norm, &nv, 1) &&
+             read_vec(before, kept, 7);
+        bool kept_ok = true;
+        for (int k = 0; k < 7; k++) kept_ok = kept_ok && kept[k] == gv[1][k];
+        wt_tensor_release(before);
         double norm_err = fabs(nv - want) / want, grad_err = 0, half_err = 0;
         bool missing_ok = true;
         for (int i = 0; i < np && ok; i++) {
@@ -306,8 +312,8 @@ static void test_clip_reference(void)
             free(got);
             wt_tensor_release(g), wt_tensor_release(g32);
         }
-        CHECK(ok && norm_err < 1e-5 && grad_err < 1e-5 && half_err < 1e-3 && missing_ok,
-              "clip_grad_norm (%d gradients%s, %s): global norm %.9g vs %.9g in double (rel %.2g), gradients x %.6g "
+        CHECK(ok && norm_err < 1e-5 && grad_err < 1e-5 && half_err < 1e-3 && missing_ok && kept_ok,
+              "clip_grad_norm (%d gradients%s, %s; an earlier handle unchanged): global norm %.9g vs %.9g in double (rel %.2g), gradients x %.6g "
               "(max rel error %.2g f32, %.2g f16)", np - 1, has_f16 ? " one f16" : "",
               round == 0 ? "clipped" : "below the bound", nv, want, norm_err, factor, grad_err, half_err);
         wt_tensor_release(norm);

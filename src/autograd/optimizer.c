@@ -402,14 +402,17 @@ static wt_status grad_norm_into(wt_context *ctx, const wt_tensor *g, wt_tensor *
     return st;
 }
 
-/* Whether g can be scaled in place: f32, contiguous, the only tensor on
- * its buffer (no view, saved tensor or other gradient sees the change;
+/* Whether g can be scaled in place: f32, contiguous, held by its record
+ * alone (the references of open scopes aside: a handle the caller took
+ * with wt_tensor_grad keeps the values before clipping, as documented),
+ * the only tensor on its buffer (no view or saved tensor sees the change;
  * the handles a capturing graph holds for its own nodes aside) and not
  * the gradient of an earlier entry. Others get a fresh tensor. */
 static bool scales_in_place(wt_context *ctx, int i, wt_tensor *const *ts)
 {
     const wt_tensor *g = grad_of(ts[i]);
-    int64_t others = g->storage->refcount - 1 - wt_graph_storage_refs(ctx->capture, g->storage);
+    int64_t others = (int64_t)g->refcount - g->scope_refs - 1 +
+                     (g->storage->refcount - 1 - wt_graph_storage_refs(ctx->capture, g->storage));
     if (g->dtype != WT_F32 || others != 0 || g->storage->borrowed ||
         !wt_layout_is_contiguous(g->ndim, g->shape, g->strides) || !wt_backend_runs(ctx, WT_NODE_GRAD_CLIP_SCALE))
         return false;
