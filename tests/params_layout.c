@@ -241,8 +241,9 @@ static const c_field wgsl_optimizer_params[] = {
     F(optimizer_params, s_offset),
 };
 static const c_field wgsl_grad_clip_scale_params[] = {
-    F(grad_clip_scale_params, n), F(grad_clip_scale_params, g_offset), F(grad_clip_scale_params, norm_offset),
-    F(grad_clip_scale_params, max_norm),
+    F(grad_clip_scale_params, n0), F(grad_clip_scale_params, n1), F(grad_clip_scale_params, n2),
+    F(grad_clip_scale_params, norm_offset), F(grad_clip_scale_params, offset0), F(grad_clip_scale_params, offset1),
+    F(grad_clip_scale_params, offset2), F(grad_clip_scale_params, max_norm),
 };
 static const c_field wgsl_optimizer_advance_params[] = {
     F(optimizer_advance_params, offset), F(optimizer_advance_params, one_minus_b1),

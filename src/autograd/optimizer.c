@@ -434,13 +434,29 @@ static wt_status scale_of(const wt_tensor *norm, double max_norm, wt_tensor **sc
     return st;
 }
 
+/* The scaling of node's gradients in place; where the backend has no
+ * kernel for them (a gradient past one binding), through a scaled copy. */
+static wt_status scale_in_place(wt_context *ctx, const wt_node *node, const wt_tensor *norm, double max_norm,
+                                wt_tensor **scale)
+{
+    wt_status st = wt_node_run(ctx, node);
+    if (st != WT_ERR_UNSUPPORTED) return st;
+    st = *scale ? WT_OK : scale_of(norm, max_norm, scale);
+    for (int k = 0; k < WT_NODE_MAX_OUT && node->out[k] && st == WT_OK; k++) {
+        wt_tensor *t = NULL;
+        if ((st = wt_mul(node->out[k], *scale, &t)) == WT_OK) st = wt_copy_into(node->out[k], t);
+        wt_tensor_release(t);
+    }
+    return st;
+}
+
 /* The gradients of n tensors (entries without one skipped) scaled by
  * min(1, max_norm / (norm + 1e-6)), norm the 2-norm of all of them. Each
  * gradient's norm is one reduction written into its slot of one [m]
- * vector, the global norm that vector's norm, and each gradient is scaled
- * in place by one kernel that reads the norm on the device: about two
- * small dispatches a gradient, no fresh gradient buffers, nothing read
- * back. A gradient that cannot be scaled in place (scales_in_place) gets
+ * vector, the global norm that vector's norm, and the gradients are
+ * scaled in place, three a kernel, which reads the norm on the device:
+ * about 1.3 small dispatches a gradient, no fresh gradient buffers,
+ * nothing read back. A gradient that cannot be scaled in place (scales_in_place) gets
  * a scaled copy, which replaces the record's only once all are made; an
  * error in the in-place kernels may leave some gradients scaled. */
 static wt_status clip(const char *fn, wt_context *ctx, int n, wt_tensor *const *ts, double max_norm,
@@ -484,10 +500,20 @@ static wt_status clip(const char *fn, wt_context *ctx, int n, wt_tensor *const *
         if (!scale) st = scale_of(norm, max_norm, &scale);
         if (st == WT_OK) st = wt_mul(grad_of(ts[i]), scale, &scaled[i]);
     }
-    for (int i = 0; i < n && st == WT_OK; i++)
-        if (in_place[i])
-            st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_GRAD_CLIP_SCALE, .in = {norm}, .out = {grad_of(ts[i])},
-                                             .p.clip = {max_norm}});
+    /* Three gradients a dispatch, while their elements stay far from 2^32. */
+    wt_node scaling = {.kind = WT_NODE_GRAD_CLIP_SCALE, .in = {norm}, .p.clip = {max_norm}};
+    int batched = 0;
+    int64_t elements = 0;
+    for (int i = 0; i <= n && st == WT_OK; i++) {
+        wt_tensor *g = i < n && in_place[i] ? grad_of(ts[i]) : NULL;
+        if (i < n && !g) continue;
+        if (batched > 0 && (i == n || batched == 3 || elements + g->numel > INT32_MAX)) {
+            st = scale_in_place(ctx, &scaling, norm, max_norm, &scale);
+            memset(scaling.out, 0, sizeof scaling.out);
+            batched = 0, elements = 0;
+        }
+        if (g) scaling.out[batched++] = g, elements += g->numel;
+    }
     for (int i = 0; i < n; i++) {
         if (!scaled[i]) continue;
         if (st == WT_OK) {

@@ -331,8 +331,9 @@ enum {
  *                  in0 dy [R,C] and in2 weight [C] (or NULL: 1); all f32
  *                  and contiguous. The CPU's; other backends leave the
  *                  autograd rule to its composition
- *   GRAD_CLIP_SCALE out0 (f32, contiguous; updated) *= min(1, m / (in0 +
- *                  1e-6)) with m = p.clip.max_norm (as f32) and in0 the
+ *   GRAD_CLIP_SCALE out0, out1, out2 (f32, contiguous, on distinct buffers;
+ *                  updated; out1 and out2 may be NULL) *= min(1, m / (in0
+ *                  + 1e-6)) with m = p.clip.max_norm (as f32) and in0 the
  *                  global norm (f32, 1 element), a NaN factor kept
  *                  (wt_clip_grad_norm's scaling, in place)
  * The backend-facing rules of each kind are those of wt_backend_ops before

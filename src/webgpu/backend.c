@@ -420,11 +420,18 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
         return wg_win_optimizer_step(ctx, &u);
     }
     case WT_NODE_GRAD_CLIP_SCALE:
-        if (wg_needs_windows(ctx, out[0]) || wg_needs_windows(ctx, in[0]))
-            return wt_fail(WT_ERR_UNSUPPORTED, "webgpu grad_clip_scale: tensors past one binding");
-        if (out[0]->storage == in[0]->storage)
-            return wt_fail(WT_ERR_UNSUPPORTED, "webgpu grad_clip_scale: the norm lives in the gradient's buffer");
-        return wg_op_grad_clip_scale(ctx, in[0], n->p.clip.max_norm, out[0]);
+        if (wg_needs_windows(ctx, in[0])) return wt_fail(WT_ERR_UNSUPPORTED, "webgpu grad_clip_scale: tensors past one binding");
+        for (int k = 0; k < 3; k++) {
+            if (!out[k]) continue;
+            if (wg_needs_windows(ctx, out[k]))
+                return wt_fail(WT_ERR_UNSUPPORTED, "webgpu grad_clip_scale: tensors past one binding");
+            for (int j = 0; j < k; j++)
+                if (out[j] && out[j]->storage == out[k]->storage)
+                    return wt_fail(WT_ERR_UNSUPPORTED, "webgpu grad_clip_scale: two gradients in one buffer");
+            if (out[k]->storage == in[0]->storage)
+                return wt_fail(WT_ERR_UNSUPPORTED, "webgpu grad_clip_scale: the norm lives in a gradient's buffer");
+        }
+        return wg_op_grad_clip_scale(ctx, in[0], n->p.clip.max_norm, out);
     case WT_NODE_CONV_TRANSPOSE2D:
         return wg_op_conv_transpose2d(ctx, in[0], in[1], in[2], &n->p.window.win, n->p.window.groups,
                                       out[0]);
