@@ -406,13 +406,16 @@ static wt_status grad_norm_into(wt_context *ctx, const wt_tensor *g, wt_tensor *
  * alone (the references of open scopes aside: a handle the caller took
  * with wt_tensor_grad keeps the values before clipping, as documented),
  * the only tensor on its buffer (no view or saved tensor sees the change;
- * the handles a capturing graph holds for its own nodes aside) and not
+ * the references a capturing graph and its backend state hold for their
+ * own nodes aside) and not
  * the gradient of an earlier entry. Others get a fresh tensor. */
 static bool scales_in_place(wt_context *ctx, int i, wt_tensor *const *ts)
 {
     const wt_tensor *g = grad_of(ts[i]);
-    int64_t others = (int64_t)g->refcount - g->scope_refs - 1 +
-                     (g->storage->refcount - 1 - wt_graph_storage_refs(ctx->capture, g->storage));
+    int64_t graph_refs = wt_graph_storage_refs(ctx->capture, g->storage);
+    if (ctx->capture && ctx->replay_state && ctx->ops->graph_storage_refs)
+        graph_refs += ctx->ops->graph_storage_refs(*ctx->replay_state, g->storage);
+    int64_t others = (int64_t)g->refcount - g->scope_refs - 1 + (g->storage->refcount - 1 - graph_refs);
     if (g->dtype != WT_F32 || others != 0 || g->storage->borrowed ||
         !wt_layout_is_contiguous(g->ndim, g->shape, g->strides) || !wt_backend_runs(ctx, WT_NODE_GRAD_CLIP_SCALE))
         return false;

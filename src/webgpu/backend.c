@@ -474,6 +474,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .kernel_compile = wg_kernel_compile,
     .list_adapters = wt_webgpu_list_adapters,
     .graph_state_free = wg_graph_state_free,
+    .graph_storage_refs = wg_graph_storage_refs,
     .graph_replay_begin = wg_graph_replay_begin,
     .graph_replay_end = wg_graph_replay_end,
     .graph_replay_list = wg_graph_replay_list,
