@@ -218,6 +218,114 @@ static void test_clip(void)
     wt_tensor_release(a), wt_tensor_release(b), wt_tensor_release(c);
 }
 
+/* Clipping against the global norm and the scaled gradients computed here
+ * in double: gradients of several shapes (one of many elements, a 0-d
+ * one, an empty one), a parameter without a gradient and, where the
+ * backend has f16, an f16 one; the factor below 1 and at 1. */
+enum { CLIP_PARAMS = 7 };
+
+static void test_clip_reference(void)
+{
+    static const int ndims[CLIP_PARAMS] = {2, 1, 3, 0, 1, 1, 1};
+    static const int64_t shapes[CLIP_PARAMS][3] = {{257, 33}, {7}, {2, 3, 4}, {0}, {0}, {5}, {9}};
+    wt_tensor *ps[CLIP_PARAMS] = {0};
+    float *gv[CLIP_PARAMS] = {0};
+    int64_t counts[CLIP_PARAMS];
+    bool ok = true, has_f16 = true;
+    double sumsq = 0;
+    for (int i = 0; i < CLIP_PARAMS && ok; i++) {
+        int64_t n = 1;
+        for (int d = 0; d < ndims[i]; d++) n *= shapes[i][d];
+        counts[i] = n;
+        gv[i] = calloc((size_t)(n ? n : 1), sizeof(float));
+        float *w0 = calloc((size_t)(n ? n : 1), sizeof(float));
+        ok = gv[i] && w0;
+        for (int64_t k = 0; ok && k < n; k++) {
+            w0[k] = (float)(0.01 * (double)k);
+            gv[i][k] = (float)(0.5 * sin(0.37 * (double)k + i) + 0.05 * (double)(i - 3));
+            if (i == 6) gv[i][k] = (float)ldexp(round(ldexp(gv[i][k], 10)), -10); /* exact in f16 */
+        }
+        wt_tensor *w = NULL, *x = NULL, *p = NULL, *s = NULL, *x16 = NULL;
+        ok = ok && wt_tensor_from_data(g_ctx, WT_F32, ndims[i], shapes[i], w0, &w) == WT_OK;
+        if (ok && i == 6) { /* an f16 parameter, where the backend has f16 */
+            wt_tensor *h = NULL;
+            if (wt_cast(w, WT_F16, &h) != WT_OK) {
+                has_f16 = false;
+                wt_tensor_release(w);
+                w = NULL;
+            } else {
+                wt_tensor_release(w);
+                w = h;
+            }
+        }
+        if (ok && w) {
+            ok = wt_tensor_set_requires_grad(w, true) == WT_OK;
+            ps[i] = w;
+        }
+        /* Parameter 5 has no gradient: left out of the norm. */
+        if (ok && w && i != 5) {
+            ok = wt_tensor_from_data(g_ctx, WT_F32, ndims[i], shapes[i], gv[i], &x) == WT_OK;
+            if (ok && i == 6) ok = wt_cast(x, WT_F16, &x16) == WT_OK;
+            ok = ok && wt_mul(w, x16 ? x16 : x, &p) == WT_OK && wt_sum(p, 0, NULL, false, &s) == WT_OK &&
+                 wt_backward(s) == WT_OK;
+            for (int64_t k = 0; ok && k < n; k++) sumsq += (double)gv[i][k] * gv[i][k];
+        }
+        wt_tensor_release(x), wt_tensor_release(x16), wt_tensor_release(p), wt_tensor_release(s);
+        free(w0);
+    }
+    int np = has_f16 ? CLIP_PARAMS : CLIP_PARAMS - 1;
+    double want = sqrt(sumsq);
+    for (int round = 0; round < 2 && ok; round++) {
+        /* First a bound below the norm (scaled), then above it (unchanged). */
+        double max_norm = round == 0 ? want / 3 : want * 4;
+        double factor = fmin(1.0, max_norm / (want + 1e-6));
+        wt_tensor *norm = NULL, *before = NULL;
+        float nv = NAN, kept[7] = {0};
+        /* A handle taken before clipping keeps the values it had. */
+        ok = wt_tensor_grad(ps[1], &before) == WT_OK;
+        ok = ok && wt_clip_grad_norm(np, ps, max_norm, &norm) == WT_OK && read_vec(norm, &nv, 1) &&
+             read_vec(before, kept, 7);
+        bool kept_ok = true;
+        for (int k = 0; k < 7; k++) kept_ok = kept_ok && kept[k] == gv[1][k];
+        wt_tensor_release(before);
+        double norm_err = fabs(nv - want) / want, grad_err = 0, half_err = 0;
+        bool missing_ok = true;
+        for (int i = 0; i < np && ok; i++) {
+            wt_tensor *g = NULL, *g32 = NULL;
+            ok = wt_tensor_grad(ps[i], &g) == WT_OK;
+            if (i == 5) {
+                missing_ok = g == NULL;
+                continue;
+            }
+            ok = ok && g && wt_cast(g, WT_F32, &g32) == WT_OK;
+            float *got = malloc((size_t)(counts[i] ? counts[i] : 1) * sizeof *got);
+            ok = ok && got && (counts[i] == 0 || read_vec(g32, got, counts[i]));
+            for (int64_t k = 0; ok && k < counts[i]; k++) {
+                double ref = (double)gv[i][k] * factor;
+                if (i == 6) /* f16 keeps 11 bits */
+                    half_err = fmax(half_err, fabs(got[k] - ref) / (fabs(ref) + 1e-3));
+                else
+                    grad_err = fmax(grad_err, fabs(got[k] - ref) / (fabs(ref) + 1e-6));
+                /* The next round starts from the clipped gradients. */
+                gv[i][k] = got[k];
+            }
+            free(got);
+            wt_tensor_release(g), wt_tensor_release(g32);
+        }
+        CHECK(ok && norm_err < 1e-5 && grad_err < 1e-5 && half_err < 1e-3 && missing_ok && kept_ok,
+              "clip_grad_norm (%d gradients%s, %s; an earlier handle unchanged): global norm %.9g vs %.9g in double (rel %.2g), gradients x %.6g "
+              "(max rel error %.2g f32, %.2g f16)", np - 1, has_f16 ? " one f16" : "",
+              round == 0 ? "clipped" : "below the bound", nv, want, norm_err, factor, grad_err, half_err);
+        wt_tensor_release(norm);
+        sumsq = 0;
+        for (int i = 0; i < np; i++)
+            if (i != 5)
+                for (int64_t k = 0; k < counts[i]; k++) sumsq += (double)gv[i][k] * gv[i][k];
+        want = sqrt(sumsq);
+    }
+    for (int i = 0; i < CLIP_PARAMS; i++) wt_tensor_release(ps[i]), free(gv[i]);
+}
+
 /* A two-layer MLP's mean cross-entropy over rows [r0, r1) of x. */
 static wt_tensor *mlp_loss(wt_tensor *const *p, wt_tensor *x, wt_tensor *y, int64_t r0, int64_t r1)
 {
@@ -614,6 +722,7 @@ int main(int argc, char **argv)
     test_adamw();
     test_schedules();
     test_clip();
+    test_clip_reference();
     test_accumulation();
     test_loop();
     test_grad_scaler();

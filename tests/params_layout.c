@@ -240,6 +240,11 @@ static const c_field wgsl_optimizer_params[] = {
     F(optimizer_params, eps), F(optimizer_params, bias1), F(optimizer_params, bias2),
     F(optimizer_params, s_offset),
 };
+static const c_field wgsl_grad_clip_scale_params[] = {
+    F(grad_clip_scale_params, n0), F(grad_clip_scale_params, n1), F(grad_clip_scale_params, n2),
+    F(grad_clip_scale_params, norm_offset), F(grad_clip_scale_params, offset0), F(grad_clip_scale_params, offset1),
+    F(grad_clip_scale_params, offset2), F(grad_clip_scale_params, max_norm),
+};
 static const c_field wgsl_optimizer_advance_params[] = {
     F(optimizer_advance_params, offset), F(optimizer_advance_params, one_minus_b1),
     F(optimizer_advance_params, one_minus_b2), F(optimizer_advance_params, pad0),
@@ -394,6 +399,7 @@ static const layout_pair pairs[] = {
     PAIR("gemm_matrix_staged", "Params", matrix_params, wgsl_gemm_matrix_params),
     PAIR("gemm_matrix_tiled", "Params", matrix_params, wgsl_gemm_matrix_params),
     PAIR("gemm_splitk", "Params", splitk_params, wgsl_gemm_splitk_params),
+    PAIR("grad_clip_scale", "Params", grad_clip_scale_params, wgsl_grad_clip_scale_params),
     PAIR("gemv_f16", "Params", gemv_f16_params, wgsl_gemv_f16_params),
     PAIR("linear_fused", "Params", linear_fused_params, wgsl_linear_fused_params),
     PAIR("im2col", "Params", im2col_params, wgsl_im2col_params),

@@ -373,69 +373,163 @@ wt_status wt_optimizer_zero_grad(wt_optimizer *opt)
 
 /* -------------------------------------------------------------- clipping */
 
-/* The gradients of n tensors (entries without one skipped) scaled in
- * place of their records by min(1, max_norm / (norm + 1e-6)). */
+/* The gradient of t, or NULL. */
+static wt_tensor *grad_of(const wt_tensor *t) { return t->autograd ? t->autograd->grad : NULL; }
+
+/* Writes the 2-norm of g (not empty) into slot (a 0-d f32 view): one
+ * reduction, no temporaries. A backend that cannot read g's dtype in the
+ * reduction gets an f32 copy. */
+static wt_status grad_norm_into(wt_context *ctx, const wt_tensor *g, wt_tensor *slot)
+{
+    wt_tensor *flat = NULL, *lifted = NULL;
+    wt_status st;
+    const wt_tensor *x = g;
+    int nred = g->ndim;
+    if (wt_layout_is_contiguous(g->ndim, g->shape, g->strides)) {
+        int64_t one = 1;
+        if ((st = wt_tensor_view(g, 1, &g->numel, &one, g->offset, &flat)) != WT_OK) return st;
+        x = flat, nred = 1;
+    }
+    wt_node n = {.kind = WT_NODE_REDUCE, .in = {x, NULL}, .out = {slot},
+                 .p.reduce = {WT_REDUCE_NORM2, (double)g->numel, nred}};
+    st = wt_node_run(ctx, &n);
+    if (st == WT_ERR_UNSUPPORTED && g->dtype != WT_F32 && (st = wt_cast(g, WT_F32, &lifted)) == WT_OK) {
+        n.in[0] = lifted, n.p.reduce.nreduced = lifted->ndim;
+        st = wt_node_run(ctx, &n);
+    }
+    wt_tensor_release(flat);
+    wt_tensor_release(lifted);
+    return st;
+}
+
+/* Whether g can be scaled in place: f32, contiguous, held by its record
+ * alone (the references of open scopes aside: a handle the caller took
+ * with wt_tensor_grad keeps the values before clipping, as documented),
+ * the only tensor on its buffer (no view or saved tensor sees the change;
+ * the references a capturing graph and its backend state hold for their
+ * own nodes aside) and not
+ * the gradient of an earlier entry. Others get a fresh tensor. */
+static bool scales_in_place(wt_context *ctx, int i, wt_tensor *const *ts)
+{
+    const wt_tensor *g = grad_of(ts[i]);
+    int64_t graph_refs = wt_graph_storage_refs(ctx->capture, g->storage);
+    if (ctx->capture && ctx->replay_state && ctx->ops->graph_storage_refs)
+        graph_refs += ctx->ops->graph_storage_refs(*ctx->replay_state, g->storage);
+    int64_t others = (int64_t)g->refcount - g->scope_refs - 1 + (g->storage->refcount - 1 - graph_refs);
+    if (g->dtype != WT_F32 || others != 0 || g->storage->borrowed ||
+        !wt_layout_is_contiguous(g->ndim, g->shape, g->strides) || !wt_backend_runs(ctx, WT_NODE_GRAD_CLIP_SCALE))
+        return false;
+    for (int j = 0; j < i; j++)
+        if (grad_of(ts[j]) && grad_of(ts[j])->storage == g->storage) return false;
+    return true;
+}
+
+/* max(1, max_norm / (norm + 1e-6)) as a 0-d tensor, for the gradients
+ * scaled into fresh tensors. */
+static wt_status scale_of(const wt_tensor *norm, double max_norm, wt_tensor **scale)
+{
+    wt_tensor *d = NULL, *r = NULL, *m = NULL;
+    wt_status st = wt_add_scalar(norm, 1e-6, &d);
+    if (st == WT_OK) st = wt_reciprocal(d, &r);
+    if (st == WT_OK) st = wt_mul_scalar(r, max_norm, &m);
+    if (st == WT_OK) st = wt_minimum_scalar(m, 1.0, scale);
+    wt_tensor_release(d), wt_tensor_release(r), wt_tensor_release(m);
+    return st;
+}
+
+/* The scaling of node's gradients in place; where the backend has no
+ * kernel for them (a gradient past one binding), through a scaled copy. */
+static wt_status scale_in_place(wt_context *ctx, const wt_node *node, const wt_tensor *norm, double max_norm,
+                                wt_tensor **scale)
+{
+    wt_status st = wt_node_run(ctx, node);
+    if (st != WT_ERR_UNSUPPORTED) return st;
+    st = *scale ? WT_OK : scale_of(norm, max_norm, scale);
+    for (int k = 0; k < WT_NODE_MAX_OUT && node->out[k] && st == WT_OK; k++) {
+        wt_tensor *t = NULL;
+        if ((st = wt_mul(node->out[k], *scale, &t)) == WT_OK) st = wt_copy_into(node->out[k], t);
+        wt_tensor_release(t);
+    }
+    return st;
+}
+
+/* The gradients of n tensors (entries without one skipped) scaled by
+ * min(1, max_norm / (norm + 1e-6)), norm the 2-norm of all of them. Each
+ * gradient's norm is one reduction written into its slot of one [m]
+ * vector, the global norm that vector's norm, and the gradients are
+ * scaled in place, three a kernel, which reads the norm on the device:
+ * about 1.3 small dispatches a gradient, no fresh gradient buffers,
+ * nothing read back. A gradient that cannot be scaled in place (scales_in_place) gets
+ * a scaled copy, which replaces the record's only once all are made; an
+ * error in the in-place kernels may leave some gradients scaled. */
 static wt_status clip(const char *fn, wt_context *ctx, int n, wt_tensor *const *ts, double max_norm,
                       wt_tensor **total_norm)
 {
     if (!isfinite(max_norm) || !(max_norm > 0))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: max_norm must be finite and > 0", fn);
+    int64_t m = 0;
+    for (int i = 0; i < n; i++)
+        if (grad_of(ts[i]) && grad_of(ts[i])->numel > 0) m++;
     wt_grad_pause pz;
     wt_grad_pause_begin(ctx, &pz);
-    wt_tensor *sumsq = NULL, *norm = NULL, *scale = NULL;
+    wt_tensor *norms = NULL, *norm = NULL, *scale = NULL, **scaled = NULL;
+    bool *in_place = NULL;
     wt_status st = WT_OK;
+    if (m == 0) {
+        st = wt_tensor_zeros(ctx, WT_F32, 0, NULL, &norm);
+        goto done;
+    }
+    scaled = calloc((size_t)n, sizeof *scaled);
+    in_place = calloc((size_t)n, sizeof *in_place);
+    if (!scaled || !in_place) {
+        st = wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+        goto done;
+    }
+    if ((st = wt_tensor_alloc(ctx, WT_F32, 1, &m, &norms)) != WT_OK) goto done;
+    for (int i = 0, k = 0; i < n && st == WT_OK; i++) {
+        wt_tensor *g = grad_of(ts[i]), *slot = NULL;
+        if (!g || g->numel == 0) continue;
+        if ((st = wt_tensor_view(norms, 0, NULL, NULL, norms->offset + k++, &slot)) == WT_OK)
+            st = grad_norm_into(ctx, g, slot);
+        wt_tensor_release(slot);
+    }
+    if (st == WT_OK) st = wt_norm(norms, 2.0, 0, NULL, false, &norm);
     for (int i = 0; i < n && st == WT_OK; i++) {
-        wt_tensor *g = ts[i]->autograd ? ts[i]->autograd->grad : NULL, *sq = NULL, *s = NULL, *acc = NULL;
-        if (!g) continue;
-        st = wt_square(g, &sq);
-        if (st == WT_OK) st = wt_sum(sq, 0, NULL, false, &s);
-        wt_tensor_release(sq);
-        if (st == WT_OK && sumsq) {
-            st = wt_add(sumsq, s, &acc);
-            wt_tensor_release(s);
-            s = acc;
+        if (!grad_of(ts[i]) || grad_of(ts[i])->numel == 0) continue;
+        if (scales_in_place(ctx, i, ts)) {
+            in_place[i] = true;
+            continue;
         }
+        if (!scale) st = scale_of(norm, max_norm, &scale);
+        if (st == WT_OK) st = wt_mul(grad_of(ts[i]), scale, &scaled[i]);
+    }
+    /* Three gradients a dispatch, while their elements stay far from 2^32. */
+    wt_node scaling = {.kind = WT_NODE_GRAD_CLIP_SCALE, .in = {norm}, .p.clip = {max_norm}};
+    int batched = 0;
+    int64_t elements = 0;
+    for (int i = 0; i <= n && st == WT_OK; i++) {
+        wt_tensor *g = i < n && in_place[i] ? grad_of(ts[i]) : NULL;
+        if (i < n && !g) continue;
+        if (batched > 0 && (i == n || batched == 3 || elements + g->numel > INT32_MAX)) {
+            st = scale_in_place(ctx, &scaling, norm, max_norm, &scale);
+            memset(scaling.out, 0, sizeof scaling.out);
+            batched = 0, elements = 0;
+        }
+        if (g) scaling.out[batched++] = g, elements += g->numel;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!scaled[i]) continue;
         if (st == WT_OK) {
-            wt_tensor_release(sumsq);
-            sumsq = s;
+            wt_tensor_release(ts[i]->autograd->grad);
+            ts[i]->autograd->grad = scaled[i];
         } else {
-            wt_tensor_release(s);
+            wt_tensor_release(scaled[i]);
         }
     }
-    if (st == WT_OK) {
-        if (sumsq) {
-            wt_tensor *d = NULL, *r = NULL, *m = NULL;
-            st = wt_sqrt(sumsq, &norm);
-            if (st == WT_OK) st = wt_add_scalar(norm, 1e-6, &d);
-            if (st == WT_OK) st = wt_reciprocal(d, &r);
-            if (st == WT_OK) st = wt_mul_scalar(r, max_norm, &m);
-            if (st == WT_OK) st = wt_minimum_scalar(m, 1.0, &scale);
-            wt_tensor_release(d);
-            wt_tensor_release(r);
-            wt_tensor_release(m);
-        } else {
-            st = wt_tensor_zeros(ctx, WT_F32, 0, NULL, &norm);
-        }
-    }
-    /* The scaled gradients replace the records' only once all are made. */
-    wt_tensor **scaled = NULL;
-    if (st == WT_OK && scale) {
-        scaled = calloc((size_t)n, sizeof *scaled);
-        if (!scaled) st = wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
-        for (int i = 0; i < n && st == WT_OK; i++)
-            if (ts[i]->autograd && ts[i]->autograd->grad) st = wt_mul(ts[i]->autograd->grad, scale, &scaled[i]);
-        for (int i = 0; i < n && scaled; i++) {
-            if (!scaled[i]) continue;
-            if (st == WT_OK) {
-                wt_tensor_release(ts[i]->autograd->grad);
-                ts[i]->autograd->grad = scaled[i];
-            } else {
-                wt_tensor_release(scaled[i]);
-            }
-        }
-        free(scaled);
-    }
-    wt_tensor_release(sumsq);
+done:
+    free(scaled);
+    free(in_place);
+    wt_tensor_release(norms);
     wt_tensor_release(scale);
     wt_grad_pause_end(&pz);
     if (st == WT_OK && total_norm) st = wt_tensor_share(norm, total_norm); /* the caller's scope owns it */

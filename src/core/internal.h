@@ -291,6 +291,9 @@ struct wt_backend_ops {
     bool (*graph_replay_begin)(wt_context *ctx, void **state);
     void (*graph_replay_end)(wt_context *ctx, void *state, wt_status ran);
     wt_status (*graph_replay_list)(wt_context *ctx, void *state);
+    /* Optional (NULL: none): the references to s the backend holds for a
+     * graph through its state (ctx->replay_state). */
+    int64_t (*graph_storage_refs)(const void *state, const wt_storage *s);
     /* Optional (NULL: no adapters): the adapters this backend could use
      * with opts, without a context (wt_list_adapters). */
     wt_status (*list_adapters)(const wt_context_options *opts, wt_adapter_info *infos, int capacity,

@@ -12,7 +12,7 @@
  * included) unless the kind says otherwise; outputs are fresh contiguous
  * tensors of the backend's storage, except for the kinds that update a
  * tensor in place (COPY_INTO, SCATTER_ADD, SCATTER_ADD_ROWS,
- * OPTIMIZER_STEP, KERNEL_DISPATCH), whose mutated tensors are outputs too. */
+ * OPTIMIZER_STEP, GRAD_CLIP_SCALE, KERNEL_DISPATCH), whose mutated tensors are outputs too. */
 #ifndef WT_NODE_H
 #define WT_NODE_H
 
@@ -331,6 +331,11 @@ enum {
  *                  sum, no product pass left. A backend may refuse rows
  *                  its kernel does not fit (WT_ERR_UNSUPPORTED: the
  *                  caller composes the backward then)
+ *   GRAD_CLIP_SCALE out0, out1, out2 (f32, contiguous, on distinct buffers;
+ *                  updated; out1 and out2 may be NULL) *= min(1, m / (in0
+ *                  + 1e-6)) with m = p.clip.max_norm (as f32) and in0 the
+ *                  global norm (f32, 1 element), a NaN factor kept
+ *                  (wt_clip_grad_norm's scaling, in place)
  * The backend-facing rules of each kind are those of wt_backend_ops before
  * nodes (the comments at the argument types above). */
 /* The frequencies of a rotary embedding: theta^(-2i/D), scaled as
@@ -359,7 +364,8 @@ double wt_rope_frequency(const wt_rope_freqs *f, int64_t i, int64_t D);
     X(KERNEL_DISPATCH, kernel) X(INTERPOLATE, interpolate)                                    \
     X(INTERPOLATE_BACKWARD, interpolate_backward) X(DEQUANTIZE, dequantize)                    \
     X(LINEAR_QUANT, linear_quant) X(SAMPLE, sample) X(LINEAR_FUSED, linear_fused)              \
-    X(ROPE_KV_CACHE, rope_kv_cache) X(NORM_BACKWARD, norm_backward)
+    X(ROPE_KV_CACHE, rope_kv_cache) X(NORM_BACKWARD, norm_backward)                         \
+    X(GRAD_CLIP_SCALE, grad_clip_scale)
 
 typedef enum wt_node_kind {
 #define WT_NODE_KIND_ENUM(ID, name) WT_NODE_##ID,
@@ -400,6 +406,7 @@ typedef struct wt_node {
         int32_t ignore; /* CROSS_ENTROPY(_BACKWARD) */
         struct { int64_t plane, plane_rows; } rows;
         wt_optimizer_update opt; /* its tensors: out0, out1, out2, in0 */
+        struct { double max_norm; } clip; /* GRAD_CLIP_SCALE */
         struct { wt_quant_type type; int64_t k; } quant; /* DEQUANTIZE, LINEAR_QUANT */
         struct { bool rms_norm, swiglu; float eps; } linear; /* LINEAR_FUSED */
         struct { wt_rope_freqs freqs; int64_t offset, q_heads; } rope_kv; /* ROPE_KV_CACHE */

@@ -142,6 +142,7 @@ static wt_status cpu_run(wt_context *ctx, const wt_node *n)
         wt_optimizer_update u = wt_node_optimizer_update(n);
         return cpu_optimizer_step(ctx, &u);
     }
+    case WT_NODE_GRAD_CLIP_SCALE: return cpu_grad_clip_scale(ctx, in[0], n->p.clip.max_norm, out);
     case WT_NODE_SAMPLE:
         return cpu_sample(ctx, in[0], in[1], n->p.sample.inv_temp, n->p.sample.top_k, n->p.sample.top_p,
                           n->p.sample.seed, out[0]);

@@ -40,12 +40,27 @@ static int64_t combine_i(wt_combine c, int64_t a, int64_t b)
     return a;
 }
 
+/* Whether a combine may be reassociated into vector lanes: the norms'
+ * sums over contiguous elements (a chain of dependent double adds would
+ * bound them by the add's latency; gradient clipping takes one norm per
+ * parameter). The other rows keep their order. */
+#define LANE_SUMS(ID) (WT_REDUCE_##ID == WT_REDUCE_NORM1 || WT_REDUCE_##ID == WT_REDUCE_NORM2)
+
 /* One span function and one finish per row. */
 #define WT_REDUCE_OP(ID, nm, comb, ident, sh, eok, dt, mc, fc, mw, fw)                    \
     CPU_MULTIVERSION                                                                      \
     static double span_##ID(const float *restrict x, int64_t n, int64_t step, double s,   \
                             double a) {                                                   \
         (void)s;                                                                          \
+        if (LANE_SUMS(ID) && step == 1) {                                                 \
+            double acc = 0.0;                                                             \
+            _Pragma("omp simd reduction(+ : acc)")                                        \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                const double v = (double)x[i];                                            \
+                acc += (mc);                                                              \
+            }                                                                             \
+            return a + acc;                                                               \
+        }                                                                                 \
         for (int64_t i = 0; i < n; i++) {                                                 \
             const double v = (double)x[i * step];                                         \
             a = comb_##comb(a, (mc));                                                     \

@@ -280,3 +280,23 @@ wt_status cpu_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
     }
     return WT_OK;
 }
+
+/* g[0..2] (NULL: absent) *= min(1, max_norm / (norm + 1e-6)) in place, in
+ * f32 as the WebGPU kernel computes it; a NaN factor (a NaN norm) is
+ * kept, as PyTorch's clamp keeps it. */
+wt_status cpu_grad_clip_scale(wt_context *ctx, const wt_tensor *norm, double max_norm, wt_tensor *const g[3])
+{
+    if (norm->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "cpu grad_clip_scale: f32 tensors only");
+    for (int k = 0; k < 3; k++)
+        if (g[k] && g[k]->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "cpu grad_clip_scale: f32 tensors only");
+    float q = (float)max_norm / (cpu_data(norm)[0] + 1e-6f);
+    float s = isnan(q) ? q : fminf(q, 1.0f);
+    for (int k = 0; k < 3; k++) {
+        if (!g[k]) continue;
+        float *x = cpu_data(g[k]);
+        int64_t n = g[k]->numel;
+#pragma omp parallel for num_threads(cpu_threads(ctx)) if (n >= CPU_PARALLEL_MIN)
+        for (int64_t i = 0; i < n; i++) x[i] *= s;
+    }
+    return WT_OK;
+}

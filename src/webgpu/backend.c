@@ -420,6 +420,19 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
         wt_optimizer_update u = wt_node_optimizer_update(n);
         return wg_win_optimizer_step(ctx, &u);
     }
+    case WT_NODE_GRAD_CLIP_SCALE:
+        if (wg_needs_windows(ctx, in[0])) return wt_fail(WT_ERR_UNSUPPORTED, "webgpu grad_clip_scale: tensors past one binding");
+        for (int k = 0; k < 3; k++) {
+            if (!out[k]) continue;
+            if (wg_needs_windows(ctx, out[k]))
+                return wt_fail(WT_ERR_UNSUPPORTED, "webgpu grad_clip_scale: tensors past one binding");
+            for (int j = 0; j < k; j++)
+                if (out[j] && out[j]->storage == out[k]->storage)
+                    return wt_fail(WT_ERR_UNSUPPORTED, "webgpu grad_clip_scale: two gradients in one buffer");
+            if (out[k]->storage == in[0]->storage)
+                return wt_fail(WT_ERR_UNSUPPORTED, "webgpu grad_clip_scale: the norm lives in a gradient's buffer");
+        }
+        return wg_op_grad_clip_scale(ctx, in[0], n->p.clip.max_norm, out);
     case WT_NODE_CONV_TRANSPOSE2D:
         return wg_op_conv_transpose2d(ctx, in[0], in[1], in[2], &n->p.window.win, n->p.window.groups,
                                       out[0]);
@@ -462,6 +475,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .kernel_compile = wg_kernel_compile,
     .list_adapters = wt_webgpu_list_adapters,
     .graph_state_free = wg_graph_state_free,
+    .graph_storage_refs = wg_graph_storage_refs,
     .graph_replay_begin = wg_graph_replay_begin,
     .graph_replay_end = wg_graph_replay_end,
     .graph_replay_list = wg_graph_replay_list,

@@ -427,5 +427,8 @@ wt_status wg_op_scatter_add_rows_part(wt_context *ctx, const wt_tensor *dy, cons
                                       wt_tensor *out);
 wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
 wt_status wg_op_optimizer_advance(wt_context *ctx, const wt_optimizer_update *u);
+/* g[0..2] (f32, contiguous, each within one binding, on distinct buffers;
+ * NULL: absent) *= min(1, max_norm / (norm + 1e-6)), in one dispatch. */
+wt_status wg_op_grad_clip_scale(wt_context *ctx, const wt_tensor *norm, double max_norm, wt_tensor *const g[3]);
 
 #endif /* WT_WG_H */

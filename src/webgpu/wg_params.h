@@ -436,4 +436,10 @@ typedef struct optimizer_advance_params {
     uint32_t pad0;
 } optimizer_advance_params;
 
+/* Same layout as grad_clip_scale.wgsl's Params. */
+typedef struct grad_clip_scale_params {
+    uint32_t n0, n1, n2, norm_offset, offset0, offset1, offset2;
+    float max_norm;
+} grad_clip_scale_params;
+
 #endif

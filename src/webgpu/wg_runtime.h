@@ -146,6 +146,8 @@ wt_status wg_pipeline_get(wt_context *ctx, const wg_launch *launch, const wg_pip
 wt_status wg_replay_slot(wt_context *ctx, int64_t ordinal, wg_bind_group_slot **out);
 /* Releases a graph's bind groups and list (wt_backend_ops.graph_state_free). */
 void wg_graph_state_free(wt_context *ctx, void *state);
+/* The storage references a graph's state holds on s (wt_backend_ops.graph_storage_refs). */
+int64_t wg_graph_storage_refs(const void *state, const wt_storage *s);
 /* Replays from a recorded list of dispatches (replay.c; wt_backend_ops). */
 bool wg_graph_replay_begin(wt_context *ctx, void **state);
 void wg_graph_replay_end(wt_context *ctx, void *state, wt_status ran);

@@ -156,3 +156,36 @@ wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
         if (dummy[i]) wg_scratch_release(ctx, dummy[i]);
     return st;
 }
+
+wt_status wg_op_grad_clip_scale(wt_context *ctx, const wt_tensor *norm, double max_norm, wt_tensor *const g[3])
+{
+    const char *fn = "webgpu grad_clip_scale";
+    wt_status st = fits_u32(fn, norm);
+    if (st != WT_OK) return st;
+    if (norm->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "%s: f32 tensors only", fn);
+    uint32_t n[3] = {0, 0, 0}, off[3] = {0, 0, 0};
+    uint64_t total = 0;
+    for (int k = 0; k < 3; k++) {
+        if (!g[k]) continue;
+        if ((st = fits_u32(fn, g[k])) != WT_OK) return st;
+        if (g[k]->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "%s: f32 tensors only", fn);
+        n[k] = (uint32_t)g[k]->numel, off[k] = (uint32_t)g[k]->offset;
+        total += (uint64_t)g[k]->numel;
+    }
+    if (total >= UINT32_MAX) return wt_fail(WT_ERR_UNSUPPORTED, "%s: too many elements for 32-bit indexing", fn);
+    if (total == 0) return WT_OK;
+    grad_clip_scale_params p = {n[0], n[1], n[2], (uint32_t)norm->offset, off[0], off[1], off[2], (float)max_norm};
+    char prelude[48];
+    snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\n", ELEM_WG);
+    /* Absent gradients: a scratch buffer each (one buffer bound writable
+     * twice in a dispatch is refused by WebGPU). */
+    wt_storage *dummy[3] = {NULL, NULL, NULL};
+    wg_binding b[4] = {{g[0] ? g[0]->storage : NULL, true}, {g[1] ? g[1]->storage : NULL, true},
+                       {g[2] ? g[2]->storage : NULL, true}, {norm->storage, false}};
+    for (int k = 0; k < 3 && st == WT_OK; k++)
+        if (!b[k].storage && (st = wg_scratch(ctx, 16, &dummy[k])) == WT_OK) b[k].storage = dummy[k];
+    if (st == WT_OK) st = launch(ctx, "grad_clip_scale", NULL, prelude, &p, sizeof p, b, 4, ceil_div(total, ELEM_WG));
+    for (int k = 0; k < 3; k++)
+        if (dummy[k]) wg_scratch_release(ctx, dummy[k]);
+    return st;
+}

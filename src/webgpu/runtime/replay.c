@@ -582,6 +582,11 @@ wt_status wg_graph_replay_list(wt_context *ctx, void *state)
     return wg_flush(ctx);
 }
 
+int64_t wg_graph_storage_refs(const void *state, const wt_storage *s)
+{
+    return state ? held_count(state, s) : 0;
+}
+
 void wg_graph_state_free(wt_context *ctx, void *state)
 {
     wg_replay *r = state;
