@@ -76,8 +76,11 @@ static wt_status check(const wt_context *ctx, const char *what, const wt_tensor 
 static wt_status launch(wt_context *ctx, const char *shader, const char *extra, const void *params,
                         size_t size, const wg_binding *bindings, int n, uint64_t threads)
 {
+    /* WGSL's enable directives come before every declaration. */
+    const bool directive = strncmp(extra, "enable ", 7) == 0;
     char prelude[512];
-    snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\n%s", CONV_WG, extra);
+    snprintf(prelude, sizeof prelude, "%sconst WG: u32 = %uu;\n%s", directive ? extra : "", CONV_WG,
+             directive ? "" : extra);
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = shader;
@@ -107,6 +110,26 @@ wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *w
     wg_binding b[2] = {{x->storage, false}, {col->storage, true}};
     if (col->offset != 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu im2col: col must start its storage");
     return launch(ctx, "im2col", "", &p, sizeof p, b, 2, (uint64_t)col->numel);
+}
+
+wt_status wg_op_im2col_rows_f16(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_window2d *win,
+                                int64_t image0, int64_t images, int64_t kp, wt_storage *col)
+{
+    const int64_t K = w->shape[1] * win->kernel_h * win->kernel_w;
+    const int64_t rows = x ? images * win->out_h * win->out_w : w->shape[0];
+    const uint64_t words = (uint64_t)rows * (uint64_t)kp / 4;
+    if (!window_fits_i32(win) || words >= (1ull << 31) || K >= (1ll << 31) || kp % 8 || kp < K ||
+        (uint64_t)rows * kp * 2 > col->bytes)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu im2col_rows_f16: sizes beyond 32-bit indexing");
+    if (words == 0) return WT_OK;
+    const wt_tensor *src = x ? x : w;
+    im2col_rows_params p = {
+        .win = window_of(win), .x = view_of(src), .total = (uint32_t)words, .kp4 = (uint32_t)(kp / 4),
+        .k = (uint32_t)K, .pixels = (uint32_t)(win->out_h * win->out_w), .image0 = (uint32_t)image0,
+    };
+    wg_binding b[2] = {{src->storage, false}, {col, true}};
+    return launch(ctx, "im2col_rows_f16", x ? "enable f16;\nconst MODE: u32 = 0u;\n" : "enable f16;\nconst MODE: u32 = 1u;\n",
+                  &p, sizeof p, b, 2, words);
 }
 
 wt_status wg_op_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
