@@ -223,9 +223,14 @@ static const uint32_t matrix_tiles[][4] = {
  * workgroups and fits the device runs, else the last. 128 x 128 tiles of
  * four subgroups of 4 x 4 results and k slabs of 16 ran fastest on an
  * H200 at 4096^3 (bench/RESULTS.md); smaller products take smaller tiles,
- * for more workgroups. */
-static const uint32_t matrix_tiled_tiles[][5] = {{4, 4, 2, 2, 16}, {2, 2, 4, 2, 32}, {2, 2, 2, 2, 32}};
+ * for more workgroups. At most 64 rows (a convolution's product has as
+ * many as output channels, often 64) skip the 128-row tiles, which would
+ * multiply zeros half the time or more, for 64 x 128 (two subgroups of
+ * 4 x 4, SHORT_M_TILE) or 64 x 64; more rows never take SHORT_M_TILE. */
+static const uint32_t matrix_tiled_tiles[][5] = {
+    {4, 4, 2, 2, 16}, {4, 4, 1, 2, 16}, {2, 2, 4, 2, 32}, {2, 2, 2, 2, 32}};
 #define MATRIX_FILL 128u
+#define SHORT_M_TILE 1u
 
 /* Why the device cannot run gemm_matrix.wgsl, or NULL when it can. */
 static const char *matrix_device_gap(const wg_caps *caps)
@@ -333,6 +338,8 @@ static wt_status gemm_matrix_rows(wt_context *ctx, const wt_tensor *a, const wt_
             uint64_t groups = (uint64_t)B * ceil_div((uint64_t)M, 16u * c[0] * c[2]) *
                               ceil_div((uint64_t)N, 16u * c[1] * c[3]);
             bool last = i + 1 == sizeof matrix_tiled_tiles / sizeof matrix_tiled_tiles[0];
+            bool short_m = M <= 64;
+            if (!last && (short_m ? 16u * c[0] * c[2] > 64 : i == SHORT_M_TILE)) continue;
             if (32 * c[2] * c[3] <= caps->max_invocations &&
                 tiled_bytes(kernel, c, c_bk, b_t) <= caps->max_workgroup_storage && (groups >= MATRIX_FILL || last)) {
                 t = c;
