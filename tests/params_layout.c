@@ -197,9 +197,7 @@ static const c_field wgsl_im2col_params[] = {
 };
 static const c_field wgsl_im2col_rows_params[] = {
     F(im2col_rows_params, win), F(im2col_rows_params, x), F(im2col_rows_params, total),
-    F(im2col_rows_params, kp4), F(im2col_rows_params, k), F(im2col_rows_params, pixels),
-    F(im2col_rows_params, image0), F(im2col_rows_params, pad0), F(im2col_rows_params, pad1),
-    F(im2col_rows_params, pad2),
+    F(im2col_rows_params, k), F(im2col_rows_params, pixels), F(im2col_rows_params, image0),
 };
 static const c_field wgsl_matmul_gemv_params[] = {
     F(gemv_params, batch), F(gemv_params, outputs), F(gemv_params, k), F(gemv_params, out_offset),

@@ -95,8 +95,7 @@ typedef struct im2col_params {
 typedef struct im2col_rows_params {
     window_params win;
     view4_params x;
-    uint32_t total, kp4, k, pixels;
-    uint32_t image0, pad0, pad1, pad2;
+    uint32_t total, k, pixels, image0;
 } im2col_rows_params;
 
 /* Same layout as col2im.wgsl's Params. */

@@ -1,44 +1,35 @@
 // The f16 operands of a convolution on the matrix units (kernels/gemm.c,
-// gemm_conv_matrix), four halves a thread, zero past k:
-//   MODE 0: col [images, P, KP], the windows of x as rows: row (i, q) for
-//     output pixel q = oy * OW + ox of image image0 + i, column
-//     k = (c * KH + ky) * KW + kx < K holds x[n, c, iy, ix] with
-//     iy = oy * stride_h - pad_top + ky * dil_h (ix alike), 0 in the
-//     padding. The product reads it as b stored [n, k].
-//   MODE 1: w [O, K] (contiguous from x.offset) copied to [O, KP]: rows
-//     padded to KP, a multiple of 8 (16-byte rows for the matrix loads).
-// Consecutive threads write consecutive 8-byte words of a row.
-// Prelude: enable f16, WG, MODE; library: window.
+// gemm_conv_matrix), in words of eight halves (16 bytes), zero past the
+// data:
+//   MODE 0: col [images, KP, PP], the windows of x as columns: row
+//     k = (c * KH + ky) * KW + kx < K, column q = oy * OW + ox < P of image
+//     image0 + i holds x[n, c, iy, ix] with iy = oy * stride_h - pad_top +
+//     ky * dil_h (ix alike), 0 in the padding. A word is eight consecutive
+//     pixels of one row, so that consecutive threads read (stride 1)
+//     neighbouring pixels of x and write consecutive words.
+//   MODE 1: w [O, K] (contiguous from x.offset) copied to [O, KP].
+// KP and PP are K and P rounded up to 8 (whole words a row). The divisors
+// are prelude constants (a multiply and a shift each, not a division).
+// Prelude: enable f16, WG, MODE, KW (kernel_w), KK (kernel_h * kernel_w),
+// OW (out_w), WORDS_PER_ROW (PP / 8 or KP / 8), KP; library: window.
 
 struct Params {
     win: Window,
     x: View4,
-    total: u32,  // words of four halves written
-    kp4: u32,    // KP / 4
+    total: u32,  // words written
     k: u32,      // K
     pixels: u32, // P = OH * OW (MODE 0)
     image0: u32, // first image (MODE 0)
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f16>;
-@group(0) @binding(2) var<storage, read_write> col: array<vec4<f16>>;
+@group(0) @binding(2) var<storage, read_write> col: array<vec4<u32>>;
 
-fn tap(row: u32, k: u32) -> f16 {
-    if (k >= p.k) { return f16(0.0); }
-    if (MODE == 1u) { return x[p.x.offset + row * p.k + k]; }
-    let w = p.win;
-    let kw = u32(w.kernel_w);
-    let kk = u32(w.kernel_h) * kw;
-    let ow = u32(w.out_w);
-    let q = row % p.pixels;
-    let iy = i32(q / ow) * w.stride_h - w.pad_top + i32((k % kk) / kw) * w.dil_h;
-    let ix = i32(q % ow) * w.stride_w - w.pad_left + i32(k % kw) * w.dil_w;
-    if (iy < 0 || iy >= w.in_h || ix < 0 || ix >= w.in_w) { return f16(0.0); }
-    return x[view4_at(p.x, p.image0 + row / p.pixels, k / kk, u32(iy), u32(ix))];
+fn put(t: u32, v: array<f16, 8>) {
+    let lo = vec4<f16>(v[0], v[1], v[2], v[3]);
+    let hi = vec4<f16>(v[4], v[5], v[6], v[7]);
+    col[t] = vec4<u32>(bitcast<vec2<u32>>(lo), bitcast<vec2<u32>>(hi));
 }
 
 @compute @workgroup_size(WG)
@@ -49,7 +40,39 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     if (t >= p.total) {
         return;
     }
-    let row = t / p.kp4;
-    let k = (t % p.kp4) * 4u;
-    col[t] = vec4<f16>(tap(row, k), tap(row, k + 1u), tap(row, k + 2u), tap(row, k + 3u));
+    var v: array<f16, 8>;
+    let row = t / WORDS_PER_ROW;
+    let first = (t % WORDS_PER_ROW) * 8u;
+    if (MODE == 1u) {
+        for (var j = 0u; j < 8u; j++) {
+            if (first + j < p.k) { v[j] = x[p.x.offset + row * p.k + first + j]; }
+        }
+        put(t, v);
+        return;
+    }
+    let k = row % KP;
+    let image = p.image0 + row / KP;
+    let w = p.win;
+    if (k < p.k) {
+        let c = k / KK;
+        let ky = i32((k % KK) / KW);
+        let kx = i32(k % KW);
+        var oy = first / OW;
+        var ox = first % OW;
+        for (var j = 0u; j < 8u; j++) {
+            if (first + j < p.pixels) {
+                let iy = i32(oy) * w.stride_h - w.pad_top + ky * w.dil_h;
+                let ix = i32(ox) * w.stride_w - w.pad_left + kx * w.dil_w;
+                if (iy >= 0 && iy < w.in_h && ix >= 0 && ix < w.in_w) {
+                    v[j] = x[view4_at(p.x, image, c, u32(iy), u32(ix))];
+                }
+            }
+            ox += 1u;
+            if (ox == OW) {
+                ox = 0u;
+                oy += 1u;
+            }
+        }
+    }
+    put(t, v);
 }
