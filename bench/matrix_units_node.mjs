@@ -2,7 +2,13 @@
 // Node addon (npm "webgpu"), its flags and subgroupMatrix, then f16
 // products checked against float64 and timed.
 //
-//   node bench/matrix_units_node.mjs WEB_DIR [N]
+//   node bench/matrix_units_node.mjs WEB_DIR [N] [conv]
+//
+// With "conv" only the convolutions run: f16 conv2d cases (odd sizes,
+// stride 2, padding, a bias, a weight whose rows are not whole 16-byte
+// words) checked against float64, then 32x64x56x56 by 64 3x3 timed. With
+// WT_GEMM_MATRIX_OFF=1 they take the other path, and the count expects
+// every one declined.
 //
 // WEB_DIR holds the wasm build's webtensor.mjs (build-wasm/web). The addon
 // comes from WT_DAWN_NODE (a dawn.node path) or the "webgpu" package that
@@ -22,6 +28,7 @@ import { join, resolve } from 'node:path';
 
 const webDir = resolve(process.argv[2] || 'build-wasm/web');
 const N = Number(process.argv[3] || 4096);
+const convOnly = process.argv[4] === 'conv';
 const require = createRequire(join(process.cwd(), 'package.json'));
 const webgpu = process.env.WT_DAWN_NODE ? require(process.env.WT_DAWN_NODE) : require('webgpu');
 const flags = (process.env.WT_DAWN_FLAGS ||
@@ -94,6 +101,84 @@ const units = async () => {
   const m = /matrix units: (\d+) f16 products so far, (\d+) declined/.exec((await ctx.info()).features);
   return m ? [Number(m[1]), Number(m[2])] : [0, 0];
 };
+// conv2d f16 of x [n, c, h, w] by w [o, c, kh, kw] (+ bias) against
+// float64 at every output (or `samples` of them), tolerance as check()'s.
+async function conv(n, c, h, w, o, kh, kw, { stride = 1, pad = 0, withBias = false, samples = 0 } = {}) {
+  const hx = halves(n * c * h * w), hw = halves(o * c * kh * kw), hb = withBias ? halves(o) : null;
+  const x = await ctx.tensor(hx, [n, c, h, w], 'f16');
+  const wt_ = await ctx.tensor(hw, [o, c, kh, kw], 'f16');
+  const bias = withBias ? await ctx.tensor(hb, [o], 'f16') : null;
+  const y = await ctx.conv2d(x, wt_, bias, { stride, padding: pad });
+  const [, , oh, ow] = y.shape;
+  const got = h2f(await y.read());
+  const X = h2f(hx), W = h2f(hw), Bv = hb ? h2f(hb) : null;
+  const total = n * o * oh * ow;
+  const pick = samples ? Array.from({ length: samples }, (_, s) => (s * 7919 + 13) % total)
+    : Array.from({ length: total }, (_, s) => s);
+  let worst = 0, at = '';
+  for (const e of pick) {
+    const ox = e % ow, oy = Math.floor(e / ow) % oh, oc = Math.floor(e / (ow * oh)) % o;
+    const i = Math.floor(e / (ow * oh * o));
+    let want = Bv ? Bv[oc] : 0, mag = Math.abs(want), prod = 0;
+    for (let ci = 0; ci < c; ci++)
+      for (let ky = 0; ky < kh; ky++)
+        for (let kx = 0; kx < kw; kx++) {
+          const iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
+          if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+          const t = X[((i * c + ci) * h + iy) * w + ix] * W[((oc * c + ci) * kh + ky) * kw + kx];
+          want += t; prod += t; mag += Math.abs(t);
+        }
+    const big = Math.max(Math.abs(want), Math.abs(prod));
+    const ulp = Math.pow(2, Math.max(Math.floor(Math.log2(big || 1e-30)), -14) - 10);
+    const r = Math.abs(got[e] - want) / (2 * ulp + mag * Math.pow(2, -16));
+    if (!(r <= worst)) { worst = r; at = `${e} got ${got[e]} want ${want}`; }
+  }
+  const ok = worst <= 1;
+  if (!ok) failed = true;
+  console.log(`${ok ? 'ok  ' : 'FAIL'} conv2d f16 ${n}x${c}x${h}x${w} by ${o}x${kh}x${kw} stride ${stride} pad ${pad}` +
+              `${withBias ? ' + bias' : ''}: worst error ${worst.toFixed(3)} of the tolerance (${pick.length} checked; at ${at})`);
+  for (const t of [x, wt_, bias, y]) if (t) t.dispose();
+}
+
+const matrixOff = Number(knobs.WT_GEMM_MATRIX_OFF || 0) !== 0;
+if (convOnly) {
+  const before = await units();
+  await conv(2, 8, 9, 12, 16, 3, 3, { pad: 1, withBias: true });          // K 72; planes of 108
+  await conv(3, 5, 13, 12, 12, 3, 3, { stride: 2, pad: 1 });              // K 45: w's rows padded
+  await conv(2, 16, 12, 12, 24, 1, 1);                                    // pointwise
+  await conv(1, 3, 17, 20, 8, 5, 5, { stride: 2, pad: 2, withBias: true }); // K 75, planes of 90
+  await conv(2, 64, 20, 20, 64, 3, 3, { pad: 1, withBias: true });
+  await conv(32, 64, 56, 56, 64, 3, 3, { pad: 1, samples: 4096 });
+  await conv(3, 5, 7, 7, 4, 3, 3);                                        // planes of 25: another path
+  const [ran, declined] = (await units()).map((v, i) => v - before[i]);
+  // f16 results go in pairs: the odd plane takes the API's im2col +
+  // matmul in f32 before the units are asked; the other six run on the
+  // units unless they are turned off.
+  console.log(`matrix units: ${ran} of the conv2d cases ran there, ${declined} declined`);
+  if (matrixOff ? ran !== 0 : ran !== 6 || declined !== 0) failed = true;
+  const x = await ctx.tensor(halves(32 * 64 * 56 * 56), [32, 64, 56, 56], 'f16');
+  const w = await ctx.tensor(halves(64 * 64 * 9), [64, 64, 3, 3], 'f16');
+  const op = () => ctx.conv2d(x, w, null, { padding: 1 });
+  const first = await op();
+  await first.read();
+  first.dispose();
+  const flops = 2 * 32 * 64 * 56 * 56 * 64 * 9;
+  for (const reps of [10, 30]) {
+    const t0 = performance.now();
+    let last = null;
+    for (let r = 0; r < reps; r++) { if (last) last.dispose(); last = await op(); }
+    await last.read();
+    const sec = (performance.now() - t0) / 1e3 / reps;
+    last.dispose();
+    console.log(`conv2d f16 32x64x56x56 by 64x3x3 pad 1 x${reps}: ${(sec * 1e3).toFixed(3)} ms each ` +
+                `(wall, incl. one read), ${(flops / sec / 1e12).toFixed(1)} TFLOP/s`);
+  }
+  x.dispose(); w.dispose();
+  console.log('features after:', (await ctx.info()).features);
+  ctx.destroy();
+  process.exit(failed ? 1 : 0);
+}
+
 const before = await units();
 await product(256, 128, 64);
 await product(64, 128, 96, { bT: true, withBias: true });

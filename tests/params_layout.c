@@ -195,6 +195,10 @@ static const c_field wgsl_im2col_params[] = {
     F(im2col_params, win), F(im2col_params, x), F(im2col_params, total), F(im2col_params, ncols),
     F(im2col_params, rows), F(im2col_params, row0),
 };
+static const c_field wgsl_im2col_rows_params[] = {
+    F(im2col_rows_params, win), F(im2col_rows_params, x), F(im2col_rows_params, total),
+    F(im2col_rows_params, k), F(im2col_rows_params, pixels), F(im2col_rows_params, image0),
+};
 static const c_field wgsl_matmul_gemv_params[] = {
     F(gemv_params, batch), F(gemv_params, outputs), F(gemv_params, k), F(gemv_params, out_offset),
     F(gemv_params, u_offset), F(gemv_params, u_batch_stride), F(gemv_params, u_out_stride),
@@ -403,6 +407,7 @@ static const layout_pair pairs[] = {
     PAIR("gemv_f16", "Params", gemv_f16_params, wgsl_gemv_f16_params),
     PAIR("linear_fused", "Params", linear_fused_params, wgsl_linear_fused_params),
     PAIR("im2col", "Params", im2col_params, wgsl_im2col_params),
+    PAIR("im2col_rows_f16", "Params", im2col_rows_params, wgsl_im2col_rows_params),
     PAIR("matmul_gemv", "Params", gemv_params, wgsl_matmul_gemv_params),
     PAIR("matmul_gemv_cols", "Params", gemv_cols_params, wgsl_matmul_gemv_cols_params),
     PAIR("mv_copy", "Params", copy_params, wgsl_mv_copy_params),

@@ -381,6 +381,13 @@ wt_status wg_op_argsort_rows(wt_context *ctx, const wt_tensor *x, bool descendin
 /* --- convolution and pooling (kernels/conv.c) --- */
 wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *win, int64_t row0,
                        int64_t rows, wt_tensor *col);
+/* The f16 operands of a convolution on the matrix units
+ * (wgsl/im2col_rows_f16.wgsl): with x, the windows of images [image0,
+ * image0 + images) of x as columns [images, kp, pp] (pp >= OH*OW) into col;
+ * with x NULL, the contiguous w [O, K] as rows [O, kp]; zero past the
+ * data. kp and pp multiples of 8; col a scratch storage large enough. */
+wt_status wg_op_im2col_rows_f16(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_window2d *win,
+                                int64_t image0, int64_t images, int64_t kp, int64_t pp, wt_storage *col);
 wt_status wg_op_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,
                        const wt_window2d *win, wt_tensor *out);
 wt_status wg_op_pool2d(wt_context *ctx, const wt_pool2d_desc *desc, const wt_tensor *x,

@@ -91,6 +91,13 @@ typedef struct im2col_params {
     uint32_t total, ncols, rows, row0;
 } im2col_params;
 
+/* Same layout as im2col_rows_f16.wgsl's Params. */
+typedef struct im2col_rows_params {
+    window_params win;
+    view4_params x;
+    uint32_t total, k, pixels, image0;
+} im2col_rows_params;
+
 /* Same layout as col2im.wgsl's Params. */
 typedef struct col2im_params {
     window_params win;

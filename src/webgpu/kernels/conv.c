@@ -76,8 +76,11 @@ static wt_status check(const wt_context *ctx, const char *what, const wt_tensor 
 static wt_status launch(wt_context *ctx, const char *shader, const char *extra, const void *params,
                         size_t size, const wg_binding *bindings, int n, uint64_t threads)
 {
+    /* WGSL's enable directives come before every declaration. */
+    const bool directive = strncmp(extra, "enable ", 7) == 0;
     char prelude[512];
-    snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\n%s", CONV_WG, extra);
+    snprintf(prelude, sizeof prelude, "%sconst WG: u32 = %uu;\n%s", directive ? extra : "", CONV_WG,
+             directive ? "" : extra);
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = shader;
@@ -107,6 +110,32 @@ wt_status wg_op_im2col(wt_context *ctx, const wt_tensor *x, const wt_window2d *w
     wg_binding b[2] = {{x->storage, false}, {col->storage, true}};
     if (col->offset != 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu im2col: col must start its storage");
     return launch(ctx, "im2col", "", &p, sizeof p, b, 2, (uint64_t)col->numel);
+}
+
+wt_status wg_op_im2col_rows_f16(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_window2d *win,
+                                int64_t image0, int64_t images, int64_t kp, int64_t pp, wt_storage *col)
+{
+    const int64_t K = w->shape[1] * win->kernel_h * win->kernel_w, P = win->out_h * win->out_w;
+    /* MODE 0: rows of pp pixels, kp of them an image; MODE 1: O rows of kp. */
+    const int64_t rows = x ? images * kp : w->shape[0], per_row = x ? pp : kp;
+    const uint64_t words = (uint64_t)rows * (uint64_t)per_row / 8;
+    if (!window_fits_i32(win) || words >= (1ull << 31) || K >= (1ll << 31) || kp % 8 || kp < K ||
+        (x && (pp % 8 || pp < P)) || words * 16 > col->bytes)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu im2col_rows_f16: sizes beyond 32-bit indexing");
+    if (words == 0) return WT_OK;
+    const wt_tensor *src = x ? x : w;
+    im2col_rows_params p = {
+        .win = window_of(win), .x = view_of(src), .total = (uint32_t)words, .k = (uint32_t)K,
+        .pixels = (uint32_t)P, .image0 = (uint32_t)image0,
+    };
+    char extra[256];
+    snprintf(extra, sizeof extra,
+             "enable f16;\nconst MODE: u32 = %du;\nconst KW: u32 = %uu;\nconst KK: u32 = %uu;\n"
+             "const OW: u32 = %uu;\nconst WORDS_PER_ROW: u32 = %uu;\nconst KP: u32 = %uu;\n",
+             x ? 0 : 1, (unsigned)win->kernel_w, (unsigned)(win->kernel_h * win->kernel_w),
+             (unsigned)(win->out_w > 0 ? win->out_w : 1), (unsigned)(per_row / 8), (unsigned)kp);
+    wg_binding b[2] = {{src->storage, false}, {col, true}};
+    return launch(ctx, "im2col_rows_f16", extra, &p, sizeof p, b, 2, words);
 }
 
 wt_status wg_op_col2im(wt_context *ctx, const wt_tensor *col, const wt_tensor *bias,

@@ -223,9 +223,14 @@ static const uint32_t matrix_tiles[][4] = {
  * workgroups and fits the device runs, else the last. 128 x 128 tiles of
  * four subgroups of 4 x 4 results and k slabs of 16 ran fastest on an
  * H200 at 4096^3 (bench/RESULTS.md); smaller products take smaller tiles,
- * for more workgroups. */
-static const uint32_t matrix_tiled_tiles[][5] = {{4, 4, 2, 2, 16}, {2, 2, 4, 2, 32}, {2, 2, 2, 2, 32}};
+ * for more workgroups. At most 64 rows (a convolution's product has as
+ * many as output channels, often 64) skip the 128-row tiles, which would
+ * multiply zeros half the time or more, for 64 x 128 (two subgroups of
+ * 4 x 4, SHORT_M_TILE) or 64 x 64; more rows never take SHORT_M_TILE. */
+static const uint32_t matrix_tiled_tiles[][5] = {
+    {4, 4, 2, 2, 16}, {4, 4, 1, 2, 16}, {2, 2, 4, 2, 32}, {2, 2, 2, 2, 32}};
 #define MATRIX_FILL 128u
+#define SHORT_M_TILE 1u
 
 /* Why the device cannot run gemm_matrix.wgsl, or NULL when it can. */
 static const char *matrix_device_gap(const wg_caps *caps)
@@ -281,8 +286,21 @@ static uint64_t tiled_bytes(matrix_kernel kernel, const uint32_t t[4], uint64_t 
  * WT_EXPERIMENTAL_SUBGROUP_MATRIX): a row-major a, b row-major or stored
  * [n, k], 16-byte aligned rows. Returns WT_ERR_UNSUPPORTED (nothing
  * recorded) for anything else. */
+static wt_status gemm_matrix_rows(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, const wt_tensor *bias,
+                                  bool conv, wt_matmul_act act, wt_tensor *out);
+
 static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
                              const wt_tensor *bias, wt_matmul_act act, wt_tensor *out)
+{
+    return gemm_matrix_rows(ctx, a, b, bias, false, act, out);
+}
+
+/* With conv (gemm_conv_matrix's product): the bias indexed by row (a
+ * convolution's output channel), and b's rows zero from N up to ldb, so
+ * that N need not be a multiple of 8 where b is row-major; the tiled
+ * kernels only. */
+static wt_status gemm_matrix_rows(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, const wt_tensor *bias,
+                                  bool conv, wt_matmul_act act, wt_tensor *out)
 {
     const wg_caps *caps = wg_get_caps(ctx);
     int64_t B = out->shape[0], M = out->shape[1], N = out->shape[2], K = a->shape[2];
@@ -299,7 +317,8 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
     matrix_kernel kernel = matrix_kernel_knob();
     bool tiled = kernel == MATRIX_TILED || kernel == MATRIX_TILED_ROWS || kernel == MATRIX_TILED_F16;
     if (K == 0) return matrix_declined(ctx, "K is 0");
-    if (tiled && (K % 8 || (!b_t && N % 8)))
+    if (conv && !tiled) return matrix_declined(ctx, "a convolution's product needs a tiled kernel");
+    if (tiled && (K % 8 || (!b_t && N % 8 && !conv)))
         return matrix_declined(ctx, "K (or N, b row-major) not a multiple of 8");
     if (!tiled && (M % 16 || N % 16 || K % 16)) return matrix_declined(ctx, "M, N or K not a multiple of 16");
     /* The k slab of the staged kernels: the knob's, else the tile's
@@ -321,6 +340,8 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
             uint64_t groups = (uint64_t)B * ceil_div((uint64_t)M, 16u * c[0] * c[2]) *
                               ceil_div((uint64_t)N, 16u * c[1] * c[3]);
             bool last = i + 1 == sizeof matrix_tiled_tiles / sizeof matrix_tiled_tiles[0];
+            bool short_m = M <= 64;
+            if (!last && (short_m ? 16u * c[0] * c[2] > 64 : i == SHORT_M_TILE)) continue;
             if (32 * c[2] * c[3] <= caps->max_invocations &&
                 tiled_bytes(kernel, c, c_bk, b_t) <= caps->max_workgroup_storage && (groups >= MATRIX_FILL || last)) {
                 t = c;
@@ -356,9 +377,10 @@ static wt_status gemm_matrix(wt_context *ctx, const wt_tensor *a, const wt_tenso
              "enable f16;\nenable chromium_experimental_subgroup_matrix;\n%s"
              "const SG_M: u32 = %uu;\nconst SG_N: u32 = %uu;\nconst WG_M: u32 = %uu;\n"
              "const WG_N: u32 = %uu;\nconst B_T: bool = %s;\nconst BIAS: bool = %s;\n"
-             "const ACT: u32 = %uu;\nconst BK: u32 = %uu;\n",
+             "const BIAS_ROWS: bool = %s;\nconst ACT: u32 = %uu;\nconst BK: u32 = %uu;\n",
              tiled ? "diagnostic(off, chromium.subgroup_matrix_uniformity);\n" : "", t[0], t[1], t[2], t[3],
-             b_t ? "true" : "false", bias ? "true" : "false", (unsigned)act, (unsigned)bk);
+             b_t ? "true" : "false", bias ? "true" : "false", conv ? "true" : "false", (unsigned)act,
+             (unsigned)bk);
     static const char *const shaders[] = {"gemm_matrix_tiled", "gemm_matrix_tiled", "gemm_matrix_tiled",
                                           "gemm_matrix", "gemm_matrix_staged"};
     static const char *const smem_libraries[] = {"gemm_matrix_smem_blocks", "gemm_matrix_smem_vec",
@@ -589,6 +611,81 @@ wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tenso
 
 /* ------------------------------------------ convolution as a product */
 
+/* The most bytes of window rows gemm_conv_matrix stages at once (and
+ * never more than one binding): 32 images of 64 x 56^2 under a 3 x 3
+ * window take 116 MB. */
+#define CONV_MATRIX_COL_BYTES (128ull << 20)
+
+/* A stack tensor of halves over a storage, for the product's operands. */
+static wt_tensor half_view(wt_storage *s, int64_t offset, int64_t d0, int64_t d1, int64_t d2, int64_t s0,
+                           int64_t s1, int64_t s2)
+{
+    wt_tensor t;
+    memset(&t, 0, sizeof t);
+    t.storage = s, t.dtype = WT_F16, t.ndim = 3, t.offset = offset;
+    t.shape[0] = d0, t.shape[1] = d1, t.shape[2] = d2;
+    t.strides[0] = s0, t.strides[1] = s1, t.strides[2] = s2;
+    t.numel = d0 * d1 * d2;
+    return t;
+}
+
+/* An f16 convolution (one group, not transposed) on the matrix units,
+ * when the context asked for them: the windows of x as columns of halves,
+ * [KP, PP] an image (wgsl/im2col_rows_f16.wgsl; KP = C KH KW and PP =
+ * OH*OW rounded up to 8, zeros past them), w as [O, KP] (copied when its
+ * rows are not whole 16-byte words), and per image out [O, OH*OW] = w @
+ * columns through the tiled kernel (b row-major): out's NCHW layout as it
+ * stands, the bias added per row. Images go in chunks of at most
+ * CONV_MATRIX_COL_BYTES of columns. WT_ERR_UNSUPPORTED (declined, with
+ * why, when asked) otherwise. On an H200, 32 x 64 x 56^2 by 64 3 x 3:
+ * 142 us of product and 77 of columns (profiled GPU time); the columns as
+ * rows [OH*OW, KP] instead (b stored [n, k], a word of eight k of one
+ * pixel) took 161 and 323. */
+static wt_status gemm_conv_matrix(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                  const wt_window2d *win, int64_t groups, wt_tensor *out)
+{
+    if (x->dtype != WT_F16 || !wg_matrix_asked(ctx)) return WT_ERR_UNSUPPORTED;
+    const wg_caps *caps = wg_get_caps(ctx);
+    const char *gap = matrix_device_gap(caps);
+    if (gap) return matrix_declined(ctx, gap);
+    if (wt_knob_number(WT_KNOB_GEMM_MATRIX_OFF, 0)) return matrix_declined(ctx, "WT_GEMM_MATRIX_OFF is set");
+    if (groups != 1) return matrix_declined(ctx, "a grouped convolution");
+    const int64_t N = x->shape[0], O = w->shape[0], P = out->shape[2] * out->shape[3];
+    const int64_t K = w->shape[1] * win->kernel_h * win->kernel_w, KP = (K + 7) / 8 * 8, PP = (P + 7) / 8 * 8;
+    if (!wt_layout_is_contiguous(out->ndim, out->shape, out->strides) || out->offset % 2 || P % 2)
+        return matrix_declined(ctx, "a convolution's output not contiguous with an even plane");
+    if (!wt_layout_is_contiguous(w->ndim, w->shape, w->strides))
+        return matrix_declined(ctx, "a convolution's weight not contiguous");
+    const uint64_t per_image = (uint64_t)PP * KP * 2;
+    const uint64_t budget = CONV_MATRIX_COL_BYTES < caps->max_storage_binding ? CONV_MATRIX_COL_BYTES
+                                                                              : caps->max_storage_binding;
+    if (per_image > budget) return matrix_declined(ctx, "one image's window rows exceed one binding");
+    int64_t chunk = (int64_t)(budget / per_image);
+    if (chunk > N) chunk = N;
+    wt_storage *col = NULL, *wpad = NULL;
+    wt_status st = wg_scratch(ctx, (size_t)(chunk * per_image), &col);
+    /* w's rows as they are when they are whole 16-byte words. */
+    const bool copy_w = K != KP || w->offset % 8;
+    if (st == WT_OK && copy_w && (st = wg_scratch(ctx, (size_t)(O * KP * 2), &wpad)) == WT_OK)
+        st = wg_op_im2col_rows_f16(ctx, NULL, w, win, 0, 0, KP, 8, wpad);
+    for (int64_t n0 = 0; n0 < N && st == WT_OK; n0 += chunk) {
+        const int64_t images = N - n0 < chunk ? N - n0 : chunk;
+        st = wg_op_im2col_rows_f16(ctx, x, w, win, n0, images, KP, PP, col);
+        if (st != WT_OK) break;
+        wt_tensor a = copy_w ? half_view(wpad, 0, images, O, KP, 0, KP, 1)
+                             : half_view(w->storage, w->offset, images, O, KP, 0, KP, 1);
+        wt_tensor b = half_view(col, 0, images, KP, P, KP * PP, PP, 1);
+        wt_tensor o = half_view(out->storage, out->offset + n0 * O * P, images, O, P, O * P, P, 1);
+        st = gemm_matrix_rows(ctx, &a, &b, bias, true, WT_MATMUL_ACT_NONE, &o);
+        /* The first chunk may still go the other way; a later one cannot. */
+        if (st == WT_ERR_UNSUPPORTED && n0 > 0)
+            st = wt_fail(WT_ERR_BACKEND, "webgpu conv2d: the matrix units declined a later chunk of images");
+    }
+    if (wpad) wg_scratch_release(ctx, wpad);
+    if (col) wg_scratch_release(ctx, col);
+    return st;
+}
+
 /* out [N, O, OH', OW'] = conv (or, transposed, its adjoint) of x [N, C, .,
  * .] (any strides) with w [O, Cg, KH, KW] (contiguous) plus bias [O]: per
  * image and group, w_g [Og, Cg KH KW] @ im2col(x_g) [Cg KH KW, OH' OW'],
@@ -611,6 +708,10 @@ static wt_status gemm_conv(wt_context *ctx, const wt_tensor *x, const wt_tensor 
         N * groups >= (1ll << 31) || P >= (1ll << 31))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu conv2d: sizes beyond 32-bit indexing");
     if (out->numel == 0) return WT_OK;
+    if (f16 && !transposed) {
+        wt_status mst = gemm_conv_matrix(ctx, x, w, bias, win, groups, out);
+        if (mst != WT_ERR_UNSUPPORTED) return mst;
+    }
     /* w as [groups, Og, K]. */
     int64_t ash[3] = {groups, Og, K}, ast[3] = {Og * K, K, 1};
     wt_tensor *a = NULL;

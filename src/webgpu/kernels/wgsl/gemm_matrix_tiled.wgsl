@@ -30,7 +30,8 @@
 // N too where b is row-major (whole 16-byte loads); N even (pairs of
 // halves in the result).
 // Prelude constants: SG_M, SG_N (1, 2 or 4), WG_M, WG_N, BK (a multiple
-// of 16), B_T, BIAS, ACT. Libraries: gemm_matrix_smem_vec,
+// of 16), B_T, BIAS, BIAS_ROWS (the bias indexed by row, a convolution's
+// per output channel, instead of by column), ACT. Libraries: gemm_matrix_smem_vec,
 // gemm_matrix_smem_blocks or gemm_matrix_smem_f16 (the slabs' layout in
 // workgroup memory, their stores and the fragment loads), gemm_epilogue,
 // an f16 library (pack_halves).
@@ -132,7 +133,9 @@ fn finish(m: subgroup_matrix_result<f32, 16, 16>, batch: u32, gm0: u32, gn0: u32
     for (var c = 0u; c < 8u; c += 2u) {
         if (gm < p.m && gn + c < p.n) {
             var v = vec2<f32>(block[mine + r_in * 16u + c_in + c], block[mine + r_in * 16u + c_in + c + 1u]);
-            if (BIAS) {
+            if (BIAS && BIAS_ROWS) {
+                v += vec2<f32>(f32(bias[p.bias_offset + gm]));
+            } else if (BIAS) {
                 v += vec2<f32>(f32(bias[p.bias_offset + gn + c]), f32(bias[p.bias_offset + gn + c + 1u]));
             }
             out[(o + c) / 2u] = pack_halves(vec2<f32>(activate(v.x), activate(v.y)));
