@@ -27,8 +27,10 @@
 // needs the weight at a multiple of 4 words (w4 is the same buffer as w).
 // Around the product, as wt_linear_quant_fused asks (prelude flags):
 //   NORM: an RMSNorm of x first, with its 1/rms factored out: the
-//         workgroup sums x's squares, the products read x * g, and the
-//         sums are scaled by 1/rms before the bias;
+//         products read x * g, and the sums are scaled by 1/rms before the
+//         bias. A row group's threads read each element of x once between
+//         them, so they sum x's squares on the way (no pass of their own)
+//         and add them up with the products;
 //   SWIGLU: the four rows a thread holds are two gate rows and the two up
 //         rows N/2 below them, so each thread writes silu(gate) * up of two
 //         outputs;
@@ -52,6 +54,9 @@ struct Params {
 @group(0) @binding(7) var<storage, read> res: array<f32>;
 
 var<workgroup> partial: array<vec4<f32>, 256>;
+var<workgroup> partial_sq: array<f32, 256>;
+// NORM: this thread's sum of the squares of the x it has read.
+var<private> x_squares: f32;
 
 // The field (v & mask) | magic as float, minus sub.
 fn field(v: vec4<u32>, mask: u32, magic: u32, sub: f32) -> vec4<f32> {
@@ -160,7 +165,9 @@ fn scale_min(s1: u32, s2: u32, s3: u32, s: u32) -> vec2<f32> {
 // x's vec4 xi (row from vec4 xrow), times the norm weight with NORM.
 fn xload(xi: u32, xrow: u32) -> vec4<f32> {
     if (NORM) {
-        return x[xi] * g[p.g_offset / 4u + (xi - xrow)];
+        let v = x[xi];
+        x_squares += dot(v, v);
+        return v * g[p.g_offset / 4u + (xi - xrow)];
     }
     return x[xi];
 }
@@ -255,24 +262,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let c0 = (gi % groups) * per_wg + (lid / LANES) * per_thread;
     let lane = lid % LANES;
     let xrow = (p.x_offset + i * p.k) / 4u;
-    var rstd = 1.0;
-    if (NORM) {
-        var ss = 0.0;
-        for (var t = lid; t < p.k / 4u; t += 256u) {
-            let v = x[xrow + t];
-            ss += dot(v, v);
-        }
-        partial[lid] = vec4<f32>(ss, 0.0, 0.0, 0.0);
-        workgroupBarrier();
-        for (var s = 128u; s > 0u; s = s / 2u) {
-            if (lid < s) {
-                partial[lid] += partial[lid + s];
-            }
-            workgroupBarrier();
-        }
-        rstd = inverseSqrt(partial[0].x / f32(p.k) + p.eps);
-        workgroupBarrier();
-    }
+    x_squares = 0.0;
     var acc = vec4<f32>(0.0);
     var rows = vec4<u32>(0u);
     if (c0 < outs) {
@@ -301,15 +291,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         }
     }
     partial[lid] = acc;
+    if (NORM) {
+        partial_sq[lid] = x_squares;
+    }
     workgroupBarrier();
     for (var s = LANES / 2u; s > 0u; s = s / 2u) {
         if (lane < s) {
             partial[lid] += partial[lid + s];
+            if (NORM) {
+                partial_sq[lid] += partial_sq[lid + s];
+            }
         }
         workgroupBarrier();
     }
     if (lane == 0u && c0 < outs) {
-        var y = partial[lid] * rstd;
+        var y = partial[lid];
+        if (NORM) {
+            y *= inverseSqrt(partial_sq[lid] / f32(p.k) + p.eps);
+        }
         if (HAS_BIAS) {
             y += vec4<f32>(bias[p.b_offset + rows.x], bias[p.b_offset + rows.y], bias[p.b_offset + rows.z],
                            bias[p.b_offset + rows.w]);
