@@ -34,20 +34,26 @@ static wt_tensor *make_at(int ndim, const int64_t *shape, const float *v, int64_
     return t;
 }
 
-/* How far the CPU's 8-bit rounding of h (the product's input) may move
- * h . w_r (the header's bound: a block's max |h| / 254 times its sum of
- * |w|), 0 where x stays f32. */
+/* How far rounding h (the product's input) to 8 bits may move h . w_r,
+ * 0 where h stays f32. The CPU (the header's bound): a block's max |h| /
+ * 254 times its sum of |w|. WebGPU with WT_QUANT_GEMV_X8 (tests/
+ * quant_linear.c's bound): half of a block of 32's step max |h| / 127
+ * times each term's magnitude, Q4_0's 8 |d| included. */
 static double x8_bound(const double *h, const uint8_t *blocks, wt_quant_type t, int64_t k, int64_t r, int64_t m)
 {
-    const char *v = getenv("WT_CPU_QUANT_DOT");
-    if (!g_cpu || m > 4 || (v && strcmp(v, "f32") == 0)) return 0.0;
+    const char *v = getenv("WT_CPU_QUANT_DOT"), *x8 = getenv("WT_QUANT_GEMV_X8");
+    const bool gpu_x8 = !g_cpu && x8 && (strcmp(x8, "1") == 0 || strcmp(x8, "2") == 0);
+    if (m > 4 || (g_cpu && v && strcmp(v, "f32") == 0) || (!g_cpu && !gpu_x8)) return 0.0;
     double bound = 0.0;
-    const int64_t be = block_elems(t);
+    const int64_t be = g_cpu ? block_elems(t) : 32;
     for (int64_t b = 0; b < k / be; b++) {
         double amax = 0.0, wsum = 0.0;
         for (int64_t j = be * b; j < be * b + be; j++) {
+            double wm = 0.0;
             amax = fmax(amax, fabs(h[j]));
-            wsum += fabs(ref_at(t, blocks, k, r, j, NULL));
+            const double wv = ref_at(t, blocks, k, r, j, &wm);
+            wsum += g_cpu ? fabs(wv) : wm;
+            if (!g_cpu && t == WT_QUANT_Q4_0) wsum += 8.0 * fabs(half_field(blocks + (r * (k / 32) + j / 32) * Q4_BYTES));
         }
         bound += wsum * amax / 254.0;
     }
