@@ -735,7 +735,7 @@ int main(int argc, char **argv)
            "%.1f MB of %s weights loaded in %.2f s\n",
            model_dir, (long long)m.c.layers, (long long)m.c.dim, (long long)m.c.heads, (long long)m.c.kv_heads,
            (long long)m.c.hidden, (long long)m.c.vocab, m.weight_bytes / 1e6, dtype_name, now() - t0);
-    if (m.n_quant > 0) printf("  %d weight matrices kept in ggml blocks, run by wt_linear_quant\n", m.n_quant);
+    if (m.n_quant > 0) printf("  %d weight matrices kept in ggml blocks, run by wt_linear_quant_fused\n", m.n_quant);
 
     const int64_t pshape[1] = {(int64_t)B * P}, bshape[1] = {B}, tshape[2] = {ntok, B};
     CK(wt_tensor_from_data(ctx, WT_I32, 1, pshape, prompt, &ids));

@@ -124,35 +124,9 @@ wt_status llama_linear(const llama *m, const wt_tensor *x, const wt_tensor *w, c
 wt_status llama_linear_fused(const llama *m, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                              const wt_linear_fused_options *o, wt_tensor **out)
 {
-    int q = -1;
     for (int i = 0; i < m->n_quant; i++)
-        if (m->quant[i].w == w) q = i;
-    if (q < 0) return wt_linear_fused(x, w, bias, o, out);
-    wt_tensor *h = NULL, *y = NULL, *g = NULL, *u = NULL, *sg = NULL, *p = NULL;
-    wt_status st = WT_OK;
-    if (o->rms_norm) st = wt_rms_norm(x, 1, o->norm_weight, o->norm_eps, &h);
-    if (st == WT_OK) st = wt_linear_quant(h ? h : x, w, m->quant[q].type, bias, &y);
-    if (st == WT_OK && o->swiglu) {
-        const int64_t n = wt_tensor_shape(y)[1] / 2;
-        if ((st = wt_slice(y, 1, 0, n, 1, &g)) == WT_OK && (st = wt_slice(y, 1, n, 2 * n, 1, &u)) == WT_OK &&
-            (st = wt_silu(g, &sg)) == WT_OK)
-            st = wt_mul(sg, u, &p);
-    }
-    /* wt_linear_fused's result dtype: f32 if asked, else the residual's, else x's. */
-    const wt_dtype dt = o->result_f32 ? WT_F32 : o->residual ? wt_tensor_dtype(o->residual) : wt_tensor_dtype(x);
-    wt_tensor *sum = NULL;
-    const wt_tensor *r = p ? p : y;
-    if (st == WT_OK && o->residual) st = wt_add(r, o->residual, &sum);
-    if (sum) r = sum;
-    if (st == WT_OK) st = wt_tensor_dtype(r) != dt ? wt_cast(r, dt, out) : wt_contiguous(r, out);
-    wt_tensor_release(sum);
-    wt_tensor_release(h);
-    wt_tensor_release(y);
-    wt_tensor_release(g);
-    wt_tensor_release(u);
-    wt_tensor_release(sg);
-    wt_tensor_release(p);
-    return st;
+        if (m->quant[i].w == w) return wt_linear_quant_fused(x, w, m->quant[i].type, bias, o, out);
+    return wt_linear_fused(x, w, bias, o, out);
 }
 
 typedef struct loader {

@@ -107,8 +107,8 @@ wt_status llama_linear(const llama *m, const wt_tensor *x, const wt_tensor *w, c
 wt_status llama_kv_cache(wt_context *ctx, const llama_config *c, int64_t batch, int64_t max_seq, llama_layer *y);
 
 /* wt_linear_fused (an RMSNorm before, a SwiGLU and a residual add after,
- * in one kernel for a decode step); for a quantised w, the same steps as
- * separate ops around wt_linear_quant. */
+ * in one kernel for a decode step); for a quantised w,
+ * wt_linear_quant_fused. */
 wt_status llama_linear_fused(const llama *m, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                              const wt_linear_fused_options *opts, wt_tensor **out);
 

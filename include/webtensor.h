@@ -1387,6 +1387,24 @@ WT_API wt_status wt_dequantize(const wt_tensor *w, wt_quant_type type, wt_dtype 
  * values). Other types and row counts: f32. */
 WT_API wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quant_type type,
                                  const wt_tensor *bias, wt_tensor **out);
+/* wt_linear_fused with a quantised weight w (wt_linear_quant's form and
+ * type): the RMSNorm before the product, the SwiGLU and the residual add
+ * after it as opts asks (NULL: none of them), that is
+ *     h   = rms_norm ? wt_rms_norm(x, 1, norm_weight, norm_eps) : x
+ *     y   = wt_linear_quant(h, w, type, bias)   [..., N]
+ *     y   = swiglu ? silu(y[.., :N/2]) * y[.., N/2:] : y
+ *     out = y + residual   (residual NULL: y)
+ * with the result's dtype chosen as wt_linear_fused does. On WebGPU, for
+ * up to 4 rows of f32 x (a decode step) with Q8_0, Q4_0 or Q4_K weights,
+ * f32 bias, norm weight and residual, and x and the norm weight starting
+ * at a multiple of 4 elements of their storage, one kernel does it all,
+ * the norm's 1/rms applied to the product's sums (so the result differs
+ * from the composition's in the last bits); elsewhere (an RMSNorm without
+ * a weight, WT_QUANT_GEMV_X8 or WT_QUANT_GEMV_RPT set, the CPU backend)
+ * it is that composition. Recorded for autograd as the composition. */
+WT_API wt_status wt_linear_quant_fused(const wt_tensor *x, const wt_tensor *w, wt_quant_type type,
+                                       const wt_tensor *bias, const wt_linear_fused_options *opts,
+                                       wt_tensor **out);
 /* Embedding lookup in a quantised table (the i32 form above, [V, K]):
  * index (i32, any shape, entries in [0, V), checked as wt_embedding's)
  * -> [index..., K] of dtype (WT_F32 or WT_F16), each row dequantised as

@@ -229,6 +229,13 @@ ROWFN(linear_quant)
     return wt_linear_quant(T("x", e->qx), TI("w", e->qw), QTYPE("type", WT_QUANT_Q8_0), TO("bias", e->qb),
                            OUT("out"));
 }
+ROWFN(linear_quant_fused)
+{
+    wt_linear_fused_options o;
+    wt_linear_fused_options_init(&o);
+    return wt_linear_quant_fused(T("x", e->qx), TI("w", e->qw), QTYPE("type", WT_QUANT_Q8_0), TO("bias", e->qb),
+                                 PTRO("opts", &o), OUT("out"));
+}
 ROWFN(embedding_quant)
 {
     return wt_embedding_quant(TI("table", e->qw), QTYPE("type", WT_QUANT_Q8_0), TI("index", e->idx2),
@@ -249,7 +256,7 @@ static const slot_row ROWS[] = {
     R(interpolate), R(upsample2d),
     R(layer_norm), R(rms_norm), R(scaled_dot_product_attention), R(rope), R(linear), R(linear_fused), R(rope_kv_cache),
     R(group_norm_v2), R(scaled_dot_product_attention_v2), R(rope_v2),
-    R(quant_from_blocks), R(quantize), R(dequantize), R(linear_quant), R(embedding_quant),
+    R(quant_from_blocks), R(quantize), R(dequantize), R(linear_quant), R(linear_quant_fused), R(embedding_quant),
     R(sample),
 };
 const slot_table bad_input_rows_ops = {ROWS, sizeof ROWS / sizeof ROWS[0]};

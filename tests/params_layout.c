@@ -295,6 +295,12 @@ static const c_field wgsl_sample_params[] = {
 static const c_field wgsl_quant_dequant_params[] = {
     F(dequant_params, total), F(dequant_params, k), F(dequant_params, words), F(dequant_params, w_offset),
 };
+static const c_field wgsl_quant_slots_params[] = {
+    F(quant_slots_params, m), F(quant_slots_params, n), F(quant_slots_params, k),
+    F(quant_slots_params, words), F(quant_slots_params, x_offset), F(quant_slots_params, w_offset),
+    F(quant_slots_params, b_offset), F(quant_slots_params, g_offset), F(quant_slots_params, r_offset),
+    F(quant_slots_params, eps), F(quant_slots_params, pad0), F(quant_slots_params, pad1),
+};
 static const c_field wgsl_quant_linear_params[] = {
     F(quant_linear_params, m), F(quant_linear_params, n), F(quant_linear_params, k),
     F(quant_linear_params, words), F(quant_linear_params, x_offset), F(quant_linear_params, w_offset),
@@ -430,7 +436,7 @@ static const layout_pair pairs[] = {
     PAIR("quant_gemm", "Params", quant_linear_params, wgsl_quant_linear_params),
     PAIR("quant_gemv_rows", "Params", quant_linear_params, wgsl_quant_linear_params),
     PAIR("quant_gemv_rows4", "Params", quant_linear_params, wgsl_quant_linear_params),
-    PAIR("quant_gemv_slots", "Params", quant_linear_params, wgsl_quant_linear_params),
+    PAIR("quant_gemv_slots", "Params", quant_slots_params, wgsl_quant_slots_params),
     PAIR("quant_gemv_x8", "Params", quant_linear_params, wgsl_quant_linear_params),
     PAIR("quant_x8", "Params", quant_linear_params, wgsl_quant_linear_params),
     PAIR("moments_combine", "Params", moments_combine_params, wgsl_moments_combine_params),

@@ -206,6 +206,7 @@ int main(int argc, char **argv)
     test_quant_golden_kquants();
     test_linear();
     test_linear_x8();
+    test_linear_fused_quant();
     test_embedding();
     test_gguf_roundtrip();
     test_errors();

@@ -1,7 +1,8 @@
 /* The quantised-weights suite (quant.c runs it): the formats' reference
  * (quant_reference.c: block sizes, float64 elements of a block, readers,
  * random blocks) and the suites of quant_blocks.c (layout, dequantise,
- * quantise) and quant_linear.c (the fused linear). */
+ * quantise), quant_linear.c (the fused linear) and quant_fused.c (with
+ * the norm, SwiGLU and residual around it). */
 #ifndef WT_TEST_QUANT_H
 #define WT_TEST_QUANT_H
 
@@ -51,5 +52,6 @@ void test_quant_roundtrip_kquants(void);
 void test_quant_golden_kquants(void);
 void test_linear(void);
 void test_linear_x8(void);
+void test_linear_fused_quant(void);
 
 #endif

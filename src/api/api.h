@@ -63,6 +63,17 @@ wt_status wt_matmul_fused(const wt_tensor *a, const wt_tensor *b, const wt_tenso
 
 static inline wt_context *wt_ctx_of(const wt_tensor *t) { return t->storage->ctx; }
 
+/* wt_linear_fused's checks past the weight (N rows of K elements, dense or
+ * quantised): opts (NULL: defaults) into *o, the result's last extent into
+ * *n_out. */
+wt_status wt_linear_fused_check(const char *fn, const wt_tensor *x, int64_t N, int64_t K, const wt_tensor *bias,
+                                const wt_linear_fused_options *opts, wt_linear_fused_options *o, int64_t *n_out);
+/* wt_linear_fused as the public ops it stands for, in the dtype result;
+ * the product wt_linear_quant's of type *qtype when qtype is not NULL. */
+wt_status wt_linear_fused_composed(const wt_tensor *x, const wt_tensor *w, const wt_quant_type *qtype,
+                                   const wt_tensor *bias, const wt_linear_fused_options *o, wt_dtype result,
+                                   wt_tensor **out);
+
 /* The fused backward of attention without a mask (core/node.h,
  * ATTENTION_BACKWARD): dq, dk, dv (f32, contiguous) of 4-D q [B,Hq,Sq,D],
  * k [B,Hkv,Skv,D], v [B,Hkv,Skv,Dv] given dout [B,Hq,Sq,Dv]; scale final.

@@ -87,14 +87,17 @@ void wt_linear_fused_options_init(wt_linear_fused_options *opts)
     opts->norm_eps = 1e-6;
 }
 
-/* The op as its parts: every step a public op. */
-static wt_status linear_fused_composed(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
-                                       const wt_linear_fused_options *o, wt_dtype result, wt_tensor **out)
+/* The op as its parts: every step a public op (the product
+ * wt_linear_quant's when qtype is not NULL). */
+wt_status wt_linear_fused_composed(const wt_tensor *x, const wt_tensor *w, const wt_quant_type *qtype,
+                                   const wt_tensor *bias, const wt_linear_fused_options *o, wt_dtype result,
+                                   wt_tensor **out)
 {
     wt_tensor *h = NULL, *y = NULL, *g = NULL, *u = NULL, *sg = NULL, *p = NULL, *r = NULL;
     wt_status st = WT_OK;
     if (o->rms_norm) st = wt_rms_norm(x, 1, o->norm_weight, o->norm_eps, &h);
-    if (st == WT_OK) st = wt_linear(h ? h : x, w, bias, &y);
+    if (st == WT_OK)
+        st = qtype ? wt_linear_quant(h ? h : x, w, *qtype, bias, &y) : wt_linear(h ? h : x, w, bias, &y);
     if (st == WT_OK && o->swiglu) {
         const int64_t n = w->shape[0] / 2;
         const int last = y->ndim - 1;
@@ -159,6 +162,59 @@ static wt_status linear_fused_node(const wt_tensor *x, const wt_tensor *w, const
     return st;
 }
 
+/* The checks of wt_linear_fused's operands past the weight (N rows of K
+ * elements; a quantised one too): opts into *o (defaults when NULL), the
+ * result's last extent into *n_out. */
+wt_status wt_linear_fused_check(const char *fn, const wt_tensor *x, int64_t N, int64_t K, const wt_tensor *bias,
+                                const wt_linear_fused_options *opts, wt_linear_fused_options *o, int64_t *n_out)
+{
+    wt_status st = WT_OK;
+    wt_linear_fused_options_init(o);
+    if (opts) {
+        if (opts->struct_size != sizeof *opts)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_linear_fused_options_init",
+                           fn);
+        *o = *opts;
+    }
+    char b1[160], b2[160];
+    if (x->ndim < 1 || x->shape[x->ndim - 1] != K)
+        return wt_fail(WT_ERR_SHAPE, "%s: x %s does not end in in_features = %lld of the weight", fn,
+                       wt_shape_str(x->ndim, x->shape, b1, sizeof b1), (long long)K);
+    if (bias) {
+        if ((st = wt_check_input(fn, bias)) != WT_OK || (st = wt_check_same_context(fn, x, bias)) != WT_OK) return st;
+        if (bias->ndim != 1 || bias->shape[0] != N)
+            return wt_fail(WT_ERR_SHAPE, "%s: bias must have shape [%lld] (got %s)", fn, (long long)N,
+                           wt_shape_str(bias->ndim, bias->shape, b1, sizeof b1));
+    }
+    if (!o->rms_norm && o->norm_weight)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: norm_weight given without rms_norm", fn);
+    if (o->rms_norm) {
+        if (!(o->norm_eps >= 0.0) || !isfinite((float)o->norm_eps))
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: norm_eps must be finite and >= 0 (got %g)", fn, o->norm_eps);
+        const wt_tensor *g = o->norm_weight;
+        if (g) {
+            if ((st = wt_check_input(fn, g)) != WT_OK || (st = wt_check_same_context(fn, x, g)) != WT_OK) return st;
+            if (g->ndim != 1 || g->shape[0] != K)
+                return wt_fail(WT_ERR_SHAPE, "%s: norm_weight must have shape [%lld] (got %s)", fn, (long long)K,
+                               wt_shape_str(g->ndim, g->shape, b1, sizeof b1));
+        }
+    }
+    if (o->swiglu && N % 2 != 0)
+        return wt_fail(WT_ERR_SHAPE, "%s: swiglu needs an even out_features (w has %lld rows)", fn, (long long)N);
+    *n_out = o->swiglu ? N / 2 : N;
+    if (o->residual) {
+        const wt_tensor *r = o->residual;
+        if ((st = wt_check_input(fn, r)) != WT_OK || (st = wt_check_same_context(fn, x, r)) != WT_OK) return st;
+        bool same = r->ndim == x->ndim && r->shape[r->ndim - 1] == *n_out;
+        for (int i = 0; same && i < x->ndim - 1; i++) same = r->shape[i] == x->shape[i];
+        if (!same)
+            return wt_fail(WT_ERR_SHAPE, "%s: residual %s must have the result's shape (x %s, %lld outputs)", fn,
+                           wt_shape_str(r->ndim, r->shape, b1, sizeof b1),
+                           wt_shape_str(x->ndim, x->shape, b2, sizeof b2), (long long)*n_out);
+    }
+    return WT_OK;
+}
+
 wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                           const wt_linear_fused_options *opts, wt_tensor **out)
 {
@@ -167,68 +223,28 @@ wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tenso
     if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK || (st = wt_check_input(fn, w)) != WT_OK ||
         (st = wt_check_same_context(fn, x, w)) != WT_OK)
         return st;
-    wt_linear_fused_options o;
-    wt_linear_fused_options_init(&o);
-    if (opts) {
-        if (opts->struct_size != sizeof *opts)
-            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_linear_fused_options_init",
-                           fn);
-        o = *opts;
-    }
-    char b1[160], b2[160];
-    if (w->ndim != 2)
+    if (w->ndim != 2) {
+        char b1[160];
         return wt_fail(WT_ERR_SHAPE, "%s: w must be 2-D [out_features, in_features] (got %s)", fn,
                        wt_shape_str(w->ndim, w->shape, b1, sizeof b1));
+    }
     const int64_t N = w->shape[0], K = w->shape[1];
-    if (x->ndim < 1 || x->shape[x->ndim - 1] != K)
-        return wt_fail(WT_ERR_SHAPE, "%s: x %s does not end in in_features = %lld of w %s", fn,
-                       wt_shape_str(x->ndim, x->shape, b1, sizeof b1), (long long)K,
-                       wt_shape_str(w->ndim, w->shape, b2, sizeof b2));
-    if (bias) {
-        if ((st = wt_check_input(fn, bias)) != WT_OK || (st = wt_check_same_context(fn, x, bias)) != WT_OK) return st;
-        if (bias->ndim != 1 || bias->shape[0] != N)
-            return wt_fail(WT_ERR_SHAPE, "%s: bias must have shape [%lld] (got %s)", fn, (long long)N,
-                           wt_shape_str(bias->ndim, bias->shape, b1, sizeof b1));
-    }
-    if (!o.rms_norm && o.norm_weight)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: norm_weight given without rms_norm", fn);
-    if (o.rms_norm) {
-        if (!(o.norm_eps >= 0.0) || !isfinite((float)o.norm_eps))
-            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: norm_eps must be finite and >= 0 (got %g)", fn, o.norm_eps);
-        const wt_tensor *g = o.norm_weight;
-        if (g) {
-            if ((st = wt_check_input(fn, g)) != WT_OK || (st = wt_check_same_context(fn, x, g)) != WT_OK) return st;
-            if (g->ndim != 1 || g->shape[0] != K)
-                return wt_fail(WT_ERR_SHAPE, "%s: norm_weight must have shape [%lld] (got %s)", fn, (long long)K,
-                               wt_shape_str(g->ndim, g->shape, b1, sizeof b1));
-        }
-    }
-    if (o.swiglu && N % 2 != 0)
-        return wt_fail(WT_ERR_SHAPE, "%s: swiglu needs an even out_features (w has %lld rows)", fn, (long long)N);
-    const int64_t n_out = o.swiglu ? N / 2 : N;
-    if (o.residual) {
-        const wt_tensor *r = o.residual;
-        if ((st = wt_check_input(fn, r)) != WT_OK || (st = wt_check_same_context(fn, x, r)) != WT_OK) return st;
-        bool same = r->ndim == x->ndim && r->shape[r->ndim - 1] == n_out;
-        for (int i = 0; same && i < x->ndim - 1; i++) same = r->shape[i] == x->shape[i];
-        if (!same)
-            return wt_fail(WT_ERR_SHAPE, "%s: residual %s must have the result's shape (x %s, %lld outputs)", fn,
-                           wt_shape_str(r->ndim, r->shape, b1, sizeof b1),
-                           wt_shape_str(x->ndim, x->shape, b2, sizeof b2), (long long)n_out);
-    }
+    wt_linear_fused_options o;
+    int64_t n_out = 0;
+    if ((st = wt_linear_fused_check(fn, x, N, K, bias, opts, &o, &n_out)) != WT_OK) return st;
     const wt_tensor *g = o.rms_norm ? o.norm_weight : NULL;
     const wt_dtype result = o.result_f32 ? WT_F32 : o.residual ? o.residual->dtype : x->dtype;
     /* Recorded for autograd through its parts, each with its own rule. */
     if ((wt_grad_any(x, w, bias, g) || wt_grad_any(o.residual, NULL, NULL, NULL)) &&
         wt_grad_recording(wt_ctx_of(x)))
-        return linear_fused_composed(x, w, bias, &o, result, out);
+        return wt_linear_fused_composed(x, w, NULL, bias, &o, result, out);
     const bool fusable = float_dtype(x) && float_dtype(w) && float_dtype(bias) && float_dtype(o.residual) &&
                          (!g || g->dtype == x->dtype) && (result == WT_F32 || result == WT_F16) && K > 0 &&
                          x->numel > 0 && x->numel / K <= LINEAR_FUSED_MAX_ROWS && w->strides[1] == 1 &&
                          w->strides[0] >= 0 && wt_backend_runs(wt_ctx_of(x), WT_NODE_LINEAR_FUSED);
-    if (!fusable) return linear_fused_composed(x, w, bias, &o, result, out);
+    if (!fusable) return wt_linear_fused_composed(x, w, NULL, bias, &o, result, out);
     st = linear_fused_node(x, w, bias, &o, n_out, result, out);
     /* Past the kernel's 32-bit indexing: nothing was recorded. */
-    if (st == WT_ERR_UNSUPPORTED) return linear_fused_composed(x, w, bias, &o, result, out);
+    if (st == WT_ERR_UNSUPPORTED) return wt_linear_fused_composed(x, w, NULL, bias, &o, result, out);
     return st;
 }

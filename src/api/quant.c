@@ -300,6 +300,76 @@ wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quant_type 
     return wt_land(st, r, l.result, out);
 }
 
+/* One LINEAR_QUANT node with the fused prologue and epilogue: x, bias,
+ * norm weight and residual f32 (checked), x [.., K] folded to [M, K]. */
+static wt_status linear_fused_node(const wt_tensor *x, const wt_tensor *w, wt_quant_type type, int64_t k,
+                                   const wt_tensor *bias, const wt_linear_fused_options *o, int64_t n_out,
+                                   wt_tensor **out)
+{
+    wt_context *ctx = wt_ctx_of(x);
+    const int64_t M = x->numel / k, x2_shape[2] = {M, k}, out2_shape[2] = {M, n_out};
+    wt_tensor *xc = NULL, *x2 = NULL, *wc = NULL, *bc = NULL, *gc = NULL, *rc = NULL, *r2 = NULL, *y = NULL;
+    wt_status st = wt_contiguous(x, &xc);
+    if (st == WT_OK) st = wt_reshape(xc, 2, x2_shape, &x2);
+    if (st == WT_OK) st = dense_rows(w, &wc);
+    if (st == WT_OK && bias) st = wt_contiguous(bias, &bc);
+    if (st == WT_OK && o->rms_norm) st = wt_contiguous(o->norm_weight, &gc);
+    if (st == WT_OK && o->residual && (st = wt_contiguous(o->residual, &rc)) == WT_OK)
+        st = wt_reshape(rc, 2, out2_shape, &r2);
+    if (st == WT_OK) st = wt_tensor_alloc(ctx, WT_F32, 2, out2_shape, &y);
+    if (st == WT_OK)
+        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_LINEAR_QUANT, .in = {x2, wc, bc, gc, r2}, .out = {y},
+                                         .p.quant = {.type = type, .k = k, .rms_norm = o->rms_norm,
+                                                     .swiglu = o->swiglu, .eps = (float)o->norm_eps}});
+    if (st == WT_OK) {
+        int64_t oshape[WT_MAX_DIMS];
+        for (int i = 0; i < x->ndim - 1; i++) oshape[i] = x->shape[i];
+        oshape[x->ndim - 1] = n_out;
+        st = wt_reshape(y, x->ndim, oshape, out);
+    }
+    wt_tensor_release(xc);
+    wt_tensor_release(x2);
+    wt_tensor_release(wc);
+    wt_tensor_release(bc);
+    wt_tensor_release(gc);
+    wt_tensor_release(rc);
+    wt_tensor_release(r2);
+    wt_tensor_release(y);
+    return st;
+}
+
+/* The fused node serves this many rows of x (the slot kernel's GEMV). */
+enum { QUANT_FUSED_MAX_ROWS = 4 };
+
+wt_status wt_linear_quant_fused(const wt_tensor *x, const wt_tensor *w, wt_quant_type type, const wt_tensor *bias,
+                                const wt_linear_fused_options *opts, wt_tensor **out)
+{
+    const char *fn = "wt_linear_quant_fused";
+    wt_status st = wt_check_out(fn, out);
+    int64_t k = 0, n_out = 0;
+    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK || (st = weight_k(fn, w, type, &k)) != WT_OK ||
+        (st = wt_check_same_context(fn, x, w)) != WT_OK)
+        return st;
+    wt_linear_fused_options o;
+    if ((st = wt_linear_fused_check(fn, x, w->shape[0], k, bias, opts, &o, &n_out)) != WT_OK) return st;
+    const wt_tensor *g = o.rms_norm ? o.norm_weight : NULL;
+    const wt_dtype result = o.result_f32 ? WT_F32 : o.residual ? o.residual->dtype : x->dtype;
+    wt_context *ctx = wt_ctx_of(x);
+    const bool f32 = x->dtype == WT_F32 && (!bias || bias->dtype == WT_F32) && (!g || g->dtype == WT_F32) &&
+                     (!o.residual || o.residual->dtype == WT_F32) && result == WT_F32;
+    /* Recording for autograd, or a case the kernel does not take: the
+     * composition, each op with its own rule. */
+    const bool fusable = f32 && (!o.rms_norm || g) && (o.rms_norm || o.swiglu || o.residual) &&
+                         x->numel > 0 && x->numel / k <= QUANT_FUSED_MAX_ROWS &&
+                         !((wt_grad_any(x, bias, g, o.residual)) && wt_grad_recording(ctx)) &&
+                         wt_backend_runs(ctx, WT_NODE_LINEAR_QUANT);
+    if (!fusable) return wt_linear_fused_composed(x, w, &type, bias, &o, result, out);
+    st = linear_fused_node(x, w, type, k, bias, &o, n_out, out);
+    /* A backend or case without the fused kernel: nothing was recorded. */
+    if (st == WT_ERR_UNSUPPORTED) return wt_linear_fused_composed(x, w, &type, bias, &o, result, out);
+    return st;
+}
+
 /* Rows of the quantised table gathered as words (the blocks of a row are
  * its W words, so the library's embedding moves them unchanged), then
  * dequantised: only the looked-up rows are ever made dense. */

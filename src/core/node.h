@@ -311,7 +311,12 @@ enum {
  *                  p.sample (wt_sample's rules)
  *   LINEAR_QUANT   out0 f32 [M, N] = in0 (f32 [M, K], contiguous) @ the
  *                  dequantised in1^T (i32 [N, W], contiguous) + in2 (f32
- *                  [N] contiguous, or NULL); p.quant
+ *                  [N] contiguous, or NULL); p.quant. With p.quant.rms_norm
+ *                  or swiglu or in4, wt_linear_quant_fused's node: in3
+ *                  the norm weight (f32 [K] contiguous), in4 the residual
+ *                  (f32 [M, N'] contiguous, or NULL), out0 [M, N'] (N' =
+ *                  N / 2 with swiglu); a backend without those kernels
+ *                  answers WT_ERR_UNSUPPORTED, having recorded nothing
  *   LINEAR_FUSED   out0 [M, N'] = wt_linear_fused of in0 x [M, K]
  *                  (contiguous), in1 w [N, K] (unit k stride, any row
  *                  stride), in2 bias [N], in3 norm weight [K], in4
@@ -407,7 +412,9 @@ typedef struct wt_node {
         struct { int64_t plane, plane_rows; } rows;
         wt_optimizer_update opt; /* its tensors: out0, out1, out2, in0 */
         struct { double max_norm; } clip; /* GRAD_CLIP_SCALE */
-        struct { wt_quant_type type; int64_t k; } quant; /* DEQUANTIZE, LINEAR_QUANT */
+        /* DEQUANTIZE, LINEAR_QUANT (rms_norm, swiglu, eps: LINEAR_QUANT's
+         * fused prologue and epilogue, as LINEAR_FUSED's) */
+        struct { wt_quant_type type; int64_t k; bool rms_norm, swiglu; float eps; } quant;
         struct { bool rms_norm, swiglu; float eps; } linear; /* LINEAR_FUSED */
         struct { wt_rope_freqs freqs; int64_t offset, q_heads; } rope_kv; /* ROPE_KV_CACHE */
         /* SAMPLE: inv_temp 0 = greedy; top_k 0 and top_p 1 = no cut */

@@ -148,6 +148,10 @@ static wt_status cpu_run(wt_context *ctx, const wt_node *n)
                           n->p.sample.seed, out[0]);
     case WT_NODE_DEQUANTIZE: return cpu_dequantize(ctx, n->p.quant.type, n->p.quant.k, in[0], out[0]);
     case WT_NODE_LINEAR_QUANT:
+        /* The fused prologue and epilogue: wt_linear_quant_fused composes
+         * the public ops here. */
+        if (n->p.quant.rms_norm || n->p.quant.swiglu || in[4])
+            return wt_fail(WT_ERR_UNSUPPORTED, "cpu linear_quant: no fused norm, swiglu or residual");
         return cpu_linear_quant(ctx, n->p.quant.type, n->p.quant.k, in[0], in[1], in[2], out[0]);
     case WT_NODE_ROPE_KV_CACHE:
         return cpu_rope_kv_cache(ctx, in[0], in[1], &n->p.rope_kv.freqs, n->p.rope_kv.offset, n->p.rope_kv.q_heads,

@@ -172,29 +172,58 @@ static wt_status linear_x8(wt_context *ctx, wt_quant_type type, const quant_line
     return st;
 }
 
+/* The slot kernel's prelude: the unit kernels' and its prologue's and
+ * epilogue's flags. */
+static void prelude_slots(char *buf, size_t size, wt_quant_type type, bool has_bias, unsigned lanes, bool norm,
+                          bool swiglu, bool residual)
+{
+    prelude_lanes(buf, size, type, GEMV_WG, has_bias, lanes);
+    const size_t used = strlen(buf);
+    snprintf(buf + used, size - used, "const NORM: bool = %s;\nconst SWIGLU: bool = %s;\nconst RESIDUAL: bool = %s;\n",
+             norm ? "true" : "false", swiglu ? "true" : "false", residual ? "true" : "false");
+}
+
 wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,
-                          const wt_tensor *bias, wt_tensor *out)
+                          const wt_tensor *bias, const wt_tensor *norm_weight, const wt_tensor *residual,
+                          bool rms_norm, bool swiglu, float eps, wt_tensor *out)
 {
     wt_status st = check_tensor(ctx, "linear_quant", x, WT_F32);
     if (st != WT_OK || (st = check_tensor(ctx, "linear_quant", w, WT_I32)) != WT_OK ||
         (bias && (st = check_tensor(ctx, "linear_quant", bias, WT_F32)) != WT_OK) ||
+        (norm_weight && (st = check_tensor(ctx, "linear_quant", norm_weight, WT_F32)) != WT_OK) ||
+        (residual && (st = check_tensor(ctx, "linear_quant", residual, WT_F32)) != WT_OK) ||
         (st = check_tensor(ctx, "linear_quant", out, WT_F32)) != WT_OK)
         return st;
     if (out->offset != 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu linear_quant: out not at offset 0");
     const int64_t m = x->shape[0], n = w->shape[0];
-    quant_linear_params p = {.m = (uint32_t)m, .n = (uint32_t)n, .k = (uint32_t)k, .words = (uint32_t)w->shape[1],
-                             .x_offset = (uint32_t)x->offset, .w_offset = (uint32_t)w->offset,
-                             .b_offset = bias ? (uint32_t)bias->offset : 0};
-    if (m <= GEMV_MAX_ROWS && gemv_x8() != 0) return linear_x8(ctx, type, &p, x, w, bias, out);
+    const bool fused = rms_norm || swiglu || residual;
+    quant_slots_params p = {.m = (uint32_t)m, .n = (uint32_t)n, .k = (uint32_t)k, .words = (uint32_t)w->shape[1],
+                            .x_offset = (uint32_t)x->offset, .w_offset = (uint32_t)w->offset,
+                            .b_offset = bias ? (uint32_t)bias->offset : 0,
+                            .g_offset = norm_weight ? (uint32_t)norm_weight->offset : 0,
+                            .r_offset = residual ? (uint32_t)residual->offset : 0, .eps = eps};
+    /* The unit kernels' Params: the slot kernel's first fields. */
+    quant_linear_params pu = {.m = p.m, .n = p.n, .k = p.k, .words = p.words, .x_offset = p.x_offset,
+                              .w_offset = p.w_offset, .b_offset = p.b_offset};
+    const bool x8 = m <= GEMV_MAX_ROWS && gemv_x8() != 0;
     /* The row kernel reads x as vec4; the per-element GEMV (Q8_0 and Q4_0
      * only) takes an x elsewhere, the GEMM anything. */
     const bool rows = m <= GEMV_MAX_ROWS && x->offset % 4 == 0;
     const bool gemv = !rows && m <= GEMV_MAX_ROWS && (type == WT_QUANT_Q8_0 || type == WT_QUANT_Q4_0);
     const bool slots = rows && gemv_slots(type, w);
+    /* The norm, SwiGLU and residual live in the slot kernel alone (the
+     * norm weight read as vec4, so at a multiple of 4 elements); elsewhere
+     * the caller composes, nothing recorded. */
+    if (fused && (x8 || !slots || (rms_norm && (!norm_weight || norm_weight->offset % 4 != 0))))
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu linear_quant: no fused kernel for this type, row count or layout");
+    if (x8) return linear_x8(ctx, type, &pu, x, w, bias, out);
     const unsigned lanes = slots ? gemv_lanes_or(SLOT_LANES) : gemv_lanes();
     const unsigned rpt = slots ? 4u : gemv_rpt(type);
-    char prelude[320];
-    prelude_lanes(prelude, sizeof prelude, type, GEMV_WG, bias != NULL, lanes);
+    char prelude[400];
+    if (slots)
+        prelude_slots(prelude, sizeof prelude, type, bias != NULL, lanes, rms_norm, swiglu, residual != NULL);
+    else
+        prelude_lanes(prelude, sizeof prelude, type, GEMV_WG, bias != NULL, lanes);
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = slots  ? "quant_gemv_slots"
@@ -204,20 +233,26 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     l.prelude = prelude;
     l.libraries[0] = F16_LIBRARY;
     l.libraries[1] = "quant_blocks";
-    l.params = &p;
-    l.params_size = sizeof p;
+    l.params = slots ? (const void *)&p : (const void *)&pu;
+    l.params_size = slots ? sizeof p : sizeof pu;
     l.bindings[0] = (wg_binding){x->storage, false};
     l.bindings[1] = (wg_binding){w->storage, false};
     /* Without a bias the shader never reads binding 3: x stands in. */
     l.bindings[2] = (wg_binding){bias ? bias->storage : x->storage, false};
     l.bindings[3] = (wg_binding){out->storage, true};
     l.nbindings = 4;
-    if (slots) { /* Q4_K's vec4 view of the same weight */
+    if (slots) { /* Q4_K's vec4 view of the same weight; the norm weight
+                  * and the residual, or x standing in (never read) */
         l.bindings[4] = (wg_binding){w->storage, false};
-        l.nbindings = 5;
+        l.bindings[5] = (wg_binding){norm_weight ? norm_weight->storage : x->storage, false};
+        l.bindings[6] = (wg_binding){residual ? residual->storage : x->storage, false};
+        l.nbindings = 7;
     }
     const uint64_t rows_per_wg = GEMV_THREADS / lanes * rpt;
-    l.workgroups = rows   ? (uint64_t)m * (((uint64_t)n + rows_per_wg - 1) / rows_per_wg)
+    /* With SwiGLU a workgroup's rows give half as many outputs. */
+    const uint64_t n_out = swiglu ? (uint64_t)n / 2 : (uint64_t)n;
+    const uint64_t outs_per_wg = swiglu ? rows_per_wg / 2 : rows_per_wg;
+    l.workgroups = rows   ? (uint64_t)m * ((n_out + outs_per_wg - 1) / outs_per_wg)
                    : gemv ? (uint64_t)m * (uint64_t)n
                           : (uint64_t)((m + 15) / 16) * (uint64_t)((n + 15) / 16);
     return wg_dispatch(ctx, &l);

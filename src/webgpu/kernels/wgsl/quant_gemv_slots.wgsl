@@ -25,12 +25,23 @@
 // the f32 sums round.
 // x is read as vec4 (its offset a multiple of 4 elements; K is); Q4_K
 // needs the weight at a multiple of 4 words (w4 is the same buffer as w).
-// Prelude: TYPE, HAS_BIAS, ROWS (thread rows per workgroup), LANES (a
-// power of two, ROWS * LANES = 256).
+// Around the product, as wt_linear_quant_fused asks (prelude flags):
+//   NORM: an RMSNorm of x first, with its 1/rms factored out: the
+//         products read x * g, and the sums are scaled by 1/rms before the
+//         bias. A row group's threads read each element of x once between
+//         them, so they sum x's squares on the way (no pass of their own)
+//         and add them up with the products;
+//   SWIGLU: the four rows a thread holds are two gate rows and the two up
+//         rows N/2 below them, so each thread writes silu(gate) * up of two
+//         outputs;
+//   RESIDUAL: res (the result's shape) added last.
+// Prelude: TYPE, HAS_BIAS, NORM, SWIGLU, RESIDUAL, ROWS (thread rows per
+// workgroup), LANES (a power of two, ROWS * LANES = 256).
 
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
-    x_offset: u32, w_offset: u32, b_offset: u32, pad0: u32,
+    x_offset: u32, w_offset: u32, b_offset: u32, g_offset: u32,
+    r_offset: u32, eps: f32, pad0: u32, pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -39,8 +50,13 @@ struct Params {
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 @group(0) @binding(5) var<storage, read> w4: array<vec4<u32>>;
+@group(0) @binding(6) var<storage, read> g: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read> res: array<f32>;
 
 var<workgroup> partial: array<vec4<f32>, 256>;
+var<workgroup> partial_sq: array<f32, 256>;
+// NORM: this thread's sum of the squares of the x it has read.
+var<private> x_squares: f32;
 
 // The field (v & mask) | magic as float, minus sub.
 fn field(v: vec4<u32>, mask: u32, magic: u32, sub: f32) -> vec4<f32> {
@@ -146,6 +162,16 @@ fn scale_min(s1: u32, s2: u32, s3: u32, s: u32) -> vec2<f32> {
     return vec2<f32>(f32((a3 & 15u) | (((a1 >> 6u) & 3u) << 4u)), f32(((a3 >> 4u) & 15u) | (((a2 >> 6u) & 3u) << 4u)));
 }
 
+// x's vec4 xi (row from vec4 xrow), times the norm weight with NORM.
+fn xload(xi: u32, xrow: u32) -> vec4<f32> {
+    if (NORM) {
+        let v = x[xi];
+        x_squares += dot(v, v);
+        return v * g[p.g_offset / 4u + (xi - xrow)];
+    }
+    return x[xi];
+}
+
 // The sum of slot s of the four rows starting at words rw against x from
 // xrow (vec4 index).
 fn slot4(rw: vec4<u32>, s: u32, xrow: u32) -> vec4<f32> {
@@ -163,7 +189,7 @@ fn slot4(rw: vec4<u32>, s: u32, xrow: u32) -> vec4<f32> {
         let q = select((w0 >> vec4<u32>(16u)) | (w1 << vec4<u32>(16u)), w1, odd);
         let dw = words4(o, 0u);
         let dh = select(dw & vec4<u32>(0xffffu), dw >> vec4<u32>(16u), odd);
-        return half4(dh) * nibbles8(q, x[xi], x[xi + 4u], 8.0);
+        return half4(dh) * nibbles8(q, xload(xi, xrow), xload(xi + 4u, xrow), 8.0);
     }
     if (TYPE == 8u) {
         let b = s >> 2u;
@@ -171,7 +197,7 @@ fn slot4(rw: vec4<u32>, s: u32, xrow: u32) -> vec4<f32> {
         let xi = xrow + b * 8u + 2u * t;
         let q0 = quad4(rw, b * 34u + 2u + 8u * t);
         let q1 = quad4(rw, b * 34u + 6u + 8u * t);
-        return halves(rw, b * 34u) * (bytes4(q0, x[xi]) + bytes4(q1, x[xi + 1u]));
+        return halves(rw, b * 34u) * (bytes4(q0, xload(xi, xrow)) + bytes4(q1, xload(xi + 1u, xrow)));
     }
     // Q4_K: slot s is half h of chunk c of super-block sb.
     let sb = s >> 3u;
@@ -193,8 +219,8 @@ fn slot4(rw: vec4<u32>, s: u32, xrow: u32) -> vec4<f32> {
     var xs = vec4<f32>(0.0); // x's sums of the low and the high elements
     for (var k = 0u; k < 4u; k++) {
         let q = vec4<u32>(qx[k], qy[k], qz[k], qw[k]);
-        let xl = x[xi + k];
-        let xh = x[xi + 8u + k];
+        let xl = xload(xi + k, xrow);
+        let xh = xload(xi + 8u + k, xrow);
         sl += nibbles_lo(q, xl);
         sh += nibbles_hi(q, xh);
         xs += vec4<f32>(xl.x + xl.y, xl.z + xl.w, xh.x + xh.y, xh.z + xh.w);
@@ -222,21 +248,32 @@ fn slot4(rw: vec4<u32>, s: u32, xrow: u32) -> vec4<f32> {
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let per_wg = ROWS * 4u;
-    let groups = (p.n + per_wg - 1u) / per_wg;
-    let g = wid.x + wid.y * nwg.x; // uniform across the workgroup
-    if (g >= groups * p.m) {
+    // Outputs of a thread: its four rows, or with SWIGLU two gate rows
+    // (each with its up row).
+    let per_thread = select(4u, 2u, SWIGLU);
+    let outs = select(p.n, p.n / 2u, SWIGLU);
+    let per_wg = ROWS * per_thread;
+    let groups = (outs + per_wg - 1u) / per_wg;
+    let gi = wid.x + wid.y * nwg.x; // uniform across the workgroup
+    if (gi >= groups * p.m) {
         return;
     }
-    let i = g / groups;
-    let r0 = (g % groups) * per_wg + (lid / LANES) * 4u;
+    let i = gi / groups;
+    let c0 = (gi % groups) * per_wg + (lid / LANES) * per_thread;
     let lane = lid % LANES;
+    let xrow = (p.x_offset + i * p.k) / 4u;
+    x_squares = 0.0;
     var acc = vec4<f32>(0.0);
-    if (r0 < p.n) {
-        let last = p.n - 1u;
-        let rows = vec4<u32>(r0, min(r0 + 1u, last), min(r0 + 2u, last), min(r0 + 3u, last));
+    var rows = vec4<u32>(0u);
+    if (c0 < outs) {
+        let last = outs - 1u;
+        if (SWIGLU) {
+            let c1 = min(c0 + 1u, last);
+            rows = vec4<u32>(c0, c1, c0 + outs, c1 + outs);
+        } else {
+            rows = vec4<u32>(c0, min(c0 + 1u, last), min(c0 + 2u, last), min(c0 + 3u, last));
+        }
         let rw = vec4<u32>(p.w_offset) + rows * p.words;
-        let xrow = (p.x_offset + i * p.k) / 4u;
         var slots = p.k / 8u;
         if (TYPE == 12u) {
             slots = p.k / 32u;
@@ -254,22 +291,39 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         }
     }
     partial[lid] = acc;
+    if (NORM) {
+        partial_sq[lid] = x_squares;
+    }
     workgroupBarrier();
     for (var s = LANES / 2u; s > 0u; s = s / 2u) {
         if (lane < s) {
             partial[lid] += partial[lid + s];
+            if (NORM) {
+                partial_sq[lid] += partial_sq[lid + s];
+            }
         }
         workgroupBarrier();
     }
-    if (lane == 0u && r0 < p.n) {
-        let y = partial[lid];
-        for (var k = 0u; k < 4u; k++) {
-            if (r0 + k < p.n) {
+    if (lane == 0u && c0 < outs) {
+        var y = partial[lid];
+        if (NORM) {
+            y *= inverseSqrt(partial_sq[lid] / f32(p.k) + p.eps);
+        }
+        if (HAS_BIAS) {
+            y += vec4<f32>(bias[p.b_offset + rows.x], bias[p.b_offset + rows.y], bias[p.b_offset + rows.z],
+                           bias[p.b_offset + rows.w]);
+        }
+        for (var k = 0u; k < per_thread; k++) {
+            let col = c0 + k;
+            if (col < outs) {
                 var v = y[k];
-                if (HAS_BIAS) {
-                    v += bias[p.b_offset + r0 + k];
+                if (SWIGLU) {
+                    v = v / (1.0 + exp(-v)) * y[k + 2u];
                 }
-                out[i * p.n + r0 + k] = v;
+                if (RESIDUAL) {
+                    v += res[p.r_offset + i * outs + col];
+                }
+                out[i * outs + col] = v;
             }
         }
     }
