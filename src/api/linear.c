@@ -126,13 +126,16 @@ wt_status wt_linear_fused_composed(const wt_tensor *x, const wt_tensor *w, const
 
 static bool float_dtype(const wt_tensor *t) { return !t || t->dtype == WT_F32 || t->dtype == WT_F16; }
 
-/* One LINEAR_FUSED node: x [.., K] folded to [M, K], the small operands
- * made contiguous (w is read in place: its rows must run along k). */
-static wt_status linear_fused_node(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
-                                   const wt_linear_fused_options *o, int64_t n_out, wt_dtype result, wt_tensor **out)
+/* One fused linear node, its kind and parameters in node (LINEAR_FUSED, or
+ * LINEAR_QUANT with the fused prologue and epilogue): x [.., K] folded to
+ * [M, K], the small operands made contiguous, w as the caller gives it
+ * (LINEAR_FUSED reads it in place: its rows must run along k). */
+wt_status wt_linear_fused_node_run(wt_node node, const wt_tensor *x, const wt_tensor *w, int64_t K,
+                                   const wt_tensor *bias, const wt_linear_fused_options *o, int64_t n_out,
+                                   wt_dtype result, wt_tensor **out)
 {
     wt_context *ctx = wt_ctx_of(x);
-    const int64_t K = w->shape[1], M = x->numel / K;
+    const int64_t M = x->numel / K;
     const int64_t x2_shape[2] = {M, K}, out2_shape[2] = {M, n_out};
     wt_tensor *xc = NULL, *x2 = NULL, *bc = NULL, *gc = NULL, *rc = NULL, *r2 = NULL, *y = NULL;
     wt_status st = wt_contiguous(x, &xc);
@@ -142,10 +145,11 @@ static wt_status linear_fused_node(const wt_tensor *x, const wt_tensor *w, const
     if (st == WT_OK && o->residual && (st = wt_contiguous(o->residual, &rc)) == WT_OK)
         st = wt_reshape(rc, 2, out2_shape, &r2);
     if (st == WT_OK) st = wt_tensor_alloc(ctx, result, 2, out2_shape, &y);
-    if (st == WT_OK && y->numel > 0)
-        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_LINEAR_FUSED, .in = {x2, w, bc, gc, r2}, .out = {y},
-                                         .p.linear = {.rms_norm = o->rms_norm, .swiglu = o->swiglu,
-                                                      .eps = (float)o->norm_eps}});
+    if (st == WT_OK && y->numel > 0) {
+        node.in[0] = x2, node.in[1] = w, node.in[2] = bc, node.in[3] = gc, node.in[4] = r2;
+        node.out[0] = y;
+        st = wt_node_run(ctx, &node);
+    }
     if (st == WT_OK) {
         int64_t oshape[WT_MAX_DIMS];
         for (int i = 0; i < x->ndim - 1; i++) oshape[i] = x->shape[i];
@@ -243,7 +247,10 @@ wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tenso
                          x->numel > 0 && x->numel / K <= LINEAR_FUSED_MAX_ROWS && w->strides[1] == 1 &&
                          w->strides[0] >= 0 && wt_backend_runs(wt_ctx_of(x), WT_NODE_LINEAR_FUSED);
     if (!fusable) return wt_linear_fused_composed(x, w, NULL, bias, &o, result, out);
-    st = linear_fused_node(x, w, bias, &o, n_out, result, out);
+    st = wt_linear_fused_node_run((wt_node){.kind = WT_NODE_LINEAR_FUSED,
+                                            .p.linear = {.rms_norm = o.rms_norm, .swiglu = o.swiglu,
+                                                         .eps = (float)o.norm_eps}},
+                                  x, w, K, bias, &o, n_out, result, out);
     /* Past the kernel's 32-bit indexing: nothing was recorded. */
     if (st == WT_ERR_UNSUPPORTED) return wt_linear_fused_composed(x, w, NULL, bias, &o, result, out);
     return st;

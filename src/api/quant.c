@@ -300,41 +300,21 @@ wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quant_type 
     return wt_land(st, r, l.result, out);
 }
 
-/* One LINEAR_QUANT node with the fused prologue and epilogue: x, bias,
- * norm weight and residual f32 (checked), x [.., K] folded to [M, K]. */
+/* One LINEAR_QUANT node with the fused prologue and epilogue (x, bias,
+ * norm weight and residual f32, checked by the caller): linear_fused's
+ * node runner, the weight's blocks made dense rows first. */
 static wt_status linear_fused_node(const wt_tensor *x, const wt_tensor *w, wt_quant_type type, int64_t k,
                                    const wt_tensor *bias, const wt_linear_fused_options *o, int64_t n_out,
                                    wt_tensor **out)
 {
-    wt_context *ctx = wt_ctx_of(x);
-    const int64_t M = x->numel / k, x2_shape[2] = {M, k}, out2_shape[2] = {M, n_out};
-    wt_tensor *xc = NULL, *x2 = NULL, *wc = NULL, *bc = NULL, *gc = NULL, *rc = NULL, *r2 = NULL, *y = NULL;
-    wt_status st = wt_contiguous(x, &xc);
-    if (st == WT_OK) st = wt_reshape(xc, 2, x2_shape, &x2);
-    if (st == WT_OK) st = dense_rows(w, &wc);
-    if (st == WT_OK && bias) st = wt_contiguous(bias, &bc);
-    if (st == WT_OK && o->rms_norm) st = wt_contiguous(o->norm_weight, &gc);
-    if (st == WT_OK && o->residual && (st = wt_contiguous(o->residual, &rc)) == WT_OK)
-        st = wt_reshape(rc, 2, out2_shape, &r2);
-    if (st == WT_OK) st = wt_tensor_alloc(ctx, WT_F32, 2, out2_shape, &y);
+    wt_tensor *wc = NULL;
+    wt_status st = dense_rows(w, &wc);
     if (st == WT_OK)
-        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_LINEAR_QUANT, .in = {x2, wc, bc, gc, r2}, .out = {y},
-                                         .p.quant = {.type = type, .k = k, .rms_norm = o->rms_norm,
-                                                     .swiglu = o->swiglu, .eps = (float)o->norm_eps}});
-    if (st == WT_OK) {
-        int64_t oshape[WT_MAX_DIMS];
-        for (int i = 0; i < x->ndim - 1; i++) oshape[i] = x->shape[i];
-        oshape[x->ndim - 1] = n_out;
-        st = wt_reshape(y, x->ndim, oshape, out);
-    }
-    wt_tensor_release(xc);
-    wt_tensor_release(x2);
+        st = wt_linear_fused_node_run((wt_node){.kind = WT_NODE_LINEAR_QUANT,
+                                                .p.quant = {.type = type, .k = k, .rms_norm = o->rms_norm,
+                                                            .swiglu = o->swiglu, .eps = (float)o->norm_eps}},
+                                      x, wc, k, bias, o, n_out, WT_F32, out);
     wt_tensor_release(wc);
-    wt_tensor_release(bc);
-    wt_tensor_release(gc);
-    wt_tensor_release(rc);
-    wt_tensor_release(r2);
-    wt_tensor_release(y);
     return st;
 }
 
