@@ -129,6 +129,28 @@ static wt_status check_tensor(const char *what, const wt_tensor *t, wt_dtype dty
     return WT_OK;
 }
 
+/* The parameter block of rows of x [R, C] (vec4 units where the plan
+ * reads them): x's layout, out's and the weight's and bias's offsets (the
+ * bias's slot carries dy for the norm backward). */
+static void rowwise_fill_params(rowwise_params *p, const rowwise_plan *plan, uint64_t R, uint64_t C,
+                                const wt_tensor *x, const wt_tensor *out, const wt_tensor *weight,
+                                const wt_tensor *bias, float eps)
+{
+    const uint32_t div = plan->vec4 ? 4 : 1;
+    memset(p, 0, sizeof *p);
+    p->rows = (uint32_t)R;
+    p->cols = (uint32_t)(C / div);
+    /* One row: its stride is never used to step, any value will do. */
+    p->row_stride = R == 1 ? 0 : (uint32_t)(x->strides[0] / div);
+    p->col_stride = plan->vec4 ? 1 : (uint32_t)x->strides[1];
+    p->x_offset = (uint32_t)(x->offset / div);
+    p->out_offset = (uint32_t)(out->offset / div);
+    p->w_offset = weight ? (uint32_t)(weight->offset / div) : 0;
+    p->b_offset = bias ? (uint32_t)(bias->offset / div) : 0;
+    p->eps = eps;
+    p->count = (float)C;
+}
+
 wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
                         const wt_tensor *weight, const wt_tensor *bias, float eps, wt_tensor *out)
 {
@@ -169,21 +191,9 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
     plan_launch(ctx, x, weight, bias, out, &plan);
     if (dt == WT_F16 && !plan.vec4)
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rowwise: f16 rows need 4-element alignment");
-    const uint32_t div = plan.vec4 ? 4 : 1;
 
     rowwise_params p;
-    memset(&p, 0, sizeof p);
-    p.rows = (uint32_t)R;
-    p.cols = (uint32_t)(C / div);
-    /* One row: its stride is never used to step, any value will do. */
-    p.row_stride = R == 1 ? 0 : (uint32_t)(x->strides[0] / div);
-    p.col_stride = plan.vec4 ? 1 : (uint32_t)x->strides[1];
-    p.x_offset = (uint32_t)(x->offset / div);
-    p.out_offset = (uint32_t)(out->offset / div);
-    p.w_offset = weight ? (uint32_t)(weight->offset / div) : 0;
-    p.b_offset = bias ? (uint32_t)(bias->offset / div) : 0;
-    p.eps = eps;
-    p.count = (float)C;
+    rowwise_fill_params(&p, &plan, R, C, x, out, weight, bias, eps);
     p.neg_inf = 0xff800000u;
 
     char prelude[1024];
@@ -258,19 +268,8 @@ wt_status wg_op_norm_backward(wt_context *ctx, wt_rowwise_op op, const wt_tensor
     if (plan.mode != MODE_REGISTERS)
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: rows of %llu are longer than the registers hold", fn,
                        (unsigned long long)C);
-    const uint32_t div = plan.vec4 ? 4 : 1;
     rowwise_params p;
-    memset(&p, 0, sizeof p);
-    p.rows = (uint32_t)R;
-    p.cols = (uint32_t)(C / div);
-    p.row_stride = R == 1 ? 0 : (uint32_t)(x->strides[0] / div);
-    p.col_stride = plan.vec4 ? 1 : (uint32_t)x->strides[1];
-    p.x_offset = (uint32_t)(x->offset / div);
-    p.out_offset = (uint32_t)(dx->offset / div);
-    p.w_offset = weight ? (uint32_t)(weight->offset / div) : 0;
-    p.b_offset = (uint32_t)(dy->offset / div);
-    p.eps = eps;
-    p.count = (float)C;
+    rowwise_fill_params(&p, &plan, R, C, x, dx, weight, dy, eps); /* dy in the bias's slot */
 
     char prelude[1536];
     size_t used = 0;
