@@ -155,6 +155,9 @@ const reduce_case g_reduce_cases[] = {
     R("columns, ragged chunks", "[37,8]", true, 1, 0),
     R("columns, sliced rows", "[9,64].S(0,1,9,1)", false, 1, 0),
     R("columns, expanded", "[1,64].E(40,64)", false, 1, 0),
+    /* Blocks of rows a workgroup: a band wider than the 10 quads, 33
+     * blocks of a ragged length, then one block over their partials. */
+    R("columns, blocks of rows", "[4099,40]", false, 1, 0),
     /* Positive terms, so that a dropped block of terms shows above the
      * rounding allowed for 17M terms. */
     {.cls = "big, all", .x = "[" BIG "]", .big = true, .lo = 0.5f, .hi = 1.5f},

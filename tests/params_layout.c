@@ -427,6 +427,7 @@ static const layout_pair pairs[] = {
     PAIR("reduce_rows", "Params", reduce_params, wgsl_reduce_rows_params),
     PAIR("reduce_strided", "Params", reduce_params, wgsl_reduce_strided_params),
     PAIR("reduce_columns", "Params", reduce_params, wgsl_reduce_strided_params),
+    PAIR("reduce_column_blocks", "Params", reduce_params, wgsl_reduce_strided_params),
     PAIR("rope", "Params", rope_params, wgsl_rope_params),
     PAIR("rope_kv_cache", "Params", rope_kv_cache_params, wgsl_rope_kv_cache_params),
     PAIR("interpolate", "Params", interp_params, wgsl_interp_params),

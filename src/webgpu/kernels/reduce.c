@@ -29,6 +29,12 @@
  *    leading axes, like a bias gradient) where four rows make an aligned
  *    vec4: a thread per (four rows, chunk), four vec4 loads in flight,
  *    short chunks so that enough loads are in flight to stream memory.
+ *  - reduce_column_blocks (the default for reduce_columns' cases): a
+ *    workgroup per (band of columns, block of rows), its lanes of threads
+ *    on rows of the block, each lane's loads coalesced across the band,
+ *    the lanes combined in a fixed tree in workgroup memory; a block's
+ *    partials are one row, so a bias gradient of 16384 rows takes two
+ *    passes (hundreds of blocks, then one) where reduce_columns took three.
  * While a row has more than one chunk, another pass reduces the partials
  * (no atomics; sums come out in a pairwise-like order, which keeps f32
  * sums accurate).
@@ -50,6 +56,7 @@
  *                        exist (1)
  *   WT_REDUCE_COLUMNS    reduce_columns: fewest elements a thread sums,
  *                        4..1024; 0: reduce_strided takes its cases (32)
+ *   WT_REDUCE_COLUMN_BLOCKS  0: reduce_columns, not reduce_column_blocks
  */
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
@@ -78,10 +85,23 @@
 #define REDUCE_COLUMNS_MIN_CHUNK 32
 #define REDUCE_COLUMNS_MAX_CHUNK 1024
 #define REDUCE_COLUMNS_TARGET_THREADS (1u << 16)
+/* reduce_column_blocks: threads a workgroup; quads a band for long
+ * reductions (each lane's load a contiguous 512 bytes) and for short ones
+ * (more lanes, fewer steps each); steps a lane takes at most in a pass of
+ * one block, and at least when blocks are cut; workgroups worth having
+ * (a few per multiprocessor of a large GPU: four vec4 loads in flight per
+ * thread cover the memory latency). */
+#define COLUMN_BLOCKS_WG 256
+#define COLUMN_BLOCKS_WIDE_BAND 32
+#define COLUMN_BLOCKS_NARROW_BAND 8
+#define COLUMN_BLOCKS_ONE_BLOCK_STEPS 32
+#define COLUMN_BLOCKS_MIN_STEPS 8
+#define COLUMN_BLOCKS_TARGET_WG 512
 
 typedef struct reduce_tuning {
     uint32_t wg, unroll, groups, onepass;
     uint32_t columns_min_chunk; /* 0: no reduce_columns */
+    bool column_blocks;         /* reduce_column_blocks for reduce_columns' cases */
     bool wg_set;                /* WT_REDUCE_WG gave the size */
     bool subgroups;
 } reduce_tuning;
@@ -118,6 +138,8 @@ static reduce_tuning read_tuning(const wt_context *ctx, bool half)
                           : cm < 4                         ? 4
                           : cm > REDUCE_COLUMNS_MAX_CHUNK ? REDUCE_COLUMNS_MAX_CHUNK
                                                            : (uint32_t)cm;
+    const char *cb = wt_knob_text(WT_KNOB_REDUCE_COLUMN_BLOCKS);
+    t.column_blocks = !(cb && strcmp(cb, "0") == 0);
     const char *sg = wt_knob_text(WT_KNOB_REDUCE_SUBGROUPS);
     t.subgroups = caps->subgroups && !(sg && strcmp(sg, "0") == 0);
     return t;
@@ -210,7 +232,7 @@ static void variant_prelude(char *buf, size_t size, const reduce_variant *v, boo
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-typedef enum reduce_kernel { KERNEL_ROWS, KERNEL_STRIDED, KERNEL_COLUMNS } reduce_kernel;
+typedef enum reduce_kernel { KERNEL_ROWS, KERNEL_STRIDED, KERNEL_COLUMNS, KERNEL_COLUMN_BLOCKS } reduce_kernel;
 
 /* Chunks per row for reduce_rows: one while the row is short or the rows
  * alone fill the device; else enough for about t->groups workgroups, each
@@ -264,6 +286,38 @@ static uint64_t columns_chunks(const reduce_matrix *m, uint32_t min_chunk, uint6
     if (c < least) c = least;
     uint64_t most = ceil_div(R, min_chunk);
     if (c > most) c = most;
+    uint64_t fit = max_binding / (4 * m->rows);
+    if (c > fit) c = fit ? fit : 1;
+    return c;
+}
+
+/* reduce_column_blocks: quads a band, a power of two no wider than the
+ * quads there are (narrow for short reductions: more lanes, so that one
+ * block covers them in a few steps a lane). */
+static uint32_t column_band_quads(const reduce_matrix *m)
+{
+    uint64_t want = m->row_len > (uint64_t)COLUMN_BLOCKS_WG / COLUMN_BLOCKS_NARROW_BAND *
+                                     COLUMN_BLOCKS_ONE_BLOCK_STEPS
+                        ? COLUMN_BLOCKS_WIDE_BAND
+                        : COLUMN_BLOCKS_NARROW_BAND;
+    uint32_t bq = 1;
+    while (bq < want && bq < m->rows / 4) bq <<= 1;
+    return bq;
+}
+
+/* Blocks per band for reduce_column_blocks: one while its lanes cover the
+ * reduction in COLUMN_BLOCKS_ONE_BLOCK_STEPS steps each; else enough for
+ * about COLUMN_BLOCKS_TARGET_WG workgroups with at least
+ * COLUMN_BLOCKS_MIN_STEPS steps a lane, partials within one binding. */
+static uint64_t column_blocks(const reduce_matrix *m, uint32_t band_quads, uint64_t max_binding)
+{
+    uint64_t R = m->row_len, lanes = COLUMN_BLOCKS_WG / band_quads;
+    if (R <= lanes * COLUMN_BLOCKS_ONE_BLOCK_STEPS) return 1;
+    uint64_t bands = ceil_div(m->rows / 4, band_quads);
+    uint64_t c = ceil_div(COLUMN_BLOCKS_TARGET_WG, bands);
+    uint64_t most = ceil_div(R, lanes * COLUMN_BLOCKS_MIN_STEPS);
+    if (c > most) c = most;
+    if (c < 2) c = 2; /* more than one block's steps a lane: cut anyway */
     uint64_t fit = max_binding / (4 * m->rows);
     if (c > fit) c = fit ? fit : 1;
     return c;
@@ -340,6 +394,21 @@ static wt_status reduce_pass(wt_context *ctx, const reduce_variant *v, bool firs
         l.workgroups = p.work;
         /* Partials of row o are consecutive. */
         *next = plain_matrix(dst, dst_offset, m->rows, chunks, chunks, 1);
+    } else if (kernel == KERNEL_COLUMN_BLOCKS) {
+        uint32_t band_quads = column_band_quads(m);
+        p.work = (uint32_t)(ceil_div(m->rows / 4, band_quads) * chunks);
+        p.chunks_or_rows = (uint32_t)m->rows;
+        snprintf(prelude, sizeof prelude, "%sconst WG: u32 = %uu;\nconst BANDQ: u32 = %uu;\n", head,
+                 (unsigned)COLUMN_BLOCKS_WG, band_quads);
+        l.shader = "reduce_column_blocks";
+        l.libraries[0] = "reduce_terms";
+        l.bindings[0] = (wg_binding){m->storage, false}; /* as vec4s */
+        l.bindings[1] = (wg_binding){m->storage, false}; /* as scalars (never read) */
+        l.bindings[2] = (wg_binding){dst, true};
+        l.nbindings = 3;
+        l.workgroups = p.work;
+        /* Partials form a [blocks, rows] matrix: row o is column o. */
+        *next = plain_matrix(dst, dst_offset, m->rows, chunks, 1, m->rows);
     } else if (kernel == KERNEL_COLUMNS) {
         p.work = (uint32_t)(m->rows / 4 * chunks);
         p.chunks_or_rows = (uint32_t)m->rows;
@@ -388,14 +457,18 @@ static wt_status reduce_matrix_run(wt_context *ctx, const reduce_variant *v, red
         if (m.row_len == 1) m.elem_stride = 1; /* any stride walks one element */
         if (m.rows == 1) m.row_stride = 0;
         bool rows_kernel = m.dot || (m.elem_stride == 1 && m.row_len > REDUCE_SHORT_ROW);
-        reduce_kernel kernel = rows_kernel               ? KERNEL_ROWS
-                               : columns_fit(&m, v, first, &t) ? KERNEL_COLUMNS
-                                                           : KERNEL_STRIDED;
+        reduce_kernel kernel = rows_kernel                     ? KERNEL_ROWS
+                               : !columns_fit(&m, v, first, &t) ? KERNEL_STRIDED
+                               : t.column_blocks                ? KERNEL_COLUMN_BLOCKS
+                                                                : KERNEL_COLUMNS;
         uint64_t chunks, chunk_len;
         if (rows_kernel) {
             chunks = rows_chunks(&m, &t, wg);
             /* Multiples of 4 keep every chunk's vec4s aligned as the row's. */
             chunk_len = ceil_div(ceil_div(m.row_len, chunks), 4) * 4;
+        } else if (kernel == KERNEL_COLUMN_BLOCKS) {
+            chunks = column_blocks(&m, column_band_quads(&m), caps->max_storage_binding);
+            chunk_len = ceil_div(m.row_len, chunks);
         } else if (kernel == KERNEL_COLUMNS) {
             chunks = columns_chunks(&m, t.columns_min_chunk, caps->max_storage_binding);
             chunk_len = ceil_div(m.row_len, chunks);
