@@ -194,8 +194,8 @@ wt_status wt_scaled_dot_product_attention_v2(const wt_tensor *q, const wt_tensor
 }
 
 wt_status wt_attention_backward_fused(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                                      const wt_tensor *dout, bool causal, float scale, wt_tensor **dq,
-                                      wt_tensor **dk, wt_tensor **dv)
+                                      const wt_tensor *dout, const wt_tensor *out, bool causal, float scale,
+                                      wt_tensor **dq, wt_tensor **dk, wt_tensor **dv)
 {
     *dq = *dk = *dv = NULL;
     wt_context *ctx = wt_ctx_of(q);
@@ -207,21 +207,23 @@ wt_status wt_attention_backward_fused(const wt_tensor *q, const wt_tensor *k, co
     if ((!knob || strcmp(knob, "fused") != 0) && ctx->ops->attention_backward_preferred &&
         !ctx->ops->attention_backward_preferred(ctx, q, k, v, causal))
         return WT_ERR_UNSUPPORTED;
-    const wt_tensor *src[4] = {q, k, v, dout};
-    wt_tensor *in[4] = {0}, *out[3] = {0};
+    if (!out) return WT_ERR_UNSUPPORTED;
+    const wt_tensor *src[5] = {q, k, v, dout, out};
+    wt_tensor *in[5] = {0}, *grads[3] = {0};
     wt_status st = WT_OK;
-    for (int i = 0; i < 4 && st == WT_OK; i++)
+    for (int i = 0; i < 5 && st == WT_OK; i++)
         st = src[i]->dtype == WT_F32 ? wt_contiguous(src[i], &in[i]) : wt_cast(src[i], WT_F32, &in[i]);
     for (int i = 0; i < 3 && st == WT_OK; i++)
-        st = wt_tensor_alloc(ctx, WT_F32, 4, src[i]->shape, &out[i]);
+        st = wt_tensor_alloc(ctx, WT_F32, 4, src[i]->shape, &grads[i]);
     if (st == WT_OK)
-        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ATTENTION_BACKWARD, .in = {in[0], in[1], in[2], in[3]},
-                                         .out = {out[0], out[1], out[2]}, .p.attention = {false, causal, scale}});
-    for (int i = 0; i < 4; i++) wt_tensor_release(in[i]);
+        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ATTENTION_BACKWARD,
+                                         .in = {in[0], in[1], in[2], in[3], in[4]},
+                                         .out = {grads[0], grads[1], grads[2]}, .p.attention = {false, causal, scale}});
+    for (int i = 0; i < 5; i++) wt_tensor_release(in[i]);
     if (st != WT_OK) {
-        for (int i = 0; i < 3; i++) wt_tensor_release(out[i]);
+        for (int i = 0; i < 3; i++) wt_tensor_release(grads[i]);
         return st;
     }
-    *dq = out[0], *dk = out[1], *dv = out[2];
+    *dq = grads[0], *dk = grads[1], *dv = grads[2];
     return WT_OK;
 }

@@ -274,6 +274,7 @@ RULE(grad_attention)
     wt_tensor *k4 = three ? STEP(&c, wt_unsqueeze, k, 0) : (wt_tensor *)k;
     wt_tensor *v4 = three ? STEP(&c, wt_unsqueeze, v, 0) : (wt_tensor *)v;
     wt_tensor *g4 = three ? STEP(&c, wt_unsqueeze, G, 0) : (wt_tensor *)G;
+    wt_tensor *y4 = three ? STEP(&c, wt_unsqueeze, Y, 0) : (wt_tensor *)Y;
     if (c.st != WT_OK) return finish(&c);
     int64_t B = q4->shape[0], Hq = q4->shape[1], Sq = q4->shape[2], D = q4->shape[3];
     int64_t Hkv = k4->shape[1], Skv = k4->shape[2], Dv = v4->shape[3], grp = Hq / Hkv;
@@ -282,7 +283,7 @@ RULE(grad_attention)
      * the composition below where the backend has none or prefers it. */
     if (!mask) {
         wt_tensor *f[3] = {0};
-        wt_status fst = wt_attention_backward_fused(q4, k4, v4, g4, n->p.b[0], (float)s, &f[0], &f[1], &f[2]);
+        wt_status fst = wt_attention_backward_fused(q4, k4, v4, g4, y4, n->p.b[0], (float)s, &f[0], &f[1], &f[2]);
         if (fst == WT_OK) {
             for (int j = 0; j < 3 && c.st == WT_OK; j++)
                 if (wt_grad_needs(n, j)) c.st = wt_grad_reshape_in(n, j, f[j], &gin[j]);

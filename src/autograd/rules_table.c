@@ -148,7 +148,7 @@ const wt_grad_rule wt_grad_rules[WT_OP_COUNT] = {
     R(LOG_SOFTMAX, grad_log_softmax, NONE, O0)
     R(LAYER_NORM, grad_layer_norm, I01, NONE)
     R(RMS_NORM, grad_rms_norm, I01, NONE)
-    R(SCALED_DOT_PRODUCT_ATTENTION, grad_attention, 0xfu, NONE)
+    R(SCALED_DOT_PRODUCT_ATTENTION, grad_attention, 0xfu, O0)
     R(ROPE, grad_rope, NONE, NONE)
     R(LINEAR, grad_linear, I01, NONE)
     COMPOSED(LINEAR_FUSED) /* rms_norm, linear, silu, mul, add */

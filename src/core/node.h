@@ -287,8 +287,10 @@ enum {
  *                  kv_length (i32, 1 element) or NULL; p.attention
  *   ATTENTION_BACKWARD out0 dq, out1 dk, out2 dv of attention without a mask
  *                  from in0 q [B,Hq,Sq,D], in1 k [B,Hkv,Skv,D], in2 v
- *                  [B,Hkv,Skv,Dv], in3 dout [B,Hq,Sq,Dv], all f32 and
- *                  contiguous (outputs too); p.attention (causal, scale).
+ *                  [B,Hkv,Skv,Dv], in3 dout [B,Hq,Sq,Dv], in4 the
+ *                  forward's output [B,Hq,Sq,Dv] (for D = dout . out), all
+ *                  f32 and contiguous (outputs too); p.attention (causal,
+ *                  scale).
  *                  Row by row (flash-attention's backward): no [Sq, Skv]
  *                  matrix is stored
  *   ROPE           out0 = rotary embedding of in0; in1 NULL or the i32

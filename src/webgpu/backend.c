@@ -386,7 +386,7 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
         return wg_win_attention(ctx, &a);
     }
     case WT_NODE_ATTENTION_BACKWARD:
-        return wg_attention_backward(ctx, in[0], in[1], in[2], in[3], n->p.attention.causal, n->p.attention.scale,
+        return wg_attention_backward(ctx, in[0], in[1], in[2], in[3], in[4], n->p.attention.causal, n->p.attention.scale,
                                      out[0], out[1], out[2]);
     case WT_NODE_ROPE: return wg_win_rope(ctx, in[0], in[1], n->p.rope.theta, n->p.rope.offset, out[0]);
     case WT_NODE_INTERPOLATE: return wg_win_interpolate(ctx, &n->p.interp, false, in[0], out[0]);

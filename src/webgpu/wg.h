@@ -147,9 +147,10 @@ wt_status wg_win_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, w
 wt_status wg_win_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
 wt_status wg_win_attention(wt_context *ctx, const wt_attention_args *a);
 /* WT_NODE_ATTENTION_BACKWARD (kernels/attention_backward.c): tensors of
- * one binding each, head dims up to 256; WT_ERR_UNSUPPORTED otherwise. */
+ * one binding each, head dims up to 256; WT_ERR_UNSUPPORTED otherwise.
+ * out: the forward's output (the tiled kernels' dout . out). */
 wt_status wg_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                                const wt_tensor *dout, bool causal, float scale, wt_tensor *dq, wt_tensor *dk,
+                                const wt_tensor *dout, const wt_tensor *out, bool causal, float scale, wt_tensor *dq, wt_tensor *dk,
                                 wt_tensor *dv);
 /* wt_backend_ops.attention_backward_preferred: the tiled kernels wherever
  * they fit; the untiled ones only for large scores. */

@@ -4,8 +4,8 @@
  *
  * Tiled (head dims equal, a multiple of 4, tiles within the device's
  * workgroup memory): wgsl/attention_backward_tiled_q.wgsl (a workgroup a
- * block of 32 queries: the rows' log-sum-exp L and D = dout . out, then
- * dq) and wgsl/attention_backward_tiled_kv.wgsl (a workgroup a block of
+ * block of 32 queries: the rows' log-sum-exp L, D = dout . out from the
+ * forward's output, then dq) and wgsl/attention_backward_tiled_kv.wgsl (a workgroup a block of
  * 32 keys: dk and dv over the query blocks that see them, P recomputed
  * from L). Other shapes: the untiled kernels, a thread a row
  * (wgsl/attention_backward_q.wgsl, then _kv.wgsl). */
@@ -53,7 +53,7 @@ static bool tiled_allowed(void)
 }
 
 static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, const wt_tensor *k,
-                                          const wt_tensor *v, const wt_tensor *dout, bool causal, float scale,
+                                          const wt_tensor *v, const wt_tensor *dout, const wt_tensor *out, bool causal, float scale,
                                           wt_tensor *dq, wt_tensor *dk, wt_tensor *dv)
 {
     const uint64_t B = (uint64_t)q->shape[0], Hq = (uint64_t)q->shape[1], Sq = (uint64_t)q->shape[2],
@@ -88,8 +88,8 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
         .params = &p,
         .params_size = sizeof p,
         .bindings = {{q->storage, false}, {k->storage, false}, {v->storage, false}, {dout->storage, false},
-                     {dq->storage, true}, {stats, true}},
-        .nbindings = 6,
+                     {dq->storage, true}, {stats, true}, {out->storage, false}},
+        .nbindings = 7,
         .workgroups = qgroups,
     };
     st = wg_dispatch(ctx, &l);
@@ -157,17 +157,18 @@ static wt_status attention_backward_rows(wt_context *ctx, const wt_tensor *q, co
 }
 
 wt_status wg_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                                const wt_tensor *dout, bool causal, float scale, wt_tensor *dq, wt_tensor *dk,
-                                wt_tensor *dv)
+                                const wt_tensor *dout, const wt_tensor *out, bool causal, float scale, wt_tensor *dq,
+                                wt_tensor *dk, wt_tensor *dv)
 {
-    const wt_tensor *all[7] = {q, k, v, dout, dq, dk, dv};
+    const wt_tensor *all[8] = {q, k, v, dout, dq, dk, dv, out};
     const uint64_t limit = wg_get_caps(ctx)->max_storage_binding;
-    for (int t = 0; t < 7; t++)
+    if (!out) return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention backward: the forward's output is needed");
+    for (int t = 0; t < 8; t++)
         if (all[t]->dtype != WT_F32 || all[t]->offset != 0 || all[t]->storage->bytes > limit ||
             (uint64_t)all[t]->numel > UINT32_MAX / 2)
             return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention backward: f32 tensors of one binding only");
     if (tiled_allowed() && tiled_fits(ctx, (uint64_t)q->shape[3], (uint64_t)v->shape[3])) {
-        wt_status st = attention_backward_tiled(ctx, q, k, v, dout, causal, scale, dq, dk, dv);
+        wt_status st = attention_backward_tiled(ctx, q, k, v, dout, out, causal, scale, dq, dk, dv);
         if (st != WT_ERR_UNSUPPORTED) return st;
     }
     return attention_backward_rows(ctx, q, k, v, dout, causal, scale, dq, dk, dv);

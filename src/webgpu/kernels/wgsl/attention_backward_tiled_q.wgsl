@@ -2,11 +2,12 @@
 // (kernels/attention_backward.c): a workgroup owns BQ = 32 query rows of
 // one (batch, q head) and walks the keys of its kv head BK = 32 at a time,
 // twice, with s_ij = scale q_i . k_j and dp_ij = dout_i . v_j:
-//   1. the row statistics, each thread online over its own keys (running
-//      maximum m, l = sum exp(s - m), a = sum exp(s - m) dp), merged
-//      across the 16 threads of a row through workgroup memory:
-//      L_i = m + log l (the log-sum-exp), D_i = a / l = sum_j p_ij dp_ij
-//      (= dout_i . out_i), written to stats for pass 2;
+//   1. the row statistics: L_i = m + log l (the log-sum-exp), each thread
+//      online over its own keys (running maximum m, l = sum exp(s - m)),
+//      merged across the 16 threads of a row through workgroup memory,
+//      and D_i = dout_i . out_i (= sum_j p_ij dp_ij) from the forward's
+//      output, so that this walk needs the scores alone, not dp; both
+//      written to stats for pass 2;
 //   2. dq_i = scale sum_j p_ij (dp_ij - D_i) k_j with p_ij = exp(s_ij - L_i).
 // Nothing of size Sq x Skv leaves the workgroup. Thread (ty, tx) of
 // 128 = 8 x 16 owns rows 4 ty .. 4 ty + 3, keys tx and tx + 16 of each tile
@@ -32,6 +33,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read> g: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> dq: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> stats: array<vec2<f32>>;
+@group(0) @binding(7) var<storage, read> o: array<vec4<f32>>; // the forward's output
 
 const BQ: u32 = 32u;
 const BK: u32 = 32u;
@@ -105,7 +107,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // 1. Statistics.
     var m = vec4<f32>(neg_inf);
     var l = vec4<f32>(0.0);
-    var a = vec4<f32>(0.0);
     for (var t0 = 0u; t0 < kend; t0 += BK) {
         workgroupBarrier();
         load_keys(false, krow0, t0, kend, lid);
@@ -121,36 +122,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 s1[i] += dot(qv, k1);
             }
         }
-        workgroupBarrier();
-        load_keys(true, krow0, t0, kend, lid);
-        workgroupBarrier();
-        var p0 = vec4<f32>(0.0);
-        var p1 = vec4<f32>(0.0);
-        for (var d = 0u; d < dn; d++) {
-            let v0 = kv_tile[tx * QS + d];
-            let v1 = kv_tile[(tx + TX) * QS + d];
-            for (var i = 0u; i < 4u; i++) {
-                let gv = g_tile[(ty * 4u + i) * QS + d];
-                p0[i] += dot(gv, v0);
-                p1[i] += dot(gv, v1);
-            }
-        }
         let j0 = vec4<i32>(i32(t0 + tx));
-        let vis0 = j0 <= limit;
-        let vis1 = j0 + vec4<i32>(i32(TX)) <= limit;
-        s0 = select(vec4<f32>(neg_inf), s0, vis0);
-        s1 = select(vec4<f32>(neg_inf), s1, vis1);
+        s0 = select(vec4<f32>(neg_inf), s0, j0 <= limit);
+        s1 = select(vec4<f32>(neg_inf), s1, j0 + vec4<i32>(i32(TX)) <= limit);
         let m_new = max(m, max(s0, s1));
         // Nothing seen yet: subtract 0, so exp(-inf) gives 0 instead of NaN.
         let sh = select(m_new, vec4<f32>(0.0), m_new == vec4<f32>(neg_inf));
-        let alpha = exp(m - sh);
-        let e0 = exp(s0 - sh);
-        let e1 = exp(s1 - sh);
-        l = l * alpha + e0 + e1;
-        a = a * alpha + select(vec4<f32>(0.0), e0 * p0, vis0) + select(vec4<f32>(0.0), e1 * p1, vis1);
+        l = l * exp(m - sh) + exp(s0 - sh) + exp(s1 - sh);
         m = m_new;
     }
-    // Merge the 16 threads of each row: maxima and sums first, then a.
+    // The thread's share of D: dout . out over its quads of its rows.
+    var a = vec4<f32>(0.0);
+    for (var c = 0u; c < DT; c++) {
+        let d = tx + c * TX;
+        if (D_EXACT || d < DQ) {
+            for (var i = 0u; i < 4u; i++) {
+                let r = i0 + ty * 4u + i;
+                if (r < p.sq) { a[i] += dot(g_tile[(ty * 4u + i) * QS + d], o[(qrow0 + r) * DQ + d]); }
+            }
+        }
+    }
+    // Merge the 16 threads of each row: maxima and sums first, then D.
     workgroupBarrier();
     ds_tile[tx * RQ + ty] = m;
     ds_tile[(TX + tx) * RQ + ty] = l;
@@ -161,13 +153,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var ll = vec4<f32>(0.0);
     for (var t = 0u; t < TX; t++) { ll += ds_tile[(TX + t) * RQ + ty] * exp(ds_tile[t * RQ + ty] - msh); }
     workgroupBarrier();
-    ds_tile[tx * RQ + ty] = a * exp(m - msh);
+    ds_tile[tx * RQ + ty] = a;
     workgroupBarrier();
     var aa = vec4<f32>(0.0);
     for (var t = 0u; t < TX; t++) { aa += ds_tile[t * RQ + ty]; }
     let seen = ll > vec4<f32>(0.0);
     let lse = select(vec4<f32>(3.0e38), msh + log(ll), seen);
-    let dd = select(vec4<f32>(0.0), aa / ll, seen);
+    let dd = select(vec4<f32>(0.0), aa, seen);
     if (tx == 0u) {
         for (var i = 0u; i < 4u; i++) {
             let r = i0 + ty * 4u + i;
