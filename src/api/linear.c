@@ -1,9 +1,8 @@
 /* linear: x @ w^T + bias with w stored [out_features, in_features]. w^T is
- * a transposed view handed to wt_matmul_fused, whose backends read any
- * strides, so the weight is never copied; the bias is added by the
- * product's own pass (no second pass over the result); x's leading axes
- * fold into one matrix (one GEMM instead of a batch of them; a
- * non-contiguous x is gathered for that, never w). */
+ * a transposed view handed to wt_matmul, whose backends read any strides,
+ * so the weight is never copied; x's leading axes fold into one matrix
+ * (one GEMM instead of a batch of them; a non-contiguous x is gathered
+ * for that, never w). */
 #include "api/api.h"
 #include "autograd/tape.h"
 
@@ -44,7 +43,7 @@ wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bia
         if ((st = wt_reshape(x, 2, shape2, &x2)) != WT_OK) goto done;
         xa = x2;
     }
-    if ((st = wt_matmul_fused(xa, wt, bias, WT_MATMUL_ACT_NONE, &y)) != WT_OK) goto done;
+    if ((st = wt_matmul(xa, wt, &y)) != WT_OK) goto done;
     if (x2) {
         int64_t oshape[WT_MAX_DIMS];
         for (int i = 0; i < x->ndim - 1; i++) oshape[i] = x->shape[i];
@@ -53,6 +52,11 @@ wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bia
         wt_tensor_release(y);
         y = y2;
         y2 = NULL;
+    }
+    if (bias) {
+        st = wt_add(y, bias, &y2);
+        wt_tensor_release(y);
+        y = y2;
     }
 done:
     wt_tensor_release(wt);
