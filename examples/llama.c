@@ -149,7 +149,7 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
 {
     const llama_config *c = &m->c;
     const int64_t S = wt_tensor_shape(x)[0] / m->batch;
-    wt_tensor *y, *y4, *q, *kall, *vall, *a, *heads_last, *ac, *a2;
+    wt_tensor *y, *y4, *kv, *a, *heads_last, *ac, *a2;
     /* One GEMV for q, k and v (their weights joined at load), the norm
      * folded into it; the heads are views of its rows. They are f32
      * whatever the weights' dtype (rope computes in f32, the KV cache is
@@ -164,9 +164,9 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
     }
     const int64_t shape[4] = {m->batch, S, c->heads + 2 * c->kv_heads, c->head_dim};
     TRY(wt_reshape(y, 4, shape, &y4));
-    /* One kernel: q and k rotated (the checkpoint's RoPE, scaled or not),
-     * k and v written into the cache (at the device's position in a
-     * captured step). */
+    /* q and k rotated (the checkpoint's RoPE, scaled or not), k and v
+     * written into the cache (at the device's position in a captured
+     * step). */
     wt_rope_kv_cache_options ro;
     wt_rope_kv_cache_options_init(&ro);
     ro.theta = c->theta;
@@ -181,19 +181,18 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
         ro.high_freq_factor = c->high_freq_factor;
         ro.original_max_position = c->rope_original_max_pos;
     }
-    TRY(wt_rope_kv_cache(ly->kv_cache, y4, c->heads, &ro, &q));
-    /* Causal, aligned to the end of the keys: query s sees keys <= start + s. */
+    /* Then attention over the cache, causal, aligned to the end of the
+     * keys: query s sees keys <= start + s. A decode step's is one kernel
+     * with the rope and the cache write on WebGPU. */
     wt_attention_options ao;
     wt_attention_options_init(&ao);
     ao.causal = true;
     if (at->pos) { /* the step's row and key count read on the device */
         ao.kv_length = at->len;
-        TRY(wt_scaled_dot_product_attention_v2(q, ly->k_cache, ly->v_cache, NULL, &ao, &a));
-    } else {
-        const int64_t start = at->start;
-        TRY(wt_slice(ly->k_cache, 2, 0, start + S, 1, &kall));
-        TRY(wt_slice(ly->v_cache, 2, 0, start + S, 1, &vall));
-        TRY(wt_scaled_dot_product_attention_v2(q, kall, vall, NULL, &ao, &a));
+        TRY(wt_rope_kv_attention(ly->kv_cache, y4, c->heads, &ro, &ao, &a));
+    } else { /* the prompt: the cache's rows up to its last */
+        TRY(wt_slice(ly->kv_cache, 2, 0, at->start + S, 1, &kv));
+        TRY(wt_rope_kv_attention(kv, y4, c->heads, &ro, &ao, &a));
     }
     TRY(wt_transpose(a, 1, 2, &heads_last)); /* [batch, S, H, head_dim] */
     /* A decode step's heads (S = 1) are already in row order and go to

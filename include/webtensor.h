@@ -1610,6 +1610,22 @@ typedef struct wt_rope_kv_cache_options {
 WT_API void wt_rope_kv_cache_options_init(wt_rope_kv_cache_options *opts);
 WT_API wt_status wt_rope_kv_cache(wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_heads,
                                   const wt_rope_kv_cache_options *opts, wt_tensor **q);
+/* wt_rope_kv_cache followed by attention of its q over the whole cache:
+ *     wt_rope_kv_cache(kv_cache, qkv, q_heads, rope, &q);
+ *     wt_scaled_dot_product_attention_v2(q, kv_cache[:, :Hkv],
+ *                                        kv_cache[:, Hkv:], NULL, attn, out);
+ * with the same arguments, rules and errors (attn NULL: the defaults;
+ * slice the cache's T axis to give fewer keys, or set attn->kv_length for
+ * a count read on the device). out is a new f32 [B, Hq, S, D]. A decode
+ * step (S = 1) runs as one kernel on WebGPU, the rotated q never stored
+ * and the step's key and value taken from qkv (f32 attention, D a
+ * multiple of 4 with D / 4 a power of two, cache rows at 16-byte
+ * boundaries, at most 2048 keys; otherwise the two kernels above);
+ * WT_ROPE_KV_ATTENTION=0 asks for the two calls above. The CPU gives the
+ * two calls' results, bit for bit. */
+WT_API wt_status wt_rope_kv_attention(wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_heads,
+                                      const wt_rope_kv_cache_options *rope, const wt_attention_options *attn,
+                                      wt_tensor **out);
 
 /* --- sampling the next token ---
  * One token id per row of logits [B, V] (f32; f16 through f32), written

@@ -198,6 +198,16 @@ ROWFN(rope_kv_cache)
     return wt_rope_kv_cache(TW("kv_cache", e->kvc), T("qkv", e->qkv4), POS("q_heads", 1), PTRO("opts", &o),
                             OUT("q"));
 }
+ROWFN(rope_kv_attention)
+{
+    wt_rope_kv_cache_options o;
+    wt_rope_kv_cache_options_init(&o);
+    o.offset = NONNEG("offset", 0);
+    wt_attention_options ao;
+    wt_attention_options_init(&ao);
+    return wt_rope_kv_attention(TW("kv_cache", e->kvc), T("qkv", e->qkv4), POS("q_heads", 1), PTRO("rope", &o),
+                                PTRO("attn", &ao), OUT("out"));
+}
 ROWFN(linear_fused)
 {
     wt_linear_fused_options o;
@@ -255,6 +265,7 @@ static const slot_row ROWS[] = {
     R(adaptive_max_pool2d), R(global_avg_pool2d), R(global_max_pool2d), R(batch_norm), R(group_norm),
     R(interpolate), R(upsample2d),
     R(layer_norm), R(rms_norm), R(scaled_dot_product_attention), R(rope), R(linear), R(linear_fused), R(rope_kv_cache),
+    R(rope_kv_attention),
     R(group_norm_v2), R(scaled_dot_product_attention_v2), R(rope_v2),
     R(quant_from_blocks), R(quantize), R(dequantize), R(linear_quant), R(linear_quant_fused), R(embedding_quant),
     R(sample),

@@ -115,13 +115,13 @@ static bool patch_device(wt_context *ctx)
 /* A little of everything: creation, broadcast, views, matmul, reductions,
  * row-wise ops, f16 casts, quantised weights (quantise, the fused linear
  * of Q4_0, alone and with a residual added, and, on the CPU, Q4_K, an
- * embedding lookup), wt_linear_fused, wt_rope_kv_cache, a read. Writes
- * 9 floats. Every tensor is
- * released on every path; a failing call's out-pointer must be NULL. */
+ * embedding lookup), wt_linear_fused, wt_rope_kv_cache, wt_rope_kv_attention,
+ * a read. Writes 9 floats. Every tensor is released on every path; a
+ * failing call's out-pointer must be NULL. */
 static wt_status workload(wt_context *ctx, float *result, bool *out_was_null)
 {
     enum { A, B, W, S1, AT, AC, MM, SM, LN, RM, H, HF, EX, LG, SUM, MX, DV, SQ, QX, QR, QW, QY, QI, QE, LF, KS, K4, KC,
-           KQ, SX, SR, SW, SY, QF, NT };
+           KQ, SX, SR, SW, SY, QF, KA, NT };
     wt_tensor *t[NT];
     for (int i = 0; i < NT; i++)
         t[i] = NULL;
@@ -198,7 +198,8 @@ static wt_status workload(wt_context *ctx, float *result, bool *out_was_null)
     STEP(wt_reshape(t[KS], 4, s4, &t[K4]), K4);
     STEP(wt_tensor_zeros(ctx, WT_F32, 4, c4, &t[KC]), KC);
     STEP(wt_rope_kv_cache(t[KC], t[K4], 1, NULL, &t[KQ]), KQ);
-    float sm[9], dv[3], qy[4], qf[4], qe[32], lf[9], kq[2], sy[4] = {0};
+    STEP(wt_rope_kv_attention(t[KC], t[K4], 1, NULL, NULL, &t[KA]), KA);
+    float sm[9], dv[3], qy[4], qf[4], qe[32], lf[9], kq[2], ka[2], sy[4] = {0};
     st = wt_tensor_read(t[SQ], sm, sizeof sm);
     if (st == WT_OK) st = wt_tensor_read(t[DV], dv, sizeof dv);
     if (st == WT_OK) st = wt_tensor_read(t[QY], qy, sizeof qy);
@@ -206,10 +207,11 @@ static wt_status workload(wt_context *ctx, float *result, bool *out_was_null)
     if (st == WT_OK) st = wt_tensor_read(t[QE], qe, sizeof qe);
     if (st == WT_OK) st = wt_tensor_read(t[LF], lf, sizeof lf);
     if (st == WT_OK) st = wt_tensor_read(t[KQ], kq, sizeof kq);
+    if (st == WT_OK) st = wt_tensor_read(t[KA], ka, sizeof ka);
     if (st == WT_OK && cpu) st = wt_tensor_read(t[SY], sy, sizeof sy);
     if (st == WT_OK)
         for (int i = 0; i < OUT_FLOATS; i++)
-            result[i] = sm[i] + (i < 3 ? dv[i] : 0) + (i < 4 ? qy[i] + qf[i] + sy[i] : 0) + qe[i] + lf[i] + (i < 2 ? kq[i] : 0);
+            result[i] = sm[i] + (i < 3 ? dv[i] : 0) + (i < 4 ? qy[i] + qf[i] + sy[i] : 0) + qe[i] + lf[i] + (i < 2 ? kq[i] + ka[i] : 0);
 #undef STEP
 out:
     for (int i = 0; i < NT; i++)

@@ -316,6 +316,15 @@ static const c_field wgsl_rope_params[] = {
     F(rope_params, x_offset), F(rope_params, sa), F(rope_params, ss), F(rope_params, sc), F(rope_params, sd),
     F(rope_params, offset), F(rope_params, pairs), F(rope_params, pos_at),
 };
+static const c_field wgsl_rope_kv_attention_params[] = {
+    F(rope_kv_attention_params, x_off), F(rope_kv_attention_params, x_sb), F(rope_kv_attention_params, x_sh),
+    F(rope_kv_attention_params, x_sd), F(rope_kv_attention_params, q_heads), F(rope_kv_attention_params, kv),
+    F(rope_kv_attention_params, group), F(rope_kv_attention_params, t_n), F(rope_kv_attention_params, c_off),
+    F(rope_kv_attention_params, c_sb), F(rope_kv_attention_params, c_sh), F(rope_kv_attention_params, c_st),
+    F(rope_kv_attention_params, offset), F(rope_kv_attention_params, pos_at), F(rope_kv_attention_params, kv_at),
+    F(rope_kv_attention_params, workgroups), F(rope_kv_attention_params, scale),
+    F(rope_kv_attention_params, neg_inf), F(rope_kv_attention_params, pad0), F(rope_kv_attention_params, pad1),
+};
 static const c_field wgsl_rope_kv_cache_params[] = {
     F(rope_kv_cache_params, b_n), F(rope_kv_cache_params, s_n), F(rope_kv_cache_params, heads),
     F(rope_kv_cache_params, half), F(rope_kv_cache_params, q_heads), F(rope_kv_cache_params, kv),
@@ -430,6 +439,7 @@ static const layout_pair pairs[] = {
     PAIR("reduce_column_blocks", "Params", reduce_params, wgsl_reduce_strided_params),
     PAIR("rope", "Params", rope_params, wgsl_rope_params),
     PAIR("rope_kv_cache", "Params", rope_kv_cache_params, wgsl_rope_kv_cache_params),
+    PAIR("rope_kv_attention", "Params", rope_kv_attention_params, wgsl_rope_kv_attention_params),
     PAIR("interpolate", "Params", interp_params, wgsl_interp_params),
     PAIR("sample", "Params", sample_params, wgsl_sample_params),
     PAIR("quant_dequant", "Params", dequant_params, wgsl_quant_dequant_params),

@@ -3,7 +3,9 @@
  * start) and against the composition of the library's own ops
  * (wt_rope_v2 on the heads, wt_copy_into_at into the cache), for f32 and
  * f16 projections, host and device positions, a strided projection and a
- * strided cache, plus the argument errors.
+ * strided cache, plus the argument errors; and wt_rope_kv_attention (the
+ * same, then attention over the cache) against a float64 reference and
+ * the two calls it stands for.
  * Usage: rope_kv_cache <cpu|vulkan|gles>. */
 #include "test_util.h"
 
@@ -107,29 +109,16 @@ static wt_status make_cache(const rkv_case *c, const float *init, wt_tensor **ba
     return wt_slice(*base, 3, 0, c->D, 1, cache);
 }
 
-static void run(const rkv_case *c)
+/* The float64 reference of wt_rope_kv_cache: q [B, Hq, S, D] and the
+ * cache (of row length Dw) after the call, from the projection x [B, S,
+ * heads + gap, D] and the cache's values before. */
+static void reference(const rkv_case *c, const float *x, const float *init, double *qref, double *cref)
 {
     const int64_t B = c->B, S = c->S, Hq = c->Hq, Hkv = c->Hkv, D = c->D, T = c->T, H = D / 2;
     const int64_t heads = Hq + 2 * Hkv, gap = c->strided ? 1 : 0, Dw = c->strided ? D + 2 : D;
-    char name[200];
-    static const char *const scalings[3] = {"", " linear", " llama3"};
-    snprintf(name, sizeof name, "%s B=%lld S=%lld Hq=%lld Hkv=%lld D=%lld T=%lld offset=%lld pos=%lld%s%s",
-             wt_dtype_name(c->dt), (long long)B, (long long)S, (long long)Hq, (long long)Hkv, (long long)D,
-             (long long)T, (long long)c->offset, (long long)c->device_pos, c->strided ? " strided" : "",
-             scalings[c->scaling]);
-    /* The projection [B, S, heads + gap, D]; qkv its first `heads` heads. */
-    const int64_t n = B * S * (heads + gap) * D, ncache = B * 2 * Hkv * T * Dw;
-    float *x = malloc(sizeof *x * (size_t)n), *init = malloc(sizeof *init * (size_t)ncache);
-    for (int64_t i = 0; i < n; i++) {
-        double v = test_rng_uniform(-2.0f, 2.0f);
-        x[i] = c->dt == WT_F16 ? (float)test_half_to_double(test_double_to_half(v)) : (float)v;
-    }
-    for (int64_t i = 0; i < ncache; i++) init[i] = test_rng_uniform(-1.0f, 1.0f);
-
-    /* float64 reference */
+    const int64_t ncache = B * 2 * Hkv * T * Dw;
     const int64_t p = c->offset + (c->device_pos > 0 ? c->device_pos : 0);
     const int64_t t0 = p < T - S ? p : T - S;
-    double *qref = malloc(sizeof *qref * (size_t)(B * Hq * S * D)), *cref = malloc(sizeof *cref * (size_t)ncache);
     for (int64_t i = 0; i < ncache; i++) cref[i] = init[i];
     for (int64_t b = 0; b < B; b++)
         for (int64_t s = 0; s < S; s++)
@@ -152,6 +141,31 @@ static void run(const rkv_case *c)
                     }
                 }
             }
+}
+
+static void run(const rkv_case *c)
+{
+    const int64_t B = c->B, S = c->S, Hq = c->Hq, Hkv = c->Hkv, D = c->D, T = c->T;
+    const int64_t heads = Hq + 2 * Hkv, gap = c->strided ? 1 : 0, Dw = c->strided ? D + 2 : D;
+    char name[200];
+    static const char *const scalings[3] = {"", " linear", " llama3"};
+    snprintf(name, sizeof name, "%s B=%lld S=%lld Hq=%lld Hkv=%lld D=%lld T=%lld offset=%lld pos=%lld%s%s",
+             wt_dtype_name(c->dt), (long long)B, (long long)S, (long long)Hq, (long long)Hkv, (long long)D,
+             (long long)T, (long long)c->offset, (long long)c->device_pos, c->strided ? " strided" : "",
+             scalings[c->scaling]);
+    /* The projection [B, S, heads + gap, D]; qkv its first `heads` heads. */
+    const int64_t n = B * S * (heads + gap) * D, ncache = B * 2 * Hkv * T * Dw;
+    float *x = malloc(sizeof *x * (size_t)n), *init = malloc(sizeof *init * (size_t)ncache);
+    for (int64_t i = 0; i < n; i++) {
+        double v = test_rng_uniform(-2.0f, 2.0f);
+        x[i] = c->dt == WT_F16 ? (float)test_half_to_double(test_double_to_half(v)) : (float)v;
+    }
+    for (int64_t i = 0; i < ncache; i++) init[i] = test_rng_uniform(-1.0f, 1.0f);
+
+    /* float64 reference */
+    const int64_t p = c->offset + (c->device_pos > 0 ? c->device_pos : 0);
+    double *qref = malloc(sizeof *qref * (size_t)(B * Hq * S * D)), *cref = malloc(sizeof *cref * (size_t)ncache);
+    reference(c, x, init, qref, cref);
 
     const int64_t xshape[4] = {B, S, heads + gap, D}, one = 1;
     wt_tensor *x32 = NULL, *xt = NULL, *qkv = NULL, *pos = NULL, *base = NULL, *cache = NULL, *q = NULL;
@@ -327,6 +341,167 @@ static void test_errors(void)
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) wt_tensor_release(rel[i]);
 }
 
+/* ------------------------------------------------------ rope_kv_attention */
+
+/* wt_rope_kv_attention on case c with attention's kv_length (< 0: none)
+ * and causal: its result and cache against the float64 reference (rope,
+ * then softmax(q k^T / sqrt(D)) v over the cache's first keys, causal
+ * aligned to their end) and against the two calls it stands for, on a
+ * second cache (the CPU: equal to the last bit). */
+static void run_attention(const rkv_case *c, int64_t kv_len, bool causal)
+{
+    const int64_t B = c->B, S = c->S, Hq = c->Hq, Hkv = c->Hkv, D = c->D, T = c->T;
+    const int64_t heads = Hq + 2 * Hkv, gap = c->strided ? 1 : 0, Dw = c->strided ? D + 2 : D;
+    char name[200];
+    snprintf(name, sizeof name, "rope_kv_attention %s B=%lld S=%lld Hq=%lld Hkv=%lld D=%lld T=%lld offset=%lld pos=%lld kv_length=%lld%s%s",
+             wt_dtype_name(c->dt), (long long)B, (long long)S, (long long)Hq, (long long)Hkv, (long long)D,
+             (long long)T, (long long)c->offset, (long long)c->device_pos, (long long)kv_len,
+             c->strided ? " strided" : "", causal ? " causal" : "");
+    const int64_t n = B * S * (heads + gap) * D, ncache = B * 2 * Hkv * T * Dw, nout = B * Hq * S * D;
+    float *x = malloc(sizeof *x * (size_t)n), *init = malloc(sizeof *init * (size_t)ncache);
+    for (int64_t i = 0; i < n; i++) {
+        double v = test_rng_uniform(-2.0f, 2.0f);
+        x[i] = c->dt == WT_F16 ? (float)test_half_to_double(test_double_to_half(v)) : (float)v;
+    }
+    for (int64_t i = 0; i < ncache; i++) init[i] = test_rng_uniform(-1.0f, 1.0f);
+    double *qref = malloc(sizeof *qref * (size_t)nout), *cref = malloc(sizeof *cref * (size_t)ncache);
+    double *oref = malloc(sizeof *oref * (size_t)nout), *w = malloc(sizeof *w * (size_t)T);
+    reference(c, x, init, qref, cref);
+    const int64_t keys = kv_len < 0 ? T : kv_len > T ? T : kv_len;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < Hq; h++)
+            for (int64_t s = 0; s < S; s++) {
+                const int64_t kvh = h / (Hq / Hkv), end = causal ? (s + keys - S + 1 < keys ? s + keys - S + 1 : keys) : keys;
+                const double *qr = qref + ((b * Hq + h) * S + s) * D;
+                double mx = -INFINITY, sum = 0;
+                for (int64_t j = 0; j < end; j++) {
+                    const double *kr = cref + ((b * 2 * Hkv + kvh) * T + j) * Dw;
+                    double d = 0;
+                    for (int64_t e = 0; e < D; e++) d += qr[e] * kr[e];
+                    w[j] = d / sqrt((double)D);
+                    mx = fmax(mx, w[j]);
+                }
+                for (int64_t j = 0; j < end; j++) sum += (w[j] = exp(w[j] - mx));
+                for (int64_t e = 0; e < D; e++) {
+                    double a = 0;
+                    for (int64_t j = 0; j < end; j++) a += w[j] * cref[((b * 2 * Hkv + Hkv + kvh) * T + j) * Dw + e];
+                    oref[((b * Hq + h) * S + s) * D + e] = end > 0 ? a / sum : 0.0;
+                }
+            }
+
+    const int64_t xshape[4] = {B, S, heads + gap, D}, one = 1;
+    wt_tensor *x32 = NULL, *xt = NULL, *qkv = NULL, *pos = NULL, *kvl = NULL, *base = NULL, *cache = NULL;
+    wt_tensor *out = NULL, *base2 = NULL, *cache2 = NULL, *q2 = NULL, *k2 = NULL, *v2 = NULL, *out2 = NULL;
+    wt_status st = wt_tensor_from_data(g_ctx, WT_F32, 4, xshape, x, &x32);
+    if (st == WT_OK) st = c->dt == WT_F16 ? wt_cast(x32, WT_F16, &xt) : wt_contiguous(x32, &xt);
+    if (st == WT_OK) st = wt_slice(xt, 2, 0, heads, 1, &qkv);
+    if (st == WT_OK && c->device_pos >= 0) {
+        const int32_t pv = (int32_t)c->device_pos;
+        st = wt_tensor_from_data(g_ctx, WT_I32, 1, &one, &pv, &pos);
+    }
+    if (st == WT_OK && kv_len >= 0) {
+        const int32_t kv = (int32_t)kv_len;
+        st = wt_tensor_from_data(g_ctx, WT_I32, 1, &one, &kv, &kvl);
+    }
+    if (st == WT_OK) st = make_cache(c, init, &base, &cache);
+    if (st == WT_OK) st = make_cache(c, init, &base2, &cache2);
+    wt_rope_kv_cache_options o;
+    wt_rope_kv_cache_options_init(&o);
+    o.offset = c->offset;
+    o.position = pos;
+    wt_attention_options ao;
+    wt_attention_options_init(&ao);
+    ao.causal = causal;
+    ao.kv_length = kvl;
+    if (st == WT_OK) st = wt_rope_kv_attention(cache, qkv, Hq, &o, &ao, &out);
+    CHECK(st == WT_OK && out, "%s: %s", name, wt_last_error());
+    if (st == WT_OK) st = wt_rope_kv_cache(cache2, qkv, Hq, &o, &q2);
+    if (st == WT_OK) st = wt_slice(cache2, 1, 0, Hkv, 1, &k2);
+    if (st == WT_OK) st = wt_slice(cache2, 1, Hkv, 2 * Hkv, 1, &v2);
+    if (st == WT_OK) st = wt_scaled_dot_product_attention_v2(q2, k2, v2, NULL, &ao, &out2);
+    CHECK(st == WT_OK, "%s: the two calls: %s", name, wt_last_error());
+    if (st == WT_OK) {
+        const int64_t *os = wt_tensor_shape(out);
+        CHECK(wt_tensor_dtype(out) == WT_F32 && os[0] == B && os[1] == Hq && os[2] == S && os[3] == D,
+              "%s: the result's shape", name);
+        float *ov = read_f32(out), *cv = read_f32(base), *o2 = read_f32(out2), *c2 = read_f32(base2);
+        double eo = 0, ec = 0, dout = 0, dc = 0;
+        for (int64_t i = 0; ov && o2 && i < nout; i++) {
+            eo = fmax(eo, fabs(ov[i] - oref[i]));
+            dout = fmax(dout, fabs(ov[i] - o2[i]));
+        }
+        for (int64_t i = 0; cv && c2 && i < ncache; i++) {
+            ec = fmax(ec, fabs(cv[i] - cref[i]));
+            dc = fmax(dc, fabs(cv[i] - c2[i]));
+        }
+        const int64_t p = c->offset + (c->device_pos > 0 ? c->device_pos : 0);
+        const double tol = 2e-5 * (1.0 + (double)(p + S));
+        CHECK(ov && eo <= 4 * tol, "%s: the result against the float64 reference: %.3g", name, eo);
+        CHECK(cv && ec <= tol, "%s: the cache against the float64 reference: %.3g", name, ec);
+        /* The CPU runs the two kernels in turn; a GPU's one kernel rounds
+         * the same sums in another order. */
+        const bool cpu = wt_context_backend(g_ctx) == WT_BACKEND_CPU;
+        CHECK(ov && o2 && (cpu ? dout == 0.0 : dout <= 1e-5), "%s: result against the two calls: %.3g", name, dout);
+        CHECK(cv && c2 && (cpu ? dc == 0.0 : dc <= 1e-6), "%s: cache against the two calls: %.3g", name, dc);
+        free(ov);
+        free(cv);
+        free(o2);
+        free(c2);
+    }
+    wt_tensor *rel[] = {x32, xt, qkv, pos, kvl, base, cache, out, base2, cache2, q2, k2, v2, out2};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) wt_tensor_release(rel[i]);
+    free(x);
+    free(init);
+    free(qref);
+    free(cref);
+    free(oref);
+    free(w);
+}
+
+static void test_attention(void)
+{
+    const wt_dtype dts[2] = {WT_F32, WT_F16};
+    for (int d = 0; d < 2; d++) {
+        const wt_dtype dt = dts[d];
+        /* A decode step as the example's: device position, kv_length = position + 1. */
+        run_attention(&(rkv_case){dt, 1, 1, 4, 2, 8, 16, 0, 5, false, WT_ROPE_SCALING_NONE}, 6, true);
+        /* batch 2, groups of 3, every key of the cache (no kv_length), more keys than 256 score slots */
+        run_attention(&(rkv_case){dt, 2, 1, 6, 2, 16, 300, 3, 290, false, WT_ROPE_SCALING_NONE}, -1, false);
+        /* head dim 64, a host offset, kv_length past the row written */
+        run_attention(&(rkv_case){dt, 1, 1, 2, 1, 64, 40, 20, -1, false, WT_ROPE_SCALING_NONE}, 30, true);
+        /* the position past the cache: the last row written */
+        run_attention(&(rkv_case){dt, 1, 1, 2, 2, 8, 8, 0, 40, false, WT_ROPE_SCALING_NONE}, 8, true);
+        /* kv_length 0: no key, zeros */
+        run_attention(&(rkv_case){dt, 1, 1, 2, 1, 8, 8, 0, 3, false, WT_ROPE_SCALING_NONE}, 0, true);
+        /* a strided cache (rows not at 16 bytes) and head dim 12: the two kernels */
+        run_attention(&(rkv_case){dt, 2, 1, 6, 3, 8, 12, 3, 7, true, WT_ROPE_SCALING_NONE}, 11, true);
+        run_attention(&(rkv_case){dt, 1, 1, 2, 1, 12, 8, 1, 2, false, WT_ROPE_SCALING_NONE}, 4, true);
+        /* a prompt (S > 1) into the first rows, causal */
+        run_attention(&(rkv_case){dt, 1, 5, 4, 2, 8, 5, 0, -1, false, WT_ROPE_SCALING_NONE}, -1, true);
+    }
+    /* The checks of both calls. */
+    const int64_t qs[4] = {1, 1, 4, 4}, cs[4] = {1, 2, 8, 4};
+    wt_tensor *qkv = NULL, *cache = NULL, *out = NULL, *f = NULL;
+    wt_tensor_zeros(g_ctx, WT_F32, 4, qs, &qkv);
+    wt_tensor_zeros(g_ctx, WT_F32, 4, cs, &cache);
+    wt_tensor_zeros(g_ctx, WT_F32, 1, qs, &f);
+    wt_attention_options ao;
+    wt_attention_options_init(&ao);
+    CHECK(wt_rope_kv_attention(cache, qkv, 1, NULL, NULL, &out) == WT_ERR_SHAPE && !out, "attention: q_heads that do not fit");
+    ao.scale = INFINITY;
+    CHECK(wt_rope_kv_attention(cache, qkv, 2, NULL, &ao, &out) == WT_ERR_INVALID_ARGUMENT && !out, "attention: an infinite scale");
+    wt_attention_options_init(&ao);
+    ao.kv_length = f;
+    CHECK(wt_rope_kv_attention(cache, qkv, 2, NULL, &ao, &out) == WT_ERR_INVALID_ARGUMENT && !out, "attention: an f32 kv_length");
+    ao.kv_length = NULL;
+    ao.struct_size = 1;
+    CHECK(wt_rope_kv_attention(cache, qkv, 2, NULL, &ao, &out) == WT_ERR_INVALID_ARGUMENT && !out, "attention: an uninitialised options");
+    CHECK(wt_rope_kv_attention(cache, qkv, 2, NULL, NULL, NULL) == WT_ERR_INVALID_ARGUMENT, "attention: no out-pointer");
+    CHECK(wt_rope_kv_attention(cache, qkv, 2, NULL, NULL, &out) == WT_OK && out, "attention: the valid call");
+    wt_tensor *rel[] = {qkv, cache, out, f};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) wt_tensor_release(rel[i]);
+}
+
 int main(int argc, char **argv)
 {
     test_run run;
@@ -334,6 +509,7 @@ int main(int argc, char **argv)
     g_ctx = run.ctx;
     test_cases();
     test_errors();
+    test_attention();
     test_check_nothing_alive(g_ctx);
     return test_end(&run);
 }

@@ -119,6 +119,7 @@ export const NOT_BOUND = [
   'sample', // its options hold a tensor (the device-side step), not marshalled yet
   'linear_fused', // its options hold tensors (norm weight, residual), not marshalled yet
   'rope_kv_cache', // writes its first argument in place; its options hold a tensor (the position)
+  'rope_kv_attention', // as rope_kv_cache, with attention's options (a tensor: kv_length)
 ];
 // Functions of the C API that are not ops and stay C-only in JavaScript (and
 // Python): wt_tensor_set_grad_ready_hook takes a C function pointer called

@@ -121,43 +121,45 @@ void wt_rope_kv_cache_options_init(wt_rope_kv_cache_options *opts)
     opts->original_max_position = 8192;
 }
 
-wt_status wt_rope_kv_cache(wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_heads,
-                           const wt_rope_kv_cache_options *opts, wt_tensor **q)
+/* The checks of wt_rope_kv_cache (and wt_rope_kv_attention), the options
+ * with their defaults in *o and the frequencies the backends key by. */
+static wt_status rope_kv_check(const char *fn, const wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_heads,
+                               const wt_rope_kv_cache_options *opts, wt_rope_kv_cache_options *o,
+                               wt_rope_freqs *freqs)
 {
-    const char *fn = "wt_rope_kv_cache";
-    wt_status st = wt_check_out(fn, q);
-    if (st != WT_OK || (st = wt_check_input(fn, kv_cache)) != WT_OK || (st = wt_check_input(fn, qkv)) != WT_OK ||
+    wt_status st;
+    if ((st = wt_check_input(fn, kv_cache)) != WT_OK || (st = wt_check_input(fn, qkv)) != WT_OK ||
         (st = wt_check_same_context(fn, kv_cache, qkv)) != WT_OK)
         return st;
-    wt_rope_kv_cache_options o;
-    wt_rope_kv_cache_options_init(&o);
+    wt_rope_kv_cache_options_init(o);
     if (opts) {
         /* Callers built before the scaling fields pass the shorter size
          * and get no scaling. */
-        if (opts->struct_size == sizeof *opts) o = *opts;
-        else if (opts->struct_size == offsetof(wt_rope_kv_cache_options, scaling)) memcpy(&o, opts, opts->struct_size);
+        if (opts->struct_size == sizeof *opts) *o = *opts;
+        else if (opts->struct_size == offsetof(wt_rope_kv_cache_options, scaling)) memcpy(o, opts, opts->struct_size);
         else
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_rope_kv_cache_options_init",
                            fn);
-        o.struct_size = sizeof o;
+        o->struct_size = sizeof *o;
     }
-    if (o.position && (st = wt_check_step_value(fn, "position", qkv, o.position)) != WT_OK) return st;
+    if (o->position && (st = wt_check_step_value(fn, "position", qkv, o->position)) != WT_OK) return st;
     wt_context *ctx = wt_ctx_of(qkv);
     if ((wt_grad_tracks(qkv) || wt_grad_tracks(kv_cache)) && wt_grad_recording(ctx))
         return wt_fail(WT_ERR_INVALID_ARGUMENT,
                        "%s: %s requires grad and the cache write is not differentiable (do it inside "
                        "wt_no_grad_begin/end)",
                        fn, wt_grad_tracks(qkv) ? "qkv" : "kv_cache");
-    if (!(o.theta > 0.0) || isinf(o.theta))
+    if (!(o->theta > 0.0) || isinf(o->theta))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: theta must be finite and > 0", fn);
-    if (o.offset < 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: offset %lld is negative", fn, (long long)o.offset);
-    if (o.scaling != WT_ROPE_SCALING_NONE && o.scaling != WT_ROPE_SCALING_LINEAR && o.scaling != WT_ROPE_SCALING_LLAMA3)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown scaling %d", fn, (int)o.scaling);
-    if (o.scaling != WT_ROPE_SCALING_NONE && (!(o.factor > 0.0) || isinf(o.factor)))
+    if (o->offset < 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: offset %lld is negative", fn, (long long)o->offset);
+    if (o->scaling != WT_ROPE_SCALING_NONE && o->scaling != WT_ROPE_SCALING_LINEAR &&
+        o->scaling != WT_ROPE_SCALING_LLAMA3)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown scaling %d", fn, (int)o->scaling);
+    if (o->scaling != WT_ROPE_SCALING_NONE && (!(o->factor > 0.0) || isinf(o->factor)))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: the scaling factor must be finite and > 0", fn);
-    if (o.scaling == WT_ROPE_SCALING_LLAMA3 &&
-        (!(o.low_freq_factor > 0.0) || !(o.high_freq_factor > o.low_freq_factor) || isinf(o.high_freq_factor) ||
-         o.original_max_position < 1))
+    if (o->scaling == WT_ROPE_SCALING_LLAMA3 &&
+        (!(o->low_freq_factor > 0.0) || !(o->high_freq_factor > o->low_freq_factor) || isinf(o->high_freq_factor) ||
+         o->original_max_position < 1))
         return wt_fail(WT_ERR_INVALID_ARGUMENT,
                        "%s: llama3 scaling needs 0 < low_freq_factor < high_freq_factor (finite) and "
                        "original_max_position >= 1",
@@ -184,19 +186,33 @@ wt_status wt_rope_kv_cache(wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: kv_cache repeats elements (an expanded view)", fn);
     if (qkv->storage == kv_cache->storage)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: qkv and kv_cache share storage", fn);
-    if (o.offset > INT64_MAX - S)
-        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: offset %lld overflows the positions", fn, (long long)o.offset);
+    if (o->offset > INT64_MAX - S)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: offset %lld overflows the positions", fn, (long long)o->offset);
+    /* Only the fields the scaling uses (backends key tables by them). */
+    memset(freqs, 0, sizeof *freqs);
+    freqs->theta = o->theta;
+    freqs->scaling = o->scaling;
+    if (o->scaling != WT_ROPE_SCALING_NONE) freqs->factor = o->factor;
+    if (o->scaling == WT_ROPE_SCALING_LLAMA3) {
+        freqs->low_freq_factor = o->low_freq_factor;
+        freqs->high_freq_factor = o->high_freq_factor;
+        freqs->original_max_position = o->original_max_position;
+    }
+    return WT_OK;
+}
+
+wt_status wt_rope_kv_cache(wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_heads,
+                           const wt_rope_kv_cache_options *opts, wt_tensor **q)
+{
+    const char *fn = "wt_rope_kv_cache";
+    wt_rope_kv_cache_options o;
+    wt_rope_freqs freqs;
+    wt_status st = wt_check_out(fn, q);
+    if (st != WT_OK || (st = rope_kv_check(fn, kv_cache, qkv, q_heads, opts, &o, &freqs)) != WT_OK) return st;
+    wt_context *ctx = wt_ctx_of(qkv);
     if (!wt_backend_runs(ctx, WT_NODE_ROPE_KV_CACHE))
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: not available on the %s backend", fn, ctx->ops->name);
-    /* Only the fields the scaling uses (backends key tables by them). */
-    wt_rope_freqs freqs = {.theta = o.theta, .scaling = o.scaling};
-    if (o.scaling != WT_ROPE_SCALING_NONE) freqs.factor = o.factor;
-    if (o.scaling == WT_ROPE_SCALING_LLAMA3) {
-        freqs.low_freq_factor = o.low_freq_factor;
-        freqs.high_freq_factor = o.high_freq_factor;
-        freqs.original_max_position = o.original_max_position;
-    }
-    const int64_t qshape[4] = {B, q_heads, S, D};
+    const int64_t qshape[4] = {qkv->shape[0], q_heads, qkv->shape[1], qkv->shape[3]};
     wt_tensor *t = NULL;
     if ((st = wt_tensor_alloc(ctx, WT_F32, 4, qshape, &t)) != WT_OK) return st;
     if (t->numel > 0)
@@ -207,5 +223,69 @@ wt_status wt_rope_kv_cache(wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_
         return st;
     }
     *q = t;
+    return WT_OK;
+}
+
+/* ------------------------------------------------------ rope_kv_attention */
+
+/* The two calls wt_rope_kv_attention stands for. */
+static wt_status rope_kv_attention_composed(wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_heads,
+                                            const wt_rope_kv_cache_options *rope, const wt_attention_options *attn,
+                                            wt_tensor **out)
+{
+    const int64_t kv = kv_cache->shape[1] / 2;
+    wt_tensor *q = NULL, *k = NULL, *v = NULL;
+    wt_status st = wt_rope_kv_cache(kv_cache, qkv, q_heads, rope, &q);
+    if (st == WT_OK) st = wt_slice(kv_cache, 1, 0, kv, 1, &k);
+    if (st == WT_OK) st = wt_slice(kv_cache, 1, kv, 2 * kv, 1, &v);
+    if (st == WT_OK) st = wt_scaled_dot_product_attention_v2(q, k, v, NULL, attn, out);
+    wt_tensor_release(q);
+    wt_tensor_release(k);
+    wt_tensor_release(v);
+    return st;
+}
+
+wt_status wt_rope_kv_attention(wt_tensor *kv_cache, const wt_tensor *qkv, int64_t q_heads,
+                               const wt_rope_kv_cache_options *rope, const wt_attention_options *attn,
+                               wt_tensor **out)
+{
+    const char *fn = "wt_rope_kv_attention";
+    wt_rope_kv_cache_options o;
+    wt_rope_freqs freqs;
+    wt_status st = wt_check_out(fn, out);
+    if (st != WT_OK || (st = rope_kv_check(fn, kv_cache, qkv, q_heads, rope, &o, &freqs)) != WT_OK) return st;
+    wt_attention_options a;
+    wt_attention_options_init(&a);
+    if (attn) {
+        /* Programs built before `kv_length` existed pass the shorter size. */
+        if (attn->struct_size == sizeof *attn) a = *attn;
+        else if (attn->struct_size == offsetof(wt_attention_options, kv_length)) memcpy(&a, attn, attn->struct_size);
+        else return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_attention_options_init", fn);
+        a.struct_size = sizeof a;
+    }
+    if (!isfinite(a.scale) || !isfinite((float)a.scale))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: scale must be finite (in f32)", fn);
+    if (a.kv_length && (st = wt_check_step_value(fn, "kv_length", qkv, a.kv_length)) != WT_OK) return st;
+    wt_context *ctx = wt_ctx_of(qkv);
+    const char *knob = wt_knob_text(WT_KNOB_ROPE_KV_ATTENTION);
+    const int64_t B = qkv->shape[0], S = qkv->shape[1], D = qkv->shape[3];
+    const int64_t kv = kv_cache->shape[1] / 2;
+    /* The composition's checks and errors stand for the rest. */
+    if ((knob && strcmp(knob, "0") == 0) || !wt_backend_runs(ctx, WT_NODE_ROPE_KV_ATTENTION) || B * S * D == 0 ||
+        kv == 0 || q_heads % kv != 0 ||
+        (ctx->ops->rope_kv_attention_fits &&
+         !ctx->ops->rope_kv_attention_fits(ctx, qkv, kv_cache, o.position, a.kv_length, o.offset)))
+        return rope_kv_attention_composed(kv_cache, qkv, q_heads, &o, &a, out);
+    const float scale = a.scale != 0.0 ? (float)a.scale : (float)(1.0 / sqrt((double)D));
+    const int64_t oshape[4] = {B, q_heads, S, D};
+    wt_tensor *t = NULL;
+    if ((st = wt_tensor_alloc(ctx, WT_F32, 4, oshape, &t)) != WT_OK) return st;
+    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ROPE_KV_ATTENTION, .in = {qkv, o.position, a.kv_length},
+                                     .out = {t, kv_cache}, .p.rope_kv = {freqs, o.offset, q_heads, a.causal, scale}});
+    if (st != WT_OK) {
+        wt_tensor_release(t);
+        return st;
+    }
+    *out = t;
     return WT_OK;
 }

@@ -153,6 +153,7 @@ const wt_grad_rule wt_grad_rules[WT_OP_COUNT] = {
     R(LINEAR, grad_linear, I01, NONE)
     COMPOSED(LINEAR_FUSED) /* rms_norm, linear, silu, mul, add */
     IN_PLACE(ROPE_KV_CACHE) /* writes the cache; refused while recording */
+    IN_PLACE(ROPE_KV_ATTENTION) /* writes the cache, as ROPE_KV_CACHE */
     /* training: backward ops are not differentiated again (no
      * higher-order gradients); the loss is; optimizer steps update in place */
     NO_RULE_YET(ACTIVATION_BACKWARD)

@@ -248,6 +248,13 @@ struct wt_backend_ops {
      * that shapes it would refuse are composed without a failed node (which
      * would also cost a graph capture its replay list). */
     bool (*norm_backward_fits)(const wt_context *ctx, int64_t rows, int64_t cols);
+    /* Optional (NULL: every shape): whether this backend's
+     * ROPE_KV_ATTENTION kernel takes these operands (checked as
+     * wt_rope_kv_attention checks them; out a new f32 [B, Hq, S, D]).
+     * Asked before the node runs, as norm_backward_fits; the rest is
+     * composed of ROPE_KV_CACHE and ATTENTION. */
+    bool (*rope_kv_attention_fits)(const wt_context *ctx, const wt_tensor *qkv, const wt_tensor *kv_cache,
+                                   const wt_tensor *position, const wt_tensor *kv_length, int64_t offset);
     /* Optional: describe the adapter (NULL for the CPU). */
     wt_status (*adapter_info)(const wt_context *ctx, wt_adapter_info *out);
     /* Optional: release pooled memory. */

@@ -330,6 +330,13 @@ enum {
  *                  in0 qkv [B, S, Hq + 2 Hkv, D] (f32 or f16, any
  *                  strides) and in1 NULL or the i32 position (1 element)
  *                  added to p.rope_kv.offset (wt_rope_kv_cache)
+ *   ROPE_KV_ATTENTION ROPE_KV_CACHE's work (in0 qkv, in1 position, out1
+ *                  the cache, p.rope_kv) then ATTENTION's of the rotated
+ *                  q over the cache's key and value heads (all T rows,
+ *                  in2 NULL or the i32 kv_length, p.rope_kv.causal and
+ *                  .scale; no mask) into out0 [B, Hq, S, D] (f32,
+ *                  contiguous); the q between them need not exist
+ *                  (wt_rope_kv_attention)
  *   NORM_BACKWARD  out0 dx and out1 dy x^ (or NULL: not wanted) [R,C] of
  *                  p.row.op (LAYERNORM or RMSNORM, eps p.row.eps) over
  *                  the rows of in1 x [R,C] from in0 dy [R,C] and in2
@@ -372,7 +379,7 @@ double wt_rope_frequency(const wt_rope_freqs *f, int64_t i, int64_t D);
     X(INTERPOLATE_BACKWARD, interpolate_backward) X(DEQUANTIZE, dequantize)                    \
     X(LINEAR_QUANT, linear_quant) X(SAMPLE, sample) X(LINEAR_FUSED, linear_fused)              \
     X(ROPE_KV_CACHE, rope_kv_cache) X(NORM_BACKWARD, norm_backward)                         \
-    X(GRAD_CLIP_SCALE, grad_clip_scale)
+    X(GRAD_CLIP_SCALE, grad_clip_scale) X(ROPE_KV_ATTENTION, rope_kv_attention)
 
 typedef enum wt_node_kind {
 #define WT_NODE_KIND_ENUM(ID, name) WT_NODE_##ID,
@@ -418,7 +425,8 @@ typedef struct wt_node {
          * fused prologue and epilogue, as LINEAR_FUSED's) */
         struct { wt_quant_type type; int64_t k; bool rms_norm, swiglu; float eps; } quant;
         struct { bool rms_norm, swiglu; float eps; } linear; /* LINEAR_FUSED */
-        struct { wt_rope_freqs freqs; int64_t offset, q_heads; } rope_kv; /* ROPE_KV_CACHE */
+        /* ROPE_KV_CACHE; ROPE_KV_ATTENTION also reads causal and scale */
+        struct { wt_rope_freqs freqs; int64_t offset, q_heads; bool causal; float scale; } rope_kv;
         /* SAMPLE: inv_temp 0 = greedy; top_k 0 and top_p 1 = no cut */
         struct { float inv_temp, top_p; int64_t top_k; uint64_t seed; } sample;
         struct {

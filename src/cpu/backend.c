@@ -156,6 +156,9 @@ static wt_status cpu_run(wt_context *ctx, const wt_node *n)
     case WT_NODE_ROPE_KV_CACHE:
         return cpu_rope_kv_cache(ctx, in[0], in[1], &n->p.rope_kv.freqs, n->p.rope_kv.offset, n->p.rope_kv.q_heads,
                                  out[0], out[1]);
+    case WT_NODE_ROPE_KV_ATTENTION:
+        return cpu_rope_kv_attention(ctx, in[0], in[1], in[2], &n->p.rope_kv.freqs, n->p.rope_kv.offset,
+                                     n->p.rope_kv.q_heads, n->p.rope_kv.causal, n->p.rope_kv.scale, out[0], out[1]);
     case WT_NODE_LINEAR_FUSED:
         return cpu_linear_fused(ctx, in[0], in[1], in[2], in[3], in[4], n->p.linear.rms_norm, n->p.linear.swiglu,
                                 n->p.linear.eps, out[0]);

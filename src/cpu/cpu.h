@@ -189,6 +189,10 @@ wt_status cpu_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const w
 wt_status cpu_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position,
                             const wt_rope_freqs *freqs, int64_t offset, int64_t q_heads, wt_tensor *q,
                             wt_tensor *cache);
+/* node ROPE_KV_ATTENTION (core/node.h): the two kernels above and below in turn. */
+wt_status cpu_rope_kv_attention(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position,
+                                const wt_tensor *kv_length, const wt_rope_freqs *freqs, int64_t offset,
+                                int64_t q_heads, bool causal, float scale, wt_tensor *out, wt_tensor *cache);
 /* node LINEAR_FUSED (core/node.h): f32 or f16 operands of one dtype. */
 wt_status cpu_linear_fused(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                            const wt_tensor *norm_weight, const wt_tensor *residual, bool rms_norm, bool swiglu,

@@ -125,3 +125,32 @@ wt_status cpu_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tens
     free(f);
     return WT_OK;
 }
+
+/* node ROPE_KV_ATTENTION: rope_kv_cache's kernel into a q of its own, then
+ * the attention kernel over the cache's key and value heads, so the
+ * results are the two ops', bit for bit. q lives in host memory of this
+ * call (not the context's pool: a replayed step allocates nothing). */
+wt_status cpu_rope_kv_attention(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position,
+                                const wt_tensor *kv_length, const wt_rope_freqs *freqs, int64_t offset,
+                                int64_t q_heads, bool causal, float scale, wt_tensor *out, wt_tensor *cache)
+{
+    const int64_t B = qkv->shape[0], S = qkv->shape[1], D = qkv->shape[3], n = B * q_heads * S * D;
+    float *qbuf = malloc(sizeof *qbuf * (size_t)(n > 0 ? n : 1));
+    if (!qbuf) return wt_fail(WT_ERR_OUT_OF_MEMORY, "cpu: rope_kv_attention: cannot allocate its q");
+    wt_storage qs = {.refcount = 1, .ctx = ctx, .bytes = sizeof *qbuf * (size_t)n, .host = qbuf, .borrowed = true};
+    wt_tensor q = {.refcount = 1, .storage = &qs, .dtype = WT_F32, .ndim = 4, .shape = {B, q_heads, S, D},
+                   .strides = {q_heads * S * D, S * D, D, 1}, .numel = n};
+    wt_status st = cpu_rope_kv_cache(ctx, qkv, position, freqs, offset, q_heads, &q, cache);
+    if (st == WT_OK) {
+        /* The cache's halves as views: k's heads, then v's. */
+        wt_tensor k = *cache, v = *cache;
+        k.shape[1] = v.shape[1] = cache->shape[1] / 2;
+        k.numel = v.numel = cache->numel / 2;
+        v.offset = cache->offset + k.shape[1] * cache->strides[1];
+        wt_attention_args a = {.q = &q, .k = &k, .v = &v, .kv_length = kv_length, .causal = causal, .scale = scale,
+                               .out = out};
+        st = cpu_attention(ctx, &a);
+    }
+    free(qbuf);
+    return st;
+}

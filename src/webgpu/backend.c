@@ -401,6 +401,9 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
     case WT_NODE_ROPE_KV_CACHE:
         return wg_rope_kv_cache(ctx, in[0], in[1], &n->p.rope_kv.freqs, n->p.rope_kv.offset, n->p.rope_kv.q_heads,
                                 out[0], out[1]);
+    case WT_NODE_ROPE_KV_ATTENTION:
+        return wg_rope_kv_attention(ctx, in[0], in[1], in[2], &n->p.rope_kv.freqs, n->p.rope_kv.offset,
+                                    n->p.rope_kv.q_heads, n->p.rope_kv.scale, out[0], out[1]);
     case WT_NODE_NORM_BACKWARD:
         /* The kernel binds whole storages; past one binding the caller composes it. */
         if (wg_needs_windows(ctx, in[0]) || wg_needs_windows(ctx, in[1]) || wg_needs_windows(ctx, out[0]) ||
@@ -459,6 +462,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .run = webgpu_run,
     .runs = WT_NODE_BIT(WT_NODE_KIND_COUNT) - 1,
     .attention_backward_preferred = wg_attention_backward_preferred,
+    .rope_kv_attention_fits = wg_rope_kv_attention_fits,
     .norm_backward_fits = wg_norm_backward_fits,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,

@@ -178,6 +178,14 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
 wt_status wg_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position,
                            const wt_rope_freqs *freqs, int64_t offset, int64_t q_heads, wt_tensor *q,
                            wt_tensor *cache);
+/* ROPE_KV_ATTENTION (core/node.h; kernels/rope.c): one dispatch
+ * (wgsl/rope_kv_attention.wgsl) where wg_rope_kv_attention_fits, the
+ * wt_backend_ops hook, says yes. */
+bool wg_rope_kv_attention_fits(const wt_context *ctx, const wt_tensor *qkv, const wt_tensor *kv_cache,
+                               const wt_tensor *position, const wt_tensor *kv_length, int64_t offset);
+wt_status wg_rope_kv_attention(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position,
+                               const wt_tensor *kv_length, const wt_rope_freqs *freqs, int64_t offset,
+                               int64_t q_heads, float scale, wt_tensor *out, wt_tensor *cache);
 /* LINEAR_FUSED (core/node.h; kernels/linear_fused.c). */
 wt_status wg_linear_fused(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                           const wt_tensor *norm_weight, const wt_tensor *residual, bool rms_norm, bool swiglu,

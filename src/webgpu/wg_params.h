@@ -317,6 +317,16 @@ typedef struct rope_params {
     uint32_t sd, offset, pairs, pos_at; /* pos_at: position[pos_at] adds; ~0u: none */
 } rope_params;
 
+/* Same layout as rope_kv_attention.wgsl's Params. */
+typedef struct rope_kv_attention_params {
+    uint32_t x_off, x_sb, x_sh, x_sd;
+    uint32_t q_heads, kv, group, t_n;
+    uint32_t c_off, c_sb, c_sh, c_st;
+    uint32_t offset, pos_at, kv_at, workgroups; /* pos_at, kv_at: ~0u none */
+    float scale;
+    uint32_t neg_inf, pad0, pad1;
+} rope_kv_attention_params;
+
 /* Same layout as rope_kv_cache.wgsl's Params. */
 typedef struct rope_kv_cache_params {
     uint32_t b_n, s_n, heads, half;

@@ -151,22 +151,19 @@ wt_status wg_op_copy_into_at(wt_context *ctx, const wt_tensor *src, const wt_ten
 
 /* ------------------------------------------------------ gather / scatter */
 
-/* Dispatches l with a zeroed two-word flag as its last binding: unless
- * trusted, a slot the context reads at its next sync (checks.c), so the op
- * never waits for the GPU and can be captured; trusted (the library made
- * the indices), a scratch word pair nobody reads. */
+/* Dispatches l with a two-word flag as its last binding: unless trusted,
+ * a slot the context reads at its next sync (checks.c; zero until a kernel
+ * raises it), so the op never waits for the GPU and can be captured;
+ * trusted (the library made the indices), a scratch word pair nobody
+ * reads. No dispatch of its own either way. */
 static wt_status dispatch_checked(wt_context *ctx, wg_launch *l, int64_t extent, bool trusted)
 {
     wt_storage *flag = NULL;
     wt_status st = trusted ? wg_scratch(ctx, 2 * sizeof(uint32_t), &flag)
                            : wg_checks_slot(ctx, ctx->node ? wt_node_label(ctx->node) : l->shader, extent, &flag);
     if (st != WT_OK) return st;
-    wt_tensor words = {.refcount = 1, .storage = flag, .dtype = WT_I32, .ndim = 1, .shape = {2},
-                       .strides = {1}, .numel = 2};
-    if ((st = wg_op_fill_bits(ctx, &words, 0)) == WT_OK) {
-        l->bindings[l->nbindings++] = (wg_binding){flag, true};
-        st = wg_dispatch(ctx, l);
-    }
+    l->bindings[l->nbindings++] = (wg_binding){flag, true};
+    st = wg_dispatch(ctx, l);
     if (trusted) wg_scratch_release(ctx, flag);
     return st;
 }

@@ -170,3 +170,101 @@ wt_status wg_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tenso
     l.workgroups = (B * S * heads * H + ROPE_WG - 1) / ROPE_WG;
     return wg_dispatch(ctx, &l);
 }
+
+/* ------------------------------------------------ rope_kv_attention */
+
+/* wt_rope_kv_attention (node ROPE_KV_ATTENTION) for one query a head:
+ * wgsl/rope_kv_attention.wgsl, rope_kv_cache's rotation and
+ * attention_decode's one pass (its limits: a whole row's scores in
+ * workgroup memory, so at most ROPE_ATTN_MAX_KEYS keys). */
+#define ROPE_ATTN_MAX_KEYS 2048u
+
+/* Threads a workgroup: attention_decode's (256 on a GPU, 64 on a software
+ * adapter; WT_ATTN_WG overrides). */
+static uint32_t rope_attn_threads(const wt_context *ctx)
+{
+    const uint32_t fallback = wg_get_caps(ctx)->cpu_adapter ? 64u : 256u;
+    const uint64_t v = wt_knob_number(WT_KNOB_ATTN_WG, fallback);
+    uint32_t wg = wg_is_pow2(v) && v >= 32 && v <= 256 ? (uint32_t)v : fallback;
+    return wg > wg_get_caps(ctx)->max_invocations ? 64u : wg;
+}
+
+/* Score slots: the key capacity rounded up to a power of two (at least
+ * 256), so that caches of nearby sizes share one pipeline. */
+static uint32_t rope_attn_slots(uint64_t T)
+{
+    uint32_t sk = 256u;
+    while (sk < T) sk *= 2u;
+    return sk;
+}
+
+static bool u32_view(const wt_tensor *t)
+{
+    bool ok = t->offset >= 0 && t->offset <= UINT32_MAX && t->storage->bytes / 2 <= UINT32_MAX;
+    for (int d = 0; d < 4; d++) ok = ok && t->strides[d] >= 0 && t->strides[d] <= UINT32_MAX;
+    return ok;
+}
+
+bool wg_rope_kv_attention_fits(const wt_context *ctx, const wt_tensor *qkv, const wt_tensor *kv_cache,
+                               const wt_tensor *position, const wt_tensor *kv_length, int64_t offset)
+{
+    const uint64_t B = (uint64_t)qkv->shape[0], S = (uint64_t)qkv->shape[1], D = (uint64_t)qkv->shape[3],
+                   Hq = (uint64_t)qkv->shape[2] - (uint64_t)kv_cache->shape[1], T = (uint64_t)kv_cache->shape[2];
+    const char *knob = wt_knob_text(WT_KNOB_ATTN_DECODE);
+    if ((knob && strcmp(knob, "0") == 0) || S != 1 || D % 4 || !wg_is_pow2(D / 4) || T > ROPE_ATTN_MAX_KEYS)
+        return false;
+    /* The cache's rows whole vec4s at 16-byte boundaries. */
+    bool ok = kv_cache->strides[3] == 1 && kv_cache->offset % 4 == 0;
+    for (int d = 0; d < 3; d++) ok = ok && (kv_cache->shape[d] == 1 || kv_cache->strides[d] % 4 == 0);
+    const uint32_t wg = rope_attn_threads(ctx);
+    const uint64_t bytes = 4u * (3u * D + rope_attn_slots(T) + wg) + 16u * (uint64_t)wg;
+    return ok && D / 4 <= wg && bytes <= wg_get_caps(ctx)->max_workgroup_storage && u32_view(qkv) &&
+           u32_view(kv_cache) && kv_cache->storage->bytes / 4 <= UINT32_MAX && B * Hq * D <= UINT32_MAX &&
+           !wg_needs_windows(ctx, qkv) && !wg_needs_windows(ctx, kv_cache) &&
+           (!position || (uint64_t)position->offset < UINT32_MAX) &&
+           (!kv_length || (uint64_t)kv_length->offset < UINT32_MAX) && (uint64_t)offset < (1u << 24);
+}
+
+wt_status wg_rope_kv_attention(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position,
+                               const wt_tensor *kv_length, const wt_rope_freqs *freqs, int64_t offset,
+                               int64_t q_heads, float scale, wt_tensor *out, wt_tensor *cache)
+{
+    if (!wg_rope_kv_attention_fits(ctx, qkv, cache, position, kv_length, offset) || wg_needs_windows(ctx, out) ||
+        out->offset != 0)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu rope_kv_attention: operands the one-pass kernel does not take");
+    const uint64_t B = (uint64_t)qkv->shape[0], D = (uint64_t)qkv->shape[3], kv = (uint64_t)cache->shape[1] / 2,
+                   T = (uint64_t)cache->shape[2];
+    wt_storage *freq = NULL;
+    wt_status st = rope_table(ctx, freqs, D, &freq);
+    if (st != WT_OK) return st;
+    rope_kv_attention_params p = {
+        .x_off = (uint32_t)qkv->offset, .x_sb = (uint32_t)qkv->strides[0], .x_sh = (uint32_t)qkv->strides[2],
+        .x_sd = (uint32_t)qkv->strides[3], .q_heads = (uint32_t)q_heads, .kv = (uint32_t)kv,
+        .group = (uint32_t)((uint64_t)q_heads / kv), .t_n = (uint32_t)T, .c_off = (uint32_t)cache->offset,
+        .c_sb = (uint32_t)cache->strides[0], .c_sh = (uint32_t)cache->strides[1], .c_st = (uint32_t)cache->strides[2],
+        .offset = (uint32_t)offset, .pos_at = position ? (uint32_t)position->offset : ~0u,
+        .kv_at = kv_length ? (uint32_t)kv_length->offset : ~0u, .workgroups = (uint32_t)(B * (uint64_t)q_heads),
+        .scale = scale, .neg_inf = 0xff800000u,
+    };
+    const uint32_t wg = rope_attn_threads(ctx);
+    char prelude[160];
+    snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\nconst D: u32 = %lluu;\nconst SK: u32 = %uu;\nconst F16: bool = %s;\n",
+             wg, (unsigned long long)D, rope_attn_slots(T), qkv->dtype == WT_F16 ? "true" : "false");
+    wg_launch l;
+    memset(&l, 0, sizeof l);
+    l.shader = "rope_kv_attention";
+    l.prelude = prelude;
+    l.libraries[0] = "rope_turns";
+    l.libraries[1] = qkv->dtype == WT_F16 ? wg_f16_library(ctx) : "f16_bits";
+    l.params = &p;
+    l.params_size = sizeof p;
+    l.bindings[0] = (wg_binding){qkv->storage, false};
+    l.bindings[1] = (wg_binding){freq, false};
+    l.bindings[2] = (wg_binding){cache->storage, true};
+    l.bindings[3] = (wg_binding){out->storage, true};
+    l.bindings[4] = (wg_binding){position ? position->storage : freq, false};
+    l.bindings[5] = (wg_binding){kv_length ? kv_length->storage : freq, false};
+    l.nbindings = 6;
+    l.workgroups = B * (uint64_t)q_heads;
+    return wg_dispatch(ctx, &l);
+}

@@ -8,7 +8,10 @@
  * nothing: a decode loop's memory stays flat), one aligned slot per check
  * not read yet. The next sync (wt_context_sync, a blocking read) reads the
  * used slots back at once and returns the first raised one as its error,
- * naming the op (webtensor.h, "errors and recovery"). */
+ * naming the op (webtensor.h, "errors and recovery"). The area is zeroed
+ * when made and again by a queue write after each read, before any later
+ * submit: a slot is zero when its kernel runs, with no fill dispatch of
+ * its own. */
 #include "webgpu/wg.h"
 #include "webgpu/wg_runtime.h"
 
@@ -19,9 +22,22 @@
 /* Slots of the area: past this many unread checks the next one reads them
  * first (a program that never synchronises). */
 #define WG_MAX_CHECKS 256
-/* A slot's binding: the two words, padded to the 16 bytes the smallest
- * binding of a vectorised kernel (the fill that zeroes it) reads. */
+/* A slot's binding: the two words, padded to 16 bytes (the smallest
+ * binding of a vectorised kernel). */
 #define WG_CHECK_BYTES 16
+
+/* Zeroes the area's first bytes by a queue write: ordered after every
+ * command buffer submitted so far and before the next. */
+static wt_status zero_slots(wt_context *ctx, size_t bytes)
+{
+    wg_context *w = wg_ctx(ctx);
+    void *zeros = calloc(1, bytes);
+    if (!zeros)
+        return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory zeroing the index checks");
+    w->lib.p.QueueWriteBuffer(w->queue, w->check_area->buffer, w->check_area->offset, zeros, bytes);
+    free(zeros);
+    return wg_check_device(ctx);
+}
 
 wt_status wg_checks_slot(wt_context *ctx, const char *op, int64_t extent, wt_storage **flag)
 {
@@ -34,10 +50,16 @@ wt_status wg_checks_slot(wt_context *ctx, const char *op, int64_t extent, wt_sto
             align = 256;
         if (!w->checks && !(w->checks = calloc(WG_MAX_CHECKS, sizeof *w->checks)))
             return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory for its index check", op);
-        wt_status st = wg_pool_acquire(ctx, align * WG_MAX_CHECKS, &w->check_area);
+        /* Work already recorded goes first: a pooled buffer may still be
+         * written by it, and the zeros must land after that. */
+        wt_status st = wg_flush(ctx);
+        if (st == WT_OK)
+            st = wg_pool_acquire(ctx, align * WG_MAX_CHECKS, &w->check_area);
         if (st != WT_OK)
             return st;
         w->check_align = align;
+        if ((st = zero_slots(ctx, align * WG_MAX_CHECKS)) != WT_OK)
+            return st;
     }
     if (w->ncheck == WG_MAX_CHECKS) {
         wt_status st = wg_checks_verify(ctx);
@@ -70,7 +92,10 @@ wt_status wg_checks_verify(wt_context *ctx)
     uint8_t *words = malloc(bytes);
     if (!words)
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory reading the index checks");
+    /* The read submits everything recorded (the kernels that raise). */
     wt_status st = wg_read_buffer(ctx, w->check_area, 0, words, bytes);
+    if (st == WT_OK)
+        st = zero_slots(ctx, bytes);
     for (int i = 0; st == WT_OK && i < n; i++) {
         uint32_t v[2];
         memcpy(v, words + (uint64_t)i * w->check_align, sizeof v);
