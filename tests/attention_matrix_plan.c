@@ -60,20 +60,21 @@ static void plan_case(const char *what, const wg_caps *c, uint64_t D, const char
 static void test_plans(void)
 {
     wg_caps c = matrix_device();
-    plan_case("D 128: 4 subgroups, 64 keys (41 KiB)", &c, 128, NULL, 4, 64);
-    plan_case("D 64", &c, 64, NULL, 4, 64);
-    plan_case("D 80: five fragments", &c, 80, NULL, 4, 64);
-    plan_case("D 16", &c, 16, NULL, 4, 64);
+    plan_case("D 128: 4 subgroups, 32 keys (21 KiB)", &c, 128, NULL, 4, 32);
+    plan_case("D 64", &c, 64, NULL, 4, 32);
+    plan_case("D 80: five fragments", &c, 80, NULL, 4, 32);
+    plan_case("D 16", &c, 16, NULL, 4, 32);
     plan_case("D 40: not whole fragments", &c, 40, NULL, 0, 0);
     plan_case("D 144: more than eight fragments", &c, 144, NULL, 0, 0);
     plan_case("tile 2,32", &c, 128, "2,32", 2, 32);
     plan_case("tile 8,32", &c, 128, "8,32", 8, 32);
     plan_case("tile 8,64 does not fit 48 KiB", &c, 128, "8,64", 0, 0);
-    plan_case("a tile that is not one: the default", &c, 128, "4,48", 4, 64);
-    c.max_workgroup_storage = 32768;
-    plan_case("32 KiB: blocks of 32 keys", &c, 128, NULL, 4, 32);
+    plan_case("a tile that is not one: the default", &c, 128, "4,48", 4, 32);
+    plan_case("tile 4,64 (41 KiB)", &c, 128, "4,64", 4, 64);
     c.max_workgroup_storage = 16384;
     plan_case("16 KiB: blocks of 16 keys", &c, 128, NULL, 4, 16);
+    c.max_workgroup_storage = 8192;
+    plan_case("8 KiB: nothing fits", &c, 128, NULL, 0, 0);
     c = matrix_device();
     c.max_invocations = 64;
     plan_case("64 invocations: 4 subgroups do not fit", &c, 128, NULL, 0, 0);

@@ -206,14 +206,16 @@ static uint64_t matrix_attn_bytes(uint64_t D, uint32_t sgs, uint32_t bk)
 /* The matrix attention kernel's workgroup for head dim D on a device with
  * these caps: *sgs subgroups of 16 queries and key blocks of *bk; NULL,
  * or why not. tile is WT_ATTN_MATRIX_TILE ("SUBGROUPS,KEYS") or NULL. The
- * default, 4 subgroups and blocks of 64 keys, fits the 48 KiB of
- * workgroup memory at D = 128 (41 KiB); blocks of 32 where it does not. */
+ * default, 4 subgroups and blocks of 32 keys (21 KiB of workgroup memory
+ * at D = 128), ran fastest on an H200 at B8 H32 S2048 D128 causal: 99.4
+ * TFLOP/s, against 89.1 for 8 x 32 and 74.7 for 4 x 64 (bench/RESULTS.md);
+ * blocks of 16 where 32 do not fit. */
 const char *wg_attention_matrix_plan(const wg_caps *caps, uint64_t D, const char *tile, uint32_t *sgs, uint32_t *bk)
 {
     const char *gap = wg_matrix_device_gap(caps);
     if (gap) return gap;
     if (D % 16 || D == 0 || D > 128) return "the head dim is not a multiple of 16 up to 128";
-    unsigned s = 4, k = 64;
+    unsigned s = 4, k = 32;
     bool forced = false;
     if (tile) {
         unsigned ts, tk;
