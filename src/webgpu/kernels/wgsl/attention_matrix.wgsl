@@ -31,6 +31,8 @@
 // divided by the row sums and rounded to f16. Rows that see no key give
 // zeros (PyTorch's answer).
 //
+// bench/attention_matrix_emulated.mjs runs this file with the fragment
+// builtins replaced by per-invocation stand-ins, on devices without them.
 // Needs subgroups of 32 consecutive invocations (the host checks). The
 // fragment offsets differ between the subgroups of a workgroup, which
 // Dawn's uniformity analysis refuses unless told: the prelude turns that
