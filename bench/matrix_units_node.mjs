@@ -2,13 +2,19 @@
 // Node addon (npm "webgpu"), its flags and subgroupMatrix, then f16
 // products checked against float64 and timed.
 //
-//   node bench/matrix_units_node.mjs WEB_DIR [N] [conv]
+//   node bench/matrix_units_node.mjs WEB_DIR [N] [conv | attn]
 //
 // With "conv" only the convolutions run: f16 conv2d cases (odd sizes,
 // stride 2, padding, a bias, a weight whose rows are not whole 16-byte
 // words) checked against float64, then 32x64x56x56 by 64 3x3 timed. With
 // WT_GEMM_MATRIX_OFF=1 they take the other path, and the count expects
 // every one declined.
+//
+// With "attn" only attention runs: f16 scaled dot-product attention
+// (causal and not, grouped heads, odd lengths, more or fewer queries than
+// keys, D 32..128) against float64 with the attention tests' f16
+// tolerance (2e-3 + 2e-3 |want|), every output row of the small cases and
+// sampled rows of the large ones (the bench program times it).
 //
 // WEB_DIR holds the wasm build's webtensor.mjs (build-wasm/web). The addon
 // comes from WT_DAWN_NODE (a dawn.node path) or the "webgpu" package that
@@ -29,6 +35,7 @@ import { join, resolve } from 'node:path';
 const webDir = resolve(process.argv[2] || 'build-wasm/web');
 const N = Number(process.argv[3] || 4096);
 const convOnly = process.argv[4] === 'conv';
+const attnOnly = process.argv[4] === 'attn';
 const require = createRequire(join(process.cwd(), 'package.json'));
 const webgpu = process.env.WT_DAWN_NODE ? require(process.env.WT_DAWN_NODE) : require('webgpu');
 const flags = (process.env.WT_DAWN_FLAGS ||
@@ -141,6 +148,68 @@ async function conv(n, c, h, w, o, kh, kw, { stride = 1, pad = 0, withBias = fal
 }
 
 const matrixOff = Number(knobs.WT_GEMM_MATRIX_OFF || 0) !== 0;
+
+// Attention of f16 q [b, hq, sq, d], k, v [b, hkv, skv, d] against float64
+// (the inputs as rounded to f16): every row, or `rows` sampled (b, h, i).
+async function attention(b, hq, hkv, sq, skv, d, causal, { rows = 0 } = {}) {
+  const hqv = halves(b * hq * sq * d), hk = halves(b * hkv * skv * d), hv = halves(b * hkv * skv * d);
+  const q = await ctx.tensor(hqv, [b, hq, sq, d], 'f16');
+  const k = await ctx.tensor(hk, [b, hkv, skv, d], 'f16');
+  const v = await ctx.tensor(hv, [b, hkv, skv, d], 'f16');
+  const y = await ctx.scaled_dot_product_attention(q, k, v, null, causal);
+  const got = h2f(await y.read());
+  const Q = h2f(hqv), K = h2f(hk), V = h2f(hv);
+  const total = b * hq * sq, scale = 1 / Math.sqrt(d), shift = skv - sq;
+  const pick = rows ? Array.from({ length: rows }, (_, s) => (s * 7919 + 13) % total) : Array.from({ length: total }, (_, s) => s);
+  let worst = 0, at = '';
+  const sc = new Float64Array(skv);
+  for (const e of pick) {
+    const i = e % sq, h = Math.floor(e / sq) % hq, z = Math.floor(e / (sq * hq));
+    const kh = Math.floor(h / (hq / hkv)), qo = e * d, ko = (z * hkv + kh) * skv * d;
+    const last = causal ? Math.min(i + shift, skv - 1) : skv - 1;
+    let mx = -Infinity;
+    for (let j = 0; j <= last; j++) {
+      let s = 0;
+      for (let c = 0; c < d; c++) s += Q[qo + c] * K[ko + j * d + c];
+      sc[j] = s * scale; if (sc[j] > mx) mx = sc[j];
+    }
+    let den = 0;
+    for (let j = 0; j <= last; j++) { sc[j] = Math.exp(sc[j] - mx); den += sc[j]; }
+    for (let c = 0; c < d; c++) {
+      let want = 0;
+      for (let j = 0; j <= last; j++) want += sc[j] * V[ko + j * d + c];
+      want = last < 0 ? 0 : want / den;
+      const r = Math.abs(got[qo + c] - want) / (2e-3 + 2e-3 * Math.abs(want));
+      if (!(r <= worst)) { worst = r; at = `[${z},${h},${i},${c}] got ${got[qo + c]} want ${want}`; }
+    }
+  }
+  const ok = worst <= 1;
+  if (!ok) failed = true;
+  console.log(`${ok ? 'ok  ' : 'FAIL'} attention f16 ${b}x${hq}(kv ${hkv})x${sq}x${d} keys ${skv}${causal ? ' causal' : ''}: ` +
+              `worst error ${worst.toFixed(3)} of the tolerance (${pick.length} rows; at ${at})`);
+  for (const t of [q, k, v, y]) t.dispose();
+}
+
+if (attnOnly) {
+  const before = await units();
+  await attention(2, 4, 2, 45, 45, 64, true);       // grouped heads, a partial block
+  await attention(2, 4, 2, 45, 45, 64, false);
+  await attention(1, 3, 3, 70, 131, 128, true);     // more keys than queries
+  await attention(1, 2, 2, 97, 33, 128, true);      // fewer: early rows see no key
+  await attention(2, 2, 1, 77, 77, 128, false);
+  await attention(1, 2, 1, 33, 50, 80, false);      // D 80: five fragments
+  await attention(1, 2, 2, 40, 40, 32, true);
+  await attention(1, 4, 4, 1000, 1000, 128, true, { rows: 200 });
+  await attention(2, 8, 8, 2048, 2048, 128, true, { rows: 96 });
+  await attention(1, 8, 8, 2048, 2048, 64, false, { rows: 64 });
+  const [ran, declined] = (await units()).map((v, i) => v - before[i]);
+  const attnOff = knobs.WT_ATTN_MATRIX === '0';
+  console.log(`matrix units: ${ran} of the 10 attention cases ran there, ${declined} declined`);
+  if (attnOff ? ran !== 0 : ran !== 10 || declined !== 0) failed = true;
+  console.log('features after:', (await ctx.info()).features);
+  ctx.destroy();
+  process.exit(failed ? 1 : 0);
+}
 if (convOnly) {
   const before = await units();
   await conv(2, 8, 9, 12, 16, 3, 3, { pad: 1, withBias: true });          // K 72; planes of 108

@@ -249,6 +249,12 @@ const wg_caps *wg_get_caps(const wt_context *ctx);
 /* Whether the device was asked for the matrix units
  * (WT_EXPERIMENTAL_SUBGROUP_MATRIX, or an adapter that offers them). */
 bool wg_matrix_asked(const wt_context *ctx);
+/* Why the device cannot run the f16 kernels on the matrix units, or NULL. */
+const char *wg_matrix_device_gap(const wg_caps *caps);
+/* The f16 attention kernel on the matrix units for head dim D: subgroups
+ * a workgroup and keys a block (tile: WT_ATTN_MATRIX_TILE or NULL), or
+ * why not (kernels/attention.c). */
+const char *wg_attention_matrix_plan(const wg_caps *caps, uint64_t D, const char *tile, uint32_t *sgs, uint32_t *bk);
 /* A product the matrix units ran (declined NULL), or one they were asked
  * for and did not run, with why (a static string): counted for the
  * context's info, and the product's next dispatch named so in profiles. */

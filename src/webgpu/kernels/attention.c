@@ -18,7 +18,9 @@
  *
  * One query a head in f32 (a decode step) goes first to the one-pass
  * kernel wgsl/attention_decode.wgsl: a workgroup an output row, no split
- * and no combine dispatch. */
+ * and no combine dispatch. f16 attention where the context asked for the
+ * matrix units and the device has them runs on them
+ * (wgsl/attention_matrix.wgsl). */
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
 
@@ -191,6 +193,124 @@ static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a)
     return wg_dispatch(ctx, &l);
 }
 
+/* ------------------------------------------------ the matrix units */
+
+/* Workgroup memory of attention_matrix.wgsl: the K / V block as 16 x 16
+ * fragments of halves, the scores [16 sgs rows][bk + 4] in f32, P's
+ * fragments, a factor a row and the flag (16 bytes, as Dawn counts it). */
+static uint64_t matrix_attn_bytes(uint64_t D, uint32_t sgs, uint32_t bk)
+{
+    return 2u * bk * D + 4u * 16u * sgs * (bk + 4u) + 2u * 16u * sgs * bk + 4u * 16u * sgs + 16u;
+}
+
+/* The matrix attention kernel's workgroup for head dim D on a device with
+ * these caps: *sgs subgroups of 16 queries and key blocks of *bk; NULL,
+ * or why not. tile is WT_ATTN_MATRIX_TILE ("SUBGROUPS,KEYS") or NULL. The
+ * default, 4 subgroups and blocks of 32 keys (21 KiB of workgroup memory
+ * at D = 128), ran fastest on an H200 at B8 H32 S2048 D128 causal: 99.4
+ * TFLOP/s, against 89.1 for 8 x 32 and 74.7 for 4 x 64 (bench/RESULTS.md);
+ * blocks of 16 where 32 do not fit. */
+const char *wg_attention_matrix_plan(const wg_caps *caps, uint64_t D, const char *tile, uint32_t *sgs, uint32_t *bk)
+{
+    const char *gap = wg_matrix_device_gap(caps);
+    if (gap) return gap;
+    if (D % 16 || D == 0 || D > 128) return "the head dim is not a multiple of 16 up to 128";
+    unsigned s = 4, k = 32;
+    bool forced = false;
+    if (tile) {
+        unsigned ts, tk;
+        forced = sscanf(tile, "%u,%u", &ts, &tk) == 2 && ts >= 1 && ts <= 8 && (tk == 16 || tk == 32 || tk == 64);
+        if (forced) s = ts, k = tk;
+    }
+    if (32u * s > caps->max_invocations) return "the workgroup exceeds the device's invocations";
+    while (matrix_attn_bytes(D, s, k) > caps->max_workgroup_storage) {
+        if (forced || k == 16) return "the tiles exceed the device's workgroup memory";
+        k /= 2;
+    }
+    *sgs = s, *bk = k;
+    return NULL;
+}
+
+/* Offset and strides (b, h, s) of a 4-D view in whole 16-byte words of
+ * halves, unit stride along d. */
+static bool word_rows(const wt_tensor *t)
+{
+    bool ok = t->strides[3] == 1 && t->offset % 8 == 0;
+    for (int d = 0; d < 3; d++) ok = ok && (t->shape[d] == 1 || t->strides[d] % 8 == 0);
+    return ok;
+}
+
+/* attention_matrix.wgsl: f16 q, k, v and result without a mask, D == Dv
+ * a multiple of 16 up to 128, rows of whole 16-byte words, at least 16
+ * queries, where the context asked for the matrix units and the device
+ * has them (counted in info(), named "[matrix units]" in profiles);
+ * WT_ERR_UNSUPPORTED (nothing recorded) otherwise. WT_ATTN_MATRIX=0 turns
+ * it off. */
+static wt_status attention_matrix(wt_context *ctx, const wt_attention_args *a)
+{
+    const wt_tensor *q = a->q, *k = a->k, *v = a->v;
+    if (q->dtype != WT_F16 || !wg_matrix_asked(ctx)) return WT_ERR_UNSUPPORTED;
+    const uint64_t B = (uint64_t)q->shape[0], Hq = (uint64_t)q->shape[1], Sq = (uint64_t)q->shape[2],
+                   D = (uint64_t)q->shape[3], Hkv = (uint64_t)k->shape[1], Skv = (uint64_t)k->shape[2];
+    const char *knob_text = wt_knob_text(WT_KNOB_ATTN_MATRIX);
+    const char *why = NULL;
+    uint32_t sgs = 0, bk = 0;
+    if (knob_text && strcmp(knob_text, "0") == 0)
+        why = "WT_ATTN_MATRIX=0";
+    else if (a->mask || a->kv_length)
+        why = "attention with a mask or a key count on the device";
+    else if (k->dtype != WT_F16 || v->dtype != WT_F16 || a->out->dtype != WT_F16)
+        why = "attention operands not all f16";
+    else if ((uint64_t)v->shape[3] != D || Sq < 16)
+        why = "attention with Dv != D or fewer than 16 queries";
+    else if (!word_rows(q) || !word_rows(k) || !word_rows(v) || a->out->offset != 0)
+        why = "attention rows not whole 16-byte words";
+    else
+        why = wg_attention_matrix_plan(wg_get_caps(ctx), D, wt_knob_text(WT_KNOB_ATTN_MATRIX_TILE), &sgs, &bk);
+    const uint64_t bq = 16u * sgs, blocks = bq ? (Sq + bq - 1) / bq : 0, workgroups = B * Hq * blocks;
+    if (!why && (workgroups > UINT32_MAX / 64 || B * Hq * Sq * D > UINT32_MAX || Skv > INT32_MAX ||
+                 q->storage->bytes / 2 > UINT32_MAX || k->storage->bytes / 2 > UINT32_MAX ||
+                 v->storage->bytes / 2 > UINT32_MAX))
+        why = "attention operands too large for 32-bit indexing";
+    if (why) {
+        wg_matrix_note(ctx, why);
+        return WT_ERR_UNSUPPORTED;
+    }
+    tiled_params p = {.hq = (uint32_t)Hq, .hkv = (uint32_t)Hkv, .sq = (uint32_t)Sq, .skv = (uint32_t)Skv,
+                      .group = (uint32_t)(Hq / Hkv), .blocks = (uint32_t)blocks, .neg_inf = 0xff800000u,
+                      .scale = a->scale * 1.4426950408889634f, .dq = (uint32_t)(D / 4), .bk = bk,
+                      .workgroups = (uint32_t)workgroups};
+    uint32_t view[5];
+    const wt_tensor *ops[3] = {q, k, v};
+    uint32_t *dst[3] = {p.q, p.k, p.v};
+    for (int i = 0; i < 3; i++) {
+        if (!pack_view(ops[i], view)) {
+            wg_matrix_note(ctx, "attention operands too large for 32-bit indexing");
+            return WT_ERR_UNSUPPORTED;
+        }
+        memcpy(dst[i], view, sizeof(uint32_t) * 4);
+    }
+    char prelude[320];
+    snprintf(prelude, sizeof prelude,
+             "enable f16;\nenable subgroups;\nenable chromium_experimental_subgroup_matrix;\n"
+             "diagnostic(off, chromium.subgroup_matrix_uniformity);\n"
+             "const D: u32 = %lluu;\nconst SGS: u32 = %uu;\nconst BK: u32 = %uu;\nconst CAUSAL: bool = %s;\n",
+             (unsigned long long)D, sgs, bk, a->causal ? "true" : "false");
+    wg_launch l = {
+        .shader = "attention_matrix",
+        .prelude = prelude,
+        .libraries = {wg_f16_library(ctx)},
+        .params = &p,
+        .params_size = sizeof p,
+        .bindings = {{q->storage, false}, {k->storage, false}, {v->storage, false}, {a->out->storage, true}},
+        .nbindings = 4,
+        .workgroups = workgroups,
+    };
+    wt_status st = wg_dispatch(ctx, &l);
+    if (st == WT_OK) wg_matrix_note(ctx, NULL);
+    return st;
+}
+
 /* ------------------------------------------------ the decode kernel */
 
 #define DECODE_MAX_KEYS 2048u
@@ -269,6 +389,8 @@ wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
     /* The tiled kernel sizes its work by Skv on the host: not with a key
      * count known on the device only. */
     if (!a->kv_length) {
+        wt_status mst = attention_matrix(ctx, a);
+        if (mst != WT_ERR_UNSUPPORTED) return mst;
         wt_status tst = attention_tiled(ctx, a);
         if (tst != WT_ERR_UNSUPPORTED) return tst;
     }

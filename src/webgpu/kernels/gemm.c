@@ -232,21 +232,6 @@ static const uint32_t matrix_tiled_tiles[][5] = {
 #define MATRIX_FILL 128u
 #define SHORT_M_TILE 1u
 
-/* Why the device cannot run gemm_matrix.wgsl, or NULL when it can. */
-static const char *matrix_device_gap(const wg_caps *caps)
-{
-    if (!caps->subgroup_matrix) return "the device has no subgroup matrices";
-    if (!caps->shader_f16) return "the device has no shader-f16";
-    if (caps->subgroup_min_size != 32 || caps->subgroup_max_size != 32)
-        return "subgroups are not all of 32 invocations";
-    for (uint32_t i = 0; i < caps->matrix_config_count; i++)
-        if (caps->matrix_configs[i].component == 2 && caps->matrix_configs[i].result == 1 &&
-            caps->matrix_configs[i].m == 16 && caps->matrix_configs[i].n == 16 &&
-            caps->matrix_configs[i].k == 16)
-            return NULL;
-    return "no f16->f32 16x16x16 config";
-}
-
 /* gemm_matrix's answer for a product it does not take: unsupported,
  * counted as declined (with why) when the context asked for the units. */
 static wt_status matrix_declined(wt_context *ctx, const char *why)
@@ -307,7 +292,7 @@ static wt_status gemm_matrix_rows(wt_context *ctx, const wt_tensor *a, const wt_
     bool b_t = b->strides[1] == 1 && b->strides[2] != 1;
     int64_t lda = a->strides[1], ldb = b_t ? b->strides[2] : b->strides[1];
     if (a->dtype != WT_F16 || !wg_matrix_asked(ctx)) return WT_ERR_UNSUPPORTED;
-    const char *gap = matrix_device_gap(caps);
+    const char *gap = wg_matrix_device_gap(caps);
     if (gap) return matrix_declined(ctx, gap);
     if (wt_knob_number(WT_KNOB_GEMM_MATRIX_OFF, 0)) return matrix_declined(ctx, "WT_GEMM_MATRIX_OFF is set");
     if (a->strides[2] != 1 || (!b_t && b->strides[2] != 1))
@@ -646,7 +631,7 @@ static wt_status gemm_conv_matrix(wt_context *ctx, const wt_tensor *x, const wt_
 {
     if (x->dtype != WT_F16 || !wg_matrix_asked(ctx)) return WT_ERR_UNSUPPORTED;
     const wg_caps *caps = wg_get_caps(ctx);
-    const char *gap = matrix_device_gap(caps);
+    const char *gap = wg_matrix_device_gap(caps);
     if (gap) return matrix_declined(ctx, gap);
     if (wt_knob_number(WT_KNOB_GEMM_MATRIX_OFF, 0)) return matrix_declined(ctx, "WT_GEMM_MATRIX_OFF is set");
     if (groups != 1) return matrix_declined(ctx, "a grouped convolution");

@@ -416,6 +416,23 @@ wt_status wg_device_create(wt_context *ctx)
 /* The kernels read the device's capabilities through this (wg.h). */
 const wg_caps *wg_get_caps(const wt_context *ctx) { return &wg_ctx(ctx)->caps; }
 
+/* Why the device cannot run the f16 kernels on the matrix units (the
+ * products, conv2d, attention), or NULL when it can: they need f16,
+ * subgroups of 32 invocations and an f16 -> f32 16 x 16 x 16 config. */
+const char *wg_matrix_device_gap(const wg_caps *caps)
+{
+    if (!caps->subgroup_matrix) return "the device has no subgroup matrices";
+    if (!caps->shader_f16) return "the device has no shader-f16";
+    if (caps->subgroup_min_size != 32 || caps->subgroup_max_size != 32)
+        return "subgroups are not all of 32 invocations";
+    for (uint32_t i = 0; i < caps->matrix_config_count; i++)
+        if (caps->matrix_configs[i].component == 2 && caps->matrix_configs[i].result == 1 &&
+            caps->matrix_configs[i].m == 16 && caps->matrix_configs[i].n == 16 &&
+            caps->matrix_configs[i].k == 16)
+            return NULL;
+    return "no f16->f32 16x16x16 config";
+}
+
 bool wg_matrix_asked(const wt_context *ctx)
 {
     return wg_ctx((wt_context *)ctx)->matrix_wanted;

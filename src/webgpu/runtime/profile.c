@@ -19,14 +19,14 @@ void wg_profile_name_next(wt_context *ctx, const char *shader)
     wg_profile *pr = &wg_ctx(ctx)->prof;
     const wt_node *n = ctx->node;
     const char *name = n ? wt_node_label(n) : shader;
-    /* Products say whether the matrix units ran them, and, where the
-     * context asked for them but a product could not use them, why. */
+    /* Products and attention say whether the matrix units ran them, and,
+     * where the context asked for them but one could not use them, why. */
     wg_context *w = wg_ctx(ctx);
     char tagged[160];
-    if (strncmp(shader, "gemm_matrix", 11) == 0) {
+    if (strncmp(shader, "gemm_matrix", 11) == 0 || strcmp(shader, "attention_matrix") == 0) {
         snprintf(tagged, sizeof tagged, "%s [matrix units]", name);
         name = tagged;
-    } else if (strcmp(shader, "gemm") == 0 && w->matrix.declined_now) {
+    } else if ((strcmp(shader, "gemm") == 0 || strncmp(shader, "attention", 9) == 0) && w->matrix.declined_now) {
         snprintf(tagged, sizeof tagged, "%s [no matrix units: %s]", name, w->matrix.why);
         name = tagged;
     }
