@@ -9,7 +9,7 @@
  *         [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T] [--out-tokens FILE]
  *         [--decode graph|eager] [--profile N] [--prefill-runs N]
  *         [--text "..."] [--tokenizer FILE] [--temperature T] [--top-k K] [--top-p P] [--seed S]
- *         [--out-logits FILE.npy]
+ *         [--out-logits FILE.npy] [--out-step-logits FILE.npy] [--ref-step-logits FILE.npy] [--step-tol T]
  *
  * DIR is a Hugging Face checkpoint of the Llama family (llama_model.h says
  * which: tied embeddings, RoPE scaling, biases, BF16, shards, EOS ids), e.g.
@@ -72,6 +72,19 @@
  * 1e-3 for f32 weights; 2e-2 for f16 weights, where f16 rounding of the
  * weights and activations alone gives ~1e-3 on the tiny test model) and
  * every generated token equals the reference's.
+ *
+ * Paths whose rounding differs from the reference's (x rounded to 8 bits
+ * in the quantised GEMV) may pick another token where two logits nearly
+ * tie, and from there decode another text: a comparison of greedy tokens
+ * then fails on a correct model. --out-step-logits writes the logits each
+ * token was chosen from (float32 [tokens, vocab]: row 0 the prompt's last,
+ * row i decode step i's; one prompt, greedy). A run given them
+ * (--ref-step-logits, with --ref-tokens) decodes the reference's tokens
+ * (each step's input is the reference's token, whatever it chose) and
+ * checks every step against the reference's row b: max |a - b| <= E, E =
+ * --step-tol times max |b| (default --tol), and its token equal to the
+ * reference's wherever b's two largest logits lie more than 2E apart (no
+ * change within E can swap them there); nearer, either token is right.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -547,6 +560,89 @@ static int compare_tokens(const int32_t *toks, int n, bool stopped, const char *
     return ok;
 }
 
+/* --out-step-logits / --ref-step-logits: this run's logits of every
+ * generated token, [n, V] on the host (one prompt). */
+typedef struct step_logits {
+    float *rows;
+    int64_t V;
+    int n;
+} step_logits;
+
+/* Row i: the last row of logits [S, V] (any float dtype). */
+static wt_status keep_step_logits(step_logits *s, const wt_tensor *logits, int i)
+{
+    const int64_t S = wt_tensor_shape(logits)[0];
+    wt_tensor *row = NULL, *row32 = NULL;
+    wt_status st = wt_slice(logits, 0, S - 1, S, 1, &row);
+    if (st == WT_OK) st = wt_cast(row, WT_F32, &row32);
+    if (st == WT_OK) st = wt_tensor_read(row32, s->rows + (size_t)i * (size_t)s->V, sizeof *s->rows * (size_t)s->V);
+    wt_tensor_release(row);
+    wt_tensor_release(row32);
+    if (st == WT_OK && i >= s->n) s->n = i + 1;
+    return st;
+}
+
+/* Each of the n steps against the reference's rows (ref_path, float32
+ * [>= n, V]) and tokens: max |a - b| <= E = tol max |b|, and the token
+ * equal to ref_toks[i] where b's top two logits are more than 2E apart. */
+static int compare_step_logits(wt_context *ctx, const step_logits *s, const int32_t *toks, int n,
+                               const int32_t *ref_toks, int nref, const char *ref_path, double tol)
+{
+    wt_tensor *ref = NULL;
+    float *b = NULL;
+    int ok = 0, ties = 0, flips = 0;
+    double worst = 0;
+    if (wt_npy_load(ctx, ref_path, &ref) != WT_OK) {
+        fprintf(stderr, "error: reference step logits %s: %s\n", ref_path, wt_last_error());
+        goto done;
+    }
+    const int64_t *rs = wt_tensor_shape(ref);
+    if (wt_tensor_dtype(ref) != WT_F32 || wt_tensor_ndim(ref) != 2 || rs[0] < n || rs[1] != s->V || nref < n ||
+        s->n < n) {
+        fprintf(stderr, "error: %s: expected float32 [>= %d, %lld] and %d reference tokens\n", ref_path, n,
+                (long long)s->V, n);
+        goto done;
+    }
+    const size_t count = (size_t)rs[0] * (size_t)rs[1];
+    if (!(b = malloc(count * sizeof *b)) || wt_tensor_read(ref, b, count * sizeof *b) != WT_OK) {
+        fprintf(stderr, "error: reading %s: %s\n", ref_path, wt_last_error());
+        goto done;
+    }
+    ok = 1;
+    for (int i = 0; i < n; i++) {
+        const float *a = s->rows + (size_t)i * (size_t)s->V, *r = b + (size_t)i * (size_t)s->V;
+        double diff = 0, scale = 0, top = -INFINITY, second = -INFINITY;
+        for (int64_t v = 0; v < s->V; v++) {
+            const double d = fabs((double)a[v] - r[v]);
+            if (!(d <= diff)) diff = d; /* NaN sticks */
+            if (fabs(r[v]) > scale) scale = fabs(r[v]);
+            if (r[v] > top) second = top, top = r[v];
+            else if (r[v] > second) second = r[v];
+        }
+        const double bound = tol * scale, gap = top - second;
+        if (diff / (scale > 0 ? scale : 1) > worst || diff != diff) worst = diff / (scale > 0 ? scale : 1);
+        if (!(diff <= bound)) {
+            if (ok) printf("step %d logits vs reference: max |a-b| = %.3g, bound %.3g: FAIL\n", i, diff, bound);
+            ok = 0;
+        } else if (gap > 2 * bound && toks[i] != ref_toks[i]) {
+            if (ok)
+                printf("step %d token %d, the reference's %d, whose top two logits are %.3g apart (> 2 x %.3g): "
+                       "FAIL\n", i, toks[i], ref_toks[i], gap, bound);
+            ok = 0;
+        } else if (gap <= 2 * bound) {
+            ties++;
+            flips += toks[i] != ref_toks[i];
+        }
+    }
+    printf("step logits vs reference (the reference's tokens decoded): %d steps, max |a-b| / max |b| = %.3g "
+           "(bound %.3g), tokens equal but at %d near-ties (%d of them another token): %s\n",
+           n, worst, tol, ties, flips, ok ? "ok" : "FAIL");
+done:
+    free(b);
+    wt_tensor_release(ref);
+    return ok;
+}
+
 /* The kernels of the profiled decode steps: GPU (or host) time per step
  * by kernel name, against the steps' wall time. */
 static wt_status print_profile(wt_context *ctx, int steps, double wall_s)
@@ -594,6 +690,8 @@ int main(int argc, char **argv)
     double tol = 0;
     const char *text = NULL, *tokenizer_path = NULL; /* --text, --tokenizer */
     const char *out_logits = NULL; /* --out-logits FILE.npy: the prompt's logits (float32) */
+    const char *out_step_logits = NULL, *ref_step_logits = NULL;
+    double step_tol = 0;
     wt_sample_options_init(&sampler.o);
     sampler.o.temperature = 0; /* greedy unless asked */
     for (int i = 1; i < argc; i++) {
@@ -613,6 +711,9 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--prefill-runs") == 0) prefill_runs = atoi(v);
         else if (strcmp(a, "--text") == 0) text = v;
         else if (strcmp(a, "--out-logits") == 0) out_logits = v;
+        else if (strcmp(a, "--out-step-logits") == 0) out_step_logits = v;
+        else if (strcmp(a, "--ref-step-logits") == 0) ref_step_logits = v;
+        else if (strcmp(a, "--step-tol") == 0) step_tol = atof(v);
         else if (strcmp(a, "--tokenizer") == 0) tokenizer_path = v;
         else if (strcmp(a, "--temperature") == 0) sampler.o.temperature = atof(v);
         else if (strcmp(a, "--top-k") == 0) sampler.o.top_k = atoll(v);
@@ -628,6 +729,7 @@ int main(int argc, char **argv)
                         "             [--ref-logits FILE.npy] [--ref-tokens FILE] [--tol T] [--out-tokens FILE]\n"
                         "             [--decode graph|eager] [--profile N] [--prefill-runs N]\n"
                         "             [--text \"...\"] [--tokenizer tokenizer.json] [--out-logits FILE.npy]\n"
+                        "             [--out-step-logits FILE.npy] [--ref-step-logits FILE.npy] [--step-tol T]\n"
                         "             [--temperature T] [--top-k K] [--top-p P] [--seed S]\n");
         return 2;
     }
@@ -636,6 +738,7 @@ int main(int argc, char **argv)
     else if (strcmp(dtype_name, "f16") == 0) dtype = WT_F16;
     else { fprintf(stderr, "--dtype takes f32 or f16\n"); return 2; }
     if (tol <= 0) tol = dtype == WT_F32 ? 1e-3 : 2e-2;
+    if (step_tol <= 0) step_tol = tol;
     if (prefill_runs < 1 || prefill_runs > 1000) { fprintf(stderr, "--prefill-runs takes 1 to 1000\n"); return 2; }
     if (!(sampler.o.temperature >= 0) || sampler.o.top_k < 0 || !(sampler.o.top_p > 0 && sampler.o.top_p <= 1)) {
         fprintf(stderr, "--temperature must be >= 0, --top-k >= 0 and --top-p in (0, 1]\n");
@@ -690,6 +793,12 @@ int main(int argc, char **argv)
         free(prompt); free(lists);
         return 2;
     }
+    if ((out_step_logits || ref_step_logits) && (B != 1 || sampler.on || (ref_step_logits && !ref_tokens))) {
+        fprintf(stderr, "--out-step-logits and --ref-step-logits: one prompt, greedy; --ref-step-logits with "
+                        "--ref-tokens\n");
+        free(prompt); free(lists);
+        return 2;
+    }
     if (P > 0) {
         for (int i = 0; i < P; i++) prompt[i] = (int32_t)(((int64_t)i * 7919 + 1) % m.c.vocab);
     } else {
@@ -726,6 +835,10 @@ int main(int argc, char **argv)
     wt_tensor *prefill_step = NULL; /* the sampler's counter for the prefill's token: the last prompt position */
     wt_graph *step = NULL;
     int32_t *toks = NULL, *seqs = NULL;
+    /* --ref-step-logits: the reference's tokens, each decode step's input. */
+    int32_t *forced = NULL;
+    int nforced = 0;
+    step_logits step_rows = {NULL, m.c.vocab, 0};
     double t0 = now();
     CK(gguf ? llama_gguf_load(model_dir, ctx, dtype, B, max_seq, &m, example_error, sizeof example_error)
             : llama_load(model_dir, ctx, dtype, B, max_seq, &m, example_error, sizeof example_error));
@@ -736,6 +849,22 @@ int main(int argc, char **argv)
            (long long)m.c.hidden, (long long)m.c.vocab, m.weight_bytes / 1e6, dtype_name, now() - t0);
     if (m.n_quant > 0) printf("  %d weight matrices kept in ggml blocks, run by wt_linear_quant_fused\n", m.n_quant);
 
+    if (out_step_logits || ref_step_logits) {
+        step_rows.rows = malloc(sizeof *step_rows.rows * (size_t)ntok * (size_t)m.c.vocab);
+        if (!step_rows.rows) { st = WT_ERR_OUT_OF_MEMORY; goto done; }
+    }
+    if (ref_step_logits) {
+        char *text_ids = llama_read_text(token_refs[0]);
+        forced = text_ids ? malloc(sizeof *forced * MAX_PROMPT) : NULL;
+        nforced = forced ? parse_ids(text_ids, forced, MAX_PROMPT) : -1;
+        free(text_ids);
+        if (nforced < ntok - 1) {
+            snprintf(example_error, sizeof example_error, "--ref-tokens %s: fewer than the %d tokens to decode",
+                     token_refs[0], ntok - 1);
+            st = WT_ERR_INVALID_ARGUMENT;
+            goto done;
+        }
+    }
     const int64_t pshape[1] = {(int64_t)B * P}, bshape[1] = {B}, tshape[2] = {ntok, B};
     CK(wt_tensor_from_data(ctx, WT_I32, 1, pshape, prompt, &ids));
     CK(wt_tensor_zeros(ctx, WT_I32, 1, bshape, &next));
@@ -766,6 +895,7 @@ int main(int argc, char **argv)
         prefill_runs_s[k] = dt;
     }
     const double prefill_s = prefill_runs_s[prefill_runs / 2], prefill_best_s = prefill_runs_s[0];
+    if (step_rows.rows) CK(keep_step_logits(&step_rows, prefill_logits, 0));
 
     /* Decode. Captured (the default): the first step is captured as a
      * graph while it runs - embedding of `next`, every layer, the head and
@@ -807,13 +937,16 @@ int main(int argc, char **argv)
         const int32_t values[3] = {P + i - 1, P + i, i};
         const double host_t0 = now();
         CK(wt_tensor_write(step_values, values, sizeof values));
+        if (forced) CK(wt_tensor_write(next, &forced[i - 1], sizeof *forced)); /* the reference's token */
         if (captured) {
             if (i == 1) {
                 CK(wt_graph_begin(ctx));
                 st = forward(&m, next, &device_at, &logits);
                 if (st == WT_OK) st = choose(&m, logits, next, tokens, i, slot_at, pos_at);
-                wt_tensor_release(logits);
-                logits = NULL;
+                if (!step_rows.rows) { /* else kept: every replay writes it */
+                    wt_tensor_release(logits);
+                    logits = NULL;
+                }
                 wt_status end = wt_graph_end(ctx, &step);
                 if (st == WT_OK) st = end;
                 if (st != WT_OK) goto done;
@@ -823,6 +956,9 @@ int main(int argc, char **argv)
         } else { /* the same ops, run again */
             CK(forward(&m, next, &device_at, &logits));
             CK(choose(&m, logits, next, tokens, i, slot_at, pos_at));
+        }
+        if (step_rows.rows) CK(keep_step_logits(&step_rows, logits, i));
+        if (!captured) {
             wt_tensor_release(logits);
             logits = NULL;
         }
@@ -938,6 +1074,14 @@ int main(int argc, char **argv)
         wt_tensor_release(l32);
         if (st != WT_OK) goto done;
     }
+    if (out_step_logits) { /* float32 [tokens, V], for another run's --ref-step-logits */
+        wt_tensor *rows = NULL;
+        const int64_t shape[2] = {seq_len[0], m.c.vocab};
+        st = wt_tensor_from_data(ctx, WT_F32, 2, shape, step_rows.rows, &rows);
+        if (st == WT_OK) st = wt_npy_save(out_step_logits, rows);
+        wt_tensor_release(rows);
+        if (st != WT_OK) goto done;
+    }
     for (int b = 0; b < B; b++) {
         if (ref_logits && strcmp(logit_refs[b], "-") != 0) {
             wt_tensor *rows = NULL;
@@ -945,7 +1089,10 @@ int main(int argc, char **argv)
             if (!compare_logits(ctx, rows, logit_refs[b], tol)) rc = 1;
             wt_tensor_release(rows);
         }
-        if (ref_tokens && strcmp(token_refs[b], "-") != 0 &&
+        if (ref_step_logits) {
+            if (!compare_step_logits(ctx, &step_rows, seqs, seq_len[0], forced, nforced, ref_step_logits, step_tol))
+                rc = 1;
+        } else if (ref_tokens && strcmp(token_refs[b], "-") != 0 &&
             !compare_tokens(seqs + (size_t)b * ntok, seq_len[b], first_eos[b] >= 0, token_refs[b]))
             rc = 1;
     }
@@ -956,6 +1103,8 @@ done:
     }
     free(toks);
     free(seqs);
+    free(forced);
+    free(step_rows.rows);
     free(prompt);
     free(lists);
     wt_tensor_release(ids);

@@ -503,6 +503,12 @@ typedef struct wt_pipeline_stats {
     double compile_seconds;   /* host time spent compiling */
     uint64_t bind_groups_made, bind_group_hits;
     uint64_t dispatches, submits;
+    /* Bytes of captured graphs' temporaries that replays bind in the
+     * buffer of an earlier temporary whose uses had ended, not in their
+     * own (WT_GRAPH_REPLAY_SHARE; "captured graphs" below): the bytes a
+     * replay's list no longer touches. Summed over the graphs of the
+     * context, each counted at its first replay from the list. */
+    uint64_t replay_shared_bytes;
 } wt_pipeline_stats;
 WT_API wt_status wt_context_pipeline_stats(const wt_context *ctx, wt_pipeline_stats *out);
 
@@ -620,7 +626,8 @@ WT_API wt_status wt_scope_end(wt_scope *scope);
  *    returned, which stay valid while the graph lives even if released.
  *    Temporaries no handle reaches any more (every handle released before
  *    the first replay) may share device memory in replays on WebGPU, as
- *    eager ops reuse freed buffers (WT_GRAPH_REPLAY_SHARE=0: never).
+ *    eager ops reuse freed buffers (WT_GRAPH_REPLAY_SHARE=0: never;
+ *    wt_pipeline_stats.replay_shared_bytes counts them).
  *  - Everything an op decided at the capture is frozen: shapes, dtypes,
  *    scalars, the kernel chosen, and what an op read back from the device
  *    (one_hot with num_classes -1). Ops on other contexts are not captured.

@@ -12,7 +12,11 @@
  * against the same step run eagerly with host offsets and slices, f32 and
  * f16. On WebGPU the replays after the first encode the dispatches the
  * first recorded (WT_GRAPH_REPLAY_LIST): the same bits as running the
- * nodes, and the embedding's index check still raised on a later replay. */
+ * nodes, and the embedding's index check still raised on a later replay.
+ * Temporaries in a line share buffers in those replays (counted in
+ * wt_pipeline_stats.replay_shared_bytes; none with WT_GRAPH_REPLAY_SHARE=0,
+ * the same bits), temporaries alive together never do, and both give the
+ * host's values. */
 #define _POSIX_C_SOURCE 200809L
 #include "test_util.h"
 
@@ -431,6 +435,106 @@ static void test_step_values(void)
     for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) wt_tensor_release(rest[i]);
 }
 
+/* WT_GRAPH_REPLAY_SHARE: a WebGPU list lets temporaries whose dispatches
+ * do not overlap share buffers, counted in replay_shared_bytes. */
+static uint64_t shared_bytes(void)
+{
+    wt_pipeline_stats ps;
+    return wt_context_pipeline_stats(g_ctx, &ps) == WT_OK ? ps.replay_shared_bytes : UINT64_MAX;
+}
+
+enum { SN = 1024 }; /* 4 KiB a temporary */
+
+/* Four temporaries in a line, each read only by the next op: t1 and t2
+ * take buffers of their own, then t3 (written while t2 is read) may take
+ * t1's and t4 t2's. y = exp(|-relu(x)| + 1) = exp(relu(x) + 1). */
+static wt_status line_of_temporaries(const wt_tensor *x, const wt_tensor *one, wt_tensor **y)
+{
+    wt_tensor *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL;
+    wt_status st = wt_relu(x, &t1);
+    if (st == WT_OK) st = wt_neg(t1, &t2);
+    if (st == WT_OK) st = wt_abs(t2, &t3);
+    if (st == WT_OK) st = wt_add(t3, one, &t4);
+    if (st == WT_OK) st = wt_exp(t4, y);
+    wt_tensor_release(t1), wt_tensor_release(t2), wt_tensor_release(t3), wt_tensor_release(t4);
+    return st;
+}
+
+/* Three temporaries alive together: each is read by the op that writes
+ * the next, so none may take another's buffer. y = (relu(x) + -x) + exp(x). */
+static wt_status overlapping_temporaries(const wt_tensor *x, wt_tensor **y)
+{
+    wt_tensor *a = NULL, *b = NULL, *c = NULL, *ab = NULL;
+    wt_status st = wt_relu(x, &a);
+    if (st == WT_OK) st = wt_neg(x, &b);
+    if (st == WT_OK) st = wt_exp(x, &c);
+    if (st == WT_OK) st = wt_add(a, b, &ab);
+    if (st == WT_OK) st = wt_add(ab, c, y);
+    wt_tensor_release(a), wt_tensor_release(b), wt_tensor_release(c), wt_tensor_release(ab);
+    return st;
+}
+
+/* Captures build(x) and replays it three times (the list from the second
+ * replay on), each on new x; the result of the last replay in *got, the
+ * change of replay_shared_bytes in *shared. The results are checked
+ * against the host's ref on every replay. */
+static void replay_sharing(const char *what, bool share, bool line, float *got, uint64_t *shared)
+{
+    const int64_t shape[1] = {SN}, one_shape[1] = {1};
+    float xv[SN], y[SN];
+    const float onev = 1.0f;
+    fill(xv, SN, 7, 4.0f);
+    wt_tensor *x = make(WT_F32, 1, shape, xv), *one = make(WT_F32, 1, one_shape, &onev), *out = NULL;
+    if (!share) setenv("WT_GRAPH_REPLAY_SHARE", "0", 1);
+    const uint64_t before = shared_bytes();
+    wt_graph *g = NULL;
+    CHECK(wt_graph_begin(g_ctx) == WT_OK, "capture [%s]", g_mode);
+    CHECK((line ? line_of_temporaries(x, one, &out) : overlapping_temporaries(x, &out)) == WT_OK,
+          "%s while capturing [%s]: %s", what, g_mode, wt_last_error());
+    CHECK(wt_graph_end(g_ctx, &g) == WT_OK && g, "capture_end [%s]: %s", g_mode, wt_last_error());
+    for (int step = 0; step < 3 && g; step++) {
+        fill(xv, SN, 20 + (unsigned)step, 4.0f);
+        CHECK(wt_tensor_write(x, xv, sizeof xv) == WT_OK && wt_graph_replay(g) == WT_OK &&
+                  wt_tensor_read(out, y, sizeof y) == WT_OK,
+              "%s: replay %d [%s]: %s", what, step, g_mode, wt_last_error());
+        int bad = 0;
+        for (int i = 0; i < SN; i++) {
+            const float relu = xv[i] > 0 ? xv[i] : 0;
+            const double want = line ? exp((double)relu + 1.0) : (double)relu - xv[i] + exp((double)xv[i]);
+            bad += !(fabs(y[i] - want) <= 1e-5 * fabs(want) + 1e-6);
+        }
+        CHECK(bad == 0, "%s: replay %d gives the host's values [%s] (%d of %d wrong)", what, step, g_mode, bad, SN);
+    }
+    *shared = shared_bytes() - before;
+    unsetenv("WT_GRAPH_REPLAY_SHARE");
+    memcpy(got, y, sizeof y);
+    wt_graph_release(g);
+    wt_tensor_release(x), wt_tensor_release(one), wt_tensor_release(out);
+}
+
+static void test_replay_sharing(test_backend b)
+{
+    static float on[SN], off[SN], overlapping[SN];
+    uint64_t shared_on = 0, shared_off = 0, shared_overlapping = 0;
+    replay_sharing("a line of temporaries", true, true, on, &shared_on);
+    replay_sharing("a line of temporaries, WT_GRAPH_REPLAY_SHARE=0", false, true, off, &shared_off);
+    CHECK(memcmp(on, off, sizeof on) == 0, "sharing buffers leaves the bits as they were [%s]", g_mode);
+    CHECK(shared_off == 0, "WT_GRAPH_REPLAY_SHARE=0: no temporary shares a buffer [%s] (%llu bytes)", g_mode,
+          (unsigned long long)shared_off);
+    if (b == TEST_BACKEND_CPU) {
+        CHECK(shared_on == 0, "the CPU backend replays no list [%s]", g_mode);
+    } else {
+        /* t3 and t4 in t1's and t2's buffers, at least 4 KiB each (the
+         * pool may round a buffer up), and never t1 or t2 themselves. */
+        CHECK(shared_on >= 2 * SN * sizeof(float) && shared_on < 4 * 2 * SN * sizeof(float),
+              "the line's third and fourth temporaries take the first two's buffers [%s]: %llu bytes", g_mode,
+              (unsigned long long)shared_on);
+    }
+    replay_sharing("temporaries alive together", true, false, overlapping, &shared_overlapping);
+    CHECK(shared_overlapping == 0, "temporaries whose uses overlap keep buffers of their own [%s]: %llu bytes",
+          g_mode, (unsigned long long)shared_overlapping);
+}
+
 static void test_errors(test_backend b)
 {
     const float v[4] = {1, 2, 3, 4};
@@ -492,6 +596,7 @@ int main(int argc, char **argv)
     test_decode(WT_F32);
     test_decode(WT_F16);
     test_step_values();
+    test_replay_sharing(b);
     CHECK(live() == start, "inference and training left the context as they found it [%s]: %llu -> %llu", g_mode,
           (unsigned long long)start, (unsigned long long)live());
     test_errors(b);

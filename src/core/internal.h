@@ -380,6 +380,11 @@ void wt_context_unref(wt_context *ctx);
  * shape (e.g. an output and its expanded inputs), and drops size-1 axes.
  * Rewrites ndim/shape/strides in place; a 0-d result becomes 1-d [1]. */
 void wt_coalesce(int *ndim, int64_t *shape, int n, int64_t (*strides)[WT_MAX_DIMS]);
+/* wt_coalesce of two layouts of t's shape, a's strides and b's (NULL: t's
+ * shape contiguous), into *ndim, shape, strides[0] (a's) and strides[1]
+ * (b's): e.g. a copy's destination and source. */
+void wt_coalesce_pair(const wt_tensor *t, const int64_t *a, const int64_t *b, int *ndim, int64_t *shape,
+                      int64_t (*strides)[WT_MAX_DIMS]);
 
 /* The references graph g's own tensors hold on storage s (core/graph.c):
  * with the backend's own, all of s's references when nothing outside the

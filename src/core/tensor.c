@@ -297,6 +297,21 @@ void wt_coalesce(int *ndim, int64_t *shape, int n, int64_t (*strides)[WT_MAX_DIM
     *ndim = out;
 }
 
+void wt_coalesce_pair(const wt_tensor *t, const int64_t *a, const int64_t *b, int *ndim, int64_t *shape,
+                      int64_t (*strides)[WT_MAX_DIMS])
+{
+    const int64_t *layouts[2] = {a, b};
+    *ndim = t->ndim;
+    memcpy(shape, t->shape, sizeof(int64_t) * WT_MAX_DIMS);
+    for (int k = 0; k < 2; k++) {
+        if (layouts[k])
+            memcpy(strides[k], layouts[k], sizeof(int64_t) * WT_MAX_DIMS);
+        else
+            wt_contiguous_strides(t->ndim, t->shape, strides[k]);
+    }
+    wt_coalesce(ndim, shape, 2, strides);
+}
+
 /* ---------------------------------------------------------------- scopes */
 
 /* Scopes: the references to tensors made while a scope is open, released

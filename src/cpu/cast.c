@@ -72,12 +72,9 @@ wt_status cpu_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out) {
                        wt_dtype_name(x->dtype), wt_dtype_name(out->dtype));
     if (out->numel == 0)
         return WT_OK;
-    int ndim = out->ndim;
+    int ndim;
     int64_t shape[WT_MAX_DIMS], strides[2][WT_MAX_DIMS];
-    memcpy(shape, out->shape, sizeof shape);
-    wt_contiguous_strides(out->ndim, out->shape, strides[0]);
-    memcpy(strides[1], x->strides, sizeof strides[1]);
-    wt_coalesce(&ndim, shape, 2, strides);
+    wt_coalesce_pair(out, NULL, x->strides, &ndim, shape, strides);
 
     const size_t in_size = wt_dtype_storage_size(x->dtype), out_size = wt_dtype_storage_size(out->dtype);
     const char *in_base = (const char *)x->storage->host + (size_t)x->offset * in_size;

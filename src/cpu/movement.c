@@ -88,12 +88,9 @@ wt_status cpu_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *map, wt
 wt_status cpu_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst)
 {
     const size_t es = wt_dtype_storage_size(dst->dtype);
-    int nd = dst->ndim;
+    int nd;
     int64_t shape[WT_MAX_DIMS], strides[2][WT_MAX_DIMS];
-    memcpy(shape, dst->shape, sizeof shape);
-    memcpy(strides[0], dst->strides, sizeof strides[0]);
-    memcpy(strides[1], src->strides, sizeof strides[1]);
-    wt_coalesce(&nd, shape, 2, strides);
+    wt_coalesce_pair(dst, dst->strides, src->strides, &nd, shape, strides);
     const void *s = src->storage->host;
     void *d = dst->storage->host;
     const int64_t n = dst->numel, inner = shape[nd - 1], ds = strides[0][nd - 1], ss = strides[1][nd - 1];

@@ -323,6 +323,7 @@ static void webgpu_pipeline_stats(const wt_context *ctx, wt_pipeline_stats *out)
     out->bind_group_hits = w->counters.bind_group_hits;
     out->dispatches = w->counters.dispatches;
     out->submits = w->counters.submits;
+    out->replay_shared_bytes = w->counters.replay_shared_bytes;
 }
 
 static void webgpu_trim(wt_context *ctx)

@@ -156,6 +156,10 @@ wt_status wg_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_te
  * they fit; the untiled ones only for large scores. */
 bool wg_attention_backward_preferred(const wt_context *ctx, const wt_tensor *q, const wt_tensor *k,
                                      const wt_tensor *v, bool causal);
+/* Whether the tiled attention kernels (forward and backward) take their
+ * loop bounds as constants: on a GPU, not on a software adapter, where
+ * unrolled loops compile slowly; WT_ATTN_UNROLL decides when set. */
+bool wg_attention_unrolled(const wt_context *ctx);
 wt_status wg_win_conv2d(wt_context *ctx, const wt_tensor *x, const wt_tensor *w,
                         const wt_tensor *bias, const wt_window2d *win, int64_t groups,
                         wt_tensor *out);

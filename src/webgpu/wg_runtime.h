@@ -409,6 +409,7 @@ struct wg_context {
     struct {
         uint64_t dispatches, submits, passes, pipelines, bind_groups_made, bind_group_hits;
         uint64_t pipeline_hits;  /* --- runtime: wt_context_pipeline_stats --- */
+        uint64_t replay_shared_bytes; /* replay.c: share_buffers */
         double compile_seconds;
     } counters;
     char toggles[256]; /* the Dawn toggles asked for, "+a,-b" */

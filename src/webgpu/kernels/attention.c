@@ -128,12 +128,19 @@ static bool pack_view(const wt_tensor *t, uint32_t *dst)
 #define TILED_BK 32u
 #define TILED_TX 16u
 
+bool wg_attention_unrolled(const wt_context *ctx)
+{
+    const char *unroll = wt_knob_text(WT_KNOB_ATTN_UNROLL);
+    return unroll && *unroll ? strcmp(unroll, "0") != 0 : !wg_get_caps(ctx)->cpu_adapter;
+}
+
 /* attention_tiled.wgsl for prefill-sized work without a mask, D == Dv a
  * multiple of 4, rows of q, k, v whole aligned vec4s, f32 or f16
  * throughout; WT_ERR_UNSUPPORTED (nothing recorded) otherwise, and for
  * few rows with many keys (decoding: the split kernel below). On the
  * H200 (f32, causal, B=1 Hq=32 Hkv=8 S=2048 D=128): see bench/RESULTS.md.
  * WT_ATTN_TILED=0 turns it off, =1 takes it whenever it can. */
+
 static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a)
 {
     const wt_tensor *q = a->q, *k = a->k, *v = a->v;
@@ -168,11 +175,7 @@ static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a)
         return WT_ERR_UNSUPPORTED;
     p.workgroups = (uint32_t)workgroups;
     const uint32_t dvt = (uint32_t)((dq + TILED_TX - 1) / TILED_TX);
-    /* Constant loop bounds on a GPU (WT_ATTN_UNROLL=0: from the
-     * parameters, as on a software adapter, where unrolled loops compile
-     * slowly). */
-    const char *unroll = wt_knob_text(WT_KNOB_ATTN_UNROLL);
-    const bool unrolled = unroll && *unroll ? strcmp(unroll, "0") != 0 : !wg_get_caps(ctx)->cpu_adapter;
+    const bool unrolled = wg_attention_unrolled(ctx);
     char prelude[192];
     snprintf(prelude, sizeof prelude,
              "const DQ: u32 = %lluu;\nconst DVT: u32 = %uu;\nconst DV_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"

@@ -64,11 +64,7 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
     if (qgroups > UINT32_MAX / 64 || kgroups > UINT32_MAX / 64 || Sq > INT32_MAX / 2 || Skv > INT32_MAX / 2)
         return WT_ERR_UNSUPPORTED;
     const uint32_t dt = (uint32_t)((d4 + TILED_BW_TX - 1) / TILED_BW_TX);
-    /* Constant loop bounds on a GPU; from the parameters on a software
-     * adapter, where unrolled loops compile slowly (WT_ATTN_UNROLL, as the
-     * forward kernel). */
-    const char *unroll = wt_knob_text(WT_KNOB_ATTN_UNROLL);
-    const bool unrolled = unroll && *unroll ? strcmp(unroll, "0") != 0 : !wg_get_caps(ctx)->cpu_adapter;
+    const bool unrolled = wg_attention_unrolled(ctx);
     char prelude[192];
     snprintf(prelude, sizeof prelude,
              "const DQ: u32 = %lluu;\nconst DT: u32 = %uu;\nconst D_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"

@@ -46,12 +46,9 @@ wt_status wg_op_cast(wt_context *ctx, const wt_tensor *x, wt_tensor *out)
     if (out->numel == 0)
         return WT_OK;
 
-    int ndim = out->ndim;
+    int ndim;
     int64_t shape[WT_MAX_DIMS], strides[2][WT_MAX_DIMS];
-    memcpy(shape, out->shape, sizeof shape);
-    wt_contiguous_strides(out->ndim, out->shape, strides[0]);
-    memcpy(strides[1], x->strides, sizeof strides[1]);
-    wt_coalesce(&ndim, shape, 2, strides);
+    wt_coalesce_pair(out, NULL, x->strides, &ndim, shape, strides);
 
     cast_params p;
     memset(&p, 0, sizeof p);

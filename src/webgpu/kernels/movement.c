@@ -104,12 +104,9 @@ wt_status wg_op_copy_into_at(wt_context *ctx, const wt_tensor *src, const wt_ten
         wt_tensor_release(tmp);
         return st;
     }
-    int nd = dst->ndim;
+    int nd;
     int64_t shape[WT_MAX_DIMS], strides[2][WT_MAX_DIMS];
-    memcpy(shape, dst->shape, sizeof shape);
-    memcpy(strides[0], src->strides, sizeof strides[0]);
-    memcpy(strides[1], dst->strides, sizeof strides[1]);
-    wt_coalesce(&nd, shape, 2, strides);
+    wt_coalesce_pair(dst, src->strides, dst->strides, &nd, shape, strides);
     copy_params p;
     memset(&p, 0, sizeof p);
     p.n = (uint32_t)dst->numel;

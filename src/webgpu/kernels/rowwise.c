@@ -204,7 +204,8 @@ wt_status wg_op_rowwise(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x,
     memset(&l, 0, sizeof l);
     l.shader = "rowwise";
     l.libraries[0] = plan.subgroups ? "rowwise_reduce_subgroup" : "rowwise_reduce_shared";
-    if (dt == WT_F16) l.libraries[1] = wg_f16_library(ctx);
+    l.libraries[1] = "norm_stats";
+    if (dt == WT_F16) l.libraries[2] = wg_f16_library(ctx);
     l.prelude = prelude;
     l.params = &p;
     l.params_size = sizeof p;
@@ -288,6 +289,7 @@ wt_status wg_op_norm_backward(wt_context *ctx, wt_rowwise_op op, const wt_tensor
     memset(&l, 0, sizeof l);
     l.shader = "norm_backward";
     l.libraries[0] = plan.subgroups ? "rowwise_reduce_subgroup" : "rowwise_reduce_shared";
+    l.libraries[1] = "norm_stats";
     l.prelude = prelude;
     l.params = &p;
     l.params_size = sizeof p;

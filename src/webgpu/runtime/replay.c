@@ -457,6 +457,7 @@ static wt_status share_buffers(wt_context *ctx, wg_replay *r)
     nuses = keep;
     qsort(uses, (size_t)nuses, sizeof *uses, by_first);
     int64_t nmoved = 0;
+    uint64_t shared_bytes = 0;
     for (int64_t u = 0; u < nuses; u++) {
         const wg_buffer *b = uses[u].s->device;
         int64_t best = -1;
@@ -469,6 +470,7 @@ static wt_status share_buffers(wt_context *ctx, wg_replay *r)
             continue;
         }
         bufs[best].busy_until = uses[u].last;
+        shared_bytes += b->size;
         for (int64_t i = uses[u].first; i <= uses[u].last; i++) {
             replay_dispatch *d = &r->list[i];
             for (int k = 0; k < d->nbindings; k++)
@@ -504,6 +506,8 @@ static wt_status share_buffers(wt_context *ctx, wg_replay *r)
     }
     wt_status scope = wg_pop_error_scope(ctx, WT_ERR_BACKEND, "sharing a graph's buffers");
     free(moved);
+    if (st == WT_OK && scope == WT_OK)
+        w->counters.replay_shared_bytes += shared_bytes;
     return st != WT_OK ? st : scope;
 }
 

@@ -61,6 +61,37 @@ fn load_keys(from_v: bool, krow0: u32, t0: u32, kend: u32, lid: u32) {
     }
 }
 
+// Keys t0 .. t0 + BK (values when of_v) into kv_tile (load_keys), then
+// the thread's four rows (4 ty .. 4 ty + 3) of q_tile (of g_tile when
+// of_v) dotted with its two of them (tx and tx + TX): the scores against
+// keys, dout . v against values. of_v is a constant at each call. Has
+// barriers: called from uniform control flow.
+struct TileDots {
+    lo: vec4<f32>, // key tx, a lane a row
+    hi: vec4<f32>, // key tx + TX
+}
+
+fn tile_dots(of_v: bool, krow0: u32, t0: u32, kend: u32, lid: u32, tx: u32, ty: u32) -> TileDots {
+    workgroupBarrier();
+    load_keys(of_v, krow0, t0, kend, lid);
+    workgroupBarrier();
+    let dn = select(p.dq, DQ, UNROLL);
+    var lo = vec4<f32>(0.0);
+    var hi = vec4<f32>(0.0);
+    for (var d = 0u; d < dn; d++) {
+        let k0 = kv_tile[tx * QS + d];
+        let k1 = kv_tile[(tx + TX) * QS + d];
+        for (var i = 0u; i < 4u; i++) {
+            let at = (ty * 4u + i) * QS + d;
+            var row: vec4<f32>;
+            if (of_v) { row = g_tile[at]; } else { row = q_tile[at]; }
+            lo[i] += dot(row, k0);
+            hi[i] += dot(row, k1);
+        }
+    }
+    return TileDots(lo, hi);
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -78,7 +109,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let tx = lid % TX;
     let ty = lid / TX;
     let shift = i32(p.skv) - i32(p.sq); // query i sees keys j <= i + shift
-    let dn = select(p.dq, DQ, UNROLL);
     let kn = select(p.tile, BK, UNROLL);
 
     for (var e = lid; e < BQ * DQ; e += WG) {
@@ -108,20 +138,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var m = vec4<f32>(neg_inf);
     var l = vec4<f32>(0.0);
     for (var t0 = 0u; t0 < kend; t0 += BK) {
-        workgroupBarrier();
-        load_keys(false, krow0, t0, kend, lid);
-        workgroupBarrier();
-        var s0 = vec4<f32>(0.0);
-        var s1 = vec4<f32>(0.0);
-        for (var d = 0u; d < dn; d++) {
-            let k0 = kv_tile[tx * QS + d];
-            let k1 = kv_tile[(tx + TX) * QS + d];
-            for (var i = 0u; i < 4u; i++) {
-                let qv = q_tile[(ty * 4u + i) * QS + d];
-                s0[i] += dot(qv, k0);
-                s1[i] += dot(qv, k1);
-            }
-        }
+        let sd = tile_dots(false, krow0, t0, kend, lid, tx, ty);
+        var s0 = sd.lo;
+        var s1 = sd.hi;
         let j0 = vec4<i32>(i32(t0 + tx));
         s0 = select(vec4<f32>(neg_inf), s0, j0 <= limit);
         s1 = select(vec4<f32>(neg_inf), s1, j0 + vec4<i32>(i32(TX)) <= limit);
@@ -171,34 +190,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var acc: array<vec4<f32>, 4u * DT>; // [row][quad]
     for (var c = 0u; c < 4u * DT; c++) { acc[c] = vec4<f32>(0.0); }
     for (var t0 = 0u; t0 < kend; t0 += BK) {
-        workgroupBarrier();
-        load_keys(true, krow0, t0, kend, lid);
-        workgroupBarrier();
-        var p0 = vec4<f32>(0.0);
-        var p1 = vec4<f32>(0.0);
-        for (var d = 0u; d < dn; d++) {
-            let v0 = kv_tile[tx * QS + d];
-            let v1 = kv_tile[(tx + TX) * QS + d];
-            for (var i = 0u; i < 4u; i++) {
-                let gv = g_tile[(ty * 4u + i) * QS + d];
-                p0[i] += dot(gv, v0);
-                p1[i] += dot(gv, v1);
-            }
-        }
-        workgroupBarrier();
-        load_keys(false, krow0, t0, kend, lid);
-        workgroupBarrier();
-        var s0 = vec4<f32>(0.0);
-        var s1 = vec4<f32>(0.0);
-        for (var d = 0u; d < dn; d++) {
-            let k0 = kv_tile[tx * QS + d];
-            let k1 = kv_tile[(tx + TX) * QS + d];
-            for (var i = 0u; i < 4u; i++) {
-                let qv = q_tile[(ty * 4u + i) * QS + d];
-                s0[i] += dot(qv, k0);
-                s1[i] += dot(qv, k1);
-            }
-        }
+        let pd = tile_dots(true, krow0, t0, kend, lid, tx, ty);
+        let p0 = pd.lo;
+        let p1 = pd.hi;
+        let sd = tile_dots(false, krow0, t0, kend, lid, tx, ty);
+        var s0 = sd.lo;
+        var s1 = sd.hi;
         let j0 = vec4<i32>(i32(t0 + tx));
         let pr0 = select(vec4<f32>(0.0), exp(s0 - lse), j0 <= limit);
         let pr1 = select(vec4<f32>(0.0), exp(s1 - lse), j0 + vec4<i32>(i32(TX)) <= limit);

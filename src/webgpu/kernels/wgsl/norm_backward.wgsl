@@ -11,10 +11,10 @@
 // threads a workgroup, a thread keeping VPT units (T: vec4 or f32) of x
 // and of dy; the same prelude (OP is unused), the same reduction
 // libraries (row_sum / row_max, alternate slots). The statistics are the
-// forward kernel's: the row scaled by a power of two (norm_scale), for
-// layer norm its first element subtracted before the mean; x^ does not
-// depend on the
-// scale, and r is the scaled rstd times the scale.
+// forward kernel's, from the same library (norm_stats.wgsl): the row
+// scaled by a power of two, for layer norm its first element subtracted
+// before the mean; x^ does not depend on the scale, and r is the scaled
+// rstd times the scale.
 //
 // x and dy share strides (row_stride, col_stride); dy starts at b_offset.
 // dx and g x^ are contiguous from out_offset. The prelude declares the
@@ -42,26 +42,9 @@ struct Params {
 @group(0) @binding(3) var<storage, read> weight: array<T>;
 @group(0) @binding(4) var<storage, read> dy: array<T>;
 
-fn load_x(r: u32, u: u32) -> T { return x[p.x_offset + r * p.row_stride + u * p.col_stride]; }
+// Unit u of row r of x (norm_stats.wgsl reads the row's first through it).
+fn load(r: u32, u: u32) -> T { return x[p.x_offset + r * p.row_stride + u * p.col_stride]; }
 fn load_dy(r: u32, u: u32) -> T { return dy[p.b_offset + r * p.row_stride + u * p.col_stride]; }
-
-fn is_finite(m: f32) -> bool {
-    return (bitcast<u32>(m) & 0x7f800000u) != 0x7f800000u;
-}
-
-// As rowwise.wgsl: 2^-k bringing max |x| below 2^45, or up to [1, 2) for
-// rows below 2^-20; 1 otherwise.
-fn norm_scale(m: f32) -> f32 {
-    let e = i32((bitcast<u32>(m) >> 23u) & 0xffu) - 127;
-    if (e > 44 && e <= 127) { return bitcast<f32>(u32(127 - (e - 44)) << 23u); }
-    if (e < -20 && e > -127) { return bitcast<f32>(u32(127 - e) << 23u); }
-    return 1.0;
-}
-
-fn norm_rstd(q: f32, s: f32) -> f32 {
-    let denom = q / p.count + (p.eps * s) * s;
-    return select(1.0 / sqrt(denom), 0.0, denom == 0.0 && p.eps > 0.0);
-}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
@@ -83,7 +66,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     for (var k = 0u; k < VPT; k++) {
         let u = t + k * TPR;
         if (u < p.cols) {
-            v[k] = load_x(r, u);
+            v[k] = load(r, u);
             g[k] = load_dy(r, u);
         } else {
             v[k] = T(0.0);
@@ -91,30 +74,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         }
     }
 
-    var m = 0.0;
-    for (var k = 0u; k < VPT; k++) { m = max(m, hmax(abs(v[k]))); } // padding is 0
-    m = row_max(m, lid, ids, 0u);
-    let sc = norm_scale(m);
-    var shift = 0.0;
-    if (OP == 1u && is_finite(m)) { shift = lane0(load_x(r, 0u)) * sc; }
-    for (var k = 0u; k < VPT; k++) {
-        if (t + k * TPR < p.cols) { v[k] = v[k] * sc - shift; }
-    }
-    // OP is a constant: the reductions stay in uniform control flow.
-    var mean = 0.0;
-    if (OP == 1u) {
-        var s = 0.0;
-        for (var k = 0u; k < VPT; k++) { s += hsum(v[k]); } // padding is 0
-        mean = row_sum(s, lid, ids, 1u) / p.count;
-    }
-    var q = 0.0;
-    for (var k = 0u; k < VPT; k++) {
-        if (t + k * TPR < p.cols) {
-            let d = v[k] - mean;
-            q += hsum(d * d);
-        }
-    }
-    let rstd_scaled = norm_rstd(row_sum(q, lid, ids, select(1u, 0u, OP == 1u)), sc);
+    let n = norm_stats_registers(&v, r, t, lid, ids);
+    let mean = n.mean;
+    let rstd_scaled = n.rstd;
 
     // v becomes x^, g becomes g w; padding stays 0 in both.
     var s1 = 0.0;
@@ -132,7 +94,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     var mean_gw = 0.0;
     if (OP == 1u) { mean_gw = row_sum(s1, lid, ids, 1u) / p.count; }
     let mean_gwx = row_sum(s2, lid, ids, 0u) / p.count;
-    let rstd = rstd_scaled * sc;
+    let rstd = rstd_scaled * n.scale;
     if (live) {
         for (var k = 0u; k < VPT; k++) {
             let u = t + k * TPR;

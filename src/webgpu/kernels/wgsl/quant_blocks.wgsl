@@ -102,3 +102,13 @@ fn weight_at(row: u32, e: u32) -> f32 {
     let blk = e / 32u;
     return block_quant(row, blk, e & 31u) * block_scale(row, blk);
 }
+
+// The units a GEMV's threads share out of a row of k weights (units of the
+// row kernels, quant_gemv_rows / _rows4 / _x8): pairs of Q4_0 / Q8_0
+// blocks (the last pair may be one block), halves of a Q4_K super-block
+// (64 weights) or Q6_K's quarters (128).
+fn gemv_units(k: u32) -> u32 {
+    if (TYPE == 2u || TYPE == 8u) { return (k / 32u + 1u) / 2u; }
+    if (TYPE == 12u) { return k / 64u; }
+    return k / 128u;
+}

@@ -177,16 +177,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     if (r < p.n) {
         let rw = p.w_offset + r * p.words;
         let xrow = (p.x_offset + i * p.k) / 4u;
-        var units = 0u;
-        var nblocks = 0u;
-        if (TYPE == 2u || TYPE == 8u) {
-            nblocks = p.k / 32u;
-            units = (nblocks + 1u) / 2u;
-        } else if (TYPE == 12u) {
-            units = p.k / 64u;
-        } else {
-            units = p.k / 128u;
-        }
+        let units = gemv_units(p.k);
+        let nblocks = p.k / 32u; // Q4_0 / Q8_0 only
         for (var u = lane; u < units; u += LANES) {
             acc += unit_sum(rw, u, xrow, nblocks);
         }

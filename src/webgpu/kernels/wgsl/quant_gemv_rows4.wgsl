@@ -212,16 +212,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         let rows = vec4<u32>(r0, min(r0 + 1u, last), min(r0 + 2u, last), min(r0 + 3u, last));
         let rw = vec4<u32>(p.w_offset) + rows * p.words;
         let xrow = (p.x_offset + i * p.k) / 4u;
-        var units = 0u;
-        var nblocks = 0u;
-        if (TYPE == 2u || TYPE == 8u) {
-            nblocks = p.k / 32u;
-            units = (nblocks + 1u) / 2u;
-        } else if (TYPE == 12u) {
-            units = p.k / 64u;
-        } else {
-            units = p.k / 128u;
-        }
+        let units = gemv_units(p.k);
+        let nblocks = p.k / 32u; // Q4_0 / Q8_0 only
         for (var u = lane; u < units; u += LANES) {
             acc += unit4(rw, u, xrow, nblocks);
         }

@@ -236,14 +236,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         let rw = p.w_offset + r * p.words;
         let nblocks = p.k / 32u;
         let xrow = i * nblocks;
-        var units = 0u;
-        if (TYPE == 2u || TYPE == 8u) {
-            units = (nblocks + 1u) / 2u;
-        } else if (TYPE == 12u) {
-            units = p.k / 64u;
-        } else {
-            units = p.k / 128u;
-        }
+        let units = gemv_units(p.k);
         if (TYPE == 8u && COOP) {
             for (var q = lane; q < units * 8u; q += LANES) {
                 acc += q8_part(rw, q / 8u, q % 8u, xrow, nblocks);

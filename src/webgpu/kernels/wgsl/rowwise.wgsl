@@ -33,14 +33,9 @@
 // barrier of the one between keeps a slot's readers ahead of its next
 // writers).
 //
-// The norms cannot overflow for finite input: a row whose max |x| passes
-// 2^44 is scaled by a power of two first (exact), so the squares of up
-// to 2^31 elements stay below 2^121, and eps is scaled with them. Nor do
-// their squares underflow: a row whose max |x| is below 2^-20 is scaled up
-// so that its max lies in [1, 2) (a nonzero deviation is then at least
-// 2^-24, its square a normal number).
-// layernorm also subtracts the row's first element (scaled) before the
-// mean, so a row of equal values has exactly zero deviations.
+// The norms' statistics come from norm_stats.wgsl (a library, shared
+// with their backward): the row scaled by a power of two against overflow
+// and underflow, layer norm's first element subtracted before the mean.
 
 struct Params {
     rows: u32,
@@ -83,33 +78,8 @@ fn store_norm(r: u32, u: u32, v: T) {
 
 // Softmax's shift: the row maximum, or 0 for a row without a finite one
 // below +inf (all -inf: exp(-inf - 0) = 0 gives 0/0 = NaN, as on the CPU).
-fn is_finite(m: f32) -> bool {
-    return (bitcast<u32>(m) & 0x7f800000u) != 0x7f800000u;
-}
-
 fn softmax_shift(m: f32) -> f32 {
     return select(m, 0.0, m == bitcast<f32>(p.neg_inf));
-}
-
-// 2^-k with k the smallest power that brings max |x| (m) below 2^45, or
-// 2^-e (e = m's exponent) for rows below 2^-20; 1 for the rows between,
-// for zero and subnormal maxima, and for rows with inf or NaN (m's
-// exponent field all ones), which keep the unscaled arithmetic and its
-// non-finite results. An eps scaled up past f32 gives rstd 0: the exact
-// result there is within 2^-20 / sqrt(eps) of the bias.
-fn norm_scale(m: f32) -> f32 {
-    let e = i32((bitcast<u32>(m) >> 23u) & 0xffu) - 127;
-    if (e > 44 && e <= 127) { return bitcast<f32>(u32(127 - (e - 44)) << 23u); } // e - 44 <= 83
-    if (e < -20 && e > -127) { return bitcast<f32>(u32(127 - e) << 23u); }      // 2^-e <= 2^126
-    return 1.0;
-}
-
-// 1 / sqrt(var + eps) in the scaled units (var_s = var * s^2). When eps
-// underflowed with the scale and every deviation is zero, the row is
-// constant: its rstd is irrelevant (0 * rstd), so 0 instead of inf.
-fn norm_rstd(q: f32, s: f32) -> f32 {
-    let denom = q / p.count + (p.eps * s) * s;
-    return select(1.0 / sqrt(denom), 0.0, denom == 0.0 && p.eps > 0.0);
 }
 
 fn rows_in_registers(r: u32, t: u32, live: bool, lid: u32, ids: LaneIds) {
@@ -154,33 +124,11 @@ fn rows_in_registers(r: u32, t: u32, live: bool, lid: u32, ids: LaneIds) {
         return;
     }
 
-    var m = 0.0;
-    for (var k = 0u; k < VPT; k++) { m = max(m, hmax(abs(v[k]))); } // padding is 0
-    m = row_max(m, lid, ids, 0u);
-    let sc = norm_scale(m);
-    var shift = 0.0;
-    if (OP == 1u && is_finite(m)) { shift = lane0(load(r, 0u)) * sc; }
-    for (var k = 0u; k < VPT; k++) {
-        if (t + k * TPR < p.cols) { v[k] = v[k] * sc - shift; }
-    }
-    var mean = 0.0;
-    if (OP == 1u) {
-        var s = 0.0;
-        for (var k = 0u; k < VPT; k++) { s += hsum(v[k]); } // padding is 0
-        mean = row_sum(s, lid, ids, 1u) / p.count;
-    }
-    var q = 0.0;
-    for (var k = 0u; k < VPT; k++) {
-        if (t + k * TPR < p.cols) {
-            let d = v[k] - mean;
-            q += hsum(d * d);
-        }
-    }
-    let rstd = norm_rstd(row_sum(q, lid, ids, select(1u, 0u, OP == 1u)), sc);
+    let n = norm_stats_registers(&v, r, t, lid, ids);
     if (live) {
         for (var k = 0u; k < VPT; k++) {
             let u = t + k * TPR;
-            if (u < p.cols) { store_norm(r, u, (v[k] - mean) * rstd); }
+            if (u < p.cols) { store_norm(r, u, (v[k] - n.mean) * n.rstd); }
         }
     }
 }
@@ -214,27 +162,10 @@ fn rows_in_loops(r: u32, t: u32, live: bool, lid: u32, ids: LaneIds) {
         return;
     }
 
-    var m = 0.0;
-    for (var u = t; u < p.cols; u += TPR) { m = max(m, hmax(abs(load(r, u)))); }
-    m = row_max(m, lid, ids, 0u);
-    let sc = norm_scale(m);
-    var shift = 0.0;
-    if (OP == 1u && is_finite(m)) { shift = lane0(load(r, 0u)) * sc; }
-    var mean = 0.0;
-    if (OP == 1u) {
-        var s = 0.0;
-        for (var u = t; u < p.cols; u += TPR) { s += hsum(load(r, u) * sc - shift); }
-        mean = row_sum(s, lid, ids, 1u) / p.count;
-    }
-    var q = 0.0;
-    for (var u = t; u < p.cols; u += TPR) {
-        let d = (load(r, u) * sc - shift) - mean;
-        q += hsum(d * d);
-    }
-    let rstd = norm_rstd(row_sum(q, lid, ids, select(1u, 0u, OP == 1u)), sc);
+    let n = norm_stats_loops(r, t, lid, ids);
     if (live) {
         for (var u = t; u < p.cols; u += TPR) {
-            store_norm(r, u, ((load(r, u) * sc - shift) - mean) * rstd);
+            store_norm(r, u, ((load(r, u) * n.scale - n.shift) - n.mean) * n.rstd);
         }
     }
 }
