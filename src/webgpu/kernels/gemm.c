@@ -706,9 +706,12 @@ static wt_status gemm_conv_matrix(wt_context *ctx, const wt_tensor *x, const wt_
  * memory themselves, so that no window matrix is written; w as [O, KP]
  * (copied when its rows are not whole 16-byte words), all images in one
  * dispatch, out in NCHW with the bias per output channel. The tile and k
- * slab as the tiled product chooses them (WT_GEMM_MATRIX_TILE,
- * WT_GEMM_MATRIX_BK apply); the slabs always in fragment blocks.
+ * slab: CONV_MATRIX_TILE, or WT_GEMM_MATRIX_TILE and WT_GEMM_MATRIX_BK,
+ * or the tiled product's choice where that one does not fit the device;
+ * the slabs always in fragment blocks.
  * WT_ERR_UNSUPPORTED (declined, with why) when it cannot run. */
+static const uint32_t CONV_MATRIX_TILE[5] = {2, 2, 2, 2, 32};
+
 static wt_status conv_matrix_implicit(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                                       const wt_window2d *win, wt_tensor *out)
 {
@@ -731,6 +734,18 @@ static wt_status conv_matrix_implicit(wt_context *ctx, const wt_tensor *x, const
     if (matrix_tile_knob(true, knob_tile) && 32 * knob_tile[2] * knob_tile[3] <= caps->max_invocations &&
         tiled_bytes(MATRIX_TILED, knob_tile, bk, false) <= caps->max_workgroup_storage)
         t = knob_tile;
+    /* Without the knobs: 64 x 64 tiles of four subgroups of 2 x 2 results
+     * and k slabs of 32 (CONV_MATRIX_TILE). The gather wants more
+     * invocations for fewer words each than a product with a b in memory:
+     * on an H200, 32 x 64 x 56^2 by 64 3 x 3 took 169 us with it against
+     * 237 us with the product's choice there (64 x 128, two subgroups of
+     * 4 x 4, k 16). */
+    if (!t && 32 * CONV_MATRIX_TILE[2] * CONV_MATRIX_TILE[3] <= caps->max_invocations &&
+        tiled_bytes(MATRIX_TILED, CONV_MATRIX_TILE, knob_bk ? knob_bk : CONV_MATRIX_TILE[4], false) <=
+            caps->max_workgroup_storage) {
+        t = CONV_MATRIX_TILE;
+        bk = knob_bk ? knob_bk : CONV_MATRIX_TILE[4];
+    }
     if (!t) t = tiled_tile_choose(caps, MATRIX_TILED, false, (uint64_t)N, (uint64_t)O, (uint64_t)P, knob_bk, &bk);
     if (!t) return matrix_declined(ctx, "no workgroup tile fits the shape or the device");
     const uint64_t tiles_m = ceil_div((uint64_t)O, 16u * t[0] * t[2]), tiles_n = ceil_div((uint64_t)P, 16u * t[1] * t[3]);
