@@ -5,6 +5,7 @@
 //   node bench/matrix_units_node.mjs WEB_DIR [N] [conv | attn]
 //
 // With "conv" only the convolutions run: f16 conv2d cases (odd sizes,
+// dilation, a grouped one that the units decline,
 // stride 2, padding, a bias, a weight whose rows are not whole 16-byte
 // words) checked against float64, then 32x64x56x56 by 64 3x3 timed. With
 // WT_GEMM_MATRIX_OFF=1 they take the other path, and the count expects
@@ -108,14 +109,20 @@ const units = async () => {
   const m = /matrix units: (\d+) f16 products so far, (\d+) declined/.exec((await ctx.info()).features);
   return m ? [Number(m[1]), Number(m[2])] : [0, 0];
 };
-// conv2d f16 of x [n, c, h, w] by w [o, c, kh, kw] (+ bias) against
-// float64 at every output (or `samples` of them), tolerance as check()'s.
-async function conv(n, c, h, w, o, kh, kw, { stride = 1, pad = 0, withBias = false, samples = 0 } = {}) {
-  const hx = halves(n * c * h * w), hw = halves(o * c * kh * kw), hb = withBias ? halves(o) : null;
+// conv2d f16 of x [n, c, h, w] by w [o, c / groups, kh, kw] (+ bias)
+// against float64 at every output (or `samples` of them), tolerance as
+// check()'s. stride, pad ([h, w]: pad on both sides) and dilation are a
+// number or [h, w].
+async function conv(n, c, h, w, o, kh, kw, { stride = 1, pad = 0, dilation = 1, groups = 1, withBias = false,
+                                         samples = 0 } = {}) {
+  const two = (v) => (typeof v === 'number' ? [v, v] : v);
+  const [sh, sw] = two(stride), [ph, pw] = two(pad), [dh, dw] = two(dilation);
+  const cg = c / groups, og = o / groups;
+  const hx = halves(n * c * h * w), hw = halves(o * cg * kh * kw), hb = withBias ? halves(o) : null;
   const x = await ctx.tensor(hx, [n, c, h, w], 'f16');
-  const wt_ = await ctx.tensor(hw, [o, c, kh, kw], 'f16');
+  const wt_ = await ctx.tensor(hw, [o, cg, kh, kw], 'f16');
   const bias = withBias ? await ctx.tensor(hb, [o], 'f16') : null;
-  const y = await ctx.conv2d(x, wt_, bias, { stride, padding: pad });
+  const y = await ctx.conv2d(x, wt_, bias, { stride: [sh, sw], padding: [ph, pw], dilation: [dh, dw], groups });
   const [, , oh, ow] = y.shape;
   const got = h2f(await y.read());
   const X = h2f(hx), W = h2f(hw), Bv = hb ? h2f(hb) : null;
@@ -125,14 +132,14 @@ async function conv(n, c, h, w, o, kh, kw, { stride = 1, pad = 0, withBias = fal
   let worst = 0, at = '';
   for (const e of pick) {
     const ox = e % ow, oy = Math.floor(e / ow) % oh, oc = Math.floor(e / (ow * oh)) % o;
-    const i = Math.floor(e / (ow * oh * o));
+    const i = Math.floor(e / (ow * oh * o)), g = Math.floor(oc / og);
     let want = Bv ? Bv[oc] : 0, mag = Math.abs(want), prod = 0;
-    for (let ci = 0; ci < c; ci++)
+    for (let cj = 0; cj < cg; cj++)
       for (let ky = 0; ky < kh; ky++)
         for (let kx = 0; kx < kw; kx++) {
-          const iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
+          const iy = oy * sh - ph + ky * dh, ix = ox * sw - pw + kx * dw;
           if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
-          const t = X[((i * c + ci) * h + iy) * w + ix] * W[((oc * c + ci) * kh + ky) * kw + kx];
+          const t = X[((i * c + g * cg + cj) * h + iy) * w + ix] * W[((oc * cg + cj) * kh + ky) * kw + kx];
           want += t; prod += t; mag += Math.abs(t);
         }
     const big = Math.max(Math.abs(want), Math.abs(prod));
@@ -142,7 +149,8 @@ async function conv(n, c, h, w, o, kh, kw, { stride = 1, pad = 0, withBias = fal
   }
   const ok = worst <= 1;
   if (!ok) failed = true;
-  console.log(`${ok ? 'ok  ' : 'FAIL'} conv2d f16 ${n}x${c}x${h}x${w} by ${o}x${kh}x${kw} stride ${stride} pad ${pad}` +
+  console.log(`${ok ? 'ok  ' : 'FAIL'} conv2d f16 ${n}x${c}x${h}x${w} by ${o}x${cg}x${kh}x${kw} stride ${sh},${sw} ` +
+              `pad ${ph},${pw} dilation ${dh},${dw}${groups > 1 ? ` groups ${groups}` : ''}` +
               `${withBias ? ' + bias' : ''}: worst error ${worst.toFixed(3)} of the tolerance (${pick.length} checked; at ${at})`);
   for (const t of [x, wt_, bias, y]) if (t) t.dispose();
 }
@@ -219,12 +227,15 @@ if (convOnly) {
   await conv(2, 64, 20, 20, 64, 3, 3, { pad: 1, withBias: true });
   await conv(32, 64, 56, 56, 64, 3, 3, { pad: 1, samples: 4096 });
   await conv(3, 5, 7, 7, 4, 3, 3);                                        // planes of 25: another path
+  await conv(2, 6, 11, 11, 20, 3, 2, { pad: [2, 1], dilation: [2, 3], withBias: true }); // K 36
+  await conv(2, 9, 15, 14, 18, 3, 3, { stride: [1, 2], pad: [0, 1], dilation: 2 });      // K 81
+  await conv(2, 8, 10, 10, 12, 3, 3, { pad: 1, groups: 2, withBias: true });             // declined: groups
   const [ran, declined] = (await units()).map((v, i) => v - before[i]);
   // f16 results go in pairs: the odd plane takes the API's im2col +
-  // matmul in f32 before the units are asked; the other six run on the
-  // units unless they are turned off.
+  // matmul in f32 before the units are asked; the grouped one is
+  // declined; the other eight run on the units unless they are turned off.
   console.log(`matrix units: ${ran} of the conv2d cases ran there, ${declined} declined`);
-  if (matrixOff ? ran !== 0 : ran !== 6 || declined !== 0) failed = true;
+  if (matrixOff ? ran !== 0 : ran !== 8 || declined !== 1) failed = true;
   const x = await ctx.tensor(halves(32 * 64 * 56 * 56), [32, 64, 56, 56], 'f16');
   const w = await ctx.tensor(halves(64 * 64 * 9), [64, 64, 3, 3], 'f16');
   const op = () => ctx.conv2d(x, w, null, { padding: 1 });

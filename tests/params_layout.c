@@ -191,6 +191,13 @@ static const c_field wgsl_linear_fused_params[] = {
     F(linear_fused_params, g_offset), F(linear_fused_params, bias_offset), F(linear_fused_params, res_offset),
     F(linear_fused_params, out_offset), F(linear_fused_params, eps), F(linear_fused_params, pad0),
 };
+static const c_field wgsl_gemm_matrix_conv_params[] = {
+    F(conv_matrix_params, win), F(conv_matrix_params, x), F(conv_matrix_params, images),
+    F(conv_matrix_params, m), F(conv_matrix_params, n), F(conv_matrix_params, k),
+    F(conv_matrix_params, a_offset), F(conv_matrix_params, lda), F(conv_matrix_params, tiles_m),
+    F(conv_matrix_params, tiles_n), F(conv_matrix_params, out_offset), F(conv_matrix_params, bias_offset),
+    F(conv_matrix_params, pad0), F(conv_matrix_params, pad1),
+};
 static const c_field wgsl_im2col_params[] = {
     F(im2col_params, win), F(im2col_params, x), F(im2col_params, total), F(im2col_params, ncols),
     F(im2col_params, rows), F(im2col_params, row0),
@@ -416,6 +423,7 @@ static const layout_pair pairs[] = {
     PAIR("fill", "Params", fill_params, wgsl_fill_params),
     PAIR("gemm", "Params", gemm_params, wgsl_gemm_params),
     PAIR("gemm_matrix", "Params", matrix_params, wgsl_gemm_matrix_params),
+    PAIR("gemm_matrix_conv", "Params", conv_matrix_params, wgsl_gemm_matrix_conv_params),
     PAIR("gemm_matrix_staged", "Params", matrix_params, wgsl_gemm_matrix_params),
     PAIR("gemm_matrix_tiled", "Params", matrix_params, wgsl_gemm_matrix_params),
     PAIR("gemm_splitk", "Params", splitk_params, wgsl_gemm_splitk_params),

@@ -213,6 +213,15 @@ typedef struct matrix_params {
     uint32_t tiles_n, bias_offset, pad0, pad1;
 } matrix_params;
 
+/* Mirrors gemm_matrix_conv.wgsl's Params. */
+typedef struct conv_matrix_params {
+    window_params win;
+    view4_params x;
+    uint32_t images, m, n, k;
+    uint32_t a_offset, lda, tiles_m, tiles_n;
+    uint32_t out_offset, bias_offset, pad0, pad1;
+} conv_matrix_params;
+
 /* Mirrors gemv_f16.wgsl's Params. */
 typedef struct gemv_f16_params {
     uint32_t rows, rows_per_batch, k, out_word;

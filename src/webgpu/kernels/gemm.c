@@ -267,6 +267,28 @@ static uint64_t tiled_bytes(matrix_kernel kernel, const uint32_t t[4], uint64_t 
     return 2 * 2 * (a_stage + b_stage) + 1024u * t[2] * t[3];
 }
 
+/* The tiled kernel's tile from matrix_tiled_tiles for B products of M x
+ * N (and its k slab into *bk), or NULL when none fits the device. */
+static const uint32_t *tiled_tile_choose(const wg_caps *caps, matrix_kernel kernel, bool b_t, uint64_t B,
+                                         uint64_t M, uint64_t N, uint64_t knob_bk, uint64_t *bk)
+{
+    const size_t count = sizeof matrix_tiled_tiles / sizeof matrix_tiled_tiles[0];
+    for (size_t i = 0; i < count; i++) {
+        const uint32_t *c = matrix_tiled_tiles[i];
+        uint64_t c_bk = knob_bk ? knob_bk : c[4];
+        uint64_t groups = B * ceil_div(M, 16u * c[0] * c[2]) * ceil_div(N, 16u * c[1] * c[3]);
+        bool last = i + 1 == count;
+        bool short_m = M <= 64;
+        if (!last && (short_m ? 16u * c[0] * c[2] > 64 : i == SHORT_M_TILE)) continue;
+        if (32 * c[2] * c[3] <= caps->max_invocations &&
+            tiled_bytes(kernel, c, c_bk, b_t) <= caps->max_workgroup_storage && (groups >= MATRIX_FILL || last)) {
+            *bk = c_bk;
+            return c;
+        }
+    }
+    return NULL;
+}
+
 /* f16 on the matrix units (the context asked for them with
  * WT_EXPERIMENTAL_SUBGROUP_MATRIX): a row-major a, b row-major or stored
  * [n, k], 16-byte aligned rows. Returns WT_ERR_UNSUPPORTED (nothing
@@ -318,22 +340,9 @@ static wt_status gemm_matrix_rows(wt_context *ctx, const wt_tensor *a, const wt_
         (tiled ? tiled_bytes(kernel, knob_tile, bk, b_t) <= caps->max_workgroup_storage
                : M % (16 * knob_tile[0]) == 0 && N % (16 * knob_tile[1]) == 0))
         t = knob_tile;
-    if (tiled) {
-        for (size_t i = 0; i < sizeof matrix_tiled_tiles / sizeof matrix_tiled_tiles[0] && !t; i++) {
-            const uint32_t *c = matrix_tiled_tiles[i];
-            uint64_t c_bk = knob_bk ? knob_bk : c[4];
-            uint64_t groups = (uint64_t)B * ceil_div((uint64_t)M, 16u * c[0] * c[2]) *
-                              ceil_div((uint64_t)N, 16u * c[1] * c[3]);
-            bool last = i + 1 == sizeof matrix_tiled_tiles / sizeof matrix_tiled_tiles[0];
-            bool short_m = M <= 64;
-            if (!last && (short_m ? 16u * c[0] * c[2] > 64 : i == SHORT_M_TILE)) continue;
-            if (32 * c[2] * c[3] <= caps->max_invocations &&
-                tiled_bytes(kernel, c, c_bk, b_t) <= caps->max_workgroup_storage && (groups >= MATRIX_FILL || last)) {
-                t = c;
-                bk = c_bk;
-            }
-        }
-    } else {
+    if (tiled && !t) {
+        t = tiled_tile_choose(caps, kernel, b_t, (uint64_t)B, (uint64_t)M, (uint64_t)N, knob_bk, &bk);
+    } else if (!tiled) {
         for (size_t i = 0; i < sizeof matrix_tiles / sizeof matrix_tiles[0] && !t; i++) {
             const uint32_t *c = matrix_tiles[i];
             if (M % (16 * c[0]) == 0 && N % (16 * c[1]) == 0) t = c;
@@ -615,7 +624,8 @@ static wt_tensor half_view(wt_storage *s, int64_t offset, int64_t d0, int64_t d1
 }
 
 /* An f16 convolution (one group, not transposed) on the matrix units,
- * when the context asked for them: the windows of x as columns of halves,
+ * when the context asked for them: by default the implicit product
+ * (conv_matrix_implicit); with WT_CONV_MATRIX_IM2COL the windows of x as columns of halves,
  * [KP, PP] an image (wgsl/im2col_rows_f16.wgsl; KP = C KH KW and PP =
  * OH*OW rounded up to 8, zeros past them), w as [O, KP] (copied when its
  * rows are not whole 16-byte words), and per image out [O, OH*OW] = w @
@@ -626,6 +636,9 @@ static wt_tensor half_view(wt_storage *s, int64_t offset, int64_t d0, int64_t d1
  * 142 us of product and 77 of columns (profiled GPU time); the columns as
  * rows [OH*OW, KP] instead (b stored [n, k], a word of eight k of one
  * pixel) took 161 and 323. */
+static wt_status conv_matrix_implicit(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                      const wt_window2d *win, wt_tensor *out);
+
 static wt_status gemm_conv_matrix(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                                   const wt_window2d *win, int64_t groups, wt_tensor *out)
 {
@@ -644,6 +657,7 @@ static wt_status gemm_conv_matrix(wt_context *ctx, const wt_tensor *x, const wt_
     const uint64_t per_image = (uint64_t)PP * KP * 2;
     const uint64_t budget = CONV_MATRIX_COL_BYTES < caps->max_storage_binding ? CONV_MATRIX_COL_BYTES
                                                                               : caps->max_storage_binding;
+    if (!wt_knob_number(WT_KNOB_CONV_MATRIX_IM2COL, 0)) return conv_matrix_implicit(ctx, x, w, bias, win, out);
     if (per_image > budget) return matrix_declined(ctx, "one image's window rows exceed one binding");
     int64_t chunk = (int64_t)(budget / per_image);
     if (chunk > N) chunk = N;
@@ -668,6 +682,108 @@ static wt_status gemm_conv_matrix(wt_context *ctx, const wt_tensor *x, const wt_
     }
     if (wpad) wg_scratch_release(ctx, wpad);
     if (col) wg_scratch_release(ctx, col);
+    return st;
+}
+
+/* An f16 convolution (one group, not transposed) on the matrix units as
+ * an implicit product (wgsl/gemm_matrix_conv.wgsl): the tiled kernel's
+ * workgroups gather each k slab of the windows from x into workgroup
+ * memory themselves, so that no window matrix is written; w as [O, KP]
+ * (copied when its rows are not whole 16-byte words), all images in one
+ * dispatch, out in NCHW with the bias per output channel. The tile and k
+ * slab: CONV_MATRIX_TILE, or WT_GEMM_MATRIX_TILE and WT_GEMM_MATRIX_BK,
+ * or the tiled product's choice where that one does not fit the device;
+ * the slabs always in fragment blocks.
+ * WT_ERR_UNSUPPORTED (declined, with why) when it cannot run. */
+static const uint32_t CONV_MATRIX_TILE[5] = {2, 2, 2, 2, 32};
+
+static wt_status conv_matrix_implicit(wt_context *ctx, const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                      const wt_window2d *win, wt_tensor *out)
+{
+    const wg_caps *caps = wg_get_caps(ctx);
+    const int64_t N = x->shape[0], O = w->shape[0], P = out->shape[2] * out->shape[3];
+    const int64_t K = w->shape[1] * win->kernel_h * win->kernel_w, KP = (K + 7) / 8 * 8;
+    const int64_t span[] = {win->in_h, win->in_w, win->out_w, win->kernel_h, win->kernel_w, win->stride_h,
+                            win->stride_w, win->pad_top, win->pad_left, win->dilation_h, win->dilation_w,
+                            win->dilation_h * win->kernel_h + win->in_h + win->pad_top,
+                            win->dilation_w * win->kernel_w + win->in_w + win->pad_left,
+                            win->stride_h * win->out_h + win->in_h, win->stride_w * win->out_w + win->in_w};
+    for (size_t i = 0; i < sizeof span / sizeof span[0]; i++)
+        if (span[i] < 0 || span[i] >= (1ll << 30)) return matrix_declined(ctx, "a window beyond 30-bit sizes");
+    if (O * KP >= (1ll << 31)) return matrix_declined(ctx, "a weight beyond 32-bit indexing");
+    uint64_t knob_bk = wt_knob_count(WT_KNOB_GEMM_MATRIX_BK, 0);
+    if (knob_bk != 16 && knob_bk != 32 && knob_bk != 64) knob_bk = 0;
+    uint64_t bk = knob_bk ? knob_bk : 32;
+    uint32_t knob_tile[4];
+    const uint32_t *t = NULL;
+    if (matrix_tile_knob(true, knob_tile) && 32 * knob_tile[2] * knob_tile[3] <= caps->max_invocations &&
+        tiled_bytes(MATRIX_TILED, knob_tile, bk, false) <= caps->max_workgroup_storage)
+        t = knob_tile;
+    /* Without the knobs: 64 x 64 tiles of four subgroups of 2 x 2 results
+     * and k slabs of 32 (CONV_MATRIX_TILE). The gather wants more
+     * invocations for fewer words each than a product with a b in memory:
+     * on an H200, 32 x 64 x 56^2 by 64 3 x 3 took 169 us with it against
+     * 237 us with the product's choice there (64 x 128, two subgroups of
+     * 4 x 4, k 16). */
+    if (!t && 32 * CONV_MATRIX_TILE[2] * CONV_MATRIX_TILE[3] <= caps->max_invocations &&
+        tiled_bytes(MATRIX_TILED, CONV_MATRIX_TILE, knob_bk ? knob_bk : CONV_MATRIX_TILE[4], false) <=
+            caps->max_workgroup_storage) {
+        t = CONV_MATRIX_TILE;
+        bk = knob_bk ? knob_bk : CONV_MATRIX_TILE[4];
+    }
+    if (!t) t = tiled_tile_choose(caps, MATRIX_TILED, false, (uint64_t)N, (uint64_t)O, (uint64_t)P, knob_bk, &bk);
+    if (!t) return matrix_declined(ctx, "no workgroup tile fits the shape or the device");
+    const uint64_t tiles_m = ceil_div((uint64_t)O, 16u * t[0] * t[2]), tiles_n = ceil_div((uint64_t)P, 16u * t[1] * t[3]);
+    if ((uint64_t)N * tiles_m * tiles_n >= (1ull << 32)) return matrix_declined(ctx, "too many output tiles");
+
+    wt_storage *wpad = NULL;
+    wt_status st = WT_OK;
+    const bool copy_w = K != KP || w->offset % 8;
+    if (copy_w && (st = wg_scratch(ctx, (size_t)(O * KP * 2), &wpad)) == WT_OK)
+        st = wg_op_im2col_rows_f16(ctx, NULL, w, win, 0, 0, KP, 8, wpad);
+    if (st == WT_OK) {
+        const wt_tensor *xv = x;
+        conv_matrix_params p = {
+            .win = {.in_h = (int32_t)win->in_h, .in_w = (int32_t)win->in_w, .out_h = (int32_t)win->out_h,
+                    .out_w = (int32_t)win->out_w, .kernel_h = (int32_t)win->kernel_h,
+                    .kernel_w = (int32_t)win->kernel_w, .stride_h = (int32_t)win->stride_h,
+                    .stride_w = (int32_t)win->stride_w, .pad_top = (int32_t)win->pad_top,
+                    .pad_left = (int32_t)win->pad_left, .pad_bottom = (int32_t)win->pad_bottom,
+                    .pad_right = (int32_t)win->pad_right, .dil_h = (int32_t)win->dilation_h,
+                    .dil_w = (int32_t)win->dilation_w},
+            .x = {.offset = (uint32_t)xv->offset,
+                  .strides = {(uint32_t)xv->strides[0], (uint32_t)xv->strides[1], (uint32_t)xv->strides[2],
+                              (uint32_t)xv->strides[3]}},
+            .images = (uint32_t)N, .m = (uint32_t)O, .n = (uint32_t)P, .k = (uint32_t)K,
+            .a_offset = copy_w ? 0 : (uint32_t)w->offset, .lda = (uint32_t)KP,
+            .tiles_m = (uint32_t)tiles_m, .tiles_n = (uint32_t)tiles_n,
+            .out_offset = (uint32_t)out->offset, .bias_offset = bias ? (uint32_t)bias->offset : 0,
+        };
+        char prelude[512];
+        snprintf(prelude, sizeof prelude,
+                 "enable f16;\nenable chromium_experimental_subgroup_matrix;\n"
+                 "diagnostic(off, chromium.subgroup_matrix_uniformity);\n"
+                 "const SG_M: u32 = %uu;\nconst SG_N: u32 = %uu;\nconst WG_M: u32 = %uu;\n"
+                 "const WG_N: u32 = %uu;\nconst B_T: bool = false;\nconst BIAS: bool = %s;\n"
+                 "const ACT: u32 = 0u;\nconst BK: u32 = %uu;\nconst TAP_W: u32 = %uu;\n"
+                 "const TAPS: u32 = %uu;\nconst OW: u32 = %uu;\n",
+                 t[0], t[1], t[2], t[3], bias ? "true" : "false", (unsigned)bk, (unsigned)win->kernel_w,
+                 (unsigned)(win->kernel_h * win->kernel_w), (unsigned)(win->out_w > 0 ? win->out_w : 1));
+        wg_launch l = {
+            .shader = "gemm_matrix_conv",
+            .prelude = prelude,
+            .libraries = {"window", "gemm_matrix_smem_blocks", "gemm_epilogue", wg_f16_library(ctx)},
+            .params = &p,
+            .params_size = sizeof p,
+            .bindings = {{copy_w ? wpad : w->storage, false}, {x->storage, false}, {out->storage, true},
+                         {bias ? bias->storage : x->storage, false}},
+            .nbindings = 4,
+            .workgroups = (uint64_t)N * tiles_m * tiles_n,
+        };
+        st = wg_dispatch(ctx, &l);
+        if (st == WT_OK) wg_matrix_note(ctx, NULL);
+    }
+    if (wpad) wg_scratch_release(ctx, wpad);
     return st;
 }
 
