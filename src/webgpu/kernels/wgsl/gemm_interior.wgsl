@@ -53,7 +53,11 @@ struct Params {
     a_batch_mod: u32,
     bias_rows: u32,
     // gemm.wgsl's convolution fields (unused here).
-    c0: vec4<u32>, c1: vec4<u32>, c2: vec4<u32>, c3: vec4<u32>, c4: vec4<u32>,
+    c_kk: u32, c_kw: u32, c_ow: u32, c_groups: u32,
+    c_sh: u32, c_sw: u32, c_dh: u32, c_dw: u32,
+    c_pt: u32, c_pl: u32, c_in_h: u32, c_in_w: u32,
+    c_xs_n: u32, c_xs_c: u32, c_xs_h: u32, c_xs_w: u32,
+    c_cg: u32, c_pad0: u32, c_pad1: u32, c_pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
