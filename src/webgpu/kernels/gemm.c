@@ -466,21 +466,25 @@ typedef struct gemm_job {
 
 /* ------------------------------------------- the interior kernel */
 
-/* WT_GEMM_KERNEL: gemm_interior.wgsl for the f32 products whose shape
- * divides the chosen tile (the default), or gemm.wgsl for every product
- * ("general"); "nopad", "noahead" and "nostage" turn off the interior
- * kernel's PAD, FRAG_AHEAD and STAGE_REGS, "warp84" turns on WARP_8X4,
- * for measurements. */
+/* WT_GEMM_KERNEL: by default gemm_interior.wgsl takes the f32 products
+ * whose shape divides the chosen tile and whose a is stored m-fast (a
+ * weight gradient, dy^T x): on the H200 it took those 20 % faster but the
+ * k-fast layouts (x w^T, dy w) 5-12 % slower than gemm.wgsl, whose scalar
+ * transposing stores of a k-fast a cost less than its own. "interior"
+ * gives it every layout, "general" none; "nopad", "noahead" and
+ * "nostage" turn off the interior kernel's PAD, FRAG_AHEAD and
+ * STAGE_REGS, "warp84" turns on WARP_8X4, for measurements. */
 typedef struct interior_knob {
-    bool off, pad, ahead, stage_regs, warp84;
+    bool off, all_layouts, pad, ahead, stage_regs, warp84;
 } interior_knob;
 
 static interior_knob interior_choice(void)
 {
-    interior_knob k = {false, true, true, true, false};
+    interior_knob k = {false, false, true, true, true, false};
     const char *s = wt_knob_text(WT_KNOB_GEMM_KERNEL);
     if (!s) return k;
     k.off = strcmp(s, "general") == 0;
+    k.all_layouts = strncmp(s, "interior", 8) == 0;
     k.pad = !strstr(s, "nopad");
     k.ahead = !strstr(s, "noahead");
     k.stage_regs = !strstr(s, "nostage");
@@ -502,7 +506,8 @@ static uint64_t interior_bytes(const gemm_config *c, bool a_k_fast, bool b_n_fas
 static bool interior_fits(const wg_caps *caps, const gemm_job *j, const gemm_plan *pl, const interior_knob *k)
 {
     const gemm_config *c = pl->cfg;
-    return !k->off && j->a->dtype == WT_F32 && !j->conv && j->a_vec && j->b_vec && j->K > 0 &&
+    return !k->off && (k->all_layouts || !j->a_k_fast) && j->a->dtype == WT_F32 && !j->conv && j->a_vec &&
+           j->b_vec && j->K > 0 &&
            j->M % c->bm == 0 && j->N % c->bn == 0 && j->K % c->bk == 0 && pl->k_chunk % c->bk == 0 &&
            j->out->offset % 4 == 0 && config_threads(c) <= caps->max_invocations &&
            interior_bytes(c, j->a_k_fast, j->b_n_fast, k->pad) <= caps->max_workgroup_storage;
