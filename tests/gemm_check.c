@@ -48,6 +48,16 @@ static const gcase cases[] = {
     /* Whole 16 x 16 tiles: the matrix units where the context has them. */
     {"f16 aligned 256x128x64", 1, 256, 128, 64, false, false, false, true, WT_MATMUL_ACT_NONE, true},
     {"f16 aligned linear layout, gelu", 2, 48, 80, 32, false, true, true, true, WT_MATMUL_ACT_GELU, true},
+    /* f32 shapes that divide every tile (M, N multiples of 128, K of 16
+     * and, split in three, of 32): the interior kernel
+     * (gemm_interior.wgsl) in the three layouts of training - x @ w^T,
+     * dy @ w, dy^T @ x - and with both operands transposed, a broadcast
+     * a, a bias and an activation (its epilogue pass). */
+    {"interior x @ w^T", 1, 256, 128, 96, false, true, false, false, WT_MATMUL_ACT_NONE, false},
+    {"interior dy^T @ x", 1, 128, 256, 96, true, false, false, false, WT_MATMUL_ACT_NONE, false},
+    {"interior dy @ w, batch 2", 2, 128, 128, 192, false, false, false, false, WT_MATMUL_ACT_NONE, false},
+    {"interior a^T b^T, bias, gelu", 2, 128, 256, 96, true, true, false, true, WT_MATMUL_ACT_GELU, false},
+    {"interior broadcast a, bias", 3, 128, 128, 96, false, true, true, true, WT_MATMUL_ACT_NONE, false},
 };
 
 static float f16_round(float x) /* x rounded to the nearest f16, as a float */
@@ -233,7 +243,9 @@ int main(int argc, char **argv)
      * layout with the epilogue, and split-k runs on one configuration
      * with that case and f16. */
     bool brief = be != TEST_BACKEND_CPU && wg_get_caps(ctx)->cpu_adapter;
-    static const int brief_cases[] = {1, 10};
+    /* ... and the forced configurations the interior kernel's two
+     * layouts of each operand (x @ w^T, dy^T @ x). */
+    static const int brief_cases[] = {1, 10, 17, 18};
     /* WT_GEMM_CHECK_CONFIGS="-1,3": only these (-1: the usual choice). */
     const char *only = getenv("WT_GEMM_CHECK_CONFIGS");
     for (int cfg = -1; cfg < ncfg; cfg++)
@@ -243,11 +255,13 @@ int main(int argc, char **argv)
             if (only && !strstr(only, key)) continue;
             snprintf(tag, sizeof tag, "config %d, splits %d", cfg, splits);
             if (be != TEST_BACKEND_CPU) wg_gemm_force(cfg, splits);
-            if (brief && cfg >= 0)
-                for (int i = 0; i < (splits ? 2 : 1); i++) run_case(ctx, &cases[brief_cases[i]], tag);
-            else
+            if (brief && cfg >= 0) {
+                for (int i = 0; i < 4; i++)
+                    if (splits || i != 1) run_case(ctx, &cases[brief_cases[i]], tag); /* f16: split-k only */
+            } else {
                 for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
                     if (!brief || !(i == 5 || i == 6 || i == 15 || i == 16)) run_case(ctx, &cases[i], tag);
+            }
         }
     if (be != TEST_BACKEND_CPU) wg_gemm_force(-1, 0);
     /* Bad input. */

@@ -422,6 +422,7 @@ static const layout_pair pairs[] = {
     PAIR("ew_f16_io", "Params", f16_params, wgsl_ew_f16_io_params),
     PAIR("fill", "Params", fill_params, wgsl_fill_params),
     PAIR("gemm", "Params", gemm_params, wgsl_gemm_params),
+    PAIR("gemm_interior", "Params", gemm_params, wgsl_gemm_params),
     PAIR("gemm_matrix", "Params", matrix_params, wgsl_gemm_matrix_params),
     PAIR("gemm_matrix_conv", "Params", conv_matrix_params, wgsl_gemm_matrix_conv_params),
     PAIR("gemm_matrix_staged", "Params", matrix_params, wgsl_gemm_matrix_params),

@@ -184,7 +184,7 @@ typedef struct f16_params {
 
 /* ---- kernels/gemm.c */
 
-/* Mirrors gemm.wgsl's Params. */
+/* Mirrors gemm.wgsl's Params (and gemm_interior.wgsl's, the same words). */
 typedef struct gemm_params {
     uint32_t batch, m, n, k;
     uint32_t a_offset, a_batch_stride, a_row_stride, a_col_stride;

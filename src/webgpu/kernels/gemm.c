@@ -11,6 +11,11 @@
  * split across workgroups and a second pass (wgsl/gemm_splitk.wgsl) adds
  * the partial sums and applies the epilogue.
  *
+ * f32 products whose shape divides the chosen tile (M, N, every split's k
+ * range; both operands read as 16-byte words) run gemm_interior.wgsl
+ * instead: the same structure and summation order without the edge
+ * handling (WT_GEMM_KERNEL=general keeps gemm.wgsl for them).
+ *
  * Tile configurations, as BM x BN x BK / TM x TN (workgroup tile, k slab,
  * per-thread block): chosen per adapter and shape (gemm_choose), or forced
  * with WT_GEMM_TILE (e.g. "64x64x16/4x4") and WT_GEMM_SPLITK (0 or 1 = never)
@@ -38,6 +43,10 @@ static const gemm_config gemm_configs[] = {
     {128, 128, 8, 8, 8},   /* 256 threads, 64 outputs each: large outputs */
     {64, 128, 8, 8, 8},    /* 128 threads, 64 outputs each */
     {128, 64, 8, 8, 8},
+    /* Slabs of 16: measurements (WT_GEMM_TILE) unless chosen below. */
+    {128, 128, 16, 8, 8},
+    {64, 128, 16, 8, 8},
+    {128, 64, 16, 8, 8},
 };
 #define GEMM_NCONFIGS ((int)(sizeof gemm_configs / sizeof gemm_configs[0]))
 
@@ -449,6 +458,55 @@ typedef struct gemm_job {
     bool conv, pointwise, bias_rows, transposed;
 } gemm_job;
 
+/* ------------------------------------------- the interior kernel */
+
+/* WT_GEMM_KERNEL: by default gemm_interior.wgsl takes the f32 products
+ * whose shape divides the chosen tile and whose a is stored m-fast (a
+ * weight gradient, dy^T x): on the H200 it took those 20 % faster but the
+ * k-fast layouts (x w^T, dy w) 5-12 % slower than gemm.wgsl, whose scalar
+ * transposing stores of a k-fast a cost less than its own. "interior"
+ * gives it every layout, "general" none; "nopad", "noahead" and
+ * "nostage" turn off the interior kernel's PAD, FRAG_AHEAD and
+ * STAGE_REGS, "warp84" turns on WARP_8X4, for measurements. */
+typedef struct interior_knob {
+    bool off, all_layouts, pad, ahead, stage_regs, warp84;
+} interior_knob;
+
+static interior_knob interior_choice(void)
+{
+    interior_knob k = {false, false, true, true, true, false};
+    const char *s = wt_knob_text(WT_KNOB_GEMM_KERNEL);
+    if (!s) return k;
+    k.off = strcmp(s, "general") == 0;
+    k.all_layouts = strncmp(s, "interior", 8) == 0;
+    k.pad = !strstr(s, "nopad");
+    k.ahead = !strstr(s, "noahead");
+    k.stage_regs = !strstr(s, "nostage");
+    k.warp84 = strstr(s, "warp84") != NULL;
+    return k;
+}
+
+/* Workgroup memory of gemm_interior.wgsl: two stages of each slab, a row
+ * of an operand stored transposed one 16-byte word longer with pad. */
+static uint64_t interior_bytes(const gemm_config *c, bool a_k_fast, bool b_n_fast, bool pad)
+{
+    uint64_t ap = c->bm / 4 + (pad && a_k_fast), bp = c->bn / 4 + (pad && !b_n_fast);
+    return 2ull * c->bk * (ap + bp) * 16;
+}
+
+/* Whether gemm_interior.wgsl takes the job under the plan: f32, both
+ * operands read as 16-byte words, tiles and k slabs that divide the shape
+ * (every split's k range included), a result that starts on a word. */
+static bool interior_fits(const wg_caps *caps, const gemm_job *j, const gemm_plan *pl, const interior_knob *k)
+{
+    const gemm_config *c = pl->cfg;
+    return !k->off && (k->all_layouts || !j->a_k_fast) && j->a->dtype == WT_F32 && !j->conv && j->a_vec &&
+           j->b_vec && j->K > 0 &&
+           j->M % c->bm == 0 && j->N % c->bn == 0 && j->K % c->bk == 0 && pl->k_chunk % c->bk == 0 &&
+           j->out->offset % 4 == 0 && config_threads(c) <= caps->max_invocations &&
+           interior_bytes(c, j->a_k_fast, j->b_n_fast, k->pad) <= caps->max_workgroup_storage;
+}
+
 /* Records the product (and its split-k pass); p holds b's fields and the
  * window, the rest is filled in here. */
 static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
@@ -474,9 +532,12 @@ static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
     p->bias_offset = bias ? (uint32_t)bias->offset : 0;
     if (!j->bias_rows) p->bias_rows = 1;
 
-    /* A bias or an activation on the large tiles: a second pass (see
-     * gemm.wgsl), through the split-k route with one split. */
-    bool epilogue_pass = (bias || j->act != WT_MATMUL_ACT_NONE) && pl.cfg->tm * pl.cfg->tn >= 64;
+    const interior_knob ik = interior_choice();
+    const bool interior = interior_fits(caps, j, &pl, &ik);
+    /* A bias or an activation on the large tiles or the interior kernel
+     * (raw sums only): a second pass (see gemm.wgsl), through the split-k
+     * route with one split. */
+    bool epilogue_pass = (bias || j->act != WT_MATMUL_ACT_NONE) && (interior || pl.cfg->tm * pl.cfg->tn >= 64);
     bool split = pl.splits > 1 || epilogue_pass;
 
     wt_storage *partials = NULL;
@@ -515,8 +576,25 @@ static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
     l.bindings[3] = (wg_binding){bias && !split ? bias->storage : a->storage, false};
     l.nbindings = 4;
     l.workgroups = work;
+    char interior_prelude[512];
+    wg_launch li = l;
+    if (interior) {
+        snprintf(interior_prelude, sizeof interior_prelude,
+                 "const BM: u32 = %uu;\nconst BN: u32 = %uu;\nconst BK: u32 = %uu;\n"
+                 "const TM: u32 = %uu;\nconst TN: u32 = %uu;\n"
+                 "const A_K_FAST: bool = %s;\nconst B_N_FAST: bool = %s;\n"
+                 "const PAD: bool = %s;\nconst FRAG_AHEAD: bool = %s;\nconst STAGE_REGS: bool = %s;\n"
+                 "const WARP_8X4: bool = %s;\n",
+                 c->bm, c->bn, c->bk, c->tm, c->tn, j->a_k_fast ? "true" : "false",
+                 j->b_n_fast ? "true" : "false", ik.pad ? "true" : "false", ik.ahead ? "true" : "false",
+                 ik.stage_regs ? "true" : "false", ik.warp84 && (c->bm / c->tm) % 4 == 0 ? "true" : "false");
+        li.prelude = interior_prelude;
+        li.shader = "gemm_interior";
+        memset(li.libraries, 0, sizeof li.libraries);
+        li.nbindings = 3;
+    }
     if (split) p->out_offset = 0;
-    st = wg_dispatch(ctx, &l);
+    st = wg_dispatch(ctx, interior ? &li : &l);
     if (st == WT_OK && split) {
         splitk_params q;
         memset(&q, 0, sizeof q);
@@ -584,10 +662,13 @@ wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tenso
      * walk n fastest in b unless b is (unit k stride). */
     bool a_k_fast = !(a->strides[1] == 1 && a->strides[2] != 1);
     bool b_n_fast = !(b->strides[1] == 1 && b->strides[2] != 1);
-    bool a_vec = a_k_fast ? a->strides[2] == 1 && vec_ok(a->offset, a->strides[0], a->strides[1], K)
-                          : vec_ok(a->offset, a->strides[0], a->strides[2], M);
-    bool b_vec = b_n_fast ? b->strides[2] == 1 && vec_ok(b->offset, b->strides[0], b->strides[1], N)
-                          : vec_ok(b->offset, b->strides[0], b->strides[2], K);
+    /* One batch entry: its batch stride (any number for an axis of 1) is
+     * never used. */
+    int64_t a_bs = B == 1 ? 0 : a->strides[0], b_bs = B == 1 ? 0 : b->strides[0];
+    bool a_vec = a_k_fast ? a->strides[2] == 1 && vec_ok(a->offset, a_bs, a->strides[1], K)
+                          : vec_ok(a->offset, a_bs, a->strides[2], M);
+    bool b_vec = b_n_fast ? b->strides[2] == 1 && vec_ok(b->offset, b_bs, b->strides[1], N)
+                          : vec_ok(b->offset, b_bs, b->strides[2], K);
     if (M == 1) a_vec = a_vec && a_k_fast; /* one row: its "m stride" means nothing */
     if (N == 1) b_vec = b_vec && !b_n_fast;
     gemm_job job = {
