@@ -83,14 +83,16 @@ wt_status wt_linear_fused_node_run(wt_node node, const wt_tensor *x, const wt_te
 /* The fused backward of attention without a mask (core/node.h,
  * ATTENTION_BACKWARD): dq, dk, dv (f32, contiguous) of 4-D q [B,Hq,Sq,D],
  * k [B,Hkv,Skv,D], v [B,Hkv,Skv,Dv] given dout [B,Hq,Sq,Dv] and the
- * forward's output out [B,Hq,Sq,Dv] (D = dout . out); scale final.
+ * forward's output out [B,Hq,Sq,Dv] (D = dout . out), and lse: NULL or
+ * the forward's log-sum-exp of each row (f32 [B,Hq,Sq] contiguous, as
+ * wt_attention_args.lse); scale final.
  * WT_ERR_UNSUPPORTED, nothing made, where the backend has no such kernel,
  * prefers the composition on these shapes (wt_backend_ops.
  * attention_backward_preferred, unless WT_ATTN_BACKWARD says) or the
  * tensors are empty or do not fit its limits: compose it then. */
 wt_status wt_attention_backward_fused(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                                      const wt_tensor *dout, const wt_tensor *out, bool causal, float scale,
-                                      wt_tensor **dq, wt_tensor **dk, wt_tensor **dv);
+                                      const wt_tensor *dout, const wt_tensor *out, const wt_tensor *lse,
+                                      bool causal, float scale, wt_tensor **dq, wt_tensor **dk, wt_tensor **dv);
 
 /* The backward of layer norm (rms false) or RMS norm over the last k axes
  * of x in one pass a row (core/node.h, NORM_BACKWARD): dx and, when gxhat

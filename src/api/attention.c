@@ -68,8 +68,11 @@ static wt_status check_shapes(const char *fn, const wt_tensor *q, const wt_tenso
     return WT_OK;
 }
 
+/* lse: NULL, or where the rows' log-sum-exp goes (f32 [B, Hq, Sq]) when
+ * the backend's kernel for this call writes it (left NULL otherwise). */
 static wt_status run(const char *fn, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                     const wt_tensor *mask, const wt_tensor *kv_length, bool causal, float scale, wt_tensor **out)
+                     const wt_tensor *mask, const wt_tensor *kv_length, bool causal, float scale, wt_tensor **out,
+                     wt_tensor **lse)
 {
     wt_context *ctx = wt_ctx_of(q);
     wt_tensor *q4 = NULL, *k4 = NULL, *v4 = NULL, *m4 = NULL, *t = NULL, *o4 = NULL;
@@ -104,7 +107,13 @@ static wt_status run(const char *fn, const wt_tensor *q, const wt_tensor *k, con
         .causal = causal, .scale = scale != 0.0f ? scale : (D > 0 ? (float)(1.0 / sqrt((double)D)) : 1.0f),
         .out = o4,
     };
-    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ATTENTION, .in = {a.q, a.k, a.v, a.mask, a.kv_length}, .out = {a.out}, .p.attention = {a.mask_is_bool, a.causal, a.scale}});
+    if (lse && !m4 && !kv_length && q->dtype == WT_F32 && ctx->ops->attention_writes_lse &&
+        ctx->ops->attention_writes_lse(ctx, &a)) {
+        if ((st = wt_tensor_alloc(ctx, WT_F32, 3, q4->shape, lse)) != WT_OK) goto done;
+        a.lse = *lse;
+    }
+    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ATTENTION, .in = {a.q, a.k, a.v, a.mask, a.kv_length},
+                                     .out = {a.out, a.lse}, .p.attention = {a.mask_is_bool, a.causal, a.scale}});
 done:
     wt_tensor_release(q4);
     wt_tensor_release(k4);
@@ -113,6 +122,10 @@ done:
     wt_tensor_release(o4);
     if (st != WT_OK) {
         wt_tensor_release(t);
+        if (lse) {
+            wt_tensor_release(*lse);
+            *lse = NULL;
+        }
         return st;
     }
     *out = t;
@@ -127,13 +140,34 @@ void wt_attention_options_init(wt_attention_options *opts)
 }
 
 static wt_status attention(const char *fn, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                           const wt_tensor *mask, const wt_tensor *kv_length, bool causal, float scale, wt_tensor **out)
+                           const wt_tensor *mask, const wt_tensor *kv_length, bool causal, float scale, wt_tensor **out,
+                           wt_tensor **lse)
 {
     if (kv_length && q && (wt_grad_tracks(q) || wt_grad_tracks(k) || wt_grad_tracks(v)) &&
         wt_grad_recording(wt_ctx_of(q)))
         return wt_fail(WT_ERR_UNSUPPORTED, "%s: kv_length is not differentiable (q, k or v requires grad)", fn);
-    WT_GRAD_HOOK((q, k, v, mask), 1, out, attention(fn, q, k, v, mask, kv_length, causal, scale, out),
-                 .op = WT_OP_SCALED_DOT_PRODUCT_ATTENTION, .nin = 4, .in = {q, k, v, mask}, .p.b = {causal}, .p.d = {scale});
+    /* Recorded: the node keeps the rows' log-sum-exp where the kernel
+     * writes it (extra[0]), so that the fused backward need not compute
+     * the softmax statistics again; a call not recorded never makes it. */
+    if (wt_grad_any(q, k, v, mask)) {
+        wt_grad_call gc = {.op = WT_OP_SCALED_DOT_PRODUCT_ATTENTION, .nin = 4, .in = {q, k, v, mask},
+                           .p.b = {causal}, .p.d = {scale}};
+        if (wt_grad_begin(&gc)) {
+            const char *knob = wt_knob_text(WT_KNOB_ATTN_SAVE_LSE);
+            const bool keep = !mask && !(knob && strcmp(knob, "0") == 0);
+            wt_tensor *lse = NULL;
+            wt_status st = attention(fn, q, k, v, mask, kv_length, causal, scale, out, keep ? &lse : NULL);
+            if (st == WT_OK && lse) {
+                wt_tensor_retain(lse);
+                gc.extra[0] = lse;
+            }
+            st = wt_grad_end(&gc, st, 1, out);
+            /* Inside a scope the scope owns the reference the call made
+             * (as wt_grad_end_indexed's indices). */
+            if (lse && !gc.ctx->scope) wt_tensor_release(lse);
+            return st;
+        }
+    }
     wt_status st = wt_check_out(fn, out);
     if (st != WT_OK || (st = wt_check_input(fn, q)) != WT_OK || (st = wt_check_input(fn, k)) != WT_OK ||
         (st = wt_check_input(fn, v)) != WT_OK || (st = wt_check_same_context(fn, q, k)) != WT_OK ||
@@ -151,24 +185,24 @@ static wt_status attention(const char *fn, const wt_tensor *q, const wt_tensor *
     if (mask && mask->dtype == WT_F16) {
         wt_tensor *m32 = NULL;
         if ((st = wt_cast(mask, WT_F32, &m32)) != WT_OK) return st;
-        st = attention(fn, q, k, v, m32, kv_length, causal, scale, out);
+        st = attention(fn, q, k, v, m32, kv_length, causal, scale, out, NULL);
         wt_tensor_release(m32);
         return st;
     }
     /* f16 throughout: the backend's own kernel where it has one (its
      * WT_ERR_UNSUPPORTED: the work again in f32). */
     if (q->dtype == WT_F16 && k->dtype == WT_F16 && v->dtype == WT_F16 &&
-        (st = run(fn, q, k, v, mask, kv_length, causal, scale, out)) != WT_ERR_UNSUPPORTED)
+        (st = run(fn, q, k, v, mask, kv_length, causal, scale, out, NULL)) != WT_ERR_UNSUPPORTED)
         return st;
     if (wt_has_f16(q, k, v)) {
         wt_lifted l;
         wt_tensor *r = NULL;
         if ((st = wt_lift_f16(q, k, v, &l)) == WT_OK)
-            st = run(fn, l.in[0], l.in[1], l.in[2], mask, kv_length, causal, scale, &r);
+            st = run(fn, l.in[0], l.in[1], l.in[2], mask, kv_length, causal, scale, &r, NULL);
         wt_lifted_release(&l);
         return wt_land(st, r, l.result, out);
     }
-    return run(fn, q, k, v, mask, kv_length, causal, scale, out);
+    return run(fn, q, k, v, mask, kv_length, causal, scale, out, lse);
 }
 
 wt_status wt_scaled_dot_product_attention_v2(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
@@ -190,12 +224,12 @@ wt_status wt_scaled_dot_product_attention_v2(const wt_tensor *q, const wt_tensor
     /* The kernels scale in f32: a scale past the f32 range is refused, not turned to inf. */
     if (!isfinite(o.scale) || !isfinite((float)o.scale))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: scale must be finite (in f32)", fn);
-    return attention(fn, q, k, v, mask, o.kv_length, o.causal, (float)o.scale, out);
+    return attention(fn, q, k, v, mask, o.kv_length, o.causal, (float)o.scale, out, NULL);
 }
 
 wt_status wt_attention_backward_fused(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                                      const wt_tensor *dout, const wt_tensor *out, bool causal, float scale,
-                                      wt_tensor **dq, wt_tensor **dk, wt_tensor **dv)
+                                      const wt_tensor *dout, const wt_tensor *out, const wt_tensor *lse,
+                                      bool causal, float scale, wt_tensor **dq, wt_tensor **dk, wt_tensor **dv)
 {
     *dq = *dk = *dv = NULL;
     wt_context *ctx = wt_ctx_of(q);
@@ -217,7 +251,7 @@ wt_status wt_attention_backward_fused(const wt_tensor *q, const wt_tensor *k, co
         st = wt_tensor_alloc(ctx, WT_F32, 4, src[i]->shape, &grads[i]);
     if (st == WT_OK)
         st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ATTENTION_BACKWARD,
-                                         .in = {in[0], in[1], in[2], in[3], in[4]},
+                                         .in = {in[0], in[1], in[2], in[3], in[4], lse},
                                          .out = {grads[0], grads[1], grads[2]}, .p.attention = {false, causal, scale}});
     for (int i = 0; i < 5; i++) wt_tensor_release(in[i]);
     if (st != WT_OK) {

@@ -283,7 +283,8 @@ RULE(grad_attention)
      * the composition below where the backend has none or prefers it. */
     if (!mask) {
         wt_tensor *f[3] = {0};
-        wt_status fst = wt_attention_backward_fused(q4, k4, v4, g4, y4, n->p.b[0], (float)s, &f[0], &f[1], &f[2]);
+        wt_status fst = wt_attention_backward_fused(q4, k4, v4, g4, y4, n->extra[0], n->p.b[0], (float)s, &f[0], &f[1],
+                                                    &f[2]);
         if (fst == WT_OK) {
             for (int j = 0; j < 3 && c.st == WT_OK; j++)
                 if (wt_grad_needs(n, j)) c.st = wt_grad_reshape_in(n, j, f[j], &gin[j]);

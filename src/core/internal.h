@@ -243,6 +243,12 @@ struct wt_backend_ops {
      * products. WT_ATTN_BACKWARD overrides the answer. */
     bool (*attention_backward_preferred)(const wt_context *ctx, const wt_tensor *q, const wt_tensor *k,
                                          const wt_tensor *v, bool causal);
+    /* Optional (NULL: never): whether this backend's ATTENTION kernel
+     * for these arguments (a.lse still NULL) also writes the rows'
+     * log-sum-exp (wt_attention_args.lse). Asked before the node runs, so
+     * that no node fails for it (a failed node costs a graph capture its
+     * replay list). */
+    bool (*attention_writes_lse)(wt_context *ctx, const wt_attention_args *a);
     /* Optional (NULL: every shape): whether this backend's NORM_BACKWARD
      * kernel takes rows x cols f32 tensors. Asked before the node runs, so
      * that shapes it would refuse are composed without a failed node (which

@@ -62,7 +62,7 @@ wt_attention_args wt_node_attention_args(const wt_node *n)
     wt_attention_args a = {.q = n->in[0], .k = n->in[1], .v = n->in[2], .mask = n->in[3],
                            .kv_length = n->in[4], .mask_is_bool = n->p.attention.mask_is_bool,
                            .causal = n->p.attention.causal, .scale = n->p.attention.scale,
-                           .out = n->out[0]};
+                           .out = n->out[0], .lse = n->out[1]};
     return a;
 }
 

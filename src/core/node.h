@@ -73,6 +73,12 @@ typedef struct wt_attention_args {
     bool mask_is_bool, causal;
     float scale;
     wt_tensor *out;
+    /* NULL, or f32 [B, Hq, Sq] contiguous: each row's log-sum-exp of its
+     * scaled scores (3.0e38 where no key is visible), for the backward
+     * (autograd asks for it while recording). A backend or kernel that
+     * cannot write it returns WT_ERR_UNSUPPORTED before any work, and the
+     * caller runs the call again without it. */
+    wt_tensor *lse;
 } wt_attention_args;
 /* --- matrix products --- */
 /* The activation a matrix product's epilogue applies (wt_matmul_fused). */
@@ -284,13 +290,15 @@ enum {
  *   POOL2D         out0 pooled, out1 (i32 argmax or NULL); p.pool
  *   SOFTMAX_AXIS   out0 = p.row.op along axis 1 of in0 [O,C,I]
  *   ATTENTION      out0 = attention(in0 q, in1 k, in2 v, in3 mask); in4 the
- *                  kv_length (i32, 1 element) or NULL; p.attention
+ *                  kv_length (i32, 1 element) or NULL; out1 NULL or the
+ *                  rows' log-sum-exp (wt_attention_args.lse); p.attention
  *   ATTENTION_BACKWARD out0 dq, out1 dk, out2 dv of attention without a mask
  *                  from in0 q [B,Hq,Sq,D], in1 k [B,Hkv,Skv,D], in2 v
  *                  [B,Hkv,Skv,Dv], in3 dout [B,Hq,Sq,Dv], in4 the
- *                  forward's output [B,Hq,Sq,Dv] (for D = dout . out), all
- *                  f32 and contiguous (outputs too); p.attention (causal,
- *                  scale).
+ *                  forward's output [B,Hq,Sq,Dv] (for D = dout . out), in5
+ *                  NULL or the forward's log-sum-exp [B,Hq,Sq] (then the
+ *                  softmax statistics are not recomputed), all f32 and
+ *                  contiguous (outputs too); p.attention (causal, scale).
  *                  Row by row (flash-attention's backward): no [Sq, Skv]
  *                  matrix is stored
  *   ROPE           out0 = rotary embedding of in0; in1 NULL or the i32
@@ -391,7 +399,7 @@ typedef enum wt_node_kind {
 /* The bit of kind in wt_backend_ops.runs. */
 #define WT_NODE_BIT(kind) (UINT64_C(1) << (kind))
 
-enum { WT_NODE_MAX_IN = 5, WT_NODE_MAX_OUT = 3 };
+enum { WT_NODE_MAX_IN = 6, WT_NODE_MAX_OUT = 3 };
 
 typedef struct wt_node {
     wt_node_kind kind;

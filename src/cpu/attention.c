@@ -27,9 +27,10 @@ typedef struct attn_dims {
     int64_t B, Hq, Sq, D, Hkv, Skv, Dv, group;
 } attn_dims;
 
-/* One query row (b, h, i) into o (Dv floats). s: Skv floats, qb: D, acc: Dv. */
+/* One query row (b, h, i) into o (Dv floats) and, when lse is not NULL,
+ * its log-sum-exp into *lse. s: Skv floats, qb: D, acc: Dv. */
 static void attend_row(const wt_attention_args *a, const attn_dims *n, int64_t b, int64_t h, int64_t i,
-                       float *s, float *qb, float *acc, float *o)
+                       float *s, float *qb, float *acc, float *o, float *lse)
 {
     const wt_tensor *q = a->q, *k = a->k, *v = a->v, *m = a->mask;
     const int64_t kh = h / n->group;
@@ -67,6 +68,7 @@ static void attend_row(const wt_attention_args *a, const attn_dims *n, int64_t b
     for (int64_t d = 0; d < n->Dv; d++) acc[d] = 0.0f;
     if (mx == -INFINITY) { /* no visible key: PyTorch's zeros */
         for (int64_t d = 0; d < n->Dv; d++) o[d] = 0.0f;
+        if (lse) *lse = 3.0e38f;
         return;
     }
     /* A NaN score (fmaxf skipped it) gives p = NaN: the row is NaN. */
@@ -85,6 +87,13 @@ static void attend_row(const wt_attention_args *a, const attn_dims *n, int64_t b
     }
     const float inv = (float)(1.0 / l);
     for (int64_t d = 0; d < n->Dv; d++) o[d] = acc[d] * inv;
+    if (lse) *lse = mx + (float)log(l);
+}
+
+bool cpu_attention_writes_lse(wt_context *ctx, const wt_attention_args *a)
+{
+    (void)ctx;
+    return !a->mask && !a->kv_length && a->q->dtype == WT_F32;
 }
 
 wt_status cpu_attention(wt_context *ctx, const wt_attention_args *a)
@@ -93,6 +102,8 @@ wt_status cpu_attention(wt_context *ctx, const wt_attention_args *a)
     if (st != WT_OK || (st = cpu_check_f32("attention", a->k)) != WT_OK ||
         (st = cpu_check_f32("attention", a->v)) != WT_OK || (st = cpu_check_f32("attention", a->out)) != WT_OK)
         return st; /* f16: the API runs it in f32 */
+    if (a->lse && (a->mask || a->kv_length || (st = cpu_check_f32("attention", a->lse)) != WT_OK))
+        return st != WT_OK ? st : wt_fail(WT_ERR_UNSUPPORTED, "cpu: attention: no log-sum-exp with a mask or kv_length");
     attn_dims n = {a->q->shape[0], a->q->shape[1], a->q->shape[2], a->q->shape[3],
                    a->k->shape[1], a->k->shape[2], a->v->shape[3], 0};
     n.group = n.Hq / n.Hkv;
@@ -105,7 +116,7 @@ wt_status cpu_attention(wt_context *ctx, const wt_attention_args *a)
     const double work = (double)rows * (double)n.Skv * (double)(n.D + n.Dv);
     int threads = work >= CPU_PARALLEL_MIN ? cpu_threads(ctx) : 1;
     if (threads > rows) threads = (int)rows;
-    float *o = cpu_data(a->out);
+    float *o = cpu_data(a->out), *lse = a->lse ? cpu_data(a->lse) : NULL;
     int failed = 0;
 #pragma omp parallel num_threads(threads)
     {
@@ -118,7 +129,7 @@ wt_status cpu_attention(wt_context *ctx, const wt_attention_args *a)
         for (int64_t r = 0; r < rows; r++) {
             if (!buf) continue;
             const int64_t i = r % n.Sq, h = (r / n.Sq) % n.Hq, b = r / (n.Sq * n.Hq);
-            attend_row(a, &n, b, h, i, buf, buf + n.Skv, buf + n.Skv + n.D, o + r * n.Dv);
+            attend_row(a, &n, b, h, i, buf, buf + n.Skv, buf + n.Skv + n.D, o + r * n.Dv, lse ? lse + r : NULL);
         }
         free(buf);
     }

@@ -12,7 +12,9 @@
  * product is computed once, not once per walk over the keys). Pass 2, one
  * thread per key row of a kv head: dk_j and dv_j over the queries of every q head of its group, from L and D.
  * Causal: query i sees key j only if j <= i + Skv - Sq; a query that sees
- * none has zero gradients (its output was zeros). */
+ * none has zero gradients (its output was zeros). With the forward's
+ * log-sum-exp (node in5), L_i is taken from it instead of a pass of exp
+ * over the row's scores. */
 #include "cpu/cpu.h"
 #include "cpu/attention_blocks.h"
 
@@ -43,8 +45,8 @@ static int64_t key_end(const bw_dims *n, bool causal, int64_t i)
 }
 
 wt_status cpu_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                                 const wt_tensor *dout, bool causal, float scale, wt_tensor *dq, wt_tensor *dk,
-                                 wt_tensor *dv)
+                                 const wt_tensor *dout, const wt_tensor *lse_in, bool causal, float scale,
+                                 wt_tensor *dq, wt_tensor *dk, wt_tensor *dv)
 {
     const wt_tensor *all[7] = {q, k, v, dout, dq, dk, dv};
     for (int t = 0; t < 7; t++) {
@@ -53,8 +55,12 @@ wt_status cpu_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_t
     }
     bw_dims n = {q->shape[0], q->shape[1], q->shape[2], q->shape[3], k->shape[1], k->shape[2], v->shape[3], 0};
     n.group = n.Hq / n.Hkv;
+    /* The forward's log-sum-exp (3e38 for a row without keys), or NULL. */
+    if (lse_in && (cpu_check_f32("attention backward", lse_in) != WT_OK || lse_in->numel != n.B * n.Hq * n.Sq))
+        lse_in = NULL;
+    const float *L_in = lse_in ? cpu_data(lse_in) : NULL;
     if (!cpu_attention_rows_only() && cpu_attention_backward_blocks_fit(q, k, v, cpu_threads(ctx)))
-        return cpu_attention_backward_blocks(ctx, q, k, v, dout, causal, scale, dq, dk, dv);
+        return cpu_attention_backward_blocks(ctx, q, k, v, dout, L_in, causal, scale, dq, dk, dv);
     const int64_t rows = n.B * n.Hq * n.Sq, keys = n.B * n.Hkv * n.Skv;
     float *lse = malloc(sizeof(float) * (size_t)(2 * (rows ? rows : 1)));
     if (!lse)
@@ -96,9 +102,20 @@ wt_status cpu_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_t
             dsum[r] = 0.0f;
             continue;
         }
-        double l = 0.0, dd = 0.0;
-        for (int64_t j = 0; j < kend; j++) l += exp((double)(sc[j] - mx));
-        const float L = mx + (float)log(l);
+        if (L_in && L_in[r] >= 3.0e38f) {
+            lse[r] = INFINITY;
+            dsum[r] = 0.0f;
+            continue;
+        }
+        double dd = 0.0;
+        float L;
+        if (L_in) {
+            L = L_in[r];
+        } else {
+            double l = 0.0;
+            for (int64_t j = 0; j < kend; j++) l += exp((double)(sc[j] - mx));
+            L = mx + (float)log(l);
+        }
         for (int64_t j = 0; j < kend; j++) {
             sc[j] = expf(sc[j] - L); /* the score becomes p_ij */
             dp[j] = dotf(gi, vp + j * n.Dv, n.Dv);

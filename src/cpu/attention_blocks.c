@@ -113,9 +113,9 @@ bool cpu_attention_blocks_fit(const wt_attention_args *a, int64_t Skv)
 /* Mask, causality and softmax over one row of scores s[0, kcols), in
  * place: s becomes exp(s - max) for the keys the query sees and 0 past
  * them. Returns the row's sum (0 when it sees no key; NaN scores make it
- * NaN, and so the row, as in the row loop). */
+ * NaN, and so the row, as in the row loop); *mx_out the max. */
 static double softmax_row(const wt_attention_args *a, int64_t b, int64_t h, int64_t i, int64_t kend,
-                          int64_t kcols, float *s)
+                          int64_t kcols, float *s, float *mx_out)
 {
     const wt_tensor *m = a->mask;
     if (m) {
@@ -131,6 +131,7 @@ static double softmax_row(const wt_attention_args *a, int64_t b, int64_t h, int6
         }
     }
     const float mx = row_max(s, kend);
+    *mx_out = mx;
     for (int64_t j = kend; j < kcols; j++) s[j] = 0.0f;
     if (mx == -INFINITY) {
         for (int64_t j = 0; j < kend; j++) s[j] = 0.0f;
@@ -169,8 +170,10 @@ wt_status cpu_attention_blocks(wt_context *ctx, const wt_attention_args *a, int6
             const float *vp = cpu_data(v) + b * v->strides[0] + kh * v->strides[1];
             float *o = O + ((b * Hq + h) * Sq + i0) * Dv;
             const int64_t kcols = visible_keys(Sq, Skv, a->causal, i0 + m - 1);
+            float *lse = a->lse ? cpu_data(a->lse) + (b * Hq + h) * Sq + i0 : NULL;
             if (kcols == 0) {
                 memset(o, 0, sizeof(float) * (size_t)(m * Dv));
+                for (int64_t r = 0; lse && r < m; r++) lse[r] = 3.0e38f;
                 continue;
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)kcols, (int)D, a->scale, qp,
@@ -178,8 +181,10 @@ wt_status cpu_attention_blocks(wt_context *ctx, const wt_attention_args *a, int6
             float inv[CPU_ATTN_BLOCK_Q];
             for (int64_t r = 0; r < m; r++) {
                 const int64_t kend = visible_keys(Sq, Skv, a->causal, i0 + r);
-                const double l = softmax_row(a, b, h, i0 + r, kend, kcols, s + r * kcols);
+                float mx;
+                const double l = softmax_row(a, b, h, i0 + r, kend, kcols, s + r * kcols, &mx);
                 inv[r] = l > 0.0 || isnan(l) ? (float)(1.0 / l) : 0.0f; /* no visible key: zeros */
+                if (lse) lse[r] = l > 0.0 || isnan(l) ? mx + (float)log(l) : 3.0e38f;
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)Dv, (int)kcols, 1.0f, s,
                         (int)kcols, vp, (int)v->strides[2], 0.0f, o, (int)Dv);
@@ -204,8 +209,8 @@ bool cpu_attention_backward_blocks_fit(const wt_tensor *q, const wt_tensor *k, c
 }
 
 wt_status cpu_attention_backward_blocks(wt_context *ctx, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                                        const wt_tensor *dout, bool causal, float scale, wt_tensor *dq, wt_tensor *dk,
-                                        wt_tensor *dv)
+                                        const wt_tensor *dout, const float *lse, bool causal, float scale,
+                                        wt_tensor *dq, wt_tensor *dk, wt_tensor *dv)
 {
     const int64_t B = q->shape[0], Hq = q->shape[1], Sq = q->shape[2], D = q->shape[3];
     const int64_t Hkv = k->shape[1], Skv = k->shape[2], Dv = v->shape[3], group = Hq / Hkv;
@@ -251,6 +256,19 @@ wt_status cpu_attention_backward_blocks(wt_context *ctx, const wt_tensor *q, con
                     for (int64_t r = 0; r < m; r++) {
                         float *pr = p + r * kcols, *dr = ds + r * kcols;
                         const int64_t kend = visible_keys(Sq, Skv, causal, i0 + r);
+                        if (lse) { /* the forward's log-sum-exp: p = exp(s - L) at once */
+                            const float L = lse[row0 + r];
+                            if (L >= 3.0e38f) {
+                                memset(pr, 0, sizeof(float) * (size_t)kcols);
+                                memset(dr, 0, sizeof(float) * (size_t)kcols);
+                                continue;
+                            }
+                            exp_shifted(pr, kend, L);
+                            const float Di = (float)scale_dot(pr, dr, kend, 1.0f);
+                            score_grads(dr, pr, kend, Di, scale);
+                            for (int64_t j = kend; j < kcols; j++) pr[j] = dr[j] = 0.0f;
+                            continue;
+                        }
                         const float mx = row_max(pr, kend);
                         if (mx == -INFINITY) { /* p = 0 for every key */
                             memset(pr, 0, sizeof(float) * (size_t)kcols);

@@ -22,8 +22,8 @@ wt_status cpu_attention_blocks(wt_context *ctx, const wt_attention_args *a, int6
  * in blocks on this many threads. */
 bool cpu_attention_backward_blocks_fit(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v, int threads);
 wt_status cpu_attention_backward_blocks(wt_context *ctx, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                                        const wt_tensor *dout, bool causal, float scale, wt_tensor *dq, wt_tensor *dk,
-                                        wt_tensor *dv);
+                                        const wt_tensor *dout, const float *lse, bool causal, float scale,
+                                        wt_tensor *dq, wt_tensor *dk, wt_tensor *dv);
 
 /* WT_CPU_ATTENTION=rows: the one-row loops everywhere. */
 bool cpu_attention_rows_only(void);

@@ -124,8 +124,8 @@ static wt_status cpu_run(wt_context *ctx, const wt_node *n)
         return cpu_attention(ctx, &a);
     }
     case WT_NODE_ATTENTION_BACKWARD:
-        return cpu_attention_backward(ctx, in[0], in[1], in[2], in[3], n->p.attention.causal, n->p.attention.scale,
-                                      out[0], out[1], out[2]);
+        return cpu_attention_backward(ctx, in[0], in[1], in[2], in[3], in[5], n->p.attention.causal,
+                                      n->p.attention.scale, out[0], out[1], out[2]);
     case WT_NODE_NORM_BACKWARD:
         return cpu_norm_backward(ctx, n->p.row.op, in[0], in[1], in[2], n->p.row.eps, out[0], out[1]);
     case WT_NODE_ROPE: return cpu_rope(ctx, in[0], in[1], n->p.rope.theta, n->p.rope.offset, out[0]);
@@ -184,6 +184,7 @@ const wt_backend_ops wt_cpu_backend = {
     .download = cpu_download,
     .run = cpu_run,
     .runs = CPU_RUNS,
+    .attention_writes_lse = cpu_attention_writes_lse,
     .adapter_info = NULL,
     .trim = cpu_pool_trim,
     .context_info = cpu_context_info,

@@ -204,10 +204,13 @@ wt_status cpu_interpolate(wt_context *ctx, const wt_interp2d *p, bool backward, 
                           wt_tensor *out);
 /* --- transformer ops --- */
 wt_status cpu_attention(wt_context *ctx, const wt_attention_args *a);
-/* WT_NODE_ATTENTION_BACKWARD (core/node.h). */
+/* wt_backend_ops.attention_writes_lse: both loops write it, without a mask
+ * or kv_length. */
+bool cpu_attention_writes_lse(wt_context *ctx, const wt_attention_args *a);
+/* WT_NODE_ATTENTION_BACKWARD (core/node.h); lse: NULL or the forward's. */
 wt_status cpu_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                                 const wt_tensor *dout, bool causal, float scale, wt_tensor *dq, wt_tensor *dk,
-                                 wt_tensor *dv);
+                                 const wt_tensor *dout, const wt_tensor *lse, bool causal, float scale,
+                                 wt_tensor *dq, wt_tensor *dk, wt_tensor *dv);
 /* WT_NODE_NORM_BACKWARD (core/node.h), rowwise.c. */
 wt_status cpu_norm_backward(wt_context *ctx, wt_rowwise_op op, const wt_tensor *dy, const wt_tensor *x,
                             const wt_tensor *weight, float eps, wt_tensor *dx, wt_tensor *gxhat);

@@ -387,7 +387,7 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
         return wg_win_attention(ctx, &a);
     }
     case WT_NODE_ATTENTION_BACKWARD:
-        return wg_attention_backward(ctx, in[0], in[1], in[2], in[3], in[4], n->p.attention.causal, n->p.attention.scale,
+        return wg_attention_backward(ctx, in[0], in[1], in[2], in[3], in[4], in[5], n->p.attention.causal, n->p.attention.scale,
                                      out[0], out[1], out[2]);
     case WT_NODE_ROPE: return wg_win_rope(ctx, in[0], in[1], n->p.rope.theta, n->p.rope.offset, out[0]);
     case WT_NODE_INTERPOLATE: return wg_win_interpolate(ctx, &n->p.interp, false, in[0], out[0]);
@@ -464,6 +464,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .runs = WT_NODE_BIT(WT_NODE_KIND_COUNT) - 1,
     .attention_backward_preferred = wg_attention_backward_preferred,
     .rope_kv_attention_fits = wg_rope_kv_attention_fits,
+    .attention_writes_lse = wg_attention_writes_lse,
     .norm_backward_fits = wg_norm_backward_fits,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,

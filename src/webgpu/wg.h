@@ -146,12 +146,19 @@ wt_status wg_win_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst
 wt_status wg_win_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
 wt_status wg_win_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
 wt_status wg_win_attention(wt_context *ctx, const wt_attention_args *a);
+/* Whether some operand of a is too large for one binding (windows/ops.c). */
+bool wg_attention_needs_windows(wt_context *ctx, const wt_attention_args *a);
+/* wt_backend_ops.attention_writes_lse: the tiled kernel writes it (f32,
+ * no mask, no kv_length, no windows), the others do not. */
+bool wg_attention_writes_lse(wt_context *ctx, const wt_attention_args *a);
 /* WT_NODE_ATTENTION_BACKWARD (kernels/attention_backward.c): tensors of
  * one binding each, head dims up to 256; WT_ERR_UNSUPPORTED otherwise.
- * out: the forward's output (the tiled kernels' dout . out). */
+ * out: the forward's output (the tiled kernels' dout . out); lse: NULL or
+ * the forward's log-sum-exp (the tiled query kernel then skips its walk
+ * over the keys for the softmax statistics). */
 wt_status wg_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                                const wt_tensor *dout, const wt_tensor *out, bool causal, float scale, wt_tensor *dq, wt_tensor *dk,
-                                wt_tensor *dv);
+                                const wt_tensor *dout, const wt_tensor *out, const wt_tensor *lse, bool causal,
+                                float scale, wt_tensor *dq, wt_tensor *dk, wt_tensor *dv);
 /* wt_backend_ops.attention_backward_preferred: the tiled kernels wherever
  * they fit; the untiled ones only for large scores. */
 bool wg_attention_backward_preferred(const wt_context *ctx, const wt_tensor *q, const wt_tensor *k,
@@ -228,6 +235,7 @@ typedef struct wg_caps {
     uint32_t max_workgroups_per_dim;
     uint32_t max_invocations;
     uint32_t max_workgroup_storage;
+    uint32_t max_storage_buffers; /* storage buffers a shader stage may bind */
     bool subgroups;
     bool shader_f16;
     uint32_t subgroup_min_size, subgroup_max_size;

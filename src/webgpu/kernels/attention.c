@@ -139,9 +139,10 @@ bool wg_attention_unrolled(const wt_context *ctx)
  * throughout; WT_ERR_UNSUPPORTED (nothing recorded) otherwise, and for
  * few rows with many keys (decoding: the split kernel below). On the
  * H200 (f32, causal, B=1 Hq=32 Hkv=8 S=2048 D=128): see bench/RESULTS.md.
- * WT_ATTN_TILED=0 turns it off, =1 takes it whenever it can. */
-
-static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a)
+ * WT_ATTN_TILED=0 turns it off, =1 takes it whenever it can. a->lse
+ * (f32 only): the rows' log-sum-exp as well. check_only: WT_OK where it
+ * would run, nothing dispatched. */
+static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a, bool check_only)
 {
     const wt_tensor *q = a->q, *k = a->k, *v = a->v;
     const uint64_t B = (uint64_t)q->shape[0], Hq = (uint64_t)q->shape[1], Sq = (uint64_t)q->shape[2],
@@ -173,15 +174,22 @@ static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a)
     }
     if (workgroups > UINT32_MAX / 64 || B * Hq * Sq * D > UINT32_MAX || Skv > INT32_MAX)
         return WT_ERR_UNSUPPORTED;
+    if (a->lse && (dt != WT_F32 || a->lse->offset != 0 || a->lse->dtype != WT_F32)) return WT_ERR_UNSUPPORTED;
+    if (check_only) return WT_OK;
     p.workgroups = (uint32_t)workgroups;
     const uint32_t dvt = (uint32_t)((dq + TILED_TX - 1) / TILED_TX);
     const bool unrolled = wg_attention_unrolled(ctx);
-    char prelude[192];
+    /* The log-sum-exp's binding exists only in the variant that writes it. */
+    char prelude[384];
     snprintf(prelude, sizeof prelude,
              "const DQ: u32 = %lluu;\nconst DVT: u32 = %uu;\nconst DV_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"
-             "const UNROLL: bool = %s;\n",
+             "const UNROLL: bool = %s;\n%s",
              (unsigned long long)dq, dvt, dvt * TILED_TX == dq ? "true" : "false", a->causal ? "true" : "false",
-             unrolled ? "true" : "false");
+             unrolled ? "true" : "false",
+             a->lse ? "const WRITE_LSE: bool = true;\n"
+                      "@group(0) @binding(5) var<storage, read_write> lse_out: array<f32>;\n"
+                      "fn store_lse(i: u32, x: f32) { lse_out[i] = x; }\n"
+                    : "const WRITE_LSE: bool = false;\nfn store_lse(i: u32, x: f32) {}\n");
     wg_launch l = {
         .shader = "attention_tiled",
         .prelude = prelude,
@@ -189,8 +197,9 @@ static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a)
                       dt == WT_F16 ? wg_f16_library(ctx) : NULL},
         .params = &p,
         .params_size = sizeof p,
-        .bindings = {{q->storage, false}, {k->storage, false}, {v->storage, false}, {a->out->storage, true}},
-        .nbindings = 4,
+        .bindings = {{q->storage, false}, {k->storage, false}, {v->storage, false}, {a->out->storage, true},
+                     {a->lse ? a->lse->storage : NULL, true}},
+        .nbindings = a->lse ? 5 : 4,
         .workgroups = workgroups,
     };
     return wg_dispatch(ctx, &l);
@@ -383,20 +392,30 @@ static wt_status attention_decode(wt_context *ctx, const wt_attention_args *a)
     return wg_dispatch(ctx, &l);
 }
 
+bool wg_attention_writes_lse(wt_context *ctx, const wt_attention_args *a)
+{
+    /* Sq = 1 goes to the decode kernel first. */
+    return !a->mask && !a->kv_length && a->q->dtype == WT_F32 && a->q->shape[2] != 1 &&
+           !wg_attention_needs_windows(ctx, a) && attention_tiled(ctx, a, true) == WT_OK;
+}
+
 wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
 {
-    {
+    if (!a->lse) {
         wt_status dst = attention_decode(ctx, a);
         if (dst != WT_ERR_UNSUPPORTED) return dst;
     }
     /* The tiled kernel sizes its work by Skv on the host: not with a key
      * count known on the device only. */
     if (!a->kv_length) {
-        wt_status mst = attention_matrix(ctx, a);
-        if (mst != WT_ERR_UNSUPPORTED) return mst;
-        wt_status tst = attention_tiled(ctx, a);
+        if (!a->lse) {
+            wt_status mst = attention_matrix(ctx, a);
+            if (mst != WT_ERR_UNSUPPORTED) return mst;
+        }
+        wt_status tst = attention_tiled(ctx, a, false);
         if (tst != WT_ERR_UNSUPPORTED) return tst;
     }
+    if (a->lse) return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention: the log-sum-exp comes from the tiled kernel only");
     const wt_tensor *q = a->q, *k = a->k, *v = a->v, *m = a->mask;
     const uint64_t B = (uint64_t)q->shape[0], Hq = (uint64_t)q->shape[1], Sq = (uint64_t)q->shape[2],
                    D = (uint64_t)q->shape[3], Hkv = (uint64_t)k->shape[1], Skv = (uint64_t)k->shape[2],

@@ -53,8 +53,9 @@ static bool tiled_allowed(void)
 }
 
 static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, const wt_tensor *k,
-                                          const wt_tensor *v, const wt_tensor *dout, const wt_tensor *out, bool causal, float scale,
-                                          wt_tensor *dq, wt_tensor *dk, wt_tensor *dv)
+                                          const wt_tensor *v, const wt_tensor *dout, const wt_tensor *out,
+                                          const wt_tensor *lse, bool causal, float scale, wt_tensor *dq,
+                                          wt_tensor *dk, wt_tensor *dv)
 {
     const uint64_t B = (uint64_t)q->shape[0], Hq = (uint64_t)q->shape[1], Sq = (uint64_t)q->shape[2],
                    D = (uint64_t)q->shape[3], Hkv = (uint64_t)k->shape[1], Skv = (uint64_t)k->shape[2];
@@ -65,12 +66,19 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
         return WT_ERR_UNSUPPORTED;
     const uint32_t dt = (uint32_t)((d4 + TILED_BW_TX - 1) / TILED_BW_TX);
     const bool unrolled = wg_attention_unrolled(ctx);
-    char prelude[192];
+    /* The forward's log-sum-exp takes a ninth binding (8 storage buffers):
+     * where the device allows fewer, the query kernel computes it again. */
+    if (lse && wg_get_caps(ctx)->max_storage_buffers < 8) lse = NULL;
+    char prelude[448];
     snprintf(prelude, sizeof prelude,
              "const DQ: u32 = %lluu;\nconst DT: u32 = %uu;\nconst D_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"
-             "const UNROLL: bool = %s;\n",
+             "const UNROLL: bool = %s;\n%s",
              (unsigned long long)d4, dt, dt * TILED_BW_TX == d4 ? "true" : "false", causal ? "true" : "false",
-             unrolled ? "true" : "false");
+             unrolled ? "true" : "false",
+             lse ? "const HAVE_LSE: bool = true;\n"
+                   "@group(0) @binding(8) var<storage, read> lse_in: array<f32>;\n"
+                   "fn load_lse(i: u32) -> f32 { return lse_in[i]; }\n"
+                 : "const HAVE_LSE: bool = false;\nfn load_lse(i: u32) -> f32 { return 0.0; }\n");
     attn_bw_tiled_params p = {.hq = (uint32_t)Hq, .hkv = (uint32_t)Hkv, .sq = (uint32_t)Sq, .skv = (uint32_t)Skv,
                               .group = (uint32_t)(Hq / Hkv), .blocks = (uint32_t)qblocks,
                               .workgroups = (uint32_t)qgroups, .scale = scale, .dq = (uint32_t)d4,
@@ -84,8 +92,8 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
         .params = &p,
         .params_size = sizeof p,
         .bindings = {{q->storage, false}, {k->storage, false}, {v->storage, false}, {dout->storage, false},
-                     {dq->storage, true}, {stats, true}, {out->storage, false}},
-        .nbindings = 7,
+                     {dq->storage, true}, {stats, true}, {out->storage, false}, {lse ? lse->storage : NULL, false}},
+        .nbindings = lse ? 8 : 7,
         .workgroups = qgroups,
     };
     st = wg_dispatch(ctx, &l);
@@ -153,8 +161,8 @@ static wt_status attention_backward_rows(wt_context *ctx, const wt_tensor *q, co
 }
 
 wt_status wg_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
-                                const wt_tensor *dout, const wt_tensor *out, bool causal, float scale, wt_tensor *dq,
-                                wt_tensor *dk, wt_tensor *dv)
+                                const wt_tensor *dout, const wt_tensor *out, const wt_tensor *lse, bool causal,
+                                float scale, wt_tensor *dq, wt_tensor *dk, wt_tensor *dv)
 {
     const wt_tensor *all[8] = {q, k, v, dout, dq, dk, dv, out};
     const uint64_t limit = wg_get_caps(ctx)->max_storage_binding;
@@ -164,7 +172,8 @@ wt_status wg_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_te
             (uint64_t)all[t]->numel > UINT32_MAX / 2)
             return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention backward: f32 tensors of one binding only");
     if (tiled_allowed() && tiled_fits(ctx, (uint64_t)q->shape[3], (uint64_t)v->shape[3])) {
-        wt_status st = attention_backward_tiled(ctx, q, k, v, dout, out, causal, scale, dq, dk, dv);
+        if (lse && (lse->dtype != WT_F32 || lse->offset != 0 || lse->numel != q->numel / q->shape[3])) lse = NULL;
+        wt_status st = attention_backward_tiled(ctx, q, k, v, dout, out, lse, causal, scale, dq, dk, dv);
         if (st != WT_ERR_UNSUPPORTED) return st;
     }
     return attention_backward_rows(ctx, q, k, v, dout, causal, scale, dq, dk, dv);

@@ -378,6 +378,7 @@ wt_status wg_device_create(wt_context *ctx)
     if (p->DeviceGetLimits(w->device, &w->limits) != WGPUStatus_Success)
         return wt_fail(WT_ERR_BACKEND, "webgpu: reading the device's limits failed");
     w->caps.max_storage_binding = w->limits.maxStorageBufferBindingSize;
+    w->caps.max_storage_buffers = w->limits.maxStorageBuffersPerShaderStage;
     w->caps.max_workgroups_per_dim = w->limits.maxComputeWorkgroupsPerDimension;
     w->caps.max_invocations = w->limits.maxComputeInvocationsPerWorkgroup;
     w->caps.max_workgroup_storage = w->limits.maxComputeWorkgroupStorageSize;

@@ -369,6 +369,12 @@ static wt_status piece_attention(wt_context *ctx, const wt_tensor *const *in, wt
     return wg_op_attention(ctx, &a);
 }
 
+bool wg_attention_needs_windows(wt_context *ctx, const wt_attention_args *a)
+{
+    return wg_needs_windows(ctx, a->q) || wg_needs_windows(ctx, a->k) || wg_needs_windows(ctx, a->v) ||
+           (a->mask && wg_needs_windows(ctx, a->mask)) || wg_needs_windows(ctx, a->out);
+}
+
 wt_status wg_win_attention(wt_context *ctx, const wt_attention_args *a)
 {
     const wt_tensor *in[4] = {a->q, a->k, a->v, a->mask};
@@ -381,6 +387,7 @@ wt_status wg_win_attention(wt_context *ctx, const wt_attention_args *a)
         !wg_needs_windows(ctx, a->v) && !(a->mask && wg_needs_windows(ctx, a->mask)) &&
         !wg_needs_windows(ctx, a->out))
         return wg_op_attention(ctx, a);
+    if (a->lse) return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention: no log-sum-exp from windowed attention");
     return wg_windowed_plan(ctx, a->out, in, &plan);
 }
 

@@ -18,7 +18,9 @@
 // Every tensor is contiguous f32, read as vec4 (head dim a multiple of 4).
 // Prelude: DQ (head dim / 4), DT (ceil(DQ / 16)), D_EXACT (DQ == 16 DT),
 // CAUSAL, UNROLL (constant loop bounds; a software adapter compiles the
-// bounds from the parameters faster).
+// bounds from the parameters faster), HAVE_LSE and load_lse (the
+// forward's log-sum-exp L_i, binding 8: pass 1 then skips its walk over
+// the keys and computes D alone).
 
 struct Params {
     hq: u32, hkv: u32, sq: u32, skv: u32,
@@ -134,10 +136,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         kend = u32(clamp(i32(last) + shift + 1, 0, i32(p.skv)));
     }
 
-    // 1. Statistics.
+    // 1. Statistics (with the forward's log-sum-exp, D alone: no walk).
     var m = vec4<f32>(neg_inf);
     var l = vec4<f32>(0.0);
-    for (var t0 = 0u; t0 < kend; t0 += BK) {
+    let stats_end = select(kend, 0u, HAVE_LSE);
+    for (var t0 = 0u; t0 < stats_end; t0 += BK) {
         let sd = tile_dots(false, krow0, t0, kend, lid, tx, ty);
         var s0 = sd.lo;
         var s1 = sd.hi;
@@ -150,7 +153,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         l = l * exp(m - sh) + exp(s0 - sh) + exp(s1 - sh);
         m = m_new;
     }
-    // The thread's share of D: dout . out over its quads of its rows.
+    // The thread's share of D: dout . out over its quads of its rows (the
+    // barrier: with HAVE_LSE no walk above has waited for g_tile).
+    workgroupBarrier();
     var a = vec4<f32>(0.0);
     for (var c = 0u; c < DT; c++) {
         let d = tx + c * TX;
@@ -176,8 +181,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     var aa = vec4<f32>(0.0);
     for (var t = 0u; t < TX; t++) { aa += ds_tile[t * RQ + ty]; }
-    let seen = ll > vec4<f32>(0.0);
-    let lse = select(vec4<f32>(3.0e38), msh + log(ll), seen);
+    var seen = ll > vec4<f32>(0.0);
+    var lse = select(vec4<f32>(3.0e38), msh + log(ll), seen);
+    if (HAVE_LSE) {
+        // A row without keys has out = 0, so D = 0 there already.
+        seen = vec4<bool>(true);
+        for (var i = 0u; i < 4u; i++) {
+            let r = i0 + ty * 4u + i;
+            if (r < p.sq) { lse[i] = load_lse(qrow0 + r); }
+        }
+    }
     let dd = select(vec4<f32>(0.0), aa, seen);
     if (tx == 0u) {
         for (var i = 0u; i < 4u; i++) {

@@ -26,7 +26,9 @@
 // of 4) and writes the result (store4).
 //
 // Prelude: DQ (head dim / 4), DVT (quads of a row per thread:
-// ceil(DQ / TX)), DV_EXACT (DQ == DVT * TX), CAUSAL, UNROLL. Library:
+// ceil(DQ / TX)), DV_EXACT (DQ == DVT * TX), CAUSAL, UNROLL, WRITE_LSE
+// and store_lse (the rows' log-sum-exp m + log l, binding 5, for the
+// backward; an empty function when not wanted). Library:
 // attention_io_f32 or attention_io_f16 (+ its f16 library).
 
 struct Params {
@@ -190,6 +192,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         let o = ((b * p.hq + h) * p.sq + r / p.group) * DQ * 4u;
         // No visible key (l == 0): PyTorch's zeros.
         let inv = select(1.0 / l[i], 0.0, l[i] == 0.0);
+        // The row's log-sum-exp for the backward (3e38: no key, so that
+        // exp(s - it) is 0 there too).
+        if (WRITE_LSE && tx == 0u) {
+            store_lse((b * p.hq + h) * p.sq + r / p.group, select(m[i] + log(l[i]), 3.0e38, l[i] == 0.0));
+        }
         for (var c = 0u; c < DVT; c++) {
             let d = tx + c * TX;
             if (DV_EXACT || d < DQ) { store4(o + d * 4u, acc[i * DVT + c] * inv); }
