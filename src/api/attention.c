@@ -155,16 +155,16 @@ static wt_status attention(const char *fn, const wt_tensor *q, const wt_tensor *
         if (wt_grad_begin(&gc)) {
             const char *knob = wt_knob_text(WT_KNOB_ATTN_SAVE_LSE);
             const bool keep = !mask && !(knob && strcmp(knob, "0") == 0);
-            wt_tensor *lse = NULL;
-            wt_status st = attention(fn, q, k, v, mask, kv_length, causal, scale, out, keep ? &lse : NULL);
-            if (st == WT_OK && lse) {
-                wt_tensor_retain(lse);
-                gc.extra[0] = lse;
+            wt_tensor *saved_lse = NULL;
+            wt_status st = attention(fn, q, k, v, mask, kv_length, causal, scale, out, keep ? &saved_lse : NULL);
+            if (st == WT_OK && saved_lse) {
+                wt_tensor_retain(saved_lse);
+                gc.extra[0] = saved_lse;
             }
             st = wt_grad_end(&gc, st, 1, out);
             /* Inside a scope the scope owns the reference the call made
              * (as wt_grad_end_indexed's indices). */
-            if (lse && !gc.ctx->scope) wt_tensor_release(lse);
+            if (saved_lse && !gc.ctx->scope) wt_tensor_release(saved_lse);
             return st;
         }
     }
