@@ -5,13 +5,13 @@
 # PyTorch eager. The folder holds base/ and new/ (each: libwebtensor.so.0,
 # libwebtensor_dist.so.0, train_gpt, bench_gpt_gemm), dawn.xz (Dawn's
 # libwebgpu_wrapper.so, xz), debs/ (Open MPI), fortunes/, gpt_torch.py; the
-# repository root two folders up holds .gl/ (the Vulkan loader's packages).
-# Usage, from the repository root: bash .dev/gemm/run.sh [sweep|final]
+# folder two levels up holds .gl/ (the Vulkan loader's packages), used
+# where the machine has no loader. Usage: bash FOLDER/run.sh [sweep|final]
 set -u
 MODE=${1:-sweep}
 D=$(cd "$(dirname "$0")" && pwd); O=${OUT:-/tmp/gemm-out}; mkdir -p "$O"
 T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
-# The Vulkan loader (the machine has none): /work/main/.gl's packages, carried with .gl.
+# The Vulkan loader where the machine has none: the packages in .gl/ two levels up.
 R=$(cd "$D/../.." && pwd)
 if ! ldconfig -p | grep -q "libvulkan.so.1 "; then for f in "$R"/.gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
