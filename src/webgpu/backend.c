@@ -449,6 +449,14 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
     }
 }
 
+/* The tiled attention kernel writes the rows' log-sum-exp where it runs in
+ * one piece: tensors past one binding go through windows, whose pieces
+ * would each need their own rows of it. */
+static bool webgpu_attention_writes_lse(wt_context *ctx, const wt_attention_args *a)
+{
+    return !wg_attention_needs_windows(ctx, a) && wg_attention_lse_fits(ctx, a);
+}
+
 const wt_backend_ops wt_webgpu_backend = {
     .name = "webgpu",
     .create = webgpu_create,
@@ -464,7 +472,7 @@ const wt_backend_ops wt_webgpu_backend = {
     .runs = WT_NODE_BIT(WT_NODE_KIND_COUNT) - 1,
     .attention_backward_preferred = wg_attention_backward_preferred,
     .rope_kv_attention_fits = wg_rope_kv_attention_fits,
-    .attention_writes_lse = wg_attention_writes_lse,
+    .attention_writes_lse = webgpu_attention_writes_lse,
     .norm_backward_fits = wg_norm_backward_fits,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,

@@ -148,9 +148,10 @@ wt_status wg_win_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor
 wt_status wg_win_attention(wt_context *ctx, const wt_attention_args *a);
 /* Whether some operand of a is too large for one binding (windows/ops.c). */
 bool wg_attention_needs_windows(wt_context *ctx, const wt_attention_args *a);
-/* wt_backend_ops.attention_writes_lse: the tiled kernel writes it (f32,
- * no mask, no kv_length, no windows), the others do not. */
-bool wg_attention_writes_lse(wt_context *ctx, const wt_attention_args *a);
+/* Whether the tiled kernel would write the rows' log-sum-exp for a (f32,
+ * no mask, no kv_length, more than one query; the others never do); the
+ * backend hook adds that no operand needs windows. */
+bool wg_attention_lse_fits(wt_context *ctx, const wt_attention_args *a);
 /* WT_NODE_ATTENTION_BACKWARD (kernels/attention_backward.c): tensors of
  * one binding each, head dims up to 256; WT_ERR_UNSUPPORTED otherwise.
  * out: the forward's output (the tiled kernels' dout . out); lse: NULL or

@@ -392,11 +392,11 @@ static wt_status attention_decode(wt_context *ctx, const wt_attention_args *a)
     return wg_dispatch(ctx, &l);
 }
 
-bool wg_attention_writes_lse(wt_context *ctx, const wt_attention_args *a)
+bool wg_attention_lse_fits(wt_context *ctx, const wt_attention_args *a)
 {
     /* Sq = 1 goes to the decode kernel first. */
     return !a->mask && !a->kv_length && a->q->dtype == WT_F32 && a->q->shape[2] != 1 &&
-           !wg_attention_needs_windows(ctx, a) && attention_tiled(ctx, a, true) == WT_OK;
+           attention_tiled(ctx, a, true) == WT_OK;
 }
 
 wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
