@@ -493,6 +493,68 @@ static wt_status tape_workload(wt_context *ctx, float *result)
     return st;
 }
 
+/* Attention recorded for autograd (no mask, causal: the forward keeps its
+ * rows' log-sum-exp for the fused backward), backward, q's gradient read;
+ * in_scope: all of it inside a scope, and a failed attention call must
+ * leave no more tensors alive than before it (nothing waits for the
+ * scope's end). */
+static wt_status attention_grad_run(wt_context *ctx, float *result, bool in_scope)
+{
+    float dq[12], dk[12], dv[12], g12[12];
+    for (int i = 0; i < 12; i++) {
+        dq[i] = 0.25f * (float)(i % 5) - 0.5f;
+        dk[i] = 0.125f * (float)(i % 7) - 0.25f;
+        dv[i] = 0.5f * (float)(i % 3) - 0.75f;
+    }
+    const int64_t s4[4] = {1, 1, 3, 4};
+    wt_scope *scope = NULL;
+    wt_tensor *q = NULL, *k = NULL, *v = NULL, *a = NULL, *l = NULL, *g = NULL;
+    wt_status st = in_scope ? wt_scope_begin(ctx, &scope) : WT_OK;
+    if (st != WT_OK) return st;
+    if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 4, s4, dq, &q);
+    if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 4, s4, dk, &k);
+    if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 4, s4, dv, &v);
+    for (int i = 0; i < 3 && st == WT_OK; i++) st = wt_tensor_set_requires_grad((wt_tensor *[]){q, k, v}[i], true);
+    if (st == WT_OK) {
+        wt_memory_stats before, after;
+        wt_attention_options o;
+        wt_attention_options_init(&o);
+        o.causal = true;
+        st = wt_context_memory_stats(ctx, &before);
+        if (st == WT_OK && (st = wt_scaled_dot_product_attention_v2(q, k, v, NULL, &o, &a)) != WT_OK) {
+            const wt_status failed = st;
+            if (wt_context_memory_stats(ctx, &after) == WT_OK)
+                CHECK(after.live_tensors == before.live_tensors,
+                      "attention recorded, failing [%s%s]: %llu storages alive after it, %llu before", g_mode,
+                      in_scope ? ", in a scope" : "", (unsigned long long)after.live_tensors,
+                      (unsigned long long)before.live_tensors);
+            st = failed;
+        }
+    }
+    if (st == WT_OK) st = wt_sum(a, 0, NULL, false, &l);
+    if (st == WT_OK) st = wt_backward(l);
+    if (st == WT_OK) st = wt_tensor_grad(q, &g);
+    if (st == WT_OK) st = wt_tensor_read(g, g12, sizeof g12);
+    if (st == WT_OK) memcpy(result, g12, sizeof(float) * SCOPE_FLOATS);
+    if (in_scope) {
+        wt_scope_end(scope);
+        return st;
+    }
+    wt_tensor *all[] = {q, k, v, a, l, g};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
+    return st;
+}
+
+static wt_status attention_grad_workload(wt_context *ctx, float *result)
+{
+    return attention_grad_run(ctx, result, false);
+}
+
+static wt_status attention_grad_scoped_workload(wt_context *ctx, float *result)
+{
+    return attention_grad_run(ctx, result, true);
+}
+
 /* The norms' one-pass backward (the NORM_BACKWARD node, its parameter
  * gradients column sums): x, weight and bias leaves, a weighted sum of the
  * layer-normalised and RMS-normalised rows, backward, x's gradient read;
@@ -916,6 +978,8 @@ int main(int argc, char **argv)
     host_phase(be, ref);
     alloc_phase(be, "scoped", scoped_workload);
     alloc_phase(be, "autograd", tape_workload);
+    alloc_phase(be, "attention autograd", attention_grad_workload);
+    alloc_phase(be, "attention autograd, scoped", attention_grad_scoped_workload);
     alloc_phase(be, "norm backward", norm_backward_workload);
     alloc_phase(be, "optimizer", optimizer_workload);
     alloc_phase(be, "graph", graph_workload);

@@ -163,8 +163,9 @@ static wt_status attention(const char *fn, const wt_tensor *q, const wt_tensor *
             }
             st = wt_grad_end(&gc, st, 1, out);
             /* Inside a scope the scope owns the reference the call made
-             * (as wt_grad_end_indexed's indices). */
-            if (saved_lse && !gc.ctx->scope) wt_tensor_release(saved_lse);
+             * (as wt_grad_end_indexed's indices); after a failure it goes
+             * now, not at the scope's end. */
+            if (saved_lse && (st != WT_OK || !gc.ctx->scope)) wt_tensor_release(saved_lse);
             return st;
         }
     }
