@@ -58,8 +58,12 @@ wt_status wg_checks_slot(wt_context *ctx, const char *op, int64_t extent, wt_sto
         if (st != WT_OK)
             return st;
         w->check_align = align;
-        if ((st = zero_slots(ctx, align * WG_MAX_CHECKS)) != WT_OK)
+        if ((st = zero_slots(ctx, align * WG_MAX_CHECKS)) != WT_OK) {
+            /* No slot of it handed out yet: a later check makes it again. */
+            wg_pool_release(ctx, w->check_area);
+            w->check_area = NULL;
             return st;
+        }
     }
     if (w->ncheck == WG_MAX_CHECKS) {
         wt_status st = wg_checks_verify(ctx);
@@ -87,15 +91,26 @@ wt_status wg_checks_verify(wt_context *ctx)
     const int n = w->ncheck;
     if (n == 0)
         return WT_OK;
-    w->ncheck = 0; /* read once, raised or not */
     const size_t bytes = (size_t)((uint64_t)(n - 1) * w->check_align + 2 * sizeof(uint32_t));
+    /* The zeros as well before anything is read: slots handed out again
+     * must be zero, and until they are the checks stay pending (read again
+     * by the next sync) rather than raised slots being reused. */
     uint8_t *words = malloc(bytes);
-    if (!words)
+    void *zeros = words ? calloc(1, bytes) : NULL;
+    if (!zeros) {
+        free(words);
         return wt_fail(WT_ERR_OUT_OF_MEMORY, "webgpu: out of host memory reading the index checks");
+    }
     /* The read submits everything recorded (the kernels that raise). */
     wt_status st = wg_read_buffer(ctx, w->check_area, 0, words, bytes);
-    if (st == WT_OK)
-        st = zero_slots(ctx, bytes);
+    if (st == WT_OK) {
+        w->ncheck = 0; /* read once, raised or not */
+        /* A queue write: ordered after every command buffer submitted so
+         * far and before the next. */
+        w->lib.p.QueueWriteBuffer(w->queue, w->check_area->buffer, w->check_area->offset, zeros, bytes);
+        st = wg_check_device(ctx);
+    }
+    free(zeros);
     for (int i = 0; st == WT_OK && i < n; i++) {
         uint32_t v[2];
         memcpy(v, words + (uint64_t)i * w->check_align, sizeof v);
