@@ -380,6 +380,7 @@ static wt_status attention_decode(wt_context *ctx, const wt_attention_args *a)
     memset(&l, 0, sizeof l);
     l.shader = "attention_decode";
     l.prelude = prelude;
+    l.libraries[0] = "workgroup_tree";
     l.params = &p;
     l.params_size = sizeof p;
     l.bindings[0] = (wg_binding){q->storage, false};

@@ -256,6 +256,7 @@ wt_status wg_rope_kv_attention(wt_context *ctx, const wt_tensor *qkv, const wt_t
     l.prelude = prelude;
     l.libraries[0] = "rope_turns";
     l.libraries[1] = qkv->dtype == WT_F16 ? wg_f16_library(ctx) : "f16_bits";
+    l.libraries[2] = "workgroup_tree";
     l.params = &p;
     l.params_size = sizeof p;
     l.bindings[0] = (wg_binding){qkv->storage, false};

@@ -47,30 +47,7 @@ var<workgroup> s: array<f32, SK>;
 var<workgroup> red: array<f32, WG>;
 var<workgroup> acc_part: array<vec4<f32>, WG>;
 
-// Tree over the workgroup's red (max or sum); every thread gets the result.
-fn reduce_max(lid: u32, x: f32) -> f32 {
-    red[lid] = x;
-    workgroupBarrier();
-    for (var h = WG / 2u; h > 0u; h /= 2u) {
-        if (lid < h) { red[lid] = max(red[lid], red[lid + h]); }
-        workgroupBarrier();
-    }
-    let r = red[0];
-    workgroupBarrier(); // red is reused
-    return r;
-}
-
-fn reduce_sum(lid: u32, x: f32) -> f32 {
-    red[lid] = x;
-    workgroupBarrier();
-    for (var h = WG / 2u; h > 0u; h /= 2u) {
-        if (lid < h) { red[lid] += red[lid + h]; }
-        workgroupBarrier();
-    }
-    let r = red[0];
-    workgroupBarrier();
-    return r;
-}
+// reduce_max / reduce_sum: the workgroup_tree library.
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,

@@ -52,30 +52,7 @@ fn x_at(i: u32) -> f32 {
     return bitcast<f32>(x[i]);
 }
 
-// Tree over the workgroup's red (max or sum); every thread gets the result.
-fn reduce_max(lid: u32, v: f32) -> f32 {
-    red[lid] = v;
-    workgroupBarrier();
-    for (var h = WG / 2u; h > 0u; h /= 2u) {
-        if (lid < h) { red[lid] = max(red[lid], red[lid + h]); }
-        workgroupBarrier();
-    }
-    let r = red[0];
-    workgroupBarrier(); // red is reused
-    return r;
-}
-
-fn reduce_sum(lid: u32, v: f32) -> f32 {
-    red[lid] = v;
-    workgroupBarrier();
-    for (var h = WG / 2u; h > 0u; h /= 2u) {
-        if (lid < h) { red[lid] += red[lid + h]; }
-        workgroupBarrier();
-    }
-    let r = red[0];
-    workgroupBarrier();
-    return r;
-}
+// reduce_max / reduce_sum: the workgroup_tree library.
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
