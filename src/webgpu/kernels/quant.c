@@ -68,19 +68,6 @@ static unsigned gemv_lanes(void) { return gemv_lanes_or(32); }
  * other on both shapes of 4096 and 14336, 128 ahead at 14336x4096; 64 was
  * up to 14 % slower (Q4_0 4096x14336: 27.9, 26.2, 31.7 us at 128, 256, 64). */
 #define SLOT_LANES 128u
-/* The slot kernel's row-group sums: through subgroup operations (one
- * barrier) where the device has subgroups, unless WT_QUANT_GEMV_SUBGROUPS
- * is 0 (the workgroup-memory tree, a barrier a level). */
-static bool slot_subgroups(wt_context *ctx)
-{
-    const char *v = wt_knob_text(WT_KNOB_QUANT_GEMV_SUBGROUPS);
-    return wg_get_caps(ctx)->subgroups && !(v && strcmp(v, "0") == 0);
-}
-/* Slots a thread of the slot kernel has in flight: 2 or 4. */
-static unsigned slot_unroll(void)
-{
-    return wt_knob_number(WT_KNOB_QUANT_GEMV_UNROLL, 2) == 4 ? 4u : 2u;
-}
 /* Up to this many rows of x, one GEMV pass per row beats staging tiles:
  * each weight block is read M times, but from cache after the first. */
 #define GEMV_MAX_ROWS 4
@@ -188,17 +175,12 @@ static wt_status linear_x8(wt_context *ctx, wt_quant_type type, const quant_line
 /* The slot kernel's prelude: the unit kernels' and its prologue's and
  * epilogue's flags. */
 static void prelude_slots(char *buf, size_t size, wt_quant_type type, bool has_bias, unsigned lanes, bool norm,
-                          bool swiglu, bool residual, bool subgroups)
+                          bool swiglu, bool residual)
 {
-    /* `enable` comes before any declaration. */
-    size_t used = (size_t)snprintf(buf, size, "%s", subgroups ? "enable subgroups;\n" : "");
-    prelude_lanes(buf + used, size - used, type, GEMV_WG, has_bias, lanes);
-    used = strlen(buf);
-    snprintf(buf + used, size - used,
-             "const NORM: bool = %s;\nconst SWIGLU: bool = %s;\nconst RESIDUAL: bool = %s;\n"
-             "const SUBGROUPS: bool = %s;\nconst UNROLL: u32 = %uu;\n",
-             norm ? "true" : "false", swiglu ? "true" : "false", residual ? "true" : "false",
-             subgroups ? "true" : "false", slot_unroll());
+    prelude_lanes(buf, size, type, GEMV_WG, has_bias, lanes);
+    const size_t used = strlen(buf);
+    snprintf(buf + used, size - used, "const NORM: bool = %s;\nconst SWIGLU: bool = %s;\nconst RESIDUAL: bool = %s;\n",
+             norm ? "true" : "false", swiglu ? "true" : "false", residual ? "true" : "false");
 }
 
 wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,
@@ -237,11 +219,9 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     if (x8) return linear_x8(ctx, type, &pu, x, w, bias, out);
     const unsigned lanes = slots ? gemv_lanes_or(SLOT_LANES) : gemv_lanes();
     const unsigned rpt = slots ? 4u : gemv_rpt(type);
-    const bool subgroups = slots && slot_subgroups(ctx);
-    char prelude[512];
+    char prelude[400];
     if (slots)
-        prelude_slots(prelude, sizeof prelude, type, bias != NULL, lanes, rms_norm, swiglu, residual != NULL,
-                      subgroups);
+        prelude_slots(prelude, sizeof prelude, type, bias != NULL, lanes, rms_norm, swiglu, residual != NULL);
     else
         prelude_lanes(prelude, sizeof prelude, type, GEMV_WG, bias != NULL, lanes);
     wg_launch l;
@@ -253,7 +233,6 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     l.prelude = prelude;
     l.libraries[0] = F16_LIBRARY;
     l.libraries[1] = "quant_blocks";
-    if (slots) l.libraries[2] = subgroups ? "quant_gemv_lanes_subgroup" : "quant_gemv_lanes_shared";
     l.params = slots ? (const void *)&p : (const void *)&pu;
     l.params_size = slots ? sizeof p : sizeof pu;
     l.bindings[0] = (wg_binding){x->storage, false};

@@ -35,17 +35,8 @@
 //         rows N/2 below them, so each thread writes silu(gate) * up of two
 //         outputs;
 //   RESIDUAL: res (the result's shape) added last.
-// The row groups' sums meet in workgroup memory. With SUBGROUPS (the
-// prelude then starts with `enable subgroups;`) one barrier does: every
-// subgroup reads all of a row group's LANES partial sums, its lanes taking
-// them in turn, and adds them with subgroupAdd, for each row group in
-// turn. That holds for any subgroup size and any placement of the
-// invocations in subgroups, and every subgroup operation stays in uniform
-// control flow. Without, a tree halves the partial sums with a barrier a
-// level (log2 LANES of them).
-// Prelude: TYPE, HAS_BIAS, NORM, SWIGLU, RESIDUAL, SUBGROUPS, UNROLL (slots
-// a thread has in flight: 2 or 4), ROWS (thread rows per workgroup), LANES
-// (a power of two, ROWS * LANES = 256).
+// Prelude: TYPE, HAS_BIAS, NORM, SWIGLU, RESIDUAL, ROWS (thread rows per
+// workgroup), LANES (a power of two, ROWS * LANES = 256).
 
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
@@ -256,8 +247,7 @@ fn slot4(rw: vec4<u32>, s: u32, xrow: u32) -> vec4<f32> {
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32,
-        ids: LaneIds) {
+        @builtin(local_invocation_index) lid: u32) {
     // Outputs of a thread: its four rows, or with SWIGLU two gate rows
     // (each with its up row).
     let per_thread = select(4u, 2u, SWIGLU);
@@ -288,18 +278,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         if (TYPE == 12u) {
             slots = p.k / 32u;
         }
-        // Two (UNROLL 4: four) slots an iteration, so that each thread has
-        // all of their loads in flight at once.
+        // Two slots an iteration, so that each thread has both slots'
+        // loads in flight at once.
         var s = lane;
-        if (UNROLL == 4u) {
-            for (; s + 3u * LANES < slots; s += 4u * LANES) {
-                let a = slot4(rw, s, xrow);
-                let b = slot4(rw, s + LANES, xrow);
-                let c = slot4(rw, s + 2u * LANES, xrow);
-                let d = slot4(rw, s + 3u * LANES, xrow);
-                acc += (a + b) + (c + d);
-            }
-        }
         for (; s + LANES < slots; s += 2u * LANES) {
             let a = slot4(rw, s, xrow);
             let b = slot4(rw, s + LANES, xrow);
@@ -314,49 +295,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         partial_sq[lid] = x_squares;
     }
     workgroupBarrier();
-    // The row group's sums (and NORM's sum of squares), valid in lane 0.
-    var sum = vec4<f32>(0.0);
-    var sum_sq = 0.0;
-    if (SUBGROUPS) {
-        let group = lid / LANES;
-        for (var r = 0u; r < ROWS; r++) {
-            var a = vec4<f32>(0.0);
-            var q = 0.0;
-            for (var j = lane_id(ids); j < LANES; j += lane_count(ids)) {
-                a += partial[r * LANES + j];
-                if (NORM) {
-                    q += partial_sq[r * LANES + j];
-                }
-            }
-            let t = subgroup_sum4(a);
-            var tq = 0.0;
+    for (var s = LANES / 2u; s > 0u; s = s / 2u) {
+        if (lane < s) {
+            partial[lid] += partial[lid + s];
             if (NORM) {
-                tq = subgroup_sum(q);
-            }
-            if (r == group) {
-                sum = t;
-                sum_sq = tq;
+                partial_sq[lid] += partial_sq[lid + s];
             }
         }
-    } else {
-        for (var s = LANES / 2u; s > 0u; s = s / 2u) {
-            if (lane < s) {
-                partial[lid] += partial[lid + s];
-                if (NORM) {
-                    partial_sq[lid] += partial_sq[lid + s];
-                }
-            }
-            workgroupBarrier();
-        }
-        sum = partial[lid];
-        if (NORM) {
-            sum_sq = partial_sq[lid];
-        }
+        workgroupBarrier();
     }
     if (lane == 0u && c0 < outs) {
-        var y = sum;
+        var y = partial[lid];
         if (NORM) {
-            y *= inverseSqrt(sum_sq / f32(p.k) + p.eps);
+            y *= inverseSqrt(partial_sq[lid] / f32(p.k) + p.eps);
         }
         if (HAS_BIAS) {
             y += vec4<f32>(bias[p.b_offset + rows.x], bias[p.b_offset + rows.y], bias[p.b_offset + rows.z],
