@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The quantised GEMV cases (gemv_q8_0, gemv_q4_0, gemv_q4_k, gemv_q6_k at
-# the large set's 14336x4096 and 4096x14336) on a GPU machine, once per
+# the large set's 14336x4096 and 4096x14336, Q4_0 / Q8_0 also at the 1B
+# Llama's decode shapes) on a GPU machine, once per
 # setting of WT_QUANT_GEMV_RPT (weight rows per thread) and
 # WT_QUANT_GEMV_LANES (threads per weight row), or of the 8-bit x kernel
 # (WT_QUANT_GEMV_X8=1) and its lanes, with the f32 and f16 GEMV
