@@ -3,11 +3,12 @@
 
     python3 python/gen_ops.py [--check]
 
-reads src/core/ops.def, src/core/reduce_ops.def, include/webtensor.h and the
-op signatures shared with the JavaScript API (web/ops_spec.mjs), and writes
-python/webtensor/_ops.py (one function per op, with its C prototype for
-ctypes) and python/webtensor/_ops.pyi (its type stubs). An op added to the
-catalogue is offered in Python, or this script says why not. --check
+reads src/core/ops.def, src/core/reduce_ops.def, include/webtensor.h (with
+its parts) and the op signatures shared with the JavaScript API
+(web/ops_spec.mjs), and writes python/webtensor/_ops.py (one function per
+op, with its C prototype for ctypes) and python/webtensor/_ops.pyi (its
+type stubs). An op added to the catalogue is offered in Python, or this
+script says why not. --check
 compares instead of writing and fails when the files are out of date (the
 test suite runs it, so the committed files cannot drift).
 """
@@ -23,6 +24,13 @@ OUT_DIR = os.path.join(HERE, "webtensor")
 def read(rel):
     with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
         return f.read()
+
+
+def read_header():
+    """include/webtensor.h with each part it includes (webtensor/*.h) in
+    its place: the declarations in the order a program sees them."""
+    return re.sub(r'^#include "(webtensor/\w+\.h)"$', lambda m: read("include/" + m.group(1)),
+                  read("include/webtensor.h"), flags=re.M)
 
 
 def rows(text, macro):
@@ -106,7 +114,7 @@ PY_HAND_WRITTEN = ["linear_fused", "rope_kv_cache"]
 def build_specs():
     ops_def = read("src/core/ops.def")
     reduce_def = read("src/core/reduce_ops.def")
-    header = read("include/webtensor.h")
+    header = read_header()
     spec_js = read("web/ops_spec.mjs")
     kernel_ops = js_string_map(js_object(spec_js, "KERNEL_OPS"))
     hand_written = js_string_list(js_object(spec_js, "HAND_WRITTEN"))

@@ -1,7 +1,7 @@
 /* api_rules: the rules at the top of include/webtensor.h that a program can
- * check, checked on every declaration of the public headers (webtensor.h,
- * webtensor_io.h, webtensor_dist.h; the
- * deprecated names excepted): out-pointers last, the argument order of
+ * check, checked on every declaration of the public headers (webtensor.h
+ * with its parts, webtensor_io.h, webtensor_dist.h, webtensor_tokenizer.h;
+ * the deprecated names excepted): out-pointers last, the argument order of
  * backward ops, where a tensor written in place goes, dtype right after
  * the context in creation functions, no float host scalars, arrays of
  * input tensors typed so that wt_tensor ** passes, struct_size first in
@@ -10,6 +10,8 @@
  *
  * The checker is first run on declarations that break each rule, so a
  * checker that stopped seeing a violation would fail too. */
+#include "header_text.h"
+
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -241,20 +243,6 @@ static void check_inits(const char *where, const scan *sc)
     }
 }
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    size_t got = s ? fread(s, 1, (size_t)n, f) : 0;
-    fclose(f);
-    if (s) s[got] = '\0';
-    return s;
-}
-
 /* Declarations that each break one rule: the checker must flag every one. */
 static const char *const BROKEN[] = {
     "WT_API wt_status wt_a(const wt_tensor *x, float eps, wt_tensor **out);",
@@ -310,9 +298,10 @@ int main(void)
     int functions = 0, structs = 0;
     scan all = {0};
     for (int h = 0; h < 4; h++) {
-        char *raw = read_file(headers[h]);
+        char failed[512];
+        char *raw = header_text_read(headers[h], failed, sizeof failed);
         if (!raw) {
-            printf("FAIL: cannot read %s\n", headers[h]);
+            printf("FAIL: cannot read %s\n", failed);
             return 1;
         }
         /* The deprecated names keep their old forms: not checked. */

@@ -15,8 +15,8 @@
 void bad_input_slot_rows(wt_context *ctx, wt_context *other, const wt_context_options *opts,
                          const char *mode, int *functions, int *cases, int *per_class);
 
-/* Reads the WT_API declarations of include/webtensor.h and webtensor_io.h
- * and checks that each has a row: in names[0..n-1] (bad_input.c's table),
+/* Reads the WT_API declarations of include/webtensor.h (with its parts),
+ * webtensor_io.h and webtensor_tokenizer.h and checks that each has a row: in names[0..n-1] (bad_input.c's table),
  * in the slot rows, or among the functions without a status checked on
  * NULL. Prints the count. */
 void bad_input_check_header(const char *const *names, size_t n);

@@ -14,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bad_input.h"
 #include "bad_input_slots.h"
+#include "header_text.h"
 #include "test_util.h"
 
 #include "fuzz/tokenizer_vocab.h"
@@ -381,19 +382,9 @@ void bad_input_check_header(const char *const *names, size_t n)
                                            WT_INCLUDE_DIR "/webtensor_tokenizer.h"};
     int total = 0, missing = 0;
     for (int h = 0; h < 3; h++) {
-        void *data = NULL;
-        size_t size = 0;
-        FILE *f = fopen(headers[h], "rb");
-        if (!CHECK(f != NULL, "header %s not found", headers[h])) continue;
-        fseek(f, 0, SEEK_END);
-        long len = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        data = malloc((size_t)len + 1);
-        size = data ? fread(data, 1, (size_t)len, f) : 0;
-        fclose(f);
-        if (!data) continue;
-        char *text = data;
-        text[size] = '\0';
+        char failed[512];
+        char *text = header_text_read(headers[h], failed, sizeof failed);
+        if (!CHECK(text != NULL, "header %s not read", failed)) continue;
         /* Each "WT_API <type> <name>(": the identifier before the first '('
          * past a WT_DEPRECATED(...) tag, on the line or the next one (the
          * #define of WT_API itself has none before its line ends). */
@@ -423,7 +414,7 @@ void bad_input_check_header(const char *const *names, size_t n)
             if (!have) missing++;
             CHECK(have, "%s (%s) has no row in the bad-input matrix", name, headers[h]);
         }
-        free(data);
+        free(text);
     }
     printf("bad_input: %d public functions in the headers, %d without a row\n", total, missing);
 }

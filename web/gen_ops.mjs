@@ -21,7 +21,10 @@ if (!src || !out) {
 const read = (p) => readFileSync(join(src, p), 'utf8');
 const opsDef = read('src/core/ops.def');
 const reduceDef = read('src/core/reduce_ops.def');
-const header = read('include/webtensor.h');
+// include/webtensor.h with each part it includes (webtensor/*.h) in its
+// place: the declarations in the order a program sees them.
+const header = read('include/webtensor.h')
+  .replace(/^#include "(webtensor\/\w+\.h)"$/gm, (_, part) => read(`include/${part}`));
 
 function rows(text, macro) {
   const re = new RegExp(`^${macro}\\(([^)]*)`, 'gm');
