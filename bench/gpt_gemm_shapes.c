@@ -7,7 +7,11 @@
  * WT_GEMM_TILE / WT_GEMM_SPLITK force them, so one run per setting gives
  * a table of settings by shape.
  *
- *   bench_gpt_gemm [--backend webgpu] [--reps N] [--rows R]
+ *   bench_gpt_gemm [--backend webgpu] [--reps N] [--rows R] [--bias 1]
+ *
+ * --bias 1 times the forward products only, each as the layer training
+ * runs: wt_linear(x, w, bias) (with WT_BIAS_IN_PRODUCT=0 its old route,
+ * the product and then a separate add).
  *
  * --rows replaces the 16384 rows (batch times context) for a quick check
  * on a slow adapter. */
@@ -49,10 +53,12 @@ static const shape_case cases[] = {
 
 /* a [m, k] and b [k, n] as training lays them out: a view where the
  * stored tensor is the transpose. */
-static int time_case(wt_context *ctx, const shape_case *c, int reps, double *us)
+static int time_case(wt_context *ctx, const shape_case *c, bool with_bias, int reps, double *us)
 {
     int ok = 0;
-    wt_tensor *as = NULL, *bs = NULL, *a = NULL, *b = NULL, *out = NULL;
+    wt_tensor *as = NULL, *bs = NULL, *a = NULL, *b = NULL, *out = NULL, *bias = NULL;
+    int64_t n1[1] = {c->n};
+    if (with_bias) TRY(wt_tensor_randn(ctx, WT_F32, 1, n1, 3, &bias));
     int64_t mk[2] = {c->m, c->k}, km[2] = {c->k, c->m}, kn[2] = {c->k, c->n}, nk[2] = {c->n, c->k};
     switch (c->kind) {
     case FORWARD: /* x [m, k] @ (w [n, k])^T */
@@ -77,7 +83,7 @@ static int time_case(wt_context *ctx, const shape_case *c, int reps, double *us)
     for (int w = 0; w < 3; w++) { /* pipelines built, pool warm */
         wt_tensor_release(out);
         out = NULL;
-        TRY(wt_matmul(a, b, &out));
+        TRY(bias ? wt_linear(as, bs, bias, &out) : wt_matmul(a, b, &out));
     }
     TRY(wt_context_sync(ctx));
     double gpu = 0;
@@ -85,7 +91,7 @@ static int time_case(wt_context *ctx, const shape_case *c, int reps, double *us)
     for (int r = 0; r < reps; r++) {
         wt_tensor_release(out);
         out = NULL;
-        TRY(wt_matmul(a, b, &out));
+        TRY(bias ? wt_linear(as, bs, bias, &out) : wt_matmul(a, b, &out));
     }
     TRY(wt_context_timer_end(ctx, &gpu));
     *us = gpu / reps * 1e6;
@@ -96,6 +102,7 @@ done:
     wt_tensor_release(b);
     wt_tensor_release(as);
     wt_tensor_release(bs);
+    wt_tensor_release(bias);
     return ok;
 }
 
@@ -104,10 +111,12 @@ int main(int argc, char **argv)
     const char *backend = "webgpu";
     int reps = 20;
     int64_t rows = 16384;
+    bool with_bias = false;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--backend") == 0) backend = argv[i + 1];
         else if (strcmp(argv[i], "--reps") == 0) reps = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--rows") == 0) rows = atoll(argv[i + 1]);
+        else if (strcmp(argv[i], "--bias") == 0) with_bias = atoi(argv[i + 1]) != 0;
         else {
             fprintf(stderr, "unknown option %s\n", argv[i]);
             return 2;
@@ -119,15 +128,19 @@ int main(int argc, char **argv)
     wt_context *ctx = NULL;
     if (!make_context_on(backend, -1, &ctx)) return 1;
     const char *tile = getenv("WT_GEMM_TILE"), *split = getenv("WT_GEMM_SPLITK");
-    printf("tile %s, k splits %s\n", tile ? tile : "(chosen)", split ? split : "(chosen)");
+    const char *in_product = getenv("WT_BIAS_IN_PRODUCT");
+    printf("tile %s, k splits %s%s%s\n", tile ? tile : "(chosen)", split ? split : "(chosen)",
+           with_bias ? ", linear with bias, WT_BIAS_IN_PRODUCT=" : "",
+           with_bias ? (in_product ? in_product : "(unset)") : "");
     int rc = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         shape_case c_rows = cases[i];
         if (c_rows.m == 16384) c_rows.m = rows;
         if (c_rows.k == 16384) c_rows.k = rows;
         const shape_case *c = &c_rows;
+        if (with_bias && c->kind != FORWARD) continue;
         double us = 0;
-        if (!time_case(ctx, c, reps, &us)) {
+        if (!time_case(ctx, c, with_bias, reps, &us)) {
             rc = 1;
             continue;
         }

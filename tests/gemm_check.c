@@ -58,6 +58,11 @@ static const gcase cases[] = {
     {"interior dy @ w, batch 2", 2, 128, 128, 192, false, false, false, false, WT_MATMUL_ACT_NONE, false},
     {"interior a^T b^T, bias, gelu", 2, 128, 256, 96, true, true, false, true, WT_MATMUL_ACT_GELU, false},
     {"interior broadcast a, bias", 3, 128, 128, 96, false, true, true, true, WT_MATMUL_ACT_NONE, false},
+    /* A bias without an activation: in the product's own stores on every
+     * tile (WT_BIAS_IN_PRODUCT=0: the second pass on the large ones), at
+     * tile edges and partial quads, and in the interior kernel. */
+    {"linear layout, bias only", 2, 67, 130, 64, false, true, false, true, WT_MATMUL_ACT_NONE, false},
+    {"interior dy^T @ x, bias", 1, 128, 256, 96, true, false, false, true, WT_MATMUL_ACT_NONE, false},
 };
 
 static float f16_round(float x) /* x rounded to the nearest f16, as a float */
@@ -244,8 +249,9 @@ int main(int argc, char **argv)
      * with that case and f16. */
     bool brief = be != TEST_BACKEND_CPU && wg_get_caps(ctx)->cpu_adapter;
     /* ... and the forced configurations the interior kernel's two
-     * layouts of each operand (x @ w^T, dy^T @ x). */
-    static const int brief_cases[] = {1, 10, 17, 18};
+     * layouts of each operand (x @ w^T, dy^T @ x) and a bias alone (in
+     * the stores of every tile). */
+    static const int brief_cases[] = {1, 10, 17, 18, 22, 23};
     /* WT_GEMM_CHECK_CONFIGS="-1,3": only these (-1: the usual choice). */
     const char *only = getenv("WT_GEMM_CHECK_CONFIGS");
     for (int cfg = -1; cfg < ncfg; cfg++)
@@ -256,7 +262,7 @@ int main(int argc, char **argv)
             snprintf(tag, sizeof tag, "config %d, splits %d", cfg, splits);
             if (be != TEST_BACKEND_CPU) wg_gemm_force(cfg, splits);
             if (brief && cfg >= 0) {
-                for (int i = 0; i < 4; i++)
+                for (int i = 0; i < (int)(sizeof brief_cases / sizeof brief_cases[0]); i++)
                     if (splits || i != 1) run_case(ctx, &cases[brief_cases[i]], tag); /* f16: split-k only */
             } else {
                 for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

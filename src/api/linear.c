@@ -2,7 +2,10 @@
  * a transposed view handed to wt_matmul, whose backends read any strides,
  * so the weight is never copied; x's leading axes fold into one matrix
  * (one GEMM instead of a batch of them; a non-contiguous x is gathered
- * for that, never w). */
+ * for that, never w). The bias goes into the product (wt_matmul_fused:
+ * on WebGPU added in the kernel's own stores, so no second pass over the
+ * result) when operands share a float dtype and the product is a matrix
+ * one; a matrix-vector product keeps its own kernels and a separate add. */
 #include "api/api.h"
 #include "autograd/tape.h"
 
@@ -32,6 +35,11 @@ wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bia
             return wt_fail(WT_ERR_SHAPE, "%s: bias must have shape [%lld] (got %s)", fn, (long long)w->shape[0],
                            wt_shape_str(bias->ndim, bias->shape, b1, sizeof b1));
     }
+    const int64_t K = w->shape[1], N = w->shape[0];
+    const bool bias_in_product = bias && bias->dtype == x->dtype && w->dtype == x->dtype &&
+                                 (x->dtype == WT_F32 || x->dtype == WT_F16) && K > 0 && N > 1 &&
+                                 x->numel / K > 1 && wt_knob_count(WT_KNOB_BIAS_IN_PRODUCT, 1) != 0 &&
+                                 wt_backend_runs(wt_ctx_of(x), WT_NODE_MATMUL_FUSED);
     wt_tensor *wt = NULL, *x2 = NULL, *y = NULL, *y2 = NULL;
     if ((st = wt_transpose(w, 0, 1, &wt)) != WT_OK) return st;
     const wt_tensor *xa = x;
@@ -43,7 +51,8 @@ wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bia
         if ((st = wt_reshape(x, 2, shape2, &x2)) != WT_OK) goto done;
         xa = x2;
     }
-    if ((st = wt_matmul(xa, wt, &y)) != WT_OK) goto done;
+    st = bias_in_product ? wt_matmul_fused(xa, wt, bias, WT_MATMUL_ACT_NONE, &y) : wt_matmul(xa, wt, &y);
+    if (st != WT_OK) goto done;
     if (x2) {
         int64_t oshape[WT_MAX_DIMS];
         for (int i = 0; i < x->ndim - 1; i++) oshape[i] = x->shape[i];
@@ -53,7 +62,7 @@ wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bia
         y = y2;
         y2 = NULL;
     }
-    if (bias) {
+    if (bias && !bias_in_product) {
         st = wt_add(y, bias, &y2);
         wt_tensor_release(y);
         y = y2;

@@ -534,10 +534,13 @@ static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
 
     const interior_knob ik = interior_choice();
     const bool interior = interior_fits(caps, j, &pl, &ik);
-    /* A bias or an activation on the large tiles or the interior kernel
-     * (raw sums only): a second pass (see gemm.wgsl), through the split-k
-     * route with one split. */
-    bool epilogue_pass = (bias || j->act != WT_MATMUL_ACT_NONE) && (interior || pl.cfg->tm * pl.cfg->tn >= 64);
+    /* An activation on the large tiles or the interior kernel: a second
+     * pass (see gemm.wgsl), through the split-k route with one split. A
+     * bias alone is added in the product's own stores unless
+     * WT_BIAS_IN_PRODUCT=0 (the second pass for it too, as before). */
+    const bool bias_in_store = wt_knob_count(WT_KNOB_BIAS_IN_PRODUCT, 1) != 0;
+    bool epilogue_pass = (j->act != WT_MATMUL_ACT_NONE || (bias && !bias_in_store)) &&
+                         (interior || pl.cfg->tm * pl.cfg->tn >= 64);
     bool split = pl.splits > 1 || epilogue_pass;
 
     wt_storage *partials = NULL;
@@ -576,7 +579,7 @@ static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
     l.bindings[3] = (wg_binding){bias && !split ? bias->storage : a->storage, false};
     l.nbindings = 4;
     l.workgroups = work;
-    char interior_prelude[512];
+    char interior_prelude[640];
     wg_launch li = l;
     if (interior) {
         snprintf(interior_prelude, sizeof interior_prelude,
@@ -584,14 +587,15 @@ static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
                  "const TM: u32 = %uu;\nconst TN: u32 = %uu;\n"
                  "const A_K_FAST: bool = %s;\nconst B_N_FAST: bool = %s;\n"
                  "const PAD: bool = %s;\nconst FRAG_AHEAD: bool = %s;\nconst STAGE_REGS: bool = %s;\n"
-                 "const WARP_8X4: bool = %s;\n",
+                 "const WARP_8X4: bool = %s;\nconst BIAS: bool = %s;\n",
                  c->bm, c->bn, c->bk, c->tm, c->tn, j->a_k_fast ? "true" : "false",
                  j->b_n_fast ? "true" : "false", ik.pad ? "true" : "false", ik.ahead ? "true" : "false",
-                 ik.stage_regs ? "true" : "false", ik.warp84 && (c->bm / c->tm) % 4 == 0 ? "true" : "false");
+                 ik.stage_regs ? "true" : "false", ik.warp84 && (c->bm / c->tm) % 4 == 0 ? "true" : "false",
+                 bias && !split ? "true" : "false");
         li.prelude = interior_prelude;
         li.shader = "gemm_interior";
         memset(li.libraries, 0, sizeof li.libraries);
-        li.nbindings = 3;
+        li.nbindings = 4; /* the bias, or a unread */
     }
     if (split) p->out_offset = 0;
     st = wg_dispatch(ctx, interior ? &li : &l);

@@ -23,13 +23,15 @@
 // of threads rather than TX x 32 / TX, so that a step's reads of b touch
 // 8 words instead of TX (needs TY a multiple of 4).
 //
-// Always raw sums: out is [splits, batch, M, N] from out_offset (slice z of
-// split z), a bias or an activation goes through gemm_splitk.wgsl.
+// Raw sums, or with BIAS (one split only) the sums plus a bias per column,
+// read once a thread before the stores: out is [splits, batch, M, N] from
+// out_offset (slice z of split z); an activation goes through
+// gemm_splitk.wgsl.
 //
 // Prelude constants: BM, BN, BK, TM, TN (TM, TN multiples of 4; BM BK / 4
 // and BN BK / 4 multiples of the workgroup size), A_K_FAST / B_N_FAST (the
 // loads walk k for a / n for b, else m / k), PAD, FRAG_AHEAD, STAGE_REGS,
-// WARP_8X4.
+// WARP_8X4, BIAS.
 
 struct Params {
     batch: u32,
@@ -64,6 +66,8 @@ struct Params {
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;
+// The bias (BIAS), else any buffer, unread.
+@group(0) @binding(4) var<storage, read> bias: array<f32>;
 
 const TX: u32 = BN / TN;
 const TY: u32 = BM / TM;
@@ -240,11 +244,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     // Row gm's quads start at word (out_offset + (zb M + gm) N + n0) / 4.
     let row0 = (p.out_offset + (zb * p.m + m0) * p.n + n0) / 4u;
     let nq = p.n / 4u;
+    var bq: array<vec4<f32>, QN>;
+    if (BIAS) {
+        for (var j = 0u; j < QN; j++) {
+            let gn = p.bias_offset + n0 + (tx + j * TX) * 4u;
+            bq[j] = vec4<f32>(bias[gn], bias[gn + 1u], bias[gn + 2u], bias[gn + 3u]);
+        }
+    }
     for (var i = 0u; i < QM; i++) {
         for (var r = 0u; r < 4u; r++) {
             let row = row0 + ((ty + i * TY) * 4u + r) * nq;
             for (var j = 0u; j < QN; j++) {
-                out[row + tx + j * TX] = acc[(i * 4u + r) * QN + j];
+                var s = acc[(i * 4u + r) * QN + j];
+                if (BIAS) { s += bq[j]; }
+                out[row + tx + j * TX] = s;
             }
         }
     }
