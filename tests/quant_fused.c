@@ -42,7 +42,7 @@ static wt_tensor *make_at(int ndim, const int64_t *shape, const float *v, int64_
 static double x8_bound(const double *h, const uint8_t *blocks, wt_quant_type t, int64_t k, int64_t r, int64_t m)
 {
     const char *v = getenv("WT_CPU_QUANT_DOT"), *x8 = getenv("WT_QUANT_GEMV_X8");
-    const bool gpu_x8 = !g_cpu && x8 && (strcmp(x8, "1") == 0 || strcmp(x8, "2") == 0);
+    const bool gpu_x8 = !g_cpu && x8 && (strcmp(x8, "1") == 0 || strcmp(x8, "2") == 0 || strcmp(x8, "3") == 0);
     if (m > 4 || (g_cpu && v && strcmp(v, "f32") == 0) || (!g_cpu && !gpu_x8)) return 0.0;
     double bound = 0.0;
     const int64_t be = g_cpu ? block_elems(t) : 32;

@@ -18,7 +18,7 @@ enum { X_PLAIN, X_TRANSPOSED, X_OFFSET, X_GRID };
 static bool x8_knob_on(void)
 {
     const char *v = getenv("WT_QUANT_GEMV_X8");
-    return v && (strcmp(v, "1") == 0 || strcmp(v, "2") == 0);
+    return v && (strcmp(v, "1") == 0 || strcmp(v, "2") == 0 || strcmp(v, "3") == 0);
 }
 
 /* Whether wt_linear_quant rounds x to 8-bit blocks here (the header's
@@ -213,6 +213,9 @@ void test_linear(void)
          * is one such group and five blocks more, 1024 two groups */
         check_linear(t, 1, 40, 672, true, X_PLAIN, false);
         check_linear(t, 4, 21, 1024, false, X_PLAIN, false);
+        /* K = 4160 (65 pairs of blocks, 260 half blocks): past one pass of
+         * WT_QUANT_GEMV_X8=3's lanes over a row and of its threads over x */
+        check_linear(t, 2, 19, 4160, true, X_PLAIN, false);
     }
     /* The super-block formats: M = 1 and 4 (the row GEMV), 2 at an offset
      * (the GEMM takes it), 17 (tiled); K = 256 (one super-block), 768. */
