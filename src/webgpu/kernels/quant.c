@@ -46,21 +46,23 @@ static bool gemv_slots(wt_quant_type type, const wt_tensor *w)
     return type == WT_QUANT_Q4_0 || type == WT_QUANT_Q8_0 || (type == WT_QUANT_Q4_K && w->offset % 4 == 0);
 }
 
-/* x rounded to 8 bits per block of 32 (quant_x8.wgsl) and the products
- * as integer dot products of four bytes (quant_gemv_x8.wgsl): opt-in, as it
- * changes the result by x's rounding (at most max |x| / 254 of a block
- * times the element's quant term), where the f32 kernels round only their
- * sums.
- * 0: off; 1: on, a unit a thread; 2: on, the units of Q8_0, Q4_0 and Q4_K
- * split over consecutive threads (contiguous reads). */
+/* x rounded to 8 bits per block of 32 and the products as integer dot
+ * products of four bytes, which changes the result by x's rounding (at
+ * most max |x| / 254 of a block times the element's quant term), where the
+ * f32 kernels round only their sums.
+ * 0: off; 1: x rounded by a pass of its own (quant_x8.wgsl), then
+ * quant_gemv_x8.wgsl, a unit a thread; 2: the same, the units of Q8_0,
+ * Q4_0 and Q4_K split over consecutive threads (contiguous reads); 3 and
+ * auto (the default): below. */
+#define X8_AUTO (-1)
 static int gemv_x8(void)
 {
     const char *v = wt_knob_text(WT_KNOB_QUANT_GEMV_X8);
-    return !v                     ? 0
-           : strcmp(v, "1") == 0 ? 1
-           : strcmp(v, "2") == 0 ? 2
-           : strcmp(v, "3") == 0 ? 3
-                                 : 0;
+    return !v || strcmp(v, "auto") == 0 ? X8_AUTO
+           : strcmp(v, "1") == 0       ? 1
+           : strcmp(v, "2") == 0       ? 2
+           : strcmp(v, "3") == 0       ? 3
+                                       : 0;
 }
 
 /* 3: x rounded the same way by each workgroup of the GEMV itself
@@ -68,14 +70,20 @@ static int gemv_x8(void)
  * and residual of wt_linear_quant_fused in the same kernel; Q4_0 and Q8_0
  * with K a multiple of 64 (pairs of blocks), x and the norm weight at a
  * multiple of 4 elements, and x's rounded row within the workgroup
- * memory (1.25 K bytes beside 4 KiB). Elsewhere the f32 kernels run. */
-#define X8_FUSED_LANES 32u
+ * memory (1.5 K bytes beside 4 KiB). Elsewhere the f32 kernels run.
+ * By default ("auto") Q4_0 alone: on the H200 the 852M Llama's Q4_0 decode
+ * went from 1,128 to 1,312 tok/s with it, Q8_0's from 1,029 to 1,043
+ * (noise), so Q8_0 keeps its exact f32 x (bench/RESULTS.md). 16 lanes a
+ * pair of rows measured ahead of 32 and 8 there. */
+#define X8_FUSED_LANES 16u
 static bool x8_fused_takes(wt_context *ctx, wt_quant_type type, int64_t m, int64_t k, const wt_tensor *x,
                            const wt_tensor *norm_weight)
 {
-    if (gemv_x8() != 3 || m > GEMV_MAX_ROWS || (type != WT_QUANT_Q4_0 && type != WT_QUANT_Q8_0)) return false;
+    const int mode = gemv_x8();
+    const bool q4 = type == WT_QUANT_Q4_0, q8 = type == WT_QUANT_Q8_0;
+    if (m > GEMV_MAX_ROWS || !(mode == 3 ? q4 || q8 : mode == X8_AUTO && q4)) return false;
     if (k % 64 != 0 || x->offset % 4 != 0 || (norm_weight && norm_weight->offset % 4 != 0)) return false;
-    const uint64_t bytes = (uint64_t)k / 32u * (32u + 8u + 4u) + GEMV_THREADS * 16u;
+    const uint64_t bytes = (uint64_t)k / 32u * (32u + 4u + 8u + 4u) + GEMV_THREADS * 16u;
     return bytes <= wg_get_caps(ctx)->max_workgroup_storage;
 }
 

@@ -11,10 +11,13 @@
 // (x is 8-22 KB, read from the L2 by each workgroup), after issuing its
 // first weight loads, so that rounding overlaps them.
 // x's rounding is quant_x8.wgsl's (per block of 32, d = max |x| / 127, q =
-// round(x * 127 / max |x|), the block's f32 sum kept for Q4_0's offset 8),
-// applied to x * g under NORM: the 1/rms factor is taken out of the sums,
-// and rounding is the same at any scale, so each element's product moves
-// by at most d / 2 times its quant term, as the header states.
+// round(x * 127 / max |x|)), applied to x * g under NORM: the 1/rms factor
+// is taken out of the sums, and rounding is the same at any scale. Q4_0's
+// offset 8 meets the rounded x too (d_w d_x sum (q_w - 8) q_x, as ggml's
+// integer dots), so each element's product moves by at most d / 2 times
+// |w|, the bound the header states: taking the offset with x's exact sum
+// instead (quant_gemv_x8.wgsl) leaves the error on the nibble q_w (0-15)
+// rather than on q_w - 8, twice as large on a Llama's steps.
 // Threads: LANES consecutive threads share two weight rows (with SWIGLU a
 // gate row and its up row N/2 below); a thread takes pairs of blocks
 // (Q4_0: 36 bytes = 9 words, Q8_0: 68 bytes = 17 words, both whole words
@@ -44,7 +47,8 @@ const PAIR_WORDS: u32 = select(17u, 9u, Q4);
 const NIBBLES: u32 = 0x0f0f0f0fu;
 
 var<workgroup> xq: array<vec4<u32>, 2u * KB>; // block b: xq[2b] elements 0-15, xq[2b + 1] 16-31
-var<workgroup> xds: array<vec2<f32>, KB>;     // block b: d, the f32 sum of its 32 values
+var<workgroup> xd: array<f32, KB>;            // block b's step d
+var<workgroup> xqsum: array<f32, 2u * KB>;    // half block h: d times the sum of its 16 q (Q4_0)
 var<workgroup> xsq: array<f32, KB>;           // NORM: block b's sum of x^2 (x before g)
 // stage_x: a half block's max |x|, sum, sum of x^2 and bad flag; then the
 // lanes' sums
@@ -84,8 +88,8 @@ fn mid4(a: vec4<u32>, b: u32) -> vec4<u32> {
 // The pair's two blocks (2 pr, 2 pr + 1) against x's.
 fn pair_dot(q: Pair, pr: u32) -> f32 {
     let b0 = 2u * pr;
-    let xa = xds[b0];
-    let xb = xds[b0 + 1u];
+    let xa = xd[b0];
+    let xb = xd[b0 + 1u];
     if (Q4) {
         // Block 0: d in the low half of word 0, its 16 nibble bytes from
         // byte 2; block 1: d in the high half of word 4, nibbles words 5-8.
@@ -94,27 +98,32 @@ fn pair_dot(q: Pair, pr: u32) -> f32 {
         let n = vec4<u32>(NIBBLES);
         let sa = dot16(qa & n, xq[2u * b0]) + dot16((qa >> vec4<u32>(4u)) & n, xq[2u * b0 + 1u]);
         let sb = dot16(qb & n, xq[2u * b0 + 2u]) + dot16((qb >> vec4<u32>(4u)) & n, xq[2u * b0 + 3u]);
-        return f16_value(q.v0.x & 0xffffu) * (xa.x * f32(sa) - 8.0 * xa.y) +
-               f16_value(q.v1.x >> 16u) * (xb.x * f32(sb) - 8.0 * xb.y);
+        let oa = xqsum[2u * b0] + xqsum[2u * b0 + 1u];
+        let ob = xqsum[2u * b0 + 2u] + xqsum[2u * b0 + 3u];
+        return f16_value(q.v0.x & 0xffffu) * (xa * f32(sa) - 8.0 * oa) +
+               f16_value(q.v1.x >> 16u) * (xb * f32(sb) - 8.0 * ob);
     }
     // Q8_0: block 0's d in the low half of word 0, its 32 int8 from byte
     // 2; block 1's d in the high half of word 8, its int8 words 9-16.
     let sa = dot16(mid4(q.v0, q.v1.x), xq[2u * b0]) + dot16(mid4(q.v1, q.v2.x), xq[2u * b0 + 1u]);
     let sb = dot16(vec4<u32>(q.v2.y, q.v2.z, q.v2.w, q.v3.x), xq[2u * b0 + 2u]) +
              dot16(vec4<u32>(q.v3.y, q.v3.z, q.v3.w, q.e), xq[2u * b0 + 3u]);
-    return f16_value(q.v0.x & 0xffffu) * xa.x * f32(sa) + f16_value(q.v2.x >> 16u) * xb.x * f32(sb);
+    return f16_value(q.v0.x & 0xffffu) * xa * f32(sa) + f16_value(q.v2.x >> 16u) * xb * f32(sb);
 }
 
-// Four values rounded to int8 (by inv = 127 / max |x| of their block) in
-// the bytes of a word, element 0 in the low byte.
-fn pack8(v: vec4<f32>, inv: f32) -> u32 {
-    let q = bitcast<vec4<u32>>(vec4<i32>(clamp(round(v * inv), vec4<f32>(-127.0), vec4<f32>(127.0)))) &
-            vec4<u32>(0xffu);
-    return q.x | (q.y << 8u) | (q.z << 16u) | (q.w << 24u);
+// Four values rounded to int8 by inv = 127 / max |x| of their block.
+fn round8(v: vec4<f32>, inv: f32) -> vec4<i32> {
+    return vec4<i32>(clamp(round(v * inv), vec4<f32>(-127.0), vec4<f32>(127.0)));
 }
 
-// Row xrow (vec4 index) of x, times g under NORM, rounded into xq / xds
-// (and its squares into xsq): a thread half a block (16 elements, one
+// Four int8 in the bytes of a word, element 0 in the low byte.
+fn pack8(q: vec4<i32>) -> u32 {
+    let b = bitcast<vec4<u32>>(q) & vec4<u32>(0xffu);
+    return b.x | (b.y << 8u) | (b.z << 16u) | (b.w << 24u);
+}
+
+// Row xrow (vec4 index) of x, times g under NORM, rounded into xq, xd and
+// xqsum (and its squares into xsq): a thread half a block (16 elements, one
 // vec4 of xq), its partner (lid ^ 1) the other half, so that every thread
 // of the workgroup shares the work and each holds a short chain.
 fn stage_x(xrow: u32, lid: u32) {
@@ -123,7 +132,6 @@ fn stage_x(xrow: u32, lid: u32) {
         let live = t < 2u * KB;
         var h: array<vec4<f32>, 4>;
         var amax = 0.0;
-        var sum = 0.0;
         var sq = 0.0;
         var bad = false;
         if (live) {
@@ -137,27 +145,33 @@ fn stage_x(xrow: u32, lid: u32) {
                 h[j] = v;
                 let a = abs(v);
                 amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
-                sum += (v.x + v.y) + (v.z + v.w);
                 // inf and NaN found from the bits: arithmetic on them is
                 // not reliable in WGSL
                 bad = bad || any((bitcast<vec4<u32>>(v) & vec4<u32>(0x7f800000u)) == vec4<u32>(0x7f800000u));
             }
         }
-        red[lid] = vec4<f32>(amax, sum, sq, select(0.0, 1.0, bad));
+        red[lid] = vec4<f32>(amax, 0.0, sq, select(0.0, 1.0, bad));
         workgroupBarrier();
         let o = red[lid ^ 1u];
         workgroupBarrier(); // red is written again next
         if (live) {
             let m = max(amax, o.x);
             let inv = select(0.0, 127.0 / m, m > 0.0);
-            xq[t] = vec4<u32>(pack8(h[0], inv), pack8(h[1], inv), pack8(h[2], inv), pack8(h[3], inv));
+            let q0 = round8(h[0], inv);
+            let q1 = round8(h[1], inv);
+            let q2 = round8(h[2], inv);
+            let q3 = round8(h[3], inv);
+            xq[t] = vec4<u32>(pack8(q0), pack8(q1), pack8(q2), pack8(q3));
+            let d = m / 127.0;
+            let qs = (q0 + q1) + (q2 + q3);
+            // A block with an inf or a NaN makes its rows NaN
+            // (quant_x8.wgsl's rule), not a finite number from a
+            // meaningless rounding.
+            let any_bad = bad || o.w != 0.0;
+            let nan = bitcast<f32>(0x7fc00000u | u32(any_bad));
+            xqsum[t] = select(d * f32((qs.x + qs.y) + (qs.z + qs.w)), nan, any_bad);
             if ((t & 1u) == 0u) {
-                // A block with an inf or a NaN makes its rows NaN
-                // (quant_x8.wgsl's rule), not a finite number from a
-                // meaningless rounding.
-                let any_bad = bad || o.w != 0.0;
-                let nan = bitcast<f32>(0x7fc00000u | u32(any_bad));
-                xds[t / 2u] = select(vec2<f32>(m / 127.0, sum + o.y), vec2<f32>(nan, nan), any_bad);
+                xd[t / 2u] = select(d, nan, any_bad);
                 xsq[t / 2u] = sq + o.z;
             }
         }
