@@ -14,11 +14,15 @@
  * definition and against dequantise + wt_linear. */
 enum { X_PLAIN, X_TRANSPOSED, X_OFFSET, X_GRID };
 
-/* Whether WT_QUANT_GEMV_X8 asks WebGPU's GEMV to round x to 8 bits. */
-static bool x8_knob_on(void)
+/* Whether WebGPU's GEMV may round x to 8 bits for type t
+ * (WT_QUANT_GEMV_X8, docs/KNOBS.md): 1, 2 and 3 ask for it, the default
+ * (auto) does it for Q4_0, 0 never. The bound it allows also holds the
+ * exact f32 path, which the kernels keep where they do not round. */
+static bool x8_knob_on(wt_quant_type t)
 {
     const char *v = getenv("WT_QUANT_GEMV_X8");
-    return v && (strcmp(v, "1") == 0 || strcmp(v, "2") == 0);
+    if (!v || strcmp(v, "auto") == 0) return t == WT_QUANT_Q4_0;
+    return strcmp(v, "1") == 0 || strcmp(v, "2") == 0 || strcmp(v, "3") == 0;
 }
 
 /* Whether wt_linear_quant rounds x to 8-bit blocks here (the header's
@@ -136,7 +140,7 @@ static void check_linear(wt_quant_type t, int64_t m, int64_t n, int64_t k, bool 
      * 127), and that error meets each element's quant term: |w| (Q8_0,
      * Q6_K), nibble * |d| (Q4_0: at most |w| + 8 |d|), d * scale * q (Q4_K:
      * at most the sum of its terms' magnitudes). */
-    const bool x8 = x8_knob_on() && m <= 4 && x_form != X_GRID;
+    const bool x8 = x8_knob_on(t) && m <= 4 && x_form != X_GRID;
     for (int64_t i = 0; got && dense && i < m; i++)
         for (int64_t r = 0; r < n; r++) {
             double want = with_bias ? (double)b[r] : 0.0, mag = fabs(want), x8_err = 0.0, d_x = 0.0;
@@ -213,6 +217,9 @@ void test_linear(void)
          * is one such group and five blocks more, 1024 two groups */
         check_linear(t, 1, 40, 672, true, X_PLAIN, false);
         check_linear(t, 4, 21, 1024, false, X_PLAIN, false);
+        /* K = 4160 (65 pairs of blocks, 260 half blocks): past one pass of
+         * WT_QUANT_GEMV_X8=3's lanes over a row and of its threads over x */
+        check_linear(t, 2, 19, 4160, true, X_PLAIN, false);
     }
     /* The super-block formats: M = 1 and 4 (the row GEMV), 2 at an offset
      * (the GEMM takes it), 17 (tiled); K = 256 (one super-block), 768. */
@@ -378,7 +385,7 @@ void test_linear_x8(void)
         /* WebGPU's opt-in 8-bit x (WT_QUANT_GEMV_X8) promises no fallback
          * for non-finite x: only that the rows holding them are not
          * finite. */
-        const bool gpu_x8 = !g_cpu && x8_knob_on();
+        const bool gpu_x8 = !g_cpu && x8_knob_on(t);
         if (tiny) {
             if (!gpu_x8)
                 CHECK(got && exact && memcmp(got, exact, sizeof(float) * 3 * N) == 0 && nonfinite == 0,

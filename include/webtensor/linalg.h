@@ -169,11 +169,16 @@ WT_API wt_status wt_dequantize(const wt_tensor *w, wt_quant_type type, wt_dtype 
  * elements largely cancel, so typically far less).
  * WT_CPU_QUANT_DOT=f32 keeps x exact; x holding an inf or a NaN, or a
  * block whose max|x| is nonzero but below 127 * 2^-100 (about 1e-28),
- * always takes the exact path. On WebGPU x stays f32 unless WT_QUANT_GEMV_X8 is
- * set (docs/KNOBS.md; up to 4 rows of x): the GEMV then rounds x the same
- * way first, each element's product differing by at most max |x| of its
- * block / 254 times the weight's quant term (faster, not the same
- * values). Other types and row counts: f32. */
+ * always takes the exact path. On WebGPU, Q4_0 weights with one to four
+ * rows of x and K a multiple of 64 round x the same way per block of 32 by
+ * default, and the offset 8 meets the rounded x as well (d_w d_x sum of
+ * (q_w - 8) q_x, as ggml's integer dots): the CPU's bound above; a block
+ * holding an inf or a NaN makes its results NaN. Other types keep f32 x
+ * unless WT_QUANT_GEMV_X8 asks (docs/KNOBS.md; 0 keeps f32 x for Q4_0
+ * too): with 1 or 2 each element's product may differ by at most max |x|
+ * of its block / 254 times the weight's quant term (Q4_0: its nibble
+ * times d), with 3 (Q4_0 and Q8_0) by the bound above. Other row counts:
+ * f32. */
 WT_API wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quant_type type,
                                  const wt_tensor *bias, wt_tensor **out);
 /* wt_linear_fused with a quantised weight w (wt_linear_quant's form and
@@ -188,8 +193,10 @@ WT_API wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quan
  * f32 bias, norm weight and residual, and x and the norm weight starting
  * at a multiple of 4 elements of their storage, one kernel does it all,
  * the norm's 1/rms applied to the product's sums (so the result differs
- * from the composition's in the last bits); elsewhere (an RMSNorm without
- * a weight, WT_QUANT_GEMV_X8 or WT_QUANT_GEMV_RPT set, the CPU backend)
+ * from the composition's in the last bits; where x is rounded to 8 bits,
+ * as wt_linear_quant says, the kernel rounds x times the norm weight, the
+ * same rounding at that scale); elsewhere (an RMSNorm without a weight,
+ * WT_QUANT_GEMV_X8 set to 1 or 2, WT_QUANT_GEMV_RPT set, the CPU backend)
  * it is that composition. Recorded for autograd as the composition. */
 WT_API wt_status wt_linear_quant_fused(const wt_tensor *x, const wt_tensor *w, wt_quant_type type,
                                        const wt_tensor *bias, const wt_linear_fused_options *opts,

@@ -20,6 +20,9 @@
 /* quant_gemv_rows: rows of W per workgroup x threads per row (lanes) =
  * 256; the lanes from WT_QUANT_GEMV_LANES. */
 #define GEMV_THREADS 256u
+/* Up to this many rows of x, one GEMV pass per row beats staging tiles:
+ * each weight block is read M times, but from cache after the first. */
+#define GEMV_MAX_ROWS 4
 
 /* Weight rows per thread of the row kernel: 1 (quant_gemv_rows.wgsl) or 4
  * (quant_gemv_rows4.wgsl). By default 4 for the 4-bit formats, whose
@@ -43,17 +46,45 @@ static bool gemv_slots(wt_quant_type type, const wt_tensor *w)
     return type == WT_QUANT_Q4_0 || type == WT_QUANT_Q8_0 || (type == WT_QUANT_Q4_K && w->offset % 4 == 0);
 }
 
-/* x rounded to 8 bits per block of 32 (quant_x8.wgsl) and the products
- * as integer dot products of four bytes (quant_gemv_x8.wgsl): opt-in, as it
- * changes the result by x's rounding (at most max |x| / 254 of a block
- * times the element's quant term), where the f32 kernels round only their
- * sums.
- * 0: off; 1: on, a unit a thread; 2: on, the units of Q8_0, Q4_0 and Q4_K
- * split over consecutive threads (contiguous reads). */
+/* x rounded to 8 bits per block of 32 and the products as integer dot
+ * products of four bytes, which changes the result by x's rounding (at
+ * most max |x| / 254 of a block times the element's quant term), where the
+ * f32 kernels round only their sums.
+ * 0: off; 1: x rounded by a pass of its own (quant_x8.wgsl), then
+ * quant_gemv_x8.wgsl, a unit a thread; 2: the same, the units of Q8_0,
+ * Q4_0 and Q4_K split over consecutive threads (contiguous reads); 3 and
+ * auto (the default): below. */
+#define X8_AUTO (-1)
 static int gemv_x8(void)
 {
     const char *v = wt_knob_text(WT_KNOB_QUANT_GEMV_X8);
-    return !v ? 0 : strcmp(v, "1") == 0 ? 1 : strcmp(v, "2") == 0 ? 2 : 0;
+    return !v || strcmp(v, "auto") == 0 ? X8_AUTO
+           : strcmp(v, "1") == 0       ? 1
+           : strcmp(v, "2") == 0       ? 2
+           : strcmp(v, "3") == 0       ? 3
+                                       : 0;
+}
+
+/* 3: x rounded the same way by each workgroup of the GEMV itself
+ * (quant_gemv_x8_fused.wgsl), so no pass of its own and the norm, SwiGLU
+ * and residual of wt_linear_quant_fused in the same kernel; Q4_0 and Q8_0
+ * with K a multiple of 64 (pairs of blocks), x and the norm weight at a
+ * multiple of 4 elements, and x's rounded row within the workgroup
+ * memory (1.5 K bytes beside 4 KiB). Elsewhere the f32 kernels run.
+ * By default ("auto") Q4_0 alone: on the H200 the 852M Llama's Q4_0 decode
+ * went from 1,128 to 1,312 tok/s with it, Q8_0's from 1,029 to 1,043
+ * (noise), so Q8_0 keeps its exact f32 x (bench/RESULTS.md). 16 lanes a
+ * pair of rows measured ahead of 32 and 8 there. */
+#define X8_FUSED_LANES 16u
+static bool x8_fused_takes(wt_context *ctx, wt_quant_type type, int64_t m, int64_t k, const wt_tensor *x,
+                           const wt_tensor *norm_weight)
+{
+    const int mode = gemv_x8();
+    const bool q4 = type == WT_QUANT_Q4_0, q8 = type == WT_QUANT_Q8_0;
+    if (m > GEMV_MAX_ROWS || !(mode == 3 ? q4 || q8 : mode == X8_AUTO && q4)) return false;
+    if (k % 64 != 0 || x->offset % 4 != 0 || (norm_weight && norm_weight->offset % 4 != 0)) return false;
+    const uint64_t bytes = (uint64_t)k / 32u * (32u + 4u + 8u + 4u) + GEMV_THREADS * 16u;
+    return bytes <= wg_get_caps(ctx)->max_workgroup_storage;
 }
 
 static unsigned gemv_lanes_or(unsigned fallback)
@@ -68,9 +99,6 @@ static unsigned gemv_lanes(void) { return gemv_lanes_or(32); }
  * other on both shapes of 4096 and 14336, 128 ahead at 14336x4096; 64 was
  * up to 14 % slower (Q4_0 4096x14336: 27.9, 26.2, 31.7 us at 128, 256, 64). */
 #define SLOT_LANES 128u
-/* Up to this many rows of x, one GEMV pass per row beats staging tiles:
- * each weight block is read M times, but from cache after the first. */
-#define GEMV_MAX_ROWS 4
 
 static bool fits32(int64_t v) { return v >= 0 && v < ((int64_t)1 << 31); }
 
@@ -172,6 +200,40 @@ static wt_status linear_x8(wt_context *ctx, wt_quant_type type, const quant_line
     return st;
 }
 
+static wt_status linear_x8_fused(wt_context *ctx, wt_quant_type type, const quant_slots_params *p,
+                                 const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                 const wt_tensor *norm_weight, const wt_tensor *residual, bool swiglu,
+                                 wt_tensor *out)
+{
+    const unsigned lanes = gemv_lanes_or(X8_FUSED_LANES);
+    char prelude[400];
+    snprintf(prelude, sizeof prelude,
+             "const TYPE: u32 = %du;\nconst HAS_BIAS: bool = %s;\nconst NORM: bool = %s;\nconst SWIGLU: bool = %s;\n"
+             "const RESIDUAL: bool = %s;\nconst LANES: u32 = %uu;\nconst KB: u32 = %uu;\n",
+             (int)type, bias ? "true" : "false", norm_weight ? "true" : "false", swiglu ? "true" : "false",
+             residual ? "true" : "false", lanes, p->k / 32u);
+    wg_launch l;
+    memset(&l, 0, sizeof l);
+    l.shader = "quant_gemv_x8_fused";
+    l.prelude = prelude;
+    l.libraries[0] = F16_LIBRARY;
+    l.params = p;
+    l.params_size = sizeof *p;
+    /* Bindings the prelude turns off are never read: x stands in. */
+    l.bindings[0] = (wg_binding){x->storage, false};
+    l.bindings[1] = (wg_binding){w->storage, false};
+    l.bindings[2] = (wg_binding){bias ? bias->storage : x->storage, false};
+    l.bindings[3] = (wg_binding){out->storage, true};
+    l.bindings[4] = (wg_binding){norm_weight ? norm_weight->storage : x->storage, false};
+    l.bindings[5] = (wg_binding){residual ? residual->storage : x->storage, false};
+    l.nbindings = 6;
+    /* Two rows a group of lanes (one SwiGLU output). */
+    const uint64_t outs = swiglu ? p->n / 2u : p->n;
+    const uint64_t per_wg = GEMV_THREADS / lanes * (swiglu ? 1u : 2u);
+    l.workgroups = (uint64_t)p->m * ((outs + per_wg - 1) / per_wg);
+    return wg_dispatch(ctx, &l);
+}
+
 /* The slot kernel's prelude: the unit kernels' and its prologue's and
  * epilogue's flags. */
 static void prelude_slots(char *buf, size_t size, wt_quant_type type, bool has_bias, unsigned lanes, bool norm,
@@ -205,7 +267,10 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     /* The unit kernels' Params: the slot kernel's first fields. */
     quant_linear_params pu = {.m = p.m, .n = p.n, .k = p.k, .words = p.words, .x_offset = p.x_offset,
                               .w_offset = p.w_offset, .b_offset = p.b_offset};
-    const bool x8 = m <= GEMV_MAX_ROWS && gemv_x8() != 0;
+    if (x8_fused_takes(ctx, type, m, k, x, rms_norm ? norm_weight : NULL) && (!rms_norm || norm_weight))
+        return linear_x8_fused(ctx, type, &p, x, w, bias, rms_norm ? norm_weight : NULL, residual, swiglu, out);
+    const int x8_mode = gemv_x8();
+    const bool x8 = m <= GEMV_MAX_ROWS && (x8_mode == 1 || x8_mode == 2);
     /* The row kernel reads x as vec4; the per-element GEMV (Q8_0 and Q4_0
      * only) takes an x elsewhere, the GEMM anything. */
     const bool rows = m <= GEMV_MAX_ROWS && x->offset % 4 == 0;

@@ -1,0 +1,269 @@
+// y [M, N] = x [M, K] @ W^T + bias with W in Q4_0 or Q8_0 blocks and x
+// rounded to 8 bits inside the kernel: the decode GEMV of a step, with the
+// RMSNorm before it, the SwiGLU and the residual after it as
+// wt_linear_quant_fused asks (the prelude flags NORM, SWIGLU, RESIDUAL of
+// quant_gemv_slots.wgsl, whose Params and bindings this shares).
+// Why: quant_gemv_x8.wgsl's integer dots cost a quarter of an instruction
+// an element where the f32 kernels spend a conversion and a multiply-add,
+// but it needs x rounded by a pass of its own (quant_x8.wgsl) and so can
+// take no norm, which a decode step has before three of its four products.
+// Here every workgroup rounds its row of x itself into workgroup memory
+// (x is 8-22 KB, read from the L2 by each workgroup), after issuing its
+// first weight loads, so that rounding overlaps them.
+// x's rounding is quant_x8.wgsl's (per block of 32, d = max |x| / 127, q =
+// round(x * 127 / max |x|)), applied to x * g under NORM: the 1/rms factor
+// is taken out of the sums, and rounding is the same at any scale. Q4_0's
+// offset 8 meets the rounded x too (d_w d_x sum (q_w - 8) q_x, as ggml's
+// integer dots), so each element's product moves by at most d / 2 times
+// |w|, the bound the header states: taking the offset with x's exact sum
+// instead (quant_gemv_x8.wgsl) leaves the error on the nibble q_w (0-15)
+// rather than on q_w - 8, twice as large on a Llama's steps.
+// Threads: LANES consecutive threads share two weight rows (with SWIGLU a
+// gate row and its up row N/2 below); a thread takes pairs of blocks
+// (Q4_0: 36 bytes = 9 words, Q8_0: 68 bytes = 17 words, both whole words
+// where a single 18- or 34-byte block is not), the next pair's words loaded
+// while the current pair is summed.
+// Prelude: TYPE (2: Q4_0, 8: Q8_0), HAS_BIAS, NORM, SWIGLU, RESIDUAL,
+// LANES (a power of two dividing 256), KB (K / 32, even); library
+// f16_bits.
+
+struct Params {
+    m: u32, n: u32, k: u32, words: u32,
+    x_offset: u32, w_offset: u32, b_offset: u32, g_offset: u32,
+    r_offset: u32, eps: f32, pad0: u32, pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> w: array<u32>;
+@group(0) @binding(3) var<storage, read> bias: array<f32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+@group(0) @binding(5) var<storage, read> g: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read> res: array<f32>;
+
+const WG: u32 = 256u;
+const Q4: bool = TYPE == 2u;
+const PAIR_WORDS: u32 = select(17u, 9u, Q4);
+const NIBBLES: u32 = 0x0f0f0f0fu;
+
+var<workgroup> xq: array<vec4<u32>, 2u * KB>; // block b: xq[2b] elements 0-15, xq[2b + 1] 16-31
+var<workgroup> xd: array<f32, KB>;            // block b's step d
+var<workgroup> xqsum: array<f32, 2u * KB>;    // half block h: d times the sum of its 16 q (Q4_0)
+var<workgroup> xsq: array<f32, KB>;           // NORM: block b's sum of x^2 (x before g)
+// stage_x: a half block's max |x|, sum, sum of x^2 and bad flag; then the
+// lanes' sums
+var<workgroup> red: array<vec4<f32>, WG>;
+
+// The words of a pair of blocks in fields, not an array, so that they stay
+// in registers: v0-v3 words 0-15, e word 16 (Q4_0 uses v0, v1, v2.x).
+struct Pair {
+    v0: vec4<u32>, v1: vec4<u32>, v2: vec4<u32>, v3: vec4<u32>, e: u32,
+}
+
+fn load_pair(a: u32) -> Pair {
+    var r: Pair;
+    r.v0 = vec4<u32>(w[a], w[a + 1u], w[a + 2u], w[a + 3u]);
+    r.v1 = vec4<u32>(w[a + 4u], w[a + 5u], w[a + 6u], w[a + 7u]);
+    if (Q4) {
+        r.v2.x = w[a + 8u];
+    } else {
+        r.v2 = vec4<u32>(w[a + 8u], w[a + 9u], w[a + 10u], w[a + 11u]);
+        r.v3 = vec4<u32>(w[a + 12u], w[a + 13u], w[a + 14u], w[a + 15u]);
+        r.e = w[a + 16u];
+    }
+    return r;
+}
+
+fn dot16(a: vec4<u32>, v: vec4<u32>) -> i32 {
+    return dot4I8Packed(a.x, v.x) + dot4I8Packed(a.y, v.y) + dot4I8Packed(a.z, v.z) + dot4I8Packed(a.w, v.w);
+}
+
+fn f16_value(h: u32) -> f32 { return bitcast<f32>(half_to_f32_bits(h)); }
+
+// The four bytes from two bytes into each word of a (its next word in b).
+fn mid4(a: vec4<u32>, b: u32) -> vec4<u32> {
+    return (a >> vec4<u32>(16u)) | (vec4<u32>(a.y, a.z, a.w, b) << vec4<u32>(16u));
+}
+
+// The pair's two blocks (2 pr, 2 pr + 1) against x's.
+fn pair_dot(q: Pair, pr: u32) -> f32 {
+    let b0 = 2u * pr;
+    let xa = xd[b0];
+    let xb = xd[b0 + 1u];
+    if (Q4) {
+        // Block 0: d in the low half of word 0, its 16 nibble bytes from
+        // byte 2; block 1: d in the high half of word 4, nibbles words 5-8.
+        let qa = mid4(q.v0, q.v1.x);
+        let qb = vec4<u32>(q.v1.y, q.v1.z, q.v1.w, q.v2.x);
+        let n = vec4<u32>(NIBBLES);
+        let sa = dot16(qa & n, xq[2u * b0]) + dot16((qa >> vec4<u32>(4u)) & n, xq[2u * b0 + 1u]);
+        let sb = dot16(qb & n, xq[2u * b0 + 2u]) + dot16((qb >> vec4<u32>(4u)) & n, xq[2u * b0 + 3u]);
+        let oa = xqsum[2u * b0] + xqsum[2u * b0 + 1u];
+        let ob = xqsum[2u * b0 + 2u] + xqsum[2u * b0 + 3u];
+        return f16_value(q.v0.x & 0xffffu) * (xa * f32(sa) - 8.0 * oa) +
+               f16_value(q.v1.x >> 16u) * (xb * f32(sb) - 8.0 * ob);
+    }
+    // Q8_0: block 0's d in the low half of word 0, its 32 int8 from byte
+    // 2; block 1's d in the high half of word 8, its int8 words 9-16.
+    let sa = dot16(mid4(q.v0, q.v1.x), xq[2u * b0]) + dot16(mid4(q.v1, q.v2.x), xq[2u * b0 + 1u]);
+    let sb = dot16(vec4<u32>(q.v2.y, q.v2.z, q.v2.w, q.v3.x), xq[2u * b0 + 2u]) +
+             dot16(vec4<u32>(q.v3.y, q.v3.z, q.v3.w, q.e), xq[2u * b0 + 3u]);
+    return f16_value(q.v0.x & 0xffffu) * xa * f32(sa) + f16_value(q.v2.x >> 16u) * xb * f32(sb);
+}
+
+// Four values rounded to int8 by inv = 127 / max |x| of their block.
+fn round8(v: vec4<f32>, inv: f32) -> vec4<i32> {
+    return vec4<i32>(clamp(round(v * inv), vec4<f32>(-127.0), vec4<f32>(127.0)));
+}
+
+// Four int8 in the bytes of a word, element 0 in the low byte.
+fn pack8(q: vec4<i32>) -> u32 {
+    let b = bitcast<vec4<u32>>(q) & vec4<u32>(0xffu);
+    return b.x | (b.y << 8u) | (b.z << 16u) | (b.w << 24u);
+}
+
+// Row xrow (vec4 index) of x, times g under NORM, rounded into xq, xd and
+// xqsum (and its squares into xsq): a thread half a block (16 elements, one
+// vec4 of xq), its partner (lid ^ 1) the other half, so that every thread
+// of the workgroup shares the work and each holds a short chain.
+fn stage_x(xrow: u32, lid: u32) {
+    for (var c = 0u; c < 2u * KB; c += WG) { // uniform: KB is a constant
+        let t = c + lid;
+        let live = t < 2u * KB;
+        var h: array<vec4<f32>, 4>;
+        var amax = 0.0;
+        var sq = 0.0;
+        var bad = false;
+        if (live) {
+            for (var j = 0u; j < 4u; j++) {
+                let raw = x[xrow + 4u * t + j];
+                var v = raw;
+                if (NORM) {
+                    sq += dot(raw, raw);
+                    v = raw * g[p.g_offset / 4u + 4u * t + j];
+                }
+                h[j] = v;
+                let a = abs(v);
+                amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
+                // inf and NaN found from the bits: arithmetic on them is
+                // not reliable in WGSL
+                bad = bad || any((bitcast<vec4<u32>>(v) & vec4<u32>(0x7f800000u)) == vec4<u32>(0x7f800000u));
+            }
+        }
+        red[lid] = vec4<f32>(amax, 0.0, sq, select(0.0, 1.0, bad));
+        workgroupBarrier();
+        let o = red[lid ^ 1u];
+        workgroupBarrier(); // red is written again next
+        if (live) {
+            let m = max(amax, o.x);
+            let inv = select(0.0, 127.0 / m, m > 0.0);
+            let q0 = round8(h[0], inv);
+            let q1 = round8(h[1], inv);
+            let q2 = round8(h[2], inv);
+            let q3 = round8(h[3], inv);
+            xq[t] = vec4<u32>(pack8(q0), pack8(q1), pack8(q2), pack8(q3));
+            let d = m / 127.0;
+            let qs = (q0 + q1) + (q2 + q3);
+            // A block with an inf or a NaN makes its rows NaN
+            // (quant_x8.wgsl's rule), not a finite number from a
+            // meaningless rounding.
+            let any_bad = bad || o.w != 0.0;
+            let nan = bitcast<f32>(0x7fc00000u | u32(any_bad));
+            xqsum[t] = select(d * f32((qs.x + qs.y) + (qs.z + qs.w)), nan, any_bad);
+            if ((t & 1u) == 0u) {
+                xd[t / 2u] = select(d, nan, any_bad);
+                xsq[t / 2u] = sq + o.z;
+            }
+        }
+    }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    const GROUPS = WG / LANES;
+    // The outputs of a workgroup: two rows a group, or one SwiGLU output.
+    let per_group = select(2u, 1u, SWIGLU);
+    let outs = select(p.n, p.n / 2u, SWIGLU);
+    let per_wg = GROUPS * per_group;
+    let wgs = (outs + per_wg - 1u) / per_wg;
+    let gi = wid.x + wid.y * nwg.x; // uniform across the workgroup
+    if (gi >= wgs * p.m) {
+        return;
+    }
+    let i = gi / wgs;
+    let c0 = (gi % wgs) * per_wg + (lid / LANES) * per_group;
+    let lane = lid % LANES;
+    let last = outs - 1u;
+    // The group's two rows (out-of-range groups read the last row and
+    // write nothing).
+    let c = min(c0, last);
+    let r0 = c;
+    let r1 = select(min(c + 1u, last), c + outs, SWIGLU);
+    let a0 = p.w_offset + r0 * p.words;
+    let a1 = p.w_offset + r1 * p.words;
+    let pairs = KB / 2u;
+    // The first pair's words are on their way while x is rounded.
+    var q0 = Pair();
+    var q1 = Pair();
+    if (lane < pairs) {
+        q0 = load_pair(a0 + lane * PAIR_WORDS);
+        q1 = load_pair(a1 + lane * PAIR_WORDS);
+    }
+    stage_x((p.x_offset + i * p.k) / 4u, lid);
+    workgroupBarrier();
+    var acc = vec2<f32>(0.0);
+    for (var pr = lane; pr < pairs; pr += LANES) {
+        let cur0 = q0;
+        let cur1 = q1;
+        let next = pr + LANES;
+        if (next < pairs) {
+            q0 = load_pair(a0 + next * PAIR_WORDS);
+            q1 = load_pair(a1 + next * PAIR_WORDS);
+        }
+        acc += vec2<f32>(pair_dot(cur0, pr), pair_dot(cur1, pr));
+    }
+    var sq = 0.0;
+    if (NORM) {
+        for (var b = lane; b < KB; b += LANES) {
+            sq += xsq[b];
+        }
+    }
+    red[lid] = vec4<f32>(acc, sq, 0.0);
+    workgroupBarrier();
+    for (var s = LANES / 2u; s > 0u; s = s / 2u) {
+        if (lane < s) {
+            red[lid] += red[lid + s];
+        }
+        workgroupBarrier();
+    }
+    if (lane != 0u || c0 >= outs) {
+        return;
+    }
+    var y = red[lid].xy;
+    if (NORM) {
+        y *= inverseSqrt(red[lid].z / f32(p.k) + p.eps);
+    }
+    if (HAS_BIAS) {
+        y += vec2<f32>(bias[p.b_offset + r0], bias[p.b_offset + r1]);
+    }
+    if (SWIGLU) {
+        var v = y.x / (1.0 + exp(-y.x)) * y.y;
+        if (RESIDUAL) {
+            v += res[p.r_offset + i * outs + c0];
+        }
+        out[i * outs + c0] = v;
+        return;
+    }
+    for (var k = 0u; k < 2u; k++) {
+        let col = c0 + k;
+        if (col < outs) {
+            var v = y[k];
+            if (RESIDUAL) {
+                v += res[p.r_offset + i * outs + col];
+            }
+            out[i * outs + col] = v;
+        }
+    }
+}
