@@ -334,17 +334,19 @@ void test_attention_fused_shapes(test_backend b)
     } cases[] = {
         {2, 4, 2, 37, 45, 16, 16, false}, {2, 4, 2, 37, 45, 16, 16, true}, {1, 2, 1, 45, 33, 16, 16, true},
         {2, 2, 1, 1, 17, 16, 16, false},  {1, 1, 1, 70, 70, 64, 64, true}, {1, 2, 2, 19, 23, 6, 5, true},
+        {2, 4, 2, 50, 40, 32, 32, true},
     };
     /* The WebGPU kernels (WT_ATTN_BWD_KERNEL): every case on the default
-     * (pipelined: at head dim 16 its larger tiles, at 64 on a 32 KiB
-     * adapter its smallest), then a grouped causal case at head dim 16
-     * and the case at 64 on the tiled kernels, and the grouped causal
-     * ones at 16 on the pipelined kernels' smallest tiles. */
+     * (on a 32 KiB adapter the split kernels at head dims 16 and 32, the
+     * pipelined ones' smallest forms at 64), then grouped causal cases and
+     * the case at 64 on the tiled kernels, on the pipelined kernels (their
+     * larger forms at 16 and 32) and on their smallest forms. */
     static const struct {
         const char *kernel;
         int c;
-    } runs[] = {{NULL, 0}, {NULL, 1}, {NULL, 2}, {NULL, 3},     {NULL, 4},      {NULL, 5},
-                {"tiled", 1}, {"tiled", 4}, {"small", 1}, {"small", 2}};
+    } runs[] = {{NULL, 0},        {NULL, 1},        {NULL, 2},        {NULL, 3},      {NULL, 4},
+                {NULL, 5},        {NULL, 6},        {"tiled", 1},     {"tiled", 4},   {"pipelined", 1},
+                {"pipelined", 2}, {"pipelined", 6}, {"small", 1},     {"small", 2}};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         const int c = runs[r].c;
         const char *kernel = runs[r].kernel ? runs[r].kernel : "default";
