@@ -337,16 +337,15 @@ void test_attention_fused_shapes(test_backend b)
         {2, 4, 2, 50, 40, 32, 32, true},
     };
     /* The WebGPU kernels (WT_ATTN_BWD_KERNEL): every case on the default
-     * (on a 32 KiB adapter the split kernels at head dims 16 and 32, the
-     * pipelined ones' smallest forms at 64), then grouped causal cases and
-     * the case at 64 on the tiled kernels, on the pipelined kernels (their
-     * larger forms at 16 and 32) and on their smallest forms. */
+     * (the pipelined kernels: on a 32 KiB adapter their larger forms at
+     * head dims 16 and 32, their smallest at 64), then grouped causal
+     * cases and the case at 64 on the tiled kernels, and grouped causal
+     * cases at 16 and 32 on the pipelined kernels' smallest forms. */
     static const struct {
         const char *kernel;
         int c;
-    } runs[] = {{NULL, 0},        {NULL, 1},        {NULL, 2},        {NULL, 3},      {NULL, 4},
-                {NULL, 5},        {NULL, 6},        {"tiled", 1},     {"tiled", 4},   {"pipelined", 1},
-                {"pipelined", 2}, {"pipelined", 6}, {"small", 1},     {"small", 2}};
+    } runs[] = {{NULL, 0},    {NULL, 1},    {NULL, 2},    {NULL, 3},    {NULL, 4},    {NULL, 5},   {NULL, 6},
+                {"tiled", 1}, {"tiled", 4}, {"tiled", 6}, {"small", 1}, {"small", 2}, {"small", 6}};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         const int c = runs[r].c;
         const char *kernel = runs[r].kernel ? runs[r].kernel : "default";

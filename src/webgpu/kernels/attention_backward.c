@@ -17,7 +17,12 @@
  * tiles between barriers: K and V side by side in pass 1, 32 queries a
  * tile in pass 2. Their smallest forms take the tiled kernels' workgroup
  * memory, so they run wherever those do; WT_ATTN_BWD_KERNEL=tiled keeps
- * the tiled kernels. */
+ * the tiled kernels. On the H200 (48 KiB of workgroup memory) a GPT
+ * layer's backward (B 64, H 6, S 256, D 64, causal) took 467 + 632 us with
+ * the tiled pair, 404 + 560 with the pipelined pair's smallest forms and
+ * 391 + 449 with its larger ones. Cutting the tile products into roles
+ * (half the threads the scores, half dout . v, 4 x 4 each) ran slower
+ * there (429 + 467 us) and was not kept. */
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
 
@@ -69,28 +74,20 @@ static bool tiled_fits(const wt_context *ctx, uint64_t D, uint64_t Dv)
     return tiled_q_bytes(dq) <= limit && tiled_kv_bytes(dq) <= limit;
 }
 
-/* The split kernels (their work cut into roles: both passes 42 KiB at head
- * dim 64, as one formula). */
-static uint64_t split_bytes(uint64_t dq)
-{
-    return 16u * (dq + 1) * 4u * 32u + 2u * 16u * 32u * 8u + 8u * 32u;
-}
-
-typedef enum bw_kernel { BW_TILED, BW_PIPELINED, BW_SPLIT } bw_kernel;
-
-/* Which pair runs where the tiled kernels fit (WT_ATTN_BWD_KERNEL): the
- * split kernels where their workgroup memory fits (on the H200 a GPT
- * layer's backward, B 64 H 6 S 256 D 64 causal, took 473.7 + 634.1 us with
- * the tiled pair, ... with the split one), else the pipelined ones, whose
- * smallest forms take the tiled kernels' bytes. *small_forms: the
- * pipelined kernels without their larger forms (=small, measurements). */
-static bw_kernel choose_kernel(const wt_context *ctx, uint64_t dq, bool *small_forms)
+/* WT_ATTN_BWD_KERNEL=tiled: the tiled kernels instead of the pipelined
+ * ones (which run wherever the tiled ones fit); =small: the pipelined
+ * kernels in their smallest forms only (the prefetch without the larger
+ * tiles, for measurements). */
+static bool pipelined_allowed(void)
 {
     const char *knob = wt_knob_text(WT_KNOB_ATTN_BWD_KERNEL);
-    *small_forms = knob && strcmp(knob, "small") == 0;
-    if (knob && strcmp(knob, "tiled") == 0) return BW_TILED;
-    if (*small_forms || (knob && strcmp(knob, "pipelined") == 0)) return BW_PIPELINED;
-    return split_bytes(dq) <= wg_get_caps(ctx)->max_workgroup_storage ? BW_SPLIT : BW_PIPELINED;
+    return !(knob && strcmp(knob, "tiled") == 0);
+}
+
+static bool pipelined_small(void)
+{
+    const char *knob = wt_knob_text(WT_KNOB_ATTN_BWD_KERNEL);
+    return knob && strcmp(knob, "small") == 0;
 }
 
 /* WT_ATTN_TILED=0 keeps the untiled kernels (as for the forward). */
@@ -114,19 +111,11 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
         return WT_ERR_UNSUPPORTED;
     const uint32_t dt = (uint32_t)((d4 + TILED_BW_TX - 1) / TILED_BW_TX);
     const bool unrolled = wg_attention_unrolled(ctx);
-    bool small_forms = false;
-    const bw_kernel kernel = choose_kernel(ctx, d4, &small_forms);
-    static const char *const q_shaders[] = {"attention_backward_tiled_q", "attention_backward_pipelined_q",
-                                            "attention_backward_split_q"};
-    static const char *const kv_shaders[] = {"attention_backward_tiled_kv", "attention_backward_pipelined_kv",
-                                             "attention_backward_split_kv"};
     /* The pipelined kernels' larger forms where the workgroup memory holds
      * them (the smallest take the tiled kernels' bytes, which fit here). */
-    const uint64_t wg_bytes = small_forms ? 0 : wg_get_caps(ctx)->max_workgroup_storage;
-    const bool split_kv = pipelined_q_bytes(d4, true) <= wg_bytes;
+    const uint64_t wg_bytes = pipelined_small() ? 0 : wg_get_caps(ctx)->max_workgroup_storage;
+    const bool pipelined = pipelined_allowed(), split_kv = pipelined_q_bytes(d4, true) <= wg_bytes;
     const uint32_t qpt = pipelined_kv_bytes(d4, 2) <= wg_bytes ? 2u : 1u;
-    /* Queries a tile of the key kernel. */
-    const uint32_t kv_tile = kernel == BW_SPLIT ? 32u : kernel == BW_PIPELINED ? 16u * qpt : TILED_BW_QT;
     /* The forward's log-sum-exp takes a ninth binding (8 storage buffers):
      * where the device allows fewer, the query kernel computes it again. */
     if (lse && wg_get_caps(ctx)->max_storage_buffers < 8) lse = NULL;
@@ -148,7 +137,7 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
     wt_status st = wg_scratch(ctx, sizeof(float) * 2 * B * Hq * Sq, &stats);
     if (st != WT_OK) return st;
     wg_launch l = {
-        .shader = q_shaders[kernel],
+        .shader = pipelined ? "attention_backward_pipelined_q" : "attention_backward_tiled_q",
         .prelude = prelude,
         .params = &p,
         .params_size = sizeof p,
@@ -161,8 +150,8 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
     if (st == WT_OK) {
         p.blocks = (uint32_t)kblocks;
         p.workgroups = (uint32_t)kgroups;
-        p.tile = kv_tile;
-        l.shader = kv_shaders[kernel];
+        p.tile = pipelined ? 16u * qpt : TILED_BW_QT;
+        l.shader = pipelined ? "attention_backward_pipelined_kv" : "attention_backward_tiled_kv";
         l.bindings[4] = (wg_binding){stats, false};
         l.bindings[5] = (wg_binding){dk->storage, true};
         l.bindings[6] = (wg_binding){dv->storage, true};
