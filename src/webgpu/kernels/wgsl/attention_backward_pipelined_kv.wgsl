@@ -13,7 +13,7 @@
 //    waits for a global load after the first tile;
 //  - QPT queries a thread in the scores (BQ = 16 QPT): with QPT = 2 a tile
 //    of 32 queries, twice the work between the two barriers of a tile,
-//    where the device's workgroup memory holds it (43 KiB at head dim 64).
+//    where the device's workgroup memory holds it (42 KiB at head dim 64).
 // Thread (ty, tx) of 128 = 8 x 16 owns keys 4 ty .. 4 ty + 3: queries tx,
 // tx + 16, ... of a tile for the scores, quads tx, tx + 16, ... of dk and
 // dv. Contiguous f32, read as vec4.

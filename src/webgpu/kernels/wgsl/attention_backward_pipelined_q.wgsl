@@ -7,7 +7,7 @@
 //  - the next key tile's K and V rows are loaded from global memory into
 //    registers while the current tile is computed, so no barrier of the
 //    dq walk waits for a global load after the first tile;
-//  - SPLIT_KV: K and V in workgroup memory side by side (39 KiB at head
+//  - SPLIT_KV: K and V in workgroup memory side by side (38 KiB at head
 //    dim 64) where the device holds it, three barriers a tile; otherwise
 //    one buffer takes V, then K (five barriers a tile, 30 KiB).
 // The statistics walk (without the forward's log-sum-exp) is the tiled
