@@ -334,8 +334,21 @@ void test_attention_fused_shapes(test_backend b)
     } cases[] = {
         {2, 4, 2, 37, 45, 16, 16, false}, {2, 4, 2, 37, 45, 16, 16, true}, {1, 2, 1, 45, 33, 16, 16, true},
         {2, 2, 1, 1, 17, 16, 16, false},  {1, 1, 1, 70, 70, 64, 64, true}, {1, 2, 2, 19, 23, 6, 5, true},
+        {2, 4, 2, 50, 40, 32, 32, true},
     };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    /* The WebGPU kernels (WT_ATTN_BWD_KERNEL): every case on the default
+     * (the pipelined kernels: on a 32 KiB adapter their larger forms at
+     * head dims 16 and 32, their smallest at 64), then grouped causal
+     * cases and the case at 64 on the tiled kernels, and grouped causal
+     * cases at 16 and 32 on the pipelined kernels' smallest forms. */
+    static const struct {
+        const char *kernel;
+        int c;
+    } runs[] = {{NULL, 0},    {NULL, 1},    {NULL, 2},    {NULL, 3},    {NULL, 4},    {NULL, 5},   {NULL, 6},
+                {"tiled", 1}, {"tiled", 4}, {"tiled", 6}, {"small", 1}, {"small", 2}, {"small", 6}};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        const int c = runs[r].c;
+        const char *kernel = runs[r].kernel ? runs[r].kernel : "default";
         const int64_t qs[4] = {cases[c].B, cases[c].Hq, cases[c].Sq, cases[c].D},
                       ks[4] = {cases[c].B, cases[c].Hkv, cases[c].Skv, cases[c].D},
                       vs[4] = {cases[c].B, cases[c].Hkv, cases[c].Skv, cases[c].Dv},
@@ -349,22 +362,24 @@ void test_attention_fused_shapes(test_backend b)
         }
         for (int i = 0; i < 3; i++) fused[i] = malloc(sizeof(float) * n[i]), composed[i] = malloc(sizeof(float) * n[i]);
         const int64_t *shapes[4] = {qs, ks, vs, gs};
-        bool ok = attention_grads(ctx, "fused", shapes, cases[c].causal, host, fused) &&
-                  attention_grads(g_cpu, "composed", shapes, cases[c].causal, host, composed);
+        if (runs[r].kernel) setenv("WT_ATTN_BWD_KERNEL", runs[r].kernel, 1);
+        bool ok = attention_grads(ctx, "fused", shapes, cases[c].causal, host, fused);
+        unsetenv("WT_ATTN_BWD_KERNEL");
+        ok = ok && attention_grads(g_cpu, "composed", shapes, cases[c].causal, host, composed);
         double err = 0, big = 0;
         for (int i = 0; ok && i < 3; i++)
             for (size_t e = 0; e < n[i]; e++) {
                 err = fmax(err, fabs(fused[i][e] - composed[i][e]));
                 big = fmax(big, fabs(composed[i][e]));
             }
-        printf("fused attention backward, B %lld Hq %lld Hkv %lld Sq %lld Skv %lld D %lld Dv %lld%s: max "
-               "difference %.2g to the composed rule (largest %.2g)\n", (long long)qs[0], (long long)qs[1],
-               (long long)ks[1], (long long)qs[2], (long long)ks[2], (long long)qs[3], (long long)vs[3],
-               cases[c].causal ? " causal" : "", err, big);
-        CHECK(ok && err <= 2e-5 * (big + 1.0), "fused attention backward, B %lld Hq %lld Hkv %lld Sq %lld Skv %lld "
-              "D %lld Dv %lld%s: max difference %.2g to the composed rule (largest %.2g)", (long long)qs[0],
-              (long long)qs[1], (long long)ks[1], (long long)qs[2], (long long)ks[2], (long long)qs[3],
-              (long long)vs[3], cases[c].causal ? " causal" : "", err, big);
+        printf("fused attention backward (%s kernels), B %lld Hq %lld Hkv %lld Sq %lld Skv %lld D %lld Dv %lld%s: "
+               "max difference %.2g to the composed rule (largest %.2g)\n", kernel, (long long)qs[0],
+               (long long)qs[1], (long long)ks[1], (long long)qs[2], (long long)ks[2], (long long)qs[3],
+               (long long)vs[3], cases[c].causal ? " causal" : "", err, big);
+        CHECK(ok && err <= 2e-5 * (big + 1.0), "fused attention backward (%s kernels), B %lld Hq %lld Hkv %lld Sq "
+              "%lld Skv %lld D %lld Dv %lld%s: max difference %.2g to the composed rule (largest %.2g)", kernel,
+              (long long)qs[0], (long long)qs[1], (long long)ks[1], (long long)qs[2], (long long)ks[2],
+              (long long)qs[3], (long long)vs[3], cases[c].causal ? " causal" : "", err, big);
         for (int i = 0; i < 4; i++) free(host[i]);
         for (int i = 0; i < 3; i++) free(fused[i]), free(composed[i]);
     }

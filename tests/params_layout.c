@@ -407,6 +407,8 @@ static const layout_pair pairs[] = {
     PAIR("attention_backward_kv", "Params", attn_bw_params, wgsl_attention_backward_params),
     PAIR("attention_backward_tiled_kv", "Params", attn_bw_tiled_params, wgsl_attention_backward_tiled_params),
     PAIR("attention_backward_tiled_q", "Params", attn_bw_tiled_params, wgsl_attention_backward_tiled_params),
+    PAIR("attention_backward_pipelined_kv", "Params", attn_bw_tiled_params, wgsl_attention_backward_tiled_params),
+    PAIR("attention_backward_pipelined_q", "Params", attn_bw_tiled_params, wgsl_attention_backward_tiled_params),
     PAIR("attention_combine", "Params", combine_params, wgsl_attention_combine_params),
     PAIR("attention_decode", "Params", attn_params, wgsl_attention_params),
     PAIR("attention_tiled", "Params", tiled_params, wgsl_attention_tiled_params),

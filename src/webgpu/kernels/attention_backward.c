@@ -8,7 +8,21 @@
  * forward's output, then dq) and wgsl/attention_backward_tiled_kv.wgsl (a workgroup a block of
  * 32 keys: dk and dv over the query blocks that see them, P recomputed
  * from L). Other shapes: the untiled kernels, a thread a row
- * (wgsl/attention_backward_q.wgsl, then _kv.wgsl). */
+ * (wgsl/attention_backward_q.wgsl, then _kv.wgsl).
+ *
+ * Pipelined (the default where the tiled kernels fit): the same two passes
+ * with the next tile's rows loaded from global memory into registers while
+ * the current one is computed (wgsl/attention_backward_pipelined_q.wgsl,
+ * _kv.wgsl), and, where the device's workgroup memory holds them, larger
+ * tiles between barriers: K and V side by side in pass 1, 32 queries a
+ * tile in pass 2. Their smallest forms take the tiled kernels' workgroup
+ * memory, so they run wherever those do; WT_ATTN_BWD_KERNEL=tiled keeps
+ * the tiled kernels. On the H200 (48 KiB of workgroup memory) a GPT
+ * layer's backward (B 64, H 6, S 256, D 64, causal) took 467 + 632 us with
+ * the tiled pair, 404 + 560 with the pipelined pair's smallest forms and
+ * 391 + 449 with its larger ones. Cutting the tile products into roles
+ * (half the threads the scores, half dout . v, 4 x 4 each) ran slower
+ * there (429 + 467 us) and was not kept. */
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
 
@@ -37,12 +51,43 @@ static uint64_t tiled_kv_bytes(uint64_t dq)
            8u * TILED_BW_QT;
 }
 
+/* The pipelined kernels' workgroup memory: pass 1 with K and V side by side
+ * (split) or in one buffer; pass 2 with qpt queries a thread (tiles of 16
+ * qpt queries). */
+static uint64_t pipelined_q_bytes(uint64_t dq, bool split)
+{
+    return 16u * (dq + 1) * (2u * TILED_BW_Q_ROWS + (split ? 2u : 1u) * TILED_BW_KEYS) +
+           16u * TILED_BW_KEYS * TILED_BW_Q_ROWS / 4;
+}
+
+static uint64_t pipelined_kv_bytes(uint64_t dq, uint32_t qpt)
+{
+    const uint64_t bq = 16u * qpt;
+    return 16u * (dq + 1) * (2u * TILED_BW_KEYS + 2u * bq) + 2u * 16u * bq * TILED_BW_KEYS / 4 + 8u * bq;
+}
+
 static bool tiled_fits(const wt_context *ctx, uint64_t D, uint64_t Dv)
 {
     const wg_caps *caps = wg_get_caps(ctx);
     if (D != Dv || D == 0 || D % 4 || caps->max_invocations < TILED_BW_THREADS) return false;
     const uint64_t dq = D / 4, limit = caps->max_workgroup_storage;
     return tiled_q_bytes(dq) <= limit && tiled_kv_bytes(dq) <= limit;
+}
+
+/* WT_ATTN_BWD_KERNEL=tiled: the tiled kernels instead of the pipelined
+ * ones (which run wherever the tiled ones fit); =small: the pipelined
+ * kernels in their smallest forms only (the prefetch without the larger
+ * tiles, for measurements). */
+static bool pipelined_allowed(void)
+{
+    const char *knob = wt_knob_text(WT_KNOB_ATTN_BWD_KERNEL);
+    return !(knob && strcmp(knob, "tiled") == 0);
+}
+
+static bool pipelined_small(void)
+{
+    const char *knob = wt_knob_text(WT_KNOB_ATTN_BWD_KERNEL);
+    return knob && strcmp(knob, "small") == 0;
 }
 
 /* WT_ATTN_TILED=0 keeps the untiled kernels (as for the forward). */
@@ -66,15 +111,20 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
         return WT_ERR_UNSUPPORTED;
     const uint32_t dt = (uint32_t)((d4 + TILED_BW_TX - 1) / TILED_BW_TX);
     const bool unrolled = wg_attention_unrolled(ctx);
+    /* The pipelined kernels' larger forms where the workgroup memory holds
+     * them (the smallest take the tiled kernels' bytes, which fit here). */
+    const uint64_t wg_bytes = pipelined_small() ? 0 : wg_get_caps(ctx)->max_workgroup_storage;
+    const bool pipelined = pipelined_allowed(), split_kv = pipelined_q_bytes(d4, true) <= wg_bytes;
+    const uint32_t qpt = pipelined_kv_bytes(d4, 2) <= wg_bytes ? 2u : 1u;
     /* The forward's log-sum-exp takes a ninth binding (8 storage buffers):
      * where the device allows fewer, the query kernel computes it again. */
     if (lse && wg_get_caps(ctx)->max_storage_buffers < 8) lse = NULL;
-    char prelude[448];
+    char prelude[512];
     snprintf(prelude, sizeof prelude,
              "const DQ: u32 = %lluu;\nconst DT: u32 = %uu;\nconst D_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"
-             "const UNROLL: bool = %s;\n%s",
+             "const UNROLL: bool = %s;\nconst SPLIT_KV: bool = %s;\nconst QPT: u32 = %uu;\n%s",
              (unsigned long long)d4, dt, dt * TILED_BW_TX == d4 ? "true" : "false", causal ? "true" : "false",
-             unrolled ? "true" : "false",
+             unrolled ? "true" : "false", split_kv ? "true" : "false", qpt,
              lse ? "const HAVE_LSE: bool = true;\n"
                    "@group(0) @binding(8) var<storage, read> lse_in: array<f32>;\n"
                    "fn load_lse(i: u32) -> f32 { return lse_in[i]; }\n"
@@ -87,7 +137,7 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
     wt_status st = wg_scratch(ctx, sizeof(float) * 2 * B * Hq * Sq, &stats);
     if (st != WT_OK) return st;
     wg_launch l = {
-        .shader = "attention_backward_tiled_q",
+        .shader = pipelined ? "attention_backward_pipelined_q" : "attention_backward_tiled_q",
         .prelude = prelude,
         .params = &p,
         .params_size = sizeof p,
@@ -100,8 +150,8 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
     if (st == WT_OK) {
         p.blocks = (uint32_t)kblocks;
         p.workgroups = (uint32_t)kgroups;
-        p.tile = TILED_BW_QT;
-        l.shader = "attention_backward_tiled_kv";
+        p.tile = pipelined ? 16u * qpt : TILED_BW_QT;
+        l.shader = pipelined ? "attention_backward_pipelined_kv" : "attention_backward_tiled_kv";
         l.bindings[4] = (wg_binding){stats, false};
         l.bindings[5] = (wg_binding){dk->storage, true};
         l.bindings[6] = (wg_binding){dv->storage, true};

@@ -1,0 +1,205 @@
+// The backward of attention without a mask, pass 2 of 2, pipelined
+// (kernels/attention_backward.c): the scheme of
+// attention_backward_tiled_kv.wgsl (a workgroup owns BK = 32 keys of one
+// (batch, kv head), K scaled and V in workgroup memory; it walks the
+// queries of every q head of the group that see its keys, a tile of BQ at
+// a time, recomputes p_ij = exp(scale q_i . k_j - L_i) and
+// ds_ij = p_ij (dout_i . v_j - D_i) and accumulates dv_j += sum_i p_ij
+// dout_i and dk_j += scale sum_i ds_ij q_i in registers), with two changes
+// that keep the FP32 units busier:
+//  - the next tile's q, dout rows and statistics are loaded from global
+//    memory into registers while the current tile is computed (they are
+//    written to workgroup memory at the next tile's start), so no barrier
+//    waits for a global load after the first tile;
+//  - QPT queries a thread in the scores (BQ = 16 QPT): with QPT = 2 a tile
+//    of 32 queries, twice the work between the two barriers of a tile,
+//    where the device's workgroup memory holds it (42 KiB at head dim 64).
+// Thread (ty, tx) of 128 = 8 x 16 owns keys 4 ty .. 4 ty + 3: queries tx,
+// tx + 16, ... of a tile for the scores, quads tx, tx + 16, ... of dk and
+// dv. Contiguous f32, read as vec4.
+// Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL (as the tiled kernels) and QPT.
+
+struct Params {
+    hq: u32, hkv: u32, sq: u32, skv: u32,
+    group: u32, blocks: u32, workgroups: u32, scale: f32,
+    dq: u32, tile: u32, neg_inf: u32, pad0: u32, // dq == DQ, tile == BQ
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> g: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read> stats: array<vec2<f32>>;
+@group(0) @binding(6) var<storage, read_write> dk: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> dv: array<vec4<f32>>;
+
+const TX: u32 = 16u;
+const BQ: u32 = TX * QPT;
+const BK: u32 = 32u;
+const WG: u32 = 128u;
+const QS: u32 = DQ + 1u; // padded row length in quads: lanes on different rows hit different banks
+const RK: u32 = BK / 4u;
+const PF: u32 = (BQ * DQ + WG - 1u) / WG; // quads of q (and of dout) a thread loads for a tile
+
+var<workgroup> k_tile: array<vec4<f32>, BK * QS>;
+var<workgroup> v_tile: array<vec4<f32>, BK * QS>;
+var<workgroup> q_tile: array<vec4<f32>, BQ * QS>;
+var<workgroup> g_tile: array<vec4<f32>, BQ * QS>;
+var<workgroup> p_tile: array<vec4<f32>, BQ * RK>;  // [query][key quad]
+var<workgroup> ds_tile: array<vec4<f32>, BQ * RK>;
+var<workgroup> st_tile: array<vec2<f32>, BQ>;
+
+// The next tile, in flight from global memory.
+var<private> next_q: array<vec4<f32>, PF>;
+var<private> next_g: array<vec4<f32>, PF>;
+var<private> next_st: vec2<f32>;
+
+// Queries t0 .. t0 + BQ of the head starting at row qrow0 into registers;
+// queries from sq on are zeros, their statistics those of a row without
+// keys (p = 0).
+fn fetch(qrow0: u32, t0: u32, lid: u32) {
+    for (var c = 0u; c < PF; c++) {
+        let e = lid + c * WG;
+        let i = t0 + e / DQ;
+        var x = vec4<f32>(0.0);
+        var y = vec4<f32>(0.0);
+        if (e < BQ * DQ && i < p.sq) {
+            x = q[(qrow0 + i) * DQ + e % DQ];
+            y = g[(qrow0 + i) * DQ + e % DQ];
+        }
+        next_q[c] = x;
+        next_g[c] = y;
+    }
+    next_st = vec2<f32>(3.0e38, 0.0);
+    if (lid < BQ && t0 + lid < p.sq) { next_st = stats[qrow0 + t0 + lid]; }
+}
+
+fn stage(lid: u32) {
+    for (var c = 0u; c < PF; c++) {
+        let e = lid + c * WG;
+        if (e < BQ * DQ) {
+            q_tile[(e / DQ) * QS + e % DQ] = next_q[c];
+            g_tile[(e / DQ) * QS + e % DQ] = next_g[c];
+        }
+    }
+    if (lid < BQ) { st_tile[lid] = next_st; }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let wgi = wid.x + wid.y * nwg.x;
+    if (wgi >= p.workgroups) { return; } // uniform: the whole workgroup leaves
+    // Causal: the first keys are seen by the most queries; they start first.
+    let blk = wgi % p.blocks;
+    let bkh = wgi / p.blocks; // b * hkv + kv head
+    let kh = bkh % p.hkv;
+    let b = bkh / p.hkv;
+    let j0 = blk * BK;
+    let krow0 = bkh * p.skv;
+    let tx = lid % TX;
+    let ty = lid / TX;
+    let shift = i32(p.skv) - i32(p.sq); // query i sees keys j <= i + shift
+    let dn = select(p.dq, DQ, UNROLL);
+    let qn = select(p.tile, BQ, UNROLL);
+
+    for (var e = lid; e < BK * DQ; e += WG) {
+        let j = j0 + e / DQ;
+        var x = vec4<f32>(0.0);
+        var y = vec4<f32>(0.0);
+        if (j < p.skv) {
+            x = k[(krow0 + j) * DQ + e % DQ] * p.scale;
+            y = v[(krow0 + j) * DQ + e % DQ];
+        }
+        k_tile[(e / DQ) * QS + e % DQ] = x;
+        v_tile[(e / DQ) * QS + e % DQ] = y;
+    }
+    // The thread's keys; a key past the end is seen by no query.
+    let jk = vec4<i32>(i32(j0 + ty * 4u)) + vec4<i32>(0, 1, 2, 3);
+    let key_in = jk < vec4<i32>(i32(p.skv));
+    var qstart = 0u;
+    if (CAUSAL) { qstart = u32(max(i32(j0) - shift, 0)); }
+    // Tiles of one q head, then of all heads of the group, in one walk so
+    // that the prefetch crosses from one head to the next.
+    let nt = select(0u, (p.sq - qstart + BQ - 1u) / BQ, qstart < p.sq);
+    let tiles = p.group * nt;
+    let head0 = (b * p.hq + kh * p.group) * p.sq; // first row of the group's first q head
+    if (tiles > 0u) { fetch(head0, qstart, lid); }
+
+    var ak: array<vec4<f32>, 4u * DT>; // [key][quad]
+    var av: array<vec4<f32>, 4u * DT>;
+    for (var c = 0u; c < 4u * DT; c++) {
+        ak[c] = vec4<f32>(0.0);
+        av[c] = vec4<f32>(0.0);
+    }
+    for (var n = 0u; n < tiles; n++) {
+        let t0 = qstart + (n % nt) * BQ;
+        workgroupBarrier(); // the previous tile's readers are done
+        stage(lid);
+        workgroupBarrier();
+        if (n + 1u < tiles) {
+            let n1 = n + 1u;
+            fetch(head0 + (n1 / nt) * p.sq, qstart + (n1 % nt) * BQ, lid);
+        }
+        var s: array<vec4<f32>, QPT>;
+        var dp: array<vec4<f32>, QPT>;
+        for (var r = 0u; r < QPT; r++) {
+            s[r] = vec4<f32>(0.0);
+            dp[r] = vec4<f32>(0.0);
+        }
+        for (var d = 0u; d < dn; d++) {
+            var kq: array<vec4<f32>, 4>;
+            var vq: array<vec4<f32>, 4>;
+            for (var i = 0u; i < 4u; i++) {
+                kq[i] = k_tile[(ty * 4u + i) * QS + d];
+                vq[i] = v_tile[(ty * 4u + i) * QS + d];
+            }
+            for (var r = 0u; r < QPT; r++) {
+                let qv = q_tile[(tx + r * TX) * QS + d];
+                let gv = g_tile[(tx + r * TX) * QS + d];
+                for (var i = 0u; i < 4u; i++) {
+                    s[r][i] += dot(qv, kq[i]);
+                    dp[r][i] += dot(gv, vq[i]);
+                }
+            }
+        }
+        for (var r = 0u; r < QPT; r++) {
+            let row = tx + r * TX;
+            let qi = i32(t0 + row);
+            var vis = key_in & vec4<bool>(qi < i32(p.sq));
+            if (CAUSAL) { vis = vis & (jk <= vec4<i32>(qi + shift)); }
+            let st = st_tile[row];
+            let pr = select(vec4<f32>(0.0), exp(s[r] - st.x), vis);
+            p_tile[row * RK + ty] = pr;
+            ds_tile[row * RK + ty] = pr * (dp[r] - st.y);
+        }
+        workgroupBarrier();
+        for (var r = 0u; r < qn; r++) {
+            let pv = p_tile[r * RK + ty];
+            let dsv = ds_tile[r * RK + ty];
+            for (var c = 0u; c < DT; c++) {
+                let d = tx + c * TX;
+                if (D_EXACT || d < DQ) {
+                    let gq = g_tile[r * QS + d];
+                    let qq = q_tile[r * QS + d];
+                    for (var i = 0u; i < 4u; i++) {
+                        av[i * DT + c] = fma(vec4<f32>(pv[i]), gq, av[i * DT + c]);
+                        ak[i * DT + c] = fma(vec4<f32>(dsv[i]), qq, ak[i * DT + c]);
+                    }
+                }
+            }
+        }
+    }
+    for (var i = 0u; i < 4u; i++) {
+        let j = j0 + ty * 4u + i;
+        if (j >= p.skv) { continue; }
+        for (var c = 0u; c < DT; c++) {
+            let d = tx + c * TX;
+            if (D_EXACT || d < DQ) {
+                dk[(krow0 + j) * DQ + d] = ak[i * DT + c] * p.scale;
+                dv[(krow0 + j) * DQ + d] = av[i * DT + c];
+            }
+        }
+    }
+}
