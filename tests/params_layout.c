@@ -460,6 +460,7 @@ static const layout_pair pairs[] = {
     PAIR("quant_gemv_rows", "Params", quant_linear_params, wgsl_quant_linear_params),
     PAIR("quant_gemv_rows4", "Params", quant_linear_params, wgsl_quant_linear_params),
     PAIR("quant_gemv_slots", "Params", quant_slots_params, wgsl_quant_slots_params),
+    PAIR("quant_gemv_x8_fused", "Params", quant_slots_params, wgsl_quant_slots_params),
     PAIR("quant_gemv_x8", "Params", quant_linear_params, wgsl_quant_linear_params),
     PAIR("quant_x8", "Params", quant_linear_params, wgsl_quant_linear_params),
     PAIR("moments_combine", "Params", moments_combine_params, wgsl_moments_combine_params),
