@@ -16,11 +16,7 @@ R=$(cd "$D/../.." && pwd)
 if ! ldconfig -p | grep -q "libvulkan.so.1 "; then for f in "$R"/.gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 xz -dc "$D"/dawn.xz > /tmp/libwebgpu_wrapper.so; export WT_WEBGPU_LIB=/tmp/libwebgpu_wrapper.so
-P=/tmp/ompi; rm -rf $P; mkdir -p $P
-for f in "$D"/debs/*.deb; do
-  case "$f" in *libudev1_*) ldconfig -p | grep -q "libudev.so.1 " && continue;; *libatomic1_*) ldconfig -p | grep -q "libatomic.so.1 " && continue;; esac
-  dpkg -x "$f" $P; done
-MPILIB=$P/usr/lib/x86_64-linux-gnu:$P/usr/lib/x86_64-linux-gnu/openmpi/lib:$P/lib/x86_64-linux-gnu
+source "$D"/open_mpi_libs.sh
 chmod +x "$D"/base/* "$D"/new/*
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 # One line per run: the nine products' us (fwd 384, 1536 out, 1536 in; dx the same; dw 384x384, 1536x384, 384x1536).

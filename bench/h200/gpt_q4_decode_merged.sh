@@ -10,11 +10,8 @@
 # and fortunes/ (Debian's text files); WT_WEBGPU_LIB names Dawn's library.
 set -u
 D=$(cd "$(dirname "$0")" && pwd); O=${OUT:-/tmp/merged_out}; mkdir -p "$O"
-P=/tmp/ompi; rm -rf $P; mkdir -p $P
-for f in $D/debs/*.deb; do
-  case "$f" in *libudev1_*) ldconfig -p | grep -q "libudev.so.1 " && continue;; *libatomic1_*) ldconfig -p | grep -q "libatomic.so.1 " && continue;; esac
-  dpkg -x "$f" $P; done
-export LD_LIBRARY_PATH=$D:${LD_LIBRARY_PATH:-}:$P/usr/lib/x86_64-linux-gnu:$P/usr/lib/x86_64-linux-gnu/openmpi/lib:$P/lib/x86_64-linux-gnu
+source "$D"/open_mpi_libs.sh
+export LD_LIBRARY_PATH=$D:${LD_LIBRARY_PATH:-}:$MPILIB
 cd $D; chmod +x llama train_gpt llama_to_gguf
 T0=$(date +%s)
 run() { local name=$1 lim=$2; shift 2; local t=$(date +%s); timeout "$lim" "$@" > "$O/$name.log" 2>&1; echo "$name: rc=$? $(( $(date +%s) - t )) s"; }

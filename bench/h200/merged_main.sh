@@ -11,11 +11,8 @@
 # text files); WT_WEBGPU_LIB names Dawn's library.
 set -u
 D=$(cd "$(dirname "$0")" && pwd); O=${OUT:-/tmp/final_out}; mkdir -p "$O"
-P=/tmp/ompi; rm -rf $P; mkdir -p $P
-for f in ${MPI_DEBS:-$D/debs}/*.deb; do
-  case "$f" in *libudev1_*) ldconfig -p | grep -q "libudev.so.1 " && continue;; *libatomic1_*) ldconfig -p | grep -q "libatomic.so.1 " && continue;; esac
-  dpkg -x "$f" $P; done
-export LD_LIBRARY_PATH=$D:${LD_LIBRARY_PATH:-}:$P/usr/lib/x86_64-linux-gnu:$P/usr/lib/x86_64-linux-gnu/openmpi/lib:$P/lib/x86_64-linux-gnu
+source "$D"/open_mpi_libs.sh
+export LD_LIBRARY_PATH=$D:${LD_LIBRARY_PATH:-}:$MPILIB
 export EGL_PLATFORM=surfaceless
 cd $D; chmod +x llama train_gpt train_fashion_mnist llama_to_gguf
 T0=$(date +%s)
