@@ -70,7 +70,7 @@ static int gemv_x8(void)
  * and residual of wt_linear_quant_fused in the same kernel; Q4_0 and Q8_0
  * with K a multiple of 64 (pairs of blocks), x and the norm weight at a
  * multiple of 4 elements, and x's rounded row within the workgroup
- * memory (1.5 K bytes beside 5 KiB). Elsewhere the f32 kernels run.
+ * memory (1.5 K bytes beside 4 KiB). Elsewhere the f32 kernels run.
  * By default ("auto") Q4_0 alone: on the H200 the 852M Llama's Q4_0 decode
  * went from 1,128 to 1,312 tok/s with it, Q8_0's from 1,029 to 1,043
  * (noise), so Q8_0 keeps its exact f32 x (bench/RESULTS.md). 16 lanes a
@@ -83,7 +83,7 @@ static bool x8_fused_takes(wt_context *ctx, wt_quant_type type, int64_t m, int64
     const bool q4 = type == WT_QUANT_Q4_0, q8 = type == WT_QUANT_Q8_0;
     if (m > GEMV_MAX_ROWS || !(mode == 3 ? q4 || q8 : mode == X8_AUTO && q4)) return false;
     if (k % 64 != 0 || x->offset % 4 != 0 || (norm_weight && norm_weight->offset % 4 != 0)) return false;
-    const uint64_t bytes = (uint64_t)k / 32u * (32u + 4u + 8u + 4u) + GEMV_THREADS * (16u + 4u);
+    const uint64_t bytes = (uint64_t)k / 32u * (32u + 4u + 8u + 4u) + GEMV_THREADS * 16u;
     return bytes <= wg_get_caps(ctx)->max_workgroup_storage;
 }
 
@@ -206,13 +206,12 @@ static wt_status linear_x8_fused(wt_context *ctx, wt_quant_type type, const quan
                                  wt_tensor *out)
 {
     const unsigned lanes = gemv_lanes_or(X8_FUSED_LANES);
-    const unsigned rows = wt_knob_number(WT_KNOB_QUANT_GEMV_X8_ROWS, 2) == 4 ? 4u : 2u;
     char prelude[400];
     snprintf(prelude, sizeof prelude,
              "const TYPE: u32 = %du;\nconst HAS_BIAS: bool = %s;\nconst NORM: bool = %s;\nconst SWIGLU: bool = %s;\n"
-             "const RESIDUAL: bool = %s;\nconst LANES: u32 = %uu;\nconst RPG: u32 = %uu;\nconst KB: u32 = %uu;\n",
+             "const RESIDUAL: bool = %s;\nconst LANES: u32 = %uu;\nconst KB: u32 = %uu;\n",
              (int)type, bias ? "true" : "false", norm_weight ? "true" : "false", swiglu ? "true" : "false",
-             residual ? "true" : "false", lanes, rows, p->k / 32u);
+             residual ? "true" : "false", lanes, p->k / 32u);
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "quant_gemv_x8_fused";
@@ -228,9 +227,9 @@ static wt_status linear_x8_fused(wt_context *ctx, wt_quant_type type, const quan
     l.bindings[4] = (wg_binding){norm_weight ? norm_weight->storage : x->storage, false};
     l.bindings[5] = (wg_binding){residual ? residual->storage : x->storage, false};
     l.nbindings = 6;
-    /* rows a group of lanes (half as many SwiGLU outputs). */
+    /* Two rows a group of lanes (one SwiGLU output). */
     const uint64_t outs = swiglu ? p->n / 2u : p->n;
-    const uint64_t per_wg = GEMV_THREADS / lanes * (swiglu ? rows / 2u : rows);
+    const uint64_t per_wg = GEMV_THREADS / lanes * (swiglu ? 1u : 2u);
     l.workgroups = (uint64_t)p->m * ((outs + per_wg - 1) / per_wg);
     return wg_dispatch(ctx, &l);
 }

@@ -18,13 +18,13 @@
 // |w|, the bound the header states: taking the offset with x's exact sum
 // instead (quant_gemv_x8.wgsl) leaves the error on the nibble q_w (0-15)
 // rather than on q_w - 8, twice as large on a Llama's steps.
-// Threads: LANES consecutive threads share RPG (2 or 4) weight rows (with
-// SWIGLU gate rows and their up rows N/2 below); a thread takes pairs of blocks
+// Threads: LANES consecutive threads share two weight rows (with SWIGLU a
+// gate row and its up row N/2 below); a thread takes pairs of blocks
 // (Q4_0: 36 bytes = 9 words, Q8_0: 68 bytes = 17 words, both whole words
 // where a single 18- or 34-byte block is not), the next pair's words loaded
 // while the current pair is summed.
 // Prelude: TYPE (2: Q4_0, 8: Q8_0), HAS_BIAS, NORM, SWIGLU, RESIDUAL,
-// LANES (a power of two dividing 256), RPG (2 or 4), KB (K / 32, even); library
+// LANES (a power of two dividing 256), KB (K / 32, even); library
 // f16_bits.
 
 struct Params {
@@ -50,10 +50,9 @@ var<workgroup> xq: array<vec4<u32>, 2u * KB>; // block b: xq[2b] elements 0-15, 
 var<workgroup> xd: array<f32, KB>;            // block b's step d
 var<workgroup> xqsum: array<f32, 2u * KB>;    // half block h: d times the sum of its 16 q (Q4_0)
 var<workgroup> xsq: array<f32, KB>;           // NORM: block b's sum of x^2 (x before g)
-// stage_x: a half block's max |x|, sum of x^2 and bad flag; then the
-// lanes' sums of each row (and of x^2 in red_sq)
+// stage_x: a half block's max |x|, sum, sum of x^2 and bad flag; then the
+// lanes' sums
 var<workgroup> red: array<vec4<f32>, WG>;
-var<workgroup> red_sq: array<f32, WG>;
 
 // The words of a pair of blocks in fields, not an array, so that they stay
 // in registers: v0-v3 words 0-15, e word 16 (Q4_0 uses v0, v1, v2.x).
@@ -184,9 +183,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     const GROUPS = WG / LANES;
-    // The outputs of a workgroup: RPG rows a group, or RPG / 2 SwiGLU
-    // outputs (gate rows with their up rows N / 2 below).
-    let per_group = select(RPG, RPG / 2u, SWIGLU);
+    // The outputs of a workgroup: two rows a group, or one SwiGLU output.
+    let per_group = select(2u, 1u, SWIGLU);
     let outs = select(p.n, p.n / 2u, SWIGLU);
     let per_wg = GROUPS * per_group;
     let wgs = (outs + per_wg - 1u) / per_wg;
@@ -198,55 +196,33 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let c0 = (gi % wgs) * per_wg + (lid / LANES) * per_group;
     let lane = lid % LANES;
     let last = outs - 1u;
-    // The group's rows (out-of-range ones read the last row and write
-    // nothing).
-    var rows = vec4<u32>(0u);
-    for (var j = 0u; j < RPG; j++) {
-        if (SWIGLU) {
-            let h = RPG / 2u;
-            rows[j] = select(min(c0 + j - h, last) + outs, min(c0 + j, last), j < h);
-        } else {
-            rows[j] = min(c0 + j, last);
-        }
-    }
-    let a = vec4<u32>(p.w_offset) + rows * p.words;
+    // The group's two rows (out-of-range groups read the last row and
+    // write nothing).
+    let c = min(c0, last);
+    let r0 = c;
+    let r1 = select(min(c + 1u, last), c + outs, SWIGLU);
+    let a0 = p.w_offset + r0 * p.words;
+    let a1 = p.w_offset + r1 * p.words;
     let pairs = KB / 2u;
     // The first pair's words are on their way while x is rounded.
     var q0 = Pair();
     var q1 = Pair();
-    var q2 = Pair();
-    var q3 = Pair();
     if (lane < pairs) {
-        q0 = load_pair(a.x + lane * PAIR_WORDS);
-        q1 = load_pair(a.y + lane * PAIR_WORDS);
-        if (RPG == 4u) {
-            q2 = load_pair(a.z + lane * PAIR_WORDS);
-            q3 = load_pair(a.w + lane * PAIR_WORDS);
-        }
+        q0 = load_pair(a0 + lane * PAIR_WORDS);
+        q1 = load_pair(a1 + lane * PAIR_WORDS);
     }
     stage_x((p.x_offset + i * p.k) / 4u, lid);
     workgroupBarrier();
-    var acc = vec4<f32>(0.0);
+    var acc = vec2<f32>(0.0);
     for (var pr = lane; pr < pairs; pr += LANES) {
         let cur0 = q0;
         let cur1 = q1;
-        let cur2 = q2;
-        let cur3 = q3;
         let next = pr + LANES;
         if (next < pairs) {
-            q0 = load_pair(a.x + next * PAIR_WORDS);
-            q1 = load_pair(a.y + next * PAIR_WORDS);
-            if (RPG == 4u) {
-                q2 = load_pair(a.z + next * PAIR_WORDS);
-                q3 = load_pair(a.w + next * PAIR_WORDS);
-            }
+            q0 = load_pair(a0 + next * PAIR_WORDS);
+            q1 = load_pair(a1 + next * PAIR_WORDS);
         }
-        acc.x += pair_dot(cur0, pr);
-        acc.y += pair_dot(cur1, pr);
-        if (RPG == 4u) {
-            acc.z += pair_dot(cur2, pr);
-            acc.w += pair_dot(cur3, pr);
-        }
+        acc += vec2<f32>(pair_dot(cur0, pr), pair_dot(cur1, pr));
     }
     var sq = 0.0;
     if (NORM) {
@@ -254,37 +230,36 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
             sq += xsq[b];
         }
     }
-    red[lid] = acc;
-    red_sq[lid] = sq;
+    red[lid] = vec4<f32>(acc, sq, 0.0);
     workgroupBarrier();
     for (var s = LANES / 2u; s > 0u; s = s / 2u) {
         if (lane < s) {
             red[lid] += red[lid + s];
-            if (NORM) {
-                red_sq[lid] += red_sq[lid + s];
-            }
         }
         workgroupBarrier();
     }
     if (lane != 0u || c0 >= outs) {
         return;
     }
-    var y = red[lid];
+    var y = red[lid].xy;
     if (NORM) {
-        y *= inverseSqrt(red_sq[lid] / f32(p.k) + p.eps);
+        y *= inverseSqrt(red[lid].z / f32(p.k) + p.eps);
     }
-    for (var j = 0u; j < RPG; j++) {
-        if (HAS_BIAS) {
-            y[j] += bias[p.b_offset + rows[j]];
+    if (HAS_BIAS) {
+        y += vec2<f32>(bias[p.b_offset + r0], bias[p.b_offset + r1]);
+    }
+    if (SWIGLU) {
+        var v = y.x / (1.0 + exp(-y.x)) * y.y;
+        if (RESIDUAL) {
+            v += res[p.r_offset + i * outs + c0];
         }
+        out[i * outs + c0] = v;
+        return;
     }
-    for (var j = 0u; j < per_group; j++) {
-        let col = c0 + j;
+    for (var k = 0u; k < 2u; k++) {
+        let col = c0 + k;
         if (col < outs) {
-            var v = y[j];
-            if (SWIGLU) {
-                v = v / (1.0 + exp(-v)) * y[j + RPG / 2u];
-            }
+            var v = y[k];
             if (RESIDUAL) {
                 v += res[p.r_offset + i * outs + col];
             }
