@@ -17,7 +17,9 @@
 // Thread (ty, tx) of 128 = 8 x 16 owns keys 4 ty .. 4 ty + 3: queries tx,
 // tx + 16, ... of a tile for the scores, quads tx, tx + 16, ... of dk and
 // dv. Contiguous f32, read as vec4.
-// Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL (as the tiled kernels) and QPT.
+// Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL (as the tiled kernels), QPT,
+// and q_at / k_at (the quad where a row of a head starts: the operands
+// are [B, H, S, D] or the [B, H, S, D] views of [B, S, H, D]).
 
 struct Params {
     hq: u32, hkv: u32, sq: u32, skv: u32,
@@ -65,8 +67,8 @@ fn fetch(qrow0: u32, t0: u32, lid: u32) {
         var x = vec4<f32>(0.0);
         var y = vec4<f32>(0.0);
         if (e < BQ * DQ && i < p.sq) {
-            x = q[(qrow0 + i) * DQ + e % DQ];
-            y = g[(qrow0 + i) * DQ + e % DQ];
+            x = q[q_at(qrow0, i) + e % DQ];
+            y = g[q_at(qrow0, i) + e % DQ];
         }
         next_q[c] = x;
         next_g[c] = y;
@@ -109,8 +111,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         var x = vec4<f32>(0.0);
         var y = vec4<f32>(0.0);
         if (j < p.skv) {
-            x = k[(krow0 + j) * DQ + e % DQ] * p.scale;
-            y = v[(krow0 + j) * DQ + e % DQ];
+            x = k[k_at(krow0, j) + e % DQ] * p.scale;
+            y = v[k_at(krow0, j) + e % DQ];
         }
         k_tile[(e / DQ) * QS + e % DQ] = x;
         v_tile[(e / DQ) * QS + e % DQ] = y;
@@ -197,8 +199,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var c = 0u; c < DT; c++) {
             let d = tx + c * TX;
             if (D_EXACT || d < DQ) {
-                dk[(krow0 + j) * DQ + d] = ak[i * DT + c] * p.scale;
-                dv[(krow0 + j) * DQ + d] = av[i * DT + c];
+                dk[k_at(krow0, j) + d] = ak[i * DT + c] * p.scale;
+                dv[k_at(krow0, j) + d] = av[i * DT + c];
             }
         }
     }

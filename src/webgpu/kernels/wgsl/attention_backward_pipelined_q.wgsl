@@ -14,10 +14,11 @@
 // kernel's, loading its tiles as it goes. Thread (ty, tx) of 128 = 8 x 16
 // owns rows 4 ty .. 4 ty + 3, keys tx and tx + 16 of each tile for the
 // scores and quads tx, tx + 16, ... of its rows of dq. A row that sees no
-// key gets L = 3e38 (every p is 0), D = 0 and dq = 0. Contiguous f32, read
-// as vec4.
+// key gets L = 3e38 (every p is 0), D = 0 and dq = 0. f32, read as vec4.
 // Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL, HAVE_LSE and load_lse (as the
-// tiled kernel) and SPLIT_KV.
+// tiled kernel), SPLIT_KV, and q_at / k_at (the quad where a row of a head
+// starts: the operands are [B, H, S, D] or the [B, H, S, D] views of
+// [B, S, H, D]).
 
 struct Params {
     hq: u32, hkv: u32, sq: u32, skv: u32,
@@ -55,7 +56,7 @@ fn load_keys(from_v: bool, krow0: u32, t0: u32, kend: u32, lid: u32) {
         let j = t0 + e / DQ;
         var x = vec4<f32>(0.0);
         if (j < kend) {
-            let i = (krow0 + j) * DQ + e % DQ;
+            let i = k_at(krow0, j) + e % DQ;
             if (from_v) { x = v[i]; } else { x = k[i]; }
         }
         kv_tile[(e / DQ) * QS + e % DQ] = x;
@@ -75,8 +76,8 @@ fn fetch_keys(krow0: u32, t0: u32, kend: u32, lid: u32) {
         var x = vec4<f32>(0.0);
         var y = vec4<f32>(0.0);
         if (e < BK * DQ && j < kend) {
-            x = k[(krow0 + j) * DQ + e % DQ];
-            y = v[(krow0 + j) * DQ + e % DQ];
+            x = k[k_at(krow0, j) + e % DQ];
+            y = v[k_at(krow0, j) + e % DQ];
         }
         next_k[c] = x;
         next_v[c] = y;
@@ -177,8 +178,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         var x = vec4<f32>(0.0);
         var y = vec4<f32>(0.0);
         if (i < p.sq) {
-            x = q[(qrow0 + i) * DQ + e % DQ] * p.scale;
-            y = g[(qrow0 + i) * DQ + e % DQ];
+            x = q[q_at(qrow0, i) + e % DQ] * p.scale;
+            y = g[q_at(qrow0, i) + e % DQ];
         }
         q_tile[(e / DQ) * QS + e % DQ] = x;
         g_tile[(e / DQ) * QS + e % DQ] = y;
@@ -221,7 +222,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (D_EXACT || d < DQ) {
             for (var i = 0u; i < 4u; i++) {
                 let r = i0 + ty * 4u + i;
-                if (r < p.sq) { a[i] += dot(g_tile[(ty * 4u + i) * QS + d], o[(qrow0 + r) * DQ + d]); }
+                if (r < p.sq) { a[i] += dot(g_tile[(ty * 4u + i) * QS + d], o[q_at(qrow0, r) + d]); }
             }
         }
     }
@@ -304,7 +305,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (r >= p.sq) { continue; }
         for (var c = 0u; c < DT; c++) {
             let d = tx + c * TX;
-            if (D_EXACT || d < DQ) { dq[(qrow0 + r) * DQ + d] = acc[i * DT + c] * p.scale; }
+            if (D_EXACT || d < DQ) { dq[q_at(qrow0, r) + d] = acc[i * DT + c] * p.scale; }
         }
     }
 }
