@@ -66,6 +66,14 @@ static wt_status alloc_heads_inner(wt_context *ctx, wt_dtype dtype, const int64_
     return st;
 }
 
+/* WT_ATTN_HEAD_VIEWS=0: dense [B, H, S, D] copies and results, as before
+ * the kernels read heads laid out [B, S, H, D]. */
+static bool head_views(void)
+{
+    const char *knob = wt_knob_text(WT_KNOB_ATTN_HEAD_VIEWS);
+    return !(knob && strcmp(knob, "0") == 0);
+}
+
 static bool mask_dtype_ok(wt_dtype d) { return d == WT_BOOL || d == WT_F32 || d == WT_F16; }
 
 static wt_status check_shapes(const char *fn, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v)
@@ -137,7 +145,7 @@ static wt_status run(const char *fn, const wt_tensor *q, const wt_tensor *k, con
     /* q the [B, H, S, D] view of [B, S, H, D] (heads split from a linear
      * layer's output): the result laid out so too where the backend
      * writes it so, and merging the heads back is a view, not a copy. */
-    if (q->ndim == 4 && wt_attention_heads_layout(q) == 1 && ctx->ops->attention_out_heads_inner) {
+    if (q->ndim == 4 && head_views() && wt_attention_heads_layout(q) == 1 && ctx->ops->attention_out_heads_inner) {
         wt_tensor *t2 = NULL;
         if ((st = alloc_heads_inner(ctx, q->dtype, oshape, &t2)) != WT_OK) goto done;
         a.out = t2;
@@ -295,7 +303,8 @@ wt_status wt_attention_backward_fused(const wt_tensor *q, const wt_tensor *k, co
      * linear layers' outputs, no copies), the gradients then in the
      * layouts of q and k (their transposes back to the linear layers are
      * views); dense [B, H, S, D] copies otherwise. */
-    bool views = ctx->ops->attention_backward_views && ctx->ops->attention_backward_views(ctx, q, k, v, dout, out);
+    bool views = head_views() && ctx->ops->attention_backward_views &&
+                 ctx->ops->attention_backward_views(ctx, q, k, v, dout, out);
     for (int i = 0; i < 5 && st == WT_OK; i++) {
         if (views) in[i] = (wt_tensor *)src[i], wt_tensor_retain(in[i]);
         else st = src[i]->dtype == WT_F32 ? wt_contiguous(src[i], &in[i]) : wt_cast(src[i], WT_F32, &in[i]);

@@ -136,16 +136,19 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
     /* The forward's log-sum-exp takes a ninth binding (8 storage buffers):
      * where the device allows fewer, the query kernel computes it again. */
     if (lse && wg_get_caps(ctx)->max_storage_buffers < 8) lse = NULL;
-    /* Where a row of a head starts (in quads) for the pipelined kernels,
-     * from the head's first row r0 as counted in a dense [B, H, S, D]:
-     * there, or in [B, S, H, D] (the heads of a linear layer's output). */
+    /* Where a head's first row starts (in quads) and where its row s
+     * starts, for the pipelined kernels: in a dense [B, H, S, D], or in a
+     * [B, S, H, D] (the heads of a linear layer's output). No division:
+     * the kernels call them in their loads. */
     const bool q_inner = wt_attention_heads_layout(q) == 1, k_inner = wt_attention_heads_layout(k) == 1;
-    char rows[640];
+    char rows[768];
     snprintf(rows, sizeof rows,
-             "fn q_at(r0: u32, s: u32) -> u32 {\n%s    return (r0 + s) * DQ;\n}\n"
-             "fn k_at(r0: u32, s: u32) -> u32 {\n%s    return (r0 + s) * DQ;\n}\n",
-             q_inner ? "    let bh = r0 / p.sq;\n    return ((bh / p.hq * p.sq + s) * p.hq + bh % p.hq) * DQ;\n" : "",
-             k_inner ? "    let bh = r0 / p.skv;\n    return ((bh / p.hkv * p.skv + s) * p.hkv + bh % p.hkv) * DQ;\n" : "");
+             "fn q_head(b: u32, h: u32) -> u32 { return %s * DQ; }\n"
+             "fn q_at(base: u32, s: u32) -> u32 { return base + s * %s; }\n"
+             "fn k_head(b: u32, h: u32) -> u32 { return %s * DQ; }\n"
+             "fn k_at(base: u32, s: u32) -> u32 { return base + s * %s; }\n",
+             q_inner ? "(b * p.sq * p.hq + h)" : "((b * p.hq + h) * p.sq)", q_inner ? "(p.hq * DQ)" : "DQ",
+             k_inner ? "(b * p.skv * p.hkv + h)" : "((b * p.hkv + h) * p.skv)", k_inner ? "(p.hkv * DQ)" : "DQ");
     char prelude[1280];
     snprintf(prelude, sizeof prelude,
              "const DQ: u32 = %lluu;\nconst DT: u32 = %uu;\nconst D_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"
