@@ -16,7 +16,7 @@
 //    where the device's workgroup memory holds it (42 KiB at head dim 64).
 // Thread (ty, tx) of 128 = 8 x 16 owns keys 4 ty .. 4 ty + 3: queries tx,
 // tx + 16, ... of a tile for the scores, quads tx, tx + 16, ... of dk and
-// dv. Contiguous f32, read as vec4.
+// dv. f32, read as vec4.
 // Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL (as the tiled kernels), QPT,
 // and q_head / k_head, q_at / k_at (the quad where a head's first row
 // starts, and where its row s starts: the operands are [B, H, S, D] or
