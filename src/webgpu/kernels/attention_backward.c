@@ -114,6 +114,17 @@ static bool views_fit(const wt_context *ctx, const wt_tensor *q, const wt_tensor
     return tiled_allowed() && pipelined_allowed() && tiled_fits(ctx, (uint64_t)q->shape[3], (uint64_t)v->shape[3]);
 }
 
+/* The tiled and pipelined kernels' workgroup counts and row indices
+ * within 32 bits. */
+static bool tiled_sizes_ok(const wt_tensor *q, const wt_tensor *k)
+{
+    const uint64_t B = (uint64_t)q->shape[0], Hq = (uint64_t)q->shape[1], Sq = (uint64_t)q->shape[2],
+                   Hkv = (uint64_t)k->shape[1], Skv = (uint64_t)k->shape[2];
+    const uint64_t qgroups = B * Hq * ((Sq + TILED_BW_Q_ROWS - 1) / TILED_BW_Q_ROWS),
+                   kgroups = B * Hkv * ((Skv + TILED_BW_KEYS - 1) / TILED_BW_KEYS);
+    return qgroups <= UINT32_MAX / 64 && kgroups <= UINT32_MAX / 64 && Sq <= INT32_MAX / 2 && Skv <= INT32_MAX / 2;
+}
+
 static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, const wt_tensor *k,
                                           const wt_tensor *v, const wt_tensor *dout, const wt_tensor *out,
                                           const wt_tensor *lse, bool causal, float scale, wt_tensor *dq,
@@ -124,8 +135,7 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
     const uint64_t d4 = D / 4, qblocks = (Sq + TILED_BW_Q_ROWS - 1) / TILED_BW_Q_ROWS,
                    kblocks = (Skv + TILED_BW_KEYS - 1) / TILED_BW_KEYS;
     const uint64_t qgroups = B * Hq * qblocks, kgroups = B * Hkv * kblocks;
-    if (qgroups > UINT32_MAX / 64 || kgroups > UINT32_MAX / 64 || Sq > INT32_MAX / 2 || Skv > INT32_MAX / 2)
-        return WT_ERR_UNSUPPORTED;
+    if (!tiled_sizes_ok(q, k)) return WT_ERR_UNSUPPORTED;
     const uint32_t dt = (uint32_t)((d4 + TILED_BW_TX - 1) / TILED_BW_TX);
     const bool unrolled = wg_attention_unrolled(ctx);
     /* The pipelined kernels' larger forms where the workgroup memory holds
@@ -292,5 +302,5 @@ bool wg_attention_backward_views(const wt_context *ctx, const wt_tensor *q, cons
         if (!all[t] || all[t]->dtype != WT_F32 || all[t]->storage->bytes > limit ||
             (uint64_t)all[t]->numel > UINT32_MAX / 2)
             return false;
-    return sides_agree(q, k, v, dout, out) && views_fit(ctx, q, v);
+    return sides_agree(q, k, v, dout, out) && views_fit(ctx, q, v) && tiled_sizes_ok(q, k);
 }
