@@ -439,6 +439,7 @@ int main(int argc, char **argv)
     test_f16();
     test_attention_fused(b);
     test_attention_fused_shapes(b);
+    test_attention_head_views(b);
     test_norm_backward_fused(b);
     test_memory();
     test_mlp();

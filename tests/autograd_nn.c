@@ -386,6 +386,108 @@ void test_attention_fused_shapes(test_backend b)
     wt_context_destroy(ctx);
 }
 
+/* Attention on heads split from [B, S, H, D] tensors (transpose(1, 2)
+ * views, as a GPT's q, k, v from its linear layers) with the seed given
+ * [B, S, H, D] too: y, and the gradients of the [B, S, H, D] leaves, on
+ * the backend under test with WT_ATTN_HEAD_VIEWS unset (where the backend
+ * takes such views: no copies, the result laid out [B, S, H, D]) or at
+ * knob; false when a step fails. kv_inner: k and v so too (else dense
+ * [B, H, S, D] leaves). */
+static bool head_view_grads(wt_context *ctx, const char *knob, const int64_t *const *shapes, bool kv_inner,
+                            bool causal, float *const *host, float *out, float *const *grads, bool *merged_view)
+{
+    if (knob) setenv("WT_ATTN_HEAD_VIEWS", knob, 1);
+    wt_tensor *leaf[4] = {0}, *heads[3] = {0}, *y = NULL, *yt = NULL;
+    bool ok = true;
+    for (int i = 0; i < 4 && ok; i++) {
+        const bool inner = i == 0 || i == 3 || kv_inner;
+        const int64_t *s = shapes[i], bshd[4] = {s[0], s[2], s[1], s[3]};
+        ok = wt_tensor_from_data(ctx, WT_F32, 4, inner ? bshd : s, host[i], &leaf[i]) == WT_OK;
+        if (ok && i < 3) ok = wt_tensor_set_requires_grad(leaf[i], true) == WT_OK;
+        if (ok && i < 3) {
+            if (inner) ok = wt_transpose(leaf[i], 1, 2, &heads[i]) == WT_OK;
+            else heads[i] = leaf[i], wt_tensor_retain(leaf[i]);
+        }
+    }
+    ok = ok && wt_scaled_dot_product_attention(heads[0], heads[1], heads[2], NULL, causal, 0.0, &y) == WT_OK &&
+         wt_transpose(y, 1, 2, &yt) == WT_OK && wt_backward_ex(1, &yt, &leaf[3], NULL) == WT_OK;
+    if (ok) *merged_view = wt_tensor_is_contiguous(yt);
+    ok = ok && wt_tensor_read(yt, out, sizeof(float) * (size_t)wt_tensor_numel(yt)) == WT_OK;
+    for (int i = 0; i < 3 && ok; i++) {
+        wt_tensor *g = NULL;
+        ok = wt_tensor_grad(leaf[i], &g) == WT_OK && g &&
+             wt_tensor_read(g, grads[i], sizeof(float) * (size_t)wt_tensor_numel(leaf[i])) == WT_OK;
+        wt_tensor_release(g);
+    }
+    wt_tensor_release(y), wt_tensor_release(yt);
+    for (int i = 0; i < 3; i++) wt_tensor_release(heads[i]);
+    for (int i = 0; i < 4; i++) wt_tensor_release(leaf[i]);
+    if (knob) unsetenv("WT_ATTN_HEAD_VIEWS");
+    return ok;
+}
+
+/* The attention forward and fused backward reading and writing heads laid
+ * out [B, S, H, D] against the same on dense copies (WT_ATTN_HEAD_VIEWS=0)
+ * and against the CPU: grouped causal heads with k and v so too, and k, v
+ * dense [B, H, S, D] beside such q. Where the WebGPU kernels take the
+ * views, merging the result's heads back is a view (its transpose is
+ * contiguous); with the knob at 0 it is not. */
+void test_attention_head_views(test_backend b)
+{
+    wt_context *ctx = NULL;
+    if (test_create_context(b, &ctx) != WT_OK) return;
+    static const struct {
+        int64_t B, Hq, Hkv, Sq, Skv, D;
+        bool kv_inner, causal;
+    } cases[] = {{2, 4, 2, 37, 45, 16, true, true}, {2, 2, 2, 33, 33, 32, false, false}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t qs[4] = {cases[c].B, cases[c].Hq, cases[c].Sq, cases[c].D},
+                      ks[4] = {cases[c].B, cases[c].Hkv, cases[c].Skv, cases[c].D};
+        const int64_t *shapes[4] = {qs, ks, ks, qs};
+        const size_t n[4] = {(size_t)(qs[0] * qs[1] * qs[2] * qs[3]), (size_t)(ks[0] * ks[1] * ks[2] * ks[3]),
+                             (size_t)(ks[0] * ks[1] * ks[2] * ks[3]), (size_t)(qs[0] * qs[1] * qs[2] * qs[3])};
+        float *host[4], *res[3], *grads[3][3];
+        for (int i = 0; i < 4; i++) {
+            host[i] = malloc(sizeof(float) * n[i]);
+            for (size_t e = 0; e < n[i]; e++) host[i][e] = test_rng_uniform(-1.5f, 1.5f);
+        }
+        for (int r = 0; r < 3; r++) {
+            res[r] = malloc(sizeof(float) * n[0]);
+            for (int i = 0; i < 3; i++) grads[r][i] = malloc(sizeof(float) * n[i]);
+        }
+        bool view[3] = {0};
+        bool ok = head_view_grads(ctx, NULL, shapes, cases[c].kv_inner, cases[c].causal, host, res[0], grads[0], &view[0]) &&
+                  head_view_grads(ctx, "0", shapes, cases[c].kv_inner, cases[c].causal, host, res[1], grads[1], &view[1]) &&
+                  head_view_grads(g_cpu, NULL, shapes, cases[c].kv_inner, cases[c].causal, host, res[2], grads[2], &view[2]);
+        double err[2] = {0, 0}, big = 0;
+        for (int r = 0; ok && r < 2; r++) {
+            for (size_t e = 0; e < n[0]; e++) err[r] = fmax(err[r], fabs(res[r][e] - res[2][e]));
+            for (int i = 0; i < 3; i++)
+                for (size_t e = 0; e < n[i]; e++) {
+                    err[r] = fmax(err[r], fabs(grads[r][i][e] - grads[2][i][e]));
+                    big = fmax(big, fabs(grads[2][i][e]));
+                }
+        }
+        printf("attention on heads laid out [B, S, H, D] (%s), case %zu: max difference to the CPU %.2g (views), "
+               "%.2g (dense copies), largest gradient %.2g; merged heads a view: %s\n",
+               test_backend_name(b), c, err[0], err[1], big, view[0] ? "yes" : "no");
+        CHECK(ok && err[0] <= 2e-5 * (big + 1.0) && err[1] <= 2e-5 * (big + 1.0),
+              "attention on heads laid out [B, S, H, D], case %zu: max difference %.2g (views), %.2g (dense) "
+              "to the CPU (largest %.2g)", c, err[0], err[1], big);
+        if (b != TEST_BACKEND_CPU) {
+            CHECK(ok && view[0] && !view[1], "attention on heads laid out [B, S, H, D], case %zu: the result's "
+                  "heads merge as a view with the kernels reading the views (%d), not with WT_ATTN_HEAD_VIEWS=0 (%d)",
+                  c, view[0], view[1]);
+        }
+        for (int i = 0; i < 4; i++) free(host[i]);
+        for (int r = 0; r < 3; r++) {
+            free(res[r]);
+            for (int i = 0; i < 3; i++) free(grads[r][i]);
+        }
+    }
+    wt_context_destroy(ctx);
+}
+
 /* Whether the profile of ctx lists the one-pass norm backward (the
  * NORM_BACKWARD node's label). */
 static bool profile_lists_norm_backward(wt_context *ctx)

@@ -112,7 +112,11 @@ WT_API wt_status wt_group_norm_v2(const wt_tensor *x, int64_t num_groups, const 
  * On WebGPU, work without a mask with D == Dv a multiple of 4 and rows
  * of q, k, v aligned to 4 elements (prefill) runs a register-tiled kernel
  * that reads f16 q, k, v as f16 (f32 sums, f16 result); other f16 work
- * is computed through f32 copies. */
+ * is computed through f32 copies. There, for f32 q given as the [B, Hq,
+ * Sq, D] view of a dense [B, Sq, Hq, D] (transpose(1, 2) of a linear
+ * layer's split heads), out is such a view too (its storage [B, Sq, Hq,
+ * Dv]), so that merging the heads back is a view; and the fused backward
+ * reads such q, k, v without copies (WT_ATTN_HEAD_VIEWS=0: dense). */
 typedef struct wt_attention_options {
     uint32_t struct_size; /* set by wt_attention_options_init */
     bool causal;          /* false */

@@ -39,6 +39,41 @@ static wt_status expand_mask(const char *fn, const wt_tensor *m, const int64_t *
     return wt_tensor_view(m, 4, shape, strides, m->offset, out);
 }
 
+int wt_attention_heads_layout(const wt_tensor *t)
+{
+    if (t->ndim != 4 || t->offset != 0) return -1;
+    const int64_t H = t->shape[1], S = t->shape[2], D = t->shape[3];
+    const int64_t dense[4] = {H * S * D, S * D, D, 1}, heads_inner[4] = {S * H * D, D, H * D, 1};
+    bool is_dense = true, is_inner = true;
+    for (int i = 0; i < 4; i++) {
+        if (t->shape[i] == 1) continue;
+        is_dense = is_dense && t->strides[i] == dense[i];
+        is_inner = is_inner && t->strides[i] == heads_inner[i];
+    }
+    return is_dense ? 0 : is_inner ? 1 : -1;
+}
+
+/* A new tensor of shape [B, H, S, D] whose storage is laid out
+ * [B, S, H, D] (wt_attention_heads_layout 1). */
+static wt_status alloc_heads_inner(wt_context *ctx, wt_dtype dtype, const int64_t *shape, wt_tensor **out)
+{
+    const int64_t B = shape[0], H = shape[1], S = shape[2], D = shape[3];
+    wt_tensor *base = NULL;
+    wt_status st = wt_tensor_alloc(ctx, dtype, 4, (const int64_t[]){B, S, H, D}, &base);
+    if (st != WT_OK) return st;
+    st = wt_tensor_view(base, 4, shape, (const int64_t[]){S * H * D, D, H * D, 1}, 0, out);
+    wt_tensor_release(base);
+    return st;
+}
+
+/* WT_ATTN_HEAD_VIEWS=0: dense [B, H, S, D] copies and results, as before
+ * the kernels read heads laid out [B, S, H, D]. */
+static bool head_views(void)
+{
+    const char *knob = wt_knob_text(WT_KNOB_ATTN_HEAD_VIEWS);
+    return !(knob && strcmp(knob, "0") == 0);
+}
+
 static bool mask_dtype_ok(wt_dtype d) { return d == WT_BOOL || d == WT_F32 || d == WT_F16; }
 
 static wt_status check_shapes(const char *fn, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v)
@@ -107,6 +142,24 @@ static wt_status run(const char *fn, const wt_tensor *q, const wt_tensor *k, con
         .causal = causal, .scale = scale != 0.0f ? scale : (D > 0 ? (float)(1.0 / sqrt((double)D)) : 1.0f),
         .out = o4,
     };
+    /* q the [B, H, S, D] view of [B, S, H, D] (heads split from a linear
+     * layer's output): the result laid out so too where the backend
+     * writes it so, and merging the heads back is a view, not a copy. */
+    if (q->ndim == 4 && head_views() && wt_attention_heads_layout(q) == 1 && ctx->ops->attention_out_heads_inner) {
+        wt_tensor *t2 = NULL;
+        if ((st = alloc_heads_inner(ctx, q->dtype, oshape, &t2)) != WT_OK) goto done;
+        a.out = t2;
+        if (ctx->ops->attention_out_heads_inner(ctx, &a)) {
+            wt_tensor_release(t);
+            wt_tensor_release(o4);
+            t = t2;
+            o4 = NULL;
+            if ((st = as_4d(t, &o4)) != WT_OK) goto done;
+        } else {
+            wt_tensor_release(t2);
+        }
+        a.out = o4;
+    }
     if (lse && !m4 && !kv_length && q->dtype == WT_F32 && ctx->ops->attention_writes_lse &&
         ctx->ops->attention_writes_lse(ctx, &a)) {
         if ((st = wt_tensor_alloc(ctx, WT_F32, 3, q4->shape, lse)) != WT_OK) goto done;
@@ -246,10 +299,21 @@ wt_status wt_attention_backward_fused(const wt_tensor *q, const wt_tensor *k, co
     const wt_tensor *src[5] = {q, k, v, dout, out};
     wt_tensor *in[5] = {0}, *grads[3] = {0};
     wt_status st = WT_OK;
-    for (int i = 0; i < 5 && st == WT_OK; i++)
-        st = src[i]->dtype == WT_F32 ? wt_contiguous(src[i], &in[i]) : wt_cast(src[i], WT_F32, &in[i]);
-    for (int i = 0; i < 3 && st == WT_OK; i++)
-        st = wt_tensor_alloc(ctx, WT_F32, 4, src[i]->shape, &grads[i]);
+    /* Operands as they are where the backend reads them so (the heads of
+     * linear layers' outputs, no copies), the gradients then in the
+     * layouts of q and k (their transposes back to the linear layers are
+     * views); dense [B, H, S, D] copies otherwise. */
+    bool views = head_views() && ctx->ops->attention_backward_views &&
+                 ctx->ops->attention_backward_views(ctx, q, k, v, dout, out);
+    for (int i = 0; i < 5 && st == WT_OK; i++) {
+        if (views) in[i] = (wt_tensor *)src[i], wt_tensor_retain(in[i]);
+        else st = src[i]->dtype == WT_F32 ? wt_contiguous(src[i], &in[i]) : wt_cast(src[i], WT_F32, &in[i]);
+    }
+    for (int i = 0; i < 3 && st == WT_OK; i++) {
+        const wt_tensor *like = i == 0 ? q : k;
+        st = views && wt_attention_heads_layout(like) == 1 ? alloc_heads_inner(ctx, WT_F32, src[i]->shape, &grads[i])
+                                                          : wt_tensor_alloc(ctx, WT_F32, 4, src[i]->shape, &grads[i]);
+    }
     if (st == WT_OK)
         st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ATTENTION_BACKWARD,
                                          .in = {in[0], in[1], in[2], in[3], in[4], lse},

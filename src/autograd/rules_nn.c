@@ -286,8 +286,17 @@ RULE(grad_attention)
         wt_status fst = wt_attention_backward_fused(q4, k4, v4, g4, y4, n->extra[0], n->p.b[0], (float)s, &f[0], &f[1],
                                                     &f[2]);
         if (fst == WT_OK) {
-            for (int j = 0; j < 3 && c.st == WT_OK; j++)
-                if (wt_grad_needs(n, j)) c.st = wt_grad_reshape_in(n, j, f[j], &gin[j]);
+            /* 4-D: the gradients as they are, which may be laid out as
+             * their inputs (wt_reshape would copy such a view). */
+            for (int j = 0; j < 3 && c.st == WT_OK; j++) {
+                if (!wt_grad_needs(n, j)) continue;
+                if (three) {
+                    c.st = wt_grad_reshape_in(n, j, f[j], &gin[j]);
+                } else {
+                    gin[j] = f[j];
+                    f[j] = NULL;
+                }
+            }
             for (int j = 0; j < 3; j++) wt_tensor_release(f[j]);
             return finish(&c);
         }

@@ -249,6 +249,18 @@ struct wt_backend_ops {
      * that no node fails for it (a failed node costs a graph capture its
      * replay list). */
     bool (*attention_writes_lse)(wt_context *ctx, const wt_attention_args *a);
+    /* Optional (NULL: never): whether this backend's ATTENTION kernel for
+     * these arguments writes a.out given as the [B, H, S, D] view of a
+     * dense [B, S, H, D] (wt_attention_heads_layout 1). Asked before the
+     * node runs, as above. */
+    bool (*attention_out_heads_inner)(wt_context *ctx, const wt_attention_args *a);
+    /* Optional (NULL: never): whether this backend's ATTENTION_BACKWARD
+     * kernel takes q, k, v, dout and out as they are (f32, layouts 0 or 1
+     * of wt_attention_heads_layout, q's side and k's side each of one
+     * layout) and writes dq in q's layout, dk and dv in k's. Otherwise the
+     * caller gives dense [B, H, S, D] copies. */
+    bool (*attention_backward_views)(const wt_context *ctx, const wt_tensor *q, const wt_tensor *k,
+                                     const wt_tensor *v, const wt_tensor *dout, const wt_tensor *out);
     /* Optional (NULL: every shape): whether this backend's NORM_BACKWARD
      * kernel takes rows x cols f32 tensors. Asked before the node runs, so
      * that shapes it would refuse are composed without a failed node (which
@@ -361,6 +373,11 @@ wt_status wt_tensor_alias(const wt_tensor *x, wt_tensor **out);
 void wt_storage_unref(wt_storage *s);
 wt_status wt_tensor_view(const wt_tensor *x, int ndim, const int64_t *shape,
                          const int64_t *strides, int64_t offset, wt_tensor **out);
+/* The layout of a 4-D attention operand [B, H, S, D] at offset 0: 0
+ * dense, 1 the [B, H, S, D] view of a dense [B, S, H, D] (the heads of a
+ * linear layer's output, split and transposed), -1 neither. Axes of one
+ * element count for neither, so a tensor that is both is 0. */
+int wt_attention_heads_layout(const wt_tensor *t);
 /* Row-major strides for shape; returns the element count. */
 int64_t wt_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 bool wt_layout_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides);

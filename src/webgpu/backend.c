@@ -473,6 +473,10 @@ const wt_backend_ops wt_webgpu_backend = {
     .attention_backward_preferred = wg_attention_backward_preferred,
     .rope_kv_attention_fits = wg_rope_kv_attention_fits,
     .attention_writes_lse = webgpu_attention_writes_lse,
+    /* The tiled kernel, which writes the log-sum-exp, is also the one that
+     * writes a result laid out [B, S, H, D]. */
+    .attention_out_heads_inner = webgpu_attention_writes_lse,
+    .attention_backward_views = wg_attention_backward_views,
     .norm_backward_fits = wg_norm_backward_fits,
     .adapter_info = webgpu_adapter_info,
     .trim = webgpu_trim,

@@ -160,6 +160,12 @@ bool wg_attention_lse_fits(wt_context *ctx, const wt_attention_args *a);
 wt_status wg_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
                                 const wt_tensor *dout, const wt_tensor *out, const wt_tensor *lse, bool causal,
                                 float scale, wt_tensor *dq, wt_tensor *dk, wt_tensor *dv);
+/* wt_backend_ops.attention_backward_views: the pipelined kernels read
+ * dense [B, H, S, D] operands or the [B, H, S, D] views of dense [B, S, H,
+ * D] ones (q, dout, out of one layout, k, v of one) and write dq, dk, dv
+ * so too. */
+bool wg_attention_backward_views(const wt_context *ctx, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
+                                 const wt_tensor *dout, const wt_tensor *out);
 /* wt_backend_ops.attention_backward_preferred: the tiled kernels wherever
  * they fit; the untiled ones only for large scores. */
 bool wg_attention_backward_preferred(const wt_context *ctx, const wt_tensor *q, const wt_tensor *k,

@@ -152,8 +152,10 @@ static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a, bo
     const bool off = knob && strcmp(knob, "0") == 0, always = knob && strcmp(knob, "1") == 0;
     if (off || a->mask || (dt != WT_F32 && dt != WT_F16) || k->dtype != dt || v->dtype != dt ||
         a->out->dtype != dt || D % 4 || (uint64_t)v->shape[3] != D || !aligned_rows(q) || !aligned_rows(k) ||
-        !aligned_rows(v) || a->out->offset != 0)
+        !aligned_rows(v) || wt_attention_heads_layout(a->out) < 0)
         return WT_ERR_UNSUPPORTED;
+    /* The result dense [B, Hq, Sq, D], or laid out [B, Sq, Hq, D]. */
+    const bool out_heads_inner = wt_attention_heads_layout(a->out) == 1;
     const uint64_t dq = D / 4, bytes = 16u * (dq + 1) * (TILED_BQ + TILED_BK) + 2u * 16u * TILED_BK * TILED_BQ / 4;
     if (bytes > wg_get_caps(ctx)->max_workgroup_storage || wg_get_caps(ctx)->max_invocations < 128)
         return WT_ERR_UNSUPPORTED;
@@ -180,12 +182,12 @@ static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a, bo
     const uint32_t dvt = (uint32_t)((dq + TILED_TX - 1) / TILED_TX);
     const bool unrolled = wg_attention_unrolled(ctx);
     /* The log-sum-exp's binding exists only in the variant that writes it. */
-    char prelude[384];
+    char prelude[448];
     snprintf(prelude, sizeof prelude,
              "const DQ: u32 = %lluu;\nconst DVT: u32 = %uu;\nconst DV_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"
-             "const UNROLL: bool = %s;\n%s",
+             "const UNROLL: bool = %s;\nconst OUT_HEADS_INNER: bool = %s;\n%s",
              (unsigned long long)dq, dvt, dvt * TILED_TX == dq ? "true" : "false", a->causal ? "true" : "false",
-             unrolled ? "true" : "false",
+             unrolled ? "true" : "false", out_heads_inner ? "true" : "false",
              a->lse ? "const WRITE_LSE: bool = true;\n"
                       "@group(0) @binding(5) var<storage, read_write> lse_out: array<f32>;\n"
                       "fn store_lse(i: u32, x: f32) { lse_out[i] = x; }\n"
@@ -261,7 +263,7 @@ static bool word_rows(const wt_tensor *t)
 static wt_status attention_matrix(wt_context *ctx, const wt_attention_args *a)
 {
     const wt_tensor *q = a->q, *k = a->k, *v = a->v;
-    if (q->dtype != WT_F16 || !wg_matrix_asked(ctx)) return WT_ERR_UNSUPPORTED;
+    if (q->dtype != WT_F16 || !wg_matrix_asked(ctx) || wt_attention_heads_layout(a->out) != 0) return WT_ERR_UNSUPPORTED;
     const uint64_t B = (uint64_t)q->shape[0], Hq = (uint64_t)q->shape[1], Sq = (uint64_t)q->shape[2],
                    D = (uint64_t)q->shape[3], Hkv = (uint64_t)k->shape[1], Skv = (uint64_t)k->shape[2];
     const char *knob_text = wt_knob_text(WT_KNOB_ATTN_MATRIX);
@@ -341,7 +343,7 @@ static wt_status attention_decode(wt_context *ctx, const wt_attention_args *a)
                    Dv = (uint64_t)v->shape[3];
     const char *knob_text = wt_knob_text(WT_KNOB_ATTN_DECODE);
     if ((knob_text && strcmp(knob_text, "0") == 0) || a->mask || Sq != 1 || q->dtype != WT_F32 ||
-        k->dtype != WT_F32 || v->dtype != WT_F32 || a->out->dtype != WT_F32 || a->out->offset != 0 || D % 4 ||
+        k->dtype != WT_F32 || v->dtype != WT_F32 || a->out->dtype != WT_F32 || wt_attention_heads_layout(a->out) != 0 || D % 4 ||
         Dv % 4 || !wg_is_pow2(Dv / 4) || Skv > DECODE_MAX_KEYS || !aligned_rows(k) || !aligned_rows(v))
         return WT_ERR_UNSUPPORTED;
     /* 256 threads on a GPU (more keys and V slices in flight a row); a
@@ -417,6 +419,8 @@ wt_status wg_op_attention(wt_context *ctx, const wt_attention_args *a)
         if (tst != WT_ERR_UNSUPPORTED) return tst;
     }
     if (a->lse) return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention: the log-sum-exp comes from the tiled kernel only");
+    if (wt_attention_heads_layout(a->out) != 0)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention: a result laid out [B, S, H, D] comes from the tiled kernel only");
     const wt_tensor *q = a->q, *k = a->k, *v = a->v, *m = a->mask;
     const uint64_t B = (uint64_t)q->shape[0], Hq = (uint64_t)q->shape[1], Sq = (uint64_t)q->shape[2],
                    D = (uint64_t)q->shape[3], Hkv = (uint64_t)k->shape[1], Skv = (uint64_t)k->shape[2],

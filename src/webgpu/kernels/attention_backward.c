@@ -97,6 +97,34 @@ static bool tiled_allowed(void)
     return !(knob && strcmp(knob, "0") == 0);
 }
 
+/* q, dout and out of one layout (wt_attention_heads_layout), k and v of
+ * another, neither -1. */
+static bool sides_agree(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v, const wt_tensor *dout,
+                        const wt_tensor *out)
+{
+    const int ql = wt_attention_heads_layout(q), kl = wt_attention_heads_layout(k);
+    return ql >= 0 && kl >= 0 && wt_attention_heads_layout(dout) == ql && wt_attention_heads_layout(out) == ql &&
+           wt_attention_heads_layout(v) == kl;
+}
+
+/* The pipelined kernels (the only ones that read heads laid out [B, S, H,
+ * D]) run for these operands. */
+static bool views_fit(const wt_context *ctx, const wt_tensor *q, const wt_tensor *v)
+{
+    return tiled_allowed() && pipelined_allowed() && tiled_fits(ctx, (uint64_t)q->shape[3], (uint64_t)v->shape[3]);
+}
+
+/* The tiled and pipelined kernels' workgroup counts and row indices
+ * within 32 bits. */
+static bool tiled_sizes_ok(const wt_tensor *q, const wt_tensor *k)
+{
+    const uint64_t B = (uint64_t)q->shape[0], Hq = (uint64_t)q->shape[1], Sq = (uint64_t)q->shape[2],
+                   Hkv = (uint64_t)k->shape[1], Skv = (uint64_t)k->shape[2];
+    const uint64_t qgroups = B * Hq * ((Sq + TILED_BW_Q_ROWS - 1) / TILED_BW_Q_ROWS),
+                   kgroups = B * Hkv * ((Skv + TILED_BW_KEYS - 1) / TILED_BW_KEYS);
+    return qgroups <= UINT32_MAX / 64 && kgroups <= UINT32_MAX / 64 && Sq <= INT32_MAX / 2 && Skv <= INT32_MAX / 2;
+}
+
 static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, const wt_tensor *k,
                                           const wt_tensor *v, const wt_tensor *dout, const wt_tensor *out,
                                           const wt_tensor *lse, bool causal, float scale, wt_tensor *dq,
@@ -107,8 +135,7 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
     const uint64_t d4 = D / 4, qblocks = (Sq + TILED_BW_Q_ROWS - 1) / TILED_BW_Q_ROWS,
                    kblocks = (Skv + TILED_BW_KEYS - 1) / TILED_BW_KEYS;
     const uint64_t qgroups = B * Hq * qblocks, kgroups = B * Hkv * kblocks;
-    if (qgroups > UINT32_MAX / 64 || kgroups > UINT32_MAX / 64 || Sq > INT32_MAX / 2 || Skv > INT32_MAX / 2)
-        return WT_ERR_UNSUPPORTED;
+    if (!tiled_sizes_ok(q, k)) return WT_ERR_UNSUPPORTED;
     const uint32_t dt = (uint32_t)((d4 + TILED_BW_TX - 1) / TILED_BW_TX);
     const bool unrolled = wg_attention_unrolled(ctx);
     /* The pipelined kernels' larger forms where the workgroup memory holds
@@ -119,12 +146,25 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
     /* The forward's log-sum-exp takes a ninth binding (8 storage buffers):
      * where the device allows fewer, the query kernel computes it again. */
     if (lse && wg_get_caps(ctx)->max_storage_buffers < 8) lse = NULL;
-    char prelude[512];
+    /* Where a head's first row starts (in quads) and where its row s
+     * starts, for the pipelined kernels: in a dense [B, H, S, D], or in a
+     * [B, S, H, D] (the heads of a linear layer's output). No division:
+     * the kernels call them in their loads. */
+    const bool q_inner = wt_attention_heads_layout(q) == 1, k_inner = wt_attention_heads_layout(k) == 1;
+    char rows[768];
+    snprintf(rows, sizeof rows,
+             "fn q_head(b: u32, h: u32) -> u32 { return %s * DQ; }\n"
+             "fn q_at(base: u32, s: u32) -> u32 { return base + s * %s; }\n"
+             "fn k_head(b: u32, h: u32) -> u32 { return %s * DQ; }\n"
+             "fn k_at(base: u32, s: u32) -> u32 { return base + s * %s; }\n",
+             q_inner ? "(b * p.sq * p.hq + h)" : "((b * p.hq + h) * p.sq)", q_inner ? "(p.hq * DQ)" : "DQ",
+             k_inner ? "(b * p.skv * p.hkv + h)" : "((b * p.hkv + h) * p.skv)", k_inner ? "(p.hkv * DQ)" : "DQ");
+    char prelude[1280];
     snprintf(prelude, sizeof prelude,
              "const DQ: u32 = %lluu;\nconst DT: u32 = %uu;\nconst D_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"
-             "const UNROLL: bool = %s;\nconst SPLIT_KV: bool = %s;\nconst QPT: u32 = %uu;\n%s",
+             "const UNROLL: bool = %s;\nconst SPLIT_KV: bool = %s;\nconst QPT: u32 = %uu;\n%s%s",
              (unsigned long long)d4, dt, dt * TILED_BW_TX == d4 ? "true" : "false", causal ? "true" : "false",
-             unrolled ? "true" : "false", split_kv ? "true" : "false", qpt,
+             unrolled ? "true" : "false", split_kv ? "true" : "false", qpt, rows,
              lse ? "const HAVE_LSE: bool = true;\n"
                    "@group(0) @binding(8) var<storage, read> lse_in: array<f32>;\n"
                    "fn load_lse(i: u32) -> f32 { return lse_in[i]; }\n"
@@ -221,11 +261,21 @@ wt_status wg_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_te
         if (all[t]->dtype != WT_F32 || all[t]->offset != 0 || all[t]->storage->bytes > limit ||
             (uint64_t)all[t]->numel > UINT32_MAX / 2)
             return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention backward: f32 tensors of one binding only");
+    if (!sides_agree(q, k, v, dout, out) || wt_attention_heads_layout(dq) != wt_attention_heads_layout(q) ||
+        wt_attention_heads_layout(dk) != wt_attention_heads_layout(k) ||
+        wt_attention_heads_layout(dv) != wt_attention_heads_layout(k))
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention backward: operands of mixed layouts");
+    const bool dense = wt_attention_heads_layout(q) == 0 && wt_attention_heads_layout(k) == 0;
+    if (!dense && !views_fit(ctx, q, v))
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention backward: heads laid out [B, S, H, D] need the pipelined kernels");
     if (tiled_allowed() && tiled_fits(ctx, (uint64_t)q->shape[3], (uint64_t)v->shape[3])) {
         if (lse && (lse->dtype != WT_F32 || lse->offset != 0 || lse->numel != q->numel / q->shape[3])) lse = NULL;
         wt_status st = attention_backward_tiled(ctx, q, k, v, dout, out, lse, causal, scale, dq, dk, dv);
         if (st != WT_ERR_UNSUPPORTED) return st;
     }
+    /* The untiled kernels read dense operands only. */
+    if (!dense)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention backward: heads laid out [B, S, H, D] beyond the pipelined kernels' sizes");
     return attention_backward_rows(ctx, q, k, v, dout, causal, scale, dq, dk, dv);
 }
 
@@ -241,4 +291,16 @@ bool wg_attention_backward_preferred(const wt_context *ctx, const wt_tensor *q, 
      * than 256 MiB. */
     const double scores = (double)q->shape[0] * (double)q->shape[1] * (double)q->shape[2] * (double)k->shape[2] * 4.0;
     return scores > 256.0 * 1024 * 1024;
+}
+
+bool wg_attention_backward_views(const wt_context *ctx, const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
+                                 const wt_tensor *dout, const wt_tensor *out)
+{
+    const wt_tensor *all[5] = {q, k, v, dout, out};
+    const uint64_t limit = wg_get_caps(ctx)->max_storage_binding;
+    for (int t = 0; t < 5; t++)
+        if (!all[t] || all[t]->dtype != WT_F32 || all[t]->storage->bytes > limit ||
+            (uint64_t)all[t]->numel > UINT32_MAX / 2)
+            return false;
+    return sides_agree(q, k, v, dout, out) && views_fit(ctx, q, v) && tiled_sizes_ok(q, k);
 }

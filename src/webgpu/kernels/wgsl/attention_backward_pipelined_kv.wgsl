@@ -16,8 +16,11 @@
 //    where the device's workgroup memory holds it (42 KiB at head dim 64).
 // Thread (ty, tx) of 128 = 8 x 16 owns keys 4 ty .. 4 ty + 3: queries tx,
 // tx + 16, ... of a tile for the scores, quads tx, tx + 16, ... of dk and
-// dv. Contiguous f32, read as vec4.
-// Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL (as the tiled kernels) and QPT.
+// dv. f32, read as vec4.
+// Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL (as the tiled kernels), QPT,
+// and q_head / k_head, q_at / k_at (the quad where a head's first row
+// starts, and where its row s starts: the operands are [B, H, S, D] or
+// the [B, H, S, D] views of [B, S, H, D]).
 
 struct Params {
     hq: u32, hkv: u32, sq: u32, skv: u32,
@@ -55,18 +58,19 @@ var<private> next_q: array<vec4<f32>, PF>;
 var<private> next_g: array<vec4<f32>, PF>;
 var<private> next_st: vec2<f32>;
 
-// Queries t0 .. t0 + BQ of the head starting at row qrow0 into registers;
+// Queries t0 .. t0 + BQ of the head whose first row is at qbase (row
+// qrow0 of the statistics) into registers;
 // queries from sq on are zeros, their statistics those of a row without
 // keys (p = 0).
-fn fetch(qrow0: u32, t0: u32, lid: u32) {
+fn fetch(qrow0: u32, qbase: u32, t0: u32, lid: u32) {
     for (var c = 0u; c < PF; c++) {
         let e = lid + c * WG;
         let i = t0 + e / DQ;
         var x = vec4<f32>(0.0);
         var y = vec4<f32>(0.0);
         if (e < BQ * DQ && i < p.sq) {
-            x = q[(qrow0 + i) * DQ + e % DQ];
-            y = g[(qrow0 + i) * DQ + e % DQ];
+            x = q[q_at(qbase, i) + e % DQ];
+            y = g[q_at(qbase, i) + e % DQ];
         }
         next_q[c] = x;
         next_g[c] = y;
@@ -97,7 +101,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let kh = bkh % p.hkv;
     let b = bkh / p.hkv;
     let j0 = blk * BK;
-    let krow0 = bkh * p.skv;
+    let kbase = k_head(b, kh);
     let tx = lid % TX;
     let ty = lid / TX;
     let shift = i32(p.skv) - i32(p.sq); // query i sees keys j <= i + shift
@@ -109,8 +113,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         var x = vec4<f32>(0.0);
         var y = vec4<f32>(0.0);
         if (j < p.skv) {
-            x = k[(krow0 + j) * DQ + e % DQ] * p.scale;
-            y = v[(krow0 + j) * DQ + e % DQ];
+            x = k[k_at(kbase, j) + e % DQ] * p.scale;
+            y = v[k_at(kbase, j) + e % DQ];
         }
         k_tile[(e / DQ) * QS + e % DQ] = x;
         v_tile[(e / DQ) * QS + e % DQ] = y;
@@ -125,7 +129,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let nt = select(0u, (p.sq - qstart + BQ - 1u) / BQ, qstart < p.sq);
     let tiles = p.group * nt;
     let head0 = (b * p.hq + kh * p.group) * p.sq; // first row of the group's first q head
-    if (tiles > 0u) { fetch(head0, qstart, lid); }
+    if (tiles > 0u) { fetch(head0, q_head(b, kh * p.group), qstart, lid); }
 
     var ak: array<vec4<f32>, 4u * DT>; // [key][quad]
     var av: array<vec4<f32>, 4u * DT>;
@@ -140,7 +144,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         workgroupBarrier();
         if (n + 1u < tiles) {
             let n1 = n + 1u;
-            fetch(head0 + (n1 / nt) * p.sq, qstart + (n1 % nt) * BQ, lid);
+            fetch(head0 + (n1 / nt) * p.sq, q_head(b, kh * p.group + n1 / nt), qstart + (n1 % nt) * BQ, lid);
         }
         var s: array<vec4<f32>, QPT>;
         var dp: array<vec4<f32>, QPT>;
@@ -197,8 +201,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var c = 0u; c < DT; c++) {
             let d = tx + c * TX;
             if (D_EXACT || d < DQ) {
-                dk[(krow0 + j) * DQ + d] = ak[i * DT + c] * p.scale;
-                dv[(krow0 + j) * DQ + d] = av[i * DT + c];
+                dk[k_at(kbase, j) + d] = ak[i * DT + c] * p.scale;
+                dv[k_at(kbase, j) + d] = av[i * DT + c];
             }
         }
     }

@@ -14,10 +14,11 @@
 // kernel's, loading its tiles as it goes. Thread (ty, tx) of 128 = 8 x 16
 // owns rows 4 ty .. 4 ty + 3, keys tx and tx + 16 of each tile for the
 // scores and quads tx, tx + 16, ... of its rows of dq. A row that sees no
-// key gets L = 3e38 (every p is 0), D = 0 and dq = 0. Contiguous f32, read
-// as vec4.
+// key gets L = 3e38 (every p is 0), D = 0 and dq = 0. f32, read as vec4.
 // Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL, HAVE_LSE and load_lse (as the
-// tiled kernel) and SPLIT_KV.
+// tiled kernel), SPLIT_KV, and q_head / k_head, q_at / k_at (the quad
+// where a head's first row starts, and where its row s starts: the
+// operands are [B, H, S, D] or the [B, H, S, D] views of [B, S, H, D]).
 
 struct Params {
     hq: u32, hkv: u32, sq: u32, skv: u32,
@@ -48,14 +49,14 @@ const PK: u32 = (BK * DQ + WG - 1u) / WG; // quads of K (and of V) a thread load
 var<workgroup> kv_tile: array<vec4<f32>, select(1u, 2u, SPLIT_KV) * BK * QS>;
 var<workgroup> ds_tile: array<vec4<f32>, BK * RQ>; // [key][row quad]; also the statistics' merge
 
-// Keys t0 .. t0 + BK of the head starting at row krow0 (of v or k) into
+// Keys t0 .. t0 + BK of the head whose first row is at kbase (of v or k) into
 // kv_tile; keys from kend on are zeros.
-fn load_keys(from_v: bool, krow0: u32, t0: u32, kend: u32, lid: u32) {
+fn load_keys(from_v: bool, kbase: u32, t0: u32, kend: u32, lid: u32) {
     for (var e = lid; e < BK * DQ; e += WG) {
         let j = t0 + e / DQ;
         var x = vec4<f32>(0.0);
         if (j < kend) {
-            let i = (krow0 + j) * DQ + e % DQ;
+            let i = k_at(kbase, j) + e % DQ;
             if (from_v) { x = v[i]; } else { x = k[i]; }
         }
         kv_tile[(e / DQ) * QS + e % DQ] = x;
@@ -66,17 +67,17 @@ fn load_keys(from_v: bool, krow0: u32, t0: u32, kend: u32, lid: u32) {
 var<private> next_k: array<vec4<f32>, PK>;
 var<private> next_v: array<vec4<f32>, PK>;
 
-// Keys t0 .. t0 + BK of the head starting at row krow0 into registers;
+// Keys t0 .. t0 + BK of the head whose first row is at kbase into registers;
 // keys from kend on are zeros.
-fn fetch_keys(krow0: u32, t0: u32, kend: u32, lid: u32) {
+fn fetch_keys(kbase: u32, t0: u32, kend: u32, lid: u32) {
     for (var c = 0u; c < PK; c++) {
         let e = lid + c * WG;
         let j = t0 + e / DQ;
         var x = vec4<f32>(0.0);
         var y = vec4<f32>(0.0);
         if (e < BK * DQ && j < kend) {
-            x = k[(krow0 + j) * DQ + e % DQ];
-            y = v[(krow0 + j) * DQ + e % DQ];
+            x = k[k_at(kbase, j) + e % DQ];
+            y = v[k_at(kbase, j) + e % DQ];
         }
         next_k[c] = x;
         next_v[c] = y;
@@ -132,9 +133,9 @@ struct TileDots {
     hi: vec4<f32>, // key tx + TX
 }
 
-fn tile_dots(of_v: bool, krow0: u32, t0: u32, kend: u32, lid: u32, tx: u32, ty: u32) -> TileDots {
+fn tile_dots(of_v: bool, kbase: u32, t0: u32, kend: u32, lid: u32, tx: u32, ty: u32) -> TileDots {
     workgroupBarrier();
-    load_keys(of_v, krow0, t0, kend, lid);
+    load_keys(of_v, kbase, t0, kend, lid);
     workgroupBarrier();
     let dn = select(p.dq, DQ, UNROLL);
     var lo = vec4<f32>(0.0);
@@ -164,8 +165,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let bh = wgi / p.blocks; // b * hq + h
     let h = bh % p.hq;
     let b = bh / p.hq;
-    let krow0 = (b * p.hkv + h / p.group) * p.skv;
-    let qrow0 = bh * p.sq;
+    let kbase = k_head(b, h / p.group);
+    let qrow0 = bh * p.sq; // in the statistics
+    let qbase = q_head(b, h);
     let i0 = blk * BQ;
     let tx = lid % TX;
     let ty = lid / TX;
@@ -177,8 +179,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         var x = vec4<f32>(0.0);
         var y = vec4<f32>(0.0);
         if (i < p.sq) {
-            x = q[(qrow0 + i) * DQ + e % DQ] * p.scale;
-            y = g[(qrow0 + i) * DQ + e % DQ];
+            x = q[q_at(qbase, i) + e % DQ] * p.scale;
+            y = g[q_at(qbase, i) + e % DQ];
         }
         q_tile[(e / DQ) * QS + e % DQ] = x;
         g_tile[(e / DQ) * QS + e % DQ] = y;
@@ -200,7 +202,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var l = vec4<f32>(0.0);
     let stats_end = select(kend, 0u, HAVE_LSE);
     for (var t0 = 0u; t0 < stats_end; t0 += BK) {
-        let sd = tile_dots(false, krow0, t0, kend, lid, tx, ty);
+        let sd = tile_dots(false, kbase, t0, kend, lid, tx, ty);
         var s0 = sd.lo;
         var s1 = sd.hi;
         let j0 = vec4<i32>(i32(t0 + tx));
@@ -221,7 +223,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (D_EXACT || d < DQ) {
             for (var i = 0u; i < 4u; i++) {
                 let r = i0 + ty * 4u + i;
-                if (r < p.sq) { a[i] += dot(g_tile[(ty * 4u + i) * QS + d], o[(qrow0 + r) * DQ + d]); }
+                if (r < p.sq) { a[i] += dot(g_tile[(ty * 4u + i) * QS + d], o[q_at(qbase, r) + d]); }
             }
         }
     }
@@ -261,14 +263,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // 2. dq.
     var acc: array<vec4<f32>, 4u * DT>; // [row][quad]
     for (var c = 0u; c < 4u * DT; c++) { acc[c] = vec4<f32>(0.0); }
-    if (kend > 0u) { fetch_keys(krow0, 0u, kend, lid); }
+    if (kend > 0u) { fetch_keys(kbase, 0u, kend, lid); }
     for (var t0 = 0u; t0 < kend; t0 += BK) {
         workgroupBarrier(); // the previous tile's readers are done
         var pd: TileDots;
         if (SPLIT_KV) {
             stage_keys(true, lid);
             workgroupBarrier();
-            if (t0 + BK < kend) { fetch_keys(krow0, t0 + BK, kend, lid); }
+            if (t0 + BK < kend) { fetch_keys(kbase, t0 + BK, kend, lid); }
             pd = dots(true, tx, ty);
         } else {
             stage_keys(true, lid);
@@ -277,7 +279,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             workgroupBarrier();
             stage_keys(false, lid);
             workgroupBarrier();
-            if (t0 + BK < kend) { fetch_keys(krow0, t0 + BK, kend, lid); }
+            if (t0 + BK < kend) { fetch_keys(kbase, t0 + BK, kend, lid); }
         }
         let p0 = pd.lo;
         let p1 = pd.hi;
@@ -304,7 +306,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (r >= p.sq) { continue; }
         for (var c = 0u; c < DT; c++) {
             let d = tx + c * TX;
-            if (D_EXACT || d < DQ) { dq[(qrow0 + r) * DQ + d] = acc[i * DT + c] * p.scale; }
+            if (D_EXACT || d < DQ) { dq[q_at(qbase, r) + d] = acc[i * DT + c] * p.scale; }
         }
     }
 }

@@ -26,8 +26,9 @@
 // of 4) and writes the result (store4).
 //
 // Prelude: DQ (head dim / 4), DVT (quads of a row per thread:
-// ceil(DQ / TX)), DV_EXACT (DQ == DVT * TX), CAUSAL, UNROLL, WRITE_LSE
-// and store_lse (the rows' log-sum-exp m + log l, binding 5, for the
+// ceil(DQ / TX)), DV_EXACT (DQ == DVT * TX), CAUSAL, UNROLL,
+// OUT_HEADS_INNER (the result laid out [B, Sq, Hq, D], not [B, Hq, Sq, D]),
+// WRITE_LSE and store_lse (the rows' log-sum-exp m + log l, binding 5, for the
 // backward; an empty function when not wanted). Library:
 // attention_io_f32 or attention_io_f16 (+ its f16 library).
 
@@ -189,7 +190,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         let r = row0 + ty * 4u + i;
         if (r >= rows) { continue; }
         let h = kvh * p.group + r % p.group;
-        let o = ((b * p.hq + h) * p.sq + r / p.group) * DQ * 4u;
+        let o = select((b * p.hq + h) * p.sq + r / p.group, (b * p.sq + r / p.group) * p.hq + h, OUT_HEADS_INNER) * DQ * 4u;
         // No visible key (l == 0): PyTorch's zeros.
         let inv = select(1.0 / l[i], 0.0, l[i] == 0.0);
         // The row's log-sum-exp for the backward (3e38: no key, so that
