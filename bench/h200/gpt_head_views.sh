@@ -8,18 +8,9 @@
 # (Debian's text files), dawn.xz (Dawn's library, xz-compressed).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-P=/tmp/ompi
-rm -rf "$P" && mkdir -p "$P"
-for f in "$here"/debs/*.deb; do
-    case "$f" in
-    *libudev1_*) ldconfig -p | grep -q "libudev.so.1 " && continue ;;
-    *libatomic1_*) ldconfig -p | grep -q "libatomic.so.1 " && continue ;;
-    esac
-    dpkg -x "$f" "$P"
-done
+source "$here"/open_mpi_libs.sh
 xz -dc "$here"/dawn.xz > /tmp/libwebgpu_wrapper.so
 export WT_WEBGPU_LIB=/tmp/libwebgpu_wrapper.so
-MPILIB=$P/usr/lib/x86_64-linux-gnu:$P/usr/lib/x86_64-linux-gnu/openmpi/lib:$P/lib/x86_64-linux-gnu
 BASE_LD=$here/base:${LD_LIBRARY_PATH:-}:$MPILIB
 NEW_LD=$here:${LD_LIBRARY_PATH:-}:$MPILIB
 chmod +x "$here"/train_gpt "$here"/base/train_gpt
