@@ -90,6 +90,41 @@ static bool pipelined_small(void)
     return knob && strcmp(knob, "small") == 0;
 }
 
+/* dq as a matrix product (pipelined kernels): the key kernel stores
+ * scale ds, [B, Hq, Sq, Skv] in all, and dq = ds @ K runs through the
+ * library's GEMM, with the query kernel reduced to the statistics the key
+ * kernel needs. Only for short sequences: at most DS_PRODUCT_MAX_CELLS of
+ * ds a head (256 x 256, so a long sequence never materialises a
+ * [seq, seq] matrix) and DS_PRODUCT_MAX_BYTES in all. WT_ATTN_BWD_DQ=kernel
+ * keeps the query kernel. */
+#define DS_PRODUCT_MAX_CELLS (256u * 256u)
+#define DS_PRODUCT_MAX_BYTES (128ull << 20)
+
+static bool dq_product_fits(const wt_context *ctx, uint64_t B, uint64_t Hq, uint64_t Sq, uint64_t Skv)
+{
+    const char *knob = wt_knob_text(WT_KNOB_ATTN_BWD_DQ);
+    if (knob && strcmp(knob, "kernel") == 0) return false;
+    const wg_caps *caps = wg_get_caps(ctx);
+    /* The key kernel's ninth binding (8 storage buffers); whole quads of
+     * keys a row. */
+    if (caps->max_storage_buffers < 8 || Sq == 0 || Skv == 0 || Skv % 4 || Sq * Skv > DS_PRODUCT_MAX_CELLS)
+        return false;
+    const uint64_t bytes = sizeof(float) * B * Hq * Sq * Skv;
+    return bytes <= DS_PRODUCT_MAX_BYTES && bytes <= caps->max_storage_binding;
+}
+
+/* A contiguous f32 view [d0, d1, d2] of storage s. */
+static wt_tensor f32_view(wt_storage *s, int64_t d0, int64_t d1, int64_t d2)
+{
+    wt_tensor t;
+    memset(&t, 0, sizeof t);
+    t.storage = s, t.dtype = WT_F32, t.ndim = 3;
+    t.shape[0] = d0, t.shape[1] = d1, t.shape[2] = d2;
+    t.strides[0] = d1 * d2, t.strides[1] = d2, t.strides[2] = 1;
+    t.numel = d0 * d1 * d2;
+    return t;
+}
+
 /* WT_ATTN_TILED=0 keeps the untiled kernels (as for the forward). */
 static bool tiled_allowed(void)
 {
@@ -116,26 +151,43 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
     const uint64_t wg_bytes = pipelined_small() ? 0 : wg_get_caps(ctx)->max_workgroup_storage;
     const bool pipelined = pipelined_allowed(), split_kv = pipelined_q_bytes(d4, true) <= wg_bytes;
     const uint32_t qpt = pipelined_kv_bytes(d4, 2) <= wg_bytes ? 2u : 1u;
+    const bool by_product = pipelined && dq_product_fits(ctx, B, Hq, Sq, Skv);
     /* The forward's log-sum-exp takes a ninth binding (8 storage buffers):
      * where the device allows fewer, the query kernel computes it again. */
     if (lse && wg_get_caps(ctx)->max_storage_buffers < 8) lse = NULL;
-    char prelude[512];
-    snprintf(prelude, sizeof prelude,
-             "const DQ: u32 = %lluu;\nconst DT: u32 = %uu;\nconst D_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"
-             "const UNROLL: bool = %s;\nconst SPLIT_KV: bool = %s;\nconst QPT: u32 = %uu;\n%s",
-             (unsigned long long)d4, dt, dt * TILED_BW_TX == d4 ? "true" : "false", causal ? "true" : "false",
-             unrolled ? "true" : "false", split_kv ? "true" : "false", qpt,
+    char prelude[640], prelude_kv[640];
+    const int plen = snprintf(
+        prelude, sizeof prelude,
+        "const DQ: u32 = %lluu;\nconst DT: u32 = %uu;\nconst D_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"
+        "const UNROLL: bool = %s;\nconst SPLIT_KV: bool = %s;\nconst QPT: u32 = %uu;\n",
+        (unsigned long long)d4, dt, dt * TILED_BW_TX == d4 ? "true" : "false", causal ? "true" : "false",
+        unrolled ? "true" : "false", split_kv ? "true" : "false", qpt);
+    memcpy(prelude_kv, prelude, (size_t)plen + 1);
+    snprintf(prelude + plen, sizeof prelude - (size_t)plen, "const DQ_PASS: bool = %s;\n%s",
+             by_product ? "false" : "true",
              lse ? "const HAVE_LSE: bool = true;\n"
                    "@group(0) @binding(8) var<storage, read> lse_in: array<f32>;\n"
                    "fn load_lse(i: u32) -> f32 { return lse_in[i]; }\n"
                  : "const HAVE_LSE: bool = false;\nfn load_lse(i: u32) -> f32 { return 0.0; }\n");
+    snprintf(prelude_kv + plen, sizeof prelude_kv - (size_t)plen, "%s",
+             by_product ? "const WRITE_DS: bool = true;\n"
+                          "@group(0) @binding(8) var<storage, read_write> ds_out: array<vec4<f32>>;\n"
+                          "fn store_ds(i: u32, x: vec4<f32>) { ds_out[i] = x; }\n"
+                        : "const WRITE_DS: bool = false;\nfn store_ds(i: u32, x: vec4<f32>) {}\n");
     attn_bw_tiled_params p = {.hq = (uint32_t)Hq, .hkv = (uint32_t)Hkv, .sq = (uint32_t)Sq, .skv = (uint32_t)Skv,
                               .group = (uint32_t)(Hq / Hkv), .blocks = (uint32_t)qblocks,
                               .workgroups = (uint32_t)qgroups, .scale = scale, .dq = (uint32_t)d4,
                               .tile = TILED_BW_KEYS, .neg_inf = 0xff800000u};
-    wt_storage *stats = NULL;
+    wt_storage *stats = NULL, *ds = NULL;
     wt_status st = wg_scratch(ctx, sizeof(float) * 2 * B * Hq * Sq, &stats);
     if (st != WT_OK) return st;
+    if (by_product) {
+        st = wg_scratch(ctx, sizeof(float) * B * Hq * Sq * Skv, &ds);
+        if (st != WT_OK) {
+            wg_scratch_release(ctx, stats);
+            return st;
+        }
+    }
     wg_launch l = {
         .shader = pipelined ? "attention_backward_pipelined_q" : "attention_backward_tiled_q",
         .prelude = prelude,
@@ -155,10 +207,22 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
         l.bindings[4] = (wg_binding){stats, false};
         l.bindings[5] = (wg_binding){dk->storage, true};
         l.bindings[6] = (wg_binding){dv->storage, true};
-        l.nbindings = 7;
+        l.bindings[7] = (wg_binding){ds, true};
+        l.nbindings = by_product ? 8 : 7;
+        l.prelude = prelude_kv;
         l.workgroups = kgroups;
         st = wg_dispatch(ctx, &l);
     }
+    if (st == WT_OK && by_product) {
+        /* The q heads of a kv head are consecutive: the group's rows of ds
+         * and of dq are one matrix against the kv head's keys. */
+        const int64_t G = (int64_t)(Hq / Hkv);
+        wt_tensor ds_m = f32_view(ds, (int64_t)(B * Hkv), G * (int64_t)Sq, (int64_t)Skv);
+        wt_tensor k_m = f32_view(k->storage, (int64_t)(B * Hkv), (int64_t)Skv, (int64_t)D);
+        wt_tensor dq_m = f32_view(dq->storage, (int64_t)(B * Hkv), G * (int64_t)Sq, (int64_t)D);
+        st = wg_op_matmul_fused(ctx, &ds_m, &k_m, NULL, WT_MATMUL_ACT_NONE, &dq_m);
+    }
+    if (ds) wg_scratch_release(ctx, ds);
     wg_scratch_release(ctx, stats);
     return st;
 }

@@ -17,7 +17,9 @@
 // key gets L = 3e38 (every p is 0), D = 0 and dq = 0. Contiguous f32, read
 // as vec4.
 // Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL, HAVE_LSE and load_lse (as the
-// tiled kernel) and SPLIT_KV.
+// tiled kernel), SPLIT_KV and DQ_PASS (false: the statistics alone, for
+// the path that takes dq as a matrix product of the key kernel's ds; dq
+// is then left as it is).
 
 struct Params {
     hq: u32, hkv: u32, sq: u32, skv: u32,
@@ -259,10 +261,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
 
     // 2. dq.
+    let dq_end = select(0u, kend, DQ_PASS);
     var acc: array<vec4<f32>, 4u * DT>; // [row][quad]
     for (var c = 0u; c < 4u * DT; c++) { acc[c] = vec4<f32>(0.0); }
-    if (kend > 0u) { fetch_keys(krow0, 0u, kend, lid); }
-    for (var t0 = 0u; t0 < kend; t0 += BK) {
+    if (dq_end > 0u) { fetch_keys(krow0, 0u, kend, lid); }
+    for (var t0 = 0u; t0 < dq_end; t0 += BK) {
         workgroupBarrier(); // the previous tile's readers are done
         var pd: TileDots;
         if (SPLIT_KV) {
@@ -301,7 +304,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     for (var i = 0u; i < 4u; i++) {
         let r = i0 + ty * 4u + i;
-        if (r >= p.sq) { continue; }
+        if (!DQ_PASS || r >= p.sq) { continue; }
         for (var c = 0u; c < DT; c++) {
             let d = tx + c * TX;
             if (D_EXACT || d < DQ) { dq[(qrow0 + r) * DQ + d] = acc[i * DT + c] * p.scale; }
