@@ -335,26 +335,30 @@ void test_attention_fused_shapes(test_backend b)
         {2, 4, 2, 37, 45, 16, 16, false}, {2, 4, 2, 37, 45, 16, 16, true}, {1, 2, 1, 45, 33, 16, 16, true},
         {2, 2, 1, 1, 17, 16, 16, false},  {1, 1, 1, 70, 70, 64, 64, true}, {1, 2, 2, 19, 23, 6, 5, true},
         {2, 4, 2, 50, 40, 32, 32, true},  {2, 4, 2, 37, 44, 16, 16, false}, {1, 2, 1, 33, 48, 16, 16, true},
+        {2, 2, 2, 48, 64, 16, 16, true},  {1, 2, 2, 64, 64, 16, 16, true},
     };
     /* The WebGPU kernels (WT_ATTN_BWD_KERNEL, WT_ATTN_BWD_DQ): every case
      * on the default (the pipelined kernels: on a 32 KiB adapter their
      * larger forms at head dims 16 and 32, their smallest at 64; dq as the
-     * product ds @ K where the keys are a multiple of 4: cases 6, 7 and
-     * 8, grouped, causal with more queries than keys and with fewer), then
-     * grouped causal cases and the case at 64 on the tiled kernels,
-     * grouped causal cases at 16 and 32 on the pipelined kernels' smallest
-     * forms, and two of the product's cases with dq from the query
-     * kernel. */
+     * product ds @ K where the keys are a multiple of 4: cases 6 to 10,
+     * grouped, causal with more queries than keys and with fewer, and in
+     * causal row chunks: 9 and 10), then grouped causal cases and the case
+     * at 64 on the tiled kernels, grouped causal cases at 16 and 32 on the
+     * pipelined kernels' smallest forms, two of the product's cases with
+     * dq from the query kernel and a chunked one as one product. */
     static const struct {
         const char *kernel, *dq;
         int c;
     } runs[] = {{NULL, NULL, 0},    {NULL, NULL, 1},    {NULL, NULL, 2},    {NULL, NULL, 3},    {NULL, NULL, 4},
                 {NULL, NULL, 5},    {NULL, NULL, 6},    {"tiled", NULL, 1}, {"tiled", NULL, 4}, {"tiled", NULL, 6},
                 {"small", NULL, 1}, {"small", NULL, 2}, {"small", NULL, 6}, {NULL, NULL, 7},       {NULL, NULL, 8},
-                {NULL, "kernel", 6}, {NULL, "kernel", 8}};
+                {NULL, NULL, 9},     {NULL, NULL, 10},    {NULL, "kernel", 6}, {NULL, "kernel", 8},
+                {NULL, "product", 9}};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         const int c = runs[r].c;
-        const char *kernel = runs[r].dq ? "query-kernel dq" : runs[r].kernel ? runs[r].kernel : "default";
+        const char *kernel = runs[r].dq    ? (strcmp(runs[r].dq, "kernel") == 0 ? "query-kernel dq" : "one-product dq")
+                             : runs[r].kernel ? runs[r].kernel
+                                              : "default";
         const int64_t qs[4] = {cases[c].B, cases[c].Hq, cases[c].Sq, cases[c].D},
                       ks[4] = {cases[c].B, cases[c].Hkv, cases[c].Skv, cases[c].D},
                       vs[4] = {cases[c].B, cases[c].Hkv, cases[c].Skv, cases[c].Dv},

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # GPT step with dq of the attention backward as the product ds @ K (the key
 # kernel stores ds; WT_ATTN_BWD_DQ): main's build (base/) against the
-# branch's (this folder) by default and with WT_ATTN_BWD_DQ=kernel (the
-# query kernel's dq), the PyTorch peer, then traced steps of the branch on
-# both paths for the backward's dispatches' GPU times. The folder: the
+# branch's (this folder) by default (causal: 4 products over the keys
+# their rows see), with WT_ATTN_BWD_DQ=product (one product) and =kernel
+# (the query kernel's dq), the PyTorch peer, then traced steps of the
+# branch on the three paths for the backward's dispatches' GPU times. The folder: the
 # Release train_gpt and libwebtensor*.so.0 (base/: main's), gpt_torch.py,
 # trace_ops.py, debs/ (Open MPI, which train_gpt links), fortunes/
 # (Debian's text files); WT_WEBGPU_LIB names Dawn's library.
@@ -30,10 +31,11 @@ t0=$(date +%s)
 show() { grep -E "^step +[0-9]+/|^step [1-3] loss|^step 40 loss|val|rror|dapter" "$1" | head -n 12; }
 echo "== base (main)"; LD_LIBRARY_PATH=$BASE_LD timeout 40 "$here"/base/train_gpt "${G[@]}" > $OUT/base.txt 2>&1; show $OUT/base.txt
 echo "== branch (dq product)"; LD_LIBRARY_PATH=$NEW_LD timeout 40 "$here"/train_gpt "${G[@]}" > $OUT/branch.txt 2>&1; show $OUT/branch.txt
+echo "== branch, WT_ATTN_BWD_DQ=product"; WT_ATTN_BWD_DQ=product LD_LIBRARY_PATH=$NEW_LD timeout 40 "$here"/train_gpt "${G[@]}" > $OUT/product.txt 2>&1; show $OUT/product.txt
 echo "== branch, WT_ATTN_BWD_DQ=kernel"; WT_ATTN_BWD_DQ=kernel LD_LIBRARY_PATH=$NEW_LD timeout 40 "$here"/train_gpt "${G[@]}" > $OUT/kernel.txt 2>&1; show $OUT/kernel.txt
 echo "== PyTorch eager"; timeout 45 python3 "$here"/gpt_torch.py --data "$D" --steps 30 > $OUT/torch.txt 2>&1; tail -n 3 $OUT/torch.txt
 echo "elapsed $(( $(date +%s) - t0 )) s"
-for dq in product kernel; do
+for dq in default product kernel; do
     echo "== branch traced, WT_ATTN_BWD_DQ=$dq"
     WT_ATTN_BWD_DQ=$dq WT_TRACE=$OUT/trace_$dq.json LD_LIBRARY_PATH=$NEW_LD timeout 25 "$here"/train_gpt "${T[@]}" 2>&1 | grep -E "^step|rror" | tail -n 1
     # The backward's dispatches carry one name: per call, in order (36
@@ -49,8 +51,8 @@ print(f"  GPU time {tot / 1e3:.1f} ms; attention_backward {len(d)} dispatches ({
       f"a call: {' + '.join(f'{m:.1f}' for m in means)} = {sum(means):.1f} us")
 PY
 done
-python3 "$here"/trace_ops.py "$OUT"/trace_product.json "$OUT"/trace_kernel.json > $OUT/trace_ops.txt 2>&1
+python3 "$here"/trace_ops.py "$OUT"/trace_default.json "$OUT"/trace_kernel.json > $OUT/trace_ops.txt 2>&1
 echo "elapsed $(( $(date +%s) - t0 )) s"
 echo "== table: ms a step, steps 31-40"
-for r in base branch kernel; do printf "%-8s %s\n" $r "$(grep -E '^step +40/' $OUT/$r.txt | grep -o '[0-9.]* ms/step')"; done
+for r in base branch product kernel; do printf "%-8s %s\n" $r "$(grep -E '^step +40/' $OUT/$r.txt | grep -o '[0-9.]* ms/step')"; done
 printf "%-8s %s\n" torch "$(grep -o '[0-9.]* ms/step' $OUT/torch.txt)"
