@@ -341,11 +341,12 @@ void test_attention_fused_shapes(test_backend b)
      * on the default (the pipelined kernels: on a 32 KiB adapter their
      * larger forms at head dims 16 and 32, their smallest at 64; dq as the
      * product ds @ K where the keys are a multiple of 4: cases 6 to 10,
-     * grouped, causal with more queries than keys and with fewer, and in
-     * causal row chunks: 9 and 10), then grouped causal cases and the case
-     * at 64 on the tiled kernels, grouped causal cases at 16 and 32 on the
-     * pipelined kernels' smallest forms, two of the product's cases with
-     * dq from the query kernel and a chunked one as one product. */
+     * grouped, causal with more queries than keys, with fewer and with as
+     * many), then grouped causal cases and the case at 64 on the tiled
+     * kernels, grouped causal cases at 16 and 32 on the pipelined kernels'
+     * smallest forms, two of the product's cases with dq from the query
+     * kernel, and one with the statistics from the query kernel (the
+     * forward's log-sum-exp not kept). */
     static const struct {
         const char *kernel, *dq;
         int c;
@@ -353,10 +354,12 @@ void test_attention_fused_shapes(test_backend b)
                 {NULL, NULL, 5},    {NULL, NULL, 6},    {"tiled", NULL, 1}, {"tiled", NULL, 4}, {"tiled", NULL, 6},
                 {"small", NULL, 1}, {"small", NULL, 2}, {"small", NULL, 6}, {NULL, NULL, 7},       {NULL, NULL, 8},
                 {NULL, NULL, 9},     {NULL, NULL, 10},    {NULL, "kernel", 6}, {NULL, "kernel", 8},
-                {NULL, "product", 9}};
+                {NULL, "nolse", 9}};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         const int c = runs[r].c;
-        const char *kernel = runs[r].dq    ? (strcmp(runs[r].dq, "kernel") == 0 ? "query-kernel dq" : "one-product dq")
+        const bool nolse = runs[r].dq && strcmp(runs[r].dq, "nolse") == 0;
+        const char *kernel = nolse ? "default, no saved log-sum-exp"
+                             : runs[r].dq   ? "query-kernel dq"
                              : runs[r].kernel ? runs[r].kernel
                                               : "default";
         const int64_t qs[4] = {cases[c].B, cases[c].Hq, cases[c].Sq, cases[c].D},
@@ -373,10 +376,11 @@ void test_attention_fused_shapes(test_backend b)
         for (int i = 0; i < 3; i++) fused[i] = malloc(sizeof(float) * n[i]), composed[i] = malloc(sizeof(float) * n[i]);
         const int64_t *shapes[4] = {qs, ks, vs, gs};
         if (runs[r].kernel) setenv("WT_ATTN_BWD_KERNEL", runs[r].kernel, 1);
-        if (runs[r].dq) setenv("WT_ATTN_BWD_DQ", runs[r].dq, 1);
+        if (runs[r].dq) setenv(nolse ? "WT_ATTN_SAVE_LSE" : "WT_ATTN_BWD_DQ", nolse ? "0" : runs[r].dq, 1);
         bool ok = attention_grads(ctx, "fused", shapes, cases[c].causal, host, fused);
         unsetenv("WT_ATTN_BWD_KERNEL");
         unsetenv("WT_ATTN_BWD_DQ");
+        unsetenv("WT_ATTN_SAVE_LSE");
         ok = ok && attention_grads(g_cpu, "composed", shapes, cases[c].causal, host, composed);
         double err = 0, big = 0;
         for (int i = 0; ok && i < 3; i++)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # GPT step with dq of the attention backward as the product ds @ K (the key
 # kernel stores ds; WT_ATTN_BWD_DQ): main's build (base/) against the
-# branch's (this folder) by default (causal: 4 products over the keys
-# their rows see), with WT_ATTN_BWD_DQ=product (one product) and =kernel
-# (the query kernel's dq), the PyTorch peer, then traced steps of the
-# branch on the three paths for the backward's dispatches' GPU times. The folder: the
+# branch's (this folder) by default, with WT_ATTN_BWD_DQ=product and
+# =kernel (the query kernel's dq), the PyTorch peer, then traced steps of
+# the branch on the three for the backward's dispatches' GPU times. (The
+# build measured in bench/RESULTS.md had a second product path as its
+# default, since dropped; product is the default's name now.) The folder: the
 # Release train_gpt and libwebtensor*.so.0 (base/: main's), gpt_torch.py,
 # trace_ops.py, debs/ (Open MPI, which train_gpt links), fortunes/
 # (Debian's text files); WT_WEBGPU_LIB names Dawn's library.

@@ -133,55 +133,19 @@ static wt_tensor f32_view(wt_storage *s, int64_t d0, int64_t d1, int64_t d2)
 
 /* dq = ds @ K (ds scaled by the key kernel). The q heads of a kv head are
  * consecutive: the group's rows of ds and of dq are one matrix against
- * the kv head's keys. Causal with a head a kv head and every query seeing
- * a key (Skv >= Sq): rows in DQ_PRODUCT_CHUNKS products, each over the
- * keys its last row sees (the zeros above the diagonal mostly skipped:
- * 10/16 of the full product's work with 4 chunks), into a scratch of
- * chunk-major rows (the GEMM writes whole batches contiguously) that one
- * strided copy puts in dq's order. WT_ATTN_BWD_DQ=product takes one
- * product of all keys. */
-#define DQ_PRODUCT_CHUNKS 4u
-
+ * the kv head's keys. Causal, the zeros above the diagonal are multiplied
+ * too: on an H200 the GPT layer's product took 190 us; four products of
+ * row blocks over the keys each sees (10/16 of the work, into a
+ * chunk-major scratch and a strided copy to dq's order, the GEMM writing
+ * whole batches contiguously) took 184 + 21 us and were not kept. */
 static wt_status dq_product(wt_context *ctx, wt_storage *ds, const wt_tensor *k, wt_tensor *dq, uint64_t B,
-                            uint64_t Hq, uint64_t Hkv, uint64_t Sq, uint64_t Skv, uint64_t D, bool causal)
+                            uint64_t Hq, uint64_t Hkv, uint64_t Sq, uint64_t Skv, uint64_t D)
 {
     const int64_t G = (int64_t)(Hq / Hkv), BH = (int64_t)(B * Hkv);
     wt_tensor ds_m = f32_view(ds, BH, G * (int64_t)Sq, (int64_t)Skv);
     wt_tensor k_m = f32_view(k->storage, BH, (int64_t)Skv, (int64_t)D);
     wt_tensor dq_m = f32_view(dq->storage, BH, G * (int64_t)Sq, (int64_t)D);
-    const char *knob = wt_knob_text(WT_KNOB_ATTN_BWD_DQ);
-    const bool one = knob && strcmp(knob, "product") == 0;
-    if (one || !causal || G != 1 || Skv < Sq || Sq % (4 * DQ_PRODUCT_CHUNKS))
-        return wg_op_matmul_fused(ctx, &ds_m, &k_m, NULL, WT_MATMUL_ACT_NONE, &dq_m);
-    const int64_t C = DQ_PRODUCT_CHUNKS, rows = (int64_t)Sq / C, shift = (int64_t)(Skv - Sq), Di = (int64_t)D;
-    wt_storage *parts = NULL;
-    wt_status st = wg_scratch(ctx, sizeof(float) * (size_t)(BH * (int64_t)Sq * Di), &parts);
-    if (st != WT_OK) return st;
-    for (int64_t c = 0; c < C && st == WT_OK; c++) {
-        /* Rows r0 .. r0 + rows see keys up to r0 + rows - 1 + shift: a
-         * multiple of 4 keys (rows and Skv are), within Skv. */
-        const int64_t r0 = c * rows, keys = r0 + rows + shift;
-        wt_tensor a = ds_m, b = k_m, o = f32_view(parts, BH, rows, Di);
-        a.offset = r0 * (int64_t)Skv, a.shape[1] = rows, a.shape[2] = keys, a.numel = BH * rows * keys;
-        b.shape[1] = keys, b.numel = BH * keys * Di;
-        o.offset = c * BH * rows * Di;
-        st = wg_op_matmul_fused(ctx, &a, &b, NULL, WT_MATMUL_ACT_NONE, &o);
-    }
-    if (st == WT_OK) {
-        /* parts [C, BH, rows, D] -> dq [BH, C rows, D]. */
-        wt_tensor from, to;
-        memset(&from, 0, sizeof from);
-        from.storage = parts, from.dtype = WT_F32, from.ndim = 4;
-        from.shape[0] = BH, from.shape[1] = C, from.shape[2] = rows, from.shape[3] = Di;
-        from.strides[0] = rows * Di, from.strides[1] = BH * rows * Di, from.strides[2] = Di, from.strides[3] = 1;
-        from.numel = BH * C * rows * Di;
-        to = from;
-        to.storage = dq->storage;
-        to.strides[0] = C * rows * Di, to.strides[1] = rows * Di;
-        st = wg_op_copy(ctx, &from, &to);
-    }
-    wg_scratch_release(ctx, parts);
-    return st;
+    return wg_op_matmul_fused(ctx, &ds_m, &k_m, NULL, WT_MATMUL_ACT_NONE, &dq_m);
 }
 
 /* WT_ATTN_TILED=0 keeps the untiled kernels (as for the forward). */
@@ -291,7 +255,7 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
         l.workgroups = kgroups;
         st = wg_dispatch(ctx, &l);
     }
-    if (st == WT_OK && by_product) st = dq_product(ctx, ds, k, dq, B, Hq, Hkv, Sq, Skv, D, causal);
+    if (st == WT_OK && by_product) st = dq_product(ctx, ds, k, dq, B, Hq, Hkv, Sq, Skv, D);
     if (ds) wg_scratch_release(ctx, ds);
     wg_scratch_release(ctx, stats);
     return st;
