@@ -334,21 +334,34 @@ void test_attention_fused_shapes(test_backend b)
     } cases[] = {
         {2, 4, 2, 37, 45, 16, 16, false}, {2, 4, 2, 37, 45, 16, 16, true}, {1, 2, 1, 45, 33, 16, 16, true},
         {2, 2, 1, 1, 17, 16, 16, false},  {1, 1, 1, 70, 70, 64, 64, true}, {1, 2, 2, 19, 23, 6, 5, true},
-        {2, 4, 2, 50, 40, 32, 32, true},
+        {2, 4, 2, 50, 40, 32, 32, true},  {2, 4, 2, 37, 44, 16, 16, false}, {1, 2, 1, 33, 48, 16, 16, true},
+        {2, 2, 2, 48, 64, 16, 16, true},  {1, 2, 2, 64, 64, 16, 16, true},
     };
-    /* The WebGPU kernels (WT_ATTN_BWD_KERNEL): every case on the default
-     * (the pipelined kernels: on a 32 KiB adapter their larger forms at
-     * head dims 16 and 32, their smallest at 64), then grouped causal
-     * cases and the case at 64 on the tiled kernels, and grouped causal
-     * cases at 16 and 32 on the pipelined kernels' smallest forms. */
+    /* The WebGPU kernels (WT_ATTN_BWD_KERNEL, WT_ATTN_BWD_DQ): every case
+     * on the default (the pipelined kernels: on a 32 KiB adapter their
+     * larger forms at head dims 16 and 32, their smallest at 64; dq as the
+     * product ds @ K where the keys are a multiple of 4: cases 6 to 10,
+     * grouped, causal with more queries than keys, with fewer and with as
+     * many), then grouped causal cases and the case at 64 on the tiled
+     * kernels, grouped causal cases at 16 and 32 on the pipelined kernels'
+     * smallest forms, two of the product's cases with dq from the query
+     * kernel, and one with the statistics from the query kernel (the
+     * forward's log-sum-exp not kept). */
     static const struct {
-        const char *kernel;
+        const char *kernel, *dq;
         int c;
-    } runs[] = {{NULL, 0},    {NULL, 1},    {NULL, 2},    {NULL, 3},    {NULL, 4},    {NULL, 5},   {NULL, 6},
-                {"tiled", 1}, {"tiled", 4}, {"tiled", 6}, {"small", 1}, {"small", 2}, {"small", 6}};
+    } runs[] = {{NULL, NULL, 0},    {NULL, NULL, 1},    {NULL, NULL, 2},    {NULL, NULL, 3},    {NULL, NULL, 4},
+                {NULL, NULL, 5},    {NULL, NULL, 6},    {"tiled", NULL, 1}, {"tiled", NULL, 4}, {"tiled", NULL, 6},
+                {"small", NULL, 1}, {"small", NULL, 2}, {"small", NULL, 6}, {NULL, NULL, 7},       {NULL, NULL, 8},
+                {NULL, NULL, 9},     {NULL, NULL, 10},    {NULL, "kernel", 6}, {NULL, "kernel", 8},
+                {NULL, "nolse", 9}};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         const int c = runs[r].c;
-        const char *kernel = runs[r].kernel ? runs[r].kernel : "default";
+        const bool nolse = runs[r].dq && strcmp(runs[r].dq, "nolse") == 0;
+        const char *kernel = nolse ? "default, no saved log-sum-exp"
+                             : runs[r].dq   ? "query-kernel dq"
+                             : runs[r].kernel ? runs[r].kernel
+                                              : "default";
         const int64_t qs[4] = {cases[c].B, cases[c].Hq, cases[c].Sq, cases[c].D},
                       ks[4] = {cases[c].B, cases[c].Hkv, cases[c].Skv, cases[c].D},
                       vs[4] = {cases[c].B, cases[c].Hkv, cases[c].Skv, cases[c].Dv},
@@ -363,8 +376,11 @@ void test_attention_fused_shapes(test_backend b)
         for (int i = 0; i < 3; i++) fused[i] = malloc(sizeof(float) * n[i]), composed[i] = malloc(sizeof(float) * n[i]);
         const int64_t *shapes[4] = {qs, ks, vs, gs};
         if (runs[r].kernel) setenv("WT_ATTN_BWD_KERNEL", runs[r].kernel, 1);
+        if (runs[r].dq) setenv(nolse ? "WT_ATTN_SAVE_LSE" : "WT_ATTN_BWD_DQ", nolse ? "0" : runs[r].dq, 1);
         bool ok = attention_grads(ctx, "fused", shapes, cases[c].causal, host, fused);
         unsetenv("WT_ATTN_BWD_KERNEL");
+        unsetenv("WT_ATTN_BWD_DQ");
+        unsetenv("WT_ATTN_SAVE_LSE");
         ok = ok && attention_grads(g_cpu, "composed", shapes, cases[c].causal, host, composed);
         double err = 0, big = 0;
         for (int i = 0; ok && i < 3; i++)
@@ -439,7 +455,10 @@ void test_attention_head_views(test_backend b)
     static const struct {
         int64_t B, Hq, Hkv, Sq, Skv, D;
         bool kv_inner, causal;
-    } cases[] = {{2, 4, 2, 37, 45, 16, true, true}, {2, 2, 2, 33, 33, 32, false, false}};
+    } cases[] = {{2, 4, 2, 37, 45, 16, true, true}, {2, 2, 2, 33, 33, 32, false, false},
+                 /* keys a multiple of 4: dq as the product ds @ K, a product a kv
+                  * head and a copy into q's layout (grouped, causal, then not) */
+                 {2, 4, 2, 36, 40, 16, true, true}, {3, 2, 1, 24, 24, 32, true, false}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const int64_t qs[4] = {cases[c].B, cases[c].Hq, cases[c].Sq, cases[c].D},
                       ks[4] = {cases[c].B, cases[c].Hkv, cases[c].Skv, cases[c].D};

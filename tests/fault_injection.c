@@ -494,19 +494,20 @@ static wt_status tape_workload(wt_context *ctx, float *result)
 }
 
 /* Attention recorded for autograd (no mask, causal: the forward keeps its
- * rows' log-sum-exp for the fused backward), backward, q's gradient read;
- * in_scope: all of it inside a scope, and a failed attention call must
- * leave no more tensors alive than before it (nothing waits for the
- * scope's end). */
-static wt_status attention_grad_run(wt_context *ctx, float *result, bool in_scope)
+ * rows' log-sum-exp for the fused backward) over seq positions (3 or 4:
+ * on WebGPU 4 keys take dq as the product ds @ K, with its scratch),
+ * backward, q's gradient read; in_scope: all of it inside a scope, and a
+ * failed attention call must leave no more tensors alive than before it
+ * (nothing waits for the scope's end). */
+static wt_status attention_grad_run(wt_context *ctx, float *result, bool in_scope, int seq)
 {
-    float dq[12], dk[12], dv[12], g12[12];
-    for (int i = 0; i < 12; i++) {
+    float dq[16], dk[16], dv[16], g12[16];
+    for (int i = 0; i < 16; i++) {
         dq[i] = 0.25f * (float)(i % 5) - 0.5f;
         dk[i] = 0.125f * (float)(i % 7) - 0.25f;
         dv[i] = 0.5f * (float)(i % 3) - 0.75f;
     }
-    const int64_t s4[4] = {1, 1, 3, 4};
+    const int64_t s4[4] = {1, 1, seq, 4};
     wt_scope *scope = NULL;
     wt_tensor *q = NULL, *k = NULL, *v = NULL, *a = NULL, *l = NULL, *g = NULL;
     wt_status st = in_scope ? wt_scope_begin(ctx, &scope) : WT_OK;
@@ -534,7 +535,7 @@ static wt_status attention_grad_run(wt_context *ctx, float *result, bool in_scop
     if (st == WT_OK) st = wt_sum(a, 0, NULL, false, &l);
     if (st == WT_OK) st = wt_backward(l);
     if (st == WT_OK) st = wt_tensor_grad(q, &g);
-    if (st == WT_OK) st = wt_tensor_read(g, g12, sizeof g12);
+    if (st == WT_OK) st = wt_tensor_read(g, g12, sizeof(float) * 4 * (size_t)seq);
     if (st == WT_OK) memcpy(result, g12, sizeof(float) * SCOPE_FLOATS);
     if (in_scope) {
         wt_scope_end(scope);
@@ -547,12 +548,17 @@ static wt_status attention_grad_run(wt_context *ctx, float *result, bool in_scop
 
 static wt_status attention_grad_workload(wt_context *ctx, float *result)
 {
-    return attention_grad_run(ctx, result, false);
+    return attention_grad_run(ctx, result, false, 3);
+}
+
+static wt_status attention_grad_product_workload(wt_context *ctx, float *result)
+{
+    return attention_grad_run(ctx, result, false, 4);
 }
 
 static wt_status attention_grad_scoped_workload(wt_context *ctx, float *result)
 {
-    return attention_grad_run(ctx, result, true);
+    return attention_grad_run(ctx, result, true, 3);
 }
 
 /* The norms' one-pass backward (the NORM_BACKWARD node, its parameter
@@ -1031,6 +1037,7 @@ int main(int argc, char **argv)
     alloc_phase(be, "autograd", tape_workload);
     alloc_phase(be, "attention autograd", attention_grad_workload);
     alloc_phase(be, "attention autograd, scoped", attention_grad_scoped_workload);
+    alloc_phase(be, "attention autograd, 4 keys", attention_grad_product_workload);
     alloc_phase(be, "norm backward", norm_backward_workload);
     alloc_phase(be, "optimizer", optimizer_workload);
     alloc_phase(be, "graph", graph_workload);

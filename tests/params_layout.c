@@ -89,6 +89,10 @@ static const c_field wgsl_attention_backward_tiled_params[] = {
     F(attn_bw_tiled_params, workgroups), F(attn_bw_tiled_params, scale), F(attn_bw_tiled_params, dq),
     F(attn_bw_tiled_params, tile), F(attn_bw_tiled_params, neg_inf), F(attn_bw_tiled_params, pad0),
 };
+static const c_field wgsl_attention_backward_stats_params[] = {
+    F(attn_bw_stats_params, rows), F(attn_bw_stats_params, dq), F(attn_bw_stats_params, hq),
+    F(attn_bw_stats_params, sq),
+};
 static const c_field wgsl_attention_combine_params[] = {
     F(combine_params, rows), F(combine_params, splits), F(combine_params, neg_inf), F(combine_params, pad0),
 };
@@ -409,6 +413,7 @@ static const layout_pair pairs[] = {
     PAIR("attention_backward_tiled_q", "Params", attn_bw_tiled_params, wgsl_attention_backward_tiled_params),
     PAIR("attention_backward_pipelined_kv", "Params", attn_bw_tiled_params, wgsl_attention_backward_tiled_params),
     PAIR("attention_backward_pipelined_q", "Params", attn_bw_tiled_params, wgsl_attention_backward_tiled_params),
+    PAIR("attention_backward_stats", "Params", attn_bw_stats_params, wgsl_attention_backward_stats_params),
     PAIR("attention_combine", "Params", combine_params, wgsl_attention_combine_params),
     PAIR("attention_decode", "Params", attn_params, wgsl_attention_params),
     PAIR("attention_tiled", "Params", tiled_params, wgsl_attention_tiled_params),

@@ -49,6 +49,11 @@ typedef struct attn_bw_tiled_params {
     uint32_t dq, tile, neg_inf, pad0; /* dq: head dim / 4; tile: keys (q pass) or queries (kv pass) a tile */
 } attn_bw_tiled_params;
 
+/* Same layout as attention_backward_stats.wgsl's Params. */
+typedef struct attn_bw_stats_params {
+    uint32_t rows, dq, hq, sq; /* dq: head dim / 4; hq, sq: q heads, query rows */
+} attn_bw_stats_params;
+
 /* Same layout as attention_combine.wgsl's Params. */
 typedef struct combine_params {
     uint32_t rows, splits, neg_inf, pad0;

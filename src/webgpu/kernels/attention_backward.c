@@ -22,7 +22,13 @@
  * the tiled pair, 404 + 560 with the pipelined pair's smallest forms and
  * 391 + 449 with its larger ones. Cutting the tile products into roles
  * (half the threads the scores, half dout . v, 4 x 4 each) ran slower
- * there (429 + 467 us) and was not kept. */
+ * there (429 + 467 us) and was not kept.
+ *
+ * Short sequences (dq_product_fits): the key kernel also stores scale ds
+ * and dq = ds @ K runs through the library's GEMM (dq_product), the query
+ * kernel's walk dropped; the key kernel's statistics then come from
+ * wgsl/attention_backward_stats.wgsl (the forward's log-sum-exp at hand)
+ * or from the query kernel without its dq (DQ_PASS false). */
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
 
@@ -90,6 +96,95 @@ static bool pipelined_small(void)
     return knob && strcmp(knob, "small") == 0;
 }
 
+/* dq as a matrix product (pipelined kernels): the key kernel stores
+ * scale ds, [B, Hq, Sq, Skv] in all, and dq = ds @ K runs through the
+ * library's GEMM, with the query kernel reduced to the statistics the key
+ * kernel needs. Only for short sequences: at most DS_PRODUCT_MAX_CELLS of
+ * ds a head (256 x 256, so a long sequence never materialises a
+ * [seq, seq] matrix) and DS_PRODUCT_MAX_BYTES in all. WT_ATTN_BWD_DQ=kernel
+ * keeps the query kernel. */
+#define DS_PRODUCT_MAX_CELLS (256u * 256u)
+#define DS_PRODUCT_MAX_BYTES (128ull << 20)
+
+static bool dq_product_fits(const wt_context *ctx, uint64_t B, uint64_t Hq, uint64_t Sq, uint64_t Skv)
+{
+    const char *knob = wt_knob_text(WT_KNOB_ATTN_BWD_DQ);
+    if (knob && strcmp(knob, "kernel") == 0) return false;
+    const wg_caps *caps = wg_get_caps(ctx);
+    /* The key kernel's ninth binding (8 storage buffers); whole quads of
+     * keys a row. */
+    if (caps->max_storage_buffers < 8 || Sq == 0 || Skv == 0 || Skv % 4 || Sq * Skv > DS_PRODUCT_MAX_CELLS)
+        return false;
+    const uint64_t bytes = sizeof(float) * B * Hq * Sq * Skv;
+    return bytes <= DS_PRODUCT_MAX_BYTES && bytes <= caps->max_storage_binding;
+}
+
+/* A contiguous f32 view [d0, d1, d2] of storage s. */
+/* An f32 view of a storage for the product's and the copy's operands. */
+static wt_tensor f32_strided(wt_storage *s, int64_t offset, int nd, const int64_t *shape, const int64_t *strides)
+{
+    wt_tensor t;
+    memset(&t, 0, sizeof t);
+    t.storage = s, t.dtype = WT_F32, t.ndim = nd, t.offset = offset, t.numel = 1;
+    for (int i = 0; i < nd; i++) {
+        t.shape[i] = shape[i], t.strides[i] = strides[i];
+        t.numel *= shape[i];
+    }
+    return t;
+}
+
+static wt_tensor f32_view(wt_storage *s, int64_t d0, int64_t d1, int64_t d2)
+{
+    return f32_strided(s, 0, 3, (const int64_t[]){d0, d1, d2}, (const int64_t[]){d1 * d2, d2, 1});
+}
+
+/* dq = ds @ K (ds scaled by the key kernel). The q heads of a kv head are
+ * consecutive: the group's rows of ds and of dq are one matrix against
+ * the kv head's keys. Causal, the zeros above the diagonal are multiplied
+ * too: on an H200 the GPT layer's product took 190 us; four products of
+ * row blocks over the keys each sees (10/16 of the work, into a
+ * chunk-major scratch and a strided copy to dq's order, the GEMM writing
+ * whole batches contiguously) took 184 + 21 us and were not kept.
+ * k and dq are [B, H, S, D] (offset 0: wt_attention_heads_layout), dense
+ * or the views of [B, S, H, D]; in the second case the (b, head) batches
+ * are not one stride apart, so each kv head takes a product of its own
+ * (its keys at their row stride) into a dense scratch, and one copy puts
+ * the rows where dq keeps them. */
+static wt_status dq_product(wt_context *ctx, wt_storage *ds, const wt_tensor *k, wt_tensor *dq, uint64_t B,
+                            uint64_t Hq, uint64_t Hkv, uint64_t Sq, uint64_t Skv, uint64_t D)
+{
+    const int64_t G = (int64_t)(Hq / Hkv), BH = (int64_t)(B * Hkv);
+    if (wt_attention_heads_layout(k) == 0 && wt_attention_heads_layout(dq) == 0) {
+        wt_tensor ds_m = f32_view(ds, BH, G * (int64_t)Sq, (int64_t)Skv);
+        wt_tensor k_m = f32_view(k->storage, BH, (int64_t)Skv, (int64_t)D);
+        wt_tensor dq_m = f32_view(dq->storage, BH, G * (int64_t)Sq, (int64_t)D);
+        return wg_op_matmul_fused(ctx, &ds_m, &k_m, NULL, WT_MATMUL_ACT_NONE, &dq_m);
+    }
+    const int64_t b = (int64_t)B, rows = G * (int64_t)Sq, skv = (int64_t)Skv, d = (int64_t)D;
+    wt_storage *tmp = NULL;
+    wt_status st = wg_scratch(ctx, sizeof(float) * B * Hq * Sq * D, &tmp);
+    for (int64_t h = 0; st == WT_OK && h < (int64_t)Hkv; h++) {
+        wt_tensor a_h = f32_strided(ds, h * rows * skv, 3, (const int64_t[]){b, rows, skv},
+                                    (const int64_t[]){(int64_t)Hq * (int64_t)Sq * skv, skv, 1});
+        wt_tensor k_h = f32_strided(k->storage, k->offset + h * k->strides[1], 3, (const int64_t[]){b, skv, d},
+                                    (const int64_t[]){k->strides[0], k->strides[2], k->strides[3]});
+        wt_tensor o_h = f32_strided(tmp, h * b * rows * d, 3, (const int64_t[]){b, rows, d},
+                                    (const int64_t[]){rows * d, d, 1});
+        st = wg_op_matmul_fused(ctx, &a_h, &k_h, NULL, WT_MATMUL_ACT_NONE, &o_h);
+    }
+    if (st == WT_OK) {
+        /* tmp is [Hkv, B, G, Sq, D]; dq's q head h * G + g at its strides */
+        const int64_t shape[5] = {b, (int64_t)Hkv, G, (int64_t)Sq, d};
+        wt_tensor src = f32_strided(tmp, 0, 5, shape, (const int64_t[]){rows * d, b * rows * d, (int64_t)Sq * d, d, 1});
+        wt_tensor dst = f32_strided(dq->storage, dq->offset, 5, shape,
+                                    (const int64_t[]){dq->strides[0], G * dq->strides[1], dq->strides[1],
+                                                      dq->strides[2], dq->strides[3]});
+        st = wg_op_copy_into(ctx, &src, &dst);
+    }
+    wg_scratch_release(ctx, tmp);
+    return st;
+}
+
 /* WT_ATTN_TILED=0 keeps the untiled kernels (as for the forward). */
 static bool tiled_allowed(void)
 {
@@ -143,6 +238,7 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
     const uint64_t wg_bytes = pipelined_small() ? 0 : wg_get_caps(ctx)->max_workgroup_storage;
     const bool pipelined = pipelined_allowed(), split_kv = pipelined_q_bytes(d4, true) <= wg_bytes;
     const uint32_t qpt = pipelined_kv_bytes(d4, 2) <= wg_bytes ? 2u : 1u;
+    const bool by_product = pipelined && dq_product_fits(ctx, B, Hq, Sq, Skv);
     /* The forward's log-sum-exp takes a ninth binding (8 storage buffers):
      * where the device allows fewer, the query kernel computes it again. */
     if (lse && wg_get_caps(ctx)->max_storage_buffers < 8) lse = NULL;
@@ -159,23 +255,39 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
              "fn k_at(base: u32, s: u32) -> u32 { return base + s * %s; }\n",
              q_inner ? "(b * p.sq * p.hq + h)" : "((b * p.hq + h) * p.sq)", q_inner ? "(p.hq * DQ)" : "DQ",
              k_inner ? "(b * p.skv * p.hkv + h)" : "((b * p.hkv + h) * p.skv)", k_inner ? "(p.hkv * DQ)" : "DQ");
-    char prelude[1280];
-    snprintf(prelude, sizeof prelude,
-             "const DQ: u32 = %lluu;\nconst DT: u32 = %uu;\nconst D_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"
-             "const UNROLL: bool = %s;\nconst SPLIT_KV: bool = %s;\nconst QPT: u32 = %uu;\n%s%s",
-             (unsigned long long)d4, dt, dt * TILED_BW_TX == d4 ? "true" : "false", causal ? "true" : "false",
-             unrolled ? "true" : "false", split_kv ? "true" : "false", qpt, rows,
+    char prelude[1536], prelude_kv[1536];
+    const int plen = snprintf(
+        prelude, sizeof prelude,
+        "const DQ: u32 = %lluu;\nconst DT: u32 = %uu;\nconst D_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"
+        "const UNROLL: bool = %s;\nconst SPLIT_KV: bool = %s;\nconst QPT: u32 = %uu;\n%s",
+        (unsigned long long)d4, dt, dt * TILED_BW_TX == d4 ? "true" : "false", causal ? "true" : "false",
+        unrolled ? "true" : "false", split_kv ? "true" : "false", qpt, rows);
+    memcpy(prelude_kv, prelude, (size_t)plen + 1);
+    snprintf(prelude + plen, sizeof prelude - (size_t)plen, "const DQ_PASS: bool = %s;\n%s",
+             by_product ? "false" : "true",
              lse ? "const HAVE_LSE: bool = true;\n"
                    "@group(0) @binding(8) var<storage, read> lse_in: array<f32>;\n"
                    "fn load_lse(i: u32) -> f32 { return lse_in[i]; }\n"
                  : "const HAVE_LSE: bool = false;\nfn load_lse(i: u32) -> f32 { return 0.0; }\n");
+    snprintf(prelude_kv + plen, sizeof prelude_kv - (size_t)plen, "%s",
+             by_product ? "const WRITE_DS: bool = true;\n"
+                          "@group(0) @binding(8) var<storage, read_write> ds_out: array<vec4<f32>>;\n"
+                          "fn store_ds(i: u32, x: vec4<f32>) { ds_out[i] = x; }\n"
+                        : "const WRITE_DS: bool = false;\nfn store_ds(i: u32, x: vec4<f32>) {}\n");
     attn_bw_tiled_params p = {.hq = (uint32_t)Hq, .hkv = (uint32_t)Hkv, .sq = (uint32_t)Sq, .skv = (uint32_t)Skv,
                               .group = (uint32_t)(Hq / Hkv), .blocks = (uint32_t)qblocks,
                               .workgroups = (uint32_t)qgroups, .scale = scale, .dq = (uint32_t)d4,
                               .tile = TILED_BW_KEYS, .neg_inf = 0xff800000u};
-    wt_storage *stats = NULL;
+    wt_storage *stats = NULL, *ds = NULL;
     wt_status st = wg_scratch(ctx, sizeof(float) * 2 * B * Hq * Sq, &stats);
     if (st != WT_OK) return st;
+    if (by_product) {
+        st = wg_scratch(ctx, sizeof(float) * B * Hq * Sq * Skv, &ds);
+        if (st != WT_OK) {
+            wg_scratch_release(ctx, stats);
+            return st;
+        }
+    }
     wg_launch l = {
         .shader = pipelined ? "attention_backward_pipelined_q" : "attention_backward_tiled_q",
         .prelude = prelude,
@@ -186,7 +298,28 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
         .nbindings = lse ? 8 : 7,
         .workgroups = qgroups,
     };
-    st = wg_dispatch(ctx, &l);
+    if (by_product && lse) {
+        /* The statistics alone, a thread a row (the query kernel with
+         * nothing else to do took 86 us on the GPT layer's backward on an
+         * H200, for 50 MB read). */
+        attn_bw_stats_params sp = {.rows = (uint32_t)(B * Hq * Sq), .dq = (uint32_t)d4, .hq = (uint32_t)Hq,
+                                   .sq = (uint32_t)Sq};
+        char stats_prelude[96];
+        snprintf(stats_prelude, sizeof stats_prelude, "const DQ: u32 = %lluu;\nconst Q_INNER: bool = %s;\n",
+                 (unsigned long long)d4, q_inner ? "true" : "false");
+        wg_launch sl = {
+            .shader = "attention_backward_stats",
+            .prelude = stats_prelude,
+            .params = &sp,
+            .params_size = sizeof sp,
+            .bindings = {{dout->storage, false}, {out->storage, false}, {lse->storage, false}, {stats, true}},
+            .nbindings = 4,
+            .workgroups = (B * Hq * Sq + 63) / 64,
+        };
+        st = wg_dispatch(ctx, &sl);
+    } else {
+        st = wg_dispatch(ctx, &l);
+    }
     if (st == WT_OK) {
         p.blocks = (uint32_t)kblocks;
         p.workgroups = (uint32_t)kgroups;
@@ -195,10 +328,14 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
         l.bindings[4] = (wg_binding){stats, false};
         l.bindings[5] = (wg_binding){dk->storage, true};
         l.bindings[6] = (wg_binding){dv->storage, true};
-        l.nbindings = 7;
+        l.bindings[7] = (wg_binding){ds, true};
+        l.nbindings = by_product ? 8 : 7;
+        l.prelude = prelude_kv;
         l.workgroups = kgroups;
         st = wg_dispatch(ctx, &l);
     }
+    if (st == WT_OK && by_product) st = dq_product(ctx, ds, k, dq, B, Hq, Hkv, Sq, Skv, D);
+    if (ds) wg_scratch_release(ctx, ds);
     wg_scratch_release(ctx, stats);
     return st;
 }

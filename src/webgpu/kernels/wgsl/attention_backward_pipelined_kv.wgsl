@@ -17,10 +17,16 @@
 // Thread (ty, tx) of 128 = 8 x 16 owns keys 4 ty .. 4 ty + 3: queries tx,
 // tx + 16, ... of a tile for the scores, quads tx, tx + 16, ... of dk and
 // dv. f32, read as vec4.
+// WRITE_DS (short sequences, kernels/attention_backward.c): the kernel
+// also stores scale ds_ij, zeros where query i does not see key j, as
+// the rows [B, Hq, Sq, Skv] of a scratch matrix (store_ds, Skv a multiple
+// of 4), so that dq = ds @ K is a batched matrix product instead of a
+// query kernel that computes p and ds again.
 // Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL (as the tiled kernels), QPT,
-// and q_head / k_head, q_at / k_at (the quad where a head's first row
-// starts, and where its row s starts: the operands are [B, H, S, D] or
-// the [B, H, S, D] views of [B, S, H, D]).
+// WRITE_DS and store_ds (binding 8 where WRITE_DS), and q_head / k_head,
+// q_at / k_at (the quad where a head's first row starts, and where its
+// row s starts: the operands are [B, H, S, D] or the [B, H, S, D] views
+// of [B, S, H, D]).
 
 struct Params {
     hq: u32, hkv: u32, sq: u32, skv: u32,
@@ -179,6 +185,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             ds_tile[row * RK + ty] = pr * (dp[r] - st.y);
         }
         workgroupBarrier();
+        if (WRITE_DS) {
+            // Whole quads of consecutive keys of a row from consecutive
+            // threads: 128 contiguous bytes a row.
+            let row0 = head0 + (n / nt) * p.sq + t0; // the tile's first row of all heads
+            for (var e = lid; e < BQ * RK; e += WG) {
+                let r = e / RK;
+                let c = e % RK;
+                if (t0 + r < p.sq && j0 + 4u * c < p.skv) {
+                    store_ds((row0 + r) * (p.skv / 4u) + j0 / 4u + c, ds_tile[r * RK + c] * p.scale);
+                }
+            }
+        }
         for (var r = 0u; r < qn; r++) {
             let pv = p_tile[r * RK + ty];
             let dsv = ds_tile[r * RK + ty];
@@ -192,6 +210,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                         ak[i * DT + c] = fma(vec4<f32>(dsv[i]), qq, ak[i * DT + c]);
                     }
                 }
+            }
+        }
+    }
+    if (WRITE_DS) {
+        // The rows before qstart see none of these keys (causal): zeros.
+        let rows = min(qstart, p.sq);
+        for (var g = 0u; g < p.group; g++) {
+            for (var e = lid; e < rows * RK; e += WG) {
+                let r = e / RK;
+                let c = e % RK;
+                if (j0 + 4u * c < p.skv) { store_ds((head0 + g * p.sq + r) * (p.skv / 4u) + j0 / 4u + c, vec4<f32>(0.0)); }
             }
         }
     }

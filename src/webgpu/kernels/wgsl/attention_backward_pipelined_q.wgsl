@@ -16,7 +16,9 @@
 // scores and quads tx, tx + 16, ... of its rows of dq. A row that sees no
 // key gets L = 3e38 (every p is 0), D = 0 and dq = 0. f32, read as vec4.
 // Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL, HAVE_LSE and load_lse (as the
-// tiled kernel), SPLIT_KV, and q_head / k_head, q_at / k_at (the quad
+// tiled kernel), SPLIT_KV, DQ_PASS (false: the statistics alone, for
+// the path that takes dq as a matrix product of the key kernel's ds; dq
+// is then left as it is), and q_head / k_head, q_at / k_at (the quad
 // where a head's first row starts, and where its row s starts: the
 // operands are [B, H, S, D] or the [B, H, S, D] views of [B, S, H, D]).
 
@@ -261,10 +263,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
 
     // 2. dq.
+    let dq_end = select(0u, kend, DQ_PASS);
     var acc: array<vec4<f32>, 4u * DT>; // [row][quad]
     for (var c = 0u; c < 4u * DT; c++) { acc[c] = vec4<f32>(0.0); }
-    if (kend > 0u) { fetch_keys(kbase, 0u, kend, lid); }
-    for (var t0 = 0u; t0 < kend; t0 += BK) {
+    if (dq_end > 0u) { fetch_keys(kbase, 0u, kend, lid); }
+    for (var t0 = 0u; t0 < dq_end; t0 += BK) {
         workgroupBarrier(); // the previous tile's readers are done
         var pd: TileDots;
         if (SPLIT_KV) {
@@ -303,7 +306,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     for (var i = 0u; i < 4u; i++) {
         let r = i0 + ty * 4u + i;
-        if (r >= p.sq) { continue; }
+        if (!DQ_PASS || r >= p.sq) { continue; }
         for (var c = 0u; c < DT; c++) {
             let d = tx + c * TX;
             if (D_EXACT || d < DQ) { dq[q_at(qbase, r) + d] = acc[i * DT + c] * p.scale; }
