@@ -147,9 +147,7 @@ static wt_tensor f32_view(wt_storage *s, int64_t d0, int64_t d1, int64_t d2)
  * whole batches contiguously) took 184 + 21 us and were not kept.
  * k and dq are [B, H, S, D] (offset 0: wt_attention_heads_layout), dense
  * or the views of [B, S, H, D]; in the second case the (b, head) batches
- * are not one stride apart, so each kv head takes a product of its own
- * (its keys at their row stride) into a dense scratch, and one copy puts
- * the rows where dq keeps them. */
+ * are not one stride apart for the product, so it runs on dense copies. */
 static wt_status dq_product(wt_context *ctx, wt_storage *ds, const wt_tensor *k, wt_tensor *dq, uint64_t B,
                             uint64_t Hq, uint64_t Hkv, uint64_t Sq, uint64_t Skv, uint64_t D)
 {
@@ -160,27 +158,36 @@ static wt_status dq_product(wt_context *ctx, wt_storage *ds, const wt_tensor *k,
         wt_tensor dq_m = f32_view(dq->storage, BH, G * (int64_t)Sq, (int64_t)D);
         return wg_op_matmul_fused(ctx, &ds_m, &k_m, NULL, WT_MATMUL_ACT_NONE, &dq_m);
     }
-    const int64_t b = (int64_t)B, rows = G * (int64_t)Sq, skv = (int64_t)Skv, d = (int64_t)D;
-    wt_storage *tmp = NULL;
-    wt_status st = wg_scratch(ctx, sizeof(float) * B * Hq * Sq * D, &tmp);
-    for (int64_t h = 0; st == WT_OK && h < (int64_t)Hkv; h++) {
-        wt_tensor a_h = f32_strided(ds, h * rows * skv, 3, (const int64_t[]){b, rows, skv},
-                                    (const int64_t[]){(int64_t)Hq * (int64_t)Sq * skv, skv, 1});
-        wt_tensor k_h = f32_strided(k->storage, k->offset + h * k->strides[1], 3, (const int64_t[]){b, skv, d},
-                                    (const int64_t[]){k->strides[0], k->strides[2], k->strides[3]});
-        wt_tensor o_h = f32_strided(tmp, h * b * rows * d, 3, (const int64_t[]){b, rows, d},
-                                    (const int64_t[]){rows * d, d, 1});
-        st = wg_op_matmul_fused(ctx, &a_h, &k_h, NULL, WT_MATMUL_ACT_NONE, &o_h);
+    /* Heads laid out [B, S, H, D]: the keys copied dense, one product
+     * into a dense scratch, and one copy into dq's layout (a product a kv
+     * head at the keys' row stride instead, 64 batches each here, left the
+     * GPU a third full and was slower than the query kernel on an H200). */
+    const int64_t b = (int64_t)B, hkv = (int64_t)Hkv, rows = G * (int64_t)Sq, skv = (int64_t)Skv, d = (int64_t)D;
+    wt_storage *kd = NULL, *tmp = NULL;
+    wt_status st = wg_scratch(ctx, sizeof(float) * B * Hkv * Skv * D, &kd);
+    if (st == WT_OK) st = wg_scratch(ctx, sizeof(float) * B * Hq * Sq * D, &tmp);
+    if (st == WT_OK) {
+        const int64_t shape[4] = {b, hkv, skv, d};
+        wt_tensor dense = f32_strided(kd, 0, 4, shape, (const int64_t[]){hkv * skv * d, skv * d, d, 1});
+        st = wg_op_copy_into(ctx, k, &dense);
     }
     if (st == WT_OK) {
-        /* tmp is [Hkv, B, G, Sq, D]; dq's q head h * G + g at its strides */
-        const int64_t shape[5] = {b, (int64_t)Hkv, G, (int64_t)Sq, d};
-        wt_tensor src = f32_strided(tmp, 0, 5, shape, (const int64_t[]){rows * d, b * rows * d, (int64_t)Sq * d, d, 1});
+        wt_tensor ds_m = f32_view(ds, BH, rows, skv);
+        wt_tensor k_m = f32_view(kd, BH, skv, d);
+        wt_tensor o_m = f32_view(tmp, BH, rows, d);
+        st = wg_op_matmul_fused(ctx, &ds_m, &k_m, NULL, WT_MATMUL_ACT_NONE, &o_m);
+    }
+    if (st == WT_OK) {
+        /* tmp is [B, Hkv, G, Sq, D]; dq's q head h * G + g at its strides */
+        const int64_t shape[5] = {b, hkv, G, (int64_t)Sq, d};
+        wt_tensor src =
+            f32_strided(tmp, 0, 5, shape, (const int64_t[]){hkv * rows * d, rows * d, (int64_t)Sq * d, d, 1});
         wt_tensor dst = f32_strided(dq->storage, dq->offset, 5, shape,
                                     (const int64_t[]){dq->strides[0], G * dq->strides[1], dq->strides[1],
                                                       dq->strides[2], dq->strides[3]});
         st = wg_op_copy_into(ctx, &src, &dst);
     }
+    wg_scratch_release(ctx, kd);
     wg_scratch_release(ctx, tmp);
     return st;
 }
