@@ -11,16 +11,7 @@
 # (Debian's text files); WT_WEBGPU_LIB names Dawn's library.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-P=/tmp/ompi
-rm -rf "$P" && mkdir -p "$P"
-for f in "$here"/debs/*.deb; do
-    case "$f" in
-    *libudev1_*) ldconfig -p | grep -q "libudev.so.1 " && continue ;;
-    *libatomic1_*) ldconfig -p | grep -q "libatomic.so.1 " && continue ;;
-    esac
-    dpkg -x "$f" "$P"
-done
-MPILIB=$P/usr/lib/x86_64-linux-gnu:$P/usr/lib/x86_64-linux-gnu/openmpi/lib:$P/lib/x86_64-linux-gnu
+source "$here"/open_mpi_libs.sh
 BASE_LD=$here/base:${LD_LIBRARY_PATH:-}:$MPILIB
 NEW_LD=$here:${LD_LIBRARY_PATH:-}:$MPILIB
 chmod +x "$here"/train_gpt "$here"/base/train_gpt
