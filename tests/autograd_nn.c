@@ -342,17 +342,16 @@ void test_attention_fused_shapes(test_backend b)
      * larger forms at head dims 16 and 32, their smallest at 64; dq as the
      * product ds @ K where the keys are a multiple of 4: cases 6 to 10,
      * grouped, causal with more queries than keys, with fewer and with as
-     * many), then grouped causal cases and the case at 64 on the tiled
-     * kernels, grouped causal cases at 16 and 32 on the pipelined kernels'
-     * smallest forms, two of the product's cases with dq from the query
+     * many), then grouped causal cases at 16 and 32 and the case at 64 on
+     * the kernels' smallest forms, two of the product's cases with dq from the query
      * kernel, and one with the statistics from the query kernel (the
      * forward's log-sum-exp not kept). */
     static const struct {
         const char *kernel, *dq;
         int c;
     } runs[] = {{NULL, NULL, 0},    {NULL, NULL, 1},    {NULL, NULL, 2},    {NULL, NULL, 3},    {NULL, NULL, 4},
-                {NULL, NULL, 5},    {NULL, NULL, 6},    {"tiled", NULL, 1}, {"tiled", NULL, 4}, {"tiled", NULL, 6},
-                {"small", NULL, 1}, {"small", NULL, 2}, {"small", NULL, 6}, {NULL, NULL, 7},       {NULL, NULL, 8},
+                {NULL, NULL, 5},    {NULL, NULL, 6},    {"small", NULL, 1}, {"small", NULL, 2}, {"small", NULL, 4},
+                {"small", NULL, 6}, {NULL, NULL, 7},    {NULL, NULL, 8},
                 {NULL, NULL, 9},     {NULL, NULL, 10},    {NULL, "kernel", 6}, {NULL, "kernel", 8},
                 {NULL, "nolse", 9}};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {

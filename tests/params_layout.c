@@ -409,8 +409,6 @@ static const layout_pair pairs[] = {
     PAIR("attention", "Params", attn_params, wgsl_attention_params),
     PAIR("attention_backward_q", "Params", attn_bw_params, wgsl_attention_backward_params),
     PAIR("attention_backward_kv", "Params", attn_bw_params, wgsl_attention_backward_params),
-    PAIR("attention_backward_tiled_kv", "Params", attn_bw_tiled_params, wgsl_attention_backward_tiled_params),
-    PAIR("attention_backward_tiled_q", "Params", attn_bw_tiled_params, wgsl_attention_backward_tiled_params),
     PAIR("attention_backward_pipelined_kv", "Params", attn_bw_tiled_params, wgsl_attention_backward_tiled_params),
     PAIR("attention_backward_pipelined_q", "Params", attn_bw_tiled_params, wgsl_attention_backward_tiled_params),
     PAIR("attention_backward_stats", "Params", attn_bw_stats_params, wgsl_attention_backward_stats_params),

@@ -40,8 +40,8 @@ typedef struct attn_bw_params {
     uint32_t d, dv, pad0, pad1;
 } attn_bw_params;
 
-/* Same layout as attention_backward_tiled_q.wgsl's, _tiled_kv.wgsl's, _pipelined_q.wgsl's and
- * _pipelined_kv.wgsl's Params. */
+/* Same layout as attention_backward_pipelined_q.wgsl's and _kv.wgsl's
+ * Params. */
 typedef struct attn_bw_tiled_params {
     uint32_t hq, hkv, sq, skv;
     uint32_t group, blocks, workgroups;

@@ -3,24 +3,22 @@
  * Sq x Skv is stored.
  *
  * Tiled (head dims equal, a multiple of 4, tiles within the device's
- * workgroup memory): wgsl/attention_backward_tiled_q.wgsl (a workgroup a
- * block of 32 queries: the rows' log-sum-exp L, D = dout . out from the
- * forward's output, then dq) and wgsl/attention_backward_tiled_kv.wgsl (a workgroup a block of
- * 32 keys: dk and dv over the query blocks that see them, P recomputed
- * from L). Other shapes: the untiled kernels, a thread a row
+ * workgroup memory): wgsl/attention_backward_pipelined_q.wgsl (a workgroup
+ * a block of 32 queries: the rows' log-sum-exp L, D = dout . out from the
+ * forward's output, then dq) and wgsl/attention_backward_pipelined_kv.wgsl
+ * (a workgroup a block of 32 keys: dk and dv over the query blocks that see
+ * them, P recomputed from L), each loading the next tile's rows from
+ * global memory into registers while the current one is computed, and,
+ * where the device's workgroup memory holds them, taking larger tiles
+ * between barriers: K and V side by side in pass 1, 32 queries a tile in
+ * pass 2 (WT_ATTN_BWD_KERNEL=small: the smallest forms only). Other
+ * shapes: the untiled kernels, a thread a row
  * (wgsl/attention_backward_q.wgsl, then _kv.wgsl).
- *
- * Pipelined (the default where the tiled kernels fit): the same two passes
- * with the next tile's rows loaded from global memory into registers while
- * the current one is computed (wgsl/attention_backward_pipelined_q.wgsl,
- * _kv.wgsl), and, where the device's workgroup memory holds them, larger
- * tiles between barriers: K and V side by side in pass 1, 32 queries a
- * tile in pass 2. Their smallest forms take the tiled kernels' workgroup
- * memory, so they run wherever those do; WT_ATTN_BWD_KERNEL=tiled keeps
- * the tiled kernels. On the H200 (48 KiB of workgroup memory) a GPT
- * layer's backward (B 64, H 6, S 256, D 64, causal) took 467 + 632 us with
- * the tiled pair, 404 + 560 with the pipelined pair's smallest forms and
- * 391 + 449 with its larger ones. Cutting the tile products into roles
+ * On the H200 (48 KiB of workgroup memory) a GPT layer's backward (B 64,
+ * H 6, S 256, D 64, causal) took 467 + 632 us with the first tiled pair
+ * (no prefetch, since removed: the smallest forms take its workgroup
+ * memory, so they run wherever it did), 404 + 560 with the smallest forms
+ * and 391 + 449 with the larger ones. Cutting the tile products into roles
  * (half the threads the scores, half dout . v, 4 x 4 each) ran slower
  * there (429 + 467 us) and was not kept.
  *
@@ -42,20 +40,8 @@
 /* The tiled kernels' shapes (their WGSL constants). */
 #define TILED_BW_Q_ROWS 32u /* queries of a pass-1 workgroup */
 #define TILED_BW_KEYS 32u   /* keys of a pass-2 workgroup, and of a pass-1 key tile */
-#define TILED_BW_QT 16u     /* queries of a pass-2 tile */
 #define TILED_BW_THREADS 128u
 #define TILED_BW_TX 16u
-
-static uint64_t tiled_q_bytes(uint64_t dq)
-{
-    return 16u * (dq + 1) * (2u * TILED_BW_Q_ROWS + TILED_BW_KEYS) + 16u * TILED_BW_KEYS * TILED_BW_Q_ROWS / 4;
-}
-
-static uint64_t tiled_kv_bytes(uint64_t dq)
-{
-    return 16u * (dq + 1) * (2u * TILED_BW_KEYS + 2u * TILED_BW_QT) + 2u * 16u * TILED_BW_QT * TILED_BW_KEYS / 4 +
-           8u * TILED_BW_QT;
-}
 
 /* The pipelined kernels' workgroup memory: pass 1 with K and V side by side
  * (split) or in one buffer; pass 2 with qpt queries a thread (tiles of 16
@@ -77,19 +63,11 @@ static bool tiled_fits(const wt_context *ctx, uint64_t D, uint64_t Dv)
     const wg_caps *caps = wg_get_caps(ctx);
     if (D != Dv || D == 0 || D % 4 || caps->max_invocations < TILED_BW_THREADS) return false;
     const uint64_t dq = D / 4, limit = caps->max_workgroup_storage;
-    return tiled_q_bytes(dq) <= limit && tiled_kv_bytes(dq) <= limit;
+    return pipelined_q_bytes(dq, false) <= limit && pipelined_kv_bytes(dq, 1) <= limit;
 }
 
-/* WT_ATTN_BWD_KERNEL=tiled: the tiled kernels instead of the pipelined
- * ones (which run wherever the tiled ones fit); =small: the pipelined
- * kernels in their smallest forms only (the prefetch without the larger
- * tiles, for measurements). */
-static bool pipelined_allowed(void)
-{
-    const char *knob = wt_knob_text(WT_KNOB_ATTN_BWD_KERNEL);
-    return !(knob && strcmp(knob, "tiled") == 0);
-}
-
+/* WT_ATTN_BWD_KERNEL=small: the pipelined kernels in their smallest forms
+ * only (the prefetch without the larger tiles, for measurements). */
 static bool pipelined_small(void)
 {
     const char *knob = wt_knob_text(WT_KNOB_ATTN_BWD_KERNEL);
@@ -213,7 +191,7 @@ static bool sides_agree(const wt_tensor *q, const wt_tensor *k, const wt_tensor 
  * D]) run for these operands. */
 static bool views_fit(const wt_context *ctx, const wt_tensor *q, const wt_tensor *v)
 {
-    return tiled_allowed() && pipelined_allowed() && tiled_fits(ctx, (uint64_t)q->shape[3], (uint64_t)v->shape[3]);
+    return tiled_allowed() && tiled_fits(ctx, (uint64_t)q->shape[3], (uint64_t)v->shape[3]);
 }
 
 /* The tiled and pipelined kernels' workgroup counts and row indices
@@ -240,12 +218,12 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
     if (!tiled_sizes_ok(q, k)) return WT_ERR_UNSUPPORTED;
     const uint32_t dt = (uint32_t)((d4 + TILED_BW_TX - 1) / TILED_BW_TX);
     const bool unrolled = wg_attention_unrolled(ctx);
-    /* The pipelined kernels' larger forms where the workgroup memory holds
-     * them (the smallest take the tiled kernels' bytes, which fit here). */
+    /* The larger forms where the workgroup memory holds them (the smallest
+     * fit here: tiled_fits). */
     const uint64_t wg_bytes = pipelined_small() ? 0 : wg_get_caps(ctx)->max_workgroup_storage;
-    const bool pipelined = pipelined_allowed(), split_kv = pipelined_q_bytes(d4, true) <= wg_bytes;
+    const bool split_kv = pipelined_q_bytes(d4, true) <= wg_bytes;
     const uint32_t qpt = pipelined_kv_bytes(d4, 2) <= wg_bytes ? 2u : 1u;
-    const bool by_product = pipelined && dq_product_fits(ctx, B, Hq, Sq, Skv);
+    const bool by_product = dq_product_fits(ctx, B, Hq, Sq, Skv);
     /* The forward's log-sum-exp takes a ninth binding (8 storage buffers):
      * where the device allows fewer, the query kernel computes it again. */
     if (lse && wg_get_caps(ctx)->max_storage_buffers < 8) lse = NULL;
@@ -296,7 +274,7 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
         }
     }
     wg_launch l = {
-        .shader = pipelined ? "attention_backward_pipelined_q" : "attention_backward_tiled_q",
+        .shader = "attention_backward_pipelined_q",
         .prelude = prelude,
         .params = &p,
         .params_size = sizeof p,
@@ -330,8 +308,8 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
     if (st == WT_OK) {
         p.blocks = (uint32_t)kblocks;
         p.workgroups = (uint32_t)kgroups;
-        p.tile = pipelined ? 16u * qpt : TILED_BW_QT;
-        l.shader = pipelined ? "attention_backward_pipelined_kv" : "attention_backward_tiled_kv";
+        p.tile = 16u * qpt;
+        l.shader = "attention_backward_pipelined_kv";
         l.bindings[4] = (wg_binding){stats, false};
         l.bindings[5] = (wg_binding){dk->storage, true};
         l.bindings[6] = (wg_binding){dv->storage, true};

@@ -1,12 +1,13 @@
-// The backward of attention without a mask, pass 2 of 2, pipelined
-// (kernels/attention_backward.c): the scheme of
-// attention_backward_tiled_kv.wgsl (a workgroup owns BK = 32 keys of one
-// (batch, kv head), K scaled and V in workgroup memory; it walks the
-// queries of every q head of the group that see its keys, a tile of BQ at
-// a time, recomputes p_ij = exp(scale q_i . k_j - L_i) and
-// ds_ij = p_ij (dout_i . v_j - D_i) and accumulates dv_j += sum_i p_ij
-// dout_i and dk_j += scale sum_i ds_ij q_i in registers), with two changes
-// that keep the FP32 units busier:
+// The backward of attention without a mask, pass 2 of 2, tiled and
+// pipelined (kernels/attention_backward.c): a workgroup owns BK = 32 keys
+// of one (batch, kv head), K scaled and V in workgroup memory; it walks the
+// queries of every q head of the group that see its keys, from the first
+// query that sees its first key, a tile of BQ at a time, recomputes
+// p_ij = exp(scale q_i . k_j - L_i) and ds_ij = p_ij (dout_i . v_j - D_i)
+// with L_i and D_i of pass 1 (stats) and accumulates dv_j += sum_i p_ij
+// dout_i and dk_j += scale sum_i ds_ij q_i in registers. Two things keep
+// the FP32 units busier than a plain tiled walk (measured in the file
+// kernels/attention_backward.c names):
 //  - the next tile's q, dout rows and statistics are loaded from global
 //    memory into registers while the current tile is computed (they are
 //    written to workgroup memory at the next tile's start), so no barrier
@@ -22,7 +23,7 @@
 // the rows [B, Hq, Sq, Skv] of a scratch matrix (store_ds, Skv a multiple
 // of 4), so that dq = ds @ K is a batched matrix product instead of a
 // query kernel that computes p and ds again.
-// Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL (as the tiled kernels), QPT,
+// Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL (as pass 1), QPT,
 // WRITE_DS and store_ds (binding 8 where WRITE_DS), and q_head / k_head,
 // q_at / k_at (the quad where a head's first row starts, and where its
 // row s starts: the operands are [B, H, S, D] or the [B, H, S, D] views

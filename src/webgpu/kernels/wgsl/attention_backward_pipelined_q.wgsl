@@ -1,26 +1,34 @@
-// The backward of attention without a mask, pass 1 of 2, pipelined
-// (kernels/attention_backward.c): the scheme of
-// attention_backward_tiled_q.wgsl (a workgroup owns BQ = 32 query rows of
-// one (batch, q head): the rows' statistics L and D for pass 2, then
-// dq_i = scale sum_j p_ij (dp_ij - D_i) k_j over key tiles of BK = 32),
-// with two changes that keep the FP32 units busier:
+// The backward of attention without a mask, pass 1 of 2, tiled and
+// pipelined (kernels/attention_backward.c): a workgroup owns BQ = 32 query
+// rows of one (batch, q head) and walks the keys of its kv head BK = 32 at
+// a time, with s_ij = scale q_i . k_j and dp_ij = dout_i . v_j:
+//   1. the row statistics for pass 2: L_i = m + log l (the log-sum-exp),
+//      each thread online over its own keys (running maximum m,
+//      l = sum exp(s - m)), merged across the 16 threads of a row through
+//      workgroup memory, unless the forward's log-sum-exp is at hand
+//      (HAVE_LSE), and D_i = dout_i . out_i from the forward's output;
+//   2. dq_i = scale sum_j p_ij (dp_ij - D_i) k_j with p_ij = exp(s_ij - L_i).
+// Nothing of size Sq x Skv leaves the workgroup. Two things keep the FP32
+// units busier than a plain tiled walk:
 //  - the next key tile's K and V rows are loaded from global memory into
 //    registers while the current tile is computed, so no barrier of the
 //    dq walk waits for a global load after the first tile;
 //  - SPLIT_KV: K and V in workgroup memory side by side (38 KiB at head
 //    dim 64) where the device holds it, three barriers a tile; otherwise
 //    one buffer takes V, then K (five barriers a tile, 30 KiB).
-// The statistics walk (without the forward's log-sum-exp) is the tiled
-// kernel's, loading its tiles as it goes. Thread (ty, tx) of 128 = 8 x 16
-// owns rows 4 ty .. 4 ty + 3, keys tx and tx + 16 of each tile for the
-// scores and quads tx, tx + 16, ... of its rows of dq. A row that sees no
-// key gets L = 3e38 (every p is 0), D = 0 and dq = 0. f32, read as vec4.
-// Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL, HAVE_LSE and load_lse (as the
-// tiled kernel), SPLIT_KV, DQ_PASS (false: the statistics alone, for
-// the path that takes dq as a matrix product of the key kernel's ds; dq
-// is then left as it is), and q_head / k_head, q_at / k_at (the quad
-// where a head's first row starts, and where its row s starts: the
-// operands are [B, H, S, D] or the [B, H, S, D] views of [B, S, H, D]).
+// The statistics walk (without the forward's log-sum-exp) loads its tiles as
+// it goes. Thread (ty, tx) of 128 = 8 x 16 owns rows 4 ty .. 4 ty + 3, keys
+// tx and tx + 16 of each tile for the scores and quads tx, tx + 16, ... of
+// its rows of dq. A row that sees no key gets L = 3e38 (every p is 0), D = 0
+// and dq = 0. f32, read as vec4.
+// Prelude: DQ (head dim / 4), DT (quads a thread: DQ / 16 rounded up),
+// D_EXACT (DT * 16 == DQ), CAUSAL, UNROLL (the loops' bounds as constants),
+// HAVE_LSE and load_lse (the forward's log-sum-exp), SPLIT_KV, DQ_PASS
+// (false: the statistics alone, for the path that takes dq as a matrix
+// product of the key kernel's ds; dq is then left as it is), and q_head /
+// k_head, q_at / k_at (the quad where a head's first row starts, and where
+// its row s starts: the operands are [B, H, S, D] or the [B, H, S, D] views
+// of [B, S, H, D]).
 
 struct Params {
     hq: u32, hkv: u32, sq: u32, skv: u32,
