@@ -34,6 +34,7 @@ static void webgpu_destroy(wt_context *ctx)
     wg_rope_tables_drop(ctx);
     wg_pipeline_cache_destroy(ctx);
     wg_pool_destroy(ctx);
+    wg_upload_staging_release(ctx); /* its slots' pending maps waited for */
     wg_recorder_destroy(ctx);
     wg_timer_destroy(ctx);
     if (w->device) {

@@ -69,7 +69,6 @@ void wg_recorder_destroy(wt_context *ctx)
         w->lib.p.BufferRelease(r->readback_b);
     for (int i = 0; i < r->async_staging_count; i++)
         w->lib.p.BufferRelease(r->async_staging[i]);
-    wg_upload_staging_release(ctx);
     free(r->arena_host);
     memset(r, 0, sizeof *r);
 }

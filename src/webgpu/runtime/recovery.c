@@ -40,6 +40,7 @@ static void drop_device(wt_context *ctx)
     wg_checks_drop(ctx); /* their flags died with the device */
     wg_rope_tables_drop(ctx);
     wg_pool_trim(ctx);
+    wg_upload_staging_release(ctx); /* its slots' pending maps waited for */
     wg_recorder_destroy(ctx);
     wg_timer_destroy(ctx);
     if (w->queue)
