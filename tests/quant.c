@@ -207,6 +207,7 @@ int main(int argc, char **argv)
     test_linear();
     test_linear_x8();
     test_linear_fused_quant();
+    test_linear_fused_quant_prefetch();
     test_embedding();
     test_gguf_roundtrip();
     test_errors();
