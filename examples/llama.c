@@ -155,16 +155,6 @@ static wt_linear_fused_options fused_opts(const llama *m, const wt_tensor *norm)
     return o;
 }
 
-/* The weight of the product after the down projection of layer ly: the
- * next layer's q, k, v, or the head after the last layer. The head's own
- * next is layer 0's (the next step's first product). Each product names
- * its successor as wt_linear_fused_options.prefetch, so that a decode
- * step's kernels can pull it into the GPU's cache while they run. */
-static const wt_tensor *after_layer(const llama *m, const llama_layer *ly)
-{
-    return ly + 1 < m->layer + m->c.layers ? ly[1].qkv : m->head;
-}
-
 /* out = x + o_proj(attention(input_layernorm(x))), writing this step's
  * keys and values into the cache at positions start .. start + S - 1. */
 static wt_status attention(const llama *m, const llama_layer *ly, const wt_tensor *x, const step_at *at,
@@ -179,7 +169,6 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
      * f32 and attention takes f32 q): the product's result is f32. */
     wt_linear_fused_options o = fused_opts(m, ly->in_norm);
     o.result_f32 = true;
-    o.prefetch = ly->o;
     TRY(llama_linear_fused(m, x, ly->qkv, ly->qkv_bias, &o, &y));
     if (wt_tensor_dtype(y) != WT_F32) {
         wt_tensor *y32;
@@ -232,7 +221,6 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
     TRY(wt_reshape(ac, 2, shape2, &a2));
     o = fused_opts(m, NULL);
     o.residual = x;
-    o.prefetch = ly->gate_up;
     return llama_linear_fused(m, a2, ly->o, ly->o_bias, &o, out);
 }
 
@@ -245,11 +233,9 @@ static wt_status mlp(const llama *m, const llama_layer *ly, const wt_tensor *x, 
     wt_tensor *p;
     wt_linear_fused_options o = fused_opts(m, ly->post_norm);
     o.swiglu = true;
-    o.prefetch = ly->down;
     TRY(llama_linear_fused(m, x, ly->gate_up, ly->gate_up_bias, &o, &p));
     o = fused_opts(m, NULL);
     o.residual = x;
-    o.prefetch = after_layer(m, ly);
     return llama_linear_fused(m, p, ly->down, ly->down_bias, &o, out);
 }
 
@@ -287,7 +273,6 @@ static wt_status forward(const llama *m, const wt_tensor *ids, const step_at *at
         if (st == WT_OK) st = residual(m, &m->layer[l], mlp, at, &x);
     }
     wt_linear_fused_options o = fused_opts(m, m->norm);
-    o.prefetch = m->c.layers > 0 ? m->layer[0].qkv : NULL;
     if (st == WT_OK) st = llama_linear_fused(m, x, m->head, NULL, &o, logits);
     if (st == WT_OK) st = wt_scope_keep(s, *logits);
     wt_scope_end(s);

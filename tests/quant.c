@@ -207,7 +207,6 @@ int main(int argc, char **argv)
     test_linear();
     test_linear_x8();
     test_linear_fused_quant();
-    test_linear_fused_quant_prefetch();
     test_embedding();
     test_gguf_roundtrip();
     test_errors();

@@ -7,7 +7,6 @@
 #include "quant_test.h"
 
 #include <math.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,105 +241,4 @@ void test_linear_fused_quant(void)
     wt_tensor_release(w);
     wt_tensor_release(x);
     wt_tensor_release(r);
-}
-
-/* wt_linear_fused_options.prefetch: a hint that never changes the result.
- * Every fused use of Q4_0 and Q8_0 (the 8-bit-x kernel's prefetching
- * workgroups where it runs: Q4_0 by default, Q8_0 too with
- * WT_QUANT_GEMV_X8=3) must give, bit for bit, what it gives without one:
- * prefetching a Q4_0 weight of 2.5 prefetching workgroups' words (the
- * last one partly out of range), rows of one at an offset of its storage,
- * the product's own weight, and tensors the kernel does not take (f32,
- * not contiguous). Options of the size before the field are taken. */
-void test_linear_fused_quant_prefetch(void)
-{
-    const int64_t K = 512, N = 22, PN = 570, PK = 512; /* PN rows: 570 x 72 words, 2.5 x 16384 */
-    const int64_t pbytes = PN * PK / 32 * Q4_BYTES;
-    uint8_t *pblocks = malloc((size_t)pbytes);
-    random_blocks(WT_QUANT_Q4_0, PN, PK, pblocks);
-    wt_tensor *pw = NULL, *prows = NULL, *pcols = NULL, *pf32 = NULL;
-    const int64_t fs[1] = {300};
-    float fv[300] = {0};
-    if (wt_quant_from_blocks(g_ctx, WT_QUANT_Q4_0, PN, PK, pblocks, (size_t)pbytes, &pw) != WT_OK ||
-        wt_slice(pw, 0, 17, PN, 1, &prows) != WT_OK || wt_slice(pw, 1, 1, 9, 1, &pcols) != WT_OK ||
-        !(pf32 = make_at(1, fs, fv, 0))) {
-        CHECK(false, "prefetch: setup: %s", wt_last_error());
-        goto done;
-    }
-    const fuse uses[] = {{.norm = true}, {.norm = true, .swiglu = true}, {.residual = true},
-                         {.norm = true, .bias = true, .swiglu = true, .residual = true}};
-    const wt_quant_type types[2] = {WT_QUANT_Q4_0, WT_QUANT_Q8_0};
-    for (int ti = 0; ti < 2; ti++)
-        for (size_t u = 0; u < sizeof uses / sizeof uses[0]; u++)
-            for (int64_t M = 1; M <= 3; M += 2) {
-                const wt_quant_type t = types[ti];
-                const fuse *f = &uses[u];
-                const int64_t bytes = N * K / block_elems(t) * block_bytes(t), n_out = f->swiglu ? N / 2 : N;
-                uint8_t *blocks = malloc((size_t)bytes);
-                float *x = malloc(sizeof *x * (size_t)(M * K)), *g = malloc(sizeof *g * (size_t)K);
-                float *b = malloc(sizeof *b * (size_t)N), *r = malloc(sizeof *r * (size_t)(M * n_out));
-                random_blocks(t, N, K, blocks);
-                for (int64_t i = 0; i < M * K; i++) x[i] = test_rng_uniform(-1.0f, 1.0f);
-                for (int64_t i = 0; i < K; i++) g[i] = test_rng_uniform(0.5f, 1.5f);
-                for (int64_t i = 0; i < N; i++) b[i] = test_rng_uniform(-1.0f, 1.0f);
-                for (int64_t i = 0; i < M * n_out; i++) r[i] = test_rng_uniform(-4.0f, 4.0f);
-                const int64_t xs[2] = {M, K}, rs[2] = {M, n_out};
-                wt_tensor *w = NULL, *tx = make_at(2, xs, x, 0), *tg = make_at(1, &K, g, 0),
-                          *tb = make_at(1, &N, b, 0), *tr = make_at(2, rs, r, 0), *plain = NULL;
-                wt_linear_fused_options o;
-                wt_linear_fused_options_init(&o);
-                o.rms_norm = f->norm;
-                o.norm_weight = f->norm ? tg : NULL;
-                o.swiglu = f->swiglu;
-                o.residual = f->residual ? tr : NULL;
-                const wt_tensor *bias = f->bias ? tb : NULL;
-                char what[128];
-                snprintf(what, sizeof what, "prefetch %s M=%lld norm=%d bias=%d swiglu=%d residual=%d",
-                         quant_type_name(t), (long long)M, f->norm, f->bias, f->swiglu, f->residual);
-                float *y0 = NULL;
-                if (!tx || !tg || !tb || !tr ||
-                    wt_quant_from_blocks(g_ctx, t, N, K, blocks, (size_t)bytes, &w) != WT_OK ||
-                    wt_linear_quant_fused(tx, w, t, bias, &o, &plain) != WT_OK || !(y0 = read_f32(plain))) {
-                    CHECK(false, "%s: without: %s", what, wt_last_error());
-                } else {
-                    const wt_tensor *hints[5] = {pw, prows, w, pf32, pcols};
-                    const char *names[5] = {"2.5 workgroups", "rows at an offset", "its own weight", "f32",
-                                            "not contiguous"};
-                    for (int h = 0; h < 6; h++) {
-                        wt_linear_fused_options oh = o;
-                        if (h < 5) {
-                            oh.prefetch = hints[h];
-                        } else { /* a caller built before the field */
-                            oh.struct_size = (uint32_t)offsetof(wt_linear_fused_options, prefetch);
-                            oh.prefetch = NULL;
-                        }
-                        wt_tensor *y = NULL;
-                        float *yv = NULL;
-                        const wt_status st = wt_linear_quant_fused(tx, w, t, bias, &oh, &y);
-                        CHECK(st == WT_OK && (yv = read_f32(y)) && !memcmp(yv, y0, sizeof *yv * (size_t)(M * n_out)),
-                              "%s, %s: %s", what, h < 5 ? names[h] : "options without the field",
-                              st != WT_OK ? wt_last_error() : "results differ from the run without a prefetch");
-                        free(yv);
-                        wt_tensor_release(y);
-                    }
-                }
-                free(y0);
-                wt_tensor_release(plain);
-                wt_tensor_release(w);
-                wt_tensor_release(tx);
-                wt_tensor_release(tg);
-                wt_tensor_release(tb);
-                wt_tensor_release(tr);
-                free(blocks);
-                free(x);
-                free(g);
-                free(b);
-                free(r);
-            }
-done:
-    wt_tensor_release(pw);
-    wt_tensor_release(prows);
-    wt_tensor_release(pcols);
-    wt_tensor_release(pf32);
-    free(pblocks);
 }

@@ -53,6 +53,5 @@ void test_quant_golden_kquants(void);
 void test_linear(void);
 void test_linear_x8(void);
 void test_linear_fused_quant(void);
-void test_linear_fused_quant_prefetch(void);
 
 #endif

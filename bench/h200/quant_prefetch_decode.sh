@@ -14,6 +14,8 @@
 # reused: from the L2 where it fits), twice each: what a product can gain
 # at most from finding its weight in the cache. NO_CHECK, NO_F16, NO_PEER
 # skip those parts.
+# The prefetch lost (bench/RESULTS.md) and was taken out again: new/ is a
+# Release build of commit ac53744, which has it.
 # The folder: base/ and new/ (each llama and libwebtensor.so.0), webtensor
 # (the bench, from this work's build),
 # llama_to_gguf, llama_ref.py, dawn.xz (Dawn's library, xz),

@@ -43,13 +43,6 @@ typedef struct wt_linear_fused_options {
     /* The result in f32 whatever the inputs' dtypes (an f16 product's
      * sums never rounded to f16). */
     bool result_f32;
-    /* NULL, or the weight the caller's next product reads (a quantised
-     * one, i32 blocks): a hint that lets the kernel pull it into the GPU's
-     * cache while it runs. The result never depends on it; backends and
-     * kernels without a prefetch ignore it (WebGPU: the 8-bit-x kernel of
-     * wt_linear_quant_fused, WT_QUANT_GEMV_PREFETCH). A struct without
-     * this field (struct_size = its offset) is taken too. */
-    const wt_tensor *prefetch;
 } wt_linear_fused_options;
 
 WT_API void wt_linear_fused_options_init(wt_linear_fused_options *opts);

@@ -75,11 +75,10 @@ wt_status wt_linear_fused_composed(const wt_tensor *x, const wt_tensor *w, const
                                    wt_tensor **out);
 /* One fused linear node (node's kind and p set; its operands filled in
  * here): x [.., K] folded to [M, K], bias, norm weight and residual made
- * contiguous, w passed as given, prefetch (NULL or the next product's
- * weight, a cache hint) as the node's in5; the result of dtype result. */
+ * contiguous, w passed as given; the result of dtype result. */
 wt_status wt_linear_fused_node_run(wt_node node, const wt_tensor *x, const wt_tensor *w, int64_t K,
                                    const wt_tensor *bias, const wt_linear_fused_options *o, int64_t n_out,
-                                   wt_dtype result, const wt_tensor *prefetch, wt_tensor **out);
+                                   wt_dtype result, wt_tensor **out);
 
 /* The fused backward of attention without a mask (core/node.h,
  * ATTENTION_BACKWARD): dq, dk, dv (f32, contiguous) of 4-D q [B,Hq,Sq,D],

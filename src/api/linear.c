@@ -10,7 +10,6 @@
 #include "autograd/tape.h"
 
 #include <math.h>
-#include <stddef.h>
 #include <string.h>
 
 wt_status wt_linear(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias, wt_tensor **out)
@@ -142,7 +141,7 @@ static bool float_dtype(const wt_tensor *t) { return !t || t->dtype == WT_F32 ||
  * (LINEAR_FUSED reads it in place: its rows must run along k). */
 wt_status wt_linear_fused_node_run(wt_node node, const wt_tensor *x, const wt_tensor *w, int64_t K,
                                    const wt_tensor *bias, const wt_linear_fused_options *o, int64_t n_out,
-                                   wt_dtype result, const wt_tensor *prefetch, wt_tensor **out)
+                                   wt_dtype result, wt_tensor **out)
 {
     wt_context *ctx = wt_ctx_of(x);
     const int64_t M = x->numel / K;
@@ -156,7 +155,7 @@ wt_status wt_linear_fused_node_run(wt_node node, const wt_tensor *x, const wt_te
         st = wt_reshape(rc, 2, out2_shape, &r2);
     if (st == WT_OK) st = wt_tensor_alloc(ctx, result, 2, out2_shape, &y);
     if (st == WT_OK && y->numel > 0) {
-        node.in[0] = x2, node.in[1] = w, node.in[2] = bc, node.in[3] = gc, node.in[4] = r2, node.in[5] = prefetch;
+        node.in[0] = x2, node.in[1] = w, node.in[2] = bc, node.in[3] = gc, node.in[4] = r2;
         node.out[0] = y;
         st = wt_node_run(ctx, &node);
     }
@@ -185,13 +184,10 @@ wt_status wt_linear_fused_check(const char *fn, const wt_tensor *x, int64_t N, i
     wt_status st = WT_OK;
     wt_linear_fused_options_init(o);
     if (opts) {
-        /* Callers built before the prefetch field pass the size up to it. */
-        const size_t before_prefetch = offsetof(wt_linear_fused_options, prefetch);
-        if (opts->struct_size != sizeof *opts && opts->struct_size != before_prefetch)
+        if (opts->struct_size != sizeof *opts)
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: options not initialised with wt_linear_fused_options_init",
                            fn);
-        memcpy(o, opts, opts->struct_size);
-        o->struct_size = sizeof *o;
+        *o = *opts;
     }
     char b1[160], b2[160];
     if (x->ndim < 1 || x->shape[x->ndim - 1] != K)
@@ -216,9 +212,6 @@ wt_status wt_linear_fused_check(const char *fn, const wt_tensor *x, int64_t N, i
                                wt_shape_str(g->ndim, g->shape, b1, sizeof b1));
         }
     }
-    if (o->prefetch && ((st = wt_check_tensor(fn, o->prefetch)) != WT_OK ||
-                        (st = wt_check_same_context(fn, x, o->prefetch)) != WT_OK))
-        return st;
     if (o->swiglu && N % 2 != 0)
         return wt_fail(WT_ERR_SHAPE, "%s: swiglu needs an even out_features (w has %lld rows)", fn, (long long)N);
     *n_out = o->swiglu ? N / 2 : N;
@@ -266,7 +259,7 @@ wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tenso
     st = wt_linear_fused_node_run((wt_node){.kind = WT_NODE_LINEAR_FUSED,
                                             .p.linear = {.rms_norm = o.rms_norm, .swiglu = o.swiglu,
                                                          .eps = (float)o.norm_eps}},
-                                  x, w, K, bias, &o, n_out, result, NULL, out);
+                                  x, w, K, bias, &o, n_out, result, out);
     /* Past the kernel's 32-bit indexing: nothing was recorded. */
     if (st == WT_ERR_UNSUPPORTED) return wt_linear_fused_composed(x, w, NULL, bias, &o, result, out);
     return st;

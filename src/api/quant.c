@@ -313,7 +313,7 @@ static wt_status linear_fused_node(const wt_tensor *x, const wt_tensor *w, wt_qu
         st = wt_linear_fused_node_run((wt_node){.kind = WT_NODE_LINEAR_QUANT,
                                                 .p.quant = {.type = type, .k = k, .rms_norm = o->rms_norm,
                                                             .swiglu = o->swiglu, .eps = (float)o->norm_eps}},
-                                      x, wc, k, bias, o, n_out, WT_F32, o->prefetch, out);
+                                      x, wc, k, bias, o, n_out, WT_F32, out);
     wt_tensor_release(wc);
     return st;
 }

@@ -326,10 +326,7 @@ enum {
  *                  the norm weight (f32 [K] contiguous), in4 the residual
  *                  (f32 [M, N'] contiguous, or NULL), out0 [M, N'] (N' =
  *                  N / 2 with swiglu); a backend without those kernels
- *                  answers WT_ERR_UNSUPPORTED, having recorded nothing;
- *                  in5 NULL or a tensor the backend may pull into its
- *                  cache (the next product's weight), never read for the
- *                  result
+ *                  answers WT_ERR_UNSUPPORTED, having recorded nothing
  *   LINEAR_FUSED   out0 [M, N'] = wt_linear_fused of in0 x [M, K]
  *                  (contiguous), in1 w [N, K] (unit k stride, any row
  *                  stride), in2 bias [N], in3 norm weight [K], in4

@@ -397,7 +397,7 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
                          n->p.sample.seed, out[0]);
     case WT_NODE_DEQUANTIZE: return wg_dequantize(ctx, n->p.quant.type, n->p.quant.k, in[0], out[0]);
     case WT_NODE_LINEAR_QUANT:
-        return wg_linear_quant(ctx, n->p.quant.type, n->p.quant.k, in[0], in[1], in[2], in[3], in[4], in[5],
+        return wg_linear_quant(ctx, n->p.quant.type, n->p.quant.k, in[0], in[1], in[2], in[3], in[4],
                                n->p.quant.rms_norm, n->p.quant.swiglu, n->p.quant.eps, out[0]);
     case WT_NODE_ROPE_KV_CACHE:
         return wg_rope_kv_cache(ctx, in[0], in[1], &n->p.rope_kv.freqs, n->p.rope_kv.offset, n->p.rope_kv.q_heads,

@@ -191,7 +191,7 @@ wt_status wg_sample(wt_context *ctx, const wt_tensor *logits, const wt_tensor *s
 wt_status wg_dequantize(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *w, wt_tensor *out);
 wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,
                           const wt_tensor *bias, const wt_tensor *norm_weight, const wt_tensor *residual,
-                          const wt_tensor *prefetch, bool rms_norm, bool swiglu, float eps, wt_tensor *out);
+                          bool rms_norm, bool swiglu, float eps, wt_tensor *out);
 /* ROPE_KV_CACHE (core/node.h; kernels/rope.c). */
 wt_status wg_rope_kv_cache(wt_context *ctx, const wt_tensor *qkv, const wt_tensor *position,
                            const wt_rope_freqs *freqs, int64_t offset, int64_t q_heads, wt_tensor *q,

@@ -393,10 +393,7 @@ typedef struct quant_slots_params {
     uint32_t x_offset, w_offset, b_offset, g_offset;
     uint32_t r_offset;
     float eps;
-    /* quant_gemv_x8_fused's prefetch: the words of binding 7 its extra
-     * workgroups pull into the cache (pf_words 0: none) and the value
-     * their never-true store compares against (always 0). */
-    uint32_t pf_offset, pf_words, pf_key, pad0, pad1, pad2;
+    uint32_t pad0, pad1;
 } quant_slots_params;
 
 /* ---- kernels/rowwise.c */

@@ -200,27 +200,10 @@ static wt_status linear_x8(wt_context *ctx, wt_quant_type type, const quant_line
     return st;
 }
 
-/* The x8-fused kernel's prefetch (quant_gemv_x8_fused.wgsl): the words a
- * prefetching workgroup covers (256 threads, 8 loads, one a 32-byte
- * sector), and the words of `next` to pull into the cache: up to
- * WT_QUANT_GEMV_PREFETCH MiB of it (0: off), none where it is not an i32
- * tensor laid out in one range of its storage. */
-#define PREFETCH_WG_WORDS (256u * 8u * 8u)
-#define PREFETCH_DEFAULT_MIB 64u
-static uint32_t prefetch_words(wt_context *ctx, const wt_tensor *next)
-{
-    const uint64_t mib = wt_knob_number(WT_KNOB_QUANT_GEMV_PREFETCH, PREFETCH_DEFAULT_MIB);
-    if (!next || mib == 0 || next->dtype != WT_I32 || next->storage->ctx != ctx || !wt_tensor_is_contiguous(next) ||
-        !fits32(next->offset) || !fits32(next->offset + next->numel) || wg_needs_windows(ctx, next))
-        return 0;
-    const uint64_t cap = mib << 18; /* words */
-    return (uint32_t)((uint64_t)next->numel < cap ? (uint64_t)next->numel : cap);
-}
-
-static wt_status linear_x8_fused(wt_context *ctx, wt_quant_type type, quant_slots_params *p,
+static wt_status linear_x8_fused(wt_context *ctx, wt_quant_type type, const quant_slots_params *p,
                                  const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
-                                 const wt_tensor *norm_weight, const wt_tensor *residual, const wt_tensor *prefetch,
-                                 bool swiglu, wt_tensor *out)
+                                 const wt_tensor *norm_weight, const wt_tensor *residual, bool swiglu,
+                                 wt_tensor *out)
 {
     const unsigned lanes = gemv_lanes_or(X8_FUSED_LANES);
     char prelude[400];
@@ -243,18 +226,11 @@ static wt_status linear_x8_fused(wt_context *ctx, wt_quant_type type, quant_slot
     l.bindings[3] = (wg_binding){out->storage, true};
     l.bindings[4] = (wg_binding){norm_weight ? norm_weight->storage : x->storage, false};
     l.bindings[5] = (wg_binding){residual ? residual->storage : x->storage, false};
-    /* Without a prefetch the kernel never reads binding 7: w stands in. */
-    p->pf_words = prefetch_words(ctx, prefetch);
-    p->pf_offset = p->pf_words ? (uint32_t)prefetch->offset : 0;
-    p->pf_key = 0;
-    l.bindings[6] = (wg_binding){p->pf_words ? prefetch->storage : w->storage, false};
-    l.nbindings = 7;
-    /* Two rows a group of lanes (one SwiGLU output), then the prefetching
-     * workgroups. */
+    l.nbindings = 6;
+    /* Two rows a group of lanes (one SwiGLU output). */
     const uint64_t outs = swiglu ? p->n / 2u : p->n;
     const uint64_t per_wg = GEMV_THREADS / lanes * (swiglu ? 1u : 2u);
-    l.workgroups = (uint64_t)p->m * ((outs + per_wg - 1) / per_wg) +
-                   ((uint64_t)p->pf_words + PREFETCH_WG_WORDS - 1) / PREFETCH_WG_WORDS;
+    l.workgroups = (uint64_t)p->m * ((outs + per_wg - 1) / per_wg);
     return wg_dispatch(ctx, &l);
 }
 
@@ -271,7 +247,7 @@ static void prelude_slots(char *buf, size_t size, wt_quant_type type, bool has_b
 
 wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const wt_tensor *x, const wt_tensor *w,
                           const wt_tensor *bias, const wt_tensor *norm_weight, const wt_tensor *residual,
-                          const wt_tensor *prefetch, bool rms_norm, bool swiglu, float eps, wt_tensor *out)
+                          bool rms_norm, bool swiglu, float eps, wt_tensor *out)
 {
     wt_status st = check_tensor(ctx, "linear_quant", x, WT_F32);
     if (st != WT_OK || (st = check_tensor(ctx, "linear_quant", w, WT_I32)) != WT_OK ||
@@ -292,8 +268,7 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     quant_linear_params pu = {.m = p.m, .n = p.n, .k = p.k, .words = p.words, .x_offset = p.x_offset,
                               .w_offset = p.w_offset, .b_offset = p.b_offset};
     if (x8_fused_takes(ctx, type, m, k, x, rms_norm ? norm_weight : NULL) && (!rms_norm || norm_weight))
-        return linear_x8_fused(ctx, type, &p, x, w, bias, rms_norm ? norm_weight : NULL, residual, prefetch, swiglu,
-                               out);
+        return linear_x8_fused(ctx, type, &p, x, w, bias, rms_norm ? norm_weight : NULL, residual, swiglu, out);
     const int x8_mode = gemv_x8();
     const bool x8 = m <= GEMV_MAX_ROWS && (x8_mode == 1 || x8_mode == 2);
     /* The row kernel reads x as vec4; the per-element GEMV (Q8_0 and Q4_0

@@ -41,8 +41,7 @@
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
     x_offset: u32, w_offset: u32, b_offset: u32, g_offset: u32,
-    r_offset: u32, eps: f32, pf_offset: u32, pf_words: u32,
-    pf_key: u32, pad0: u32, pad1: u32, pad2: u32,
+    r_offset: u32, eps: f32, pad0: u32, pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;

@@ -23,17 +23,6 @@
 // (Q4_0: 36 bytes = 9 words, Q8_0: 68 bytes = 17 words, both whole words
 // where a single 18- or 34-byte block is not), the next pair's words loaded
 // while the current pair is summed.
-// Prefetch (p.pf_words > 0): workgroups past the product's own, so
-// scheduled after them, read one word of every 32-byte sector of
-// binding 7's words [pf_offset, pf_offset + pf_words): the weight of the
-// product that runs next, which then comes from the L2 cache rather than
-// DRAM. A decode step's products are a few MB each, too small to keep DRAM
-// busy on their own (each is mostly latency), so the prefetch uses
-// bandwidth that would idle; it cannot move into the next dispatch, which
-// waits on this one. The words feed a store whose condition is never true
-// (an odd number against p.pf_key, always 0) but that the compiler cannot
-// prove false, so the loads stay; the product's results do not depend on
-// them.
 // Prelude: TYPE (2: Q4_0, 8: Q8_0), HAS_BIAS, NORM, SWIGLU, RESIDUAL,
 // LANES (a power of two dividing 256), KB (K / 32, even); library
 // f16_bits.
@@ -41,8 +30,7 @@
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
     x_offset: u32, w_offset: u32, b_offset: u32, g_offset: u32,
-    r_offset: u32, eps: f32, pf_offset: u32, pf_words: u32,
-    pf_key: u32, pad0: u32, pad1: u32, pad2: u32,
+    r_offset: u32, eps: f32, pad0: u32, pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -52,16 +40,11 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 @group(0) @binding(5) var<storage, read> g: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read> res: array<f32>;
-@group(0) @binding(7) var<storage, read> pf: array<u32>;
 
 const WG: u32 = 256u;
 const Q4: bool = TYPE == 2u;
 const PAIR_WORDS: u32 = select(17u, 9u, Q4);
 const NIBBLES: u32 = 0x0f0f0f0fu;
-// A prefetching workgroup's loads: PF_LOADS a thread, one word every
-// PF_SECTOR (32 bytes, a cache sector) (quant.c's PREFETCH_WG_WORDS).
-const PF_LOADS: u32 = 8u;
-const PF_SECTOR: u32 = 8u;
 
 var<workgroup> xq: array<vec4<u32>, 2u * KB>; // block b: xq[2b] elements 0-15, xq[2b + 1] 16-31
 var<workgroup> xd: array<f32, KB>;            // block b's step d
@@ -195,25 +178,6 @@ fn stage_x(xrow: u32, lid: u32) {
     }
 }
 
-// Prefetching workgroup chunk: its 64 KB of pf, a warp's load j over 1 KB
-// of consecutive sectors.
-fn prefetch(chunk: u32, lid: u32) {
-    let base = chunk * (WG * PF_LOADS * PF_SECTOR);
-    if (base >= p.pf_words) { // uniform: the grid's last workgroups may be spare
-        return;
-    }
-    var acc = 0u;
-    for (var j = 0u; j < PF_LOADS; j++) {
-        let o = base + (j * WG + lid) * PF_SECTOR;
-        if (o < p.pf_words) {
-            acc ^= pf[p.pf_offset + o];
-        }
-    }
-    if ((acc | 1u) == p.pf_key) {
-        out[0] = f32(acc);
-    }
-}
-
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
@@ -226,7 +190,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let wgs = (outs + per_wg - 1u) / per_wg;
     let gi = wid.x + wid.y * nwg.x; // uniform across the workgroup
     if (gi >= wgs * p.m) {
-        prefetch(gi - wgs * p.m, lid);
         return;
     }
     let i = gi / wgs;
