@@ -41,6 +41,7 @@ typedef struct bench_options {
     int reps;              /* 0: the size set's default */
     int threads;           /* CPU backend threads; 0: the library's choice */
     bool check;            /* compare outputs between backends */
+    bool cache_hot;        /* one input set for every repetition */
     bool wall_clock;       /* --timer wall: no GPU timer even where there is one */
     bool subgroup_matrix;  /* --subgroup-matrix: WT_EXPERIMENTAL_SUBGROUP_MATRIX */
     const char *csv_path, *json_path;
@@ -203,7 +204,7 @@ static wt_status quant_input(wt_context *ctx, int type, const bench_shape *shape
     return st;
 }
 
-static wt_status inputs_create(wt_context *ctx, const bench_plan *plan, int item_index,
+static wt_status inputs_create(wt_context *ctx, const bench_plan *plan, int item_index, bool cache_hot,
                                bench_inputs *in, bench_result *res)
 {
     double set_bytes = 0;
@@ -220,6 +221,7 @@ static wt_status inputs_create(wt_context *ctx, const bench_plan *plan, int item
     int sets = set_bytes > 0 ? (int)ceil(rotate / set_bytes) : 1;
     if (sets < 1) sets = 1;
     if (sets > MAX_SETS) sets = MAX_SETS;
+    if (cache_hot) sets = 1;
 
     memset(in, 0, sizeof *in);
     in->ninputs = plan->ninputs;
@@ -322,7 +324,7 @@ static void measure(wt_context *ctx, bool gpu_timer, const bench_case *c, const 
     if (opt->reps > 0) tm.reps = opt->reps;
     bench_inputs in;
     res->ran = true;
-    if (inputs_create(ctx, plan, item_index, &in, res) != WT_OK) return;
+    if (inputs_create(ctx, plan, item_index, opt->cache_hot, &in, res) != WT_OK) return;
     res->sets = in.sets;
 
     int cursor = 0;
@@ -418,6 +420,9 @@ void bench_usage(FILE *f)
             "  --reps N              timed repetitions per case\n"
             "  --threads N           CPU backend threads (default: the library's choice)\n"
             "  --no-check            skip comparing outputs between backends\n"
+            "  --cache-hot           one set of inputs for every repetition, so that what fits\n"
+            "                        comes from the GPU's cache (default: sets rotated through\n"
+            "                        64 MB or more, 256 MB for the quantised products)\n"
             "  --profile             per-op time table of every backend (WebGPU: GPU time by\n"
             "                        kernel, ops then run one per pass, and pipeline-cache\n"
             "                        statistics; CPU: host time by op)\n"
@@ -510,6 +515,8 @@ static int parse_options(int argc, char **argv, bench_options *o)
             o->subgroup_matrix = true, takes_value = false;
         } else if (strcmp(a, "--no-check") == 0) {
             o->check = false, takes_value = false;
+        } else if (strcmp(a, "--cache-hot") == 0) {
+            o->cache_hot = true, takes_value = false;
         } else if (strcmp(a, "--profile") == 0) {
             o->profile = true, takes_value = false;
         } else if (!v) {
