@@ -1,6 +1,7 @@
 /* WebGPU attention: one fused dispatch. Prefill-sized work without a
- * mask (f32 or f16) goes to the register-tiled kernel
- * (wgsl/attention_tiled.wgsl, at the end of this file); the rest to
+ * mask (f32 or f16) goes to a register-tiled kernel
+ * (wgsl/attention_tiled_wide.wgsl, or wgsl/attention_tiled.wgsl where the
+ * former's workgroup memory does not fit: below); the rest to
  * wgsl/attention.wgsl (f32), described here.
  *
  * Tile shape, chosen per call: a workgroup of up to 128 threads holds BQ
@@ -131,25 +132,26 @@ static bool pack_view(const wt_tensor *t, uint32_t *dst)
 /* Workgroup memory of attention_tiled_wide.wgsl with ty row quads (4 ty
  * rows) at dq quads a row: the query tile, K and V tiles of TILED_BK keys
  * (rows padded by one quad), P [keys][ty + 1] and the threads' maxima
- * [ty][128 / ty + 1], all vec4s. */
+ * [128 / ty][ty], all vec4s. */
 static uint64_t wide_bytes(uint64_t dq, uint32_t ty)
 {
-    return 16u * ((dq + 1) * (4u * ty + 2u * TILED_BK) + TILED_BK * (ty + 1u) + ty * (128u / ty + 1u));
+    return 16u * ((dq + 1) * (4u * ty + 2u * TILED_BK) + TILED_BK * (ty + 1u) + 128u);
 }
 
-/* Row quads of the wide kernel's form for dq quads a row, or 0 for
- * attention_tiled.wgsl. WT_ATTN_FWD_KERNEL=tiled: the older kernel; =small:
- * the wide kernel's 32-row form; unset: its 64-row form where the
- * workgroup memory holds it, else the 32-row one, else the older kernel.
- * The older kernel reads more workgroup memory a multiply-add (bench/RESULTS.md:
- * 315 us a GPT layer against ... on the H200). */
+/* Row quads of attention_tiled_wide.wgsl's form for dq quads a row, or 0
+ * for attention_tiled.wgsl. Unset WT_ATTN_FWD_KERNEL: the 64-row form where
+ * the workgroup memory holds it (44.5 KiB at head dim 64), else the 32-row
+ * one, else the older kernel; =small: the 32-row form; =tiled: the older
+ * kernel. On the H200 the 64-row form took 257 us a GPT layer (B 64, H 6,
+ * S 256, D 64, causal) against the older kernel's 313 (bench/RESULTS.md);
+ * a form of 64 threads of 8 rows each (fewer loads a multiply-add, half
+ * the threads) took 515. */
 static uint32_t wide_form(const wt_context *ctx, uint64_t dq)
 {
     const char *knob = wt_knob_text(WT_KNOB_ATTN_FWD_KERNEL);
     const uint64_t limit = wg_get_caps(ctx)->max_workgroup_storage;
     if (knob && strcmp(knob, "tiled") == 0) return 0;
-    const bool small = knob && strcmp(knob, "small") == 0;
-    if (!small && wide_bytes(dq, 16) <= limit) return 16;
+    if (!(knob && strcmp(knob, "small") == 0) && wide_bytes(dq, 16) <= limit) return 16;
     return wide_bytes(dq, 8) <= limit ? 8 : 0;
 }
 
@@ -159,7 +161,8 @@ bool wg_attention_unrolled(const wt_context *ctx)
     return unroll && *unroll ? strcmp(unroll, "0") != 0 : !wg_get_caps(ctx)->cpu_adapter;
 }
 
-/* attention_tiled.wgsl for prefill-sized work without a mask, D == Dv a
+/* attention_tiled_wide.wgsl (or attention_tiled.wgsl: wide_form) for
+ * prefill-sized work without a mask, D == Dv a
  * multiple of 4, rows of q, k, v whole aligned vec4s, f32 or f16
  * throughout; WT_ERR_UNSUPPORTED (nothing recorded) otherwise, and for
  * few rows with many keys (decoding: the split kernel below). On the
@@ -189,7 +192,11 @@ static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a, bo
     const uint32_t bq = wide_ty ? 4u * wide_ty : TILED_BQ, tx = wide_ty ? 128u / wide_ty : TILED_TX;
     const uint64_t group = Hq / Hkv, rows = group * Sq, blocks = (rows + bq - 1) / bq;
     const uint64_t workgroups = B * Hkv * blocks, tiles = (Skv + TILED_BK - 1) / TILED_BK;
-    if (!always && (rows < 8 || choose_splits(ctx, workgroups, tiles) > 1)) return WT_ERR_UNSUPPORTED;
+    /* Whether to split the keys instead: judged on the older kernel's
+     * 32-row blocks whichever kernel runs, so that the wide one takes
+     * exactly the calls the older one took. */
+    const uint64_t blocks32 = (rows + TILED_BQ - 1) / TILED_BQ;
+    if (!always && (rows < 8 || choose_splits(ctx, B * Hkv * blocks32, tiles) > 1)) return WT_ERR_UNSUPPORTED;
     tiled_params p = {.hq = (uint32_t)Hq, .hkv = (uint32_t)Hkv, .sq = (uint32_t)Sq, .skv = (uint32_t)Skv,
                       .group = (uint32_t)group, .blocks = (uint32_t)blocks, .neg_inf = 0xff800000u,
                       .scale = a->scale, .dq = (uint32_t)dq, .bk = TILED_BK};
@@ -209,12 +216,15 @@ static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a, bo
     p.workgroups = (uint32_t)workgroups;
     const uint32_t dvt = (uint32_t)((dq + tx - 1) / tx);
     const bool unrolled = wg_attention_unrolled(ctx);
-    /* The log-sum-exp's binding exists only in the variant that writes it. */
-    char prelude[480];
+    /* The older kernel fixes its own shape (TX, no TY). The log-sum-exp's
+     * binding exists only in the variant that writes it. */
+    char form[32] = "";
+    if (wide_ty) snprintf(form, sizeof form, "const TY: u32 = %uu;\n", wide_ty);
+    char prelude[512];
     snprintf(prelude, sizeof prelude,
-             "const TY: u32 = %uu;\nconst DQ: u32 = %lluu;\nconst DVT: u32 = %uu;\nconst DV_EXACT: bool = %s;\n"
+             "%sconst DQ: u32 = %lluu;\nconst DVT: u32 = %uu;\nconst DV_EXACT: bool = %s;\n"
              "const CAUSAL: bool = %s;\nconst UNROLL: bool = %s;\nconst OUT_HEADS_INNER: bool = %s;\n%s",
-             wide_ty, (unsigned long long)dq, dvt, dvt * tx == dq ? "true" : "false", a->causal ? "true" : "false",
+             form, (unsigned long long)dq, dvt, dvt * tx == dq ? "true" : "false", a->causal ? "true" : "false",
              unrolled ? "true" : "false", out_heads_inner ? "true" : "false",
              a->lse ? "const WRITE_LSE: bool = true;\n"
                       "@group(0) @binding(5) var<storage, read_write> lse_out: array<f32>;\n"

@@ -5,26 +5,26 @@
 // Rows are (query, q head) pairs of one (batch, kv head), as in
 // attention_tiled.wgsl. A workgroup of 128 threads (TY x TX) takes
 // BQ = 4 TY rows and walks the keys BK = 32 at a time. Thread (ty, tx)
-// owns rows ty, ty + TY, ty + 2 TY, ty + 3 TY (its "row quad": one vec4
-// holds a value of each), so the four rows a warp reads at once lie in
-// different banks. For TY = 16 (64 rows, TX = 8):
+// owns rows ty, ty + TY, ty + 2 TY, ty + 3 TY (one vec4 holds a value of
+// each), so the rows a warp reads at once lie in different banks. With
+// TY = 16 (64 rows, TX = 8):
 //   scores: keys tx + TX c (c < KPT = 4) of its four rows, 16 a thread:
-//     per quad of the head dim, 4 loads of q and 4 of k for 64 FMAs (the
-//     older kernel: 6 loads for 32);
-//   P V: output quads tx + TX c (c < DVT) of its rows: per key, one load
+//     per quad of the head dim 4 loads of q and 4 of k for 64 FMAs
+//     (attention_tiled.wgsl: 6 loads for 32);
+//   P V: output quads tx + TX c (c < DVT) of its rows: per key one load
 //     of P (four rows) and DVT of V for 16 DVT FMAs.
 // The tile maxima come from each thread's maximum over its own keys
-// (part_max: TX loads a thread, not BK). K and V have tiles of their own,
-// each next tile loaded into registers at the top of the step and stored
-// where no thread reads the tile any more:
+// (part_max: TX loads a thread, not BK). K and V have tiles of their own;
+// the next ones are loaded into registers once the scores are done (no
+// registers held for them during the scores) and stored where no thread
+// reads the tiles any more:
 //   scores (k_tile) -> part_max; barrier A;
-//   next K -> k_tile; maxima, exp -> p_tile; barrier B;
-//   P V (p_tile, v_tile); barrier C; next V -> v_tile.
+//   next K and V -> registers; maxima, exp -> p_tile; barrier B;
+//   P V (p_tile, v_tile); next K -> k_tile; barrier C; next V -> v_tile.
 // Blocks run in reverse order, so the causal blocks with the most keys
-// start first. Everything is accumulated in f32, in the order the older
-// kernel sums (so the results agree to the bit where the compiler
-// contracts alike); the io library reads f32 or f16 (q4, k4, v4) and
-// writes the result (store4).
+// start first. Everything is accumulated in f32 (a score as a chain of
+// FMAs over the head dim); the io library reads f32 or f16 (q4, k4, v4)
+// and writes the result (store4).
 //
 // Prelude: TY (row quads: 8 or 16), DQ (head dim / 4), DVT (output quads
 // of a row per thread: ceil(DQ / TX)), DV_EXACT (DQ == DVT * TX), CAUSAL,
@@ -49,15 +49,14 @@ const TX: u32 = WG / TY;
 const BQ: u32 = 4u * TY;
 const KPT: u32 = BK / TX;  // keys a thread scores in a tile
 const QS: u32 = DQ + 1u;   // padded row length, in quads
-const PS: u32 = TY + 1u;   // padded key row of p_tile: stores of one warp spread over the banks
-const MS: u32 = TX + 1u;   // padded row of part_max
+const PS: u32 = TY + 1u;   // padded key row of p_tile: one warp's stores spread over the banks
 const LOADS: u32 = (BK * DQ + WG - 1u) / WG; // quads of a K or V tile a thread moves
 
 var<workgroup> q_tile: array<vec4<f32>, BQ * QS>;
 var<workgroup> k_tile: array<vec4<f32>, BK * QS>;
 var<workgroup> v_tile: array<vec4<f32>, BK * QS>;
 var<workgroup> p_tile: array<vec4<f32>, BK * PS>;
-var<workgroup> part_max: array<vec4<f32>, TY * MS>;
+var<workgroup> part_max: array<vec4<f32>, TX * TY>; // [thread tx][row quad]
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
@@ -122,25 +121,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     var k_next: array<vec4<f32>, LOADS>;
     var v_next: array<vec4<f32>, LOADS>;
     for (var t0 = 0u; t0 < kend; t0 += BK) {
-        // The next K and V tiles into registers: in flight while this one runs.
-        let t1 = t0 + BK;
-        for (var i = 0u; i < LOADS; i++) {
-            let e = lid + i * WG;
-            k_next[i] = vec4<f32>(0.0);
-            v_next[i] = vec4<f32>(0.0);
-            if (e < BK * DQ && t1 + e / DQ < kend) {
-                k_next[i] = k4(k_base + (t1 + e / DQ) * p.k_ss + (e % DQ) * 4u);
-                v_next[i] = v4(v_base + (t1 + e / DQ) * p.v_ss + (e % DQ) * 4u);
-            }
-        }
-
-        var s = array<vec4<f32>, KPT>(); // [key c][row i], zeros
+        // Declared with a value: a declaration in a loop without one is not
+        // zeroed again on every pass by every compiler.
+        var s = array<vec4<f32>, KPT>(); // [key c][row i]
         for (var d = 0u; d < dn; d++) {
-            var qv: array<vec4<f32>, 4>;
-            for (var i = 0u; i < 4u; i++) { qv[i] = q_tile[(ty + TY * i) * QS + d]; }
-            for (var c = 0u; c < KPT; c++) {
-                let kv = k_tile[(tx + TX * c) * QS + d];
-                for (var i = 0u; i < 4u; i++) { s[c][i] += dot(qv[i], kv); }
+            var kv: array<vec4<f32>, KPT>;
+            for (var c = 0u; c < KPT; c++) { kv[c] = k_tile[(tx + TX * c) * QS + d]; }
+            for (var i = 0u; i < 4u; i++) {
+                let qv = q_tile[(ty + TY * i) * QS + d];
+                for (var c = 0u; c < KPT; c++) {
+                    s[c][i] = fma(qv.w, kv[c].w, fma(qv.z, kv[c].z, fma(qv.y, kv[c].y, fma(qv.x, kv[c].x, s[c][i]))));
+                }
             }
         }
         var pm = vec4<f32>(neg_inf);
@@ -151,40 +142,52 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
             }
             pm = max(pm, s[c]);
         }
-        part_max[ty * MS + tx] = pm;
+        part_max[tx * TY + ty] = pm;
         workgroupBarrier(); // A: k_tile read, part_max written
 
+        // The next K and V tiles into registers: in flight during P V.
+        let t1 = t0 + BK;
         for (var i = 0u; i < LOADS; i++) {
             let e = lid + i * WG;
-            if (e < BK * DQ) { k_tile[(e / DQ) * QS + e % DQ] = k_next[i]; }
+            k_next[i] = vec4<f32>(0.0);
+            v_next[i] = vec4<f32>(0.0);
+            if (e < BK * DQ && t1 + e / DQ < kend) {
+                k_next[i] = k4(k_base + (t1 + e / DQ) * p.k_ss + (e % DQ) * 4u);
+                v_next[i] = v4(v_base + (t1 + e / DQ) * p.v_ss + (e % DQ) * 4u);
+            }
         }
         var tmax = vec4<f32>(neg_inf);
-        for (var x = 0u; x < TX; x++) { tmax = max(tmax, part_max[ty * MS + x]); }
+        for (var x = 0u; x < TX; x++) { tmax = max(tmax, part_max[x * TY + ty]); }
         let m_new = max(m, tmax);
         // Nothing seen yet: subtract 0, so exp(-inf) gives 0 instead of NaN.
         let shift = select(m_new, vec4<f32>(0.0), m_new == vec4<f32>(neg_inf));
         let alpha = exp(m - shift);
         for (var c = 0u; c < KPT; c++) { p_tile[(tx + TX * c) * PS + ty] = exp(s[c] - shift); }
-        workgroupBarrier(); // B: p_tile written, the next K stored
+        workgroupBarrier(); // B: p_tile written
 
         for (var i = 0u; i < 4u; i++) {
             for (var c = 0u; c < DVT; c++) { acc[i * DVT + c] *= alpha[i]; }
         }
         var psum = vec4<f32>(0.0);
         for (var kk = 0u; kk < kn; kk++) {
+            var vv = array<vec4<f32>, DVT>(); // zeros past the row (quads never stored)
+            for (var c = 0u; c < DVT; c++) {
+                let d = tx + c * TX;
+                if (DV_EXACT || d < DQ) { vv[c] = v_tile[kk * QS + d]; }
+            }
             let pv = p_tile[kk * PS + ty];
             psum += pv;
             for (var c = 0u; c < DVT; c++) {
-                let d = tx + c * TX;
-                if (DV_EXACT || d < DQ) {
-                    let vv = v_tile[kk * QS + d];
-                    for (var i = 0u; i < 4u; i++) { acc[i * DVT + c] = fma(vec4<f32>(pv[i]), vv, acc[i * DVT + c]); }
-                }
+                for (var i = 0u; i < 4u; i++) { acc[i * DVT + c] = fma(vec4<f32>(pv[i]), vv[c], acc[i * DVT + c]); }
             }
         }
         l = l * alpha + psum;
         m = m_new;
-        workgroupBarrier(); // C: v_tile and p_tile read
+        for (var i = 0u; i < LOADS; i++) {
+            let e = lid + i * WG;
+            if (e < BK * DQ) { k_tile[(e / DQ) * QS + e % DQ] = k_next[i]; }
+        }
+        workgroupBarrier(); // C: v_tile and p_tile read, the next K stored
         for (var i = 0u; i < LOADS; i++) {
             let e = lid + i * WG;
             if (e < BK * DQ) { v_tile[(e / DQ) * QS + e % DQ] = v_next[i]; }
