@@ -344,8 +344,9 @@ void test_attention_fused_shapes(test_backend b)
      * grouped, causal with more queries than keys, with fewer and with as
      * many), then grouped causal cases at 16 and 32 and the case at 64 on
      * the kernels' smallest forms, two of the product's cases with dq from the query
-     * kernel, and one with the statistics from the query kernel (the
-     * forward's log-sum-exp not kept). */
+     * kernel, one with the statistics from the query kernel (the
+     * forward's log-sum-exp not kept), and two with the log-sum-exp from
+     * the older forward kernel (WT_ATTN_FWD_KERNEL=tiled). */
     static const struct {
         const char *kernel, *dq;
         int c;
@@ -353,11 +354,13 @@ void test_attention_fused_shapes(test_backend b)
                 {NULL, NULL, 5},    {NULL, NULL, 6},    {"small", NULL, 1}, {"small", NULL, 2}, {"small", NULL, 4},
                 {"small", NULL, 6}, {NULL, NULL, 7},    {NULL, NULL, 8},
                 {NULL, NULL, 9},     {NULL, NULL, 10},    {NULL, "kernel", 6}, {NULL, "kernel", 8},
-                {NULL, "nolse", 9}};
+                {NULL, "nolse", 9}, {NULL, "fwdtiled", 4}, {NULL, "fwdtiled", 6}};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         const int c = runs[r].c;
         const bool nolse = runs[r].dq && strcmp(runs[r].dq, "nolse") == 0;
+        const bool fwd_tiled = runs[r].dq && strcmp(runs[r].dq, "fwdtiled") == 0;
         const char *kernel = nolse ? "default, no saved log-sum-exp"
+                             : fwd_tiled ? "default backward, older forward"
                              : runs[r].dq   ? "query-kernel dq"
                              : runs[r].kernel ? runs[r].kernel
                                               : "default";
@@ -375,11 +378,15 @@ void test_attention_fused_shapes(test_backend b)
         for (int i = 0; i < 3; i++) fused[i] = malloc(sizeof(float) * n[i]), composed[i] = malloc(sizeof(float) * n[i]);
         const int64_t *shapes[4] = {qs, ks, vs, gs};
         if (runs[r].kernel) setenv("WT_ATTN_BWD_KERNEL", runs[r].kernel, 1);
-        if (runs[r].dq) setenv(nolse ? "WT_ATTN_SAVE_LSE" : "WT_ATTN_BWD_DQ", nolse ? "0" : runs[r].dq, 1);
+        if (fwd_tiled)
+            setenv("WT_ATTN_FWD_KERNEL", "tiled", 1);
+        else if (runs[r].dq)
+            setenv(nolse ? "WT_ATTN_SAVE_LSE" : "WT_ATTN_BWD_DQ", nolse ? "0" : runs[r].dq, 1);
         bool ok = attention_grads(ctx, "fused", shapes, cases[c].causal, host, fused);
         unsetenv("WT_ATTN_BWD_KERNEL");
         unsetenv("WT_ATTN_BWD_DQ");
         unsetenv("WT_ATTN_SAVE_LSE");
+        unsetenv("WT_ATTN_FWD_KERNEL");
         ok = ok && attention_grads(g_cpu, "composed", shapes, cases[c].causal, host, composed);
         double err = 0, big = 0;
         for (int i = 0; ok && i < 3; i++)

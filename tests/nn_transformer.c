@@ -4,7 +4,7 @@
  *
  * Inputs are random f32 values; the references run in double on exactly
  * those values. Tolerances are f32-sized: |got - ref| <= atol + rtol |ref|. */
-#define _POSIX_C_SOURCE 199309L
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_util.h"
 
 #include <math.h>
@@ -671,12 +671,16 @@ static void compare_f16(const char *what, wt_status st, wt_tensor *t, int ndim, 
     wt_tensor_release(f);
 }
 
-/* Shapes for the register-tiled kernel (prefill without a mask): several
+/* Shapes for the register-tiled kernels (prefill without a mask): several
  * row blocks and key tiles, none whole; grouped heads; causal with fewer
  * and with more queries than keys; head dims that leave some threads
  * without output quads (one head dim for the causal ones: one shader
- * variant each). In f32, then in f16 (inputs rounded to f16 first,
- * so that the reference sees the same values; the result is f16). */
+ * variant each); the GPT's head dim 64 with q a [B, S, H, D] view. In
+ * f32, then in f16 (inputs rounded to f16 first, so that the reference
+ * sees the same values; the result is f16). Each case on the default
+ * kernel (attention_tiled_wide.wgsl: on a 32 KiB adapter its 64-row form
+ * at head dim 12, its 32-row form at 40 and 64), on its 32-row form
+ * (WT_ATTN_FWD_KERNEL=small) and on the older kernel (=tiled). */
 static void test_attention_tiled(void)
 {
     const attn_case cases[] = {
@@ -684,10 +688,15 @@ static void test_attention_tiled(void)
         {"tiled causal Sq<Skv D=40", 1, 4, 4, 33, 97, 40, 40, true, 0, 0, {0}, 0, false, false},
         {"tiled causal Sq>Skv D=40", 1, 3, 1, 40, 21, 40, 40, true, 0, 0, {0}, 0, false, false},
         {"tiled odd D=12 scale", 1, 2, 1, 70, 37, 12, 12, false, 0.7f, 0, {0}, 0, false, false},
+        {"tiled causal GQA D=64 q heads inner", 1, 4, 2, 50, 50, 64, 64, true, 0, 0, {0}, 0, true, false},
     };
-    char what[96];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const attn_case *c = &cases[i];
+    const char *kernels[] = {NULL, "small", "tiled"};
+    char what[128];
+    for (size_t run = 0; run < sizeof cases / sizeof cases[0] * 3; run++) {
+        const attn_case *c = &cases[run % (sizeof cases / sizeof cases[0])];
+        const char *kernel = kernels[run / (sizeof cases / sizeof cases[0])];
+        if (kernel) setenv("WT_ATTN_FWD_KERNEL", kernel, 1);
+        printf("attention %s: WT_ATTN_FWD_KERNEL=%s\n", c->name, kernel ? kernel : "(unset)");
         run_attention(c);
         int64_t qs[4] = {c->B, c->Hq, c->Sq, c->D}, ks[4] = {c->B, c->Hkv, c->Skv, c->D},
                 os[4] = {c->B, c->Hq, c->Sq, c->Dv};
@@ -697,12 +706,13 @@ static void test_attention_tiled(void)
         if (to_f16(&q, &qh) && to_f16(&k, &kh) && to_f16(&v, &vh)) {
             ref_attention(c, q.v, k.v, v.v, NULL, NULL, ref);
             wt_status st = wt_scaled_dot_product_attention(qh, kh, vh, NULL, c->causal, c->scale, &out);
-            snprintf(what, sizeof what, "attention %s f16", c->name);
+            snprintf(what, sizeof what, "attention %s f16 (WT_ATTN_FWD_KERNEL=%s)", c->name, kernel ? kernel : "unset");
             compare_f16(what, st, out, 4, os, ref);
         }
         free(ref);
         wt_tensor_release(qh), wt_tensor_release(kh), wt_tensor_release(vh), wt_tensor_release(out);
         drop(&q), drop(&k), drop(&v);
+        unsetenv("WT_ATTN_FWD_KERNEL");
     }
 }
 

@@ -415,6 +415,7 @@ static const layout_pair pairs[] = {
     PAIR("attention_combine", "Params", combine_params, wgsl_attention_combine_params),
     PAIR("attention_decode", "Params", attn_params, wgsl_attention_params),
     PAIR("attention_tiled", "Params", tiled_params, wgsl_attention_tiled_params),
+    PAIR("attention_tiled_wide", "Params", tiled_params, wgsl_attention_tiled_params),
     PAIR("attention_matrix", "Params", tiled_params, wgsl_attention_tiled_params),
     PAIR("binary", "Params", binary_params, wgsl_binary_params),
     PAIR("cast", "Params", cast_params, wgsl_cast_params),

@@ -1,6 +1,7 @@
 /* WebGPU attention: one fused dispatch. Prefill-sized work without a
- * mask (f32 or f16) goes to the register-tiled kernel
- * (wgsl/attention_tiled.wgsl, at the end of this file); the rest to
+ * mask (f32 or f16) goes to a register-tiled kernel
+ * (wgsl/attention_tiled_wide.wgsl, or wgsl/attention_tiled.wgsl where the
+ * former's workgroup memory does not fit: below); the rest to
  * wgsl/attention.wgsl (f32), described here.
  *
  * Tile shape, chosen per call: a workgroup of up to 128 threads holds BQ
@@ -128,13 +129,40 @@ static bool pack_view(const wt_tensor *t, uint32_t *dst)
 #define TILED_BK 32u
 #define TILED_TX 16u
 
+/* Workgroup memory of attention_tiled_wide.wgsl with ty row quads (4 ty
+ * rows) at dq quads a row: the query tile, K and V tiles of TILED_BK keys
+ * (rows padded by one quad), P [keys][ty + 1] and the threads' maxima
+ * [128 / ty][ty], all vec4s. */
+static uint64_t wide_bytes(uint64_t dq, uint32_t ty)
+{
+    return 16u * ((dq + 1) * (4u * ty + 2u * TILED_BK) + TILED_BK * (ty + 1u) + 128u);
+}
+
+/* Row quads of attention_tiled_wide.wgsl's form for dq quads a row, or 0
+ * for attention_tiled.wgsl. Unset WT_ATTN_FWD_KERNEL: the 64-row form where
+ * the workgroup memory holds it (44.5 KiB at head dim 64), else the 32-row
+ * one, else the older kernel; =small: the 32-row form; =tiled: the older
+ * kernel. On the H200 the 64-row form took 257 us a GPT layer (B 64, H 6,
+ * S 256, D 64, causal) against the older kernel's 313 (bench/RESULTS.md);
+ * a form of 64 threads of 8 rows each (fewer loads a multiply-add, half
+ * the threads) took 515. */
+static uint32_t wide_form(const wt_context *ctx, uint64_t dq)
+{
+    const char *knob = wt_knob_text(WT_KNOB_ATTN_FWD_KERNEL);
+    const uint64_t limit = wg_get_caps(ctx)->max_workgroup_storage;
+    if (knob && strcmp(knob, "tiled") == 0) return 0;
+    if (!(knob && strcmp(knob, "small") == 0) && wide_bytes(dq, 16) <= limit) return 16;
+    return wide_bytes(dq, 8) <= limit ? 8 : 0;
+}
+
 bool wg_attention_unrolled(const wt_context *ctx)
 {
     const char *unroll = wt_knob_text(WT_KNOB_ATTN_UNROLL);
     return unroll && *unroll ? strcmp(unroll, "0") != 0 : !wg_get_caps(ctx)->cpu_adapter;
 }
 
-/* attention_tiled.wgsl for prefill-sized work without a mask, D == Dv a
+/* attention_tiled_wide.wgsl (or attention_tiled.wgsl: wide_form) for
+ * prefill-sized work without a mask, D == Dv a
  * multiple of 4, rows of q, k, v whole aligned vec4s, f32 or f16
  * throughout; WT_ERR_UNSUPPORTED (nothing recorded) otherwise, and for
  * few rows with many keys (decoding: the split kernel below). On the
@@ -157,11 +185,18 @@ static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a, bo
     /* The result dense [B, Hq, Sq, D], or laid out [B, Sq, Hq, D]. */
     const bool out_heads_inner = wt_attention_heads_layout(a->out) == 1;
     const uint64_t dq = D / 4, bytes = 16u * (dq + 1) * (TILED_BQ + TILED_BK) + 2u * 16u * TILED_BK * TILED_BQ / 4;
-    if (bytes > wg_get_caps(ctx)->max_workgroup_storage || wg_get_caps(ctx)->max_invocations < 128)
+    const uint32_t wide_ty = wide_form(ctx, dq);
+    if ((!wide_ty && bytes > wg_get_caps(ctx)->max_workgroup_storage) || wg_get_caps(ctx)->max_invocations < 128)
         return WT_ERR_UNSUPPORTED;
-    const uint64_t group = Hq / Hkv, rows = group * Sq, blocks = (rows + TILED_BQ - 1) / TILED_BQ;
+    /* Rows a workgroup and threads across a row's keys and output quads. */
+    const uint32_t bq = wide_ty ? 4u * wide_ty : TILED_BQ, tx = wide_ty ? 128u / wide_ty : TILED_TX;
+    const uint64_t group = Hq / Hkv, rows = group * Sq, blocks = (rows + bq - 1) / bq;
     const uint64_t workgroups = B * Hkv * blocks, tiles = (Skv + TILED_BK - 1) / TILED_BK;
-    if (!always && (rows < 8 || choose_splits(ctx, workgroups, tiles) > 1)) return WT_ERR_UNSUPPORTED;
+    /* Whether to split the keys instead: judged on the older kernel's
+     * 32-row blocks whichever kernel runs, so that the wide one takes
+     * exactly the calls the older one took. */
+    const uint64_t blocks32 = (rows + TILED_BQ - 1) / TILED_BQ;
+    if (!always && (rows < 8 || choose_splits(ctx, B * Hkv * blocks32, tiles) > 1)) return WT_ERR_UNSUPPORTED;
     tiled_params p = {.hq = (uint32_t)Hq, .hkv = (uint32_t)Hkv, .sq = (uint32_t)Sq, .skv = (uint32_t)Skv,
                       .group = (uint32_t)group, .blocks = (uint32_t)blocks, .neg_inf = 0xff800000u,
                       .scale = a->scale, .dq = (uint32_t)dq, .bk = TILED_BK};
@@ -179,21 +214,24 @@ static wt_status attention_tiled(wt_context *ctx, const wt_attention_args *a, bo
     if (a->lse && (dt != WT_F32 || a->lse->offset != 0 || a->lse->dtype != WT_F32)) return WT_ERR_UNSUPPORTED;
     if (check_only) return WT_OK;
     p.workgroups = (uint32_t)workgroups;
-    const uint32_t dvt = (uint32_t)((dq + TILED_TX - 1) / TILED_TX);
+    const uint32_t dvt = (uint32_t)((dq + tx - 1) / tx);
     const bool unrolled = wg_attention_unrolled(ctx);
-    /* The log-sum-exp's binding exists only in the variant that writes it. */
-    char prelude[448];
+    /* The older kernel fixes its own shape (TX, no TY). The log-sum-exp's
+     * binding exists only in the variant that writes it. */
+    char form[32] = "";
+    if (wide_ty) snprintf(form, sizeof form, "const TY: u32 = %uu;\n", wide_ty);
+    char prelude[512];
     snprintf(prelude, sizeof prelude,
-             "const DQ: u32 = %lluu;\nconst DVT: u32 = %uu;\nconst DV_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"
-             "const UNROLL: bool = %s;\nconst OUT_HEADS_INNER: bool = %s;\n%s",
-             (unsigned long long)dq, dvt, dvt * TILED_TX == dq ? "true" : "false", a->causal ? "true" : "false",
+             "%sconst DQ: u32 = %lluu;\nconst DVT: u32 = %uu;\nconst DV_EXACT: bool = %s;\n"
+             "const CAUSAL: bool = %s;\nconst UNROLL: bool = %s;\nconst OUT_HEADS_INNER: bool = %s;\n%s",
+             form, (unsigned long long)dq, dvt, dvt * tx == dq ? "true" : "false", a->causal ? "true" : "false",
              unrolled ? "true" : "false", out_heads_inner ? "true" : "false",
              a->lse ? "const WRITE_LSE: bool = true;\n"
                       "@group(0) @binding(5) var<storage, read_write> lse_out: array<f32>;\n"
                       "fn store_lse(i: u32, x: f32) { lse_out[i] = x; }\n"
                     : "const WRITE_LSE: bool = false;\nfn store_lse(i: u32, x: f32) {}\n");
     wg_launch l = {
-        .shader = "attention_tiled",
+        .shader = wide_ty ? "attention_tiled_wide" : "attention_tiled",
         .prelude = prelude,
         .libraries = {dt == WT_F16 ? "attention_io_f16" : "attention_io_f32",
                       dt == WT_F16 ? wg_f16_library(ctx) : NULL},
