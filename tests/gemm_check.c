@@ -165,17 +165,14 @@ static void run_case(wt_context *ctx, const gcase *c, const char *tag)
     free(a), free(b), free(bias), free(ref), free(mag);
 }
 
-/* `perf`: GPU time of the fused linear layer of the benchmark issue,
- * x [8192, 4096] @ w^T ([4096, 4096] stored [out, in]) + bias, gelu, in
- * f32 and f16: median of 5 repetitions of 10 launches. Not a test. */
 /* The usual choice of tile and k splits for the GPT step's weight
  * gradients (dy^T @ x over 16384 rows) and one forward product, on a
  * made-up discrete adapter (the choice is the same code on every
  * adapter; software renderers never reach it): the 72-tile outputs split
  * k into pieces of 1024 (16 splits), unless WT_GEMM_SPLITK_CHUNK=0 leaves
  * the fill's 8; the 18-tile output keeps the fill's 29; a short k is not
- * split. Skipped (said so) when WT_GEMM_TILE or WT_GEMM_SPLITK force the
- * choice. */
+ * split; f16 keeps the fill's count. Skipped (said so) when
+ * WT_GEMM_TILE or WT_GEMM_SPLITK force the choice. */
 static void check_split_choice(wt_context *ctx)
 {
     if (getenv("WT_GEMM_TILE") || getenv("WT_GEMM_SPLITK")) {
@@ -196,6 +193,18 @@ static void check_split_choice(wt_context *ctx)
         {384, 384, 16384, true, 2, 29, 29},
         {16384, 384, 384, false, 5, 1, 1},
     };
+    /* f16 keeps the fill's count. */
+    {
+        int config = -1;
+        uint32_t splits = 0;
+        wg_gemm_plan_for(&caps, true, true, 1, 1536, 384, 16384, &config, &splits);
+        if (splits == 8) {
+            g_passed++;
+        } else {
+            g_failed++;
+            printf("FAIL split choice f16 1536x384x16384: %u splits (want 8)\n", splits);
+        }
+    }
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         int config = -1;
         uint32_t splits = 0, expect = floor_on ? want[i].splits : want[i].splits_fill_alone;
@@ -211,6 +220,9 @@ static void check_split_choice(wt_context *ctx)
     }
 }
 
+/* `perf`: GPU time of the fused linear layer of the benchmark issue,
+ * x [8192, 4096] @ w^T ([4096, 4096] stored [out, in]) + bias, gelu, in
+ * f32 and f16: median of 5 repetitions of 10 launches. Not a test. */
 static void perf(wt_context *ctx)
 {
     int64_t M = 8192, N = 4096, K = 4096;

@@ -168,9 +168,10 @@ static void gemm_choose(const wg_caps *caps, bool f16, bool b_n_fast, bool conv,
                  * of 1024 483 us, in 48 536 and in 64 552 (128 x 64 x
                  * 16, H200); [384, 16384] x [16384, 384] (18 tiles) kept
                  * the fill's 29 splits: 130 us, against 165 in 16 and 145
-                 * in 48. 0 turns the floor off (the fill alone). */
+                 * in 48. 0 turns the floor off (the fill alone). f32
+                 * products only: f16 and convolutions were not measured. */
                 uint64_t chunk = wt_knob_count(WT_KNOB_GEMM_SPLITK_CHUNK, 1024);
-                if (K >= 8192 && chunk > 0 && K / chunk > splits) splits = K / chunk;
+                if (!f16 && !conv && K >= 8192 && chunk > 0 && K / chunk > splits) splits = K / chunk;
                 if (splits > K / 512) splits = K / 512;
             }
         }
