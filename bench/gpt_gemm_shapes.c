@@ -8,10 +8,15 @@
  * a table of settings by shape.
  *
  *   bench_gpt_gemm [--backend webgpu] [--reps N] [--rows R] [--bias 1]
+ *                  [--only fwd|dx|dw]
  *
  * --bias 1 times the forward products only, each as the layer training
  * runs: wt_linear(x, w, bias) (with WT_BIAS_IN_PRODUCT=0 its old route,
  * the product and then a separate add).
+ *
+ * --only times one kind of product (forward, input or weight gradient):
+ * a sweep of WT_GEMM_TILE / WT_GEMM_SPLITK over one kind, one process per
+ * setting, spends no time on the others.
  *
  * --rows replaces the 16384 rows (batch times context) for a quick check
  * on a slow adapter. */
@@ -112,11 +117,21 @@ int main(int argc, char **argv)
     int reps = 20;
     int64_t rows = 16384;
     bool with_bias = false;
+    int only = -1; /* a product_kind, or -1: all */
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--backend") == 0) backend = argv[i + 1];
         else if (strcmp(argv[i], "--reps") == 0) reps = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--rows") == 0) rows = atoll(argv[i + 1]);
         else if (strcmp(argv[i], "--bias") == 0) with_bias = atoi(argv[i + 1]) != 0;
+        else if (strcmp(argv[i], "--only") == 0) {
+            const char *k = argv[i + 1];
+            only = strcmp(k, "fwd") == 0 ? FORWARD : strcmp(k, "dx") == 0 ? INPUT_GRAD
+                                                     : strcmp(k, "dw") == 0 ? WEIGHT_GRAD : -2;
+            if (only == -2) {
+                fprintf(stderr, "--only takes fwd, dx or dw\n");
+                return 2;
+            }
+        }
         else {
             fprintf(stderr, "unknown option %s\n", argv[i]);
             return 2;
@@ -139,6 +154,7 @@ int main(int argc, char **argv)
         if (c_rows.k == 16384) c_rows.k = rows;
         const shape_case *c = &c_rows;
         if (with_bias && c->kind != FORWARD) continue;
+        if (only >= 0 && (int)c->kind != only) continue;
         double us = 0;
         if (!time_case(ctx, c, with_bias, reps, &us)) {
             rc = 1;

@@ -7,6 +7,7 @@
  * before it is written, a split counted twice: each shows as a wrong
  * element. Usage: gemm_check cpu|vulkan|gles. */
 #include "api/api.h"
+#include "core/knobs.h"
 #include "test_util.h"
 #include "webgpu/wg.h"
 
@@ -164,6 +165,61 @@ static void run_case(wt_context *ctx, const gcase *c, const char *tag)
     free(a), free(b), free(bias), free(ref), free(mag);
 }
 
+/* The usual choice of tile and k splits for the GPT step's weight
+ * gradients (dy^T @ x over 16384 rows) and one forward product, on a
+ * made-up discrete adapter (the choice is the same code on every
+ * adapter; software renderers never reach it): the 72-tile outputs split
+ * k into pieces of 1024 (16 splits), unless WT_GEMM_SPLITK_CHUNK=0 leaves
+ * the fill's 8; the 18-tile output keeps the fill's 29; a short k is not
+ * split; f16 keeps the fill's count. Skipped (said so) when
+ * WT_GEMM_TILE or WT_GEMM_SPLITK force the choice. */
+static void check_split_choice(wt_context *ctx)
+{
+    if (getenv("WT_GEMM_TILE") || getenv("WT_GEMM_SPLITK")) {
+        printf("split choice: not checked (WT_GEMM_TILE / WT_GEMM_SPLITK set)\n");
+        return;
+    }
+    wg_caps caps = *wg_get_caps(ctx);
+    caps.cpu_adapter = false, caps.max_invocations = 1024, caps.max_workgroup_storage = 32768;
+    const bool floor_on = wt_knob_count(WT_KNOB_GEMM_SPLITK_CHUNK, 1024) != 0;
+    static const struct {
+        uint64_t m, n, k;
+        bool b_n_fast;
+        int config;
+        uint32_t splits, splits_fill_alone;
+    } want[] = {
+        {1536, 384, 16384, true, 2, 16, 8},
+        {384, 1536, 16384, true, 2, 16, 8},
+        {384, 384, 16384, true, 2, 29, 29},
+        {16384, 384, 384, false, 5, 1, 1},
+    };
+    /* f16 keeps the fill's count. */
+    {
+        int config = -1;
+        uint32_t splits = 0;
+        wg_gemm_plan_for(&caps, true, true, 1, 1536, 384, 16384, &config, &splits);
+        if (splits == 8) {
+            g_passed++;
+        } else {
+            g_failed++;
+            printf("FAIL split choice f16 1536x384x16384: %u splits (want 8)\n", splits);
+        }
+    }
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        int config = -1;
+        uint32_t splits = 0, expect = floor_on ? want[i].splits : want[i].splits_fill_alone;
+        wg_gemm_plan_for(&caps, false, want[i].b_n_fast, 1, want[i].m, want[i].n, want[i].k, &config, &splits);
+        if (config == want[i].config && splits == expect) {
+            g_passed++;
+        } else {
+            g_failed++;
+            printf("FAIL split choice %llux%llux%llu: config %d, %u splits (want %d, %u)\n",
+                   (unsigned long long)want[i].m, (unsigned long long)want[i].n, (unsigned long long)want[i].k,
+                   config, splits, want[i].config, expect);
+        }
+    }
+}
+
 /* `perf`: GPU time of the fused linear layer of the benchmark issue,
  * x [8192, 4096] @ w^T ([4096, 4096] stored [out, in]) + bias, gelu, in
  * f32 and f16: median of 5 repetitions of 10 launches. Not a test. */
@@ -270,6 +326,7 @@ int main(int argc, char **argv)
             }
         }
     if (be != TEST_BACKEND_CPU) wg_gemm_force(-1, 0);
+    if (be != TEST_BACKEND_CPU) check_split_choice(ctx);
     /* Bad input. */
     {
         int64_t s2[2] = {3, 4}, s1[1] = {5};

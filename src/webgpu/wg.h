@@ -341,6 +341,11 @@ wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tenso
  * for every later product of the process. */
 void wg_gemm_force(int config, int splits);
 int wg_gemm_config_count(void);
+/* Tests: the tile configuration and k splits the usual choice (or the
+ * forcing above) gives B products [M, K] @ [K, N] of f32 (f16) operands,
+ * b read along n or not, on an adapter of these caps. */
+void wg_gemm_plan_for(const wg_caps *caps, bool f16, bool b_n_fast, uint64_t B, uint64_t M, uint64_t N,
+                      uint64_t K, int *config, uint32_t *splits);
 /* --- convolution as an implicit matrix product (kernels/gemm.c) --- */
 /* out [N, O, OH, OW] (contiguous) = conv of x [N, C, H, W] (any strides)
  * with w [O, C/groups, KH, KW] (contiguous) + bias [O] (or NULL), f32 or

@@ -161,6 +161,17 @@ static void gemm_choose(const wg_caps *caps, bool f16, bool b_n_fast, bool conv,
             uint64_t fill = K >= 8192 ? 2 * GEMM_FILL : GEMM_FILL;
             if (groups < fill && K >= 1024) {
                 splits = ceil_div(fill, groups);
+                /* Over enough output tiles, splits of at most
+                 * WT_GEMM_SPLITK_CHUNK (1024) of k, past the count the
+                 * fill asks for: [1536, 16384] x [16384, 384] (72 tiles,
+                 * the fill's 8 splits of 2048) took 526 us, in 16 splits
+                 * of 1024 483 us, in 48 536 and in 64 552 (128 x 64 x
+                 * 16, H200); [384, 16384] x [16384, 384] (18 tiles) kept
+                 * the fill's 29 splits: 130 us, against 165 in 16 and 145
+                 * in 48. 0 turns the floor off (the fill alone). f32
+                 * products only: f16 and convolutions were not measured. */
+                uint64_t chunk = wt_knob_count(WT_KNOB_GEMM_SPLITK_CHUNK, 1024);
+                if (!f16 && !conv && K >= 8192 && chunk > 0 && K / chunk > splits) splits = K / chunk;
                 if (splits > K / 512) splits = K / 512;
             }
         }
@@ -175,6 +186,15 @@ static void gemm_choose(const wg_caps *caps, bool f16, bool b_n_fast, bool conv,
         pl->splits = (uint32_t)ceil_div(K, chunk);
         pl->k_chunk = (uint32_t)chunk;
     }
+}
+
+void wg_gemm_plan_for(const wg_caps *caps, bool f16, bool b_n_fast, uint64_t B, uint64_t M, uint64_t N,
+                      uint64_t K, int *config, uint32_t *splits)
+{
+    gemm_plan pl;
+    gemm_choose(caps, f16, b_n_fast, false, B, M, N, K ? K : 1, &pl);
+    *config = (int)(pl.cfg - gemm_configs);
+    *splits = pl.splits;
 }
 
 /* The shaders index with u32: every element of every storage they bind
