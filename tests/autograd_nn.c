@@ -339,8 +339,8 @@ void test_attention_fused_shapes(test_backend b)
     };
     /* The WebGPU kernels (WT_ATTN_BWD_KERNEL, WT_ATTN_BWD_DQ): every case
      * on the default (the pipelined kernels: on a 32 KiB adapter their
-     * larger forms at head dims 16 and 32, their smallest at 64; dq as the
-     * product ds @ K where the keys are a multiple of 4: cases 6 to 10,
+     * larger forms at head dims 16 and 32, their smallest at 64; dq as
+     * ds @ K by the dq kernel where the keys are a multiple of 4: cases 6 to 10,
      * grouped, causal with more queries than keys, with fewer and with as
      * many), then grouped causal cases at 16 and 32 and the case at 64 on
      * the kernels' smallest forms, two of the product's cases with dq from the query
@@ -349,8 +349,7 @@ void test_attention_fused_shapes(test_backend b)
      * queries than keys, rows and keys over several of the dq kernel's
      * blocks and chunks, no multiple of them) on the default; cases 6, 8
      * and 11 with dq from the library's matrix product
-     * (WT_ATTN_BWD_DQ=product), 6 and 11 with the key kernel's scores as
-     * dot products (WT_ATTN_BWD_KERNEL=dot). */
+     * (WT_ATTN_BWD_DQ=product). */
     static const struct {
         const char *kernel, *dq;
         int c;
@@ -359,7 +358,7 @@ void test_attention_fused_shapes(test_backend b)
                 {"small", NULL, 6}, {NULL, NULL, 7},    {NULL, NULL, 8},
                 {NULL, NULL, 9},     {NULL, NULL, 10},    {NULL, "kernel", 6}, {NULL, "kernel", 8},
                 {NULL, "nolse", 9}, {NULL, NULL, 11},    {NULL, "product", 6}, {NULL, "product", 8},
-                {NULL, "product", 11}, {"dot", NULL, 6}, {"dot", NULL, 11}};
+                {NULL, "product", 11}};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         const int c = runs[r].c;
         const bool nolse = runs[r].dq && strcmp(runs[r].dq, "nolse") == 0;

@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # GPT step with dq of the attention backward by its own kernel
 # (wgsl/attention_backward_dq.wgsl: ds @ K with K and dq in their
-# [B, S, H, D] layouts, causal blocks walking only the keys they see) and
-# the key kernel's scores as FMAs over K and V stored transposed: main's
-# build (base/) against the branch's (this folder) by default, with
-# WT_ATTN_BWD_DQ=product (the library's GEMM, main's path) and
-# WT_ATTN_BWD_KERNEL=dot (main's scores), the PyTorch peer, then traced
-# steps of the branch's three for the backward's dispatches' GPU times. The folder: the
+# [B, S, H, D] layouts, causal blocks walking only the keys they see):
+# main's build (base/) against the branch's (this folder) by default, with
+# WT_ATTN_BWD_DQ=product (the library's GEMM, main's path), base and the
+# branch again, the PyTorch peer, then traced steps of the branch's runs
+# for the backward's dispatches' GPU times. The folder: the
 # Release train_gpt and libwebtensor*.so.0 (base/: main's), gpt_torch.py,
 # debs/ (Open MPI, which train_gpt links), open_mpi_libs.sh, fortunes/
 # (Debian's text files); WT_WEBGPU_LIB names Dawn's library.
@@ -30,11 +29,12 @@ run() { # name, env, build (base or branch)
 run base X=0 base
 run branch X=0 branch
 run product WT_ATTN_BWD_DQ=product branch
-run dot WT_ATTN_BWD_KERNEL=dot branch
+run base2 X=0 base
+run branch2 X=0 branch
 echo "== PyTorch eager"; timeout 45 python3 "$here"/gpt_torch.py --data "$D" --steps 30 > $OUT/torch.txt 2>&1; tail -n 2 $OUT/torch.txt
 echo "elapsed $(( $(date +%s) - t0 )) s"
-for r in branch product dot; do
-    case $r in product) E=WT_ATTN_BWD_DQ=product;; dot) E=WT_ATTN_BWD_KERNEL=dot;; *) E=X=0;; esac
+for r in branch product; do
+    case $r in product) E=WT_ATTN_BWD_DQ=product;; *) E=X=0;; esac
     ld=$NEW_LD; bin=$here/train_gpt; [ $r = base ] && ld=$BASE_LD bin=$here/base/train_gpt
     echo "== traced $r ($E)"
     env $E WT_TRACE=$OUT/trace_$r.json LD_LIBRARY_PATH=$ld timeout 25 "$bin" "${T[@]}" 2>&1 | grep -E "^step|rror" | tail -n 1
@@ -54,5 +54,5 @@ PY
 done
 echo "elapsed $(( $(date +%s) - t0 )) s"
 echo "== table: ms a step, steps 31-40"
-for r in base branch product dot; do printf "%-8s %s\n" $r "$(grep -E '^step +40/' $OUT/$r.txt | grep -o '[0-9.]* ms/step') $(grep -E '^step 40 loss' $OUT/$r.txt)"; done
+for r in base branch product base2 branch2; do printf "%-8s %s\n" $r "$(grep -E '^step +40/' $OUT/$r.txt | grep -o '[0-9.]* ms/step') $(grep -E '^step 40 loss' $OUT/$r.txt)"; done
 printf "%-8s %s\n" torch "$(grep -o '[0-9.]* ms/step' $OUT/torch.txt)"

@@ -23,10 +23,16 @@
  * there (429 + 467 us) and was not kept.
  *
  * Short sequences (dq_product_fits): the key kernel also stores scale ds
- * and dq = ds @ K runs through the library's GEMM (dq_product), the query
- * kernel's walk dropped; the key kernel's statistics then come from
- * wgsl/attention_backward_stats.wgsl (the forward's log-sum-exp at hand)
- * or from the query kernel without its dq (DQ_PASS false). */
+ * and dq = ds @ K runs as its own kernel (wgsl/attention_backward_dq.wgsl,
+ * dq_kernel) or, with WT_ATTN_BWD_DQ=product, through the library's GEMM
+ * (dq_product), the query kernel's walk dropped; the key kernel's
+ * statistics then come from wgsl/attention_backward_stats.wgsl (the
+ * forward's log-sum-exp at hand) or from the query kernel without its dq
+ * (DQ_PASS false). On the H200 the GPT layer's dq took 152 us by the
+ * kernel against 75 + 190 + 75 us by the GEMM on heads laid out [B, S, H,
+ * D] (the keys' dense copy, the product, the copy into dq); forms of the
+ * kernel with 8 x 8 results a thread (128 or 64 rows a workgroup) took 280
+ * and 252 us, 32 rows of 4 x 8 a thread 169, and were not kept. */
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
 
@@ -72,15 +78,6 @@ static bool pipelined_small(void)
 {
     const char *knob = wt_knob_text(WT_KNOB_ATTN_BWD_KERNEL);
     return knob && strcmp(knob, "small") == 0;
-}
-
-/* WT_ATTN_BWD_KERNEL=dot: the key kernel's scores as dot products of
- * [key][quad] tiles instead of FMAs over K and V stored transposed
- * (KV_T). */
-static bool key_scores_dot(void)
-{
-    const char *knob = wt_knob_text(WT_KNOB_ATTN_BWD_KERNEL);
-    return knob && strcmp(knob, "dot") == 0;
 }
 
 /* dq as a matrix product (pipelined kernels): the key kernel stores
@@ -138,7 +135,8 @@ static bool dq_by_gemm(void)
 
 /* dq = ds @ K by wgsl/attention_backward_dq.wgsl: K read and dq written in
  * their layouts (rows, the prelude's q_head .. k_at), causal blocks
- * walking only the keys they see. */
+ * walking only the keys they see, which the key kernel then need not
+ * write as zeros (ZERO_DS false). */
 static wt_status dq_kernel(wt_context *ctx, wt_storage *ds, const wt_tensor *k, wt_tensor *dq, uint64_t B,
                            uint64_t Hq, uint64_t Hkv, uint64_t Sq, uint64_t Skv, uint64_t d4, bool causal,
                            const char *rows)
@@ -292,9 +290,9 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
     const int plen = snprintf(
         prelude, sizeof prelude,
         "const DQ: u32 = %lluu;\nconst DT: u32 = %uu;\nconst D_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"
-        "const UNROLL: bool = %s;\nconst SPLIT_KV: bool = %s;\nconst QPT: u32 = %uu;\nconst KV_T: bool = %s;\n%s",
+        "const UNROLL: bool = %s;\nconst SPLIT_KV: bool = %s;\nconst QPT: u32 = %uu;\n%s",
         (unsigned long long)d4, dt, dt * TILED_BW_TX == d4 ? "true" : "false", causal ? "true" : "false",
-        unrolled ? "true" : "false", split_kv ? "true" : "false", qpt, key_scores_dot() ? "false" : "true", rows);
+        unrolled ? "true" : "false", split_kv ? "true" : "false", qpt, rows);
     memcpy(prelude_kv, prelude, (size_t)plen + 1);
     snprintf(prelude + plen, sizeof prelude - (size_t)plen, "const DQ_PASS: bool = %s;\n%s",
              by_product ? "false" : "true",

@@ -23,11 +23,7 @@
 // the rows [B, Hq, Sq, Skv] of a scratch matrix (store_ds, Skv a multiple
 // of 4), so that dq = ds @ K is a batched matrix product instead of a
 // query kernel that computes p and ds again.
-// KV_T: K and V stored transposed in workgroup memory ([head dim][key
-// quad]: 4 consecutive keys' component in a vec4), so that the scores are
-// vec4 FMAs of a q component and 4 keys, no dot products to add up (the
-// same workgroup loads, fewer instructions); else [key][quad] and dot().
-// Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL (as pass 1), QPT, KV_T,
+// Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL (as pass 1), QPT,
 // WRITE_DS, ZERO_DS and store_ds (binding 8 where WRITE_DS), and q_head / k_head,
 // q_at / k_at (the quad where a head's first row starts, and where its
 // row s starts: the operands are [B, H, S, D] or the [B, H, S, D] views
@@ -127,17 +123,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             x = k[k_at(kbase, j) + e % DQ] * p.scale;
             y = v[k_at(kbase, j) + e % DQ];
         }
-        if (KV_T) {
-            let key = e / DQ;
-            for (var c = 0u; c < 4u; c++) {
-                let at = (4u * (e % DQ) + c) * RK + key / 4u;
-                k_tile[at][key % 4u] = x[c];
-                v_tile[at][key % 4u] = y[c];
-            }
-        } else {
-            k_tile[(e / DQ) * QS + e % DQ] = x;
-            v_tile[(e / DQ) * QS + e % DQ] = y;
-        }
+        k_tile[(e / DQ) * QS + e % DQ] = x;
+        v_tile[(e / DQ) * QS + e % DQ] = y;
     }
     // The thread's keys; a key past the end is seen by no query.
     let jk = vec4<i32>(i32(j0 + ty * 4u)) + vec4<i32>(0, 1, 2, 3);
@@ -172,23 +159,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             s[r] = vec4<f32>(0.0);
             dp[r] = vec4<f32>(0.0);
         }
-        for (var d = 0u; KV_T && d < dn; d++) {
-            var qv: array<vec4<f32>, QPT>;
-            var gv: array<vec4<f32>, QPT>;
-            for (var r = 0u; r < QPT; r++) {
-                qv[r] = q_tile[(tx + r * TX) * QS + d];
-                gv[r] = g_tile[(tx + r * TX) * QS + d];
-            }
-            for (var c = 0u; c < 4u; c++) {
-                let kc = k_tile[(4u * d + c) * RK + ty];
-                let vc = v_tile[(4u * d + c) * RK + ty];
-                for (var r = 0u; r < QPT; r++) {
-                    s[r] = fma(vec4<f32>(qv[r][c]), kc, s[r]);
-                    dp[r] = fma(vec4<f32>(gv[r][c]), vc, dp[r]);
-                }
-            }
-        }
-        for (var d = 0u; !KV_T && d < dn; d++) {
+        for (var d = 0u; d < dn; d++) {
             var kq: array<vec4<f32>, 4>;
             var vq: array<vec4<f32>, 4>;
             for (var i = 0u; i < 4u; i++) {
