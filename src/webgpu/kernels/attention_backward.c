@@ -141,9 +141,10 @@ static wt_status dq_kernel(wt_context *ctx, wt_storage *ds, const wt_tensor *k, 
                            uint64_t Hq, uint64_t Hkv, uint64_t Sq, uint64_t Skv, uint64_t d4, bool causal,
                            const char *rows)
 {
+    /* Within 32 bits: tiled_sizes_ok bounds B Hq (Sq / 32) by 2^26, and the
+     * tiled kernels' workgroup memory the head dim (dblocks). */
     const uint64_t rblocks = (Sq + DQ_KERNEL_ROWS - 1) / DQ_KERNEL_ROWS,
                    dblocks = (d4 + DQ_KERNEL_QUADS - 1) / DQ_KERNEL_QUADS, groups = B * Hq * rblocks * dblocks;
-    if (groups > UINT32_MAX / 2) return WT_ERR_UNSUPPORTED;
     char prelude[1024];
     snprintf(prelude, sizeof prelude, "const DQ: u32 = %lluu;\nconst CAUSAL: bool = %s;\n%s", (unsigned long long)d4,
              causal ? "true" : "false", rows);
