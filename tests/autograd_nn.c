@@ -335,18 +335,22 @@ void test_attention_fused_shapes(test_backend b)
         {2, 4, 2, 37, 45, 16, 16, false}, {2, 4, 2, 37, 45, 16, 16, true}, {1, 2, 1, 45, 33, 16, 16, true},
         {2, 2, 1, 1, 17, 16, 16, false},  {1, 1, 1, 70, 70, 64, 64, true}, {1, 2, 2, 19, 23, 6, 5, true},
         {2, 4, 2, 50, 40, 32, 32, true},  {2, 4, 2, 37, 44, 16, 16, false}, {1, 2, 1, 33, 48, 16, 16, true},
-        {2, 2, 2, 48, 64, 16, 16, true},  {1, 2, 2, 64, 64, 16, 16, true},
+        {2, 2, 2, 48, 64, 16, 16, true},  {1, 2, 2, 64, 64, 16, 16, true},  {1, 2, 1, 100, 92, 64, 64, true},
     };
     /* The WebGPU kernels (WT_ATTN_BWD_KERNEL, WT_ATTN_BWD_DQ): every case
      * on the default (the pipelined kernels: on a 32 KiB adapter their
-     * larger forms at head dims 16 and 32, their smallest at 64; dq as the
-     * product ds @ K where the keys are a multiple of 4: cases 6 to 10,
+     * larger forms at head dims 16 and 32, their smallest at 64; dq as
+     * ds @ K by the dq kernel where the keys are a multiple of 4: cases 6 to 10,
      * grouped, causal with more queries than keys, with fewer and with as
      * many), then grouped causal cases at 16 and 32 and the case at 64 on
      * the kernels' smallest forms, two of the product's cases with dq from the query
      * kernel, one with the statistics from the query kernel (the
      * forward's log-sum-exp not kept), and two with the log-sum-exp from
-     * the older forward kernel (WT_ATTN_FWD_KERNEL=tiled). */
+     * the older forward kernel (WT_ATTN_FWD_KERNEL=tiled). Case 11 (head
+     * dim 64, more queries than keys, rows and keys over several of the dq
+     * kernel's blocks and chunks, no multiple of them) on the default;
+     * cases 6, 8 and 11 with dq from the library's matrix product
+     * (WT_ATTN_BWD_DQ=product). */
     static const struct {
         const char *kernel, *dq;
         int c;
@@ -354,13 +358,16 @@ void test_attention_fused_shapes(test_backend b)
                 {NULL, NULL, 5},    {NULL, NULL, 6},    {"small", NULL, 1}, {"small", NULL, 2}, {"small", NULL, 4},
                 {"small", NULL, 6}, {NULL, NULL, 7},    {NULL, NULL, 8},
                 {NULL, NULL, 9},     {NULL, NULL, 10},    {NULL, "kernel", 6}, {NULL, "kernel", 8},
-                {NULL, "nolse", 9}, {NULL, "fwdtiled", 4}, {NULL, "fwdtiled", 6}};
+                {NULL, "nolse", 9}, {NULL, "fwdtiled", 4}, {NULL, "fwdtiled", 6}, {NULL, NULL, 11},
+                {NULL, "product", 6}, {NULL, "product", 8}, {NULL, "product", 11}};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         const int c = runs[r].c;
         const bool nolse = runs[r].dq && strcmp(runs[r].dq, "nolse") == 0;
         const bool fwd_tiled = runs[r].dq && strcmp(runs[r].dq, "fwdtiled") == 0;
+        const bool gemm = runs[r].dq && strcmp(runs[r].dq, "product") == 0;
         const char *kernel = nolse ? "default, no saved log-sum-exp"
                              : fwd_tiled ? "default backward, older forward"
+                             : gemm      ? "dq by the matrix product"
                              : runs[r].dq   ? "query-kernel dq"
                              : runs[r].kernel ? runs[r].kernel
                                               : "default";

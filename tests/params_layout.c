@@ -412,6 +412,7 @@ static const layout_pair pairs[] = {
     PAIR("attention_backward_pipelined_kv", "Params", attn_bw_tiled_params, wgsl_attention_backward_tiled_params),
     PAIR("attention_backward_pipelined_q", "Params", attn_bw_tiled_params, wgsl_attention_backward_tiled_params),
     PAIR("attention_backward_stats", "Params", attn_bw_stats_params, wgsl_attention_backward_stats_params),
+    PAIR("attention_backward_dq", "Params", attn_bw_tiled_params, wgsl_attention_backward_tiled_params),
     PAIR("attention_combine", "Params", combine_params, wgsl_attention_combine_params),
     PAIR("attention_decode", "Params", attn_params, wgsl_attention_params),
     PAIR("attention_tiled", "Params", tiled_params, wgsl_attention_tiled_params),

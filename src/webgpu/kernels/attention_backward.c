@@ -23,10 +23,16 @@
  * there (429 + 467 us) and was not kept.
  *
  * Short sequences (dq_product_fits): the key kernel also stores scale ds
- * and dq = ds @ K runs through the library's GEMM (dq_product), the query
- * kernel's walk dropped; the key kernel's statistics then come from
- * wgsl/attention_backward_stats.wgsl (the forward's log-sum-exp at hand)
- * or from the query kernel without its dq (DQ_PASS false). */
+ * and dq = ds @ K runs as its own kernel (wgsl/attention_backward_dq.wgsl,
+ * dq_kernel) or, with WT_ATTN_BWD_DQ=product, through the library's GEMM
+ * (dq_product), the query kernel's walk dropped; the key kernel's
+ * statistics then come from wgsl/attention_backward_stats.wgsl (the
+ * forward's log-sum-exp at hand) or from the query kernel without its dq
+ * (DQ_PASS false). On the H200 the GPT layer's dq took 152 us by the
+ * kernel against 75 + 190 + 75 us by the GEMM on heads laid out [B, S, H,
+ * D] (the keys' dense copy, the product, the copy into dq); forms of the
+ * kernel with 8 x 8 results a thread (128 or 64 rows a workgroup) took 280
+ * and 252 us, 32 rows of 4 x 8 a thread 169, and were not kept. */
 #include "webgpu/wg.h"
 #include "webgpu/wg_params.h"
 
@@ -114,6 +120,47 @@ static wt_tensor f32_strided(wt_storage *s, int64_t offset, int nd, const int64_
 static wt_tensor f32_view(wt_storage *s, int64_t d0, int64_t d1, int64_t d2)
 {
     return f32_strided(s, 0, 3, (const int64_t[]){d0, d1, d2}, (const int64_t[]){d1 * d2, d2, 1});
+}
+
+/* WT_ATTN_BWD_DQ=product: dq = ds @ K through the library's GEMM instead
+ * of wgsl/attention_backward_dq.wgsl. */
+static bool dq_by_gemm(void)
+{
+    const char *knob = wt_knob_text(WT_KNOB_ATTN_BWD_DQ);
+    return knob && strcmp(knob, "product") == 0;
+}
+
+#define DQ_KERNEL_ROWS 64u  /* query rows of a dq-kernel workgroup */
+#define DQ_KERNEL_QUADS 16u /* head-dim quads of a dq-kernel workgroup */
+
+/* dq = ds @ K by wgsl/attention_backward_dq.wgsl: K read and dq written in
+ * their layouts (rows, the prelude's q_head .. k_at), causal blocks
+ * walking only the keys they see, which the key kernel then need not
+ * write as zeros (ZERO_DS false). */
+static wt_status dq_kernel(wt_context *ctx, wt_storage *ds, const wt_tensor *k, wt_tensor *dq, uint64_t B,
+                           uint64_t Hq, uint64_t Hkv, uint64_t Sq, uint64_t Skv, uint64_t d4, bool causal,
+                           const char *rows)
+{
+    /* Within 32 bits: tiled_sizes_ok bounds B Hq (Sq / 32) by 2^26, and the
+     * tiled kernels' workgroup memory the head dim (dblocks). */
+    const uint64_t rblocks = (Sq + DQ_KERNEL_ROWS - 1) / DQ_KERNEL_ROWS,
+                   dblocks = (d4 + DQ_KERNEL_QUADS - 1) / DQ_KERNEL_QUADS, groups = B * Hq * rblocks * dblocks;
+    char prelude[1024];
+    snprintf(prelude, sizeof prelude, "const DQ: u32 = %lluu;\nconst CAUSAL: bool = %s;\n%s", (unsigned long long)d4,
+             causal ? "true" : "false", rows);
+    attn_bw_tiled_params p = {.hq = (uint32_t)Hq, .hkv = (uint32_t)Hkv, .sq = (uint32_t)Sq, .skv = (uint32_t)Skv,
+                              .group = (uint32_t)(Hq / Hkv), .blocks = (uint32_t)rblocks,
+                              .workgroups = (uint32_t)groups, .dq = (uint32_t)d4, .tile = (uint32_t)dblocks};
+    wg_launch l = {
+        .shader = "attention_backward_dq",
+        .prelude = prelude,
+        .params = &p,
+        .params_size = sizeof p,
+        .bindings = {{ds, false}, {k->storage, false}, {dq->storage, true}},
+        .nbindings = 3,
+        .workgroups = groups,
+    };
+    return wg_dispatch(ctx, &l);
 }
 
 /* dq = ds @ K (ds scaled by the key kernel). The q heads of a kv head are
@@ -223,7 +270,7 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
     const uint64_t wg_bytes = pipelined_small() ? 0 : wg_get_caps(ctx)->max_workgroup_storage;
     const bool split_kv = pipelined_q_bytes(d4, true) <= wg_bytes;
     const uint32_t qpt = pipelined_kv_bytes(d4, 2) <= wg_bytes ? 2u : 1u;
-    const bool by_product = dq_product_fits(ctx, B, Hq, Sq, Skv);
+    const bool by_product = dq_product_fits(ctx, B, Hq, Sq, Skv), by_gemm = by_product && dq_by_gemm();
     /* The forward's log-sum-exp takes a ninth binding (8 storage buffers):
      * where the device allows fewer, the query kernel computes it again. */
     if (lse && wg_get_caps(ctx)->max_storage_buffers < 8) lse = NULL;
@@ -255,10 +302,14 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
                    "fn load_lse(i: u32) -> f32 { return lse_in[i]; }\n"
                  : "const HAVE_LSE: bool = false;\nfn load_lse(i: u32) -> f32 { return 0.0; }\n");
     snprintf(prelude_kv + plen, sizeof prelude_kv - (size_t)plen, "%s",
-             by_product ? "const WRITE_DS: bool = true;\n"
+             !by_product ? "const WRITE_DS: bool = false;\nconst ZERO_DS: bool = false;\n"
+                          "fn store_ds(i: u32, x: vec4<f32>) {}\n"
+             : by_gemm    ? "const WRITE_DS: bool = true;\nconst ZERO_DS: bool = true;\n"
                           "@group(0) @binding(8) var<storage, read_write> ds_out: array<vec4<f32>>;\n"
                           "fn store_ds(i: u32, x: vec4<f32>) { ds_out[i] = x; }\n"
-                        : "const WRITE_DS: bool = false;\nfn store_ds(i: u32, x: vec4<f32>) {}\n");
+                          : "const WRITE_DS: bool = true;\nconst ZERO_DS: bool = false;\n"
+                          "@group(0) @binding(8) var<storage, read_write> ds_out: array<vec4<f32>>;\n"
+                          "fn store_ds(i: u32, x: vec4<f32>) { ds_out[i] = x; }\n");
     attn_bw_tiled_params p = {.hq = (uint32_t)Hq, .hkv = (uint32_t)Hkv, .sq = (uint32_t)Sq, .skv = (uint32_t)Skv,
                               .group = (uint32_t)(Hq / Hkv), .blocks = (uint32_t)qblocks,
                               .workgroups = (uint32_t)qgroups, .scale = scale, .dq = (uint32_t)d4,
@@ -319,7 +370,8 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
         l.workgroups = kgroups;
         st = wg_dispatch(ctx, &l);
     }
-    if (st == WT_OK && by_product) st = dq_product(ctx, ds, k, dq, B, Hq, Hkv, Sq, Skv, D);
+    if (st == WT_OK && by_gemm) st = dq_product(ctx, ds, k, dq, B, Hq, Hkv, Sq, Skv, D);
+    else if (st == WT_OK && by_product) st = dq_kernel(ctx, ds, k, dq, B, Hq, Hkv, Sq, Skv, d4, causal, rows);
     if (ds) wg_scratch_release(ctx, ds);
     wg_scratch_release(ctx, stats);
     return st;

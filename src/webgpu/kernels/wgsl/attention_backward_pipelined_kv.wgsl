@@ -24,7 +24,7 @@
 // of 4), so that dq = ds @ K is a batched matrix product instead of a
 // query kernel that computes p and ds again.
 // Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL (as pass 1), QPT,
-// WRITE_DS and store_ds (binding 8 where WRITE_DS), and q_head / k_head,
+// WRITE_DS, ZERO_DS and store_ds (binding 8 where WRITE_DS), and q_head / k_head,
 // q_at / k_at (the quad where a head's first row starts, and where its
 // row s starts: the operands are [B, H, S, D] or the [B, H, S, D] views
 // of [B, S, H, D]).
@@ -214,8 +214,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
         }
     }
-    if (WRITE_DS) {
-        // The rows before qstart see none of these keys (causal): zeros.
+    if (WRITE_DS && ZERO_DS) {
+        // The rows before qstart see none of these keys (causal): zeros,
+        // for a product that multiplies them (the dq kernel reads them as
+        // zeros without looking).
         let rows = min(qstart, p.sq);
         for (var g = 0u; g < p.group; g++) {
             for (var e = lid; e < rows * RK; e += WG) {
