@@ -76,19 +76,6 @@ static int gemv_x8(void)
  * (noise), so Q8_0 keeps its exact f32 x (bench/RESULTS.md). 16 lanes a
  * pair of rows measured ahead of 32 and 8 there. */
 #define X8_FUSED_LANES 16u
-
-/* Q4_0 in the fused 8-bit-x kernel: consecutive lanes on consecutive
- * words of a row ("row", ROW_WORDS in the shader), or a lane a pair of
- * blocks ("pair"), whose loads each spread a subgroup over a word of every
- * 36 bytes. */
-#define X8_ROW_WORDS_DEFAULT false
-static bool x8_row_words(wt_quant_type type)
-{
-    if (type != WT_QUANT_Q4_0) return false;
-    const char *v = wt_knob_text(WT_KNOB_QUANT_GEMV_X8_WORDS);
-    return !v ? X8_ROW_WORDS_DEFAULT : strcmp(v, "row") == 0 ? true : strcmp(v, "pair") == 0 ? false : X8_ROW_WORDS_DEFAULT;
-}
-
 static bool x8_fused_takes(wt_context *ctx, wt_quant_type type, int64_t m, int64_t k, const wt_tensor *x,
                            const wt_tensor *norm_weight)
 {
@@ -96,10 +83,7 @@ static bool x8_fused_takes(wt_context *ctx, wt_quant_type type, int64_t m, int64
     const bool q4 = type == WT_QUANT_Q4_0, q8 = type == WT_QUANT_Q8_0;
     if (m > GEMV_MAX_ROWS || !(mode == 3 ? q4 || q8 : mode == X8_AUTO && q4)) return false;
     if (k % 64 != 0 || x->offset % 4 != 0 || (norm_weight && norm_weight->offset % 4 != 0)) return false;
-    /* A block's x: 32 int8 (36 bytes as the row-word table), its step,
-     * two half sums and its sum of squares; the sums' 16 bytes a thread. */
-    const uint64_t x_bytes = x8_row_words(type) ? 36u : 32u;
-    const uint64_t bytes = (uint64_t)k / 32u * (x_bytes + 4u + 8u + 4u) + GEMV_THREADS * 16u;
+    const uint64_t bytes = (uint64_t)k / 32u * (32u + 4u + 8u + 4u) + GEMV_THREADS * 16u;
     return bytes <= wg_get_caps(ctx)->max_workgroup_storage;
 }
 
@@ -225,9 +209,9 @@ static wt_status linear_x8_fused(wt_context *ctx, wt_quant_type type, const quan
     char prelude[400];
     snprintf(prelude, sizeof prelude,
              "const TYPE: u32 = %du;\nconst HAS_BIAS: bool = %s;\nconst NORM: bool = %s;\nconst SWIGLU: bool = %s;\n"
-             "const RESIDUAL: bool = %s;\nconst LANES: u32 = %uu;\nconst KB: u32 = %uu;\nconst ROW_WORDS: bool = %s;\n",
+             "const RESIDUAL: bool = %s;\nconst LANES: u32 = %uu;\nconst KB: u32 = %uu;\n",
              (int)type, bias ? "true" : "false", norm_weight ? "true" : "false", swiglu ? "true" : "false",
-             residual ? "true" : "false", lanes, p->k / 32u, x8_row_words(type) ? "true" : "false");
+             residual ? "true" : "false", lanes, p->k / 32u);
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "quant_gemv_x8_fused";

@@ -23,19 +23,9 @@
 // (Q4_0: 36 bytes = 9 words, Q8_0: 68 bytes = 17 words, both whole words
 // where a single 18- or 34-byte block is not), the next pair's words loaded
 // while the current pair is summed.
-// ROW_WORDS (Q4_0): instead, consecutive lanes read consecutive words of a
-// row, so that a subgroup's load is one contiguous run of the row rather
-// than a word of every 36 bytes (a thread a pair left each load spread
-// over some 36 sectors for its 128 useful bytes). A word then meets x
-// through a table laid out as the row's words (xt: x's int8 aligned with
-// the word's nibble bytes, zeros against the bytes of a scale), so its
-// dot needs no shifts; its block's scale comes from a second load of the
-// same, already fetched, cache lines. Each block's integer dot is then the
-// sum of its words' dots, scaled word by word: the results move from the
-// pair kernel's by float rounding alone.
 // Prelude: TYPE (2: Q4_0, 8: Q8_0), HAS_BIAS, NORM, SWIGLU, RESIDUAL,
-// LANES (a power of two dividing 256), KB (K / 32, even), ROW_WORDS (Q4_0
-// only); library f16_bits.
+// LANES (a power of two dividing 256), KB (K / 32, even); library
+// f16_bits.
 
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
@@ -56,14 +46,7 @@ const Q4: bool = TYPE == 2u;
 const PAIR_WORDS: u32 = select(17u, 9u, Q4);
 const NIBBLES: u32 = 0x0f0f0f0fu;
 
-// Each form sizes the other's tables to one element: workgroup memory
-// counts every array an entry point names.
-const XQ_LEN: u32 = select(2u * KB, 1u, ROW_WORDS);
-const XT_HALF: u32 = 9u * KB / 2u; // the words of a Q4_0 row
-var<workgroup> xq: array<vec4<u32>, XQ_LEN>; // block b: xq[2b] elements 0-15, xq[2b + 1] 16-31
-// ROW_WORDS: word j of a row against x: xt[j] the int8 of x that meet its
-// low nibbles, xt[XT_HALF + j] those that meet its high nibbles.
-var<workgroup> xt: array<u32, select(1u, 2u * XT_HALF, ROW_WORDS)>;
+var<workgroup> xq: array<vec4<u32>, 2u * KB>; // block b: xq[2b] elements 0-15, xq[2b + 1] 16-31
 var<workgroup> xd: array<f32, KB>;            // block b's step d
 var<workgroup> xqsum: array<f32, 2u * KB>;    // half block h: d times the sum of its 16 q (Q4_0)
 var<workgroup> xsq: array<f32, KB>;           // NORM: block b's sum of x^2 (x before g)
@@ -139,97 +122,6 @@ fn pack8(q: vec4<i32>) -> u32 {
     return b.x | (b.y << 8u) | (b.z << 16u) | (b.w << 24u);
 }
 
-// Half block t's 16 int8 (words) into xt. A pair's words: 0 holds block
-// 0's scale and its bytes 0-1, words 1-3 its bytes 2-13, word 4 its bytes
-// 14-15 and block 1's scale, words 5-8 block 1's bytes 0-15; byte i of
-// block 0 pairs element i (low nibble) and i + 16 (high nibble), so the
-// first half block is x against the low nibbles, the second against the
-// high ones, shifted by two bytes in block 0.
-fn stage_row_words(t: u32, q: vec4<u32>) {
-    let b = t / 2u;
-    let j = 9u * (b / 2u) + XT_HALF * (t & 1u);
-    if ((b & 1u) == 1u) {
-        xt[j + 5u] = q.x;
-        xt[j + 6u] = q.y;
-        xt[j + 7u] = q.z;
-        xt[j + 8u] = q.w;
-        return;
-    }
-    xt[j] = q.x << 16u;
-    xt[j + 1u] = (q.x >> 16u) | (q.y << 16u);
-    xt[j + 2u] = (q.y >> 16u) | (q.z << 16u);
-    xt[j + 3u] = (q.z >> 16u) | (q.w << 16u);
-    xt[j + 4u] = q.w >> 16u;
-}
-
-// ROW_WORDS: the words a lane takes of a chunk of LANES pairs (9 LANES
-// words) of a row at word a: word c0 + u LANES + lane for u = 0-8 (Pair's
-// fields as in load_pair), clamped to the row (the sums skip the rest).
-fn load_row_words(a: u32, c0: u32, lane: u32, row_words: u32) -> Pair {
-    let last = row_words - 1u;
-    let b = c0 + lane;
-    var r: Pair;
-    r.v0 = vec4<u32>(w[a + min(b, last)], w[a + min(b + LANES, last)], w[a + min(b + 2u * LANES, last)],
-                     w[a + min(b + 3u * LANES, last)]);
-    r.v1 = vec4<u32>(w[a + min(b + 4u * LANES, last)], w[a + min(b + 5u * LANES, last)],
-                     w[a + min(b + 6u * LANES, last)], w[a + min(b + 7u * LANES, last)]);
-    r.v2.x = w[a + min(b + 8u * LANES, last)];
-    return r;
-}
-
-// ROW_WORDS: word j of rows a0 and a1 (values v0, v1) against x: its
-// nibbles' integer dot times x's step and the block's scale, and, once a
-// block (the word holding its first bytes: 0 or 5 of the pair), the
-// offset 8 against x's sum (pair_dot's terms, word by word).
-fn word_dot(v0: u32, v1: u32, j: u32, a0: u32, a1: u32) -> vec2<f32> {
-    let pr = j / 9u;
-    let pos = j - 9u * pr;
-    let second = pos >= 5u;
-    let b = 2u * pr + select(0u, 1u, second);
-    let at = 9u * pr + select(0u, 4u, second);
-    let shift = select(0u, 16u, second);
-    let xl = xt[j];
-    let xh = xt[XT_HALF + j];
-    let n = NIBBLES;
-    let s0 = dot4I8Packed(v0 & n, xl) + dot4I8Packed((v0 >> 4u) & n, xh);
-    let s1 = dot4I8Packed(v1 & n, xl) + dot4I8Packed((v1 >> 4u) & n, xh);
-    let dx = xd[b];
-    var off = 0.0;
-    if (pos == 0u || pos == 5u) {
-        off = 8.0 * (xqsum[2u * b] + xqsum[2u * b + 1u]);
-    }
-    let d0 = f16_value((w[a0 + at] >> shift) & 0xffffu);
-    let d1 = f16_value((w[a1 + at] >> shift) & 0xffffu);
-    return vec2<f32>(d0 * (dx * f32(s0) - off), d1 * (dx * f32(s1) - off));
-}
-
-// ROW_WORDS: a chunk's words (q0 of row a0, q1 of row a1) summed.
-fn chunk_dot(q0: Pair, q1: Pair, c0: u32, lane: u32, a0: u32, a1: u32, row_words: u32) -> vec2<f32> {
-    var acc = vec2<f32>(0.0);
-    let b = c0 + lane;
-    if (b + 8u * LANES < row_words) { // the whole chunk: no checks
-        acc += word_dot(q0.v0.x, q1.v0.x, b, a0, a1);
-        acc += word_dot(q0.v0.y, q1.v0.y, b + LANES, a0, a1);
-        acc += word_dot(q0.v0.z, q1.v0.z, b + 2u * LANES, a0, a1);
-        acc += word_dot(q0.v0.w, q1.v0.w, b + 3u * LANES, a0, a1);
-        acc += word_dot(q0.v1.x, q1.v1.x, b + 4u * LANES, a0, a1);
-        acc += word_dot(q0.v1.y, q1.v1.y, b + 5u * LANES, a0, a1);
-        acc += word_dot(q0.v1.z, q1.v1.z, b + 6u * LANES, a0, a1);
-        acc += word_dot(q0.v1.w, q1.v1.w, b + 7u * LANES, a0, a1);
-        acc += word_dot(q0.v2.x, q1.v2.x, b + 8u * LANES, a0, a1);
-        return acc;
-    }
-    let v0 = array<u32, 9>(q0.v0.x, q0.v0.y, q0.v0.z, q0.v0.w, q0.v1.x, q0.v1.y, q0.v1.z, q0.v1.w, q0.v2.x);
-    let v1 = array<u32, 9>(q1.v0.x, q1.v0.y, q1.v0.z, q1.v0.w, q1.v1.x, q1.v1.y, q1.v1.z, q1.v1.w, q1.v2.x);
-    for (var u = 0u; u < 9u; u++) {
-        let j = b + u * LANES;
-        if (j < row_words) {
-            acc += word_dot(v0[u], v1[u], j, a0, a1);
-        }
-    }
-    return acc;
-}
-
 // Row xrow (vec4 index) of x, times g under NORM, rounded into xq, xd and
 // xqsum (and its squares into xsq): a thread half a block (16 elements, one
 // vec4 of xq), its partner (lid ^ 1) the other half, so that every thread
@@ -269,12 +161,7 @@ fn stage_x(xrow: u32, lid: u32) {
             let q1 = round8(h[1], inv);
             let q2 = round8(h[2], inv);
             let q3 = round8(h[3], inv);
-            let words = vec4<u32>(pack8(q0), pack8(q1), pack8(q2), pack8(q3));
-            if (ROW_WORDS) {
-                stage_row_words(t, words);
-            } else {
-                xq[t] = words;
-            }
+            xq[t] = vec4<u32>(pack8(q0), pack8(q1), pack8(q2), pack8(q3));
             let d = m / 127.0;
             let qs = (q0 + q1) + (q2 + q3);
             // A block with an inf or a NaN makes its rows NaN
@@ -318,31 +205,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let a1 = p.w_offset + r1 * p.words;
     let pairs = KB / 2u;
     // The first pair's words are on their way while x is rounded.
-    let row_words = XT_HALF;
-    const CHUNK: u32 = 9u * LANES;
     var q0 = Pair();
     var q1 = Pair();
-    if (ROW_WORDS) {
-        q0 = load_row_words(a0, 0u, lane, row_words);
-        q1 = load_row_words(a1, 0u, lane, row_words);
-    } else if (lane < pairs) {
+    if (lane < pairs) {
         q0 = load_pair(a0 + lane * PAIR_WORDS);
         q1 = load_pair(a1 + lane * PAIR_WORDS);
     }
     stage_x((p.x_offset + i * p.k) / 4u, lid);
     workgroupBarrier();
     var acc = vec2<f32>(0.0);
-    for (var c0 = 0u; ROW_WORDS && c0 < row_words; c0 += CHUNK) {
-        let cur0 = q0;
-        let cur1 = q1;
-        let next = c0 + CHUNK;
-        if (next < row_words) {
-            q0 = load_row_words(a0, next, lane, row_words);
-            q1 = load_row_words(a1, next, lane, row_words);
-        }
-        acc += chunk_dot(cur0, cur1, c0, lane, a0, a1, row_words);
-    }
-    for (var pr = lane; !ROW_WORDS && pr < pairs; pr += LANES) {
+    for (var pr = lane; pr < pairs; pr += LANES) {
         let cur0 = q0;
         let cur1 = q1;
         let next = pr + LANES;
