@@ -402,6 +402,74 @@ static wt_status grad_norm_into(wt_context *ctx, const wt_tensor *g, wt_tensor *
     return st;
 }
 
+/* Whether g's norm can be one of a GRAD_NORMS node's. */
+static bool norm_batches(const wt_tensor *g)
+{
+    return g->dtype == WT_F32 && g->numel > 0 && wt_layout_is_contiguous(g->ndim, g->shape, g->strides);
+}
+
+static int by_numel(const void *a, const void *b)
+{
+    const wt_tensor *ga = *(const wt_tensor *const *)a, *gb = *(const wt_tensor *const *)b;
+    return ga->numel < gb->numel ? -1 : ga->numel > gb->numel;
+}
+
+/* Slots first..first+count-1 of norms: the norms of g[0..count-1]. */
+static wt_status norms_of_batch(wt_context *ctx, wt_tensor *const *g, int count, wt_tensor *norms, int64_t first)
+{
+    wt_tensor *slots = NULL;
+    int64_t len = count, one = 1;
+    wt_status st = wt_tensor_view(norms, 1, &len, &one, norms->offset + first, &slots);
+    if (st != WT_OK) return st;
+    wt_node node = {.kind = WT_NODE_GRAD_NORMS, .out = {slots}};
+    for (int k = 0; k < count; k++) node.in[k] = g[k];
+    st = wt_node_run(ctx, &node);
+    wt_tensor_release(slots);
+    return st;
+}
+
+/* The norm of every gradient of ts[0..n-1] that has elements, each in a
+ * slot of norms (in no particular order: only their norm is used). f32
+ * contiguous gradients go WT_NODE_MAX_IN a node, similar sizes together
+ * (a node of small ones is one dispatch on WebGPU, a node with a large one
+ * two), unless WT_CLIP_NORMS=each; the others, and a node's gradients
+ * where the backend has no kernel for them, are a reduction each. */
+static wt_status grad_norms(const char *fn, wt_context *ctx, int n, wt_tensor *const *ts, wt_tensor *norms)
+{
+    const char *knob = wt_knob_text(WT_KNOB_CLIP_NORMS);
+    bool batched = !(knob && strcmp(knob, "each") == 0) && wt_backend_runs(ctx, WT_NODE_GRAD_NORMS);
+    wt_tensor **order = malloc((size_t)n * sizeof *order);
+    if (!order) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    int nb = 0, m = 0;
+    for (int i = 0; i < n; i++) {
+        wt_tensor *g = grad_of(ts[i]);
+        if (g && batched && norm_batches(g)) order[nb++] = g;
+    }
+    m = nb;
+    for (int i = 0; i < n; i++) {
+        wt_tensor *g = grad_of(ts[i]);
+        if (g && g->numel > 0 && !(batched && norm_batches(g))) order[m++] = g;
+    }
+    qsort(order, (size_t)nb, sizeof *order, by_numel);
+    wt_status st = WT_OK;
+    int done = 0;
+    for (int first = 0; first < nb && st == WT_OK; first += WT_NODE_MAX_IN) {
+        int count = nb - first < WT_NODE_MAX_IN ? nb - first : WT_NODE_MAX_IN;
+        st = norms_of_batch(ctx, order + first, count, norms, first);
+        if (st == WT_ERR_UNSUPPORTED) break; /* the rest a reduction each */
+        done = first + count;
+    }
+    if (st == WT_ERR_UNSUPPORTED) st = WT_OK;
+    for (int k = done; k < m && st == WT_OK; k++) {
+        wt_tensor *slot = NULL;
+        if ((st = wt_tensor_view(norms, 0, NULL, NULL, norms->offset + k, &slot)) == WT_OK)
+            st = grad_norm_into(ctx, order[k], slot);
+        wt_tensor_release(slot);
+    }
+    free(order);
+    return st;
+}
+
 /* Whether g can be scaled in place: f32, contiguous, held by its record
  * alone (the references of open scopes aside: a handle the caller took
  * with wt_tensor_grad keeps the values before clipping, as documented),
@@ -454,12 +522,11 @@ static wt_status scale_in_place(wt_context *ctx, const wt_node *node, const wt_t
 }
 
 /* The gradients of n tensors (entries without one skipped) scaled by
- * min(1, max_norm / (norm + 1e-6)), norm the 2-norm of all of them. Each
- * gradient's norm is one reduction written into its slot of one [m]
- * vector, the global norm that vector's norm, and the gradients are
- * scaled in place, three a kernel, which reads the norm on the device:
- * about 1.3 small dispatches a gradient, no fresh gradient buffers,
- * nothing read back. A gradient that cannot be scaled in place (scales_in_place) gets
+ * min(1, max_norm / (norm + 1e-6)), norm the 2-norm of all of them. The
+ * gradients' norms go into the slots of one [m] vector, several a kernel
+ * (grad_norms), the global norm is that vector's norm, and the gradients
+ * are scaled in place, three a kernel, which reads the norm on the
+ * device: no fresh gradient buffers, nothing read back. A gradient that cannot be scaled in place (scales_in_place) gets
  * a scaled copy, which replaces the record's only once all are made; an
  * error in the in-place kernels may leave some gradients scaled. */
 static wt_status clip(const char *fn, wt_context *ctx, int n, wt_tensor *const *ts, double max_norm,
@@ -486,13 +553,7 @@ static wt_status clip(const char *fn, wt_context *ctx, int n, wt_tensor *const *
         goto done;
     }
     if ((st = wt_tensor_alloc(ctx, WT_F32, 1, &m, &norms)) != WT_OK) goto done;
-    for (int i = 0, k = 0; i < n && st == WT_OK; i++) {
-        wt_tensor *g = grad_of(ts[i]), *slot = NULL;
-        if (!g || g->numel == 0) continue;
-        if ((st = wt_tensor_view(norms, 0, NULL, NULL, norms->offset + k++, &slot)) == WT_OK)
-            st = grad_norm_into(ctx, g, slot);
-        wt_tensor_release(slot);
-    }
+    st = grad_norms(fn, ctx, n, ts, norms);
     if (st == WT_OK) st = wt_norm(norms, 2.0, 0, NULL, false, &norm);
     for (int i = 0; i < n && st == WT_OK; i++) {
         if (!grad_of(ts[i]) || grad_of(ts[i])->numel == 0) continue;

@@ -358,6 +358,12 @@ enum {
  *                  + 1e-6)) with m = p.clip.max_norm (as f32) and in0 the
  *                  global norm (f32, 1 element), a NaN factor kept
  *                  (wt_clip_grad_norm's scaling, in place)
+ *   GRAD_NORMS     out0 [k] (f32, contiguous; k >= the inputs given) gets
+ *                  the 2-norm of each of in0 .. in(k-1) (f32, contiguous,
+ *                  not empty; the first NULL ends them) in order:
+ *                  clipping's per-gradient norms, several a kernel. A
+ *                  backend may refuse inputs its kernel cannot bind
+ *                  (WT_ERR_UNSUPPORTED: the caller reduces each alone)
  * The backend-facing rules of each kind are those of wt_backend_ops before
  * nodes (the comments at the argument types above). */
 /* The frequencies of a rotary embedding: theta^(-2i/D), scaled as
@@ -387,7 +393,8 @@ double wt_rope_frequency(const wt_rope_freqs *f, int64_t i, int64_t D);
     X(INTERPOLATE_BACKWARD, interpolate_backward) X(DEQUANTIZE, dequantize)                    \
     X(LINEAR_QUANT, linear_quant) X(SAMPLE, sample) X(LINEAR_FUSED, linear_fused)              \
     X(ROPE_KV_CACHE, rope_kv_cache) X(NORM_BACKWARD, norm_backward)                         \
-    X(GRAD_CLIP_SCALE, grad_clip_scale) X(ROPE_KV_ATTENTION, rope_kv_attention)
+    X(GRAD_CLIP_SCALE, grad_clip_scale) X(ROPE_KV_ATTENTION, rope_kv_attention)              \
+    X(GRAD_NORMS, grad_norms)
 
 typedef enum wt_node_kind {
 #define WT_NODE_KIND_ENUM(ID, name) WT_NODE_##ID,

@@ -300,3 +300,22 @@ wt_status cpu_grad_clip_scale(wt_context *ctx, const wt_tensor *norm, double max
     }
     return WT_OK;
 }
+
+/* out[k] = the 2-norm of x[k] (f32) for the first count of x, summed in
+ * double. */
+wt_status cpu_grad_norms(wt_context *ctx, int count, const wt_tensor *const x[6], wt_tensor *out)
+{
+    if (out->dtype != WT_F32 || out->numel < count)
+        return wt_fail(WT_ERR_UNSUPPORTED, "cpu grad_norms: out must be f32 with %d elements", count);
+    for (int k = 0; k < count; k++)
+        if (x[k]->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "cpu grad_norms: f32 tensors only");
+    for (int k = 0; k < count; k++) {
+        const float *v = cpu_data(x[k]);
+        int64_t n = x[k]->numel;
+        double acc = 0;
+#pragma omp parallel for num_threads(cpu_threads(ctx)) reduction(+ : acc) if (n >= CPU_PARALLEL_MIN)
+        for (int64_t i = 0; i < n; i++) acc += (double)v[i] * v[i];
+        cpu_data(out)[k] = (float)sqrt(acc);
+    }
+    return WT_OK;
+}

@@ -485,4 +485,18 @@ typedef struct grad_clip_scale_params {
     float max_norm;
 } grad_clip_scale_params;
 
+/* Same layout as grad_norms.wgsl's Params. */
+typedef struct grad_norms_params {
+    uint32_t n0, n1, n2, n3, n4, n5;
+    uint32_t offset0, offset1, offset2, offset3, offset4, offset5;
+    uint32_t start1, start2, start3, start4, start5;
+    uint32_t groups, chunk, out_offset;
+} grad_norms_params;
+
+/* Same layout as grad_norms_finish.wgsl's Params. */
+typedef struct grad_norms_finish_params {
+    uint32_t start1, start2, start3, start4, start5;
+    uint32_t end, count, out_offset;
+} grad_norms_finish_params;
+
 #endif

@@ -189,3 +189,63 @@ wt_status wg_op_grad_clip_scale(wt_context *ctx, const wt_tensor *norm, double m
         if (dummy[k]) wg_scratch_release(ctx, dummy[k]);
     return st;
 }
+
+/* Elements a workgroup of grad_norms sums: sixteen a thread. */
+#define GRAD_NORMS_CHUNK (ELEM_WG * 16u)
+
+wt_status wg_op_grad_norms(wt_context *ctx, int count, const wt_tensor *const x[6], wt_tensor *out)
+{
+    const char *fn = "webgpu grad_norms";
+    if (count < 1 || count > 6) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: %d inputs (1..6)", fn, count);
+    /* Six gradients and the sums a dispatch. */
+    if (wg_get_caps(ctx)->max_storage_buffers < 7)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: the device binds fewer than 7 storage buffers", fn);
+    wt_status st = fits_u32(fn, out);
+    if (st != WT_OK) return st;
+    if (out->dtype != WT_F32 || out->numel < count)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: out must be f32 with %d elements", fn, count);
+    uint32_t n[6] = {0}, off[6] = {0}, start[7] = {0};
+    uint64_t groups = 0;
+    bool direct = true;
+    for (int k = 0; k < count; k++) {
+        if ((st = fits_u32(fn, x[k])) != WT_OK) return st;
+        if (x[k]->dtype != WT_F32 || x[k]->numel < 1)
+            return wt_fail(WT_ERR_UNSUPPORTED, "%s: f32 inputs that are not empty only", fn);
+        n[k] = (uint32_t)x[k]->numel, off[k] = (uint32_t)x[k]->offset;
+        start[k] = (uint32_t)groups;
+        uint64_t chunks = ceil_div(n[k], GRAD_NORMS_CHUNK);
+        if (chunks > 1) direct = false;
+        groups += chunks;
+    }
+    for (int k = count; k < 7; k++) start[k] = UINT32_MAX; /* past every workgroup */
+    grad_norms_params p = {n[0], n[1], n[2], n[3], n[4], n[5],
+                           off[0], off[1], off[2], off[3], off[4], off[5],
+                           start[1], start[2], start[3], start[4], start[5],
+                           (uint32_t)groups, GRAD_NORMS_CHUNK, (uint32_t)out->offset};
+    wt_storage *partials = NULL, *dummy[6] = {NULL};
+    if (!direct) st = wg_scratch(ctx, (size_t)groups * sizeof(float), &partials);
+    /* Absent gradients: a scratch buffer each, never read. */
+    wg_binding b[8] = {{NULL, false}};
+    for (int k = 0; k < 6 && st == WT_OK; k++) {
+        b[k] = (wg_binding){k < count ? x[k]->storage : NULL, false};
+        if (!b[k].storage && (st = wg_scratch(ctx, 16, &dummy[k])) == WT_OK) b[k].storage = dummy[k];
+    }
+    b[6] = (wg_binding){direct ? out->storage : partials, true};
+    char prelude[80];
+    snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\nconst DIRECT: bool = %s;\n", ELEM_WG,
+             direct ? "true" : "false");
+    if (st == WT_OK) st = launch(ctx, "grad_norms", NULL, prelude, &p, sizeof p, b, 7, groups);
+    if (st == WT_OK && !direct) {
+        uint32_t s[6];
+        for (int k = 1; k < 6; k++) s[k] = k < count ? start[k] : (uint32_t)groups;
+        grad_norms_finish_params f = {s[1], s[2], s[3], s[4], s[5], (uint32_t)groups, (uint32_t)count,
+                                      (uint32_t)out->offset};
+        wg_binding fb[2] = {{partials, false}, {out->storage, true}};
+        snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\n", ELEM_WG);
+        st = launch(ctx, "grad_norms_finish", NULL, prelude, &f, sizeof f, fb, 2, (uint64_t)count);
+    }
+    if (partials) wg_scratch_release(ctx, partials);
+    for (int k = 0; k < 6; k++)
+        if (dummy[k]) wg_scratch_release(ctx, dummy[k]);
+    return st;
+}
