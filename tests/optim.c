@@ -400,6 +400,85 @@ static void test_clip_many(const char *knob)
     if (knob) unsetenv("WT_CLIP_NORMS");
 }
 
+/* wt_optimizer_step_clipped against wt_optimizer_clip_grad_norm then
+ * wt_optimizer_step on a copy of the same parameters and gradients (AdamW
+ * and SGD with momentum, three steps, the bound below the norm and above
+ * it): the same parameters to f32 rounding, the same total norm, and the
+ * gradients left as backward made them. */
+enum { SC_PARAMS = 8 };
+
+static void test_step_clipped(bool adamw)
+{
+    static const int64_t sizes[SC_PARAMS] = {3, 384, 5000, 1, 12, 700, 64, 9};
+    wt_tensor *a[SC_PARAMS] = {0}, *b[SC_PARAMS] = {0};
+    float *gv[SC_PARAMS] = {0}, *w0[SC_PARAMS] = {0};
+    bool ok = true;
+    for (int i = 0; i < SC_PARAMS && ok; i++) {
+        gv[i] = malloc((size_t)sizes[i] * sizeof(float));
+        w0[i] = malloc((size_t)sizes[i] * sizeof(float));
+        ok = gv[i] && w0[i];
+        for (int64_t k = 0; ok && k < sizes[i]; k++) {
+            w0[i][k] = (float)(0.1 * sin(0.3 * (double)k + i));
+            gv[i][k] = (float)(0.4 * cos(0.17 * (double)k + 1.3 * i));
+        }
+        ok = ok && (a[i] = param(w0[i], sizes[i])) != NULL && (b[i] = param(w0[i], sizes[i])) != NULL;
+    }
+    wt_optimizer *oa = NULL, *ob = NULL;
+    if (adamw) {
+        wt_adamw_options o;
+        wt_adamw_options_init(&o);
+        o.lr = 0.05f;
+        ok = ok && wt_optimizer_create_adamw(SC_PARAMS, a, &o, &oa) == WT_OK &&
+             wt_optimizer_create_adamw(SC_PARAMS, b, &o, &ob) == WT_OK;
+    } else {
+        wt_sgd_options o;
+        wt_sgd_options_init(&o);
+        o.lr = 0.05f;
+        o.momentum = 0.9f;
+        o.weight_decay = 0.01f;
+        ok = ok && wt_optimizer_create_sgd(SC_PARAMS, a, &o, &oa) == WT_OK &&
+             wt_optimizer_create_sgd(SC_PARAMS, b, &o, &ob) == WT_OK;
+    }
+    double param_err = 0, norm_err = 0;
+    bool grads_kept = true;
+    for (int round = 0; round < 3 && ok; round++) {
+        for (int i = 0; i < SC_PARAMS && ok; i++)
+            ok = grad_is(a[i], gv[i], sizes[i]) && grad_is(b[i], gv[i], sizes[i]);
+        /* Rounds 0 and 2 clip (the gradients' norm is about 30), 1 does not. */
+        double max_norm = round == 1 ? 1000.0 : 2.0;
+        wt_tensor *na = NULL, *nb = NULL;
+        float va = NAN, vb = NAN;
+        ok = ok && wt_optimizer_step_clipped(oa, max_norm, &na) == WT_OK &&
+             wt_optimizer_clip_grad_norm(ob, max_norm, &nb) == WT_OK && wt_optimizer_step(ob) == WT_OK &&
+             read_vec(na, &va, 1) && read_vec(nb, &vb, 1);
+        norm_err = fmax(norm_err, fabs(va - vb) / fabs(vb));
+        for (int i = 0; i < SC_PARAMS && ok; i++) {
+            float *pa = malloc((size_t)sizes[i] * sizeof(float)), *pb = malloc((size_t)sizes[i] * sizeof(float));
+            float *ga = malloc((size_t)sizes[i] * sizeof(float));
+            wt_tensor *g = NULL;
+            ok = pa && pb && ga && read_vec(a[i], pa, sizes[i]) && read_vec(b[i], pb, sizes[i]) &&
+                 wt_tensor_grad(a[i], &g) == WT_OK && read_vec(g, ga, sizes[i]);
+            for (int64_t k = 0; ok && k < sizes[i]; k++) {
+                param_err = fmax(param_err, fabs(pa[k] - pb[k]) / (fabs(pb[k]) + 1e-3));
+                grads_kept = grads_kept && ga[k] == gv[i][k];
+            }
+            wt_tensor_release(g);
+            free(pa), free(pb), free(ga);
+        }
+        wt_tensor_release(na), wt_tensor_release(nb);
+        ok = ok && wt_optimizer_zero_grad(oa) == WT_OK && wt_optimizer_zero_grad(ob) == WT_OK;
+    }
+    CHECK(ok && param_err < 1e-6 && norm_err < 1e-6 && grads_kept,
+          "step_clipped (%s, 3 steps, clipped and not) equals clip_grad_norm then step: params max rel diff %.2g, "
+          "norms %.2g, gradients %s",
+          adamw ? "AdamW" : "SGD momentum", param_err, norm_err, grads_kept ? "unchanged" : "CHANGED");
+    CHECK(wt_optimizer_step_clipped(oa, 0.0, NULL) == WT_ERR_INVALID_ARGUMENT &&
+              wt_optimizer_step_clipped(oa, NAN, NULL) == WT_ERR_INVALID_ARGUMENT,
+          "step_clipped refuses max_norm 0 and NaN");
+    wt_optimizer_release(oa), wt_optimizer_release(ob);
+    for (int i = 0; i < SC_PARAMS; i++) wt_tensor_release(a[i]), wt_tensor_release(b[i]), free(gv[i]), free(w0[i]);
+}
+
 /* A two-layer MLP's mean cross-entropy over rows [r0, r1) of x. */
 static wt_tensor *mlp_loss(wt_tensor *const *p, wt_tensor *x, wt_tensor *y, int64_t r0, int64_t r1)
 {
@@ -799,6 +878,8 @@ int main(int argc, char **argv)
     test_clip_reference();
     test_clip_many(NULL);
     test_clip_many("each");
+    test_step_clipped(true);
+    test_step_clipped(false);
     test_accumulation();
     test_loop();
     test_grad_scaler();

@@ -253,7 +253,7 @@ static const c_field wgsl_optimizer_params[] = {
     F(optimizer_params, lr), F(optimizer_params, weight_decay), F(optimizer_params, momentum),
     F(optimizer_params, dampening), F(optimizer_params, beta1), F(optimizer_params, beta2),
     F(optimizer_params, eps), F(optimizer_params, bias1), F(optimizer_params, bias2),
-    F(optimizer_params, s_offset),
+    F(optimizer_params, s_offset), F(optimizer_params, c_offset), F(optimizer_params, max_norm),
 };
 static const c_field wgsl_grad_clip_scale_params[] = {
     F(grad_clip_scale_params, n0), F(grad_clip_scale_params, n1), F(grad_clip_scale_params, n2),

@@ -332,36 +332,62 @@ wt_status wt_optimizer_set_schedule(wt_optimizer *opt, const wt_lr_schedule_opti
     return WT_OK;
 }
 
+static wt_status scale_of(const wt_tensor *norm, double max_norm, wt_tensor **scale);
+
+/* One parameter's update with gradient g, taken times clipping's factor
+ * when clip_norm is set: inside the update kernel, or, where the backend
+ * has no such kernel, through a scaled copy of g (*scale made once). */
+static wt_status update_param(wt_optimizer *opt, opt_param *p, const wt_tensor *g, int64_t t,
+                              const wt_tensor *clip_norm, double max_norm, wt_tensor **scale)
+{
+    wt_status st;
+    if (opt->adamw) {
+        wt_adamw_options o = opt->adam;
+        o.weight_decay = p->weight_decay;
+        st = wt_adamw_step_sched(p->t, g, p->s1, p->s2, t, opt->sched, clip_norm, max_norm, &o);
+    } else {
+        wt_sgd_options o = opt->sgd;
+        o.weight_decay = p->weight_decay;
+        st = wt_sgd_step_sched(p->t, g, p->s1, opt->sched, clip_norm, max_norm, &o);
+    }
+    if (st != WT_ERR_UNSUPPORTED || !clip_norm) return st;
+    wt_tensor *scaled = NULL;
+    st = *scale ? WT_OK : scale_of(clip_norm, max_norm, scale);
+    if (st == WT_OK) st = wt_mul(g, *scale, &scaled);
+    if (st == WT_OK) st = update_param(opt, p, scaled, t, NULL, 0.0, scale);
+    wt_tensor_release(scaled);
+    return st;
+}
+
 /* The advance of the device scalars, then one update per parameter that
  * reads them: all device work, so a captured step replays as the next
- * step (its own step number, rate and bias corrections). */
-wt_status wt_optimizer_step(wt_optimizer *opt)
+ * step (its own step number, rate and bias corrections). With clip_norm
+ * the updates take the gradients times clipping's factor. */
+static wt_status step(wt_optimizer *opt, const wt_tensor *clip_norm, double max_norm)
 {
-    if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_optimizer_step: opt is NULL");
     int64_t t = opt->steps + 1;
     wt_grad_pause pz;
     wt_grad_pause_begin(opt->ctx, &pz);
     float omb1 = 0, omb2 = 0;
     if (opt->adamw) omb1 = (float)(1.0 - opt->adam.beta1), omb2 = (float)(1.0 - opt->adam.beta2);
+    wt_tensor *scale = NULL;
     wt_status st = wt_optimizer_advance(opt->sched, omb1, omb2);
     for (int i = 0; i < opt->n && st == WT_OK; i++) {
         opt_param *p = &opt->p[i];
         wt_tensor *g = p->t->autograd ? p->t->autograd->grad : NULL;
-        if (!g) continue;
-        if (opt->adamw) {
-            wt_adamw_options o = opt->adam;
-            o.weight_decay = p->weight_decay;
-            st = wt_adamw_step_sched(p->t, g, p->s1, p->s2, t, opt->sched, &o);
-        } else {
-            wt_sgd_options o = opt->sgd;
-            o.weight_decay = p->weight_decay;
-            st = wt_sgd_step_sched(p->t, g, p->s1, opt->sched, &o);
-        }
+        if (g) st = update_param(opt, p, g, t, clip_norm, max_norm, &scale);
     }
+    wt_tensor_release(scale);
     wt_grad_pause_end(&pz);
     /* After a failure the device count may be ahead of the host's. */
     if (st == WT_OK) opt->steps = t;
     return st;
+}
+
+wt_status wt_optimizer_step(wt_optimizer *opt)
+{
+    if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_optimizer_step: opt is NULL");
+    return step(opt, NULL, 0.0);
 }
 
 wt_status wt_optimizer_zero_grad(wt_optimizer *opt)
@@ -529,32 +555,39 @@ static wt_status scale_in_place(wt_context *ctx, const wt_node *node, const wt_t
  * device: no fresh gradient buffers, nothing read back. A gradient that cannot be scaled in place (scales_in_place) gets
  * a scaled copy, which replaces the record's only once all are made; an
  * error in the in-place kernels may leave some gradients scaled. */
+/* *norm = the 2-norm of the gradients of ts[0..n-1] taken together (0-d
+ * f32; 0 without any), computed on the device; recording paused. */
+static wt_status global_norm(const char *fn, wt_context *ctx, int n, wt_tensor *const *ts, wt_tensor **norm)
+{
+    int64_t m = 0;
+    for (int i = 0; i < n; i++)
+        if (grad_of(ts[i]) && grad_of(ts[i])->numel > 0) m++;
+    if (m == 0) return wt_tensor_zeros(ctx, WT_F32, 0, NULL, norm);
+    wt_tensor *norms = NULL;
+    wt_status st = wt_tensor_alloc(ctx, WT_F32, 1, &m, &norms);
+    if (st == WT_OK) st = grad_norms(fn, ctx, n, ts, norms);
+    if (st == WT_OK) st = wt_norm(norms, 2.0, 0, NULL, false, norm);
+    wt_tensor_release(norms);
+    return st;
+}
+
 static wt_status clip(const char *fn, wt_context *ctx, int n, wt_tensor *const *ts, double max_norm,
                       wt_tensor **total_norm)
 {
     if (!isfinite(max_norm) || !(max_norm > 0))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: max_norm must be finite and > 0", fn);
-    int64_t m = 0;
-    for (int i = 0; i < n; i++)
-        if (grad_of(ts[i]) && grad_of(ts[i])->numel > 0) m++;
     wt_grad_pause pz;
     wt_grad_pause_begin(ctx, &pz);
-    wt_tensor *norms = NULL, *norm = NULL, *scale = NULL, **scaled = NULL;
+    wt_tensor *norm = NULL, *scale = NULL, **scaled = NULL;
     bool *in_place = NULL;
     wt_status st = WT_OK;
-    if (m == 0) {
-        st = wt_tensor_zeros(ctx, WT_F32, 0, NULL, &norm);
-        goto done;
-    }
     scaled = calloc((size_t)n, sizeof *scaled);
     in_place = calloc((size_t)n, sizeof *in_place);
     if (!scaled || !in_place) {
         st = wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
         goto done;
     }
-    if ((st = wt_tensor_alloc(ctx, WT_F32, 1, &m, &norms)) != WT_OK) goto done;
-    st = grad_norms(fn, ctx, n, ts, norms);
-    if (st == WT_OK) st = wt_norm(norms, 2.0, 0, NULL, false, &norm);
+    st = global_norm(fn, ctx, n, ts, &norm);
     for (int i = 0; i < n && st == WT_OK; i++) {
         if (!grad_of(ts[i]) || grad_of(ts[i])->numel == 0) continue;
         if (scales_in_place(ctx, i, ts)) {
@@ -590,7 +623,6 @@ static wt_status clip(const char *fn, wt_context *ctx, int n, wt_tensor *const *
 done:
     free(scaled);
     free(in_place);
-    wt_tensor_release(norms);
     wt_tensor_release(scale);
     wt_grad_pause_end(&pz);
     if (st == WT_OK && total_norm) st = wt_tensor_share(norm, total_norm); /* the caller's scope owns it */
@@ -625,5 +657,29 @@ wt_status wt_optimizer_clip_grad_norm(wt_optimizer *opt, double max_norm, wt_ten
     for (int i = 0; i < opt->n; i++) ts[i] = opt->p[i].t;
     wt_status st = clip(fn, opt->ctx, opt->n, ts, max_norm, total_norm);
     free(ts);
+    return st;
+}
+
+/* The norm on the device first (recording paused), then the step with the
+ * factor applied in its update kernels: the gradients stay as they are. */
+wt_status wt_optimizer_step_clipped(wt_optimizer *opt, double max_norm, wt_tensor **total_norm)
+{
+    const char *fn = "wt_optimizer_step_clipped";
+    if (total_norm) *total_norm = NULL;
+    if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: opt is NULL", fn);
+    if (!isfinite(max_norm) || !(max_norm > 0))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: max_norm must be finite and > 0", fn);
+    wt_tensor **ts = malloc((size_t)opt->n * sizeof *ts);
+    if (!ts) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    for (int i = 0; i < opt->n; i++) ts[i] = opt->p[i].t;
+    wt_tensor *norm = NULL;
+    wt_grad_pause pz;
+    wt_grad_pause_begin(opt->ctx, &pz);
+    wt_status st = global_norm(fn, opt->ctx, opt->n, ts, &norm);
+    wt_grad_pause_end(&pz);
+    free(ts);
+    if (st == WT_OK) st = step(opt, norm, max_norm);
+    if (st == WT_OK && total_norm) st = wt_tensor_share(norm, total_norm); /* the caller's scope owns it */
+    wt_tensor_release(norm);
     return st;
 }

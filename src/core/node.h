@@ -232,6 +232,10 @@ typedef struct wt_optimizer_update {
     bool nesterov;             /* SGD */
     float beta1, beta2, eps;   /* AdamW */
     float bias1, bias2;        /* AdamW: 1 - beta^step */
+    /* NULL, or the global norm of clipping: grad is taken times
+     * min(1, max_norm / (norm + 1e-6)), computed in f32 on the device. */
+    const wt_tensor *clip_norm;
+    float max_norm;
 } wt_optimizer_update;
 
 /* An optimizer's device scalars: WT_OPT_SCHED_WORDS 32-bit words of an i32
@@ -311,7 +315,12 @@ enum {
  *   CROSS_ENTROPY_BACKWARD out0 from in0 logits, in1 labels, in2 scale; p.ignore
  *   SCATTER_ADD_ROWS out0 (updated) [row(i)] += in0[i] by in1 indices; p.rows
  *   OPTIMIZER_STEP out0 param, out1 m, out2 v (updated) by in0 grad; in1 the
- *                  optimizer's device scalars or NULL; p.opt
+ *                  optimizer's device scalars or NULL; in2 NULL or the
+ *                  global norm of clipping (f32, 1 element; the gradient
+ *                  is taken times min(1, p.opt.max_norm / (in2 + 1e-6)),
+ *                  as GRAD_CLIP_SCALE scales, and not written); p.opt. A
+ *                  backend may refuse in2 (WT_ERR_UNSUPPORTED: the caller
+ *                  scales a copy of the gradient)
  *   KERNEL_DISPATCH a custom kernel over p.kernel.tensors (any of them
  *                  written, as the kernel's writable mask says)
  *   DEQUANTIZE     out0 f32 [N, K] = the blocks of in0 (i32 [N, W],

@@ -246,6 +246,13 @@ wt_status cpu_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
     int64_t n = u->param->numel;
     /* The step's scalars: the optimizer's on the device, else the node's. */
     float lr = u->lr, bias1 = u->bias1, bias2 = u->bias2, dampening = u->dampening;
+    /* Clipping's factor, as cpu_grad_clip_scale computes it. */
+    float clip = 1.0f;
+    if (u->clip_norm) {
+        if (u->clip_norm->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "cpu optimizer step: the norm must be f32");
+        float q = u->max_norm / (cpu_data(u->clip_norm)[0] + 1e-6f);
+        clip = isnan(q) ? q : fminf(q, 1.0f);
+    }
     if (u->sched) {
         const uint32_t *w = sched_words(u->sched);
         lr = word_f32(w, WT_OPT_SCHED_LR);
@@ -258,7 +265,7 @@ wt_status cpu_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
     if (u->kind == WT_OPT_SGD) {
 #pragma omp parallel for num_threads(cpu_threads(ctx)) if (n >= CPU_PARALLEL_MIN)
         for (int64_t i = 0; i < n; i++) {
-            float gi = g[i] + u->weight_decay * p[i];
+            float gi = g[i] * clip + u->weight_decay * p[i];
             if (m) {
                 float b = u->momentum * m[i] + (1.0f - dampening) * gi;
                 m[i] = b;
@@ -269,7 +276,7 @@ wt_status cpu_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
     } else {
 #pragma omp parallel for num_threads(cpu_threads(ctx)) if (n >= CPU_PARALLEL_MIN)
         for (int64_t i = 0; i < n; i++) {
-            float gi = g[i];
+            float gi = g[i] * clip;
             float pi = p[i] * (1.0f - lr * u->weight_decay);
             float mi = u->beta1 * m[i] + (1.0f - u->beta1) * gi;
             float vi = u->beta2 * v[i] + (1.0f - u->beta2) * gi * gi;

@@ -424,6 +424,11 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
         return wg_win_scatter_add_rows(ctx, in[0], in[1], n->p.rows.plane, n->p.rows.plane_rows, out[0]);
     case WT_NODE_OPTIMIZER_STEP: {
         wt_optimizer_update u = wt_node_optimizer_update(n);
+        if (u.clip_norm && (wg_needs_windows(ctx, u.clip_norm) || u.clip_norm->storage == u.param->storage ||
+                            (u.m && u.clip_norm->storage == u.m->storage) ||
+                            (u.v && u.clip_norm->storage == u.v->storage)))
+            return wt_fail(WT_ERR_UNSUPPORTED, "webgpu optimizer step: the norm of clipping is past one binding "
+                                               "or in an updated buffer");
         return wg_win_optimizer_step(ctx, &u);
     }
     case WT_NODE_GRAD_CLIP_SCALE:

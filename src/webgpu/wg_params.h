@@ -470,7 +470,8 @@ typedef struct scatter_rows_params {
 typedef struct optimizer_params {
     uint32_t n, p_offset, g_offset, m_offset, v_offset, nesterov;
     float lr, weight_decay, momentum, dampening, beta1, beta2, eps, bias1, bias2;
-    uint32_t s_offset;
+    uint32_t s_offset, c_offset;
+    float max_norm;
 } optimizer_params;
 
 typedef struct optimizer_advance_params {

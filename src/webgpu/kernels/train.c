@@ -131,27 +131,41 @@ wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
     wt_status st;
     if ((st = fits_u32(fn, u->param)) != WT_OK || (st = fits_u32(fn, u->grad)) != WT_OK ||
         (st = fits_u32(fn, u->m)) != WT_OK || (st = fits_u32(fn, u->v)) != WT_OK ||
-        (st = fits_u32(fn, u->sched)) != WT_OK)
+        (st = fits_u32(fn, u->sched)) != WT_OK || (st = fits_u32(fn, u->clip_norm)) != WT_OK)
         return st;
+    if (u->clip_norm && (u->clip_norm->dtype != WT_F32 || wg_get_caps(ctx)->max_storage_buffers < 6))
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: clipping inside the step needs an f32 norm and 6 storage buffers", fn);
     optimizer_params p = {(uint32_t)u->param->numel, (uint32_t)u->param->offset, (uint32_t)u->grad->offset,
            u->m ? (uint32_t)u->m->offset : 0, u->v ? (uint32_t)u->v->offset : 0, u->nesterov,
            u->lr, u->weight_decay, u->momentum, u->dampening, u->beta1, u->beta2, u->eps, u->bias1, u->bias2,
-           u->sched ? (uint32_t)u->sched->offset : 0};
+           u->sched ? (uint32_t)u->sched->offset : 0, u->clip_norm ? (uint32_t)u->clip_norm->offset : 0,
+           u->max_norm};
     /* Absent buffers: small scratch buffers stand in (never touched), one
      * per slot: one buffer bound writable twice, or writable and read-only,
      * in a dispatch is refused by WebGPU. */
     wt_storage *dummy[3] = {NULL, NULL, NULL};
-    wg_binding b[5] = {{u->param->storage, true}, {u->grad->storage, false},
+    wg_binding b[6] = {{u->param->storage, true}, {u->grad->storage, false},
                        {u->m ? u->m->storage : NULL, true}, {u->v ? u->v->storage : NULL, true},
-                       {u->sched ? u->sched->storage : NULL, false}};
+                       {u->sched ? u->sched->storage : NULL, false}, {u->clip_norm ? u->clip_norm->storage : NULL, false}};
     for (int i = 0; i < 3 && st == WT_OK; i++)
         if (!b[2 + i].storage && (st = wg_scratch(ctx, 16, &dummy[i])) == WT_OK) b[2 + i].storage = dummy[i];
-    char prelude[128];
+    /* The factor as grad_clip_scale.wgsl computes it (a NaN kept: WGSL's
+     * min may drop it); the norm's binding only where the step clips. */
+    static const char *k_clip =
+        "@group(0) @binding(6) var<storage, read> clip_norm: array<f32>;\n"
+        "fn clip_factor() -> f32 {\n"
+        "    let q = p.max_norm / (clip_norm[p.c_offset] + 1e-6);\n"
+        "    let q_is_nan = (bitcast<u32>(q) & 0x7fffffffu) > 0x7f800000u;\n"
+        "    return select(min(q, 1.0), q, q_is_nan);\n"
+        "}\n";
+    char prelude[512];
     snprintf(prelude, sizeof prelude,
-             "const OP: u32 = %uu;\nconst HAS_M: bool = %s;\nconst HAS_SCHED: bool = %s;\nconst WG: u32 = %uu;\n",
-             u->kind == WT_OPT_SGD ? 0u : 1u, u->m ? "true" : "false", u->sched ? "true" : "false", ELEM_WG);
+             "const OP: u32 = %uu;\nconst HAS_M: bool = %s;\nconst HAS_SCHED: bool = %s;\nconst WG: u32 = %uu;\n%s",
+             u->kind == WT_OPT_SGD ? 0u : 1u, u->m ? "true" : "false", u->sched ? "true" : "false", ELEM_WG,
+             u->clip_norm ? k_clip : "fn clip_factor() -> f32 { return 1.0; }\n");
     if (st == WT_OK)
-        st = launch(ctx, "optimizer", NULL, prelude, &p, sizeof p, b, 5, ceil_div((uint64_t)u->param->numel, ELEM_WG));
+        st = launch(ctx, "optimizer", NULL, prelude, &p, sizeof p, b, u->clip_norm ? 6 : 5,
+                    ceil_div((uint64_t)u->param->numel, ELEM_WG));
     for (int i = 0; i < 3; i++)
         if (dummy[i]) wg_scratch_release(ctx, dummy[i]);
     return st;
