@@ -227,9 +227,10 @@ WT_API void wt_optimizer_release(wt_optimizer *opt);
  * every gradient is multiplied by min(1, max_norm / (norm + 1e-6)) (each
  * leaf's gradient is replaced by the scaled one: a handle taken earlier
  * with wt_tensor_grad keeps the values before clipping; a gradient nobody
- * else holds is scaled in its own buffer). Computed on the device, in a
- * small kernel a gradient and one for every three: nothing is read back,
- * so the step does not wait for the GPU. total_norm (NULL: not wanted) gets norm as a 0-d f32
+ * else holds is scaled in its own buffer). Computed on the device, the
+ * norms of f32 gradients six a kernel (WT_CLIP_NORMS), the scaling three
+ * gradients a kernel: nothing is read back, so the step does not wait for
+ * the GPU. total_norm (NULL: not wanted) gets norm as a 0-d f32
  * tensor, to read when wanted. Parameters without a gradient are skipped
  * (norm 0 when none has one). max_norm finite and > 0; nparams >= 1. */
 WT_API wt_status wt_clip_grad_norm(int nparams, wt_tensor *const *params, double max_norm,
