@@ -260,15 +260,6 @@ static const c_field wgsl_grad_clip_scale_params[] = {
     F(grad_clip_scale_params, norm_offset), F(grad_clip_scale_params, offset0), F(grad_clip_scale_params, offset1),
     F(grad_clip_scale_params, offset2), F(grad_clip_scale_params, max_norm),
 };
-static const c_field wgsl_adamw_pair_params[] = {
-    F(adamw_pair_params, n0), F(adamw_pair_params, n1), F(adamw_pair_params, p_offset0),
-    F(adamw_pair_params, p_offset1), F(adamw_pair_params, g_offset0), F(adamw_pair_params, g_offset1),
-    F(adamw_pair_params, m_offset0), F(adamw_pair_params, m_offset1), F(adamw_pair_params, v_offset0),
-    F(adamw_pair_params, v_offset1), F(adamw_pair_params, s_offset), F(adamw_pair_params, c_offset),
-    F(adamw_pair_params, weight_decay), F(adamw_pair_params, beta1), F(adamw_pair_params, beta2),
-    F(adamw_pair_params, eps), F(adamw_pair_params, max_norm), F(adamw_pair_params, pad0),
-    F(adamw_pair_params, pad1), F(adamw_pair_params, pad2),
-};
 static const c_field wgsl_grad_norms_params[] = {
     F(grad_norms_params, n0), F(grad_norms_params, n1), F(grad_norms_params, n2), F(grad_norms_params, n3),
     F(grad_norms_params, n4), F(grad_norms_params, n5), F(grad_norms_params, offset0), F(grad_norms_params, offset1),
@@ -456,7 +447,6 @@ static const layout_pair pairs[] = {
     PAIR("gemm_matrix_tiled", "Params", matrix_params, wgsl_gemm_matrix_params),
     PAIR("gemm_splitk", "Params", splitk_params, wgsl_gemm_splitk_params),
     PAIR("grad_clip_scale", "Params", grad_clip_scale_params, wgsl_grad_clip_scale_params),
-    PAIR("adamw_pair", "Params", adamw_pair_params, wgsl_adamw_pair_params),
     PAIR("grad_norms", "Params", grad_norms_params, wgsl_grad_norms_params),
     PAIR("grad_norms_finish", "Params", grad_norms_finish_params, wgsl_grad_norms_finish_params),
     PAIR("gemv_f16", "Params", gemv_f16_params, wgsl_gemv_f16_params),

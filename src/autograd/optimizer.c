@@ -108,49 +108,7 @@ static void param_free(opt_param *p)
     wt_tensor_release(p->t);
     wt_tensor_release(p->s1);
     wt_tensor_release(p->s2);
-    wt_tensor_release(p->m_buf);
-    wt_tensor_release(p->v_buf);
     memset(p, 0, sizeof *p);
-}
-
-/* AdamW's moment buffers hold at most this many elements (64 MiB each). */
-#define MOMENT_BUFFER_ELEMS (INT64_C(1) << 24)
-
-/* A contiguous view of buf at element offset off, of t's shape. */
-static wt_status moment_view(const wt_tensor *buf, int64_t off, const wt_tensor *t, wt_tensor **out)
-{
-    int64_t strides[WT_MAX_DIMS], s = 1;
-    for (int d = t->ndim - 1; d >= 0; d--) strides[d] = s, s *= t->shape[d];
-    return wt_tensor_view(buf, t->ndim, t->shape, strides, buf->offset + off, out);
-}
-
-/* AdamW's zeroed moments of params[0..n-1] (their slots p[0..n-1]), as
- * views of buffers shared by consecutive parameters (a new pair of
- * buffers when MOMENT_BUFFER_ELEMS would be passed). */
-static wt_status make_moments(wt_context *ctx, opt_param *p, int n, wt_tensor *const *params)
-{
-    wt_status st = WT_OK;
-    for (int first = 0; first < n && st == WT_OK;) {
-        int64_t total = 0;
-        int last = first;
-        while (last < n && (last == first || total + params[last]->numel <= MOMENT_BUFFER_ELEMS))
-            total += params[last++]->numel;
-        wt_tensor *m = NULL, *v = NULL;
-        int64_t len = total > 0 ? total : 1;
-        st = wt_tensor_zeros(ctx, WT_F32, 1, &len, &m);
-        if (st == WT_OK) st = wt_tensor_zeros(ctx, WT_F32, 1, &len, &v);
-        int64_t off = 0;
-        for (int i = first; i < last && st == WT_OK; i++) {
-            if ((st = moment_view(m, off, params[i], &p[i].s1)) == WT_OK)
-                st = moment_view(v, off, params[i], &p[i].s2);
-            wt_tensor_retain(m), wt_tensor_retain(v);
-            p[i].m_buf = m, p[i].v_buf = v;
-            off += params[i]->numel;
-        }
-        wt_tensor_release(m), wt_tensor_release(v);
-        first = last;
-    }
-    return st;
 }
 
 /* Appends the parameters with zeroed state; on failure nothing is added. */
@@ -169,20 +127,16 @@ static wt_status add_params(wt_optimizer *o, int n, wt_tensor *const *params, do
     wt_grad_pause_begin(o->ctx, &pz);
     wt_status st = WT_OK;
     int made = 0;
-    for (; made < n; made++) {
+    for (; made < n && st == WT_OK; made++) {
         opt_param *p = &o->p[o->n + made];
         memset(p, 0, sizeof *p);
         wt_tensor *t = params[made];
-        if (one && !two) st = wt_tensor_zeros(o->ctx, WT_F32, t->ndim, t->shape, &p->s1);
+        if (one) st = wt_tensor_zeros(o->ctx, WT_F32, t->ndim, t->shape, &p->s1);
+        if (st == WT_OK && two) st = wt_tensor_zeros(o->ctx, WT_F32, t->ndim, t->shape, &p->s2);
         wt_tensor_retain(t);
         p->t = t;
         p->weight_decay = weight_decay;
-        if (st != WT_OK) {
-            made++;
-            break;
-        }
     }
-    if (st == WT_OK && two) st = make_moments(o->ctx, &o->p[o->n], n, params);
     wt_grad_pause_end(&pz);
     if (st != WT_OK) {
         for (int i = 0; i < made; i++) param_free(&o->p[o->n + i]);
@@ -405,39 +359,10 @@ static wt_status update_param(wt_optimizer *opt, opt_param *p, const wt_tensor *
     return st;
 }
 
-/* Whether parameter p's AdamW update may share a kernel with another's
- * (its gradient g f32 and contiguous, its moments in shared buffers). */
-static bool pairs(const opt_param *p, const wt_tensor *g)
-{
-    return p->m_buf && g->dtype == WT_F32 && wt_layout_is_contiguous(g->ndim, g->shape, g->strides);
-}
-
-/* The AdamW updates of a and b (gradients ga, gb; moments in the same
- * buffers, the same weight decay) in one kernel; where the backend has
- * none for them, one each. */
-static wt_status update_pair(wt_optimizer *opt, opt_param *a, const wt_tensor *ga, opt_param *b, const wt_tensor *gb,
-                             int64_t t, const wt_tensor *clip_norm, double max_norm, wt_tensor **scale)
-{
-    wt_node node = {.kind = WT_NODE_ADAMW_PAIR, .in = {ga, gb, opt->sched, clip_norm},
-                    .out = {a->t, b->t, a->m_buf, a->v_buf}};
-    wt_optimizer_update u = {.kind = WT_OPT_ADAMW, .weight_decay = (float)a->weight_decay,
-                             .beta1 = opt->adam.beta1, .beta2 = opt->adam.beta2, .eps = opt->adam.eps,
-                             .max_norm = (float)max_norm};
-    node.p.pair.u = u;
-    node.p.pair.m[0] = a->s1->offset, node.p.pair.m[1] = b->s1->offset;
-    node.p.pair.v[0] = a->s2->offset, node.p.pair.v[1] = b->s2->offset;
-    wt_status st = wt_node_run(opt->ctx, &node);
-    if (st != WT_ERR_UNSUPPORTED) return st;
-    st = update_param(opt, a, ga, t, clip_norm, max_norm, scale);
-    if (st == WT_OK) st = update_param(opt, b, gb, t, clip_norm, max_norm, scale);
-    return st;
-}
-
-/* The advance of the device scalars, then the updates that read them: all
- * device work, so a captured step replays as the next step (its own step
- * number, rate and bias corrections). AdamW updates parameters two a
- * kernel where they were added together (WT_ADAMW_PAIRS=0: one each).
- * With clip_norm the updates take the gradients times clipping's factor. */
+/* The advance of the device scalars, then one update per parameter that
+ * reads them: all device work, so a captured step replays as the next
+ * step (its own step number, rate and bias corrections). With clip_norm
+ * the updates take the gradients times clipping's factor. */
 static wt_status step(wt_optimizer *opt, const wt_tensor *clip_norm, double max_norm)
 {
     int64_t t = opt->steps + 1;
@@ -445,27 +370,13 @@ static wt_status step(wt_optimizer *opt, const wt_tensor *clip_norm, double max_
     wt_grad_pause_begin(opt->ctx, &pz);
     float omb1 = 0, omb2 = 0;
     if (opt->adamw) omb1 = (float)(1.0 - opt->adam.beta1), omb2 = (float)(1.0 - opt->adam.beta2);
-    const char *knob = wt_knob_text(WT_KNOB_ADAMW_PAIRS);
-    bool pairing = opt->adamw && !(knob && strcmp(knob, "0") == 0) && wt_backend_runs(opt->ctx, WT_NODE_ADAMW_PAIR);
     wt_tensor *scale = NULL;
-    opt_param *held = NULL; /* a parameter waiting for its pair */
-    const wt_tensor *held_grad = NULL;
     wt_status st = wt_optimizer_advance(opt->sched, omb1, omb2);
     for (int i = 0; i < opt->n && st == WT_OK; i++) {
         opt_param *p = &opt->p[i];
         wt_tensor *g = p->t->autograd ? p->t->autograd->grad : NULL;
-        if (!g) continue;
-        if (!pairing || !pairs(p, g)) {
-            st = update_param(opt, p, g, t, clip_norm, max_norm, &scale);
-        } else if (held && held->m_buf == p->m_buf && held->weight_decay == p->weight_decay) {
-            st = update_pair(opt, held, held_grad, p, g, t, clip_norm, max_norm, &scale);
-            held = NULL;
-        } else {
-            if (held) st = update_param(opt, held, held_grad, t, clip_norm, max_norm, &scale);
-            held = p, held_grad = g;
-        }
+        if (g) st = update_param(opt, p, g, t, clip_norm, max_norm, &scale);
     }
-    if (held && st == WT_OK) st = update_param(opt, held, held_grad, t, clip_norm, max_norm, &scale);
     wt_tensor_release(scale);
     wt_grad_pause_end(&pz);
     /* After a failure the device count may be ahead of the host's. */

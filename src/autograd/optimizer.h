@@ -9,9 +9,6 @@
 typedef struct opt_param {
     wt_tensor *t;
     wt_tensor *s1, *s2; /* SGD: momentum buffer (or NULL); AdamW: m, v */
-    /* AdamW: the buffers s1 and s2 are views of, shared by the parameters
-     * added together (so that two parameters' updates can be one kernel). */
-    wt_tensor *m_buf, *v_buf;
     double weight_decay;
 } opt_param;
 

@@ -12,7 +12,7 @@
  * included) unless the kind says otherwise; outputs are fresh contiguous
  * tensors of the backend's storage, except for the kinds that update a
  * tensor in place (COPY_INTO, SCATTER_ADD, SCATTER_ADD_ROWS,
- * OPTIMIZER_STEP, ADAMW_PAIR, GRAD_CLIP_SCALE, KERNEL_DISPATCH), whose mutated tensors are outputs too. */
+ * OPTIMIZER_STEP, GRAD_CLIP_SCALE, KERNEL_DISPATCH), whose mutated tensors are outputs too. */
 #ifndef WT_NODE_H
 #define WT_NODE_H
 
@@ -367,16 +367,6 @@ enum {
  *                  + 1e-6)) with m = p.clip.max_norm (as f32) and in0 the
  *                  global norm (f32, 1 element), a NaN factor kept
  *                  (wt_clip_grad_norm's scaling, in place)
- *   ADAMW_PAIR     the AdamW steps of two parameters, as OPTIMIZER_STEP's
- *                  with device scalars, in one kernel: out0 and out1 the
- *                  parameters (updated) by in0 and in1 their gradients,
- *                  out2 and out3 the buffers of their first and second
- *                  moments (updated; parameter k's at element offsets
- *                  p.pair.m[k] and p.pair.v[k] of their storages), in2 the
- *                  optimizer's device scalars, in3 NULL or clipping's
- *                  global norm; all f32 and contiguous; p.pair.u the
- *                  hyper-parameters (its tensors unused). A backend may
- *                  refuse (WT_ERR_UNSUPPORTED: one OPTIMIZER_STEP each)
  *   GRAD_NORMS     out0 [k] (f32, contiguous; k >= the inputs given) gets
  *                  the 2-norm of each of in0 .. in(k-1) (f32, contiguous,
  *                  not empty; the first NULL ends them) in order:
@@ -413,7 +403,7 @@ double wt_rope_frequency(const wt_rope_freqs *f, int64_t i, int64_t D);
     X(LINEAR_QUANT, linear_quant) X(SAMPLE, sample) X(LINEAR_FUSED, linear_fused)              \
     X(ROPE_KV_CACHE, rope_kv_cache) X(NORM_BACKWARD, norm_backward)                         \
     X(GRAD_CLIP_SCALE, grad_clip_scale) X(ROPE_KV_ATTENTION, rope_kv_attention)              \
-    X(GRAD_NORMS, grad_norms) X(ADAMW_PAIR, adamw_pair)
+    X(GRAD_NORMS, grad_norms)
 
 typedef enum wt_node_kind {
 #define WT_NODE_KIND_ENUM(ID, name) WT_NODE_##ID,
@@ -425,7 +415,7 @@ typedef enum wt_node_kind {
 /* The bit of kind in wt_backend_ops.runs. */
 #define WT_NODE_BIT(kind) (UINT64_C(1) << (kind))
 
-enum { WT_NODE_MAX_IN = 6, WT_NODE_MAX_OUT = 4 };
+enum { WT_NODE_MAX_IN = 6, WT_NODE_MAX_OUT = 3 };
 
 typedef struct wt_node {
     wt_node_kind kind;
@@ -455,7 +445,6 @@ typedef struct wt_node {
         struct { int64_t plane, plane_rows; } rows;
         wt_optimizer_update opt; /* its tensors: out0, out1, out2, in0 */
         struct { double max_norm; } clip; /* GRAD_CLIP_SCALE */
-        struct { wt_optimizer_update u; int64_t m[2], v[2]; } pair; /* ADAMW_PAIR */
         /* DEQUANTIZE, LINEAR_QUANT (rms_norm, swiglu, eps: LINEAR_QUANT's
          * fused prologue and epilogue, as LINEAR_FUSED's) */
         struct { wt_quant_type type; int64_t k; bool rms_norm, swiglu; float eps; } quant;

@@ -143,20 +143,6 @@ static wt_status cpu_run(wt_context *ctx, const wt_node *n)
         return cpu_optimizer_step(ctx, &u);
     }
     case WT_NODE_GRAD_CLIP_SCALE: return cpu_grad_clip_scale(ctx, in[0], n->p.clip.max_norm, out);
-    case WT_NODE_ADAMW_PAIR: {
-        /* Each parameter as its own step, over views of the moment buffers. */
-        wt_status st = WT_OK;
-        for (int k = 0; k < 2 && st == WT_OK; k++) {
-            wt_tensor m = *out[2], v = *out[3];
-            m.offset = n->p.pair.m[k], v.offset = n->p.pair.v[k];
-            m.numel = v.numel = out[k]->numel;
-            wt_optimizer_update u = n->p.pair.u;
-            u.kind = WT_OPT_ADAMW;
-            u.param = out[k], u.grad = in[k], u.m = &m, u.v = &v, u.sched = in[2], u.clip_norm = in[3];
-            st = cpu_optimizer_step(ctx, &u);
-        }
-        return st;
-    }
     case WT_NODE_GRAD_NORMS: {
         int count = 0;
         while (count < WT_NODE_MAX_IN && in[count]) count++;

@@ -444,24 +444,6 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
                 return wt_fail(WT_ERR_UNSUPPORTED, "webgpu grad_clip_scale: the norm lives in a gradient's buffer");
         }
         return wg_op_grad_clip_scale(ctx, in[0], n->p.clip.max_norm, out);
-    case WT_NODE_ADAMW_PAIR: {
-        /* Written buffers: each bound once, and never also read. */
-        const wt_tensor *all[8] = {out[0], out[1], out[2], out[3], in[0], in[1], in[2], in[3]};
-        for (int k = 0; k < 8; k++) {
-            if (!all[k]) continue;
-            if (wg_needs_windows(ctx, all[k]))
-                return wt_fail(WT_ERR_UNSUPPORTED, "webgpu adamw_pair: tensors past one binding");
-            for (int j = 0; j < k && j < 4; j++)
-                if (all[j]->storage == all[k]->storage)
-                    return wt_fail(WT_ERR_UNSUPPORTED, "webgpu adamw_pair: an updated buffer bound twice");
-        }
-        wt_optimizer_update u = n->p.pair.u;
-        u.sched = in[2];
-        u.clip_norm = in[3];
-        if (!u.sched) return wt_fail(WT_ERR_UNSUPPORTED, "webgpu adamw_pair: no device scalars");
-        return wg_op_adamw_pair(ctx, &u, out, (const wt_tensor *const[2]){in[0], in[1]}, out[2], out[3],
-                                n->p.pair.m, n->p.pair.v);
-    }
     case WT_NODE_GRAD_NORMS: {
         int count = 0;
         while (count < WT_NODE_MAX_IN && in[count]) count++;

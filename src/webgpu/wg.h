@@ -477,12 +477,6 @@ wt_status wg_op_grad_clip_scale(wt_context *ctx, const wt_tensor *norm, double m
  * at least count long. One dispatch where every x[k] is one chunk, else
  * two. WT_ERR_UNSUPPORTED where the device binds fewer than seven
  * storage buffers a stage. */
-/* ADAMW_PAIR (core/node.h): u's hyper-parameters, sched and clip_norm;
- * m_off / v_off element offsets of each parameter's moments in m's and
- * v's storages. Every buffer within one binding, none bound twice. */
-wt_status wg_op_adamw_pair(wt_context *ctx, const wt_optimizer_update *u, wt_tensor *const param[2],
-                           const wt_tensor *const grad[2], wt_tensor *m, wt_tensor *v, const int64_t m_off[2],
-                           const int64_t v_off[2]);
 wt_status wg_op_grad_norms(wt_context *ctx, int count, const wt_tensor *const x[6], wt_tensor *out);
 
 #endif /* WT_WG_H */

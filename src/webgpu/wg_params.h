@@ -486,14 +486,6 @@ typedef struct grad_clip_scale_params {
     float max_norm;
 } grad_clip_scale_params;
 
-/* Same layout as adamw_pair.wgsl's Params. */
-typedef struct adamw_pair_params {
-    uint32_t n0, n1, p_offset0, p_offset1, g_offset0, g_offset1, m_offset0, m_offset1, v_offset0, v_offset1;
-    uint32_t s_offset, c_offset;
-    float weight_decay, beta1, beta2, eps, max_norm;
-    uint32_t pad0, pad1, pad2;
-} adamw_pair_params;
-
 /* Same layout as grad_norms.wgsl's Params. */
 typedef struct grad_norms_params {
     uint32_t n0, n1, n2, n3, n4, n5;

@@ -125,25 +125,6 @@ wt_status wg_op_optimizer_advance(wt_context *ctx, const wt_optimizer_update *u)
     return launch(ctx, "optimizer_advance", NULL, NULL, &p, sizeof p, b, 1, 1);
 }
 
-/* clip_factor() for the update kernels: 1, or clipping's factor as
- * grad_clip_scale.wgsl computes it (a NaN kept: WGSL's min may drop it)
- * from the norm, then bound at `binding`. */
-static void clip_prelude(char *buf, size_t size, bool clips, int binding)
-{
-    if (!clips) {
-        snprintf(buf, size, "fn clip_factor() -> f32 { return 1.0; }\n");
-        return;
-    }
-    snprintf(buf, size,
-             "@group(0) @binding(%d) var<storage, read> clip_norm: array<f32>;\n"
-             "fn clip_factor() -> f32 {\n"
-             "    let q = p.max_norm / (clip_norm[p.c_offset] + 1e-6);\n"
-             "    let q_is_nan = (bitcast<u32>(q) & 0x7fffffffu) > 0x7f800000u;\n"
-             "    return select(min(q, 1.0), q, q_is_nan);\n"
-             "}\n",
-             binding);
-}
-
 wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
 {
     const char *fn = "webgpu optimizer step";
@@ -168,11 +149,20 @@ wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
                        {u->sched ? u->sched->storage : NULL, false}, {u->clip_norm ? u->clip_norm->storage : NULL, false}};
     for (int i = 0; i < 3 && st == WT_OK; i++)
         if (!b[2 + i].storage && (st = wg_scratch(ctx, 16, &dummy[i])) == WT_OK) b[2 + i].storage = dummy[i];
-    char prelude[512], clip[320];
-    clip_prelude(clip, sizeof clip, u->clip_norm != NULL, 6);
+    /* The factor as grad_clip_scale.wgsl computes it (a NaN kept: WGSL's
+     * min may drop it); the norm's binding only where the step clips. */
+    static const char *k_clip =
+        "@group(0) @binding(6) var<storage, read> clip_norm: array<f32>;\n"
+        "fn clip_factor() -> f32 {\n"
+        "    let q = p.max_norm / (clip_norm[p.c_offset] + 1e-6);\n"
+        "    let q_is_nan = (bitcast<u32>(q) & 0x7fffffffu) > 0x7f800000u;\n"
+        "    return select(min(q, 1.0), q, q_is_nan);\n"
+        "}\n";
+    char prelude[512];
     snprintf(prelude, sizeof prelude,
              "const OP: u32 = %uu;\nconst HAS_M: bool = %s;\nconst HAS_SCHED: bool = %s;\nconst WG: u32 = %uu;\n%s",
-             u->kind == WT_OPT_SGD ? 0u : 1u, u->m ? "true" : "false", u->sched ? "true" : "false", ELEM_WG, clip);
+             u->kind == WT_OPT_SGD ? 0u : 1u, u->m ? "true" : "false", u->sched ? "true" : "false", ELEM_WG,
+             u->clip_norm ? k_clip : "fn clip_factor() -> f32 { return 1.0; }\n");
     if (st == WT_OK)
         st = launch(ctx, "optimizer", NULL, prelude, &p, sizeof p, b, u->clip_norm ? 6 : 5,
                     ceil_div((uint64_t)u->param->numel, ELEM_WG));
@@ -272,39 +262,4 @@ wt_status wg_op_grad_norms(wt_context *ctx, int count, const wt_tensor *const x[
     for (int k = 0; k < 6; k++)
         if (dummy[k]) wg_scratch_release(ctx, dummy[k]);
     return st;
-}
-
-wt_status wg_op_adamw_pair(wt_context *ctx, const wt_optimizer_update *u, wt_tensor *const param[2],
-                           const wt_tensor *const grad[2], wt_tensor *m, wt_tensor *v, const int64_t m_off[2],
-                           const int64_t v_off[2])
-{
-    const char *fn = "webgpu adamw_pair";
-    /* Two parameters and their gradients, the moments, the scalars (and the norm). */
-    if (wg_get_caps(ctx)->max_storage_buffers < (u->clip_norm ? 8u : 7u))
-        return wt_fail(WT_ERR_UNSUPPORTED, "%s: the device binds too few storage buffers", fn);
-    wt_status st = WT_OK;
-    const wt_tensor *all[8] = {param[0], param[1], grad[0], grad[1], m, v, u->sched, u->clip_norm};
-    for (int k = 0; k < 8 && st == WT_OK; k++) st = fits_u32(fn, all[k]);
-    if (st != WT_OK) return st;
-    uint64_t total = (uint64_t)param[0]->numel + (uint64_t)param[1]->numel;
-    uint64_t ends[4] = {(uint64_t)m_off[0] + (uint64_t)param[0]->numel, (uint64_t)m_off[1] + (uint64_t)param[1]->numel,
-                        (uint64_t)v_off[0] + (uint64_t)param[0]->numel, (uint64_t)v_off[1] + (uint64_t)param[1]->numel};
-    if (total >= UINT32_MAX || m_off[0] < 0 || m_off[1] < 0 || v_off[0] < 0 || v_off[1] < 0 ||
-        ends[0] > m->storage->bytes / 4 || ends[1] > m->storage->bytes / 4 || ends[2] > v->storage->bytes / 4 ||
-        ends[3] > v->storage->bytes / 4 || ends[0] >= UINT32_MAX || ends[1] >= UINT32_MAX || ends[2] >= UINT32_MAX ||
-        ends[3] >= UINT32_MAX)
-        return wt_fail(WT_ERR_UNSUPPORTED, "%s: moments outside their buffers or past 32-bit indexing", fn);
-    adamw_pair_params p = {(uint32_t)param[0]->numel, (uint32_t)param[1]->numel,
-                           (uint32_t)param[0]->offset, (uint32_t)param[1]->offset,
-                           (uint32_t)grad[0]->offset, (uint32_t)grad[1]->offset,
-                           (uint32_t)m_off[0], (uint32_t)m_off[1], (uint32_t)v_off[0], (uint32_t)v_off[1],
-                           (uint32_t)u->sched->offset, u->clip_norm ? (uint32_t)u->clip_norm->offset : 0,
-                           u->weight_decay, u->beta1, u->beta2, u->eps, u->max_norm, 0, 0, 0};
-    wg_binding b[8] = {{param[0]->storage, true}, {grad[0]->storage, false}, {param[1]->storage, true},
-                       {grad[1]->storage, false}, {m->storage, true}, {v->storage, true},
-                       {u->sched->storage, false}, {u->clip_norm ? u->clip_norm->storage : NULL, false}};
-    char prelude[400], clip[320];
-    clip_prelude(clip, sizeof clip, u->clip_norm != NULL, 8);
-    snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\n%s", ELEM_WG, clip);
-    return launch(ctx, "adamw_pair", NULL, prelude, &p, sizeof p, b, u->clip_norm ? 8 : 7, ceil_div(total, ELEM_WG));
 }
