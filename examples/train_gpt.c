@@ -18,7 +18,7 @@
  *   train_gpt [--backend auto|cpu|webgpu|vulkan|gles] [--data PATH]
  *             [--layers 6] [--dim 384] [--heads 6] [--context 256]
  *             [--batch 64] [--steps 5000] [--lr 1e-3] [--min-lr LR/10]
- *             [--warmup 100] [--weight-decay 0.1] [--clip 1.0] [--norm layer|rms]
+ *             [--warmup 100] [--weight-decay 0.1] [--clip 1.0] [--clip-mode in-step|separate] [--norm layer|rms]
  *             [--seed 1] [--print-every 100] [--eval-every 500]
  *             [--eval-batches 20] [--sample 400] [--temperature 0.8]
  *             [--max-loss X] [--print-loss] [--save-init FILE] [--graph]
@@ -33,7 +33,9 @@
  * since the last one, tokens/s and the memory held; the validation loss
  * (--eval-batches batches of the held-out text) follows every --eval-every
  * steps (0: at the end only). --clip clips the gradients by their global
- * norm (0: off). After training, --sample characters are drawn from the
+ * norm (0: off): inside the AdamW step (wt_optimizer_step_clipped), or with
+ * --clip-mode separate first on the gradients themselves
+ * (wt_optimizer_clip_grad_norm, then wt_optimizer_step). After training, --sample characters are drawn from the
  * model (--temperature 0: always the most likely one).
  * --max-loss makes the run fail (exit 1) unless the mean training loss of
  * the last progress interval is below X; a validation loss that is not
@@ -514,6 +516,19 @@ static int optimizer_init(model *md, int steps, int warmup, double lr, double mi
     return st == WT_OK;
 }
 
+/* --clip-mode separate: the gradients clipped first, then the step. */
+static bool g_clip_separate;
+
+/* The AdamW step, clipped by the global norm clip (0: not) as
+ * --clip-mode says. */
+static wt_status clip_and_step(wt_optimizer *opt, double clip)
+{
+    if (clip <= 0) return wt_optimizer_step(opt);
+    if (!g_clip_separate) return wt_optimizer_step_clipped(opt, clip, NULL);
+    wt_status st = wt_optimizer_clip_grad_norm(opt, clip, NULL);
+    return st == WT_OK ? wt_optimizer_step(opt) : st;
+}
+
 /* Backward from loss, then one AdamW step (the optimizer object) on every
  * parameter and their gradients dropped. Data-parallel: the loss (a copy
  * off the tape, replacing *loss) and every gradient are averaged over the
@@ -561,8 +576,7 @@ static bool optimize(step *a, model *md, wt_tensor **loss, int64_t t, double cli
         free(list);
         wt_no_grad_end(md->ctx);
     }
-    if (a->st == WT_OK && (clip <= 0 || ok(a, wt_optimizer_clip_grad_norm(md->opt, clip, NULL))))
-        ok(a, wt_optimizer_step(md->opt));
+    if (a->st == WT_OK) ok(a, clip_and_step(md->opt, clip));
     wt_optimizer_zero_grad(md->opt);
     return a->st == WT_OK;
 }
@@ -605,8 +619,7 @@ static wt_tensor *replayed_step(step *a, model *md, replay *rp, const int32_t *x
     if (rp->graph) return ok(a, wt_graph_replay(rp->graph)) ? rp->loss : NULL;
     if (!ok(a, wt_graph_begin(md->ctx))) return NULL;
     wt_tensor *loss = loss_on(a, md, rp->tokens, rp->targets);
-    if (loss && ok(a, wt_backward(loss)) && (clip <= 0 || ok(a, wt_optimizer_clip_grad_norm(md->opt, clip, NULL))))
-        ok(a, wt_optimizer_step(md->opt));
+    if (loss && ok(a, wt_backward(loss))) ok(a, clip_and_step(md->opt, clip));
     /* Dropping the gradients records nothing: every replay writes them
      * again (the graph holds them) before its AdamW step reads them. */
     wt_optimizer_zero_grad(md->opt);
@@ -736,6 +749,13 @@ int main(int argc, char **argv)
         else if (strcmp(o, "--warmup") == 0) warmup = atoi(v);
         else if (strcmp(o, "--weight-decay") == 0) weight_decay = atof(v);
         else if (strcmp(o, "--clip") == 0) clip = atof(v);
+        else if (strcmp(o, "--clip-mode") == 0) {
+            if (strcmp(v, "separate") != 0 && strcmp(v, "in-step") != 0) {
+                fprintf(stderr, "--clip-mode is in-step or separate\n");
+                return 2;
+            }
+            g_clip_separate = strcmp(v, "separate") == 0;
+        }
         else if (strcmp(o, "--norm") == 0) norm_name = v;
         else if (strcmp(o, "--seed") == 0) seed = strtoull(v, NULL, 10);
         else if (strcmp(o, "--print-every") == 0) print_every = atoi(v);

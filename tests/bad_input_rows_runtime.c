@@ -230,6 +230,10 @@ ROWFN(optimizer_clip_grad_norm)
 {
     OPT_ROW(wt_optimizer_clip_grad_norm(PTR("opt", opt), EPS("max_norm", 1.0f), OUTO("total_norm")));
 }
+ROWFN(optimizer_step_clipped)
+{
+    OPT_ROW(wt_optimizer_step_clipped(PTR("opt", opt), EPS("max_norm", 1.0f), OUTO("total_norm")));
+}
 ROWFN(optimizer_set_schedule)
 {
     wt_lr_schedule_options s;
@@ -468,7 +472,7 @@ static const slot_row ROWS[] = {
     R(tensor_set_requires_grad), R(tensor_grad), R(tensor_zero_grad), R(tensor_set_grad_ready_hook), R(backward), R(backward_ex), R(grad),
     R(detach), R(no_grad_begin), R(no_grad_end), R(optimizer_create_sgd), R(optimizer_create_adamw),
     R(optimizer_add_params), R(optimizer_step), R(optimizer_zero_grad), R(optimizer_set_lr), R(optimizer_read_steps),
-    R(optimizer_clip_grad_norm), R(optimizer_set_schedule), R(clip_grad_norm), R(lr_schedule_at),
+    R(optimizer_clip_grad_norm), R(optimizer_step_clipped), R(optimizer_set_schedule), R(clip_grad_norm), R(lr_schedule_at),
     R(grad_scaler_create), R(grad_scaler_scale), R(grad_scaler_unscale), R(grad_scaler_step),
     R(grad_scaler_current_scale), R(grad_scaler_found_inf), R_ALT(kernel_create, WT_ERR_UNSUPPORTED),
     R_ALT(kernel_dispatch, WT_ERR_INVALID_ARGUMENT),

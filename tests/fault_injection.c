@@ -597,24 +597,33 @@ static wt_status norm_backward_workload(wt_context *ctx, float *result)
     return st;
 }
 
-/* An optimizer's life: made over two leaves (AdamW), gradients from a
- * backward of a scaled loss, unscaled, clipped, one step through the
- * scaler, zero_grad, released; the weights read. */
+/* An optimizer's life: made over three leaves (AdamW; one of more
+ * elements than a workgroup of the batched clipping norms sums, so that
+ * they take their second pass), gradients from a backward of a scaled
+ * loss, unscaled, clipped, one step through the scaler, zero_grad,
+ * released; the weights read. */
+enum { OPT_BIG = 5000 };
 static wt_status optimizer_workload(wt_context *ctx, float *result)
 {
     static const float dw[SCOPE_FLOATS] = {0.5f, -1, 2, 3, -0.25f, 1};
-    const int64_t s23[2] = {2, 3}, s3 = 3;
+    const int64_t s23[2] = {2, 3}, s3 = 3, sbig = OPT_BIG;
     wt_tensor *w = NULL, *b = NULL, *y = NULL, *l = NULL, *norm = NULL, *scaled = NULL;
+    wt_tensor *big = NULL, *lb = NULL, *lt = NULL;
     wt_optimizer *opt = NULL;
     wt_grad_scaler *sc = NULL;
     wt_status st = wt_tensor_from_data(ctx, WT_F32, 2, s23, dw, &w);
     if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 1, &s3, dw, &b);
+    if (st == WT_OK) st = wt_tensor_full(ctx, WT_F32, 1, &sbig, 0.01, &big);
     if (st == WT_OK) st = wt_tensor_set_requires_grad(w, true);
     if (st == WT_OK) st = wt_tensor_set_requires_grad(b, true);
+    if (st == WT_OK) st = wt_tensor_set_requires_grad(big, true);
     if (st == WT_OK) st = wt_optimizer_create_adamw(1, &w, NULL, &opt);
     if (st == WT_OK) st = wt_optimizer_add_params(opt, 1, &b, 0.0);
+    if (st == WT_OK) st = wt_optimizer_add_params(opt, 1, &big, 0.0);
     if (st == WT_OK) st = wt_mul(w, b, &y);
-    if (st == WT_OK) st = wt_sum(y, 0, NULL, false, &l);
+    if (st == WT_OK) st = wt_sum(y, 0, NULL, false, &lt);
+    if (st == WT_OK) st = wt_sum(big, 0, NULL, false, &lb);
+    if (st == WT_OK) st = wt_add(lt, lb, &l);
     if (st == WT_OK) st = wt_grad_scaler_create(ctx, NULL, &sc);
     if (st == WT_OK) st = wt_grad_scaler_scale(sc, l, &scaled);
     if (st == WT_OK) st = wt_backward(scaled);
@@ -625,7 +634,35 @@ static wt_status optimizer_workload(wt_context *ctx, float *result)
     if (st == WT_OK) st = wt_tensor_read(w, result, sizeof(float) * SCOPE_FLOATS);
     wt_optimizer_release(opt);
     wt_grad_scaler_release(sc);
-    wt_tensor *all[] = {w, b, y, l, norm, scaled};
+    wt_tensor *all[] = {w, b, y, l, norm, scaled, big, lb, lt};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
+    return st;
+}
+
+/* An AdamW step clipped inside its update kernels
+ * (wt_optimizer_step_clipped) over the leaves of optimizer_workload, the
+ * norm kept; the weights read. */
+static wt_status clipped_step_workload(wt_context *ctx, float *result)
+{
+    static const float dw[SCOPE_FLOATS] = {0.5f, -1, 2, 3, -0.25f, 1};
+    const int64_t s23[2] = {2, 3}, sbig = OPT_BIG;
+    wt_tensor *w = NULL, *big = NULL, *y = NULL, *l = NULL, *lb = NULL, *lt = NULL, *norm = NULL;
+    wt_optimizer *opt = NULL;
+    wt_status st = wt_tensor_from_data(ctx, WT_F32, 2, s23, dw, &w);
+    if (st == WT_OK) st = wt_tensor_full(ctx, WT_F32, 1, &sbig, 0.01, &big);
+    if (st == WT_OK) st = wt_tensor_set_requires_grad(w, true);
+    if (st == WT_OK) st = wt_tensor_set_requires_grad(big, true);
+    wt_tensor *ps[2] = {w, big};
+    if (st == WT_OK) st = wt_optimizer_create_adamw(2, ps, NULL, &opt);
+    if (st == WT_OK) st = wt_mul(w, w, &y);
+    if (st == WT_OK) st = wt_sum(y, 0, NULL, false, &lt);
+    if (st == WT_OK) st = wt_sum(big, 0, NULL, false, &lb);
+    if (st == WT_OK) st = wt_add(lt, lb, &l);
+    if (st == WT_OK) st = wt_backward(l);
+    if (st == WT_OK) st = wt_optimizer_step_clipped(opt, 0.5, &norm);
+    if (st == WT_OK) st = wt_tensor_read(w, result, sizeof(float) * SCOPE_FLOATS);
+    wt_optimizer_release(opt);
+    wt_tensor *all[] = {w, big, y, l, lb, lt, norm};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
     return st;
 }
@@ -1040,6 +1077,7 @@ int main(int argc, char **argv)
     alloc_phase(be, "attention autograd, 4 keys", attention_grad_product_workload);
     alloc_phase(be, "norm backward", norm_backward_workload);
     alloc_phase(be, "optimizer", optimizer_workload);
+    alloc_phase(be, "optimizer, clipped in the step", clipped_step_workload);
     alloc_phase(be, "graph", graph_workload);
     alloc_phase(be, "graph with step values", step_values_workload);
     alloc_phase(be, "sampling, captured", sample_workload);

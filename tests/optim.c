@@ -8,6 +8,7 @@
  * stays flat over training steps. A whole training step captured as a
  * graph and replayed equals the eager steps bit for bit, and the device's
  * scheduled learning rates equal wt_lr_schedule_at's to float rounding. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_util.h"
 
 #include <math.h>
@@ -324,6 +325,158 @@ static void test_clip_reference(void)
         want = sqrt(sumsq);
     }
     for (int i = 0; i < CLIP_PARAMS; i++) wt_tensor_release(ps[i]), free(gv[i]);
+}
+
+/* Whether the profile of g_ctx lists the batched per-gradient norms. */
+static bool profile_lists_grad_norms(void)
+{
+    wt_profile_entry e[64];
+    int count = 0;
+    bool gpu = false;
+    if (wt_context_profile_summary(g_ctx, e, 64, &count, &gpu) != WT_OK) return false;
+    for (int i = 0; i < count && i < 64; i++)
+        if (strcmp(e[i].name, "grad_norms") == 0) return true;
+    return false;
+}
+
+/* Clipping of many gradients, with WT_CLIP_NORMS set to knob (NULL: the
+ * default, several gradients' norms a kernel): sizes below, at and above
+ * one workgroup's chunk of the WebGPU kernel, in batches of one dispatch
+ * (small ones only) and of two, against the global norm and the scaled
+ * gradients in double. The batched kernel runs by default wherever the
+ * backend can bind it, never with "each". */
+enum { MANY_PARAMS = 15 };
+
+static void test_clip_many(const char *knob)
+{
+    static const int64_t sizes[MANY_PARAMS] = {1, 3, 384, 4096, 4097, 25700, 7, 1536, 9000, 2, 65, 40000, 12, 384, 5};
+    wt_tensor *ps[MANY_PARAMS] = {0};
+    float *gv[MANY_PARAMS] = {0};
+    double sumsq = 0;
+    bool ok = true;
+    if (knob) setenv("WT_CLIP_NORMS", knob, 1);
+    for (int i = 0; i < MANY_PARAMS && ok; i++) {
+        int64_t n = sizes[i];
+        gv[i] = malloc((size_t)n * sizeof(float));
+        float *w0 = calloc((size_t)n, sizeof(float));
+        ok = gv[i] && w0;
+        for (int64_t k = 0; ok && k < n; k++) {
+            gv[i][k] = (float)(0.3 * cos(0.11 * (double)k + 0.7 * i) + 0.01 * (double)(i % 5));
+            sumsq += (double)gv[i][k] * gv[i][k];
+        }
+        ok = ok && (ps[i] = param(w0, n)) != NULL && grad_is(ps[i], gv[i], n);
+        free(w0);
+    }
+    double want = sqrt(sumsq), max_norm = want / 5, factor = max_norm / (want + 1e-6);
+    wt_tensor *norm = NULL;
+    float nv = NAN;
+    ok = ok && wt_context_profile_begin(g_ctx) == WT_OK;
+    ok = ok && wt_clip_grad_norm(MANY_PARAMS, ps, max_norm, &norm) == WT_OK && read_vec(norm, &nv, 1);
+    ok = wt_context_profile_end(g_ctx) == WT_OK && ok;
+    bool batched = ok && profile_lists_grad_norms();
+    /* A WebGPU device that binds fewer than seven storage buffers a
+     * stage has no batched kernel. */
+    wt_adapter_info info;
+    bool can_batch = wt_context_adapter_info(g_ctx, &info) != WT_OK || info.max_storage_buffers_per_shader_stage >= 7;
+    double grad_err = 0;
+    for (int i = 0; i < MANY_PARAMS && ok; i++) {
+        wt_tensor *g = NULL;
+        float *got = malloc((size_t)sizes[i] * sizeof *got);
+        ok = got && wt_tensor_grad(ps[i], &g) == WT_OK && read_vec(g, got, sizes[i]);
+        for (int64_t k = 0; ok && k < sizes[i]; k++)
+            grad_err = fmax(grad_err, fabs(got[k] - gv[i][k] * factor) / (fabs(gv[i][k] * factor) + 1e-6));
+        free(got);
+        wt_tensor_release(g);
+    }
+    double norm_err = fabs(nv - want) / want;
+    bool expect = knob == NULL && can_batch;
+    CHECK(ok && norm_err < 1e-5 && grad_err < 1e-5 && batched == expect,
+          "clip_grad_norm of %d gradients (WT_CLIP_NORMS=%s): norm %.9g vs %.9g in double (rel %.2g), gradients "
+          "x %.6g (max rel error %.2g), batched norms kernel %s (expected %s)",
+          MANY_PARAMS, knob ? knob : "default", nv, want, norm_err, factor, grad_err, batched ? "ran" : "did not run",
+          expect ? "to run" : "not to");
+    wt_tensor_release(norm);
+    for (int i = 0; i < MANY_PARAMS; i++) wt_tensor_release(ps[i]), free(gv[i]);
+    if (knob) unsetenv("WT_CLIP_NORMS");
+}
+
+/* wt_optimizer_step_clipped against wt_optimizer_clip_grad_norm then
+ * wt_optimizer_step on a copy of the same parameters and gradients (AdamW
+ * and SGD with momentum, three steps, the bound below the norm and above
+ * it): the same parameters to f32 rounding, the same total norm, and the
+ * gradients left as backward made them. */
+enum { SC_PARAMS = 8 };
+
+static void test_step_clipped(bool adamw)
+{
+    static const int64_t sizes[SC_PARAMS] = {3, 384, 5000, 1, 12, 700, 64, 9};
+    wt_tensor *a[SC_PARAMS] = {0}, *b[SC_PARAMS] = {0};
+    float *gv[SC_PARAMS] = {0}, *w0[SC_PARAMS] = {0};
+    bool ok = true;
+    for (int i = 0; i < SC_PARAMS && ok; i++) {
+        gv[i] = malloc((size_t)sizes[i] * sizeof(float));
+        w0[i] = malloc((size_t)sizes[i] * sizeof(float));
+        ok = gv[i] && w0[i];
+        for (int64_t k = 0; ok && k < sizes[i]; k++) {
+            w0[i][k] = (float)(0.1 * sin(0.3 * (double)k + i));
+            gv[i][k] = (float)(0.4 * cos(0.17 * (double)k + 1.3 * i));
+        }
+        ok = ok && (a[i] = param(w0[i], sizes[i])) != NULL && (b[i] = param(w0[i], sizes[i])) != NULL;
+    }
+    wt_optimizer *oa = NULL, *ob = NULL;
+    if (adamw) {
+        wt_adamw_options o;
+        wt_adamw_options_init(&o);
+        o.lr = 0.05f;
+        ok = ok && wt_optimizer_create_adamw(SC_PARAMS, a, &o, &oa) == WT_OK &&
+             wt_optimizer_create_adamw(SC_PARAMS, b, &o, &ob) == WT_OK;
+    } else {
+        wt_sgd_options o;
+        wt_sgd_options_init(&o);
+        o.lr = 0.05f;
+        o.momentum = 0.9f;
+        o.weight_decay = 0.01f;
+        ok = ok && wt_optimizer_create_sgd(SC_PARAMS, a, &o, &oa) == WT_OK &&
+             wt_optimizer_create_sgd(SC_PARAMS, b, &o, &ob) == WT_OK;
+    }
+    double param_err = 0, norm_err = 0;
+    bool grads_kept = true;
+    for (int round = 0; round < 3 && ok; round++) {
+        for (int i = 0; i < SC_PARAMS && ok; i++)
+            ok = grad_is(a[i], gv[i], sizes[i]) && grad_is(b[i], gv[i], sizes[i]);
+        /* Rounds 0 and 2 clip (the gradients' norm is about 30), 1 does not. */
+        double max_norm = round == 1 ? 1000.0 : 2.0;
+        wt_tensor *na = NULL, *nb = NULL;
+        float va = NAN, vb = NAN;
+        ok = ok && wt_optimizer_step_clipped(oa, max_norm, &na) == WT_OK &&
+             wt_optimizer_clip_grad_norm(ob, max_norm, &nb) == WT_OK && wt_optimizer_step(ob) == WT_OK &&
+             read_vec(na, &va, 1) && read_vec(nb, &vb, 1);
+        norm_err = fmax(norm_err, fabs(va - vb) / fabs(vb));
+        for (int i = 0; i < SC_PARAMS && ok; i++) {
+            float *pa = malloc((size_t)sizes[i] * sizeof(float)), *pb = malloc((size_t)sizes[i] * sizeof(float));
+            float *ga = malloc((size_t)sizes[i] * sizeof(float));
+            wt_tensor *g = NULL;
+            ok = pa && pb && ga && read_vec(a[i], pa, sizes[i]) && read_vec(b[i], pb, sizes[i]) &&
+                 wt_tensor_grad(a[i], &g) == WT_OK && read_vec(g, ga, sizes[i]);
+            for (int64_t k = 0; ok && k < sizes[i]; k++) {
+                param_err = fmax(param_err, fabs(pa[k] - pb[k]) / (fabs(pb[k]) + 1e-3));
+                grads_kept = grads_kept && ga[k] == gv[i][k];
+            }
+            wt_tensor_release(g);
+            free(pa), free(pb), free(ga);
+        }
+        wt_tensor_release(na), wt_tensor_release(nb);
+        ok = ok && wt_optimizer_zero_grad(oa) == WT_OK && wt_optimizer_zero_grad(ob) == WT_OK;
+    }
+    CHECK(ok && param_err < 1e-6 && norm_err < 1e-6 && grads_kept,
+          "step_clipped (%s, 3 steps, clipped and not) equals clip_grad_norm then step: params max rel diff %.2g, "
+          "norms %.2g, gradients %s",
+          adamw ? "AdamW" : "SGD momentum", param_err, norm_err, grads_kept ? "unchanged" : "CHANGED");
+    CHECK(wt_optimizer_step_clipped(oa, 0.0, NULL) == WT_ERR_INVALID_ARGUMENT &&
+              wt_optimizer_step_clipped(oa, NAN, NULL) == WT_ERR_INVALID_ARGUMENT,
+          "step_clipped refuses max_norm 0 and NaN");
+    wt_optimizer_release(oa), wt_optimizer_release(ob);
+    for (int i = 0; i < SC_PARAMS; i++) wt_tensor_release(a[i]), wt_tensor_release(b[i]), free(gv[i]), free(w0[i]);
 }
 
 /* A two-layer MLP's mean cross-entropy over rows [r0, r1) of x. */
@@ -723,6 +876,10 @@ int main(int argc, char **argv)
     test_schedules();
     test_clip();
     test_clip_reference();
+    test_clip_many(NULL);
+    test_clip_many("each");
+    test_step_clipped(true);
+    test_step_clipped(false);
     test_accumulation();
     test_loop();
     test_grad_scaler();

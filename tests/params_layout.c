@@ -253,12 +253,25 @@ static const c_field wgsl_optimizer_params[] = {
     F(optimizer_params, lr), F(optimizer_params, weight_decay), F(optimizer_params, momentum),
     F(optimizer_params, dampening), F(optimizer_params, beta1), F(optimizer_params, beta2),
     F(optimizer_params, eps), F(optimizer_params, bias1), F(optimizer_params, bias2),
-    F(optimizer_params, s_offset),
+    F(optimizer_params, s_offset), F(optimizer_params, c_offset), F(optimizer_params, max_norm),
 };
 static const c_field wgsl_grad_clip_scale_params[] = {
     F(grad_clip_scale_params, n0), F(grad_clip_scale_params, n1), F(grad_clip_scale_params, n2),
     F(grad_clip_scale_params, norm_offset), F(grad_clip_scale_params, offset0), F(grad_clip_scale_params, offset1),
     F(grad_clip_scale_params, offset2), F(grad_clip_scale_params, max_norm),
+};
+static const c_field wgsl_grad_norms_params[] = {
+    F(grad_norms_params, n0), F(grad_norms_params, n1), F(grad_norms_params, n2), F(grad_norms_params, n3),
+    F(grad_norms_params, n4), F(grad_norms_params, n5), F(grad_norms_params, offset0), F(grad_norms_params, offset1),
+    F(grad_norms_params, offset2), F(grad_norms_params, offset3), F(grad_norms_params, offset4),
+    F(grad_norms_params, offset5), F(grad_norms_params, start1), F(grad_norms_params, start2),
+    F(grad_norms_params, start3), F(grad_norms_params, start4), F(grad_norms_params, start5),
+    F(grad_norms_params, groups), F(grad_norms_params, chunk), F(grad_norms_params, out_offset),
+};
+static const c_field wgsl_grad_norms_finish_params[] = {
+    F(grad_norms_finish_params, start1), F(grad_norms_finish_params, start2), F(grad_norms_finish_params, start3),
+    F(grad_norms_finish_params, start4), F(grad_norms_finish_params, start5), F(grad_norms_finish_params, end),
+    F(grad_norms_finish_params, count), F(grad_norms_finish_params, out_offset),
 };
 static const c_field wgsl_optimizer_advance_params[] = {
     F(optimizer_advance_params, offset), F(optimizer_advance_params, one_minus_b1),
@@ -436,6 +449,8 @@ static const layout_pair pairs[] = {
     PAIR("gemm_matrix_tiled", "Params", matrix_params, wgsl_gemm_matrix_params),
     PAIR("gemm_splitk", "Params", splitk_params, wgsl_gemm_splitk_params),
     PAIR("grad_clip_scale", "Params", grad_clip_scale_params, wgsl_grad_clip_scale_params),
+    PAIR("grad_norms", "Params", grad_norms_params, wgsl_grad_norms_params),
+    PAIR("grad_norms_finish", "Params", grad_norms_finish_params, wgsl_grad_norms_finish_params),
     PAIR("gemv_f16", "Params", gemv_f16_params, wgsl_gemv_f16_params),
     PAIR("linear_fused", "Params", linear_fused_params, wgsl_linear_fused_params),
     PAIR("im2col", "Params", im2col_params, wgsl_im2col_params),

@@ -176,7 +176,7 @@ export const CORE_FUNCTIONS = [
   'wt_optimizer_create_sgd', 'wt_optimizer_create_adamw', 'wt_optimizer_add_params', 'wt_optimizer_step',
   'wt_optimizer_zero_grad', 'wt_optimizer_set_lr', 'wt_optimizer_lr', 'wt_optimizer_steps',
   'wt_optimizer_read_steps',
-  'wt_optimizer_clip_grad_norm', 'wt_optimizer_set_schedule', 'wt_optimizer_release', 'wt_clip_grad_norm',
+  'wt_optimizer_clip_grad_norm', 'wt_optimizer_step_clipped', 'wt_optimizer_set_schedule', 'wt_optimizer_release', 'wt_clip_grad_norm',
   'wt_grad_scaler_options_init', 'wt_grad_scaler_create', 'wt_grad_scaler_scale', 'wt_grad_scaler_unscale',
   'wt_grad_scaler_step', 'wt_grad_scaler_current_scale', 'wt_grad_scaler_found_inf', 'wt_grad_scaler_release',
   // tokenizers (webtensor_tokenizer.h)

@@ -207,6 +207,17 @@ WT_API wt_status wt_optimizer_read_steps(const wt_optimizer *opt, int64_t *steps
 /* Scales the gradients of the optimizer's parameters as
  * wt_clip_grad_norm does. */
 WT_API wt_status wt_optimizer_clip_grad_norm(wt_optimizer *opt, double max_norm, wt_tensor **total_norm);
+/* wt_optimizer_clip_grad_norm then wt_optimizer_step in one call, with the
+ * same update (the same f32 operations: the factor min(1, max_norm /
+ * (norm + 1e-6)) times each gradient element), but the factor is applied
+ * inside the update kernels instead of to the gradients: afterwards
+ * wt_tensor_grad returns the gradients as backward left them, not the
+ * clipped ones (PyTorch's clip_grad_norm_ then step would leave the
+ * clipped ones), and the step saves clipping's scaling kernels. total_norm
+ * (NULL: not wanted) as wt_clip_grad_norm's. For dynamic loss scaling use
+ * the two calls (wt_grad_scaler_step steps itself). A step recorded in a
+ * graph replays as wt_optimizer_step's does. */
+WT_API wt_status wt_optimizer_step_clipped(wt_optimizer *opt, double max_norm, wt_tensor **total_norm);
 /* Drops the caller's reference to the optimizer, its state and its
  * references to the parameters; NULL is ignored. */
 WT_API void wt_optimizer_release(wt_optimizer *opt);
@@ -216,9 +227,10 @@ WT_API void wt_optimizer_release(wt_optimizer *opt);
  * every gradient is multiplied by min(1, max_norm / (norm + 1e-6)) (each
  * leaf's gradient is replaced by the scaled one: a handle taken earlier
  * with wt_tensor_grad keeps the values before clipping; a gradient nobody
- * else holds is scaled in its own buffer). Computed on the device, in a
- * small kernel a gradient and one for every three: nothing is read back,
- * so the step does not wait for the GPU. total_norm (NULL: not wanted) gets norm as a 0-d f32
+ * else holds is scaled in its own buffer). Computed on the device, the
+ * norms of f32 gradients six a kernel (WT_CLIP_NORMS), the scaling three
+ * gradients a kernel: nothing is read back, so the step does not wait for
+ * the GPU. total_norm (NULL: not wanted) gets norm as a 0-d f32
  * tensor, to read when wanted. Parameters without a gradient are skipped
  * (norm 0 when none has one). max_norm finite and > 0; nparams >= 1. */
 WT_API wt_status wt_clip_grad_norm(int nparams, wt_tensor *const *params, double max_norm,

@@ -48,6 +48,7 @@ _proto("wt_optimizer_lr", _P, restype=_D)
 _proto("wt_optimizer_steps", _P, restype=_I64)
 _proto("wt_optimizer_read_steps", _P, ctypes.POINTER(_I64))
 _proto("wt_optimizer_clip_grad_norm", _P, _D, ctypes.POINTER(_P))
+_proto("wt_optimizer_step_clipped", _P, _D, ctypes.POINTER(_P))
 _proto("wt_optimizer_set_schedule", _P, _P)
 _proto("wt_optimizer_release", _P, restype=None)
 _proto("wt_clip_grad_norm", _I, ctypes.POINTER(_P), _D, ctypes.POINTER(_P))
@@ -136,6 +137,13 @@ class Optimizer:
         """clip_grad_norm_ over this optimizer's parameters."""
         h = _P()
         _core._check(_L.wt_optimizer_clip_grad_norm(self._h, float(max_norm), _byref(h)), "clip_grad_norm_")
+        return _core._wrap(h.value, self.params[0]._ctx)
+
+    def step_clipped(self, max_norm):
+        """clip_grad_norm_ then step in one, the factor applied inside the
+        update: the gradients keep their values. Returns the global norm."""
+        h = _P()
+        _core._check(_L.wt_optimizer_step_clipped(self._h, float(max_norm), _byref(h)), "step_clipped")
         return _core._wrap(h.value, self.params[0]._ctx)
 
     @property

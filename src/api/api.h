@@ -117,11 +117,14 @@ static inline wt_status wt_fill_f32(wt_context *ctx, wt_tensor *t, float value)
 /* --- optimizer steps over an optimizer's device scalars (core/node.h,
  * WT_OPT_SCHED_*): wt_sgd_step / wt_adamw_step reading the learning rate,
  * the bias corrections and the step number from sched (NULL: as the
- * public functions), and the advance of sched to the next step. --- */
+ * public functions) and, with clip_norm (NULL: none; f32, 1 element),
+ * taking the gradient times min(1, max_norm / (clip_norm + 1e-6)) without
+ * writing it; and the advance of sched to the next step. --- */
 wt_status wt_sgd_step_sched(wt_tensor *param, const wt_tensor *grad, wt_tensor *momentum_buf, const wt_tensor *sched,
-                            const wt_sgd_options *opts);
+                            const wt_tensor *clip_norm, double max_norm, const wt_sgd_options *opts);
 wt_status wt_adamw_step_sched(wt_tensor *param, const wt_tensor *grad, wt_tensor *m, wt_tensor *v, int64_t step,
-                              const wt_tensor *sched, const wt_adamw_options *opts);
+                              const wt_tensor *sched, const wt_tensor *clip_norm, double max_norm,
+                              const wt_adamw_options *opts);
 wt_status wt_optimizer_advance(wt_tensor *sched, float beta1, float beta2);
 /* *o = *opts, or the defaults when opts is NULL; fn's error when opts was
  * not made by wt_sgd_options_init / wt_adamw_options_init. */

@@ -570,7 +570,7 @@ static wt_status run_update(const char *fn, wt_optimizer_update *u)
     wt_tensor *g = NULL;
     if ((st = wt_contiguous(u->grad, &g)) != WT_OK) return st;
     u->grad = g;
-    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_OPTIMIZER_STEP, .in = {u->grad, u->sched},
+    st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_OPTIMIZER_STEP, .in = {u->grad, u->sched, u->clip_norm},
                                      .out = {u->param, u->m, u->v}, .p.opt = *u});
     wt_tensor_release(g);
     return st;
@@ -579,7 +579,7 @@ static wt_status run_update(const char *fn, wt_optimizer_update *u)
 /* sched: an optimizer's device scalars (node.h) or NULL; the others as
  * wt_sgd_step's. */
 wt_status wt_sgd_step_sched(wt_tensor *param, const wt_tensor *grad, wt_tensor *momentum_buf, const wt_tensor *sched,
-                            const wt_sgd_options *opts)
+                            const wt_tensor *clip_norm, double max_norm, const wt_sgd_options *opts)
 {
     const char *fn = "wt_sgd_step";
     if (!param || !grad) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: param or grad is NULL", fn);
@@ -604,24 +604,26 @@ wt_status wt_sgd_step_sched(wt_tensor *param, const wt_tensor *grad, wt_tensor *
     wt_optimizer_update u = {.kind = WT_OPT_SGD, .param = param, .grad = grad,
                              .m = o.momentum > 0 ? momentum_buf : NULL, .lr = o.lr,
                              .weight_decay = o.weight_decay, .momentum = o.momentum,
-                             .dampening = o.dampening, .nesterov = o.nesterov, .sched = sched};
+                             .dampening = o.dampening, .nesterov = o.nesterov, .sched = sched,
+                             .clip_norm = clip_norm, .max_norm = (float)max_norm};
     return run_update(fn, &u);
 }
 
 wt_status wt_sgd_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *momentum_buf, const wt_sgd_options *opts)
 {
-    return wt_sgd_step_sched(param, grad, momentum_buf, NULL, opts);
+    return wt_sgd_step_sched(param, grad, momentum_buf, NULL, NULL, 0.0, opts);
 }
 
 wt_status wt_adamw_step(wt_tensor *param, const wt_tensor *grad, wt_tensor *m, wt_tensor *v, int64_t step,
                         const wt_adamw_options *opts)
 {
-    return wt_adamw_step_sched(param, grad, m, v, step, NULL, opts);
+    return wt_adamw_step_sched(param, grad, m, v, step, NULL, NULL, 0.0, opts);
 }
 
 /* With sched (an optimizer's device scalars) step only passes the check. */
 wt_status wt_adamw_step_sched(wt_tensor *param, const wt_tensor *grad, wt_tensor *m, wt_tensor *v, int64_t step,
-                              const wt_tensor *sched, const wt_adamw_options *opts)
+                              const wt_tensor *sched, const wt_tensor *clip_norm, double max_norm,
+                              const wt_adamw_options *opts)
 {
     const char *fn = "wt_adamw_step";
     if (!param || !grad) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: param or grad is NULL", fn);
@@ -645,7 +647,7 @@ wt_status wt_adamw_step_sched(wt_tensor *param, const wt_tensor *grad, wt_tensor
     wt_optimizer_update u = {.kind = WT_OPT_ADAMW, .param = param, .grad = grad, .m = m, .v = v, .lr = o.lr,
                              .weight_decay = o.weight_decay, .beta1 = o.beta1, .beta2 = o.beta2, .eps = o.eps,
                              .bias1 = (float)(1.0 - pow(o.beta1, t)), .bias2 = (float)(1.0 - pow(o.beta2, t)),
-                             .sched = sched};
+                             .sched = sched, .clip_norm = clip_norm, .max_norm = (float)max_norm};
     return run_update(fn, &u);
 }
 

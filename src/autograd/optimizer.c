@@ -332,36 +332,62 @@ wt_status wt_optimizer_set_schedule(wt_optimizer *opt, const wt_lr_schedule_opti
     return WT_OK;
 }
 
+static wt_status scale_of(const wt_tensor *norm, double max_norm, wt_tensor **scale);
+
+/* One parameter's update with gradient g, taken times clipping's factor
+ * when clip_norm is set: inside the update kernel, or, where the backend
+ * has no such kernel, through a scaled copy of g (*scale made once). */
+static wt_status update_param(wt_optimizer *opt, opt_param *p, const wt_tensor *g, int64_t t,
+                              const wt_tensor *clip_norm, double max_norm, wt_tensor **scale)
+{
+    wt_status st;
+    if (opt->adamw) {
+        wt_adamw_options o = opt->adam;
+        o.weight_decay = p->weight_decay;
+        st = wt_adamw_step_sched(p->t, g, p->s1, p->s2, t, opt->sched, clip_norm, max_norm, &o);
+    } else {
+        wt_sgd_options o = opt->sgd;
+        o.weight_decay = p->weight_decay;
+        st = wt_sgd_step_sched(p->t, g, p->s1, opt->sched, clip_norm, max_norm, &o);
+    }
+    if (st != WT_ERR_UNSUPPORTED || !clip_norm) return st;
+    wt_tensor *scaled = NULL;
+    st = *scale ? WT_OK : scale_of(clip_norm, max_norm, scale);
+    if (st == WT_OK) st = wt_mul(g, *scale, &scaled);
+    if (st == WT_OK) st = update_param(opt, p, scaled, t, NULL, 0.0, scale);
+    wt_tensor_release(scaled);
+    return st;
+}
+
 /* The advance of the device scalars, then one update per parameter that
  * reads them: all device work, so a captured step replays as the next
- * step (its own step number, rate and bias corrections). */
-wt_status wt_optimizer_step(wt_optimizer *opt)
+ * step (its own step number, rate and bias corrections). With clip_norm
+ * the updates take the gradients times clipping's factor. */
+static wt_status step(wt_optimizer *opt, const wt_tensor *clip_norm, double max_norm)
 {
-    if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_optimizer_step: opt is NULL");
     int64_t t = opt->steps + 1;
     wt_grad_pause pz;
     wt_grad_pause_begin(opt->ctx, &pz);
     float omb1 = 0, omb2 = 0;
     if (opt->adamw) omb1 = (float)(1.0 - opt->adam.beta1), omb2 = (float)(1.0 - opt->adam.beta2);
+    wt_tensor *scale = NULL;
     wt_status st = wt_optimizer_advance(opt->sched, omb1, omb2);
     for (int i = 0; i < opt->n && st == WT_OK; i++) {
         opt_param *p = &opt->p[i];
         wt_tensor *g = p->t->autograd ? p->t->autograd->grad : NULL;
-        if (!g) continue;
-        if (opt->adamw) {
-            wt_adamw_options o = opt->adam;
-            o.weight_decay = p->weight_decay;
-            st = wt_adamw_step_sched(p->t, g, p->s1, p->s2, t, opt->sched, &o);
-        } else {
-            wt_sgd_options o = opt->sgd;
-            o.weight_decay = p->weight_decay;
-            st = wt_sgd_step_sched(p->t, g, p->s1, opt->sched, &o);
-        }
+        if (g) st = update_param(opt, p, g, t, clip_norm, max_norm, &scale);
     }
+    wt_tensor_release(scale);
     wt_grad_pause_end(&pz);
     /* After a failure the device count may be ahead of the host's. */
     if (st == WT_OK) opt->steps = t;
     return st;
+}
+
+wt_status wt_optimizer_step(wt_optimizer *opt)
+{
+    if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "wt_optimizer_step: opt is NULL");
+    return step(opt, NULL, 0.0);
 }
 
 wt_status wt_optimizer_zero_grad(wt_optimizer *opt)
@@ -399,6 +425,74 @@ static wt_status grad_norm_into(wt_context *ctx, const wt_tensor *g, wt_tensor *
     }
     wt_tensor_release(flat);
     wt_tensor_release(lifted);
+    return st;
+}
+
+/* Whether g's norm can be one of a GRAD_NORMS node's. */
+static bool norm_batches(const wt_tensor *g)
+{
+    return g->dtype == WT_F32 && g->numel > 0 && wt_layout_is_contiguous(g->ndim, g->shape, g->strides);
+}
+
+static int by_numel(const void *a, const void *b)
+{
+    const wt_tensor *ga = *(const wt_tensor *const *)a, *gb = *(const wt_tensor *const *)b;
+    return ga->numel < gb->numel ? -1 : ga->numel > gb->numel;
+}
+
+/* Slots first..first+count-1 of norms: the norms of g[0..count-1]. */
+static wt_status norms_of_batch(wt_context *ctx, wt_tensor *const *g, int count, wt_tensor *norms, int64_t first)
+{
+    wt_tensor *slots = NULL;
+    int64_t len = count, one = 1;
+    wt_status st = wt_tensor_view(norms, 1, &len, &one, norms->offset + first, &slots);
+    if (st != WT_OK) return st;
+    wt_node node = {.kind = WT_NODE_GRAD_NORMS, .out = {slots}};
+    for (int k = 0; k < count; k++) node.in[k] = g[k];
+    st = wt_node_run(ctx, &node);
+    wt_tensor_release(slots);
+    return st;
+}
+
+/* The norm of every gradient of ts[0..n-1] that has elements, each in a
+ * slot of norms (in no particular order: only their norm is used). f32
+ * contiguous gradients go WT_NODE_MAX_IN a node, similar sizes together
+ * (a node of small ones is one dispatch on WebGPU, a node with a large one
+ * two), unless WT_CLIP_NORMS=each; the others, and a node's gradients
+ * where the backend has no kernel for them, are a reduction each. */
+static wt_status grad_norms(const char *fn, wt_context *ctx, int n, wt_tensor *const *ts, wt_tensor *norms)
+{
+    const char *knob = wt_knob_text(WT_KNOB_CLIP_NORMS);
+    bool batched = !(knob && strcmp(knob, "each") == 0) && wt_backend_runs(ctx, WT_NODE_GRAD_NORMS);
+    wt_tensor **order = malloc((size_t)n * sizeof *order);
+    if (!order) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    int nb = 0, m = 0;
+    for (int i = 0; i < n; i++) {
+        wt_tensor *g = grad_of(ts[i]);
+        if (g && batched && norm_batches(g)) order[nb++] = g;
+    }
+    m = nb;
+    for (int i = 0; i < n; i++) {
+        wt_tensor *g = grad_of(ts[i]);
+        if (g && g->numel > 0 && !(batched && norm_batches(g))) order[m++] = g;
+    }
+    qsort(order, (size_t)nb, sizeof *order, by_numel);
+    wt_status st = WT_OK;
+    int done = 0;
+    for (int first = 0; first < nb && st == WT_OK; first += WT_NODE_MAX_IN) {
+        int count = nb - first < WT_NODE_MAX_IN ? nb - first : WT_NODE_MAX_IN;
+        st = norms_of_batch(ctx, order + first, count, norms, first);
+        if (st == WT_ERR_UNSUPPORTED) break; /* the rest a reduction each */
+        done = first + count;
+    }
+    if (st == WT_ERR_UNSUPPORTED) st = WT_OK;
+    for (int k = done; k < m && st == WT_OK; k++) {
+        wt_tensor *slot = NULL;
+        if ((st = wt_tensor_view(norms, 0, NULL, NULL, norms->offset + k, &slot)) == WT_OK)
+            st = grad_norm_into(ctx, order[k], slot);
+        wt_tensor_release(slot);
+    }
+    free(order);
     return st;
 }
 
@@ -454,46 +548,46 @@ static wt_status scale_in_place(wt_context *ctx, const wt_node *node, const wt_t
 }
 
 /* The gradients of n tensors (entries without one skipped) scaled by
- * min(1, max_norm / (norm + 1e-6)), norm the 2-norm of all of them. Each
- * gradient's norm is one reduction written into its slot of one [m]
- * vector, the global norm that vector's norm, and the gradients are
- * scaled in place, three a kernel, which reads the norm on the device:
- * about 1.3 small dispatches a gradient, no fresh gradient buffers,
- * nothing read back. A gradient that cannot be scaled in place (scales_in_place) gets
+ * min(1, max_norm / (norm + 1e-6)), norm the 2-norm of all of them. The
+ * gradients' norms go into the slots of one [m] vector, several a kernel
+ * (grad_norms), the global norm is that vector's norm, and the gradients
+ * are scaled in place, three a kernel, which reads the norm on the
+ * device: no fresh gradient buffers, nothing read back. A gradient that cannot be scaled in place (scales_in_place) gets
  * a scaled copy, which replaces the record's only once all are made; an
  * error in the in-place kernels may leave some gradients scaled. */
+/* *norm = the 2-norm of the gradients of ts[0..n-1] taken together (0-d
+ * f32; 0 without any), computed on the device; recording paused. */
+static wt_status global_norm(const char *fn, wt_context *ctx, int n, wt_tensor *const *ts, wt_tensor **norm)
+{
+    int64_t m = 0;
+    for (int i = 0; i < n; i++)
+        if (grad_of(ts[i]) && grad_of(ts[i])->numel > 0) m++;
+    if (m == 0) return wt_tensor_zeros(ctx, WT_F32, 0, NULL, norm);
+    wt_tensor *norms = NULL;
+    wt_status st = wt_tensor_alloc(ctx, WT_F32, 1, &m, &norms);
+    if (st == WT_OK) st = grad_norms(fn, ctx, n, ts, norms);
+    if (st == WT_OK) st = wt_norm(norms, 2.0, 0, NULL, false, norm);
+    wt_tensor_release(norms);
+    return st;
+}
+
 static wt_status clip(const char *fn, wt_context *ctx, int n, wt_tensor *const *ts, double max_norm,
                       wt_tensor **total_norm)
 {
     if (!isfinite(max_norm) || !(max_norm > 0))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: max_norm must be finite and > 0", fn);
-    int64_t m = 0;
-    for (int i = 0; i < n; i++)
-        if (grad_of(ts[i]) && grad_of(ts[i])->numel > 0) m++;
     wt_grad_pause pz;
     wt_grad_pause_begin(ctx, &pz);
-    wt_tensor *norms = NULL, *norm = NULL, *scale = NULL, **scaled = NULL;
+    wt_tensor *norm = NULL, *scale = NULL, **scaled = NULL;
     bool *in_place = NULL;
     wt_status st = WT_OK;
-    if (m == 0) {
-        st = wt_tensor_zeros(ctx, WT_F32, 0, NULL, &norm);
-        goto done;
-    }
     scaled = calloc((size_t)n, sizeof *scaled);
     in_place = calloc((size_t)n, sizeof *in_place);
     if (!scaled || !in_place) {
         st = wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
         goto done;
     }
-    if ((st = wt_tensor_alloc(ctx, WT_F32, 1, &m, &norms)) != WT_OK) goto done;
-    for (int i = 0, k = 0; i < n && st == WT_OK; i++) {
-        wt_tensor *g = grad_of(ts[i]), *slot = NULL;
-        if (!g || g->numel == 0) continue;
-        if ((st = wt_tensor_view(norms, 0, NULL, NULL, norms->offset + k++, &slot)) == WT_OK)
-            st = grad_norm_into(ctx, g, slot);
-        wt_tensor_release(slot);
-    }
-    if (st == WT_OK) st = wt_norm(norms, 2.0, 0, NULL, false, &norm);
+    st = global_norm(fn, ctx, n, ts, &norm);
     for (int i = 0; i < n && st == WT_OK; i++) {
         if (!grad_of(ts[i]) || grad_of(ts[i])->numel == 0) continue;
         if (scales_in_place(ctx, i, ts)) {
@@ -529,7 +623,6 @@ static wt_status clip(const char *fn, wt_context *ctx, int n, wt_tensor *const *
 done:
     free(scaled);
     free(in_place);
-    wt_tensor_release(norms);
     wt_tensor_release(scale);
     wt_grad_pause_end(&pz);
     if (st == WT_OK && total_norm) st = wt_tensor_share(norm, total_norm); /* the caller's scope owns it */
@@ -564,5 +657,29 @@ wt_status wt_optimizer_clip_grad_norm(wt_optimizer *opt, double max_norm, wt_ten
     for (int i = 0; i < opt->n; i++) ts[i] = opt->p[i].t;
     wt_status st = clip(fn, opt->ctx, opt->n, ts, max_norm, total_norm);
     free(ts);
+    return st;
+}
+
+/* The norm on the device first (recording paused), then the step with the
+ * factor applied in its update kernels: the gradients stay as they are. */
+wt_status wt_optimizer_step_clipped(wt_optimizer *opt, double max_norm, wt_tensor **total_norm)
+{
+    const char *fn = "wt_optimizer_step_clipped";
+    if (total_norm) *total_norm = NULL;
+    if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: opt is NULL", fn);
+    if (!isfinite(max_norm) || !(max_norm > 0))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: max_norm must be finite and > 0", fn);
+    wt_tensor **ts = malloc((size_t)opt->n * sizeof *ts);
+    if (!ts) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    for (int i = 0; i < opt->n; i++) ts[i] = opt->p[i].t;
+    wt_tensor *norm = NULL;
+    wt_grad_pause pz;
+    wt_grad_pause_begin(opt->ctx, &pz);
+    wt_status st = global_norm(fn, opt->ctx, opt->n, ts, &norm);
+    wt_grad_pause_end(&pz);
+    free(ts);
+    if (st == WT_OK) st = step(opt, norm, max_norm);
+    if (st == WT_OK && total_norm) st = wt_tensor_share(norm, total_norm); /* the caller's scope owns it */
+    wt_tensor_release(norm);
     return st;
 }

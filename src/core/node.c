@@ -74,6 +74,7 @@ wt_optimizer_update wt_node_optimizer_update(const wt_node *n)
     u.v = n->out[2];
     u.grad = n->in[0];
     u.sched = n->in[1];
+    u.clip_norm = n->in[2];
     return u;
 }
 

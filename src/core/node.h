@@ -232,6 +232,10 @@ typedef struct wt_optimizer_update {
     bool nesterov;             /* SGD */
     float beta1, beta2, eps;   /* AdamW */
     float bias1, bias2;        /* AdamW: 1 - beta^step */
+    /* NULL, or the global norm of clipping: grad is taken times
+     * min(1, max_norm / (norm + 1e-6)), computed in f32 on the device. */
+    const wt_tensor *clip_norm;
+    float max_norm;
 } wt_optimizer_update;
 
 /* An optimizer's device scalars: WT_OPT_SCHED_WORDS 32-bit words of an i32
@@ -311,7 +315,12 @@ enum {
  *   CROSS_ENTROPY_BACKWARD out0 from in0 logits, in1 labels, in2 scale; p.ignore
  *   SCATTER_ADD_ROWS out0 (updated) [row(i)] += in0[i] by in1 indices; p.rows
  *   OPTIMIZER_STEP out0 param, out1 m, out2 v (updated) by in0 grad; in1 the
- *                  optimizer's device scalars or NULL; p.opt
+ *                  optimizer's device scalars or NULL; in2 NULL or the
+ *                  global norm of clipping (f32, 1 element; the gradient
+ *                  is taken times min(1, p.opt.max_norm / (in2 + 1e-6)),
+ *                  as GRAD_CLIP_SCALE scales, and not written); p.opt. A
+ *                  backend may refuse in2 (WT_ERR_UNSUPPORTED: the caller
+ *                  scales a copy of the gradient)
  *   KERNEL_DISPATCH a custom kernel over p.kernel.tensors (any of them
  *                  written, as the kernel's writable mask says)
  *   DEQUANTIZE     out0 f32 [N, K] = the blocks of in0 (i32 [N, W],
@@ -358,6 +367,12 @@ enum {
  *                  + 1e-6)) with m = p.clip.max_norm (as f32) and in0 the
  *                  global norm (f32, 1 element), a NaN factor kept
  *                  (wt_clip_grad_norm's scaling, in place)
+ *   GRAD_NORMS     out0 [k] (f32, contiguous; k >= the inputs given) gets
+ *                  the 2-norm of each of in0 .. in(k-1) (f32, contiguous,
+ *                  not empty; the first NULL ends them) in order:
+ *                  clipping's per-gradient norms, several a kernel. A
+ *                  backend may refuse inputs its kernel cannot bind
+ *                  (WT_ERR_UNSUPPORTED: the caller reduces each alone)
  * The backend-facing rules of each kind are those of wt_backend_ops before
  * nodes (the comments at the argument types above). */
 /* The frequencies of a rotary embedding: theta^(-2i/D), scaled as
@@ -387,7 +402,8 @@ double wt_rope_frequency(const wt_rope_freqs *f, int64_t i, int64_t D);
     X(INTERPOLATE_BACKWARD, interpolate_backward) X(DEQUANTIZE, dequantize)                    \
     X(LINEAR_QUANT, linear_quant) X(SAMPLE, sample) X(LINEAR_FUSED, linear_fused)              \
     X(ROPE_KV_CACHE, rope_kv_cache) X(NORM_BACKWARD, norm_backward)                         \
-    X(GRAD_CLIP_SCALE, grad_clip_scale) X(ROPE_KV_ATTENTION, rope_kv_attention)
+    X(GRAD_CLIP_SCALE, grad_clip_scale) X(ROPE_KV_ATTENTION, rope_kv_attention)              \
+    X(GRAD_NORMS, grad_norms)
 
 typedef enum wt_node_kind {
 #define WT_NODE_KIND_ENUM(ID, name) WT_NODE_##ID,

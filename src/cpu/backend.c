@@ -143,6 +143,11 @@ static wt_status cpu_run(wt_context *ctx, const wt_node *n)
         return cpu_optimizer_step(ctx, &u);
     }
     case WT_NODE_GRAD_CLIP_SCALE: return cpu_grad_clip_scale(ctx, in[0], n->p.clip.max_norm, out);
+    case WT_NODE_GRAD_NORMS: {
+        int count = 0;
+        while (count < WT_NODE_MAX_IN && in[count]) count++;
+        return cpu_grad_norms(ctx, count, in, out[0]);
+    }
     case WT_NODE_SAMPLE:
         return cpu_sample(ctx, in[0], in[1], n->p.sample.inv_temp, n->p.sample.top_k, n->p.sample.top_p,
                           n->p.sample.seed, out[0]);

@@ -228,5 +228,6 @@ wt_status cpu_scatter_add_rows(wt_context *ctx, const wt_tensor *dy, const wt_te
                                int64_t plane_rows, wt_tensor *out);
 wt_status cpu_optimizer_step(wt_context *ctx, const wt_optimizer_update *u);
 wt_status cpu_grad_clip_scale(wt_context *ctx, const wt_tensor *norm, double max_norm, wt_tensor *const g[3]);
+wt_status cpu_grad_norms(wt_context *ctx, int count, const wt_tensor *const x[6], wt_tensor *out);
 
 #endif /* WT_CPU_H */

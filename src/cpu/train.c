@@ -246,6 +246,13 @@ wt_status cpu_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
     int64_t n = u->param->numel;
     /* The step's scalars: the optimizer's on the device, else the node's. */
     float lr = u->lr, bias1 = u->bias1, bias2 = u->bias2, dampening = u->dampening;
+    /* Clipping's factor, as cpu_grad_clip_scale computes it. */
+    float clip = 1.0f;
+    if (u->clip_norm) {
+        if (u->clip_norm->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "cpu optimizer step: the norm must be f32");
+        float q = u->max_norm / (cpu_data(u->clip_norm)[0] + 1e-6f);
+        clip = isnan(q) ? q : fminf(q, 1.0f);
+    }
     if (u->sched) {
         const uint32_t *w = sched_words(u->sched);
         lr = word_f32(w, WT_OPT_SCHED_LR);
@@ -258,7 +265,7 @@ wt_status cpu_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
     if (u->kind == WT_OPT_SGD) {
 #pragma omp parallel for num_threads(cpu_threads(ctx)) if (n >= CPU_PARALLEL_MIN)
         for (int64_t i = 0; i < n; i++) {
-            float gi = g[i] + u->weight_decay * p[i];
+            float gi = g[i] * clip + u->weight_decay * p[i];
             if (m) {
                 float b = u->momentum * m[i] + (1.0f - dampening) * gi;
                 m[i] = b;
@@ -269,7 +276,7 @@ wt_status cpu_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
     } else {
 #pragma omp parallel for num_threads(cpu_threads(ctx)) if (n >= CPU_PARALLEL_MIN)
         for (int64_t i = 0; i < n; i++) {
-            float gi = g[i];
+            float gi = g[i] * clip;
             float pi = p[i] * (1.0f - lr * u->weight_decay);
             float mi = u->beta1 * m[i] + (1.0f - u->beta1) * gi;
             float vi = u->beta2 * v[i] + (1.0f - u->beta2) * gi * gi;
@@ -297,6 +304,25 @@ wt_status cpu_grad_clip_scale(wt_context *ctx, const wt_tensor *norm, double max
         int64_t n = g[k]->numel;
 #pragma omp parallel for num_threads(cpu_threads(ctx)) if (n >= CPU_PARALLEL_MIN)
         for (int64_t i = 0; i < n; i++) x[i] *= s;
+    }
+    return WT_OK;
+}
+
+/* out[k] = the 2-norm of x[k] (f32) for the first count of x, summed in
+ * double. */
+wt_status cpu_grad_norms(wt_context *ctx, int count, const wt_tensor *const x[6], wt_tensor *out)
+{
+    if (out->dtype != WT_F32 || out->numel < count)
+        return wt_fail(WT_ERR_UNSUPPORTED, "cpu grad_norms: out must be f32 with %d elements", count);
+    for (int k = 0; k < count; k++)
+        if (x[k]->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "cpu grad_norms: f32 tensors only");
+    for (int k = 0; k < count; k++) {
+        const float *v = cpu_data(x[k]);
+        int64_t n = x[k]->numel;
+        double acc = 0;
+#pragma omp parallel for num_threads(cpu_threads(ctx)) reduction(+ : acc) if (n >= CPU_PARALLEL_MIN)
+        for (int64_t i = 0; i < n; i++) acc += (double)v[i] * v[i];
+        cpu_data(out)[k] = (float)sqrt(acc);
     }
     return WT_OK;
 }

@@ -424,6 +424,11 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
         return wg_win_scatter_add_rows(ctx, in[0], in[1], n->p.rows.plane, n->p.rows.plane_rows, out[0]);
     case WT_NODE_OPTIMIZER_STEP: {
         wt_optimizer_update u = wt_node_optimizer_update(n);
+        if (u.clip_norm && (wg_needs_windows(ctx, u.clip_norm) || u.clip_norm->storage == u.param->storage ||
+                            (u.m && u.clip_norm->storage == u.m->storage) ||
+                            (u.v && u.clip_norm->storage == u.v->storage)))
+            return wt_fail(WT_ERR_UNSUPPORTED, "webgpu optimizer step: the norm of clipping is past one binding "
+                                               "or in an updated buffer");
         return wg_win_optimizer_step(ctx, &u);
     }
     case WT_NODE_GRAD_CLIP_SCALE:
@@ -439,6 +444,16 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
                 return wt_fail(WT_ERR_UNSUPPORTED, "webgpu grad_clip_scale: the norm lives in a gradient's buffer");
         }
         return wg_op_grad_clip_scale(ctx, in[0], n->p.clip.max_norm, out);
+    case WT_NODE_GRAD_NORMS: {
+        int count = 0;
+        while (count < WT_NODE_MAX_IN && in[count]) count++;
+        for (int k = 0; k < count; k++)
+            if (wg_needs_windows(ctx, in[k]))
+                return wt_fail(WT_ERR_UNSUPPORTED, "webgpu grad_norms: tensors past one binding");
+        if (wg_needs_windows(ctx, out[0]))
+            return wt_fail(WT_ERR_UNSUPPORTED, "webgpu grad_norms: tensors past one binding");
+        return wg_op_grad_norms(ctx, count, in, out[0]);
+    }
     case WT_NODE_CONV_TRANSPOSE2D:
         return wg_op_conv_transpose2d(ctx, in[0], in[1], in[2], &n->p.window.win, n->p.window.groups,
                                       out[0]);

@@ -477,5 +477,11 @@ wt_status wg_op_optimizer_advance(wt_context *ctx, const wt_optimizer_update *u)
 /* g[0..2] (f32, contiguous, each within one binding, on distinct buffers;
  * NULL: absent) *= min(1, max_norm / (norm + 1e-6)), in one dispatch. */
 wt_status wg_op_grad_clip_scale(wt_context *ctx, const wt_tensor *norm, double max_norm, wt_tensor *const g[3]);
+/* out[k] = the 2-norm of x[k] for the first `count` (1..6) of x (f32,
+ * contiguous, not empty, each within one binding); out f32, contiguous,
+ * at least count long. One dispatch where every x[k] is one chunk, else
+ * two. WT_ERR_UNSUPPORTED where the device binds fewer than seven
+ * storage buffers a stage. */
+wt_status wg_op_grad_norms(wt_context *ctx, int count, const wt_tensor *const x[6], wt_tensor *out);
 
 #endif /* WT_WG_H */

@@ -470,7 +470,8 @@ typedef struct scatter_rows_params {
 typedef struct optimizer_params {
     uint32_t n, p_offset, g_offset, m_offset, v_offset, nesterov;
     float lr, weight_decay, momentum, dampening, beta1, beta2, eps, bias1, bias2;
-    uint32_t s_offset;
+    uint32_t s_offset, c_offset;
+    float max_norm;
 } optimizer_params;
 
 typedef struct optimizer_advance_params {
@@ -484,5 +485,19 @@ typedef struct grad_clip_scale_params {
     uint32_t n0, n1, n2, norm_offset, offset0, offset1, offset2;
     float max_norm;
 } grad_clip_scale_params;
+
+/* Same layout as grad_norms.wgsl's Params. */
+typedef struct grad_norms_params {
+    uint32_t n0, n1, n2, n3, n4, n5;
+    uint32_t offset0, offset1, offset2, offset3, offset4, offset5;
+    uint32_t start1, start2, start3, start4, start5;
+    uint32_t groups, chunk, out_offset;
+} grad_norms_params;
+
+/* Same layout as grad_norms_finish.wgsl's Params. */
+typedef struct grad_norms_finish_params {
+    uint32_t start1, start2, start3, start4, start5;
+    uint32_t end, count, out_offset;
+} grad_norms_finish_params;
 
 #endif

@@ -131,27 +131,41 @@ wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
     wt_status st;
     if ((st = fits_u32(fn, u->param)) != WT_OK || (st = fits_u32(fn, u->grad)) != WT_OK ||
         (st = fits_u32(fn, u->m)) != WT_OK || (st = fits_u32(fn, u->v)) != WT_OK ||
-        (st = fits_u32(fn, u->sched)) != WT_OK)
+        (st = fits_u32(fn, u->sched)) != WT_OK || (st = fits_u32(fn, u->clip_norm)) != WT_OK)
         return st;
+    if (u->clip_norm && (u->clip_norm->dtype != WT_F32 || wg_get_caps(ctx)->max_storage_buffers < 6))
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: clipping inside the step needs an f32 norm and 6 storage buffers", fn);
     optimizer_params p = {(uint32_t)u->param->numel, (uint32_t)u->param->offset, (uint32_t)u->grad->offset,
            u->m ? (uint32_t)u->m->offset : 0, u->v ? (uint32_t)u->v->offset : 0, u->nesterov,
            u->lr, u->weight_decay, u->momentum, u->dampening, u->beta1, u->beta2, u->eps, u->bias1, u->bias2,
-           u->sched ? (uint32_t)u->sched->offset : 0};
+           u->sched ? (uint32_t)u->sched->offset : 0, u->clip_norm ? (uint32_t)u->clip_norm->offset : 0,
+           u->max_norm};
     /* Absent buffers: small scratch buffers stand in (never touched), one
      * per slot: one buffer bound writable twice, or writable and read-only,
      * in a dispatch is refused by WebGPU. */
     wt_storage *dummy[3] = {NULL, NULL, NULL};
-    wg_binding b[5] = {{u->param->storage, true}, {u->grad->storage, false},
+    wg_binding b[6] = {{u->param->storage, true}, {u->grad->storage, false},
                        {u->m ? u->m->storage : NULL, true}, {u->v ? u->v->storage : NULL, true},
-                       {u->sched ? u->sched->storage : NULL, false}};
+                       {u->sched ? u->sched->storage : NULL, false}, {u->clip_norm ? u->clip_norm->storage : NULL, false}};
     for (int i = 0; i < 3 && st == WT_OK; i++)
         if (!b[2 + i].storage && (st = wg_scratch(ctx, 16, &dummy[i])) == WT_OK) b[2 + i].storage = dummy[i];
-    char prelude[128];
+    /* The factor as grad_clip_scale.wgsl computes it (a NaN kept: WGSL's
+     * min may drop it); the norm's binding only where the step clips. */
+    static const char *k_clip =
+        "@group(0) @binding(6) var<storage, read> clip_norm: array<f32>;\n"
+        "fn clip_factor() -> f32 {\n"
+        "    let q = p.max_norm / (clip_norm[p.c_offset] + 1e-6);\n"
+        "    let q_is_nan = (bitcast<u32>(q) & 0x7fffffffu) > 0x7f800000u;\n"
+        "    return select(min(q, 1.0), q, q_is_nan);\n"
+        "}\n";
+    char prelude[512];
     snprintf(prelude, sizeof prelude,
-             "const OP: u32 = %uu;\nconst HAS_M: bool = %s;\nconst HAS_SCHED: bool = %s;\nconst WG: u32 = %uu;\n",
-             u->kind == WT_OPT_SGD ? 0u : 1u, u->m ? "true" : "false", u->sched ? "true" : "false", ELEM_WG);
+             "const OP: u32 = %uu;\nconst HAS_M: bool = %s;\nconst HAS_SCHED: bool = %s;\nconst WG: u32 = %uu;\n%s",
+             u->kind == WT_OPT_SGD ? 0u : 1u, u->m ? "true" : "false", u->sched ? "true" : "false", ELEM_WG,
+             u->clip_norm ? k_clip : "fn clip_factor() -> f32 { return 1.0; }\n");
     if (st == WT_OK)
-        st = launch(ctx, "optimizer", NULL, prelude, &p, sizeof p, b, 5, ceil_div((uint64_t)u->param->numel, ELEM_WG));
+        st = launch(ctx, "optimizer", NULL, prelude, &p, sizeof p, b, u->clip_norm ? 6 : 5,
+                    ceil_div((uint64_t)u->param->numel, ELEM_WG));
     for (int i = 0; i < 3; i++)
         if (dummy[i]) wg_scratch_release(ctx, dummy[i]);
     return st;
@@ -186,6 +200,66 @@ wt_status wg_op_grad_clip_scale(wt_context *ctx, const wt_tensor *norm, double m
         if (!b[k].storage && (st = wg_scratch(ctx, 16, &dummy[k])) == WT_OK) b[k].storage = dummy[k];
     if (st == WT_OK) st = launch(ctx, "grad_clip_scale", NULL, prelude, &p, sizeof p, b, 4, ceil_div(total, ELEM_WG));
     for (int k = 0; k < 3; k++)
+        if (dummy[k]) wg_scratch_release(ctx, dummy[k]);
+    return st;
+}
+
+/* Elements a workgroup of grad_norms sums: sixteen a thread. */
+#define GRAD_NORMS_CHUNK (ELEM_WG * 16u)
+
+wt_status wg_op_grad_norms(wt_context *ctx, int count, const wt_tensor *const x[6], wt_tensor *out)
+{
+    const char *fn = "webgpu grad_norms";
+    if (count < 1 || count > 6) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: %d inputs (1..6)", fn, count);
+    /* Six gradients and the sums a dispatch. */
+    if (wg_get_caps(ctx)->max_storage_buffers < 7)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: the device binds fewer than 7 storage buffers", fn);
+    wt_status st = fits_u32(fn, out);
+    if (st != WT_OK) return st;
+    if (out->dtype != WT_F32 || out->numel < count)
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: out must be f32 with %d elements", fn, count);
+    uint32_t n[6] = {0}, off[6] = {0}, start[7] = {0};
+    uint64_t groups = 0;
+    bool direct = true;
+    for (int k = 0; k < count; k++) {
+        if ((st = fits_u32(fn, x[k])) != WT_OK) return st;
+        if (x[k]->dtype != WT_F32 || x[k]->numel < 1)
+            return wt_fail(WT_ERR_UNSUPPORTED, "%s: f32 inputs that are not empty only", fn);
+        n[k] = (uint32_t)x[k]->numel, off[k] = (uint32_t)x[k]->offset;
+        start[k] = (uint32_t)groups;
+        uint64_t chunks = ceil_div(n[k], GRAD_NORMS_CHUNK);
+        if (chunks > 1) direct = false;
+        groups += chunks;
+    }
+    for (int k = count; k < 7; k++) start[k] = UINT32_MAX; /* past every workgroup */
+    grad_norms_params p = {n[0], n[1], n[2], n[3], n[4], n[5],
+                           off[0], off[1], off[2], off[3], off[4], off[5],
+                           start[1], start[2], start[3], start[4], start[5],
+                           (uint32_t)groups, GRAD_NORMS_CHUNK, (uint32_t)out->offset};
+    wt_storage *partials = NULL, *dummy[6] = {NULL};
+    if (!direct) st = wg_scratch(ctx, (size_t)groups * sizeof(float), &partials);
+    /* Absent gradients: a scratch buffer each, never read. */
+    wg_binding b[8] = {{NULL, false}};
+    for (int k = 0; k < 6 && st == WT_OK; k++) {
+        b[k] = (wg_binding){k < count ? x[k]->storage : NULL, false};
+        if (!b[k].storage && (st = wg_scratch(ctx, 16, &dummy[k])) == WT_OK) b[k].storage = dummy[k];
+    }
+    b[6] = (wg_binding){direct ? out->storage : partials, true};
+    char prelude[80];
+    snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\nconst DIRECT: bool = %s;\n", ELEM_WG,
+             direct ? "true" : "false");
+    if (st == WT_OK) st = launch(ctx, "grad_norms", NULL, prelude, &p, sizeof p, b, 7, groups);
+    if (st == WT_OK && !direct) {
+        uint32_t s[6];
+        for (int k = 1; k < 6; k++) s[k] = k < count ? start[k] : (uint32_t)groups;
+        grad_norms_finish_params f = {s[1], s[2], s[3], s[4], s[5], (uint32_t)groups, (uint32_t)count,
+                                      (uint32_t)out->offset};
+        wg_binding fb[2] = {{partials, false}, {out->storage, true}};
+        snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\n", ELEM_WG);
+        st = launch(ctx, "grad_norms_finish", NULL, prelude, &f, sizeof f, fb, 2, (uint64_t)count);
+    }
+    if (partials) wg_scratch_release(ctx, partials);
+    for (int k = 0; k < 6; k++)
         if (dummy[k]) wg_scratch_release(ctx, dummy[k]);
     return st;
 }

@@ -1,8 +1,12 @@
 // In-place optimizer steps, one thread per element. The prelude gives OP
 // (0 SGD, 1 AdamW), HAS_M (SGD with a momentum buffer), HAS_SCHED (the
 // learning rate, bias corrections and step number come from an
-// optimizer's device scalars, core/node.h WT_OPT_SCHED_*, at s_offset)
-// and WG. Absent buffers are bound to scratch buffers never touched.
+// optimizer's device scalars, core/node.h WT_OPT_SCHED_*, at s_offset),
+// WG and clip_factor(): 1, or, where the step clips, the factor of
+// clipping min(1, max_norm / (norm + 1e-6)) from the global norm, which
+// the prelude then binds at binding 6 (the gradient is taken times it and
+// its buffer is not written). Absent buffers are bound to scratch buffers
+// never touched.
 
 struct Params {
     n: u32,
@@ -21,6 +25,8 @@ struct Params {
     bias1: f32,
     bias2: f32,
     s_offset: u32,
+    c_offset: u32,
+    max_norm: f32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -35,7 +41,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
     let i = (wid.x + wid.y * nwg.x) * WG + lid;
     if (i >= p.n) { return; }
-    let g = grad[p.g_offset + i];
+    let g = grad[p.g_offset + i] * clip_factor();
     let w = param[p.p_offset + i];
     var lr = p.lr;
     var bias1 = p.bias1;
