@@ -58,10 +58,31 @@ static uint64_t pipelined_q_bytes(uint64_t dq, bool split)
            16u * TILED_BW_KEYS * TILED_BW_Q_ROWS / 4;
 }
 
-static uint64_t pipelined_kv_bytes(uint64_t dq, uint32_t qpt)
+static uint64_t pipelined_kv_bytes(uint64_t dq, uint32_t qpt, bool pad_p)
 {
     const uint64_t bq = 16u * qpt;
-    return 16u * (dq + 1) * (2u * TILED_BW_KEYS + 2u * bq) + 2u * 16u * bq * TILED_BW_KEYS / 4 + 8u * bq;
+    return 16u * (dq + 1) * (2u * TILED_BW_KEYS + 2u * bq) + 2u * 16u * bq * (TILED_BW_KEYS / 4 + (pad_p ? 1 : 0)) +
+           8u * bq;
+}
+
+/* The key kernel's forms (wgsl/attention_backward_pipelined_kv.wgsl, its
+ * header says what each does); WT_ATTN_BWD_KEYS names those to take
+ * ("main": none of them, the kernel as it was before them). */
+typedef struct {
+    bool lanes, pad_p, fma_s, late, longest_first;
+} key_forms;
+
+static key_forms key_kernel_forms(void)
+{
+    key_forms f = {.lanes = true, .pad_p = true, .fma_s = true, .late = false, .longest_first = true};
+    const char *knob = wt_knob_text(WT_KNOB_ATTN_BWD_KEYS);
+    if (!knob) return f;
+    f.lanes = strstr(knob, "lanes") != NULL;
+    f.pad_p = strstr(knob, "pad") != NULL;
+    f.fma_s = strstr(knob, "fma") != NULL;
+    f.late = strstr(knob, "late") != NULL;
+    f.longest_first = strstr(knob, "longest") != NULL;
+    return f;
 }
 
 static bool tiled_fits(const wt_context *ctx, uint64_t D, uint64_t Dv)
@@ -69,7 +90,7 @@ static bool tiled_fits(const wt_context *ctx, uint64_t D, uint64_t Dv)
     const wg_caps *caps = wg_get_caps(ctx);
     if (D != Dv || D == 0 || D % 4 || caps->max_invocations < TILED_BW_THREADS) return false;
     const uint64_t dq = D / 4, limit = caps->max_workgroup_storage;
-    return pipelined_q_bytes(dq, false) <= limit && pipelined_kv_bytes(dq, 1) <= limit;
+    return pipelined_q_bytes(dq, false) <= limit && pipelined_kv_bytes(dq, 1, false) <= limit;
 }
 
 /* WT_ATTN_BWD_KERNEL=small: the pipelined kernels in their smallest forms
@@ -269,7 +290,11 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
      * fit here: tiled_fits). */
     const uint64_t wg_bytes = pipelined_small() ? 0 : wg_get_caps(ctx)->max_workgroup_storage;
     const bool split_kv = pipelined_q_bytes(d4, true) <= wg_bytes;
-    const uint32_t qpt = pipelined_kv_bytes(d4, 2) <= wg_bytes ? 2u : 1u;
+    const uint32_t qpt = pipelined_kv_bytes(d4, 2, false) <= wg_bytes ? 2u : 1u;
+    const key_forms forms = key_kernel_forms();
+    /* The padding only where it still fits (the smallest form fits
+     * without it: tiled_fits). */
+    const bool pad_p = forms.pad_p && pipelined_kv_bytes(d4, qpt, true) <= wg_get_caps(ctx)->max_workgroup_storage;
     const bool by_product = dq_product_fits(ctx, B, Hq, Sq, Skv), by_gemm = by_product && dq_by_gemm();
     /* The forward's log-sum-exp takes a ninth binding (8 storage buffers):
      * where the device allows fewer, the query kernel computes it again. */
@@ -301,7 +326,13 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
                    "@group(0) @binding(8) var<storage, read> lse_in: array<f32>;\n"
                    "fn load_lse(i: u32) -> f32 { return lse_in[i]; }\n"
                  : "const HAVE_LSE: bool = false;\nfn load_lse(i: u32) -> f32 { return 0.0; }\n");
-    snprintf(prelude_kv + plen, sizeof prelude_kv - (size_t)plen, "%s",
+    const int klen = snprintf(
+        prelude_kv + plen, sizeof prelude_kv - (size_t)plen,
+        "const LANES: bool = %s;\nconst PAD_P: bool = %s;\nconst FMA_S: bool = %s;\nconst LATE: bool = %s;\n"
+        "const LONGEST_FIRST: bool = %s;\n",
+        forms.lanes ? "true" : "false", pad_p ? "true" : "false", forms.fma_s ? "true" : "false",
+        forms.late ? "true" : "false", forms.longest_first ? "true" : "false");
+    snprintf(prelude_kv + plen + klen, sizeof prelude_kv - (size_t)(plen + klen), "%s",
              !by_product ? "const WRITE_DS: bool = false;\nconst ZERO_DS: bool = false;\n"
                           "fn store_ds(i: u32, x: vec4<f32>) {}\n"
              : by_gemm    ? "const WRITE_DS: bool = true;\nconst ZERO_DS: bool = true;\n"
