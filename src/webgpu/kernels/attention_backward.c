@@ -20,7 +20,14 @@
  * memory, so they run wherever it did), 404 + 560 with the smallest forms
  * and 391 + 449 with the larger ones. Cutting the tile products into roles
  * (half the threads the scores, half dout . v, 4 x 4 each) ran slower
- * there (429 + 467 us) and was not kept.
+ * there (429 + 467 us) and was not kept. The key kernel's forms
+ * (key_kernel_forms: warps of 4 x 8 keys x queries with a thread's keys 8
+ * apart, padded score rows, the scores as FMA chains) took 437.8 us of
+ * the GPT layer's backward on an H200 against 464.4 without them
+ * (WT_ATTN_BWD_KEYS=main); dispatching the key blocks that see the most
+ * queries first over all heads (458.4 with the forms), the next tile
+ * loaded after the scores (473.6 with both) and the forms on the smallest
+ * tile (523.4) were slower and not kept.
  *
  * Short sequences (dq_product_fits): the key kernel also stores scale ds
  * and dq = ds @ K runs as its own kernel (wgsl/attention_backward_dq.wgsl,
@@ -69,19 +76,25 @@ static uint64_t pipelined_kv_bytes(uint64_t dq, uint32_t qpt, bool pad_p)
  * header says what each does); WT_ATTN_BWD_KEYS names those to take
  * ("main": none of them, the kernel as it was before them). */
 typedef struct {
-    bool lanes, pad_p, fma_s, late, longest_first;
+    bool lanes, pad_p, fma_s;
 } key_forms;
 
 static key_forms key_kernel_forms(void)
 {
-    key_forms f = {.lanes = true, .pad_p = true, .fma_s = true, .late = false, .longest_first = true};
+    const key_forms defaults = {.lanes = true, .pad_p = true, .fma_s = true};
     const char *knob = wt_knob_text(WT_KNOB_ATTN_BWD_KEYS);
-    if (!knob) return f;
-    f.lanes = strstr(knob, "lanes") != NULL;
-    f.pad_p = strstr(knob, "pad") != NULL;
-    f.fma_s = strstr(knob, "fma") != NULL;
-    f.late = strstr(knob, "late") != NULL;
-    f.longest_first = strstr(knob, "longest") != NULL;
+    if (!knob) return defaults;
+    key_forms f = {0};
+    if (strcmp(knob, "main") == 0) return f;
+    /* A comma list of the forms' names; anything else: the defaults. */
+    for (const char *t = knob; *t;) {
+        const size_t n = strcspn(t, ",");
+        if (n == 5 && strncmp(t, "lanes", n) == 0) f.lanes = true;
+        else if (n == 3 && strncmp(t, "pad", n) == 0) f.pad_p = true;
+        else if (n == 3 && strncmp(t, "fma", n) == 0) f.fma_s = true;
+        else return defaults;
+        t += n + (t[n] == ',');
+    }
     return f;
 }
 
@@ -328,10 +341,8 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
                  : "const HAVE_LSE: bool = false;\nfn load_lse(i: u32) -> f32 { return 0.0; }\n");
     const int klen = snprintf(
         prelude_kv + plen, sizeof prelude_kv - (size_t)plen,
-        "const LANES: bool = %s;\nconst PAD_P: bool = %s;\nconst FMA_S: bool = %s;\nconst LATE: bool = %s;\n"
-        "const LONGEST_FIRST: bool = %s;\n",
-        forms.lanes ? "true" : "false", pad_p ? "true" : "false", forms.fma_s ? "true" : "false",
-        forms.late ? "true" : "false", forms.longest_first ? "true" : "false");
+        "const LANES: bool = %s;\nconst PAD_P: bool = %s;\nconst FMA_S: bool = %s;\n", forms.lanes ? "true" : "false",
+        pad_p ? "true" : "false", forms.fma_s ? "true" : "false");
     snprintf(prelude_kv + plen + klen, sizeof prelude_kv - (size_t)(plen + klen), "%s",
              !by_product ? "const WRITE_DS: bool = false;\nconst ZERO_DS: bool = false;\n"
                           "fn store_ds(i: u32, x: vec4<f32>) {}\n"

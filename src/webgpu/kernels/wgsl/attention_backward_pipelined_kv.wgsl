@@ -26,19 +26,14 @@
 //    (2 x 16 needs two for the 16 queries; keys 4 apart would share banks);
 //  - PAD_P: the rows of p and ds padded by a quad, so that the writes of a
 //    warp's query rows fall on different banks;
-//  - FMA_S: the scores as a chain of FMAs, not dot() and an add;
-//  - LATE: the next tile's loads issued after the scores, not before
-//    (fewer registers held through the scores);
-//  - LONGEST_FIRST (causal): the workgroups of the first key blocks, which
-//    see the most queries, are dispatched first over all heads, so that
-//    the short ones fill the tail.
+//  - FMA_S: the scores as a chain of FMAs, not dot() and an add.
 // WRITE_DS (short sequences, kernels/attention_backward.c): the kernel
 // also stores scale ds_ij, zeros where query i does not see key j, as
 // the rows [B, Hq, Sq, Skv] of a scratch matrix (store_ds, Skv a multiple
 // of 4), so that dq = ds @ K is a batched matrix product instead of a
 // query kernel that computes p and ds again.
 // Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL (as pass 1), QPT, LANES, PAD_P,
-// FMA_S, LATE, LONGEST_FIRST,
+// FMA_S,
 // WRITE_DS, ZERO_DS and store_ds (binding 8 where WRITE_DS), and q_head / k_head,
 // q_at / k_at (the quad where a head's first row starts, and where its
 // row s starts: the operands are [B, H, S, D] or the [B, H, S, D] views
@@ -133,13 +128,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let wgi = wid.x + wid.y * nwg.x;
     if (wgi >= p.workgroups) { return; } // uniform: the whole workgroup leaves
     // Causal: the first keys are seen by the most queries; they start first.
-    var blk = wgi % p.blocks;
-    var bkh = wgi / p.blocks; // b * hkv + kv head
-    if (CAUSAL && LONGEST_FIRST) {
-        let heads = p.workgroups / p.blocks;
-        blk = wgi / heads;
-        bkh = wgi % heads;
-    }
+    let blk = wgi % p.blocks;
+    let bkh = wgi / p.blocks; // b * hkv + kv head
     let kh = bkh % p.hkv;
     let b = bkh / p.hkv;
     let j0 = blk * BK;
@@ -189,7 +179,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         workgroupBarrier(); // the previous tile's readers are done
         stage(lid);
         workgroupBarrier();
-        if (!LATE && n + 1u < tiles) {
+        if (n + 1u < tiles) {
             let n1 = n + 1u;
             fetch(head0 + (n1 / nt) * p.sq, q_head(b, kh * p.group + n1 / nt), qstart + (n1 % nt) * BQ, lid);
         }
@@ -219,10 +209,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                     }
                 }
             }
-        }
-        if (LATE && n + 1u < tiles) {
-            let n1 = n + 1u;
-            fetch(head0 + (n1 / nt) * p.sq, q_head(b, kh * p.group + n1 / nt), qstart + (n1 % nt) * BQ, lid);
         }
         for (var r = 0u; r < QPT; r++) {
             let row = tx + r * TX;
