@@ -350,7 +350,9 @@ void test_attention_fused_shapes(test_backend b)
      * dim 64, more queries than keys, rows and keys over several of the dq
      * kernel's blocks and chunks, no multiple of them) on the default;
      * cases 6, 8 and 11 with dq from the library's matrix product
-     * (WT_ATTN_BWD_DQ=product). */
+     * (WT_ATTN_BWD_DQ=product). The key kernel as it was before its
+     * forms (WT_ATTN_BWD_KEYS=main) on cases 1, 6 and 11, and without
+     * its lanes (pad,fma: keys 4 a thread in a row) on cases 6 and 11. */
     static const struct {
         const char *kernel, *dq;
         int c;
@@ -359,7 +361,9 @@ void test_attention_fused_shapes(test_backend b)
                 {"small", NULL, 6}, {NULL, NULL, 7},    {NULL, NULL, 8},
                 {NULL, NULL, 9},     {NULL, NULL, 10},    {NULL, "kernel", 6}, {NULL, "kernel", 8},
                 {NULL, "nolse", 9}, {NULL, "fwdtiled", 4}, {NULL, "fwdtiled", 6}, {NULL, NULL, 11},
-                {NULL, "product", 6}, {NULL, "product", 8}, {NULL, "product", 11}};
+                {NULL, "product", 6}, {NULL, "product", 8}, {NULL, "product", 11},
+                {"keys=main", NULL, 1}, {"keys=main", NULL, 6}, {"keys=main", NULL, 11},
+                {"keys=pad,fma", NULL, 6}, {"keys=pad,fma", NULL, 11}};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         const int c = runs[r].c;
         const bool nolse = runs[r].dq && strcmp(runs[r].dq, "nolse") == 0;
@@ -384,13 +388,17 @@ void test_attention_fused_shapes(test_backend b)
         }
         for (int i = 0; i < 3; i++) fused[i] = malloc(sizeof(float) * n[i]), composed[i] = malloc(sizeof(float) * n[i]);
         const int64_t *shapes[4] = {qs, ks, vs, gs};
-        if (runs[r].kernel) setenv("WT_ATTN_BWD_KERNEL", runs[r].kernel, 1);
+        if (runs[r].kernel && strncmp(runs[r].kernel, "keys=", 5) == 0)
+            setenv("WT_ATTN_BWD_KEYS", runs[r].kernel + 5, 1);
+        else if (runs[r].kernel)
+            setenv("WT_ATTN_BWD_KERNEL", runs[r].kernel, 1);
         if (fwd_tiled)
             setenv("WT_ATTN_FWD_KERNEL", "tiled", 1);
         else if (runs[r].dq)
             setenv(nolse ? "WT_ATTN_SAVE_LSE" : "WT_ATTN_BWD_DQ", nolse ? "0" : runs[r].dq, 1);
         bool ok = attention_grads(ctx, "fused", shapes, cases[c].causal, host, fused);
         unsetenv("WT_ATTN_BWD_KERNEL");
+        unsetenv("WT_ATTN_BWD_KEYS");
         unsetenv("WT_ATTN_BWD_DQ");
         unsetenv("WT_ATTN_SAVE_LSE");
         unsetenv("WT_ATTN_FWD_KERNEL");

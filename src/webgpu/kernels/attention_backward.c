@@ -20,7 +20,14 @@
  * memory, so they run wherever it did), 404 + 560 with the smallest forms
  * and 391 + 449 with the larger ones. Cutting the tile products into roles
  * (half the threads the scores, half dout . v, 4 x 4 each) ran slower
- * there (429 + 467 us) and was not kept.
+ * there (429 + 467 us) and was not kept. The key kernel's forms
+ * (key_kernel_forms: warps of 4 x 8 keys x queries with a thread's keys 8
+ * apart, padded score rows, the scores as FMA chains) took 437.8 us of
+ * the GPT layer's backward on an H200 against 464.4 without them
+ * (WT_ATTN_BWD_KEYS=main); dispatching the key blocks that see the most
+ * queries first over all heads (458.4 with the forms), the next tile
+ * loaded after the scores (473.6 with both) and the forms on the smallest
+ * tile (523.4) were slower and not kept.
  *
  * Short sequences (dq_product_fits): the key kernel also stores scale ds
  * and dq = ds @ K runs as its own kernel (wgsl/attention_backward_dq.wgsl,
@@ -58,10 +65,37 @@ static uint64_t pipelined_q_bytes(uint64_t dq, bool split)
            16u * TILED_BW_KEYS * TILED_BW_Q_ROWS / 4;
 }
 
-static uint64_t pipelined_kv_bytes(uint64_t dq, uint32_t qpt)
+static uint64_t pipelined_kv_bytes(uint64_t dq, uint32_t qpt, bool pad_p)
 {
     const uint64_t bq = 16u * qpt;
-    return 16u * (dq + 1) * (2u * TILED_BW_KEYS + 2u * bq) + 2u * 16u * bq * TILED_BW_KEYS / 4 + 8u * bq;
+    return 16u * (dq + 1) * (2u * TILED_BW_KEYS + 2u * bq) + 2u * 16u * bq * (TILED_BW_KEYS / 4 + (pad_p ? 1 : 0)) +
+           8u * bq;
+}
+
+/* The key kernel's forms (wgsl/attention_backward_pipelined_kv.wgsl, its
+ * header says what each does); WT_ATTN_BWD_KEYS names those to take
+ * ("main": none of them, the kernel as it was before them). */
+typedef struct {
+    bool lanes, pad_p, fma_s;
+} key_forms;
+
+static key_forms key_kernel_forms(void)
+{
+    const key_forms defaults = {.lanes = true, .pad_p = true, .fma_s = true};
+    const char *knob = wt_knob_text(WT_KNOB_ATTN_BWD_KEYS);
+    if (!knob) return defaults;
+    key_forms f = {0};
+    if (strcmp(knob, "main") == 0) return f;
+    /* A comma list of the forms' names; anything else: the defaults. */
+    for (const char *t = knob; *t;) {
+        const size_t n = strcspn(t, ",");
+        if (n == 5 && strncmp(t, "lanes", n) == 0) f.lanes = true;
+        else if (n == 3 && strncmp(t, "pad", n) == 0) f.pad_p = true;
+        else if (n == 3 && strncmp(t, "fma", n) == 0) f.fma_s = true;
+        else return defaults;
+        t += n + (t[n] == ',');
+    }
+    return f;
 }
 
 static bool tiled_fits(const wt_context *ctx, uint64_t D, uint64_t Dv)
@@ -69,7 +103,7 @@ static bool tiled_fits(const wt_context *ctx, uint64_t D, uint64_t Dv)
     const wg_caps *caps = wg_get_caps(ctx);
     if (D != Dv || D == 0 || D % 4 || caps->max_invocations < TILED_BW_THREADS) return false;
     const uint64_t dq = D / 4, limit = caps->max_workgroup_storage;
-    return pipelined_q_bytes(dq, false) <= limit && pipelined_kv_bytes(dq, 1) <= limit;
+    return pipelined_q_bytes(dq, false) <= limit && pipelined_kv_bytes(dq, 1, false) <= limit;
 }
 
 /* WT_ATTN_BWD_KERNEL=small: the pipelined kernels in their smallest forms
@@ -269,7 +303,11 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
      * fit here: tiled_fits). */
     const uint64_t wg_bytes = pipelined_small() ? 0 : wg_get_caps(ctx)->max_workgroup_storage;
     const bool split_kv = pipelined_q_bytes(d4, true) <= wg_bytes;
-    const uint32_t qpt = pipelined_kv_bytes(d4, 2) <= wg_bytes ? 2u : 1u;
+    const uint32_t qpt = pipelined_kv_bytes(d4, 2, false) <= wg_bytes ? 2u : 1u;
+    const key_forms forms = key_kernel_forms();
+    /* The padding only where it still fits (the smallest form fits
+     * without it: tiled_fits). */
+    const bool pad_p = forms.pad_p && pipelined_kv_bytes(d4, qpt, true) <= wg_get_caps(ctx)->max_workgroup_storage;
     const bool by_product = dq_product_fits(ctx, B, Hq, Sq, Skv), by_gemm = by_product && dq_by_gemm();
     /* The forward's log-sum-exp takes a ninth binding (8 storage buffers):
      * where the device allows fewer, the query kernel computes it again. */
@@ -301,7 +339,11 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
                    "@group(0) @binding(8) var<storage, read> lse_in: array<f32>;\n"
                    "fn load_lse(i: u32) -> f32 { return lse_in[i]; }\n"
                  : "const HAVE_LSE: bool = false;\nfn load_lse(i: u32) -> f32 { return 0.0; }\n");
-    snprintf(prelude_kv + plen, sizeof prelude_kv - (size_t)plen, "%s",
+    const int klen = snprintf(
+        prelude_kv + plen, sizeof prelude_kv - (size_t)plen,
+        "const LANES: bool = %s;\nconst PAD_P: bool = %s;\nconst FMA_S: bool = %s;\n", forms.lanes ? "true" : "false",
+        pad_p ? "true" : "false", forms.fma_s ? "true" : "false");
+    snprintf(prelude_kv + plen + klen, sizeof prelude_kv - (size_t)(plen + klen), "%s",
              !by_product ? "const WRITE_DS: bool = false;\nconst ZERO_DS: bool = false;\n"
                           "fn store_ds(i: u32, x: vec4<f32>) {}\n"
              : by_gemm    ? "const WRITE_DS: bool = true;\nconst ZERO_DS: bool = true;\n"

@@ -15,15 +15,25 @@
 //  - QPT queries a thread in the scores (BQ = 16 QPT): with QPT = 2 a tile
 //    of 32 queries, twice the work between the two barriers of a tile,
 //    where the device's workgroup memory holds it (42 KiB at head dim 64).
-// Thread (ty, tx) of 128 = 8 x 16 owns keys 4 ty .. 4 ty + 3: queries tx,
-// tx + 16, ... of a tile for the scores, quads tx, tx + 16, ... of dk and
-// dv. f32, read as vec4.
+// Thread (ty, tx) of 128 = 8 x 16 owns 4 keys (key_of: 4 ty .. 4 ty + 3,
+// or with LANES ty, ty + 8, ty + 16, ty + 24): queries tx, tx + 16, ... of
+// a tile for the scores, quads tx, tx + 16, ... of dk and dv. f32, read as
+// vec4.
+// The key kernel's forms (prelude, kernels/attention_backward.c):
+//  - LANES: a warp of 32 holds 4 ty x 8 tx, not 2 x 16, and a thread's
+//    keys are 8 apart: a load of workgroup memory then touches 4 key rows
+//    and 8 query rows or head-dim quads, one pass of the banks each
+//    (2 x 16 needs two for the 16 queries; keys 4 apart would share banks);
+//  - PAD_P: the rows of p and ds padded by a quad, so that the writes of a
+//    warp's query rows fall on different banks;
+//  - FMA_S: the scores as a chain of FMAs, not dot() and an add.
 // WRITE_DS (short sequences, kernels/attention_backward.c): the kernel
 // also stores scale ds_ij, zeros where query i does not see key j, as
 // the rows [B, Hq, Sq, Skv] of a scratch matrix (store_ds, Skv a multiple
 // of 4), so that dq = ds @ K is a batched matrix product instead of a
 // query kernel that computes p and ds again.
-// Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL (as pass 1), QPT,
+// Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL (as pass 1), QPT, LANES, PAD_P,
+// FMA_S,
 // WRITE_DS, ZERO_DS and store_ds (binding 8 where WRITE_DS), and q_head / k_head,
 // q_at / k_at (the quad where a head's first row starts, and where its
 // row s starts: the operands are [B, H, S, D] or the [B, H, S, D] views
@@ -50,14 +60,15 @@ const BK: u32 = 32u;
 const WG: u32 = 128u;
 const QS: u32 = DQ + 1u; // padded row length in quads: lanes on different rows hit different banks
 const RK: u32 = BK / 4u;
+const PR: u32 = RK + select(0u, 1u, PAD_P); // quads a row of p_tile and ds_tile
 const PF: u32 = (BQ * DQ + WG - 1u) / WG; // quads of q (and of dout) a thread loads for a tile
 
 var<workgroup> k_tile: array<vec4<f32>, BK * QS>;
 var<workgroup> v_tile: array<vec4<f32>, BK * QS>;
 var<workgroup> q_tile: array<vec4<f32>, BQ * QS>;
 var<workgroup> g_tile: array<vec4<f32>, BQ * QS>;
-var<workgroup> p_tile: array<vec4<f32>, BQ * RK>;  // [query][key quad]
-var<workgroup> ds_tile: array<vec4<f32>, BQ * RK>;
+var<workgroup> p_tile: array<vec4<f32>, BQ * PR>;  // [query][the keys of a thread's ty]
+var<workgroup> ds_tile: array<vec4<f32>, BQ * PR>;
 var<workgroup> st_tile: array<vec2<f32>, BQ>;
 
 // The next tile, in flight from global memory.
@@ -86,6 +97,20 @@ fn fetch(qrow0: u32, qbase: u32, t0: u32, lid: u32) {
     if (lid < BQ && t0 + lid < p.sq) { next_st = stats[qrow0 + t0 + lid]; }
 }
 
+// Key i (0..3) of the threads of row ty, within the block.
+fn key_of(ty: u32, i: u32) -> u32 {
+    if (LANES) { return ty + RK * i; }
+    return ty * 4u + i;
+}
+
+// ds of row r's keys 4 c .. 4 c + 3 (ds_tile holds a thread's keys).
+fn ds_quad(r: u32, c: u32) -> vec4<f32> {
+    if (!LANES) { return ds_tile[r * PR + c]; }
+    var x: vec4<f32>;
+    for (var m = 0u; m < 4u; m++) { x[m] = ds_tile[r * PR + (4u * c + m) % RK][(4u * c + m) / RK]; }
+    return x;
+}
+
 fn stage(lid: u32) {
     for (var c = 0u; c < PF; c++) {
         let e = lid + c * WG;
@@ -109,8 +134,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let b = bkh / p.hkv;
     let j0 = blk * BK;
     let kbase = k_head(b, kh);
-    let tx = lid % TX;
-    let ty = lid / TX;
+    var tx = lid % TX;
+    var ty = lid / TX;
+    if (LANES) {
+        tx = lid % 8u + 8u * ((lid / 32u) % 2u);
+        ty = (lid / 8u) % 4u + 4u * (lid / 64u);
+    }
     let shift = i32(p.skv) - i32(p.sq); // query i sees keys j <= i + shift
     let dn = select(p.dq, DQ, UNROLL);
     let qn = select(p.tile, BQ, UNROLL);
@@ -127,7 +156,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         v_tile[(e / DQ) * QS + e % DQ] = y;
     }
     // The thread's keys; a key past the end is seen by no query.
-    let jk = vec4<i32>(i32(j0 + ty * 4u)) + vec4<i32>(0, 1, 2, 3);
+    let jk = vec4<i32>(i32(j0 + key_of(ty, 0u)), i32(j0 + key_of(ty, 1u)), i32(j0 + key_of(ty, 2u)),
+                       i32(j0 + key_of(ty, 3u)));
     let key_in = jk < vec4<i32>(i32(p.skv));
     var qstart = 0u;
     if (CAUSAL) { qstart = u32(max(i32(j0) - shift, 0)); }
@@ -163,15 +193,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             var kq: array<vec4<f32>, 4>;
             var vq: array<vec4<f32>, 4>;
             for (var i = 0u; i < 4u; i++) {
-                kq[i] = k_tile[(ty * 4u + i) * QS + d];
-                vq[i] = v_tile[(ty * 4u + i) * QS + d];
+                kq[i] = k_tile[key_of(ty, i) * QS + d];
+                vq[i] = v_tile[key_of(ty, i) * QS + d];
             }
             for (var r = 0u; r < QPT; r++) {
                 let qv = q_tile[(tx + r * TX) * QS + d];
                 let gv = g_tile[(tx + r * TX) * QS + d];
                 for (var i = 0u; i < 4u; i++) {
-                    s[r][i] += dot(qv, kq[i]);
-                    dp[r][i] += dot(gv, vq[i]);
+                    if (FMA_S) {
+                        s[r][i] = fma(qv.w, kq[i].w, fma(qv.z, kq[i].z, fma(qv.y, kq[i].y, fma(qv.x, kq[i].x, s[r][i]))));
+                        dp[r][i] = fma(gv.w, vq[i].w, fma(gv.z, vq[i].z, fma(gv.y, vq[i].y, fma(gv.x, vq[i].x, dp[r][i]))));
+                    } else {
+                        s[r][i] += dot(qv, kq[i]);
+                        dp[r][i] += dot(gv, vq[i]);
+                    }
                 }
             }
         }
@@ -182,8 +217,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             if (CAUSAL) { vis = vis & (jk <= vec4<i32>(qi + shift)); }
             let st = st_tile[row];
             let pr = select(vec4<f32>(0.0), exp(s[r] - st.x), vis);
-            p_tile[row * RK + ty] = pr;
-            ds_tile[row * RK + ty] = pr * (dp[r] - st.y);
+            p_tile[row * PR + ty] = pr;
+            ds_tile[row * PR + ty] = pr * (dp[r] - st.y);
         }
         workgroupBarrier();
         if (WRITE_DS) {
@@ -194,13 +229,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 let r = e / RK;
                 let c = e % RK;
                 if (t0 + r < p.sq && j0 + 4u * c < p.skv) {
-                    store_ds((row0 + r) * (p.skv / 4u) + j0 / 4u + c, ds_tile[r * RK + c] * p.scale);
+                    store_ds((row0 + r) * (p.skv / 4u) + j0 / 4u + c, ds_quad(r, c) * p.scale);
                 }
             }
         }
         for (var r = 0u; r < qn; r++) {
-            let pv = p_tile[r * RK + ty];
-            let dsv = ds_tile[r * RK + ty];
+            let pv = p_tile[r * PR + ty];
+            let dsv = ds_tile[r * PR + ty];
             for (var c = 0u; c < DT; c++) {
                 let d = tx + c * TX;
                 if (D_EXACT || d < DQ) {
@@ -228,7 +263,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
     for (var i = 0u; i < 4u; i++) {
-        let j = j0 + ty * 4u + i;
+        let j = j0 + key_of(ty, i);
         if (j >= p.skv) { continue; }
         for (var c = 0u; c < DT; c++) {
             let d = tx + c * TX;
