@@ -54,8 +54,9 @@ RULE(grad_slice) { return into_zeros(n, 0, G, slice_view, &gin[0]); }
  * of one tensor: one storage, one set of strides, each part starting
  * where the one before ends along the axis (the fused attention backward
  * writes q, k and v's gradients so when they are the heads of one linear
- * layer's output). Gradients are never written in place, so the view may
- * stand for a new tensor. */
+ * layer's output). No gradient is written in place while another tensor
+ * sees its storage (gradient clipping checks), so the view may stand for
+ * a new tensor. */
 static bool join_as_view(const wt_grad_node *n, wt_tensor *const *parts, int axis, wt_tensor **out)
 {
     const wt_tensor *p0 = parts[0];
