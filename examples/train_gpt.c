@@ -19,6 +19,7 @@
  *             [--layers 6] [--dim 384] [--heads 6] [--context 256]
  *             [--batch 64] [--steps 5000] [--lr 1e-3] [--min-lr LR/10]
  *             [--warmup 100] [--weight-decay 0.1] [--clip 1.0] [--clip-mode in-step|separate] [--norm layer|rms]
+ *             [--qkv fused|separate]
  *             [--seed 1] [--print-every 100] [--eval-every 500]
  *             [--eval-batches 20] [--sample 400] [--temperature 0.8]
  *             [--max-loss X] [--print-loss] [--save-init FILE] [--graph]
@@ -36,7 +37,9 @@
  * norm (0: off): inside the AdamW step (wt_optimizer_step_clipped), or with
  * --clip-mode separate first on the gradients themselves
  * (wt_optimizer_clip_grad_norm, then wt_optimizer_step). After training, --sample characters are drawn from the
- * model (--temperature 0: always the most likely one).
+ * model (--temperature 0: always the most likely one). --qkv separate
+ * computes each block's q, k and v by three products instead of one on
+ * their weights joined (the same model and parameters either way).
  * --max-loss makes the run fail (exit 1) unless the mean training loss of
  * the last progress interval is below X; a validation loss that is not
  * finite always fails it. --print-loss prints every step's loss, "step K
@@ -259,6 +262,7 @@ static void step_end(step *a)
 typedef struct config {
     int layers, dim, heads, context, vocab;
     bool rms; /* rms_norm instead of layer_norm */
+    bool qkv_separate; /* q, k, v by three products instead of one */
 } config;
 
 /* A parameter; decay: weight decay applies (matrices and embeddings, not
@@ -437,6 +441,33 @@ static wt_tensor *split_heads(step *a, wt_tensor *x, int64_t B, int64_t T, int64
     return OP(a, wt_transpose, r, 1, 2);
 }
 
+/* q, k, v [B, H, T, hd] of h [B, T, D]. By default one product against
+ * the three weights joined ([3 D, D], a small copy each step; their
+ * gradients come back as slices of the joined one's) and the heads views
+ * of its rows [B, T, 3 D], which the attention reads in place and whose
+ * gradients its backward writes into one [B, T, 3 D] tensor; with
+ * --qkv separate three products. The parameters are the same either way. */
+static void qkv_heads(step *a, const model *md, const block *b, wt_tensor *h, int64_t B, int64_t T, int64_t H,
+                      int64_t hd, wt_tensor **q, wt_tensor **k, wt_tensor **v)
+{
+    *q = *k = *v = NULL;
+    if (md->cfg.qkv_separate) {
+        *q = split_heads(a, OP(a, wt_linear, h, b->wq, b->bq), B, T, H, hd);
+        *k = split_heads(a, OP(a, wt_linear, h, b->wk, b->bk), B, T, H, hd);
+        *v = split_heads(a, OP(a, wt_linear, h, b->wv, b->bv), B, T, H, hd);
+        return;
+    }
+    wt_tensor *ws[3] = {b->wq, b->wk, b->wv}, *bs[3] = {b->bq, b->bk, b->bv};
+    wt_tensor *w = OP(a, wt_concat, 3, ws, 0);
+    wt_tensor *bias = OP(a, wt_concat, 3, bs, 0);
+    wt_tensor *y = OP(a, wt_linear, h, w, bias);
+    int64_t s[4] = {B, T, 3 * H, hd};
+    wt_tensor *heads = OP(a, wt_transpose, OP(a, wt_reshape, y, 4, s), 1, 2); /* [B, 3 H, T, hd] */
+    wt_tensor *parts[3] = {0};
+    if (a->st == WT_OK && ok(a, wt_split(heads, 1, 3, (const int64_t[]){H, H, H}, parts)))
+        *q = parts[0], *k = parts[1], *v = parts[2];
+}
+
 /* Logits [B, T, vocab] of tokens [B, T]. */
 static wt_tensor *forward(step *a, const model *md, wt_tensor *tokens)
 {
@@ -449,9 +480,8 @@ static wt_tensor *forward(step *a, const model *md, wt_tensor *tokens)
     for (int l = 0; l < md->cfg.layers; l++) {
         const block *b = &md->blocks[l];
         wt_tensor *h = norm(a, md, x, b->ln1_w, b->ln1_b);
-        wt_tensor *q = split_heads(a, OP(a, wt_linear, h, b->wq, b->bq), B, T, H, hd);
-        wt_tensor *k = split_heads(a, OP(a, wt_linear, h, b->wk, b->bk), B, T, H, hd);
-        wt_tensor *v = split_heads(a, OP(a, wt_linear, h, b->wv, b->bv), B, T, H, hd);
+        wt_tensor *q, *k, *v;
+        qkv_heads(a, md, b, h, B, T, H, hd, &q, &k, &v);
         wt_tensor *att = OP(a, wt_scaled_dot_product_attention, q, k, v, NULL, true, 0.0f);
         wt_tensor *merged = OP(a, wt_transpose, att, 1, 2);
         int64_t ms[3] = {B, T, D};
@@ -717,7 +747,7 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-    const char *backend = "auto", *data = DEFAULT_DATA, *norm_name = "layer", *save_init = NULL;
+    const char *backend = "auto", *data = DEFAULT_DATA, *norm_name = "layer", *save_init = NULL, *qkv = "fused";
     config cfg = {.layers = 6, .dim = 384, .heads = 6, .context = 256};
     int batch = 64, steps = 5000, warmup = 100, print_every = 100, eval_every = 500, eval_batches = 20;
     int sample_len = 400;
@@ -757,6 +787,7 @@ int main(int argc, char **argv)
             g_clip_separate = strcmp(v, "separate") == 0;
         }
         else if (strcmp(o, "--norm") == 0) norm_name = v;
+        else if (strcmp(o, "--qkv") == 0) qkv = v;
         else if (strcmp(o, "--seed") == 0) seed = strtoull(v, NULL, 10);
         else if (strcmp(o, "--print-every") == 0) print_every = atoi(v);
         else if (strcmp(o, "--eval-every") == 0) eval_every = atoi(v);
@@ -778,6 +809,11 @@ int main(int argc, char **argv)
         return 2;
     }
     cfg.rms = strcmp(norm_name, "rms") == 0;
+    if (strcmp(qkv, "fused") != 0 && strcmp(qkv, "separate") != 0) {
+        fprintf(stderr, "--qkv is fused or separate\n");
+        return 2;
+    }
+    cfg.qkv_separate = strcmp(qkv, "separate") == 0;
     if (cfg.layers <= 0 || cfg.dim <= 0 || cfg.heads <= 0 || cfg.dim % cfg.heads != 0 || cfg.context <= 0 ||
         batch <= 0 || steps <= 0 || warmup < 0 || print_every <= 0 || eval_batches <= 0 || sample_len < 0 ||
         !(lr > 0) || temperature < 0 || !(clip >= 0)) {

@@ -440,6 +440,7 @@ int main(int argc, char **argv)
     test_attention_fused(b);
     test_attention_fused_shapes(b);
     test_attention_head_views(b);
+    test_attention_qkv_rows(b);
     test_norm_backward_fused(b);
     test_memory();
     test_mlp();

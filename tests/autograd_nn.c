@@ -528,6 +528,97 @@ void test_attention_head_views(test_backend b)
     wt_context_destroy(ctx);
 }
 
+/* Attention on q, k and v as the heads of one [B, S, (Hq + 2 Hkv) D]
+ * leaf (a GPT's q, k, v from one linear layer: reshape, transpose(1, 2),
+ * split into Hq, Hkv, Hkv heads), the seed given [B, S, Hq, D]: y and the
+ * leaf's gradient, on ctx with WT_ATTN_HEAD_VIEWS unset or at knob; the
+ * dispatches of the backward pass in *dispatches; false when a step
+ * fails. */
+static bool qkv_rows_grads(wt_context *ctx, const char *knob, const int64_t *dims, bool causal, const float *x,
+                           const float *seed, float *out, float *grad, bool *merged_view, uint64_t *dispatches)
+{
+    const int64_t B = dims[0], Hq = dims[1], Hkv = dims[2], S = dims[3], D = dims[4], H = Hq + 2 * Hkv;
+    if (knob) setenv("WT_ATTN_HEAD_VIEWS", knob, 1);
+    wt_tensor *leaf = NULL, *sd = NULL, *r = NULL, *t = NULL, *qkv[3] = {0}, *y = NULL, *yt = NULL, *g = NULL;
+    wt_pipeline_stats before = {0}, after = {0};
+    bool ok = wt_tensor_from_data(ctx, WT_F32, 3, (const int64_t[]){B, S, H * D}, x, &leaf) == WT_OK &&
+              wt_tensor_set_requires_grad(leaf, true) == WT_OK &&
+              wt_tensor_from_data(ctx, WT_F32, 4, (const int64_t[]){B, S, Hq, D}, seed, &sd) == WT_OK &&
+              wt_reshape(leaf, 4, (const int64_t[]){B, S, H, D}, &r) == WT_OK && wt_transpose(r, 1, 2, &t) == WT_OK &&
+              wt_split(t, 1, 3, (const int64_t[]){Hq, Hkv, Hkv}, qkv) == WT_OK &&
+              wt_scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], NULL, causal, 0.0, &y) == WT_OK &&
+              wt_transpose(y, 1, 2, &yt) == WT_OK && wt_context_sync(ctx) == WT_OK &&
+              wt_context_pipeline_stats(ctx, &before) == WT_OK && wt_backward_ex(1, &yt, &sd, NULL) == WT_OK &&
+              wt_context_pipeline_stats(ctx, &after) == WT_OK;
+    if (ok) *merged_view = wt_tensor_is_contiguous(yt), *dispatches = after.dispatches - before.dispatches;
+    ok = ok && wt_tensor_read(yt, out, sizeof(float) * (size_t)(B * S * Hq * D)) == WT_OK &&
+         wt_tensor_grad(leaf, &g) == WT_OK && g && wt_tensor_read(g, grad, sizeof(float) * (size_t)(B * S * H * D)) == WT_OK;
+    wt_tensor_release(g), wt_tensor_release(y), wt_tensor_release(yt), wt_tensor_release(t), wt_tensor_release(r);
+    for (int i = 0; i < 3; i++) wt_tensor_release(qkv[i]);
+    wt_tensor_release(sd), wt_tensor_release(leaf);
+    if (knob) unsetenv("WT_ATTN_HEAD_VIEWS");
+    return ok;
+}
+
+/* The attention forward and fused backward on q, k, v as the heads of one
+ * tensor's rows (qkv_rows_grads) against the same on dense copies
+ * (WT_ATTN_HEAD_VIEWS=0) and against the CPU. Where the WebGPU kernels
+ * read the rows in place, the result's heads merge as a view and the
+ * backward pass is the seed's f32 copy and the attention backward's
+ * kernels alone (at most three: the gradients land in one tensor, which
+ * the split before them joins as a view, and the leaf takes it as it is);
+ * on dense copies it takes more. Cases: grouped causal heads whose keys are a multiple of 4
+ * (dq as its own product of ds), then single heads with 37 keys (the query
+ * kernel computes dq), not causal. */
+void test_attention_qkv_rows(test_backend b)
+{
+    wt_context *ctx = NULL;
+    if (test_create_context(b, &ctx) != WT_OK) return;
+    static const struct {
+        int64_t dims[5]; /* B, Hq, Hkv, S, D */
+        bool causal;
+    } cases[] = {{{2, 4, 2, 36, 16}, true}, {{2, 2, 2, 37, 32}, false}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t *d = cases[c].dims;
+        const size_t ny = (size_t)(d[0] * d[3] * d[1] * d[4]), nx = (size_t)(d[0] * d[3] * (d[1] + 2 * d[2]) * d[4]);
+        float *x = malloc(sizeof(float) * nx), *seed = malloc(sizeof(float) * ny), *res[3], *grad[3];
+        for (size_t e = 0; e < nx; e++) x[e] = test_rng_uniform(-1.5f, 1.5f);
+        for (size_t e = 0; e < ny; e++) seed[e] = test_rng_uniform(-1.0f, 1.0f);
+        for (int r = 0; r < 3; r++) res[r] = malloc(sizeof(float) * ny), grad[r] = malloc(sizeof(float) * nx);
+        bool view[3] = {0};
+        uint64_t disp[3] = {0};
+        bool ok = qkv_rows_grads(ctx, NULL, d, cases[c].causal, x, seed, res[0], grad[0], &view[0], &disp[0]) &&
+                  qkv_rows_grads(ctx, "0", d, cases[c].causal, x, seed, res[1], grad[1], &view[1], &disp[1]) &&
+                  qkv_rows_grads(g_cpu, NULL, d, cases[c].causal, x, seed, res[2], grad[2], &view[2], &disp[2]);
+        double err[2] = {0, 0}, big = 0;
+        for (int r = 0; ok && r < 2; r++) {
+            for (size_t e = 0; e < ny; e++) err[r] = fmax(err[r], fabs(res[r][e] - res[2][e]));
+            for (size_t e = 0; e < nx; e++) {
+                err[r] = fmax(err[r], fabs(grad[r][e] - grad[2][e]));
+                big = fmax(big, fabs(grad[2][e]));
+            }
+        }
+        printf("attention on q, k, v as the heads of one tensor's rows (%s), case %zu: max difference to the CPU "
+               "%.2g (rows read in place), %.2g (dense copies), largest gradient %.2g; merged heads a view: %s; "
+               "backward dispatches %llu (in place), %llu (dense copies)\n",
+               test_backend_name(b), c, err[0], err[1], big, view[0] ? "yes" : "no", (unsigned long long)disp[0],
+               (unsigned long long)disp[1]);
+        CHECK(ok && err[0] <= 2e-5 * (big + 1.0) && err[1] <= 2e-5 * (big + 1.0),
+              "attention on q, k, v as the heads of one tensor's rows, case %zu: max difference %.2g (in place), "
+              "%.2g (dense) to the CPU (largest %.2g)", c, err[0], err[1], big);
+        if (b != TEST_BACKEND_CPU) {
+            CHECK(ok && view[0] && !view[1] && disp[0] <= 4 && disp[1] > disp[0],
+                  "attention on q, k, v as the heads of one tensor's rows, case %zu: the result's heads merge as a "
+                  "view (%d; not with WT_ATTN_HEAD_VIEWS=0: %d) and the backward is the seed's copy and the "
+                  "attention's kernels alone (%llu dispatches, at most 4; %llu on dense copies)", c, view[0], view[1], (unsigned long long)disp[0],
+                  (unsigned long long)disp[1]);
+        }
+        free(x), free(seed);
+        for (int r = 0; r < 3; r++) free(res[r]), free(grad[r]);
+    }
+    wt_context_destroy(ctx);
+}
+
 /* Whether the profile of ctx lists the one-pass norm backward (the
  * NORM_BACKWARD node's label). */
 static bool profile_lists_norm_backward(wt_context *ctx)

@@ -59,6 +59,7 @@ void test_f16(void);
 void test_attention_fused(test_backend b);
 void test_attention_fused_shapes(test_backend b);
 void test_attention_head_views(test_backend b);
+void test_attention_qkv_rows(test_backend b);
 void test_norm_backward_fused(test_backend b);
 
 #endif

@@ -53,6 +53,19 @@ int wt_attention_heads_layout(const wt_tensor *t)
     return is_dense ? 0 : is_inner ? 1 : -1;
 }
 
+bool wt_attention_heads_rows(const wt_tensor *t, int64_t *pitch)
+{
+    if (t->ndim != 4 || t->offset < 0) return false;
+    const int64_t B = t->shape[0], H = t->shape[1], S = t->shape[2], D = t->shape[3];
+    /* The pitch from the rows' stride, or the batches' where one row a batch. */
+    const int64_t P = S > 1 ? t->strides[2] : B > 1 ? t->strides[0] : H * D;
+    if (P < H * D || (B > 1 && t->strides[0] != S * P) || (H > 1 && t->strides[1] != D) ||
+        (D > 1 && t->strides[3] != 1))
+        return false;
+    *pitch = P;
+    return true;
+}
+
 /* A new tensor of shape [B, H, S, D] whose storage is laid out
  * [B, S, H, D] (wt_attention_heads_layout 1). */
 static wt_status alloc_heads_inner(wt_context *ctx, wt_dtype dtype, const int64_t *shape, wt_tensor **out)
@@ -143,9 +156,12 @@ static wt_status run(const char *fn, const wt_tensor *q, const wt_tensor *k, con
         .out = o4,
     };
     /* q the [B, H, S, D] view of [B, S, H, D] (heads split from a linear
-     * layer's output): the result laid out so too where the backend
-     * writes it so, and merging the heads back is a view, not a copy. */
-    if (q->ndim == 4 && head_views() && wt_attention_heads_layout(q) == 1 && ctx->ops->attention_out_heads_inner) {
+     * layer's output, alone or beside k and v in its rows): the result
+     * laid out [B, S, H, D] where the backend writes it so, and merging
+     * the heads back is a view, not a copy. */
+    int64_t q_pitch = 0;
+    if (q->ndim == 4 && head_views() && wt_attention_heads_layout(q) != 0 && wt_attention_heads_rows(q, &q_pitch) &&
+        ctx->ops->attention_out_heads_inner) {
         wt_tensor *t2 = NULL;
         if ((st = alloc_heads_inner(ctx, q->dtype, oshape, &t2)) != WT_OK) goto done;
         a.out = t2;
@@ -281,6 +297,64 @@ wt_status wt_scaled_dot_product_attention_v2(const wt_tensor *q, const wt_tensor
     return attention(fn, q, k, v, mask, o.kv_length, o.causal, (float)o.scale, out, NULL);
 }
 
+/* One past the last element a 4-D view reaches (strides >= 0). */
+static int64_t view_end(const wt_tensor *t)
+{
+    int64_t end = t->offset + 1;
+    for (int i = 0; i < 4; i++) end += (t->shape[i] - 1) * t->strides[i];
+    return end;
+}
+
+/* q, k and v as the heads of one tensor's rows (one linear layer's output
+ * [B, S, (Hq + 2 Hkv) D]): one storage, rows of one pitch from one first
+ * row, the heads' columns side by side without overlap. */
+static bool heads_of_one_tensor(const wt_tensor *const *t)
+{
+    int64_t pitch[3], lo[3], hi[3];
+    for (int i = 0; i < 3; i++) {
+        if (t[i]->storage != t[0]->storage || !wt_attention_heads_rows(t[i], &pitch[i]) || pitch[i] != pitch[0] ||
+            t[i]->offset / pitch[0] != t[0]->offset / pitch[0] || t[i]->shape[0] != t[0]->shape[0] ||
+            t[i]->shape[2] != t[0]->shape[2])
+            return false;
+        lo[i] = t[i]->offset % pitch[0];
+        hi[i] = lo[i] + t[i]->shape[1] * t[i]->shape[3];
+        if (hi[i] > pitch[0]) return false;
+    }
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (lo[i] < hi[j] && lo[j] < hi[i]) return false;
+    return true;
+}
+
+/* The gradients of q, k, v (src[0..2]) laid out as their operands, as the
+ * backend writes them where it reads views: each a view with its operand's
+ * strides and offset of a new storage reaching as far; operands that are
+ * the heads of one tensor (heads_of_one_tensor) share one new storage, so
+ * that their gradients are the heads of one tensor too and the split
+ * before them joins them as a view (autograd's split rule), no copy. */
+static wt_status alloc_grads_like(wt_context *ctx, const wt_tensor *const *src, wt_tensor **grads)
+{
+    const bool shared = heads_of_one_tensor(src);
+    wt_tensor *base[3] = {0};
+    wt_status st = WT_OK;
+    for (int i = 0; i < 3 && st == WT_OK; i++) {
+        int64_t end = view_end(src[i]);
+        if (shared) {
+            if (i > 0) {
+                base[i] = base[0];
+                wt_tensor_retain(base[0]);
+                continue;
+            }
+            for (int j = 1; j < 3; j++) end = view_end(src[j]) > end ? view_end(src[j]) : end;
+        }
+        st = wt_tensor_alloc(ctx, WT_F32, 1, &end, &base[i]);
+    }
+    for (int i = 0; i < 3 && st == WT_OK; i++)
+        st = wt_tensor_view(base[i], 4, src[i]->shape, src[i]->strides, src[i]->offset, &grads[i]);
+    for (int i = 0; i < 3; i++) wt_tensor_release(base[i]);
+    return st;
+}
+
 wt_status wt_attention_backward_fused(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v,
                                       const wt_tensor *dout, const wt_tensor *out, const wt_tensor *lse,
                                       bool causal, float scale, wt_tensor **dq, wt_tensor **dk, wt_tensor **dv)
@@ -309,11 +383,8 @@ wt_status wt_attention_backward_fused(const wt_tensor *q, const wt_tensor *k, co
         if (views) in[i] = (wt_tensor *)src[i], wt_tensor_retain(in[i]);
         else st = src[i]->dtype == WT_F32 ? wt_contiguous(src[i], &in[i]) : wt_cast(src[i], WT_F32, &in[i]);
     }
-    for (int i = 0; i < 3 && st == WT_OK; i++) {
-        const wt_tensor *like = i == 0 ? q : k;
-        st = views && wt_attention_heads_layout(like) == 1 ? alloc_heads_inner(ctx, WT_F32, src[i]->shape, &grads[i])
-                                                          : wt_tensor_alloc(ctx, WT_F32, 4, src[i]->shape, &grads[i]);
-    }
+    if (views) st = alloc_grads_like(ctx, src, grads);
+    for (int i = 0; i < 3 && st == WT_OK && !views; i++) st = wt_tensor_alloc(ctx, WT_F32, 4, src[i]->shape, &grads[i]);
     if (st == WT_OK)
         st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_ATTENTION_BACKWARD,
                                          .in = {in[0], in[1], in[2], in[3], in[4], lse},

@@ -496,26 +496,42 @@ static wt_status grad_norms(const char *fn, wt_context *ctx, int n, wt_tensor *c
     return st;
 }
 
+/* One past the last element a tensor with strides >= 0 reaches. */
+static int64_t reach_end(const wt_tensor *t)
+{
+    int64_t end = t->offset + 1;
+    for (int d = 0; d < t->ndim; d++) end += (t->shape[d] - 1) * (t->strides[d] < 0 ? 0 : t->strides[d]);
+    return end;
+}
+
 /* Whether g can be scaled in place: f32, contiguous, held by its record
  * alone (the references of open scopes aside: a handle the caller took
  * with wt_tensor_grad keeps the values before clipping, as documented),
- * the only tensor on its buffer (no view or saved tensor sees the change;
- * the references a capturing graph and its backend state hold for their
- * own nodes aside) and not
- * the gradient of an earlier entry. Others get a fresh tensor. */
-static bool scales_in_place(wt_context *ctx, int i, wt_tensor *const *ts)
+ * its buffer seen by no other tensor but other entries' gradients apart
+ * from it (no view or saved tensor sees the change; the references a
+ * capturing graph and its backend state hold for their own nodes aside;
+ * the gradients of parameters joined by concat are slices of one
+ * buffer), never the same elements as another entry's gradient. Others
+ * get a fresh tensor. */
+static bool scales_in_place(wt_context *ctx, int i, int n, wt_tensor *const *ts)
 {
     const wt_tensor *g = grad_of(ts[i]);
     int64_t graph_refs = wt_graph_storage_refs(ctx->capture, g->storage);
     if (ctx->capture && ctx->replay_state && ctx->ops->graph_storage_refs)
         graph_refs += ctx->ops->graph_storage_refs(*ctx->replay_state, g->storage);
     int64_t others = (int64_t)g->refcount - g->scope_refs - 1 + (g->storage->refcount - 1 - graph_refs);
-    if (g->dtype != WT_F32 || others != 0 || g->storage->borrowed ||
-        !wt_layout_is_contiguous(g->ndim, g->shape, g->strides) || !wt_backend_runs(ctx, WT_NODE_GRAD_CLIP_SCALE))
+    if (g->dtype != WT_F32 || g->storage->borrowed || !wt_layout_is_contiguous(g->ndim, g->shape, g->strides) ||
+        !wt_backend_runs(ctx, WT_NODE_GRAD_CLIP_SCALE))
         return false;
-    for (int j = 0; j < i; j++)
-        if (grad_of(ts[j]) && grad_of(ts[j])->storage == g->storage) return false;
-    return true;
+    for (int j = 0; j < n; j++) {
+        const wt_tensor *h = j == i ? NULL : grad_of(ts[j]);
+        if (!h || h->storage != g->storage) continue;
+        for (int d = 0; d < h->ndim; d++)
+            if (h->strides[d] < 0) return false;
+        if (h == g || (h->numel > 0 && h->offset < g->offset + g->numel && g->offset < reach_end(h))) return false;
+        others--;
+    }
+    return others == 0;
 }
 
 /* max(1, max_norm / (norm + 1e-6)) as a 0-d tensor, for the gradients
@@ -590,21 +606,25 @@ static wt_status clip(const char *fn, wt_context *ctx, int n, wt_tensor *const *
     st = global_norm(fn, ctx, n, ts, &norm);
     for (int i = 0; i < n && st == WT_OK; i++) {
         if (!grad_of(ts[i]) || grad_of(ts[i])->numel == 0) continue;
-        if (scales_in_place(ctx, i, ts)) {
+        if (scales_in_place(ctx, i, n, ts)) {
             in_place[i] = true;
             continue;
         }
         if (!scale) st = scale_of(norm, max_norm, &scale);
         if (st == WT_OK) st = wt_mul(grad_of(ts[i]), scale, &scaled[i]);
     }
-    /* Three gradients a dispatch, while their elements stay far from 2^32. */
+    /* Three gradients a dispatch, while their elements stay far from 2^32,
+     * each of its own buffer (one buffer bound writable twice in a
+     * dispatch is refused by WebGPU). */
     wt_node scaling = {.kind = WT_NODE_GRAD_CLIP_SCALE, .in = {norm}, .p.clip = {max_norm}};
     int batched = 0;
     int64_t elements = 0;
     for (int i = 0; i <= n && st == WT_OK; i++) {
         wt_tensor *g = i < n && in_place[i] ? grad_of(ts[i]) : NULL;
         if (i < n && !g) continue;
-        if (batched > 0 && (i == n || batched == 3 || elements + g->numel > INT32_MAX)) {
+        bool shares = false;
+        for (int k = 0; g && k < batched; k++) shares = shares || scaling.out[k]->storage == g->storage;
+        if (batched > 0 && (i == n || batched == 3 || shares || elements + g->numel > INT32_MAX)) {
             st = scale_in_place(ctx, &scaling, norm, max_norm, &scale);
             memset(scaling.out, 0, sizeof scaling.out);
             batched = 0, elements = 0;

@@ -50,10 +50,34 @@ static wt_status slice_view(const wt_grad_node *n, const wt_tensor *z, wt_tensor
 }
 RULE(grad_slice) { return into_zeros(n, 0, G, slice_view, &gin[0]); }
 
+/* The parts' gradients as one view where they already lie as the pieces
+ * of one tensor: one storage, one set of strides, each part starting
+ * where the one before ends along the axis (the fused attention backward
+ * writes q, k and v's gradients so when they are the heads of one linear
+ * layer's output). No gradient is written in place while another tensor
+ * sees its storage (gradient clipping checks), so the view may stand for
+ * a new tensor. */
+static bool join_as_view(const wt_grad_node *n, wt_tensor *const *parts, int axis, wt_tensor **out)
+{
+    const wt_tensor *p0 = parts[0];
+    const int ndim = n->in_ndim[0];
+    int64_t at = p0->offset;
+    for (int k = 0; k < n->nout; k++) {
+        const wt_tensor *p = parts[k];
+        if (p->storage != p0->storage || p->ndim != ndim || p->offset != at ||
+            memcmp(p->strides, p0->strides, sizeof p->strides[0] * (size_t)ndim) != 0)
+            return false;
+        at += p->shape[axis] * p->strides[axis];
+    }
+    return wt_tensor_view(p0, ndim, n->in_shape[0], p0->strides, p0->offset, out) == WT_OK;
+}
+
 RULE(grad_split) /* the outputs' gradients joined again */
 {
-    wt_tensor *parts[64];
+    wt_tensor *parts[64] = {0};
     for (int k = 0; k < n->nout && k < 64; k++) parts[k] = (wt_tensor *)gout[k];
+    const int axis = norm_axis(n->p.i[0], n->in_ndim[0]);
+    if (n->nout <= 64 && join_as_view(n, parts, axis, &gin[0])) return WT_OK;
     return wt_concat(n->nout, parts, (int)n->p.i[0], &gin[0]);
 }
 

@@ -378,6 +378,12 @@ wt_status wt_tensor_view(const wt_tensor *x, int ndim, const int64_t *shape,
  * linear layer's output, split and transposed), -1 neither. Axes of one
  * element count for neither, so a tensor that is both is 0. */
 int wt_attention_heads_layout(const wt_tensor *t);
+/* Whether a 4-D attention operand [B, H, S, D] holds its heads in rows of
+ * *pitch >= H D elements: element (b, h, s, d) at offset + (b S + s) pitch
+ * + h D + d (layout 1 above at pitch H D and offset 0; q, k or v as the
+ * heads of one linear layer's output [B, S, (Hq + 2 Hkv) D] at the pitch
+ * of its rows). */
+bool wt_attention_heads_rows(const wt_tensor *t, int64_t *pitch);
 /* Row-major strides for shape; returns the element count. */
 int64_t wt_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 bool wt_layout_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides);

@@ -179,7 +179,7 @@ static wt_status dq_kernel(wt_context *ctx, wt_storage *ds, const wt_tensor *k, 
      * tiled kernels' workgroup memory the head dim (dblocks). */
     const uint64_t rblocks = (Sq + DQ_KERNEL_ROWS - 1) / DQ_KERNEL_ROWS,
                    dblocks = (d4 + DQ_KERNEL_QUADS - 1) / DQ_KERNEL_QUADS, groups = B * Hq * rblocks * dblocks;
-    char prelude[1024];
+    char prelude[1280];
     snprintf(prelude, sizeof prelude, "const DQ: u32 = %lluu;\nconst CAUSAL: bool = %s;\n%s", (unsigned long long)d4,
              causal ? "true" : "false", rows);
     attn_bw_tiled_params p = {.hq = (uint32_t)Hq, .hkv = (uint32_t)Hkv, .sq = (uint32_t)Sq, .skv = (uint32_t)Skv,
@@ -251,21 +251,88 @@ static wt_status dq_product(wt_context *ctx, wt_storage *ds, const wt_tensor *k,
     return st;
 }
 
+/* An operand's place in its storage for the pipelined kernels: dense
+ * [B, H, S, D] at offset 0, or its heads in rows of `pitch` quads from
+ * quad `offset` on (wt_attention_heads_rows: the heads of a linear
+ * layer's output, alone or beside others in its rows). */
+typedef struct heads_place {
+    bool rows;
+    uint64_t pitch, offset;
+} heads_place;
+
+static bool place_of(const wt_tensor *t, heads_place *pl)
+{
+    int64_t pitch = 0;
+    if (wt_attention_heads_layout(t) == 0) {
+        *pl = (heads_place){false, 0, 0};
+        return true;
+    }
+    if (!wt_attention_heads_rows(t, &pitch) || pitch % 4 || t->offset % 4) return false;
+    *pl = (heads_place){true, (uint64_t)pitch / 4, (uint64_t)t->offset / 4};
+    return true;
+}
+
+static bool same_place(const heads_place *a, const heads_place *b)
+{
+    return a->rows == b->rows && a->pitch == b->pitch && a->offset == b->offset;
+}
+
+/* The places of q, k, v, dout and out (pl[0..4]) as the pipelined kernels
+ * take them: dout and out alike; k and v both dense or both in rows of one
+ * pitch, v's heads at or after k's (v_at is k_at shifted). */
+static bool places_agree(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v, const wt_tensor *dout,
+                         const wt_tensor *out, heads_place *pl)
+{
+    const wt_tensor *t[5] = {q, k, v, dout, out};
+    for (int i = 0; i < 5; i++)
+        if (!place_of(t[i], &pl[i])) return false;
+    return same_place(&pl[3], &pl[4]) && pl[1].rows == pl[2].rows && pl[1].pitch == pl[2].pitch &&
+           pl[2].offset >= pl[1].offset;
+}
+
+/* WGSL of NAME_head(b, h), the quad where head h of batch b starts, and
+ * NAME_at(base, s), where its row s starts, for an operand at place pl
+ * whose heads and rows the Params fields hn and sn count. No division:
+ * the kernels call them in their loads. */
+static int place_fns(char *dst, size_t cap, const char *name, const heads_place *pl, const char *hn, const char *sn)
+{
+    if (!pl->rows)
+        return snprintf(dst, cap,
+                        "fn %s_head(b: u32, h: u32) -> u32 { return ((b * %s + h) * %s) * DQ; }\n"
+                        "fn %s_at(base: u32, s: u32) -> u32 { return base + s * DQ; }\n",
+                        name, hn, sn, name);
+    return snprintf(dst, cap,
+                    "fn %s_head(b: u32, h: u32) -> u32 { return %lluu + b * %s * %lluu + h * DQ; }\n"
+                    "fn %s_at(base: u32, s: u32) -> u32 { return base + s * %lluu; }\n",
+                    name, (unsigned long long)pl->offset, sn, (unsigned long long)pl->pitch, name,
+                    (unsigned long long)pl->pitch);
+}
+
+/* The prelude's addressing of every operand: q_head / q_at (q and dq),
+ * k_head / k_at (k and dk), v_at (v and dv: k's rows, shifted to v's
+ * heads) and g_head / g_at (dout and out). */
+static bool place_prelude(char *dst, size_t cap, const heads_place *pl)
+{
+    size_t n = 0;
+    int w = place_fns(dst, cap, "q", &pl[0], "p.hq", "p.sq");
+    if (w < 0 || (size_t)w >= cap - n) return false;
+    n += (size_t)w;
+    w = place_fns(dst + n, cap - n, "k", &pl[1], "p.hkv", "p.skv");
+    if (w < 0 || (size_t)w >= cap - n) return false;
+    n += (size_t)w;
+    w = place_fns(dst + n, cap - n, "g", &pl[3], "p.hq", "p.sq");
+    if (w < 0 || (size_t)w >= cap - n) return false;
+    n += (size_t)w;
+    w = snprintf(dst + n, cap - n, "fn v_at(base: u32, s: u32) -> u32 { return k_at(base, s) + %lluu; }\n",
+                 (unsigned long long)(pl[2].offset - pl[1].offset));
+    return w >= 0 && (size_t)w < cap - n;
+}
+
 /* WT_ATTN_TILED=0 keeps the untiled kernels (as for the forward). */
 static bool tiled_allowed(void)
 {
     const char *knob = wt_knob_text(WT_KNOB_ATTN_TILED);
     return !(knob && strcmp(knob, "0") == 0);
-}
-
-/* q, dout and out of one layout (wt_attention_heads_layout), k and v of
- * another, neither -1. */
-static bool sides_agree(const wt_tensor *q, const wt_tensor *k, const wt_tensor *v, const wt_tensor *dout,
-                        const wt_tensor *out)
-{
-    const int ql = wt_attention_heads_layout(q), kl = wt_attention_heads_layout(k);
-    return ql >= 0 && kl >= 0 && wt_attention_heads_layout(dout) == ql && wt_attention_heads_layout(out) == ql &&
-           wt_attention_heads_layout(v) == kl;
 }
 
 /* The pipelined kernels (the only ones that read heads laid out [B, S, H,
@@ -313,19 +380,15 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
      * where the device allows fewer, the query kernel computes it again. */
     if (lse && wg_get_caps(ctx)->max_storage_buffers < 8) lse = NULL;
     /* Where a head's first row starts (in quads) and where its row s
-     * starts, for the pipelined kernels: in a dense [B, H, S, D], or in a
-     * [B, S, H, D] (the heads of a linear layer's output). No division:
-     * the kernels call them in their loads. */
-    const bool q_inner = wt_attention_heads_layout(q) == 1, k_inner = wt_attention_heads_layout(k) == 1;
-    char rows[768];
-    snprintf(rows, sizeof rows,
-             "fn q_head(b: u32, h: u32) -> u32 { return %s * DQ; }\n"
-             "fn q_at(base: u32, s: u32) -> u32 { return base + s * %s; }\n"
-             "fn k_head(b: u32, h: u32) -> u32 { return %s * DQ; }\n"
-             "fn k_at(base: u32, s: u32) -> u32 { return base + s * %s; }\n",
-             q_inner ? "(b * p.sq * p.hq + h)" : "((b * p.hq + h) * p.sq)", q_inner ? "(p.hq * DQ)" : "DQ",
-             k_inner ? "(b * p.skv * p.hkv + h)" : "((b * p.hkv + h) * p.skv)", k_inner ? "(p.hkv * DQ)" : "DQ");
-    char prelude[1536], prelude_kv[1536];
+     * starts, for each operand (place_prelude). */
+    heads_place pl[5];
+    char rows[1024];
+    if (!places_agree(q, k, v, dout, out, pl) || !place_prelude(rows, sizeof rows, pl)) return WT_ERR_UNSUPPORTED;
+    /* dk and dv in one storage (the heads of one tensor, as q, k and v of
+     * one linear layer's output): one binding the key kernel writes both
+     * through, as two writable bindings of one buffer may not alias. */
+    const bool dkv_shared = dk->storage == dv->storage;
+    char prelude[2560], prelude_kv[3072];
     const int plen = snprintf(
         prelude, sizeof prelude,
         "const DQ: u32 = %lluu;\nconst DT: u32 = %uu;\nconst D_EXACT: bool = %s;\nconst CAUSAL: bool = %s;\n"
@@ -343,15 +406,26 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
         prelude_kv + plen, sizeof prelude_kv - (size_t)plen,
         "const LANES: bool = %s;\nconst PAD_P: bool = %s;\nconst FMA_S: bool = %s;\n", forms.lanes ? "true" : "false",
         pad_p ? "true" : "false", forms.fma_s ? "true" : "false");
-    snprintf(prelude_kv + plen + klen, sizeof prelude_kv - (size_t)(plen + klen), "%s",
-             !by_product ? "const WRITE_DS: bool = false;\nconst ZERO_DS: bool = false;\n"
-                          "fn store_ds(i: u32, x: vec4<f32>) {}\n"
-             : by_gemm    ? "const WRITE_DS: bool = true;\nconst ZERO_DS: bool = true;\n"
-                          "@group(0) @binding(8) var<storage, read_write> ds_out: array<vec4<f32>>;\n"
-                          "fn store_ds(i: u32, x: vec4<f32>) { ds_out[i] = x; }\n"
-                          : "const WRITE_DS: bool = true;\nconst ZERO_DS: bool = false;\n"
-                          "@group(0) @binding(8) var<storage, read_write> ds_out: array<vec4<f32>>;\n"
-                          "fn store_ds(i: u32, x: vec4<f32>) { ds_out[i] = x; }\n");
+    const int kvlen = klen + snprintf(
+        prelude_kv + plen + klen, sizeof prelude_kv - (size_t)(plen + klen), "%s",
+        dkv_shared ? "@group(0) @binding(6) var<storage, read_write> dkv: array<vec4<f32>>;\n"
+                     "fn store_dk(i: u32, x: vec4<f32>) { dkv[i] = x; }\n"
+                     "fn store_dv(i: u32, x: vec4<f32>) { dkv[i] = x; }\n"
+                   : "@group(0) @binding(6) var<storage, read_write> dk: array<vec4<f32>>;\n"
+                     "@group(0) @binding(7) var<storage, read_write> dv: array<vec4<f32>>;\n"
+                     "fn store_dk(i: u32, x: vec4<f32>) { dk[i] = x; }\n"
+                     "fn store_dv(i: u32, x: vec4<f32>) { dv[i] = x; }\n");
+    /* ds takes the binding after dk and dv's. */
+    const int ds_binding = dkv_shared ? 7 : 8;
+    if (!by_product)
+        snprintf(prelude_kv + plen + kvlen, sizeof prelude_kv - (size_t)(plen + kvlen),
+                 "const WRITE_DS: bool = false;\nconst ZERO_DS: bool = false;\nfn store_ds(i: u32, x: vec4<f32>) {}\n");
+    else
+        snprintf(prelude_kv + plen + kvlen, sizeof prelude_kv - (size_t)(plen + kvlen),
+                 "const WRITE_DS: bool = true;\nconst ZERO_DS: bool = %s;\n"
+                 "@group(0) @binding(%d) var<storage, read_write> ds_out: array<vec4<f32>>;\n"
+                 "fn store_ds(i: u32, x: vec4<f32>) { ds_out[i] = x; }\n",
+                 by_gemm ? "true" : "false", ds_binding);
     attn_bw_tiled_params p = {.hq = (uint32_t)Hq, .hkv = (uint32_t)Hkv, .sq = (uint32_t)Sq, .skv = (uint32_t)Skv,
                               .group = (uint32_t)(Hq / Hkv), .blocks = (uint32_t)qblocks,
                               .workgroups = (uint32_t)qgroups, .scale = scale, .dq = (uint32_t)d4,
@@ -382,9 +456,9 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
          * H200, for 50 MB read). */
         attn_bw_stats_params sp = {.rows = (uint32_t)(B * Hq * Sq), .dq = (uint32_t)d4, .hq = (uint32_t)Hq,
                                    .sq = (uint32_t)Sq};
-        char stats_prelude[96];
-        snprintf(stats_prelude, sizeof stats_prelude, "const DQ: u32 = %lluu;\nconst Q_INNER: bool = %s;\n",
-                 (unsigned long long)d4, q_inner ? "true" : "false");
+        char stats_prelude[512];
+        const int slen = snprintf(stats_prelude, sizeof stats_prelude, "const DQ: u32 = %lluu;\n", (unsigned long long)d4);
+        place_fns(stats_prelude + slen, sizeof stats_prelude - (size_t)slen, "g", &pl[3], "p.hq", "p.sq");
         wg_launch sl = {
             .shader = "attention_backward_stats",
             .prelude = stats_prelude,
@@ -405,9 +479,10 @@ static wt_status attention_backward_tiled(wt_context *ctx, const wt_tensor *q, c
         l.shader = "attention_backward_pipelined_kv";
         l.bindings[4] = (wg_binding){stats, false};
         l.bindings[5] = (wg_binding){dk->storage, true};
-        l.bindings[6] = (wg_binding){dv->storage, true};
-        l.bindings[7] = (wg_binding){ds, true};
-        l.nbindings = by_product ? 8 : 7;
+        int nb = 6;
+        if (!dkv_shared) l.bindings[nb++] = (wg_binding){dv->storage, true};
+        if (by_product) l.bindings[nb++] = (wg_binding){ds, true};
+        l.nbindings = nb;
         l.prelude = prelude_kv;
         l.workgroups = kgroups;
         st = wg_dispatch(ctx, &l);
@@ -474,14 +549,16 @@ wt_status wg_attention_backward(wt_context *ctx, const wt_tensor *q, const wt_te
     const uint64_t limit = wg_get_caps(ctx)->max_storage_binding;
     if (!out) return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention backward: the forward's output is needed");
     for (int t = 0; t < 8; t++)
-        if (all[t]->dtype != WT_F32 || all[t]->offset != 0 || all[t]->storage->bytes > limit ||
-            (uint64_t)all[t]->numel > UINT32_MAX / 2)
+        if (all[t]->dtype != WT_F32 || all[t]->storage->bytes > limit || (uint64_t)all[t]->numel > UINT32_MAX / 2)
             return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention backward: f32 tensors of one binding only");
-    if (!sides_agree(q, k, v, dout, out) || wt_attention_heads_layout(dq) != wt_attention_heads_layout(q) ||
-        wt_attention_heads_layout(dk) != wt_attention_heads_layout(k) ||
-        wt_attention_heads_layout(dv) != wt_attention_heads_layout(k))
+    /* Each gradient laid out as its operand (the places: offsets included). */
+    heads_place pl[5], gpl[3];
+    if (!places_agree(q, k, v, dout, out, pl) || !place_of(dq, &gpl[0]) || !place_of(dk, &gpl[1]) ||
+        !place_of(dv, &gpl[2]) || !same_place(&gpl[0], &pl[0]) || !same_place(&gpl[1], &pl[1]) ||
+        !same_place(&gpl[2], &pl[2]))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention backward: operands of mixed layouts");
-    const bool dense = wt_attention_heads_layout(q) == 0 && wt_attention_heads_layout(k) == 0;
+    bool dense = true;
+    for (int t = 0; t < 5; t++) dense = dense && !pl[t].rows;
     if (!dense && !views_fit(ctx, q, v))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu attention backward: heads laid out [B, S, H, D] need the pipelined kernels");
     if (tiled_allowed() && tiled_fits(ctx, (uint64_t)q->shape[3], (uint64_t)v->shape[3])) {
@@ -518,5 +595,6 @@ bool wg_attention_backward_views(const wt_context *ctx, const wt_tensor *q, cons
         if (!all[t] || all[t]->dtype != WT_F32 || all[t]->storage->bytes > limit ||
             (uint64_t)all[t]->numel > UINT32_MAX / 2)
             return false;
-    return sides_agree(q, k, v, dout, out) && views_fit(ctx, q, v) && tiled_sizes_ok(q, k);
+    heads_place pl[5];
+    return places_agree(q, k, v, dout, out, pl) && views_fit(ctx, q, v) && tiled_sizes_ok(q, k);
 }

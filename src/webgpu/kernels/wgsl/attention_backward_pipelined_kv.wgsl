@@ -33,11 +33,12 @@
 // of 4), so that dq = ds @ K is a batched matrix product instead of a
 // query kernel that computes p and ds again.
 // Prelude: DQ, DT, D_EXACT, CAUSAL, UNROLL (as pass 1), QPT, LANES, PAD_P,
-// FMA_S,
-// WRITE_DS, ZERO_DS and store_ds (binding 8 where WRITE_DS), and q_head / k_head,
-// q_at / k_at (the quad where a head's first row starts, and where its
+// FMA_S, WRITE_DS, ZERO_DS and store_ds (the binding after dk and dv's where
+// WRITE_DS), dk and dv's bindings with store_dk / store_dv (one binding
+// where they share a buffer), and q_head / k_head / g_head, q_at / k_at /
+// v_at / g_at (the quad where a head's first row starts, and where its
 // row s starts: the operands are [B, H, S, D] or the [B, H, S, D] views
-// of [B, S, H, D]).
+// of rows [B, S, ..., H, D, ...]).
 
 struct Params {
     hq: u32, hkv: u32, sq: u32, skv: u32,
@@ -51,8 +52,6 @@ struct Params {
 @group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> g: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read> stats: array<vec2<f32>>;
-@group(0) @binding(6) var<storage, read_write> dk: array<vec4<f32>>;
-@group(0) @binding(7) var<storage, read_write> dv: array<vec4<f32>>;
 
 const TX: u32 = 16u;
 const BQ: u32 = TX * QPT;
@@ -76,11 +75,11 @@ var<private> next_q: array<vec4<f32>, PF>;
 var<private> next_g: array<vec4<f32>, PF>;
 var<private> next_st: vec2<f32>;
 
-// Queries t0 .. t0 + BQ of the head whose first row is at qbase (row
-// qrow0 of the statistics) into registers;
+// Queries t0 .. t0 + BQ of the head whose first row is at qbase (its
+// dout's at gbase, row qrow0 of the statistics) into registers;
 // queries from sq on are zeros, their statistics those of a row without
 // keys (p = 0).
-fn fetch(qrow0: u32, qbase: u32, t0: u32, lid: u32) {
+fn fetch(qrow0: u32, qbase: u32, gbase: u32, t0: u32, lid: u32) {
     for (var c = 0u; c < PF; c++) {
         let e = lid + c * WG;
         let i = t0 + e / DQ;
@@ -88,7 +87,7 @@ fn fetch(qrow0: u32, qbase: u32, t0: u32, lid: u32) {
         var y = vec4<f32>(0.0);
         if (e < BQ * DQ && i < p.sq) {
             x = q[q_at(qbase, i) + e % DQ];
-            y = g[q_at(qbase, i) + e % DQ];
+            y = g[g_at(gbase, i) + e % DQ];
         }
         next_q[c] = x;
         next_g[c] = y;
@@ -150,7 +149,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         var y = vec4<f32>(0.0);
         if (j < p.skv) {
             x = k[k_at(kbase, j) + e % DQ] * p.scale;
-            y = v[k_at(kbase, j) + e % DQ];
+            y = v[v_at(kbase, j) + e % DQ];
         }
         k_tile[(e / DQ) * QS + e % DQ] = x;
         v_tile[(e / DQ) * QS + e % DQ] = y;
@@ -166,7 +165,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let nt = select(0u, (p.sq - qstart + BQ - 1u) / BQ, qstart < p.sq);
     let tiles = p.group * nt;
     let head0 = (b * p.hq + kh * p.group) * p.sq; // first row of the group's first q head
-    if (tiles > 0u) { fetch(head0, q_head(b, kh * p.group), qstart, lid); }
+    if (tiles > 0u) { fetch(head0, q_head(b, kh * p.group), g_head(b, kh * p.group), qstart, lid); }
 
     var ak: array<vec4<f32>, 4u * DT>; // [key][quad]
     var av: array<vec4<f32>, 4u * DT>;
@@ -181,7 +180,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         workgroupBarrier();
         if (n + 1u < tiles) {
             let n1 = n + 1u;
-            fetch(head0 + (n1 / nt) * p.sq, q_head(b, kh * p.group + n1 / nt), qstart + (n1 % nt) * BQ, lid);
+            let h1 = kh * p.group + n1 / nt;
+            fetch(head0 + (n1 / nt) * p.sq, q_head(b, h1), g_head(b, h1), qstart + (n1 % nt) * BQ, lid);
         }
         var s: array<vec4<f32>, QPT>;
         var dp: array<vec4<f32>, QPT>;
@@ -268,8 +268,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var c = 0u; c < DT; c++) {
             let d = tx + c * TX;
             if (D_EXACT || d < DQ) {
-                dk[k_at(kbase, j) + d] = ak[i * DT + c] * p.scale;
-                dv[k_at(kbase, j) + d] = av[i * DT + c];
+                store_dk(k_at(kbase, j) + d, ak[i * DT + c] * p.scale);
+                store_dv(v_at(kbase, j) + d, av[i * DT + c]);
             }
         }
     }

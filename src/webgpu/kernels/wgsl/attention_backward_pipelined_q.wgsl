@@ -26,9 +26,10 @@
 // HAVE_LSE and load_lse (the forward's log-sum-exp), SPLIT_KV, DQ_PASS
 // (false: the statistics alone, for the path that takes dq as a matrix
 // product of the key kernel's ds; dq is then left as it is), and q_head /
-// k_head, q_at / k_at (the quad where a head's first row starts, and where
-// its row s starts: the operands are [B, H, S, D] or the [B, H, S, D] views
-// of [B, S, H, D]).
+// k_head / g_head, q_at / k_at / v_at / g_at (the quad where a head's
+// first row starts, and where its row s starts: the operands are
+// [B, H, S, D] or the [B, H, S, D] views of rows [B, S, ..., H, D, ...];
+// q and dq alike, k and dk, v and dv, dout and out).
 
 struct Params {
     hq: u32, hkv: u32, sq: u32, skv: u32,
@@ -66,8 +67,7 @@ fn load_keys(from_v: bool, kbase: u32, t0: u32, kend: u32, lid: u32) {
         let j = t0 + e / DQ;
         var x = vec4<f32>(0.0);
         if (j < kend) {
-            let i = k_at(kbase, j) + e % DQ;
-            if (from_v) { x = v[i]; } else { x = k[i]; }
+            if (from_v) { x = v[v_at(kbase, j) + e % DQ]; } else { x = k[k_at(kbase, j) + e % DQ]; }
         }
         kv_tile[(e / DQ) * QS + e % DQ] = x;
     }
@@ -87,7 +87,7 @@ fn fetch_keys(kbase: u32, t0: u32, kend: u32, lid: u32) {
         var y = vec4<f32>(0.0);
         if (e < BK * DQ && j < kend) {
             x = k[k_at(kbase, j) + e % DQ];
-            y = v[k_at(kbase, j) + e % DQ];
+            y = v[v_at(kbase, j) + e % DQ];
         }
         next_k[c] = x;
         next_v[c] = y;
@@ -178,6 +178,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let kbase = k_head(b, h / p.group);
     let qrow0 = bh * p.sq; // in the statistics
     let qbase = q_head(b, h);
+    let gbase = g_head(b, h); // of dout and out
     let i0 = blk * BQ;
     let tx = lid % TX;
     let ty = lid / TX;
@@ -190,7 +191,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         var y = vec4<f32>(0.0);
         if (i < p.sq) {
             x = q[q_at(qbase, i) + e % DQ] * p.scale;
-            y = g[q_at(qbase, i) + e % DQ];
+            y = g[g_at(gbase, i) + e % DQ];
         }
         q_tile[(e / DQ) * QS + e % DQ] = x;
         g_tile[(e / DQ) * QS + e % DQ] = y;
@@ -233,7 +234,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (D_EXACT || d < DQ) {
             for (var i = 0u; i < 4u; i++) {
                 let r = i0 + ty * 4u + i;
-                if (r < p.sq) { a[i] += dot(g_tile[(ty * 4u + i) * QS + d], o[q_at(qbase, r) + d]); }
+                if (r < p.sq) { a[i] += dot(g_tile[(ty * 4u + i) * QS + d], o[g_at(gbase, r) + d]); }
             }
         }
     }

@@ -4,9 +4,9 @@
 // (L_i, D_i = dout_i . out_i), a thread a row. The query kernel would
 // compute the same with a workgroup of 128 a block of 32 rows and its
 // tiles' workgroup memory, several times slower for this alone.
-// f32, read as vec4. Prelude: DQ (head dim / 4) and Q_INNER: dout and
-// out are [B, H, S, D] (row i at i DQ), or the [B, H, S, D] views of
-// [B, S, H, D] (the heads of a linear layer's output).
+// f32, read as vec4. Prelude: DQ (head dim / 4) and g_head / g_at, where
+// dout's and out's heads and rows start (they are [B, H, S, D], or the
+// [B, H, S, D] views of rows [B, S, ..., H, D, ...]).
 
 struct Params {
     rows: u32, dq: u32, hq: u32, sq: u32, // dq == DQ
@@ -25,12 +25,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
     let row = (wid.x + wid.y * nwg.x) * WG + lid;
     if (row >= p.rows) { return; }
-    var at = row * DQ;
-    if (Q_INNER) {
-        let s = row % p.sq;
-        let bh = row / p.sq;
-        at = ((bh / p.hq * p.sq + s) * p.hq + bh % p.hq) * DQ;
-    }
+    let bh = row / p.sq;
+    let at = g_at(g_head(bh / p.hq, bh % p.hq), row % p.sq);
     var a = vec4<f32>(0.0);
     for (var d = 0u; d < DQ; d++) { a = fma(g[at + d], o[at + d], a); }
     // A row without keys has out = 0, so D = 0 there already.
