@@ -435,6 +435,19 @@ static wt_tensor *split_heads(step *a, wt_tensor *x, int64_t B, int64_t T, int64
     return OP(a, wt_transpose, r, 1, 2);
 }
 
+/* residual + linear(act(x), w, b) as one op (wt_linear_fused): on the GPU
+ * the residual is added in the product's own stores and, with input_gelu,
+ * the backward multiplies by GELU's derivative in the stores of dy @ w. */
+static wt_tensor *residual_linear(step *a, wt_tensor *x, wt_tensor *w, wt_tensor *b, wt_tensor *residual,
+                                  bool input_gelu)
+{
+    wt_linear_fused_options o;
+    wt_linear_fused_options_init(&o);
+    o.residual = residual;
+    o.input_gelu = input_gelu;
+    return OP(a, wt_linear_fused, x, w, b, &o);
+}
+
 /* Logits [B, T, vocab] of tokens [B, T]. */
 static wt_tensor *forward(step *a, const model *md, wt_tensor *tokens)
 {
@@ -454,10 +467,9 @@ static wt_tensor *forward(step *a, const model *md, wt_tensor *tokens)
         wt_tensor *merged = OP(a, wt_transpose, att, 1, 2);
         int64_t ms[3] = {B, T, D};
         wt_tensor *flat = OP(a, wt_reshape, merged, 3, ms);
-        x = OP(a, wt_add, x, OP(a, wt_linear, flat, b->wo, b->bo));
+        x = residual_linear(a, flat, b->wo, b->bo, x, false);
         h = norm(a, md, x, b->ln2_w, b->ln2_b);
-        wt_tensor *up = OP(a, wt_gelu, OP(a, wt_linear, h, b->w1, b->b1));
-        x = OP(a, wt_add, x, OP(a, wt_linear, up, b->w2, b->b2));
+        x = residual_linear(a, OP(a, wt_linear, h, b->w1, b->b1), b->w2, b->b2, x, true);
     }
     x = norm(a, md, x, md->lnf_w, md->lnf_b);
     return OP(a, wt_linear, x, md->tok, NULL);
