@@ -149,8 +149,9 @@ static bool rows_path(const wt_tensor *x, const wt_tensor *w, const wt_tensor *b
            f32_or_absent(bias) && f32_or_absent(o->residual);
 }
 
-/* rows_path's calls: input_gelu's result into *act_in (new reference,
- * when asked for: the op's saved tensor for w's gradient), the residual
+/* rows_path's calls: input_gelu's result into *act_in when asked for (the
+ * reference its making gave, which an open scope owns: the op's saved
+ * tensor for w's gradient; NULL without input_gelu), the residual
  * added in the product's stores where the backend has that (else by
  * wt_add), and the bias as wt_linear adds it. */
 static wt_status linear_rows(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
@@ -183,8 +184,8 @@ static wt_status linear_rows(const wt_tensor *x, const wt_tensor *w, const wt_te
     }
 done:
     if (st == WT_OK && act_in) {
-        if (ga) wt_tensor_retain(ga);
         *act_in = ga;
+        ga = NULL;
     }
     wt_tensor_release(ga);
     wt_tensor_release(y);
@@ -317,8 +318,13 @@ wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tenso
         if (wt_grad_begin(&gc)) {
             wt_tensor *act_in = NULL;
             st = linear_rows(x, w, bias, &o, out, &act_in);
-            gc.extra[0] = act_in;
-            return wt_grad_end(&gc, st, 1, out);
+            if (act_in) wt_tensor_retain(gc.extra[0] = act_in); /* the node's own reference */
+            st = wt_grad_end(&gc, st, 1, out);
+            /* Inside a scope the scope owns the reference the call made
+             * (as attention's saved log-sum-exp); after a failure it goes
+             * now, not at the scope's end. */
+            if (act_in && (st != WT_OK || !gc.ctx->scope)) wt_tensor_release(act_in);
+            return st;
         }
     }
     const bool fusable = float_dtype(x) && float_dtype(w) && float_dtype(bias) && float_dtype(o.residual) &&

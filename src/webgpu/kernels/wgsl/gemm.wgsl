@@ -31,8 +31,9 @@
 // (a bias per output row, as a convolution's per channel, instead of per
 // column), AUX (an f32 operand of the result's layout, read with aux_at
 // from aux_offset: 0 none; 1 added last, a residual; 2 GELU's backward,
-// out = (acc + bias) * gelu'(aux), never with SPLIT), with aux_at and
-// out_get (out's f32 element; AUX 2 reads back what this thread stored).
+// out = (acc + bias) * gelu'(aux), never with SPLIT, over what this
+// thread stored, read back with out_get; 3 the same computed in the
+// stores themselves, for measurements), with aux_at and out_get.
 // Libraries: gemm_io_f32 or gemm_io_f16 (+ its f16 library), gemm_epilogue,
 // and the b operand's: gemm_b_strided (a tensor through its strides) or
 // gemm_b_conv (a convolution's input read as its im2col matrix). Either
@@ -147,10 +148,12 @@ fn finish(zb: u32, gm: u32, gn: u32, sums: vec4<f32>) {
         // A bias per column came with the sums (main reads it once).
         if (BIAS && BIAS_ROWS) { v += vec4<f32>(bias_at(p.bias_offset + (zb * p.m + gm) % p.bias_rows)); }
         for (var c = 0u; c < 4u; c++) { v[c] = activate(v[c]); }
-        if (AUX == 1u) {
+        if (AUX == 1u || AUX == 3u) {
             let ra = p.aux_offset + (zb * p.m + gm) * p.n + gn;
             for (var c = 0u; c < 4u; c++) {
-                if (gn + c < p.n) { v[c] += aux_at(ra + c); }
+                if (gn + c < p.n) {
+                    if (AUX == 1u) { v[c] += aux_at(ra + c); } else { v[c] *= gelu_grad(aux_at(ra + c)); }
+                }
             }
         }
     }
