@@ -435,9 +435,9 @@ static wt_tensor *split_heads(step *a, wt_tensor *x, int64_t B, int64_t T, int64
     return OP(a, wt_transpose, r, 1, 2);
 }
 
-/* residual + linear(act(x), w, b) as one op (wt_linear_fused): on the GPU
- * the residual is added in the product's own stores and, with input_gelu,
- * the backward multiplies by GELU's derivative in the stores of dy @ w. */
+/* residual + linear(input_gelu ? gelu(x) : x, w, b) as one op
+ * (wt_linear_fused): on the GPU the residual is added in the product's
+ * own stores, not by a pass of its own. */
 static wt_tensor *residual_linear(step *a, wt_tensor *x, wt_tensor *w, wt_tensor *b, wt_tensor *residual,
                                   bool input_gelu)
 {

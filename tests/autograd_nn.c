@@ -166,19 +166,24 @@ void test_nn(void)
     spec lf[5] = {{2, {2, 4}, ANY, true}, {2, {6, 4}, ANY, true}, {1, {6}, ANY, true}, {1, {4}, ANY, true},
                   {2, {2, 3}, ANY, true}};
     gradcheck("linear_fused (rms_norm, swiglu, residual)", fwd_linear_fused, 5, lf, 1e-2, 3e-3);
-    /* 18 rows: the one-op path; its products' epilogue (and with
-     * WT_MATMUL_EPILOGUE=0 the separate passes). */
+    /* 18 rows: the one-op path under each WT_MATMUL_EPILOGUE (the
+     * default: the residual in the product's stores; 0: the separate
+     * passes; 2: GELU's backward in the stores of dy @ w too). */
     spec lr[4] = {{3, {3, 6, 8}, ANY, true}, {2, {5, 8}, ANY, true}, {1, {5}, ANY, true},
                   {3, {3, 6, 5}, ANY, true}};
-    for (int off = 0; off < 2; off++) {
-        if (off) setenv("WT_MATMUL_EPILOGUE", "0", 1);
+    static const char *const epilogue_knob[3] = {NULL, "0", "2"};
+    for (int e = 0; e < 3; e++) {
+        char name[96];
+        if (epilogue_knob[e]) setenv("WT_MATMUL_EPILOGUE", epilogue_knob[e], 1);
         g_input_gelu = true;
-        gradcheck(off ? "linear_fused (input_gelu, residual; epilogue off)" : "linear_fused (input_gelu, residual)",
-                  fwd_linear_rows, 4, lr, 1e-2, 3e-3);
+        snprintf(name, sizeof name, "linear_fused (input_gelu, residual; WT_MATMUL_EPILOGUE %s)",
+                 epilogue_knob[e] ? epilogue_knob[e] : "unset");
+        gradcheck(name, fwd_linear_rows, 4, lr, 1e-2, 3e-3);
         g_input_gelu = false;
-        gradcheck(off ? "linear_fused (residual; epilogue off)" : "linear_fused (residual)", fwd_linear_rows, 4, lr,
-                  1e-2, 3e-3);
-        if (off) unsetenv("WT_MATMUL_EPILOGUE");
+        snprintf(name, sizeof name, "linear_fused (residual; WT_MATMUL_EPILOGUE %s)",
+                 epilogue_knob[e] ? epilogue_knob[e] : "unset");
+        gradcheck(name, fwd_linear_rows, 4, lr, 1e-2, 3e-3);
+        if (epilogue_knob[e]) unsetenv("WT_MATMUL_EPILOGUE");
     }
     spec sm[1] = {{3, {2, 3, 4}, ANY, true}};
     for (g_axis = -1; g_axis <= 1; g_axis += 2) {

@@ -263,11 +263,11 @@ static void check_epilogue(wt_context *ctx, test_backend be)
             run_epilogue_case(ctx, be, 33, 21, 13, true, true, WT_MATMUL_ACT_GELU_GRAD, tag);
         }
     }
-    /* WT_MATMUL_EPILOGUE=2: GELU's derivative in the stores themselves. */
-    setenv("WT_MATMUL_EPILOGUE", "2", 1);
+    /* WT_MATMUL_EPILOGUE=3: GELU's derivative in the stores themselves. */
+    setenv("WT_MATMUL_EPILOGUE", "3", 1);
     for (int r = 0; r < nruns; r++) {
         char tag[80];
-        snprintf(tag, sizeof tag, "config %d, splits %d, WT_MATMUL_EPILOGUE=2", runs[r].cfg, runs[r].splits);
+        snprintf(tag, sizeof tag, "config %d, splits %d, WT_MATMUL_EPILOGUE=3", runs[r].cfg, runs[r].splits);
         if (be != TEST_BACKEND_CPU) wg_gemm_force(runs[r].cfg, runs[r].splits);
         run_epilogue_case(ctx, be, 67, 40, 36, false, true, WT_MATMUL_ACT_GELU_GRAD, tag);
         if (r == 0) run_epilogue_case(ctx, be, 33, 21, 13, true, false, WT_MATMUL_ACT_GELU_GRAD, tag);

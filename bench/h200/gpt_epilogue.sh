@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # GPT training step with wt_linear_fused's product epilogue (the residual
-# added in the stores of the attention output projection and of fc2, and
-# GELU's backward multiplied into the stores of fc2's input gradient
-# dy @ w2) against main's build (base/): 40 steps of base and branch,
-# twice each interleaved, 6 traced
-# steps (and one validation batch) of each for GPU time by op, and PyTorch
-# eager; also the branch under WT_MATMUL_EPILOGUE=0 (the separate passes)
-# and =2 (GELU's derivative computed in the stores themselves). The folder: train_gpt, libwebtensor*.so.0 (base/ the same of
+# added in the stores of the attention output projection and of fc2)
+# against main's build (base/): 40 steps of base and branch, twice each
+# interleaved, the branch under WT_MATMUL_EPILOGUE=0 (the separate passes),
+# =2 (also GELU's backward in the stores of fc2's input gradient dy @ w2,
+# in a loop after them) and =3 (GELU's derivative computed in the stores
+# themselves), 6 traced steps (and one validation batch) of base and the
+# branch (under $TRACE_KNOB, default 1) for GPU time by op, and PyTorch
+# eager. The folder: train_gpt, libwebtensor*.so.0 (base/ the same of
 # main), gpt_torch.py, trace_ops.py, open_mpi_libs.sh and debs/ (Open MPI,
 # which train_gpt links), fortunes/ (Debian's text files); Dawn's library
 # xz-compressed at $DAWN_XZ (default: dawn.xz beside the script).
@@ -35,10 +36,11 @@ run branch "$NEW_LD" "$here"/train_gpt X=0
 run base2 "$BASE_LD" "$here"/base/train_gpt X=0
 run branch2 "$NEW_LD" "$here"/train_gpt X=0
 run knob0 "$NEW_LD" "$here"/train_gpt WT_MATMUL_EPILOGUE=0
-run inline "$NEW_LD" "$here"/train_gpt WT_MATMUL_EPILOGUE=2
+run gelu_after "$NEW_LD" "$here"/train_gpt WT_MATMUL_EPILOGUE=2
+run inline "$NEW_LD" "$here"/train_gpt WT_MATMUL_EPILOGUE=3
 echo "elapsed $(( $(date +%s) - t0 )) s"
 WT_TRACE=$O/trace_base.json LD_LIBRARY_PATH=$BASE_LD timeout 25 "$here"/base/train_gpt "${T[@]}" > $O/traced_base.txt 2>&1
-WT_TRACE=$O/trace.json LD_LIBRARY_PATH=$NEW_LD timeout 25 "$here"/train_gpt "${T[@]}" > $O/traced.txt 2>&1
+WT_MATMUL_EPILOGUE=${TRACE_KNOB:-1} WT_TRACE=$O/trace.json LD_LIBRARY_PATH=$NEW_LD timeout 25 "$here"/train_gpt "${T[@]}" > $O/traced.txt 2>&1
 python3 "$here"/trace_ops.py "$O"/trace_base.json "$O"/trace.json > $O/trace_ops.txt 2>&1
 # GPU time a step by op (6 steps and a validation batch traced) and the
 # products, adds and GELU passes by shape.
@@ -60,7 +62,7 @@ echo "elapsed $(( $(date +%s) - t0 )) s"
 timeout 60 python3 "$here"/gpt_torch.py --data "$D" --steps 30 > $O/torch.txt 2>&1; echo "== torch: $(grep -E 'ms/step|validation' $O/torch.txt | tr '\n' ' ')"
 echo "elapsed $(( $(date +%s) - t0 )) s"
 echo "== table: ms a step (steps 31-40), step 40 loss, validation"
-for r in base branch base2 branch2 knob0 inline; do
+for r in base branch base2 branch2 knob0 gelu_after inline; do
     printf "%-8s %-14s %-22s %s\n" $r "$(grep -E '^step +40/' $O/$r.txt | grep -o '[0-9.]* ms/step')" \
         "$(grep -E '^step 40 loss' $O/$r.txt)" "$(grep -o 'validation loss [0-9.]*' $O/$r.txt | head -n 1)"
 done

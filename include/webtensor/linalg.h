@@ -64,11 +64,10 @@ WT_API void wt_linear_fused_options_init(wt_linear_fused_options *opts);
  * rounds the result once, so with f16 tensors it differs from the
  * composition (which rounds after each op) in the last bits. Without
  * rms_norm and swiglu, f32 tensors of any number of rows: on WebGPU the
- * residual is added in the product's own stores, and autograd records the
- * call as one op whose backward multiplies by GELU's derivative in the
- * stores of the product dy @ w (a transformer MLP's fc2 and its residual
- * in two passes fewer each way; WT_MATMUL_EPILOGUE=0 turns that off).
- * Otherwise recorded for autograd as the composition's ops. */
+ * residual is added in the product's own stores (no pass of its own; a
+ * transformer's attention output projection and fc2;
+ * WT_MATMUL_EPILOGUE=0 turns that off), and autograd records the call as
+ * one op. Otherwise recorded for autograd as the composition's ops. */
 WT_API wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                                  const wt_linear_fused_options *opts, wt_tensor **out);
 

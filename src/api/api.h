@@ -67,7 +67,9 @@ wt_status wt_matmul_fused(const wt_tensor *a, const wt_tensor *b, const wt_tenso
  * backward through the product: dy @ w times gelu'(pre-activation)); the
  * result [M, N], f32, in one pass where the backend has one.
  * WT_ERR_UNSUPPORTED (nothing run) anywhere else, and with
- * WT_MATMUL_EPILOGUE=0: the caller composes the public ops instead. */
+ * WT_MATMUL_EPILOGUE=0: the caller composes the public ops instead.
+ * (autograd's linear_fused rule asks for GELU_GRAD only under
+ * WT_MATMUL_EPILOGUE=2 or 3: on an H200 the separate pass was faster.) */
 wt_status wt_matmul_epilogue(const wt_tensor *a, const wt_tensor *b, const wt_tensor *bias, wt_matmul_act act,
                              const wt_tensor *aux, wt_tensor **out);
 

@@ -174,8 +174,9 @@ static wt_status linear_rows(const wt_tensor *x, const wt_tensor *w, const wt_te
             }
         }
         if (st != WT_ERR_UNSUPPORTED) goto done;
+        st = WT_OK; /* no fused epilogue here: the product, then wt_add */
     }
-    if ((st = wt_linear(in, w, bias, &y)) == WT_OK) {
+    if (st == WT_OK && (st = wt_linear(in, w, bias, &y)) == WT_OK) {
         if (o->residual) st = wt_add(y, o->residual, out);
         else {
             *out = y;
