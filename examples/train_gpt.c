@@ -468,6 +468,19 @@ static void qkv_heads(step *a, const model *md, const block *b, wt_tensor *h, in
         *q = parts[0], *k = parts[1], *v = parts[2];
 }
 
+/* residual + linear(input_gelu ? gelu(x) : x, w, b) as one op
+ * (wt_linear_fused): on the GPU the residual is added in the product's
+ * own stores, not by a pass of its own. */
+static wt_tensor *residual_linear(step *a, wt_tensor *x, wt_tensor *w, wt_tensor *b, wt_tensor *residual,
+                                  bool input_gelu)
+{
+    wt_linear_fused_options o;
+    wt_linear_fused_options_init(&o);
+    o.residual = residual;
+    o.input_gelu = input_gelu;
+    return OP(a, wt_linear_fused, x, w, b, &o);
+}
+
 /* Logits [B, T, vocab] of tokens [B, T]. */
 static wt_tensor *forward(step *a, const model *md, wt_tensor *tokens)
 {
@@ -486,10 +499,9 @@ static wt_tensor *forward(step *a, const model *md, wt_tensor *tokens)
         wt_tensor *merged = OP(a, wt_transpose, att, 1, 2);
         int64_t ms[3] = {B, T, D};
         wt_tensor *flat = OP(a, wt_reshape, merged, 3, ms);
-        x = OP(a, wt_add, x, OP(a, wt_linear, flat, b->wo, b->bo));
+        x = residual_linear(a, flat, b->wo, b->bo, x, false);
         h = norm(a, md, x, b->ln2_w, b->ln2_b);
-        wt_tensor *up = OP(a, wt_gelu, OP(a, wt_linear, h, b->w1, b->b1));
-        x = OP(a, wt_add, x, OP(a, wt_linear, up, b->w2, b->b2));
+        x = residual_linear(a, OP(a, wt_linear, h, b->w1, b->b1), b->w2, b->b2, x, true);
     }
     x = norm(a, md, x, md->lnf_w, md->lnf_b);
     return OP(a, wt_linear, x, md->tok, NULL);

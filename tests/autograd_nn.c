@@ -24,6 +24,17 @@ static wt_status fwd_linear_fused(wt_tensor *const *in, wt_tensor **out)
     o.residual = in[4];
     return wt_linear_fused(in[0], in[1], in[2], &o, out);
 }
+/* x (the pre-activation), w, bias, residual: one recorded op (f32, many
+ * rows), GELU's backward in the product dy @ w's stores on WebGPU. */
+static bool g_input_gelu;
+static wt_status fwd_linear_rows(wt_tensor *const *in, wt_tensor **out)
+{
+    wt_linear_fused_options o;
+    wt_linear_fused_options_init(&o);
+    o.input_gelu = g_input_gelu;
+    o.residual = in[3];
+    return wt_linear_fused(in[0], in[1], in[2], &o, out);
+}
 static int g_axis;
 static wt_status fwd_softmax(wt_tensor *const *in, wt_tensor **out) { return wt_softmax(in[0], g_axis, out); }
 static wt_status fwd_log_softmax(wt_tensor *const *in, wt_tensor **out) { return wt_log_softmax(in[0], g_axis, out); }
@@ -155,6 +166,25 @@ void test_nn(void)
     spec lf[5] = {{2, {2, 4}, ANY, true}, {2, {6, 4}, ANY, true}, {1, {6}, ANY, true}, {1, {4}, ANY, true},
                   {2, {2, 3}, ANY, true}};
     gradcheck("linear_fused (rms_norm, swiglu, residual)", fwd_linear_fused, 5, lf, 1e-2, 3e-3);
+    /* 18 rows: the one-op path under each WT_MATMUL_EPILOGUE (the
+     * default: the residual in the product's stores; 0: the separate
+     * passes; 2: GELU's backward in the stores of dy @ w too). */
+    spec lr[4] = {{3, {3, 6, 8}, ANY, true}, {2, {5, 8}, ANY, true}, {1, {5}, ANY, true},
+                  {3, {3, 6, 5}, ANY, true}};
+    static const char *const epilogue_knob[3] = {NULL, "0", "2"};
+    for (int e = 0; e < 3; e++) {
+        char name[96];
+        if (epilogue_knob[e]) setenv("WT_MATMUL_EPILOGUE", epilogue_knob[e], 1);
+        g_input_gelu = true;
+        snprintf(name, sizeof name, "linear_fused (input_gelu, residual; WT_MATMUL_EPILOGUE %s)",
+                 epilogue_knob[e] ? epilogue_knob[e] : "unset");
+        gradcheck(name, fwd_linear_rows, 4, lr, 1e-2, 3e-3);
+        g_input_gelu = false;
+        snprintf(name, sizeof name, "linear_fused (residual; WT_MATMUL_EPILOGUE %s)",
+                 epilogue_knob[e] ? epilogue_knob[e] : "unset");
+        gradcheck(name, fwd_linear_rows, 4, lr, 1e-2, 3e-3);
+        if (epilogue_knob[e]) unsetenv("WT_MATMUL_EPILOGUE");
+    }
     spec sm[1] = {{3, {2, 3, 4}, ANY, true}};
     for (g_axis = -1; g_axis <= 1; g_axis += 2) {
         gradcheck(g_axis < 0 ? "softmax (last axis)" : "softmax (axis 1)", fwd_softmax, 1, sm, 1e-2, 2e-3);

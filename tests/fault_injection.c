@@ -597,6 +597,38 @@ static wt_status norm_backward_workload(wt_context *ctx, float *result)
     return st;
 }
 
+/* wt_linear_fused as one recorded op over three rows (on the GPU the
+ * residual in the product's stores, GELU's backward in those of dy @ w):
+ * x (the pre-activation), w, bias and residual leaves, a weighted sum of
+ * gelu(x) @ w^T + bias + residual, backward, x's gradient read. */
+static wt_status linear_rows_workload(wt_context *ctx, float *result)
+{
+    static const float dx[SCOPE_FLOATS] = {0.5f, -1, 2, 3, -0.25f, 1};
+    static const float ds[SCOPE_FLOATS] = {1, 0.5f, -0.75f, 0.25f, 2, -1};
+    static const float dw[4] = {1.5f, -0.5f, 2, 0.25f}, db[2] = {0.25f, -1};
+    const int64_t s32[2] = {3, 2}, s22[2] = {2, 2}, s2[1] = {2};
+    wt_tensor *x = NULL, *s = NULL, *w = NULL, *b = NULL, *r = NULL, *y = NULL, *q = NULL, *l = NULL, *g = NULL;
+    wt_status st = wt_tensor_from_data(ctx, WT_F32, 2, s32, dx, &x);
+    if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 2, s32, ds, &s);
+    if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 2, s22, dw, &w);
+    if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 1, s2, db, &b);
+    if (st == WT_OK) st = wt_tensor_from_data(ctx, WT_F32, 2, s32, ds, &r);
+    for (int i = 0; i < 4 && st == WT_OK; i++) st = wt_tensor_set_requires_grad((wt_tensor *[]){x, w, b, r}[i], true);
+    wt_linear_fused_options o;
+    wt_linear_fused_options_init(&o);
+    o.input_gelu = true;
+    o.residual = r;
+    if (st == WT_OK) st = wt_linear_fused(x, w, b, &o, &y);
+    if (st == WT_OK) st = wt_mul(y, s, &q);
+    if (st == WT_OK) st = wt_sum(q, 0, NULL, false, &l);
+    if (st == WT_OK) st = wt_backward(l);
+    if (st == WT_OK) st = wt_tensor_grad(x, &g);
+    if (st == WT_OK) st = wt_tensor_read(g, result, sizeof(float) * SCOPE_FLOATS);
+    wt_tensor *all[] = {x, s, w, b, r, y, q, l, g};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
+    return st;
+}
+
 /* An optimizer's life: made over three leaves (AdamW; one of more
  * elements than a workgroup of the batched clipping norms sums, so that
  * they take their second pass), gradients from a backward of a scaled
@@ -1076,6 +1108,7 @@ int main(int argc, char **argv)
     alloc_phase(be, "attention autograd, scoped", attention_grad_scoped_workload);
     alloc_phase(be, "attention autograd, 4 keys", attention_grad_product_workload);
     alloc_phase(be, "norm backward", norm_backward_workload);
+    alloc_phase(be, "linear_fused rows, autograd", linear_rows_workload);
     alloc_phase(be, "optimizer", optimizer_workload);
     alloc_phase(be, "optimizer, clipped in the step", clipped_step_workload);
     alloc_phase(be, "graph", graph_workload);

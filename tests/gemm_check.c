@@ -6,6 +6,7 @@
  * the 16-byte-load variants. A tile edge computed wrong, a stage read
  * before it is written, a split counted twice: each shows as a wrong
  * element. Usage: gemm_check cpu|vulkan|gles. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "api/api.h"
 #include "core/knobs.h"
 #include "test_util.h"
@@ -163,6 +164,116 @@ static void run_case(wt_context *ctx, const gcase *c, const char *tag)
     wt_tensor_release(out32), wt_tensor_release(out), wt_tensor_release(va), wt_tensor_release(vb);
     wt_tensor_release(ta), wt_tensor_release(tb), wt_tensor_release(tbias);
     free(a), free(b), free(bias), free(ref), free(mag);
+}
+
+/* gelu'(x) in float64: Phi(x) + x phi(x). */
+static double gelu_grad_ref(double x)
+{
+    return 0.5 * erfc(-x / sqrt(2.0)) + x * exp(-0.5 * x * x) / sqrt(2.0 * 3.14159265358979323846);
+}
+
+/* wt_matmul_epilogue (the product's epilogue with an operand of the
+ * result's shape): act(a @ b + bias) + aux, and (a @ b + bias) *
+ * gelu'(aux), a [M, K] and b given as w^T (the linear layout) or plain,
+ * against float64, under the forced configuration in force. On the CPU,
+ * and where the device has fewer than five storage buffers a stage, the
+ * answer must be WT_ERR_UNSUPPORTED with nothing made. */
+static void run_epilogue_case(wt_context *ctx, test_backend be, int64_t M, int64_t K, int64_t N, bool b_t,
+                              bool bias_on, wt_matmul_act act, const char *tag)
+{
+    float *a = malloc(sizeof(float) * (size_t)(M * K)), *b = malloc(sizeof(float) * (size_t)(K * N));
+    float *bias = malloc(sizeof(float) * (size_t)N), *aux = malloc(sizeof(float) * (size_t)(M * N));
+    double *ref = malloc(sizeof(double) * (size_t)(M * N)), *mag = malloc(sizeof(double) * (size_t)(M * N));
+    for (int64_t i = 0; i < M * K; i++) a[i] = test_rng_uniform(-1, 1);
+    for (int64_t i = 0; i < K * N; i++) b[i] = test_rng_uniform(-1, 1);
+    for (int64_t i = 0; i < N; i++) bias[i] = test_rng_uniform(-1, 1);
+    for (int64_t i = 0; i < M * N; i++) aux[i] = test_rng_uniform(-3, 3);
+    const bool grad = act == WT_MATMUL_ACT_GELU_GRAD;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double sum = 0, m = 0;
+            for (int64_t k = 0; k < K; k++) {
+                double y = b_t ? b[j * K + k] : b[k * N + j];
+                sum += a[i * K + k] * y, m += fabs(a[i * K + k] * y);
+            }
+            if (bias_on) sum += bias[j], m += fabs(bias[j]);
+            double x = aux[i * N + j];
+            ref[i * N + j] = grad ? sum * gelu_grad_ref(x) : act_ref(act, sum) + x;
+            mag[i * N + j] = grad ? m * 1.2 : m + fabs(x);
+        }
+    int64_t sa[2] = {M, K}, sb[2] = {b_t ? N : K, b_t ? K : N}, so[2] = {M, N};
+    wt_tensor *ta = upload(ctx, false, 2, sa, a), *tb = upload(ctx, false, 2, sb, b);
+    wt_tensor *tbias = bias_on ? upload(ctx, false, 1, &N, bias) : NULL, *taux = upload(ctx, false, 2, so, aux);
+    wt_tensor *vb = NULL, *out = NULL;
+    char what[200];
+    snprintf(what, sizeof what, "%s: epilogue %s%s %lldx%lldx%lld%s", tag, grad ? "gelu'" : "residual",
+             act == WT_MATMUL_ACT_GELU ? " after gelu" : "", (long long)M, (long long)N, (long long)K,
+             b_t ? ", b = w^T" : "");
+    bool ok = ta && tb && taux && (!bias_on || tbias);
+    if (ok && b_t) ok = wt_transpose(tb, 0, 1, &vb) == WT_OK;
+    else if (ok) vb = tb, wt_tensor_retain(tb);
+    wt_status st = ok ? wt_matmul_epilogue(ta, vb, tbias, act, taux, &out) : WT_ERR_BACKEND;
+    const bool fused_here = be != TEST_BACKEND_CPU && wg_get_caps(ctx)->max_storage_buffers >= 5;
+    if (!fused_here) {
+        if (st == WT_ERR_UNSUPPORTED && !out) {
+            g_passed++;
+        } else {
+            printf("FAIL %s: want WT_ERR_UNSUPPORTED here, got %d\n", what, (int)st);
+            g_failed++;
+        }
+    } else {
+        char err[256] = "";
+        float *got = st == WT_OK ? test_read_guarded(out, err, sizeof err) : NULL;
+        if (!got) {
+            printf("FAIL %s: %s %s\n", what, wt_last_error(), err);
+            g_failed++;
+        } else {
+            int64_t bad = -1;
+            for (int64_t i = 0; i < M * N && bad < 0; i++)
+                if (!(fabs(got[i] - ref[i]) <= 2e-6 * fabs(ref[i]) + 2e-6 * (mag[i] + 1e-3))) bad = i;
+            if (bad >= 0) {
+                printf("FAIL %s: element %lld = %.8g, want %.8g\n", what, (long long)bad, got[bad], ref[bad]);
+                g_failed++;
+            } else {
+                g_passed++;
+            }
+        }
+        free(got);
+    }
+    wt_tensor_release(out), wt_tensor_release(vb), wt_tensor_release(ta), wt_tensor_release(tb);
+    wt_tensor_release(tbias), wt_tensor_release(taux);
+    free(a), free(b), free(bias), free(aux), free(ref), free(mag);
+}
+
+/* The epilogue's cases on the usual choice (every mode, edge and aligned
+ * shapes) and, on a GPU, on the large tiles (the activation through the
+ * second pass) and split k (the residual and gelu' in gemm_splitk.wgsl). */
+static void check_epilogue(wt_context *ctx, test_backend be)
+{
+    static const struct { int cfg, splits; } runs[] = {{-1, 0}, {3, 0}, {4, 0}, {1, 3}};
+    int nruns = be == TEST_BACKEND_CPU ? 1 : (int)(sizeof runs / sizeof runs[0]);
+    for (int r = 0; r < nruns; r++) {
+        char tag[64];
+        snprintf(tag, sizeof tag, "config %d, splits %d", runs[r].cfg, runs[r].splits);
+        if (be != TEST_BACKEND_CPU) wg_gemm_force(runs[r].cfg, runs[r].splits);
+        run_epilogue_case(ctx, be, 67, 40, 36, true, true, WT_MATMUL_ACT_NONE, tag);
+        run_epilogue_case(ctx, be, 67, 40, 36, false, false, WT_MATMUL_ACT_GELU_GRAD, tag);
+        if (r == 0 || runs[r].splits) {
+            run_epilogue_case(ctx, be, 33, 20, 13, false, true, WT_MATMUL_ACT_GELU, tag);
+            run_epilogue_case(ctx, be, 33, 21, 13, true, true, WT_MATMUL_ACT_GELU_GRAD, tag);
+        }
+    }
+    /* WT_MATMUL_EPILOGUE=3: GELU's derivative in the stores themselves. */
+    setenv("WT_MATMUL_EPILOGUE", "3", 1);
+    for (int r = 0; r < nruns; r++) {
+        char tag[80];
+        snprintf(tag, sizeof tag, "config %d, splits %d, WT_MATMUL_EPILOGUE=3", runs[r].cfg, runs[r].splits);
+        if (be != TEST_BACKEND_CPU) wg_gemm_force(runs[r].cfg, runs[r].splits);
+        run_epilogue_case(ctx, be, 67, 40, 36, false, true, WT_MATMUL_ACT_GELU_GRAD, tag);
+        if (r == 0) run_epilogue_case(ctx, be, 33, 21, 13, true, false, WT_MATMUL_ACT_GELU_GRAD, tag);
+    }
+    unsetenv("WT_MATMUL_EPILOGUE");
+    if (be != TEST_BACKEND_CPU) wg_gemm_force(-1, 0);
 }
 
 /* The usual choice of tile and k splits for the GPT step's weight
@@ -326,6 +437,7 @@ int main(int argc, char **argv)
             }
         }
     if (be != TEST_BACKEND_CPU) wg_gemm_force(-1, 0);
+    check_epilogue(ctx, be);
     if (be != TEST_BACKEND_CPU) check_split_choice(ctx);
     /* Bad input. */
     {

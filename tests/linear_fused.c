@@ -5,6 +5,7 @@
  * counts on both sides of the fused kernels' limit, weights read through
  * views (a row stride, an offset, a transposed view), plus the argument
  * errors. Usage: linear_fused <cpu|vulkan|gles>. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_util.h"
 
 #include <math.h>
@@ -17,6 +18,7 @@ static wt_context *g_ctx;
 /* What one case fuses. */
 typedef struct fuse {
     bool norm, norm_w, bias, swiglu, residual;
+    bool gelu; /* input_gelu */
 } fuse;
 
 /* The dtypes of one case: x (and the norm weight), w, bias, residual; the
@@ -68,7 +70,10 @@ static void reference(const float *x, const float *w, const float *b, const floa
         double ss = 0.0;
         for (int64_t k = 0; k < K; k++) ss += (double)x[m * K + k] * x[m * K + k];
         const double inv = f->norm ? 1.0 / sqrt(ss / (double)K + eps) : 1.0;
-        for (int64_t k = 0; k < K; k++) h[k] = x[m * K + k] * inv * (f->norm_w ? g[k] : 1.0);
+        for (int64_t k = 0; k < K; k++) {
+            h[k] = x[m * K + k] * inv * (f->norm_w ? g[k] : 1.0);
+            if (f->gelu) h[k] = 0.5 * h[k] * erfc(-h[k] / sqrt(2.0));
+        }
         for (int64_t n = 0; n < N; n++) {
             double s = f->bias ? b[n] : 0.0;
             for (int64_t k = 0; k < K; k++) s += (double)w[n * w_stride + k] * h[k];
@@ -87,10 +92,11 @@ static void reference(const float *x, const float *w, const float *b, const floa
 static wt_status composed(const wt_tensor *x, const wt_tensor *w, const wt_tensor *b, const wt_tensor *g,
                           const wt_tensor *r, const fuse *f, double eps, wt_tensor **out)
 {
-    wt_tensor *h = NULL, *y = NULL, *gt = NULL, *up = NULL, *sg = NULL, *p = NULL;
+    wt_tensor *h = NULL, *y = NULL, *gt = NULL, *up = NULL, *sg = NULL, *p = NULL, *ge = NULL;
     wt_status st = WT_OK;
     if (f->norm) st = wt_rms_norm(x, 1, g, eps, &h);
-    if (st == WT_OK) st = wt_linear(h ? h : x, w, b, &y);
+    if (st == WT_OK && f->gelu) st = wt_gelu(h ? h : x, &ge);
+    if (st == WT_OK) st = wt_linear(ge ? ge : h ? h : x, w, b, &y);
     const int last = wt_tensor_ndim(x) - 1;
     const int64_t N = wt_tensor_shape(w)[0];
     if (st == WT_OK && f->swiglu && (st = wt_slice(y, last, 0, N / 2, 1, &gt)) == WT_OK &&
@@ -101,6 +107,7 @@ static wt_status composed(const wt_tensor *x, const wt_tensor *w, const wt_tenso
     if (st == WT_OK && r) st = wt_add(v, r, out);
     else if (st == WT_OK) st = wt_contiguous(v, out);
     wt_tensor_release(h);
+    wt_tensor_release(ge);
     wt_tensor_release(y);
     wt_tensor_release(gt);
     wt_tensor_release(up);
@@ -133,10 +140,11 @@ static void run_case_dt(dtypes d, int64_t M, int64_t K, int64_t N, const fuse *f
     const int64_t n_out = f->swiglu ? N / 2 : N, ws = K + pad, w_rows = N + 3, row0 = pad ? 2 : 0;
     const double eps = 1e-5;
     char name[200];
-    snprintf(name, sizeof name, "x %s w %s b %s r %s%s M=%lld K=%lld N=%lld norm=%d/%d bias=%d swiglu=%d res=%d pad=%lld%s%s",
+    snprintf(name, sizeof name,
+             "x %s w %s b %s r %s%s M=%lld K=%lld N=%lld norm=%d/%d gelu=%d bias=%d swiglu=%d res=%d pad=%lld%s%s",
              wt_dtype_name(d.x), wt_dtype_name(d.w), wt_dtype_name(d.b), wt_dtype_name(d.r),
-             d.result_f32 ? " ->f32" : "", (long long)M, (long long)K, (long long)N, f->norm, f->norm_w, f->bias,
-             f->swiglu, f->residual, (long long)pad, split3 ? " 3-d" : "", transposed ? " w^T view" : "");
+             d.result_f32 ? " ->f32" : "", (long long)M, (long long)K, (long long)N, f->norm, f->norm_w, f->gelu,
+             f->bias, f->swiglu, f->residual, (long long)pad, split3 ? " 3-d" : "", transposed ? " w^T view" : "");
     float *x = malloc(sizeof *x * (size_t)(M * K)), *wall = malloc(sizeof *wall * (size_t)(w_rows * ws));
     float *b = malloc(sizeof *b * (size_t)N), *g = malloc(sizeof *g * (size_t)K);
     float *r = malloc(sizeof *r * (size_t)(M * n_out)), *wd = malloc(sizeof *wd * (size_t)(N * K));
@@ -184,6 +192,7 @@ static void run_case_dt(dtypes d, int64_t M, int64_t K, int64_t N, const fuse *f
     o.swiglu = f->swiglu;
     o.residual = rt;
     o.result_f32 = d.result_f32;
+    o.input_gelu = f->gelu;
     if (st == WT_OK && xt) st = wt_linear_fused(xt, w, bt, &o, &out);
     CHECK(st == WT_OK && out, "%s: %s", name, wt_last_error());
     if (st == WT_OK && out) {
@@ -237,10 +246,10 @@ static void run_case(wt_dtype dt, int64_t M, int64_t K, int64_t N, const fuse *f
 
 static void test_cases(void)
 {
-    const fuse all = {true, true, true, true, true}, norm_only = {true, true, false, false, false};
-    const fuse norm_no_w = {true, false, true, false, true}, res_only = {false, false, false, false, true};
-    const fuse swiglu_only = {false, false, false, true, false}, none = {false, false, false, false, false};
-    const fuse mlp = {true, true, false, true, false}; /* a Llama MLP's first half */
+    const fuse all = {true, true, true, true, true, false}, norm_only = {true, true, false, false, false, false};
+    const fuse norm_no_w = {true, false, true, false, true, false}, res_only = {false, false, false, false, true, false};
+    const fuse swiglu_only = {false, false, false, true, false, false}, none = {false, false, false, false, false, false};
+    const fuse mlp = {true, true, false, true, false, false}; /* a Llama MLP's first half */
     const wt_dtype dts[2] = {WT_F32, WT_F16};
     for (int d = 0; d < 2; d++) {
         const wt_dtype dt = dts[d];
@@ -264,13 +273,31 @@ static void test_cases(void)
          * along k: the composition */
         run_case(dt, 20, 32, 18, &all, 0, false, false);
         run_case(dt, 1, 24, 10, &all, 0, false, true);
+        /* GELU of the input (a transformer MLP's fc2): f32 without norm
+         * and swiglu is one product of any number of rows, the residual
+         * in its stores where the backend has that (aligned and odd
+         * extents, a w^T view, a row-strided weight); else the parts. */
+        const fuse gelu_res = {false, false, true, false, true, true}, gelu_only = {false, false, false, false, false, true};
+        const fuse norm_gelu = {true, true, true, false, true, true};
+        run_case(dt, 40, 24, 20, &gelu_res, 0, true, false);
+        run_case(dt, 37, 13, 7, &gelu_res, 0, false, false);
+        run_case(dt, 30, 16, 12, &gelu_res, 0, true, true);
+        run_case(dt, 22, 20, 9, &gelu_res, 4, false, false);
+        run_case(dt, 4, 32, 16, &gelu_only, 0, false, false);
+        run_case(dt, 24, 32, 16, &res_only, 0, true, false);
+        run_case(dt, 20, 24, 16, &norm_gelu, 0, false, false);
     }
+    /* WT_MATMUL_EPILOGUE=0: the residual by wt_add after the product. */
+    const fuse gelu_res_off = {false, false, true, false, true, true};
+    setenv("WT_MATMUL_EPILOGUE", "0", 1);
+    run_case(WT_F32, 40, 24, 20, &gelu_res_off, 0, true, false);
+    unsetenv("WT_MATMUL_EPILOGUE");
     /* Mixed dtypes: an f32 x against f16 weights into an f16 residual (a
      * decode step's attention output), f16 in and an f32 result (its q, k,
      * v projection), f32 biases, an f16 x against f32 weights. */
     const dtypes o_proj = {WT_F32, WT_F16, WT_F32, WT_F16, false}, qkv = {WT_F16, WT_F16, WT_F16, WT_F16, true};
     const dtypes x16_w32 = {WT_F16, WT_F32, WT_F16, WT_F32, false}, b32 = {WT_F16, WT_F16, WT_F32, WT_F32, false};
-    const fuse res_bias = {false, false, true, false, true};
+    const fuse res_bias = {false, false, true, false, true, false};
     run_case_dt(o_proj, 1, 256, 64, &res_bias, 0, false, false);
     run_case_dt(o_proj, 1, 2048, 32, &res_bias, 0, false, false);
     run_case_dt(o_proj, 2, 40, 24, &res_bias, 0, false, false);

@@ -168,7 +168,7 @@ static const c_field wgsl_gemm_params[] = {
     F(gemm_params, c_ow), F(gemm_params, c_groups), F(gemm_params, c_sh), F(gemm_params, c_sw),
     F(gemm_params, c_dh), F(gemm_params, c_dw), F(gemm_params, c_pt), F(gemm_params, c_pl),
     F(gemm_params, c_in_h), F(gemm_params, c_in_w), F(gemm_params, c_xs_n), F(gemm_params, c_xs_c),
-    F(gemm_params, c_xs_h), F(gemm_params, c_xs_w), F(gemm_params, c_cg), F(gemm_params, c_pad0),
+    F(gemm_params, c_xs_h), F(gemm_params, c_xs_w), F(gemm_params, c_cg), F(gemm_params, aux_offset),
     F(gemm_params, c_pad1), F(gemm_params, c_pad2),
 };
 static const c_field wgsl_gemm_matrix_params[] = {
@@ -180,7 +180,7 @@ static const c_field wgsl_gemm_matrix_params[] = {
 };
 static const c_field wgsl_gemm_splitk_params[] = {
     F(splitk_params, count), F(splitk_params, n), F(splitk_params, splits), F(splitk_params, out_offset),
-    F(splitk_params, bias_offset), F(splitk_params, bias_rows), F(splitk_params, pad1),
+    F(splitk_params, bias_offset), F(splitk_params, bias_rows), F(splitk_params, aux_offset),
     F(splitk_params, pad2),
 };
 static const c_field wgsl_gemv_f16_params[] = {

@@ -43,6 +43,9 @@ typedef struct wt_linear_fused_options {
     /* The result in f32 whatever the inputs' dtypes (an f16 product's
      * sums never rounded to f16). */
     bool result_f32;
+    /* GELU (erf form, wt_gelu) of the product's input first (after the
+     * norm): a transformer MLP's second layer, fc2(gelu(h)). */
+    bool input_gelu;
 } wt_linear_fused_options;
 
 WT_API void wt_linear_fused_options_init(wt_linear_fused_options *opts);
@@ -51,6 +54,7 @@ WT_API void wt_linear_fused_options_init(wt_linear_fused_options *opts);
  * one (WebGPU and CPU, for up to 16 rows of x: a decode step), else as the
  * composition of the public ops:
  *     h   = rms_norm ? wt_rms_norm(x, 1, norm_weight, norm_eps) : x
+ *     h   = input_gelu ? wt_gelu(h) : h
  *     y   = h @ w^T + bias                      [..., N]
  *     y   = swiglu ? silu(y[.., :N/2]) * y[.., N/2:] : y
  *     out = y + residual   (residual NULL: y)
@@ -58,8 +62,12 @@ WT_API void wt_linear_fused_options_init(wt_linear_fused_options *opts);
  * fused kernel); the result has the residual's dtype when there is one,
  * else x's, or f32 with result_f32. The fused kernel computes in f32 and
  * rounds the result once, so with f16 tensors it differs from the
- * composition (which rounds after each op) in the last bits. Recorded for
- * autograd as the composition's ops. */
+ * composition (which rounds after each op) in the last bits. Without
+ * rms_norm and swiglu, f32 tensors of any number of rows: on WebGPU the
+ * residual is added in the product's own stores (no pass of its own; a
+ * transformer's attention output projection and fc2;
+ * WT_MATMUL_EPILOGUE=0 turns that off), and autograd records the call as
+ * one op. Otherwise recorded for autograd as the composition's ops. */
 WT_API wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                                  const wt_linear_fused_options *opts, wt_tensor **out);
 

@@ -49,6 +49,16 @@ def test_linear_fused_plain_and_norm_without_weight(ctx):
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-5)
 
 
+# input_gelu (a transformer MLP's fc2(gelu(h)) + residual): 40 rows, one product.
+def test_linear_fused_input_gelu_residual(ctx):
+    from math import erf
+    h, w, b, res = rand(2, 20, 12), rand(7, 12), rand(7), rand(2, 20, 7)
+    got = wt.linear_fused(wt.tensor(h), wt.tensor(w), wt.tensor(b), residual=wt.tensor(res),
+                          input_gelu=True)
+    g = f64(h) * 0.5 * (1 + np.vectorize(erf)(f64(h) / np.sqrt(2)))
+    np.testing.assert_allclose(got.numpy(), g @ f64(w).T + b + res, rtol=1e-4, atol=1e-5)
+
+
 def test_linear_fused_f16_result_f32(ctx):
     x, w = rand(2, 16), rand(6, 16)
     xh, wh = x.astype(np.float16), w.astype(np.float16)

@@ -13,7 +13,8 @@ from ._core import Tensor as _Tensor
 
 class LinearFusedOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("rms_norm", _B), ("norm_weight", _P),
-                ("norm_eps", _D), ("swiglu", _B), ("residual", _P), ("result_f32", _B)]
+                ("norm_eps", _D), ("swiglu", _B), ("residual", _P), ("result_f32", _B),
+                ("input_gelu", _B)]
 
 
 class RopeKVCacheOptions(ctypes.Structure):
@@ -39,10 +40,11 @@ def _result(c):
 
 
 def linear_fused(x, weight, bias=None, rms_norm=False, norm_weight=None, norm_eps=1e-6,
-                 swiglu=False, residual=None, result_f32=False):
+                 swiglu=False, residual=None, result_f32=False, input_gelu=False):
     """wt_linear_fused: a linear layer with its neighbours, in one kernel
     where the backend has one:
         h   = rms_norm(x, norm_weight, norm_eps) if rms_norm else x
+        h   = gelu(h) if input_gelu else h
         y   = h @ weight.T + bias
         y   = silu(y[..., :N/2]) * y[..., N/2:] if swiglu else y
         out = y + residual (when given)
@@ -60,6 +62,7 @@ def linear_fused(x, weight, bias=None, rms_norm=False, norm_weight=None, norm_ep
     o.swiglu = bool(swiglu)
     o.residual = None if residual is None else residual._h
     o.result_f32 = bool(result_f32)
+    o.input_gelu = bool(input_gelu)
     s = _L.wt_linear_fused(x._h, weight._h, None if bias is None else bias._h, _byref(o), c._out_ref)
     if s:
         _fail(s, "linear_fused", x, weight, bias, norm_weight, residual)

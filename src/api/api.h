@@ -60,6 +60,18 @@ wt_status wt_land(wt_status st, wt_tensor *r, wt_dtype dtype, wt_tensor **out);
  * swap, wt_tensor_view): the kernels read w through its strides, no copy. */
 wt_status wt_matmul_fused(const wt_tensor *a, const wt_tensor *b, const wt_tensor *bias,
                           wt_matmul_act act, wt_tensor **out);
+/* The product of a 2-D a [M, K] and a 2-D b [K, N] (any strides: b may be
+ * w^T as a view) with the epilogue's operand aux (M * N elements in
+ * row-major order, contiguous, f32): act(a @ b + bias) + aux (a residual),
+ * or with WT_MATMUL_ACT_GELU_GRAD (a @ b + bias) * gelu'(aux) (GELU's
+ * backward through the product: dy @ w times gelu'(pre-activation)); the
+ * result [M, N], f32, in one pass where the backend has one.
+ * WT_ERR_UNSUPPORTED (nothing run) anywhere else, and with
+ * WT_MATMUL_EPILOGUE=0: the caller composes the public ops instead.
+ * (autograd's linear_fused rule asks for GELU_GRAD only under
+ * WT_MATMUL_EPILOGUE=2 or 3: on an H200 the separate pass was faster.) */
+wt_status wt_matmul_epilogue(const wt_tensor *a, const wt_tensor *b, const wt_tensor *bias, wt_matmul_act act,
+                             const wt_tensor *aux, wt_tensor **out);
 
 static inline wt_context *wt_ctx_of(const wt_tensor *t) { return t->storage->ctx; }
 

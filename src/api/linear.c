@@ -103,10 +103,12 @@ wt_status wt_linear_fused_composed(const wt_tensor *x, const wt_tensor *w, const
                                    wt_tensor **out)
 {
     wt_tensor *h = NULL, *y = NULL, *g = NULL, *u = NULL, *sg = NULL, *p = NULL, *r = NULL;
+    wt_tensor *ga = NULL;
     wt_status st = WT_OK;
     if (o->rms_norm) st = wt_rms_norm(x, 1, o->norm_weight, o->norm_eps, &h);
-    if (st == WT_OK)
-        st = qtype ? wt_linear_quant(h ? h : x, w, *qtype, bias, &y) : wt_linear(h ? h : x, w, bias, &y);
+    if (st == WT_OK && o->input_gelu) st = wt_gelu(h ? h : x, &ga);
+    const wt_tensor *in = ga ? ga : h ? h : x;
+    if (st == WT_OK) st = qtype ? wt_linear_quant(in, w, *qtype, bias, &y) : wt_linear(in, w, bias, &y);
     if (st == WT_OK && o->swiglu) {
         const int64_t n = w->shape[0] / 2;
         const int last = y->ndim - 1;
@@ -124,6 +126,7 @@ wt_status wt_linear_fused_composed(const wt_tensor *x, const wt_tensor *w, const
         wt_tensor_retain(*out);
     }
     wt_tensor_release(h);
+    wt_tensor_release(ga);
     wt_tensor_release(y);
     wt_tensor_release(g);
     wt_tensor_release(u);
@@ -134,6 +137,64 @@ wt_status wt_linear_fused_composed(const wt_tensor *x, const wt_tensor *w, const
 }
 
 static bool float_dtype(const wt_tensor *t) { return !t || t->dtype == WT_F32 || t->dtype == WT_F16; }
+
+static bool f32_or_absent(const wt_tensor *t) { return !t || t->dtype == WT_F32; }
+
+/* The calls that run as one product of any number of rows (and record as
+ * one op, LINEAR_FUSED, under autograd): no norm and no SwiGLU, f32. */
+static bool rows_path(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                      const wt_linear_fused_options *o, wt_dtype result)
+{
+    return !o->rms_norm && !o->swiglu && result == WT_F32 && f32_or_absent(x) && f32_or_absent(w) &&
+           f32_or_absent(bias) && f32_or_absent(o->residual);
+}
+
+/* rows_path's calls: input_gelu's result into *act_in when asked for (the
+ * reference its making gave, which an open scope owns: the op's saved
+ * tensor for w's gradient; NULL without input_gelu), the residual
+ * added in the product's stores where the backend has that (else by
+ * wt_add), and the bias as wt_linear adds it. */
+static wt_status linear_rows(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                             const wt_linear_fused_options *o, wt_tensor **out, wt_tensor **act_in)
+{
+    const int64_t N = w->shape[0], K = w->shape[1];
+    wt_tensor *ga = NULL, *y = NULL, *in2 = NULL, *wt = NULL, *y2 = NULL;
+    wt_status st = o->input_gelu ? wt_gelu(x, &ga) : WT_OK;
+    const wt_tensor *in = ga ? ga : x;
+    if (st == WT_OK && o->residual && in->numel / (K ? K : 1) > 1 && K > 0 && N > 1) {
+        /* in @ w^T + bias + residual in one product: in as [rows, K]. */
+        if ((st = wt_reshape(in, 2, (const int64_t[]){-1, K}, &in2)) == WT_OK &&
+            (st = wt_transpose(w, 0, 1, &wt)) == WT_OK) {
+            st = wt_matmul_epilogue(in2, wt, bias, WT_MATMUL_ACT_NONE, o->residual, &y2);
+            if (st == WT_OK) {
+                int64_t oshape[WT_MAX_DIMS];
+                for (int i = 0; i < x->ndim - 1; i++) oshape[i] = x->shape[i];
+                oshape[x->ndim - 1] = N;
+                st = wt_reshape(y2, x->ndim, oshape, out);
+            }
+        }
+        if (st != WT_ERR_UNSUPPORTED) goto done;
+        st = WT_OK; /* no fused epilogue here: the product, then wt_add */
+    }
+    if (st == WT_OK && (st = wt_linear(in, w, bias, &y)) == WT_OK) {
+        if (o->residual) st = wt_add(y, o->residual, out);
+        else {
+            *out = y;
+            y = NULL;
+        }
+    }
+done:
+    if (st == WT_OK && act_in) {
+        *act_in = ga;
+        ga = NULL;
+    }
+    wt_tensor_release(ga);
+    wt_tensor_release(y);
+    wt_tensor_release(in2);
+    wt_tensor_release(wt);
+    wt_tensor_release(y2);
+    return st;
+}
 
 /* One fused linear node, its kind and parameters in node (LINEAR_FUSED, or
  * LINEAR_QUANT with the fused prologue and epilogue): x [.., K] folded to
@@ -247,15 +308,33 @@ wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tenso
     if ((st = wt_linear_fused_check(fn, x, N, K, bias, opts, &o, &n_out)) != WT_OK) return st;
     const wt_tensor *g = o.rms_norm ? o.norm_weight : NULL;
     const wt_dtype result = o.result_f32 ? WT_F32 : o.residual ? o.residual->dtype : x->dtype;
-    /* Recorded for autograd through its parts, each with its own rule. */
+    const bool rows = rows_path(x, w, bias, &o, result);
     if ((wt_grad_any(x, w, bias, g) || wt_grad_any(o.residual, NULL, NULL, NULL)) &&
-        wt_grad_recording(wt_ctx_of(x)))
-        return wt_linear_fused_composed(x, w, NULL, bias, &o, result, out);
+        wt_grad_recording(wt_ctx_of(x))) {
+        /* Recorded as one op (rules_nn.c, grad_linear_fused), or through
+         * its parts, each with its own rule. */
+        if (!rows) return wt_linear_fused_composed(x, w, NULL, bias, &o, result, out);
+        wt_grad_call gc = {.op = WT_OP_LINEAR_FUSED, .nin = 4, .in = {x, w, bias, o.residual},
+                           .p.b = {o.input_gelu}};
+        if (wt_grad_begin(&gc)) {
+            wt_tensor *act_in = NULL;
+            st = linear_rows(x, w, bias, &o, out, &act_in);
+            if (act_in) wt_tensor_retain(gc.extra[0] = act_in); /* the node's own reference */
+            st = wt_grad_end(&gc, st, 1, out);
+            /* Inside a scope the scope owns the reference the call made
+             * (as attention's saved log-sum-exp); after a failure it goes
+             * now, not at the scope's end. */
+            if (act_in && (st != WT_OK || !gc.ctx->scope)) wt_tensor_release(act_in);
+            return st;
+        }
+    }
     const bool fusable = float_dtype(x) && float_dtype(w) && float_dtype(bias) && float_dtype(o.residual) &&
                          (!g || g->dtype == x->dtype) && (result == WT_F32 || result == WT_F16) && K > 0 &&
-                         x->numel > 0 && x->numel / K <= LINEAR_FUSED_MAX_ROWS && w->strides[1] == 1 &&
+                         !o.input_gelu && x->numel > 0 && x->numel / K <= LINEAR_FUSED_MAX_ROWS &&
+                         w->strides[1] == 1 &&
                          w->strides[0] >= 0 && wt_backend_runs(wt_ctx_of(x), WT_NODE_LINEAR_FUSED);
-    if (!fusable) return wt_linear_fused_composed(x, w, NULL, bias, &o, result, out);
+    if (!fusable)
+        return rows ? linear_rows(x, w, bias, &o, out, NULL) : wt_linear_fused_composed(x, w, NULL, bias, &o, result, out);
     st = wt_linear_fused_node_run((wt_node){.kind = WT_NODE_LINEAR_FUSED,
                                             .p.linear = {.rms_norm = o.rms_norm, .swiglu = o.swiglu,
                                                          .eps = (float)o.norm_eps}},

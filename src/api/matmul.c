@@ -176,7 +176,7 @@ wt_status wt_matmul_fused(const wt_tensor *a, const wt_tensor *b, const wt_tenso
     if (bias && ((st = wt_check_input(fn, bias)) != WT_OK ||
                  (st = wt_check_same_context(fn, a, bias)) != WT_OK))
         return st;
-    if ((int)act < 0 || act >= WT_MATMUL_ACT_COUNT)
+    if ((int)act < 0 || act >= WT_MATMUL_ACT_COUNT || act == WT_MATMUL_ACT_GELU_GRAD)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: unknown activation %d", fn, (int)act);
     if (!wt_has_f16(a, b, bias)) return matmul_typed(fn, a, b, bias, act, out);
     /* f16 operands: natively where the backend takes them (f32
@@ -190,6 +190,43 @@ wt_status wt_matmul_fused(const wt_tensor *a, const wt_tensor *b, const wt_tenso
     if ((st = wt_lift_f16(a, b, bias, &l)) == WT_OK) st = matmul_typed(fn, l.in[0], l.in[1], l.in[2], act, &r);
     wt_lifted_release(&l);
     return wt_land(st, r, l.result, out);
+}
+
+wt_status wt_matmul_epilogue(const wt_tensor *a, const wt_tensor *b, const wt_tensor *bias, wt_matmul_act act,
+                             const wt_tensor *aux, wt_tensor **out)
+{
+    wt_context *ctx = wt_ctx_of(a);
+    if (a->ndim != 2 || b->ndim != 2 || a->shape[1] != b->shape[0] || a->dtype != WT_F32 ||
+        b->dtype != WT_F32 || aux->dtype != WT_F32 || (bias && (bias->dtype != WT_F32 || bias->ndim != 1 ||
+                                                                 bias->shape[0] != b->shape[1])))
+        return wt_fail(WT_ERR_UNSUPPORTED, "matmul epilogue: f32 matrices of matching shapes only");
+    const int64_t M = a->shape[0], K = a->shape[1], N = b->shape[1];
+    if (M * N != aux->numel || !wt_layout_is_contiguous(aux->ndim, aux->shape, aux->strides) || M == 0 || N == 0 || K == 0 ||
+        (bias && bias->strides[0] != 1 && N > 1) || wt_knob_count(WT_KNOB_MATMUL_EPILOGUE, 1) == 0 ||
+        !wt_backend_runs(ctx, WT_NODE_MATMUL_FUSED))
+        return wt_fail(WT_ERR_UNSUPPORTED, "matmul epilogue: not fused here");
+    const int64_t sha[3] = {1, M, K}, sta[3] = {0, a->strides[0], a->strides[1]};
+    const int64_t shb[3] = {1, K, N}, stb[3] = {0, b->strides[0], b->strides[1]};
+    const int64_t sho[3] = {1, M, N}, sto[3] = {M * N, N, 1};
+    wt_tensor *t = NULL, *va = NULL, *vb = NULL, *vo = NULL, *vx = NULL;
+    wt_status st = wt_tensor_alloc(ctx, WT_F32, 2, (const int64_t[]){M, N}, &t);
+    if (st == WT_OK) st = wt_tensor_view(a, 3, sha, sta, a->offset, &va);
+    if (st == WT_OK) st = wt_tensor_view(b, 3, shb, stb, b->offset, &vb);
+    if (st == WT_OK) st = wt_tensor_view(t, 3, sho, sto, 0, &vo);
+    if (st == WT_OK) st = wt_tensor_view(aux, 3, sho, sto, aux->offset, &vx);
+    if (st == WT_OK)
+        st = wt_node_run(ctx, &(wt_node){.kind = WT_NODE_MATMUL_FUSED, .in = {va, vb, bias, vx}, .out = {vo},
+                                         .p.act = act});
+    wt_tensor_release(va);
+    wt_tensor_release(vb);
+    wt_tensor_release(vo);
+    wt_tensor_release(vx);
+    if (st != WT_OK) {
+        wt_tensor_release(t);
+        return st;
+    }
+    *out = t;
+    return WT_OK;
 }
 
 wt_status wt_matmul(const wt_tensor *a, const wt_tensor *b, wt_tensor **out)

@@ -339,7 +339,7 @@ wt_status wt_linear_quant_fused(const wt_tensor *x, const wt_tensor *w, wt_quant
                      (!o.residual || o.residual->dtype == WT_F32) && result == WT_F32;
     /* Recording for autograd, or a case the kernel does not take: the
      * composition, each op with its own rule. */
-    const bool fusable = f32 && (!o.rms_norm || g) && (o.rms_norm || o.swiglu || o.residual) &&
+    const bool fusable = f32 && !o.input_gelu && (!o.rms_norm || g) && (o.rms_norm || o.swiglu || o.residual) &&
                          x->numel > 0 && x->numel / k <= QUANT_FUSED_MAX_ROWS &&
                          !((wt_grad_any(x, bias, g, o.residual)) && wt_grad_recording(ctx)) &&
                          wt_backend_runs(ctx, WT_NODE_LINEAR_QUANT);

@@ -41,7 +41,7 @@ static inline void keep_as(chain *c, wt_tensor *t, wt_tensor **gin)
     X(grad_scatter_add) X(grad_index_add) X(grad_sort) X(grad_cumsum) X(grad_cumprod)
 #define RULES_NN(X)                                                                              \
     X(grad_sum) X(grad_mean) X(grad_maxmin) X(grad_prod) X(grad_var) X(grad_std)                  \
-    X(grad_logsumexp) X(grad_norm) X(grad_matmul) X(grad_linear) X(grad_softmax)                 \
+    X(grad_logsumexp) X(grad_norm) X(grad_matmul) X(grad_linear) X(grad_linear_fused) X(grad_softmax)                 \
     X(grad_log_softmax) X(grad_layer_norm) X(grad_rms_norm) X(grad_cross_entropy)                 \
     X(grad_attention) X(grad_rope) X(grad_conv2d) X(grad_conv1d) X(grad_max_pool2d)               \
     X(grad_avg_pool2d) X(grad_dropout) X(grad_interpolate) X(grad_conv_transpose2d)                \

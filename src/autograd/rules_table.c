@@ -151,7 +151,9 @@ const wt_grad_rule wt_grad_rules[WT_OP_COUNT] = {
     R(SCALED_DOT_PRODUCT_ATTENTION, grad_attention, 0xfu, O0)
     R(ROPE, grad_rope, NONE, NONE)
     R(LINEAR, grad_linear, I01, NONE)
-    COMPOSED(LINEAR_FUSED) /* rms_norm, linear, silu, mul, add */
+    /* One op without rms_norm and swiglu (f32); else recorded as its parts:
+     * rms_norm, gelu, linear, silu, mul, add. */
+    R(LINEAR_FUSED, grad_linear_fused, I01, NONE)
     IN_PLACE(ROPE_KV_CACHE) /* writes the cache; refused while recording */
     IN_PLACE(ROPE_KV_ATTENTION) /* writes the cache, as ROPE_KV_CACHE */
     /* training: backward ops are not differentiated again (no

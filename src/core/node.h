@@ -81,9 +81,14 @@ typedef struct wt_attention_args {
     wt_tensor *lse;
 } wt_attention_args;
 /* --- matrix products --- */
-/* The activation a matrix product's epilogue applies (wt_matmul_fused). */
+/* The activation a matrix product's epilogue applies (wt_matmul_fused).
+ * GELU_GRAD is no activation: with an operand of the result's shape (a
+ * MATMUL_FUSED node's in[3], wt_matmul_epilogue's aux) the result is
+ * (a @ b + bias) * gelu'(aux), GELU's backward in the product's stores;
+ * the others with in[3] give act(a @ b + bias) + in[3] (a residual). */
 typedef enum wt_matmul_act {
     WT_MATMUL_ACT_NONE, WT_MATMUL_ACT_RELU, WT_MATMUL_ACT_GELU, WT_MATMUL_ACT_GELU_TANH,
+    WT_MATMUL_ACT_GELU_GRAD,
     WT_MATMUL_ACT_COUNT
 } wt_matmul_act;
 

@@ -91,7 +91,10 @@ static wt_status cpu_run(wt_context *ctx, const wt_node *n)
     }
     case WT_NODE_WHERE: return cpu_where(ctx, in[0], in[1], in[2], n->p.bits, out[0]);
     case WT_NODE_MATMUL: return cpu_matmul(ctx, in[0], in[1], out[0]);
-    case WT_NODE_MATMUL_FUSED: return cpu_matmul_fused(ctx, in[0], in[1], in[2], n->p.act, out[0]);
+    case WT_NODE_MATMUL_FUSED:
+        /* The epilogue's operand (wt_matmul_epilogue): composed by the caller here. */
+        if (in[3]) return wt_fail(WT_ERR_UNSUPPORTED, "matmul: no fused epilogue operand on the cpu backend");
+        return cpu_matmul_fused(ctx, in[0], in[1], in[2], n->p.act, out[0]);
     case WT_NODE_REDUCE: {
         wt_reduce_args r = {.op = n->p.reduce.op, .shift = in[1], .n = n->p.reduce.n};
         return cpu_reduce(ctx, &r, in[0], n->p.reduce.nreduced, out[0]);

@@ -224,6 +224,7 @@ static float act_apply(wt_matmul_act act, float x) {
         return 0.5f * x * (1.0f + tanhf(u));
     }
     case WT_MATMUL_ACT_NONE:
+    case WT_MATMUL_ACT_GELU_GRAD: /* needs its operand: never reaches this backend */
     case WT_MATMUL_ACT_COUNT:
         break;
     }

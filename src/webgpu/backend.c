@@ -351,7 +351,9 @@ static wt_status webgpu_run(wt_context *ctx, const wt_node *n)
     }
     case WT_NODE_WHERE: return wg_win_where(ctx, in[0], in[1], in[2], n->p.bits, out[0]);
     case WT_NODE_MATMUL: return wg_win_matmul(ctx, in[0], in[1], out[0]);
-    case WT_NODE_MATMUL_FUSED: return wg_win_matmul_fused(ctx, in[0], in[1], in[2], n->p.act, out[0]);
+    case WT_NODE_MATMUL_FUSED:
+        if (in[3]) return wg_win_matmul_aux(ctx, in[0], in[1], in[2], n->p.act, in[3], out[0]);
+        return wg_win_matmul_fused(ctx, in[0], in[1], in[2], n->p.act, out[0]);
     case WT_NODE_REDUCE: {
         wt_reduce_args r = {.op = n->p.reduce.op, .shift = in[1], .n = n->p.reduce.n};
         return wg_win_reduce(ctx, &r, in[0], n->p.reduce.nreduced, out[0]);

@@ -142,6 +142,8 @@ wt_status wg_win_gather(wt_context *ctx, const wt_tensor *x, int axis, const wt_
                         bool trusted, wt_tensor *out);
 wt_status wg_win_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
                               const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
+wt_status wg_win_matmul_aux(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, const wt_tensor *bias,
+                            wt_matmul_act act, const wt_tensor *aux, wt_tensor *out);
 wt_status wg_win_copy_into(wt_context *ctx, const wt_tensor *src, wt_tensor *dst);
 wt_status wg_win_remap(wt_context *ctx, const wt_tensor *x, const wt_remap *r, wt_tensor *out);
 wt_status wg_win_softmax_axis(wt_context *ctx, wt_rowwise_op op, const wt_tensor *x, wt_tensor *out);
@@ -336,6 +338,12 @@ wt_status wg_op_matmul(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, 
 /* --- matrix products (kernels/gemm.c) --- */
 wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
                              const wt_tensor *bias, wt_matmul_act act, wt_tensor *out);
+/* wg_op_matmul_fused with aux (NULL: none), f32 [B, M, N] contiguous: the
+ * result is act(a @ b + bias) + aux, or with WT_MATMUL_ACT_GELU_GRAD
+ * (a @ b + bias) * gelu'(aux), in the product's own stores.
+ * WT_ERR_UNSUPPORTED (nothing recorded) where the kernel cannot take aux. */
+wt_status wg_op_matmul_aux(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, const wt_tensor *bias,
+                           wt_matmul_act act, const wt_tensor *aux, wt_tensor *out);
 /* Tests: force tile configuration `config` (0 .. wg_gemm_config_count() - 1;
  * -1: the usual choice) and k split into `splits` (0: the usual choice)
  * for every later product of the process. */

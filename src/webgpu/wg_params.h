@@ -201,13 +201,15 @@ typedef struct gemm_params {
     uint32_t c_sh, c_sw, c_dh, c_dw;
     uint32_t c_pt, c_pl, c_in_h, c_in_w;
     uint32_t c_xs_n, c_xs_c, c_xs_h, c_xs_w;
-    uint32_t c_cg, c_pad0, c_pad1, c_pad2;
+    uint32_t c_cg;
+    uint32_t aux_offset; /* the AUX operand's offset (wg_op_matmul_aux) */
+    uint32_t c_pad1, c_pad2;
 } gemm_params;
 
 /* Mirrors gemm_splitk.wgsl's Params. */
 typedef struct splitk_params {
     uint32_t count, n, splits, out_offset;
-    uint32_t bias_offset, bias_rows, pad1, pad2;
+    uint32_t bias_offset, bias_rows, aux_offset, pad2;
 } splitk_params;
 
 /* Mirrors gemm_matrix.wgsl's Params (and gemm_matrix_staged's, gemm_matrix_tiled's). */

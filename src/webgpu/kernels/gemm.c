@@ -472,6 +472,7 @@ static wt_status gemv_f16(wt_context *ctx, const wt_tensor *a, const wt_tensor *
  * [B, M, N] contiguous from its offset. Checked by the callers. */
 typedef struct gemm_job {
     const wt_tensor *a, *b, *bias, *out;
+    const wt_tensor *aux; /* NULL, or f32 [B, M, N] contiguous: the epilogue's operand (AUX) */
     wt_matmul_act act;
     uint64_t B, M, N, K;
     bool a_k_fast, b_n_fast, a_vec, b_vec;
@@ -553,15 +554,34 @@ static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
     if (!j->bias_rows) p->bias_rows = 1;
 
     const interior_knob ik = interior_choice();
-    const bool interior = interior_fits(caps, j, &pl, &ik);
+    const bool interior = !j->aux && interior_fits(caps, j, &pl, &ik);
     /* An activation on the large tiles or the interior kernel: a second
      * pass (see gemm.wgsl), through the split-k route with one split. A
      * bias alone is added in the product's own stores unless
      * WT_BIAS_IN_PRODUCT=0 (the second pass for it too, as before). */
     const bool bias_in_store = wt_knob_count(WT_KNOB_BIAS_IN_PRODUCT, 1) != 0;
-    bool epilogue_pass = (j->act != WT_MATMUL_ACT_NONE || (bias && !bias_in_store)) &&
+    /* GELU's backward (AUX 2) runs after the stores, apart from them:
+     * no second pass for it. */
+    const bool act_in_store = j->act != WT_MATMUL_ACT_NONE && j->act != WT_MATMUL_ACT_GELU_GRAD;
+    bool epilogue_pass = (act_in_store || (bias && !bias_in_store)) &&
                          (interior || pl.cfg->tm * pl.cfg->tn >= 64);
     bool split = pl.splits > 1 || epilogue_pass;
+    /* The epilogue's operand: binding 5 and two functions, in the prelude
+     * (stubs without one, which f16 results never have). */
+    /* WT_MATMUL_EPILOGUE=3: GELU's derivative in the stores themselves
+     * (AUX 3), for measurements: with its code there the GPT step's
+     * dy @ w2 kept its accumulators out of registers on an H200 (86.6 ms
+     * a step against 40.2). */
+    const unsigned grad_mode = wt_knob_count(WT_KNOB_MATMUL_EPILOGUE, 1) == 3 ? 3u : 2u;
+    const unsigned aux_mode = !j->aux ? 0u : j->act == WT_MATMUL_ACT_GELU_GRAD ? grad_mode : 1u;
+    const wt_matmul_act act = j->act == WT_MATMUL_ACT_GELU_GRAD ? WT_MATMUL_ACT_NONE : j->act;
+    static const char aux_none[] =
+        "fn aux_at(i: u32) -> f32 { return 0.0; }\nfn out_get(i: u32) -> f32 { return 0.0; }\n";
+    const char *aux_wgsl = aux_mode ? "@group(0) @binding(5) var<storage, read> aux: array<f32>;\n"
+                                      "fn aux_at(i: u32) -> f32 { return aux[i]; }\n"
+                                      "fn out_get(i: u32) -> f32 { return out[i]; }\n"
+                                    : aux_none;
+    p->aux_offset = j->aux ? (uint32_t)j->aux->offset : 0;
 
     wt_storage *partials = NULL;
     wt_status st;
@@ -569,20 +589,21 @@ static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
         return st;
 
     const gemm_config *c = pl.cfg;
-    char prelude[640];
+    char prelude[1024];
     snprintf(prelude, sizeof prelude,
              "const BM: u32 = %uu;\nconst BN: u32 = %uu;\nconst BK: u32 = %uu;\n"
              "const TM: u32 = %uu;\nconst TN: u32 = %uu;\n"
              "const A_K_FAST: bool = %s;\nconst B_N_FAST: bool = %s;\n"
              "const A_VEC: bool = %s;\nconst B_VEC: bool = %s;\nconst SPLIT: bool = %s;\n"
              "const BIAS: bool = %s;\nconst ACT: u32 = %uu;\nconst OUT_F16: bool = %s;\n"
-             "const BIAS_ROWS: bool = %s;\nconst POINTWISE: bool = %s;\nconst TRANSPOSED: bool = %s;\n",
+             "const BIAS_ROWS: bool = %s;\nconst POINTWISE: bool = %s;\nconst TRANSPOSED: bool = %s;\n"
+             "const AUX: u32 = %uu;\n%s",
              c->bm, c->bn, c->bk, c->tm, c->tn, j->a_k_fast ? "true" : "false",
              j->b_n_fast ? "true" : "false", j->a_vec ? "true" : "false", j->b_vec ? "true" : "false",
              split ? "true" : "false", bias && !split ? "true" : "false",
-             split ? 0u : (unsigned)j->act, f16 && !split ? "true" : "false",
+             split ? 0u : (unsigned)act, f16 && !split ? "true" : "false",
              j->bias_rows ? "true" : "false", j->pointwise ? "true" : "false",
-             j->transposed ? "true" : "false");
+             j->transposed ? "true" : "false", split ? 0u : aux_mode, split ? aux_none : aux_wgsl);
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "gemm";
@@ -598,6 +619,10 @@ static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
     l.bindings[2] = (wg_binding){split ? partials : out->storage, true};
     l.bindings[3] = (wg_binding){bias && !split ? bias->storage : a->storage, false};
     l.nbindings = 4;
+    if (j->aux && !split) {
+        l.bindings[4] = (wg_binding){j->aux->storage, false};
+        l.nbindings = 5;
+    }
     l.workgroups = work;
     char interior_prelude[640];
     wg_launch li = l;
@@ -624,11 +649,12 @@ static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
         memset(&q, 0, sizeof q);
         q.count = (uint32_t)(B * M * N), q.n = (uint32_t)N, q.splits = pl.splits;
         q.out_offset = (uint32_t)out->offset, q.bias_offset = p->bias_offset, q.bias_rows = p->bias_rows;
+        q.aux_offset = p->aux_offset;
         snprintf(prelude, sizeof prelude,
                  "const WG: u32 = 256u;\nconst BIAS: bool = %s;\nconst ACT: u32 = %uu;\n"
-                 "const OUT_F16: bool = %s;\nconst BIAS_ROWS: bool = %s;\n",
-                 bias ? "true" : "false", (unsigned)j->act, f16 ? "true" : "false",
-                 j->bias_rows ? "true" : "false");
+                 "const OUT_F16: bool = %s;\nconst BIAS_ROWS: bool = %s;\nconst AUX: u32 = %uu;\n%s",
+                 bias ? "true" : "false", (unsigned)act, f16 ? "true" : "false",
+                 j->bias_rows ? "true" : "false", aux_mode, aux_wgsl);
         l.shader = "gemm_splitk";
         l.libraries[2] = l.libraries[3]; /* no b operand library */
         l.libraries[3] = NULL;
@@ -640,6 +666,10 @@ static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
         l.bindings[2] = (wg_binding){out->storage, true};
         l.bindings[3] = (wg_binding){bias ? bias->storage : partials, false};
         l.nbindings = 4;
+        if (j->aux) {
+            l.bindings[4] = (wg_binding){j->aux->storage, false};
+            l.nbindings = 5;
+        }
         l.workgroups = ceil_div(ceil_div((uint64_t)B * M * N, 2), 256);
         st = wg_dispatch(ctx, &l);
     }
@@ -650,7 +680,33 @@ static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
 wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tensor *b,
                              const wt_tensor *bias, wt_matmul_act act, wt_tensor *out)
 {
+    return wg_op_matmul_aux(ctx, a, b, bias, act, NULL, out);
+}
+
+/* The epilogue's operand where gemm.wgsl takes it: f32, [B, M, N]
+ * contiguous like out, and a fifth storage binding on the device. */
+static bool aux_fits(wt_context *ctx, const wt_tensor *aux, const wt_tensor *out)
+{
+    if (aux->dtype != WT_F32 || out->dtype != WT_F32 || aux->ndim != 3 || !fits_u32(aux) ||
+        wg_get_caps(ctx)->max_storage_buffers < 5)
+        return false;
+    int64_t s = 1;
+    for (int i = 2; i >= 0; i--) {
+        if (aux->shape[i] != out->shape[i] || (aux->shape[i] > 1 && aux->strides[i] != s)) return false;
+        s *= aux->shape[i];
+    }
+    return true;
+}
+
+wt_status wg_op_matmul_aux(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, const wt_tensor *bias,
+                           wt_matmul_act act, const wt_tensor *aux, wt_tensor *out)
+{
     bool f16 = a->dtype == WT_F16;
+    if (act == WT_MATMUL_ACT_GELU_GRAD && !aux)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "matmul: GELU's backward needs its operand");
+    if (aux && !aux_fits(ctx, aux, out))
+        return wt_fail(WT_ERR_UNSUPPORTED, "matmul: the epilogue's operand needs f32, the result's layout and "
+                                           "five storage buffers");
     if (a->dtype != b->dtype || (a->dtype != WT_F32 && a->dtype != WT_F16) ||
         (bias && bias->dtype != a->dtype) || out->dtype != a->dtype)
         return wt_fail(WT_ERR_UNSUPPORTED, "matmul: webgpu takes f32 or f16 operands of one dtype");
@@ -662,7 +718,7 @@ wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tenso
         b->shape[2] != N || (bias && bias->shape[0] != N))
         return wt_fail(WT_ERR_SHAPE, "matmul: operand shapes do not fit [B, M, K] @ [B, K, N]");
     if (B == 0 || M == 0 || N == 0) return WT_OK;
-    if (f16 && (M == 1 || N == 1) && !bias && act == WT_MATMUL_ACT_NONE && fits_u32(a) &&
+    if (f16 && (M == 1 || N == 1) && !bias && act == WT_MATMUL_ACT_NONE && !aux && fits_u32(a) &&
         fits_u32(b) && fits_u32(out)) {
         wt_status vst = gemv_f16(ctx, a, b, out);
         if (vst != WT_ERR_UNSUPPORTED) return vst;
@@ -678,7 +734,7 @@ wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tenso
                        (long long)B, (long long)M, (long long)K, (long long)B, (long long)K,
                        (long long)N);
 
-    if (f16) {
+    if (f16 && !aux) {
         wt_status mst = gemm_matrix(ctx, a, b, bias, act, out);
         if (mst != WT_ERR_UNSUPPORTED) return mst;
     }
@@ -696,7 +752,7 @@ wt_status wg_op_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tenso
     if (M == 1) a_vec = a_vec && a_k_fast; /* one row: its "m stride" means nothing */
     if (N == 1) b_vec = b_vec && !b_n_fast;
     gemm_job job = {
-        .a = a, .b = b, .bias = bias, .out = out, .act = act,
+        .a = a, .b = b, .bias = bias, .out = out, .aux = aux, .act = act,
         .B = (uint64_t)B, .M = (uint64_t)M, .N = (uint64_t)N, .K = (uint64_t)K,
         .a_k_fast = a_k_fast, .b_n_fast = b_n_fast, .a_vec = a_vec, .b_vec = b_vec,
     };

@@ -231,6 +231,17 @@ wt_status wg_win_matmul_fused(wt_context *ctx, const wt_tensor *a, const wt_tens
     return matmul_windowed(ctx, a, b, &m, out);
 }
 
+/* With the epilogue's operand: whole tensors only (each within one
+ * binding); WT_ERR_UNSUPPORTED otherwise, for the caller's composition. */
+wt_status wg_win_matmul_aux(wt_context *ctx, const wt_tensor *a, const wt_tensor *b, const wt_tensor *bias,
+                            wt_matmul_act act, const wt_tensor *aux, wt_tensor *out)
+{
+    if (!wg_window_fits(ctx, a) || !wg_window_fits(ctx, b) || !wg_window_fits(ctx, out) ||
+        !wg_window_fits(ctx, aux) || (bias && !wg_window_fits(ctx, bias)))
+        return wt_fail(WT_ERR_UNSUPPORTED, "matmul: an operand of the fused epilogue spans more than one binding");
+    return wg_op_matmul_aux(ctx, a, b, bias, act, aux, out);
+}
+
 /* ------------------------------------------------------- data movement */
 
 static wt_status piece_copy_into(wt_context *ctx, const wt_tensor *const *in, wt_tensor *out,

@@ -29,7 +29,11 @@
 // 4-aligned starts, so four elements are one aligned load; SPLIT, BIAS,
 // ACT, OUT_F16 (pairs of halves; needs N and out_offset even), BIAS_ROWS
 // (a bias per output row, as a convolution's per channel, instead of per
-// column).
+// column), AUX (an f32 operand of the result's layout, read with aux_at
+// from aux_offset: 0 none; 1 added last, a residual; 2 GELU's backward,
+// out = (acc + bias) * gelu'(aux), never with SPLIT, over what this
+// thread stored, read back with out_get; 3 the same computed in the
+// stores themselves, for measurements), with aux_at and out_get.
 // Libraries: gemm_io_f32 or gemm_io_f16 (+ its f16 library), gemm_epilogue,
 // and the b operand's: gemm_b_strided (a tensor through its strides) or
 // gemm_b_conv (a convolution's input read as its im2col matrix). Either
@@ -61,7 +65,7 @@ struct Params {
     c_sh: u32, c_sw: u32, c_dh: u32, c_dw: u32,
     c_pt: u32, c_pl: u32, c_in_h: u32, c_in_w: u32,
     c_xs_n: u32, c_xs_c: u32, c_xs_h: u32, c_xs_w: u32,
-    c_cg: u32, c_pad0: u32, c_pad1: u32, c_pad2: u32,
+    c_cg: u32, aux_offset: u32, c_pad1: u32, c_pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -144,6 +148,14 @@ fn finish(zb: u32, gm: u32, gn: u32, sums: vec4<f32>) {
         // A bias per column came with the sums (main reads it once).
         if (BIAS && BIAS_ROWS) { v += vec4<f32>(bias_at(p.bias_offset + (zb * p.m + gm) % p.bias_rows)); }
         for (var c = 0u; c < 4u; c++) { v[c] = activate(v[c]); }
+        if (AUX == 1u || AUX == 3u) {
+            let ra = p.aux_offset + (zb * p.m + gm) * p.n + gn;
+            for (var c = 0u; c < 4u; c++) {
+                if (gn + c < p.n) {
+                    if (AUX == 1u) { v[c] += aux_at(ra + c); } else { v[c] *= gelu_grad(aux_at(ra + c)); }
+                }
+            }
+        }
     }
     if (OUT_F16 && !SPLIT) {
         // n even: the pairs (gn, gn + 1), (gn + 2, gn + 3) are whole words.
@@ -262,6 +274,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
                 var s = acc[(i * 4u + r) * QN + j];
                 if (BIAS && !BIAS_ROWS && !SPLIT) { s += bq[j]; }
                 if (gn < p.n) { finish(zb, gm, gn, s); }
+            }
+        }
+    }
+    // GELU's backward over what this thread just stored: a loop apart from
+    // the stores above, so that its code never keeps the accumulators out
+    // of registers (see the activation above; in the stores themselves,
+    // AUX 3, the GPT step's dy @ w2 took a step from 40 to 87 ms on an
+    // H200). This loop kept them, but at 657 us against 524 us for the
+    // product and 107 us for the separate pass: autograd asks for it only
+    // under WT_MATMUL_EPILOGUE=2.
+    if (AUX == 2u && !SPLIT) {
+        for (var i = 0u; i < QM; i++) {
+            for (var r = 0u; r < 4u; r++) {
+                let gm = m0 + (ty + i * TY) * 4u + r;
+                if (gm >= p.m) { continue; }
+                for (var j = 0u; j < QN; j++) {
+                    let gn = n0 + (tx + j * TX) * 4u;
+                    let o = (zb * p.m + gm) * p.n + gn;
+                    for (var c = 0u; c < 4u; c++) {
+                        if (gn + c < p.n) {
+                            let v = out_get(p.out_offset + o + c);
+                            store_f32(p.out_offset + o + c, v * gelu_grad(aux_at(p.aux_offset + o + c)));
+                        }
+                    }
+                }
             }
         }
     }

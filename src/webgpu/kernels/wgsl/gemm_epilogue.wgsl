@@ -1,6 +1,7 @@
 // The matrix products' epilogue: out = act(acc + bias[n]), shared by
 // gemm.wgsl and gemm_splitk.wgsl. ACT follows wt_matmul_act: 0 none,
-// 1 relu, 2 gelu (erf), 3 gelu (tanh form).
+// 1 relu, 2 gelu (erf), 3 gelu (tanh form); gelu_grad serves
+// WT_MATMUL_ACT_GELU_GRAD (the products' AUX == 2).
 
 // erfc(z) for z >= 0 with a relative error under 1.2e-7 everywhere
 // (Chebyshev fit of Numerical Recipes' erfcc): no cancellation in the tail,
@@ -31,4 +32,16 @@ fn activate(x: f32) -> f32 {
         }
         default: { return x; }
     }
+}
+
+// gelu'(x) = Phi(x) + x phi(x), with act_backward.wgsl's erf (Abramowitz
+// and Stegun 7.1.26), so that GELU's backward in a product's stores
+// matches the separate pass.
+fn gelu_grad(v: f32) -> f32 {
+    let a = abs(v) * 0.70710678118654752;
+    let t = 1.0 / (1.0 + 0.3275911 * a);
+    let poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+    let e = 1.0 - poly * exp(-a * a);
+    let erf_v = select(e, -e, v < 0.0);
+    return 0.5 * (1.0 + erf_v) + v * 0.39894228040143268 * exp(-0.5 * v * v);
 }

@@ -59,7 +59,7 @@ struct Params {
     c_sh: u32, c_sw: u32, c_dh: u32, c_dw: u32,
     c_pt: u32, c_pl: u32, c_in_h: u32, c_in_w: u32,
     c_xs_n: u32, c_xs_c: u32, c_xs_h: u32, c_xs_w: u32,
-    c_cg: u32, c_pad0: u32, c_pad1: u32, c_pad2: u32,
+    c_cg: u32, aux_offset: u32, c_pad1: u32, c_pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;

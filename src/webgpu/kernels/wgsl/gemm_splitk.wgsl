@@ -4,7 +4,9 @@
 // two halves with OUT_F16; n is then even).
 // The partial sums are bound as the io library's a (read with part_at), so
 // the pass binds four storage buffers, the fewest any adapter offers.
-// Prelude: WG, BIAS, BIAS_ROWS (a bias per output row, see gemm.wgsl), ACT, OUT_F16. Libraries: gemm_io_f32 or gemm_io_f16, gemm_epilogue.
+// Prelude: WG, BIAS, BIAS_ROWS (a bias per output row, see gemm.wgsl), ACT, OUT_F16,
+// AUX and aux_at (as gemm.wgsl's: 1 a residual added last, 2 or 3 the
+// result times gelu'(aux); f32 results). Libraries: gemm_io_f32 or gemm_io_f16, gemm_epilogue.
 
 struct Params {
     count: u32,
@@ -13,7 +15,7 @@ struct Params {
     out_offset: u32,
     bias_offset: u32,
     bias_rows: u32,      // BIAS_ROWS: the bias entry of output row r is r % bias_rows
-    pad1: u32,
+    aux_offset: u32,     // AUX: aux's element of output 0
     pad2: u32,
 }
 
@@ -23,7 +25,10 @@ fn finish(i: u32) -> f32 {
     var s = 0.0;
     for (var z = 0u; z < p.splits; z++) { s += part_at(z * p.count + i); }
     if (BIAS) { s += bias_at(p.bias_offset + select(i % p.n, (i / p.n) % p.bias_rows, BIAS_ROWS)); }
-    return activate(s);
+    if (AUX == 2u || AUX == 3u) { return s * gelu_grad(aux_at(p.aux_offset + i)); }
+    let v = activate(s);
+    if (AUX == 1u) { return v + aux_at(p.aux_offset + i); }
+    return v;
 }
 
 @compute @workgroup_size(WG)
