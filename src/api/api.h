@@ -75,6 +75,9 @@ wt_status wt_matmul_epilogue(const wt_tensor *a, const wt_tensor *b, const wt_te
 
 static inline wt_context *wt_ctx_of(const wt_tensor *t) { return t->storage->ctx; }
 
+/* The K of a quantised weight w (an i32 [N, W] of type), or an error
+ * naming fn (api/quant.c; wt_linear_quant_fused checks with it too). */
+wt_status wt_quant_weight_k(const char *fn, const wt_tensor *w, wt_quant_type type, int64_t *k);
 /* wt_linear_fused's checks past the weight (N rows of K elements, dense or
  * quantised): opts (NULL: defaults) into *o, the result's last extent into
  * *n_out. */

@@ -36,8 +36,8 @@ static wt_status check_extents(const char *fn, wt_quant_type type, int64_t n, in
     return WT_OK;
 }
 
-/* The K of w (an i32 [N, W] of type), or an error naming fn. */
-static wt_status weight_k(const char *fn, const wt_tensor *w, wt_quant_type type, int64_t *k)
+/* The K of w (an i32 [N, W] of type), or an error naming fn (api.h). */
+wt_status wt_quant_weight_k(const char *fn, const wt_tensor *w, wt_quant_type type, int64_t *k)
 {
     wt_status st = wt_check_tensor(fn, w);
     if (st != WT_OK || (st = check_type(fn, type)) != WT_OK) return st;
@@ -200,7 +200,7 @@ wt_status wt_dequantize(const wt_tensor *w, wt_quant_type type, wt_dtype dtype, 
     const char *fn = "wt_dequantize";
     wt_status st = wt_check_out(fn, out);
     int64_t k = 0;
-    if (st != WT_OK || (st = weight_k(fn, w, type, &k)) != WT_OK) return st;
+    if (st != WT_OK || (st = wt_quant_weight_k(fn, w, type, &k)) != WT_OK) return st;
     if (dtype != WT_F32 && dtype != WT_F16)
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: dtype must be WT_F32 or WT_F16 (got %d)", fn, (int)dtype);
     wt_context *ctx = wt_ctx_of(w);
@@ -275,7 +275,7 @@ wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quant_type 
     const char *fn = "wt_linear_quant";
     wt_status st = wt_check_out(fn, out);
     int64_t k = 0;
-    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK || (st = weight_k(fn, w, type, &k)) != WT_OK ||
+    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK || (st = wt_quant_weight_k(fn, w, type, &k)) != WT_OK ||
         (st = wt_check_same_context(fn, x, w)) != WT_OK)
         return st;
     char b1[160], b2[160];
@@ -300,56 +300,6 @@ wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quant_type 
     return wt_land(st, r, l.result, out);
 }
 
-/* One LINEAR_QUANT node with the fused prologue and epilogue (x, bias,
- * norm weight and residual f32, checked by the caller): linear_fused's
- * node runner, the weight's blocks made dense rows first. */
-static wt_status linear_fused_node(const wt_tensor *x, const wt_tensor *w, wt_quant_type type, int64_t k,
-                                   const wt_tensor *bias, const wt_linear_fused_options *o, int64_t n_out,
-                                   wt_tensor **out)
-{
-    wt_tensor *wc = NULL;
-    wt_status st = dense_rows(w, &wc);
-    if (st == WT_OK)
-        st = wt_linear_fused_node_run((wt_node){.kind = WT_NODE_LINEAR_QUANT,
-                                                .p.quant = {.type = type, .k = k, .rms_norm = o->rms_norm,
-                                                            .swiglu = o->swiglu, .eps = (float)o->norm_eps}},
-                                      x, wc, k, bias, o, n_out, WT_F32, out);
-    wt_tensor_release(wc);
-    return st;
-}
-
-/* The fused node serves this many rows of x (the slot kernel's GEMV). */
-enum { QUANT_FUSED_MAX_ROWS = 4 };
-
-wt_status wt_linear_quant_fused(const wt_tensor *x, const wt_tensor *w, wt_quant_type type, const wt_tensor *bias,
-                                const wt_linear_fused_options *opts, wt_tensor **out)
-{
-    const char *fn = "wt_linear_quant_fused";
-    wt_status st = wt_check_out(fn, out);
-    int64_t k = 0, n_out = 0;
-    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK || (st = weight_k(fn, w, type, &k)) != WT_OK ||
-        (st = wt_check_same_context(fn, x, w)) != WT_OK)
-        return st;
-    wt_linear_fused_options o;
-    if ((st = wt_linear_fused_check(fn, x, w->shape[0], k, bias, opts, &o, &n_out)) != WT_OK) return st;
-    const wt_tensor *g = o.rms_norm ? o.norm_weight : NULL;
-    const wt_dtype result = o.result_f32 ? WT_F32 : o.residual ? o.residual->dtype : x->dtype;
-    wt_context *ctx = wt_ctx_of(x);
-    const bool f32 = x->dtype == WT_F32 && (!bias || bias->dtype == WT_F32) && (!g || g->dtype == WT_F32) &&
-                     (!o.residual || o.residual->dtype == WT_F32) && result == WT_F32;
-    /* Recording for autograd, or a case the kernel does not take: the
-     * composition, each op with its own rule. */
-    const bool fusable = f32 && !o.input_gelu && (!o.rms_norm || g) && (o.rms_norm || o.swiglu || o.residual) &&
-                         x->numel > 0 && x->numel / k <= QUANT_FUSED_MAX_ROWS &&
-                         !((wt_grad_any(x, bias, g, o.residual)) && wt_grad_recording(ctx)) &&
-                         wt_backend_runs(ctx, WT_NODE_LINEAR_QUANT);
-    if (!fusable) return wt_linear_fused_composed(x, w, &type, bias, &o, result, out);
-    st = linear_fused_node(x, w, type, k, bias, &o, n_out, out);
-    /* A backend or case without the fused kernel: nothing was recorded. */
-    if (st == WT_ERR_UNSUPPORTED) return wt_linear_fused_composed(x, w, &type, bias, &o, result, out);
-    return st;
-}
-
 /* Rows of the quantised table gathered as words (the blocks of a row are
  * its W words, so the library's embedding moves them unchanged), then
  * dequantised: only the looked-up rows are ever made dense. */
@@ -359,7 +309,7 @@ wt_status wt_embedding_quant(const wt_tensor *table, wt_quant_type type, const w
     const char *fn = "wt_embedding_quant";
     wt_status st = wt_check_out(fn, out);
     int64_t k = 0;
-    if (st != WT_OK || (st = weight_k(fn, table, type, &k)) != WT_OK || (st = wt_check_tensor(fn, index)) != WT_OK ||
+    if (st != WT_OK || (st = wt_quant_weight_k(fn, table, type, &k)) != WT_OK || (st = wt_check_tensor(fn, index)) != WT_OK ||
         (st = wt_check_same_context(fn, table, index)) != WT_OK)
         return st;
     if (dtype != WT_F32 && dtype != WT_F16)
