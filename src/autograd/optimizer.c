@@ -563,14 +563,6 @@ static wt_status scale_in_place(wt_context *ctx, const wt_node *node, const wt_t
     return st;
 }
 
-/* The gradients of n tensors (entries without one skipped) scaled by
- * min(1, max_norm / (norm + 1e-6)), norm the 2-norm of all of them. The
- * gradients' norms go into the slots of one [m] vector, several a kernel
- * (grad_norms), the global norm is that vector's norm, and the gradients
- * are scaled in place, three a kernel, which reads the norm on the
- * device: no fresh gradient buffers, nothing read back. A gradient that cannot be scaled in place (scales_in_place) gets
- * a scaled copy, which replaces the record's only once all are made; an
- * error in the in-place kernels may leave some gradients scaled. */
 /* *norm = the 2-norm of the gradients of ts[0..n-1] taken together (0-d
  * f32; 0 without any), computed on the device; recording paused. */
 static wt_status global_norm(const char *fn, wt_context *ctx, int n, wt_tensor *const *ts, wt_tensor **norm)
@@ -587,6 +579,14 @@ static wt_status global_norm(const char *fn, wt_context *ctx, int n, wt_tensor *
     return st;
 }
 
+/* The gradients of n tensors (entries without one skipped) scaled by
+ * min(1, max_norm / (norm + 1e-6)), norm the 2-norm of all of them. The
+ * gradients' norms go into the slots of one [m] vector, several a kernel
+ * (grad_norms), the global norm is that vector's norm, and the gradients
+ * are scaled in place, three a kernel, which reads the norm on the
+ * device: no fresh gradient buffers, nothing read back. A gradient that
+ * cannot be scaled in place (scales_in_place) gets a scaled copy, which replaces the record's only once all are made; an
+ * error in the in-place kernels may leave some gradients scaled. */
 static wt_status clip(const char *fn, wt_context *ctx, int n, wt_tensor *const *ts, double max_norm,
                       wt_tensor **total_norm)
 {
@@ -667,15 +667,24 @@ wt_status wt_clip_grad_norm(int nparams, wt_tensor *const *params, double max_no
     return clip(fn, params[0]->storage->ctx, nparams, params, max_norm, total_norm);
 }
 
+/* The optimizer's parameters as a fresh array (*ts, freed by the caller). */
+static wt_status param_list(const char *fn, const wt_optimizer *opt, wt_tensor ***ts)
+{
+    *ts = malloc((size_t)opt->n * sizeof **ts);
+    if (!*ts) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    for (int i = 0; i < opt->n; i++) (*ts)[i] = opt->p[i].t;
+    return WT_OK;
+}
+
 wt_status wt_optimizer_clip_grad_norm(wt_optimizer *opt, double max_norm, wt_tensor **total_norm)
 {
     const char *fn = "wt_optimizer_clip_grad_norm";
     if (total_norm) *total_norm = NULL;
     if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: opt is NULL", fn);
-    wt_tensor **ts = malloc((size_t)opt->n * sizeof *ts);
-    if (!ts) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
-    for (int i = 0; i < opt->n; i++) ts[i] = opt->p[i].t;
-    wt_status st = clip(fn, opt->ctx, opt->n, ts, max_norm, total_norm);
+    wt_tensor **ts = NULL;
+    wt_status st = param_list(fn, opt, &ts);
+    if (st != WT_OK) return st;
+    st = clip(fn, opt->ctx, opt->n, ts, max_norm, total_norm);
     free(ts);
     return st;
 }
@@ -689,13 +698,12 @@ wt_status wt_optimizer_step_clipped(wt_optimizer *opt, double max_norm, wt_tenso
     if (!opt) return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: opt is NULL", fn);
     if (!isfinite(max_norm) || !(max_norm > 0))
         return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: max_norm must be finite and > 0", fn);
-    wt_tensor **ts = malloc((size_t)opt->n * sizeof *ts);
-    if (!ts) return wt_fail(WT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
-    for (int i = 0; i < opt->n; i++) ts[i] = opt->p[i].t;
-    wt_tensor *norm = NULL;
+    wt_tensor **ts = NULL, *norm = NULL;
+    wt_status st = param_list(fn, opt, &ts);
+    if (st != WT_OK) return st;
     wt_grad_pause pz;
     wt_grad_pause_begin(opt->ctx, &pz);
-    wt_status st = global_norm(fn, opt->ctx, opt->n, ts, &norm);
+    st = global_norm(fn, opt->ctx, opt->n, ts, &norm);
     wt_grad_pause_end(&pz);
     free(ts);
     if (st == WT_OK) st = step(opt, norm, max_norm);
