@@ -223,8 +223,8 @@ void test_linear(void)
         /* K = 4160 (65 pairs of blocks, 260 half blocks): past one pass of
          * WT_QUANT_GEMV_X8=3's lanes over a row and of its threads over x */
         check_linear(t, 2, 19, 4160, true, X_PLAIN, false);
-        /* K = 2304: nine groups of eight Q4_0 blocks (WT_QUANT_GEMV_QUAD's
-         * unit), more than the lanes of a row when they are forced to 4 */
+        /* K = 2304: 36 pairs of blocks, more than the lanes of a row
+         * several times over when they are forced to 4 */
         check_linear(t, 1, 37, 2304, true, X_PLAIN, false);
     }
     /* The super-block formats: M = 1 and 4 (the row GEMV), 2 at an offset

@@ -201,31 +201,15 @@ static wt_status linear_x8(wt_context *ctx, wt_quant_type type, const quant_line
 }
 
 /* The 8-bit-x kernel's shape: threads a workgroup (wg), lanes a group of
- * rows, rows a group, and whether a thread reads eight blocks by 16-byte
- * loads (quad: Q4_0 with K a multiple of 256 and rows at whole 16-byte
- * words) or a pair of blocks by 4-byte ones. Pairs: 256 threads, 16
- * lanes, two rows (measured on the H200, bench/RESULTS.md). Quads: lanes
- * enough for one quad each on the short rows of a decode step, rows and
- * threads picked so that a workgroup holds about 16 rows. WT_QUANT_GEMV_*
- * override each. */
+ * rows and rows a group; by default 256, 16 and 2 (measured on the H200,
+ * bench/RESULTS.md), WT_QUANT_GEMV_WG, _LANES and _ROWS override each. */
 typedef struct x8_shape {
     unsigned wg, lanes, rows;
-    bool quad;
 } x8_shape;
 
-static x8_shape x8_shape_for(wt_quant_type type, const quant_slots_params *p, const wt_tensor *w)
+static x8_shape x8_shape_for(void)
 {
-    x8_shape s = {GEMV_THREADS, X8_FUSED_LANES, 2u, false};
-    const char *qv = wt_knob_text(WT_KNOB_QUANT_GEMV_QUAD);
-    s.quad = type == WT_QUANT_Q4_0 && p->k % 256u == 0 && w->offset % 4 == 0 && p->words % 4u == 0 &&
-             !(qv && strcmp(qv, "0") == 0);
-    if (s.quad) {
-        const unsigned quads = p->k / 256u;
-        unsigned lanes = 4u;
-        while (lanes < quads && lanes < 64u) lanes *= 2u;
-        s.lanes = lanes;
-        s.wg = lanes * 8u < 64u ? 64u : lanes * 8u > GEMV_THREADS ? GEMV_THREADS : lanes * 8u;
-    }
+    x8_shape s = {GEMV_THREADS, X8_FUSED_LANES, 2u};
     s.lanes = gemv_lanes_or(s.lanes);
     const uint64_t rows = wt_knob_number(WT_KNOB_QUANT_GEMV_ROWS, s.rows);
     s.rows = rows == 1 ? 1u : 2u;
@@ -240,14 +224,14 @@ static wt_status linear_x8_fused(wt_context *ctx, wt_quant_type type, const quan
                                  const wt_tensor *norm_weight, const wt_tensor *residual, bool swiglu,
                                  wt_tensor *out)
 {
-    const x8_shape s = x8_shape_for(type, p, w);
+    const x8_shape s = x8_shape_for();
     char prelude[400];
     snprintf(prelude, sizeof prelude,
              "const TYPE: u32 = %du;\nconst HAS_BIAS: bool = %s;\nconst NORM: bool = %s;\nconst SWIGLU: bool = %s;\n"
-             "const RESIDUAL: bool = %s;\nconst QUAD: bool = %s;\nconst ROWS: u32 = %uu;\nconst WG: u32 = %uu;\n"
+             "const RESIDUAL: bool = %s;\nconst ROWS: u32 = %uu;\nconst WG: u32 = %uu;\n"
              "const LANES: u32 = %uu;\nconst KB: u32 = %uu;\n",
              (int)type, bias ? "true" : "false", norm_weight ? "true" : "false", swiglu ? "true" : "false",
-             residual ? "true" : "false", s.quad ? "true" : "false", s.rows, s.wg, s.lanes, p->k / 32u);
+             residual ? "true" : "false", s.rows, s.wg, s.lanes, p->k / 32u);
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "quant_gemv_x8_fused";
@@ -262,8 +246,7 @@ static wt_status linear_x8_fused(wt_context *ctx, wt_quant_type type, const quan
     l.bindings[3] = (wg_binding){out->storage, true};
     l.bindings[4] = (wg_binding){norm_weight ? norm_weight->storage : x->storage, false};
     l.bindings[5] = (wg_binding){residual ? residual->storage : x->storage, false};
-    l.bindings[6] = (wg_binding){w->storage, false}; /* w4: the same weight as 16-byte words */
-    l.nbindings = 7;
+    l.nbindings = 6;
     /* ROWS rows a group of lanes (one SwiGLU output). */
     const uint64_t outs = swiglu ? p->n / 2u : p->n;
     const uint64_t per_wg = s.wg / s.lanes * (swiglu ? 1u : s.rows);

@@ -217,7 +217,7 @@ bool wg_rope_kv_attention_fits(const wt_context *ctx, const wt_tensor *qkv, cons
     bool ok = kv_cache->strides[3] == 1 && kv_cache->offset % 4 == 0;
     for (int d = 0; d < 3; d++) ok = ok && (kv_cache->shape[d] == 1 || kv_cache->strides[d] % 4 == 0);
     const uint32_t wg = rope_attn_threads(ctx);
-    const uint64_t bytes = 4u * (3u * D + rope_attn_slots(T) + wg) + 16u * (uint64_t)wg;
+    const uint64_t bytes = 4u * (3u * D + rope_attn_slots(T)) + 8u * wg + 16u * (uint64_t)wg;
     return ok && D / 4 <= wg && bytes <= wg_get_caps(ctx)->max_workgroup_storage && u32_view(qkv) &&
            u32_view(kv_cache) && kv_cache->storage->bytes / 4 <= UINT32_MAX && B * Hq * D <= UINT32_MAX &&
            !wg_needs_windows(ctx, qkv) && !wg_needs_windows(ctx, kv_cache) &&
@@ -256,7 +256,6 @@ wt_status wg_rope_kv_attention(wt_context *ctx, const wt_tensor *qkv, const wt_t
     l.prelude = prelude;
     l.libraries[0] = "rope_turns";
     l.libraries[1] = qkv->dtype == WT_F16 ? wg_f16_library(ctx) : "f16_bits";
-    l.libraries[2] = "workgroup_tree";
     l.params = &p;
     l.params_size = sizeof p;
     l.bindings[0] = (wg_binding){qkv->storage, false};

@@ -36,6 +36,7 @@ typedef struct replay_dispatch {
     WGPUBuffer buffers[WG_MAX_BINDINGS];
     uint64_t offsets[WG_MAX_BINDINGS], sizes[WG_MAX_BINDINGS];
     uint32_t x, y, z;
+    const char *shader;     /* the launch's kernel name (a static string) */
     uint32_t params_offset; /* in the graph's parameter buffer */
     WGPUBindGroup group;    /* NULL for a dispatch that binds a check slot */
     int check_binding;      /* -1, or the binding of its check slot */
@@ -211,6 +212,7 @@ void wg_replay_note_dispatch(wt_context *ctx, const wg_pipeline *pipe, const wg_
     d->x = x;
     d->y = y;
     d->z = z;
+    d->shader = launch->shader;
     d->check_binding = -1;
     d->params_offset = (uint32_t)r->n * w->rec.slot_size;
     memset(r->params + d->params_offset, 0, w->rec.slot_size);
@@ -373,6 +375,22 @@ void wg_graph_replay_end(wt_context *ctx, void *state, wt_status ran)
 
 /* A temporary of the graph: a storage only the graph holds, the first and
  * last dispatches of the list that bind it. */
+/* Whether the comma-separated list names kernel (WT_GRAPH_REPLAY_SKIP: a
+ * measurement of what a step's kernels of one kind cost, by leaving them
+ * out of the replayed list; the step's results are then meaningless). */
+static bool names_kernel(const char *list, const char *kernel)
+{
+    const size_t n = kernel ? strlen(kernel) : 0;
+    for (const char *p = list; n && *p;) {
+        const char *e = strchr(p, ',');
+        const size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, kernel, n) == 0)
+            return true;
+        p += len + (e ? 1 : 0);
+    }
+    return false;
+}
+
 typedef struct temp_use {
     wt_storage *s;
     int64_t first, last;
@@ -549,8 +567,11 @@ wt_status wg_graph_replay_list(wt_context *ctx, void *state)
         return st;
     WGPUComputePassEncoder pass = w->rec.pass;
     WGPUComputePipeline current = NULL;
+    const char *skip = wt_knob_text(WT_KNOB_GRAPH_REPLAY_SKIP);
     for (int64_t i = 0; i < r->n; i++) {
         replay_dispatch *d = &r->list[i];
+        if (skip && skip[0] && names_kernel(skip, d->shader))
+            continue;
         WGPUBindGroup group = d->group;
         if (d->check_binding >= 0) {
             int slot = slots[d->check_ordinal];

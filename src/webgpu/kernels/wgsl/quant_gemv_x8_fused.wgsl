@@ -23,13 +23,9 @@
 // (Q4_0: 36 bytes = 9 words, Q8_0: 68 bytes = 17 words, both whole words
 // where a single 18- or 34-byte block is not), the next pair's words loaded
 // while the current pair is summed.
-// QUAD (Q4_0, K a multiple of 256, rows at whole 16-byte words): a thread
-// takes eight blocks at once (144 bytes = 9 vec4 loads) instead of a pair
-// by 9 word loads, a quarter of the load instructions for the same bytes;
-// the eight blocks are summed as the four pairs they hold.
 // ROWS: rows a group of lanes sums (1 or 2; SwiGLU always its two).
 // Prelude: TYPE (2: Q4_0, 8: Q8_0), HAS_BIAS, NORM, SWIGLU, RESIDUAL,
-// QUAD, ROWS, WG (threads a workgroup), LANES (a power of two dividing
+// ROWS, WG (threads a workgroup), LANES (a power of two dividing
 // WG), KB (K / 32, even); library f16_bits.
 
 struct Params {
@@ -45,7 +41,6 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 @group(0) @binding(5) var<storage, read> g: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read> res: array<f32>;
-@group(0) @binding(7) var<storage, read> w4: array<vec4<u32>>; // w as 16-byte words (QUAD)
 
 const Q4: bool = TYPE == 2u;
 const PAIR_WORDS: u32 = select(17u, 9u, Q4);
@@ -88,29 +83,6 @@ fn f16_value(h: u32) -> f32 { return bitcast<f32>(half_to_f32_bits(h)); }
 // The four bytes from two bytes into each word of a (its next word in b).
 fn mid4(a: vec4<u32>, b: u32) -> vec4<u32> {
     return (a >> vec4<u32>(16u)) | (vec4<u32>(a.y, a.z, a.w, b) << vec4<u32>(16u));
-}
-
-// Eight blocks of a row (QUAD): 36 words in registers.
-struct Quad {
-    a: vec4<u32>, b: vec4<u32>, c: vec4<u32>, d: vec4<u32>, e: vec4<u32>,
-    f: vec4<u32>, g: vec4<u32>, h: vec4<u32>, i: vec4<u32>,
-}
-
-fn load_quad(v: u32) -> Quad {
-    return Quad(w4[v], w4[v + 1u], w4[v + 2u], w4[v + 3u], w4[v + 4u], w4[v + 5u], w4[v + 6u], w4[v + 7u],
-                w4[v + 8u]);
-}
-
-// A quad's eight blocks (8 qd .. 8 qd + 7) against x's: pair j is words
-// 9j .. 9j + 8 of the 36.
-fn quad_dot(q: Quad, qd: u32) -> f32 {
-    let pr = 4u * qd;
-    let z = vec4<u32>(0u);
-    let p0 = Pair(q.a, q.b, vec4<u32>(q.c.x, 0u, 0u, 0u), z, 0u);
-    let p1 = Pair(vec4<u32>(q.c.yzw, q.d.x), vec4<u32>(q.d.yzw, q.e.x), vec4<u32>(q.e.y, 0u, 0u, 0u), z, 0u);
-    let p2 = Pair(vec4<u32>(q.e.zw, q.f.xy), vec4<u32>(q.f.zw, q.g.xy), vec4<u32>(q.g.z, 0u, 0u, 0u), z, 0u);
-    let p3 = Pair(vec4<u32>(q.g.w, q.h.xyz), vec4<u32>(q.h.w, q.i.xyz), vec4<u32>(q.i.w, 0u, 0u, 0u), z, 0u);
-    return (pair_dot(p0, pr) + pair_dot(p1, pr + 1u)) + (pair_dot(p2, pr + 2u) + pair_dot(p3, pr + 3u));
 }
 
 // The pair's two blocks (2 pr, 2 pr + 1) against x's.
@@ -233,61 +205,32 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let r1 = select(min(c + 1u, last), c + outs, SWIGLU);
     let a0 = p.w_offset + r0 * p.words;
     let a1 = p.w_offset + r1 * p.words;
+    let pairs = KB / 2u;
+    // The first pair's words are on their way while x is rounded.
+    var q0 = Pair();
+    var q1 = Pair();
+    if (lane < pairs) {
+        q0 = load_pair(a0 + lane * PAIR_WORDS);
+        if (TWO) {
+            q1 = load_pair(a1 + lane * PAIR_WORDS);
+        }
+    }
+    stage_x((p.x_offset + i * p.k) / 4u, lid);
+    workgroupBarrier();
     var acc = vec2<f32>(0.0);
-    if (QUAD) {
-        let quads = KB / 8u;
-        let v0 = a0 / 4u;
-        let v1 = a1 / 4u;
-        // The first quad's words are on their way while x is rounded.
-        var q0 = Quad();
-        var q1 = Quad();
-        if (lane < quads) {
-            q0 = load_quad(v0 + lane * 9u);
+    for (var pr = lane; pr < pairs; pr += LANES) {
+        let cur0 = q0;
+        let cur1 = q1;
+        let next = pr + LANES;
+        if (next < pairs) {
+            q0 = load_pair(a0 + next * PAIR_WORDS);
             if (TWO) {
-                q1 = load_quad(v1 + lane * 9u);
+                q1 = load_pair(a1 + next * PAIR_WORDS);
             }
         }
-        stage_x((p.x_offset + i * p.k) / 4u, lid);
-        workgroupBarrier();
-        for (var qd = lane; qd < quads; qd += LANES) {
-            if (qd != lane) {
-                q0 = load_quad(v0 + qd * 9u);
-                if (TWO) {
-                    q1 = load_quad(v1 + qd * 9u);
-                }
-            }
-            acc.x += quad_dot(q0, qd);
-            if (TWO) {
-                acc.y += quad_dot(q1, qd);
-            }
-        }
-    } else {
-        let pairs = KB / 2u;
-        // The first pair's words are on their way while x is rounded.
-        var q0 = Pair();
-        var q1 = Pair();
-        if (lane < pairs) {
-            q0 = load_pair(a0 + lane * PAIR_WORDS);
-            if (TWO) {
-                q1 = load_pair(a1 + lane * PAIR_WORDS);
-            }
-        }
-        stage_x((p.x_offset + i * p.k) / 4u, lid);
-        workgroupBarrier();
-        for (var pr = lane; pr < pairs; pr += LANES) {
-            let cur0 = q0;
-            let cur1 = q1;
-            let next = pr + LANES;
-            if (next < pairs) {
-                q0 = load_pair(a0 + next * PAIR_WORDS);
-                if (TWO) {
-                    q1 = load_pair(a1 + next * PAIR_WORDS);
-                }
-            }
-            acc.x += pair_dot(cur0, pr);
-            if (TWO) {
-                acc.y += pair_dot(cur1, pr);
-            }
+        acc.x += pair_dot(cur0, pr);
+        if (TWO) {
+            acc.y += pair_dot(cur1, pr);
         }
     }
     var sq = 0.0;

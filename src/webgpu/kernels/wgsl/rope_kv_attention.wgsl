@@ -41,7 +41,7 @@ var<workgroup> q_row: array<vec4<f32>, DW>;
 var<workgroup> k_new: array<vec4<f32>, DW>;
 var<workgroup> v_new: array<vec4<f32>, DW>;
 var<workgroup> s: array<f32, SK>;
-var<workgroup> red: array<f32, WG>;
+var<workgroup> pair: array<vec2<f32>, WG>;
 var<workgroup> acc_part: array<vec4<f32>, WG>;
 
 fn x_at(i: u32) -> f32 {
@@ -52,7 +52,28 @@ fn x_at(i: u32) -> f32 {
     return bitcast<f32>(x[i]);
 }
 
-// reduce_max / reduce_sum: the workgroup_tree library.
+// A thread's (largest score m, sum l of exp(score - m)) combined over the
+// workgroup: every thread gets the largest score of all and the sum of
+// exp(score - it). A side without keys (l == 0) adds nothing, so that two
+// such (m = -inf) never meet as exp(-inf - -inf).
+fn reduce_max_sum(lid: u32, m: f32, l: f32) -> vec2<f32> {
+    pair[lid] = vec2<f32>(m, l);
+    workgroupBarrier();
+    for (var h = WG / 2u; h > 0u; h /= 2u) {
+        if (lid < h) {
+            let a = pair[lid];
+            let b = pair[lid + h];
+            let mm = max(a.x, b.x);
+            let la = select(a.y * exp(a.x - mm), 0.0, a.y == 0.0);
+            let lb = select(b.y * exp(b.x - mm), 0.0, b.y == 0.0);
+            pair[lid] = vec2<f32>(mm, la + lb);
+        }
+        workgroupBarrier();
+    }
+    let r = pair[0];
+    workgroupBarrier(); // pair is reused
+    return r;
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
@@ -106,7 +127,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         }
     }
 
-    // 3. Scores (row t0 from k_new), exact two-pass softmax, P @ V.
+    // 3. Scores (row t0 from k_new), softmax and P @ V. Each thread keeps
+    // the largest of its own scores and its sum of exp against that; one
+    // tree then combines the (max, sum) pairs, rescaling each sum to the
+    // larger max (one tree's barriers instead of a max tree's and a sum
+    // tree's), and P @ V takes exp(s - max) itself.
     let neg_inf = bitcast<f32>(p.neg_inf);
     var mx = neg_inf;
     for (var j = lid; j < kend; j += WG) {
@@ -121,24 +146,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         s[j] = sc;
         mx = max(mx, sc);
     }
-    mx = reduce_max(lid, mx);
-
     var l = 0.0;
     for (var j = lid; j < kend; j += WG) {
-        let e = exp(s[j] - mx);
-        s[j] = e;
-        l += e;
+        l += exp(s[j] - mx);
     }
-    l = reduce_sum(lid, l); // its barriers publish s too
+    let ml = reduce_max_sum(lid, mx, l); // its barriers publish s too
+    mx = ml.x;
+    l = ml.y;
 
     let c = lid % DW;
     let slice = lid / DW;
     var a = vec4<f32>(0.0);
     for (var j = slice; j < kend; j += SLICES) {
+        let e = exp(s[j] - mx);
         if (j == row) {
-            a += s[j] * v_new[c];
+            a += e * v_new[c];
         } else {
-            a += s[j] * cache[v_base + j * c_row + c];
+            a += e * cache[v_base + j * c_row + c];
         }
     }
     acc_part[lid] = a;
