@@ -201,15 +201,18 @@ static wt_status linear_x8(wt_context *ctx, wt_quant_type type, const quant_line
 }
 
 /* The 8-bit-x kernel's shape: threads a workgroup (wg), lanes a group of
- * rows and rows a group; by default 256, 16 and 2 (measured on the H200,
- * bench/RESULTS.md), WT_QUANT_GEMV_WG, _LANES and _ROWS override each. */
+ * rows and rows a group; by default 256, 16 (32 for rows of more than 48
+ * pairs of blocks, so that a lane's pairs of a decode step's longest rows,
+ * K = 5632, are at most three, all loaded at once) and 2 (measured on
+ * the H200, bench/RESULTS.md); WT_QUANT_GEMV_WG, _LANES and _ROWS
+ * override each. */
 typedef struct x8_shape {
     unsigned wg, lanes, rows;
 } x8_shape;
 
-static x8_shape x8_shape_for(void)
+static x8_shape x8_shape_for(uint32_t k)
 {
-    x8_shape s = {GEMV_THREADS, X8_FUSED_LANES, 2u};
+    x8_shape s = {GEMV_THREADS, k / 64u > 48u ? 2u * X8_FUSED_LANES : X8_FUSED_LANES, 2u};
     s.lanes = gemv_lanes_or(s.lanes);
     const uint64_t rows = wt_knob_number(WT_KNOB_QUANT_GEMV_ROWS, s.rows);
     s.rows = rows == 1 ? 1u : 2u;
@@ -224,14 +227,15 @@ static wt_status linear_x8_fused(wt_context *ctx, wt_quant_type type, const quan
                                  const wt_tensor *norm_weight, const wt_tensor *residual, bool swiglu,
                                  wt_tensor *out)
 {
-    const x8_shape s = x8_shape_for();
+    const x8_shape s = x8_shape_for(p->k);
+    const unsigned pairs = p->k / 64u, iter = (pairs + s.lanes - 1u) / s.lanes;
     char prelude[400];
     snprintf(prelude, sizeof prelude,
              "const TYPE: u32 = %du;\nconst HAS_BIAS: bool = %s;\nconst NORM: bool = %s;\nconst SWIGLU: bool = %s;\n"
              "const RESIDUAL: bool = %s;\nconst ROWS: u32 = %uu;\nconst WG: u32 = %uu;\n"
-             "const LANES: u32 = %uu;\nconst KB: u32 = %uu;\n",
+             "const LANES: u32 = %uu;\nconst KB: u32 = %uu;\nconst ITER: u32 = %uu;\n",
              (int)type, bias ? "true" : "false", norm_weight ? "true" : "false", swiglu ? "true" : "false",
-             residual ? "true" : "false", s.rows, s.wg, s.lanes, p->k / 32u);
+             residual ? "true" : "false", s.rows, s.wg, s.lanes, p->k / 32u, iter);
     wg_launch l;
     memset(&l, 0, sizeof l);
     l.shader = "quant_gemv_x8_fused";

@@ -26,7 +26,8 @@
 // ROWS: rows a group of lanes sums (1 or 2; SwiGLU always its two).
 // Prelude: TYPE (2: Q4_0, 8: Q8_0), HAS_BIAS, NORM, SWIGLU, RESIDUAL,
 // ROWS, WG (threads a workgroup), LANES (a power of two dividing
-// WG), KB (K / 32, even); library f16_bits.
+// WG), KB (K / 32, even), ITER (pairs a lane: ceil(KB / 2 / LANES));
+// library f16_bits.
 
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
@@ -206,31 +207,73 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let a0 = p.w_offset + r0 * p.words;
     let a1 = p.w_offset + r1 * p.words;
     let pairs = KB / 2u;
-    // The first pair's words are on their way while x is rounded.
-    var q0 = Pair();
-    var q1 = Pair();
-    if (lane < pairs) {
-        q0 = load_pair(a0 + lane * PAIR_WORDS);
-        if (TWO) {
-            q1 = load_pair(a1 + lane * PAIR_WORDS);
-        }
-    }
-    stage_x((p.x_offset + i * p.k) / 4u, lid);
-    workgroupBarrier();
     var acc = vec2<f32>(0.0);
-    for (var pr = lane; pr < pairs; pr += LANES) {
-        let cur0 = q0;
-        let cur1 = q1;
-        let next = pr + LANES;
-        if (next < pairs) {
-            q0 = load_pair(a0 + next * PAIR_WORDS);
+    if (ITER <= 3u) {
+        // A lane's pairs (at most three) all loaded before x is rounded:
+        // one wait on memory, where the loop below waits once a pair.
+        let p0 = lane;
+        let p1 = lane + LANES;
+        let p2 = lane + 2u * LANES;
+        var w00 = Pair();
+        var w01 = Pair();
+        var w10 = Pair();
+        var w11 = Pair();
+        var w20 = Pair();
+        var w21 = Pair();
+        if (p0 < pairs) {
+            w00 = load_pair(a0 + p0 * PAIR_WORDS);
+            if (TWO) { w01 = load_pair(a1 + p0 * PAIR_WORDS); }
+        }
+        if (ITER > 1u && p1 < pairs) {
+            w10 = load_pair(a0 + p1 * PAIR_WORDS);
+            if (TWO) { w11 = load_pair(a1 + p1 * PAIR_WORDS); }
+        }
+        if (ITER > 2u && p2 < pairs) {
+            w20 = load_pair(a0 + p2 * PAIR_WORDS);
+            if (TWO) { w21 = load_pair(a1 + p2 * PAIR_WORDS); }
+        }
+        stage_x((p.x_offset + i * p.k) / 4u, lid);
+        workgroupBarrier();
+        // The same sums in the same order as the loop's.
+        if (p0 < pairs) {
+            acc.x += pair_dot(w00, p0);
+            if (TWO) { acc.y += pair_dot(w01, p0); }
+        }
+        if (ITER > 1u && p1 < pairs) {
+            acc.x += pair_dot(w10, p1);
+            if (TWO) { acc.y += pair_dot(w11, p1); }
+        }
+        if (ITER > 2u && p2 < pairs) {
+            acc.x += pair_dot(w20, p2);
+            if (TWO) { acc.y += pair_dot(w21, p2); }
+        }
+    } else {
+        // The first pair's words are on their way while x is rounded, and
+        // each pair's next while it is summed.
+        var q0 = Pair();
+        var q1 = Pair();
+        if (lane < pairs) {
+            q0 = load_pair(a0 + lane * PAIR_WORDS);
             if (TWO) {
-                q1 = load_pair(a1 + next * PAIR_WORDS);
+                q1 = load_pair(a1 + lane * PAIR_WORDS);
             }
         }
-        acc.x += pair_dot(cur0, pr);
-        if (TWO) {
-            acc.y += pair_dot(cur1, pr);
+        stage_x((p.x_offset + i * p.k) / 4u, lid);
+        workgroupBarrier();
+        for (var pr = lane; pr < pairs; pr += LANES) {
+            let cur0 = q0;
+            let cur1 = q1;
+            let next = pr + LANES;
+            if (next < pairs) {
+                q0 = load_pair(a0 + next * PAIR_WORDS);
+                if (TWO) {
+                    q1 = load_pair(a1 + next * PAIR_WORDS);
+                }
+            }
+            acc.x += pair_dot(cur0, pr);
+            if (TWO) {
+                acc.y += pair_dot(cur1, pr);
+            }
         }
     }
     var sq = 0.0;
