@@ -201,18 +201,22 @@ static wt_status linear_x8(wt_context *ctx, wt_quant_type type, const quant_line
 }
 
 /* The 8-bit-x kernel's shape: threads a workgroup (wg), lanes a group of
- * rows and rows a group; by default 256, 16 (32 for rows of more than 48
- * pairs of blocks, so that a lane's pairs of a decode step's longest rows,
- * K = 5632, are at most three, all loaded at once) and 2 (measured on
- * the H200, bench/RESULTS.md); WT_QUANT_GEMV_WG, _LANES and _ROWS
- * override each. */
+ * rows and rows a group; by default 256, 16 and 2, except 32 lanes for
+ * few outputs (<= 4096) of rows of 49 to 96 pairs of blocks (a decode
+ * step's down projection, K = 5632: three pairs a lane, all loaded at
+ * once, and twice the workgroups, against six pairs in turn; on the H200
+ * 2048x5632 went from 8.1-10.3 to 7.5 us, while 14336x4096 and
+ * 4096x14336 lost 7 % and 18 % at 32 lanes, bench/RESULTS.md).
+ * WT_QUANT_GEMV_WG, _LANES and _ROWS override each. */
 typedef struct x8_shape {
     unsigned wg, lanes, rows;
 } x8_shape;
 
-static x8_shape x8_shape_for(uint32_t k)
+static x8_shape x8_shape_for(uint32_t n, uint32_t k)
 {
-    x8_shape s = {GEMV_THREADS, k / 64u > 48u ? 2u * X8_FUSED_LANES : X8_FUSED_LANES, 2u};
+    const uint32_t pairs = k / 64u;
+    const bool wide = n <= 4096u && pairs > 3u * X8_FUSED_LANES && pairs <= 6u * X8_FUSED_LANES;
+    x8_shape s = {GEMV_THREADS, wide ? 2u * X8_FUSED_LANES : X8_FUSED_LANES, 2u};
     s.lanes = gemv_lanes_or(s.lanes);
     const uint64_t rows = wt_knob_number(WT_KNOB_QUANT_GEMV_ROWS, s.rows);
     s.rows = rows == 1 ? 1u : 2u;
@@ -227,7 +231,7 @@ static wt_status linear_x8_fused(wt_context *ctx, wt_quant_type type, const quan
                                  const wt_tensor *norm_weight, const wt_tensor *residual, bool swiglu,
                                  wt_tensor *out)
 {
-    const x8_shape s = x8_shape_for(p->k);
+    const x8_shape s = x8_shape_for(swiglu ? p->n / 2u : p->n, p->k);
     const unsigned pairs = p->k / 64u, iter = (pairs + s.lanes - 1u) / s.lanes;
     char prelude[400];
     snprintf(prelude, sizeof prelude,
