@@ -165,9 +165,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
 
     let c = lid % DW;
     let slice = lid / DW;
-    // Four of a slice's value rows loaded before any is used: the loop of
-    // one row an iteration waited for each row's load in turn (a thread
-    // takes kend / SLICES rows, up to 16 at 256 keys).
+    // Four of a slice's value rows loaded before any is used, so that a
+    // thread (kend / SLICES rows, up to 16 at 256 keys) need not wait for
+    // each row's load in turn. On the H200 at 16-144 keys this measured
+    // within the noise of one row an iteration (bench/RESULTS.md).
     var a = vec4<f32>(0.0);
     for (var j = slice; j < kend; j += 4u * SLICES) {
         let j1 = j + SLICES;
