@@ -6,9 +6,10 @@
 //      and value -> workgroup memory, from qkv;
 //   2. the first q head of each kv head writes that key and value into
 //      the cache's row t0 = min(position, T - 1);
-//   3. scores, softmax and P @ V as attention_decode.wgsl, over the
-//      cache's first kv_length rows, where row t0 is taken from workgroup
-//      memory: no workgroup reads a cache row another writes.
+//   3. scores, softmax and P @ V as attention_decode.wgsl (but the
+//      softmax's max and sum by one tree), over the cache's first
+//      kv_length rows, where row t0 is taken from workgroup memory: no
+//      workgroup reads a cache row another writes.
 // The rotated q is never stored. Cache rows are whole aligned vec4s; D a
 // multiple of 4 with D / 4 a power of two dividing WG. One query a head
 // sees every key given (causal changes nothing when S = 1).
