@@ -568,6 +568,8 @@ wt_status wg_graph_replay_list(wt_context *ctx, void *state)
     WGPUComputePassEncoder pass = w->rec.pass;
     WGPUComputePipeline current = NULL;
     const char *skip = wt_knob_text(WT_KNOB_GRAPH_REPLAY_SKIP);
+    const uint64_t piece_knob = wt_knob_number(WT_KNOB_GRAPH_REPLAY_PER_SUBMIT, 128);
+    const uint64_t piece = piece_knob > w->rec.per_submit ? piece_knob : w->rec.per_submit;
     for (int64_t i = 0; i < r->n; i++) {
         replay_dispatch *d = &r->list[i];
         if (skip && skip[0] && names_kernel(skip, d->shader))
@@ -590,13 +592,15 @@ wt_status wg_graph_replay_list(wt_context *ctx, void *state)
             w->lib.p.ComputePassEncoderSetPipeline(pass, current = d->pipeline);
         w->lib.p.ComputePassEncoderSetBindGroup(pass, 0, group, 1, &d->params_offset);
         w->lib.p.ComputePassEncoderDispatchWorkgroups(pass, d->x, d->y, d->z);
-        /* Submitted in pieces of the context's dispatches-per-submit, as
-         * eager ops are: the GPU starts on the first piece while the host
-         * encodes the next. One submit for the whole list made the GPU
-         * wait for the host's whole encoding (an f32 decode step of 262
-         * dispatches on an H200: 248 tok/s, against 466 replaying the
-         * nodes, which submit every 64). */
-        if ((i + 1) % w->rec.per_submit == 0 && i + 1 < r->n) {
+        /* Submitted in pieces, so that the GPU starts on the first while
+         * the host encodes the next: one submit for a long list made the
+         * GPU wait for the host's whole encoding (an f32 decode step of
+         * 262 dispatches on an H200: 248 tok/s, against 466 replaying the
+         * nodes, which submit every 64). Yet each submit costs the GPU
+         * time of its own: a Q4_0 decode step of 85 dispatches ran at
+         * 1,335 tok/s in pieces of 64 and 1,376 in one (bench/RESULTS.md),
+         * so a replay's pieces are larger than eager ops' batches. */
+        if ((i + 1) % piece == 0 && i + 1 < r->n) {
             if ((st = wg_flush(ctx)) != WT_OK || (st = wg_recorder_open_pass(ctx)) != WT_OK)
                 return st;
             pass = w->rec.pass;
