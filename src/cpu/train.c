@@ -235,6 +235,14 @@ static void optimizer_advance(const wt_optimizer_update *u)
     set_word_f32(w, WT_OPT_SCHED_LR, w[WT_OPT_SCHED_ON] ? sched_lr(w, t - 1u) : word_f32(w, WT_OPT_SCHED_SET_LR));
 }
 
+/* Clipping's factor min(1, max_norm / (norm + 1e-6)), a NaN kept (as
+ * PyTorch's clamp keeps it): the clip kernel's and the clipped step's. */
+static float clip_factor(float norm, float max_norm)
+{
+    const float q = max_norm / (norm + 1e-6f);
+    return isnan(q) ? q : fminf(q, 1.0f);
+}
+
 wt_status cpu_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
 {
     if (u->kind == WT_OPT_ADVANCE) {
@@ -246,12 +254,10 @@ wt_status cpu_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
     int64_t n = u->param->numel;
     /* The step's scalars: the optimizer's on the device, else the node's. */
     float lr = u->lr, bias1 = u->bias1, bias2 = u->bias2, dampening = u->dampening;
-    /* Clipping's factor, as cpu_grad_clip_scale computes it. */
     float clip = 1.0f;
     if (u->clip_norm) {
         if (u->clip_norm->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "cpu optimizer step: the norm must be f32");
-        float q = u->max_norm / (cpu_data(u->clip_norm)[0] + 1e-6f);
-        clip = isnan(q) ? q : fminf(q, 1.0f);
+        clip = clip_factor(cpu_data(u->clip_norm)[0], u->max_norm);
     }
     if (u->sched) {
         const uint32_t *w = sched_words(u->sched);
@@ -296,8 +302,7 @@ wt_status cpu_grad_clip_scale(wt_context *ctx, const wt_tensor *norm, double max
     if (norm->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "cpu grad_clip_scale: f32 tensors only");
     for (int k = 0; k < 3; k++)
         if (g[k] && g[k]->dtype != WT_F32) return wt_fail(WT_ERR_UNSUPPORTED, "cpu grad_clip_scale: f32 tensors only");
-    float q = (float)max_norm / (cpu_data(norm)[0] + 1e-6f);
-    float s = isnan(q) ? q : fminf(q, 1.0f);
+    const float s = clip_factor(cpu_data(norm)[0], (float)max_norm);
     for (int k = 0; k < 3; k++) {
         if (!g[k]) continue;
         float *x = cpu_data(g[k]);

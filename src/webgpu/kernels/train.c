@@ -149,22 +149,17 @@ wt_status wg_op_optimizer_step(wt_context *ctx, const wt_optimizer_update *u)
                        {u->sched ? u->sched->storage : NULL, false}, {u->clip_norm ? u->clip_norm->storage : NULL, false}};
     for (int i = 0; i < 3 && st == WT_OK; i++)
         if (!b[2 + i].storage && (st = wg_scratch(ctx, 16, &dummy[i])) == WT_OK) b[2 + i].storage = dummy[i];
-    /* The factor as grad_clip_scale.wgsl computes it (a NaN kept: WGSL's
-     * min may drop it); the norm's binding only where the step clips. */
-    static const char *k_clip =
-        "@group(0) @binding(6) var<storage, read> clip_norm: array<f32>;\n"
-        "fn clip_factor() -> f32 {\n"
-        "    let q = p.max_norm / (clip_norm[p.c_offset] + 1e-6);\n"
-        "    let q_is_nan = (bitcast<u32>(q) & 0x7fffffffu) > 0x7f800000u;\n"
-        "    return select(min(q, 1.0), q, q_is_nan);\n"
-        "}\n";
+    /* The factor as grad_clip_scale.wgsl takes it (the clip_factor
+     * library); the norm's binding only where the step clips. */
+    static const char *k_clip = "@group(0) @binding(6) var<storage, read> clip_norm: array<f32>;\n"
+                                "fn clip_factor() -> f32 { return clip_factor_of(clip_norm[p.c_offset], p.max_norm); }\n";
     char prelude[512];
     snprintf(prelude, sizeof prelude,
              "const OP: u32 = %uu;\nconst HAS_M: bool = %s;\nconst HAS_SCHED: bool = %s;\nconst WG: u32 = %uu;\n%s",
              u->kind == WT_OPT_SGD ? 0u : 1u, u->m ? "true" : "false", u->sched ? "true" : "false", ELEM_WG,
              u->clip_norm ? k_clip : "fn clip_factor() -> f32 { return 1.0; }\n");
     if (st == WT_OK)
-        st = launch(ctx, "optimizer", NULL, prelude, &p, sizeof p, b, u->clip_norm ? 6 : 5,
+        st = launch(ctx, "optimizer", u->clip_norm ? "clip_factor" : NULL, prelude, &p, sizeof p, b, u->clip_norm ? 6 : 5,
                     ceil_div((uint64_t)u->param->numel, ELEM_WG));
     for (int i = 0; i < 3; i++)
         if (dummy[i]) wg_scratch_release(ctx, dummy[i]);
@@ -198,7 +193,7 @@ wt_status wg_op_grad_clip_scale(wt_context *ctx, const wt_tensor *norm, double m
                        {g[2] ? g[2]->storage : NULL, true}, {norm->storage, false}};
     for (int k = 0; k < 3 && st == WT_OK; k++)
         if (!b[k].storage && (st = wg_scratch(ctx, 16, &dummy[k])) == WT_OK) b[k].storage = dummy[k];
-    if (st == WT_OK) st = launch(ctx, "grad_clip_scale", NULL, prelude, &p, sizeof p, b, 4, ceil_div(total, ELEM_WG));
+    if (st == WT_OK) st = launch(ctx, "grad_clip_scale", "clip_factor", prelude, &p, sizeof p, b, 4, ceil_div(total, ELEM_WG));
     for (int k = 0; k < 3; k++)
         if (dummy[k]) wg_scratch_release(ctx, dummy[k]);
     return st;

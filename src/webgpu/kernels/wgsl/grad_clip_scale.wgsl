@@ -1,9 +1,9 @@
 // Gradient clipping's scaling, in place, of up to three gradients in one
 // dispatch (one thread per element of them all, in order): g *= min(1,
 // max_norm / (norm + 1e-6)) with the global norm read on the device, so
-// clipping never waits for it. A NaN factor stays NaN (WGSL's min may drop
-// it), as PyTorch's clamp keeps it. Absent gradients have n 0 and are
-// bound to scratch buffers never touched. The prelude gives WG.
+// clipping never waits for it (the factor: the clip_factor library).
+// Absent gradients have n 0 and are bound to scratch buffers never
+// touched. The prelude gives WG.
 
 struct Params {
     n0: u32,
@@ -27,9 +27,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
     let i = (wid.x + wid.y * nwg.x) * WG + lid;
     if (i >= p.n0 + p.n1 + p.n2) { return; }
-    let q = p.max_norm / (norm[p.norm_offset] + 1e-6);
-    let q_is_nan = (bitcast<u32>(q) & 0x7fffffffu) > 0x7f800000u;
-    let s = select(min(q, 1.0), q, q_is_nan);
+    let s = clip_factor_of(norm[p.norm_offset], p.max_norm);
     if (i < p.n0) {
         g0[p.offset0 + i] = g0[p.offset0 + i] * s;
     } else if (i < p.n0 + p.n1) {
