@@ -585,8 +585,9 @@ static wt_status global_norm(const char *fn, wt_context *ctx, int n, wt_tensor *
  * (grad_norms), the global norm is that vector's norm, and the gradients
  * are scaled in place, three a kernel, which reads the norm on the
  * device: no fresh gradient buffers, nothing read back. A gradient that
- * cannot be scaled in place (scales_in_place) gets a scaled copy, which replaces the record's only once all are made; an
- * error in the in-place kernels may leave some gradients scaled. */
+ * cannot be scaled in place (scales_in_place) gets a scaled copy, which
+ * replaces the record's only once all are made; an error in the in-place
+ * kernels may leave some gradients scaled. */
 static wt_status clip(const char *fn, wt_context *ctx, int n, wt_tensor *const *ts, double max_norm,
                       wt_tensor **total_norm)
 {

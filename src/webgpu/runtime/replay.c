@@ -375,22 +375,6 @@ void wg_graph_replay_end(wt_context *ctx, void *state, wt_status ran)
 
 /* A temporary of the graph: a storage only the graph holds, the first and
  * last dispatches of the list that bind it. */
-/* Whether the comma-separated list names kernel (WT_GRAPH_REPLAY_SKIP: a
- * measurement of what a step's kernels of one kind cost, by leaving them
- * out of the replayed list; the step's results are then meaningless). */
-static bool names_kernel(const char *list, const char *kernel)
-{
-    const size_t n = kernel ? strlen(kernel) : 0;
-    for (const char *p = list; n && *p;) {
-        const char *e = strchr(p, ',');
-        const size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && strncmp(p, kernel, n) == 0)
-            return true;
-        p += len + (e ? 1 : 0);
-    }
-    return false;
-}
-
 typedef struct temp_use {
     wt_storage *s;
     int64_t first, last;
@@ -529,6 +513,22 @@ static wt_status share_buffers(wt_context *ctx, wg_replay *r)
     return st != WT_OK ? st : scope;
 }
 
+/* Whether the comma-separated list names kernel (WT_GRAPH_REPLAY_SKIP: a
+ * measurement of what a step's kernels of one kind cost, by leaving them
+ * out of the replayed list; the step's results are then meaningless). */
+static bool names_kernel(const char *list, const char *kernel)
+{
+    const size_t n = kernel ? strlen(kernel) : 0;
+    for (const char *p = list; n && *p;) {
+        const char *e = strchr(p, ',');
+        const size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, kernel, n) == 0)
+            return true;
+        p += len + (e ? 1 : 0);
+    }
+    return false;
+}
+
 wt_status wg_graph_replay_list(wt_context *ctx, void *state)
 {
     wg_context *w = wg_ctx(ctx);
@@ -572,7 +572,7 @@ wt_status wg_graph_replay_list(wt_context *ctx, void *state)
     const uint64_t piece = piece_knob > w->rec.per_submit ? piece_knob : w->rec.per_submit;
     for (int64_t i = 0; i < r->n; i++) {
         replay_dispatch *d = &r->list[i];
-        if (skip && skip[0] && names_kernel(skip, d->shader))
+        if (skip && names_kernel(skip, d->shader))
             continue;
         WGPUBindGroup group = d->group;
         if (d->check_binding >= 0) {
