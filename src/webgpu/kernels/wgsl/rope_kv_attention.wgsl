@@ -76,15 +76,6 @@ fn reduce_max_sum(lid: u32, m: f32, l: f32) -> vec2<f32> {
     return r;
 }
 
-// Element group c of value row j: the step's own row (j == row) from
-// workgroup memory, the others from the cache.
-fn value_row(j: u32, row: u32, v_base: u32, c_row: u32, c: u32) -> vec4<f32> {
-    if (j == row) {
-        return v_new[c];
-    }
-    return cache[v_base + j * c_row + c];
-}
-
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
@@ -166,26 +157,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
 
     let c = lid % DW;
     let slice = lid / DW;
-    // Four of a slice's value rows loaded before any is used, so that a
-    // thread (kend / SLICES rows, up to 16 at 256 keys) need not wait for
-    // each row's load in turn. On the H200 at 16-144 keys this measured
-    // within the noise of one row an iteration (bench/RESULTS.md).
     var a = vec4<f32>(0.0);
-    for (var j = slice; j < kend; j += 4u * SLICES) {
-        let j1 = j + SLICES;
-        let j2 = j + 2u * SLICES;
-        let j3 = j + 3u * SLICES;
-        let v0 = value_row(j, row, v_base, c_row, c);
-        var v1 = vec4<f32>(0.0);
-        var v2 = vec4<f32>(0.0);
-        var v3 = vec4<f32>(0.0);
-        if (j1 < kend) { v1 = value_row(j1, row, v_base, c_row, c); }
-        if (j2 < kend) { v2 = value_row(j2, row, v_base, c_row, c); }
-        if (j3 < kend) { v3 = value_row(j3, row, v_base, c_row, c); }
-        a += exp(s[j] - mx) * v0;
-        if (j1 < kend) { a += exp(s[j1] - mx) * v1; }
-        if (j2 < kend) { a += exp(s[j2] - mx) * v2; }
-        if (j3 < kend) { a += exp(s[j3] - mx) * v3; }
+    for (var j = slice; j < kend; j += SLICES) {
+        let e = exp(s[j] - mx);
+        if (j == row) {
+            a += e * v_new[c];
+        } else {
+            a += e * cache[v_base + j * c_row + c];
+        }
     }
     acc_part[lid] = a;
     workgroupBarrier();
