@@ -21,13 +21,13 @@
 // Threads: LANES consecutive threads share ROWS weight rows (with SWIGLU a
 // gate row and its up row N/2 below); a thread takes pairs of blocks
 // (Q4_0: 36 bytes = 9 words, Q8_0: 68 bytes = 17 words, both whole words
-// where a single 18- or 34-byte block is not), the next pair's words loaded
-// while the current pair is summed.
-// ROWS: rows a group of lanes sums (1 or 2; SwiGLU always its two).
+// where a single 18- or 34-byte block is not): all of a thread's pairs
+// loaded at once where they are at most three, else the next pair's words
+// loaded while the current pair is summed.
 // Prelude: TYPE (2: Q4_0, 8: Q8_0), HAS_BIAS, NORM, SWIGLU, RESIDUAL,
-// ROWS, WG (threads a workgroup), LANES (a power of two dividing
-// WG), KB (K / 32, even), ITER (pairs a lane: ceil(KB / 2 / LANES));
-// library f16_bits.
+// ROWS (1 or 2; SwiGLU always reads its two), WG (threads a workgroup),
+// LANES (a power of two dividing WG), KB (K / 32, even), ITER (pairs a
+// lane: ceil(KB / 2 / LANES)); library f16_bits.
 
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
@@ -112,6 +112,31 @@ fn pair_dot(q: Pair, pr: u32) -> f32 {
     return f16_value(q.v0.x & 0xffffu) * xa * f32(sa) + f16_value(q.v2.x >> 16u) * xb * f32(sb);
 }
 
+// TWO: a group of lanes reads two rows (ROWS 2, or SwiGLU's gate and up).
+const TWO: bool = SWIGLU || ROWS == 2u;
+
+// Pair pr of the group's rows at words a0 and a1 (the second only with TWO).
+struct Rows {
+    a: Pair, b: Pair,
+}
+
+fn load_rows(a0: u32, a1: u32, pr: u32) -> Rows {
+    var r: Rows;
+    r.a = load_pair(a0 + pr * PAIR_WORDS);
+    if (TWO) {
+        r.b = load_pair(a1 + pr * PAIR_WORDS);
+    }
+    return r;
+}
+
+fn dot_rows(r: Rows, pr: u32) -> vec2<f32> {
+    var d = vec2<f32>(pair_dot(r.a, pr), 0.0);
+    if (TWO) {
+        d.y = pair_dot(r.b, pr);
+    }
+    return d;
+}
+
 // Four values rounded to int8 by inv = 127 / max |x| of their block.
 fn round8(v: vec4<f32>, inv: f32) -> vec4<i32> {
     return vec4<i32>(clamp(round(v * inv), vec4<f32>(-127.0), vec4<f32>(127.0)));
@@ -185,8 +210,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     const GROUPS = WG / LANES;
     // The outputs of a group: ROWS rows, or one SwiGLU output (its gate
-    // and up rows); TWO: the group reads two rows.
-    const TWO = SWIGLU || ROWS == 2u;
+    // and up rows).
     let per_group = select(ROWS, 1u, SWIGLU);
     let outs = select(p.n, p.n / 2u, SWIGLU);
     let per_wg = GROUPS * per_group;
@@ -207,73 +231,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let a0 = p.w_offset + r0 * p.words;
     let a1 = p.w_offset + r1 * p.words;
     let pairs = KB / 2u;
+    // A lane's first pair is on its way while x is rounded; where a lane
+    // has at most three (ITER), all of them, so that it waits on memory
+    // once; else each next pair is loaded while the current one is summed.
+    let p1 = lane + LANES;
+    let p2 = lane + 2u * LANES;
+    var w0 = Rows();
+    var w1 = Rows();
+    var w2 = Rows();
+    if (lane < pairs) { w0 = load_rows(a0, a1, lane); }
+    if (ITER <= 3u) {
+        if (ITER > 1u && p1 < pairs) { w1 = load_rows(a0, a1, p1); }
+        if (ITER > 2u && p2 < pairs) { w2 = load_rows(a0, a1, p2); }
+    }
+    stage_x((p.x_offset + i * p.k) / 4u, lid);
+    workgroupBarrier();
     var acc = vec2<f32>(0.0);
     if (ITER <= 3u) {
-        // A lane's pairs (at most three) all loaded before x is rounded:
-        // one wait on memory, where the loop below waits once a pair.
-        let p0 = lane;
-        let p1 = lane + LANES;
-        let p2 = lane + 2u * LANES;
-        var w00 = Pair();
-        var w01 = Pair();
-        var w10 = Pair();
-        var w11 = Pair();
-        var w20 = Pair();
-        var w21 = Pair();
-        if (p0 < pairs) {
-            w00 = load_pair(a0 + p0 * PAIR_WORDS);
-            if (TWO) { w01 = load_pair(a1 + p0 * PAIR_WORDS); }
-        }
-        if (ITER > 1u && p1 < pairs) {
-            w10 = load_pair(a0 + p1 * PAIR_WORDS);
-            if (TWO) { w11 = load_pair(a1 + p1 * PAIR_WORDS); }
-        }
-        if (ITER > 2u && p2 < pairs) {
-            w20 = load_pair(a0 + p2 * PAIR_WORDS);
-            if (TWO) { w21 = load_pair(a1 + p2 * PAIR_WORDS); }
-        }
-        stage_x((p.x_offset + i * p.k) / 4u, lid);
-        workgroupBarrier();
-        // The same sums in the same order as the loop's.
-        if (p0 < pairs) {
-            acc.x += pair_dot(w00, p0);
-            if (TWO) { acc.y += pair_dot(w01, p0); }
-        }
-        if (ITER > 1u && p1 < pairs) {
-            acc.x += pair_dot(w10, p1);
-            if (TWO) { acc.y += pair_dot(w11, p1); }
-        }
-        if (ITER > 2u && p2 < pairs) {
-            acc.x += pair_dot(w20, p2);
-            if (TWO) { acc.y += pair_dot(w21, p2); }
-        }
+        if (lane < pairs) { acc += dot_rows(w0, lane); }
+        if (ITER > 1u && p1 < pairs) { acc += dot_rows(w1, p1); }
+        if (ITER > 2u && p2 < pairs) { acc += dot_rows(w2, p2); }
     } else {
-        // The first pair's words are on their way while x is rounded, and
-        // each pair's next while it is summed.
-        var q0 = Pair();
-        var q1 = Pair();
-        if (lane < pairs) {
-            q0 = load_pair(a0 + lane * PAIR_WORDS);
-            if (TWO) {
-                q1 = load_pair(a1 + lane * PAIR_WORDS);
-            }
-        }
-        stage_x((p.x_offset + i * p.k) / 4u, lid);
-        workgroupBarrier();
         for (var pr = lane; pr < pairs; pr += LANES) {
-            let cur0 = q0;
-            let cur1 = q1;
-            let next = pr + LANES;
-            if (next < pairs) {
-                q0 = load_pair(a0 + next * PAIR_WORDS);
-                if (TWO) {
-                    q1 = load_pair(a1 + next * PAIR_WORDS);
-                }
-            }
-            acc.x += pair_dot(cur0, pr);
-            if (TWO) {
-                acc.y += pair_dot(cur1, pr);
-            }
+            let cur = w0;
+            if (pr + LANES < pairs) { w0 = load_rows(a0, a1, pr + LANES); }
+            acc += dot_rows(cur, pr);
         }
     }
     var sq = 0.0;
