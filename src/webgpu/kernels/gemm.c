@@ -566,8 +566,6 @@ static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
     bool epilogue_pass = (act_in_store || (bias && !bias_in_store)) &&
                          (interior || pl.cfg->tm * pl.cfg->tn >= 64);
     bool split = pl.splits > 1 || epilogue_pass;
-    /* The epilogue's operand: binding 5 and two functions, in the prelude
-     * (stubs without one, which f16 results never have). */
     /* WT_MATMUL_EPILOGUE=3: GELU's derivative in the stores themselves
      * (AUX 3), for measurements: with its code there the GPT step's
      * dy @ w2 kept its accumulators out of registers on an H200 (86.6 ms
@@ -575,6 +573,8 @@ static wt_status gemm_run(wt_context *ctx, const gemm_job *j, gemm_params *p)
     const unsigned grad_mode = wt_knob_count(WT_KNOB_MATMUL_EPILOGUE, 1) == 3 ? 3u : 2u;
     const unsigned aux_mode = !j->aux ? 0u : j->act == WT_MATMUL_ACT_GELU_GRAD ? grad_mode : 1u;
     const wt_matmul_act act = j->act == WT_MATMUL_ACT_GELU_GRAD ? WT_MATMUL_ACT_NONE : j->act;
+    /* The epilogue's operand: binding 5 and two functions, in the prelude
+     * (stubs without one, which f16 results never have). */
     static const char aux_none[] =
         "fn aux_at(i: u32) -> f32 { return 0.0; }\nfn out_get(i: u32) -> f32 { return 0.0; }\n";
     const char *aux_wgsl = aux_mode ? "@group(0) @binding(5) var<storage, read> aux: array<f32>;\n"
