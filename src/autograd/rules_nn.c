@@ -166,7 +166,7 @@ RULE(grad_linear)
     return finish(&c);
 }
 
-/* linear_fused recorded as one op (api/linear.c, rows_path): inputs x, w,
+/* linear_fused recorded as one op (api/linear_fused.c, rows_path): inputs x, w,
  * bias, residual; p.b[0] input_gelu, the product's input gelu(x) kept as
  * extra[0]. out = a @ w^T + bias + residual with a = gelu(x) or x:
  *   dx = (G @ w) * gelu'(x)   (G @ w without input_gelu)
