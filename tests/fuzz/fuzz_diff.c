@@ -391,11 +391,18 @@ static bool has_nonfinite(const host_tensor *h)
 }
 
 static void compare(const step_args *a, wt_dtype dtype, const float *c, const float *g, int64_t n,
-                    const host_tensor *ha, const host_tensor *hb, int64_t reduce_len)
+                    const host_tensor *ha, const host_tensor *hb, const host_tensor *hw,
+                    int64_t reduce_len)
 {
     tol_kind tk = op_tolerance(a->o, a->extra);
     double rtol = 0, atol = 0;
     double scale = max_abs(ha) > max_abs(hb) ? max_abs(ha) : max_abs(hb);
+    /* A norm's result is normalised * weight + bias: an f32 rounding of the
+     * normalised value (order 1) is one of the weight's size after the
+     * product, and adding a bias of that size can cancel the leading digits
+     * (weight 1e30, bias 1e30, normalised -1 + 1.4e-5 leaves 1.4e25 whose
+     * error is the weight's ulp-sized one). */
+    if (tk == TOL_NORM && (a->use_weight || a->use_bias) && max_abs(hw) > scale) scale = max_abs(hw);
     switch (tk) {
     case TOL_EXACT: break;
     case TOL_ARITH: rtol = 4e-7; break;
@@ -626,7 +633,8 @@ static void run_program(const uint8_t *data, size_t size)
                 if (rc != WT_OK || rg != WT_OK)
                     fail("read: cpu %s, webgpu %s (%s)", wt_status_string(rc), wt_status_string(rg),
                          wt_last_error());
-                compare(&a, wt_tensor_dtype(tc), cbuf, gbuf, n, operand[0], hb, reduce_length(&a, operand[0], hb));
+                compare(&a, wt_tensor_dtype(tc), cbuf, gbuf, n, operand[0], hb, hw,
+                        reduce_length(&a, operand[0], hb));
                 /* The CPU's result is an operand of later steps. */
                 if (n <= MAX_NUMEL && nd <= 4) {
                     host_tensor *h = &g_pool[g_npool < MAX_POOL ? g_npool++ : s % MAX_POOL];
