@@ -41,10 +41,8 @@ static wt_tensor *make_at(int ndim, const int64_t *shape, const float *v, int64_
  * times each term's magnitude, Q4_0's 8 |d| included. */
 static double x8_bound(const double *h, const uint8_t *blocks, wt_quant_type t, int64_t k, int64_t r, int64_t m)
 {
-    const char *v = getenv("WT_CPU_QUANT_DOT"), *x8 = getenv("WT_QUANT_GEMV_X8");
-    /* as tests/quant_linear.c's x8_knob_on: the default (auto) rounds Q4_0's x */
-    const bool gpu_x8 = !g_cpu && (!x8 || strcmp(x8, "auto") == 0 ? t == WT_QUANT_Q4_0
-                                   : strcmp(x8, "1") == 0 || strcmp(x8, "2") == 0 || strcmp(x8, "3") == 0);
+    const char *v = getenv("WT_CPU_QUANT_DOT");
+    const bool gpu_x8 = !g_cpu && x8_knob_on(t);
     if (m > 4 || (g_cpu && v && strcmp(v, "f32") == 0) || (!g_cpu && !gpu_x8)) return 0.0;
     double bound = 0.0;
     const int64_t be = g_cpu ? block_elems(t) : 32;

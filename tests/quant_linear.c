@@ -14,11 +14,9 @@
  * definition and against dequantise + wt_linear. */
 enum { X_PLAIN, X_TRANSPOSED, X_OFFSET, X_GRID };
 
-/* Whether WebGPU's GEMV may round x to 8 bits for type t
- * (WT_QUANT_GEMV_X8, docs/KNOBS.md): 1, 2 and 3 ask for it, the default
- * (auto) does it for Q4_0, 0 never. The bound it allows also holds the
- * exact f32 path, which the kernels keep where they do not round. */
-static bool x8_knob_on(wt_quant_type t)
+/* The bound the 8-bit x allows also holds the exact f32 path, which the
+ * kernels keep where they do not round. */
+bool x8_knob_on(wt_quant_type t)
 {
     const char *v = getenv("WT_QUANT_GEMV_X8");
     if (!v || strcmp(v, "auto") == 0) return t == WT_QUANT_Q4_0;

@@ -183,10 +183,11 @@ WT_API wt_status wt_dequantize(const wt_tensor *w, wt_quant_type type, wt_dtype 
  * (q_w - 8) q_x, as ggml's integer dots): the CPU's bound above; a block
  * holding an inf or a NaN makes its results NaN. Other types keep f32 x
  * unless WT_QUANT_GEMV_X8 asks (docs/KNOBS.md; 0 keeps f32 x for Q4_0
- * too): with 1 or 2 each element's product may differ by at most max |x|
- * of its block / 254 times the weight's quant term (Q4_0: its nibble
- * times d), with 3 (Q4_0 and Q8_0) by the bound above. Other row counts:
- * f32. */
+ * too): with 1 or 2 each element's product may differ by at
+ * most max |x| of its block / 254 times the weight's quant term (Q4_0:
+ * its nibble times d), with 3 (Q4_0, Q4_K and Q8_0; Q4_K's mins meet the
+ * rounded x too, and its blocks of 32 take steps no larger than its
+ * super-block's) by the bound above. Other row counts: f32. */
 WT_API wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quant_type type,
                                  const wt_tensor *bias, wt_tensor **out);
 /* wt_linear_fused with a quantised weight w (wt_linear_quant's form and

@@ -67,21 +67,23 @@ static int gemv_x8(void)
 
 /* 3: x rounded the same way by each workgroup of the GEMV itself
  * (quant_gemv_x8_fused.wgsl), so no pass of its own and the norm, SwiGLU
- * and residual of wt_linear_quant_fused in the same kernel; Q4_0 and Q8_0
- * with K a multiple of 64 (pairs of blocks), x and the norm weight at a
- * multiple of 4 elements, and x's rounded row within the workgroup
- * memory (1.5 K bytes beside 4 KiB). Elsewhere the f32 kernels run.
- * By default ("auto") Q4_0 alone: on the H200 the 852M Llama's Q4_0 decode
- * went from 1,128 to 1,312 tok/s with it, Q8_0's from 1,029 to 1,043
- * (noise), so Q8_0 keeps its exact f32 x (bench/RESULTS.md). 16 lanes a
- * pair of rows measured ahead of 32 and 8 there. */
+ * and residual of wt_linear_quant_fused in the same kernel; Q4_0, Q8_0
+ * and Q4_K with K a multiple of 64 (units of 64 weights), x and the norm
+ * weight at a multiple of 4 elements, and x's rounded row within the
+ * workgroup memory (1.5 K bytes beside 4 KiB). Elsewhere the f32 kernels
+ * run. By default ("auto") Q4_0 alone: on the H200 the 852M Llama's Q4_0
+ * decode went from 1,128 to 1,312 tok/s with it, Q8_0's from 1,029 to
+ * 1,043 (noise), and Q4_K's GEMV of 14336x4096 from 25.5 to 25.0 us but
+ * 4096x14336 from 26.9 to 28.8, so Q8_0 and Q4_K keep their exact f32 x
+ * (bench/RESULTS.md). 16 lanes a pair of rows measured ahead of 32 and 8
+ * there. */
 #define X8_FUSED_LANES 16u
 static bool x8_fused_takes(wt_context *ctx, wt_quant_type type, int64_t m, int64_t k, const wt_tensor *x,
                            const wt_tensor *norm_weight)
 {
     const int mode = gemv_x8();
-    const bool q4 = type == WT_QUANT_Q4_0, q8 = type == WT_QUANT_Q8_0;
-    if (m > GEMV_MAX_ROWS || !(mode == 3 ? q4 || q8 : mode == X8_AUTO && q4)) return false;
+    const bool q4 = type == WT_QUANT_Q4_0, q4k = type == WT_QUANT_Q4_K, q8 = type == WT_QUANT_Q8_0;
+    if (m > GEMV_MAX_ROWS || !(mode == 3 ? q4 || q4k || q8 : mode == X8_AUTO && q4)) return false;
     if (k % 64 != 0 || x->offset % 4 != 0 || (norm_weight && norm_weight->offset % 4 != 0)) return false;
     const uint64_t bytes = (uint64_t)k / 32u * (32u + 4u + 8u + 4u) + GEMV_THREADS * 16u;
     return bytes <= wg_get_caps(ctx)->max_workgroup_storage;

@@ -1,4 +1,4 @@
-// y [M, N] = x [M, K] @ W^T + bias with W in Q4_0 or Q8_0 blocks and x
+// y [M, N] = x [M, K] @ W^T + bias with W in Q4_0, Q8_0 or Q4_K blocks and x
 // rounded to 8 bits inside the kernel: the decode GEMV of a step, with the
 // RMSNorm before it, the SwiGLU and the residual after it as
 // wt_linear_quant_fused asks (the prelude flags NORM, SWIGLU, RESIDUAL of
@@ -18,13 +18,20 @@
 // |w|, the bound the header states: taking the offset with x's exact sum
 // instead (quant_gemv_x8.wgsl) leaves the error on the nibble q_w (0-15)
 // rather than on q_w - 8, twice as large on a Llama's steps.
+// Q4_K's sub-blocks of 32 have a 6-bit scale and min each: a weight is
+// d sc q - dmin m, and its sum against x is d sc d_x sum q q_x - dmin m
+// times the rounded x's sum (ggml's Q4_K x Q8_K dot, with x's blocks of 32
+// rather than 256: a smaller step, the same bound).
 // Threads: LANES consecutive threads share ROWS weight rows (with SWIGLU a
-// gate row and its up row N/2 below); a thread takes pairs of blocks
-// (Q4_0: 36 bytes = 9 words, Q8_0: 68 bytes = 17 words, both whole words
-// where a single 18- or 34-byte block is not): all of a thread's pairs
-// loaded at once where they are at most three, else the next pair's words
-// loaded while the current pair is summed.
-// Prelude: TYPE (2: Q4_0, 8: Q8_0), HAS_BIAS, NORM, SWIGLU, RESIDUAL,
+// gate row and its up row N/2 below); a thread takes units of 64 weights:
+// pairs of blocks (Q4_0: 36 bytes = 9 words, Q8_0: 68 bytes = 17 words,
+// both whole words where a single 18- or 34-byte block is not) or a
+// quarter of a Q4_K super-block (its 16-byte head of d, dmin and scales,
+// which the four lanes of a super-block read from the same cache lines,
+// and its 32 bytes of nibbles): all of a thread's units loaded at once
+// where they are at most three, else the next unit's words loaded while
+// the current one is summed.
+// Prelude: TYPE (2: Q4_0, 8: Q8_0, 12: Q4_K), HAS_BIAS, NORM, SWIGLU, RESIDUAL,
 // ROWS (1 or 2; SwiGLU always reads its two), WG (threads a workgroup),
 // LANES (a power of two dividing WG), KB (K / 32, even), ITER (pairs a
 // lane: ceil(KB / 2 / LANES)); library f16_bits.
@@ -44,25 +51,38 @@ struct Params {
 @group(0) @binding(6) var<storage, read> res: array<f32>;
 
 const Q4: bool = TYPE == 2u;
+const Q4K: bool = TYPE == 12u;
 const PAIR_WORDS: u32 = select(17u, 9u, Q4);
+const SUPER_WORDS: u32 = 36u; // Q4_K: 144 bytes a super-block of 256
 const NIBBLES: u32 = 0x0f0f0f0fu;
 
 var<workgroup> xq: array<vec4<u32>, 2u * KB>; // block b: xq[2b] elements 0-15, xq[2b + 1] 16-31
 var<workgroup> xd: array<f32, KB>;            // block b's step d
-var<workgroup> xqsum: array<f32, 2u * KB>;    // half block h: d times the sum of its 16 q (Q4_0)
+var<workgroup> xqsum: array<f32, 2u * KB>;    // half block h: d times the sum of its 16 q (Q4_0, Q4_K)
 var<workgroup> xsq: array<f32, KB>;           // NORM: block b's sum of x^2 (x before g)
 // stage_x: a half block's max |x|, sum, sum of x^2 and bad flag; then the
 // lanes' sums
 var<workgroup> red: array<vec4<f32>, WG>;
 
-// The words of a pair of blocks in fields, not an array, so that they stay
-// in registers: v0-v3 words 0-15, e word 16 (Q4_0 uses v0, v1, v2.x).
+// The words of a unit in fields, not an array, so that they stay in
+// registers: a pair's words 0-15 in v0-v3, word 16 in e (Q4_0 uses v0, v1,
+// v2.x); Q4_K's head in v0, its quarter's nibbles in v1 and v2.
 struct Pair {
     v0: vec4<u32>, v1: vec4<u32>, v2: vec4<u32>, v3: vec4<u32>, e: u32,
 }
 
-fn load_pair(a: u32) -> Pair {
+// Unit pr of the row starting at word row.
+fn load_pair(row: u32, pr: u32) -> Pair {
     var r: Pair;
+    if (Q4K) {
+        let h = row + (pr / 4u) * SUPER_WORDS;
+        let n = h + 4u + 8u * (pr % 4u);
+        r.v0 = vec4<u32>(w[h], w[h + 1u], w[h + 2u], w[h + 3u]);
+        r.v1 = vec4<u32>(w[n], w[n + 1u], w[n + 2u], w[n + 3u]);
+        r.v2 = vec4<u32>(w[n + 4u], w[n + 5u], w[n + 6u], w[n + 7u]);
+        return r;
+    }
+    let a = row + pr * PAIR_WORDS;
     r.v0 = vec4<u32>(w[a], w[a + 1u], w[a + 2u], w[a + 3u]);
     r.v1 = vec4<u32>(w[a + 4u], w[a + 5u], w[a + 6u], w[a + 7u]);
     if (Q4) {
@@ -86,11 +106,41 @@ fn mid4(a: vec4<u32>, b: u32) -> vec4<u32> {
     return (a >> vec4<u32>(16u)) | (vec4<u32>(a.y, a.z, a.w, b) << vec4<u32>(16u));
 }
 
-// The pair's two blocks (2 pr, 2 pr + 1) against x's.
+// Byte k (< 12) of a Q4_K head's scales (words 1-3).
+fn scale_byte(head: vec4<u32>, k: u32) -> u32 {
+    return (head[1u + k / 4u] >> (8u * (k % 4u))) & 0xffu;
+}
+
+// The 6-bit scale (x) and min (y) of sub-block j (< 8) of a Q4_K head.
+fn scale_min(head: vec4<u32>, j: u32) -> vec2<f32> {
+    if (j < 4u) {
+        return vec2<f32>(f32(scale_byte(head, j) & 63u), f32(scale_byte(head, j + 4u) & 63u));
+    }
+    let hi = scale_byte(head, j + 4u);
+    return vec2<f32>(f32((hi & 15u) | ((scale_byte(head, j - 4u) >> 6u) << 4u)),
+                     f32((hi >> 4u) | ((scale_byte(head, j) >> 6u) << 4u)));
+}
+
+// The unit's two blocks of 32 (2 pr, 2 pr + 1) against x's.
 fn pair_dot(q: Pair, pr: u32) -> f32 {
     let b0 = 2u * pr;
     let xa = xd[b0];
     let xb = xd[b0 + 1u];
+    if (Q4K) {
+        // Quarter c of the super-block: its 32 bytes' low nibbles are
+        // sub-block 2c (x's block b0), the high ones sub-block 2c + 1.
+        let n = vec4<u32>(NIBBLES);
+        let sa = dot16(q.v1 & n, xq[2u * b0]) + dot16(q.v2 & n, xq[2u * b0 + 1u]);
+        let sb = dot16((q.v1 >> vec4<u32>(4u)) & n, xq[2u * b0 + 2u]) +
+                 dot16((q.v2 >> vec4<u32>(4u)) & n, xq[2u * b0 + 3u]);
+        let j = 2u * (pr % 4u);
+        let ma = scale_min(q.v0, j);
+        let mb = scale_min(q.v0, j + 1u);
+        let oa = xqsum[2u * b0] + xqsum[2u * b0 + 1u];
+        let ob = xqsum[2u * b0 + 2u] + xqsum[2u * b0 + 3u];
+        return f16_value(q.v0.x & 0xffffu) * (ma.x * xa * f32(sa) + mb.x * xb * f32(sb)) -
+               f16_value(q.v0.x >> 16u) * (ma.y * oa + mb.y * ob);
+    }
     if (Q4) {
         // Block 0: d in the low half of word 0, its 16 nibble bytes from
         // byte 2; block 1: d in the high half of word 4, nibbles words 5-8.
@@ -122,9 +172,9 @@ struct Rows {
 
 fn load_rows(a0: u32, a1: u32, pr: u32) -> Rows {
     var r: Rows;
-    r.a = load_pair(a0 + pr * PAIR_WORDS);
+    r.a = load_pair(a0, pr);
     if (TWO) {
-        r.b = load_pair(a1 + pr * PAIR_WORDS);
+        r.b = load_pair(a1, pr);
     }
     return r;
 }
