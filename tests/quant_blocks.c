@@ -576,6 +576,38 @@ void test_quant_golden_kquants(void)
         wt_tensor_release(q);
     }
     wt_tensor_release(xt);
+    /* The same rows eight times over: 512 blocks, which wt_quantize shares
+     * among threads; each copy must still hash to ggml's bytes. */
+    enum { COPIES = 8 };
+    float *x8 = malloc(sizeof *x8 * COPIES * ROWS * 256);
+    uint8_t *b8 = malloc((size_t)COPIES * ROWS * Q6K_BYTES);
+    const int64_t shape8[2] = {COPIES * ROWS, 256};
+    xt = NULL;
+    st = x8 && b8 ? WT_OK : WT_ERR_OUT_OF_MEMORY;
+    for (int c = 0; x8 && c < COPIES; c++) memcpy(x8 + c * ROWS * 256, x, sizeof *x * ROWS * 256);
+    if (st == WT_OK) st = wt_tensor_from_data(g_ctx, WT_F32, 2, shape8, x8, &xt);
+    for (int ti = 0; ti < 2 && st == WT_OK; ti++) {
+        const wt_quant_type t = ti ? WT_QUANT_Q6_K : WT_QUANT_Q4_K;
+        wt_tensor *q = NULL;
+        st = wt_quantize(xt, t, &q);
+        int bad = 0;
+        if (st == WT_OK && read_blocks(q, t, COPIES * ROWS, 256, b8))
+            for (int c = 0; c < COPIES; c++) {
+                uint64_t h = 14695981039346656037ull;
+                for (int i = 0; i < ROWS * block_bytes(t); i++)
+                    h = (h ^ b8[(size_t)c * ROWS * block_bytes(t) + i]) * 1099511628211ull;
+                bad += h != want[ti];
+            }
+        else
+            bad = COPIES;
+        CHECK(st == WT_OK && bad == 0, "golden %s, 512 blocks at once: %d of %d copies differ from ggml's bytes (%s)",
+              quant_type_name(t), bad, COPIES, st == WT_OK ? "ok" : wt_last_error());
+        wt_tensor_release(q);
+    }
+    CHECK(st == WT_OK, "golden K-quants, 512 blocks: %s", wt_last_error());
+    wt_tensor_release(xt);
+    free(x8);
+    free(b8);
     free(x);
     free(b);
 }

@@ -54,6 +54,9 @@ void cpu_pool_trim(wt_context *ctx);
 
 /* The cores other processes leave free, at least 1 (cpu/threads.c). */
 int cpu_auto_threads(void);
+/* Threads for host work of any context (the API's load-time steps): a
+ * CPU context's own count, else the free cores. */
+int cpu_host_threads(const wt_context *ctx);
 /* OpenBLAS's thread count for the products that follow. */
 void cpu_blas_threads(int n);
 /* Warns once when OpenBLAS runs kernels far older than the CPU (cpu/blas_check.c). */
