@@ -155,6 +155,24 @@ static wt_linear_fused_options fused_opts(const llama *m, const wt_tensor *norm)
     return o;
 }
 
+/* q, k and v of x: one product, or one a run of parts of one type (a
+ * GGUF file that mixes them: llama_model.h) and their rows joined. */
+static wt_status qkv_product(const llama *m, const llama_layer *ly, const wt_tensor *x,
+                             const wt_linear_fused_options *o, wt_tensor **out)
+{
+    if (ly->n_qkv_runs == 0) return llama_linear_fused(m, x, ly->qkv, ly->qkv_bias, o, out);
+    wt_tensor *ys[3];
+    int64_t row = 0;
+    for (int i = 0; i < ly->n_qkv_runs; i++) {
+        const int64_t rows = wt_tensor_shape(ly->qkv_runs[i])[0];
+        wt_tensor *bias = NULL;
+        if (ly->qkv_bias) TRY(wt_slice(ly->qkv_bias, 0, row, row + rows, 1, &bias));
+        TRY(llama_linear_fused(m, x, ly->qkv_runs[i], bias, o, &ys[i]));
+        row += rows;
+    }
+    return wt_concat(ly->n_qkv_runs, ys, -1, out);
+}
+
 /* out = x + o_proj(attention(input_layernorm(x))), writing this step's
  * keys and values into the cache at positions start .. start + S - 1. */
 static wt_status attention(const llama *m, const llama_layer *ly, const wt_tensor *x, const step_at *at,
@@ -169,7 +187,7 @@ static wt_status attention(const llama *m, const llama_layer *ly, const wt_tenso
      * f32 and attention takes f32 q): the product's result is f32. */
     wt_linear_fused_options o = fused_opts(m, ly->in_norm);
     o.result_f32 = true;
-    TRY(llama_linear_fused(m, x, ly->qkv, ly->qkv_bias, &o, &y));
+    TRY(qkv_product(m, ly, x, &o, &y));
     if (wt_tensor_dtype(y) != WT_F32) {
         wt_tensor *y32;
         TRY(wt_cast(y, WT_F32, &y32));

@@ -236,39 +236,76 @@ static void forget_quant(llama *m, const wt_tensor *w)
     if (quant_of(m, w, &at) >= 0) m->quant[at] = m->quant[--m->n_quant];
 }
 
-/* *out = the rows of parts[0..n) in turn (q, k, v; gate, up), as the
- * forward pass takes them: one GEMV a group. Blocks of one type join as
- * blocks (each row holds whole blocks); a group of mixed types (llama.cpp's
- * Q4_K_M keeps some in Q6_K) is made dense in the loader's dtype. The
- * parts are released. */
-static wt_status join_rows(loader *ld, wt_tensor **parts, int n, wt_tensor **out)
+/* *out = the rows of parts[0..n) in turn, parts of one type (or all
+ * dense): a quantised result is registered as the parts were (each row
+ * holds whole blocks), and one part is kept as it is. The parts are
+ * released (NULL after). */
+static wt_status join_run(loader *ld, wt_tensor **parts, int n, wt_tensor **out)
 {
     llama *m = ld->m;
-    int at, type = quant_of(m, parts[0], &at);
-    bool same = true;
-    for (int i = 1; i < n; i++) same = same && quant_of(m, parts[i], &at) == type;
-    wt_status st = WT_OK;
-    wt_tensor *dense[3] = {NULL, NULL, NULL};
-    if (!same) {
-        for (int i = 0; i < n && st == WT_OK; i++) {
-            const int t = quant_of(m, parts[i], &at);
-            if (t >= 0) st = wt_dequantize(parts[i], (wt_quant_type)t, ld->dtype, &dense[i]);
-            else wt_tensor_retain(dense[i] = parts[i]);
-        }
+    if (n == 1) {
+        *out = parts[0];
+        parts[0] = NULL;
+        return WT_OK;
     }
-    if (st == WT_OK) st = wt_concat(n, same ? parts : dense, 0, out);
-    for (int i = 0; i < n; i++) wt_tensor_release(dense[i]);
+    int at;
+    const int type = quant_of(m, parts[0], &at);
+    wt_status st = wt_concat(n, parts, 0, out);
     if (st != WT_OK) return st;
     for (int i = 0; i < n; i++) {
         forget_quant(m, parts[i]);
         wt_tensor_release(parts[i]);
         parts[i] = NULL;
     }
-    if (same && type >= 0) {
+    if (type >= 0) {
         llama_quant_weight *q = realloc(m->quant, sizeof *q * (size_t)(m->n_quant + 1));
         if (!q) return WT_ERR_OUT_OF_MEMORY;
         m->quant = q;
         q[m->n_quant++] = (llama_quant_weight){*out, (wt_quant_type)type};
+    }
+    return WT_OK;
+}
+
+/* The rows of parts[0..n) in turn (q, k, v; gate, up), as the forward pass
+ * takes them. Parts of one type: one tensor, *out, one GEMV a group. Mixed
+ * types (llama.cpp's Q4_K_M keeps some v in Q6_K): with runs, each run of
+ * neighbouring parts of one type joined into runs[0 .. *n_runs), *out
+ * NULL (q, k, v: one product a run, llama.c joins their results);
+ * without (gate and up, whose SwiGLU needs one product), made dense in the
+ * loader's dtype. The parts are released (NULL after, unless it fails). */
+static wt_status join_rows(loader *ld, wt_tensor **parts, int n, wt_tensor **out, wt_tensor **runs, int *n_runs)
+{
+    llama *m = ld->m;
+    int at, type = quant_of(m, parts[0], &at);
+    bool same = true;
+    for (int i = 1; i < n; i++) same = same && quant_of(m, parts[i], &at) == type;
+    *out = NULL;
+    if (same) return join_run(ld, parts, n, out);
+    if (runs) {
+        *n_runs = 0;
+        for (int i = 0; i < n;) {
+            int j = i + 1;
+            while (j < n && quant_of(m, parts[j], &at) == quant_of(m, parts[i], &at)) j++;
+            const wt_status st = join_run(ld, parts + i, j - i, &runs[(*n_runs)++]);
+            if (st != WT_OK) return st;
+            i = j;
+        }
+        return WT_OK;
+    }
+    wt_status st = WT_OK;
+    wt_tensor *dense[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < n && st == WT_OK; i++) {
+        const int t = quant_of(m, parts[i], &at);
+        if (t >= 0) st = wt_dequantize(parts[i], (wt_quant_type)t, ld->dtype, &dense[i]);
+        else wt_tensor_retain(dense[i] = parts[i]);
+    }
+    if (st == WT_OK) st = wt_concat(n, dense, 0, out);
+    for (int i = 0; i < n; i++) wt_tensor_release(dense[i]);
+    if (st != WT_OK) return st;
+    for (int i = 0; i < n; i++) {
+        forget_quant(m, parts[i]);
+        wt_tensor_release(parts[i]);
+        parts[i] = NULL;
     }
     return WT_OK;
 }
@@ -335,8 +372,8 @@ wt_status llama_gguf_load(const char *path, wt_context *ctx, wt_dtype dtype, int
         }
         wt_tensor *qkv[3] = {y->q, y->k, y->v}, *gate_up[2] = {y->gate, y->up};
         y->q = y->k = y->v = y->gate = y->up = NULL;
-        st = join_rows(&ld, qkv, 3, &y->qkv);
-        if (st == WT_OK) st = join_rows(&ld, gate_up, 2, &y->gate_up);
+        st = join_rows(&ld, qkv, 3, &y->qkv, y->qkv_runs, &y->n_qkv_runs);
+        if (st == WT_OK) st = join_rows(&ld, gate_up, 2, &y->gate_up, NULL, NULL);
         for (int i = 0; i < 3; i++) wt_tensor_release(qkv[i]); /* NULL unless the join failed */
         for (int i = 0; i < 2; i++) wt_tensor_release(gate_up[i]);
         if (st != WT_OK) goto done;

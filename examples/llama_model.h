@@ -53,6 +53,13 @@ typedef struct llama_layer {
     wt_tensor *in_norm, *q, *k, *v, *o, *post_norm, *gate, *up, *down;
     wt_tensor *q_bias, *k_bias, *v_bias, *o_bias, *gate_bias, *up_bias, *down_bias; /* NULL when absent */
     wt_tensor *qkv, *qkv_bias, *gate_up, *gate_up_bias;
+    /* A GGUF file whose q, k and v differ in type (llama.cpp's Q4_K_M keeps
+     * some v in Q6_K): qkv is NULL and its rows are these runs of parts of
+     * one type each, in order, one product a run (joining them dense would
+     * hold the layer's q, k and v in f32: a 7B model's Q4_K_M file would
+     * need 3.2 GB more). */
+    wt_tensor *qkv_runs[3];
+    int n_qkv_runs;
     /* [batch, 2 KV, max_seq, head_dim], f32: the keys' heads, then the
      * values' (wt_rope_kv_cache writes both); k_cache and v_cache are its
      * halves, [batch, KV, max_seq, head_dim] views. */
