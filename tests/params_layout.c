@@ -477,7 +477,7 @@ static const layout_pair pairs[] = {
     PAIR("quant_dequant", "Params", dequant_params, wgsl_quant_dequant_params),
     PAIR("quant_gemv", "Params", quant_linear_params, wgsl_quant_linear_params),
     PAIR("quant_gemm", "Params", quant_linear_params, wgsl_quant_linear_params),
-    PAIR("quant_gemv_rows", "Params", quant_linear_params, wgsl_quant_linear_params),
+    PAIR("quant_gemv_rows", "Params", quant_slots_params, wgsl_quant_slots_params),
     PAIR("quant_gemv_rows4", "Params", quant_linear_params, wgsl_quant_linear_params),
     PAIR("quant_gemv_slots", "Params", quant_slots_params, wgsl_quant_slots_params),
     PAIR("quant_gemv_x8_fused", "Params", quant_slots_params, wgsl_quant_slots_params),

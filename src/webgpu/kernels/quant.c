@@ -264,8 +264,8 @@ static wt_status linear_x8_fused(wt_context *ctx, wt_quant_type type, const quan
     return wg_dispatch(ctx, &l);
 }
 
-/* The slot kernel's prelude: the unit kernels' and its prologue's and
- * epilogue's flags. */
+/* The prelude of the kernels with a prologue and an epilogue (the slot
+ * kernel, the row kernel): the unit kernels' and their flags. */
 static void prelude_slots(char *buf, size_t size, wt_quant_type type, bool has_bias, unsigned lanes, bool norm,
                           bool swiglu, bool residual)
 {
@@ -306,16 +306,20 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     const bool rows = m <= GEMV_MAX_ROWS && x->offset % 4 == 0;
     const bool gemv = !rows && m <= GEMV_MAX_ROWS && (type == WT_QUANT_Q8_0 || type == WT_QUANT_Q4_0);
     const bool slots = rows && gemv_slots(type, w);
-    /* The norm, SwiGLU and residual live in the slot kernel alone (the
-     * norm weight read as vec4, so at a multiple of 4 elements); elsewhere
-     * the caller composes, nothing recorded. */
-    if (fused && (x8 || !slots || (rms_norm && (!norm_weight || norm_weight->offset % 4 != 0))))
+    const unsigned rpt = slots ? 4u : gemv_rpt(type);
+    /* The norm and the residual live in the slot kernel and the row kernel
+     * of one row a thread (Q6_K's, so a Q4_K_M file's Q6_K products take
+     * them), the SwiGLU in the slot kernel alone (the norm weight read as
+     * vec4, so at a multiple of 4 elements); elsewhere the caller
+     * composes, nothing recorded. */
+    const bool rows1 = rows && !slots && rpt == 1;
+    if (fused && (x8 || !(slots || (rows1 && !swiglu)) ||
+                  (rms_norm && (!norm_weight || norm_weight->offset % 4 != 0))))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu linear_quant: no fused kernel for this type, row count or layout");
     if (x8) return linear_x8(ctx, type, &pu, x, w, bias, out);
     const unsigned lanes = slots ? gemv_lanes_or(SLOT_LANES) : gemv_lanes();
-    const unsigned rpt = slots ? 4u : gemv_rpt(type);
     char prelude[400];
-    if (slots)
+    if (slots || rows1)
         prelude_slots(prelude, sizeof prelude, type, bias != NULL, lanes, rms_norm, swiglu, residual != NULL);
     else
         prelude_lanes(prelude, sizeof prelude, type, GEMV_WG, bias != NULL, lanes);
@@ -328,8 +332,8 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     l.prelude = prelude;
     l.libraries[0] = F16_LIBRARY;
     l.libraries[1] = "quant_blocks";
-    l.params = slots ? (const void *)&p : (const void *)&pu;
-    l.params_size = slots ? sizeof p : sizeof pu;
+    l.params = slots || rows1 ? (const void *)&p : (const void *)&pu;
+    l.params_size = slots || rows1 ? sizeof p : sizeof pu;
     l.bindings[0] = (wg_binding){x->storage, false};
     l.bindings[1] = (wg_binding){w->storage, false};
     /* Without a bias the shader never reads binding 3: x stands in. */
@@ -342,6 +346,10 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
         l.bindings[5] = (wg_binding){norm_weight ? norm_weight->storage : x->storage, false};
         l.bindings[6] = (wg_binding){residual ? residual->storage : x->storage, false};
         l.nbindings = 7;
+    } else if (rows1) { /* the norm weight and the residual, or x */
+        l.bindings[4] = (wg_binding){norm_weight ? norm_weight->storage : x->storage, false};
+        l.bindings[5] = (wg_binding){residual ? residual->storage : x->storage, false};
+        l.nbindings = 6;
     }
     const uint64_t rows_per_wg = GEMV_THREADS / lanes * rpt;
     /* With SwiGLU a workgroup's rows give half as many outputs. */

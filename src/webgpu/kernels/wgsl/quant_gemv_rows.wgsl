@@ -15,12 +15,22 @@
 // sums its products in f32; the row's threads then add their sums in
 // workgroup memory.
 // x is read as vec4 (its offset a multiple of 4 elements; K is).
-// Prelude: TYPE, BLOCK_BYTES, HAS_BIAS, ROWS, LANES (a power of two,
-// ROWS * LANES = 256); libraries f16_bits and quant_blocks.
+// Around the product, as wt_linear_quant_fused asks (prelude flags; the
+// Q6_K weights of a Q4_K_M file come here, so that their norms and
+// residual adds are not kernels of their own):
+//   NORM: an RMSNorm of x first, its 1/rms factored out: the products
+//         read x * g, the sums are scaled by 1/rms before the bias; a
+//         row's lanes sum x's squares between them in a pass of their own
+//         (x is a few KB, read from the cache);
+//   RESIDUAL: res (the result's shape) added last.
+// (No SWIGLU here: quant_gemv_slots.wgsl has it.)
+// Prelude: TYPE, BLOCK_BYTES, HAS_BIAS, NORM, RESIDUAL, ROWS, LANES (a
+// power of two, ROWS * LANES = 256); libraries f16_bits and quant_blocks.
 
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
-    x_offset: u32, w_offset: u32, b_offset: u32, pad0: u32,
+    x_offset: u32, w_offset: u32, b_offset: u32, g_offset: u32,
+    r_offset: u32, eps: f32, pad0: u32, pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -28,8 +38,20 @@ struct Params {
 @group(0) @binding(2) var<storage, read> w: array<u32>;
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
+@group(0) @binding(5) var<storage, read> g: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read> res: array<f32>;
 
 var<workgroup> partial: array<f32, 256>;
+var<workgroup> partial_sq: array<f32, 256>;
+
+// x's vec4 xi of the row starting at vec4 xrow, times the norm weight
+// with NORM.
+fn xg(xi: u32, xrow: u32) -> vec4<f32> {
+    if (NORM) {
+        return x[xi] * g[p.g_offset / 4u + xi - xrow];
+    }
+    return x[xi];
+}
 
 const MAGIC: u32 = 0x4b000000u; // the bits of 2^23
 const TWO23: f32 = 8388608.0;
@@ -42,12 +64,12 @@ fn bytes4(v: u32, off: f32) -> vec4<f32> {
 
 // Q4_0: the 16 nibble bytes qs (four words) of one block dotted with the
 // block's x (8 vec4 from xi), without d.
-fn q4_0_dot(q0: u32, q1: u32, q2: u32, q3: u32, xi: u32) -> f32 {
+fn q4_0_dot(q0: u32, q1: u32, q2: u32, q3: u32, xi: u32, xrow: u32) -> f32 {
     let lo = 0x0f0f0f0fu;
-    var s = dot(bytes4(q0 & lo, 8.0), x[xi]) + dot(bytes4(q1 & lo, 8.0), x[xi + 1u]);
-    s += dot(bytes4(q2 & lo, 8.0), x[xi + 2u]) + dot(bytes4(q3 & lo, 8.0), x[xi + 3u]);
-    s += dot(bytes4((q0 >> 4u) & lo, 8.0), x[xi + 4u]) + dot(bytes4((q1 >> 4u) & lo, 8.0), x[xi + 5u]);
-    s += dot(bytes4((q2 >> 4u) & lo, 8.0), x[xi + 6u]) + dot(bytes4((q3 >> 4u) & lo, 8.0), x[xi + 7u]);
+    var s = dot(bytes4(q0 & lo, 8.0), xg(xi, xrow)) + dot(bytes4(q1 & lo, 8.0), xg(xi + 1u, xrow));
+    s += dot(bytes4(q2 & lo, 8.0), xg(xi + 2u, xrow)) + dot(bytes4(q3 & lo, 8.0), xg(xi + 3u, xrow));
+    s += dot(bytes4((q0 >> 4u) & lo, 8.0), xg(xi + 4u, xrow)) + dot(bytes4((q1 >> 4u) & lo, 8.0), xg(xi + 5u, xrow));
+    s += dot(bytes4((q2 >> 4u) & lo, 8.0), xg(xi + 6u, xrow)) + dot(bytes4((q3 >> 4u) & lo, 8.0), xg(xi + 7u, xrow));
     return s;
 }
 
@@ -72,9 +94,9 @@ fn unit_sum(rw: u32, u: u32, xrow: u32, nblocks: u32) -> f32 {
         let a3 = w[a + 3u];
         let a4 = w[a + 4u];
         var s = lo16(a0) * q4_0_dot((a0 >> 16u) | (a1 << 16u), (a1 >> 16u) | (a2 << 16u),
-                                    (a2 >> 16u) | (a3 << 16u), (a3 >> 16u) | (a4 << 16u), xi);
+                                    (a2 >> 16u) | (a3 << 16u), (a3 >> 16u) | (a4 << 16u), xi, xrow);
         if (2u * u + 1u < nblocks) {
-            s += hi16(a4) * q4_0_dot(w[a + 5u], w[a + 6u], w[a + 7u], w[a + 8u], xi + 8u);
+            s += hi16(a4) * q4_0_dot(w[a + 5u], w[a + 6u], w[a + 7u], w[a + 8u], xi + 8u, xrow);
         }
         return s;
     }
@@ -86,14 +108,14 @@ fn unit_sum(rw: u32, u: u32, xrow: u32, nblocks: u32) -> f32 {
         var s0 = 0.0;
         for (var j = 0u; j < 8u; j++) {
             let nxt = w[a + 1u + j];
-            s0 += q8_dot((prev >> 16u) | (nxt << 16u), x[xi + j]);
+            s0 += q8_dot((prev >> 16u) | (nxt << 16u), xg(xi + j, xrow));
             prev = nxt;
         }
         var s = d0 * s0;
         if (2u * u + 1u < nblocks) {
             var s1 = 0.0;
             for (var j = 0u; j < 8u; j++) {
-                s1 += q8_dot(w[a + 9u + j], x[xi + 8u + j]);
+                s1 += q8_dot(w[a + 9u + j], xg(xi + 8u + j, xrow));
             }
             s += hi16(prev) * s1;
         }
@@ -116,8 +138,8 @@ fn unit_sum(rw: u32, u: u32, xrow: u32, nblocks: u32) -> f32 {
         var sx1 = vec4<f32>(0.0);
         for (var j = 0u; j < 8u; j++) {
             let v = w[q + j];
-            let x0 = x[xi + j];
-            let x1 = x[xi + 8u + j];
+            let x0 = xg(xi + j, xrow);
+            let x1 = xg(xi + 8u + j, xrow);
             sq0 += dot(bytes4(v & lo, 0.0), x0);
             sq1 += dot(bytes4((v >> 4u) & lo, 0.0), x1);
             sx0 += x0;
@@ -146,10 +168,10 @@ fn unit_sum(rw: u32, u: u32, xrow: u32, nblocks: u32) -> f32 {
             let l0 = quad_at(rw, ql + 4u * j);
             let l1 = quad_at(rw, ql + 32u + 4u * j);
             let hb = quad_at(rw, qh + 4u * j);
-            sums += vec4<f32>(dot(bytes4((l0 & lo) | ((hb & two) << 4u), 32.0), x[xi + j]),
-                              dot(bytes4((l1 & lo) | (((hb >> 2u) & two) << 4u), 32.0), x[xi + 8u + j]),
-                              dot(bytes4(((l0 >> 4u) & lo) | (((hb >> 4u) & two) << 4u), 32.0), x[xi + 16u + j]),
-                              dot(bytes4(((l1 >> 4u) & lo) | (((hb >> 6u) & two) << 4u), 32.0), x[xi + 24u + j]));
+            sums += vec4<f32>(dot(bytes4((l0 & lo) | ((hb & two) << 4u), 32.0), xg(xi + j, xrow)),
+                              dot(bytes4((l1 & lo) | (((hb >> 2u) & two) << 4u), 32.0), xg(xi + 8u + j, xrow)),
+                              dot(bytes4(((l0 >> 4u) & lo) | (((hb >> 4u) & two) << 4u), 32.0), xg(xi + 16u + j, xrow)),
+                              dot(bytes4(((l1 >> 4u) & lo) | (((hb >> 6u) & two) << 4u), 32.0), xg(xi + 24u + j, xrow)));
         }
         // the int8 scales sc[half], sc[2 + half], sc[4 + half], sc[6 + half]
         let sa = quad_at(rw, base + 192u + 8u * h) >> (8u * half);
@@ -174,27 +196,44 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let r = (g % groups) * ROWS + lid / LANES;
     let lane = lid % LANES;
     var acc = 0.0;
+    var sq = 0.0;
+    let xrow = (p.x_offset + i * p.k) / 4u;
     if (r < p.n) {
         let rw = p.w_offset + r * p.words;
-        let xrow = (p.x_offset + i * p.k) / 4u;
         let units = gemv_units(p.k);
         let nblocks = p.k / 32u; // Q4_0 / Q8_0 only
         for (var u = lane; u < units; u += LANES) {
             acc += unit_sum(rw, u, xrow, nblocks);
         }
     }
+    if (NORM) {
+        for (var v = lane; v < p.k / 4u; v += LANES) {
+            let t = x[xrow + v];
+            sq += dot(t, t);
+        }
+        partial_sq[lid] = sq;
+    }
     partial[lid] = acc;
     workgroupBarrier();
     for (var s = LANES / 2u; s > 0u; s = s / 2u) {
         if (lane < s) {
             partial[lid] += partial[lid + s];
+            if (NORM) {
+                partial_sq[lid] += partial_sq[lid + s];
+            }
         }
         workgroupBarrier();
     }
     if (lane == 0u && r < p.n) {
         var y = partial[lid];
+        if (NORM) {
+            y *= inverseSqrt(partial_sq[lid] / f32(p.k) + p.eps);
+        }
         if (HAS_BIAS) {
             y += bias[p.b_offset + r];
+        }
+        if (RESIDUAL) {
+            y += res[p.r_offset + i * p.n + r];
         }
         out[i * p.n + r] = y;
     }
