@@ -383,10 +383,13 @@ static float max_abs(const host_tensor *h)
     return m;
 }
 
+/* Non-finite on the device: an f16 tensor's values from 65520 up become
+ * infinities there (the host keeps them where the compiler has no
+ * _Float16 to round with). */
 static bool has_nonfinite(const host_tensor *h)
 {
     for (int64_t i = 0; h && i < h->numel; i++)
-        if (!isfinite(h->v[i])) return true;
+        if (!isfinite(h->v[i]) || (h->dtype == WT_F16 && fabsf(h->v[i]) >= 65520.0f)) return true;
     return false;
 }
 
@@ -448,13 +451,19 @@ static void compare(const step_args *a, wt_dtype dtype, const float *c, const fl
         rtol += 1e-3; /* one f16 rounding apart */
         atol += 6e-8;
     }
-    /* Inputs with infinities or NaN: accumulated results may differ in how
-     * they became non-finite, not whether. */
-    bool special = has_nonfinite(ha) || has_nonfinite(hb);
+    /* Inputs with infinities or NaN (a norm's weight and bias included):
+     * accumulated results may differ in how they became non-finite, not
+     * whether (an infinite weight times a normalised value that one
+     * backend rounds to 0 is NaN there, inf on the other: the WebGPU norms
+     * give rstd 0 where eps scaled with a tiny row overflows, the
+     * documented 2^-20 / sqrt(eps) of the exact value). */
+    const bool affine = (tk == TOL_NORM) && (a->use_weight || a->use_bias);
+    bool special = has_nonfinite(ha) || has_nonfinite(hb) || (affine && has_nonfinite(hw));
     for (int64_t i = 0; i < n; i++) {
         float x = c[i], y = g[i];
         if (isnan(x) || isnan(y)) {
             if (isnan(x) && isnan(y)) continue;
+            if (special && (tk == TOL_ACCUMULATE || tk == TOL_NORM) && !isfinite(x) && !isfinite(y)) continue;
             fail("element %lld: cpu %g, webgpu %g", (long long)i, (double)x, (double)y);
         }
         if (x == y) continue;
