@@ -198,16 +198,15 @@ WT_API wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quan
  *     y   = swiglu ? silu(y[.., :N/2]) * y[.., N/2:] : y
  *     out = y + residual   (residual NULL: y)
  * with the result's dtype chosen as wt_linear_fused does. On WebGPU, for
- * up to 4 rows of f32 x (a decode step) with Q8_0, Q4_0 or Q4_K weights
- * (Q6_K: the norm and the residual, not the SwiGLU), f32 bias, norm weight
- * and residual, and x and the norm weight starting at a multiple of 4
- * elements of their storage, one kernel does it all,
+ * up to 4 rows of f32 x (a decode step) with weights of any of the four
+ * types, f32 bias, norm weight and residual, and x and the norm weight
+ * starting at a multiple of 4 elements of their storage, one kernel does
+ * it all,
  * the norm's 1/rms applied to the product's sums (so the result differs
  * from the composition's in the last bits; where x is rounded to 8 bits,
  * as wt_linear_quant says, the kernel rounds x times the norm weight, the
  * same rounding at that scale); elsewhere (an RMSNorm without a weight,
- * WT_QUANT_GEMV_X8 set to 1 or 2, WT_QUANT_GEMV_RPT=4, a SwiGLU with
- * Q6_K or with WT_QUANT_GEMV_RPT=1, the CPU backend)
+ * WT_QUANT_GEMV_X8 set to 1 or 2, WT_QUANT_GEMV_RPT=4, the CPU backend)
  * it is that composition. Recorded for autograd as the composition. */
 WT_API wt_status wt_linear_quant_fused(const wt_tensor *x, const wt_tensor *w, wt_quant_type type,
                                        const wt_tensor *bias, const wt_linear_fused_options *opts,

@@ -307,14 +307,12 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     const bool gemv = !rows && m <= GEMV_MAX_ROWS && (type == WT_QUANT_Q8_0 || type == WT_QUANT_Q4_0);
     const bool slots = rows && gemv_slots(type, w);
     const unsigned rpt = slots ? 4u : gemv_rpt(type);
-    /* The norm and the residual live in the slot kernel and the row kernel
-     * of one row a thread (Q6_K's, so a Q4_K_M file's Q6_K products take
-     * them), the SwiGLU in the slot kernel alone (the norm weight read as
-     * vec4, so at a multiple of 4 elements); elsewhere the caller
-     * composes, nothing recorded. */
+    /* The norm, SwiGLU and residual live in the slot kernel and the row
+     * kernel of one row a thread (Q6_K's, so Q6_K products take them;
+     * the norm weight read as vec4, so at a multiple of 4 elements);
+     * elsewhere the caller composes, nothing recorded. */
     const bool rows1 = rows && !slots && rpt == 1;
-    if (fused && (x8 || !(slots || (rows1 && !swiglu)) ||
-                  (rms_norm && (!norm_weight || norm_weight->offset % 4 != 0))))
+    if (fused && (x8 || !(slots || rows1) || (rms_norm && (!norm_weight || norm_weight->offset % 4 != 0))))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu linear_quant: no fused kernel for this type, row count or layout");
     if (x8) return linear_x8(ctx, type, &pu, x, w, bias, out);
     const unsigned lanes = slots ? gemv_lanes_or(SLOT_LANES) : gemv_lanes();
@@ -352,9 +350,11 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
         l.nbindings = 6;
     }
     const uint64_t rows_per_wg = GEMV_THREADS / lanes * rpt;
-    /* With SwiGLU a workgroup's rows give half as many outputs. */
+    /* With SwiGLU a workgroup's rows give half as many outputs (the slot
+     * kernel's four rows a thread are two outputs; the row kernel's lanes
+     * take a gate row and its up row for one). */
     const uint64_t n_out = swiglu ? (uint64_t)n / 2 : (uint64_t)n;
-    const uint64_t outs_per_wg = swiglu ? rows_per_wg / 2 : rows_per_wg;
+    const uint64_t outs_per_wg = swiglu && slots ? rows_per_wg / 2 : rows_per_wg;
     l.workgroups = rows   ? (uint64_t)m * ((n_out + outs_per_wg - 1) / outs_per_wg)
                    : gemv ? (uint64_t)m * (uint64_t)n
                           : (uint64_t)((m + 15) / 16) * (uint64_t)((n + 15) / 16);

@@ -16,16 +16,18 @@
 // workgroup memory.
 // x is read as vec4 (its offset a multiple of 4 elements; K is).
 // Around the product, as wt_linear_quant_fused asks (prelude flags; the
-// Q6_K weights of a Q4_K_M file come here, so that their norms and
-// residual adds are not kernels of their own):
+// Q6_K weights of Q4_K_M and Q6_K files come here, so that their norms,
+// SwiGLUs and residual adds are not kernels of their own):
 //   NORM: an RMSNorm of x first, its 1/rms factored out: the products
 //         read x * g, the sums are scaled by 1/rms before the bias; a
 //         row's lanes sum x's squares between them in a pass of their own
 //         (x is a few KB, read from the cache);
+//   SWIGLU: a row's lanes take a gate row and its up row N/2 below, each
+//         unit of both in turn, and write silu(gate) * up;
 //   RESIDUAL: res (the result's shape) added last.
-// (No SWIGLU here: quant_gemv_slots.wgsl has it.)
-// Prelude: TYPE, BLOCK_BYTES, HAS_BIAS, NORM, RESIDUAL, ROWS, LANES (a
-// power of two, ROWS * LANES = 256); libraries f16_bits and quant_blocks.
+// Prelude: TYPE, BLOCK_BYTES, HAS_BIAS, NORM, SWIGLU, RESIDUAL, ROWS,
+// LANES (a power of two, ROWS * LANES = 256); libraries f16_bits and
+// quant_blocks.
 
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
@@ -42,6 +44,7 @@ struct Params {
 @group(0) @binding(6) var<storage, read> res: array<f32>;
 
 var<workgroup> partial: array<f32, 256>;
+var<workgroup> partial_up: array<f32, 256>; // SWIGLU: the up rows' sums
 var<workgroup> partial_sq: array<f32, 256>;
 
 // x's vec4 xi of the row starting at vec4 xrow, times the norm weight
@@ -187,7 +190,10 @@ fn unit_sum(rw: u32, u: u32, xrow: u32, nblocks: u32) -> f32 {
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let groups = (p.n + ROWS - 1u) / ROWS;
+    // The outputs: a row each, or with SWIGLU a gate row r and its up
+    // row r + N/2 each.
+    let outs = select(p.n, p.n / 2u, SWIGLU);
+    let groups = (outs + ROWS - 1u) / ROWS;
     let g = wid.x + wid.y * nwg.x; // uniform across the workgroup
     if (g >= groups * p.m) {
         return;
@@ -196,14 +202,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let r = (g % groups) * ROWS + lid / LANES;
     let lane = lid % LANES;
     var acc = 0.0;
+    var acc_up = 0.0;
     var sq = 0.0;
     let xrow = (p.x_offset + i * p.k) / 4u;
-    if (r < p.n) {
+    if (r < outs) {
         let rw = p.w_offset + r * p.words;
+        let rw_up = p.w_offset + (r + outs) * p.words;
         let units = gemv_units(p.k);
         let nblocks = p.k / 32u; // Q4_0 / Q8_0 only
         for (var u = lane; u < units; u += LANES) {
             acc += unit_sum(rw, u, xrow, nblocks);
+            if (SWIGLU) {
+                acc_up += unit_sum(rw_up, u, xrow, nblocks);
+            }
         }
     }
     if (NORM) {
@@ -214,27 +225,43 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         partial_sq[lid] = sq;
     }
     partial[lid] = acc;
+    if (SWIGLU) {
+        partial_up[lid] = acc_up;
+    }
     workgroupBarrier();
     for (var s = LANES / 2u; s > 0u; s = s / 2u) {
         if (lane < s) {
             partial[lid] += partial[lid + s];
+            if (SWIGLU) {
+                partial_up[lid] += partial_up[lid + s];
+            }
             if (NORM) {
                 partial_sq[lid] += partial_sq[lid + s];
             }
         }
         workgroupBarrier();
     }
-    if (lane == 0u && r < p.n) {
-        var y = partial[lid];
+    if (lane == 0u && r < outs) {
+        var y = vec2<f32>(partial[lid], 0.0);
+        if (SWIGLU) {
+            y.y = partial_up[lid];
+        }
         if (NORM) {
             y *= inverseSqrt(partial_sq[lid] / f32(p.k) + p.eps);
         }
         if (HAS_BIAS) {
-            y += bias[p.b_offset + r];
+            y.x += bias[p.b_offset + r];
+            if (SWIGLU) {
+                y.y += bias[p.b_offset + r + outs];
+            }
+        }
+        var v = y.x;
+        if (SWIGLU) {
+            v = y.x / (1.0 + exp(-y.x)) * y.y;
         }
         if (RESIDUAL) {
-            y += res[p.r_offset + i * p.n + r];
+            v += res[p.r_offset + i * outs + r];
         }
-        out[i * p.n + r] = y;
+        out[i * outs + r] = v;
     }
 }
