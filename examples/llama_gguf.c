@@ -272,7 +272,8 @@ static wt_status join_run(loader *ld, wt_tensor **parts, int n, wt_tensor **out)
  * neighbouring parts of one type joined into runs[0 .. *n_runs), *out
  * NULL (q, k, v: one product a run, llama.c joins their results);
  * without (gate and up, whose SwiGLU needs one product), made dense in the
- * loader's dtype. The parts are released (NULL after, unless it fails). */
+ * loader's dtype. The parts are released (NULL after, unless it fails
+ * before the join). */
 static wt_status join_rows(loader *ld, wt_tensor **parts, int n, wt_tensor **out, wt_tensor **runs, int *n_runs)
 {
     llama *m = ld->m;
@@ -299,15 +300,16 @@ static wt_status join_rows(loader *ld, wt_tensor **parts, int n, wt_tensor **out
         if (t >= 0) st = wt_dequantize(parts[i], (wt_quant_type)t, ld->dtype, &dense[i]);
         else wt_tensor_retain(dense[i] = parts[i]);
     }
-    if (st == WT_OK) st = wt_concat(n, dense, 0, out);
-    for (int i = 0; i < n; i++) wt_tensor_release(dense[i]);
-    if (st != WT_OK) return st;
-    for (int i = 0; i < n; i++) {
-        forget_quant(m, parts[i]);
-        wt_tensor_release(parts[i]);
-        parts[i] = NULL;
+    if (st == WT_OK) {
+        for (int i = 0; i < n; i++) {
+            forget_quant(m, parts[i]);
+            wt_tensor_release(parts[i]);
+            parts[i] = NULL;
+        }
+        st = join_run(ld, dense, n, out);
     }
-    return WT_OK;
+    for (int i = 0; i < n; i++) wt_tensor_release(dense[i]); /* NULL once joined */
+    return st;
 }
 
 static uint64_t bytes_of(const wt_tensor *t) { return (uint64_t)wt_tensor_numel(t) * wt_dtype_size(wt_tensor_dtype(t)); }

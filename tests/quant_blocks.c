@@ -540,6 +540,14 @@ static void golden_row(int r, float *x)
     }
 }
 
+/* FNV-1a 64 of n bytes. */
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
 /* The K-quant bytes of those blocks against ggml's: the FNV-1a 64 hashes
  * below are of the bytes ggml's quantize_row_q4_K_ref and
  * quantize_row_q6_K_ref (ggml-quants.c, compiled with GCC without
@@ -568,8 +576,7 @@ void test_quant_golden_kquants(void)
         st = wt_quantize(xt, t, &q);
         CHECK(st == WT_OK, "golden %s: %s", quant_type_name(t), wt_last_error());
         if (st == WT_OK && read_blocks(q, t, ROWS, 256, b)) {
-            uint64_t h = 14695981039346656037ull;
-            for (int i = 0; i < ROWS * block_bytes(t); i++) h = (h ^ b[i]) * 1099511628211ull;
+            const uint64_t h = fnv1a(b, (size_t)ROWS * block_bytes(t));
             CHECK(h == want[ti], "golden %s: bytes hash to %016llx, ggml's to %016llx", quant_type_name(t),
                   (unsigned long long)h, (unsigned long long)want[ti]);
         }
@@ -592,12 +599,8 @@ void test_quant_golden_kquants(void)
         st = wt_quantize(xt, t, &q);
         int bad = 0;
         if (st == WT_OK && read_blocks(q, t, COPIES * ROWS, 256, b8))
-            for (int c = 0; c < COPIES; c++) {
-                uint64_t h = 14695981039346656037ull;
-                for (int i = 0; i < ROWS * block_bytes(t); i++)
-                    h = (h ^ b8[(size_t)c * ROWS * block_bytes(t) + i]) * 1099511628211ull;
-                bad += h != want[ti];
-            }
+            for (int c = 0; c < COPIES; c++)
+                bad += fnv1a(b8 + (size_t)c * ROWS * block_bytes(t), (size_t)ROWS * block_bytes(t)) != want[ti];
         else
             bad = COPIES;
         CHECK(st == WT_OK && bad == 0, "golden %s, 512 blocks at once: %d of %d copies differ from ggml's bytes (%s)",

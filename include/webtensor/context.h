@@ -219,9 +219,10 @@ WT_API wt_status wt_context_lose_device(wt_context *ctx);
  * GPU ops are recorded and submitted in batches (dispatches_per_submit of
  * wt_context_options sets the batch; a full batch is submitted without
  * waiting; a captured graph's replay submits in pieces of 128 dispatches,
- * or of the batch where that is larger: WT_GRAPH_REPLAY_PER_SUBMIT). wt_context_flush submits what is recorded now, without
- * waiting. An event marks the point of the stream where it is recorded:
- * it completes when everything recorded before it has run.
+ * or of the batch where that is larger: WT_GRAPH_REPLAY_PER_SUBMIT).
+ * wt_context_flush submits what is recorded now, without waiting. An
+ * event marks the point of the stream where it is recorded: it completes
+ * when everything recorded before it has run.
  * wt_tensor_read_async starts a read of the tensor as it is after the ops
  * recorded so far (later ops never change what it reads) and returns at
  * once; dst must stay valid, and is filled, when the event completes

@@ -54,9 +54,6 @@ void cpu_pool_trim(wt_context *ctx);
 
 /* The cores other processes leave free, at least 1 (cpu/threads.c). */
 int cpu_auto_threads(void);
-/* Threads for host work of any context (the API's load-time steps): a
- * CPU context's own count, else the free cores. */
-int cpu_host_threads(const wt_context *ctx);
 /* OpenBLAS's thread count for the products that follow. */
 void cpu_blas_threads(int n);
 /* Warns once when OpenBLAS runs kernels far older than the CPU (cpu/blas_check.c). */
@@ -65,6 +62,12 @@ void cpu_blas_check(void);
 static inline int cpu_threads(const wt_context *ctx) {
     const cpu_state *st = (const cpu_state *)ctx->impl;
     return st->auto_threads ? cpu_auto_threads() : st->num_threads;
+}
+
+/* Threads for host work of any context (the API's load-time steps): a
+ * CPU context's own count, else the free cores. */
+static inline int cpu_host_threads(const wt_context *ctx) {
+    return ctx && ctx->kind == WT_BACKEND_CPU ? cpu_threads(ctx) : cpu_auto_threads();
 }
 
 /* Element pointer of a tensor at its offset (f32 only in this backend). */

@@ -164,8 +164,3 @@ void cpu_blas_threads(int n)
     (void)n;
 #endif
 }
-
-int cpu_host_threads(const wt_context *ctx)
-{
-    return ctx && ctx->kind == WT_BACKEND_CPU ? cpu_threads(ctx) : cpu_auto_threads();
-}

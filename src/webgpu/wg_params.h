@@ -387,9 +387,9 @@ typedef struct quant_linear_params {
 } quant_linear_params;
 
 /* Same layout as quant_gemv_slots.wgsl's, quant_gemv_rows.wgsl's and
- * quant_gemv_x8_fused.wgsl's Params: quant_linear_params and the fused prologue's and epilogue's
- * operands (element offsets of the norm weight, a multiple of 4, and of
- * the residual; the norm's eps). */
+ * quant_gemv_x8_fused.wgsl's Params: quant_linear_params and the fused
+ * prologue's and epilogue's operands (element offsets of the norm weight,
+ * a multiple of 4, and of the residual; the norm's eps). */
 typedef struct quant_slots_params {
     uint32_t m, n, k, words;
     uint32_t x_offset, w_offset, b_offset, g_offset;

@@ -266,7 +266,7 @@ static wt_status linear_x8_fused(wt_context *ctx, wt_quant_type type, const quan
 
 /* The prelude of the kernels with a prologue and an epilogue (the slot
  * kernel, the row kernel): the unit kernels' and their flags. */
-static void prelude_slots(char *buf, size_t size, wt_quant_type type, bool has_bias, unsigned lanes, bool norm,
+static void prelude_fused(char *buf, size_t size, wt_quant_type type, bool has_bias, unsigned lanes, bool norm,
                           bool swiglu, bool residual)
 {
     prelude_lanes(buf, size, type, GEMV_WG, has_bias, lanes);
@@ -318,7 +318,7 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     const unsigned lanes = slots ? gemv_lanes_or(SLOT_LANES) : gemv_lanes();
     char prelude[400];
     if (slots || rows1)
-        prelude_slots(prelude, sizeof prelude, type, bias != NULL, lanes, rms_norm, swiglu, residual != NULL);
+        prelude_fused(prelude, sizeof prelude, type, bias != NULL, lanes, rms_norm, swiglu, residual != NULL);
     else
         prelude_lanes(prelude, sizeof prelude, type, GEMV_WG, bias != NULL, lanes);
     wg_launch l;
