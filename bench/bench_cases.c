@@ -528,6 +528,7 @@ static const bench_item large_items[] = {
     {"gemv_q8_0", {4096, 14336}},
     {"gemv_q4_0", {4096, 14336}},
     {"gemv_q4_k", {4096, 14336}},
+    {"gemv_q6_k", {4096, 14336}},
     /* A 1B Llama's decode step (dim 2048, 8 of 32 heads for k and v, MLP
      * 5632): the fused q/k/v rows, the o rows, gate and up, down, the
      * output head. */
@@ -539,6 +540,14 @@ static const bench_item large_items[] = {
     {"gemv_q4_0", {32000, 2048}},
     {"gemv_q8_0", {11264, 2048}},
     {"gemv_q8_0", {2048, 5632}},
+    /* The same step in Q4_K_M: q and k (Q4_K), v (Q6_K in half the
+     * layers), gate and up, down (Q6_K in half), the Q6_K head. */
+    {"gemv_q4_k", {2560, 2048}},
+    {"gemv_q6_k", {512, 2048}},
+    {"gemv_q4_k", {11264, 2048}},
+    {"gemv_q4_k", {2048, 5632}},
+    {"gemv_q6_k", {2048, 5632}},
+    {"gemv_q6_k", {32000, 2048}},
     {"conv2d", {32, 64, 56, 64}},
     {"conv2d_f16", {32, 64, 56, 64}},
     {"attention", {1, 32, 8, 2048}},

@@ -1,7 +1,7 @@
 /* WebGPU kernels of quantised weights (core/quant.h): dequantise
  * (wgsl/quant_dequant.wgsl) and the linear layer, as a fused
- * dequantise-GEMV for few rows of x (quant_gemv_slots.wgsl for Q8_0 / Q4_0
- * / Q4_K, quant_gemv_rows.wgsl / _rows4 for Q6_K; quant_gemv.wgsl
+ * dequantise-GEMV for few rows of x (quant_gemv_slots.wgsl; the unit
+ * kernels quant_gemv_rows.wgsl / _rows4 by WT_QUANT_GEMV_RPT; quant_gemv.wgsl
  * for Q8_0 / Q4_0 when x is not at a whole vec4; with WT_QUANT_GEMV_X8, x
  * rounded to 8 bits by quant_x8.wgsl and integer dot products in
  * quant_gemv_x8.wgsl) and a tiled dequantise-GEMM for more
@@ -37,13 +37,14 @@ static unsigned gemv_rpt(wt_quant_type type)
 }
 
 /* The slot kernel (quant_gemv_slots.wgsl: neighbouring threads read
- * neighbouring words of four weight rows and of x) serves Q4_0, Q8_0 and
- * Q4_K unless WT_QUANT_GEMV_RPT names one of the unit kernels (1 or 4);
- * Q4_K's vec4 reads need the weight at a multiple of four words. */
+ * neighbouring words of four weight rows and of x) serves every type
+ * unless WT_QUANT_GEMV_RPT names one of the unit kernels (1 or 4); Q4_K's
+ * vec4 reads need the weight at a multiple of four words. */
 static bool gemv_slots(wt_quant_type type, const wt_tensor *w)
 {
     if (wt_knob_number(WT_KNOB_QUANT_GEMV_RPT, 0) != 0) return false;
-    return type == WT_QUANT_Q4_0 || type == WT_QUANT_Q8_0 || (type == WT_QUANT_Q4_K && w->offset % 4 == 0);
+    return type == WT_QUANT_Q4_0 || type == WT_QUANT_Q8_0 || type == WT_QUANT_Q6_K ||
+           (type == WT_QUANT_Q4_K && w->offset % 4 == 0);
 }
 
 /* x rounded to 8 bits per block of 32 and the products as integer dot
@@ -308,9 +309,9 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     const bool slots = rows && gemv_slots(type, w);
     const unsigned rpt = slots ? 4u : gemv_rpt(type);
     /* The norm, SwiGLU and residual live in the slot kernel and the row
-     * kernel of one row a thread (Q6_K's, so Q6_K products take them;
-     * the norm weight read as vec4, so at a multiple of 4 elements);
-     * elsewhere the caller composes, nothing recorded. */
+     * kernel of one row a thread (the norm weight read as vec4, so at a
+     * multiple of 4 elements); elsewhere the caller composes, nothing
+     * recorded. */
     const bool rows1 = rows && !slots && rpt == 1;
     if (fused && (x8 || !(slots || rows1) || (rms_norm && (!norm_weight || norm_weight->offset % 4 != 0))))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu linear_quant: no fused kernel for this type, row count or layout");

@@ -1,9 +1,10 @@
 // y [M, N] = x [M, K] @ W^T + bias with W quantised (core/node.h
 // LINEAR_QUANT), the fused dequantise-GEMV for decode with f32 x, for
-// Q4_0, Q8_0 and Q4_K. quant_gemv_rows4.wgsl gives each thread whole units
-// (36 to 68 bytes of weight, 64 elements of x), so the 32 threads of a
-// warp read weight bytes 36+ apart and x 256 bytes apart: every load
-// instruction touches up to 32 cache lines for 128 to 512 useful bytes.
+// Q4_0, Q8_0, Q4_K and Q6_K. quant_gemv_rows4.wgsl gives each thread
+// whole units (36 to 68 bytes of weight, 64 elements of x), so the 32
+// threads of a warp read weight bytes 36+ apart and x 256 bytes apart:
+// every load instruction touches up to 32 cache lines for 128 to 512
+// useful bytes.
 // Here a row is cut into small slots that neighbouring threads take in
 // turn, so one load instruction of a warp reads one contiguous stretch of
 // the weight rows and of x:
@@ -12,7 +13,9 @@
 //   Q8_0: a slot is two quant words of a block (8 elements), 4 a block;
 //   Q4_K: a slot is 16 nibble bytes of a 64-element chunk (32 elements: 16
 //         of each of the chunk's two sub-blocks), 8 a super-block, read as
-//         one vec4<u32> (the super-block's header as another).
+//         one vec4<u32> (the super-block's header as another);
+//   Q6_K: a slot is four bytes of each of its two nibble runs and of its
+//         high bits (16 elements), 16 a super-block.
 // Each thread holds four weight rows in vec4 lanes (every x read serves
 // four rows), LANES threads share those rows and add their sums in
 // workgroup memory at the end.
@@ -116,6 +119,17 @@ fn bytes4(q: vec4<u32>, xv: vec4<f32>) -> vec4<f32> {
     return s;
 }
 
+// Four 6-bit quants of one word of each row (bytes 0..63: Q6_K's,
+// offset 32) dotted with xv; the top byte shifted down below bit 23.
+fn sixbits4(q: vec4<u32>, xv: vec4<f32>) -> vec4<f32> {
+    let u = q >> vec4<u32>(12u);
+    var s = field(q, 0x3fu, M23, 8388608.0 + 32.0) * xv.x;
+    s += field(q, 0x3f00u, M15, 32768.0 + 32.0) * xv.y;
+    s += field(q, 0x3f0000u, M7, 128.0 + 32.0) * xv.z;
+    s += field(u, 0x3f000u, M11, 2048.0 + 32.0) * xv.w;
+    return s;
+}
+
 // f16 bits (< 2^16) to f32, exactly and without branches (f16_bits'
 // routine branches per value, which keeps the compiler from overlapping
 // one slot's loads with the last one's arithmetic): a normal half's bits
@@ -199,6 +213,37 @@ fn slot4(rw: vec4<u32>, s: u32, xrow: u32) -> vec4<f32> {
         let q1 = quad4(rw, b * 34u + 6u + 8u * t);
         return halves(rw, b * 34u) * (bytes4(q0, xload(xi, xrow)) + bytes4(q1, xload(xi + 1u, xrow)));
     }
+    if (TYPE == 14u) {
+        // Q6_K: slot s is the four l = 4t .. 4t + 3 of half n of
+        // super-block b, 16 elements: l, l + 32, l + 64 and l + 96 of the
+        // half, whose low nibbles are at ql[l] and ql[l + 32] (low, then
+        // high half of the byte) and whose two high bits are qh[l]'s bits
+        // 0-1, 2-3, 4-5, 6-7. A super-block is 210 bytes, so an odd one
+        // starts half a word in (quad4 joins two words).
+        let b = s >> 4u;
+        let n = (s >> 3u) & 1u;
+        let t = s & 7u;
+        let base = b * 210u;
+        let qa = quad4(rw, base + 64u * n + 4u * t);
+        let qb = quad4(rw, base + 64u * n + 32u + 4u * t);
+        let qh = quad4(rw, base + 128u + 32u * n + 4u * t);
+        let lo = vec4<u32>(0x0f0f0f0fu);
+        let xi = xrow + b * 64u + n * 32u + t;
+        let s1 = sixbits4((qa & lo) | ((qh & vec4<u32>(0x03030303u)) << vec4<u32>(4u)), xload(xi, xrow));
+        let s2 = sixbits4((qb & lo) | ((qh & vec4<u32>(0x0c0c0c0cu)) << vec4<u32>(2u)), xload(xi + 8u, xrow));
+        let s3 = sixbits4(((qa >> vec4<u32>(4u)) & lo) | (qh & vec4<u32>(0x30303030u)), xload(xi + 16u, xrow));
+        let s4 = sixbits4(((qb >> vec4<u32>(4u)) & lo) | ((qh >> vec4<u32>(2u)) & vec4<u32>(0x30303030u)),
+                          xload(xi + 24u, xrow));
+        // The int8 scales sc[8n + is + 0, 2, 4, 6] (is = l / 16), bytes 0
+        // and 2 of the two shifted quads, sign bits flipped (+ 128).
+        let sh = vec4<u32>(8u * (t >> 2u));
+        let sa = (quad4(rw, base + 192u + 8u * n) >> sh) ^ vec4<u32>(0x00800080u);
+        let sb = (quad4(rw, base + 196u + 8u * n) >> sh) ^ vec4<u32>(0x00800080u);
+        let k = 8388608.0 + 128.0;
+        let sum = field(sa, 0xffu, M23, k) * s1 + field(sa >> vec4<u32>(16u), 0xffu, M23, k) * s2 +
+                  field(sb, 0xffu, M23, k) * s3 + field(sb >> vec4<u32>(16u), 0xffu, M23, k) * s4;
+        return halves(rw, base + 208u) * sum;
+    }
     // Q4_K: slot s is half h of chunk c of super-block sb.
     let sb = s >> 3u;
     let c = (s >> 1u) & 3u;
@@ -277,6 +322,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         var slots = p.k / 8u;
         if (TYPE == 12u) {
             slots = p.k / 32u;
+        }
+        if (TYPE == 14u) {
+            slots = p.k / 16u;
         }
         // Two slots an iteration, so that each thread has both slots'
         // loads in flight at once.
