@@ -71,20 +71,23 @@ static int gemv_x8(void)
  * and residual of wt_linear_quant_fused in the same kernel; Q4_0, Q8_0
  * and Q4_K with K a multiple of 64 (units of 64 weights), x and the norm
  * weight at a multiple of 4 elements, and x's rounded row within the
- * workgroup memory (1.5 K bytes beside 4 KiB). Elsewhere the f32 kernels
- * run. By default ("auto") Q4_0 alone: on the H200 the 852M Llama's Q4_0
- * decode went from 1,128 to 1,312 tok/s with it, Q8_0's from 1,029 to
- * 1,043 (noise), and Q4_K's GEMV of 14336x4096 from 25.5 to 25.0 us but
- * 4096x14336 from 26.9 to 28.8, so Q8_0 and Q4_K keep their exact f32 x
- * (bench/RESULTS.md). 16 lanes a pair of rows measured ahead of 32 and 8
- * there. */
+ * workgroup memory (1.5 K bytes beside 4 KiB); Q4_K's weight at a
+ * multiple of four words. Elsewhere the f32 kernels run. By default
+ * ("auto") Q4_0 and Q4_K: on the H200 the 852M Llama's Q4_0 decode went
+ * from 1,128 to 1,312 tok/s with it; on an H100 its Q4_K_M decode from
+ * 790 to 950 (Q4_K's GEMV of 14336x4096 from 26.4 to 19.3 us) once the
+ * kernel read Q4_K's words 16 bytes at a time and decoded its scales
+ * without branches; Q8_0's decode from 1,029 to 1,043 (noise), so Q8_0
+ * keeps its exact f32 x (bench/RESULTS.md). 16 lanes a pair of rows
+ * measured ahead of 32 and 8 there. */
 #define X8_FUSED_LANES 16u
 static bool x8_fused_takes(wt_context *ctx, wt_quant_type type, int64_t m, int64_t k, const wt_tensor *x,
-                           const wt_tensor *norm_weight)
+                           const wt_tensor *w, const wt_tensor *norm_weight)
 {
     const int mode = gemv_x8();
     const bool q4 = type == WT_QUANT_Q4_0, q4k = type == WT_QUANT_Q4_K, q8 = type == WT_QUANT_Q8_0;
-    if (m > GEMV_MAX_ROWS || !(mode == 3 ? q4 || q4k || q8 : mode == X8_AUTO && q4)) return false;
+    if (m > GEMV_MAX_ROWS || !(mode == 3 ? q4 || q4k || q8 : mode == X8_AUTO && (q4 || q4k))) return false;
+    if (q4k && w->offset % 4 != 0) return false; /* read as 16-byte words */
     if (k % 64 != 0 || x->offset % 4 != 0 || (norm_weight && norm_weight->offset % 4 != 0)) return false;
     const uint64_t bytes = (uint64_t)k / 32u * (32u + 4u + 8u + 4u) + GEMV_THREADS * 16u;
     return bytes <= wg_get_caps(ctx)->max_workgroup_storage;
@@ -257,7 +260,8 @@ static wt_status linear_x8_fused(wt_context *ctx, wt_quant_type type, const quan
     l.bindings[3] = (wg_binding){out->storage, true};
     l.bindings[4] = (wg_binding){norm_weight ? norm_weight->storage : x->storage, false};
     l.bindings[5] = (wg_binding){residual ? residual->storage : x->storage, false};
-    l.nbindings = 6;
+    l.bindings[6] = (wg_binding){w->storage, false}; /* Q4_K's 16-byte view */
+    l.nbindings = 7;
     /* ROWS rows a group of lanes (one SwiGLU output). */
     const uint64_t outs = swiglu ? p->n / 2u : p->n;
     const uint64_t per_wg = s.wg / s.lanes * (swiglu ? 1u : s.rows);
@@ -298,7 +302,7 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     /* The unit kernels' Params: the slot kernel's first fields. */
     quant_linear_params pu = {.m = p.m, .n = p.n, .k = p.k, .words = p.words, .x_offset = p.x_offset,
                               .w_offset = p.w_offset, .b_offset = p.b_offset};
-    if (x8_fused_takes(ctx, type, m, k, x, rms_norm ? norm_weight : NULL) && (!rms_norm || norm_weight))
+    if (x8_fused_takes(ctx, type, m, k, x, w, rms_norm ? norm_weight : NULL) && (!rms_norm || norm_weight))
         return linear_x8_fused(ctx, type, &p, x, w, bias, rms_norm ? norm_weight : NULL, residual, swiglu, out);
     const int x8_mode = gemv_x8();
     const bool x8 = m <= GEMV_MAX_ROWS && (x8_mode == 1 || x8_mode == 2);
