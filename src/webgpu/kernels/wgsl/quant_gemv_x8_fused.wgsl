@@ -37,7 +37,7 @@
 // Prelude: TYPE (2: Q4_0, 8: Q8_0, 12: Q4_K), HAS_BIAS, NORM, SWIGLU, RESIDUAL,
 // ROWS (1 or 2; SwiGLU always reads its two), WG (threads a workgroup),
 // LANES (a power of two dividing WG), KB (K / 32, even), ITER (pairs a
-// lane: ceil(KB / 2 / LANES)); library f16_bits.
+// lane: ceil(KB / 2 / LANES)).
 
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
@@ -104,7 +104,21 @@ fn dot16(a: vec4<u32>, v: vec4<u32>) -> i32 {
     return dot4I8Packed(a.x, v.x) + dot4I8Packed(a.y, v.y) + dot4I8Packed(a.z, v.z) + dot4I8Packed(a.w, v.w);
 }
 
-fn f16_value(h: u32) -> f32 { return bitcast<f32>(half_to_f32_bits(h)); }
+// f16 bits (< 2^16) as f32, exactly and without branches (f16_bits'
+// routine branches per value, which keeps the compiler from overlapping a
+// unit's loads with the last one's arithmetic; quant_gemv_slots.wgsl's
+// half4 for one value): a normal half's bits moved to f32's places with
+// the exponent rebased, a subnormal (or zero) as its integer mantissa
+// times 2^-24, inf and NaN with f32's exponent.
+fn f16_value(h: u32) -> f32 {
+    let mag = h & 0x7fffu;
+    let e = mag >> 10u;
+    let normal = (mag << 13u) + 0x38000000u;
+    let sub = bitcast<u32>(f32(mag) * 5.9604644775390625e-8);
+    let special = (mag << 13u) | 0x7f800000u;
+    let bits = select(select(normal, sub, e == 0u), special, e == 31u);
+    return bitcast<f32>(bits | ((h & 0x8000u) << 16u));
+}
 
 // The four bytes from two bytes into each word of a (its next word in b).
 fn mid4(a: vec4<u32>, b: u32) -> vec4<u32> {
