@@ -39,8 +39,8 @@ float *read_f32(const wt_tensor *t);
 /* Random blocks (random bytes, finite scales of both signs). */
 void random_blocks(wt_quant_type t, int64_t n, int64_t k, uint8_t *dst);
 /* Whether WebGPU's GEMV may round x to 8 bits for type t
- * (WT_QUANT_GEMV_X8, docs/KNOBS.md): 1, 2 and 3 ask for it, the default
- * (auto) does it for Q4_0 and Q4_K, 0 never. Said of the knob alone: the
+ * (WT_QUANT_GEMV_X8, docs/KNOBS.md): 1 and 2 ask for it, 3 and the
+ * default (auto) for all but Q6_K, 0 never. Said of the knob alone: the
  * backend and the row count are the caller's to check. */
 bool x8_knob_on(wt_quant_type t);
 

@@ -177,18 +177,18 @@ WT_API wt_status wt_dequantize(const wt_tensor *w, wt_quant_type type, wt_dtype 
  * elements largely cancel, so typically far less).
  * WT_CPU_QUANT_DOT=f32 keeps x exact; x holding an inf or a NaN, or a
  * block whose max|x| is nonzero but below 127 * 2^-100 (about 1e-28),
- * always takes the exact path. On WebGPU, Q4_0 and Q4_K weights with one
- * to four rows of x and K a multiple of 64 (Q4_K: the weight starting at
- * a multiple of 16 bytes of its storage) round x the same way per block
- * of 32 by default, and Q4_0's offset 8 and Q4_K's mins meet the rounded
- * x as well (d_w d_x sum of (q_w - 8) q_x, as ggml's integer dots; Q4_K's
- * blocks of 32 take steps no larger than its super-block's): the CPU's
- * bound above; a block holding an inf or a NaN makes its results NaN.
- * Other types keep f32 x unless WT_QUANT_GEMV_X8 asks (docs/KNOBS.md; 0
- * keeps f32 x for Q4_0 and Q4_K too): with 1 or 2 each element's product
- * may differ by at most max |x| of its block / 254 times the weight's
- * quant term (Q4_0: its nibble times d), with 3 (Q8_0 as well) by the
- * bound above. Other row counts: f32. */
+ * always takes the exact path. On WebGPU, Q8_0, Q4_0 and Q4_K weights
+ * with one to four rows of x and K a multiple of 64 (Q4_K: the weight
+ * starting at a multiple of 16 bytes of its storage) round x the same way
+ * per block of 32 by default, and Q4_0's offset 8 and Q4_K's mins meet
+ * the rounded x as well (d_w d_x sum of (q_w - 8) q_x, as ggml's integer
+ * dots; Q4_K's blocks of 32 take steps no larger than its super-block's):
+ * the CPU's bound above; a block holding an inf or a NaN makes its
+ * results NaN. Q6_K keeps f32 x; WT_QUANT_GEMV_X8=0 (docs/KNOBS.md)
+ * keeps it for every type, and 1 or 2 round it for every type by a pass
+ * of their own, each element's product then differing by at most max |x|
+ * of its block / 254 times the weight's quant term (Q4_0: its nibble
+ * times d). Other row counts: f32. */
 WT_API wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quant_type type,
                                  const wt_tensor *bias, wt_tensor **out);
 /* wt_linear_fused with a quantised weight w (wt_linear_quant's form and

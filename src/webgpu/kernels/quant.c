@@ -72,21 +72,21 @@ static int gemv_x8(void)
  * and Q4_K with K a multiple of 64 (units of 64 weights), x and the norm
  * weight at a multiple of 4 elements, and x's rounded row within the
  * workgroup memory (1.5 K bytes beside 4 KiB); Q4_K's weight at a
- * multiple of four words. Elsewhere the f32 kernels run. By default
- * ("auto") Q4_0 and Q4_K: on the H200 the 852M Llama's Q4_0 decode went
- * from 1,128 to 1,312 tok/s with it; on an H100 its Q4_K_M decode from
- * 790 to 950 (Q4_K's GEMV of 14336x4096 from 26.4 to 19.3 us) once the
- * kernel read Q4_K's words 16 bytes at a time and decoded its scales
- * without branches; Q8_0's decode from 1,029 to 1,043 (noise), so Q8_0
- * keeps its exact f32 x (bench/RESULTS.md). 16 lanes a pair of rows
- * measured ahead of 32 and 8 there. */
+ * multiple of four words. Elsewhere the f32 kernels run. "auto" (the
+ * default) is 3: on the H200 the 852M Llama's Q4_0 decode went from 1,128
+ * to 1,312 tok/s with it; on an H100 its Q4_K_M decode from 790 to 950
+ * (Q4_K's GEMV of 14336x4096 from 26.4 to 19.3 us) once the kernel read
+ * Q4_K's words 16 bytes at a time and decoded its scales without
+ * branches; with its f16 scales converted without branches as well, on
+ * the H200, Q8_0's from 1,046-1,054 to 1,186-1,195 (bench/RESULTS.md).
+ * 16 lanes a pair of rows measured ahead of 32 and 8 there. */
 #define X8_FUSED_LANES 16u
 static bool x8_fused_takes(wt_context *ctx, wt_quant_type type, int64_t m, int64_t k, const wt_tensor *x,
                            const wt_tensor *w, const wt_tensor *norm_weight)
 {
     const int mode = gemv_x8();
     const bool q4 = type == WT_QUANT_Q4_0, q4k = type == WT_QUANT_Q4_K, q8 = type == WT_QUANT_Q8_0;
-    if (m > GEMV_MAX_ROWS || !(mode == 3 ? q4 || q4k || q8 : mode == X8_AUTO && (q4 || q4k))) return false;
+    if (m > GEMV_MAX_ROWS || !(mode == 3 || mode == X8_AUTO) || !(q4 || q4k || q8)) return false;
     if (q4k && w->offset % 4 != 0) return false; /* read as 16-byte words */
     if (k % 64 != 0 || x->offset % 4 != 0 || (norm_weight && norm_weight->offset % 4 != 0)) return false;
     const uint64_t bytes = (uint64_t)k / 32u * (32u + 4u + 8u + 4u) + GEMV_THREADS * 16u;
