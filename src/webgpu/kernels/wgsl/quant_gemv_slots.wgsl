@@ -107,27 +107,26 @@ fn nibbles_hi(v: vec4<u32>, xh: vec4<f32>) -> vec4<f32> {
     return s;
 }
 
-// Four int8 quants of one word of each row (sign bits flipped: q + 128)
-// dotted with xv.
-fn bytes4(q: vec4<u32>, xv: vec4<f32>) -> vec4<f32> {
-    let v = q ^ vec4<u32>(0x80808080u);
+// The four bytes of one word of each row, each minus off, dotted with xv.
+fn bytes4_minus(v: vec4<u32>, xv: vec4<f32>, off: f32) -> vec4<f32> {
     let u = v >> vec4<u32>(16u);
-    var s = field(v, 0xffu, M23, 8388608.0 + 128.0) * xv.x;
-    s += field(v, 0xff00u, M15, 32768.0 + 128.0) * xv.y;
-    s += field(u, 0xffu, M23, 8388608.0 + 128.0) * xv.z;
-    s += field(u, 0xff00u, M15, 32768.0 + 128.0) * xv.w;
+    var s = field(v, 0xffu, M23, 8388608.0 + off) * xv.x;
+    s += field(v, 0xff00u, M15, 32768.0 + off) * xv.y;
+    s += field(u, 0xffu, M23, 8388608.0 + off) * xv.z;
+    s += field(u, 0xff00u, M15, 32768.0 + off) * xv.w;
     return s;
 }
 
-// Four 6-bit quants of one word of each row (bytes 0..63: Q6_K's,
-// offset 32) dotted with xv; the top byte shifted down below bit 23.
+// Four int8 quants of one word of each row (sign bits flipped: q + 128)
+// dotted with xv.
+fn bytes4(q: vec4<u32>, xv: vec4<f32>) -> vec4<f32> {
+    return bytes4_minus(q ^ vec4<u32>(0x80808080u), xv, 128.0);
+}
+
+// Four 6-bit quants of one word of each row (Q6_K's 0..63, offset 32)
+// dotted with xv.
 fn sixbits4(q: vec4<u32>, xv: vec4<f32>) -> vec4<f32> {
-    let u = q >> vec4<u32>(12u);
-    var s = field(q, 0x3fu, M23, 8388608.0 + 32.0) * xv.x;
-    s += field(q, 0x3f00u, M15, 32768.0 + 32.0) * xv.y;
-    s += field(q, 0x3f0000u, M7, 128.0 + 32.0) * xv.z;
-    s += field(u, 0x3f000u, M11, 2048.0 + 32.0) * xv.w;
-    return s;
+    return bytes4_minus(q, xv, 32.0);
 }
 
 // f16 bits (< 2^16) to f32, exactly and without branches (f16_bits'
