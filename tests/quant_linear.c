@@ -19,8 +19,8 @@ enum { X_PLAIN, X_TRANSPOSED, X_OFFSET, X_GRID };
 bool x8_knob_on(wt_quant_type t)
 {
     const char *v = getenv("WT_QUANT_GEMV_X8");
-    if (!v || strcmp(v, "auto") == 0 || strcmp(v, "3") == 0) return t != WT_QUANT_Q6_K;
-    return strcmp(v, "1") == 0 || strcmp(v, "2") == 0;
+    if (!v || strcmp(v, "auto") == 0) return t != WT_QUANT_Q6_K;
+    return strcmp(v, "1") == 0 || strcmp(v, "2") == 0 || strcmp(v, "3") == 0;
 }
 
 /* Whether wt_linear_quant rounds x to 8-bit blocks here (the header's

@@ -184,11 +184,12 @@ WT_API wt_status wt_dequantize(const wt_tensor *w, wt_quant_type type, wt_dtype 
  * the rounded x as well (d_w d_x sum of (q_w - 8) q_x, as ggml's integer
  * dots; Q4_K's blocks of 32 take steps no larger than its super-block's):
  * the CPU's bound above; a block holding an inf or a NaN makes its
- * results NaN. Q6_K keeps f32 x; WT_QUANT_GEMV_X8=0 (docs/KNOBS.md)
- * keeps it for every type, and 1 or 2 round it for every type by a pass
- * of their own, each element's product then differing by at most max |x|
- * of its block / 254 times the weight's quant term (Q4_0: its nibble
- * times d). Other row counts: f32. */
+ * results NaN. Q6_K keeps f32 x unless WT_QUANT_GEMV_X8=3 (docs/KNOBS.md)
+ * rounds it too (its offset 32 meeting the rounded x: the same bound);
+ * 0 keeps f32 x for every type, and 1 or 2 round it for every type by a
+ * pass of their own, each element's product then differing by at most
+ * max |x| of its block / 254 times the weight's quant term (Q4_0: its
+ * nibble times d). Other row counts: f32. */
 WT_API wt_status wt_linear_quant(const wt_tensor *x, const wt_tensor *w, wt_quant_type type,
                                  const wt_tensor *bias, wt_tensor **out);
 /* wt_linear_fused with a quantised weight w (wt_linear_quant's form and

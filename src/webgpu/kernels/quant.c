@@ -68,8 +68,8 @@ static int gemv_x8(void)
 
 /* 3: x rounded the same way by each workgroup of the GEMV itself
  * (quant_gemv_x8_fused.wgsl), so no pass of its own and the norm, SwiGLU
- * and residual of wt_linear_quant_fused in the same kernel; Q4_0, Q8_0
- * and Q4_K with K a multiple of 64 (units of 64 weights), x and the norm
+ * and residual of wt_linear_quant_fused in the same kernel; Q4_0, Q8_0,
+ * Q4_K and Q6_K with K a multiple of 64 (units of 64 weights), x and the norm
  * weight at a multiple of 4 elements, and x's rounded row within the
  * workgroup memory (1.5 K bytes beside 4 KiB); Q4_K's weight at a
  * multiple of four words. Elsewhere the f32 kernels run. "auto" (the
@@ -79,14 +79,19 @@ static int gemv_x8(void)
  * Q4_K's words 16 bytes at a time and decoded its scales without
  * branches; with its f16 scales converted without branches as well, on
  * the H200, Q8_0's from 1,046-1,054 to 1,186-1,195 (bench/RESULTS.md).
- * 16 lanes a pair of rows measured ahead of 32 and 8 there. */
+ * Q6_K only under 3: it gained 34.0 -> 30.4 us at 14336x4096 but lost
+ * at the 852M Llama's shapes (512x2048 4.5 -> 6.6 us) and its Q4_K_M
+ * decode 1,087-1,091 -> 1,071-1,075 tok/s (H200). 16 lanes a pair of rows
+ * measured ahead of 32 and 8 there. */
 #define X8_FUSED_LANES 16u
 static bool x8_fused_takes(wt_context *ctx, wt_quant_type type, int64_t m, int64_t k, const wt_tensor *x,
                            const wt_tensor *w, const wt_tensor *norm_weight)
 {
     const int mode = gemv_x8();
-    const bool q4 = type == WT_QUANT_Q4_0, q4k = type == WT_QUANT_Q4_K, q8 = type == WT_QUANT_Q8_0;
-    if (m > GEMV_MAX_ROWS || !(mode == 3 || mode == X8_AUTO) || !(q4 || q4k || q8)) return false;
+    const bool q4 = type == WT_QUANT_Q4_0, q4k = type == WT_QUANT_Q4_K, q8 = type == WT_QUANT_Q8_0,
+               q6k = type == WT_QUANT_Q6_K;
+    if (m > GEMV_MAX_ROWS || !(mode == 3 ? q4 || q4k || q8 || q6k : mode == X8_AUTO && (q4 || q4k || q8)))
+        return false;
     if (q4k && w->offset % 4 != 0) return false; /* read as 16-byte words */
     if (k % 64 != 0 || x->offset % 4 != 0 || (norm_weight && norm_weight->offset % 4 != 0)) return false;
     const uint64_t bytes = (uint64_t)k / 32u * (32u + 4u + 8u + 4u) + GEMV_THREADS * 16u;

@@ -1,6 +1,6 @@
-// y [M, N] = x [M, K] @ W^T + bias with W in Q4_0, Q8_0 or Q4_K blocks and x
-// rounded to 8 bits inside the kernel: the decode GEMV of a step, with the
-// RMSNorm before it, the SwiGLU and the residual after it as
+// y [M, N] = x [M, K] @ W^T + bias with W in Q4_0, Q8_0, Q4_K or Q6_K
+// blocks and x rounded to 8 bits inside the kernel: the decode GEMV of a
+// step, with the RMSNorm before it, the SwiGLU and the residual after it as
 // wt_linear_quant_fused asks (the prelude flags NORM, SWIGLU, RESIDUAL of
 // quant_gemv_slots.wgsl, whose Params and bindings this shares).
 // Why: quant_gemv_x8.wgsl's integer dots cost a quarter of an instruction
@@ -31,13 +31,16 @@
 // and its 32 bytes of nibbles, three 16-byte loads through w4: twelve
 // 4-byte loads and a scale decode that branched and indexed the head
 // took 25.7 us where these take 19.3 on 14336x4096, an H100, so Q4_K
-// rounds x by default): all of a thread's units loaded at once
-// where they are at most three, else the next unit's words loaded while
-// the current one is summed.
-// Prelude: TYPE (2: Q4_0, 8: Q8_0, 12: Q4_K), HAS_BIAS, NORM, SWIGLU, RESIDUAL,
-// ROWS (1 or 2; SwiGLU always reads its two), WG (threads a workgroup),
-// LANES (a power of two dividing WG), KB (K / 32, even), ITER (pairs a
-// lane: ceil(KB / 2 / LANES)).
+// rounds x by default) or a quarter of a Q6_K super-block (half its
+// half's 64 nibble bytes' nibbles and 32 high-bit bytes' bits, which the
+// quarter's neighbour lane reads from the same lines; its four scales and
+// d; an odd super-block, 210 bytes, starts half a word in): all of a
+// thread's units loaded at once where they are at most three, else the
+// next unit's words loaded while the current one is summed.
+// Prelude: TYPE (2: Q4_0, 8: Q8_0, 12: Q4_K, 14: Q6_K), HAS_BIAS, NORM,
+// SWIGLU, RESIDUAL, ROWS (1 or 2; SwiGLU always reads its two), WG
+// (threads a workgroup), LANES (a power of two dividing WG), KB (K / 32,
+// even), ITER (pairs a lane: ceil(KB / 2 / LANES)).
 
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
@@ -57,13 +60,14 @@ struct Params {
 
 const Q4: bool = TYPE == 2u;
 const Q4K: bool = TYPE == 12u;
+const Q6K: bool = TYPE == 14u;
 const PAIR_WORDS: u32 = select(17u, 9u, Q4);
 const SUPER_WORDS: u32 = 36u; // Q4_K: 144 bytes a super-block of 256
 const NIBBLES: u32 = 0x0f0f0f0fu;
 
 var<workgroup> xq: array<vec4<u32>, 2u * KB>; // block b: xq[2b] elements 0-15, xq[2b + 1] 16-31
 var<workgroup> xd: array<f32, KB>;            // block b's step d
-var<workgroup> xqsum: array<f32, 2u * KB>;    // half block h: d times the sum of its 16 q (Q4_0, Q4_K)
+var<workgroup> xqsum: array<f32, 2u * KB>;    // half block h: d times the sum of its 16 q (Q4_0, Q4_K, Q6_K)
 var<workgroup> xsq: array<f32, KB>;           // NORM: block b's sum of x^2 (x before g)
 // stage_x: a half block's max |x|, sum, sum of x^2 and bad flag; then the
 // lanes' sums
@@ -71,9 +75,19 @@ var<workgroup> red: array<vec4<f32>, WG>;
 
 // The words of a unit in fields, not an array, so that they stay in
 // registers: a pair's words 0-15 in v0-v3, word 16 in e (Q4_0 uses v0, v1,
-// v2.x); Q4_K's head in v0, its quarter's nibbles in v1 and v2.
+// v2.x); Q4_K's head in v0, its quarter's nibbles in v1 and v2; Q6_K's
+// half super-block's 64 bytes of nibbles in v0-v3, its 32 bytes of high
+// bits in v4 and v5, the quarter's four scales in e, d in f.
 struct Pair {
     v0: vec4<u32>, v1: vec4<u32>, v2: vec4<u32>, v3: vec4<u32>, e: u32,
+    v4: vec4<u32>, v5: vec4<u32>, f: u32,
+}
+
+// Q6_K: the 16-byte word starting at word k, or with odd two bytes into
+// it (an odd super-block of 210 bytes starts half a word in).
+fn run4(k: u32, odd: bool) -> vec4<u32> {
+    let a = vec4<u32>(w[k], w[k + 1u], w[k + 2u], w[k + 3u]);
+    return select(a, mid4(a, w[k + 4u]), odd);
 }
 
 // Unit pr of the row starting at word row.
@@ -85,6 +99,30 @@ fn load_pair(row: u32, pr: u32) -> Pair {
         r.v0 = w4[h];
         r.v1 = w4[n];
         r.v2 = w4[n + 1u];
+        return r;
+    }
+    if (Q6K) {
+        // Quarter q of super-block sb: part pp (elements 64 pp ..) of half
+        // n, whose nibbles are the half's 64 ql bytes (low or high
+        // nibbles) and whose high bits its 32 qh bytes (bits 0-3 or 4-7).
+        let sb = pr / 4u;
+        let n = (pr / 2u) % 2u;
+        let pp = pr % 2u;
+        let wb = row + (sb * 105u) / 2u; // 210 bytes: 52.5 words
+        let odd = (sb & 1u) != 0u;
+        let ql = wb + 16u * n;
+        r.v0 = run4(ql, odd);
+        r.v1 = run4(ql + 4u, odd);
+        r.v2 = run4(ql + 8u, odd);
+        r.v3 = run4(ql + 12u, odd);
+        let qh = wb + 32u + 8u * n;
+        r.v4 = run4(qh, odd);
+        r.v5 = run4(qh + 4u, odd);
+        // scales: bytes 192 + 8n + 4pp ..; d: bytes 208, 209 (word 52's
+        // low half, or with odd its high half: never past the block)
+        let sc = wb + 48u + 2u * n + pp;
+        r.e = select(w[sc], (w[sc] >> 16u) | (w[sc + 1u] << 16u), odd);
+        r.f = select(w[wb + 52u] & 0xffffu, w[wb + 52u] >> 16u, odd);
         return r;
     }
     let a = row + pr * PAIR_WORDS;
@@ -159,6 +197,26 @@ fn pair_dot(q: Pair, pr: u32) -> f32 {
         let ob = xqsum[2u * b0 + 2u] + xqsum[2u * b0 + 3u];
         return f16_value(q.v0.x & 0xffffu) * (m.x * xa * f32(sa) + m.z * xb * f32(sb)) -
                f16_value(q.v0.x >> 16u) * (m.y * oa + m.w * ob);
+    }
+    if (Q6K) {
+        // Block b0: the half's elements l = 0..31 (ql bytes 0-31, qh bits
+        // 4pp, 4pp + 1), block b0 + 1: l + 32 (ql bytes 32-63, qh bits
+        // 4pp + 2, 4pp + 3); quants 0..63 with the offset 32 taken with
+        // x's sums; an int8 scale a sub-block of 16.
+        let sh = vec4<u32>(4u * (pr % 2u));
+        let n = vec4<u32>(NIBBLES);
+        let two = vec4<u32>(0x03030303u);
+        let h0 = q.v4 >> sh;
+        let h1 = q.v5 >> sh;
+        let s0 = dot16(((q.v0 >> sh) & n) | ((h0 & two) << vec4<u32>(4u)), xq[2u * b0]);
+        let s1 = dot16(((q.v1 >> sh) & n) | ((h1 & two) << vec4<u32>(4u)), xq[2u * b0 + 1u]);
+        let s2 = dot16(((q.v2 >> sh) & n) | ((h0 & (two << vec4<u32>(2u))) << vec4<u32>(2u)), xq[2u * b0 + 2u]);
+        let s3 = dot16(((q.v3 >> sh) & n) | ((h1 & (two << vec4<u32>(2u))) << vec4<u32>(2u)), xq[2u * b0 + 3u]);
+        let e = bitcast<i32>(q.e);
+        let sc = vec4<f32>(vec4<i32>(e << 24u, e << 16u, e << 8u, e) >> vec4<u32>(24u));
+        let t = vec4<f32>(xa * f32(s0) - 32.0 * xqsum[2u * b0], xa * f32(s1) - 32.0 * xqsum[2u * b0 + 1u],
+                          xb * f32(s2) - 32.0 * xqsum[2u * b0 + 2u], xb * f32(s3) - 32.0 * xqsum[2u * b0 + 3u]);
+        return f16_value(q.f) * dot(sc, t);
     }
     if (Q4) {
         // Block 0: d in the low half of word 0, its 16 nibble bytes from
