@@ -67,22 +67,21 @@ static int gemv_x8(void)
 }
 
 /* 3: x rounded the same way by each workgroup of the GEMV itself
- * (quant_gemv_x8_fused.wgsl), so no pass of its own and the norm, SwiGLU
- * and residual of wt_linear_quant_fused in the same kernel; Q4_0, Q8_0,
- * Q4_K and Q6_K with K a multiple of 64 (units of 64 weights), x and the norm
- * weight at a multiple of 4 elements, and x's rounded row within the
- * workgroup memory (1.5 K bytes beside 4 KiB); Q4_K's weight at a
- * multiple of four words. Elsewhere the f32 kernels run. "auto" (the
- * default) is 3: on the H200 the 852M Llama's Q4_0 decode went from 1,128
- * to 1,312 tok/s with it; on an H100 its Q4_K_M decode from 790 to 950
- * (Q4_K's GEMV of 14336x4096 from 26.4 to 19.3 us) once the kernel read
- * Q4_K's words 16 bytes at a time and decoded its scales without
- * branches; with its f16 scales converted without branches as well, on
- * the H200, Q8_0's from 1,046-1,054 to 1,186-1,195 (bench/RESULTS.md).
- * Q6_K only under 3: it gained 34.0 -> 30.4 us at 14336x4096 but lost
- * at the 852M Llama's shapes (512x2048 4.5 -> 6.6 us) and its Q4_K_M
- * decode 1,087-1,091 -> 1,071-1,075 tok/s (H200). 16 lanes a pair of rows
- * measured ahead of 32 and 8 there. */
+ * (quant_gemv_x8_fused.wgsl), so no pass of its own and the norm, SwiGLU and
+ * residual of wt_linear_quant_fused in the same kernel; Q4_0, Q8_0, Q4_K and
+ * Q6_K with K a multiple of 64 (units of 64 weights), x and the norm weight
+ * at a multiple of 4 elements, and x's rounded row within the workgroup
+ * memory (1.5 K bytes beside 4 KiB); Q4_K's weight at a multiple of four
+ * words. Elsewhere the f32 kernels run. "auto" (the default) is 3 but for
+ * Q6_K: on the H200 the 852M Llama's Q4_0 decode went from 1,128 to 1,312
+ * tok/s with it; on an H100 its Q4_K_M decode from 790 to 950 (Q4_K's GEMV of
+ * 14336x4096 from 26.4 to 19.3 us) once the kernel read Q4_K's words 16 bytes
+ * at a time and decoded its scales without branches; with its f16 scales
+ * converted without branches as well, on the H200, Q8_0's from 1,046-1,054 to
+ * 1,186-1,195 (bench/RESULTS.md). Q6_K only under 3: it gained 34.0 -> 30.4
+ * us at 14336x4096 but lost at the 852M Llama's shapes (512x2048 4.5 -> 6.6
+ * us) and its Q4_K_M decode 1,087-1,091 -> 1,071-1,075 tok/s (H200). 16 lanes
+ * a pair of rows measured ahead of 32 and 8 there. */
 #define X8_FUSED_LANES 16u
 static bool x8_fused_takes(wt_context *ctx, wt_quant_type type, int64_t m, int64_t k, const wt_tensor *x,
                            const wt_tensor *w, const wt_tensor *norm_weight)
