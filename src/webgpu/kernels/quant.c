@@ -254,6 +254,7 @@ static wt_status linear_x8_fused(wt_context *ctx, wt_quant_type type, const quan
     memset(&l, 0, sizeof l);
     l.shader = "quant_gemv_x8_fused";
     l.prelude = prelude;
+    l.libraries[0] = F16_LIBRARY;
     l.params = p;
     l.params_size = sizeof *p;
     /* Bindings the prelude turns off are never read: x stands in. */

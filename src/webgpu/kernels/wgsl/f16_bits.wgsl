@@ -4,6 +4,21 @@
 // round-to-nearest-even, and unpack2x16float may flush subnormals; these
 // convert every value (subnormals, inf, NaN) exactly.
 
+// The same as a value, without branches: half_to_f32_bits branches per
+// value, which keeps the compiler from overlapping a GEMV's next loads
+// with the last value's arithmetic. A normal half's bits moved to f32's
+// places with the exponent rebased, a subnormal (or zero) as its integer
+// mantissa times 2^-24, inf and NaN with f32's exponent.
+fn half_to_f32(h: u32) -> f32 {
+    let mag = h & 0x7fffu;
+    let e = mag >> 10u;
+    let normal = (mag << 13u) + 0x38000000u;
+    let sub = bitcast<u32>(f32(mag) * 5.9604644775390625e-8);
+    let special = (mag << 13u) | 0x7f800000u;
+    let bits = select(select(normal, sub, e == 0u), special, e == 31u);
+    return bitcast<f32>(bits | ((h & 0x8000u) << 16u));
+}
+
 fn half_to_f32_bits(h: u32) -> u32 {
     let sign = (h & 0x8000u) << 16u;
     let e = (h >> 10u) & 0x1fu;

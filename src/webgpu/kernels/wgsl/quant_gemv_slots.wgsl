@@ -129,19 +129,9 @@ fn sixbits4(q: vec4<u32>, xv: vec4<f32>) -> vec4<f32> {
     return bytes4_minus(q, xv, 32.0);
 }
 
-// f16 bits (< 2^16) to f32, exactly and without branches (f16_bits'
-// routine branches per value, which keeps the compiler from overlapping
-// one slot's loads with the last one's arithmetic): a normal half's bits
-// moved to f32's places with the exponent rebased, a subnormal (or zero)
-// as its integer mantissa times 2^-24, inf and NaN with f32's exponent.
+// f16 bits (< 2^16) of each row to f32 (f16_bits' branchless form).
 fn half4(h: vec4<u32>) -> vec4<f32> {
-    let mag = h & vec4<u32>(0x7fffu);
-    let e = mag >> vec4<u32>(10u);
-    let normal = (mag << vec4<u32>(13u)) + vec4<u32>(0x38000000u);
-    let sub = bitcast<vec4<u32>>(vec4<f32>(mag) * 5.9604644775390625e-8);
-    let special = (mag << vec4<u32>(13u)) | vec4<u32>(0x7f800000u);
-    let bits = select(select(normal, sub, e == vec4<u32>(0u)), special, e == vec4<u32>(31u));
-    return bitcast<vec4<f32>>(bits | ((h & vec4<u32>(0x8000u)) << vec4<u32>(16u)));
+    return vec4<f32>(half_to_f32(h.x), half_to_f32(h.y), half_to_f32(h.z), half_to_f32(h.w));
 }
 
 // Word t of each of the four rows starting at words a.

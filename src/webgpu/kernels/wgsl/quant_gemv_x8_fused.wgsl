@@ -40,7 +40,7 @@
 // Prelude: TYPE (2: Q4_0, 8: Q8_0, 12: Q4_K, 14: Q6_K), HAS_BIAS, NORM,
 // SWIGLU, RESIDUAL, ROWS (1 or 2; SwiGLU always reads its two), WG
 // (threads a workgroup), LANES (a power of two dividing WG), KB (K / 32,
-// even), ITER (pairs a lane: ceil(KB / 2 / LANES)).
+// even), ITER (pairs a lane: ceil(KB / 2 / LANES)); library f16_bits.
 
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
@@ -142,21 +142,6 @@ fn dot16(a: vec4<u32>, v: vec4<u32>) -> i32 {
     return dot4I8Packed(a.x, v.x) + dot4I8Packed(a.y, v.y) + dot4I8Packed(a.z, v.z) + dot4I8Packed(a.w, v.w);
 }
 
-// f16 bits (< 2^16) as f32, exactly and without branches (f16_bits'
-// routine branches per value, which keeps the compiler from overlapping a
-// unit's loads with the last one's arithmetic; quant_gemv_slots.wgsl's
-// half4 for one value): a normal half's bits moved to f32's places with
-// the exponent rebased, a subnormal (or zero) as its integer mantissa
-// times 2^-24, inf and NaN with f32's exponent.
-fn f16_value(h: u32) -> f32 {
-    let mag = h & 0x7fffu;
-    let e = mag >> 10u;
-    let normal = (mag << 13u) + 0x38000000u;
-    let sub = bitcast<u32>(f32(mag) * 5.9604644775390625e-8);
-    let special = (mag << 13u) | 0x7f800000u;
-    let bits = select(select(normal, sub, e == 0u), special, e == 31u);
-    return bitcast<f32>(bits | ((h & 0x8000u) << 16u));
-}
 
 // The four bytes from two bytes into each word of a (its next word in b).
 fn mid4(a: vec4<u32>, b: u32) -> vec4<u32> {
@@ -195,8 +180,8 @@ fn pair_dot(q: Pair, pr: u32) -> f32 {
         let m = scale_min_pair(q.v0, pr % 4u);
         let oa = xqsum[2u * b0] + xqsum[2u * b0 + 1u];
         let ob = xqsum[2u * b0 + 2u] + xqsum[2u * b0 + 3u];
-        return f16_value(q.v0.x & 0xffffu) * (m.x * xa * f32(sa) + m.z * xb * f32(sb)) -
-               f16_value(q.v0.x >> 16u) * (m.y * oa + m.w * ob);
+        return half_to_f32(q.v0.x & 0xffffu) * (m.x * xa * f32(sa) + m.z * xb * f32(sb)) -
+               half_to_f32(q.v0.x >> 16u) * (m.y * oa + m.w * ob);
     }
     if (Q6K) {
         // Block b0: the half's elements l = 0..31 (ql bytes 0-31, qh bits
@@ -216,7 +201,7 @@ fn pair_dot(q: Pair, pr: u32) -> f32 {
         let sc = vec4<f32>(vec4<i32>(e << 24u, e << 16u, e << 8u, e) >> vec4<u32>(24u));
         let t = vec4<f32>(xa * f32(s0) - 32.0 * xqsum[2u * b0], xa * f32(s1) - 32.0 * xqsum[2u * b0 + 1u],
                           xb * f32(s2) - 32.0 * xqsum[2u * b0 + 2u], xb * f32(s3) - 32.0 * xqsum[2u * b0 + 3u]);
-        return f16_value(q.f) * dot(sc, t);
+        return half_to_f32(q.f) * dot(sc, t);
     }
     if (Q4) {
         // Block 0: d in the low half of word 0, its 16 nibble bytes from
@@ -228,15 +213,15 @@ fn pair_dot(q: Pair, pr: u32) -> f32 {
         let sb = dot16(qb & n, xq[2u * b0 + 2u]) + dot16((qb >> vec4<u32>(4u)) & n, xq[2u * b0 + 3u]);
         let oa = xqsum[2u * b0] + xqsum[2u * b0 + 1u];
         let ob = xqsum[2u * b0 + 2u] + xqsum[2u * b0 + 3u];
-        return f16_value(q.v0.x & 0xffffu) * (xa * f32(sa) - 8.0 * oa) +
-               f16_value(q.v1.x >> 16u) * (xb * f32(sb) - 8.0 * ob);
+        return half_to_f32(q.v0.x & 0xffffu) * (xa * f32(sa) - 8.0 * oa) +
+               half_to_f32(q.v1.x >> 16u) * (xb * f32(sb) - 8.0 * ob);
     }
     // Q8_0: block 0's d in the low half of word 0, its 32 int8 from byte
     // 2; block 1's d in the high half of word 8, its int8 words 9-16.
     let sa = dot16(mid4(q.v0, q.v1.x), xq[2u * b0]) + dot16(mid4(q.v1, q.v2.x), xq[2u * b0 + 1u]);
     let sb = dot16(vec4<u32>(q.v2.y, q.v2.z, q.v2.w, q.v3.x), xq[2u * b0 + 2u]) +
              dot16(vec4<u32>(q.v3.y, q.v3.z, q.v3.w, q.e), xq[2u * b0 + 3u]);
-    return f16_value(q.v0.x & 0xffffu) * xa * f32(sa) + f16_value(q.v2.x >> 16u) * xb * f32(sb);
+    return half_to_f32(q.v0.x & 0xffffu) * xa * f32(sa) + half_to_f32(q.v2.x >> 16u) * xb * f32(sb);
 }
 
 // TWO: a group of lanes reads two rows (ROWS 2, or SwiGLU's gate and up).
