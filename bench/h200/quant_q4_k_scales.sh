@@ -12,18 +12,9 @@
 # quant_slots_decode.sh); REPO names the repository (bench/llama_ref.py,
 # bench/h200/llama_node_peer.js); WT_WEBGPU_LIB names Dawn's library. The
 # logs come back as one file, ${OUT:-/tmp}/q4k_logs.tar.gz.
-set -u
-D=$(cd "$(dirname "$0")" && pwd); O=/tmp/q4k_out; mkdir -p "$O"
-R=${REPO:-$(pwd)}
-cd $D; chmod +x new/*
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; date -u
-T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
-lib() { echo "$D/$1:${LD_LIBRARY_PATH:-}"; }
-M=/tmp/m852
-(python3 $R/bench/llama_ref.py make --size large --dtype f16 --out $M --seed 0 > $O/make.log 2>&1
- for k in q4_k_m q4_0; do LD_LIBRARY_PATH=$(lib new) timeout 300 new/llama_to_gguf $M /tmp/m_$k.gguf $k > $O/gguf_$k.log 2>&1 || echo "gguf $k failed"; done
- echo "models done ($(el) s)") &
-MK=$!
+NAME=q4k
+source "$(dirname "$0")"/quant_call.sh
+make_models q4_k_m q4_0
 timeout 200 env LD_LIBRARY_PATH=$(lib new) new/quant webgpu > $O/quant.log 2>&1; echo "quant rc=$? ($(el) s)"
 timeout 200 env LD_LIBRARY_PATH=$(lib new) WT_QUANT_GEMV_X8=3 new/quant webgpu > $O/quant_x8.log 2>&1; echo "quant x8 rc=$? ($(el) s)"
 wait $MK
@@ -37,12 +28,9 @@ for r in 1 2; do
 done
 dec q40_base base q4_0 X=1; dec q40_new new q4_0 X=1
 echo "decodes ($(el) s)"
-mkdir -p /tmp/p/node_modules/@fugood/node-llama-linux-x64-vulkan; tar -C /tmp/p/node_modules/@fugood -xf peer/llama_node_lib.tar
-xz -dc peer/vk.node.xz > /tmp/p/node_modules/@fugood/node-llama-linux-x64-vulkan/index.node; cp peer/vk.package.json /tmp/p/node_modules/@fugood/node-llama-linux-x64-vulkan/package.json
-xz -dc peer/node.xz > /tmp/node; chmod +x /tmp/node
-for k in q4_k_m q4_0; do timeout 60 /tmp/node $R/bench/h200/llama_node_peer.js /tmp/p/node_modules/@fugood/llama.node /tmp/m_$k.gguf > $O/peer_$k.log 2>&1; echo "peer $k rc=$?"; done
+peer q4_k_m q4_0
 echo "total $(el) s"
 for f in $O/d_*.log; do echo "$(basename $f .log): $(grep -E '^decode \(' $f | head -1 | grep -o '[0-9.]* tokens/s')"; done
 for f in $O/g_*.log; do echo "== $(basename $f .log)"; grep -E 'gemv_q' $f | head -20; done
 echo "== summary"; tail -1 $O/quant.log; tail -1 $O/quant_x8.log; grep -h -E "^peer" $O/peer_*.log
-tar -C $O -czf ${OUT:-/tmp}/q4k_logs.tar.gz . # the logs, one file
+pack_logs # the logs, one file

@@ -11,18 +11,9 @@
 # libwebtensor.so.0), base/ (main's libwebtensor.so.0), peer/ (as
 # quant_slots_decode.sh); REPO names the repository (bench/llama_ref.py,
 # bench/h200/llama_node_peer.js); WT_WEBGPU_LIB names Dawn's library.
-set -u
-D=$(cd "$(dirname "$0")" && pwd); O=/tmp/q6k_out; mkdir -p "$O"
-R=${REPO:-$(pwd)}
-cd $D; chmod +x new/*
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; date -u
-T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
-lib() { echo "$D/$1:${LD_LIBRARY_PATH:-}"; }
-M=/tmp/m852
-(python3 $R/bench/llama_ref.py make --size large --dtype f16 --out $M --seed 0 > $O/make.log 2>&1
- for k in q4_k_m q4_k_m_dense; do LD_LIBRARY_PATH=$(lib new) timeout 300 new/llama_to_gguf $M /tmp/m_$k.gguf $k > $O/gguf_$k.log 2>&1 || echo "gguf $k failed"; done
- echo "models done ($(el) s)") &
-MK=$!
+NAME=q6k
+source "$(dirname "$0")"/quant_call.sh
+make_models q4_k_m q4_k_m_dense
 (timeout 200 env LD_LIBRARY_PATH=$(lib new) new/quant webgpu > $O/quant.log 2>&1; echo "quant rc=$? $(tail -1 $O/quant.log) ($(el) s)")
 wait $MK
 B=(bench --size large --backend webgpu --no-check --filter gemv_q6_k,gemv_q4_k)
@@ -32,10 +23,7 @@ ls -la /tmp/m_*.gguf | awk '{print $5, $9}'
 dec() { local name=$1 l=$2; shift 2; timeout 60 env LD_LIBRARY_PATH=$(lib $l) "$@" new/llama --model /tmp/m_q4_k_m.gguf --backend webgpu --tokens 128 --decode graph > $O/d_$name.log 2>&1; echo "d_$name rc=$? $(grep -E '^decode \(' $O/d_$name.log | head -1)"; }
 for r in 1 2; do dec base_$r base X=1; dec new_$r new X=1; dec new_x8_$r new WT_QUANT_GEMV_X8=3; done
 echo "decodes ($(el) s)"
-mkdir -p /tmp/p/node_modules/@fugood/node-llama-linux-x64-vulkan; tar -C /tmp/p/node_modules/@fugood -xf peer/llama_node_lib.tar
-xz -dc peer/vk.node.xz > /tmp/p/node_modules/@fugood/node-llama-linux-x64-vulkan/index.node; cp peer/vk.package.json /tmp/p/node_modules/@fugood/node-llama-linux-x64-vulkan/package.json
-xz -dc peer/node.xz > /tmp/node; chmod +x /tmp/node
-timeout 60 /tmp/node $R/bench/h200/llama_node_peer.js /tmp/p/node_modules/@fugood/llama.node /tmp/m_q4_k_m.gguf > $O/peer_q4_k_m.log 2>&1; echo "peer rc=$?"; grep -E '^peer' $O/peer_q4_k_m.log
+peer q4_k_m
 if [ $(el) -lt 430 ]; then
   S=(--tokens 64 --text abcdefghijklmn)
   timeout 90 env LD_LIBRARY_PATH=$(lib new) new/llama --model /tmp/m_q4_k_m_dense.gguf --backend webgpu "${S[@]}" --out-logits /tmp/d_logits.npy --out-tokens /tmp/d_tokens.txt --out-step-logits /tmp/d_step.npy > $O/dense.log 2>&1; echo "dense rc=$? ($(el) s)"
@@ -46,4 +34,4 @@ echo "total $(el) s"
 for f in $O/d_*.log; do echo "$(basename $f .log): $(grep -E '^decode \(' $f | head -1 | grep -o '[0-9.]* tokens/s')"; done
 for f in $O/g_*.log; do echo "== $(basename $f .log)"; grep -E 'gemv_q' $f | head -20; done
 echo "== summary"; tail -1 $O/quant.log; grep -E "^peer" $O/peer_q4_k_m.log
-tar -C $O -czf ${OUT:-/tmp}/q6k_logs.tar.gz .  # the logs, one file
+pack_logs # the logs, one file

@@ -10,18 +10,10 @@
 # libwebtensor.so.0); REPO names the repository (bench/llama_ref.py);
 # WT_WEBGPU_LIB names Dawn's library. The logs come back as one file,
 # ${OUT:-/tmp}/q6x8_logs.tar.gz.
-set -u
-D=$(cd "$(dirname "$0")" && pwd); O=/tmp/q6x8_out; mkdir -p "$O"
-R=${REPO:-$(pwd)}
-cd $D; chmod +x new/*
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
-T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
+NAME=q6x8
+source "$(dirname "$0")"/quant_call.sh
 export LD_LIBRARY_PATH=$D/new:${LD_LIBRARY_PATH:-}
-M=/tmp/m852
-(python3 $R/bench/llama_ref.py make --size large --dtype f16 --out $M --seed 0 > $O/make.log 2>&1
- for k in q4_k_m q4_k_m_dense; do timeout 300 new/llama_to_gguf $M /tmp/m_$k.gguf $k > $O/gguf_$k.log 2>&1 || echo "gguf $k failed"; done
- echo "models done ($(el) s)") &
-MK=$!
+make_models q4_k_m q4_k_m_dense
 timeout 200 env WT_QUANT_GEMV_X8=3 new/quant webgpu > $O/quant_x8.log 2>&1; echo "quant x8 rc=$? ($(el) s)"
 wait $MK
 B=(bench --size large --backend webgpu --no-check --filter gemv_q6_k)
@@ -38,4 +30,4 @@ echo "check rc=$?"
 echo "total $(el) s"
 for f in $O/g_*.log; do echo "== $(basename $f .log)"; grep -E 'gemv_q' $f; done
 echo "== summary"; tail -1 $O/quant_x8.log; grep -E "vs reference" $O/check.log | cut -c1-200
-tar -C $O -czf ${OUT:-/tmp}/q6x8_logs.tar.gz . # the logs, one file
+pack_logs # the logs, one file
