@@ -1,8 +1,9 @@
 #!/bin/bash
-# The quantised GGUF files of the 852M Llama against PyTorch: each file
-# (Q8_0, Q4_0, Q4_K_M, written by llama_to_gguf) dequantised in NumPy by
-# bench/gguf_ref.py (checked value for value against llama_to_gguf's
-# KIND_dense file of the same weights) and run by transformers in float32;
+# The GGUF files of the 852M Llama against PyTorch: each file (KINDS, by
+# default Q8_0, Q4_0, Q4_K_M; f16 too, written by llama_to_gguf)
+# dequantised in NumPy by bench/gguf_ref.py (the quantised ones checked
+# value for value against llama_to_gguf's KIND_dense file of the same
+# weights) and run by transformers in float32;
 # then examples/llama.c on the same file, WebGPU and CPU, against it: with
 # x exact (WT_QUANT_GEMV_X8=0, WT_CPU_QUANT_DOT=f32) the prompt's logits
 # and every greedy token, and with the defaults (x rounded to 8 bits) the
@@ -13,17 +14,19 @@
 NAME=gref
 source "$(dirname "$0")"/quant_call.sh
 N=${TOKENS:-64}
-make_models q8_0 q4_0 q4_k_m q8_0_dense q4_0_dense q4_k_m_dense
+KINDS=${KINDS:-q8_0 q4_0 q4_k_m}
+DENSE=(); for k in $KINDS; do [ $k = f16 ] || DENSE+=(${k}_dense); done
+make_models $KINDS "${DENSE[@]}"
 wait $MK
 run() { # name, env..., then llama's arguments after --
   local name=$1; shift; local envs=(); while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
   timeout 240 env LD_LIBRARY_PATH=$(lib new) "${envs[@]}" new/llama "$@" > $O/$name.log 2>&1
   echo "$name rc=$? | $(grep -h -E 'vs reference|FAIL|error' $O/$name.log | cut -c1-220 | tr '\n' '|')"
 }
-for k in q8_0 q4_0 q4_k_m; do
-  F=/tmp/ref_$k
+for k in $KINDS; do
+  F=/tmp/ref_$k; C=(); [ $k = f16 ] || C=(--check-dense /tmp/m_${k}_dense.gguf)
   timeout 300 python3 "$R"/bench/gguf_ref.py --gguf /tmp/m_$k.gguf --model $M --out $F --tokens $N \
-    --check-dense /tmp/m_${k}_dense.gguf > $O/ref_$k.log 2>&1
+    "${C[@]}" > $O/ref_$k.log 2>&1
   echo "ref $k rc=$? ($(el) s)"; tail -3 $O/ref_$k.log | cut -c1-300
   R1=(--ref-logits $F/ref_logits.npy --ref-tokens $F/ref_tokens.txt)
   RS=("${R1[@]}" --ref-step-logits $F/ref_step_logits.npy)
