@@ -156,20 +156,26 @@ static wt_linear_fused_options fused_opts(const llama *m, const wt_tensor *norm)
 }
 
 /* q, k and v of x: one product, or one a run of parts of one type (a
- * GGUF file that mixes them: llama_model.h) and their rows joined. */
+ * GGUF file that mixes them: llama_model.h) and their rows joined: a
+ * decode step's runs write into neighbouring views of ly->qkv_step, a
+ * prompt's are concatenated. */
 static wt_status qkv_product(const llama *m, const llama_layer *ly, const wt_tensor *x,
                              const wt_linear_fused_options *o, wt_tensor **out)
 {
     if (ly->n_qkv_runs == 0) return llama_linear_fused(m, x, ly->qkv, ly->qkv_bias, o, out);
+    const bool in_place = ly->qkv_step && wt_tensor_shape(x)[0] == 1;
     wt_tensor *ys[3];
     int64_t row = 0;
     for (int i = 0; i < ly->n_qkv_runs; i++) {
         const int64_t rows = wt_tensor_shape(ly->qkv_runs[i])[0];
         wt_tensor *bias = NULL;
         if (ly->qkv_bias) TRY(wt_slice(ly->qkv_bias, 0, row, row + rows, 1, &bias));
-        TRY(llama_linear_fused(m, x, ly->qkv_runs[i], bias, o, &ys[i]));
+        wt_linear_fused_options oi = *o;
+        if (in_place) TRY(wt_slice(ly->qkv_step, 1, row, row + rows, 1, &oi.into));
+        TRY(llama_linear_fused(m, x, ly->qkv_runs[i], bias, &oi, &ys[i]));
         row += rows;
     }
+    if (in_place) return wt_reshape(ly->qkv_step, 2, wt_tensor_shape(ly->qkv_step), out); /* a handle of it */
     return wt_concat(ly->n_qkv_runs, ys, -1, out);
 }
 

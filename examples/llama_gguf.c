@@ -379,6 +379,10 @@ wt_status llama_gguf_load(const char *path, wt_context *ctx, wt_dtype dtype, int
         for (int i = 0; i < 3; i++) wt_tensor_release(qkv[i]); /* NULL unless the join failed */
         for (int i = 0; i < 2; i++) wt_tensor_release(gate_up[i]);
         if (st != WT_OK) goto done;
+        if (y->n_qkv_runs > 0 && m->batch == 1) { /* the decode step's q|k|v, written by the runs in place */
+            const int64_t qkv_shape[2] = {1, qd + 2 * kd};
+            CK(wt_tensor_zeros(ctx, WT_F32, 2, qkv_shape, &y->qkv_step));
+        }
         CK(llama_kv_cache(ctx, &c, m->batch, max_seq, y));
     }
     for (int i = 0; i < wt_gguf_tensor_count(f); i++) {

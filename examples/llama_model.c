@@ -663,7 +663,7 @@ void llama_free(llama *m)
             wt_tensor *all[] = {y->in_norm, y->q, y->k, y->v, y->o, y->post_norm, y->gate, y->up, y->down,
                                 y->q_bias, y->k_bias, y->v_bias, y->o_bias, y->gate_bias, y->up_bias,
                                 y->down_bias, y->kv_cache, y->k_cache, y->v_cache, y->qkv, y->qkv_bias, y->gate_up,
-                                y->gate_up_bias, y->qkv_runs[0], y->qkv_runs[1], y->qkv_runs[2]};
+                                y->gate_up_bias, y->qkv_runs[0], y->qkv_runs[1], y->qkv_runs[2], y->qkv_step};
             for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wt_tensor_release(all[i]);
         }
         free(m->layer);

@@ -60,6 +60,11 @@ typedef struct llama_layer {
      * need 3.2 GB more). */
     wt_tensor *qkv_runs[3];
     int n_qkv_runs;
+    /* With runs and a batch of one: a decode step's q, k and v, [1, q_dim
+     * + 2 kv_dim] f32, which the runs' products write into side by side
+     * (wt_linear_fused_options.into) instead of being joined by copies:
+     * two dispatches fewer a step for each such layer. NULL otherwise. */
+    wt_tensor *qkv_step;
     /* [batch, 2 KV, max_seq, head_dim], f32: the keys' heads, then the
      * values' (wt_rope_kv_cache writes both); k_cache and v_cache are its
      * halves, [batch, KV, max_seq, head_dim] views. */

@@ -121,7 +121,7 @@ static bool patch_device(wt_context *ctx)
 static wt_status workload(wt_context *ctx, float *result, bool *out_was_null)
 {
     enum { A, B, W, S1, AT, AC, MM, SM, LN, RM, H, HF, EX, LG, SUM, MX, DV, SQ, QX, QR, QW, QY, QI, QE, LF, KS, K4, KC,
-           KQ, SX, SR, SW, SY, QF, KA, NT };
+           KQ, SX, SR, SW, SY, QF, KA, QT, QG, NT };
     wt_tensor *t[NT];
     for (int i = 0; i < NT; i++)
         t[i] = NULL;
@@ -175,6 +175,11 @@ static wt_status workload(wt_context *ctx, float *result, bool *out_was_null)
     wt_linear_fused_options_init(&qo);
     qo.residual = t[QY];
     STEP(wt_linear_quant_fused(t[QR], t[QW], WT_QUANT_Q4_0, NULL, &qo, &t[QF]), QF);
+    /* the same written into a tensor of the caller's (into) */
+    const int64_t s22[2] = {2, 2};
+    STEP(wt_tensor_zeros(ctx, WT_F32, 2, s22, &t[QT]), QT);
+    qo.into = t[QT];
+    STEP(wt_linear_quant_fused(t[QR], t[QW], WT_QUANT_Q4_0, NULL, &qo, &t[QG]), QG);
     STEP(wt_tensor_from_data(ctx, WT_I32, 1, s1, &row1, &t[QI]), QI);
     STEP(wt_embedding_quant(t[QW], WT_QUANT_Q4_0, t[QI], WT_F32, &t[QE]), QE);
     /* a super-block format on the CPU, whose decode product rounds x to
@@ -199,11 +204,12 @@ static wt_status workload(wt_context *ctx, float *result, bool *out_was_null)
     STEP(wt_tensor_zeros(ctx, WT_F32, 4, c4, &t[KC]), KC);
     STEP(wt_rope_kv_cache(t[KC], t[K4], 1, NULL, &t[KQ]), KQ);
     STEP(wt_rope_kv_attention(t[KC], t[K4], 1, NULL, NULL, &t[KA]), KA);
-    float sm[9], dv[3], qy[4], qf[4], qe[32], lf[9], kq[2], ka[2], sy[4] = {0};
+    float sm[9], dv[3], qy[4], qf[4], qg[4], qe[32], lf[9], kq[2], ka[2], sy[4] = {0};
     st = wt_tensor_read(t[SQ], sm, sizeof sm);
     if (st == WT_OK) st = wt_tensor_read(t[DV], dv, sizeof dv);
     if (st == WT_OK) st = wt_tensor_read(t[QY], qy, sizeof qy);
     if (st == WT_OK) st = wt_tensor_read(t[QF], qf, sizeof qf);
+    if (st == WT_OK) st = wt_tensor_read(t[QG], qg, sizeof qg);
     if (st == WT_OK) st = wt_tensor_read(t[QE], qe, sizeof qe);
     if (st == WT_OK) st = wt_tensor_read(t[LF], lf, sizeof lf);
     if (st == WT_OK) st = wt_tensor_read(t[KQ], kq, sizeof kq);
@@ -211,7 +217,7 @@ static wt_status workload(wt_context *ctx, float *result, bool *out_was_null)
     if (st == WT_OK && cpu) st = wt_tensor_read(t[SY], sy, sizeof sy);
     if (st == WT_OK)
         for (int i = 0; i < OUT_FLOATS; i++)
-            result[i] = sm[i] + (i < 3 ? dv[i] : 0) + (i < 4 ? qy[i] + qf[i] + sy[i] : 0) + qe[i] + lf[i] + (i < 2 ? kq[i] + ka[i] : 0);
+            result[i] = sm[i] + (i < 3 ? dv[i] : 0) + (i < 4 ? qy[i] + qf[i] + qg[i] + sy[i] : 0) + qe[i] + lf[i] + (i < 2 ? kq[i] + ka[i] : 0);
 #undef STEP
 out:
     for (int i = 0; i < NT; i++)

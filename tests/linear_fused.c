@@ -309,6 +309,65 @@ static void test_cases(void)
     run_case_dt(o_proj, 20, 32, 18, &res_bias, 0, false, false);
 }
 
+/* into: the result written into a view at element offset off of a larger
+ * tensor of the result's dtype, equal bit for bit to the result the same
+ * call makes on its own, the other elements untouched, *out the view. M =
+ * 1 takes the fused kernel, M = 20 the composition. An f16 result at an
+ * odd offset is not a whole word: WebGPU's kernel declines it and the
+ * composition, copied in, rounds after each op (within f16 steps of the
+ * fused kernel's one rounding), so there the check is to 2e-3. */
+static void into_case(wt_dtype dt, int64_t M, int64_t off)
+{
+    const bool exact = !(dt == WT_F16 && off % 2 == 1);
+    const int64_t K = 64, N = 24, n_out = N / 2, total = off + M * n_out + 5;
+    const int64_t xs[2] = {M, K}, ws[2] = {N, K}, rs[2] = {M, n_out};
+    float *x = malloc(sizeof *x * (size_t)(M * K)), *w = malloc(sizeof *w * (size_t)(N * K));
+    float *r = malloc(sizeof *r * (size_t)(M * n_out)), *g = malloc(sizeof *g * (size_t)K);
+    float *sent = malloc(sizeof *sent * (size_t)total);
+    fill(x, M * K, 1.0f, dt);
+    fill(w, N * K, 0.2f, dt);
+    fill(r, M * n_out, 1.0f, dt);
+    fill(g, K, 1.0f, dt);
+    for (int64_t i = 0; i < total; i++) sent[i] = 3.5f;
+    wt_tensor *tx = make(dt, 2, xs, x), *tw = make(dt, 2, ws, w), *tr = make(dt, 2, rs, r), *tg = make(dt, 1, &K, g);
+    wt_tensor *big = make(dt, 1, &total, sent), *part = NULL, *view = NULL, *alone = NULL, *got = NULL;
+    char what[96];
+    snprintf(what, sizeof what, "into: %s M=%lld at %lld", wt_dtype_name(dt), (long long)M, (long long)off);
+    wt_linear_fused_options o;
+    wt_linear_fused_options_init(&o);
+    o.rms_norm = true;
+    o.norm_weight = tg;
+    o.swiglu = true;
+    o.residual = tr;
+    if (!tx || !tw || !tr || !tg || !big || wt_slice(big, 0, off, off + M * n_out, 1, &part) != WT_OK ||
+        wt_reshape(part, 2, rs, &view) != WT_OK || wt_linear_fused(tx, tw, NULL, &o, &alone) != WT_OK) {
+        CHECK(false, "%s: setup: %s", what, wt_last_error());
+    } else {
+        o.into = view;
+        const wt_status st = wt_linear_fused(tx, tw, NULL, &o, &got);
+        CHECK(st == WT_OK && got == view, "%s: returns the view itself (%s)", what, st ? wt_last_error() : "");
+        float *a = read_f32(alone), *all = read_f32(big);
+        int differ = 0, touched = 0;
+        for (int64_t i = 0; a && all && i < total; i++) {
+            if (i < off || i >= off + M * n_out) touched += all[i] != 3.5f;
+            else if (exact) differ += memcmp(&all[i], &a[i - off], sizeof *a) != 0;
+            else differ += !(fabs(all[i] - a[i - off]) <= 2e-3 * fmax(1.0, fabs(a[i - off])));
+        }
+        CHECK(a && all && differ == 0 && touched == 0,
+              "%s: %d results differ from the call's own, %d elements outside the view written", what, differ,
+              touched);
+        free(a);
+        free(all);
+    }
+    wt_tensor *ro[] = {tx, tw, tr, tg, big, part, view, alone, got};
+    for (size_t i = 0; i < sizeof ro / sizeof ro[0]; i++) wt_tensor_release(ro[i]);
+    free(x);
+    free(w);
+    free(r);
+    free(g);
+    free(sent);
+}
+
 static void test_errors(void)
 {
     const int64_t xs[2] = {2, 8}, ws[2] = {6, 8}, ws_odd[2] = {5, 8}, gs_bad[1] = {7}, rs_bad[2] = {2, 5};
@@ -359,6 +418,10 @@ int main(int argc, char **argv)
     if (!test_begin(&run, "linear_fused", argc, argv)) return run.status;
     g_ctx = run.ctx;
     test_cases();
+    into_case(WT_F32, 1, 4);
+    into_case(WT_F32, 20, 3);
+    into_case(WT_F16, 1, 8);
+    into_case(WT_F16, 1, 3);
     test_errors();
     test_check_nothing_alive(g_ctx);
     return test_end(&run);

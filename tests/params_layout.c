@@ -323,7 +323,7 @@ static const c_field wgsl_quant_slots_params[] = {
     F(quant_slots_params, m), F(quant_slots_params, n), F(quant_slots_params, k),
     F(quant_slots_params, words), F(quant_slots_params, x_offset), F(quant_slots_params, w_offset),
     F(quant_slots_params, b_offset), F(quant_slots_params, g_offset), F(quant_slots_params, r_offset),
-    F(quant_slots_params, eps), F(quant_slots_params, pad0), F(quant_slots_params, pad1),
+    F(quant_slots_params, eps), F(quant_slots_params, o_offset), F(quant_slots_params, pad1),
 };
 static const c_field wgsl_quant_linear_params[] = {
     F(quant_linear_params, m), F(quant_linear_params, n), F(quant_linear_params, k),

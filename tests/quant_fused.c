@@ -192,6 +192,122 @@ static void one_case(wt_quant_type t, int64_t M, int64_t N, const fuse *f, int64
     free(r);
 }
 
+/* into (wt_linear_fused_options.into): the result written into a view at
+ * element offset off of a larger tensor, equal bit for bit to the result
+ * the same call makes on its own, the tensor's other elements untouched
+ * and *out the view itself; two products into the two halves of one
+ * tensor (a decode step's q|k and v of two types). */
+static void into_case(wt_quant_type t, int64_t M, int64_t N, const fuse *f, int64_t off)
+{
+    const int64_t K = 512, n_out = f->swiglu ? N / 2 : N, bytes = N * K / block_elems(t) * block_bytes(t);
+    const int64_t total = off + M * n_out + 7;
+    uint8_t *blocks = malloc((size_t)bytes);
+    float *x = malloc(sizeof *x * (size_t)(M * K)), *g = malloc(sizeof *g * (size_t)K);
+    float *r = malloc(sizeof *r * (size_t)(M * n_out)), *fill = malloc(sizeof *fill * (size_t)total);
+    random_blocks(t, N, K, blocks);
+    for (int64_t i = 0; i < M * K; i++) x[i] = test_rng_uniform(-1.0f, 1.0f);
+    for (int64_t i = 0; i < K; i++) g[i] = test_rng_uniform(0.5f, 1.5f);
+    for (int64_t i = 0; i < M * n_out; i++) r[i] = test_rng_uniform(-4.0f, 4.0f);
+    for (int64_t i = 0; i < total; i++) fill[i] = 7.25f;
+    const int64_t xs[2] = {M, K}, rs[2] = {M, n_out};
+    wt_tensor *w = NULL, *tx = make_at(2, xs, x, 0), *tg = make_at(1, &K, g, 0), *tr = make_at(2, rs, r, 0);
+    wt_tensor *big = NULL, *part = NULL, *view = NULL, *alone = NULL, *got = NULL;
+    char what[160];
+    snprintf(what, sizeof what, "into: %s M=%lld N=%lld norm=%d swiglu=%d residual=%d at %lld", quant_type_name(t),
+             (long long)M, (long long)N, f->norm, f->swiglu, f->residual, (long long)off);
+    wt_linear_fused_options o;
+    wt_linear_fused_options_init(&o);
+    o.rms_norm = f->norm;
+    o.norm_weight = f->norm ? tg : NULL;
+    o.norm_eps = 1e-5;
+    o.swiglu = f->swiglu;
+    o.residual = f->residual ? tr : NULL;
+    if (!tx || !tg || !tr || wt_quant_from_blocks(g_ctx, t, N, K, blocks, (size_t)bytes, &w) != WT_OK ||
+        wt_tensor_from_data(g_ctx, WT_F32, 1, &total, fill, &big) != WT_OK ||
+        wt_slice(big, 0, off, off + M * n_out, 1, &part) != WT_OK || wt_reshape(part, 2, rs, &view) != WT_OK) {
+        CHECK(false, "%s: setup: %s", what, wt_last_error());
+    } else if (wt_linear_quant_fused(tx, w, t, NULL, &o, &alone) != WT_OK) {
+        CHECK(false, "%s: without into: %s", what, wt_last_error());
+    } else {
+        o.into = view;
+        const wt_status st = wt_linear_quant_fused(tx, w, t, NULL, &o, &got);
+        CHECK(st == WT_OK && got == view, "%s: returns the view itself (%s)", what, st ? wt_last_error() : "");
+        float *a = read_f32(alone), *all = read_f32(big);
+        int differ = 0, touched = 0;
+        for (int64_t i = 0; a && all && i < total; i++) {
+            if (i >= off && i < off + M * n_out) differ += memcmp(&all[i], &a[i - off], sizeof *a) != 0;
+            else touched += all[i] != 7.25f;
+        }
+        CHECK(a && all && differ == 0 && touched == 0,
+              "%s: %d results differ from the call's own, %d elements outside the view written", what, differ,
+              touched);
+        free(a);
+        free(all);
+    }
+    wt_tensor_release(w);
+    wt_tensor_release(tx);
+    wt_tensor_release(tg);
+    wt_tensor_release(tr);
+    wt_tensor_release(big);
+    wt_tensor_release(part);
+    wt_tensor_release(view);
+    wt_tensor_release(alone);
+    wt_tensor_release(got);
+    free(blocks);
+    free(x);
+    free(g);
+    free(r);
+    free(fill);
+}
+
+/* into's argument errors: a wrong shape, dtype, a view that is not
+ * contiguous, a storage shared with an operand. */
+static void into_errors(void)
+{
+    uint8_t blocks[4 * Q8_BYTES];
+    random_blocks(WT_QUANT_Q8_0, 4, 32, blocks);
+    const int64_t xs[2] = {2, 32}, ys[2] = {2, 4}, wide[2] = {2, 8}, three[2] = {2, 3};
+    float xv[64] = {0};
+    wt_tensor *w = NULL, *x = make_at(2, xs, xv, 0), *y = NULL, *bad = NULL, *w8 = NULL, *half = NULL;
+    wt_tensor *i32 = NULL, *res = NULL, *res_part = NULL;
+    if (wt_quant_from_blocks(g_ctx, WT_QUANT_Q8_0, 4, 32, blocks, sizeof blocks, &w) != WT_OK || !x ||
+        wt_tensor_zeros(g_ctx, WT_F32, 2, three, &bad) != WT_OK || wt_tensor_zeros(g_ctx, WT_F32, 2, wide, &w8) != WT_OK ||
+        wt_slice(w8, 1, 0, 4, 1, &half) != WT_OK || wt_tensor_zeros(g_ctx, WT_I32, 2, ys, &i32) != WT_OK ||
+        wt_slice(w8, 1, 4, 8, 1, &res_part) != WT_OK || wt_contiguous(res_part, &res) != WT_OK) {
+        CHECK(false, "into errors: setup: %s", wt_last_error());
+    } else {
+        wt_linear_fused_options o;
+        wt_linear_fused_options_init(&o);
+        o.rms_norm = true;
+        o.into = bad;
+        CHECK(wt_linear_quant_fused(x, w, WT_QUANT_Q8_0, NULL, &o, &y) == WT_ERR_SHAPE && !y,
+              "into [2, 3] for [2, 4] refused");
+        o.into = i32;
+        const wt_status st = wt_linear_quant_fused(x, w, WT_QUANT_Q8_0, NULL, &o, &y);
+        CHECK(st == WT_ERR_INVALID_ARGUMENT && !y, "an i32 into refused (%d: %s)", (int)st, wt_last_error());
+        o.into = half;
+        CHECK(wt_linear_quant_fused(x, w, WT_QUANT_Q8_0, NULL, &o, &y) == WT_ERR_INVALID_ARGUMENT && !y,
+              "into that is not contiguous (half of each row) refused");
+        wt_tensor *view = NULL;
+        if (wt_reshape(res, 2, ys, &view) == WT_OK) {
+            o.into = view;
+            o.rms_norm = false;
+            o.residual = view;
+            CHECK(wt_linear_quant_fused(x, w, WT_QUANT_Q8_0, NULL, &o, &y) == WT_ERR_INVALID_ARGUMENT && !y,
+                  "into in the residual's storage refused");
+        }
+        wt_tensor_release(view);
+    }
+    wt_tensor_release(w);
+    wt_tensor_release(x);
+    wt_tensor_release(bad);
+    wt_tensor_release(w8);
+    wt_tensor_release(half);
+    wt_tensor_release(i32);
+    wt_tensor_release(res);
+    wt_tensor_release(res_part);
+}
+
 void test_linear_fused_quant(void)
 {
     /* The Llama step's three uses (norm before q/k/v; norm and SwiGLU of
@@ -210,6 +326,14 @@ void test_linear_fused_quant(void)
     one_case(WT_QUANT_Q4_0, 1, 22, &all, 0, 2);
     one_case(WT_QUANT_Q8_0, 2, 6, &all, 0, 0);
     one_case(WT_QUANT_Q4_K, 1, 2, &all, 0, 0);
+    /* into: the Llama step's uses at offsets of a larger tensor (4 is
+     * q|k's end in a [q|k, v] row of the tests' sizes, 22 past a vec4). */
+    for (int ti = 0; ti < 4; ti++)
+        for (size_t u = 0; u < sizeof uses / sizeof uses[0]; u++) into_case(all_types[ti], 1, 22, &uses[u], 4);
+    into_case(WT_QUANT_Q4_0, 3, 22, &uses[0], 22);
+    into_case(WT_QUANT_Q6_K, 1, 22, &uses[1], 0);
+    into_case(WT_QUANT_Q8_0, 5, 22, &all, 3); /* past the fused kernel's rows: the composition, copied in */
+    into_errors();
 
     /* Argument errors. */
     uint8_t blocks[3 * Q8_BYTES];

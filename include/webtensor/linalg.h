@@ -46,6 +46,17 @@ typedef struct wt_linear_fused_options {
     /* GELU (erf form, wt_gelu) of the product's input first (after the
      * norm): a transformer MLP's second layer, fc2(gelu(h)). */
     bool input_gelu;
+    /* NULL, or the tensor the result is written into (PyTorch's out=):
+     * contiguous, of the result's shape and dtype, on x's context, and in
+     * a storage of its own (none of the operands' storages); *out is then
+     * into itself, one reference more (inside a scope: a new view of it
+     * that the scope owns). Products written into neighbouring views of
+     * one tensor make their concatenation without a copy (a decode step's
+     * q|k and v where a GGUF file stores them in two types). The fused
+     * kernels write it directly; the composition (and a kernel that
+     * cannot) writes a new tensor and copies it in. Refused while autograd
+     * records any operand. */
+    wt_tensor *into;
 } wt_linear_fused_options;
 
 WT_API void wt_linear_fused_options_init(wt_linear_fused_options *opts);

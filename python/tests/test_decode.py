@@ -136,3 +136,19 @@ def test_rope_kv_cache_bad_input(ctx):
         wt.rope_kv_cache(rand(1, 2, 4, 8), qkv, 2)
     with pytest.raises(wt.WebtensorError):
         wt.rope_kv_cache(wt.tensor(rand(1, 2, 4, 6)), qkv, 2)  # head sizes differ
+
+
+# out= (wt_linear_fused_options.into): the result written into a view of a
+# larger tensor, the rest of it untouched; a wrong shape is an error.
+def test_linear_fused_out(ctx):
+    x, w = rand(1, 8), rand(6, 8)
+    big = wt.tensor(np.full((1, 10), 7.0, np.float32))
+    view = big[:, 2:8]
+    got = wt.linear_fused(wt.tensor(x), wt.tensor(w), rms_norm=True, out=view)
+    want = rms_norm(x, np.ones(8), 1e-6) @ f64(w).T
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-5)
+    b = big.numpy()
+    assert (b[:, :2] == 7).all() and (b[:, 8:] == 7).all()
+    np.testing.assert_allclose(b[:, 2:8], want, rtol=1e-4, atol=1e-5)
+    with pytest.raises(wt.ShapeError):
+        wt.linear_fused(wt.tensor(x), wt.tensor(w), out=big[:, 0:5])

@@ -14,7 +14,7 @@ from ._core import Tensor as _Tensor
 class LinearFusedOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("rms_norm", _B), ("norm_weight", _P),
                 ("norm_eps", _D), ("swiglu", _B), ("residual", _P), ("result_f32", _B),
-                ("input_gelu", _B)]
+                ("input_gelu", _B), ("into", _P)]
 
 
 class RopeKVCacheOptions(ctypes.Structure):
@@ -40,7 +40,7 @@ def _result(c):
 
 
 def linear_fused(x, weight, bias=None, rms_norm=False, norm_weight=None, norm_eps=1e-6,
-                 swiglu=False, residual=None, result_f32=False, input_gelu=False):
+                 swiglu=False, residual=None, result_f32=False, input_gelu=False, out=None):
     """wt_linear_fused: a linear layer with its neighbours, in one kernel
     where the backend has one:
         h   = rms_norm(x, norm_weight, norm_eps) if rms_norm else x
@@ -48,13 +48,17 @@ def linear_fused(x, weight, bias=None, rms_norm=False, norm_weight=None, norm_ep
         y   = h @ weight.T + bias
         y   = silu(y[..., :N/2]) * y[..., N/2:] if swiglu else y
         out = y + residual (when given)
-    weight is [out_features, in_features]; see include/webtensor.h."""
-    c = _ctx_of(x, weight, bias, norm_weight, residual)
+    weight is [out_features, in_features]; out (PyTorch's out=): a
+    contiguous tensor of the result's shape and dtype, in a storage of its
+    own, that the result is written into and returned as; see
+    include/webtensor.h."""
+    c = _ctx_of(x, weight, bias, norm_weight, residual, out)
     x = _tensor(x, c)
     weight = _tensor(weight, c)
     bias = None if bias is None else _tensor(bias, c)
     norm_weight = None if norm_weight is None else _tensor(norm_weight, c)
     residual = None if residual is None else _tensor(residual, c)
+    out = None if out is None else _tensor(out, c)
     o = _new_linear_fused()
     o.rms_norm = bool(rms_norm)
     o.norm_weight = None if norm_weight is None else norm_weight._h
@@ -63,9 +67,10 @@ def linear_fused(x, weight, bias=None, rms_norm=False, norm_weight=None, norm_ep
     o.residual = None if residual is None else residual._h
     o.result_f32 = bool(result_f32)
     o.input_gelu = bool(input_gelu)
+    o.into = None if out is None else out._h
     s = _L.wt_linear_fused(x._h, weight._h, None if bias is None else bias._h, _byref(o), c._out_ref)
     if s:
-        _fail(s, "linear_fused", x, weight, bias, norm_weight, residual)
+        _fail(s, "linear_fused", x, weight, bias, norm_weight, residual, out)
     return _result(c)
 
 

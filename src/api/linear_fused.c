@@ -145,13 +145,18 @@ wt_status wt_linear_fused_node_run(wt_node node, const wt_tensor *x, const wt_te
     if (st == WT_OK && o->rms_norm && o->norm_weight) st = wt_contiguous(o->norm_weight, &gc);
     if (st == WT_OK && o->residual && (st = wt_contiguous(o->residual, &rc)) == WT_OK)
         st = wt_reshape(rc, 2, out2_shape, &r2);
-    if (st == WT_OK) st = wt_tensor_alloc(ctx, result, 2, out2_shape, &y);
+    /* into (checked: contiguous, the result's shape and dtype): the node
+     * writes its [M, N] view. */
+    if (st == WT_OK)
+        st = o->into ? wt_reshape(o->into, 2, out2_shape, &y) : wt_tensor_alloc(ctx, result, 2, out2_shape, &y);
     if (st == WT_OK && y->numel > 0) {
         node.in[0] = x2, node.in[1] = w, node.in[2] = bc, node.in[3] = gc, node.in[4] = r2;
         node.out[0] = y;
         st = wt_node_run(ctx, &node);
     }
-    if (st == WT_OK) {
+    if (st == WT_OK && o->into) {
+        st = wt_tensor_share(o->into, out);
+    } else if (st == WT_OK) {
         int64_t oshape[WT_MAX_DIMS];
         for (int i = 0; i < x->ndim - 1; i++) oshape[i] = x->shape[i];
         oshape[x->ndim - 1] = n_out;
@@ -220,6 +225,62 @@ wt_status wt_linear_fused_check(const char *fn, const wt_tensor *x, int64_t N, i
     return WT_OK;
 }
 
+static wt_status linear_fused_paths(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                    const wt_linear_fused_options *opts, int64_t K, int64_t n_out,
+                                    wt_dtype result, wt_tensor **out);
+static wt_status linear_quant_fused_paths(const wt_tensor *x, const wt_tensor *w, wt_quant_type type, int64_t k,
+                                          const wt_tensor *bias, const wt_linear_fused_options *opts,
+                                          int64_t n_out, wt_dtype result, wt_tensor **out);
+
+/* opts->into, where given: contiguous, the result's shape (x's leading
+ * extents, n_out) and dtype, on x's context, in a storage none of the
+ * operands use (the kernels read them while writing it), and no operand
+ * recorded for autograd (a write into a caller's tensor has no rule). */
+static wt_status check_into(const char *fn, const wt_linear_fused_options *o, const wt_tensor *x,
+                            const wt_tensor *w, const wt_tensor *bias, int64_t n_out, wt_dtype result)
+{
+    const wt_tensor *t = o->into;
+    if (!t) return WT_OK;
+    wt_status st;
+    if (t->dtype != result)
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: into is %s, the result %s", fn, wt_dtype_name(t->dtype),
+                       wt_dtype_name(result));
+    if ((st = wt_check_input(fn, t)) != WT_OK || (st = wt_check_same_context(fn, x, t)) != WT_OK) return st;
+    char b1[160], b2[160];
+    bool same = t->ndim == x->ndim && t->shape[t->ndim - 1] == n_out;
+    for (int i = 0; same && i < x->ndim - 1; i++) same = t->shape[i] == x->shape[i];
+    if (!same)
+        return wt_fail(WT_ERR_SHAPE, "%s: into %s must have the result's shape (x %s, %lld outputs)", fn,
+                       wt_shape_str(t->ndim, t->shape, b1, sizeof b1), wt_shape_str(x->ndim, x->shape, b2, sizeof b2),
+                       (long long)n_out);
+    if (!wt_tensor_is_contiguous(t))
+        return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: into must be contiguous (a view of whole rows, or of one row)",
+                       fn);
+    const wt_tensor *ops[5] = {x, w, bias, o->rms_norm ? o->norm_weight : NULL, o->residual};
+    for (int i = 0; i < 5; i++)
+        if (ops[i] && ops[i]->storage == t->storage)
+            return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: into shares a storage with an operand", fn);
+    if ((wt_grad_any(x, w, bias, ops[3]) || wt_grad_any(o->residual, NULL, NULL, NULL)) &&
+        wt_grad_recording(wt_ctx_of(x)))
+        return wt_fail(WT_ERR_UNSUPPORTED, "%s: into while autograd records an operand", fn);
+    return WT_OK;
+}
+
+/* The result of a path that made a tensor of its own (st, *out) copied
+ * into opts->into, *out then a handle of into (wt_tensor_share: into
+ * itself, or inside a scope a view the scope owns); a path that wrote
+ * into already returned such a handle. */
+static wt_status finish_into(const wt_linear_fused_options *o, wt_status st, wt_tensor **out)
+{
+    if (st != WT_OK || !o->into ||
+        ((*out)->storage == o->into->storage && (*out)->offset == o->into->offset))
+        return st;
+    st = wt_copy_into(o->into, *out);
+    wt_tensor_release(*out);
+    *out = NULL;
+    return st == WT_OK ? wt_tensor_share(o->into, out) : st;
+}
+
 wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                           const wt_linear_fused_options *opts, wt_tensor **out)
 {
@@ -237,8 +298,19 @@ wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tenso
     wt_linear_fused_options o;
     int64_t n_out = 0;
     if ((st = wt_linear_fused_check(fn, x, N, K, bias, opts, &o, &n_out)) != WT_OK) return st;
-    const wt_tensor *g = o.rms_norm ? o.norm_weight : NULL;
     const wt_dtype result = o.result_f32 ? WT_F32 : o.residual ? o.residual->dtype : x->dtype;
+    if ((st = check_into(fn, &o, x, w, bias, n_out, result)) != WT_OK) return st;
+    return finish_into(&o, linear_fused_paths(x, w, bias, &o, K, n_out, result, out), out);
+}
+
+/* wt_linear_fused past its checks: the path that computes it. */
+static wt_status linear_fused_paths(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                                    const wt_linear_fused_options *opts, int64_t K, int64_t n_out,
+                                    wt_dtype result, wt_tensor **out)
+{
+    wt_status st;
+    const wt_linear_fused_options o = *opts;
+    const wt_tensor *g = o.rms_norm ? o.norm_weight : NULL;
     const bool rows = rows_path(x, w, bias, &o, result);
     if ((wt_grad_any(x, w, bias, g) || wt_grad_any(o.residual, NULL, NULL, NULL)) &&
         wt_grad_recording(wt_ctx_of(x))) {
@@ -307,8 +379,19 @@ wt_status wt_linear_quant_fused(const wt_tensor *x, const wt_tensor *w, wt_quant
         return st;
     wt_linear_fused_options o;
     if ((st = wt_linear_fused_check(fn, x, w->shape[0], k, bias, opts, &o, &n_out)) != WT_OK) return st;
-    const wt_tensor *g = o.rms_norm ? o.norm_weight : NULL;
     const wt_dtype result = o.result_f32 ? WT_F32 : o.residual ? o.residual->dtype : x->dtype;
+    if ((st = check_into(fn, &o, x, w, bias, n_out, result)) != WT_OK) return st;
+    return finish_into(&o, linear_quant_fused_paths(x, w, type, k, bias, &o, n_out, result, out), out);
+}
+
+/* wt_linear_quant_fused past its checks: the path that computes it. */
+static wt_status linear_quant_fused_paths(const wt_tensor *x, const wt_tensor *w, wt_quant_type type, int64_t k,
+                                          const wt_tensor *bias, const wt_linear_fused_options *opts,
+                                          int64_t n_out, wt_dtype result, wt_tensor **out)
+{
+    wt_status st;
+    const wt_linear_fused_options o = *opts;
+    const wt_tensor *g = o.rms_norm ? o.norm_weight : NULL;
     wt_context *ctx = wt_ctx_of(x);
     const bool f32 = x->dtype == WT_F32 && (!bias || bias->dtype == WT_F32) && (!g || g->dtype == WT_F32) &&
                      (!o.residual || o.residual->dtype == WT_F32) && result == WT_F32;

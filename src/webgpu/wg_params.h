@@ -389,13 +389,14 @@ typedef struct quant_linear_params {
 /* Same layout as quant_gemv_slots.wgsl's, quant_gemv_rows.wgsl's and
  * quant_gemv_x8_fused.wgsl's Params: quant_linear_params and the fused
  * prologue's and epilogue's operands (element offsets of the norm weight,
- * a multiple of 4, and of the residual; the norm's eps). */
+ * a multiple of 4, and of the residual; the norm's eps), and the result's
+ * element offset (a view the caller gave, wt_linear_fused_options.into). */
 typedef struct quant_slots_params {
     uint32_t m, n, k, words;
     uint32_t x_offset, w_offset, b_offset, g_offset;
     uint32_t r_offset;
     float eps;
-    uint32_t pad0, pad1;
+    uint32_t o_offset, pad1;
 } quant_slots_params;
 
 /* ---- kernels/rowwise.c */

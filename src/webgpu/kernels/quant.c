@@ -295,14 +295,19 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
         (residual && (st = check_tensor(ctx, "linear_quant", residual, WT_F32)) != WT_OK) ||
         (st = check_tensor(ctx, "linear_quant", out, WT_F32)) != WT_OK)
         return st;
-    if (out->offset != 0) return wt_fail(WT_ERR_INVALID_ARGUMENT, "webgpu linear_quant: out not at offset 0");
+    /* A result at an offset (a view the caller gave): the fused kernels
+     * take it (o_offset); the others answer UNSUPPORTED, before any
+     * dispatch, and the caller makes the result its own way. */
+    if ((uint64_t)out->offset + (uint64_t)out->numel > UINT32_MAX)
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu linear_quant: out beyond 32-bit indexing");
     const int64_t m = x->shape[0], n = w->shape[0];
     const bool fused = rms_norm || swiglu || residual;
     quant_slots_params p = {.m = (uint32_t)m, .n = (uint32_t)n, .k = (uint32_t)k, .words = (uint32_t)w->shape[1],
                             .x_offset = (uint32_t)x->offset, .w_offset = (uint32_t)w->offset,
                             .b_offset = bias ? (uint32_t)bias->offset : 0,
                             .g_offset = norm_weight ? (uint32_t)norm_weight->offset : 0,
-                            .r_offset = residual ? (uint32_t)residual->offset : 0, .eps = eps};
+                            .r_offset = residual ? (uint32_t)residual->offset : 0, .eps = eps,
+                            .o_offset = (uint32_t)out->offset};
     /* The unit kernels' Params: the slot kernel's first fields. */
     quant_linear_params pu = {.m = p.m, .n = p.n, .k = p.k, .words = p.words, .x_offset = p.x_offset,
                               .w_offset = p.w_offset, .b_offset = p.b_offset};
@@ -323,6 +328,8 @@ wt_status wg_linear_quant(wt_context *ctx, wt_quant_type type, int64_t k, const 
     const bool rows1 = rows && !slots && rpt == 1;
     if (fused && (x8 || !(slots || rows1) || (rms_norm && (!norm_weight || norm_weight->offset % 4 != 0))))
         return wt_fail(WT_ERR_UNSUPPORTED, "webgpu linear_quant: no fused kernel for this type, row count or layout");
+    if (out->offset != 0 && (x8 || !(slots || rows1)))
+        return wt_fail(WT_ERR_UNSUPPORTED, "webgpu linear_quant: this kernel writes its result at offset 0 only");
     if (x8) return linear_x8(ctx, type, &pu, x, w, bias, out);
     const unsigned lanes = slots ? gemv_lanes_or(SLOT_LANES) : gemv_lanes();
     char prelude[400];

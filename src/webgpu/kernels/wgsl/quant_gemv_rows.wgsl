@@ -32,7 +32,7 @@
 struct Params {
     m: u32, n: u32, k: u32, words: u32,
     x_offset: u32, w_offset: u32, b_offset: u32, g_offset: u32,
-    r_offset: u32, eps: f32, pad0: u32, pad1: u32,
+    r_offset: u32, eps: f32, o_offset: u32, pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -262,6 +262,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         if (RESIDUAL) {
             v += res[p.r_offset + i * outs + r];
         }
-        out[i * outs + r] = v;
+        out[p.o_offset + i * outs + r] = v;
     }
 }
