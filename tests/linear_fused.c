@@ -405,6 +405,36 @@ static void test_errors(void)
     wt_tensor_zeros(g_ctx, WT_F32, 2, ws_k, &wk);
     CHECK(wt_linear_fused(x, wk, NULL, NULL, &out) == WT_ERR_SHAPE && !out, "in_features that do not match");
     wt_tensor_release(wk);
+    /* into: its shape, dtype and layout, a storage shared with an operand,
+     * and autograd recording an operand (x [2, 8] @ w [6, 8]^T: [2, 6]) */
+    const int64_t s25[2] = {2, 5}, s26[2] = {2, 6}, s212[2] = {2, 12};
+    wt_tensor *i25 = NULL, *i26h = NULL, *wide = NULL, *cols = NULL, *i26 = NULL;
+    wt_tensor_zeros(g_ctx, WT_F32, 2, s25, &i25);
+    wt_tensor_zeros(g_ctx, WT_F16, 2, s26, &i26h);
+    wt_tensor_zeros(g_ctx, WT_F32, 2, s212, &wide);
+    wt_slice(wide, 1, 0, 6, 1, &cols);
+    wt_tensor_zeros(g_ctx, WT_F32, 2, s26, &i26);
+    wt_linear_fused_options_init(&o);
+    o.into = i25;
+    CHECK(wt_linear_fused(x, w, NULL, &o, &out) == WT_ERR_SHAPE && !out, "into of the wrong shape");
+    o.into = i26h;
+    CHECK(wt_linear_fused(x, w, NULL, &o, &out) == WT_ERR_INVALID_ARGUMENT && !out, "an f16 into for an f32 result");
+    o.into = cols;
+    CHECK(wt_linear_fused(x, w, NULL, &o, &out) == WT_ERR_INVALID_ARGUMENT && !out, "into that is not contiguous");
+    o.into = i26;
+    o.residual = i26;
+    CHECK(wt_linear_fused(x, w, NULL, &o, &out) == WT_ERR_INVALID_ARGUMENT && !out, "into that is the residual");
+    o.residual = NULL;
+    CHECK(wt_tensor_set_requires_grad(w, true) == WT_OK, "w requires grad");
+    CHECK(wt_linear_fused(x, w, NULL, &o, &out) == WT_ERR_UNSUPPORTED && !out, "into while autograd records w");
+    wt_tensor_set_requires_grad(w, false);
+    const wt_status sti = wt_linear_fused(x, w, NULL, &o, &out);
+    CHECK(sti == WT_OK && out == i26, "into [2, 6]: the tensor itself (%d %s, %p %p)", (int)sti,
+          sti ? wt_last_error() : "", (void *)out, (void *)i26);
+    wt_tensor_release(out);
+    out = NULL;
+    wt_tensor *ro[] = {i25, i26h, wide, cols, i26};
+    for (size_t i = 0; i < sizeof ro / sizeof ro[0]; i++) wt_tensor_release(ro[i]);
     wt_tensor_release(x);
     wt_tensor_release(w);
     wt_tensor_release(wo);

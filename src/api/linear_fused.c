@@ -260,9 +260,10 @@ static wt_status check_into(const char *fn, const wt_linear_fused_options *o, co
     for (int i = 0; i < 5; i++)
         if (ops[i] && ops[i]->storage == t->storage)
             return wt_fail(WT_ERR_INVALID_ARGUMENT, "%s: into shares a storage with an operand", fn);
-    if ((wt_grad_any(x, w, bias, ops[3]) || wt_grad_any(o->residual, NULL, NULL, NULL)) &&
-        wt_grad_recording(wt_ctx_of(x)))
-        return wt_fail(WT_ERR_UNSUPPORTED, "%s: into while autograd records an operand", fn);
+    if (wt_grad_recording(wt_ctx_of(x)))
+        for (int i = 0; i < 5; i++)
+            if (ops[i] && wt_tensor_requires_grad(ops[i]))
+                return wt_fail(WT_ERR_UNSUPPORTED, "%s: into while autograd records an operand", fn);
     return WT_OK;
 }
 
