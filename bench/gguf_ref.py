@@ -98,7 +98,7 @@ def main():
     import transformers
 
     cfg = json.load(open(os.path.join(a.model, "config.json")))
-    meta, tensors = read_gguf(a.gguf)
+    _, tensors = read_gguf(a.gguf)
     sd, kinds = state_dict(tensors, cfg)
     hf_cfg = transformers.LlamaConfig(**{k: cfg[k] for k in cfg if k != "torch_dtype"},
                                       tie_word_embeddings=False, attention_bias=False, mlp_bias=False)

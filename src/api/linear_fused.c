@@ -225,13 +225,6 @@ wt_status wt_linear_fused_check(const char *fn, const wt_tensor *x, int64_t N, i
     return WT_OK;
 }
 
-static wt_status linear_fused_paths(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
-                                    const wt_linear_fused_options *opts, int64_t K, int64_t n_out,
-                                    wt_dtype result, wt_tensor **out);
-static wt_status linear_quant_fused_paths(const wt_tensor *x, const wt_tensor *w, wt_quant_type type, int64_t k,
-                                          const wt_tensor *bias, const wt_linear_fused_options *opts,
-                                          int64_t n_out, wt_dtype result, wt_tensor **out);
-
 /* opts->into, where given: contiguous, the result's shape (x's leading
  * extents, n_out) and dtype, on x's context, in a storage none of the
  * operands use (the kernels read them while writing it), and no operand
@@ -282,28 +275,6 @@ static wt_status finish_into(const wt_linear_fused_options *o, wt_status st, wt_
     return st == WT_OK ? wt_tensor_share(o->into, out) : st;
 }
 
-wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
-                          const wt_linear_fused_options *opts, wt_tensor **out)
-{
-    const char *fn = "wt_linear_fused";
-    wt_status st = wt_check_out(fn, out);
-    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK || (st = wt_check_input(fn, w)) != WT_OK ||
-        (st = wt_check_same_context(fn, x, w)) != WT_OK)
-        return st;
-    if (w->ndim != 2) {
-        char b1[160];
-        return wt_fail(WT_ERR_SHAPE, "%s: w must be 2-D [out_features, in_features] (got %s)", fn,
-                       wt_shape_str(w->ndim, w->shape, b1, sizeof b1));
-    }
-    const int64_t N = w->shape[0], K = w->shape[1];
-    wt_linear_fused_options o;
-    int64_t n_out = 0;
-    if ((st = wt_linear_fused_check(fn, x, N, K, bias, opts, &o, &n_out)) != WT_OK) return st;
-    const wt_dtype result = o.result_f32 ? WT_F32 : o.residual ? o.residual->dtype : x->dtype;
-    if ((st = check_into(fn, &o, x, w, bias, n_out, result)) != WT_OK) return st;
-    return finish_into(&o, linear_fused_paths(x, w, bias, &o, K, n_out, result, out), out);
-}
-
 /* wt_linear_fused past its checks: the path that computes it. */
 static wt_status linear_fused_paths(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
                                     const wt_linear_fused_options *opts, int64_t K, int64_t n_out,
@@ -348,6 +319,28 @@ static wt_status linear_fused_paths(const wt_tensor *x, const wt_tensor *w, cons
     return st;
 }
 
+wt_status wt_linear_fused(const wt_tensor *x, const wt_tensor *w, const wt_tensor *bias,
+                          const wt_linear_fused_options *opts, wt_tensor **out)
+{
+    const char *fn = "wt_linear_fused";
+    wt_status st = wt_check_out(fn, out);
+    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK || (st = wt_check_input(fn, w)) != WT_OK ||
+        (st = wt_check_same_context(fn, x, w)) != WT_OK)
+        return st;
+    if (w->ndim != 2) {
+        char b1[160];
+        return wt_fail(WT_ERR_SHAPE, "%s: w must be 2-D [out_features, in_features] (got %s)", fn,
+                       wt_shape_str(w->ndim, w->shape, b1, sizeof b1));
+    }
+    const int64_t N = w->shape[0], K = w->shape[1];
+    wt_linear_fused_options o;
+    int64_t n_out = 0;
+    if ((st = wt_linear_fused_check(fn, x, N, K, bias, opts, &o, &n_out)) != WT_OK) return st;
+    const wt_dtype result = o.result_f32 ? WT_F32 : o.residual ? o.residual->dtype : x->dtype;
+    if ((st = check_into(fn, &o, x, w, bias, n_out, result)) != WT_OK) return st;
+    return finish_into(&o, linear_fused_paths(x, w, bias, &o, K, n_out, result, out), out);
+}
+
 /* One LINEAR_QUANT node with the fused prologue and epilogue (x, bias,
  * norm weight and residual f32, checked by the caller): linear_fused's
  * node runner, the weight's blocks made dense rows first. */
@@ -368,22 +361,6 @@ static wt_status linear_fused_node(const wt_tensor *x, const wt_tensor *w, wt_qu
 
 /* The fused node serves this many rows of x (the slot kernel's GEMV). */
 enum { QUANT_FUSED_MAX_ROWS = 4 };
-
-wt_status wt_linear_quant_fused(const wt_tensor *x, const wt_tensor *w, wt_quant_type type, const wt_tensor *bias,
-                                const wt_linear_fused_options *opts, wt_tensor **out)
-{
-    const char *fn = "wt_linear_quant_fused";
-    wt_status st = wt_check_out(fn, out);
-    int64_t k = 0, n_out = 0;
-    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK || (st = wt_quant_weight_k(fn, w, type, &k)) != WT_OK ||
-        (st = wt_check_same_context(fn, x, w)) != WT_OK)
-        return st;
-    wt_linear_fused_options o;
-    if ((st = wt_linear_fused_check(fn, x, w->shape[0], k, bias, opts, &o, &n_out)) != WT_OK) return st;
-    const wt_dtype result = o.result_f32 ? WT_F32 : o.residual ? o.residual->dtype : x->dtype;
-    if ((st = check_into(fn, &o, x, w, bias, n_out, result)) != WT_OK) return st;
-    return finish_into(&o, linear_quant_fused_paths(x, w, type, k, bias, &o, n_out, result, out), out);
-}
 
 /* wt_linear_quant_fused past its checks: the path that computes it. */
 static wt_status linear_quant_fused_paths(const wt_tensor *x, const wt_tensor *w, wt_quant_type type, int64_t k,
@@ -407,4 +384,20 @@ static wt_status linear_quant_fused_paths(const wt_tensor *x, const wt_tensor *w
     /* A backend or case without the fused kernel: nothing was recorded. */
     if (st == WT_ERR_UNSUPPORTED) return wt_linear_fused_composed(x, w, &type, bias, &o, result, out);
     return st;
+}
+
+wt_status wt_linear_quant_fused(const wt_tensor *x, const wt_tensor *w, wt_quant_type type, const wt_tensor *bias,
+                                const wt_linear_fused_options *opts, wt_tensor **out)
+{
+    const char *fn = "wt_linear_quant_fused";
+    wt_status st = wt_check_out(fn, out);
+    int64_t k = 0, n_out = 0;
+    if (st != WT_OK || (st = wt_check_input(fn, x)) != WT_OK || (st = wt_quant_weight_k(fn, w, type, &k)) != WT_OK ||
+        (st = wt_check_same_context(fn, x, w)) != WT_OK)
+        return st;
+    wt_linear_fused_options o;
+    if ((st = wt_linear_fused_check(fn, x, w->shape[0], k, bias, opts, &o, &n_out)) != WT_OK) return st;
+    const wt_dtype result = o.result_f32 ? WT_F32 : o.residual ? o.residual->dtype : x->dtype;
+    if ((st = check_into(fn, &o, x, w, bias, n_out, result)) != WT_OK) return st;
+    return finish_into(&o, linear_quant_fused_paths(x, w, type, k, bias, &o, n_out, result, out), out);
 }
